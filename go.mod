@@ -1,0 +1,3 @@
+module github.com/askops/askops
+
+go 1.26

@@ -1,0 +1,67 @@
+// Package grants records what a human granted beyond one call: session grants
+// ("Approve for session", dying with the session's TTL) and standing grants
+// (recorded only by an admin, until revoked). A grant has a scope that never
+// widens: an exact bash command in one directory, a safe command prefix, or a
+// path or directory inside the workspace.
+package grants
+
+import (
+	"context"
+	"time"
+
+	"github.com/askops/askops/policy"
+)
+
+// Kind is the shape of a grant's scope.
+type Kind string
+
+const (
+	KindExact  Kind = "exact"  // bash: this exact command in this cwd
+	KindPrefix Kind = "prefix" // bash: a single simple command starting with these words, in this cwd
+	KindPath   Kind = "path"   // file tool: this path
+	KindDir    Kind = "dir"    // file tool: anything under this directory
+)
+
+// Scope is what a grant covers.
+type Scope struct {
+	Tool    string `json:"tool"`
+	Kind    Kind   `json:"kind"`
+	Command string `json:"command,omitempty"` // exact command or prefix (bash)
+	Cwd     string `json:"cwd,omitempty"`     // bash: the working directory it applies in
+	Path    string `json:"path,omitempty"`    // file tools: workspace-relative, cleaned
+}
+
+// Grant is a recorded scope.
+type Grant struct {
+	ID        string    `json:"id"`
+	SessionID string    `json:"session_id,omitempty"` // empty for standing grants
+	Scope     Scope     `json:"scope"`
+	By        string    `json:"by"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at,omitzero"` // zero for standing grants
+}
+
+// Standing reports whether g is a standing (admin) grant.
+func (g Grant) Standing() bool { return g.SessionID == "" }
+
+// Store records and matches grants. Both implementations (Redis and memory)
+// obey one contract, checked by the contract test suite.
+type Store interface {
+	// Record adds a session grant that lives ttl (the session's TTL; each
+	// record refreshes it). The scope is validated (see Scope.Validate).
+	Record(ctx context.Context, sessionID string, s Scope, by string, ttl time.Duration) (Grant, error)
+	// RecordStanding adds a standing grant; only an admin path may call it.
+	RecordStanding(ctx context.Context, s Scope, by string) (Grant, error)
+	// Match returns a grant of the session, or a standing grant, covering c.
+	Match(ctx context.Context, sessionID string, c policy.Call) (Grant, bool, error)
+	// GrantFor is Match shaped for policy.GrantChecker.
+	GrantFor(ctx context.Context, sessionID string, c policy.Call) (string, bool, error)
+	// List returns the session's live grants ("" lists standing grants).
+	List(ctx context.Context, sessionID string) ([]Grant, error)
+	// Revoke removes one grant; RevokeSession removes all of a session's.
+	Revoke(ctx context.Context, sessionID, grantID string) error
+	RevokeSession(ctx context.Context, sessionID string) error
+	Close() error
+}
+
+var _ policy.GrantChecker = Store(nil)

@@ -1,0 +1,209 @@
+// Package redistest starts a real redis-server on a free loopback port for
+// tests. Every test that needs Redis goes through it, so there is one place
+// that knows how to find, start, restart and stop the server.
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// InstallHint is shown when redis-server is missing.
+const InstallHint = "redis-server not found in PATH; install it with: apt-get update && apt-get install -y redis-server"
+
+// Server is one redis-server process owned by a test.
+type Server struct {
+	t    testing.TB
+	bin  string
+	dir  string
+	port int
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+}
+
+// Start starts redis-server on a free loopback port and stops it when the
+// test ends. It fails the test (never skips) when redis-server is absent.
+// The server persists to an RDB file in a temp dir on shutdown, so Restart
+// keeps the data, as a real restart with persistence would.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatal(InstallHint)
+	}
+	s := &Server{t: t, bin: bin, dir: t.TempDir()}
+	var lastErr error
+	for range 5 {
+		s.port, err = freePort()
+		if err != nil {
+			t.Fatalf("redistest: find a free port: %v", err)
+		}
+		if lastErr = s.start(); lastErr == nil {
+			t.Cleanup(s.Stop)
+			return s
+		}
+	}
+	t.Fatalf("redistest: start redis-server: %v", lastErr)
+	return nil
+}
+
+// Addr is host:port of the server.
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// URL is a redis:// URL for the server.
+func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
+
+func (s *Server) start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cmd := exec.Command(s.bin,
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--dir", s.dir,
+		"--dbfilename", "dump.rdb",
+		"--save", "",
+		"--appendonly", "no",
+		"--daemonize", "no",
+		"--protected-mode", "yes",
+		"--maxclients", "20000",
+		"--loglevel", "warning",
+		"--logfile", filepath.Join(s.dir, "redis.log"),
+	)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	s.cmd = cmd
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if ping(s.Addr()) == nil {
+			return nil
+		}
+		if cmd.ProcessState != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	s.cmd = nil
+	log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+	return fmt.Errorf("redis-server on port %d did not answer PING: %s", s.port, strings.TrimSpace(string(log)))
+}
+
+// Stop shuts the server down, saving its data to disk first.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	// SHUTDOWN SAVE writes the RDB so a later start has the data back.
+	_ = command(s.Addr(), "SHUTDOWN", "SAVE")
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+	s.cmd = nil
+}
+
+// Kill stops the server without saving, as a crash would.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Restart stops the server (saving its data) and starts it again on the same port.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	var err error
+	for range 50 { // the port may linger briefly after shutdown
+		if err = s.start(); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.t.Fatalf("redistest: restart redis-server: %v", err)
+}
+
+// Do runs one command over a fresh connection and returns the raw first reply line.
+// It is for test plumbing (CLIENT KILL, FLUSHALL), not for the code under test.
+func (s *Server) Do(args ...string) (string, error) {
+	return commandReply(s.Addr(), args...)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func ping(addr string) error {
+	reply, err := commandReply(addr, "PING")
+	if err != nil {
+		return err
+	}
+	if reply != "+PONG" {
+		return fmt.Errorf("PING answered %q", reply)
+	}
+	return nil
+}
+
+func command(addr string, args ...string) error {
+	_, err := commandReply(addr, args...)
+	return err
+}
+
+// commandReply speaks just enough RESP to send one command and read the first reply line.
+func commandReply(addr string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := conn.Write([]byte(b.String())); err != nil {
+		return "", err
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if strings.HasPrefix(line, "-") {
+		return line, fmt.Errorf("redis: %s", line[1:])
+	}
+	return line, nil
+}

@@ -1,0 +1,172 @@
+// Package pending holds Asks: tool calls waiting for a human decision.
+//
+// An Ask is created with a deadline, posted somewhere a human can see it (by
+// another package), decided at most once (the first decision wins), and waited
+// on by the goroutine whose tool call it blocks. The Store contract is served by
+// a Redis implementation (several replicas share one Redis) and by an in-memory
+// implementation (the embedded single-process default); one contract test suite
+// runs against both.
+package pending
+
+import (
+	"context"
+	"time"
+)
+
+// Outcome is how an Ask ended. The vocabulary is closed; every outcome but the
+// two approvals means the tool call does not run.
+type Outcome string
+
+const (
+	Approved        Outcome = "approved"         // a permitted person approved this one call
+	ApprovedSession Outcome = "approved_session" // approved, and a session grant is to be recorded
+	Denied          Outcome = "denied"           // a permitted person denied it (optional reason)
+	Expired         Outcome = "expired"          // nobody decided before the deadline
+	Cancelled       Outcome = "cancelled"        // the run stopped or its context ended while waiting
+	Unavailable     Outcome = "unavailable"      // no channel could carry the Ask, or the store failed
+)
+
+// Outcomes lists the closed vocabulary in a stable order (for metrics and docs).
+func Outcomes() []Outcome {
+	return []Outcome{Approved, ApprovedSession, Denied, Expired, Cancelled, Unavailable}
+}
+
+// Valid reports whether o is one of the closed vocabulary.
+func (o Outcome) Valid() bool {
+	for _, v := range Outcomes() {
+		if o == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Approves reports whether the tool call may run.
+func (o Outcome) Approves() bool { return o == Approved || o == ApprovedSession }
+
+// Status is the state of an Ask record: StatusPending, or the Outcome it ended with.
+type Status string
+
+// StatusPending is the only non-terminal status.
+const StatusPending Status = "pending"
+
+// Request is what a caller asks about. The store adds the id, timestamps and
+// decision to make an Ask.
+type Request struct {
+	RunID     string `json:"run_id"`
+	SessionID string `json:"session_id"`
+	Label     string `json:"label,omitempty"`      // agent / run label shown to approvers
+	StartedBy string `json:"started_by,omitempty"` // who started the run (Slack user id or a name)
+
+	Tool    string `json:"tool"`
+	Args    string `json:"args"`    // the exact arguments (JSON) the tool would run with
+	Summary string `json:"summary"` // a short human summary (for bash: the command)
+
+	Reason string `json:"reason,omitempty"` // why the policy asked
+	Rule   string `json:"rule,omitempty"`   // the rule that matched, if any
+
+	Workspace string `json:"workspace,omitempty"`
+	Cwd       string `json:"cwd,omitempty"`
+
+	// Where the Ask should be posted when the run came from a Slack thread;
+	// empty means the configured approval channel.
+	ReplyChannel  string `json:"reply_channel,omitempty"`
+	ReplyThreadTS string `json:"reply_thread_ts,omitempty"`
+}
+
+// Ask is a stored Request with its identity, deadline and state.
+type Ask struct {
+	Request
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	Deadline  time.Time `json:"deadline"`
+
+	Status         Status    `json:"status"`
+	DecidedBy      string    `json:"decided_by,omitempty"`
+	DecidedAt      time.Time `json:"decided_at,omitzero"`
+	DecisionReason string    `json:"decision_reason,omitempty"`
+
+	// Where the Ask's message was posted, once it was (any replica can update it).
+	Channel   string `json:"channel,omitempty"`
+	MessageTS string `json:"message_ts,omitempty"`
+}
+
+// Outcome returns the Ask's outcome and whether it has one yet.
+func (a Ask) Outcome() (Outcome, bool) {
+	if a.Status == StatusPending || a.Status == "" {
+		return "", false
+	}
+	return Outcome(a.Status), true
+}
+
+// Filter selects Asks for ListPending; empty fields match everything.
+type Filter struct {
+	SessionID string
+	RunID     string
+}
+
+// EventKind names an audit event.
+type EventKind string
+
+const (
+	EventAsked   EventKind = "asked"
+	EventDecided EventKind = "decided"
+)
+
+// Event is one entry of the audit trail. Every Ask has exactly one EventAsked
+// and, once it ends, exactly one EventDecided.
+type Event struct {
+	Kind    EventKind `json:"kind"`
+	AskID   string    `json:"ask_id"`
+	RunID   string    `json:"run_id,omitempty"`
+	Tool    string    `json:"tool,omitempty"`
+	Outcome Outcome   `json:"outcome,omitempty"`
+	By      string    `json:"by,omitempty"`
+	Reason  string    `json:"reason,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+// Store holds Asks. Both implementations (Redis and memory) obey one contract,
+// checked by the contract test suite.
+type Store interface {
+	// Create records a new pending Ask whose deadline is now+ttl and returns it.
+	// ttl <= 0 is refused (CodeInvalid) and nothing is written.
+	Create(ctx context.Context, req Request, ttl time.Duration) (Ask, error)
+
+	// Get returns the Ask as it now stands (CodeNotFound if unknown).
+	Get(ctx context.Context, id string) (Ask, error)
+
+	// Decide ends a pending Ask with outcome, atomically: the first decision
+	// wins. The winner gets the updated Ask and a nil error. A loser gets a
+	// *Error with CodeConflict whose Ask field holds the record as the winner
+	// left it (so the caller can say who decided first); an unknown id gives
+	// CodeNotFound; an outcome outside the vocabulary or an empty id gives
+	// CodeInvalid and nothing is written.
+	Decide(ctx context.Context, id string, outcome Outcome, by, reason string) (Ask, error)
+
+	// Wait blocks until the Ask ends and returns it in its terminal state.
+	// At the deadline it records Expired itself (compare-and-set, so a click
+	// racing the deadline has exactly one result); when ctx ends it records
+	// Cancelled. If the store fails, it returns the Ask with Status
+	// Unavailable and the error, never hanging past the deadline. The returned
+	// Ask's Status is always terminal, even when err != nil.
+	Wait(ctx context.Context, id string) (Ask, error)
+
+	// SetMessage saves where the Ask's message was posted.
+	SetMessage(ctx context.Context, id, channel, ts string) error
+
+	// ListPending returns the still-pending Asks matching f, oldest first.
+	ListPending(ctx context.Context, f Filter) ([]Ask, error)
+
+	// Sweep marks Expired every pending Ask whose deadline is at or before now
+	// and returns those this call expired. Concurrent sweepers (even in other
+	// processes) expire each Ask exactly once between them.
+	Sweep(ctx context.Context, now time.Time) ([]Ask, error)
+
+	// Audit returns the audit trail, oldest first, at most limit events
+	// (limit <= 0 means all that are retained).
+	Audit(ctx context.Context, limit int) ([]Event, error)
+
+	// Close stops the store's background work (listener, timers).
+	Close() error
+}

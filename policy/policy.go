@@ -1,0 +1,75 @@
+// Package policy decides whether one tool call may run: allow, ask a human,
+// or deny, with the reason and the rule that matched.
+//
+// Shell commands are parsed (mvdan.cc/sh), never matched as text. Deny rules
+// match if any simple command anywhere in the command matches; allow rules and
+// grants apply only when every simple command is covered and nothing hides
+// code from the analysis (substitutions, eval/source, interpreter here-docs,
+// redirections outside the workspace).
+package policy
+
+import "context"
+
+// Decision is the policy's verdict on one call.
+type Decision string
+
+const (
+	Allow Decision = "allow"
+	Ask   Decision = "ask"
+	Deny  Decision = "deny"
+)
+
+// Mode is how a session treats asks.
+type Mode string
+
+const (
+	ModeAsk   Mode = "ask"   // default: ask a human
+	ModeNever Mode = "never" // unattended: every ask becomes a deny, before any channel is tried
+	ModeFull  Mode = "full"  // no asks; deny rules and built-in dangers still apply
+)
+
+// Safety is a tool's class. The zero value is Unknown, which asks.
+type Safety int
+
+const (
+	Unknown    Safety = iota // not declared: treated like a side effect
+	ReadOnly                 // reads only: allowed unless a rule says otherwise
+	SideEffect               // changes something: asks unless a rule or grant allows
+)
+
+// Call is one tool call as the policy sees it.
+type Call struct {
+	Tool      string
+	Safety    Safety
+	Command   string // for bash: the command line
+	Path      string // for file tools: the path as given (relative to Cwd/Workspace, or absolute)
+	Cwd       string // absolute working directory (inside Workspace)
+	Workspace string // absolute workspace root
+	SessionID string
+	Mode      Mode // the session's mode; empty means the engine's default
+}
+
+// Rule is one configured rule. Command applies to bash (a command prefix,
+// matched word by word); Path to file tools (a glob relative to the workspace).
+type Rule struct {
+	Tool     string   `yaml:"tool" json:"tool"`
+	Command  string   `yaml:"command,omitempty" json:"command,omitempty"`
+	Path     string   `yaml:"path,omitempty" json:"path,omitempty"`
+	Decision Decision `yaml:"decision" json:"decision"`
+	Reason   string   `yaml:"reason,omitempty" json:"reason,omitempty"`
+}
+
+// Verdict is the policy's answer with why.
+type Verdict struct {
+	Decision  Decision
+	Reason    string // human text: why this decision
+	Rule      string // the matched rule, e.g. `rules[2] (deny bash "rm -rf")`; empty if none
+	Grant     string // the grant that allowed the call, if any
+	Dangerous bool   // a built-in dangerous command was found
+}
+
+// GrantChecker reports whether a session or standing grant covers a call.
+// The grants package satisfies it.
+type GrantChecker interface {
+	GrantFor(ctx context.Context, sessionID string, c Call) (grant string, ok bool, err error)
+}
