@@ -1,0 +1,469 @@
+package slackui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/pending"
+)
+
+// AskDecider is what interactions need from the pending store.
+type AskDecider interface {
+	Get(ctx context.Context, id string) (pending.Ask, error)
+	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
+}
+
+// MessageUpdater rewrites an Ask's message to its current state; *Notifier
+// satisfies it.
+type MessageUpdater interface {
+	Update(ctx context.Context, a pending.Ask) error
+}
+
+// DecisionAuthority says who may decide; *Approvers satisfies it.
+type DecisionAuthority interface {
+	MayDecide(ctx context.Context, userID string) (bool, error)
+}
+
+// InteractionAPI is the part of the Slack Web API interactions call besides
+// message updates; *slack.Client satisfies it.
+type InteractionAPI interface {
+	PostEphemeralContext(ctx context.Context, channelID, userID string, options ...slack.MsgOption) (string, error)
+	OpenViewContext(ctx context.Context, triggerID string, view slack.ModalViewRequest) (*slack.ViewResponse, error)
+	UpdateViewContext(ctx context.Context, view slack.ModalViewRequest, externalID, hash, viewID string) (*slack.ViewResponse, error)
+	// UpdateMessageContext takes the buttons off a message whose Ask the
+	// store no longer knows (Notifier.Update needs the Ask to render).
+	UpdateMessageContext(ctx context.Context, channelID, timestamp string, options ...slack.MsgOption) (string, string, string, error)
+}
+
+// InteractionsConfig wires an Interactions.
+type InteractionsConfig struct {
+	Asks      AskDecider
+	Notifier  MessageUpdater
+	Approvers DecisionAuthority
+	API       InteractionAPI
+	Logger    *slog.Logger
+	Now       func() time.Time
+	// DecideTimeout bounds the synchronous part of a click (approver check
+	// and the store's Decide), which must finish well inside Slack's 3 s;
+	// default 2s.
+	DecideTimeout time.Duration
+	// CallTimeout bounds each asynchronous Web API call (chat.update,
+	// chat.postEphemeral, views.open), retries included; default 10s.
+	CallTimeout time.Duration
+}
+
+// Interactions turns button clicks and modal submissions into decisions.
+// The decision is recorded before Slack is acknowledged; every Web API call
+// it causes runs afterwards, in the background, and Close waits for them.
+type Interactions struct {
+	cfg InteractionsConfig
+	log *slog.Logger
+
+	mu       sync.RWMutex // guards closed against wg.Add racing Close's Wait
+	closed   bool
+	inflight sync.WaitGroup
+}
+
+// NewInteractions returns the interaction handler.
+func NewInteractions(cfg InteractionsConfig) *Interactions {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.DecideTimeout <= 0 {
+		cfg.DecideTimeout = 2 * time.Second
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = 10 * time.Second
+	}
+	return &Interactions{cfg: cfg, log: cfg.Logger}
+}
+
+// ServeHTTP serves POST /slack/interactions. Wrap it in Verified: it trusts
+// the body it is given.
+func (i *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	payload := r.PostFormValue("payload")
+	if payload == "" {
+		http.Error(w, "missing payload", http.StatusBadRequest)
+		return
+	}
+	var cb slack.InteractionCallback
+	if err := json.Unmarshal([]byte(payload), &cb); err != nil {
+		http.Error(w, "malformed payload", http.StatusBadRequest)
+		return
+	}
+	// The decision must be recorded even if Slack hangs up first.
+	resp, err := i.Handle(context.WithoutCancel(r.Context()), cb)
+	if err != nil {
+		i.log.Warn("interaction not handled", "type", cb.Type, "user", cb.User.ID, "err", err)
+	}
+	if resp != nil {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// Handle handles one interaction, from HTTP or Socket Mode. It returns
+// quickly (one store round trip); a non-nil response is the body of the
+// acknowledgement (a view_submission's response_action). The error is for
+// logs only: the user has already been told what they need to know.
+func (i *Interactions) Handle(ctx context.Context, cb slack.InteractionCallback) (*slack.ViewSubmissionResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, i.cfg.DecideTimeout)
+	defer cancel()
+	switch cb.Type {
+	case slack.InteractionTypeBlockActions:
+		var errs []error
+		for _, act := range cb.ActionCallback.BlockActions {
+			if act == nil {
+				continue
+			}
+			errs = append(errs, i.blockAction(ctx, cb, *act))
+		}
+		return nil, errors.Join(errs...)
+	case slack.InteractionTypeViewSubmission:
+		if cb.View.CallbackID == CallbackDenyReason {
+			return i.denyWithReason(ctx, cb)
+		}
+		return nil, nil // e.g. the full-text modal has nothing to submit
+	default:
+		return nil, nil
+	}
+}
+
+// Close waits for the background Web API calls already started; later
+// interactions still decide but start none.
+func (i *Interactions) Close() error {
+	i.mu.Lock()
+	i.closed = true
+	i.mu.Unlock()
+	i.inflight.Wait()
+	return nil
+}
+
+func (i *Interactions) blockAction(ctx context.Context, cb slack.InteractionCallback, act slack.BlockAction) error {
+	switch act.ActionID {
+	case ActionApprove:
+		return i.decide(ctx, cb, act.Value, pending.Approved, "")
+	case ActionApproveSession:
+		// Only the outcome is recorded here; the waiter records the grant,
+		// and only because this decision won.
+		return i.decide(ctx, cb, act.Value, pending.ApprovedSession, "")
+	case ActionDeny:
+		return i.decide(ctx, cb, act.Value, pending.Denied, "")
+	case ActionDenyReason:
+		return i.openDenyReason(ctx, cb, act.Value)
+	case ActionShowFull:
+		return i.showFull(ctx, cb, act.Value)
+	default:
+		return fmt.Errorf("unknown action %q", act.ActionID)
+	}
+}
+
+// decide records user's decision on the Ask and tells whoever needs to know.
+func (i *Interactions) decide(ctx context.Context, cb slack.InteractionCallback, askID string, outcome pending.Outcome, reason string) error {
+	user := cb.User.ID
+	if err := i.authorize(ctx, user, askID); err != nil {
+		i.ephemeral(cb, refusalText)
+		return err
+	}
+	a, err := i.cfg.Asks.Decide(ctx, askID, outcome, user, reason)
+	if err != nil {
+		return i.notDecided(cb, askID, err)
+	}
+	i.log.Info("ask decided", "ask", a.ID, "outcome", outcome, "by", user)
+	i.updateMessage(cb, a)
+	return nil
+}
+
+// authorize returns nil if user may decide, else why not (for the log).
+func (i *Interactions) authorize(ctx context.Context, user, askID string) error {
+	ok, err := i.cfg.Approvers.MayDecide(ctx, user)
+	switch {
+	case ok:
+		return nil
+	case err != nil:
+		return fmt.Errorf("refused %s on ask %s: approver check failed: %w", user, askID, err)
+	default:
+		return fmt.Errorf("refused %s on ask %s: not an approver", user, askID)
+	}
+}
+
+// notDecided explains to the clicker why their click changed nothing and
+// brings the message back in step with the store.
+func (i *Interactions) notDecided(cb slack.InteractionCallback, askID string, err error) error {
+	switch pending.ErrorCode(err) {
+	case pending.CodeConflict:
+		if first, ok := pending.ConflictAsk(err); ok {
+			i.ephemeral(cb, alreadyDecidedText(first))
+			i.updateMessage(cb, first)
+			return nil
+		}
+		i.ephemeral(cb, "This request was already decided; your click changed nothing.")
+	case pending.CodeNotFound:
+		i.ephemeral(cb, "askops no longer knows this request (it ended long ago or never existed); nothing will run because of it.")
+		i.replaceUnknown(cb)
+		return nil
+	case pending.CodeInvalid:
+		i.ephemeral(cb, "This button does not carry a valid request; nothing changed.")
+	default:
+		i.ephemeral(cb, "askops could not record your decision right now; nothing changed. Please try again in a moment.")
+	}
+	return fmt.Errorf("decide ask %q: %w", askID, err)
+}
+
+// denyWithReason handles the reason modal's submission. Problems are shown
+// in the modal itself (response_action errors): there is no channel to
+// reply in.
+func (i *Interactions) denyWithReason(ctx context.Context, cb slack.InteractionCallback) (*slack.ViewSubmissionResponse, error) {
+	askID := cb.View.PrivateMetadata
+	reason := ""
+	if cb.View.State != nil {
+		reason = strings.TrimSpace(cb.View.State.Values[BlockDenyReason][ActionDenyReasonInput].Value)
+	}
+	fail := func(msg string) *slack.ViewSubmissionResponse {
+		return slack.NewErrorsViewSubmissionResponse(map[string]string{BlockDenyReason: msg})
+	}
+	if reason == "" {
+		return fail("Please say why, or use the Deny button instead."), nil
+	}
+	user := cb.User.ID
+	if err := i.authorize(ctx, user, askID); err != nil {
+		return fail(refusalText), err
+	}
+	a, err := i.cfg.Asks.Decide(ctx, askID, pending.Denied, user, reason)
+	switch pending.ErrorCode(err) {
+	case "":
+		i.log.Info("ask decided", "ask", a.ID, "outcome", pending.Denied, "by", user)
+		i.updateMessage(cb, a)
+		return nil, nil
+	case pending.CodeConflict:
+		if first, ok := pending.ConflictAsk(err); ok {
+			i.updateMessage(cb, first)
+			return fail(alreadyDecidedText(first)), nil
+		}
+		return fail("This request was already decided; nothing changed."), nil
+	case pending.CodeNotFound:
+		return fail("askops no longer knows this request; nothing will run because of it."), nil
+	default:
+		return fail("askops could not record your decision right now; please try again."), fmt.Errorf("decide ask %q: %w", askID, err)
+	}
+}
+
+func (i *Interactions) openDenyReason(ctx context.Context, cb slack.InteractionCallback, askID string) error {
+	user := cb.User.ID
+	if err := i.authorize(ctx, user, askID); err != nil {
+		i.ephemeral(cb, refusalText)
+		return err
+	}
+	a, err := i.cfg.Asks.Get(ctx, askID)
+	if err != nil {
+		return i.notDecided(cb, askID, err)
+	}
+	if _, done := a.Outcome(); done {
+		i.ephemeral(cb, alreadyDecidedText(a))
+		i.updateMessage(cb, a)
+		return nil
+	}
+	// trigger_id lives 3 s: open the modal now-ish, but not on the ack path.
+	i.background("views.open", func(ctx context.Context) error {
+		_, err := i.cfg.API.OpenViewContext(ctx, cb.TriggerID, DenyReasonModal(a))
+		return err
+	})
+	return nil
+}
+
+// showFull opens (or, clicked inside the modal, pages) the full-text modal.
+// Anybody who can see the message may read it: it shows nothing more than
+// the message, just uncut (and redacted the same way).
+func (i *Interactions) showFull(ctx context.Context, cb slack.InteractionCallback, value string) error {
+	askID, page := parseShowFull(value)
+	a, err := i.cfg.Asks.Get(ctx, askID)
+	if err != nil {
+		if cb.Channel.ID != "" {
+			return i.notDecided(cb, askID, err)
+		}
+		return fmt.Errorf("show full %q: %w", askID, err)
+	}
+	view := FullTextModal(a, page)
+	if cb.View.ID != "" {
+		i.background("views.update", func(ctx context.Context) error {
+			_, err := i.cfg.API.UpdateViewContext(ctx, view, "", cb.View.Hash, cb.View.ID)
+			return err
+		})
+		return nil
+	}
+	i.background("views.open", func(ctx context.Context) error {
+		_, err := i.cfg.API.OpenViewContext(ctx, cb.TriggerID, view)
+		return err
+	})
+	return nil
+}
+
+// parseShowFull reads a "Show full" button value: the Ask id, optionally
+// followed by ":" and a page number.
+func parseShowFull(v string) (id string, page int) {
+	id, p, ok := strings.Cut(v, ":")
+	if !ok {
+		return v, 0
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 0 {
+		return id, 0
+	}
+	return id, n
+}
+
+// updateMessage rewrites the clicked message to a's state. The message the
+// click came from is the one to update even if the store has not learnt
+// where it was posted yet (a click racing SetMessage).
+func (i *Interactions) updateMessage(cb slack.InteractionCallback, a pending.Ask) {
+	if a.Channel == "" || a.MessageTS == "" {
+		a.Channel, a.MessageTS = clickedMessage(cb)
+	}
+	if a.Channel == "" || a.MessageTS == "" {
+		return
+	}
+	i.background("chat.update", func(ctx context.Context) error {
+		return i.cfg.Notifier.Update(ctx, a)
+	})
+}
+
+// replaceUnknown takes the buttons off a message whose Ask the store no
+// longer has, so nobody else clicks in vain.
+func (i *Interactions) replaceUnknown(cb slack.InteractionCallback) {
+	ch, ts := clickedMessage(cb)
+	if ch == "" || ts == "" {
+		return
+	}
+	text := "This approval request is no longer known to askops. Nothing ran because of it."
+	i.background("chat.update", func(ctx context.Context) error {
+		_, _, _, err := i.cfg.API.UpdateMessageContext(ctx, ch, ts, slack.MsgOptionText(text, false),
+			slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil)))
+		return err
+	})
+}
+
+func clickedMessage(cb slack.InteractionCallback) (channel, ts string) {
+	channel, ts = cb.Channel.ID, cb.Message.Timestamp
+	if channel == "" {
+		channel = cb.Container.ChannelID
+	}
+	if ts == "" {
+		ts = cb.Container.MessageTs
+	}
+	return channel, ts
+}
+
+// ephemeral tells the clicker something only they see, in the channel of
+// the message they clicked.
+func (i *Interactions) ephemeral(cb slack.InteractionCallback, text string) {
+	channel, _ := clickedMessage(cb)
+	user := cb.User.ID
+	if channel == "" || user == "" {
+		return
+	}
+	var thread []slack.MsgOption
+	if cb.Container.ThreadTs != "" {
+		thread = append(thread, slack.MsgOptionTS(cb.Container.ThreadTs))
+	}
+	i.background("chat.postEphemeral", func(ctx context.Context) error {
+		_, err := i.cfg.API.PostEphemeralContext(ctx, channel, user, append(thread, slack.MsgOptionText(text, false))...)
+		return err
+	})
+}
+
+// background runs a Web API call off the acknowledgement path with its own
+// deadline; Close waits for it.
+func (i *Interactions) background(method string, call func(context.Context) error) {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	if i.closed {
+		i.log.Warn("interactions closed; Slack call skipped", "method", method)
+		return
+	}
+	i.inflight.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), i.cfg.CallTimeout)
+		defer cancel()
+		if err := call(ctx); err != nil {
+			i.log.Warn("Slack call failed", "method", method, "err", err)
+		}
+	})
+}
+
+const refusalText = "You are not one of the approvers for askops, so your click changed nothing. Ask an approver to decide."
+
+// alreadyDecidedText tells a late clicker how the Ask ended and who ended it.
+func alreadyDecidedText(a pending.Ask) string {
+	when := ""
+	if !a.DecidedAt.IsZero() {
+		when = " " + readerLocalTime(a.DecidedAt)
+	}
+	by := mentionOf(a.DecidedBy)
+	switch o, _ := a.Outcome(); o {
+	case pending.Approved:
+		return "Already approved by " + by + when + "; your click changed nothing."
+	case pending.ApprovedSession:
+		return "Already approved for the session by " + by + when + "; your click changed nothing."
+	case pending.Denied:
+		s := "Already denied by " + by + when
+		if a.DecisionReason != "" {
+			s += " (reason: " + Escape(Redact(a.DecisionReason)) + ")"
+		}
+		return s + "; your click changed nothing."
+	case pending.Expired:
+		return "This request expired" + when + ": nobody decided in time, so it did not run. Your click changed nothing."
+	case pending.Cancelled:
+		return "This request was cancelled" + when + " (its run stopped), so it did not run. Your click changed nothing."
+	case pending.Unavailable:
+		return "This request ended as unavailable" + when + " (askops could not carry it), so it did not run. Your click changed nothing."
+	default:
+		return "This request is still open."
+	}
+}
+
+// mentionOf shows who decided: a Slack user id as a mention (which renders
+// as their name), anything else (e.g. "askops") escaped.
+func mentionOf(by string) string {
+	if isSlackUserID(by) {
+		return "<@" + by + ">"
+	}
+	if by == "" {
+		return "someone"
+	}
+	return Escape(by)
+}
+
+func isSlackUserID(s string) bool {
+	if len(s) < 2 || (s[0] != 'U' && s[0] != 'W') {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// readerLocalTime renders t so each reader sees it in their own time zone.
+func readerLocalTime(t time.Time) string {
+	return fmt.Sprintf("<!date^%d^{date_short_pretty} at {time}|%s>", t.Unix(), t.UTC().Format("2006-01-02 15:04 UTC"))
+}

@@ -1,0 +1,250 @@
+package slackui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/pending"
+)
+
+// ErrNoChannel means an Ask has nowhere to go: the run did not come from a
+// Slack thread and no approval channel is configured.
+var ErrNoChannel = errors.New("slackui: no channel to post the ask to (set approvals.channel)")
+
+// MessageAPI is the part of the Slack Web API that posts and updates Ask
+// messages; *slack.Client satisfies it.
+type MessageAPI interface {
+	PostMessageContext(ctx context.Context, channelID string, options ...slack.MsgOption) (string, string, error)
+	UpdateMessageContext(ctx context.Context, channelID, timestamp string, options ...slack.MsgOption) (string, string, string, error)
+}
+
+// NotifierConfig configures a Notifier.
+type NotifierConfig struct {
+	// ApprovalChannel takes Asks whose run did not come from a Slack thread.
+	ApprovalChannel string
+	// Mention (e.g. "<!subteam^S0123>" or "<@U0123>") goes into the text of
+	// an open Ask so approvers' phones notify.
+	Mention string
+	// ScopeText states what "Approve for session" would grant for an Ask; an
+	// empty result means no session button. It must be the same scope the
+	// Approver records (see SessionScopeText).
+	ScopeText func(pending.Ask) string
+	Logger    *slog.Logger
+	Now       func() time.Time
+
+	// PerChannelInterval paces posts to one channel (Slack allows about one
+	// message per second per channel); default 1s.
+	PerChannelInterval time.Duration
+	// MaxAttempts bounds tries of one Web API call; default 4.
+	MaxAttempts int
+	// RetryBackoff is the first wait after a transient error, doubled each
+	// time; default 500ms.
+	RetryBackoff time.Duration
+	// MaxRetryWait caps one wait, including a 429's Retry-After: a longer
+	// Retry-After fails the call rather than leaving the Ask unposted for
+	// that long; default 30s.
+	MaxRetryWait time.Duration
+}
+
+// Notifier posts Asks to Slack and keeps their messages in step with the
+// store. Posts are paced per channel and retried within a budget; when the
+// budget is spent the caller gets the error and must fail closed.
+type Notifier struct {
+	api MessageAPI
+	cfg NotifierConfig
+	log *slog.Logger
+
+	mu     sync.Mutex
+	nextAt map[string]time.Time // per channel: earliest time the next post may go
+}
+
+// NewNotifier returns a Notifier posting through api.
+func NewNotifier(api MessageAPI, cfg NotifierConfig) *Notifier {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ScopeText == nil {
+		cfg.ScopeText = func(pending.Ask) string { return "" }
+	}
+	if cfg.PerChannelInterval <= 0 {
+		cfg.PerChannelInterval = time.Second
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = 4
+	}
+	if cfg.RetryBackoff <= 0 {
+		cfg.RetryBackoff = 500 * time.Millisecond
+	}
+	if cfg.MaxRetryWait <= 0 {
+		cfg.MaxRetryWait = 30 * time.Second
+	}
+	return &Notifier{api: api, cfg: cfg, log: cfg.Logger, nextAt: map[string]time.Time{}}
+}
+
+// Post posts a's message: into the run's thread when the run came from Slack,
+// else into the approval channel. It returns where the message went.
+func (n *Notifier) Post(ctx context.Context, a pending.Ask) (channel, ts string, err error) {
+	channel, thread := a.ReplyChannel, a.ReplyThreadTS
+	if channel == "" {
+		channel, thread = n.cfg.ApprovalChannel, ""
+	}
+	if channel == "" {
+		return "", "", ErrNoChannel
+	}
+	msg := n.render(a)
+	opts := []slack.MsgOption{slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...)}
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	var posted string
+	err = n.retry(ctx, "chat.postMessage", func(ctx context.Context) error {
+		if err := n.pace(ctx, channel); err != nil {
+			return err
+		}
+		var err error
+		posted, ts, err = n.api.PostMessageContext(ctx, channel, opts...)
+		return err
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("slackui: post ask %s to %s: %w", a.ID, channel, err)
+	}
+	if posted == "" {
+		posted = channel
+	}
+	return posted, ts, nil
+}
+
+// Update rewrites a's message to its current state (buttons gone once it is
+// decided). An Ask that was never posted has nothing to update.
+func (n *Notifier) Update(ctx context.Context, a pending.Ask) error {
+	if a.Channel == "" || a.MessageTS == "" {
+		return nil
+	}
+	msg := n.render(a)
+	err := n.retry(ctx, "chat.update", func(ctx context.Context) error {
+		_, _, _, err := n.api.UpdateMessageContext(ctx, a.Channel, a.MessageTS,
+			slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("slackui: update ask %s message: %w", a.ID, err)
+	}
+	return nil
+}
+
+// UpdateExpired updates the messages of Asks the expiry sweep ended. Failures
+// are logged: the Asks are already expired, only their messages lag.
+func (n *Notifier) UpdateExpired(ctx context.Context, asks []pending.Ask) {
+	for _, a := range asks {
+		if err := n.Update(ctx, a); err != nil {
+			n.log.Warn("could not update expired ask message", "ask", a.ID, "err", err)
+		}
+	}
+}
+
+func (n *Notifier) render(a pending.Ask) Message {
+	o := RenderOptions{GrantScope: n.cfg.ScopeText(a), Now: n.cfg.Now()}
+	if a.Status == pending.StatusPending || a.Status == "" {
+		o.Mention = n.cfg.Mention
+	}
+	return RenderAsk(a, o)
+}
+
+// pace waits for channel's next posting slot. Slots are handed out in call
+// order, so a burst queues instead of being dropped or rate limited.
+func (n *Notifier) pace(ctx context.Context, channel string) error {
+	n.mu.Lock()
+	now := n.cfg.Now()
+	slot := now
+	if next := n.nextAt[channel]; next.After(now) {
+		slot = next
+	}
+	n.nextAt[channel] = slot.Add(n.cfg.PerChannelInterval)
+	n.mu.Unlock()
+	return sleep(ctx, slot.Sub(now))
+}
+
+// retry runs call until it succeeds, fails permanently, runs out of attempts
+// or ctx ends. A 429 waits the Retry-After Slack asked for; other transient
+// errors back off exponentially with jitter.
+func (n *Notifier) retry(ctx context.Context, method string, call func(context.Context) error) error {
+	backoff := n.cfg.RetryBackoff
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = call(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		wait, retryable := n.retryWait(err, backoff)
+		if !retryable {
+			return err
+		}
+		if attempt >= n.cfg.MaxAttempts {
+			return fmt.Errorf("%s: gave up after %d attempts: %w", method, attempt, err)
+		}
+		if wait > n.cfg.MaxRetryWait {
+			return fmt.Errorf("%s: Slack asked to wait %s, longer than %s: %w", method, wait, n.cfg.MaxRetryWait, err)
+		}
+		n.log.Debug("retrying Slack call", "method", method, "attempt", attempt, "wait", wait, "err", err)
+		if serr := sleep(ctx, wait); serr != nil {
+			return err
+		}
+		backoff = min(backoff*2, n.cfg.MaxRetryWait)
+	}
+}
+
+// retryWait classifies err: how long to wait before the next try, and
+// whether another try may help at all.
+func (n *Notifier) retryWait(err error, backoff time.Duration) (time.Duration, bool) {
+	if rl, ok := errors.AsType[*slack.RateLimitedError](err); ok {
+		return rl.RetryAfter, true
+	}
+	jittered := backoff/2 + rand.N(backoff/2+1)
+	if sc, ok := errors.AsType[slack.StatusCodeError](err); ok {
+		return jittered, sc.Retryable()
+	}
+	if se, ok := errors.AsType[slack.SlackErrorResponse](err); ok {
+		switch se.Err {
+		case "internal_error", "fatal_error", "service_unavailable", "request_timeout", "ratelimited":
+			return jittered, true
+		}
+		return 0, false // channel_not_found, not_in_channel, invalid_auth, ...: retrying cannot help
+	}
+	if _, ok := errors.AsType[*url.Error](err); ok {
+		return jittered, true
+	}
+	if _, ok := errors.AsType[net.Error](err); ok {
+		return jittered, true
+	}
+	return 0, false
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

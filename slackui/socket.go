@@ -1,0 +1,142 @@
+package slackui
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+)
+
+// SocketHandlers are what Socket Mode dispatches to. A nil handler leaves
+// that kind of envelope acknowledged and otherwise ignored.
+type SocketHandlers struct {
+	// Interaction handles a click or modal submission (Interactions.Handle).
+	// It must be quick: its response travels in the acknowledgement.
+	Interaction func(ctx context.Context, cb slack.InteractionCallback) (*slack.ViewSubmissionResponse, error)
+	// SlashCommand answers a slash command; a non-nil result is the
+	// acknowledgement's payload (the immediate reply).
+	SlashCommand func(ctx context.Context, cmd slack.SlashCommand) any
+	// Event handles an Events API event; it runs after the acknowledgement.
+	Event  func(ctx context.Context, ev slackevents.EventsAPIEvent)
+	Logger *slog.Logger
+}
+
+// socketAcker is the part of socketmode.Client that acknowledges envelopes.
+type socketAcker interface {
+	AckCtx(ctx context.Context, envelopeID string, payload any) error
+}
+
+// RunSocketMode connects client to Slack over Socket Mode and serves
+// envelopes until ctx ends. Each envelope is acknowledged exactly once:
+// events and clicks at once, before any work; modal submissions and slash
+// commands with their (quick) handler's answer. Handlers run concurrently; RunSocketMode
+// returns only after they all have.
+func RunSocketMode(ctx context.Context, client *socketmode.Client, h SocketHandlers) error {
+	if h.Logger == nil {
+		h.Logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var handlers sync.WaitGroup
+	defer handlers.Wait()
+
+	runErr := make(chan error, 1)
+	go func() { runErr <- client.RunContext(ctx) }()
+
+	for {
+		select {
+		case <-ctx.Done():
+			<-runErr
+			return context.Cause(ctx)
+		case err := <-runErr:
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			if err == nil {
+				err = errors.New("slackui: socket mode client stopped")
+			}
+			return err
+		case evt := <-client.Events:
+			dispatchSocketEvent(ctx, client, h, &handlers, evt)
+		}
+	}
+}
+
+func dispatchSocketEvent(ctx context.Context, ack socketAcker, h SocketHandlers, handlers *sync.WaitGroup, evt socketmode.Event) {
+	log := h.Logger
+	switch evt.Type {
+	case socketmode.EventTypeConnecting, socketmode.EventTypeHello:
+		log.Debug("socket mode", "event", evt.Type)
+		return
+	case socketmode.EventTypeConnected:
+		log.Info("socket mode connected")
+		return
+	case socketmode.EventTypeConnectionError, socketmode.EventTypeInvalidAuth,
+		socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed, socketmode.EventTypeErrorBadMessage:
+		log.Warn("socket mode trouble", "event", evt.Type, "data", evt.Data)
+		return
+	case socketmode.EventTypeDisconnect:
+		log.Info("socket mode: Slack asked us to reconnect")
+		return
+	}
+	if evt.Request == nil || evt.Request.EnvelopeID == "" {
+		return
+	}
+	envelope := evt.Request.EnvelopeID
+	ackOnce := func(payload any) {
+		if err := ack.AckCtx(ctx, envelope, payload); err != nil {
+			log.Warn("socket mode ack failed", "envelope", envelope, "err", err)
+		}
+	}
+	switch evt.Type {
+	case socketmode.EventTypeInteractive:
+		cb, ok := evt.Data.(slack.InteractionCallback)
+		if !ok || h.Interaction == nil {
+			ackOnce(nil)
+			return
+		}
+		if cb.Type != slack.InteractionTypeViewSubmission {
+			// Only a modal submission can answer in its ack; everything
+			// else is acknowledged before any work.
+			ackOnce(nil)
+			handlers.Go(func() {
+				if _, err := h.Interaction(ctx, cb); err != nil {
+					log.Warn("interaction not handled", "type", cb.Type, "user", cb.User.ID, "err", err)
+				}
+			})
+			return
+		}
+		handlers.Go(func() {
+			resp, err := h.Interaction(ctx, cb)
+			if err != nil {
+				log.Warn("interaction not handled", "type", cb.Type, "user", cb.User.ID, "err", err)
+			}
+			if resp != nil {
+				ackOnce(resp)
+				return
+			}
+			ackOnce(nil)
+		})
+	case socketmode.EventTypeSlashCommand:
+		cmd, ok := evt.Data.(slack.SlashCommand)
+		if !ok || h.SlashCommand == nil {
+			ackOnce(nil)
+			return
+		}
+		handlers.Go(func() { ackOnce(h.SlashCommand(ctx, cmd)) })
+	case socketmode.EventTypeEventsAPI:
+		ackOnce(nil)
+		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
+		if !ok || h.Event == nil {
+			return
+		}
+		handlers.Go(func() { h.Event(ctx, ev) })
+	default:
+		ackOnce(nil)
+	}
+}
