@@ -1,0 +1,277 @@
+package pending
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// MemoryStore is the embedded single-process Store, used when no Redis is
+// configured. It keeps the Redis store's contract exactly (the same contract
+// tests run against both).
+//
+// One mutex guards the map and the records, and is only ever held for a few
+// map operations: a waiter never holds it while waiting. Each Ask has its own
+// done channel, closed once by the one decision that wins (take-once), so any
+// number of waiters wake and a decision made before Wait starts is seen.
+type MemoryStore struct {
+	opts Options
+
+	waits atomic.Int64 // Waits in progress, for tests
+
+	mu     sync.Mutex
+	asks   map[string]*memoryAsk
+	audit  []Event
+	closed chan struct{}
+	once   sync.Once
+}
+
+type memoryAsk struct {
+	ask  Ask
+	done chan struct{} // closed when ask leaves StatusPending
+}
+
+var _ Store = (*MemoryStore)(nil)
+
+// NewMemoryStore returns an empty in-memory store.
+func NewMemoryStore(opts Options) *MemoryStore {
+	return &MemoryStore{
+		opts:   opts.withDefaults(),
+		asks:   make(map[string]*memoryAsk),
+		closed: make(chan struct{}),
+	}
+}
+
+// Create implements Store.
+func (s *MemoryStore) Create(ctx context.Context, req Request, ttl time.Duration) (Ask, error) {
+	if err := checkTTL("create", ttl); err != nil {
+		return Ask{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Ask{}, &Error{Code: CodeUnavailable, Op: "create", Msg: "context ended", Err: err}
+	}
+	now := s.opts.now()
+	a := Ask{
+		Request:   req,
+		ID:        newID(),
+		CreatedAt: now,
+		Deadline:  now.Add(ttl).Truncate(time.Microsecond),
+		Status:    StatusPending,
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asks[a.ID] = &memoryAsk{ask: a, done: make(chan struct{})}
+	s.appendAudit(askedEvent(a))
+	return a, nil
+}
+
+// Get implements Store.
+func (s *MemoryStore) Get(ctx context.Context, id string) (Ask, error) {
+	if err := checkID("get", id); err != nil {
+		return Ask{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.asks[id]
+	if !ok {
+		return Ask{}, notFound("get", id)
+	}
+	return m.ask, nil
+}
+
+// Decide implements Store.
+func (s *MemoryStore) Decide(ctx context.Context, id string, outcome Outcome, by, reason string) (Ask, error) {
+	if err := checkID("decide", id); err != nil {
+		return Ask{}, err
+	}
+	if err := checkOutcome("decide", outcome); err != nil {
+		return Ask{}, err
+	}
+	a, won, err := s.decide(id, outcome, by, reason)
+	if err != nil {
+		return Ask{}, err
+	}
+	if !won {
+		return Ask{}, conflict("decide", a)
+	}
+	return a, nil
+}
+
+// decide is the take-once resolution: it reports whether this call ended the
+// Ask with the outcome asked for. A human decision after the deadline ends
+// the Ask as Expired instead and does not count as won.
+func (s *MemoryStore) decide(id string, outcome Outcome, by, reason string) (Ask, bool, error) {
+	now := s.opts.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.asks[id]
+	if !ok {
+		return Ask{}, false, notFound("decide", id)
+	}
+	if m.ask.Status != StatusPending {
+		return m.ask, false, nil
+	}
+	won := true
+	if humanDecision(outcome) && !now.Before(m.ask.Deadline) {
+		outcome, by, reason, won = Expired, "", reasonLate, false
+	}
+	m.ask.Status = Status(outcome)
+	m.ask.DecidedBy = by
+	m.ask.DecidedAt = now
+	m.ask.DecisionReason = reason
+	close(m.done)
+	s.appendAudit(decidedEvent(m.ask))
+	return m.ask, won, nil
+}
+
+// Wait implements Store.
+func (s *MemoryStore) Wait(ctx context.Context, id string) (Ask, error) {
+	if err := checkID("wait", id); err != nil {
+		return terminalUnavailable(Ask{}, id), err
+	}
+	s.mu.Lock()
+	m, ok := s.asks[id]
+	var a Ask
+	if ok {
+		a = m.ask
+	}
+	s.mu.Unlock()
+	if !ok {
+		return terminalUnavailable(Ask{}, id), notFound("wait", id)
+	}
+	if a.Status != StatusPending {
+		return a, nil
+	}
+	s.waits.Add(1)
+	defer s.waits.Add(-1)
+	var deadline <-chan time.Time
+	if d := a.Deadline.Sub(s.opts.Now()); d > 0 {
+		deadline = s.opts.After(d)
+	} else {
+		return s.finish(id, Expired, reasonDeadline)
+	}
+	select {
+	case <-m.done:
+		return s.Get(ctx, id)
+	case <-deadline:
+		return s.finish(id, Expired, reasonDeadline)
+	case <-ctx.Done():
+		return s.finish(id, Cancelled, "wait ended: "+context.Cause(ctx).Error())
+	case <-s.closed:
+		return terminalUnavailable(a, id), &Error{Code: CodeUnavailable, Op: "wait", Msg: "store closed"}
+	}
+}
+
+// finish records the waiter's own ending (expired or cancelled) by the same
+// take-once path as a click; if a decision got there first, it is returned.
+func (s *MemoryStore) finish(id string, outcome Outcome, reason string) (Ask, error) {
+	a, _, err := s.decide(id, outcome, "", reason)
+	if err != nil {
+		return terminalUnavailable(Ask{}, id), err
+	}
+	return a, nil
+}
+
+// SetMessage implements Store.
+func (s *MemoryStore) SetMessage(ctx context.Context, id, channel, ts string) error {
+	if err := checkID("set_message", id); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.asks[id]
+	if !ok {
+		return notFound("set_message", id)
+	}
+	m.ask.Channel, m.ask.MessageTS = channel, ts
+	return nil
+}
+
+// ListPending implements Store.
+func (s *MemoryStore) ListPending(ctx context.Context, f Filter) ([]Ask, error) {
+	s.mu.Lock()
+	var out []Ask
+	for _, m := range s.asks {
+		if m.ask.Status == StatusPending && f.matches(m.ask) {
+			out = append(out, m.ask)
+		}
+	}
+	s.mu.Unlock()
+	sortOldestFirst(out)
+	return out, nil
+}
+
+// Sweep implements Store. It also drops records whose retention has passed.
+func (s *MemoryStore) Sweep(ctx context.Context, now time.Time) ([]Ask, error) {
+	s.mu.Lock()
+	var due []string
+	for id, m := range s.asks {
+		switch {
+		case m.ask.Status == StatusPending && !m.ask.Deadline.After(now):
+			due = append(due, id)
+		case m.ask.Status != StatusPending && now.After(m.ask.Deadline.Add(s.opts.Retention)):
+			delete(s.asks, id)
+		}
+	}
+	s.mu.Unlock()
+	var out []Ask
+	for _, id := range due {
+		a, won, err := s.decide(id, Expired, "", reasonDeadline)
+		if err == nil && won {
+			out = append(out, a)
+		}
+	}
+	sortOldestFirst(out)
+	return out, nil
+}
+
+// Audit implements Store.
+func (s *MemoryStore) Audit(ctx context.Context, limit int) ([]Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.audit)
+	if limit > 0 && limit < n {
+		n = limit
+	}
+	return slices.Clone(s.audit[:n]), nil
+}
+
+// Close implements Store: waiters still blocked return Unavailable.
+func (s *MemoryStore) Close() error {
+	s.once.Do(func() { close(s.closed) })
+	return nil
+}
+
+// appendAudit adds e, dropping the oldest events beyond AuditMaxLen. The
+// caller holds s.mu.
+func (s *MemoryStore) appendAudit(e Event) {
+	s.audit = append(s.audit, e)
+	if over := int64(len(s.audit)) - s.opts.AuditMaxLen; over > 0 {
+		s.audit = slices.Delete(s.audit, 0, int(over))
+	}
+}
+
+func (f Filter) matches(a Ask) bool {
+	return (f.SessionID == "" || f.SessionID == a.SessionID) && (f.RunID == "" || f.RunID == a.RunID)
+}
+
+func sortOldestFirst(asks []Ask) {
+	slices.SortFunc(asks, func(a, b Ask) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+}
+
+func askedEvent(a Ask) Event {
+	return Event{Kind: EventAsked, AskID: a.ID, RunID: a.RunID, Tool: a.Tool, By: a.StartedBy, Reason: a.Reason, At: a.CreatedAt}
+}
+
+func decidedEvent(a Ask) Event {
+	return Event{Kind: EventDecided, AskID: a.ID, RunID: a.RunID, Tool: a.Tool, Outcome: Outcome(a.Status),
+		By: a.DecidedBy, Reason: a.DecisionReason, At: a.DecidedAt}
+}
+
+// waiting reports how many Waits are blocked (tests poll it instead of sleeping).
+func (s *MemoryStore) waiting() int { return int(s.waits.Load()) }

@@ -1,0 +1,208 @@
+package pending
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// OpenRedis makes a Redis client from a URL. It does not connect; the first
+// command (NewRedisStore's subscription) does. Accepted forms:
+//
+//	redis://[[user]:pass@]host[:6379][/db][?opts]     one server (go-redis ParseURL and its options)
+//	rediss://…                                        the same over TLS
+//	redis-sentinel://[[user]:pass@]h1:26379,h2:26379/mastername[?db=N&sentinel_username=…&sentinel_password=…]
+//	rediss-sentinel://…                               the same over TLS
+//	redis-cluster://[[user]:pass@]h1:6379,h2:6379[?opts]
+//	rediss-cluster://…                                the same over TLS
+//
+// For Sentinel the userinfo is the master's credentials; the sentinels' own
+// go in sentinel_username / sentinel_password. Sentinel and cluster accept the
+// options client_name, dial_timeout, read_timeout, write_timeout (Go
+// durations or seconds) and pool_size; anything else is refused, so a typo
+// is not silently ignored. Every client has ContextTimeoutEnabled, so a
+// context deadline really cuts a Redis call short.
+func OpenRedis(rawURL string) (redis.UniversalClient, error) {
+	opts, err := parseRedisURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return redis.NewUniversalClient(opts), nil
+}
+
+func parseRedisURL(rawURL string) (*redis.UniversalOptions, error) {
+	scheme, _, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return nil, fmt.Errorf("redis url %q: missing scheme (want redis://, rediss://, redis-sentinel:// or redis-cluster://)", redact(rawURL))
+	}
+	switch scheme {
+	case "redis", "rediss":
+		o, err := redis.ParseURL(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("redis url %q: %w", redact(rawURL), err)
+		}
+		return &redis.UniversalOptions{
+			Addrs: []string{o.Addr}, ClientName: o.ClientName, DB: o.DB, Protocol: o.Protocol,
+			Username: o.Username, Password: o.Password,
+			MaxRetries: o.MaxRetries, MinRetryBackoff: o.MinRetryBackoff, MaxRetryBackoff: o.MaxRetryBackoff,
+			DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+			PoolFIFO: o.PoolFIFO, PoolSize: o.PoolSize, PoolTimeout: o.PoolTimeout,
+			MinIdleConns: o.MinIdleConns, MaxIdleConns: o.MaxIdleConns, MaxActiveConns: o.MaxActiveConns,
+			ConnMaxIdleTime: o.ConnMaxIdleTime, ConnMaxLifetime: o.ConnMaxLifetime,
+			TLSConfig:             o.TLSConfig,
+			ContextTimeoutEnabled: true,
+		}, nil
+	case "redis-sentinel", "rediss-sentinel", "redis-cluster", "rediss-cluster":
+		return parseMultiHostURL(rawURL, scheme)
+	default:
+		return nil, fmt.Errorf("redis url %q: unknown scheme %q (want redis://, rediss://, redis-sentinel:// or redis-cluster://)", redact(rawURL), scheme)
+	}
+}
+
+// parseMultiHostURL reads the sentinel and cluster forms, whose host part is
+// a comma-separated list that net/url does not accept.
+func parseMultiHostURL(rawURL, scheme string) (*redis.UniversalOptions, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("redis url %q: "+format, append([]any{redact(rawURL)}, a...)...)
+	}
+	rest := strings.TrimPrefix(rawURL, scheme+"://")
+	rest, rawQuery, _ := strings.Cut(rest, "?")
+	authority, path, _ := strings.Cut(rest, "/")
+	o := &redis.UniversalOptions{ContextTimeoutEnabled: true}
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		user, pass, hasPass := strings.Cut(authority[:at], ":")
+		var err error
+		if o.Username, err = url.PathUnescape(user); err != nil {
+			return nil, bad("bad user name")
+		}
+		if hasPass {
+			if o.Password, err = url.PathUnescape(pass); err != nil {
+				return nil, bad("bad password")
+			}
+		}
+		authority = authority[at+1:]
+	}
+	sentinel := strings.HasSuffix(scheme, "-sentinel")
+	defaultPort := "6379"
+	if sentinel {
+		defaultPort = "26379"
+	}
+	for _, h := range strings.Split(authority, ",") {
+		if h == "" {
+			return nil, bad("empty host in the host list")
+		}
+		host, port, err := splitHostPort(h, defaultPort)
+		if err != nil {
+			return nil, bad("host %q: %v", h, err)
+		}
+		o.Addrs = append(o.Addrs, host+":"+port)
+	}
+	if strings.HasPrefix(scheme, "rediss") {
+		o.TLSConfig = tlsConfig(o.Addrs[0])
+	}
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return nil, bad("bad query: %v", err)
+	}
+	if sentinel {
+		o.MasterName = strings.Trim(path, "/")
+		if o.MasterName == "" {
+			return nil, bad("sentinel URL needs the master name as its path (redis-sentinel://h1:26379,h2:26379/mymaster)")
+		}
+	} else {
+		o.IsClusterMode = true
+		if strings.Trim(path, "/") != "" {
+			return nil, bad("a cluster has no database number or path")
+		}
+	}
+	for k, vs := range q {
+		v := vs[len(vs)-1]
+		switch {
+		case k == "db" && sentinel:
+			if o.DB, err = strconv.Atoi(v); err != nil || o.DB < 0 {
+				return nil, bad("db must be a non-negative number, got %q", v)
+			}
+		case k == "sentinel_username" && sentinel:
+			o.SentinelUsername = v
+		case k == "sentinel_password" && sentinel:
+			o.SentinelPassword = v
+		case k == "client_name":
+			o.ClientName = v
+		case k == "pool_size":
+			if o.PoolSize, err = strconv.Atoi(v); err != nil || o.PoolSize < 0 {
+				return nil, bad("pool_size must be a non-negative number, got %q", v)
+			}
+		case k == "dial_timeout" || k == "read_timeout" || k == "write_timeout":
+			d, err := parseSeconds(v)
+			if err != nil {
+				return nil, bad("%s: %v", k, err)
+			}
+			switch k {
+			case "dial_timeout":
+				o.DialTimeout = d
+			case "read_timeout":
+				o.ReadTimeout = d
+			default:
+				o.WriteTimeout = d
+			}
+		default:
+			return nil, bad("unknown option %q", k)
+		}
+	}
+	return o, nil
+}
+
+func splitHostPort(h, defaultPort string) (string, string, error) {
+	host, port := h, defaultPort
+	if i := strings.LastIndex(h, ":"); i >= 0 && !strings.HasSuffix(h, "]") {
+		host, port = h[:i], h[i+1:]
+	}
+	if host == "" {
+		return "", "", fmt.Errorf("empty host")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+		return "", "", fmt.Errorf("bad port %q", port)
+	}
+	return host, port, nil
+}
+
+func parseSeconds(v string) (time.Duration, error) {
+	if n, err := strconv.Atoi(v); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("want a duration like 3s or a number of seconds, got %q", v)
+	}
+	return d, nil
+}
+
+// redact hides a password in a URL shown in an error.
+func redact(rawURL string) string {
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		if strings.Contains(rawURL, "@") {
+			return "<redacted>"
+		}
+		return rawURL
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return rawURL
+	}
+	user, _, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass {
+		return rawURL
+	}
+	return scheme + "://" + user + ":xxxxx@" + rest[at+1:]
+}
+
+func tlsConfig(addr string) *tls.Config {
+	host, _, _ := strings.Cut(addr, ":")
+	return &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+}

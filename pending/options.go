@@ -1,0 +1,160 @@
+package pending
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Options configure both store implementations. The zero value is usable.
+type Options struct {
+	// Now is the clock for timestamps, deadlines and the "decision after the
+	// deadline" check. Default time.Now.
+	Now func() time.Time
+
+	// After arms Wait's deadline timer (the duration is Deadline - Now()).
+	// Default time.After. A test that injects Now injects an After driven by
+	// the same fake clock, so advancing the clock fires the timer; expiry is
+	// then tested without sleeping.
+	After func(d time.Duration) <-chan time.Time
+
+	Logger *slog.Logger // default slog.Default()
+
+	// Retention is how long a decided record outlives its deadline. On Redis
+	// it becomes the key's TTL (deadline + Retention) and is garbage
+	// collection only: expiry itself is an explicit compare-and-set. The
+	// memory store drops such records during Sweep. Default 24h.
+	Retention time.Duration
+
+	// AuditMaxLen caps the audit trail (Redis: XADD MAXLEN ~). Default 100000.
+	AuditMaxLen int64
+
+	// Namespace prefixes every Redis key and channel, so two deployments can
+	// share one Redis. Default "askops".
+	Namespace string
+
+	// FinishTimeout bounds the compare-and-set Wait makes at the deadline or
+	// when its context ends (with a fresh context, since the caller's may be
+	// gone). It is what keeps a waiter from outliving its deadline by more
+	// than this when the store is down. Default 750ms.
+	FinishTimeout time.Duration
+
+	// ListenerIdle is how long the Redis listener waits for any message
+	// before pinging its connection; two silent periods in a row mean a dead
+	// (half-open) connection, which is then replaced. Default 15s.
+	ListenerIdle time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.After == nil {
+		o.After = time.After
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Retention <= 0 {
+		o.Retention = 24 * time.Hour
+	}
+	if o.AuditMaxLen <= 0 {
+		o.AuditMaxLen = 100000
+	}
+	if o.Namespace == "" {
+		o.Namespace = "askops"
+	}
+	if o.FinishTimeout <= 0 {
+		o.FinishTimeout = 750 * time.Millisecond
+	}
+	if o.ListenerIdle <= 0 {
+		o.ListenerIdle = 15 * time.Second
+	}
+	return o
+}
+
+// now returns the injected clock's time at the precision both stores keep
+// (microseconds: Lua numbers are doubles, exact up to 2^53), in UTC, without
+// a monotonic reading, so a record reads back equal to what was written.
+func (o Options) now() time.Time { return o.Now().UTC().Truncate(time.Microsecond) }
+
+// idEncoding is lowercase base32 without padding: URL-safe, case-insensitive
+// friendly (Slack action values, logs), no characters with meaning in Redis
+// key hash tags.
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// idLen is the length of an id: 16 random bytes (128 bits) in base32.
+const idLen = 26
+
+// newID returns a fresh unguessable Ask id (128 bits from crypto/rand).
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics instead)
+	return idEncoding.EncodeToString(b[:])
+}
+
+// checkID refuses an empty or malformed id before any store is touched.
+func checkID(op, id string) error {
+	if id == "" {
+		return &Error{Code: CodeInvalid, Op: op, Msg: "empty ask id"}
+	}
+	if len(id) != idLen || strings.Trim(id, "abcdefghijklmnopqrstuvwxyz234567") != "" {
+		return &Error{Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("malformed ask id %.40q", id)}
+	}
+	return nil
+}
+
+func checkOutcome(op string, o Outcome) error {
+	if !o.Valid() {
+		return &Error{Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("unknown outcome %.40q", string(o))}
+	}
+	return nil
+}
+
+func checkTTL(op string, ttl time.Duration) error {
+	if ttl <= 0 {
+		return &Error{Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("ttl must be positive, got %s", ttl)}
+	}
+	return nil
+}
+
+func notFound(op, id string) error {
+	return &Error{Code: CodeNotFound, Op: op, Msg: fmt.Sprintf("no ask %s", id)}
+}
+
+// conflict is the error a losing Decide gets: it carries the record as the
+// first decision left it and says who decided, and when.
+func conflict(op string, a Ask) error {
+	msg := fmt.Sprintf("already %s", a.Status)
+	if a.DecidedBy != "" {
+		msg += " by " + a.DecidedBy
+	}
+	if !a.DecidedAt.IsZero() {
+		msg += " at " + a.DecidedAt.Format(time.RFC3339)
+	}
+	return &Error{Code: CodeConflict, Op: op, Msg: msg, Ask: &a}
+}
+
+// humanDecision reports whether o is a person's answer, which is refused
+// once the deadline has passed (the Ask is then expired instead): nobody
+// approves an Ask whose waiter has given up or is about to.
+func humanDecision(o Outcome) bool { return o == Approved || o == ApprovedSession || o == Denied }
+
+// Reasons recorded when the store, not a person, ends an Ask.
+const (
+	reasonDeadline = "nobody decided before the deadline"
+	reasonLate     = "the decision came after the deadline"
+)
+
+// terminalUnavailable is what Wait returns when it cannot know better: a
+// terminal status, so a caller that ignores the error still fails closed.
+func terminalUnavailable(a Ask, id string) Ask {
+	if a.ID == "" {
+		a.ID = id
+	}
+	a.Status = Status(Unavailable)
+	return a
+}

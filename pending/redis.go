@@ -1,0 +1,528 @@
+package pending
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis layout.
+//
+// Every key carries the same hash tag, {<namespace>} (default {askops}):
+//
+//	askops:{askops}:ask:<id>     hash: the Ask record; TTL = deadline + Retention (GC only)
+//	askops:{askops}:deadlines    zset: id scored by deadline (µs); only pending Asks
+//	askops:{askops}:audit        stream: asked / decided events, XADD MAXLEN ~ AuditMaxLen
+//	askops:{askops}:decided      pub/sub channel: the id of every Ask that just ended
+//
+// Why one tag for everything rather than a tag per Ask (askops:ask:{ID}):
+// the decide script must, in one atomic step, flip the record, drop the id
+// from the deadline index and append the one "decided" audit event. In a
+// Redis Cluster a script may only touch keys of one slot, and the index and
+// the audit stream are shared by all Asks, so they can never share a per-Ask
+// slot. Splitting the script (record in Lua, index and audit by later
+// commands) would make "exactly one decided event per Ask" depend on the
+// winner surviving between two commands. With one tag, cluster mode works
+// unchanged and every invariant is one script; the price is that all askops
+// keys live on one shard. Asks arrive at human speed (a handful per second,
+// a few KB each), so one shard is far from a limit.
+
+// RedisStore is the Store shared by every replica through one Redis (single
+// node, Sentinel or Cluster: any redis.UniversalClient).
+//
+// Each RedisStore runs one listener: a single pub/sub connection on which
+// every decision is announced, dispatched by id to the Waits of this process.
+// 10,000 waiting Asks cost 10,000 map entries, not connections.
+type RedisStore struct {
+	client redis.UniversalClient
+	opts   Options
+	keys   redisKeys
+
+	waiters *waiters
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	stop      context.CancelFunc
+	listening chan struct{} // closed when the listener goroutine returns
+
+	psMu sync.Mutex
+	ps   *redis.PubSub
+}
+
+var _ Store = (*RedisStore)(nil)
+
+type redisKeys struct {
+	prefix    string // "askops:{askops}:"
+	deadlines string
+	audit     string
+	decided   string // pub/sub channel
+}
+
+func newRedisKeys(ns string) redisKeys {
+	p := ns + ":{" + ns + "}:"
+	return redisKeys{prefix: p, deadlines: p + "deadlines", audit: p + "audit", decided: p + "decided"}
+}
+
+func (k redisKeys) ask(id string) string { return k.prefix + "ask:" + id }
+
+// NewRedisStore subscribes the listener (and waits for Redis to confirm the
+// subscription, so no Wait relies on a subscription that does not exist yet)
+// and returns the store. The caller keeps ownership of client; Close does not
+// close it.
+func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Options) (*RedisStore, error) {
+	opts = opts.withDefaults()
+	s := &RedisStore{
+		client:    client,
+		opts:      opts,
+		keys:      newRedisKeys(opts.Namespace),
+		waiters:   newWaiters(),
+		closed:    make(chan struct{}),
+		listening: make(chan struct{}),
+	}
+	ps, err := s.subscribe(ctx)
+	if err != nil {
+		return nil, &Error{Code: CodeUnavailable, Op: "open", Msg: "subscribe to decisions", Err: err}
+	}
+	s.ps = ps
+	lctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	go s.listen(lctx)
+	return s, nil
+}
+
+// Create implements Store.
+func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration) (Ask, error) {
+	if err := checkTTL("create", ttl); err != nil {
+		return Ask{}, err
+	}
+	reqJSON, err := json.Marshal(req)
+	if err != nil {
+		return Ask{}, &Error{Code: CodeInternal, Op: "create", Msg: "encode request", Err: err}
+	}
+	now := s.opts.now()
+	a := Ask{
+		Request:   req,
+		ID:        newID(),
+		CreatedAt: now,
+		Deadline:  now.Add(ttl).Truncate(time.Microsecond),
+		Status:    StatusPending,
+	}
+	key := s.keys.ask(a.ID)
+	ev := askedEvent(a)
+	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, key,
+			"id", a.ID,
+			"request", string(reqJSON),
+			"run_id", a.RunID,
+			"tool", a.Tool,
+			"created_at", micros(a.CreatedAt),
+			"deadline", micros(a.Deadline),
+			"status", string(StatusPending),
+		)
+		p.PExpire(ctx, key, ttl+s.opts.Retention)
+		p.ZAdd(ctx, s.keys.deadlines, redis.Z{Score: float64(a.Deadline.UnixMicro()), Member: a.ID})
+		p.XAdd(ctx, &redis.XAddArgs{
+			Stream: s.keys.audit, MaxLen: s.opts.AuditMaxLen, Approx: true,
+			Values: []any{"kind", string(ev.Kind), "ask_id", ev.AskID, "run_id", ev.RunID, "tool", ev.Tool,
+				"outcome", "", "by", ev.By, "reason", ev.Reason, "at", micros(ev.At)},
+		})
+		return nil
+	})
+	if err != nil {
+		return Ask{}, unavailable("create", err)
+	}
+	return a, nil
+}
+
+// Get implements Store.
+func (s *RedisStore) Get(ctx context.Context, id string) (Ask, error) {
+	if err := checkID("get", id); err != nil {
+		return Ask{}, err
+	}
+	return s.get(ctx, "get", id)
+}
+
+func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
+	h, err := s.client.HGetAll(ctx, s.keys.ask(id)).Result()
+	if err != nil {
+		return Ask{}, unavailable(op, err)
+	}
+	if len(h) == 0 {
+		return Ask{}, notFound(op, id)
+	}
+	return decodeAsk(op, h)
+}
+
+// decideScript is the only way an Ask leaves "pending": compare status, then
+// set the decision, drop the deadline index entry, append the one "decided"
+// audit event and announce the id — all or nothing. A person's decision that
+// arrives at or after the deadline ends the Ask as expired instead ("late").
+// Returns {result, HGETALL of the record}; result is won | late | lost | missing.
+var decideScript = redis.NewScript(`
+local key, deadlines, audit = KEYS[1], KEYS[2], KEYS[3]
+local id, outcome, by, reason, now, channel, maxlen = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local status = redis.call('HGET', key, 'status')
+if not status then
+  redis.call('ZREM', deadlines, id)
+  return {'missing'}
+end
+if status ~= 'pending' then
+  redis.call('ZREM', deadlines, id)
+  return {'lost', redis.call('HGETALL', key)}
+end
+local result = 'won'
+if (outcome == 'approved' or outcome == 'approved_session' or outcome == 'denied')
+   and tonumber(now) >= tonumber(redis.call('HGET', key, 'deadline')) then
+  outcome, by, reason, result = 'expired', '', ARGV[8], 'late'
+end
+redis.call('HSET', key, 'status', outcome, 'decided_by', by, 'decided_at', now, 'decision_reason', reason)
+redis.call('ZREM', deadlines, id)
+local rec = redis.call('HMGET', key, 'run_id', 'tool')
+redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
+  'kind', 'decided', 'ask_id', id, 'run_id', rec[1] or '', 'tool', rec[2] or '',
+  'outcome', outcome, 'by', by, 'reason', reason, 'at', now)
+redis.call('PUBLISH', channel, id)
+return {result, redis.call('HGETALL', key)}
+`)
+
+// Decide implements Store.
+func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by, reason string) (Ask, error) {
+	if err := checkID("decide", id); err != nil {
+		return Ask{}, err
+	}
+	if err := checkOutcome("decide", outcome); err != nil {
+		return Ask{}, err
+	}
+	a, won, err := s.decide(ctx, "decide", id, outcome, by, reason)
+	if err != nil {
+		return Ask{}, err
+	}
+	if !won {
+		return Ask{}, conflict("decide", a)
+	}
+	return a, nil
+}
+
+// decide runs decideScript and reports whether this call ended the Ask with
+// the outcome asked for.
+func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome, by, reason string) (Ask, bool, error) {
+	res, err := decideScript.Run(ctx, s.client,
+		[]string{s.keys.ask(id), s.keys.deadlines, s.keys.audit},
+		id, string(outcome), by, reason, micros(s.opts.now()), s.keys.decided, s.opts.AuditMaxLen, reasonLate,
+	).Slice()
+	if err != nil {
+		return Ask{}, false, unavailable(op, err)
+	}
+	result, _ := res[0].(string)
+	if result == "missing" {
+		return Ask{}, false, notFound(op, id)
+	}
+	if len(res) != 2 {
+		return Ask{}, false, &Error{Code: CodeInternal, Op: op, Msg: fmt.Sprintf("decide script returned %d values", len(res))}
+	}
+	h, err := flatToMap(res[1])
+	if err != nil {
+		return Ask{}, false, &Error{Code: CodeInternal, Op: op, Msg: "decide script reply", Err: err}
+	}
+	a, err := decodeAsk(op, h)
+	if err != nil {
+		return Ask{}, false, err
+	}
+	return a, result == "won", nil
+}
+
+// Wait implements Store: register with the listener, re-read the record,
+// then wait for a wake-up, the Ask's own deadline, or ctx.
+func (s *RedisStore) Wait(ctx context.Context, id string) (Ask, error) {
+	if err := checkID("wait", id); err != nil {
+		return terminalUnavailable(Ask{}, id), err
+	}
+	// Register before reading: a decision announced after the read wakes
+	// us; one made before it is in what we read.
+	wake := s.waiters.add(id)
+	defer s.waiters.remove(id, wake)
+
+	a, err := s.get(ctx, "wait", id)
+	if err != nil {
+		if ctx.Err() != nil && ErrorCode(err) == CodeUnavailable {
+			// The caller gave up while we were reading; we know nothing
+			// better than that.
+			return s.finish(ctx, Ask{ID: id}, Cancelled, "wait ended: "+context.Cause(ctx).Error())
+		}
+		return terminalUnavailable(Ask{}, id), err
+	}
+	if a.Status != StatusPending {
+		return a, nil
+	}
+	d := a.Deadline.Sub(s.opts.Now())
+	if d <= 0 {
+		return s.finish(ctx, a, Expired, reasonDeadline)
+	}
+	deadline := s.opts.After(d)
+	var retry <-chan time.Time
+	backoff := 50 * time.Millisecond
+	for {
+		select {
+		case <-wake:
+		case <-retry:
+		case <-deadline:
+			return s.finish(ctx, a, Expired, reasonDeadline)
+		case <-ctx.Done():
+			return s.finish(ctx, a, Cancelled, "wait ended: "+context.Cause(ctx).Error())
+		case <-s.closed:
+			return terminalUnavailable(a, id), &Error{Code: CodeUnavailable, Op: "wait", Msg: "store closed"}
+		}
+		retry = nil
+		b, err := s.get(ctx, "wait", id)
+		switch {
+		case err == nil && b.Status != StatusPending:
+			return b, nil
+		case err == nil:
+			a = b // a stray or repeated wake-up (e.g. after a resubscribe): keep waiting
+		case ErrorCode(err) == CodeNotFound:
+			return terminalUnavailable(a, id), err
+		default:
+			// The store is unreachable. The deadline timer still runs,
+			// so this cannot outlive the Ask; retry the read meanwhile.
+			s.opts.Logger.Warn("pending: re-read of a waiting ask failed", "ask", id, "err", err)
+			retry = time.After(backoff)
+			backoff = min(2*backoff, time.Second)
+		}
+	}
+}
+
+// finish records the waiter's own ending (expired at the deadline, or
+// cancelled because ctx ended) through decideScript, with a fresh context
+// bounded by FinishTimeout. If a decision won first, that decision is the
+// result. If the store cannot be reached, the result is Unavailable.
+func (s *RedisStore) finish(ctx context.Context, a Ask, outcome Outcome, reason string) (Ask, error) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.FinishTimeout)
+	defer cancel()
+	var err error
+	for {
+		var b Ask
+		b, _, err = s.decide(fctx, "wait", a.ID, outcome, "", reason)
+		if err == nil {
+			return b, nil
+		}
+		if ErrorCode(err) != CodeUnavailable || fctx.Err() != nil {
+			break
+		}
+		select { // one brief blip should not turn a clean expiry into unavailable
+		case <-time.After(50 * time.Millisecond):
+		case <-fctx.Done():
+		}
+	}
+	return terminalUnavailable(a, a.ID), err
+}
+
+// setMessageScript saves the message's location only on an existing record,
+// so a late SetMessage cannot resurrect a garbage-collected Ask.
+var setMessageScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'channel', ARGV[1], 'message_ts', ARGV[2])
+return 1
+`)
+
+// SetMessage implements Store.
+func (s *RedisStore) SetMessage(ctx context.Context, id, channel, ts string) error {
+	if err := checkID("set_message", id); err != nil {
+		return err
+	}
+	n, err := setMessageScript.Run(ctx, s.client, []string{s.keys.ask(id)}, channel, ts).Int()
+	if err != nil {
+		return unavailable("set_message", err)
+	}
+	if n == 0 {
+		return notFound("set_message", id)
+	}
+	return nil
+}
+
+// ListPending implements Store. The deadline index holds exactly the
+// pending Asks, so it is the list to read.
+func (s *RedisStore) ListPending(ctx context.Context, f Filter) ([]Ask, error) {
+	ids, err := s.client.ZRange(ctx, s.keys.deadlines, 0, -1).Result()
+	if err != nil {
+		return nil, unavailable("list", err)
+	}
+	asks, err := s.getMany(ctx, "list", ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []Ask
+	for _, a := range asks {
+		if a.Status == StatusPending && f.matches(a) {
+			out = append(out, a)
+		}
+	}
+	sortOldestFirst(out)
+	return out, nil
+}
+
+// getMany reads the records of ids in one round trip, skipping those gone.
+func (s *RedisStore) getMany(ctx context.Context, op string, ids []string) ([]Ask, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, s.keys.ask(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, unavailable(op, err)
+	}
+	out := make([]Ask, 0, len(ids))
+	for _, c := range cmds {
+		if len(c.Val()) == 0 {
+			continue
+		}
+		a, err := decodeAsk(op, c.Val())
+		if err != nil {
+			s.opts.Logger.Error("pending: skipping a corrupt ask record", "err", err)
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// sweepBatch bounds one ZRANGEBYSCORE of Sweep.
+const sweepBatch = 500
+
+// Sweep implements Store. Every expiry goes through decideScript, so of
+// several replicas sweeping at once exactly one wins each Ask.
+func (s *RedisStore) Sweep(ctx context.Context, now time.Time) ([]Ask, error) {
+	max := strconv.FormatInt(now.UnixMicro(), 10)
+	var out []Ask
+	for {
+		ids, err := s.client.ZRangeByScore(ctx, s.keys.deadlines, &redis.ZRangeBy{
+			Min: "-inf", Max: max, Count: sweepBatch,
+		}).Result()
+		if err != nil {
+			return out, unavailable("sweep", err)
+		}
+		for _, id := range ids {
+			a, won, err := s.decide(ctx, "sweep", id, Expired, "", reasonDeadline)
+			switch {
+			case err == nil && won:
+				out = append(out, a)
+			case err == nil, ErrorCode(err) == CodeNotFound:
+				// decided by someone else, or garbage-collected: the
+				// script has dropped it from the index.
+			case ErrorCode(err) == CodeInternal:
+				// A corrupt record would otherwise be swept forever.
+				s.opts.Logger.Error("pending: dropping a corrupt ask from the deadline index", "ask", id, "err", err)
+				s.client.ZRem(ctx, s.keys.deadlines, id)
+			default:
+				return out, err
+			}
+		}
+		if len(ids) < sweepBatch {
+			sortOldestFirst(out)
+			return out, nil
+		}
+	}
+}
+
+// Audit implements Store.
+func (s *RedisStore) Audit(ctx context.Context, limit int) ([]Event, error) {
+	var msgs []redis.XMessage
+	var err error
+	if limit > 0 {
+		msgs, err = s.client.XRangeN(ctx, s.keys.audit, "-", "+", int64(limit)).Result()
+	} else {
+		msgs, err = s.client.XRange(ctx, s.keys.audit, "-", "+").Result()
+	}
+	if err != nil {
+		return nil, unavailable("audit", err)
+	}
+	out := make([]Event, 0, len(msgs))
+	for _, m := range msgs {
+		v := func(k string) string { s, _ := m.Values[k].(string); return s }
+		out = append(out, Event{
+			Kind: EventKind(v("kind")), AskID: v("ask_id"), RunID: v("run_id"), Tool: v("tool"),
+			Outcome: Outcome(v("outcome")), By: v("by"), Reason: v("reason"), At: parseMicros(v("at")),
+		})
+	}
+	return out, nil
+}
+
+// Close implements Store: it stops the listener, and Waits still blocked
+// return Unavailable. It does not close the Redis client.
+func (s *RedisStore) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		s.stop()
+		s.psMu.Lock()
+		if s.ps != nil {
+			_ = s.ps.Close() // unblocks the listener's Receive
+		}
+		s.psMu.Unlock()
+		<-s.listening
+	})
+	return nil
+}
+
+func unavailable(op string, err error) error {
+	return &Error{Code: CodeUnavailable, Op: op, Msg: "store unreachable", Err: err}
+}
+
+func micros(t time.Time) string { return strconv.FormatInt(t.UnixMicro(), 10) }
+
+func parseMicros(s string) time.Time {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(n).UTC()
+}
+
+// flatToMap turns a Lua HGETALL reply (field, value, field, value…) into a map.
+func flatToMap(v any) (map[string]string, error) {
+	flat, ok := v.([]any)
+	if !ok || len(flat)%2 != 0 {
+		return nil, fmt.Errorf("not a flat field list: %T", v)
+	}
+	h := make(map[string]string, len(flat)/2)
+	for i := 0; i < len(flat); i += 2 {
+		k, _ := flat[i].(string)
+		val, _ := flat[i+1].(string)
+		h[k] = val
+	}
+	return h, nil
+}
+
+func decodeAsk(op string, h map[string]string) (Ask, error) {
+	var a Ask
+	if err := json.Unmarshal([]byte(h["request"]), &a.Request); err != nil {
+		return Ask{}, &Error{Code: CodeInternal, Op: op, Msg: "corrupt ask record " + h["id"], Err: err}
+	}
+	a.ID = h["id"]
+	a.CreatedAt = parseMicros(h["created_at"])
+	a.Deadline = parseMicros(h["deadline"])
+	a.Status = Status(h["status"])
+	a.DecidedBy = h["decided_by"]
+	a.DecidedAt = parseMicros(h["decided_at"])
+	a.DecisionReason = h["decision_reason"]
+	a.Channel = h["channel"]
+	a.MessageTS = h["message_ts"]
+	if a.ID == "" || a.Deadline.IsZero() || (a.Status != StatusPending && !Outcome(a.Status).Valid()) {
+		return Ask{}, &Error{Code: CodeInternal, Op: op, Msg: "corrupt ask record " + h["id"],
+			Err: errors.New("missing id, deadline or status")}
+	}
+	return a, nil
+}
+
+// waiting reports how many Waits of this process are registered with the
+// listener (tests poll it instead of sleeping).
+func (s *RedisStore) waiting() int { return s.waiters.count() }

@@ -1,0 +1,42 @@
+package pending
+
+import (
+	"testing"
+
+	"github.com/askops/askops/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// newRedisClient opens a client the way production does (OpenRedis) and
+// closes it when the test ends.
+func newRedisClient(t testing.TB, url string) redis.UniversalClient {
+	t.Helper()
+	c, err := OpenRedis(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// newRedisStore opens a store on its own client (as its own process would)
+// and closes it (before the client) when the test ends.
+func newRedisStore(t testing.TB, url string, opts Options) *RedisStore {
+	t.Helper()
+	s, err := NewRedisStore(t.Context(), newRedisClient(t, url), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestRedisStore(t *testing.T) {
+	srv := redistest.Start(t)
+	n := 0
+	testStore(t, func(t *testing.T, opts Options) (Store, Store) {
+		n++ // a namespace per case keeps cases apart on one server
+		opts.Namespace = "askops" + string(rune('a'+n%26)) + string(rune('a'+n/26))
+		return newRedisStore(t, srv.URL(), opts), newRedisStore(t, srv.URL(), opts)
+	})
+}
