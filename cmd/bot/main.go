@@ -1,19 +1,36 @@
 // Command bot is the askops Slack app: it runs AI agents and turns every tool
 // call its policy marks "ask" into an Approve / Approve for session / Deny
 // message in Slack.
+//
+// Subcommands: serve (the Slack app), run (one agent run from a terminal),
+// ask (ask a human from any script), check-config, version. main only wires
+// the process to run, which tests call whole with their own arguments,
+// environment and output.
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
+
+// Exit codes. ask documents them as its contract: 0 approved, 1 not
+// approved, 2 unavailable or bad usage.
+const (
+	exitOK     = 0
+	exitFailed = 1 // denied / expired / cancelled, a failed run, a failed check
+	exitUsage  = 2 // bad usage, bad config, or the Ask could not be carried
+)
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -24,22 +41,39 @@ func main() {
 // run is the whole program; tests call it with their own args and environment.
 // It returns the process exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	_, _, _ = ctx, getenv, stdin
 	if len(args) == 0 {
-		usage(stdout)
-		return 0
+		usage(stderr)
+		return exitUsage
 	}
-	switch args[0] {
+	env := &environment{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	name, rest := args[0], args[1:]
+	switch name {
 	case "version", "-version", "--version":
 		fmt.Fprintf(stdout, "askops %s\n", version)
-		return 0
+		return exitOK
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
-		return 0
+		return exitOK
+	case "check-config":
+		return cmdCheckConfigMain(ctx, env, rest)
+	case "serve":
+		return cmdServeMain(ctx, env, rest)
+	case "run":
+		return cmdRunMain(ctx, env, rest)
+	case "ask":
+		return cmdAskMain(ctx, env, rest)
 	}
-	fmt.Fprintf(stderr, "bot: unknown command %q\n", args[0])
+	fmt.Fprintf(stderr, "bot: unknown command %q\n\n", name)
 	usage(stderr)
-	return 2
+	return exitUsage
+}
+
+// environment is what the process gets from outside: variables and streams.
+type environment struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
 }
 
 func usage(w io.Writer) {
@@ -48,8 +82,81 @@ func usage(w io.Writer) {
 usage:
   bot serve -config FILE          run the Slack app
   bot run -config FILE "TASK"     run one agent task; its Asks go to Slack
-  bot ask -config FILE -- CMD...  ask a human whether CMD may run (exit 0 approved)
+  bot ask -config FILE [-timeout 10m] [-reason TEXT] -- COMMAND ARGS...
+                                  ask a human whether COMMAND may run
+                                  (exit 0 approved, 1 denied/expired/cancelled,
+                                  2 unavailable or bad usage)
   bot check-config -config FILE   validate the config and reach Redis, Slack, the model
   bot version
+
+Flags take one or two dashes (-config or --config). Secrets may come from
+SLACK_BOT_TOKEN, SLACK_APP_TOKEN, SLACK_SIGNING_SECRET, REDIS_URL,
+OPENAI_BASE_URL and OPENAI_API_KEY instead of the file.
 `, version)
+}
+
+// flagSet makes a subcommand's flag set: errors and -h go to stderr, and
+// the caller turns a parse error into exit 2.
+func flagSet(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: bot %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args; ok is false when the caller should return code.
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK, false
+	case err != nil:
+		return exitUsage, false // flag already printed the error and the usage
+	}
+	return 0, true
+}
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments (`bot run "TASK" -config f` as well as `bot run -config f "TASK"`).
+// Everything after "--" is positional.
+func parseInterleaved(fs *flag.FlagSet, args []string) (positional []string, code int, ok bool) {
+	for {
+		if code, ok := parseFlags(fs, args); !ok {
+			return nil, code, false
+		}
+		rest := fs.Args()
+		// fs.Parse consumed a "--" if it stopped at one; then all is positional.
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(positional, rest...), 0, true
+		}
+		if len(rest) == 0 {
+			return positional, 0, true
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// loadConfig loads and validates the config for cmd, printing every problem
+// (prefixed by its key) to stderr. ok is false when the command must exit 2.
+func loadConfig(env *environment, path string, cmd command) (Config, bool) {
+	cfg, ps := loadConfigFile(path, env.getenv, cmd)
+	for _, p := range ps {
+		fmt.Fprintf(env.stderr, "config: %s\n", p)
+	}
+	return cfg, len(ps) == 0
+}
+
+// newLogger builds the process logger from the log section: text or JSON
+// on stderr, so stdout stays the command's answer.
+func newLogger(c LogConfig, w io.Writer) *slog.Logger {
+	level, _ := parseLevel(c.Level)
+	opts := &slog.HandlerOptions{Level: level}
+	if strings.EqualFold(c.Format, "json") {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }

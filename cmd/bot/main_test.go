@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/askops/askops/internal/fakeopenai"
+	"github.com/askops/askops/internal/redistest"
+)
+
+// runBot runs the whole program as a test would from a shell.
+func runBot(ctx context.Context, t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(ctx, args, envOf(env), strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestRunCommandLine(t *testing.T) {
+	cfg := writeConfig(t, strings.Replace(validYAML, "mode: socket", "mode: sockett", 1))
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{"version", []string{"version"}, 0, "askops dev", ""},
+		{"version flag", []string{"--version"}, 0, "askops dev", ""},
+		{"help", []string{"help"}, 0, "usage:", ""},
+		{"no command", nil, 2, "", "usage:"},
+		{"unknown command", []string{"deploy"}, 2, "", `unknown command "deploy"`},
+		{"unknown flag", []string{"check-config", "-frobnicate"}, 2, "", "flag provided but not defined: -frobnicate"},
+		{"flag without value", []string{"check-config", "-config"}, 2, "", "flag needs an argument"},
+		{"subcommand help", []string{"check-config", "-h"}, 0, "", "usage: bot check-config"},
+		{"missing config flag", []string{"check-config"}, 2, "", "config: -config: required"},
+		{"missing config file", []string{"check-config", "-config", "/nonexistent/askops.yaml"}, 2, "", "no such file"},
+		{"bad config, one dash", []string{"check-config", "-config", cfg}, 2, "", `config: slack.mode: unknown mode "sockett"`},
+		{"bad config, two dashes", []string{"check-config", "--config", cfg}, 2, "", `config: slack.mode: unknown mode "sockett"`},
+		{"bad config, flag=value", []string{"check-config", "--config=" + cfg}, 2, "", `config: slack.mode: unknown mode "sockett"`},
+		{"stray argument", []string{"check-config", "-config", cfg, "extra"}, 2, "", `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runBot(t.Context(), t, nil, tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.wantCode, stdout, stderr)
+			}
+			if !strings.Contains(stdout, tt.wantStdout) {
+				t.Errorf("stdout %q does not contain %q", stdout, tt.wantStdout)
+			}
+			if !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("stderr %q does not contain %q", stderr, tt.wantStderr)
+			}
+		})
+	}
+}
+
+func TestParseInterleaved(t *testing.T) {
+	tests := []struct {
+		args       []string
+		wantConfig string
+		wantPos    []string
+	}{
+		{[]string{"-config", "a.yaml", "do it"}, "a.yaml", []string{"do it"}},
+		{[]string{"do it", "--config", "a.yaml"}, "a.yaml", []string{"do it"}},
+		{[]string{"-config", "a.yaml", "--", "-not-a-flag"}, "a.yaml", []string{"-not-a-flag"}},
+		{[]string{"x", "-config=b", "y"}, "b", []string{"x", "y"}},
+	}
+	for _, tt := range tests {
+		fs := flagSet("run", &bytes.Buffer{}, "")
+		config := fs.String("config", "", "")
+		pos, _, ok := parseInterleaved(fs, tt.args)
+		if !ok || *config != tt.wantConfig || strings.Join(pos, "|") != strings.Join(tt.wantPos, "|") {
+			t.Errorf("parseInterleaved(%q) = %q, config %q, ok %v; want %q, config %q", tt.args, pos, *config, ok, tt.wantPos, tt.wantConfig)
+		}
+	}
+}
+
+// slackStub answers auth.test like Slack: ok for the good token, invalid_auth
+// otherwise.
+func slackStub(t *testing.T, goodToken string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/auth.test" {
+			http.NotFound(w, r)
+			return
+		}
+		_ = r.ParseForm()
+		tok := r.PostForm.Get("token")
+		if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+			tok = strings.TrimPrefix(h, "Bearer ")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if tok != goodToken {
+			_ = json.NewEncoder(w).Encode(map[string]any{"ok": false, "error": "invalid_auth"})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "team_id": "T0TEST", "user": "askops", "user_id": "U0BOT"})
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// modelStub is an OpenAI-compatible /models that wants a key.
+func modelStub(t *testing.T, key string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/models" {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer "+key {
+			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"fake-model"}]}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func TestCheckConfigReachability(t *testing.T) {
+	rds := redistest.Start(t)
+	slackSrv := slackStub(t, "xoxb-good")
+	model := fakeopenai.Start(t)
+	keyedModel := modelStub(t, "sk-good")
+
+	base := func(mod func(map[string]string)) map[string]string {
+		env := map[string]string{
+			"SLACK_BOT_TOKEN": "xoxb-good",
+			"REDIS_URL":       rds.URL(),
+			"OPENAI_BASE_URL": model.BaseURL(),
+		}
+		if mod != nil {
+			mod(env)
+		}
+		return env
+	}
+	file := writeConfig(t, strings.Replace(validYAML, "  approval_channel:", "  api_url: "+slackSrv.URL+"/api\n  approval_channel:", 1))
+
+	otherModel := writeConfig(t, strings.Replace(strings.Replace(validYAML, "model: fake-model", "model: other-model", 1), "  approval_channel:", "  api_url: "+slackSrv.URL+"/api\n  approval_channel:", 1))
+
+	tests := []struct {
+		name     string
+		file     string
+		env      map[string]string
+		wantCode int
+		want     []string
+		notWant  []string
+	}{
+		{name: "all reachable", env: base(nil), wantCode: 0,
+			want: []string{"ok config", "ok redis redis://" + rds.Addr(), "ok slack auth.test team=T0TEST", "ok model GET " + model.BaseURL() + "/models: fake-model offered"}},
+		{name: "no redis means the memory store", env: base(func(e map[string]string) { delete(e, "REDIS_URL") }), wantCode: 0,
+			want: []string{"ok redis not configured: in-memory store"}},
+		{name: "bad slack token", env: base(func(e map[string]string) { e["SLACK_BOT_TOKEN"] = "xoxb-revoked-secret" }), wantCode: 1,
+			want: []string{"FAIL slack.bot_token: auth.test: invalid_auth", "ok redis", "ok model"}, notWant: []string{"xoxb-revoked-secret"}},
+		{name: "redis down", env: base(func(e map[string]string) { e["REDIS_URL"] = "redis://:topsecret@" + closedPort(t) + "/0" }), wantCode: 1,
+			want: []string{"FAIL redis.url: PING redis://127.0.0.1:"}, notWant: []string{"topsecret"}},
+		{name: "model key refused", env: base(func(e map[string]string) {
+			e["OPENAI_BASE_URL"] = keyedModel.URL
+			e["OPENAI_API_KEY"] = "sk-wrong-secret"
+		}), wantCode: 1,
+			want: []string{"FAIL openai.api_key: GET " + keyedModel.URL + "/models: 401 Unauthorized"}, notWant: []string{"sk-wrong-secret"}},
+		{name: "model key accepted", env: base(func(e map[string]string) {
+			e["OPENAI_BASE_URL"] = keyedModel.URL
+			e["OPENAI_API_KEY"] = "sk-good"
+		}), wantCode: 0, want: []string{"ok model"}},
+		{name: "model not offered", env: base(func(e map[string]string) {
+			e["OPENAI_BASE_URL"] = keyedModel.URL + "/nothing-here"
+		}), wantCode: 1, want: []string{"FAIL openai.base_url: GET " + keyedModel.URL + "/nothing-here/models: 404 Not Found"}},
+		{name: "model name not listed", file: otherModel, env: base(nil), wantCode: 1,
+			want: []string{`FAIL openai.model: model "other-model" is not offered by ` + model.BaseURL()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := file
+			if tt.file != "" {
+				f = tt.file
+			}
+			code, stdout, stderr := runBot(t.Context(), t, tt.env, "check-config", "-config", f)
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
+			}
+			for _, w := range tt.want {
+				if !containsLine(stdout, w) {
+					t.Errorf("want a line starting %q in:\n%s", w, stdout)
+				}
+			}
+			for _, nw := range tt.notWant {
+				if strings.Contains(stdout+stderr, nw) {
+					t.Errorf("output contains %q:\n%s%s", nw, stdout, stderr)
+				}
+			}
+		})
+	}
+}
