@@ -3,6 +3,22 @@
 // (recorded only by an admin, until revoked). A grant has a scope that never
 // widens: an exact bash command in one directory, a safe command prefix, or a
 // path or directory inside the workspace.
+//
+// A session grant is written only by the winning "for session" decision: the
+// wiring calls Record strictly after pending.Decide reported that this
+// decision won (the waiter records once Wait returns approved_session). A
+// "for session" click that lost to a Deny must leave nothing behind, so
+// nothing else may call Record.
+//
+// All of a session's grants share one expiry, pushed to now+ttl by each
+// Record (and by Touch, for session activity); an expired session's grants
+// never match and are never revived by a later Record. Standing grants have
+// no expiry and are recorded only through RecordStanding, an admin path.
+//
+// Scopes are checked lexically: file paths are cleaned and workspace-relative
+// (a path with a ".." element is never covered), bash working directories are
+// absolute and compared exactly. Following symlinks out of the workspace is
+// refused by the tools themselves. Any doubt means "not covered".
 package grants
 
 import (

@@ -1,0 +1,349 @@
+package grants
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/askops/askops/policy"
+)
+
+// The tools a scope can name. File tools take a workspace path; bash a
+// command line run in a working directory.
+const (
+	toolBash = "bash"
+)
+
+// fileTools are the tools whose calls carry a Path. A path grant names one of
+// them and covers only that tool: a read_file grant says nothing about writes,
+// and a write_file grant does not cover edit_file (the approver saw one tool).
+var fileTools = []string{"read_file", "write_file", "edit_file", "list_files"}
+
+func isFileTool(tool string) bool { return slices.Contains(fileTools, tool) }
+
+// ScopeFor returns the default "Approve for session" scope of c — what the
+// confirm dialog states and what Record will store:
+//   - bash: exactly this command (trimmed) in this working directory;
+//   - file tools: this tool on this path, cleaned and made workspace-relative.
+//
+// Other tools have no session scope and get a CodeInvalid error, as does a
+// call whose path leaves the workspace or contains a ".." element.
+func ScopeFor(c policy.Call) (Scope, error) {
+	const op = "scope"
+	switch {
+	case c.Tool == toolBash:
+		cmd := strings.TrimSpace(c.Command)
+		if cmd == "" {
+			return Scope{}, invalid(op, "empty bash command")
+		}
+		cwd, err := callCwd(c)
+		if err != nil {
+			return Scope{}, invalid(op, "%v", err)
+		}
+		s := Scope{Tool: toolBash, Kind: KindExact, Command: cmd, Cwd: cwd}
+		return s, s.Validate()
+	case isFileTool(c.Tool):
+		rel, err := callPath(c)
+		if err != nil {
+			return Scope{}, invalid(op, "%v", err)
+		}
+		s := Scope{Tool: c.Tool, Kind: KindPath, Path: rel}
+		return s, s.Validate()
+	default:
+		return Scope{}, invalid(op, "tool %q has no session scope", c.Tool)
+	}
+}
+
+// PrefixScope returns a bash scope covering every single simple command in cwd
+// whose words start with prefix's words. prefix itself must be one simple
+// command of literal words (no pipes, lists, redirections, substitutions or
+// expansions) and must not run arbitrary code (bash -c, sh, python -c, env,
+// sudo, xargs, eval, ...), since such a prefix would grant anything.
+func PrefixScope(prefix, cwd string) (Scope, error) {
+	s := Scope{Tool: toolBash, Kind: KindPrefix, Command: strings.TrimSpace(prefix), Cwd: cleanAbs(cwd)}
+	return s, s.Validate()
+}
+
+// PathScope returns a scope covering tool on one path inside the workspace.
+// path is workspace-relative or absolute inside workspace.
+func PathScope(tool, path, workspace string) (Scope, error) {
+	rel, err := workspaceRel(path, workspace, workspace)
+	if err != nil {
+		return Scope{}, invalid("scope", "%v", err)
+	}
+	s := Scope{Tool: tool, Kind: KindPath, Path: rel}
+	return s, s.Validate()
+}
+
+// DirScope returns a scope covering tool on dir and everything under it. dir
+// is workspace-relative or absolute inside workspace; "." is the whole
+// workspace.
+func DirScope(tool, dir, workspace string) (Scope, error) {
+	rel, err := workspaceRel(dir, workspace, workspace)
+	if err != nil {
+		return Scope{}, invalid("scope", "%v", err)
+	}
+	s := Scope{Tool: tool, Kind: KindDir, Path: rel}
+	return s, s.Validate()
+}
+
+// Validate reports whether s is a well-formed scope: a known kind for its
+// tool, a prefix that is safe to grant, an absolute clean cwd for bash, and a
+// clean workspace-relative path without ".." for file tools.
+func (s Scope) Validate() error {
+	const op = "validate"
+	if s.Tool == "" {
+		return invalid(op, "empty tool")
+	}
+	switch s.Kind {
+	case KindExact, KindPrefix:
+		if s.Tool != toolBash {
+			return invalid(op, "a %s scope is for bash, not %q", s.Kind, s.Tool)
+		}
+		if s.Path != "" {
+			return invalid(op, "a bash scope has no path")
+		}
+		if s.Command == "" || s.Command != strings.TrimSpace(s.Command) {
+			return invalid(op, "the command must be non-empty and trimmed")
+		}
+		if err := checkCwd(s.Cwd); err != nil {
+			return invalid(op, "%v", err)
+		}
+		if s.Kind == KindPrefix {
+			if err := checkPrefix(s.Command); err != nil {
+				return invalid(op, "prefix %q: %v", s.Command, err)
+			}
+		}
+		return nil
+	case KindPath, KindDir:
+		if !isFileTool(s.Tool) {
+			return invalid(op, "a %s scope is for a file tool (%s), not %q", s.Kind, strings.Join(fileTools, ", "), s.Tool)
+		}
+		if s.Command != "" || s.Cwd != "" {
+			return invalid(op, "a file scope has no command or cwd")
+		}
+		if err := checkRel(s.Path); err != nil {
+			return invalid(op, "%v", err)
+		}
+		if s.Kind == KindPath && s.Path == "." && s.Tool != "list_files" {
+			return invalid(op, "%s on the workspace root is not a file", s.Tool)
+		}
+		return nil
+	default:
+		return invalid(op, "unknown scope kind %q", s.Kind)
+	}
+}
+
+// Covers reports whether s covers c. It never widens: any doubt (an invalid
+// scope, a call it cannot resolve, a command that does not parse) is false.
+//   - exact: bash, the same command (both trimmed), the same cwd;
+//   - prefix: bash, the call is one simple command of literal words that does
+//     not run arbitrary code, its words start with the prefix's words, the
+//     same cwd (not a subdirectory);
+//   - path: the same tool, the same cleaned workspace-relative path;
+//   - dir: the same tool, a path equal to the directory or inside it.
+//
+// Paths are compared lexically; a call path with a ".." element is never
+// covered. Symlinks are the tools' business: they refuse to follow one out
+// of the workspace.
+func (s Scope) Covers(c policy.Call) bool {
+	if s.Validate() != nil || c.Tool != s.Tool {
+		return false
+	}
+	switch s.Kind {
+	case KindExact, KindPrefix:
+		cwd, err := callCwd(c)
+		if err != nil || cwd != s.Cwd {
+			return false
+		}
+		cmd := strings.TrimSpace(c.Command)
+		if s.Kind == KindExact {
+			return cmd == s.Command
+		}
+		return prefixCovers(s.Command, cmd)
+	case KindPath, KindDir:
+		rel, err := callPath(c)
+		if err != nil {
+			return false
+		}
+		if s.Kind == KindPath {
+			return rel == s.Path
+		}
+		return s.Path == "." || rel == s.Path || strings.HasPrefix(rel, s.Path+"/")
+	default:
+		return false
+	}
+}
+
+// String is the scope as an approver reads it, e.g.
+// `bash: exactly "npm test" in /ws/app`,
+// `bash: commands starting with "git push" in /ws`,
+// `write_file: src/main.go`, `read_file: anything under docs/`.
+// Commands are quoted (Go syntax) so control characters and newlines show.
+func (s Scope) String() string {
+	switch s.Kind {
+	case KindExact:
+		return fmt.Sprintf("%s: exactly %s in %s", s.Tool, strconv.Quote(s.Command), showPath(s.Cwd))
+	case KindPrefix:
+		return fmt.Sprintf("%s: commands starting with %s in %s", s.Tool, strconv.Quote(s.Command), showPath(s.Cwd))
+	case KindPath:
+		if s.Path == "." {
+			return fmt.Sprintf("%s: the workspace root", s.Tool)
+		}
+		return fmt.Sprintf("%s: %s", s.Tool, showPath(s.Path))
+	case KindDir:
+		if s.Path == "." {
+			return fmt.Sprintf("%s: anything in the workspace", s.Tool)
+		}
+		return fmt.Sprintf("%s: anything under %s", s.Tool, showPath(s.Path+"/"))
+	default:
+		return fmt.Sprintf("%s: unknown scope %q", s.Tool, s.Kind)
+	}
+}
+
+// SessionString is String for the "Approve for session" confirm dialog.
+func (s Scope) SessionString() string { return s.String() + ", for the rest of this session" }
+
+// String describes g for lists and logs, e.g.
+// `grant Xyz (bash: exactly "npm test" in /ws) by U123, for this session`.
+func (g Grant) String() string {
+	life := "for this session"
+	if g.Standing() {
+		life = "standing, until revoked"
+	}
+	return fmt.Sprintf("grant %s (%s) by %s, %s", g.ID, g.Scope, g.By, life)
+}
+
+// callCwd is the absolute, clean directory a bash call runs in: its Cwd, or
+// the workspace when the call names none. It must lie inside the workspace
+// when the call names one.
+func callCwd(c policy.Call) (string, error) {
+	cwd := c.Cwd
+	if cwd == "" {
+		cwd = c.Workspace
+	}
+	if err := checkAbs(cwd, "working directory"); err != nil {
+		return "", err
+	}
+	cwd = filepath.Clean(cwd)
+	if c.Workspace != "" {
+		if _, err := workspaceRel(cwd, c.Workspace, c.Workspace); err != nil {
+			return "", err
+		}
+	}
+	return cwd, nil
+}
+
+// callPath is the clean, slash-separated, workspace-relative path of a file
+// call. A relative path is resolved against the call's Cwd, or the workspace
+// when Cwd is empty (list_files with no path lists that directory).
+func callPath(c policy.Call) (string, error) {
+	base := c.Cwd
+	if base == "" {
+		base = c.Workspace
+	}
+	p := c.Path
+	if p == "" {
+		if c.Tool != "list_files" {
+			return "", fmt.Errorf("%s needs a path", c.Tool)
+		}
+		p = "."
+	}
+	return workspaceRel(p, base, c.Workspace)
+}
+
+// workspaceRel resolves p (absolute, or relative to base) and returns it
+// relative to workspace, refusing ".." elements and anything outside.
+func workspaceRel(p, base, workspace string) (string, error) {
+	if err := checkAbs(workspace, "workspace"); err != nil {
+		return "", err
+	}
+	if p == "" {
+		return "", fmt.Errorf("empty path")
+	}
+	if hasDotDot(p) {
+		return "", fmt.Errorf("path %q contains \"..\"", p)
+	}
+	if !filepath.IsAbs(p) {
+		if err := checkAbs(base, "working directory"); err != nil {
+			return "", err
+		}
+		p = filepath.Join(base, p)
+	}
+	ws := filepath.Clean(workspace)
+	rel, err := filepath.Rel(ws, filepath.Clean(p))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", fmt.Errorf("path %q is outside the workspace %q", p, ws)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+func hasDotDot(p string) bool {
+	return slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..")
+}
+
+func checkAbs(p, what string) error {
+	if p == "" {
+		return fmt.Errorf("no %s", what)
+	}
+	if !filepath.IsAbs(p) {
+		return fmt.Errorf("%s %q is not absolute", what, p)
+	}
+	if hasControl(p) {
+		return fmt.Errorf("%s %q contains control characters", what, p)
+	}
+	return nil
+}
+
+func checkCwd(cwd string) error {
+	if err := checkAbs(cwd, "cwd"); err != nil {
+		return err
+	}
+	if filepath.Clean(cwd) != cwd {
+		return fmt.Errorf("cwd %q is not clean", cwd)
+	}
+	return nil
+}
+
+// checkRel accepts a clean, slash-separated, workspace-relative path.
+func checkRel(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("empty path")
+	case strings.HasPrefix(p, "/") || filepath.IsAbs(p):
+		return fmt.Errorf("path %q must be workspace-relative", p)
+	case hasDotDot(p):
+		return fmt.Errorf("path %q contains \"..\"", p)
+	case filepath.ToSlash(filepath.Clean(p)) != p:
+		return fmt.Errorf("path %q is not clean", p)
+	case hasControl(p):
+		return fmt.Errorf("path %q contains control characters", p)
+	}
+	return nil
+}
+
+func cleanAbs(p string) string {
+	if p == "" {
+		return ""
+	}
+	return filepath.Clean(p)
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, unicode.IsControl)
+}
+
+// showPath prints a path bare when it is plain, quoted when it has spaces,
+// quotes or anything unusual, so the approver cannot be misled.
+func showPath(p string) string {
+	plain := !strings.ContainsFunc(p, func(r rune) bool {
+		return !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("/._-+@~,:=", r)))
+	})
+	if plain && p != "" {
+		return p
+	}
+	return strconv.Quote(p)
+}

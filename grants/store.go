@@ -1,0 +1,132 @@
+package grants
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/askops/askops/policy"
+)
+
+// Options configure a store.
+type Options struct {
+	Now    func() time.Time // the clock; nil means time.Now
+	Logger *slog.Logger     // nil discards (corrupt records are logged, never matched)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+// maxSessionID bounds a session id; longer ids are refused as invalid.
+const maxSessionID = 256
+
+func checkSessionID(op, id string) error {
+	switch {
+	case id == "":
+		return invalid(op, "empty session id")
+	case len(id) > maxSessionID:
+		return invalid(op, "session id longer than %d bytes", maxSessionID)
+	case strings.ContainsFunc(id, unicode.IsControl):
+		return invalid(op, "session id contains control characters")
+	}
+	return nil
+}
+
+func checkTTL(op string, ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		return invalid(op, "ttl %v must be at least 1ms", ttl)
+	}
+	return nil
+}
+
+// newGrant validates a Record / RecordStanding call and builds the grant.
+// Times are UTC and whole milliseconds, so both stores return equal values.
+func newGrant(op, sessionID string, s Scope, by string, now time.Time, ttl time.Duration) (Grant, error) {
+	if err := s.Validate(); err != nil {
+		return Grant{}, err
+	}
+	if strings.TrimSpace(by) == "" {
+		return Grant{}, invalid(op, "empty grantor")
+	}
+	id, err := newID()
+	if err != nil {
+		return Grant{}, &Error{Code: CodeInternal, Op: op, Msg: "could not make a grant id", Err: err}
+	}
+	g := Grant{ID: id, SessionID: sessionID, Scope: s, By: by, CreatedAt: msUTC(now)}
+	if sessionID != "" {
+		g.ExpiresAt = g.CreatedAt.Add(ttl)
+	}
+	return g, nil
+}
+
+func msUTC(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+// newID returns 128 random bits, URL-safe (22 characters).
+func newID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// plausibleID reports whether id could be one newID made; anything else is
+// unknown without asking the store (and cannot name a store-internal field).
+func plausibleID(id string) bool {
+	if len(id) != 22 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(id)
+	return err == nil
+}
+
+func checkGrantID(op, id string) error {
+	if id == "" {
+		return invalid(op, "empty grant id")
+	}
+	if !plausibleID(id) {
+		return &Error{Code: CodeNotFound, Op: op, Msg: fmt.Sprintf("no grant %q", id)}
+	}
+	return nil
+}
+
+func notFound(op, sessionID, id string) error {
+	if sessionID == "" {
+		return &Error{Code: CodeNotFound, Op: op, Msg: fmt.Sprintf("no standing grant %q", id)}
+	}
+	return &Error{Code: CodeNotFound, Op: op, Msg: fmt.Sprintf("no grant %q in session %q (revoked, expired, or never made)", id, sessionID)}
+}
+
+// sortGrants orders grants oldest first, so List and Match are deterministic.
+func sortGrants(gs []Grant) {
+	slices.SortFunc(gs, func(a, b Grant) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+}
+
+func firstCovering(gs []Grant, c policy.Call) (Grant, bool) {
+	sortGrants(gs)
+	for _, g := range gs {
+		if g.Scope.Covers(c) {
+			return g, true
+		}
+	}
+	return Grant{}, false
+}
+
+// describe is GrantFor's text: `grant <id> (<scope>) by <by>`.
+func describe(g Grant) string { return fmt.Sprintf("grant %s (%s) by %s", g.ID, g.Scope, g.By) }
