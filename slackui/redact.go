@@ -1,12 +1,192 @@
 package slackui
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
-// Redact replaces secrets in s with [REDACTED].
-func Redact(s string) string { return s }
+// Redacted replaces a secret's value in everything askops posts to Slack.
+const Redacted = "[REDACTED]"
 
-// Escape makes s inert in mrkdwn: &, < and > become entities, so nothing in it
-// can mention, link or address anybody.
-func Escape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+// secretRule rewrites one family of secrets. Rules run in order; each keeps
+// what tells the approver what kind of secret was there (a key name, a token's
+// prefix, a URL's user name) and drops the secret itself.
+type secretRule struct {
+	name string
+	re   *regexp.Regexp
+	// repl is a regexp.Expand template; when keep is set it decides per match
+	// instead (nil: always replace).
+	repl string
+	keep func(groups []string) bool
+}
+
+// secretWord is the tail of a key name that holds a secret: PASSWORD,
+// GITHUB_TOKEN, client_secret, api-key, aws_secret_access_key, … "_key" only
+// counts after an underscore so flags like --sort-key stay readable.
+const secretWord = `(?:pass(?:word|wd|phrase)?|pwd|token|secret|api[_-]?key|access[_-]?key|private[_-]?key|[A-Za-z0-9]_key|credentials?|auth)`
+
+// secretRules are compiled once; regexps are immutable and safe for
+// concurrent use, so this is a table, not state.
+var secretRules = []secretRule{
+	{
+		// PEM private keys, including a block cut before its END line.
+		name: "pem",
+		re:   regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
+		repl: `-----BEGIN ${1}PRIVATE KEY-----` + Redacted + `-----END ${1}PRIVATE KEY-----`,
+	},
+	{
+		name: "github",
+		re:   regexp.MustCompile(`\b(gh[pousr]_|github_pat_)[A-Za-z0-9_]{16,}`),
+		repl: `${1}` + Redacted,
+	},
+	{
+		name: "slack",
+		re:   regexp.MustCompile(`\b(xox[abposre]-|xapp-)[A-Za-z0-9-]{6,}`),
+		repl: `${1}` + Redacted,
+	},
+	{
+		// Anthropic first: sk-ant- would otherwise read as an OpenAI key.
+		name: "anthropic",
+		re:   regexp.MustCompile(`\b(sk-ant-)[A-Za-z0-9_-]{8,}`),
+		repl: `${1}` + Redacted,
+	},
+	{
+		name: "openai",
+		re:   regexp.MustCompile(`\b(sk-(?:proj-|svcacct-|admin-)?)[A-Za-z0-9_-]{16,}`),
+		repl: `${1}` + Redacted,
+		// sk-ant-[REDACTED] has already been handled.
+		keep: func(g []string) bool { return strings.HasPrefix(g[0], "sk-ant-") },
+	},
+	{
+		name: "aws-key-id",
+		re:   regexp.MustCompile(`\b((?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA))[A-Z0-9]{16}\b`),
+		repl: `${1}` + Redacted,
+	},
+	{
+		// Authorization: Bearer x / Basic x / token x, in headers and curl -H.
+		name: "authorization",
+		re:   regexp.MustCompile(`(?i)(\bauthorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|negotiate)\s+)?)("[^"]*"|'[^']*'|[^\s"']+)`),
+		repl: `${1}` + Redacted,
+		keep: alreadyRedacted,
+	},
+	{
+		name: "bearer",
+		re:   regexp.MustCompile(`(?i)(\b(?:bearer|basic)\s+)([A-Za-z0-9._~+/=-]{8,})`),
+		repl: `${1}` + Redacted,
+	},
+	{
+		// scheme://user:pass@host keeps the user, drops the password.
+		name: "url-userinfo",
+		re:   regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)([^/\s@]+)@`),
+		repl: `${1}` + Redacted + `@`,
+		keep: alreadyRedacted,
+	},
+	{
+		// curl -u user:pass / --user user:pass
+		name: "curl-user",
+		re:   regexp.MustCompile(`((?:^|\s)(?:-u|--user)(?:\s+|=)["']?[^\s:"']+:)([^\s"']+)`),
+		repl: `${1}` + Redacted,
+		keep: alreadyRedacted,
+	},
+	{
+		// mysql -pSECRET (attached only: "-p" alone prompts, and "-p 22"
+		// is a port for ssh and most other tools).
+		name: "mysql-p",
+		re:   regexp.MustCompile(`(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n;&|]*?\s-p)([^\s]+)`),
+		repl: `${1}` + Redacted,
+		keep: alreadyRedacted,
+	},
+	{
+		// key=value and key: value — URL query strings, env assignments,
+		// --flag=value, JSON/YAML. The key must end in a secret word.
+		name: "key-value",
+		re: regexp.MustCompile(`(?i)((?:^|[\s?&;,{(\[/"'])-{0,2}(?:[A-Za-z0-9]+[_.-])*` + secretWord +
+			`["']?\s*(?:=|:\s*|:)\s*)([^\s"'&;|<>()\[` + "`" + `,}\]]*\[REDACTED\]|"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"'&;|<>()` + "`" + `,}\]]+)`),
+		keep: keepKeyValue,
+	},
+	{
+		// --password VALUE (space separated). --no-password takes no value,
+		// and a following "-x" is the next flag, not a value.
+		name: "flag-space",
+		re:   regexp.MustCompile(`(?i)((?:^|\s)--?((?:[A-Za-z0-9]+-)*` + secretWord + `)\s+)("[^"]*"|'[^']*'|[^\s"'-][^\s]*)`),
+		keep: func(g []string) bool {
+			return strings.HasPrefix(strings.ToLower(g[2]), "no-") || alreadyRedacted(g)
+		},
+		repl: `${1}` + Redacted,
+	},
+}
+
+// alreadyRedacted keeps a match whose last group is already a redaction, so
+// Redact is idempotent.
+func alreadyRedacted(g []string) bool {
+	v := strings.Trim(g[len(g)-1], `"'`)
+	return strings.HasSuffix(v, Redacted) || v == ""
+}
+
+// keepKeyValue decides the key-value rule's matches: PWD=/OLDPWD= are the
+// shell's working directories, not passwords; values that are already
+// redacted or empty are left as they are.
+func keepKeyValue(g []string) bool {
+	key := strings.TrimLeft(g[1], " \t\n\r?&;,{([/\"'-")
+	if i := strings.IndexAny(key, "=:\"' \t"); i >= 0 {
+		key = key[:i]
+	}
+	if key == "PWD" || key == "OLDPWD" {
+		return true
+	}
+	return alreadyRedacted(g)
+}
+
+// Redact returns s with every secret it recognises replaced by [REDACTED]
+// (the key name, token prefix or URL user is kept so the approver knows what
+// was there). It errs on the side of hiding: a value that merely looks like a
+// secret is hidden too. Redact is idempotent.
+func Redact(s string) string {
+	for _, rule := range secretRules {
+		s = rule.apply(s)
+	}
+	return s
+}
+
+func (rule secretRule) apply(s string) string {
+	if rule.keep == nil && rule.repl != "" {
+		return rule.re.ReplaceAllString(s, rule.repl)
+	}
+	idx := rule.re.FindAllStringSubmatchIndex(s, -1)
+	if len(idx) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		groups := make([]string, len(m)/2)
+		for i := range groups {
+			if m[2*i] >= 0 {
+				groups[i] = s[m[2*i]:m[2*i+1]]
+			}
+		}
+		b.WriteString(s[last:m[0]])
+		last = m[1]
+		if rule.keep != nil && rule.keep(groups) {
+			b.WriteString(groups[0])
+			continue
+		}
+		if rule.repl != "" {
+			b.Write(rule.re.ExpandString(nil, rule.repl, s, m))
+			continue
+		}
+		// key-value: keep the key (group 1) and the value's quotes.
+		v := groups[len(groups)-1]
+		b.WriteString(groups[1])
+		switch {
+		case len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0]:
+			b.WriteByte(v[0])
+			b.WriteString(Redacted)
+			b.WriteByte(v[0])
+		default:
+			b.WriteString(Redacted)
+		}
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }

@@ -1,6 +1,8 @@
 package slackui
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -10,7 +12,8 @@ import (
 
 // Action and callback identifiers shared by the renderer and the interaction
 // handler. They are fixed so a click on a message posted by any replica (or an
-// older version) still reaches the right code path.
+// older version) still reaches the right code path. Every button's value is
+// the Ask id, except the modal's page buttons (see ShowFullValue).
 const (
 	ActionApprove        = "askops_approve"
 	ActionApproveSession = "askops_approve_session"
@@ -24,6 +27,18 @@ const (
 	CallbackShowFull      = "askops_show_full_modal"
 )
 
+// Block ids of the Ask message.
+const (
+	blockHeader  = "askops_header"
+	blockMention = "askops_mention"
+	blockCall    = "askops_call"
+	blockCut     = "askops_cut"
+	blockDetails = "askops_details"
+	blockOutcome = "askops_outcome"
+	blockActions = "askops_actions"
+	blockFooter  = "askops_footer"
+)
+
 // Message is what chat.postMessage / chat.update carry: the notification
 // fallback text and the blocks.
 type Message struct {
@@ -33,63 +48,300 @@ type Message struct {
 
 // RenderOptions are the parts of a rendering that do not come from the Ask.
 type RenderOptions struct {
-	// Mention (e.g. "<!subteam^S0123>") is prepended to Text while the Ask is
-	// open, so phones notify; it is trusted configuration, never escaped.
+	// Mention (e.g. "<!subteam^S0123>", "<@U0123>") is put first in Text and
+	// shown under the header while the Ask is open, so phones notify. It is
+	// configuration, but only a well-formed mention is passed through as
+	// markup; anything else is shown as text.
 	Mention string
-	// GrantScope is the human text of what "Approve for session" would grant.
-	// Empty means no session grant is offered (no button).
+	// GrantScope is the human text of what "Approve for session" would grant
+	// (for the open Ask) or did grant (once approved for session). Empty
+	// means no session grant is offered: no button.
 	GrantScope string
-	// Now is the rendering time (used for fallbacks).
+	// Now is when the rendering happens; it stands in for a decision time
+	// the Ask does not carry.
 	Now time.Time
 }
 
 // RenderAsk renders a in its current state: pending gets the buttons, a
-// terminal state gets its outcome line, who and when, and no buttons.
+// terminal state its outcome line, who and when, and no buttons. Everything
+// the Ask carries is redacted and escaped; the result is within every Block
+// Kit limit (CheckLimits) whatever the size of the arguments.
 func RenderAsk(a pending.Ask, o RenderOptions) Message {
-	text := "Approval needed: " + Escape(Redact(a.Tool)) + " (run " + Escape(Redact(a.RunID)) + ")"
+	cv := viewCall(a)
+	if outcome, done := a.Outcome(); done {
+		return renderDone(a, outcome, cv, o)
+	}
+	return renderOpen(a, cv, o)
+}
+
+func renderOpen(a pending.Ask, cv callView, o RenderOptions) Message {
+	var blocks []slack.Block
+	blocks = append(blocks, headerBlock(":raising_hand: Approval needed: "+toolName(cv.tool)))
 	if o.Mention != "" {
-		text = o.Mention + " " + text
+		blocks = append(blocks, contextBlock(blockMention, "cc "+mentionText(o.Mention)))
 	}
-	blocks := []slack.Block{
-		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil),
+	call, omitted := callText(cv, openCallBudget)
+	blocks = append(blocks, sectionBlock(blockCall, call))
+	cut := omitted > 0
+	if cut {
+		blocks = append(blocks, contextBlock(blockCut, "_"+ellipsis+" "+thousands(omitted)+" more characters — *Show full* has everything_"))
 	}
-	if a.Status == pending.StatusPending || a.Status == "" {
-		blocks = append(blocks, slack.NewActionBlock("askops_actions",
-			slack.NewButtonBlockElement(ActionApprove, a.ID, slack.NewTextBlockObject(slack.PlainTextType, "Approve", false, false)).WithStyle(slack.StylePrimary),
-			slack.NewButtonBlockElement(ActionDeny, a.ID, slack.NewTextBlockObject(slack.PlainTextType, "Deny", false, false)).WithStyle(slack.StyleDanger),
-		))
+	details, detailsCut := detailLines(a, cv)
+	if deadline := a.Deadline; !deadline.IsZero() {
+		details = append(details, "*Decide by:* "+slackDate(deadline)+" — no answer means *deny*")
+	}
+	blocks = append(blocks, sectionBlock(blockDetails, strings.Join(details, "\n")))
+
+	buttons := []slack.BlockElement{
+		buttonElem(ActionApprove, "Approve", a.ID).WithStyle(slack.StylePrimary),
+	}
+	var footer []string
+	if o.GrantScope != "" {
+		if confirm, ok := sessionConfirm(o.GrantScope); ok {
+			buttons = append(buttons, buttonElem(ActionApproveSession, "Approve for session", a.ID).WithConfirm(confirm))
+		} else {
+			footer = append(footer, "_Approve for session is not offered: its scope is too long to state in the confirmation._")
+		}
+	}
+	buttons = append(buttons,
+		buttonElem(ActionDeny, "Deny", a.ID).WithStyle(slack.StyleDanger),
+		buttonElem(ActionDenyReason, "Deny with reason…", a.ID),
+	)
+	if cut || detailsCut {
+		buttons = append(buttons, buttonElem(ActionShowFull, "Show full", a.ID))
+	}
+	blocks = append(blocks, slack.NewActionBlock(blockActions, buttons...))
+	footer = append(footer, "Ask "+inlineCode(a.ID, 80))
+	blocks = append(blocks, contextBlock(blockFooter, footer...))
+
+	text := "Approval needed: " + askGist(a, cv)
+	if o.Mention != "" {
+		text = mentionText(o.Mention) + " " + text
 	}
 	return Message{Text: text, Blocks: blocks}
 }
 
-// DenyReasonModal is the modal "Deny with reason…" opens; private_metadata
-// carries the Ask id.
-func DenyReasonModal(a pending.Ask) slack.ModalViewRequest {
-	input := slack.NewPlainTextInputBlockElement(nil, ActionDenyReasonInput)
-	input.Multiline = true
-	return slack.ModalViewRequest{
-		Type:            slack.VTModal,
-		CallbackID:      CallbackDenyReason,
-		PrivateMetadata: a.ID,
-		Title:           slack.NewTextBlockObject(slack.PlainTextType, "Deny with reason", false, false),
-		Submit:          slack.NewTextBlockObject(slack.PlainTextType, "Deny", false, false),
-		Close:           slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false),
-		Blocks: slack.Blocks{BlockSet: []slack.Block{
-			slack.NewInputBlock(BlockDenyReason, slack.NewTextBlockObject(slack.PlainTextType, "Reason", false, false), nil, input),
-		}},
+func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOptions) Message {
+	when := a.DecidedAt
+	if when.IsZero() {
+		when = o.Now
 	}
+	at := ""
+	if !when.IsZero() {
+		at = " · " + slackDate(when)
+	}
+	notRun := " The action was not performed."
+	var icon, title, line string
+	switch outcome {
+	case pending.Approved:
+		icon, title = ":white_check_mark:", "Approved"
+		line = "*Approved* by " + personText(a.DecidedBy) + at
+	case pending.ApprovedSession:
+		icon, title = ":white_check_mark:", "Approved for session"
+		line = "*Approved for session* by " + personText(a.DecidedBy) + at
+		if o.GrantScope != "" {
+			line += "\n*Scope:* " + proseText(Redact(o.GrantScope), 600)
+		}
+	case pending.Denied:
+		icon, title = ":no_entry:", "Denied"
+		line = "*Denied* by " + personText(a.DecidedBy) + at + "." + notRun
+		if r := strings.TrimSpace(a.DecisionReason); r != "" {
+			line += "\n*Reason:* " + proseText(Redact(r), 1000)
+		}
+	case pending.Expired:
+		icon, title = ":hourglass:", "Expired"
+		deadline := a.Deadline
+		if deadline.IsZero() {
+			deadline = when
+		}
+		line = "*Expired* — nobody decided"
+		if !deadline.IsZero() {
+			line += " by " + slackDate(deadline)
+		}
+		line += "." + notRun
+	case pending.Cancelled:
+		icon, title = ":stop_sign:", "Cancelled"
+		line = "*Cancelled* — the run stopped before anyone decided" + at + "." + notRun
+	case pending.Unavailable:
+		icon, title = ":warning:", "Unavailable"
+		line = "*Unavailable* — the decision could not be recorded or delivered" + at + "." + notRun
+	default:
+		// A status outside the vocabulary is not an approval.
+		icon, title = ":grey_question:", "Unknown state"
+		line = "*Unknown state* " + inlineCode(string(a.Status), 40) + "." + notRun
+	}
+
+	var blocks []slack.Block
+	blocks = append(blocks, headerBlock(icon+" "+title+": "+toolName(cv.tool)))
+	call, omitted := callText(cv, doneCallBudget)
+	blocks = append(blocks, sectionBlock(blockCall, call))
+	if omitted > 0 {
+		blocks = append(blocks, contextBlock(blockCut, "_"+ellipsis+" "+thousands(omitted)+" more characters not shown_"))
+	}
+	blocks = append(blocks, sectionBlock(blockOutcome, line))
+	details, _ := detailLines(a, cv)
+	details = append(details, "Ask "+inlineCode(a.ID, 80))
+	blocks = append(blocks, contextBlock(blockFooter, strings.Join(details, "\n")))
+
+	text := title
+	switch outcome {
+	case pending.Approved, pending.ApprovedSession, pending.Denied:
+		text += " by " + personText(a.DecidedBy)
+	}
+	return Message{Text: text + ": " + askGist(a, cv), Blocks: blocks}
 }
 
-// FullTextModal shows the Ask's full (redacted, escaped) arguments, page by
-// page.
-func FullTextModal(a pending.Ask, page int) slack.ModalViewRequest {
-	return slack.ModalViewRequest{
-		Type:            slack.VTModal,
-		CallbackID:      CallbackShowFull,
-		PrivateMetadata: a.ID,
-		Title:           slack.NewTextBlockObject(slack.PlainTextType, "Full arguments", false, false),
-		Blocks: slack.Blocks{BlockSet: []slack.Block{
-			slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, "```"+Escape(Redact(a.Args))+"```", false, false), nil, nil),
-		}},
+// callText is the call as one section's mrkdwn: a code block for a command,
+// the path and a preview or diff for file tools, the summary and JSON
+// arguments otherwise; omitted counts the characters cut.
+func callText(cv callView, budget int) (string, int) {
+	var head string
+	switch cv.kind {
+	case callWrite:
+		head = "*Write* " + inlineCode(cv.path, 300) + " — " + strconv.Itoa(cv.lines) + " lines\n"
+	case callEdit:
+		head = "*Edit* " + inlineCode(cv.path, 300) + "\n"
 	}
+	body := strings.TrimRight(cv.fullText(), "\n")
+	if cv.kind == callOther && strings.TrimSpace(body) == "" {
+		return head + "_(no arguments)_", 0
+	}
+	code, omitted := codeBlock(body, budget-textLen(head))
+	return head + code, omitted
+}
+
+// detailLines are why, where and who; cut reports whether any was shortened.
+func detailLines(a pending.Ask, cv callView) (lines []string, cut bool) {
+	field := func(s string, max int, show func(string, int) string) string {
+		s = Redact(s)
+		if textLen(s) > max-3 {
+			cut = true
+		}
+		return show(s, max)
+	}
+	var why []string
+	if a.Reason != "" {
+		why = append(why, field(a.Reason, 500, proseText))
+	}
+	if a.Rule != "" {
+		why = append(why, "rule "+field(a.Rule, 200, inlineCode))
+	}
+	if len(why) > 0 {
+		lines = append(lines, "*Why:* "+strings.Join(why, " · "))
+	}
+	var where []string
+	if a.Workspace != "" {
+		where = append(where, "workspace "+field(a.Workspace, 200, inlineCode))
+	}
+	if a.Cwd != "" {
+		where = append(where, "in "+field(a.Cwd, 300, inlineCode))
+	}
+	if len(where) > 0 {
+		lines = append(lines, "*Where:* "+strings.Join(where, " · "))
+	}
+	var who []string
+	if a.RunID != "" {
+		who = append(who, "run "+field(a.RunID, 100, inlineCode))
+	}
+	if a.StartedBy != "" {
+		who = append(who, "started by "+personText(a.StartedBy))
+	}
+	if a.Label != "" {
+		who = append(who, "agent "+field(a.Label, 100, inlineCode))
+	}
+	if len(who) > 0 {
+		lines = append(lines, "*Who:* "+strings.Join(who, " · "))
+	}
+	if cv.kind == callOther && a.Summary != "" {
+		lines = append([]string{"*Summary:* " + field(a.Summary, 300, proseText)}, lines...)
+	}
+	return lines, cut
+}
+
+// gist is the call in one short line for the notification text: the tool,
+// a short command or path, and the run.
+func askGist(a pending.Ask, cv callView) string {
+	g := toolName(cv.tool)
+	switch cv.kind {
+	case callCommand:
+		g += " " + inlineCode(cv.command, fallbackGistBudget)
+	case callWrite, callEdit:
+		g += " " + inlineCode(cv.path, fallbackGistBudget)
+	default:
+		if a.Summary != "" {
+			g += " " + inlineCode(Redact(a.Summary), fallbackGistBudget)
+		}
+	}
+	if a.RunID != "" {
+		g += " (run " + proseText(Redact(a.RunID), 40) + ")"
+	}
+	return g
+}
+
+// sessionConfirm is the "Approve for session" confirmation stating the exact
+// scope. If the scope cannot be stated whole within the dialog's limit, the
+// button is not offered: nobody grants what they cannot read.
+func sessionConfirm(scope string) (*slack.ConfirmationBlockObject, bool) {
+	text := "Later calls in this session within this scope will run without asking, until the session ends: " +
+		plainCut(Redact(scope), MaxConfirmText+1)
+	if textLen(text) > MaxConfirmText || strings.HasSuffix(text, ellipsis) {
+		return nil, false
+	}
+	return slack.NewConfirmationBlockObject(
+		slack.NewTextBlockObject(slack.PlainTextType, "Approve for session?", false, false),
+		slack.NewTextBlockObject(slack.PlainTextType, text, false, false),
+		slack.NewTextBlockObject(slack.PlainTextType, "Approve for session", false, false),
+		slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false),
+	), true
+}
+
+// toolName is the tool's name as shown in headers and text: tools are named
+// by code, so anything beyond a plain identifier is replaced, not escaped.
+func toolName(t string) string {
+	var b strings.Builder
+	for _, r := range t {
+		if b.Len() >= 60 {
+			b.WriteString(ellipsis)
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("_.-:/", r):
+			b.WriteRune(r)
+		default:
+			b.WriteByte('?')
+		}
+	}
+	if b.Len() == 0 {
+		return "unnamed tool"
+	}
+	return b.String()
+}
+
+func headerBlock(text string) *slack.HeaderBlock {
+	return slack.NewHeaderBlock(
+		slack.NewTextBlockObject(slack.PlainTextType, text, true, false),
+		slack.HeaderBlockOptionBlockID(blockHeader))
+}
+
+// section is a mrkdwn section; verbatim stops Slack from turning URLs and
+// channel names in user text into links.
+func sectionBlock(blockID, text string) *slack.SectionBlock {
+	return slack.NewSectionBlock(mrkdwnText(text), nil, nil, slack.SectionBlockOptionBlockID(blockID))
+}
+
+func contextBlock(blockID string, texts ...string) *slack.ContextBlock {
+	els := make([]slack.MixedElement, 0, len(texts))
+	for _, t := range texts {
+		els = append(els, mrkdwnText(t))
+	}
+	return slack.NewContextBlock(blockID, els...)
+}
+
+func mrkdwnText(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, text, false, true)
+}
+
+func buttonElem(actionID, label, value string) *slack.ButtonBlockElement {
+	return slack.NewButtonBlockElement(actionID, value,
+		slack.NewTextBlockObject(slack.PlainTextType, label, true, false))
 }

@@ -1,0 +1,261 @@
+package slackui
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/askops/askops/pending"
+)
+
+// callKind is how a tool call is shown.
+type callKind int
+
+const (
+	callCommand callKind = iota // a shell command, in a code block
+	callWrite                   // a file write: the path and the new content
+	callEdit                    // a file edit: the path and a -/+ diff
+	callOther                   // anything else: the arguments as JSON
+)
+
+// callView is the redacted, display-ready form of an Ask's call. Every string
+// in it has been through Redact; none has been escaped yet.
+type callView struct {
+	kind    callKind
+	tool    string
+	command string // callCommand
+	path    string // callWrite, callEdit
+	body    string // callWrite: content; callEdit: diff; callOther: JSON
+	lines   int    // callWrite: lines of content
+}
+
+// viewCall decodes a's arguments. The exact arguments are what will run, so
+// they are shown rather than the agent's Summary; the Summary stands in only
+// when the arguments cannot be read.
+func viewCall(a pending.Ask) callView {
+	v := callView{tool: a.Tool}
+	var args map[string]any
+	dec := json.NewDecoder(strings.NewReader(a.Args))
+	dec.UseNumber()
+	if a.Args == "" || dec.Decode(&args) != nil || args == nil {
+		v.kind = callOther
+		v.body = Redact(a.Args)
+		if strings.TrimSpace(v.body) == "" {
+			v.body = Redact(a.Summary)
+		}
+		return v
+	}
+	str := func(k string) (string, bool) {
+		s, ok := args[k].(string)
+		return s, ok
+	}
+	if cmd, ok := str("command"); ok {
+		// bash-like tools: {"command": …} plus perhaps cwd/timeout, which
+		// the renderer shows elsewhere or does not need.
+		if onlyKeys(args, "command", "cwd", "timeout", "timeout_ms", "description") {
+			v.kind = callCommand
+			v.command = Redact(cmd)
+			return v
+		}
+	}
+	if path, ok := str("path"); ok {
+		if content, ok := str("content"); ok && onlyKeys(args, "path", "content") {
+			v.kind = callWrite
+			v.path = Redact(path)
+			v.body = Redact(content)
+			v.lines = strings.Count(content, "\n")
+			if content != "" && !strings.HasSuffix(content, "\n") {
+				v.lines++
+			}
+			return v
+		}
+		oldS, okOld := str("old_string")
+		newS, okNew := str("new_string")
+		if okOld && okNew && onlyKeys(args, "path", "old_string", "new_string", "replace_all") {
+			v.kind = callEdit
+			v.path = Redact(path)
+			v.body = lineDiff(Redact(oldS), Redact(newS))
+			return v
+		}
+	}
+	v.kind = callOther
+	v.body = prettyJSON(redactJSON(args))
+	return v
+}
+
+func onlyKeys(m map[string]any, keys ...string) bool {
+	for k := range m {
+		found := false
+		for _, want := range keys {
+			if k == want {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+var secretKey = regexp.MustCompile(`(?i)(?:^|[_.-])` + secretWord + `$|^` + secretWord + `$`)
+
+// redactJSON redacts every string in a decoded JSON value, and hides the
+// whole value of a key that names a secret ("password": …).
+func redactJSON(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			if secretKey.MatchString(k) && k != "PWD" && k != "OLDPWD" {
+				if _, nested := e.(map[string]any); !nested {
+					out[k] = Redacted
+					continue
+				}
+			}
+			out[k] = redactJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = redactJSON(e)
+		}
+		return out
+	case string:
+		return Redact(t)
+	}
+	return v
+}
+
+// prettyJSON indents v with sorted keys and without HTML escaping (the
+// renderer escapes for Slack itself).
+func prettyJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return ""
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// fullText is everything the "Show full" modal pages through.
+func (v callView) fullText() string {
+	if v.kind == callCommand {
+		return v.command
+	}
+	return v.body
+}
+
+// maxDiffCells bounds the LCS table; beyond it the diff falls back to
+// trimming the common head and tail, which is still correct, only coarser.
+const maxDiffCells = 1 << 20
+
+// diffContext is how many unchanged lines are kept around a change.
+const diffContext = 2
+
+// lineDiff shows how old becomes new, line by line: "- " removed, "+ "
+// added, "  " unchanged context (at most diffContext lines around a change;
+// longer unchanged runs collapse to "  …").
+func lineDiff(oldS, newS string) string {
+	a := splitLines(oldS)
+	b := splitLines(newS)
+	type op struct {
+		kind byte // ' ', '-', '+'
+		line string
+	}
+	var ops []op
+	// Common head and tail first: cheap, and keeps the LCS table small.
+	head := 0
+	for head < len(a) && head < len(b) && a[head] == b[head] {
+		head++
+	}
+	tail := 0
+	for tail < len(a)-head && tail < len(b)-head && a[len(a)-1-tail] == b[len(b)-1-tail] {
+		tail++
+	}
+	for _, l := range a[:head] {
+		ops = append(ops, op{' ', l})
+	}
+	ma, mb := a[head:len(a)-tail], b[head:len(b)-tail]
+	if (len(ma)+1)*(len(mb)+1) <= maxDiffCells {
+		// lcs[i][j] = LCS length of ma[i:], mb[j:]
+		lcs := make([][]int32, len(ma)+1)
+		for i := range lcs {
+			lcs[i] = make([]int32, len(mb)+1)
+		}
+		for i := len(ma) - 1; i >= 0; i-- {
+			for j := len(mb) - 1; j >= 0; j-- {
+				if ma[i] == mb[j] {
+					lcs[i][j] = lcs[i+1][j+1] + 1
+				} else {
+					lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+				}
+			}
+		}
+		i, j := 0, 0
+		for i < len(ma) || j < len(mb) {
+			switch {
+			case i < len(ma) && j < len(mb) && ma[i] == mb[j]:
+				ops = append(ops, op{' ', ma[i]})
+				i++
+				j++
+			case i < len(ma) && (j == len(mb) || lcs[i+1][j] >= lcs[i][j+1]):
+				ops = append(ops, op{'-', ma[i]})
+				i++
+			default:
+				ops = append(ops, op{'+', mb[j]})
+				j++
+			}
+		}
+	} else {
+		for _, l := range ma {
+			ops = append(ops, op{'-', l})
+		}
+		for _, l := range mb {
+			ops = append(ops, op{'+', l})
+		}
+	}
+	for _, l := range a[len(a)-tail:] {
+		ops = append(ops, op{' ', l})
+	}
+
+	// Keep context lines near a change only.
+	near := make([]bool, len(ops))
+	for i, o := range ops {
+		if o.kind == ' ' {
+			continue
+		}
+		for k := max(0, i-diffContext); k <= min(len(ops)-1, i+diffContext); k++ {
+			near[k] = true
+		}
+	}
+	var out strings.Builder
+	skipped := false
+	for i, o := range ops {
+		if o.kind == ' ' && !near[i] {
+			if !skipped {
+				out.WriteString("  …\n")
+				skipped = true
+			}
+			continue
+		}
+		skipped = false
+		out.WriteByte(o.kind)
+		out.WriteByte(' ')
+		out.WriteString(o.line)
+		out.WriteByte('\n')
+	}
+	return strings.TrimRight(out.String(), "\n")
+}
+
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
