@@ -1,0 +1,284 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/askops/askops/policy"
+)
+
+const (
+	defaultReadLines = 2000
+	maxListEntries   = 1000
+)
+
+func readFileTool() Tool {
+	return Tool{
+		Name:        "read_file",
+		Description: "Read a text file inside the workspace, with line numbers. offset is the first line (1-based), limit the number of lines.",
+		Params: []Param{
+			{Name: "path", Type: String, Required: true, Description: "file path, relative to the working directory or absolute inside the workspace"},
+			{Name: "offset", Type: Integer, Description: "first line to read, 1-based (default 1)"},
+			{Name: "limit", Type: Integer, Description: fmt.Sprintf("maximum number of lines (default %d)", defaultReadLines)},
+		},
+		Safety: policy.ReadOnly,
+		Prepare: func(env Env, a Args) (Action, error) {
+			given := a.String("path")
+			p, err := env.Resolve(given)
+			if err != nil {
+				return Action{}, err
+			}
+			offset, limit := 1, defaultReadLines
+			if n, ok := a.Int("offset"); ok {
+				if n < 1 {
+					return Action{}, fmt.Errorf(`invalid arguments for read_file: field "offset" is a 1-based line number, got %d`, n)
+				}
+				offset = n
+			}
+			if n, ok := a.Int("limit"); ok {
+				if n < 1 {
+					return Action{}, fmt.Errorf(`invalid arguments for read_file: field "limit" must be positive, got %d`, n)
+				}
+				limit = n
+			}
+			rel := relToRoot(env.Workspace, p)
+			return Action{
+				Path:    p,
+				Summary: "read_file " + rel,
+				Run: func(ctx context.Context) (string, error) {
+					return readLines(p, rel, offset, limit, env.MaxOutputBytes)
+				},
+			}, nil
+		},
+	}
+}
+
+func readLines(p, rel string, offset, limit, maxBytes int) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", fileError(rel, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return "", fmt.Errorf("%s is a directory; use list_files", rel)
+	}
+	br := bufio.NewReader(f)
+	var b strings.Builder
+	line := 0
+	shown := 0
+	for {
+		text, err := br.ReadString('\n')
+		if text == "" && err != nil {
+			if !errors.Is(err, io.EOF) {
+				return "", fileError(rel, err)
+			}
+			break
+		}
+		line++
+		if line < offset {
+			continue
+		}
+		if shown == limit {
+			fmt.Fprintf(&b, "[more lines follow; read on with offset=%d]\n", line)
+			return b.String(), nil
+		}
+		if strings.ContainsRune(text, 0) {
+			return "", fmt.Errorf("%s looks binary (NUL byte on line %d); not shown", rel, line)
+		}
+		entry := fmt.Sprintf("%6d\t%s", line, strings.ToValidUTF8(strings.TrimRight(text, "\n"), "\uFFFD")) + "\n"
+		if b.Len()+len(entry) > maxBytes && shown > 0 {
+			fmt.Fprintf(&b, "[output limit of %d bytes reached; read on with offset=%d]\n", maxBytes, line)
+			return b.String(), nil
+		}
+		if len(entry) > maxBytes {
+			entry = capText(entry, maxBytes) + "\n"
+		}
+		b.WriteString(entry)
+		shown++
+	}
+	switch {
+	case line == 0:
+		return fmt.Sprintf("(%s is empty)", rel), nil
+	case shown == 0:
+		return "", fmt.Errorf("offset %d is past the end of %s, which has %d lines", offset, rel, line)
+	}
+	return b.String(), nil
+}
+
+func writeFileTool() Tool {
+	return Tool{
+		Name:        "write_file",
+		Description: "Create or replace a file inside the workspace with the given content (parent directories are created).",
+		Params: []Param{
+			{Name: "path", Type: String, Required: true, Description: "file path, relative to the working directory or absolute inside the workspace"},
+			{Name: "content", Type: String, Required: true, Description: "the complete new content of the file"},
+		},
+		Safety: policy.SideEffect,
+		Prepare: func(env Env, a Args) (Action, error) {
+			given := a.String("path")
+			p, err := env.Resolve(given)
+			if err != nil {
+				return Action{}, err
+			}
+			content := a.String("content")
+			rel := relToRoot(env.Workspace, p)
+			return Action{
+				Path:    p,
+				Summary: fmt.Sprintf("write_file %s (%d bytes)", rel, len(content)),
+				Run: func(ctx context.Context) (string, error) {
+					if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+						return "", fmt.Errorf("%s is a directory", rel)
+					}
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						return "", fileError(rel, err)
+					}
+					if err := writeKeepingMode(p, []byte(content)); err != nil {
+						return "", fileError(rel, err)
+					}
+					return fmt.Sprintf("wrote %d bytes to %s", len(content), rel), nil
+				},
+			}, nil
+		},
+	}
+}
+
+func editFileTool() Tool {
+	return Tool{
+		Name: "edit_file",
+		Description: "Replace one exact occurrence of old_string with new_string in a file inside the workspace. " +
+			"old_string must match exactly once; include enough surrounding text to make it unique.",
+		Params: []Param{
+			{Name: "path", Type: String, Required: true, Description: "file path, relative to the working directory or absolute inside the workspace"},
+			{Name: "old_string", Type: String, Required: true, Description: "the exact text to replace (must occur exactly once)"},
+			{Name: "new_string", Type: String, Required: true, Description: "the replacement text"},
+		},
+		Safety: policy.SideEffect,
+		Prepare: func(env Env, a Args) (Action, error) {
+			p, err := env.Resolve(a.String("path"))
+			if err != nil {
+				return Action{}, err
+			}
+			oldS, newS := a.String("old_string"), a.String("new_string")
+			if oldS == "" {
+				return Action{}, errors.New(`invalid arguments for edit_file: field "old_string" is empty; to create a file use write_file`)
+			}
+			if oldS == newS {
+				return Action{}, errors.New(`invalid arguments for edit_file: "old_string" and "new_string" are identical; nothing to change`)
+			}
+			rel := relToRoot(env.Workspace, p)
+			return Action{
+				Path:    p,
+				Summary: fmt.Sprintf("edit_file %s (replace %d bytes with %d bytes)", rel, len(oldS), len(newS)),
+				Run: func(ctx context.Context) (string, error) {
+					data, err := os.ReadFile(p)
+					if err != nil {
+						return "", fileError(rel, err)
+					}
+					switch n := strings.Count(string(data), oldS); n {
+					case 1:
+					case 0:
+						return "", fmt.Errorf("old_string was not found in %s (0 matches); the file was not changed. Read the file and copy the text exactly", rel)
+					default:
+						return "", fmt.Errorf("old_string matches %d times in %s, it must match exactly once; the file was not changed. Include more surrounding text", n, rel)
+					}
+					if err := writeKeepingMode(p, []byte(strings.Replace(string(data), oldS, newS, 1))); err != nil {
+						return "", fileError(rel, err)
+					}
+					return fmt.Sprintf("edited %s: replaced 1 occurrence", rel), nil
+				},
+			}, nil
+		},
+	}
+}
+
+func listFilesTool() Tool {
+	return Tool{
+		Name:        "list_files",
+		Description: "List the entries of a directory inside the workspace (directories end with /). path defaults to the working directory.",
+		Params: []Param{
+			{Name: "path", Type: String, Description: "directory, relative to the working directory or absolute inside the workspace (default: the working directory)"},
+		},
+		Safety: policy.ReadOnly,
+		Prepare: func(env Env, a Args) (Action, error) {
+			given := "."
+			if a.Has("path") && a.String("path") != "" {
+				given = a.String("path")
+			}
+			p, err := env.Resolve(given)
+			if err != nil {
+				return Action{}, err
+			}
+			rel := relToRoot(env.Workspace, p)
+			return Action{
+				Path:    p,
+				Summary: "list_files " + rel,
+				Run: func(ctx context.Context) (string, error) {
+					return listDir(p, rel, env.MaxOutputBytes)
+				},
+			}, nil
+		},
+	}
+}
+
+func listDir(p, rel string, maxBytes int) (string, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", fileError(rel, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Sprintf("%s is a file (%d bytes)", rel, fi.Size()), nil
+	}
+	entries, err := os.ReadDir(p) // sorted by name
+	if err != nil {
+		return "", fileError(rel, err)
+	}
+	if len(entries) == 0 {
+		return fmt.Sprintf("(%s is empty)", rel), nil
+	}
+	var b strings.Builder
+	for i, e := range entries {
+		if i == maxListEntries || b.Len() > maxBytes {
+			fmt.Fprintf(&b, "[… %d more entries not shown]\n", len(entries)-i)
+			break
+		}
+		name := e.Name()
+		switch {
+		case e.IsDir():
+			name += "/"
+		case e.Type()&fs.ModeSymlink != 0:
+			name += "@"
+		}
+		b.WriteString(name + "\n")
+	}
+	return b.String(), nil
+}
+
+func writeKeepingMode(p string, data []byte) error {
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(p); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	return os.WriteFile(p, data, mode)
+}
+
+// fileError turns an OS error into text that names the workspace path only.
+func fileError(rel string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s does not exist", rel)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s: permission denied", rel)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %s %v", rel, pe.Op, pe.Err)
+	}
+	return fmt.Errorf("%s: %v", rel, err)
+}

@@ -1,0 +1,59 @@
+package agent
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
+)
+
+// The texts below are what the model reads when a call did not run. Each
+// outcome has its own, and each says the action was not performed and must
+// not be retried unchanged, because a model that cannot tell "denied" from
+// "nobody answered" either nags or gives up at the wrong time.
+
+func outcomeText(ask pending.Ask, o pending.Outcome) string {
+	switch o {
+	case pending.Denied:
+		by := ask.DecidedBy
+		if by == "" {
+			by = "an approver"
+		}
+		reason := ask.DecisionReason
+		if reason == "" {
+			reason = "no reason given"
+		}
+		return fmt.Sprintf("permission denied by %s: %s. The action was not performed. Do not retry the same call; take a different approach or explain what you need.", by, reason)
+	case pending.Expired:
+		deadline := "unknown"
+		if !ask.Deadline.IsZero() {
+			deadline = ask.Deadline.UTC().Format(time.RFC3339)
+		}
+		return fmt.Sprintf("no one approved this call before its deadline (%s); the action was not performed. Do not retry the same call unchanged; continue without it, or explain why it is needed so a human can approve it when asked again.", deadline)
+	case pending.Cancelled:
+		reason := ask.DecisionReason
+		if reason == "" {
+			reason = "the run was stopped"
+		}
+		return fmt.Sprintf("the approval request was cancelled before anyone decided (%s); the action was not performed. Do not retry it.", reason)
+	default: // pending.Unavailable, and anything unknown (fails closed)
+		reason := ask.DecisionReason
+		if reason == "" {
+			reason = "no approver could be reached"
+		}
+		return fmt.Sprintf("the approval request could not reach anyone who may approve (%s); the action was not performed. Do not retry the same call now; continue without it or explain what you need.", reason)
+	}
+}
+
+func policyDeniedText(v policy.Verdict) string {
+	rule := v.Rule
+	if rule == "" {
+		rule = "built-in"
+	}
+	reason := v.Reason
+	if reason == "" {
+		reason = "this call is not allowed"
+	}
+	return fmt.Sprintf("blocked by policy (%s): %s. The action was not performed. Do not retry the same call; take a different approach or explain what you need.", rule, reason)
+}

@@ -1,0 +1,370 @@
+// Package agent runs AI agents over an OpenAI-compatible chat completions API.
+//
+// A run is a loop: the model answers with tool calls, each call goes through
+// the policy (allow, deny, ask), an ask goes to a human through the Approver,
+// and the outcome — the tool's output, or a text saying why it was not
+// performed — goes back to the model, until the model answers without tool
+// calls. Read-only calls the policy allows run concurrently; everything that
+// may ask or has side effects runs alone, in the model's order, and no call
+// starts before the Asks ahead of it are decided.
+//
+// The package knows nothing of Slack or Redis: the wiring satisfies the small
+// Policy and Approver interfaces defined here.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
+)
+
+// Policy decides one call. The policy package's engine satisfies it.
+type Policy interface {
+	Evaluate(ctx context.Context, c policy.Call) policy.Verdict
+}
+
+// Approver asks a human about one call and blocks until it is decided. It
+// always returns an Ask in a terminal state (Status is the outcome, with
+// DecidedBy and DecisionReason); when ctx ends it returns Cancelled, and when
+// no one can be asked, Unavailable. Anything else is treated as Unavailable.
+type Approver interface {
+	Approve(ctx context.Context, req pending.Request) pending.Ask
+}
+
+// ErrStopped is the cause of a run's end when Runner.Stop stopped it.
+var ErrStopped = errors.New("agent: run stopped")
+
+// Config is what a Runner needs. Model, ModelName, Workspace, Policy and
+// Approver are required; zero values elsewhere take the defaults noted.
+type Config struct {
+	Model         Model
+	ModelName     string
+	Workspace     string // must exist and be a directory
+	MaxIterations int    // model calls per run; default 30
+	Policy        Policy
+	Approver      Approver
+	Logger        *slog.Logger     // default: discard
+	Now           func() time.Time // default: time.Now
+	SystemPrompt  string           // default: DefaultSystemPrompt
+
+	MaxOutputBytes        int           // per tool result; default 32 KiB
+	DefaultCommandTimeout time.Duration // bash without timeout_seconds; default 2m
+	MaxCommandTimeout     time.Duration // largest timeout_seconds accepted; default 30m
+
+	// CommandEnv is the environment of bash commands. Nil means a minimal one
+	// (PATH, HOME, USER, LANG, TMPDIR) so the bot's own secrets — API keys,
+	// Slack tokens — are not handed to the model's commands.
+	CommandEnv []string
+
+	// Tools are added to the built-in ones (bash, read_file, write_file,
+	// edit_file, list_files). A name may not repeat.
+	Tools []Tool
+
+	// MaxParallel bounds how many read-only calls of one batch run at once; default 8.
+	MaxParallel int
+}
+
+// DefaultSystemPrompt tells the model where it is and how asking works.
+const DefaultSystemPrompt = `You are an operations and coding agent working in a workspace directory on a real machine.
+Use the tools to inspect and change files and to run commands; every path must stay inside the workspace.
+Some tool calls need a human's approval before they run. If a call is denied, expired or otherwise not performed,
+the tool result says so and why: do not repeat the same call unchanged; take a different approach or explain what you need.
+When you are done, answer with a short summary of what you did and found, without calling a tool.`
+
+// Runner starts and tracks runs.
+type Runner struct {
+	cfg       Config
+	workspace string
+	tools     map[string]Tool
+	order     []string // tool names in declaration order, for the model
+
+	mu   sync.Mutex
+	runs map[string]*Run
+	wg   sync.WaitGroup
+}
+
+// NewRunner checks cfg and returns a Runner. A workspace that does not exist
+// or is not a directory is refused here, before any run starts.
+func NewRunner(cfg Config) (*Runner, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("agent: config: no model")
+	}
+	if cfg.ModelName == "" {
+		return nil, errors.New("agent: config: no model name")
+	}
+	if cfg.Policy == nil {
+		return nil, errors.New("agent: config: no policy (every call must be judged)")
+	}
+	if cfg.Approver == nil {
+		return nil, errors.New("agent: config: no approver (use one that answers unavailable if there is no channel)")
+	}
+	ws, err := openWorkspace(cfg.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MaxIterations <= 0 {
+		cfg.MaxIterations = 30
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.SystemPrompt == "" {
+		cfg.SystemPrompt = DefaultSystemPrompt
+	}
+	if cfg.MaxOutputBytes <= 0 {
+		cfg.MaxOutputBytes = 32 << 10
+	}
+	if cfg.DefaultCommandTimeout <= 0 {
+		cfg.DefaultCommandTimeout = 2 * time.Minute
+	}
+	if cfg.MaxCommandTimeout <= 0 {
+		cfg.MaxCommandTimeout = 30 * time.Minute
+	}
+	if cfg.MaxCommandTimeout < cfg.DefaultCommandTimeout {
+		return nil, fmt.Errorf("agent: config: max command timeout %s is below the default %s", cfg.MaxCommandTimeout, cfg.DefaultCommandTimeout)
+	}
+	if cfg.MaxParallel <= 0 {
+		cfg.MaxParallel = 8
+	}
+	if cfg.CommandEnv == nil {
+		cfg.CommandEnv = minimalEnv()
+	}
+
+	r := &Runner{cfg: cfg, workspace: ws, tools: map[string]Tool{}, runs: map[string]*Run{}}
+	builtin := []Tool{bashTool(cfg.CommandEnv), readFileTool(), writeFileTool(), editFileTool(), listFilesTool()}
+	for _, t := range append(builtin, cfg.Tools...) {
+		if t.Name == "" || t.Prepare == nil {
+			return nil, fmt.Errorf("agent: config: tool %q needs a name and a Prepare func", t.Name)
+		}
+		if _, dup := r.tools[t.Name]; dup {
+			return nil, fmt.Errorf("agent: config: tool %q is declared twice", t.Name)
+		}
+		r.tools[t.Name] = t
+		r.order = append(r.order, t.Name)
+	}
+	return r, nil
+}
+
+// Workspace returns the workspace's real absolute path.
+func (r *Runner) Workspace() string { return r.workspace }
+
+func minimalEnv() []string {
+	env := []string{"TERM=dumb"}
+	for _, k := range []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TMPDIR", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// RunSpec says what to run and on whose behalf.
+type RunSpec struct {
+	ID        string // generated if empty
+	SessionID string
+	StartedBy string
+	Label     string
+	Task      string
+	Mode      policy.Mode
+	// Copied into every pending.Request so the Ask is posted in the run's thread.
+	ReplyChannel  string
+	ReplyThreadTS string
+	Cwd           string // relative to the workspace or absolute inside it; default the workspace
+}
+
+// RunStatus is how a run ended.
+type RunStatus string
+
+const (
+	StatusFinished  RunStatus = "finished"  // the model answered without tool calls
+	StatusFailed    RunStatus = "failed"    // model error, max_iterations, bad spec
+	StatusCancelled RunStatus = "cancelled" // Stop, or the run's context ended
+)
+
+// Result is a run's end.
+type Result struct {
+	RunID      string
+	Status     RunStatus
+	Answer     string // the model's final answer (StatusFinished)
+	Err        error  // why it did not finish
+	Iterations int
+}
+
+// RunInfo describes a live run.
+type RunInfo struct {
+	ID        string
+	SessionID string
+	StartedBy string
+	Label     string
+	Task      string
+	Mode      policy.Mode
+	StartedAt time.Time
+	Iteration int
+}
+
+// Run is one started run.
+type Run struct {
+	spec    RunSpec
+	started time.Time
+	cancel  context.CancelCauseFunc
+	done    chan struct{}
+	result  Result
+
+	iteration atomic.Int64
+	emitMu    sync.Mutex
+	onEvent   func(Event)
+	now       func() time.Time
+}
+
+// ID returns the run's id.
+func (run *Run) ID() string { return run.spec.ID }
+
+// Done is closed when the run has ended.
+func (run *Run) Done() <-chan struct{} { return run.done }
+
+// Wait blocks until the run ends and returns its Result.
+func (run *Run) Wait() Result {
+	<-run.done
+	return run.result
+}
+
+// Start starts a run in its own goroutine. onEvent (may be nil) receives the
+// run's events in order, never concurrently; it should not block for long.
+// The run ends when the model answers, at MaxIterations, on Stop, or when ctx ends.
+func (r *Runner) Start(ctx context.Context, spec RunSpec, onEvent func(Event)) *Run {
+	if spec.ID == "" {
+		spec.ID = newRunID()
+	}
+	if spec.Mode == "" {
+		spec.Mode = policy.ModeAsk
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	run := &Run{spec: spec, started: r.cfg.Now(), cancel: cancel, done: make(chan struct{}), onEvent: onEvent, now: r.cfg.Now}
+
+	r.mu.Lock()
+	if _, taken := r.runs[spec.ID]; taken {
+		r.mu.Unlock()
+		cancel(nil)
+		run.result = Result{RunID: spec.ID, Status: StatusFailed, Err: fmt.Errorf("agent: a run with id %q is already running", spec.ID)}
+		run.emit(Event{Kind: EventFailed, Err: run.result.Err})
+		close(run.done)
+		return run
+	}
+	r.runs[spec.ID] = run
+	r.wg.Add(1)
+	r.mu.Unlock()
+
+	go func() {
+		defer r.wg.Done()
+		defer cancel(nil)
+		res := r.execute(ctx, run)
+		res.RunID = spec.ID
+		res.Iterations = int(run.iteration.Load())
+		run.result = res
+
+		r.mu.Lock()
+		delete(r.runs, spec.ID)
+		r.mu.Unlock()
+
+		log := r.cfg.Logger.With("run_id", spec.ID, "session_id", spec.SessionID)
+		if res.Status == StatusFinished {
+			log.Info("run finished", "iterations", res.Iterations)
+			run.emit(Event{Kind: EventFinished, Text: res.Answer})
+		} else {
+			log.Warn("run ended without an answer", "status", res.Status, "err", res.Err, "iterations", res.Iterations)
+			run.emit(Event{Kind: EventFailed, Err: res.Err, Text: string(res.Status)})
+		}
+		close(run.done)
+	}()
+	return run
+}
+
+// Stop cancels a live run: a waiting Ask resolves cancelled and a running
+// command's process group is killed. It reports whether the run was live.
+func (r *Runner) Stop(runID string) bool {
+	r.mu.Lock()
+	run, ok := r.runs[runID]
+	r.mu.Unlock()
+	if ok {
+		run.cancel(ErrStopped)
+	}
+	return ok
+}
+
+// Runs lists the live runs, oldest first.
+func (r *Runner) Runs() []RunInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]RunInfo, 0, len(r.runs))
+	for _, run := range r.runs {
+		s := run.spec
+		out = append(out, RunInfo{ID: s.ID, SessionID: s.SessionID, StartedBy: s.StartedBy, Label: s.Label, Task: s.Task,
+			Mode: s.Mode, StartedAt: run.started, Iteration: int(run.iteration.Load())})
+	}
+	slices.SortFunc(out, func(a, b RunInfo) int {
+		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
+			return c
+		}
+		return compareStrings(a.ID, b.ID)
+	})
+	return out
+}
+
+// Shutdown stops every live run and waits for them to end, or for ctx.
+func (r *Runner) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	for _, run := range r.runs {
+		run.cancel(ErrStopped)
+	}
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "run_" + hex.EncodeToString(b[:])
+}
+
+func (run *Run) emit(e Event) {
+	e.RunID = run.spec.ID
+	e.SessionID = run.spec.SessionID
+	e.Iteration = int(run.iteration.Load())
+	run.emitMu.Lock()
+	defer run.emitMu.Unlock()
+	e.Time = run.now()
+	if run.onEvent != nil {
+		run.onEvent(e)
+	}
+}

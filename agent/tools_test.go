@@ -1,0 +1,195 @@
+package agent_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/askops/askops/agent"
+	"github.com/askops/askops/internal/fakeopenai"
+	"github.com/askops/askops/pending"
+)
+
+func TestWorkspaceEscapesAreRefused(t *testing.T) {
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, "secret"), "top secret\n")
+
+	cases := []struct {
+		name       string
+		setup      func(t *testing.T, ws string)
+		call       fakeopenai.ToolCall
+		relOutside bool // the call's path is the outside secret, relative to the workspace (../../…)
+		want       []string
+	}{
+		{name: "dot-dot read", call: call("c1", "read_file", nil), relOutside: true,
+			want: []string{"refused", "leaves the workspace"}},
+		{name: "dot-dot hidden in the middle", call: call("c1", "write_file", map[string]any{"path": "a/../../escape.txt", "content": "x"}),
+			want: []string{"refused", "leaves the workspace"}},
+		{name: "absolute outside", call: call("c1", "read_file", map[string]any{"path": filepath.Join(outside, "secret")}),
+			want: []string{"refused", "absolute path outside the workspace"}},
+		{name: "absolute /etc", call: call("c1", "list_files", map[string]any{"path": "/etc"}),
+			want: []string{"refused", "absolute path outside the workspace"}},
+		{name: "symlinked directory", setup: func(t *testing.T, ws string) {
+			if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
+				t.Fatal(err)
+			}
+		}, call: call("c1", "read_file", map[string]any{"path": "link/secret"}),
+			want: []string{"refused", "symlink leads outside the workspace"}},
+		{name: "symlinked file written through", setup: func(t *testing.T, ws string) {
+			if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(ws, "innocent.txt")); err != nil {
+				t.Fatal(err)
+			}
+		}, call: call("c1", "write_file", map[string]any{"path": "innocent.txt", "content": "pwned"}),
+			want: []string{"refused", "symlink leads outside the workspace"}},
+		{name: "new file under a symlinked directory", setup: func(t *testing.T, ws string) {
+			if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
+				t.Fatal(err)
+			}
+		}, call: call("c1", "write_file", map[string]any{"path": "link/new/file.txt", "content": "x"}),
+			want: []string{"refused", "symlink leads outside the workspace"}},
+		{name: "dangling symlink", setup: func(t *testing.T, ws string) {
+			if err := os.Symlink(filepath.Join(outside, "not-yet"), filepath.Join(ws, "dangling")); err != nil {
+				t.Fatal(err)
+			}
+		}, call: call("c1", "write_file", map[string]any{"path": "dangling", "content": "x"}),
+			want: []string{"refused", "cannot resolve"}},
+		{name: "edit through symlink", setup: func(t *testing.T, ws string) {
+			if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
+				t.Fatal(err)
+			}
+		}, call: call("c1", "edit_file", map[string]any{"path": "link/secret", "old_string": "top", "new_string": "no"}),
+			want: []string{"refused", "symlink"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, nil, nil)
+			c := tc.call
+			if tc.relOutside {
+				rel, err := filepath.Rel(h.ws, filepath.Join(outside, "secret"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				c = call("c1", "read_file", map[string]any{"path": rel})
+			}
+			h.srv.Add(fakeopenai.Call(c), fakeopenai.Text("ok"))
+			h.approver.answer = answerWith(pending.Approved, "U1", "")
+			if tc.setup != nil {
+				tc.setup(t, h.ws)
+			}
+			res, _ := h.run(t, agent.RunSpec{})
+			if res.Status != agent.StatusFinished {
+				t.Fatalf("result = %+v", res)
+			}
+			got := toolResults(t, h.srv, 1)["c1"]
+			mustContain(t, got, tc.want...)
+			if n := len(h.approver.asked()); n != 0 {
+				t.Errorf("an escaping call was put to a human")
+			}
+			if b, _ := os.ReadFile(filepath.Join(outside, "secret")); string(b) != "top secret\n" {
+				t.Errorf("the outside file changed: %q", b)
+			}
+			for _, p := range []string{"escape.txt", "not-yet", "new"} {
+				if exists(filepath.Join(filepath.Dir(h.ws), p)) || exists(filepath.Join(outside, p)) {
+					t.Errorf("%s was created outside the workspace", p)
+				}
+			}
+		})
+	}
+}
+
+func TestSymlinkInsideTheWorkspaceIsFollowed(t *testing.T) {
+	h := newHarness(t, []fakeopenai.Reply{
+		fakeopenai.Call(call("c1", "read_file", map[string]any{"path": "alias/f.txt"})),
+		fakeopenai.Text("ok"),
+	}, nil)
+	writeFile(t, filepath.Join(h.ws, "real", "f.txt"), "inside\n")
+	if err := os.Symlink(filepath.Join(h.ws, "real"), filepath.Join(h.ws, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	h.run(t, agent.RunSpec{})
+	mustContain(t, toolResults(t, h.srv, 1)["c1"], "1\tinside")
+	if p := h.policy.judged()[0].Path; p != filepath.Join(h.ws, "real", "f.txt") {
+		t.Errorf("policy saw path %q, want the resolved real path", p)
+	}
+}
+
+func TestFileTools(t *testing.T) {
+	cases := []struct {
+		name  string
+		files map[string]string
+		call  fakeopenai.ToolCall
+		want  []string
+		after map[string]string // file contents afterwards
+	}{
+		{name: "edit one match", files: map[string]string{"f.go": "a := 1\nb := 2\n"},
+			call:  call("c1", "edit_file", map[string]any{"path": "f.go", "old_string": "b := 2", "new_string": "b := 3"}),
+			want:  []string{"edited f.go: replaced 1 occurrence"},
+			after: map[string]string{"f.go": "a := 1\nb := 3\n"}},
+		{name: "edit no match", files: map[string]string{"f.go": "a := 1\n"},
+			call:  call("c1", "edit_file", map[string]any{"path": "f.go", "old_string": "zzz", "new_string": "y"}),
+			want:  []string{"error: ", "not found in f.go (0 matches)", "not changed"},
+			after: map[string]string{"f.go": "a := 1\n"}},
+		{name: "edit three matches", files: map[string]string{"f.go": "x\nx\nx\n"},
+			call:  call("c1", "edit_file", map[string]any{"path": "f.go", "old_string": "x", "new_string": "y"}),
+			want:  []string{"error: ", "matches 3 times in f.go", "exactly once"},
+			after: map[string]string{"f.go": "x\nx\nx\n"}},
+		{name: "edit missing file",
+			call: call("c1", "edit_file", map[string]any{"path": "nope.go", "old_string": "x", "new_string": "y"}),
+			want: []string{"error: nope.go does not exist"}},
+		{name: "write creates parents",
+			call:  call("c1", "write_file", map[string]any{"path": "deep/er/new.txt", "content": "hello"}),
+			want:  []string{"wrote 5 bytes to deep/er/new.txt"},
+			after: map[string]string{"deep/er/new.txt": "hello"}},
+		{name: "read with offset and limit", files: map[string]string{"l.txt": "one\ntwo\nthree\nfour\n"},
+			call: call("c1", "read_file", map[string]any{"path": "l.txt", "offset": 2, "limit": 2}),
+			want: []string{"     2\ttwo\n     3\tthree\n[more lines follow; read on with offset=4]"}},
+		{name: "read past the end", files: map[string]string{"l.txt": "one\n"},
+			call: call("c1", "read_file", map[string]any{"path": "l.txt", "offset": 5}),
+			want: []string{"error: offset 5 is past the end of l.txt, which has 1 lines"}},
+		{name: "read a directory", files: map[string]string{"d/x": ""},
+			call: call("c1", "read_file", map[string]any{"path": "d"}),
+			want: []string{"error: d is a directory; use list_files"}},
+		{name: "read empty", files: map[string]string{"e.txt": ""},
+			call: call("c1", "read_file", map[string]any{"path": "e.txt"}),
+			want: []string{"(e.txt is empty)"}},
+		{name: "list", files: map[string]string{"b.txt": "", "a/x": "", "c.txt": ""},
+			call: call("c1", "list_files", map[string]any{}),
+			want: []string{"a/\nb.txt\nc.txt\n"}},
+		{name: "list subdir", files: map[string]string{"a/x": "", "a/y": ""},
+			call: call("c1", "list_files", map[string]any{"path": "a"}),
+			want: []string{"x\ny\n"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, []fakeopenai.Reply{fakeopenai.Call(tc.call), fakeopenai.Text("ok")}, nil)
+			h.approver.answer = answerWith(pending.Approved, "U1", "")
+			for p, c := range tc.files {
+				writeFile(t, filepath.Join(h.ws, p), c)
+			}
+			h.run(t, agent.RunSpec{})
+			mustContain(t, toolResults(t, h.srv, 1)["c1"], tc.want...)
+			for p, want := range tc.after {
+				b, err := os.ReadFile(filepath.Join(h.ws, p))
+				if err != nil || string(b) != want {
+					t.Errorf("%s = %q (%v), want %q", p, b, err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestWriteFileAskSummary(t *testing.T) {
+	h := newHarness(t, []fakeopenai.Reply{
+		fakeopenai.Call(call("c1", "write_file", map[string]any{"path": "conf/app.yaml", "content": "port: 80\n"})),
+		fakeopenai.Text("ok"),
+	}, nil)
+	h.approver.answer = answerWith(pending.Approved, "U1", "")
+	h.run(t, agent.RunSpec{})
+	asks := h.approver.asked()
+	if len(asks) != 1 || asks[0].Summary != "write_file conf/app.yaml (9 bytes)" || asks[0].Args != `{"content":"port: 80\n","path":"conf/app.yaml"}` {
+		t.Fatalf("asks = %+v", asks)
+	}
+	if p := h.policy.judged()[0].Path; p != filepath.Join(h.ws, "conf", "app.yaml") {
+		t.Errorf("policy path = %q", p)
+	}
+}
