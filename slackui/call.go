@@ -28,6 +28,10 @@ type callView struct {
 	path    string // callWrite, callEdit
 	body    string // callWrite: content; callEdit: diff; callOther: JSON
 	lines   int    // callWrite: lines of content
+
+	// callEdit, for when the diff is too long to show: its removed and
+	// added lines apart, so both sides can be previewed.
+	removed, added string
 }
 
 // viewCall decodes a's arguments. The exact arguments are what will run, so
@@ -76,6 +80,14 @@ func viewCall(a pending.Ask) callView {
 			v.kind = callEdit
 			v.path = Redact(path)
 			v.body = lineDiff(Redact(oldS), Redact(newS))
+			for _, l := range strings.Split(v.body, "\n") {
+				switch {
+				case strings.HasPrefix(l, "- "):
+					v.removed += l + "\n"
+				case strings.HasPrefix(l, "+ "):
+					v.added += l + "\n"
+				}
+			}
 			return v
 		}
 	}

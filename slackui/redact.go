@@ -23,7 +23,7 @@ type secretRule struct {
 // secretWord is the tail of a key name that holds a secret: PASSWORD,
 // GITHUB_TOKEN, client_secret, api-key, aws_secret_access_key, … "_key" only
 // counts after an underscore so flags like --sort-key stay readable.
-const secretWord = `(?:pass(?:word|wd|phrase)?|pwd|token|secret|api[_-]?key|access[_-]?key|private[_-]?key|[A-Za-z0-9]_key|credentials?|auth)`
+const secretWord = `(?:pass(?:word|wd|phrase)?|pwd|token|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth|[A-Za-z0-9]+_key)`
 
 // secretRules are compiled once; regexps are immutable and safe for
 // concurrent use, so this is a table, not state.
@@ -132,6 +132,12 @@ func keepKeyValue(g []string) bool {
 		key = key[:i]
 	}
 	if key == "PWD" || key == "OLDPWD" {
+		return true
+	}
+	// "X-Auth: Bearer …": the scheme is not the secret; the bearer rule
+	// has already hidden what follows it.
+	switch strings.ToLower(g[len(g)-1]) {
+	case "bearer", "basic", "token", "digest":
 		return true
 	}
 	return alreadyRedacted(g)

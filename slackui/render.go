@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
@@ -207,7 +208,26 @@ func callText(cv callView, budget int) (string, int) {
 		return head + "_(no arguments)_", 0
 	}
 	code, omitted := codeBlock(body, budget-textLen(head))
+	if omitted > 0 && cv.kind == callEdit && cv.removed != "" && cv.added != "" {
+		// A cut diff would show only its first removals; show the start
+		// of both sides instead.
+		return editPreview(head, cv, budget)
+	}
 	return head + code, omitted
+}
+
+// editPreview is a long edit as the start of what it removes and the start
+// of what it adds, each in its own code block.
+func editPreview(head string, cv callView, budget int) (string, int) {
+	removedHead := "Removes " + thousands(strings.Count(cv.removed, "\n")) + " lines:\n"
+	addedHead := "\nAdds " + thousands(strings.Count(cv.added, "\n")) + " lines:\n"
+	room := budget - textLen(head) - textLen(removedHead) - textLen(addedHead)
+	removed := strings.TrimRight(cv.removed, "\n")
+	added := strings.TrimRight(cv.added, "\n")
+	rm, rmOmitted := codeBlock(removed, room*2/5)
+	add, addOmitted := codeBlock(added, room-textLen(rm))
+	shown := utf8.RuneCountInString(removed) - rmOmitted + utf8.RuneCountInString(added) - addOmitted
+	return head + removedHead + rm + addedHead + add, utf8.RuneCountInString(cv.body) - shown
 }
 
 // detailLines are why, where and who; cut reports whether any was shortened.

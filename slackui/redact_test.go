@@ -1,0 +1,153 @@
+package slackui
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRedact(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		// AWS
+		{"aws key id", "aws configure set aws_access_key_id AKIAIOSFODNN7EXAMPLE", "aws configure set aws_access_key_id AKIA[REDACTED]"},
+		{"aws session key id", "ASIAY34FZKBOKMUTVV7A", "ASIA[REDACTED]"},
+		{"aws secret env", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY aws s3 ls", "AWS_SECRET_ACCESS_KEY=[REDACTED] aws s3 ls"},
+		{"aws secret ini", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = [REDACTED]"},
+		// GitHub
+		{"ghp", "git clone https://ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/o/r", "git clone https://ghp_[REDACTED]@github.com/o/r"},
+		{"gho", "gho_16C7e42F292c6912E7710c838347Ae178B4a", "gho_[REDACTED]"},
+		{"ghu ghs ghr", "ghu_aaaaaaaaaaaaaaaaaaaa ghs_bbbbbbbbbbbbbbbbbbbb ghr_cccccccccccccccccccc", "ghu_[REDACTED] ghs_[REDACTED] ghr_[REDACTED]"},
+		{"fine-grained pat", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_[REDACTED]"},
+		{"github token env", "GITHUB_TOKEN=ghp_0123456789abcdefghij0123 gh pr list", "GITHUB_TOKEN=ghp_[REDACTED] gh pr list"},
+		// Slack
+		{"xoxb", "curl -d token=xoxb-1234-5678-abcdefghijkl https://slack.com/api/auth.test", "curl -d token=xoxb-[REDACTED] https://slack.com/api/auth.test"},
+		{"xoxp xoxa xoxr", "xoxp-1-2-3-abcdef xoxa-2-abcdefgh xoxr-abcdefgh", "xoxp-[REDACTED] xoxa-[REDACTED] xoxr-[REDACTED]"},
+		{"xapp", "SLACK_APP_TOKEN=xapp-1-A0123-456-abcdef", "SLACK_APP_TOKEN=xapp-[REDACTED]"},
+		// OpenAI / Anthropic
+		{"openai", "export OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz012345", "export OPENAI_API_KEY=sk-[REDACTED]"},
+		{"openai bare", "key is sk-abcdefghijklmnopqrstuvwxyz012345", "key is sk-[REDACTED]"},
+		{"openai project", "sk-proj-abcdefghijklmnopqrstuvwxyz_0123456789", "sk-proj-[REDACTED]"},
+		{"anthropic", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz-0123456789", "sk-ant-[REDACTED]"},
+		// Authorization
+		{"bearer header", `curl -H "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc" https://x`, `curl -H "Authorization: Bearer [REDACTED]" https://x`},
+		{"basic header", "Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [REDACTED]"},
+		{"header no scheme", "authorization=abcdef123456", "authorization=[REDACTED]"},
+		{"bearer alone", "-H 'X-Auth: Bearer abcdefgh12345678'", "-H 'X-Auth: Bearer [REDACTED]'"},
+		// PEM
+		{"pem", "echo '-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\nabc\n-----END RSA PRIVATE KEY-----' > k", "echo '-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY-----' > k"},
+		{"pem openssh", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaA==\n-----END OPENSSH PRIVATE KEY-----", "-----BEGIN OPENSSH PRIVATE KEY-----[REDACTED]-----END OPENSSH PRIVATE KEY-----"},
+		{"pem cut off", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "-----BEGIN PRIVATE KEY-----[REDACTED]-----END PRIVATE KEY-----"},
+		// URLs
+		{"query password", "https://db.example/login?user=bob&password=hunter2&x=1", "https://db.example/login?user=bob&password=[REDACTED]&x=1"},
+		{"query token", "curl 'https://x.example/a?access_token=abc123&b=2'", "curl 'https://x.example/a?access_token=[REDACTED]&b=2'"},
+		{"query api_key apikey secret pwd passwd", "?api_key=1&apikey=2&secret=3&pwd=4&passwd=5", "?api_key=[REDACTED]&apikey=[REDACTED]&secret=[REDACTED]&pwd=[REDACTED]&passwd=[REDACTED]"},
+		{"userinfo", "git push https://bob:s3cr3t@github.com/o/r", "git push https://bob:[REDACTED]@github.com/o/r"},
+		{"userinfo postgres", "psql postgres://app:p%40ss@db:5432/app", "psql postgres://app:[REDACTED]@db:5432/app"},
+		// flags
+		{"flag equals", "mysql --password=hunter2 -h db", "mysql --password=[REDACTED] -h db"},
+		{"flag space", "vault login --token s.abcdef123", "vault login --token [REDACTED]"},
+		{"flag api-key", "tool --api-key 0123abc --verbose", "tool --api-key [REDACTED] --verbose"},
+		{"flag quoted", `cmd --password "two words"`, `cmd --password [REDACTED]`},
+		{"mysql -p attached", "mysql -uroot -phunter2 app", "mysql -uroot -p[REDACTED] app"},
+		{"curl -u", "curl -u admin:hunter2 https://x", "curl -u admin:[REDACTED] https://x"},
+		// env assignments
+		{"env password", "PASSWORD=hunter2 ./run", "PASSWORD=[REDACTED] ./run"},
+		{"env db password", "DB_PASSWORD='hunter 2' ./run", "DB_PASSWORD='[REDACTED]' ./run"},
+		{"env token", "export NPM_TOKEN=npm_abcdef", "export NPM_TOKEN=[REDACTED]"},
+		{"env secret", "CLIENT_SECRET=\"abc\" make", "CLIENT_SECRET=\"[REDACTED]\" make"},
+		{"env key", "STRIPE_KEY=rk_live_abc make", "STRIPE_KEY=[REDACTED] make"},
+		{"json password", `{"user":"bob","password":"hunter2"}`, `{"user":"bob","password":"[REDACTED]"}`},
+		{"yaml token", "token: abc123", "token: [REDACTED]"},
+		{"lowercase assignment", "secret=abc", "secret=[REDACTED]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Redact(tc.in)
+			if got != tc.want {
+				t.Errorf("Redact(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+			}
+			if again := Redact(got); again != got {
+				t.Errorf("not idempotent: %q -> %q", got, again)
+			}
+		})
+	}
+}
+
+// Things that look a little like secrets but are not must stay readable: an
+// approver has to see what the command does.
+func TestRedactLeavesOrdinaryText(t *testing.T) {
+	for _, s := range []string{
+		"git push origin main",
+		"ssh -p 22 host uptime",
+		"mysql -p app",
+		"ls --sort=size",
+		"psql --no-password -h db app",
+		"psql --no-password app",
+		"sort --key=2 file",
+		"cd $PWD && PWD=/tmp make",
+		"OLDPWD=/home/x cd -",
+		"cat ~/.ssh/id_rsa.pub",
+		"kubectl get secrets",
+		"echo task-scheduler-configuration-2024",
+		"echo disk-usage-report-summary-long",
+		"https://example.com/path?page=2&q=token",
+		"git log --author=bob",
+		"echo AKIA",
+		"export PASSWORD_FILE",
+		"grep -r 'password' .",
+		"-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----",
+		"gh_pat is a word",
+		"[REDACTED]",
+	} {
+		if got := Redact(s); got != s {
+			t.Errorf("Redact(%q) = %q, want it unchanged", s, got)
+		}
+	}
+}
+
+// Secrets in a tool's JSON arguments are found after decoding (so JSON
+// escapes cannot hide them) and secret-named keys are hidden whole.
+func TestRedactJSONArguments(t *testing.T) {
+	a := sampleAsk()
+	a.Tool = "http_request"
+	a.Args = `{"url":"https://u:p4ss@x.example","headers":{"X-Api-Key":"abc","Authorization":"Bearer abcdefgh12345678"},"body":"{\"password\":\"hunter2\"}","client_secret":{"nested":"ghp_0123456789abcdefghij0123"},"pem":"-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----"}`
+	got := viewCall(a).body
+	for _, secret := range []string{"p4ss", "abc\"", "abcdefgh12345678", "hunter2", "0123456789abcdefghij0123", "AAAA"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("%q survives in\n%s", secret, got)
+		}
+	}
+	if !strings.Contains(got, `"X-Api-Key": "[REDACTED]"`) {
+		t.Errorf("secret-named key not hidden:\n%s", got)
+	}
+
+	cmd := sampleAsk()
+	cmd.Args = `{"command":"curl -H \"Authorization: Bearer abcdefgh12345678\" https://x"}`
+	if got := viewCall(cmd).command; got != `curl -H "Authorization: Bearer [REDACTED]" https://x` {
+		t.Errorf("command: %q", got)
+	}
+	// Arguments that are not JSON are still redacted as text.
+	raw := sampleAsk()
+	raw.Args = "not json PASSWORD=hunter2"
+	if got := viewCall(raw).body; got != "not json PASSWORD=[REDACTED]" {
+		t.Errorf("raw args: %q", got)
+	}
+}
+
+func BenchmarkRenderAsk(b *testing.B) {
+	a := sampleAsk()
+	a.Args = `{"command":"` + strings.Repeat("echo hello world && ", 200) + `true"}`
+	o := RenderOptions{Now: testNow, GrantScope: testScope}
+	for b.Loop() {
+		RenderAsk(a, o)
+	}
+}
+
+func BenchmarkRedact(b *testing.B) {
+	s := strings.Repeat("curl -H 'Authorization: Bearer abcdefgh12345678' https://u:p@x/?token=1 ", 50)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		Redact(s)
+	}
+}
