@@ -84,6 +84,26 @@ func runContract(t *testing.T, newStore newStoreFunc) {
 		}
 	})
 
+	t.Run("match returns the oldest covering grant", func(t *testing.T) {
+		ctx := t.Context()
+		clk := newClock()
+		st := newStore(t, clk)
+		call := bashCall("go test ./...", "/ws")
+		older, err := st.Record(ctx, "s1", must(t)(grants.PrefixScope("go test", "/ws")), "U1", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Second)
+		if _, err := st.Record(ctx, "s1", must(t)(grants.ScopeFor(call)), "U2", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		for range 5 { // map order must not matter
+			if g, ok, err := st.Match(ctx, "s1", call); err != nil || !ok || g.ID != older.ID || !g.ExpiresAt.Equal(clk.Now().Add(time.Hour)) {
+				t.Fatalf("Match = %+v, %v, %v; want the older grant %s with the session's expiry", g, ok, err, older.ID)
+			}
+		}
+	})
+
 	t.Run("bad input writes nothing", func(t *testing.T) {
 		ctx := t.Context()
 		st := newStore(t, newClock())

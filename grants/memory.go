@@ -2,6 +2,7 @@ package grants
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -11,13 +12,19 @@ import (
 // MemoryStore is the embedded, single-process Store. It obeys the same
 // contract as RedisStore.
 type MemoryStore struct {
-	opts Options
+	opts     Options
+	prefixes prefixCache
 
-	mu       sync.Mutex
-	closed   bool
-	sessions map[string]*memSession
-	standing map[string]Grant
+	mu        sync.Mutex
+	closed    bool
+	sessions  map[string]*memSession
+	standing  map[string]Grant
+	nextSweep int // drop expired sessions when len(sessions) reaches this
 }
+
+// minSweep is the session count below which expired sessions are only
+// dropped when touched; above it Record sweeps, amortized O(1) per Record.
+const minSweep = 64
 
 // memSession is one session's grants; they all die at expiresAt, which every
 // Record (and Touch) pushes out, as the Redis key's TTL is.
@@ -31,9 +38,10 @@ var _ Store = (*MemoryStore)(nil)
 // NewMemoryStore returns an empty in-memory store.
 func NewMemoryStore(opts Options) *MemoryStore {
 	return &MemoryStore{
-		opts:     opts.withDefaults(),
-		sessions: map[string]*memSession{},
-		standing: map[string]Grant{},
+		opts:      opts.withDefaults(),
+		sessions:  map[string]*memSession{},
+		standing:  map[string]Grant{},
+		nextSweep: minSweep,
 	}
 }
 
@@ -55,6 +63,9 @@ func (m *MemoryStore) Record(ctx context.Context, sessionID string, s Scope, by 
 	defer m.mu.Unlock()
 	if err := m.usable(op); err != nil {
 		return Grant{}, err
+	}
+	if len(m.sessions) >= m.nextSweep {
+		m.sweep(g.CreatedAt)
 	}
 	sess := m.live(sessionID, g.CreatedAt)
 	if sess == nil {
@@ -108,24 +119,26 @@ func (m *MemoryStore) Touch(ctx context.Context, sessionID string, ttl time.Dura
 // standing grant covering it.
 func (m *MemoryStore) Match(ctx context.Context, sessionID string, c policy.Call) (Grant, bool, error) {
 	const op = "match"
-	var session []Grant
 	if sessionID != "" {
 		if err := checkSessionID(op, sessionID); err != nil {
 			return Grant{}, false, err
 		}
-		var err error
-		if session, err = m.List(ctx, sessionID); err != nil {
-			return Grant{}, false, err
-		}
 	}
-	if g, ok := firstCovering(session, c); ok {
-		return g, true, nil
-	}
-	standing, err := m.List(ctx, "")
-	if err != nil {
+	now := msUTC(m.opts.Now())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.usable(op); err != nil {
 		return Grant{}, false, err
 	}
-	g, ok := firstCovering(standing, c)
+	if sessionID != "" {
+		if sess := m.live(sessionID, now); sess != nil {
+			if g, ok := oldestCovering(maps.Values(sess.grants), c, &m.prefixes); ok {
+				g.ExpiresAt = sess.expiresAt
+				return g, true, nil
+			}
+		}
+	}
+	g, ok := oldestCovering(maps.Values(m.standing), c, &m.prefixes)
 	return g, ok, nil
 }
 
@@ -228,6 +241,17 @@ func (m *MemoryStore) usable(op string) error {
 		return &Error{Code: CodeUnavailable, Op: op, Msg: "store closed"}
 	}
 	return nil
+}
+
+// sweep drops every expired session, so sessions nobody touches again do not
+// pile up in a long-running process. Called with mu held.
+func (m *MemoryStore) sweep(now time.Time) {
+	for id, sess := range m.sessions {
+		if !now.Before(sess.expiresAt) {
+			delete(m.sessions, id)
+		}
+	}
+	m.nextSweep = max(minSweep, 2*len(m.sessions))
 }
 
 // live returns the session if it has not expired at now, dropping it if it

@@ -2,6 +2,7 @@ package grants
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/askops/askops/policy"
 )
@@ -22,21 +23,70 @@ func checkPrefix(prefix string) error {
 	return nil
 }
 
-// prefixCovers reports whether command is one simple command of literal words,
-// not running arbitrary code, whose words start with prefix's, word by word.
-func prefixCovers(prefix, command string) bool {
-	pw, err := policy.SimpleWords(prefix)
-	if err != nil || len(pw) == 0 || policy.RunsArbitraryCode(pw) {
+// prefixCovers reports whether command's words (nil unless one simple
+// command of literal words not running arbitrary code, see
+// callView.simpleWords) start with prefix's, word by word. The prefix is
+// judged again here, so a scope that slipped past Validate grants nothing.
+func prefixCovers(prefix string, command []string, cache *prefixCache) bool {
+	if len(command) == 0 {
 		return false
 	}
-	cw, err := policy.SimpleWords(command)
-	if err != nil || len(cw) < len(pw) || policy.RunsArbitraryCode(cw) {
+	pw := cache.words(prefix)
+	if len(pw) == 0 || len(command) < len(pw) {
 		return false
 	}
 	for i, w := range pw {
-		if cw[i] != w {
+		if command[i] != w {
 			return false
 		}
 	}
 	return true
+}
+
+// prefixWords returns the words of a grantable prefix, or nil.
+func prefixWords(prefix string) []string {
+	pw, err := policy.SimpleWords(prefix)
+	if err != nil || len(pw) == 0 || policy.RunsArbitraryCode(pw) {
+		return nil
+	}
+	return pw
+}
+
+// prefixCache remembers prefixWords per prefix, so a store matching a call
+// against many prefix grants parses each prefix once, not on every call. A
+// nil cache parses every time.
+type prefixCache struct {
+	mu sync.Mutex
+	m  map[string][]string // nil value: not grantable
+}
+
+// maxPrefixCache bounds the cache; past it the cache starts over.
+const maxPrefixCache = 4096
+
+func (pc *prefixCache) words(prefix string) []string {
+	if pc == nil {
+		return prefixWords(prefix)
+	}
+	pc.mu.Lock()
+	pw, ok := pc.m[prefix]
+	pc.mu.Unlock()
+	if ok {
+		return pw
+	}
+	pw = prefixWords(prefix)
+	pc.mu.Lock()
+	if pc.m == nil || len(pc.m) >= maxPrefixCache {
+		pc.m = map[string][]string{}
+	}
+	pc.m[prefix] = pw
+	pc.mu.Unlock()
+	return pw
+}
+
+// valid is Scope.Validate with the prefix judged through the cache.
+func (pc *prefixCache) valid(s Scope) bool {
+	if s.validate(false) != nil {
+		return false
+	}
+	return s.Kind != KindPrefix || pc.words(s.Command) != nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -59,9 +60,10 @@ return redis.call('HDEL', KEYS[1], ARGV[1])
 // RedisStore keeps grants in Redis so every replica sees them. It does not
 // own the client: Close leaves it open for the caller to close.
 type RedisStore struct {
-	rdb    redis.UniversalClient
-	opts   Options
-	closed atomic.Bool
+	rdb      redis.UniversalClient
+	opts     Options
+	closed   atomic.Bool
+	prefixes prefixCache
 }
 
 var _ Store = (*RedisStore)(nil)
@@ -149,19 +151,19 @@ func (r *RedisStore) Touch(ctx context.Context, sessionID string, ttl time.Durat
 func (r *RedisStore) Match(ctx context.Context, sessionID string, c policy.Call) (Grant, bool, error) {
 	const op = "match"
 	if sessionID != "" {
-		gs, err := r.list(ctx, op, sessionID)
+		gs, err := r.list(ctx, op, sessionID, false)
 		if err != nil {
 			return Grant{}, false, err
 		}
-		if g, ok := firstCovering(gs, c); ok {
+		if g, ok := oldestCovering(slices.Values(gs), c, &r.prefixes); ok {
 			return g, true, nil
 		}
 	}
-	gs, err := r.list(ctx, op, "")
+	gs, err := r.list(ctx, op, "", false)
 	if err != nil {
 		return Grant{}, false, err
 	}
-	g, ok := firstCovering(gs, c)
+	g, ok := oldestCovering(slices.Values(gs), c, &r.prefixes)
 	return g, ok, nil
 }
 
@@ -176,10 +178,10 @@ func (r *RedisStore) GrantFor(ctx context.Context, sessionID string, c policy.Ca
 
 // List returns the session's live grants, oldest first; "" lists standing grants.
 func (r *RedisStore) List(ctx context.Context, sessionID string) ([]Grant, error) {
-	return r.list(ctx, "list", sessionID)
+	return r.list(ctx, "list", sessionID, true)
 }
 
-func (r *RedisStore) list(ctx context.Context, op, sessionID string) ([]Grant, error) {
+func (r *RedisStore) list(ctx context.Context, op, sessionID string, sorted bool) ([]Grant, error) {
 	if err := r.usable(op); err != nil {
 		return nil, err
 	}
@@ -214,7 +216,7 @@ func (r *RedisStore) list(ctx context.Context, op, sessionID string) ([]Grant, e
 			continue
 		}
 		var g Grant
-		if err := json.Unmarshal([]byte(v), &g); err != nil || g.ID != id || g.SessionID != sessionID || g.Scope.Validate() != nil {
+		if err := json.Unmarshal([]byte(v), &g); err != nil || g.ID != id || g.SessionID != sessionID || !r.prefixes.valid(g.Scope) {
 			// Fail closed: a record we cannot trust grants nothing.
 			r.opts.Logger.Warn("grants: corrupt grant record ignored", "key", key, "id", id, "err", err)
 			continue
@@ -224,7 +226,9 @@ func (r *RedisStore) list(ctx context.Context, op, sessionID string) ([]Grant, e
 		}
 		gs = append(gs, g)
 	}
-	sortGrants(gs)
+	if sorted {
+		sortGrants(gs)
+	}
 	return gs, nil
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/askops/askops/internal/redistest"
 )
 
-func newRedisClient(t *testing.T, addr string) redis.UniversalClient {
+func newRedisClient(t testing.TB, addr string) redis.UniversalClient {
 	t.Helper()
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
 		Addrs:                 []string{addr},

@@ -93,7 +93,11 @@ func DirScope(tool, dir, workspace string) (Scope, error) {
 // Validate reports whether s is a well-formed scope: a known kind for its
 // tool, a prefix that is safe to grant, an absolute clean cwd for bash, and a
 // clean workspace-relative path without ".." for file tools.
-func (s Scope) Validate() error {
+func (s Scope) Validate() error { return s.validate(true) }
+
+// validate checks s; with checkWords false it skips parsing a prefix, for
+// callers that parse and judge it themselves (Covers).
+func (s Scope) validate(checkWords bool) error {
 	const op = "validate"
 	if s.Tool == "" {
 		return invalid(op, "empty tool")
@@ -112,7 +116,7 @@ func (s Scope) Validate() error {
 		if err := checkCwd(s.Cwd); err != nil {
 			return invalid(op, "%v", err)
 		}
-		if s.Kind == KindPrefix {
+		if s.Kind == KindPrefix && checkWords {
 			if err := checkPrefix(s.Command); err != nil {
 				return invalid(op, "prefix %q: %v", s.Command, err)
 			}
@@ -149,24 +153,71 @@ func (s Scope) Validate() error {
 // Paths are compared lexically; a call path with a ".." element is never
 // covered. Symlinks are the tools' business: they refuse to follow one out
 // of the workspace.
-func (s Scope) Covers(c policy.Call) bool {
-	if s.Validate() != nil || c.Tool != s.Tool {
+func (s Scope) Covers(c policy.Call) bool { return s.covers(&callView{Call: c}) }
+
+// callView is a call whose command is parsed at most once, however many
+// scopes are checked against it.
+type callView struct {
+	policy.Call
+	prefixes *prefixCache // nil: parse each prefix
+	parsed   bool
+	words    []string // the literal words, nil unless one safe simple command
+
+	cwdDone, pathDone bool
+	cwd, path         string // "" when the call's cwd / path cannot be resolved
+}
+
+func (v *callView) resolvedCwd() string {
+	if !v.cwdDone {
+		v.cwdDone = true
+		if cwd, err := callCwd(v.Call); err == nil {
+			v.cwd = cwd
+		}
+	}
+	return v.cwd
+}
+
+func (v *callView) resolvedPath() string {
+	if !v.pathDone {
+		v.pathDone = true
+		if p, err := callPath(v.Call); err == nil {
+			v.path = p
+		}
+	}
+	return v.path
+}
+
+// simpleWords returns the call's words if its command is one simple command
+// of literal words that does not run arbitrary code, else nil.
+func (v *callView) simpleWords() []string {
+	if !v.parsed {
+		v.parsed = true
+		if w, err := policy.SimpleWords(strings.TrimSpace(v.Command)); err == nil && len(w) > 0 && !policy.RunsArbitraryCode(w) {
+			v.words = w
+		}
+	}
+	return v.words
+}
+
+func (s Scope) covers(v *callView) bool {
+	c := v.Call
+	// The prefix itself is judged by prefixCovers, which parses it anyway.
+	if s.validate(false) != nil || c.Tool != s.Tool {
 		return false
 	}
 	switch s.Kind {
 	case KindExact, KindPrefix:
-		cwd, err := callCwd(c)
-		if err != nil || cwd != s.Cwd {
+		if cwd := v.resolvedCwd(); cwd == "" || cwd != s.Cwd {
 			return false
 		}
 		cmd := strings.TrimSpace(c.Command)
 		if s.Kind == KindExact {
 			return cmd == s.Command
 		}
-		return prefixCovers(s.Command, cmd)
+		return prefixCovers(s.Command, v.simpleWords(), v.prefixes)
 	case KindPath, KindDir:
-		rel, err := callPath(c)
-		if err != nil {
+		rel := v.resolvedPath()
+		if rel == "" {
 			return false
 		}
 		if s.Kind == KindPath {

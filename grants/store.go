@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"slices"
 	"strings"
@@ -113,19 +114,29 @@ func notFound(op, sessionID, id string) error {
 
 // sortGrants orders grants oldest first, so List and Match are deterministic.
 func sortGrants(gs []Grant) {
-	slices.SortFunc(gs, func(a, b Grant) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
-	})
+	slices.SortFunc(gs, grantOrder)
 }
 
-func firstCovering(gs []Grant, c policy.Call) (Grant, bool) {
-	sortGrants(gs)
-	for _, g := range gs {
-		if g.Scope.Covers(c) {
-			return g, true
+// oldestCovering returns the oldest of gs (in List's order) covering c. It
+// checks every grant rather than sorting first: a sort of large records
+// costs more than the checks, which parse the call at most once.
+func oldestCovering(gs iter.Seq[Grant], c policy.Call, prefixes *prefixCache) (Grant, bool) {
+	v := &callView{Call: c, prefixes: prefixes}
+	var best Grant
+	found := false
+	for g := range gs {
+		if found && grantOrder(g, best) >= 0 {
+			continue
+		}
+		if g.Scope.covers(v) {
+			best, found = g, true
 		}
 	}
-	return Grant{}, false
+	return best, found
+}
+
+func grantOrder(a, b Grant) int {
+	return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
 }
 
 // describe is GrantFor's text: `grant <id> (<scope>) by <by>`.

@@ -1,0 +1,67 @@
+package grants_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/redistest"
+)
+
+// benchMatch fills a session with 50 exact grants, 5 prefix grants and 20
+// standing grants, then matches a call only the last standing grant covers
+// (every scope is checked), and a miss.
+func benchMatch(b *testing.B, st grants.Store) {
+	ctx := b.Context()
+	for i := range 50 {
+		if _, err := st.Record(ctx, "s1", must2(b)(grants.ScopeFor(bashCall(fmt.Sprintf("make target-%d", i), "/ws"))), "U1", time.Hour); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 5 {
+		if _, err := st.Record(ctx, "s1", must2(b)(grants.PrefixScope(fmt.Sprintf("go test ./pkg%d", i), "/ws")), "U1", time.Hour); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 20 {
+		if _, err := st.RecordStanding(ctx, must2(b)(grants.PrefixScope(fmt.Sprintf("git log -%d", i), "/ws")), "admin"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	hit := bashCall("git log -19 --oneline", "/ws")
+	miss := bashCall("git push origin main", "/ws")
+	b.Run("hit-last", func(b *testing.B) {
+		for b.Loop() {
+			if _, ok, err := st.Match(ctx, "s1", hit); !ok || err != nil {
+				b.Fatal(ok, err)
+			}
+		}
+	})
+	b.Run("miss", func(b *testing.B) {
+		for b.Loop() {
+			if _, ok, err := st.Match(ctx, "s1", miss); ok || err != nil {
+				b.Fatal(ok, err)
+			}
+		}
+	})
+}
+
+func must2(b *testing.B) func(grants.Scope, error) grants.Scope {
+	return func(s grants.Scope, err error) grants.Scope {
+		b.Helper()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+}
+
+func BenchmarkMemoryMatch(b *testing.B) {
+	benchMatch(b, grants.NewMemoryStore(grants.Options{}))
+}
+
+func BenchmarkRedisMatch(b *testing.B) {
+	srv := redistest.Start(b)
+	benchMatch(b, grants.NewRedisStore(newRedisClient(b, srv.Addr()), grants.Options{}))
+}
