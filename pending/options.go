@@ -39,7 +39,7 @@ type Options struct {
 	// FinishTimeout bounds the compare-and-set Wait makes at the deadline or
 	// when its context ends (with a fresh context, since the caller's may be
 	// gone). It is what keeps a waiter from outliving its deadline by more
-	// than this when the store is down. Default 750ms.
+	// than this when the store is down. Default 500ms.
 	FinishTimeout time.Duration
 
 	// ListenerIdle is how long the Redis listener waits for any message
@@ -68,7 +68,7 @@ func (o Options) withDefaults() Options {
 		o.Namespace = "askops"
 	}
 	if o.FinishTimeout <= 0 {
-		o.FinishTimeout = 750 * time.Millisecond
+		o.FinishTimeout = 500 * time.Millisecond
 	}
 	if o.ListenerIdle <= 0 {
 		o.ListenerIdle = 15 * time.Second

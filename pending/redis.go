@@ -240,53 +240,66 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 // Wait implements Store: register with the listener, re-read the record,
 // then wait for a wake-up, the Ask's own deadline, or ctx.
 func (s *RedisStore) Wait(ctx context.Context, id string) (Ask, error) {
+	end := s.await(ctx, id)
+	return end.ask, end.err
+}
+
+// waitEnd is what Wait returns.
+type waitEnd struct {
+	ask Ask
+	err error
+}
+
+// await blocks until the Ask ends. Its stack frame holds only pointers,
+// channels and times while it blocks: with 10,000 Asks waiting, the
+// waiting goroutines' stacks are most of the process's memory, and a frame
+// full of Ask values (~400 bytes each) keeps every one of them from
+// shrinking. Records are read and ended by helpers that return before the
+// select.
+func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 	if err := checkID("wait", id); err != nil {
-		return terminalUnavailable(Ask{}, id), err
+		return unavailableEnd(id, nil, err)
 	}
 	// Register before reading: a decision announced after the read wakes
 	// us; one made before it is in what we read.
 	wake := s.waiters.add(id)
 	defer s.waiters.remove(id, wake)
 
-	a, err := s.get(ctx, "wait", id)
-	if err != nil {
-		if ctx.Err() != nil && ErrorCode(err) == CodeUnavailable {
-			// The caller gave up while we were reading; we know nothing
-			// better than that.
-			return s.finish(ctx, Ask{ID: id}, Cancelled, "wait ended: "+context.Cause(ctx).Error())
-		}
-		return terminalUnavailable(Ask{}, id), err
+	end, last, err := s.reread(ctx, id)
+	switch {
+	case end != nil:
+		return end
+	case err != nil && ctx.Err() != nil && ErrorCode(err) == CodeUnavailable:
+		// The caller gave up while we were reading.
+		return s.finish(ctx, id, nil, Cancelled, "wait ended: "+context.Cause(ctx).Error())
+	case err != nil:
+		return unavailableEnd(id, nil, err)
 	}
-	if a.Status != StatusPending {
-		return a, nil
-	}
-	d := a.Deadline.Sub(s.opts.Now())
+	d := last.Deadline.Sub(s.opts.Now())
 	if d <= 0 {
-		return s.finish(ctx, a, Expired, reasonDeadline)
+		return s.finish(ctx, id, last, Expired, reasonDeadline)
 	}
 	deadline := s.opts.After(d)
 	var retry <-chan time.Time
 	backoff := 50 * time.Millisecond
 	for {
-		select {
-		case <-wake:
-		case <-retry:
-		case <-deadline:
-			return s.finish(ctx, a, Expired, reasonDeadline)
-		case <-ctx.Done():
-			return s.finish(ctx, a, Cancelled, "wait ended: "+context.Cause(ctx).Error())
-		case <-s.closed:
-			return terminalUnavailable(a, id), &Error{Code: CodeUnavailable, Op: "wait", Msg: "store closed"}
+		switch s.block(ctx.Done(), wake, retry, deadline) {
+		case wokenDeadline:
+			return s.finish(ctx, id, last, Expired, reasonDeadline)
+		case wokenDone:
+			return s.finish(ctx, id, last, Cancelled, "wait ended: "+context.Cause(ctx).Error())
+		case wokenClosed:
+			return unavailableEnd(id, last, &Error{Code: CodeUnavailable, Op: "wait", Msg: "store closed"})
 		}
 		retry = nil
-		b, err := s.get(ctx, "wait", id)
+		end, a, err := s.reread(ctx, id)
 		switch {
-		case err == nil && b.Status != StatusPending:
-			return b, nil
+		case end != nil:
+			return end
 		case err == nil:
-			a = b // a stray or repeated wake-up (e.g. after a resubscribe): keep waiting
+			last = a // a stray or repeated wake-up (e.g. after a resubscribe): keep waiting
 		case ErrorCode(err) == CodeNotFound:
-			return terminalUnavailable(a, id), err
+			return unavailableEnd(id, last, err)
 		default:
 			// The store is unreachable. The deadline timer still runs,
 			// so this cannot outlive the Ask; retry the read meanwhile.
@@ -297,29 +310,83 @@ func (s *RedisStore) Wait(ctx context.Context, id string) (Ask, error) {
 	}
 }
 
+// woken says why block returned.
+type woken int
+
+const (
+	wokenRead     woken = iota // a wake-up or a retry: re-read the record
+	wokenDeadline              // the Ask's deadline passed
+	wokenDone                  // the caller's context ended
+	wokenClosed                // the store was closed
+)
+
+// block is where a waiting goroutine spends its time, in a frame of a few
+// words.
+//
+//go:noinline
+func (s *RedisStore) block(done <-chan struct{}, wake <-chan struct{}, retry, deadline <-chan time.Time) woken {
+	select {
+	case <-wake:
+		return wokenRead
+	case <-retry:
+		return wokenRead
+	case <-deadline:
+		return wokenDeadline
+	case <-done:
+		return wokenDone
+	case <-s.closed:
+		return wokenClosed
+	}
+}
+
+// reread reads the record: the end of the wait if it has ended, else the
+// pending record. It is not inlined into await, so the Ask values it
+// handles stay out of await's frame.
+//
+//go:noinline
+func (s *RedisStore) reread(ctx context.Context, id string) (*waitEnd, *Ask, error) {
+	a, err := s.get(ctx, "wait", id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.Status != StatusPending {
+		return &waitEnd{ask: a}, nil, nil
+	}
+	return nil, &a, nil
+}
+
+// unavailableEnd fails closed, keeping what is known of the Ask. Not inlined,
+// for the same reason as reread.
+//
+//go:noinline
+func unavailableEnd(id string, last *Ask, err error) *waitEnd {
+	var a Ask
+	if last != nil {
+		a = *last
+	}
+	return &waitEnd{ask: terminalUnavailable(a, id), err: err}
+}
+
 // finish records the waiter's own ending (expired at the deadline, or
 // cancelled because ctx ended) through decideScript, with a fresh context
 // bounded by FinishTimeout. If a decision won first, that decision is the
 // result. If the store cannot be reached, the result is Unavailable.
-func (s *RedisStore) finish(ctx context.Context, a Ask, outcome Outcome, reason string) (Ask, error) {
+func (s *RedisStore) finish(ctx context.Context, id string, last *Ask, outcome Outcome, reason string) *waitEnd {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.FinishTimeout)
 	defer cancel()
-	var err error
 	for {
-		var b Ask
-		b, _, err = s.decide(fctx, "wait", a.ID, outcome, "", reason)
+		a, _, err := s.decide(fctx, "wait", id, outcome, "", reason)
 		if err == nil {
-			return b, nil
+			return &waitEnd{ask: a}
 		}
 		if ErrorCode(err) != CodeUnavailable || fctx.Err() != nil {
-			break
+			return unavailableEnd(id, last, err)
 		}
 		select { // one brief blip should not turn a clean expiry into unavailable
 		case <-time.After(50 * time.Millisecond):
 		case <-fctx.Done():
 		}
 	}
-	return terminalUnavailable(a, a.ID), err
 }
 
 // setMessageScript saves the message's location only on an existing record,

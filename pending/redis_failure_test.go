@@ -1,0 +1,171 @@
+package pending
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/redistest"
+)
+
+// waitResult is one Wait's answer and when it came.
+type waitResult struct {
+	ask Ask
+	err error
+	at  time.Time
+}
+
+// startWaiters creates n Asks on a and starts a Wait on each; it returns once
+// every waiter has registered with a's listener.
+func startWaiters(t *testing.T, a *RedisStore, n int, ttl time.Duration) ([]Ask, []chan waitResult) {
+	t.Helper()
+	asks := make([]Ask, n)
+	results := make([]chan waitResult, n)
+	for i := range n {
+		ask, err := a.Create(t.Context(), sampleRequest(i), ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asks[i] = ask
+		results[i] = make(chan waitResult, 1)
+		go func() {
+			got, err := a.Wait(t.Context(), ask.ID)
+			results[i] <- waitResult{got, err, time.Now()}
+		}()
+	}
+	waitFor(t, fmt.Sprintf("%d waiters", n), 10*time.Second, func() bool { return a.waiting() == n })
+	return asks, results
+}
+
+// checkNotPastDeadline fails if a Wait returned later than its deadline + 1s,
+// or returned a non-terminal status.
+func checkNotPastDeadline(t *testing.T, ask Ask, r waitResult) {
+	t.Helper()
+	if late := r.at.Sub(ask.Deadline); late > time.Second {
+		t.Errorf("ask %s: Wait returned %s after its deadline", ask.ID, late)
+	}
+	if _, ended := r.ask.Outcome(); !ended {
+		t.Errorf("ask %s: Wait returned non-terminal status %q", ask.ID, r.ask.Status)
+	}
+}
+
+func TestRedisListenerConnectionKilled(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newRedisStore(t, srv.URL(), Options{})
+	b := newRedisStore(t, srv.URL(), Options{})
+	const n = 100
+	asks, results := startWaiters(t, a, n, 20*time.Second)
+
+	// Kill the pub/sub connections (both stores' listeners) twice: once
+	// before any decision, and again halfway through, so some
+	// announcements are published while A's listener is disconnected.
+	kill := func() {
+		reply, err := srv.Do("CLIENT", "KILL", "TYPE", "pubsub")
+		if err != nil || reply == ":0" {
+			t.Fatalf("CLIENT KILL TYPE pubsub: %q %v", reply, err)
+		}
+	}
+	kill()
+	won := make([]Ask, n)
+	for i, ask := range asks {
+		if i == n/2 {
+			kill()
+		}
+		var err error
+		won[i], err = b.Decide(t.Context(), ask.ID, []Outcome{Approved, Denied}[i%2], "U_BOB", "")
+		if err != nil {
+			t.Fatalf("decide %d: %v", i, err)
+		}
+	}
+	for i, ask := range asks {
+		select {
+		case r := <-results[i]:
+			checkNotPastDeadline(t, ask, r)
+			if r.err != nil || r.ask != won[i] {
+				t.Errorf("ask %d: Wait = %s, %v; want the decision %s", i, r.ask.Status, r.err, won[i].Status)
+			}
+		case <-time.After(time.Until(ask.Deadline.Add(time.Second))):
+			t.Fatalf("ask %d: Wait still blocked 1s past its deadline", i)
+		}
+	}
+}
+
+func TestRedisServerRestarted(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newRedisStore(t, srv.URL(), Options{})
+	b := newRedisStore(t, srv.URL(), Options{})
+	const n = 100
+	asks, results := startWaiters(t, a, n, 10*time.Second)
+
+	srv.Restart()
+
+	// Decide everything through B as soon as Redis answers again; a click
+	// that fails while B's connections recover is retried, as a user would.
+	won := make([]Ask, n)
+	decided := make([]bool, n)
+	var wg sync.WaitGroup
+	for i, ask := range asks {
+		wg.Go(func() {
+			for time.Now().Before(ask.Deadline.Add(-2 * time.Second)) {
+				ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+				got, err := b.Decide(ctx, ask.ID, []Outcome{Approved, Denied}[i%2], "U_BOB", "")
+				cancel()
+				if err == nil {
+					won[i], decided[i] = got, true
+					return
+				}
+				if ErrorCode(err) != CodeUnavailable {
+					t.Errorf("decide %d: %v", i, err)
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	got := map[Status]int{}
+	for i, ask := range asks {
+		select {
+		case r := <-results[i]:
+			checkNotPastDeadline(t, ask, r)
+			got[r.ask.Status]++
+			switch {
+			case decided[i] && r.ask != won[i]:
+				t.Errorf("ask %d: decided %s before its deadline, but Wait returned %s (%v)", i, won[i].Status, r.ask.Status, r.err)
+			case !decided[i] && r.ask.Status != Status(Expired) && r.ask.Status != Status(Unavailable):
+				t.Errorf("ask %d: undecided, but Wait returned %s", i, r.ask.Status)
+			}
+		case <-time.After(time.Until(ask.Deadline.Add(time.Second))):
+			t.Fatalf("ask %d: Wait still blocked 1s past its deadline", i)
+		}
+	}
+	t.Logf("after restart: %v", got)
+}
+
+func TestRedisDownWaitersEndAtDeadline(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newRedisStore(t, srv.URL(), Options{})
+	const n = 100
+	asks, results := startWaiters(t, a, n, 2*time.Second)
+	srv.Kill()
+	for i, ask := range asks {
+		select {
+		case r := <-results[i]:
+			checkNotPastDeadline(t, ask, r)
+			if r.ask.Status != Status(Unavailable) || ErrorCode(r.err) != CodeUnavailable {
+				t.Errorf("ask %d with Redis down: %s, %v; want unavailable", i, r.ask.Status, r.err)
+			}
+			if r.at.Before(ask.Deadline) {
+				t.Errorf("ask %d: gave up %s before its deadline", i, ask.Deadline.Sub(r.at))
+			}
+		case <-time.After(time.Until(ask.Deadline.Add(time.Second))):
+			t.Fatalf("ask %d: Wait still blocked 1s past its deadline", i)
+		}
+	}
+	// Nothing was recorded, so nothing claims a decision either.
+	if _, err := a.Decide(t.Context(), asks[0].ID, Approved, "U1", ""); ErrorCode(err) != CodeUnavailable {
+		t.Errorf("decide with Redis down: %v", err)
+	}
+}
