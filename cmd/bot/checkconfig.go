@@ -14,6 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/pending"
 )
 
 // checkTimeout bounds each reachability check, so check-config answers
@@ -106,16 +108,11 @@ func checkRedis(ctx context.Context, c RedisConfig) checkResult {
 	return r
 }
 
-// openRedis opens a client that honours context deadlines, so a stuck
-// Redis cannot hold a caller past its context.
+// openRedis opens a client for the configured URL (redis://, rediss://,
+// sentinel or cluster forms; see pending.OpenRedis). Its clients honour
+// context deadlines, so a stuck Redis cannot hold a caller past its context.
 func openRedis(u Secret) (redis.UniversalClient, error) {
-	opts, err := redis.ParseURL(u.Reveal())
-	if err != nil {
-		// go-redis's parse errors may quote the URL; do not repeat it.
-		return nil, errors.New("not a valid redis URL")
-	}
-	opts.ContextTimeoutEnabled = true
-	return redis.NewClient(opts), nil
+	return pending.OpenRedis(u.Reveal()) // its errors redact the password
 }
 
 // redisAddr is the redis URL's host:port/db without credentials, for output.

@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
@@ -459,9 +460,12 @@ func (c Config) Validate(cmd command) Problems {
 
 	// redis
 	if u := c.Redis.URL.Reveal(); u != "" {
-		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "redis" && pu.Scheme != "rediss" && pu.Scheme != "unix") {
-			// The URL may hold a password: say what is wrong, not what it is.
-			add("redis.url", "want redis://[:password@]host:port[/db] or rediss://…")
+		// OpenRedis only parses (it does not connect) and redacts any
+		// password in its errors.
+		if client, err := pending.OpenRedis(u); err != nil {
+			add("redis.url", "%v", err)
+		} else {
+			client.Close()
 		}
 	}
 
@@ -533,23 +537,26 @@ func (c Config) Validate(cmd command) Problems {
 	return ps
 }
 
-// ruleProblems checks the shape of each policy rule. The policy engine owns
-// the deeper checks (a command prefix that does not parse, a bad glob).
+// ruleProblems checks each policy rule with the policy engine itself, one
+// rule at a time so every bad rule is reported (the engine stops at the
+// first), each as policy.rules[N].FIELD.
 func ruleProblems(rules []policy.Rule) Problems {
 	var ps Problems
 	for i, r := range rules {
+		_, err := policy.New(policy.Config{Rules: []policy.Rule{r}})
+		if err == nil {
+			continue
+		}
 		key := fmt.Sprintf("policy.rules[%d]", i)
-		if r.Tool == "" {
-			ps = append(ps, Problem{key + ".tool", "required"})
+		var re *policy.RuleError
+		if errors.As(err, &re) {
+			if re.Field != "" {
+				key += "." + re.Field
+			}
+			ps = append(ps, Problem{Key: key, Msg: re.Msg})
+			continue
 		}
-		switch r.Decision {
-		case policy.Allow, policy.Ask, policy.Deny:
-		default:
-			ps = append(ps, Problem{key + ".decision", fmt.Sprintf("unknown decision %q (want allow, ask or deny)", r.Decision)})
-		}
-		if r.Command != "" && r.Path != "" {
-			ps = append(ps, Problem{key, "set command or path, not both"})
-		}
+		ps = append(ps, Problem{Key: key, Msg: err.Error()})
 	}
 	return ps
 }

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/askops/askops/pending"
+)
+
+// cmdAskMain is `bot ask -- COMMAND ARGS…`: ask a human whether a script may
+// run a command. Exit 0 approved, 1 denied/expired/cancelled, 2 unavailable
+// or bad usage. It never runs the command itself:
+//
+//	bot ask -config askops.yaml -- terraform apply && terraform apply
+func cmdAskMain(ctx context.Context, env *environment, args []string) int {
+	fs := flagSet("ask", env.stderr, "-config FILE [-timeout 10m] [-reason TEXT] -- COMMAND ARGS...")
+	path := fs.String("config", "", "config file (YAML)")
+	timeout := fs.Duration("timeout", 0, "how long to wait for a decision (default approvals.timeout)")
+	reason := fs.String("reason", "", "why the command should run, shown to the approvers")
+	label := fs.String("label", "", "who is asking, shown to the approvers (default: bot ask on HOST)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(env.stderr, "bot ask: no command to ask about (put it after --)")
+		fs.Usage()
+		return exitUsage
+	}
+	if *timeout < 0 {
+		fmt.Fprintln(env.stderr, "bot ask: -timeout must be > 0")
+		return exitUsage
+	}
+	cfg, ok := loadConfig(env, *path, cmdAsk)
+	if !ok {
+		return exitUsage
+	}
+	log := newLogger(cfg.Log, env.stderr)
+	a, err := newApp(ctx, cfg, log, NewMetrics(), appOptions{AskTimeout: *timeout})
+	if err != nil {
+		fmt.Fprintf(env.stdout, "unavailable: %v\n", err)
+		return exitUsage
+	}
+	defer a.Close()
+
+	// With the in-memory store nobody else can take the click: this process
+	// serves the interaction endpoint (or Socket Mode) while it waits, and
+	// does not ask at all if it cannot.
+	stopListening, err := a.takeClicks(ctx)
+	if err != nil {
+		fmt.Fprintf(env.stdout, "unavailable: %v\n", err)
+		return exitUsage
+	}
+	final := a.approver.Approve(ctx, askRequest(env, argv, *reason, *label))
+	stopListening()
+	return reportAsk(env, final)
+}
+
+// askRequest describes the command as the bash tool would, so policies,
+// scopes and rendering treat it the same.
+func askRequest(env *environment, argv []string, reason, label string) pending.Request {
+	command := shellJoin(argv)
+	args, _ := json.Marshal(map[string]string{"command": command})
+	host, _ := os.Hostname()
+	cwd, _ := os.Getwd()
+	who := env.getenv("USER")
+	if who == "" {
+		who = "unknown user"
+	}
+	if host != "" {
+		who += "@" + host
+	}
+	if label == "" {
+		label = "bot ask on " + host
+	}
+	if reason == "" {
+		reason = "a script asked before running this command (bot ask)"
+	}
+	return pending.Request{
+		RunID:     "ask-" + randomID(),
+		Label:     label,
+		StartedBy: who,
+		Tool:      "bash",
+		Args:      string(args),
+		Summary:   command,
+		Reason:    reason,
+		Cwd:       cwd,
+	}
+}
+
+// reportAsk prints the outcome and who decided, and maps it to the exit code.
+func reportAsk(env *environment, a pending.Ask) int {
+	outcome, ok := a.Outcome()
+	if !ok {
+		outcome = pending.Unavailable
+	}
+	line := string(outcome)
+	switch outcome {
+	case pending.ApprovedSession:
+		line = "approved for session"
+	}
+	if a.DecidedBy != "" {
+		line += " by " + a.DecidedBy
+	}
+	if a.DecisionReason != "" {
+		line += ": " + a.DecisionReason
+	}
+	fmt.Fprintln(env.stdout, line)
+	switch {
+	case outcome.Approves():
+		return exitOK
+	case outcome == pending.Unavailable:
+		return exitUsage
+	default:
+		return exitFailed
+	}
+}
+
+// shellJoin quotes argv the way a POSIX shell would read it back, so the
+// approver sees exactly what will run.
+func shellJoin(argv []string) string {
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = shellQuote(a)
+	}
+	return strings.Join(quoted, " ")
+}
+
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%^", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,481 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+
+	"github.com/askops/askops/agent"
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
+	"github.com/askops/askops/slackui"
+)
+
+// ActionRevokeGrant is the button on /askops grants that revokes one grant;
+// its value is "SESSION GRANT_ID" (SESSION empty for a standing grant).
+const ActionRevokeGrant = "askops_revoke_grant"
+
+// chatOps is askops' conversation surface in serve: the slash command, the
+// @-mention that starts a run in a thread, and the run's status message.
+type chatOps struct {
+	app      *app
+	runner   *agent.Runner
+	starters *slackui.Approvers
+	runsCtx  context.Context
+	log      *slog.Logger
+
+	mu       sync.Mutex
+	closed   bool
+	runs     sync.WaitGroup
+	modes    map[string]policy.Mode // by channel: the mode new runs there get (/askops mode)
+	sessions map[string]string      // run id -> session id, for /askops grants
+}
+
+func newChatOps(runsCtx context.Context, a *app) (*chatOps, error) {
+	runner, err := newRunner(a)
+	if err != nil {
+		return nil, err
+	}
+	starters := a.approvers // empty run_starters: the approvers may start runs
+	if !a.cfg.Approvals.RunStarters.Empty() {
+		starters, err = slackui.NewApprovers(slackui.ApproversConfig{
+			Users:  a.cfg.Approvals.RunStarters.Users,
+			Groups: a.cfg.Approvals.RunStarters.Usergroups,
+			API:    a.slack,
+			Logger: a.log.With("component", "run_starters"),
+			Now:    a.now,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("approvals.run_starters: %w", err)
+		}
+	}
+	return &chatOps{
+		app: a, runner: runner, starters: starters, runsCtx: runsCtx,
+		log: a.log.With("component", "chatops"), modes: map[string]policy.Mode{}, sessions: map[string]string{},
+	}, nil
+}
+
+// StopIntake refuses new runs from now on (shutdown has begun).
+func (o *chatOps) StopIntake() {
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
+}
+
+// Wait waits up to d for the runs to end; it reports whether they all did.
+func (o *chatOps) Wait(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { o.runs.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// slashReply is the immediate answer to a slash command.
+type slashReply struct {
+	ResponseType string `json:"response_type"`
+	Text         string `json:"text"`
+	Blocks       []slack.Block `json:"blocks,omitempty"`
+}
+
+func ephemeral(format string, args ...any) *slashReply {
+	return &slashReply{ResponseType: "ephemeral", Text: fmt.Sprintf(format, args...)}
+}
+
+// SlashCommand answers /askops. It returns within Slack's 3 s: a run is
+// started in the background.
+func (o *chatOps) SlashCommand(ctx context.Context, cmd slack.SlashCommand) any {
+	sub, rest, _ := strings.Cut(strings.TrimSpace(cmd.Text), " ")
+	rest = strings.TrimSpace(rest)
+	name := o.app.cfg.Slack.Command
+	switch strings.ToLower(sub) {
+	case "run":
+		if rest == "" {
+			return ephemeral("Usage: `%s run TASK`", name)
+		}
+		if ok, err := o.starters.MayDecide(ctx, cmd.UserID); !ok {
+			o.log.Info("run refused: not a run starter", "user", cmd.UserID, "err", err)
+			return ephemeral("Sorry, you may not start runs here; ask an askops admin to add you to approvals.run_starters.")
+		}
+		if !o.accepting() {
+			return ephemeral("askops is shutting down; try again in a moment.")
+		}
+		o.runs.Go(func() { o.startRun(cmd.ChannelID, "", cmd.UserID, rest) })
+		return ephemeral("Starting a run for: %s", slackui.Escape(firstLine(rest, 200)))
+	case "stop":
+		if rest == "" {
+			return ephemeral("Usage: `%s stop RUN_ID`", name)
+		}
+		if !o.mayAct(ctx, cmd.UserID) {
+			return ephemeral("Sorry, only approvers and run starters may stop runs.")
+		}
+		if o.runner.Stop(rest) {
+			return ephemeral("Stopping run `%s`; its open Asks are being cancelled.", slackui.Escape(rest))
+		}
+		return ephemeral("No live run `%s` on this askops replica (a run is stopped by the replica that runs it).", slackui.Escape(rest))
+	case "pending":
+		return o.pendingReply(ctx, cmd)
+	case "grants":
+		return o.grantsReply(ctx, cmd)
+	case "mode":
+		mode := policy.Mode(strings.ToLower(rest))
+		if mode != policy.ModeAsk && mode != policy.ModeNever {
+			return ephemeral("Usage: `%s mode ask|never`", name)
+		}
+		if ok, _ := o.app.approvers.MayDecide(ctx, cmd.UserID); !ok {
+			return ephemeral("Sorry, only approvers may change the mode.")
+		}
+		o.mu.Lock()
+		o.modes[cmd.ChannelID] = mode
+		o.mu.Unlock()
+		o.log.Info("mode set", "channel", cmd.ChannelID, "mode", mode, "by", cmd.UserID)
+		return ephemeral("New runs in this channel will use mode `%s`.", mode)
+	case "", "help":
+		return ephemeral("%s", o.help())
+	}
+	return ephemeral("Unknown subcommand `%s`.\n%s", slackui.Escape(sub), o.help())
+}
+
+func (o *chatOps) help() string {
+	n := o.app.cfg.Slack.Command
+	return strings.Join([]string{
+		"*askops* runs an AI agent and asks here before risky tool calls.",
+		fmt.Sprintf("`%s run TASK` start a run in a new thread (or @-mention me in a thread)", n),
+		fmt.Sprintf("`%s stop RUN_ID` stop a run; its open Asks are cancelled", n),
+		fmt.Sprintf("`%s pending` list open Asks", n),
+		fmt.Sprintf("`%s grants` list session and standing grants, with Revoke buttons", n),
+		fmt.Sprintf("`%s mode ask|never` how new runs in this channel treat asks (approvers only)", n),
+	}, "\n")
+}
+
+func (o *chatOps) accepting() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.closed
+}
+
+func (o *chatOps) mayAct(ctx context.Context, user string) bool {
+	if ok, _ := o.app.approvers.MayDecide(ctx, user); ok {
+		return true
+	}
+	ok, _ := o.starters.MayDecide(ctx, user)
+	return ok
+}
+
+func (o *chatOps) pendingReply(ctx context.Context, cmd slack.SlashCommand) any {
+	asks, err := o.app.asks.ListPending(ctx, pending.Filter{})
+	if err != nil {
+		o.log.Warn("list pending asks", "err", err)
+		return ephemeral("Could not read the open Asks right now.")
+	}
+	if len(asks) == 0 {
+		return ephemeral("No open Asks.")
+	}
+	lines := []string{fmt.Sprintf("*%d open Ask(s):*", len(asks))}
+	for i, a := range asks {
+		if i == 20 {
+			lines = append(lines, fmt.Sprintf("…and %d more", len(asks)-i))
+			break
+		}
+		what := slackui.Escape(slackui.Redact(firstLine(a.Summary, 80)))
+		line := fmt.Sprintf("• `%s` %s — run `%s`, until <!date^%d^{time}|%s>", a.Tool, what, slackui.Escape(a.RunID), a.Deadline.Unix(), a.Deadline.UTC().Format(time.RFC3339))
+		if a.Channel != "" && a.MessageTS != "" && cmd.TeamDomain != "" {
+			line += fmt.Sprintf(" <https://%s.slack.com/archives/%s/p%s|open>", cmd.TeamDomain, a.Channel, strings.ReplaceAll(a.MessageTS, ".", ""))
+		}
+		lines = append(lines, line)
+	}
+	return ephemeral("%s", strings.Join(lines, "\n"))
+}
+
+func (o *chatOps) grantsReply(ctx context.Context, cmd slack.SlashCommand) any {
+	var list []grants.Grant
+	standing, err := o.app.grants.List(ctx, "")
+	if err != nil {
+		o.log.Warn("list standing grants", "err", err)
+		return ephemeral("Could not read the grants right now.")
+	}
+	list = append(list, standing...)
+	seen := map[string]bool{}
+	for _, r := range o.runner.Runs() {
+		if seen[r.SessionID] || !strings.HasPrefix(r.SessionID, cmd.ChannelID+"/") {
+			continue
+		}
+		seen[r.SessionID] = true
+		gs, err := o.app.grants.List(ctx, r.SessionID)
+		if err != nil {
+			o.log.Warn("list session grants", "session", r.SessionID, "err", err)
+			continue
+		}
+		list = append(list, gs...)
+	}
+	if len(list) == 0 {
+		return ephemeral("No grants for the live runs of this channel, and no standing grants.")
+	}
+	var blocks []slack.Block
+	for i, g := range list {
+		if i == 40 { // Block Kit allows 50 blocks
+			break
+		}
+		who := "standing"
+		if !g.Standing() {
+			who = "session " + g.SessionID
+		}
+		text := fmt.Sprintf("`%s` (%s) by <@%s>", slackui.Escape(g.Scope.String()), slackui.Escape(who), slackui.Escape(g.By))
+		btn := slack.NewButtonBlockElement(ActionRevokeGrant, g.SessionID+" "+g.ID, slack.NewTextBlockObject(slack.PlainTextType, "Revoke", false, false)).WithStyle(slack.StyleDanger)
+		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, slack.NewAccessory(btn)))
+	}
+	return &slashReply{ResponseType: "ephemeral", Text: fmt.Sprintf("%d grant(s)", len(list)), Blocks: blocks}
+}
+
+// Interaction handles the clicks chat-ops owns (Revoke) and passes every
+// other one (the Ask buttons and modals) to slackui.
+func (o *chatOps) Interaction(ctx context.Context, cb slack.InteractionCallback) (*slack.ViewSubmissionResponse, error) {
+	if cb.Type == slack.InteractionTypeBlockActions {
+		for _, act := range cb.ActionCallback.BlockActions {
+			if act != nil && act.ActionID == ActionRevokeGrant {
+				o.revoke(ctx, cb, act.Value)
+				return nil, nil
+			}
+		}
+	}
+	return o.app.interactions.Handle(ctx, cb)
+}
+
+func (o *chatOps) revoke(ctx context.Context, cb slack.InteractionCallback, value string) {
+	session, id, _ := strings.Cut(value, " ")
+	reply := func(text string) {
+		go func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			_, _ = o.app.slack.PostEphemeralContext(rctx, cb.Channel.ID, cb.User.ID, slack.MsgOptionText(text, false))
+		}()
+	}
+	if ok, _ := o.app.approvers.MayDecide(ctx, cb.User.ID); !ok {
+		reply("Sorry, only approvers may revoke grants.")
+		return
+	}
+	if err := o.app.grants.Revoke(ctx, session, id); err != nil {
+		o.log.Warn("revoke grant", "grant", id, "session", session, "err", err)
+		reply("Could not revoke that grant: " + slackui.Escape(err.Error()))
+		return
+	}
+	o.log.Info("grant revoked", "grant", id, "session", session, "by", cb.User.ID)
+	reply("Grant revoked.")
+}
+
+var mentionRe = regexp.MustCompile(`<@[A-Z0-9]+(\|[^>]*)?>`)
+
+// Event handles Events API events: an app_mention starts a run in the
+// mention's thread (a reply to it when it is not in a thread yet).
+func (o *chatOps) Event(ctx context.Context, ev slackevents.EventsAPIEvent) {
+	m, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent)
+	if !ok || m.BotID != "" {
+		return // not a mention, or a bot (never let bots start runs)
+	}
+	task := strings.TrimSpace(mentionRe.ReplaceAllString(m.Text, ""))
+	thread := m.ThreadTimeStamp
+	if thread == "" {
+		thread = m.TimeStamp
+	}
+	say := func(text string) {
+		if _, err := o.app.slack.PostEphemeralContext(ctx, m.Channel, m.User, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread)); err != nil {
+			o.log.Warn("ephemeral reply failed", "err", err)
+		}
+	}
+	if task == "" || strings.EqualFold(task, "help") {
+		say(o.help())
+		return
+	}
+	if ok, err := o.starters.MayDecide(ctx, m.User); !ok {
+		o.log.Info("run refused: not a run starter", "user", m.User, "err", err)
+		say("Sorry, you may not start runs here; ask an askops admin to add you to approvals.run_starters.")
+		return
+	}
+	if !o.accepting() {
+		say("askops is shutting down; try again in a moment.")
+		return
+	}
+	o.runs.Go(func() { o.startRun(m.Channel, thread, m.User, task) })
+}
+
+// startRun runs task for user in channel. With thread empty the run's status
+// message starts a new thread; otherwise it is a reply in thread. The thread
+// is the run's session: its grants and Asks stay there.
+func (o *chatOps) startRun(channel, thread, user, task string) {
+	ctx := o.runsCtx
+	id := "run-" + randomID()
+	st := &runStatus{id: id, user: user, task: task, state: "starting"}
+	opts := []slack.MsgOption{slack.MsgOptionText(st.text(), false)}
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	_, statusTS, err := o.app.slack.PostMessageContext(pctx, channel, opts...)
+	cancel()
+	if err != nil {
+		o.log.Error("could not post run status; run not started", "channel", channel, "user", user, "err", err)
+		o.app.metrics.RunEnded("failed")
+		return
+	}
+	if thread == "" {
+		thread = statusTS
+	}
+	o.mu.Lock()
+	mode := o.modes[channel]
+	o.mu.Unlock()
+	spec := agent.RunSpec{
+		ID: id, SessionID: channel + "/" + thread, StartedBy: user, Label: "askops in <#" + channel + ">",
+		Task: task, Mode: mode, ReplyChannel: channel, ReplyThreadTS: thread,
+	}
+	up := newStatusUpdater(o.app.slack, channel, statusTS, st, o.log)
+	o.log.Info("run started", "run", id, "session", spec.SessionID, "by", user)
+	run := o.runner.Start(ctx, spec, up.event)
+	res := run.Wait()
+	up.finish(res)
+	o.app.metrics.RunEnded(string(res.Status))
+	o.log.Info("run ended", "run", id, "status", res.Status, "iterations", res.Iterations, "err", res.Err)
+
+	// The answer is a reply in the thread, so it notifies the thread.
+	text := res.Answer
+	switch res.Status {
+	case agent.StatusFinished:
+	case agent.StatusCancelled:
+		text = fmt.Sprintf("Run `%s` was stopped.", id)
+	default:
+		text = fmt.Sprintf("Run `%s` failed: %s", id, slackui.Escape(slackui.Redact(fmt.Sprint(res.Err))))
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	if _, _, err := o.app.slack.PostMessageContext(actx, channel, slack.MsgOptionText(clip(text, 39000), false), slack.MsgOptionTS(thread)); err != nil {
+		o.log.Warn("could not post run answer", "run", id, "err", err)
+	}
+}
+
+// runStatus is what the status message shows.
+type runStatus struct {
+	id, user, task string
+	state          string // starting, running, waiting for approval, finished, failed, stopped
+	step           int
+	calls          int
+	last           string
+}
+
+func (s *runStatus) text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*Run* `%s` by <@%s>: %s\n", s.id, s.user, slackui.Escape(slackui.Redact(firstLine(s.task, 300))))
+	fmt.Fprintf(&b, "_%s_ · step %d · %d tool call(s)", s.state, s.step, s.calls)
+	if s.last != "" {
+		fmt.Fprintf(&b, "\nlast: %s", s.last)
+	}
+	return b.String()
+}
+
+// statusUpdater edits the run's status message as events arrive, at most
+// about once a second (Slack's chat.update limit), the last state always.
+type statusUpdater struct {
+	api     *slack.Client
+	channel string
+	ts      string
+	log     *slog.Logger
+
+	mu    sync.Mutex
+	st    *runStatus
+	dirty chan struct{}
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newStatusUpdater(api *slack.Client, channel, ts string, st *runStatus, log *slog.Logger) *statusUpdater {
+	u := &statusUpdater{api: api, channel: channel, ts: ts, st: st, log: log, dirty: make(chan struct{}, 1), done: make(chan struct{})}
+	u.wg.Go(u.loop)
+	return u
+}
+
+func (u *statusUpdater) event(e agent.Event) {
+	u.mu.Lock()
+	s := u.st
+	if e.Iteration > s.step {
+		s.step = e.Iteration
+	}
+	switch e.Kind {
+	case agent.EventStarted:
+		s.state = "running"
+	case agent.EventToolCall:
+		s.calls++
+		s.state = "running"
+		s.last = fmt.Sprintf("`%s` %s", e.Tool, slackui.Escape(slackui.Redact(firstLine(e.Summary, 120))))
+	case agent.EventAsked:
+		s.state = "waiting for approval"
+	case agent.EventDecided:
+		s.state = "running"
+		s.last += " → " + outcomeText(string(e.Outcome))
+	}
+	u.mu.Unlock()
+	select {
+	case u.dirty <- struct{}{}:
+	default:
+	}
+}
+
+func (u *statusUpdater) finish(res agent.Result) {
+	u.mu.Lock()
+	switch res.Status {
+	case agent.StatusFinished:
+		u.st.state = "finished"
+	case agent.StatusCancelled:
+		u.st.state = "stopped"
+	default:
+		u.st.state = "failed"
+	}
+	if res.Iterations > u.st.step {
+		u.st.step = res.Iterations
+	}
+	u.mu.Unlock()
+	close(u.done)
+	u.wg.Wait()
+}
+
+func (u *statusUpdater) loop() {
+	for {
+		select {
+		case <-u.dirty:
+			u.update()
+			select { // pace the edits
+			case <-time.After(time.Second):
+			case <-u.done:
+			}
+		case <-u.done:
+			u.update()
+			return
+		}
+	}
+}
+
+func (u *statusUpdater) update() {
+	u.mu.Lock()
+	text := u.st.text()
+	u.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, _, _, err := u.api.UpdateMessageContext(ctx, u.channel, u.ts, slack.MsgOptionText(text, false)); err != nil {
+		u.log.Warn("could not update run status", "run", u.st.id, "err", err)
+	}
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
