@@ -256,4 +256,3 @@ func (c *slackErrorCounter) RoundTrip(req *http.Request) (*http.Response, error)
 	}
 	return resp, nil
 }
-

@@ -84,8 +84,8 @@ func (o *chatOps) Wait(d time.Duration) bool {
 
 // slashReply is the immediate answer to a slash command.
 type slashReply struct {
-	ResponseType string `json:"response_type"`
-	Text         string `json:"text"`
+	ResponseType string        `json:"response_type"`
+	Text         string        `json:"text"`
 	Blocks       []slack.Block `json:"blocks,omitempty"`
 }
 

@@ -209,4 +209,3 @@ func firstLine(s string, n int) string {
 	}
 	return s
 }
-
