@@ -1,0 +1,502 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path"
+	"strings"
+)
+
+// Tool names the policy knows the arguments of.
+const (
+	ToolBash      = "bash"
+	ToolReadFile  = "read_file"
+	ToolWriteFile = "write_file"
+	ToolEditFile  = "edit_file"
+	ToolListFiles = "list_files"
+)
+
+func isFileTool(tool string) bool {
+	switch tool {
+	case ToolReadFile, ToolWriteFile, ToolEditFile, ToolListFiles:
+		return true
+	}
+	return false
+}
+
+// DefaultProtectedBranches are the branches a force push to always asks
+// about when Config.ProtectedBranches is empty.
+func DefaultProtectedBranches() []string {
+	return []string{"main", "master", "production", "release"}
+}
+
+// Config is what New needs.
+type Config struct {
+	Rules             []Rule
+	Mode              Mode     // the default mode of sessions that do not set one; empty means ModeAsk
+	ProtectedBranches []string // empty means DefaultProtectedBranches
+	Grants            GrantChecker
+	Logger            *slog.Logger // nil discards
+}
+
+// RuleError is a configuration error, naming the rule's index and field so
+// config loading can point at the YAML key. Index is -1 for errors that
+// are not about one rule (Field "mode").
+type RuleError struct {
+	Index int
+	Field string
+	Msg   string
+}
+
+func (e *RuleError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("policy: %s: %s", e.Field, e.Msg)
+	}
+	return fmt.Sprintf("policy: rules[%d].%s: %s", e.Index, e.Field, e.Msg)
+}
+
+// Engine evaluates calls against validated rules. It is safe for
+// concurrent use; it holds no mutable state.
+type Engine struct {
+	deny, ask, allow []rule
+	mode             Mode
+	protected        []string
+	grants           GrantChecker
+	log              *slog.Logger
+}
+
+type rule struct {
+	Rule
+	index  int
+	prefix []string // bash
+	glob   string   // file tools, cleaned
+	name   string   // for Verdict.Rule
+}
+
+// New validates cfg and returns an Engine. Every rule is checked; the first
+// problem is returned as a *RuleError.
+func New(cfg Config) (*Engine, error) {
+	e := &Engine{mode: cfg.Mode, protected: cfg.ProtectedBranches, grants: cfg.Grants, log: cfg.Logger}
+	if e.mode == "" {
+		e.mode = ModeAsk
+	}
+	if !validMode(e.mode) {
+		return nil, &RuleError{Index: -1, Field: "mode", Msg: fmt.Sprintf("unknown mode %q (want ask, never or full)", cfg.Mode)}
+	}
+	if len(e.protected) == 0 {
+		e.protected = DefaultProtectedBranches()
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	for i, r := range cfg.Rules {
+		cr, err := compileRule(i, r)
+		if err != nil {
+			return nil, err
+		}
+		switch r.Decision {
+		case Deny:
+			e.deny = append(e.deny, cr)
+		case Ask:
+			e.ask = append(e.ask, cr)
+		case Allow:
+			e.allow = append(e.allow, cr)
+		}
+	}
+	return e, nil
+}
+
+func validMode(m Mode) bool {
+	return m == ModeAsk || m == ModeNever || m == ModeFull
+}
+
+func compileRule(i int, r Rule) (rule, error) {
+	bad := func(field, format string, args ...any) (rule, error) {
+		return rule{}, &RuleError{Index: i, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	cr := rule{Rule: r, index: i}
+	switch r.Decision {
+	case Allow, Ask, Deny:
+	default:
+		return bad("decision", "unknown decision %q (want allow, ask or deny)", string(r.Decision))
+	}
+	tool := strings.TrimSpace(r.Tool)
+	if tool == "" {
+		return bad("tool", "empty tool name")
+	}
+	if tool != r.Tool {
+		return bad("tool", "tool name %q has surrounding spaces", r.Tool)
+	}
+	if r.Command != "" && r.Path != "" {
+		return bad("path", "a rule has a command or a path, not both")
+	}
+	switch {
+	case tool == ToolBash:
+		if r.Path != "" {
+			return bad("path", "bash rules match a command prefix, not a path")
+		}
+		if strings.TrimSpace(r.Command) == "" {
+			return bad("command", "a bash rule needs a command prefix")
+		}
+		words, err := SimpleWords(r.Command)
+		if err != nil {
+			return bad("command", "prefix %q must be one simple command of literal words: %v", r.Command, err)
+		}
+		cr.prefix = words
+		cr.name = fmt.Sprintf("rules[%d] %s bash %q", i, r.Decision, r.Command)
+	case isFileTool(tool):
+		if r.Command != "" {
+			return bad("command", "%s rules match a path glob, not a command", tool)
+		}
+		if r.Path != "" {
+			g, err := compileGlob(r.Path)
+			if err != nil {
+				return bad("path", "%v", err)
+			}
+			cr.glob = g
+			cr.name = fmt.Sprintf("rules[%d] %s %s %q", i, r.Decision, tool, r.Path)
+		} else {
+			cr.name = fmt.Sprintf("rules[%d] %s %s", i, r.Decision, tool)
+		}
+	default:
+		if r.Command != "" {
+			return bad("command", "only bash rules have a command (tool %q)", tool)
+		}
+		if r.Path != "" {
+			return bad("path", "only file tool rules (%s, %s, %s, %s) have a path (tool %q)",
+				ToolReadFile, ToolWriteFile, ToolEditFile, ToolListFiles, tool)
+		}
+		cr.name = fmt.Sprintf("rules[%d] %s %s", i, r.Decision, tool)
+	}
+	return cr, nil
+}
+
+// Evaluate decides one call. It never fails: any doubt is ask (or deny).
+func (e *Engine) Evaluate(ctx context.Context, c Call) Verdict {
+	mode := c.Mode
+	if mode == "" {
+		mode = e.mode
+	}
+	if !validMode(mode) {
+		return Verdict{Decision: Deny, Reason: fmt.Sprintf("unknown session mode %q: refusing every call until it is fixed", mode)}
+	}
+	v := e.decide(ctx, c, mode)
+	if v.Decision == Ask && mode == ModeNever {
+		v.Decision = Deny
+		v.Reason = "mode never: " + v.Reason + " — this would need a human; no one is asked in this session"
+	}
+	return v
+}
+
+func (e *Engine) decide(ctx context.Context, c Call, mode Mode) Verdict {
+	switch {
+	case c.Tool == ToolBash:
+		return e.decideBash(ctx, c, mode)
+	case isFileTool(c.Tool):
+		return e.decideFile(ctx, c, mode)
+	case c.Tool == "":
+		return Verdict{Decision: Ask, Reason: "the call names no tool"}
+	}
+	for _, r := range e.deny {
+		if r.Tool == c.Tool {
+			return Verdict{Decision: Deny, Rule: r.name, Reason: r.why("the rules deny " + c.Tool)}
+		}
+	}
+	if mode == ModeFull {
+		return Verdict{Decision: Allow, Reason: "mode full"}
+	}
+	if v, ok := e.granted(ctx, c); ok {
+		return v
+	}
+	for _, r := range e.ask {
+		if r.Tool == c.Tool {
+			return Verdict{Decision: Ask, Rule: r.name, Reason: r.why("the rules ask before " + c.Tool)}
+		}
+	}
+	for _, r := range e.allow {
+		if r.Tool == c.Tool {
+			return Verdict{Decision: Allow, Rule: r.name, Reason: r.why("the rules allow " + c.Tool)}
+		}
+	}
+	return e.bySafety(c, "")
+}
+
+func (r rule) why(fallback string) string {
+	if r.Reason != "" {
+		return r.Reason
+	}
+	return fallback
+}
+
+// granted asks the grant checker; an error is logged and means no grant.
+func (e *Engine) granted(ctx context.Context, c Call) (Verdict, bool) {
+	if e.grants == nil || c.SessionID == "" {
+		return Verdict{}, false
+	}
+	g, ok, err := e.grants.GrantFor(ctx, c.SessionID, c)
+	if err != nil {
+		e.log.WarnContext(ctx, "policy: grant check failed; treating as no grant", "session", c.SessionID, "tool", c.Tool, "err", err)
+		return Verdict{}, false
+	}
+	if !ok {
+		return Verdict{}, false
+	}
+	return Verdict{Decision: Allow, Grant: g, Reason: "a grant covers this call (" + g + ")"}, true
+}
+
+func (e *Engine) bySafety(c Call, extra string) Verdict {
+	switch c.Safety {
+	case ReadOnly:
+		return Verdict{Decision: Allow, Reason: c.Tool + " only reads"}
+	case SideEffect:
+		return Verdict{Decision: Ask, Reason: joinWhy("no rule allows this "+c.Tool+" call and it has side effects", extra)}
+	default:
+		return Verdict{Decision: Ask, Reason: joinWhy("no rule allows this "+c.Tool+" call and its effects are not declared", extra)}
+	}
+}
+
+func joinWhy(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
+}
+
+func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode) Verdict {
+	ws := c.Workspace
+	if ws != "" {
+		ws = path.Clean(ws)
+	}
+	cwd := c.Cwd
+	if cwd != "" {
+		cwd = path.Clean(cwd)
+	}
+	an := analyzeCommand(c.Command, cwd, ws, e.protected)
+
+	// 1. A deny rule matching any simple command anywhere.
+	for _, r := range e.deny {
+		if r.Tool != ToolBash {
+			continue
+		}
+		for _, s := range an.cmds {
+			if couldMatch(r.prefix, s.words, true) {
+				return Verdict{Decision: Deny, Rule: r.name, Dangerous: len(an.dangers) > 0,
+					Reason: r.why(fmt.Sprintf("denied by rule: %q matches %q", r.Command, s.String()))}
+			}
+		}
+	}
+	if an.parseErr != nil {
+		return Verdict{Decision: Ask, Reason: "the command does not parse as shell (" + an.parseErr.Error() + "), so it cannot be checked"}
+	}
+	// 2. Built-in dangers ask whatever rules, grants or mode say.
+	if len(an.dangers) > 0 {
+		return Verdict{Decision: Ask, Dangerous: true, Reason: "dangerous: " + strings.Join(an.dangers, "; ")}
+	}
+	// 3. Mode full.
+	if mode == ModeFull {
+		return Verdict{Decision: Allow, Reason: "mode full"}
+	}
+	// 4. A grant.
+	if v, ok := e.granted(ctx, c); ok {
+		return v
+	}
+	// 5. An ask rule matching any simple command.
+	for _, r := range e.ask {
+		if r.Tool != ToolBash {
+			continue
+		}
+		for _, s := range an.cmds {
+			if couldMatch(r.prefix, s.words, true) {
+				return Verdict{Decision: Ask, Rule: r.name,
+					Reason: r.why(fmt.Sprintf("the rules ask before %q (matches %q)", r.Command, s.String()))}
+			}
+		}
+	}
+	// 6. Allow rules covering every simple command.
+	uncovered := an.uncoverable
+	var used []string
+	if uncovered == "" {
+		for _, s := range an.cmds {
+			if !s.outer {
+				continue
+			}
+			r, ok := e.allowFor(s.words)
+			if !ok {
+				uncovered = fmt.Sprintf("no allow rule covers %q", s.String())
+				break
+			}
+			if !contains(used, r.name) {
+				used = append(used, r.name)
+			}
+		}
+		if uncovered == "" && len(used) > 0 {
+			return Verdict{Decision: Allow, Rule: strings.Join(used, "; "), Reason: "allowed by rules: every command is covered"}
+		}
+		if uncovered == "" {
+			uncovered = "no command found"
+		}
+	} else {
+		uncovered = "allow rules cannot apply: the command has " + uncovered
+	}
+	// 7. Safety: a shell command is never "read-only" by declaration; only
+	// rules decide that.
+	return Verdict{Decision: Ask, Reason: uncovered}
+}
+
+// allowFor finds an allow rule whose prefix covers the literal words.
+func (e *Engine) allowFor(ws []word) (rule, bool) {
+	for _, w := range ws {
+		if !w.ok {
+			return rule{}, false
+		}
+	}
+	for _, r := range e.allow {
+		if r.Tool != ToolBash || len(r.prefix) > len(ws) {
+			continue
+		}
+		match := true
+		for i, p := range r.prefix {
+			if ws[i].lit != p {
+				match = false
+				break
+			}
+		}
+		if match {
+			return r, true
+		}
+	}
+	return rule{}, false
+}
+
+// couldMatch reports whether the command words could, once the shell
+// expands them, start with the rule's prefix. The command name is also
+// compared by base name (/bin/rm is rm).
+func couldMatch(prefix []string, ws []word, first bool) bool {
+	if len(prefix) == 0 {
+		return true
+	}
+	if len(ws) == 0 {
+		return false
+	}
+	w := ws[0]
+	l := w.loose
+	p := prefix[0]
+	if first && !strings.Contains(p, "/") {
+		if i := strings.LastIndexByte(l, '/'); i >= 0 && i < len(l)-1 {
+			l = l[i+1:]
+		}
+	}
+	if w.splat {
+		// May become several words, or none.
+		head := l
+		if i := strings.Index(head, anyText); i >= 0 {
+			head = head[:i] + anyText
+		}
+		if globMatchText(head, p) {
+			return true
+		}
+		if strings.ReplaceAll(l, anyText, "") == "" && couldMatch(prefix, ws[1:], first) {
+			return true
+		}
+		return false
+	}
+	if !globMatchText(l, p) {
+		return false
+	}
+	return couldMatch(prefix[1:], ws[1:], false)
+}
+
+func (e *Engine) decideFile(ctx context.Context, c Call, mode Mode) Verdict {
+	ws := c.Workspace
+	abs, rel, inside := resolveFile(c.Path, c.Cwd, ws)
+	for _, r := range e.deny {
+		if r.Tool == c.Tool && r.matchesPath(abs, rel, inside) {
+			return Verdict{Decision: Deny, Rule: r.name, Reason: r.why(fmt.Sprintf("denied by rule: %s of %s", c.Tool, shownPath(c.Path)))}
+		}
+	}
+	if mode == ModeFull {
+		return Verdict{Decision: Allow, Reason: "mode full"}
+	}
+	if v, ok := e.granted(ctx, c); ok {
+		return v
+	}
+	for _, r := range e.ask {
+		if r.Tool == c.Tool && r.matchesPath(abs, rel, inside) {
+			return Verdict{Decision: Ask, Rule: r.name, Reason: r.why(fmt.Sprintf("the rules ask before %s of %s", c.Tool, shownPath(c.Path)))}
+		}
+	}
+	if !inside {
+		return Verdict{Decision: Ask, Reason: fmt.Sprintf("%s of %s: the path is outside the workspace", c.Tool, shownPath(c.Path))}
+	}
+	writes := c.Tool == ToolWriteFile || c.Tool == ToolEditFile
+	if writes && isGitInternal(abs, ws) {
+		return Verdict{Decision: Ask, Reason: fmt.Sprintf("%s of %s: files under .git (hooks, config) can run code", c.Tool, shownPath(c.Path))}
+	}
+	for _, r := range e.allow {
+		if r.Tool == c.Tool && r.matchesPath(abs, rel, inside) {
+			return Verdict{Decision: Allow, Rule: r.name, Reason: r.why(fmt.Sprintf("allowed by rule: %s of %s", c.Tool, shownPath(c.Path)))}
+		}
+	}
+	return e.bySafety(c, "")
+}
+
+func shownPath(p string) string {
+	if p == "" {
+		return "the working directory"
+	}
+	return fmt.Sprintf("%q", clip(p, 200))
+}
+
+// resolveFile returns the absolute path, its workspace-relative form and
+// whether it lies inside the workspace. Relative paths resolve against cwd,
+// else the workspace.
+func resolveFile(p, cwd, workspace string) (abs, rel string, inside bool) {
+	if workspace == "" || !path.IsAbs(workspace) {
+		return "", "", false
+	}
+	workspace = path.Clean(workspace)
+	base := workspace
+	if cwd != "" {
+		if !path.IsAbs(cwd) {
+			return "", "", false
+		}
+		base = path.Clean(cwd)
+	}
+	if p == "" {
+		p = "."
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", "", false
+	}
+	abs = p
+	if !path.IsAbs(abs) {
+		abs = path.Join(base, abs)
+	}
+	abs = path.Clean(abs)
+	if !within(abs, workspace) {
+		return abs, "", false
+	}
+	rel = strings.TrimPrefix(strings.TrimPrefix(abs, workspace), "/")
+	if rel == "" {
+		rel = "."
+	}
+	return abs, rel, true
+}
+
+// matchesPath: a rule without a path matches every call of its tool;
+// relative globs match workspace-relative paths (inside only); absolute
+// globs match absolute paths.
+func (r rule) matchesPath(abs, rel string, inside bool) bool {
+	if r.glob == "" {
+		return true
+	}
+	if path.IsAbs(r.glob) {
+		return abs != "" && globMatch(r.glob, abs)
+	}
+	if !inside {
+		// "**/.env" still means any .env, wherever it is.
+		return abs != "" && strings.HasPrefix(r.glob, "**/") && globMatch(r.glob, strings.TrimPrefix(abs, "/"))
+	}
+	return globMatch(r.glob, rel)
+}

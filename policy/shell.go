@@ -1,0 +1,771 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// anyText stands, in a word's loose form, for text the shell decides at run
+// time (an expansion, a glob): it matches any string when deny rules are
+// matched, so "could match" counts as a match.
+const anyText = "\x00"
+
+// maxDepth bounds nested scripts (bash -c '…', eval, wrappers) so a hostile
+// command cannot make the analysis recurse without end; deeper means unknown.
+const maxDepth = 8
+
+// word is one shell word in two forms: its literal value (when it has one)
+// for allow rules, and a loose form for deny rules and danger checks.
+type word struct {
+	lit   string // the value, when ok
+	ok    bool   // fully literal: no expansion, glob, tilde, brace or $'…'
+	loose string // best guess at the value; anyText where unknown
+	splat bool   // has an unquoted expansion: may become zero or several words
+}
+
+func (w word) known() bool { return !strings.Contains(w.loose, anyText) }
+
+// simple is one simple command found anywhere in a command line.
+type simple struct {
+	words []word
+	outer bool // written in the command itself, not found by unwrapping or in a nested script
+}
+
+func (s simple) String() string {
+	parts := make([]string, len(s.words))
+	for i, w := range s.words {
+		parts[i] = strings.ReplaceAll(w.loose, anyText, "…")
+	}
+	return clip(strings.Join(parts, " "), 120)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// analysis is what the policy needs to know about one command line.
+type analysis struct {
+	parseErr    error
+	cmds        []simple
+	uncoverable string   // first reason allow rules cannot apply; empty if they can
+	dangers     []string // built-in dangerous commands found
+}
+
+func (a *analysis) refuseAllow(why string) {
+	if a.uncoverable == "" {
+		a.uncoverable = why
+	}
+}
+
+func (a *analysis) danger(why string) {
+	for _, d := range a.dangers {
+		if d == why {
+			return
+		}
+	}
+	a.dangers = append(a.dangers, why)
+}
+
+// analyzer walks a command line; cwd and workspace resolve relative paths.
+type analyzer struct {
+	a         *analysis
+	cwd       string
+	workspace string
+	protected []string
+}
+
+func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
+	z := &analyzer{a: &analysis{}, cwd: cwd, workspace: workspace, protected: protected}
+	if cwd == "" {
+		z.cwd = workspace
+	}
+	if strings.TrimSpace(command) == "" {
+		z.a.refuseAllow("empty command")
+		return z.a
+	}
+	z.script(command, 0, true)
+	return z.a
+}
+
+// script parses src and records everything in it. Nested scripts (depth > 0)
+// never count as outer commands.
+func (z *analyzer) script(src string, depth int, outer bool) {
+	if depth > maxDepth {
+		z.unknown("commands nested too deeply to analyse")
+		return
+	}
+	f, err := parseShell(src)
+	if err != nil {
+		if depth == 0 {
+			z.a.parseErr = err
+		}
+		z.a.refuseAllow("a nested script does not parse: " + err.Error())
+		for _, words := range crudeCommands(src) {
+			z.command(simple{words: words}, depth+1)
+		}
+		return
+	}
+	z.file(f, depth, outer)
+}
+
+// unknown records a command whose text cannot be known: it could be
+// anything, so any deny rule could match it.
+func (z *analyzer) unknown(why string) {
+	z.a.refuseAllow(why)
+	z.a.cmds = append(z.a.cmds, simple{words: []word{{loose: anyText, splat: true}}})
+}
+
+func (z *analyzer) file(f *syntax.File, depth int, outer bool) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			z.stmt(n, depth)
+		case *syntax.CallExpr:
+			if len(n.Assigns) > 0 {
+				z.a.refuseAllow("a variable assignment")
+			}
+			if len(n.Args) == 0 {
+				return true
+			}
+			s := simple{words: wordsOf(n.Args), outer: outer}
+			z.command(s, depth)
+			z.substFedToInterpreter(n)
+		case *syntax.CmdSubst:
+			z.a.refuseAllow("a command substitution")
+		case *syntax.ProcSubst:
+			z.a.refuseAllow("a process substitution")
+		case *syntax.ParamExp:
+			z.a.refuseAllow("a parameter expansion")
+		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause:
+			z.a.refuseAllow("arithmetic evaluation")
+		case *syntax.TestClause:
+			z.a.refuseAllow("a [[ ]] test (it evaluates arithmetic)")
+		case *syntax.FuncDecl:
+			z.a.refuseAllow("a function definition")
+			z.forkBomb(n)
+		case *syntax.DeclClause:
+			z.a.refuseAllow("a declaration (" + n.Variant.Value + ")")
+			z.a.cmds = append(z.a.cmds, simple{words: []word{{lit: n.Variant.Value, ok: true, loose: n.Variant.Value}}})
+		case *syntax.CoprocClause:
+			z.a.refuseAllow("a coprocess")
+		case *syntax.ExtGlob:
+			z.a.refuseAllow("an extended glob")
+		case *syntax.BinaryCmd:
+			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
+				z.pipeline(n, depth)
+			}
+		}
+		return true
+	})
+}
+
+func (z *analyzer) stmt(st *syntax.Stmt, depth int) {
+	if st.Background || st.Coprocess || st.Disown {
+		z.a.refuseAllow("a background command (&)")
+	}
+	var name string
+	if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
+		name = cmdName(wordOf(call.Args[0]))
+	}
+	for _, r := range st.Redirs {
+		z.redirect(r, name, depth)
+	}
+}
+
+func (z *analyzer) redirect(r *syntax.Redirect, cmd string, depth int) {
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		body := r.Hdoc
+		if r.Op == syntax.WordHdoc {
+			body = r.Word
+		}
+		if cmd == "" || alwaysRunsCode(cmd) || cmd != path.Base(cmd) {
+			z.a.refuseAllow("a here-document fed to " + orUnknown(cmd))
+		}
+		if isShell(cmd) && body != nil {
+			// The body is the script: check it like the command line.
+			w := wordOf(body)
+			if w.known() {
+				z.script(w.loose, depth+1, false)
+			} else {
+				z.unknown("a here-document with expansions fed to a shell")
+			}
+		}
+		return
+	case syntax.DplIn, syntax.DplOut:
+		w := wordOf(r.Word)
+		if w.ok && (w.lit == "-" || isDigits(w.lit)) {
+			return
+		}
+	}
+	w := wordOf(r.Word)
+	writes := r.Op != syntax.RdrIn
+	if writes && isDevice(w.loose) {
+		z.a.danger("writes to the device " + strings.ReplaceAll(w.loose, anyText, "…"))
+	}
+	if !w.ok {
+		z.a.refuseAllow("a redirection to a path that is not literal")
+		return
+	}
+	switch w.lit {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin":
+		return
+	}
+	p, inside := z.resolve(w.lit)
+	if !inside {
+		z.a.refuseAllow("a redirection outside the workspace (" + w.lit + ")")
+		return
+	}
+	if writes && isGitInternal(p, z.workspace) {
+		z.a.refuseAllow("a redirection into .git (hooks and config run code)")
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "an unknown command"
+	}
+	return s
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// resolve makes p absolute against the cwd and reports whether it lies
+// inside the workspace.
+func (z *analyzer) resolve(p string) (string, bool) {
+	return resolveIn(p, z.cwd, z.workspace)
+}
+
+func resolveIn(p, cwd, workspace string) (string, bool) {
+	if !path.IsAbs(p) {
+		if cwd == "" || !path.IsAbs(cwd) {
+			return "", false
+		}
+		p = path.Join(cwd, p)
+	}
+	p = path.Clean(p)
+	return p, within(p, workspace)
+}
+
+// within reports whether p is root or below it (both clean and absolute).
+func within(p, root string) bool {
+	if root == "" || !path.IsAbs(root) {
+		return false
+	}
+	root = path.Clean(root)
+	if root == "/" {
+		return true
+	}
+	return p == root || strings.HasPrefix(p, root+"/")
+}
+
+func isGitInternal(p, workspace string) bool {
+	rel := strings.TrimPrefix(p, path.Clean(workspace))
+	return strings.Contains(rel+"/", "/.git/")
+}
+
+// command records a simple command and everything it runs on behalf of its
+// words: wrappers (sudo, env, timeout, xargs, …) and scripts (bash -c, eval).
+func (z *analyzer) command(s simple, depth int) {
+	if len(s.words) == 0 {
+		return
+	}
+	z.a.cmds = append(z.a.cmds, s)
+	z.dangerous(s.words)
+	if depth >= maxDepth {
+		z.unknown("commands nested too deeply to analyse")
+		return
+	}
+	name := cmdName(s.words[0])
+	if s.outer && shellMeta(name) {
+		z.a.refuseAllow("the shell builtin " + name)
+	}
+	for _, in := range z.unwrap(name, s.words, depth) {
+		if in.script != "" || in.scriptUnknown {
+			if in.scriptUnknown {
+				z.unknown(name + " runs a script that is not literal")
+				continue
+			}
+			z.script(in.script, depth+1, false)
+			continue
+		}
+		z.command(simple{words: in.words}, depth+1)
+	}
+}
+
+// shellMeta names builtins that change how later words are read or run
+// code from strings or files: never covered by allow rules.
+func shellMeta(name string) bool {
+	switch name {
+	case "eval", "source", ".", "alias", "unalias", "shopt", "enable", "hash", "trap",
+		"builtin", "command", "exec", "set", "declare", "typeset", "export", "readonly",
+		"local", "let", "unset", "coproc", "fc", "history", "bind", "complete", "mapfile", "readarray", "read":
+		return true
+	}
+	return false
+}
+
+// cmdName is the command name a word would run, path stripped; "" if unknown.
+func cmdName(w word) string {
+	if !w.known() || w.splat {
+		return ""
+	}
+	return path.Base(w.loose)
+}
+
+func isShell(name string) bool {
+	switch name {
+	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "ash", "yash", "rbash", "posh", "lksh", "busybox":
+		return true
+	}
+	return false
+}
+
+func isInterpreter(name string) bool {
+	if isShell(name) {
+		return true
+	}
+	switch name {
+	case "fish", "csh", "tcsh", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "lua", "luajit",
+		"osascript", "pwsh", "powershell", "Rscript", "julia", "tclsh", "source", ".", "eval":
+		return true
+	}
+	for _, p := range []string{"python", "pypy", "perl", "ruby", "php", "lua", "node"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDownloader(name string) bool {
+	switch name {
+	case "curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lwp-request", "GET", "lynx", "links", "w3m", "nc", "ncat", "socat":
+		return true
+	}
+	return false
+}
+
+// substFedToInterpreter flags `bash <(curl …)`, `sh -c "$(wget …)"`,
+// `eval "$(curl …)"`: downloaded code run directly.
+func (z *analyzer) substFedToInterpreter(call *syntax.CallExpr) {
+	names := []string{cmdName(wordOf(call.Args[0]))}
+	for _, in := range z.unwrap(names[0], wordsOf(call.Args), maxDepth) {
+		if len(in.words) > 0 {
+			names = append(names, cmdName(in.words[0]))
+		}
+	}
+	interp := false
+	for _, n := range names {
+		interp = interp || isInterpreter(n)
+	}
+	if !interp {
+		return
+	}
+	for _, arg := range call.Args[1:] {
+		if downloads(arg) {
+			z.a.danger("runs code downloaded from the network (" + names[0] + " with a substitution of a download)")
+			return
+		}
+	}
+}
+
+// downloads reports a downloader inside any substitution within n.
+func downloads(n syntax.Node) bool {
+	found := false
+	syntax.Walk(n, func(n syntax.Node) bool {
+		if call, ok := n.(*syntax.CallExpr); ok && len(call.Args) > 0 {
+			ws := wordsOf(call.Args)
+			if isDownloader(cmdName(ws[0])) {
+				found = true
+			}
+			for _, w := range ws[1:] {
+				if isDownloader(path.Base(w.loose)) {
+					found = true // behind a wrapper: sudo curl, env curl
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// pipeline looks at `a | b`: downloaded code piped into an interpreter, and
+// literal scripts piped into a shell (`echo 'rm -rf /' | sh`).
+func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
+	var stages []*syntax.Stmt
+	var flatten func(s *syntax.Stmt)
+	flatten = func(s *syntax.Stmt) {
+		if bc, ok := s.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) {
+			flatten(bc.X)
+			flatten(bc.Y)
+			return
+		}
+		stages = append(stages, s)
+	}
+	flatten(b.X)
+	flatten(b.Y)
+	downloaded := false
+	for i, st := range stages {
+		names := z.stageNames(st)
+		if downloaded {
+			for _, n := range names {
+				if isInterpreter(n) {
+					z.a.danger("pipes a download into " + n)
+				}
+			}
+		}
+		for _, n := range names {
+			if isDownloader(n) {
+				downloaded = true
+			}
+		}
+		if i == 0 {
+			continue
+		}
+		// A shell reading its script from the pipe.
+		shellReadsStdin := false
+		if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
+			ws := wordsOf(call.Args)
+			for _, cand := range append([][]word{ws}, z.innerWords(cmdName(ws[0]), ws)...) {
+				if len(cand) > 0 && isShell(cmdName(cand[0])) && readsStdin(cand) {
+					shellReadsStdin = true
+				}
+			}
+		}
+		if !shellReadsStdin {
+			continue
+		}
+		z.a.refuseAllow("a script piped into a shell")
+		prev, ok := stages[i-1].Cmd.(*syntax.CallExpr)
+		if !ok || len(prev.Args) == 0 {
+			continue
+		}
+		ws := wordsOf(prev.Args)
+		switch cmdName(ws[0]) {
+		case "echo", "printf":
+			var parts []string
+			known := true
+			for _, w := range ws[1:] {
+				if strings.HasPrefix(w.loose, "-") && len(parts) == 0 && cmdName(ws[0]) == "echo" {
+					continue
+				}
+				known = known && w.known()
+				parts = append(parts, w.loose)
+			}
+			if !known {
+				z.unknown("a script with expansions piped into a shell")
+				continue
+			}
+			src := strings.Join(parts, " ")
+			src = strings.NewReplacer(`\n`, "\n", `\t`, "\t").Replace(src)
+			z.script(src, depth+1, false)
+		}
+	}
+}
+
+func (z *analyzer) stageNames(st *syntax.Stmt) []string {
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		var names []string
+		syntax.Walk(st, func(n syntax.Node) bool {
+			if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+				names = append(names, cmdName(wordOf(c.Args[0])))
+			}
+			return true
+		})
+		return names
+	}
+	ws := wordsOf(call.Args)
+	names := []string{cmdName(ws[0])}
+	for _, in := range z.innerWords(names[0], ws) {
+		if len(in) > 0 {
+			names = append(names, cmdName(in[0]))
+		}
+	}
+	return names
+}
+
+// readsStdin reports whether a shell invocation takes its script from stdin
+// (no -c and no script file).
+func readsStdin(ws []word) bool {
+	for i := 1; i < len(ws); i++ {
+		l := ws[i].loose
+		switch {
+		case l == "-s" || l == "-":
+			return true
+		case l == "-o" || l == "+o" || l == "-O" || l == "+O":
+			i++
+		case strings.HasPrefix(l, "--"):
+		case strings.HasPrefix(l, "-") || strings.HasPrefix(l, "+"):
+			if strings.Contains(l, "c") {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// wordsOf converts parsed words.
+func wordsOf(ws []*syntax.Word) []word {
+	out := make([]word, len(ws))
+	for i, w := range ws {
+		out[i] = wordOf(w)
+	}
+	return out
+}
+
+func wordOf(w *syntax.Word) word {
+	if w == nil || len(w.Parts) == 0 {
+		return word{loose: anyText}
+	}
+	if len(w.Parts) == 1 {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\*?[~{") {
+			return word{lit: l.Value, ok: true, loose: l.Value}
+		}
+	}
+	var out word
+	lit, why := literalWord(w)
+	if why == "" {
+		out.lit, out.ok = lit, true
+	}
+	var b strings.Builder
+	for i, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if braceLike(p.Value) {
+				out.splat = true
+			}
+			looseUnquoted(&b, p.Value, i == 0)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				if s, ok := decodeANSIC(p.Value); ok {
+					b.WriteString(s)
+				} else {
+					b.WriteString(anyText)
+				}
+			} else {
+				b.WriteString(p.Value)
+			}
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				switch q := q.(type) {
+				case *syntax.Lit:
+					dquotedLit(&b, q.Value)
+				case *syntax.ParamExp:
+					b.WriteString(paramLoose(q))
+				default:
+					b.WriteString(anyText)
+				}
+			}
+		case *syntax.ParamExp:
+			b.WriteString(paramLoose(p))
+			out.splat = true
+		case *syntax.CmdSubst:
+			b.WriteString(anyText)
+			out.splat = true
+		default:
+			b.WriteString(anyText)
+		}
+	}
+	out.loose = b.String()
+	return out
+}
+
+// paramLoose keeps $HOME recognisable as ~ for the danger checks.
+func paramLoose(p *syntax.ParamExp) string {
+	if p.Param != nil && p.Param.Value == "HOME" && p.Exp == nil && p.Repl == nil && p.Slice == nil &&
+		p.Index == nil && !p.Length && !p.Excl && p.NestedParam == nil {
+		return "~"
+	}
+	return anyText
+}
+
+// looseUnquoted is unquotedLit without refusing: globs and braces become
+// anyText, backslashes are removed, a tilde is kept.
+func looseUnquoted(b *strings.Builder, v string, first bool) {
+	if braceLike(v) {
+		b.WriteString(anyText)
+		return
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch c {
+		case '\\':
+			if i+1 < len(v) {
+				i++
+				b.WriteByte(v[i])
+			}
+			continue
+		case '*', '?':
+			b.WriteString(anyText)
+			continue
+		case '[':
+			if j := strings.IndexByte(v[i+1:], ']'); j >= 0 {
+				b.WriteString(anyText)
+				i += j + 1
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+}
+
+// decodeANSIC decodes the body of $'…'.
+func decodeANSIC(s string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\', '\'', '"', '?':
+			b.WriteByte(e)
+		case 'x', 'u', 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			j := i + 1
+			for j < len(s) && j < i+1+max && isHex(s[j]) {
+				j++
+			}
+			if j == i+1 {
+				return "", false
+			}
+			n, err := strconv.ParseUint(s[i+1:j], 16, 32)
+			if err != nil {
+				return "", false
+			}
+			if e == 'x' {
+				b.WriteByte(byte(n))
+			} else {
+				b.WriteRune(rune(n))
+			}
+			i = j - 1
+		case 'c':
+			if i+1 >= len(s) {
+				return "", false
+			}
+			i++
+			b.WriteByte(s[i] & 0x1f)
+		default:
+			if e >= '0' && e <= '7' {
+				j := i
+				for j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7' {
+					j++
+				}
+				n, _ := strconv.ParseUint(s[i:j], 8, 16)
+				b.WriteByte(byte(n))
+				i = j - 1
+			} else {
+				b.WriteByte('\\')
+				b.WriteByte(e)
+			}
+		}
+	}
+	return b.String(), true
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// crudeCommands splits text that does not parse into rough commands at shell
+// operators, for deny checks only: it never makes anything allowed.
+func crudeCommands(src string) [][]word {
+	var out [][]word
+	seg := strings.FieldsFunc(src, func(r rune) bool {
+		return strings.ContainsRune(";&|()`\n{}<>", r)
+	})
+	for _, s := range seg {
+		var ws []word
+		for _, f := range strings.Fields(s) {
+			f = strings.NewReplacer(`'`, "", `"`, "", `\`, "").Replace(f)
+			if f == "" {
+				continue
+			}
+			w := word{}
+			if i := strings.IndexByte(f, '$'); i >= 0 {
+				f, w.splat = f[:i]+anyText, true
+			}
+			var b strings.Builder
+			looseUnquoted(&b, f, false)
+			w.loose = b.String()
+			ws = append(ws, w)
+		}
+		if len(ws) > 0 {
+			out = append(out, ws)
+		}
+	}
+	return out
+}
+
+// forkBomb flags a function that calls itself in a pipeline or in the
+// background: `:(){ :|:& };:` and its renamings.
+func (z *analyzer) forkBomb(fn *syntax.FuncDecl) {
+	if fn.Name == nil || fn.Body == nil {
+		return
+	}
+	name := fn.Name.Value
+	self, spawns := false, false
+	syntax.Walk(fn.Body, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 && wordOf(n.Args[0]).loose == name {
+				self = true
+			}
+		case *syntax.BinaryCmd:
+			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
+				spawns = true
+			}
+		case *syntax.Stmt:
+			if n.Background {
+				spawns = true
+			}
+		}
+		return true
+	})
+	if self && spawns {
+		z.a.danger(fmt.Sprintf("a fork bomb (function %q spawns itself)", name))
+	}
+}

@@ -1,0 +1,470 @@
+package policy
+
+import "strings"
+
+// inner is what a wrapper command runs: other words, or a script.
+type inner struct {
+	words         []word
+	script        string
+	scriptUnknown bool // the script has expansions: its text cannot be known
+}
+
+// wrapSpec describes how a wrapper's own options end and its command begins.
+type wrapSpec struct {
+	valued     string   // short options that take a value
+	longValued []string // long options that take a value (when not written --x=v)
+	positional int      // operands before the command (timeout's duration, chroot's dir)
+	assigns    bool     // NAME=value operands are skipped (env)
+	scriptOpt  string   // short options whose value is a shell script (su -c, flock -c)
+	longScript []string // long options whose value is a shell script
+	anyAfter   bool     // options not fully known: every later word may start the command
+	trailing   bool     // arguments are appended at run time (xargs): add an unknown word
+}
+
+// wrapperSpec is the table of wrappers; a switch, not a package map, so
+// nothing at package level can be changed.
+func wrapperSpec(name string) (wrapSpec, bool) {
+	switch name {
+	case "sudo":
+		return wrapSpec{valued: "ugCDhprtTU", longValued: []string{"--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role", "--type", "--other-user", "--command-timeout"}}, true
+	case "doas":
+		return wrapSpec{valued: "uC"}, true
+	case "env":
+		return wrapSpec{valued: "uCS", longValued: []string{"--unset", "--chdir", "--split-string", "--block-signal", "--default-signal", "--ignore-signal"}, assigns: true, scriptOpt: "S", longScript: []string{"--split-string"}}, true
+	case "nice":
+		return wrapSpec{valued: "n", longValued: []string{"--adjustment"}}, true
+	case "nohup":
+		return wrapSpec{}, true
+	case "timeout":
+		return wrapSpec{valued: "sk", longValued: []string{"--signal", "--kill-after"}, positional: 1}, true
+	case "time":
+		return wrapSpec{valued: "fo", longValued: []string{"--format", "--output"}}, true
+	case "command":
+		return wrapSpec{}, true
+	case "builtin":
+		return wrapSpec{}, true
+	case "exec":
+		return wrapSpec{valued: "a"}, true
+	case "stdbuf":
+		return wrapSpec{valued: "ioe", longValued: []string{"--input", "--output", "--error"}}, true
+	case "ionice":
+		return wrapSpec{valued: "cnpPu", longValued: []string{"--class", "--classdata", "--pid", "--pgid", "--uid"}}, true
+	case "chrt":
+		return wrapSpec{positional: 1}, true
+	case "taskset":
+		return wrapSpec{positional: 1}, true
+	case "setsid":
+		return wrapSpec{}, true
+	case "unbuffer":
+		return wrapSpec{}, true
+	case "chroot":
+		return wrapSpec{positional: 1, longValued: []string{"--userspec", "--groups"}}, true
+	case "unshare":
+		return wrapSpec{anyAfter: true}, true
+	case "nsenter":
+		return wrapSpec{valued: "tSGw", anyAfter: true}, true
+	case "firejail":
+		return wrapSpec{anyAfter: true}, true
+	case "bwrap":
+		return wrapSpec{anyAfter: true}, true
+	case "strace":
+		return wrapSpec{valued: "abeEIoOpPsSuUX"}, true
+	case "ltrace":
+		return wrapSpec{valued: "aAeflnopsSuwX"}, true
+	case "valgrind":
+		return wrapSpec{}, true
+	case "systemd-run":
+		return wrapSpec{anyAfter: true}, true
+	case "runuser":
+		return wrapSpec{valued: "ugGl", scriptOpt: "c", longScript: []string{"--command"}}, true
+	case "fakeroot":
+		return wrapSpec{}, true
+	case "proot":
+		return wrapSpec{anyAfter: true}, true
+	case "busybox":
+		return wrapSpec{}, true
+	case "toybox":
+		return wrapSpec{}, true
+	case "gosu":
+		return wrapSpec{positional: 1}, true
+	case "su-exec":
+		return wrapSpec{positional: 1}, true
+	case "chpst":
+		return wrapSpec{anyAfter: true}, true
+	case "catchsegv":
+		return wrapSpec{}, true
+	case "cgexec":
+		return wrapSpec{valued: "g"}, true
+	case "xvfb-run":
+		return wrapSpec{anyAfter: true}, true
+	case "dbus-run-session":
+		return wrapSpec{}, true
+	case "caffeinate":
+		return wrapSpec{anyAfter: true}, true
+	case "flock":
+		return wrapSpec{valued: "wE", positional: 1, scriptOpt: "c", longScript: []string{"--command"}}, true
+	case "xargs":
+		return wrapSpec{valued: "adEILnPs", longValued: []string{"--arg-file", "--delimiter", "--eof", "--max-lines", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}, trailing: true}, true
+	case "parallel":
+		return wrapSpec{anyAfter: true, trailing: true}, true
+	case "entr":
+		return wrapSpec{anyAfter: true, trailing: true}, true
+	case "perf":
+		return wrapSpec{anyAfter: true}, true
+	case "sg":
+		return wrapSpec{positional: 1}, true
+	case "pkexec":
+		return wrapSpec{valued: "u", longValued: []string{"--user"}}, true
+	case "mosh":
+		return wrapSpec{anyAfter: true}, true
+	case "sshpass":
+		return wrapSpec{valued: "pfde"}, true
+	case "watch":
+		return wrapSpec{valued: "nqd", longValued: []string{"--interval", "--differences"}}, true
+	case "script":
+		return wrapSpec{scriptOpt: "c", longScript: []string{"--command"}, anyAfter: true}, true
+	case "su":
+		return wrapSpec{valued: "sgG", longValued: []string{"--shell", "--group", "--supp-group"}, scriptOpt: "c", longScript: []string{"--command", "--session-command"}}, true
+	}
+	return wrapSpec{}, false
+}
+
+// unwrap returns what the command named name with words ws runs on its
+// behalf. It does not recurse; the caller analyses each result.
+func (z *analyzer) unwrap(name string, ws []word, _ int) []inner {
+	if name == "" || len(ws) < 1 {
+		return nil
+	}
+	switch {
+	case isShell(name):
+		if name == "busybox" && len(ws) > 1 && !strings.HasPrefix(ws[1].loose, "-") {
+			return []inner{{words: ws[1:]}}
+		}
+		return shellScript(ws)
+	case name == "eval":
+		return joined(ws[1:])
+	case name == "alias":
+		var out []inner
+		for _, w := range ws[1:] {
+			if _, v, ok := strings.Cut(w.loose, "="); ok {
+				out = append(out, scriptOf(word{loose: v}))
+			}
+		}
+		return out
+	case name == "trap":
+		for _, w := range ws[1:] {
+			if w.loose == "--" || strings.HasPrefix(w.loose, "-") {
+				continue
+			}
+			return []inner{scriptOf(w)}
+		}
+		return nil
+	case name == "su" || name == "runuser":
+		// su [options] [user] [-c script]: the script may follow the user.
+		var out []inner
+		for i := 1; i < len(ws); i++ {
+			l := ws[i].loose
+			switch {
+			case l == "-c" || l == "--command" || l == "--session-command" ||
+				(len(l) > 2 && l[0] == '-' && l[1] != '-' && strings.HasSuffix(l, "c")):
+				if i+1 < len(ws) {
+					out = append(out, scriptOf(ws[i+1]))
+					i++
+				}
+			case strings.HasPrefix(l, "--command=") || strings.HasPrefix(l, "--session-command="):
+				_, v, _ := strings.Cut(l, "=")
+				out = append(out, scriptOf(word{loose: v}))
+			case !ws[i].known() && strings.HasPrefix(l, anyText):
+				out = append(out, inner{scriptUnknown: true})
+			}
+		}
+		return out
+	case name == "command":
+		for _, w := range ws[1:] {
+			if w.loose == "-v" || w.loose == "-V" {
+				return nil // only prints what the name is
+			}
+		}
+	case name == "find" || name == "gfind":
+		return findExec(ws)
+	case name == "ssh":
+		return sshRemote(ws)
+	case name == "docker" || name == "podman" || name == "nerdctl":
+		return containerExec(ws)
+	case name == "kubectl" || name == "oc":
+		return kubectlExec(ws)
+	}
+	spec, ok := wrapperSpec(name)
+	if !ok {
+		return nil
+	}
+	out, start := spec.parse(ws)
+	if start >= 0 && start < len(ws) {
+		cmd := ws[start:]
+		if name == "watch" {
+			out = append(out, joined(cmd)...)
+			return out
+		}
+		if spec.trailing {
+			cmd = append(cmd[:len(cmd):len(cmd)], word{loose: anyText, splat: true})
+		}
+		out = append(out, inner{words: cmd})
+		if spec.anyAfter {
+			for i := start + 1; i < len(ws); i++ {
+				out = append(out, inner{words: ws[i:]})
+			}
+		}
+	} else if start >= 0 && spec.trailing {
+		out = append(out, inner{words: []word{{lit: "echo", ok: true, loose: "echo"}, {loose: anyText, splat: true}}})
+	}
+	return out
+}
+
+// innerWords is unwrap keeping only commands (not scripts), for name checks.
+func (z *analyzer) innerWords(name string, ws []word) [][]word {
+	var out [][]word
+	for _, in := range z.unwrap(name, ws, 0) {
+		if len(in.words) > 0 {
+			out = append(out, in.words)
+		}
+	}
+	return out
+}
+
+// parse finds where the wrapped command starts (-1: none) and any scripts
+// given in options.
+func (s wrapSpec) parse(ws []word) (scripts []inner, start int) {
+	positional := s.positional
+	for i := 1; i < len(ws); i++ {
+		w := ws[i]
+		l := w.loose
+		switch {
+		case w.splat || !w.known():
+			// An unknown word could be options, operands or the command.
+			if positional > 0 || strings.HasPrefix(l, "-") || l == anyText {
+				for j := i; j < len(ws); j++ {
+					scripts = append(scripts, inner{words: ws[j:]})
+				}
+				return scripts, -1
+			}
+			return scripts, i
+		case l == "--":
+			if positional > 0 && i+1 < len(ws) {
+				positional--
+				i++
+				if positional == 0 && i+1 < len(ws) {
+					return scripts, i + 1
+				}
+				continue
+			}
+			return scripts, i + 1
+		case strings.HasPrefix(l, "--"):
+			name, _, hasValue := strings.Cut(l, "=")
+			if contains(s.longScript, name) {
+				if hasValue {
+					scripts = append(scripts, scriptOf(word{loose: l[len(name)+1:]}))
+				} else if i+1 < len(ws) {
+					scripts = append(scripts, scriptOf(ws[i+1]))
+					i++
+				}
+				continue
+			}
+			if !hasValue && contains(s.longValued, name) {
+				i++
+			}
+		case len(l) > 1 && strings.HasPrefix(l, "-"):
+			for k := 1; k < len(l); k++ {
+				c := l[k]
+				if strings.IndexByte(s.scriptOpt, c) >= 0 {
+					if k+1 < len(l) {
+						scripts = append(scripts, scriptOf(word{loose: l[k+1:]}))
+					} else if i+1 < len(ws) {
+						scripts = append(scripts, scriptOf(ws[i+1]))
+						i++
+					}
+					break
+				}
+				if strings.IndexByte(s.valued, c) >= 0 {
+					if k+1 == len(l) {
+						i++
+					}
+					break
+				}
+			}
+		case s.assigns && isAssignment(l):
+		case positional > 0:
+			positional--
+		default:
+			return scripts, i
+		}
+	}
+	return scripts, -1
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func isAssignment(s string) bool {
+	name, _, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+func scriptOf(w word) inner {
+	if !w.known() {
+		return inner{scriptUnknown: true}
+	}
+	return inner{script: w.loose}
+}
+
+// joined treats words as one script joined by spaces (eval, watch, ssh).
+func joined(ws []word) []inner {
+	if len(ws) == 0 {
+		return nil
+	}
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		if !w.known() {
+			return []inner{{scriptUnknown: true}}
+		}
+		parts[i] = w.loose
+	}
+	return []inner{{script: strings.Join(parts, " ")}}
+}
+
+// shellScript finds the -c script of sh/bash/zsh/…; a script file or stdin
+// is not something the policy can read.
+func shellScript(ws []word) []inner {
+	hasC := false
+	for i := 1; i < len(ws); i++ {
+		w := ws[i]
+		l := w.loose
+		if !w.known() {
+			if hasC {
+				return []inner{{scriptUnknown: true}}
+			}
+			if strings.HasPrefix(l, "-") || l == anyText {
+				// Could be -c followed by a script we cannot see.
+				return []inner{{scriptUnknown: true}}
+			}
+			return nil
+		}
+		switch {
+		case l == "--" || l == "-":
+			if hasC && i+1 < len(ws) {
+				return []inner{scriptOf(ws[i+1])}
+			}
+			return nil
+		case l == "-o" || l == "+o" || l == "-O" || l == "+O" || l == "--rcfile" || l == "--init-file":
+			i++
+		case strings.HasPrefix(l, "--"):
+			if l == "--command" {
+				hasC = true
+			}
+		case len(l) > 1 && (l[0] == '-' || l[0] == '+'):
+			if strings.Contains(l[1:], "c") && l[0] == '-' {
+				hasC = true
+			}
+		default:
+			if hasC {
+				return []inner{scriptOf(w)}
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// findExec returns the commands of find's -exec/-execdir/-ok/-okdir; {}
+// becomes an unknown word (a file name).
+func findExec(ws []word) []inner {
+	var out []inner
+	for i := 1; i < len(ws); i++ {
+		switch ws[i].loose {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			var cmd []word
+			j := i + 1
+			for ; j < len(ws); j++ {
+				l := ws[j].loose
+				if l == ";" || l == "+" {
+					break
+				}
+				if strings.Contains(l, "{}") {
+					cmd = append(cmd, word{loose: strings.ReplaceAll(l, "{}", anyText)})
+					continue
+				}
+				cmd = append(cmd, ws[j])
+			}
+			if len(cmd) > 0 {
+				out = append(out, inner{words: cmd})
+			}
+			i = j
+		}
+	}
+	return out
+}
+
+// sshRemote returns the remote command of ssh as a script.
+func sshRemote(ws []word) []inner {
+	const valued = "BbcDEeFIiJLlmOopQRSWw"
+	host := false
+	for i := 1; i < len(ws); i++ {
+		l := ws[i].loose
+		if !host {
+			if len(l) > 1 && l[0] == '-' {
+				if strings.IndexByte(valued, l[len(l)-1]) >= 0 {
+					i++
+				}
+				continue
+			}
+			host = true
+			continue
+		}
+		return joined(ws[i:])
+	}
+	return nil
+}
+
+// containerExec: docker/podman exec|run. Their options are many, so every
+// word after the subcommand may start the command (deny is conservative).
+func containerExec(ws []word) []inner {
+	for i := 1; i < len(ws); i++ {
+		switch ws[i].loose {
+		case "exec", "run", "create":
+			var out []inner
+			for j := i + 2; j < len(ws); j++ {
+				out = append(out, inner{words: ws[j:]})
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// kubectlExec: kubectl exec|run|debug … -- cmd.
+func kubectlExec(ws []word) []inner {
+	sub := false
+	for i := 1; i < len(ws); i++ {
+		switch l := ws[i].loose; {
+		case l == "exec" || l == "run" || l == "debug" || l == "attach":
+			sub = true
+		case l == "--" && sub && i+1 < len(ws):
+			return []inner{{words: ws[i+1:]}}
+		}
+	}
+	return nil
+}
