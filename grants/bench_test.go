@@ -57,11 +57,35 @@ func must2(b *testing.B) func(grants.Scope, error) grants.Scope {
 	}
 }
 
+// benchTypical is a session with three grants (two exact, one prefix) and a
+// call the prefix covers.
+func benchTypical(b *testing.B, st grants.Store) {
+	ctx := b.Context()
+	for _, s := range []grants.Scope{
+		must2(b)(grants.ScopeFor(bashCall("npm test", "/ws"))),
+		must2(b)(grants.ScopeFor(fileCall("write_file", "src/main.go", ""))),
+		must2(b)(grants.PrefixScope("git status", "/ws")),
+	} {
+		if _, err := st.Record(ctx, "typical", s, "U1", time.Hour); err != nil {
+			b.Fatal(err)
+		}
+	}
+	call := bashCall("git status -s", "/ws")
+	for b.Loop() {
+		if _, ok, err := st.Match(ctx, "typical", call); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}
+
 func BenchmarkMemoryMatch(b *testing.B) {
+	b.Run("typical", func(b *testing.B) { benchTypical(b, grants.NewMemoryStore(grants.Options{})) })
 	benchMatch(b, grants.NewMemoryStore(grants.Options{}))
 }
 
 func BenchmarkRedisMatch(b *testing.B) {
 	srv := redistest.Start(b)
-	benchMatch(b, grants.NewRedisStore(newRedisClient(b, srv.Addr()), grants.Options{}))
+	rdb := newRedisClient(b, srv.Addr())
+	b.Run("typical", func(b *testing.B) { benchTypical(b, grants.NewRedisStore(rdb, grants.Options{})) })
+	benchMatch(b, grants.NewRedisStore(rdb, grants.Options{}))
 }

@@ -146,24 +146,36 @@ func (r *RedisStore) Touch(ctx context.Context, sessionID string, ttl time.Durat
 }
 
 // Match returns the oldest live session grant covering c, else the oldest
-// standing grant covering it. A store failure is an error: the caller must
-// then treat the call as not granted.
+// standing grant covering it. Both hashes are read in one round trip. A store
+// failure is an error: the caller must then treat the call as not granted.
 func (r *RedisStore) Match(ctx context.Context, sessionID string, c policy.Call) (Grant, bool, error) {
 	const op = "match"
+	if err := r.usable(op); err != nil {
+		return Grant{}, false, err
+	}
 	if sessionID != "" {
-		gs, err := r.list(ctx, op, sessionID, false)
-		if err != nil {
+		if err := checkSessionID(op, sessionID); err != nil {
 			return Grant{}, false, err
 		}
+	}
+	var session, standing *redis.MapStringStringCmd
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if sessionID != "" {
+			session = p.HGetAll(ctx, sessionKey(sessionID))
+		}
+		standing = p.HGetAll(ctx, standingKey)
+		return nil
+	})
+	if err != nil {
+		return Grant{}, false, unavailable(op, err)
+	}
+	if session != nil {
+		gs := r.decode(sessionID, session.Val())
 		if g, ok := oldestCovering(slices.Values(gs), c, &r.prefixes); ok {
 			return g, true, nil
 		}
 	}
-	gs, err := r.list(ctx, op, "", false)
-	if err != nil {
-		return Grant{}, false, err
-	}
-	g, ok := oldestCovering(slices.Values(gs), c, &r.prefixes)
+	g, ok := oldestCovering(slices.Values(r.decode("", standing.Val())), c, &r.prefixes)
 	return g, ok, nil
 }
 
@@ -178,10 +190,7 @@ func (r *RedisStore) GrantFor(ctx context.Context, sessionID string, c policy.Ca
 
 // List returns the session's live grants, oldest first; "" lists standing grants.
 func (r *RedisStore) List(ctx context.Context, sessionID string) ([]Grant, error) {
-	return r.list(ctx, "list", sessionID, true)
-}
-
-func (r *RedisStore) list(ctx context.Context, op, sessionID string, sorted bool) ([]Grant, error) {
+	const op = "list"
 	if err := r.usable(op); err != nil {
 		return nil, err
 	}
@@ -196,6 +205,16 @@ func (r *RedisStore) list(ctx context.Context, op, sessionID string, sorted bool
 	if err != nil {
 		return nil, unavailable(op, err)
 	}
+	gs := r.decode(sessionID, fields)
+	sortGrants(gs)
+	return gs, nil
+}
+
+// decode turns a grants hash into the grants it holds now: none when the
+// session has expired (by the injected clock) or has no valid expiry, and
+// never a record that fails to decode, names another id or session, or whose
+// scope is invalid.
+func (r *RedisStore) decode(sessionID string, fields map[string]string) []Grant {
 	var expiresAt time.Time
 	if sessionID != "" {
 		ms, err := strconv.ParseInt(fields[expiresField], 10, 64)
@@ -203,11 +222,11 @@ func (r *RedisStore) list(ctx context.Context, op, sessionID string, sorted bool
 			if len(fields) > 0 {
 				r.opts.Logger.Warn("grants: session hash without a valid expiry; ignoring its grants", "session", sessionID, "err", err)
 			}
-			return nil, nil
+			return nil
 		}
 		expiresAt = time.UnixMilli(ms).UTC()
 		if !msUTC(r.opts.Now()).Before(expiresAt) {
-			return nil, nil
+			return nil
 		}
 	}
 	gs := make([]Grant, 0, len(fields))
@@ -218,7 +237,7 @@ func (r *RedisStore) list(ctx context.Context, op, sessionID string, sorted bool
 		var g Grant
 		if err := json.Unmarshal([]byte(v), &g); err != nil || g.ID != id || g.SessionID != sessionID || !r.prefixes.valid(g.Scope) {
 			// Fail closed: a record we cannot trust grants nothing.
-			r.opts.Logger.Warn("grants: corrupt grant record ignored", "key", key, "id", id, "err", err)
+			r.opts.Logger.Warn("grants: corrupt grant record ignored", "session", sessionID, "id", id, "err", err)
 			continue
 		}
 		if sessionID != "" {
@@ -226,10 +245,7 @@ func (r *RedisStore) list(ctx context.Context, op, sessionID string, sorted bool
 		}
 		gs = append(gs, g)
 	}
-	if sorted {
-		sortGrants(gs)
-	}
-	return gs, nil
+	return gs
 }
 
 // Revoke removes one grant of the session ("" for a standing grant).
