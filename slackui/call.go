@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/askops/askops/pending"
 )
@@ -28,6 +29,8 @@ type callView struct {
 	path    string // callWrite, callEdit
 	body    string // callWrite: content; callEdit: diff; callOther: JSON
 	lines   int    // callWrite: lines of content
+	cwd     string // callCommand: the cwd argument, when it differs from the Ask's
+	dropped int    // runes left out before redaction (viewCall's limit)
 
 	// callEdit, for when the diff is too long to show: its removed and
 	// added lines apart, so both sides can be previewed.
@@ -37,16 +40,35 @@ type callView struct {
 // viewCall decodes a's arguments. The exact arguments are what will run, so
 // they are shown rather than the agent's Summary; the Summary stands in only
 // when the arguments cannot be read.
-func viewCall(a pending.Ask) callView {
+//
+// limit > 0 bounds, in runes, how much of a command, file content or
+// argument string is redacted and kept (rendering a message shows far less;
+// redacting 100 KB to show 3 KB would be waste). The cut is safe: any secret
+// that starts in what is shown ends long before limit, and the multi-line
+// rule (PEM) also matches a block cut short. An edit is always read whole:
+// its diff needs both sides.
+func viewCall(a pending.Ask, limit int) callView {
 	v := callView{tool: a.Tool}
+	head := func(s string) string {
+		if limit <= 0 {
+			return Redact(s)
+		}
+		n := utf8.RuneCountInString(s)
+		if n <= limit {
+			return Redact(s)
+		}
+		v.dropped += n - limit
+		return Redact(s[:byteOffset(s, limit)])
+	}
 	var args map[string]any
 	dec := json.NewDecoder(strings.NewReader(a.Args))
 	dec.UseNumber()
 	if a.Args == "" || dec.Decode(&args) != nil || args == nil {
 		v.kind = callOther
-		v.body = Redact(a.Args)
+		v.body = head(a.Args)
 		if strings.TrimSpace(v.body) == "" {
-			v.body = Redact(a.Summary)
+			v.dropped = 0
+			v.body = head(a.Summary)
 		}
 		return v
 	}
@@ -55,11 +77,14 @@ func viewCall(a pending.Ask) callView {
 		return s, ok
 	}
 	if cmd, ok := str("command"); ok {
-		// bash-like tools: {"command": …} plus perhaps cwd/timeout, which
-		// the renderer shows elsewhere or does not need.
+		// bash-like tools: {"command": …} plus perhaps where and how long.
 		if onlyKeys(args, "command", "cwd", "timeout", "timeout_ms", "description") {
 			v.kind = callCommand
-			v.command = Redact(cmd)
+			v.command = head(cmd)
+			if cwd, ok := str("cwd"); ok && cwd != a.Cwd {
+				// Where it runs is part of what is approved.
+				v.cwd = Redact(cwd)
+			}
 			return v
 		}
 	}
@@ -67,7 +92,7 @@ func viewCall(a pending.Ask) callView {
 		if content, ok := str("content"); ok && onlyKeys(args, "path", "content") {
 			v.kind = callWrite
 			v.path = Redact(path)
-			v.body = Redact(content)
+			v.body = head(content)
 			v.lines = strings.Count(content, "\n")
 			if content != "" && !strings.HasSuffix(content, "\n") {
 				v.lines++
@@ -92,7 +117,7 @@ func viewCall(a pending.Ask) callView {
 		}
 	}
 	v.kind = callOther
-	v.body = prettyJSON(redactJSON(args))
+	v.body = prettyJSON(redactJSON(args, head))
 	return v
 }
 
@@ -116,7 +141,7 @@ var secretKey = regexp.MustCompile(`(?i)(?:^|[_.-])` + secretWord + `$|^` + secr
 
 // redactJSON redacts every string in a decoded JSON value, and hides the
 // whole value of a key that names a secret ("password": …).
-func redactJSON(v any) any {
+func redactJSON(v any, redact func(string) string) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
@@ -127,17 +152,17 @@ func redactJSON(v any) any {
 					continue
 				}
 			}
-			out[k] = redactJSON(e)
+			out[k] = redactJSON(e, redact)
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			out[i] = redactJSON(e)
+			out[i] = redactJSON(e, redact)
 		}
 		return out
 	case string:
-		return Redact(t)
+		return redact(t)
 	}
 	return v
 }

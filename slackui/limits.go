@@ -50,6 +50,10 @@ const (
 	modalSectionBudget  = 2900 // one code section of the "Show full" modal
 	modalSectionsPerPag = 20   // sections per modal page
 	fallbackGistBudget  = 80   // the command in the notification text
+
+	// messageRedactLimit is how much of a long argument a message reads
+	// (see viewCall): far more than any budget above, far less than 100 KB.
+	messageRedactLimit = 8192
 )
 
 // CheckLimits reports every way blocks (a message's) would break a Block Kit

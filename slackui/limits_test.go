@@ -302,3 +302,42 @@ func TestCheckLimitsCatchesViolations(t *testing.T) {
 		t.Errorf("modal blocks: %v", err)
 	}
 }
+
+// Every field at once, each far too long: still one valid message in every
+// state, for every kind of call.
+func TestEveryFieldHuge(t *testing.T) {
+	huge := strings.Repeat("<!here> & `x` *y* ", 3000)
+	args := []struct{ tool, args string }{
+		{"bash", string(must(json.Marshal(map[string]string{"command": huge})))},
+		{"write_file", string(must(json.Marshal(map[string]string{"path": huge, "content": huge})))},
+		{"edit_file", string(must(json.Marshal(map[string]string{"path": huge, "old_string": huge, "new_string": huge + "\nmore"})))},
+		{strings.Repeat("t", 500), string(must(json.Marshal(map[string]string{"a": huge, "b": huge})))},
+		{"raw", huge},
+	}
+	for _, c := range args {
+		a := sampleAsk()
+		a.Tool, a.Args = c.tool, c.args
+		a.Summary, a.Reason, a.Rule, a.Workspace, a.Cwd, a.Label, a.RunID, a.StartedBy = huge, huge, huge, huge, huge, huge, huge, huge
+		for _, st := range append([]pending.Status{pending.StatusPending, "bogus"}, outcomeStatuses()...) {
+			d := decided(a, st, huge, huge)
+			if st == pending.StatusPending {
+				d = a
+			}
+			m := RenderAsk(d, RenderOptions{Now: testNow, GrantScope: huge, Mention: "<!subteam^S0123>"})
+			if err := CheckLimits(m.Blocks); err != nil {
+				t.Errorf("%.10s %s: %v", c.tool, st, err)
+			}
+			if textLen(m.Text) > 400 {
+				t.Errorf("%.10s %s: fallback text %d chars", c.tool, st, textLen(m.Text))
+			}
+		}
+		if err := CheckModalLimits(DenyReasonModal(a)); err != nil {
+			t.Errorf("%.10s deny modal: %v", c.tool, err)
+		}
+		for p := 0; p < 3; p++ {
+			if err := CheckModalLimits(FullTextModal(a, p)); err != nil {
+				t.Errorf("%.10s full modal page %d: %v", c.tool, p, err)
+			}
+		}
+	}
+}

@@ -26,7 +26,7 @@ const maxDenyReason = 2000
 // private_metadata is the Ask id; the reason arrives in the view_submission
 // under BlockDenyReason / ActionDenyReasonInput.
 func DenyReasonModal(a pending.Ask) slack.ModalViewRequest {
-	cv := viewCall(a)
+	cv := viewCall(a, messageRedactLimit)
 	call, _ := callText(cv, 600)
 	input := slack.NewPlainTextInputBlockElement(
 		slack.NewTextBlockObject(slack.PlainTextType, "Why not, and what to do instead", false, false),
@@ -60,7 +60,7 @@ func ShowFullValue(askID string, page int) string {
 // escaped, never cut — page by page within a modal's limits. page is
 // clamped to the pages there are; the page buttons carry ShowFullValue.
 func FullTextModal(a pending.Ask, page int) slack.ModalViewRequest {
-	cv := viewCall(a)
+	cv := viewCall(a, 0) // everything: this is where the whole call is read
 	chunks := codeChunks(cv.fullText(), modalSectionBudget)
 	pages := max(1, (len(chunks)+modalSectionsPerPag-1)/modalSectionsPerPag)
 	page = min(max(page, 0), pages-1)

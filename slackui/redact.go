@@ -13,7 +13,11 @@ const Redacted = "[REDACTED]"
 // prefix, a URL's user name) and drops the secret itself.
 type secretRule struct {
 	name string
-	re   *regexp.Regexp
+	// hints are lower-case substrings one of which every match contains;
+	// a text with none of them skips the rule (most text has no secrets,
+	// and the regexps are slow on long input).
+	hints []string
+	re    *regexp.Regexp
 	// repl is a regexp.Expand template; when keep is set it decides per match
 	// instead (nil: always replace).
 	repl string
@@ -25,81 +29,96 @@ type secretRule struct {
 // counts after an underscore so flags like --sort-key stay readable.
 const secretWord = `(?:pass(?:word|wd|phrase)?|pwd|token|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth|[A-Za-z0-9]+_key)`
 
+// secretHints are the hints of the rules keyed on secretWord.
+var secretHints = []string{"pass", "pwd", "token", "secret", "key", "credential", "auth"}
+
 // secretRules are compiled once; regexps are immutable and safe for
 // concurrent use, so this is a table, not state.
 var secretRules = []secretRule{
 	{
 		// PEM private keys, including a block cut before its END line.
-		name: "pem",
-		re:   regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
-		repl: `-----BEGIN ${1}PRIVATE KEY-----` + Redacted + `-----END ${1}PRIVATE KEY-----`,
+		name:  "pem",
+		hints: []string{"private key-----"},
+		re:    regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
+		repl:  `-----BEGIN ${1}PRIVATE KEY-----` + Redacted + `-----END ${1}PRIVATE KEY-----`,
 	},
 	{
-		name: "github",
-		re:   regexp.MustCompile(`\b(gh[pousr]_|github_pat_)[A-Za-z0-9_]{16,}`),
-		repl: `${1}` + Redacted,
+		name:  "github",
+		hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
+		re:    regexp.MustCompile(`\b(gh[pousr]_|github_pat_)[A-Za-z0-9_]{16,}`),
+		repl:  `${1}` + Redacted,
 	},
 	{
-		name: "slack",
-		re:   regexp.MustCompile(`\b(xox[abposre]-|xapp-)[A-Za-z0-9-]{6,}`),
-		repl: `${1}` + Redacted,
+		name:  "slack",
+		hints: []string{"xox", "xapp-"},
+		re:    regexp.MustCompile(`\b(xox[abposre]-|xapp-)[A-Za-z0-9-]{6,}`),
+		repl:  `${1}` + Redacted,
 	},
 	{
 		// Anthropic first: sk-ant- would otherwise read as an OpenAI key.
-		name: "anthropic",
-		re:   regexp.MustCompile(`\b(sk-ant-)[A-Za-z0-9_-]{8,}`),
-		repl: `${1}` + Redacted,
+		name:  "anthropic",
+		hints: []string{"sk-ant-"},
+		re:    regexp.MustCompile(`\b(sk-ant-)[A-Za-z0-9_-]{8,}`),
+		repl:  `${1}` + Redacted,
 	},
 	{
-		name: "openai",
-		re:   regexp.MustCompile(`\b(sk-(?:proj-|svcacct-|admin-)?)[A-Za-z0-9_-]{16,}`),
-		repl: `${1}` + Redacted,
+		name:  "openai",
+		hints: []string{"sk-"},
+		re:    regexp.MustCompile(`\b(sk-(?:proj-|svcacct-|admin-)?)[A-Za-z0-9_-]{16,}`),
+		repl:  `${1}` + Redacted,
 		// sk-ant-[REDACTED] has already been handled.
 		keep: func(g []string) bool { return strings.HasPrefix(g[0], "sk-ant-") },
 	},
 	{
-		name: "aws-key-id",
-		re:   regexp.MustCompile(`\b((?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA))[A-Z0-9]{16}\b`),
-		repl: `${1}` + Redacted,
+		name:  "aws-key-id",
+		hints: []string{"akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "abia", "acca"},
+		re:    regexp.MustCompile(`\b((?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA))[A-Z0-9]{16}\b`),
+		repl:  `${1}` + Redacted,
 	},
 	{
 		// Authorization: Bearer x / Basic x / token x, in headers and curl -H.
-		name: "authorization",
-		re:   regexp.MustCompile(`(?i)(\bauthorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|negotiate)\s+)?)("[^"]*"|'[^']*'|[^\s"']+)`),
-		repl: `${1}` + Redacted,
-		keep: alreadyRedacted,
+		name:  "authorization",
+		hints: []string{"authorization"},
+		re:    regexp.MustCompile(`(?i)(\bauthorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|negotiate)\s+)?)("[^"]*"|'[^']*'|[^\s"']+)`),
+		repl:  `${1}` + Redacted,
+		keep:  alreadyRedacted,
 	},
 	{
-		name: "bearer",
-		re:   regexp.MustCompile(`(?i)(\b(?:bearer|basic)\s+)([A-Za-z0-9._~+/=-]{8,})`),
-		repl: `${1}` + Redacted,
+		name:  "bearer",
+		hints: []string{"bearer", "basic"},
+		re:    regexp.MustCompile(`(?i)(\b(?:bearer|basic)\s+)([A-Za-z0-9._~+/=-]{8,})`),
+		repl:  `${1}` + Redacted,
 	},
 	{
 		// scheme://user:pass@host keeps the user, drops the password.
-		name: "url-userinfo",
-		re:   regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)([^/\s@]+)@`),
-		repl: `${1}` + Redacted + `@`,
-		keep: alreadyRedacted,
+		name:  "url-userinfo",
+		hints: []string{"://"},
+		re:    regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)([^/\s@]+)@`),
+		repl:  `${1}` + Redacted + `@`,
+		keep:  alreadyRedacted,
 	},
 	{
 		// curl -u user:pass / --user user:pass
-		name: "curl-user",
-		re:   regexp.MustCompile(`((?:^|\s)(?:-u|--user)(?:\s+|=)["']?[^\s:"']+:)([^\s"']+)`),
-		repl: `${1}` + Redacted,
-		keep: alreadyRedacted,
+		name:  "curl-user",
+		hints: []string{"-u"},
+		re:    regexp.MustCompile(`((?:^|\s)(?:-u|--user)(?:\s+|=)["']?[^\s:"']+:)([^\s"']+)`),
+		repl:  `${1}` + Redacted,
+		keep:  alreadyRedacted,
 	},
 	{
 		// mysql -pSECRET (attached only: "-p" alone prompts, and "-p 22"
 		// is a port for ssh and most other tools).
-		name: "mysql-p",
-		re:   regexp.MustCompile(`(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n;&|]*?\s-p)([^\s]+)`),
-		repl: `${1}` + Redacted,
-		keep: alreadyRedacted,
+		name:  "mysql-p",
+		hints: []string{"mysql", "mariadb"},
+		re:    regexp.MustCompile(`(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n;&|]*?\s-p)([^\s]+)`),
+		repl:  `${1}` + Redacted,
+		keep:  alreadyRedacted,
 	},
 	{
 		// key=value and key: value — URL query strings, env assignments,
 		// --flag=value, JSON/YAML. The key must end in a secret word.
-		name: "key-value",
+		name:  "key-value",
+		hints: secretHints,
 		re: regexp.MustCompile(`(?i)((?:^|[\s?&;,{(\[/"'])-{0,2}(?:[A-Za-z0-9]+[_.-])*` + secretWord +
 			`["']?\s*(?:=|:\s*|:)\s*)([^\s"'&;|<>()\[` + "`" + `,}\]]*\[REDACTED\]|"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"'&;|<>()` + "`" + `,}\]]+)`),
 		keep: keepKeyValue,
@@ -107,8 +126,9 @@ var secretRules = []secretRule{
 	{
 		// --password VALUE (space separated). --no-password takes no value,
 		// and a following "-x" is the next flag, not a value.
-		name: "flag-space",
-		re:   regexp.MustCompile(`(?i)((?:^|\s)--?((?:[A-Za-z0-9]+-)*` + secretWord + `)\s+)("[^"]*"|'[^']*'|[^\s"'-][^\s]*)`),
+		name:  "flag-space",
+		hints: secretHints,
+		re:    regexp.MustCompile(`(?i)((?:^|\s)--?((?:[A-Za-z0-9]+-)*` + secretWord + `)\s+)("[^"]*"|'[^']*'|[^\s"'-][^\s]*)`),
 		keep: func(g []string) bool {
 			return strings.HasPrefix(strings.ToLower(g[2]), "no-") || alreadyRedacted(g)
 		},
@@ -148,10 +168,25 @@ func keepKeyValue(g []string) bool {
 // was there). It errs on the side of hiding: a value that merely looks like a
 // secret is hidden too. Redact is idempotent.
 func Redact(s string) string {
+	lower := strings.ToLower(s)
 	for _, rule := range secretRules {
-		s = rule.apply(s)
+		if !containsAny(lower, rule.hints) {
+			continue
+		}
+		if r := rule.apply(s); r != s {
+			s, lower = r, strings.ToLower(r)
+		}
 	}
 	return s
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 func (rule secretRule) apply(s string) string {

@@ -68,7 +68,7 @@ type RenderOptions struct {
 // the Ask carries is redacted and escaped; the result is within every Block
 // Kit limit (CheckLimits) whatever the size of the arguments.
 func RenderAsk(a pending.Ask, o RenderOptions) Message {
-	cv := viewCall(a)
+	cv := viewCall(a, messageRedactLimit)
 	if outcome, done := a.Outcome(); done {
 		return renderDone(a, outcome, cv, o)
 	}
@@ -198,6 +198,10 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 func callText(cv callView, budget int) (string, int) {
 	var head string
 	switch cv.kind {
+	case callCommand:
+		if cv.cwd != "" {
+			head = "*In* " + inlineCode(cv.cwd, 300) + "\n"
+		}
 	case callWrite:
 		head = "*Write* " + inlineCode(cv.path, 300) + " — " + strconv.Itoa(cv.lines) + " lines\n"
 	case callEdit:
@@ -208,6 +212,7 @@ func callText(cv callView, budget int) (string, int) {
 		return head + "_(no arguments)_", 0
 	}
 	code, omitted := codeBlock(body, budget-textLen(head))
+	omitted += cv.dropped
 	if omitted > 0 && cv.kind == callEdit && cv.removed != "" && cv.added != "" {
 		// A cut diff would show only its first removals; show the start
 		// of both sides instead.
