@@ -115,7 +115,6 @@ func (s *RedisStore) listen(ctx context.Context) {
 	log := s.opts.Logger
 	backoff := 50 * time.Millisecond
 	silent := 0
-	first := true
 	for {
 		s.psMu.Lock()
 		ps := s.ps
@@ -162,14 +161,13 @@ func (s *RedisStore) listen(ctx context.Context) {
 		case *redis.Message:
 			s.waiters.wake(m.Payload)
 		case *redis.Subscription:
+			// NewRedisStore consumed the first confirmation, so this is a
+			// resubscription after a dropped connection.
 			if m.Kind == "subscribe" {
 				n := s.waiters.wakeAll()
-				if !first || n > 0 {
-					log.Info("pending: decision listener resubscribed; waiters re-read their asks", "waiters", n)
-				}
+				log.Info("pending: decision listener resubscribed; waiters re-read their asks", "waiters", n)
 			}
 		}
-		first = false
 	}
 }
 

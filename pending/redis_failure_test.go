@@ -51,6 +51,17 @@ func checkNotPastDeadline(t *testing.T, ask Ask, r waitResult) {
 	}
 }
 
+// checkWokenBeforeDeadline fails if a decided Ask's Wait only returned at its
+// deadline: the compare-and-set there would find the decision too, so only
+// the time tells that the wake-up itself got through.
+func checkWokenBeforeDeadline(t *testing.T, ask Ask, r waitResult) {
+	t.Helper()
+	if !r.at.Before(ask.Deadline) {
+		t.Errorf("ask %s: decided long before its deadline, but Wait only returned at %s (deadline %s): the wake-up was lost",
+			ask.ID, r.at.Format(time.StampMilli), ask.Deadline.Format(time.StampMilli))
+	}
+}
+
 func TestRedisListenerConnectionKilled(t *testing.T) {
 	srv := redistest.Start(t)
 	a := newRedisStore(t, srv.URL(), Options{})
@@ -86,6 +97,7 @@ func TestRedisListenerConnectionKilled(t *testing.T) {
 			if r.err != nil || r.ask != won[i] {
 				t.Errorf("ask %d: Wait = %s, %v; want the decision %s", i, r.ask.Status, r.err, won[i].Status)
 			}
+			checkWokenBeforeDeadline(t, ask, r)
 		case <-time.After(time.Until(ask.Deadline.Add(time.Second))):
 			t.Fatalf("ask %d: Wait still blocked 1s past its deadline", i)
 		}
@@ -134,6 +146,8 @@ func TestRedisServerRestarted(t *testing.T) {
 			switch {
 			case decided[i] && r.ask != won[i]:
 				t.Errorf("ask %d: decided %s before its deadline, but Wait returned %s (%v)", i, won[i].Status, r.ask.Status, r.err)
+			case decided[i]:
+				checkWokenBeforeDeadline(t, ask, r)
 			case !decided[i] && r.ask.Status != Status(Expired) && r.ask.Status != Status(Unavailable):
 				t.Errorf("ask %d: undecided, but Wait returned %s", i, r.ask.Status)
 			}
