@@ -61,14 +61,14 @@ func readFileTool() Tool {
 }
 
 func readLines(p, rel string, offset, limit, maxBytes int) (string, error) {
+	if err := regularFile(p, rel); err != nil {
+		return "", err
+	}
 	f, err := os.Open(p)
 	if err != nil {
 		return "", fileError(rel, err)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return "", fmt.Errorf("%s is a directory; use list_files", rel)
-	}
 	br := bufio.NewReader(f)
 	var b strings.Builder
 	line := 0
@@ -133,8 +133,8 @@ func writeFileTool() Tool {
 				Path:    p,
 				Summary: fmt.Sprintf("write_file %s (%d bytes)", rel, len(content)),
 				Run: func(ctx context.Context) (string, error) {
-					if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-						return "", fmt.Errorf("%s is a directory", rel)
+					if fi, err := os.Stat(p); err == nil && !fi.Mode().IsRegular() {
+						return "", fmt.Errorf("%s exists and is not a regular file", rel)
 					}
 					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 						return "", fileError(rel, err)
@@ -177,6 +177,9 @@ func editFileTool() Tool {
 				Path:    p,
 				Summary: fmt.Sprintf("edit_file %s (replace %d bytes with %d bytes)", rel, len(oldS), len(newS)),
 				Run: func(ctx context.Context) (string, error) {
+					if err := regularFile(p, rel); err != nil {
+						return "", err
+					}
 					data, err := os.ReadFile(p)
 					if err != nil {
 						return "", fileError(rel, err)
@@ -258,6 +261,22 @@ func listDir(p, rel string, maxBytes int) (string, error) {
 		b.WriteString(name + "\n")
 	}
 	return b.String(), nil
+}
+
+// regularFile refuses directories, devices and FIFOs: opening a FIFO would
+// block the run beyond the reach of Stop.
+func regularFile(p, rel string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fileError(rel, err)
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("%s is a directory; use list_files", rel)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", rel)
+	}
+	return nil
 }
 
 func writeKeepingMode(p string, data []byte) error {

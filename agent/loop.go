@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -18,6 +19,9 @@ import (
 func (r *Runner) execute(ctx context.Context, run *Run) Result {
 	spec := run.spec
 	run.emit(Event{Kind: EventStarted, Text: spec.Task})
+	if strings.TrimSpace(spec.Task) == "" {
+		return Result{Status: StatusFailed, Err: errors.New("agent: the run has no task")}
+	}
 	env, err := r.env(spec.Cwd)
 	if err != nil {
 		return Result{Status: StatusFailed, Err: err}
@@ -147,6 +151,9 @@ func (r *Runner) turn(ctx context.Context, run *Run, env Env, tcs []openai.ToolC
 			e := r.callEvent(EventToolResult, c)
 			e.Text, e.IsError, e.NotPerformed = results[i], true, true
 			run.emit(e)
+			if skipped == nil {
+				skipped = c // later side effects may depend on what this call meant to do
+			}
 			i++
 			continue
 		}

@@ -335,7 +335,7 @@ func TestStopDuringAnAskCancelsIt(t *testing.T) {
 		return decided(req, pending.Cancelled, "", "the run was stopped")
 	}
 	ev := newEvents()
-	run := h.runner.Start(t.Context(), agent.RunSpec{ID: "r-ask"}, ev.record)
+	run := h.runner.Start(t.Context(), agent.RunSpec{ID: "r-ask", Task: "t"}, ev.record)
 	ev.waitFor(t, "asked", func(e agent.Event) bool { return e.Kind == agent.EventAsked })
 	if infos := h.runner.Runs(); len(infos) != 1 || infos[0].ID != "r-ask" {
 		t.Errorf("Runs() = %+v", infos)
@@ -373,7 +373,7 @@ func TestStopDuringALongCommandKillsItsProcessGroup(t *testing.T) {
 		fakeopenai.Call(bash("c1", "sleep 60 & echo $! > child.pid; wait")),
 	}, func(c *agent.Config) { c.Policy = &fakePolicy{decide: allowAll} })
 	ev := newEvents()
-	run := h.runner.Start(t.Context(), agent.RunSpec{}, ev.record)
+	run := h.runner.Start(t.Context(), agent.RunSpec{Task: "t"}, ev.record)
 	pidFile := filepath.Join(h.ws, "child.pid")
 	waitPid(t, pidFile)
 	if !h.runner.Stop(run.ID()) {
@@ -582,5 +582,34 @@ func TestRunInASubdirectory(t *testing.T) {
 	res, _ = h.run(t, agent.RunSpec{Cwd: "../"})
 	if res.Status != agent.StatusFailed || !strings.Contains(res.Err.Error(), "leaves the workspace") {
 		t.Fatalf("result = %+v", res)
+	}
+}
+
+func TestAMalformedCallSkipsTheSideEffectsPlannedAfterIt(t *testing.T) {
+	h := newHarness(t, []fakeopenai.Reply{
+		fakeopenai.Call(
+			call("c1", "write_file", `{"path":"run.sh"}`), // content missing
+			bash("c2", "bash run.sh > ran.txt"),
+		),
+		fakeopenai.Text("ok"),
+	}, func(c *agent.Config) { c.Policy = &fakePolicy{decide: allowAll} })
+	res, _ := h.run(t, agent.RunSpec{})
+	if res.Status != agent.StatusFinished {
+		t.Fatalf("result = %+v", res)
+	}
+	if exists(filepath.Join(h.ws, "ran.txt")) {
+		t.Error("the command planned on the failed write ran")
+	}
+	mustContain(t, toolResults(t, h.srv, 1)["c2"], "not performed", "(write_file, id c1)")
+}
+
+func TestARunWithoutATaskFails(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	res := h.runner.Start(t.Context(), agent.RunSpec{Task: "  "}, nil).Wait()
+	if res.Status != agent.StatusFailed || !strings.Contains(res.Err.Error(), "no task") {
+		t.Fatalf("result = %+v", res)
+	}
+	if n := len(h.srv.Requests()); n != 0 {
+		t.Errorf("the model was called %d times", n)
 	}
 }

@@ -179,7 +179,7 @@ type RunSpec struct {
 	StartedBy string
 	Label     string
 	Task      string
-	Mode      policy.Mode
+	Mode      policy.Mode // passed to the policy as is; empty means the policy's default
 	// Copied into every pending.Request so the Ask is posted in the run's thread.
 	ReplyChannel  string
 	ReplyThreadTS string
@@ -243,14 +243,12 @@ func (run *Run) Wait() Result {
 }
 
 // Start starts a run in its own goroutine. onEvent (may be nil) receives the
-// run's events in order, never concurrently; it should not block for long.
+// run's events in order, never concurrently, on the run's goroutines; it
+// should not block for long and must not call Wait on the same run.
 // The run ends when the model answers, at MaxIterations, on Stop, or when ctx ends.
 func (r *Runner) Start(ctx context.Context, spec RunSpec, onEvent func(Event)) *Run {
 	if spec.ID == "" {
 		spec.ID = newRunID()
-	}
-	if spec.Mode == "" {
-		spec.Mode = policy.ModeAsk
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	run := &Run{spec: spec, started: r.cfg.Now(), cancel: cancel, done: make(chan struct{}), onEvent: onEvent, now: r.cfg.Now}

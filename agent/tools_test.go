@@ -3,6 +3,7 @@ package agent_test
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/askops/askops/agent"
@@ -149,6 +150,9 @@ func TestFileTools(t *testing.T) {
 		{name: "read a directory", files: map[string]string{"d/x": ""},
 			call: call("c1", "read_file", map[string]any{"path": "d"}),
 			want: []string{"error: d is a directory; use list_files"}},
+		{name: "read a FIFO is refused, not blocked on", files: map[string]string{"fifo": "\x00mkfifo"},
+			call: call("c1", "read_file", map[string]any{"path": "fifo"}),
+			want: []string{"error: fifo is not a regular file"}},
 		{name: "read empty", files: map[string]string{"e.txt": ""},
 			call: call("c1", "read_file", map[string]any{"path": "e.txt"}),
 			want: []string{"(e.txt is empty)"}},
@@ -164,6 +168,12 @@ func TestFileTools(t *testing.T) {
 			h := newHarness(t, []fakeopenai.Reply{fakeopenai.Call(tc.call), fakeopenai.Text("ok")}, nil)
 			h.approver.answer = answerWith(pending.Approved, "U1", "")
 			for p, c := range tc.files {
+				if c == "\x00mkfifo" {
+					if err := syscall.Mkfifo(filepath.Join(h.ws, p), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
 				writeFile(t, filepath.Join(h.ws, p), c)
 			}
 			h.run(t, agent.RunSpec{})
