@@ -83,7 +83,7 @@ func viewCall(a pending.Ask, limit int) callView {
 			v.command = head(cmd)
 			if cwd, ok := str("cwd"); ok && cwd != a.Cwd {
 				// Where it runs is part of what is approved.
-				v.cwd = Redact(cwd)
+				v.cwd = redactHead(cwd, 300)
 			}
 			return v
 		}
@@ -91,7 +91,7 @@ func viewCall(a pending.Ask, limit int) callView {
 	if path, ok := str("path"); ok {
 		if content, ok := str("content"); ok && onlyKeys(args, "path", "content") {
 			v.kind = callWrite
-			v.path = Redact(path)
+			v.path = redactHead(path, 600)
 			v.body = head(content)
 			v.lines = strings.Count(content, "\n")
 			if content != "" && !strings.HasSuffix(content, "\n") {
@@ -103,7 +103,7 @@ func viewCall(a pending.Ask, limit int) callView {
 		newS, okNew := str("new_string")
 		if okOld && okNew && onlyKeys(args, "path", "old_string", "new_string", "replace_all") {
 			v.kind = callEdit
-			v.path = Redact(path)
+			v.path = redactHead(path, 600)
 			v.body = lineDiff(Redact(oldS), Redact(newS))
 			for _, l := range strings.Split(v.body, "\n") {
 				switch {

@@ -82,13 +82,25 @@ func TestSmallAskHasNoShowFull(t *testing.T) {
 
 func TestLongDetailsOfferShowFull(t *testing.T) {
 	a := sampleAsk()
-	a.Reason = strings.Repeat("a long reason ", 100)
+	a.Reason = strings.Repeat("a long reason ", 100) + "THE END"
 	m := RenderAsk(a, RenderOptions{Now: testNow})
 	if !hasButton(m, ActionShowFull) {
 		t.Error("a cut reason without Show full")
 	}
 	if err := CheckLimits(m.Blocks); err != nil {
 		t.Error(err)
+	}
+	if strings.Contains(messageJSON(t, m), "THE END") {
+		t.Error("the message shows the whole reason, so nothing was cut")
+	}
+	if !strings.Contains(marshal(t, FullTextModal(a, 0)), "THE END") {
+		t.Error("Show full does not show the whole reason")
+	}
+	// Escaping alone can push a field over its budget: that is a cut too.
+	b := sampleAsk()
+	b.Rule = strings.Repeat("&", 190)
+	if !hasButton(RenderAsk(b, RenderOptions{Now: testNow}), ActionShowFull) {
+		t.Error("a rule cut after escaping without Show full")
 	}
 }
 
@@ -141,6 +153,9 @@ func fullPages(t *testing.T, a pending.Ask) []string {
 		for _, b := range v.Blocks.BlockSet {
 			switch b := b.(type) {
 			case *slack.SectionBlock:
+				if strings.HasPrefix(b.BlockID, "askops_detail_") {
+					continue
+				}
 				text := b.Text.Text
 				if !strings.HasPrefix(text, "```") || !strings.HasSuffix(text, "```") {
 					t.Fatalf("page %d: section is not a code block: %.80q", page, text)

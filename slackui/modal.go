@@ -74,6 +74,14 @@ func FullTextModal(a pending.Ask, page int) slack.ModalViewRequest {
 		about = append(about, "page "+strconv.Itoa(page+1)+" of "+strconv.Itoa(pages))
 	}
 	blocks := []slack.Block{contextBlock(blockModalPage, strings.Join(about, " · "))}
+	if page == 0 {
+		// The message may have cut these too; here they get more room,
+		// one section each (each fits a section: 4× the message budgets).
+		details, _ := detailLines(a, cv, 4)
+		for i, d := range details {
+			blocks = append(blocks, sectionBlock("askops_detail_"+strconv.Itoa(i), d))
+		}
+	}
 
 	if len(chunks) == 0 {
 		blocks = append(blocks, sectionBlock("askops_full_0", "_(no arguments)_"))

@@ -145,6 +145,12 @@ func codeBlock(s string, budget int) (string, int) {
 // Backticks become ˋ and newlines ⏎, so the span can neither end early nor
 // spill over lines.
 func inlineCode(s string, max int) string {
+	out, _ := inlineCodeCut(s, max)
+	return out
+}
+
+// inlineCodeCut is inlineCode that also reports whether s was cut.
+func inlineCodeCut(s string, max int) (string, bool) {
 	c := cutter{budget: max - 3}
 	c.write(s, func(_, r rune) string {
 		switch r {
@@ -164,7 +170,7 @@ func inlineCode(s string, max int) string {
 	if out == "" {
 		out = " "
 	}
-	return "`" + out + "`"
+	return "`" + out + "`", c.omitted > 0
 }
 
 // proseText is s as one line of plain mrkdwn text, cut to max units with "…".
@@ -172,6 +178,12 @@ func inlineCode(s string, max int) string {
 // ~strike~, `code`) are replaced by look-alikes; whitespace runs collapse so
 // a line cannot start a quote or a list.
 func proseText(s string, max int) string {
+	out, _ := proseCut(s, max)
+	return out
+}
+
+// proseCut is proseText that also reports whether s was cut.
+func proseCut(s string, max int) (string, bool) {
 	s = strings.Join(strings.Fields(s), " ")
 	c := cutter{budget: max - 1}
 	c.write(s, func(_, r rune) string {
@@ -189,7 +201,7 @@ func proseText(s string, max int) string {
 	if c.omitted > 0 {
 		out += ellipsis
 	}
-	return out
+	return out, c.omitted > 0
 }
 
 // plain is s for a plain_text object (header, confirm dialog): one line,
@@ -216,7 +228,7 @@ func personText(who string) string {
 	if who == "" {
 		return "unknown"
 	}
-	return proseText(Redact(who), 80)
+	return proseText(redactHead(who, 80), 80)
 }
 
 // slackDate renders t in each reader's own time zone, with an RFC 3339
@@ -234,6 +246,18 @@ func mentionText(m string) string {
 		return m
 	}
 	return proseText(m, 80)
+}
+
+// redactMargin is how far past what is shown a field is still redacted, so
+// a secret that starts in the shown part is matched whole (see viewCall).
+const redactMargin = 4096
+
+// redactHead redacts the part of s that a field of max units can show.
+func redactHead(s string, max int) string {
+	if limit := max + redactMargin; len(s) > limit {
+		s = s[:byteOffset(s, limit)]
+	}
+	return Redact(s)
 }
 
 // thousands formats n as 97,312.

@@ -87,7 +87,7 @@ func renderOpen(a pending.Ask, cv callView, o RenderOptions) Message {
 	if cut {
 		blocks = append(blocks, contextBlock(blockCut, "_"+ellipsis+" "+thousands(omitted)+" more characters — *Show full* has everything_"))
 	}
-	details, detailsCut := detailLines(a, cv)
+	details, detailsCut := detailLines(a, cv, 1)
 	if deadline := a.Deadline; !deadline.IsZero() {
 		details = append(details, "*Decide by:* "+slackDate(deadline)+" — no answer means *deny*")
 	}
@@ -141,13 +141,13 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 		icon, title = ":white_check_mark:", "Approved for session"
 		line = "*Approved for session* by " + personText(a.DecidedBy) + at
 		if o.GrantScope != "" {
-			line += "\n*Scope:* " + proseText(Redact(o.GrantScope), 600)
+			line += "\n*Scope:* " + proseText(redactHead(o.GrantScope, 600), 600)
 		}
 	case pending.Denied:
 		icon, title = ":no_entry:", "Denied"
 		line = "*Denied* by " + personText(a.DecidedBy) + at + "." + notRun
 		if r := strings.TrimSpace(a.DecisionReason); r != "" {
-			line += "\n*Reason:* " + proseText(Redact(r), 1000)
+			line += "\n*Reason:* " + proseText(redactHead(r, 1000), 1000)
 		}
 	case pending.Expired:
 		icon, title = ":hourglass:", "Expired"
@@ -180,7 +180,7 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 		blocks = append(blocks, contextBlock(blockCut, "_"+ellipsis+" "+thousands(omitted)+" more characters not shown_"))
 	}
 	blocks = append(blocks, sectionBlock(blockOutcome, line))
-	details, _ := detailLines(a, cv)
+	details, _ := detailLines(a, cv, 1)
 	details = append(details, "Ask "+inlineCode(a.ID, 80))
 	blocks = append(blocks, contextBlock(blockFooter, strings.Join(details, "\n")))
 
@@ -235,50 +235,51 @@ func editPreview(head string, cv callView, budget int) (string, int) {
 	return head + removedHead + rm + addedHead + add, utf8.RuneCountInString(cv.body) - shown
 }
 
-// detailLines are why, where and who; cut reports whether any was shortened.
-func detailLines(a pending.Ask, cv callView) (lines []string, cut bool) {
-	field := func(s string, max int, show func(string, int) string) string {
-		s = Redact(s)
-		if textLen(s) > max-3 {
-			cut = true
-		}
-		return show(s, max)
+// detailLines are why, where and who, each field cut to its budget times
+// scale (1 in the message, more in the Show full modal); cut reports
+// whether any field was shortened.
+func detailLines(a pending.Ask, cv callView, scale int) (lines []string, cut bool) {
+	field := func(s string, max int, show func(string, int) (string, bool)) string {
+		max *= scale
+		out, c := show(redactHead(s, max), max)
+		cut = cut || c
+		return out
 	}
 	var why []string
 	if a.Reason != "" {
-		why = append(why, field(a.Reason, 500, proseText))
+		why = append(why, field(a.Reason, 500, proseCut))
 	}
 	if a.Rule != "" {
-		why = append(why, "rule "+field(a.Rule, 200, inlineCode))
+		why = append(why, "rule "+field(a.Rule, 200, inlineCodeCut))
 	}
 	if len(why) > 0 {
 		lines = append(lines, "*Why:* "+strings.Join(why, " · "))
 	}
 	var where []string
 	if a.Workspace != "" {
-		where = append(where, "workspace "+field(a.Workspace, 200, inlineCode))
+		where = append(where, "workspace "+field(a.Workspace, 200, inlineCodeCut))
 	}
 	if a.Cwd != "" {
-		where = append(where, "in "+field(a.Cwd, 300, inlineCode))
+		where = append(where, "in "+field(a.Cwd, 300, inlineCodeCut))
 	}
 	if len(where) > 0 {
 		lines = append(lines, "*Where:* "+strings.Join(where, " · "))
 	}
 	var who []string
 	if a.RunID != "" {
-		who = append(who, "run "+field(a.RunID, 100, inlineCode))
+		who = append(who, "run "+field(a.RunID, 100, inlineCodeCut))
 	}
 	if a.StartedBy != "" {
 		who = append(who, "started by "+personText(a.StartedBy))
 	}
 	if a.Label != "" {
-		who = append(who, "agent "+field(a.Label, 100, inlineCode))
+		who = append(who, "agent "+field(a.Label, 100, inlineCodeCut))
 	}
 	if len(who) > 0 {
 		lines = append(lines, "*Who:* "+strings.Join(who, " · "))
 	}
 	if cv.kind == callOther && a.Summary != "" {
-		lines = append([]string{"*Summary:* " + field(a.Summary, 300, proseText)}, lines...)
+		lines = append([]string{"*Summary:* " + field(a.Summary, 300, proseCut)}, lines...)
 	}
 	return lines, cut
 }
@@ -294,11 +295,11 @@ func askGist(a pending.Ask, cv callView) string {
 		g += " " + inlineCode(cv.path, fallbackGistBudget)
 	default:
 		if a.Summary != "" {
-			g += " " + inlineCode(Redact(a.Summary), fallbackGistBudget)
+			g += " " + inlineCode(redactHead(a.Summary, fallbackGistBudget), fallbackGistBudget)
 		}
 	}
 	if a.RunID != "" {
-		g += " (run " + proseText(Redact(a.RunID), 40) + ")"
+		g += " (run " + proseText(redactHead(a.RunID, 40), 40) + ")"
 	}
 	return g
 }
@@ -308,7 +309,7 @@ func askGist(a pending.Ask, cv callView) string {
 // button is not offered: nobody grants what they cannot read.
 func sessionConfirm(scope string) (*slack.ConfirmationBlockObject, bool) {
 	text := "Later calls in this session within this scope will run without asking, until the session ends: " +
-		plainCut(Redact(scope), MaxConfirmText+1)
+		plainCut(redactHead(scope, MaxConfirmText+1), MaxConfirmText+1)
 	if textLen(text) > MaxConfirmText || strings.HasSuffix(text, ellipsis) {
 		return nil, false
 	}
