@@ -2,6 +2,7 @@ package slackui
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -77,8 +78,26 @@ func dispatchSocketEvent(ctx context.Context, ack socketAcker, h SocketHandlers,
 		log.Info("socket mode connected")
 		return
 	case socketmode.EventTypeConnectionError, socketmode.EventTypeInvalidAuth,
-		socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed, socketmode.EventTypeErrorBadMessage:
+		socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed:
 		log.Warn("socket mode trouble", "event", evt.Type, "data", evt.Data)
+		return
+	case socketmode.EventTypeErrorBadMessage:
+		// An envelope we cannot parse will not parse on redelivery either:
+		// acknowledge it (nothing acts on it) so Slack stops resending.
+		bad, _ := evt.Data.(*socketmode.ErrorBadMessage)
+		if bad == nil {
+			return
+		}
+		var env struct {
+			EnvelopeID string `json:"envelope_id"`
+		}
+		_ = json.Unmarshal(bad.Message, &env)
+		log.Warn("socket mode: unparseable envelope acknowledged and dropped", "envelope", env.EnvelopeID, "err", bad.Cause)
+		if env.EnvelopeID != "" {
+			if err := ack.AckCtx(ctx, env.EnvelopeID, nil); err != nil {
+				log.Warn("socket mode ack failed", "envelope", env.EnvelopeID, "err", err)
+			}
+		}
 		return
 	case socketmode.EventTypeDisconnect:
 		log.Info("socket mode: Slack asked us to reconnect")

@@ -1,0 +1,194 @@
+package slackui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/pending"
+)
+
+// startSocketMode runs RunSocketMode against w's fake Slack until the test
+// ends, and returns once the connection is up.
+func startSocketMode(t *testing.T, w *world, h SocketHandlers) {
+	t.Helper()
+	api := slack.New(w.fake.BotToken(), slack.OptionAPIURL(w.fake.APIURL()), slack.OptionAppLevelToken(w.fake.AppToken()))
+	client := socketmode.New(api, socketmode.OptionLog(log.New(io.Discard, "", 0)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- RunSocketMode(ctx, client, h) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("RunSocketMode returned %v, want context.Canceled", err)
+		}
+	})
+	if err := w.fake.WaitForSocket(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSocketModeClickEndToEnd(t *testing.T) {
+	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
+		startSocketMode(t, w, SocketHandlers{Interaction: w.inter.Handle})
+		wa := w.ask(bashRequest("run-socket", "sess-1", "make deploy"))
+		env, err := w.fake.SendInteractive(t.Context(), w.fake.BlockActionsPayload(fakeslack.BlockActions{
+			User: approverA, Channel: wa.channel, MessageTS: wa.ts, ActionID: ActionApprove, Value: wa.id,
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.fake.WaitForAck(t.Context(), env); err != nil {
+			t.Fatal(err)
+		}
+		got := wa.result(t)
+		if got.Status != pending.Status(pending.Approved) || got.DecidedBy != approverA {
+			t.Fatalf("got %s by %q", got.Status, got.DecidedBy)
+		}
+		w.messageEnded(wa)
+		if n := w.fake.AcksFor(env); n != 1 {
+			t.Fatalf("envelope acked %d times, want exactly once", n)
+		}
+	})
+}
+
+// A modal submission's ack carries its answer: an empty reason is refused
+// in the modal, a real one denies.
+func TestSocketModeDenyReasonSubmission(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	startSocketMode(t, w, SocketHandlers{Interaction: w.inter.Handle})
+	wa := w.ask(bashRequest("run-socket-reason", "sess-1", "make deploy"))
+	submit := func(reason string) fakeslack.Ack {
+		env, err := w.fake.SendInteractive(t.Context(), w.fake.ViewSubmissionPayload(fakeslack.ViewSubmission{
+			User: approverA, CallbackID: CallbackDenyReason, PrivateMetadata: wa.id,
+			Values: map[string]map[string]string{BlockDenyReason: {ActionDenyReasonInput: reason}},
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ack, err := w.fake.WaitForAck(t.Context(), env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ack
+	}
+	var refused slack.ViewSubmissionResponse
+	if err := json.Unmarshal(submit("").Payload, &refused); err != nil || refused.ResponseAction != slack.RAErrors {
+		t.Fatalf("empty reason acked with %+v (%v), want response_action errors", refused, err)
+	}
+	if ack := submit("wrong cluster"); len(ack.Payload) != 0 && string(ack.Payload) != "null" {
+		t.Fatalf("accepted submission acked with payload %s, want none (modal closes)", ack.Payload)
+	}
+	if got := wa.result(t); got.Status != pending.Status(pending.Denied) || got.DecisionReason != "wrong cluster" {
+		t.Fatalf("got %s %q", got.Status, got.DecisionReason)
+	}
+}
+
+func TestSocketModeSlashCommandsAndEvents(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	var events atomic.Int32
+	startSocketMode(t, w, SocketHandlers{
+		SlashCommand: func(ctx context.Context, cmd slack.SlashCommand) any {
+			return map[string]string{"text": "pending: 0 (" + cmd.Text + ")"}
+		},
+		Event: func(ctx context.Context, ev slackevents.EventsAPIEvent) {
+			if ev.InnerEvent.Type == "app_mention" {
+				events.Add(1)
+			}
+		},
+	})
+	env, err := w.fake.SendSlashCommand(t.Context(), slack.SlashCommand{Command: "/askops", Text: "list", UserID: approverA, ChannelID: approvals})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack, err := w.fake.WaitForAck(t.Context(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ack.Payload), "pending: 0 (list)") {
+		t.Fatalf("slash command acked with %s", ack.Payload)
+	}
+	inner, _ := json.Marshal(w.fake.AppMention(approverA, approvals, "<@UBOTASKOPS> hi", "", ""))
+	evEnv, _ := json.Marshal(map[string]any{
+		"type": "event_callback", "team_id": w.fake.TeamID(), "event_id": "Ev1", "event": json.RawMessage(inner),
+	})
+	evID, err := w.fake.SendEvent(t.Context(), evEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.fake.WaitForAck(t.Context(), evID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the event handler", func() bool { return events.Load() == 1 })
+	for _, id := range []string{env, evID} {
+		if n := w.fake.AcksFor(id); n != 1 {
+			t.Fatalf("envelope %s acked %d times", id, n)
+		}
+	}
+}
+
+// Inside the full-text modal, a page button pages the same modal
+// (views.update) instead of opening another.
+func TestShowFullPagesInsideModal(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	wa := w.ask(bashRequest("run-pages", "sess-1", "echo "+strings.Repeat("y ", 40000)))
+	w.click(wa, approverA, ActionShowFull)
+	if _, err := w.fake.WaitForCall(t.Context(), "views.open", nil); err != nil {
+		t.Fatal(err)
+	}
+	views := w.fake.Views()
+	if len(views) != 1 {
+		t.Fatalf("%d views", len(views))
+	}
+	cb := slack.InteractionCallback{
+		Type: slack.InteractionTypeBlockActions,
+		User: slack.User{ID: approverA},
+		View: slack.View{ID: views[0].ID},
+		ActionCallback: slack.ActionCallbacks{BlockActions: []*slack.BlockAction{
+			{ActionID: ActionShowFull, Value: ShowFullValue(wa.id, 1)},
+		}},
+	}
+	if _, err := w.inter.Handle(t.Context(), cb); err != nil {
+		t.Fatal(err)
+	}
+	upd, err := w.fake.WaitForCall(t.Context(), "views.update", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !upd.OK() || upd.View == nil || upd.View.CallbackID != CallbackShowFull {
+		t.Fatalf("views.update answered %q with view %+v", upd.Error, upd.View)
+	}
+	if n := len(w.fake.Calls("views.open")); n != 1 {
+		t.Fatalf("paging opened %d more modals", n-1)
+	}
+	w.click(wa, approverA, ActionApprove)
+	wa.result(t)
+}
+
+// An envelope slack-go cannot parse is acknowledged once (so Slack stops
+// redelivering it) and acted on by nobody.
+func TestSocketModeUnparseableEnvelopeAckedOnce(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	var events atomic.Int32
+	startSocketMode(t, w, SocketHandlers{Event: func(context.Context, slackevents.EventsAPIEvent) { events.Add(1) }})
+	env, err := w.fake.SendSocketEnvelope(t.Context(), fakeslack.EnvelopeEventsAPI, json.RawMessage(`{"type":"event_callback","event":"not an object"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.fake.WaitForAck(t.Context(), env); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.fake.AcksFor(env); n != 1 || events.Load() != 0 {
+		t.Fatalf("acks %d, events handled %d", n, events.Load())
+	}
+}
