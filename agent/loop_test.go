@@ -613,3 +613,74 @@ func TestARunWithoutATaskFails(t *testing.T) {
 		t.Errorf("the model was called %d times", n)
 	}
 }
+
+func TestStopWhileTheModelThinks(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	h := newHarness(t, []fakeopenai.Reply{{Hold: hold, Content: "never seen"}}, nil)
+	ev := newEvents()
+	run := h.runner.Start(t.Context(), agent.RunSpec{Task: "t"}, ev.record)
+	for deadline := time.Now().Add(20 * time.Second); len(h.srv.Requests()) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the model was never called")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.runner.Stop(run.ID())
+	res := run.Wait()
+	if res.Status != agent.StatusCancelled || !errors.Is(res.Err, agent.ErrStopped) {
+		t.Fatalf("result = %+v", res)
+	}
+}
+
+func TestParentContextEndCancelsTheRun(t *testing.T) {
+	h := newHarness(t, []fakeopenai.Reply{fakeopenai.Call(bash("c1", "touch marker"))}, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	h.approver.answer = func(ctx context.Context, req pending.Request) pending.Ask {
+		cancel() // e.g. the bot is shutting down while the Ask waits
+		<-ctx.Done()
+		return decided(req, pending.Cancelled, "", "shutting down")
+	}
+	res := h.runner.Start(ctx, agent.RunSpec{Task: "t"}, nil).Wait()
+	if res.Status != agent.StatusCancelled || !errors.Is(res.Err, context.Canceled) {
+		t.Fatalf("result = %+v", res)
+	}
+	if exists(filepath.Join(h.ws, "marker")) {
+		t.Error("the command ran")
+	}
+}
+
+func TestApprovedButStoppedMeanwhileDoesNotRun(t *testing.T) {
+	h := newHarness(t, []fakeopenai.Reply{fakeopenai.Call(bash("c1", "touch marker"))}, nil)
+	var run *agent.Run
+	started := make(chan struct{})
+	h.approver.answer = func(ctx context.Context, req pending.Request) pending.Ask {
+		<-started
+		h.runner.Stop(run.ID())
+		<-ctx.Done()
+		return decided(req, pending.Approved, "late-clicker", "") // a click that raced the stop
+	}
+	run = h.runner.Start(t.Context(), agent.RunSpec{Task: "t"}, nil)
+	close(started)
+	if res := run.Wait(); res.Status != agent.StatusCancelled {
+		t.Fatalf("result = %+v", res)
+	}
+	if exists(filepath.Join(h.ws, "marker")) {
+		t.Error("an approval that arrived after the stop ran the command")
+	}
+}
+
+func TestDuplicateRunIDIsRefused(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	h := newHarness(t, []fakeopenai.Reply{{Hold: hold}}, nil)
+	first := h.runner.Start(t.Context(), agent.RunSpec{ID: "same", Task: "t"}, nil)
+	second := h.runner.Start(t.Context(), agent.RunSpec{ID: "same", Task: "t"}, nil).Wait()
+	if second.Status != agent.StatusFailed || !strings.Contains(second.Err.Error(), "already running") {
+		t.Fatalf("second = %+v", second)
+	}
+	h.runner.Stop("same")
+	if res := first.Wait(); res.Status != agent.StatusCancelled {
+		t.Fatalf("first = %+v", res)
+	}
+}
