@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/slackui"
+)
+
+const approverID = "UAPPROVER1"
+
+// httpModeConfig is a config for http mode against the fake Slack,
+// listening on a free loopback port. Secrets come from the environment.
+func httpModeConfig(t *testing.T, fake *fakeslack.Server, extra string) (path, base string, env map[string]string) {
+	t.Helper()
+	addr := closedPort(t)
+	y := fmt.Sprintf(`
+slack:
+  mode: http
+  api_url: %s
+  approval_channel: CAPPROVALS
+http:
+  listen: %q
+openai:
+  base_url: http://127.0.0.1:1/v1
+  model: fake-model
+approvals:
+  approvers:
+    users: [%s]
+%s`, fake.APIURL(), addr, approverID, extra)
+	env = map[string]string{
+		"SLACK_BOT_TOKEN":      fake.BotToken(),
+		"SLACK_SIGNING_SECRET": fake.SigningSecret(),
+		"USER":                 "tester",
+	}
+	return writeConfig(t, y), "http://" + addr, env
+}
+
+type botResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// startBot runs the program in the background; the result arrives on the
+// channel when it exits.
+func startBot(ctx context.Context, t *testing.T, env map[string]string, args ...string) <-chan botResult {
+	t.Helper()
+	done := make(chan botResult, 1)
+	go func() {
+		code, stdout, stderr := runBot(ctx, t, env, args...)
+		done <- botResult{code, stdout, stderr}
+	}()
+	return done
+}
+
+func waitResult(t *testing.T, done <-chan botResult) botResult {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(30 * time.Second):
+		t.Fatal("bot did not exit within 30s")
+		return botResult{}
+	}
+}
+
+// buttonValue finds the value (the Ask id) of the button with actionID.
+func buttonValue(blocks []slack.Block, actionID string) string {
+	for _, b := range blocks {
+		if ab, ok := b.(*slack.ActionBlock); ok {
+			for _, el := range ab.Elements.ElementSet {
+				if btn, ok := el.(*slack.ButtonBlockElement); ok && btn.ActionID == actionID {
+					return btn.Value
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// waitAsk waits for the Ask message in channel and returns it.
+func waitAsk(ctx context.Context, t *testing.T, fake *fakeslack.Server, channel string) fakeslack.Message {
+	t.Helper()
+	c, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool {
+		return c.OK() && c.Channel == channel && buttonValue(c.Blocks, slackui.ActionApprove) != ""
+	})
+	if err != nil {
+		t.Fatalf("no Ask posted to %s: %v", channel, err)
+	}
+	for _, m := range fake.Messages() {
+		if m.Channel == channel && buttonValue(m.Blocks, slackui.ActionApprove) == buttonValue(c.Blocks, slackui.ActionApprove) {
+			return m
+		}
+	}
+	t.Fatalf("posted Ask not among the fake's messages")
+	return fakeslack.Message{}
+}
+
+// waitHTTP polls url until it answers 200 (the bot is listening).
+func waitHTTP(ctx context.Context, t *testing.T, url string) {
+	t.Helper()
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s never answered 200: %v", url, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func click(ctx context.Context, t *testing.T, fake *fakeslack.Server, target string, m fakeslack.Message, user, actionID string) {
+	t.Helper()
+	resp, err := fake.PostInteraction(ctx, target+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
+		User: user, Channel: m.Channel, MessageTS: m.TS, ActionID: actionID, Value: buttonValue(m.Blocks, slackui.ActionApprove),
+	}))
+	if err != nil {
+		t.Fatalf("click: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("click answered %s", resp.Status)
+	}
+}
+
+// TestAskExitCodes drives `bot ask` end to end with the in-memory store: the
+// process serves the interaction endpoint itself, the fake Slack shows the
+// Ask and delivers signed clicks.
+func TestAskExitCodes(t *testing.T) {
+	tests := []struct {
+		name       string
+		flags      []string
+		act        func(ctx context.Context, t *testing.T, fake *fakeslack.Server, base string, m fakeslack.Message)
+		wantCode   int
+		wantStdout string
+		wantMsg    string // in the final message text
+	}{
+		{name: "approved", wantCode: 0, wantStdout: "approved by " + approverID, wantMsg: approverID,
+			act: func(ctx context.Context, t *testing.T, fake *fakeslack.Server, base string, m fakeslack.Message) {
+				click(ctx, t, fake, base, m, approverID, slackui.ActionApprove)
+			}},
+		{name: "denied", wantCode: 1, wantStdout: "denied by " + approverID, wantMsg: approverID,
+			act: func(ctx context.Context, t *testing.T, fake *fakeslack.Server, base string, m fakeslack.Message) {
+				click(ctx, t, fake, base, m, approverID, slackui.ActionDeny)
+			}},
+		{name: "a non-approver's click changes nothing; then it expires", flags: []string{"-timeout", "1500ms"}, wantCode: 1, wantStdout: "expired",
+			act: func(ctx context.Context, t *testing.T, fake *fakeslack.Server, base string, m fakeslack.Message) {
+				click(ctx, t, fake, base, m, "UINTRUDER9", slackui.ActionApprove)
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			fake := fakeslack.New(t, fakeslack.Options{})
+			cfg, base, env := httpModeConfig(t, fake, "")
+			args := append([]string{"ask", "-config", cfg}, tt.flags...)
+			args = append(args, "--", "terraform", "apply", "-auto-approve")
+			done := startBot(ctx, t, env, args...)
+
+			m := waitAsk(ctx, t, fake, "CAPPROVALS")
+			waitHTTP(ctx, t, base+"/healthz")
+			tt.act(ctx, t, fake, base, m)
+
+			r := waitResult(t, done)
+			if r.code != tt.wantCode || !strings.Contains(r.stdout, tt.wantStdout) {
+				t.Fatalf("exit %d stdout %q, want %d and %q\nstderr:\n%s", r.code, r.stdout, tt.wantCode, tt.wantStdout, r.stderr)
+			}
+			if !strings.Contains(fakeslack.BlockText(m.Blocks)+m.Text, "terraform apply -auto-approve") {
+				t.Errorf("the Ask does not show the command:\n%s", fakeslack.BlockText(m.Blocks))
+			}
+			final, err := fake.WaitForMessage(ctx, m.Channel, m.TS, func(m fakeslack.Message) bool {
+				return buttonValue(m.Blocks, slackui.ActionApprove) == ""
+			})
+			if err != nil {
+				t.Fatalf("the Ask message still has its buttons: %v", err)
+			}
+			if tt.wantMsg != "" && !strings.Contains(fakeslack.BlockText(final.Blocks)+final.Text, tt.wantMsg) {
+				t.Errorf("final message does not say %q:\n%s", tt.wantMsg, fakeslack.BlockText(final.Blocks))
+			}
+			if strings.Contains(r.stderr, fake.BotToken()) || strings.Contains(r.stderr, fake.SigningSecret()) {
+				t.Errorf("a secret reached the logs:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+func TestAskUnavailableWhenSlackFails(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	fake := fakeslack.New(t, fakeslack.Options{})
+	fake.FailNext("chat.postMessage", 100, fakeslack.FailMode{SlackError: "channel_not_found"})
+	cfg, _, env := httpModeConfig(t, fake, "")
+	r := waitResult(t, startBot(ctx, t, env, "ask", "-config", cfg, "--", "true"))
+	if r.code != 2 || !strings.HasPrefix(r.stdout, "unavailable") {
+		t.Fatalf("exit %d stdout %q, want 2 and unavailable\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestAskCancelledByInterrupt(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	fake := fakeslack.New(t, fakeslack.Options{})
+	cfg, base, env := httpModeConfig(t, fake, "")
+	botCtx, interrupt := context.WithCancel(ctx)
+	done := startBot(botCtx, t, env, "ask", "-config", cfg, "--", "rm", "-rf", "build")
+	m := waitAsk(ctx, t, fake, "CAPPROVALS")
+	// The Ask's post must have come back before the interrupt, or the bot
+	// cannot know the message exists (see the report: slackui's notPosted).
+	// A refused click's ephemeral reply comes well after it.
+	waitHTTP(ctx, t, base+"/healthz")
+	click(ctx, t, fake, base, m, "UINTRUDER9", slackui.ActionApprove)
+	if _, err := fake.WaitForCall(ctx, "chat.postEphemeral", nil); err != nil {
+		t.Fatalf("no refusal for the non-approver: %v", err)
+	}
+	interrupt() // what Ctrl-C does through signal.NotifyContext
+	r := waitResult(t, done)
+	if r.code != 1 || !strings.HasPrefix(r.stdout, "cancelled") {
+		t.Fatalf("exit %d stdout %q, want 1 and cancelled\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := fake.WaitForMessage(ctx, m.Channel, m.TS, func(m fakeslack.Message) bool {
+		return buttonValue(m.Blocks, slackui.ActionApprove) == ""
+	}); err != nil {
+		t.Fatalf("the cancelled Ask's message still has buttons: %v\nstderr:\n%s\nupdates: %+v", err, r.stderr, fake.Calls("chat.update"))
+	}
+}
+
+// TestAskDecidedThroughServe: with Redis, `bot ask` does not listen; a click
+// delivered to a `bot serve` replica reaches it through the store.
+func TestAskDecidedThroughServe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	cfg, base, env := httpModeConfig(t, fake, "")
+	env["REDIS_URL"] = rds.URL()
+
+	serveCtx, stopServe := context.WithCancel(ctx)
+	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
+	waitHTTP(ctx, t, base+"/healthz")
+
+	done := startBot(ctx, t, env, "ask", "-config", cfg, "-reason", "nightly deploy", "--", "make", "deploy")
+	m := waitAsk(ctx, t, fake, "CAPPROVALS")
+	if !strings.Contains(fakeslack.BlockText(m.Blocks), "nightly deploy") {
+		t.Errorf("the Ask does not show the reason:\n%s", fakeslack.BlockText(m.Blocks))
+	}
+	click(ctx, t, fake, base, m, approverID, slackui.ActionApprove)
+	r := waitResult(t, done)
+	if r.code != 0 || !strings.Contains(r.stdout, "approved by "+approverID) {
+		t.Fatalf("exit %d stdout %q\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	stopServe()
+	sr := waitResult(t, served)
+	if sr.code != 0 {
+		t.Fatalf("serve exited %d after SIGTERM\nstderr:\n%s", sr.code, sr.stderr)
+	}
+}

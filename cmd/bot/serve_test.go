@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/internal/fakeopenai"
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/slackui"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestServeRunFromSlashCommand: a signed /askops run starts a run in a
+// thread; its Ask is posted in the thread; an approval resumes it; the
+// command ran; the answer is a reply in the thread; metrics count it all.
+func TestServeRunFromSlashCommand(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	model := fakeopenai.Start(t,
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch deployed.txt"}`}),
+		fakeopenai.Text("deployed and verified"),
+	)
+	ws := t.TempDir()
+	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
+	env["REDIS_URL"] = rds.URL()
+	env["OPENAI_BASE_URL"] = model.BaseURL()
+
+	serveCtx, stopServe := context.WithCancel(ctx)
+	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
+	waitHTTP(ctx, t, base+"/healthz")
+
+	if code, body := get(t, base+"/readyz"); code != 200 {
+		t.Fatalf("/readyz %d: %s", code, body)
+	}
+
+	// A non-starter is refused and nothing starts.
+	resp, err := fake.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{
+		Command: "/askops", Text: "run deploy it", UserID: "UNOBODY99", ChannelID: "COPS",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "may not start runs") {
+		t.Fatalf("non-starter's /askops run answered %s: %s", resp.Status, b)
+	}
+
+	resp, err = fake.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{
+		Command: "/askops", Text: "run deploy it", UserID: approverID, ChannelID: "COPS",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("/askops run answered %s", resp.Status)
+	}
+
+	m := waitAsk(ctx, t, fake, "COPS")
+	if m.ThreadTS == "" {
+		t.Fatalf("the Ask was not posted in the run's thread")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "deployed.txt")); err == nil {
+		t.Fatal("the command ran before it was approved")
+	}
+	click(ctx, t, fake, base, m, approverID, slackui.ActionApprove)
+
+	answer, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool {
+		return c.ThreadTS == m.ThreadTS && strings.Contains(c.Text, "deployed and verified")
+	})
+	if err != nil {
+		t.Fatalf("no answer in the thread: %v", err)
+	}
+	_ = answer
+	if _, err := os.Stat(filepath.Join(ws, "deployed.txt")); err != nil {
+		t.Fatalf("the approved command did not run: %v", err)
+	}
+	if _, err := fake.WaitForMessage(ctx, "COPS", m.ThreadTS, func(m fakeslack.Message) bool {
+		return strings.Contains(m.Text, "finished")
+	}); err != nil {
+		t.Fatalf("status message never said finished: %v", err)
+	}
+
+	_, metrics := get(t, base+"/metrics")
+	for _, want := range []string{
+		`askops_asks_total{outcome="approved"} 1`,
+		`askops_runs_total{state="finished"} 1`,
+		`askops_decision_seconds_count 1`,
+		`askops_asks_pending 0`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, metrics)
+		}
+	}
+
+	// /askops help and unknown subcommands answer ephemerally.
+	resp, err = fake.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{Command: "/askops", Text: "help", UserID: "UNOBODY99", ChannelID: "COPS"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "ephemeral") || !strings.Contains(string(b), "run TASK") {
+		t.Errorf("/askops help: %s", b)
+	}
+
+	stopServe()
+	if r := waitResult(t, served); r.code != 0 {
+		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
+	}
+}
+
+func TestServeRefusesForgedRequests(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	fake := fakeslack.New(t, fakeslack.Options{})
+	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
+	serveCtx, stopServe := context.WithCancel(ctx)
+	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
+	waitHTTP(ctx, t, base+"/healthz")
+
+	forger := fakeslack.New(t, fakeslack.Options{SigningSecret: "not-the-secret"})
+	for _, path := range []string{"/slack/interactions", "/slack/commands", "/slack/events"} {
+		resp, err := forger.PostSigned(ctx, base+path, "application/x-www-form-urlencoded", []byte("payload={}"), fakeslack.SignOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("forged POST %s: %s, want 401", path, resp.Status)
+		}
+	}
+	stopServe()
+	if r := waitResult(t, served); r.code != 0 {
+		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestRunCommand: `bot run` with the in-memory store takes the click itself;
+// a denial reaches the model, which answers; exit 0 with the answer printed.
+// A model that fails makes exit 1.
+func TestRunCommand(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	fake := fakeslack.New(t, fakeslack.Options{})
+	model := fakeopenai.Start(t,
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch nope.txt"}`}),
+		fakeopenai.Text("I was not allowed to touch it"),
+		fakeopenai.Error(http.StatusBadRequest, "model exploded"),
+	)
+	ws := t.TempDir()
+	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
+	env["OPENAI_BASE_URL"] = model.BaseURL()
+
+	done := startBot(ctx, t, env, "run", "-config", cfg, "touch the file")
+	m := waitAsk(ctx, t, fake, "CAPPROVALS")
+	waitHTTP(ctx, t, base+"/healthz")
+	click(ctx, t, fake, base, m, approverID, slackui.ActionDeny)
+	r := waitResult(t, done)
+	if r.code != 0 || !strings.Contains(r.stdout, "I was not allowed to touch it") || !strings.Contains(r.stdout, "denied by "+approverID) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "nope.txt")); err == nil {
+		t.Fatal("a denied command ran")
+	}
+
+	r = waitResult(t, startBot(ctx, t, env, "run", "-config", cfg, "anything"))
+	if r.code != 1 || !strings.Contains(r.stdout, "failed") {
+		t.Fatalf("model failure: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	r = waitResult(t, startBot(ctx, t, env, "run", "-config", cfg))
+	if r.code != 2 || !strings.Contains(r.stderr, "no task") {
+		t.Fatalf("no task: exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+}
