@@ -114,7 +114,7 @@ func (s *RedisStore) listen(ctx context.Context) {
 	defer close(s.listening)
 	log := s.opts.Logger
 	backoff := 50 * time.Millisecond
-	silent := 0
+	silent, failures := 0, 0
 	for {
 		s.psMu.Lock()
 		ps := s.ps
@@ -148,14 +148,20 @@ func (s *RedisStore) listen(ctx context.Context) {
 				_ = ps.Ping(ctx)
 				continue
 			}
+			// go-redis has already redialled and resubscribed (or failed
+			// to); retry at once the first time, then back off while
+			// Redis stays unreachable.
 			log.Warn("pending: decision listener lost its connection, reconnecting", "err", err)
-			if !sleepCtx(ctx, backoff) {
+			if failures > 0 && !sleepCtx(ctx, backoff) {
 				return
 			}
-			backoff = min(2*backoff, time.Second)
+			if failures > 0 {
+				backoff = min(2*backoff, time.Second)
+			}
+			failures++
 			continue
 		}
-		silent = 0
+		silent, failures = 0, 0
 		backoff = 50 * time.Millisecond
 		switch m := msg.(type) {
 		case *redis.Message:

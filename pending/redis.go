@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +78,9 @@ func (k redisKeys) ask(id string) string { return k.prefix + "ask:" + id }
 // close it.
 func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Options) (*RedisStore, error) {
 	opts = opts.withDefaults()
+	if strings.ContainsAny(opts.Namespace, "{}: \t\r\n") {
+		return nil, &Error{Code: CodeInvalid, Op: "open", Msg: fmt.Sprintf("namespace %q may not contain braces, colons or spaces", opts.Namespace)}
+	}
 	s := &RedisStore{
 		client:    client,
 		opts:      opts,
@@ -266,6 +270,16 @@ func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 	defer s.waiters.remove(id, wake)
 
 	end, last, err := s.reread(ctx, id)
+	// A blip right after Create should not fail an Ask whose message is
+	// already posted: retry briefly. (The deadline is not known yet, so
+	// the budget is FinishTimeout, not "until the deadline".)
+	for giveUp := time.Now().Add(s.opts.FinishTimeout); err != nil && ErrorCode(err) == CodeUnavailable &&
+		ctx.Err() == nil && time.Now().Before(giveUp); {
+		if !sleepCtx(ctx, 50*time.Millisecond) {
+			break
+		}
+		end, last, err = s.reread(ctx, id)
+	}
 	switch {
 	case end != nil:
 		return end

@@ -178,6 +178,10 @@ func TestRedisDownWaitersEndAtDeadline(t *testing.T) {
 			t.Fatalf("ask %d: Wait still blocked 1s past its deadline", i)
 		}
 	}
+	// A Wait that starts while Redis is down fails closed too.
+	if got, err := a.Wait(t.Context(), asks[0].ID); got.Status != Status(Unavailable) || ErrorCode(err) != CodeUnavailable {
+		t.Errorf("Wait starting with Redis down: %s, %v; want unavailable", got.Status, err)
+	}
 	// Nothing was recorded, so nothing claims a decision either.
 	if _, err := a.Decide(t.Context(), asks[0].ID, Approved, "U1", ""); ErrorCode(err) != CodeUnavailable {
 		t.Errorf("decide with Redis down: %v", err)

@@ -40,3 +40,27 @@ func TestRedisStore(t *testing.T) {
 		return newRedisStore(t, srv.URL(), opts), newRedisStore(t, srv.URL(), opts)
 	})
 }
+
+func TestRedisStoreRefusesBadNamespace(t *testing.T) {
+	srv := redistest.Start(t)
+	client := newRedisClient(t, srv.URL())
+	for _, ns := range []string{"a{b", "a}b", "a:b", "a b"} {
+		s, err := NewRedisStore(t.Context(), client, Options{Namespace: ns})
+		if ErrorCode(err) != CodeInvalid {
+			t.Errorf("namespace %q: %v, want invalid", ns, err)
+		}
+		if s != nil {
+			_ = s.Close()
+		}
+	}
+}
+
+func TestNewRedisStoreUnreachable(t *testing.T) {
+	srv := redistest.Start(t)
+	client := newRedisClient(t, srv.URL())
+	srv.Kill()
+	s, err := NewRedisStore(t.Context(), client, Options{})
+	if ErrorCode(err) != CodeUnavailable || s != nil {
+		t.Errorf("NewRedisStore with Redis down = %v, %v; want unavailable", s, err)
+	}
+}
