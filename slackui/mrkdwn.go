@@ -75,17 +75,17 @@ type cutter struct {
 // counts towards omitted.
 func (c *cutter) write(s string, mapRune func(prev rune, r rune) string) {
 	prev := rune(-1)
-	for _, r := range s {
+	for i, r := range s {
 		if c.full {
-			c.omitted++
-			continue
+			c.omitted += utf8.RuneCountInString(s[i:])
+			return
 		}
 		out := mapRune(prev, r)
 		n := textLen(out)
 		if c.used+n > c.budget {
 			c.full = true
-			c.omitted++
-			continue
+			c.omitted += utf8.RuneCountInString(s[i:])
+			return
 		}
 		c.b.WriteString(out)
 		c.used += n
