@@ -181,7 +181,11 @@ func (e *Engine) Evaluate(ctx context.Context, c Call) Verdict {
 	if !validMode(mode) {
 		return Verdict{Decision: Deny, Reason: fmt.Sprintf("unknown session mode %q: refusing every call until it is fixed", mode)}
 	}
-	v := e.decide(ctx, c, mode)
+	var grantErr error
+	v := e.decide(ctx, c, mode, &grantErr)
+	if grantErr != nil && v.Decision != Allow {
+		v.Reason += " (grants could not be checked, so none was used: " + clip(grantErr.Error(), 200) + ")"
+	}
 	if v.Decision == Ask && mode == ModeNever {
 		v.Decision = Deny
 		v.Reason = "mode never: " + v.Reason + " — this would need a human; no one is asked in this session"
@@ -189,12 +193,12 @@ func (e *Engine) Evaluate(ctx context.Context, c Call) Verdict {
 	return v
 }
 
-func (e *Engine) decide(ctx context.Context, c Call, mode Mode) Verdict {
+func (e *Engine) decide(ctx context.Context, c Call, mode Mode, grantErr *error) Verdict {
 	switch {
 	case c.Tool == ToolBash:
-		return e.decideBash(ctx, c, mode)
+		return e.decideBash(ctx, c, mode, grantErr)
 	case isFileTool(c.Tool):
-		return e.decideFile(ctx, c, mode)
+		return e.decideFile(ctx, c, mode, grantErr)
 	case c.Tool == "":
 		return Verdict{Decision: Ask, Reason: "the call names no tool"}
 	}
@@ -206,7 +210,7 @@ func (e *Engine) decide(ctx context.Context, c Call, mode Mode) Verdict {
 	if mode == ModeFull {
 		return Verdict{Decision: Allow, Reason: "mode full"}
 	}
-	if v, ok := e.granted(ctx, c); ok {
+	if v, ok := e.granted(ctx, c, grantErr); ok {
 		return v
 	}
 	for _, r := range e.ask {
@@ -229,14 +233,16 @@ func (r rule) why(fallback string) string {
 	return fallback
 }
 
-// granted asks the grant checker; an error is logged and means no grant.
-func (e *Engine) granted(ctx context.Context, c Call) (Verdict, bool) {
+// granted asks the grant checker. An error is logged, kept for the reason,
+// and means no grant: a broken store never allows anything.
+func (e *Engine) granted(ctx context.Context, c Call, grantErr *error) (Verdict, bool) {
 	if e.grants == nil || c.SessionID == "" {
 		return Verdict{}, false
 	}
 	g, ok, err := e.grants.GrantFor(ctx, c.SessionID, c)
 	if err != nil {
 		e.log.WarnContext(ctx, "policy: grant check failed; treating as no grant", "session", c.SessionID, "tool", c.Tool, "err", err)
+		*grantErr = err
 		return Verdict{}, false
 	}
 	if !ok {
@@ -263,7 +269,7 @@ func joinWhy(a, b string) string {
 	return a + "; " + b
 }
 
-func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode) Verdict {
+func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *error) Verdict {
 	ws := c.Workspace
 	if ws != "" {
 		ws = path.Clean(ws)
@@ -298,7 +304,7 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode) Verdict {
 		return Verdict{Decision: Allow, Reason: "mode full"}
 	}
 	// 4. A grant.
-	if v, ok := e.granted(ctx, c); ok {
+	if v, ok := e.granted(ctx, c, grantErr); ok {
 		return v
 	}
 	// 5. An ask rule matching any simple command.
@@ -407,7 +413,7 @@ func couldMatch(prefix []string, ws []word, first bool) bool {
 	return couldMatch(prefix[1:], ws[1:], false)
 }
 
-func (e *Engine) decideFile(ctx context.Context, c Call, mode Mode) Verdict {
+func (e *Engine) decideFile(ctx context.Context, c Call, mode Mode, grantErr *error) Verdict {
 	ws := c.Workspace
 	abs, rel, inside := resolveFile(c.Path, c.Cwd, ws)
 	for _, r := range e.deny {
@@ -418,7 +424,7 @@ func (e *Engine) decideFile(ctx context.Context, c Call, mode Mode) Verdict {
 	if mode == ModeFull {
 		return Verdict{Decision: Allow, Reason: "mode full"}
 	}
-	if v, ok := e.granted(ctx, c); ok {
+	if v, ok := e.granted(ctx, c, grantErr); ok {
 		return v
 	}
 	for _, r := range e.ask {

@@ -562,6 +562,11 @@ func TestGrants(t *testing.T) {
 			if got := g.asked() > 0; got != tc.consulted {
 				t.Errorf("grants consulted = %v, want %v", got, tc.consulted)
 			}
+			if tc.grant != nil && g.asked() > 0 && v.Decision != Allow {
+				if _, _, err := tc.grant(tc.c); err != nil && !strings.Contains(v.Reason, "grants could not be checked") {
+					t.Errorf("reason %q does not say the grant check failed", v.Reason)
+				}
+			}
 			if v.Grant != tc.grantID {
 				t.Errorf("Grant = %q, want %q", v.Grant, tc.grantID)
 			}
@@ -624,6 +629,28 @@ func TestNewRejectsBadRules(t *testing.T) {
 	}
 	if _, err := New(Config{Rules: good, Mode: ModeFull}); err != nil {
 		t.Errorf("New(good rules): %v", err)
+	}
+}
+
+// Inputs built to blow up the analysis still get a verdict, and one that
+// never allows what cannot be seen.
+func TestPathologicalInputs(t *testing.T) {
+	e := newTestEngine(t, Config{})
+	for _, cmd := range []string{
+		strings.Repeat("parallel ", 60) + "x",
+		strings.Repeat("docker run ", 40) + "x",
+		strings.Repeat("unshare ", 60) + "x",
+		strings.Repeat("sudo $X ", 60) + "x",
+		strings.Repeat("$(", 300) + strings.Repeat(")", 300),
+		strings.Repeat("echo x | ", 300) + "sh",
+		strings.Repeat("a{b,c}", 300),
+		strings.Repeat("f() { ", 100) + strings.Repeat("}; ", 100),
+		strings.Repeat("sudo bash -c ", 20) + "ls",
+		strings.Repeat(`eval "`, 30) + "ls" + strings.Repeat(`"`, 30),
+	} {
+		if v := e.Evaluate(t.Context(), bashCall(cmd)); v.Decision == Allow {
+			t.Errorf("Evaluate(%q) = allow (%s)", clip(cmd, 60), v.Reason)
+		}
 	}
 }
 

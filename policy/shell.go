@@ -77,16 +77,22 @@ func (a *analysis) danger(why string) {
 	a.dangers = append(a.dangers, why)
 }
 
+// maxCommands bounds the simple commands one analysis records (wrappers
+// with unknown options fan out into candidates); past it the command is
+// treated as unknown, which never allows.
+const maxCommands = 2000
+
 // analyzer walks a command line; cwd and workspace resolve relative paths.
 type analyzer struct {
 	a         *analysis
 	cwd       string
 	workspace string
 	protected []string
+	budget    int // simple commands still allowed to be recorded
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
-	z := &analyzer{a: &analysis{}, cwd: cwd, workspace: workspace, protected: protected}
+	z := &analyzer{a: &analysis{}, cwd: cwd, workspace: workspace, protected: protected, budget: maxCommands}
 	if cwd == "" {
 		z.cwd = workspace
 	}
@@ -291,6 +297,14 @@ func (z *analyzer) command(s simple, depth int) {
 	if len(s.words) == 0 {
 		return
 	}
+	if z.budget <= 0 {
+		if z.budget == 0 {
+			z.budget--
+			z.unknown("too many commands to analyse")
+		}
+		return
+	}
+	z.budget--
 	z.a.cmds = append(z.a.cmds, s)
 	z.dangerous(s.words)
 	if depth >= maxDepth {
