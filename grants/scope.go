@@ -318,9 +318,16 @@ func workspaceRel(p, base, workspace string) (string, error) {
 	if hasDotDot(p) {
 		return "", fmt.Errorf("path %q contains \"..\"", p)
 	}
+	if hasDotDot(workspace) {
+		return "", fmt.Errorf("workspace %q contains \"..\"", workspace)
+	}
 	if !filepath.IsAbs(p) {
 		if err := checkAbs(base, "working directory"); err != nil {
 			return "", err
+		}
+		// Lexical cleaning of "dir/.." is wrong when dir is a symlink.
+		if hasDotDot(base) {
+			return "", fmt.Errorf("working directory %q contains \"..\"", base)
 		}
 		p = filepath.Join(base, p)
 	}

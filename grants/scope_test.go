@@ -19,7 +19,7 @@ func fileCall(tool, path, cwd string) policy.Call {
 }
 
 // must(t)(grants.ScopeFor(c)) fails the test when the constructor refuses.
-func must(t *testing.T) func(grants.Scope, error) grants.Scope {
+func must(t testing.TB) func(grants.Scope, error) grants.Scope {
 	return func(s grants.Scope, err error) grants.Scope {
 		t.Helper()
 		if err != nil {
@@ -57,6 +57,8 @@ func TestScopeFor(t *testing.T) {
 		{"write_file workspace root", fileCall("write_file", ".", ""), grants.Scope{}},
 		{"write_file without workspace", policy.Call{Tool: "write_file", Path: "/ws/a"}, grants.Scope{}},
 		{"write_file control char", fileCall("write_file", "a\nb", ""), grants.Scope{}},
+		{"write_file cwd with ..", fileCall("write_file", "x", "/ws/link/.."), grants.Scope{}},
+		{"write_file workspace with ..", policy.Call{Tool: "write_file", Path: "x", Workspace: "/ws/a/.."}, grants.Scope{}},
 		{"unknown tool", policy.Call{Tool: "http_get", Workspace: ws}, grants.Scope{}},
 		{"empty tool", policy.Call{Workspace: ws}, grants.Scope{}},
 	}
