@@ -356,3 +356,26 @@ func TestEveryFieldHuge(t *testing.T) {
 		}
 	}
 }
+
+// An Ask with next to nothing in it (an external agent's, say) still makes
+// a valid message: no empty text objects, which Slack refuses.
+func TestMinimalAsk(t *testing.T) {
+	for _, a := range []pending.Ask{{}, {ID: "x"}, {ID: "x", Request: pending.Request{Tool: "bash", Args: `{"command":""}`}}} {
+		for _, st := range append([]pending.Status{"", pending.StatusPending}, outcomeStatuses()...) {
+			a.Status = st
+			m := RenderAsk(a, RenderOptions{})
+			if err := CheckLimits(m.Blocks); err != nil {
+				t.Errorf("%+v: %v", a, err)
+			}
+			if m.Text == "" {
+				t.Errorf("%+v: no fallback text", a)
+			}
+		}
+		if err := CheckModalLimits(FullTextModal(a, 0)); err != nil {
+			t.Errorf("full modal %+v: %v", a, err)
+		}
+		if err := CheckModalLimits(DenyReasonModal(a)); err != nil {
+			t.Errorf("deny modal %+v: %v", a, err)
+		}
+	}
+}

@@ -91,7 +91,9 @@ func renderOpen(a pending.Ask, cv callView, o RenderOptions) Message {
 	if deadline := a.Deadline; !deadline.IsZero() {
 		details = append(details, "*Decide by:* "+slackDate(deadline)+" — no answer means *deny*")
 	}
-	blocks = append(blocks, sectionBlock(blockDetails, strings.Join(details, "\n")))
+	if len(details) > 0 {
+		blocks = append(blocks, sectionBlock(blockDetails, strings.Join(details, "\n")))
+	}
 
 	buttons := []slack.BlockElement{
 		buttonElem(ActionApprove, "Approve", a.ID).WithStyle(slack.StylePrimary),
