@@ -239,8 +239,14 @@ func safePrepare(t Tool, env Env, args Args) (a Action, err error) {
 	return t.Prepare(env, args)
 }
 
-func (r *Runner) evaluate(ctx context.Context, run *Run, env Env, c *call) policy.Verdict {
-	v := r.cfg.Policy.Evaluate(ctx, policy.Call{
+func (r *Runner) evaluate(ctx context.Context, run *Run, env Env, c *call) (v policy.Verdict) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.cfg.Logger.Error("policy panicked; call denied", "run_id", run.spec.ID, "tool", c.tool.Name, "panic", p)
+			v = policy.Verdict{Decision: policy.Deny, Reason: "the policy failed on this call"}
+		}
+	}()
+	v = r.cfg.Policy.Evaluate(ctx, policy.Call{
 		Tool:      c.tool.Name,
 		Safety:    c.tool.Safety,
 		Command:   c.action.Command,

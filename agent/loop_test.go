@@ -122,6 +122,10 @@ func TestEveryOutcomeHasItsOwnText(t *testing.T) {
 		{name: "policy deny", policy: func(policy.Call) policy.Verdict {
 			return policy.Verdict{Decision: policy.Deny, Reason: "touching markers is forbidden", Rule: `rules[0] (deny bash "touch")`}
 		}, want: []string{`blocked by policy (rules[0] (deny bash "touch")): touching markers is forbidden.`, "not performed", "Do not retry"}},
+		{name: "policy panics", policy: func(policy.Call) policy.Verdict { panic("bug") },
+			want: []string{"blocked by policy (built-in): the policy failed on this call."}},
+		{name: "approver panics", answer: func(context.Context, pending.Request) pending.Ask { panic("bug") },
+			want: []string{"could not reach anyone who may approve (the approver failed: bug)"}},
 		{name: "policy gives nonsense", policy: func(policy.Call) policy.Verdict {
 			return policy.Verdict{Decision: "maybe"}
 		}, want: []string{"blocked by policy", `no usable decision ("maybe")`}},
