@@ -11,18 +11,22 @@ import (
 	"github.com/askops/askops/policy"
 )
 
-// The tools a scope can name. File tools take a workspace path; bash a
-// command line run in a working directory.
-const (
-	toolBash = "bash"
-)
+// toolBash is the tool whose calls carry a command line and a working directory.
+const toolBash = "bash"
 
-// fileTools are the tools whose calls carry a Path. A path grant names one of
-// them and covers only that tool: a read_file grant says nothing about writes,
-// and a write_file grant does not cover edit_file (the approver saw one tool).
-var fileTools = []string{"read_file", "write_file", "edit_file", "list_files"}
+// fileToolNames lists the tools whose calls carry a workspace path. A path
+// grant names one of them and covers only that tool: a read_file grant says
+// nothing about writes, and a write_file grant does not cover edit_file (the
+// approver saw one tool).
+const fileToolNames = "read_file, write_file, edit_file, list_files"
 
-func isFileTool(tool string) bool { return slices.Contains(fileTools, tool) }
+func isFileTool(tool string) bool {
+	switch tool {
+	case "read_file", "write_file", "edit_file", "list_files":
+		return true
+	}
+	return false
+}
 
 // ScopeFor returns the default "Approve for session" scope of c — what the
 // confirm dialog states and what Record will store:
@@ -124,7 +128,7 @@ func (s Scope) validate(checkWords bool) error {
 		return nil
 	case KindPath, KindDir:
 		if !isFileTool(s.Tool) {
-			return invalid(op, "a %s scope is for a file tool (%s), not %q", s.Kind, strings.Join(fileTools, ", "), s.Tool)
+			return invalid(op, "a %s scope is for a file tool (%s), not %q", s.Kind, fileToolNames, s.Tool)
 		}
 		if s.Command != "" || s.Cwd != "" {
 			return invalid(op, "a file scope has no command or cwd")
