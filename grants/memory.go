@@ -110,7 +110,7 @@ func (m *MemoryStore) Touch(ctx context.Context, sessionID string, ttl time.Dura
 		return err
 	}
 	if sess := m.live(sessionID, now); sess != nil {
-		sess.expiresAt = now.Add(ttl)
+		sess.expiresAt = now.Add(ttl.Truncate(time.Millisecond))
 	}
 	return nil
 }

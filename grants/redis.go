@@ -138,7 +138,7 @@ func (r *RedisStore) Touch(ctx context.Context, sessionID string, ttl time.Durat
 	}
 	now := msUTC(r.opts.Now())
 	err := touchScript.Run(ctx, r.rdb, []string{sessionKey(sessionID)},
-		now.UnixMilli(), now.Add(ttl).UnixMilli(), ttl.Milliseconds(), expiresField).Err()
+		now.UnixMilli(), now.Add(ttl.Truncate(time.Millisecond)).UnixMilli(), ttl.Milliseconds(), expiresField).Err()
 	if err != nil {
 		return unavailable(op, err)
 	}

@@ -69,7 +69,7 @@ func newGrant(op, sessionID string, s Scope, by string, now time.Time, ttl time.
 	}
 	g := Grant{ID: id, SessionID: sessionID, Scope: s, By: by, CreatedAt: msUTC(now)}
 	if sessionID != "" {
-		g.ExpiresAt = g.CreatedAt.Add(ttl)
+		g.ExpiresAt = g.CreatedAt.Add(ttl.Truncate(time.Millisecond)) // whole ms, as Redis keeps it
 	}
 	return g, nil
 }
