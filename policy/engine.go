@@ -111,6 +111,13 @@ func validMode(m Mode) bool {
 	return m == ModeAsk || m == ModeNever || m == ModeFull
 }
 
+// Valid reports whether m is one of ask, never, full (empty is not: the
+// caller decides what empty defaults to).
+func (m Mode) Valid() bool { return validMode(m) }
+
+// Valid reports whether d is allow, ask or deny.
+func (d Decision) Valid() bool { return d == Allow || d == Ask || d == Deny }
+
 func compileRule(i int, r Rule) (rule, error) {
 	bad := func(field, format string, args ...any) (rule, error) {
 		return rule{}, &RuleError{Index: i, Field: field, Msg: fmt.Sprintf(format, args...)}

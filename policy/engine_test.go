@@ -35,6 +35,7 @@ func testRules() []Rule {
 		{Tool: "bash", Command: "true", Decision: Allow},                    // 20
 		{Tool: "bash", Command: "bash", Decision: Allow},                    // 21
 		{Tool: "bash", Command: "shutdown", Decision: Allow},                // 22
+		{Tool: "bash", Command: "cd", Decision: Allow},                      // 23
 	}
 }
 
@@ -94,6 +95,9 @@ func TestEvaluateBash(t *testing.T) {
 		{"git status $(whoami)", Ask, "command substitution"},
 		{"ls > /etc/passwd", Ask, "outside the workspace"},
 		{"ls > ../x", Ask, "outside the workspace"},
+		{"cd /etc && echo x > passwd", Ask, "outside the workspace"},
+		{"cd src && ls > out.txt", Ask, ""},
+		{"ls > out.txt && cd src", Allow, ""},
 		{"ls >> /work/repo-evil/x", Ask, "outside the workspace"},
 		{"cat < /etc/shadow", Ask, "outside the workspace"},
 		{"echo hi > .git/hooks/pre-commit", Ask, ".git"},
@@ -337,6 +341,7 @@ func TestDangersAsk(t *testing.T) {
 		{Tool: "bash", Command: "find", Decision: Allow},
 		{Tool: "bash", Command: "kill", Decision: Allow},
 		{Tool: "bash", Command: "reboot", Decision: Allow},
+		{Tool: "bash", Command: "cd", Decision: Allow},
 	}, ProtectedBranches: []string{"stable"}})
 	cases := []struct {
 		cmd, cwd string
@@ -366,6 +371,8 @@ func TestDangersAsk(t *testing.T) {
 		{`rm -rf "$DIR"/*`, "", Ask},
 		{"rm -rf $X", "", Ask},
 		{"rm -rf /home/alice", "", Ask},
+		{"cd / && rm -rf *", testWorkspace + "/build", Ask},
+		{"cd .. && rm -rf .", testWorkspace + "/build", Ask},
 		{"rm --no-preserve-root -rf x", "", Ask},
 		{"sudo rm -rf /", "", Ask},
 		{"rm -rf -- /", "", Ask},
@@ -381,6 +388,7 @@ func TestDangersAsk(t *testing.T) {
 		{"reboot", "", Ask},
 		// Not dangerous: allowed by the rules.
 		{"rm -rf build", "", Allow},
+		{"cd sub && rm -rf build", "", Allow},
 		{"rm -rf ./build/", "", Allow},
 		{"rm -rf .", testWorkspace + "/build", Allow},
 		{"rm -r src/old", "", Allow},

@@ -63,7 +63,7 @@ type Rule struct {
 type Verdict struct {
 	Decision  Decision
 	Reason    string // human text: why this decision
-	Rule      string // the matched rule, e.g. `rules[2] (deny bash "rm -rf")`; empty if none
+	Rule      string // the matched rule(s), e.g. `rules[2] deny bash "rm"`; several allow rules are joined by "; "; empty if none
 	Grant     string // the grant that allowed the call, if any
 	Dangerous bool   // a built-in dangerous command was found
 }

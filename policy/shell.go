@@ -312,6 +312,12 @@ func (z *analyzer) command(s simple, depth int) {
 		return
 	}
 	name := cmdName(s.words[0])
+	switch name {
+	case "cd", "pushd", "popd", "":
+		// The directory changes (or might, for an unknown command): relative
+		// paths after this point cannot be resolved, so they are not trusted.
+		z.cwd = ""
+	}
 	if s.outer && shellMeta(name) {
 		z.a.refuseAllow("the shell builtin " + name)
 	}
