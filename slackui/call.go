@@ -137,7 +137,8 @@ func onlyKeys(m map[string]any, keys ...string) bool {
 	return true
 }
 
-var secretKey = regexp.MustCompile(`(?i)(?:^|[_.-])` + secretWord + `$|^` + secretWord + `$`)
+// secretKey is a JSON key whose value is a secret whatever it looks like.
+var secretKey = regexp.MustCompile(`(?i)(?:^|[_.-])` + secretWord + `$|^(?:proxy-)?authorization$|^(?:set-)?cookie$`)
 
 // redactJSON redacts every string in a decoded JSON value, and hides the
 // whole value of a key that names a secret ("password": …).

@@ -70,6 +70,44 @@ var secretRules = []secretRule{
 		keep: func(g []string) bool { return strings.HasPrefix(g[0], "sk-ant-") },
 	},
 	{
+		name:  "gitlab",
+		hints: []string{"glpat-"},
+		re:    regexp.MustCompile(`\b(glpat-)[A-Za-z0-9_-]{16,}`),
+		repl:  `${1}` + Redacted,
+	},
+	{
+		name:  "stripe",
+		hints: []string{"_live_", "_test_"},
+		re:    regexp.MustCompile(`\b((?:sk|rk)_(?:live|test)_)[A-Za-z0-9]{10,}`),
+		repl:  `${1}` + Redacted,
+	},
+	{
+		name:  "npm",
+		hints: []string{"npm_"},
+		re:    regexp.MustCompile(`\b(npm_)[A-Za-z0-9]{30,}`),
+		repl:  `${1}` + Redacted,
+	},
+	{
+		name:  "google-api-key",
+		hints: []string{"aiza"},
+		re:    regexp.MustCompile(`\b(AIza)[A-Za-z0-9_-]{35}`),
+		repl:  `${1}` + Redacted,
+	},
+	{
+		// Slack incoming webhooks: the last path segment is the secret.
+		name:  "slack-webhook",
+		hints: []string{"hooks.slack.com"},
+		re:    regexp.MustCompile(`(hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9]+/[A-Za-z0-9]+/)[A-Za-z0-9]+`),
+		repl:  `${1}` + Redacted,
+	},
+	{
+		// JSON Web Tokens, wherever they appear (cookies, query strings).
+		name:  "jwt",
+		hints: []string{"eyj"},
+		re:    regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`),
+		repl:  Redacted,
+	},
+	{
 		name:  "aws-key-id",
 		hints: []string{"akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "abia", "acca"},
 		re:    regexp.MustCompile(`\b((?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA))[A-Z0-9]{16}\b`),

@@ -30,6 +30,13 @@ func TestRedact(t *testing.T) {
 		{"openai bare", "key is sk-abcdefghijklmnopqrstuvwxyz012345", "key is sk-[REDACTED]"},
 		{"openai project", "sk-proj-abcdefghijklmnopqrstuvwxyz_0123456789", "sk-proj-[REDACTED]"},
 		{"anthropic", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz-0123456789", "sk-ant-[REDACTED]"},
+		// more token formats
+		{"gitlab", "glpat-abcdefghij0123456789", "glpat-[REDACTED]"},
+		{"stripe", "sk_live_abcdefghij0123 rk_test_abcdefghij0123", "sk_live_[REDACTED] rk_test_[REDACTED]"},
+		{"npm", "npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_[REDACTED]"},
+		{"google", "AIzaSyA-abcdefghijklmnopqrstuvwxyz01234", "AIza[REDACTED]"},
+		{"slack webhook", "curl -X POST https://hooks.slack.com/services/T0123/B0456/abcdefXYZ123", "curl -X POST https://hooks.slack.com/services/T0123/B0456/[REDACTED]"},
+		{"jwt", "curl -b session=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abc_DEF-123 x", "curl -b session=[REDACTED] x"},
 		// Authorization
 		{"bearer header", `curl -H "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc" https://x`, `curl -H "Authorization: Bearer [REDACTED]" https://x`},
 		{"basic header", "Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic [REDACTED]"},
@@ -112,9 +119,9 @@ func TestRedactLeavesOrdinaryText(t *testing.T) {
 func TestRedactJSONArguments(t *testing.T) {
 	a := sampleAsk()
 	a.Tool = "http_request"
-	a.Args = `{"url":"https://u:p4ss@x.example","headers":{"X-Api-Key":"abc","Authorization":"Bearer abcdefgh12345678"},"body":"{\"password\":\"hunter2\"}","client_secret":{"nested":"ghp_0123456789abcdefghij0123"},"pem":"-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----"}`
+	a.Args = `{"url":"https://u:p4ss@x.example","headers":{"X-Api-Key":"abc","Authorization":"Bearer abcdefgh12345678","Cookie":"sid=0xDEADBEEF"},"auth":{"authorization":"rawtoken42"},"body":"{\"password\":\"hunter2\"}","client_secret":{"nested":"ghp_0123456789abcdefghij0123"},"pem":"-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----"}`
 	got := viewCall(a, 0).body
-	for _, secret := range []string{"p4ss", "abc\"", "abcdefgh12345678", "hunter2", "0123456789abcdefghij0123", "AAAA"} {
+	for _, secret := range []string{"p4ss", "abc\"", "abcdefgh12345678", "hunter2", "0123456789abcdefghij0123", "AAAA", "DEADBEEF", "rawtoken42"} {
 		if strings.Contains(got, secret) {
 			t.Errorf("%q survives in\n%s", secret, got)
 		}
