@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/askops/askops/pending"
+)
+
+func TestMetricsExposition(t *testing.T) {
+	m := NewMetrics()
+	m.AskEnded(pending.Approved, 700*time.Millisecond)
+	m.AskEnded(pending.Denied, 5*time.Second) // on a bucket bound: counted in it (le)
+	m.AskEnded(pending.Expired, 2*time.Hour)  // past the last bound: only +Inf
+	m.AskWaiting(1)
+	m.AskWaiting(1)
+	m.AskWaiting(-1)
+	m.SlackAPIError("chat.update")
+	m.SlackAPIError(`we"ird\method`)
+	m.RunEnded("finished")
+
+	var b strings.Builder
+	m.WriteTo(&b)
+	out := b.String()
+	for _, want := range []string{
+		"# TYPE askops_asks_total counter",
+		`askops_asks_total{outcome="approved"} 1`,
+		`askops_asks_total{outcome="cancelled"} 0`, // present before it happens
+		`askops_asks_total{outcome="unavailable"} 0`,
+		"# TYPE askops_decision_seconds histogram",
+		`askops_decision_seconds_bucket{le="0.5"} 0`,
+		`askops_decision_seconds_bucket{le="1"} 1`,
+		`askops_decision_seconds_bucket{le="5"} 2`,
+		`askops_decision_seconds_bucket{le="3600"} 2`,
+		`askops_decision_seconds_bucket{le="+Inf"} 3`,
+		"askops_decision_seconds_sum 7205.7",
+		"askops_decision_seconds_count 3",
+		"askops_asks_pending 1",
+		`askops_slack_api_errors_total{method="chat.update"} 1`,
+		`askops_slack_api_errors_total{method="we\"ird\\method"} 1`,
+		`askops_runs_total{state="finished"} 1`,
+		`askops_build_info{version="dev"} 1`,
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+}
+
+func TestSlackErrorCounter(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/chat.update":
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"ok":false,"error":"message_not_found"}`))
+		case "/api/chat.postMessage":
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.Write([]byte(`{"ok":true,"ts":"1.2"}`))
+		default:
+			http.Error(w, "rate limited", http.StatusTooManyRequests)
+		}
+	}))
+	defer srv.Close()
+	m := NewMetrics()
+	hc := &http.Client{Transport: &slackErrorCounter{next: http.DefaultTransport, metrics: m}}
+	for _, method := range []string{"chat.update", "chat.postMessage", "views.open"} {
+		resp, err := hc.Post(srv.URL+"/api/"+method, "application/x-www-form-urlencoded", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body) // the body is handed on intact
+		resp.Body.Close()
+		if method == "chat.postMessage" && string(body) != `{"ok":true,"ts":"1.2"}` {
+			t.Errorf("body changed: %q", body)
+		}
+	}
+	want := map[string]float64{"chat.update": 1, "views.open": 1}
+	if len(m.slackErrors) != len(want) || m.slackErrors["chat.update"] != 1 || m.slackErrors["views.open"] != 1 {
+		t.Errorf("slack errors %v, want %v", m.slackErrors, want)
+	}
+}
+
+func TestReadinessCachesSlack(t *testing.T) {
+	now := time.Unix(1000, 0)
+	calls := 0
+	slackErr := errors.New("invalid_auth")
+	r := &readiness{
+		now: func() time.Time { return now }, ttl: 10 * time.Second,
+		store: func(context.Context) error { return nil },
+		slack: func(context.Context) error { calls++; return slackErr },
+	}
+	if p := r.check(t.Context()); len(p) != 1 || p[0] != "slack: invalid_auth" {
+		t.Fatalf("problems %q", p)
+	}
+	slackErr = nil
+	r.check(t.Context())
+	if calls != 1 {
+		t.Fatalf("auth.test called %d times within the TTL", calls)
+	}
+	now = now.Add(10 * time.Second)
+	if p := r.check(t.Context()); len(p) != 0 || calls != 2 {
+		t.Fatalf("after the TTL: problems %q, calls %d", p, calls)
+	}
+}
+
+// TestSlackAppManifest keeps the manifest in step with the bot: the slash
+// command, the routes and the scopes the code needs.
+func TestSlackAppManifest(t *testing.T) {
+	b, err := os.ReadFile("../../slack-app-manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var man struct {
+		Features struct {
+			SlashCommands []struct {
+				Command string `yaml:"command"`
+				URL     string `yaml:"url"`
+			} `yaml:"slash_commands"`
+		} `yaml:"features"`
+		OAuth struct {
+			Scopes struct {
+				Bot []string `yaml:"bot"`
+			} `yaml:"scopes"`
+		} `yaml:"oauth_config"`
+		Settings struct {
+			Events struct {
+				RequestURL string   `yaml:"request_url"`
+				BotEvents  []string `yaml:"bot_events"`
+			} `yaml:"event_subscriptions"`
+			Interactivity struct {
+				IsEnabled  bool   `yaml:"is_enabled"`
+				RequestURL string `yaml:"request_url"`
+			} `yaml:"interactivity"`
+			SocketMode bool `yaml:"socket_mode_enabled"`
+		} `yaml:"settings"`
+	}
+	if err := yaml.Unmarshal(b, &man); err != nil {
+		t.Fatal(err)
+	}
+	if len(man.Features.SlashCommands) != 1 || man.Features.SlashCommands[0].Command != defaultConfig().Slack.Command ||
+		!strings.HasSuffix(man.Features.SlashCommands[0].URL, "/slack/commands") {
+		t.Errorf("slash command: %+v", man.Features.SlashCommands)
+	}
+	for _, s := range []string{"chat:write", "commands", "app_mentions:read", "usergroups:read"} {
+		if !slices.Contains(man.OAuth.Scopes.Bot, s) {
+			t.Errorf("scope %s missing", s)
+		}
+	}
+	if !strings.HasSuffix(man.Settings.Events.RequestURL, "/slack/events") || !slices.Contains(man.Settings.Events.BotEvents, "app_mention") {
+		t.Errorf("events: %+v", man.Settings.Events)
+	}
+	if !man.Settings.Interactivity.IsEnabled || !strings.HasSuffix(man.Settings.Interactivity.RequestURL, "/slack/interactions") {
+		t.Errorf("interactivity: %+v", man.Settings.Interactivity)
+	}
+	if !man.Settings.SocketMode || defaultConfig().Slack.Mode != "socket" {
+		t.Errorf("the manifest and the default config disagree on Socket Mode")
+	}
+}
