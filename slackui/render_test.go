@@ -570,3 +570,19 @@ func TestSlackGoMarshalsButtonsAsSlackExpects(t *testing.T) {
 		}
 	}
 }
+
+func TestSessionScopeIsRedactedAndCwdArgumentShown(t *testing.T) {
+	a := sampleAsk()
+	a.Args = `{"command":"GITHUB_TOKEN=ghp_0123456789abcdefghij0123 git push","cwd":"/srv/other"}`
+	m := RenderAsk(a, RenderOptions{Now: testNow, GrantScope: "the exact command GITHUB_TOKEN=ghp_0123456789abcdefghij0123 git push in /srv/other"})
+	j := messageJSON(t, m)
+	if strings.Contains(j, "0123456789abcdefghij0123") {
+		t.Errorf("token posted:\n%s", j)
+	}
+	if !strings.Contains(j, "until the session ends: the exact command GITHUB_TOKEN=ghp_[REDACTED] git push in /srv/other") {
+		t.Errorf("confirm does not state the (redacted) scope:\n%s", j)
+	}
+	if !strings.Contains(j, "*In* `/srv/other`") {
+		t.Errorf("the cwd argument, which differs from the Ask's, is not shown:\n%s", j)
+	}
+}
