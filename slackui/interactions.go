@@ -331,19 +331,27 @@ func parseShowFull(v string) (id string, page int) {
 	return id, n
 }
 
-// updateMessage rewrites the clicked message to a's state. The message the
-// click came from is the one to update even if the store has not learnt
-// where it was posted yet (a click racing SetMessage).
+// updateMessage rewrites the clicked message to a's state, and the
+// message the store knows of if that is another one (a post retried after
+// a lost answer can leave two). The clicked one is updated even if the
+// store has not learnt where the Ask was posted yet (a click racing
+// SetMessage).
 func (i *Interactions) updateMessage(cb slack.InteractionCallback, a pending.Ask) {
-	if a.Channel == "" || a.MessageTS == "" {
-		a.Channel, a.MessageTS = clickedMessage(cb)
+	clickedCh, clickedTS := clickedMessage(cb)
+	targets := [][2]string{{clickedCh, clickedTS}}
+	if a.Channel != clickedCh || a.MessageTS != clickedTS {
+		targets = append(targets, [2]string{a.Channel, a.MessageTS})
 	}
-	if a.Channel == "" || a.MessageTS == "" {
-		return
+	for _, m := range targets {
+		if m[0] == "" || m[1] == "" {
+			continue
+		}
+		at := a
+		at.Channel, at.MessageTS = m[0], m[1]
+		i.background("chat.update", func(ctx context.Context) error {
+			return i.cfg.Notifier.Update(ctx, at)
+		})
 	}
-	i.background("chat.update", func(ctx context.Context) error {
-		return i.cfg.Notifier.Update(ctx, a)
-	})
 }
 
 // replaceUnknown takes the buttons off a message whose Ask the store no

@@ -39,11 +39,6 @@ func verifyNoLeaks(t *testing.T) {
 	t.Cleanup(func() {
 		goleak.VerifyNone(t,
 			goleak.IgnoreCurrent(),
-			// net/http keeps idle keep-alive connections' goroutines
-			// until the transport closes them.
-			goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-			goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-			goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
 		)
 	})
 }
@@ -119,6 +114,8 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		Logger:          log,
 		MaxAttempts:     o.maxAttempts,
 		RetryBackoff:    20 * time.Millisecond,
+		// Pacing has its own test; here it would only slow retries down.
+		PerChannelInterval: 20 * time.Millisecond,
 	})
 	var err error
 	w.approver, err = NewApprover(ApproverConfig{

@@ -167,6 +167,14 @@ func (n *Notifier) render(a pending.Ask) Message {
 func (n *Notifier) pace(ctx context.Context, channel string) error {
 	n.mu.Lock()
 	now := n.cfg.Now()
+	if len(n.nextAt) > 1024 {
+		// Asks go to many threads' channels; forget the idle ones.
+		for ch, next := range n.nextAt {
+			if next.Before(now) {
+				delete(n.nextAt, ch)
+			}
+		}
+	}
 	slot := now
 	if next := n.nextAt[channel]; next.After(now) {
 		slot = next

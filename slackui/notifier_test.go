@@ -23,6 +23,9 @@ func newTestNotifier(t *testing.T, cfg NotifierConfig) (*Notifier, *fakeslack.Se
 	if cfg.ApprovalChannel == "" {
 		cfg.ApprovalChannel = approvals
 	}
+	if cfg.PerChannelInterval == 0 {
+		cfg.PerChannelInterval = 20 * time.Millisecond
+	}
 	if cfg.RetryBackoff == 0 {
 		cfg.RetryBackoff = 10 * time.Millisecond
 	}
