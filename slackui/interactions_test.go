@@ -775,3 +775,38 @@ func TestApproverConfigRefusesMissingParts(t *testing.T) {
 		t.Fatal("an approver without stores was accepted")
 	}
 }
+
+// finishedUpdates counts message updates that have returned.
+type finishedUpdates struct {
+	next MessageUpdater
+	done atomic.Int32
+}
+
+func (f *finishedUpdates) Update(ctx context.Context, a pending.Ask) error {
+	defer f.done.Add(1)
+	return f.next.Update(ctx, a)
+}
+
+// The acknowledgement does not wait for a slow chat.update, and Close does:
+// shutdown drains the background Slack calls.
+func TestCloseDrainsSlowMessageUpdates(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	w.fake.SetDelay("chat.update", time.Second)
+	counted := &finishedUpdates{next: w.notifier}
+	w.inter.cfg.Notifier = counted
+	wa := w.ask(bashRequest("run-drain", "sess-1", "ls"))
+	w.click(wa, approverA, ActionApprove)
+	if got := wa.result(t); got.Status != pending.Status(pending.Approved) {
+		t.Fatalf("got %s", got.Status)
+	}
+	if _, err := w.fake.WaitForCall(t.Context(), "chat.update", nil); err != nil {
+		t.Fatal(err)
+	}
+	if counted.done.Load() != 0 {
+		t.Fatal("the update finished before its 1s answer; the delay did not apply")
+	}
+	w.inter.Close()
+	if n := counted.done.Load(); n != 1 {
+		t.Fatalf("Close returned with %d of 1 updates finished", n)
+	}
+}
