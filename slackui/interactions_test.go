@@ -810,3 +810,21 @@ func TestCloseDrainsSlowMessageUpdates(t *testing.T) {
 		t.Fatalf("Close returned with %d of 1 updates finished", n)
 	}
 }
+
+// A "for session" click that loses to a denial leaves no grant behind.
+func TestLosingSessionClickLeavesNoGrant(t *testing.T) {
+	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
+		wa := w.ask(bashRequest("run-lose", "sess-1", "make deploy"))
+		w.click(wa, approverB, ActionDeny)
+		w.click(wa, approverA, ActionApproveSession)
+		if got := wa.result(t); got.Status != pending.Status(pending.Denied) || got.DecidedBy != approverB {
+			t.Fatalf("got %s by %q", got.Status, got.DecidedBy)
+		}
+		if told := w.waitEphemeral(approverA); !strings.Contains(told.Text, "denied by <@"+approverB+">") {
+			t.Fatalf("loser told %q", told.Text)
+		}
+		if gs, err := w.grants.List(t.Context(), "sess-1"); err != nil || len(gs) != 0 {
+			t.Fatalf("grants %v (%v), want none", gs, err)
+		}
+	})
+}
