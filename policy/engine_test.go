@@ -123,6 +123,8 @@ func TestEvaluateBash(t *testing.T) {
 		{"bash <<< 'ls'", Ask, "here-document"},
 		{"cat <<EOF\n$(whoami)\nEOF", Ask, "command substitution"},
 		{"ls &", Ask, "background"},
+		{"for PATH in src; do ls; done", Ask, "for/select loop"},
+		{"for i in a b; do echo hi; done", Ask, "for/select loop"},
 		{"ls 'unterminated", Ask, "does not parse"},
 		{"git status --porcelain | cut -d' ' -f1", Ask, `"cut`},
 		{`$'\x67it' status`, Ask, ""},
@@ -315,6 +317,22 @@ func TestEvaluateBash(t *testing.T) {
 		{"parallel rm ::: a b", Deny, ""},
 		{"entr rm x", Deny, ""},
 		{"command -v ls && rm x", Deny, ""},
+		{"GIT_SSH_COMMAND='rm x' git fetch", Deny, ""},
+		{"env GIT_SSH_COMMAND='rm x' git fetch", Deny, ""},
+		{"LESSOPEN='|rm x' less f", Deny, ""},
+		{"git -c core.pager='rm x' log", Deny, ""},
+		{"git -c alias.x='!rm x' x", Deny, ""},
+		{"git -c core.sshCommand='sh -c \"rm x\"' fetch", Deny, ""},
+		{"ssh -o ProxyCommand='rm x' host", Deny, ""},
+		{"ssh -oProxyCommand='rm x' host", Deny, ""},
+		{"rsync -e 'rm x' a b:c", Deny, ""},
+		{"tar --to-command='rm x' -xf a.tar", Deny, ""},
+		{"tar -xf a.tar --checkpoint=1 --checkpoint-action=exec='rm x'", Deny, ""},
+		{"tar -I 'rm x' -xf a.tar", Deny, ""},
+		{"sudo bash <<EOF\nrm x\nEOF", Deny, ""},
+		{"at now <<< 'rm x'", Deny, ""},
+		{"echo 'rm x' | at now", Deny, ""},
+		{"echo 'rm x' | sudo -u nobody sh", Deny, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.cmd, func(t *testing.T) {
@@ -658,6 +676,30 @@ func TestPathologicalInputs(t *testing.T) {
 	} {
 		if v := e.Evaluate(t.Context(), bashCall(cmd)); v.Decision == Allow {
 			t.Errorf("Evaluate(%q) = allow (%s)", clip(cmd, 60), v.Reason)
+		}
+	}
+}
+
+// Builtins that assign variables can change what later allowed commands
+// run (PATH, IFS), so a command using them is never allowed by rules.
+func TestAllowRefusesAssigningBuiltins(t *testing.T) {
+	var rules []Rule
+	for _, c := range []string{"printf", "ls", "read", "getopts", "hash", "cd", "mapfile", "wait"} {
+		rules = append(rules, Rule{Tool: "bash", Command: c, Decision: Allow})
+	}
+	e := newTestEngine(t, Config{Rules: rules})
+	for cmd, want := range map[string]Decision{
+		"printf '%s' x; ls":           Allow,
+		"printf -v PATH '%s' src; ls": Ask,
+		"read PATH < f; ls":           Ask,
+		"getopts a PATH; ls":          Ask,
+		"hash -p ./evil ls; ls":       Ask,
+		"mapfile PATH < f; ls":        Ask,
+		"wait -p PATH; ls":            Ask,
+		"cd src; ls":                  Allow,
+	} {
+		if v := e.Evaluate(t.Context(), bashCall(cmd)); v.Decision != want {
+			t.Errorf("%q: %s (%s), want %s", cmd, v.Decision, v.Reason, want)
 		}
 	}
 }

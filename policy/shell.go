@@ -141,6 +141,11 @@ func (z *analyzer) file(f *syntax.File, depth int, outer bool) {
 			if len(n.Assigns) > 0 {
 				z.a.refuseAllow("a variable assignment")
 			}
+			for _, as := range n.Assigns {
+				if as.Name != nil && as.Value != nil && codeVariable(as.Name.Value) {
+					z.command(simple{words: []word{{loose: "eval", lit: "eval", ok: true}, wordOf(as.Value)}}, depth+1)
+				}
+			}
 			if len(n.Args) == 0 {
 				return true
 			}
@@ -165,6 +170,9 @@ func (z *analyzer) file(f *syntax.File, depth int, outer bool) {
 			z.a.cmds = append(z.a.cmds, simple{words: []word{{lit: n.Variant.Value, ok: true, loose: n.Variant.Value}}})
 		case *syntax.CoprocClause:
 			z.a.refuseAllow("a coprocess")
+		case *syntax.ForClause:
+			// The loop variable is an assignment (for PATH in …).
+			z.a.refuseAllow("a for/select loop (it assigns a variable)")
 		case *syntax.ExtGlob:
 			z.a.refuseAllow("an extended glob")
 		case *syntax.BinaryCmd:
@@ -181,15 +189,35 @@ func (z *analyzer) stmt(st *syntax.Stmt, depth int) {
 		z.a.refuseAllow("a background command (&)")
 	}
 	var name string
+	stdinScript := false
 	if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
-		name = cmdName(wordOf(call.Args[0]))
+		ws := wordsOf(call.Args)
+		name = cmdName(ws[0])
+		stdinScript = z.readsScript(ws)
 	}
 	for _, r := range st.Redirs {
-		z.redirect(r, name, depth)
+		z.redirect(r, name, stdinScript, depth)
 	}
 }
 
-func (z *analyzer) redirect(r *syntax.Redirect, cmd string, depth int) {
+// readsScript reports whether the command (or what it wraps) is a shell
+// that takes its script from stdin: sh, bash -s, sudo bash, at, batch.
+func (z *analyzer) readsScript(ws []word) bool {
+	for _, cand := range append([][]word{ws}, z.innerWords(cmdName(ws[0]), ws)...) {
+		if len(cand) == 0 {
+			continue
+		}
+		switch n := cmdName(cand[0]); {
+		case n == "at" || n == "batch":
+			return !hasLong(cand[1:], "-f")
+		case isShell(n) && readsStdin(cand):
+			return true
+		}
+	}
+	return false
+}
+
+func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, depth int) {
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
 		body := r.Hdoc
@@ -199,7 +227,7 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, depth int) {
 		if cmd == "" || alwaysRunsCode(cmd) || cmd != path.Base(cmd) {
 			z.a.refuseAllow("a here-document fed to " + orUnknown(cmd))
 		}
-		if isShell(cmd) && body != nil {
+		if stdinScript && body != nil {
 			// The body is the script: check it like the command line.
 			w := wordOf(body)
 			if w.known() {
@@ -321,6 +349,9 @@ func (z *analyzer) command(s simple, depth int) {
 	if s.outer && shellMeta(name) {
 		z.a.refuseAllow("the shell builtin " + name)
 	}
+	if s.outer && name == "printf" && len(s.words) > 1 && strings.HasPrefix(s.words[1].loose, "-v") {
+		z.a.refuseAllow("printf -v (it assigns a variable)")
+	}
 	for _, in := range z.unwrap(name, s.words, depth) {
 		if in.script != "" || in.scriptUnknown {
 			if in.scriptUnknown {
@@ -340,7 +371,7 @@ func shellMeta(name string) bool {
 	switch name {
 	case "eval", "source", ".", "alias", "unalias", "shopt", "enable", "hash", "trap",
 		"builtin", "command", "exec", "set", "declare", "typeset", "export", "readonly",
-		"local", "let", "unset", "coproc", "fc", "history", "bind", "complete", "mapfile", "readarray", "read":
+		"local", "let", "unset", "coproc", "fc", "history", "bind", "complete", "mapfile", "readarray", "read", "getopts", "wait", "ulimit", "umask", "disown", "suspend", "caller":
 		return true
 	}
 	return false
@@ -352,6 +383,18 @@ func cmdName(w word) string {
 		return ""
 	}
 	return path.Base(w.loose)
+}
+
+// codeVariable names environment variables whose value a program runs as a
+// command line: FOO='rm -rf /' git fetch runs it.
+func codeVariable(name string) bool {
+	switch name {
+	case "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF",
+		"GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "LESSOPEN",
+		"LESSCLOSE", "PROMPT_COMMAND", "BROWSER", "RSYNC_RSH", "GIT_PROXY_COMMAND", "FCEDIT", "SYSTEMD_PAGER":
+		return true
+	}
+	return false
 }
 
 func isShell(name string) bool {
@@ -467,12 +510,7 @@ func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
 		// A shell reading its script from the pipe.
 		shellReadsStdin := false
 		if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
-			ws := wordsOf(call.Args)
-			for _, cand := range append([][]word{ws}, z.innerWords(cmdName(ws[0]), ws)...) {
-				if len(cand) > 0 && isShell(cmdName(cand[0])) && readsStdin(cand) {
-					shellReadsStdin = true
-				}
-			}
+			shellReadsStdin = z.readsScript(wordsOf(call.Args))
 		}
 		if !shellReadsStdin {
 			continue

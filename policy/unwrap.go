@@ -187,6 +187,15 @@ func (z *analyzer) unwrap(name string, ws []word, _ int) []inner {
 		}
 	case name == "find" || name == "gfind":
 		return findExec(ws)
+	case name == "git":
+		return gitConfigCode(ws)
+	case name == "rsync":
+		return optionScripts(ws, []string{"-e", "--rsh"}, nil)
+	case name == "tar" || name == "gtar":
+		return optionScripts(ws, []string{"-I", "--use-compress-program", "--to-command", "-F", "--info-script",
+			"--new-volume-script"}, []string{"--checkpoint-action=exec="})
+	case name == "zip":
+		return optionScripts(ws, []string{"-TT", "--unzip-command"}, nil)
 	case name == "ssh":
 		return sshRemote(ws)
 	case name == "docker" || name == "podman" || name == "nerdctl":
@@ -292,6 +301,9 @@ func (s wrapSpec) parse(ws []word) (scripts []inner, start int) {
 				}
 			}
 		case s.assigns && isAssignment(l):
+			if name, v, _ := strings.Cut(l, "="); codeVariable(name) {
+				scripts = append(scripts, scriptOf(word{loose: strings.TrimLeft(v, "|")}))
+			}
 		case positional > 0:
 			positional--
 		default:
@@ -418,12 +430,29 @@ func findExec(ws []word) []inner {
 	return out
 }
 
-// sshRemote returns the remote command of ssh as a script.
+// sshRemote returns the remote command of ssh as a script, and the local
+// commands of -o ProxyCommand= / LocalCommand= / KnownHostsCommand=.
 func sshRemote(ws []word) []inner {
 	const valued = "BbcDEeFIiJLlmOopQRSWw"
 	host := false
+	var out []inner
 	for i := 1; i < len(ws); i++ {
 		l := ws[i].loose
+		opt := ""
+		switch {
+		case l == "-o" && i+1 < len(ws):
+			opt = ws[i+1].loose
+		case strings.HasPrefix(l, "-o"):
+			opt = l[2:]
+		}
+		if k, v, ok := strings.Cut(opt, "="); ok {
+			switch strings.ToLower(strings.TrimSpace(k)) {
+			case "proxycommand", "localcommand", "knownhostscommand", "permitlocalcommand":
+				out = append(out, scriptOf(word{loose: v}))
+			}
+		} else if k, v, ok := strings.Cut(opt, " "); ok && strings.EqualFold(k, "ProxyCommand") {
+			out = append(out, scriptOf(word{loose: v}))
+		}
 		if !host {
 			if len(l) > 1 && l[0] == '-' {
 				if strings.IndexByte(valued, l[len(l)-1]) >= 0 {
@@ -434,9 +463,69 @@ func sshRemote(ws []word) []inner {
 			host = true
 			continue
 		}
-		return joined(ws[i:])
+		return append(out, joined(ws[i:])...)
 	}
-	return nil
+	return out
+}
+
+// gitConfigCode returns the commands hidden in git -c KEY=VALUE: aliases
+// starting with "!" and keys whose value git runs as a command.
+func gitConfigCode(ws []word) []inner {
+	var out []inner
+	for i := 1; i < len(ws); i++ {
+		l := ws[i].loose
+		var kv string
+		switch {
+		case l == "-c" && i+1 < len(ws):
+			kv = ws[i+1].loose
+			i++
+		case strings.HasPrefix(l, "-c") && len(l) > 2:
+			kv = l[2:]
+		case !strings.HasPrefix(l, "-"):
+			return out // the subcommand: options after it are its own
+		default:
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		k = strings.ToLower(k)
+		switch {
+		case strings.HasPrefix(v, "!"):
+			out = append(out, scriptOf(word{loose: v[1:]}))
+		case k == "core.pager" || k == "core.sshcommand" || k == "core.editor" || k == "sequence.editor" ||
+			k == "core.fsmonitor" || k == "diff.external" || k == "gpg.program" || k == "core.askpass" ||
+			k == "core.hookspath" || strings.HasPrefix(k, "pager.") || strings.HasSuffix(k, ".textconv") ||
+			strings.HasSuffix(k, ".command") || strings.HasSuffix(k, ".cmd") || strings.HasSuffix(k, ".clean") ||
+			strings.HasSuffix(k, ".smudge") || strings.HasSuffix(k, ".process") || strings.HasSuffix(k, ".helper"):
+			out = append(out, scriptOf(word{loose: v}))
+		}
+	}
+	return out
+}
+
+// optionScripts returns the values of options that are command lines, in
+// the forms -X VALUE, -XVALUE, --long VALUE and --long=VALUE, plus values
+// after the given literal prefixes.
+func optionScripts(ws []word, opts, prefixes []string) []inner {
+	var out []inner
+	for i := 1; i < len(ws); i++ {
+		l := ws[i].loose
+		for _, p := range prefixes {
+			if v, ok := strings.CutPrefix(l, p); ok {
+				out = append(out, scriptOf(word{loose: v}))
+			}
+		}
+		for _, o := range opts {
+			switch {
+			case l == o && i+1 < len(ws):
+				out = append(out, scriptOf(ws[i+1]))
+			case strings.HasPrefix(o, "--") && strings.HasPrefix(l, o+"="):
+				out = append(out, scriptOf(word{loose: l[len(o)+1:]}))
+			case !strings.HasPrefix(o, "--") && strings.HasPrefix(l, o) && len(l) > len(o):
+				out = append(out, scriptOf(word{loose: l[len(o):]}))
+			}
+		}
+	}
+	return out
 }
 
 // containerExec: docker/podman exec|run. Their options are many, so every
