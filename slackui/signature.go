@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -29,45 +30,56 @@ const (
 // the body. next gets the raw body back, unchanged. It serves
 // /slack/interactions, /slack/commands and /slack/events alike.
 func Verified(secret string, now func() time.Time, next http.Handler) http.Handler {
+	return VerifiedLogged(secret, now, nil, next)
+}
+
+// VerifiedLogged is Verified that also logs each rejection with its reason
+// (never the body or the signature), so a forged or stale callback leaves a
+// trace.
+func VerifiedLogged(secret string, now func() time.Time, log *slog.Logger, next http.Handler) http.Handler {
 	if now == nil {
 		now = time.Now
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w := rejectLogger{ResponseWriter: rw, log: log, r: r}
 		if secret == "" {
 			// A handler wired without a secret must not accept anything.
-			http.Error(w, "signing secret not configured", http.StatusUnauthorized)
+			w.reject("signing secret not configured", http.StatusUnauthorized)
 			return
 		}
 		if r.ContentLength > MaxRequestBody {
-			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			w.reject("request body too large", http.StatusRequestEntityTooLarge)
 			return
 		}
 		ts := r.Header.Get("X-Slack-Request-Timestamp")
 		if !freshTimestamp(ts, now()) {
-			http.Error(w, "bad or stale request timestamp", http.StatusUnauthorized)
+			w.reject("bad or stale request timestamp", http.StatusUnauthorized)
 			return
 		}
 		sig, ok := strings.CutPrefix(r.Header.Get("X-Slack-Signature"), "v0=")
 		if !ok {
-			http.Error(w, "missing request signature", http.StatusUnauthorized)
+			w.reject("missing request signature", http.StatusUnauthorized)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBody))
+		body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, MaxRequestBody))
 		if err != nil {
 			if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-				http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+				w.reject("request body too large", http.StatusRequestEntityTooLarge)
 				return
 			}
-			http.Error(w, "could not read request body", http.StatusBadRequest)
+			w.reject("could not read request body", http.StatusBadRequest)
 			return
 		}
 		if !validSignature(secret, ts, body, sig) {
-			http.Error(w, "bad request signature", http.StatusUnauthorized)
+			w.reject("bad request signature", http.StatusUnauthorized)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(rw, r)
 	})
 }
 
@@ -78,6 +90,18 @@ func Sign(secret, ts string, body []byte) string {
 	mac.Write([]byte("v0:" + ts + ":"))
 	mac.Write(body)
 	return "v0=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// rejectLogger logs the requests Verified turns away.
+type rejectLogger struct {
+	http.ResponseWriter
+	log *slog.Logger
+	r   *http.Request
+}
+
+func (w rejectLogger) reject(reason string, status int) {
+	w.log.Warn("rejected Slack request", "path", w.r.URL.Path, "remote", w.r.RemoteAddr, "status", status, "reason", reason)
+	http.Error(w.ResponseWriter, reason, status)
 }
 
 func validSignature(secret, ts string, body []byte, sigHex string) bool {

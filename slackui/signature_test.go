@@ -3,9 +3,11 @@ package slackui
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,7 +44,9 @@ func TestVerified(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var reached []byte
-			h := Verified(secret, func() time.Time { return now }, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var logged bytes.Buffer
+			log := slog.New(slog.NewTextHandler(&logged, nil))
+			h := VerifiedLogged(secret, func() time.Time { return now }, log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				reached, _ = io.ReadAll(r.Body)
 			}))
 			req := httptest.NewRequest(http.MethodPost, "/slack/interactions", bytes.NewReader(tt.body))
@@ -59,6 +63,9 @@ func TestVerified(t *testing.T) {
 			}
 			if tt.want != http.StatusOK && reached != nil {
 				t.Fatal("the wrapped handler ran for a rejected request")
+			}
+			if rejected := tt.want != http.StatusOK; rejected != strings.Contains(logged.String(), "rejected Slack request") {
+				t.Fatalf("rejected %v but log says %q", rejected, logged.String())
 			}
 			if tt.want == http.StatusOK && !bytes.Equal(reached, tt.body) {
 				t.Fatalf("wrapped handler got body %q, want the raw body %q", reached, tt.body)
