@@ -2,6 +2,7 @@ package pending
 
 import (
 	"testing"
+	"time"
 
 	"github.com/askops/askops/internal/redistest"
 	"github.com/redis/go-redis/v9"
@@ -62,5 +63,57 @@ func TestNewRedisStoreUnreachable(t *testing.T) {
 	s, err := NewRedisStore(t.Context(), client, Options{})
 	if ErrorCode(err) != CodeUnavailable || s != nil {
 		t.Errorf("NewRedisStore with Redis down = %v, %v; want unavailable", s, err)
+	}
+}
+
+func TestRedisRecordTTLIsDeadlinePlusRetention(t *testing.T) {
+	srv := redistest.Start(t)
+	client := newRedisClient(t, srv.URL())
+	s, err := NewRedisStore(t.Context(), client, Options{Retention: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ask, err := s.Create(t.Context(), sampleRequest(1), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(t.Context(), ask.ID, Approved, "U1", ""); err != nil {
+		t.Fatal(err)
+	}
+	ttl, err := client.PTTL(t.Context(), s.keys.ask(ask.ID)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl <= 60*time.Minute || ttl > 61*time.Minute {
+		t.Errorf("record TTL %s, want deadline (1m) + retention (1h)", ttl)
+	}
+	if slot := client.ClusterKeySlot(t.Context(), s.keys.ask(ask.ID)).Val(); slot != client.ClusterKeySlot(t.Context(), s.keys.audit).Val() ||
+		slot != client.ClusterKeySlot(t.Context(), s.keys.deadlines).Val() {
+		t.Errorf("keys are not in one cluster slot: %s %s %s", s.keys.ask(ask.ID), s.keys.audit, s.keys.deadlines)
+	}
+}
+
+func TestRedisAuditIsCapped(t *testing.T) {
+	srv := redistest.Start(t)
+	client := newRedisClient(t, srv.URL())
+	s, err := NewRedisStore(t.Context(), client, Options{AuditMaxLen: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	for i := range 150 {
+		ask, err := s.Create(t.Context(), sampleRequest(i), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Decide(t.Context(), ask.ID, Denied, "U1", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// MAXLEN ~ trims whole stream nodes (100 entries by default), so the
+	// cap is approximate but the stream does not grow without bound.
+	if n := client.XLen(t.Context(), s.keys.audit).Val(); n >= 300 || n < 10 {
+		t.Errorf("audit holds %d events after 300 with AuditMaxLen 10", n)
 	}
 }
