@@ -159,9 +159,50 @@ func (z *analyzer) unwrap(name string, ws []word, _ int) []inner {
 			return []inner{scriptOf(w)}
 		}
 		return nil
+	case name == "source" || name == ".":
+		// The file's content is unknown either way; a substitution or
+		// expansion (source <(curl …)) is code the policy cannot see.
+		for _, w := range ws[1:] {
+			if !w.known() {
+				return []inner{{scriptUnknown: true}}
+			}
+		}
+		return nil
+	case name == "sg":
+		// sg GROUP [-c] 'command line'
+		var rest []word
+		for i := 2; i < len(ws); i++ {
+			if ws[i].loose == "-c" {
+				continue
+			}
+			rest = append(rest, ws[i])
+		}
+		return joined(rest)
+	case name == "tmux" || name == "screen" || name == "byobu":
+		// Their command arguments are shell command lines, or commands.
+		var out []inner
+		for i := 1; i < len(ws); i++ {
+			out = append(out, scriptOf(ws[i]), inner{words: ws[i:]})
+		}
+		return out
+	case name == "npx" || name == "bunx" || name == "pnpx" || name == "uvx" || name == "pipx":
+		return fanOut(ws, 1)
+	case name == "npm" || name == "yarn" || name == "pnpm" || name == "bun" || name == "uv" || name == "poetry" ||
+		name == "pipenv" || name == "pdm" || name == "hatch" || name == "rye" || name == "conda" ||
+		name == "mamba" || name == "pixi" || name == "bundle" || name == "cargo" || name == "deno":
+		for i := 1; i < len(ws); i++ {
+			switch ws[i].loose {
+			case "exec", "x", "dlx", "run":
+				return fanOut(ws, i+1)
+			}
+		}
+		return nil
 	case name == "su" || name == "runuser":
 		// su [options] [user] [-c script]: the script may follow the user.
 		var out []inner
+		if name == "runuser" {
+			out = fanOut(ws, 1) // runuser -u USER cmd runs cmd directly
+		}
 		for i := 1; i < len(ws); i++ {
 			l := ws[i].loose
 			switch {
@@ -171,6 +212,8 @@ func (z *analyzer) unwrap(name string, ws []word, _ int) []inner {
 					out = append(out, scriptOf(ws[i+1]))
 					i++
 				}
+			case strings.HasPrefix(l, "-c") && len(l) > 2:
+				out = append(out, scriptOf(word{loose: l[2:]}))
 			case strings.HasPrefix(l, "--command=") || strings.HasPrefix(l, "--session-command="):
 				_, v, _ := strings.Cut(l, "=")
 				out = append(out, scriptOf(word{loose: v}))
@@ -468,6 +511,44 @@ func sshRemote(ws []word) []inner {
 	return out
 }
 
+// fanOut returns every suffix of ws from start: when a tool's options are
+// too many to parse, any later word may begin the command it runs.
+func fanOut(ws []word, start int) []inner {
+	var out []inner
+	for j := start; j < len(ws); j++ {
+		out = append(out, inner{words: ws[j:]})
+	}
+	return out
+}
+
+// gitSubcommandCode returns what git subcommands run: rebase --exec,
+// submodule foreach, bisect run, difftool/mergetool --extcmd.
+func gitSubcommandCode(sub string, args []word) []inner {
+	switch sub {
+	case "rebase":
+		return optionScripts(append([]word{{}}, args...), []string{"-x", "--exec"}, nil)
+	case "difftool", "mergetool":
+		return optionScripts(append([]word{{}}, args...), []string{"-x", "--extcmd"}, nil)
+	case "submodule":
+		for i, a := range args {
+			if a.loose == "foreach" {
+				rest := args[i+1:]
+				for len(rest) > 0 && strings.HasPrefix(rest[0].loose, "-") {
+					rest = rest[1:]
+				}
+				return joined(rest)
+			}
+		}
+	case "bisect":
+		for i, a := range args {
+			if a.loose == "run" && i+1 < len(args) {
+				return []inner{{words: args[i+1:]}}
+			}
+		}
+	}
+	return nil
+}
+
 // gitConfigCode returns the commands hidden in git -c KEY=VALUE: aliases
 // starting with "!" and keys whose value git runs as a command.
 func gitConfigCode(ws []word) []inner {
@@ -481,8 +562,12 @@ func gitConfigCode(ws []word) []inner {
 			i++
 		case strings.HasPrefix(l, "-c") && len(l) > 2:
 			kv = l[2:]
+		case l == "-C" || l == "--git-dir" || l == "--work-tree" || l == "--namespace" || l == "--config-env":
+			i++
+			continue
 		case !strings.HasPrefix(l, "-"):
-			return out // the subcommand: options after it are its own
+			// The subcommand: options after it are its own.
+			return append(out, gitSubcommandCode(l, ws[i+1:])...)
 		default:
 			continue
 		}
