@@ -262,14 +262,16 @@ func firstOpts(opts []SignOptions) SignOptions {
 	return SignOptions{}
 }
 
-func payloadJSON(payload any) ([]byte, error) {
+// payloadJSON is the JSON of a payload given as bytes, a string or a value;
+// typed RawMessage so that embedding it in another value keeps it JSON.
+func payloadJSON(payload any) (json.RawMessage, error) {
 	switch p := payload.(type) {
 	case json.RawMessage:
 		return p, nil
 	case []byte:
 		return p, nil
 	case string:
-		return []byte(p), nil
+		return json.RawMessage(p), nil
 	default:
 		return json.Marshal(p)
 	}

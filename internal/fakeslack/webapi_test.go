@@ -331,8 +331,12 @@ func TestWaitForCallSeesLaterCall(t *testing.T) {
 }
 
 func TestBlockKitLimits(t *testing.T) {
-	plain := func(s string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.PlainTextType, s, false, false) }
-	md := func(s string) *slack.TextBlockObject { return slack.NewTextBlockObject(slack.MarkdownType, s, false, false) }
+	plain := func(s string) *slack.TextBlockObject {
+		return slack.NewTextBlockObject(slack.PlainTextType, s, false, false)
+	}
+	md := func(s string) *slack.TextBlockObject {
+		return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+	}
 	section := func(s string) slack.Block { return slack.NewSectionBlock(md(s), nil, nil) }
 	many := func(n int, f func(i int) slack.Block) []slack.Block {
 		out := make([]slack.Block, n)
