@@ -85,7 +85,7 @@ func (s *Server) PostSigned(ctx context.Context, target, contentType string, bod
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.client.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +277,12 @@ func payloadJSON(payload any) (json.RawMessage, error) {
 	}
 }
 
+// triggerIDLocked issues a trigger id; views.open refuses it with
+// expired_trigger_id once triggerLifetime has passed, as Slack does.
 func (s *Server) triggerIDLocked() string {
 	s.seq++
-	return fmt.Sprintf("%d.%d.fake%08d", s.seq, s.now().Unix(), s.seq)
+	now := s.now()
+	id := fmt.Sprintf("%d.%d.fake%08d", s.seq, now.Unix(), s.seq)
+	s.triggers[id] = now
+	return id
 }

@@ -137,6 +137,20 @@ func (s *Server) Message(channel, ts string) (Message, bool) {
 	return m.clone(), true
 }
 
+// Thread returns the replies in a thread (not its parent), oldest first.
+func (s *Server) Thread(channel, threadTS string) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Message
+	for _, k := range s.order {
+		m := s.messages[k]
+		if m.Channel == channel && m.ThreadTS == threadTS && m.TS != threadTS {
+			out = append(out, m.clone())
+		}
+	}
+	return out
+}
+
 // WaitForMessage waits until the message exists and pred (nil = any) holds
 // for its latest state.
 func (s *Server) WaitForMessage(ctx context.Context, channel, ts string, pred func(Message) bool) (Message, error) {

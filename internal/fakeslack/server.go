@@ -73,6 +73,7 @@ type Server struct {
 	now    func() time.Time
 	log    *slog.Logger
 	http   *httptest.Server
+	client *http.Client // for deliveries to the app
 	secret string
 
 	// closing is closed by Close so that delayed answers and socket
@@ -94,6 +95,7 @@ type Server struct {
 	groups   map[string][]string
 	users    map[string]string // id → name
 	respURLs map[string]responseTarget
+	triggers map[string]time.Time // trigger id → when the fake issued it
 	conns    map[*socketConn]struct{}
 	acks     map[string][]Ack
 	sent     map[string]Envelope
@@ -160,6 +162,7 @@ func Start(opts Options) (*Server, error) {
 		groups:   map[string][]string{},
 		users:    map[string]string{},
 		respURLs: map[string]responseTarget{},
+		triggers: map[string]time.Time{},
 		conns:    map[*socketConn]struct{}{},
 		acks:     map[string][]Ack{},
 		sent:     map[string]Envelope{},
@@ -167,6 +170,13 @@ func Start(opts Options) (*Server, error) {
 	for id, members := range opts.UserGroups {
 		s.groups[id] = append([]string(nil), members...)
 	}
+	// Deliveries use their own transport so Close can drop its idle
+	// connections instead of leaving them to http.DefaultClient.
+	s.client = &http.Client{Transport: &http.Transport{
+		Proxy:               nil,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     30 * time.Second,
+	}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/{method}", s.serveAPI)
 	mux.HandleFunc("POST /response_url/{id}", s.serveResponseURL)
@@ -191,6 +201,7 @@ func (s *Server) Close() {
 		}
 		s.sockets.Wait()
 		s.http.Close()
+		s.client.CloseIdleConnections()
 	})
 }
 

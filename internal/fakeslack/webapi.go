@@ -20,6 +20,10 @@ import (
 // are lower, this only keeps a runaway test from eating memory.
 const maxAPIBody = 8 << 20
 
+// triggerLifetime is how long Slack honours a trigger_id: an app must open
+// its modal within 3 seconds of the click.
+const triggerLifetime = 3 * time.Second
+
 // apiRequest is a Web API request with its parameters from the form or JSON.
 type apiRequest struct {
 	method string
@@ -485,6 +489,10 @@ func (s *Server) openViewLocked(req *apiRequest, call *Call) answer {
 	call.TriggerID = req.param("trigger_id")
 	if call.TriggerID == "" {
 		return slackError("invalid_trigger_id")
+	}
+	// Trigger ids the fake did not issue (made up by a test) never expire.
+	if issued, ok := s.triggers[call.TriggerID]; ok && s.now().Sub(issued) > triggerLifetime {
+		return slackError("expired_trigger_id")
 	}
 	obj, bad := s.decodeViewLocked(req, call)
 	if bad != nil {

@@ -2,10 +2,12 @@ package fakeslack_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -457,5 +459,71 @@ func TestJSONBodyAndBearerToken(t *testing.T) {
 	resp.Body.Close()
 	if calls := fake.Calls("chat.postMessage"); len(calls) != 2 || calls[1].Channel != "D5" || !calls[1].OK() {
 		t.Errorf("post to a user id recorded as %+v", calls)
+	}
+}
+
+// clock is a test clock the fake reads from several goroutines.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func TestTriggerIDExpires(t *testing.T) {
+	clk := &clock{now: time.Unix(1700000000, 0)}
+	fake, api := newFake(t, fakeslack.Options{Now: clk.Now})
+	modal := slack.ModalViewRequest{Type: slack.VTModal, Title: slack.NewTextBlockObject(slack.PlainTextType, "Reason", false, false)}
+	var cb slack.InteractionCallback
+	if err := json.Unmarshal(fake.BlockActionsPayload(fakeslack.BlockActions{User: "U1", Channel: "C1", MessageTS: "1.000001", ActionID: "deny_reason"}), &cb); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(3 * time.Second)
+	if _, err := api.OpenViewContext(t.Context(), cb.TriggerID, modal); err != nil {
+		t.Fatalf("views.open within 3s: %v", err)
+	}
+	clk.Advance(time.Millisecond)
+	if _, err := api.OpenViewContext(t.Context(), cb.TriggerID, modal); err == nil || err.Error() != "expired_trigger_id" {
+		t.Errorf("views.open after 3s: err = %v, want expired_trigger_id", err)
+	}
+	if _, err := api.OpenViewContext(t.Context(), "made-up-by-a-test", modal); err != nil {
+		t.Errorf("views.open with a foreign trigger: %v", err)
+	}
+}
+
+func TestThreadAndDelete(t *testing.T) {
+	fake, api := newFake(t, fakeslack.Options{})
+	ctx := t.Context()
+	_, parent, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText("run started", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"ask", "answer"} {
+		if _, _, err := api.PostMessageContext(ctx, "C1", slack.MsgOptionText(text, false), slack.MsgOptionTS(parent)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := api.PostMessageContext(ctx, "C2", slack.MsgOptionText("elsewhere", false), slack.MsgOptionTS(parent)); err != nil {
+		t.Fatal(err)
+	}
+	replies := fake.Thread("C1", parent)
+	if len(replies) != 2 || replies[0].Text != "ask" || replies[1].Text != "answer" {
+		t.Errorf("thread = %+v", replies)
+	}
+	if _, _, err := api.DeleteMessageContext(ctx, "C1", replies[0].TS); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := fake.Message("C1", replies[0].TS); !m.Deleted {
+		t.Errorf("deleted message = %+v", m)
 	}
 }
