@@ -244,6 +244,10 @@ func (i *Interactions) denyWithReason(ctx context.Context, cb slack.InteractionC
 	if reason == "" {
 		return fail("Please say why, or use the Deny button instead."), nil
 	}
+	if r := []rune(reason); len(r) > MaxDenyReason {
+		// The reason goes to the model and onto the message; keep it a reason.
+		reason = string(r[:MaxDenyReason]) + "…"
+	}
 	user := cb.User.ID
 	if err := i.authorize(ctx, user, askID); err != nil {
 		return fail(refusalText), err
@@ -257,7 +261,7 @@ func (i *Interactions) denyWithReason(ctx context.Context, cb slack.InteractionC
 	case pending.CodeConflict:
 		if first, ok := pending.ConflictAsk(err); ok {
 			i.updateMessage(cb, first)
-			return fail(alreadyDecidedText(first)), nil
+			return fail(alreadyDecidedPlain(first)), nil
 		}
 		return fail("This request was already decided; nothing changed."), nil
 	case pending.CodeNotFound:
@@ -416,6 +420,9 @@ func (i *Interactions) background(method string, call func(context.Context) erro
 	})
 }
 
+// MaxDenyReason caps a typed deny reason, in characters.
+const MaxDenyReason = 2000
+
 const refusalText = "You are not one of the approvers for askops, so your click changed nothing. Ask an approver to decide."
 
 // alreadyDecidedText tells a late clicker how the Ask ended and who ended it.
@@ -445,6 +452,17 @@ func alreadyDecidedText(a pending.Ask) string {
 	default:
 		return "This request is still open."
 	}
+}
+
+// alreadyDecidedPlain is alreadyDecidedText for plain-text surfaces (a
+// modal's input error), where mentions and dates would show as markup.
+func alreadyDecidedPlain(a pending.Ask) string {
+	o, _ := a.Outcome()
+	s := "This request already ended: " + strings.ReplaceAll(string(o), "_", " ")
+	if a.DecidedBy != "" && o != pending.Expired && o != pending.Cancelled {
+		s += " by " + a.DecidedBy
+	}
+	return s + ". Your submission changed nothing."
 }
 
 // mentionOf shows who decided: a Slack user id as a mention (which renders

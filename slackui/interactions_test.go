@@ -828,3 +828,40 @@ func TestLosingSessionClickLeavesNoGrant(t *testing.T) {
 		}
 	})
 }
+
+func TestDenyReasonSubmissionEdgeCases(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	submit := func(id, reason string) slack.ViewSubmissionResponse {
+		t.Helper()
+		resp, err := w.fake.PostInteraction(t.Context(), w.url, w.fake.ViewSubmissionPayload(fakeslack.ViewSubmission{
+			User: approverA, CallbackID: CallbackDenyReason, PrivateMetadata: id,
+			Values: map[string]map[string]string{BlockDenyReason: {ActionDenyReasonInput: reason}},
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got slack.ViewSubmissionResponse
+		_ = json.NewDecoder(resp.Body).Decode(&got)
+		return got
+	}
+
+	t.Run("after someone else decided", func(t *testing.T) {
+		wa := w.ask(bashRequest("run-late-reason", "sess-1", "ls"))
+		w.click(wa, approverB, ActionApprove)
+		wa.result(t)
+		got := submit(wa.id, "too risky")
+		if msg := got.Errors[BlockDenyReason]; !strings.Contains(msg, "approved by "+approverB) || strings.Contains(msg, "<@") {
+			t.Fatalf("modal error %q; want plain text naming who decided", msg)
+		}
+	})
+	t.Run("a huge reason is capped", func(t *testing.T) {
+		wa := w.ask(bashRequest("run-long-reason", "sess-1", "ls"))
+		if got := submit(wa.id, strings.Repeat("x", 10*MaxDenyReason)); got.ResponseAction != "" {
+			t.Fatalf("answer %+v", got)
+		}
+		a := wa.result(t)
+		if n := len([]rune(a.DecisionReason)); a.Status != pending.Status(pending.Denied) || n > MaxDenyReason+1 {
+			t.Fatalf("got %s with a %d-character reason", a.Status, n)
+		}
+	})
+}
