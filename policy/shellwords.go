@@ -253,6 +253,13 @@ func RunsArbitraryCode(words []string) bool {
 	if alwaysRunsCode(name) {
 		return true
 	}
+	if strings.Contains(words[0], "/") && !path.IsAbs(words[0]) {
+		return true // ./build.sh, bin/tool: a file in the workspace the agent can rewrite
+	}
+	switch path.Ext(name) {
+	case ".sh", ".bash", ".zsh", ".py", ".rb", ".pl", ".js", ".mjs", ".cjs", ".ts", ".php", ".lua", ".ps1", ".bat", ".cmd":
+		return true
+	}
 	args := words[1:]
 	if hasCodeOption(name, args) {
 		return true

@@ -76,6 +76,7 @@ func TestRunsArbitraryCode(t *testing.T) {
 		{"kubectl", "exec"}, {"kubectl", "run"}, {"kubectl", "debug"}, {"kubectl", "get", "--kubeconfig=x"},
 		{"source"}, {"."}, {"FOO=1"}, {"$X"}, {"vim"}, {"gdb"}, {"pytest"}, {"terraform"},
 		{"grep", "-exec"}, {"stdbuf"}, {"ionice"}, {"chroot"}, {"script"},
+		{"./build.sh"}, {"bin/tool", "run"}, {"../x"}, {"deploy.py"}, {"/usr/local/bin/node"},
 	}
 	for _, w := range yes {
 		if !RunsArbitraryCode(w) {
@@ -89,7 +90,7 @@ func TestRunsArbitraryCode(t *testing.T) {
 		{"go", "build", "./..."}, {"cargo", "test"}, {"cargo", "build"},
 		{"ls"}, {"ls", "-la"}, {"cat", "README.md"}, {"grep", "-r", "x"}, {"rm", "x"}, {"mkdir", "d"},
 		{"docker", "ps"}, {"kubectl", "get", "pods"}, {"kubectl", "-n", "x", "logs", "p"},
-		{"echo", "hi"}, {"wc", "-l"},
+		{"echo", "hi"}, {"wc", "-l"}, {"/usr/bin/ls", "-la"},
 	}
 	for _, w := range no {
 		if RunsArbitraryCode(w) {
