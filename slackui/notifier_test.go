@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 )
 
@@ -173,8 +174,25 @@ func TestNotifierUpdateExpired(t *testing.T) {
 
 // The sweeper expires what no waiter will and updates those messages.
 func TestRunSweeperUpdatesExpiredMessages(t *testing.T) {
+	for _, kind := range []string{"memory", "redis"} {
+		t.Run(kind, func(t *testing.T) { testRunSweeper(t, kind) })
+	}
+}
+
+func testRunSweeper(t *testing.T, kind string) {
 	n, fake := newTestNotifier(t, NotifierConfig{})
-	store := pending.NewMemoryStore(pending.Options{})
+	var store pending.Store = pending.NewMemoryStore(pending.Options{})
+	if kind == "redis" {
+		srv := redistest.Start(t)
+		client, err := pending.OpenRedis(srv.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { client.Close() })
+		if store, err = pending.NewRedisStore(t.Context(), client, pending.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Cleanup(func() { store.Close() })
 	ctx := t.Context()
 	a, err := store.Create(ctx, bashRequest("run-sweep", "sess", "ls"), 50*time.Millisecond)
