@@ -118,7 +118,7 @@ func (c *blockChecker) blocks(blocks []map[string]any, where surface, ptr string
 	seen := map[string]bool{}
 	for i, b := range blocks {
 		p := fmt.Sprintf("%s/%d", ptr, i)
-		if id, ok := b["block_id"].(string); ok {
+		if id, ok := b["block_id"].(string); ok && id != "" {
 			if runes(id) > maxID {
 				c.fail(p+"/block_id", "must be less than %d characters", maxID+1)
 			}
@@ -127,11 +127,11 @@ func (c *blockChecker) blocks(blocks []map[string]any, where surface, ptr string
 			}
 			seen[id] = true
 		}
-		c.block(b, where, p)
+		c.block(b, p)
 	}
 }
 
-func (c *blockChecker) block(b map[string]any, where surface, p string) {
+func (c *blockChecker) block(b map[string]any, p string) {
 	typ, _ := b["type"].(string)
 	switch typ {
 	case "header":
@@ -195,9 +195,6 @@ func (c *blockChecker) block(b map[string]any, where surface, p string) {
 			c.element(obj, ep)
 		}
 	case "input":
-		if where != surfaceModal {
-			c.fail(p+"/type", "input blocks are only allowed in modals")
-		}
 		c.textObject(b["label"], p+"/label", maxInputLabel, true, true)
 		if b["hint"] != nil {
 			c.textObject(b["hint"], p+"/hint", maxInputLabel, true, true)

@@ -175,6 +175,10 @@ func (s *Server) WaitForSocket(ctx context.Context) error {
 // payload (JSON bytes or a value to encode) to the newest connection,
 // waiting for one to exist, and returns the envelope id to await the ack.
 func (s *Server) SendSocketEnvelope(ctx context.Context, typ string, payload any) (string, error) {
+	return s.sendEnvelope(ctx, typ, payload, 0)
+}
+
+func (s *Server) sendEnvelope(ctx context.Context, typ string, payload any, retryAttempt int) (string, error) {
 	js, err := payloadJSON(payload)
 	if err != nil {
 		return "", err
@@ -210,8 +214,11 @@ func (s *Server) SendSocketEnvelope(ctx context.Context, typ string, payload any
 		"accepts_response_payload": env.AcceptsResponsePayload,
 	}
 	if typ == EnvelopeEventsAPI {
-		wire["retry_attempt"] = 0
+		wire["retry_attempt"] = retryAttempt
 		wire["retry_reason"] = ""
+		if retryAttempt > 0 {
+			wire["retry_reason"] = "timeout"
+		}
 	}
 	msg, err := json.Marshal(wire)
 	if err != nil {
@@ -255,6 +262,13 @@ func (s *Server) SendSlashCommand(ctx context.Context, cmd slack.SlashCommand) (
 // Socket Mode.
 func (s *Server) SendEvent(ctx context.Context, envelope json.RawMessage) (string, error) {
 	return s.SendSocketEnvelope(ctx, EnvelopeEventsAPI, envelope)
+}
+
+// SendEventRetry redelivers an event_callback envelope over Socket Mode as
+// Slack does when an earlier delivery went unacknowledged: a new envelope
+// id, the same event_id, retry_attempt set.
+func (s *Server) SendEventRetry(ctx context.Context, envelope json.RawMessage, attempt int) (string, error) {
+	return s.sendEnvelope(ctx, EnvelopeEventsAPI, envelope, attempt)
 }
 
 // Acks returns the acks received for an envelope; Slack expects exactly one.

@@ -136,9 +136,21 @@ func TestSocketModeDeliversAndRecordsAcks(t *testing.T) {
 		t.Errorf("inner event = %#v", api2.InnerEvent.Data)
 	}
 
+	retryEnv, err := fake.SendEventRetry(ctx, env, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evt = nextEvent(t, events)
+	retried, _ := evt.Data.(slackevents.EventsAPIEvent)
+	first, _ := api2.Data.(*slackevents.EventsAPICallbackEvent)
+	again, _ := retried.Data.(*slackevents.EventsAPICallbackEvent)
+	if evt.Request.EnvelopeID != retryEnv || evt.Request.RetryAttempt != 1 || first == nil || again == nil || again.EventID != first.EventID {
+		t.Errorf("redelivery: request %+v, event ids %v / %v", evt.Request, first, again)
+	}
+
 	// The acks of the later envelopes came after the click's on the same
 	// connection, so a duplicate click ack would be recorded by now.
-	for _, id := range []string{cmdEnv, eventEnv} {
+	for _, id := range []string{cmdEnv, eventEnv, retryEnv} {
 		if _, err := fake.WaitForAck(ctx, id); err != nil {
 			t.Fatal(err)
 		}
@@ -148,8 +160,8 @@ func TestSocketModeDeliversAndRecordsAcks(t *testing.T) {
 			t.Errorf("envelope %s acked %d times, want once", id, n)
 		}
 	}
-	if n := len(fake.Envelopes()); n != 3 {
-		t.Errorf("%d envelopes recorded, want 3", n)
+	if n := len(fake.Envelopes()); n != 4 {
+		t.Errorf("%d envelopes recorded, want 4", n)
 	}
 }
 

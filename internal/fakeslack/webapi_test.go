@@ -381,6 +381,14 @@ func TestBlockKitLimits(t *testing.T) {
 			}
 			return e
 		}()...)}, "invalid_blocks", "/blocks/0/elements"},
+		{"duplicate block_id", "ok", []slack.Block{
+			slack.NewSectionBlock(md("a"), nil, nil, slack.SectionBlockOptionBlockID("same")),
+			slack.NewSectionBlock(md("b"), nil, nil, slack.SectionBlockOptionBlockID("same")),
+		}, "invalid_blocks", "/blocks/1/block_id"},
+		{"duplicate action_id in a block", "ok", []slack.Block{slack.NewActionBlock("a",
+			slack.NewButtonBlockElement("act", "1", plain("One")), slack.NewButtonBlockElement("act", "2", plain("Two")))},
+			"invalid_blocks", "/blocks/0/elements/1/action_id"},
+		{"input in a message", "ok", []slack.Block{slack.NewInputBlock("in", plain("Reason"), nil, slack.NewPlainTextInputBlockElement(nil, "r"))}, "", ""},
 		{"too much text in total", "ok", many(5, func(int) slack.Block { return section(strings.Repeat("x", 2500)) }), "msg_blocks_too_long", ""},
 		{"text over 40000", strings.Repeat("t", 40001), nil, "msg_too_long", ""},
 	}
