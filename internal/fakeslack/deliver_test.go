@@ -279,3 +279,31 @@ func TestSlashCommandAndEventDeliveries(t *testing.T) {
 		}
 	}
 }
+
+func TestBlockActionsInsideAModal(t *testing.T) {
+	fake, api := newFake(t, fakeslack.Options{})
+	view, err := api.OpenViewContext(t.Context(), "trigger", slack.ModalViewRequest{
+		Type:            slack.VTModal,
+		Title:           slack.NewTextBlockObject(slack.PlainTextType, "Full command", false, false),
+		PrivateMetadata: "ask-4",
+		Blocks: slack.Blocks{BlockSet: []slack.Block{
+			slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, "page 1", false, false), nil, nil),
+			slack.NewActionBlock("paging", slack.NewButtonBlockElement("askops_show_full", "ask-4:2",
+				slack.NewTextBlockObject(slack.PlainTextType, "Next page", false, false))),
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cb slack.InteractionCallback
+	payload := fake.BlockActionsPayload(fakeslack.BlockActions{User: "U1", ViewID: view.ID, ActionID: "askops_show_full", Value: "ask-4:2"})
+	if err := json.Unmarshal(payload, &cb); err != nil {
+		t.Fatal(err)
+	}
+	if cb.Container.Type != "view" || cb.Container.ViewID != view.ID || cb.View.ID != view.ID || cb.View.PrivateMetadata != "ask-4" || cb.Channel.ID != "" || cb.ResponseURL != "" {
+		t.Errorf("callback = container %+v view %q/%q channel %q response_url %q", cb.Container, cb.View.ID, cb.View.PrivateMetadata, cb.Channel.ID, cb.ResponseURL)
+	}
+	if len(cb.ActionCallback.BlockActions) != 1 || cb.ActionCallback.BlockActions[0].BlockID != "paging" || cb.ActionCallback.BlockActions[0].Text.Text != "Next page" {
+		t.Errorf("actions = %+v", cb.ActionCallback.BlockActions)
+	}
+}

@@ -10,11 +10,16 @@ import (
 	"github.com/slack-go/slack"
 )
 
-// BlockActions is a button click on a message the bot posted.
+// BlockActions is a button click on a message the bot posted, or — with
+// ViewID — on a button inside a modal it opened.
 type BlockActions struct {
 	User               string // clicker's user id
 	Channel, MessageTS string // the message clicked
-	ActionID, Value    string
+	// ViewID names a view opened through views.open; the click then comes
+	// from that modal (container type "view", no channel, message or
+	// response_url), as Slack sends it.
+	ViewID          string
+	ActionID, Value string
 	// BlockID defaults to the id of the block holding the button in the
 	// recorded message (or "actions").
 	BlockID string
@@ -47,8 +52,46 @@ func (s *Server) BlockActionsPayload(a BlockActions) json.RawMessage {
 			label = text
 		}
 	}
+	var view map[string]any
+	if v, ok := s.views[a.ViewID]; ok {
+		view = v.Raw
+		if bid, text, ok := findButton(v.Request.Blocks.BlockSet, a.ActionID); ok {
+			if blockID == "" {
+				blockID = bid
+			}
+			label = text
+		}
+	}
 	if blockID == "" {
 		blockID = "actions"
+	}
+	action := map[string]any{
+		"action_id": a.ActionID,
+		"block_id":  blockID,
+		"text":      map[string]any{"type": "plain_text", "text": label, "emoji": true},
+		"value":     a.Value,
+		"type":      "button",
+		"action_ts": actionTS,
+	}
+	if a.ViewID != "" {
+		if view == nil {
+			view = map[string]any{"id": a.ViewID, "type": "modal", "team_id": s.opts.TeamID}
+		}
+		js, _ := json.Marshal(map[string]any{
+			"type":                  "block_actions",
+			"user":                  s.userObjectLocked(a.User),
+			"api_app_id":            s.opts.AppID,
+			"token":                 "fake-verification-token",
+			"container":             map[string]any{"type": "view", "view_id": a.ViewID},
+			"trigger_id":            a.TriggerID,
+			"team":                  map[string]any{"id": s.opts.TeamID, "domain": "fake-askops"},
+			"enterprise":            nil,
+			"is_enterprise_install": false,
+			"view":                  view,
+			"state":                 map[string]any{"values": map[string]any{}},
+			"actions":               []any{action},
+		})
+		return js
 	}
 	container := map[string]any{
 		"type": "message", "message_ts": a.MessageTS, "channel_id": a.Channel, "is_ephemeral": false,
@@ -70,14 +113,7 @@ func (s *Server) BlockActionsPayload(a BlockActions) json.RawMessage {
 		"message":               message,
 		"state":                 map[string]any{"values": map[string]any{}},
 		"response_url":          s.newResponseURLLocked(responseTarget{channel: a.Channel, ts: a.MessageTS}),
-		"actions": []any{map[string]any{
-			"action_id": a.ActionID,
-			"block_id":  blockID,
-			"text":      map[string]any{"type": "plain_text", "text": label, "emoji": true},
-			"value":     a.Value,
-			"type":      "button",
-			"action_ts": actionTS,
-		}},
+		"actions":               []any{action},
 	}
 	js, _ := json.Marshal(payload)
 	return js
