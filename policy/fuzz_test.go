@@ -38,6 +38,25 @@ func FuzzEvaluate(f *testing.F) {
 		if v.Reason == "" {
 			t.Fatalf("Evaluate(%q): empty reason", x)
 		}
+		// SimpleWords (used for prefix grants) and the analysis agree on
+		// what a simple command's words are.
+		if words, err := SimpleWords(x); err == nil {
+			an := analyzeCommand(x, testWorkspace, testWorkspace, DefaultProtectedBranches())
+			var outer []simple
+			for _, s := range an.cmds {
+				if s.outer {
+					outer = append(outer, s)
+				}
+			}
+			if len(outer) != 1 || len(outer[0].words) != len(words) {
+				t.Fatalf("SimpleWords(%q) = %q but the analysis found %d outer commands", x, words, len(outer))
+			}
+			for i, w := range outer[0].words {
+				if !w.ok || w.lit != words[i] {
+					t.Fatalf("SimpleWords(%q) word %d = %q, analysis has %+v", x, i, words[i], w)
+				}
+			}
+		}
 		// The denied command comes first (or is a complete substitution or
 		// -c script), so nothing in x can turn it into text.
 		always := []string{

@@ -96,7 +96,7 @@ func analyzeCommand(command, cwd, workspace string, protected []string) *analysi
 	if cwd == "" {
 		z.cwd = workspace
 	}
-	if strings.TrimSpace(command) == "" {
+	if strings.Trim(command, " \t\n") == "" { // the shell's blanks, not Unicode's
 		z.a.refuseAllow("empty command")
 		return z.a
 	}
@@ -352,7 +352,7 @@ func (z *analyzer) command(s simple, depth int) {
 	if s.outer && name == "printf" && len(s.words) > 1 && strings.HasPrefix(s.words[1].loose, "-v") {
 		z.a.refuseAllow("printf -v (it assigns a variable)")
 	}
-	for _, in := range z.unwrap(name, s.words, depth) {
+	for _, in := range z.unwrap(name, s.words) {
 		if in.script != "" || in.scriptUnknown {
 			if in.scriptUnknown {
 				z.unknown(name + " runs a script that is not literal")
@@ -434,7 +434,7 @@ func isDownloader(name string) bool {
 // `eval "$(curl …)"`: downloaded code run directly.
 func (z *analyzer) substFedToInterpreter(call *syntax.CallExpr) {
 	names := []string{cmdName(wordOf(call.Args[0]))}
-	for _, in := range z.unwrap(names[0], wordsOf(call.Args), maxDepth) {
+	for _, in := range z.unwrap(names[0], wordsOf(call.Args)) {
 		if len(in.words) > 0 {
 			names = append(names, cmdName(in.words[0]))
 		}

@@ -131,7 +131,7 @@ func wrapperSpec(name string) (wrapSpec, bool) {
 
 // unwrap returns what the command named name with words ws runs on its
 // behalf. It does not recurse; the caller analyses each result.
-func (z *analyzer) unwrap(name string, ws []word, _ int) []inner {
+func (z *analyzer) unwrap(name string, ws []word) []inner {
 	if name == "" || len(ws) < 1 {
 		return nil
 	}
@@ -275,7 +275,7 @@ func (z *analyzer) unwrap(name string, ws []word, _ int) []inner {
 // innerWords is unwrap keeping only commands (not scripts), for name checks.
 func (z *analyzer) innerWords(name string, ws []word) [][]word {
 	var out [][]word
-	for _, in := range z.unwrap(name, ws, 0) {
+	for _, in := range z.unwrap(name, ws) {
 		if len(in.words) > 0 {
 			out = append(out, in.words)
 		}
