@@ -181,7 +181,7 @@ func (i *Interactions) blockAction(ctx context.Context, cb slack.InteractionCall
 func (i *Interactions) decide(ctx context.Context, cb slack.InteractionCallback, askID string, outcome pending.Outcome, reason string) error {
 	user := cb.User.ID
 	if err := i.authorize(ctx, user, askID); err != nil {
-		i.ephemeral(cb, refusalText)
+		i.ephemeral(cb, refusalShown(err))
 		return err
 	}
 	a, err := i.cfg.Asks.Decide(ctx, askID, outcome, user, reason)
@@ -193,17 +193,34 @@ func (i *Interactions) decide(ctx context.Context, cb slack.InteractionCallback,
 	return nil
 }
 
-// authorize returns nil if user may decide, else why not (for the log).
+// authorize returns nil if user may decide, else why not: an error for the
+// log, which a *refusal carries with the text to show the user.
 func (i *Interactions) authorize(ctx context.Context, user, askID string) error {
 	ok, err := i.cfg.Approvers.MayDecide(ctx, user)
 	switch {
 	case ok:
 		return nil
 	case err != nil:
-		return fmt.Errorf("refused %s on ask %s: approver check failed: %w", user, askID, err)
+		return &refusal{show: uncheckedText, err: fmt.Errorf("refused %s on ask %s: approver check failed: %w", user, askID, err)}
 	default:
-		return fmt.Errorf("refused %s on ask %s: not an approver", user, askID)
+		return &refusal{show: refusalText, err: fmt.Errorf("refused %s on ask %s: not an approver", user, askID)}
 	}
+}
+
+// refusal is a click refused by the approver check.
+type refusal struct {
+	show string // what the clicker is told
+	err  error
+}
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+func refusalShown(err error) string {
+	if r, ok := errors.AsType[*refusal](err); ok {
+		return r.show
+	}
+	return refusalText
 }
 
 // notDecided explains to the clicker why their click changed nothing and
@@ -250,7 +267,7 @@ func (i *Interactions) denyWithReason(ctx context.Context, cb slack.InteractionC
 	}
 	user := cb.User.ID
 	if err := i.authorize(ctx, user, askID); err != nil {
-		return fail(refusalText), err
+		return fail(refusalShown(err)), err
 	}
 	a, err := i.cfg.Asks.Decide(ctx, askID, pending.Denied, user, reason)
 	switch pending.ErrorCode(err) {
@@ -274,7 +291,7 @@ func (i *Interactions) denyWithReason(ctx context.Context, cb slack.InteractionC
 func (i *Interactions) openDenyReason(ctx context.Context, cb slack.InteractionCallback, askID string) error {
 	user := cb.User.ID
 	if err := i.authorize(ctx, user, askID); err != nil {
-		i.ephemeral(cb, refusalText)
+		i.ephemeral(cb, refusalShown(err))
 		return err
 	}
 	a, err := i.cfg.Asks.Get(ctx, askID)
@@ -422,6 +439,8 @@ func (i *Interactions) background(method string, call func(context.Context) erro
 
 // MaxDenyReason caps a typed deny reason, in characters.
 const MaxDenyReason = 2000
+
+const uncheckedText = "askops could not check whether you may approve (Slack did not tell us your user groups), so your click changed nothing. Please try again in a moment."
 
 const refusalText = "You are not one of the approvers for askops, so your click changed nothing. Ask an approver to decide."
 

@@ -865,3 +865,30 @@ func TestDenyReasonSubmissionEdgeCases(t *testing.T) {
 		}
 	})
 }
+
+// When Slack cannot say who is in the approver group, the click is refused
+// (fail closed) and the clicker is told it was the check that failed.
+func TestApproverCheckFailureRefusesClick(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	grouped, err := NewApprovers(ApproversConfig{Groups: []string{"SOPS"}, API: w.api})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.fake.SetUserGroup("SOPS", approverA)
+	w.fake.FailNext("usergroups.users.list", 1, fakeslack.FailMode{Status: http.StatusInternalServerError})
+	w.inter.cfg.Approvers = grouped
+	wa := w.ask(bashRequest("run-groupfail", "sess-1", "ls"))
+	w.click(wa, approverA, ActionApprove)
+	if told := w.waitEphemeral(approverA); !strings.Contains(told.Text, "could not check") {
+		t.Fatalf("told %q", told.Text)
+	}
+	if a, _ := w.asks.Get(t.Context(), wa.id); a.Status != pending.StatusPending {
+		t.Fatalf("ask is %s after a click whose approver check failed", a.Status)
+	}
+	// Slack is back (and the failure back-off has passed for a new set).
+	w.inter.cfg.Approvers, _ = NewApprovers(ApproversConfig{Groups: []string{"SOPS"}, API: w.api})
+	w.click(wa, approverA, ActionApprove)
+	if got := wa.result(t); got.Status != pending.Status(pending.Approved) {
+		t.Fatalf("got %s", got.Status)
+	}
+}
