@@ -32,11 +32,10 @@ type chatOps struct {
 	runsCtx  context.Context
 	log      *slog.Logger
 
-	mu       sync.Mutex
-	closed   bool
-	runs     sync.WaitGroup
-	modes    map[string]policy.Mode // by channel: the mode new runs there get (/askops mode)
-	sessions map[string]string      // run id -> session id, for /askops grants
+	mu     sync.Mutex
+	closed bool
+	runs   sync.WaitGroup
+	modes  map[string]policy.Mode // by channel: the mode new runs there get (/askops mode)
 }
 
 func newChatOps(runsCtx context.Context, a *app) (*chatOps, error) {
@@ -59,7 +58,7 @@ func newChatOps(runsCtx context.Context, a *app) (*chatOps, error) {
 	}
 	return &chatOps{
 		app: a, runner: runner, starters: starters, runsCtx: runsCtx,
-		log: a.log.With("component", "chatops"), modes: map[string]policy.Mode{}, sessions: map[string]string{},
+		log: a.log.With("component", "chatops"), modes: map[string]policy.Mode{},
 	}, nil
 }
 
@@ -108,10 +107,9 @@ func (o *chatOps) SlashCommand(ctx context.Context, cmd slack.SlashCommand) any 
 			o.log.Info("run refused: not a run starter", "user", cmd.UserID, "err", err)
 			return ephemeral("Sorry, you may not start runs here; ask an askops admin to add you to approvals.run_starters.")
 		}
-		if !o.accepting() {
+		if !o.goRun(func() { o.startRun(cmd.ChannelID, "", cmd.UserID, rest) }) {
 			return ephemeral("askops is shutting down; try again in a moment.")
 		}
-		o.runs.Go(func() { o.startRun(cmd.ChannelID, "", cmd.UserID, rest) })
 		return ephemeral("Starting a run for: %s", slackui.Escape(firstLine(rest, 200)))
 	case "stop":
 		if rest == "" {
@@ -159,10 +157,16 @@ func (o *chatOps) help() string {
 	}, "\n")
 }
 
-func (o *chatOps) accepting() bool {
+// goRun starts fn as a tracked run unless intake has stopped. The check and
+// the Add happen under the lock StopIntake takes, so Wait never races an Add.
+func (o *chatOps) goRun(fn func()) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return !o.closed
+	if o.closed {
+		return false
+	}
+	o.runs.Go(fn)
+	return true
 }
 
 func (o *chatOps) mayAct(ctx context.Context, user string) bool {
@@ -302,11 +306,9 @@ func (o *chatOps) Event(ctx context.Context, ev slackevents.EventsAPIEvent) {
 		say("Sorry, you may not start runs here; ask an askops admin to add you to approvals.run_starters.")
 		return
 	}
-	if !o.accepting() {
+	if !o.goRun(func() { o.startRun(m.Channel, thread, m.User, task) }) {
 		say("askops is shutting down; try again in a moment.")
-		return
 	}
-	o.runs.Go(func() { o.startRun(m.Channel, thread, m.User, task) })
 }
 
 // startRun runs task for user in channel. With thread empty the run's status
@@ -335,7 +337,7 @@ func (o *chatOps) startRun(channel, thread, user, task string) {
 	mode := o.modes[channel]
 	o.mu.Unlock()
 	spec := agent.RunSpec{
-		ID: id, SessionID: channel + "/" + thread, StartedBy: user, Label: "askops in <#" + channel + ">",
+		ID: id, SessionID: channel + "/" + thread, StartedBy: user, Label: "askops in channel " + channel,
 		Task: task, Mode: mode, ReplyChannel: channel, ReplyThreadTS: thread,
 	}
 	up := newStatusUpdater(o.app.slack, channel, statusTS, st, o.log)

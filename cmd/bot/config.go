@@ -70,6 +70,9 @@ type ApprovalsConfig struct {
 	Approvers       People   `yaml:"approvers"`
 	AnyoneInChannel bool     `yaml:"anyone_in_channel"`
 	RunStarters     People   `yaml:"run_starters"`
+	// SweepInterval is how often serve looks for Asks whose waiter is gone
+	// (a process killed with SIGKILL) and expires them (an extension).
+	SweepInterval Duration `yaml:"sweep_interval"`
 }
 
 // People is a set of Slack users and user groups, by id.
@@ -109,7 +112,7 @@ func defaultConfig() Config {
 		Slack:     SlackConfig{Mode: "socket", Command: "/askops"},
 		HTTP:      HTTPConfig{Listen: ":8080"},
 		OpenAI:    OpenAIConfig{BaseURL: defaultOpenAIBaseURL},
-		Approvals: ApprovalsConfig{Timeout: Duration(10 * time.Minute), SessionTTL: Duration(12 * time.Hour)},
+		Approvals: ApprovalsConfig{Timeout: Duration(10 * time.Minute), SessionTTL: Duration(12 * time.Hour), SweepInterval: Duration(15 * time.Second)},
 		Agent:     AgentConfig{Workspace: "./workspace", MaxIterations: 30},
 		Policy:    PolicyConfig{Mode: string(policy.ModeAsk)},
 		Log:       LogConfig{Format: "text", Level: "info"},
@@ -490,6 +493,9 @@ func (c Config) Validate(cmd command) Problems {
 	}
 	if a.SessionTTL <= 0 {
 		add("approvals.session_ttl", "must be > 0")
+	}
+	if a.SweepInterval <= 0 {
+		add("approvals.sweep_interval", "must be > 0")
 	}
 	if a.Approvers.Empty() && !a.AnyoneInChannel {
 		add("approvals.approvers", "no approvers; set approvals.approvers.users/usergroups or approvals.anyone_in_channel: true")

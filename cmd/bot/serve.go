@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
@@ -25,7 +26,6 @@ import (
 const (
 	httpDrainTimeout = 10 * time.Second
 	runDrainTimeout  = 15 * time.Second
-	sweepInterval    = 15 * time.Second
 )
 
 // slackHandlers are the chat-ops entry points beyond button clicks; nil
@@ -39,7 +39,7 @@ type slackHandlers struct {
 }
 
 // routes lists every HTTP route of the bot in one place.
-func (a *app) routes(h slackHandlers, events *eventDedup) http.Handler {
+func (a *app) routes(h slackHandlers) http.Handler {
 	secret := a.cfg.Slack.SigningSecret.Reveal()
 	signed := func(next http.Handler) http.Handler { return slackui.Verified(secret, a.now, next) }
 
@@ -49,7 +49,7 @@ func (a *app) routes(h slackHandlers, events *eventDedup) http.Handler {
 	mux.Handle("GET /metrics", a.metrics.Handler())
 	mux.Handle("POST /slack/interactions", signed(handleInteractions(h.interaction(a), a.log)))
 	mux.Handle("POST /slack/commands", signed(handleSlashCommand(h.SlashCommand, a.log)))
-	mux.Handle("POST /slack/events", signed(handleEvents(h.Event, events, a.log)))
+	mux.Handle("POST /slack/events", signed(handleEvents(h.Event)))
 	return mux
 }
 
@@ -136,25 +136,38 @@ func handleSlashCommand(fn func(context.Context, slack.SlashCommand) any, log *s
 	})
 }
 
-// eventDedup remembers recently seen Events API event ids: Slack retries a
-// delivery it thinks failed (X-Slack-Retry-Num), and a retried app_mention
-// must not start a second run.
+// eventDedup lets each Events API event through once: Slack redelivers an
+// event it thinks failed (X-Slack-Retry-Num), possibly to another replica,
+// and a redelivered app_mention must not start a second run. With Redis the
+// ids are shared by every replica (SET NX with a TTL); without, they are
+// remembered in memory.
 type eventDedup struct {
-	now func() time.Time
-	ttl time.Duration
+	redis redis.UniversalClient // nil: memory only
+	now   func() time.Time
+	ttl   time.Duration
+	log   *slog.Logger
 
 	mu   sync.Mutex
 	seen map[string]time.Time
 }
 
-func newEventDedup(now func() time.Time) *eventDedup {
-	return &eventDedup{now: now, ttl: time.Hour, seen: map[string]time.Time{}}
+func newEventDedup(a *app) *eventDedup {
+	return &eventDedup{redis: a.redis, now: a.now, ttl: time.Hour, log: a.log, seen: map[string]time.Time{}}
 }
 
-// first reports whether id is seen for the first time (within the TTL).
-func (d *eventDedup) first(id string) bool {
+// first reports whether the event id is seen for the first time (within the
+// TTL). If Redis cannot say, the event is handled: a lost mention is worse
+// than a rare duplicate run, which still asks before anything risky.
+func (d *eventDedup) first(ctx context.Context, id string) bool {
 	if id == "" {
 		return true
+	}
+	if d.redis != nil {
+		ok, err := d.redis.SetNX(ctx, "askops:event:{"+id+"}", 1, d.ttl).Result()
+		if err == nil {
+			return ok
+		}
+		d.log.Warn("event dedup: redis unavailable, using this replica's memory", "event", id, "err", err)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -171,10 +184,29 @@ func (d *eventDedup) first(id string) bool {
 	return true
 }
 
+// once wraps an event handler so each event id is handled once, whichever
+// transport (HTTP or Socket Mode) delivered it.
+func (d *eventDedup) once(fn func(context.Context, slackevents.EventsAPIEvent)) func(context.Context, slackevents.EventsAPIEvent) {
+	if fn == nil {
+		return nil
+	}
+	return func(ctx context.Context, ev slackevents.EventsAPIEvent) {
+		var id string
+		if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok {
+			id = cb.EventID
+		}
+		if !d.first(ctx, id) {
+			d.log.Info("duplicate event delivery ignored", "event", id)
+			return
+		}
+		fn(ctx, ev)
+	}
+}
+
 // handleEvents serves POST /slack/events (already verified): answers the
 // URL verification challenge, acknowledges events at once and handles each
 // event id once, in the background.
-func handleEvents(fn func(context.Context, slackevents.EventsAPIEvent), dedup *eventDedup, log *slog.Logger) http.Handler {
+func handleEvents(fn func(context.Context, slackevents.EventsAPIEvent)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -201,18 +233,10 @@ func handleEvents(fn func(context.Context, slackevents.EventsAPIEvent), dedup *e
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		var envelope struct {
-			EventID string `json:"event_id"`
-		}
-		_ = json.Unmarshal(body, &envelope)
 		w.WriteHeader(http.StatusOK)
-		if fn == nil || !dedup.first(envelope.EventID) {
-			if retry := r.Header.Get("X-Slack-Retry-Num"); retry != "" {
-				log.Debug("duplicate event delivery ignored", "event", envelope.EventID, "retry", retry)
-			}
-			return
+		if fn != nil {
+			go fn(context.WithoutCancel(r.Context()), ev)
 		}
-		go fn(context.WithoutCancel(r.Context()), ev)
 	})
 }
 
@@ -253,9 +277,13 @@ func (a *app) listen(ctx context.Context, handler http.Handler, ready func(addr 
 // serveSlack takes Slack's traffic until ctx ends: the HTTP routes always
 // (health, metrics, and Slack's endpoints in http mode) and, in socket mode,
 // a Socket Mode connection. It returns when both have stopped.
-func (a *app) serveSlack(ctx context.Context, h slackHandlers, ready func(addr string)) error {
+//
+// withHTTP false (run and ask in socket mode) opens no port at all: Socket
+// Mode carries the clicks, and ready is called at once.
+func (a *app) serveSlack(ctx context.Context, h slackHandlers, withHTTP bool, ready func(addr string)) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	h.Event = newEventDedup(a).once(h.Event)
 	var wg sync.WaitGroup
 	var errs []error
 	var mu sync.Mutex
@@ -268,7 +296,11 @@ func (a *app) serveSlack(ctx context.Context, h slackHandlers, ready func(addr s
 		mu.Unlock()
 		cancel(err)
 	}
-	wg.Go(func() { fail(a.listen(ctx, a.routes(h, newEventDedup(a.now)), ready)) })
+	if withHTTP || a.cfg.Slack.Mode != "socket" {
+		wg.Go(func() { fail(a.listen(ctx, a.routes(h), ready)) })
+	} else if ready != nil {
+		ready("")
+	}
 	if a.cfg.Slack.Mode == "socket" {
 		client := socketmode.New(a.slack)
 		wg.Go(func() {
@@ -299,7 +331,7 @@ func (a *app) takeClicks(ctx context.Context) (stop func(), err error) {
 	bound := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- a.serveSlack(lctx, slackHandlers{}, func(string) { close(bound) })
+		done <- a.serveSlack(lctx, slackHandlers{}, false, func(string) { close(bound) })
 	}()
 	select {
 	case <-bound:
@@ -356,11 +388,11 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var sweeper sync.WaitGroup
 	sweeper.Go(func() {
-		slackui.RunSweeper(sweepCtx, a.asks, a.notifier, sweepInterval, a.now, log.With("component", "sweeper"))
+		slackui.RunSweeper(sweepCtx, a.asks, a.notifier, cfg.Approvals.SweepInterval.D(), a.now, log.With("component", "sweeper"))
 	})
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", storeName(a))
-	err = a.serveSlack(ctx, slackHandlers{Interaction: ops.Interaction, SlashCommand: ops.SlashCommand, Event: ops.Event}, nil)
+	err = a.serveSlack(ctx, slackHandlers{Interaction: ops.Interaction, SlashCommand: ops.SlashCommand, Event: ops.Event}, true, nil)
 	// Shutdown: intake has stopped (HTTP drained, Socket Mode closed). Stop
 	// the runs; their Asks end cancelled and their messages say so.
 	ops.StopIntake()

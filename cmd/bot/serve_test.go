@@ -196,3 +196,57 @@ func TestRunCommand(t *testing.T) {
 		t.Fatalf("no task: exit %d\nstderr:\n%s", r.code, r.stderr)
 	}
 }
+
+// TestServeMentionOverHTTPOnceDespiteRetries: the Events API URL verification
+// challenge is answered, and a mention redelivered with X-Slack-Retry-Num
+// starts one run whose answer lands in the mention's thread.
+func TestServeMentionOverHTTPOnceDespiteRetries(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	fake := fakeslack.New(t, fakeslack.Options{})
+	model := fakeopenai.Start(t, fakeopenai.Text("nothing to do"))
+	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
+	env["OPENAI_BASE_URL"] = model.BaseURL()
+	serveCtx, stopServe := context.WithCancel(ctx)
+	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
+	waitHTTP(ctx, t, base+"/healthz")
+
+	resp, err := fake.PostSigned(ctx, base+"/slack/events", "application/json", []byte(`{"type":"url_verification","challenge":"chal-123","token":"x"}`), fakeslack.SignOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "chal-123" {
+		t.Errorf("url_verification answered %s %q", resp.Status, b)
+	}
+
+	envelope, err := fake.EventEnvelope(fake.AppMention(approverID, "COPS", "<@"+fake.BotUserID()+"> check things", "1700000000.000100", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for retry := range 3 {
+		resp, err := fake.PostEvent(ctx, base+"/slack/events", envelope, fakeslack.EventOptions{RetryNum: retry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("event delivery %d: %s", retry, resp.Status)
+		}
+	}
+	if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool {
+		return c.ThreadTS == "1700000000.000100" && strings.Contains(c.Text, "nothing to do")
+	}); err != nil {
+		t.Fatalf("no answer in the mention's thread: %v", err)
+	}
+	stopServe()
+	r := waitResult(t, served)
+	if r.code != 0 {
+		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
+	}
+	// After shutdown every handler has finished: exactly one run happened.
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("model called %d times, want 1 (one run for three deliveries)\n%s", n, r.stderr)
+	}
+}

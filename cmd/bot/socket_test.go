@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/internal/fakeopenai"
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/slackui"
+)
+
+// socketModeConfig is a socket-mode config against the fake Slack.
+func socketModeConfig(t *testing.T, fake *fakeslack.Server, extra string) (path, base string, env map[string]string) {
+	t.Helper()
+	addr := closedPort(t)
+	y := fmt.Sprintf(`
+slack:
+  mode: socket
+  api_url: %s
+  approval_channel: CAPPROVALS
+http:
+  listen: %q
+openai:
+  base_url: http://127.0.0.1:1/v1
+  model: fake-model
+approvals:
+  approvers:
+    users: [%s]
+%s`, fake.APIURL(), addr, approverID, extra)
+	env = map[string]string{
+		"SLACK_BOT_TOKEN": fake.BotToken(),
+		"SLACK_APP_TOKEN": fake.AppToken(),
+		"USER":            "tester",
+	}
+	return writeConfig(t, y), "http://" + addr, env
+}
+
+func socketClick(ctx context.Context, t *testing.T, fake *fakeslack.Server, m fakeslack.Message, user, actionID string) {
+	t.Helper()
+	id, err := fake.SendInteractive(ctx, fake.BlockActionsPayload(fakeslack.BlockActions{
+		User: user, Channel: m.Channel, MessageTS: m.TS, ActionID: actionID, Value: buttonValue(m.Blocks, slackui.ActionApprove),
+	}))
+	if err != nil {
+		t.Fatalf("socket click: %v", err)
+	}
+	if _, err := fake.WaitForAck(ctx, id); err != nil {
+		t.Fatalf("click not acknowledged: %v", err)
+	}
+}
+
+// TestAskOverSocketMode: with the in-memory store in socket mode, bot ask
+// takes its click over Socket Mode and opens no port.
+func TestAskOverSocketMode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	fake := fakeslack.New(t, fakeslack.Options{})
+	cfg, base, env := socketModeConfig(t, fake, "")
+	done := startBot(ctx, t, env, "ask", "-config", cfg, "--", "systemctl", "restart", "nginx")
+	m := waitAsk(ctx, t, fake, "CAPPROVALS")
+	socketClick(ctx, t, fake, m, approverID, slackui.ActionApprove)
+	r := waitResult(t, done)
+	if r.code != 0 || !strings.Contains(r.stdout, "approved by "+approverID) {
+		t.Fatalf("exit %d stdout %q\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := httpGet(base + "/healthz"); err == nil {
+		t.Errorf("bot ask in socket mode opened %s", base)
+	}
+}
+
+func httpGet(url string) (int, error) {
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// TestServeSocketModeMentionRunsInThread: an app_mention (delivered twice,
+// as Slack retries) starts exactly one run in the mention's thread;
+// "Approve for session" lets the identical next call run without a new Ask;
+// slash commands answer through the Socket Mode ack.
+func TestServeSocketModeMentionRunsInThread(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	call := func(id string) fakeopenai.Reply {
+		return fakeopenai.Call(fakeopenai.ToolCall{ID: id, Name: "bash", Arguments: `{"command":"echo x >> log.txt"}`})
+	}
+	model := fakeopenai.Start(t, call("c1"), call("c2"), fakeopenai.Text("appended twice"))
+	ws := t.TempDir()
+	cfg, _, env := socketModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
+	env["REDIS_URL"] = rds.URL()
+	env["OPENAI_BASE_URL"] = model.BaseURL()
+
+	serveCtx, stopServe := context.WithCancel(ctx)
+	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
+	if err := fake.WaitForSocket(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// /askops help over Socket Mode: the reply travels in the ack.
+	id, err := fake.SendSlashCommand(ctx, slack.SlashCommand{Command: "/askops", Text: "help", UserID: approverID, ChannelID: "COPS"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack, err := fake.WaitForAck(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if js, _ := json.Marshal(ack); !strings.Contains(string(js), "run TASK") {
+		t.Errorf("help ack: %s", js)
+	}
+
+	env1, err := fake.EventEnvelope(fake.AppMention(approverID, "COPS", "<@"+fake.BotUserID()+"> append to the log", "", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // Slack redelivers; one run only
+		if _, err := fake.SendEvent(ctx, env1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return c.Channel == "COPS" && c.OK() }); err != nil {
+		stopServe()
+		t.Fatalf("nothing posted for the mention: %v\n%s", err, waitResult(t, served).stderr)
+	}
+	m := waitAsk(ctx, t, fake, "COPS")
+	if m.ThreadTS == "" {
+		t.Fatal("the Ask is not in the mention's thread")
+	}
+	socketClick(ctx, t, fake, m, approverID, slackui.ActionApproveSession)
+
+	if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool {
+		return c.ThreadTS == m.ThreadTS && strings.Contains(c.Text, "appended twice")
+	}); err != nil {
+		t.Fatalf("no answer in the thread: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join(ws, "log.txt"))
+	if err != nil || string(b) != "x\nx\n" {
+		stopServe()
+		t.Fatalf("log.txt = %q, %v; want both calls to have run once\n%s", b, err, waitResult(t, served).stderr)
+	}
+	asks := 0
+	for _, c := range fake.Calls("chat.postMessage") {
+		if buttonValue(c.Blocks, slackui.ActionApprove) != "" {
+			asks++
+		}
+	}
+	if asks != 1 {
+		t.Errorf("%d Asks posted, want 1 (the second call is inside the session grant, and the retried event starts no run)", asks)
+	}
+	if got := len(model.Requests()); got != 3 {
+		t.Errorf("model saw %d requests, want 3 (one run)", got)
+	}
+
+	stopServe()
+	if r := waitResult(t, served); r.code != 0 {
+		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestServeShutdownCancelsAsks: SIGTERM while a run waits on an Ask ends the
+// Ask cancelled, updates its message and exits 0.
+func TestServeShutdownCancelsAsks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	model := fakeopenai.Start(t, fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch late.txt"}`}))
+	ws := t.TempDir()
+	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
+	env["OPENAI_BASE_URL"] = model.BaseURL()
+	env["REDIS_URL"] = rds.URL()
+
+	serveCtx, sigterm := context.WithCancel(ctx)
+	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
+	waitHTTP(ctx, t, base+"/healthz")
+	resp, err := fake.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{Command: "/askops", Text: "run touch it", UserID: approverID, ChannelID: "COPS"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	m := waitAsk(ctx, t, fake, "COPS")
+	waitPosted(ctx, t, rds.URL(), buttonValue(m.Blocks, slackui.ActionApprove))
+	sigterm()
+	r := waitResult(t, served)
+	if r.code != 0 {
+		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
+	}
+	final, ok := fake.Message(m.Channel, m.TS)
+	if !ok || buttonValue(final.Blocks, slackui.ActionApprove) != "" || !strings.Contains(strings.ToLower(fakeslack.BlockText(final.Blocks)+final.Text), "cancel") {
+		t.Fatalf("the Ask's message was not updated to cancelled:\n%s\n%s\nstderr:\n%s", final.Text, fakeslack.BlockText(final.Blocks), r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "late.txt")); err == nil {
+		t.Fatal("the command ran although its Ask was cancelled")
+	}
+}
+
+// waitPosted waits until the Ask's record says where its message is: the
+// bot has seen its post succeed, so it knows which message to update. (An
+// interrupt while the post is still in flight leaves a message the bot
+// cannot know about; see the report.)
+func waitPosted(ctx context.Context, t *testing.T, redisURL, askID string) {
+	t.Helper()
+	client, err := pending.OpenRedis(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	store, err := pending.NewRedisStore(ctx, client, pending.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for {
+		a, err := store.Get(ctx, askID)
+		if err == nil && a.MessageTS != "" {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("ask %s never recorded its message: %v", askID, err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
