@@ -1,6 +1,6 @@
 // Package fakeslack is a fake Slack for tests: it speaks the Web API methods
 // askops uses with Slack's JSON shapes, records every call with its decoded
-// blocks, injects failures (429 with Retry-After, 500, Slack error codes,
+// blocks, injects failures (429 with Retry-After, 5xx, Slack error codes,
 // slow answers), and delivers what Slack delivers to an app — signed
 // interaction, slash command and event POSTs, and Socket Mode envelopes over
 // a websocket.
@@ -13,6 +13,18 @@
 //
 // A test that runs built binaries points them at fake.APIURL() and delivers
 // clicks to their HTTP endpoints with PostInteraction.
+//
+// Served under URL():
+//   - /api/{method}: auth.test, chat.postMessage, chat.update,
+//     chat.postEphemeral, chat.delete, views.open, views.push, views.update,
+//     usergroups.users.list, users.info, conversations.open,
+//     apps.connections.open; any other method answers unknown_method. Form
+//     and JSON bodies, token in the form or as a Bearer header. Blocks are
+//     checked against Block Kit's limits as Slack checks them.
+//   - /response_url/{id}: the response_url of each delivered click or
+//     command (recorded as method "response_url").
+//   - /socket: the Socket Mode websocket that apps.connections.open hands
+//     out; it says hello, pings, and records acks.
 package fakeslack
 
 import (

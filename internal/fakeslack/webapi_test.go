@@ -535,3 +535,21 @@ func TestThreadAndDelete(t *testing.T) {
 		t.Errorf("deleted message = %+v", m)
 	}
 }
+
+func TestResetForgetsRecordsButKeepsDirectory(t *testing.T) {
+	fake, api := newFake(t, fakeslack.Options{UserGroups: map[string][]string{"S1": {"U1"}}})
+	if _, _, err := api.PostMessageContext(t.Context(), "C1", slack.MsgOptionText("x", false)); err != nil {
+		t.Fatal(err)
+	}
+	fake.FailNext("chat.postMessage", 1, fakeslack.FailMode{Status: 500})
+	fake.Reset()
+	if len(fake.Calls("")) != 0 || len(fake.Messages()) != 0 {
+		t.Errorf("records survived Reset")
+	}
+	if _, _, err := api.PostMessageContext(t.Context(), "C1", slack.MsgOptionText("x", false)); err != nil {
+		t.Errorf("a fault survived Reset: %v", err)
+	}
+	if m, err := api.GetUserGroupMembersContext(t.Context(), "S1"); err != nil || len(m) != 1 {
+		t.Errorf("user group lost by Reset: %v %v", m, err)
+	}
+}
