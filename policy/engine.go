@@ -233,11 +233,13 @@ func (e *Engine) decide(ctx context.Context, c Call, mode Mode, grantErr *error)
 	return e.bySafety(c, "")
 }
 
-func (r rule) why(fallback string) string {
-	if r.Reason != "" {
-		return r.Reason
+// why is the rule's own reason, with what it matched when that helps an
+// approver; the generated text when the rule has none.
+func (r rule) why(generated string) string {
+	if r.Reason == "" {
+		return generated
 	}
-	return fallback
+	return r.Reason + " (" + generated + ")"
 }
 
 // granted asks the grant checker. An error is logged, kept for the reason,

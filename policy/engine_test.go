@@ -320,6 +320,8 @@ func TestEvaluateBash(t *testing.T) {
 		{"GIT_SSH_COMMAND='rm x' git fetch", Deny, ""},
 		{"env GIT_SSH_COMMAND='rm x' git fetch", Deny, ""},
 		{"LESSOPEN='|rm x' less f", Deny, ""},
+		{"export GIT_SSH_COMMAND='rm x'; git fetch", Deny, ""},
+		{"GIT_PAGER='rm x'; git log", Deny, ""},
 		{"git -c core.pager='rm x' log", Deny, ""},
 		{"git -c alias.x='!rm x' x", Deny, ""},
 		{"git -c core.sshCommand='sh -c \"rm x\"' fetch", Deny, ""},

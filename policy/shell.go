@@ -167,6 +167,11 @@ func (z *analyzer) file(f *syntax.File, depth int, outer bool) {
 			z.forkBomb(n)
 		case *syntax.DeclClause:
 			z.a.refuseAllow("a declaration (" + n.Variant.Value + ")")
+			for _, as := range n.Args {
+				if as.Name != nil && as.Value != nil && codeVariable(as.Name.Value) {
+					z.command(simple{words: []word{{loose: "eval", lit: "eval", ok: true}, wordOf(as.Value)}}, depth+1)
+				}
+			}
 			z.a.cmds = append(z.a.cmds, simple{words: []word{{lit: n.Variant.Value, ok: true, loose: n.Variant.Value}}})
 		case *syntax.CoprocClause:
 			z.a.refuseAllow("a coprocess")
