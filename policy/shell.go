@@ -88,7 +88,8 @@ type analyzer struct {
 	cwd       string
 	workspace string
 	protected []string
-	budget    int // simple commands still allowed to be recorded
+	budget    int                        // simple commands still allowed to be recorded
+	piped     map[*syntax.BinaryCmd]bool // pipelines already looked at as part of a longer one
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
@@ -482,10 +483,17 @@ func downloads(n syntax.Node) bool {
 // pipeline looks at `a | b`: downloaded code piped into an interpreter, and
 // literal scripts piped into a shell (`echo 'rm -rf /' | sh`).
 func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
+	if z.piped[b] {
+		return
+	}
+	if z.piped == nil {
+		z.piped = map[*syntax.BinaryCmd]bool{}
+	}
 	var stages []*syntax.Stmt
 	var flatten func(s *syntax.Stmt)
 	flatten = func(s *syntax.Stmt) {
 		if bc, ok := s.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) {
+			z.piped[bc] = true
 			flatten(bc.X)
 			flatten(bc.Y)
 			return
