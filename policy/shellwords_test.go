@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -95,6 +97,67 @@ func TestRunsArbitraryCode(t *testing.T) {
 	for _, w := range no {
 		if RunsArbitraryCode(w) {
 			t.Errorf("RunsArbitraryCode(%q) = true, want false", w)
+		}
+	}
+}
+
+// The words SimpleWords returns are the words bash would pass: checked by
+// letting bash assign them with `set --` (which runs nothing) and print
+// them. Only fixed, reviewed inputs go to bash, never generated ones.
+func TestSimpleWordsMatchesBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	for _, cmd := range []string{
+		`git status -s`,
+		`'git' "status"`,
+		`r''m -rf x`,
+		`\rm \-rf \ x`,
+		`echo 'a b' "c\"d" "e\\f" "g\h" 'i\j'`,
+		"echo a\\\nb",
+		`echo "a\$b" '$c' "\` + "`" + `"`,
+		`echo \*.go '*' "?"`,
+		`echo a~b "~" 'x=~'`,
+		`find . -name x -exec echo {} \;`,
+		`echo "a"'b'c"d e"`,
+		`echo '' ""`,
+		`echo ab\#c #comment`,
+	} {
+		want, err := SimpleWords(cmd)
+		if err != nil {
+			t.Errorf("SimpleWords(%q): %v", cmd, err)
+			continue
+		}
+		out, err := exec.CommandContext(t.Context(), bash, "--norc", "--noprofile", "-c", "set -- "+cmd+"\nprintf '%s\\0' \"$@\"").Output()
+		if err != nil {
+			t.Fatalf("bash on %q: %v", cmd, err)
+		}
+		got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: SimpleWords %q, bash %q", cmd, want, got)
+		}
+	}
+}
+
+// decodeANSIC (used so deny rules see through $'\x72m') agrees with bash.
+func TestDecodeANSICMatchesBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	for _, body := range []string{`\x72m`, `\162m`, `\u0072m`, `\U00000072m`, `a\'b`, `\t\n\\`, `\cA`, `\e[0m`, `\x7`, `\q`} {
+		got, ok := decodeANSIC(body)
+		if !ok {
+			t.Errorf("decodeANSIC(%q) failed", body)
+			continue
+		}
+		out, err := exec.CommandContext(t.Context(), bash, "--norc", "--noprofile", "-c", "set -- $'"+body+"'\nprintf '%s' \"$1\"").Output()
+		if err != nil {
+			t.Fatalf("bash on %q: %v", body, err)
+		}
+		if got != string(out) {
+			t.Errorf("decodeANSIC(%q) = %q, bash %q", body, got, out)
 		}
 	}
 }
