@@ -6,6 +6,16 @@
 // grants apply only when every simple command is covered and nothing hides
 // code from the analysis (substitutions, eval/source, interpreter here-docs,
 // redirections outside the workspace).
+//
+// Engine.Evaluate applies, in order: a deny rule matching any simple command
+// (even one that could only match once the shell expands a word) denies; a
+// built-in dangerous command (rm -rf /, mkfs, dd to a disk, curl | sh, fork
+// bombs, force pushes to protected branches, …) asks; mode full allows; a
+// session or standing grant allows; an ask rule asks; allow rules covering
+// every simple command allow; otherwise the tool's safety class decides
+// (read-only allows; bash, side effects and unknown tools ask). Mode never
+// turns any resulting ask into a deny. A command that does not parse is
+// never allowed.
 package policy
 
 import "context"
