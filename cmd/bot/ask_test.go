@@ -157,7 +157,7 @@ func TestAskExitCodes(t *testing.T) {
 			act: func(ctx context.Context, t *testing.T, fake *fakeslack.Server, base string, m fakeslack.Message) {
 				click(ctx, t, fake, base, m, approverID, slackui.ActionDeny)
 			}},
-		{name: "a non-approver's click changes nothing; then it expires", flags: []string{"-timeout", "1500ms"}, wantCode: 1, wantStdout: "expired",
+		{name: "a non-approver's click changes nothing; then it expires", flags: []string{"-timeout", "1500ms"}, wantCode: 1, wantStdout: "expired", wantMsg: "xpired",
 			act: func(ctx context.Context, t *testing.T, fake *fakeslack.Server, base string, m fakeslack.Message) {
 				click(ctx, t, fake, base, m, "UINTRUDER9", slackui.ActionApprove)
 			}},

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/internal/fakeopenai"
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/slackui"
+)
+
+// replicaConfig writes a config for one serve replica on its own port; the
+// replicas share Redis, the fake Slack and the fake model. approvalsExtra
+// goes under approvals:.
+func replicaConfig(t *testing.T, fake *fakeslack.Server, ws, approvalsExtra string) (path, base string) {
+	t.Helper()
+	addr := closedPort(t)
+	y := fmt.Sprintf(`
+slack:
+  mode: http
+  api_url: %s
+  approval_channel: CAPPROVALS
+http:
+  listen: %q
+openai:
+  model: fake-model
+approvals:
+  approvers:
+    users: [%s]
+%sagent:
+  workspace: %s
+`, fake.APIURL(), addr, approverID, approvalsExtra, ws)
+	return writeConfig(t, y), "http://" + addr
+}
+
+// TestTwoReplicas: a run on replica A asks; clicks delivered to replica B
+// decide it. A forged, a stale and a non-approver's click change nothing; a
+// denial with a reason reaches A's model.
+func TestTwoReplicas(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	model := fakeopenai.Start(t,
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch forbidden.txt"}`}),
+		fakeopenai.Text("understood, not touching it"),
+	)
+	ws := t.TempDir()
+	env := map[string]string{
+		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_SIGNING_SECRET": fake.SigningSecret(),
+		"REDIS_URL": rds.URL(), "OPENAI_BASE_URL": model.BaseURL(),
+	}
+	cfgA, baseA := replicaConfig(t, fake, ws, "")
+	cfgB, baseB := replicaConfig(t, fake, ws, "")
+	ctxA, stopA := context.WithCancel(ctx)
+	ctxB, stopB := context.WithCancel(ctx)
+	servedA := startBot(ctxA, t, env, "serve", "-config", cfgA)
+	servedB := startBot(ctxB, t, env, "serve", "-config", cfgB)
+	waitHTTP(ctx, t, baseA+"/healthz")
+	waitHTTP(ctx, t, baseB+"/healthz")
+
+	resp, err := fake.PostSlashCommand(ctx, baseA+"/slack/commands", slack.SlashCommand{Command: "/askops", Text: "run make the file", UserID: approverID, ChannelID: "COPS"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	m := waitAsk(ctx, t, fake, "COPS")
+	askID := buttonValue(m.Blocks, slackui.ActionApprove)
+	payload := fake.BlockActionsPayload(fakeslack.BlockActions{User: approverID, Channel: m.Channel, MessageTS: m.TS, ActionID: slackui.ActionApprove, Value: askID})
+
+	// Forged and stale clicks are refused at the door; a non-approver is told no.
+	for name, opts := range map[string]fakeslack.SignOptions{
+		"forged": {Secret: "guessed-secret"},
+		"stale":  {Timestamp: time.Now().Add(-6 * time.Minute)},
+	} {
+		resp, err := fake.PostInteraction(ctx, baseB+"/slack/interactions", payload, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%s click: %s, want 401", name, resp.Status)
+		}
+	}
+	click(ctx, t, fake, baseB, m, "UINTRUDER9", slackui.ActionApprove)
+	if _, err := fake.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool { return c.User == "UINTRUDER9" }); err != nil {
+		t.Fatalf("the non-approver was not told: %v", err)
+	}
+	if a := getAsk(ctx, t, rds.URL(), askID); a.Status != pending.StatusPending {
+		t.Fatalf("after refused clicks the Ask is %s, want pending", a.Status)
+	}
+
+	// Deny with a reason, through B: the button opens the modal, the
+	// submission decides.
+	click(ctx, t, fake, baseB, m, approverID, slackui.ActionDenyReason)
+	opened, err := fake.WaitForCall(ctx, "views.open", nil)
+	if err != nil {
+		t.Fatalf("no reason modal: %v", err)
+	}
+	_ = opened
+	views := fake.Views()
+	if len(views) == 0 {
+		t.Fatal("no view recorded")
+	}
+	sub := fake.ViewSubmissionPayload(fakeslack.ViewSubmission{
+		User: approverID, ViewID: views[len(views)-1].ID,
+		Values: map[string]map[string]string{slackui.BlockDenyReason: {slackui.ActionDenyReasonInput: "production is frozen today"}},
+	})
+	resp, err = fake.PostInteraction(ctx, baseB+"/slack/interactions", sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Contains(string(b), "errors") {
+		t.Fatalf("reason submission: %s %s", resp.Status, b)
+	}
+
+	if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool {
+		return c.ThreadTS == m.ThreadTS && strings.Contains(c.Text, "understood, not touching it")
+	}); err != nil {
+		t.Fatalf("run on A did not finish: %v", err)
+	}
+	last, ok := model.Last()
+	if !ok || !strings.Contains(string(last.Raw), "production is frozen today") {
+		t.Errorf("the model's next request lacks the reason:\n%s", last.Raw)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "forbidden.txt")); err == nil {
+		t.Error("a denied command ran")
+	}
+
+	stopA()
+	stopB()
+	for _, done := range []<-chan botResult{servedA, servedB} {
+		if r := waitResult(t, done); r.code != 0 {
+			t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
+		}
+	}
+}
+
+// TestSweepExpiresOrphanedAsk: an Ask whose waiting process is gone (as
+// after kill -9) is expired by a serve replica's sweep, which updates its
+// message.
+func TestSweepExpiresOrphanedAsk(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	cfg, base := replicaConfig(t, fake, t.TempDir(), "  sweep_interval: 200ms\n")
+	env := map[string]string{
+		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_SIGNING_SECRET": fake.SigningSecret(),
+		"REDIS_URL": rds.URL(), "OPENAI_BASE_URL": "http://127.0.0.1:1/v1",
+	}
+
+	// The orphan: recorded and posted by a process that then died.
+	client, err := pending.OpenRedis(rds.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	store, err := pending.NewRedisStore(ctx, client, pending.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	a, err := store.Create(ctx, pending.Request{RunID: "run-dead", Tool: "bash", Args: `{"command":"reboot"}`, Summary: "reboot"}, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
+	msg := slackui.RenderAsk(a, slackui.RenderOptions{})
+	ch, ts, err := api.PostMessageContext(ctx, "CAPPROVALS", slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SetMessage(ctx, a.ID, ch, ts); err != nil {
+		t.Fatal(err)
+	}
+
+	served := startBot(ctx, t, env, "serve", "-config", cfg)
+	waitHTTP(ctx, t, base+"/healthz")
+	final, err := fake.WaitForMessage(ctx, ch, ts, func(m fakeslack.Message) bool { return m.Updates > 0 })
+	if err != nil {
+		t.Fatalf("the orphan's message was never updated: %v", err)
+	}
+	if txt := strings.ToLower(final.Text + fakeslack.BlockText(final.Blocks)); !strings.Contains(txt, "expired") || buttonValue(final.Blocks, slackui.ActionApprove) != "" {
+		t.Errorf("message after the sweep:\n%s", txt)
+	}
+	if got := getAsk(ctx, t, rds.URL(), a.ID); got.Status != pending.Status(pending.Expired) {
+		t.Errorf("the orphan is %s, want expired", got.Status)
+	}
+	cancel()
+	if r := waitResult(t, served); r.code != 0 {
+		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
+	}
+}
+
+func getAsk(ctx context.Context, t *testing.T, redisURL, id string) pending.Ask {
+	t.Helper()
+	client, err := pending.OpenRedis(redisURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	store, err := pending.NewRedisStore(ctx, client, pending.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	a, err := store.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
