@@ -68,7 +68,19 @@ func TestAskOverSocketMode(t *testing.T) {
 	cfg, base, env := socketModeConfig(t, fake, "")
 	done := startBot(ctx, t, env, "ask", "-config", cfg, "--", "systemctl", "restart", "nginx")
 	m := waitAsk(ctx, t, fake, "CAPPROVALS")
-	socketClick(ctx, t, fake, m, approverID, slackui.ActionApprove)
+	id, err := fake.SendInteractive(ctx, fake.BlockActionsPayload(fakeslack.BlockActions{
+		User: approverID, Channel: m.Channel, MessageTS: m.TS, ActionID: slackui.ActionApprove, Value: buttonValue(m.Blocks, slackui.ActionApprove),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	actx, acancel := context.WithTimeout(ctx, 10*time.Second)
+	defer acancel()
+	if _, err := fake.WaitForAck(actx, id); err != nil {
+		cancel()
+		r := waitResult(t, done)
+		t.Fatalf("click not acknowledged: %v\nenvelopes: %+v\nstderr:\n%s", err, fake.Envelopes(), r.stderr)
+	}
 	r := waitResult(t, done)
 	if r.code != 0 || !strings.Contains(r.stdout, "approved by "+approverID) {
 		t.Fatalf("exit %d stdout %q\nstderr:\n%s", r.code, r.stdout, r.stderr)
