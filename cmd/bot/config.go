@@ -408,11 +408,12 @@ const (
 	cmdCheckConfig command = "check-config"
 )
 
-var (
-	slackUserRe  = regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`)
-	slackGroupRe = regexp.MustCompile(`^S[A-Z0-9]{2,}$`)
-	slackChanRe  = regexp.MustCompile(`^[CGD][A-Z0-9]{2,}$`)
-)
+// notAnID reports whether s is plainly a name or a mention rather than a
+// Slack id (U…, S…, C…). The check is loose on purpose: Slack's id formats
+// are not promised, and a wrong id fails visibly at the first use.
+func notAnID(s string) bool {
+	return s == "" || strings.ContainsAny(s, " \t\n@<>#|")
+}
 
 // Validate returns every problem with c for cmd, or nil. Messages never
 // contain a secret's value.
@@ -447,7 +448,7 @@ func (c Config) Validate(cmd command) Problems {
 	switch {
 	case s.ApprovalChannel == "" && (cmd == cmdAsk || cmd == cmdRun):
 		add("slack.approval_channel", "required: the channel id (e.g. C0123ABCD) where Asks of runs not started in Slack are posted")
-	case s.ApprovalChannel != "" && !slackChanRe.MatchString(s.ApprovalChannel):
+	case s.ApprovalChannel != "" && notAnID(s.ApprovalChannel):
 		add("slack.approval_channel", "want a channel id such as C0123ABCD, got %q", s.ApprovalChannel)
 	}
 	if !strings.HasPrefix(s.Command, "/") || len(s.Command) < 2 || strings.ContainsAny(s.Command, " \t") {
@@ -502,12 +503,12 @@ func (c Config) Validate(cmd command) Problems {
 	}
 	checkPeople := func(key string, p People) {
 		for i, u := range p.Users {
-			if !slackUserRe.MatchString(u) {
+			if notAnID(u) {
 				add(fmt.Sprintf("%s.users[%d]", key, i), "want a Slack user id such as U0123ABCD, got %q", u)
 			}
 		}
 		for i, g := range p.Usergroups {
-			if !slackGroupRe.MatchString(g) {
+			if notAnID(g) {
 				add(fmt.Sprintf("%s.usergroups[%d]", key, i), "want a Slack user group id such as S0123ABCD, got %q", g)
 			}
 		}

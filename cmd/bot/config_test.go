@@ -115,6 +115,8 @@ func TestConfigProblems(t *testing.T) {
 			want: []string{"approvals.approvers: no approvers; set approvals.approvers.users/usergroups or approvals.anyone_in_channel: true"}},
 		{name: "approver not an id", yaml: strings.Replace(validYAML, "[U0123ABCD]", "[U0123ABCD, \"@alice\"]", 1),
 			want: []string{`approvals.approvers.users[1]: want a Slack user id`}},
+		{name: "channel name instead of id", yaml: strings.Replace(validYAML, "approval_channel: C0123ABCD", `approval_channel: "#ops"`, 1),
+			want: []string{`slack.approval_channel: want a channel id such as C0123ABCD, got "#ops"`}},
 		{name: "bad policy mode", yaml: validYAML + "policy:\n  mode: yolo\n",
 			want: []string{`policy.mode: unknown mode "yolo"`}},
 		{name: "bad rule decision", yaml: validYAML + "policy:\n  rules:\n    - {tool: bash, command: ls, decision: allow}\n    - {tool: bash, command: git, decision: allow}\n    - {tool: bash, command: rm, decision: nope}\n",

@@ -19,6 +19,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -35,7 +37,17 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// go-redis logs connection retries with the standard logger, outside our
+	// handlers and formats; its errors reach us as return values anyway.
+	redis.SetLogger(quietRedisLog{})
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// quietRedisLog sends go-redis's internal chatter to slog at debug level.
+type quietRedisLog struct{}
+
+func (quietRedisLog) Printf(ctx context.Context, format string, v ...any) {
+	slog.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }
 
 // run is the whole program; tests call it with their own args and environment.

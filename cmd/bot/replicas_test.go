@@ -200,6 +200,9 @@ func TestSweepExpiresOrphanedAsk(t *testing.T) {
 	if got := getAsk(ctx, t, rds.URL(), a.ID); got.Status != pending.Status(pending.Expired) {
 		t.Errorf("the orphan is %s, want expired", got.Status)
 	}
+	if _, m := get(t, base+"/metrics"); !strings.Contains(m, `askops_asks_total{outcome="expired"} 1`) {
+		t.Errorf("the swept Ask is not counted:\n%s", m)
+	}
 	cancel()
 	if r := waitResult(t, served); r.code != 0 {
 		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)

@@ -18,6 +18,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
 
@@ -388,7 +389,8 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var sweeper sync.WaitGroup
 	sweeper.Go(func() {
-		slackui.RunSweeper(sweepCtx, a.asks, a.notifier, cfg.Approvals.SweepInterval.D(), a.now, log.With("component", "sweeper"))
+		swept := &sweptCounter{next: a.notifier, metrics: metrics, log: log.With("component", "sweeper")}
+		slackui.RunSweeper(sweepCtx, a.asks, swept, cfg.Approvals.SweepInterval.D(), a.now, log.With("component", "sweeper"))
 	})
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", storeName(a))
@@ -408,6 +410,24 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	}
 	log.Info("askops stopped")
 	return exitOK
+}
+
+// sweptCounter counts and logs the Asks a sweep expired before their
+// messages are updated: their waiters are gone, so nobody else does.
+type sweptCounter struct {
+	next    slackui.ExpiredUpdater
+	metrics *Metrics
+	log     *slog.Logger
+}
+
+func (s *sweptCounter) UpdateExpired(ctx context.Context, asks []pending.Ask) {
+	for _, a := range asks {
+		latency := a.DecidedAt.Sub(a.CreatedAt)
+		s.metrics.AskEnded(pending.Expired, latency)
+		s.log.Info("ask ended", "ask", a.ID, "run", a.RunID, "session", a.SessionID, "tool", a.Tool,
+			"outcome", pending.Expired, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", "expired by the sweep: its waiter is gone")
+	}
+	s.next.UpdateExpired(ctx, asks)
 }
 
 func storeName(a *app) string {
