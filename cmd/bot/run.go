@@ -123,16 +123,31 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 type progressPrinter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// held is the last assistant line, printed when the run goes on: the
+	// final answer also arrives as an assistant message and is printed once,
+	// at the end.
+	held string
 }
 
 func (p *progressPrinter) event(e agent.Event) {
-	line := progressLine(e)
-	if line == "" {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintln(p.w, line)
+	if e.Kind == agent.EventFinished {
+		p.held = ""
+		return
+	}
+	if p.held != "" {
+		fmt.Fprintln(p.w, p.held)
+		p.held = ""
+	}
+	line := progressLine(e)
+	if e.Kind == agent.EventAssistant {
+		p.held = line
+		return
+	}
+	if line != "" {
+		fmt.Fprintln(p.w, line)
+	}
 }
 
 func progressLine(e agent.Event) string {
@@ -176,6 +191,9 @@ func progressLine(e agent.Event) string {
 func (p *progressPrinter) result(res agent.Result) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.held != "" && res.Status != agent.StatusFinished {
+		fmt.Fprintln(p.w, p.held)
+	}
 	switch res.Status {
 	case agent.StatusFinished:
 		fmt.Fprintln(p.w, res.Answer)

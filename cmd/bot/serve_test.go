@@ -15,6 +15,7 @@ import (
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
 
@@ -185,6 +186,12 @@ func TestRunCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "nope.txt")); err == nil {
 		t.Fatal("a denied command ran")
 	}
+	if n := strings.Count(r.stdout, "I was not allowed to touch it"); n != 1 {
+		t.Errorf("the answer is printed %d times:\n%s", n, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "asking in Slack: touch nope.txt") {
+		t.Errorf("no progress line for the Ask:\n%s", r.stdout)
+	}
 
 	r = waitResult(t, startBot(ctx, t, env, "run", "-config", cfg, "anything"))
 	if r.code != 1 || !strings.Contains(r.stdout, "failed") {
@@ -248,5 +255,39 @@ func TestServeMentionOverHTTPOnceDespiteRetries(t *testing.T) {
 	// After shutdown every handler has finished: exactly one run happened.
 	if n := len(model.Requests()); n != 1 {
 		t.Errorf("model called %d times, want 1 (one run for three deliveries)\n%s", n, r.stderr)
+	}
+}
+
+// TestRunInterrupted: Ctrl-C while bot run waits on an Ask stops the run
+// (exit 1) and the Ask ends cancelled, its message updated.
+func TestRunInterrupted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	model := fakeopenai.Start(t, fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch never.txt"}`}))
+	ws := t.TempDir()
+	cfg, _, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
+	env["OPENAI_BASE_URL"] = model.BaseURL()
+	env["REDIS_URL"] = rds.URL()
+
+	runCtx, interrupt := context.WithCancel(ctx)
+	done := startBot(runCtx, t, env, "run", "-config", cfg, "touch never")
+	m := waitAsk(ctx, t, fake, "CAPPROVALS")
+	askID := buttonValue(m.Blocks, slackui.ActionApprove)
+	waitPosted(ctx, t, rds.URL(), askID)
+	interrupt()
+	r := waitResult(t, done)
+	if r.code != 1 || !strings.Contains(r.stdout, "stopped") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if a := getAsk(ctx, t, rds.URL(), askID); a.Status != pending.Status(pending.Cancelled) {
+		t.Errorf("the Ask is %s, want cancelled", a.Status)
+	}
+	if final, ok := fake.Message(m.Channel, m.TS); !ok || buttonValue(final.Blocks, slackui.ActionApprove) != "" {
+		t.Errorf("the cancelled Ask's message still has its buttons")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "never.txt")); err == nil {
+		t.Fatal("the command ran")
 	}
 }
