@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,10 +33,11 @@ type chatOps struct {
 	runsCtx  context.Context
 	log      *slog.Logger
 
-	mu     sync.Mutex
-	closed bool
-	runs   sync.WaitGroup
-	modes  map[string]policy.Mode // by channel: the mode new runs there get (/askops mode)
+	mu       sync.Mutex
+	closed   bool
+	runs     sync.WaitGroup
+	modes    map[string]policy.Mode          // by channel: the mode new runs there get (/askops mode)
+	sessions map[string]map[string]time.Time // by channel: sessions of runs started here, last started
 }
 
 func newChatOps(runsCtx context.Context, a *app) (*chatOps, error) {
@@ -58,7 +60,7 @@ func newChatOps(runsCtx context.Context, a *app) (*chatOps, error) {
 	}
 	return &chatOps{
 		app: a, runner: runner, starters: starters, runsCtx: runsCtx,
-		log: a.log.With("component", "chatops"), modes: map[string]policy.Mode{},
+		log: a.log.With("component", "chatops"), modes: map[string]policy.Mode{}, sessions: map[string]map[string]time.Time{},
 	}, nil
 }
 
@@ -210,21 +212,16 @@ func (o *chatOps) grantsReply(ctx context.Context, cmd slack.SlashCommand) any {
 		return ephemeral("Could not read the grants right now.")
 	}
 	list = append(list, standing...)
-	seen := map[string]bool{}
-	for _, r := range o.runner.Runs() {
-		if seen[r.SessionID] || !strings.HasPrefix(r.SessionID, cmd.ChannelID+"/") {
-			continue
-		}
-		seen[r.SessionID] = true
-		gs, err := o.app.grants.List(ctx, r.SessionID)
+	for _, session := range o.channelSessions(cmd.ChannelID) {
+		gs, err := o.app.grants.List(ctx, session)
 		if err != nil {
-			o.log.Warn("list session grants", "session", r.SessionID, "err", err)
+			o.log.Warn("list session grants", "session", session, "err", err)
 			continue
 		}
 		list = append(list, gs...)
 	}
 	if len(list) == 0 {
-		return ephemeral("No grants for the live runs of this channel, and no standing grants.")
+		return ephemeral("No session grants for runs started in this channel, and no standing grants.")
 	}
 	var blocks []slack.Block
 	for i, g := range list {
@@ -240,6 +237,55 @@ func (o *chatOps) grantsReply(ctx context.Context, cmd slack.SlashCommand) any {
 		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, slack.NewAccessory(btn)))
 	}
 	return &slashReply{ResponseType: "ephemeral", Text: fmt.Sprintf("%d grant(s)", len(list)), Blocks: blocks}
+}
+
+// maxSessionsPerChannel bounds what /askops grants looks through.
+const maxSessionsPerChannel = 200
+
+// rememberSession notes a session started in channel, so /askops grants can
+// list its grants while they live (at most the session TTL).
+func (o *chatOps) rememberSession(channel, session string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m := o.sessions[channel]
+	if m == nil {
+		m = map[string]time.Time{}
+		o.sessions[channel] = m
+	}
+	now := o.app.now()
+	ttl := o.app.cfg.Approvals.SessionTTL.D()
+	for s, at := range m {
+		if now.Sub(at) > ttl {
+			delete(m, s)
+		}
+	}
+	m[session] = now
+	for len(m) > maxSessionsPerChannel {
+		oldest, at := "", now
+		for s, t := range m {
+			if oldest == "" || t.Before(at) {
+				oldest, at = s, t
+			}
+		}
+		delete(m, oldest)
+	}
+}
+
+// channelSessions lists the sessions started in channel on this replica
+// within the session TTL, newest first.
+func (o *chatOps) channelSessions(channel string) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now, ttl := o.app.now(), o.app.cfg.Approvals.SessionTTL.D()
+	m := o.sessions[channel]
+	var out []string
+	for s, at := range m {
+		if now.Sub(at) <= ttl {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return m[b].Compare(m[a]) })
+	return out
 }
 
 // Interaction handles the clicks chat-ops owns (Revoke) and passes every
@@ -340,6 +386,7 @@ func (o *chatOps) startRun(channel, thread, user, task string) {
 		ID: id, SessionID: channel + "/" + thread, StartedBy: user, Label: "askops in channel " + channel,
 		Task: task, Mode: mode, ReplyChannel: channel, ReplyThreadTS: thread,
 	}
+	o.rememberSession(channel, spec.SessionID)
 	up := newStatusUpdater(o.app.slack, channel, statusTS, st, o.log)
 	o.log.Info("run started", "run", id, "session", spec.SessionID, "by", user)
 	run := o.runner.Start(ctx, spec, up.event)

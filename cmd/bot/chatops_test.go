@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/internal/fakeopenai"
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/slackui"
+)
+
+// slash sends a signed /askops command and returns the immediate reply.
+func slash(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, user, text string) slashReply {
+	t.Helper()
+	resp, err := fake.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{Command: "/askops", Text: text, UserID: user, ChannelID: "COPS"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("/askops %s: %s %s", text, resp.Status, b)
+	}
+	var r struct {
+		ResponseType string          `json:"response_type"`
+		Text         string          `json:"text"`
+		Blocks       json.RawMessage `json:"blocks"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("/askops %s: reply %q: %v", text, b, err)
+	}
+	out := slashReply{ResponseType: r.ResponseType, Text: r.Text}
+	if len(r.Blocks) > 0 {
+		var blocks slack.Blocks
+		if err := json.Unmarshal(r.Blocks, &blocks); err != nil {
+			t.Fatal(err)
+		}
+		out.Blocks = blocks.BlockSet
+	}
+	return out
+}
+
+func revokeValue(blocks []slack.Block) string {
+	for _, b := range blocks {
+		if s, ok := b.(*slack.SectionBlock); ok && s.Accessory != nil && s.Accessory.ButtonElement != nil && s.Accessory.ButtonElement.ActionID == ActionRevokeGrant {
+			return s.Accessory.ButtonElement.Value
+		}
+	}
+	return ""
+}
+
+// TestChatOps walks the slash command: grants with Revoke, pending, stop,
+// mode never, each refused to those who may not.
+func TestChatOps(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	fake := fakeslack.New(t, fakeslack.Options{})
+	model := fakeopenai.Start(t,
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"echo hi > one.txt"}`}),
+		fakeopenai.Text("run one done"),
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"touch two.txt"}`}),
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c3", Name: "bash", Arguments: `{"command":"touch three.txt"}`}),
+		fakeopenai.Text("not allowed while unattended"),
+	)
+	ws := t.TempDir()
+	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
+	env["OPENAI_BASE_URL"] = model.BaseURL()
+	serveCtx, stopServe := context.WithCancel(ctx)
+	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
+	waitHTTP(ctx, t, base+"/healthz")
+	answered := func(text string) {
+		t.Helper()
+		if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, text) }); err != nil {
+			t.Fatalf("no %q in Slack: %v", text, err)
+		}
+	}
+
+	// Run one: approved for session, so a grant exists.
+	slash(ctx, t, fake, base, approverID, "run write one")
+	m := waitAsk(ctx, t, fake, "COPS")
+	click(ctx, t, fake, base, m, approverID, slackui.ActionApproveSession)
+	answered("run one done")
+
+	g := slash(ctx, t, fake, base, approverID, "grants")
+	value := revokeValue(g.Blocks)
+	if g.ResponseType != "ephemeral" || value == "" || !strings.Contains(fakeslack.BlockText(g.Blocks), "echo hi") {
+		t.Fatalf("/askops grants: %+v\n%s", g, fakeslack.BlockText(g.Blocks))
+	}
+	revoke := func(user string) {
+		t.Helper()
+		resp, err := fake.PostInteraction(ctx, base+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
+			User: user, Channel: "COPS", MessageTS: "1.000001", ActionID: ActionRevokeGrant, Value: value,
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if _, err := fake.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool { return c.User == user }); err != nil {
+			t.Fatalf("no reply to %s's revoke: %v", user, err)
+		}
+	}
+	revoke("UNOBODY99")
+	if g := slash(ctx, t, fake, base, approverID, "grants"); revokeValue(g.Blocks) == "" {
+		t.Fatal("a non-approver revoked a grant")
+	}
+	revoke(approverID)
+	if g := slash(ctx, t, fake, base, approverID, "grants"); revokeValue(g.Blocks) != "" || !strings.Contains(g.Text, "No session grants") {
+		t.Fatalf("grant still listed after revoke: %+v", g)
+	}
+
+	// Run two: waits on an Ask; /askops pending shows it; stop ends it.
+	slash(ctx, t, fake, base, approverID, "run touch two")
+	m2 := waitAsk(ctx, t, fake, "COPS")
+	var pendingText string
+	for !strings.Contains(pendingText, "|open>") { // listed with its link once its post is recorded
+		pendingText = slash(ctx, t, fake, base, "UNOBODY99", "pending").Text
+		select {
+		case <-ctx.Done():
+			t.Fatalf("/askops pending never listed the Ask with a link: %q", pendingText)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	runID := regexp.MustCompile("run `(run-[0-9a-f]+)`").FindStringSubmatch(pendingText)
+	if runID == nil || !strings.Contains(pendingText, "touch two.txt") || !strings.Contains(pendingText, "https://fake-askops.slack.com/archives/COPS/p") {
+		t.Fatalf("/askops pending: %q", pendingText)
+	}
+	if r := slash(ctx, t, fake, base, "UNOBODY99", "stop "+runID[1]); !strings.Contains(r.Text, "only approvers and run starters") {
+		t.Fatalf("non-approver stop: %q", r.Text)
+	}
+	if r := slash(ctx, t, fake, base, approverID, "stop "+runID[1]); !strings.Contains(r.Text, "Stopping run") {
+		t.Fatalf("stop: %q", r.Text)
+	}
+	answered("was stopped")
+	if final, err := fake.WaitForMessage(ctx, m2.Channel, m2.TS, func(m fakeslack.Message) bool { return buttonValue(m.Blocks, slackui.ActionApprove) == "" }); err != nil {
+		t.Fatalf("stopped run's Ask message keeps its buttons: %v", err)
+	} else if !strings.Contains(strings.ToLower(fakeslack.BlockText(final.Blocks)+final.Text), "cancel") {
+		t.Errorf("stopped run's Ask message:\n%s", fakeslack.BlockText(final.Blocks))
+	}
+
+	// Mode never: the next run's asks become denials; nobody is asked.
+	if r := slash(ctx, t, fake, base, "UNOBODY99", "mode never"); !strings.Contains(r.Text, "only approvers") {
+		t.Fatalf("non-approver mode: %q", r.Text)
+	}
+	slash(ctx, t, fake, base, approverID, "mode never")
+	asksBefore := countAsks(fake)
+	slash(ctx, t, fake, base, approverID, "run touch three")
+	answered("not allowed while unattended")
+	if n := countAsks(fake); n != asksBefore {
+		t.Errorf("mode never still posted %d Ask(s)", n-asksBefore)
+	}
+	for _, f := range []string{"two.txt", "three.txt"} {
+		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
+			t.Errorf("%s was created", f)
+		}
+	}
+	if r := slash(ctx, t, fake, base, approverID, "frobnicate"); !strings.Contains(r.Text, "Unknown subcommand") {
+		t.Errorf("unknown subcommand: %q", r.Text)
+	}
+
+	stopServe()
+	if r := waitResult(t, served); r.code != 0 {
+		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
+	}
+}
+
+func countAsks(fake *fakeslack.Server) int {
+	n := 0
+	for _, c := range fake.Calls("chat.postMessage") {
+		if buttonValue(c.Blocks, slackui.ActionApprove) != "" {
+			n++
+		}
+	}
+	return n
+}
