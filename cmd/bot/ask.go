@@ -9,7 +9,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
 )
 
 // cmdAskMain is `bot ask -- COMMAND ARGS…`: ask a human whether a script may
@@ -18,11 +20,12 @@ import (
 //
 //	bot ask -config askops.yaml -- terraform apply && terraform apply
 func cmdAskMain(ctx context.Context, env *environment, args []string) int {
-	fs := flagSet("ask", env.stderr, "-config FILE [-timeout 10m] [-reason TEXT] -- COMMAND ARGS...")
+	fs := flagSet("ask", env.stderr, "-config FILE [-timeout 10m] [-reason TEXT] [-session ID] -- COMMAND ARGS...")
 	path := fs.String("config", "", "config file (YAML)")
 	timeout := fs.Duration("timeout", 0, "how long to wait for a decision (default approvals.timeout)")
 	reason := fs.String("reason", "", "why the command should run, shown to the approvers")
 	label := fs.String("label", "", "who is asking, shown to the approvers (default: bot ask on HOST)")
+	session := fs.String("session", "", "a session id shared by related asks: offers \"Approve for session\", and a command\nalready granted in the session (same command, same directory) is approved without asking")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -56,14 +59,19 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		fmt.Fprintf(env.stdout, "unavailable: %v\n", err)
 		return exitUsage
 	}
-	final := a.approver.Approve(ctx, askRequest(env, argv, *reason, *label))
+	req := askRequest(env, argv, *reason, *label, *session)
+	if g, ok := a.grantFor(ctx, req); ok {
+		fmt.Fprintf(env.stdout, "approved by grant %s (from %s, session %s)\n", g.ID, g.By, *session)
+		return exitOK
+	}
+	final := a.approver.Approve(ctx, req)
 	stopListening()
 	return reportAsk(env, final)
 }
 
 // askRequest describes the command as the bash tool would, so policies,
 // scopes and rendering treat it the same.
-func askRequest(env *environment, argv []string, reason, label string) pending.Request {
+func askRequest(env *environment, argv []string, reason, label, session string) pending.Request {
 	command := shellJoin(argv)
 	args, _ := json.Marshal(map[string]string{"command": command})
 	host, _ := os.Hostname()
@@ -83,6 +91,8 @@ func askRequest(env *environment, argv []string, reason, label string) pending.R
 	}
 	return pending.Request{
 		RunID:     "ask-" + randomID(),
+		SessionID: session,
+		Workspace: cwd,
 		Label:     label,
 		StartedBy: who,
 		Tool:      "bash",
@@ -91,6 +101,27 @@ func askRequest(env *environment, argv []string, reason, label string) pending.R
 		Reason:    reason,
 		Cwd:       cwd,
 	}
+}
+
+// grantFor looks for a session grant covering req. Any doubt (no session,
+// a store error) means no: the human is asked.
+func (a *app) grantFor(ctx context.Context, req pending.Request) (grants.Grant, bool) {
+	if req.SessionID == "" {
+		return grants.Grant{}, false
+	}
+	var args struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal([]byte(req.Args), &args)
+	g, ok, err := a.grants.Match(ctx, req.SessionID, policy.Call{
+		Tool: req.Tool, Safety: policy.SideEffect, Command: args.Command,
+		Cwd: req.Cwd, Workspace: req.Workspace, SessionID: req.SessionID,
+	})
+	if err != nil {
+		a.log.Warn("could not check session grants; asking", "session", req.SessionID, "err", err)
+		return grants.Grant{}, false
+	}
+	return g, ok
 }
 
 // reportAsk prints the outcome and who decided, and maps it to the exit code.

@@ -265,3 +265,44 @@ func TestAskDecidedThroughServe(t *testing.T) {
 		t.Fatalf("serve exited %d after SIGTERM\nstderr:\n%s", sr.code, sr.stderr)
 	}
 }
+
+// TestAskSessionGrant: with -session, "Approve for session" covers the same
+// command in the same directory for later asks of the session (through
+// Redis, as separate processes); another command or session still asks.
+func TestAskSessionGrant(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	cfg, base, env := httpModeConfig(t, fake, "")
+	env["REDIS_URL"] = rds.URL()
+	serveCtx, stopServe := context.WithCancel(ctx)
+	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
+	waitHTTP(ctx, t, base+"/healthz")
+
+	done := startBot(ctx, t, env, "ask", "-config", cfg, "-session", "deploy-42", "--", "make", "deploy")
+	m := waitAsk(ctx, t, fake, "CAPPROVALS")
+	click(ctx, t, fake, base, m, approverID, slackui.ActionApproveSession)
+	if r := waitResult(t, done); r.code != 0 || !strings.Contains(r.stdout, "approved for session by "+approverID) {
+		t.Fatalf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	before := countAsks(fake)
+	r := waitResult(t, startBot(ctx, t, env, "ask", "-config", cfg, "-session", "deploy-42", "--", "make", "deploy"))
+	if r.code != 0 || !strings.Contains(r.stdout, "approved by grant") {
+		t.Fatalf("granted ask: exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	if countAsks(fake) != before {
+		t.Error("a granted command was asked again")
+	}
+	// Another session, or another command, is asked (and here times out).
+	for _, args := range [][]string{{"-session", "other", "--", "make", "deploy"}, {"-session", "deploy-42", "--", "make", "destroy"}} {
+		r := waitResult(t, startBot(ctx, t, env, append([]string{"ask", "-config", cfg, "-timeout", "300ms"}, args...)...))
+		if r.code != 1 || !strings.HasPrefix(r.stdout, "expired") {
+			t.Errorf("ask %q: exit %d stdout %q", args, r.code, r.stdout)
+		}
+	}
+	stopServe()
+	if r := waitResult(t, served); r.code != 0 {
+		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
+	}
+}
