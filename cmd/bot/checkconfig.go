@@ -146,15 +146,21 @@ func newSlackClient(c SlackConfig, hc *http.Client) *slack.Client {
 	return slack.New(c.BotToken.Reveal(), opts...)
 }
 
-// slackAuthErrors are auth.test errors that mean the token is at fault.
-var slackAuthErrors = []string{"invalid_auth", "not_authed", "token_revoked", "token_expired", "account_inactive", "not_allowed_token_type"}
+// tokenAtFault reports whether an auth.test error means the token is wrong.
+func tokenAtFault(slackErr string) bool {
+	switch slackErr {
+	case "invalid_auth", "not_authed", "token_revoked", "token_expired", "account_inactive", "not_allowed_token_type":
+		return true
+	}
+	return false
+}
 
 func checkSlack(ctx context.Context, c SlackConfig, hc *http.Client) checkResult {
 	r := checkResult{name: "slack", key: "slack.bot_token"}
 	resp, err := newSlackClient(c, hc).AuthTestContext(ctx)
 	if err != nil {
 		var se slack.SlackErrorResponse
-		if !errors.As(err, &se) || !slices.Contains(slackAuthErrors, se.Err) {
+		if !errors.As(err, &se) || !tokenAtFault(se.Err) {
 			if c.APIURL != "" {
 				r.key = "slack.api_url"
 			} else {

@@ -336,13 +336,48 @@ func keysByLine(root *yaml.Node) map[int][]keyAt {
 	return m
 }
 
+// yaml's error texts, parsed to name the key and say what is wrong.
 var (
-	yamlLineRe    = regexp.MustCompile(`^line (\d+): (.*)$`)
-	unknownKeyRe  = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
-	wrongTypeRe   = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
-	typeWordByGo  = map[string]string{"int": "a whole number", "bool": "true or false", "string": "a string"}
-	typeWordByTag = map[string]string{"!!seq": "a list", "!!map": "a mapping", "!!str": "a string", "!!int": "a number", "!!bool": "a boolean", "!!float": "a number", "!!null": "nothing"}
+	yamlLineRe   = regexp.MustCompile(`^line (\d+): (.*)$`)
+	unknownKeyRe = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
+	wrongTypeRe  = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
 )
+
+// wantedType says in words what a Go field type wants.
+func wantedType(goType string) string {
+	switch {
+	case goType == "int":
+		return "a whole number"
+	case goType == "bool":
+		return "true or false"
+	case goType == "string":
+		return "a string"
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map[") || strings.Contains(goType, "."):
+		return "a mapping"
+	}
+	return goType
+}
+
+// givenType says in words what a YAML tag holds.
+func givenType(tag string) string {
+	switch tag {
+	case "!!seq":
+		return "a list"
+	case "!!map":
+		return "a mapping"
+	case "!!str":
+		return "a string"
+	case "!!int", "!!float":
+		return "a number"
+	case "!!bool":
+		return "a boolean"
+	case "!!null":
+		return "nothing"
+	}
+	return tag
+}
 
 // typeProblem turns one of yaml's "line N: ..." messages into a Problem
 // named by the key on that line.
@@ -370,26 +405,12 @@ func typeProblem(e string, keys map[int][]keyAt) Problem {
 	}
 	if w := wrongTypeRe.FindStringSubmatch(msg); w != nil {
 		tag, val, goType := w[1], w[2], w[3]
-		want := typeWordByGo[goType]
-		if want == "" {
-			switch {
-			case strings.HasPrefix(goType, "[]"):
-				want = "a list"
-			case strings.HasPrefix(goType, "map[") || strings.Contains(goType, "."):
-				want = "a mapping"
-			default:
-				want = goType
-			}
-		}
-		got := typeWordByTag[tag]
-		if got == "" {
-			got = tag
-		}
+		want, got := wantedType(goType), givenType(tag)
 		if val != "" {
 			got += fmt.Sprintf(" (%s)", val)
 		}
 		key := pick(func(k keyAt) bool {
-			return k.value != nil && k.value.Line == line && ("!!"+k.value.ShortTag()[2:] == tag) && (val == "" || strings.HasPrefix(k.value.Value, strings.TrimSuffix(val, "...")))
+			return k.value != nil && k.value.Line == line && k.value.ShortTag() == tag && (val == "" || strings.HasPrefix(k.value.Value, strings.TrimSuffix(val, "...")))
 		})
 		return Problem{Key: key, Msg: fmt.Sprintf("want %s, got %s", want, got)}
 	}

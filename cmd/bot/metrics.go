@@ -31,16 +31,18 @@ type Metrics struct {
 	runs        map[string]float64 // by state
 }
 
-// Decision latency buckets, in seconds: a human answers in seconds to
-// minutes; the default Ask timeout is 10 minutes.
-var decisionBuckets = []float64{0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
+// decisionBuckets are the decision latency buckets, in seconds: a human
+// answers in seconds to minutes; the default Ask timeout is 10 minutes.
+func decisionBuckets() []float64 {
+	return []float64{0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
+}
 
 // NewMetrics returns metrics with every outcome's series present at zero, so
 // dashboards and alerts see them before the first Ask.
 func NewMetrics() *Metrics {
 	m := &Metrics{
 		asks:        map[string]float64{},
-		decision:    histogram{bounds: decisionBuckets, counts: make([]float64, len(decisionBuckets))},
+		decision:    newHistogram(decisionBuckets()),
 		slackErrors: map[string]float64{},
 		runs:        map[string]float64{},
 	}
@@ -135,6 +137,10 @@ type histogram struct {
 	counts []float64 // per bucket, not cumulative
 	sum    float64
 	count  float64
+}
+
+func newHistogram(bounds []float64) histogram {
+	return histogram{bounds: bounds, counts: make([]float64, len(bounds))}
 }
 
 func (h *histogram) observe(v float64) {

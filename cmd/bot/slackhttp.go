@@ -312,6 +312,10 @@ func (a *app) serveSlack(ctx context.Context, h slackHandlers, withHTTP bool, re
 	return errors.Join(errs...)
 }
 
+// socketAckGrace bounds how long run and ask keep Socket Mode open after
+// their last Ask ended.
+const socketAckGrace = 500 * time.Millisecond
+
 // takeClicks makes this process answerable when it is the only one that
 // can be (the in-memory store): it serves Slack's interactions until the
 // returned stop is called. With Redis any serve replica takes the clicks and
@@ -336,6 +340,16 @@ func (a *app) takeClicks(ctx context.Context) (stop func(), err error) {
 		return nil, err
 	}
 	return func() {
+		if a.cfg.Slack.Mode == "socket" {
+			// slack-go queues Socket Mode acknowledgements and writes them
+			// from a goroutine that stops with the connection: give the
+			// last click's ack a moment to leave, or Slack tells the
+			// clicker the app did not respond (the decision stands).
+			select {
+			case <-time.After(socketAckGrace):
+			case <-ctx.Done():
+			}
+		}
 		cancel()
 		if err := <-done; err != nil {
 			a.log.Warn("slack listener stopped with an error", "err", err)
