@@ -29,9 +29,7 @@ func TestMetricsExposition(t *testing.T) {
 	m.SlackAPIError(`we"ird\method`)
 	m.RunEnded("finished")
 
-	var b strings.Builder
-	m.WriteTo(&b)
-	out := b.String()
+	out := scrape(t, m)
 	for _, want := range []string{
 		"# TYPE askops_asks_total counter",
 		`askops_asks_total{outcome="approved"} 1`,
@@ -50,6 +48,7 @@ func TestMetricsExposition(t *testing.T) {
 		`askops_slack_api_errors_total{method="we\"ird\\method"} 1`,
 		`askops_runs_total{state="finished"} 1`,
 		`askops_build_info{version="dev"} 1`,
+		"# TYPE go_goroutines gauge",
 	} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("missing %q in:\n%s", want, out)
@@ -84,10 +83,29 @@ func TestSlackErrorCounter(t *testing.T) {
 			t.Errorf("body changed: %q", body)
 		}
 	}
-	want := map[string]float64{"chat.update": 1, "views.open": 1}
-	if len(m.slackErrors) != len(want) || m.slackErrors["chat.update"] != 1 || m.slackErrors["views.open"] != 1 {
-		t.Errorf("slack errors %v, want %v", m.slackErrors, want)
+	out := scrape(t, m)
+	for _, want := range []string{
+		`askops_slack_api_errors_total{method="chat.update"} 1`,
+		`askops_slack_api_errors_total{method="views.open"} 1`,
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
 	}
+	if strings.Contains(out, `method="chat.postMessage"`) {
+		t.Errorf("a successful call was counted as an error:\n%s", out)
+	}
+}
+
+// scrape reads m as Prometheus would (text format).
+func scrape(t *testing.T, m *Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("/metrics: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Body.String()
 }
 
 func TestReadinessCachesSlack(t *testing.T) {
