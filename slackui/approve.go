@@ -46,8 +46,10 @@ type ApproverConfig struct {
 	// SessionScopeText). Default: DefaultScopeFor.
 	ScopeFor func(pending.Ask) (grants.Scope, error)
 	Logger   *slog.Logger
-	// UpdateTimeout bounds the message update after the waiter itself ended
-	// the Ask (its ctx may be cancelled by then); default 10s.
+	// UpdateTimeout bounds the bookkeeping after the waiter itself ended the
+	// Ask (its ctx may be cancelled by then): recording the outcome, the
+	// message update, and how long a post in flight when the run stopped
+	// may still take to answer; default 10s.
 	UpdateTimeout time.Duration
 }
 
@@ -96,19 +98,25 @@ func (p *Approver) Approve(ctx context.Context, req pending.Request) pending.Ask
 			DecisionReason: "the approval request could not be recorded",
 		}
 	}
-	postCtx, cancel := context.WithDeadline(ctx, a.Deadline)
+	postCtx, endPost := p.postContext(ctx, a.Deadline)
 	channel, ts, err := p.cfg.Notifier.Post(postCtx, a)
-	cancel()
+	endPost()
 	if err != nil {
 		return p.notPosted(ctx, a, err)
 	}
-	if err := p.cfg.Asks.SetMessage(ctx, a.ID, channel, ts); err != nil {
+	sctx, cancel := p.detached(ctx)
+	if err := p.cfg.Asks.SetMessage(sctx, a.ID, channel, ts); err != nil {
 		// Clicks still work: interactions update the message they came from.
 		p.log.Warn("could not save where the ask was posted", "ask", a.ID, "err", err)
 	}
+	cancel()
 
-	final, err := p.cfg.Asks.Wait(ctx, a.ID)
-	if err != nil {
+	var final pending.Ask
+	if ctx.Err() != nil {
+		// The run stopped while the message was on its way: it exists
+		// now, so end the Ask and let the update below take its buttons.
+		final = p.endUnanswered(ctx, a, pending.Cancelled, "the run stopped while the approval request was being posted")
+	} else if final, err = p.cfg.Asks.Wait(ctx, a.ID); err != nil {
 		p.log.Warn("waiting for ask failed", "ask", a.ID, "status", final.Status, "err", err)
 	}
 	if final.Channel == "" {
@@ -140,7 +148,14 @@ func (p *Approver) notPosted(ctx context.Context, a pending.Ask, postErr error) 
 		outcome, reason = pending.Cancelled, "the run stopped before the approval request was posted"
 	}
 	p.log.Error("ask not posted; failing closed", "ask", a.ID, "outcome", outcome, "err", postErr)
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.UpdateTimeout)
+	return p.endUnanswered(ctx, a, outcome, reason)
+}
+
+// endUnanswered records an outcome no human chose, even if ctx has ended.
+// It is a compare-and-set: a decision that got there first stands and is
+// returned.
+func (p *Approver) endUnanswered(ctx context.Context, a pending.Ask, outcome pending.Outcome, reason string) pending.Ask {
+	dctx, cancel := p.detached(ctx)
 	defer cancel()
 	final, err := p.cfg.Asks.Decide(dctx, a.ID, outcome, systemDecider, reason)
 	if err == nil {
@@ -149,9 +164,29 @@ func (p *Approver) notPosted(ctx context.Context, a pending.Ask, postErr error) 
 	if first, ok := pending.ConflictAsk(err); ok {
 		return first // someone (or the deadline) ended it first; that stands
 	}
-	p.log.Error("could not record unposted ask's outcome", "ask", a.ID, "err", err)
+	p.log.Error("could not record the ask's outcome", "ask", a.ID, "outcome", outcome, "err", err)
 	a.Status, a.DecidedBy, a.DecisionReason = pending.Status(outcome), systemDecider, reason
 	return a
+}
+
+// postContext bounds the post of an Ask by its deadline but not by the
+// run's cancellation: a chat.postMessage cut off in flight may still have
+// created the message, and without its ts nothing could ever take its
+// buttons away. Once ctx ends the post gets UpdateTimeout more to answer,
+// so a stopped run is not held until the deadline by a slow Slack.
+func (p *Approver) postContext(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	stop := context.AfterFunc(ctx, func() {
+		grace := time.AfterFunc(p.cfg.UpdateTimeout, cancel)
+		context.AfterFunc(pctx, func() { grace.Stop() })
+	})
+	return pctx, func() { stop(); cancel() }
+}
+
+// detached is a context for the bookkeeping after the waiter's own ending,
+// when ctx may already be cancelled.
+func (p *Approver) detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), p.cfg.UpdateTimeout)
 }
 
 // recordGrant records the session grant of an Ask this process's waiter saw
@@ -164,7 +199,7 @@ func (p *Approver) recordGrant(ctx context.Context, a pending.Ask) {
 		p.log.Error("approved for session but no scope could be derived; no grant recorded", "ask", a.ID, "err", err)
 		return
 	}
-	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.UpdateTimeout)
+	gctx, cancel := p.detached(ctx)
 	defer cancel()
 	g, err := p.cfg.Grants.Record(gctx, a.SessionID, scope, a.DecidedBy, p.cfg.SessionTTL)
 	if err != nil {
@@ -175,7 +210,7 @@ func (p *Approver) recordGrant(ctx context.Context, a pending.Ask) {
 }
 
 func (p *Approver) updateDetached(ctx context.Context, a pending.Ask) {
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.UpdateTimeout)
+	uctx, cancel := p.detached(ctx)
 	defer cancel()
 	if err := p.cfg.Notifier.Update(uctx, a); err != nil {
 		p.log.Warn("could not update ask message", "ask", a.ID, "err", err)
