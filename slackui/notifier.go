@@ -18,7 +18,7 @@ import (
 
 // ErrNoChannel means an Ask has nowhere to go: the run did not come from a
 // Slack thread and no approval channel is configured.
-var ErrNoChannel = errors.New("slackui: no channel to post the ask to (set approvals.channel)")
+var ErrNoChannel = errors.New("slackui: no channel to post the ask to (set slack.approval_channel)")
 
 // MessageAPI is the part of the Slack Web API that posts and updates Ask
 // messages; *slack.Client satisfies it.
