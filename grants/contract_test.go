@@ -334,6 +334,39 @@ func runContract(t *testing.T, newStore newStoreFunc) {
 		}
 	})
 
+	// A call without a session (bot ask without -session, an external agent
+	// that sends none) sees standing grants and nobody's session grants,
+	// through GrantFor as the policy engine asks.
+	t.Run("no session sees standing grants only", func(t *testing.T) {
+		ctx := t.Context()
+		st := newStore(t, newClock())
+		build := bashCall("make build", "/ws/app")
+		if _, err := st.Record(ctx, "s1", exactScope(t), "U1", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if desc, ok, err := st.GrantFor(ctx, "", npmTest); ok || err != nil || desc != "" {
+			t.Errorf("GrantFor without a session matched a session grant: %q, %v, %v", desc, ok, err)
+		}
+		sg, err := st.RecordStanding(ctx, must(t)(grants.ScopeFor(build)), "admin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc, ok, err := st.GrantFor(ctx, "", build)
+		if err != nil || !ok || !strings.Contains(desc, sg.ID) {
+			t.Fatalf("GrantFor without a session = %q, %v, %v; want standing grant %s", desc, ok, err, sg.ID)
+		}
+		engine, err := policy.New(policy.Config{Grants: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := engine.Evaluate(ctx, build); v.Decision != policy.Allow || !strings.Contains(v.Grant, sg.ID) {
+			t.Errorf("policy without a session: %s (%s), want allowed by standing grant %s", v.Decision, v.Reason, sg.ID)
+		}
+		if v := engine.Evaluate(ctx, npmTest); v.Decision != policy.Ask {
+			t.Errorf("policy without a session on s1's grant: %s (%s), want ask", v.Decision, v.Reason)
+		}
+	})
+
 	t.Run("concurrent records", func(t *testing.T) {
 		ctx := t.Context()
 		st := newStore(t, newClock())

@@ -242,10 +242,12 @@ func (r rule) why(generated string) string {
 	return r.Reason + " (" + generated + ")"
 }
 
-// granted asks the grant checker. An error is logged, kept for the reason,
-// and means no grant: a broken store never allows anything.
+// granted asks the grant checker. A call without a session is still
+// checked: standing grants cover every call, and the checker answers an
+// empty session id with standing grants only. An error is logged, kept for
+// the reason, and means no grant: a broken store never allows anything.
 func (e *Engine) granted(ctx context.Context, c Call, grantErr *error) (Verdict, bool) {
-	if e.grants == nil || c.SessionID == "" {
+	if e.grants == nil {
 		return Verdict{}, false
 	}
 	g, ok, err := e.grants.GrantFor(ctx, c.SessionID, c)

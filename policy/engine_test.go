@@ -546,21 +546,29 @@ func TestModes(t *testing.T) {
 	}
 }
 
-// fakeGrants grants what its function says and records what it was asked.
+// fakeGrants grants what its functions say and records what it was asked:
+// grant stands for session s1's grants, standing (if set) for standing
+// grants, which the checker reports for any session and for none.
 type fakeGrants struct {
-	mu    sync.Mutex
-	calls []Call
-	grant func(Call) (string, bool, error)
+	mu       sync.Mutex
+	calls    []Call
+	grant    func(Call) (string, bool, error)
+	standing func(Call) (string, bool, error)
 }
 
 func (f *fakeGrants) GrantFor(_ context.Context, sessionID string, c Call) (string, bool, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, c)
 	f.mu.Unlock()
-	if sessionID != "s1" {
+	if sessionID == "s1" {
+		if g, ok, err := f.grant(c); ok || err != nil {
+			return g, ok, err
+		}
+	}
+	if f.standing == nil {
 		return "", false, nil
 	}
-	return f.grant(c)
+	return f.standing(c)
 }
 
 func (f *fakeGrants) asked() int {
@@ -589,7 +597,7 @@ func TestGrants(t *testing.T) {
 		{"unparsable beats a grant", everything, with(bashCall("ls 'x"), "s1", ""), Ask, false, ""},
 		{"full mode needs no grant", everything, with(bashCall("cargo build"), "s1", ModeFull), Allow, false, ""},
 		{"other session has none", everything, with(bashCall("cargo build"), "s2", ""), Ask, true, ""},
-		{"no session, no lookup", everything, with(bashCall("cargo build"), "", ""), Ask, false, ""},
+		{"no session: no session grant", everything, with(bashCall("cargo build"), "", ""), Ask, true, ""},
 		{"grant error is no grant", failing, with(bashCall("cargo build"), "s1", ""), Ask, true, ""},
 		{"grant error in never mode denies", failing, with(bashCall("cargo build"), "s1", ModeNever), Deny, true, ""},
 		{"file grant", everything, with(Call{Tool: "write_file", Path: "docs/a", Workspace: testWorkspace, Safety: SideEffect}, "s1", ""), Allow, true, "g-1 bash exact"},
@@ -614,6 +622,38 @@ func TestGrants(t *testing.T) {
 			}
 			if v.Grant != tc.grantID {
 				t.Errorf("Grant = %q, want %q", v.Grant, tc.grantID)
+			}
+		})
+	}
+}
+
+// Standing grants cover calls of every session and of none (bot ask without
+// -session, external agents that send no session id); the order of checks
+// is the same as for session grants.
+func TestStandingGrants(t *testing.T) {
+	standing := func(Call) (string, bool, error) { return "g-9 standing", true, nil }
+	none := func(Call) (string, bool, error) { return "", false, nil }
+	with := func(c Call, session string) Call { c.SessionID = session; return c }
+	cases := []struct {
+		name     string
+		standing func(Call) (string, bool, error)
+		c        Call
+		want     Decision
+		grantID  string
+	}{
+		{"covers a call without a session", standing, bashCall("cargo build"), Allow, "g-9 standing"},
+		{"covers a call of another session", standing, with(bashCall("cargo build"), "s2"), Allow, "g-9 standing"},
+		{"covers a file call without a session", standing, Call{Tool: "write_file", Path: "docs/a", Workspace: testWorkspace, Safety: SideEffect}, Allow, "g-9 standing"},
+		{"none: a call without a session asks", none, bashCall("cargo build"), Ask, ""},
+		{"deny rule beats it", standing, bashCall("rm x"), Deny, ""},
+		{"danger beats it", standing, bashCall("chmod -R 777 /"), Ask, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &fakeGrants{grant: none, standing: tc.standing}
+			v := newTestEngine(t, Config{Grants: g}).Evaluate(t.Context(), tc.c)
+			if v.Decision != tc.want || v.Grant != tc.grantID {
+				t.Fatalf("%s by grant %q (%s), want %s by %q", v.Decision, v.Grant, v.Reason, tc.want, tc.grantID)
 			}
 		})
 	}

@@ -79,7 +79,8 @@ type Verdict struct {
 }
 
 // GrantChecker reports whether a session or standing grant covers a call.
-// The grants package satisfies it.
+// An empty sessionID asks about standing grants only. The grants package
+// satisfies it.
 type GrantChecker interface {
 	GrantFor(ctx context.Context, sessionID string, c Call) (grant string, ok bool, err error)
 }
