@@ -1,0 +1,13 @@
+// Package e2e drives the built bot binary end to end: it builds cmd/bot once,
+// starts `bot serve` replicas in http mode as separate processes on loopback
+// ports, all sharing one real redis-server, the fake Slack
+// (internal/fakeslack) and the fake model (internal/fakeopenai), and shows
+// the round trip a team relies on — a run started on one replica is decided
+// by a click delivered to another, denials reach the model, Asks expire,
+// a replica killed with SIGKILL leaves its Ask to another replica's sweep,
+// forged and unauthorised clicks change nothing, and `bot ask`, `bot run`,
+// `bot check-config` and `bot version` keep their exit codes.
+//
+// The package holds only tests; it is the acceptance test of issue 5 run in
+// CI with `go test -race ./e2e/`.
+package e2e

@@ -1,0 +1,575 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/internal/fakeopenai"
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/slackui"
+)
+
+// The people and channels of the fake workspace.
+const (
+	approverID      = "UAPPROVER1" // the only approver (and so the only run starter)
+	intruderID      = "UINTRUDER9" // a member who may not approve
+	opsChannel      = "COPS"       // where /askops run is typed
+	approvalChannel = "CAPPROVALS" // where Asks of bot run / bot ask go
+)
+
+// stopBound is how long a process gets to exit after SIGTERM before it is
+// killed; the bot's own drain bounds are shorter.
+const stopBound = 20 * time.Second
+
+// world is what the processes of one test share: one redis-server, one fake
+// Slack, one fake model and one agent workspace.
+type world struct {
+	redis  *redistest.Server
+	slack  *fakeslack.Server
+	model  *fakeopenai.Server
+	script *modelScript
+	ws     string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{
+		redis:  redistest.Start(t),
+		slack:  fakeslack.New(t, fakeslack.Options{}),
+		script: &modelScript{runs: map[string]func(step int) fakeopenai.Reply{}},
+		ws:     t.TempDir(),
+	}
+	w.model = fakeopenai.Start(t)
+	w.model.Then(w.script.reply)
+	// Runs before the fakes close (cleanups run last-registered first).
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, m := range w.slack.Messages() {
+			t.Logf("slack message %s/%s (thread %q, %d updates):\n%s", m.Channel, m.TS, m.ThreadTS, m.Updates, text(m))
+		}
+	})
+	return w
+}
+
+// modelScript answers the fake model's requests per run: a run is known by
+// the tag (e2e-…) in its task, and its step is the number of assistant
+// turns so far. Concurrent runs of one test so get their own scripts.
+type modelScript struct {
+	mu   sync.Mutex
+	runs map[string]func(step int) fakeopenai.Reply
+}
+
+var tagRe = regexp.MustCompile(`e2e-[a-z0-9-]+`)
+
+// on scripts the run whose task carries tag.
+func (s *modelScript) on(tag string, f func(step int) fakeopenai.Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runs[tag] = f
+}
+
+func (s *modelScript) reply(_ int, req openai.ChatCompletionRequest) fakeopenai.Reply {
+	tag := requestTag(req)
+	s.mu.Lock()
+	f := s.runs[tag]
+	s.mu.Unlock()
+	if f == nil {
+		return fakeopenai.Error(http.StatusBadRequest, fmt.Sprintf("e2e: no script for task tag %q", tag))
+	}
+	step := 0
+	for _, m := range req.Messages {
+		if m.Role == openai.ChatMessageRoleAssistant {
+			step++
+		}
+	}
+	return f(step)
+}
+
+// requestTag is the e2e-… tag of the task (the first user message).
+func requestTag(req openai.ChatCompletionRequest) string {
+	for _, m := range req.Messages {
+		if m.Role == openai.ChatMessageRoleUser {
+			return tagRe.FindString(m.Content)
+		}
+	}
+	return ""
+}
+
+// steps is a script answering replies in order; a run that asks for more
+// gets a 400, which fails it loudly.
+func steps(replies ...fakeopenai.Reply) func(int) fakeopenai.Reply {
+	return func(step int) fakeopenai.Reply {
+		if step < len(replies) {
+			return replies[step]
+		}
+		return fakeopenai.Error(http.StatusBadRequest, fmt.Sprintf("e2e: script over at step %d", step))
+	}
+}
+
+// bash is a model reply asking for one bash call.
+func bash(id, command string) fakeopenai.Reply {
+	return fakeopenai.Call(fakeopenai.ToolCall{ID: id, Name: "bash", Arguments: fmt.Sprintf(`{"command":%q}`, command)})
+}
+
+// requestsOf returns the model requests of the run tagged tag, in order.
+func (w *world) requestsOf(tag string) []fakeopenai.Request {
+	var out []fakeopenai.Request
+	for _, r := range w.model.Requests() {
+		if requestTag(r.Body) == tag {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// settings are what differ between the configs of one world.
+type settings struct {
+	Timeout       string // approvals.timeout; default 60s
+	SweepInterval string // approvals.sweep_interval; default 1s
+	MaxIterations int    // agent.max_iterations; default 10
+	RedisURL      string // default the world's redis
+}
+
+// writeConfig writes a complete http-mode config: every secret and URL is in
+// the file (the children get no SLACK_*, OPENAI_* or REDIS_URL variables).
+func (w *world) writeConfig(t *testing.T, name, listen string, s settings) string {
+	t.Helper()
+	if s.Timeout == "" {
+		s.Timeout = "60s"
+	}
+	if s.SweepInterval == "" {
+		s.SweepInterval = "1s"
+	}
+	if s.MaxIterations == 0 {
+		s.MaxIterations = 10
+	}
+	if s.RedisURL == "" {
+		s.RedisURL = w.redis.URL()
+	}
+	y := fmt.Sprintf(`# %s
+slack:
+  mode: http
+  bot_token: %q
+  signing_secret: %q
+  api_url: %q
+  approval_channel: %s
+  command: /askops
+http:
+  listen: %q
+redis:
+  url: %q
+openai:
+  base_url: %q
+  model: fake-model
+approvals:
+  timeout: %s
+  session_ttl: 1h
+  sweep_interval: %s
+  approvers:
+    users: [%s]
+agent:
+  workspace: %q
+  max_iterations: %d
+policy:
+  mode: ask
+`, name, w.slack.BotToken(), w.slack.SigningSecret(), w.slack.APIURL(), approvalChannel, listen,
+		s.RedisURL, w.model.BaseURL(), s.Timeout, s.SweepInterval, approverID, w.ws, s.MaxIterations)
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// proc is one bot process. Its output goes to files, shown when the test
+// fails; it is stopped (SIGTERM, then SIGKILL after stopBound) when the test
+// ends, whatever happened.
+type proc struct {
+	name       string
+	cmd        *exec.Cmd
+	cancel     context.CancelFunc // sends SIGTERM (exec.Cmd.Cancel)
+	done       chan struct{}      // closed when the process has exited
+	outF, errF string
+}
+
+// start starts the built bot with args; it is stopped when t ends.
+func start(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	dir := t.TempDir()
+	p := &proc{name: name, done: make(chan struct{}),
+		outF: filepath.Join(dir, name+".stdout"), errF: filepath.Join(dir, name+".stderr")}
+	stdout, err := os.Create(p.outF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := os.Create(p.errF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not t.Context(): the stop is ours to order in the cleanup below
+	// (SIGTERM, wait, then the group), not a cancellation racing it.
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	p.cmd = exec.CommandContext(ctx, botBinary, args...)
+	p.cmd.Env = childEnv()
+	p.cmd.Dir = dir
+	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
+	// Its own process group, so a bash the agent started dies with it.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.Cancel = func() error { return p.cmd.Process.Signal(syscall.SIGTERM) }
+	p.cmd.WaitDelay = stopBound // then exec kills it
+	if err := p.cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		stdout.Close()
+		stderr.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		code := p.terminate()
+		// Anything left in its group (a command the agent started).
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		errText := p.stderr()
+		if strings.Contains(errText, "WARNING: DATA RACE") {
+			t.Errorf("%s: the race detector found a data race:\n%s", name, tail(errText, 20000))
+		}
+		if t.Failed() {
+			t.Logf("--- %s %q exited %d\nstdout:\n%s\nstderr:\n%s", name, args, code, tail(p.stdout(), 8000), tail(errText, 16000))
+		}
+	})
+	return p
+}
+
+// childEnv is this process's environment without the variables that
+// override config keys, so each child reads its config file only.
+func childEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "SLACK_") || strings.HasPrefix(k, "OPENAI_") || k == "REDIS_URL" || k == "USER" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "USER=e2e")
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+func (p *proc) stdout() string { b, _ := os.ReadFile(p.outF); return string(b) }
+func (p *proc) stderr() string { b, _ := os.ReadFile(p.errF); return string(b) }
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// code is the exit code of an exited process (-1 when a signal ended it).
+func (p *proc) code() int { return p.cmd.ProcessState.ExitCode() }
+
+// wait waits for the process to exit by itself and returns its exit code.
+func (p *proc) wait(ctx context.Context, t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.code()
+	case <-ctx.Done():
+		t.Fatalf("%s did not exit: %v\nstdout:\n%s\nstderr:\n%s", p.name, ctx.Err(), tail(p.stdout(), 4000), tail(p.stderr(), 8000))
+		return -1
+	}
+}
+
+// terminate sends SIGTERM (as an orchestrator does) and waits for the exit;
+// exec kills the process if it is still there after stopBound.
+func (p *proc) terminate() int {
+	p.cancel()
+	<-p.done
+	return p.code()
+}
+
+// kill9 is kill -9: no chance to clean up.
+func (p *proc) kill9(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatalf("kill -9 %s: %v", p.name, err)
+	}
+	<-p.done
+}
+
+// replica is a running `bot serve`.
+type replica struct {
+	*proc
+	base   string // http://127.0.0.1:PORT
+	config string
+}
+
+// serve starts `bot serve` on a free loopback port and waits until /readyz
+// says the store and Slack are reachable.
+func (w *world) serve(ctx context.Context, t *testing.T, name string, s settings) *replica {
+	t.Helper()
+	// A free port can be taken between our probe and the bot's listen; then
+	// the bot exits at once and we try another port.
+	for attempt := 1; ; attempt++ {
+		addr := freePort(t)
+		cfg := w.writeConfig(t, name, addr, s)
+		r := &replica{proc: start(t, fmt.Sprintf("%s-%d", name, attempt), "serve", "-config", cfg), base: "http://" + addr, config: cfg}
+		err := r.waitReady(ctx)
+		if err == nil {
+			return r
+		}
+		if attempt < 3 && r.exited() && strings.Contains(r.stderr(), "address already in use") {
+			continue
+		}
+		t.Fatalf("%s never became ready: %v\nstderr:\n%s", name, err, tail(r.stderr(), 8000))
+	}
+}
+
+func (r *replica) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var last string
+	for {
+		if r.exited() {
+			return fmt.Errorf("exited with code %d", r.code())
+		}
+		code, body, err := httpGet(ctx, r.base+"/readyz")
+		switch {
+		case err == nil && code == http.StatusOK:
+			return nil
+		case err == nil:
+			last = fmt.Sprintf("/readyz %d: %s", code, body)
+		default:
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %s)", ctx.Err(), last)
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+// metrics is the replica's /metrics text.
+func (r *replica) metrics(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	code, body, err := httpGet(ctx, r.base+"/metrics")
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("%s /metrics: %d %v", r.name, code, err)
+	}
+	return body
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func httpGet(ctx context.Context, url string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// waitFor polls cond until it holds or ctx ends.
+func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("gave up waiting for %s: %v", what, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// askID is the Ask id an open Ask message carries on its Approve button;
+// empty when the message has no Approve button (decided, or not an Ask).
+func askID(blocks []slack.Block) string {
+	for _, b := range blocks {
+		ab, ok := b.(*slack.ActionBlock)
+		if !ok {
+			continue
+		}
+		for _, el := range ab.Elements.ElementSet {
+			if btn, ok := el.(*slack.ButtonBlockElement); ok && btn.ActionID == slackui.ActionApprove {
+				return btn.Value
+			}
+		}
+	}
+	return ""
+}
+
+// text is everything a reader sees in a message.
+func text(m fakeslack.Message) string { return m.Text + "\n" + fakeslack.BlockText(m.Blocks) }
+
+// waitOpenAsk waits for an open Ask (a message with an Approve button) that
+// mentions want and is not one of seen (by ts).
+func (w *world) waitOpenAsk(ctx context.Context, t *testing.T, want string, seen ...fakeslack.Message) fakeslack.Message {
+	t.Helper()
+	var found fakeslack.Message
+	waitFor(ctx, t, "an open Ask about "+want, func() bool {
+	next:
+		for _, m := range w.slack.Messages() {
+			if askID(m.Blocks) == "" || !strings.Contains(text(m), want) {
+				continue
+			}
+			for _, s := range seen {
+				if s.TS == m.TS {
+					continue next
+				}
+			}
+			found = m
+			return true
+		}
+		return false
+	})
+	return found
+}
+
+// askPosts counts the Ask messages posted so far (chat.postMessage calls
+// carrying Approve buttons).
+func (w *world) askPosts() int {
+	n := 0
+	for _, c := range w.slack.Calls("chat.postMessage") {
+		if c.OK() && askID(c.Blocks) != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// waitDecided waits until the Ask's message has lost its buttons and says
+// all of want.
+func (w *world) waitDecided(ctx context.Context, t *testing.T, m fakeslack.Message, want ...string) fakeslack.Message {
+	t.Helper()
+	final, err := w.slack.WaitForMessage(ctx, m.Channel, m.TS, func(m fakeslack.Message) bool {
+		if askID(m.Blocks) != "" {
+			return false
+		}
+		for _, s := range want {
+			if !strings.Contains(text(m), s) {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		cur, _ := w.slack.Message(m.Channel, m.TS)
+		t.Fatalf("the Ask message never said %q: %v\nit says:\n%s", want, err, text(cur))
+	}
+	return final
+}
+
+// click delivers a signed (or, with opts, forged or stale) button click on
+// the Ask message m, from user, to a replica's interaction endpoint.
+func (w *world) click(ctx context.Context, t *testing.T, base string, m fakeslack.Message, user, action string, opts ...fakeslack.SignOptions) *http.Response {
+	t.Helper()
+	payload := w.slack.BlockActionsPayload(fakeslack.BlockActions{
+		User: user, Channel: m.Channel, MessageTS: m.TS, ActionID: action, Value: askID(m.Blocks),
+	})
+	resp, err := w.slack.PostInteraction(ctx, base+"/slack/interactions", payload, opts...)
+	if err != nil {
+		t.Fatalf("click %s: %v", action, err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// slash delivers a signed /askops command from user in the ops channel and
+// returns the immediate reply.
+func (w *world) slash(ctx context.Context, t *testing.T, base, user, cmdText string) (int, string) {
+	t.Helper()
+	resp, err := w.slack.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{
+		Command: "/askops", Text: cmdText, UserID: user, ChannelID: opsChannel, TeamDomain: "e2e",
+	})
+	if err != nil {
+		t.Fatalf("/askops %s: %v", cmdText, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// startRun types `/askops run TASK` on replica r and checks it was taken.
+func (w *world) startRun(ctx context.Context, t *testing.T, r *replica, task string) {
+	t.Helper()
+	code, body := w.slash(ctx, t, r.base, approverID, "run "+task)
+	if code != http.StatusOK || !strings.Contains(body, "Starting a run") {
+		t.Fatalf("/askops run on %s answered %d: %s", r.name, code, body)
+	}
+}
+
+// waitAnswer waits for a reply in the thread containing want.
+func (w *world) waitAnswer(ctx context.Context, t *testing.T, threadTS, want string) {
+	t.Helper()
+	if _, err := w.slack.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool {
+		return c.OK() && c.ThreadTS == threadTS && strings.Contains(c.Text, want)
+	}); err != nil {
+		t.Fatalf("no %q in thread %s: %v", want, threadTS, err)
+	}
+}
+
+// lines is the number of lines of a file the agent's commands write, 0
+// when it does not exist.
+func lines(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
