@@ -61,7 +61,11 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	}
 	req := askRequest(env, argv, *reason, *label, *session)
 	if g, ok := a.grantFor(ctx, req); ok {
-		fmt.Fprintf(env.stdout, "approved by grant %s (from %s, session %s)\n", g.ID, g.By, *session)
+		if g.Standing() {
+			fmt.Fprintf(env.stdout, "approved by standing grant %s (from %s)\n", g.ID, g.By)
+		} else {
+			fmt.Fprintf(env.stdout, "approved by grant %s (from %s, session %s)\n", g.ID, g.By, *session)
+		}
 		return exitOK
 	}
 	final := a.approver.Approve(ctx, req)
@@ -103,12 +107,10 @@ func askRequest(env *environment, argv []string, reason, label, session string) 
 	}
 }
 
-// grantFor looks for a session grant covering req. Any doubt (no session,
-// a store error) means no: the human is asked.
+// grantFor looks for a grant covering req: one of its session's, or a
+// standing grant (the only kind an ask without -session can have). Any
+// doubt (a store error) means no: the human is asked.
 func (a *app) grantFor(ctx context.Context, req pending.Request) (grants.Grant, bool) {
-	if req.SessionID == "" {
-		return grants.Grant{}, false
-	}
 	var args struct {
 		Command string `json:"command"`
 	}
@@ -118,7 +120,7 @@ func (a *app) grantFor(ctx context.Context, req pending.Request) (grants.Grant, 
 		Cwd: req.Cwd, Workspace: req.Workspace, SessionID: req.SessionID,
 	})
 	if err != nil {
-		a.log.Warn("could not check session grants; asking", "session", req.SessionID, "err", err)
+		a.log.Warn("could not check grants; asking", "session", req.SessionID, "err", err)
 		return grants.Grant{}, false
 	}
 	return g, ok

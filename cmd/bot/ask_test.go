@@ -4,14 +4,18 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
 )
 
@@ -304,5 +308,46 @@ func TestAskSessionGrant(t *testing.T) {
 	stopServe()
 	if r := waitResult(t, served); r.code != 0 {
 		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
+	}
+}
+
+// A standing grant covers bot ask without -session (as it does with one);
+// another command is still asked.
+func TestAskStandingGrantWithoutSession(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	cfg, _, env := httpModeConfig(t, fake, "")
+	env["REDIS_URL"] = rds.URL()
+
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope, err := grants.ScopeFor(policy.Call{Tool: "bash", Command: "make deploy", Cwd: cwd, Workspace: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := pending.OpenRedis(rds.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	g, err := grants.NewRedisStore(client, grants.Options{}).RecordStanding(ctx, scope, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	r := waitResult(t, startBot(ctx, t, env, "ask", "-config", cfg, "--", "make", "deploy"))
+	if r.code != 0 || !strings.Contains(r.stdout, "approved by standing grant "+g.ID) {
+		t.Fatalf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := countAsks(fake); n != 0 {
+		t.Errorf("%d asks posted for a command a standing grant covers", n)
+	}
+	r = waitResult(t, startBot(ctx, t, env, "ask", "-config", cfg, "-timeout", "300ms", "--", "make", "destroy"))
+	if r.code != 1 || !strings.HasPrefix(r.stdout, "expired") {
+		t.Errorf("ungranted ask: exit %d stdout %q", r.code, r.stdout)
 	}
 }
