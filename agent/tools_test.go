@@ -3,6 +3,7 @@ package agent_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -111,6 +112,35 @@ func TestSymlinkInsideTheWorkspaceIsFollowed(t *testing.T) {
 	mustContain(t, toolResults(t, h.srv, 1)["c1"], "1\tinside")
 	if p := h.policy.judged()[0].Path; p != filepath.Join(h.ws, "real", "f.txt") {
 		t.Errorf("policy saw path %q, want the resolved real path", p)
+	}
+}
+
+// The Ask of a file call carries the path the policy judged (resolved
+// through symlinks), which the session grant is scoped to; the model's own
+// path stays in Args.
+func TestAskCarriesTheJudgedPath(t *testing.T) {
+	h := newHarness(t, []fakeopenai.Reply{
+		fakeopenai.Call(call("c1", "write_file", map[string]any{"path": "alias/a.txt", "content": "x"})),
+		fakeopenai.Text("ok"),
+	}, nil)
+	h.approver.answer = answerWith(pending.Approved, "U42", "")
+	if err := os.MkdirAll(filepath.Join(h.ws, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(h.ws, "real"), filepath.Join(h.ws, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	h.run(t, agent.RunSpec{})
+	asks := h.approver.asked()
+	if len(asks) != 1 {
+		t.Fatalf("%d asks, want 1", len(asks))
+	}
+	judged := h.policy.judged()[0].Path
+	if want := filepath.Join(h.ws, "real", "a.txt"); judged != want || asks[0].Path != judged {
+		t.Errorf("policy judged %q, ask carries %q; want both %q", judged, asks[0].Path, want)
+	}
+	if !strings.Contains(asks[0].Args, `"alias/a.txt"`) {
+		t.Errorf("ask args %s lost the model's path", asks[0].Args)
 	}
 }
 

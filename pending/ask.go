@@ -61,6 +61,11 @@ type Request struct {
 	Tool    string `json:"tool"`
 	Args    string `json:"args"`    // the exact arguments (JSON) the tool would run with
 	Summary string `json:"summary"` // a short human summary (for bash: the command)
+	// Path is, for file tools, the path the policy judged: absolute, with
+	// symlinks resolved. A session grant is scoped to it (not to Args'
+	// path as the model wrote it), so the identical later call, which the
+	// policy sees in the same form, is covered. Empty for other tools.
+	Path string `json:"path,omitempty"`
 
 	Reason string `json:"reason,omitempty"` // why the policy asked
 	Rule   string `json:"rule,omitempty"`   // the rule that matched, if any

@@ -220,6 +220,17 @@ func (p *Approver) updateDetached(ctx context.Context, a pending.Ask) {
 // DefaultScopeFor is the grant "Approve for session" records for a: the
 // policy's default scope (grants.ScopeFor) of the call the Ask is about,
 // rebuilt from the stored arguments.
+//
+// A file tool's scope is built from the path in the form the policy judged
+// the call (Request.Path: absolute, symlinks resolved), because that is the
+// form it will see the same call in next time. The model's own path may go
+// through a symlink: with alias -> real, "alias/a.txt" reaches the policy as
+// <workspace>/real/a.txt, so a grant on "alias/a.txt" would never cover the
+// identical call again, and the dialog would name another path than the
+// message's summary. A grant on "real/a.txt" covers exactly that file, by
+// whatever link it is reached, and nothing once the link points elsewhere:
+// it never widens. Asks without Request.Path (recorded by callers that do
+// not resolve paths) fall back to the path as given.
 func DefaultScopeFor(a pending.Ask) (grants.Scope, error) {
 	var args struct {
 		Command string `json:"command"`
@@ -233,9 +244,12 @@ func DefaultScopeFor(a pending.Ask) (grants.Scope, error) {
 	c := policy.Call{
 		Tool: a.Tool, Cwd: a.Cwd, Workspace: a.Workspace, SessionID: a.SessionID,
 	}
-	if a.Tool == "bash" {
+	switch {
+	case a.Tool == "bash":
 		c.Command = args.Command
-	} else {
+	case a.Path != "":
+		c.Path = a.Path
+	default:
 		c.Path = args.Path
 	}
 	return grants.ScopeFor(c)
