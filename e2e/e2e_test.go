@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,5 +108,387 @@ func TestApproveOnOtherReplica(t *testing.T) {
 	}
 }
 
-// silence unused imports until the other scenarios land.
-var _ = fakeslack.SignOptions{}
+// TestDenyWithReason (scenario 3): "Deny with reason" clicked on B opens the
+// reason modal; its submission (to B) denies the Ask; the command does not
+// run and the model's next request carries the reason.
+func TestDenyWithReason(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	const reason = "change freeze until Monday"
+	w.script.on("e2e-deny", steps(bash("c1", "echo hi > denied.txt"), fakeopenai.Text("understood, leaving it alone")))
+	a := w.serve(ctx, t, "A", settings{})
+	b := w.serve(ctx, t, "B", settings{})
+
+	w.startRun(ctx, t, a, "e2e-deny: write denied.txt")
+	ask := w.waitOpenAsk(ctx, t, "denied.txt")
+	if resp := w.click(ctx, t, b.base, ask, approverID, slackui.ActionDenyReason); resp.StatusCode != http.StatusOK {
+		t.Fatalf("deny with reason on B: %s", resp.Status)
+	}
+	if _, err := w.slack.WaitForCall(ctx, "views.open", func(c fakeslack.Call) bool { return c.OK() }); err != nil {
+		t.Fatalf("B opened no reason modal: %v", err)
+	}
+	views := w.slack.Views()
+	sub := w.slack.ViewSubmissionPayload(fakeslack.ViewSubmission{
+		User: approverID, ViewID: views[len(views)-1].ID,
+		Values: map[string]map[string]string{slackui.BlockDenyReason: {slackui.ActionDenyReasonInput: reason}},
+	})
+	resp, err := w.slack.PostInteraction(ctx, b.base+"/slack/interactions", sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readBody(resp)
+	if resp.StatusCode != http.StatusOK || strings.Contains(body, "errors") {
+		t.Fatalf("reason submission to B: %s %s", resp.Status, body)
+	}
+
+	w.waitDecided(ctx, t, ask, "Denied", approverID, reason)
+	w.waitAnswer(ctx, t, ask.ThreadTS, "understood, leaving it alone")
+	reqs := w.requestsOf("e2e-deny")
+	if len(reqs) != 2 {
+		t.Fatalf("the run made %d model requests, want 2", len(reqs))
+	}
+	if !strings.Contains(string(reqs[1].Raw), reason) {
+		t.Errorf("the model's request after the denial lacks the reason:\n%s", reqs[1].Raw)
+	}
+	if exists(filepath.Join(w.ws, "denied.txt")) {
+		t.Error("the denied command ran")
+	}
+	if m := a.metrics(ctx, t); !strings.Contains(m, `askops_asks_total{outcome="denied"} 1`) {
+		t.Errorf("A does not count the denial:\n%s", m)
+	}
+}
+
+// TestExpiry (scenario 4): nobody decides before approvals.timeout; the
+// message says expired, the command does not run, and the model is told.
+func TestExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	w.script.on("e2e-expire", steps(bash("c1", "echo hi > expired.txt"), fakeopenai.Text("nobody answered, giving up")))
+	a := w.serve(ctx, t, "A", settings{Timeout: "2s", SweepInterval: "1h"})
+
+	w.startRun(ctx, t, a, "e2e-expire: write expired.txt")
+	ask := w.waitOpenAsk(ctx, t, "expired.txt")
+	w.waitDecided(ctx, t, ask, "Expired")
+	w.waitAnswer(ctx, t, ask.ThreadTS, "nobody answered, giving up")
+	if exists(filepath.Join(w.ws, "expired.txt")) {
+		t.Error("the expired command ran")
+	}
+	if reqs := w.requestsOf("e2e-expire"); len(reqs) != 2 || !strings.Contains(strings.ToLower(string(reqs[1].Raw)), "expired") {
+		t.Errorf("the model was not told the Ask expired (%d requests)", len(reqs))
+	}
+	if m := a.metrics(ctx, t); !strings.Contains(m, `askops_asks_total{outcome="expired"} 1`) {
+		t.Errorf("A does not count the expiry:\n%s", m)
+	}
+}
+
+// TestKilledReplica (scenario 5): replica A is killed with SIGKILL while its
+// Ask waits; once the Ask's deadline passes, B's sweep expires it and
+// updates its message. Nothing of A is left to do it.
+func TestKilledReplica(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	w.script.on("e2e-kill", steps(bash("c1", "echo hi > killed.txt")))
+	a := w.serve(ctx, t, "A", settings{Timeout: "2s", SweepInterval: "1h"})
+	b := w.serve(ctx, t, "B", settings{SweepInterval: "200ms"})
+
+	w.startRun(ctx, t, a, "e2e-kill: write killed.txt")
+	ask := w.waitOpenAsk(ctx, t, "killed.txt")
+	// The sweep can only update a message the store knows: wait until
+	// /askops pending links the Ask to its message.
+	link := "/archives/" + ask.Channel + "/p" + strings.ReplaceAll(ask.TS, ".", "")
+	waitFor(ctx, t, "the Ask's message to be recorded", func() bool {
+		_, body := w.slash(ctx, t, b.base, approverID, "pending")
+		return strings.Contains(body, link)
+	})
+	a.kill9(t)
+	if a.code() != -1 {
+		t.Fatalf("A exited %d before it was killed", a.code())
+	}
+
+	w.waitDecided(ctx, t, ask, "Expired")
+	if exists(filepath.Join(w.ws, "killed.txt")) {
+		t.Error("the command ran")
+	}
+	if m := b.metrics(ctx, t); !strings.Contains(m, `askops_asks_total{outcome="expired"} 1`) {
+		t.Errorf("B's sweep did not count the expiry:\n%s", m)
+	}
+	if _, body := w.slash(ctx, t, b.base, approverID, "pending"); !strings.Contains(body, "No open Asks") {
+		t.Errorf("/askops pending after the sweep: %s", body)
+	}
+}
+
+// TestRefusedClicks (scenario 7): a non-approver's clicks, a forged
+// signature and a stale timestamp change nothing: the forged and stale ones
+// get 401, the non-approver is told no, the Ask stays pending with its
+// message untouched, and the approver can still decide it.
+func TestRefusedClicks(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	w.script.on("e2e-refuse", steps(bash("c1", "echo hi > refused.txt"), fakeopenai.Text("written after approval")))
+	a := w.serve(ctx, t, "A", settings{})
+	b := w.serve(ctx, t, "B", settings{})
+
+	w.startRun(ctx, t, a, "e2e-refuse: write refused.txt")
+	ask := w.waitOpenAsk(ctx, t, "refused.txt")
+
+	for name, opts := range map[string]fakeslack.SignOptions{
+		"forged signature":          {Secret: "a-guessed-secret"},
+		"stale timestamp (6 min)":   {Timestamp: time.Now().Add(-6 * time.Minute)},
+		"no signature at all":       {Unsigned: true},
+		"signature of another body": {Signature: w.slack.Sign([]byte("payload={}"), time.Now())},
+	} {
+		for _, action := range []string{slackui.ActionApprove, slackui.ActionApproveSession} {
+			if resp := w.click(ctx, t, b.base, ask, approverID, action, opts); resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%s %s click: %s, want 401", name, action, resp.Status)
+			}
+		}
+	}
+	actions := []string{slackui.ActionApprove, slackui.ActionApproveSession, slackui.ActionDeny}
+	for _, action := range actions {
+		if resp := w.click(ctx, t, b.base, ask, intruderID, action); resp.StatusCode != http.StatusOK {
+			t.Errorf("non-approver %s click: %s", action, resp.Status)
+		}
+	}
+	if _, err := w.slack.WaitForCalls(ctx, "chat.postEphemeral", len(actions), func(c fakeslack.Call) bool { return c.User == intruderID }); err != nil {
+		t.Fatalf("the non-approver was not told no for each click: %v", err)
+	}
+
+	now, _ := w.slack.Message(ask.Channel, ask.TS)
+	if now.Updates != ask.Updates || text(now) != text(ask) || askID(now.Blocks) != askID(ask.Blocks) {
+		t.Errorf("refused clicks changed the Ask message (%d → %d updates):\n%s", ask.Updates, now.Updates, text(now))
+	}
+	if _, body := w.slash(ctx, t, b.base, approverID, "pending"); !strings.Contains(body, "1 open Ask") || !strings.Contains(body, "refused.txt") {
+		t.Errorf("/askops pending after refused clicks: %s", body)
+	}
+	if exists(filepath.Join(w.ws, "refused.txt")) {
+		t.Fatal("a refused click ran the command")
+	}
+	if m := a.metrics(ctx, t); !strings.Contains(m, "askops_asks_pending 1") {
+		t.Errorf("A no longer waits on the Ask:\n%s", m)
+	}
+
+	// Still pending: the approver decides it, and the message names them.
+	w.click(ctx, t, b.base, ask, approverID, slackui.ActionApprove)
+	final := w.waitDecided(ctx, t, ask, "Approved", approverID)
+	if strings.Contains(text(final), intruderID) {
+		t.Errorf("the decided message names the non-approver:\n%s", text(final))
+	}
+	w.waitAnswer(ctx, t, ask.ThreadTS, "written after approval")
+	if !exists(filepath.Join(w.ws, "refused.txt")) {
+		t.Error("the approved command did not run")
+	}
+}
+
+func readBody(resp *http.Response) string {
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// TestAskExitCodes (scenario 6, bot ask): with Redis configured `bot ask`
+// opens no port (it reads the serve replica's own config, whose port is
+// taken) and a click delivered to the serve replica decides it: exit 0
+// approved, 1 denied or timed out, 2 unavailable or bad usage.
+func TestAskExitCodes(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	s := w.serve(ctx, t, "S", settings{})
+	downRedis := w.writeConfig(t, "redis-down", freePort(t), settings{RedisURL: "redis://" + freePort(t) + "/0"})
+
+	tests := []struct {
+		name       string
+		args       []string // after -config
+		click      string   // the approver's click, if any
+		wantCode   int
+		wantStdout string
+		wantMsg    string // the Ask message at the end
+	}{
+		{name: "approved", args: []string{"--", "make", "deploy-approved"}, click: slackui.ActionApprove,
+			wantCode: 0, wantStdout: "approved by " + approverID, wantMsg: "Approved"},
+		{name: "denied", args: []string{"--", "make", "deploy-denied"}, click: slackui.ActionDeny,
+			wantCode: 1, wantStdout: "denied by " + approverID, wantMsg: "Denied"},
+		{name: "timeout", args: []string{"-timeout", "1s", "--", "make", "deploy-timeout"},
+			wantCode: 1, wantStdout: "expired", wantMsg: "Expired"},
+		{name: "no command", args: nil, wantCode: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := start(t, "ask-"+strings.ReplaceAll(tt.name, " ", "-"), append([]string{"ask", "-config", s.config}, tt.args...)...)
+			var ask fakeslack.Message
+			if tt.wantMsg != "" {
+				ask = w.waitOpenAsk(ctx, t, tt.args[len(tt.args)-1])
+				if ask.Channel != approvalChannel {
+					t.Errorf("the Ask went to %s, want %s", ask.Channel, approvalChannel)
+				}
+			}
+			if tt.click != "" {
+				if resp := w.click(ctx, t, s.base, ask, approverID, tt.click); resp.StatusCode != http.StatusOK {
+					t.Fatalf("click on the serve replica: %s", resp.Status)
+				}
+			}
+			code := p.wait(ctx, t)
+			if code != tt.wantCode || !strings.Contains(p.stdout(), tt.wantStdout) {
+				t.Errorf("exit %d, stdout %q; want %d and %q\nstderr:\n%s", code, p.stdout(), tt.wantCode, tt.wantStdout, p.stderr())
+			}
+			if tt.wantMsg != "" {
+				w.waitDecided(ctx, t, ask, tt.wantMsg)
+			}
+		})
+	}
+	t.Run("redis unreachable", func(t *testing.T) {
+		t.Parallel()
+		p := start(t, "ask-redis-down", "ask", "-config", downRedis, "--", "true")
+		if code := p.wait(ctx, t); code != 2 || !strings.HasPrefix(p.stdout(), "unavailable") {
+			t.Errorf("exit %d, stdout %q; want 2 and unavailable", code, p.stdout())
+		}
+	})
+}
+
+// TestRunExitCodes (scenario 6, bot run): with Redis configured `bot run`
+// posts its Asks to the approval channel and a serve replica takes the
+// click; a finished run exits 0 and prints the answer, a failing run exits
+// non-zero.
+func TestRunExitCodes(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	w.script.on("e2e-cron", steps(bash("c1", "echo hi > cron.txt"), fakeopenai.Text("nightly job done")))
+	w.script.on("e2e-loop", func(step int) fakeopenai.Reply {
+		return fakeopenai.Call(fakeopenai.ToolCall{ID: "r" + string(rune('a'+step)), Name: "read_file", Arguments: `{"path":"cron.txt"}`})
+	})
+	w.script.on("e2e-broken", steps(fakeopenai.Error(http.StatusBadRequest, "the model exploded")))
+	s := w.serve(ctx, t, "S", settings{})
+	short := w.writeConfig(t, "run-short", s.base[len("http://"):], settings{MaxIterations: 2})
+
+	t.Run("finished", func(t *testing.T) {
+		p := start(t, "run-cron", "run", "-config", s.config, "e2e-cron: write cron.txt")
+		ask := w.waitOpenAsk(ctx, t, "cron.txt")
+		if ask.Channel != approvalChannel || ask.ThreadTS != "" {
+			t.Errorf("the Ask went to %s (thread %q), want the top of %s", ask.Channel, ask.ThreadTS, approvalChannel)
+		}
+		w.click(ctx, t, s.base, ask, approverID, slackui.ActionApprove)
+		if code := p.wait(ctx, t); code != 0 || !strings.Contains(p.stdout(), "nightly job done") {
+			t.Errorf("exit %d, want 0 and the answer\nstdout:\n%s", code, p.stdout())
+		}
+		if !exists(filepath.Join(w.ws, "cron.txt")) {
+			t.Error("the approved command did not run")
+		}
+	})
+	for _, tt := range []struct {
+		name, config, task, wantStdout string
+		wantCode                       int
+	}{
+		{"max iterations", short, "e2e-loop: read forever", "failed", 1},
+		{"model error", s.config, "e2e-broken: anything", "failed", 1},
+		{"no task", s.config, "", "", 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"run", "-config", tt.config}
+			if tt.task != "" {
+				args = append(args, tt.task)
+			}
+			p := start(t, "run-"+strings.ReplaceAll(tt.name, " ", "-"), args...)
+			if code := p.wait(ctx, t); code != tt.wantCode || !strings.Contains(p.stdout(), tt.wantStdout) {
+				t.Errorf("exit %d, stdout %q; want %d and %q", code, p.stdout(), tt.wantCode, tt.wantStdout)
+			}
+		})
+	}
+	if n := len(w.requestsOf("e2e-loop")); n != 2 {
+		t.Errorf("the looping run made %d model requests, want 2 (agent.max_iterations)", n)
+	}
+}
+
+// TestCheckConfig (scenario 8): check-config exits 2 and names each broken
+// key of a deliberately broken file, without printing its secrets; a good
+// file passes and reaches Redis, Slack and the model.
+func TestCheckConfig(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	const secret = "xoxb-e2e-do-not-print"
+	broken := filepath.Join(dir, "broken.yaml")
+	if err := os.WriteFile(broken, []byte(`
+slack:
+  mode: http                # http without signing_secret
+  bot_token: `+secret+`
+  approval_channel: CAPPROVALS
+  colour: blue              # unknown key
+http:
+  listen: "127.0.0.1:0"
+openai:
+  base_url: http://127.0.0.1:1/v1
+  model: fake-model
+approvals:
+  timeout: ten minutes      # bad duration
+  approvers: {users: []}    # no approvers
+policy:
+  mode: sometimes           # bad mode
+  rules:
+    - {tool: bash, command: "terraform apply", decision: maybe}   # bad decision
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, "check-broken", "check-config", "-config", broken)
+	if code := p.wait(ctx, t); code != 2 {
+		t.Errorf("check-config of a broken file exited %d, want 2", code)
+	}
+	out := p.stdout() + p.stderr()
+	for _, key := range []string{
+		"slack.colour:",
+		"approvals.timeout:",
+		"policy.mode:",
+		"slack.signing_secret:",
+		"approvals.approvers:",
+		"policy.rules[0].decision:",
+	} {
+		if !strings.Contains(out, key) {
+			t.Errorf("check-config does not name %s", strings.TrimSuffix(key, ":"))
+		}
+	}
+	if strings.Contains(out, secret) {
+		t.Errorf("check-config printed the bot token")
+	}
+	if t.Failed() {
+		t.Logf("check-config said:\n%s", out)
+	}
+
+	// A bad slack.mode is named too (it cannot share a file with the http
+	// mode case above).
+	badMode := filepath.Join(dir, "bad-mode.yaml")
+	if err := os.WriteFile(badMode, []byte("slack:\n  mode: carrier-pigeon\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p = start(t, "check-bad-mode", "check-config", "--config", badMode)
+	if code := p.wait(ctx, t); code != 2 || !strings.Contains(p.stderr(), "slack.mode:") {
+		t.Errorf("slack.mode: carrier-pigeon: exit %d\n%s", code, p.stderr())
+	}
+
+	// The control: a good file passes, so the keys above are named because
+	// they are broken.
+	w := newWorld(t)
+	good := w.writeConfig(t, "good", freePort(t), settings{})
+	p = start(t, "check-good", "check-config", "-config", good)
+	if code := p.wait(ctx, t); code != 0 {
+		t.Errorf("check-config of a good file exited %d\nstdout:\n%s\nstderr:\n%s", code, p.stdout(), p.stderr())
+	}
+	for _, want := range []string{"ok config", "ok redis", "ok slack", "ok model"} {
+		if !strings.Contains(p.stdout(), want) {
+			t.Errorf("check-config of a good file does not say %q:\n%s", want, p.stdout())
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	p := start(t, "version", "version")
+	if code := p.wait(ctx, t); code != 0 || !strings.HasPrefix(p.stdout(), "askops ") {
+		t.Errorf("bot version: exit %d, stdout %q", code, p.stdout())
+	}
+}
