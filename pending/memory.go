@@ -53,14 +53,7 @@ func (s *MemoryStore) Create(ctx context.Context, req Request, ttl time.Duration
 	if err := ctx.Err(); err != nil {
 		return Ask{}, &Error{Code: CodeUnavailable, Op: "create", Msg: "context ended", Err: err}
 	}
-	now := s.opts.now()
-	a := Ask{
-		Request:   req,
-		ID:        newID(),
-		CreatedAt: now,
-		Deadline:  now.Add(ttl).Truncate(time.Microsecond),
-		Status:    StatusPending,
-	}
+	a := newAsk(req, s.opts.now(), ttl)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asks[a.ID] = &memoryAsk{ask: a, done: make(chan struct{})}

@@ -96,6 +96,19 @@ func newID() string {
 	return idEncoding.EncodeToString(b[:])
 }
 
+// newAsk is the pending record both stores make for req at now (from
+// Options.now): a fresh id and a deadline ttl away, in whole microseconds
+// as Redis keeps it, so both stores return equal Asks.
+func newAsk(req Request, now time.Time, ttl time.Duration) Ask {
+	return Ask{
+		Request:   req,
+		ID:        newID(),
+		CreatedAt: now,
+		Deadline:  now.Add(ttl).Truncate(time.Microsecond),
+		Status:    StatusPending,
+	}
+}
+
 // checkID refuses an empty or malformed id before any store is touched.
 func checkID(op, id string) error {
 	if id == "" {

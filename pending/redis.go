@@ -109,14 +109,7 @@ func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration)
 	if err != nil {
 		return Ask{}, &Error{Code: CodeInternal, Op: "create", Msg: "encode request", Err: err}
 	}
-	now := s.opts.now()
-	a := Ask{
-		Request:   req,
-		ID:        newID(),
-		CreatedAt: now,
-		Deadline:  now.Add(ttl).Truncate(time.Microsecond),
-		Status:    StatusPending,
-	}
+	a := newAsk(req, s.opts.now(), ttl)
 	key := s.keys.ask(a.ID)
 	ev := askedEvent(a)
 	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
