@@ -91,34 +91,45 @@ func NewInteractions(cfg InteractionsConfig) *Interactions {
 	return &Interactions{cfg: cfg, log: cfg.Logger}
 }
 
-// ServeHTTP serves POST /slack/interactions. Wrap it in Verified: it trusts
-// the body it is given.
+// ServeHTTP serves POST /slack/interactions with Handle. Wrap it in
+// Verified: it trusts the body it is given.
 func (i *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		http.Error(w, "POST only", http.StatusMethodNotAllowed)
-		return
-	}
-	payload := r.PostFormValue("payload")
-	if payload == "" {
-		http.Error(w, "missing payload", http.StatusBadRequest)
-		return
-	}
-	var cb slack.InteractionCallback
-	if err := json.Unmarshal([]byte(payload), &cb); err != nil {
-		http.Error(w, "malformed payload", http.StatusBadRequest)
-		return
-	}
-	// The decision must be recorded even if Slack hangs up first.
-	resp, err := i.Handle(context.WithoutCancel(r.Context()), cb)
-	if err != nil {
-		i.log.Warn("interaction not handled", "type", cb.Type, "user", cb.User.ID, "err", err)
-	}
-	if resp != nil {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(resp)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
+	InteractionsHandler(i.Handle, i.log).ServeHTTP(w, r)
+}
+
+// InteractionsHandler serves POST /slack/interactions (form-encoded
+// payload=JSON) with handle, which may route beyond the Ask buttons
+// (Interactions.Handle for those). handle runs on a context Slack hanging
+// up cannot cancel, so a decision is recorded before the reply; its
+// response, if any, is the reply's body. Wrap it in Verified: it trusts the
+// body it is given.
+func InteractionsHandler(handle func(context.Context, slack.InteractionCallback) (*slack.ViewSubmissionResponse, error), log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST only", http.StatusMethodNotAllowed)
+			return
+		}
+		payload := r.PostFormValue("payload")
+		if payload == "" {
+			http.Error(w, "missing payload", http.StatusBadRequest)
+			return
+		}
+		var cb slack.InteractionCallback
+		if err := json.Unmarshal([]byte(payload), &cb); err != nil {
+			http.Error(w, "malformed payload", http.StatusBadRequest)
+			return
+		}
+		resp, err := handle(context.WithoutCancel(r.Context()), cb)
+		if err != nil {
+			log.Warn("interaction not handled", "type", cb.Type, "user", cb.User.ID, "err", err)
+		}
+		if resp != nil {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(resp)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
 }
 
 // Handle handles one interaction, from HTTP or Socket Mode. It returns

@@ -521,6 +521,9 @@ func TestForgedOrStaleOrHugeRequestsChangeNothing(t *testing.T) {
 		{"signed garbage", func() (*http.Response, error) {
 			return w.fake.PostSigned(t.Context(), w.url, "application/x-www-form-urlencoded", []byte("payload=%7Bnot+json"), fakeslack.SignOptions{})
 		}, http.StatusBadRequest},
+		{"signed, no payload", func() (*http.Response, error) {
+			return w.fake.PostSigned(t.Context(), w.url, "application/x-www-form-urlencoded", []byte("token=x"), fakeslack.SignOptions{})
+		}, http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

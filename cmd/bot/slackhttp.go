@@ -40,7 +40,7 @@ func (a *app) routes(h slackHandlers) http.Handler {
 	mux.Handle("GET /healthz", handleHealthz())
 	mux.Handle("GET /readyz", handleReadyz(a.ready))
 	mux.Handle("GET /metrics", a.metrics.Handler())
-	mux.Handle("POST /slack/interactions", signed(handleInteractions(h.interaction(a), a.log)))
+	mux.Handle("POST /slack/interactions", signed(slackui.InteractionsHandler(h.interaction(a), a.log)))
 	mux.Handle("POST /slack/commands", signed(handleSlashCommand(h.SlashCommand, a.log)))
 	mux.Handle("POST /slack/events", signed(handleEvents(h.Event)))
 	return mux
@@ -51,34 +51,6 @@ func (h slackHandlers) interaction(a *app) func(context.Context, slack.Interacti
 		return h.Interaction
 	}
 	return a.interactions.Handle
-}
-
-// handleInteractions serves POST /slack/interactions (already verified):
-// form-encoded payload=JSON. The decision is recorded before the reply.
-func handleInteractions(fn func(context.Context, slack.InteractionCallback) (*slack.ViewSubmissionResponse, error), log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		payload := r.PostFormValue("payload")
-		if payload == "" {
-			http.Error(w, "missing payload", http.StatusBadRequest)
-			return
-		}
-		var cb slack.InteractionCallback
-		if err := json.Unmarshal([]byte(payload), &cb); err != nil {
-			http.Error(w, "malformed payload", http.StatusBadRequest)
-			return
-		}
-		// The decision must be recorded even if Slack hangs up first.
-		resp, err := fn(context.WithoutCancel(r.Context()), cb)
-		if err != nil {
-			log.Warn("interaction not handled", "type", cb.Type, "user", cb.User.ID, "err", err)
-		}
-		if resp != nil {
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(resp)
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-	})
 }
 
 func handleHealthz() http.Handler {
