@@ -25,21 +25,15 @@ const checkTimeout = 5 * time.Second
 // cmdCheckConfigMain validates the file, then reaches Redis, Slack and the
 // model endpoint. Exit 0 all ok, 1 something unreachable, 2 invalid config.
 func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) int {
-	fs := flagSet("check-config", env.stderr, "-config FILE")
-	path := fs.String("config", "", "config file (YAML)")
-	if code, ok := parseFlags(fs, args); !ok {
+	path, code, ok := parseConfigFlag(env, cmdCheckConfig, args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "bot check-config: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return exitUsage
-	}
-	cfg, ok := loadConfig(env, *path, cmdCheckConfig)
+	cfg, ok := loadConfig(env, path, cmdCheckConfig)
 	if !ok {
 		return exitUsage
 	}
-	fmt.Fprintf(env.stdout, "ok config %s\n", *path)
+	fmt.Fprintf(env.stdout, "ok config %s\n", path)
 	failed := false
 	for _, r := range reachabilityChecks(ctx, cfg, http.DefaultTransport) {
 		if r.err != nil {

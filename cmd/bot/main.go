@@ -131,6 +131,23 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	return 0, true
 }
 
+// parseConfigFlag parses the flags of a command that takes nothing but
+// -config FILE and returns the path; ok is false when the caller should
+// return code.
+func parseConfigFlag(env *environment, cmd command, args []string) (path string, code int, ok bool) {
+	fs := flagSet(string(cmd), env.stderr, "-config FILE")
+	p := fs.String("config", "", "config file (YAML)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return "", code, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "bot %s: unexpected argument %q\n", cmd, fs.Arg(0))
+		fs.Usage()
+		return "", exitUsage, false
+	}
+	return *p, 0, true
+}
+
 // parseInterleaved parses flags that may come before or after positional
 // arguments (`bot run "TASK" -config f` as well as `bot run -config f "TASK"`).
 // Everything after "--" is positional.

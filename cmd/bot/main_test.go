@@ -44,7 +44,10 @@ func TestRunCommandLine(t *testing.T) {
 		{"bad config, one dash", []string{"check-config", "-config", cfg}, 2, "", `config: slack.mode: unknown mode "sockett"`},
 		{"bad config, two dashes", []string{"check-config", "--config", cfg}, 2, "", `config: slack.mode: unknown mode "sockett"`},
 		{"bad config, flag=value", []string{"check-config", "--config=" + cfg}, 2, "", `config: slack.mode: unknown mode "sockett"`},
-		{"stray argument", []string{"check-config", "-config", cfg, "extra"}, 2, "", `unexpected argument "extra"`},
+		{"stray argument", []string{"check-config", "-config", cfg, "extra"}, 2, "", `bot check-config: unexpected argument "extra"`},
+		{"serve: stray argument", []string{"serve", "-config", cfg, "extra"}, 2, "", `bot serve: unexpected argument "extra"`},
+		{"serve: help", []string{"serve", "-h"}, 0, "", "usage: bot serve -config FILE"},
+		{"serve: bad config", []string{"serve", "-config", cfg}, 2, "", `config: slack.mode: unknown mode "sockett"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

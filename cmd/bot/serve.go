@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -20,17 +19,11 @@ const (
 
 // cmdServeMain is `bot serve`: the Slack app.
 func cmdServeMain(ctx context.Context, env *environment, args []string) int {
-	fs := flagSet("serve", env.stderr, "-config FILE")
-	path := fs.String("config", "", "config file (YAML)")
-	if code, ok := parseFlags(fs, args); !ok {
+	path, code, ok := parseConfigFlag(env, cmdServe, args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "bot serve: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return exitUsage
-	}
-	cfg, ok := loadConfig(env, *path, cmdServe)
+	cfg, ok := loadConfig(env, path, cmdServe)
 	if !ok {
 		return exitUsage
 	}
