@@ -202,13 +202,7 @@ func Start(opts Options) (*Server, error) {
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		close(s.closing)
-		s.mu.Lock()
-		conns := make([]*socketConn, 0, len(s.conns))
-		for c := range s.conns {
-			conns = append(conns, c)
-		}
-		s.mu.Unlock()
-		for _, c := range conns {
+		for _, c := range s.socketConns() {
 			c.close()
 		}
 		s.sockets.Wait()

@@ -316,14 +316,20 @@ func (s *Server) DisconnectSockets() {
 		"type": "disconnect", "reason": "refresh_requested",
 		"debug_info": map[string]any{"host": "applink-fake"},
 	})
+	for _, c := range s.socketConns() {
+		_ = c.write(msg)
+		c.close()
+	}
+}
+
+// socketConns is a snapshot of the open Socket Mode connections, to close
+// or write to without holding the lock.
+func (s *Server) socketConns() []*socketConn {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	conns := make([]*socketConn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
-	s.mu.Unlock()
-	for _, c := range conns {
-		_ = c.write(msg)
-		c.close()
-	}
+	return conns
 }
