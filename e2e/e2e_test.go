@@ -319,7 +319,7 @@ func TestAskExitCodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p := start(t, "ask-"+strings.ReplaceAll(tt.name, " ", "-"), append([]string{"ask", "-config", s.config}, tt.args...)...)
+			p := w.start(t, "ask-"+strings.ReplaceAll(tt.name, " ", "-"), append([]string{"ask", "-config", s.config}, tt.args...)...)
 			var ask fakeslack.Message
 			if tt.wantMsg != "" {
 				ask = w.waitOpenAsk(ctx, t, tt.args[len(tt.args)-1])
@@ -343,7 +343,7 @@ func TestAskExitCodes(t *testing.T) {
 	}
 	t.Run("redis unreachable", func(t *testing.T) {
 		t.Parallel()
-		p := start(t, "ask-redis-down", "ask", "-config", downRedis, "--", "true")
+		p := w.start(t, "ask-redis-down", "ask", "-config", downRedis, "--", "true")
 		if code := p.wait(ctx, t); code != 2 || !strings.HasPrefix(p.stdout(), "unavailable") {
 			t.Errorf("exit %d, stdout %q; want 2 and unavailable", code, p.stdout())
 		}
@@ -364,10 +364,11 @@ func TestRunExitCodes(t *testing.T) {
 	})
 	w.script.on("e2e-broken", steps(fakeopenai.Error(http.StatusBadRequest, "the model exploded")))
 	s := w.serve(ctx, t, "S", settings{})
-	short := w.writeConfig(t, "run-short", s.base[len("http://"):], settings{MaxIterations: 2})
+	// On the serve replica's own port: with Redis, bot run does not listen.
+	short := w.writeConfig(t, "run-short", strings.TrimPrefix(s.base, "http://"), settings{MaxIterations: 2})
 
 	t.Run("finished", func(t *testing.T) {
-		p := start(t, "run-cron", "run", "-config", s.config, "e2e-cron: write cron.txt")
+		p := w.start(t, "run-cron", "run", "-config", s.config, "e2e-cron: write cron.txt")
 		ask := w.waitOpenAsk(ctx, t, "cron.txt")
 		if ask.Channel != approvalChannel || ask.ThreadTS != "" {
 			t.Errorf("the Ask went to %s (thread %q), want the top of %s", ask.Channel, ask.ThreadTS, approvalChannel)
@@ -393,7 +394,7 @@ func TestRunExitCodes(t *testing.T) {
 			if tt.task != "" {
 				args = append(args, tt.task)
 			}
-			p := start(t, "run-"+strings.ReplaceAll(tt.name, " ", "-"), args...)
+			p := w.start(t, "run-"+strings.ReplaceAll(tt.name, " ", "-"), args...)
 			if code := p.wait(ctx, t); code != tt.wantCode || !strings.Contains(p.stdout(), tt.wantStdout) {
 				t.Errorf("exit %d, stdout %q; want %d and %q", code, p.stdout(), tt.wantCode, tt.wantStdout)
 			}
@@ -434,7 +435,7 @@ policy:
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := start(t, "check-broken", "check-config", "-config", broken)
+	p := startProc(t, "check-broken", []string{secret}, "check-config", "-config", broken)
 	if code := p.wait(ctx, t); code != 2 {
 		t.Errorf("check-config of a broken file exited %d, want 2", code)
 	}
@@ -451,9 +452,6 @@ policy:
 			t.Errorf("check-config does not name %s", strings.TrimSuffix(key, ":"))
 		}
 	}
-	if strings.Contains(out, secret) {
-		t.Errorf("check-config printed the bot token")
-	}
 	if t.Failed() {
 		t.Logf("check-config said:\n%s", out)
 	}
@@ -464,7 +462,7 @@ policy:
 	if err := os.WriteFile(badMode, []byte("slack:\n  mode: carrier-pigeon\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p = start(t, "check-bad-mode", "check-config", "--config", badMode)
+	p = startProc(t, "check-bad-mode", nil, "check-config", "--config", badMode)
 	if code := p.wait(ctx, t); code != 2 || !strings.Contains(p.stderr(), "slack.mode:") {
 		t.Errorf("slack.mode: carrier-pigeon: exit %d\n%s", code, p.stderr())
 	}
@@ -473,7 +471,7 @@ policy:
 	// they are broken.
 	w := newWorld(t)
 	good := w.writeConfig(t, "good", freePort(t), settings{})
-	p = start(t, "check-good", "check-config", "-config", good)
+	p = w.start(t, "check-good", "check-config", "-config", good)
 	if code := p.wait(ctx, t); code != 0 {
 		t.Errorf("check-config of a good file exited %d\nstdout:\n%s\nstderr:\n%s", code, p.stdout(), p.stderr())
 	}
@@ -487,7 +485,7 @@ policy:
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
-	p := start(t, "version", "version")
+	p := startProc(t, "version", nil, "version")
 	if code := p.wait(ctx, t); code != 0 || !strings.HasPrefix(p.stdout(), "askops ") {
 		t.Errorf("bot version: exit %d, stdout %q", code, p.stdout())
 	}

@@ -211,8 +211,17 @@ type proc struct {
 	outF, errF string
 }
 
-// start starts the built bot with args; it is stopped when t ends.
-func start(t *testing.T, name string, args ...string) *proc {
+// start starts the built bot with args; it is stopped when t ends. Its
+// output must not contain the fake Slack's token or signing secret, which
+// every config of the world carries.
+func (w *world) start(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	return startProc(t, name, []string{w.slack.BotToken(), w.slack.SigningSecret()}, args...)
+}
+
+// startProc starts the built bot with args; it is stopped when t ends. The
+// test fails if its output contains any of secrets.
+func startProc(t *testing.T, name string, secrets []string, args ...string) *proc {
 	t.Helper()
 	dir := t.TempDir()
 	p := &proc{name: name, done: make(chan struct{}),
@@ -233,8 +242,7 @@ func start(t *testing.T, name string, args ...string) *proc {
 	p.cmd.Env = childEnv()
 	p.cmd.Dir = dir
 	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
-	// Its own process group, so a bash the agent started dies with it.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.cmd.SysProcAttr = sysProcAttr()
 	p.cmd.Cancel = func() error { return p.cmd.Process.Signal(syscall.SIGTERM) }
 	p.cmd.WaitDelay = stopBound // then exec kills it
 	if err := p.cmd.Start(); err != nil {
@@ -252,6 +260,11 @@ func start(t *testing.T, name string, args ...string) *proc {
 		// Anything left in its group (a command the agent started).
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		errText := p.stderr()
+		for _, secret := range secrets {
+			if secret != "" && strings.Contains(p.stdout()+errText, secret) {
+				t.Errorf("%s printed a secret (%.6s…)", name, secret)
+			}
+		}
 		if strings.Contains(errText, "WARNING: DATA RACE") {
 			t.Errorf("%s: the race detector found a data race:\n%s", name, tail(errText, 20000))
 		}
@@ -349,7 +362,7 @@ func (w *world) serve(ctx context.Context, t *testing.T, name string, s settings
 	for attempt := 1; ; attempt++ {
 		addr := freePort(t)
 		cfg := w.writeConfig(t, name, addr, s)
-		r := &replica{proc: start(t, fmt.Sprintf("%s-%d", name, attempt), "serve", "-config", cfg), base: "http://" + addr, config: cfg}
+		r := &replica{proc: w.start(t, fmt.Sprintf("%s-%d", name, attempt), "serve", "-config", cfg), base: "http://" + addr, config: cfg}
 		err := r.waitReady(ctx)
 		if err == nil {
 			return r
