@@ -490,3 +490,74 @@ func TestVersion(t *testing.T) {
 		t.Errorf("bot version: exit %d, stdout %q", code, p.stdout())
 	}
 }
+
+// TestGracefulShutdown: SIGTERM to the replica whose run waits on an Ask
+// stops the run; the Ask ends cancelled with its message saying so, the
+// command does not run, and the replica exits 0.
+func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	w.script.on("e2e-sigterm", steps(bash("c1", "echo hi > sigterm.txt")))
+	a := w.serve(ctx, t, "A", settings{})
+	b := w.serve(ctx, t, "B", settings{})
+
+	w.startRun(ctx, t, a, "e2e-sigterm: write sigterm.txt")
+	ask := w.waitOpenAsk(ctx, t, "sigterm.txt")
+	if code := a.terminate(); code != 0 {
+		t.Errorf("A exited %d after SIGTERM, want 0", code)
+	}
+	// A updated the message before it exited: no waiting needed.
+	final, _ := w.slack.Message(ask.Channel, ask.TS)
+	if askID(final.Blocks) != "" || !strings.Contains(text(final), "Cancelled") {
+		t.Errorf("after A's shutdown the Ask message says:\n%s", text(final))
+	}
+	// The cancelled Ask is closed for every replica: a late click on B
+	// changes nothing and the command never runs.
+	w.click(ctx, t, b.base, ask, approverID, slackui.ActionApprove)
+	if _, err := w.slack.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool { return c.User == approverID }); err != nil {
+		t.Errorf("the late clicker was not told the Ask is closed: %v", err)
+	}
+	if exists(filepath.Join(w.ws, "sigterm.txt")) {
+		t.Error("the command of a stopped run ran")
+	}
+	if now, _ := w.slack.Message(ask.Channel, ask.TS); !strings.Contains(text(now), "Cancelled") {
+		t.Errorf("a late click changed the cancelled Ask's message:\n%s", text(now))
+	}
+}
+
+// TestMentionRetriedToOtherReplica: Slack redelivers an app_mention it
+// thinks failed, here to the other replica; the replicas share the event id
+// through Redis and start one run between them.
+func TestMentionRetriedToOtherReplica(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	w.script.on("e2e-mention", steps(fakeopenai.Text("hello from one run")))
+	a := w.serve(ctx, t, "A", settings{})
+	b := w.serve(ctx, t, "B", settings{})
+
+	const threadTS = "1700000000.000100"
+	envelope, err := w.slack.EventEnvelope(w.slack.AppMention(approverID, opsChannel, "<@"+w.slack.BotUserID()+"> e2e-mention: say hello", threadTS, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range []*replica{a, b} {
+		resp, err := w.slack.PostEvent(ctx, r.base+"/slack/events", envelope, fakeslack.EventOptions{RetryNum: i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("event delivery %d to %s: %s", i, r.name, resp.Status)
+		}
+	}
+	w.waitAnswer(ctx, t, threadTS, "hello from one run")
+	// Both deliveries were looked at: one replica started the run, the
+	// other logged the duplicate.
+	waitFor(ctx, t, "a replica to drop the duplicate delivery", func() bool {
+		return strings.Contains(a.stderr()+b.stderr(), "duplicate event delivery ignored")
+	})
+	if n := len(w.requestsOf("e2e-mention")); n != 1 {
+		t.Errorf("the mention started %d runs, want 1", n)
+	}
+}
