@@ -50,6 +50,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
+	requireBot(t)
 	w := &world{
 		redis:  redistest.Start(t),
 		slack:  fakeslack.New(t, fakeslack.Options{}),
@@ -223,6 +224,7 @@ func (w *world) start(t *testing.T, name string, args ...string) *proc {
 // test fails if its output contains any of secrets.
 func startProc(t *testing.T, name string, secrets []string, args ...string) *proc {
 	t.Helper()
+	requireBot(t)
 	dir := t.TempDir()
 	p := &proc{name: name, done: make(chan struct{}),
 		outF: filepath.Join(dir, name+".stdout"), errF: filepath.Join(dir, name+".stderr")}

@@ -10,12 +10,15 @@ import (
 	"testing"
 )
 
-// botBinary is the bot built once by TestMain; set before any test runs and
-// never changed after.
-var botBinary string
+// Set by TestMain before any test runs and never changed after: the bot
+// built once for every test, or why it could not be built.
+var (
+	botBinary    string
+	buildFailure string
+)
 
 // TestMain builds cmd/bot from this module once. If the build fails, every
-// test fails with the compiler's output (the package run exits 1).
+// test fails with the compiler's output (see requireBot).
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "askops-e2e-bin-")
 	if err != nil {
@@ -24,13 +27,19 @@ func TestMain(m *testing.M) {
 	}
 	botBinary = filepath.Join(dir, "bot")
 	if out, err := buildBot(botBinary); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: building cmd/bot failed, so every end-to-end test fails: %v\n%s\n", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
+		buildFailure = fmt.Sprintf("building cmd/bot failed: %v\n%s", err, out)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// requireBot fails the test if the bot could not be built.
+func requireBot(t *testing.T) {
+	t.Helper()
+	if buildFailure != "" {
+		t.Fatal(buildFailure)
+	}
 }
 
 // buildBot runs `go build -o out ./cmd/bot` from the module root, with the
