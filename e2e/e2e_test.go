@@ -561,3 +561,46 @@ func TestMentionRetriedToOtherReplica(t *testing.T) {
 		t.Errorf("the mention started %d runs, want 1", n)
 	}
 }
+
+// TestRedisOutage: while Redis is down, /readyz says so and a click cannot
+// approve anything (fail closed: the clicker is told, the command does not
+// run); once Redis is back (with its data), the same Ask is decided by a
+// click on B and the run on A resumes.
+func TestRedisOutage(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	w.script.on("e2e-outage", steps(bash("c1", "echo hi > outage.txt"), fakeopenai.Text("written once redis was back")))
+	a := w.serve(ctx, t, "A", settings{})
+	b := w.serve(ctx, t, "B", settings{})
+
+	w.startRun(ctx, t, a, "e2e-outage: write outage.txt")
+	ask := w.waitOpenAsk(ctx, t, "outage.txt")
+
+	w.redis.Stop()
+	waitFor(ctx, t, "B's /readyz to report the store down", func() bool {
+		code, body, err := httpGet(ctx, b.base+"/readyz")
+		return err == nil && code == http.StatusServiceUnavailable && strings.Contains(body, "store")
+	})
+	w.click(ctx, t, b.base, ask, approverID, slackui.ActionApprove)
+	if _, err := w.slack.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool { return c.User == approverID }); err != nil {
+		t.Errorf("the clicker was not told the click could not be recorded: %v", err)
+	}
+	if exists(filepath.Join(w.ws, "outage.txt")) {
+		t.Fatal("the command ran while the decision could not be recorded")
+	}
+	if now, _ := w.slack.Message(ask.Channel, ask.TS); askID(now.Blocks) == "" {
+		t.Fatalf("the Ask message lost its buttons while Redis was down:\n%s", text(now))
+	}
+
+	w.redis.Restart()
+	if err := b.waitReady(ctx); err != nil {
+		t.Fatalf("B not ready after Redis came back: %v", err)
+	}
+	w.click(ctx, t, b.base, ask, approverID, slackui.ActionApprove)
+	w.waitDecided(ctx, t, ask, "Approved", approverID)
+	w.waitAnswer(ctx, t, ask.ThreadTS, "written once redis was back")
+	if !exists(filepath.Join(w.ws, "outage.txt")) {
+		t.Error("the approved command did not run after Redis came back")
+	}
+}
