@@ -237,7 +237,7 @@ func startProc(t *testing.T, name string, secrets []string, args ...string) *pro
 		t.Fatal(err)
 	}
 	// Not t.Context(): the stop is ours to order in the cleanup below
-	// (SIGTERM, wait, then the group), not a cancellation racing it.
+	// (SIGTERM, wait, read the output), not a cancellation racing it.
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	p.cmd = exec.CommandContext(ctx, botBinary, args...)
@@ -259,8 +259,6 @@ func startProc(t *testing.T, name string, secrets []string, args ...string) *pro
 	}()
 	t.Cleanup(func() {
 		code := p.terminate()
-		// Anything left in its group (a command the agent started).
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		errText := p.stderr()
 		for _, secret := range secrets {
 			if secret != "" && strings.Contains(p.stdout()+errText, secret) {

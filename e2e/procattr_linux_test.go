@@ -2,9 +2,9 @@ package e2e
 
 import "syscall"
 
-// sysProcAttr puts a bot in its own process group, so a command its agent
-// started dies with it at cleanup, and has the kernel kill it if this test
-// process dies first (a test timeout's panic runs no cleanups).
+// sysProcAttr has the kernel kill a bot if this test process dies first:
+// a test binary's timeout panic runs no cleanups, and a leftover `bot serve`
+// would run forever.
 func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
