@@ -5,8 +5,13 @@
 // the round trip a team relies on — a run started on one replica is decided
 // by a click delivered to another, denials reach the model, Asks expire,
 // a replica killed with SIGKILL leaves its Ask to another replica's sweep,
-// forged and unauthorised clicks change nothing, and `bot ask`, `bot run`,
+// SIGTERM cancels a replica's Asks, forged and unauthorised clicks change
+// nothing, a Redis outage fails closed, and `bot ask`, `bot run`,
 // `bot check-config` and `bot version` keep their exit codes.
+//
+// Every process's output goes to files shown when its test fails; a test
+// fails too if a bot printed the fake Slack's secrets or, when the tests run
+// with -race (and so the bot is built with it), reported a data race.
 //
 // The package holds only tests; it is the acceptance test of issue 5 run in
 // CI with `go test -race ./e2e/`.

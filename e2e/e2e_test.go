@@ -82,6 +82,12 @@ func TestApproveOnOtherReplica(t *testing.T) {
 	if n := w.askPosts(); n != 2 {
 		t.Errorf("%d Ask messages were posted, want 2 (the granted call must not ask)", n)
 	}
+	if _, err := w.slack.WaitForMessage(ctx, opsChannel, ask1.ThreadTS, func(m fakeslack.Message) bool {
+		return strings.Contains(text(m), "finished")
+	}); err != nil {
+		status, _ := w.slack.Message(opsChannel, ask1.ThreadTS)
+		t.Errorf("the run's status message never said finished: %v\n%s", err, text(status))
+	}
 
 	// The run lived on A: A counted it and waited on the Asks; B only took
 	// the clicks.
