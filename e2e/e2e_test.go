@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -26,7 +27,8 @@ func testCtx(t *testing.T) context.Context {
 // /askops run on replica A asks in its thread; Approve delivered to replica
 // B resumes A's agent and the command runs; a plain approval does not cover
 // the next identical call, "Approve for session" does: the third identical
-// call runs without a new Ask message.
+// call runs without a new Ask message. Another run is a new session and is
+// asked again.
 func TestApproveOnOtherReplica(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
@@ -89,20 +91,35 @@ func TestApproveOnOtherReplica(t *testing.T) {
 		t.Errorf("the run's status message never said finished: %v\n%s", err, text(status))
 	}
 
-	// The run lived on A: A counted it and waited on the Asks; B only took
-	// the clicks.
-	ma, mb := a.metrics(ctx, t), b.metrics(ctx, t)
-	for _, want := range []string{
-		`askops_runs_total{state="finished"} 1`,
-		`askops_asks_total{outcome="approved"} 1`,
-		`askops_asks_total{outcome="approved_session"} 1`,
-	} {
-		if !strings.Contains(ma, want) {
-			t.Errorf("A's /metrics lacks %s", want)
-		}
+	// The grant belongs to that run's session: a new run (a new thread)
+	// asking for the same command is asked about again.
+	w.script.on("e2e-again", steps(bash("c1", command), fakeopenai.Text("not appended this time")))
+	w.startRun(ctx, t, a, "e2e-again: append hi once more")
+	ask3 := w.waitOpenAsk(ctx, t, "marker.txt", ask1, ask2)
+	if ask3.ThreadTS == ask1.ThreadTS {
+		t.Errorf("the new run asked in the old run's thread")
 	}
-	if strings.Contains(mb, `askops_runs_total{state="finished"}`) {
-		t.Errorf("B counts a finished run; the run should have lived on A")
+	w.click(ctx, t, b.base, ask3, approverID, slackui.ActionDeny)
+	w.waitAnswer(ctx, t, ask3.ThreadTS, "not appended this time")
+	if n := lines(t, marker); n != 3 {
+		t.Errorf("marker.txt has %d lines after a denied call, want 3", n)
+	}
+
+	// The runs lived on A: A counted them and waited on the Asks; B only
+	// took the clicks.
+	ma, mb := a.metrics(ctx, t), b.metrics(ctx, t)
+	for series, want := range map[string]float64{
+		`askops_runs_total{state="finished"}`:           2,
+		`askops_asks_total{outcome="approved"}`:         1,
+		`askops_asks_total{outcome="approved_session"}`: 1,
+		`askops_asks_total{outcome="denied"}`:           1,
+	} {
+		if got := metric(ma, series); got != want {
+			t.Errorf("A's %s = %v, want %v", series, got, want)
+		}
+		if got := metric(mb, series); got != 0 {
+			t.Errorf("B's %s = %v, want 0: the runs and their waits live on A", series, got)
+		}
 	}
 
 	// SIGTERM: both replicas drain and exit 0.
@@ -160,7 +177,7 @@ func TestDenyWithReason(t *testing.T) {
 	if exists(filepath.Join(w.ws, "denied.txt")) {
 		t.Error("the denied command ran")
 	}
-	if m := a.metrics(ctx, t); !strings.Contains(m, `askops_asks_total{outcome="denied"} 1`) {
+	if m := a.metrics(ctx, t); metric(m, `askops_asks_total{outcome="denied"}`) != 1 {
 		t.Errorf("A does not count the denial:\n%s", m)
 	}
 }
@@ -184,7 +201,7 @@ func TestExpiry(t *testing.T) {
 	if reqs := w.requestsOf("e2e-expire"); len(reqs) != 2 || !strings.Contains(strings.ToLower(string(reqs[1].Raw)), "expired") {
 		t.Errorf("the model was not told the Ask expired (%d requests)", len(reqs))
 	}
-	if m := a.metrics(ctx, t); !strings.Contains(m, `askops_asks_total{outcome="expired"} 1`) {
+	if m := a.metrics(ctx, t); metric(m, `askops_asks_total{outcome="expired"}`) != 1 {
 		t.Errorf("A does not count the expiry:\n%s", m)
 	}
 }
@@ -218,7 +235,7 @@ func TestKilledReplica(t *testing.T) {
 	if exists(filepath.Join(w.ws, "killed.txt")) {
 		t.Error("the command ran")
 	}
-	if m := b.metrics(ctx, t); !strings.Contains(m, `askops_asks_total{outcome="expired"} 1`) {
+	if m := b.metrics(ctx, t); metric(m, `askops_asks_total{outcome="expired"}`) != 1 {
 		t.Errorf("B's sweep did not count the expiry:\n%s", m)
 	}
 	if _, body := w.slash(ctx, t, b.base, approverID, "pending"); !strings.Contains(body, "No open Asks") {
@@ -273,7 +290,7 @@ func TestRefusedClicks(t *testing.T) {
 	if exists(filepath.Join(w.ws, "refused.txt")) {
 		t.Fatal("a refused click ran the command")
 	}
-	if m := a.metrics(ctx, t); !strings.Contains(m, "askops_asks_pending 1") {
+	if m := a.metrics(ctx, t); metric(m, "askops_asks_pending") != 1 {
 		t.Errorf("A no longer waits on the Ask:\n%s", m)
 	}
 
@@ -608,5 +625,61 @@ func TestRedisOutage(t *testing.T) {
 	w.waitAnswer(ctx, t, ask.ThreadTS, "written once redis was back")
 	if !exists(filepath.Join(w.ws, "outage.txt")) {
 		t.Error("the approved command did not run after Redis came back")
+	}
+}
+
+// TestRacingClicks: Approve clicked on A and Deny on B at the same moment:
+// exactly one wins, the message shows the winner, the command ran only if
+// Approve won, and the other clicker is told the Ask was already decided.
+func TestRacingClicks(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	w.script.on("e2e-race", steps(bash("c1", "echo hi > raced.txt"), fakeopenai.Text("race settled")))
+	a := w.serve(ctx, t, "A", settings{})
+	b := w.serve(ctx, t, "B", settings{})
+
+	w.startRun(ctx, t, a, "e2e-race: write raced.txt")
+	ask := w.waitOpenAsk(ctx, t, "raced.txt")
+	approve := w.slack.BlockActionsPayload(fakeslack.BlockActions{User: approverID, Channel: ask.Channel, MessageTS: ask.TS, ActionID: slackui.ActionApprove, Value: askID(ask.Blocks)})
+	deny := w.slack.BlockActionsPayload(fakeslack.BlockActions{User: approverID, Channel: ask.Channel, MessageTS: ask.TS, ActionID: slackui.ActionDeny, Value: askID(ask.Blocks)})
+	errs := make(chan error, 2)
+	for _, c := range []struct {
+		base    string
+		payload []byte
+	}{{a.base, approve}, {b.base, deny}} {
+		go func() {
+			resp, err := w.slack.PostInteraction(ctx, c.base+"/slack/interactions", c.payload)
+			if err == nil && resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("click answered %s", resp.Status)
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	w.waitAnswer(ctx, t, ask.ThreadTS, "race settled")
+	final := w.waitDecided(ctx, t, ask, approverID)
+	approved, denied := strings.Contains(text(final), "Approved"), strings.Contains(text(final), "Denied")
+	if approved == denied {
+		t.Fatalf("the message shows approved=%v denied=%v, want exactly one:\n%s", approved, denied, text(final))
+	}
+	if ran := exists(filepath.Join(w.ws, "raced.txt")); ran != approved {
+		t.Errorf("the command ran=%v but the message says approved=%v", ran, approved)
+	}
+	if _, err := w.slack.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool { return c.User == approverID }); err != nil {
+		t.Errorf("the losing click was not told: %v", err)
+	}
+	m := a.metrics(ctx, t)
+	total := 0.0
+	for _, o := range []string{"approved", "denied"} {
+		total += metric(m, `askops_asks_total{outcome="`+o+`"}`)
+	}
+	if total != 1 {
+		t.Errorf("A counts %v approvals and denials, want 1:\n%s", total, m)
 	}
 }

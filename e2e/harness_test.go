@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -397,6 +399,21 @@ func (r *replica) waitReady(ctx context.Context) error {
 		case <-time.After(25 * time.Millisecond):
 		}
 	}
+}
+
+// metric is the value of one series (name and labels exactly as exposed)
+// in a /metrics text; an absent series is 0, as Prometheus reads it.
+func metric(text, series string) float64 {
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return math.NaN()
+			}
+			return f
+		}
+	}
+	return 0
 }
 
 // metrics is the replica's /metrics text.
