@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slack-go/slack"
+
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/slackui"
@@ -681,5 +683,84 @@ func TestRacingClicks(t *testing.T) {
 	}
 	if total != 1 {
 		t.Errorf("A counts %v approvals and denials, want 1:\n%s", total, m)
+	}
+}
+
+// TestInterrupted: Ctrl-C (SIGINT to the built binary) while `bot run` or
+// `bot ask` waits on an Ask stops it with exit 1; the Ask ends cancelled,
+// its message says so, and the command does not run.
+func TestInterrupted(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	w.script.on("e2e-ctrlc", steps(bash("c1", "echo hi > ctrlc.txt")))
+	s := w.serve(ctx, t, "S", settings{})
+
+	for _, tt := range []struct {
+		name, want, stdout string
+		args               []string
+	}{
+		{"run", "ctrlc.txt", "stopped", []string{"run", "-config", s.config, "e2e-ctrlc: write ctrlc.txt"}},
+		{"ask", "deploy-interrupted", "cancelled", []string{"ask", "-config", s.config, "--", "make", "deploy-interrupted"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := w.start(t, tt.name, tt.args...)
+			ask := w.waitOpenAsk(ctx, t, tt.want)
+			// The Ask must be linked to its message before the signal, or
+			// nobody knows which message to update.
+			link := "/archives/" + ask.Channel + "/p" + strings.ReplaceAll(ask.TS, ".", "")
+			waitFor(ctx, t, "the Ask's message to be recorded", func() bool {
+				_, body := w.slash(ctx, t, s.base, approverID, "pending")
+				return strings.Contains(body, link)
+			})
+			p.interrupt(t)
+			if code := p.wait(ctx, t); code != 1 || !strings.Contains(p.stdout(), tt.stdout) {
+				t.Errorf("exit %d, stdout %q; want 1 and %q", code, p.stdout(), tt.stdout)
+			}
+			w.waitDecided(ctx, t, ask, "Cancelled")
+		})
+	}
+	if exists(filepath.Join(w.ws, "ctrlc.txt")) {
+		t.Error("the command of an interrupted run ran")
+	}
+}
+
+// TestSocketMode: the same round trip over Socket Mode: a replica with no
+// public endpoint gets /askops run and the Approve click as websocket
+// envelopes, acknowledges each, and the approved command runs.
+func TestSocketMode(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	w.script.on("e2e-socket", steps(bash("c1", "echo hi > socket.txt"), fakeopenai.Text("done over socket mode")))
+	s := w.serve(ctx, t, "S", settings{Mode: "socket"})
+	if err := w.slack.WaitForSocket(ctx); err != nil {
+		t.Fatalf("no Socket Mode connection: %v", err)
+	}
+
+	env, err := w.slack.SendSlashCommand(ctx, slack.SlashCommand{Command: "/askops", Text: "run e2e-socket: write socket.txt", UserID: approverID, ChannelID: opsChannel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.slack.WaitForAck(ctx, env); err != nil {
+		t.Fatalf("the slash command was not acknowledged: %v", err)
+	}
+	ask := w.waitOpenAsk(ctx, t, "socket.txt")
+	env, err = w.slack.SendInteractive(ctx, w.slack.BlockActionsPayload(fakeslack.BlockActions{
+		User: approverID, Channel: ask.Channel, MessageTS: ask.TS, ActionID: slackui.ActionApprove, Value: askID(ask.Blocks),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.slack.WaitForAck(ctx, env); err != nil {
+		t.Fatalf("the click was not acknowledged: %v", err)
+	}
+	w.waitDecided(ctx, t, ask, "Approved", approverID)
+	w.waitAnswer(ctx, t, ask.ThreadTS, "done over socket mode")
+	if !exists(filepath.Join(w.ws, "socket.txt")) {
+		t.Error("the approved command did not run")
+	}
+	if code := s.terminate(); code != 0 {
+		t.Errorf("the socket-mode replica exited %d after SIGTERM", code)
 	}
 }

@@ -150,10 +150,11 @@ type settings struct {
 	SweepInterval string // approvals.sweep_interval; default 1s
 	MaxIterations int    // agent.max_iterations; default 10
 	RedisURL      string // default the world's redis
+	Mode          string // slack.mode; default http
 }
 
-// writeConfig writes a complete http-mode config: every secret and URL is in
-// the file (the children get no SLACK_*, OPENAI_* or REDIS_URL variables).
+// writeConfig writes a complete config: every secret and URL is in the file
+// (the children get no SLACK_*, OPENAI_* or REDIS_URL variables).
 func (w *world) writeConfig(t *testing.T, name, listen string, s settings) string {
 	t.Helper()
 	if s.Timeout == "" {
@@ -168,10 +169,14 @@ func (w *world) writeConfig(t *testing.T, name, listen string, s settings) strin
 	if s.RedisURL == "" {
 		s.RedisURL = w.redis.URL()
 	}
+	if s.Mode == "" {
+		s.Mode = "http"
+	}
 	y := fmt.Sprintf(`# %s
 slack:
-  mode: http
+  mode: %s
   bot_token: %q
+  app_token: %q
   signing_secret: %q
   api_url: %q
   approval_channel: %s
@@ -194,7 +199,7 @@ agent:
   max_iterations: %d
 policy:
   mode: ask
-`, name, w.slack.BotToken(), w.slack.SigningSecret(), w.slack.APIURL(), approvalChannel, listen,
+`, name, s.Mode, w.slack.BotToken(), w.slack.AppToken(), w.slack.SigningSecret(), w.slack.APIURL(), approvalChannel, listen,
 		s.RedisURL, w.model.BaseURL(), s.Timeout, s.SweepInterval, approverID, w.ws, s.MaxIterations)
 	path := filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
@@ -215,11 +220,11 @@ type proc struct {
 }
 
 // start starts the built bot with args; it is stopped when t ends. Its
-// output must not contain the fake Slack's token or signing secret, which
+// output must not contain the fake Slack's tokens or signing secret, which
 // every config of the world carries.
 func (w *world) start(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	return startProc(t, name, []string{w.slack.BotToken(), w.slack.SigningSecret()}, args...)
+	return startProc(t, name, []string{w.slack.BotToken(), w.slack.AppToken(), w.slack.SigningSecret()}, args...)
 }
 
 // startProc starts the built bot with args; it is stopped when t ends. The
@@ -337,6 +342,14 @@ func (p *proc) terminate() int {
 	p.cancel()
 	<-p.done
 	return p.code()
+}
+
+// interrupt is Ctrl-C in the terminal that started the process.
+func (p *proc) interrupt(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatalf("interrupt %s: %v", p.name, err)
+	}
 }
 
 // kill9 is kill -9: no chance to clean up.
