@@ -185,7 +185,8 @@ func TestDenyWithReason(t *testing.T) {
 }
 
 // TestExpiry (scenario 4): nobody decides before approvals.timeout; the
-// message says expired, the command does not run, and the model is told.
+// message says expired, the command does not run, the model is told, and a
+// late click changes nothing.
 func TestExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
@@ -195,8 +196,16 @@ func TestExpiry(t *testing.T) {
 
 	w.startRun(ctx, t, a, "e2e-expire: write expired.txt")
 	ask := w.waitOpenAsk(ctx, t, "expired.txt")
-	w.waitDecided(ctx, t, ask, "Expired")
+	expired := w.waitDecided(ctx, t, ask, "Expired")
 	w.waitAnswer(ctx, t, ask.ThreadTS, "nobody answered, giving up")
+	// A late Approve (on the old message, buttons and all) is refused.
+	w.click(ctx, t, a.base, ask, approverID, slackui.ActionApprove)
+	if _, err := w.slack.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool { return c.User == approverID }); err != nil {
+		t.Errorf("the late clicker was not told the Ask is closed: %v", err)
+	}
+	if now, _ := w.slack.Message(ask.Channel, ask.TS); text(now) != text(expired) {
+		t.Errorf("a late click changed the expired Ask's message:\n%s", text(now))
+	}
 	if exists(filepath.Join(w.ws, "expired.txt")) {
 		t.Error("the expired command ran")
 	}
