@@ -80,6 +80,7 @@ func (s *Server) start() error {
 		"--loglevel", "warning",
 		"--logfile", filepath.Join(s.dir, "redis.log"),
 	)
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return err
 	}
