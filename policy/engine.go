@@ -330,12 +330,14 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 			}
 		}
 	}
-	// 6. Allow rules covering every simple command.
+	// 6. Allow rules covering every simple command: those written in the
+	// command and those it runs (find -exec, env, xargs, bash -c, …), which
+	// an allow rule for the outer program does not cover.
 	uncovered := an.uncoverable
 	var used []string
 	if uncovered == "" {
 		for _, s := range an.cmds {
-			if !s.outer {
+			if s.guess {
 				continue
 			}
 			r, ok := e.allowFor(s.words)

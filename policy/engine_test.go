@@ -815,3 +815,47 @@ func TestGlobMatch(t *testing.T) {
 		}
 	}
 }
+
+// An allow rule for a program that runs other commands (find -exec, env,
+// xargs, tar's exec actions, git rebase --exec, bash -c) covers the program,
+// not what it runs: every command it runs must be covered by a rule of its
+// own, as "allow rules covering every simple command" says. Commands the
+// analysis only guesses at (every word after `docker run IMAGE`, `npm run`'s
+// script name) are for deny rules; they neither allow nor block an allow.
+func TestAllowCoversWhatWrappersRun(t *testing.T) {
+	var rules []Rule
+	for _, c := range []string{"find", "env", "xargs", "tar", "git rebase", "bash", "ls", "grep", "sudo", "timeout", "npm run", "docker run", "git status"} {
+		rules = append(rules, Rule{Tool: "bash", Command: c, Decision: Allow})
+	}
+	e := newTestEngine(t, Config{Rules: rules})
+	for cmd, want := range map[string]Decision{
+		`find . -exec python3 evil.py \;`:                           Ask,
+		`find . -execdir sh -c 'id' \;`:                             Ask,
+		`find . -ok sh \;`:                                          Ask,
+		`find . -name '*.go' -exec id +`:                            Ask,
+		`find . -name x`:                                            Allow,
+		`env sh -c id`:                                              Ask,
+		`env -S 'sh -c id'`:                                         Ask,
+		`env ls`:                                                    Allow,
+		`env GIT_SSH_COMMAND='sh -c id' git status`:                 Ask,
+		`xargs sh -c id`:                                            Ask,
+		`tar --checkpoint=1 --checkpoint-action=exec=id -cf x.tar .`: Ask,
+		`tar -cf x.tar --to-command=id .`:                           Ask,
+		`tar -cf x.tar .`:                                           Allow,
+		`git rebase --exec 'python3 evil.py' main`:                  Ask,
+		`git rebase -x id main`:                                     Ask,
+		`git rebase main`:                                           Allow,
+		`bash -c 'python3 evil.py'`:                                 Ask,
+		`bash -c 'ls && grep x y'`:                                  Allow,
+		`sudo python3 evil.py`:                                      Ask,
+		`sudo ls`:                                                   Allow,
+		`timeout 5 python3 evil.py`:                                 Ask,
+		`timeout 5 ls`:                                              Allow,
+		`npm run build`:                                             Allow,
+		`docker run alpine echo hi`:                                 Allow,
+	} {
+		if v := e.Evaluate(t.Context(), bashCall(cmd)); v.Decision != want {
+			t.Errorf("%q: %s (%s; %s), want %s", cmd, v.Decision, v.Reason, v.Rule, want)
+		}
+	}
+}

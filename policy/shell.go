@@ -34,6 +34,10 @@ func (w word) known() bool { return !strings.Contains(w.loose, anyText) }
 type simple struct {
 	words []word
 	outer bool // written in the command itself, not found by unwrapping or in a nested script
+	// guess: a candidate the analysis cannot place (every word after
+	// `docker run IMAGE` might start the command). Deny rules and dangers
+	// look at guesses; allow rules need every command that is not a guess.
+	guess bool
 }
 
 func (s simple) String() string {
@@ -89,6 +93,7 @@ type analyzer struct {
 	workspace string
 	protected []string
 	budget    int                        // simple commands still allowed to be recorded
+	guessing  int                        // > 0 while analysing what a guessed command runs
 	piped     map[*syntax.BinaryCmd]bool // pipelines already looked at as part of a longer one
 }
 
@@ -150,7 +155,7 @@ func (z *analyzer) file(f *syntax.File, depth int, outer bool) {
 			if len(n.Args) == 0 {
 				return true
 			}
-			s := simple{words: wordsOf(n.Args), outer: outer}
+			s := simple{words: wordsOf(n.Args), outer: outer, guess: z.guessing > 0}
 			z.command(s, depth)
 			z.substFedToInterpreter(n)
 		case *syntax.CmdSubst:
@@ -352,22 +357,27 @@ func (z *analyzer) command(s simple, depth int) {
 		// paths after this point cannot be resolved, so they are not trusted.
 		z.cwd = ""
 	}
-	if s.outer && shellMeta(name) {
+	if !s.guess && shellMeta(name) {
 		z.a.refuseAllow("the shell builtin " + name)
 	}
-	if s.outer && name == "printf" && len(s.words) > 1 && strings.HasPrefix(s.words[1].loose, "-v") {
+	if !s.guess && name == "printf" && len(s.words) > 1 && strings.HasPrefix(s.words[1].loose, "-v") {
 		z.a.refuseAllow("printf -v (it assigns a variable)")
 	}
 	for _, in := range z.unwrap(name, s.words) {
-		if in.script != "" || in.scriptUnknown {
-			if in.scriptUnknown {
-				z.unknown(name + " runs a script that is not literal")
-				continue
-			}
-			z.script(in.script, depth+1, false)
-			continue
+		if in.guess {
+			z.guessing++
 		}
-		z.command(simple{words: in.words}, depth+1)
+		switch {
+		case in.scriptUnknown:
+			z.unknown(name + " runs a script that is not literal")
+		case in.script != "":
+			z.script(in.script, depth+1, false)
+		default:
+			z.command(simple{words: in.words, guess: z.guessing > 0}, depth+1)
+		}
+		if in.guess {
+			z.guessing--
+		}
 	}
 }
 

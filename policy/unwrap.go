@@ -7,6 +7,7 @@ type inner struct {
 	words         []word
 	script        string
 	scriptUnknown bool // the script has expansions: its text cannot be known
+	guess         bool // one of several candidates: the command may start here, or not
 }
 
 // wrapSpec describes how a wrapper's own options end and its command begins.
@@ -182,7 +183,9 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		// Their command arguments are shell command lines, or commands.
 		var out []inner
 		for i := 1; i < len(ws); i++ {
-			out = append(out, scriptOf(ws[i]), inner{words: ws[i:]})
+			script := scriptOf(ws[i])
+			script.guess = true
+			out = append(out, script, inner{words: ws[i:], guess: true})
 		}
 		return out
 	case name == "npx" || name == "bunx" || name == "pnpx" || name == "uvx" || name == "pipx":
@@ -263,7 +266,7 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		out = append(out, inner{words: cmd})
 		if spec.anyAfter {
 			for i := start + 1; i < len(ws); i++ {
-				out = append(out, inner{words: ws[i:]})
+				out = append(out, inner{words: ws[i:], guess: true})
 			}
 		}
 	} else if start >= 0 && spec.trailing {
@@ -295,7 +298,7 @@ func (s wrapSpec) parse(ws []word) (scripts []inner, start int) {
 			// An unknown word could be options, operands or the command.
 			if positional > 0 || strings.HasPrefix(l, "-") || l == anyText {
 				for j := i; j < len(ws); j++ {
-					scripts = append(scripts, inner{words: ws[j:]})
+					scripts = append(scripts, inner{words: ws[j:], guess: true})
 				}
 				return scripts, -1
 			}
@@ -516,7 +519,7 @@ func sshRemote(ws []word) []inner {
 func fanOut(ws []word, start int) []inner {
 	var out []inner
 	for j := start; j < len(ws); j++ {
-		out = append(out, inner{words: ws[j:]})
+		out = append(out, inner{words: ws[j:], guess: true})
 	}
 	return out
 }
@@ -621,7 +624,7 @@ func containerExec(ws []word) []inner {
 		case "exec", "run", "create":
 			var out []inner
 			for j := i + 2; j < len(ws); j++ {
-				out = append(out, inner{words: ws[j:]})
+				out = append(out, inner{words: ws[j:], guess: true})
 			}
 			return out
 		}
