@@ -1,0 +1,392 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/policy"
+)
+
+// Redis layout (NS is Options.Namespace; a channel's keys share its hash tag):
+//
+//	NS:chatops:{CHANNEL}:sessions  ZSET session -> last run start (unix ms); TTL = session TTL
+//	NS:chatops:{CHANNEL}:mode      hash mode, by, at, expires (unix ms); TTL = session TTL
+//	NS:chatops:stop                pub/sub channel of stop requests
+//	NS:chatops:stop:{REQUEST}      list of the processes' answers to one stop request; 30 s TTL
+//
+// Expiry is judged against the injected clock (the ZSET scores, the mode's
+// expires field); the Redis TTLs only collect garbage.
+
+// trackScript adds a session, drops lapsed and surplus ones, and keeps a
+// live mode alive. KEYS: sessions, mode; ARGV: session, now ms, ttl ms, max.
+var trackScript = redis.NewScript(`
+local now, ttl, max = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ttl)
+local n = redis.call('ZCARD', KEYS[1])
+if n > max then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - max - 1) end
+redis.call('PEXPIRE', KEYS[1], ttl)
+local exp = redis.call('HGET', KEYS[2], 'expires')
+if exp and tonumber(exp) > now then
+  redis.call('HSET', KEYS[2], 'expires', now + ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+return 1
+`)
+
+// stopAnswerTTL keeps a stop request's answers long enough for any
+// requester to read them.
+const stopAnswerTTL = 30 * time.Second
+
+// RedisStore shares chat-ops session state between every process on one
+// Redis. It does not own the client: Close leaves it open.
+type RedisStore struct {
+	rdb   redis.UniversalClient
+	opts  Options
+	local stoppers
+
+	stopChannel string
+	ctx         context.Context // the listener's; cancelled by Close
+	cancel      context.CancelFunc
+
+	mu        sync.Mutex
+	listening bool
+	ps        *redis.PubSub
+	done      chan struct{}
+}
+
+// NewRedisStore returns a store on client (single, sentinel or cluster;
+// ContextTimeoutEnabled should be set so ctx deadlines cut calls short). It
+// starts nothing until HandleStops.
+func NewRedisStore(client redis.UniversalClient, opts Options) *RedisStore {
+	opts = opts.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	return &RedisStore{rdb: client, opts: opts, stopChannel: opts.Namespace + ":chatops:stop", ctx: ctx, cancel: cancel}
+}
+
+func (r *RedisStore) sessionsKey(channel string) string {
+	return r.opts.Namespace + ":chatops:{" + channel + "}:sessions"
+}
+
+func (r *RedisStore) modeKey(channel string) string {
+	return r.opts.Namespace + ":chatops:{" + channel + "}:mode"
+}
+
+func (r *RedisStore) answersKey(request string) string {
+	return r.stopChannel + ":{" + request + "}"
+}
+
+// Track records that a run started session in channel now. It keeps the
+// channel's sessions and its mode alive for another TTL.
+func (r *RedisStore) Track(ctx context.Context, channel, session string) error {
+	if err := checkID("channel", channel); err != nil {
+		return err
+	}
+	if err := checkID("session", session); err != nil {
+		return err
+	}
+	now := r.opts.Now().UnixMilli()
+	err := trackScript.Run(ctx, r.rdb, []string{r.sessionsKey(channel), r.modeKey(channel)},
+		session, now, r.opts.TTL.Milliseconds(), r.opts.MaxSessions).Err()
+	if err != nil {
+		return fmt.Errorf("sessions: track %s in %s: %w", session, channel, err)
+	}
+	return nil
+}
+
+// Sessions lists the channel's sessions started within the TTL, newest first.
+func (r *RedisStore) Sessions(ctx context.Context, channel string) ([]string, error) {
+	if err := checkID("channel", channel); err != nil {
+		return nil, err
+	}
+	since := r.opts.Now().Add(-r.opts.TTL).UnixMilli()
+	out, err := r.rdb.ZRevRangeByScore(ctx, r.sessionsKey(channel), &redis.ZRangeBy{
+		Min: "(" + strconv.FormatInt(since, 10), Max: "+inf", Count: int64(r.opts.MaxSessions),
+	}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("sessions: list the sessions of %s: %w", channel, err)
+	}
+	return out, nil
+}
+
+// SetMode sets the mode of the channel's sessions (ask or never) for the TTL.
+func (r *RedisStore) SetMode(ctx context.Context, channel string, mode policy.Mode, by string) error {
+	if err := checkID("channel", channel); err != nil {
+		return err
+	}
+	if err := checkMode(mode); err != nil {
+		return err
+	}
+	now := msUTC(r.opts.Now())
+	key := r.modeKey(channel)
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, key, "mode", string(mode), "by", by, "at", now.UnixMilli(), "expires", now.Add(r.opts.TTL).UnixMilli())
+		p.PExpire(ctx, key, r.opts.TTL)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sessions: set the mode of %s: %w", channel, err)
+	}
+	return nil
+}
+
+// Mode returns the channel's mode; ok is false when none is set (or it
+// lapsed with the TTL). A stored value that is not ask or never is an
+// error, never a mode.
+func (r *RedisStore) Mode(ctx context.Context, channel string) (ModeSetting, bool, error) {
+	if err := checkID("channel", channel); err != nil {
+		return ModeSetting{}, false, err
+	}
+	h, err := r.rdb.HGetAll(ctx, r.modeKey(channel)).Result()
+	if err != nil {
+		return ModeSetting{}, false, fmt.Errorf("sessions: read the mode of %s: %w", channel, err)
+	}
+	if len(h) == 0 {
+		return ModeSetting{}, false, nil
+	}
+	expires, err1 := strconv.ParseInt(h["expires"], 10, 64)
+	at, err2 := strconv.ParseInt(h["at"], 10, 64)
+	m := policy.Mode(h["mode"])
+	if err := errors.Join(err1, err2, checkMode(m)); err != nil {
+		return ModeSetting{}, false, fmt.Errorf("sessions: the stored mode of %s is corrupt: %w", channel, err)
+	}
+	if r.opts.Now().UnixMilli() >= expires {
+		return ModeSetting{}, false, nil
+	}
+	return ModeSetting{Mode: m, By: h["by"], At: time.UnixMilli(at).UTC()}, true, nil
+}
+
+// stopRequest is what goes over the stop channel.
+type stopRequest struct {
+	ID    string `json:"id"`
+	RunID string `json:"run"`
+	By    string `json:"by"`
+}
+
+// stopAnswer is one process's answer to a stop request.
+type stopAnswer struct {
+	Stopped bool  `json:"stopped"`
+	At      int64 `json:"at,omitempty"` // unix ms
+}
+
+// Stop stops runID wherever it runs. A run of this process is stopped
+// directly. Otherwise the request is published to every process that
+// handles stops; each answers whether it had the run, and Stop returns when
+// one stopped it, when every receiver said no, or after StopWait. Pub/sub is
+// at-most-once: a process whose connection is down at that moment misses
+// the request, and the result says nobody stopped the run (ask again).
+func (r *RedisStore) Stop(ctx context.Context, runID, by string) (StopResult, error) {
+	if err := checkID("run id", runID); err != nil {
+		return StopResult{}, err
+	}
+	if r.local.stop(runID, by) {
+		return StopResult{Stopped: true, Local: true, By: by, At: msUTC(r.opts.Now())}, nil
+	}
+	req := stopRequest{ID: newRequestID(), RunID: runID, By: by}
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return StopResult{}, err
+	}
+	receivers, err := r.rdb.Publish(ctx, r.stopChannel, payload).Result()
+	if err != nil {
+		return StopResult{}, fmt.Errorf("sessions: publish the stop request for %s: %w", runID, err)
+	}
+	if receivers == 0 {
+		return StopResult{}, nil // no process is listening, so none runs it
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.StopWait)
+	defer cancel()
+	key := r.answersKey(req.ID)
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		raw, err := r.rdb.LRange(ctx, key, 0, -1).Result()
+		if err == nil {
+			for _, s := range raw {
+				var a stopAnswer
+				if json.Unmarshal([]byte(s), &a) == nil && a.Stopped {
+					return StopResult{Stopped: true, By: by, At: time.UnixMilli(a.At).UTC()}, nil
+				}
+			}
+			if int64(len(raw)) >= receivers {
+				return StopResult{}, nil // every receiver said it does not run it
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return StopResult{}, fmt.Errorf("sessions: read the answers to the stop request for %s: %w", runID, err)
+			}
+			return StopResult{}, nil
+		case <-tick.C:
+		}
+	}
+}
+
+// HandleStops makes fn an answer of this process to stop requests from any
+// process, until the returned func is called. The first call subscribes to
+// the stop channel (confirmed before it returns) and starts the one
+// listener of this store, which lives until Close and resubscribes after a
+// dropped connection.
+func (r *RedisStore) HandleStops(ctx context.Context, fn Stopper) (func(), error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ctx.Err() != nil {
+		return nil, errors.New("sessions: store closed")
+	}
+	if !r.listening {
+		ps, err := r.subscribe(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("sessions: subscribe to stop requests: %w", err)
+		}
+		r.ps, r.listening, r.done = ps, true, make(chan struct{})
+		go r.listen()
+	}
+	return r.local.add(fn), nil
+}
+
+// Close stops the listener. It does not close the client.
+func (r *RedisStore) Close() error {
+	r.mu.Lock()
+	r.cancel()
+	ps, done := r.ps, r.done
+	r.ps = nil
+	r.mu.Unlock()
+	if ps != nil {
+		_ = ps.Close()
+	}
+	if done != nil {
+		<-done
+	}
+	return nil
+}
+
+func (r *RedisStore) subscribe(ctx context.Context) (*redis.PubSub, error) {
+	ps := r.rdb.Subscribe(ctx, r.stopChannel)
+	msg, err := ps.ReceiveTimeout(ctx, 5*time.Second)
+	if err == nil {
+		if _, ok := msg.(*redis.Subscription); !ok {
+			err = errors.New("unexpected first pub/sub message")
+		}
+	}
+	if err != nil {
+		_ = ps.Close()
+		return nil, err
+	}
+	return ps, nil
+}
+
+// listen answers stop requests. go-redis redials and resubscribes a dropped
+// connection on the next Receive; a connection silent for two ListenerIdle
+// periods despite a PING is presumed half-open and replaced.
+func (r *RedisStore) listen() {
+	defer close(r.done)
+	ctx, log := r.ctx, r.opts.Logger
+	backoff := 50 * time.Millisecond
+	silent := 0
+	for {
+		r.mu.Lock()
+		ps := r.ps
+		r.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		if ps == nil {
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			fresh, err := r.subscribe(sctx)
+			cancel()
+			if err != nil {
+				if !sleepCtx(ctx, backoff) {
+					return
+				}
+				backoff = min(2*backoff, time.Second)
+				continue
+			}
+			r.mu.Lock()
+			if ctx.Err() != nil {
+				r.mu.Unlock()
+				_ = fresh.Close()
+				return
+			}
+			r.ps = fresh
+			r.mu.Unlock()
+			log.Info("sessions: stop listener resubscribed")
+			continue
+		}
+		msg, err := ps.ReceiveTimeout(ctx, r.opts.ListenerIdle)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				if silent++; silent >= 2 {
+					log.Warn("sessions: stop listener silent, replacing its connection")
+					silent = 0
+					r.mu.Lock()
+					r.ps = nil
+					r.mu.Unlock()
+					_ = ps.Close()
+					continue
+				}
+				_ = ps.Ping(ctx)
+				continue
+			}
+			log.Warn("sessions: stop listener lost its connection, reconnecting", "err", err)
+			if !sleepCtx(ctx, backoff) {
+				return
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		silent, backoff = 0, 50*time.Millisecond
+		if m, ok := msg.(*redis.Message); ok {
+			r.answer(ctx, m.Payload)
+		}
+	}
+}
+
+// answer stops the requested run if it is ours and says so to the requester.
+func (r *RedisStore) answer(ctx context.Context, payload string) {
+	var req stopRequest
+	if err := json.Unmarshal([]byte(payload), &req); err != nil || checkID("run id", req.RunID) != nil || req.ID == "" || len(req.ID) > maxID {
+		r.opts.Logger.Warn("sessions: malformed stop request ignored")
+		return
+	}
+	a := stopAnswer{Stopped: r.local.stop(req.RunID, req.By)}
+	if a.Stopped {
+		a.At = r.opts.Now().UnixMilli()
+		r.opts.Logger.Info("run stopped on request", "run", req.RunID, "by", req.By)
+	}
+	b, _ := json.Marshal(a)
+	actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	key := r.answersKey(req.ID)
+	_, err := r.rdb.Pipelined(actx, func(p redis.Pipeliner) error {
+		p.RPush(actx, key, b)
+		p.PExpire(actx, key, stopAnswerTTL)
+		return nil
+	})
+	if err != nil {
+		r.opts.Logger.Warn("sessions: could not answer a stop request", "run", req.RunID, "stopped", a.Stopped, "err", err)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

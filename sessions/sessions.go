@@ -1,0 +1,133 @@
+// Package sessions keeps the chat-ops state of askops sessions that every
+// process must see alike: which sessions a Slack channel started (so
+// /askops grants lists their grants on any replica), the mode the channel's
+// approvers set for those sessions (/askops mode), and requests to stop a
+// run wherever it runs (/askops stop).
+//
+// A session is one Slack thread (every run started in it) or one bot run
+// invocation. Slash commands carry no thread, so modes are set per channel
+// and apply to that channel's sessions. RedisStore shares the state between
+// processes on one Redis; MemoryStore is the embedded default for one
+// process. Both obey the same contract, tested against both.
+package sessions
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/askops/askops/policy"
+)
+
+// ErrInvalid is wrapped by the errors for bad arguments: an empty or
+// malformed channel, session or run id, or a mode chat-ops may not set.
+var ErrInvalid = errors.New("sessions: invalid argument")
+
+// Options configure both stores. The zero value is usable.
+type Options struct {
+	// TTL is the session TTL (approvals.session_ttl): a channel's sessions
+	// are listed, and its mode kept, until TTL passes without a run
+	// starting there or the mode being set. Default 12h.
+	TTL time.Duration
+
+	// MaxSessions bounds the sessions kept per channel (the oldest go
+	// first). Default 200.
+	MaxSessions int
+
+	// StopWait bounds how long Stop waits for the process running the run
+	// to say it stopped it. Default 1.5s, inside Slack's 3 s reply window.
+	StopWait time.Duration
+
+	// Namespace prefixes every Redis key and channel. Default "askops".
+	Namespace string
+
+	// ListenerIdle is how long the Redis stop listener waits for a message
+	// before pinging; two silent periods in a row replace the connection.
+	// Default 15s.
+	ListenerIdle time.Duration
+
+	Now    func() time.Time // default time.Now
+	Logger *slog.Logger     // default: discard
+}
+
+func (o Options) withDefaults() Options {
+	if o.TTL <= 0 {
+		o.TTL = 12 * time.Hour
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 200
+	}
+	if o.StopWait <= 0 {
+		o.StopWait = 1500 * time.Millisecond
+	}
+	if o.Namespace == "" {
+		o.Namespace = "askops"
+	}
+	if o.ListenerIdle <= 0 {
+		o.ListenerIdle = 15 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+// Stopper stops a run of this process: it reports whether runID was live
+// here (and is now stopping). by is who asked, for the logs.
+type Stopper func(runID, by string) bool
+
+// StopResult is what became of a stop request.
+type StopResult struct {
+	Stopped bool      // a process running the run took the request and stopped it
+	Local   bool      // that process is this one
+	By      string    // who asked
+	At      time.Time // when the run's process stopped it
+}
+
+// ModeSetting is a channel's mode and who set it when.
+type ModeSetting struct {
+	Mode policy.Mode
+	By   string
+	At   time.Time
+}
+
+// maxID bounds channel, session and run ids.
+const maxID = 256
+
+func checkID(what, id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty %s", ErrInvalid, what)
+	case len(id) > maxID:
+		return fmt.Errorf("%w: %s longer than %d bytes", ErrInvalid, what, maxID)
+	case strings.ContainsFunc(id, unicode.IsControl):
+		return fmt.Errorf("%w: %s contains control characters", ErrInvalid, what)
+	}
+	return nil
+}
+
+// checkMode accepts the modes chat-ops may set. Mode full is config-only:
+// nobody in Slack can switch supervision off.
+func checkMode(m policy.Mode) error {
+	if m != policy.ModeAsk && m != policy.ModeNever {
+		return fmt.Errorf("%w: mode %q (want ask or never; full is set in the config only)", ErrInvalid, m)
+	}
+	return nil
+}
+
+func msUTC(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
