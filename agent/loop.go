@@ -246,6 +246,7 @@ func (r *Runner) evaluate(ctx context.Context, run *Run, env Env, c *call) (v po
 			v = policy.Verdict{Decision: policy.Deny, Reason: "the policy failed on this call"}
 		}
 	}()
+	mode := run.modeNow(ctx, r.cfg.Logger.With("run_id", run.spec.ID, "session_id", run.spec.SessionID))
 	v = r.cfg.Policy.Evaluate(ctx, policy.Call{
 		Tool:      c.tool.Name,
 		Safety:    c.tool.Safety,
@@ -254,7 +255,7 @@ func (r *Runner) evaluate(ctx context.Context, run *Run, env Env, c *call) (v po
 		Cwd:       env.Cwd,
 		Workspace: env.Workspace,
 		SessionID: run.spec.SessionID,
-		Mode:      run.spec.Mode,
+		Mode:      mode,
 	})
 	switch v.Decision {
 	case policy.Allow, policy.Ask, policy.Deny:

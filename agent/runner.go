@@ -180,6 +180,13 @@ type RunSpec struct {
 	Label     string
 	Task      string
 	Mode      policy.Mode // passed to the policy as is; empty means the policy's default
+	// ModeFor, when set, is read before each policy evaluation: the mode the
+	// session's humans set while the run goes (e.g. /askops mode never). It
+	// returns "" when none is set, and the run uses Mode. It may make a run
+	// stricter (never) or relax it back to ask, never more: full, any other
+	// value and a failed read are ignored, and the run keeps the last mode it
+	// knew (Mode until a read succeeds).
+	ModeFor func(ctx context.Context) (policy.Mode, error)
 	// Copied into every pending.Request so the Ask is posted in the run's thread.
 	ReplyChannel  string
 	ReplyThreadTS string
@@ -225,6 +232,8 @@ type Run struct {
 	result  Result
 
 	iteration atomic.Int64
+	modeMu    sync.Mutex
+	mode      policy.Mode // the last mode known to apply (see RunSpec.ModeFor)
 	emitMu    sync.Mutex
 	onEvent   func(Event)
 	now       func() time.Time
@@ -251,7 +260,7 @@ func (r *Runner) Start(ctx context.Context, spec RunSpec, onEvent func(Event)) *
 		spec.ID = newRunID()
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	run := &Run{spec: spec, started: r.cfg.Now(), cancel: cancel, done: make(chan struct{}), onEvent: onEvent, now: r.cfg.Now}
+	run := &Run{spec: spec, started: r.cfg.Now(), cancel: cancel, done: make(chan struct{}), onEvent: onEvent, now: r.cfg.Now, mode: spec.Mode}
 
 	r.mu.Lock()
 	if _, taken := r.runs[spec.ID]; taken {
@@ -311,7 +320,7 @@ func (r *Runner) Runs() []RunInfo {
 	for _, run := range r.runs {
 		s := run.spec
 		out = append(out, RunInfo{ID: s.ID, SessionID: s.SessionID, StartedBy: s.StartedBy, Label: s.Label, Task: s.Task,
-			Mode: s.Mode, StartedAt: run.started, Iteration: int(run.iteration.Load())})
+			Mode: run.currentMode(), StartedAt: run.started, Iteration: int(run.iteration.Load())})
 	}
 	slices.SortFunc(out, func(a, b RunInfo) int {
 		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
@@ -365,4 +374,46 @@ func (run *Run) emit(e Event) {
 	if run.onEvent != nil {
 		run.onEvent(e)
 	}
+}
+
+func (run *Run) currentMode() policy.Mode {
+	run.modeMu.Lock()
+	defer run.modeMu.Unlock()
+	return run.mode
+}
+
+// modeNow is the mode for the next policy evaluation. A session's mode can
+// change while the run goes; a read that fails or returns a mode chat-ops
+// may not set keeps the last mode known, so a failure never relaxes a run.
+func (run *Run) modeNow(ctx context.Context, log *slog.Logger) policy.Mode {
+	if run.spec.ModeFor == nil {
+		return run.spec.Mode
+	}
+	m, err := safeModeFor(ctx, run.spec.ModeFor)
+	run.modeMu.Lock()
+	defer run.modeMu.Unlock()
+	switch {
+	case err != nil:
+		log.Warn("could not read the session's mode; keeping the last one known", "mode", run.mode, "err", err)
+		return run.mode
+	case m == "":
+		m = run.spec.Mode
+	case m != policy.ModeAsk && m != policy.ModeNever:
+		log.Warn("ignored a session mode that may not be set while a run goes", "got", m, "mode", run.mode)
+		return run.mode
+	}
+	if m != run.mode {
+		log.Info("session mode changed", "from", run.mode, "to", m)
+	}
+	run.mode = m
+	return m
+}
+
+func safeModeFor(ctx context.Context, f func(context.Context) (policy.Mode, error)) (m policy.Mode, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("reading the session mode panicked: %v", p)
+		}
+	}()
+	return f(ctx)
 }
