@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/askops/askops/policy"
 )
@@ -53,20 +55,22 @@ func readFileTool() Tool {
 				Path:    p,
 				Summary: "read_file " + rel,
 				Run: func(ctx context.Context) (string, error) {
-					return readLines(p, rel, offset, limit, env.MaxOutputBytes)
+					return readLines(env.Workspace, rel, offset, limit, env.MaxOutputBytes)
 				},
 			}, nil
 		},
 	}
 }
 
-func readLines(p, rel string, offset, limit, maxBytes int) (string, error) {
-	if err := regularFile(p, rel); err != nil {
-		return "", err
-	}
-	f, err := os.Open(p)
+func readLines(workspace, rel string, offset, limit, maxBytes int) (string, error) {
+	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return "", fileError(rel, err)
+	}
+	defer root.Close()
+	f, err := openRegular(root, rel, os.O_RDONLY)
+	if err != nil {
+		return "", err
 	}
 	defer f.Close()
 	br := bufio.NewReader(f)
@@ -133,14 +137,19 @@ func writeFileTool() Tool {
 				Path:    p,
 				Summary: fmt.Sprintf("write_file %s (%d bytes)", rel, len(content)),
 				Run: func(ctx context.Context) (string, error) {
-					if fi, err := os.Stat(p); err == nil && !fi.Mode().IsRegular() {
+					root, err := os.OpenRoot(env.Workspace)
+					if err != nil {
+						return "", fileError(rel, err)
+					}
+					defer root.Close()
+					if fi, err := root.Stat(rel); err == nil && !fi.Mode().IsRegular() {
 						return "", fmt.Errorf("%s exists and is not a regular file", rel)
 					}
-					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
 						return "", fileError(rel, err)
 					}
-					if err := writeKeepingMode(p, []byte(content)); err != nil {
-						return "", fileError(rel, err)
+					if err := writeKeepingMode(root, rel, []byte(content)); err != nil {
+						return "", err
 					}
 					return fmt.Sprintf("wrote %d bytes to %s", len(content), rel), nil
 				},
@@ -177,10 +186,17 @@ func editFileTool() Tool {
 				Path:    p,
 				Summary: fmt.Sprintf("edit_file %s (replace %d bytes with %d bytes)", rel, len(oldS), len(newS)),
 				Run: func(ctx context.Context) (string, error) {
-					if err := regularFile(p, rel); err != nil {
+					root, err := os.OpenRoot(env.Workspace)
+					if err != nil {
+						return "", fileError(rel, err)
+					}
+					defer root.Close()
+					f, err := openRegular(root, rel, os.O_RDONLY)
+					if err != nil {
 						return "", err
 					}
-					data, err := os.ReadFile(p)
+					data, err := io.ReadAll(f)
+					f.Close()
 					if err != nil {
 						return "", fileError(rel, err)
 					}
@@ -191,8 +207,8 @@ func editFileTool() Tool {
 					default:
 						return "", fmt.Errorf("old_string matches %d times in %s, it must match exactly once; the file was not changed. Include more surrounding text", n, rel)
 					}
-					if err := writeKeepingMode(p, []byte(strings.Replace(string(data), oldS, newS, 1))); err != nil {
-						return "", fileError(rel, err)
+					if err := writeKeepingMode(root, rel, []byte(strings.Replace(string(data), oldS, newS, 1))); err != nil {
+						return "", err
 					}
 					return fmt.Sprintf("edited %s: replaced 1 occurrence", rel), nil
 				},
@@ -223,25 +239,37 @@ func listFilesTool() Tool {
 				Path:    p,
 				Summary: "list_files " + rel,
 				Run: func(ctx context.Context) (string, error) {
-					return listDir(p, rel, env.MaxOutputBytes)
+					return listDir(env.Workspace, rel, env.MaxOutputBytes)
 				},
 			}, nil
 		},
 	}
 }
 
-func listDir(p, rel string, maxBytes int) (string, error) {
-	fi, err := os.Stat(p)
+func listDir(workspace, rel string, maxBytes int) (string, error) {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return "", fileError(rel, err)
+	}
+	defer root.Close()
+	// O_NONBLOCK: a FIFO swapped in after the check must not block the run.
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", fileError(rel, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return "", fileError(rel, err)
 	}
 	if !fi.IsDir() {
 		return fmt.Sprintf("%s is a file (%d bytes)", rel, fi.Size()), nil
 	}
-	entries, err := os.ReadDir(p) // sorted by name
+	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return "", fileError(rel, err)
 	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	if len(entries) == 0 {
 		return fmt.Sprintf("(%s is empty)", rel), nil
 	}
@@ -263,28 +291,62 @@ func listDir(p, rel string, maxBytes int) (string, error) {
 	return b.String(), nil
 }
 
-// regularFile refuses directories, devices and FIFOs: opening a FIFO would
-// block the run beyond the reach of Stop.
-func regularFile(p, rel string) error {
-	fi, err := os.Stat(p)
+// The file tools run a while after their path was resolved and judged: after
+// the calls ahead of them in the turn, after a human approved them. A
+// directory on the path may have become a symlink meanwhile, so they open
+// paths beneath the workspace (os.Root), which refuses any escape at the
+// moment of use, by symlink or "..".
+
+// openRegular opens rel beneath root and refuses directories, devices and
+// FIFOs. O_NONBLOCK keeps a FIFO's open from blocking the run beyond the
+// reach of Stop; the type is checked on the opened file, so it cannot change
+// between the check and the use.
+func openRegular(root *os.Root, rel string, flag int) (*os.File, error) {
+	f, err := root.OpenFile(rel, flag|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fileError(rel, err)
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		f.Close()
+		return nil, fileError(rel, err)
+	case fi.IsDir():
+		f.Close()
+		return nil, fmt.Errorf("%s is a directory; use list_files", rel)
+	case !fi.Mode().IsRegular():
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", rel)
+	}
+	return f, nil
+}
+
+// writeKeepingMode replaces rel's content beneath root, keeping an existing
+// file's permissions. It truncates only once the opened file is known to be
+// a regular one.
+func writeKeepingMode(root *os.Root, rel string, data []byte) error {
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
 		return fileError(rel, err)
 	}
-	if fi.IsDir() {
-		return fmt.Errorf("%s is a directory; use list_files", rel)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fileError(rel, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", rel)
+		return fmt.Errorf("%s exists and is not a regular file", rel)
+	}
+	if err := f.Truncate(0); err != nil {
+		return fileError(rel, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fileError(rel, err)
+	}
+	if err := f.Close(); err != nil {
+		return fileError(rel, err)
 	}
 	return nil
-}
-
-func writeKeepingMode(p string, data []byte) error {
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(p); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	return os.WriteFile(p, data, mode)
 }
 
 // fileError turns an OS error into text that names the workspace path only.

@@ -233,3 +233,48 @@ func TestWriteFileAskSummary(t *testing.T) {
 		t.Errorf("policy path = %q", p)
 	}
 }
+
+// A file call's path is resolved and judged when the turn is prepared, but
+// runs later: after the calls ahead of it in the same turn, and after a
+// human approved it. If meanwhile a directory on the path became a symlink
+// leading out of the workspace, the tool must not follow it: the file tools
+// open paths beneath the workspace at run time, refusing any escape.
+func TestFileToolsRefuseASymlinkSwappedInAfterTheCheck(t *testing.T) {
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, "secret.txt"), "outside secret\n")
+	writeFile(t, filepath.Join(outside, "edit.txt"), "old\n")
+	swap := "rm -r sub && ln -s " + outside + " sub"
+	h := newHarness(t, []fakeopenai.Reply{
+		fakeopenai.Call(
+			bash("c1", swap),
+			call("c2", "write_file", map[string]any{"path": "sub/new.txt", "content": "pwned"}),
+			call("c3", "edit_file", map[string]any{"path": "sub/edit.txt", "old_string": "old", "new_string": "pwned"}),
+			call("c4", "read_file", map[string]any{"path": "sub/secret.txt"}),
+			call("c5", "list_files", map[string]any{"path": "sub"}),
+		),
+		fakeopenai.Text("ok"),
+	}, nil)
+	h.policy.decide = allowAll
+	// The files exist inside when the turn is prepared, so every path resolves inside.
+	writeFile(t, filepath.Join(h.ws, "sub", "secret.txt"), "inside\n")
+	writeFile(t, filepath.Join(h.ws, "sub", "edit.txt"), "old\n")
+	h.run(t, agent.RunSpec{})
+
+	res := toolResults(t, h.srv, 1)
+	mustContain(t, res["c1"], "exit code: 0")
+	if exists(filepath.Join(outside, "new.txt")) {
+		t.Errorf("write_file followed the swapped symlink out of the workspace: %s", res["c2"])
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "edit.txt")); string(b) != "old\n" {
+		t.Errorf("edit_file changed a file outside the workspace: %q (%s)", b, res["c3"])
+	}
+	if strings.Contains(res["c4"], "outside secret") {
+		t.Errorf("read_file read a file outside the workspace: %s", res["c4"])
+	}
+	if strings.Contains(res["c5"], "secret.txt") {
+		t.Errorf("list_files listed a directory outside the workspace: %s", res["c5"])
+	}
+	for _, id := range []string{"c2", "c3", "c4", "c5"} {
+		mustContain(t, res[id], "error:")
+	}
+}
