@@ -143,6 +143,11 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if cfg.CommandEnv == nil {
 		cfg.CommandEnv = minimalEnv()
 	}
+	// The minimal environment keeps the bot's secrets out of the commands'
+	// own; this keeps them out of reach through /proc/$PPID/environ.
+	if err := hideProcess(); err != nil {
+		cfg.Logger.Warn("agent: could not make the process non-dumpable; commands may read its environment through /proc", "err", err)
+	}
 
 	r := &Runner{cfg: cfg, workspace: ws, tools: map[string]Tool{}, runs: map[string]*Run{}}
 	builtin := []Tool{bashTool(cfg.CommandEnv), readFileTool(), writeFileTool(), editFileTool(), listFilesTool()}
