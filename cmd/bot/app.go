@@ -17,6 +17,8 @@ import (
 
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
+	"github.com/askops/askops/sessions"
 	"github.com/askops/askops/slackui"
 )
 
@@ -29,10 +31,11 @@ type app struct {
 	metrics *Metrics
 	now     func() time.Time
 
-	slack  *slack.Client
-	redis  redis.UniversalClient // nil with the in-memory store
-	asks   pending.Store
-	grants grants.Store
+	slack    *slack.Client
+	redis    redis.UniversalClient // nil with the in-memory store
+	asks     pending.Store
+	grants   grants.Store
+	sessions sessionState
 
 	notifier     *slackui.Notifier
 	approvers    *slackui.Approvers
@@ -41,6 +44,19 @@ type app struct {
 
 	// ready answers /readyz: store and Slack reachable.
 	ready *readiness
+}
+
+// sessionState is the chat-ops state every process shares: a channel's
+// sessions, its /askops mode, and stop requests for runs wherever they run
+// (package sessions; in memory without Redis).
+type sessionState interface {
+	Track(ctx context.Context, channel, session string) error
+	Sessions(ctx context.Context, channel string) ([]string, error)
+	SetMode(ctx context.Context, channel string, mode policy.Mode, by string) error
+	Mode(ctx context.Context, channel string) (sessions.ModeSetting, bool, error)
+	HandleStops(ctx context.Context, fn sessions.Stopper) (release func(), err error)
+	Stop(ctx context.Context, runID, by string) (sessions.StopResult, error)
+	Close() error
 }
 
 // appOptions are what differ between subcommands.
@@ -64,9 +80,11 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 
 	popts := pending.Options{Now: a.now, Logger: log.With("component", "pending")}
 	gopts := grants.Options{Now: a.now, Logger: log.With("component", "grants")}
+	sopts := sessions.Options{TTL: cfg.Approvals.SessionTTL.D(), Now: a.now, Logger: log.With("component", "sessions")}
 	if cfg.Redis.URL == "" {
 		a.asks = pending.NewMemoryStore(popts)
 		a.grants = grants.NewMemoryStore(gopts)
+		a.sessions = sessions.NewMemoryStore(sopts)
 	} else {
 		if a.redis, err = openRedis(cfg.Redis.URL); err != nil {
 			return nil, fmt.Errorf("redis.url: %w", err)
@@ -77,6 +95,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 		}
 		a.asks = rs
 		a.grants = grants.NewRedisStore(a.redis, gopts)
+		a.sessions = sessions.NewRedisStore(a.redis, sopts)
 	}
 
 	scopeFor := slackui.DefaultScopeFor
@@ -138,6 +157,9 @@ func (a *app) Close() {
 	}
 	if a.grants != nil {
 		_ = a.grants.Close()
+	}
+	if a.sessions != nil {
+		_ = a.sessions.Close()
 	}
 	if a.redis != nil {
 		_ = a.redis.Close()

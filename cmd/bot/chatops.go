@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,11 +32,12 @@ type chatOps struct {
 	runsCtx  context.Context
 	log      *slog.Logger
 
-	mu       sync.Mutex
-	closed   bool
-	runs     sync.WaitGroup
-	modes    map[string]policy.Mode          // by channel: the mode new runs there get (/askops mode)
-	sessions map[string]map[string]time.Time // by channel: sessions of runs started here, last started
+	// releaseStops ends this process's answers to /askops stop requests.
+	releaseStops func()
+
+	mu     sync.Mutex
+	closed bool
+	runs   sync.WaitGroup
 }
 
 func newChatOps(runsCtx context.Context, a *app) (*chatOps, error) {
@@ -58,10 +58,31 @@ func newChatOps(runsCtx context.Context, a *app) (*chatOps, error) {
 			return nil, fmt.Errorf("approvals.run_starters: %w", err)
 		}
 	}
-	return &chatOps{
-		app: a, runner: runner, starters: starters, runsCtx: runsCtx,
-		log: a.log.With("component", "chatops"), modes: map[string]policy.Mode{}, sessions: map[string]map[string]time.Time{},
-	}, nil
+	o := &chatOps{app: a, runner: runner, starters: starters, runsCtx: runsCtx, log: a.log.With("component", "chatops")}
+	// /askops stop on any replica reaches this process's runs.
+	o.releaseStops, err = a.sessions.HandleStops(runsCtx, stopperFor(runner, o.log))
+	if err != nil {
+		return nil, fmt.Errorf("redis.url: %w", err)
+	}
+	return o, nil
+}
+
+// stopperFor answers stop requests for runner's runs.
+func stopperFor(runner *agent.Runner, log *slog.Logger) func(runID, by string) bool {
+	return func(runID, by string) bool {
+		if !runner.Stop(runID) {
+			return false
+		}
+		log.Info("run stop requested", "run", runID, "by", by)
+		return true
+	}
+}
+
+// Close ends this process's answers to stop requests.
+func (o *chatOps) Close() {
+	if o.releaseStops != nil {
+		o.releaseStops()
+	}
 }
 
 // StopIntake refuses new runs from now on (shutdown has begun).
@@ -120,27 +141,13 @@ func (o *chatOps) SlashCommand(ctx context.Context, cmd slack.SlashCommand) any 
 		if !o.mayAct(ctx, cmd.UserID) {
 			return ephemeral("Sorry, only approvers and run starters may stop runs.")
 		}
-		if o.runner.Stop(rest) {
-			return ephemeral("Stopping run `%s`; its open Asks are being cancelled.", slackui.Escape(rest))
-		}
-		return ephemeral("No live run `%s` on this askops replica (a run is stopped by the replica that runs it).", slackui.Escape(rest))
+		return o.stop(ctx, rest, cmd.UserID)
 	case "pending":
 		return o.pendingReply(ctx, cmd)
 	case "grants":
 		return o.grantsReply(ctx, cmd)
 	case "mode":
-		mode := policy.Mode(strings.ToLower(rest))
-		if mode != policy.ModeAsk && mode != policy.ModeNever {
-			return ephemeral("Usage: `%s mode ask|never`", name)
-		}
-		if ok, _ := o.app.approvers.MayDecide(ctx, cmd.UserID); !ok {
-			return ephemeral("Sorry, only approvers may change the mode.")
-		}
-		o.mu.Lock()
-		o.modes[cmd.ChannelID] = mode
-		o.mu.Unlock()
-		o.log.Info("mode set", "channel", cmd.ChannelID, "mode", mode, "by", cmd.UserID)
-		return ephemeral("New runs in this channel will use mode `%s`.", mode)
+		return o.mode(ctx, cmd, strings.ToLower(rest))
 	case "", "help":
 		return ephemeral("%s", o.help())
 	}
@@ -152,11 +159,66 @@ func (o *chatOps) help() string {
 	return strings.Join([]string{
 		"*askops* runs an AI agent and asks here before risky tool calls.",
 		fmt.Sprintf("`%s run TASK` start a run in a new thread (or @-mention me in a thread)", n),
-		fmt.Sprintf("`%s stop RUN_ID` stop a run; its open Asks are cancelled", n),
+		fmt.Sprintf("`%s stop RUN_ID` stop a run, on whichever askops process runs it; its open Asks are cancelled", n),
 		fmt.Sprintf("`%s pending` list open Asks", n),
-		fmt.Sprintf("`%s grants` list session and standing grants, with Revoke buttons", n),
-		fmt.Sprintf("`%s mode ask|never` how new runs in this channel treat asks (approvers only)", n),
+		fmt.Sprintf("`%s grants` list the grants of this channel's sessions and the standing grants, with Revoke buttons", n),
+		fmt.Sprintf("`%s mode [ask|never]` show or set how this channel's sessions treat asks: new runs here and the next calls of runs going in its threads (approvers only; per channel, since a slash command carries no thread)", n),
 	}, "\n")
+}
+
+// stop stops a run wherever it runs: this process's directly, another's
+// through the session store, which waits briefly for the owner to confirm.
+func (o *chatOps) stop(ctx context.Context, runID, user string) any {
+	res, err := o.app.sessions.Stop(ctx, runID, user)
+	id := slackui.Escape(runID)
+	switch {
+	case err != nil:
+		o.log.Warn("stop request failed", "run", runID, "by", user, "err", err)
+		return ephemeral("Could not pass on the stop request for run `%s` right now; try again.", id)
+	case res.Stopped && res.Local:
+		o.log.Info("run stop requested", "run", runID, "by", user)
+		return ephemeral("Stopping run `%s`; its open Asks are being cancelled.", id)
+	case res.Stopped:
+		o.log.Info("run stopped by its askops process", "run", runID, "by", user, "at", res.At)
+		return ephemeral("Stopping run `%s` (the askops process running it took the request at <!date^%d^{time_secs}|%s>); its open Asks are being cancelled.",
+			id, res.At.Unix(), res.At.UTC().Format(time.RFC3339))
+	}
+	if !o.app.shared() {
+		return ephemeral("No live run `%s` here.", id)
+	}
+	return ephemeral("No askops process confirmed a live run `%s`: it may have ended already (see `%s pending`), or its process did not answer in time; try again.", id, o.app.cfg.Slack.Command)
+}
+
+// mode shows or sets the mode of the channel's sessions. Slash commands
+// carry no thread, so the mode belongs to the channel; every run in its
+// threads reads it before each call.
+func (o *chatOps) mode(ctx context.Context, cmd slack.SlashCommand, arg string) any {
+	name := o.app.cfg.Slack.Command
+	if arg == "" {
+		ms, ok, err := o.app.sessions.Mode(ctx, cmd.ChannelID)
+		switch {
+		case err != nil:
+			o.log.Warn("read channel mode", "channel", cmd.ChannelID, "err", err)
+			return ephemeral("Could not read this channel's mode right now.")
+		case !ok:
+			return ephemeral("This channel's sessions use the configured mode `%s`. Set one with `%s mode ask|never`.", o.app.cfg.Policy.Mode, name)
+		}
+		return ephemeral("This channel's sessions use mode `%s`, set by <@%s>.", ms.Mode, slackui.Escape(ms.By))
+	}
+	mode := policy.Mode(arg)
+	if mode != policy.ModeAsk && mode != policy.ModeNever {
+		return ephemeral("Usage: `%s mode ask|never` (mode full is set in the config only)", name)
+	}
+	if ok, _ := o.app.approvers.MayDecide(ctx, cmd.UserID); !ok {
+		return ephemeral("Sorry, only approvers may change the mode.")
+	}
+	if err := o.app.sessions.SetMode(ctx, cmd.ChannelID, mode, cmd.UserID); err != nil {
+		o.log.Warn("set channel mode", "channel", cmd.ChannelID, "mode", mode, "err", err)
+		return ephemeral("Could not set the mode right now; nothing changed.")
+	}
+	o.log.Info("mode set", "channel", cmd.ChannelID, "mode", mode, "by", cmd.UserID)
+	return ephemeral("This channel's sessions now use mode `%s`: new runs here and the next tool calls of runs already going in this channel's threads, on every askops replica. It is per channel (a slash command carries no thread) and lapses after %s without a run here.",
+		mode, o.app.cfg.Approvals.SessionTTL.D())
 }
 
 // goRun starts fn as a tracked run unless intake has stopped. The check and
@@ -212,7 +274,12 @@ func (o *chatOps) grantsReply(ctx context.Context, cmd slack.SlashCommand) any {
 		return ephemeral("Could not read the grants right now.")
 	}
 	list = append(list, standing...)
-	for _, session := range o.channelSessions(cmd.ChannelID) {
+	channelSessions, err := o.app.sessions.Sessions(ctx, cmd.ChannelID)
+	if err != nil {
+		o.log.Warn("list channel sessions", "channel", cmd.ChannelID, "err", err)
+		return ephemeral("Could not read the grants right now.")
+	}
+	for _, session := range channelSessions {
 		gs, err := o.app.grants.List(ctx, session)
 		if err != nil {
 			o.log.Warn("list session grants", "session", session, "err", err)
@@ -237,55 +304,6 @@ func (o *chatOps) grantsReply(ctx context.Context, cmd slack.SlashCommand) any {
 		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, slack.NewAccessory(btn)))
 	}
 	return &slashReply{ResponseType: "ephemeral", Text: fmt.Sprintf("%d grant(s)", len(list)), Blocks: blocks}
-}
-
-// maxSessionsPerChannel bounds what /askops grants looks through.
-const maxSessionsPerChannel = 200
-
-// rememberSession notes a session started in channel, so /askops grants can
-// list its grants while they live (at most the session TTL).
-func (o *chatOps) rememberSession(channel, session string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	m := o.sessions[channel]
-	if m == nil {
-		m = map[string]time.Time{}
-		o.sessions[channel] = m
-	}
-	now := o.app.now()
-	ttl := o.app.cfg.Approvals.SessionTTL.D()
-	for s, at := range m {
-		if now.Sub(at) > ttl {
-			delete(m, s)
-		}
-	}
-	m[session] = now
-	for len(m) > maxSessionsPerChannel {
-		oldest, at := "", now
-		for s, t := range m {
-			if oldest == "" || t.Before(at) {
-				oldest, at = s, t
-			}
-		}
-		delete(m, oldest)
-	}
-}
-
-// channelSessions lists the sessions started in channel on this replica
-// within the session TTL, newest first.
-func (o *chatOps) channelSessions(channel string) []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	now, ttl := o.app.now(), o.app.cfg.Approvals.SessionTTL.D()
-	m := o.sessions[channel]
-	var out []string
-	for s, at := range m {
-		if now.Sub(at) <= ttl {
-			out = append(out, s)
-		}
-	}
-	slices.SortFunc(out, func(a, b string) int { return m[b].Compare(m[a]) })
-	return out
 }
 
 // Interaction handles the clicks chat-ops owns (Revoke) and passes every
@@ -379,14 +397,14 @@ func (o *chatOps) startRun(channel, thread, user, task string) {
 	if thread == "" {
 		thread = statusTS
 	}
-	o.mu.Lock()
-	mode := o.modes[channel]
-	o.mu.Unlock()
 	spec := agent.RunSpec{
 		ID: id, SessionID: channel + "/" + thread, StartedBy: user, Label: "askops in channel " + channel,
-		Task: task, Mode: mode, ReplyChannel: channel, ReplyThreadTS: thread,
+		Task: task, Mode: o.startMode(ctx, channel), ModeFor: o.modeFor(channel), ReplyChannel: channel, ReplyThreadTS: thread,
 	}
-	o.rememberSession(channel, spec.SessionID)
+	if err := o.app.sessions.Track(ctx, channel, spec.SessionID); err != nil {
+		// The run is still judged by the policy; only /askops grants will not list its session.
+		o.log.Warn("could not record the run's session for /askops grants", "run", id, "session", spec.SessionID, "err", err)
+	}
 	up := newStatusUpdater(o.app.slack, channel, statusTS, st, o.log)
 	o.log.Info("run started", "run", id, "session", spec.SessionID, "by", user)
 	run := o.runner.Start(ctx, spec, up.event)
@@ -410,6 +428,40 @@ func (o *chatOps) startRun(channel, thread, user, task string) {
 		o.log.Warn("could not post run answer", "run", id, "err", err)
 	}
 }
+
+// startMode is the mode a run in channel starts with: the channel's, or
+// the configured one when none is set (""). A failed read starts it in mode
+// never: the channel's approvers may have said so.
+func (o *chatOps) startMode(ctx context.Context, channel string) policy.Mode {
+	rctx, cancel := context.WithTimeout(ctx, modeReadTimeout)
+	defer cancel()
+	ms, ok, err := o.app.sessions.Mode(rctx, channel)
+	switch {
+	case err != nil:
+		o.log.Warn("could not read the channel's mode; the run starts in mode never", "channel", channel, "err", err)
+		return policy.ModeNever
+	case !ok:
+		return ""
+	}
+	return ms.Mode
+}
+
+// modeFor is what a run in channel reads before each call: the channel's
+// mode as /askops mode sets it, on any replica.
+func (o *chatOps) modeFor(channel string) func(context.Context) (policy.Mode, error) {
+	return func(ctx context.Context) (policy.Mode, error) {
+		rctx, cancel := context.WithTimeout(ctx, modeReadTimeout)
+		defer cancel()
+		ms, ok, err := o.app.sessions.Mode(rctx, channel)
+		if err != nil || !ok {
+			return "", err
+		}
+		return ms.Mode, nil
+	}
+}
+
+// modeReadTimeout bounds one read of a channel's mode.
+const modeReadTimeout = 2 * time.Second
 
 // runStatus is what the status message shows.
 type runStatus struct {

@@ -92,6 +92,13 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	defer stopListening()
+	// With Redis, /askops stop on any serve replica reaches this run too.
+	releaseStops, err := a.sessions.HandleStops(ctx, stopperFor(runner, log.With("component", "run")))
+	if err != nil {
+		fmt.Fprintf(env.stderr, "bot run: redis.url: %v\n", err)
+		return exitFailed
+	}
+	defer releaseStops()
 
 	host, _ := os.Hostname()
 	who := env.getenv("USER")

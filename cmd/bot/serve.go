@@ -45,6 +45,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
+	defer ops.Close()
 
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var sweeper sync.WaitGroup

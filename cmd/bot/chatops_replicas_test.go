@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/fakeopenai"
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/slackui"
+)
+
+// TestChatOpsAcrossReplicas: chat-ops state is shared through Redis. Runs go
+// on replica A; every slash command and click goes to replica B: mode never
+// set on B turns the next ask of A's running run into a denial without a
+// message; B lists and revokes the grant of A's session; B stops A's run,
+// whose Ask message then says cancelled.
+func TestChatOpsAcrossReplicas(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	model := fakeopenai.Start(t,
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"echo hi > one.txt"}`}),
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"touch two.txt"}`}),
+		fakeopenai.Text("run one done"),
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c3", Name: "bash", Arguments: `{"command":"touch three.txt"}`}),
+		fakeopenai.Text("run two should never get here"),
+	)
+	ws := t.TempDir()
+	env := map[string]string{
+		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_SIGNING_SECRET": fake.SigningSecret(),
+		"REDIS_URL": rds.URL(), "OPENAI_BASE_URL": model.BaseURL(),
+	}
+	cfgA, baseA := replicaConfig(t, fake, ws, "")
+	cfgB, baseB := replicaConfig(t, fake, ws, "")
+	ctxA, stopA := context.WithCancel(ctx)
+	ctxB, stopB := context.WithCancel(ctx)
+	servedA := startBot(ctxA, t, env, "serve", "-config", cfgA)
+	servedB := startBot(ctxB, t, env, "serve", "-config", cfgB)
+	waitHTTP(ctx, t, baseA+"/healthz")
+	waitHTTP(ctx, t, baseB+"/healthz")
+	answered := func(text string) {
+		t.Helper()
+		if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, text) }); err != nil {
+			t.Fatalf("no %q in Slack: %v", text, err)
+		}
+	}
+
+	// Run one on A asks about c1; meanwhile B sets mode never.
+	slash(ctx, t, fake, baseA, approverID, "run write one")
+	ask1 := waitAsk(ctx, t, fake, "COPS")
+	if r := slash(ctx, t, fake, baseB, "UNOBODY99", "mode never"); !strings.Contains(r.Text, "only approvers") {
+		t.Fatalf("non-approver mode on B: %q", r.Text)
+	}
+	if r := slash(ctx, t, fake, baseB, approverID, "mode full"); !strings.Contains(r.Text, "Usage") {
+		t.Fatalf("mode full from Slack: %q", r.Text)
+	}
+	if r := slash(ctx, t, fake, baseB, approverID, "mode never"); !strings.Contains(r.Text, "This channel's sessions now use mode `never`") {
+		t.Fatalf("mode never on B: %q", r.Text)
+	}
+	if r := slash(ctx, t, fake, baseA, approverID, "mode"); !strings.Contains(r.Text, "mode `never`, set by <@"+approverID+">") {
+		t.Fatalf("mode as A sees it: %q", r.Text)
+	}
+	// The Ask already posted is still decided by a human: approve for session on B.
+	click(ctx, t, fake, baseB, ask1, approverID, slackui.ActionApproveSession)
+	answered("run one done")
+	if _, err := os.Stat(filepath.Join(ws, "one.txt")); err != nil {
+		t.Fatalf("the approved c1 did not run: %v", err)
+	}
+	// c2 came after mode never: denied without a message, not run.
+	if n := countAsks(fake); n != 1 {
+		t.Errorf("%d Ask messages; want only the one before mode never", n)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "two.txt")); err == nil {
+		t.Error("c2 ran in mode never")
+	}
+	if reqs := model.Requests(); len(reqs) < 3 || !strings.Contains(string(reqs[2].Raw), "not performed") {
+		t.Errorf("the model was not told c2 was not performed")
+	}
+
+	// B lists the grant of the session started on A and revokes it.
+	g := slash(ctx, t, fake, baseB, approverID, "grants")
+	value := revokeValue(g.Blocks)
+	if value == "" || !strings.Contains(fakeslack.BlockText(g.Blocks), "echo hi") {
+		t.Fatalf("/askops grants on B: %+v\n%s", g, fakeslack.BlockText(g.Blocks))
+	}
+	resp, err := fake.PostInteraction(ctx, baseB+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
+		User: approverID, Channel: "COPS", MessageTS: "1.000001", ActionID: ActionRevokeGrant, Value: value,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := fake.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool { return c.Text == "Grant revoked." }); err != nil {
+		t.Fatalf("revoke on B: %v", err)
+	}
+	for _, base := range []string{baseA, baseB} {
+		if g := slash(ctx, t, fake, base, approverID, "grants"); revokeValue(g.Blocks) != "" {
+			t.Fatalf("grant still listed on %s after the revoke", base)
+		}
+	}
+
+	// Back to ask; run two on A waits on an Ask; B stops it.
+	slash(ctx, t, fake, baseB, approverID, "mode ask")
+	slash(ctx, t, fake, baseA, approverID, "run touch three")
+	ask2 := waitAsk(ctx, t, fake, "COPS")
+	pendingText := slash(ctx, t, fake, baseB, approverID, "pending").Text
+	runID := regexp.MustCompile("run `(run-[0-9a-f]+)`").FindStringSubmatch(pendingText)
+	if runID == nil {
+		t.Fatalf("/askops pending on B: %q", pendingText)
+	}
+	if r := slash(ctx, t, fake, baseB, approverID, "stop run-0000nosuchrun"); !strings.Contains(r.Text, "No askops process confirmed") {
+		t.Fatalf("stop of an unknown run on B: %q", r.Text)
+	}
+	if r := slash(ctx, t, fake, baseB, "UNOBODY99", "stop "+runID[1]); !strings.Contains(r.Text, "only approvers and run starters") {
+		t.Fatalf("non-approver stop on B: %q", r.Text)
+	}
+	if r := slash(ctx, t, fake, baseB, approverID, "stop "+runID[1]); !strings.Contains(r.Text, "Stopping run") || !strings.Contains(r.Text, "took the request") {
+		t.Fatalf("stop on B of A's run: %q", r.Text)
+	}
+	answered("was stopped")
+	final, err := fake.WaitForMessage(ctx, ask2.Channel, ask2.TS, func(m fakeslack.Message) bool { return buttonValue(m.Blocks, slackui.ActionApprove) == "" })
+	if err != nil {
+		t.Fatalf("stopped run's Ask message keeps its buttons: %v", err)
+	}
+	if txt := strings.ToLower(fakeslack.BlockText(final.Blocks) + final.Text); !strings.Contains(txt, "cancel") {
+		t.Errorf("stopped run's Ask message:\n%s", txt)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "three.txt")); err == nil {
+		t.Error("the stopped run's command ran")
+	}
+
+	stopA()
+	stopB()
+	for _, done := range []<-chan botResult{servedA, servedB} {
+		if r := waitResult(t, done); r.code != 0 {
+			t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
+		}
+	}
+}
