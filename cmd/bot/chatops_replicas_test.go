@@ -144,3 +144,59 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestStopReachesBotRun: /askops stop on a serve replica stops a `bot run`
+// process sharing the Redis; its Ask ends cancelled and the run exits 1.
+func TestStopReachesBotRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	model := fakeopenai.Start(t,
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch cron.txt"}`}),
+		fakeopenai.Text("should never get here"),
+	)
+	ws := t.TempDir()
+	env := map[string]string{
+		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_SIGNING_SECRET": fake.SigningSecret(),
+		"REDIS_URL": rds.URL(), "OPENAI_BASE_URL": model.BaseURL(), "USER": "cron",
+	}
+	cfgB, baseB := replicaConfig(t, fake, ws, "")
+	cfgRun, _ := replicaConfig(t, fake, ws, "")
+	ctxB, stopB := context.WithCancel(ctx)
+	servedB := startBot(ctxB, t, env, "serve", "-config", cfgB)
+	waitHTTP(ctx, t, baseB+"/healthz")
+	ran := startBot(ctx, t, env, "run", "-config", cfgRun, "touch the cron file")
+
+	ask := waitAsk(ctx, t, fake, "CAPPROVALS")
+	var runID []string
+	for runID == nil {
+		runID = regexp.MustCompile("run `(run-[0-9a-f]+)`").FindStringSubmatch(slash(ctx, t, fake, baseB, approverID, "pending").Text)
+		select {
+		case <-ctx.Done():
+			t.Fatal("/askops pending on B never listed the bot run's Ask")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if r := slash(ctx, t, fake, baseB, approverID, "stop "+runID[1]); !strings.Contains(r.Text, "Stopping run") {
+		t.Fatalf("stop on B of the bot run: %q", r.Text)
+	}
+	r := waitResult(t, ran)
+	if r.code != 1 || !strings.Contains(r.stdout, "stopped") {
+		t.Errorf("bot run exited %d, stdout:\n%s", r.code, r.stdout)
+	}
+	final, err := fake.WaitForMessage(ctx, ask.Channel, ask.TS, func(m fakeslack.Message) bool { return buttonValue(m.Blocks, slackui.ActionApprove) == "" })
+	if err != nil {
+		t.Fatalf("the stopped run's Ask message keeps its buttons: %v", err)
+	}
+	if txt := strings.ToLower(fakeslack.BlockText(final.Blocks) + final.Text); !strings.Contains(txt, "cancel") {
+		t.Errorf("the stopped run's Ask message:\n%s", txt)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "cron.txt")); err == nil {
+		t.Error("the stopped run's command ran")
+	}
+	stopB()
+	if r := waitResult(t, servedB); r.code != 0 {
+		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
+	}
+}
