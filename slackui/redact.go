@@ -218,6 +218,15 @@ func Redact(s string) string {
 	return s
 }
 
+// expandsCode reports whether a would-be secret holds shell syntax that runs
+// or expands something: then it is code, not a literal secret, and hiding it
+// would hide from the approver what the command does (the model writes the
+// arguments, and could dress any command up as a "password").
+func expandsCode(v string) bool {
+	return strings.Contains(v, "$(") || strings.Contains(v, "`") || strings.Contains(v, "${") ||
+		strings.Contains(v, "<(") || strings.Contains(v, ">(")
+}
+
 func containsAny(s string, subs []string) bool {
 	for _, sub := range subs {
 		if strings.Contains(s, sub) {
@@ -228,9 +237,6 @@ func containsAny(s string, subs []string) bool {
 }
 
 func (rule secretRule) apply(s string) string {
-	if rule.keep == nil && rule.repl != "" {
-		return rule.re.ReplaceAllString(s, rule.repl)
-	}
 	idx := rule.re.FindAllStringSubmatchIndex(s, -1)
 	if len(idx) == 0 {
 		return s
@@ -246,7 +252,13 @@ func (rule secretRule) apply(s string) string {
 		}
 		b.WriteString(s[last:m[0]])
 		last = m[1]
-		if rule.keep != nil && rule.keep(groups) {
+		// The secret is what follows the kept prefix (group 1), or the
+		// whole match.
+		secret := groups[0]
+		if len(m) > 3 && m[3] >= 0 {
+			secret = s[m[3]:m[1]]
+		}
+		if expandsCode(secret) || (rule.keep != nil && rule.keep(groups)) {
 			b.WriteString(groups[0])
 			continue
 		}
