@@ -10,81 +10,207 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// waiters maps an Ask id to the wake-up channels of this process's Waits on
-// it. A channel has capacity 1 and is sent to without blocking, so the
-// listener never blocks on a slow waiter and repeated wake-ups coalesce; the
-// waiter re-reads the record on each wake-up and decides for itself.
+// waiters maps an Ask id to this process's Waits on it, and holds the ids
+// whose records the reader is to fetch for them.
+//
+// Why a waiter never reads Redis itself: 10,000 waiting Asks are 10,000
+// parked goroutines (the callers'), and their stacks, not the store's heap,
+// are most of the process's memory. A goroutine that once made a go-redis
+// call (or decoded JSON, or logged) has grown its stack to 8 KB, and the
+// runtime halves an idle stack only while less than a quarter of it is in
+// use, so it would stay at 4-8 KB for the whole wait. Instead a waiter only
+// registers here and blocks on its channel; the store's one reader goroutine
+// fetches the records of every id marked for reading, many per pipelined
+// round trip, and hands each waiter the result. (The compare-and-set at the
+// deadline or on cancel runs on a short-lived helper goroutine, see
+// RedisStore.finish.)
 type waiters struct {
-	mu sync.Mutex
-	m  map[string][]chan struct{}
+	mu    sync.Mutex
+	m     map[string][]*waiter
+	dirty map[string]struct{} // ids to read for their waiters
+	kick  chan struct{}       // capacity 1: tells the reader that dirty is not empty
 }
 
-func newWaiters() *waiters { return &waiters{m: make(map[string][]chan struct{})} }
+// waiter is one Wait's registration.
+type waiter struct {
+	id string
+	// reads carries the latest read of the record, from the reader only
+	// (capacity 1; a newer read replaces an unconsumed older one, except
+	// that an ended record is never replaced: it cannot change back).
+	reads chan *readResult
+}
 
-func (w *waiters) add(id string) chan struct{} {
-	ch := make(chan struct{}, 1)
+// readResult is one read of a waited-on record, exactly one field set.
+type readResult struct {
+	end *waitEnd // the Ask has ended: what Wait returns
+	ask *Ask     // the record, still pending
+	err error    // why it could not be read
+}
+
+func newWaiters() *waiters {
+	return &waiters{m: make(map[string][]*waiter), dirty: make(map[string]struct{}), kick: make(chan struct{}, 1)}
+}
+
+// add registers a Wait on id and queues the first read of its record. The
+// order matters: a decision announced after the registration queues another
+// read; one made before it is in the first read.
+func (w *waiters) add(id string) *waiter {
+	wt := &waiter{id: id, reads: make(chan *readResult, 1)}
 	w.mu.Lock()
-	w.m[id] = append(w.m[id], ch)
+	w.m[id] = append(w.m[id], wt)
+	w.markLocked(id)
 	w.mu.Unlock()
-	return ch
+	return wt
 }
 
-func (w *waiters) remove(id string, ch chan struct{}) {
+func (w *waiters) remove(wt *waiter) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	chs := w.m[id]
-	for i, c := range chs {
-		if c == ch {
-			chs[i] = chs[len(chs)-1]
-			chs = chs[:len(chs)-1]
+	ws := w.m[wt.id]
+	for i, x := range ws {
+		if x == wt {
+			ws[i] = ws[len(ws)-1]
+			ws = ws[:len(ws)-1]
 			break
 		}
 	}
-	if len(chs) == 0 {
-		delete(w.m, id)
+	if len(ws) == 0 {
+		delete(w.m, wt.id)
+		delete(w.dirty, wt.id)
 	} else {
-		w.m[id] = chs
+		w.m[wt.id] = ws
 	}
 }
 
-func (w *waiters) wake(id string) {
+// reread queues a read of id's record if this process waits on it.
+func (w *waiters) reread(id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, ch := range w.m[id] {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
+	if len(w.m[id]) > 0 {
+		w.markLocked(id)
 	}
 }
 
-// wakeAll makes every local waiter re-read its record. It runs after each
+// rereadAll queues a read for every local waiter. It runs after each
 // (re)subscription, because pub/sub is at-most-once: announcements made
 // while the listener was disconnected are lost, but the records are not.
-func (w *waiters) wakeAll() int {
+func (w *waiters) rereadAll() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := 0
-	for _, chs := range w.m {
-		for _, ch := range chs {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-			n++
-		}
+	for id, ws := range w.m {
+		w.markLocked(id)
+		n += len(ws)
 	}
 	return n
+}
+
+func (w *waiters) markLocked(id string) {
+	w.dirty[id] = struct{}{}
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// takeDirty removes and returns up to max ids queued for reading.
+func (w *waiters) takeDirty(max int) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids := make([]string, 0, min(max, len(w.dirty)))
+	for id := range w.dirty {
+		if len(ids) == max {
+			break
+		}
+		ids = append(ids, id)
+		delete(w.dirty, id)
+	}
+	return ids
+}
+
+// deliver hands r to every waiter on id. Only the reader calls it, so after
+// emptying a channel the send cannot block.
+func (w *waiters) deliver(id string, r *readResult) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, wt := range w.m[id] {
+		next := r
+		select {
+		case old := <-wt.reads:
+			if old.end != nil {
+				next = old
+			}
+		default:
+		}
+		wt.reads <- next
+	}
 }
 
 func (w *waiters) count() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := 0
-	for _, chs := range w.m {
-		n += len(chs)
+	for _, ws := range w.m {
+		n += len(ws)
 	}
 	return n
+}
+
+// readBatch bounds the number of records the reader fetches in one
+// pipeline (10,000 Asks registering at once are 40 round trips, not 10,000).
+const readBatchMax = 256
+
+// read is the store's one reader: it fetches the records of the ids queued
+// by registrations, announcements and resubscriptions, and delivers them to
+// their waiters. A failed read is delivered too (each waiter retries on its
+// own schedule, bounded by its deadline) and logged once per batch.
+func (s *RedisStore) read(ctx context.Context) {
+	defer close(s.reading)
+	for {
+		select {
+		case <-s.waiters.kick:
+		case <-ctx.Done():
+			return
+		}
+		for ids := s.waiters.takeDirty(readBatchMax); len(ids) > 0; ids = s.waiters.takeDirty(readBatchMax) {
+			s.fetch(ctx, ids)
+		}
+	}
+}
+
+// fetch reads the records of ids in one pipeline and delivers them.
+func (s *RedisStore) fetch(ctx context.Context, ids []string) {
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, s.keys.ask(id))
+		}
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		s.opts.Logger.Warn("pending: re-read of waiting asks failed", "asks", len(ids), "err", err)
+	}
+	for i, id := range ids {
+		var r readResult
+		h, err := cmds[i].Result()
+		switch {
+		case err != nil:
+			r.err = unavailable("wait", err)
+		case len(h) == 0:
+			r.err = notFound("wait", id)
+		default:
+			a, err := decodeAsk("wait", h)
+			switch {
+			case err != nil:
+				r.err = err
+			case a.Status != StatusPending:
+				r.end = &waitEnd{ask: a}
+			default:
+				r.ask = &a
+			}
+		}
+		s.waiters.deliver(id, &r)
+	}
 }
 
 // subscribe opens a pub/sub connection on the decisions channel and waits for
@@ -165,12 +291,12 @@ func (s *RedisStore) listen(ctx context.Context) {
 		backoff = 50 * time.Millisecond
 		switch m := msg.(type) {
 		case *redis.Message:
-			s.waiters.wake(m.Payload)
+			s.waiters.reread(m.Payload)
 		case *redis.Subscription:
 			// NewRedisStore consumed the first confirmation, so this is a
 			// resubscription after a dropped connection.
 			if m.Kind == "subscribe" {
-				n := s.waiters.wakeAll()
+				n := s.waiters.rereadAll()
 				log.Info("pending: decision listener resubscribed; waiters re-read their asks", "waiters", n)
 			}
 		}
@@ -194,7 +320,7 @@ func (s *RedisStore) replacePubSub(ctx context.Context) bool {
 	}
 	s.ps = ps
 	s.psMu.Unlock()
-	s.waiters.wakeAll()
+	s.waiters.rereadAll()
 	return true
 }
 

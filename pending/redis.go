@@ -39,7 +39,8 @@ import (
 //
 // Each RedisStore runs one listener: a single pub/sub connection on which
 // every decision is announced, dispatched by id to the Waits of this process.
-// 10,000 waiting Asks cost 10,000 map entries, not connections.
+// 10,000 waiting Asks cost 10,000 map entries, not connections. One reader
+// goroutine reads the records for all of them (see waiters).
 type RedisStore struct {
 	client redis.UniversalClient
 	opts   Options
@@ -51,6 +52,7 @@ type RedisStore struct {
 	closed    chan struct{}
 	stop      context.CancelFunc
 	listening chan struct{} // closed when the listener goroutine returns
+	reading   chan struct{} // closed when the reader goroutine returns
 
 	psMu sync.Mutex
 	ps   *redis.PubSub
@@ -88,6 +90,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		waiters:   newWaiters(),
 		closed:    make(chan struct{}),
 		listening: make(chan struct{}),
+		reading:   make(chan struct{}),
 	}
 	ps, err := s.subscribe(ctx)
 	if err != nil {
@@ -97,6 +100,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 	lctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	go s.listen(lctx)
+	go s.read(lctx)
 	return s, nil
 }
 
@@ -234,8 +238,9 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 	return a, result == "won", nil
 }
 
-// Wait implements Store: register with the listener, re-read the record,
-// then wait for a wake-up, the Ask's own deadline, or ctx.
+// Wait implements Store: register with the listener (which queues the
+// first read of the record), then wait for reads, the Ask's own deadline, or
+// ctx.
 func (s *RedisStore) Wait(ctx context.Context, id string) (Ask, error) {
 	end := s.await(ctx, id)
 	return end.ask, end.err
@@ -247,70 +252,62 @@ type waitEnd struct {
 	err error
 }
 
-// await blocks until the Ask ends. Its frame holds only pointers, channels
-// and times while it blocks: with 10,000 Asks waiting, the waiting
-// goroutines' stacks are most of the process's memory, the runtime shrinks
-// an idle stack only while less than a quarter of it is used, and a frame
-// full of Ask values (~400 bytes each) would pin every stack at twice the
-// size. Records are read and ended by helpers that return before the select.
+// await blocks until the Ask ends. It runs on the caller's goroutine and
+// makes no deep call while the Ask is pending: no Redis command, no JSON, no
+// logging (see waiters for why). Those run on the reader and on finish's
+// helper; await only registers, arms timers and selects, and its frame
+// holds only pointers, channels and times, so a waiting goroutine keeps the
+// stack it came with, and one that came with a large stack can be shrunk.
 func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 	if err := checkID("wait", id); err != nil {
 		return unavailableEnd(id, nil, err)
 	}
-	// Register before reading: a decision announced after the read wakes
-	// us; one made before it is in what we read.
-	wake := s.waiters.add(id)
-	defer s.waiters.remove(id, wake)
+	w := s.waiters.add(id)
+	defer s.waiters.remove(w)
 
-	end, last, err := s.reread(ctx, id)
 	// A blip right after Create should not fail an Ask whose message is
-	// already posted: retry briefly. (The deadline is not known yet, so
-	// the budget is FinishTimeout, not "until the deadline".)
-	for giveUp := time.Now().Add(s.opts.FinishTimeout); err != nil && ErrorCode(err) == CodeUnavailable &&
-		ctx.Err() == nil && time.Now().Before(giveUp); {
-		if !sleepCtx(ctx, 50*time.Millisecond) {
-			break
-		}
-		end, last, err = s.reread(ctx, id)
-	}
-	switch {
-	case end != nil:
-		return end
-	case err != nil && ctx.Err() != nil && ErrorCode(err) == CodeUnavailable:
-		// The caller gave up while we were reading.
-		return s.finish(ctx, id, nil, Cancelled, "wait ended: "+context.Cause(ctx).Error())
-	case err != nil:
-		return unavailableEnd(id, nil, err)
-	}
-	d := last.Deadline.Sub(s.opts.Now())
-	if d <= 0 {
-		return s.finish(ctx, id, last, Expired, reasonDeadline)
-	}
-	deadline := s.opts.After(d)
-	var retry <-chan time.Time
+	// already posted: the first read is retried briefly. (The deadline is
+	// not known before it succeeds, so the budget is FinishTimeout.)
+	giveUp := time.Now().Add(s.opts.FinishTimeout)
+	var last *Ask // the pending record as last read; nil before the first read
+	var deadline, retry <-chan time.Time
 	backoff := 50 * time.Millisecond
 	for {
-		switch s.block(ctx.Done(), wake, retry, deadline) {
+		why, r := s.block(ctx.Done(), w.reads, retry, deadline)
+		switch why {
 		case wokenDeadline:
-			return s.finish(ctx, id, last, Expired, reasonDeadline)
+			return s.finish(ctx, id, last, Expired)
 		case wokenDone:
-			return s.finish(ctx, id, last, Cancelled, "wait ended: "+context.Cause(ctx).Error())
+			return s.finish(ctx, id, last, Cancelled)
 		case wokenClosed:
 			return unavailableEnd(id, last, &Error{Code: CodeUnavailable, Op: "wait", Msg: "store closed"})
+		case wokenRetry:
+			retry = nil
+			s.waiters.reread(id)
+			continue
 		}
-		retry = nil
-		end, a, err := s.reread(ctx, id)
 		switch {
-		case end != nil:
-			return end
-		case err == nil:
-			last = a // a stray or repeated wake-up (e.g. after a resubscribe): keep waiting
-		case ErrorCode(err) == CodeNotFound:
-			return unavailableEnd(id, last, err)
+		case r.end != nil:
+			return r.end
+		case r.ask != nil && last == nil:
+			last = r.ask
+			d := last.Deadline.Sub(s.opts.Now())
+			if d <= 0 {
+				return s.finish(ctx, id, last, Expired)
+			}
+			deadline = s.opts.After(d)
+		case r.ask != nil:
+			last = r.ask // a stray or repeated read (e.g. after a resubscribe): keep waiting
+		case ErrorCode(r.err) != CodeUnavailable:
+			return unavailableEnd(id, last, r.err) // not found, or corrupt
+		case last == nil && !time.Now().Before(giveUp):
+			return unavailableEnd(id, nil, r.err)
+		case last == nil:
+			retry = time.After(50 * time.Millisecond)
 		default:
-			// The store is unreachable. The deadline timer still runs,
-			// so this cannot outlive the Ask; retry the read meanwhile.
-			s.opts.Logger.Warn("pending: re-read of a waiting ask failed", "ask", id, "err", err)
+			// The store is unreachable (the reader has logged it). The
+			// deadline timer still runs, so this cannot outlive the Ask;
+			// retry the read meanwhile.
 			retry = time.After(backoff)
 			backoff = min(2*backoff, time.Second)
 		}
@@ -321,7 +318,8 @@ func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 type woken int
 
 const (
-	wokenRead     woken = iota // a wake-up or a retry: re-read the record
+	wokenRead     woken = iota // the reader delivered a read of the record
+	wokenRetry                 // time to ask for another read after a failed one
 	wokenDeadline              // the Ask's deadline passed
 	wokenDone                  // the caller's context ended
 	wokenClosed                // the store was closed
@@ -331,39 +329,23 @@ const (
 // words.
 //
 //go:noinline
-func (s *RedisStore) block(done <-chan struct{}, wake <-chan struct{}, retry, deadline <-chan time.Time) woken {
+func (s *RedisStore) block(done <-chan struct{}, reads <-chan *readResult, retry, deadline <-chan time.Time) (woken, *readResult) {
 	select {
-	case <-wake:
-		return wokenRead
+	case r := <-reads:
+		return wokenRead, r
 	case <-retry:
-		return wokenRead
+		return wokenRetry, nil
 	case <-deadline:
-		return wokenDeadline
+		return wokenDeadline, nil
 	case <-done:
-		return wokenDone
+		return wokenDone, nil
 	case <-s.closed:
-		return wokenClosed
+		return wokenClosed, nil
 	}
 }
 
-// reread reads the record: the end of the wait if it has ended, else the
-// pending record. It is not inlined into await, so the Ask values it
-// handles stay out of await's frame.
-//
-//go:noinline
-func (s *RedisStore) reread(ctx context.Context, id string) (*waitEnd, *Ask, error) {
-	a, err := s.get(ctx, "wait", id)
-	if err != nil {
-		return nil, nil, err
-	}
-	if a.Status != StatusPending {
-		return &waitEnd{ask: a}, nil, nil
-	}
-	return nil, &a, nil
-}
-
-// unavailableEnd fails closed, keeping what is known of the Ask. Not inlined,
-// for the same reason as reread.
+// unavailableEnd fails closed, keeping what is known of the Ask. Not
+// inlined, so the Ask values it handles stay out of await's frame.
 //
 //go:noinline
 func unavailableEnd(id string, last *Ask, err error) *waitEnd {
@@ -374,11 +356,27 @@ func unavailableEnd(id string, last *Ask, err error) *waitEnd {
 	return &waitEnd{ask: terminalUnavailable(a, id), err: err}
 }
 
-// finish records the waiter's own ending (expired at the deadline, or
-// cancelled because ctx ended) through decideScript, with a fresh context
-// bounded by FinishTimeout. If a decision won first, that decision is the
-// result. If the store cannot be reached, the result is Unavailable.
-func (s *RedisStore) finish(ctx context.Context, id string, last *Ask, outcome Outcome, reason string) *waitEnd {
+// finish records the waiter's own ending (Expired at the deadline, or
+// Cancelled because ctx ended) and returns the result. The compare-and-set
+// runs on a helper goroutine that lives only for it, so the waiter's stack
+// never grows for a go-redis call (see waiters); the waiter blocks until the
+// helper is done, which finishOnce bounds by FinishTimeout.
+//
+//go:noinline
+func (s *RedisStore) finish(ctx context.Context, id string, last *Ask, outcome Outcome) *waitEnd {
+	done := make(chan *waitEnd, 1)
+	go func() { done <- s.finishOnce(ctx, id, last, outcome) }()
+	return <-done
+}
+
+// finishOnce runs decideScript with a fresh context bounded by
+// FinishTimeout (ctx may be over). If a decision won first, that decision
+// is the result; if the store cannot be reached, the result is Unavailable.
+func (s *RedisStore) finishOnce(ctx context.Context, id string, last *Ask, outcome Outcome) *waitEnd {
+	reason := reasonDeadline
+	if outcome == Cancelled {
+		reason = "wait ended: " + context.Cause(ctx).Error()
+	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.FinishTimeout)
 	defer cancel()
 	for {
@@ -543,6 +541,7 @@ func (s *RedisStore) Close() error {
 		}
 		s.psMu.Unlock()
 		<-s.listening
+		<-s.reading
 	})
 	return nil
 }
