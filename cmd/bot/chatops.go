@@ -218,7 +218,19 @@ func (o *chatOps) mode(ctx context.Context, cmd slack.SlashCommand, arg string) 
 	}
 	o.log.Info("mode set", "channel", cmd.ChannelID, "mode", mode, "by", cmd.UserID)
 	return ephemeral("This channel's sessions now use mode `%s`: new runs here and the next tool calls of runs already going in this channel's threads, on every askops replica. It is per channel (a slash command carries no thread) and lapses after %s without a run here.",
-		mode, o.app.cfg.Approvals.SessionTTL.D())
+		mode, shortDuration(o.app.cfg.Approvals.SessionTTL.D()))
+}
+
+// shortDuration drops the zero tail Go prints: 12h0m0s is 12h.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // goRun starts fn as a tracked run unless intake has stopped. The check and
