@@ -22,6 +22,9 @@ type secretRule struct {
 	// instead (nil: always replace).
 	repl string
 	keep func(groups []string) bool
+	// multiline: the secret itself spans lines (a PEM block), so a newline
+	// in it does not make it code.
+	multiline bool
 }
 
 // secretWord is the tail of a key name that holds a secret: PASSWORD,
@@ -41,6 +44,8 @@ var secretRules = []secretRule{
 		hints: []string{"private key-----"},
 		re:    regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
 		repl:  `-----BEGIN ${1}PRIVATE KEY-----` + Redacted + `-----END ${1}PRIVATE KEY-----`,
+
+		multiline: true,
 	},
 	{
 		name:  "github",
@@ -218,13 +223,23 @@ func Redact(s string) string {
 	return s
 }
 
-// expandsCode reports whether a would-be secret holds shell syntax that runs
-// or expands something: then it is code, not a literal secret, and hiding it
-// would hide from the approver what the command does (the model writes the
-// arguments, and could dress any command up as a "password").
-func expandsCode(v string) bool {
-	return strings.Contains(v, "$(") || strings.Contains(v, "`") || strings.Contains(v, "${") ||
-		strings.Contains(v, "<(") || strings.Contains(v, ">(")
+// mayBeCode reports whether a would-be secret holds shell syntax that runs,
+// expands or separates commands: $( ` ${ <( >( ; | & or a line break (a
+// quoted value that eval, bash -c or ssh take apart again). Then it may be
+// code, not a literal secret, and hiding it would hide from the approver
+// what the command does: the model writes the arguments, and could dress
+// any command up as a "password". Showing a rare password with a ";" is the
+// lesser harm.
+func mayBeCode(v string, multiline bool) bool {
+	if strings.ContainsAny(v, "`;|&") || (!multiline && strings.ContainsAny(v, "\n\r")) {
+		return true
+	}
+	for _, s := range []string{"$(", "${", "<(", ">("} {
+		if strings.Contains(v, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func containsAny(s string, subs []string) bool {
@@ -258,7 +273,7 @@ func (rule secretRule) apply(s string) string {
 		if len(m) > 3 && m[3] >= 0 {
 			secret = s[m[3]:m[1]]
 		}
-		if expandsCode(secret) || (rule.keep != nil && rule.keep(groups)) {
+		if mayBeCode(secret, rule.multiline) || (rule.keep != nil && rule.keep(groups)) {
 			b.WriteString(groups[0])
 			continue
 		}
