@@ -175,8 +175,7 @@ func (o *chatOps) stop(ctx context.Context, runID, user string) any {
 	case err != nil:
 		o.log.Warn("stop request failed", "run", runID, "by", user, "err", err)
 		return ephemeral("Could not pass on the stop request for run `%s` right now; try again.", id)
-	case res.Stopped && res.Local:
-		o.log.Info("run stop requested", "run", runID, "by", user)
+	case res.Stopped && res.Local: // stopperFor logged it
 		return ephemeral("Stopping run `%s`; its open Asks are being cancelled.", id)
 	case res.Stopped:
 		o.log.Info("run stopped by its askops process", "run", runID, "by", user, "at", res.At)
