@@ -117,7 +117,16 @@ func (p *Approver) Approve(ctx context.Context, req pending.Request) pending.Ask
 		// now, so end the Ask and let the update below take its buttons.
 		final = p.endUnanswered(ctx, a, pending.Cancelled, "the run stopped while the approval request was being posted")
 	} else if final, err = p.cfg.Asks.Wait(ctx, a.ID); err != nil {
-		p.log.Warn("waiting for ask failed", "ask", a.ID, "status", final.Status, "err", err)
+		// Wait's own Unavailable is not recorded (the store failed): end
+		// the stored Ask as this call ends, so its buttons cannot later
+		// "approve" a call that never ran, and its audit pair says what
+		// happened. A decision that got there first stands.
+		p.log.Warn("waiting for ask failed; ending it", "ask", a.ID, "status", final.Status, "err", err)
+		outcome, reason := pending.Unavailable, "askops lost track of the approval request (the store failed)"
+		if ctx.Err() != nil {
+			outcome, reason = pending.Cancelled, "the run stopped while askops could not reach its store"
+		}
+		final = p.endUnanswered(ctx, a, outcome, reason)
 	}
 	if final.Channel == "" {
 		final.Channel, final.MessageTS = channel, ts

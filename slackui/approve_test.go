@@ -160,3 +160,40 @@ func TestApproveForSessionCoversTheIdenticalFileCall(t *testing.T) {
 		})
 	}
 }
+
+// waitFails is a store whose Wait fails the way a store outage does: it
+// answers unavailable without having recorded anything.
+type waitFails struct{ pending.Store }
+
+func (w waitFails) Wait(_ context.Context, id string) (pending.Ask, error) {
+	return pending.Ask{ID: id, Status: pending.Status(pending.Unavailable)},
+		&pending.Error{Code: pending.CodeUnavailable, Op: "wait", Msg: "connection refused"}
+}
+
+// When Wait fails, the call does not run; the Ask must end that way in the
+// store too. Left pending, its buttons would later let someone "approve" a
+// call that never ran, and the audit would pair its asked with that.
+func TestWaitFailureEndsTheStoredAsk(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	approver, err := NewApprover(ApproverConfig{
+		Asks: waitFails{w.asks}, Grants: w.grants, Notifier: w.notifier,
+		Timeout: time.Hour, SessionTTL: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := approver.Approve(t.Context(), bashRequest("run-wait-fails", "sess-1", "make deploy"))
+	if o, _ := got.Outcome(); o.Approves() || o == "" {
+		t.Fatalf("Approve returned %q, want a refusal", got.Status)
+	}
+	stored, err := w.asks.Get(t.Context(), got.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.Status == pending.StatusPending {
+		t.Fatalf("the Ask is still pending in the store after its waiter gave up")
+	}
+	if _, err := w.asks.Decide(t.Context(), got.ID, pending.Approved, "U1", ""); err == nil {
+		t.Fatal("a late click approved a call that never ran")
+	}
+}
