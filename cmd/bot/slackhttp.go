@@ -168,6 +168,23 @@ func (d *eventDedup) once(fn func(context.Context, slackevents.EventsAPIEvent)) 
 	}
 }
 
+// onceCommand wraps a slash command handler so each invocation is handled
+// once. A signed request stays valid for five minutes, so a captured
+// `/askops run` could be delivered again (to any replica); its trigger_id,
+// unique per invocation, makes the second delivery start nothing.
+func (d *eventDedup) onceCommand(fn func(context.Context, slack.SlashCommand) any) func(context.Context, slack.SlashCommand) any {
+	if fn == nil {
+		return nil
+	}
+	return func(ctx context.Context, cmd slack.SlashCommand) any {
+		if cmd.TriggerID != "" && !d.first(ctx, "command:"+cmd.TriggerID) {
+			d.log.Warn("duplicate slash command delivery ignored", "user", cmd.UserID, "command", cmd.Command)
+			return nil
+		}
+		return fn(ctx, cmd)
+	}
+}
+
 // handleEvents serves POST /slack/events (already verified): answers the
 // URL verification challenge, acknowledges events at once and handles each
 // event id once, in the background.
@@ -248,7 +265,9 @@ func (a *app) listen(ctx context.Context, handler http.Handler, ready func(addr 
 func (a *app) serveSlack(ctx context.Context, h slackHandlers, withHTTP bool, ready func(addr string)) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	h.Event = newEventDedup(a).once(h.Event)
+	dedup := newEventDedup(a)
+	h.Event = dedup.once(h.Event)
+	h.SlashCommand = dedup.onceCommand(h.SlashCommand)
 	var wg sync.WaitGroup
 	var errs []error
 	var mu sync.Mutex
