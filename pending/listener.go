@@ -172,7 +172,7 @@ func (s *RedisStore) read(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		for ids := s.waiters.takeDirty(readBatchMax); len(ids) > 0; ids = s.waiters.takeDirty(readBatchMax) {
+		for ids := s.waiters.takeDirty(readBatchMax); len(ids) > 0 && ctx.Err() == nil; ids = s.waiters.takeDirty(readBatchMax) {
 			s.fetch(ctx, ids)
 		}
 	}
