@@ -2,6 +2,7 @@ package pending
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -44,6 +45,11 @@ func parseRedisURL(rawURL string) (*redis.UniversalOptions, error) {
 	case "redis", "rediss":
 		o, err := redis.ParseURL(rawURL)
 		if err != nil {
+			// net/url's errors quote the whole URL, password and all:
+			// keep only what is wrong with it.
+			if ue, ok := errors.AsType[*url.Error](err); ok {
+				err = ue.Err
+			}
 			return nil, fmt.Errorf("redis url %q: %w", redact(rawURL), err)
 		}
 		return &redis.UniversalOptions{

@@ -61,6 +61,10 @@ func TestParseRedisURLRefusesBadURLs(t *testing.T) {
 		{"redis-cluster://n1:7000?db=1", "unknown option \"db\""},
 		{"redis-cluster://n1:7000?read_timeout=soon", "read_timeout"},
 		{"redis-cluster://:hunter2@n1:70000", "bad port"},
+		// net/url's own errors quote the whole URL, password included.
+		{"redis://:hunter2@ca che:6379", "invalid character"},
+		{"rediss://:hunter2@[::1", "missing ']'"},
+		{"redis://:hunter2%zz@cache", "invalid URL escape"},
 	}
 	for _, c := range cases {
 		_, err := OpenRedis(c.url)
