@@ -256,12 +256,14 @@ type waitEnd struct {
 // makes no deep call while the Ask is pending: no Redis command, no JSON, no
 // logging (see waiters for why). Those run on the reader and on finish's
 // helper; await only registers, arms timers and selects, and its frame
-// holds only pointers, channels and times, so a waiting goroutine keeps the
-// stack it came with, and one that came with a large stack can be shrunk.
+// holds only pointers, channels and times, so waiting adds little to the
+// depth of the caller's stack and never grows it for a Redis round trip.
 func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 	if err := checkID("wait", id); err != nil {
 		return unavailableEnd(id, nil, err)
 	}
+	// Registering queues the first read: a decision made before it is in
+	// that read, one announced after it queues another (see waiters.add).
 	w := s.waiters.add(id)
 	defer s.waiters.remove(w)
 
