@@ -3,6 +3,8 @@ package policy
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -856,6 +858,46 @@ func TestAllowCoversWhatWrappersRun(t *testing.T) {
 	} {
 		if v := e.Evaluate(t.Context(), bashCall(cmd)); v.Decision != want {
 			t.Errorf("%q: %s (%s; %s), want %s", cmd, v.Decision, v.Reason, v.Rule, want)
+		}
+	}
+}
+
+// A redirection is judged where it lands: a path inside the workspace that
+// goes through a symlink to outside (a repository can ship one) is a
+// redirection outside the workspace.
+func TestRedirectionThroughASymlinkOutsideIsNotAllowed(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(ws, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "bashrc"), filepath.Join(ws, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(ws, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(ws, "src"), filepath.Join(ws, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(ws, ".git", "hooks"), filepath.Join(ws, "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine(t, Config{Rules: []Rule{{Tool: "bash", Command: "echo", Decision: Allow}}})
+	for cmd, want := range map[string]Decision{
+		"echo hi > hooks/pre-commit":                  Ask, // into .git through a link
+		"echo hi > docs/authorized_keys":              Ask,
+		"echo hi >> notes.txt":                        Ask,
+		"echo hi > " + filepath.Join(ws, "docs", "x"): Ask,
+		"echo hi > src/new.txt":                       Allow,
+		"echo hi > alias/new.txt":                     Allow, // a link that stays inside
+		"echo hi > new/dir/file.txt":                  Allow, // does not exist yet
+	} {
+		c := Call{Tool: "bash", Command: cmd, Cwd: ws, Workspace: ws, Safety: SideEffect}
+		if v := e.Evaluate(t.Context(), c); v.Decision != want {
+			t.Errorf("%q: %s (%s), want %s", cmd, v.Decision, v.Reason, want)
 		}
 	}
 }

@@ -2,7 +2,9 @@ package policy
 
 import (
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -94,6 +96,7 @@ type analyzer struct {
 	protected []string
 	budget    int                        // simple commands still allowed to be recorded
 	guessing  int                        // > 0 while analysing what a guessed command runs
+	realWS    string                     // workspace with symlinks resolved; see realWorkspace
 	piped     map[*syntax.BinaryCmd]bool // pipelines already looked at as part of a longer one
 }
 
@@ -272,8 +275,49 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, de
 		z.a.refuseAllow("a redirection outside the workspace (" + w.lit + ")")
 		return
 	}
-	if writes && isGitInternal(p, z.workspace) {
+	// Judged where it lands: a link inside the workspace (a repository can
+	// ship one) may lead out of it, or into .git.
+	real, ok := realPath(p)
+	if !ok || !within(real, z.realWorkspace()) {
+		z.a.refuseAllow("a redirection through a symlink that leads outside the workspace (" + w.lit + ")")
+		return
+	}
+	if writes && (isGitInternal(p, z.workspace) || isGitInternal(real, z.realWorkspace())) {
 		z.a.refuseAllow("a redirection into .git (hooks and config run code)")
+	}
+}
+
+// realWorkspace is the workspace with symlinks resolved (the agent already
+// passes it so), for comparing with realPath's answers.
+func (z *analyzer) realWorkspace() string {
+	if z.realWS == "" {
+		z.realWS = z.workspace
+		if r, err := filepath.EvalSymlinks(z.workspace); err == nil {
+			z.realWS = filepath.ToSlash(r)
+		}
+	}
+	return z.realWS
+}
+
+// realPath resolves the symlinks on the longest existing prefix of the
+// absolute path p and appends the rest (which does not exist, so holds no
+// links). ok is false when an existing part cannot be resolved: a dangling
+// link would be created wherever it points.
+func realPath(p string) (string, bool) {
+	rest := ""
+	for cur := p; ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return path.Join(filepath.ToSlash(r), rest), true
+		}
+		if _, err := os.Lstat(cur); err == nil {
+			return "", false
+		}
+		parent := path.Dir(cur)
+		if parent == cur {
+			return "", false
+		}
+		rest = path.Join(path.Base(cur), rest)
+		cur = parent
 	}
 }
 
