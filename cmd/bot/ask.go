@@ -109,16 +109,31 @@ func askRequest(env *environment, argv []string, reason, label, session string) 
 
 // grantFor looks for a grant covering req: one of its session's, or a
 // standing grant (the only kind an ask without -session can have). Any
-// doubt (a store error) means no: the human is asked.
+// doubt (a store error, a command the policy denies or finds dangerous)
+// means no: the human is asked.
 func (a *app) grantFor(ctx context.Context, req pending.Request) (grants.Grant, bool) {
 	var args struct {
 		Command string `json:"command"`
 	}
 	_ = json.Unmarshal([]byte(req.Args), &args)
-	g, ok, err := a.grants.Match(ctx, req.SessionID, policy.Call{
+	call := policy.Call{
 		Tool: req.Tool, Safety: policy.SideEffect, Command: args.Command,
 		Cwd: req.Cwd, Workspace: req.Workspace, SessionID: req.SessionID,
-	})
+	}
+	// As for the agent, deny rules and built-in dangers come before grants:
+	// a grant never spares the human a command the policy denies or finds
+	// dangerous (a "git push" grant is not a force push to main).
+	engine, err := policy.New(policy.Config{Rules: a.cfg.Policy.Rules})
+	if err != nil {
+		a.log.Warn("could not build the policy; asking", "err", err)
+		return grants.Grant{}, false
+	}
+	if v := engine.Evaluate(ctx, policy.Call{Tool: call.Tool, Safety: call.Safety, Command: call.Command,
+		Cwd: call.Cwd, Workspace: call.Workspace, Mode: policy.ModeAsk}); v.Decision == policy.Deny || v.Dangerous {
+		a.log.Info("no grant applies to a denied or dangerous command; asking", "rule", v.Rule, "reason", v.Reason)
+		return grants.Grant{}, false
+	}
+	g, ok, err := a.grants.Match(ctx, req.SessionID, call)
 	if err != nil {
 		a.log.Warn("could not check grants; asking", "session", req.SessionID, "err", err)
 		return grants.Grant{}, false

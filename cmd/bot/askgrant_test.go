@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/pending"
+)
+
+// A grant never lets bot ask skip the human for a command the policy
+// denies or finds dangerous, as it never does for the agent: the policy
+// checks those before grants. A standing "git push" grant approves a plain
+// push, not a force push to main or a push a deny rule forbids.
+func TestAskGrantDoesNotCoverDeniedOrDangerousCommands(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	cfg, _, env := httpModeConfig(t, fake, `policy:
+  rules:
+    - {tool: bash, command: "git push origin prod", decision: deny}
+`)
+	env["REDIS_URL"] = rds.URL()
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope, err := grants.PrefixScope("git push", cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := pending.OpenRedis(rds.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if _, err := grants.NewRedisStore(client, grants.Options{}).RecordStanding(ctx, scope, "admin"); err != nil {
+		t.Fatal(err)
+	}
+
+	r := waitResult(t, startBot(ctx, t, env, "ask", "-config", cfg, "--", "git", "push", "origin", "feature"))
+	if r.code != 0 || !strings.Contains(r.stdout, "approved by standing grant") {
+		t.Fatalf("plain push: exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, argv := range [][]string{
+		{"git", "push", "--force", "origin", "main"},
+		{"git", "push", "origin", "prod"},
+	} {
+		r := waitResult(t, startBot(ctx, t, env, append([]string{"ask", "-config", cfg, "-timeout", "300ms", "--"}, argv...)...))
+		if r.code != 1 || !strings.HasPrefix(r.stdout, "expired") {
+			t.Errorf("%q: exit %d stdout %q (want asked, then expired)", argv, r.code, r.stdout)
+		}
+	}
+}
