@@ -233,7 +233,12 @@ func (a *app) listen(ctx context.Context, handler http.Handler, ready func(addr 
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		// Slack's bodies are small (capped at 1 MiB) and Slack gives up after
+		// 3 s; a client that trickles a body or idles on a keep-alive must
+		// not hold a connection for ever.
+		ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
 	a.log.Info("listening", "addr", l.Addr().String(), "mode", a.cfg.Slack.Mode)
 	if ready != nil {
