@@ -2,10 +2,7 @@ package pending
 
 import (
 	"context"
-	"errors"
-	"net"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -92,8 +89,9 @@ func (w *waiters) reread(id string) {
 }
 
 // rereadAll queues a read for every local waiter. It runs after each
-// (re)subscription, because pub/sub is at-most-once: announcements made
-// while the listener was disconnected are lost, but the records are not.
+// resubscription to decisions, because pub/sub is at-most-once:
+// announcements made while the listener was disconnected are lost, but the
+// records are not.
 func (w *waiters) rereadAll() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -210,127 +208,5 @@ func (s *RedisStore) fetch(ctx context.Context, ids []string) {
 			}
 		}
 		s.waiters.deliver(id, &r)
-	}
-}
-
-// subscribe opens a pub/sub connection on the decisions channel and waits for
-// Redis to confirm it.
-func (s *RedisStore) subscribe(ctx context.Context) (*redis.PubSub, error) {
-	ps := s.client.Subscribe(ctx, s.keys.decided)
-	msg, err := ps.ReceiveTimeout(ctx, 5*time.Second)
-	if err == nil {
-		if _, ok := msg.(*redis.Subscription); !ok {
-			err = errors.New("unexpected first pub/sub message")
-		}
-	}
-	if err != nil {
-		_ = ps.Close()
-		return nil, err
-	}
-	return ps, nil
-}
-
-// listen is the store's one listener. go-redis reconnects and resubscribes
-// a dropped pub/sub connection on the next Receive; each confirmation of a
-// (re)subscription arrives as a *redis.Subscription, after which every local
-// waiter re-reads its record. A connection that stays silent for two
-// ListenerIdle periods despite a PING is presumed dead (half-open, e.g. a
-// vanished network) and replaced.
-func (s *RedisStore) listen(ctx context.Context) {
-	defer close(s.listening)
-	log := s.opts.Logger
-	backoff := 50 * time.Millisecond
-	silent, failures := 0, 0
-	for {
-		s.psMu.Lock()
-		ps := s.ps
-		s.psMu.Unlock()
-		if ps == nil { // a replacement failed; try again
-			if !s.replacePubSub(ctx) {
-				if !sleepCtx(ctx, backoff) {
-					return
-				}
-				backoff = min(2*backoff, time.Second)
-			}
-			continue
-		}
-		msg, err := ps.ReceiveTimeout(ctx, s.opts.ListenerIdle)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				silent++
-				if silent >= 2 {
-					log.Warn("pending: decision listener silent, replacing its connection")
-					silent = 0
-					s.psMu.Lock()
-					s.ps = nil
-					s.psMu.Unlock()
-					_ = ps.Close()
-					continue
-				}
-				_ = ps.Ping(ctx)
-				continue
-			}
-			// go-redis has already redialled and resubscribed (or failed
-			// to); retry at once the first time, then back off while
-			// Redis stays unreachable.
-			log.Warn("pending: decision listener lost its connection, reconnecting", "err", err)
-			if failures > 0 && !sleepCtx(ctx, backoff) {
-				return
-			}
-			if failures > 0 {
-				backoff = min(2*backoff, time.Second)
-			}
-			failures++
-			continue
-		}
-		silent, failures = 0, 0
-		backoff = 50 * time.Millisecond
-		switch m := msg.(type) {
-		case *redis.Message:
-			s.waiters.reread(m.Payload)
-		case *redis.Subscription:
-			// NewRedisStore consumed the first confirmation, so this is a
-			// resubscription after a dropped connection.
-			if m.Kind == "subscribe" {
-				n := s.waiters.rereadAll()
-				log.Info("pending: decision listener resubscribed; waiters re-read their asks", "waiters", n)
-			}
-		}
-	}
-}
-
-// replacePubSub opens a new subscription in place of a dead one. The fresh
-// subscription's confirmation is consumed here, so wake everyone now.
-func (s *RedisStore) replacePubSub(ctx context.Context) bool {
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	ps, err := s.subscribe(sctx)
-	if err != nil {
-		return false
-	}
-	s.psMu.Lock()
-	if ctx.Err() != nil { // Close ran meanwhile
-		s.psMu.Unlock()
-		_ = ps.Close()
-		return false
-	}
-	s.ps = ps
-	s.psMu.Unlock()
-	s.waiters.rereadAll()
-	return true
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

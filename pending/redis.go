@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/internal/subscription"
 )
 
 // Redis layout.
@@ -50,12 +52,10 @@ type RedisStore struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
-	stop      context.CancelFunc
-	listening chan struct{} // closed when the listener goroutine returns
-	reading   chan struct{} // closed when the reader goroutine returns
+	stop      context.CancelFunc // the reader's
+	reading   chan struct{}      // closed when the reader goroutine returns
 
-	psMu sync.Mutex
-	ps   *redis.PubSub
+	decisions *subscription.Subscription // the listener
 }
 
 var _ Store = (*RedisStore)(nil)
@@ -84,23 +84,35 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		return nil, &Error{Code: CodeInvalid, Op: "open", Msg: fmt.Sprintf("namespace %q may not contain braces, colons or spaces", opts.Namespace)}
 	}
 	s := &RedisStore{
-		client:    client,
-		opts:      opts,
-		keys:      newRedisKeys(opts.Namespace),
-		waiters:   newWaiters(),
-		closed:    make(chan struct{}),
-		listening: make(chan struct{}),
-		reading:   make(chan struct{}),
+		client:  client,
+		opts:    opts,
+		keys:    newRedisKeys(opts.Namespace),
+		waiters: newWaiters(),
+		closed:  make(chan struct{}),
+		reading: make(chan struct{}),
 	}
-	ps, err := s.subscribe(ctx)
+	var err error
+	s.decisions, err = subscription.Subscribe(ctx, client, s.keys.decided, subscription.Options{
+		Idle:   opts.ListenerIdle,
+		Logger: opts.Logger,
+		Name:   "pending: decision listener",
+		// Waiters are waking on this channel: a redial usually works at
+		// once, so try it before the first backoff step.
+		RetryAtOnce: true,
+	}, subscription.Handlers{
+		// Each announcement is the id of an Ask that just ended.
+		Message: func(_ context.Context, id string) { s.waiters.reread(id) },
+		Resubscribed: func() {
+			n := s.waiters.rereadAll()
+			opts.Logger.Info("pending: waiters re-read their asks after a resubscription", "waiters", n)
+		},
+	})
 	if err != nil {
 		return nil, &Error{Code: CodeUnavailable, Op: "open", Msg: "subscribe to decisions", Err: err}
 	}
-	s.ps = ps
-	lctx, stop := context.WithCancel(context.Background())
+	rctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
-	go s.listen(lctx)
-	go s.read(lctx)
+	go s.read(rctx)
 	return s, nil
 }
 
@@ -537,12 +549,7 @@ func (s *RedisStore) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closed)
 		s.stop()
-		s.psMu.Lock()
-		if s.ps != nil {
-			_ = s.ps.Close() // unblocks the listener's Receive
-		}
-		s.psMu.Unlock()
-		<-s.listening
+		_ = s.decisions.Close()
 		<-s.reading
 	})
 	return nil

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askops/askops/internal/subscription"
 	"github.com/askops/askops/policy"
 )
 
@@ -54,13 +54,10 @@ type RedisStore struct {
 	local stoppers
 
 	stopChannel string
-	ctx         context.Context // the listener's; cancelled by Close
-	cancel      context.CancelFunc
 
-	mu        sync.Mutex
-	listening bool
-	ps        *redis.PubSub
-	done      chan struct{}
+	mu     sync.Mutex
+	closed bool
+	stops  *subscription.Subscription // nil until the first HandleStops
 }
 
 // NewRedisStore returns a store on client (single, sentinel or cluster;
@@ -68,8 +65,7 @@ type RedisStore struct {
 // starts nothing until HandleStops.
 func NewRedisStore(client redis.UniversalClient, opts Options) *RedisStore {
 	opts = opts.withDefaults()
-	ctx, cancel := context.WithCancel(context.Background())
-	return &RedisStore{rdb: client, opts: opts, stopChannel: opts.Namespace + ":chatops:stop", ctx: ctx, cancel: cancel}
+	return &RedisStore{rdb: client, opts: opts, stopChannel: opts.Namespace + ":chatops:stop"}
 }
 
 func (r *RedisStore) sessionsKey(channel string) string {
@@ -239,16 +235,19 @@ func (r *RedisStore) Stop(ctx context.Context, runID, by string) (StopResult, er
 func (r *RedisStore) HandleStops(ctx context.Context, fn Stopper) (func(), error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.ctx.Err() != nil {
+	if r.closed {
 		return nil, errors.New("sessions: store closed")
 	}
-	if !r.listening {
-		ps, err := r.subscribe(ctx)
+	if r.stops == nil {
+		sub, err := subscription.Subscribe(ctx, r.rdb, r.stopChannel, subscription.Options{
+			Idle:   r.opts.ListenerIdle,
+			Logger: r.opts.Logger,
+			Name:   "sessions: stop listener",
+		}, subscription.Handlers{Message: r.answer})
 		if err != nil {
 			return nil, fmt.Errorf("sessions: subscribe to stop requests: %w", err)
 		}
-		r.ps, r.listening, r.done = ps, true, make(chan struct{})
-		go r.listen()
+		r.stops = sub
 	}
 	return r.local.add(fn), nil
 }
@@ -256,102 +255,13 @@ func (r *RedisStore) HandleStops(ctx context.Context, fn Stopper) (func(), error
 // Close stops the listener. It does not close the client.
 func (r *RedisStore) Close() error {
 	r.mu.Lock()
-	r.cancel()
-	ps, done := r.ps, r.done
-	r.ps = nil
+	r.closed = true
+	stops := r.stops
 	r.mu.Unlock()
-	if ps != nil {
-		_ = ps.Close()
-	}
-	if done != nil {
-		<-done
+	if stops != nil {
+		_ = stops.Close()
 	}
 	return nil
-}
-
-func (r *RedisStore) subscribe(ctx context.Context) (*redis.PubSub, error) {
-	ps := r.rdb.Subscribe(ctx, r.stopChannel)
-	msg, err := ps.ReceiveTimeout(ctx, 5*time.Second)
-	if err == nil {
-		if _, ok := msg.(*redis.Subscription); !ok {
-			err = errors.New("unexpected first pub/sub message")
-		}
-	}
-	if err != nil {
-		_ = ps.Close()
-		return nil, err
-	}
-	return ps, nil
-}
-
-// listen answers stop requests. go-redis redials and resubscribes a dropped
-// connection on the next Receive; a connection silent for two ListenerIdle
-// periods despite a PING is presumed half-open and replaced.
-func (r *RedisStore) listen() {
-	defer close(r.done)
-	ctx, log := r.ctx, r.opts.Logger
-	backoff := 50 * time.Millisecond
-	silent := 0
-	for {
-		r.mu.Lock()
-		ps := r.ps
-		r.mu.Unlock()
-		if ctx.Err() != nil {
-			return
-		}
-		if ps == nil {
-			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			fresh, err := r.subscribe(sctx)
-			cancel()
-			if err != nil {
-				if !sleepCtx(ctx, backoff) {
-					return
-				}
-				backoff = min(2*backoff, time.Second)
-				continue
-			}
-			r.mu.Lock()
-			if ctx.Err() != nil {
-				r.mu.Unlock()
-				_ = fresh.Close()
-				return
-			}
-			r.ps = fresh
-			r.mu.Unlock()
-			log.Info("sessions: stop listener resubscribed")
-			continue
-		}
-		msg, err := ps.ReceiveTimeout(ctx, r.opts.ListenerIdle)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				if silent++; silent >= 2 {
-					log.Warn("sessions: stop listener silent, replacing its connection")
-					silent = 0
-					r.mu.Lock()
-					r.ps = nil
-					r.mu.Unlock()
-					_ = ps.Close()
-					continue
-				}
-				_ = ps.Ping(ctx)
-				continue
-			}
-			log.Warn("sessions: stop listener lost its connection, reconnecting", "err", err)
-			if !sleepCtx(ctx, backoff) {
-				return
-			}
-			backoff = min(2*backoff, time.Second)
-			continue
-		}
-		silent, backoff = 0, 50*time.Millisecond
-		if m, ok := msg.(*redis.Message); ok {
-			r.answer(ctx, m.Payload)
-		}
-	}
 }
 
 // answer stops the requested run if it is ours and says so to the requester.
@@ -377,16 +287,5 @@ func (r *RedisStore) answer(ctx context.Context, payload string) {
 	})
 	if err != nil {
 		r.opts.Logger.Warn("sessions: could not answer a stop request", "run", req.RunID, "stopped", a.Stopped, "err", err)
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
