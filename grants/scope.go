@@ -259,9 +259,6 @@ func (s Scope) String() string {
 	}
 }
 
-// SessionString is String for the "Approve for session" confirm dialog.
-func (s Scope) SessionString() string { return s.String() + ", for the rest of this session" }
-
 // String describes g for lists and logs, e.g.
 // `grant Xyz (bash: exactly "npm test" in /ws) by U123, for this session`.
 func (g Grant) String() string {
