@@ -13,6 +13,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -247,9 +248,6 @@ type Run struct {
 // ID returns the run's id.
 func (run *Run) ID() string { return run.spec.ID }
 
-// Done is closed when the run has ended.
-func (run *Run) Done() <-chan struct{} { return run.done }
-
 // Wait blocks until the run ends and returns its Result.
 func (run *Run) Wait() Result {
 	<-run.done
@@ -331,7 +329,7 @@ func (r *Runner) Runs() []RunInfo {
 		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
 			return c
 		}
-		return compareStrings(a.ID, b.ID)
+		return cmp.Compare(a.ID, b.ID)
 	})
 	return out
 }
@@ -351,16 +349,6 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func newRunID() string {
