@@ -448,7 +448,9 @@ func (i *Interactions) background(method string, call func(context.Context) erro
 	})
 }
 
-// MaxDenyReason caps a typed deny reason, in characters.
+// MaxDenyReason caps a typed deny reason, in characters: the modal's input
+// says so to Slack, and a longer submission is cut, since the reason goes to
+// the model and into the audit trail.
 const MaxDenyReason = 2000
 
 const uncheckedText = "askops could not check whether you may approve (Slack did not tell us your user groups), so your click changed nothing. Please try again in a moment."

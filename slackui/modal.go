@@ -18,10 +18,6 @@ const (
 	blockPageNext  = "askops_page_next"
 )
 
-// maxDenyReason bounds what an approver types; the reason goes to the model
-// and into the audit trail.
-const maxDenyReason = 2000
-
 // DenyReasonModal is the modal "Deny with reason…" opens. Its
 // private_metadata is the Ask id; the reason arrives in the view_submission
 // under BlockDenyReason / ActionDenyReasonInput.
@@ -32,7 +28,7 @@ func DenyReasonModal(a pending.Ask) slack.ModalViewRequest {
 		slack.NewTextBlockObject(slack.PlainTextType, "Why not, and what to do instead", false, false),
 		ActionDenyReasonInput)
 	input.Multiline = true
-	input.MaxLength = maxDenyReason
+	input.MaxLength = MaxDenyReason
 	return slack.ModalViewRequest{
 		Type:            slack.VTModal,
 		CallbackID:      CallbackDenyReason,
