@@ -250,9 +250,9 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 	return a, result == "won", nil
 }
 
-// Wait implements Store: register with the listener (which queues the
-// first read of the record), then wait for reads, the Ask's own deadline, or
-// ctx.
+// Wait implements Store: register as a waiter (which queues the first read
+// of the record for the reader), then wait for reads, the Ask's own
+// deadline, or ctx.
 func (s *RedisStore) Wait(ctx context.Context, id string) (Ask, error) {
 	end := s.await(ctx, id)
 	return end.ask, end.err
@@ -605,6 +605,6 @@ func decodeAsk(op string, h map[string]string) (Ask, error) {
 	return a, nil
 }
 
-// waiting reports how many Waits of this process are registered with the
-// listener (tests poll it instead of sleeping).
+// waiting reports how many Waits of this process are registered (tests poll
+// it instead of sleeping).
 func (s *RedisStore) waiting() int { return s.waiters.count() }

@@ -154,7 +154,7 @@ func (w *waiters) count() int {
 	return n
 }
 
-// readBatch bounds the number of records the reader fetches in one
+// readBatchMax bounds the number of records the reader fetches in one
 // pipeline (10,000 Asks registering at once are 40 round trips, not 10,000).
 const readBatchMax = 256
 
