@@ -34,7 +34,9 @@ type slackHandlers struct {
 // routes lists every HTTP route of the bot in one place.
 func (a *app) routes(h slackHandlers) http.Handler {
 	secret := a.cfg.Slack.SigningSecret.Reveal()
-	signed := func(next http.Handler) http.Handler { return slackui.Verified(secret, a.now, next) }
+	// Each refused request is logged with its reason (never its body), so a
+	// forged or stale callback leaves a trace.
+	signed := func(next http.Handler) http.Handler { return slackui.VerifiedLogged(secret, a.now, a.log, next) }
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", handleHealthz())
