@@ -35,13 +35,6 @@ func (s *Server) FailNext(method string, n int, mode FailMode) {
 	s.faults[method] = append(s.faults[method], fault{mode: mode, left: n})
 }
 
-// ClearFaults drops the faults still queued for the method.
-func (s *Server) ClearFaults(method string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.faults, method)
-}
-
 // SetDelay makes the method answer d after it was received; 0 removes the
 // delay. The call takes effect and is recorded on arrival — as on Slack, a
 // slow answer is not a slow action — and other methods are not held up. A
