@@ -1,6 +1,7 @@
 // Package redistest starts a real redis-server on a free loopback port for
 // tests. Every test that needs Redis goes through it, so there is one place
-// that knows how to find, start, restart and stop the server.
+// that knows how to find, start, restart and stop the server. Its Blackhole
+// proxy gives tests a connection that goes silent without closing.
 package redistest
 
 import (
