@@ -3,7 +3,8 @@
 // message in Slack.
 //
 // Subcommands: serve (the Slack app), run (one agent run from a terminal),
-// ask (ask a human from any script), check-config, version. main only wires
+// ask (ask a human from any script), grants (an admin's standing grants),
+// check-config, version. main only wires
 // the process to run, which tests call whole with their own arguments,
 // environment and output.
 package main
@@ -74,6 +75,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdRunMain(ctx, env, rest)
 	case "ask":
 		return cmdAskMain(ctx, env, rest)
+	case "grants":
+		return cmdGrantsMain(ctx, env, rest)
 	}
 	fmt.Fprintf(stderr, "bot: unknown command %q\n\n", name)
 	usage(stderr)
@@ -98,6 +101,12 @@ usage:
                                   ask a human whether COMMAND may run
                                   (exit 0 approved, 1 denied/expired/cancelled,
                                   2 unavailable or bad usage)
+  bot grants -config FILE list [-session ID]
+  bot grants -config FILE add -tool bash (-command CMD | -prefix WORDS) -cwd DIR [-by NAME]
+  bot grants -config FILE add -tool read_file|write_file|edit_file|list_files (-path P | -dir D) [-by NAME]
+  bot grants -config FILE revoke [-session ID] GRANT_ID
+                                  standing grants (needs redis.url): exit 0 ok,
+                                  1 not found or store down, 2 bad usage or refused scope
   bot check-config -config FILE   validate the config and reach Redis, Slack, the model
   bot version
 
