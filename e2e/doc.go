@@ -6,8 +6,10 @@
 // by a click delivered to another, denials reach the model, Asks expire,
 // a replica killed with SIGKILL leaves its Ask to another replica's sweep,
 // SIGTERM cancels a replica's Asks, forged and unauthorised clicks change
-// nothing, a Redis outage fails closed, and `bot ask`, `bot run`,
-// `bot check-config` and `bot version` keep their exit codes.
+// nothing, a Redis outage fails closed, chat-ops sent to one replica
+// (/askops pending, stop, mode, grants and Revoke) act on a run living on
+// the other, and `bot ask`, `bot run`, `bot check-config` and `bot version`
+// keep their exit codes.
 //
 // Every process's output goes to files shown when its test fails; a test
 // fails too if a bot printed the fake Slack's secrets or, when the tests run
