@@ -55,19 +55,28 @@ func readFileTool() Tool {
 				Path:    p,
 				Summary: "read_file " + rel,
 				Run: func(ctx context.Context) (string, error) {
-					return readLines(env.Workspace, rel, offset, limit, env.MaxOutputBytes)
+					return inWorkspace(env.Workspace, rel, func(root *os.Root) (string, error) {
+						return readLines(root, rel, offset, limit, env.MaxOutputBytes)
+					})
 				},
 			}, nil
 		},
 	}
 }
 
-func readLines(workspace, rel string, offset, limit, maxBytes int) (string, error) {
+// inWorkspace runs fn beneath the workspace opened as an os.Root, so every
+// path fn touches is confined at the moment of use: a symlink swapped in
+// after the policy judged the path cannot lead outside.
+func inWorkspace(workspace, rel string, fn func(root *os.Root) (string, error)) (string, error) {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return "", fileError(rel, err)
 	}
 	defer root.Close()
+	return fn(root)
+}
+
+func readLines(root *os.Root, rel string, offset, limit, maxBytes int) (string, error) {
 	f, err := openRegular(root, rel, os.O_RDONLY)
 	if err != nil {
 		return "", err
@@ -137,21 +146,18 @@ func writeFileTool() Tool {
 				Path:    p,
 				Summary: fmt.Sprintf("write_file %s (%d bytes)", rel, len(content)),
 				Run: func(ctx context.Context) (string, error) {
-					root, err := os.OpenRoot(env.Workspace)
-					if err != nil {
-						return "", fileError(rel, err)
-					}
-					defer root.Close()
-					if fi, err := root.Stat(rel); err == nil && !fi.Mode().IsRegular() {
-						return "", fmt.Errorf("%s exists and is not a regular file", rel)
-					}
-					if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
-						return "", fileError(rel, err)
-					}
-					if err := writeKeepingMode(root, rel, []byte(content)); err != nil {
-						return "", err
-					}
-					return fmt.Sprintf("wrote %d bytes to %s", len(content), rel), nil
+					return inWorkspace(env.Workspace, rel, func(root *os.Root) (string, error) {
+						if fi, err := root.Stat(rel); err == nil && !fi.Mode().IsRegular() {
+							return "", fmt.Errorf("%s exists and is not a regular file", rel)
+						}
+						if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+							return "", fileError(rel, err)
+						}
+						if err := writeKeepingMode(root, rel, []byte(content)); err != nil {
+							return "", err
+						}
+						return fmt.Sprintf("wrote %d bytes to %s", len(content), rel), nil
+					})
 				},
 			}, nil
 		},
@@ -186,31 +192,28 @@ func editFileTool() Tool {
 				Path:    p,
 				Summary: fmt.Sprintf("edit_file %s (replace %d bytes with %d bytes)", rel, len(oldS), len(newS)),
 				Run: func(ctx context.Context) (string, error) {
-					root, err := os.OpenRoot(env.Workspace)
-					if err != nil {
-						return "", fileError(rel, err)
-					}
-					defer root.Close()
-					f, err := openRegular(root, rel, os.O_RDONLY)
-					if err != nil {
-						return "", err
-					}
-					data, err := io.ReadAll(f)
-					f.Close()
-					if err != nil {
-						return "", fileError(rel, err)
-					}
-					switch n := strings.Count(string(data), oldS); n {
-					case 1:
-					case 0:
-						return "", fmt.Errorf("old_string was not found in %s (0 matches); the file was not changed. Read the file and copy the text exactly", rel)
-					default:
-						return "", fmt.Errorf("old_string matches %d times in %s, it must match exactly once; the file was not changed. Include more surrounding text", n, rel)
-					}
-					if err := writeKeepingMode(root, rel, []byte(strings.Replace(string(data), oldS, newS, 1))); err != nil {
-						return "", err
-					}
-					return fmt.Sprintf("edited %s: replaced 1 occurrence", rel), nil
+					return inWorkspace(env.Workspace, rel, func(root *os.Root) (string, error) {
+						f, err := openRegular(root, rel, os.O_RDONLY)
+						if err != nil {
+							return "", err
+						}
+						data, err := io.ReadAll(f)
+						f.Close()
+						if err != nil {
+							return "", fileError(rel, err)
+						}
+						switch n := strings.Count(string(data), oldS); n {
+						case 1:
+						case 0:
+							return "", fmt.Errorf("old_string was not found in %s (0 matches); the file was not changed. Read the file and copy the text exactly", rel)
+						default:
+							return "", fmt.Errorf("old_string matches %d times in %s, it must match exactly once; the file was not changed. Include more surrounding text", n, rel)
+						}
+						if err := writeKeepingMode(root, rel, []byte(strings.Replace(string(data), oldS, newS, 1))); err != nil {
+							return "", err
+						}
+						return fmt.Sprintf("edited %s: replaced 1 occurrence", rel), nil
+					})
 				},
 			}, nil
 		},
@@ -239,19 +242,16 @@ func listFilesTool() Tool {
 				Path:    p,
 				Summary: "list_files " + rel,
 				Run: func(ctx context.Context) (string, error) {
-					return listDir(env.Workspace, rel, env.MaxOutputBytes)
+					return inWorkspace(env.Workspace, rel, func(root *os.Root) (string, error) {
+						return listDir(root, rel, env.MaxOutputBytes)
+					})
 				},
 			}, nil
 		},
 	}
 }
 
-func listDir(workspace, rel string, maxBytes int) (string, error) {
-	root, err := os.OpenRoot(workspace)
-	if err != nil {
-		return "", fileError(rel, err)
-	}
-	defer root.Close()
+func listDir(root *os.Root, rel string, maxBytes int) (string, error) {
 	// O_NONBLOCK: a FIFO swapped in after the check must not block the run.
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
