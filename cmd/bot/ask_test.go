@@ -25,10 +25,23 @@ const approverID = "UAPPROVER1"
 // listening on a free loopback port. Secrets come from the environment.
 func httpModeConfig(t *testing.T, fake *fakeslack.Server, extra string) (path, base string, env map[string]string) {
 	t.Helper()
+	return fakeSlackConfig(t, fake, "http", extra)
+}
+
+// socketModeConfig is a socket-mode config against the fake Slack.
+func socketModeConfig(t *testing.T, fake *fakeslack.Server, extra string) (path, base string, env map[string]string) {
+	t.Helper()
+	return fakeSlackConfig(t, fake, "socket", extra)
+}
+
+// fakeSlackConfig writes a config in mode ("http" or "socket") against the
+// fake Slack, with the secrets that mode needs in env.
+func fakeSlackConfig(t *testing.T, fake *fakeslack.Server, mode, extra string) (path, base string, env map[string]string) {
+	t.Helper()
 	addr := closedPort(t)
 	y := fmt.Sprintf(`
 slack:
-  mode: http
+  mode: %s
   api_url: %s
   approval_channel: CAPPROVALS
 http:
@@ -39,11 +52,12 @@ openai:
 approvals:
   approvers:
     users: [%s]
-%s`, fake.APIURL(), addr, approverID, extra)
-	env = map[string]string{
-		"SLACK_BOT_TOKEN":      fake.BotToken(),
-		"SLACK_SIGNING_SECRET": fake.SigningSecret(),
-		"USER":                 "tester",
+%s`, mode, fake.APIURL(), addr, approverID, extra)
+	env = map[string]string{"SLACK_BOT_TOKEN": fake.BotToken(), "USER": "tester"}
+	if mode == "socket" {
+		env["SLACK_APP_TOKEN"] = fake.AppToken()
+	} else {
+		env["SLACK_SIGNING_SECRET"] = fake.SigningSecret()
 	}
 	return writeConfig(t, y), "http://" + addr, env
 }
@@ -73,6 +87,16 @@ func waitResult(t *testing.T, done <-chan botResult) botResult {
 	case <-time.After(30 * time.Second):
 		t.Fatal("bot did not exit within 30s")
 		return botResult{}
+	}
+}
+
+// expectCleanExits waits for each stopped bot and fails unless it exited 0.
+func expectCleanExits(t *testing.T, dones ...<-chan botResult) {
+	t.Helper()
+	for _, done := range dones {
+		if r := waitResult(t, done); r.code != 0 {
+			t.Fatalf("bot exited %d\n%s", r.code, r.stderr)
+		}
 	}
 }
 

@@ -138,11 +138,7 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 
 	stopA()
 	stopB()
-	for _, done := range []<-chan botResult{servedA, servedB} {
-		if r := waitResult(t, done); r.code != 0 {
-			t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-		}
-	}
+	expectCleanExits(t, servedA, servedB)
 }
 
 // TestStopReachesBotRun: /askops stop on a serve replica stops a `bot run`

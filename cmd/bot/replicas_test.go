@@ -142,11 +142,7 @@ func TestTwoReplicas(t *testing.T) {
 
 	stopA()
 	stopB()
-	for _, done := range []<-chan botResult{servedA, servedB} {
-		if r := waitResult(t, done); r.code != 0 {
-			t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-		}
-	}
+	expectCleanExits(t, servedA, servedB)
 }
 
 // TestSweepExpiresOrphanedAsk: an Ask whose waiting process is gone (as

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,32 +18,6 @@ import (
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
-
-// socketModeConfig is a socket-mode config against the fake Slack.
-func socketModeConfig(t *testing.T, fake *fakeslack.Server, extra string) (path, base string, env map[string]string) {
-	t.Helper()
-	addr := closedPort(t)
-	y := fmt.Sprintf(`
-slack:
-  mode: socket
-  api_url: %s
-  approval_channel: CAPPROVALS
-http:
-  listen: %q
-openai:
-  base_url: http://127.0.0.1:1/v1
-  model: fake-model
-approvals:
-  approvers:
-    users: [%s]
-%s`, fake.APIURL(), addr, approverID, extra)
-	env = map[string]string{
-		"SLACK_BOT_TOKEN": fake.BotToken(),
-		"SLACK_APP_TOKEN": fake.AppToken(),
-		"USER":            "tester",
-	}
-	return writeConfig(t, y), "http://" + addr, env
-}
 
 func socketClick(ctx context.Context, t *testing.T, fake *fakeslack.Server, m fakeslack.Message, user, actionID string) {
 	t.Helper()
