@@ -3,11 +3,11 @@ package slackui
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/redact"
 )
 
 // callKind is how a tool call is shown.
@@ -51,14 +51,14 @@ func viewCall(a pending.Ask, limit int) callView {
 	v := callView{tool: a.Tool}
 	head := func(s string) string {
 		if limit <= 0 {
-			return Redact(s)
+			return redact.Secrets(s)
 		}
 		n := utf8.RuneCountInString(s)
 		if n <= limit {
-			return Redact(s)
+			return redact.Secrets(s)
 		}
 		v.dropped += n - limit
-		return Redact(s[:byteOffset(s, limit)])
+		return redact.Secrets(s[:byteOffset(s, limit)])
 	}
 	var args map[string]any
 	dec := json.NewDecoder(strings.NewReader(a.Args))
@@ -104,7 +104,7 @@ func viewCall(a pending.Ask, limit int) callView {
 		if okOld && okNew && onlyKeys(args, "path", "old_string", "new_string", "replace_all") {
 			v.kind = callEdit
 			v.path = redactHead(path, 600)
-			v.body = lineDiff(Redact(oldS), Redact(newS))
+			v.body = lineDiff(redact.Secrets(oldS), redact.Secrets(newS))
 			for _, l := range strings.Split(v.body, "\n") {
 				switch {
 				case strings.HasPrefix(l, "- "):
@@ -137,33 +137,30 @@ func onlyKeys(m map[string]any, keys ...string) bool {
 	return true
 }
 
-// secretKey is a JSON key whose value is a secret whatever it looks like.
-var secretKey = regexp.MustCompile(`(?i)(?:^|[_.-])` + secretWord + `$|^(?:proxy-)?authorization$|^(?:set-)?cookie$`)
-
 // redactJSON redacts every string in a decoded JSON value, and hides the
 // whole value of a key that names a secret ("password": …).
-func redactJSON(v any, redact func(string) string) any {
+func redactJSON(v any, hide func(string) string) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			if secretKey.MatchString(k) && k != "PWD" && k != "OLDPWD" {
+			if redact.SecretKey(k) {
 				if _, nested := e.(map[string]any); !nested {
-					out[k] = Redacted
+					out[k] = redact.Marker
 					continue
 				}
 			}
-			out[k] = redactJSON(e, redact)
+			out[k] = redactJSON(e, hide)
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			out[i] = redactJSON(e, redact)
+			out[i] = redactJSON(e, hide)
 		}
 		return out
 	case string:
-		return redact(t)
+		return hide(t)
 	}
 	return v
 }

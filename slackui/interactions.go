@@ -15,6 +15,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/redact"
 )
 
 // AskDecider is what interactions need from the pending store.
@@ -472,7 +473,7 @@ func alreadyDecidedText(a pending.Ask) string {
 	case pending.Denied:
 		s := "Already denied by " + by + when
 		if a.DecisionReason != "" {
-			s += " (reason: " + Escape(Redact(a.DecisionReason)) + ")"
+			s += " (reason: " + Escape(redact.Secrets(a.DecisionReason)) + ")"
 		}
 		return s + "; your click changed nothing."
 	case pending.Expired:

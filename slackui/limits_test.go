@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/redact"
 )
 
 // bigCommand is ~100 KB of shell with the characters that expand when
@@ -197,7 +198,7 @@ func TestFullTextModalPagesTheWholeCommand(t *testing.T) {
 	a.Args = string(must(json.Marshal(map[string]string{"command": cmd})))
 	pages := fullPages(t, a)
 	got := unescapeCode(strings.Join(pages, ""))
-	want := Redact(cmd)
+	want := redact.Secrets(cmd)
 	if got != want {
 		t.Fatalf("paged text differs from the redacted command: got %d chars, want %d", len(got), len(want))
 	}

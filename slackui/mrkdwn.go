@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/askops/askops/redact"
 )
 
 // Everything a user, an agent or a model controls reaches Slack through one
@@ -257,7 +259,7 @@ func redactHead(s string, max int) string {
 	if limit := max + redactMargin; len(s) > limit {
 		s = s[:byteOffset(s, limit)]
 	}
-	return Redact(s)
+	return redact.Secrets(s)
 }
 
 // thousands formats n as 97,312.

@@ -16,6 +16,7 @@ import (
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/askops/askops/redact"
 	"github.com/askops/askops/slackui"
 )
 
@@ -267,7 +268,7 @@ func (o *chatOps) pendingReply(ctx context.Context, cmd slack.SlashCommand) any 
 			lines = append(lines, fmt.Sprintf("…and %d more", len(asks)-i))
 			break
 		}
-		what := slackui.Escape(slackui.Redact(firstLine(a.Summary, 80)))
+		what := slackui.Escape(redact.Secrets(firstLine(a.Summary, 80)))
 		line := fmt.Sprintf("• `%s` %s — run `%s`, until <!date^%d^{time}|%s>", a.Tool, what, slackui.Escape(a.RunID), a.Deadline.Unix(), a.Deadline.UTC().Format(time.RFC3339))
 		if a.Channel != "" && a.MessageTS != "" && cmd.TeamDomain != "" {
 			line += fmt.Sprintf(" <https://%s.slack.com/archives/%s/p%s|open>", cmd.TeamDomain, a.Channel, strings.ReplaceAll(a.MessageTS, ".", ""))
@@ -431,7 +432,7 @@ func (o *chatOps) startRun(channel, thread, user, task string) {
 	case agent.StatusCancelled:
 		text = fmt.Sprintf("Run `%s` was stopped.", id)
 	default:
-		text = fmt.Sprintf("Run `%s` failed: %s", id, slackui.Escape(slackui.Redact(fmt.Sprint(res.Err))))
+		text = fmt.Sprintf("Run `%s` failed: %s", id, slackui.Escape(redact.Secrets(fmt.Sprint(res.Err))))
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
@@ -485,7 +486,7 @@ type runStatus struct {
 
 func (s *runStatus) text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "*Run* `%s` by <@%s>: %s\n", s.id, s.user, slackui.Escape(slackui.Redact(firstLine(s.task, 300))))
+	fmt.Fprintf(&b, "*Run* `%s` by <@%s>: %s\n", s.id, s.user, slackui.Escape(redact.Secrets(firstLine(s.task, 300))))
 	fmt.Fprintf(&b, "_%s_ · step %d · %d tool call(s)", s.state, s.step, s.calls)
 	if s.last != "" {
 		fmt.Fprintf(&b, "\nlast: %s", s.last)
@@ -526,7 +527,7 @@ func (u *statusUpdater) event(e agent.Event) {
 	case agent.EventToolCall:
 		s.calls++
 		s.state = "running"
-		s.last = fmt.Sprintf("`%s` %s", e.Tool, slackui.Escape(slackui.Redact(firstLine(e.Summary, 120))))
+		s.last = fmt.Sprintf("`%s` %s", e.Tool, slackui.Escape(redact.Secrets(firstLine(e.Summary, 120))))
 	case agent.EventAsked:
 		s.state = "waiting for approval"
 	case agent.EventDecided:

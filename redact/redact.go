@@ -1,12 +1,15 @@
-package slackui
+// Package redact hides secrets (tokens, passwords, private keys) in text
+// that askops shows or stores, keeping what tells a reader what kind of
+// secret was there, and never hiding shell code.
+package redact
 
 import (
 	"regexp"
 	"strings"
 )
 
-// Redacted replaces a secret's value in everything askops posts to Slack.
-const Redacted = "[REDACTED]"
+// Marker replaces a secret's value in everything askops posts to Slack.
+const Marker = "[REDACTED]"
 
 // secretRule rewrites one family of secrets. Rules run in order; each keeps
 // what tells the approver what kind of secret was there (a key name, a token's
@@ -43,7 +46,7 @@ var secretRules = []secretRule{
 		name:  "pem",
 		hints: []string{"private key-----"},
 		re:    regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
-		repl:  `-----BEGIN ${1}PRIVATE KEY-----` + Redacted + `-----END ${1}PRIVATE KEY-----`,
+		repl:  `-----BEGIN ${1}PRIVATE KEY-----` + Marker + `-----END ${1}PRIVATE KEY-----`,
 
 		multiline: true,
 	},
@@ -51,26 +54,26 @@ var secretRules = []secretRule{
 		name:  "github",
 		hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
 		re:    regexp.MustCompile(`\b(gh[pousr]_|github_pat_)[A-Za-z0-9_]{16,}`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 	},
 	{
 		name:  "slack",
 		hints: []string{"xox", "xapp-"},
 		re:    regexp.MustCompile(`\b(xox[abposre]-|xapp-)[A-Za-z0-9-]{6,}`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 	},
 	{
 		// Anthropic first: sk-ant- would otherwise read as an OpenAI key.
 		name:  "anthropic",
 		hints: []string{"sk-ant-"},
 		re:    regexp.MustCompile(`\b(sk-ant-)[A-Za-z0-9_-]{8,}`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 	},
 	{
 		name:  "openai",
 		hints: []string{"sk-"},
 		re:    regexp.MustCompile(`\b(sk-(?:proj-|svcacct-|admin-)?)[A-Za-z0-9_-]{16,}`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 		// sk-ant-[REDACTED] has already been handled.
 		keep: func(g []string) bool { return strings.HasPrefix(g[0], "sk-ant-") },
 	},
@@ -78,66 +81,66 @@ var secretRules = []secretRule{
 		name:  "gitlab",
 		hints: []string{"glpat-"},
 		re:    regexp.MustCompile(`\b(glpat-)[A-Za-z0-9_-]{16,}`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 	},
 	{
 		name:  "stripe",
 		hints: []string{"_live_", "_test_"},
 		re:    regexp.MustCompile(`\b((?:sk|rk)_(?:live|test)_)[A-Za-z0-9]{10,}`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 	},
 	{
 		name:  "npm",
 		hints: []string{"npm_"},
 		re:    regexp.MustCompile(`\b(npm_)[A-Za-z0-9]{30,}`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 	},
 	{
 		name:  "google-api-key",
 		hints: []string{"aiza"},
 		re:    regexp.MustCompile(`\b(AIza)[A-Za-z0-9_-]{35}`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 	},
 	{
 		// Slack incoming webhooks: the last path segment is the secret.
 		name:  "slack-webhook",
 		hints: []string{"hooks.slack.com"},
 		re:    regexp.MustCompile(`(hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9]+/[A-Za-z0-9]+/)[A-Za-z0-9]+`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 	},
 	{
 		// JSON Web Tokens, wherever they appear (cookies, query strings).
 		name:  "jwt",
 		hints: []string{"eyj"},
 		re:    regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`),
-		repl:  Redacted,
+		repl:  Marker,
 	},
 	{
 		name:  "aws-key-id",
 		hints: []string{"akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "abia", "acca"},
 		re:    regexp.MustCompile(`\b((?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA))[A-Z0-9]{16}\b`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 	},
 	{
 		// Authorization: Bearer x / Basic x / token x, in headers and curl -H.
 		name:  "authorization",
 		hints: []string{"authorization"},
 		re:    regexp.MustCompile(`(?i)(\bauthorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|negotiate)\s+)?)("[^"]*"|'[^']*'|[^\s"']+)`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 		keep:  alreadyRedacted,
 	},
 	{
 		name:  "bearer",
 		hints: []string{"bearer", "basic"},
 		re:    regexp.MustCompile(`(?i)(\b(?:bearer|basic)\s+)([A-Za-z0-9._~+/=-]{8,})`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 	},
 	{
 		// scheme://user:pass@host keeps the user, drops the password.
 		name:  "url-userinfo",
 		hints: []string{"://"},
 		re:    regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)([^/\s@]+)@`),
-		repl:  `${1}` + Redacted + `@`,
+		repl:  `${1}` + Marker + `@`,
 		keep:  alreadyRedacted,
 	},
 	{
@@ -145,7 +148,7 @@ var secretRules = []secretRule{
 		name:  "curl-user",
 		hints: []string{"-u"},
 		re:    regexp.MustCompile(`((?:^|\s)(?:-u|--user)(?:\s+|=)["']?[^\s:"']+:)([^\s"']+)`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 		keep:  alreadyRedacted,
 	},
 	{
@@ -154,7 +157,7 @@ var secretRules = []secretRule{
 		name:  "mysql-p",
 		hints: []string{"mysql", "mariadb"},
 		re:    regexp.MustCompile(`(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n;&|]*?\s-p)([^\s]+)`),
-		repl:  `${1}` + Redacted,
+		repl:  `${1}` + Marker,
 		keep:  alreadyRedacted,
 	},
 	{
@@ -175,7 +178,7 @@ var secretRules = []secretRule{
 		keep: func(g []string) bool {
 			return strings.HasPrefix(strings.ToLower(g[2]), "no-") || alreadyRedacted(g)
 		},
-		repl: `${1}` + Redacted,
+		repl: `${1}` + Marker,
 	},
 }
 
@@ -183,7 +186,7 @@ var secretRules = []secretRule{
 // Redact is idempotent.
 func alreadyRedacted(g []string) bool {
 	v := strings.Trim(g[len(g)-1], `"'`)
-	return strings.HasSuffix(v, Redacted) || v == ""
+	return strings.HasSuffix(v, Marker) || v == ""
 }
 
 // keepKeyValue decides the key-value rule's matches: PWD=/OLDPWD= are the
@@ -206,11 +209,11 @@ func keepKeyValue(g []string) bool {
 	return alreadyRedacted(g)
 }
 
-// Redact returns s with every secret it recognises replaced by [REDACTED]
+// Secrets returns s with every secret it recognises replaced by [REDACTED]
 // (the key name, token prefix or URL user is kept so the approver knows what
 // was there). It errs on the side of hiding: a value that merely looks like a
 // secret is hidden too. Redact is idempotent.
-func Redact(s string) string {
+func Secrets(s string) string {
 	lower := strings.ToLower(s)
 	for _, rule := range secretRules {
 		if !containsAny(lower, rule.hints) {
@@ -287,12 +290,23 @@ func (rule secretRule) apply(s string) string {
 		switch {
 		case len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0]:
 			b.WriteByte(v[0])
-			b.WriteString(Redacted)
+			b.WriteString(Marker)
 			b.WriteByte(v[0])
 		default:
-			b.WriteString(Redacted)
+			b.WriteString(Marker)
 		}
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// secretKey is a key name (JSON, YAML, a header) whose value is a secret
+// whatever it looks like.
+var secretKey = regexp.MustCompile(`(?i)(?:^|[_.-])` + secretWord + `$|^(?:proxy-)?authorization$|^(?:set-)?cookie$`)
+
+// SecretKey reports whether a value stored under the key name k is a secret
+// whatever it looks like ("password", "X-Api-Key", "Authorization"). PWD and
+// OLDPWD are directories, not passwords.
+func SecretKey(k string) bool {
+	return secretKey.MatchString(k) && k != "PWD" && k != "OLDPWD"
 }
