@@ -93,26 +93,73 @@ func shellView(f *syntax.File) []string {
 		}
 		return strings.Join(parts, " ")
 	}
+	// `a |& b` is `a 2>&1 | b`: bash prints it so, and it is a redirection
+	// of a's output, added after a's own redirections.
+	pipeAll := map[*syntax.Stmt]bool{}
+	var stack []syntax.Node
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			done := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if st, ok := done.(*syntax.Stmt); ok && pipeAll[st] {
+				view = append(view, "redir 2>& "+strconv.Quote("1"))
+			}
+			return true
+		}
+		stack = append(stack, n)
 		switch n := n.(type) {
+		case *syntax.BinaryCmd:
+			if n.Op == syntax.PipeAll {
+				pipeAll[n.X] = true
+			}
 		case *syntax.CallExpr:
 			view = append(view, "cmd "+assigns(n.Assigns)+" | "+quoted(n.Args...))
 		case *syntax.DeclClause:
 			view = append(view, "decl "+n.Variant.Value+" "+assigns(n.Args))
 		case *syntax.Redirect:
-			r := "redir "
-			if n.N != nil {
-				r += n.N.Value
-			}
-			r += n.Op.String() + " " + quoted(n.Word)
-			if n.Hdoc != nil {
-				r += " <<" + quoted(n.Hdoc)
-			}
-			view = append(view, r)
+			view = append(view, redirView(n, quoted))
 		case *syntax.FuncDecl:
-			view = append(view, "func "+n.Name.Value)
+			name := ""
+			if n.Name != nil {
+				name = n.Name.Value
+			}
+			view = append(view, "func "+name)
 		}
 		return true
 	})
 	return view
+}
+
+// redirView is one redirection: the file descriptor (made explicit: `>`
+// is `1>`), the operator, the target and a here-document's body (with the
+// leading tabs `<<-` strips removed).
+func redirView(r *syntax.Redirect, quoted func(...*syntax.Word) string) string {
+	fd := ""
+	if r.N != nil {
+		fd = r.N.Value
+	} else {
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.DplOut:
+			fd = "1"
+		case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+			fd = "0"
+		}
+	}
+	v := "redir " + fd + r.Op.String() + " " + quoted(r.Word)
+	if r.Hdoc != nil {
+		body := quoted(r.Hdoc)
+		if r.Op == syntax.DashHdoc {
+			body = strconv.Quote(stripTabs(wordOf(r.Hdoc).loose))
+		}
+		v += " <<" + body
+	}
+	return v
+}
+
+func stripTabs(body string) string {
+	lines := strings.Split(body, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimLeft(l, "\t")
+	}
+	return strings.Join(lines, "\n")
 }
