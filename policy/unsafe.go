@@ -38,6 +38,9 @@ func findUnsafe(command string) (unsafeSpot, bool) {
 		}
 		i += n
 	}
+	if trailingBackslash(command) {
+		return unsafeSpot{offset: len(command) - 1, what: "a backslash at the very end (bash drops it; the parser reads an empty word)"}, true
+	}
 	if off, ok := commentContinuation(command); ok {
 		return unsafeSpot{offset: off, what: "a backslash-newline inside a comment (bash ends the comment at the newline; the parser would continue it)"}, true
 	}
@@ -93,6 +96,12 @@ func commentContinuation(command string) (int, bool) {
 	return at, found
 }
 
+// trailingBackslash reports an unescaped backslash as the last byte.
+func trailingBackslash(command string) bool {
+	n := len(command) - len(strings.TrimRight(command, `\`))
+	return n%2 == 1
+}
+
 // unsafePlaceholder stands in for a character bash reads as part of a word:
 // the parser then sees a word where bash sees one.
 const unsafePlaceholder = "_"
@@ -116,6 +125,9 @@ func bashFaithful(command string) string {
 		i += n
 	}
 	out := b.String()
+	if trailingBackslash(out) {
+		out = out[:len(out)-1]
+	}
 	// Each rewrite may reveal another comment; each removes one backslash,
 	// so this ends.
 	for {

@@ -38,6 +38,7 @@ func TestUnsafeCharactersAreNeverAllowed(t *testing.T) {
 		{"ls \u009b2J", Ask, "U+009B at byte 3"},
 		{"ls \xff", Ask, "an invalid UTF-8 byte 0xFF at byte 3"},
 		{"echo 'a\rb'", Ask, "a carriage return (CR) at byte 7"},
+		{"echo \\", Ask, "a backslash at the very end (bash drops it; the parser reads an empty word) at byte 5"},
 		// Not unsafe: tabs, newlines, a backslash-newline outside comments,
 		// a comment without one, U+00A0 (a word character for both).
 		{"ls\t-la\nls \\\n-la # note", Allow, ""},
@@ -78,6 +79,7 @@ func TestBashFaithful(t *testing.T) {
 		{"ls \r# x", "ls _# x"},
 		{"ls \\\r\nrm", "ls \\_\nrm"},
 		{"a\x00b", "ab"},
+		{"ls \\", "ls "},
 		{"ls \xff\u0085", "ls __"},
 		{"ls # a \\\n# b \\\nrm", "ls # a  \n# b  \nrm"},
 	} {
