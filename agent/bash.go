@@ -41,6 +41,13 @@ func bashTool(commandEnv []string) Tool {
 					return Action{}, fmt.Errorf(`invalid arguments for bash: field "timeout_seconds" is %d, more than the maximum of %d`, n, int(env.MaxTimeout/time.Second))
 				}
 			}
+			// Judge, show and run one text: the command as the policy
+			// parses it, printed back. A command that cannot be printed
+			// back (it does not parse, or has characters where shells
+			// disagree) stays raw; the policy never allows it.
+			if canonical, err := policy.Canonical(command); err == nil {
+				command = canonical
+			}
 			return Action{
 				Command: command,
 				Summary: command,

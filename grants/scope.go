@@ -47,6 +47,11 @@ func ScopeFor(c policy.Call) (Scope, error) {
 		if err != nil {
 			return Scope{}, invalid(op, "%v", err)
 		}
+		// The exact text the policy judges and bash runs (see
+		// policy.Canonical), so the grant covers the same call next time.
+		if canonical, err := policy.Canonical(cmd); err == nil {
+			cmd = canonical
+		}
 		s := Scope{Tool: toolBash, Kind: KindExact, Command: cmd, Cwd: cwd}
 		return s, s.Validate()
 	case isFileTool(c.Tool):

@@ -290,6 +290,7 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 		cwd = path.Clean(cwd)
 	}
 	an := analyzeCommand(c.Command, cwd, ws, e.protected)
+	unsafe := unsafeCommand(c.Command, an, cwd, ws, e.protected)
 
 	// 1. A deny rule matching any simple command anywhere.
 	for _, r := range e.deny {
@@ -302,6 +303,9 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 					Reason: r.why(fmt.Sprintf("denied by rule: %q matches %q", r.Command, s.String()))}
 			}
 		}
+	}
+	if unsafe != "" {
+		return Verdict{Decision: Ask, Dangerous: len(an.dangers) > 0, Reason: unsafe}
 	}
 	if an.parseErr != nil {
 		return Verdict{Decision: Ask, Reason: "the command does not parse as shell (" + an.parseErr.Error() + "), so it cannot be checked"}

@@ -1,0 +1,158 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Characters where shells disagree. mvdan.cc/sh reads some bytes as blanks
+// or line continuations that bash reads as ordinary word characters (a
+// carriage return before `#` starts a comment for one and not the other),
+// and continues a comment across a backslash-newline that ends it for bash.
+// Such a command is judged as one program and run as another, so it is never
+// allowed or granted, in any mode; deny rules still see what bash would run
+// (bashFaithful).
+
+// unsafeSpot is the first place in a command where shells disagree.
+type unsafeSpot struct {
+	offset int    // byte offset in the command
+	what   string // the character or sequence, for the reason
+}
+
+func (s unsafeSpot) String() string {
+	return fmt.Sprintf("%s at byte %d", s.what, s.offset)
+}
+
+// findUnsafe reports the first character or sequence in command that bash
+// and the parser the policy uses may read differently: a carriage return,
+// any other C0 control but tab and newline, DEL, a C1 control, NUL, invalid
+// UTF-8, or a comment that ends in a backslash before a newline.
+func findUnsafe(command string) (unsafeSpot, bool) {
+	for i := 0; i < len(command); {
+		r, n := utf8.DecodeRuneInString(command[i:])
+		if what := unsafeRune(r, n, command[i]); what != "" {
+			return unsafeSpot{offset: i, what: what}, true
+		}
+		i += n
+	}
+	if trailingBackslash(command) {
+		return unsafeSpot{offset: len(command) - 1, what: "a backslash at the very end (bash drops it; the parser reads an empty word)"}, true
+	}
+	if off, ok := commentContinuation(command); ok {
+		return unsafeSpot{offset: off, what: "a backslash-newline inside a comment (bash ends the comment at the newline; the parser would continue it)"}, true
+	}
+	return unsafeSpot{}, false
+}
+
+// unsafeRune names r (n bytes long, first byte b) if it is a character
+// where shells disagree; "" if it is not.
+func unsafeRune(r rune, n int, b byte) string {
+	switch {
+	case r == utf8.RuneError && n <= 1:
+		return fmt.Sprintf("an invalid UTF-8 byte 0x%02X", b)
+	case r == 0:
+		return "a NUL byte"
+	case r == '\r':
+		return "a carriage return (CR)"
+	case r == '\t' || r == '\n':
+		return ""
+	case r < 0x20:
+		return fmt.Sprintf("the control character U+%04X", r)
+	case r == 0x7f:
+		return "the control character DEL (U+007F)"
+	case r >= 0x80 && r <= 0x9f:
+		return fmt.Sprintf("the C1 control character U+%04X", r)
+	}
+	return ""
+}
+
+// commentContinuation finds a comment that ends in a backslash right before
+// a newline, and returns the backslash's offset. The parser joins the next
+// line to the comment's command; bash ends the comment at the newline and
+// runs the next line as a command of its own.
+func commentContinuation(command string) (int, bool) {
+	if !strings.Contains(command, "\\\n") || !strings.Contains(command, "#") {
+		return 0, false
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return 0, false
+	}
+	at, found := 0, false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		c, ok := n.(*syntax.Comment)
+		if !ok || found {
+			return !found
+		}
+		// The parser keeps the backslash-newline in the comment's text.
+		if i := strings.Index(c.Text, "\\\n"); i >= 0 {
+			at, found = int(c.Pos().Offset())+1+i, true
+		}
+		return true
+	})
+	return at, found
+}
+
+// trailingBackslash reports an unescaped backslash as the last byte.
+func trailingBackslash(command string) bool {
+	n := len(command) - len(strings.TrimRight(command, `\`))
+	return n%2 == 1
+}
+
+// unsafePlaceholder stands in for a character bash reads as part of a word:
+// the parser then sees a word where bash sees one.
+const unsafePlaceholder = "_"
+
+// bashFaithful rewrites command so that the parser sees the commands bash
+// would run: characters bash keeps inside words become a plain word
+// character, NUL bytes go (bash drops them), and a backslash that ends a
+// comment becomes a blank, so the comment ends at the newline as in bash.
+// The result is for deny rules and danger checks only; it is never run.
+func bashFaithful(command string) string {
+	var b strings.Builder
+	for i := 0; i < len(command); {
+		r, n := utf8.DecodeRuneInString(command[i:])
+		switch what := unsafeRune(r, n, command[i]); {
+		case r == 0:
+		case what != "":
+			b.WriteString(unsafePlaceholder)
+		default:
+			b.WriteString(command[i : i+n])
+		}
+		i += n
+	}
+	out := b.String()
+	if trailingBackslash(out) {
+		out = out[:len(out)-1]
+	}
+	// Each rewrite may reveal another comment; each removes one backslash,
+	// so this ends.
+	for {
+		off, ok := commentContinuation(out)
+		if !ok {
+			return out
+		}
+		out = out[:off] + " " + out[off+1:]
+	}
+}
+
+// unsafeCommand returns why command must never be allowed ("" if nothing
+// is unsafe). When something is, the commands bash would run (read from the
+// bash-faithful rewrite) are added to an, so deny rules and danger checks
+// see them as well as the parser's reading.
+func unsafeCommand(command string, an *analysis, cwd, workspace string, protected []string) string {
+	spot, bad := findUnsafe(command)
+	if !bad {
+		return ""
+	}
+	faithful := analyzeCommand(bashFaithful(command), cwd, workspace, protected)
+	an.cmds = append(an.cmds, faithful.cmds...)
+	for _, d := range faithful.dangers {
+		an.danger(d)
+	}
+	return "the command contains " + spot.String() +
+		", which shells read differently, so what would run cannot be checked; it is never allowed or granted"
+}
