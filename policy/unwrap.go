@@ -347,9 +347,7 @@ func (s wrapSpec) parse(ws []word) (scripts []inner, start int) {
 				}
 			}
 		case s.assigns && isAssignment(l):
-			if name, v, _ := strings.Cut(l, "="); codeVariable(name) {
-				scripts = append(scripts, scriptOf(word{loose: strings.TrimLeft(v, "|")}))
-			}
+			// The analyzer judges env's assignments (envOperands).
 		case positional > 0:
 			positional--
 		default:
@@ -565,7 +563,19 @@ func gitConfigCode(ws []word) []inner {
 			i++
 		case strings.HasPrefix(l, "-c") && len(l) > 2:
 			kv = l[2:]
-		case l == "-C" || l == "--git-dir" || l == "--work-tree" || l == "--namespace" || l == "--config-env":
+		case l == "--config-env" || strings.HasPrefix(l, "--config-env="):
+			// --config-env=KEY=VAR: the value comes from the environment,
+			// which the policy cannot read.
+			spec, ok := strings.CutPrefix(l, "--config-env=")
+			if !ok && i+1 < len(ws) {
+				spec = ws[i+1].loose
+				i++
+			}
+			if k, _, _ := strings.Cut(spec, "="); gitCodeKey(strings.ToLower(k)) || strings.HasPrefix(strings.ToLower(k), "alias.") {
+				out = append(out, inner{scriptUnknown: true})
+			}
+			continue
+		case l == "-C" || l == "--git-dir" || l == "--work-tree" || l == "--namespace":
 			i++
 			continue
 		case !strings.HasPrefix(l, "-"):
@@ -579,15 +589,29 @@ func gitConfigCode(ws []word) []inner {
 		switch {
 		case strings.HasPrefix(v, "!"):
 			out = append(out, scriptOf(word{loose: v[1:]}))
-		case k == "core.pager" || k == "core.sshcommand" || k == "core.editor" || k == "sequence.editor" ||
-			k == "core.fsmonitor" || k == "diff.external" || k == "gpg.program" || k == "core.askpass" ||
-			k == "core.hookspath" || strings.HasPrefix(k, "pager.") || strings.HasSuffix(k, ".textconv") ||
-			strings.HasSuffix(k, ".command") || strings.HasSuffix(k, ".cmd") || strings.HasSuffix(k, ".clean") ||
-			strings.HasSuffix(k, ".smudge") || strings.HasSuffix(k, ".process") || strings.HasSuffix(k, ".helper"):
+		case gitCodeKey(k):
 			out = append(out, scriptOf(word{loose: v}))
 		}
 	}
 	return out
+}
+
+// gitCodeKey reports a git config key (lower case) whose value git runs as
+// a command, or which points git at code (hooks, included config).
+func gitCodeKey(k string) bool {
+	switch k {
+	case "core.pager", "core.sshcommand", "core.editor", "sequence.editor", "core.fsmonitor", "diff.external",
+		"gpg.program", "core.askpass", "core.hookspath", "core.gitproxy", "uploadpack.packobjectshook",
+		"include.path", "init.templatedir", "gpg.ssh.program", "gpg.x509.program", "ssh.variant":
+		return true
+	}
+	for _, suffix := range []string{".textconv", ".command", ".cmd", ".clean", ".smudge", ".process", ".helper",
+		".driver", ".receivepack", ".uploadpack", ".program", ".path", ".proxy", ".tool"} {
+		if strings.HasSuffix(k, suffix) {
+			return true
+		}
+	}
+	return strings.HasPrefix(k, "pager.") || strings.HasPrefix(k, "includeif.")
 }
 
 // optionScripts returns the values of options that are command lines, in

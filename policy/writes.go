@@ -1,0 +1,238 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"strings"
+)
+
+// A command that writes a file is judged as a write_file call on that
+// file, with the same rules: `echo … > package.json; npm test` must not be
+// allowed where `write_file package.json` would ask. The analysis records
+// every file a command writes (redirections, tee, dd of=, cp/mv/install
+// destinations, sed -i) and decideBash checks each against the write_file
+// rules: a deny rule denies the bash call, an ask rule asks, and without an
+// allow rule the bash call cannot be allowed by bash rules alone.
+
+// writeTarget is one file a command writes.
+type writeTarget struct {
+	shown string // as written, for the reason
+	abs   string // absolute and clean; resolved against the workspace when the cwd is unknown
+	real  string // abs with symlinks resolved; "" when unknown
+}
+
+// noFile: names a redirection may write without writing a file.
+func noFile(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/fd/1", "/dev/fd/2":
+		return true
+	}
+	return false
+}
+
+// write judges a literal path the command writes; how says what writes it
+// ("a redirection", "tee").
+func (z *analyzer) write(p, how string) {
+	if noFile(p) {
+		return
+	}
+	cwd := z.cwd
+	if cwd == "" {
+		// After cd the directory is unknown: allow rules cannot apply
+		// (below), and the rules are still checked as if it were the
+		// workspace so a deny rule on a name is not dodged by a cd.
+		cwd = z.workspace
+	}
+	abs, _ := resolveIn(p, cwd, z.workspace)
+	t := writeTarget{shown: p, abs: abs}
+	if abs != "" {
+		if real, ok := realPath(abs); ok {
+			t.real = real
+		}
+	}
+	z.a.writes = append(z.a.writes, t)
+
+	p2, inside := z.resolve(p)
+	if !inside {
+		z.a.refuseAllow(how + " outside the workspace (" + p + ")")
+		return
+	}
+	// Judged where it lands: a link inside the workspace (a repository can
+	// ship one) may lead out of it, or into .git.
+	real, ok := realPath(p2)
+	if !ok || !within(real, z.realWorkspace()) {
+		z.a.refuseAllow(how + " through a symlink that leads outside the workspace (" + p + ")")
+		return
+	}
+	if isGitInternal(p2, z.workspace) || isGitInternal(real, z.realWorkspace()) {
+		z.a.refuseAllow(how + " into .git (hooks and config run code)")
+	}
+}
+
+// commandWrites records the files a command writes through its operands.
+func (z *analyzer) commandWrites(name string, ws []word) {
+	args := ws[1:]
+	target := func(w word, how string) {
+		if !w.ok {
+			z.a.refuseAllow(how + " writes a file whose name is not literal")
+			return
+		}
+		z.write(w.lit, how)
+	}
+	switch name {
+	case "tee":
+		opts := true
+		for _, w := range args {
+			if opts && w.loose == "--" {
+				opts = false
+				continue
+			}
+			if opts && strings.HasPrefix(w.loose, "-") && w.loose != "-" {
+				continue
+			}
+			target(w, "tee")
+		}
+	case "dd":
+		for _, w := range args {
+			if strings.HasPrefix(w.loose, "of=") {
+				if !w.ok {
+					z.a.refuseAllow("dd writes a file whose name is not literal")
+					continue
+				}
+				z.write(strings.TrimPrefix(w.lit, "of="), "dd")
+			}
+		}
+	case "cp", "mv", "install", "ln", "rsync", "scp":
+		z.copyDestination(name, args, target)
+	case "sed", "gsed":
+		inPlace, script, files := false, false, []word{}
+		for i := 0; i < len(args); i++ {
+			l := args[i].loose
+			switch {
+			case l == "--in-place" || strings.HasPrefix(l, "--in-place=") ||
+				(strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.Contains(l, "i")):
+				inPlace = true
+			case l == "-e" || l == "-f" || l == "--expression" || l == "--file" || l == "-l" || l == "--line-length":
+				script = script || l != "-l" && l != "--line-length"
+				i++
+			case strings.HasPrefix(l, "--expression=") || strings.HasPrefix(l, "--file="):
+				script = true
+			case strings.HasPrefix(l, "-") && l != "-":
+			case !script:
+				script = true // the first operand is the script
+			default:
+				files = append(files, args[i])
+			}
+		}
+		if inPlace {
+			for _, f := range files {
+				target(f, name+" -i")
+			}
+		}
+	}
+}
+
+// copyDestination: the last operand, or -t DIR; a directory receives the
+// sources under their own names.
+func (z *analyzer) copyDestination(name string, args []word, target func(word, string)) {
+	var operands []word
+	var dir *word
+	opts := true
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		l := w.loose
+		switch {
+		case opts && l == "--":
+			opts = false
+		case opts && (l == "-t" || l == "--target-directory") && i+1 < len(args):
+			d := args[i+1]
+			dir = &d
+			i++
+		case opts && strings.HasPrefix(l, "--target-directory="):
+			d := word{loose: strings.TrimPrefix(l, "--target-directory="), ok: w.ok, lit: strings.TrimPrefix(w.lit, "--target-directory=")}
+			dir = &d
+		case opts && strings.HasPrefix(l, "-t") && len(l) > 2 && !strings.HasPrefix(l, "--"):
+			d := word{loose: l[2:], ok: w.ok, lit: strings.TrimPrefix(w.lit, "-t")}
+			dir = &d
+		case opts && strings.HasPrefix(l, "-") && l != "-":
+			if name == "install" && (l == "-m" || l == "-o" || l == "-g" || l == "-S") ||
+				name == "rsync" && (l == "-e" || l == "--rsh") {
+				i++
+			}
+		default:
+			operands = append(operands, w)
+		}
+	}
+	if dir == nil {
+		if len(operands) < 2 {
+			if name == "ln" && len(operands) == 1 {
+				target(word{lit: ".", ok: true, loose: "."}, name)
+			}
+			return
+		}
+		d := operands[len(operands)-1]
+		operands = operands[:len(operands)-1]
+		if !d.ok || !z.isDir(d.lit) {
+			target(d, name)
+			return
+		}
+		dir = &d
+	}
+	if !dir.ok {
+		target(*dir, name)
+		return
+	}
+	for _, src := range operands {
+		if !src.ok {
+			z.a.refuseAllow(name + " copies a file whose name is not literal")
+			continue
+		}
+		z.write(path.Join(dir.lit, path.Base(src.lit)), name)
+	}
+}
+
+func (z *analyzer) isDir(p string) bool {
+	cwd := z.cwd
+	if cwd == "" {
+		cwd = z.workspace
+	}
+	abs, _ := resolveIn(p, cwd, z.workspace)
+	if abs == "" {
+		return false
+	}
+	fi, err := os.Stat(abs)
+	return err == nil && fi.IsDir()
+}
+
+// writeRule finds the first rule among rules for write_file that matches
+// where t lands, lexically or through its symlinks.
+func (e *Engine) writeRule(rules []rule, ws string, t writeTarget) (rule, bool) {
+	for _, r := range rules {
+		if r.Tool != ToolWriteFile {
+			continue
+		}
+		for _, p := range []string{t.abs, t.real} {
+			if p == "" {
+				continue
+			}
+			abs, rel, inside := resolveFile(p, "", ws)
+			if r.matchesPath(abs, rel, inside) {
+				return r, true
+			}
+		}
+	}
+	return rule{}, false
+}
+
+// writesNotAllowed says why the files the command writes keep bash allow
+// rules from applying: a file no write_file allow rule covers. Empty when
+// every write is covered (or there are none).
+func (e *Engine) writesNotAllowed(ws string, an *analysis) string {
+	for _, t := range an.writes {
+		if _, ok := e.writeRule(e.allow, ws, t); !ok {
+			return fmt.Sprintf("writes %s: no write_file rule allows it", clip(t.shown, 120))
+		}
+	}
+	return ""
+}
