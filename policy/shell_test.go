@@ -1,0 +1,324 @@
+package policy
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// shellCorpusRules is the fixed rule set of the hostile-command corpus
+// (testdata/corpus/README in the notes: the same for every corpus file).
+func shellCorpusRules() []Rule {
+	rules := []Rule{
+		{Tool: "bash", Command: "rm", Decision: Deny},
+		{Tool: "bash", Command: "shutdown", Decision: Deny},
+		{Tool: "bash", Command: "reboot", Decision: Deny},
+	}
+	// declare, let and export are quoted: unquoted, the parser reads them
+	// as a declaration or arithmetic, not as one simple command.
+	for _, c := range []string{"ls", "cat", "echo", "printf", "test", "'['", "true", "grep", "head", "wc", "sort",
+		"sed", "touch", "mkdir", "cp", "find", "dd", "git status", "git log", "git diff", "git push", "go test",
+		"npm test", "systemctl start", "hash", "'declare'", "'let'", "read", "'export'"} {
+		rules = append(rules, Rule{Tool: "bash", Command: c, Decision: Allow})
+	}
+	return append(rules,
+		Rule{Tool: "write_file", Path: "out/**", Decision: Allow},
+		Rule{Tool: "write_file", Path: "**/.env", Decision: Deny},
+	)
+}
+
+// shellWorkspace makes the corpus workspace: a temp dir with .git/ and out/.
+func shellWorkspace(t *testing.T) string {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{".git/hooks", "out"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws
+}
+
+func shellEvaluate(t *testing.T, e *Engine, ws, cmd string, mode Mode) Verdict {
+	t.Helper()
+	return e.Evaluate(t.Context(), Call{Tool: "bash", Command: cmd, Cwd: ws, Workspace: ws, Safety: SideEffect, Mode: mode})
+}
+
+type shellCase struct {
+	cmd  string
+	want Decision
+	why  string // substring of the reason or rule, optional
+}
+
+func runShellCases(t *testing.T, cases []shellCase) {
+	t.Helper()
+	ws := shellWorkspace(t)
+	e := newTestEngine(t, Config{Rules: shellCorpusRules()})
+	for _, tc := range cases {
+		v := shellEvaluate(t, e, ws, tc.cmd, "")
+		if v.Decision != tc.want || !strings.Contains(v.Reason+" "+v.Rule, tc.why) {
+			t.Errorf("%q: %s (%s; rule %q), want %s with %q", tc.cmd, v.Decision, v.Reason, v.Rule, tc.want, tc.why)
+		}
+	}
+}
+
+// Finding 2: brace expansion with quoted elements moved a write out of the
+// workspace or into .git, and hid a command name from deny rules.
+func TestBraceExpansionIsSeenThrough(t *testing.T) {
+	runShellCases(t, []shellCase{
+		{`echo x > {"../outside",}`, Ask, "brace expansion"},
+		{`echo x > {"../outside",}`, Ask, ""},
+		{`echo x > {".git/hooks/pre-commit",}`, Ask, ""},
+		{`echo x > {'.env',}`, Deny, `write_file "**/.env"`},
+		{`echo x > {out/.env,out/a}`, Deny, `write_file "**/.env"`},
+		{`{"rm",-rf,x}`, Deny, `deny bash "rm"`},
+		{`{rm,-rf,x}`, Deny, `deny bash "rm"`},
+		{`{'r'm,-rf,x}`, Deny, `deny bash "rm"`},
+		{`{{r,}m,-rf,x}`, Deny, `deny bash "rm"`},
+		{`{,}rm -rf x`, Deny, `deny bash "rm"`},
+		{`r{m,}`, Deny, `deny bash "rm"`},
+		{`ls; {"shut"down,now}`, Deny, `deny bash "shutdown"`},
+		{`echo {a..z}`, Ask, "no allow rule covers"},
+		{`echo {1..3}`, Ask, ""},
+		{`cat {a,b}.txt`, Ask, ""},
+		{`echo {1..100000}{1..100000}`, Ask, ""},
+		{`echo {} x{}`, Allow, ""},
+		{`echo {x}`, Allow, ""},
+		{`echo '{a,b}'`, Allow, ""},
+		{`echo \{a,b\}`, Allow, ""},
+	})
+}
+
+// Bash's own brace expansion must equal the analysis' for the words the
+// analysis expands; otherwise deny rules would look at other words.
+func TestBraceExpansionMatchesBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal("bash is needed for this test:", err)
+	}
+	for _, src := range []string{
+		`{"rm",-rf,x}`, `{rm,-rf,x}`, `{"../outside",}`, `{,a}`, `x{,}`, `{a..e}`, `{1..10..3}`, `{01..10}`,
+		`{-2..2}`, `{5..1}`, `{a..Z}`, `{a,{b,c}d}e`, `{{r,}m,-rf}`, `a{b,c`, `{a,b}}`, `{{a,b}`, `{a\,b,c}`,
+		`{'a,b',c}`, `{"",x}`, `{a..b..c}`, `{1..2,3}`, `{a,b..c}`, `pre{x,y}post{1,2}`, `{}`, `{x}`, `\{a,b}`,
+		`{a,b\}`, `{1..3}{a,b}`, `{z..w..2}`, `{'x'..z}`,
+	} {
+		out, err := exec.Command(bash, "-c", "printf '<%s>\\n' "+src).Output()
+		if err != nil {
+			t.Fatalf("bash on %q: %v", src, err)
+		}
+		var want []string
+		for _, l := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+			want = append(want, strings.TrimSuffix(strings.TrimPrefix(l, "<"), ">"))
+		}
+		f, err := parseShell("printf '<%s>\\n' " + src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, w := range wordsOf(f.Stmts[0].Cmd.(*syntax.CallExpr).Args[2:]) {
+			got = append(got, w.loose)
+		}
+		if len(got) == 0 {
+			got = []string{""} // printf with no operand prints one empty line
+		}
+		if len(got) == 1 && got[0] == anyText {
+			continue // unknown: never allowed, any deny rule matches
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: analysis %q, bash %q", src, got, want)
+		}
+	}
+}
+
+// Finding 3: subscripts and arithmetic that bash evaluates run the command
+// substitutions in them.
+func TestEvaluatedSubscriptsAndArithmetic(t *testing.T) {
+	runShellCases(t, []shellCase{
+		{`test -v 'x[$(rm -rf x)]'`, Deny, `deny bash "rm"`},
+		{`test -v "x[\$(rm -rf x)]"`, Deny, `deny bash "rm"`},
+		{"test -v 'x[`rm -rf x`]'", Deny, `deny bash "rm"`},
+		{`[ -v 'x[$(rm -rf x)]' ]`, Deny, `deny bash "rm"`},
+		{`[[ -v 'x[$(rm -rf x)]' ]]`, Deny, `deny bash "rm"`},
+		{`[[ 'a[$(rm -rf x)]' -eq 1 ]]`, Deny, `deny bash "rm"`},
+		{`x='a[$(rm -rf x)]'; [[ $x -eq 1 ]]`, Deny, `deny bash "rm"`},
+		{`(( "a[\$(rm -rf x)]" ))`, Deny, `deny bash "rm"`},
+		{`echo $(( "a[\$(rm -rf x)]" ))`, Deny, `deny bash "rm"`},
+		{`let 'a[$(rm -rf x)]=1'`, Deny, `deny bash "rm"`},
+		{`builtin let 'a[$(rm -rf x)]=1'`, Deny, `deny bash "rm"`},
+		{`printf -v 'a[$(rm -rf x)]' %s hi`, Deny, `deny bash "rm"`},
+		{`printf -v'a[$(rm -rf x)]' %s hi`, Deny, `deny bash "rm"`},
+		{`declare 'a[$(rm -rf x)]=1'`, Deny, `deny bash "rm"`},
+		{`declare -i n='a[$(rm -rf x)]'`, Deny, `deny bash "rm"`},
+		{`typeset "a[\$(rm -rf x)]"`, Deny, `deny bash "rm"`},
+		{`local 'a[$(rm -rf x)]'`, Deny, `deny bash "rm"`},
+		{`readonly 'a[$(rm -rf x)]=1'`, Deny, `deny bash "rm"`},
+		{`export 'a[$(rm -rf x)]=1'`, Deny, `deny bash "rm"`},
+		{`builtin declare 'a[$(rm -rf x)]=1'`, Deny, `deny bash "rm"`},
+		{`read -a 'a[$(rm -rf x)]' < /dev/null`, Deny, `deny bash "rm"`},
+		{`read 'a[$(rm -rf x)]' < /dev/null`, Deny, `deny bash "rm"`},
+		{`mapfile 'a[$(rm -rf x)]' < /dev/null`, Deny, `deny bash "rm"`},
+		{`readarray -C 'rm -rf x' -c 1 a < /dev/null`, Deny, `deny bash "rm"`},
+		{`unset 'a[$(rm -rf x)]'`, Deny, `deny bash "rm"`},
+		{`getopts a 'a[$(rm -rf x)]'`, Deny, `deny bash "rm"`},
+		{`declare -n r='a[$(rm -rf x)]'`, Deny, `deny bash "rm"`},
+		{`echo ${a['$(rm -rf x)']}`, Deny, `deny bash "rm"`},
+		// Without a deny rule inside, never allowed.
+		{`test -v 'x[$(ls)]'`, Ask, "test evaluates"},
+		{`[ -v 'x[$(ls)]' ]`, Ask, "evaluates"},
+		{`test -v 'x[1]'`, Allow, ""},
+		{`test -v x`, Allow, ""},
+		{`test -f out/a`, Allow, ""},
+		{`printf -v x %s hi`, Ask, "printf -v"},
+	})
+}
+
+// Finding 3 (environment): variables that carry code.
+func TestCodeInTheEnvironment(t *testing.T) {
+	runShellCases(t, []shellCase{
+		{`PS4='$(rm -rf x)' bash -x -c true`, Deny, `deny bash "rm"`},
+		{`export PS4='$(rm -rf x)'`, Deny, `deny bash "rm"`},
+		{`declare -x PS4='$(rm -rf x)'`, Deny, `deny bash "rm"`},
+		{`env PS4='$(rm -rf x)' bash -xc true`, Deny, `deny bash "rm"`},
+		{`BASH_ENV='$(rm -rf x)' bash -c true`, Deny, `deny bash "rm"`},
+		{`ENV='$(rm -rf x)' sh -i`, Deny, `deny bash "rm"`},
+		{`PROMPT_COMMAND='rm -rf x' bash -i`, Deny, `deny bash "rm"`},
+		{`GIT_SSH_COMMAND='rm -rf x' git push`, Deny, `deny bash "rm"`},
+		{`env GIT_SSH_COMMAND='rm -rf x' git push`, Deny, `deny bash "rm"`},
+		{`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='rm -rf x' git status`, Deny, `deny bash "rm"`},
+		{`export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='rm -rf x'; git status`, Deny, `deny bash "rm"`},
+		{`GIT_CONFIG_PARAMETERS="'core.fsmonitor'='rm -rf x'" git status`, Deny, `deny bash "rm"`},
+		{`GIT_CONFIG_PARAMETERS="'core.fsmonitor=rm -rf x'" git status`, Deny, `deny bash "rm"`},
+		{`git -c core.fsmonitor='rm -rf x' status`, Deny, `deny bash "rm"`},
+		{`git --config-env=core.fsmonitor=CMD status`, Deny, `deny bash "rm"`},
+		{`git --config-env core.fsmonitor=CMD status`, Deny, `deny bash "rm"`},
+		{`hash -p /bin/rm ls; ls -rf x`, Deny, `deny bash "rm"`},
+		{`hash -p/bin/rm ls; ls`, Deny, `deny bash "rm"`},
+		{`enable -f ./x.so ls; ls`, Deny, `deny bash "rm"`},
+		{`alias ls='rm -rf x'`, Deny, `deny bash "rm"`},
+		// Never allowed, even with nothing denied inside.
+		{`env LD_PRELOAD=./x.so ls`, Ask, "LD_PRELOAD"},
+		{`env PATH=. ls`, Ask, "PATH"},
+		{`env GIT_CONFIG_GLOBAL=./g git status`, Ask, "GIT_CONFIG_GLOBAL"},
+		{`env NODE_OPTIONS='--require ./x.js' npm test`, Ask, "NODE_OPTIONS"},
+		{`export PAGER=cat; git log`, Ask, ""},
+		{`hash -p ./x ls; ls`, Ask, ""},
+		{`git --config-env=user.name=NAME status`, Ask, ""},
+	})
+}
+
+// Finding 5: a redirection (or tee, dd of=, cp) that writes a file is a
+// write_file call on it.
+func TestWritesAreJudgedAsWriteFile(t *testing.T) {
+	runShellCases(t, []shellCase{
+		{`echo '{"scripts":{"test":"rm -rf ~"}}' > package.json; npm test`, Ask, "writes package.json: no write_file rule allows it"},
+		{`echo x > out/a.txt; npm test`, Allow, ""},
+		{`echo x >> package.json`, Ask, "writes package.json"},
+		{`echo x >| package.json`, Ask, "writes package.json"},
+		{`echo x &> package.json`, Ask, "writes package.json"},
+		{`echo x &>> package.json`, Ask, "writes package.json"},
+		{`echo x 1<> package.json`, Ask, "writes package.json"},
+		{`echo x >& package.json`, Ask, "writes package.json"},
+		{`echo x > out/../package.json`, Ask, "writes out/../package.json"},
+		{`dd if=/dev/zero of=package.json count=1`, Ask, "writes package.json"},
+		{`cp out/a package.json`, Ask, "writes package.json"},
+		{`cp out/a out/b`, Allow, ""},
+		{`cp out/a .`, Ask, "writes a"},
+		{`cp -t . out/a`, Ask, "writes a"},
+		{`sed -i s/a/b/ Makefile`, Ask, "writes Makefile"},
+		{`sed -n p Makefile`, Allow, ""},
+		{`echo x > .env`, Deny, `write_file "**/.env"`},
+		{`echo x > out/.env`, Deny, `write_file "**/.env"`},
+		{`echo x > /tmp/.env`, Deny, `write_file "**/.env"`},
+		{`echo x > ".e"nv`, Deny, `write_file "**/.env"`},
+		{`echo x | tee .env`, Deny, `write_file "**/.env"`},
+		{`cd out && echo x > .env`, Deny, `write_file "**/.env"`},
+		{`echo x > /dev/null 2>&1`, Allow, ""},
+		{`echo x 2>&1 >&2 3>&- 4>&1-`, Allow, ""},
+		{`echo x > /dev/stderr`, Allow, ""},
+		{`echo x > ../outside`, Ask, "outside the workspace"},
+		{`echo x > .git/hooks/pre-commit`, Ask, ".git"},
+	})
+}
+
+func TestTeeWritesAreJudged(t *testing.T) {
+	ws := shellWorkspace(t)
+	e := newTestEngine(t, Config{Rules: append(shellCorpusRules(), Rule{Tool: "bash", Command: "tee", Decision: Allow})})
+	for cmd, want := range map[string]Decision{
+		"echo x | tee package.json":   Ask,
+		"echo x | tee -a out/log":     Allow,
+		"echo x | tee out/a .env":     Deny,
+		"echo x | tee out/a -- -x":    Ask,
+		"echo x | tee out/a out/b -a": Allow,
+	} {
+		if v := shellEvaluate(t, e, ws, cmd, ""); v.Decision != want {
+			t.Errorf("%q: %s (%s), want %s", cmd, v.Decision, v.Reason, want)
+		}
+	}
+}
+
+// Mode full still applies write_file deny rules to what a command writes.
+func TestWriteDenyRulesHoldInModeFull(t *testing.T) {
+	ws := shellWorkspace(t)
+	e := newTestEngine(t, Config{Rules: shellCorpusRules()})
+	if v := shellEvaluate(t, e, ws, "echo x > .env", ModeFull); v.Decision != Deny {
+		t.Errorf("echo x > .env in mode full: %s (%s), want deny", v.Decision, v.Reason)
+	}
+	if v := shellEvaluate(t, e, ws, "echo x > package.json", ModeFull); v.Decision != Allow {
+		t.Errorf("echo x > package.json in mode full: %s (%s), want allow", v.Decision, v.Reason)
+	}
+}
+
+// TestShellCorpus runs testdata/corpus/shell.txt with the corpus rules; the
+// shared harness (corpus_test.go) runs every corpus file the same way.
+func TestShellCorpus(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "corpus", "shell.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ws := shellWorkspace(t)
+	e := newTestEngine(t, Config{Rules: shellCorpusRules()})
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	n, wrongAllow := 0, 0
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if strings.TrimSpace(text) == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		fields := strings.Split(text, "\t")
+		if len(fields) < 2 {
+			t.Fatalf("line %d: want EXPECT<TAB>\"COMMAND\"", line)
+		}
+		expect, mode, _ := strings.Cut(fields[0], "@")
+		cmd, err := strconv.Unquote(fields[1])
+		if err != nil {
+			t.Fatalf("line %d: command: %v", line, err)
+		}
+		n++
+		v := shellEvaluate(t, e, ws, cmd, Mode(mode))
+		if string(v.Decision) != expect {
+			if v.Decision == Allow {
+				wrongAllow++
+			}
+			why := ""
+			if len(fields) > 2 {
+				why = " (" + fields[2] + ")"
+			}
+			t.Errorf("line %d %q: %s (%s), want %s%s", line, cmd, v.Decision, v.Reason, expect, why)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("shell corpus: %d commands, %d wrongly allowed", n, wrongAllow)
+}
