@@ -75,7 +75,7 @@ func (z *analyzer) assignment(name string, value word, depth int) {
 		name = name[:i]
 	}
 	if configVariable(name) {
-		z.a.refuseAllow("it sets " + name + ", which decides what code programs run")
+		z.a.refuseAllow("an assignment to " + name + ", which decides what code programs run")
 	}
 	switch {
 	case codeVariable(name):

@@ -43,7 +43,7 @@ func (z *analyzer) evaluated(text, what string, depth int) {
 	if plainText(text) {
 		return
 	}
-	z.a.refuseAllow(what + " evaluates " + strconv.Quote(clip(strings.ReplaceAll(text, anyText, "…"), 60)) + " at run time")
+	z.a.refuseAllow("text that " + what + " evaluates at run time (" + strconv.Quote(clip(strings.ReplaceAll(text, anyText, "…"), 60)) + ")")
 	z.expansions(text, depth)
 }
 

@@ -265,6 +265,28 @@ func TestTeeWritesAreJudged(t *testing.T) {
 	}
 }
 
+// A link under an allowed directory does not make a write to where it
+// leads allowed.
+func TestWriteThroughALinkIsJudgedWhereItLands(t *testing.T) {
+	ws := shellWorkspace(t)
+	if err := os.Symlink(filepath.Join(ws, "package.json"), filepath.Join(ws, "out", "pkg")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(ws, ".env"), filepath.Join(ws, "out", "settings")); err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine(t, Config{Rules: shellCorpusRules()})
+	for cmd, want := range map[string]Decision{
+		"echo x > out/pkg":      Ask,
+		"echo x > out/settings": Deny,
+		"echo x > out/plain":    Allow,
+	} {
+		if v := shellEvaluate(t, e, ws, cmd, ""); v.Decision != want {
+			t.Errorf("%q: %s (%s), want %s", cmd, v.Decision, v.Reason, want)
+		}
+	}
+}
+
 // Mode full still applies write_file deny rules to what a command writes.
 func TestWriteDenyRulesHoldInModeFull(t *testing.T) {
 	ws := shellWorkspace(t)

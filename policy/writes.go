@@ -47,12 +47,23 @@ func (z *analyzer) write(p, how string) {
 	abs, _ := resolveIn(p, cwd, z.workspace)
 	t := writeTarget{shown: p, abs: abs}
 	if abs != "" {
-		if real, ok := realPath(abs); ok {
+		if real, ok := landing(abs); ok {
+			// Rules are written against the workspace as given; a link
+			// that stays inside is judged at the file it reaches.
+			if rw := z.realWorkspace(); within(real, rw) {
+				real = path.Join(z.workspace, strings.TrimPrefix(real, rw))
+			}
 			t.real = real
 		}
 	}
 	z.a.writes = append(z.a.writes, t)
 
+	if z.cwd == "" {
+		z.a.refuseAllow(how + " to a relative path after cd (" + p + ")")
+		if !path.IsAbs(p) {
+			return
+		}
+	}
 	p2, inside := z.resolve(p)
 	if !inside {
 		z.a.refuseAllow(how + " outside the workspace (" + p + ")")
@@ -206,23 +217,37 @@ func (z *analyzer) isDir(p string) bool {
 }
 
 // writeRule finds the first rule among rules for write_file that matches
-// where t lands, lexically or through its symlinks.
+// where t lands, as written or through its symlinks (deny and ask rules).
 func (e *Engine) writeRule(rules []rule, ws string, t writeTarget) (rule, bool) {
 	for _, r := range rules {
-		if r.Tool != ToolWriteFile {
-			continue
-		}
-		for _, p := range []string{t.abs, t.real} {
-			if p == "" {
-				continue
-			}
-			abs, rel, inside := resolveFile(p, "", ws)
-			if r.matchesPath(abs, rel, inside) {
-				return r, true
-			}
+		if r.Tool == ToolWriteFile && (writeMatches(r, ws, t.abs) || writeMatches(r, ws, t.real)) {
+			return r, true
 		}
 	}
 	return rule{}, false
+}
+
+// writeAllowed: an allow rule must cover the file both as written and
+// where its symlinks lead (out/link -> ../package.json is a write to
+// package.json).
+func (e *Engine) writeAllowed(ws string, t writeTarget) bool {
+	if t.abs == "" {
+		return false
+	}
+	for _, r := range e.allow {
+		if r.Tool == ToolWriteFile && writeMatches(r, ws, t.abs) && (t.real == "" || t.real == t.abs || writeMatches(r, ws, t.real)) {
+			return true
+		}
+	}
+	return false
+}
+
+func writeMatches(r rule, ws, p string) bool {
+	if p == "" {
+		return false
+	}
+	abs, rel, inside := resolveFile(p, "", ws)
+	return r.matchesPath(abs, rel, inside)
 }
 
 // writesNotAllowed says why the files the command writes keep bash allow
@@ -230,9 +255,28 @@ func (e *Engine) writeRule(rules []rule, ws string, t writeTarget) (rule, bool) 
 // every write is covered (or there are none).
 func (e *Engine) writesNotAllowed(ws string, an *analysis) string {
 	for _, t := range an.writes {
-		if _, ok := e.writeRule(e.allow, ws, t); !ok {
+		if !e.writeAllowed(ws, t) {
 			return fmt.Sprintf("writes %s: no write_file rule allows it", clip(t.shown, 120))
 		}
 	}
 	return ""
+}
+
+// landing is where a write to abs lands: realPath, and for a dangling link
+// (which realPath refuses) the file it would create.
+func landing(abs string) (string, bool) {
+	for range maxDepth {
+		if r, ok := realPath(abs); ok {
+			return r, true
+		}
+		dest, err := os.Readlink(abs)
+		if err != nil {
+			return "", false
+		}
+		if !path.IsAbs(dest) {
+			dest = path.Join(path.Dir(abs), dest)
+		}
+		abs = path.Clean(dest)
+	}
+	return "", false
 }
