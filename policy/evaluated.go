@@ -150,12 +150,10 @@ func (z *analyzer) evaluatedArgs(name string, ws []word, depth int) {
 			l := args[i].loose
 			switch {
 			case l == "-v" && i+1 < len(args):
-				z.a.refuseAllow("printf -v (it assigns a variable)")
-				z.evaluated(args[i+1].loose, "printf -v", depth)
+				z.printfAssigns(args[i+1].loose, args[i+2:], depth)
 				i++
 			case strings.HasPrefix(l, "-v"):
-				z.a.refuseAllow("printf -v (it assigns a variable)")
-				z.evaluated(l[2:], "printf -v", depth)
+				z.printfAssigns(l[2:], args[i+1:], depth)
 			case l == "--" || !strings.HasPrefix(l, "-"):
 				return
 			}
@@ -170,6 +168,20 @@ func (z *analyzer) evaluatedArgs(name string, ws []word, depth int) {
 			}
 		}
 	}
+}
+
+// printfAssigns: printf -v NAME FORMAT ARGS… assigns the formatted text
+// to NAME, which may be PS4 or a variable evaluated later; the text is
+// judged like any assigned value.
+func (z *analyzer) printfAssigns(name string, rest []word, depth int) {
+	z.a.refuseAllow("printf -v (it assigns a variable)")
+	z.evaluated(name, "printf -v", depth)
+	var b strings.Builder
+	for _, w := range rest {
+		b.WriteString(w.loose)
+		b.WriteByte(' ')
+	}
+	z.assignment(name, word{loose: b.String()}, depth)
 }
 
 // declClause handles declare/typeset/local/readonly/export as parsed:

@@ -271,6 +271,10 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, de
 		if cmd == "" || alwaysRunsCode(cmd) || cmd != path.Base(cmd) {
 			z.a.refuseAllow("a here-document fed to " + orUnknown(cmd))
 		}
+		if body != nil && (cmd == "read" || cmd == "mapfile" || cmd == "readarray") {
+			// What read assigns may be evaluated later (PS4, declare -i).
+			z.expansions(wordOf(body).loose, depth)
+		}
 		if stdinScript && body != nil {
 			// The body is the script: check it like the command line.
 			w := wordOf(body)
@@ -308,12 +312,12 @@ func (z *analyzer) redirectTarget(op syntax.RedirOperator, w word) {
 	if writes && isDevice(w.loose) {
 		z.a.danger("writes to the device " + strings.ReplaceAll(w.loose, anyText, "…"))
 	}
-	if !w.ok {
-		z.a.refuseAllow("a redirection to a path that is not literal")
+	if writes {
+		z.writeWord(w, "a redirection")
 		return
 	}
-	if writes {
-		z.write(w.lit, "a redirection")
+	if !w.ok {
+		z.a.refuseAllow("a redirection to a path that is not literal")
 		return
 	}
 	switch w.lit {
@@ -452,7 +456,7 @@ func (z *analyzer) command(s simple, depth int) {
 		z.a.refuseAllow("the shell builtin " + name)
 	}
 	z.evaluatedArgs(name, s.words, depth)
-	z.commandWrites(name, s.words)
+	z.commandWrites(name, s.words, depth)
 	z.shellStateCommands(name, s.words, depth)
 	if name == "env" {
 		z.envOperands(s.words, depth)

@@ -540,6 +540,29 @@ func gitSubcommandCode(sub string, args []word) []inner {
 				return joined(rest)
 			}
 		}
+	case "config":
+		// git config [options] [set|add] KEY VALUE writes code into
+		// .git/config for the next git command to run.
+		var operands []word
+		for i := 0; i < len(args); i++ {
+			l := args[i].loose
+			switch {
+			case l == "-f" || l == "--file" || l == "--blob" || l == "--type" || l == "--default" || l == "--comment":
+				i++
+			case strings.HasPrefix(l, "-"):
+			default:
+				operands = append(operands, args[i])
+			}
+		}
+		if len(operands) > 0 && (operands[0].loose == "set" || operands[0].loose == "add") {
+			operands = operands[1:]
+		}
+		if len(operands) >= 2 {
+			k := strings.ToLower(operands[0].loose)
+			if !operands[0].known() || gitCodeKey(k) || strings.HasPrefix(k, "alias.") {
+				return []inner{scriptOf(word{loose: strings.TrimPrefix(operands[1].loose, "!"), splat: operands[1].splat})}
+			}
+		}
 	case "bisect":
 		for i, a := range args {
 			if a.loose == "run" && i+1 < len(args) {

@@ -82,14 +82,10 @@ func (z *analyzer) write(p, how string) {
 }
 
 // commandWrites records the files a command writes through its operands.
-func (z *analyzer) commandWrites(name string, ws []word) {
+func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 	args := ws[1:]
 	target := func(w word, how string) {
-		if !w.ok {
-			z.a.refuseAllow(how + " writes a file whose name is not literal")
-			return
-		}
-		z.write(w.lit, how)
+		z.writeWord(w, how)
 	}
 	switch name {
 	case "tee":
@@ -107,38 +103,57 @@ func (z *analyzer) commandWrites(name string, ws []word) {
 	case "dd":
 		for _, w := range args {
 			if strings.HasPrefix(w.loose, "of=") {
-				if !w.ok {
-					z.a.refuseAllow("dd writes a file whose name is not literal")
-					continue
-				}
-				z.write(strings.TrimPrefix(w.lit, "of="), "dd")
+				z.writeWord(word{lit: strings.TrimPrefix(w.lit, "of="), ok: w.ok, loose: strings.TrimPrefix(w.loose, "of=")}, "dd")
 			}
 		}
 	case "cp", "mv", "install", "ln", "rsync", "scp":
 		z.copyDestination(name, args, target)
 	case "sed", "gsed":
-		inPlace, script, files := false, false, []word{}
-		for i := 0; i < len(args); i++ {
-			l := args[i].loose
-			switch {
-			case l == "--in-place" || strings.HasPrefix(l, "--in-place=") ||
-				(strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.Contains(l, "i")):
-				inPlace = true
-			case l == "-e" || l == "-f" || l == "--expression" || l == "--file" || l == "-l" || l == "--line-length":
-				script = script || l != "-l" && l != "--line-length"
-				i++
-			case strings.HasPrefix(l, "--expression=") || strings.HasPrefix(l, "--file="):
-				script = true
-			case strings.HasPrefix(l, "-") && l != "-":
-			case !script:
-				script = true // the first operand is the script
-			default:
-				files = append(files, args[i])
+		z.sedCommand(name, args, depth, target)
+	case "sort":
+		z.optionWrites(name, args, []string{"-o", "--output"})
+	case "find", "gfind":
+		z.optionWrites(name, args, []string{"-fprint", "-fprint0", "-fprintf", "-fls"})
+	case "git":
+		// git diff/log/show/format-patch --output=FILE, format-patch -o DIR.
+		z.optionWrites(name, args, []string{"--output", "--output-directory"})
+		for i, w := range args {
+			if w.loose == "format-patch" {
+				z.optionWrites(name, args[i:], []string{"-o"})
 			}
 		}
-		if inPlace {
-			for _, f := range files {
-				target(f, name+" -i")
+	}
+}
+
+// writeWord judges a word naming a file the command writes. A name that
+// is not literal is never allowed, but when its text is still known
+// ($'…', braces) the rules on that path apply.
+func (z *analyzer) writeWord(w word, how string) {
+	switch {
+	case w.ok:
+		z.write(w.lit, how)
+	case w.known() && !w.splat && w.loose != "":
+		z.a.refuseAllow(how + " writes a file whose name is not literal")
+		z.write(w.loose, how)
+	default:
+		z.a.refuseAllow(how + " writes a file whose name is not literal")
+	}
+}
+
+// optionWrites records the values of options that name a file written, in
+// the forms -o FILE, -oFILE (short), --output FILE, --output=FILE.
+func (z *analyzer) optionWrites(name string, args []word, opts []string) {
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		for _, o := range opts {
+			long := strings.HasPrefix(o, "--") || len(o) > 2
+			switch {
+			case l == o && i+1 < len(args):
+				z.writeWord(args[i+1], name+" "+o)
+			case long && strings.HasPrefix(l, o+"="):
+				z.writeWord(word{loose: l[len(o)+1:], lit: strings.TrimPrefix(args[i].lit, o+"="), ok: args[i].ok}, name+" "+o)
+			case !long && strings.HasPrefix(l, o) && len(l) > len(o):
+				z.writeWord(word{loose: l[len(o):], lit: strings.TrimPrefix(args[i].lit, o), ok: args[i].ok}, name+" "+o)
 			}
 		}
 	}
