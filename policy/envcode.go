@@ -80,6 +80,13 @@ func (z *analyzer) assignment(name string, value word, depth int) {
 	switch {
 	case codeVariable(name):
 		z.scriptValue(value, depth)
+	case strings.HasPrefix(name, "BASH_FUNC_"):
+		// An exported function: the value is its body, "() { …; }".
+		if value.known() {
+			z.script("f"+value.loose, depth+1, false)
+		} else {
+			z.unknown("an exported function that is not literal")
+		}
 	case name == "GIT_CONFIG_PARAMETERS":
 		z.gitConfigParameters(value, depth)
 	}
@@ -132,7 +139,9 @@ func (z *analyzer) envOperands(ws []word, depth int) {
 	for i := 1; i < len(ws); i++ {
 		l := ws[i].loose
 		switch {
-		case isAssignment(l):
+		case strings.Contains(l, "=") && !strings.HasPrefix(l, "-"):
+			// env takes any NAME=VALUE, even a name bash would refuse
+			// (BASH_FUNC_ls%%=() { …; } defines a function for bash).
 			n, v, _ := strings.Cut(l, "=")
 			z.assignment(n, word{loose: v}, depth)
 		case l == "-u" || l == "-C" || l == "--unset" || l == "--chdir":

@@ -193,6 +193,8 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 			for _, x := range n.Exprs {
 				z.arithmetic(x, depth)
 			}
+		case *syntax.ArrayElem:
+			z.arithmetic(n.Index, depth)
 		case *syntax.CStyleLoop:
 			z.a.refuseAllow("arithmetic evaluation")
 			z.arithmetic(n.Init, depth)

@@ -188,11 +188,27 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 			out = append(out, script, inner{words: ws[i:], guess: true})
 		}
 		return out
+	case name == "sort":
+		// sort --compress-program=PROG runs PROG.
+		return scriptsOf(longOptionValues(ws[1:], "--compress-program", 4))
+	case name == "go":
+		// go test/run/build -exec XPROG and -toolexec CMD run them.
+		var vals []word
+		for _, o := range []string{"-exec", "--exec", "-toolexec", "--toolexec"} {
+			vals = append(vals, longOptionValues(ws[1:], o, len(o))...)
+		}
+		return scriptsOf(vals)
 	case name == "npx" || name == "bunx" || name == "pnpx" || name == "uvx" || name == "pipx":
 		return fanOut(ws, 1)
 	case name == "npm" || name == "yarn" || name == "pnpm" || name == "bun" || name == "uv" || name == "poetry" ||
 		name == "pipenv" || name == "pdm" || name == "hatch" || name == "rye" || name == "conda" ||
 		name == "mamba" || name == "pixi" || name == "bundle" || name == "cargo" || name == "deno":
+		if name == "npm" || name == "pnpm" || name == "yarn" {
+			// npm test --script-shell=PROG runs the script with PROG.
+			if vals := longOptionValues(ws[1:], "--script-shell", 5); len(vals) > 0 {
+				return scriptsOf(vals)
+			}
+		}
 		for i := 1; i < len(ws); i++ {
 			switch ws[i].loose {
 			case "exec", "x", "dlx", "run":
@@ -346,7 +362,7 @@ func (s wrapSpec) parse(ws []word) (scripts []inner, start int) {
 					break
 				}
 			}
-		case s.assigns && isAssignment(l):
+		case s.assigns && strings.Contains(l, "="):
 			// The analyzer judges env's assignments (envOperands).
 		case positional > 0:
 			positional--
@@ -540,6 +556,16 @@ func gitSubcommandCode(sub string, args []word) []inner {
 				return joined(rest)
 			}
 		}
+	case "push":
+		return scriptsOf(append(longOptionValues(args, "--receive-pack", 5), longOptionValues(args, "--exec", 5)...))
+	case "fetch", "pull", "clone", "ls-remote":
+		vals := longOptionValues(args, "--upload-pack", 4)
+		if sub == "clone" {
+			vals = append(vals, optionValues(args, "-u")...)
+		}
+		return scriptsOf(vals)
+	case "archive":
+		return scriptsOf(longOptionValues(args, "--exec", 5))
 	case "config":
 		// git config [options] [set|add] KEY VALUE writes code into
 		// .git/config for the next git command to run.
@@ -635,6 +661,24 @@ func gitCodeKey(k string) bool {
 		}
 	}
 	return strings.HasPrefix(k, "pager.") || strings.HasPrefix(k, "includeif.")
+}
+
+// optionValues returns the values of the short option o: -o VALUE, -oVALUE.
+func optionValues(ws []word, o string) []word {
+	var out []word
+	for i := 0; i < len(ws); i++ {
+		l := ws[i].loose
+		switch {
+		case l == "--":
+			return out
+		case l == o && i+1 < len(ws):
+			out = append(out, ws[i+1])
+			i++
+		case strings.HasPrefix(l, o) && len(l) > len(o):
+			out = append(out, word{loose: l[len(o):]})
+		}
+	}
+	return out
 }
 
 // optionScripts returns the values of options that are command lines, in

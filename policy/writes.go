@@ -111,12 +111,26 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 	case "sed", "gsed":
 		z.sedCommand(name, args, depth, target)
 	case "sort":
-		z.optionWrites(name, args, []string{"-o", "--output"})
+		for _, v := range shortOptionValues(args, "ktoST", 'o') {
+			z.writeWord(v, "sort -o")
+		}
+		for _, v := range longOptionValues(args, "--output", 5) {
+			z.writeWord(v, "sort --output")
+		}
+	case "go":
+		z.optionWrites(name, args, []string{"-o", "--o", "-coverprofile", "--coverprofile", "-cpuprofile", "--cpuprofile",
+			"-memprofile", "--memprofile", "-blockprofile", "--blockprofile", "-mutexprofile", "--mutexprofile",
+			"-trace", "--trace", "-outputdir", "--outputdir"})
 	case "find", "gfind":
 		z.optionWrites(name, args, []string{"-fprint", "-fprint0", "-fprintf", "-fls"})
 	case "git":
 		// git diff/log/show/format-patch --output=FILE, format-patch -o DIR.
-		z.optionWrites(name, args, []string{"--output", "--output-directory"})
+		for _, v := range longOptionValues(args, "--output", 5) {
+			z.writeWord(v, "git --output")
+		}
+		for _, v := range longOptionValues(args, "--output-directory", 10) {
+			z.writeWord(v, "git --output-directory")
+		}
 		for i, w := range args {
 			if w.loose == "format-patch" {
 				z.optionWrites(name, args[i:], []string{"-o"})
@@ -178,12 +192,33 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 		case opts && strings.HasPrefix(l, "--target-directory="):
 			d := word{loose: strings.TrimPrefix(l, "--target-directory="), ok: w.ok, lit: strings.TrimPrefix(w.lit, "--target-directory=")}
 			dir = &d
-		case opts && strings.HasPrefix(l, "-t") && len(l) > 2 && !strings.HasPrefix(l, "--"):
-			d := word{loose: l[2:], ok: w.ok, lit: strings.TrimPrefix(w.lit, "-t")}
-			dir = &d
+		case opts && len(l) > 1 && l[0] == '-' && l[1] != '-':
+			// A cluster: -rt DIR, -tDIR, -S SUFFIX, install's -m MODE.
+			valued := "St"
+			if name == "install" {
+				valued = "gmoSt"
+			}
+			if name == "rsync" || name == "scp" {
+				valued = "eBcFiJlOoPST"
+			}
+			for k := 1; k < len(l); k++ {
+				if strings.IndexByte(valued, l[k]) < 0 {
+					continue
+				}
+				var v word
+				if k+1 < len(l) {
+					v = word{loose: l[k+1:], ok: w.ok, lit: l[k+1:]}
+				} else if i+1 < len(args) {
+					i++
+					v = args[i]
+				}
+				if l[k] == 't' && name != "scp" && name != "rsync" {
+					dir = &v
+				}
+				break
+			}
 		case opts && strings.HasPrefix(l, "-") && l != "-":
-			if name == "install" && (l == "-m" || l == "-o" || l == "-g" || l == "-S") ||
-				name == "rsync" && (l == "-e" || l == "--rsh") {
+			if name == "rsync" && l == "--rsh" {
 				i++
 			}
 		default:
