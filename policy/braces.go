@@ -20,7 +20,45 @@ import (
 
 // maxBraceWords bounds one word's expansion ({1..100000} or
 // {a,b}{a,b}{a,b}…); past it the word is unknown.
-const maxBraceWords = 4096
+const maxBraceWords = 1024
+
+// maxBraceBudget bounds the brace-expanded words one analysis makes, so a
+// long command of many {1..4000} stays cheap; past it braces are unknown.
+const maxBraceBudget = 20000
+
+// wordsOf is the package wordsOf, charging brace expansions to the
+// analysis' budget.
+func (z *analyzer) wordsOf(ws []*syntax.Word) []word {
+	out := make([]word, 0, len(ws))
+	for _, w := range ws {
+		if z.braces <= 0 && mayBrace(w) && braceish(w) {
+			out = append(out, word{loose: anyText, splat: true})
+			continue
+		}
+		ex := expandedWords(w)
+		switch {
+		case len(ex) != 1:
+			z.braces -= len(ex)
+		case ex[0].loose == anyText && mayBrace(w):
+			z.braces -= maxBraceWords // too large: the work was done anyway
+		}
+		out = append(out, ex...)
+	}
+	return out
+}
+
+// maxBracesInWord bounds the braces in one word that are expanded.
+const maxBracesInWord = 64
+
+func braceCount(w *syntax.Word) int {
+	n := 0
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok {
+			n += strings.Count(l.Value, "{")
+		}
+	}
+	return n
+}
 
 // mayBrace reports whether w has an unquoted '{' at all, the cheap test
 // before any copying.
@@ -58,6 +96,9 @@ func braceish(w *syntax.Word) bool {
 func braceExpand(w *syntax.Word) (out []*syntax.Word, expanded, ok bool) {
 	if !mayBrace(w) {
 		return nil, false, true
+	}
+	if braceCount(w) > maxBracesInWord {
+		return nil, true, false // the expander is quadratic in nesting: unknown
 	}
 	cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), w.Parts...)}
 	if !syntax.SplitBraces(cp) || !slices.ContainsFunc(cp.Parts, isBraceExp) {

@@ -96,13 +96,14 @@ type analyzer struct {
 	workspace string
 	protected []string
 	budget    int                        // simple commands still allowed to be recorded
+	braces    int                        // brace-expanded words still allowed to be made
 	guessing  int                        // > 0 while analysing what a guessed command runs
 	realWS    string                     // workspace with symlinks resolved; see realWorkspace
 	piped     map[*syntax.BinaryCmd]bool // pipelines already looked at as part of a longer one
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
-	z := &analyzer{a: &analysis{}, cwd: cwd, workspace: workspace, protected: protected, budget: maxCommands}
+	z := &analyzer{a: &analysis{}, cwd: cwd, workspace: workspace, protected: protected, budget: maxCommands, braces: maxBraceBudget}
 	if cwd == "" {
 		z.cwd = workspace
 	}
@@ -164,7 +165,7 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 					z.assignment(as.Name.Value, wordOf(as.Value), depth)
 				}
 			}
-			ws := wordsOf(n.Args)
+			ws := z.wordsOf(n.Args)
 			if len(ws) == 0 {
 				return true
 			}
@@ -233,7 +234,7 @@ func (z *analyzer) stmt(st *syntax.Stmt, depth int) {
 	var name string
 	stdinScript := false
 	if call, ok := st.Cmd.(*syntax.CallExpr); ok {
-		if ws := wordsOf(call.Args); len(ws) > 0 {
+		if ws := z.wordsOf(call.Args); len(ws) > 0 {
 			name = cmdName(ws[0])
 			stdinScript = z.readsScript(ws)
 		}
@@ -294,7 +295,15 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, de
 		}
 	}
 	targets := []*syntax.Word{r.Word}
+	if z.braces <= 0 && r.Word != nil && mayBrace(r.Word) && braceish(r.Word) {
+		z.a.refuseAllow("a brace expansion in a redirection target")
+		return
+	}
 	if alts, expanded, ok := braceExpand(r.Word); expanded || (r.Word != nil && braceish(r.Word)) {
+		z.braces -= max(len(alts), 1)
+		if !ok {
+			z.braces -= maxBraceWords
+		}
 		// Bash brace-expands a redirection target; more than one word is
 		// an error ("ambiguous redirect"). Never allowed either way, but
 		// each word is judged so rules on the paths still apply.
@@ -537,7 +546,7 @@ func isDownloader(name string) bool {
 // substFedToInterpreter flags `bash <(curl …)`, `sh -c "$(wget …)"`,
 // `eval "$(curl …)"`: downloaded code run directly.
 func (z *analyzer) substFedToInterpreter(call *syntax.CallExpr) {
-	ws := wordsOf(call.Args)
+	ws := z.wordsOf(call.Args)
 	if len(ws) == 0 {
 		return
 	}
@@ -555,7 +564,7 @@ func (z *analyzer) substFedToInterpreter(call *syntax.CallExpr) {
 		return
 	}
 	for _, arg := range call.Args[1:] {
-		if downloads(arg) {
+		if z.downloads(arg) {
 			z.a.danger("runs code downloaded from the network (" + names[0] + " with a substitution of a download)")
 			return
 		}
@@ -563,11 +572,11 @@ func (z *analyzer) substFedToInterpreter(call *syntax.CallExpr) {
 }
 
 // downloads reports a downloader inside any substitution within n.
-func downloads(n syntax.Node) bool {
+func (z *analyzer) downloads(n syntax.Node) bool {
 	found := false
 	syntax.Walk(n, func(n syntax.Node) bool {
 		if call, ok := n.(*syntax.CallExpr); ok && len(call.Args) > 0 {
-			ws := wordsOf(call.Args)
+			ws := z.wordsOf(call.Args)
 			if len(ws) == 0 {
 				return true
 			}
@@ -628,7 +637,7 @@ func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
 		// A shell reading its script from the pipe.
 		shellReadsStdin := false
 		if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
-			shellReadsStdin = z.readsScript(wordsOf(call.Args))
+			shellReadsStdin = z.readsScript(z.wordsOf(call.Args))
 		}
 		if !shellReadsStdin {
 			continue
@@ -638,7 +647,7 @@ func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
 		if !ok || len(prev.Args) == 0 {
 			continue
 		}
-		ws := wordsOf(prev.Args)
+		ws := z.wordsOf(prev.Args)
 		if len(ws) == 0 {
 			continue
 		}
@@ -676,7 +685,7 @@ func (z *analyzer) stageNames(st *syntax.Stmt) []string {
 		})
 		return names
 	}
-	ws := wordsOf(call.Args)
+	ws := z.wordsOf(call.Args)
 	if len(ws) == 0 {
 		return nil
 	}

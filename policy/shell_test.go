@@ -390,3 +390,30 @@ func TestShellCorpus(t *testing.T) {
 	}
 	t.Logf("shell corpus: %d commands, %d wrongly allowed", n, wrongAllow)
 }
+
+// Brace expansion is bounded per word and per analysis: these finish and
+// are never allowed.
+func TestPathologicalBraces(t *testing.T) {
+	ws := shellWorkspace(t)
+	e := newTestEngine(t, Config{Rules: shellCorpusRules()})
+	for _, cmd := range []string{
+		strings.Repeat("echo {1..4000}; ", 3000),
+		strings.Repeat("{a,b}", 40),
+		"echo " + strings.Repeat("{a,b,c,d}", 30),
+		strings.Repeat("{", 5000) + "a,b" + strings.Repeat("}", 5000),
+		"echo x > " + strings.Repeat("{a,b}", 30),
+	} {
+		if v := shellEvaluate(t, e, ws, cmd, ""); v.Decision == Allow {
+			t.Errorf("%q: allowed (%s)", clip(cmd, 60), v.Reason)
+		}
+	}
+}
+
+func BenchmarkBraceHeavyCommand(b *testing.B) {
+	e := newTestEngine(b, Config{Rules: shellCorpusRules()})
+	cmd := strings.Repeat("echo {1..4000}; ", 3000)
+	c := Call{Tool: "bash", Command: cmd, Cwd: "/work/repo", Workspace: "/work/repo", Safety: SideEffect}
+	for b.Loop() {
+		e.Evaluate(b.Context(), c)
+	}
+}
