@@ -40,6 +40,44 @@ func longOptionValues(ws []word, full string, min int) []word {
 	return out
 }
 
+// codeOptions refuses allow rules for options that make an allowed runner
+// take its code from somewhere else: npm's --prefix (another package.json),
+// --userconfig/--globalconfig/--node-options, go's -C (another module) and
+// -overlay (other source files).
+func (z *analyzer) codeOptions(name string, ws []word) {
+	var risky []string
+	switch name {
+	case "npm", "pnpm", "yarn":
+		risky = []string{"--prefix", "--userconfig", "--globalconfig", "--node-options", "--script-shell", "--dir", "--cwd"}
+		for _, w := range ws[1:] {
+			if w.loose == "--" {
+				break
+			}
+			if w.loose == "-C" || strings.HasPrefix(w.loose, "-C") && !strings.HasPrefix(w.loose, "--") {
+				z.a.refuseAllow(name + " -C (it runs another package's scripts)")
+			}
+		}
+	case "go":
+		risky = []string{"-C", "--C", "-overlay", "--overlay", "-modfile", "--modfile", "-exec", "--exec", "-toolexec", "--toolexec"}
+	default:
+		return
+	}
+	for _, w := range ws[1:] {
+		if w.loose == "--" {
+			break
+		}
+		for _, o := range risky {
+			min := len(o)
+			if strings.HasPrefix(o, "--") && name != "go" {
+				min = 5 // npm accepts abbreviations
+			}
+			if _, _, ok := longOption(w.loose, o, min); ok {
+				z.a.refuseAllow(name + " " + o + " (it takes code from elsewhere)")
+			}
+		}
+	}
+}
+
 // scriptsOf turns option values that are command lines into inners.
 func scriptsOf(vals []word) []inner {
 	out := make([]inner, 0, len(vals))

@@ -468,6 +468,7 @@ func (z *analyzer) command(s simple, depth int) {
 	}
 	z.evaluatedArgs(name, s.words, depth)
 	z.commandWrites(name, s.words, depth)
+	z.codeOptions(name, s.words)
 	z.shellStateCommands(name, s.words, depth)
 	if name == "env" {
 		z.envOperands(s.words, depth)

@@ -291,6 +291,16 @@ func TestWritesAreJudgedAsWriteFile(t *testing.T) {
 		{`go test -coverprofile=Makefile ./...`, Ask, "writes Makefile"},
 		{`go test -coverprofile=out/c ./...`, Allow, ""},
 		{`go test -cpuprofile .env ./...`, Deny, `write_file "**/.env"`},
+		{`cp --parents ../package.json out/`, Ask, "writes package.json"},
+		{`cp -rT out/tmpl .`, Ask, "writes ."},
+		{`cp -r out/tmpl out/copy`, Allow, ""},
+		{`npm test --prefix ../other`, Ask, "--prefix"},
+		{`npm test --pre ../other`, Ask, "--prefix"},
+		{`npm test -C ../other`, Ask, "-C"},
+		{`npm test --node-options=--require=./x.js`, Ask, "--node-options"},
+		{`npm test -- --prefix=x`, Allow, ""},
+		{`go test -C ../other ./...`, Ask, "-C"},
+		{`go test -overlay=out/o.json ./...`, Ask, "-overlay"},
 		{`echo x > .git/hooks/pre-commit`, Ask, ".git"},
 	})
 }

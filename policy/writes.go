@@ -179,9 +179,25 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 	var operands []word
 	var dir *word
 	opts := true
+	parents, noTarget := false, false // --parents keeps the source path; -T writes into DEST itself
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		l := w.loose
+		if opts {
+			if _, _, ok := longOption(l, "--parents", 5); ok {
+				parents = true
+			}
+			if _, _, ok := longOption(l, "--relative", 5); ok && name == "rsync" {
+				parents = true
+			}
+			if _, _, ok := longOption(l, "--no-target-directory", 5); ok {
+				noTarget = true
+			}
+			if len(l) > 1 && l[0] == '-' && l[1] != '-' {
+				noTarget = noTarget || strings.ContainsRune(strings.SplitN(l, "t", 2)[0], 'T')
+				parents = parents || name == "rsync" && strings.ContainsRune(l, 'R')
+			}
+		}
 		switch {
 		case opts && l == "--":
 			opts = false
@@ -234,7 +250,9 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 		}
 		d := operands[len(operands)-1]
 		operands = operands[:len(operands)-1]
-		if !d.ok || !z.isDir(d.lit) {
+		if !d.ok || !z.isDir(d.lit) || noTarget {
+			// -T copies a directory's contents into d: judged as d itself,
+			// which no rule for files under it covers.
 			target(d, name)
 			return
 		}
@@ -249,7 +267,11 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 			z.a.refuseAllow(name + " copies a file whose name is not literal")
 			continue
 		}
-		z.write(path.Join(dir.lit, path.Base(src.lit)), name)
+		if parents {
+			z.write(path.Join(dir.lit, src.lit), name)
+		} else {
+			z.write(path.Join(dir.lit, path.Base(src.lit)), name)
+		}
 	}
 }
 
