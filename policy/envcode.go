@@ -32,7 +32,7 @@ func codeVariable(name string) bool {
 // bash -x) and the startup file names BASH_ENV and ENV.
 func expandedVariable(name string) bool {
 	switch name {
-	case "PS0", "PS1", "PS2", "PS3", "PS4", "BASH_ENV", "ENV":
+	case "PS0", "PS1", "PS2", "PS3", "PS4", "BASH_ENV", "ENV", "MAILPATH", "MAIL":
 		return true
 	}
 	return false

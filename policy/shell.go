@@ -195,7 +195,11 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 				z.arithmetic(x, depth)
 			}
 		case *syntax.ArrayElem:
+			// a=([i]=v …): i is evaluated, and v may be (declare -i a=(…)).
 			z.arithmetic(n.Index, depth)
+			if n.Value != nil {
+				z.expansions(wordOf(n.Value).loose, depth)
+			}
 		case *syntax.CStyleLoop:
 			z.a.refuseAllow("arithmetic evaluation")
 			z.arithmetic(n.Init, depth)

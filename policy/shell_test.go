@@ -171,6 +171,8 @@ func TestEvaluatedSubscriptsAndArithmetic(t *testing.T) {
 		{`getopts a 'a[$(rm -rf x)]'`, Deny, `deny bash "rm"`},
 		{`declare -n r='a[$(rm -rf x)]'`, Deny, `deny bash "rm"`},
 		{`echo ${a['$(rm -rf x)']}`, Deny, `deny bash "rm"`},
+		{`declare -i a=('a[$(rm -rf x)]')`, Deny, `deny bash "rm"`},
+		{`a=(['$(rm -rf x)']=1)`, Deny, `deny bash "rm"`},
 		// Without a deny rule inside, never allowed.
 		{`test -v 'x[$(ls)]'`, Ask, "test evaluates"},
 		{`[ -v 'x[$(ls)]' ]`, Ask, "evaluates"},
