@@ -147,10 +147,10 @@ func (z *analyzer) writeWord(w word, how string) {
 	case w.ok:
 		z.write(w.lit, how)
 	case w.known() && !w.splat && w.loose != "":
-		z.a.refuseAllow(how + " writes a file whose name is not literal")
+		z.a.refuseAllow("a write (" + how + ") to a path that is not literal")
 		z.write(w.loose, how)
 	default:
-		z.a.refuseAllow(how + " writes a file whose name is not literal")
+		z.a.refuseAllow("a write (" + how + ") to a path that is not literal")
 	}
 }
 
