@@ -116,13 +116,12 @@ func (z *analyzer) gitConfigParameters(v word, depth int) {
 		return
 	}
 	var words []string
-	err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Words(strings.NewReader(v.loose), func(w *syntax.Word) bool {
+	for w, err := range syntax.NewParser(syntax.Variant(syntax.LangBash)).WordsSeq(strings.NewReader(v.loose)) {
+		if err != nil {
+			z.unknown("GIT_CONFIG_PARAMETERS does not parse")
+			return
+		}
 		words = append(words, wordOf(w).loose)
-		return true
-	})
-	if err != nil {
-		z.unknown("GIT_CONFIG_PARAMETERS does not parse")
-		return
 	}
 	for _, kv := range words {
 		// Every value: a key git runs may be spelt in many ways (case,

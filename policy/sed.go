@@ -87,8 +87,10 @@ func sedEffects(script string) (writes, runs []string, runsInput, ok bool) {
 			}
 			d := s[i]
 			i++
-			if !skipDelimited(d) || !skipDelimited(d) {
-				return nil, nil, false, false
+			for range 2 { // the pattern, then the replacement
+				if !skipDelimited(d) {
+					return nil, nil, false, false
+				}
 			}
 			for i < len(s) {
 				f := s[i]
@@ -111,8 +113,10 @@ func sedEffects(script string) (writes, runs []string, runsInput, ok bool) {
 			}
 			d := s[i]
 			i++
-			if !skipDelimited(d) || !skipDelimited(d) {
-				return nil, nil, false, false
+			for range 2 { // the pattern, then the replacement
+				if !skipDelimited(d) {
+					return nil, nil, false, false
+				}
 			}
 		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F', 'v':
 		default:

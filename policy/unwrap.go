@@ -382,20 +382,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func isAssignment(s string) bool {
-	name, _, ok := strings.Cut(s, "=")
-	if !ok || name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')) {
-			return false
-		}
-	}
-	return true
-}
-
 func scriptOf(w word) inner {
 	if !w.known() {
 		return inner{scriptUnknown: true}
