@@ -569,7 +569,7 @@ func (z *analyzer) substFedToInterpreter(call *syntax.CallExpr) {
 		return
 	}
 	for _, arg := range call.Args[1:] {
-		if z.downloads(arg) {
+		if downloads(arg) {
 			z.a.danger("runs code downloaded from the network (" + names[0] + " with a substitution of a download)")
 			return
 		}
@@ -577,11 +577,11 @@ func (z *analyzer) substFedToInterpreter(call *syntax.CallExpr) {
 }
 
 // downloads reports a downloader inside any substitution within n.
-func (z *analyzer) downloads(n syntax.Node) bool {
+func downloads(n syntax.Node) bool {
 	found := false
 	syntax.Walk(n, func(n syntax.Node) bool {
 		if call, ok := n.(*syntax.CallExpr); ok && len(call.Args) > 0 {
-			ws := z.wordsOf(call.Args)
+			ws := wordsOf(call.Args)
 			if len(ws) == 0 {
 				return true
 			}
