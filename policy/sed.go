@@ -129,31 +129,41 @@ func sedEffects(script string) (writes, runs []string, runsInput, ok bool) {
 // sedCommand judges sed's scripts (-e, --expression, or the first operand)
 // and its in-place files.
 func (z *analyzer) sedCommand(name string, args []word, depth int, target func(word, string)) {
-	inPlace, haveScript := false, false
+	inPlace, haveScript, opts := false, false, true
 	var scripts, files []word
 	for i := 0; i < len(args); i++ {
 		l := args[i].loose
-		switch {
-		case l == "--in-place" || strings.HasPrefix(l, "--in-place="):
-			inPlace = true
-		case l == "-e" || l == "--expression":
-			if i+1 < len(args) {
-				scripts = append(scripts, args[i+1])
-			}
-			haveScript = true
-			i++
-		case strings.HasPrefix(l, "--expression="):
-			scripts = append(scripts, word{loose: strings.TrimPrefix(l, "--expression=")})
-			haveScript = true
-		case l == "-f" || l == "--file" || strings.HasPrefix(l, "--file="):
-			z.a.refuseAllow(name + " reads its script from a file")
-			haveScript = true
-			if l != "--file=" && !strings.HasPrefix(l, "--file=") {
+		// GNU sed accepts any unambiguous abbreviation of a long option.
+		long := func(full string, min int) (value word, ok bool) {
+			v, has, ok := longOption(l, full, min)
+			switch {
+			case !ok:
+				return word{}, false
+			case has:
+				return word{loose: v}, true
+			case i+1 < len(args):
 				i++
+				return args[i], true
 			}
-		case l == "-l" || l == "--line-length":
-			i++
-		case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && l != "-":
+			return word{loose: anyText}, true
+		}
+		switch {
+		case opts && l == "--":
+			opts = false
+		case opts && strings.HasPrefix(l, "--"):
+			if _, _, ok := longOption(l, "--in-place", 3); ok {
+				inPlace = true
+			} else if v, ok := long("--expression", 3); ok {
+				scripts = append(scripts, v)
+				haveScript = true
+			} else if _, ok := long("--file", 4); ok {
+				z.a.refuseAllow(name + " reads its script from a file")
+				haveScript = true
+			} else if _, ok := long("--line-length", 3); ok {
+			} else if !sedFlag(l) {
+				z.a.refuseAllow(name + " option " + clip(l, 40) + " the policy does not know")
+			}
+		case opts && strings.HasPrefix(l, "-") && l != "-":
 			// Clustered short options; -e and -f take the rest or the next word.
 			for k := 1; k < len(l); k++ {
 				switch l[k] {
@@ -180,7 +190,7 @@ func (z *analyzer) sedCommand(name string, args []word, depth int, target func(w
 					k = len(l)
 				}
 			}
-		case strings.HasPrefix(l, "-") && l != "-":
+		case opts && strings.HasPrefix(l, "-") && l != "-":
 		case !haveScript:
 			scripts = append(scripts, args[i])
 			haveScript = true
@@ -212,4 +222,16 @@ func (z *analyzer) sedCommand(name string, args []word, depth int, target func(w
 			target(f, name+" -i")
 		}
 	}
+}
+
+// sedFlag reports a GNU sed long option that takes no value, or an
+// abbreviation of one.
+func sedFlag(l string) bool {
+	for _, f := range []string{"--quiet", "--silent", "--regexp-extended", "--separate", "--sandbox", "--unbuffered",
+		"--posix", "--debug", "--follow-symlinks", "--null-data", "--zero-terminated", "--help", "--version"} {
+		if _, has, ok := longOption(l, f, 3); ok && !has {
+			return true
+		}
+	}
+	return false
 }

@@ -201,13 +201,20 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 		switch {
 		case opts && l == "--":
 			opts = false
-		case opts && (l == "-t" || l == "--target-directory") && i+1 < len(args):
+		case opts && l == "-t" && i+1 < len(args):
 			d := args[i+1]
 			dir = &d
 			i++
-		case opts && strings.HasPrefix(l, "--target-directory="):
-			d := word{loose: strings.TrimPrefix(l, "--target-directory="), ok: w.ok, lit: strings.TrimPrefix(w.lit, "--target-directory=")}
-			dir = &d
+		case opts && strings.HasPrefix(l, "--t"):
+			// --target-directory, or any abbreviation of it (--target=DIR).
+			if v, has, ok := longOption(l, "--target-directory", 3); ok {
+				d := word{loose: v, ok: w.ok, lit: v}
+				if !has && i+1 < len(args) {
+					i++
+					d = args[i]
+				}
+				dir = &d
+			}
 		case opts && len(l) > 1 && l[0] == '-' && l[1] != '-':
 			// A cluster: -rt DIR, -tDIR, -S SUFFIX, install's -m MODE.
 			valued := "St"
