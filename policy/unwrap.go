@@ -543,7 +543,7 @@ func gitSubcommandCode(sub string, args []word) []inner {
 			}
 		}
 	case "push":
-		return scriptsOf(append(longOptionValues(args, "--receive-pack", 5), longOptionValues(args, "--exec", 5)...))
+		return scriptsOf(append(longOptionValues(args, "--receive-pack", 5), longOptionValues(args, "--exec", 3)...))
 	case "fetch", "pull", "clone", "ls-remote":
 		vals := longOptionValues(args, "--upload-pack", 4)
 		if sub == "clone" {
@@ -551,7 +551,7 @@ func gitSubcommandCode(sub string, args []word) []inner {
 		}
 		return scriptsOf(vals)
 	case "archive":
-		return scriptsOf(longOptionValues(args, "--exec", 5))
+		return scriptsOf(longOptionValues(args, "--exec", 3))
 	case "config":
 		// git config [options] [set|add] KEY VALUE writes code into
 		// .git/config for the next git command to run.

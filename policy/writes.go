@@ -114,7 +114,7 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 		for _, v := range shortOptionValues(args, "ktoST", 'o') {
 			z.writeWord(v, "sort -o")
 		}
-		for _, v := range longOptionValues(args, "--output", 5) {
+		for _, v := range longOptionValues(args, "--output", 3) {
 			z.writeWord(v, "sort --output")
 		}
 	case "go":
@@ -184,7 +184,7 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 		w := args[i]
 		l := w.loose
 		if opts {
-			if _, _, ok := longOption(l, "--parents", 5); ok {
+			if _, _, ok := longOption(l, "--parents", 4); ok {
 				parents = true
 			}
 			if _, _, ok := longOption(l, "--relative", 5); ok && name == "rsync" {
