@@ -107,24 +107,30 @@ func corpusRules() []Rule {
 	)
 }
 
-// corpusEngine returns the corpus engine and its workspace: a fresh
-// directory with .git/ and out/ in it.
-func corpusEngine(t testing.TB) (*Engine, string) {
+// corpusWorkspace makes the corpus workspace: a fresh directory with
+// .git/hooks/ and out/ in it.
+func corpusWorkspace(t testing.TB) string {
 	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{".git", "out"} {
-		if err := os.Mkdir(filepath.Join(ws, d), 0o755); err != nil {
+	for _, d := range []string{".git/hooks", "out"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return ws
+}
+
+// corpusEngine returns the corpus engine and its workspace.
+func corpusEngine(t testing.TB) (*Engine, string) {
+	t.Helper()
 	e, err := New(Config{Rules: corpusRules()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e, ws
+	return e, corpusWorkspace(t)
 }
 
 func corpusCall(command, ws string, mode Mode) Call {

@@ -304,6 +304,13 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 			}
 		}
 	}
+	// A file the command writes is a write_file call on it.
+	for _, t := range an.writes {
+		if r, ok := e.writeRule(e.deny, ws, t); ok {
+			return Verdict{Decision: Deny, Rule: r.name, Dangerous: len(an.dangers) > 0,
+				Reason: r.why(fmt.Sprintf("denied by rule: the command writes %s", shownPath(t.shown)))}
+		}
+	}
 	if unsafe != "" {
 		return Verdict{Decision: Ask, Dangerous: len(an.dangers) > 0, Reason: unsafe}
 	}
@@ -334,6 +341,12 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 			}
 		}
 	}
+	for _, t := range an.writes {
+		if r, ok := e.writeRule(e.ask, ws, t); ok {
+			return Verdict{Decision: Ask, Rule: r.name,
+				Reason: r.why(fmt.Sprintf("the rules ask before write_file of %s (the command writes it)", shownPath(t.shown)))}
+		}
+	}
 	// 6. Allow rules covering every simple command: those written in the
 	// command and those it runs (find -exec, env, xargs, bash -c, …), which
 	// an allow rule for the outer program does not cover.
@@ -352,6 +365,9 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 			if !contains(used, r.name) {
 				used = append(used, r.name)
 			}
+		}
+		if uncovered == "" && len(used) > 0 {
+			uncovered = e.writesNotAllowed(ws, an)
 		}
 		if uncovered == "" && len(used) > 0 {
 			return Verdict{Decision: Allow, Rule: strings.Join(used, "; "), Reason: "allowed by rules: every command is covered"}

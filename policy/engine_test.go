@@ -76,7 +76,7 @@ func TestEvaluateBash(t *testing.T) {
 		{"git status; ls -la | grep foo", Allow, ""},
 		{"ls\ncat README.md", Allow, ""},
 		{"ls # rm -rf /", Allow, ""},
-		{"ls > out.txt", Allow, ""},
+		{"ls > src/out.txt", Allow, ""},
 		{"ls > /dev/null 2>&1", Allow, ""},
 		{"ls 2>&1 | grep x", Allow, ""},
 		{"if ls; then echo ok; else echo no; fi", Allow, ""},
@@ -87,7 +87,8 @@ func TestEvaluateBash(t *testing.T) {
 		{"(ls; git status)", Allow, ""},
 		{"{ ls; git status; }", Allow, ""},
 		{"echo 'rm -rf /'", Allow, ""},
-		{"echo \"rm x\" > notes.txt", Allow, ""},
+		{"echo \"rm x\" > src/notes.txt", Allow, ""},
+		{"echo \"rm x\" > notes.txt", Ask, "writes notes.txt: no write_file rule allows it"},
 		{"npm test -- --watch=false", Allow, ""},
 		{"bash -c 'ls'", Allow, `rules[21]`},
 
@@ -97,9 +98,9 @@ func TestEvaluateBash(t *testing.T) {
 		{"git status $(whoami)", Ask, "command substitution"},
 		{"ls > /etc/passwd", Ask, "outside the workspace"},
 		{"ls > ../x", Ask, "outside the workspace"},
-		{"cd /etc && echo x > passwd", Ask, "outside the workspace"},
+		{"cd /etc && echo x > passwd", Ask, "after cd"},
 		{"cd src && ls > out.txt", Ask, ""},
-		{"ls > out.txt && cd src", Allow, ""},
+		{"ls > src/out.txt && cd src", Allow, ""},
 		{"ls >> /work/repo-evil/x", Ask, "outside the workspace"},
 		{"cat < /etc/shadow", Ask, "outside the workspace"},
 		{"echo hi > .git/hooks/pre-commit", Ask, ".git"},
@@ -885,7 +886,7 @@ func TestRedirectionThroughASymlinkOutsideIsNotAllowed(t *testing.T) {
 	if err := os.Symlink(filepath.Join(ws, ".git", "hooks"), filepath.Join(ws, "hooks")); err != nil {
 		t.Fatal(err)
 	}
-	e := newTestEngine(t, Config{Rules: []Rule{{Tool: "bash", Command: "echo", Decision: Allow}}})
+	e := newTestEngine(t, Config{Rules: []Rule{{Tool: "bash", Command: "echo", Decision: Allow}, {Tool: "write_file", Path: "**", Decision: Allow}}})
 	for cmd, want := range map[string]Decision{
 		"echo hi > hooks/pre-commit":                  Ask, // into .git through a link
 		"echo hi > docs/authorized_keys":              Ask,

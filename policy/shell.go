@@ -64,8 +64,9 @@ func clip(s string, n int) string {
 type analysis struct {
 	parseErr    error
 	cmds        []simple
-	uncoverable string   // first reason allow rules cannot apply; empty if they can
-	dangers     []string // built-in dangerous commands found
+	uncoverable string        // first reason allow rules cannot apply; empty if they can
+	dangers     []string      // built-in dangerous commands found
+	writes      []writeTarget // files the command writes (redirections, tee, …): judged as write_file
 }
 
 func (a *analysis) refuseAllow(why string) {
@@ -95,13 +96,14 @@ type analyzer struct {
 	workspace string
 	protected []string
 	budget    int                        // simple commands still allowed to be recorded
+	braces    int                        // brace-expanded words still allowed to be made
 	guessing  int                        // > 0 while analysing what a guessed command runs
 	realWS    string                     // workspace with symlinks resolved; see realWorkspace
 	piped     map[*syntax.BinaryCmd]bool // pipelines already looked at as part of a longer one
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
-	z := &analyzer{a: &analysis{}, cwd: cwd, workspace: workspace, protected: protected, budget: maxCommands}
+	z := &analyzer{a: &analysis{}, cwd: cwd, workspace: workspace, protected: protected, budget: maxCommands, braces: maxBraceBudget}
 	if cwd == "" {
 		z.cwd = workspace
 	}
@@ -142,7 +144,12 @@ func (z *analyzer) unknown(why string) {
 }
 
 func (z *analyzer) file(f *syntax.File, depth int, outer bool) {
-	syntax.Walk(f, func(n syntax.Node) bool {
+	z.walk(f, depth, outer)
+}
+
+// walk records everything in n: a parsed script, or a word bash expands.
+func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
+	syntax.Walk(node, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Stmt:
 			z.stmt(n, depth)
@@ -151,14 +158,18 @@ func (z *analyzer) file(f *syntax.File, depth int, outer bool) {
 				z.a.refuseAllow("a variable assignment")
 			}
 			for _, as := range n.Assigns {
-				if as.Name != nil && as.Value != nil && codeVariable(as.Name.Value) {
-					z.command(simple{words: []word{{loose: "eval", lit: "eval", ok: true}, wordOf(as.Value)}}, depth+1)
+				if as.Name != nil {
+					z.arithmetic(as.Index, depth)
+				}
+				if as.Name != nil && as.Value != nil {
+					z.assignment(as.Name.Value, wordOf(as.Value), depth)
 				}
 			}
-			if len(n.Args) == 0 {
+			ws := z.wordsOf(n.Args)
+			if len(ws) == 0 {
 				return true
 			}
-			s := simple{words: wordsOf(n.Args), outer: outer, guess: z.guessing > 0}
+			s := simple{words: ws, outer: outer, guess: z.guessing > 0}
 			z.command(s, depth)
 			z.substFedToInterpreter(n)
 		case *syntax.CmdSubst:
@@ -167,20 +178,42 @@ func (z *analyzer) file(f *syntax.File, depth int, outer bool) {
 			z.a.refuseAllow("a process substitution")
 		case *syntax.ParamExp:
 			z.a.refuseAllow("a parameter expansion")
-		case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause:
+			z.arithmetic(n.Index, depth)
+			if n.Slice != nil {
+				z.arithmetic(n.Slice.Offset, depth)
+				z.arithmetic(n.Slice.Length, depth)
+			}
+		case *syntax.ArithmExp:
 			z.a.refuseAllow("arithmetic evaluation")
+			z.arithmetic(n.X, depth)
+		case *syntax.ArithmCmd:
+			z.a.refuseAllow("arithmetic evaluation")
+			z.arithmetic(n.X, depth)
+		case *syntax.LetClause:
+			z.a.refuseAllow("arithmetic evaluation")
+			for _, x := range n.Exprs {
+				z.arithmetic(x, depth)
+			}
+		case *syntax.ArrayElem:
+			// a=([i]=v …): i is evaluated, and v may be (declare -i a=(…)).
+			z.arithmetic(n.Index, depth)
+			if n.Value != nil {
+				z.expansions(wordOf(n.Value).loose, depth)
+			}
+		case *syntax.CStyleLoop:
+			z.a.refuseAllow("arithmetic evaluation")
+			z.arithmetic(n.Init, depth)
+			z.arithmetic(n.Cond, depth)
+			z.arithmetic(n.Post, depth)
 		case *syntax.TestClause:
 			z.a.refuseAllow("a [[ ]] test (it evaluates arithmetic)")
+			z.testClause(n, depth)
 		case *syntax.FuncDecl:
 			z.a.refuseAllow("a function definition")
 			z.forkBomb(n)
 		case *syntax.DeclClause:
 			z.a.refuseAllow("a declaration (" + n.Variant.Value + ")")
-			for _, as := range n.Args {
-				if as.Name != nil && as.Value != nil && codeVariable(as.Name.Value) {
-					z.command(simple{words: []word{{loose: "eval", lit: "eval", ok: true}, wordOf(as.Value)}}, depth+1)
-				}
-			}
+			z.declClause(n, depth)
 			z.a.cmds = append(z.a.cmds, simple{words: []word{{lit: n.Variant.Value, ok: true, loose: n.Variant.Value}}})
 		case *syntax.CoprocClause:
 			z.a.refuseAllow("a coprocess")
@@ -204,10 +237,11 @@ func (z *analyzer) stmt(st *syntax.Stmt, depth int) {
 	}
 	var name string
 	stdinScript := false
-	if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
-		ws := wordsOf(call.Args)
-		name = cmdName(ws[0])
-		stdinScript = z.readsScript(ws)
+	if call, ok := st.Cmd.(*syntax.CallExpr); ok {
+		if ws := z.wordsOf(call.Args); len(ws) > 0 {
+			name = cmdName(ws[0])
+			stdinScript = z.readsScript(ws)
+		}
 	}
 	for _, r := range st.Redirs {
 		z.redirect(r, name, stdinScript, depth)
@@ -217,6 +251,9 @@ func (z *analyzer) stmt(st *syntax.Stmt, depth int) {
 // readsScript reports whether the command (or what it wraps) is a shell
 // that takes its script from stdin: sh, bash -s, sudo bash, at, batch.
 func (z *analyzer) readsScript(ws []word) bool {
+	if len(ws) == 0 {
+		return false
+	}
 	for _, cand := range append([][]word{ws}, z.innerWords(cmdName(ws[0]), ws)...) {
 		if len(cand) == 0 {
 			continue
@@ -241,6 +278,10 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, de
 		if cmd == "" || alwaysRunsCode(cmd) || cmd != path.Base(cmd) {
 			z.a.refuseAllow("a here-document fed to " + orUnknown(cmd))
 		}
+		if body != nil && (cmd == "read" || cmd == "mapfile" || cmd == "readarray") {
+			// What read assigns may be evaluated later (PS4, declare -i).
+			z.expansions(wordOf(body).loose, depth)
+		}
 		if stdinScript && body != nil {
 			// The body is the script: check it like the command line.
 			w := wordOf(body)
@@ -253,14 +294,42 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, de
 		return
 	case syntax.DplIn, syntax.DplOut:
 		w := wordOf(r.Word)
-		if w.ok && (w.lit == "-" || isDigits(w.lit)) {
-			return
+		if w.ok && (w.lit == "-" || isDigits(w.lit) || isDigits(strings.TrimSuffix(w.lit, "-"))) {
+			return // a file descriptor duplicated, moved or closed
 		}
 	}
-	w := wordOf(r.Word)
-	writes := r.Op != syntax.RdrIn
+	targets := []*syntax.Word{r.Word}
+	if z.braces <= 0 && r.Word != nil && mayBrace(r.Word) && braceish(r.Word) {
+		z.a.refuseAllow("a brace expansion in a redirection target")
+		return
+	}
+	if alts, expanded, ok := braceExpand(r.Word); expanded || (r.Word != nil && braceish(r.Word)) {
+		z.braces -= max(len(alts), 1)
+		if !ok {
+			z.braces -= maxBraceWords
+		}
+		// Bash brace-expands a redirection target; more than one word is
+		// an error ("ambiguous redirect"). Never allowed either way, but
+		// each word is judged so rules on the paths still apply.
+		z.a.refuseAllow("a brace expansion in a redirection target")
+		if !ok || !expanded {
+			return
+		}
+		targets = alts
+	}
+	for _, t := range targets {
+		z.redirectTarget(r.Op, wordOf(t))
+	}
+}
+
+func (z *analyzer) redirectTarget(op syntax.RedirOperator, w word) {
+	writes := op != syntax.RdrIn
 	if writes && isDevice(w.loose) {
 		z.a.danger("writes to the device " + strings.ReplaceAll(w.loose, anyText, "…"))
+	}
+	if writes {
+		z.writeWord(w, "a redirection")
+		return
 	}
 	if !w.ok {
 		z.a.refuseAllow("a redirection to a path that is not literal")
@@ -281,9 +350,6 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, de
 	if !ok || !within(real, z.realWorkspace()) {
 		z.a.refuseAllow("a redirection through a symlink that leads outside the workspace (" + w.lit + ")")
 		return
-	}
-	if writes && (isGitInternal(p, z.workspace) || isGitInternal(real, z.realWorkspace())) {
-		z.a.refuseAllow("a redirection into .git (hooks and config run code)")
 	}
 }
 
@@ -404,8 +470,12 @@ func (z *analyzer) command(s simple, depth int) {
 	if !s.guess && shellMeta(name) {
 		z.a.refuseAllow("the shell builtin " + name)
 	}
-	if !s.guess && name == "printf" && len(s.words) > 1 && strings.HasPrefix(s.words[1].loose, "-v") {
-		z.a.refuseAllow("printf -v (it assigns a variable)")
+	z.evaluatedArgs(name, s.words, depth)
+	z.commandWrites(name, s.words, depth)
+	z.codeOptions(name, s.words)
+	z.shellStateCommands(name, s.words, depth)
+	if name == "env" {
+		z.envOperands(s.words, depth)
 	}
 	for _, in := range z.unwrap(name, s.words) {
 		if in.guess {
@@ -445,18 +515,6 @@ func cmdName(w word) string {
 	return path.Base(w.loose)
 }
 
-// codeVariable names environment variables whose value a program runs as a
-// command line: FOO='rm -rf /' git fetch runs it.
-func codeVariable(name string) bool {
-	switch name {
-	case "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF",
-		"GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "LESSOPEN",
-		"LESSCLOSE", "PROMPT_COMMAND", "BROWSER", "RSYNC_RSH", "GIT_PROXY_COMMAND", "FCEDIT", "SYSTEMD_PAGER":
-		return true
-	}
-	return false
-}
-
 func isShell(name string) bool {
 	switch name {
 	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "ash", "yash", "rbash", "posh", "lksh", "busybox":
@@ -493,8 +551,12 @@ func isDownloader(name string) bool {
 // substFedToInterpreter flags `bash <(curl …)`, `sh -c "$(wget …)"`,
 // `eval "$(curl …)"`: downloaded code run directly.
 func (z *analyzer) substFedToInterpreter(call *syntax.CallExpr) {
-	names := []string{cmdName(wordOf(call.Args[0]))}
-	for _, in := range z.unwrap(names[0], wordsOf(call.Args)) {
+	ws := z.wordsOf(call.Args)
+	if len(ws) == 0 {
+		return
+	}
+	names := []string{cmdName(ws[0])}
+	for _, in := range z.unwrap(names[0], ws) {
 		if len(in.words) > 0 {
 			names = append(names, cmdName(in.words[0]))
 		}
@@ -520,6 +582,9 @@ func downloads(n syntax.Node) bool {
 	syntax.Walk(n, func(n syntax.Node) bool {
 		if call, ok := n.(*syntax.CallExpr); ok && len(call.Args) > 0 {
 			ws := wordsOf(call.Args)
+			if len(ws) == 0 {
+				return true
+			}
 			if isDownloader(cmdName(ws[0])) {
 				found = true
 			}
@@ -577,7 +642,7 @@ func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
 		// A shell reading its script from the pipe.
 		shellReadsStdin := false
 		if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
-			shellReadsStdin = z.readsScript(wordsOf(call.Args))
+			shellReadsStdin = z.readsScript(z.wordsOf(call.Args))
 		}
 		if !shellReadsStdin {
 			continue
@@ -587,7 +652,10 @@ func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
 		if !ok || len(prev.Args) == 0 {
 			continue
 		}
-		ws := wordsOf(prev.Args)
+		ws := z.wordsOf(prev.Args)
+		if len(ws) == 0 {
+			continue
+		}
 		switch cmdName(ws[0]) {
 		case "echo", "printf":
 			var parts []string
@@ -622,7 +690,10 @@ func (z *analyzer) stageNames(st *syntax.Stmt) []string {
 		})
 		return names
 	}
-	ws := wordsOf(call.Args)
+	ws := z.wordsOf(call.Args)
+	if len(ws) == 0 {
+		return nil
+	}
 	names := []string{cmdName(ws[0])}
 	for _, in := range z.innerWords(names[0], ws) {
 		if len(in) > 0 {
@@ -654,11 +725,12 @@ func readsStdin(ws []word) bool {
 	return true
 }
 
-// wordsOf converts parsed words.
+// wordsOf converts parsed words, brace-expanded as bash would: one parsed
+// word may become several, or none ({,}).
 func wordsOf(ws []*syntax.Word) []word {
-	out := make([]word, len(ws))
-	for i, w := range ws {
-		out[i] = wordOf(w)
+	out := make([]word, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, expandedWords(w)...)
 	}
 	return out
 }

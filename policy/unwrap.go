@@ -188,11 +188,27 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 			out = append(out, script, inner{words: ws[i:], guess: true})
 		}
 		return out
+	case name == "sort":
+		// sort --compress-program=PROG runs PROG.
+		return scriptsOf(longOptionValues(ws[1:], "--compress-program", 4))
+	case name == "go":
+		// go test/run/build -exec XPROG and -toolexec CMD run them.
+		var vals []word
+		for _, o := range []string{"-exec", "--exec", "-toolexec", "--toolexec"} {
+			vals = append(vals, longOptionValues(ws[1:], o, len(o))...)
+		}
+		return scriptsOf(vals)
 	case name == "npx" || name == "bunx" || name == "pnpx" || name == "uvx" || name == "pipx":
 		return fanOut(ws, 1)
 	case name == "npm" || name == "yarn" || name == "pnpm" || name == "bun" || name == "uv" || name == "poetry" ||
 		name == "pipenv" || name == "pdm" || name == "hatch" || name == "rye" || name == "conda" ||
 		name == "mamba" || name == "pixi" || name == "bundle" || name == "cargo" || name == "deno":
+		if name == "npm" || name == "pnpm" || name == "yarn" {
+			// npm test --script-shell=PROG runs the script with PROG.
+			if vals := longOptionValues(ws[1:], "--script-shell", 5); len(vals) > 0 {
+				return scriptsOf(vals)
+			}
+		}
 		for i := 1; i < len(ws); i++ {
 			switch ws[i].loose {
 			case "exec", "x", "dlx", "run":
@@ -346,10 +362,8 @@ func (s wrapSpec) parse(ws []word) (scripts []inner, start int) {
 					break
 				}
 			}
-		case s.assigns && isAssignment(l):
-			if name, v, _ := strings.Cut(l, "="); codeVariable(name) {
-				scripts = append(scripts, scriptOf(word{loose: strings.TrimLeft(v, "|")}))
-			}
+		case s.assigns && strings.Contains(l, "="):
+			// The analyzer judges env's assignments (envOperands).
 		case positional > 0:
 			positional--
 		default:
@@ -366,20 +380,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func isAssignment(s string) bool {
-	name, _, ok := strings.Cut(s, "=")
-	if !ok || name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')) {
-			return false
-		}
-	}
-	return true
 }
 
 func scriptOf(w word) inner {
@@ -542,6 +542,39 @@ func gitSubcommandCode(sub string, args []word) []inner {
 				return joined(rest)
 			}
 		}
+	case "push":
+		return scriptsOf(append(longOptionValues(args, "--receive-pack", 5), longOptionValues(args, "--exec", 3)...))
+	case "fetch", "pull", "clone", "ls-remote":
+		vals := longOptionValues(args, "--upload-pack", 4)
+		if sub == "clone" {
+			vals = append(vals, optionValues(args, "-u")...)
+		}
+		return scriptsOf(vals)
+	case "archive":
+		return scriptsOf(longOptionValues(args, "--exec", 3))
+	case "config":
+		// git config [options] [set|add] KEY VALUE writes code into
+		// .git/config for the next git command to run.
+		var operands []word
+		for i := 0; i < len(args); i++ {
+			l := args[i].loose
+			switch {
+			case l == "-f" || l == "--file" || l == "--blob" || l == "--type" || l == "--default" || l == "--comment":
+				i++
+			case strings.HasPrefix(l, "-"):
+			default:
+				operands = append(operands, args[i])
+			}
+		}
+		if len(operands) > 0 && (operands[0].loose == "set" || operands[0].loose == "add") {
+			operands = operands[1:]
+		}
+		if len(operands) >= 2 {
+			k := strings.ToLower(operands[0].loose)
+			if !operands[0].known() || gitCodeKey(k) || strings.HasPrefix(k, "alias.") {
+				return []inner{scriptOf(word{loose: strings.TrimPrefix(operands[1].loose, "!"), splat: operands[1].splat})}
+			}
+		}
 	case "bisect":
 		for i, a := range args {
 			if a.loose == "run" && i+1 < len(args) {
@@ -565,7 +598,19 @@ func gitConfigCode(ws []word) []inner {
 			i++
 		case strings.HasPrefix(l, "-c") && len(l) > 2:
 			kv = l[2:]
-		case l == "-C" || l == "--git-dir" || l == "--work-tree" || l == "--namespace" || l == "--config-env":
+		case l == "--config-env" || strings.HasPrefix(l, "--config-env="):
+			// --config-env=KEY=VAR: the value comes from the environment,
+			// which the policy cannot read.
+			spec, ok := strings.CutPrefix(l, "--config-env=")
+			if !ok && i+1 < len(ws) {
+				spec = ws[i+1].loose
+				i++
+			}
+			if k, _, _ := strings.Cut(spec, "="); gitCodeKey(strings.ToLower(k)) || strings.HasPrefix(strings.ToLower(k), "alias.") {
+				out = append(out, inner{scriptUnknown: true})
+			}
+			continue
+		case l == "-C" || l == "--git-dir" || l == "--work-tree" || l == "--namespace":
 			i++
 			continue
 		case !strings.HasPrefix(l, "-"):
@@ -579,12 +624,44 @@ func gitConfigCode(ws []word) []inner {
 		switch {
 		case strings.HasPrefix(v, "!"):
 			out = append(out, scriptOf(word{loose: v[1:]}))
-		case k == "core.pager" || k == "core.sshcommand" || k == "core.editor" || k == "sequence.editor" ||
-			k == "core.fsmonitor" || k == "diff.external" || k == "gpg.program" || k == "core.askpass" ||
-			k == "core.hookspath" || strings.HasPrefix(k, "pager.") || strings.HasSuffix(k, ".textconv") ||
-			strings.HasSuffix(k, ".command") || strings.HasSuffix(k, ".cmd") || strings.HasSuffix(k, ".clean") ||
-			strings.HasSuffix(k, ".smudge") || strings.HasSuffix(k, ".process") || strings.HasSuffix(k, ".helper"):
+		case gitCodeKey(k):
 			out = append(out, scriptOf(word{loose: v}))
+		}
+	}
+	return out
+}
+
+// gitCodeKey reports a git config key (lower case) whose value git runs as
+// a command, or which points git at code (hooks, included config).
+func gitCodeKey(k string) bool {
+	switch k {
+	case "core.pager", "core.sshcommand", "core.editor", "sequence.editor", "core.fsmonitor", "diff.external",
+		"gpg.program", "core.askpass", "core.hookspath", "core.gitproxy", "uploadpack.packobjectshook",
+		"include.path", "init.templatedir", "gpg.ssh.program", "gpg.x509.program", "ssh.variant":
+		return true
+	}
+	for _, suffix := range []string{".textconv", ".command", ".cmd", ".clean", ".smudge", ".process", ".helper",
+		".driver", ".receivepack", ".uploadpack", ".program", ".path", ".proxy", ".tool"} {
+		if strings.HasSuffix(k, suffix) {
+			return true
+		}
+	}
+	return strings.HasPrefix(k, "pager.") || strings.HasPrefix(k, "includeif.")
+}
+
+// optionValues returns the values of the short option o: -o VALUE, -oVALUE.
+func optionValues(ws []word, o string) []word {
+	var out []word
+	for i := 0; i < len(ws); i++ {
+		l := ws[i].loose
+		switch {
+		case l == "--":
+			return out
+		case l == o && i+1 < len(ws):
+			out = append(out, ws[i+1])
+			i++
+		case strings.HasPrefix(l, o) && len(l) > len(o):
+			out = append(out, word{loose: l[len(o):]})
 		}
 	}
 	return out

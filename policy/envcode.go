@@ -1,0 +1,185 @@
+package policy
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Environment variables that decide what code runs. Setting one, wherever
+// the assignment is written (VAR=… cmd, export, declare -x, local,
+// readonly, env VAR=… cmd), is never allowed by rules; where the value is
+// itself code (a command line, a prompt string bash expands, a git config
+// value) it is analysed as such, so deny rules see the rm in
+// GIT_SSH_COMMAND='rm -rf x' or PS4='$(rm -rf x)'.
+
+// codeVariable names environment variables whose value a program runs as a
+// command line: FOO='rm -rf /' git fetch runs it.
+func codeVariable(name string) bool {
+	switch name {
+	case "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_EXTERNAL_DIFF",
+		"GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "LESSOPEN",
+		"LESSCLOSE", "PROMPT_COMMAND", "BROWSER", "RSYNC_RSH", "GIT_PROXY_COMMAND", "FCEDIT", "SYSTEMD_PAGER",
+		"GIT_DIFF_OPTS", "GIT_TRACE_REDACT", "SYSTEMD_EDITOR", "SUDO_EDITOR", "CVS_RSH", "RSH",
+		"DIFFTOOL", "MERGETOOL", "GPG_TTY_COMMAND", "TEXEDIT", "BZR_EDITOR", "HGEDITOR", "SVN_EDITOR":
+		return true
+	}
+	return strings.HasPrefix(name, "GIT_CONFIG_VALUE_")
+}
+
+// expandedVariable names variables whose value bash itself expands (and
+// so runs the command substitutions in): the prompt strings (PS4 with
+// bash -x) and the startup file names BASH_ENV and ENV.
+func expandedVariable(name string) bool {
+	switch name {
+	case "PS0", "PS1", "PS2", "PS3", "PS4", "BASH_ENV", "ENV", "MAILPATH", "MAIL":
+		return true
+	}
+	return false
+}
+
+// configVariable names variables that change which code a later command
+// runs, or how the shell reads it: never allowed by rules.
+func configVariable(name string) bool {
+	if codeVariable(name) || expandedVariable(name) {
+		return true
+	}
+	switch name {
+	case "PATH", "IFS", "SHELLOPTS", "BASHOPTS", "CDPATH", "GLOBIGNORE", "BASH_LOADABLES_PATH", "BASH_XTRACEFD",
+		"POSIXLY_CORRECT", "HISTFILE", "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "TMPDIR",
+		"PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONINSPECT", "PYTHONUSERBASE", "PYTHONEXECUTABLE",
+		"NODE_OPTIONS", "NODE_PATH", "NODE_REPL_EXTERNAL_MODULE", "NPM_CONFIG_SCRIPT_SHELL", "NPM_CONFIG_USERCONFIG",
+		"PERL5OPT", "PERL5LIB", "PERLLIB", "PERL5DB", "RUBYOPT", "RUBYLIB", "GEM_HOME", "GEM_PATH",
+		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH",
+		"GOFLAGS", "GOENV", "GOTOOLCHAIN", "GOPATH", "GOROOT", "CC", "CXX", "CGO_CFLAGS", "CGO_LDFLAGS",
+		"RUSTC", "RUSTC_WRAPPER", "RUSTFLAGS", "CARGO_HOME", "CARGO_BUILD_RUSTC_WRAPPER",
+		"MAKEFLAGS", "MAKEFILES", "GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES", "RESOLV_HOST_CONF",
+		"TERMINFO", "INPUTRC", "LESSKEY", "ZDOTDIR", "SSH_AUTH_SOCK", "SSH_CONFIG", "KUBECONFIG", "DOCKER_HOST",
+		"GNUPGHOME", "CURL_HOME", "WGETRC", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG",
+		"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_DIR", "GIT_WORK_TREE",
+		"GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+		"GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_ALLOW_PROTOCOL", "GIT_PROTOCOL_FROM_USER", "GIT_NAMESPACE":
+		return true
+	}
+	for _, p := range []string{"LD_", "DYLD_", "GIT_CONFIG_KEY_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "PIP_", "UV_", "POETRY_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// assignment judges NAME=VALUE wherever it is written.
+func (z *analyzer) assignment(name string, value word, depth int) {
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
+	}
+	if configVariable(name) {
+		z.a.refuseAllow("an assignment to " + name + ", which decides what code programs run")
+	}
+	switch {
+	case codeVariable(name):
+		z.scriptValue(value, depth)
+	case strings.HasPrefix(name, "BASH_FUNC_"):
+		// An exported function: the value is its body, "() { …; }".
+		if value.known() {
+			z.script("f"+value.loose, depth+1, false)
+		} else {
+			z.unknown("an exported function that is not literal")
+		}
+	case name == "GIT_CONFIG_PARAMETERS":
+		z.gitConfigParameters(value, depth)
+	}
+	// Any value holding a substitution may be evaluated later: PS4 and
+	// BASH_ENV by bash itself, others by arithmetic (declare -i, [[ -eq ]])
+	// or a nameref.
+	z.expansions(value.loose, depth)
+}
+
+// scriptValue analyses a value a program runs as a command line (a leading
+// | or ! is how some programs mark one).
+func (z *analyzer) scriptValue(v word, depth int) {
+	v.loose = strings.TrimLeft(v.loose, "|! ")
+	in := scriptOf(v)
+	if in.scriptUnknown {
+		z.unknown("a variable that holds code is set to a value that is not literal")
+		return
+	}
+	z.script(in.script, depth+1, false)
+}
+
+// gitConfigParameters reads GIT_CONFIG_PARAMETERS ('key'='value' pairs,
+// quoted as the shell quotes) and analyses the values git runs.
+func (z *analyzer) gitConfigParameters(v word, depth int) {
+	if !v.known() {
+		z.unknown("GIT_CONFIG_PARAMETERS is not literal")
+		return
+	}
+	var words []string
+	for w, err := range syntax.NewParser(syntax.Variant(syntax.LangBash)).WordsSeq(strings.NewReader(v.loose)) {
+		if err != nil {
+			z.unknown("GIT_CONFIG_PARAMETERS does not parse")
+			return
+		}
+		words = append(words, wordOf(w).loose)
+	}
+	for _, kv := range words {
+		// Every value: a key git runs may be spelt in many ways (case,
+		// subsections), and a value that is not code costs nothing.
+		if _, val, ok := strings.Cut(kv, "="); ok {
+			z.scriptValue(word{loose: val}, depth)
+		}
+	}
+}
+
+// envOperands handles env's NAME=VALUE operands, which set the
+// environment of the command env runs.
+func (z *analyzer) envOperands(ws []word, depth int) {
+	for i := 1; i < len(ws); i++ {
+		l := ws[i].loose
+		switch {
+		case strings.Contains(l, "=") && !strings.HasPrefix(l, "-"):
+			// env takes any NAME=VALUE, even a name bash would refuse
+			// (BASH_FUNC_ls%%=() { …; } defines a function for bash).
+			n, v, _ := strings.Cut(l, "=")
+			z.assignment(n, word{loose: v}, depth)
+		case l == "-u" || l == "-C" || l == "--unset" || l == "--chdir":
+			i++
+		case l == "--" || !strings.HasPrefix(l, "-"):
+			return
+		}
+	}
+}
+
+// shellStateCommands handles builtins that change what a later name runs:
+// hash -p PATH NAME (NAME now runs PATH) and enable -f (a builtin loaded
+// from a shared object).
+func (z *analyzer) shellStateCommands(name string, ws []word, depth int) {
+	switch name {
+	case "hash":
+		for i := 1; i < len(ws); i++ {
+			l := ws[i].loose
+			var target word
+			switch {
+			case l == "--" || !strings.HasPrefix(l, "-"):
+				return
+			case strings.HasSuffix(l, "p") && i+1 < len(ws):
+				target = ws[i+1]
+				i++
+			case strings.Contains(l, "p") && !strings.HasSuffix(l, "p"):
+				target = word{loose: l[strings.IndexByte(l, 'p')+1:]}
+			default:
+				continue
+			}
+			// Later uses of the name run target with unknown arguments.
+			z.command(simple{words: []word{target, {loose: anyText, splat: true}}, guess: true}, depth+1)
+		}
+	case "enable":
+		for _, w := range ws[1:] {
+			if strings.HasPrefix(w.loose, "-") && strings.Contains(w.loose, "f") {
+				z.unknown("enable -f loads a builtin from a shared object")
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package policy
+
+import (
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Bash evaluates some text a second time, after quotes are gone: array
+// subscripts in a variable name (test -v 'x[$(rm -rf x)]' runs rm) and
+// arithmetic (let, (( )), $(( )), [[ a -eq b ]], declare -i). The names
+// and operands of these builtins, per the bash manual ("Arrays": "the
+// subscript is treated as an arithmetic expression"; SHELL BUILTIN
+// COMMANDS), are therefore read twice: a text holding anything the shell
+// would expand is never allowed, and the substitutions in it are analysed
+// like any other command, so deny rules see the rm inside x[$(rm -rf x)].
+//
+// Builtins whose operands name variables (and so evaluate subscripts):
+// test/[ -v and -R, printf -v, read (names and -a), mapfile/readarray
+// (the array, and -C's callback is a command), declare/typeset/local/
+// readonly/export, unset, getopts, wait -p, let.
+
+// plainText reports text with nothing the shell expands when it evaluates
+// it: no $, backtick, quotes, backslashes or control bytes.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == 0x7f || c >= 0x80 {
+			return false
+		}
+		switch c {
+		case '$', '`', '\\', '\'', '"':
+			return false
+		}
+	}
+	return true
+}
+
+// evaluated handles text that bash evaluates at run time as arithmetic or
+// as a variable name with a subscript.
+func (z *analyzer) evaluated(text, what string, depth int) {
+	if plainText(text) {
+		return
+	}
+	z.a.refuseAllow("text that " + what + " evaluates at run time (" + strconv.Quote(clip(strings.ReplaceAll(text, anyText, "…"), 60)) + ")")
+	z.expansions(text, depth)
+}
+
+// expansions analyses what bash would run when it expands text as in a
+// here-document: $(…), `…`, ${…}, $((…)). Unknown parts (anyText) are
+// dropped; whatever produced them is analysed where it was written.
+func (z *analyzer) expansions(text string, depth int) {
+	text = strings.ReplaceAll(text, anyText, "")
+	if !strings.ContainsAny(text, "$`") {
+		return
+	}
+	if depth >= maxDepth {
+		z.unknown("expansions nested too deeply to analyse")
+		return
+	}
+	w, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(text))
+	if err != nil {
+		z.a.refuseAllow("text that bash expands does not parse: " + err.Error())
+		for _, words := range crudeCommands(text) {
+			z.command(simple{words: words, guess: true}, depth+1)
+		}
+		return
+	}
+	z.walk(w, depth+1, false)
+}
+
+// arithmetic reads the words of an arithmetic expression a second time:
+// "a[\$(rm x)]" inside (( )) loses its quotes and is then evaluated.
+// Substitutions written directly are left to the main walk.
+func (z *analyzer) arithmetic(n syntax.Node, depth int) {
+	if n == nil {
+		return
+	}
+	syntax.Walk(n, func(m syntax.Node) bool {
+		switch m := m.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false
+		case *syntax.Word:
+			z.evaluated(wordOf(m).loose, "arithmetic", depth)
+		}
+		return true
+	})
+}
+
+// testClause: [[ -v x ]], [[ -R x ]] and the arithmetic comparisons
+// evaluate their operands; [[ 'a[$(rm)]' -eq 1 ]] runs rm.
+func (z *analyzer) testClause(tc *syntax.TestClause, depth int) {
+	syntax.Walk(tc, func(m syntax.Node) bool {
+		switch m := m.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false
+		case *syntax.UnaryTest:
+			if m.Op == syntax.TsVarSet || m.Op == syntax.TsRefVar {
+				z.testOperand(m.X, depth)
+			}
+		case *syntax.BinaryTest:
+			switch m.Op {
+			case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+				z.testOperand(m.X, depth)
+				z.testOperand(m.Y, depth)
+			}
+		}
+		return true
+	})
+}
+
+func (z *analyzer) testOperand(x syntax.TestExpr, depth int) {
+	if w, ok := x.(*syntax.Word); ok {
+		z.evaluated(wordOf(w).loose, "[[ ]]", depth)
+	}
+}
+
+// declBuiltin names the builtins that declare variables (mvdan parses them
+// as DeclClause when written directly; behind `builtin` or `command` they
+// are plain commands).
+func declBuiltin(name string) bool {
+	switch name {
+	case "declare", "typeset", "local", "readonly", "export":
+		return true
+	}
+	return false
+}
+
+// evaluatedArgs handles a simple command whose operands bash evaluates:
+// see the list at the top of this file.
+func (z *analyzer) evaluatedArgs(name string, ws []word, depth int) {
+	args := ws[1:]
+	switch name {
+	case "test", "[", "let", "read", "unset", "getopts", "wait":
+		for _, w := range args {
+			z.evaluated(w.loose, name, depth)
+		}
+	case "mapfile", "readarray":
+		for i, w := range args {
+			z.evaluated(w.loose, name, depth)
+			if w.loose == "-C" && i+1 < len(args) {
+				z.scriptValue(args[i+1], depth)
+			} else if v, ok := strings.CutPrefix(w.loose, "-C"); ok && v != "" {
+				z.scriptValue(word{loose: v}, depth)
+			}
+		}
+	case "printf":
+		for i := 0; i < len(args); i++ {
+			l := args[i].loose
+			switch {
+			case l == "-v" && i+1 < len(args):
+				z.printfAssigns(args[i+1].loose, args[i+2:], depth)
+				i++
+			case strings.HasPrefix(l, "-v"):
+				z.printfAssigns(l[2:], args[i+1:], depth)
+			case l == "--" || !strings.HasPrefix(l, "-"):
+				return
+			}
+		}
+	default:
+		if declBuiltin(name) {
+			for _, w := range args {
+				z.evaluated(w.loose, name, depth)
+				if n, v, ok := strings.Cut(w.loose, "="); ok {
+					z.assignment(strings.TrimSuffix(n, "+"), word{loose: v}, depth)
+				}
+			}
+		}
+	}
+}
+
+// printfAssigns: printf -v NAME FORMAT ARGS… assigns the formatted text
+// to NAME, which may be PS4 or a variable evaluated later; the text is
+// judged like any assigned value.
+func (z *analyzer) printfAssigns(name string, rest []word, depth int) {
+	z.a.refuseAllow("printf -v (it assigns a variable)")
+	z.evaluated(name, "printf -v", depth)
+	var b strings.Builder
+	for _, w := range rest {
+		b.WriteString(w.loose)
+		b.WriteByte(' ')
+	}
+	z.assignment(name, word{loose: b.String()}, depth)
+}
+
+// declClause handles declare/typeset/local/readonly/export as parsed:
+// every operand names a variable (subscripts evaluated) and may assign.
+func (z *analyzer) declClause(d *syntax.DeclClause, depth int) {
+	variant := d.Variant.Value
+	for _, as := range d.Args {
+		switch {
+		case as.Naked && as.Name == nil && as.Value != nil:
+			// A quoted or expanded operand: 'PS4=$(rm)', "a[\$(rm)]".
+			l := wordOf(as.Value).loose
+			z.evaluated(l, variant, depth)
+			if n, v, ok := strings.Cut(l, "="); ok {
+				z.assignment(strings.TrimSuffix(n, "+"), word{loose: v}, depth)
+			}
+		case as.Name != nil:
+			z.arithmetic(as.Index, depth)
+			if as.Value != nil {
+				z.assignment(as.Name.Value, wordOf(as.Value), depth)
+			}
+		}
+	}
+}

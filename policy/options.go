@@ -1,0 +1,122 @@
+package policy
+
+import "strings"
+
+// Long options that run code or name a file are also accepted abbreviated
+// by GNU getopt_long, git's parse-options and npm (--compress-prog=…,
+// --rec=…): a written option counts as the full one when it is a prefix of
+// it at least min characters long, which over-matches only in favour of
+// looking closer.
+
+// longOption reports whether the word l (before any '=') is full or an
+// abbreviation of it, and returns the value written after '=', if any.
+func longOption(l, full string, min int) (value string, hasValue, ok bool) {
+	name, v, has := strings.Cut(l, "=")
+	if len(name) < min || !strings.HasPrefix(full, name) {
+		return "", false, false
+	}
+	return v, has, true
+}
+
+// longOptionValues returns the values of the long option full (or its
+// abbreviations) in ws: --opt=VALUE and --opt VALUE.
+func longOptionValues(ws []word, full string, min int) []word {
+	var out []word
+	for i := 0; i < len(ws); i++ {
+		l := ws[i].loose
+		if l == "--" {
+			break
+		}
+		v, has, ok := longOption(l, full, min)
+		switch {
+		case !ok:
+		case has:
+			out = append(out, word{loose: v, lit: strings.TrimPrefix(ws[i].lit, l[:len(l)-len(v)]), ok: ws[i].ok})
+		case i+1 < len(ws):
+			out = append(out, ws[i+1])
+			i++
+		}
+	}
+	return out
+}
+
+// codeOptions refuses allow rules for options that make an allowed runner
+// take its code from somewhere else: npm's --prefix (another package.json),
+// --userconfig/--globalconfig/--node-options, go's -C (another module) and
+// -overlay (other source files).
+func (z *analyzer) codeOptions(name string, ws []word) {
+	var risky []string
+	switch name {
+	case "npm", "pnpm", "yarn":
+		risky = []string{"--prefix", "--userconfig", "--globalconfig", "--node-options", "--script-shell", "--dir", "--cwd"}
+		for _, w := range ws[1:] {
+			if w.loose == "--" {
+				break
+			}
+			if w.loose == "-C" || strings.HasPrefix(w.loose, "-C") && !strings.HasPrefix(w.loose, "--") {
+				z.a.refuseAllow(name + " -C (it runs another package's scripts)")
+			}
+		}
+	case "go":
+		risky = []string{"-C", "--C", "-overlay", "--overlay", "-modfile", "--modfile", "-exec", "--exec", "-toolexec", "--toolexec"}
+	default:
+		return
+	}
+	for _, w := range ws[1:] {
+		if w.loose == "--" {
+			break
+		}
+		for _, o := range risky {
+			min := len(o)
+			if strings.HasPrefix(o, "--") && name != "go" {
+				min = 5 // npm accepts abbreviations
+			}
+			if _, _, ok := longOption(w.loose, o, min); ok {
+				z.a.refuseAllow(name + " " + o + " (it takes code from elsewhere)")
+			}
+		}
+	}
+}
+
+// scriptsOf turns option values that are command lines into inners.
+func scriptsOf(vals []word) []inner {
+	out := make([]inner, 0, len(vals))
+	for _, v := range vals {
+		out = append(out, scriptOf(v))
+	}
+	return out
+}
+
+// shortOptionValues returns the values of the short option want in ws,
+// reading clusters as getopt does: in -rt DIR or -rtDIR, t takes DIR.
+// valued lists every short option that takes a value, so a cluster stops
+// at the first of them.
+func shortOptionValues(ws []word, valued string, want byte) []word {
+	var out []word
+	for i := 0; i < len(ws); i++ {
+		l := ws[i].loose
+		if l == "--" {
+			break
+		}
+		if len(l) < 2 || l[0] != '-' || l[1] == '-' {
+			continue
+		}
+		for k := 1; k < len(l); k++ {
+			if strings.IndexByte(valued, l[k]) < 0 {
+				continue
+			}
+			var v word
+			if k+1 < len(l) {
+				v = word{loose: l[k+1:], ok: ws[i].ok, lit: l[k+1:]}
+			} else if i+1 < len(ws) {
+				i++
+				v = ws[i]
+			}
+			if l[k] == want {
+				out = append(out, v)
+			}
+			break
+		}
+	}
+	return out
+}

@@ -1,0 +1,237 @@
+package policy
+
+import "strings"
+
+// sedEffects reads a GNU sed script for what it does beyond printing: the
+// w and W commands and the s///w flag write files, e COMMAND runs a
+// command, and e alone or s///e runs the pattern space (text from the
+// input) as one. ok is false when the script is not understood; such a
+// script is never allowed.
+func sedEffects(script string) (writes, runs []string, runsInput, ok bool) {
+	s := script
+	i := 0
+	restOfLine := func() string {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			j = len(s) - i
+		}
+		v := s[i : i+j]
+		i += j
+		return strings.TrimLeft(v, " \t")
+	}
+	// skipDelimited moves past text up to the next unescaped d.
+	skipDelimited := func(d byte) bool {
+		for ; i < len(s); i++ {
+			switch s[i] {
+			case '\\':
+				i++
+			case d:
+				i++
+				return true
+			}
+		}
+		return false
+	}
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '{' || c == '}' || c == '!':
+			i++
+			continue
+		case c >= '0' && c <= '9' || c == '$' || c == ',' || c == '~' || c == '+':
+			i++ // an address
+			continue
+		case c == '/':
+			i++
+			if !skipDelimited('/') {
+				return nil, nil, false, false
+			}
+			for i < len(s) && (s[i] == 'I' || s[i] == 'M') {
+				i++
+			}
+			continue
+		case c == '\\' && i+1 < len(s):
+			d := s[i+1]
+			i += 2
+			if !skipDelimited(d) {
+				return nil, nil, false, false
+			}
+			continue
+		}
+		i++
+		switch c {
+		case '#':
+			restOfLine()
+		case ':', 'b', 't', 'T', 'a', 'i', 'c', 'r', 'R', 'q', 'Q', 'l', 'L':
+			// Labels, text and numbers run to the end of the line; GNU
+			// sed ends a label or a number at ';' too, which the loop
+			// above then skips.
+			if c == ':' || c == 'b' || c == 't' || c == 'T' || c == 'q' || c == 'Q' || c == 'l' || c == 'L' {
+				for i < len(s) && s[i] != ';' && s[i] != '\n' && s[i] != '}' {
+					i++
+				}
+			} else {
+				restOfLine()
+			}
+		case 'w', 'W':
+			writes = append(writes, restOfLine())
+		case 'e':
+			if cmd := restOfLine(); cmd != "" {
+				runs = append(runs, cmd)
+			} else {
+				runsInput = true
+			}
+		case 's':
+			if i >= len(s) {
+				return nil, nil, false, false
+			}
+			d := s[i]
+			i++
+			for range 2 { // the pattern, then the replacement
+				if !skipDelimited(d) {
+					return nil, nil, false, false
+				}
+			}
+			for i < len(s) {
+				f := s[i]
+				if f == 'w' {
+					i++
+					writes = append(writes, restOfLine())
+					break
+				}
+				if f == 'e' {
+					runsInput = true
+				}
+				if !strings.ContainsRune("gpiIme0123456789", rune(f)) {
+					break
+				}
+				i++
+			}
+		case 'y':
+			if i >= len(s) {
+				return nil, nil, false, false
+			}
+			d := s[i]
+			i++
+			for range 2 { // the pattern, then the replacement
+				if !skipDelimited(d) {
+					return nil, nil, false, false
+				}
+			}
+		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F', 'v':
+		default:
+			return nil, nil, false, false
+		}
+	}
+	return writes, runs, runsInput, true
+}
+
+// sedCommand judges sed's scripts (-e, --expression, or the first operand)
+// and its in-place files.
+func (z *analyzer) sedCommand(name string, args []word, depth int, target func(word, string)) {
+	inPlace, haveScript, opts := false, false, true
+	var scripts, files []word
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		// GNU sed accepts any unambiguous abbreviation of a long option.
+		long := func(full string, min int) (value word, ok bool) {
+			v, has, ok := longOption(l, full, min)
+			switch {
+			case !ok:
+				return word{}, false
+			case has:
+				return word{loose: v}, true
+			case i+1 < len(args):
+				i++
+				return args[i], true
+			}
+			return word{loose: anyText}, true
+		}
+		switch {
+		case opts && l == "--":
+			opts = false
+		case opts && strings.HasPrefix(l, "--"):
+			if _, _, ok := longOption(l, "--in-place", 3); ok {
+				inPlace = true
+			} else if v, ok := long("--expression", 3); ok {
+				scripts = append(scripts, v)
+				haveScript = true
+			} else if _, ok := long("--file", 4); ok {
+				z.a.refuseAllow(name + " reads its script from a file")
+				haveScript = true
+			} else if _, ok := long("--line-length", 3); ok {
+			} else if !sedFlag(l) {
+				z.a.refuseAllow(name + " option " + clip(l, 40) + " the policy does not know")
+			}
+		case opts && strings.HasPrefix(l, "-") && l != "-":
+			// Clustered short options; -e and -f take the rest or the next word.
+			for k := 1; k < len(l); k++ {
+				switch l[k] {
+				case 'i':
+					inPlace = true
+					k = len(l) // -i.bak: the rest is a suffix
+				case 'e', 'f':
+					v := l[k+1:]
+					if v == "" && i+1 < len(args) {
+						i++
+						v = args[i].loose
+					}
+					if l[k] == 'e' {
+						scripts = append(scripts, word{loose: v})
+					} else {
+						z.a.refuseAllow(name + " reads its script from a file")
+					}
+					haveScript = true
+					k = len(l)
+				case 'l':
+					if k+1 == len(l) {
+						i++
+					}
+					k = len(l)
+				}
+			}
+		case opts && strings.HasPrefix(l, "-") && l != "-":
+		case !haveScript:
+			scripts = append(scripts, args[i])
+			haveScript = true
+		default:
+			files = append(files, args[i])
+		}
+	}
+	for _, sc := range scripts {
+		if !sc.known() {
+			z.a.refuseAllow(name + " script that is not literal")
+			continue
+		}
+		writes, runs, runsInput, ok := sedEffects(sc.loose)
+		if !ok {
+			z.a.refuseAllow(name + " script the policy does not understand")
+		}
+		for _, w := range writes {
+			z.write(w, name+" w")
+		}
+		for _, r := range runs {
+			z.script(r, depth+1, false)
+		}
+		if runsInput {
+			z.unknown(name + "'s e runs text from its input as a command")
+		}
+	}
+	if inPlace {
+		for _, f := range files {
+			target(f, name+" -i")
+		}
+	}
+}
+
+// sedFlag reports a GNU sed long option that takes no value, or an
+// abbreviation of one.
+func sedFlag(l string) bool {
+	for _, f := range []string{"--quiet", "--silent", "--regexp-extended", "--separate", "--sandbox", "--unbuffered",
+		"--posix", "--debug", "--follow-symlinks", "--null-data", "--zero-terminated", "--help", "--version"} {
+		if _, has, ok := longOption(l, f, 3); ok && !has {
+			return true
+		}
+	}
+	return false
+}

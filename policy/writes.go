@@ -1,0 +1,361 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"strings"
+)
+
+// A command that writes a file is judged as a write_file call on that
+// file, with the same rules: `echo … > package.json; npm test` must not be
+// allowed where `write_file package.json` would ask. The analysis records
+// every file a command writes (redirections, tee, dd of=, cp/mv/install
+// destinations, sed -i) and decideBash checks each against the write_file
+// rules: a deny rule denies the bash call, an ask rule asks, and without an
+// allow rule the bash call cannot be allowed by bash rules alone.
+
+// writeTarget is one file a command writes.
+type writeTarget struct {
+	shown string // as written, for the reason
+	abs   string // absolute and clean; resolved against the workspace when the cwd is unknown
+	real  string // abs with symlinks resolved; "" when unknown
+}
+
+// noFile: names a redirection may write without writing a file.
+func noFile(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/fd/1", "/dev/fd/2":
+		return true
+	}
+	return false
+}
+
+// write judges a literal path the command writes; how says what writes it
+// ("a redirection", "tee").
+func (z *analyzer) write(p, how string) {
+	if noFile(p) {
+		return
+	}
+	cwd := z.cwd
+	if cwd == "" {
+		// After cd the directory is unknown: allow rules cannot apply
+		// (below), and the rules are still checked as if it were the
+		// workspace so a deny rule on a name is not dodged by a cd.
+		cwd = z.workspace
+	}
+	abs, _ := resolveIn(p, cwd, z.workspace)
+	t := writeTarget{shown: p, abs: abs}
+	if abs != "" {
+		if real, ok := landing(abs); ok {
+			// Rules are written against the workspace as given; a link
+			// that stays inside is judged at the file it reaches.
+			if rw := z.realWorkspace(); within(real, rw) {
+				real = path.Join(z.workspace, strings.TrimPrefix(real, rw))
+			}
+			t.real = real
+		}
+	}
+	z.a.writes = append(z.a.writes, t)
+
+	if z.cwd == "" {
+		z.a.refuseAllow(how + " to a relative path after cd (" + p + ")")
+		if !path.IsAbs(p) {
+			return
+		}
+	}
+	p2, inside := z.resolve(p)
+	if !inside {
+		z.a.refuseAllow(how + " outside the workspace (" + p + ")")
+		return
+	}
+	// Judged where it lands: a link inside the workspace (a repository can
+	// ship one) may lead out of it, or into .git.
+	real, ok := realPath(p2)
+	if !ok || !within(real, z.realWorkspace()) {
+		z.a.refuseAllow(how + " through a symlink that leads outside the workspace (" + p + ")")
+		return
+	}
+	if isGitInternal(p2, z.workspace) || isGitInternal(real, z.realWorkspace()) {
+		z.a.refuseAllow(how + " into .git (hooks and config run code)")
+	}
+}
+
+// commandWrites records the files a command writes through its operands.
+func (z *analyzer) commandWrites(name string, ws []word, depth int) {
+	args := ws[1:]
+	target := func(w word, how string) {
+		z.writeWord(w, how)
+	}
+	switch name {
+	case "tee":
+		opts := true
+		for _, w := range args {
+			if opts && w.loose == "--" {
+				opts = false
+				continue
+			}
+			if opts && strings.HasPrefix(w.loose, "-") && w.loose != "-" {
+				continue
+			}
+			target(w, "tee")
+		}
+	case "dd":
+		for _, w := range args {
+			if strings.HasPrefix(w.loose, "of=") {
+				z.writeWord(word{lit: strings.TrimPrefix(w.lit, "of="), ok: w.ok, loose: strings.TrimPrefix(w.loose, "of=")}, "dd")
+			}
+		}
+	case "cp", "mv", "install", "ln", "rsync", "scp":
+		z.copyDestination(name, args, target)
+	case "sed", "gsed":
+		z.sedCommand(name, args, depth, target)
+	case "sort":
+		for _, v := range shortOptionValues(args, "ktoST", 'o') {
+			z.writeWord(v, "sort -o")
+		}
+		for _, v := range longOptionValues(args, "--output", 3) {
+			z.writeWord(v, "sort --output")
+		}
+	case "go":
+		z.optionWrites(name, args, []string{"-o", "--o", "-coverprofile", "--coverprofile", "-cpuprofile", "--cpuprofile",
+			"-memprofile", "--memprofile", "-blockprofile", "--blockprofile", "-mutexprofile", "--mutexprofile",
+			"-trace", "--trace", "-outputdir", "--outputdir"})
+	case "find", "gfind":
+		z.optionWrites(name, args, []string{"-fprint", "-fprint0", "-fprintf", "-fls"})
+	case "git":
+		// git diff/log/show/format-patch --output=FILE, format-patch -o DIR.
+		for _, v := range longOptionValues(args, "--output", 5) {
+			z.writeWord(v, "git --output")
+		}
+		for _, v := range longOptionValues(args, "--output-directory", 10) {
+			z.writeWord(v, "git --output-directory")
+		}
+		for i, w := range args {
+			if w.loose == "format-patch" {
+				z.optionWrites(name, args[i:], []string{"-o"})
+			}
+		}
+	}
+}
+
+// writeWord judges a word naming a file the command writes. A name that
+// is not literal is never allowed, but when its text is still known
+// ($'…', braces) the rules on that path apply.
+func (z *analyzer) writeWord(w word, how string) {
+	switch {
+	case w.ok:
+		z.write(w.lit, how)
+	case w.known() && !w.splat && w.loose != "":
+		z.a.refuseAllow("a write (" + how + ") to a path that is not literal")
+		z.write(w.loose, how)
+	default:
+		z.a.refuseAllow("a write (" + how + ") to a path that is not literal")
+	}
+}
+
+// optionWrites records the values of options that name a file written, in
+// the forms -o FILE, -oFILE (short), --output FILE, --output=FILE.
+func (z *analyzer) optionWrites(name string, args []word, opts []string) {
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		for _, o := range opts {
+			long := strings.HasPrefix(o, "--") || len(o) > 2
+			switch {
+			case l == o && i+1 < len(args):
+				z.writeWord(args[i+1], name+" "+o)
+			case long && strings.HasPrefix(l, o+"="):
+				z.writeWord(word{loose: l[len(o)+1:], lit: strings.TrimPrefix(args[i].lit, o+"="), ok: args[i].ok}, name+" "+o)
+			case !long && strings.HasPrefix(l, o) && len(l) > len(o):
+				z.writeWord(word{loose: l[len(o):], lit: strings.TrimPrefix(args[i].lit, o), ok: args[i].ok}, name+" "+o)
+			}
+		}
+	}
+}
+
+// copyDestination: the last operand, or -t DIR; a directory receives the
+// sources under their own names.
+func (z *analyzer) copyDestination(name string, args []word, target func(word, string)) {
+	var operands []word
+	var dir *word
+	opts := true
+	parents, noTarget := false, false // --parents keeps the source path; -T writes into DEST itself
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		l := w.loose
+		if opts {
+			if _, _, ok := longOption(l, "--parents", 4); ok {
+				parents = true
+			}
+			if _, _, ok := longOption(l, "--relative", 5); ok && name == "rsync" {
+				parents = true
+			}
+			if _, _, ok := longOption(l, "--no-target-directory", 5); ok {
+				noTarget = true
+			}
+			if len(l) > 1 && l[0] == '-' && l[1] != '-' {
+				noTarget = noTarget || strings.ContainsRune(strings.SplitN(l, "t", 2)[0], 'T')
+				parents = parents || name == "rsync" && strings.ContainsRune(l, 'R')
+			}
+		}
+		switch {
+		case opts && l == "--":
+			opts = false
+		case opts && l == "-t" && i+1 < len(args):
+			d := args[i+1]
+			dir = &d
+			i++
+		case opts && strings.HasPrefix(l, "--t"):
+			// --target-directory, or any abbreviation of it (--target=DIR).
+			if v, has, ok := longOption(l, "--target-directory", 3); ok {
+				d := word{loose: v, ok: w.ok, lit: v}
+				if !has && i+1 < len(args) {
+					i++
+					d = args[i]
+				}
+				dir = &d
+			}
+		case opts && len(l) > 1 && l[0] == '-' && l[1] != '-':
+			// A cluster: -rt DIR, -tDIR, -S SUFFIX, install's -m MODE.
+			valued := "St"
+			if name == "install" {
+				valued = "gmoSt"
+			}
+			if name == "rsync" || name == "scp" {
+				valued = "eBcFiJlOoPST"
+			}
+			for k := 1; k < len(l); k++ {
+				if strings.IndexByte(valued, l[k]) < 0 {
+					continue
+				}
+				var v word
+				if k+1 < len(l) {
+					v = word{loose: l[k+1:], ok: w.ok, lit: l[k+1:]}
+				} else if i+1 < len(args) {
+					i++
+					v = args[i]
+				}
+				if l[k] == 't' && name != "scp" && name != "rsync" {
+					dir = &v
+				}
+				break
+			}
+		case opts && strings.HasPrefix(l, "-") && l != "-":
+			if name == "rsync" && l == "--rsh" {
+				i++
+			}
+		default:
+			operands = append(operands, w)
+		}
+	}
+	if dir == nil {
+		if len(operands) < 2 {
+			if name == "ln" && len(operands) == 1 {
+				target(word{lit: ".", ok: true, loose: "."}, name)
+			}
+			return
+		}
+		d := operands[len(operands)-1]
+		operands = operands[:len(operands)-1]
+		if !d.ok || !z.isDir(d.lit) || noTarget {
+			// -T copies a directory's contents into d: judged as d itself,
+			// which no rule for files under it covers.
+			target(d, name)
+			return
+		}
+		dir = &d
+	}
+	if !dir.ok {
+		target(*dir, name)
+		return
+	}
+	for _, src := range operands {
+		if !src.ok {
+			z.a.refuseAllow(name + " copies a file whose name is not literal")
+			continue
+		}
+		if parents {
+			z.write(path.Join(dir.lit, src.lit), name)
+		} else {
+			z.write(path.Join(dir.lit, path.Base(src.lit)), name)
+		}
+	}
+}
+
+func (z *analyzer) isDir(p string) bool {
+	cwd := z.cwd
+	if cwd == "" {
+		cwd = z.workspace
+	}
+	abs, _ := resolveIn(p, cwd, z.workspace)
+	if abs == "" {
+		return false
+	}
+	fi, err := os.Stat(abs)
+	return err == nil && fi.IsDir()
+}
+
+// writeRule finds the first rule among rules for write_file that matches
+// where t lands, as written or through its symlinks (deny and ask rules).
+func (e *Engine) writeRule(rules []rule, ws string, t writeTarget) (rule, bool) {
+	for _, r := range rules {
+		if r.Tool == ToolWriteFile && (writeMatches(r, ws, t.abs) || writeMatches(r, ws, t.real)) {
+			return r, true
+		}
+	}
+	return rule{}, false
+}
+
+// writeAllowed: an allow rule must cover the file both as written and
+// where its symlinks lead (out/link -> ../package.json is a write to
+// package.json).
+func (e *Engine) writeAllowed(ws string, t writeTarget) bool {
+	if t.abs == "" {
+		return false
+	}
+	for _, r := range e.allow {
+		if r.Tool == ToolWriteFile && writeMatches(r, ws, t.abs) && (t.real == "" || t.real == t.abs || writeMatches(r, ws, t.real)) {
+			return true
+		}
+	}
+	return false
+}
+
+func writeMatches(r rule, ws, p string) bool {
+	if p == "" {
+		return false
+	}
+	abs, rel, inside := resolveFile(p, "", ws)
+	return r.matchesPath(abs, rel, inside)
+}
+
+// writesNotAllowed says why the files the command writes keep bash allow
+// rules from applying: a file no write_file allow rule covers. Empty when
+// every write is covered (or there are none).
+func (e *Engine) writesNotAllowed(ws string, an *analysis) string {
+	for _, t := range an.writes {
+		if !e.writeAllowed(ws, t) {
+			return fmt.Sprintf("writes %s: no write_file rule allows it", clip(t.shown, 120))
+		}
+	}
+	return ""
+}
+
+// landing is where a write to abs lands: realPath, and for a dangling link
+// (which realPath refuses) the file it would create.
+func landing(abs string) (string, bool) {
+	for range maxDepth {
+		if r, ok := realPath(abs); ok {
+			return r, true
+		}
+		dest, err := os.Readlink(abs)
+		if err != nil {
+			return "", false
+		}
+		if !path.IsAbs(dest) {
+			dest = path.Join(path.Dir(abs), dest)
+		}
+		abs = path.Clean(dest)
+	}
+	return "", false
+}
