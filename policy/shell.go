@@ -98,6 +98,7 @@ type analyzer struct {
 	guessing  int                        // > 0 while analysing what a guessed command runs
 	realWS    string                     // workspace with symlinks resolved; see realWorkspace
 	piped     map[*syntax.BinaryCmd]bool // pipelines already looked at as part of a longer one
+	dz        dangerState                // carried between commands for the danger checks (danger_paths.go)
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
@@ -212,6 +213,7 @@ func (z *analyzer) stmt(st *syntax.Stmt, depth int) {
 	for _, r := range st.Redirs {
 		z.redirect(r, name, stdinScript, depth)
 	}
+	z.stmtDangers(st)
 }
 
 // readsScript reports whether the command (or what it wraps) is a shell
@@ -259,8 +261,8 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, de
 	}
 	w := wordOf(r.Word)
 	writes := r.Op != syntax.RdrIn
-	if writes && isDevice(w.loose) {
-		z.a.danger("writes to the device " + strings.ReplaceAll(w.loose, anyText, "…"))
+	if writes {
+		z.dangerousWrite("writes to", w.loose)
 	}
 	if !w.ok {
 		z.a.refuseAllow("a redirection to a path that is not literal")
@@ -395,6 +397,7 @@ func (z *analyzer) command(s simple, depth int) {
 		return
 	}
 	name := cmdName(s.words[0])
+	z.noteDir(name, s.words)
 	switch name {
 	case "cd", "pushd", "popd", "":
 		// The directory changes (or might, for an unknown command): relative
