@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"path"
 	"strings"
 )
@@ -111,7 +112,7 @@ func (z *analyzer) pathForms(p string) []string {
 			if strings.Contains(f, anyText) || strings.HasPrefix(f, "/dev/") || strings.HasPrefix(f, "/proc/") {
 				continue // judged by name: their links point at fds and pseudo files
 			}
-			if real, ok := realPath(f); ok && real != f {
+			if real, ok := resolveLinks(f); ok && real != f {
 				for _, r := range z.procAliases(real, 0) {
 					add(r)
 				}
@@ -236,4 +237,33 @@ func (z *analyzer) dangerousWrite(doing, target string) {
 	if why := z.writeTarget(target); why != "" {
 		z.a.danger(doing + " " + why)
 	}
+}
+
+// resolveLinks follows the symlinks in the absolute clean path p, dangling
+// ones included (a link to /dev/sda is a danger whether or not this
+// machine has an sda), and cleans ".." after each link as the kernel does.
+func resolveLinks(p string) (string, bool) {
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	cur := "/"
+	hops := 0
+	for i := 0; i < len(parts); i++ {
+		if parts[i] == "" {
+			continue
+		}
+		next := path.Join(cur, parts[i])
+		target, err := os.Readlink(next)
+		if err != nil {
+			cur = next // not a link, or not there: nothing more to follow
+			continue
+		}
+		if hops++; hops > 40 {
+			return "", false
+		}
+		if !path.IsAbs(target) {
+			target = path.Join(cur, target)
+		}
+		parts = append(strings.Split(strings.TrimPrefix(path.Clean(target), "/"), "/"), parts[i+1:]...)
+		cur, i = "/", -1
+	}
+	return cur, true
 }
