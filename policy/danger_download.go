@@ -12,6 +12,7 @@ import (
 // a here-document holding $(curl …)), or through a pipeline whose earlier
 // stage downloads anywhere inside it (cat <(curl …) | sh).
 func (z *analyzer) stmtDangers(st *syntax.Stmt) {
+	z.endlessSpawn(st)
 	if bc, ok := st.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) {
 		z.pipedDownload(bc)
 		return

@@ -364,3 +364,21 @@ func TestGitPushOptionAbbreviations(t *testing.T) {
 		}
 	}
 }
+
+func TestDangerForkBombs(t *testing.T) {
+	checkDangers(t, []dangerCase{
+		{":(){ :|:& };:", true},
+		{"bomb(){ bomb|bomb& }; bomb", true},
+		{"function f { f | f & }; f", true},
+		{"eval ':(){ :|:& };:'", true},
+		{"bash -c ':(){ :|:& };:'", true},
+		{"f(){ $FUNCNAME | $FUNCNAME & }; f", true},
+		{`f(){ "${FUNCNAME[0]}"|"${FUNCNAME[0]}"& };f`, true},
+		{"while true; do bash & done", true},
+		{"while :; do $0 & done", true},
+		{"until false; do sh -c 'x' & done", true},
+		{"for ((;;)); do sleep 1 & done", true},
+		{"while true; do ls; done", false},
+		{"for f in a b; do ls & done", false},
+	})
+}
