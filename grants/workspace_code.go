@@ -39,18 +39,14 @@ func workspaceCode(words []string) string {
 	if kind == "" {
 		return ""
 	}
-	sub := ""
-	for _, w := range words[1:] {
-		if strings.HasPrefix(w, "-") {
-			// An option before the subcommand may take the next word as
-			// its value, so the subcommand cannot be told: refuse.
-			return name + " is " + kind + " and the prefix does not name a subcommand that only reads"
-		}
-		sub = w
-		break
-	}
-	if sub == "" {
+	if len(words) < 2 {
 		return name + " is " + kind + " and the prefix covers every subcommand, including " + runExample(name)
+	}
+	sub := words[1]
+	if strings.HasPrefix(sub, "-") {
+		// An option before the subcommand may take the next word as its
+		// value, so the subcommand cannot be told: refuse.
+		return name + " is " + kind + " and the prefix does not name a subcommand that only reads"
 	}
 	for _, ok := range readOnly {
 		if sub == ok {

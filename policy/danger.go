@@ -149,15 +149,6 @@ func hasLong(args []word, long string) bool {
 	return false
 }
 
-func hasLongPrefix(args []word, long string) bool {
-	for _, w := range args {
-		if strings.HasPrefix(w.loose, long) {
-			return true
-		}
-	}
-	return false
-}
-
 // operands are the non-option words (everything after "--").
 func operands(args []word) []word {
 	var out []word
