@@ -267,3 +267,21 @@ func resolveLinks(p string) (string, bool) {
 	}
 	return cur, true
 }
+
+// isDevice reports a path that, written as it is (absolute; //dev, /./ and
+// /proc/<pid>/root aliases included), names a disk, memory or a kernel
+// switch. Analyses with a working directory use writeTarget, which also
+// follows cd and symlinks.
+func isDevice(p string) bool {
+	q := strings.ReplaceAll(p, anyText, "x")
+	if !path.IsAbs(q) {
+		return false
+	}
+	z := analyzer{a: &analysis{}}
+	for _, f := range z.procAliases(path.Clean(q), 0) {
+		if deviceOrKernel(f) != "" {
+			return true
+		}
+	}
+	return false
+}

@@ -382,3 +382,14 @@ func TestDangerForkBombs(t *testing.T) {
 		{"for f in a b; do ls & done", false},
 	})
 }
+
+func TestIsDevice(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/dev/sda": true, "//dev/sda": true, "/dev/./sda": true, "/proc/self/root/dev/sda": true,
+		"/proc/sysrq-trigger": true, "/dev/null": false, "/dev/stdout": false, "sda": false, "out/x": false,
+	} {
+		if got := isDevice(p); got != want {
+			t.Errorf("isDevice(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
