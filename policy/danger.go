@@ -59,6 +59,10 @@ func (z *analyzer) dangerous(ws []word) {
 		z.diskTool(name, args)
 	case name == "dd" || name == "dcfldd" || name == "dc3dd":
 		for _, a := range args {
+			if strings.HasPrefix(a.loose, anyText) {
+				z.a.danger(name + " with the operand " + printable(a.loose) + ", not known until run time (it could be of=/dev/…)")
+				continue
+			}
 			v, ok := strings.CutPrefix(a.loose, "of=")
 			if !ok {
 				continue
@@ -74,6 +78,7 @@ func (z *analyzer) dangerous(ws []word) {
 			z.dangerousWrite(name+" writing to", v)
 		}
 	case name == "tee" || name == "cp" || name == "mv" || name == "install" || name == "rsync":
+		z.movesOrMirrors(name, args)
 		for _, a := range args {
 			if v, ok := strings.CutPrefix(a.loose, "--target-directory="); ok {
 				z.dangerousWrite(name+" writing to", v)
@@ -93,6 +98,8 @@ func (z *analyzer) dangerous(ws []word) {
 		}
 	case name == "git":
 		z.gitPush(args)
+	case name == "gh":
+		z.ghBranches(args)
 	case name == ":" || name == "":
 		// A fork bomb is found on the function definition.
 	default:
@@ -101,6 +108,37 @@ func (z *analyzer) dangerous(ws []word) {
 }
 
 func printable(s string) string { return strings.ReplaceAll(s, anyText, "…") }
+
+// movesOrMirrors flags mv of a directory that must not be deleted (moving
+// /usr away breaks the machine as surely as deleting it) and rsync
+// --delete onto one (an empty source deletes everything there).
+func (z *analyzer) movesOrMirrors(name string, args []word) {
+	ops := operands(args)
+	if len(ops) < 2 {
+		return
+	}
+	switch {
+	case name == "mv":
+		for _, t := range ops[:len(ops)-1] {
+			if why := z.dangerousTarget(t); why != "" {
+				z.a.danger("mv of " + why)
+			}
+		}
+	case name == "rsync":
+		for _, a := range args {
+			if a.loose == "--" {
+				break
+			}
+			n, _, _ := strings.Cut(a.loose, "=")
+			if strings.HasPrefix(n, "--del") || longMatches(a.loose, "--remove-source-files") {
+				if why := z.dangerousTarget(ops[len(ops)-1]); why != "" {
+					z.a.danger("rsync " + printable(a.loose) + " onto " + why)
+				}
+				return
+			}
+		}
+	}
+}
 
 // hasFlag reports a short option letter (alone or in a cluster like -rf) or
 // the given long option, or any abbreviation of it (GNU getopt_long takes
@@ -170,15 +208,17 @@ func operands(args []word) []word {
 // shell fills in its unknown parts ("$X/" with X empty is "/").
 func (z *analyzer) dangerousTarget(t word) string {
 	l := t.loose
-	if l == "~" || strings.HasPrefix(l, "~/") || (strings.HasPrefix(l, "~") && !strings.Contains(l, "/")) {
-		rest := strings.TrimPrefix(l, "~")
-		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			rest = rest[i:]
-		} else {
-			rest = ""
-		}
-		if shallow(strings.ReplaceAll(rest, anyText, "")) {
+	if strings.HasPrefix(l, "~") {
+		// A stand-in home two levels deep, like /home/alice: ~/.. is /home,
+		// ~/../.. is /, ~/. and ~/* are the home directory itself.
+		user, rest, _ := strings.Cut(l[1:], "/")
+		home := "/home/~" + strings.ReplaceAll(user, anyText, "x")
+		p := path.Clean(home + "/" + strings.ReplaceAll(rest, anyText, ""))
+		switch {
+		case p == home:
 			return "the home directory (" + printable(l) + ")"
+		case !strings.HasPrefix(p, home+"/"):
+			return printable(l) + " (above the home directory)"
 		}
 		return ""
 	}
@@ -231,12 +271,6 @@ func (z *analyzer) vitalDir(p string) string {
 		return "a home directory"
 	}
 	return ""
-}
-
-// shallow reports a path under ~ that is ~ itself (or ~/*, ~/.).
-func shallow(rest string) bool {
-	rest = strings.Trim(rest, "/")
-	return rest == "" || rest == "." || rest == ".*"
 }
 
 // globMatchText matches s, where anyText stands for any text, against t.

@@ -238,7 +238,9 @@ func (z *analyzer) gitRefspec(l string, force, del bool) {
 	}
 	for _, b := range z.protected {
 		// refs/remotes/x/main, tags/main: git matches the short name too.
-		if globMatchText(pattern, b) || strings.HasSuffix(dst, "/"+b) {
+		// A protected entry may itself be a pattern (release/*).
+		if globMatchText(pattern, b) || strings.HasSuffix(dst, "/"+b) ||
+			(strings.Contains(b, "*") && globMatchText(strings.ReplaceAll(b, "*", anyText), dst)) {
 			z.a.danger("git " + verb + " the protected branch " + b)
 		}
 	}
@@ -263,4 +265,43 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// ghBranches flags the GitHub CLI's ways of overwriting or deleting a
+// branch on the server: gh repo sync --force, and gh api writing to
+// git/refs or branches (a method other than GET, or fields, which make
+// gh api POST).
+func (z *analyzer) ghBranches(args []word) {
+	if len(args) >= 2 && args[0].loose == "repo" && args[1].loose == "sync" {
+		for _, a := range args[2:] {
+			if a.loose == "--force" || a.loose == "-f" {
+				z.a.danger("gh repo sync --force (overwrites the destination branch, which may be protected)")
+				return
+			}
+		}
+		return
+	}
+	if len(args) == 0 || args[0].loose != "api" {
+		return
+	}
+	writes, refs := false, false
+	for i := 1; i < len(args); i++ {
+		l := args[i].loose
+		switch {
+		case l == "-X" || l == "--method":
+			if i+1 < len(args) && !strings.EqualFold(args[i+1].loose, "GET") {
+				writes = true
+			}
+		case strings.HasPrefix(l, "-X") && len(l) > 2, strings.HasPrefix(l, "--method="):
+			v := strings.TrimPrefix(strings.TrimPrefix(l, "--method="), "-X")
+			writes = writes || !strings.EqualFold(v, "GET")
+		case l == "-f" || l == "-F" || l == "--field" || l == "--raw-field" || l == "--input":
+			writes = true
+		case strings.Contains(l, "git/refs") || strings.Contains(l, "/branches/") || !args[i].known():
+			refs = true
+		}
+	}
+	if writes && refs {
+		z.a.danger("gh api writing to branch refs (may overwrite or delete a protected branch)")
+	}
 }

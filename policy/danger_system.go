@@ -103,6 +103,18 @@ func (z *analyzer) machineDangers(name string, args []word) {
 	case "kill":
 		z.kill(args)
 	case "pkill", "killall":
+		for i, a := range args {
+			l := a.loose
+			if i+1 >= len(args) {
+				break
+			}
+			v := args[i+1].loose
+			parent := l == "-P" || l == "--parent"
+			user := l == "-u" || l == "-U" || l == "--euid" || l == "--uid" || l == "--user"
+			if (parent && v == "1") || (user && (v == "root" || v == "0")) {
+				z.a.danger(name + " " + l + " " + v + " (every system process)")
+			}
+		}
 		for _, a := range operands(args) {
 			switch strings.TrimSuffix(strings.TrimPrefix(a.loose, "^"), "$") {
 			case "init", "systemd", "", ".", ".*", ".+", "sshd", "dbus-daemon":
@@ -134,10 +146,20 @@ func machineTarget(unit string) bool {
 // rescue.target, glob patterns that cover one), and isolate of anything.
 func (z *analyzer) systemctl(name string, args []word) {
 	verb := ""
-	for _, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		l := a.loose
 		if strings.HasPrefix(l, "-") {
+			if systemctlValued(l) {
+				i++ // -H host, --property NAME: not the verb
+			}
 			continue
+		}
+		if machineVerb(l) {
+			// Wherever it stands: an option whose value we mistook for
+			// the verb must not hide `reboot`.
+			z.a.danger(name + " " + printable(l) + " (stops or strands the machine)")
+			return
 		}
 		if !a.known() && strings.HasPrefix(l, anyText) {
 			z.a.danger(name + " " + printable(l) + ", not known until run time (could stop the machine)")
@@ -164,6 +186,30 @@ func (z *analyzer) systemctl(name string, args []word) {
 			return
 		}
 	}
+}
+
+// systemctlValued reports a systemctl/loginctl option that takes the next
+// word as its value.
+func systemctlValued(opt string) bool {
+	switch opt {
+	case "-H", "-M", "-p", "-P", "-t", "-n", "-o", "-s", "--host", "--machine", "--property", "--type", "--state",
+		"--lines", "--output", "--signal", "--kill-whom", "--kill-value", "--root", "--image", "--image-policy",
+		"--message", "--job-mode", "--what", "--boot-loader-entry", "--boot-loader-menu", "--reboot-argument",
+		"--timestamp", "--drop-in", "--when", "--preset-mode", "--marked", "--check-inhibitors":
+		return true
+	}
+	return false
+}
+
+// machineVerb is a systemctl or loginctl verb that stops or strands the
+// machine.
+func machineVerb(v string) bool {
+	switch v {
+	case "poweroff", "reboot", "halt", "kexec", "emergency", "rescue", "suspend", "hibernate", "hybrid-sleep",
+		"suspend-then-hibernate", "sleep", "soft-reboot", "default", "exit", "switch-root", "isolate":
+		return true
+	}
+	return false
 }
 
 // vitalUnit reports stopping what keeps the machine reachable or alive.

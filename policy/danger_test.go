@@ -15,7 +15,7 @@ func dangerEngine(t *testing.T) *Engine {
 	for _, p := range []string{"rm", "git", "find", "dd", "dcfldd", "tee", "cp", "mv", "cat", "echo", "printf",
 		"systemctl", "loginctl", "service", "init", "telinit", "halt", "poweroff", "kill", "pkill", "killall",
 		"source", ".", "bash", "sh", "python3", "sudo", "curl", "wget", "chmod", "chown", "mkfs.ext4", "wipefs",
-		"shred", "cd", "pushd", "sysctl", "ls", "true", "touch", "mkdir", "sponge", "truncate", "cryptsetup"} {
+		"shred", "cd", "pushd", "mv", "rsync", "gh", "sysctl", "ls", "true", "touch", "mkdir", "sponge", "truncate", "cryptsetup"} {
 		rules = append(rules, Rule{Tool: "bash", Command: p, Decision: Allow})
 	}
 	return newTestEngine(t, Config{Rules: rules})
@@ -103,6 +103,13 @@ func TestDangerGitPush(t *testing.T) {
 		{`git push "$REMOTE" main`, true},
 		{"git push origin +$B", true},
 		{`git $SUB origin main`, true},
+		// The GitHub CLI overwriting or deleting branches on the server.
+		{"gh repo sync owner/repo --force", true},
+		{"gh api -X DELETE repos/o/r/git/refs/heads/main", true},
+		{"gh api --method PATCH repos/o/r/git/refs/heads/main -F sha=abc -F force=true", true},
+		{"gh api repos/o/r/branches/main/rename -f new_name=old", true},
+		{"gh api repos/o/r/git/refs/heads/main", false},
+		{"gh repo sync owner/repo", false},
 		// Harmless pushes stay allowed.
 		{"git push origin feature", false},
 		{"git push origin main", false},
@@ -198,7 +205,10 @@ func TestDangerDevicesAndKernel(t *testing.T) {
 		{"cryptsetup luksFormat /dev/sda", true},
 		{"mkfs.ext4 /dev/sda1", true},
 		{"wipefs -a /dev/sda", true},
+		{`dd if=/dev/zero "$ARG"`, true},
+		{"dd if=/dev/zero ${OUT}", true},
 		{"dd if=/dev/zero of=out/disk.img bs=1M count=1", false},
+		{"dd if=/dev/zero of=out/disk.img bs=$BS", false},
 		{"cd out && dd if=/dev/zero of=disk.img", false},
 		{"dd if=/dev/sda of=out/backup.img", false},
 		{"echo x > /dev/null", false},
@@ -258,7 +268,15 @@ func TestDangerMachine(t *testing.T) {
 		{"pkill -9 systemd", true},
 		{"killall init", true},
 		{"pkill .", true},
+		{"systemctl -H myhost reboot", true},
+		{"systemctl --host myhost poweroff", true},
+		{"systemctl -M box start poweroff.target", true},
+		{"systemctl --property Id start reboot.target", true},
+		{"pkill -9 -u root", true},
+		{"killall -u 0", true},
+		{"pkill -P 1", true},
 		{"systemctl status reboot.target", false},
+		{"pkill -u alice myserver", false},
 		{"systemctl start nginx", false},
 		{"systemctl restart myapp.service", false},
 		{"systemctl is-active sshd", false},
@@ -329,6 +347,20 @@ func TestDangerRecursiveDeletes(t *testing.T) {
 		{"chown -R nobody: /", true},
 		{"chown -R nobody ~", true},
 		{"chown --recursive nobody /etc", true},
+		{"rm -rf ~/..", true},
+		{"rm -rf ~/x/../..", true},
+		{"rm -rf ~alice/..", true},
+		{"rm -rf ~/.*", true},
+		{`rm -rf "$HOME"/..`, true},
+		{"mv /usr /tmp/usr", true},
+		{"mv ~ /tmp/old-home", true},
+		{"mv -t /tmp /etc", true},
+		{"rsync -a --delete out/ /", true},
+		{"rsync -a --del out/ ~/", true},
+		{"rsync -a --delete-after out/ /usr", true},
+		{"rm -rf ~/x", false},
+		{"mv out/a out/b", false},
+		{"rsync -a --delete out/ out2/", false},
 		{"rm -rf build", false},
 		{"rm -rf out/x", false},
 		{"cd out && rm -rf x", false},
@@ -390,6 +422,24 @@ func TestIsDevice(t *testing.T) {
 	} {
 		if got := isDevice(p); got != want {
 			t.Errorf("isDevice(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// A protected branch may be given as a pattern.
+func TestDangerProtectedBranchPattern(t *testing.T) {
+	e := newTestEngine(t, Config{Rules: []Rule{{Tool: "bash", Command: "git push", Decision: Allow}},
+		ProtectedBranches: []string{"release/*"}})
+	for cmd, dangerous := range map[string]bool{
+		"git push --force origin release/1.0":     true,
+		"git push origin :release/2":              true,
+		"git push origin +x:refs/heads/release/3": true,
+		"git push --force origin feature":         false,
+		"git push --force origin main":            false,
+	} {
+		v := e.Evaluate(t.Context(), bashCall(cmd))
+		if v.Dangerous != dangerous {
+			t.Errorf("%q: dangerous = %v (%s), want %v", cmd, v.Dangerous, v.Reason, dangerous)
 		}
 	}
 }
