@@ -88,6 +88,15 @@ func (z *analyzer) dangerous(ws []word) {
 			}
 			z.dangerousWrite(name+" writing to", a.loose)
 		}
+	case name == "mknod":
+		// A block or character device node can be made anywhere, under
+		// any name, and then written like a file.
+		for _, a := range operands(args) {
+			if a.loose == "b" || a.loose == "c" || a.loose == "u" || !a.known() {
+				z.a.danger("mknod of a device node")
+				break
+			}
+		}
 	case name == "sysctl":
 		for _, a := range args {
 			if a.loose == "-w" || a.loose == "--write" || a.loose == "-p" || a.loose == "--load" || a.loose == "--system" ||

@@ -15,7 +15,7 @@ func dangerEngine(t *testing.T) *Engine {
 	for _, p := range []string{"rm", "git", "find", "dd", "dcfldd", "tee", "cp", "mv", "cat", "echo", "printf",
 		"systemctl", "loginctl", "service", "init", "telinit", "halt", "poweroff", "kill", "pkill", "killall",
 		"source", ".", "bash", "sh", "python3", "sudo", "curl", "wget", "chmod", "chown", "mkfs.ext4", "wipefs",
-		"shred", "cd", "pushd", "mv", "rsync", "gh", "sysctl", "ls", "true", "touch", "mkdir", "sponge", "truncate", "cryptsetup"} {
+		"shred", "cd", "pushd", "mv", "rsync", "gh", "mknod", "sysctl", "ls", "true", "touch", "mkdir", "sponge", "truncate", "cryptsetup"} {
 		rules = append(rules, Rule{Tool: "bash", Command: p, Decision: Allow})
 	}
 	return newTestEngine(t, Config{Rules: rules})
@@ -207,6 +207,8 @@ func TestDangerDevicesAndKernel(t *testing.T) {
 		{"wipefs -a /dev/sda", true},
 		{`dd if=/dev/zero "$ARG"`, true},
 		{"dd if=/dev/zero ${OUT}", true},
+		{"mknod out/disk b 8 0", true},
+		{"mknod out/fifo p", false},
 		{"dd if=/dev/zero of=out/disk.img bs=1M count=1", false},
 		{"dd if=/dev/zero of=out/disk.img bs=$BS", false},
 		{"cd out && dd if=/dev/zero of=disk.img", false},
