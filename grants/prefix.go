@@ -2,13 +2,17 @@ package grants
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/askops/askops/policy"
 )
 
 // checkPrefix accepts a bash prefix that is one simple command of literal
-// words and does not run arbitrary code. The shell analysis is policy's.
+// words, does not run arbitrary code and does not run code the workspace
+// holds (test and build runners, package scripts). The shell analysis is
+// policy's.
 func checkPrefix(prefix string) error {
 	words, err := policy.SimpleWords(prefix)
 	if err != nil {
@@ -16,6 +20,9 @@ func checkPrefix(prefix string) error {
 	}
 	if len(words) == 0 {
 		return errors.New("no words")
+	}
+	if why := workspaceCode(words); why != "" {
+		return fmt.Errorf("a prefix grant for %q would let any code in the workspace run (%s); grant the exact command instead", strings.Join(words, " "), why)
 	}
 	if policy.RunsArbitraryCode(words) {
 		return errors.New("it runs arbitrary code; grant the exact command instead")
@@ -46,7 +53,7 @@ func prefixCovers(prefix string, command []string, cache *prefixCache) bool {
 // prefixWords returns the words of a grantable prefix, or nil.
 func prefixWords(prefix string) []string {
 	pw, err := policy.SimpleWords(prefix)
-	if err != nil || len(pw) == 0 || policy.RunsArbitraryCode(pw) {
+	if err != nil || len(pw) == 0 || workspaceCode(pw) != "" || policy.RunsArbitraryCode(pw) {
 		return nil
 	}
 	return pw

@@ -7,16 +7,20 @@ import (
 
 // dangerous records built-in dangers in one simple command (already
 // unwrapped by the caller for wrappers). These always ask: no allow rule,
-// grant or mode can let them run unseen.
+// grant or mode can let them run unseen. They match what the program will
+// do, not how it is spelled: long options by any abbreviation the program
+// accepts, paths by every alias of the same file (//dev, /proc/1/root, a
+// relative path after cd), refspecs in every force and delete form.
 func (z *analyzer) dangerous(ws []word) {
+	z.downloadThenRun(ws)
 	name := cmdName(ws[0])
 	args := ws[1:]
 	switch {
-	case name == "rm" || name == "rmdir" || name == "unlink" || name == "shred" || name == "srm":
+	case name == "rm" || name == "rmdir" || name == "unlink" || name == "srm" || name == "wipe":
 		if name == "rm" && !hasFlag(args, 'r', 'R', "--recursive") && !hasLong(args, "--no-preserve-root") {
 			return
 		}
-		if hasLong(args, "--no-preserve-root") {
+		if name == "rm" && hasLong(args, "--no-preserve-root") {
 			z.a.danger("rm --no-preserve-root")
 			return
 		}
@@ -25,103 +29,136 @@ func (z *analyzer) dangerous(ws []word) {
 				z.a.danger("recursive delete of " + why)
 			}
 		}
-	case name == "chmod" || name == "chown" || name == "chgrp" || name == "setfacl" || name == "chattr":
+	case name == "shred" || name == "scrub" || name == "truncate" || name == "fallocate" || name == "sponge" ||
+		name == "ddrescue" || name == "badblocks":
+		// They overwrite their operands: a disk named there is wiped.
+		for _, t := range operands(args) {
+			z.dangerousWrite(name+" writing to", t.loose)
+		}
+	case name == "chmod" || name == "chown" || name == "chgrp" || name == "setfacl" || name == "chattr" || name == "chcon":
 		if !hasFlag(args, 'R', 'R', "--recursive") {
 			return
 		}
-		ops := operands(args)
-		if len(ops) > 0 && !hasLongPrefix(args, "--reference") {
-			ops = ops[1:] // the mode or owner
-		}
-		for _, t := range ops {
+		// The mode or owner is an operand too; it never names a
+		// dangerous directory, and skipping it would miss `chmod -R -w /`
+		// (a mode that looks like an option).
+		for _, t := range operands(args) {
 			if why := z.dangerousTarget(t); why != "" {
 				z.a.danger("recursive " + name + " of " + why)
 			}
 		}
-	case name == "find":
-		deletes := false
+	case name == "find" || name == "gfind":
+		z.findDangers(args)
+	case name == "mkfs" || strings.HasPrefix(name, "mkfs.") || name == "mke2fs" || name == "mkswap" ||
+		name == "wipefs" || name == "mkntfs" || name == "mkdosfs" || name == "mkexfatfs" || name == "mkudffs" ||
+		name == "mkreiserfs" || name == "mkfs.btrfs" || name == "blkdiscard" || name == "sg_format" ||
+		name == "fdisk" || name == "sfdisk" || name == "sgdisk" || name == "cfdisk" || name == "gdisk" ||
+		name == "parted" || name == "pvremove" || name == "vgremove" || name == "lvremove" || name == "mdadm":
+		z.a.danger(name + " (formats, repartitions or removes a disk or volume)")
+	case name == "cryptsetup" || name == "nvme" || name == "hdparm" || name == "zpool" || name == "zfs":
+		z.diskTool(name, args)
+	case name == "dd" || name == "dcfldd" || name == "dc3dd":
 		for _, a := range args {
-			if a.loose == "-delete" {
-				deletes = true
+			if strings.HasPrefix(a.loose, anyText) {
+				z.a.danger(name + " with the operand " + printable(a.loose) + ", not known until run time (it could be of=/dev/…)")
+				continue
 			}
-		}
-		for _, in := range findExec(ws) {
-			if len(in.words) > 0 && cmdName(in.words[0]) == "rm" {
-				deletes = true
+			v, ok := strings.CutPrefix(a.loose, "of=")
+			if !ok {
+				continue
 			}
+			if strings.HasPrefix(v, anyText) {
+				z.a.danger(name + " writing to " + printable(v) + ", not known until run time (it could be a disk)")
+				continue
+			}
+			if !strings.HasPrefix(v, "/") && z.dz.lostDir {
+				z.a.danger(name + " writing to " + printable(v) + " after a cd to a directory not known until run time")
+				continue
+			}
+			z.dangerousWrite(name+" writing to", v)
 		}
-		if !deletes {
-			return
-		}
+	case name == "tee" || name == "cp" || name == "mv" || name == "install" || name == "rsync":
+		z.movesOrMirrors(name, args)
 		for _, a := range args {
-			if strings.HasPrefix(a.loose, "-") || a.loose == "(" || a.loose == "!" {
+			if v, ok := strings.CutPrefix(a.loose, "--target-directory="); ok {
+				z.dangerousWrite(name+" writing to", v)
+			}
+			if strings.HasPrefix(a.loose, "-") && len(a.loose) > 1 {
+				continue
+			}
+			z.dangerousWrite(name+" writing to", a.loose)
+		}
+	case name == "mknod":
+		// A block or character device node can be made anywhere, under
+		// any name, and then written like a file.
+		for _, a := range operands(args) {
+			if a.loose == "b" || a.loose == "c" || a.loose == "u" || !a.known() {
+				z.a.danger("mknod of a device node")
 				break
 			}
-			if why := z.dangerousTarget(a); why != "" {
-				z.a.danger("find deleting under " + why)
-			}
 		}
-	case name == "mkfs" || strings.HasPrefix(name, "mkfs.") || name == "mke2fs" || name == "mkswap" ||
-		name == "wipefs" || name == "mkntfs" || name == "mkdosfs" || name == "blkdiscard" ||
-		name == "fdisk" || name == "sfdisk" || name == "sgdisk" || name == "cfdisk" || name == "parted":
-		z.a.danger(name + " (formats or repartitions a disk)")
-	case name == "dd":
+	case name == "sysctl":
 		for _, a := range args {
-			if v, ok := strings.CutPrefix(a.loose, "of="); ok && isDevice(v) {
-				z.a.danger("dd writing to the device " + printable(v))
-			}
-		}
-	case name == "tee" || name == "cp" || name == "mv" || name == "install" || name == "cat" || name == "pv":
-		if name == "cat" || name == "pv" {
-			return
-		}
-		for _, a := range args {
-			if isDevice(a.loose) {
-				z.a.danger(name + " writing to the device " + printable(a.loose))
-			}
-		}
-	case name == "shutdown" || name == "reboot" || name == "halt" || name == "poweroff" || name == "kexec":
-		z.a.danger(name + " (stops the machine)")
-	case name == "init" || name == "telinit":
-		for _, a := range args {
-			if a.loose == "0" || a.loose == "6" || !a.known() {
-				z.a.danger(name + " " + printable(a.loose) + " (stops the machine)")
-			}
-		}
-	case name == "systemctl":
-		for _, a := range args {
-			switch a.loose {
-			case "poweroff", "reboot", "halt", "kexec", "emergency", "rescue", "suspend", "hibernate":
-				z.a.danger("systemctl " + a.loose + " (stops the machine)")
-			}
-		}
-	case name == "kill" || name == "pkill" || name == "killall":
-		for _, a := range args {
-			if a.loose == "-1" && name == "kill" {
-				z.a.danger("kill -1 (every process)")
-			}
-			if a.loose == "1" && name == "kill" {
-				z.a.danger("kill 1 (init)")
+			if a.loose == "-w" || a.loose == "--write" || a.loose == "-p" || a.loose == "--load" || a.loose == "--system" ||
+				(!strings.HasPrefix(a.loose, "-") && strings.Contains(a.loose, "=")) {
+				z.a.danger("sysctl changing kernel parameters")
+				break
 			}
 		}
 	case name == "git":
 		z.gitPush(args)
+	case name == "gh":
+		z.ghBranches(args)
 	case name == ":" || name == "":
 		// A fork bomb is found on the function definition.
+	default:
+		z.machineDangers(name, args)
 	}
 }
 
 func printable(s string) string { return strings.ReplaceAll(s, anyText, "…") }
 
+// movesOrMirrors flags mv of a directory that must not be deleted (moving
+// /usr away breaks the machine as surely as deleting it) and rsync
+// --delete onto one (an empty source deletes everything there).
+func (z *analyzer) movesOrMirrors(name string, args []word) {
+	ops := operands(args)
+	if len(ops) < 2 {
+		return
+	}
+	switch {
+	case name == "mv":
+		for _, t := range ops[:len(ops)-1] {
+			if why := z.dangerousTarget(t); why != "" {
+				z.a.danger("mv of " + why)
+			}
+		}
+	case name == "rsync":
+		for _, a := range args {
+			if a.loose == "--" {
+				break
+			}
+			n, _, _ := strings.Cut(a.loose, "=")
+			if strings.HasPrefix(n, "--del") || longMatches(a.loose, "--remove-source-files") {
+				if why := z.dangerousTarget(ops[len(ops)-1]); why != "" {
+					z.a.danger("rsync " + printable(a.loose) + " onto " + why)
+				}
+				return
+			}
+		}
+	}
+}
+
 // hasFlag reports a short option letter (alone or in a cluster like -rf) or
-// the given long option, before any "--".
+// the given long option, or any abbreviation of it (GNU getopt_long takes
+// --rec for --recursive), before any "--".
 func hasFlag(args []word, a, b byte, long string) bool {
 	for _, w := range args {
 		l := w.loose
 		if l == "--" {
 			return false
 		}
-		if l == long {
+		if longMatches(l, long) {
 			return true
 		}
 		if len(l) > 1 && l[0] == '-' && l[1] != '-' {
@@ -136,18 +173,23 @@ func hasFlag(args []word, a, b byte, long string) bool {
 	return false
 }
 
-func hasLong(args []word, long string) bool {
-	for _, w := range args {
-		if w.loose == long {
-			return true
-		}
+// longMatches reports whether the word l is the long option long ("--x")
+// or an abbreviation of it, with or without "=value". A short option
+// ("-f") must match exactly.
+func longMatches(l, long string) bool {
+	if !strings.HasPrefix(long, "--") {
+		return l == long
 	}
-	return false
+	name, _, _ := strings.Cut(l, "=")
+	return len(name) > 2 && strings.HasPrefix(name, "--") && strings.HasPrefix(long, name)
 }
 
-func hasLongPrefix(args []word, long string) bool {
+func hasLong(args []word, long string) bool {
 	for _, w := range args {
-		if strings.HasPrefix(w.loose, long) {
+		if w.loose == "--" {
+			return false
+		}
+		if longMatches(w.loose, long) {
 			return true
 		}
 	}
@@ -175,15 +217,17 @@ func operands(args []word) []word {
 // shell fills in its unknown parts ("$X/" with X empty is "/").
 func (z *analyzer) dangerousTarget(t word) string {
 	l := t.loose
-	if l == "~" || strings.HasPrefix(l, "~/") || (strings.HasPrefix(l, "~") && !strings.Contains(l, "/")) {
-		rest := strings.TrimPrefix(l, "~")
-		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			rest = rest[i:]
-		} else {
-			rest = ""
-		}
-		if shallow(strings.ReplaceAll(rest, anyText, "")) {
+	if strings.HasPrefix(l, "~") {
+		// A stand-in home two levels deep, like /home/alice: ~/.. is /home,
+		// ~/../.. is /, ~/. and ~/* are the home directory itself.
+		user, rest, _ := strings.Cut(l[1:], "/")
+		home := "/home/~" + strings.ReplaceAll(user, anyText, "x")
+		p := path.Clean(home + "/" + strings.ReplaceAll(rest, anyText, ""))
+		switch {
+		case p == home:
 			return "the home directory (" + printable(l) + ")"
+		case !strings.HasPrefix(p, home+"/"):
+			return printable(l) + " (above the home directory)"
 		}
 		return ""
 	}
@@ -205,144 +249,37 @@ func (z *analyzer) dangerousTarget(t word) string {
 			}
 			c = "."
 		}
-		p, _ := resolveIn(c, z.cwd, z.workspace)
-		if p == "" {
+		forms := z.pathForms(c)
+		if len(forms) == 0 {
 			if c == "." || c == ".." || strings.HasPrefix(c, "../") {
 				return printable(l) + " (relative, with no known working directory)"
 			}
 			continue
 		}
-		switch {
-		case p == "/":
-			return printable(l) + " (the root directory)"
-		case strings.Count(p, "/") == 1:
-			return printable(l) + " (a top-level directory)"
-		case z.workspace != "" && within(path.Clean(z.workspace), p):
-			return printable(l) + " (the workspace root or above it)"
-		case strings.HasPrefix(p, "/home/") && strings.Count(p, "/") == 2,
-			strings.HasPrefix(p, "/Users/") && strings.Count(p, "/") == 2:
-			return printable(l) + " (a home directory)"
+		for _, p := range forms {
+			if why := z.vitalDir(p); why != "" {
+				return printable(l) + " (" + why + ")"
+			}
 		}
 	}
 	return ""
 }
 
-// shallow reports a path under ~ that is ~ itself (or ~/*, ~/.).
-func shallow(rest string) bool {
-	rest = strings.Trim(rest, "/")
-	return rest == "" || rest == "." || rest == ".*"
-}
-
-// isDevice reports a /dev path that is a real device (a disk, memory), not
-// one of the harmless pseudo-devices.
-func isDevice(p string) bool {
-	p = strings.ReplaceAll(p, anyText, "x")
-	if !strings.HasPrefix(p, "/dev/") {
-		return false
+// vitalDir says why the absolute clean path p must not be deleted or
+// re-owned recursively, or "".
+func (z *analyzer) vitalDir(p string) string {
+	switch {
+	case p == "/":
+		return "the root directory"
+	case strings.Count(p, "/") == 1:
+		return "a top-level directory"
+	case z.workspace != "" && within(path.Clean(z.workspace), p):
+		return "the workspace root or above it"
+	case strings.HasPrefix(p, "/home/") && strings.Count(p, "/") == 2,
+		strings.HasPrefix(p, "/Users/") && strings.Count(p, "/") == 2:
+		return "a home directory"
 	}
-	switch p {
-	case "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/stdin", "/dev/stdout",
-		"/dev/stderr", "/dev/tty":
-		return false
-	}
-	for _, ok := range []string{"/dev/fd/", "/dev/pts/", "/dev/shm/"} {
-		if strings.HasPrefix(p, ok) {
-			return false
-		}
-	}
-	return true
-}
-
-// gitPush flags force pushes (and deletions) of a protected branch.
-func (z *analyzer) gitPush(args []word) {
-	i := 0
-	for ; i < len(args); i++ {
-		l := args[i].loose
-		if !strings.HasPrefix(l, "-") {
-			break
-		}
-		switch l {
-		case "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env":
-			i++
-		}
-	}
-	if i >= len(args) || args[i].loose != "push" {
-		return
-	}
-	force, mirror, all, del, unknown := false, false, false, false, false
-	var positional []word
-	for j := i + 1; j < len(args); j++ {
-		w := args[j]
-		l := w.loose
-		switch {
-		case !w.known():
-			unknown = true
-			positional = append(positional, w)
-		case l == "--force" || strings.HasPrefix(l, "--force-with-lease") || l == "--force-if-includes":
-			force = true
-		case l == "--mirror":
-			mirror = true
-		case l == "--all" || l == "--branches":
-			all = true
-		case l == "--delete":
-			del = true
-		case l == "--repo" || l == "--receive-pack" || l == "--exec" || l == "-o" || l == "--push-option":
-			j++
-		case strings.HasPrefix(l, "--"):
-		case strings.HasPrefix(l, "-") && len(l) > 1:
-			if strings.ContainsRune(l, 'f') {
-				force = true
-			}
-			if strings.ContainsRune(l, 'd') {
-				del = true
-			}
-		default:
-			positional = append(positional, w)
-		}
-	}
-	if mirror {
-		z.a.danger("git push --mirror (overwrites every remote branch)")
-		return
-	}
-	var refspecs []word
-	if len(positional) > 1 {
-		refspecs = positional[1:]
-	}
-	if unknown && (force || del) {
-		z.a.danger("git push --force with words not known until run time")
-		return
-	}
-	if (force || del) && (all || len(refspecs) == 0) {
-		z.a.danger("git push --force of the current or every branch (may be protected: " + strings.Join(z.protected, ", ") + ")")
-		return
-	}
-	for _, r := range refspecs {
-		l := r.loose
-		plus := strings.HasPrefix(l, "+")
-		l = strings.TrimPrefix(l, "+")
-		src, dst, hasColon := strings.Cut(l, ":")
-		if !hasColon {
-			dst = src
-		}
-		deleting := del || (hasColon && src == "")
-		if !(force || plus || deleting) {
-			continue
-		}
-		dst = strings.TrimPrefix(dst, "refs/heads/")
-		if dst == "HEAD" || dst == "@" {
-			z.a.danger("git push --force of HEAD (may be a protected branch)")
-			continue
-		}
-		for _, b := range z.protected {
-			if globMatchText(dst, b) {
-				verb := "force push to"
-				if deleting {
-					verb = "deletion of"
-				}
-				z.a.danger("git " + verb + " the protected branch " + b)
-			}
-		}
-	}
+	return ""
 }
 
 // globMatchText matches s, where anyText stands for any text, against t.

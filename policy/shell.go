@@ -100,6 +100,7 @@ type analyzer struct {
 	guessing  int                        // > 0 while analysing what a guessed command runs
 	realWS    string                     // workspace with symlinks resolved; see realWorkspace
 	piped     map[*syntax.BinaryCmd]bool // pipelines already looked at as part of a longer one
+	dz        dangerState                // carried between commands for the danger checks (danger_paths.go)
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
@@ -246,6 +247,7 @@ func (z *analyzer) stmt(st *syntax.Stmt, depth int) {
 	for _, r := range st.Redirs {
 		z.redirect(r, name, stdinScript, depth)
 	}
+	z.stmtDangers(st)
 }
 
 // readsScript reports whether the command (or what it wraps) is a shell
@@ -324,10 +326,8 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, de
 
 func (z *analyzer) redirectTarget(op syntax.RedirOperator, w word) {
 	writes := op != syntax.RdrIn
-	if writes && isDevice(w.loose) {
-		z.a.danger("writes to the device " + strings.ReplaceAll(w.loose, anyText, "…"))
-	}
 	if writes {
+		z.dangerousWrite("writes to", w.loose)
 		z.writeWord(w, "a redirection")
 		return
 	}
@@ -461,6 +461,7 @@ func (z *analyzer) command(s simple, depth int) {
 		return
 	}
 	name := cmdName(s.words[0])
+	z.noteDir(name, s.words)
 	switch name {
 	case "cd", "pushd", "popd", "":
 		// The directory changes (or might, for an unknown command): relative

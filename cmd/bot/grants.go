@@ -109,7 +109,7 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 	fs, path := grantsVerbFlags(env, "add", "(-tool bash (-command C | -prefix P) -cwd DIR | -tool FILE_TOOL (-path P | -dir D)) [-by NAME]", configPath)
 	tool := fs.String("tool", "", "bash, read_file, write_file, edit_file or list_files")
 	command := fs.String("command", "", "bash: grant exactly this command line")
-	prefix := fs.String("prefix", "", "bash: grant every single simple command starting with these words (never one that runs arbitrary code)")
+	prefix := fs.String("prefix", "", "bash: grant every single simple command starting with these words (never one that runs arbitrary code or code from the workspace: test and build runners, package scripts)")
 	cwd := fs.String("cwd", "", "bash: the directory the command runs in, relative to agent.workspace or absolute inside it (\".\" for the workspace)")
 	filePath := fs.String("path", "", "file tools: this one path, relative to agent.workspace or absolute inside it")
 	dir := fs.String("dir", "", "file tools: this directory and everything under it (\".\" for the whole workspace)")
