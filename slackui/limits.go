@@ -50,6 +50,10 @@ const (
 	modalSectionBudget  = 2900 // one code section of the "Show full" modal
 	modalSectionsPerPag = 20   // sections per modal page
 	fallbackGistBudget  = 80   // the command in the notification text
+	fallbackRunsBudget  = 120  // the programs in the notification text
+	runsBudget          = 1200 // the "Runs:" line while the Ask is open
+	doneRunsBudget      = 400  // the "Runs:" line once it is decided
+	modalRunsBudget     = 2900 // the "Runs:" line of a modal
 
 	// messageRedactLimit is how much of a long argument a message reads
 	// (see viewCall): far more than any budget above, far less than 100 KB.

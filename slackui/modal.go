@@ -24,6 +24,7 @@ const (
 func DenyReasonModal(a pending.Ask) slack.ModalViewRequest {
 	cv := viewCall(a, messageRedactLimit)
 	call, _ := callText(cv, 600)
+	guard := guardBlocks(cv, runsBudget, maxLookAlikes)
 	input := slack.NewPlainTextInputBlockElement(
 		slack.NewTextBlockObject(slack.PlainTextType, "Why not, and what to do instead", false, false),
 		ActionDenyReasonInput)
@@ -36,13 +37,13 @@ func DenyReasonModal(a pending.Ask) slack.ModalViewRequest {
 		Title:           slack.NewTextBlockObject(slack.PlainTextType, "Deny with reason", false, false),
 		Submit:          slack.NewTextBlockObject(slack.PlainTextType, "Deny", false, false),
 		Close:           slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false),
-		Blocks: slack.Blocks{BlockSet: []slack.Block{
+		Blocks: slack.Blocks{BlockSet: append(guard,
 			sectionBlock(blockModalAsk, "Deny this "+inlineCode(toolName(cv.tool), 80)+" call:\n"+call),
 			slack.NewInputBlock(BlockDenyReason,
 				slack.NewTextBlockObject(slack.PlainTextType, "Reason", false, false),
 				slack.NewTextBlockObject(slack.PlainTextType, "The agent is told the action was not performed, and why.", false, false),
 				input),
-		}},
+		)},
 	}
 }
 
@@ -70,6 +71,9 @@ func FullTextModal(a pending.Ask, page int) slack.ModalViewRequest {
 		about = append(about, "page "+strconv.Itoa(page+1)+" of "+strconv.Itoa(pages))
 	}
 	blocks := []slack.Block{contextBlock(blockModalPage, strings.Join(about, " · "))}
+	// Every page starts with what the call runs and what may not be what
+	// it looks like.
+	blocks = append(blocks, guardBlocks(cv, modalRunsBudget, modalLookAlikes)...)
 	if page == 0 {
 		// The message may have cut these too; here they get more room,
 		// one section each (each fits a section: 4× the message budgets).

@@ -57,10 +57,24 @@ func visibleRune(r rune) (string, bool) {
 		return "", false
 	case r == utf8.RuneError, unicode.IsControl(r),
 		unicode.Is(unicode.Cf, r), // format: bidi controls, ZWSP/ZWJ, BOM…
-		r == '\u2028', r == '\u2029':
+		r == '\u2028', r == '\u2029',
+		// Blank fillers that render as nothing (Hangul fillers, braille
+		// blank), the combining grapheme joiner, and spaces other than
+		// the ASCII one (the shell splits words on ASCII blanks only).
+		r == '\u3164', r == '\u115f', r == '\u1160', r == '\uffa0', r == '\u2800', r == '\u034f',
+		r != ' ' && unicode.Is(unicode.Zs, r):
 		return fmt.Sprintf(`\u%04x`, r), true
 	}
 	return "", false
+}
+
+// escapeRuneAfter is escapeRune for r following prev: a combining mark on
+// an ASCII character (which would disguise it) is shown as an escape too.
+func escapeRuneAfter(prev, r rune) string {
+	if prev >= 0 && prev < utf8.RuneSelf && unicode.In(r, unicode.Mn, unicode.Me) {
+		return fmt.Sprintf(`\u%04x`, r)
+	}
+	return escapeRune(r)
 }
 
 // cutter writes user text into a budget (in textLen units) after mapping
@@ -117,7 +131,7 @@ func escapeRune(r rune) string {
 func codeBody(s string, budget int) (string, int) {
 	c := cutter{budget: budget}
 	c.write(s, func(prev, r rune) string {
-		out := escapeRune(r)
+		out := escapeRuneAfter(prev, r)
 		if r == '`' && prev == '`' {
 			out = zwsp + out
 		}
@@ -154,7 +168,7 @@ func inlineCode(s string, max int) string {
 // inlineCodeCut is inlineCode that also reports whether s was cut.
 func inlineCodeCut(s string, max int) (string, bool) {
 	c := cutter{budget: max - 3}
-	c.write(s, func(_, r rune) string {
+	c.write(s, func(prev, r rune) string {
 		switch r {
 		case '`':
 			return spanBacktick
@@ -163,7 +177,7 @@ func inlineCodeCut(s string, max int) (string, bool) {
 		case '\t':
 			return " "
 		}
-		return escapeRune(r)
+		return escapeRuneAfter(prev, r)
 	})
 	out := c.b.String()
 	if c.omitted > 0 {
@@ -188,7 +202,7 @@ func proseText(s string, max int) string {
 func proseCut(s string, max int) (string, bool) {
 	s = strings.Join(strings.Fields(s), " ")
 	c := cutter{budget: max - 1}
-	c.write(s, func(_, r rune) string {
+	c.write(s, func(prev, r rune) string {
 		switch r {
 		case '*':
 			return "∗"
@@ -197,7 +211,7 @@ func proseCut(s string, max int) (string, bool) {
 		case '`':
 			return spanBacktick
 		}
-		return escapeRune(r)
+		return escapeRuneAfter(prev, r)
 	})
 	out := c.b.String()
 	if c.omitted > 0 {
@@ -211,7 +225,7 @@ func proseCut(s string, max int) (string, bool) {
 func plainCut(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	c := cutter{budget: max - 1}
-	c.write(s, func(_, r rune) string { return escapeRune(r) })
+	c.write(s, escapeRuneAfter)
 	out := c.b.String()
 	if c.omitted > 0 {
 		out += ellipsis

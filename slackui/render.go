@@ -32,6 +32,8 @@ const (
 const (
 	blockHeader  = "askops_header"
 	blockMention = "askops_mention"
+	blockRuns    = "askops_runs"
+	blockLook    = "askops_lookalikes"
 	blockCall    = "askops_call"
 	blockCut     = "askops_cut"
 	blockDetails = "askops_details"
@@ -81,11 +83,12 @@ func renderOpen(a pending.Ask, cv callView, o RenderOptions) Message {
 	if o.Mention != "" {
 		blocks = append(blocks, contextBlock(blockMention, "cc "+mentionText(o.Mention)))
 	}
-	call, omitted := callText(cv, openCallBudget)
+	blocks = append(blocks, guardBlocks(cv, runsBudget, maxLookAlikes)...)
+	call, c := callText(cv, openCallBudget)
 	blocks = append(blocks, sectionBlock(blockCall, call))
-	cut := omitted > 0
+	cut := c.chars > 0
 	if cut {
-		blocks = append(blocks, contextBlock(blockCut, "_"+ellipsis+" "+thousands(omitted)+" more characters — *Show full* has everything_"))
+		blocks = append(blocks, contextBlock(blockCut, "_"+c.String()+" hidden — *Show full* has everything_"))
 	}
 	details, detailsCut := detailLines(a, cv, 1)
 	if deadline := a.Deadline; !deadline.IsZero() {
@@ -100,7 +103,7 @@ func renderOpen(a pending.Ask, cv callView, o RenderOptions) Message {
 	}
 	var footer []string
 	if o.GrantScope != "" {
-		if confirm, ok := sessionConfirm(o.GrantScope); ok {
+		if confirm, ok := sessionConfirm(o.GrantScope, cv); ok {
 			buttons = append(buttons, buttonElem(ActionApproveSession, "Approve for session", a.ID).WithConfirm(confirm))
 		} else {
 			footer = append(footer, "_Approve for session is not offered: its scope is too long to state in the confirmation._")
@@ -176,10 +179,11 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 
 	var blocks []slack.Block
 	blocks = append(blocks, headerBlock(icon+" "+title+": "+toolName(cv.tool)))
-	call, omitted := callText(cv, doneCallBudget)
+	blocks = append(blocks, guardBlocks(cv, doneRunsBudget, 2)...)
+	call, c := callText(cv, doneCallBudget)
 	blocks = append(blocks, sectionBlock(blockCall, call))
-	if omitted > 0 {
-		blocks = append(blocks, contextBlock(blockCut, "_"+ellipsis+" "+thousands(omitted)+" more characters not shown_"))
+	if c.chars > 0 {
+		blocks = append(blocks, contextBlock(blockCut, "_"+c.String()+" not shown_"))
 	}
 	blocks = append(blocks, sectionBlock(blockOutcome, line))
 	details, _ := detailLines(a, cv, 1)
@@ -194,10 +198,28 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 	return Message{Text: text + ": " + askGist(a, cv), Blocks: blocks}
 }
 
+// callCut is how much of the call a code block left out.
+type callCut struct {
+	chars int // characters
+	lines int // whole lines after the last one shown (in part)
+}
+
+func (c callCut) String() string {
+	switch {
+	case c.lines < 0:
+		return ellipsis + " " + thousands(c.chars) + " more characters"
+	case c.lines == 1:
+		return ellipsis + " 1 more line (" + thousands(c.chars) + " characters)"
+	case c.lines > 1:
+		return ellipsis + " " + thousands(c.lines) + " more lines (" + thousands(c.chars) + " characters)"
+	}
+	return ellipsis + " the rest of the last line (" + thousands(c.chars) + " characters)"
+}
+
 // callText is the call as one section's mrkdwn: a code block for a command,
 // the path and a preview or diff for file tools, the summary and JSON
-// arguments otherwise; omitted counts the characters cut.
-func callText(cv callView, budget int) (string, int) {
+// arguments otherwise, and what of it was cut.
+func callText(cv callView, budget int) (string, callCut) {
 	var head string
 	switch cv.kind {
 	case callCommand:
@@ -211,16 +233,21 @@ func callText(cv callView, budget int) (string, int) {
 	}
 	body := strings.TrimRight(cv.fullText(), "\n")
 	if cv.kind == callOther && strings.TrimSpace(body) == "" {
-		return head + "_(no arguments)_", 0
+		return head + "_(no arguments)_", callCut{}
 	}
 	code, omitted := codeBlock(body, budget-textLen(head))
-	omitted += cv.dropped
-	if omitted > 0 && cv.kind == callEdit && cv.removed != "" && cv.added != "" {
+	c := callCut{chars: omitted + cv.dropped}
+	if c.chars > 0 && cv.kind == callEdit && cv.removed != "" && cv.added != "" {
 		// A cut diff would show only its first removals; show the start
 		// of both sides instead.
-		return editPreview(head, cv, budget)
+		text, chars := editPreview(head, cv, budget)
+		return text, callCut{chars: chars, lines: -1}
 	}
-	return head + code, omitted
+	if c.chars > 0 {
+		shown := body[:byteOffset(body, utf8.RuneCountInString(body)-omitted)]
+		c.lines = max(0, cv.lines0-(strings.Count(shown, "\n")+1))
+	}
+	return head + code, c
 }
 
 // editPreview is a long edit as the start of what it removes and the start
@@ -292,7 +319,8 @@ func askGist(a pending.Ask, cv callView) string {
 	g := toolName(cv.tool)
 	switch cv.kind {
 	case callCommand:
-		g += " " + inlineCode(cv.command, fallbackGistBudget)
+		runs, _ := programsPlain(cv.programs, fallbackRunsBudget)
+		g += " — runs: " + runs + " — " + inlineCode(cv.command, fallbackGistBudget)
 	case callWrite, callEdit:
 		g += " " + inlineCode(cv.path, fallbackGistBudget)
 	default:
@@ -303,17 +331,101 @@ func askGist(a pending.Ask, cv callView) string {
 	if a.RunID != "" {
 		g += " (run " + proseText(redactHead(a.RunID, 40), 40) + ")"
 	}
+	if n := len(cv.lookAlikes); n > 0 {
+		g += " — warning: " + thousands(n) + " look-alike or invisible characters"
+	}
 	return g
 }
 
+// guardBlocks are what must be read before the code: the programs a
+// command runs (within runsMax units) and the look-alike characters (at
+// most lookMax listed).
+func guardBlocks(cv callView, runsMax, lookMax int) []slack.Block {
+	var blocks []slack.Block
+	if cv.kind == callCommand {
+		blocks = append(blocks, sectionBlock(blockRuns, programsLine(cv.programs, runsMax)))
+	}
+	if t := lookAlikeBlockText(cv.lookAlikes, lookMax); t != "" {
+		blocks = append(blocks, sectionBlock(blockLook, t))
+	}
+	return blocks
+}
+
+// programsLine is "*Runs:* `ls` → `curl` → `sh`" in at most max units;
+// what does not fit is counted ("+3 more"), never dropped silently.
+func programsLine(progs []string, max int) string {
+	const head = "*Runs:* "
+	if len(progs) == 0 {
+		return head + "_nothing (no command found)_"
+	}
+	runs, _ := joinPrograms(progs, max-len(head), func(p string) string { return inlineCode(p, 64) })
+	return head + runs
+}
+
+// programsPlain is the programs for plain text (the notification, the
+// confirm dialog) in at most max units; ok is false when not even the
+// count fits.
+func programsPlain(progs []string, max int) (string, bool) {
+	if len(progs) == 0 {
+		return "nothing", max >= len("nothing")
+	}
+	return joinPrograms(progs, max, func(p string) string { return plainCut(p, 40) })
+}
+
+// joinPrograms joins the items with arrows within max units, ending with
+// "+N more" when they do not all fit.
+func joinPrograms(progs []string, max int, item func(string) string) (string, bool) {
+	more := func(n int) string { return "+" + thousands(n) + " more" }
+	var b strings.Builder
+	used := 0
+	for i, p := range progs {
+		it := item(p)
+		if i > 0 {
+			it = " → " + it
+		}
+		reserve := 0
+		if i < len(progs)-1 {
+			reserve = len(" → ") + len(more(len(progs)-i-1))
+		}
+		if used+textLen(it)+reserve > max {
+			rest := more(len(progs) - i)
+			if i > 0 {
+				rest = " → " + rest
+			}
+			b.WriteString(rest)
+			return b.String(), used+textLen(rest) <= max
+		}
+		b.WriteString(it)
+		used += textLen(it)
+	}
+	return b.String(), true
+}
+
 // sessionConfirm is the "Approve for session" confirmation stating the exact
-// scope. If the scope cannot be stated whole within the dialog's limit, the
-// button is not offered: nobody grants what they cannot read.
-func sessionConfirm(scope string) (*slack.ConfirmationBlockObject, bool) {
+// scope and, for a command, the programs it runs. If the scope cannot be
+// stated whole within the dialog's limit, the button is not offered: nobody
+// grants what they cannot read.
+func sessionConfirm(scope string, cv callView) (*slack.ConfirmationBlockObject, bool) {
 	text := "Later calls in this session within this scope will run without asking, until the session ends: " +
 		plainCut(redactHead(scope, MaxConfirmText+1), MaxConfirmText+1)
 	if textLen(text) > MaxConfirmText || strings.HasSuffix(text, ellipsis) {
 		return nil, false
+	}
+	if cv.kind == callCommand {
+		const head, tail = "Runs: ", ". "
+		room := MaxConfirmText - textLen(text) - len(head) - len(tail)
+		runs, ok := programsPlain(cv.programs, room)
+		if !ok {
+			return nil, false
+		}
+		text = head + runs + tail + text
+	}
+	if n := len(cv.lookAlikes); n > 0 {
+		warn := "Warning: " + thousands(n) + " look-alike or invisible characters (see the message). "
+		if textLen(warn)+textLen(text) > MaxConfirmText {
+			return nil, false
+		}
+		text = warn + text
 	}
 	return slack.NewConfirmationBlockObject(
 		slack.NewTextBlockObject(slack.PlainTextType, "Approve for session?", false, false),

@@ -212,7 +212,7 @@ func TestOpenAskButtons(t *testing.T) {
 				{ActionDeny, "Deny", "danger", a.ID},
 				{ActionDenyReason, "Deny with reason…", "", a.ID},
 			},
-			confirm: "Later calls in this session within this scope will run without asking, until the session ends: the exact command `git push origin main` in /srv/askops &amp; &lt;!here&gt;",
+			confirm: "Runs: git. Later calls in this session within this scope will run without asking, until the session ends: the exact command `git push origin main` in /srv/askops &amp; &lt;!here&gt;",
 		},
 		{
 			name: "scope too long to state is not offered",
@@ -308,14 +308,14 @@ func TestFallbackText(t *testing.T) {
 		opts RenderOptions
 		want string
 	}{
-		{"open", a, RenderOptions{}, "Approval needed: bash `git push origin main` (run r-123)"},
-		{"mention first", a, RenderOptions{Mention: "<!subteam^S0123>"}, "<!subteam^S0123> Approval needed: bash `git push origin main` (run r-123)"},
-		{"malformed mention is text", a, RenderOptions{Mention: "<!channel|x> hi"}, "&lt;!channel|x&gt; hi Approval needed: bash `git push origin main` (run r-123)"},
-		{"long command is cut", long, RenderOptions{}, "Approval needed: bash `" + strings.Repeat("x", 77) + "…` (run r-123)"},
-		{"hostile command is inert and redacted", hostile, RenderOptions{}, "Approval needed: bash `echo &lt;!channel&gt; ˋwhoamiˋ GITHUB_TOKEN=ghp_[REDACTED]` (run r-123)"},
+		{"open", a, RenderOptions{}, "Approval needed: bash — runs: git — `git push origin main` (run r-123)"},
+		{"mention first", a, RenderOptions{Mention: "<!subteam^S0123>"}, "<!subteam^S0123> Approval needed: bash — runs: git — `git push origin main` (run r-123)"},
+		{"malformed mention is text", a, RenderOptions{Mention: "<!channel|x> hi"}, "&lt;!channel|x&gt; hi Approval needed: bash — runs: git — `git push origin main` (run r-123)"},
+		{"long command is cut", long, RenderOptions{}, "Approval needed: bash — runs: " + strings.Repeat("x", 39) + "… — `" + strings.Repeat("x", 77) + "…` (run r-123)"},
+		{"hostile command is inert and redacted", hostile, RenderOptions{}, "Approval needed: bash — runs: echo → whoami — `echo &lt;!channel&gt; ˋwhoamiˋ GITHUB_TOKEN=ghp_[REDACTED]` (run r-123)"},
 		{"file tool shows the path", write, RenderOptions{}, "Approval needed: write_file `a/b.txt` (run r-123)"},
-		{"approved", decided(a, pending.Status(pending.Approved), "U0456EFGH", ""), RenderOptions{Mention: "<!subteam^S0123>"}, "Approved by <@U0456EFGH>: bash `git push origin main` (run r-123)"},
-		{"expired", decided(a, pending.Status(pending.Expired), "", ""), RenderOptions{}, "Expired: bash `git push origin main` (run r-123)"},
+		{"approved", decided(a, pending.Status(pending.Approved), "U0456EFGH", ""), RenderOptions{Mention: "<!subteam^S0123>"}, "Approved by <@U0456EFGH>: bash — runs: git — `git push origin main` (run r-123)"},
+		{"expired", decided(a, pending.Status(pending.Expired), "", ""), RenderOptions{}, "Expired: bash — runs: git — `git push origin main` (run r-123)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

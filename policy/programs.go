@@ -1,0 +1,64 @@
+package policy
+
+import "strings"
+
+// maxProgramName bounds one name in Programs' answer; a longer name is cut
+// with "…" (a name is a word, not a place to hide a script).
+const maxProgramName = 60
+
+// Programs lists every program command runs, in the order the analysis
+// finds them, from the same parse the policy judges: the commands of
+// pipelines, lists, substitutions and subshells, and what wrappers (sudo,
+// env, xargs, timeout, …) and scripts (bash -c, eval) run in turn.
+// Consecutive repeats are listed once. A name the shell decides at run time
+// is "…" (bash -c "$X" runs something nobody can read in advance); a
+// program that only may run (a candidate after a wrapper's unknown options)
+// ends in "?". A command that does not parse is listed from a rough split
+// and starts with "?" so the approver knows the list is a guess.
+func Programs(command string) []string {
+	a := analyzeCommand(command, "", "", nil)
+	var out []string
+	if a.parseErr != nil {
+		out = append(out, "?")
+	}
+	for _, c := range a.cmds {
+		if len(c.words) == 0 {
+			continue
+		}
+		name := programName(c.words[0])
+		if c.guess {
+			if strings.HasPrefix(name, "-") {
+				// An option of the wrapper, not a program.
+				continue
+			}
+			if name != "…" {
+				name += "?"
+			}
+		}
+		if len(out) > 0 && out[len(out)-1] == name {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// programName is how one command word is listed: its base name when known,
+// else what is known of it with "…" for the unknown part.
+func programName(w word) string {
+	if n := cmdName(w); n != "" {
+		return clip(n, maxProgramName)
+	}
+	loose := w.loose
+	if i := strings.LastIndexByte(loose, '/'); i >= 0 && i < len(loose)-1 {
+		loose = loose[i+1:]
+	}
+	loose = strings.ReplaceAll(loose, anyText, "…")
+	for strings.Contains(loose, "……") {
+		loose = strings.ReplaceAll(loose, "……", "…")
+	}
+	if loose == "" {
+		return "…"
+	}
+	return clip(loose, maxProgramName)
+}
