@@ -15,7 +15,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/pending"
-	"github.com/askops/askops/redact"
 )
 
 // AskDecider is what interactions need from the pending store.
@@ -464,7 +463,7 @@ func alreadyDecidedText(a pending.Ask) string {
 	if !a.DecidedAt.IsZero() {
 		when = " " + readerLocalTime(a.DecidedAt)
 	}
-	by := mentionOf(a.DecidedBy)
+	by := Person(a.DecidedBy)
 	switch o, _ := a.Outcome(); o {
 	case pending.Approved:
 		return "Already approved by " + by + when + "; your click changed nothing."
@@ -473,7 +472,7 @@ func alreadyDecidedText(a pending.Ask) string {
 	case pending.Denied:
 		s := "Already denied by " + by + when
 		if a.DecisionReason != "" {
-			s += " (reason: " + Escape(redact.Secrets(a.DecisionReason)) + ")"
+			s += " (reason: " + Text(a.DecisionReason, MaxDenyReason) + ")"
 		}
 		return s + "; your click changed nothing."
 	case pending.Expired:
@@ -493,21 +492,9 @@ func alreadyDecidedPlain(a pending.Ask) string {
 	o, _ := a.Outcome()
 	s := "This request already ended: " + strings.ReplaceAll(string(o), "_", " ")
 	if a.DecidedBy != "" && o != pending.Expired && o != pending.Cancelled {
-		s += " by " + a.DecidedBy
+		s += " by " + Text(a.DecidedBy, 80)
 	}
 	return s + ". Your submission changed nothing."
-}
-
-// mentionOf shows who decided: a Slack user id as a mention (which renders
-// as their name), anything else (e.g. "askops") escaped.
-func mentionOf(by string) string {
-	if isSlackUserID(by) {
-		return "<@" + by + ">"
-	}
-	if by == "" {
-		return "someone"
-	}
-	return Escape(by)
 }
 
 func isSlackUserID(s string) bool {

@@ -16,7 +16,6 @@ import (
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
-	"github.com/askops/askops/redact"
 	"github.com/askops/askops/slackui"
 )
 
@@ -134,7 +133,7 @@ func (o *chatOps) SlashCommand(ctx context.Context, cmd slack.SlashCommand) any 
 		if !o.goRun(func() { o.startRun(cmd.ChannelID, "", cmd.UserID, rest) }) {
 			return ephemeral("askops is shutting down; try again in a moment.")
 		}
-		return ephemeral("Starting a run for: %s", slackui.Escape(firstLine(rest, 200)))
+		return ephemeral("Starting a run for: %s", slackui.Text(headLine(rest), 200))
 	case "stop":
 		if rest == "" {
 			return ephemeral("Usage: `%s stop RUN_ID`", name)
@@ -152,7 +151,7 @@ func (o *chatOps) SlashCommand(ctx context.Context, cmd slack.SlashCommand) any 
 	case "", "help":
 		return ephemeral("%s", o.help())
 	}
-	return ephemeral("Unknown subcommand `%s`.\n%s", slackui.Escape(sub), o.help())
+	return ephemeral("Unknown subcommand `%s`.\n%s", slackui.Text(sub, 80), o.help())
 }
 
 func (o *chatOps) help() string {
@@ -171,7 +170,7 @@ func (o *chatOps) help() string {
 // through the session store, which waits briefly for the owner to confirm.
 func (o *chatOps) stop(ctx context.Context, runID, user string) any {
 	res, err := o.app.sessions.Stop(ctx, runID, user)
-	id := slackui.Escape(runID)
+	id := slackui.Text(runID, 100)
 	switch {
 	case err != nil:
 		o.log.Warn("stop request failed", "run", runID, "by", user, "err", err)
@@ -203,7 +202,7 @@ func (o *chatOps) mode(ctx context.Context, cmd slack.SlashCommand, arg string) 
 		case !ok:
 			return ephemeral("This channel's sessions use the configured mode `%s`. Set one with `%s mode ask|never`.", o.app.cfg.Policy.Mode, name)
 		}
-		return ephemeral("This channel's sessions use mode `%s`, set by <@%s>.", ms.Mode, slackui.Escape(ms.By))
+		return ephemeral("This channel's sessions use mode `%s`, set by %s.", slackui.Text(string(ms.Mode), 20), slackui.Person(ms.By))
 	}
 	mode := policy.Mode(arg)
 	if mode != policy.ModeAsk && mode != policy.ModeNever {
@@ -268,10 +267,10 @@ func (o *chatOps) pendingReply(ctx context.Context, cmd slack.SlashCommand) any 
 			lines = append(lines, fmt.Sprintf("…and %d more", len(asks)-i))
 			break
 		}
-		what := slackui.Escape(redact.Secrets(firstLine(a.Summary, 80)))
-		line := fmt.Sprintf("• `%s` %s — run `%s`, until <!date^%d^{time}|%s>", a.Tool, what, slackui.Escape(a.RunID), a.Deadline.Unix(), a.Deadline.UTC().Format(time.RFC3339))
-		if a.Channel != "" && a.MessageTS != "" && cmd.TeamDomain != "" {
-			line += fmt.Sprintf(" <https://%s.slack.com/archives/%s/p%s|open>", cmd.TeamDomain, a.Channel, strings.ReplaceAll(a.MessageTS, ".", ""))
+		line := fmt.Sprintf("• `%s` %s — run `%s`, until <!date^%d^{time}|%s>", slackui.Text(a.Tool, 60), slackui.Text(headLine(a.Summary), 80),
+			slackui.Text(a.RunID, 100), a.Deadline.Unix(), a.Deadline.UTC().Format(time.RFC3339))
+		if link, ok := messageLink(cmd.TeamDomain, a.Channel, a.MessageTS); ok {
+			line += " <" + link + "|open>"
 		}
 		lines = append(lines, line)
 	}
@@ -309,9 +308,9 @@ func (o *chatOps) grantsReply(ctx context.Context, cmd slack.SlashCommand) any {
 		}
 		who := "standing"
 		if !g.Standing() {
-			who = "session " + g.SessionID
+			who = "session " + slackui.Text(g.SessionID, 200)
 		}
-		text := fmt.Sprintf("`%s` (%s) by <@%s>", slackui.Escape(g.Scope.String()), slackui.Escape(who), slackui.Escape(g.By))
+		text := fmt.Sprintf("`%s` (%s) by %s", slackui.Text(g.Scope.String(), 2000), who, slackui.Person(g.By))
 		btn := slack.NewButtonBlockElement(ActionRevokeGrant, g.SessionID+" "+g.ID, slack.NewTextBlockObject(slack.PlainTextType, "Revoke", false, false)).WithStyle(slack.StyleDanger)
 		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, slack.NewAccessory(btn)))
 	}
@@ -347,7 +346,7 @@ func (o *chatOps) revoke(ctx context.Context, cb slack.InteractionCallback, valu
 	}
 	if err := o.app.grants.Revoke(ctx, session, id); err != nil {
 		o.log.Warn("revoke grant", "grant", id, "session", session, "err", err)
-		reply("Could not revoke that grant: " + slackui.Escape(err.Error()))
+		reply("Could not revoke that grant right now; nothing changed. Please try again.")
 		return
 	}
 	o.log.Info("grant revoked", "grant", id, "session", session, "by", cb.User.ID)
@@ -425,18 +424,21 @@ func (o *chatOps) startRun(channel, thread, user, task string) {
 	o.app.metrics.RunEnded(string(res.Status))
 	o.log.Info("run ended", "run", id, "status", res.Status, "iterations", res.Iterations, "err", res.Err)
 
-	// The answer is a reply in the thread, so it notifies the thread.
-	text := res.Answer
+	// The answer is a reply in the thread, so it notifies the thread. It
+	// is the model's text, which a prompt injection may have written: it
+	// goes out inert and redacted like everything else.
+	var text string
 	switch res.Status {
 	case agent.StatusFinished:
+		text = slackui.Text(res.Answer, slackui.MaxPostText)
 	case agent.StatusCancelled:
-		text = fmt.Sprintf("Run `%s` was stopped.", id)
+		text = fmt.Sprintf("Run `%s` was stopped.", slackui.Text(id, 100))
 	default:
-		text = fmt.Sprintf("Run `%s` failed: %s", id, slackui.Escape(redact.Secrets(fmt.Sprint(res.Err))))
+		text = fmt.Sprintf("Run `%s` failed: %s", slackui.Text(id, 100), slackui.Text(fmt.Sprint(res.Err), 3000))
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
-	if _, _, err := o.app.slack.PostMessageContext(actx, channel, slack.MsgOptionText(clip(text, 39000), false), slack.MsgOptionTS(thread)); err != nil {
+	if _, _, err := o.app.slack.PostMessageContext(actx, channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread)); err != nil {
 		o.log.Warn("could not post run answer", "run", id, "err", err)
 	}
 }
@@ -486,7 +488,7 @@ type runStatus struct {
 
 func (s *runStatus) text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "*Run* `%s` by <@%s>: %s\n", s.id, s.user, slackui.Escape(redact.Secrets(firstLine(s.task, 300))))
+	fmt.Fprintf(&b, "*Run* `%s` by %s: %s\n", slackui.Text(s.id, 100), slackui.Person(s.user), slackui.Text(headLine(s.task), 300))
 	fmt.Fprintf(&b, "_%s_ · step %d · %d tool call(s)", s.state, s.step, s.calls)
 	if s.last != "" {
 		fmt.Fprintf(&b, "\nlast: %s", s.last)
@@ -527,12 +529,12 @@ func (u *statusUpdater) event(e agent.Event) {
 	case agent.EventToolCall:
 		s.calls++
 		s.state = "running"
-		s.last = fmt.Sprintf("`%s` %s", e.Tool, slackui.Escape(redact.Secrets(firstLine(e.Summary, 120))))
+		s.last = fmt.Sprintf("`%s` %s", slackui.Text(e.Tool, 60), slackui.Text(headLine(e.Summary), 120))
 	case agent.EventAsked:
 		s.state = "waiting for approval"
 	case agent.EventDecided:
 		s.state = "running"
-		s.last += " → " + outcomeText(string(e.Outcome))
+		s.last += " → " + slackui.Text(outcomeText(string(e.Outcome)), 40)
 	}
 	u.mu.Unlock()
 	select {
@@ -586,9 +588,28 @@ func (u *statusUpdater) update() {
 	}
 }
 
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
+// headLine is s's first line, marked when more follows. It is not cut:
+// slackui.Text cuts after redacting, so a secret is never cut into a piece
+// the redaction no longer recognises.
+func headLine(s string) string {
+	if line, _, more := strings.Cut(s, "\n"); more {
+		return line + " …"
 	}
 	return s
 }
+
+// messageLink is the permalink of a message, built only from parts that
+// look like what Slack sends (a team domain, a channel id, a message ts),
+// so nothing stored or typed can turn it into markup.
+func messageLink(domain, channel, ts string) (string, bool) {
+	if !teamDomainRe.MatchString(domain) || !channelIDRe.MatchString(channel) || !messageTSRe.MatchString(ts) {
+		return "", false
+	}
+	return fmt.Sprintf("https://%s.slack.com/archives/%s/p%s", domain, channel, strings.ReplaceAll(ts, ".", "")), true
+}
+
+var (
+	teamDomainRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	channelIDRe  = regexp.MustCompile(`^[CGD][A-Z0-9]{2,20}$`)
+	messageTSRe  = regexp.MustCompile(`^[0-9]{1,12}\.[0-9]{1,9}$`)
+)
