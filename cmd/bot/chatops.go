@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -160,8 +161,8 @@ func (o *chatOps) help() string {
 		"*askops* runs an AI agent and asks here before risky tool calls.",
 		fmt.Sprintf("`%s run TASK` start a run in a new thread (or @-mention me in a thread)", n),
 		fmt.Sprintf("`%s stop RUN_ID` stop a run, on whichever askops process runs it; its open Asks are cancelled", n),
-		fmt.Sprintf("`%s pending` list open Asks", n),
-		fmt.Sprintf("`%s grants` list the grants of this channel's sessions and the standing grants, with Revoke buttons", n),
+		fmt.Sprintf("`%s pending` list this channel's open Asks (approvers and run starters)", n),
+		fmt.Sprintf("`%s grants` list the grants of this channel's sessions (approvers and run starters); approvers also see the standing grants and get Revoke buttons", n),
 		fmt.Sprintf("`%s mode [ask|never]` show or set how this channel's sessions treat asks: new runs here and the next calls of runs going in its threads (approvers only; per channel, since a slash command carries no thread)", n),
 	}, "\n")
 }
@@ -252,16 +253,56 @@ func (o *chatOps) mayAct(ctx context.Context, user string) bool {
 	return ok
 }
 
+// viewer is what a user may see of a channel's chat-ops state.
+type viewer int
+
+const (
+	viewerNone     viewer = iota // neither an approver nor a run starter
+	viewerStarter                // may start runs here: the channel's Asks and session grants
+	viewerApprover               // also standing grants, and Revoke buttons
+)
+
+// viewerOf says what user may see. An approver may see everything of the
+// channel. A run starter is whoever may start a run in it (the check
+// /askops run makes): no per-user record of past runs exists, and one that
+// did would add nothing, since such a user becomes a starter of this
+// channel with one command. A failed check shows nothing.
+func (o *chatOps) viewerOf(ctx context.Context, user string) viewer {
+	if ok, _ := o.app.approvers.MayDecide(ctx, user); ok {
+		return viewerApprover
+	}
+	if ok, _ := o.starters.MayDecide(ctx, user); ok {
+		return viewerStarter
+	}
+	return viewerNone
+}
+
+// inChannel reports whether a was posted (or is to be posted) in channel,
+// top level or in one of its threads.
+func inChannel(a pending.Ask, channel string) bool {
+	return channel != "" && (a.Channel == channel || (a.Channel == "" && a.ReplyChannel == channel))
+}
+
 func (o *chatOps) pendingReply(ctx context.Context, cmd slack.SlashCommand) any {
-	asks, err := o.app.asks.ListPending(ctx, pending.Filter{})
+	if o.viewerOf(ctx, cmd.UserID) == viewerNone {
+		o.log.Info("pending refused: not an approver or run starter", "user", cmd.UserID, "channel", cmd.ChannelID)
+		return ephemeral("Sorry, only approvers and run starters may list this channel's open Asks.")
+	}
+	all, err := o.app.asks.ListPending(ctx, pending.Filter{})
 	if err != nil {
 		o.log.Warn("list pending asks", "err", err)
 		return ephemeral("Could not read the open Asks right now.")
 	}
-	if len(asks) == 0 {
-		return ephemeral("No open Asks.")
+	var asks []pending.Ask
+	for _, a := range all {
+		if inChannel(a, cmd.ChannelID) {
+			asks = append(asks, a)
+		}
 	}
-	lines := []string{fmt.Sprintf("*%d open Ask(s):*", len(asks))}
+	if len(asks) == 0 {
+		return ephemeral("No open Asks in this channel.")
+	}
+	lines := []string{fmt.Sprintf("*%d open Ask(s) in this channel:*", len(asks))}
 	for i, a := range asks {
 		if i == 20 {
 			lines = append(lines, fmt.Sprintf("…and %d more", len(asks)-i))
@@ -277,14 +318,31 @@ func (o *chatOps) pendingReply(ctx context.Context, cmd slack.SlashCommand) any 
 	return ephemeral("%s", strings.Join(lines, "\n"))
 }
 
-func (o *chatOps) grantsReply(ctx context.Context, cmd slack.SlashCommand) any {
-	var list []grants.Grant
-	standing, err := o.app.grants.List(ctx, "")
+// channelSession reports whether session is one of channel's, as the
+// session store records them (the runs started there).
+func (o *chatOps) channelSession(ctx context.Context, channel, session string) (bool, error) {
+	sessions, err := o.app.sessions.Sessions(ctx, channel)
 	if err != nil {
-		o.log.Warn("list standing grants", "err", err)
-		return ephemeral("Could not read the grants right now.")
+		return false, err
 	}
-	list = append(list, standing...)
+	return channel != "" && slices.Contains(sessions, session), nil
+}
+
+func (o *chatOps) grantsReply(ctx context.Context, cmd slack.SlashCommand) any {
+	who := o.viewerOf(ctx, cmd.UserID)
+	if who == viewerNone {
+		o.log.Info("grants refused: not an approver or run starter", "user", cmd.UserID, "channel", cmd.ChannelID)
+		return ephemeral("Sorry, only approvers and run starters may list this channel's grants.")
+	}
+	var list []grants.Grant
+	if who == viewerApprover {
+		standing, err := o.app.grants.List(ctx, "")
+		if err != nil {
+			o.log.Warn("list standing grants", "err", err)
+			return ephemeral("Could not read the grants right now.")
+		}
+		list = append(list, standing...)
+	}
 	channelSessions, err := o.app.sessions.Sessions(ctx, cmd.ChannelID)
 	if err != nil {
 		o.log.Warn("list channel sessions", "channel", cmd.ChannelID, "err", err)
@@ -299,20 +357,27 @@ func (o *chatOps) grantsReply(ctx context.Context, cmd slack.SlashCommand) any {
 		list = append(list, gs...)
 	}
 	if len(list) == 0 {
-		return ephemeral("No session grants for runs started in this channel, and no standing grants.")
+		if who == viewerApprover {
+			return ephemeral("No session grants for runs started in this channel, and no standing grants.")
+		}
+		return ephemeral("No session grants for runs started in this channel.")
 	}
 	var blocks []slack.Block
 	for i, g := range list {
 		if i == 40 { // Block Kit allows 50 blocks
 			break
 		}
-		who := "standing"
+		kind := "standing"
 		if !g.Standing() {
-			who = "session " + slackui.Text(g.SessionID, 200)
+			kind = "session " + slackui.Text(g.SessionID, 200)
 		}
-		text := fmt.Sprintf("`%s` (%s) by %s", slackui.Text(g.Scope.String(), 2000), who, slackui.Person(g.By))
-		btn := slack.NewButtonBlockElement(ActionRevokeGrant, g.SessionID+" "+g.ID, slack.NewTextBlockObject(slack.PlainTextType, "Revoke", false, false)).WithStyle(slack.StyleDanger)
-		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, slack.NewAccessory(btn)))
+		text := fmt.Sprintf("`%s` (%s) by %s", slackui.Text(g.Scope.String(), 2000), kind, slackui.Person(g.By))
+		var accessory *slack.Accessory
+		if who == viewerApprover { // only approvers may revoke
+			btn := slack.NewButtonBlockElement(ActionRevokeGrant, g.SessionID+" "+g.ID, slack.NewTextBlockObject(slack.PlainTextType, "Revoke", false, false)).WithStyle(slack.StyleDanger)
+			accessory = slack.NewAccessory(btn)
+		}
+		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, accessory))
 	}
 	return &slashReply{ResponseType: "ephemeral", Text: fmt.Sprintf("%d grant(s)", len(list)), Blocks: blocks}
 }
@@ -343,6 +408,25 @@ func (o *chatOps) revoke(ctx context.Context, cb slack.InteractionCallback, valu
 	if ok, _ := o.app.approvers.MayDecide(ctx, cb.User.ID); !ok {
 		reply("Sorry, only approvers may revoke grants.")
 		return
+	}
+	// Only this channel's grants (and standing ones, which only approvers
+	// were shown): a Revoke clicked here cannot reach another channel's.
+	channel := cb.Container.ChannelID
+	if channel == "" {
+		channel = cb.Channel.ID
+	}
+	if session != "" {
+		ok, err := o.channelSession(ctx, channel, session)
+		if err != nil {
+			o.log.Warn("revoke: list channel sessions", "channel", channel, "err", err)
+			reply("Could not check that grant right now; nothing changed. Please try again.")
+			return
+		}
+		if !ok {
+			o.log.Info("revoke refused: grant of another channel's session", "grant", id, "session", session, "channel", channel, "by", cb.User.ID)
+			reply("That grant does not belong to a session of this channel; nothing changed.")
+			return
+		}
 	}
 	if err := o.app.grants.Revoke(ctx, session, id); err != nil {
 		o.log.Warn("revoke grant", "grant", id, "session", session, "err", err)
