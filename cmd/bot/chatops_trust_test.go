@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,14 @@ func TestChatOpsPostsNothingLive(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	fake := fakeslack.New(t, fakeslack.Options{})
-	model := fakeopenai.Start(t, fakeopenai.Text("All done. "+hostileText))
+	hostilePath, _ := json.Marshal(map[string]string{"path": "notes/" + hostileText + ".txt"})
+	model := fakeopenai.Start(t,
+		// Run one: a read-only call (no Ask) the status message shows, then the answer.
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "read_file", Arguments: string(hostilePath)}),
+		fakeopenai.Text("All done. "+hostileText),
+		// Run two: the model API fails with a message of its choosing.
+		fakeopenai.Error(400, hostileText),
+	)
 	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
 	env["OPENAI_BASE_URL"] = model.BaseURL()
 	serveCtx, stopServe := context.WithCancel(ctx)
@@ -49,6 +57,22 @@ func TestChatOpsPostsNothingLive(t *testing.T) {
 	}
 	if _, err := fake.WaitForCall(ctx, "chat.update", func(c fakeslack.Call) bool { return strings.Contains(c.Text, "finished") }); err != nil {
 		t.Fatalf("status never finished: %v", err)
+	}
+	if _, err := fake.WaitForCall(ctx, "chat.update", func(c fakeslack.Call) bool {
+		return strings.Contains(c.Text, "read_file") && strings.Contains(c.Text, "&lt;!channel&gt;")
+	}); err != nil {
+		t.Errorf("the status message never showed the read_file call, escaped: %v", err)
+	}
+	slash(ctx, t, fake, base, approverID, "run fail "+hostileText)
+	failed, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, "failed:") })
+	if err != nil {
+		t.Fatalf("no failure reply: %v", err)
+	}
+	if !strings.Contains(failed.Text, "&lt;!channel&gt;") {
+		t.Errorf("the failure does not show the model API's message, escaped: %q", failed.Text)
+	}
+	if _, err := fake.WaitForCall(ctx, "chat.update", func(c fakeslack.Call) bool { return strings.Contains(c.Text, "failed") }); err != nil {
+		t.Fatalf("status never failed: %v", err)
 	}
 	stopServe()
 	if r := waitResult(t, served); r.code != 0 {
