@@ -58,27 +58,32 @@ func TestClickIsBoundToItsAsksMessage(t *testing.T) {
 			t.Fatal(err)
 		}
 
+		const notOffered, notRecorded = "was not offered for that request on this message", "still recording where this request was posted"
 		tests := []struct {
 			name                string
 			channel, ts, target string
 			action              string
+			told                string
 		}{
-			{"B's id on A's message", a.channel, a.ts, b.id, ActionApprove},
-			{"B's id on A's message, for session", a.channel, a.ts, b.id, ActionApproveSession},
-			{"B's id on A's message, deny", a.channel, a.ts, b.id, ActionDeny},
-			{"B's id on A's message, deny with reason", a.channel, a.ts, b.id, ActionDenyReason},
-			{"B's id on A's message, show full", a.channel, a.ts, b.id, ActionShowFull},
-			{"A's id on a message in another channel", "COTHER", a.ts, a.id, ActionApprove},
-			{"an unposted Ask's id on A's message", a.channel, a.ts, unposted.ID, ActionApprove},
-			{"for session where it was not offered", noSession.channel, noSession.ts, noSession.id, ActionApproveSession},
-			{"show full where nothing was cut", a.channel, a.ts, a.id, ActionShowFull},
+			{"B's id on A's message", a.channel, a.ts, b.id, ActionApprove, notOffered},
+			{"B's id on A's message, for session", a.channel, a.ts, b.id, ActionApproveSession, notOffered},
+			{"B's id on A's message, deny", a.channel, a.ts, b.id, ActionDeny, notOffered},
+			{"B's id on A's message, deny with reason", a.channel, a.ts, b.id, ActionDenyReason, notOffered},
+			{"B's id on A's message, show full", a.channel, a.ts, b.id, ActionShowFull, notOffered},
+			{"A's id on a message in another channel", "COTHER", a.ts, a.id, ActionApprove, notOffered},
+			{"an unposted Ask's id on A's message", a.channel, a.ts, unposted.ID, ActionApprove, notRecorded},
+			{"for session where it was not offered", noSession.channel, noSession.ts, noSession.id, ActionApproveSession, notOffered},
+			{"show full where nothing was cut", a.channel, a.ts, a.id, ActionShowFull, notOffered},
 		}
 		for n, tt := range tests {
 			w.clickOn(tt.channel, tt.ts, tt.target, approverA, tt.action)
-			if _, err := w.fake.WaitForCalls(t.Context(), "chat.postEphemeral", n+1, func(c fakeslack.Call) bool {
-				return c.User == approverA && strings.Contains(c.Text, "was not offered for that request on this message")
-			}); err != nil {
+			// Each refusal adds one ephemeral (the next click waits for it).
+			told, err := w.fake.WaitForCalls(t.Context(), "chat.postEphemeral", n+1, func(c fakeslack.Call) bool { return c.User == approverA })
+			if err != nil {
 				t.Fatalf("%s: clicker not told: %v", tt.name, err)
+			}
+			if !strings.Contains(told[n].Text, tt.told) {
+				t.Fatalf("%s: told %q, want %q", tt.name, told[n].Text, tt.told)
 			}
 			w.stillPending("sess-a", a, b, noSession)
 			w.stillPending("sess-b")

@@ -347,24 +347,18 @@ func (i *Interactions) openDenyReason(ctx context.Context, cb slack.InteractionC
 // the message, just uncut (and redacted the same way).
 func (i *Interactions) showFull(ctx context.Context, cb slack.InteractionCallback, value string) error {
 	askID, page := parseShowFull(value)
+	var a pending.Ask
+	var err error
 	if cb.View.ID != "" {
 		// A page button inside the modal: the modal must be this Ask's.
 		if cb.View.CallbackID != CallbackShowFull || cb.View.PrivateMetadata != askID {
 			return fmt.Errorf("show full %q: page button in view %q of another ask", askID, cb.View.ID)
 		}
-	}
-	var a pending.Ask
-	var err error
-	if cb.View.ID != "" {
-		a, err = i.cfg.Asks.Get(ctx, askID)
-	} else {
-		a, err = i.boundAsk(ctx, cb, askID, ActionShowFull)
-	}
-	if err != nil {
-		if cb.View.ID == "" {
-			return i.notBound(cb, askID, err)
+		if a, err = i.cfg.Asks.Get(ctx, askID); err != nil {
+			return fmt.Errorf("show full %q: %w", askID, err)
 		}
-		return fmt.Errorf("show full %q: %w", askID, err)
+	} else if a, err = i.boundAsk(ctx, cb, askID, ActionShowFull); err != nil {
+		return i.notBound(cb, askID, err)
 	}
 	view := FullTextModal(a, page)
 	if cb.View.ID != "" {
@@ -383,7 +377,10 @@ func (i *Interactions) showFull(ctx context.Context, cb slack.InteractionCallbac
 
 // errNotBound is a click or form that does not belong to the Ask it names:
 // not on that Ask's own message, or an action that message did not offer.
-type errNotBound struct{ why string }
+type errNotBound struct {
+	why  string // for the log
+	show string // for the clicker; notBoundText if empty
+}
 
 func (e *errNotBound) Error() string { return e.why }
 
@@ -408,13 +405,16 @@ func (i *Interactions) boundAsk(ctx context.Context, cb slack.InteractionCallbac
 	channel, ts, ok := clickedOn(cb)
 	switch {
 	case !ok:
-		return pending.Ask{}, &errNotBound{fmt.Sprintf("click on ask %s names no single message", askID)}
+		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s names no single message", askID)}
 	case a.Channel == "" || a.MessageTS == "":
-		return pending.Ask{}, &errNotBound{fmt.Sprintf("click on ask %s before its message was recorded", askID)}
+		// A click racing the record of where the message went: the
+		// message cannot be checked yet, so it is refused like any other.
+		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s before its message was recorded", askID),
+			show: "askops is still recording where this request was posted, so your click changed nothing. Please try again in a moment."}
 	case a.Channel != channel || a.MessageTS != ts:
-		return pending.Ask{}, &errNotBound{fmt.Sprintf("click on ask %s from message %s/%s, not its own %s/%s", askID, channel, ts, a.Channel, a.MessageTS)}
+		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s from message %s/%s, not its own %s/%s", askID, channel, ts, a.Channel, a.MessageTS)}
 	case !i.cfg.Notifier.Offers(a, actionID):
-		return pending.Ask{}, &errNotBound{fmt.Sprintf("action %s on ask %s was not offered on its message", actionID, askID)}
+		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("action %s on ask %s was not offered on its message", actionID, askID)}
 	}
 	return a, nil
 }
@@ -441,10 +441,15 @@ func clickedOn(cb slack.InteractionCallback) (channel, ts string, ok bool) {
 // notBound tells the clicker why a click that boundAsk refused changed
 // nothing; store errors go the way of a failed decision.
 func (i *Interactions) notBound(cb slack.InteractionCallback, askID string, err error) error {
-	if _, ok := errors.AsType[*errNotBound](err); !ok {
+	nb, ok := errors.AsType[*errNotBound](err)
+	if !ok {
 		return i.notDecided(cb, askID, err)
 	}
-	i.ephemeral(cb, notBoundText)
+	show := nb.show
+	if show == "" {
+		show = notBoundText
+	}
+	i.ephemeral(cb, show)
 	return err
 }
 
@@ -485,7 +490,7 @@ func (i *Interactions) formBound(ctx context.Context, askID, at string) error {
 		return err
 	}
 	if a.Channel == "" || a.MessageTS == "" || at != a.Channel+" "+a.MessageTS || !i.cfg.Notifier.Offers(a, ActionDenyReason) {
-		return &errNotBound{fmt.Sprintf("deny-reason form for ask %s opened at %q, not its message %s/%s", askID, at, a.Channel, a.MessageTS)}
+		return &errNotBound{why: fmt.Sprintf("deny-reason form for ask %s opened at %q, not its message %s/%s", askID, at, a.Channel, a.MessageTS)}
 	}
 	return nil
 }
@@ -504,11 +509,9 @@ func parseShowFull(v string) (id string, page int) {
 	return id, n
 }
 
-// updateMessage rewrites the clicked message to a's state, and the
-// message the store knows of if that is another one (a post retried after
-// a lost answer can leave two). The clicked one is updated even if the
-// store has not learnt where the Ask was posted yet (a click racing
-// SetMessage).
+// updateMessage rewrites a's message to its state: the clicked one, which
+// boundAsk made sure is the Ask's own, and the one the store knows of if a
+// modal submission (no clicked message) or anything else leaves them apart.
 func (i *Interactions) updateMessage(cb slack.InteractionCallback, a pending.Ask) {
 	clickedCh, clickedTS := clickedMessage(cb)
 	targets := [][2]string{{clickedCh, clickedTS}}
