@@ -398,7 +398,7 @@ func (e *errNotBound) Error() string { return e.why }
 // forged or mismatched payload can do no more than a genuine click on the
 // Ask's own message.
 func (i *Interactions) boundAsk(ctx context.Context, cb slack.InteractionCallback, askID, actionID string) (pending.Ask, error) {
-	a, err := i.cfg.Asks.Get(ctx, askID)
+	a, err := i.askWithMessage(ctx, askID)
 	if err != nil {
 		return pending.Ask{}, err
 	}
@@ -417,6 +417,33 @@ func (i *Interactions) boundAsk(ctx context.Context, cb slack.InteractionCallbac
 		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("action %s on ask %s was not offered on its message", actionID, askID)}
 	}
 	return a, nil
+}
+
+// messageRecordWait bounds how long a click waits for the store to learn
+// where its Ask was posted: the poster saves it right after chat.postMessage
+// answers, so a click can only beat it by milliseconds.
+const messageRecordWait = time.Second
+
+// askWithMessage reads the Ask; while it is open and the store does not yet
+// know its message, it reads again for up to messageRecordWait.
+func (i *Interactions) askWithMessage(ctx context.Context, askID string) (pending.Ask, error) {
+	giveUp := time.NewTimer(messageRecordWait)
+	defer giveUp.Stop()
+	retry := time.NewTicker(20 * time.Millisecond)
+	defer retry.Stop()
+	for {
+		a, err := i.cfg.Asks.Get(ctx, askID)
+		if err != nil || a.MessageTS != "" || a.Status != pending.StatusPending {
+			return a, err
+		}
+		select {
+		case <-ctx.Done():
+			return a, nil // boundAsk refuses it: no message to check against
+		case <-giveUp.C:
+			return a, nil
+		case <-retry.C:
+		}
+	}
 }
 
 // clickedOn is the message a click sits on. The container and the channel

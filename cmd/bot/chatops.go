@@ -430,6 +430,10 @@ func (o *chatOps) revoke(ctx context.Context, cb slack.InteractionCallback, valu
 	}
 	if err := o.app.grants.Revoke(ctx, session, id); err != nil {
 		o.log.Warn("revoke grant", "grant", id, "session", session, "err", err)
+		if grants.ErrorCode(err) == grants.CodeNotFound {
+			reply("That grant is gone already (revoked, expired, or never made).")
+			return
+		}
 		reply("Could not revoke that grant right now; nothing changed. Please try again.")
 		return
 	}
