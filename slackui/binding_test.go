@@ -58,7 +58,7 @@ func TestClickIsBoundToItsAsksMessage(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		const notOffered, notRecorded = "was not offered for that request on this message", "still recording where this request was posted"
+		const notOffered = "was not offered for that request on this message"
 		tests := []struct {
 			name                string
 			channel, ts, target string
@@ -71,7 +71,7 @@ func TestClickIsBoundToItsAsksMessage(t *testing.T) {
 			{"B's id on A's message, deny with reason", a.channel, a.ts, b.id, ActionDenyReason, notOffered},
 			{"B's id on A's message, show full", a.channel, a.ts, b.id, ActionShowFull, notOffered},
 			{"A's id on a message in another channel", "COTHER", a.ts, a.id, ActionApprove, notOffered},
-			{"an unposted Ask's id on A's message", a.channel, a.ts, unposted.ID, ActionApprove, notRecorded},
+			{"an unposted Ask's id on A's message", a.channel, a.ts, unposted.ID, ActionApprove, notOffered},
 			{"for session where it was not offered", noSession.channel, noSession.ts, noSession.id, ActionApproveSession, notOffered},
 			{"show full where nothing was cut", a.channel, a.ts, a.id, ActionShowFull, notOffered},
 		}
@@ -186,4 +186,43 @@ func TestShowFullPageButtonIsBoundToItsModal(t *testing.T) {
 	if n := len(w.fake.Calls("views.update")); n != 0 {
 		t.Fatalf("%d views.update calls", n)
 	}
+}
+
+// Until the store knows where an Ask was posted (a click faster than the
+// poster's save, or a save the store failed), the message Slack put in the
+// payload stands in for the record: it must carry the very button clicked,
+// for that Ask, and the record must still offer it.
+func TestClickBeforeItsMessageIsRecorded(t *testing.T) {
+	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
+		ctx := t.Context()
+		early, err := w.asks.Create(ctx, bashRequest("run-early", "", "make deploy"), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, ts, err := w.notifier.Post(ctx, early) // posted; the store is never told where
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := w.ask(bashRequest("run-other", "sess-o", "make release"))
+		refusals := []struct{ name, channel, ts, action string }{
+			{"for session, which its message does not offer", ch, ts, ActionApproveSession},
+			{"its id on another Ask's message", other.channel, other.ts, ActionApprove},
+		}
+		for n, r := range refusals {
+			w.clickOn(r.channel, r.ts, early.ID, approverA, r.action)
+			told, err := w.fake.WaitForCalls(ctx, "chat.postEphemeral", n+1, func(c fakeslack.Call) bool { return c.User == approverA })
+			if err != nil || !strings.Contains(told[n].Text, "was not offered") {
+				t.Fatalf("%s: told %v (%v)", r.name, told, err)
+			}
+			if a, _ := w.asks.Get(ctx, early.ID); a.Status != pending.StatusPending {
+				t.Fatalf("%s: the Ask is %s", r.name, a.Status)
+			}
+		}
+		w.clickOn(ch, ts, early.ID, approverA, ActionApprove)
+		if a, err := w.asks.Get(ctx, early.ID); err != nil || a.Status != pending.Status(pending.Approved) {
+			t.Fatalf("the click on its own unrecorded message gave %s (%v)", a.Status, err)
+		}
+		w.click(other, approverA, ActionDeny)
+		other.result(t)
+	})
 }

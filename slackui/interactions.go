@@ -396,9 +396,12 @@ func (e *errNotBound) Error() string { return e.why }
 // stale (a copy from a retried post, a rendering before an update), and
 // anyone holding the signing secret could write it. With the record, a
 // forged or mismatched payload can do no more than a genuine click on the
-// Ask's own message.
+// Ask's own message. Only while the record lacks the message (a click
+// faster than the poster's save, or a save the store failed) does the
+// payload's message stand in for it, and then it must hold this button for
+// this Ask, and the record must still offer it.
 func (i *Interactions) boundAsk(ctx context.Context, cb slack.InteractionCallback, askID, actionID string) (pending.Ask, error) {
-	a, err := i.askWithMessage(ctx, askID)
+	a, err := i.cfg.Asks.Get(ctx, askID)
 	if err != nil {
 		return pending.Ask{}, err
 	}
@@ -407,43 +410,24 @@ func (i *Interactions) boundAsk(ctx context.Context, cb slack.InteractionCallbac
 	case !ok:
 		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s names no single message", askID)}
 	case a.Channel == "" || a.MessageTS == "":
-		// A click racing the record of where the message went: the
-		// message cannot be checked yet, so it is refused like any other.
-		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s before its message was recorded", askID),
-			show: "askops is still recording where this request was posted, so your click changed nothing. Please try again in a moment."}
+		// The store does not know the message: the click beat the poster's
+		// record of it, or the store failed to take it (and the Ask would
+		// otherwise wait out its deadline). Then the message as Slack
+		// signed it into the payload must carry this very button.
+		if len(cb.Message.Blocks.BlockSet) == 0 {
+			return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s: its message is neither recorded nor in the payload", askID),
+				show: "askops has not yet recorded where this request was posted, so your click changed nothing. Please try again in a moment."}
+		}
+		if !buttonFor(cb.Message.Blocks.BlockSet, actionID, askID) || (a.ReplyChannel != "" && a.ReplyChannel != channel) {
+			return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s from message %s/%s, which does not carry that button (its own is not recorded)", askID, channel, ts)}
+		}
 	case a.Channel != channel || a.MessageTS != ts:
 		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s from message %s/%s, not its own %s/%s", askID, channel, ts, a.Channel, a.MessageTS)}
-	case !i.cfg.Notifier.Offers(a, actionID):
+	}
+	if !i.cfg.Notifier.Offers(a, actionID) {
 		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("action %s on ask %s was not offered on its message", actionID, askID)}
 	}
 	return a, nil
-}
-
-// messageRecordWait bounds how long a click waits for the store to learn
-// where its Ask was posted: the poster saves it right after chat.postMessage
-// answers, so a click can only beat it by milliseconds.
-const messageRecordWait = time.Second
-
-// askWithMessage reads the Ask; while it is open and the store does not yet
-// know its message, it reads again for up to messageRecordWait.
-func (i *Interactions) askWithMessage(ctx context.Context, askID string) (pending.Ask, error) {
-	giveUp := time.NewTimer(messageRecordWait)
-	defer giveUp.Stop()
-	retry := time.NewTicker(20 * time.Millisecond)
-	defer retry.Stop()
-	for {
-		a, err := i.cfg.Asks.Get(ctx, askID)
-		if err != nil || a.MessageTS != "" || a.Status != pending.StatusPending {
-			return a, err
-		}
-		select {
-		case <-ctx.Done():
-			return a, nil // boundAsk refuses it: no message to check against
-		case <-giveUp.C:
-			return a, nil
-		case <-retry.C:
-		}
-	}
 }
 
 // clickedOn is the message a click sits on. The container and the channel
