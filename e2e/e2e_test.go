@@ -719,7 +719,7 @@ func TestInterrupted(t *testing.T) {
 			// nobody knows which message to update.
 			link := "/archives/" + ask.Channel + "/p" + strings.ReplaceAll(ask.TS, ".", "")
 			waitFor(ctx, t, "the Ask's message to be recorded", func() bool {
-				_, body := w.slash(ctx, t, s.base, approverID, "pending")
+				_, body := w.slashIn(ctx, t, s.base, approvalChannel, approverID, "pending")
 				return strings.Contains(body, link)
 			})
 			p.interrupt(t)

@@ -574,8 +574,15 @@ func (w *world) click(ctx context.Context, t *testing.T, base string, m fakeslac
 // returns the immediate reply.
 func (w *world) slash(ctx context.Context, t *testing.T, base, user, cmdText string) (int, string) {
 	t.Helper()
+	return w.slashIn(ctx, t, base, opsChannel, user, cmdText)
+}
+
+// slashIn is slash typed in channel (/askops pending and grants show that
+// channel's Asks and grants only).
+func (w *world) slashIn(ctx context.Context, t *testing.T, base, channel, user, cmdText string) (int, string) {
+	t.Helper()
 	resp, err := w.slack.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{
-		Command: "/askops", Text: cmdText, UserID: user, ChannelID: opsChannel, TeamDomain: "e2e",
+		Command: "/askops", Text: cmdText, UserID: user, ChannelID: channel, TeamDomain: "e2e",
 	})
 	if err != nil {
 		t.Fatalf("/askops %s: %v", cmdText, err)

@@ -15,7 +15,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/pending"
-	"github.com/askops/askops/redact"
 )
 
 // AskDecider is what interactions need from the pending store.
@@ -24,10 +23,14 @@ type AskDecider interface {
 	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
 }
 
-// MessageUpdater rewrites an Ask's message to its current state; *Notifier
-// satisfies it.
-type MessageUpdater interface {
+// AskMessages is what interactions need from the renderer of Ask
+// messages; *Notifier satisfies it.
+type AskMessages interface {
+	// Update rewrites an Ask's message to its current state.
 	Update(ctx context.Context, a pending.Ask) error
+	// Offers reports whether the Ask's message, rendered while it was open,
+	// has a button with actionID for it.
+	Offers(a pending.Ask, actionID string) bool
 }
 
 // DecisionAuthority says who may decide; *Approvers satisfies it.
@@ -49,7 +52,7 @@ type InteractionAPI interface {
 // InteractionsConfig wires an Interactions.
 type InteractionsConfig struct {
 	Asks      AskDecider
-	Notifier  MessageUpdater
+	Notifier  AskMessages
 	Approvers DecisionAuthority
 	API       InteractionAPI
 	Logger    *slog.Logger
@@ -134,7 +137,8 @@ func InteractionsHandler(handle func(context.Context, slack.InteractionCallback)
 }
 
 // Handle handles one interaction, from HTTP or Socket Mode. It returns
-// quickly (one store round trip); a non-nil response is the body of the
+// quickly (two store round trips: read the Ask to bind the click to it,
+// then decide); a non-nil response is the body of the
 // acknowledgement (a view_submission's response_action). The error is for
 // logs only: the user has already been told what they need to know.
 func (i *Interactions) Handle(ctx context.Context, cb slack.InteractionCallback) (*slack.ViewSubmissionResponse, error) {
@@ -196,6 +200,9 @@ func (i *Interactions) decide(ctx context.Context, cb slack.InteractionCallback,
 		i.ephemeral(cb, refusalShown(err))
 		return err
 	}
+	if _, err := i.boundAsk(ctx, cb, askID, actionOf(outcome)); err != nil {
+		return i.notBound(cb, askID, err)
+	}
 	a, err := i.cfg.Asks.Decide(ctx, askID, outcome, user, reason)
 	if err != nil {
 		return i.notDecided(cb, askID, err)
@@ -248,7 +255,10 @@ func (i *Interactions) notDecided(cb slack.InteractionCallback, askID string, er
 		i.ephemeral(cb, "This request was already decided; your click changed nothing.")
 	case pending.CodeNotFound:
 		i.ephemeral(cb, "askops no longer knows this request (it ended long ago or never existed); nothing will run because of it.")
-		i.replaceUnknown(cb)
+		if buttonFor(cb.Message.Blocks.BlockSet, ActionApprove, askID) {
+			// Only a message that is this Ask's own loses its buttons.
+			i.replaceUnknown(cb)
+		}
 		return nil
 	case pending.CodeInvalid:
 		i.ephemeral(cb, "This button does not carry a valid request; nothing changed.")
@@ -262,7 +272,7 @@ func (i *Interactions) notDecided(cb slack.InteractionCallback, askID string, er
 // in the modal itself (response_action errors): there is no channel to
 // reply in.
 func (i *Interactions) denyWithReason(ctx context.Context, cb slack.InteractionCallback) (*slack.ViewSubmissionResponse, error) {
-	askID := cb.View.PrivateMetadata
+	askID, at := parseDenyReasonMetadata(cb.View.PrivateMetadata)
 	reason := ""
 	if cb.View.State != nil {
 		reason = strings.TrimSpace(cb.View.State.Values[BlockDenyReason][ActionDenyReasonInput].Value)
@@ -280,6 +290,12 @@ func (i *Interactions) denyWithReason(ctx context.Context, cb slack.InteractionC
 	user := cb.User.ID
 	if err := i.authorize(ctx, user, askID); err != nil {
 		return fail(refusalShown(err)), err
+	}
+	if err := i.formBound(ctx, askID, at); err != nil {
+		if pending.ErrorCode(err) == pending.CodeNotFound {
+			return fail("askops no longer knows this request; nothing will run because of it."), nil
+		}
+		return fail(notBoundPlain), err
 	}
 	a, err := i.cfg.Asks.Decide(ctx, askID, pending.Denied, user, reason)
 	switch pending.ErrorCode(err) {
@@ -306,18 +322,21 @@ func (i *Interactions) openDenyReason(ctx context.Context, cb slack.InteractionC
 		i.ephemeral(cb, refusalShown(err))
 		return err
 	}
-	a, err := i.cfg.Asks.Get(ctx, askID)
+	a, err := i.boundAsk(ctx, cb, askID, ActionDenyReason)
 	if err != nil {
-		return i.notDecided(cb, askID, err)
+		return i.notBound(cb, askID, err)
 	}
 	if _, done := a.Outcome(); done {
 		i.ephemeral(cb, alreadyDecidedText(a))
 		i.updateMessage(cb, a)
 		return nil
 	}
+	view := DenyReasonModal(a)
+	// The submission is bound to this Ask and its message like a click.
+	view.PrivateMetadata = denyReasonMetadata(a)
 	// trigger_id lives 3 s: open the modal now-ish, but not on the ack path.
 	i.background("views.open", func(ctx context.Context) error {
-		_, err := i.cfg.API.OpenViewContext(ctx, cb.TriggerID, DenyReasonModal(a))
+		_, err := i.cfg.API.OpenViewContext(ctx, cb.TriggerID, view)
 		return err
 	})
 	return nil
@@ -328,12 +347,18 @@ func (i *Interactions) openDenyReason(ctx context.Context, cb slack.InteractionC
 // the message, just uncut (and redacted the same way).
 func (i *Interactions) showFull(ctx context.Context, cb slack.InteractionCallback, value string) error {
 	askID, page := parseShowFull(value)
-	a, err := i.cfg.Asks.Get(ctx, askID)
-	if err != nil {
-		if cb.Channel.ID != "" {
-			return i.notDecided(cb, askID, err)
+	var a pending.Ask
+	var err error
+	if cb.View.ID != "" {
+		// A page button inside the modal: the modal must be this Ask's.
+		if cb.View.CallbackID != CallbackShowFull || cb.View.PrivateMetadata != askID {
+			return fmt.Errorf("show full %q: page button in view %q of another ask", askID, cb.View.ID)
 		}
-		return fmt.Errorf("show full %q: %w", askID, err)
+		if a, err = i.cfg.Asks.Get(ctx, askID); err != nil {
+			return fmt.Errorf("show full %q: %w", askID, err)
+		}
+	} else if a, err = i.boundAsk(ctx, cb, askID, ActionShowFull); err != nil {
+		return i.notBound(cb, askID, err)
 	}
 	view := FullTextModal(a, page)
 	if cb.View.ID != "" {
@@ -347,6 +372,137 @@ func (i *Interactions) showFull(ctx context.Context, cb slack.InteractionCallbac
 		_, err := i.cfg.API.OpenViewContext(ctx, cb.TriggerID, view)
 		return err
 	})
+	return nil
+}
+
+// errNotBound is a click or form that does not belong to the Ask it names:
+// not on that Ask's own message, or an action that message did not offer.
+type errNotBound struct {
+	why  string // for the log
+	show string // for the clicker; notBoundText if empty
+}
+
+func (e *errNotBound) Error() string { return e.why }
+
+// boundAsk returns the Ask askID names if the click may act on it: the
+// click sits on the message the store recorded for that Ask (the
+// container's channel and message ts, as Slack signed them), and that
+// message offered actionID.
+//
+// Whether the action was offered is re-derived from the Ask record by the
+// renderer itself (AskMessages.Offers), not read from the payload's copy of
+// the message: the record is the server's own and the same on every
+// replica; the payload's message is absent for some surfaces and can be
+// stale (a copy from a retried post, a rendering before an update), and
+// anyone holding the signing secret could write it. With the record, a
+// forged or mismatched payload can do no more than a genuine click on the
+// Ask's own message. Only while the record lacks the message (a click
+// faster than the poster's save, or a save the store failed) does the
+// payload's message stand in for it, and then it must hold this button for
+// this Ask, and the record must still offer it.
+func (i *Interactions) boundAsk(ctx context.Context, cb slack.InteractionCallback, askID, actionID string) (pending.Ask, error) {
+	a, err := i.cfg.Asks.Get(ctx, askID)
+	if err != nil {
+		return pending.Ask{}, err
+	}
+	channel, ts, ok := clickedOn(cb)
+	switch {
+	case !ok:
+		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s names no single message", askID)}
+	case a.Channel == "" || a.MessageTS == "":
+		// The store does not know the message: the click beat the poster's
+		// record of it, or the store failed to take it (and the Ask would
+		// otherwise wait out its deadline). Then the message as Slack
+		// signed it into the payload must carry this very button.
+		if len(cb.Message.Blocks.BlockSet) == 0 {
+			return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s: its message is neither recorded nor in the payload", askID),
+				show: "askops has not yet recorded where this request was posted, so your click changed nothing. Please try again in a moment."}
+		}
+		if !buttonFor(cb.Message.Blocks.BlockSet, actionID, askID) || (a.ReplyChannel != "" && a.ReplyChannel != channel) {
+			return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s from message %s/%s, which does not carry that button (its own is not recorded)", askID, channel, ts)}
+		}
+	case a.Channel != channel || a.MessageTS != ts:
+		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s from message %s/%s, not its own %s/%s", askID, channel, ts, a.Channel, a.MessageTS)}
+	}
+	if !i.cfg.Notifier.Offers(a, actionID) {
+		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("action %s on ask %s was not offered on its message", actionID, askID)}
+	}
+	return a, nil
+}
+
+// clickedOn is the message a click sits on. The container and the channel
+// and message objects must agree where both are given.
+func clickedOn(cb slack.InteractionCallback) (channel, ts string, ok bool) {
+	channel, ts = cb.Container.ChannelID, cb.Container.MessageTs
+	if c := cb.Channel.ID; c != "" {
+		if channel != "" && channel != c {
+			return "", "", false
+		}
+		channel = c
+	}
+	if m := cb.Message.Timestamp; m != "" {
+		if ts != "" && ts != m {
+			return "", "", false
+		}
+		ts = m
+	}
+	return channel, ts, channel != "" && ts != ""
+}
+
+// notBound tells the clicker why a click that boundAsk refused changed
+// nothing; store errors go the way of a failed decision.
+func (i *Interactions) notBound(cb slack.InteractionCallback, askID string, err error) error {
+	nb, ok := errors.AsType[*errNotBound](err)
+	if !ok {
+		return i.notDecided(cb, askID, err)
+	}
+	show := nb.show
+	if show == "" {
+		show = notBoundText
+	}
+	i.ephemeral(cb, show)
+	return err
+}
+
+const notBoundText = "This button was not offered for that request on this message, so your click changed nothing. Use the buttons on the request's own message."
+
+const notBoundPlain = "This form does not belong to a request askops asked you about; nothing changed. Use the request's own message."
+
+// actionOf is the button that asks for outcome.
+func actionOf(o pending.Outcome) string {
+	switch o {
+	case pending.Approved:
+		return ActionApprove
+	case pending.ApprovedSession:
+		return ActionApproveSession
+	case pending.Denied:
+		return ActionDeny
+	}
+	return ""
+}
+
+// denyReasonMetadata binds a "Deny with reason…" modal to its Ask and the
+// message it was opened from: "ASK_ID CHANNEL MESSAGE_TS".
+func denyReasonMetadata(a pending.Ask) string {
+	return a.ID + " " + a.Channel + " " + a.MessageTS
+}
+
+// parseDenyReasonMetadata reads denyReasonMetadata; at is "CHANNEL TS".
+func parseDenyReasonMetadata(m string) (askID, at string) {
+	askID, at, _ = strings.Cut(m, " ")
+	return askID, at
+}
+
+// formBound checks a deny-reason submission the way boundAsk checks a
+// click: the modal was opened from askID's own message, which offered it.
+func (i *Interactions) formBound(ctx context.Context, askID, at string) error {
+	a, err := i.cfg.Asks.Get(ctx, askID)
+	if err != nil {
+		return err
+	}
+	if a.Channel == "" || a.MessageTS == "" || at != a.Channel+" "+a.MessageTS || !i.cfg.Notifier.Offers(a, ActionDenyReason) {
+		return &errNotBound{why: fmt.Sprintf("deny-reason form for ask %s opened at %q, not its message %s/%s", askID, at, a.Channel, a.MessageTS)}
+	}
 	return nil
 }
 
@@ -364,11 +520,9 @@ func parseShowFull(v string) (id string, page int) {
 	return id, n
 }
 
-// updateMessage rewrites the clicked message to a's state, and the
-// message the store knows of if that is another one (a post retried after
-// a lost answer can leave two). The clicked one is updated even if the
-// store has not learnt where the Ask was posted yet (a click racing
-// SetMessage).
+// updateMessage rewrites a's message to its state: the clicked one, which
+// boundAsk made sure is the Ask's own, and the one the store knows of if a
+// modal submission (no clicked message) or anything else leaves them apart.
 func (i *Interactions) updateMessage(cb slack.InteractionCallback, a pending.Ask) {
 	clickedCh, clickedTS := clickedMessage(cb)
 	targets := [][2]string{{clickedCh, clickedTS}}
@@ -464,7 +618,7 @@ func alreadyDecidedText(a pending.Ask) string {
 	if !a.DecidedAt.IsZero() {
 		when = " " + readerLocalTime(a.DecidedAt)
 	}
-	by := mentionOf(a.DecidedBy)
+	by := Person(a.DecidedBy)
 	switch o, _ := a.Outcome(); o {
 	case pending.Approved:
 		return "Already approved by " + by + when + "; your click changed nothing."
@@ -473,7 +627,7 @@ func alreadyDecidedText(a pending.Ask) string {
 	case pending.Denied:
 		s := "Already denied by " + by + when
 		if a.DecisionReason != "" {
-			s += " (reason: " + Escape(redact.Secrets(a.DecisionReason)) + ")"
+			s += " (reason: " + Text(a.DecisionReason, MaxDenyReason) + ")"
 		}
 		return s + "; your click changed nothing."
 	case pending.Expired:
@@ -493,21 +647,9 @@ func alreadyDecidedPlain(a pending.Ask) string {
 	o, _ := a.Outcome()
 	s := "This request already ended: " + strings.ReplaceAll(string(o), "_", " ")
 	if a.DecidedBy != "" && o != pending.Expired && o != pending.Cancelled {
-		s += " by " + a.DecidedBy
+		s += " by " + Text(a.DecidedBy, 80)
 	}
 	return s + ". Your submission changed nothing."
-}
-
-// mentionOf shows who decided: a Slack user id as a mention (which renders
-// as their name), anything else (e.g. "askops") escaped.
-func mentionOf(by string) string {
-	if isSlackUserID(by) {
-		return "<@" + by + ">"
-	}
-	if by == "" {
-		return "someone"
-	}
-	return Escape(by)
 }
 
 func isSlackUserID(s string) bool {

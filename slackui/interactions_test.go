@@ -188,6 +188,10 @@ func (w *world) ask(req pending.Request) *waiting {
 	return wa
 }
 
+// reasonForm is the private_metadata of the deny-reason modal opened from
+// wa's message.
+func (wa *waiting) reasonForm() string { return wa.id + " " + wa.channel + " " + wa.ts }
+
 func (wa *waiting) result(t *testing.T) pending.Ask {
 	t.Helper()
 	select {
@@ -406,7 +410,7 @@ func TestDenyWithReasonReachesWaiter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if open.View == nil || open.View.CallbackID != CallbackDenyReason || open.View.PrivateMetadata != wa.id {
+		if open.View == nil || open.View.CallbackID != CallbackDenyReason || open.View.PrivateMetadata != wa.reasonForm() {
 			t.Fatalf("views.open got %+v, want the deny-reason modal for %s", open.View, wa.id)
 		}
 		var viewID string
@@ -781,8 +785,12 @@ func TestApproverConfigRefusesMissingParts(t *testing.T) {
 
 // finishedUpdates counts message updates that have returned.
 type finishedUpdates struct {
-	next MessageUpdater
+	next AskMessages
 	done atomic.Int32
+}
+
+func (f *finishedUpdates) Offers(a pending.Ask, actionID string) bool {
+	return f.next.Offers(a, actionID)
 }
 
 func (f *finishedUpdates) Update(ctx context.Context, a pending.Ask) error {
@@ -834,10 +842,10 @@ func TestLosingSessionClickLeavesNoGrant(t *testing.T) {
 
 func TestDenyReasonSubmissionEdgeCases(t *testing.T) {
 	w := newWorld(t, worldOptions{})
-	submit := func(id, reason string) slack.ViewSubmissionResponse {
+	submit := func(wa *waiting, reason string) slack.ViewSubmissionResponse {
 		t.Helper()
 		resp, err := w.fake.PostInteraction(t.Context(), w.url, w.fake.ViewSubmissionPayload(fakeslack.ViewSubmission{
-			User: approverA, CallbackID: CallbackDenyReason, PrivateMetadata: id,
+			User: approverA, CallbackID: CallbackDenyReason, PrivateMetadata: wa.reasonForm(),
 			Values: map[string]map[string]string{BlockDenyReason: {ActionDenyReasonInput: reason}},
 		}))
 		if err != nil {
@@ -852,14 +860,14 @@ func TestDenyReasonSubmissionEdgeCases(t *testing.T) {
 		wa := w.ask(bashRequest("run-late-reason", "sess-1", "ls"))
 		w.click(wa, approverB, ActionApprove)
 		wa.result(t)
-		got := submit(wa.id, "too risky")
+		got := submit(wa, "too risky")
 		if msg := got.Errors[BlockDenyReason]; !strings.Contains(msg, "approved by "+approverB) || strings.Contains(msg, "<@") {
 			t.Fatalf("modal error %q; want plain text naming who decided", msg)
 		}
 	})
 	t.Run("a huge reason is capped", func(t *testing.T) {
 		wa := w.ask(bashRequest("run-long-reason", "sess-1", "ls"))
-		if got := submit(wa.id, strings.Repeat("x", 10*MaxDenyReason)); got.ResponseAction != "" {
+		if got := submit(wa, strings.Repeat("x", 10*MaxDenyReason)); got.ResponseAction != "" {
 			t.Fatalf("answer %+v", got)
 		}
 		a := wa.result(t)

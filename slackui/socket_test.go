@@ -70,7 +70,7 @@ func TestSocketModeDenyReasonSubmission(t *testing.T) {
 	wa := w.ask(bashRequest("run-socket-reason", "sess-1", "make deploy"))
 	submit := func(reason string) fakeslack.Ack {
 		env, err := w.fake.SendInteractive(t.Context(), w.fake.ViewSubmissionPayload(fakeslack.ViewSubmission{
-			User: approverA, CallbackID: CallbackDenyReason, PrivateMetadata: wa.id,
+			User: approverA, CallbackID: CallbackDenyReason, PrivateMetadata: wa.reasonForm(),
 			Values: map[string]map[string]string{BlockDenyReason: {ActionDenyReasonInput: reason}},
 		}))
 		if err != nil {
@@ -153,7 +153,7 @@ func TestShowFullPagesInsideModal(t *testing.T) {
 	cb := slack.InteractionCallback{
 		Type: slack.InteractionTypeBlockActions,
 		User: slack.User{ID: approverA},
-		View: slack.View{ID: views[0].ID},
+		View: slack.View{ID: views[0].ID, CallbackID: views[0].Request.CallbackID, PrivateMetadata: views[0].Request.PrivateMetadata},
 		ActionCallback: slack.ActionCallbacks{BlockActions: []*slack.BlockAction{
 			{ActionID: ActionShowFull, Value: ShowFullValue(wa.id, 1)},
 		}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,7 +17,6 @@ import (
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
-	"github.com/askops/askops/redact"
 	"github.com/askops/askops/slackui"
 )
 
@@ -134,7 +134,7 @@ func (o *chatOps) SlashCommand(ctx context.Context, cmd slack.SlashCommand) any 
 		if !o.goRun(func() { o.startRun(cmd.ChannelID, "", cmd.UserID, rest) }) {
 			return ephemeral("askops is shutting down; try again in a moment.")
 		}
-		return ephemeral("Starting a run for: %s", slackui.Escape(firstLine(rest, 200)))
+		return ephemeral("Starting a run for: %s", slackui.Text(headLine(rest), 200))
 	case "stop":
 		if rest == "" {
 			return ephemeral("Usage: `%s stop RUN_ID`", name)
@@ -152,7 +152,7 @@ func (o *chatOps) SlashCommand(ctx context.Context, cmd slack.SlashCommand) any 
 	case "", "help":
 		return ephemeral("%s", o.help())
 	}
-	return ephemeral("Unknown subcommand `%s`.\n%s", slackui.Escape(sub), o.help())
+	return ephemeral("Unknown subcommand `%s`.\n%s", slackui.Text(sub, 80), o.help())
 }
 
 func (o *chatOps) help() string {
@@ -161,8 +161,8 @@ func (o *chatOps) help() string {
 		"*askops* runs an AI agent and asks here before risky tool calls.",
 		fmt.Sprintf("`%s run TASK` start a run in a new thread (or @-mention me in a thread)", n),
 		fmt.Sprintf("`%s stop RUN_ID` stop a run, on whichever askops process runs it; its open Asks are cancelled", n),
-		fmt.Sprintf("`%s pending` list open Asks", n),
-		fmt.Sprintf("`%s grants` list the grants of this channel's sessions and the standing grants, with Revoke buttons", n),
+		fmt.Sprintf("`%s pending` list this channel's open Asks (approvers and run starters)", n),
+		fmt.Sprintf("`%s grants` list the grants of this channel's sessions (approvers and run starters); approvers also see the standing grants and get Revoke buttons", n),
 		fmt.Sprintf("`%s mode [ask|never]` show or set how this channel's sessions treat asks: new runs here and the next calls of runs going in its threads (approvers only; per channel, since a slash command carries no thread)", n),
 	}, "\n")
 }
@@ -171,7 +171,7 @@ func (o *chatOps) help() string {
 // through the session store, which waits briefly for the owner to confirm.
 func (o *chatOps) stop(ctx context.Context, runID, user string) any {
 	res, err := o.app.sessions.Stop(ctx, runID, user)
-	id := slackui.Escape(runID)
+	id := slackui.Text(runID, 100)
 	switch {
 	case err != nil:
 		o.log.Warn("stop request failed", "run", runID, "by", user, "err", err)
@@ -203,7 +203,7 @@ func (o *chatOps) mode(ctx context.Context, cmd slack.SlashCommand, arg string) 
 		case !ok:
 			return ephemeral("This channel's sessions use the configured mode `%s`. Set one with `%s mode ask|never`.", o.app.cfg.Policy.Mode, name)
 		}
-		return ephemeral("This channel's sessions use mode `%s`, set by <@%s>.", ms.Mode, slackui.Escape(ms.By))
+		return ephemeral("This channel's sessions use mode `%s`, set by %s.", slackui.Text(string(ms.Mode), 20), slackui.Person(ms.By))
 	}
 	mode := policy.Mode(arg)
 	if mode != policy.ModeAsk && mode != policy.ModeNever {
@@ -253,39 +253,96 @@ func (o *chatOps) mayAct(ctx context.Context, user string) bool {
 	return ok
 }
 
+// viewer is what a user may see of a channel's chat-ops state.
+type viewer int
+
+const (
+	viewerNone     viewer = iota // neither an approver nor a run starter
+	viewerStarter                // may start runs here: the channel's Asks and session grants
+	viewerApprover               // also standing grants, and Revoke buttons
+)
+
+// viewerOf says what user may see. An approver may see everything of the
+// channel. A run starter is whoever may start a run in it (the check
+// /askops run makes): no per-user record of past runs exists, and one that
+// did would add nothing, since such a user becomes a starter of this
+// channel with one command. A failed check shows nothing.
+func (o *chatOps) viewerOf(ctx context.Context, user string) viewer {
+	if ok, _ := o.app.approvers.MayDecide(ctx, user); ok {
+		return viewerApprover
+	}
+	if ok, _ := o.starters.MayDecide(ctx, user); ok {
+		return viewerStarter
+	}
+	return viewerNone
+}
+
+// inChannel reports whether a was posted (or is to be posted) in channel,
+// top level or in one of its threads.
+func inChannel(a pending.Ask, channel string) bool {
+	return channel != "" && (a.Channel == channel || (a.Channel == "" && a.ReplyChannel == channel))
+}
+
 func (o *chatOps) pendingReply(ctx context.Context, cmd slack.SlashCommand) any {
-	asks, err := o.app.asks.ListPending(ctx, pending.Filter{})
+	if o.viewerOf(ctx, cmd.UserID) == viewerNone {
+		o.log.Info("pending refused: not an approver or run starter", "user", cmd.UserID, "channel", cmd.ChannelID)
+		return ephemeral("Sorry, only approvers and run starters may list this channel's open Asks.")
+	}
+	all, err := o.app.asks.ListPending(ctx, pending.Filter{})
 	if err != nil {
 		o.log.Warn("list pending asks", "err", err)
 		return ephemeral("Could not read the open Asks right now.")
 	}
-	if len(asks) == 0 {
-		return ephemeral("No open Asks.")
+	var asks []pending.Ask
+	for _, a := range all {
+		if inChannel(a, cmd.ChannelID) {
+			asks = append(asks, a)
+		}
 	}
-	lines := []string{fmt.Sprintf("*%d open Ask(s):*", len(asks))}
+	if len(asks) == 0 {
+		return ephemeral("No open Asks in this channel.")
+	}
+	lines := []string{fmt.Sprintf("*%d open Ask(s) in this channel:*", len(asks))}
 	for i, a := range asks {
 		if i == 20 {
 			lines = append(lines, fmt.Sprintf("…and %d more", len(asks)-i))
 			break
 		}
-		what := slackui.Escape(redact.Secrets(firstLine(a.Summary, 80)))
-		line := fmt.Sprintf("• `%s` %s — run `%s`, until <!date^%d^{time}|%s>", a.Tool, what, slackui.Escape(a.RunID), a.Deadline.Unix(), a.Deadline.UTC().Format(time.RFC3339))
-		if a.Channel != "" && a.MessageTS != "" && cmd.TeamDomain != "" {
-			line += fmt.Sprintf(" <https://%s.slack.com/archives/%s/p%s|open>", cmd.TeamDomain, a.Channel, strings.ReplaceAll(a.MessageTS, ".", ""))
+		line := fmt.Sprintf("• `%s` %s — run `%s`, until <!date^%d^{time}|%s>", slackui.Text(a.Tool, 60), slackui.Text(headLine(a.Summary), 80),
+			slackui.Text(a.RunID, 100), a.Deadline.Unix(), a.Deadline.UTC().Format(time.RFC3339))
+		if link, ok := messageLink(cmd.TeamDomain, a.Channel, a.MessageTS); ok {
+			line += " <" + link + "|open>"
 		}
 		lines = append(lines, line)
 	}
 	return ephemeral("%s", strings.Join(lines, "\n"))
 }
 
-func (o *chatOps) grantsReply(ctx context.Context, cmd slack.SlashCommand) any {
-	var list []grants.Grant
-	standing, err := o.app.grants.List(ctx, "")
+// channelSession reports whether session is one of channel's, as the
+// session store records them (the runs started there).
+func (o *chatOps) channelSession(ctx context.Context, channel, session string) (bool, error) {
+	sessions, err := o.app.sessions.Sessions(ctx, channel)
 	if err != nil {
-		o.log.Warn("list standing grants", "err", err)
-		return ephemeral("Could not read the grants right now.")
+		return false, err
 	}
-	list = append(list, standing...)
+	return channel != "" && slices.Contains(sessions, session), nil
+}
+
+func (o *chatOps) grantsReply(ctx context.Context, cmd slack.SlashCommand) any {
+	who := o.viewerOf(ctx, cmd.UserID)
+	if who == viewerNone {
+		o.log.Info("grants refused: not an approver or run starter", "user", cmd.UserID, "channel", cmd.ChannelID)
+		return ephemeral("Sorry, only approvers and run starters may list this channel's grants.")
+	}
+	var list []grants.Grant
+	if who == viewerApprover {
+		standing, err := o.app.grants.List(ctx, "")
+		if err != nil {
+			o.log.Warn("list standing grants", "err", err)
+			return ephemeral("Could not read the grants right now.")
+		}
+		list = append(list, standing...)
+	}
 	channelSessions, err := o.app.sessions.Sessions(ctx, cmd.ChannelID)
 	if err != nil {
 		o.log.Warn("list channel sessions", "channel", cmd.ChannelID, "err", err)
@@ -300,20 +357,27 @@ func (o *chatOps) grantsReply(ctx context.Context, cmd slack.SlashCommand) any {
 		list = append(list, gs...)
 	}
 	if len(list) == 0 {
-		return ephemeral("No session grants for runs started in this channel, and no standing grants.")
+		if who == viewerApprover {
+			return ephemeral("No session grants for runs started in this channel, and no standing grants.")
+		}
+		return ephemeral("No session grants for runs started in this channel.")
 	}
 	var blocks []slack.Block
 	for i, g := range list {
 		if i == 40 { // Block Kit allows 50 blocks
 			break
 		}
-		who := "standing"
+		kind := "standing"
 		if !g.Standing() {
-			who = "session " + g.SessionID
+			kind = "session " + slackui.Text(g.SessionID, 200)
 		}
-		text := fmt.Sprintf("`%s` (%s) by <@%s>", slackui.Escape(g.Scope.String()), slackui.Escape(who), slackui.Escape(g.By))
-		btn := slack.NewButtonBlockElement(ActionRevokeGrant, g.SessionID+" "+g.ID, slack.NewTextBlockObject(slack.PlainTextType, "Revoke", false, false)).WithStyle(slack.StyleDanger)
-		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, slack.NewAccessory(btn)))
+		text := fmt.Sprintf("`%s` (%s) by %s", slackui.Text(g.Scope.String(), 2000), kind, slackui.Person(g.By))
+		var accessory *slack.Accessory
+		if who == viewerApprover { // only approvers may revoke
+			btn := slack.NewButtonBlockElement(ActionRevokeGrant, g.SessionID+" "+g.ID, slack.NewTextBlockObject(slack.PlainTextType, "Revoke", false, false)).WithStyle(slack.StyleDanger)
+			accessory = slack.NewAccessory(btn)
+		}
+		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, accessory))
 	}
 	return &slashReply{ResponseType: "ephemeral", Text: fmt.Sprintf("%d grant(s)", len(list)), Blocks: blocks}
 }
@@ -345,9 +409,32 @@ func (o *chatOps) revoke(ctx context.Context, cb slack.InteractionCallback, valu
 		reply("Sorry, only approvers may revoke grants.")
 		return
 	}
+	// Only this channel's grants (and standing ones, which only approvers
+	// were shown): a Revoke clicked here cannot reach another channel's.
+	channel := cb.Container.ChannelID
+	if channel == "" {
+		channel = cb.Channel.ID
+	}
+	if session != "" {
+		ok, err := o.channelSession(ctx, channel, session)
+		if err != nil {
+			o.log.Warn("revoke: list channel sessions", "channel", channel, "err", err)
+			reply("Could not check that grant right now; nothing changed. Please try again.")
+			return
+		}
+		if !ok {
+			o.log.Info("revoke refused: grant of another channel's session", "grant", id, "session", session, "channel", channel, "by", cb.User.ID)
+			reply("That grant does not belong to a session of this channel; nothing changed.")
+			return
+		}
+	}
 	if err := o.app.grants.Revoke(ctx, session, id); err != nil {
 		o.log.Warn("revoke grant", "grant", id, "session", session, "err", err)
-		reply("Could not revoke that grant: " + slackui.Escape(err.Error()))
+		if grants.ErrorCode(err) == grants.CodeNotFound {
+			reply("That grant is gone already (revoked, expired, or never made).")
+			return
+		}
+		reply("Could not revoke that grant right now; nothing changed. Please try again.")
 		return
 	}
 	o.log.Info("grant revoked", "grant", id, "session", session, "by", cb.User.ID)
@@ -425,18 +512,21 @@ func (o *chatOps) startRun(channel, thread, user, task string) {
 	o.app.metrics.RunEnded(string(res.Status))
 	o.log.Info("run ended", "run", id, "status", res.Status, "iterations", res.Iterations, "err", res.Err)
 
-	// The answer is a reply in the thread, so it notifies the thread.
-	text := res.Answer
+	// The answer is a reply in the thread, so it notifies the thread. It
+	// is the model's text, which a prompt injection may have written: it
+	// goes out inert and redacted like everything else.
+	var text string
 	switch res.Status {
 	case agent.StatusFinished:
+		text = slackui.Text(res.Answer, slackui.MaxPostText)
 	case agent.StatusCancelled:
-		text = fmt.Sprintf("Run `%s` was stopped.", id)
+		text = fmt.Sprintf("Run `%s` was stopped.", slackui.Text(id, 100))
 	default:
-		text = fmt.Sprintf("Run `%s` failed: %s", id, slackui.Escape(redact.Secrets(fmt.Sprint(res.Err))))
+		text = fmt.Sprintf("Run `%s` failed: %s", slackui.Text(id, 100), slackui.Text(fmt.Sprint(res.Err), 3000))
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
-	if _, _, err := o.app.slack.PostMessageContext(actx, channel, slack.MsgOptionText(clip(text, 39000), false), slack.MsgOptionTS(thread)); err != nil {
+	if _, _, err := o.app.slack.PostMessageContext(actx, channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread)); err != nil {
 		o.log.Warn("could not post run answer", "run", id, "err", err)
 	}
 }
@@ -486,7 +576,7 @@ type runStatus struct {
 
 func (s *runStatus) text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "*Run* `%s` by <@%s>: %s\n", s.id, s.user, slackui.Escape(redact.Secrets(firstLine(s.task, 300))))
+	fmt.Fprintf(&b, "*Run* `%s` by %s: %s\n", slackui.Text(s.id, 100), slackui.Person(s.user), slackui.Text(headLine(s.task), 300))
 	fmt.Fprintf(&b, "_%s_ · step %d · %d tool call(s)", s.state, s.step, s.calls)
 	if s.last != "" {
 		fmt.Fprintf(&b, "\nlast: %s", s.last)
@@ -527,12 +617,12 @@ func (u *statusUpdater) event(e agent.Event) {
 	case agent.EventToolCall:
 		s.calls++
 		s.state = "running"
-		s.last = fmt.Sprintf("`%s` %s", e.Tool, slackui.Escape(redact.Secrets(firstLine(e.Summary, 120))))
+		s.last = fmt.Sprintf("`%s` %s", slackui.Text(e.Tool, 60), slackui.Text(headLine(e.Summary), 120))
 	case agent.EventAsked:
 		s.state = "waiting for approval"
 	case agent.EventDecided:
 		s.state = "running"
-		s.last += " → " + outcomeText(string(e.Outcome))
+		s.last += " → " + slackui.Text(outcomeText(string(e.Outcome)), 40)
 	}
 	u.mu.Unlock()
 	select {
@@ -586,9 +676,28 @@ func (u *statusUpdater) update() {
 	}
 }
 
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
+// headLine is s's first line, marked when more follows. It is not cut:
+// slackui.Text cuts after redacting, so a secret is never cut into a piece
+// the redaction no longer recognises.
+func headLine(s string) string {
+	if line, _, more := strings.Cut(s, "\n"); more {
+		return line + " …"
 	}
 	return s
 }
+
+// messageLink is the permalink of a message, built only from parts that
+// look like what Slack sends (a team domain, a channel id, a message ts),
+// so nothing stored or typed can turn it into markup.
+func messageLink(domain, channel, ts string) (string, bool) {
+	if !teamDomainRe.MatchString(domain) || !channelIDRe.MatchString(channel) || !messageTSRe.MatchString(ts) {
+		return "", false
+	}
+	return fmt.Sprintf("https://%s.slack.com/archives/%s/p%s", domain, channel, strings.ReplaceAll(ts, ".", "")), true
+}
+
+var (
+	teamDomainRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	channelIDRe  = regexp.MustCompile(`^[CGD][A-Z0-9]{2,20}$`)
+	messageTSRe  = regexp.MustCompile(`^[0-9]{1,12}\.[0-9]{1,9}$`)
+)

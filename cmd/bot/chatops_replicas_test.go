@@ -165,9 +165,10 @@ func TestStopReachesBotRun(t *testing.T) {
 	ran := startBot(ctx, t, env, "run", "-config", cfgRun, "touch the cron file")
 
 	ask := waitAsk(ctx, t, fake, "CAPPROVALS")
+	// bot run's Asks go to the approval channel: /askops pending there lists them.
 	var runID []string
 	for runID == nil {
-		runID = regexp.MustCompile("run `(run-[0-9a-f]+)`").FindStringSubmatch(slash(ctx, t, fake, baseB, approverID, "pending").Text)
+		runID = regexp.MustCompile("run `(run-[0-9a-f]+)`").FindStringSubmatch(slashIn(ctx, t, fake, baseB, "CAPPROVALS", approverID, "pending").Text)
 		select {
 		case <-ctx.Done():
 			t.Fatal("/askops pending on B never listed the bot run's Ask")

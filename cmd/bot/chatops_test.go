@@ -18,10 +18,17 @@ import (
 	"github.com/askops/askops/slackui"
 )
 
-// slash sends a signed /askops command and returns the immediate reply.
+// slash sends a signed /askops command in channel COPS and returns the
+// immediate reply.
 func slash(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, user, text string) slashReply {
 	t.Helper()
-	resp, err := fake.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{Command: "/askops", Text: text, UserID: user, ChannelID: "COPS"})
+	return slashIn(ctx, t, fake, base, "COPS", user, text)
+}
+
+// slashIn is slash in channel.
+func slashIn(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, channel, user, text string) slashReply {
+	t.Helper()
+	resp, err := fake.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{Command: "/askops", Text: text, UserID: user, ChannelID: channel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +128,11 @@ func TestChatOps(t *testing.T) {
 	slash(ctx, t, fake, base, approverID, "run touch two")
 	m2 := waitAsk(ctx, t, fake, "COPS")
 	var pendingText string
+	if r := slash(ctx, t, fake, base, "UNOBODY99", "pending"); !strings.Contains(r.Text, "only approvers and run starters") {
+		t.Fatalf("non-approver pending: %q", r.Text)
+	}
 	for !strings.Contains(pendingText, "|open>") { // listed with its link once its post is recorded
-		pendingText = slash(ctx, t, fake, base, "UNOBODY99", "pending").Text
+		pendingText = slash(ctx, t, fake, base, approverID, "pending").Text
 		select {
 		case <-ctx.Done():
 			t.Fatalf("/askops pending never listed the Ask with a link: %q", pendingText)
