@@ -3,7 +3,6 @@ package agent
 import (
 	"time"
 
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
@@ -39,8 +38,8 @@ type Event struct {
 	Rule     string
 
 	AskID   string
-	Outcome pending.Outcome // decided
-	By      string          // decided
+	Outcome Outcome // decided
+	By      string  // decided
 
 	Text         string
 	IsError      bool // tool_result: the call failed or was refused

@@ -10,7 +10,6 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
@@ -28,8 +27,8 @@ func (nopPolicy) Evaluate(context.Context, policy.Call) policy.Verdict {
 
 type nopApprover struct{}
 
-func (nopApprover) Approve(_ context.Context, req pending.Request) pending.Ask {
-	return pending.Ask{Request: req, Status: pending.Status(pending.Unavailable)}
+func (nopApprover) Approve(context.Context, Request) Decision {
+	return Decision{Outcome: Unavailable}
 }
 
 // The bot's secrets live in its environment; the minimal command

@@ -18,7 +18,6 @@ import (
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/internal/fakeopenai"
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
@@ -63,34 +62,34 @@ func allowAll(policy.Call) policy.Verdict {
 // fakeApprover answers Asks with a function and records the requests.
 type fakeApprover struct {
 	mu       sync.Mutex
-	requests []pending.Request
-	answer   func(ctx context.Context, req pending.Request) pending.Ask
+	requests []agent.Request
+	answer   func(ctx context.Context, req agent.Request) agent.Decision
 }
 
-func (a *fakeApprover) Approve(ctx context.Context, req pending.Request) pending.Ask {
+func (a *fakeApprover) Approve(ctx context.Context, req agent.Request) agent.Decision {
 	a.mu.Lock()
 	a.requests = append(a.requests, req)
 	f := a.answer
 	a.mu.Unlock()
 	if f == nil {
-		return decided(req, pending.Unavailable, "", "no answer configured")
+		return decided(req, agent.Unavailable, "", "no answer configured")
 	}
 	return f(ctx, req)
 }
 
-func (a *fakeApprover) asked() []pending.Request {
+func (a *fakeApprover) asked() []agent.Request {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]pending.Request(nil), a.requests...)
+	return append([]agent.Request(nil), a.requests...)
 }
 
-func decided(req pending.Request, o pending.Outcome, by, reason string) pending.Ask {
-	return pending.Ask{Request: req, ID: "ask-" + req.Tool, Status: pending.Status(o), DecidedBy: by, DecisionReason: reason,
+func decided(req agent.Request, o agent.Outcome, by, reason string) agent.Decision {
+	return agent.Decision{AskID: "ask-" + req.Tool, Outcome: o, By: by, Reason: reason,
 		Deadline: time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)}
 }
 
-func answerWith(o pending.Outcome, by, reason string) func(context.Context, pending.Request) pending.Ask {
-	return func(_ context.Context, req pending.Request) pending.Ask { return decided(req, o, by, reason) }
+func answerWith(o agent.Outcome, by, reason string) func(context.Context, agent.Request) agent.Decision {
+	return func(_ context.Context, req agent.Request) agent.Decision { return decided(req, o, by, reason) }
 }
 
 // events records a run's events.

@@ -11,7 +11,6 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
@@ -304,7 +303,7 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 		return r.notPerformed(run, c, policyDeniedText(v))
 	}
 
-	req := pending.Request{
+	req := Request{
 		RunID:         run.spec.ID,
 		SessionID:     run.spec.SessionID,
 		Label:         run.spec.Label,
@@ -323,38 +322,36 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 	asked := r.callEvent(EventAsked, c)
 	asked.Reason, asked.Rule = v.Reason, v.Rule
 	run.emit(asked)
-	ask := r.approve(ctx, req)
-	o, _ := ask.Outcome()
-	log.Info("ask decided", "ask_id", ask.ID, "outcome", o, "by", ask.DecidedBy)
+	d := r.approve(ctx, req)
+	log.Info("ask decided", "ask_id", d.AskID, "outcome", d.Outcome, "by", d.By)
 	decided := r.callEvent(EventDecided, c)
-	decided.AskID, decided.Outcome, decided.By, decided.Reason = ask.ID, o, ask.DecidedBy, ask.DecisionReason
+	decided.AskID, decided.Outcome, decided.By, decided.Reason = d.AskID, d.Outcome, d.By, d.Reason
 	run.emit(decided)
 
-	if o.Approves() {
+	if d.Outcome.Approves() {
 		if ctx.Err() != nil {
 			// Approved, but the run was stopped meanwhile: nothing starts now.
 			return r.notPerformed(run, c, notPerformedStopped)
 		}
 		return outcome{text: r.perform(ctx, run, c), performed: true}
 	}
-	return r.notPerformed(run, c, outcomeText(ask, o))
+	return r.notPerformed(run, c, outcomeText(d))
 }
 
 // approve asks the Approver and makes sure the answer is terminal and known;
 // anything else fails closed as Unavailable.
-func (r *Runner) approve(ctx context.Context, req pending.Request) (ask pending.Ask) {
+func (r *Runner) approve(ctx context.Context, req Request) (d Decision) {
 	defer func() {
 		if p := recover(); p != nil {
-			ask = pending.Ask{Request: req, Status: pending.Status(pending.Unavailable), DecisionReason: fmt.Sprintf("the approver failed: %v", p)}
+			d = Decision{Outcome: Unavailable, Reason: fmt.Sprintf("the approver failed: %v", p)}
 		}
 	}()
-	ask = r.cfg.Approver.Approve(ctx, req)
-	o, ok := ask.Outcome()
-	if !ok || !o.Valid() {
-		ask.DecisionReason = fmt.Sprintf("the approver returned no decision (status %q)", ask.Status)
-		ask.Status = pending.Status(pending.Unavailable)
+	d = r.cfg.Approver.Approve(ctx, req)
+	if !d.Outcome.Valid() {
+		d.Reason = fmt.Sprintf("the approver returned no decision (status %q)", d.Outcome)
+		d.Outcome = Unavailable
 	}
-	return ask
+	return d
 }
 
 func (r *Runner) notPerformed(run *Run, c *call, text string) outcome {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/internal/fakeopenai"
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
@@ -24,7 +23,7 @@ func TestApprovedCallRunsAndItsOutputReachesTheModel(t *testing.T) {
 		fakeopenai.Call(bash("c1", "echo hello from bash")),
 		fakeopenai.Text("it said hello"),
 	}, nil)
-	h.approver.answer = answerWith(pending.Approved, "U42", "")
+	h.approver.answer = answerWith(agent.Approved, "U42", "")
 
 	res, ev := h.run(t, agent.RunSpec{ID: "run-1", SessionID: "sess-1", StartedBy: "U1", Label: "ops", Mode: policy.ModeAsk,
 		ReplyChannel: "C1", ReplyThreadTS: "171.1"})
@@ -39,7 +38,7 @@ func TestApprovedCallRunsAndItsOutputReachesTheModel(t *testing.T) {
 	if len(asks) != 1 {
 		t.Fatalf("approver asked %d times, want 1", len(asks))
 	}
-	want := pending.Request{
+	want := agent.Request{
 		RunID: "run-1", SessionID: "sess-1", Label: "ops", StartedBy: "U1",
 		Tool: "bash", Args: `{"command":"echo hello from bash"}`, Summary: "echo hello from bash",
 		Reason: "side effect", Rule: "safety", Workspace: h.ws, Cwd: h.ws,
@@ -60,7 +59,7 @@ func TestApprovedCallRunsAndItsOutputReachesTheModel(t *testing.T) {
 		t.Errorf("events = %v, want %v", got, wantKinds)
 	}
 	d := ev.all()[ev.index(agent.EventDecided, "c1")]
-	if d.Outcome != pending.Approved || d.By != "U42" {
+	if d.Outcome != agent.Approved || d.By != "U42" {
 		t.Errorf("decided event = %+v", d)
 	}
 	// The model was offered the product's tools with their argument fields.
@@ -78,7 +77,7 @@ func TestDeniedCallDoesNotRunAndTheModelLearnsWhy(t *testing.T) {
 		fakeopenai.Call(bash("c1", "touch marker")),
 		fakeopenai.Text("understood, I will not touch it"),
 	}, nil)
-	h.approver.answer = answerWith(pending.Denied, "alice", "not during the freeze")
+	h.approver.answer = answerWith(agent.Denied, "alice", "not during the freeze")
 
 	res, ev := h.run(t, agent.RunSpec{SessionID: "s"})
 
@@ -102,29 +101,29 @@ func TestDeniedCallDoesNotRunAndTheModelLearnsWhy(t *testing.T) {
 func TestEveryOutcomeHasItsOwnText(t *testing.T) {
 	cases := []struct {
 		name   string
-		answer func(context.Context, pending.Request) pending.Ask
+		answer func(context.Context, agent.Request) agent.Decision
 		policy func(policy.Call) policy.Verdict
 		want   []string
 	}{
-		{name: "denied", answer: answerWith(pending.Denied, "bob", "too risky"),
+		{name: "denied", answer: answerWith(agent.Denied, "bob", "too risky"),
 			want: []string{"permission denied by bob: too risky", "not performed", "Do not retry"}},
-		{name: "denied without reason", answer: answerWith(pending.Denied, "", ""),
+		{name: "denied without reason", answer: answerWith(agent.Denied, "", ""),
 			want: []string{"permission denied by an approver: no reason given"}},
-		{name: "expired", answer: answerWith(pending.Expired, "", ""),
+		{name: "expired", answer: answerWith(agent.Expired, "", ""),
 			want: []string{"no one approved this call before its deadline (2026-11-29T14:00:00Z)", "not performed", "Do not retry"}},
-		{name: "cancelled", answer: answerWith(pending.Cancelled, "", "the run was stopped by U9"),
+		{name: "cancelled", answer: answerWith(agent.Cancelled, "", "the run was stopped by U9"),
 			want: []string{"approval request was cancelled before anyone decided (the run was stopped by U9)", "not performed"}},
-		{name: "unavailable", answer: answerWith(pending.Unavailable, "", "slack is down"),
+		{name: "unavailable", answer: answerWith(agent.Unavailable, "", "slack is down"),
 			want: []string{"could not reach anyone who may approve (slack is down)", "not performed", "Do not retry"}},
-		{name: "approver returns a pending ask", answer: func(_ context.Context, req pending.Request) pending.Ask {
-			return pending.Ask{Request: req, Status: pending.StatusPending}
+		{name: "approver returns a pending ask", answer: func(_ context.Context, req agent.Request) agent.Decision {
+			return agent.Decision{Outcome: "pending"}
 		}, want: []string{"could not reach anyone who may approve", `no decision (status "pending")`, "not performed"}},
 		{name: "policy deny", policy: func(policy.Call) policy.Verdict {
 			return policy.Verdict{Decision: policy.Deny, Reason: "touching markers is forbidden", Rule: `rules[0] (deny bash "touch")`}
 		}, want: []string{`blocked by policy (rules[0] (deny bash "touch")): touching markers is forbidden.`, "not performed", "Do not retry"}},
 		{name: "policy panics", policy: func(policy.Call) policy.Verdict { panic("bug") },
 			want: []string{"blocked by policy (built-in): the policy failed on this call."}},
-		{name: "approver panics", answer: func(context.Context, pending.Request) pending.Ask { panic("bug") },
+		{name: "approver panics", answer: func(context.Context, agent.Request) agent.Decision { panic("bug") },
 			want: []string{"could not reach anyone who may approve (the approver failed: bug)"}},
 		{name: "policy gives nonsense", policy: func(policy.Call) policy.Verdict {
 			return policy.Verdict{Decision: "maybe"}
@@ -236,11 +235,11 @@ func TestReadOnlyCallsInOneTurnRunConcurrently(t *testing.T) {
 
 func TestSideEffectAfterAnAskWaitsForTheDecision(t *testing.T) {
 	for _, tc := range []struct {
-		outcome   pending.Outcome
+		outcome   agent.Outcome
 		wantWrite bool
 	}{
-		{pending.Approved, true},
-		{pending.Denied, false}, // planned on the premise the first call ran: skipped
+		{agent.Approved, true},
+		{agent.Denied, false}, // planned on the premise the first call ran: skipped
 	} {
 		t.Run(string(tc.outcome), func(t *testing.T) {
 			var ev *events
@@ -260,7 +259,7 @@ func TestSideEffectAfterAnAskWaitsForTheDecision(t *testing.T) {
 				return bySafety(c)
 			}
 			var sawWrite, sawCall2 bool
-			h.approver.answer = func(ctx context.Context, req pending.Request) pending.Ask {
+			h.approver.answer = func(ctx context.Context, req agent.Request) agent.Decision {
 				// While this Ask is undecided, nothing after it has started.
 				sawWrite = exists(filepath.Join(h.ws, "b.txt"))
 				sawCall2 = ev.index(agent.EventToolCall, "c2") >= 0
@@ -310,11 +309,11 @@ func TestGrantFromAnEarlierApprovalAllowsALaterCallInTheSameTurn(t *testing.T) {
 		}
 		return bySafety(c)
 	}
-	h.approver.answer = func(_ context.Context, req pending.Request) pending.Ask {
+	h.approver.answer = func(_ context.Context, req agent.Request) agent.Decision {
 		mu.Lock()
 		granted = true // what the wiring does on "Approve for session"
 		mu.Unlock()
-		return decided(req, pending.ApprovedSession, "dave", "")
+		return decided(req, agent.ApprovedSession, "dave", "")
 	}
 	res, _ := h.run(t, agent.RunSpec{})
 	if res.Status != agent.StatusFinished {
@@ -333,10 +332,10 @@ func TestGrantFromAnEarlierApprovalAllowsALaterCallInTheSameTurn(t *testing.T) {
 func TestStopDuringAnAskCancelsIt(t *testing.T) {
 	h := newHarness(t, []fakeopenai.Reply{fakeopenai.Call(bash("c1", "touch marker"))}, nil)
 	ctxEnded := make(chan error, 1)
-	h.approver.answer = func(ctx context.Context, req pending.Request) pending.Ask {
+	h.approver.answer = func(ctx context.Context, req agent.Request) agent.Decision {
 		<-ctx.Done()
 		ctxEnded <- context.Cause(ctx)
-		return decided(req, pending.Cancelled, "", "the run was stopped")
+		return decided(req, agent.Cancelled, "", "the run was stopped")
 	}
 	ev := newEvents()
 	run := h.runner.Start(t.Context(), agent.RunSpec{ID: "r-ask", Task: "t"}, ev.record)
@@ -358,7 +357,7 @@ func TestStopDuringAnAskCancelsIt(t *testing.T) {
 		t.Error("the command ran")
 	}
 	d := ev.all()[ev.index(agent.EventDecided, "c1")]
-	if d.Outcome != pending.Cancelled {
+	if d.Outcome != agent.Cancelled {
 		t.Errorf("decided = %+v", d)
 	}
 	if last := ev.all()[len(ev.all())-1]; last.Kind != agent.EventFailed || !errors.Is(last.Err, agent.ErrStopped) {
@@ -460,7 +459,7 @@ func TestMalformedCallsAreExplainedNeverRun(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, []fakeopenai.Reply{fakeopenai.Call(tc.call), fakeopenai.Text("sorry")}, nil)
-			h.approver.answer = answerWith(pending.Approved, "U1", "")
+			h.approver.answer = answerWith(agent.Approved, "U1", "")
 			res, ev := h.run(t, agent.RunSpec{})
 			if res.Status != agent.StatusFinished {
 				t.Fatalf("result = %+v", res)
@@ -640,10 +639,10 @@ func TestStopWhileTheModelThinks(t *testing.T) {
 func TestParentContextEndCancelsTheRun(t *testing.T) {
 	h := newHarness(t, []fakeopenai.Reply{fakeopenai.Call(bash("c1", "touch marker"))}, nil)
 	ctx, cancel := context.WithCancel(t.Context())
-	h.approver.answer = func(ctx context.Context, req pending.Request) pending.Ask {
+	h.approver.answer = func(ctx context.Context, req agent.Request) agent.Decision {
 		cancel() // e.g. the bot is shutting down while the Ask waits
 		<-ctx.Done()
-		return decided(req, pending.Cancelled, "", "shutting down")
+		return decided(req, agent.Cancelled, "", "shutting down")
 	}
 	res := h.runner.Start(ctx, agent.RunSpec{Task: "t"}, nil).Wait()
 	if res.Status != agent.StatusCancelled || !errors.Is(res.Err, context.Canceled) {
@@ -658,11 +657,11 @@ func TestApprovedButStoppedMeanwhileDoesNotRun(t *testing.T) {
 	h := newHarness(t, []fakeopenai.Reply{fakeopenai.Call(bash("c1", "touch marker"))}, nil)
 	var run *agent.Run
 	started := make(chan struct{})
-	h.approver.answer = func(ctx context.Context, req pending.Request) pending.Ask {
+	h.approver.answer = func(ctx context.Context, req agent.Request) agent.Decision {
 		<-started
 		h.runner.Stop(run.ID())
 		<-ctx.Done()
-		return decided(req, pending.Approved, "late-clicker", "") // a click that raced the stop
+		return decided(req, agent.Approved, "late-clicker", "") // a click that raced the stop
 	}
 	run = h.runner.Start(t.Context(), agent.RunSpec{Task: "t"}, nil)
 	close(started)

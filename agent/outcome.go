@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
@@ -13,32 +12,32 @@ import (
 // not be retried unchanged, because a model that cannot tell "denied" from
 // "nobody answered" either nags or gives up at the wrong time.
 
-func outcomeText(ask pending.Ask, o pending.Outcome) string {
-	switch o {
-	case pending.Denied:
-		by := ask.DecidedBy
+func outcomeText(d Decision) string {
+	switch d.Outcome {
+	case Denied:
+		by := d.By
 		if by == "" {
 			by = "an approver"
 		}
-		reason := ask.DecisionReason
+		reason := d.Reason
 		if reason == "" {
 			reason = "no reason given"
 		}
 		return fmt.Sprintf("permission denied by %s: %s. The action was not performed. Do not retry the same call; take a different approach or explain what you need.", by, reason)
-	case pending.Expired:
+	case Expired:
 		deadline := "unknown"
-		if !ask.Deadline.IsZero() {
-			deadline = ask.Deadline.UTC().Format(time.RFC3339)
+		if !d.Deadline.IsZero() {
+			deadline = d.Deadline.UTC().Format(time.RFC3339)
 		}
 		return fmt.Sprintf("no one approved this call before its deadline (%s); the action was not performed. Do not retry the same call unchanged; continue without it, or explain why it is needed so a human can approve it when asked again.", deadline)
-	case pending.Cancelled:
-		reason := ask.DecisionReason
+	case Cancelled:
+		reason := d.Reason
 		if reason == "" {
 			reason = "the run was stopped"
 		}
 		return fmt.Sprintf("the approval request was cancelled before anyone decided (%s); the action was not performed. Do not retry it.", reason)
-	default: // pending.Unavailable, and anything unknown (fails closed)
-		reason := ask.DecisionReason
+	default: // Unavailable, and anything unknown (fails closed)
+		reason := d.Reason
 		if reason == "" {
 			reason = "no approver could be reached"
 		}

@@ -8,8 +8,9 @@
 // may ask or has side effects runs alone, in the model's order, and no call
 // starts before the Asks ahead of it are decided.
 //
-// The package knows nothing of Slack or Redis: the wiring satisfies the small
-// Policy and Approver interfaces defined here.
+// The package knows nothing of Slack, Redis or the approval store: the
+// wiring satisfies the small Policy and Approver interfaces defined here,
+// and the agent's own Request, Decision and Outcome are what they trade in.
 package agent
 
 import (
@@ -26,21 +27,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
 // Policy decides one call. The policy package's engine satisfies it.
 type Policy interface {
 	Evaluate(ctx context.Context, c policy.Call) policy.Verdict
-}
-
-// Approver asks a human about one call and blocks until it is decided. It
-// always returns an Ask in a terminal state (Status is the outcome, with
-// DecidedBy and DecisionReason); when ctx ends it returns Cancelled, and when
-// no one can be asked, Unavailable. Anything else is treated as Unavailable.
-type Approver interface {
-	Approve(ctx context.Context, req pending.Request) pending.Ask
 }
 
 // ErrStopped is the cause of a run's end when Runner.Stop stopped it.
@@ -193,7 +185,7 @@ type RunSpec struct {
 	// value and a failed read are ignored, and the run keeps the last mode it
 	// knew (Mode until a read succeeds).
 	ModeFor func(ctx context.Context) (policy.Mode, error)
-	// Copied into every pending.Request so the Ask is posted in the run's thread.
+	// Copied into every Request so the Ask is posted in the run's thread.
 	ReplyChannel  string
 	ReplyThreadTS string
 	Cwd           string // relative to the workspace or absolute inside it; default the workspace

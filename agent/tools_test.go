@@ -9,7 +9,6 @@ import (
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/internal/fakeopenai"
-	"github.com/askops/askops/pending"
 )
 
 func TestWorkspaceEscapesAreRefused(t *testing.T) {
@@ -74,7 +73,7 @@ func TestWorkspaceEscapesAreRefused(t *testing.T) {
 				c = call("c1", "read_file", map[string]any{"path": rel})
 			}
 			h.srv.Add(fakeopenai.Call(c), fakeopenai.Text("ok"))
-			h.approver.answer = answerWith(pending.Approved, "U1", "")
+			h.approver.answer = answerWith(agent.Approved, "U1", "")
 			if tc.setup != nil {
 				tc.setup(t, h.ws)
 			}
@@ -123,7 +122,7 @@ func TestAskCarriesTheJudgedPath(t *testing.T) {
 		fakeopenai.Call(call("c1", "write_file", map[string]any{"path": "alias/a.txt", "content": "x"})),
 		fakeopenai.Text("ok"),
 	}, nil)
-	h.approver.answer = answerWith(pending.Approved, "U42", "")
+	h.approver.answer = answerWith(agent.Approved, "U42", "")
 	if err := os.MkdirAll(filepath.Join(h.ws, "real"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +195,7 @@ func TestFileTools(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, []fakeopenai.Reply{fakeopenai.Call(tc.call), fakeopenai.Text("ok")}, nil)
-			h.approver.answer = answerWith(pending.Approved, "U1", "")
+			h.approver.answer = answerWith(agent.Approved, "U1", "")
 			for p, c := range tc.files {
 				if c == "\x00mkfifo" {
 					if err := syscall.Mkfifo(filepath.Join(h.ws, p), 0o644); err != nil {
@@ -223,7 +222,7 @@ func TestWriteFileAskSummary(t *testing.T) {
 		fakeopenai.Call(call("c1", "write_file", map[string]any{"path": "conf/app.yaml", "content": "port: 80\n"})),
 		fakeopenai.Text("ok"),
 	}, nil)
-	h.approver.answer = answerWith(pending.Approved, "U1", "")
+	h.approver.answer = answerWith(agent.Approved, "U1", "")
 	h.run(t, agent.RunSpec{})
 	asks := h.approver.asked()
 	if len(asks) != 1 || asks[0].Summary != "write_file conf/app.yaml (9 bytes)" || asks[0].Args != `{"content":"port: 80\n","path":"conf/app.yaml"}` {

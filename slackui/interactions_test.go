@@ -18,6 +18,7 @@ import (
 	"github.com/slack-go/slack"
 	"go.uber.org/goleak"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
@@ -44,7 +45,7 @@ func verifyNoLeaks(t *testing.T) {
 }
 
 // world is askops' Slack side wired to a fake Slack: one process's
-// Approver (the waiting side) and an Interactions (the clicking side),
+// approval round trip with Slack as its notifier (the waiting side) and an Interactions (the clicking side),
 // possibly on different store instances.
 type world struct {
 	t        *testing.T
@@ -54,7 +55,7 @@ type world struct {
 	clicks   pending.Store // the store the interaction handler uses
 	grants   grants.Store
 	notifier *Notifier
-	approver *Approver
+	approver *approval.Core
 	inter    *Interactions
 	url      string // POST /slack/interactions
 }
@@ -110,7 +111,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	w.notifier = NewNotifier(w.api, NotifierConfig{
 		ApprovalChannel: approvals,
 		Mention:         "<!subteam^SAPPROVERS>",
-		ScopeText:       SessionScopeText(DefaultScopeFor),
+		ScopeText:       approval.ScopeText(approval.DefaultScopeFor),
 		Logger:          log,
 		MaxAttempts:     o.maxAttempts,
 		RetryBackoff:    20 * time.Millisecond,
@@ -118,8 +119,8 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		PerChannelInterval: 20 * time.Millisecond,
 	})
 	var err error
-	w.approver, err = NewApprover(ApproverConfig{
-		Asks: w.asks, Grants: w.grants, Notifier: w.notifier,
+	w.approver, err = approval.New(approval.Config{
+		Asks: w.asks, Grants: w.grants, Notifiers: []approval.Notifier{w.notifier},
 		Timeout: o.timeout, SessionTTL: time.Hour, Logger: log,
 	})
 	if err != nil {
@@ -384,7 +385,7 @@ func TestSessionButtonStatesRecordedScope(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	wa := w.ask(bashRequest("run-scope", "sess-1", "make deploy"))
 	m, _ := w.fake.Message(wa.channel, wa.ts)
-	scope, err := DefaultScopeFor(pending.Ask{Request: bashRequest("run-scope", "sess-1", "make deploy")})
+	scope, err := approval.DefaultScopeFor(pending.Ask{Request: bashRequest("run-scope", "sess-1", "make deploy")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -775,12 +776,6 @@ func TestShowFullOpensModal(t *testing.T) {
 	}
 	w.click(wa, approverA, ActionApprove)
 	wa.result(t)
-}
-
-func TestApproverConfigRefusesMissingParts(t *testing.T) {
-	if _, err := NewApprover(ApproverConfig{}); err == nil {
-		t.Fatal("an approver without stores was accepted")
-	}
 }
 
 // finishedUpdates counts message updates that have returned.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/pending"
 )
 
@@ -36,7 +37,7 @@ type NotifierConfig struct {
 	Mention string
 	// ScopeText states what "Approve for session" would grant for an Ask; an
 	// empty result means no session button. It must be the same scope the
-	// Approver records (see SessionScopeText).
+	// approval round trip records (see approval.ScopeText).
 	ScopeText func(pending.Ask) string
 	Logger    *slog.Logger
 	Now       func() time.Time
@@ -56,8 +57,9 @@ type NotifierConfig struct {
 }
 
 // Notifier posts Asks to Slack and keeps their messages in step with the
-// store. Posts are paced per channel and retried within a budget; when the
-// budget is spent the caller gets the error and must fail closed.
+// store: it is Slack's approval.Notifier. Posts are paced per channel and
+// retried within a budget; when the budget is spent the caller gets the
+// error and must fail closed.
 type Notifier struct {
 	api MessageAPI
 	cfg NotifierConfig
@@ -66,6 +68,8 @@ type Notifier struct {
 	mu     sync.Mutex
 	nextAt map[string]time.Time // per channel: earliest time the next post may go
 }
+
+var _ approval.Notifier = (*Notifier)(nil)
 
 // NewNotifier returns a Notifier posting through api.
 func NewNotifier(api MessageAPI, cfg NotifierConfig) *Notifier {
@@ -94,14 +98,15 @@ func NewNotifier(api MessageAPI, cfg NotifierConfig) *Notifier {
 }
 
 // Post posts a's message: into the run's thread when the run came from Slack,
-// else into the approval channel. It returns where the message went.
+// else into the approval channel. It returns where the message went. Its
+// errors are *approval.NotPosted, saying in plain words why nobody saw a.
 func (n *Notifier) Post(ctx context.Context, a pending.Ask) (channel, ts string, err error) {
 	channel, thread := a.ReplyChannel, a.ReplyThreadTS
 	if channel == "" {
 		channel, thread = n.cfg.ApprovalChannel, ""
 	}
 	if channel == "" {
-		return "", "", ErrNoChannel
+		return "", "", &approval.NotPosted{Reason: "no Slack channel is configured for approval requests", Err: ErrNoChannel}
 	}
 	msg := n.render(a)
 	opts := []slack.MsgOption{slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...)}
@@ -118,7 +123,10 @@ func (n *Notifier) Post(ctx context.Context, a pending.Ask) (channel, ts string,
 		return err
 	})
 	if err != nil {
-		return "", "", fmt.Errorf("slackui: post ask %s to %s: %w", a.ID, channel, err)
+		return "", "", &approval.NotPosted{
+			Reason: "the approval request could not be posted to Slack",
+			Err:    fmt.Errorf("slackui: post ask %s to %s: %w", a.ID, channel, err),
+		}
 	}
 	if posted == "" {
 		posted = channel

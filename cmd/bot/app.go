@@ -15,6 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/agent"
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -22,9 +24,10 @@ import (
 	"github.com/askops/askops/slackui"
 )
 
-// app is the wiring serve, run and ask share: the stores, the Slack client
-// and the slackui pieces built on them. Business rules live in the packages;
-// this only connects them.
+// app is the wiring serve, run and ask share: the stores, the Slack client,
+// the slackui pieces built on them, and the approval round trip with Slack
+// as its notifier. Business rules live in the packages; this only connects
+// them.
 type app struct {
 	cfg     Config
 	log     *slog.Logger
@@ -98,11 +101,12 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 		a.sessions = sessions.NewRedisStore(a.redis, sopts)
 	}
 
-	scopeFor := slackui.DefaultScopeFor
+	// The confirm dialog states the scope the round trip records: one function.
+	scopeFor := approval.DefaultScopeFor
 	a.notifier = slackui.NewNotifier(a.slack, slackui.NotifierConfig{
 		ApprovalChannel: cfg.Slack.ApprovalChannel,
 		Mention:         cfg.Slack.Mention,
-		ScopeText:       slackui.SessionScopeText(scopeFor),
+		ScopeText:       approval.ScopeText(scopeFor),
 		Logger:          log.With("component", "notifier"),
 		Now:             a.now,
 	})
@@ -129,10 +133,10 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 	if o.AskTimeout > 0 {
 		timeout = o.AskTimeout
 	}
-	approver, err := slackui.NewApprover(slackui.ApproverConfig{
+	core, err := approval.New(approval.Config{
 		Asks:       a.asks,
 		Grants:     a.grants,
-		Notifier:   a.notifier,
+		Notifiers:  []approval.Notifier{a.notifier},
 		Timeout:    timeout,
 		SessionTTL: cfg.Approvals.SessionTTL.D(),
 		ScopeFor:   scopeFor,
@@ -141,7 +145,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 	if err != nil {
 		return nil, err
 	}
-	a.approver = &meteredApprover{next: approver, metrics: m, log: log}
+	a.approver = &meteredApprover{next: core, metrics: m, log: log}
 	a.ready = &readiness{now: a.now, ttl: 10 * time.Second, store: a.pingStore, slack: a.authTest}
 	return a, nil
 }
@@ -186,7 +190,7 @@ func (a *app) authTest(ctx context.Context) error {
 // meteredApprover counts and logs every Ask this process waits on: one log
 // line per outcome with the ids and the decision latency.
 type meteredApprover struct {
-	next    *slackui.Approver
+	next    *approval.Core
 	metrics *Metrics
 	log     *slog.Logger
 }
@@ -208,6 +212,32 @@ func (m *meteredApprover) Approve(ctx context.Context, req pending.Request) pend
 	m.log.Info("ask ended", "ask", a.ID, "run", req.RunID, "session", req.SessionID, "tool", req.Tool,
 		"outcome", outcome, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", a.DecisionReason)
 	return a
+}
+
+// agentApprover is the agent's Approver: it turns the agent's request into
+// the store's, takes it through the round trip, and hands back the agent's
+// decision. The two outcome vocabularies are the same words, so the status
+// passes as is; one the agent does not know (a non-terminal Ask) it refuses
+// as unavailable.
+type agentApprover struct {
+	next interface {
+		Approve(ctx context.Context, req pending.Request) pending.Ask
+	}
+}
+
+var _ agent.Approver = agentApprover{}
+
+func (a agentApprover) Approve(ctx context.Context, r agent.Request) agent.Decision {
+	ask := a.next.Approve(ctx, pending.Request{
+		RunID: r.RunID, SessionID: r.SessionID, Label: r.Label, StartedBy: r.StartedBy,
+		Tool: r.Tool, Args: r.Args, Summary: r.Summary, Path: r.Path,
+		Reason: r.Reason, Rule: r.Rule, Workspace: r.Workspace, Cwd: r.Cwd,
+		ReplyChannel: r.ReplyChannel, ReplyThreadTS: r.ReplyThreadTS,
+	})
+	return agent.Decision{
+		AskID: ask.ID, Outcome: agent.Outcome(ask.Status), By: ask.DecidedBy,
+		Reason: ask.DecisionReason, Deadline: ask.Deadline,
+	}
 }
 
 // readiness answers /readyz. Slack's auth.test is cached briefly so a tight

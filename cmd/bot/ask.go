@@ -59,8 +59,9 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		fmt.Fprintf(env.stdout, "unavailable: %v\n", err)
 		return exitUsage
 	}
-	req := askRequest(env, argv, *reason, *label, *session)
-	if g, ok := a.grantFor(ctx, req); ok {
+	command := shellJoin(argv)
+	req := askRequest(env, command, *reason, *label, *session)
+	if g, ok := a.grantFor(ctx, req, command); ok {
 		if g.Standing() {
 			fmt.Fprintf(env.stdout, "approved by standing grant %s (from %s)\n", g.ID, g.By)
 		} else {
@@ -75,8 +76,7 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 
 // askRequest describes the command as the bash tool would, so policies,
 // scopes and rendering treat it the same.
-func askRequest(env *environment, argv []string, reason, label, session string) pending.Request {
-	command := shellJoin(argv)
+func askRequest(env *environment, command, reason, label, session string) pending.Request {
 	args, _ := json.Marshal(map[string]string{"command": command})
 	host, _ := os.Hostname()
 	cwd, _ := os.Getwd()
@@ -107,38 +107,48 @@ func askRequest(env *environment, argv []string, reason, label, session string) 
 	}
 }
 
-// grantFor looks for a grant covering req: one of its session's, or a
-// standing grant (the only kind an ask without -session can have). Any
-// doubt (a store error, a command the policy denies or finds dangerous)
-// means no: the human is asked.
-func (a *app) grantFor(ctx context.Context, req pending.Request) (grants.Grant, bool) {
-	var args struct {
-		Command string `json:"command"`
-	}
-	_ = json.Unmarshal([]byte(req.Args), &args)
-	call := policy.Call{
-		Tool: req.Tool, Safety: policy.SideEffect, Command: args.Command,
-		Cwd: req.Cwd, Workspace: req.Workspace, SessionID: req.SessionID,
-	}
-	// As for the agent, deny rules and built-in dangers come before grants:
-	// a grant never spares the human a command the policy denies or finds
-	// dangerous (a "git push" grant is not a force push to main).
-	engine, err := policy.New(policy.Config{Rules: a.cfg.Policy.Rules})
+// grantFor asks the policy, once, whether a grant covers command: one of
+// req's session's, or a standing grant (the only kind an ask without
+// -session can have). The engine's own precedence decides, as for the
+// agent: deny rules, built-in dangers and an unparsable command come before
+// grants, so a grant never spares the human a command the policy denies or
+// finds dangerous (a "git push" grant is not a force push to main). Only a
+// grant skips the human here: rules that allow, or mode full, do not (the
+// mode is fixed to ask), since a script asked because it wants a human.
+// Any doubt (a store error) means no: the human is asked.
+func (a *app) grantFor(ctx context.Context, req pending.Request, command string) (grants.Grant, bool) {
+	seen := &grantSeen{store: a.grants}
+	engine, err := policy.New(policy.Config{Rules: a.cfg.Policy.Rules, Grants: seen, Logger: a.log.With("component", "policy")})
 	if err != nil {
 		a.log.Warn("could not build the policy; asking", "err", err)
 		return grants.Grant{}, false
 	}
-	if v := engine.Evaluate(ctx, policy.Call{Tool: call.Tool, Safety: call.Safety, Command: call.Command,
-		Cwd: call.Cwd, Workspace: call.Workspace, Mode: policy.ModeAsk}); v.Decision == policy.Deny || v.Dangerous {
-		a.log.Info("no grant applies to a denied or dangerous command; asking", "rule", v.Rule, "reason", v.Reason)
+	v := engine.Evaluate(ctx, policy.Call{
+		Tool: req.Tool, Safety: policy.SideEffect, Command: command,
+		Cwd: req.Cwd, Workspace: req.Workspace, SessionID: req.SessionID, Mode: policy.ModeAsk,
+	})
+	if v.Decision != policy.Allow || v.Grant == "" || !seen.found {
+		a.log.Info("no grant covers the command; asking", "decision", v.Decision, "rule", v.Rule, "reason", v.Reason)
 		return grants.Grant{}, false
 	}
-	g, ok, err := a.grants.Match(ctx, req.SessionID, call)
-	if err != nil {
-		a.log.Warn("could not check grants; asking", "session", req.SessionID, "err", err)
-		return grants.Grant{}, false
+	return seen.grant, true
+}
+
+// grantSeen is the policy's grant checker for one bot ask: the grant store,
+// keeping the grant it matched so the answer can say whose it is.
+type grantSeen struct {
+	store grants.Store
+	grant grants.Grant
+	found bool
+}
+
+func (s *grantSeen) GrantFor(ctx context.Context, sessionID string, c policy.Call) (string, bool, error) {
+	g, ok, err := s.store.Match(ctx, sessionID, c)
+	if err != nil || !ok {
+		return "", false, err
 	}
-	return g, ok
+	s.grant, s.found = g, true
+	return g.ID, true, nil
 }
 
 // reportAsk prints the outcome and who decided, and maps it to the exit code.

@@ -38,7 +38,7 @@ func newRunner(a *app) (*agent.Runner, error) {
 		Workspace:     cfg.Agent.Workspace,
 		MaxIterations: cfg.Agent.MaxIterations,
 		Policy:        engine,
-		Approver:      a.approver,
+		Approver:      agentApprover{next: a.approver},
 		Logger:        a.log.With("component", "agent"),
 		Now:           a.now,
 	})

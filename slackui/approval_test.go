@@ -1,5 +1,8 @@
 package slackui
 
+// The approval round trip (package approval) with Slack as its notifier:
+// what the Slack message shows and becomes.
+
 import (
 	"context"
 	"encoding/json"
@@ -55,36 +58,6 @@ func TestRunStoppedWhilePostingUpdatesTheMessage(t *testing.T) {
 	})
 }
 
-// A post that does not answer is not waited for until the Ask's deadline
-// once the run has stopped: it gets UpdateTimeout, then the Ask ends
-// cancelled.
-func TestRunStoppedWhilePostingHangsNoLongerThanUpdateTimeout(t *testing.T) {
-	w := newWorld(t, worldOptions{timeout: time.Hour})
-	approver, err := NewApprover(ApproverConfig{
-		Asks: w.asks, Grants: w.grants, Notifier: w.notifier,
-		Timeout: time.Hour, SessionTTL: time.Hour, UpdateTimeout: 100 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.fake.SetDelay("chat.postMessage", time.Hour)
-	ctx, stop := context.WithCancel(t.Context())
-	done := make(chan pending.Ask, 1)
-	go func() { done <- approver.Approve(ctx, bashRequest("run-hang", "sess-1", "make deploy")) }()
-	if _, err := w.fake.WaitForCall(t.Context(), "chat.postMessage", nil); err != nil {
-		t.Fatal(err)
-	}
-	stop()
-	select {
-	case got := <-done:
-		if got.Status != pending.Status(pending.Cancelled) {
-			t.Fatalf("got %s, want cancelled", got.Status)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Approve still waits for a post that does not answer after its run stopped")
-	}
-}
-
 // sessionConfirmText is the confirm dialog text of the session button in
 // blocks, or "" if there is none.
 func sessionConfirmText(blocks []slack.Block) string {
@@ -106,7 +79,7 @@ func sessionConfirmText(blocks []slack.Block) string {
 // the real policy engine sees it (the agent hands it the resolved absolute
 // path), and nothing beside it. The grant is scoped to the path the policy
 // judged (Request.Path), so a call through a symlink is covered next time
-// too; see DefaultScopeFor.
+// too; see approval.DefaultScopeFor.
 func TestApproveForSessionCoversTheIdenticalFileCall(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -158,42 +131,5 @@ func TestApproveForSessionCoversTheIdenticalFileCall(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// waitFails is a store whose Wait fails the way a store outage does: it
-// answers unavailable without having recorded anything.
-type waitFails struct{ pending.Store }
-
-func (w waitFails) Wait(_ context.Context, id string) (pending.Ask, error) {
-	return pending.Ask{ID: id, Status: pending.Status(pending.Unavailable)},
-		&pending.Error{Code: pending.CodeUnavailable, Op: "wait", Msg: "connection refused"}
-}
-
-// When Wait fails, the call does not run; the Ask must end that way in the
-// store too. Left pending, its buttons would later let someone "approve" a
-// call that never ran, and the audit would pair its asked with that.
-func TestWaitFailureEndsTheStoredAsk(t *testing.T) {
-	w := newWorld(t, worldOptions{})
-	approver, err := NewApprover(ApproverConfig{
-		Asks: waitFails{w.asks}, Grants: w.grants, Notifier: w.notifier,
-		Timeout: time.Hour, SessionTTL: time.Hour,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := approver.Approve(t.Context(), bashRequest("run-wait-fails", "sess-1", "make deploy"))
-	if o, _ := got.Outcome(); o.Approves() || o == "" {
-		t.Fatalf("Approve returned %q, want a refusal", got.Status)
-	}
-	stored, err := w.asks.Get(t.Context(), got.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if stored.Status == pending.StatusPending {
-		t.Fatalf("the Ask is still pending in the store after its waiter gave up")
-	}
-	if _, err := w.asks.Decide(t.Context(), got.ID, pending.Approved, "U1", ""); err == nil {
-		t.Fatal("a late click approved a call that never ran")
 	}
 }

@@ -1,0 +1,83 @@
+package agent
+
+import (
+	"context"
+	"time"
+)
+
+// Approver asks a human about one call and blocks until it is decided. It
+// always returns a Decision with a terminal Outcome (and By and Reason);
+// when ctx ends it returns Cancelled, and when no one can be asked,
+// Unavailable. Anything else is treated as Unavailable.
+type Approver interface {
+	Approve(ctx context.Context, req Request) Decision
+}
+
+// Request is what the agent asks a human about: one call the policy asked
+// about, with the policy's reason and rule, and where the run came from.
+type Request struct {
+	RunID     string
+	SessionID string
+	Label     string // the run's name shown to approvers
+	StartedBy string // who started the run
+
+	Tool    string
+	Args    string // the exact JSON arguments the tool would run with
+	Summary string // a short human summary (for bash: the command)
+	// Path is, for file tools, the path the policy judged: absolute, with
+	// symlinks resolved, so a session grant covers the identical later call.
+	// Empty for other tools.
+	Path string
+
+	Reason string // why the policy asked
+	Rule   string // the rule that matched, if any
+
+	Workspace string
+	Cwd       string
+
+	// Where the Ask should go when the run came from a chat thread; empty
+	// means the configured approval channel.
+	ReplyChannel  string
+	ReplyThreadTS string
+}
+
+// Outcome is how an Ask ended. The vocabulary is closed and its words are
+// the approval store's (package pending), one for one; every outcome but
+// the two approvals means the tool call does not run.
+type Outcome string
+
+const (
+	Approved        Outcome = "approved"         // a permitted person approved this one call
+	ApprovedSession Outcome = "approved_session" // approved, and a session grant was recorded
+	Denied          Outcome = "denied"           // a permitted person denied it (optional reason)
+	Expired         Outcome = "expired"          // nobody decided before the deadline
+	Cancelled       Outcome = "cancelled"        // the run stopped or its context ended while waiting
+	Unavailable     Outcome = "unavailable"      // no channel could carry the Ask, or the store failed
+)
+
+// Outcomes lists the closed vocabulary in a stable order.
+func Outcomes() []Outcome {
+	return []Outcome{Approved, ApprovedSession, Denied, Expired, Cancelled, Unavailable}
+}
+
+// Valid reports whether o is one of the closed vocabulary.
+func (o Outcome) Valid() bool {
+	for _, v := range Outcomes() {
+		if o == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Approves reports whether the tool call may run.
+func (o Outcome) Approves() bool { return o == Approved || o == ApprovedSession }
+
+// Decision is how an Ask ended, as the model and the run's events need it.
+type Decision struct {
+	AskID    string
+	Outcome  Outcome
+	By       string    // who decided (empty for outcomes no human chose)
+	Reason   string    // the decider's reason, or why no human could decide
+	Deadline time.Time // when the Ask would have expired
+}

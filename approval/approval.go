@@ -1,0 +1,354 @@
+// Package approval is askops' one round trip from "the policy asks" to a
+// human's decision, whatever the front door (the agent, `bot ask`, chat-ops,
+// later an HTTP API or a hook) and whatever the channels people are reached
+// on.
+//
+// Core.Approve records the Ask in the store, hands it to every configured
+// Notifier (Slack is one, in package slackui), waits for the decision, records
+// the session grant an "Approve for session" won, brings the notifiers'
+// messages in step and returns the Ask in its terminal state. Everything
+// fails closed: a request nobody could be shown ends unavailable, a run that
+// stops ends cancelled, a deadline ends expired, a store that fails ends
+// unavailable, and in every case the audit trail pairs the Ask's "asked" with
+// exactly one "decided".
+//
+// The package knows no channel, transport or model: it talks to the store,
+// the grants and the notifiers through the small interfaces below.
+package approval
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/pending"
+)
+
+// Store is what the waiting side needs from the pending store;
+// pending.Store satisfies it.
+type Store interface {
+	Create(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, error)
+	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
+	Wait(ctx context.Context, id string) (pending.Ask, error)
+	SetMessage(ctx context.Context, id, channel, ts string) error
+}
+
+// GrantRecorder records session grants; grants.Store satisfies it.
+type GrantRecorder interface {
+	Record(ctx context.Context, sessionID string, s grants.Scope, by string, ttl time.Duration) (grants.Grant, error)
+}
+
+// Notifier shows Asks to the people who may decide them and keeps what it
+// showed in step with the outcome.
+type Notifier interface {
+	// Post shows a and says where: channel and ts name the message, so it
+	// can be updated later (by this process, or any replica that reads them
+	// from the store). A notifier whose messages need no address returns
+	// them empty. An error means nobody was shown a through this notifier;
+	// it may be a *NotPosted to say why in words for the run's humans.
+	Post(ctx context.Context, a pending.Ask) (channel, ts string, err error)
+	// Update rewrites a's message to a's current state; a.Channel and
+	// a.MessageTS are what Post returned.
+	Update(ctx context.Context, a pending.Ask) error
+}
+
+// NotPosted is a Notifier's Post error that says, for the people and the
+// model reading the outcome, why the Ask could not be shown (Reason), apart
+// from the internal detail (Err), which is only logged.
+type NotPosted struct {
+	Reason string
+	Err    error
+}
+
+func (e *NotPosted) Error() string {
+	if e.Err == nil {
+		return e.Reason
+	}
+	return e.Err.Error()
+}
+
+func (e *NotPosted) Unwrap() error { return e.Err }
+
+// ScopeFunc is the grant an "Approve for session" of an Ask records.
+type ScopeFunc func(pending.Ask) (grants.Scope, error)
+
+// Config wires a Core.
+type Config struct {
+	Asks      Store
+	Grants    GrantRecorder
+	Notifiers []Notifier // every one is shown every Ask; at least one
+	// Timeout is how long a human has to decide; after it the Ask expires
+	// (and the call does not run).
+	Timeout time.Duration
+	// SessionTTL is the life of a grant recorded by "Approve for session".
+	SessionTTL time.Duration
+	// ScopeFor is the grant an "Approve for session" records; it must be the
+	// same function the notifiers state in their confirm dialogs (see
+	// ScopeText). Default: DefaultScopeFor.
+	ScopeFor ScopeFunc
+	Logger   *slog.Logger
+	// UpdateTimeout bounds the bookkeeping after the waiter itself ended the
+	// Ask (its ctx may be cancelled by then): recording the outcome, the
+	// message updates, and how long a post in flight when the run stopped
+	// may still take to answer; default 10s.
+	UpdateTimeout time.Duration
+}
+
+// Core asks a human through every notifier and waits for the answer.
+type Core struct {
+	cfg Config
+	log *slog.Logger
+}
+
+// SystemDecider is who records outcomes no human chose.
+const SystemDecider = "askops"
+
+// New checks cfg and returns a Core.
+func New(cfg Config) (*Core, error) {
+	if cfg.Asks == nil || cfg.Grants == nil || len(cfg.Notifiers) == 0 {
+		return nil, errors.New("approval: needs an ask store, a grant store and a notifier")
+	}
+	for _, n := range cfg.Notifiers {
+		if n == nil {
+			return nil, errors.New("approval: a configured notifier is nil")
+		}
+	}
+	if cfg.Timeout <= 0 {
+		return nil, errors.New("approval: timeout must be positive")
+	}
+	if cfg.SessionTTL <= 0 {
+		return nil, errors.New("approval: session ttl must be positive")
+	}
+	if cfg.ScopeFor == nil {
+		cfg.ScopeFor = DefaultScopeFor
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.UpdateTimeout <= 0 {
+		cfg.UpdateTimeout = 10 * time.Second
+	}
+	return &Core{cfg: cfg, log: cfg.Logger}, nil
+}
+
+// posted is where one notifier showed an Ask.
+type posted struct {
+	notifier   Notifier
+	channel    string
+	ts         string
+	recordedAt bool // this is the message saved on the Ask's record
+}
+
+// Approve records an Ask for req (whose Reason and Rule are the policy's
+// verdict), shows it through every notifier, and waits until it ends. It
+// always returns a terminal Ask and never waits past the deadline: if no
+// notifier could show it, it ends Unavailable at once.
+func (c *Core) Approve(ctx context.Context, req pending.Request) pending.Ask {
+	a, err := c.cfg.Asks.Create(ctx, req, c.cfg.Timeout)
+	if err != nil {
+		c.log.Error("could not record ask; failing closed", "run", req.RunID, "tool", req.Tool, "err", err)
+		return pending.Ask{
+			Request: req, Status: pending.Status(pending.Unavailable), DecidedBy: SystemDecider,
+			DecisionReason: "the approval request could not be recorded",
+		}
+	}
+	shown, postErr := c.post(ctx, a)
+	if len(shown) == 0 {
+		return c.notPosted(ctx, a, postErr)
+	}
+	// The record holds one message: the first notifier's that has an
+	// address. Whoever decides the Ask (a click on any replica, the sweep)
+	// updates that one; this waiter updates the others.
+	var channel, ts string
+	for i := range shown {
+		if shown[i].channel != "" || shown[i].ts != "" {
+			shown[i].recordedAt = true
+			channel, ts = shown[i].channel, shown[i].ts
+			break
+		}
+	}
+	if channel != "" || ts != "" {
+		sctx, cancel := c.detached(ctx)
+		if err := c.cfg.Asks.SetMessage(sctx, a.ID, channel, ts); err != nil {
+			// Clicks still work: interactions update the message they came from.
+			c.log.Warn("could not save where the ask was posted", "ask", a.ID, "err", err)
+		}
+		cancel()
+	}
+
+	var final pending.Ask
+	if ctx.Err() != nil {
+		// The run stopped while the message was on its way: it exists
+		// now, so end the Ask and let the update below take its buttons.
+		final = c.endUnanswered(ctx, a, pending.Cancelled, "the run stopped while the approval request was being posted")
+	} else if final, err = c.cfg.Asks.Wait(ctx, a.ID); err != nil {
+		// Wait's own Unavailable is not recorded (the store failed): end
+		// the stored Ask as this call ends, so its buttons cannot later
+		// "approve" a call that never ran, and its audit pair says what
+		// happened. A decision that got there first stands.
+		c.log.Warn("waiting for ask failed; ending it", "ask", a.ID, "status", final.Status, "err", err)
+		outcome, reason := pending.Unavailable, "askops lost track of the approval request (the store failed)"
+		if ctx.Err() != nil {
+			outcome, reason = pending.Cancelled, "the run stopped while askops could not reach its store"
+		}
+		final = c.endUnanswered(ctx, a, outcome, reason)
+	}
+	if final.Channel == "" {
+		final.Channel, final.MessageTS = channel, ts
+	}
+	switch o, _ := final.Outcome(); o {
+	case pending.ApprovedSession:
+		// The grant is built from the Ask as this process created and
+		// showed it, not as the store hands it back: it is the scope the
+		// approver read in the confirm dialog.
+		granted := a
+		granted.DecidedBy = final.DecidedBy
+		c.recordGrant(ctx, granted)
+		c.updateNotifiers(ctx, final, false, shown)
+	case pending.Approved, pending.Denied:
+		c.updateNotifiers(ctx, final, false, shown)
+	case pending.Expired, pending.Cancelled, pending.Unavailable:
+		c.updateNotifiers(ctx, final, true, shown)
+	default:
+		// Wait broke its contract; never let a non-terminal Ask through.
+		final.Status = pending.Status(pending.Unavailable)
+		final.DecidedBy, final.DecisionReason = SystemDecider, "the ask store returned no outcome"
+	}
+	return final
+}
+
+// post hands a to every notifier at once and returns those that showed it;
+// with none, the first notifier's error.
+func (c *Core) post(ctx context.Context, a pending.Ask) ([]posted, error) {
+	postCtx, endPost := c.postContext(ctx, a.Deadline)
+	defer endPost()
+	results := make([]posted, len(c.cfg.Notifiers))
+	errs := make([]error, len(c.cfg.Notifiers))
+	if len(c.cfg.Notifiers) == 1 {
+		n := c.cfg.Notifiers[0]
+		results[0].notifier = n
+		results[0].channel, results[0].ts, errs[0] = n.Post(postCtx, a)
+	} else {
+		var wg sync.WaitGroup
+		for i, n := range c.cfg.Notifiers {
+			results[i].notifier = n
+			wg.Go(func() { results[i].channel, results[i].ts, errs[i] = n.Post(postCtx, a) })
+		}
+		wg.Wait()
+	}
+	var shown []posted
+	for i, p := range results {
+		if errs[i] != nil {
+			if len(c.cfg.Notifiers) > 1 {
+				c.log.Warn("a notifier could not show the ask", "ask", a.ID, "notifier", i, "err", errs[i])
+			}
+			continue
+		}
+		shown = append(shown, p)
+	}
+	if len(shown) == 0 {
+		return nil, errs[0]
+	}
+	return shown, nil
+}
+
+// notPosted ends an Ask nobody could see: Cancelled if the caller gave up,
+// else Unavailable with the notifier's reason.
+func (c *Core) notPosted(ctx context.Context, a pending.Ask, postErr error) pending.Ask {
+	outcome, reason := pending.Unavailable, "the approval request could not be shown to anyone who may approve"
+	if np, ok := errors.AsType[*NotPosted](postErr); ok && np.Reason != "" {
+		reason = np.Reason
+	}
+	if ctx.Err() != nil {
+		outcome, reason = pending.Cancelled, "the run stopped before the approval request was posted"
+	}
+	c.log.Error("ask not posted; failing closed", "ask", a.ID, "outcome", outcome, "err", postErr)
+	return c.endUnanswered(ctx, a, outcome, reason)
+}
+
+// endUnanswered records an outcome no human chose, even if ctx has ended.
+// It is a compare-and-set: a decision that got there first stands and is
+// returned.
+func (c *Core) endUnanswered(ctx context.Context, a pending.Ask, outcome pending.Outcome, reason string) pending.Ask {
+	dctx, cancel := c.detached(ctx)
+	defer cancel()
+	final, err := c.cfg.Asks.Decide(dctx, a.ID, outcome, SystemDecider, reason)
+	if err == nil {
+		return final
+	}
+	if first, ok := pending.ConflictAsk(err); ok {
+		return first // someone (or the deadline) ended it first; that stands
+	}
+	c.log.Error("could not record the ask's outcome", "ask", a.ID, "outcome", outcome, "err", err)
+	a.Status, a.DecidedBy, a.DecisionReason = pending.Status(outcome), SystemDecider, reason
+	return a
+}
+
+// postContext bounds the posts of an Ask by its deadline but not by the
+// run's cancellation: a post cut off in flight may still have created the
+// message, and without its address nothing could ever take its buttons
+// away. Once ctx ends the posts get UpdateTimeout more to answer, so a
+// stopped run is not held until the deadline by a slow channel.
+func (c *Core) postContext(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	pctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	stop := context.AfterFunc(ctx, func() {
+		grace := time.AfterFunc(c.cfg.UpdateTimeout, cancel)
+		context.AfterFunc(pctx, func() { grace.Stop() })
+	})
+	return pctx, func() { stop(); cancel() }
+}
+
+// detached is a context for the bookkeeping after the waiter's own ending,
+// when ctx may already be cancelled.
+func (c *Core) detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), c.cfg.UpdateTimeout)
+}
+
+// recordGrant records the session grant of an Ask this process's waiter saw
+// end approved_session. Only the winning decision gets here, so a losing
+// "for session" click leaves nothing behind; and it is recorded from the
+// Ask this waiter holds, so the grant is the scope the approver was shown.
+// A failure is logged; the call still runs this once, as approved.
+func (c *Core) recordGrant(ctx context.Context, a pending.Ask) {
+	scope, err := c.cfg.ScopeFor(a)
+	if err != nil {
+		c.log.Error("approved for session but no scope could be derived; no grant recorded", "ask", a.ID, "err", err)
+		return
+	}
+	gctx, cancel := c.detached(ctx)
+	defer cancel()
+	g, err := c.cfg.Grants.Record(gctx, a.SessionID, scope, a.DecidedBy, c.cfg.SessionTTL)
+	if err != nil {
+		c.log.Error("could not record session grant", "ask", a.ID, "session", a.SessionID, "scope", scope.String(), "err", err)
+		return
+	}
+	c.log.Info("session grant recorded", "ask", a.ID, "grant", g.ID, "session", a.SessionID, "scope", scope.String(), "by", a.DecidedBy)
+}
+
+// updateNotifiers brings every shown message in step with final. The
+// message saved on the record is updated by whoever decided it when a human
+// did (the click's handler, on whichever replica); when nobody clicked, no
+// one else will, so the waiter does (the sweep may too; updates are
+// idempotent). Every other notifier's message only this waiter knows of.
+func (c *Core) updateNotifiers(ctx context.Context, final pending.Ask, unanswered bool, shown []posted) {
+	if !unanswered && len(shown) == 1 && shown[0].recordedAt {
+		return // the decider updates it
+	}
+	uctx, cancel := c.detached(ctx)
+	defer cancel()
+	for _, p := range shown {
+		if p.recordedAt && !unanswered {
+			continue
+		}
+		a := final
+		if !p.recordedAt {
+			a.Channel, a.MessageTS = p.channel, p.ts
+		}
+		if err := p.notifier.Update(uctx, a); err != nil {
+			c.log.Warn("could not update ask message", "ask", a.ID, "err", err)
+		}
+	}
+}

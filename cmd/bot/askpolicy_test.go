@@ -1,0 +1,68 @@
+package main
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/policy"
+)
+
+// bot ask skips the human only when the policy, in one evaluation with the
+// grant store as its checker, says a grant covers the command: deny rules
+// and dangers come first, and allow rules or mode full never stand in for
+// a grant.
+func TestAskGrantIsThePolicysOneEvaluation(t *testing.T) {
+	const ws = "/srv/app"
+	tests := []struct {
+		name    string
+		mode    string
+		rules   []policy.Rule
+		grant   string // a standing prefix grant, "" for none
+		closed  bool   // the grant store is down
+		command string
+		want    bool
+	}{
+		{name: "standing grant covers", grant: "git push", command: "git push origin feature", want: true},
+		{name: "no grant", command: "git push origin feature"},
+		{name: "deny rule beats the grant", grant: "git push", command: "git push origin prod",
+			rules: []policy.Rule{{Tool: "bash", Command: "git push origin prod", Decision: policy.Deny}}},
+		{name: "danger beats the grant", grant: "git push", command: "git push --force origin main"},
+		{name: "ask rule does not beat the grant", grant: "git push", command: "git push origin feature", want: true,
+			rules: []policy.Rule{{Tool: "bash", Command: "git push", Decision: policy.Ask}}},
+		{name: "allow rule is not a grant", command: "git push origin feature",
+			rules: []policy.Rule{{Tool: "bash", Command: "git push", Decision: policy.Allow}}},
+		{name: "mode full is not a grant", mode: "full", command: "git push origin feature"},
+		{name: "store down: asking", grant: "git push", closed: true, command: "git push origin feature"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := grants.NewMemoryStore(grants.Options{})
+			t.Cleanup(func() { store.Close() })
+			var want grants.Grant
+			if tt.grant != "" {
+				scope, err := grants.PrefixScope(tt.grant, ws)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want, err = store.RecordStanding(t.Context(), scope, "admin"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.closed {
+				store.Close()
+			}
+			a := &app{log: slog.New(slog.DiscardHandler), grants: store}
+			a.cfg.Policy = PolicyConfig{Mode: tt.mode, Rules: tt.rules}
+			req := askRequest(&environment{getenv: func(string) string { return "tester" }}, tt.command, "", "", "")
+			req.Cwd, req.Workspace = ws, ws
+			g, ok := a.grantFor(t.Context(), req, tt.command)
+			if ok != tt.want {
+				t.Fatalf("grant used = %v, want %v", ok, tt.want)
+			}
+			if ok && (g.ID != want.ID || g.By != "admin" || !g.Standing()) {
+				t.Errorf("grant %+v, want the standing one by admin", g)
+			}
+		})
+	}
+}

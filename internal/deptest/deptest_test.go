@@ -1,0 +1,109 @@
+package deptest
+
+import (
+	"strings"
+	"testing"
+)
+
+const module = "github.com/askops/askops"
+
+const (
+	goRedis  = "github.com/redis/go-redis/v9/..."
+	slackGo  = "github.com/slack-go/slack/..."
+	goOpenAI = "github.com/sashabaranov/go-openai/..."
+)
+
+// askopsRules are the import rules of DESIGN.md's package table. Each says
+// why, so the failure explains itself.
+func askopsRules() []Rule {
+	return []Rule{
+		{
+			Package:   module + "/policy",
+			Forbidden: []string{module + "/..."},
+			Why:       "policy is the pure judge of a call: it imports no askops package (consumers own the interfaces it needs, like GrantChecker)",
+		},
+		{
+			Package:   module + "/agent",
+			Forbidden: []string{module + "/pending", module + "/slackui", module + "/approval", goRedis, slackGo},
+			Why:       "agent knows no Slack, Redis or store: it speaks its own Request and Decision through its Approver interface, and the wiring adapts",
+		},
+		{
+			Package:   module + "/pending",
+			Forbidden: []string{module + "/slackui", module + "/agent", slackGo},
+			Why:       "the stores know no channel and no model",
+		},
+		{
+			Package:   module + "/grants",
+			Forbidden: []string{module + "/slackui", module + "/agent", slackGo},
+			Why:       "the stores know no channel and no model",
+		},
+		{
+			Package:   module + "/sessions",
+			Forbidden: []string{module + "/slackui", module + "/agent", slackGo},
+			Why:       "the stores know no channel and no model",
+		},
+		{
+			Package:   module + "/approval",
+			Forbidden: []string{module + "/slackui", module + "/agent", slackGo, "net/http/...", goOpenAI},
+			Why:       "the approval round trip is channel-agnostic: Slack and every later front door plug in as notifiers, and it knows no HTTP and no model",
+		},
+		{
+			Package:   module + "/...",
+			Forbidden: []string{module + "/cmd/..."},
+			Why:       "cmd is wiring: nothing depends on it",
+		},
+	}
+}
+
+// TestImportRules fails when a package depends on what DESIGN.md says it
+// must not know about.
+func TestImportRules(t *testing.T) {
+	pkgs, err := List(".", module+"/...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A rule whose package is gone (renamed, moved) would pass for ever.
+	for _, r := range askopsRules() {
+		found := false
+		for _, p := range pkgs {
+			if Match(r.Package, p.ImportPath) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("rule for %s matches no package; update the rules", r.Package)
+		}
+	}
+	for _, v := range Check(pkgs, askopsRules()) {
+		t.Error(v)
+	}
+}
+
+// The checker itself: a forbidden dependency, direct or transitive, is
+// reported with the import that leads to it; an allowed one is not.
+func TestCheck(t *testing.T) {
+	pkgs := []Package{
+		{ImportPath: "m/a", Imports: []string{"m/b"}, Deps: []string{"m/b", "x/redis", "x/redis/internal"}},
+		{ImportPath: "m/b", Imports: []string{"x/redis"}, Deps: []string{"x/redis", "x/redis/internal"}},
+		{ImportPath: "m/c", Imports: []string{"fmt"}, Deps: []string{"fmt"}},
+	}
+	rules := []Rule{{Package: "m/a", Forbidden: []string{"x/redis/..."}, Why: "no redis"}, {Package: "m/c", Forbidden: []string{"x/..."}, Why: "pure"}}
+	got := Check(pkgs, rules)
+	if len(got) != 1 {
+		t.Fatalf("violations %v, want one: m/a on x/redis (not its subpackage too); m/c only uses fmt", got)
+	}
+	if s := got[0].String(); !strings.Contains(s, "m/a depends (through m/b) on x/redis: no redis") {
+		t.Errorf("violation reads %q", s)
+	}
+	for _, tc := range []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"m/...", "m", true}, {"m/...", "m/x/y", true}, {"m/...", "mx", false}, {"m/x", "m/x/y", false},
+	} {
+		if Match(tc.pattern, tc.path) != tc.want {
+			t.Errorf("Match(%q, %q) = %v", tc.pattern, tc.path, !tc.want)
+		}
+	}
+}
