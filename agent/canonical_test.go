@@ -6,7 +6,6 @@ import (
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/internal/fakeopenai"
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
@@ -26,7 +25,7 @@ func TestBashRunsTheCanonicalText(t *testing.T) {
 		fakeopenai.Call(bash("c1", raw)),
 		fakeopenai.Text("done"),
 	}, nil)
-	h.approver.answer = answerWith(pending.Approved, "U42", "")
+	h.approver.answer = answerWith(agent.Approved, "U42", "")
 	h.run(t, agent.RunSpec{})
 
 	if judged := h.policy.judged(); len(judged) != 1 || judged[0].Command != canonical {
@@ -50,7 +49,7 @@ func TestBashKeepsTextWithUnsafeCharacters(t *testing.T) {
 		fakeopenai.Call(bash("c1", raw)),
 		fakeopenai.Text("done"),
 	}, nil)
-	h.approver.answer = answerWith(pending.Approved, "U42", "")
+	h.approver.answer = answerWith(agent.Approved, "U42", "")
 	h.run(t, agent.RunSpec{})
 	if judged := h.policy.judged(); len(judged) != 1 || judged[0].Command != raw {
 		t.Fatalf("policy judged %+v, want the raw text %q", judged, raw)
