@@ -117,7 +117,7 @@ func viewCall(a pending.Ask, limit int) callView {
 		}
 	}
 	v.kind = callOther
-	v.body = prettyJSON(redactJSON(args, head))
+	v.body = prettyJSON(redact.JSONValue(args, head))
 	return v
 }
 
@@ -135,34 +135,6 @@ func onlyKeys(m map[string]any, keys ...string) bool {
 		}
 	}
 	return true
-}
-
-// redactJSON redacts every string in a decoded JSON value, and hides the
-// whole value of a key that names a secret ("password": …).
-func redactJSON(v any, hide func(string) string) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			if redact.SecretKey(k) {
-				if _, nested := e.(map[string]any); !nested {
-					out[k] = redact.Marker
-					continue
-				}
-			}
-			out[k] = redactJSON(e, hide)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = redactJSON(e, hide)
-		}
-		return out
-	case string:
-		return hide(t)
-	}
-	return v
 }
 
 // prettyJSON indents v with sorted keys and without HTML escaping (the
