@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	hide "github.com/askops/askops/redact"
 )
 
 // MemoryStore is the embedded single-process Store, used when no Redis is
@@ -53,7 +55,7 @@ func (s *MemoryStore) Create(ctx context.Context, req Request, ttl time.Duration
 	if err := ctx.Err(); err != nil {
 		return Ask{}, &Error{Code: CodeUnavailable, Op: "create", Msg: "context ended", Err: err}
 	}
-	a := newAsk(req, s.opts.now(), ttl)
+	a := newAsk(atRest(req), s.opts.now(), ttl) // as Redis keeps it: the stores return equal Asks
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asks[a.ID] = &memoryAsk{ask: a, done: make(chan struct{})}
@@ -83,7 +85,7 @@ func (s *MemoryStore) Decide(ctx context.Context, id string, outcome Outcome, by
 	if err := checkOutcome("decide", outcome); err != nil {
 		return Ask{}, err
 	}
-	a, won, err := s.decide(id, outcome, by, reason)
+	a, won, err := s.decide(id, outcome, by, hide.Secrets(reason))
 	if err != nil {
 		return Ask{}, err
 	}

@@ -2,8 +2,6 @@ package pending
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askops/askops/internal/subscription"
+	hide "github.com/askops/askops/redact"
 )
 
 // Redis layout.
@@ -48,7 +47,8 @@ type RedisStore struct {
 	opts   Options
 	keys   redisKeys
 
-	waiters *waiters
+	waiters  *waiters
+	requests requestCodec
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -121,22 +121,20 @@ func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration)
 	if err := checkTTL("create", ttl); err != nil {
 		return Ask{}, err
 	}
-	reqJSON, err := json.Marshal(req)
+	a := newAsk(atRest(req), s.opts.now(), ttl)
+	qField, q, err := s.requests.encode(a)
 	if err != nil {
 		return Ask{}, &Error{Code: CodeInternal, Op: "create", Msg: "encode request", Err: err}
 	}
-	a := newAsk(req, s.opts.now(), ttl)
 	key := s.keys.ask(a.ID)
 	ev := askedEvent(a)
 	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, key,
-			"id", a.ID,
-			"request", string(reqJSON),
-			"run_id", a.RunID,
-			"tool", a.Tool,
-			"created_at", micros(a.CreatedAt),
-			"deadline", micros(a.Deadline),
-			"status", string(StatusPending),
+			qField, q,
+			fieldRunID, a.RunID,
+			fieldTool, a.Tool,
+			fieldDeadline, micros(a.Deadline),
+			fieldStatus, string(StatusPending),
 		)
 		p.PExpire(ctx, key, ttl+s.opts.Retention)
 		p.ZAdd(ctx, s.keys.deadlines, redis.Z{Score: float64(a.Deadline.UnixMicro()), Member: a.ID})
@@ -169,7 +167,7 @@ func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
 	if len(h) == 0 {
 		return Ask{}, notFound(op, id)
 	}
-	return decodeAsk(op, h)
+	return decodeAsk(op, id, h)
 }
 
 // decideScript is the only way an Ask leaves "pending": compare status, then
@@ -212,7 +210,8 @@ func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by,
 	if err := checkOutcome("decide", outcome); err != nil {
 		return Ask{}, err
 	}
-	a, won, err := s.decide(ctx, "decide", id, outcome, by, reason)
+	// A deny reason typed by a person rests in Redis too (see atRest).
+	a, won, err := s.decide(ctx, "decide", id, outcome, by, hide.Secrets(reason))
 	if err != nil {
 		return Ask{}, err
 	}
@@ -243,7 +242,7 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 	if err != nil {
 		return Ask{}, false, &Error{Code: CodeInternal, Op: op, Msg: "decide script reply", Err: err}
 	}
-	a, err := decodeAsk(op, h)
+	a, err := decodeAsk(op, id, h)
 	if err != nil {
 		return Ask{}, false, err
 	}
@@ -468,11 +467,11 @@ func (s *RedisStore) getMany(ctx context.Context, op string, ids []string) ([]As
 		return nil, unavailable(op, err)
 	}
 	out := make([]Ask, 0, len(ids))
-	for _, c := range cmds {
+	for i, c := range cmds {
 		if len(c.Val()) == 0 {
 			continue
 		}
-		a, err := decodeAsk(op, c.Val())
+		a, err := decodeAsk(op, ids[i], c.Val())
 		if err != nil {
 			s.opts.Logger.Error("pending: skipping a corrupt ask record", "err", err)
 			continue
@@ -559,16 +558,6 @@ func unavailable(op string, err error) error {
 	return &Error{Code: CodeUnavailable, Op: op, Msg: "store unreachable", Err: err}
 }
 
-func micros(t time.Time) string { return strconv.FormatInt(t.UnixMicro(), 10) }
-
-func parseMicros(s string) time.Time {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n == 0 {
-		return time.Time{}
-	}
-	return time.UnixMicro(n).UTC()
-}
-
 // flatToMap turns a Lua HGETALL reply (field, value, field, value…) into a map.
 func flatToMap(v any) (map[string]string, error) {
 	flat, ok := v.([]any)
@@ -582,27 +571,6 @@ func flatToMap(v any) (map[string]string, error) {
 		h[k] = val
 	}
 	return h, nil
-}
-
-func decodeAsk(op string, h map[string]string) (Ask, error) {
-	var a Ask
-	if err := json.Unmarshal([]byte(h["request"]), &a.Request); err != nil {
-		return Ask{}, &Error{Code: CodeInternal, Op: op, Msg: "corrupt ask record " + h["id"], Err: err}
-	}
-	a.ID = h["id"]
-	a.CreatedAt = parseMicros(h["created_at"])
-	a.Deadline = parseMicros(h["deadline"])
-	a.Status = Status(h["status"])
-	a.DecidedBy = h["decided_by"]
-	a.DecidedAt = parseMicros(h["decided_at"])
-	a.DecisionReason = h["decision_reason"]
-	a.Channel = h["channel"]
-	a.MessageTS = h["message_ts"]
-	if a.ID == "" || a.Deadline.IsZero() || (a.Status != StatusPending && !Outcome(a.Status).Valid()) {
-		return Ask{}, &Error{Code: CodeInternal, Op: op, Msg: "corrupt ask record " + h["id"],
-			Err: errors.New("missing id, deadline or status")}
-	}
-	return a, nil
 }
 
 // waiting reports how many Waits of this process are registered (tests poll

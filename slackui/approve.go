@@ -133,6 +133,9 @@ func (p *Approver) Approve(ctx context.Context, req pending.Request) pending.Ask
 	}
 	switch o, _ := final.Outcome(); o {
 	case pending.ApprovedSession:
+		// The store keeps the arguments redacted; the grant is scoped to
+		// the exact call this process asked about.
+		final.Request = req
 		p.recordGrant(ctx, final)
 	case pending.Expired, pending.Cancelled, pending.Unavailable:
 		// Nobody clicked, so no interaction will update the message; the
