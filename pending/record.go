@@ -39,7 +39,7 @@ func atRest(req Request) Request {
 // decide script reads them for the audit event), so they are not repeated
 // here; the id is the key's.
 type storedRequest struct {
-	CreatedAt     int64           `json:"t"` // µs since the epoch
+	TTL           int64           `json:"t"` // µs from creation to the deadline (the hash holds the deadline)
 	SessionID     string          `json:"s,omitempty"`
 	Label         string          `json:"l,omitempty"`
 	StartedBy     string          `json:"u,omitempty"`
@@ -89,7 +89,7 @@ type requestCodec struct {
 // already atRest).
 func (c *requestCodec) encode(a Ask) (field string, value []byte, err error) {
 	r := storedRequest{
-		CreatedAt: a.CreatedAt.UnixMicro(), SessionID: a.SessionID, Label: a.Label, StartedBy: a.StartedBy,
+		TTL: a.Deadline.Sub(a.CreatedAt).Microseconds(), SessionID: a.SessionID, Label: a.Label, StartedBy: a.StartedBy,
 		Path: a.Path, Reason: a.Reason, Rule: a.Rule, Workspace: a.Workspace, Cwd: a.Cwd,
 		ReplyChannel: a.ReplyChannel, ReplyThreadTS: a.ReplyThreadTS,
 	}
@@ -147,13 +147,14 @@ func inflate(z string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(r, 64<<20))
 }
 
-// decodeRequest fills a's request and creation time from a fieldRequest value.
+// decodeRequest fills a's request and creation time (a.Deadline is set)
+// from a fieldRequest value.
 func decodeRequest(a *Ask, v string) error {
 	var r storedRequest
 	if err := json.Unmarshal([]byte(v), &r); err != nil {
 		return err
 	}
-	a.CreatedAt = microsTime(r.CreatedAt)
+	a.CreatedAt = a.Deadline.Add(-time.Duration(r.TTL) * time.Microsecond)
 	a.SessionID, a.Label, a.StartedBy = r.SessionID, r.Label, r.StartedBy
 	a.Args = r.ArgsText
 	if r.Args != nil {
@@ -199,7 +200,7 @@ func decodeAsk(op, id string, h map[string]string) (Ask, error) {
 	corrupt := func(err error) error {
 		return &Error{Code: CodeInternal, Op: op, Msg: "corrupt ask record " + id, Err: err}
 	}
-	a := Ask{ID: id}
+	a := Ask{ID: id, Deadline: parseMicros(h[fieldDeadline])}
 	if z, ok := h[fieldRequestZ]; ok {
 		v, err := inflate(z)
 		if err == nil {
@@ -219,7 +220,6 @@ func decodeAsk(op, id string, h map[string]string) (Ask, error) {
 		a.CreatedAt = parseMicros(h[fieldCreatedAtV1])
 	}
 	a.RunID, a.Tool = h[fieldRunID], h[fieldTool]
-	a.Deadline = parseMicros(h[fieldDeadline])
 	a.Status = Status(h[fieldStatus])
 	a.DecidedBy = h[fieldDecidedBy]
 	a.DecidedAt = parseMicros(h[fieldDecidedAt])

@@ -116,38 +116,70 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 	return s, nil
 }
 
+// serverNowLua sets now to the time the script runs by the Redis server's
+// clock, in µs, as a string (ARGV[1] when a test drives the clock). A
+// Lua number holds µs since the epoch exactly (< 2^53); '%.0f' writes it
+// without an exponent.
+const serverNowLua = `
+local now = ARGV[1]
+if now == '' then
+  local t = redis.call('TIME')
+  now = t[1] .. string.format('%06d', tonumber(t[2]))
+end
+`
+
+// createScript records a pending Ask stamped by the server's clock: the
+// record, its deadline in the index, and the "asked" audit event. Returns
+// the creation time (µs). By the server's clock because every replica
+// judges the deadline by it: an Ask created on a replica whose clock is
+// slow must not carry a deadline that is already near.
+var createScript = redis.NewScript(serverNowLua + `
+local key, deadlines, audit = KEYS[1], KEYS[2], KEYS[3]
+local id, ttl, keep, qfield, q, run, tool, maxlen, by, reason =
+  ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
+local deadline = string.format('%.0f', tonumber(now) + tonumber(ttl))
+redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', 'pending')
+redis.call('PEXPIRE', key, keep)
+redis.call('ZADD', deadlines, deadline, id)
+redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
+  'kind', 'asked', 'ask_id', id, 'run_id', run, 'tool', tool,
+  'outcome', '', 'by', by, 'reason', reason, 'at', now)
+return now
+`)
+
+// scriptNow is the now argument of the scripts: empty, so they read the
+// server's TIME, unless a test drives the clock.
+func (s *RedisStore) scriptNow() string {
+	if s.opts.serverNow == nil {
+		return ""
+	}
+	return micros(s.opts.serverNow().UTC().Truncate(time.Microsecond))
+}
+
 // Create implements Store.
 func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration) (Ask, error) {
 	if err := checkTTL("create", ttl); err != nil {
 		return Ask{}, err
 	}
-	a := newAsk(atRest(req), s.opts.now(), ttl)
+	a := newAsk(atRest(req), s.opts.now(), ttl) // times provisional: the server stamps them
 	qField, q, err := s.requests.encode(a)
 	if err != nil {
 		return Ask{}, &Error{Code: CodeInternal, Op: "create", Msg: "encode request", Err: err}
 	}
-	key := s.keys.ask(a.ID)
-	ev := askedEvent(a)
-	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key,
-			qField, q,
-			fieldRunID, a.RunID,
-			fieldTool, a.Tool,
-			fieldDeadline, micros(a.Deadline),
-			fieldStatus, string(StatusPending),
-		)
-		p.PExpire(ctx, key, ttl+s.opts.Retention)
-		p.ZAdd(ctx, s.keys.deadlines, redis.Z{Score: float64(a.Deadline.UnixMicro()), Member: a.ID})
-		p.XAdd(ctx, &redis.XAddArgs{
-			Stream: s.keys.audit, MaxLen: s.opts.AuditMaxLen, Approx: true,
-			Values: []any{"kind", string(ev.Kind), "ask_id", ev.AskID, "run_id", ev.RunID, "tool", ev.Tool,
-				"outcome", "", "by", ev.By, "reason", ev.Reason, "at", micros(ev.At)},
-		})
-		return nil
-	})
+	ttlMicros := a.Deadline.Sub(a.CreatedAt).Microseconds()
+	now, err := createScript.Run(ctx, s.client,
+		[]string{s.keys.ask(a.ID), s.keys.deadlines, s.keys.audit},
+		s.scriptNow(), a.ID, ttlMicros, (ttl + s.opts.Retention).Milliseconds(), qField, q,
+		a.RunID, a.Tool, s.opts.AuditMaxLen, a.StartedBy, a.Reason,
+	).Text()
 	if err != nil {
 		return Ask{}, unavailable("create", err)
 	}
+	a.CreatedAt = parseMicros(now)
+	if a.CreatedAt.IsZero() {
+		return Ask{}, &Error{Code: CodeInternal, Op: "create", Msg: fmt.Sprintf("create script returned %.40q", now)}
+	}
+	a.Deadline = a.CreatedAt.Add(time.Duration(ttlMicros) * time.Microsecond)
 	return a, nil
 }
 
@@ -174,10 +206,18 @@ func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
 // set the decision, drop the deadline index entry, append the one "decided"
 // audit event and announce the id — all or nothing. A person's decision that
 // arrives at or after the deadline ends the Ask as expired instead ("late").
-// Returns {result, HGETALL of the record}; result is won | late | lost | missing.
+// An expiry before the deadline by the server's clock is refused ("early",
+// with the µs left): a replica whose clock runs fast must not end an Ask
+// early.
+// Returns {result, HGETALL of the record}; result is won | late | lost |
+// missing, or {early, µs left}.
 var decideScript = redis.NewScript(`
 local key, deadlines, audit = KEYS[1], KEYS[2], KEYS[3]
 local id, outcome, by, reason, now, channel, maxlen = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+if now == '' then -- the server's clock judges every deadline (see createScript)
+  local t = redis.call('TIME')
+  now = t[1] .. string.format('%06d', tonumber(t[2]))
+end
 local status = redis.call('HGET', key, 'status')
 if not status then
   redis.call('ZREM', deadlines, id)
@@ -187,9 +227,13 @@ if status ~= 'pending' then
   redis.call('ZREM', deadlines, id)
   return {'lost', redis.call('HGETALL', key)}
 end
+local deadline = tonumber(redis.call('HGET', key, 'deadline'))
+if outcome == 'expired' and tonumber(now) < deadline then
+  return {'early', string.format('%.0f', deadline - tonumber(now))}
+end
 local result = 'won'
 if (outcome == 'approved' or outcome == 'approved_session' or outcome == 'denied')
-   and tonumber(now) >= tonumber(redis.call('HGET', key, 'deadline')) then
+   and tonumber(now) >= deadline then
   outcome, by, reason, result = 'expired', '', ARGV[8], 'late'
 end
 redis.call('HSET', key, 'status', outcome, 'decided_by', by, 'decided_at', now, 'decision_reason', reason)
@@ -226,14 +270,19 @@ func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by,
 func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome, by, reason string) (Ask, bool, error) {
 	res, err := decideScript.Run(ctx, s.client,
 		[]string{s.keys.ask(id), s.keys.deadlines, s.keys.audit},
-		id, string(outcome), by, reason, micros(s.opts.now()), s.keys.decided, s.opts.AuditMaxLen, reasonLate,
+		id, string(outcome), by, reason, s.scriptNow(), s.keys.decided, s.opts.AuditMaxLen, reasonLate,
 	).Slice()
 	if err != nil {
 		return Ask{}, false, unavailable(op, err)
 	}
 	result, _ := res[0].(string)
-	if result == "missing" {
+	switch result {
+	case "missing":
 		return Ask{}, false, notFound(op, id)
+	case "early":
+		left, _ := res[1].(string)
+		n, _ := strconv.ParseInt(left, 10, 64)
+		return Ask{}, false, early(op, id, time.Duration(n)*time.Microsecond)
 	}
 	if len(res) != 2 {
 		return Ask{}, false, &Error{Code: CodeInternal, Op: op, Msg: fmt.Sprintf("decide script returned %d values", len(res))}
@@ -261,6 +310,9 @@ func (s *RedisStore) Wait(ctx context.Context, id string) (Ask, error) {
 type waitEnd struct {
 	ask Ask
 	err error
+	// left > 0: the expiry came before the deadline by the server's clock
+	// (this process's clock runs fast); wait that much longer.
+	left time.Duration
 }
 
 // await blocks until the Ask ends. It runs on the caller's goroutine and
@@ -289,7 +341,12 @@ func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 		why, r := s.block(ctx.Done(), w.reads, retry, deadline)
 		switch why {
 		case wokenDeadline:
-			return s.finish(ctx, id, last, Expired)
+			end := s.finish(ctx, id, last, Expired)
+			if end.left > 0 {
+				deadline = s.opts.After(end.left)
+				continue
+			}
+			return end
 		case wokenDone:
 			return s.finish(ctx, id, last, Cancelled)
 		case wokenClosed:
@@ -304,11 +361,9 @@ func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 			return r.end
 		case r.ask != nil && last == nil:
 			last = r.ask
-			d := last.Deadline.Sub(s.opts.Now())
-			if d <= 0 {
-				return s.finish(ctx, id, last, Expired)
-			}
-			deadline = s.opts.After(d)
+			// Armed by this process's clock; the server's judges (an
+			// early expiry is refused and the timer re-armed).
+			deadline = s.opts.After(last.Deadline.Sub(s.opts.Now()))
 		case r.ask != nil:
 			last = r.ask // a stray or repeated read (e.g. after a resubscribe): keep waiting
 		case ErrorCode(r.err) != CodeUnavailable:
@@ -396,6 +451,9 @@ func (s *RedisStore) finishOnce(ctx context.Context, id string, last *Ask, outco
 		a, _, err := s.decide(fctx, "wait", id, outcome, "", reason)
 		if err == nil {
 			return &waitEnd{ask: a}
+		}
+		if left, ok := earlyLeft(err); ok {
+			return &waitEnd{left: max(left, time.Millisecond)}
 		}
 		if ErrorCode(err) != CodeUnavailable || fctx.Err() != nil {
 			return unavailableEnd(id, last, err)
@@ -486,7 +544,16 @@ const sweepBatch = 500
 
 // Sweep implements Store. Every expiry goes through decideScript, so of
 // several replicas sweeping at once exactly one wins each Ask.
-func (s *RedisStore) Sweep(ctx context.Context, now time.Time) ([]Ask, error) {
+//
+// The caller's now is not used: what is due is judged by the Redis
+// server's clock, the one Create stamped the deadlines with, so a replica
+// whose clock runs fast does not expire Asks early (and decideScript
+// refuses an expiry before the deadline anyway).
+func (s *RedisStore) Sweep(ctx context.Context, _ time.Time) ([]Ask, error) {
+	now, err := s.serverTime(ctx)
+	if err != nil {
+		return nil, unavailable("sweep", err)
+	}
 	max := strconv.FormatInt(now.UnixMicro(), 10)
 	var out []Ask
 	for {
@@ -498,9 +565,13 @@ func (s *RedisStore) Sweep(ctx context.Context, now time.Time) ([]Ask, error) {
 		}
 		for _, id := range ids {
 			a, won, err := s.decide(ctx, "sweep", id, Expired, "", reasonDeadline)
+			_, isEarly := earlyLeft(err)
 			switch {
 			case err == nil && won:
 				out = append(out, a)
+			case isEarly:
+				// Due by another node's clock (a Cluster's TIME came from
+				// another node) but not yet by this one's: the next sweep.
 			case err == nil, ErrorCode(err) == CodeNotFound:
 				// decided by someone else, or garbage-collected: the
 				// script has dropped it from the index.
@@ -517,6 +588,14 @@ func (s *RedisStore) Sweep(ctx context.Context, now time.Time) ([]Ask, error) {
 			return out, nil
 		}
 	}
+}
+
+// serverTime is the Redis server's clock (or the test's stand-in for it).
+func (s *RedisStore) serverTime(ctx context.Context) (time.Time, error) {
+	if s.opts.serverNow != nil {
+		return s.opts.serverNow(), nil
+	}
+	return s.client.Time(ctx).Result()
 }
 
 // Audit implements Store.
