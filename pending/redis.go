@@ -455,7 +455,11 @@ func (s *RedisStore) finishOnce(ctx context.Context, id string, last *Ask, outco
 		if left, ok := earlyLeft(err); ok {
 			return &waitEnd{left: max(left, time.Millisecond)}
 		}
-		if ErrorCode(err) != CodeUnavailable || fctx.Err() != nil {
+		if ErrorCode(err) != CodeUnavailable || isOOM(err) || fctx.Err() != nil {
+			// The Ask may stay "pending" in Redis (under OOM nothing can
+			// be written); this waiter still ends, closed, and says why.
+			s.opts.Logger.Error("pending: could not record the end of a wait; the ask fails closed as unavailable",
+				"ask", id, "outcome", outcome, "oom", isOOM(err), "err", err)
 			return unavailableEnd(id, last, err)
 		}
 		select { // one brief blip should not turn a clean expiry into unavailable
@@ -634,7 +638,17 @@ func (s *RedisStore) Close() error {
 }
 
 func unavailable(op string, err error) error {
+	if isOOM(err) {
+		return &Error{Code: CodeUnavailable, Op: op, Err: err,
+			Msg: "Redis is out of memory (maxmemory reached under maxmemory-policy noeviction): nothing can be recorded"}
+	}
 	return &Error{Code: CodeUnavailable, Op: op, Msg: "store unreachable", Err: err}
+}
+
+// isOOM reports whether Redis refused a write for want of memory (also
+// when a script's write was refused).
+func isOOM(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "OOM command not allowed")
 }
 
 // flatToMap turns a Lua HGETALL reply (field, value, field, value…) into a map.
