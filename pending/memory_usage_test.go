@@ -85,43 +85,69 @@ func textOf(i, n int) string {
 // audit stream over 200 Asks) and holds it to maxBytesPerAsk. Reproduce:
 //
 //	go test ./pending -run TestRedisBytesPerPendingAsk -v
+//	go test ./pending -run '^$' -bench BenchmarkRedisBytesPerAsk
 func TestRedisBytesPerPendingAsk(t *testing.T) {
 	srv := redistest.Start(t)
-	const n = 200
 	for i, shape := range askShapes() {
 		t.Run(strings.ReplaceAll(shape.name, " ", "_"), func(t *testing.T) {
-			opts := Options{Namespace: fmt.Sprintf("mem%d", i), Logger: quietLogger()}
-			s := newRedisStore(t, srv.URL(), opts)
-			ctx := t.Context()
-			var hashes int64
-			for j := range n {
-				a, err := s.Create(ctx, shape.req(j), time.Hour)
-				if err != nil {
-					t.Fatal(err)
-				}
-				// A pending Ask's message is posted: count where.
-				if err := s.SetMessage(ctx, a.ID, "C0APPROVALS", "1700000000.000100"); err != nil {
-					t.Fatal(err)
-				}
-				hashes += memoryUsage(t, s, s.keys.ask(a.ID))
-			}
-			zset := memoryUsage(t, s, s.keys.deadlines)
-			audit := memoryUsage(t, s, s.keys.audit)
-			per := (hashes + zset + audit) / n
+			m := measureAsks(t, srv.URL(), fmt.Sprintf("mem%d", i), shape.req)
 			t.Logf("%s: %d bytes per pending Ask (hash %d, deadline entry %d, audit entry %d) over %d Asks",
-				shape.name, per, hashes/n, zset/n, audit/n, n)
-			if per > maxBytesPerAsk {
-				t.Errorf("%s: %d bytes per pending Ask, budget %d", shape.name, per, maxBytesPerAsk)
+				shape.name, m.perAsk, m.hash, m.deadline, m.audit, m.n)
+			if m.perAsk > maxBytesPerAsk {
+				t.Errorf("%s: %d bytes per pending Ask, budget %d", shape.name, m.perAsk, maxBytesPerAsk)
 			}
+		})
+	}
+	t.Log("reproduce: go test ./pending -run TestRedisBytesPerPendingAsk -v")
+}
+
+// BenchmarkRedisBytesPerAsk reports the same numbers as metrics.
+func BenchmarkRedisBytesPerAsk(b *testing.B) {
+	srv := redistest.Start(b)
+	for i, shape := range askShapes() {
+		b.Run(strings.ReplaceAll(shape.name, " ", "_"), func(b *testing.B) {
+			var m askMemory
+			for j := 0; b.Loop(); j++ {
+				m = measureAsks(b, srv.URL(), fmt.Sprintf("bench%d_%d", i, j), shape.req)
+			}
+			b.ReportMetric(float64(m.perAsk), "bytes/ask")
+			b.ReportMetric(float64(m.hash), "hash-bytes/ask")
 		})
 	}
 }
 
-func memoryUsage(t *testing.T, s *RedisStore, key string) int64 {
-	t.Helper()
-	n, err := s.client.MemoryUsage(t.Context(), key, 0).Result()
+// askMemory is what n pending Asks cost, per Ask.
+type askMemory struct{ n, perAsk, hash, deadline, audit int64 }
+
+// measureAsks creates 200 pending Asks, each with its message posted, in
+// namespace ns and measures them.
+func measureAsks(tb testing.TB, url, ns string, req func(int) Request) askMemory {
+	tb.Helper()
+	const n = 200
+	s := newRedisStore(tb, url, Options{Namespace: ns, Logger: quietLogger()})
+	ctx := tb.Context()
+	var hashes int64
+	for j := range n {
+		a, err := s.Create(ctx, req(j), time.Hour)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		// A pending Ask's message is posted: count where.
+		if err := s.SetMessage(ctx, a.ID, "C0APPROVALS", "1700000000.000100"); err != nil {
+			tb.Fatal(err)
+		}
+		hashes += memoryUsage(tb, s, s.keys.ask(a.ID))
+	}
+	zset := memoryUsage(tb, s, s.keys.deadlines)
+	audit := memoryUsage(tb, s, s.keys.audit)
+	return askMemory{n: n, perAsk: (hashes + zset + audit) / n, hash: hashes / n, deadline: zset / n, audit: audit / n}
+}
+
+func memoryUsage(tb testing.TB, s *RedisStore, key string) int64 {
+	tb.Helper()
+	n, err := s.client.MemoryUsage(tb.Context(), key, 0).Result()
 	if err != nil {
-		t.Fatalf("MEMORY USAGE %s: %v", key, err)
+		tb.Fatalf("MEMORY USAGE %s: %v", key, err)
 	}
 	return n
 }

@@ -103,3 +103,31 @@ func TestRedisStoreKeepsNoSecretAtRest(t *testing.T) {
 		}
 	}
 }
+
+// The memory store keeps what Redis keeps: the same redacted request.
+func TestStoresKeepTheSameRedactedRequest(t *testing.T) {
+	srv := redistest.Start(t)
+	r := newRedisStore(t, srv.URL(), Options{Logger: quietLogger()})
+	m := NewMemoryStore(Options{})
+	t.Cleanup(func() { _ = m.Close() })
+	req := sampleRequest(1)
+	req.Args = `{"command":"PGPASSWORD=hunter2 psql","password":"hunter2"}`
+	req.Summary = "PGPASSWORD=hunter2 psql"
+	var got []Request
+	for _, s := range []Store{r, m} {
+		a, err := s.Create(t.Context(), req, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, err = s.Get(t.Context(), a.ID); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, a.Request)
+	}
+	if got[0] != got[1] {
+		t.Errorf("redis keeps %+v\nmemory keeps %+v", got[0], got[1])
+	}
+	if strings.Contains(got[1].Args+got[1].Summary, "hunter2") {
+		t.Errorf("memory store keeps the secret: %+v", got[1])
+	}
+}
