@@ -201,10 +201,11 @@ func (c *Core) Approve(ctx context.Context, req pending.Request) pending.Ask {
 	}
 	switch o, _ := final.Outcome(); o {
 	case pending.ApprovedSession:
-		// The grant is built from the Ask as this process created and
-		// showed it, not as the store hands it back: it is the scope the
-		// approver read in the confirm dialog.
+		// The grant is built from the call this process asked about, not
+		// as the store hands it back: the store keeps secrets redacted,
+		// and the next identical call carries them unredacted.
 		granted := a
+		granted.Request = req
 		granted.DecidedBy = final.DecidedBy
 		c.recordGrant(ctx, granted)
 		c.updateNotifiers(ctx, final, false, shown)

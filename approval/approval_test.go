@@ -68,20 +68,40 @@ func (n *notifier) waitPosted(t *testing.T) pending.Ask {
 	}
 }
 
-// deadlines is the store's deadline timer, fired by the test.
-type deadlines struct{ fire chan time.Time }
+// deadlines is the store's clock and deadline timer, both driven by the
+// test: the store refuses to expire an Ask before its deadline, so firing
+// the timer also moves the clock past it.
+type deadlines struct {
+	fire chan time.Time
+	mu   sync.Mutex
+	now  time.Time
+}
 
-func (d deadlines) after(time.Duration) <-chan time.Time { return d.fire }
+func (d *deadlines) after(time.Duration) <-chan time.Time { return d.fire }
+
+func (d *deadlines) clock() time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.now
+}
+
+// expire moves the clock past every deadline and fires the timer.
+func (d *deadlines) expire() {
+	d.mu.Lock()
+	d.now = d.now.Add(24 * time.Hour)
+	d.mu.Unlock()
+	d.fire <- d.clock()
+}
 
 type setup struct {
 	asks      *pending.MemoryStore
 	grants    *grants.MemoryStore
-	deadlines deadlines
+	deadlines *deadlines
 }
 
 func newSetup(t *testing.T) *setup {
-	s := &setup{deadlines: deadlines{fire: make(chan time.Time)}}
-	s.asks = pending.NewMemoryStore(pending.Options{After: s.deadlines.after, Logger: slog.New(slog.DiscardHandler)})
+	s := &setup{deadlines: &deadlines{fire: make(chan time.Time), now: time.Now()}}
+	s.asks = pending.NewMemoryStore(pending.Options{Now: s.deadlines.clock, After: s.deadlines.after, Logger: slog.New(slog.DiscardHandler)})
 	s.grants = grants.NewMemoryStore(grants.Options{})
 	t.Cleanup(func() { s.asks.Close(); s.grants.Close() })
 	return s
@@ -227,7 +247,7 @@ func TestUnansweredOutcomes(t *testing.T) {
 		n := newNotifier("C1")
 		done := approveAsync(t.Context(), s.core(t, nil, n), bashRequest("run-1", "sess-1", "ls"))
 		n.waitPosted(t)
-		s.deadlines.fire <- time.Now()
+		s.deadlines.expire()
 		got := result(t, done)
 		if got.Status != pending.Status(pending.Expired) {
 			t.Fatalf("got %s", got.Status)

@@ -69,7 +69,8 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.timers = kept
 }
 
-func (c *fakeClock) options() Options { return Options{Now: c.Now, After: c.After} }
+// options drive a store by the fake clock, the Redis server's clock included.
+func (c *fakeClock) options() Options { return Options{Now: c.Now, After: c.After, serverNow: c.Now} }
 
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {

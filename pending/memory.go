@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	hide "github.com/askops/askops/redact"
 )
 
 // MemoryStore is the embedded single-process Store, used when no Redis is
@@ -53,7 +55,7 @@ func (s *MemoryStore) Create(ctx context.Context, req Request, ttl time.Duration
 	if err := ctx.Err(); err != nil {
 		return Ask{}, &Error{Code: CodeUnavailable, Op: "create", Msg: "context ended", Err: err}
 	}
-	a := newAsk(req, s.opts.now(), ttl)
+	a := newAsk(atRest(req), s.opts.now(), ttl) // as Redis keeps it: the stores return equal Asks
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asks[a.ID] = &memoryAsk{ask: a, done: make(chan struct{})}
@@ -83,7 +85,7 @@ func (s *MemoryStore) Decide(ctx context.Context, id string, outcome Outcome, by
 	if err := checkOutcome("decide", outcome); err != nil {
 		return Ask{}, err
 	}
-	a, won, err := s.decide(id, outcome, by, reason)
+	a, won, err := s.decide(id, outcome, by, hide.Secrets(reason))
 	if err != nil {
 		return Ask{}, err
 	}
@@ -106,6 +108,9 @@ func (s *MemoryStore) decide(id string, outcome Outcome, by, reason string) (Ask
 	}
 	if m.ask.Status != StatusPending {
 		return m.ask, false, nil
+	}
+	if outcome == Expired && now.Before(m.ask.Deadline) {
+		return Ask{}, false, early("decide", id, m.ask.Deadline.Sub(now))
 	}
 	won := true
 	if humanDecision(outcome) && !now.Before(m.ask.Deadline) {
@@ -142,20 +147,23 @@ func (s *MemoryStore) await(ctx context.Context, id string) *waitEnd {
 	}
 	s.waits.Add(1)
 	defer s.waits.Add(-1)
-	d := s.deadline(m).Sub(s.opts.Now())
-	if d <= 0 {
-		return s.finish(ctx, id, Expired)
-	}
-	deadline := s.opts.After(d)
-	switch s.block(ctx.Done(), m.done, deadline) {
-	case wokenRead:
-		return s.current(id)
-	case wokenDeadline:
-		return s.finish(ctx, id, Expired)
-	case wokenDone:
-		return s.finish(ctx, id, Cancelled)
-	default:
-		return s.closedEnd(id)
+	deadline := s.opts.After(s.deadline(m).Sub(s.opts.Now()))
+	for {
+		switch s.block(ctx.Done(), m.done, deadline) {
+		case wokenRead:
+			return s.current(id)
+		case wokenDeadline:
+			end := s.finish(ctx, id, Expired)
+			if end.left > 0 { // the clock stepped back: as on Redis, wait on
+				deadline = s.opts.After(end.left)
+				continue
+			}
+			return end
+		case wokenDone:
+			return s.finish(ctx, id, Cancelled)
+		default:
+			return s.closedEnd(id)
+		}
 	}
 }
 
@@ -225,6 +233,9 @@ func (s *MemoryStore) finish(ctx context.Context, id string, outcome Outcome) *w
 		reason = "wait ended: " + context.Cause(ctx).Error()
 	}
 	a, _, err := s.decide(id, outcome, "", reason)
+	if left, ok := earlyLeft(err); ok {
+		return &waitEnd{left: max(left, time.Millisecond)}
+	}
 	if err != nil {
 		return unavailableEnd(id, nil, err)
 	}

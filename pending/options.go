@@ -3,6 +3,7 @@ package pending
 import (
 	"crypto/rand"
 	"encoding/base32"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -11,8 +12,11 @@ import (
 
 // Options configure both store implementations. The zero value is usable.
 type Options struct {
-	// Now is the clock for timestamps, deadlines and the "decision after the
-	// deadline" check. Default time.Now.
+	// Now is this process's clock: the memory store's timestamps, deadlines
+	// and the "decision after the deadline" check, and when a Wait's timer
+	// is armed. The Redis store stamps and judges deadlines by the Redis
+	// server's clock instead, so replicas whose clocks disagree never
+	// expire an Ask early. Default time.Now.
 	Now func() time.Time
 
 	// After arms Wait's deadline timer (the duration is Deadline - Now()).
@@ -41,6 +45,11 @@ type Options struct {
 	// gone). It is what keeps a waiter from outliving its deadline by more
 	// than this when the store is down. Default 500ms.
 	FinishTimeout time.Duration
+
+	// serverNow stands in for the Redis server's clock (TIME) in tests
+	// that drive time with a fake clock; nil (always, outside tests) means
+	// the server's own TIME. See RedisStore.
+	serverNow func() time.Time
 
 	// ListenerIdle is how long the Redis listener waits for any message
 	// before pinging its connection; two silent periods in a row mean a dead
@@ -149,6 +158,27 @@ func conflict(op string, a Ask) error {
 		msg += " at " + a.DecidedAt.Format(time.RFC3339)
 	}
 	return &Error{Code: CodeConflict, Op: op, Msg: msg, Ask: &a}
+}
+
+// earlyError refuses an expiry before the deadline; Left is how long the
+// Ask still has (by the clock that judges: the Redis server's).
+type earlyError struct{ Left time.Duration }
+
+func (e *earlyError) Error() string { return fmt.Sprintf("the deadline is %s away", e.Left) }
+
+// early is the error an expiry before the deadline gets (CodeInvalid for a
+// caller of Decide; Wait and Sweep read Left and wait on).
+func early(op, id string, left time.Duration) error {
+	return &Error{Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("ask %s has not reached its deadline", id), Err: &earlyError{Left: left}}
+}
+
+// earlyLeft reports whether err refused an early expiry, and how long is left.
+func earlyLeft(err error) (time.Duration, bool) {
+	var e *earlyError
+	if errors.As(err, &e) {
+		return e.Left, true
+	}
+	return 0, false
 }
 
 // humanDecision reports whether o is a person's answer, which is refused

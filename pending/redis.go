@@ -2,8 +2,6 @@ package pending
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askops/askops/internal/subscription"
+	hide "github.com/askops/askops/redact"
 )
 
 // Redis layout.
@@ -48,7 +47,8 @@ type RedisStore struct {
 	opts   Options
 	keys   redisKeys
 
-	waiters *waiters
+	waiters  *waiters
+	requests requestCodec
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -116,40 +116,70 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 	return s, nil
 }
 
+// serverNowLua sets now to the time the script runs by the Redis server's
+// clock, in µs, as a string (ARGV[1] when a test drives the clock). A
+// Lua number holds µs since the epoch exactly (< 2^53); '%.0f' writes it
+// without an exponent.
+const serverNowLua = `
+local now = ARGV[1]
+if now == '' then
+  local t = redis.call('TIME')
+  now = t[1] .. string.format('%06d', tonumber(t[2]))
+end
+`
+
+// createScript records a pending Ask stamped by the server's clock: the
+// record, its deadline in the index, and the "asked" audit event. Returns
+// the creation time (µs). By the server's clock because every replica
+// judges the deadline by it: an Ask created on a replica whose clock is
+// slow must not carry a deadline that is already near.
+var createScript = redis.NewScript(serverNowLua + `
+local key, deadlines, audit = KEYS[1], KEYS[2], KEYS[3]
+local id, ttl, keep, qfield, q, run, tool, maxlen, by, reason =
+  ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
+local deadline = string.format('%.0f', tonumber(now) + tonumber(ttl))
+redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', 'pending')
+redis.call('PEXPIRE', key, keep)
+redis.call('ZADD', deadlines, deadline, id)
+redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
+  'kind', 'asked', 'ask_id', id, 'run_id', run, 'tool', tool,
+  'outcome', '', 'by', by, 'reason', reason, 'at', now)
+return now
+`)
+
+// scriptNow is the now argument of the scripts: empty, so they read the
+// server's TIME, unless a test drives the clock.
+func (s *RedisStore) scriptNow() string {
+	if s.opts.serverNow == nil {
+		return ""
+	}
+	return micros(s.opts.serverNow().UTC().Truncate(time.Microsecond))
+}
+
 // Create implements Store.
 func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration) (Ask, error) {
 	if err := checkTTL("create", ttl); err != nil {
 		return Ask{}, err
 	}
-	reqJSON, err := json.Marshal(req)
+	a := newAsk(atRest(req), s.opts.now(), ttl) // times provisional: the server stamps them
+	qField, q, err := s.requests.encode(a)
 	if err != nil {
 		return Ask{}, &Error{Code: CodeInternal, Op: "create", Msg: "encode request", Err: err}
 	}
-	a := newAsk(req, s.opts.now(), ttl)
-	key := s.keys.ask(a.ID)
-	ev := askedEvent(a)
-	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key,
-			"id", a.ID,
-			"request", string(reqJSON),
-			"run_id", a.RunID,
-			"tool", a.Tool,
-			"created_at", micros(a.CreatedAt),
-			"deadline", micros(a.Deadline),
-			"status", string(StatusPending),
-		)
-		p.PExpire(ctx, key, ttl+s.opts.Retention)
-		p.ZAdd(ctx, s.keys.deadlines, redis.Z{Score: float64(a.Deadline.UnixMicro()), Member: a.ID})
-		p.XAdd(ctx, &redis.XAddArgs{
-			Stream: s.keys.audit, MaxLen: s.opts.AuditMaxLen, Approx: true,
-			Values: []any{"kind", string(ev.Kind), "ask_id", ev.AskID, "run_id", ev.RunID, "tool", ev.Tool,
-				"outcome", "", "by", ev.By, "reason", ev.Reason, "at", micros(ev.At)},
-		})
-		return nil
-	})
+	ttlMicros := a.Deadline.Sub(a.CreatedAt).Microseconds()
+	now, err := createScript.Run(ctx, s.client,
+		[]string{s.keys.ask(a.ID), s.keys.deadlines, s.keys.audit},
+		s.scriptNow(), a.ID, ttlMicros, (ttl + s.opts.Retention).Milliseconds(), qField, q,
+		a.RunID, a.Tool, s.opts.AuditMaxLen, a.StartedBy, a.Reason,
+	).Text()
 	if err != nil {
 		return Ask{}, unavailable("create", err)
 	}
+	a.CreatedAt = parseMicros(now)
+	if a.CreatedAt.IsZero() {
+		return Ask{}, &Error{Code: CodeInternal, Op: "create", Msg: fmt.Sprintf("create script returned %.40q", now)}
+	}
+	a.Deadline = a.CreatedAt.Add(time.Duration(ttlMicros) * time.Microsecond)
 	return a, nil
 }
 
@@ -169,17 +199,25 @@ func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
 	if len(h) == 0 {
 		return Ask{}, notFound(op, id)
 	}
-	return decodeAsk(op, h)
+	return decodeAsk(op, id, h)
 }
 
 // decideScript is the only way an Ask leaves "pending": compare status, then
 // set the decision, drop the deadline index entry, append the one "decided"
 // audit event and announce the id — all or nothing. A person's decision that
 // arrives at or after the deadline ends the Ask as expired instead ("late").
-// Returns {result, HGETALL of the record}; result is won | late | lost | missing.
+// An expiry before the deadline by the server's clock is refused ("early",
+// with the µs left): a replica whose clock runs fast must not end an Ask
+// early.
+// Returns {result, HGETALL of the record}; result is won | late | lost |
+// missing, or {early, µs left}.
 var decideScript = redis.NewScript(`
 local key, deadlines, audit = KEYS[1], KEYS[2], KEYS[3]
 local id, outcome, by, reason, now, channel, maxlen = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+if now == '' then -- the server's clock judges every deadline (see createScript)
+  local t = redis.call('TIME')
+  now = t[1] .. string.format('%06d', tonumber(t[2]))
+end
 local status = redis.call('HGET', key, 'status')
 if not status then
   redis.call('ZREM', deadlines, id)
@@ -189,9 +227,13 @@ if status ~= 'pending' then
   redis.call('ZREM', deadlines, id)
   return {'lost', redis.call('HGETALL', key)}
 end
+local deadline = tonumber(redis.call('HGET', key, 'deadline'))
+if outcome == 'expired' and tonumber(now) < deadline then
+  return {'early', string.format('%.0f', deadline - tonumber(now))}
+end
 local result = 'won'
 if (outcome == 'approved' or outcome == 'approved_session' or outcome == 'denied')
-   and tonumber(now) >= tonumber(redis.call('HGET', key, 'deadline')) then
+   and tonumber(now) >= deadline then
   outcome, by, reason, result = 'expired', '', ARGV[8], 'late'
 end
 redis.call('HSET', key, 'status', outcome, 'decided_by', by, 'decided_at', now, 'decision_reason', reason)
@@ -212,7 +254,8 @@ func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by,
 	if err := checkOutcome("decide", outcome); err != nil {
 		return Ask{}, err
 	}
-	a, won, err := s.decide(ctx, "decide", id, outcome, by, reason)
+	// A deny reason typed by a person rests in Redis too (see atRest).
+	a, won, err := s.decide(ctx, "decide", id, outcome, by, hide.Secrets(reason))
 	if err != nil {
 		return Ask{}, err
 	}
@@ -227,14 +270,19 @@ func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by,
 func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome, by, reason string) (Ask, bool, error) {
 	res, err := decideScript.Run(ctx, s.client,
 		[]string{s.keys.ask(id), s.keys.deadlines, s.keys.audit},
-		id, string(outcome), by, reason, micros(s.opts.now()), s.keys.decided, s.opts.AuditMaxLen, reasonLate,
+		id, string(outcome), by, reason, s.scriptNow(), s.keys.decided, s.opts.AuditMaxLen, reasonLate,
 	).Slice()
 	if err != nil {
 		return Ask{}, false, unavailable(op, err)
 	}
 	result, _ := res[0].(string)
-	if result == "missing" {
+	switch result {
+	case "missing":
 		return Ask{}, false, notFound(op, id)
+	case "early":
+		left, _ := res[1].(string)
+		n, _ := strconv.ParseInt(left, 10, 64)
+		return Ask{}, false, early(op, id, time.Duration(n)*time.Microsecond)
 	}
 	if len(res) != 2 {
 		return Ask{}, false, &Error{Code: CodeInternal, Op: op, Msg: fmt.Sprintf("decide script returned %d values", len(res))}
@@ -243,7 +291,7 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 	if err != nil {
 		return Ask{}, false, &Error{Code: CodeInternal, Op: op, Msg: "decide script reply", Err: err}
 	}
-	a, err := decodeAsk(op, h)
+	a, err := decodeAsk(op, id, h)
 	if err != nil {
 		return Ask{}, false, err
 	}
@@ -262,6 +310,9 @@ func (s *RedisStore) Wait(ctx context.Context, id string) (Ask, error) {
 type waitEnd struct {
 	ask Ask
 	err error
+	// left > 0: the expiry came before the deadline by the server's clock
+	// (this process's clock runs fast); wait that much longer.
+	left time.Duration
 }
 
 // await blocks until the Ask ends. It runs on the caller's goroutine and
@@ -290,7 +341,12 @@ func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 		why, r := s.block(ctx.Done(), w.reads, retry, deadline)
 		switch why {
 		case wokenDeadline:
-			return s.finish(ctx, id, last, Expired)
+			end := s.finish(ctx, id, last, Expired)
+			if end.left > 0 {
+				deadline = s.opts.After(end.left)
+				continue
+			}
+			return end
 		case wokenDone:
 			return s.finish(ctx, id, last, Cancelled)
 		case wokenClosed:
@@ -305,11 +361,9 @@ func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 			return r.end
 		case r.ask != nil && last == nil:
 			last = r.ask
-			d := last.Deadline.Sub(s.opts.Now())
-			if d <= 0 {
-				return s.finish(ctx, id, last, Expired)
-			}
-			deadline = s.opts.After(d)
+			// Armed by this process's clock; the server's judges (an
+			// early expiry is refused and the timer re-armed).
+			deadline = s.opts.After(last.Deadline.Sub(s.opts.Now()))
 		case r.ask != nil:
 			last = r.ask // a stray or repeated read (e.g. after a resubscribe): keep waiting
 		case ErrorCode(r.err) != CodeUnavailable:
@@ -398,7 +452,14 @@ func (s *RedisStore) finishOnce(ctx context.Context, id string, last *Ask, outco
 		if err == nil {
 			return &waitEnd{ask: a}
 		}
-		if ErrorCode(err) != CodeUnavailable || fctx.Err() != nil {
+		if left, ok := earlyLeft(err); ok {
+			return &waitEnd{left: max(left, time.Millisecond)}
+		}
+		if ErrorCode(err) != CodeUnavailable || isOOM(err) || fctx.Err() != nil {
+			// The Ask may stay "pending" in Redis (under OOM nothing can
+			// be written); this waiter still ends, closed, and says why.
+			s.opts.Logger.Error("pending: could not record the end of a wait; the ask fails closed as unavailable",
+				"ask", id, "outcome", outcome, "oom", isOOM(err), "err", err)
 			return unavailableEnd(id, last, err)
 		}
 		select { // one brief blip should not turn a clean expiry into unavailable
@@ -468,11 +529,11 @@ func (s *RedisStore) getMany(ctx context.Context, op string, ids []string) ([]As
 		return nil, unavailable(op, err)
 	}
 	out := make([]Ask, 0, len(ids))
-	for _, c := range cmds {
+	for i, c := range cmds {
 		if len(c.Val()) == 0 {
 			continue
 		}
-		a, err := decodeAsk(op, c.Val())
+		a, err := decodeAsk(op, ids[i], c.Val())
 		if err != nil {
 			s.opts.Logger.Error("pending: skipping a corrupt ask record", "err", err)
 			continue
@@ -487,7 +548,16 @@ const sweepBatch = 500
 
 // Sweep implements Store. Every expiry goes through decideScript, so of
 // several replicas sweeping at once exactly one wins each Ask.
-func (s *RedisStore) Sweep(ctx context.Context, now time.Time) ([]Ask, error) {
+//
+// The caller's now is not used: what is due is judged by the Redis
+// server's clock, the one Create stamped the deadlines with, so a replica
+// whose clock runs fast does not expire Asks early (and decideScript
+// refuses an expiry before the deadline anyway).
+func (s *RedisStore) Sweep(ctx context.Context, _ time.Time) ([]Ask, error) {
+	now, err := s.serverTime(ctx)
+	if err != nil {
+		return nil, unavailable("sweep", err)
+	}
 	max := strconv.FormatInt(now.UnixMicro(), 10)
 	var out []Ask
 	for {
@@ -499,9 +569,13 @@ func (s *RedisStore) Sweep(ctx context.Context, now time.Time) ([]Ask, error) {
 		}
 		for _, id := range ids {
 			a, won, err := s.decide(ctx, "sweep", id, Expired, "", reasonDeadline)
+			_, isEarly := earlyLeft(err)
 			switch {
 			case err == nil && won:
 				out = append(out, a)
+			case isEarly:
+				// Due by another node's clock (a Cluster's TIME came from
+				// another node) but not yet by this one's: the next sweep.
 			case err == nil, ErrorCode(err) == CodeNotFound:
 				// decided by someone else, or garbage-collected: the
 				// script has dropped it from the index.
@@ -518,6 +592,14 @@ func (s *RedisStore) Sweep(ctx context.Context, now time.Time) ([]Ask, error) {
 			return out, nil
 		}
 	}
+}
+
+// serverTime is the Redis server's clock (or the test's stand-in for it).
+func (s *RedisStore) serverTime(ctx context.Context) (time.Time, error) {
+	if s.opts.serverNow != nil {
+		return s.opts.serverNow(), nil
+	}
+	return s.client.Time(ctx).Result()
 }
 
 // Audit implements Store.
@@ -556,17 +638,17 @@ func (s *RedisStore) Close() error {
 }
 
 func unavailable(op string, err error) error {
+	if isOOM(err) {
+		return &Error{Code: CodeUnavailable, Op: op, Err: err,
+			Msg: "Redis is out of memory (maxmemory reached under maxmemory-policy noeviction): nothing can be recorded"}
+	}
 	return &Error{Code: CodeUnavailable, Op: op, Msg: "store unreachable", Err: err}
 }
 
-func micros(t time.Time) string { return strconv.FormatInt(t.UnixMicro(), 10) }
-
-func parseMicros(s string) time.Time {
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n == 0 {
-		return time.Time{}
-	}
-	return time.UnixMicro(n).UTC()
+// isOOM reports whether Redis refused a write for want of memory (also
+// when a script's write was refused).
+func isOOM(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "OOM command not allowed")
 }
 
 // flatToMap turns a Lua HGETALL reply (field, value, field, value…) into a map.
@@ -582,27 +664,6 @@ func flatToMap(v any) (map[string]string, error) {
 		h[k] = val
 	}
 	return h, nil
-}
-
-func decodeAsk(op string, h map[string]string) (Ask, error) {
-	var a Ask
-	if err := json.Unmarshal([]byte(h["request"]), &a.Request); err != nil {
-		return Ask{}, &Error{Code: CodeInternal, Op: op, Msg: "corrupt ask record " + h["id"], Err: err}
-	}
-	a.ID = h["id"]
-	a.CreatedAt = parseMicros(h["created_at"])
-	a.Deadline = parseMicros(h["deadline"])
-	a.Status = Status(h["status"])
-	a.DecidedBy = h["decided_by"]
-	a.DecidedAt = parseMicros(h["decided_at"])
-	a.DecisionReason = h["decision_reason"]
-	a.Channel = h["channel"]
-	a.MessageTS = h["message_ts"]
-	if a.ID == "" || a.Deadline.IsZero() || (a.Status != StatusPending && !Outcome(a.Status).Valid()) {
-		return Ask{}, &Error{Code: CodeInternal, Op: op, Msg: "corrupt ask record " + h["id"],
-			Err: errors.New("missing id, deadline or status")}
-	}
-	return a, nil
 }
 
 // waiting reports how many Waits of this process are registered (tests poll

@@ -35,9 +35,10 @@ type secretRule struct {
 }
 
 // secretWord is the tail of a key name that holds a secret: PASSWORD,
-// GITHUB_TOKEN, client_secret, api-key, aws_secret_access_key, … "_key" only
+// GITHUB_TOKEN, client_secret, api-key, aws_secret_access_key, PGPASSWORD
+// (libpq's, the one common name with no separator before PASSWORD), … "_key" only
 // counts after an underscore so flags like --sort-key stay readable.
-const secretWord = `(?:pass(?:word|wd|phrase)?|pwd|token|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth|[A-Za-z0-9]+_key)`
+const secretWord = `(?:pass(?:word|wd|phrase)?|pgpassword|pwd|token|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth|[A-Za-z0-9]+_key)`
 
 // gluedSecretWord ends a key name written without a separator (PGPASSWORD,
 // _authToken, AccountKey); only words that cannot be the tail of an

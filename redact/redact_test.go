@@ -60,6 +60,7 @@ func TestRedact(t *testing.T) {
 		{"curl -u", "curl -u admin:hunter2 https://x", "curl -u admin:[REDACTED] https://x"},
 		// env assignments
 		{"env password", "PASSWORD=hunter2 ./run", "PASSWORD=[REDACTED] ./run"},
+		{"libpq password", "PGPASSWORD=hunter2 psql -h db", "PGPASSWORD=[REDACTED] psql -h db"},
 		{"env db password", "DB_PASSWORD='hunter2' ./run", "DB_PASSWORD='[REDACTED]' ./run"},
 		{"env token", "export NPM_TOKEN=npm_abcdef", "export NPM_TOKEN=[REDACTED]"},
 		{"env secret", "CLIENT_SECRET=\"abc\" make", "CLIENT_SECRET=\"[REDACTED]\" make"},

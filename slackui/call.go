@@ -140,7 +140,7 @@ func viewCall(a pending.Ask, limit int) callView {
 		}
 	}
 	v.kind = callOther
-	v.body = prettyJSON(redactJSON(args, head))
+	v.body = prettyJSON(redact.JSONValue(args, head))
 	v.lines0 = strings.Count(v.body, "\n") + 1
 	v.lookAlikes = lookAlikes(v.body)
 	return v
@@ -160,34 +160,6 @@ func onlyKeys(m map[string]any, keys ...string) bool {
 		}
 	}
 	return true
-}
-
-// redactJSON redacts every string in a decoded JSON value, and hides the
-// whole value of a key that names a secret ("password": …).
-func redactJSON(v any, hide func(string) string) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			if redact.SecretKey(k) {
-				if _, nested := e.(map[string]any); !nested {
-					out[k] = redact.Marker
-					continue
-				}
-			}
-			out[k] = redactJSON(e, hide)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = redactJSON(e, hide)
-		}
-		return out
-	case string:
-		return hide(t)
-	}
-	return v
 }
 
 // prettyJSON indents v with sorted keys and without HTML escaping (the

@@ -42,6 +42,9 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 			continue
 		}
 		fmt.Fprintf(env.stdout, "ok %s %s\n", r.name, r.detail)
+		for _, w := range r.warnings {
+			fmt.Fprintf(env.stdout, "WARN %s: %s\n", r.key, w)
+		}
 	}
 	if failed {
 		return exitFailed
@@ -56,6 +59,8 @@ type checkResult struct {
 	key    string
 	detail string
 	err    error
+	// warnings are risks that do not fail the check.
+	warnings []string
 }
 
 // reachabilityChecks runs the checks concurrently (each bounded by
@@ -98,8 +103,39 @@ func checkRedis(ctx context.Context, c RedisConfig) checkResult {
 		r.err = fmt.Errorf("PING %s: %w", redisAddr(c.URL), err)
 		return r
 	}
-	r.detail = redisAddr(c.URL) + " PING"
+	check, err := pending.CheckServer(ctx, client)
+	switch {
+	case err != nil:
+		r.err = fmt.Errorf("CONFIG GET on %s: %w", redisAddr(c.URL), err)
+	case check.Refused != nil:
+		r.err = fmt.Errorf("%s: %w", redisAddr(c.URL), check.Refused)
+	}
+	r.detail = redisAddr(c.URL) + " PING; " + check.Summary()
+	r.warnings = check.Warnings
 	return r
+}
+
+// checkRedisServer is serve's start-up check of the Redis server's
+// settings (see pending.CheckServer): a configuration that can evict askops
+// keys stops the start; risks are logged as warnings.
+func checkRedisServer(ctx context.Context, a *app) error {
+	if a.redis == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	check, err := pending.CheckServer(ctx, a.redis)
+	if err != nil {
+		return fmt.Errorf("redis.url: CONFIG GET on %s: %w", redisAddr(a.cfg.Redis.URL), err)
+	}
+	if check.Refused != nil {
+		return fmt.Errorf("redis.url: %s: %w", redisAddr(a.cfg.Redis.URL), check.Refused)
+	}
+	for _, w := range check.Warnings {
+		a.log.Warn("redis: "+w, "redis", redisAddr(a.cfg.Redis.URL))
+	}
+	a.log.Info("redis server settings", "redis", redisAddr(a.cfg.Redis.URL), "settings", check.Summary())
+	return nil
 }
 
 // openRedis opens a client for the configured URL (redis://, rediss://,

@@ -35,6 +35,10 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	defer a.Close()
+	if err := checkRedisServer(ctx, a); err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
 
 	// Runs outlive the request that started them but not the process: they
 	// get their own context, cancelled at shutdown after intake stops.

@@ -1,0 +1,153 @@
+package pending
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/redistest"
+)
+
+// maxBytesPerAsk is the Redis memory budget of one pending Ask whose command
+// (or arguments) is 1 KB: its hash, its deadline entry and its share of the
+// audit stream.
+const maxBytesPerAsk = 2048
+
+// askShapes are the two shapes the budget is about: a bash command of 1 KB
+// (stored in the arguments and, as the agent builds it, again in the
+// summary), the same with a command that hardly compresses, and 1 KB of
+// file content (arguments only; a short summary).
+func askShapes() []struct {
+	name string
+	req  func(i int) Request
+} {
+	return []struct {
+		name string
+		req  func(i int) Request
+	}{
+		{"1KB command", func(i int) Request {
+			cmd := textOf(i, 1024)
+			args, _ := json.Marshal(map[string]string{"command": cmd})
+			r := sampleRequest(i)
+			r.Tool, r.Args, r.Summary = "bash", string(args), cmd
+			return r
+		}},
+		{"1KB command of random base64", func(i int) Request {
+			// The worst case for compression: 6 bits of entropy a byte.
+			r := rand.New(rand.NewPCG(uint64(i), 7))
+			raw := make([]byte, 768)
+			for j := range raw {
+				raw[j] = byte(r.Uint32())
+			}
+			cmd := "echo " + base64.StdEncoding.EncodeToString(raw)[:1019]
+			args, _ := json.Marshal(map[string]string{"command": cmd})
+			req := sampleRequest(i)
+			req.Tool, req.Args, req.Summary = "bash", string(args), cmd
+			return req
+		}},
+		{"1KB arguments", func(i int) Request {
+			content := textOf(i, 1024)
+			args, _ := json.Marshal(map[string]string{"path": "notes/todo.md", "content": content})
+			r := sampleRequest(i)
+			r.Tool, r.Args, r.Summary = "write_file", string(args), fmt.Sprintf("write_file notes/todo.md (%d bytes)", len(content))
+			return r
+		}},
+	}
+}
+
+// textOf is n bytes of shell-like text that differs per i: words drawn at
+// random from a vocabulary with random numbers and paths between them, about
+// as compressible as a real long command line.
+func textOf(i, n int) string {
+	r := rand.New(rand.NewPCG(uint64(i), 42))
+	words := []string{"kubectl", "apply", "-f", "deploy", "--namespace", "prod", "grep", "-v", "awk", "sed", "s/a/b/",
+		"|", "&&", "echo", "curl", "-sS", "https://", "jq", ".items[]", "xargs", "--dry-run=client", "git", "log"}
+	var b strings.Builder
+	for b.Len() < n {
+		switch r.IntN(3) {
+		case 0:
+			fmt.Fprintf(&b, "%x ", r.Uint32())
+		case 1:
+			fmt.Fprintf(&b, "/srv/%s/%d ", words[r.IntN(len(words))], r.IntN(100000))
+		default:
+			b.WriteString(words[r.IntN(len(words))] + " ")
+		}
+	}
+	return b.String()[:n]
+}
+
+// TestRedisBytesPerPendingAsk measures what a pending Ask costs in Redis
+// (MEMORY USAGE of its hash, plus its share of the deadline ZSET and of the
+// audit stream over 200 Asks) and holds it to maxBytesPerAsk. Reproduce:
+//
+//	go test ./pending -run TestRedisBytesPerPendingAsk -v
+//	go test ./pending -run '^$' -bench BenchmarkRedisBytesPerAsk
+func TestRedisBytesPerPendingAsk(t *testing.T) {
+	srv := redistest.Start(t)
+	for i, shape := range askShapes() {
+		t.Run(strings.ReplaceAll(shape.name, " ", "_"), func(t *testing.T) {
+			m := measureAsks(t, srv.URL(), fmt.Sprintf("mem%d", i), shape.req)
+			t.Logf("%s: %d bytes per pending Ask (hash %d, deadline entry %d, audit entry %d) over %d Asks",
+				shape.name, m.perAsk, m.hash, m.deadline, m.audit, m.n)
+			if m.perAsk > maxBytesPerAsk {
+				t.Errorf("%s: %d bytes per pending Ask, budget %d", shape.name, m.perAsk, maxBytesPerAsk)
+			}
+		})
+	}
+	t.Log("reproduce: go test ./pending -run TestRedisBytesPerPendingAsk -v")
+}
+
+// BenchmarkRedisBytesPerAsk reports the same numbers as metrics.
+func BenchmarkRedisBytesPerAsk(b *testing.B) {
+	srv := redistest.Start(b)
+	for i, shape := range askShapes() {
+		b.Run(strings.ReplaceAll(shape.name, " ", "_"), func(b *testing.B) {
+			var m askMemory
+			for j := 0; b.Loop(); j++ {
+				m = measureAsks(b, srv.URL(), fmt.Sprintf("bench%d_%d", i, j), shape.req)
+			}
+			b.ReportMetric(float64(m.perAsk), "bytes/ask")
+			b.ReportMetric(float64(m.hash), "hash-bytes/ask")
+		})
+	}
+}
+
+// askMemory is what n pending Asks cost, per Ask.
+type askMemory struct{ n, perAsk, hash, deadline, audit int64 }
+
+// measureAsks creates 200 pending Asks, each with its message posted, in
+// namespace ns and measures them.
+func measureAsks(tb testing.TB, url, ns string, req func(int) Request) askMemory {
+	tb.Helper()
+	const n = 200
+	s := newRedisStore(tb, url, Options{Namespace: ns, Logger: quietLogger()})
+	ctx := tb.Context()
+	var hashes int64
+	for j := range n {
+		a, err := s.Create(ctx, req(j), time.Hour)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		// A pending Ask's message is posted: count where.
+		if err := s.SetMessage(ctx, a.ID, "C0APPROVALS", "1700000000.000100"); err != nil {
+			tb.Fatal(err)
+		}
+		hashes += memoryUsage(tb, s, s.keys.ask(a.ID))
+	}
+	zset := memoryUsage(tb, s, s.keys.deadlines)
+	audit := memoryUsage(tb, s, s.keys.audit)
+	return askMemory{n: n, perAsk: (hashes + zset + audit) / n, hash: hashes / n, deadline: zset / n, audit: audit / n}
+}
+
+func memoryUsage(tb testing.TB, s *RedisStore, key string) int64 {
+	tb.Helper()
+	n, err := s.client.MemoryUsage(tb.Context(), key, 0).Result()
+	if err != nil {
+		tb.Fatalf("MEMORY USAGE %s: %v", key, err)
+	}
+	return n
+}

@@ -1,0 +1,145 @@
+package pending
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/redistest"
+)
+
+// lockedBuffer is a log sink safe for the store's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Under maxmemory-policy noeviction at the memory limit, Redis refuses every
+// write. Nothing may then hang or approve: a click is refused with an error
+// that names the cause, the waiter ends unavailable at its deadline with an
+// ERROR log naming OOM, and a new Ask fails at once.
+func TestRedisOutOfMemoryFailsClosed(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := newRedisClient(t, srv.URL())
+	ctx := t.Context()
+	var logs lockedBuffer
+	clock := newFakeClock()
+	opts := clock.options()
+	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	s := newRedisStore(t, srv.URL(), opts)
+
+	check, err := CheckServer(ctx, admin)
+	if err != nil || check.Refused != nil {
+		t.Fatalf("the test server should pass the check: %+v, %v", check, err)
+	}
+	a, err := s.Create(ctx, sampleRequest(1), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan Ask, 1)
+	var waitErr error
+	go func() {
+		var got Ask
+		got, waitErr = s.Wait(ctx, a.ID)
+		ended <- got
+	}()
+	waitFor(t, "the waiter", 10*time.Second, func() bool { return s.waiting() == 1 })
+
+	// The limit: 1 byte under noeviction; every write is now refused.
+	if err := admin.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.ConfigSet(t.Context(), "maxmemory", "0") })
+
+	_, err = s.Decide(ctx, a.ID, Approved, "U0APPROVER", "")
+	if ErrorCode(err) != CodeUnavailable || !strings.Contains(err.Error(), "out of memory") {
+		t.Fatalf("Decide under OOM = %v, want unavailable naming out of memory", err)
+	}
+	if _, err := s.Create(ctx, sampleRequest(2), time.Minute); ErrorCode(err) != CodeUnavailable || !strings.Contains(err.Error(), "out of memory") {
+		t.Fatalf("Create under OOM = %v, want unavailable naming out of memory", err)
+	}
+
+	clock.Advance(time.Minute) // the deadline
+	select {
+	case got := <-ended:
+		if got.Status != Status(Unavailable) || !strings.Contains(waitErr.Error(), "out of memory") {
+			t.Fatalf("Wait ended %s, %v; want unavailable naming out of memory", got.Status, waitErr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter hangs at its deadline under OOM")
+	}
+	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "oom=true") {
+		t.Errorf("no ERROR log naming OOM:\n%s", logs.String())
+	}
+	t.Logf("under OOM: Decide refused (%v); the waiter ended %s at its deadline", ErrorCode(err), Unavailable)
+}
+
+// CheckServer refuses every maxmemory-policy that can evict askops keys,
+// and warns when the server persists nothing.
+func TestCheckServer(t *testing.T) {
+	srv := redistest.Start(t) // started with appendonly no and save ""
+	c := newRedisClient(t, srv.URL())
+	ctx := t.Context()
+	for _, tc := range []struct {
+		policy string
+		refuse bool
+	}{
+		{"noeviction", false},
+		{"allkeys-lru", true}, {"allkeys-lfu", true}, {"allkeys-random", true},
+		{"volatile-lru", true}, {"volatile-lfu", true}, {"volatile-random", true}, {"volatile-ttl", true},
+	} {
+		if err := c.ConfigSet(ctx, "maxmemory-policy", tc.policy).Err(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := CheckServer(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (got.Refused != nil) != tc.refuse {
+			t.Errorf("%s: refused = %v, want refused %v", tc.policy, got.Refused, tc.refuse)
+		}
+		if tc.refuse && !strings.Contains(got.Refused.Error(), "maxmemory-policy noeviction") {
+			t.Errorf("%s: the refusal does not name the fix: %v", tc.policy, got.Refused)
+		}
+		if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "appendonly yes") {
+			t.Errorf("%s: warnings %q, want the one about persistence", tc.policy, got.Warnings)
+		}
+	}
+	// RDB snapshots are persistence too (AOF is the recommendation; turning
+	// it on here would make the server's shutdown wait for a rewrite).
+	if err := c.ConfigSet(ctx, "save", "900 1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := CheckServer(ctx, c); len(got.Warnings) != 0 || !got.Read {
+		t.Errorf("with RDB snapshots: %+v, want no warning", got)
+	}
+
+	// A server that does not allow CONFIG (here an ACL user without it, as
+	// managed services do) is not refused: the operator is told to check.
+	if err := c.Do(ctx, "ACL", "SETUSER", "askops", "on", ">pw", "~*", "&*", "+@all", "-config").Err(); err != nil {
+		t.Fatal(err)
+	}
+	limited := newRedisClient(t, "redis://askops:pw@"+srv.Addr()+"/0")
+	got, err := CheckServer(ctx, limited)
+	if err != nil || got.Read || got.Refused != nil || len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "could not read") {
+		t.Errorf("without CONFIG: %+v, %v; want a warning that it could not be checked", got, err)
+	}
+}

@@ -1,0 +1,250 @@
+package pending
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	hide "github.com/askops/askops/redact" // pending has its own redact (URLs in errors)
+)
+
+// atRest is req as both stores keep it. A secret in a command (a token, a
+// password in an environment assignment, a private key) must not rest in
+// clear in Redis, nor in its audit stream, so the arguments, the summary
+// and the policy's reason are stored redacted. Nothing needs the clear
+// text back from the store: rendering shows redacted text anyway, and the
+// session grant is recorded by the waiting process from the exact request
+// it holds in memory (see slackui.Approver). Nothing compares exact
+// arguments from the store either, which is why no keyed hash of them is
+// kept: it would need a key shared by every replica, for no reader.
+func atRest(req Request) Request {
+	req.Args = hide.JSON(req.Args)
+	req.Summary = hide.Secrets(req.Summary)
+	req.Reason = hide.Secrets(req.Reason)
+	return req
+}
+
+// storedRequest is the compact form of an Ask's request in the Redis hash
+// (field fieldRequest). Short keys, empty fields left out, and the command
+// stored once: an agent's bash Summary is the command itself, so a Summary
+// equal to the arguments' "command" is not stored again (nil Summary).
+// Arguments that are compact JSON are embedded as JSON rather than as an
+// escaped string. Run id and tool have hash fields of their own (the
+// decide script reads them for the audit event), so they are not repeated
+// here; the id is the key's.
+type storedRequest struct {
+	TTL           int64           `json:"t"` // µs from creation to the deadline (the hash holds the deadline)
+	SessionID     string          `json:"s,omitempty"`
+	Label         string          `json:"l,omitempty"`
+	StartedBy     string          `json:"u,omitempty"`
+	Args          json.RawMessage `json:"a,omitempty"`  // arguments that are compact JSON
+	ArgsText      string          `json:"at,omitempty"` // any other arguments
+	Summary       *string         `json:"m,omitempty"`  // nil: the arguments' "command"
+	Path          string          `json:"p,omitempty"`
+	Reason        string          `json:"r,omitempty"`
+	Rule          string          `json:"rl,omitempty"`
+	Workspace     string          `json:"w,omitempty"`
+	Cwd           string          `json:"d,omitempty"`
+	ReplyChannel  string          `json:"rc,omitempty"`
+	ReplyThreadTS string          `json:"rt,omitempty"`
+}
+
+// Hash fields of an Ask record. The decide script reads and writes status,
+// deadline, run_id, tool and the decision fields by name.
+const (
+	fieldRequest        = "q"       // storedRequest
+	fieldRequestZ       = "qz"      // storedRequest, deflated (when that saves enough)
+	fieldRequestV1      = "request" // the request as plain JSON, in records written before "q"
+	fieldStatus         = "status"
+	fieldDeadline       = "deadline"
+	fieldRunID          = "run_id"
+	fieldTool           = "tool"
+	fieldCreatedAtV1    = "created_at"
+	fieldDecidedBy      = "decided_by"
+	fieldDecidedAt      = "decided_at"
+	fieldDecisionReason = "decision_reason"
+	fieldChannel        = "channel"
+	fieldMessageTS      = "message_ts"
+)
+
+// compressAbove is the size of a stored request from which it is deflated.
+// A long command or file content is most of an Ask's memory, and Redis
+// rounds a 1.3 KB value up to a 1.5 KB allocation; shell text deflates to
+// about half. Short requests stay plain JSON, readable with redis-cli.
+const compressAbove = 512
+
+// requestCodec encodes stored requests, reusing deflate writers (each
+// holds about 1 MB of tables; one per Create would be garbage at once).
+type requestCodec struct {
+	writers sync.Pool // *flate.Writer
+}
+
+// encode returns the hash field and value that store a's request (a is
+// already atRest).
+func (c *requestCodec) encode(a Ask) (field string, value []byte, err error) {
+	r := storedRequest{
+		TTL: a.Deadline.Sub(a.CreatedAt).Microseconds(), SessionID: a.SessionID, Label: a.Label, StartedBy: a.StartedBy,
+		Path: a.Path, Reason: a.Reason, Rule: a.Rule, Workspace: a.Workspace, Cwd: a.Cwd,
+		ReplyChannel: a.ReplyChannel, ReplyThreadTS: a.ReplyThreadTS,
+	}
+	if compactJSON(a.Args) {
+		r.Args = json.RawMessage(a.Args)
+	} else {
+		r.ArgsText = a.Args
+	}
+	if cmd, ok := commandOf(r.Args); !ok || cmd != a.Summary {
+		r.Summary = &a.Summary
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // commands are full of &&, < and >: \u0026 would triple them
+	if err := enc.Encode(r); err != nil {
+		return "", nil, err
+	}
+	plain := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	if len(plain) <= compressAbove {
+		return fieldRequest, plain, nil
+	}
+	z, err := c.deflate(plain)
+	if err != nil || len(z) > len(plain)*7/8 { // not worth unreadable bytes
+		return fieldRequest, plain, nil
+	}
+	return fieldRequestZ, z, nil
+}
+
+func (c *requestCodec) deflate(p []byte) ([]byte, error) {
+	var out bytes.Buffer
+	w, _ := c.writers.Get().(*flate.Writer)
+	if w == nil {
+		var err error
+		if w, err = flate.NewWriter(&out, flate.BestCompression); err != nil {
+			return nil, err
+		}
+	} else {
+		w.Reset(&out)
+	}
+	defer c.writers.Put(w)
+	if _, err := w.Write(p); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// inflate reverses requestCodec.deflate. A stored request is at most a few
+// hundred KB; the limit only guards against a corrupt value.
+func inflate(z string) ([]byte, error) {
+	r := flate.NewReader(strings.NewReader(z))
+	defer r.Close()
+	return io.ReadAll(io.LimitReader(r, 64<<20))
+}
+
+// decodeRequest fills a's request and creation time (a.Deadline is set)
+// from a fieldRequest value.
+func decodeRequest(a *Ask, v string) error {
+	var r storedRequest
+	if err := json.Unmarshal([]byte(v), &r); err != nil {
+		return err
+	}
+	a.CreatedAt = a.Deadline.Add(-time.Duration(r.TTL) * time.Microsecond)
+	a.SessionID, a.Label, a.StartedBy = r.SessionID, r.Label, r.StartedBy
+	a.Args = r.ArgsText
+	if r.Args != nil {
+		a.Args = string(r.Args)
+	}
+	if r.Summary != nil {
+		a.Summary = *r.Summary
+	} else {
+		a.Summary, _ = commandOf(r.Args)
+	}
+	a.Path, a.Reason, a.Rule, a.Workspace, a.Cwd = r.Path, r.Reason, r.Rule, r.Workspace, r.Cwd
+	a.ReplyChannel, a.ReplyThreadTS = r.ReplyChannel, r.ReplyThreadTS
+	return nil
+}
+
+// compactJSON reports whether args is one JSON value with no insignificant
+// space, so embedding it as JSON gives back the same bytes.
+func compactJSON(args string) bool {
+	if args == "" || !json.Valid([]byte(args)) {
+		return false
+	}
+	var b bytes.Buffer
+	return json.Compact(&b, []byte(args)) == nil && b.String() == args
+}
+
+// commandOf returns the "command" string of JSON arguments, if they are an
+// object that has one.
+func commandOf(args json.RawMessage) (string, bool) {
+	if len(args) == 0 || args[0] != '{' {
+		return "", false
+	}
+	var v struct {
+		Command *string `json:"command"`
+	}
+	if json.Unmarshal(args, &v) != nil || v.Command == nil {
+		return "", false
+	}
+	return *v.Command, true
+}
+
+// decodeAsk reads the record of Ask id from its hash fields.
+func decodeAsk(op, id string, h map[string]string) (Ask, error) {
+	corrupt := func(err error) error {
+		return &Error{Code: CodeInternal, Op: op, Msg: "corrupt ask record " + id, Err: err}
+	}
+	a := Ask{ID: id, Deadline: parseMicros(h[fieldDeadline])}
+	if z, ok := h[fieldRequestZ]; ok {
+		v, err := inflate(z)
+		if err == nil {
+			err = decodeRequest(&a, string(v))
+		}
+		if err != nil {
+			return Ask{}, corrupt(err)
+		}
+	} else if v, ok := h[fieldRequest]; ok {
+		if err := decodeRequest(&a, v); err != nil {
+			return Ask{}, corrupt(err)
+		}
+	} else {
+		if err := json.Unmarshal([]byte(h[fieldRequestV1]), &a.Request); err != nil {
+			return Ask{}, corrupt(err)
+		}
+		a.CreatedAt = parseMicros(h[fieldCreatedAtV1])
+	}
+	a.RunID, a.Tool = h[fieldRunID], h[fieldTool]
+	a.Status = Status(h[fieldStatus])
+	a.DecidedBy = h[fieldDecidedBy]
+	a.DecidedAt = parseMicros(h[fieldDecidedAt])
+	a.DecisionReason = h[fieldDecisionReason]
+	a.Channel = h[fieldChannel]
+	a.MessageTS = h[fieldMessageTS]
+	if a.ID == "" || a.Deadline.IsZero() || (a.Status != StatusPending && !Outcome(a.Status).Valid()) {
+		return Ask{}, corrupt(errors.New("missing id, deadline or status"))
+	}
+	return a, nil
+}
+
+func micros(t time.Time) string { return strconv.FormatInt(t.UnixMicro(), 10) }
+
+func parseMicros(s string) time.Time {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return microsTime(n)
+}
+
+func microsTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(n).UTC()
+}

@@ -1,0 +1,90 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// JSONValue redacts every string in a decoded JSON value with hide, and
+// hides the whole value of a key that names a secret ("password": …)
+// unless it holds an object, whose own keys are judged in turn.
+func JSONValue(v any, hide func(string) string) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			if SecretKey(k) {
+				if _, nested := e.(map[string]any); !nested {
+					out[k] = Marker
+					continue
+				}
+			}
+			out[k] = JSONValue(e, hide)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = JSONValue(e, hide)
+		}
+		return out
+	case string:
+		return hide(t)
+	}
+	return v
+}
+
+// JSON redacts a tool call's JSON arguments as text: the redacted value,
+// compact, keys sorted, without HTML escaping. Arguments with nothing to
+// redact come back byte for byte as given, so what carries no secret is
+// never rewritten; arguments that are not JSON are redacted as plain text.
+func JSON(args string) string {
+	dec := json.NewDecoder(strings.NewReader(args))
+	dec.UseNumber() // numbers keep their exact text
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return Secrets(args)
+	}
+	changed := false
+	red := JSONValue(v, func(s string) string {
+		r := Secrets(s)
+		if r != s {
+			changed = true
+		}
+		return r
+	})
+	if !changed && !hidesKey(v) {
+		return args
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(red) != nil {
+		return Secrets(args)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// hidesKey reports whether JSONValue hides a whole value of v because its
+// key names a secret.
+func hidesKey(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if _, nested := e.(map[string]any); SecretKey(k) && !nested {
+				return true
+			}
+			if hidesKey(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if hidesKey(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
