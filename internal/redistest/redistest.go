@@ -1,7 +1,9 @@
-// Package redistest starts a real redis-server on a free loopback port for
-// tests. Every test that needs Redis goes through it, so there is one place
-// that knows how to find, start, restart and stop the server. Its Blackhole
-// proxy gives tests a connection that goes silent without closing.
+// Package redistest starts real Redis for tests on free loopback ports: one
+// redis-server (Start), a 3-master Cluster with a replica each
+// (StartCluster), or a Sentinel set (StartSentinel). Every test that needs
+// Redis goes through it, so there is one place that knows how to find,
+// start, fail over, restart and stop the servers. Its Blackhole proxy gives
+// tests a connection that goes silent without closing.
 package redistest
 
 import (
@@ -28,6 +30,9 @@ type Server struct {
 	bin  string
 	dir  string
 	port int
+	// argv is the command line after the binary; nil means a plain
+	// standalone server (Start's).
+	argv func() []string
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -39,11 +44,21 @@ type Server struct {
 // keeps the data, as a real restart with persistence would.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return startServer(t, nil)
+}
+
+// startServer starts redis-server with the command line argv makes (nil:
+// the standalone defaults plus extra flags) on a free port.
+func startServer(t testing.TB, argv func(s *Server) []string) *Server {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatal(InstallHint)
 	}
 	s := &Server{t: t, bin: bin, dir: t.TempDir()}
+	if argv != nil {
+		s.argv = func() []string { return argv(s) }
+	}
 	var lastErr error
 	for range 5 {
 		s.port, err = freePort()
@@ -68,19 +83,11 @@ func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
 func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cmd := exec.Command(s.bin,
-		"--port", strconv.Itoa(s.port),
-		"--bind", "127.0.0.1",
-		"--dir", s.dir,
-		"--dbfilename", "dump.rdb",
-		"--save", "",
-		"--appendonly", "no",
-		"--daemonize", "no",
-		"--protected-mode", "yes",
-		"--maxclients", "20000",
-		"--loglevel", "warning",
-		"--logfile", filepath.Join(s.dir, "redis.log"),
-	)
+	argv := s.baseArgs()
+	if s.argv != nil {
+		argv = s.argv()
+	}
+	cmd := exec.Command(s.bin, argv...)
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return err
@@ -101,6 +108,24 @@ func (s *Server) start() error {
 	s.cmd = nil
 	log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
 	return fmt.Errorf("redis-server on port %d did not answer PING: %s", s.port, strings.TrimSpace(string(log)))
+}
+
+// baseArgs is the command line of a standalone data server; the cluster
+// and sentinel helpers add their flags to it.
+func (s *Server) baseArgs() []string {
+	return []string{
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--dir", s.dir,
+		"--dbfilename", "dump.rdb",
+		"--save", "",
+		"--appendonly", "no",
+		"--daemonize", "no",
+		"--protected-mode", "yes",
+		"--maxclients", "20000",
+		"--loglevel", "warning",
+		"--logfile", filepath.Join(s.dir, "redis.log"),
+	}
 }
 
 // Stop shuts the server down, saving its data to disk first.
