@@ -60,13 +60,7 @@ func StartCluster(t testing.TB) *Cluster {
 }
 
 // URL is the cluster in askops' form: redis-cluster://h1:p1,h2:p2,…
-func (c *Cluster) URL() string {
-	addrs := make([]string, len(c.Nodes))
-	for i, n := range c.Nodes {
-		addrs[i] = n.Addr()
-	}
-	return "redis-cluster://" + strings.Join(addrs, ",")
-}
+func (c *Cluster) URL() string { return "redis-cluster://" + strings.Join(c.Addrs(), ",") }
 
 // MasterOf is the node now serving key's slot as master (as the first
 // live node sees it).
@@ -223,3 +217,28 @@ func cli(port int, args ...string) (string, error) {
 // Cli runs one command on the server with redis-cli and returns its whole
 // output (multi-line replies included). Test plumbing only.
 func (s *Server) Cli(args ...string) (string, error) { return cli(s.port, args...) }
+
+// Addrs are the nodes' host:port, as a go-redis ClusterClient takes them.
+func (c *Cluster) Addrs() []string {
+	addrs := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		addrs[i] = n.Addr()
+	}
+	return addrs
+}
+
+// FlushAll empties every live master, so a test case starts from nothing.
+func (c *Cluster) FlushAll() error {
+	for _, n := range c.Nodes {
+		if !n.running() {
+			continue
+		}
+		if out, err := n.Cli("ROLE"); err != nil || !strings.HasPrefix(out, "master") {
+			continue
+		}
+		if _, err := n.Cli("FLUSHALL"); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -68,11 +68,7 @@ sentinel parallel-syncs %s 2
 
 // URL is the deployment in askops' form: redis-sentinel://s1,s2,s3/askops.
 func (d *Sentinel) URL() string {
-	addrs := make([]string, len(d.Sentinels))
-	for i, s := range d.Sentinels {
-		addrs[i] = s.Addr()
-	}
-	return "redis-sentinel://" + strings.Join(addrs, ",") + "/" + SentinelMaster
+	return "redis-sentinel://" + strings.Join(d.Addrs(), ",") + "/" + SentinelMaster
 }
 
 // Master is the data server the sentinels now name as master.
@@ -201,4 +197,24 @@ func field(out, name string) string {
 		}
 	}
 	return ""
+}
+
+// Addrs are the sentinels' host:port, as a go-redis FailoverClient takes them.
+func (d *Sentinel) Addrs() []string {
+	addrs := make([]string, len(d.Sentinels))
+	for i, s := range d.Sentinels {
+		addrs[i] = s.Addr()
+	}
+	return addrs
+}
+
+// FlushAll empties the master (the replicas follow), so a test case starts
+// from nothing.
+func (d *Sentinel) FlushAll() error {
+	m, err := d.master()
+	if err != nil {
+		return err
+	}
+	_, err = m.Cli("FLUSHALL")
+	return err
 }
