@@ -46,6 +46,22 @@ type Options struct {
 	// before pinging its connection; two silent periods in a row mean a dead
 	// (half-open) connection, which is then replaced. Default 15s.
 	ListenerIdle time.Duration
+
+	// ReplicaAcks is how many replicas must hold a decision before it is
+	// confirmed (Decide returns, a waiter acts on it), checked with WAIT
+	// (Redis only; see RedisStore.decide). Zero means: decided when the
+	// store opens, 1 if the master that holds askops' keys has a replica
+	// then, else none; and a master that has since lost every replica
+	// confirms alone rather than stop askops. N > 0: always N, never
+	// relaxed (askops stops deciding while fewer are connected).
+	// Negative: never wait (a lone server, or data you accept to lose on a
+	// failover).
+	ReplicaAcks int
+
+	// ReplicaTimeout bounds each WAIT for ReplicaAcks. A decision not on a
+	// replica by then is not confirmed (Unavailable), though it may still
+	// be confirmed by a later read. Default 300ms.
+	ReplicaTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -72,6 +88,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ListenerIdle <= 0 {
 		o.ListenerIdle = 15 * time.Second
+	}
+	if o.ReplicaTimeout <= 0 {
+		o.ReplicaTimeout = 300 * time.Millisecond
 	}
 	return o
 }

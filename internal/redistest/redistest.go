@@ -234,3 +234,49 @@ func commandReply(addr string, args ...string) (string, error) {
 	}
 	return line, nil
 }
+
+// WaitReplicated waits until every replica of this master has acknowledged
+// all it has written so far (replicas acknowledge about once a second), so a
+// test's setup survives the failover the test then causes.
+func (s *Server) WaitReplicated(within time.Duration) {
+	s.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		out, err := s.Cli("INFO", "replication")
+		if err == nil && replicated(out) {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("redistest: replicas of %s not in sync after %s:\n%s", s.Addr(), within, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// replicated reads INFO replication of a master: every slaveN line's
+// offset has reached master_repl_offset, and there is at least one.
+func replicated(info string) bool {
+	var master int64 = -1
+	var offsets []int64
+	for line := range strings.SplitSeq(info, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "master_repl_offset:"); ok {
+			master, _ = strconv.ParseInt(v, 10, 64)
+		}
+		if strings.HasPrefix(line, "slave") && strings.Contains(line, "offset=") {
+			_, rest, _ := strings.Cut(line, "offset=")
+			v, _, _ := strings.Cut(rest, ",")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			offsets = append(offsets, n)
+		}
+	}
+	if master < 0 || len(offsets) == 0 {
+		return false
+	}
+	for _, o := range offsets {
+		if o < master {
+			return false
+		}
+	}
+	return true
+}
