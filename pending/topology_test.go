@@ -70,6 +70,10 @@ func testClusterMasterKilled(t *testing.T, c *redistest.Cluster) {
 
 	killed := time.Now()
 	old.Kill()
+	// Readiness must see the outage: PING to any node would not.
+	if err := decider.Ping(t.Context()); err == nil {
+		t.Error("Ping (readiness) succeeded with the master of askops' slot killed")
+	}
 	promotedAt := make(chan time.Duration, 1)
 	go func() { c.WaitMasterOf(waiter.keys.deadlines, old, asksTTL); promotedAt <- time.Since(killed) }()
 
