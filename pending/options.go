@@ -49,13 +49,12 @@ type Options struct {
 
 	// ReplicaAcks is how many replicas must hold a decision before it is
 	// confirmed (Decide returns, a waiter acts on it), checked with WAIT
-	// (Redis only; see RedisStore.decide). Zero means: decided when the
-	// store opens, 1 if the master that holds askops' keys has a replica
-	// then, else none; and a master that has since lost every replica
-	// confirms alone rather than stop askops. N > 0: always N, never
-	// relaxed (askops stops deciding while fewer are connected).
-	// Negative: never wait (a lone server, or data you accept to lose on a
-	// failover).
+	// (Redis only; see durable.go). Zero means: every replica the master
+	// holding askops' keys has when the store opens; after a failover, the
+	// new master's replicas, rising again to that number as they join.
+	// N > 0: always N (askops stops deciding while fewer are connected).
+	// Negative: never wait (a lone server, or decisions you accept to lose
+	// on a failover).
 	ReplicaAcks int
 
 	// ReplicaTimeout bounds each WAIT for ReplicaAcks. A decision not on a

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -59,12 +58,8 @@ type RedisStore struct {
 
 	decisions *subscription.Subscription // the listener
 
-	// acks is how many replicas a decision must reach before it is
-	// confirmed (Options.ReplicaAcks, resolved at open); 0: no WAIT.
-	acks int
-	// alone is until when (unix ns) the master is known to have no replica
-	// left: decisions skip the WAIT meanwhile (see durable).
-	alone atomic.Int64
+	// replicas is how many replicas must hold a decision (see durable.go).
+	replicas replicaAcks
 }
 
 var _ Store = (*RedisStore)(nil)
@@ -120,61 +115,14 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 	if err != nil {
 		return nil, &Error{Code: CodeUnavailable, Op: "open", Msg: "subscribe to decisions", Err: err}
 	}
-	if s.acks, err = s.replicaAcks(ctx); err != nil {
+	if err := s.openReplicaAcks(ctx); err != nil {
 		_ = s.decisions.Close()
 		return nil, &Error{Code: CodeUnavailable, Op: "open", Msg: "count the master's replicas", Err: err}
 	}
-	opts.Logger.Debug("pending: decisions are confirmed once on replicas", "replicas", s.acks)
 	rctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	go s.read(rctx)
 	return s, nil
-}
-
-// replicaAcks resolves Options.ReplicaAcks: zero asks the master that holds
-// askops' keys how many replicas it has.
-func (s *RedisStore) replicaAcks(ctx context.Context) (int, error) {
-	switch n := s.opts.ReplicaAcks; {
-	case n < 0:
-		return 0, nil
-	case n > 0:
-		return n, nil
-	}
-	node, err := s.slotNode(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n, err := connectedReplicas(ctx, node)
-	return min(n, 1), err
-}
-
-// connectedReplicas is how many replicas node (a master) has connected.
-func connectedReplicas(ctx context.Context, node *redis.Client) (int, error) {
-	info, err := node.Info(ctx, "replication").Result()
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.SplitSeq(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
-			return strconv.Atoi(v)
-		}
-	}
-	return 0, errors.New("INFO replication has no connected_slaves")
-}
-
-// slotNode is the client of the one server that holds askops' keys (on a
-// Cluster, the master of their slot). Commands pipelined on it share one
-// connection, which WAIT needs: it counts the replicas that have everything
-// that connection wrote.
-func (s *RedisStore) slotNode(ctx context.Context) (*redis.Client, error) {
-	switch c := s.client.(type) {
-	case *redis.ClusterClient:
-		return c.MasterForKey(ctx, s.keys.deadlines)
-	case *redis.Client: // one server, or Sentinel's failover client
-		return c, nil
-	default:
-		return nil, fmt.Errorf("a %T cannot wait for replicas: set ReplicaAcks to -1", c)
-	}
 }
 
 // Ping checks the server that holds askops' keys (on a Cluster the master
@@ -293,7 +241,7 @@ func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by,
 // decide runs decideScript and reports whether this call ended the Ask with
 // the outcome asked for.
 //
-// With replicas to wait for (acks > 0), nothing is confirmed before it is
+// With replicas to wait for (see durable.go), nothing is confirmed before it is
 // on them: the script runs, a fence write and WAIT follow on the same
 // connection, and only then is the id announced (the script does not
 // announce it). A decision a failover could still take back so never wakes
@@ -307,13 +255,13 @@ func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by,
 func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome, by, reason string) (Ask, bool, error) {
 	keys := []string{s.keys.ask(id), s.keys.deadlines, s.keys.audit}
 	channel := s.keys.decided
-	if s.acks > 0 {
+	if s.replicas.on() {
 		channel = "" // announced below, once durable
 	}
 	args := []any{id, string(outcome), by, reason, micros(s.opts.now()), channel, s.opts.AuditMaxLen, reasonLate}
 	var res []any
 	var err error
-	if s.acks == 0 {
+	if !s.replicas.on() {
 		res, err = decideScript.Run(ctx, s.client, keys, args...).Slice()
 	} else {
 		res, err = s.durable(ctx, func(p redis.Scripter) *redis.Cmd { return decideScript.Eval(ctx, p, keys, args...) })
@@ -336,7 +284,7 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 	if err != nil {
 		return Ask{}, false, err
 	}
-	if s.acks > 0 && result != "lost" {
+	if s.replicas.on() && result != "lost" {
 		// Durable now: wake the waiters. If this fails they still see the
 		// decision at their next read (a resubscription, or the deadline).
 		if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
@@ -344,91 +292,6 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 		}
 	}
 	return a, result == "won", nil
-}
-
-// durable runs cmd, a fence write and WAIT in one pipeline on the server
-// holding askops' keys, and returns cmd's reply once acks replicas have all
-// of it; fewer in ReplicaTimeout is an error.
-func (s *RedisStore) durable(ctx context.Context, cmd func(redis.Scripter) *redis.Cmd) ([]any, error) {
-	node, err := s.slotNode(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if time.Now().UnixNano() < s.alone.Load() {
-		return cmd(node).Slice()
-	}
-	var c *redis.Cmd
-	var wait *redis.IntCmd
-	if _, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
-		c = cmd(p)
-		p.Incr(ctx, s.keys.fence)
-		wait = redis.NewIntCmd(ctx, "wait", s.acks, s.opts.ReplicaTimeout.Milliseconds())
-		_ = p.Process(ctx, wait)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	res, err := c.Slice()
-	if err != nil {
-		return nil, err
-	}
-	if n := wait.Val(); n < int64(s.acks) {
-		// Left to choose (ReplicaAcks 0), askops waits for the replica
-		// the deployment has, not for one it lost: a master whose last
-		// replica is gone (its shard's other node died and it was
-		// promoted) confirms alone rather than stop askops until the
-		// replica is back. An explicit ReplicaAcks never relaxes.
-		// Known alone, the next second of decisions does not wait for
-		// WAIT's timeout each.
-		if s.opts.ReplicaAcks == 0 {
-			if have, err := connectedReplicas(ctx, node); err == nil && have == 0 {
-				s.alone.Store(time.Now().Add(time.Second).UnixNano())
-				s.opts.Logger.Warn("pending: the master holding askops' keys has no replica left; decisions are confirmed on it alone")
-				return res, nil
-			}
-		}
-		return nil, fmt.Errorf("%d of %d replicas confirmed within %s", n, s.acks, s.opts.ReplicaTimeout)
-	}
-	return res, nil
-}
-
-// confirmEnded re-reads the ended records of ids through durable, so a
-// waiter acts only on a decision the replicas hold. (A read can see a
-// decision whose WAIT is still running, or one made on a master that is
-// about to lose it to a failover.)
-func (s *RedisStore) confirmEnded(ctx context.Context, ids []string) map[string]*readResult {
-	out := make(map[string]*readResult, len(ids))
-	script := "local out = {}\nfor i, k in ipairs(KEYS) do out[i] = redis.call('HGETALL', k) end\nreturn out"
-	keys := make([]string, len(ids))
-	for i, id := range ids {
-		keys[i] = s.keys.ask(id)
-	}
-	res, err := s.durable(ctx, func(p redis.Scripter) *redis.Cmd { return p.Eval(ctx, script, keys) })
-	for i, id := range ids {
-		var r readResult
-		var h map[string]string
-		if err == nil && i < len(res) {
-			h, err = flatToMap(res[i])
-		}
-		switch {
-		case err != nil:
-			r.err = unavailable("wait", err)
-		case len(h) == 0:
-			r.err = notFound("wait", id)
-		default:
-			a, derr := decodeAsk("wait", h)
-			switch {
-			case derr != nil:
-				r.err = derr
-			case a.Status != StatusPending:
-				r.end = &waitEnd{ask: a}
-			default:
-				r.ask = &a // taken back by a failover: pending again
-			}
-		}
-		out[id] = &r
-	}
-	return out
 }
 
 // Wait implements Store: register as a waiter (which queues the first read

@@ -213,7 +213,7 @@ func (s *RedisStore) fetch(ctx context.Context, ids []string) {
 		}
 	}
 	var confirmed map[string]*readResult
-	if s.acks > 0 && len(ended) > 0 {
+	if s.replicas.on() && len(ended) > 0 {
 		confirmed = s.confirmEnded(ctx, ended)
 	}
 	for i, id := range ids {

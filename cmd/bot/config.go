@@ -64,8 +64,8 @@ type RedisConfig struct {
 	PoolTimeout  Duration `yaml:"pool_timeout"`
 
 	// ReplicaAcks is how many replicas must hold a decision before it
-	// counts: "auto" (default: 1 if the master has a replica at start), a
-	// number, or "none" (pending.Options.ReplicaAcks).
+	// counts: "auto" (default: every replica the master has), a number,
+	// or "none" (pending.Options.ReplicaAcks).
 	ReplicaAcks string `yaml:"replica_acks"`
 	// ReplicaTimeout bounds the wait for them (default 300ms).
 	ReplicaTimeout Duration `yaml:"replica_timeout"`
