@@ -3,7 +3,6 @@ package pending
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -220,7 +219,7 @@ func connectedClients(b *testing.B, c *redis.Client) int {
 			return n
 		}
 	}
-	b.Fatal(fmt.Sprintf("no connected_clients in %q", info))
+	b.Fatalf("no connected_clients in %q", info)
 	return 0
 }
 

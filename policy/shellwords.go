@@ -38,7 +38,7 @@ func SimpleWords(command string) ([]string, error) {
 	case st.Background || st.Coprocess || st.Disown:
 		return nil, errors.New("runs in the background")
 	case st.Negated:
-		return nil, errors.New("negated with !")
+		return nil, errors.New("negated (a leading !)")
 	case len(st.Redirs) > 0:
 		return nil, errors.New("has a redirection or here-document")
 	}

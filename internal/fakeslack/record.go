@@ -219,6 +219,8 @@ func BlockText(blocks []slack.Block) string {
 			b.WriteByte('\n')
 		}
 	}
+	// Declared apart from its value because it calls itself.
+	//lint:ignore S1021 a recursive closure must be declared before it is assigned
 	var element func(e any)
 	element = func(e any) {
 		switch e := e.(type) {
