@@ -313,3 +313,34 @@ func BenchmarkSentinelFailoverDecides(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSentinelDecide is the price of waiting for the replicas: one
+// Decide on a Sentinel set with two replicas, with WAIT (askops' default)
+// and without.
+//
+//	go test ./pending -run '^$' -bench SentinelDecide
+func BenchmarkSentinelDecide(b *testing.B) {
+	d := redistest.StartSentinel(b, 2)
+	for _, mode := range []struct {
+		name string
+		acks int
+	}{{"wait", 0}, {"neither", -1}} {
+		b.Run(mode.name, func(b *testing.B) {
+			s := newRedisStore(b, d.URL(), Options{ReplicaAcks: mode.acks, Logger: quietLogger()})
+			ids := make([]string, b.N)
+			for i := range ids {
+				a, err := s.Create(b.Context(), sampleRequest(i), time.Hour)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids[i] = a.ID
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := s.Decide(b.Context(), ids[i], Approved, "U1", ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
