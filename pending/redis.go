@@ -284,9 +284,12 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 	if err != nil {
 		return Ask{}, false, err
 	}
-	if s.replicas.on() && result != "lost" {
-		// Durable now: wake the waiters. If this fails they still see the
-		// decision at their next read (a resubscription, or the deadline).
+	if s.replicas.on() {
+		// Durable now: wake the waiters. A "lost" result is announced too:
+		// the winner may be an earlier attempt whose WAIT fell short, so
+		// nobody announced it yet. If this fails the waiters still see
+		// the decision at their next read (a resubscription, or the
+		// deadline).
 		if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
 			s.opts.Logger.Warn("pending: could not announce a decision", "ask", id, "err", err)
 		}
