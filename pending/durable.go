@@ -83,7 +83,12 @@ func masterInfo(ctx context.Context, node *redis.Client) (master, error) {
 	if err != nil {
 		return master{}, err
 	}
+	return parseMasterInfo(info)
+}
+
+func parseMasterInfo(info string) (master, error) {
 	var m master
+	var err error
 	found := false
 	for line := range strings.SplitSeq(info, "\n") {
 		line = strings.TrimSpace(line)
@@ -129,11 +134,17 @@ func (s *RedisStore) durable(ctx context.Context, cmd func(redis.Scripter) *redi
 	acks := s.replicas.now()
 	var c *redis.Cmd
 	var wait *redis.IntCmd
+	var info *redis.StringCmd
 	if _, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
 		c = cmd(p)
 		p.Incr(ctx, s.keys.fence)
 		wait = redis.NewIntCmd(ctx, "wait", acks, s.opts.ReplicaTimeout.Milliseconds())
 		_ = p.Process(ctx, wait)
+		// Which master answered WAIT must come from the same connection:
+		// during a failover a pool holds connections to the old master
+		// and the new one, and judging the old one's WAIT by the new
+		// one's run_id once confirmed a decision the old one then lost.
+		info = p.Info(ctx, "server", "replication")
 		return nil
 	}); err != nil {
 		return nil, err
@@ -143,7 +154,7 @@ func (s *RedisStore) durable(ctx context.Context, cmd func(redis.Scripter) *redi
 		return nil, err
 	}
 	got := int(wait.Val())
-	if got >= acks || s.lowered(ctx, node, got) {
+	if got >= acks || s.lowered(info.Val(), got) {
 		return res, nil
 	}
 	return nil, fmt.Errorf("%d of %d replicas confirmed within %s", got, acks, s.opts.ReplicaTimeout)
@@ -152,12 +163,12 @@ func (s *RedisStore) durable(ctx context.Context, cmd func(redis.Scripter) *redi
 // lowered reports whether got replicas are enough after all: true when the
 // server is a new master (a failover happened) that has no more than got
 // replicas, whose count then becomes the requirement.
-func (s *RedisStore) lowered(ctx context.Context, node *redis.Client, got int) bool {
+func (s *RedisStore) lowered(info string, got int) bool {
 	r := &s.replicas
 	if r.strict {
 		return false
 	}
-	m, err := masterInfo(ctx, node)
+	m, err := parseMasterInfo(info)
 	if err != nil {
 		return false
 	}

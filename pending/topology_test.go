@@ -136,18 +136,19 @@ const decidePace = 20 * time.Millisecond
 // failoverCounts is what failoverDuringDecides saw.
 type failoverCounts struct {
 	asks      int
-	confirmed int // decisions Decide reported made (or a retry found made by the same hand)
-	lost      int // confirmed decisions the store no longer has after the failover
-	woke      int // waiters that returned the confirmed decision
-	wrongWake int // waiters that returned anything else
-	audit     int // Asks whose audit is not exactly one asked and one decided, that decision
-	retries   int // decides refused during the failover and retried
-	took      time.Duration
+	confirmed int           // decisions Decide reported made (or a retry found made by the same hand)
+	lost      int           // confirmed decisions the store no longer has after the failover
+	woke      int           // waiters that returned the confirmed decision
+	wrongWake int           // waiters that returned anything else
+	audit     int           // Asks whose audit is not exactly one asked and one decided, that decision
+	retries   int           // decides refused during the failover and retried
+	decided   time.Duration // until every decide was confirmed
+	took      time.Duration // until every waiter had returned too
 }
 
 func (c failoverCounts) String() string {
-	return fmt.Sprintf("%d asks: %d decisions confirmed, %d confirmed decisions lost, %d waiters woke with them, %d with something else, %d asks with a wrong audit, %d decides retried; failover+decides took %s",
-		c.asks, c.confirmed, c.lost, c.woke, c.wrongWake, c.audit, c.retries, c.took.Round(time.Millisecond))
+	return fmt.Sprintf("%d asks: %d decisions confirmed, %d confirmed decisions lost, %d waiters woke with them, %d with something else, %d asks with a wrong audit, %d decides retried; decides confirmed after %s, waiters returned after %s",
+		c.asks, c.confirmed, c.lost, c.woke, c.wrongWake, c.audit, c.retries, c.decided.Round(time.Millisecond), c.took.Round(time.Millisecond))
 }
 
 func (c failoverCounts) check(t *testing.T) {
@@ -226,6 +227,7 @@ func failoverDuringDecides(tb testing.TB, d *redistest.Sentinel, opts Options, f
 		time.Sleep(decidePace)
 	}
 	deciders.Wait()
+	c.decided = time.Since(start)
 	wg.Wait()
 	c.took = time.Since(start)
 	c.retries = int(retries.Load())
