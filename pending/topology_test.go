@@ -127,7 +127,7 @@ func waitAll(t *testing.T, s *RedisStore, ids []string) func() []Ask {
 // decidesTTL is the deadline of the Sentinel test's Asks: far beyond the
 // failover and the decides even on a loaded machine, so no Ask's deadline
 // mixes into what the test counts.
-const decidesTTL = 2 * time.Minute
+const decidesTTL = 45 * time.Second
 
 // decidePace spreads the 200 decides over 4 s, so some land on the old
 // master after the replica was promoted and before the old master was told.
