@@ -59,7 +59,8 @@ type Options struct {
 
 	// ReplicaTimeout bounds each WAIT for ReplicaAcks. A decision not on a
 	// replica by then is not confirmed (Unavailable), though it may still
-	// be confirmed by a later read. Default 300ms.
+	// be confirmed by a later read. Default 1s (replicas answer in a
+	// millisecond; the margin is for a loaded machine).
 	ReplicaTimeout time.Duration
 }
 
@@ -89,7 +90,7 @@ func (o Options) withDefaults() Options {
 		o.ListenerIdle = 15 * time.Second
 	}
 	if o.ReplicaTimeout <= 0 {
-		o.ReplicaTimeout = 300 * time.Millisecond
+		o.ReplicaTimeout = time.Second
 	}
 	return o
 }

@@ -67,7 +67,7 @@ type RedisConfig struct {
 	// counts: "auto" (default: every replica the master has), a number,
 	// or "none" (pending.Options.ReplicaAcks).
 	ReplicaAcks string `yaml:"replica_acks"`
-	// ReplicaTimeout bounds the wait for them (default 300ms).
+	// ReplicaTimeout bounds the wait for them (default 1s).
 	ReplicaTimeout Duration `yaml:"replica_timeout"`
 }
 
