@@ -13,6 +13,7 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/slackui"
 )
 
@@ -129,8 +130,14 @@ func messageLink(m fakeslack.Message) string {
 // stopped.
 func TestPendingAndStopFromOtherReplica(t *testing.T) {
 	t.Parallel()
+	pendingAndStopFromOtherReplica(t, "")
+}
+
+// pendingAndStopFromOtherReplica runs the scenario on the Redis at redisURL ("": the world's own).
+func pendingAndStopFromOtherReplica(t *testing.T, redisURL string) {
 	ctx := testCtx(t)
 	w := newWorld(t)
+	w.redisURL = redisURL
 	w.script.on("e2e-stop", steps(bash("c1", "touch stopped.txt"), fakeopenai.Text("the stopped run went on")))
 	a := w.serve(ctx, t, "A", settings{})
 	b := w.serve(ctx, t, "B", settings{})
@@ -195,8 +202,14 @@ func TestPendingAndStopFromOtherReplica(t *testing.T) {
 // told why.
 func TestModeNeverFromOtherReplica(t *testing.T) {
 	t.Parallel()
+	modeNeverFromOtherReplica(t, "")
+}
+
+// modeNeverFromOtherReplica runs the scenario on the Redis at redisURL ("": the world's own).
+func modeNeverFromOtherReplica(t *testing.T, redisURL string) {
 	ctx := testCtx(t)
 	w := newWorld(t)
+	w.redisURL = redisURL
 	w.script.on("e2e-never", steps(
 		bash("c1", "touch before.txt"), bash("c2", "touch after.txt"),
 		fakeopenai.Text("stopped asking in mode never"),
@@ -263,8 +276,14 @@ func TestModeNeverFromOtherReplica(t *testing.T) {
 // identical call on A is asked about again instead of running on the grant.
 func TestGrantsFromOtherReplica(t *testing.T) {
 	t.Parallel()
+	grantsFromOtherReplica(t, "")
+}
+
+// grantsFromOtherReplica runs the scenario on the Redis at redisURL ("": the world's own).
+func grantsFromOtherReplica(t *testing.T, redisURL string) {
 	ctx := testCtx(t)
 	w := newWorld(t)
+	w.redisURL = redisURL
 	const command = "echo g >> granted.txt"
 	w.script.on("e2e-grants", steps(
 		bash("c1", command), bash("c2", "touch between.txt"), bash("c3", command),
@@ -326,5 +345,45 @@ func TestGrantsFromOtherReplica(t *testing.T) {
 	}
 	if n := w.askPosts(); n != 3 {
 		t.Errorf("%d Ask messages were posted, want 3", n)
+	}
+}
+
+// The chat-ops scenarios on the topologies users run. On a Cluster, PUBLISH
+// counts only the subscribers of the node that took it, which once made
+// every /askops stop from another replica fail.
+
+func TestChatOpsOnCluster(t *testing.T) {
+	t.Parallel()
+	requireBot(t)
+	runOnTopology(t, redistest.StartCluster(t))
+}
+
+func TestChatOpsOnSentinel(t *testing.T) {
+	t.Parallel()
+	requireBot(t)
+	runOnTopology(t, redistest.StartSentinel(t, 1))
+}
+
+// topology is a Cluster or a Sentinel set.
+type topology interface {
+	URL() string
+	FlushAll() error
+}
+
+func runOnTopology(t *testing.T, top topology) {
+	for _, sc := range []struct {
+		name string
+		run  func(*testing.T, string)
+	}{
+		{"PendingAndStopFromOtherReplica", pendingAndStopFromOtherReplica},
+		{"ModeNeverFromOtherReplica", modeNeverFromOtherReplica},
+		{"GrantsFromOtherReplica", grantsFromOtherReplica},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			if err := top.FlushAll(); err != nil {
+				t.Fatal(err)
+			}
+			sc.run(t, top.URL())
+		})
 	}
 }

@@ -43,11 +43,14 @@ const stopBound = 20 * time.Second
 // world is what the processes of one test share: one redis-server, one fake
 // Slack, one fake model and one agent workspace.
 type world struct {
-	redis  *redistest.Server
-	slack  *fakeslack.Server
-	model  *fakeopenai.Server
-	script *modelScript
-	ws     string
+	redis *redistest.Server
+	// redisURL, when set, is the Redis the processes use instead of redis
+	// (a Cluster or Sentinel set).
+	redisURL string
+	slack    *fakeslack.Server
+	model    *fakeopenai.Server
+	script   *modelScript
+	ws       string
 }
 
 func newWorld(t *testing.T) *world {
@@ -168,6 +171,9 @@ func (w *world) writeConfig(t *testing.T, name, listen string, s settings) strin
 	}
 	if s.RedisURL == "" {
 		s.RedisURL = w.redis.URL()
+		if w.redisURL != "" {
+			s.RedisURL = w.redisURL
+		}
 	}
 	if s.Mode == "" {
 		s.Mode = "http"

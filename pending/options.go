@@ -55,6 +55,22 @@ type Options struct {
 	// before pinging its connection; two silent periods in a row mean a dead
 	// (half-open) connection, which is then replaced. Default 15s.
 	ListenerIdle time.Duration
+
+	// ReplicaAcks is how many replicas must hold a decision before it is
+	// confirmed (Decide returns, a waiter acts on it), checked with WAIT
+	// (Redis only; see durable.go). Zero means: every replica the master
+	// holding askops' keys has when the store opens; after a failover, the
+	// new master's replicas, rising again to that number as they join.
+	// N > 0: always N (askops stops deciding while fewer are connected).
+	// Negative: never wait (a lone server, or decisions you accept to lose
+	// on a failover).
+	ReplicaAcks int
+
+	// ReplicaTimeout bounds each WAIT for ReplicaAcks. A decision not on a
+	// replica by then is not confirmed (Unavailable), though it may still
+	// be confirmed by a later read. Default 1s (replicas answer in a
+	// millisecond; the margin is for a loaded machine).
+	ReplicaTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -81,6 +97,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ListenerIdle <= 0 {
 		o.ListenerIdle = 15 * time.Second
+	}
+	if o.ReplicaTimeout <= 0 {
+		o.ReplicaTimeout = time.Second
 	}
 	return o
 }

@@ -22,6 +22,7 @@ import (
 //	askops:{askops}:deadlines    zset: id scored by deadline (µs); only pending Asks
 //	askops:{askops}:audit        stream: asked / decided events, XADD MAXLEN ~ AuditMaxLen
 //	askops:{askops}:decided      pub/sub channel: the id of every Ask that just ended
+//	askops:{askops}:fence        counter written before each WAIT (see durable)
 //
 // Why one tag for everything rather than a tag per Ask (askops:ask:{ID}):
 // the decide script must, in one atomic step, flip the record, drop the id
@@ -56,6 +57,9 @@ type RedisStore struct {
 	reading   chan struct{}      // closed when the reader goroutine returns
 
 	decisions *subscription.Subscription // the listener
+
+	// replicas is how many replicas must hold a decision (see durable.go).
+	replicas replicaAcks
 }
 
 var _ Store = (*RedisStore)(nil)
@@ -65,11 +69,12 @@ type redisKeys struct {
 	deadlines string
 	audit     string
 	decided   string // pub/sub channel
+	fence     string
 }
 
 func newRedisKeys(ns string) redisKeys {
 	p := ns + ":{" + ns + "}:"
-	return redisKeys{prefix: p, deadlines: p + "deadlines", audit: p + "audit", decided: p + "decided"}
+	return redisKeys{prefix: p, deadlines: p + "deadlines", audit: p + "audit", decided: p + "decided", fence: p + "fence"}
 }
 
 func (k redisKeys) ask(id string) string { return k.prefix + "ask:" + id }
@@ -109,6 +114,10 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 	})
 	if err != nil {
 		return nil, &Error{Code: CodeUnavailable, Op: "open", Msg: "subscribe to decisions", Err: err}
+	}
+	if err := s.openReplicaAcks(ctx); err != nil {
+		_ = s.decisions.Close()
+		return nil, &Error{Code: CodeUnavailable, Op: "open", Msg: "count the master's replicas", Err: err}
 	}
 	rctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
@@ -154,6 +163,12 @@ func (s *RedisStore) scriptNow() string {
 		return ""
 	}
 	return micros(s.opts.serverNow().UTC().Truncate(time.Microsecond))
+}
+
+// Ping checks the server that holds askops' keys (on a Cluster the master
+// of their slot, which a plain PING to any node would not).
+func (s *RedisStore) Ping(ctx context.Context) error {
+	return s.client.Exists(ctx, s.keys.deadlines).Err()
 }
 
 // Create implements Store.
@@ -204,7 +219,8 @@ func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
 
 // decideScript is the only way an Ask leaves "pending": compare status, then
 // set the decision, drop the deadline index entry, append the one "decided"
-// audit event and announce the id — all or nothing. A person's decision that
+// audit event and announce the id — all or nothing (with replicas to wait
+// for, the announcement waits for them: see decide). A person's decision that
 // arrives at or after the deadline ends the Ask as expired instead ("late").
 // An expiry before the deadline by the server's clock is refused ("early",
 // with the µs left): a replica whose clock runs fast must not end an Ask
@@ -242,7 +258,7 @@ local rec = redis.call('HMGET', key, 'run_id', 'tool')
 redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
   'kind', 'decided', 'ask_id', id, 'run_id', rec[1] or '', 'tool', rec[2] or '',
   'outcome', outcome, 'by', by, 'reason', reason, 'at', now)
-redis.call('PUBLISH', channel, id)
+if channel ~= '' then redis.call('PUBLISH', channel, id) end
 return {result, redis.call('HGETALL', key)}
 `)
 
@@ -267,11 +283,32 @@ func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by,
 
 // decide runs decideScript and reports whether this call ended the Ask with
 // the outcome asked for.
+//
+// With replicas to wait for (see durable.go), nothing is confirmed before it is
+// on them: the script runs, a fence write and WAIT follow on the same
+// connection, and only then is the id announced (the script does not
+// announce it). A decision a failover could still take back so never wakes
+// a waiter, and Decide does not report it made. The fence write is there
+// because WAIT covers what its connection wrote, and a losing decide (which
+// reads the winner's record) may write nothing. Why WAIT and not the
+// server's min-replicas-to-write: that only refuses writes while too few
+// replicas are connected; a write it accepts is still copied to them
+// asynchronously, and a failover in that moment loses it (measured: see
+// BenchmarkSentinelFailoverDecides).
 func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome, by, reason string) (Ask, bool, error) {
-	res, err := decideScript.Run(ctx, s.client,
-		[]string{s.keys.ask(id), s.keys.deadlines, s.keys.audit},
-		id, string(outcome), by, reason, s.scriptNow(), s.keys.decided, s.opts.AuditMaxLen, reasonLate,
-	).Slice()
+	keys := []string{s.keys.ask(id), s.keys.deadlines, s.keys.audit}
+	channel := s.keys.decided
+	if s.replicas.on() {
+		channel = "" // announced below, once durable
+	}
+	args := []any{id, string(outcome), by, reason, s.scriptNow(), channel, s.opts.AuditMaxLen, reasonLate}
+	var res []any
+	var err error
+	if !s.replicas.on() {
+		res, err = decideScript.Run(ctx, s.client, keys, args...).Slice()
+	} else {
+		res, err = s.durable(ctx, func(p redis.Scripter) *redis.Cmd { return decideScript.Eval(ctx, p, keys, args...) })
+	}
 	if err != nil {
 		return Ask{}, false, unavailable(op, err)
 	}
@@ -294,6 +331,16 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 	a, err := decodeAsk(op, id, h)
 	if err != nil {
 		return Ask{}, false, err
+	}
+	if s.replicas.on() {
+		// Durable now: wake the waiters. A "lost" result is announced too:
+		// the winner may be an earlier attempt whose WAIT fell short, so
+		// nobody announced it yet. If this fails the waiters still see
+		// the decision at their next read (a resubscription, or the
+		// deadline).
+		if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
+			s.opts.Logger.Warn("pending: could not announce a decision", "ask", id, "err", err)
+		}
 	}
 	return a, result == "won", nil
 }

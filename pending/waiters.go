@@ -188,8 +188,11 @@ func (s *RedisStore) fetch(ctx context.Context, ids []string) {
 	if err != nil && ctx.Err() == nil {
 		s.opts.Logger.Warn("pending: re-read of waiting asks failed", "asks", len(ids), "err", err)
 	}
+	results := make([]*readResult, len(ids))
+	var ended []string
 	for i, id := range ids {
 		var r readResult
+		results[i] = &r
 		h, err := cmds[i].Result()
 		switch {
 		case err != nil:
@@ -203,10 +206,21 @@ func (s *RedisStore) fetch(ctx context.Context, ids []string) {
 				r.err = err
 			case a.Status != StatusPending:
 				r.end = &waitEnd{ask: a}
+				ended = append(ended, id)
 			default:
 				r.ask = &a
 			}
 		}
-		s.waiters.deliver(id, &r)
+	}
+	var confirmed map[string]*readResult
+	if s.replicas.on() && len(ended) > 0 {
+		confirmed = s.confirmEnded(ctx, ended)
+	}
+	for i, id := range ids {
+		r := results[i]
+		if c, ok := confirmed[id]; ok {
+			r = c
+		}
+		s.waiters.deliver(id, r)
 	}
 }

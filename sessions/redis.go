@@ -21,6 +21,16 @@ import (
 //	NS:chatops:{CHANNEL}:mode      hash mode, by, at, expires (unix ms); TTL = session TTL
 //	NS:chatops:stop                pub/sub channel of stop requests
 //	NS:chatops:stop:{REQUEST}      list of the processes' answers to one stop request; 30 s TTL
+//	NS:chatops:stop:handlers       ZSET process -> lease end (Redis server time, ms):
+//	                               the processes that answer stop requests
+//
+// Why the handlers ZSET: Stop must know how many answers to wait for. The
+// receiver count PUBLISH returns is not it: on a Cluster it counts only the
+// subscribers on the node that took the PUBLISH (a message still reaches
+// them all), so it said "nobody runs it" for runs on other replicas. Each
+// handling process holds a lease in the ZSET instead, renewed while it
+// lives; leases are judged by the server's clock, so a replica's skewed (or
+// a test's injected) clock cannot hide a live process.
 //
 // Expiry is judged against the injected clock (the ZSET scores, the mode's
 // expires field); the Redis TTLs only collect garbage.
@@ -42,6 +52,28 @@ end
 return 1
 `)
 
+// registerScript renews a handler's lease and drops lapsed ones. KEYS:
+// handlers; ARGV: process id, lease ms.
+var registerScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+return 1
+`)
+
+// handlersScript counts the processes whose lease is live. KEYS: handlers.
+var handlersScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+`)
+
+// stopLease is how long a stop handler counts as live without renewing;
+// it renews every third of it. A process that died without leaving costs a
+// Stop at most StopWait for this long.
+const stopLease = 30 * time.Second
+
 // stopAnswerTTL keeps a stop request's answers long enough for any
 // requester to read them.
 const stopAnswerTTL = 30 * time.Second
@@ -54,10 +86,14 @@ type RedisStore struct {
 	local stoppers
 
 	stopChannel string
+	handlers    string // the ZSET of live stop handlers
+	process     string // this store's member in it
 
-	mu     sync.Mutex
-	closed bool
-	stops  *subscription.Subscription // nil until the first HandleStops
+	mu      sync.Mutex
+	closed  bool
+	stops   *subscription.Subscription // nil until the first HandleStops
+	renew   context.CancelFunc         // ends the lease renewal
+	renewed chan struct{}              // closed when the renewal returns
 }
 
 // NewRedisStore returns a store on client (single, sentinel or cluster;
@@ -65,7 +101,8 @@ type RedisStore struct {
 // starts nothing until HandleStops.
 func NewRedisStore(client redis.UniversalClient, opts Options) *RedisStore {
 	opts = opts.withDefaults()
-	return &RedisStore{rdb: client, opts: opts, stopChannel: opts.Namespace + ":chatops:stop"}
+	ch := opts.Namespace + ":chatops:stop"
+	return &RedisStore{rdb: client, opts: opts, stopChannel: ch, handlers: ch + ":handlers", process: newRequestID()}
 }
 
 func (r *RedisStore) sessionsKey(channel string) string {
@@ -176,9 +213,10 @@ type stopAnswer struct {
 // Stop stops runID wherever it runs. A run of this process is stopped
 // directly. Otherwise the request is published to every process that
 // handles stops; each answers whether it had the run, and Stop returns when
-// one stopped it, when every receiver said no, or after StopWait. Pub/sub is
-// at-most-once: a process whose connection is down at that moment misses
-// the request, and the result says nobody stopped the run (ask again).
+// one stopped it, when every live handler (see the handlers ZSET) said no,
+// or after StopWait. Pub/sub is at-most-once: a process whose connection is
+// down at that moment misses the request, and the result says nobody
+// stopped the run (ask again).
 func (r *RedisStore) Stop(ctx context.Context, runID, by string) (StopResult, error) {
 	if err := checkID("run id", runID); err != nil {
 		return StopResult{}, err
@@ -191,12 +229,16 @@ func (r *RedisStore) Stop(ctx context.Context, runID, by string) (StopResult, er
 	if err != nil {
 		return StopResult{}, err
 	}
-	receivers, err := r.rdb.Publish(ctx, r.stopChannel, payload).Result()
+	handlers, err := handlersScript.Run(ctx, r.rdb, []string{r.handlers}).Int64()
 	if err != nil {
-		return StopResult{}, fmt.Errorf("sessions: publish the stop request for %s: %w", runID, err)
+		return StopResult{}, fmt.Errorf("sessions: count the processes that handle stops: %w", err)
 	}
-	if receivers == 0 {
-		return StopResult{}, nil // no process is listening, so none runs it
+	if handlers == 0 {
+		return StopResult{}, nil // no process handles stops, so none runs it
+	}
+	// The count PUBLISH returns is ignored: see the handlers ZSET.
+	if err := r.rdb.Publish(ctx, r.stopChannel, payload).Err(); err != nil {
+		return StopResult{}, fmt.Errorf("sessions: publish the stop request for %s: %w", runID, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.StopWait)
 	defer cancel()
@@ -212,8 +254,8 @@ func (r *RedisStore) Stop(ctx context.Context, runID, by string) (StopResult, er
 					return StopResult{Stopped: true, By: by, At: time.UnixMilli(a.At).UTC()}, nil
 				}
 			}
-			if int64(len(raw)) >= receivers {
-				return StopResult{}, nil // every receiver said it does not run it
+			if int64(len(raw)) >= handlers {
+				return StopResult{}, nil // every handler said it does not run it
 			}
 		}
 		select {
@@ -247,18 +289,55 @@ func (r *RedisStore) HandleStops(ctx context.Context, fn Stopper) (func(), error
 		if err != nil {
 			return nil, fmt.Errorf("sessions: subscribe to stop requests: %w", err)
 		}
+		// Subscribed first, then counted: a Stop that counts this process
+		// also reaches it.
+		if err := registerScript.Run(ctx, r.rdb, []string{r.handlers}, r.process, stopLease.Milliseconds()).Err(); err != nil {
+			_ = sub.Close()
+			return nil, fmt.Errorf("sessions: register as a stop handler: %w", err)
+		}
 		r.stops = sub
+		rctx, cancel := context.WithCancel(context.Background())
+		r.renew, r.renewed = cancel, make(chan struct{})
+		go r.renewLease(rctx)
 	}
 	return r.local.add(fn), nil
 }
 
-// Close stops the listener. It does not close the client.
+// renewLease keeps this process counted among the stop handlers until
+// Close. A failed renewal is retried at the next tick; the lease outlives
+// two of them.
+func (r *RedisStore) renewLease(ctx context.Context) {
+	defer close(r.renewed)
+	tick := time.NewTicker(stopLease / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := registerScript.Run(rctx, r.rdb, []string{r.handlers}, r.process, stopLease.Milliseconds()).Err()
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			r.opts.Logger.Warn("sessions: could not renew the stop handler lease", "err", err)
+		}
+	}
+}
+
+// Close stops the listener and leaves the stop handlers. It does not close
+// the client.
 func (r *RedisStore) Close() error {
 	r.mu.Lock()
 	r.closed = true
-	stops := r.stops
+	stops, renew, renewed := r.stops, r.renew, r.renewed
 	r.mu.Unlock()
 	if stops != nil {
+		renew()
+		<-renewed
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = r.rdb.ZRem(ctx, r.handlers, r.process).Err() // else the lease lapses by itself
+		cancel()
 		_ = stops.Close()
 	}
 	return nil

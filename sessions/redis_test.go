@@ -40,13 +40,19 @@ func TestRedisStore(t *testing.T) {
 // another (another process), which says it stopped it; a run nobody has is
 // answered "not stopped" by every process.
 func TestRedisStopAcrossProcesses(t *testing.T) {
-	ctx := t.Context()
 	srv := redistest.Start(t)
-	owner := sessions.NewRedisStore(newRedisClient(t, srv.Addr()), sessions.Options{})
+	testStopAcrossProcesses(t, func() redis.UniversalClient { return newRedisClient(t, srv.Addr()) })
+}
+
+// testStopAcrossProcesses runs the stop round trip between three
+// processes, each with its own client from newClient.
+func testStopAcrossProcesses(t *testing.T, newClient func() redis.UniversalClient) {
+	ctx := t.Context()
+	owner := sessions.NewRedisStore(newClient(), sessions.Options{})
 	defer owner.Close()
-	other := sessions.NewRedisStore(newRedisClient(t, srv.Addr()), sessions.Options{StopWait: time.Minute})
+	other := sessions.NewRedisStore(newClient(), sessions.Options{StopWait: time.Minute})
 	defer other.Close()
-	requester := sessions.NewRedisStore(newRedisClient(t, srv.Addr()), sessions.Options{StopWait: time.Minute})
+	requester := sessions.NewRedisStore(newClient(), sessions.Options{StopWait: time.Minute})
 	defer requester.Close()
 
 	stoppedBy := make(chan string, 1)

@@ -89,7 +89,9 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 		a.grants = grants.NewMemoryStore(gopts)
 		a.sessions = sessions.NewMemoryStore(sopts)
 	} else {
-		if a.redis, err = openRedis(cfg.Redis.URL); err != nil {
+		popts.ReplicaAcks, _ = cfg.Redis.replicaAcks() // validated
+		popts.ReplicaTimeout = cfg.Redis.ReplicaTimeout.D()
+		if a.redis, err = openRedis(cfg.Redis); err != nil {
 			return nil, fmt.Errorf("redis.url: %w", err)
 		}
 		rs, err := pending.NewRedisStore(ctx, a.redis, popts)
@@ -178,6 +180,11 @@ func (a *app) shared() bool { return a.redis != nil }
 func (a *app) pingStore(ctx context.Context) error {
 	if a.redis == nil {
 		return nil // in memory: up while the process is
+	}
+	if rs, ok := a.asks.(interface{ Ping(context.Context) error }); ok {
+		// On a Cluster, PING reaches any node; this reaches the master
+		// of askops' slot, the one that must be up.
+		return rs.Ping(ctx)
 	}
 	return a.redis.Ping(ctx).Err()
 }

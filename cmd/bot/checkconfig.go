@@ -93,7 +93,7 @@ func checkRedis(ctx context.Context, c RedisConfig) checkResult {
 		r.detail = "not configured: in-memory store (one process; Asks do not survive a restart)"
 		return r
 	}
-	client, err := openRedis(c.URL)
+	client, err := openRedis(c)
 	if err != nil {
 		r.err = err
 		return r
@@ -141,8 +141,8 @@ func checkRedisServer(ctx context.Context, a *app) error {
 // openRedis opens a client for the configured URL (redis://, rediss://,
 // sentinel or cluster forms; see pending.OpenRedis). Its clients honour
 // context deadlines, so a stuck Redis cannot hold a caller past its context.
-func openRedis(u Secret) (redis.UniversalClient, error) {
-	return pending.OpenRedis(u.Reveal()) // its errors redact the password
+func openRedis(c RedisConfig) (redis.UniversalClient, error) {
+	return pending.OpenRedisTuned(c.URL.Reveal(), c.tuning()) // its errors redact the password
 }
 
 // redisAddr is the redis URL's host:port/db without credentials, for output.

@@ -54,6 +54,40 @@ type HTTPConfig struct {
 type RedisConfig struct {
 	// URL may carry a password, so it is a Secret too.
 	URL Secret `yaml:"url"`
+
+	// Client timeouts; zero keeps the URL's option or the default
+	// (pending.RedisTuning). Short ones let a client give up on a dead
+	// node quickly and follow a failover.
+	DialTimeout  Duration `yaml:"dial_timeout"`
+	ReadTimeout  Duration `yaml:"read_timeout"`
+	WriteTimeout Duration `yaml:"write_timeout"`
+	PoolTimeout  Duration `yaml:"pool_timeout"`
+
+	// ReplicaAcks is how many replicas must hold a decision before it
+	// counts: "auto" (default: every replica the master has), a number,
+	// or "none" (pending.Options.ReplicaAcks).
+	ReplicaAcks string `yaml:"replica_acks"`
+	// ReplicaTimeout bounds the wait for them (default 1s).
+	ReplicaTimeout Duration `yaml:"replica_timeout"`
+}
+
+// tuning is the client timeouts the keys set.
+func (c RedisConfig) tuning() pending.RedisTuning {
+	return pending.RedisTuning{DialTimeout: c.DialTimeout.D(), ReadTimeout: c.ReadTimeout.D(),
+		WriteTimeout: c.WriteTimeout.D(), PoolTimeout: c.PoolTimeout.D()}
+}
+
+// replicaAcks maps redis.replica_acks onto pending.Options.ReplicaAcks
+// (0 auto, -1 none); ok is false for anything else.
+func (c RedisConfig) replicaAcks() (int, bool) {
+	switch c.ReplicaAcks {
+	case "", "auto":
+		return 0, true
+	case "none", "0":
+		return -1, true
+	}
+	n, err := strconv.Atoi(c.ReplicaAcks)
+	return n, err == nil && n > 0 && n <= 16
 }
 
 // OpenAIConfig is the OpenAI-compatible model endpoint.
@@ -496,6 +530,21 @@ func (c Config) Validate(cmd command) Problems {
 		} else {
 			client.Close()
 		}
+	}
+	for _, d := range []struct {
+		key string
+		v   Duration
+	}{
+		{"redis.dial_timeout", c.Redis.DialTimeout}, {"redis.read_timeout", c.Redis.ReadTimeout},
+		{"redis.write_timeout", c.Redis.WriteTimeout}, {"redis.pool_timeout", c.Redis.PoolTimeout},
+		{"redis.replica_timeout", c.Redis.ReplicaTimeout},
+	} {
+		if d.v < 0 || d.v.D() > time.Minute {
+			add(d.key, "want a duration between 0 (the default) and 1m, got %s", d.v)
+		}
+	}
+	if _, ok := c.Redis.replicaAcks(); !ok {
+		add("redis.replica_acks", "want auto, none or a number of replicas (1-16), got %q", c.Redis.ReplicaAcks)
 	}
 
 	// openai: only runs talk to the model.

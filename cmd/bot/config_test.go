@@ -135,6 +135,8 @@ func TestConfigProblems(t *testing.T) {
 			want: []string{"slack.approval_channel: required"}},
 		{name: "bad redis url", yaml: validYAML + "redis:\n  url: http://user:hunter2@host\n",
 			want: []string{"redis.url: redis url"}},
+		{name: "bad redis timeouts and replica acks", yaml: validYAML + "redis:\n  dial_timeout: -1s\n  pool_timeout: 2h\n  replica_acks: most\n",
+			want: []string{"redis.dial_timeout: want a duration between 0", "redis.pool_timeout: want a duration between 0", `redis.replica_acks: want auto, none or a number of replicas (1-16), got "most"`}},
 		{name: "bad log format", yaml: validYAML + "log:\n  format: xml\n  level: loud\n",
 			want: []string{`log.format: unknown format "xml"`, `log.level: unknown level "loud"`}},
 		{name: "bad slash command", yaml: strings.Replace(validYAML, "  approval_channel", "  command: askops\n  approval_channel", 1),

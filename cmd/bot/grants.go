@@ -291,7 +291,7 @@ func openGrantStore(env *environment, path string) (_ grants.Store, _ Config, cl
 		fmt.Fprintln(env.stderr, "bot grants: standing grants need redis.url; the in-memory store lives in one process, so a grant made here would end with this command (set redis.url or REDIS_URL to the store the bot uses)")
 		return nil, Config{}, nil, exitUsage, false
 	}
-	client, err := openRedis(cfg.Redis.URL)
+	client, err := openRedis(cfg.Redis)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
 		return nil, Config{}, nil, exitUsage, false

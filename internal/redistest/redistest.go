@@ -1,7 +1,9 @@
-// Package redistest starts a real redis-server on a free loopback port for
-// tests. Every test that needs Redis goes through it, so there is one place
-// that knows how to find, start, restart and stop the server. Its Blackhole
-// proxy gives tests a connection that goes silent without closing.
+// Package redistest starts real Redis for tests on free loopback ports: one
+// redis-server (Start), a 3-master Cluster with a replica each
+// (StartCluster), or a Sentinel set (StartSentinel). Every test that needs
+// Redis goes through it, so there is one place that knows how to find,
+// start, fail over, restart and stop the servers. Its Blackhole proxy gives
+// tests a connection that goes silent without closing.
 package redistest
 
 import (
@@ -28,6 +30,9 @@ type Server struct {
 	bin  string
 	dir  string
 	port int
+	// argv is the command line after the binary; nil means a plain
+	// standalone server (Start's).
+	argv func() []string
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -39,11 +44,21 @@ type Server struct {
 // keeps the data, as a real restart with persistence would.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return startServer(t, nil)
+}
+
+// startServer starts redis-server with the command line argv makes (nil:
+// the standalone defaults plus extra flags) on a free port.
+func startServer(t testing.TB, argv func(s *Server) []string) *Server {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatal(InstallHint)
 	}
 	s := &Server{t: t, bin: bin, dir: t.TempDir()}
+	if argv != nil {
+		s.argv = func() []string { return argv(s) }
+	}
 	var lastErr error
 	for range 5 {
 		s.port, err = freePort()
@@ -68,19 +83,11 @@ func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
 func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cmd := exec.Command(s.bin,
-		"--port", strconv.Itoa(s.port),
-		"--bind", "127.0.0.1",
-		"--dir", s.dir,
-		"--dbfilename", "dump.rdb",
-		"--save", "",
-		"--appendonly", "no",
-		"--daemonize", "no",
-		"--protected-mode", "yes",
-		"--maxclients", "20000",
-		"--loglevel", "warning",
-		"--logfile", filepath.Join(s.dir, "redis.log"),
-	)
+	argv := s.baseArgs()
+	if s.argv != nil {
+		argv = s.argv()
+	}
+	cmd := exec.Command(s.bin, argv...)
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return err
@@ -101,6 +108,24 @@ func (s *Server) start() error {
 	s.cmd = nil
 	log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
 	return fmt.Errorf("redis-server on port %d did not answer PING: %s", s.port, strings.TrimSpace(string(log)))
+}
+
+// baseArgs is the command line of a standalone data server; the cluster
+// and sentinel helpers add their flags to it.
+func (s *Server) baseArgs() []string {
+	return []string{
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--dir", s.dir,
+		"--dbfilename", "dump.rdb",
+		"--save", "",
+		"--appendonly", "no",
+		"--daemonize", "no",
+		"--protected-mode", "yes",
+		"--maxclients", "20000",
+		"--loglevel", "warning",
+		"--logfile", filepath.Join(s.dir, "redis.log"),
+	}
 }
 
 // Stop shuts the server down, saving its data to disk first.
@@ -208,4 +233,50 @@ func commandReply(addr string, args ...string) (string, error) {
 		return line, fmt.Errorf("redis: %s", line[1:])
 	}
 	return line, nil
+}
+
+// WaitReplicated waits until every replica of this master has acknowledged
+// all it has written so far (replicas acknowledge about once a second), so a
+// test's setup survives the failover the test then causes.
+func (s *Server) WaitReplicated(within time.Duration) {
+	s.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		out, err := s.Cli("INFO", "replication")
+		if err == nil && replicated(out) {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("redistest: replicas of %s not in sync after %s:\n%s", s.Addr(), within, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// replicated reads INFO replication of a master: every slaveN line's
+// offset has reached master_repl_offset, and there is at least one.
+func replicated(info string) bool {
+	var master int64 = -1
+	var offsets []int64
+	for line := range strings.SplitSeq(info, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "master_repl_offset:"); ok {
+			master, _ = strconv.ParseInt(v, 10, 64)
+		}
+		if strings.HasPrefix(line, "slave") && strings.Contains(line, "offset=") {
+			_, rest, _ := strings.Cut(line, "offset=")
+			v, _, _ := strings.Cut(rest, ",")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			offsets = append(offsets, n)
+		}
+	}
+	if master < 0 || len(offsets) == 0 {
+		return false
+	}
+	for _, o := range offsets {
+		if o < master {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,348 @@
+package pending
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/redistest"
+)
+
+// The contract and the fault tests on the topologies users run: a real
+// 3-master Cluster and a Sentinel set, opened by URL as production does.
+
+func TestClusterStore(t *testing.T) {
+	c := redistest.StartCluster(t)
+	t.Run("Contract", func(t *testing.T) { testStoreOn(t, c.URL()) })
+	t.Run("MasterKilled", func(t *testing.T) { testClusterMasterKilled(t, c) })
+}
+
+func TestSentinelStore(t *testing.T) {
+	d := redistest.StartSentinel(t, 2)
+	t.Run("Contract", func(t *testing.T) { testStoreOn(t, d.URL()) })
+	t.Run("SentinelFailover", func(t *testing.T) {
+		c := failoverDuringDecides(t, d, Options{}, func() { _ = d.Failover() })
+		c.check(t)
+	})
+	t.Run("MasterKilled", func(t *testing.T) {
+		c := failoverDuringDecides(t, d, Options{}, func() { d.Master().Kill() })
+		c.check(t)
+	})
+}
+
+func testStoreOn(t *testing.T, url string) {
+	n := 0
+	testStore(t, func(t *testing.T, opts Options) (Store, Store) {
+		n++ // a namespace per case keeps cases apart
+		opts.Namespace = fmt.Sprintf("askops%d", n)
+		return newRedisStore(t, url, opts), newRedisStore(t, url, opts)
+	})
+}
+
+// asksTTL is the deadline of the fault tests' Asks: long enough for any
+// failover to finish, short enough that a client that does not follow one
+// (the old ~58 s) lets them expire, which the tests count.
+const asksTTL = 30 * time.Second
+
+// testClusterMasterKilled: 200 Asks wait on one replica; the master that
+// holds askops' slot is killed (kill -9) and its replica promoted; another
+// replica decides every Ask as soon as it can. Each Ask must end with the
+// decision, none expired or unavailable.
+func testClusterMasterKilled(t *testing.T, c *redistest.Cluster) {
+	const asks = 200
+	waiter := newRedisStore(t, c.URL(), Options{Logger: quietLogger()})
+	decider := newRedisStore(t, c.URL(), Options{Logger: quietLogger()})
+	ids := make([]string, asks)
+	for i := range ids {
+		a, err := waiter.Create(t.Context(), sampleRequest(i), asksTTL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = a.ID
+	}
+	results := waitAll(t, waiter, ids)
+	old := c.MasterOf(waiter.keys.deadlines)
+	old.WaitReplicated(10 * time.Second) // the Asks themselves survive the failover
+
+	killed := time.Now()
+	old.Kill()
+	// Readiness must see the outage: PING to any node would not.
+	if err := decider.Ping(t.Context()); err == nil {
+		t.Error("Ping (readiness) succeeded with the master of askops' slot killed")
+	}
+	promotedAt := make(chan time.Duration, 1)
+	go func() { c.WaitMasterOf(waiter.keys.deadlines, old, asksTTL); promotedAt <- time.Since(killed) }()
+
+	// Decide the first Ask until it works: that is when askops is back.
+	failed := 0
+	for {
+		_, err := decider.Decide(t.Context(), ids[0], Approved, "U1", "")
+		if err == nil {
+			break
+		}
+		if ErrorCode(err) != CodeUnavailable || time.Since(killed) > asksTTL {
+			t.Fatalf("decide after the kill: %v", err)
+		}
+		failed++
+		time.Sleep(20 * time.Millisecond)
+	}
+	recovered := time.Since(killed)
+	readyErr := decider.Ping(t.Context())
+	for _, id := range ids[1:] {
+		if _, err := decider.Decide(t.Context(), id, Approved, "U1", ""); err != nil {
+			t.Errorf("decide %s after recovery: %v", id, err)
+		}
+	}
+	promoted := <-promotedAt
+	counts := map[Status]int{}
+	for _, r := range results() {
+		counts[r.Status]++
+	}
+	t.Logf("cluster master killed with %d Asks waiting: replica promoted after %s, askops deciding again after %s (%d decides refused meanwhile); outcomes %v",
+		asks, promoted.Round(time.Millisecond), recovered.Round(time.Millisecond), failed, counts)
+	if counts[Status(Approved)] != asks {
+		t.Errorf("outcomes %v, want all %d approved", counts, asks)
+	}
+	if readyErr != nil {
+		t.Errorf("Ping (readiness) after recovery: %v", readyErr)
+	}
+}
+
+// waitAll starts a Wait per id on s and returns a func that waits for them
+// all and returns what each Wait returned, in the order of ids.
+func waitAll(t *testing.T, s *RedisStore, ids []string) func() []Ask {
+	out := make([]Ask, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() { out[i], _ = s.Wait(t.Context(), id) })
+	}
+	waitFor(t, "every Wait registered", 10*time.Second, func() bool { return s.waiting() == len(ids) })
+	return func() []Ask { wg.Wait(); return out }
+}
+
+// decidesTTL is the deadline of the Sentinel test's Asks: far beyond the
+// failover and the decides even on a loaded machine, so no Ask's deadline
+// mixes into what the test counts.
+const decidesTTL = 45 * time.Second
+
+// decidePace spreads the 200 decides over 4 s, so some land on the old
+// master after the replica was promoted and before the old master was told.
+const decidePace = 20 * time.Millisecond
+
+// failoverCounts is what failoverDuringDecides saw.
+type failoverCounts struct {
+	asks      int
+	confirmed int           // decisions Decide reported made (or a retry found made by the same hand)
+	lost      int           // confirmed decisions the store no longer has after the failover
+	woke      int           // waiters that returned the confirmed decision
+	wrongWake int           // waiters that returned anything else
+	audit     int           // Asks whose audit is not exactly one asked and one decided, that decision
+	retries   int           // decides refused during the failover and retried
+	decided   time.Duration // until every decide was confirmed
+	took      time.Duration // until every waiter had returned too
+}
+
+func (c failoverCounts) String() string {
+	return fmt.Sprintf("%d asks: %d decisions confirmed, %d confirmed decisions lost, %d waiters woke with them, %d with something else, %d asks with a wrong audit, %d decides retried; decides confirmed after %s, waiters returned after %s",
+		c.asks, c.confirmed, c.lost, c.woke, c.wrongWake, c.audit, c.retries, c.decided.Round(time.Millisecond), c.took.Round(time.Millisecond))
+}
+
+func (c failoverCounts) check(t *testing.T) {
+	t.Helper()
+	t.Log(c)
+	if c.lost != 0 || c.wrongWake != 0 || c.audit != 0 || c.confirmed != c.asks || c.woke != c.asks {
+		t.Errorf("want every decision confirmed, none lost, every waiter woken with it and an exact audit: %v", c)
+	}
+}
+
+// failoverDuringDecides creates 200 Asks on the Sentinel set's master with
+// a Wait on each, then decides them one every few milliseconds from another
+// store, calling failover after the first quarter. A decide refused
+// meanwhile is retried until it is confirmed. Then it compares what each
+// Decide confirmed with what the store holds, what each waiter returned and
+// the audit trail.
+func failoverDuringDecides(tb testing.TB, d *redistest.Sentinel, opts Options, failover func()) failoverCounts {
+	const asks = 200
+	ctx := context.Background()
+	opts.Logger = quietLogger()
+	opts.Namespace = fmt.Sprintf("fo%d", time.Now().UnixNano())
+	d.WaitReplicas(2, 30*time.Second)
+	waiter := newRedisStore(tb, d.URL(), opts)
+	decider := newRedisStore(tb, d.URL(), opts)
+	ids := make([]string, asks)
+	for i := range ids {
+		a, err := waiter.Create(ctx, sampleRequest(i), decidesTTL)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ids[i] = a.ID
+	}
+	d.Master().WaitReplicated(10 * time.Second)
+	waits := make([]Ask, asks)
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() { waits[i], _ = waiter.Wait(ctx, id) })
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for waiter.waiting() < asks && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	c := failoverCounts{asks: asks}
+	want := make([]Outcome, asks)
+	var retries atomic.Int64
+	var deciders sync.WaitGroup
+	start := time.Now()
+	for i, id := range ids {
+		if i == asks/4 {
+			failover()
+		}
+		want[i] = Approved
+		if i%2 == 1 {
+			want[i] = Denied
+		}
+		deciders.Go(func() {
+			for time.Since(start) < decidesTTL {
+				_, err := decider.Decide(ctx, id, want[i], "U1", "")
+				if err == nil {
+					return
+				}
+				if ErrorCode(err) == CodeConflict {
+					// A retry found it decided: by this hand (a decision made
+					// whose confirmation was cut off) or not at all ours.
+					if e, ok := errors.AsType[*Error](err); ok && e.Ask != nil && e.Ask.Status != Status(want[i]) {
+						want[i] = ""
+					}
+					return
+				}
+				retries.Add(1)
+				time.Sleep(20 * time.Millisecond)
+			}
+			want[i] = ""
+		})
+		time.Sleep(decidePace)
+	}
+	deciders.Wait()
+	c.decided = time.Since(start)
+	wg.Wait()
+	c.took = time.Since(start)
+	c.retries = int(retries.Load())
+
+	events, err := decider.Audit(ctx, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	type trail struct {
+		asked   int
+		decided []Outcome
+	}
+	trails := map[string]*trail{}
+	for _, e := range events {
+		tr := trails[e.AskID]
+		if tr == nil {
+			tr = &trail{}
+			trails[e.AskID] = tr
+		}
+		if e.Kind == EventAsked {
+			tr.asked++
+		} else {
+			tr.decided = append(tr.decided, e.Outcome)
+		}
+	}
+	for i, id := range ids {
+		if want[i] != "" {
+			c.confirmed++
+			if a, err := decider.Get(ctx, id); err != nil || a.Status != Status(want[i]) {
+				c.lost++
+				tb.Logf("lost: ask %d confirmed %s, now %s (%v), by %q at %s, waiter saw %s", i, want[i], a.Status, err, a.DecidedBy, a.DecidedAt.Format("15:04:05.000"), waits[i].Status)
+			}
+		}
+		if want[i] != "" && waits[i].Status == Status(want[i]) {
+			c.woke++
+		} else {
+			c.wrongWake++
+		}
+		tr := trails[id]
+		if tr == nil || tr.asked != 1 || len(tr.decided) != 1 || Status(tr.decided[0]) != waits[i].Status {
+			c.audit++
+		}
+	}
+	return c
+}
+
+// BenchmarkSentinelFailoverDecides measures what a SENTINEL FAILOVER during
+// 200 decides does to confirmed decisions, with the three ways to run:
+// WAIT after each decision (askops' choice), the server's
+// min-replicas-to-write 1 instead, and neither. Run it with:
+//
+//	go test ./pending -run '^$' -bench SentinelFailoverDecides -benchtime 1x
+//
+// It reports confirmed decisions lost and waiters woken with something else.
+func BenchmarkSentinelFailoverDecides(b *testing.B) {
+	for _, mode := range []struct {
+		name        string
+		acks        int
+		minReplicas bool
+	}{
+		{"wait", 0, false},
+		{"min-replicas-to-write", -1, true},
+		{"neither", -1, false},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			var lost, wrong, retries int
+			for range b.N {
+				d := redistest.StartSentinel(b, 2)
+				if mode.minReplicas {
+					for _, n := range d.Data {
+						if _, err := n.Cli("CONFIG", "SET", "min-replicas-to-write", "1", "min-replicas-max-lag", "1"); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				c := failoverDuringDecides(b, d, Options{ReplicaAcks: mode.acks}, func() { _ = d.Failover() })
+				b.Log(c)
+				lost += c.lost
+				wrong += c.wrongWake + c.audit
+				retries += c.retries
+			}
+			b.ReportMetric(float64(lost)/float64(b.N), "lost/run")
+			b.ReportMetric(float64(wrong)/float64(b.N), "wrong-wakes+audits/run")
+			b.ReportMetric(float64(retries)/float64(b.N), "retries/run")
+		})
+	}
+}
+
+// BenchmarkSentinelDecide is the price of waiting for the replicas: one
+// Decide on a Sentinel set with two replicas, with WAIT (askops' default)
+// and without.
+//
+//	go test ./pending -run '^$' -bench SentinelDecide
+func BenchmarkSentinelDecide(b *testing.B) {
+	d := redistest.StartSentinel(b, 2)
+	for _, mode := range []struct {
+		name string
+		acks int
+	}{{"wait", 0}, {"neither", -1}} {
+		b.Run(mode.name, func(b *testing.B) {
+			s := newRedisStore(b, d.URL(), Options{ReplicaAcks: mode.acks, Logger: quietLogger()})
+			ids := make([]string, b.N)
+			for i := range ids {
+				a, err := s.Create(b.Context(), sampleRequest(i), time.Hour)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids[i] = a.ID
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := s.Decide(b.Context(), ids[i], Approved, "U1", ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
