@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -27,6 +28,8 @@ type ServerCheck struct {
 	Refused error
 	// Warnings are risks to tell the operator that do not stop askops.
 	Warnings []string
+
+	addr string // the Cluster master judged; empty for one server
 }
 
 // CheckServer reads maxmemory-policy, maxmemory, appendonly and save with
@@ -48,63 +51,78 @@ type ServerCheck struct {
 // warning says what could not be checked. A Redis that cannot be reached
 // is an error.
 func CheckServer(ctx context.Context, client redis.UniversalClient) (ServerCheck, error) {
+	cc, ok := client.(*redis.ClusterClient)
+	if !ok {
+		return checkServer(ctx, client, "")
+	}
+	// On a Cluster every master is judged on its own (any of them may
+	// come to hold askops' slot after a resharding), and the worst decides.
 	var (
 		mu     sync.Mutex
-		check  = ServerCheck{Read: true}
-		denied error
+		checks []ServerCheck
 	)
-	read := func(ctx context.Context, c redis.UniversalClient) error {
-		got := map[string]string{}
-		for _, p := range []string{"maxmemory-policy", "maxmemory", "appendonly", "save"} {
-			m, err := c.ConfigGet(ctx, p).Result()
-			var rerr redis.Error
-			if errors.As(err, &rerr) {
-				mu.Lock()
-				denied = err
-				mu.Unlock()
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			got[p] = m[p]
-		}
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		check, err := checkServer(ctx, c, c.Options().Addr)
 		mu.Lock()
 		defer mu.Unlock()
-		// On a Cluster, the worst master decides.
-		if check.MaxMemoryPolicy == "" || check.MaxMemoryPolicy == "noeviction" {
-			check.MaxMemoryPolicy = got["maxmemory-policy"]
-		}
-		if check.MaxMemory == "" || check.MaxMemory == "0" {
-			check.MaxMemory = got["maxmemory"]
-		}
-		if check.AppendOnly == "" || check.AppendOnly == "yes" {
-			check.AppendOnly = got["appendonly"]
-		}
-		if check.Save == "" {
-			check.Save = got["save"]
-		}
-		return nil
-	}
-	var err error
-	if cc, ok := client.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return read(ctx, c) })
-	} else {
-		err = read(ctx, client)
-	}
+		checks = append(checks, check)
+		return err
+	})
 	if err != nil {
 		return ServerCheck{}, err
 	}
-	if denied != nil {
-		return ServerCheck{Warnings: []string{fmt.Sprintf(
-			"could not read the server's configuration (CONFIG GET: %v): check yourself that maxmemory-policy is noeviction and that appendonly is yes", denied)}}, nil
+	if len(checks) == 0 {
+		return ServerCheck{}, errors.New("the cluster reported no masters")
 	}
+	slices.SortFunc(checks, func(a, b ServerCheck) int { return strings.Compare(a.addr, b.addr) })
+	worst := checks[0]
+	for _, c := range checks {
+		if c.Refused != nil || (worst.Read && !c.Read) {
+			worst = c
+			break
+		}
+	}
+	out := worst
+	out.Refused, out.Warnings = nil, nil
+	for _, c := range checks {
+		out.Read = out.Read && c.Read
+		if out.Refused == nil {
+			out.Refused = c.Refused
+		}
+		out.Warnings = append(out.Warnings, c.Warnings...)
+	}
+	return out, nil
+}
+
+// checkServer reads and judges one server; addr, when set, names it in
+// what it says (a Cluster master).
+func checkServer(ctx context.Context, c redis.UniversalClient, addr string) (ServerCheck, error) {
+	who := ""
+	if addr != "" {
+		who = "master " + addr + ": "
+	}
+	check := ServerCheck{Read: true, addr: addr}
+	got := map[string]string{}
+	for _, p := range []string{"maxmemory-policy", "maxmemory", "appendonly", "save"} {
+		m, err := c.ConfigGet(ctx, p).Result()
+		var rerr redis.Error
+		if errors.As(err, &rerr) {
+			return ServerCheck{addr: addr, Warnings: []string{fmt.Sprintf(
+				"%scould not read the server's configuration (CONFIG GET: %v): check yourself that maxmemory-policy is noeviction and that appendonly is yes", who, err)}}, nil
+		}
+		if err != nil {
+			return ServerCheck{addr: addr}, err
+		}
+		got[p] = m[p]
+	}
+	check.MaxMemoryPolicy, check.MaxMemory = got["maxmemory-policy"], got["maxmemory"]
+	check.AppendOnly, check.Save = got["appendonly"], got["save"]
 	if p := check.MaxMemoryPolicy; strings.HasPrefix(p, "allkeys-") || strings.HasPrefix(p, "volatile-") {
-		check.Refused = fmt.Errorf("maxmemory-policy is %s: Redis may evict askops keys (pending Asks, the deadline index, the audit stream) when memory runs out; "+
-			"set maxmemory-policy noeviction (redis.conf, or CONFIG SET maxmemory-policy noeviction)", p)
+		check.Refused = fmt.Errorf("%smaxmemory-policy is %s: Redis may evict askops keys (pending Asks, the deadline index, the audit stream) when memory runs out; "+
+			"set maxmemory-policy noeviction (redis.conf, or CONFIG SET maxmemory-policy noeviction)", who, p)
 	}
 	if check.AppendOnly != "yes" && strings.TrimSpace(check.Save) == "" {
-		check.Warnings = append(check.Warnings, "the server persists nothing (appendonly no, save \"\"): a Redis restart loses every pending Ask "+
+		check.Warnings = append(check.Warnings, who+"the server persists nothing (appendonly no, save \"\"): a Redis restart loses every pending Ask "+
 			"(its waiter ends unavailable) and the audit trail; set appendonly yes")
 	}
 	return check, nil

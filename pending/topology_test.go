@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +19,7 @@ import (
 func TestClusterStore(t *testing.T) {
 	c := redistest.StartCluster(t)
 	t.Run("Contract", func(t *testing.T) { testStoreOn(t, c.URL()) })
+	t.Run("ServerCheck", func(t *testing.T) { testClusterServerCheck(t, c) })
 	t.Run("MasterKilled", func(t *testing.T) { testClusterMasterKilled(t, c) })
 }
 
@@ -109,6 +111,47 @@ func testClusterMasterKilled(t *testing.T, c *redistest.Cluster) {
 	}
 	if readyErr != nil {
 		t.Errorf("Ping (readiness) after recovery: %v", readyErr)
+	}
+}
+
+// testClusterServerCheck: CheckServer judges every master, not the one a
+// CONFIG GET happens to reach: a master that does not hold askops' slot
+// today may hold it after a resharding, so its eviction policy refuses too.
+func testClusterServerCheck(t *testing.T, c *redistest.Cluster) {
+	client := newRedisClient(t, c.URL())
+	ctx := t.Context()
+	check, err := CheckServer(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every master persists nothing (the helper's servers): one warning each.
+	if check.Refused != nil || !check.Read || len(check.Warnings) != 3 {
+		t.Fatalf("healthy cluster: %+v, want no refusal and a persistence warning per master (3)", check)
+	}
+	askops := c.MasterOf(newRedisKeys("askops").deadlines)
+	var other *redistest.Server
+	for _, n := range c.Nodes {
+		if role, _ := n.Cli("ROLE"); n != askops && strings.HasPrefix(role, "master") {
+			other = n
+			break
+		}
+	}
+	if other == nil {
+		t.Fatal("no second master")
+	}
+	if _, err := other.Cli("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = other.Cli("CONFIG", "SET", "maxmemory-policy", "noeviction") })
+	check, err = CheckServer(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if check.Refused == nil || !strings.Contains(check.Refused.Error(), "master "+other.Addr()+": maxmemory-policy is allkeys-lru") {
+		t.Errorf("one master with allkeys-lru: refused %v, want it named", check.Refused)
+	}
+	if check.MaxMemoryPolicy != "allkeys-lru" {
+		t.Errorf("summary %q, want the refused master's settings", check.Summary())
 	}
 }
 
