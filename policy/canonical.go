@@ -139,7 +139,7 @@ func redirView(r *syntax.Redirect, quoted func(...*syntax.Word) string) string {
 		fd = r.N.Value
 	} else {
 		switch r.Op {
-		case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.DplOut:
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.DplOut:
 			fd = "1"
 		case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
 			fd = "0"
