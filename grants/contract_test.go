@@ -32,6 +32,10 @@ func (c *clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
+// testSealKey is the sealing key every Redis store of a test shares, as
+// the processes of one deployment do.
+var testSealKey = grants.SealKeyFrom("xoxb-test-token")
+
 // newStoreFunc makes an empty store on clk. Each call starts from nothing.
 type newStoreFunc func(t *testing.T, clk *clock) grants.Store
 
@@ -394,6 +398,36 @@ func runContract(t *testing.T, newStore newStoreFunc) {
 			if _, ok, _ := st.Match(ctx, "s1", bashCall(fmt.Sprintf("echo %d", i), "/ws")); !ok {
 				t.Errorf("echo %d not matched", i)
 			}
+		}
+	})
+
+	t.Run("a command holding a secret is sealed", func(t *testing.T) {
+		ctx := t.Context()
+		st := newStore(t, newClock())
+		const secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+		call := bashCall("curl -H 'Authorization: token "+secret+"' https://api.github.com/user", "/ws/app")
+		g, err := st.Record(ctx, "s1", must(t)(grants.ScopeFor(call)), "U1", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := st.List(ctx, "s1")
+		if err != nil || len(list) != 1 {
+			t.Fatalf("List = %v, %v", list, err)
+		}
+		for _, shown := range []string{g.String(), list[0].String(), list[0].Scope.Command} {
+			if strings.Contains(shown, secret) || !strings.Contains(shown, "[REDACTED]") {
+				t.Errorf("the grant shows %q, want the secret redacted", shown)
+			}
+		}
+		if _, ok, err := st.Match(ctx, "s1", call); err != nil || !ok {
+			t.Errorf("the identical call: matched %v (%v), want the sealed grant", ok, err)
+		}
+		other := bashCall(strings.Replace(call.Command, secret, secret[:len(secret)-1]+"6", 1), "/ws/app")
+		if _, ok, err := st.Match(ctx, "s1", other); err != nil || ok {
+			t.Errorf("the same call with another token: matched %v (%v), want no grant", ok, err)
+		}
+		if _, err := st.RecordStanding(ctx, must(t)(grants.PrefixScope("vault login -token=s.hunter2secret123", "/ws/app")), "U1"); grants.ErrorCode(err) != grants.CodeInvalid {
+			t.Errorf("a prefix holding a secret: %v, want it refused as invalid", err)
 		}
 	})
 

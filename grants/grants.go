@@ -42,9 +42,12 @@ const (
 type Scope struct {
 	Tool    string `json:"tool"`
 	Kind    Kind   `json:"kind"`
-	Command string `json:"command,omitempty"` // exact command or prefix (bash)
-	Cwd     string `json:"cwd,omitempty"`     // bash: the working directory it applies in
-	Path    string `json:"path,omitempty"`    // file tools: workspace-relative, cleaned
+	Command string `json:"command,omitempty"` // exact command or prefix (bash); redacted when sealed
+	// CommandMAC, when set, is the keyed hash of an exact command that held
+	// a secret; the scope then matches by it (see sealed.go).
+	CommandMAC string `json:"command_mac,omitempty"`
+	Cwd        string `json:"cwd,omitempty"`  // bash: the working directory it applies in
+	Path       string `json:"path,omitempty"` // file tools: workspace-relative, cleaned
 }
 
 // Grant is a recorded scope.

@@ -14,6 +14,7 @@ import (
 type MemoryStore struct {
 	opts     Options
 	prefixes prefixCache
+	sealer   sealer
 
 	mu        sync.Mutex
 	closed    bool
@@ -39,6 +40,7 @@ var _ Store = (*MemoryStore)(nil)
 func NewMemoryStore(opts Options) *MemoryStore {
 	return &MemoryStore{
 		opts:      opts.withDefaults(),
+		sealer:    newSealer(opts.SealKey, true),
 		sessions:  map[string]*memSession{},
 		standing:  map[string]Grant{},
 		nextSweep: minSweep,
@@ -55,7 +57,7 @@ func (m *MemoryStore) Record(ctx context.Context, sessionID string, s Scope, by 
 	if err := checkTTL(op, ttl); err != nil {
 		return Grant{}, err
 	}
-	g, err := newGrant(op, sessionID, s, by, m.opts.Now(), ttl)
+	g, err := newGrant(op, sessionID, s, by, m.opts.Now(), ttl, m.sealer)
 	if err != nil {
 		return Grant{}, err
 	}
@@ -80,7 +82,7 @@ func (m *MemoryStore) Record(ctx context.Context, sessionID string, s Scope, by 
 // RecordStanding adds a standing grant (no expiry). Admin paths only.
 func (m *MemoryStore) RecordStanding(ctx context.Context, s Scope, by string) (Grant, error) {
 	const op = "record standing"
-	g, err := newGrant(op, "", s, by, m.opts.Now(), 0)
+	g, err := newGrant(op, "", s, by, m.opts.Now(), 0, m.sealer)
 	if err != nil {
 		return Grant{}, err
 	}
@@ -132,13 +134,13 @@ func (m *MemoryStore) Match(ctx context.Context, sessionID string, c policy.Call
 	}
 	if sessionID != "" {
 		if sess := m.live(sessionID, now); sess != nil {
-			if g, ok := oldestCovering(maps.Values(sess.grants), c, &m.prefixes); ok {
+			if g, ok := oldestCovering(maps.Values(sess.grants), c, &m.prefixes, m.sealer); ok {
 				g.ExpiresAt = sess.expiresAt
 				return g, true, nil
 			}
 		}
 	}
-	g, ok := oldestCovering(maps.Values(m.standing), c, &m.prefixes)
+	g, ok := oldestCovering(maps.Values(m.standing), c, &m.prefixes, m.sealer)
 	return g, ok, nil
 }
 

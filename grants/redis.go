@@ -64,6 +64,7 @@ type RedisStore struct {
 	opts     Options
 	closed   atomic.Bool
 	prefixes prefixCache
+	sealer   sealer
 }
 
 var _ Store = (*RedisStore)(nil)
@@ -71,7 +72,7 @@ var _ Store = (*RedisStore)(nil)
 // NewRedisStore returns a store on client (single, sentinel or cluster; the
 // client should have ContextTimeoutEnabled so ctx deadlines cut calls short).
 func NewRedisStore(client redis.UniversalClient, opts Options) *RedisStore {
-	return &RedisStore{rdb: client, opts: opts.withDefaults()}
+	return &RedisStore{rdb: client, opts: opts.withDefaults(), sealer: newSealer(opts.SealKey, false)}
 }
 
 // Record adds a session grant and pushes the session's expiry (and the key's
@@ -87,7 +88,7 @@ func (r *RedisStore) Record(ctx context.Context, sessionID string, s Scope, by s
 	if err := checkTTL(op, ttl); err != nil {
 		return Grant{}, err
 	}
-	g, err := newGrant(op, sessionID, s, by, r.opts.Now(), ttl)
+	g, err := newGrant(op, sessionID, s, by, r.opts.Now(), ttl, r.sealer)
 	if err != nil {
 		return Grant{}, err
 	}
@@ -109,7 +110,7 @@ func (r *RedisStore) RecordStanding(ctx context.Context, s Scope, by string) (Gr
 	if err := r.usable(op); err != nil {
 		return Grant{}, err
 	}
-	g, err := newGrant(op, "", s, by, r.opts.Now(), 0)
+	g, err := newGrant(op, "", s, by, r.opts.Now(), 0, r.sealer)
 	if err != nil {
 		return Grant{}, err
 	}
@@ -171,11 +172,11 @@ func (r *RedisStore) Match(ctx context.Context, sessionID string, c policy.Call)
 	}
 	if session != nil {
 		gs := r.decode(sessionID, session.Val())
-		if g, ok := oldestCovering(slices.Values(gs), c, &r.prefixes); ok {
+		if g, ok := oldestCovering(slices.Values(gs), c, &r.prefixes, r.sealer); ok {
 			return g, true, nil
 		}
 	}
-	g, ok := oldestCovering(slices.Values(r.decode("", standing.Val())), c, &r.prefixes)
+	g, ok := oldestCovering(slices.Values(r.decode("", standing.Val())), c, &r.prefixes, r.sealer)
 	return g, ok, nil
 }
 

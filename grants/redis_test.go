@@ -2,6 +2,7 @@ package grants_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func TestRedisStore(t *testing.T) {
 		if _, err := srv.Do("FLUSHALL"); err != nil {
 			t.Fatal(err)
 		}
-		st := grants.NewRedisStore(newRedisClient(t, srv.Addr()), grants.Options{Now: clk.Now})
+		st := grants.NewRedisStore(newRedisClient(t, srv.Addr()), grants.Options{Now: clk.Now, SealKey: testSealKey})
 		t.Cleanup(func() { _ = st.Close() })
 		return st
 	})
@@ -171,5 +172,54 @@ func TestRedisDownFailsClosed(t *testing.T) {
 	}
 	if _, err := st.Record(ctx, "s1", must(t)(grants.ScopeFor(call)), "U1", time.Hour); grants.ErrorCode(err) != grants.CodeUnavailable {
 		t.Fatalf("Record with Redis down: %v, want unavailable", err)
+	}
+}
+
+// A session grant on a command holding a secret rests sealed: no key or
+// value in Redis holds the secret, another process with the deployment's
+// key matches the identical call, one with another key matches nothing, and
+// a store with no key refuses to record it rather than store it in clear.
+func TestRedisSealsSecretsAtRest(t *testing.T) {
+	ctx := t.Context()
+	srv := redistest.Start(t)
+	const secret = "hunter2-correct-horse"
+	call := bashCall("PGPASSWORD="+secret+" psql -h db -c 'select 1'", "/ws/app")
+	scope := must(t)(grants.ScopeFor(call))
+
+	a := grants.NewRedisStore(newRedisClient(t, srv.Addr()), grants.Options{SealKey: testSealKey})
+	if _, err := a.Record(ctx, "sess-1", scope, "U1", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	rdb := newRedisClient(t, srv.Addr())
+	keys, err := rdb.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := strings.Join(keys, " ")
+	for _, k := range keys {
+		if rdb.Type(ctx, k).Val() == "hash" {
+			for f, v := range rdb.HGetAll(ctx, k).Val() {
+				dump += " " + f + " " + v
+			}
+		}
+	}
+	if strings.Contains(dump, secret) || !strings.Contains(dump, "REDACTED") {
+		t.Errorf("Redis holds %q", dump)
+	}
+
+	b := grants.NewRedisStore(newRedisClient(t, srv.Addr()), grants.Options{SealKey: testSealKey})
+	if _, ok, err := b.Match(ctx, "sess-1", call); err != nil || !ok {
+		t.Errorf("another process with the same key: matched %v (%v), want the grant", ok, err)
+	}
+	other := grants.NewRedisStore(newRedisClient(t, srv.Addr()), grants.Options{SealKey: grants.SealKeyFrom("xoxb-another")})
+	if _, ok, err := other.Match(ctx, "sess-1", call); err != nil || ok {
+		t.Errorf("a process with another key: matched %v (%v), want nothing", ok, err)
+	}
+	keyless := grants.NewRedisStore(newRedisClient(t, srv.Addr()), grants.Options{})
+	if _, err := keyless.Record(ctx, "sess-2", scope, "U1", time.Hour); grants.ErrorCode(err) != grants.CodeInvalid || !strings.Contains(err.Error(), "no key") {
+		t.Errorf("a store without a key: %v, want the grant refused", err)
+	}
+	if _, ok, err := keyless.Match(ctx, "sess-1", call); err != nil || ok {
+		t.Errorf("a store without a key: matched %v (%v), want nothing", ok, err)
 	}
 }

@@ -169,6 +169,7 @@ func (s Scope) Covers(c policy.Call) bool { return s.covers(&callView{Call: c}) 
 type callView struct {
 	policy.Call
 	prefixes *prefixCache // nil: parse each prefix
+	sealer   *sealer      // nil: a sealed scope covers nothing
 	parsed   bool
 	words    []string // the literal words, nil unless one safe simple command
 
@@ -221,6 +222,9 @@ func (s Scope) covers(v *callView) bool {
 		}
 		cmd := strings.TrimSpace(c.Command)
 		if s.Kind == KindExact {
+			if s.CommandMAC != "" {
+				return v.sealer != nil && v.sealer.matches(cmd, s.CommandMAC)
+			}
 			return cmd == s.Command
 		}
 		return prefixCovers(s.Command, v.simpleWords(), v.prefixes)

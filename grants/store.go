@@ -20,6 +20,11 @@ import (
 type Options struct {
 	Now    func() time.Time // the clock; nil means time.Now
 	Logger *slog.Logger     // nil discards (corrupt records are logged, never matched)
+	// SealKey keys the hash that exact commands holding a secret are
+	// recorded by (see sealed.go). Every process sharing a store needs the
+	// same key. Empty: the memory store makes a random one (it lives in one
+	// process); the Redis store refuses to record a command holding a secret.
+	SealKey []byte
 }
 
 func (o Options) withDefaults() Options {
@@ -56,8 +61,12 @@ func checkTTL(op string, ttl time.Duration) error {
 
 // newGrant validates a Record / RecordStanding call and builds the grant.
 // Times are UTC and whole milliseconds, so both stores return equal values.
-func newGrant(op, sessionID string, s Scope, by string, now time.Time, ttl time.Duration) (Grant, error) {
+func newGrant(op, sessionID string, s Scope, by string, now time.Time, ttl time.Duration, z sealer) (Grant, error) {
 	if err := s.Validate(); err != nil {
+		return Grant{}, err
+	}
+	s, err := z.seal(op, s)
+	if err != nil {
 		return Grant{}, err
 	}
 	if strings.TrimSpace(by) == "" {
@@ -120,8 +129,8 @@ func sortGrants(gs []Grant) {
 // oldestCovering returns the oldest of gs (in List's order) covering c. It
 // checks every grant rather than sorting first: a sort of large records
 // costs more than the checks, which parse the call at most once.
-func oldestCovering(gs iter.Seq[Grant], c policy.Call, prefixes *prefixCache) (Grant, bool) {
-	v := &callView{Call: c, prefixes: prefixes}
+func oldestCovering(gs iter.Seq[Grant], c policy.Call, prefixes *prefixCache, z sealer) (Grant, bool) {
+	v := &callView{Call: c, prefixes: prefixes, sealer: &z}
 	var best Grant
 	found := false
 	for g := range gs {

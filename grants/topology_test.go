@@ -21,7 +21,7 @@ func TestClusterStore(t *testing.T) {
 		}
 		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), ContextTimeoutEnabled: true, DialTimeout: time.Second})
 		t.Cleanup(func() { _ = rdb.Close() })
-		st := grants.NewRedisStore(rdb, grants.Options{Now: clk.Now})
+		st := grants.NewRedisStore(rdb, grants.Options{Now: clk.Now, SealKey: testSealKey})
 		t.Cleanup(func() { _ = st.Close() })
 		return st
 	})
@@ -36,7 +36,7 @@ func TestSentinelStore(t *testing.T) {
 		rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: redistest.SentinelMaster, SentinelAddrs: d.Addrs(),
 			ContextTimeoutEnabled: true, DialTimeout: time.Second})
 		t.Cleanup(func() { _ = rdb.Close() })
-		st := grants.NewRedisStore(rdb, grants.Options{Now: clk.Now})
+		st := grants.NewRedisStore(rdb, grants.Options{Now: clk.Now, SealKey: testSealKey})
 		t.Cleanup(func() { _ = st.Close() })
 		return st
 	})

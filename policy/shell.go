@@ -134,7 +134,26 @@ func (z *analyzer) script(src string, depth int, outer bool) {
 		}
 		return
 	}
+	z.digitTargets(f, src)
 	z.file(f, depth, outer)
+}
+
+// digitTargets refuses to allow a redirection whose target is all digits
+// with another redirection right after it, as in `cat<0<000`: the parser
+// reads the file "0", bash reads the digits as the next redirection's file
+// descriptor (and here rejects the line). Written with a blank between
+// them, both read the same.
+func (z *analyzer) digitTargets(f *syntax.File, src string) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		r, ok := n.(*syntax.Redirect)
+		if !ok || r.Word == nil || !isDigits(r.Word.Lit()) {
+			return true
+		}
+		if end := int(r.Word.End().Offset()); end < len(src) && (src[end] == '<' || src[end] == '>') {
+			z.a.refuseAllow("a redirection to a file named by digits right before another redirection, which bash reads as a file descriptor")
+		}
+		return true
+	})
 }
 
 // unknown records a command whose text cannot be known: it could be

@@ -82,7 +82,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 	a.slack = newSlackClient(cfg.Slack, hc)
 
 	popts := pending.Options{Now: a.now, Logger: log.With("component", "pending")}
-	gopts := grants.Options{Now: a.now, Logger: log.With("component", "grants")}
+	gopts := grants.Options{Now: a.now, Logger: log.With("component", "grants"), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())}
 	sopts := sessions.Options{TTL: cfg.Approvals.SessionTTL.D(), Now: a.now, Logger: log.With("component", "sessions")}
 	if cfg.Redis.URL == "" {
 		a.asks = pending.NewMemoryStore(popts)

@@ -296,7 +296,7 @@ func openGrantStore(env *environment, path string) (_ grants.Store, _ Config, cl
 		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
 		return nil, Config{}, nil, exitUsage, false
 	}
-	store := grants.NewRedisStore(client, grants.Options{Logger: newLogger(cfg.Log, env.stderr).With("component", "grants")})
+	store := grants.NewRedisStore(client, grants.Options{Logger: newLogger(cfg.Log, env.stderr).With("component", "grants"), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())})
 	return store, cfg, func() { _ = store.Close(); _ = client.Close() }, 0, true
 }
 
