@@ -69,6 +69,9 @@ func TestRedisOutOfMemoryFailsClosed(t *testing.T) {
 	}
 	t.Cleanup(func() { admin.ConfigSet(t.Context(), "maxmemory", "0") })
 
+	if err := s.Ping(ctx); err == nil || !strings.Contains(err.Error(), "out of memory") {
+		t.Errorf("Ping (readiness) under OOM = %v, want it to fail naming out of memory", err)
+	}
 	_, err = s.Decide(ctx, a.ID, Approved, "U0APPROVER", "")
 	if ErrorCode(err) != CodeUnavailable || !strings.Contains(err.Error(), "out of memory") {
 		t.Fatalf("Decide under OOM = %v, want unavailable naming out of memory", err)

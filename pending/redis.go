@@ -165,10 +165,17 @@ func (s *RedisStore) scriptNow() string {
 	return micros(s.opts.serverNow().UTC().Truncate(time.Microsecond))
 }
 
-// Ping checks the server that holds askops' keys (on a Cluster the master
-// of their slot, which a plain PING to any node would not).
+// Ping checks that the server holding askops' keys (on a Cluster the master
+// of their slot, which a plain PING to any node would not reach) takes a
+// write: a server at its memory limit under noeviction, or a replica left
+// read-only, answers reads while every decision fails, and readiness must
+// say so. The write is to the fence key, which only WAIT bookkeeping uses.
 func (s *RedisStore) Ping(ctx context.Context) error {
-	return s.client.Exists(ctx, s.keys.deadlines).Err()
+	err := s.client.Incr(ctx, s.keys.fence).Err()
+	if isOOM(err) {
+		return fmt.Errorf("Redis is out of memory (maxmemory reached under noeviction): %w", err)
+	}
+	return err
 }
 
 // Create implements Store.
