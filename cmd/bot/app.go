@@ -254,6 +254,9 @@ type readiness struct {
 	ttl   time.Duration
 	store func(context.Context) error
 	slack func(context.Context) error
+	// socket is the Socket Mode connection's state (nil in HTTP mode). Set
+	// before /readyz is served.
+	socket func() error
 
 	mu       sync.Mutex
 	slackAt  time.Time
@@ -275,6 +278,11 @@ func (r *readiness) check(ctx context.Context) []string {
 	r.mu.Unlock()
 	if err != nil {
 		problems = append(problems, "slack: "+err.Error())
+	}
+	if r.socket != nil {
+		if err := r.socket(); err != nil {
+			problems = append(problems, "slack: "+err.Error())
+		}
 	}
 	return problems
 }

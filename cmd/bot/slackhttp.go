@@ -287,6 +287,10 @@ func (a *app) serveSlack(ctx context.Context, h slackHandlers, withHTTP bool, re
 		mu.Unlock()
 		cancel(err)
 	}
+	health := &slackui.SocketHealth{}
+	if a.cfg.Slack.Mode == "socket" && a.ready != nil {
+		a.ready.socket = health.Err
+	}
 	if withHTTP || a.cfg.Slack.Mode != "socket" {
 		wg.Go(func() { fail(a.listen(ctx, a.routes(h), ready)) })
 	} else if ready != nil {
@@ -300,6 +304,7 @@ func (a *app) serveSlack(ctx context.Context, h slackHandlers, withHTTP bool, re
 				SlashCommand: h.SlashCommand,
 				Event:        h.Event,
 				Logger:       a.log.With("component", "socketmode"),
+				Health:       health,
 			})
 			if ctx.Err() == nil {
 				fail(fmt.Errorf("socket mode: %w", err))
