@@ -66,6 +66,23 @@ type sessionState interface {
 type appOptions struct {
 	// AskTimeout overrides approvals.timeout (bot ask -timeout).
 	AskTimeout time.Duration
+	// Posted, when set, is told each time the core shows an Ask (bot ask
+	// says where it waits).
+	Posted func(a pending.Ask, channel, ts string)
+}
+
+// reportingNotifier tells posted where its notifier showed an Ask.
+type reportingNotifier struct {
+	approval.Notifier
+	posted func(a pending.Ask, channel, ts string)
+}
+
+func (n reportingNotifier) Post(ctx context.Context, a pending.Ask) (string, string, error) {
+	channel, ts, err := n.Notifier.Post(ctx, a)
+	if err == nil {
+		n.posted(a, channel, ts)
+	}
+	return channel, ts, err
 }
 
 // newApp opens the stores and builds the Slack side. With redis.url empty
@@ -135,10 +152,14 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 	if o.AskTimeout > 0 {
 		timeout = o.AskTimeout
 	}
+	var notifier approval.Notifier = a.notifier
+	if o.Posted != nil {
+		notifier = reportingNotifier{Notifier: notifier, posted: o.Posted}
+	}
 	core, err := approval.New(approval.Config{
 		Asks:       a.asks,
 		Grants:     a.grants,
-		Notifiers:  []approval.Notifier{a.notifier},
+		Notifiers:  []approval.Notifier{notifier},
 		Timeout:    timeout,
 		SessionTTL: cfg.Approvals.SessionTTL.D(),
 		ScopeFor:   scopeFor,
