@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,7 +22,7 @@ import (
 // grantsSynopsis is the shape of `bot grants`; -config may come before or
 // after the verb.
 const grantsSynopsis = `-config FILE VERB ...
-  list [-session ID]
+  list [-session ID] [-o json]
   add -tool bash (-command "npm test" | -prefix "git status") -cwd DIR [-by NAME]
   add -tool read_file|write_file|edit_file|list_files (-path P | -dir D) [-by NAME]
   revoke [-session ID] GRANT_ID`
@@ -69,11 +70,16 @@ func grantsVerbFlags(env *environment, verb, synopsis, configPath string) (*flag
 }
 
 func grantsList(ctx context.Context, env *environment, configPath string, args []string) int {
-	fs, path := grantsVerbFlags(env, "list", "[-session ID]", configPath)
+	fs, path := grantsVerbFlags(env, "list", "[-session ID] [-o text|json]", configPath)
 	session := fs.String("session", "", "list this session's grants instead of the standing ones")
+	output := fs.String("o", "text", "text (a line per grant, tab-separated) or json (an array of grants)")
 	positional, code, ok := parseInterleaved(fs, args)
 	if !ok {
 		return code
+	}
+	if *output != "text" && *output != "json" {
+		fmt.Fprintf(env.stderr, "bot grants list: -o must be text or json, got %q\n", *output)
+		return exitUsage
 	}
 	if len(positional) > 0 {
 		fmt.Fprintf(env.stderr, "bot grants list: unexpected argument %q\n", positional[0])
@@ -90,6 +96,18 @@ func grantsList(ctx context.Context, env *environment, configPath string, args [
 	list, err := store.List(ctx, *session)
 	if err != nil {
 		return grantsFailed(env, "list", err)
+	}
+	if *output == "json" {
+		if list == nil {
+			list = []grants.Grant{} // [] rather than null: nothing to list is still a list
+		}
+		b, err := json.MarshalIndent(list, "", "  ")
+		if err != nil {
+			fmt.Fprintf(env.stderr, "bot grants list: %v\n", err)
+			return exitFailed
+		}
+		fmt.Fprintln(env.stdout, string(b))
+		return exitOK
 	}
 	if len(list) == 0 {
 		if *session == "" {

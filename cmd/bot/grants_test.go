@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -155,6 +156,12 @@ func TestGrantsAddListRevoke(t *testing.T) {
 			if code != exitOK || grantLine(t, stdout, id) == nil {
 				t.Fatalf("list: exit %d, %s not in\n%s\nstderr: %s", code, id, stdout, stderr)
 			}
+			code, stdout, stderr = runBot(ctx, t, env, "grants", "list", "-config", cfg, "-o", "json")
+			var listed []grants.Grant
+			if err := json.Unmarshal([]byte(stdout), &listed); code != exitOK || err != nil || len(listed) != 1 ||
+				listed[0].ID != id || listed[0].Scope.String() != tt.wantScope || listed[0].By != tt.wantBy {
+				t.Fatalf("list -o json: exit %d (%v)\n%s\nstderr: %s", code, err, stdout, stderr)
+			}
 			code, stdout, stderr = runBot(ctx, t, env, "grants", "-config", cfg, "revoke", id)
 			if code != exitOK || !strings.Contains(stdout, "revoked standing grant "+id) {
 				t.Fatalf("revoke: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
@@ -165,6 +172,9 @@ func TestGrantsAddListRevoke(t *testing.T) {
 			code, stdout, stderr = runBot(ctx, t, env, "grants", "list", "-config", cfg)
 			if code != exitOK || stdout != "" || !strings.Contains(stderr, "no standing grants") {
 				t.Errorf("list after revoke: exit %d stdout %q stderr %q", code, stdout, stderr)
+			}
+			if code, stdout, _ = runBot(ctx, t, env, "grants", "list", "-config", cfg, "-o", "json"); code != exitOK || strings.TrimSpace(stdout) != "[]" {
+				t.Errorf("list -o json after revoke: exit %d stdout %q, want []", code, stdout)
 			}
 			code, _, stderr = runBot(ctx, t, env, "grants", "revoke", id, "-config", cfg)
 			if code != exitFailed || !strings.Contains(stderr, "no standing grant") {
