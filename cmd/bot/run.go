@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -27,15 +30,27 @@ func newRunner(a *app) (*agent.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	// An absent workspace is created: a fresh install should not fail on it.
-	if err := os.MkdirAll(cfg.Agent.Workspace, 0o750); err != nil {
+	// A relative workspace is taken from the directory bot was started in
+	// (not the config file's), and made absolute once here so every tool,
+	// policy check and grant sees one path. An absent one is created: a
+	// fresh install should not fail on it, but the log says where.
+	ws, err := filepath.Abs(cfg.Agent.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("agent.workspace: %w", err)
+	}
+	if _, err := os.Stat(ws); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(ws, 0o750); err != nil {
+			return nil, fmt.Errorf("agent.workspace: %w", err)
+		}
+		a.log.Info("created the agent workspace", "dir", ws, "configured", cfg.Agent.Workspace)
+	} else if err != nil {
 		return nil, fmt.Errorf("agent.workspace: %w", err)
 	}
 	model := agent.NewModel(cfg.OpenAI.BaseURL, cfg.OpenAI.APIKey.Reveal(), &http.Client{Timeout: 5 * time.Minute}, agent.RetryOptions{})
 	return agent.NewRunner(agent.Config{
 		Model:         model,
 		ModelName:     cfg.OpenAI.Model,
-		Workspace:     cfg.Agent.Workspace,
+		Workspace:     ws,
 		MaxIterations: cfg.Agent.MaxIterations,
 		Policy:        engine,
 		Approver:      agentApprover{next: a.approver},
