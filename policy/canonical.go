@@ -146,12 +146,16 @@ func redirView(r *syntax.Redirect, quoted func(...*syntax.Word) string) string {
 		}
 	}
 	v := "redir " + fd + r.Op.String() + " " + quoted(r.Word)
+	// An empty body is no body: the parser gives one here-document an
+	// empty word and another none, as bash's own printing shows.
 	if r.Hdoc != nil {
-		body := quoted(r.Hdoc)
+		body := wordOf(r.Hdoc).loose
 		if r.Op == syntax.DashHdoc {
-			body = strconv.Quote(stripTabs(wordOf(r.Hdoc).loose))
+			body = stripTabs(body)
 		}
-		v += " <<" + body
+		if body != "" {
+			v += " <<" + strconv.Quote(body)
+		}
 	}
 	return v
 }
