@@ -44,7 +44,45 @@ func findUnsafe(command string) (unsafeSpot, bool) {
 	if off, ok := commentContinuation(command); ok {
 		return unsafeSpot{offset: off, what: "a backslash-newline inside a comment (bash ends the comment at the newline; the parser would continue it)"}, true
 	}
+	if off, ok := hashAfterWord(command); ok {
+		return unsafeSpot{offset: off, what: "a # right after a word (bash reads it as part of the word; the parser as a comment)"}, true
+	}
 	return unsafeSpot{}, false
+}
+
+// hashAfterWord finds a word the parser ended right before a `#` and
+// returns the `#`'s offset. In bash `#` starts a comment only at the start
+// of a word, so there it belongs to the word; the parser took it for a
+// comment. For a here-document delimiter that moves where the document
+// ends: with `cat <<'EOF'#x`, a line `EOF#x` ends it for bash, which then
+// runs the lines after it, while the parser reads them as the document.
+func hashAfterWord(command string) (int, bool) {
+	if !strings.Contains(command, "#") {
+		return 0, false
+	}
+	f, err := parseShell(command)
+	if err != nil {
+		return 0, false
+	}
+	at, found := 0, false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		w, ok := n.(*syntax.Word)
+		if found || !ok || len(w.Parts) == 0 {
+			return !found
+		}
+		if end := int(w.End().Offset()); end < len(command) && command[end] == '#' {
+			at, found = end, true
+		}
+		return true
+	})
+	return at, found
+}
+
+// midWordHash reports whether the `#` at command[i] is inside a word for
+// bash (it follows a character that does not end a word), which makes it
+// an ordinary character, never a comment.
+func midWordHash(command string, i int) bool {
+	return i > 0 && !strings.ContainsRune(" \t\n;&|()<>", rune(command[i-1]))
 }
 
 // unsafeRune names r (n bytes long, first byte b) if it is a character
@@ -107,8 +145,9 @@ func trailingBackslash(command string) bool {
 const unsafePlaceholder = "_"
 
 // bashFaithful rewrites command so that the parser sees the commands bash
-// would run: characters bash keeps inside words become a plain word
-// character, NUL bytes go (bash drops them), and a backslash that ends a
+// would run: characters bash keeps inside words (and a `#` inside a word,
+// which bash never reads as a comment) become a plain word character, NUL
+// bytes go (bash drops them), and a backslash that ends a
 // comment becomes a blank, so the comment ends at the newline as in bash.
 // The result is for deny rules and danger checks only; it is never run.
 func bashFaithful(command string) string {
@@ -117,7 +156,7 @@ func bashFaithful(command string) string {
 		r, n := utf8.DecodeRuneInString(command[i:])
 		switch what := unsafeRune(r, n, command[i]); {
 		case r == 0:
-		case what != "":
+		case what != "", r == '#' && midWordHash(command, i):
 			b.WriteString(unsafePlaceholder)
 		default:
 			b.WriteString(command[i : i+n])
