@@ -137,6 +137,12 @@ func redirView(r *syntax.Redirect, quoted func(...*syntax.Word) string) string {
 	fd := ""
 	if r.N != nil {
 		fd = r.N.Value
+		if isDigits(fd) { // 00< is 0<: bash prints the number
+			fd = strings.TrimLeft(fd, "0")
+			if fd == "" {
+				fd = "0"
+			}
+		}
 	} else {
 		switch r.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.DplOut:
