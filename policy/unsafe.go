@@ -44,6 +44,9 @@ func findUnsafe(command string) (unsafeSpot, bool) {
 	if off, ok := commentContinuation(command); ok {
 		return unsafeSpot{offset: off, what: "a backslash-newline inside a comment (bash ends the comment at the newline; the parser would continue it)"}, true
 	}
+	if off, ok := heredocContinuation(command); ok {
+		return unsafeSpot{offset: off, what: "a backslash-newline in a here-document (bash joins the lines before it looks for the end; the parser after)"}, true
+	}
 	if off, ok := hashAfterWord(command); ok {
 		return unsafeSpot{offset: off, what: "a # right after a word (bash reads it as part of the word; the parser as a comment)"}, true
 	}
@@ -76,6 +79,67 @@ func hashAfterWord(command string) (int, bool) {
 		return true
 	})
 	return at, found
+}
+
+// heredocContinuation finds a backslash-newline in the text of a
+// here-document with an unquoted delimiter and returns the backslash's
+// offset. bash joins such lines before it compares them with the
+// delimiter, so `\` then `EOF` on the next line ends the document for
+// bash, and the lines after it run as commands; the parser joins them
+// after, reads on, and takes those commands for the document's text.
+func heredocContinuation(command string) (int, bool) {
+	if !strings.Contains(command, "<<") || !strings.Contains(command, "\\\n") {
+		return 0, false
+	}
+	f, err := parseShell(command)
+	if err != nil {
+		return 0, false
+	}
+	at, found := 0, false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		r, ok := n.(*syntax.Redirect)
+		if found || !ok || r.Hdoc == nil || (r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc) || quotedDelimiter(r.Word) {
+			return !found
+		}
+		// The text starts on the line after the operator's; the parser's
+		// span of it may start later, past a first line it joined away.
+		start, end := int(r.Hdoc.Pos().Offset()), int(r.Hdoc.End().Offset())
+		if nl := strings.IndexByte(command[r.Word.End().Offset():], '\n'); nl >= 0 {
+			start = min(start, int(r.Word.End().Offset())+nl+1)
+		}
+		if start >= end || end > len(command) {
+			return true
+		}
+		for i := start; i < end; i++ {
+			if command[i] != '\n' {
+				continue
+			}
+			n := 0 // backslashes right before the newline: an odd count escapes it
+			for j := i - 1; j >= 0 && command[j] == '\\'; j-- {
+				n++
+			}
+			if n%2 == 1 {
+				at, found = i-1, true
+				return false
+			}
+		}
+		return true
+	})
+	return at, found
+}
+
+// quotedDelimiter reports whether a here-document's delimiter has any
+// quoting, which makes bash take its text literally (no joined lines).
+func quotedDelimiter(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	for _, p := range w.Parts {
+		if lit, ok := p.(*syntax.Lit); !ok || strings.Contains(lit.Value, "\\") {
+			return true
+		}
+	}
+	return false
 }
 
 // midWordHash reports whether the `#` at command[i] is inside a word for
@@ -148,7 +212,9 @@ const unsafePlaceholder = "_"
 // would run: characters bash keeps inside words (and a `#` inside a word,
 // which bash never reads as a comment) become a plain word character, NUL
 // bytes go (bash drops them), and a backslash that ends a
-// comment becomes a blank, so the comment ends at the newline as in bash.
+// comment becomes a blank, so the comment ends at the newline as in bash,
+// and a backslash-newline in a here-document's text goes, as bash joins
+// those lines before it looks for the delimiter.
 // The result is for deny rules and danger checks only; it is never run.
 func bashFaithful(command string) string {
 	var b strings.Builder
@@ -167,14 +233,18 @@ func bashFaithful(command string) string {
 	if trailingBackslash(out) {
 		out = out[:len(out)-1]
 	}
-	// Each rewrite may reveal another comment; each removes one backslash,
-	// so this ends.
+	// Each rewrite may reveal another comment or here-document; each
+	// removes a backslash, so this ends.
 	for {
-		off, ok := commentContinuation(out)
-		if !ok {
-			return out
+		if off, ok := commentContinuation(out); ok {
+			out = out[:off] + " " + out[off+1:]
+			continue
 		}
-		out = out[:off] + " " + out[off+1:]
+		if off, ok := heredocContinuation(out); ok {
+			out = out[:off] + out[off+2:] // joined, as bash joins them
+			continue
+		}
+		return out
 	}
 }
 
