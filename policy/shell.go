@@ -101,6 +101,7 @@ type analyzer struct {
 	realWS    string                     // workspace with symlinks resolved; see realWorkspace
 	piped     map[*syntax.BinaryCmd]bool // pipelines already looked at as part of a longer one
 	dz        dangerState                // carried between commands for the danger checks (danger_paths.go)
+	madeDirs  bool                       // a mkdir ran earlier in the line (gitremote.go)
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
