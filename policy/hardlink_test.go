@@ -34,3 +34,30 @@ func TestWriteToHardLinkAsks(t *testing.T) {
 		t.Errorf("a write to a file with one name: %s (%s), want allow", v.Decision, v.Reason)
 	}
 }
+
+// A grant covers what its approver saw; a push to a local repository (its
+// hooks run) or a hard link is never covered, even by a grant that says
+// yes to every call (a prefix grant on git push, a standing one on cp).
+func TestGrantDoesNotCoverLocalHooksOrHardLinks(t *testing.T) {
+	ws := corpusWorkspace(t)
+	g := &fakeGrants{grant: func(Call) (string, bool, error) { return "everything", true, nil }}
+	e, err := New(Config{Rules: corpusRules(), Grants: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{
+		"git push out/r HEAD", "git push --repo=./r", "git push file:///tmp/r", "git push ext::sh",
+		"mkdir -p r/refs r/objects; git push r", "git push out", "cp -l .git/config out/c", "cp --link a out/b",
+	} {
+		c := corpusCall(cmd, ws, "")
+		c.SessionID = "s1"
+		if v := e.Evaluate(t.Context(), c); v.Decision == Allow {
+			t.Errorf("%q: allowed by a grant (%s)", cmd, v.Reason)
+		}
+	}
+	c := corpusCall("git push origin feature", ws, "")
+	c.SessionID = "s1"
+	if v := e.Evaluate(t.Context(), c); v.Decision != Allow || v.Grant == "" {
+		t.Errorf("git push origin feature: %s (%s), want allowed by the grant", v.Decision, v.Reason)
+	}
+}

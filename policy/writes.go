@@ -82,7 +82,7 @@ func (z *analyzer) write(p, how string) {
 	if hardLinked(real) {
 		// The same file lives under another name, perhaps .git/config
 		// or ~/.bashrc: where the write lands cannot be told from here.
-		z.a.refuseAllow(how + " to a file with more than one hard link (" + p + ")")
+		z.a.refuseGrant(how + " to a file with more than one hard link (" + p + ")")
 	}
 }
 
@@ -205,7 +205,7 @@ func (z *analyzer) cpLinks(args []word) {
 			return
 		}
 		if _, _, ok := longOption(l, "--link", 4); ok {
-			z.a.refuseAllow("cp --link (a hard link writes through to the original file)")
+			z.a.refuseGrant("cp --link (a hard link writes through to the original file)")
 			return
 		}
 		if len(l) > 1 && l[0] == '-' && l[1] != '-' {
@@ -215,7 +215,7 @@ func (z *analyzer) cpLinks(args []word) {
 				cluster = cluster[:i]
 			}
 			if strings.ContainsRune(cluster, 'l') {
-				z.a.refuseAllow("cp -l (a hard link writes through to the original file)")
+				z.a.refuseGrant("cp -l (a hard link writes through to the original file)")
 				return
 			}
 		}
