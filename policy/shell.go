@@ -112,6 +112,7 @@ type analyzer struct {
 	guessing  int                        // > 0 while analysing what a guessed command runs
 	realWS    string                     // workspace with symlinks resolved; see realWorkspace
 	piped     map[*syntax.BinaryCmd]bool // pipelines already looked at as part of a longer one
+	dlPiped   map[*syntax.BinaryCmd]bool // the same, for pipedDownload
 	dz        dangerState                // carried between commands for the danger checks (danger_paths.go)
 	madeDirs  bool                       // a mkdir ran earlier in the line (gitremote.go)
 }
