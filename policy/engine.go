@@ -325,9 +325,12 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 	if mode == ModeFull {
 		return Verdict{Decision: Allow, Reason: "mode full"}
 	}
-	// 4. A grant.
-	if v, ok := e.granted(ctx, c, grantErr); ok {
-		return v
+	// 4. A grant, unless the command runs code no grant's approver saw
+	// (a prefix grant on git push does not cover git push out/r).
+	if an.ungrantable == "" {
+		if v, ok := e.granted(ctx, c, grantErr); ok {
+			return v
+		}
 	}
 	// 5. An ask rule matching any simple command.
 	for _, r := range e.ask {

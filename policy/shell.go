@@ -67,6 +67,18 @@ type analysis struct {
 	uncoverable string        // first reason allow rules cannot apply; empty if they can
 	dangers     []string      // built-in dangerous commands found
 	writes      []writeTarget // files the command writes (redirections, tee, …): judged as write_file
+	// ungrantable: why no grant may cover the command either (it runs
+	// code nobody was shown, e.g. a local repository's hooks); empty if
+	// grants apply.
+	ungrantable string
+}
+
+// refuseGrant keeps both allow rules and grants from covering the command.
+func (a *analysis) refuseGrant(why string) {
+	a.refuseAllow(why)
+	if a.ungrantable == "" {
+		a.ungrantable = why
+	}
 }
 
 func (a *analysis) refuseAllow(why string) {
@@ -100,7 +112,9 @@ type analyzer struct {
 	guessing  int                        // > 0 while analysing what a guessed command runs
 	realWS    string                     // workspace with symlinks resolved; see realWorkspace
 	piped     map[*syntax.BinaryCmd]bool // pipelines already looked at as part of a longer one
+	dlPiped   map[*syntax.BinaryCmd]bool // the same, for pipedDownload
 	dz        dangerState                // carried between commands for the danger checks (danger_paths.go)
+	madeDirs  bool                       // a mkdir ran earlier in the line (gitremote.go)
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
