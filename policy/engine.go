@@ -280,6 +280,10 @@ func joinWhy(a, b string) string {
 	return a + "; " + b
 }
 
+// MaxCommandBytes is the longest bash command the policy checks; a longer
+// one is denied.
+const MaxCommandBytes = 64 << 10
+
 func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *error) Verdict {
 	ws := c.Workspace
 	if ws != "" {
@@ -288,6 +292,12 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 	cwd := c.Cwd
 	if cwd != "" {
 		cwd = path.Clean(cwd)
+	}
+	if len(c.Command) > MaxCommandBytes {
+		// Parsing cost grows with nesting (80 KB of "(" takes over a
+		// second), and no rule could be checked in a bounded time: fail
+		// closed, whatever the mode.
+		return Verdict{Decision: Deny, Reason: fmt.Sprintf("the command is %d bytes, over the %d the policy checks; write long content with write_file instead", len(c.Command), MaxCommandBytes)}
 	}
 	an := analyzeCommand(c.Command, cwd, ws, e.protected)
 	unsafe := unsafeCommand(c.Command, an, cwd, ws, e.protected)
