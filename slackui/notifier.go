@@ -21,11 +21,13 @@ import (
 // Slack thread and no approval channel is configured.
 var ErrNoChannel = errors.New("slackui: no channel to post the ask to (set slack.approval_channel)")
 
-// MessageAPI is the part of the Slack Web API that posts and updates Ask
-// messages; *slack.Client satisfies it.
+// MessageAPI is the part of the Slack Web API that posts and updates
+// messages (Asks, and chat-ops' through the same pacing); *slack.Client
+// satisfies it.
 type MessageAPI interface {
 	PostMessageContext(ctx context.Context, channelID string, options ...slack.MsgOption) (string, string, error)
 	UpdateMessageContext(ctx context.Context, channelID, timestamp string, options ...slack.MsgOption) (string, string, string, error)
+	PostEphemeralContext(ctx context.Context, channelID, userID string, options ...slack.MsgOption) (string, error)
 }
 
 // NotifierConfig configures a Notifier.
@@ -113,15 +115,7 @@ func (n *Notifier) Post(ctx context.Context, a pending.Ask) (channel, ts string,
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
-	var posted string
-	err = n.retry(ctx, "chat.postMessage", func(ctx context.Context) error {
-		if err := n.pace(ctx, channel); err != nil {
-			return err
-		}
-		var err error
-		posted, ts, err = n.api.PostMessageContext(ctx, channel, opts...)
-		return err
-	})
+	posted, ts, err := n.PostMessage(ctx, channel, opts...)
 	if err != nil {
 		return "", "", &approval.NotPosted{
 			Reason: "the approval request could not be posted to Slack",
@@ -141,11 +135,7 @@ func (n *Notifier) Update(ctx context.Context, a pending.Ask) error {
 		return nil
 	}
 	msg := n.render(a)
-	err := n.retry(ctx, "chat.update", func(ctx context.Context) error {
-		_, _, _, err := n.api.UpdateMessageContext(ctx, a.Channel, a.MessageTS,
-			slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
-		return err
-	})
+	err := n.UpdateMessage(ctx, a.Channel, a.MessageTS, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
 	if err != nil {
 		return fmt.Errorf("slackui: update ask %s message: %w", a.ID, err)
 	}

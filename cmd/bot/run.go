@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/agent"
+	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/policy"
 )
 
@@ -93,7 +94,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	}
 	defer stopListening()
 	// With Redis, /askops stop on any serve replica reaches this run too.
-	releaseStops, err := a.sessions.HandleStops(ctx, stopperFor(runner, log.With("component", "run")))
+	releaseStops, err := a.sessions.HandleStops(ctx, chatops.StopperFor(runner, log.With("component", "run")))
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot run: redis.url: %v\n", err)
 		return exitFailed
@@ -108,7 +109,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	if *label == "" {
 		*label = "bot run on " + host
 	}
-	id := "run-" + randomID()
+	id := chatops.NewRunID()
 	spec := agent.RunSpec{
 		ID:        id,
 		SessionID: id, // one bot run invocation is one session
