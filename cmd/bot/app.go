@@ -17,9 +17,9 @@ import (
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/approval"
+	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
-	"github.com/askops/askops/policy"
 	"github.com/askops/askops/sessions"
 	"github.com/askops/askops/slackui"
 )
@@ -53,12 +53,7 @@ type app struct {
 // sessions, its /askops mode, and stop requests for runs wherever they run
 // (package sessions; in memory without Redis).
 type sessionState interface {
-	Track(ctx context.Context, channel, session string) error
-	Sessions(ctx context.Context, channel string) ([]string, error)
-	SetMode(ctx context.Context, channel string, mode policy.Mode, by string) error
-	Mode(ctx context.Context, channel string) (sessions.ModeSetting, bool, error)
-	HandleStops(ctx context.Context, fn sessions.Stopper) (release func(), err error)
-	Stop(ctx context.Context, runID, by string) (sessions.StopResult, error)
+	chatops.SessionState
 	Close() error
 }
 

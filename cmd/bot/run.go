@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/askops/askops/agent"
+	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/policy"
 )
 
@@ -108,7 +107,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	}
 	defer stopListening()
 	// With Redis, /askops stop on any serve replica reaches this run too.
-	releaseStops, err := a.sessions.HandleStops(ctx, stopperFor(runner, log.With("component", "run")))
+	releaseStops, err := a.sessions.HandleStops(ctx, chatops.StopperFor(runner, log.With("component", "run")))
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot run: redis.url: %v\n", err)
 		return exitFailed
@@ -123,7 +122,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	if *label == "" {
 		*label = "bot run on " + host
 	}
-	id := "run-" + randomID()
+	id := chatops.NewRunID()
 	spec := agent.RunSpec{
 		ID:        id,
 		SessionID: id, // one bot run invocation is one session
@@ -133,119 +132,12 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 		Mode:      policy.Mode(*mode),
 		Cwd:       *cwd,
 	}
-	progress := &progressPrinter{w: env.stdout}
-	run := runner.Start(ctx, spec, progress.event)
+	progress := chatops.NewProgress(env.stdout)
+	run := runner.Start(ctx, spec, progress.Event)
 	res := run.Wait()
 	metrics.RunEnded(string(res.Status))
-	return progress.result(res)
-}
-
-// progressPrinter prints a run's events as lines a person (or a cron log)
-// can follow.
-type progressPrinter struct {
-	mu sync.Mutex
-	w  io.Writer
-	// held is the last assistant line, printed when the run goes on: the
-	// final answer also arrives as an assistant message and is printed once,
-	// at the end.
-	held string
-}
-
-func (p *progressPrinter) event(e agent.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if e.Kind == agent.EventFinished {
-		p.held = ""
-		return
+	if !progress.Result(res) {
+		return exitFailed
 	}
-	if p.held != "" {
-		fmt.Fprintln(p.w, p.held)
-		p.held = ""
-	}
-	line := progressLine(e)
-	if e.Kind == agent.EventAssistant {
-		p.held = line
-		return
-	}
-	if line != "" {
-		fmt.Fprintln(p.w, line)
-	}
-}
-
-func progressLine(e agent.Event) string {
-	switch e.Kind {
-	case agent.EventStarted:
-		return fmt.Sprintf("run %s started", e.RunID)
-	case agent.EventToolCall:
-		d := string(e.Decision)
-		if d == "" {
-			d = "malformed"
-		}
-		return fmt.Sprintf("[%d] %s: %s (%s)", e.Iteration, e.Tool, firstLine(e.Summary, 200), d)
-	case agent.EventAsked:
-		return fmt.Sprintf("[%d] asking in Slack: %s — %s", e.Iteration, firstLine(e.Summary, 200), e.Reason)
-	case agent.EventDecided:
-		s := fmt.Sprintf("[%d] %s", e.Iteration, outcomeText(string(e.Outcome)))
-		if e.By != "" {
-			s += " by " + e.By
-		}
-		if e.Reason != "" {
-			s += ": " + e.Reason
-		}
-		return s
-	case agent.EventToolResult:
-		if e.NotPerformed {
-			return fmt.Sprintf("[%d] not performed: %s", e.Iteration, firstLine(e.Text, 200))
-		}
-		if e.IsError {
-			return fmt.Sprintf("[%d] failed: %s", e.Iteration, firstLine(e.Text, 200))
-		}
-		return ""
-	case agent.EventAssistant:
-		if t := strings.TrimSpace(e.Text); t != "" {
-			return fmt.Sprintf("[%d] %s", e.Iteration, firstLine(t, 300))
-		}
-	}
-	return ""
-}
-
-// result prints how the run ended and returns the exit code.
-func (p *progressPrinter) result(res agent.Result) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.held != "" && res.Status != agent.StatusFinished {
-		fmt.Fprintln(p.w, p.held)
-	}
-	switch res.Status {
-	case agent.StatusFinished:
-		fmt.Fprintln(p.w, res.Answer)
-		return exitOK
-	case agent.StatusCancelled:
-		fmt.Fprintf(p.w, "run %s stopped\n", res.RunID)
-	default:
-		msg := "failed"
-		if res.Err != nil {
-			msg += ": " + res.Err.Error()
-		}
-		fmt.Fprintf(p.w, "run %s %s\n", res.RunID, msg)
-	}
-	return exitFailed
-}
-
-func outcomeText(o string) string {
-	if o == "approved_session" {
-		return "approved for session"
-	}
-	return o
-}
-
-// firstLine is s's first line, cut to n runes.
-func firstLine(s string, n int) string {
-	s, _, cut := strings.Cut(s, "\n")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	} else if cut {
-		return s + " …"
-	}
-	return s
+	return exitOK
 }

@@ -48,6 +48,15 @@ func askopsRules() []Rule {
 			Why:       "the approval round trip is channel-agnostic: Slack and every later front door plug in as notifiers, and it knows no HTTP and no model",
 		},
 		{
+			// chatops may use slack-go (it is Slack chat-ops), the stores and
+			// the agent's public API (Go's internal/ rule keeps it from the
+			// rest); everything below it is its dependency, so the compiler
+			// already refuses a cycle back to it.
+			Package:   module + "/chatops",
+			Forbidden: []string{module + "/internal/fakeslack", module + "/internal/fakeopenai", module + "/internal/redistest"},
+			Why:       "chatops runs in production: its tests use the fakes, its code never links them",
+		},
+		{
 			Package:   module + "/...",
 			Forbidden: []string{module + "/cmd/..."},
 			Why:       "cmd is wiring: nothing depends on it",
