@@ -50,6 +50,11 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	defer ops.Close()
+	gw, api, err := a.newAPI()
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
 
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var sweeper sync.WaitGroup
@@ -59,7 +64,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	})
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", storeName(a))
-	err = a.serveSlack(ctx, slackHandlers{Interaction: ops.Interaction, SlashCommand: ops.SlashCommand, Event: ops.Event}, true, nil)
+	err = a.serveSlack(ctx, slackHandlers{Interaction: ops.Interaction, SlashCommand: ops.SlashCommand, Event: ops.Event, API: api}, true, nil)
 	// Shutdown: intake has stopped (HTTP drained, Socket Mode closed). Stop
 	// the runs; their Asks end cancelled and their messages say so.
 	ops.StopIntake()
@@ -67,6 +72,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	if !ops.Wait(runDrainTimeout) {
 		log.Warn("runs still winding down at shutdown", "timeout", runDrainTimeout)
 	}
+	gw.Close() // Asks the API still waits on end cancelled
 	stopSweep()
 	sweeper.Wait()
 	if err != nil {

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/policy"
+)
+
+// newGateway wires the gateway's Service on a's stores, policy, approval
+// round trip and Slack notifier: Asks of one agent session share a Slack
+// thread, remembered in Redis when there is one. The caller closes it.
+func (a *app) newGateway() (*gateway.Service, error) {
+	engine, err := policy.New(policy.Config{
+		Rules:  a.cfg.Policy.Rules,
+		Mode:   policy.Mode(a.cfg.Policy.Mode),
+		Grants: a.grants,
+		Logger: a.log.With("component", "policy"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	var store gateway.ThreadStore = gateway.NewMemoryThreadStore(a.now)
+	if a.redis != nil {
+		store = gateway.NewRedisThreadStore(a.redis)
+	}
+	asks, ok := a.asks.(gateway.Asks)
+	if !ok {
+		return nil, errAsksNotWatchable
+	}
+	return gateway.New(gateway.Config{
+		Asks:       asks,
+		Approver:   a.approver.next,
+		Policy:     engine,
+		Messages:   a.notifier,
+		Threads:    gateway.NewThreads(a.notifier, store, a.cfg.Approvals.SessionTTL.D(), a.log.With("component", "threads")),
+		MaxTimeout: a.cfg.Approvals.Timeout.D(),
+		Logger:     a.log.With("component", "gateway"),
+	})
+}
+
+type gatewayError string
+
+func (e gatewayError) Error() string { return string(e) }
+
+const errAsksNotWatchable = gatewayError("gateway: the ask store cannot be watched (long polls need pending.Store's Watch)")
+
+// newAPI is serve's gateway and its HTTP API (api.tokens). With no tokens
+// configured every API call is refused (401) and the hook endpoint answers
+// deny: mounted anyway, since a 404 would let Claude Code's call through.
+func (a *app) newAPI() (*gateway.Service, *gateway.API, error) {
+	tokens, err := a.cfg.API.tokens()
+	if err != nil {
+		return nil, nil, err
+	}
+	gw, err := a.newGateway()
+	if err != nil {
+		return nil, nil, err
+	}
+	return gw, gateway.NewAPI(gw, tokens, a.log.With("component", "api")), nil
+}
