@@ -31,8 +31,8 @@ const (
 // store (memory or a real Redis), grants, the approval core, and slackui's
 // notifier talking to a fake Slack.
 type stack struct {
-	slack  *fakeslack.Server
-	asks   interface {
+	slack *fakeslack.Server
+	asks  interface {
 		pending.Store
 		Asks
 	}
