@@ -168,11 +168,10 @@ func (api *API) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	switch pending.ErrorCode(err) {
-	case pending.CodeNotFound:
+	case pending.CodeNotFound, pending.CodeInvalid:
+		// The only input the store judges here is the id: a malformed id
+		// is as unknown as a wrong one.
 		writeError(w, http.StatusNotFound, "no such ask")
-		return
-	case pending.CodeInvalid:
-		writeError(w, http.StatusBadRequest, "id: not a valid ask id")
 		return
 	case pending.CodeUnavailable:
 		api.log.Warn("api: store unavailable", "path", r.URL.Path, "err", err)
