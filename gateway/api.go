@@ -378,14 +378,7 @@ func (api *API) decide(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 		return 0, nil, err
 	}
 	api.log.Info("ask decided through the API", "ask", id, "outcome", outcome, "by", tok.Name)
-	if api.svc.cfg.Messages != nil {
-		// As a click's handler does: the decider updates the message.
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 10*time.Second)
-		if err := api.svc.cfg.Messages.Update(uctx, final); err != nil {
-			api.log.Warn("could not update the ask's message", "ask", id, "err", err)
-		}
-		cancel()
-	}
+	api.svc.updateMessage(final)
 	return http.StatusOK, askJSON(final), nil
 }
 

@@ -154,6 +154,10 @@ func TestAPIRoundTrip(t *testing.T) {
 		t.Errorf("empty decision: %d %s", r.status, r.raw)
 	}
 	s.posted(t, t.Context())
+	// Decided once the record says where its message is, so the answer
+	// carries message_url (a decision before that still updates the
+	// message: TestDecisionBeforeMessageRecorded).
+	waitFor(t, func() bool { a, err := s.asks.Get(t.Context(), id); return err == nil && a.MessageTS != "" })
 
 	polled := make(chan reply, 1)
 	go func() { polled <- call(t, "GET", u+"/v1/asks/"+id+"?wait=60s", askToken, nil) }()
@@ -243,9 +247,10 @@ func TestSessionThreadAndGrant(t *testing.T) {
 		t.Fatalf("approve_session: %d %s", r.status, r.raw)
 	}
 	// The grant is recorded by the waiter; then the same call is allowed.
-	waitFor(t, func() bool {
-		return call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy")).status == 200
-	})
+	waitFor(t, func() bool { g, err := s.grants.List(ctx, "sess-1"); return err == nil && len(g) == 1 })
+	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy")); r.status != 200 || r.body["status"] != "approved" {
+		t.Errorf("the granted call asked again: %d %s", r.status, r.raw)
+	}
 	// Another command in the session asks, in the same thread.
 	call(t, "POST", u+"/v1/asks", askToken, bashAsk("make migrate"))
 	posts, err := s.slack.WaitForCalls(ctx, "chat.postMessage", 3, nil)
@@ -267,6 +272,26 @@ func TestSessionThreadAndGrant(t *testing.T) {
 	}
 	if posts[3].ThreadTS != "" || !strings.Contains(posts[3].Text, "session sess-2") || posts[4].ThreadTS != posts[3].TS {
 		t.Errorf("second session's thread: %+v / %+v", posts[3], posts[4])
+	}
+}
+
+// A decision through the API that beats the record of the Ask's message
+// still takes the message's buttons away.
+func TestDecisionBeforeMessageRecorded(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	u := apiServer(t, s).URL
+	// Slack answers the post slowly: the decision lands before the
+	// message's address is saved.
+	s.slack.SetDelay("chat.postMessage", 300*time.Millisecond)
+	created := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make release"))
+	id := created.body["id"].(string)
+	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
+		t.Fatalf("%d %s", r.status, r.raw)
+	}
+	if _, err := s.slack.WaitForCall(t.Context(), "chat.update", func(c fakeslack.Call) bool {
+		return c.OK() && !strings.Contains(string(c.RawBlocks), "askops_approve")
+	}); err != nil {
+		t.Error(err)
 	}
 }
 

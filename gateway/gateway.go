@@ -184,6 +184,37 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 	return req, pending.Ask{}, false
 }
 
+// updateMessage brings a's Slack message in step after a decision made
+// through the API, as a click's handler does for clicks (the round trip
+// leaves that message to whoever decided). A decision can beat the record
+// of where the message went (it is saved just after the post), so while a
+// lacks it, the record is read again for a few seconds; without it the
+// message would keep its buttons.
+func (s *Service) updateMessage(a pending.Ask) {
+	if s.cfg.Messages == nil {
+		return
+	}
+	s.running.Go(func() {
+		ctx, cancel := context.WithTimeout(s.background, 10*time.Second)
+		defer cancel()
+		for wait := 20 * time.Millisecond; a.MessageTS == "" && wait < 3*time.Second; wait *= 2 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+			if got, err := s.cfg.Asks.Get(ctx, a.ID); err == nil {
+				a.Channel, a.MessageTS = got.Channel, got.MessageTS
+			}
+		}
+		if err := s.cfg.Messages.Update(ctx, a); err != nil {
+			s.log.Warn("could not update the ask's message", "ask", a.ID, "err", err)
+		}
+	})
+}
+
 // askReason is what approvers read under "why": the policy's reason, and
 // the agent's own when it gave one.
 func askReason(agent, verdict string) string {
