@@ -355,4 +355,3 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
-

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +19,16 @@ import (
 	"github.com/askops/askops/slackui"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// go-redis logs its redials with the standard logger; the store-down
+	// cases would fill the output with them.
+	redis.SetLogger(quietRedis{})
+	goleak.VerifyTestMain(m)
+}
+
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
 
 const (
 	approvalChannel = "CAPPROVALS"
@@ -99,25 +107,18 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	return s
 }
 
-// posted waits until the Ask for tool is on Slack (its message has the
-// buttons) and returns it from the store.
+// posted waits until an Ask is pending with its Slack message recorded
+// (so after its post) and returns the newest such Ask.
 func (s *stack) posted(t *testing.T, ctx context.Context) pending.Ask {
 	t.Helper()
-	call, err := s.slack.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool {
-		return c.OK() && strings.Contains(string(c.RawBlocks), slackui.ActionApprove)
-	})
-	if err != nil {
-		t.Fatalf("no ask posted: %v", err)
-	}
-	asks, err := s.asks.ListPending(ctx, pending.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range asks {
-		if a.MessageTS == call.TS || len(asks) == 1 {
-			return a
+	var found pending.Ask
+	waitFor(t, func() bool {
+		asks, err := s.asks.ListPending(ctx, pending.Filter{})
+		if err != nil || len(asks) == 0 || asks[len(asks)-1].MessageTS == "" {
+			return false
 		}
-	}
-	t.Fatalf("the posted ask (ts %s) is not pending in the store: %+v", call.TS, asks)
-	return pending.Ask{}
+		found = asks[len(asks)-1]
+		return true
+	})
+	return found
 }
