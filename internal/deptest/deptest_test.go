@@ -48,6 +48,11 @@ func askopsRules() []Rule {
 			Why:       "the approval round trip is channel-agnostic: Slack and every later front door plug in as notifiers, and it knows no HTTP and no model",
 		},
 		{
+			Package:   module + "/gateway",
+			Forbidden: []string{module + "/slackui", module + "/agent", module + "/sessions", slackGo, goOpenAI},
+			Why:       "the gateway is a front door: it reaches Slack only through the approval core and its own small interfaces (ThreadOpener, MessageUpdater), and knows no model or chat-ops",
+		},
+		{
 			Package:   module + "/...",
 			Forbidden: []string{module + "/cmd/..."},
 			Why:       "cmd is wiring: nothing depends on it",
