@@ -41,8 +41,11 @@ func (t APIToken) value() Secret {
 	return t.Token
 }
 
-// problems checks every api.tokens entry (never printing a value).
-func (c APIConfig) problems() Problems {
+// problems checks every api.tokens entry (never printing a value). Only
+// serve (and check-config) need the tokens' values: other commands do not
+// serve the API, so an unset token_env does not stop them.
+func (c APIConfig) problems(cmd command) Problems {
+	serves := cmd == cmdServe || cmd == cmdCheckConfig
 	var ps Problems
 	add := func(key, format string, args ...any) {
 		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
@@ -67,7 +70,7 @@ func (c APIConfig) problems() Problems {
 			add(key, "set token or token_env, not both")
 		case t.Token == "" && t.TokenEnv == "":
 			add(key+".token_env", "required (or token): the variable holding the token")
-		case t.TokenEnv != "" && t.fromEnv == "":
+		case t.TokenEnv != "" && t.fromEnv == "" && serves:
 			add(key+".token_env", "%s is not set", t.TokenEnv)
 		}
 		if v := t.value(); v != "" {

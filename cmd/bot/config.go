@@ -608,7 +608,7 @@ func (c Config) Validate(cmd command) Problems {
 	}
 	ps = append(ps, ruleProblems(c.Policy.Rules)...)
 
-	ps = append(ps, c.API.problems()...)
+	ps = append(ps, c.API.problems(cmd)...)
 
 	// log
 	switch c.Log.Format {
