@@ -1,7 +1,13 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
@@ -24,11 +30,11 @@ func (a *app) newGateway() (*gateway.Service, error) {
 	}
 	asks, ok := a.asks.(gateway.Asks)
 	if !ok {
-		return nil, errAsksNotWatchable
+		return nil, errors.New("gateway: the ask store cannot be watched (long polls need its Watch)")
 	}
 	return gateway.New(gateway.Config{
 		Asks:       asks,
-		Approver:   a.approver.next,
+		Approver:   meteredStarter{core: a.approver.next, metered: a.approver},
 		Policy:     engine,
 		Messages:   a.notifier,
 		Threads:    gateway.NewThreads(a.notifier, store, a.cfg.Approvals.SessionTTL.D(), a.log.With("component", "threads")),
@@ -37,11 +43,34 @@ func (a *app) newGateway() (*gateway.Service, error) {
 	})
 }
 
-type gatewayError string
+// meteredStarter counts and logs the gateway's Asks as meteredApprover
+// does the agent's: askops_asks_total, the latency, one line per outcome.
+type meteredStarter struct {
+	core    *approval.Core
+	metered *meteredApprover
+}
 
-func (e gatewayError) Error() string { return string(e) }
-
-const errAsksNotWatchable = gatewayError("gateway: the ask store cannot be watched (long polls need pending.Store's Watch)")
+func (m meteredStarter) Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
+	a, rest := m.core.Start(ctx, req, ttl)
+	return a, func(ctx context.Context) pending.Ask {
+		m.metered.metrics.AskWaiting(1)
+		start := time.Now()
+		final := rest(ctx)
+		m.metered.metrics.AskWaiting(-1)
+		outcome, ok := final.Outcome()
+		if !ok {
+			outcome = pending.Unavailable
+		}
+		latency := time.Since(start)
+		if !final.CreatedAt.IsZero() && !final.DecidedAt.IsZero() {
+			latency = final.DecidedAt.Sub(final.CreatedAt)
+		}
+		m.metered.metrics.AskEnded(outcome, latency)
+		m.metered.log.Info("ask ended", "ask", final.ID, "session", req.SessionID, "tool", req.Tool, "agent", req.Label,
+			"outcome", outcome, "by", final.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", final.DecisionReason)
+		return final
+	}
+}
 
 // newAPI is serve's gateway and its HTTP API (api.tokens). With no tokens
 // configured every API call is refused (401) and the hook endpoint answers
