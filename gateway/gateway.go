@@ -128,7 +128,7 @@ func (s *Service) Begin(ctx context.Context, c Call) (a pending.Ask, decided boo
 	}
 	s.running.Go(func() {
 		end := rest(s.background)
-		s.log.Info("ask ended", "ask", end.ID, "session", end.SessionID, "tool", end.Tool, "status", end.Status, "by", end.DecidedBy)
+		s.log.Debug("api ask ended", "ask", end.ID, "session", end.SessionID, "tool", end.Tool, "status", end.Status, "by", end.DecidedBy)
 	})
 	return a, false
 }
