@@ -54,6 +54,16 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 	}
 	switch tool {
 	case "Bash", "bash", "shell", "exec_command":
+		// Codex asks for network access as "Bash" too, naming it in the
+		// description ("network-access example.com"): that is not the
+		// command's own approval, so it is shown as what it is.
+		if d, _ := str("description"); strings.HasPrefix(d, "network-access") {
+			return mapped{
+				call:    policy.Call{Tool: "network_access", Safety: policy.Unknown},
+				args:    string(objectOrEmpty(input)),
+				summary: d,
+			}
+		}
 		if cmd, ok := str("command"); ok {
 			return mapped{
 				call:    policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect, Command: cmd},
