@@ -290,7 +290,9 @@ func (api *API) get(_ http.ResponseWriter, r *http.Request, tok Token) (int, any
 		return 0, nil, err
 	}
 	if _, done := a.Outcome(); !done && wait > 0 {
-		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		ctx, stop := api.svc.within(r.Context())
+		defer stop()
+		ctx, cancel := context.WithTimeout(ctx, wait)
 		defer cancel()
 		w, err := api.svc.cfg.Asks.Watch(ctx, id)
 		if err != nil {
@@ -409,7 +411,9 @@ func (api *API) claudeHook(w http.ResponseWriter, r *http.Request) {
 	}
 	c := ev.Call(AgentClaude)
 	c.By = tok.Name
-	writeJSON(w, http.StatusOK, ClaudeAnswer(event, api.svc.Settle(r.Context(), c)))
+	ctx, stop := api.svc.within(r.Context())
+	defer stop()
+	writeJSON(w, http.StatusOK, ClaudeAnswer(event, api.svc.Settle(ctx, c)))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -340,6 +340,24 @@ func TestHTTPHookAlwaysDecides(t *testing.T) {
 	}
 }
 
+// A serve shutting down answers the HTTP hooks still waiting with a deny
+// (200) before it closes their connections: a dropped connection would let
+// Claude Code go ahead.
+func TestHTTPHookAnswersAtShutdown(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	u := apiServer(t, s).URL + "/v1/hooks/claude"
+	got := make(chan reply, 1)
+	go func() {
+		got <- call(t, "POST", u, askToken, `{"session_id":"s","cwd":"/tmp","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"make deploy"}}`)
+	}()
+	s.posted(t, t.Context())
+	s.svc.Stop()
+	r := <-got
+	if r.status != 200 || !strings.Contains(r.raw, `"behavior":"deny"`) || !strings.Contains(r.raw, "cancelled") {
+		t.Errorf("%d %s", r.status, r.raw)
+	}
+}
+
 // waitFor polls cond until it holds (tests wait for conditions, never sleep).
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()

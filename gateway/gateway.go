@@ -103,6 +103,20 @@ func New(cfg Config) (*Service, error) {
 	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: stop}, nil
 }
 
+// Stop begins shutdown without waiting: the round trips running in the
+// background end cancelled, and so do the waits of Claude Code's HTTP hook
+// and of long polls, so each still answers (a hook with a deny) before the
+// HTTP server closes its connections — a hook whose connection just drops
+// lets Claude Code go ahead.
+func (s *Service) Stop() { s.stop() }
+
+// within is ctx, also ended when the Service stops.
+func (s *Service) within(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.background, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
 // Close ends every round trip still running in the background (their Asks
 // end cancelled and their messages say so) and waits for them.
 func (s *Service) Close() {

@@ -55,6 +55,9 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
+	// At shutdown the API's waits answer (hooks: deny) before the HTTP
+	// drain closes their connections.
+	context.AfterFunc(ctx, gw.Stop)
 
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var sweeper sync.WaitGroup
