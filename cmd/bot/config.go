@@ -31,6 +31,7 @@ type Config struct {
 	Agent     AgentConfig     `yaml:"agent"`
 	Policy    PolicyConfig    `yaml:"policy"`
 	Log       LogConfig       `yaml:"log"`
+	API       APIConfig       `yaml:"api"`
 }
 
 // SlackConfig is how the bot reaches Slack and where Asks go.
@@ -301,6 +302,7 @@ func applyEnv(c *Config, getenv func(string) string) {
 			o.set(v)
 		}
 	}
+	c.API.resolveEnv(getenv)
 }
 
 // checkConfig parses b and validates it for cmd, returning every problem:
@@ -605,6 +607,8 @@ func (c Config) Validate(cmd command) Problems {
 		add("policy.mode", "unknown mode %q (want ask, never or full)", c.Policy.Mode)
 	}
 	ps = append(ps, ruleProblems(c.Policy.Rules)...)
+
+	ps = append(ps, c.API.problems(cmd)...)
 
 	// log
 	switch c.Log.Format {

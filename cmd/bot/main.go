@@ -121,6 +121,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdAskMain(ctx, env, rest)
 	case "grants":
 		return cmdGrantsMain(ctx, env, rest)
+	case "hook":
+		return cmdHookMain(ctx, env, rest)
+	case "mcp":
+		return cmdMCPMain(ctx, env, rest)
 	}
 	fmt.Fprintf(stderr, "bot: unknown command %q\n\n", name)
 	usage(stderr)
@@ -151,6 +155,11 @@ usage:
   bot grants -config FILE revoke [-session ID] GRANT_ID
                                   standing grants (needs redis.url): exit 0 ok,
                                   1 not found or store down, 2 bad usage or refused scope
+  bot hook claude|codex [-url URL -token-env NAME | -config FILE]
+                                  answer one Claude Code / Codex permission hook
+                                  event (stdin) with askops' decision (stdout)
+  bot mcp [-url URL -token-env NAME | -config FILE]
+                                  MCP server on stdio: the approval_prompt tool
   bot check-config -config FILE   validate the config and reach Redis, Slack, the model
   bot version
 

@@ -48,6 +48,14 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
+	gw, api, err := a.newAPI()
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	// At shutdown the API's waits answer (hooks: deny) before the HTTP
+	// drain closes their connections.
+	context.AfterFunc(ctx, gw.Stop)
 
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var sweeper sync.WaitGroup
@@ -57,7 +65,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	})
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", storeName(a))
-	err = a.serveSlack(ctx, slackHandlers{Interaction: ops.Interaction, SlashCommand: ops.SlashCommand, Event: ops.Event}, true, nil)
+	err = a.serveSlack(ctx, slackHandlers{Interaction: ops.Interaction, SlashCommand: ops.SlashCommand, Event: ops.Event, API: api}, true, nil)
 	// Shutdown: intake has stopped (HTTP drained, Socket Mode closed). Stop
 	// the runs; their Asks end cancelled and their messages say so.
 	dctx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), runDrainTimeout)
@@ -65,6 +73,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		log.Warn("runs still winding down at shutdown", "timeout", runDrainTimeout)
 	}
 	cancelDrain()
+	gw.Close() // Asks the API still waits on end cancelled
 	stopSweep()
 	sweeper.Wait()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/slackui"
 )
 
@@ -27,6 +28,8 @@ type slackHandlers struct {
 	Interaction  func(ctx context.Context, cb slack.InteractionCallback) (*slack.ViewSubmissionResponse, error)
 	SlashCommand func(ctx context.Context, cmd slack.SlashCommand) any
 	Event        func(ctx context.Context, ev slackevents.EventsAPIEvent)
+	// API is the gateway's Ask API and hook endpoint (serve only).
+	API *gateway.API
 }
 
 // routes lists every HTTP route of the bot in one place.
@@ -43,6 +46,9 @@ func (a *app) routes(h slackHandlers) http.Handler {
 	mux.Handle("POST /slack/interactions", signed(slackui.InteractionsHandler(h.interaction(a), a.log)))
 	mux.Handle("POST /slack/commands", signed(slackui.SlashCommandsHandler(h.SlashCommand, a.log)))
 	mux.Handle("POST /slack/events", signed(slackui.EventsHandler(h.Event)))
+	if h.API != nil {
+		h.API.Routes(mux) // /v1/…
+	}
 	return mux
 }
 

@@ -57,6 +57,11 @@ func askopsRules() []Rule {
 			Why:       "chatops runs in production: its tests use the fakes, its code never links them",
 		},
 		{
+			Package:   module + "/gateway",
+			Forbidden: []string{module + "/slackui", module + "/agent", module + "/sessions", slackGo, goOpenAI},
+			Why:       "the gateway is a front door: it reaches Slack only through the approval core and its own small interfaces (ThreadOpener, MessageUpdater), and knows no model or chat-ops",
+		},
+		{
 			Package:   module + "/...",
 			Forbidden: []string{module + "/cmd/..."},
 			Why:       "cmd is wiring: nothing depends on it",
