@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/askops/askops/grants"
@@ -100,12 +101,18 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 type askProgress struct {
 	out     io.Writer
 	now     func() time.Time
-	teamURL string // from auth.test: https://TEAM.slack.com/
-	start   time.Time
+	teamURL string // from auth.test: https://TEAM.slack.com/; set before the Ask
+
+	mu    sync.Mutex // posted may run on a notifier's goroutine
+	start time.Time
 }
 
 func (p *askProgress) posted(a pending.Ask, channel, ts string) {
-	p.start = p.now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.start.IsZero() {
+		p.start = p.now()
+	}
 	where := "channel " + channel
 	if link := p.link(channel, ts); link != "" {
 		where += " (" + link + ")"
@@ -115,6 +122,8 @@ func (p *askProgress) posted(a pending.Ask, channel, ts string) {
 }
 
 func (p *askProgress) ended(a pending.Ask) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	took := ""
 	if !p.start.IsZero() {
 		took = " after " + p.now().Sub(p.start).Round(100*time.Millisecond).String()
