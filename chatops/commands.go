@@ -128,7 +128,7 @@ func (o *Ops) mode(ctx context.Context, cmd slack.SlashCommand, arg string) any 
 		return ephemeral("This channel's sessions use mode `%s`, set by %s.", slackui.Text(string(ms.Mode), 20), slackui.Person(ms.By))
 	}
 	mode := policy.Mode(arg)
-	if mode != policy.ModeAsk && mode != policy.ModeNever {
+	if !mode.SessionSettable() {
 		return ephemeral("Usage: `%s mode ask|never` (mode full is set in the config only)", name)
 	}
 	if ok, _ := o.cfg.Approvers.MayDecide(ctx, cmd.UserID); !ok {

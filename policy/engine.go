@@ -17,13 +17,22 @@ const (
 	ToolListFiles = "list_files"
 )
 
-func isFileTool(tool string) bool {
+// FileTools lists the tools whose calls carry a workspace path, in a
+// stable order. It is the one list: grants, the CLI and the agent ask here.
+func FileTools() []string {
+	return []string{ToolReadFile, ToolWriteFile, ToolEditFile, ToolListFiles}
+}
+
+// IsFileTool reports whether tool is one of FileTools.
+func IsFileTool(tool string) bool {
 	switch tool {
 	case ToolReadFile, ToolWriteFile, ToolEditFile, ToolListFiles:
 		return true
 	}
 	return false
 }
+
+func isFileTool(tool string) bool { return IsFileTool(tool) }
 
 // DefaultProtectedBranches are the branches a force push to always asks
 // about when Config.ProtectedBranches is empty.
@@ -114,6 +123,11 @@ func validMode(m Mode) bool {
 // Valid reports whether m is one of ask, never, full (empty is not: the
 // caller decides what empty defaults to).
 func (m Mode) Valid() bool { return validMode(m) }
+
+// SessionSettable reports whether m may be set for sessions while runs
+// go (chat-ops, a session's mode): ask or never. Mode full is set in the
+// config only, so nobody in chat can switch supervision off.
+func (m Mode) SessionSettable() bool { return m == ModeAsk || m == ModeNever }
 
 // Valid reports whether d is allow, ask or deny.
 func (d Decision) Valid() bool { return d == Allow || d == Ask || d == Deny }

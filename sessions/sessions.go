@@ -118,7 +118,7 @@ func checkID(what, id string) error {
 // checkMode accepts the modes chat-ops may set. Mode full is config-only:
 // nobody in Slack can switch supervision off.
 func checkMode(m policy.Mode) error {
-	if m != policy.ModeAsk && m != policy.ModeNever {
+	if !m.SessionSettable() {
 		return fmt.Errorf("%w: mode %q (want ask or never; full is set in the config only)", ErrInvalid, m)
 	}
 	return nil

@@ -601,9 +601,7 @@ func (c Config) Validate(cmd command) Problems {
 	}
 
 	// policy
-	switch policy.Mode(c.Policy.Mode) {
-	case policy.ModeAsk, policy.ModeNever, policy.ModeFull:
-	default:
+	if !policy.Mode(c.Policy.Mode).Valid() {
 		add("policy.mode", "unknown mode %q (want ask, never or full)", c.Policy.Mode)
 	}
 	ps = append(ps, ruleProblems(c.Policy.Rules)...)

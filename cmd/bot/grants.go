@@ -379,13 +379,7 @@ func grantorName(by, user string) (string, error) {
 	return name, nil
 }
 
-func fileTool(tool string) bool {
-	switch tool {
-	case "read_file", "write_file", "edit_file", "list_files":
-		return true
-	}
-	return false
-}
+func fileTool(tool string) bool { return policy.IsFileTool(tool) }
 
 // workspace is agent.workspace as written (made absolute) and as the agent
 // sees it: with symlinks resolved, which is the form its calls carry and

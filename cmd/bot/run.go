@@ -77,9 +77,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	switch policy.Mode(*mode) {
-	case "", policy.ModeAsk, policy.ModeNever, policy.ModeFull:
-	default:
+	if m := policy.Mode(*mode); m != "" && !m.Valid() {
 		fmt.Fprintf(env.stderr, "bot run: -mode: unknown mode %q (want ask, never or full)\n", *mode)
 		return exitUsage
 	}
