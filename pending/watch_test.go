@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/internal/redistest"
 )
 
@@ -47,7 +48,7 @@ func testWatch(t *testing.T, a, b watcher) {
 	if w := <-woke; w.Status != Status(Denied) || w.DecidedBy != "U1" {
 		t.Errorf("watch woke with %+v", w)
 	}
-	if _, err := a.Watch(ctx, newID()); ErrorCode(err) != CodeNotFound {
+	if _, err := a.Watch(ctx, recordid.New()); ErrorCode(err) != CodeNotFound {
 		t.Errorf("unknown id: %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -256,8 +255,9 @@ func grantsRevoke(ctx context.Context, env *environment, configPath string, args
 }
 
 // splitGrantIDs takes the grant ids out of revoke's arguments before the
-// flags are parsed: an id is 22 URL-safe base64 characters and one in 64
-// begins with "-", which would otherwise be read as an unknown flag. A
+// flags are parsed: grants made before ids became lowercase base32 are 22
+// URL-safe base64 characters, and one in 64 of those begins with "-",
+// which would otherwise be read as an unknown flag. A
 // flag's own value (-session ID) and everything after "--" stay where
 // they are.
 func splitGrantIDs(fs *flag.FlagSet, args []string) (flags, ids []string) {
@@ -277,23 +277,13 @@ func splitGrantIDs(fs *flag.FlagSet, args []string) (flags, ids []string) {
 			}
 			continue
 		}
-		if looksLikeGrantID(a) {
+		if grants.PlausibleID(a) {
 			ids = append(ids, a)
 			continue
 		}
 		flags = append(flags, a)
 	}
 	return flags, ids
-}
-
-// looksLikeGrantID reports whether s has the shape of a grant id (see
-// grants: 16 random bytes, unpadded URL-safe base64).
-func looksLikeGrantID(s string) bool {
-	if len(s) != 22 {
-		return false
-	}
-	_, err := base64.RawURLEncoding.DecodeString(s)
-	return err == nil
 }
 
 // openGrantStore loads the config and opens the shared grant store. ok is

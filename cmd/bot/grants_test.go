@@ -15,6 +15,7 @@ import (
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/redis/go-redis/v9"
 )
 
 // grantsWorkspace is a real (symlink-free) workspace with app/ and docs/.
@@ -353,8 +354,10 @@ func TestGrantsCommandCoversAsk(t *testing.T) {
 	}
 }
 
-// One grant id in 64 begins with "-"; revoke takes it as the id it is,
-// not as an unknown flag, wherever it stands among the flags.
+// Grant ids are lowercase base32 now and never begin with "-". Grants made
+// before, with 22-character base64url ids, are still stored, and one in 64
+// of those begins with "-": revoke takes it as the id it is, not as an
+// unknown flag, wherever it stands among the flags.
 func TestGrantsRevokeIDStartingWithDash(t *testing.T) {
 	ctx := t.Context()
 	rds := redistest.Start(t)
@@ -366,25 +369,36 @@ func TestGrantsRevokeIDStartingWithDash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dashed []grants.Grant
-	for i := 0; len(dashed) < 2 && i < 5000; i++ {
+	for range 200 {
 		g, err := store.RecordStanding(ctx, scope, "admin:tester")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasPrefix(g.ID, "-") {
-			dashed = append(dashed, g)
+		if strings.HasPrefix(g.ID, "-") || !grants.PlausibleID(g.ID) {
+			t.Fatalf("new grant id %q", g.ID)
 		}
 	}
-	if len(dashed) < 2 {
-		t.Fatal("no grant ids starting with - in 5000 tries")
+	// Two grants as the old ids made them, stored as the store keeps them.
+	rdb := redis.NewClient(&redis.Options{Addr: rds.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	var legacy []string
+	for _, id := range []string{"-Ab3_Kx9Qw2ZrT5uVy8NpL", "-zz0_mmQQ11aaBBccDDeeF"} {
+		g := grants.Grant{ID: id, Scope: scope, By: "admin:old", CreatedAt: time.Now().UTC().Truncate(time.Millisecond)}
+		b, err := json.Marshal(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.HSet(ctx, "askops:grants:standing", id, b).Err(); err != nil {
+			t.Fatal(err)
+		}
+		legacy = append(legacy, id)
 	}
-	for _, args := range [][]string{
-		{"grants", "revoke", dashed[0].ID, "-config", cfg},
-		{"grants", "-config", cfg, "revoke", "-session", "", dashed[1].ID},
+	for i, args := range [][]string{
+		{"grants", "revoke", legacy[0], "-config", cfg},
+		{"grants", "-config", cfg, "revoke", "-session", "", legacy[1]},
 	} {
 		code, stdout, stderr := runBot(ctx, t, env, args...)
-		if code != exitOK || !strings.Contains(stdout, "revoked standing grant -") {
+		if code != exitOK || !strings.Contains(stdout, "revoked standing grant "+legacy[i]) {
 			t.Errorf("%q: exit %d stdout %q stderr %q", args, code, stdout, stderr)
 		}
 	}
