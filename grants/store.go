@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/base64"
 	"fmt"
-	"io"
 	"iter"
 	"log/slog"
 	"slices"
@@ -32,7 +31,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }

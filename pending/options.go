@@ -24,7 +24,7 @@ type Options struct {
 	// then tested without sleeping.
 	After func(d time.Duration) <-chan time.Time
 
-	Logger *slog.Logger // default slog.Default()
+	Logger *slog.Logger // nil discards, as in every store: the wiring passes its own
 
 	// Retention is how long a decided record outlives its deadline. On Redis
 	// it becomes the key's TTL (deadline + Retention) and is garbage
@@ -80,7 +80,7 @@ func (o Options) withDefaults() Options {
 		o.After = time.After
 	}
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Retention <= 0 {
 		o.Retention = 24 * time.Hour
