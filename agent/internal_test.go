@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/askops/askops/policy"
 )
 
 func TestCapWriter(t *testing.T) {
@@ -71,7 +73,7 @@ func TestWithin(t *testing.T) {
 		{"/ws/../etc", false},
 	}
 	for _, tc := range cases {
-		if got := within("/ws", tc.p); got != tc.want {
+		if _, got := policy.Within("/ws", tc.p); got != tc.want {
 			t.Errorf("within(/ws, %q) = %v", tc.p, got)
 		}
 	}

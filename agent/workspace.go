@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/askops/askops/policy"
 )
 
 // openWorkspace checks that dir exists and is a directory and returns its
@@ -62,7 +64,7 @@ func confine(root, cwd, p string) (string, error) {
 		abs = filepath.Join(cwd, p)
 	}
 	abs = filepath.Clean(abs)
-	if !within(root, abs) {
+	if _, ok := policy.Within(root, abs); !ok {
 		if filepath.IsAbs(p) {
 			return "", &PathError{Path: p, Reason: fmt.Sprintf("absolute path outside the workspace %s", root)}
 		}
@@ -72,7 +74,7 @@ func confine(root, cwd, p string) (string, error) {
 	if err != nil {
 		return "", &PathError{Path: p, Reason: err.Error()}
 	}
-	if !within(root, real) {
+	if _, ok := policy.Within(root, real); !ok {
 		return "", &PathError{Path: p, Reason: fmt.Sprintf("a symlink leads outside the workspace %s (to %s)", root, real)}
 	}
 	return real, nil
@@ -100,14 +102,6 @@ func resolveExisting(abs string) (string, error) {
 		rest = filepath.Join(filepath.Base(cur), rest)
 		cur = parent
 	}
-}
-
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	if err != nil {
-		return false
-	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
 }
 
 // relToRoot is p relative to the workspace, for messages.

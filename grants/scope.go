@@ -336,11 +336,11 @@ func workspaceRel(p, base, workspace string) (string, error) {
 		p = filepath.Join(base, p)
 	}
 	ws := filepath.Clean(workspace)
-	rel, err := filepath.Rel(ws, filepath.Clean(p))
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+	rel, ok := policy.Within(filepath.ToSlash(ws), filepath.ToSlash(p))
+	if !ok {
 		return "", fmt.Errorf("path %q is outside the workspace %q", p, ws)
 	}
-	return filepath.ToSlash(rel), nil
+	return rel, nil
 }
 
 func hasDotDot(p string) bool {

@@ -400,7 +400,7 @@ func (w workspace) rebase(p string) string {
 	if !filepath.IsAbs(p) || w.abs == w.real {
 		return p
 	}
-	if rel, ok := within(w.abs, filepath.Clean(p)); ok {
+	if rel, ok := policy.Within(w.abs, filepath.Clean(p)); ok {
 		return filepath.Join(w.real, rel)
 	}
 	return p
@@ -418,27 +418,18 @@ func (w workspace) bashCwd(dir string) (string, error) {
 		p = filepath.Join(w.real, p)
 	}
 	p = filepath.Clean(p)
-	if _, ok := within(w.real, p); !ok {
+	if _, ok := policy.Within(w.real, p); !ok {
 		return "", fmt.Errorf("-cwd %q is outside agent.workspace %s", dir, w.real)
 	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return "", fmt.Errorf("-cwd %q: %v", dir, err)
 	}
-	if _, ok := within(w.real, real); !ok {
+	if _, ok := policy.Within(w.real, real); !ok {
 		return "", fmt.Errorf("-cwd %q leads outside agent.workspace %s (to %s)", dir, w.real, real)
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("-cwd %q is not a directory", dir)
 	}
 	return real, nil
-}
-
-// within reports whether p lies in root (or is root), and p relative to it.
-func within(root, p string) (string, bool) {
-	rel, err := filepath.Rel(root, p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return "", false
-	}
-	return rel, true
 }
