@@ -95,9 +95,9 @@ func (a *auth) end(id string) {
 	a.mu.Unlock()
 }
 
-// checkName refuses a decider name that could pose as something else in
+// CheckName refuses a decider name that could pose as something else in
 // the audit trail or a Slack message.
-func checkName(name string) error {
+func CheckName(name string) error {
 	switch {
 	case name == "":
 		return errors.New("console: no user name to decide as (console.user or $USER)")

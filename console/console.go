@@ -104,7 +104,7 @@ func New(cfg Config) (*Console, error) {
 	if cfg.Asks == nil || cfg.Grants == nil || cfg.Live == nil {
 		return nil, errors.New("console: needs an ask store, a grant store and a Live notifier")
 	}
-	if err := checkName(cfg.User); err != nil {
+	if err := CheckName(cfg.User); err != nil {
 		return nil, err
 	}
 	if cfg.ScopeText == nil {

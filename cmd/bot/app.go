@@ -66,6 +66,9 @@ type sessionState interface {
 type appOptions struct {
 	// AskTimeout overrides approvals.timeout (bot ask -timeout).
 	AskTimeout time.Duration
+	// Notifiers are shown every Ask besides Slack (the console's, when
+	// console.enabled).
+	Notifiers []approval.Notifier
 }
 
 // newApp opens the stores and builds the Slack side. With redis.url empty
@@ -138,7 +141,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 	core, err := approval.New(approval.Config{
 		Asks:       a.asks,
 		Grants:     a.grants,
-		Notifiers:  []approval.Notifier{a.notifier},
+		Notifiers:  append([]approval.Notifier{a.notifier}, o.Notifiers...),
 		Timeout:    timeout,
 		SessionTTL: cfg.Approvals.SessionTTL.D(),
 		ScopeFor:   scopeFor,

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is an io.Writer the test reads while the bot writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var signInRe = regexp.MustCompile(`sign in at (http://\S+)`)
+
+// TestServeLocalConsole: serve with a config that has no slack section
+// starts the console alone (no Slack, no model), prints a sign-in link that
+// works once, writes the local endpoint file (0600), refuses a form without
+// its CSRF token, and stops cleanly, removing the file.
+func TestServeLocalConsole(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "askops.yaml")
+	if err := os.WriteFile(cfgPath, []byte("console:\n  listen: 127.0.0.1:0\n  user: carol\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	endpoint := filepath.Join(dir, "run", "local.json")
+	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": endpoint, "USER": "ignored"}
+	var stdout, stderr syncBuffer
+	serveCtx, stop := context.WithCancel(ctx)
+	done := make(chan int, 1)
+	go func() {
+		done <- run(serveCtx, []string{"serve", "-config", cfgPath}, func(k string) string { return env[k] }, strings.NewReader(""), &stdout, &stderr)
+	}()
+
+	var link string
+	for link == "" {
+		if m := signInRe.FindStringSubmatch(stdout.String()); m != nil {
+			link = m[1]
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d before printing a sign-in link; stderr:\n%s", code, stderr.String())
+		case <-ctx.Done():
+			t.Fatalf("no sign-in link printed; stderr:\n%s", stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := u.Scheme + "://" + u.Host
+
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	resp, err := client.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readBody(t, resp)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "console:carol") {
+		t.Fatalf("sign-in: %d, page:\n%s", resp.StatusCode, body)
+	}
+	if resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(link); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a spent link: %v %v, want 403", resp, err)
+	}
+
+	fi, err := os.Stat(endpoint)
+	if err != nil {
+		t.Fatalf("endpoint file: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("endpoint file mode %v, want 0600", fi.Mode().Perm())
+	}
+	var ep localEndpoint
+	if b, err := os.ReadFile(endpoint); err != nil || json.Unmarshal(b, &ep) != nil || ep.URL != base || len(ep.Token) != 64 {
+		t.Errorf("endpoint file holds %+v (%v), want url %s and a 256-bit token", ep, err, base)
+	}
+
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/asks/aaaaaaaaaaaaaaaaaaaaaaaaaa", strings.NewReader("action=approve"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readBody(t, resp); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "Form refused") {
+		t.Errorf("a form without its CSRF token: %d\n%s", resp.StatusCode, body)
+	}
+	// Another site's page posting with the victim's cookie is refused by
+	// the cross-origin check, token or not.
+	req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/asks/aaaaaaaaaaaaaaaaaaaaaaaaaa", strings.NewReader("action=approve"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "http://evil.example")
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readBody(t, resp); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a cross-origin form: %d, want 403", resp.StatusCode)
+	}
+
+	stop()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("serve exited %d; stderr:\n%s", code, stderr.String())
+		}
+	case <-ctx.Done():
+		t.Fatal("serve did not stop")
+	}
+	if _, err := os.Stat(endpoint); !os.IsNotExist(err) {
+		t.Errorf("endpoint file left behind: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "bot run") {
+		t.Errorf("serve did not say that runs need a model; stderr:\n%s", stderr.String())
+	}
+}
+
+func readBody(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestConsoleConfig: without a slack section serve needs neither Slack,
+// approvers nor the model; ask still needs Slack; the console's keys are
+// checked where it runs.
+func TestConsoleConfig(t *testing.T) {
+	env := func(string) string { return "" }
+	if _, ps := checkConfig([]byte("console:\n  user: carol\n"), env, cmdServe); len(ps) != 0 {
+		t.Errorf("serve without slack: %v, want no problems", ps)
+	}
+	if _, ps := checkConfig([]byte(""), env, cmdServe); len(ps) != 0 {
+		t.Errorf("serve with an empty config: %v, want no problems", ps)
+	}
+	if _, ps := checkConfig([]byte("console:\n  user: carol\n"), env, cmdAsk); !strings.Contains(ps.Error(), "slack.bot_token") {
+		t.Errorf("ask without slack: %v, want slack.bot_token required", ps)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"console:\n  listen: nope\n", "console.listen: want host:port"},
+		{"console:\n  user: \"a b\"\n", "console.user:"},
+		{"slack:\n  bot_token: x\n  app_token: y\n  approval_channel: C1\nopenai:\n  model: m\n  api_key: k\napprovals:\n  anyone_in_channel: true\nconsole:\n  enabled: true\n  listen: 127.0.0.1:8080\n",
+			"console.listen: port 8080 is http.listen's too"},
+	} {
+		_, ps := checkConfig([]byte(tc.yaml), env, cmdServe)
+		if !strings.Contains(ps.Error(), tc.want) {
+			t.Errorf("%q: problems %v, want %q", tc.yaml, ps, tc.want)
+		}
+	}
+}
