@@ -71,6 +71,9 @@ func reachabilityChecks(ctx context.Context, cfg Config, rt http.RoundTripper) [
 		func(ctx context.Context) checkResult { return checkSlack(ctx, cfg.Slack, &http.Client{Transport: rt}) },
 		func(ctx context.Context) checkResult { return checkModel(ctx, cfg.OpenAI, &http.Client{Transport: rt}) },
 	}
+	if cfg.noSlack {
+		checks = append(checks[:1], localChecks(cfg)...) // console.go
+	}
 	results := make([]checkResult, len(checks))
 	done := make(chan struct{}, len(checks))
 	for i, c := range checks {

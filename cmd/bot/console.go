@@ -200,7 +200,7 @@ func serveLocal(ctx context.Context, env *environment, cfg Config) int {
 	sweeper.Go(func() {
 		slackui.RunSweeper(sweepCtx, asks, live, cfg.Approvals.SweepInterval.D(), now, log.With("component", "sweeper"))
 	})
-	log.Info("askops serving: local console only (no slack section)", "version", version, "listen", srv.base,
+	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.base,
 		"store", map[bool]string{true: "memory", false: "redis " + redisAddr(cfg.Redis.URL)}[cfg.Redis.URL == ""],
 		"policy_mode", cfg.Policy.Mode)
 	log.Info("agent runs are off without Slack; `bot run` needs openai.model (and openai.api_key for OpenAI) in a config")
@@ -330,4 +330,17 @@ func startSlackConsole(ctx context.Context, env *environment, a *app, live *cons
 		return nil, err
 	}
 	return srv.stop, nil
+}
+
+// localChecks replace check-config's Slack and model checks when there is
+// no slack section: serve then needs neither.
+func localChecks(cfg Config) []func(context.Context) checkResult {
+	return []func(context.Context) checkResult{
+		func(context.Context) checkResult {
+			return checkResult{name: "slack", key: "slack", detail: "not configured: serve runs the local console alone on " + cfg.Console.Listen}
+		},
+		func(context.Context) checkResult {
+			return checkResult{name: "model", key: "openai.model", detail: "not checked: without Slack serve starts no runs (bot run needs openai.model)"}
+		},
+	}
 }
