@@ -91,13 +91,6 @@ func (l *Live) close() {
 	}
 }
 
-// listeners is how many pages are listening (for tests).
-func (l *Live) listeners() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.subs)
-}
-
 // heartbeat keeps proxies and the browser from dropping an idle stream.
 const heartbeat = 25 * time.Second
 
