@@ -14,6 +14,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/slackui"
 )
 
 // syncBuffer is an io.Writer the test reads while the bot writes.
@@ -50,27 +54,8 @@ func TestServeLocalConsole(t *testing.T) {
 	}
 	endpoint := filepath.Join(dir, "run", "local.json")
 	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": endpoint, "USER": "ignored"}
-	var stdout, stderr syncBuffer
 	serveCtx, stop := context.WithCancel(ctx)
-	done := make(chan int, 1)
-	go func() {
-		done <- run(serveCtx, []string{"serve", "-config", cfgPath}, func(k string) string { return env[k] }, strings.NewReader(""), &stdout, &stderr)
-	}()
-
-	var link string
-	for link == "" {
-		if m := signInRe.FindStringSubmatch(stdout.String()); m != nil {
-			link = m[1]
-			break
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited %d before printing a sign-in link; stderr:\n%s", code, stderr.String())
-		case <-ctx.Done():
-			t.Fatalf("no sign-in link printed; stderr:\n%s", stderr.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	link, done, _, stderr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfgPath)
 	u, err := url.Parse(link)
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +128,30 @@ func TestServeLocalConsole(t *testing.T) {
 	}
 }
 
+// startServeWithLink runs the program (a serve with the console) in the
+// background and returns the sign-in link it prints; its exit code arrives
+// on done.
+func startServeWithLink(ctx context.Context, t *testing.T, env map[string]string, args ...string) (link string, done <-chan int, stdout, stderr *syncBuffer) {
+	t.Helper()
+	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	exited := make(chan int, 1)
+	go func() {
+		exited <- run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), stdout, stderr)
+	}()
+	for {
+		if m := signInRe.FindStringSubmatch(stdout.String()); m != nil {
+			return m[1], exited, stdout, stderr
+		}
+		select {
+		case code := <-exited:
+			t.Fatalf("serve exited %d before printing a sign-in link; stderr:\n%s", code, stderr.String())
+		case <-ctx.Done():
+			t.Fatalf("no sign-in link printed; stderr:\n%s", stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 func readBody(t *testing.T, resp *http.Response) string {
 	t.Helper()
 	defer resp.Body.Close()
@@ -177,5 +186,71 @@ func TestConsoleConfig(t *testing.T) {
 		if !strings.Contains(ps.Error(), tc.want) {
 			t.Errorf("%q: problems %v, want %q", tc.yaml, ps, tc.want)
 		}
+	}
+}
+
+// TestConsoleBesideSlackServe: serve with Slack and console.enabled, and a
+// separate `bot ask` process on the same Redis. The Ask is in Slack and in
+// the console; approving it in the console lets `bot ask` exit 0 approved
+// by console:NAME, and the Slack message is updated to say so.
+func TestConsoleBesideSlackServe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	cfg, base, env := httpModeConfig(t, fake, "console:\n  enabled: true\n  listen: 127.0.0.1:0\n")
+	env["REDIS_URL"] = rds.URL()
+
+	serveCtx, stopServe := context.WithCancel(ctx)
+	link, served, _, serveErr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfg)
+	waitHTTP(ctx, t, base+"/healthz")
+
+	asked := startBot(ctx, t, env, "ask", "-config", cfg, "--", "make", "deploy")
+	m := waitAsk(ctx, t, fake, "CAPPROVALS")
+
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	resp, err := client.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readBody(t, resp)
+	id := buttonValue(m.Blocks, slackui.ActionApprove)
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	if !strings.Contains(page, `id="ask-`+id+`"`) || csrf == nil {
+		t.Fatalf("the console does not list the Ask %s:\n%s", id, page)
+	}
+	u, _ := url.Parse(link)
+	consoleBase := u.Scheme + "://" + u.Host
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, consoleBase+"/asks/"+id,
+		strings.NewReader(url.Values{"action": {"approve"}, "csrf": {csrf[1]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", consoleBase)
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readBody(t, resp); resp.StatusCode != http.StatusOK {
+		t.Fatalf("approve in the console: %d\n%s", resp.StatusCode, body)
+	}
+
+	r := waitResult(t, asked)
+	if r.code != 0 || !strings.Contains(r.stdout, "approved by console:tester") {
+		t.Fatalf("bot ask: exit %d stdout %q\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := fake.WaitForCall(ctx, "chat.update", func(c fakeslack.Call) bool {
+		return c.TS == m.TS && strings.Contains(c.Text, "console:tester")
+	}); err != nil {
+		t.Errorf("the Slack message was not updated with the console's decision: %v", err)
+	}
+
+	stopServe()
+	select {
+	case code := <-served:
+		if code != exitOK {
+			t.Fatalf("serve exited %d\nstderr:\n%s", code, serveErr.String())
+		}
+	case <-ctx.Done():
+		t.Fatal("serve did not stop")
 	}
 }
