@@ -383,7 +383,7 @@ func (run *Run) modeNow(ctx context.Context, log *slog.Logger) policy.Mode {
 		return run.mode
 	case m == "":
 		m = run.spec.Mode
-	case m != policy.ModeAsk && m != policy.ModeNever:
+	case !m.SessionSettable():
 		log.Warn("ignored a session mode that may not be set while a run goes", "got", m, "mode", run.mode)
 		return run.mode
 	}

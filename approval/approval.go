@@ -147,14 +147,37 @@ type posted struct {
 // always returns a terminal Ask and never waits past the deadline: if no
 // notifier could show it, it ends Unavailable at once.
 func (c *Core) Approve(ctx context.Context, req pending.Request) pending.Ask {
-	a, err := c.cfg.Asks.Create(ctx, req, c.cfg.Timeout)
+	_, rest := c.Start(ctx, req, 0)
+	return rest(ctx)
+}
+
+// Start records an Ask for req whose deadline is ttl from now (ttl <= 0 or
+// past the configured Timeout means Timeout) and returns it still pending,
+// with rest: the remainder of Approve's round trip (show, wait, grant,
+// update), which returns the terminal Ask. A front door that answers before
+// the human does (the HTTP Ask API) hands out the pending Ask's id and runs
+// rest on its own goroutine; rest must be called exactly once. If the Ask
+// cannot be recorded, the returned Ask is already terminal (unavailable) and
+// rest returns it.
+func (c *Core) Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
+	if ttl <= 0 || ttl > c.cfg.Timeout {
+		ttl = c.cfg.Timeout
+	}
+	a, err := c.cfg.Asks.Create(ctx, req, ttl)
 	if err != nil {
 		c.log.Error("could not record ask; failing closed", "run", req.RunID, "tool", req.Tool, "err", err)
-		return pending.Ask{
+		failed := pending.Ask{
 			Request: req, Status: pending.Status(pending.Unavailable), DecidedBy: SystemDecider,
 			DecisionReason: "the approval request could not be recorded",
 		}
+		return failed, func(context.Context) pending.Ask { return failed }
 	}
+	return a, func(ctx context.Context) pending.Ask { return c.roundTrip(ctx, req, a) }
+}
+
+// roundTrip is Approve after the Ask a was recorded for req.
+func (c *Core) roundTrip(ctx context.Context, req pending.Request, a pending.Ask) pending.Ask {
+	var err error
 	shown, postErr := c.post(ctx, a)
 	if len(shown) == 0 {
 		return c.notPosted(ctx, a, postErr)

@@ -154,6 +154,7 @@ type settings struct {
 	MaxIterations int    // agent.max_iterations; default 10
 	RedisURL      string // default the world's redis
 	Mode          string // slack.mode; default http
+	Extra         string // more top-level YAML (e.g. an api: block)
 }
 
 // writeConfig writes a complete config: every secret and URL is in the file
@@ -205,8 +206,8 @@ agent:
   max_iterations: %d
 policy:
   mode: ask
-`, name, s.Mode, w.slack.BotToken(), w.slack.AppToken(), w.slack.SigningSecret(), w.slack.APIURL(), approvalChannel, listen,
-		s.RedisURL, w.model.BaseURL(), s.Timeout, s.SweepInterval, approverID, w.ws, s.MaxIterations)
+%s`, name, s.Mode, w.slack.BotToken(), w.slack.AppToken(), w.slack.SigningSecret(), w.slack.APIURL(), approvalChannel, listen,
+		s.RedisURL, w.model.BaseURL(), s.Timeout, s.SweepInterval, approverID, w.ws, s.MaxIterations, s.Extra)
 	path := filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
 		t.Fatal(err)

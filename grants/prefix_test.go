@@ -72,3 +72,46 @@ func TestStoredWorkspaceRunnerPrefixCoversNothing(t *testing.T) {
 		}
 	}
 }
+
+// A prefix grant never covers a command that runs another program through
+// an option (any abbreviation the policy reads) or pushes to a repository
+// on this machine, whose hooks run: the approver granted "git push", not
+// out/r/hooks/pre-receive.
+func TestPrefixGrantDoesNotCoverCodeOptions(t *testing.T) {
+	for _, tc := range []struct{ prefix, cmd string }{
+		{"sort", "sort --compress-program=sh x"},
+		{"sort", "sort --comp=out/h x"},
+		{"sort", "sort --compress-prog out/h x"},
+		{"go vet", "go vet --vettool=out/h ./..."},
+		{"git push", "git push --rec=out/h origin"},
+		{"git push", "git push --receive=out/h origin"},
+		{"git push", "git push --exe=out/h origin"},
+		{"git push", "git push out/r HEAD"},
+		{"git push", "git push ./r HEAD"},
+		{"git push", "git push /tmp/r HEAD"},
+		{"git push", "git push file:///tmp/r HEAD"},
+		{"git push", "git push --repo=out/r"},
+		{"git push", "git push ext::sh"},
+		{"git push", "git push fd::3"},
+	} {
+		s, err := grants.PrefixScope(tc.prefix, "/ws")
+		if err != nil {
+			t.Fatalf("PrefixScope(%q): %v", tc.prefix, err)
+		}
+		if s.Covers(bashCall(tc.cmd, "/ws")) {
+			t.Errorf("a prefix grant on %q covers %q", tc.prefix, tc.cmd)
+		}
+	}
+	for _, tc := range []struct{ prefix, cmd string }{
+		{"sort", "sort -u x"},
+		{"go vet", "go vet ./..."},
+		{"git push", "git push origin feature"},
+		{"git push", "git push https://github.com/acme/app feature"},
+		{"git push", "git push git@github.com:acme/app.git feature"},
+	} {
+		s, _ := grants.PrefixScope(tc.prefix, "/ws")
+		if !s.Covers(bashCall(tc.cmd, "/ws")) {
+			t.Errorf("a prefix grant on %q does not cover %q", tc.prefix, tc.cmd)
+		}
+	}
+}

@@ -18,15 +18,9 @@ const toolBash = "bash"
 // grant names one of them and covers only that tool: a read_file grant says
 // nothing about writes, and a write_file grant does not cover edit_file (the
 // approver saw one tool).
-const fileToolNames = "read_file, write_file, edit_file, list_files"
+var fileToolNames = strings.Join(policy.FileTools(), ", ")
 
-func isFileTool(tool string) bool {
-	switch tool {
-	case "read_file", "write_file", "edit_file", "list_files":
-		return true
-	}
-	return false
-}
+func isFileTool(tool string) bool { return policy.IsFileTool(tool) }
 
 // ScopeFor returns the default "Approve for session" scope of c — what the
 // confirm dialog states and what Record will store:

@@ -2,10 +2,8 @@ package grants
 
 import (
 	"cmp"
-	"crypto/rand"
 	"encoding/base64"
 	"fmt"
-	"io"
 	"iter"
 	"log/slog"
 	"slices"
@@ -13,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/policy"
 )
 
@@ -32,7 +31,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }
@@ -72,11 +71,7 @@ func newGrant(op, sessionID string, s Scope, by string, now time.Time, ttl time.
 	if strings.TrimSpace(by) == "" {
 		return Grant{}, invalid(op, "empty grantor")
 	}
-	id, err := newID()
-	if err != nil {
-		return Grant{}, &Error{Code: CodeInternal, Op: op, Msg: "could not make a grant id", Err: err}
-	}
-	g := Grant{ID: id, SessionID: sessionID, Scope: s, By: by, CreatedAt: msUTC(now)}
+	g := Grant{ID: recordid.New(), SessionID: sessionID, Scope: s, By: by, CreatedAt: msUTC(now)}
 	if sessionID != "" {
 		g.ExpiresAt = g.CreatedAt.Add(ttl.Truncate(time.Millisecond)) // whole ms, as Redis keeps it
 	}
@@ -85,18 +80,14 @@ func newGrant(op, sessionID string, s Scope, by string, now time.Time, ttl time.
 
 func msUTC(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
-// newID returns 128 random bits, URL-safe (22 characters).
-func newID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
+// PlausibleID reports whether id could name a grant: one recordid.New
+// made, or one of the 22-character base64url ids grants had before (still
+// stored, until they expire or are revoked). Anything else is unknown
+// without asking the store, and cannot name a store-internal field.
+func PlausibleID(id string) bool {
+	if recordid.Valid(id) {
+		return true
 	}
-	return base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
-
-// plausibleID reports whether id could be one newID made; anything else is
-// unknown without asking the store (and cannot name a store-internal field).
-func plausibleID(id string) bool {
 	if len(id) != 22 {
 		return false
 	}
@@ -108,7 +99,7 @@ func checkGrantID(op, id string) error {
 	if id == "" {
 		return invalid(op, "empty grant id")
 	}
-	if !plausibleID(id) {
+	if !PlausibleID(id) {
 		return &Error{Code: CodeNotFound, Op: op, Msg: fmt.Sprintf("no grant %q", id)}
 	}
 	return nil

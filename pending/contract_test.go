@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/askops/askops/internal/recordid"
 )
 
 // newStoreFunc returns two store instances over the same data: for Redis two
@@ -34,7 +36,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(ask.ID) != idLen || strings.Trim(ask.ID, "abcdefghijklmnopqrstuvwxyz234567") != "" {
+		if !recordid.Valid(ask.ID) {
 			t.Errorf("id %q is not 26 chars of lowercase base32", ask.ID)
 		}
 		if ask.Status != StatusPending || !ask.CreatedAt.Equal(clock.Now()) || !ask.Deadline.Equal(clock.Now().Add(2*time.Minute)) {
@@ -67,7 +69,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		unknown := newID()
+		unknown := recordid.New()
 		cases := []struct {
 			name string
 			call func() error

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	hide "github.com/askops/askops/redact"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -298,24 +300,35 @@ func parseSeconds(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// redact hides a password in a URL shown in an error.
+// redact hides the secrets in a URL shown in an error: the password of
+// its user info and the value of any query parameter that names a secret
+// (password, sentinel_password, token, …), URL-encoded or not.
 func redact(rawURL string) string {
 	scheme, rest, ok := strings.Cut(rawURL, "://")
 	if !ok {
-		if strings.Contains(rawURL, "@") {
+		if strings.Contains(rawURL, "@") || strings.Contains(rawURL, "?") {
 			return "<redacted>"
 		}
 		return rawURL
 	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return rawURL
+	rest, query, hasQuery := strings.Cut(rest, "?")
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		if user, _, hasPass := strings.Cut(rest[:at], ":"); hasPass {
+			rest = user + ":xxxxx@" + rest[at+1:]
+		}
 	}
-	user, _, hasPass := strings.Cut(rest[:at], ":")
-	if !hasPass {
-		return rawURL
+	if !hasQuery {
+		return scheme + "://" + rest
 	}
-	return scheme + "://" + user + ":xxxxx@" + rest[at+1:]
+	params := strings.Split(query, "&")
+	for i, p := range params {
+		k, _, _ := strings.Cut(p, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil || hide.SecretKey(name) || strings.Contains(strings.ToLower(name), "pass") {
+			params[i] = k + "=xxxxx"
+		}
+	}
+	return scheme + "://" + rest + "?" + strings.Join(params, "&")
 }
 
 func tlsConfig(addr string) *tls.Config {

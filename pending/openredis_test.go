@@ -65,6 +65,11 @@ func TestParseRedisURLRefusesBadURLs(t *testing.T) {
 		{"redis://:hunter2@ca che:6379", "invalid character"},
 		{"rediss://:hunter2@[::1", "missing ']'"},
 		{"redis://:hunter2%zz@cache", "invalid URL escape"},
+		// A password in the query (go-redis does not take one there).
+		{"redis://cache:6379/0?password=hunter2", "unexpected option"},
+		{"redis://cache:6379/0?dial_timeout=1s&pass%77ord=hunter2", "unexpected option"},
+		{"redis-sentinel://s1:26379/m?sentinel_password=hunter2&db=x", "db must be"},
+		{"redis-cluster://n1:7000?password=hunter2", "unknown option"},
 	}
 	for _, c := range cases {
 		_, err := OpenRedis(c.url)

@@ -1,13 +1,12 @@
 package pending
 
 import (
-	"crypto/rand"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
+
+	"github.com/askops/askops/internal/recordid"
 )
 
 // Options configure both store implementations. The zero value is usable.
@@ -25,7 +24,7 @@ type Options struct {
 	// then tested without sleeping.
 	After func(d time.Duration) <-chan time.Time
 
-	Logger *slog.Logger // default slog.Default()
+	Logger *slog.Logger // nil discards, as in every store: the wiring passes its own
 
 	// Retention is how long a decided record outlives its deadline. On Redis
 	// it becomes the key's TTL (deadline + Retention) and is garbage
@@ -81,7 +80,7 @@ func (o Options) withDefaults() Options {
 		o.After = time.After
 	}
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Retention <= 0 {
 		o.Retention = 24 * time.Hour
@@ -109,28 +108,13 @@ func (o Options) withDefaults() Options {
 // a monotonic reading, so a record reads back equal to what was written.
 func (o Options) now() time.Time { return o.Now().UTC().Truncate(time.Microsecond) }
 
-// idEncoding is lowercase base32 without padding: URL-safe, case-insensitive
-// friendly (Slack action values, logs), no characters with meaning in Redis
-// key hash tags.
-var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
-
-// idLen is the length of an id: 16 random bytes (128 bits) in base32.
-const idLen = 26
-
-// newID returns a fresh unguessable Ask id (128 bits from crypto/rand).
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics instead)
-	return idEncoding.EncodeToString(b[:])
-}
-
 // newAsk is the pending record both stores make for req at now (from
 // Options.now): a fresh id and a deadline ttl away, in whole microseconds
 // as Redis keeps it, so both stores return equal Asks.
 func newAsk(req Request, now time.Time, ttl time.Duration) Ask {
 	return Ask{
 		Request:   req,
-		ID:        newID(),
+		ID:        recordid.New(),
 		CreatedAt: now,
 		Deadline:  now.Add(ttl).Truncate(time.Microsecond),
 		Status:    StatusPending,
@@ -142,7 +126,7 @@ func checkID(op, id string) error {
 	if id == "" {
 		return &Error{Code: CodeInvalid, Op: op, Msg: "empty ask id"}
 	}
-	if len(id) != idLen || strings.Trim(id, "abcdefghijklmnopqrstuvwxyz234567") != "" {
+	if !recordid.Valid(id) {
 		return &Error{Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("malformed ask id %.40q", id)}
 	}
 	return nil

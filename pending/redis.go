@@ -173,7 +173,7 @@ func (s *RedisStore) scriptNow() string {
 func (s *RedisStore) Ping(ctx context.Context) error {
 	err := s.client.Incr(ctx, s.keys.fence).Err()
 	if isOOM(err) {
-		return fmt.Errorf("Redis is out of memory (maxmemory reached under noeviction): %w", err)
+		return fmt.Errorf("redis is out of memory (maxmemory reached under noeviction): %w", err)
 	}
 	return err
 }

@@ -137,6 +137,7 @@ func redirView(r *syntax.Redirect, quoted func(...*syntax.Word) string) string {
 	fd := ""
 	if r.N != nil {
 		fd = r.N.Value
+		fd = fdNumber(fd)
 	} else {
 		switch r.Op {
 		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.DplOut:
@@ -145,15 +146,41 @@ func redirView(r *syntax.Redirect, quoted func(...*syntax.Word) string) string {
 			fd = "0"
 		}
 	}
-	v := "redir " + fd + r.Op.String() + " " + quoted(r.Word)
-	if r.Hdoc != nil {
-		body := quoted(r.Hdoc)
-		if r.Op == syntax.DashHdoc {
-			body = strconv.Quote(stripTabs(wordOf(r.Hdoc).loose))
+	target := quoted(r.Word)
+	if w := wordOf(r.Word); (r.Op == syntax.DplIn || r.Op == syntax.DplOut) && w.ok {
+		if n, moved := strings.CutSuffix(w.lit, "-"); isDigits(n) {
+			if moved {
+				n = fdNumber(n) + "-"
+			} else {
+				n = fdNumber(n)
+			}
+			target = strconv.Quote(n)
 		}
-		v += " <<" + body
+	}
+	v := "redir " + fd + r.Op.String() + " " + target
+	// An empty body is no body: the parser gives one here-document an
+	// empty word and another none, as bash's own printing shows.
+	if r.Hdoc != nil {
+		body := wordOf(r.Hdoc).loose
+		if r.Op == syntax.DashHdoc {
+			body = stripTabs(body)
+		}
+		if body != "" {
+			v += " <<" + strconv.Quote(body)
+		}
 	}
 	return v
+}
+
+// fdNumber is a file descriptor as bash prints it: 00 is 0, 007 is 7.
+func fdNumber(fd string) string {
+	if !isDigits(fd) {
+		return fd
+	}
+	if fd = strings.TrimLeft(fd, "0"); fd == "" {
+		return "0"
+	}
+	return fd
 }
 
 func stripTabs(body string) string {

@@ -113,6 +113,7 @@ func (z *analyzer) gitPush(args []word) {
 		return
 	}
 	p := parseGitPush(rest)
+	z.gitPushRemote(rest, p)
 	switch {
 	case p.unknown != "":
 		z.a.danger("git push with " + printable(p.unknown) + ", not known until run time (it could force or delete a protected branch)")

@@ -136,6 +136,12 @@ func (r *bashReader) compare(ctx context.Context, command string, allowed bool) 
 		}
 		g, err := parseShell(printed)
 		if err != nil {
+			// bash's printer drops the `;` before a group's `}` when the
+			// last word ends in an escaped `&` (`{ ls \&;}` prints as
+			// `{ ls \& }`, which bash itself would not read back).
+			g, err = parseShell(strings.ReplaceAll(printed, "\\& }", "\\&; }"))
+		}
+		if err != nil {
 			d.problem = fmt.Sprintf("the policy's parser cannot read bash's printing %q: %v", printed, err)
 			return d, nil
 		}

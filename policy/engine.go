@@ -17,13 +17,22 @@ const (
 	ToolListFiles = "list_files"
 )
 
-func isFileTool(tool string) bool {
+// FileTools lists the tools whose calls carry a workspace path, in a
+// stable order. It is the one list: grants, the CLI and the agent ask here.
+func FileTools() []string {
+	return []string{ToolReadFile, ToolWriteFile, ToolEditFile, ToolListFiles}
+}
+
+// IsFileTool reports whether tool is one of FileTools.
+func IsFileTool(tool string) bool {
 	switch tool {
 	case ToolReadFile, ToolWriteFile, ToolEditFile, ToolListFiles:
 		return true
 	}
 	return false
 }
+
+func isFileTool(tool string) bool { return IsFileTool(tool) }
 
 // DefaultProtectedBranches are the branches a force push to always asks
 // about when Config.ProtectedBranches is empty.
@@ -114,6 +123,11 @@ func validMode(m Mode) bool {
 // Valid reports whether m is one of ask, never, full (empty is not: the
 // caller decides what empty defaults to).
 func (m Mode) Valid() bool { return validMode(m) }
+
+// SessionSettable reports whether m may be set for sessions while runs
+// go (chat-ops, a session's mode): ask or never. Mode full is set in the
+// config only, so nobody in chat can switch supervision off.
+func (m Mode) SessionSettable() bool { return m == ModeAsk || m == ModeNever }
 
 // Valid reports whether d is allow, ask or deny.
 func (d Decision) Valid() bool { return d == Allow || d == Ask || d == Deny }
@@ -280,6 +294,10 @@ func joinWhy(a, b string) string {
 	return a + "; " + b
 }
 
+// MaxCommandBytes is the longest bash command the policy checks; a longer
+// one is denied.
+const MaxCommandBytes = 64 << 10
+
 func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *error) Verdict {
 	ws := c.Workspace
 	if ws != "" {
@@ -288,6 +306,12 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 	cwd := c.Cwd
 	if cwd != "" {
 		cwd = path.Clean(cwd)
+	}
+	if len(c.Command) > MaxCommandBytes {
+		// Parsing cost grows with nesting (80 KB of "(" takes over a
+		// second), and no rule could be checked in a bounded time: fail
+		// closed, whatever the mode.
+		return Verdict{Decision: Deny, Reason: fmt.Sprintf("the command is %d bytes, over the %d the policy checks; write long content with write_file instead", len(c.Command), MaxCommandBytes)}
 	}
 	an := analyzeCommand(c.Command, cwd, ws, e.protected)
 	unsafe := unsafeCommand(c.Command, an, cwd, ws, e.protected)
@@ -325,9 +349,12 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 	if mode == ModeFull {
 		return Verdict{Decision: Allow, Reason: "mode full"}
 	}
-	// 4. A grant.
-	if v, ok := e.granted(ctx, c, grantErr); ok {
-		return v
+	// 4. A grant, unless the command runs code no grant's approver saw
+	// (a prefix grant on git push does not cover git push out/r).
+	if an.ungrantable == "" {
+		if v, ok := e.granted(ctx, c, grantErr); ok {
+			return v
+		}
 	}
 	// 5. An ask rule matching any simple command.
 	for _, r := range e.ask {

@@ -67,6 +67,18 @@ type analysis struct {
 	uncoverable string        // first reason allow rules cannot apply; empty if they can
 	dangers     []string      // built-in dangerous commands found
 	writes      []writeTarget // files the command writes (redirections, tee, …): judged as write_file
+	// ungrantable: why no grant may cover the command either (it runs
+	// code nobody was shown, e.g. a local repository's hooks); empty if
+	// grants apply.
+	ungrantable string
+}
+
+// refuseGrant keeps both allow rules and grants from covering the command.
+func (a *analysis) refuseGrant(why string) {
+	a.refuseAllow(why)
+	if a.ungrantable == "" {
+		a.ungrantable = why
+	}
 }
 
 func (a *analysis) refuseAllow(why string) {
@@ -100,7 +112,9 @@ type analyzer struct {
 	guessing  int                        // > 0 while analysing what a guessed command runs
 	realWS    string                     // workspace with symlinks resolved; see realWorkspace
 	piped     map[*syntax.BinaryCmd]bool // pipelines already looked at as part of a longer one
+	dlPiped   map[*syntax.BinaryCmd]bool // the same, for pipedDownload
 	dz        dangerState                // carried between commands for the danger checks (danger_paths.go)
+	madeDirs  bool                       // a mkdir ran earlier in the line (gitremote.go)
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
@@ -135,6 +149,7 @@ func (z *analyzer) script(src string, depth int, outer bool) {
 		return
 	}
 	z.digitTargets(f, src)
+	z.heredocEnds(f, src)
 	z.file(f, depth, outer)
 }
 
@@ -154,6 +169,65 @@ func (z *analyzer) digitTargets(f *syntax.File, src string) {
 		}
 		return true
 	})
+}
+
+// heredocEnds refuses to allow a here-document whose text, as the parser
+// delimited it, does not end in a line holding exactly its delimiter
+// (after the leading tabs `<<-` strips): there the parser ended the
+// document somewhere bash does not (bash reads on to the next such line,
+// or to the end of the input), so the two disagree on which lines are text
+// and which are commands.
+func (z *analyzer) heredocEnds(f *syntax.File, src string) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		r, ok := n.(*syntax.Redirect)
+		if !ok || r.Hdoc == nil || (r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc) {
+			return true
+		}
+		start, end := int(r.Hdoc.Pos().Offset()), int(r.Hdoc.End().Offset())
+		delim, literal := heredocDelimiter(r.Word)
+		if !literal || start > end || end > len(src) {
+			z.a.refuseAllow("a here-document whose end cannot be checked")
+			return true
+		}
+		text := src[start:end]
+		last := text[strings.LastIndexByte(text, '\n')+1:]
+		if r.Op == syntax.DashHdoc {
+			last = strings.TrimLeft(last, "\t")
+		}
+		if last != delim {
+			z.a.refuseAllow("a here-document the parser ends where bash does not (no line " + strconv.Quote(delim) + " there)")
+		}
+		return true
+	})
+}
+
+// heredocDelimiter is the delimiter bash compares lines with: the word with
+// its quotes removed. literal is false for anything else (an expansion).
+func heredocDelimiter(w *syntax.Word) (string, bool) {
+	if w == nil {
+		return "", false
+	}
+	var b strings.Builder
+	var lits func(parts []syntax.WordPart) bool
+	lits = func(parts []syntax.WordPart) bool {
+		for _, p := range parts {
+			switch p := p.(type) {
+			case *syntax.Lit:
+				b.WriteString(strings.ReplaceAll(p.Value, "\\", ""))
+			case *syntax.SglQuoted:
+				b.WriteString(p.Value)
+			case *syntax.DblQuoted:
+				if !lits(p.Parts) {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	ok := lits(w.Parts)
+	return b.String(), ok
 }
 
 // unknown records a command whose text cannot be known: it could be

@@ -355,3 +355,19 @@ func BenchmarkBraceHeavyCommand(b *testing.B) {
 		e.Evaluate(b.Context(), c)
 	}
 }
+
+// A command over MaxCommandBytes is denied before it is parsed, in every
+// mode: deeply nested input costs the parser seconds.
+func TestOverlongCommandDenied(t *testing.T) {
+	ws := corpusWorkspace(t)
+	e := newTestEngine(t, Config{Rules: corpusRules()})
+	long := strings.Repeat("(", MaxCommandBytes+1)
+	for _, mode := range []Mode{"", ModeFull} {
+		if v := shellEvaluate(t, e, ws, long, mode); v.Decision != Deny || !strings.Contains(v.Reason, "over the") {
+			t.Errorf("mode %q: %s (%s), want deny", mode, v.Decision, v.Reason)
+		}
+	}
+	if v := shellEvaluate(t, e, ws, "echo "+strings.Repeat("a", MaxCommandBytes-5), ""); v.Decision != Allow {
+		t.Errorf("a command of exactly MaxCommandBytes: %s (%s), want allow (echo is allowed)", v.Decision, v.Reason)
+	}
+}

@@ -264,6 +264,9 @@ func RunsArbitraryCode(words []string) bool {
 	if hasCodeOption(name, args) {
 		return true
 	}
+	if runsOtherPrograms(words) {
+		return true
+	}
 	sub, rest := subcommand(name, args)
 	switch name {
 	case "git":
@@ -285,6 +288,9 @@ func RunsArbitraryCode(words []string) bool {
 				return true
 			}
 		}
+		if sub == "push" && gitPushesLocally(rest) {
+			return true
+		}
 		return false
 	case "npm", "pnpm", "yarn", "bun", "deno", "cargo", "go", "dotnet", "mix", "stack", "cabal",
 		"poetry", "pipenv", "uv", "pdm", "hatch", "conda", "mamba", "pixi", "bundle", "gem", "composer",
@@ -304,7 +310,7 @@ func RunsArbitraryCode(words []string) bool {
 			if strings.HasPrefix(a, "--script-shell") || strings.HasPrefix(a, "--node-options") ||
 				strings.HasPrefix(a, "--exec") || a == "-exec" || strings.HasPrefix(a, "-exec=") ||
 				strings.HasPrefix(a, "-toolexec") || strings.HasPrefix(a, "--toolexec") ||
-				strings.HasPrefix(a, "-vettool") || strings.HasPrefix(a, "--config") ||
+				strings.HasPrefix(a, "-vettool") || strings.HasPrefix(a, "--vettool") || strings.HasPrefix(a, "--config") ||
 				strings.HasPrefix(a, "--userconfig") || strings.HasPrefix(a, "--globalconfig") ||
 				strings.HasPrefix(a, "--require") || a == "-r" || strings.HasPrefix(a, "--import") ||
 				strings.HasPrefix(a, "--loader") || strings.HasPrefix(a, "--preload") {
@@ -455,6 +461,53 @@ func takesValue(name, opt string) bool {
 	case "go":
 		switch opt {
 		case "-C":
+			return true
+		}
+	}
+	return false
+}
+
+// runsOtherPrograms reports whether the policy's own analysis of words
+// finds a program they run besides the first (sort --comp=sh, git push
+// --rec=PROG: any abbreviation the analysis reads) or a built-in danger.
+// The option lists above know the common spellings; this knows every one
+// the analysis knows, so a prefix grant on "sort" or "git push" never
+// covers a command that runs something else.
+func runsOtherPrograms(words []string) bool {
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		q, err := syntax.Quote(w, syntax.LangBash)
+		if err != nil {
+			return true
+		}
+		quoted[i] = q
+	}
+	a := analyzeCommand(strings.Join(quoted, " "), "", "", nil)
+	return a.parseErr != nil || len(a.cmds) != 1 || len(a.dangers) > 0
+}
+
+// gitPushesLocally reports a git push (its arguments after "push") to a
+// repository on this machine, whose hooks then run (see gitremote.go): a
+// path, file://, or a remote helper (ext::, fd::). A bare name may be a
+// directory too; without a working directory that cannot be told here, so
+// it is left to the analysis (a name the agent made a repository of in an
+// earlier call is a known gap, see gitremote.go).
+func gitPushesLocally(args []string) bool {
+	ws := make([]word, len(args))
+	for i, a := range args {
+		ws[i] = word{lit: a, ok: true, loose: a}
+	}
+	p := parseGitPush(ws)
+	var remotes []word
+	if len(p.refspecs) > 0 {
+		remotes = append(remotes, p.refspecs[0])
+	}
+	for _, r := range append(remotes, longOptionValues(ws, "--repo", 5)...) {
+		l := r.loose
+		if strings.Contains(l, "::") || strings.HasPrefix(strings.ToLower(l), "file:") {
+			return true
+		}
+		if !gitNetworkURL(l) && localRepoWord(l) {
 			return true
 		}
 	}

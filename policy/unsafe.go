@@ -44,7 +44,109 @@ func findUnsafe(command string) (unsafeSpot, bool) {
 	if off, ok := commentContinuation(command); ok {
 		return unsafeSpot{offset: off, what: "a backslash-newline inside a comment (bash ends the comment at the newline; the parser would continue it)"}, true
 	}
+	if off, ok := heredocContinuation(command); ok {
+		return unsafeSpot{offset: off, what: "a backslash-newline in a here-document (bash joins the lines before it looks for the end; the parser after)"}, true
+	}
+	if off, ok := hashAfterWord(command); ok {
+		return unsafeSpot{offset: off, what: "a # right after a word (bash reads it as part of the word; the parser as a comment)"}, true
+	}
 	return unsafeSpot{}, false
+}
+
+// hashAfterWord finds a word the parser ended right before a `#` and
+// returns the `#`'s offset. In bash `#` starts a comment only at the start
+// of a word, so there it belongs to the word; the parser took it for a
+// comment. For a here-document delimiter that moves where the document
+// ends: with `cat <<'EOF'#x`, a line `EOF#x` ends it for bash, which then
+// runs the lines after it, while the parser reads them as the document.
+func hashAfterWord(command string) (int, bool) {
+	if !strings.Contains(command, "#") {
+		return 0, false
+	}
+	f, err := parseShell(command)
+	if err != nil {
+		return 0, false
+	}
+	at, found := 0, false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		w, ok := n.(*syntax.Word)
+		if found || !ok || len(w.Parts) == 0 {
+			return !found
+		}
+		if end := int(w.End().Offset()); end < len(command) && command[end] == '#' {
+			at, found = end, true
+		}
+		return true
+	})
+	return at, found
+}
+
+// heredocContinuation finds a backslash-newline in the text of a
+// here-document with an unquoted delimiter and returns the backslash's
+// offset. bash joins such lines before it compares them with the
+// delimiter, so `\` then `EOF` on the next line ends the document for
+// bash, and the lines after it run as commands; the parser joins them
+// after, reads on, and takes those commands for the document's text.
+func heredocContinuation(command string) (int, bool) {
+	if !strings.Contains(command, "<<") || !strings.Contains(command, "\\\n") {
+		return 0, false
+	}
+	f, err := parseShell(command)
+	if err != nil {
+		return 0, false
+	}
+	at, found := 0, false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		r, ok := n.(*syntax.Redirect)
+		if found || !ok || r.Hdoc == nil || (r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc) || quotedDelimiter(r.Word) {
+			return !found
+		}
+		// The text starts on the line after the operator's; the parser's
+		// span of it may start later, past a first line it joined away.
+		start, end := int(r.Hdoc.Pos().Offset()), int(r.Hdoc.End().Offset())
+		if nl := strings.IndexByte(command[r.Word.End().Offset():], '\n'); nl >= 0 {
+			start = min(start, int(r.Word.End().Offset())+nl+1)
+		}
+		if start >= end || end > len(command) {
+			return true
+		}
+		for i := start; i < end; i++ {
+			if command[i] != '\n' {
+				continue
+			}
+			n := 0 // backslashes right before the newline: an odd count escapes it
+			for j := i - 1; j >= 0 && command[j] == '\\'; j-- {
+				n++
+			}
+			if n%2 == 1 {
+				at, found = i-1, true
+				return false
+			}
+		}
+		return true
+	})
+	return at, found
+}
+
+// quotedDelimiter reports whether a here-document's delimiter has any
+// quoting, which makes bash take its text literally (no joined lines).
+func quotedDelimiter(w *syntax.Word) bool {
+	if w == nil {
+		return false
+	}
+	for _, p := range w.Parts {
+		if lit, ok := p.(*syntax.Lit); !ok || strings.Contains(lit.Value, "\\") {
+			return true
+		}
+	}
+	return false
+}
+
+// midWordHash reports whether the `#` at command[i] is inside a word for
+// bash (it follows a character that does not end a word), which makes it
+// an ordinary character, never a comment.
+func midWordHash(command string, i int) bool {
+	return i > 0 && !strings.ContainsRune(" \t\n;&|()<>", rune(command[i-1]))
 }
 
 // unsafeRune names r (n bytes long, first byte b) if it is a character
@@ -107,9 +209,12 @@ func trailingBackslash(command string) bool {
 const unsafePlaceholder = "_"
 
 // bashFaithful rewrites command so that the parser sees the commands bash
-// would run: characters bash keeps inside words become a plain word
-// character, NUL bytes go (bash drops them), and a backslash that ends a
-// comment becomes a blank, so the comment ends at the newline as in bash.
+// would run: characters bash keeps inside words (and a `#` inside a word,
+// which bash never reads as a comment) become a plain word character, NUL
+// bytes go (bash drops them), and a backslash that ends a
+// comment becomes a blank, so the comment ends at the newline as in bash,
+// and a backslash-newline in a here-document's text goes, as bash joins
+// those lines before it looks for the delimiter.
 // The result is for deny rules and danger checks only; it is never run.
 func bashFaithful(command string) string {
 	var b strings.Builder
@@ -117,7 +222,7 @@ func bashFaithful(command string) string {
 		r, n := utf8.DecodeRuneInString(command[i:])
 		switch what := unsafeRune(r, n, command[i]); {
 		case r == 0:
-		case what != "":
+		case what != "", r == '#' && midWordHash(command, i):
 			b.WriteString(unsafePlaceholder)
 		default:
 			b.WriteString(command[i : i+n])
@@ -128,14 +233,18 @@ func bashFaithful(command string) string {
 	if trailingBackslash(out) {
 		out = out[:len(out)-1]
 	}
-	// Each rewrite may reveal another comment; each removes one backslash,
-	// so this ends.
+	// Each rewrite may reveal another comment or here-document; each
+	// removes a backslash, so this ends.
 	for {
-		off, ok := commentContinuation(out)
-		if !ok {
-			return out
+		if off, ok := commentContinuation(out); ok {
+			out = out[:off] + " " + out[off+1:]
+			continue
 		}
-		out = out[:off] + " " + out[off+1:]
+		if off, ok := heredocContinuation(out); ok {
+			out = out[:off] + out[off+2:] // joined, as bash joins them
+			continue
+		}
+		return out
 	}
 }
 

@@ -76,7 +76,9 @@ func TestUnsafeCharactersAreNeverAllowed(t *testing.T) {
 func TestBashFaithful(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"ls # note \\\nrm -rf x", "ls # note  \nrm -rf x"},
-		{"ls \r# x", "ls _# x"},
+		{"ls \r# x", "ls __ x"}, // the # after CR is inside the word for bash
+		{"cat <<'EOF'#x\nEOF#x\nrm", "cat <<'EOF'_x\nEOF_x\nrm"},
+		{"echo a # b#c", "echo a # b_c"},
 		{"ls \\\r\nrm", "ls \\_\nrm"},
 		{"a\x00b", "ab"},
 		{"ls \\", "ls "},

@@ -79,6 +79,11 @@ func (z *analyzer) write(p, how string) {
 	if isGitInternal(p2, z.workspace) || isGitInternal(real, z.realWorkspace()) {
 		z.a.refuseAllow(how + " into .git (hooks and config run code)")
 	}
+	if hardLinked(real) {
+		// The same file lives under another name, perhaps .git/config
+		// or ~/.bashrc: where the write lands cannot be told from here.
+		z.a.refuseGrant(how + " to a file with more than one hard link (" + p + ")")
+	}
 }
 
 // commandWrites records the files a command writes through its operands.
@@ -108,6 +113,22 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 		}
 	case "cp", "mv", "install", "ln", "rsync", "scp":
 		z.copyDestination(name, args, target)
+		if name == "cp" {
+			z.cpLinks(args)
+		}
+	case "touch":
+		// touch creates every operand that does not exist (touch .env,
+		// touch /etc/cron.d/x): each is a write.
+		for _, w := range operandsOf(args, "drt", []string{"--date", "--reference", "--time"}) {
+			target(w, "touch")
+		}
+	case "mkdir":
+		// A directory made is a write to its path; a local repository
+		// (HEAD, objects/, refs/) is made with mkdir and echo.
+		z.madeDirs = true
+		for _, w := range operandsOf(args, "mZ", []string{"--mode", "--context"}) {
+			target(w, "mkdir")
+		}
 	case "sed", "gsed":
 		z.sedCommand(name, args, depth, target)
 	case "sort":
@@ -134,6 +155,68 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 		for i, w := range args {
 			if w.loose == "format-patch" {
 				z.optionWrites(name, args[i:], []string{"-o"})
+			}
+		}
+	}
+}
+
+// operandsOf returns the operands of a command with GNU option syntax:
+// valued lists the short options that take a value (in -d DATE or
+// -dDATE) and long the long options that do (--date DATE, --date=DATE;
+// abbreviations count, down to four characters past the dashes).
+func operandsOf(args []word, valued string, long []string) []word {
+	var out []word
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		switch {
+		case l == "--":
+			return append(out, args[i+1:]...)
+		case strings.HasPrefix(l, "--"):
+			for _, o := range long {
+				if _, has, ok := longOption(l, o, min(len(o), 6)); ok && !has {
+					i++
+					break
+				}
+			}
+		case strings.HasPrefix(l, "-") && l != "-":
+			for k := 1; k < len(l); k++ {
+				if strings.IndexByte(valued, l[k]) >= 0 {
+					if k == len(l)-1 {
+						i++
+					}
+					break
+				}
+			}
+		default:
+			out = append(out, args[i])
+		}
+	}
+	return out
+}
+
+// cpLinks refuses cp -l/--link: a hard link is the original file under a
+// second name, so `cp -l .git/config out/c` then `echo … >> out/c`
+// rewrites .git/config (core.fsmonitor runs on the next git status)
+// through a path every write rule would allow; no symlink check sees it.
+func (z *analyzer) cpLinks(args []word) {
+	for _, w := range args {
+		l := w.loose
+		if l == "--" {
+			return
+		}
+		if _, _, ok := longOption(l, "--link", 4); ok {
+			z.a.refuseGrant("cp --link (a hard link writes through to the original file)")
+			return
+		}
+		if len(l) > 1 && l[0] == '-' && l[1] != '-' {
+			// The cluster up to the first option that takes a value.
+			cluster := l[1:]
+			if i := strings.IndexAny(cluster, "St"); i >= 0 {
+				cluster = cluster[:i]
+			}
+			if strings.ContainsRune(cluster, 'l') {
+				z.a.refuseGrant("cp -l (a hard link writes through to the original file)")
+				return
 			}
 		}
 	}

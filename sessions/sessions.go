@@ -16,7 +16,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -76,7 +75,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }
@@ -118,7 +117,7 @@ func checkID(what, id string) error {
 // checkMode accepts the modes chat-ops may set. Mode full is config-only:
 // nobody in Slack can switch supervision off.
 func checkMode(m policy.Mode) error {
-	if m != policy.ModeAsk && m != policy.ModeNever {
+	if !m.SessionSettable() {
 		return fmt.Errorf("%w: mode %q (want ask or never; full is set in the config only)", ErrInvalid, m)
 	}
 	return nil

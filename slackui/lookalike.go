@@ -114,12 +114,38 @@ func runeFinding(prev, r rune, latin, other bool) string {
 		return "full-width '" + string(r) + "' (" + code + ") looks like '" + string(r-0xFEE0) + "'"
 	case r >= 0x1D400 && r <= 0x1D7FF:
 		return "mathematical letter '" + string(r) + "' (" + code + ")"
+	case asciiLookAlike(r):
+		return "look-alike: '" + string(r) + "' (" + code + ") is drawn like an ASCII letter"
 	case strings.ContainsRune(confusable, r) && (latin || !other):
 		return "look-alike: " + scriptName(r) + " '" + string(r) + "' (" + code + ")"
 	case unicode.IsLetter(r) && latin && !unicode.Is(unicode.Latin, r) && (unicode.Is(unicode.Cyrillic, r) || unicode.Is(unicode.Greek, r) || unicode.Is(unicode.Armenian, r) || unicode.Is(unicode.Cherokee, r)):
 		return "mixed scripts: " + scriptName(r) + " '" + string(r) + "' (" + code + ") among Latin letters"
 	}
 	return ""
+}
+
+// asciiLookAlike is a character that is drawn like a plain ASCII letter
+// but is none, and belongs to no script list above: letter-like symbols
+// (ℎ, ℓ, the Kelvin sign K), Roman numerals (ⅼ, ⅽ, ⅾ, ⅿ, ⅰ, ⅴ: not even
+// letters to Unicode), small capitals (ᴄ, ᴅ), IPA and other Latin letters
+// without a diacritic that an ASCII letter could be mistaken for (ɡ, ɑ,
+// ı, ȷ), modifier and subscript letters. "curl https://exampⅼe.com"
+// reads as example.com. Accented letters (é, ï) are not listed: they look
+// like what they are.
+func asciiLookAlike(r rune) bool {
+	switch {
+	case r >= 0x2100 && r <= 0x214F && unicode.IsLetter(r): // Letterlike Symbols
+		return true
+	case r >= 0x2160 && r <= 0x2188: // Number Forms: Roman numerals
+		return true
+	case r >= 0x1D00 && r <= 0x1DBF: // Phonetic Extensions: small capitals, modifier letters
+		return true
+	case r >= 0x2090 && r <= 0x209C, r >= 0x2070 && r <= 0x207F && unicode.IsLetter(r): // sub- and superscript letters
+		return true
+	case r >= 0x24B6 && r <= 0x24E9: // circled letters
+		return true
+	}
+	return strings.ContainsRune("ɡɑɒıȷɪʀɴʏʜʟɢɩɾʙƅƖǀǃꞮꭰꮪꓚꓮꓲꓳꓑꓐꓔꓫꓝꓟꓠꓢꓣꓦꓨꓬꓭꓪꓩꓰꓜ", r)
 }
 
 func scriptName(r rune) string {

@@ -21,11 +21,13 @@ import (
 // Slack thread and no approval channel is configured.
 var ErrNoChannel = errors.New("slackui: no channel to post the ask to (set slack.approval_channel)")
 
-// MessageAPI is the part of the Slack Web API that posts and updates Ask
-// messages; *slack.Client satisfies it.
+// MessageAPI is the part of the Slack Web API that posts and updates
+// messages (Asks, and chat-ops' through the same pacing); *slack.Client
+// satisfies it.
 type MessageAPI interface {
 	PostMessageContext(ctx context.Context, channelID string, options ...slack.MsgOption) (string, string, error)
 	UpdateMessageContext(ctx context.Context, channelID, timestamp string, options ...slack.MsgOption) (string, string, string, error)
+	PostEphemeralContext(ctx context.Context, channelID, userID string, options ...slack.MsgOption) (string, error)
 }
 
 // NotifierConfig configures a Notifier.
@@ -45,6 +47,10 @@ type NotifierConfig struct {
 	// PerChannelInterval paces posts to one channel (Slack allows about one
 	// message per second per channel); default 1s.
 	PerChannelInterval time.Duration
+	// PerChannelBurst is how many posts to one channel may go at once
+	// before the pace applies (Slack allows short bursts): a run's status
+	// message and its first Ask need not wait a second apart; default 3.
+	PerChannelBurst int
 	// MaxAttempts bounds tries of one Web API call; default 4.
 	MaxAttempts int
 	// RetryBackoff is the first wait after a transient error, doubled each
@@ -85,6 +91,9 @@ func NewNotifier(api MessageAPI, cfg NotifierConfig) *Notifier {
 	if cfg.PerChannelInterval <= 0 {
 		cfg.PerChannelInterval = time.Second
 	}
+	if cfg.PerChannelBurst <= 0 {
+		cfg.PerChannelBurst = 3
+	}
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = 4
 	}
@@ -113,15 +122,7 @@ func (n *Notifier) Post(ctx context.Context, a pending.Ask) (channel, ts string,
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
-	var posted string
-	err = n.retry(ctx, "chat.postMessage", func(ctx context.Context) error {
-		if err := n.pace(ctx, channel); err != nil {
-			return err
-		}
-		var err error
-		posted, ts, err = n.api.PostMessageContext(ctx, channel, opts...)
-		return err
-	})
+	posted, ts, err := n.PostMessage(ctx, channel, opts...)
 	if err != nil {
 		return "", "", &approval.NotPosted{
 			Reason: "the approval request could not be posted to Slack",
@@ -141,11 +142,7 @@ func (n *Notifier) Update(ctx context.Context, a pending.Ask) error {
 		return nil
 	}
 	msg := n.render(a)
-	err := n.retry(ctx, "chat.update", func(ctx context.Context) error {
-		_, _, _, err := n.api.UpdateMessageContext(ctx, a.Channel, a.MessageTS,
-			slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
-		return err
-	})
+	err := n.UpdateMessage(ctx, a.Channel, a.MessageTS, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
 	if err != nil {
 		return fmt.Errorf("slackui: update ask %s message: %w", a.ID, err)
 	}
@@ -183,11 +180,18 @@ func (n *Notifier) pace(ctx context.Context, channel string) error {
 			}
 		}
 	}
-	slot := now
+	// nextAt is the channel's theoretical time of the next post at the
+	// steady pace; up to PerChannelBurst-1 intervals of it may be spent
+	// ahead of time (GCRA, a token bucket without a timer).
+	due := now
 	if next := n.nextAt[channel]; next.After(now) {
-		slot = next
+		due = next
 	}
-	n.nextAt[channel] = slot.Add(n.cfg.PerChannelInterval)
+	slot := due.Add(-time.Duration(n.cfg.PerChannelBurst-1) * n.cfg.PerChannelInterval)
+	if slot.Before(now) {
+		slot = now
+	}
+	n.nextAt[channel] = due.Add(n.cfg.PerChannelInterval)
 	n.mu.Unlock()
 	return sleep(ctx, slot.Sub(now))
 }

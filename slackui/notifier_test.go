@@ -44,8 +44,8 @@ func openAsk(id string) pending.Ask {
 // A burst of Asks to one channel is queued at the channel's pace, none
 // dropped.
 func TestNotifierPacesBurstPerChannel(t *testing.T) {
-	const interval = 150 * time.Millisecond
-	n, fake := newTestNotifier(t, NotifierConfig{PerChannelInterval: interval})
+	const interval, burst = 150 * time.Millisecond, 2
+	n, fake := newTestNotifier(t, NotifierConfig{PerChannelInterval: interval, PerChannelBurst: burst})
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, 5)
@@ -66,16 +66,21 @@ func TestNotifierPacesBurstPerChannel(t *testing.T) {
 	if len(posts) != 5 {
 		t.Fatalf("%d posts reached Slack, want all 5", len(posts))
 	}
+	// The first `burst` go at once, then one per interval.
 	for k, p := range posts {
-		if earliest := start.Add(time.Duration(k) * interval); p.At.Before(earliest) {
-			t.Fatalf("post %d reached Slack %s after the burst began, before its slot at %s", k, p.At.Sub(start), time.Duration(k)*interval)
+		slot := time.Duration(max(0, k-(burst-1))) * interval
+		if p.At.Before(start.Add(slot)) {
+			t.Fatalf("post %d reached Slack %s after the burst began, before its slot at %s", k, p.At.Sub(start), slot)
 		}
+	}
+	if last := posts[len(posts)-1].At.Sub(start); last < time.Duration(len(posts)-burst)*interval {
+		t.Fatalf("the last post went after %s: the pace did not hold", last)
 	}
 }
 
 // A queued post gives up when its caller does.
 func TestNotifierQueuedPostHonoursContext(t *testing.T) {
-	n, fake := newTestNotifier(t, NotifierConfig{PerChannelInterval: time.Hour})
+	n, fake := newTestNotifier(t, NotifierConfig{PerChannelInterval: time.Hour, PerChannelBurst: 1})
 	if _, _, err := n.Post(t.Context(), openAsk("FIRST")); err != nil {
 		t.Fatal(err)
 	}

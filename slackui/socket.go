@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -24,6 +25,57 @@ type SocketHandlers struct {
 	// Event handles an Events API event; it runs after the acknowledgement.
 	Event  func(ctx context.Context, ev slackevents.EventsAPIEvent)
 	Logger *slog.Logger
+	// Health, when set, records the connection's state for readiness.
+	Health *SocketHealth
+}
+
+// SocketHealth is the Socket Mode connection's state: whether it is
+// connected and, if not, how many attempts in a row failed and why. While
+// it is not connected no click reaches this process, so readiness says so.
+type SocketHealth struct {
+	mu        sync.Mutex
+	connected bool
+	failures  int
+	lastErr   string
+}
+
+// socketFailuresLogged is how many failed connection attempts in a row are
+// WARN lines before one ERROR says what to check: slack-go retries forever
+// with backoff, and an offline machine or a wrong token must not look like
+// transient trouble.
+const socketFailuresLogged = 3
+
+// Err is nil while connected (or before the first attempt ended), else
+// what the last failed attempt said.
+func (h *SocketHealth) Err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.connected || h.failures == 0 {
+		return nil
+	}
+	return fmt.Errorf("socket mode is not connected (%d failed attempts in a row; last: %s)", h.failures, h.lastErr)
+}
+
+func (h *SocketHealth) up() {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.connected, h.failures, h.lastErr = true, 0, ""
+}
+
+// failed records a failed attempt and returns how many failed in a row.
+func (h *SocketHealth) failed(why string) int {
+	if h == nil {
+		return 0
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.connected = false
+	h.failures++
+	h.lastErr = why
+	return h.failures
 }
 
 // socketAcker is the part of socketmode.Client that acknowledges envelopes.
@@ -75,10 +127,23 @@ func dispatchSocketEvent(ctx context.Context, ack socketAcker, h SocketHandlers,
 		log.Debug("socket mode", "event", evt.Type)
 		return
 	case socketmode.EventTypeConnected:
+		h.Health.up()
 		log.Info("socket mode connected")
 		return
-	case socketmode.EventTypeConnectionError, socketmode.EventTypeInvalidAuth,
-		socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed:
+	case socketmode.EventTypeConnectionError, socketmode.EventTypeInvalidAuth:
+		why := string(evt.Type)
+		if ce, ok := evt.Data.(*slack.ConnectionErrorEvent); ok && ce.ErrorObj != nil {
+			why = ce.ErrorObj.Error()
+		}
+		if n := h.Health.failed(why); n == socketFailuresLogged || evt.Type == socketmode.EventTypeInvalidAuth {
+			log.Error("socket mode cannot connect to Slack; no click reaches this process until it does",
+				"attempts", n, "err", why,
+				"check", "network access to slack.com and wss-primary.slack.com (a proxy?), and that SLACK_APP_TOKEN is the app-level token (xapp-…) with connections:write of this app")
+			return
+		}
+		log.Warn("socket mode trouble", "event", evt.Type, "err", why)
+		return
+	case socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed:
 		log.Warn("socket mode trouble", "event", evt.Type, "data", evt.Data)
 		return
 	case socketmode.EventTypeErrorBadMessage:

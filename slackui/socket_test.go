@@ -6,9 +6,13 @@ import (
 	"errors"
 	"io"
 	"log"
+	"log/slog"
+	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -191,4 +195,64 @@ func TestSocketModeUnparseableEnvelopeAckedOnce(t *testing.T) {
 	if n := w.fake.AcksFor(env); n != 1 || events.Load() != 0 {
 		t.Fatalf("acks %d, events handled %d", n, events.Load())
 	}
+}
+
+// Offline (Slack unreachable), Socket Mode keeps retrying; after a few
+// failed attempts in a row one ERROR line says what to check, and Health
+// reports the connection down for readiness.
+func TestSocketModeOfflineSaysWhatToCheck(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/api/"
+	ln.Close() // nothing listens: every attempt fails to connect
+
+	api := slack.New("xoxb-offline", slack.OptionAPIURL(closed), slack.OptionAppLevelToken("xapp-offline"))
+	client := socketmode.New(api, socketmode.OptionLog(log.New(io.Discard, "", 0)))
+	var logs lockedLog
+	health := &SocketHealth{}
+	if health.Err() != nil {
+		t.Fatal("a fresh health reports an error before any attempt")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- RunSocketMode(ctx, client, SocketHandlers{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Health: health})
+	}()
+	for !strings.Contains(logs.String(), "level=ERROR") {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no ERROR after 30 s offline:\n%s", logs.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	<-done
+	out := logs.String()
+	if n := strings.Count(out, "level=ERROR"); n != 1 || !strings.Contains(out, "SLACK_APP_TOKEN") || !strings.Contains(out, "slack.com") {
+		t.Errorf("want one ERROR naming what to check, got %d:\n%s", n, out)
+	}
+	if err := health.Err(); err == nil || !strings.Contains(err.Error(), "not connected") {
+		t.Errorf("Health.Err() = %v, want the connection reported down", err)
+	}
+}
+
+// lockedLog is a log sink the handler goroutines share.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }

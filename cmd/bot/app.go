@@ -17,9 +17,9 @@ import (
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/approval"
+	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
-	"github.com/askops/askops/policy"
 	"github.com/askops/askops/sessions"
 	"github.com/askops/askops/slackui"
 )
@@ -53,12 +53,7 @@ type app struct {
 // sessions, its /askops mode, and stop requests for runs wherever they run
 // (package sessions; in memory without Redis).
 type sessionState interface {
-	Track(ctx context.Context, channel, session string) error
-	Sessions(ctx context.Context, channel string) ([]string, error)
-	SetMode(ctx context.Context, channel string, mode policy.Mode, by string) error
-	Mode(ctx context.Context, channel string) (sessions.ModeSetting, bool, error)
-	HandleStops(ctx context.Context, fn sessions.Stopper) (release func(), err error)
-	Stop(ctx context.Context, runID, by string) (sessions.StopResult, error)
+	chatops.SessionState
 	Close() error
 }
 
@@ -69,6 +64,23 @@ type appOptions struct {
 	// Notifiers are shown every Ask besides Slack (the console's, when
 	// console.enabled).
 	Notifiers []approval.Notifier
+	// Posted, when set, is told each time the core shows an Ask (bot ask
+	// says where it waits).
+	Posted func(a pending.Ask, channel, ts string)
+}
+
+// reportingNotifier tells posted where its notifier showed an Ask.
+type reportingNotifier struct {
+	approval.Notifier
+	posted func(a pending.Ask, channel, ts string)
+}
+
+func (n reportingNotifier) Post(ctx context.Context, a pending.Ask) (string, string, error) {
+	channel, ts, err := n.Notifier.Post(ctx, a)
+	if err == nil {
+		n.posted(a, channel, ts)
+	}
+	return channel, ts, err
 }
 
 // newApp opens the stores and builds the Slack side. With redis.url empty
@@ -138,10 +150,14 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 	if o.AskTimeout > 0 {
 		timeout = o.AskTimeout
 	}
+	var notifier approval.Notifier = a.notifier
+	if o.Posted != nil {
+		notifier = reportingNotifier{Notifier: notifier, posted: o.Posted}
+	}
 	core, err := approval.New(approval.Config{
 		Asks:       a.asks,
 		Grants:     a.grants,
-		Notifiers:  append([]approval.Notifier{a.notifier}, o.Notifiers...),
+		Notifiers:  append([]approval.Notifier{notifier}, o.Notifiers...),
 		Timeout:    timeout,
 		SessionTTL: cfg.Approvals.SessionTTL.D(),
 		ScopeFor:   scopeFor,
@@ -257,6 +273,9 @@ type readiness struct {
 	ttl   time.Duration
 	store func(context.Context) error
 	slack func(context.Context) error
+	// socket is the Socket Mode connection's state (nil in HTTP mode). Set
+	// before /readyz is served.
+	socket func() error
 
 	mu       sync.Mutex
 	slackAt  time.Time
@@ -278,6 +297,11 @@ func (r *readiness) check(ctx context.Context) []string {
 	r.mu.Unlock()
 	if err != nil {
 		problems = append(problems, "slack: "+err.Error())
+	}
+	if r.socket != nil {
+		if err := r.socket(); err != nil {
+			problems = append(problems, "slack: "+err.Error())
+		}
 	}
 	return problems
 }

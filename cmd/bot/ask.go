@@ -6,8 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
@@ -26,8 +29,13 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	reason := fs.String("reason", "", "why the command should run, shown to the approvers")
 	label := fs.String("label", "", "who is asking, shown to the approvers (default: bot ask on HOST)")
 	session := fs.String("session", "", "a session id shared by related asks: offers \"Approve for session\", and a command\nalready granted in the session (same command, same directory) is approved without asking")
+	output := fs.String("o", "text", "what to print on stdout at the end: text (one line) or json (the final Ask)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if *output != "text" && *output != "json" {
+		fmt.Fprintf(env.stderr, "bot ask: -o must be text or json, got %q\n", *output)
+		return exitUsage
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
@@ -44,7 +52,8 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		return exitUsage
 	}
 	log := newLogger(cfg.Log, env.stderr)
-	a, err := newApp(ctx, cfg, log, NewMetrics(), appOptions{AskTimeout: *timeout})
+	progress := &askProgress{out: env.stderr, now: time.Now}
+	a, err := newApp(ctx, cfg, log, NewMetrics(), appOptions{AskTimeout: *timeout, Posted: progress.posted})
 	if err != nil {
 		fmt.Fprintf(env.stdout, "unavailable: %v\n", err)
 		return exitUsage
@@ -62,6 +71,10 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	command := shellJoin(argv)
 	req := askRequest(env, command, *reason, *label, *session)
 	if g, ok := a.grantFor(ctx, req, command); ok {
+		if *output == "json" {
+			granted := pending.Ask{Request: req, Status: pending.Status(pending.Approved), DecidedBy: g.By, DecisionReason: "covered by " + g.String()}
+			return printAskJSON(env, granted, "", exitOK)
+		}
 		if g.Standing() {
 			fmt.Fprintf(env.stdout, "approved by standing grant %s (from %s)\n", g.ID, g.By)
 		} else {
@@ -69,9 +82,92 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		}
 		return exitOK
 	}
+	if team, err := a.slack.AuthTestContext(ctx); err == nil {
+		progress.teamURL = team.URL
+	}
+	fmt.Fprintf(env.stderr, "bot ask: asking a human about: %s\n", clipLine(command, 200))
 	final := a.approver.Approve(ctx, req)
 	stopListening()
+	progress.ended(final)
+	if *output == "json" {
+		return printAskJSON(env, final, progress.link(final.Channel, final.MessageTS), exitCode(final))
+	}
 	return reportAsk(env, final)
+}
+
+// askProgress tells the person running bot ask, on stderr, where the Ask
+// waits and how it ended: without it a Slack that accepts the post but
+// never answers looks like a hang for the whole timeout.
+type askProgress struct {
+	out     io.Writer
+	now     func() time.Time
+	teamURL string // from auth.test: https://TEAM.slack.com/; set before the Ask
+
+	mu    sync.Mutex // posted may run on a notifier's goroutine
+	start time.Time
+}
+
+func (p *askProgress) posted(a pending.Ask, channel, ts string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.start.IsZero() {
+		p.start = p.now()
+	}
+	where := "channel " + channel
+	if link := p.link(channel, ts); link != "" {
+		where += " (" + link + ")"
+	}
+	fmt.Fprintf(p.out, "bot ask: waiting for a decision in %s until %s (%s)\n",
+		where, a.Deadline.Local().Format("15:04:05"), a.Deadline.Sub(p.now()).Round(time.Second))
+}
+
+func (p *askProgress) ended(a pending.Ask) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	took := ""
+	if !p.start.IsZero() {
+		took = " after " + p.now().Sub(p.start).Round(100*time.Millisecond).String()
+	}
+	fmt.Fprintf(p.out, "bot ask: %s%s\n", a.Status, took)
+}
+
+// link is a Slack message's permalink, https://TEAM.slack.com/archives/C…/p…
+// (the documented permalink shape), or "" when the team URL is unknown.
+func (p *askProgress) link(channel, ts string) string {
+	if p.teamURL == "" || channel == "" || ts == "" {
+		return ""
+	}
+	return strings.TrimSuffix(p.teamURL, "/") + "/archives/" + channel + "/p" + strings.ReplaceAll(ts, ".", "")
+}
+
+// askJSON is the final Ask as -o json prints it.
+type askJSON struct {
+	ID         string    `json:"id"`
+	Status     string    `json:"status"`
+	DecidedBy  string    `json:"decided_by"`
+	Reason     string    `json:"reason"`
+	Deadline   time.Time `json:"deadline,omitzero"`
+	SessionID  string    `json:"session_id"`
+	Tool       string    `json:"tool"`
+	Command    string    `json:"command"`
+	MessageURL string    `json:"message_url"`
+}
+
+func printAskJSON(env *environment, a pending.Ask, link string, code int) int {
+	b, _ := json.Marshal(askJSON{
+		ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, Reason: a.DecisionReason,
+		Deadline: a.Deadline, SessionID: a.SessionID, Tool: a.Tool, Command: a.Summary, MessageURL: link,
+	})
+	fmt.Fprintln(env.stdout, string(b))
+	return code
+}
+
+func clipLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", "⏎")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
 }
 
 // askRequest describes the command as the bash tool would, so policies,
@@ -169,10 +265,17 @@ func reportAsk(env *environment, a pending.Ask) int {
 		line += ": " + a.DecisionReason
 	}
 	fmt.Fprintln(env.stdout, line)
+	return exitCode(a)
+}
+
+// exitCode is bot ask's exit status for a final Ask: 0 approved, 2
+// unavailable, 1 any other outcome.
+func exitCode(a pending.Ask) int {
+	outcome, ok := a.Outcome()
 	switch {
-	case outcome.Approves():
+	case ok && outcome.Approves():
 		return exitOK
-	case outcome == pending.Unavailable:
+	case !ok || outcome == pending.Unavailable:
 		return exitUsage
 	default:
 		return exitFailed

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -224,6 +225,48 @@ func TestAskExitCodes(t *testing.T) {
 				t.Errorf("a secret reached the logs:\n%s", r.stderr)
 			}
 		})
+	}
+}
+
+// bot ask says on stderr where it waits (the message's link) and until
+// when, and how it ended; -o json prints the final Ask on stdout.
+func TestAskShowsProgressAndPrintsJSON(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	fake := fakeslack.New(t, fakeslack.Options{})
+	cfg, base, env := httpModeConfig(t, fake, "")
+	done := startBot(ctx, t, env, "ask", "-config", cfg, "-o", "json", "--", "make", "deploy")
+	m := waitAsk(ctx, t, fake, "CAPPROVALS")
+	waitHTTP(ctx, t, base+"/healthz")
+	click(ctx, t, fake, base, m, approverID, slackui.ActionDeny)
+	r := waitResult(t, done)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1 (denied)\nstderr:\n%s", r.code, r.stderr)
+	}
+	link := "https://fake-askops.slack.com/archives/" + m.Channel + "/p" + strings.ReplaceAll(m.TS, ".", "")
+	for _, want := range []string{"asking a human about: make deploy", "waiting for a decision in channel " + m.Channel + " (" + link + ") until ", "bot ask: denied after "} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	var got struct {
+		ID, Status, DecidedBy, Command, MessageURL string
+	}
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	if err := dec.Decode(&struct {
+		ID         *string `json:"id"`
+		Status     *string `json:"status"`
+		DecidedBy  *string `json:"decided_by"`
+		Command    *string `json:"command"`
+		MessageURL *string `json:"message_url"`
+	}{&got.ID, &got.Status, &got.DecidedBy, &got.Command, &got.MessageURL}); err != nil || dec.More() {
+		t.Fatalf("stdout is not one JSON Ask (%v): %q", err, r.stdout)
+	}
+	if got.ID == "" || got.Status != "denied" || got.DecidedBy != approverID || got.Command != "make deploy" || got.MessageURL != link {
+		t.Errorf("-o json printed %+v", got)
+	}
+	if r := waitResult(t, startBot(ctx, t, env, "ask", "-config", cfg, "-o", "yaml", "--", "true")); r.code != 2 || !strings.Contains(r.stderr, "-o must be text or json") {
+		t.Errorf("-o yaml: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 

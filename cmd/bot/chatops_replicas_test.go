@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
@@ -91,7 +92,7 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 		t.Fatalf("/askops grants on B: %+v\n%s", g, fakeslack.BlockText(g.Blocks))
 	}
 	resp, err := fake.PostInteraction(ctx, baseB+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
-		User: approverID, Channel: "COPS", MessageTS: "1.000001", ActionID: ActionRevokeGrant, Value: value,
+		User: approverID, Channel: "COPS", MessageTS: "1.000001", ActionID: chatops.ActionRevokeGrant, Value: value,
 	}))
 	if err != nil {
 		t.Fatal(err)

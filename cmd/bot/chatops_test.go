@@ -13,6 +13,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/slackui"
@@ -20,13 +21,13 @@ import (
 
 // slash sends a signed /askops command in channel COPS and returns the
 // immediate reply.
-func slash(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, user, text string) slashReply {
+func slash(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, user, text string) chatops.SlashReply {
 	t.Helper()
 	return slashIn(ctx, t, fake, base, "COPS", user, text)
 }
 
 // slashIn is slash in channel.
-func slashIn(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, channel, user, text string) slashReply {
+func slashIn(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, channel, user, text string) chatops.SlashReply {
 	t.Helper()
 	resp, err := fake.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{Command: "/askops", Text: text, UserID: user, ChannelID: channel})
 	if err != nil {
@@ -45,7 +46,7 @@ func slashIn(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, ch
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("/askops %s: reply %q: %v", text, b, err)
 	}
-	out := slashReply{ResponseType: r.ResponseType, Text: r.Text}
+	out := chatops.SlashReply{ResponseType: r.ResponseType, Text: r.Text}
 	if len(r.Blocks) > 0 {
 		var blocks slack.Blocks
 		if err := json.Unmarshal(r.Blocks, &blocks); err != nil {
@@ -58,7 +59,7 @@ func slashIn(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, ch
 
 func revokeValue(blocks []slack.Block) string {
 	for _, b := range blocks {
-		if s, ok := b.(*slack.SectionBlock); ok && s.Accessory != nil && s.Accessory.ButtonElement != nil && s.Accessory.ButtonElement.ActionID == ActionRevokeGrant {
+		if s, ok := b.(*slack.SectionBlock); ok && s.Accessory != nil && s.Accessory.ButtonElement != nil && s.Accessory.ButtonElement.ActionID == chatops.ActionRevokeGrant {
 			return s.Accessory.ButtonElement.Value
 		}
 	}
@@ -105,7 +106,7 @@ func TestChatOps(t *testing.T) {
 	revoke := func(user string) {
 		t.Helper()
 		resp, err := fake.PostInteraction(ctx, base+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
-			User: user, Channel: "COPS", MessageTS: "1.000001", ActionID: ActionRevokeGrant, Value: value,
+			User: user, Channel: "COPS", MessageTS: "1.000001", ActionID: chatops.ActionRevokeGrant, Value: value,
 		}))
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
@@ -101,7 +102,7 @@ func TestChatOpsPostsNothingLive(t *testing.T) {
 func revokeValues(blocks []slack.Block) []string {
 	var out []string
 	for _, b := range blocks {
-		if s, ok := b.(*slack.SectionBlock); ok && s.Accessory != nil && s.Accessory.ButtonElement != nil && s.Accessory.ButtonElement.ActionID == ActionRevokeGrant {
+		if s, ok := b.(*slack.SectionBlock); ok && s.Accessory != nil && s.Accessory.ButtonElement != nil && s.Accessory.ButtonElement.ActionID == chatops.ActionRevokeGrant {
 			out = append(out, s.Accessory.ButtonElement.Value)
 		}
 	}
@@ -212,7 +213,7 @@ agent:
 		t.Helper()
 		n := len(fake.Calls("chat.postEphemeral"))
 		resp, err := fake.PostInteraction(ctx, base+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
-			User: approverID, Channel: channel, MessageTS: "1.000001", ActionID: ActionRevokeGrant, Value: sessionGrant,
+			User: approverID, Channel: channel, MessageTS: "1.000001", ActionID: chatops.ActionRevokeGrant, Value: sessionGrant,
 		}))
 		if err != nil {
 			t.Fatal(err)

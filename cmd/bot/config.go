@@ -31,6 +31,7 @@ type Config struct {
 	Agent     AgentConfig     `yaml:"agent"`
 	Policy    PolicyConfig    `yaml:"policy"`
 	Log       LogConfig       `yaml:"log"`
+	API       APIConfig       `yaml:"api"`
 	Console   ConsoleConfig   `yaml:"console"`
 
 	// noSlack: the file has no slack section, so serve runs the local
@@ -309,6 +310,7 @@ func applyEnv(c *Config, getenv func(string) string) {
 			o.set(v)
 		}
 	}
+	c.API.resolveEnv(getenv)
 }
 
 // checkConfig parses b and validates it for cmd, returning every problem:
@@ -612,12 +614,12 @@ func (c Config) Validate(cmd command) Problems {
 	}
 
 	// policy
-	switch policy.Mode(c.Policy.Mode) {
-	case policy.ModeAsk, policy.ModeNever, policy.ModeFull:
-	default:
+	if !policy.Mode(c.Policy.Mode).Valid() {
 		add("policy.mode", "unknown mode %q (want ask, never or full)", c.Policy.Mode)
 	}
 	ps = append(ps, ruleProblems(c.Policy.Rules)...)
+
+	ps = append(ps, c.API.problems(cmd)...)
 
 	// log
 	switch c.Log.Format {

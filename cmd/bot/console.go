@@ -21,6 +21,7 @@ import (
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/preflight"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
@@ -334,13 +335,13 @@ func startSlackConsole(ctx context.Context, env *environment, a *app, live *cons
 
 // localChecks replace check-config's Slack and model checks when there is
 // no slack section: serve then needs neither.
-func localChecks(cfg Config) []func(context.Context) checkResult {
-	return []func(context.Context) checkResult{
-		func(context.Context) checkResult {
-			return checkResult{name: "slack", key: "slack", detail: "not configured: serve runs the local console alone on " + cfg.Console.Listen}
+func localChecks(cfg Config) []func(context.Context) preflight.Result {
+	return []func(context.Context) preflight.Result{
+		func(context.Context) preflight.Result {
+			return preflight.Result{Name: "slack", Key: "slack", Detail: "not configured: serve runs the local console alone on " + cfg.Console.Listen}
 		},
-		func(context.Context) checkResult {
-			return checkResult{name: "model", key: "openai.model", detail: "not checked: without Slack serve starts no runs (bot run needs openai.model)"}
+		func(context.Context) preflight.Result {
+			return preflight.Result{Name: "model", Key: "openai.model", Detail: "not checked: without Slack serve starts no runs (bot run needs openai.model)"}
 		},
 	}
 }

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,7 +21,7 @@ import (
 // grantsSynopsis is the shape of `bot grants`; -config may come before or
 // after the verb.
 const grantsSynopsis = `-config FILE VERB ...
-  list [-session ID]
+  list [-session ID] [-o json]
   add -tool bash (-command "npm test" | -prefix "git status") -cwd DIR [-by NAME]
   add -tool read_file|write_file|edit_file|list_files (-path P | -dir D) [-by NAME]
   revoke [-session ID] GRANT_ID`
@@ -69,11 +69,16 @@ func grantsVerbFlags(env *environment, verb, synopsis, configPath string) (*flag
 }
 
 func grantsList(ctx context.Context, env *environment, configPath string, args []string) int {
-	fs, path := grantsVerbFlags(env, "list", "[-session ID]", configPath)
+	fs, path := grantsVerbFlags(env, "list", "[-session ID] [-o text|json]", configPath)
 	session := fs.String("session", "", "list this session's grants instead of the standing ones")
+	output := fs.String("o", "text", "text (a line per grant, tab-separated) or json (an array of grants)")
 	positional, code, ok := parseInterleaved(fs, args)
 	if !ok {
 		return code
+	}
+	if *output != "text" && *output != "json" {
+		fmt.Fprintf(env.stderr, "bot grants list: -o must be text or json, got %q\n", *output)
+		return exitUsage
 	}
 	if len(positional) > 0 {
 		fmt.Fprintf(env.stderr, "bot grants list: unexpected argument %q\n", positional[0])
@@ -90,6 +95,18 @@ func grantsList(ctx context.Context, env *environment, configPath string, args [
 	list, err := store.List(ctx, *session)
 	if err != nil {
 		return grantsFailed(env, "list", err)
+	}
+	if *output == "json" {
+		if list == nil {
+			list = []grants.Grant{} // [] rather than null: nothing to list is still a list
+		}
+		b, err := json.MarshalIndent(list, "", "  ")
+		if err != nil {
+			fmt.Fprintf(env.stderr, "bot grants list: %v\n", err)
+			return exitFailed
+		}
+		fmt.Fprintln(env.stdout, string(b))
+		return exitOK
 	}
 	if len(list) == 0 {
 		if *session == "" {
@@ -238,8 +255,9 @@ func grantsRevoke(ctx context.Context, env *environment, configPath string, args
 }
 
 // splitGrantIDs takes the grant ids out of revoke's arguments before the
-// flags are parsed: an id is 22 URL-safe base64 characters and one in 64
-// begins with "-", which would otherwise be read as an unknown flag. A
+// flags are parsed: grants made before ids became lowercase base32 are 22
+// URL-safe base64 characters, and one in 64 of those begins with "-",
+// which would otherwise be read as an unknown flag. A
 // flag's own value (-session ID) and everything after "--" stay where
 // they are.
 func splitGrantIDs(fs *flag.FlagSet, args []string) (flags, ids []string) {
@@ -259,23 +277,13 @@ func splitGrantIDs(fs *flag.FlagSet, args []string) (flags, ids []string) {
 			}
 			continue
 		}
-		if looksLikeGrantID(a) {
+		if grants.PlausibleID(a) {
 			ids = append(ids, a)
 			continue
 		}
 		flags = append(flags, a)
 	}
 	return flags, ids
-}
-
-// looksLikeGrantID reports whether s has the shape of a grant id (see
-// grants: 16 random bytes, unpadded URL-safe base64).
-func looksLikeGrantID(s string) bool {
-	if len(s) != 22 {
-		return false
-	}
-	_, err := base64.RawURLEncoding.DecodeString(s)
-	return err == nil
 }
 
 // openGrantStore loads the config and opens the shared grant store. ok is
@@ -361,13 +369,7 @@ func grantorName(by, user string) (string, error) {
 	return name, nil
 }
 
-func fileTool(tool string) bool {
-	switch tool {
-	case "read_file", "write_file", "edit_file", "list_files":
-		return true
-	}
-	return false
-}
+func fileTool(tool string) bool { return policy.IsFileTool(tool) }
 
 // workspace is agent.workspace as written (made absolute) and as the agent
 // sees it: with symlinks resolved, which is the form its calls carry and

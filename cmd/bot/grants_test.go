@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/redis/go-redis/v9"
 )
 
 // grantsWorkspace is a real (symlink-free) workspace with app/ and docs/.
@@ -155,6 +157,12 @@ func TestGrantsAddListRevoke(t *testing.T) {
 			if code != exitOK || grantLine(t, stdout, id) == nil {
 				t.Fatalf("list: exit %d, %s not in\n%s\nstderr: %s", code, id, stdout, stderr)
 			}
+			code, stdout, stderr = runBot(ctx, t, env, "grants", "list", "-config", cfg, "-o", "json")
+			var listed []grants.Grant
+			if err := json.Unmarshal([]byte(stdout), &listed); code != exitOK || err != nil || len(listed) != 1 ||
+				listed[0].ID != id || listed[0].Scope.String() != tt.wantScope || listed[0].By != tt.wantBy {
+				t.Fatalf("list -o json: exit %d (%v)\n%s\nstderr: %s", code, err, stdout, stderr)
+			}
 			code, stdout, stderr = runBot(ctx, t, env, "grants", "-config", cfg, "revoke", id)
 			if code != exitOK || !strings.Contains(stdout, "revoked standing grant "+id) {
 				t.Fatalf("revoke: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
@@ -165,6 +173,9 @@ func TestGrantsAddListRevoke(t *testing.T) {
 			code, stdout, stderr = runBot(ctx, t, env, "grants", "list", "-config", cfg)
 			if code != exitOK || stdout != "" || !strings.Contains(stderr, "no standing grants") {
 				t.Errorf("list after revoke: exit %d stdout %q stderr %q", code, stdout, stderr)
+			}
+			if code, stdout, _ = runBot(ctx, t, env, "grants", "list", "-config", cfg, "-o", "json"); code != exitOK || strings.TrimSpace(stdout) != "[]" {
+				t.Errorf("list -o json after revoke: exit %d stdout %q, want []", code, stdout)
 			}
 			code, _, stderr = runBot(ctx, t, env, "grants", "revoke", id, "-config", cfg)
 			if code != exitFailed || !strings.Contains(stderr, "no standing grant") {
@@ -343,8 +354,10 @@ func TestGrantsCommandCoversAsk(t *testing.T) {
 	}
 }
 
-// One grant id in 64 begins with "-"; revoke takes it as the id it is,
-// not as an unknown flag, wherever it stands among the flags.
+// Grant ids are lowercase base32 now and never begin with "-". Grants made
+// before, with 22-character base64url ids, are still stored, and one in 64
+// of those begins with "-": revoke takes it as the id it is, not as an
+// unknown flag, wherever it stands among the flags.
 func TestGrantsRevokeIDStartingWithDash(t *testing.T) {
 	ctx := t.Context()
 	rds := redistest.Start(t)
@@ -356,25 +369,36 @@ func TestGrantsRevokeIDStartingWithDash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dashed []grants.Grant
-	for i := 0; len(dashed) < 2 && i < 5000; i++ {
+	for range 200 {
 		g, err := store.RecordStanding(ctx, scope, "admin:tester")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasPrefix(g.ID, "-") {
-			dashed = append(dashed, g)
+		if strings.HasPrefix(g.ID, "-") || !grants.PlausibleID(g.ID) {
+			t.Fatalf("new grant id %q", g.ID)
 		}
 	}
-	if len(dashed) < 2 {
-		t.Fatal("no grant ids starting with - in 5000 tries")
+	// Two grants as the old ids made them, stored as the store keeps them.
+	rdb := redis.NewClient(&redis.Options{Addr: rds.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	var legacy []string
+	for _, id := range []string{"-Ab3_Kx9Qw2ZrT5uVy8NpL", "-zz0_mmQQ11aaBBccDDeeF"} {
+		g := grants.Grant{ID: id, Scope: scope, By: "admin:old", CreatedAt: time.Now().UTC().Truncate(time.Millisecond)}
+		b, err := json.Marshal(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.HSet(ctx, "askops:grants:standing", id, b).Err(); err != nil {
+			t.Fatal(err)
+		}
+		legacy = append(legacy, id)
 	}
-	for _, args := range [][]string{
-		{"grants", "revoke", dashed[0].ID, "-config", cfg},
-		{"grants", "-config", cfg, "revoke", "-session", "", dashed[1].ID},
+	for i, args := range [][]string{
+		{"grants", "revoke", legacy[0], "-config", cfg},
+		{"grants", "-config", cfg, "revoke", "-session", "", legacy[1]},
 	} {
 		code, stdout, stderr := runBot(ctx, t, env, args...)
-		if code != exitOK || !strings.Contains(stdout, "revoked standing grant -") {
+		if code != exitOK || !strings.Contains(stdout, "revoked standing grant "+legacy[i]) {
 			t.Errorf("%q: exit %d stdout %q stderr %q", args, code, stdout, stderr)
 		}
 	}

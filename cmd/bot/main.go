@@ -18,14 +18,58 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
+// version may be set at build time with -ldflags "-X main.version=…";
+// otherwise buildVersion reads it from the build info.
 var version = "dev"
+
+// buildVersion is what `bot version` and askops_build_info report: the
+// -ldflags version if one was set; else the module version `go install
+// …@vX` stamps; else the commit `go build` in a git checkout stamps (with
+// "-dirty" for uncommitted changes); else "dev" (go run, tests).
+func buildVersion() string {
+	if version != "dev" {
+		return version
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	return versionFrom(info)
+}
+
+// versionFrom reads the version from a binary's build info.
+func versionFrom(info *debug.BuildInfo) string {
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev string
+	dirty := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return version
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "dev+" + rev
+}
 
 // Exit codes. ask documents them as its contract: 0 approved, 1 not
 // approved, 2 unavailable or bad usage.
@@ -62,7 +106,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	name, rest := args[0], args[1:]
 	switch name {
 	case "version", "-version", "--version":
-		fmt.Fprintf(stdout, "askops %s\n", version)
+		fmt.Fprintf(stdout, "askops %s\n", buildVersion())
 		return exitOK
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
@@ -77,6 +121,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdAskMain(ctx, env, rest)
 	case "grants":
 		return cmdGrantsMain(ctx, env, rest)
+	case "hook":
+		return cmdHookMain(ctx, env, rest)
+	case "mcp":
+		return cmdMCPMain(ctx, env, rest)
 	}
 	fmt.Fprintf(stderr, "bot: unknown command %q\n\n", name)
 	usage(stderr)
@@ -108,13 +156,18 @@ usage:
   bot grants -config FILE revoke [-session ID] GRANT_ID
                                   standing grants (needs redis.url): exit 0 ok,
                                   1 not found or store down, 2 bad usage or refused scope
+  bot hook claude|codex [-url URL -token-env NAME | -config FILE]
+                                  answer one Claude Code / Codex permission hook
+                                  event (stdin) with askops' decision (stdout)
+  bot mcp [-url URL -token-env NAME | -config FILE]
+                                  MCP server on stdio: the approval_prompt tool
   bot check-config -config FILE   validate the config and reach Redis, Slack, the model
   bot version
 
 Flags take one or two dashes (-config or --config). Secrets may come from
 SLACK_BOT_TOKEN, SLACK_APP_TOKEN, SLACK_SIGNING_SECRET, REDIS_URL,
 OPENAI_BASE_URL and OPENAI_API_KEY instead of the file.
-`, version)
+`, buildVersion())
 }
 
 // flagSet makes a subcommand's flag set: errors and -h go to stderr, and

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/askops/askops/internal/fakeopenai"
@@ -17,9 +18,28 @@ import (
 // runBot runs the whole program as a test would from a shell.
 func runBot(ctx context.Context, t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
+	var out, errOut syncBuffer
 	code = run(ctx, args, envOf(env), strings.NewReader(""), &out, &errOut)
 	return code, out.String(), errOut.String()
+}
+
+// syncBuffer is an output stream several goroutines write, as os.Stderr is
+// for the real program (the logger and bot ask's progress lines share it).
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func TestRunCommandLine(t *testing.T) {

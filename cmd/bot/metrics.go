@@ -57,7 +57,7 @@ func NewMetrics() *Metrics {
 		}, []string{"state"}),
 	}
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "askops_build_info", Help: "The running version."}, []string{"version"})
-	build.WithLabelValues(version).Set(1)
+	build.WithLabelValues(buildVersion()).Set(1)
 	m.reg.MustRegister(m.asks, m.decision, m.pending, m.slackErrors, m.runs, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range pending.Outcomes() {

@@ -129,6 +129,11 @@ func TestReadinessCachesSlack(t *testing.T) {
 	if p := r.check(t.Context()); len(p) != 0 || calls != 2 {
 		t.Fatalf("after the TTL: problems %q, calls %d", p, calls)
 	}
+	// Socket Mode down is not ready, whatever auth.test says.
+	r.socket = func() error { return errors.New("socket mode is not connected") }
+	if p := r.check(t.Context()); len(p) != 1 || p[0] != "slack: socket mode is not connected" {
+		t.Fatalf("socket down: problems %q", p)
+	}
 }
 
 // TestSlackAppManifest keeps the manifest in step with the bot: the slash
@@ -145,11 +150,6 @@ func TestSlackAppManifest(t *testing.T) {
 				URL     string `yaml:"url"`
 			} `yaml:"slash_commands"`
 		} `yaml:"features"`
-		OAuth struct {
-			Scopes struct {
-				Bot []string `yaml:"bot"`
-			} `yaml:"scopes"`
-		} `yaml:"oauth_config"`
 		Settings struct {
 			Events struct {
 				RequestURL string   `yaml:"request_url"`
@@ -169,11 +169,7 @@ func TestSlackAppManifest(t *testing.T) {
 		!strings.HasSuffix(man.Features.SlashCommands[0].URL, "/slack/commands") {
 		t.Errorf("slash command: %+v", man.Features.SlashCommands)
 	}
-	for _, s := range []string{"chat:write", "commands", "app_mentions:read", "usergroups:read"} {
-		if !slices.Contains(man.OAuth.Scopes.Bot, s) {
-			t.Errorf("scope %s missing", s)
-		}
-	}
+	// The scopes: TestManifestScopesMatchTheCode.
 	if !strings.HasSuffix(man.Settings.Events.RequestURL, "/slack/events") || !slices.Contains(man.Settings.Events.BotEvents, "app_mention") {
 		t.Errorf("events: %+v", man.Settings.Events)
 	}

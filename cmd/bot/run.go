@@ -2,15 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/askops/askops/agent"
+	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/policy"
 )
 
@@ -27,15 +29,27 @@ func newRunner(a *app) (*agent.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	// An absent workspace is created: a fresh install should not fail on it.
-	if err := os.MkdirAll(cfg.Agent.Workspace, 0o750); err != nil {
+	// A relative workspace is taken from the directory bot was started in
+	// (not the config file's), and made absolute once here so every tool,
+	// policy check and grant sees one path. An absent one is created: a
+	// fresh install should not fail on it, but the log says where.
+	ws, err := filepath.Abs(cfg.Agent.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("agent.workspace: %w", err)
+	}
+	if _, err := os.Stat(ws); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(ws, 0o750); err != nil {
+			return nil, fmt.Errorf("agent.workspace: %w", err)
+		}
+		a.log.Info("created the agent workspace", "dir", ws, "configured", cfg.Agent.Workspace)
+	} else if err != nil {
 		return nil, fmt.Errorf("agent.workspace: %w", err)
 	}
 	model := agent.NewModel(cfg.OpenAI.BaseURL, cfg.OpenAI.APIKey.Reveal(), &http.Client{Timeout: 5 * time.Minute}, agent.RetryOptions{})
 	return agent.NewRunner(agent.Config{
 		Model:         model,
 		ModelName:     cfg.OpenAI.Model,
-		Workspace:     cfg.Agent.Workspace,
+		Workspace:     ws,
 		MaxIterations: cfg.Agent.MaxIterations,
 		Policy:        engine,
 		Approver:      agentApprover{next: a.approver},
@@ -63,9 +77,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	switch policy.Mode(*mode) {
-	case "", policy.ModeAsk, policy.ModeNever, policy.ModeFull:
-	default:
+	if m := policy.Mode(*mode); m != "" && !m.Valid() {
 		fmt.Fprintf(env.stderr, "bot run: -mode: unknown mode %q (want ask, never or full)\n", *mode)
 		return exitUsage
 	}
@@ -93,7 +105,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	}
 	defer stopListening()
 	// With Redis, /askops stop on any serve replica reaches this run too.
-	releaseStops, err := a.sessions.HandleStops(ctx, stopperFor(runner, log.With("component", "run")))
+	releaseStops, err := a.sessions.HandleStops(ctx, chatops.StopperFor(runner, log.With("component", "run")))
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot run: redis.url: %v\n", err)
 		return exitFailed
@@ -108,7 +120,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	if *label == "" {
 		*label = "bot run on " + host
 	}
-	id := "run-" + randomID()
+	id := chatops.NewRunID()
 	spec := agent.RunSpec{
 		ID:        id,
 		SessionID: id, // one bot run invocation is one session
@@ -118,119 +130,12 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 		Mode:      policy.Mode(*mode),
 		Cwd:       *cwd,
 	}
-	progress := &progressPrinter{w: env.stdout}
-	run := runner.Start(ctx, spec, progress.event)
+	progress := chatops.NewProgress(env.stdout)
+	run := runner.Start(ctx, spec, progress.Event)
 	res := run.Wait()
 	metrics.RunEnded(string(res.Status))
-	return progress.result(res)
-}
-
-// progressPrinter prints a run's events as lines a person (or a cron log)
-// can follow.
-type progressPrinter struct {
-	mu sync.Mutex
-	w  io.Writer
-	// held is the last assistant line, printed when the run goes on: the
-	// final answer also arrives as an assistant message and is printed once,
-	// at the end.
-	held string
-}
-
-func (p *progressPrinter) event(e agent.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if e.Kind == agent.EventFinished {
-		p.held = ""
-		return
+	if !progress.Result(res) {
+		return exitFailed
 	}
-	if p.held != "" {
-		fmt.Fprintln(p.w, p.held)
-		p.held = ""
-	}
-	line := progressLine(e)
-	if e.Kind == agent.EventAssistant {
-		p.held = line
-		return
-	}
-	if line != "" {
-		fmt.Fprintln(p.w, line)
-	}
-}
-
-func progressLine(e agent.Event) string {
-	switch e.Kind {
-	case agent.EventStarted:
-		return fmt.Sprintf("run %s started", e.RunID)
-	case agent.EventToolCall:
-		d := string(e.Decision)
-		if d == "" {
-			d = "malformed"
-		}
-		return fmt.Sprintf("[%d] %s: %s (%s)", e.Iteration, e.Tool, firstLine(e.Summary, 200), d)
-	case agent.EventAsked:
-		return fmt.Sprintf("[%d] asking in Slack: %s — %s", e.Iteration, firstLine(e.Summary, 200), e.Reason)
-	case agent.EventDecided:
-		s := fmt.Sprintf("[%d] %s", e.Iteration, outcomeText(string(e.Outcome)))
-		if e.By != "" {
-			s += " by " + e.By
-		}
-		if e.Reason != "" {
-			s += ": " + e.Reason
-		}
-		return s
-	case agent.EventToolResult:
-		if e.NotPerformed {
-			return fmt.Sprintf("[%d] not performed: %s", e.Iteration, firstLine(e.Text, 200))
-		}
-		if e.IsError {
-			return fmt.Sprintf("[%d] failed: %s", e.Iteration, firstLine(e.Text, 200))
-		}
-		return ""
-	case agent.EventAssistant:
-		if t := strings.TrimSpace(e.Text); t != "" {
-			return fmt.Sprintf("[%d] %s", e.Iteration, firstLine(t, 300))
-		}
-	}
-	return ""
-}
-
-// result prints how the run ended and returns the exit code.
-func (p *progressPrinter) result(res agent.Result) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.held != "" && res.Status != agent.StatusFinished {
-		fmt.Fprintln(p.w, p.held)
-	}
-	switch res.Status {
-	case agent.StatusFinished:
-		fmt.Fprintln(p.w, res.Answer)
-		return exitOK
-	case agent.StatusCancelled:
-		fmt.Fprintf(p.w, "run %s stopped\n", res.RunID)
-	default:
-		msg := "failed"
-		if res.Err != nil {
-			msg += ": " + res.Err.Error()
-		}
-		fmt.Fprintf(p.w, "run %s %s\n", res.RunID, msg)
-	}
-	return exitFailed
-}
-
-func outcomeText(o string) string {
-	if o == "approved_session" {
-		return "approved for session"
-	}
-	return o
-}
-
-// firstLine is s's first line, cut to n runes.
-func firstLine(s string, n int) string {
-	s, _, cut := strings.Cut(s, "\n")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	} else if cut {
-		return s + " …"
-	}
-	return s
+	return exitOK
 }

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
 )
 
@@ -59,16 +62,19 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 
-	// Runs outlive the request that started them but not the process: they
-	// get their own context, cancelled at shutdown after intake stops.
-	runsCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopRuns()
-	ops, err := newChatOps(runsCtx, a)
+	ops, err := newChatOps(ctx, a)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	defer ops.Close()
+	gw, api, err := a.newAPI()
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	// At shutdown the API's waits answer (hooks: deny) before the HTTP
+	// drain closes their connections.
+	context.AfterFunc(ctx, gw.Stop)
 
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var sweeper sync.WaitGroup
@@ -78,14 +84,15 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	})
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", storeName(a))
-	err = a.serveSlack(ctx, slackHandlers{Interaction: ops.Interaction, SlashCommand: ops.SlashCommand, Event: ops.Event}, true, nil)
+	err = a.serveSlack(ctx, slackHandlers{Interaction: ops.Interaction, SlashCommand: ops.SlashCommand, Event: ops.Event, API: api}, true, nil)
 	// Shutdown: intake has stopped (HTTP drained, Socket Mode closed). Stop
 	// the runs; their Asks end cancelled and their messages say so.
-	ops.StopIntake()
-	stopRuns()
-	if !ops.Wait(runDrainTimeout) {
+	dctx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), runDrainTimeout)
+	if ops.Shutdown(dctx) != nil {
 		log.Warn("runs still winding down at shutdown", "timeout", runDrainTimeout)
 	}
+	cancelDrain()
+	gw.Close() // Asks the API still waits on end cancelled
 	stopSweep()
 	sweeper.Wait()
 	if err != nil {
@@ -94,6 +101,35 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	}
 	log.Info("askops stopped")
 	return exitOK
+}
+
+// newChatOps wires chat-ops: its own runner, and run_starters (the
+// approvers when empty).
+func newChatOps(ctx context.Context, a *app) (*chatops.Ops, error) {
+	runner, err := newRunner(a)
+	if err != nil {
+		return nil, err
+	}
+	starters := a.approvers
+	if !a.cfg.Approvals.RunStarters.Empty() {
+		starters, err = slackui.NewApprovers(slackui.ApproversConfig{
+			Users:  a.cfg.Approvals.RunStarters.Users,
+			Groups: a.cfg.Approvals.RunStarters.Usergroups,
+			API:    a.slack,
+			Logger: a.log.With("component", "run_starters"),
+			Now:    a.now,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("approvals.run_starters: %w", err)
+		}
+	}
+	return chatops.New(ctx, chatops.Config{
+		Command: a.cfg.Slack.Command, Mode: policy.Mode(a.cfg.Policy.Mode), SessionTTL: a.cfg.Approvals.SessionTTL.D(),
+		Runner: runner, Approvers: a.approvers, Starters: starters,
+		Sessions: a.sessions, Asks: a.asks, Grants: a.grants,
+		Slack: a.notifier, Clicks: a.interactions, Runs: a.metrics,
+		Redis: a.redis, Logger: a.log.With("component", "chatops"), Now: a.now,
+	})
 }
 
 // sweptCounter counts and logs the Asks a sweep expired before their

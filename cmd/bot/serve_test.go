@@ -204,6 +204,33 @@ func TestRunCommand(t *testing.T) {
 	}
 }
 
+// A relative agent.workspace is taken from the directory bot starts in,
+// created when absent, and the log says where.
+func TestRunCreatesARelativeWorkspace(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	model := fakeopenai.Start(t, fakeopenai.Text("nothing to do"))
+	cfg, _, env := httpModeConfig(t, fake, "agent:\n  workspace: ./work/here\n")
+	env["OPENAI_BASE_URL"] = model.BaseURL()
+	r := waitResult(t, startBot(ctx, t, env, "run", "-config", cfg, "look around"))
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	want := filepath.Join(dir, "work", "here")
+	if fi, err := os.Stat(want); err != nil || !fi.IsDir() {
+		t.Fatalf("the workspace %s was not created: %v", want, err)
+	}
+	if !strings.Contains(r.stderr, "created the agent workspace") || !strings.Contains(r.stderr, want) {
+		t.Errorf("no log line naming the created workspace:\n%s", r.stderr)
+	}
+}
+
 // TestServeMentionOverHTTPOnceDespiteRetries: the Events API URL verification
 // challenge is answered, and a mention redelivered with X-Slack-Retry-Num
 // starts one run whose answer lands in the mention's thread.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,11 +12,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/slackui"
 )
 
@@ -29,6 +28,8 @@ type slackHandlers struct {
 	Interaction  func(ctx context.Context, cb slack.InteractionCallback) (*slack.ViewSubmissionResponse, error)
 	SlashCommand func(ctx context.Context, cmd slack.SlashCommand) any
 	Event        func(ctx context.Context, ev slackevents.EventsAPIEvent)
+	// API is the gateway's Ask API and hook endpoint (serve only).
+	API *gateway.API
 }
 
 // routes lists every HTTP route of the bot in one place.
@@ -43,8 +44,11 @@ func (a *app) routes(h slackHandlers) http.Handler {
 	mux.Handle("GET /readyz", handleReadyz(a.ready))
 	mux.Handle("GET /metrics", a.metrics.Handler())
 	mux.Handle("POST /slack/interactions", signed(slackui.InteractionsHandler(h.interaction(a), a.log)))
-	mux.Handle("POST /slack/commands", signed(handleSlashCommand(h.SlashCommand, a.log)))
-	mux.Handle("POST /slack/events", signed(handleEvents(h.Event)))
+	mux.Handle("POST /slack/commands", signed(slackui.SlashCommandsHandler(h.SlashCommand, a.log)))
+	mux.Handle("POST /slack/events", signed(slackui.EventsHandler(h.Event)))
+	if h.API != nil {
+		h.API.Routes(mux) // /v1/…
+	}
 	return mux
 }
 
@@ -73,154 +77,6 @@ func handleReadyz(r *readiness) http.Handler {
 			return
 		}
 		io.WriteString(w, "ok\n")
-	})
-}
-
-// handleSlashCommand serves POST /slack/commands (already verified): the
-// handler's answer is the immediate (ephemeral or in-channel) reply.
-func handleSlashCommand(fn func(context.Context, slack.SlashCommand) any, log *slog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if fn == nil {
-			http.Error(w, "slash commands are served by bot serve", http.StatusNotFound)
-			return
-		}
-		cmd, err := slack.SlashCommandParse(r)
-		if err != nil {
-			http.Error(w, "malformed slash command", http.StatusBadRequest)
-			return
-		}
-		// The reply must leave within Slack's 3 s; the handler is quick and
-		// starts anything long (a run) in the background.
-		resp := fn(context.WithoutCancel(r.Context()), cmd)
-		if resp == nil {
-			w.WriteHeader(http.StatusOK)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if err := json.NewEncoder(w).Encode(resp); err != nil {
-			log.Warn("slash command reply not sent", "err", err)
-		}
-	})
-}
-
-// eventDedup lets each Events API event through once: Slack redelivers an
-// event it thinks failed (X-Slack-Retry-Num), possibly to another replica,
-// and a redelivered app_mention must not start a second run. With Redis the
-// ids are shared by every replica (SET NX with a TTL); without, they are
-// remembered in memory.
-type eventDedup struct {
-	redis redis.UniversalClient // nil: memory only
-	now   func() time.Time
-	ttl   time.Duration
-	log   *slog.Logger
-
-	mu   sync.Mutex
-	seen map[string]time.Time
-}
-
-func newEventDedup(a *app) *eventDedup {
-	return &eventDedup{redis: a.redis, now: a.now, ttl: time.Hour, log: a.log, seen: map[string]time.Time{}}
-}
-
-// first reports whether the event id is seen for the first time (within the
-// TTL). If Redis cannot say, the event is handled: a lost mention is worse
-// than a rare duplicate run, which still asks before anything risky.
-func (d *eventDedup) first(ctx context.Context, id string) bool {
-	if id == "" {
-		return true
-	}
-	if d.redis != nil {
-		ok, err := d.redis.SetNX(ctx, "askops:event:{"+id+"}", 1, d.ttl).Result()
-		if err == nil {
-			return ok
-		}
-		d.log.Warn("event dedup: redis unavailable, using this replica's memory", "event", id, "err", err)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	now := d.now()
-	for k, at := range d.seen {
-		if now.Sub(at) > d.ttl {
-			delete(d.seen, k)
-		}
-	}
-	if _, dup := d.seen[id]; dup {
-		return false
-	}
-	d.seen[id] = now
-	return true
-}
-
-// once wraps an event handler so each event id is handled once, whichever
-// transport (HTTP or Socket Mode) delivered it.
-func (d *eventDedup) once(fn func(context.Context, slackevents.EventsAPIEvent)) func(context.Context, slackevents.EventsAPIEvent) {
-	if fn == nil {
-		return nil
-	}
-	return func(ctx context.Context, ev slackevents.EventsAPIEvent) {
-		var id string
-		if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok {
-			id = cb.EventID
-		}
-		if !d.first(ctx, id) {
-			d.log.Info("duplicate event delivery ignored", "event", id)
-			return
-		}
-		fn(ctx, ev)
-	}
-}
-
-// onceCommand wraps a slash command handler so each invocation is handled
-// once. A signed request stays valid for five minutes, so a captured
-// `/askops run` could be delivered again (to any replica); its trigger_id,
-// unique per invocation, makes the second delivery start nothing.
-func (d *eventDedup) onceCommand(fn func(context.Context, slack.SlashCommand) any) func(context.Context, slack.SlashCommand) any {
-	if fn == nil {
-		return nil
-	}
-	return func(ctx context.Context, cmd slack.SlashCommand) any {
-		if cmd.TriggerID != "" && !d.first(ctx, "command:"+cmd.TriggerID) {
-			d.log.Warn("duplicate slash command delivery ignored", "user", cmd.UserID, "command", cmd.Command)
-			return nil
-		}
-		return fn(ctx, cmd)
-	}
-}
-
-// handleEvents serves POST /slack/events (already verified): answers the
-// URL verification challenge, acknowledges events at once and handles each
-// event id once, in the background.
-func handleEvents(fn func(context.Context, slackevents.EventsAPIEvent)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, "unreadable body", http.StatusBadRequest)
-			return
-		}
-		ev, err := slackevents.ParseEvent(body, slackevents.OptionNoVerifyToken())
-		if err != nil {
-			http.Error(w, "malformed event", http.StatusBadRequest)
-			return
-		}
-		switch ev.Type {
-		case slackevents.URLVerification:
-			var ch slackevents.ChallengeResponse
-			if err := json.Unmarshal(body, &ch); err != nil {
-				http.Error(w, "malformed challenge", http.StatusBadRequest)
-				return
-			}
-			w.Header().Set("Content-Type", "text/plain")
-			io.WriteString(w, ch.Challenge)
-			return
-		case slackevents.CallbackEvent:
-		default:
-			w.WriteHeader(http.StatusOK)
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-		if fn != nil {
-			go fn(context.WithoutCancel(r.Context()), ev)
-		}
 	})
 }
 
@@ -272,9 +128,6 @@ func (a *app) listen(ctx context.Context, handler http.Handler, ready func(addr 
 func (a *app) serveSlack(ctx context.Context, h slackHandlers, withHTTP bool, ready func(addr string)) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	dedup := newEventDedup(a)
-	h.Event = dedup.once(h.Event)
-	h.SlashCommand = dedup.onceCommand(h.SlashCommand)
 	var wg sync.WaitGroup
 	var errs []error
 	var mu sync.Mutex
@@ -286,6 +139,10 @@ func (a *app) serveSlack(ctx context.Context, h slackHandlers, withHTTP bool, re
 		errs = append(errs, err)
 		mu.Unlock()
 		cancel(err)
+	}
+	health := &slackui.SocketHealth{}
+	if a.cfg.Slack.Mode == "socket" && a.ready != nil {
+		a.ready.socket = health.Err
 	}
 	if withHTTP || a.cfg.Slack.Mode != "socket" {
 		wg.Go(func() { fail(a.listen(ctx, a.routes(h), ready)) })
@@ -300,6 +157,7 @@ func (a *app) serveSlack(ctx context.Context, h slackHandlers, withHTTP bool, re
 				SlashCommand: h.SlashCommand,
 				Event:        h.Event,
 				Logger:       a.log.With("component", "socketmode"),
+				Health:       health,
 			})
 			if ctx.Err() == nil {
 				fail(fmt.Errorf("socket mode: %w", err))

@@ -49,8 +49,22 @@ func askopsRules() []Rule {
 		},
 		{
 			Package:   module + "/console",
-			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", slackGo, goOpenAI},
+			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", module + "/gateway", slackGo, goOpenAI},
 			Why:       "the console is a front door and a notifier: it talks to the stores through its own small interfaces, knows no other channel (Slack's message reaches it as a MessageUpdater), no model, and the round trip only as the notifier it plugs in",
+		},
+		{
+			// chatops may use slack-go (it is Slack chat-ops), the stores and
+			// the agent's public API (Go's internal/ rule keeps it from the
+			// rest); everything below it is its dependency, so the compiler
+			// already refuses a cycle back to it.
+			Package:   module + "/chatops",
+			Forbidden: []string{module + "/internal/fakeslack", module + "/internal/fakeopenai", module + "/internal/redistest"},
+			Why:       "chatops runs in production: its tests use the fakes, its code never links them",
+		},
+		{
+			Package:   module + "/gateway",
+			Forbidden: []string{module + "/slackui", module + "/agent", module + "/sessions", slackGo, goOpenAI},
+			Why:       "the gateway is a front door: it reaches Slack only through the approval core and its own small interfaces (ThreadOpener, MessageUpdater), and knows no model or chat-ops",
 		},
 		{
 			Package:   module + "/...",

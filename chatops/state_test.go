@@ -1,9 +1,8 @@
-package main
+package chatops
 
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +32,6 @@ func (brokenSessions) HandleStops(context.Context, sessions.Stopper) (func(), er
 func (brokenSessions) Stop(context.Context, string, string) (sessions.StopResult, error) {
 	return sessions.StopResult{}, errStoreDown
 }
-func (brokenSessions) Close() error { return nil }
 
 // TestChatOpsFailClosedWhenTheSessionStoreFails: a run whose channel mode
 // cannot be read starts in mode never (its approvers may have said so), and
@@ -41,16 +39,19 @@ func (brokenSessions) Close() error { return nil }
 // the mode; the replies say nothing happened.
 func TestChatOpsFailClosedWhenTheSessionStoreFails(t *testing.T) {
 	ctx := t.Context()
-	cfg := defaultConfig()
-	o := &chatOps{app: &app{cfg: cfg, sessions: brokenSessions{}}, log: slog.New(slog.DiscardHandler)}
+	o := newTestOps(t, testOptions{sessions: brokenSessions{}, noNew: true})
 	if m := o.startMode(ctx, "COPS"); m != policy.ModeNever {
 		t.Errorf("start mode with the store down = %q, want never", m)
 	}
 	if m, err := o.modeFor("COPS")(ctx); err == nil || m != "" {
 		t.Errorf("per-call mode with the store down = %q, %v; want an error", m, err)
 	}
-	if r := o.stop(ctx, "run-1", "U1").(*slashReply); !strings.Contains(r.Text, "Could not pass on the stop request") {
+	if r := o.stop(ctx, "run-1", "U1").(*SlashReply); !strings.Contains(r.Text, "Could not pass on the stop request") {
 		t.Errorf("stop reply with the store down: %q", r.Text)
+	}
+	// New itself refuses: this process could not answer stop requests.
+	if _, err := New(ctx, o.cfg); err == nil || !strings.Contains(err.Error(), "redis.url") {
+		t.Errorf("New with the store down: %v", err)
 	}
 }
 
@@ -59,7 +60,7 @@ func TestChatOpsFailClosedWhenTheSessionStoreFails(t *testing.T) {
 func TestChatOpsModeReadsTheChannel(t *testing.T) {
 	ctx := t.Context()
 	st := sessions.NewMemoryStore(sessions.Options{TTL: time.Hour})
-	o := &chatOps{app: &app{cfg: defaultConfig(), sessions: st}, log: slog.New(slog.DiscardHandler)}
+	o := newTestOps(t, testOptions{sessions: st})
 	if m := o.startMode(ctx, "COPS"); m != "" {
 		t.Errorf("start mode with none set = %q, want the configured one", m)
 	}

@@ -1,0 +1,200 @@
+package chatops
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/agent"
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
+	"github.com/askops/askops/sessions"
+)
+
+// Runner starts and stops agent runs (*agent.Runner).
+type Runner interface {
+	Start(ctx context.Context, spec agent.RunSpec, onEvent func(agent.Event)) *agent.Run
+	Stop(runID string) bool
+}
+
+// People says whether a Slack user is one of a configured set
+// (*slackui.Approvers: the approvers, or the run starters).
+type People interface {
+	MayDecide(ctx context.Context, userID string) (bool, error)
+}
+
+// SessionState is the chat-ops state every process shares: a channel's
+// sessions, its /askops mode, and stop requests for runs wherever they run
+// (package sessions).
+type SessionState interface {
+	Track(ctx context.Context, channel, session string) error
+	Sessions(ctx context.Context, channel string) ([]string, error)
+	SetMode(ctx context.Context, channel string, mode policy.Mode, by string) error
+	Mode(ctx context.Context, channel string) (sessions.ModeSetting, bool, error)
+	HandleStops(ctx context.Context, fn sessions.Stopper) (release func(), err error)
+	Stop(ctx context.Context, runID, by string) (sessions.StopResult, error)
+}
+
+// PendingAsks lists the open Asks (pending.Store).
+type PendingAsks interface {
+	ListPending(ctx context.Context, f pending.Filter) ([]pending.Ask, error)
+}
+
+// Grants lists and revokes grants (grants.Store).
+type Grants interface {
+	List(ctx context.Context, sessionID string) ([]grants.Grant, error)
+	Revoke(ctx context.Context, sessionID, id string) error
+}
+
+// Poster is how chat-ops talks to Slack: slackui.Notifier's paced,
+// retrying calls, so chat-ops' messages share the Asks' per-channel budget
+// and ride out 429s and 5xx like them.
+type Poster interface {
+	PostMessage(ctx context.Context, channel string, opts ...slack.MsgOption) (posted, ts string, err error)
+	UpdateMessage(ctx context.Context, channel, ts string, opts ...slack.MsgOption) error
+	PostEphemeral(ctx context.Context, channel, user string, opts ...slack.MsgOption) error
+}
+
+// AskClicks handles the clicks chat-ops does not own: the Ask buttons and
+// modals (*slackui.Interactions).
+type AskClicks interface {
+	Handle(ctx context.Context, cb slack.InteractionCallback) (*slack.ViewSubmissionResponse, error)
+}
+
+// RunCounter counts runs by how they ended (the bot's metrics).
+type RunCounter interface {
+	RunEnded(state string)
+}
+
+// Config is everything Ops needs; every field but Redis and Logger is
+// required.
+type Config struct {
+	// Command is the slash command's name as users type it (slack.command).
+	Command string
+	// Mode is the configured policy mode (policy.mode), shown when a
+	// channel has none of its own.
+	Mode policy.Mode
+	// SessionTTL is how long a session lives without a run (approvals.session_ttl).
+	SessionTTL time.Duration
+
+	Runner    Runner
+	Approvers People
+	// Starters may start runs; the approvers when run_starters is empty.
+	Starters People
+	Sessions SessionState
+	Asks     PendingAsks
+	Grants   Grants
+	Slack    Poster
+	Clicks   AskClicks
+	Runs     RunCounter
+	// Redis shares event dedup with every replica; nil: this process's
+	// memory (and, since the stores are then in memory too, no replicas).
+	Redis  redis.UniversalClient
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Ops is chat-ops for one serve process. Its handlers are safe for
+// concurrent use; Shutdown ends it.
+type Ops struct {
+	cfg   Config
+	log   *slog.Logger
+	dedup *dedup
+
+	runsCtx  context.Context
+	stopRuns context.CancelFunc
+	// releaseStops ends this process's answers to /askops stop requests.
+	releaseStops func()
+
+	mu     sync.Mutex
+	closed bool
+	work   sync.WaitGroup // runs and background replies
+}
+
+// New builds Ops and starts answering stop requests for its runs (an
+// /askops stop on any replica reaches them).
+func New(ctx context.Context, cfg Config) (*Ops, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	o := &Ops{cfg: cfg, log: cfg.Logger}
+	o.dedup = newDedup(cfg.Redis, cfg.Now, cfg.Logger)
+	// Runs outlive the request that started them but not the process: they
+	// get their own context, cancelled by Shutdown after intake stops.
+	o.runsCtx, o.stopRuns = context.WithCancel(context.WithoutCancel(ctx))
+	var err error
+	release, err := cfg.Sessions.HandleStops(o.runsCtx, StopperFor(cfg.Runner, o.log))
+	if err != nil {
+		o.stopRuns()
+		return nil, fmt.Errorf("redis.url: %w", err)
+	}
+	o.releaseStops = sync.OnceFunc(release) // Shutdown may be called again
+	return o, nil
+}
+
+// StopperFor answers stop requests for runner's runs.
+func StopperFor(runner interface{ Stop(runID string) bool }, log *slog.Logger) func(runID, by string) bool {
+	return func(runID, by string) bool {
+		if !runner.Stop(runID) {
+			return false
+		}
+		log.Info("run stop requested", "run", runID, "by", by)
+		return true
+	}
+}
+
+// ErrDrainCut means Shutdown's context ended before every run and reply did.
+var ErrDrainCut = errors.New("chatops: runs still winding down at shutdown")
+
+// Shutdown refuses new runs, stops the running ones (their Asks end
+// cancelled and their messages say so) and waits until every goroutine Ops
+// started has ended or ctx ends, whichever is first; then it stops
+// answering stop requests. Call it after the transports stopped taking
+// Slack's traffic.
+func (o *Ops) Shutdown(ctx context.Context) error {
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
+	o.stopRuns()
+	defer o.releaseStops()
+	done := make(chan struct{})
+	go func() { o.work.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ErrDrainCut
+	}
+}
+
+// goTracked starts fn as owned work unless Shutdown has begun. The check
+// and the Add happen under the lock Shutdown takes, so its Wait never races
+// an Add.
+func (o *Ops) goTracked(fn func()) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return false
+	}
+	o.work.Go(fn)
+	return true
+}
+
+// NewRunID is a fresh run id.
+func NewRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "run-" + hex.EncodeToString(b[:])
+}

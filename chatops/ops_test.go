@@ -1,0 +1,302 @@
+package chatops
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"go.uber.org/goleak"
+
+	"github.com/askops/askops/agent"
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/fakeopenai"
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
+	"github.com/askops/askops/sessions"
+	"github.com/askops/askops/slackui"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+	)
+}
+
+const (
+	approverID = "UAPPROVER1"
+	starterID  = "USTARTER1"
+	nobodyID   = "UNOBODY99"
+)
+
+// people is a fixed set of users.
+type people []string
+
+func (p people) MayDecide(_ context.Context, user string) (bool, error) {
+	for _, u := range p {
+		if u == user {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// gate is an agent Approver that holds every Ask until released: with
+// honourCtx false it ignores cancellation, as a stuck call would.
+type gate struct {
+	honourCtx bool
+	asked     chan struct{}
+	release   chan struct{}
+	once      sync.Once
+}
+
+func newGate(honourCtx bool) *gate {
+	return &gate{honourCtx: honourCtx, asked: make(chan struct{}, 16), release: make(chan struct{})}
+}
+
+func (g *gate) Approve(ctx context.Context, r agent.Request) agent.Decision {
+	g.asked <- struct{}{}
+	if g.honourCtx {
+		select {
+		case <-ctx.Done():
+			return agent.Decision{Outcome: agent.Cancelled}
+		case <-g.release:
+		}
+	} else {
+		<-g.release
+	}
+	return agent.Decision{Outcome: agent.Denied, By: approverID}
+}
+
+func (g *gate) open() { g.once.Do(func() { close(g.release) }) }
+
+type noRuns struct{}
+
+func (noRuns) RunEnded(string) {}
+
+type testOptions struct {
+	sessions SessionState
+	replies  []fakeopenai.Reply
+	approver agent.Approver
+	noNew    bool // build Ops without New (no stop handling): for a broken store
+}
+
+type testOps struct {
+	*Ops
+	fake   *fakeslack.Server
+	asks   pending.Store
+	grants grants.Store
+}
+
+// newTestOps builds Ops on fakeslack (the real slack-go client and
+// slackui's Notifier as the poster), in-memory stores and a real agent
+// runner talking to fakeopenai. No server is started.
+func newTestOps(t *testing.T, o testOptions) *testOps {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
+	notifier := slackui.NewNotifier(api, slackui.NotifierConfig{ApprovalChannel: "CAPPROVALS", PerChannelInterval: time.Millisecond, RetryBackoff: time.Millisecond})
+	asks := pending.NewMemoryStore(pending.Options{Logger: log})
+	t.Cleanup(func() { asks.Close() })
+	gs := grants.NewMemoryStore(grants.Options{})
+	if o.sessions == nil {
+		o.sessions = sessions.NewMemoryStore(sessions.Options{TTL: time.Hour})
+	}
+	if o.approver == nil {
+		o.approver = newGate(true)
+	}
+	model := fakeopenai.Start(t, o.replies...)
+	engine, err := policy.New(policy.Config{Grants: gs, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, err := agent.NewRunner(agent.Config{
+		Model: agent.NewModel(model.BaseURL(), "", model.Client(), agent.RetryOptions{}), ModelName: "fake",
+		Workspace: t.TempDir(), Policy: engine, Approver: o.approver, Logger: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		Command: "/askops", Mode: policy.ModeAsk, SessionTTL: 12 * time.Hour,
+		Runner: runner, Approvers: people{approverID}, Starters: people{approverID, starterID},
+		Sessions: o.sessions, Asks: asks, Grants: gs, Slack: notifier,
+		Clicks: slackui.NewInteractions(slackui.InteractionsConfig{Asks: asks, Notifier: notifier, Approvers: nil, API: api, Logger: log}),
+		Runs:   noRuns{}, Logger: log,
+	}
+	t.Cleanup(func() { _ = cfg.Clicks.(*slackui.Interactions).Close() })
+	var ops *Ops
+	if o.noNew {
+		ops = &Ops{cfg: cfg, log: log, dedup: newDedup(nil, time.Now, log)}
+	} else {
+		ops, err = New(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ops.Shutdown(context.Background()) })
+	}
+	return &testOps{Ops: ops, fake: fake, asks: asks, grants: gs}
+}
+
+func (o *testOps) slash(t *testing.T, channel, user, text string) *SlashReply {
+	t.Helper()
+	r, _ := o.SlashCommand(t.Context(), slack.SlashCommand{Command: "/askops", Text: text, UserID: user, ChannelID: channel, TeamDomain: "fake-askops"}).(*SlashReply)
+	if r == nil {
+		t.Fatalf("/askops %s: no reply", text)
+	}
+	return r
+}
+
+func bashCall(id, command string) fakeopenai.Reply {
+	return fakeopenai.Call(fakeopenai.ToolCall{ID: id, Name: "bash", Arguments: `{"command":"` + command + `"}`})
+}
+
+// Who may do what, answered without a server: strangers are refused every
+// listing, stop and mode; run starters may list and stop but not set the
+// mode; the help and unknown subcommands answer anyone.
+func TestPermissions(t *testing.T) {
+	o := newTestOps(t, testOptions{})
+	for _, tc := range []struct {
+		user, text, want string
+	}{
+		{nobodyID, "run echo", "may not start runs"},
+		{nobodyID, "pending", "only approvers and run starters"},
+		{nobodyID, "grants", "only approvers and run starters"},
+		{nobodyID, "stop run-1", "only approvers and run starters"},
+		{nobodyID, "mode never", "only approvers may change the mode"},
+		{starterID, "mode never", "only approvers may change the mode"},
+		{starterID, "pending", "No open Asks in this channel."},
+		{starterID, "grants", "No session grants for runs started in this channel."},
+		{approverID, "grants", "no standing grants"},
+		{starterID, "stop run-1", "No live run `run-1` here."},
+		{approverID, "mode full", "mode full is set in the config only"},
+		{approverID, "mode", "configured mode `ask`"},
+		{nobodyID, "help", "/askops run TASK"},
+		{nobodyID, "frobnicate", "Unknown subcommand"},
+	} {
+		if r := o.slash(t, "COPS", tc.user, tc.text); !strings.Contains(r.Text, tc.want) || r.ResponseType != "ephemeral" {
+			t.Errorf("%s: /askops %s = %+v, want %q", tc.user, tc.text, r, tc.want)
+		}
+	}
+	if r := o.slash(t, "COPS", approverID, "mode never"); !strings.Contains(r.Text, "now use mode `never`") || !strings.Contains(r.Text, "after 12h") {
+		t.Errorf("mode never: %q", r.Text)
+	}
+	if r := o.slash(t, "COPS", starterID, "mode"); !strings.Contains(r.Text, "mode `never`, set by <@"+approverID+">") {
+		t.Errorf("mode: %q", r.Text)
+	}
+	if len(o.fake.Calls("chat.postMessage")) != 0 {
+		t.Error("a refused command posted to Slack")
+	}
+}
+
+// A slash command delivered twice (same trigger_id) is answered once; an
+// event redelivered is handled once.
+func TestDeliveredTwiceHandledOnce(t *testing.T) {
+	o := newTestOps(t, testOptions{})
+	cmd := slack.SlashCommand{Command: "/askops", Text: "help", UserID: nobodyID, ChannelID: "COPS", TriggerID: "T1"}
+	if o.SlashCommand(t.Context(), cmd) == nil {
+		t.Fatal("first delivery unanswered")
+	}
+	if r := o.SlashCommand(t.Context(), cmd); r != nil {
+		t.Fatalf("second delivery answered: %+v", r)
+	}
+	ev := slackevents.EventsAPIEvent{
+		Data:       &slackevents.EventsAPICallbackEvent{EventID: "Ev1"},
+		InnerEvent: slackevents.EventsAPIInnerEvent{Data: &slackevents.AppMentionEvent{User: nobodyID, Channel: "COPS", Text: "<@UBOT> help", TimeStamp: "1.000001"}},
+	}
+	o.Event(t.Context(), ev)
+	o.Event(t.Context(), ev)
+	if n := len(o.fake.Calls("chat.postEphemeral")); n != 1 {
+		t.Fatalf("%d replies to one mention delivered twice", n)
+	}
+}
+
+// A mention starts a run in its thread: the status message (a reply in the
+// thread) is kept up to date through the poster, and the answer follows.
+// A 429 on the status post is waited out, not lost.
+func TestMentionRunsInThreadWithStatus(t *testing.T) {
+	o := newTestOps(t, testOptions{replies: []fakeopenai.Reply{
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "list_files", Arguments: `{"path":"."}`}),
+		fakeopenai.Text("all done"),
+	}})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	o.fake.FailNext("chat.postMessage", 1, fakeslack.FailMode{Status: 429, RetryAfter: time.Millisecond})
+	o.Event(ctx, slackevents.EventsAPIEvent{
+		Data:       &slackevents.EventsAPICallbackEvent{EventID: "Ev2"},
+		InnerEvent: slackevents.EventsAPIInnerEvent{Data: &slackevents.AppMentionEvent{User: starterID, Channel: "COPS", Text: "<@UBOT> look around", TimeStamp: "5.000001"}},
+	})
+	answer, err := o.fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return c.OK() && strings.Contains(c.Text, "all done") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer.ThreadTS != "5.000001" {
+		t.Errorf("answer in thread %q, want the mention's", answer.ThreadTS)
+	}
+	if _, err := o.fake.WaitForCall(ctx, "chat.update", func(c fakeslack.Call) bool {
+		return strings.Contains(c.Text, "_finished_") && strings.Contains(c.Text, "1 tool call(s)") && strings.Contains(c.Text, "list_files")
+	}); err != nil {
+		t.Fatalf("status never showed the finished run: %v", err)
+	}
+	if err := o.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Shutdown stops the runs (an Ask waiting ends cancelled, the status says
+// stopped, the thread is told) and waits for them; a run that ignores its
+// cancellation is waited for only as long as Shutdown's context allows,
+// and a later Shutdown still collects it. Intake is closed meanwhile.
+func TestShutdownDrainsRuns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+
+	t.Run("cancelled runs end", func(t *testing.T) {
+		g := newGate(true)
+		o := newTestOps(t, testOptions{approver: g, replies: []fakeopenai.Reply{bashCall("c1", "touch a.txt")}})
+		o.slash(t, "COPS", approverID, "run touch a")
+		<-g.asked
+		if err := o.Shutdown(ctx); err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
+		// Everything the run does is done by the time Shutdown returns.
+		if !hasCall(o.fake, "chat.update", "_stopped_") || !hasCall(o.fake, "chat.postMessage", "was stopped") {
+			t.Errorf("after Shutdown: status %v, answer %v", hasCall(o.fake, "chat.update", "_stopped_"), hasCall(o.fake, "chat.postMessage", "was stopped"))
+		}
+		if r := o.slash(t, "COPS", approverID, "run again"); !strings.Contains(r.Text, "shutting down") {
+			t.Errorf("run after Shutdown: %q", r.Text)
+		}
+	})
+
+	t.Run("a stuck run bounds the wait", func(t *testing.T) {
+		g := newGate(false)
+		o := newTestOps(t, testOptions{approver: g, replies: []fakeopenai.Reply{bashCall("c1", "touch b.txt"), fakeopenai.Text("denied, fine")}})
+		o.slash(t, "COPS", approverID, "run touch b")
+		<-g.asked
+		short, cancelShort := context.WithCancel(ctx)
+		cancelShort() // the bound has passed
+		if err := o.Shutdown(short); err != ErrDrainCut {
+			t.Fatalf("Shutdown with a stuck run = %v, want ErrDrainCut", err)
+		}
+		g.open()
+		if err := o.Shutdown(ctx); err != nil {
+			t.Fatalf("second Shutdown: %v", err)
+		}
+	})
+}
+
+func hasCall(fake *fakeslack.Server, method, text string) bool {
+	for _, c := range fake.Calls(method) {
+		if c.OK() && strings.Contains(c.Text, text) {
+			return true
+		}
+	}
+	return false
+}

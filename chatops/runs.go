@@ -1,0 +1,150 @@
+package chatops
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+
+	"github.com/askops/askops/agent"
+	"github.com/askops/askops/policy"
+	"github.com/askops/askops/slackui"
+)
+
+var mentionRe = regexp.MustCompile(`<@[A-Z0-9]+(\|[^>]*)?>`)
+
+// Event handles Events API events: an app_mention starts a run in the
+// mention's thread (a reply to it when it is not in a thread yet). Each
+// event id is handled once, whichever transport or replica Slack delivered
+// it to, however often it retried.
+func (o *Ops) Event(ctx context.Context, ev slackevents.EventsAPIEvent) {
+	var eventID string
+	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok {
+		eventID = cb.EventID
+	}
+	if !o.dedup.first(ctx, eventID) {
+		o.log.Info("duplicate event delivery ignored", "event", eventID)
+		return
+	}
+	m, ok := ev.InnerEvent.Data.(*slackevents.AppMentionEvent)
+	if !ok || m.BotID != "" {
+		return // not a mention, or a bot (never let bots start runs)
+	}
+	task := strings.TrimSpace(mentionRe.ReplaceAllString(m.Text, ""))
+	thread := m.ThreadTimeStamp
+	if thread == "" {
+		thread = m.TimeStamp
+	}
+	say := func(text string) {
+		if err := o.cfg.Slack.PostEphemeral(ctx, m.Channel, m.User, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread)); err != nil {
+			o.log.Warn("ephemeral reply failed", "err", err)
+		}
+	}
+	if task == "" || strings.EqualFold(task, "help") {
+		say(o.help())
+		return
+	}
+	if ok, err := o.cfg.Starters.MayDecide(ctx, m.User); !ok {
+		o.log.Info("run refused: not a run starter", "user", m.User, "err", err)
+		say("Sorry, you may not start runs here; ask an askops admin to add you to approvals.run_starters.")
+		return
+	}
+	if !o.goTracked(func() { o.startRun(m.Channel, thread, m.User, task) }) {
+		say("askops is shutting down; try again in a moment.")
+	}
+}
+
+// startRun runs task for user in channel. With thread empty the run's status
+// message starts a new thread; otherwise it is a reply in thread. The thread
+// is the run's session: its grants and Asks stay there.
+func (o *Ops) startRun(channel, thread, user, task string) {
+	ctx := o.runsCtx
+	id := NewRunID()
+	st := &runStatus{id: id, user: user, task: task, state: "starting"}
+	opts := []slack.MsgOption{slack.MsgOptionText(st.text(), false)}
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	_, statusTS, err := o.cfg.Slack.PostMessage(pctx, channel, opts...)
+	cancel()
+	if err != nil {
+		o.log.Error("could not post run status; run not started", "channel", channel, "user", user, "err", err)
+		o.cfg.Runs.RunEnded("failed")
+		return
+	}
+	if thread == "" {
+		thread = statusTS
+	}
+	spec := agent.RunSpec{
+		ID: id, SessionID: channel + "/" + thread, StartedBy: user, Label: "askops in channel " + channel,
+		Task: task, Mode: o.startMode(ctx, channel), ModeFor: o.modeFor(channel), ReplyChannel: channel, ReplyThreadTS: thread,
+	}
+	if err := o.cfg.Sessions.Track(ctx, channel, spec.SessionID); err != nil {
+		// The run is still judged by the policy; only /askops grants will not list its session.
+		o.log.Warn("could not record the run's session for /askops grants", "run", id, "session", spec.SessionID, "err", err)
+	}
+	up := newStatusUpdater(o.cfg.Slack, channel, statusTS, st, o.log)
+	o.log.Info("run started", "run", id, "session", spec.SessionID, "by", user)
+	run := o.cfg.Runner.Start(ctx, spec, up.event)
+	res := run.Wait()
+	up.finish(res)
+	o.cfg.Runs.RunEnded(string(res.Status))
+	o.log.Info("run ended", "run", id, "status", res.Status, "iterations", res.Iterations, "err", res.Err)
+
+	// The answer is a reply in the thread, so it notifies the thread. It
+	// is the model's text, which a prompt injection may have written: it
+	// goes out inert and redacted like everything else.
+	var text string
+	switch res.Status {
+	case agent.StatusFinished:
+		text = slackui.Text(res.Answer, slackui.MaxPostText)
+	case agent.StatusCancelled:
+		text = fmt.Sprintf("Run `%s` was stopped.", slackui.Text(id, 100))
+	default:
+		text = fmt.Sprintf("Run `%s` failed: %s", slackui.Text(id, 100), slackui.Text(fmt.Sprint(res.Err), 3000))
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	if _, _, err := o.cfg.Slack.PostMessage(actx, channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread)); err != nil {
+		o.log.Warn("could not post run answer", "run", id, "err", err)
+	}
+}
+
+// startMode is the mode a run in channel starts with: the channel's, or
+// the configured one when none is set (""). A failed read starts it in mode
+// never: the channel's approvers may have said so.
+func (o *Ops) startMode(ctx context.Context, channel string) policy.Mode {
+	rctx, cancel := context.WithTimeout(ctx, modeReadTimeout)
+	defer cancel()
+	ms, ok, err := o.cfg.Sessions.Mode(rctx, channel)
+	switch {
+	case err != nil:
+		o.log.Warn("could not read the channel's mode; the run starts in mode never", "channel", channel, "err", err)
+		return policy.ModeNever
+	case !ok:
+		return ""
+	}
+	return ms.Mode
+}
+
+// modeFor is what a run in channel reads before each call: the channel's
+// mode as /askops mode sets it, on any replica.
+func (o *Ops) modeFor(channel string) func(context.Context) (policy.Mode, error) {
+	return func(ctx context.Context) (policy.Mode, error) {
+		rctx, cancel := context.WithTimeout(ctx, modeReadTimeout)
+		defer cancel()
+		ms, ok, err := o.cfg.Sessions.Mode(rctx, channel)
+		if err != nil || !ok {
+			return "", err
+		}
+		return ms.Mode, nil
+	}
+}
+
+// modeReadTimeout bounds one read of a channel's mode.
+const modeReadTimeout = 2 * time.Second

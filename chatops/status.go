@@ -1,0 +1,161 @@
+package chatops
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/agent"
+	"github.com/askops/askops/slackui"
+)
+
+// runStatus is what the status message shows.
+type runStatus struct {
+	id, user, task string
+	state          string // starting, running, waiting for approval, finished, failed, stopped
+	step           int
+	calls          int
+	last           string
+}
+
+func (s *runStatus) text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*Run* `%s` by %s: %s\n", slackui.Text(s.id, 100), slackui.Person(s.user), slackui.Text(headLine(s.task), 300))
+	fmt.Fprintf(&b, "_%s_ · step %d · %d tool call(s)", s.state, s.step, s.calls)
+	if s.last != "" {
+		fmt.Fprintf(&b, "\nlast: %s", s.last)
+	}
+	return b.String()
+}
+
+// statusUpdater edits the run's status message as events arrive, at most
+// about once a second (Slack's chat.update limit), the last state always.
+type statusUpdater struct {
+	api     Poster
+	channel string
+	ts      string
+	log     *slog.Logger
+
+	mu    sync.Mutex
+	st    *runStatus
+	dirty chan struct{}
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newStatusUpdater(api Poster, channel, ts string, st *runStatus, log *slog.Logger) *statusUpdater {
+	u := &statusUpdater{api: api, channel: channel, ts: ts, st: st, log: log, dirty: make(chan struct{}, 1), done: make(chan struct{})}
+	u.wg.Go(u.loop)
+	return u
+}
+
+func (u *statusUpdater) event(e agent.Event) {
+	u.mu.Lock()
+	s := u.st
+	if e.Iteration > s.step {
+		s.step = e.Iteration
+	}
+	switch e.Kind {
+	case agent.EventStarted:
+		s.state = "running"
+	case agent.EventToolCall:
+		s.calls++
+		s.state = "running"
+		s.last = fmt.Sprintf("`%s` %s", slackui.Text(e.Tool, 60), slackui.Text(headLine(e.Summary), 120))
+	case agent.EventAsked:
+		s.state = "waiting for approval"
+	case agent.EventDecided:
+		s.state = "running"
+		s.last += " → " + slackui.Text(outcomeText(string(e.Outcome)), 40)
+	}
+	u.mu.Unlock()
+	select {
+	case u.dirty <- struct{}{}:
+	default:
+	}
+}
+
+func (u *statusUpdater) finish(res agent.Result) {
+	u.mu.Lock()
+	switch res.Status {
+	case agent.StatusFinished:
+		u.st.state = "finished"
+	case agent.StatusCancelled:
+		u.st.state = "stopped"
+	default:
+		u.st.state = "failed"
+	}
+	if res.Iterations > u.st.step {
+		u.st.step = res.Iterations
+	}
+	u.mu.Unlock()
+	close(u.done)
+	u.wg.Wait()
+}
+
+func (u *statusUpdater) loop() {
+	for {
+		select {
+		case <-u.dirty:
+			u.update()
+			select { // pace the edits
+			case <-time.After(time.Second):
+			case <-u.done:
+			}
+		case <-u.done:
+			u.update()
+			return
+		}
+	}
+}
+
+func (u *statusUpdater) update() {
+	u.mu.Lock()
+	text := u.st.text()
+	u.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := u.api.UpdateMessage(ctx, u.channel, u.ts, slack.MsgOptionText(text, false)); err != nil {
+		u.log.Warn("could not update run status", "run", u.st.id, "err", err)
+	}
+}
+
+// headLine is s's first line, marked when more follows. It is not cut:
+// slackui.Text cuts after redacting, so a secret is never cut into a piece
+// the redaction no longer recognises.
+func headLine(s string) string {
+	if line, _, more := strings.Cut(s, "\n"); more {
+		return line + " …"
+	}
+	return s
+}
+
+// messageLink is the permalink of a message, built only from parts that
+// look like what Slack sends (a team domain, a channel id, a message ts),
+// so nothing stored or typed can turn it into markup.
+func messageLink(domain, channel, ts string) (string, bool) {
+	if !teamDomainRe.MatchString(domain) || !channelIDRe.MatchString(channel) || !messageTSRe.MatchString(ts) {
+		return "", false
+	}
+	return fmt.Sprintf("https://%s.slack.com/archives/%s/p%s", domain, channel, strings.ReplaceAll(ts, ".", "")), true
+}
+
+var (
+	teamDomainRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	channelIDRe  = regexp.MustCompile(`^[CGD][A-Z0-9]{2,20}$`)
+	messageTSRe  = regexp.MustCompile(`^[0-9]{1,12}\.[0-9]{1,9}$`)
+)
+
+// outcomeText is an outcome as people read it.
+func outcomeText(o string) string {
+	if o == "approved_session" {
+		return "approved for session"
+	}
+	return o
+}

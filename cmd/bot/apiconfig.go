@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/askops/askops/gateway"
+)
+
+// APIConfig is the gateway's HTTP API (api: in the file): who may call it.
+type APIConfig struct {
+	Tokens []APIToken `yaml:"tokens"`
+}
+
+// APIToken is one bearer token: its value in the file (token) or, better,
+// in an environment variable (token_env), and what it may do.
+type APIToken struct {
+	Name     string   `yaml:"name"`
+	Token    Secret   `yaml:"token"`
+	TokenEnv string   `yaml:"token_env"`
+	Scopes   []string `yaml:"scopes"`
+
+	// fromEnv is token_env's value, read when the file is loaded.
+	fromEnv Secret
+}
+
+// resolveEnv reads every token_env.
+func (c *APIConfig) resolveEnv(getenv func(string) string) {
+	for i := range c.Tokens {
+		if e := c.Tokens[i].TokenEnv; e != "" {
+			c.Tokens[i].fromEnv = Secret(getenv(e))
+		}
+	}
+}
+
+// value is the token's secret, wherever it came from.
+func (t APIToken) value() Secret {
+	if t.TokenEnv != "" {
+		return t.fromEnv
+	}
+	return t.Token
+}
+
+// problems checks every api.tokens entry (never printing a value). Only
+// serve (and check-config) need the tokens' values: other commands do not
+// serve the API, so an unset token_env does not stop them.
+func (c APIConfig) problems(cmd command) Problems {
+	serves := cmd == cmdServe || cmd == cmdCheckConfig
+	var ps Problems
+	add := func(key, format string, args ...any) {
+		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	names := map[string]int{}
+	values := map[Secret]int{}
+	for i, t := range c.Tokens {
+		key := fmt.Sprintf("api.tokens[%d]", i)
+		switch {
+		case t.Name == "":
+			add(key+".name", "required: who holds the token (shown as the decider and in logs)")
+		case strings.ContainsAny(t.Name, " \t\n"):
+			add(key+".name", "want a name without spaces, got %q", t.Name)
+		default:
+			if j, dup := names[t.Name]; dup {
+				add(key+".name", "%q is also api.tokens[%d]'s name", t.Name, j)
+			}
+			names[t.Name] = i
+		}
+		switch {
+		case t.Token != "" && t.TokenEnv != "":
+			add(key, "set token or token_env, not both")
+		case t.Token == "" && t.TokenEnv == "":
+			add(key+".token_env", "required (or token): the variable holding the token")
+		case t.TokenEnv != "" && t.fromEnv == "" && serves:
+			add(key+".token_env", "%s is not set", t.TokenEnv)
+		}
+		if v := t.value(); v != "" {
+			if j, dup := values[v]; dup {
+				add(key, "the same token as api.tokens[%d]: give each holder its own", j)
+			}
+			values[v] = i
+		}
+		if len(t.Scopes) == 0 {
+			add(key+".scopes", "required: ask, decide or both")
+		}
+		for j, s := range t.Scopes {
+			if s != string(gateway.ScopeAsk) && s != string(gateway.ScopeDecide) {
+				add(fmt.Sprintf("%s.scopes[%d]", key, j), "unknown scope %q (want ask or decide)", s)
+			}
+		}
+	}
+	return ps
+}
+
+// tokens is the gateway's view of the (validated) entries.
+func (c APIConfig) tokens() (*gateway.Tokens, error) {
+	cfgs := make([]gateway.TokenConfig, len(c.Tokens))
+	for i, t := range c.Tokens {
+		cfgs[i] = gateway.TokenConfig{Name: t.Name, Value: t.value().Reveal(), Scopes: t.Scopes}
+	}
+	return gateway.NewTokens(cfgs)
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/pending"
+)
+
+// cmdHookMain is `bot hook claude|codex`: one Claude Code or Codex hook
+// event on stdin, the decision on stdout. It always exits 0 with an answer
+// (a deny when anything fails: both agents let a call through on other exit
+// codes), except 2 for input it cannot read (which blocks the call too).
+//
+//	bot hook claude -url http://askops:8080 -token-env ASKOPS_TOKEN
+//	bot hook codex -config askops.yaml
+func cmdHookMain(ctx context.Context, env *environment, args []string) int {
+	if len(args) == 0 || (args[0] != "claude" && args[0] != "codex") {
+		fmt.Fprintln(env.stderr, "usage: bot hook claude|codex [-url URL -token-env NAME | -config FILE] [-timeout D]")
+		return gateway.HookExitUnreadable
+	}
+	agent := gateway.AgentClaude
+	if args[0] == "codex" {
+		agent = gateway.AgentCodex
+	}
+	fs := flagSet("hook "+args[0], env.stderr, "[-url URL -token-env NAME | -config FILE] [-timeout D] < EVENT.json")
+	gf := gatewayFlags(fs)
+	if code, ok := parseFlags(fs, args[1:]); !ok {
+		return code
+	}
+	settler, by, closeFn, err := gf.settler(ctx, env, agent)
+	if err != nil {
+		// Still read the event, so the answer names the right event.
+		return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, failing{reason: err.Error()})
+	}
+	defer closeFn()
+	return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, withTimeout{next: settler, timeout: *gf.timeout})
+}
+
+// gatewayCLI is the flags bot hook and bot mcp share: where askops is.
+type gatewayCLI struct {
+	url, tokenEnv, config *string
+	timeout               *time.Duration
+}
+
+func gatewayFlags(fs *flag.FlagSet) gatewayCLI {
+	return gatewayCLI{
+		url:      fs.String("url", "", "a bot serve's URL (default $ASKOPS_URL)"),
+		tokenEnv: fs.String("token-env", "ASKOPS_TOKEN", "the environment variable holding the API token (scope ask)"),
+		config:   fs.String("config", "", "use the config's store and Slack directly instead of a serve"),
+		timeout:  fs.Duration("timeout", 0, "how long a human has to decide (default and maximum approvals.timeout);\nkeep it below the agent's hook timeout"),
+	}
+}
+
+// settler is the Settler the flags name: a serve's API (-url), or this
+// process on the config's stores (-config). by is who asks.
+func (g gatewayCLI) settler(ctx context.Context, env *environment, agent string) (s gateway.Settler, by string, closeFn func(), err error) {
+	by = env.getenv("USER")
+	if host, _ := os.Hostname(); host != "" && by != "" {
+		by += "@" + host
+	}
+	if *g.config != "" {
+		cfg, ps := loadConfigFile(*g.config, env.getenv, cmdAsk)
+		if len(ps) > 0 {
+			for _, p := range ps {
+				fmt.Fprintf(env.stderr, "config: %s\n", p)
+			}
+			return nil, by, nil, fmt.Errorf("the askops config %s is invalid", *g.config)
+		}
+		log := newLogger(cfg.Log, env.stderr)
+		a, err := newApp(ctx, cfg, log, NewMetrics(), appOptions{})
+		if err != nil {
+			return nil, by, nil, err
+		}
+		stop, err := a.takeClicks(ctx)
+		if err != nil {
+			a.Close()
+			return nil, by, nil, err
+		}
+		gw, err := a.newGateway()
+		if err != nil {
+			stop()
+			a.Close()
+			return nil, by, nil, err
+		}
+		return gw, by, func() { gw.Close(); stop(); a.Close() }, nil
+	}
+	u := *g.url
+	if u == "" {
+		u = env.getenv("ASKOPS_URL")
+	}
+	if u == "" {
+		return nil, by, nil, fmt.Errorf("no askops to ask: set -url or ASKOPS_URL (or -config)")
+	}
+	token := env.getenv(*g.tokenEnv)
+	if token == "" {
+		return nil, by, nil, fmt.Errorf("no API token: %s is not set", *g.tokenEnv)
+	}
+	return &gateway.Client{BaseURL: u, Token: token}, by, func() {}, nil
+}
+
+// failing is the Settler of a hook that could not reach askops at all.
+type failing struct{ reason string }
+
+func (f failing) Settle(context.Context, gateway.Call) pending.Ask {
+	return pending.Ask{Status: pending.Status(pending.Unavailable), DecidedBy: "askops", DecisionReason: f.reason}
+}
+
+// withTimeout sets the -timeout on every Call.
+type withTimeout struct {
+	next    gateway.Settler
+	timeout time.Duration
+}
+
+func (w withTimeout) Settle(ctx context.Context, c gateway.Call) pending.Ask {
+	if c.Timeout == 0 {
+		c.Timeout = w.timeout
+	}
+	return w.next.Settle(ctx, c)
+}
+
+// nopWriteCloser lets the MCP transport write to stdout without closing it.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

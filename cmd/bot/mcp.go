@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/askops/askops/gateway"
+)
+
+// cmdMCPMain is `bot mcp`: an MCP server on stdio with one tool,
+// approval_prompt, for `claude -p --permission-prompt-tool
+// mcp__askops__approval_prompt`. Claude Code starts one server per
+// session, so the server's calls are one askops session (-session, or a
+// new id per process).
+func cmdMCPMain(ctx context.Context, env *environment, args []string) int {
+	fs := flagSet("mcp", env.stderr, "[-url URL -token-env NAME | -config FILE] [-session ID] [-timeout D]")
+	gf := gatewayFlags(fs)
+	session := fs.String("session", "", "the session id its calls share (default: a new one per server)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	cwd, _ := os.Getwd()
+	sess := gateway.MCPSession{ID: *session, Cwd: cwd, Agent: gateway.AgentClaude}
+	if sess.ID == "" {
+		sess.ID = "mcp-" + randomID()
+	}
+	var s gateway.Settler
+	settler, by, closeFn, err := gf.settler(ctx, env, gateway.AgentClaude)
+	if err != nil {
+		// Serve anyway and deny every call with the reason: a server that
+		// fails to start leaves Claude Code to decide on its own.
+		fmt.Fprintf(env.stderr, "bot mcp: %v (every call will be denied)\n", err)
+		s = failing{reason: err.Error()}
+	} else {
+		defer closeFn()
+		s = withTimeout{next: settler, timeout: *gf.timeout}
+	}
+	sess.By = by
+	srv := gateway.NewMCPServer(s, sess, version)
+	t := &mcp.IOTransport{Reader: io.NopCloser(env.stdin), Writer: nopWriteCloser{env.stdout}}
+	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(env.stderr, "bot mcp: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}

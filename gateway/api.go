@@ -1,0 +1,430 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/askops/askops/pending"
+)
+
+// Limits of the HTTP API.
+const (
+	MaxBody = 1 << 20           // a request body over 1 MiB is refused (413)
+	MaxWait = 120 * time.Second // the longest long poll
+	maxID   = 256               // session ids, tool names
+)
+
+// AskJSON is an Ask as the API shows it.
+type AskJSON struct {
+	ID         string     `json:"id"`
+	Status     string     `json:"status"`
+	DecidedBy  string     `json:"decided_by"`
+	Reason     string     `json:"reason"`
+	Deadline   *time.Time `json:"deadline"`
+	SessionID  string     `json:"session_id"`
+	Tool       string     `json:"tool"`
+	MessageURL string     `json:"message_url"`
+}
+
+// askJSON shows a: reason is the decision's once it has one, else why the
+// policy asked.
+func askJSON(a pending.Ask) AskJSON {
+	j := AskJSON{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: a.SessionID, Tool: a.Tool}
+	if j.Status == "" {
+		j.Status = string(pending.StatusPending)
+	}
+	j.Reason = a.Reason
+	if _, done := a.Outcome(); done {
+		j.Reason = a.DecisionReason
+	}
+	if !a.Deadline.IsZero() {
+		d := a.Deadline.UTC()
+		j.Deadline = &d
+	}
+	if a.Channel != "" && a.MessageTS != "" {
+		j.MessageURL = fmt.Sprintf("https://slack.com/archives/%s/p%s", a.Channel, strings.ReplaceAll(a.MessageTS, ".", ""))
+	}
+	return j
+}
+
+// ask turns an AskJSON back into the Ask fields a client needs.
+func (j AskJSON) ask() pending.Ask {
+	a := pending.Ask{ID: j.ID, Status: pending.Status(j.Status), DecidedBy: j.DecidedBy, DecisionReason: j.Reason}
+	a.SessionID, a.Tool = j.SessionID, j.Tool
+	if j.Deadline != nil {
+		a.Deadline = *j.Deadline
+	}
+	return a
+}
+
+// AskBody is POST /v1/asks's body.
+type AskBody struct {
+	SessionID string          `json:"session_id"`
+	Agent     string          `json:"agent,omitempty"`
+	Tool      string          `json:"tool"`
+	Input     json.RawMessage `json:"input"`
+	Cwd       string          `json:"cwd,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Timeout   string          `json:"timeout,omitempty"`
+}
+
+// DecisionBody is POST /v1/asks/{id}/decision's body.
+type DecisionBody struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// API serves the HTTP Ask API and Claude Code's HTTP hook.
+type API struct {
+	svc    *Service
+	tokens *Tokens
+	log    *slog.Logger
+}
+
+// NewAPI returns the API's handler; every route is listed in Routes.
+func NewAPI(svc *Service, tokens *Tokens, log *slog.Logger) *API {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &API{svc: svc, tokens: tokens, log: log}
+}
+
+// Routes lists every route of the API on mux.
+func (api *API) Routes(mux *http.ServeMux) {
+	mux.Handle("POST /v1/asks", api.scoped(ScopeAsk, api.create))
+	mux.Handle("GET /v1/asks/{id}", api.scoped(ScopeAsk, api.get))
+	mux.Handle("DELETE /v1/asks/{id}", api.scoped(ScopeAsk, api.cancel))
+	mux.Handle("GET /v1/asks", api.scoped(ScopeDecide, api.list))
+	mux.Handle("POST /v1/asks/{id}/decision", api.scoped(ScopeDecide, api.decide))
+	mux.Handle("POST /v1/hooks/claude", http.HandlerFunc(api.claudeHook))
+	mux.Handle("/v1/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	}))
+}
+
+// Handler is the API alone on its own mux (for tests and embedding).
+func (api *API) Handler() http.Handler {
+	mux := http.NewServeMux()
+	api.Routes(mux)
+	return mux
+}
+
+// apiError is a refusal with its status and a text safe to show.
+type apiError struct {
+	status int
+	msg    string
+	ask    *pending.Ask // 409: the decision that won
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) error {
+	return &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+type tokenHandler func(w http.ResponseWriter, r *http.Request, tok Token) (status int, body any, err error)
+
+// scoped authenticates, checks the scope, runs h and writes its answer.
+func (api *API) scoped(scope Scope, h tokenHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, err := api.tokens.Authenticate(r)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="askops"`)
+			writeError(w, http.StatusUnauthorized, err.Error())
+			return
+		}
+		if !tok.Has(scope) {
+			writeError(w, http.StatusForbidden, fmt.Sprintf("%s: token %q lacks scope %q", errForbidden, tok.Name, scope))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+		status, body, err := h(w, r, tok)
+		if err != nil {
+			api.writeErr(w, r, err)
+			return
+		}
+		writeJSON(w, status, body)
+	})
+}
+
+func (api *API) writeErr(w http.ResponseWriter, r *http.Request, err error) {
+	if ae, ok := errors.AsType[*apiError](err); ok {
+		if ae.ask != nil {
+			writeJSON(w, ae.status, map[string]any{"error": ae.msg, "ask": askJSON(*ae.ask)})
+			return
+		}
+		writeError(w, ae.status, ae.msg)
+		return
+	}
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body: over %d bytes", MaxBody))
+		return
+	}
+	switch pending.ErrorCode(err) {
+	case pending.CodeNotFound, pending.CodeInvalid:
+		// The only input the store judges here is the id: a malformed id
+		// is as unknown as a wrong one.
+		writeError(w, http.StatusNotFound, "no such ask")
+		return
+	case pending.CodeUnavailable:
+		api.log.Warn("api: store unavailable", "path", r.URL.Path, "err", err)
+		writeError(w, http.StatusServiceUnavailable, "the ask store is unavailable")
+		return
+	}
+	api.log.Error("api: internal error", "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusInternalServerError, "internal error")
+}
+
+// decodeBody reads r's JSON body into v; a body over MaxBody is a 413.
+func decodeBody(r *http.Request, v any) error {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return badRequest("%s: want %s", te.Field, te.Type)
+		}
+		return badRequest("body: not a JSON object: %v", err)
+	}
+	return nil
+}
+
+// Call checks b and returns the Call it asks about; maxTimeout is
+// approvals.timeout. Errors name the field.
+func (b AskBody) Call(maxTimeout time.Duration) (Call, error) {
+	switch {
+	case b.SessionID == "":
+		return Call{}, badRequest("session_id: required")
+	case len(b.SessionID) > maxID:
+		return Call{}, badRequest("session_id: longer than %d bytes", maxID)
+	case b.Tool == "":
+		return Call{}, badRequest("tool: required")
+	case len(b.Tool) > maxID:
+		return Call{}, badRequest("tool: longer than %d bytes", maxID)
+	}
+	var in map[string]json.RawMessage
+	if len(b.Input) == 0 || json.Unmarshal(b.Input, &in) != nil || in == nil {
+		return Call{}, badRequest("input: required: a JSON object")
+	}
+	if b.Cwd != "" && !strings.HasPrefix(b.Cwd, "/") {
+		return Call{}, badRequest("cwd: want an absolute path, got %q", b.Cwd)
+	}
+	c := Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason}
+	if b.Timeout != "" {
+		d, err := time.ParseDuration(b.Timeout)
+		switch {
+		case err != nil:
+			return Call{}, badRequest("timeout: want a Go duration such as 90s or 5m, got %q", b.Timeout)
+		case d <= 0:
+			return Call{}, badRequest("timeout: must be > 0")
+		case d > maxTimeout:
+			return Call{}, badRequest("timeout: at most %s (approvals.timeout)", maxTimeout)
+		}
+		c.Timeout = d
+	}
+	if c.Agent == "" {
+		c.Agent = "API"
+	}
+	return c, nil
+}
+
+// create serves POST /v1/asks: 200 with the final Ask when the policy (or
+// a grant) decides, 201 with the pending Ask when a human must.
+func (api *API) create(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
+	var b AskBody
+	if err := decodeBody(r, &b); err != nil {
+		return 0, nil, err
+	}
+	c, err := b.Call(api.svc.cfg.MaxTimeout)
+	if err != nil {
+		return 0, nil, err
+	}
+	c.By = tok.Name
+	a, decided := api.svc.Begin(r.Context(), c)
+	if decided {
+		return http.StatusOK, askJSON(a), nil
+	}
+	return http.StatusCreated, askJSON(a), nil
+}
+
+// owned returns the Ask id names if tok may see it: a token that may only
+// ask sees its own Asks; any other id is as unknown to it as a wrong one.
+func (api *API) owned(ctx context.Context, tok Token, a pending.Ask) error {
+	if tok.Has(ScopeDecide) || a.StartedBy == tok.Name {
+		return nil
+	}
+	return &apiError{status: http.StatusNotFound, msg: "no such ask"}
+}
+
+// get serves GET /v1/asks/{id}?wait=30s: with wait, it answers as soon as
+// the Ask ends (woken by the decision's announcement) or when wait is over.
+func (api *API) get(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
+	id := r.PathValue("id")
+	var wait time.Duration
+	if s := r.URL.Query().Get("wait"); s != "" {
+		d, err := time.ParseDuration(s)
+		switch {
+		case err != nil:
+			return 0, nil, badRequest("wait: want a Go duration such as 30s, got %q", s)
+		case d < 0:
+			return 0, nil, badRequest("wait: must not be negative")
+		case d > MaxWait:
+			return 0, nil, badRequest("wait: at most %s", MaxWait)
+		}
+		wait = d
+	}
+	a, err := api.svc.cfg.Asks.Get(r.Context(), id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := api.owned(r.Context(), tok, a); err != nil {
+		return 0, nil, err
+	}
+	if _, done := a.Outcome(); !done && wait > 0 {
+		ctx, stop := api.svc.within(r.Context())
+		defer stop()
+		ctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		w, err := api.svc.cfg.Asks.Watch(ctx, id)
+		if err != nil {
+			return 0, nil, err
+		}
+		a = w
+	}
+	return http.StatusOK, askJSON(a), nil
+}
+
+// cancel serves DELETE /v1/asks/{id}: the Ask ends cancelled (409 if it
+// had already ended).
+func (api *API) cancel(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
+	id := r.PathValue("id")
+	a, err := api.svc.cfg.Asks.Get(r.Context(), id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := api.owned(r.Context(), tok, a); err != nil {
+		return 0, nil, err
+	}
+	final, err := api.svc.cfg.Asks.Decide(r.Context(), id, pending.Cancelled, tok.Name, "cancelled by "+tok.Name+" through the API")
+	if first, ok := pending.ConflictAsk(err); ok {
+		return 0, nil, &apiError{status: http.StatusConflict, msg: "the ask has already ended", ask: &first}
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, askJSON(final), nil
+}
+
+// list serves GET /v1/asks?status=pending.
+func (api *API) list(_ http.ResponseWriter, r *http.Request, _ Token) (int, any, error) {
+	if s := r.URL.Query().Get("status"); s != "" && s != string(pending.StatusPending) {
+		return 0, nil, badRequest("status: only pending Asks are listed, got %q", s)
+	}
+	asks, err := api.svc.cfg.Asks.ListPending(r.Context(), pending.Filter{SessionID: r.URL.Query().Get("session_id")})
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]AskJSON, len(asks))
+	for i, a := range asks {
+		out[i] = askJSON(a)
+	}
+	return http.StatusOK, map[string]any{"asks": out}, nil
+}
+
+// decide serves POST /v1/asks/{id}/decision: the decider is the token's
+// name; the first decision wins (409 with the winner), and a token never
+// decides an Ask it asked itself.
+func (api *API) decide(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
+	id := r.PathValue("id")
+	var b DecisionBody
+	if err := decodeBody(r, &b); err != nil {
+		return 0, nil, err
+	}
+	var outcome pending.Outcome
+	switch b.Decision {
+	case "approve":
+		outcome = pending.Approved
+	case "approve_session":
+		outcome = pending.ApprovedSession
+	case "deny":
+		outcome = pending.Denied
+	case "":
+		return 0, nil, badRequest("decision: required (approve, approve_session or deny)")
+	default:
+		return 0, nil, badRequest("decision: want approve, approve_session or deny, got %q", b.Decision)
+	}
+	if len(b.Reason) > 2000 {
+		return 0, nil, badRequest("reason: longer than 2000 bytes")
+	}
+	a, err := api.svc.cfg.Asks.Get(r.Context(), id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if a.StartedBy == tok.Name {
+		return 0, nil, &apiError{status: http.StatusForbidden, msg: "a token may not decide an ask it made"}
+	}
+	final, err := api.svc.cfg.Asks.Decide(r.Context(), id, outcome, tok.Name, b.Reason)
+	if first, ok := pending.ConflictAsk(err); ok {
+		return 0, nil, &apiError{status: http.StatusConflict, msg: "already decided", ask: &first}
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	api.log.Info("ask decided through the API", "ask", id, "outcome", outcome, "by", tok.Name)
+	api.svc.updateMessage(final)
+	return http.StatusOK, askJSON(final), nil
+}
+
+// claudeHook serves POST /v1/hooks/claude, Claude Code's type "http"
+// hook. It always answers 200 with a decision: Claude Code lets the call go
+// ahead on any non-2xx answer, so a refusal of any kind is a deny.
+func (api *API) claudeHook(w http.ResponseWriter, r *http.Request) {
+	tok, err := api.tokens.Authenticate(r)
+	if err == nil && !tok.Has(ScopeAsk) {
+		err = fmt.Errorf("%w: token %q lacks scope ask", errForbidden, tok.Name)
+	}
+	body, rerr := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	ev, perr := ParseHookEvent(body)
+	event := ev.HookEventName
+	if event == "" {
+		event = EventPreToolUse
+	}
+	switch {
+	case err != nil:
+		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops refused the hook request: "+err.Error())))
+		return
+	case rerr != nil:
+		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops refused the hook request: body over 1 MiB")))
+		return
+	case perr != nil:
+		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops could not read the hook event: "+perr.Error())))
+		return
+	}
+	c := ev.Call(AgentClaude)
+	c.By = tok.Name
+	ctx, stop := api.svc.within(r.Context())
+	defer stop()
+	writeJSON(w, http.StatusOK, ClaudeAnswer(event, api.svc.Settle(ctx, c)))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}

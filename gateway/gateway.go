@@ -1,0 +1,239 @@
+// Package gateway is askops' front door for agents it does not run itself:
+// Claude Code and Codex (through their permission hooks), any MCP client
+// (through a permission-prompt tool) and any program (through the HTTP Ask
+// API). Each turns its input into a Call, the policy and session grants
+// judge it first, and only a call the policy asks about becomes an Ask on
+// the one approval round trip (package approval), shown in a Slack thread
+// per agent session. The answer goes back in each agent's own words.
+//
+// Every failure is a denial: a hook that exits non-zero, times out or
+// answers non-2xx lets Claude Code go ahead, so the hooks always answer,
+// and answer "deny" when anything went wrong.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
+)
+
+// Asks is what the gateway reads and decides in the pending store;
+// pending.RedisStore and pending.MemoryStore satisfy it.
+type Asks interface {
+	Get(ctx context.Context, id string) (pending.Ask, error)
+	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
+	ListPending(ctx context.Context, f pending.Filter) ([]pending.Ask, error)
+	// Watch blocks until the Ask ends or ctx ends and records nothing: a
+	// long poll's push wake-up.
+	Watch(ctx context.Context, id string) (pending.Ask, error)
+}
+
+// Approver runs the approval round trip; *approval.Core satisfies it.
+type Approver interface {
+	Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask)
+}
+
+// Policy judges a call before any human is asked; *policy.Engine satisfies it.
+type Policy interface {
+	Evaluate(ctx context.Context, c policy.Call) policy.Verdict
+}
+
+// MessageUpdater brings an Ask's message in step after a decision made
+// through the API (a Slack click's handler does this for clicks);
+// *slackui.Notifier satisfies it.
+type MessageUpdater interface {
+	Update(ctx context.Context, a pending.Ask) error
+}
+
+// Call is one tool call an agent asks about, in the agent's own terms.
+type Call struct {
+	SessionID string
+	Agent     string          // e.g. "Claude Code", shown to approvers
+	Tool      string          // the agent's tool name: Bash, Write, mcp__github__create_issue, …
+	Input     json.RawMessage // the tool's input, a JSON object
+	Cwd       string          // the agent's working directory; paths are judged against it
+	Reason    string          // why the agent wants it, if it says
+	Timeout   time.Duration   // how long a human has; 0 or more than the configured timeout means that timeout
+	By        string          // who asks: the API token's name, or the local user
+}
+
+// Config wires a Service.
+type Config struct {
+	Asks     Asks
+	Approver Approver
+	Policy   Policy
+	Messages MessageUpdater // nil: decisions through the API update no message
+	Threads  *Threads       // nil: Asks go to the approval channel unthreaded
+	// MaxTimeout is approvals.timeout: no Ask waits longer.
+	MaxTimeout time.Duration
+	Logger     *slog.Logger
+}
+
+// Service judges Calls and takes those the policy asks about to a human.
+type Service struct {
+	cfg Config
+	log *slog.Logger
+
+	// background holds the round trips of Asks the API answered before the
+	// human did; Close cancels them (their Asks end cancelled) and waits.
+	background context.Context
+	stop       context.CancelFunc
+	running    sync.WaitGroup
+}
+
+// New checks cfg and returns a Service.
+func New(cfg Config) (*Service, error) {
+	if cfg.Asks == nil || cfg.Approver == nil || cfg.Policy == nil {
+		return nil, errors.New("gateway: needs an ask store, an approver and a policy")
+	}
+	if cfg.MaxTimeout <= 0 {
+		return nil, errors.New("gateway: the maximum timeout must be positive")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	bg, stop := context.WithCancel(context.Background())
+	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: stop}, nil
+}
+
+// Stop begins shutdown without waiting: the round trips running in the
+// background end cancelled, and so do the waits of Claude Code's HTTP hook
+// and of long polls, so each still answers (a hook with a deny) before the
+// HTTP server closes its connections — a hook whose connection just drops
+// lets Claude Code go ahead.
+func (s *Service) Stop() { s.stop() }
+
+// within is ctx, also ended when the Service stops.
+func (s *Service) within(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.background, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// Close ends every round trip still running in the background (their Asks
+// end cancelled and their messages say so) and waits for them.
+func (s *Service) Close() {
+	s.stop()
+	s.running.Wait()
+}
+
+// PolicyDecider is who decided a call the policy settled without a human.
+const PolicyDecider = "askops policy"
+
+// Begin judges c and, when a human must decide, records the Ask and returns
+// it pending while its round trip (post, wait, grant) goes on in the
+// background; decided reports whether the returned Ask is already final
+// (the policy decided, or the Ask could not even be recorded).
+func (s *Service) Begin(ctx context.Context, c Call) (a pending.Ask, decided bool) {
+	req, final, ok := s.judge(ctx, c)
+	if ok {
+		return final, true
+	}
+	a, rest := s.cfg.Approver.Start(ctx, req, c.Timeout)
+	if _, done := a.Outcome(); done {
+		return a, true
+	}
+	s.running.Go(func() {
+		end := rest(s.background)
+		s.log.Debug("api ask ended", "ask", end.ID, "session", end.SessionID, "tool", end.Tool, "status", end.Status, "by", end.DecidedBy)
+	})
+	return a, false
+}
+
+// Settle judges c and, when a human must decide, waits for the decision;
+// it always returns a terminal Ask. ctx ending cancels the Ask.
+func (s *Service) Settle(ctx context.Context, c Call) pending.Ask {
+	req, final, ok := s.judge(ctx, c)
+	if ok {
+		return final
+	}
+	_, rest := s.cfg.Approver.Start(ctx, req, c.Timeout)
+	return rest(ctx)
+}
+
+// judge runs the policy on c. ok means the policy decided and final says
+// how; otherwise req is the Ask to record.
+func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final pending.Ask, ok bool) {
+	m := mapTool(c.Tool, c.Input, c.Cwd)
+	pc := m.call
+	pc.SessionID, pc.Cwd, pc.Workspace = c.SessionID, c.Cwd, c.Cwd
+	v := s.cfg.Policy.Evaluate(ctx, pc)
+	req = pending.Request{
+		RunID:     c.SessionID,
+		SessionID: c.SessionID,
+		Label:     c.Agent,
+		StartedBy: c.By,
+		Tool:      m.call.Tool,
+		Args:      m.args,
+		Summary:   m.summary,
+		Path:      m.call.Path,
+		Reason:    askReason(c.Reason, v.Reason),
+		Rule:      v.Rule,
+		Workspace: c.Cwd,
+		Cwd:       c.Cwd,
+	}
+	switch v.Decision {
+	case policy.Allow, policy.Deny:
+		status := pending.Approved
+		if v.Decision == policy.Deny {
+			status = pending.Denied
+		}
+		reason := v.Reason
+		if v.Rule != "" {
+			reason += " (" + v.Rule + ")"
+		}
+		s.log.Info("policy decided", "session", c.SessionID, "tool", c.Tool, "decision", v.Decision, "reason", reason)
+		return req, pending.Ask{Request: req, Status: pending.Status(status), DecidedBy: PolicyDecider, DecisionReason: reason}, true
+	}
+	if s.cfg.Threads != nil {
+		req.ReplyChannel, req.ReplyThreadTS = s.cfg.Threads.For(ctx, c)
+	}
+	return req, pending.Ask{}, false
+}
+
+// updateMessage brings a's Slack message in step after a decision made
+// through the API, as a click's handler does for clicks (the round trip
+// leaves that message to whoever decided). A decision can beat the record
+// of where the message went (it is saved just after the post), so while a
+// lacks it, the record is read again for a few seconds; without it the
+// message would keep its buttons.
+func (s *Service) updateMessage(a pending.Ask) {
+	if s.cfg.Messages == nil {
+		return
+	}
+	s.running.Go(func() {
+		ctx, cancel := context.WithTimeout(s.background, 10*time.Second)
+		defer cancel()
+		for wait := 20 * time.Millisecond; a.MessageTS == "" && wait < 3*time.Second; wait *= 2 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+			if got, err := s.cfg.Asks.Get(ctx, a.ID); err == nil {
+				a.Channel, a.MessageTS = got.Channel, got.MessageTS
+			}
+		}
+		if err := s.cfg.Messages.Update(ctx, a); err != nil {
+			s.log.Warn("could not update the ask's message", "ask", a.ID, "err", err)
+		}
+	})
+}
+
+// askReason is what approvers read under "why": the policy's reason, and
+// the agent's own when it gave one.
+func askReason(agent, verdict string) string {
+	if agent == "" {
+		return verdict
+	}
+	return fmt.Sprintf("%s (the agent says: %s)", verdict, agent)
+}

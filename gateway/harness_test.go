@@ -1,0 +1,124 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/slack-go/slack"
+	"go.uber.org/goleak"
+
+	"github.com/askops/askops/approval"
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
+	"github.com/askops/askops/slackui"
+)
+
+func TestMain(m *testing.M) {
+	// go-redis logs its redials with the standard logger; the store-down
+	// cases would fill the output with them.
+	redis.SetLogger(quietRedis{})
+	goleak.VerifyTestMain(m)
+}
+
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
+const (
+	approvalChannel = "CAPPROVALS"
+	approverID      = "UAPPROVER1"
+)
+
+// stack is the whole gateway on real parts: the policy engine, a pending
+// store (memory or a real Redis), grants, the approval core, and slackui's
+// notifier talking to a fake Slack.
+type stack struct {
+	slack *fakeslack.Server
+	asks  interface {
+		pending.Store
+		Asks
+	}
+	grants grants.Store
+	svc    *Service
+}
+
+type stackOptions struct {
+	redis   redis.UniversalClient // nil: memory stores
+	timeout time.Duration         // approvals.timeout; default 1m
+	rules   []policy.Rule
+}
+
+func newStack(t *testing.T, o stackOptions) *stack {
+	t.Helper()
+	if o.timeout == 0 {
+		o.timeout = time.Minute
+	}
+	log := slog.New(slog.DiscardHandler)
+	if os.Getenv("GATEWAY_TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	s := &stack{slack: fakeslack.New(t, fakeslack.Options{})}
+	var threads ThreadStore
+	if o.redis == nil {
+		s.asks = pending.NewMemoryStore(pending.Options{Logger: log})
+		s.grants = grants.NewMemoryStore(grants.Options{})
+		threads = NewMemoryThreadStore(nil)
+	} else {
+		rs, err := pending.NewRedisStore(t.Context(), o.redis, pending.Options{Logger: log, ReplicaAcks: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.asks = rs
+		s.grants = grants.NewRedisStore(o.redis, grants.Options{})
+		threads = NewRedisThreadStore(o.redis)
+	}
+	t.Cleanup(func() { s.asks.Close(); s.grants.Close() })
+	api := slack.New(s.slack.BotToken(), slack.OptionAPIURL(s.slack.APIURL()))
+	notifier := slackui.NewNotifier(api, slackui.NotifierConfig{
+		ApprovalChannel: approvalChannel, ScopeText: approval.ScopeText(nil),
+		PerChannelInterval: time.Millisecond, MaxAttempts: 1, Logger: log,
+	})
+	core, err := approval.New(approval.Config{
+		Asks: s.asks, Grants: s.grants, Notifiers: []approval.Notifier{notifier},
+		Timeout: o.timeout, SessionTTL: time.Hour, Logger: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := policy.New(policy.Config{Rules: o.rules, Grants: s.grants})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.svc, err = New(Config{
+		Asks: s.asks, Approver: core, Policy: engine, Messages: notifier,
+		Threads:    NewThreads(notifier, threads, time.Hour, log),
+		MaxTimeout: o.timeout, Logger: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.svc.Close)
+	return s
+}
+
+// posted waits until an Ask is pending with its Slack message recorded
+// (so after its post) and returns the newest such Ask.
+func (s *stack) posted(t *testing.T, ctx context.Context) pending.Ask {
+	t.Helper()
+	var found pending.Ask
+	waitFor(t, func() bool {
+		asks, err := s.asks.ListPending(ctx, pending.Filter{})
+		if err != nil || len(asks) == 0 || asks[len(asks)-1].MessageTS == "" {
+			return false
+		}
+		found = asks[len(asks)-1]
+		return true
+	})
+	return found
+}

@@ -1,0 +1,212 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/askops/askops/pending"
+)
+
+// Settler takes a Call to its terminal Ask: the Service in this process,
+// or a Client of a serve's API. It never fails: a failure is an Ask that
+// ended unavailable.
+type Settler interface {
+	Settle(ctx context.Context, c Call) pending.Ask
+}
+
+// Hook event names.
+const (
+	EventPreToolUse        = "PreToolUse"
+	EventPermissionRequest = "PermissionRequest"
+)
+
+// Agents' labels, shown to approvers and in each session's thread title.
+const (
+	AgentClaude = "Claude Code"
+	AgentCodex  = "Codex"
+)
+
+// HookEvent is a Claude Code or Codex hook event as it arrives on stdin (or
+// as an HTTP hook's body). Fields the gateway does not use are ignored.
+type HookEvent struct {
+	SessionID      string          `json:"session_id"`
+	TurnID         string          `json:"turn_id,omitempty"` // Codex
+	TranscriptPath string          `json:"transcript_path,omitempty"`
+	Cwd            string          `json:"cwd"`
+	PermissionMode string          `json:"permission_mode,omitempty"`
+	HookEventName  string          `json:"hook_event_name"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolUseID      string          `json:"tool_use_id,omitempty"`
+}
+
+// ParseHookEvent reads one hook event: PreToolUse or PermissionRequest,
+// with a tool name and an object as input.
+func ParseHookEvent(b []byte) (HookEvent, error) {
+	var ev HookEvent
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return HookEvent{}, fmt.Errorf("not a hook event (JSON): %w", err)
+	}
+	switch ev.HookEventName {
+	case EventPreToolUse, EventPermissionRequest:
+	case "":
+		return ev, errors.New("hook_event_name: missing")
+	default:
+		return ev, fmt.Errorf("hook_event_name: askops answers PreToolUse and PermissionRequest, not %q", ev.HookEventName)
+	}
+	if ev.ToolName == "" {
+		return ev, errors.New("tool_name: missing")
+	}
+	var in map[string]json.RawMessage
+	if json.Unmarshal(ev.ToolInput, &in) != nil || in == nil {
+		return ev, errors.New("tool_input: want a JSON object")
+	}
+	return ev, nil
+}
+
+// Call is the event's tool call, asked by agent.
+func (ev HookEvent) Call(agent string) Call {
+	return Call{SessionID: ev.SessionID, Agent: agent, Tool: ev.ToolName, Input: ev.ToolInput, Cwd: ev.Cwd}
+}
+
+// refused is the terminal Ask of a request the gateway could not even take.
+func refused(reason string) pending.Ask {
+	return pending.Ask{Status: pending.Status(pending.Unavailable), DecidedBy: "askops", DecisionReason: reason}
+}
+
+// DenyMessage says why a's call must not run, for the model (Claude Code
+// shows a deny's reason to it) and the user: who or what refused, and that
+// the action was not performed.
+func DenyMessage(a pending.Ask) string {
+	o, _ := a.Outcome()
+	why := ""
+	if a.DecisionReason != "" {
+		why = ": " + a.DecisionReason
+	}
+	var s string
+	switch o {
+	case pending.Denied:
+		s = "askops: denied by " + a.DecidedBy + why
+	case pending.Expired:
+		s = "askops: nobody decided in time; the approval request timed out"
+	case pending.Cancelled:
+		s = "askops: the approval request was cancelled" + why
+	default:
+		s = "askops: approval unavailable" + why
+	}
+	return s + ". The action was not performed; do not retry it unchanged."
+}
+
+// allowReason says who let the call through.
+func allowReason(a pending.Ask) string {
+	o, _ := a.Outcome()
+	if a.DecidedBy == PolicyDecider {
+		return "askops: allowed by policy: " + a.DecisionReason
+	}
+	s := "askops: approved by " + a.DecidedBy
+	if o == pending.ApprovedSession {
+		s = "askops: approved for this session by " + a.DecidedBy
+	}
+	if a.DecisionReason != "" {
+		s += ": " + a.DecisionReason
+	}
+	return s
+}
+
+// decisionJSON is hookSpecificOutput.decision of a PermissionRequest answer.
+type decisionJSON struct {
+	Behavior string `json:"behavior"`
+	Message  string `json:"message,omitempty"`
+}
+
+// HookAnswer is what a hook writes: hookSpecificOutput, in the fields and
+// order of the agents' documentation.
+type HookAnswer struct {
+	HookSpecificOutput HookOutput `json:"hookSpecificOutput"`
+}
+
+// HookOutput holds PreToolUse's permissionDecision and reason, or
+// PermissionRequest's decision.
+type HookOutput struct {
+	HookEventName            string        `json:"hookEventName"`
+	PermissionDecision       string        `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string        `json:"permissionDecisionReason,omitempty"`
+	Decision                 *decisionJSON `json:"decision,omitempty"`
+}
+
+// ClaudeAnswer is Claude Code's hook answer for event: PreToolUse's
+// permissionDecision (allow or deny, with the reason) or PermissionRequest's
+// decision (allow, or deny with a message).
+func ClaudeAnswer(event string, a pending.Ask) HookAnswer {
+	if event == EventPermissionRequest {
+		return permissionAnswer(a)
+	}
+	o, _ := a.Outcome()
+	out := HookOutput{HookEventName: EventPreToolUse, PermissionDecision: "deny", PermissionDecisionReason: DenyMessage(a)}
+	if o.Approves() {
+		out.PermissionDecision, out.PermissionDecisionReason = "allow", allowReason(a)
+	}
+	return HookAnswer{HookSpecificOutput: out}
+}
+
+func permissionAnswer(a pending.Ask) HookAnswer {
+	o, _ := a.Outcome()
+	d := &decisionJSON{Behavior: "allow"}
+	if !o.Approves() {
+		d = &decisionJSON{Behavior: "deny", Message: DenyMessage(a)}
+	}
+	return HookAnswer{HookSpecificOutput: HookOutput{HookEventName: EventPermissionRequest, Decision: d}}
+}
+
+// CodexAnswer is Codex's PermissionRequest answer: the same decision
+// object, never with updatedInput or interrupt (either makes Codex fail the
+// hook).
+func CodexAnswer(a pending.Ask) HookAnswer { return permissionAnswer(a) }
+
+// Hook exit codes: 0 with an answer (a deny on any failure: Claude Code
+// lets the call go ahead on other codes), 2 only when the input cannot be
+// read (Claude Code then blocks the call and shows stderr).
+const (
+	HookExitAnswered   = 0
+	HookExitUnreadable = 2
+)
+
+// RunHook answers one hook event read from in, writing the answer to out:
+// agent is AgentClaude or AgentCodex, by who asks. It returns the exit code.
+func RunHook(ctx context.Context, agent, by string, in io.Reader, out, errOut io.Writer, s Settler) int {
+	b, err := io.ReadAll(io.LimitReader(in, MaxBody+1))
+	if err == nil && len(b) > MaxBody {
+		err = fmt.Errorf("over %d bytes", MaxBody)
+	}
+	var ev HookEvent
+	if err == nil {
+		ev, err = ParseHookEvent(b)
+	}
+	if err != nil {
+		fmt.Fprintf(errOut, "askops: unreadable hook input, refusing the call: %v\n", err)
+		return HookExitUnreadable
+	}
+	if agent == AgentCodex && ev.HookEventName != EventPermissionRequest {
+		fmt.Fprintf(errOut, "askops: bot hook codex answers PermissionRequest, not %s; refusing the call\n", ev.HookEventName)
+		return HookExitUnreadable
+	}
+	c := ev.Call(agent)
+	c.By = by
+	a := s.Settle(ctx, c)
+	var answer HookAnswer
+	if agent == AgentCodex {
+		answer = CodexAnswer(a)
+	} else {
+		answer = ClaudeAnswer(ev.HookEventName, a)
+	}
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(answer); err != nil {
+		fmt.Fprintf(errOut, "askops: could not write the answer: %v\n", err)
+		return HookExitUnreadable // blocks the call: fail closed
+	}
+	return HookExitAnswered
+}

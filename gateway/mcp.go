@@ -1,0 +1,82 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCPToolName is the permission-prompt tool: with the server registered as
+// "askops", `claude -p --permission-prompt-tool mcp__askops__approval_prompt`.
+const MCPToolName = "approval_prompt"
+
+// MCPSession says which agent session an MCP server's calls belong to:
+// Claude Code starts one server per session, so one server is one session.
+type MCPSession struct {
+	ID    string // the session id grants and the Slack thread attach to
+	Cwd   string // where the agent works (the server's working directory)
+	Agent string // shown to approvers; default "Claude Code"
+	By    string // who runs the agent
+}
+
+// promptInput is what Claude Code sends the permission-prompt tool.
+type promptInput struct {
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+}
+
+// promptAnswer is what the tool answers, as one text content.
+type promptAnswer struct {
+	Behavior     string          `json:"behavior"`
+	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+	Message      string          `json:"message,omitempty"`
+}
+
+var promptSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "tool_name": {"type": "string", "description": "the tool Claude Code wants to run"},
+    "input": {"type": "object", "description": "the tool's input"},
+    "tool_use_id": {"type": "string"}
+  },
+  "required": ["tool_name", "input"]
+}`)
+
+// NewMCPServer returns an MCP server with one tool, approval_prompt, that
+// takes each call through s and answers allow (with the input unchanged)
+// or deny with why. It never answers with an error: an MCP error would not
+// be a decision, so every failure is a deny.
+func NewMCPServer(s Settler, sess MCPSession, version string) *mcp.Server {
+	if sess.Agent == "" {
+		sess.Agent = AgentClaude
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "askops", Version: version}, nil)
+	srv.AddTool(&mcp.Tool{
+		Name:        MCPToolName,
+		Description: "Asks askops (its policy, then a human in Slack) whether a tool call may run.",
+		InputSchema: promptSchema,
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return promptResult(answerPrompt(ctx, s, sess, req.Params.Arguments)), nil
+	})
+	return srv
+}
+
+func answerPrompt(ctx context.Context, s Settler, sess MCPSession, args json.RawMessage) promptAnswer {
+	var in promptInput
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(args, &in); err != nil || in.ToolName == "" || json.Unmarshal(in.Input, &obj) != nil || obj == nil {
+		return promptAnswer{Behavior: "deny", Message: DenyMessage(refused("askops could not read the permission request (want tool_name and an input object)"))}
+	}
+	a := s.Settle(ctx, Call{SessionID: sess.ID, Agent: sess.Agent, Tool: in.ToolName, Input: in.Input, Cwd: sess.Cwd, By: sess.By})
+	if o, _ := a.Outcome(); o.Approves() {
+		return promptAnswer{Behavior: "allow", UpdatedInput: in.Input}
+	}
+	return promptAnswer{Behavior: "deny", Message: DenyMessage(a)}
+}
+
+func promptResult(ans promptAnswer) *mcp.CallToolResult {
+	b, _ := json.Marshal(ans)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}

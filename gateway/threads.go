@@ -1,0 +1,227 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ThreadOpener posts the message that opens an agent session's thread and
+// says where it went; *slackui.Notifier satisfies it.
+type ThreadOpener interface {
+	OpenThread(ctx context.Context, text string) (channel, ts string, err error)
+}
+
+// ThreadStore remembers each session's thread, for every replica alike.
+type ThreadStore interface {
+	// Thread returns the session's thread, if it has one, and keeps it
+	// for another ttl.
+	Thread(ctx context.Context, session string, ttl time.Duration) (channel, ts string, ok bool, err error)
+	// Claim records channel/ts as the session's thread unless it already
+	// has one, and returns the thread that stands.
+	Claim(ctx context.Context, session, channel, ts string, ttl time.Duration) (string, string, error)
+}
+
+// Threads gives each agent session one Slack thread: the first Ask of a
+// session opens it ("Claude Code · session 3f2a… · ~/src/api ·
+// laptop-ana"), later Asks of the session are posted in it.
+type Threads struct {
+	opener ThreadOpener
+	store  ThreadStore
+	ttl    time.Duration
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	opening map[string]*opening // sessions whose thread this process is opening
+}
+
+type opening struct {
+	done        chan struct{}
+	channel, ts string
+}
+
+// NewThreads returns Threads opening threads through opener and
+// remembering them in store for ttl (the session's life).
+func NewThreads(opener ThreadOpener, store ThreadStore, ttl time.Duration, log *slog.Logger) *Threads {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Threads{opener: opener, store: store, ttl: ttl, log: log, opening: map[string]*opening{}}
+}
+
+// For returns the thread c's Ask goes in, opening it for the session's
+// first Ask. Empty means unthreaded (the approval channel): a thread that
+// cannot be found or opened must not stop the Ask from being shown.
+func (t *Threads) For(ctx context.Context, c Call) (channel, ts string) {
+	if c.SessionID == "" {
+		return "", ""
+	}
+	if ch, ts, ok, err := t.store.Thread(ctx, c.SessionID, t.ttl); err == nil && ok {
+		return ch, ts
+	} else if err != nil {
+		t.log.Warn("could not look up the session's thread; posting unthreaded", "session", c.SessionID, "err", err)
+		return "", ""
+	}
+	// One opening per session in this process; concurrent first Asks of
+	// the session wait for it. (Across replicas the store's claim decides.)
+	t.mu.Lock()
+	if o, ok := t.opening[c.SessionID]; ok {
+		t.mu.Unlock()
+		select {
+		case <-o.done:
+			return o.channel, o.ts
+		case <-ctx.Done():
+			return "", ""
+		}
+	}
+	o := &opening{done: make(chan struct{})}
+	t.opening[c.SessionID] = o
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		delete(t.opening, c.SessionID)
+		t.mu.Unlock()
+		close(o.done)
+	}()
+	ch, ts, err := t.opener.OpenThread(ctx, ThreadTitle(c))
+	if err != nil {
+		t.log.Warn("could not open the session's thread; posting unthreaded", "session", c.SessionID, "err", err)
+		return "", ""
+	}
+	o.channel, o.ts, err = t.store.Claim(ctx, c.SessionID, ch, ts, t.ttl)
+	if err != nil {
+		t.log.Warn("could not record the session's thread", "session", c.SessionID, "err", err)
+		o.channel, o.ts = ch, ts
+	}
+	return o.channel, o.ts
+}
+
+// ThreadTitle is the opening message of c's session's thread.
+func ThreadTitle(c Call) string {
+	agent := c.Agent
+	if agent == "" {
+		agent = "Agent"
+	}
+	parts := []string{agent, "session " + shortID(c.SessionID)}
+	if c.Cwd != "" {
+		parts = append(parts, homeShort(c.Cwd))
+	}
+	if c.By != "" {
+		parts = append(parts, c.By)
+	}
+	return strings.Join(parts, " · ")
+}
+
+func shortID(s string) string {
+	r := []rune(s)
+	if len(r) <= 8 {
+		return s
+	}
+	return string(r[:4]) + "…"
+}
+
+var homeDir = regexp.MustCompile(`^/(?:home|Users)/[^/]+`)
+
+// homeShort writes a home directory as ~, as the agent's user would.
+func homeShort(p string) string {
+	if loc := homeDir.FindStringIndex(p); loc != nil {
+		return "~" + p[loc[1]:]
+	}
+	return p
+}
+
+// MemoryThreadStore is the ThreadStore of a single process (no redis.url).
+type MemoryThreadStore struct {
+	now func() time.Time
+	mu  sync.Mutex
+	m   map[string]memoryThread
+}
+
+type memoryThread struct {
+	channel, ts string
+	until       time.Time
+}
+
+// NewMemoryThreadStore returns an empty MemoryThreadStore.
+func NewMemoryThreadStore(now func() time.Time) *MemoryThreadStore {
+	if now == nil {
+		now = time.Now
+	}
+	return &MemoryThreadStore{now: now, m: map[string]memoryThread{}}
+}
+
+// Thread implements ThreadStore.
+func (s *MemoryThreadStore) Thread(_ context.Context, session string, ttl time.Duration) (string, string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	th, ok := s.m[session]
+	if !ok || !s.now().Before(th.until) {
+		return "", "", false, nil
+	}
+	th.until = s.now().Add(ttl)
+	s.m[session] = th
+	return th.channel, th.ts, true, nil
+}
+
+// Claim implements ThreadStore.
+func (s *MemoryThreadStore) Claim(_ context.Context, session, channel, ts string, ttl time.Duration) (string, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	if th, ok := s.m[session]; ok && now.Before(th.until) {
+		return th.channel, th.ts, nil
+	}
+	for k, th := range s.m { // forget ended sessions' threads
+		if !now.Before(th.until) {
+			delete(s.m, k)
+		}
+	}
+	s.m[session] = memoryThread{channel: channel, ts: ts, until: now.Add(ttl)}
+	return channel, ts, nil
+}
+
+// RedisThreadStore keeps sessions' threads in Redis, so every replica posts
+// a session's Asks in the same thread: askops:gateway:thread:SESSION holds
+// "CHANNEL TS" for the session's life.
+type RedisThreadStore struct {
+	client redis.UniversalClient
+}
+
+// NewRedisThreadStore returns a ThreadStore on client.
+func NewRedisThreadStore(client redis.UniversalClient) *RedisThreadStore {
+	return &RedisThreadStore{client: client}
+}
+
+func threadKey(session string) string { return "askops:gateway:thread:" + session }
+
+// Thread implements ThreadStore.
+func (s *RedisThreadStore) Thread(ctx context.Context, session string, ttl time.Duration) (string, string, bool, error) {
+	v, err := s.client.GetEx(ctx, threadKey(session), ttl).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", "", false, nil
+	}
+	if err != nil {
+		return "", "", false, err
+	}
+	ch, ts, ok := strings.Cut(v, " ")
+	return ch, ts, ok, nil
+}
+
+// Claim implements ThreadStore: SET NX decides between replicas.
+func (s *RedisThreadStore) Claim(ctx context.Context, session, channel, ts string, ttl time.Duration) (string, string, error) {
+	v, err := s.client.SetArgs(ctx, threadKey(session), channel+" "+ts, redis.SetArgs{Mode: "NX", TTL: ttl, Get: true}).Result()
+	if errors.Is(err, redis.Nil) {
+		return channel, ts, nil // ours
+	}
+	if err != nil {
+		return "", "", err
+	}
+	ch, t, _ := strings.Cut(v, " ")
+	return ch, t, nil
+}

@@ -1,0 +1,197 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/askops/askops/policy"
+)
+
+// Tool names the gateway gives the policy for agents' tools it has no
+// askops equivalent for; nothing allows them but a rule or a grant.
+const (
+	toolWebFetch  = "web_fetch"
+	toolWebSearch = "web_search"
+)
+
+// mapped is an agent's tool call in askops' terms: what the policy judges,
+// the arguments an approver is shown (in the shapes slackui renders: a
+// command, a file's new content, an edit's diff, else the JSON) and a
+// one-line summary.
+type mapped struct {
+	call    policy.Call
+	args    string
+	summary string
+}
+
+// mapTool maps Claude Code's and Codex's tools onto askops' policy: Bash
+// onto bash (parsed, as the agent's own shell would run it), Write onto
+// write_file, Edit/MultiEdit/NotebookEdit onto edit_file (shown as a diff),
+// Read/Glob/Grep/LS onto read-only file tools, and everything else (web
+// access, MCP tools, tools it does not know) onto a tool of the agent's own
+// name that asks, showing its input. Paths are made absolute against cwd.
+func mapTool(tool string, input json.RawMessage, cwd string) mapped {
+	var in map[string]any
+	_ = json.Unmarshal(input, &in)
+	str := func(k string) (string, bool) {
+		s, ok := in[k].(string)
+		return s, ok
+	}
+	abs := func(p string) string {
+		if p == "" {
+			return cwd
+		}
+		if !path.IsAbs(p) && cwd != "" {
+			p = path.Join(cwd, p)
+		}
+		return path.Clean(p)
+	}
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	switch tool {
+	case "Bash", "bash", "shell", "exec_command":
+		// Codex asks for network access as "Bash" too, naming it in the
+		// description ("network-access example.com"): that is not the
+		// command's own approval, so it is shown as what it is.
+		if d, _ := str("description"); strings.HasPrefix(d, "network-access") {
+			return mapped{
+				call:    policy.Call{Tool: "network_access", Safety: policy.Unknown},
+				args:    string(objectOrEmpty(input)),
+				summary: d,
+			}
+		}
+		if cmd, ok := str("command"); ok {
+			return mapped{
+				call:    policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect, Command: cmd},
+				args:    enc(map[string]string{"command": cmd}),
+				summary: cmd,
+			}
+		}
+	case "Write":
+		p, okP := str("file_path")
+		content, okC := str("content")
+		if okP && okC {
+			p = abs(p)
+			return mapped{
+				call:    policy.Call{Tool: policy.ToolWriteFile, Safety: policy.SideEffect, Path: p},
+				args:    enc(map[string]string{"path": p, "content": content}),
+				summary: fmt.Sprintf("write_file %s (%d bytes)", p, len(content)),
+			}
+		}
+	case "Edit", "MultiEdit", "NotebookEdit":
+		if p, oldS, newS, ok := editOf(tool, in); ok {
+			p = abs(p)
+			return mapped{
+				call:    policy.Call{Tool: policy.ToolEditFile, Safety: policy.SideEffect, Path: p},
+				args:    enc(map[string]string{"path": p, "old_string": oldS, "new_string": newS}),
+				summary: fmt.Sprintf("edit_file %s (%s)", p, tool),
+			}
+		}
+	case "Read", "NotebookRead":
+		p, ok := str("file_path")
+		if !ok {
+			p, ok = str("notebook_path")
+		}
+		if ok {
+			p = abs(p)
+			return mapped{
+				call:    policy.Call{Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: p},
+				args:    enc(map[string]string{"path": p}),
+				summary: "read_file " + p,
+			}
+		}
+	case "Glob", "Grep", "LS":
+		p, _ := str("path")
+		p = abs(p)
+		return mapped{
+			call:    policy.Call{Tool: policy.ToolListFiles, Safety: policy.ReadOnly, Path: p},
+			args:    string(objectOrEmpty(input)),
+			summary: fmt.Sprintf("%s in %s", tool, p),
+		}
+	case "WebFetch":
+		if u, ok := str("url"); ok {
+			return mapped{
+				call:    policy.Call{Tool: toolWebFetch, Safety: policy.SideEffect},
+				args:    string(objectOrEmpty(input)),
+				summary: "WebFetch " + u,
+			}
+		}
+	case "WebSearch":
+		if q, ok := str("query"); ok {
+			return mapped{
+				call:    policy.Call{Tool: toolWebSearch, Safety: policy.SideEffect},
+				args:    string(objectOrEmpty(input)),
+				summary: "WebSearch " + q,
+			}
+		}
+	}
+	// mcp__server__tool, NetworkAccess and anything unknown: ask, showing
+	// the input as given. Unknown safety asks unless a rule says otherwise.
+	name := tool
+	if name == "" {
+		name = "unknown_tool"
+	}
+	return mapped{
+		call:    policy.Call{Tool: name, Safety: policy.Unknown},
+		args:    string(objectOrEmpty(input)),
+		summary: name,
+	}
+}
+
+// editOf reads an edit tool's input as one replacement, so the approver
+// sees one diff: MultiEdit's edits are shown in order, separated by a
+// marker line; NotebookEdit's new cell source replaces nothing shown.
+func editOf(tool string, in map[string]any) (p, oldS, newS string, ok bool) {
+	s := func(m map[string]any, k string) (string, bool) {
+		v, ok := m[k].(string)
+		return v, ok
+	}
+	switch tool {
+	case "Edit":
+		p, ok1 := s(in, "file_path")
+		o, ok2 := s(in, "old_string")
+		n, ok3 := s(in, "new_string")
+		return p, o, n, ok1 && ok2 && ok3
+	case "MultiEdit":
+		p, ok1 := s(in, "file_path")
+		edits, ok2 := in["edits"].([]any)
+		if !ok1 || !ok2 || len(edits) == 0 {
+			return "", "", "", false
+		}
+		var olds, news []string
+		for i, e := range edits {
+			m, _ := e.(map[string]any)
+			o, ok1 := s(m, "old_string")
+			n, ok2 := s(m, "new_string")
+			if !ok1 || !ok2 {
+				return "", "", "", false
+			}
+			marker := fmt.Sprintf("··· edit %d of %d ···", i+1, len(edits))
+			olds = append(olds, marker, o)
+			news = append(news, marker, n)
+		}
+		return p, strings.Join(olds, "\n"), strings.Join(news, "\n"), true
+	case "NotebookEdit":
+		p, ok1 := s(in, "notebook_path")
+		n, ok2 := s(in, "new_source")
+		mode, _ := s(in, "edit_mode")
+		if mode == "delete" {
+			n, ok2 = "", true
+		}
+		return p, "", n, ok1 && ok2
+	}
+	return "", "", "", false
+}
+
+// objectOrEmpty is input if it is a JSON object, else {}.
+func objectOrEmpty(input json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(input, &m) != nil || m == nil {
+		return json.RawMessage("{}")
+	}
+	return input
+}

@@ -1,0 +1,40 @@
+package gateway
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/askops/askops/policy"
+)
+
+// Each agent tool lands on the askops tool, safety class and path the
+// policy judges, with arguments slackui can show (a command, a write, a
+// diff, or the input as JSON).
+func TestMapTool(t *testing.T) {
+	const cwd = "/home/ana/src/api"
+	for _, tc := range []struct {
+		tool, input       string
+		wantTool, wantArg string
+		safety            policy.Safety
+		path              string
+	}{
+		{"Bash", `{"command":"git push","description":"push"}`, "bash", `{"command":"git push"}`, policy.SideEffect, ""},
+		{"Bash", `{"command":"curl example.com","description":"network-access example.com"}`, "network_access", `{"command":"curl example.com","description":"network-access example.com"}`, policy.Unknown, ""},
+		{"Write", `{"file_path":"a.txt","content":"x"}`, "write_file", `{"content":"x","path":"/home/ana/src/api/a.txt"}`, policy.SideEffect, cwd + "/a.txt"},
+		{"Edit", `{"file_path":"/etc/hosts","old_string":"a","new_string":"b","replace_all":false}`, "edit_file", `{"new_string":"b","old_string":"a","path":"/etc/hosts"}`, policy.SideEffect, "/etc/hosts"},
+		{"MultiEdit", `{"file_path":"m.go","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d"}]}`, "edit_file",
+			`{"new_string":"··· edit 1 of 2 ···\nb\n··· edit 2 of 2 ···\nd","old_string":"··· edit 1 of 2 ···\na\n··· edit 2 of 2 ···\nc","path":"/home/ana/src/api/m.go"}`, policy.SideEffect, cwd + "/m.go"},
+		{"NotebookEdit", `{"notebook_path":"n.ipynb","new_source":"print(1)","cell_id":"c1"}`, "edit_file", `{"new_string":"print(1)","old_string":"","path":"/home/ana/src/api/n.ipynb"}`, policy.SideEffect, cwd + "/n.ipynb"},
+		{"Read", `{"file_path":"../../.ssh/id_ed25519"}`, "read_file", `{"path":"/home/ana/.ssh/id_ed25519"}`, policy.ReadOnly, "/home/ana/.ssh/id_ed25519"},
+		{"Grep", `{"pattern":"TODO"}`, "list_files", `{"pattern":"TODO"}`, policy.ReadOnly, cwd},
+		{"WebFetch", `{"url":"https://example.com","prompt":"x"}`, "web_fetch", `{"url":"https://example.com","prompt":"x"}`, policy.SideEffect, ""},
+		{"WebSearch", `{"query":"askops"}`, "web_search", `{"query":"askops"}`, policy.SideEffect, ""},
+		{"mcp__github__create_issue", `{"title":"t"}`, "mcp__github__create_issue", `{"title":"t"}`, policy.Unknown, ""},
+		{"Bash", `{"cmd":"ls"}`, "Bash", `{"cmd":"ls"}`, policy.Unknown, ""},
+	} {
+		m := mapTool(tc.tool, json.RawMessage(tc.input), cwd)
+		if m.call.Tool != tc.wantTool || m.call.Safety != tc.safety || m.call.Path != tc.path || m.args != tc.wantArg {
+			t.Errorf("%s %s → %s %v %q %s", tc.tool, tc.input, m.call.Tool, m.call.Safety, m.call.Path, m.args)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package policy
+
+import (
+	"os"
+	"strings"
+)
+
+// A push to a repository on this machine runs that repository's hooks
+// (pre-receive, update, post-receive) with the pusher's rights: a bare
+// repository is only a HEAD file and two directories, which echo and mkdir
+// make in out/, and cp gives a hook its executable bit (cp /bin/true
+// out/r/hooks/pre-receive, then a redirection truncates it and keeps the
+// mode). So `git push out/r` runs code nobody was shown, though git push is
+// allowed. The ext:: transport runs its argument as a command line.
+// Neither is ever allowed by rules; ext::'s command is analysed so deny
+// rules see it.
+
+// gitPushRemote judges the repository git push sends to: the first
+// positional word and --repo's value.
+func (z *analyzer) gitPushRemote(args []word, p gitPushIntent) {
+	var remotes []word
+	if len(p.refspecs) > 0 {
+		remotes = append(remotes, p.refspecs[0])
+	}
+	remotes = append(remotes, longOptionValues(args, "--repo", 5)...)
+	for _, r := range remotes {
+		z.gitRemote(r)
+	}
+}
+
+func (z *analyzer) gitRemote(r word) {
+	l := r.loose
+	if !r.known() {
+		z.a.refuseGrant("git push to a repository not known until run time (a local one runs its own hooks)")
+		return
+	}
+	if cmd, ok := strings.CutPrefix(l, "ext::"); ok {
+		// git's ext:: syntax: "% " is a space, "%%" a percent sign.
+		cmd = strings.NewReplacer("% ", " ", "%%", "%").Replace(cmd)
+		z.a.refuseGrant("git push to an ext:: remote (it runs a command)")
+		z.script(cmd, 1, false)
+		return
+	}
+	if strings.Contains(l, "::") {
+		z.a.refuseGrant("git push through a remote helper (" + clip(l, 60) + ")")
+		return
+	}
+	if !strings.HasPrefix(strings.ToLower(l), "file:") && gitNetworkURL(l) {
+		return
+	}
+	if localRepoWord(l) {
+		z.a.refuseGrant("git push to a repository on this machine (" + clip(l, 60) + "): it runs that repository's hooks")
+		return
+	}
+	// A bare name is a configured remote, or else a path: git tries the
+	// name as a directory when no remote has it.
+	if z.cwd == "" {
+		z.a.refuseGrant("git push to " + clip(l, 60) + " after cd (it may name a local repository, whose hooks run)")
+		return
+	}
+	if p, _ := z.resolve(l); p != "" {
+		if _, err := os.Lstat(p); err == nil {
+			z.a.refuseGrant("git push to " + clip(l, 60) + ", a path on this machine: it runs that repository's hooks")
+			return
+		}
+	}
+	if len(z.a.writes) > 0 || z.madeDirs {
+		// Made earlier in this very command line: mkdir -p r/refs …; git push r.
+		z.a.refuseGrant("git push to " + clip(l, 60) + " after the command writes files (it may have made a local repository, whose hooks run)")
+	}
+}
+
+// gitNetworkURL: a remote on another machine (its hooks are not ours):
+// a URL with a network scheme, or ssh's host:path form.
+func gitNetworkURL(l string) bool {
+	for _, s := range []string{"https://", "http://", "ssh://", "git://", "git+ssh://", "ssh+git://"} {
+		if len(l) > len(s) && strings.EqualFold(l[:len(s)], s) {
+			return true
+		}
+	}
+	// user@host:path or host:path; git reads it so when a colon comes
+	// before any slash.
+	colon, slash := strings.IndexByte(l, ':'), strings.IndexByte(l, '/')
+	return colon > 0 && (slash < 0 || colon < slash)
+}
+
+// localRepoWord: a word git reads as a path on this machine.
+func localRepoWord(l string) bool {
+	return strings.Contains(l, "/") || strings.HasPrefix(l, ".") || strings.HasPrefix(l, "~") ||
+		strings.HasPrefix(strings.ToLower(l), "file:") || l == ""
+}
