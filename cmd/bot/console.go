@@ -345,3 +345,24 @@ func localChecks(cfg Config) []func(context.Context) preflight.Result {
 		},
 	}
 }
+
+// expiredUpdaters brings every channel in step with the Asks a sweep
+// expired (their waiters are gone, so nobody else does).
+type expiredUpdaters []slackui.ExpiredUpdater
+
+func (us expiredUpdaters) UpdateExpired(ctx context.Context, asks []pending.Ask) {
+	for _, u := range us {
+		if u != nil {
+			u.UpdateExpired(ctx, asks)
+		}
+	}
+}
+
+// consoleExpired is the console's ExpiredUpdater when it runs beside Slack,
+// else nil.
+func consoleExpired(cfg Config, live *console.Live) slackui.ExpiredUpdater {
+	if !cfg.Console.Enabled {
+		return nil
+	}
+	return live
+}

@@ -79,7 +79,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var sweeper sync.WaitGroup
 	sweeper.Go(func() {
-		swept := &sweptCounter{next: a.notifier, metrics: metrics, log: log.With("component", "sweeper")}
+		swept := &sweptCounter{next: expiredUpdaters{a.notifier, consoleExpired(cfg, live)}, metrics: metrics, log: log.With("component", "sweeper")}
 		slackui.RunSweeper(sweepCtx, a.asks, swept, cfg.Approvals.SweepInterval.D(), a.now, log.With("component", "sweeper"))
 	})
 

@@ -22,6 +22,15 @@
     });
   }
 
+  // Times are rendered in UTC; show them in the reader's own zone.
+  function localTimes() {
+    document.querySelectorAll("time[datetime]").forEach(function (t) {
+      var d = new Date(t.dateTime);
+      if (!isNaN(d)) { t.title = t.textContent; t.textContent = d.toLocaleString(); }
+    });
+  }
+  localTimes();
+
   async function refresh() {
     if (busy) { again = true; return; }
     busy = true;
@@ -34,6 +43,7 @@
         var kept = reasons();
         document.getElementById("live").outerHTML = html;
         restore(kept);
+        localTimes();
       } while (again);
     } finally { busy = false; }
   }
