@@ -53,7 +53,16 @@ func (o *Ops) SlashCommand(ctx context.Context, cmd slack.SlashCommand) any {
 			o.log.Info("run refused: not a run starter", "user", cmd.UserID, "err", err)
 			return ephemeral("Sorry, you may not start runs here; ask an askops admin to add you to approvals.run_starters.")
 		}
-		if !o.goTracked(func() { o.startRun(cmd.ChannelID, "", cmd.UserID, rest) }) {
+		// The command's response_url reaches the user even where askops
+		// cannot post (not in the channel).
+		tell := func(text string) {
+			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+			defer cancel()
+			if _, _, err := o.cfg.Slack.PostMessage(tctx, cmd.ChannelID, slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral), slack.MsgOptionText(text, false)); err != nil {
+				o.log.Warn("could not tell the user the run did not start", "user", cmd.UserID, "err", err)
+			}
+		}
+		if !o.goTracked(func() { o.startRun(cmd.ChannelID, "", cmd.UserID, rest, tell) }) {
 			return ephemeral("askops is shutting down; try again in a moment.")
 		}
 		return ephemeral("Starting a run for: %s", slackui.Text(headLine(rest), 200))

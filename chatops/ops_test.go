@@ -2,6 +2,7 @@ package chatops
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
@@ -299,4 +300,46 @@ func hasCall(fake *fakeslack.Server, method, text string) bool {
 		}
 	}
 	return false
+}
+
+// A run whose status message Slack refuses does not start, and the user
+// who typed /askops run is told why through the command's response_url
+// (which works where askops cannot post); a mention's user gets an
+// ephemeral reply.
+func TestRunNotStartedTellsTheUser(t *testing.T) {
+	o := newTestOps(t, testOptions{})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var cmd slack.SlashCommand
+	if err := json.Unmarshal(o.fake.SlashCommandPayload(slack.SlashCommand{Command: "/askops", Text: "run look around", UserID: starterID, ChannelID: "CNOTIN"}), &struct {
+		ResponseURL *string `json:"response_url"`
+		Channel     *string `json:"channel_id"`
+		User        *string `json:"user_id"`
+		Command     *string `json:"command"`
+		Text        *string `json:"text"`
+	}{&cmd.ResponseURL, &cmd.ChannelID, &cmd.UserID, &cmd.Command, &cmd.Text}); err != nil {
+		t.Fatal(err)
+	}
+	o.fake.FailNext("chat.postMessage", 1, fakeslack.FailMode{SlackError: "not_in_channel"})
+	if r, _ := o.SlashCommand(ctx, cmd).(*SlashReply); r == nil || !strings.Contains(r.Text, "Starting a run") {
+		t.Fatalf("reply %+v", r)
+	}
+	told, err := o.fake.WaitForCall(ctx, "response_url", func(c fakeslack.Call) bool { return strings.Contains(c.Text, "did not start") })
+	if err != nil {
+		t.Fatalf("the user was never told: %v", err)
+	}
+	if !strings.Contains(told.Text, "not_in_channel") || !strings.Contains(told.Text, "/invite @askops") {
+		t.Errorf("told %q", told.Text)
+	}
+
+	o.fake.FailNext("chat.postMessage", 1, fakeslack.FailMode{SlackError: "is_archived"})
+	o.Event(ctx, slackevents.EventsAPIEvent{
+		Data:       &slackevents.EventsAPICallbackEvent{EventID: "Ev9"},
+		InnerEvent: slackevents.EventsAPIInnerEvent{Data: &slackevents.AppMentionEvent{User: starterID, Channel: "COPS", Text: "<@UBOT> look around", TimeStamp: "9.000001"}},
+	})
+	if _, err := o.fake.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool {
+		return c.User == starterID && strings.Contains(c.Text, "did not start") && strings.Contains(c.Text, "is_archived")
+	}); err != nil {
+		t.Fatalf("the mention's user was never told: %v", err)
+	}
 }

@@ -2,6 +2,7 @@ package chatops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -53,7 +54,7 @@ func (o *Ops) Event(ctx context.Context, ev slackevents.EventsAPIEvent) {
 		say("Sorry, you may not start runs here; ask an askops admin to add you to approvals.run_starters.")
 		return
 	}
-	if !o.goTracked(func() { o.startRun(m.Channel, thread, m.User, task) }) {
+	if !o.goTracked(func() { o.startRun(m.Channel, thread, m.User, task, say) }) {
 		say("askops is shutting down; try again in a moment.")
 	}
 }
@@ -61,7 +62,11 @@ func (o *Ops) Event(ctx context.Context, ev slackevents.EventsAPIEvent) {
 // startRun runs task for user in channel. With thread empty the run's status
 // message starts a new thread; otherwise it is a reply in thread. The thread
 // is the run's session: its grants and Asks stay there.
-func (o *Ops) startRun(channel, thread, user, task string) {
+//
+// tell reaches the user who asked when the status message cannot be
+// posted (the run does not start then): without it a refused post left
+// them waiting for a run that never began.
+func (o *Ops) startRun(channel, thread, user, task string, tell func(text string)) {
 	ctx := o.runsCtx
 	id := NewRunID()
 	st := &runStatus{id: id, user: user, task: task, state: "starting"}
@@ -75,6 +80,7 @@ func (o *Ops) startRun(channel, thread, user, task string) {
 	if err != nil {
 		o.log.Error("could not post run status; run not started", "channel", channel, "user", user, "err", err)
 		o.cfg.Runs.RunEnded("failed")
+		tell(notStartedText(err))
 		return
 	}
 	if thread == "" {
@@ -113,6 +119,20 @@ func (o *Ops) startRun(channel, thread, user, task string) {
 	if _, _, err := o.cfg.Slack.PostMessage(actx, channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread)); err != nil {
 		o.log.Warn("could not post run answer", "run", id, "err", err)
 	}
+}
+
+// notStartedText tells the user why a run did not start: the Slack error,
+// and for the usual one what to do.
+func notStartedText(err error) string {
+	why := "Slack did not take the run's status message"
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		why += " (" + slackui.Text(se.Err, 100) + ")"
+		if se.Err == "not_in_channel" || se.Err == "channel_not_found" {
+			why += ": invite me to this channel with `/invite @askops`"
+		}
+	}
+	return "The run did not start: " + why + ". Nothing ran."
 }
 
 // startMode is the mode a run in channel starts with: the channel's, or
