@@ -61,6 +61,9 @@ type sessionState interface {
 type appOptions struct {
 	// AskTimeout overrides approvals.timeout (bot ask -timeout).
 	AskTimeout time.Duration
+	// Notifiers are shown every Ask besides Slack (the console's, when
+	// console.enabled).
+	Notifiers []approval.Notifier
 	// Posted, when set, is told each time the core shows an Ask (bot ask
 	// says where it waits).
 	Posted func(a pending.Ask, channel, ts string)
@@ -154,7 +157,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 	core, err := approval.New(approval.Config{
 		Asks:       a.asks,
 		Grants:     a.grants,
-		Notifiers:  []approval.Notifier{notifier},
+		Notifiers:  append([]approval.Notifier{notifier}, o.Notifiers...),
 		Timeout:    timeout,
 		SessionTTL: cfg.Approvals.SessionTTL.D(),
 		ScopeFor:   scopeFor,

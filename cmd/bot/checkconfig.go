@@ -33,7 +33,7 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 	fmt.Fprintf(env.stdout, "ok config %s\n", path)
 	failed := false
 	hc := &http.Client{Transport: http.DefaultTransport}
-	for _, r := range preflight.All(ctx, checkTimeout,
+	checks := []func(context.Context) preflight.Result{
 		func(ctx context.Context) preflight.Result {
 			return preflight.Redis(ctx, cfg.Redis.URL != "", redisAddr(cfg.Redis.URL), func() (redis.UniversalClient, error) { return openRedis(cfg.Redis) })
 		},
@@ -43,7 +43,11 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 		func(ctx context.Context) preflight.Result {
 			return preflight.Model(ctx, cfg.OpenAI.BaseURL, cfg.OpenAI.APIKey.Reveal(), cfg.OpenAI.Model, hc)
 		},
-	) {
+	}
+	if cfg.noSlack {
+		checks = append(checks[:1], localChecks(cfg)...) // console.go
+	}
+	for _, r := range preflight.All(ctx, checkTimeout, checks...) {
 		if r.Err != nil {
 			failed = true
 			fmt.Fprintf(env.stdout, "FAIL %s: %v\n", r.Key, r.Err)

@@ -32,6 +32,11 @@ type Config struct {
 	Policy    PolicyConfig    `yaml:"policy"`
 	Log       LogConfig       `yaml:"log"`
 	API       APIConfig       `yaml:"api"`
+	Console   ConsoleConfig   `yaml:"console"`
+
+	// noSlack: the file has no slack section, so serve runs the local
+	// console alone (see console.go). The zero value is Slack configured.
+	noSlack bool
 }
 
 // SlackConfig is how the bot reaches Slack and where Asks go.
@@ -151,6 +156,7 @@ func defaultConfig() Config {
 		Agent:     AgentConfig{Workspace: "./workspace", MaxIterations: 30},
 		Policy:    PolicyConfig{Mode: string(policy.ModeAsk)},
 		Log:       LogConfig{Format: "text", Level: "info"},
+		Console:   ConsoleConfig{Listen: defaultConsoleListen},
 	}
 }
 
@@ -290,9 +296,11 @@ func parseConfig(b []byte, getenv func(string) string) (Config, error) {
 		// yaml decoded everything else; return it too so the caller can
 		// report the file's other problems in the same pass.
 		applyEnv(&c, getenv)
+		c.noSlack = !hasTopKey(b, "slack")
 		return c, ps
 	}
 	applyEnv(&c, getenv)
+	c.noSlack = !hasTopKey(b, "slack")
 	return c, nil
 }
 
@@ -483,9 +491,14 @@ func (c Config) Validate(cmd command) Problems {
 		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 
+	ps = append(ps, c.consoleProblems(cmd)...)
+	// With no slack section serve runs the local console alone: it needs
+	// neither Slack, Slack approvers, nor the model (nothing starts a run).
+	local := c.local(cmd)
+
 	// slack
 	s := c.Slack
-	needSlack := cmd != cmdGrants
+	needSlack := cmd != cmdGrants && !local
 	if s.BotToken == "" && needSlack {
 		add("slack.bot_token", "required (or set SLACK_BOT_TOKEN)")
 	}
@@ -550,7 +563,7 @@ func (c Config) Validate(cmd command) Problems {
 	}
 
 	// openai: only runs talk to the model.
-	if cmd == cmdServe || cmd == cmdRun || cmd == cmdCheckConfig {
+	if (cmd == cmdServe || cmd == cmdRun || cmd == cmdCheckConfig) && !local {
 		o := c.OpenAI
 		if msg := checkHTTPURL(o.BaseURL); msg != "" {
 			add("openai.base_url", "%s (or set OPENAI_BASE_URL)", msg)
@@ -574,7 +587,7 @@ func (c Config) Validate(cmd command) Problems {
 	if a.SweepInterval <= 0 {
 		add("approvals.sweep_interval", "must be > 0")
 	}
-	if a.Approvers.Empty() && !a.AnyoneInChannel {
+	if a.Approvers.Empty() && !a.AnyoneInChannel && !local {
 		add("approvals.approvers", "no approvers; set approvals.approvers.users/usergroups or approvals.anyone_in_channel: true")
 	}
 	checkPeople := func(key string, p People) {

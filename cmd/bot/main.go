@@ -143,7 +143,8 @@ func usage(w io.Writer) {
 	fmt.Fprintf(w, `askops %s: supervise AI agents from Slack
 
 usage:
-  bot serve -config FILE          run the Slack app
+  bot serve [-config FILE]        run the Slack app; with no config (or no slack
+                                  section) the local approvals console alone
   bot run -config FILE "TASK"     run one agent task; its Asks go to Slack
   bot ask -config FILE [-timeout 10m] [-reason TEXT] -- COMMAND ARGS...
                                   ask a human whether COMMAND may run

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/chatops"
+	"github.com/askops/askops/console"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
@@ -26,18 +27,36 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	if !ok {
 		return code
 	}
+	if path == "" {
+		// Nothing to configure: the local console alone (console.go).
+		cfg, ok := localConfig(env)
+		if !ok {
+			return exitUsage
+		}
+		return serveLocal(ctx, env, cfg)
+	}
 	cfg, ok := loadConfig(env, path, cmdServe)
 	if !ok {
 		return exitUsage
 	}
+	if cfg.noSlack {
+		return serveLocal(ctx, env, cfg)
+	}
 	log := newLogger(cfg.Log, env.stderr)
 	metrics := NewMetrics()
-	a, err := newApp(ctx, cfg, log, metrics, appOptions{})
+	live := console.NewLive()
+	a, err := newApp(ctx, cfg, log, metrics, appOptions{Notifiers: consoleNotifiers(cfg, live)})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
 	defer a.Close()
+	stopConsole, err := startSlackConsole(ctx, env, a, live)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	defer stopConsole()
 	if err := checkRedisServer(ctx, a); err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
@@ -60,7 +79,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var sweeper sync.WaitGroup
 	sweeper.Go(func() {
-		swept := &sweptCounter{next: a.notifier, metrics: metrics, log: log.With("component", "sweeper")}
+		swept := &sweptCounter{next: expiredUpdaters{a.notifier, consoleExpired(cfg, live)}, metrics: metrics, log: log.With("component", "sweeper")}
 		slackui.RunSweeper(sweepCtx, a.asks, swept, cfg.Approvals.SweepInterval.D(), a.now, log.With("component", "sweeper"))
 	})
 

@@ -48,6 +48,11 @@ func askopsRules() []Rule {
 			Why:       "the approval round trip is channel-agnostic: Slack and every later front door plug in as notifiers, and it knows no HTTP and no model",
 		},
 		{
+			Package:   module + "/console",
+			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", module + "/gateway", slackGo, goOpenAI},
+			Why:       "the console is a front door and a notifier: it talks to the stores through its own small interfaces, knows no other channel (Slack's message reaches it as a MessageUpdater), no model, and the round trip only as the notifier it plugs in",
+		},
+		{
 			// chatops may use slack-go (it is Slack chat-ops), the stores and
 			// the agent's public API (Go's internal/ rule keeps it from the
 			// rest); everything below it is its dependency, so the compiler

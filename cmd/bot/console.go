@@ -1,0 +1,368 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/askops/askops/approval"
+	"github.com/askops/askops/console"
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/preflight"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/slackui"
+)
+
+// ConsoleConfig is the local approvals console (package console).
+type ConsoleConfig struct {
+	// Enabled turns the console on beside Slack. Without a slack section
+	// serve runs the console alone, whatever this says.
+	Enabled bool `yaml:"enabled"`
+	// Listen is where it serves; loopback by default, since whoever holds a
+	// sign-in link may decide.
+	Listen string `yaml:"listen"`
+	// User is the name people signing in decide as ("console:" + User);
+	// default $USER.
+	User string `yaml:"user"`
+}
+
+const defaultConsoleListen = "127.0.0.1:8080"
+
+// local reports whether cmd runs the console alone: serve (and its
+// check-config) with no slack section.
+func (c Config) local(cmd command) bool {
+	return c.noSlack && (cmd == cmdServe || cmd == cmdCheckConfig)
+}
+
+// consoleOn reports whether serve serves the console.
+func (c Config) consoleOn() bool { return c.noSlack || c.Console.Enabled }
+
+// consoleProblems checks the console section when the console will run.
+func (c Config) consoleProblems(cmd command) Problems {
+	if cmd != cmdServe && cmd != cmdCheckConfig {
+		return nil
+	}
+	var ps Problems
+	if !c.consoleOn() {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(c.Console.Listen)
+	if err != nil {
+		return Problems{{Key: "console.listen", Msg: fmt.Sprintf("want host:port such as %s, got %q", defaultConsoleListen, c.Console.Listen)}}
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		ps = append(ps, Problem{Key: "console.listen", Msg: fmt.Sprintf("bad port %q", port)})
+	} else if !c.noSlack && n != 0 {
+		if _, hport, err := net.SplitHostPort(c.HTTP.Listen); err == nil && hport == port {
+			ps = append(ps, Problem{Key: "console.listen", Msg: fmt.Sprintf("port %s is http.listen's too; give the console another (e.g. 127.0.0.1:8081)", port)})
+		}
+	}
+	if c.Console.User != "" {
+		if err := console.CheckName(c.Console.User); err != nil {
+			ps = append(ps, Problem{Key: "console.user", Msg: err.Error()})
+		}
+	}
+	return ps
+}
+
+// hasTopKey reports whether the YAML document b has key at its top level.
+func hasTopKey(b []byte, key string) bool {
+	var root yaml.Node
+	if yaml.Unmarshal(b, &root) != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return false
+	}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// localConfig is serve's configuration without -config: every default, the
+// environment's overrides, and no Slack.
+func localConfig(env *environment) (Config, bool) {
+	c := defaultConfig()
+	applyEnv(&c, env.getenv)
+	c.noSlack = true
+	ps := c.Validate(cmdServe)
+	for _, p := range ps {
+		fmt.Fprintf(env.stderr, "config: %s\n", p)
+	}
+	return c, len(ps) == 0
+}
+
+// consoleUser is who signs in: console.user, else $USER, else "local".
+func consoleUser(cfg Config, getenv func(string) string) string {
+	for _, u := range []string{cfg.Console.User, getenv("USER")} {
+		if u != "" && console.CheckName(u) == nil {
+			return u
+		}
+	}
+	return "local"
+}
+
+// localDeps is what the routes mounted beside the console may use: the
+// approval round trip (the console is its only notifier), the stores, and
+// the local token written to the endpoint file.
+type localDeps struct {
+	approve interface {
+		Approve(ctx context.Context, req pending.Request) pending.Ask
+	}
+	asks   pending.Store
+	grants grants.Store
+	token  string
+	log    *slog.Logger
+}
+
+// localRoutes are the routes served on the console's listener besides the
+// console itself. GLUE (lead): the gateway's HTTP Ask API (POST /v1/asks)
+// mounts here, checking `Authorization: Bearer <d.token>`, so that
+// `bot ask` with no config reaches this serve (it reads the URL and token
+// from the endpoint file, see writeLocalEndpoint).
+func localRoutes(d localDeps) map[string]http.Handler {
+	return nil
+}
+
+// serveLocal is `bot serve` without Slack: an in-memory store (or
+// redis.url's), policy mode ask, and the console on console.listen, whose
+// sign-in link it prints. Runs are off: nothing here starts one, and no
+// model is needed.
+func serveLocal(ctx context.Context, env *environment, cfg Config) int {
+	log := newLogger(cfg.Log, env.stderr)
+	now := time.Now
+	var (
+		asks pending.Store
+		gs   grants.Store
+	)
+	if cfg.Redis.URL == "" {
+		asks = pending.NewMemoryStore(pending.Options{Now: now, Logger: log.With("component", "pending")})
+		gs = grants.NewMemoryStore(grants.Options{Now: now, Logger: log.With("component", "grants")})
+	} else {
+		client, err := openRedis(cfg.Redis)
+		if err != nil {
+			log.Error("cannot start", "err", fmt.Errorf("redis.url: %w", err))
+			return exitFailed
+		}
+		defer client.Close()
+		acks, _ := cfg.Redis.replicaAcks() // validated
+		rs, err := pending.NewRedisStore(ctx, client, pending.Options{Now: now, Logger: log.With("component", "pending"),
+			ReplicaAcks: acks, ReplicaTimeout: cfg.Redis.ReplicaTimeout.D()})
+		if err != nil {
+			log.Error("cannot start", "err", fmt.Errorf("redis.url: open the ask store at %s: %w", redisAddr(cfg.Redis.URL), err))
+			return exitFailed
+		}
+		asks, gs = rs, grants.NewRedisStore(client, grants.Options{Now: now, Logger: log.With("component", "grants")})
+	}
+	defer asks.Close()
+	defer gs.Close()
+
+	live := console.NewLive()
+	scopeFor := approval.DefaultScopeFor
+	core, err := approval.New(approval.Config{
+		Asks: asks, Grants: gs, Notifiers: []approval.Notifier{live},
+		Timeout: cfg.Approvals.Timeout.D(), SessionTTL: cfg.Approvals.SessionTTL.D(), ScopeFor: scopeFor,
+		Logger: log.With("component", "approver"),
+	})
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	token := randomToken()
+	deps := localDeps{approve: &meteredApprover{next: core, metrics: NewMetrics(), log: log}, asks: asks, grants: gs, token: token, log: log}
+	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, localRoutes(deps))
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	endpoint, err := writeLocalEndpoint(env.getenv, srv.base, token)
+	if err != nil {
+		log.Warn("could not write the local endpoint file; `bot ask` without a config will not find this serve", "err", err)
+	} else {
+		defer os.Remove(endpoint)
+	}
+
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	var sweeper sync.WaitGroup
+	sweeper.Go(func() {
+		slackui.RunSweeper(sweepCtx, asks, live, cfg.Approvals.SweepInterval.D(), now, log.With("component", "sweeper"))
+	})
+	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.base,
+		"store", map[bool]string{true: "memory", false: "redis " + redisAddr(cfg.Redis.URL)}[cfg.Redis.URL == ""],
+		"policy_mode", cfg.Policy.Mode)
+	log.Info("agent runs are off without Slack; `bot run` needs openai.model (and openai.api_key for OpenAI) in a config")
+
+	<-ctx.Done()
+	srv.stop()
+	stopSweep()
+	sweeper.Wait()
+	log.Info("askops stopped")
+	return exitOK
+}
+
+// consoleServer is the console's HTTP server.
+type consoleServer struct {
+	base string // http://host:port, as bound
+	stop func()
+}
+
+// startConsole serves the console (and extra routes) on console.listen and
+// prints its sign-in link to stdout.
+func startConsole(ctx context.Context, env *environment, cfg Config, log *slog.Logger,
+	asks pending.Store, gs grants.Store, live *console.Live, messages []console.MessageUpdater, extra map[string]http.Handler) (*consoleServer, error) {
+	c, err := console.New(console.Config{
+		Asks: asks, Grants: gs, Live: live, Messages: messages,
+		ScopeText: approval.ScopeText(approval.DefaultScopeFor),
+		User:      consoleUser(cfg, env.getenv),
+		Logger:    log.With("component", "console"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Console.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("console.listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", c.Handler())
+	for pattern, h := range extra {
+		mux.Handle(pattern, h)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("console server stopped", "err", err)
+		}
+	}()
+	base := "http://" + ln.Addr().String()
+	fmt.Fprintf(env.stdout, "askops console: sign in at %s\n", c.SignInLink(base))
+	return &consoleServer{base: base, stop: func() {
+		_ = c.Close() // ends the event streams first: Shutdown waits for them
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpDrainTimeout)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		<-served
+	}}, nil
+}
+
+// randomToken is 256 bits from crypto/rand, hex.
+func randomToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics instead)
+	return hex.EncodeToString(b[:])
+}
+
+// localEndpoint is the file a local serve writes so `bot ask` with no
+// config can reach it: its URL and the bearer token its Ask API takes.
+type localEndpoint struct {
+	URL   string `json:"url"`
+	Token string `json:"token"`
+}
+
+// localEndpointPath is $ASKOPS_LOCAL_ENDPOINT, else
+// $XDG_RUNTIME_DIR/askops/local.json, else ~/.cache/askops/local.json.
+func localEndpointPath(getenv func(string) string) (string, error) {
+	if p := getenv("ASKOPS_LOCAL_ENDPOINT"); p != "" {
+		return p, nil
+	}
+	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "askops", "local.json"), nil
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".cache", "askops", "local.json"), nil
+	}
+	return "", errors.New("neither ASKOPS_LOCAL_ENDPOINT, XDG_RUNTIME_DIR nor HOME is set")
+}
+
+// writeLocalEndpoint writes the endpoint file, readable by its owner only.
+func writeLocalEndpoint(getenv func(string) string, url, token string) (string, error) {
+	p, err := localEndpointPath(getenv)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return "", err
+	}
+	b, _ := json.Marshal(localEndpoint{URL: url, Token: token})
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil { // WriteFile keeps an existing file's mode
+		return "", err
+	}
+	return p, os.Rename(tmp, p)
+}
+
+// consoleNotifiers is the console's notifier for the approval core when it
+// runs beside Slack (console.enabled), else none.
+func consoleNotifiers(cfg Config, live *console.Live) []approval.Notifier {
+	if !cfg.Console.Enabled {
+		return nil
+	}
+	return []approval.Notifier{live}
+}
+
+// startSlackConsole serves the console beside Slack when console.enabled: a
+// decision in either place is the store's one decision, and one taken in
+// the console updates the Slack message too.
+func startSlackConsole(ctx context.Context, env *environment, a *app, live *console.Live) (stop func(), err error) {
+	if !a.cfg.Console.Enabled {
+		return func() {}, nil
+	}
+	srv, err := startConsole(ctx, env, a.cfg, a.log, a.asks, a.grants, live, []console.MessageUpdater{a.notifier}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return srv.stop, nil
+}
+
+// localChecks replace check-config's Slack and model checks when there is
+// no slack section: serve then needs neither.
+func localChecks(cfg Config) []func(context.Context) preflight.Result {
+	return []func(context.Context) preflight.Result{
+		func(context.Context) preflight.Result {
+			return preflight.Result{Name: "slack", Key: "slack", Detail: "not configured: serve runs the local console alone on " + cfg.Console.Listen}
+		},
+		func(context.Context) preflight.Result {
+			return preflight.Result{Name: "model", Key: "openai.model", Detail: "not checked: without Slack serve starts no runs (bot run needs openai.model)"}
+		},
+	}
+}
+
+// expiredUpdaters brings every channel in step with the Asks a sweep
+// expired (their waiters are gone, so nobody else does).
+type expiredUpdaters []slackui.ExpiredUpdater
+
+func (us expiredUpdaters) UpdateExpired(ctx context.Context, asks []pending.Ask) {
+	for _, u := range us {
+		if u != nil {
+			u.UpdateExpired(ctx, asks)
+		}
+	}
+}
+
+// consoleExpired is the console's ExpiredUpdater when it runs beside Slack,
+// else nil.
+func consoleExpired(cfg Config, live *console.Live) slackui.ExpiredUpdater {
+	if !cfg.Console.Enabled {
+		return nil
+	}
+	return live
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/slackui"
+)
+
+var signInRe = regexp.MustCompile(`sign in at (http://\S+)`)
+
+// TestServeLocalConsole: serve with a config that has no slack section
+// starts the console alone (no Slack, no model), prints a sign-in link that
+// works once, writes the local endpoint file (0600), refuses a form without
+// its CSRF token, and stops cleanly, removing the file.
+func TestServeLocalConsole(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "askops.yaml")
+	if err := os.WriteFile(cfgPath, []byte("console:\n  listen: 127.0.0.1:0\n  user: carol\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	endpoint := filepath.Join(dir, "run", "local.json")
+	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": endpoint, "USER": "ignored"}
+	serveCtx, stop := context.WithCancel(ctx)
+	link, done, _, stderr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfgPath)
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := u.Scheme + "://" + u.Host
+
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	resp, err := client.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readBody(t, resp)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "console:carol") {
+		t.Fatalf("sign-in: %d, page:\n%s", resp.StatusCode, body)
+	}
+	if resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(link); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a spent link: %v %v, want 403", resp, err)
+	}
+
+	fi, err := os.Stat(endpoint)
+	if err != nil {
+		t.Fatalf("endpoint file: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("endpoint file mode %v, want 0600", fi.Mode().Perm())
+	}
+	var ep localEndpoint
+	if b, err := os.ReadFile(endpoint); err != nil || json.Unmarshal(b, &ep) != nil || ep.URL != base || len(ep.Token) != 64 {
+		t.Errorf("endpoint file holds %+v (%v), want url %s and a 256-bit token", ep, err, base)
+	}
+
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/asks/aaaaaaaaaaaaaaaaaaaaaaaaaa", strings.NewReader("action=approve"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readBody(t, resp); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "Form refused") {
+		t.Errorf("a form without its CSRF token: %d\n%s", resp.StatusCode, body)
+	}
+	// Another site's page posting with the victim's cookie is refused by
+	// the cross-origin check, token or not.
+	req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/asks/aaaaaaaaaaaaaaaaaaaaaaaaaa", strings.NewReader("action=approve"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "http://evil.example")
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readBody(t, resp); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a cross-origin form: %d, want 403", resp.StatusCode)
+	}
+
+	stop()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("serve exited %d; stderr:\n%s", code, stderr.String())
+		}
+	case <-ctx.Done():
+		t.Fatal("serve did not stop")
+	}
+	if _, err := os.Stat(endpoint); !os.IsNotExist(err) {
+		t.Errorf("endpoint file left behind: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "bot run") {
+		t.Errorf("serve did not say that runs need a model; stderr:\n%s", stderr.String())
+	}
+}
+
+// startServeWithLink runs the program (a serve with the console) in the
+// background and returns the sign-in link it prints; its exit code arrives
+// on done.
+func startServeWithLink(ctx context.Context, t *testing.T, env map[string]string, args ...string) (link string, done <-chan int, stdout, stderr *syncBuffer) {
+	t.Helper()
+	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	exited := make(chan int, 1)
+	go func() {
+		exited <- run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), stdout, stderr)
+	}()
+	for {
+		if m := signInRe.FindStringSubmatch(stdout.String()); m != nil {
+			return m[1], exited, stdout, stderr
+		}
+		select {
+		case code := <-exited:
+			t.Fatalf("serve exited %d before printing a sign-in link; stderr:\n%s", code, stderr.String())
+		case <-ctx.Done():
+			t.Fatalf("no sign-in link printed; stderr:\n%s", stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func readBody(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestConsoleConfig: without a slack section serve needs neither Slack,
+// approvers nor the model; ask still needs Slack; the console's keys are
+// checked where it runs.
+func TestConsoleConfig(t *testing.T) {
+	env := func(string) string { return "" }
+	if _, ps := checkConfig([]byte("console:\n  user: carol\n"), env, cmdServe); len(ps) != 0 {
+		t.Errorf("serve without slack: %v, want no problems", ps)
+	}
+	if _, ps := checkConfig([]byte(""), env, cmdServe); len(ps) != 0 {
+		t.Errorf("serve with an empty config: %v, want no problems", ps)
+	}
+	if _, ps := checkConfig([]byte("console:\n  user: carol\n"), env, cmdAsk); !strings.Contains(ps.Error(), "slack.bot_token") {
+		t.Errorf("ask without slack: %v, want slack.bot_token required", ps)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"console:\n  listen: nope\n", "console.listen: want host:port"},
+		{"console:\n  user: \"a b\"\n", "console.user:"},
+		{"slack:\n  bot_token: x\n  app_token: y\n  approval_channel: C1\nopenai:\n  model: m\n  api_key: k\napprovals:\n  anyone_in_channel: true\nconsole:\n  enabled: true\n  listen: 127.0.0.1:8080\n",
+			"console.listen: port 8080 is http.listen's too"},
+	} {
+		_, ps := checkConfig([]byte(tc.yaml), env, cmdServe)
+		if !strings.Contains(ps.Error(), tc.want) {
+			t.Errorf("%q: problems %v, want %q", tc.yaml, ps, tc.want)
+		}
+	}
+}
+
+// TestConsoleBesideSlackServe: serve with Slack and console.enabled, and a
+// separate `bot ask` process on the same Redis. The Ask is in Slack and in
+// the console; approving it in the console lets `bot ask` exit 0 approved
+// by console:NAME, and the Slack message is updated to say so.
+func TestConsoleBesideSlackServe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	cfg, base, env := httpModeConfig(t, fake, "console:\n  enabled: true\n  listen: 127.0.0.1:0\n")
+	env["REDIS_URL"] = rds.URL()
+
+	serveCtx, stopServe := context.WithCancel(ctx)
+	link, served, _, serveErr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfg)
+	waitHTTP(ctx, t, base+"/healthz")
+
+	asked := startBot(ctx, t, env, "ask", "-config", cfg, "--", "make", "deploy")
+	m := waitAsk(ctx, t, fake, "CAPPROVALS")
+
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	resp, err := client.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readBody(t, resp)
+	id := buttonValue(m.Blocks, slackui.ActionApprove)
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	if !strings.Contains(page, `id="ask-`+id+`"`) || csrf == nil {
+		t.Fatalf("the console does not list the Ask %s:\n%s", id, page)
+	}
+	u, _ := url.Parse(link)
+	consoleBase := u.Scheme + "://" + u.Host
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, consoleBase+"/asks/"+id,
+		strings.NewReader(url.Values{"action": {"approve"}, "csrf": {csrf[1]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", consoleBase)
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readBody(t, resp); resp.StatusCode != http.StatusOK {
+		t.Fatalf("approve in the console: %d\n%s", resp.StatusCode, body)
+	}
+
+	r := waitResult(t, asked)
+	if r.code != 0 || !strings.Contains(r.stdout, "approved by console:tester") {
+		t.Fatalf("bot ask: exit %d stdout %q\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := fake.WaitForCall(ctx, "chat.update", func(c fakeslack.Call) bool {
+		return c.TS == m.TS && strings.Contains(c.Text, "console:tester")
+	}); err != nil {
+		t.Errorf("the Slack message was not updated with the console's decision: %v", err)
+	}
+
+	stopServe()
+	select {
+	case code := <-served:
+		if code != exitOK {
+			t.Fatalf("serve exited %d\nstderr:\n%s", code, serveErr.String())
+		}
+	case <-ctx.Done():
+		t.Fatal("serve did not stop")
+	}
+}

@@ -1,0 +1,252 @@
+package console_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/askops/askops/approval"
+	"github.com/askops/askops/console"
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/pending"
+)
+
+// skipBrowserEnv lets a developer without Chromium skip the browser test
+// locally; CI never sets it, so a missing browser fails there.
+const skipBrowserEnv = "ASKOPS_SKIP_BROWSER"
+
+// findChromium returns the browser the test drives, or fails (skips only
+// when skipBrowserEnv says so).
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv(skipBrowserEnv) != "" {
+		t.Skipf("no Chromium on PATH and %s is set", skipBrowserEnv)
+	}
+	t.Fatalf("no Chromium on PATH (install Debian's chromium, as .ci/run does; or set %s=1 to skip locally)", skipBrowserEnv)
+	return ""
+}
+
+// consoleUnderTest is a console over a memory store, with the approval core
+// that has it as its only notifier, as `bot serve` without Slack wires it.
+type consoleUnderTest struct {
+	asks    *pending.MemoryStore
+	grants  grants.Store
+	core    *approval.Core
+	console *console.Console
+	url     string
+}
+
+func newConsoleUnderTest(t *testing.T) *consoleUnderTest {
+	t.Helper()
+	asks := pending.NewMemoryStore(pending.Options{})
+	gs := grants.NewMemoryStore(grants.Options{})
+	live := console.NewLive()
+	core, err := approval.New(approval.Config{
+		Asks: asks, Grants: gs, Notifiers: []approval.Notifier{live},
+		Timeout: 2 * time.Minute, SessionTTL: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := console.New(console.Config{
+		Asks: asks, Grants: gs, Live: live, User: "alice",
+		ScopeText: approval.ScopeText(nil),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(c.Handler())
+	t.Cleanup(func() {
+		_ = c.Close() // ends the event streams, so Close below does not wait on them
+		srv.Close()
+		_ = asks.Close()
+		_ = gs.Close()
+	})
+	return &consoleUnderTest{asks: asks, grants: gs, core: core, console: c, url: srv.URL}
+}
+
+// ask starts an Ask through the core, as a run or `bot ask` would, and
+// returns where its final state arrives.
+func (u *consoleUnderTest) ask(ctx context.Context, command string) <-chan pending.Ask {
+	out := make(chan pending.Ask, 1)
+	go func() {
+		out <- u.core.Approve(ctx, pending.Request{
+			RunID: "run-1", SessionID: "sess-1", StartedBy: "bob", Label: "bot ask",
+			Tool: "bash", Args: `{"command":` + quoteJSON(command) + `}`, Summary: command,
+			Reason: "deletes files", Workspace: "/work/ws", Cwd: "/work/ws",
+		})
+	}()
+	return out
+}
+
+func quoteJSON(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// final waits for the waiter's answer, bounded.
+func final(t *testing.T, ch <-chan pending.Ask) pending.Ask {
+	t.Helper()
+	select {
+	case a := <-ch:
+		return a
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiter got no answer")
+		return pending.Ask{}
+	}
+}
+
+// TestBrowser drives the console in headless Chromium the way a person
+// would: sign in with the printed link, watch an Ask appear without a
+// reload, approve it, deny one with a reason, click on a stale page, post a
+// form without its CSRF token, and read a command holding <script>.
+func TestBrowser(t *testing.T) {
+	chromium := findChromium(t)
+	u := newConsoleUnderTest(t)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.Headless)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	browser, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(browser, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	text := func(what, css string) string {
+		t.Helper()
+		s, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS(css)))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return s
+	}
+	eval := func(what, js string) bool {
+		t.Helper()
+		v, err := chromedp.Run(browser, chromedp.Evaluate[bool](js))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return v
+	}
+	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+	// live waits until the page's event stream is connected.
+	live := chromedp.WaitVisible(`//span[@id="status" and text()="live"]`)
+
+	// Sign in with the one-time link; the token is spent.
+	link := u.console.SignInLink(u.url)
+	do("sign in", chromedp.Navigate(link), live, chromedp.WaitVisible(css(`#no-pending`)))
+	if user := text("who", `#user`); user != "console:alice" {
+		t.Errorf("signed in as %q, want console:alice", user)
+	}
+
+	// An Ask appears live and is approved; the waiter gets approved.
+	waiter := u.ask(ctx, "rm -rf build")
+	do("see the ask appear", chromedp.WaitVisible(css(`section.ask`)))
+	if runs := text("runs line", `section.ask .runs`); !strings.Contains(runs, "rm") {
+		t.Errorf("runs line %q does not name rm", runs)
+	}
+	do("approve", chromedp.Click(css(`section.ask button[value="approve"]`)), chromedp.WaitVisible(css(`#no-pending`)))
+	if a := final(t, waiter); a.Status != pending.Status(pending.Approved) || a.DecidedBy != "console:alice" {
+		t.Fatalf("waiter got %s by %q, want approved by console:alice", a.Status, a.DecidedBy)
+	}
+	do("see it in the history", live, chromedp.WaitVisible(`//table[@id="history"]//td[contains(., "approved")]`))
+
+	// Deny with a reason: the waiter gets the reason.
+	waiter = u.ask(ctx, "rm -rf build")
+	do("deny with a reason",
+		chromedp.WaitVisible(css(`section.ask input[name="reason"]`)),
+		chromedp.SendKeys(css(`section.ask input[name="reason"]`), "use make clean"),
+		chromedp.Click(css(`section.ask button[value="deny"]`)),
+		chromedp.WaitVisible(css(`#no-pending`)))
+	if a := final(t, waiter); a.Status != pending.Status(pending.Denied) || a.DecisionReason != "use make clean" || a.DecidedBy != "console:alice" {
+		t.Fatalf("waiter got %s by %q reason %q, want denied by console:alice with the reason", a.Status, a.DecidedBy, a.DecisionReason)
+	}
+
+	// A command holding markup is shown as text and runs nothing.
+	hostile := `echo "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"`
+	waiter = u.ask(ctx, hostile)
+	do("render a hostile command", live, chromedp.WaitVisible(css(`section.ask pre.command`)))
+	if shown := text("hostile command", `section.ask pre.command`); shown != hostile {
+		t.Errorf("command shown as %q, want the text %q", shown, hostile)
+	}
+	if eval("pwned?", `window.pwned !== undefined`) {
+		t.Error("markup in the command ran in the page")
+	}
+
+	// A POST without the CSRF token is refused and changes nothing.
+	eval("drop the token", `document.querySelector('section.ask form input[name="csrf"]').remove(), true`)
+	do("post without the CSRF token", chromedp.Click(css(`section.ask button[value="approve"]`)), chromedp.WaitVisible(`//h1[text()="Form refused"]`))
+	do("back to the list", chromedp.Navigate(u.url+"/"), live, chromedp.WaitVisible(css(`section.ask`)))
+	attr, err := chromedp.Run(browser, chromedp.AttributeValue(css(`section.ask`), "data-ask"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := attr.Value
+	if a, err := u.asks.Get(ctx, id); err != nil || a.Status != pending.StatusPending {
+		t.Fatalf("after the refused form the ask is %s (%v), want still pending", a.Status, err)
+	}
+
+	// A stale page: its stream is gone, someone decides elsewhere (a Slack
+	// click), then the stale button is clicked and refused, naming them.
+	eval("go stale", `window.askopsEvents.close(), true`)
+	if _, err := u.asks.Decide(ctx, id, pending.Approved, "U0SLACK", ""); err != nil {
+		t.Fatal(err)
+	}
+	do("click the stale button", chromedp.Click(css(`section.ask button[value="deny"]`)), chromedp.WaitVisible(css(`#flash`)))
+	if flash := text("flash", `#flash`); !strings.Contains(flash, "Already approved by U0SLACK") {
+		t.Errorf("stale click told %q, want who decided first", flash)
+	}
+	if a := final(t, waiter); a.DecidedBy != "U0SLACK" || a.Status != pending.Status(pending.Approved) {
+		t.Fatalf("waiter got %s by %q, want the first decision (approved by U0SLACK)", a.Status, a.DecidedBy)
+	}
+
+	// Approve for session states its scope, records the grant, and the
+	// grant can be revoked.
+	waiter = u.ask(ctx, "make test")
+	do("see the session scope", chromedp.Navigate(u.url+"/"), live, chromedp.WaitVisible(css(`section.ask button[value="approve_session"]`)))
+	if scope := text("scope", `section.ask .scope`); !strings.Contains(scope, `exactly "make test" in /work/ws`) {
+		t.Errorf("scope stated as %q", scope)
+	}
+	do("approve for session", chromedp.Click(css(`section.ask button[value="approve_session"]`)))
+	if a := final(t, waiter); a.Status != pending.Status(pending.ApprovedSession) {
+		t.Fatalf("waiter got %s, want approved_session", a.Status)
+	}
+	do("see the grant", live, chromedp.WaitVisible(css(`#grants button`)))
+	do("revoke it", chromedp.Click(css(`#grants button`)), chromedp.WaitVisible(`//p[text()="No grants."]`))
+	if gs, err := u.grants.List(ctx, "sess-1"); err != nil || len(gs) != 0 {
+		t.Errorf("grants after revoke: %v %v", gs, err)
+	}
+
+	// The sign-in link worked once.
+	do("reuse the link", chromedp.Navigate(link), chromedp.WaitVisible(`//h1[text()="This sign-in link is not valid"]`))
+}

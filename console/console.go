@@ -1,0 +1,209 @@
+// Package console is askops' local approvals console: a small web page,
+// served on loopback, that shows the pending Asks with what the Slack message
+// shows (the call, the programs it runs, why, where, who, until when), takes
+// the same decisions (Approve, Approve for session with its scope stated,
+// Deny with a reason), shows the decided Asks from the audit trail and the
+// grants with Revoke. It is the embedded default channel: `bot serve` with no
+// Slack configured serves it, and with Slack it can run beside it.
+//
+// Decisions go through the same store as Slack's clicks (pending.Store's
+// Decide, the first wins), so a decision made here is the decision, wherever
+// the Ask is also shown. Live updates are pushed (server-sent events) from
+// the approval round trip's notifier hooks: Live is an approval.Notifier.
+//
+// Pages are rendered on the server with html/template, so every string a
+// user or a model controls is escaped by the template; the only script is a
+// static file that listens for the events and swaps in the re-rendered list.
+// Signing in exchanges a one-time link for an HttpOnly, SameSite=Strict
+// cookie; every POST carries the session's CSRF token and passes the
+// standard library's cross-origin check.
+package console
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/pending"
+)
+
+// Asks is what the console needs from the pending store; pending.Store
+// satisfies it.
+type Asks interface {
+	Get(ctx context.Context, id string) (pending.Ask, error)
+	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
+	ListPending(ctx context.Context, f pending.Filter) ([]pending.Ask, error)
+	Audit(ctx context.Context, limit int) ([]pending.Event, error)
+}
+
+// Grants is what the console needs from the grant store; grants.Store
+// satisfies it.
+type Grants interface {
+	List(ctx context.Context, sessionID string) ([]grants.Grant, error)
+	Revoke(ctx context.Context, sessionID, grantID string) error
+}
+
+// MessageUpdater rewrites an Ask's message on another channel; a Slack
+// notifier satisfies it. After a decision here, the message recorded on
+// the Ask (Ask.Channel, Ask.MessageTS) is the decider's to update, as a
+// Slack click updates its own: the round trip leaves it to whoever decided.
+type MessageUpdater interface {
+	Update(ctx context.Context, a pending.Ask) error
+}
+
+// Config wires a Console.
+type Config struct {
+	Asks   Asks
+	Grants Grants
+	// Live carries the round trip's notifications to the open pages; it
+	// must be one of the approval core's notifiers.
+	Live *Live
+	// ScopeText states the grant "Approve for session" records
+	// (approval.ScopeText of the core's ScopeFor); "" means the Ask offers
+	// no session approval. Nil offers it on no Ask.
+	ScopeText func(pending.Ask) string
+	// Messages are the other channels whose recorded message a decision
+	// here brings in step (Slack's notifier, when Slack is configured).
+	Messages []MessageUpdater
+	// User is the name people signing in decide as ("console:" + User).
+	User string
+
+	Logger *slog.Logger
+	Now    func() time.Time
+	// DecideTimeout bounds one request's store calls; default 5s.
+	DecideTimeout time.Duration
+	// UpdateTimeout bounds each update of another channel's message after a
+	// decision; default 10s.
+	UpdateTimeout time.Duration
+	// SessionTTL is how long a sign-in lasts; default 12h.
+	SessionTTL time.Duration
+}
+
+// Console serves the approvals console.
+type Console struct {
+	cfg  Config
+	log  *slog.Logger
+	auth *auth
+	page *pages
+
+	mu       sync.RWMutex // guards closed against inflight.Add racing Close's Wait
+	closed   bool
+	inflight sync.WaitGroup
+}
+
+// DeciderPrefix marks a decision taken in the console: the decider is
+// "console:<name>".
+const DeciderPrefix = "console:"
+
+// New checks cfg and returns a Console.
+func New(cfg Config) (*Console, error) {
+	if cfg.Asks == nil || cfg.Grants == nil || cfg.Live == nil {
+		return nil, errors.New("console: needs an ask store, a grant store and a Live notifier")
+	}
+	if err := CheckName(cfg.User); err != nil {
+		return nil, err
+	}
+	if cfg.ScopeText == nil {
+		cfg.ScopeText = func(pending.Ask) string { return "" }
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.DecideTimeout <= 0 {
+		cfg.DecideTimeout = 5 * time.Second
+	}
+	if cfg.UpdateTimeout <= 0 {
+		cfg.UpdateTimeout = 10 * time.Second
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 12 * time.Hour
+	}
+	return &Console{
+		cfg:  cfg,
+		log:  cfg.Logger,
+		auth: newAuth(cfg.Now, cfg.SessionTTL),
+		page: newPages(),
+	}, nil
+}
+
+// SignInLink mints a one-time sign-in token and returns the link that
+// spends it, under base (e.g. "http://127.0.0.1:8080"). Each link signs in
+// one browser once.
+func (c *Console) SignInLink(base string) string {
+	return base + "/signin?token=" + c.auth.newSignInToken()
+}
+
+// Handler returns the console's routes.
+func (c *Console) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", c.signedIn(c.serveIndex))
+	mux.HandleFunc("GET /live", c.signedIn(c.serveLive))
+	mux.HandleFunc("GET /events", c.signedIn(c.serveEvents))
+	mux.HandleFunc("GET /signin", c.serveSignIn)
+	mux.HandleFunc("GET /console.js", serveStatic("text/javascript; charset=utf-8", consoleJS))
+	mux.HandleFunc("GET /console.css", serveStatic("text/css; charset=utf-8", consoleCSS))
+	mux.HandleFunc("POST /asks/{id}", c.signedIn(c.posted(c.serveDecide)))
+	mux.HandleFunc("POST /grants/revoke", c.signedIn(c.posted(c.serveRevoke)))
+	mux.HandleFunc("POST /signout", c.signedIn(c.posted(c.serveSignOut)))
+	// The cross-origin check refuses a POST another site's page makes
+	// (Sec-Fetch-Site, or Origin against Host) before the CSRF token is
+	// even read.
+	return securityHeaders(http.NewCrossOriginProtection().Handler(mux))
+}
+
+// Close ends the open event streams and waits for the message updates
+// already started.
+func (c *Console) Close() error {
+	c.cfg.Live.close()
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.inflight.Wait()
+	return nil
+}
+
+// background runs a message update off the request with its own deadline;
+// Close waits for it.
+func (c *Console) background(what string, call func(context.Context) error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		c.log.Warn("console closed; message update skipped", "what", what)
+		return
+	}
+	c.inflight.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.UpdateTimeout)
+		defer cancel()
+		if err := call(ctx); err != nil {
+			c.log.Warn("could not update the ask's message", "what", what, "err", err)
+		}
+	})
+}
+
+// securityHeaders keeps the pages from being framed, sniffed or given
+// script from anywhere but the console itself.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func serveStatic(contentType, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		_, _ = w.Write([]byte(body))
+	}
+}

@@ -1,0 +1,234 @@
+package console
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/pending"
+)
+
+// historyLen is how many decided Asks the history shows, newest first.
+const historyLen = 30
+
+// liveData is what the live part of the page shows.
+type liveData struct {
+	CSRF     string
+	Pending  []askView
+	History  []askView
+	Grants   []grantView
+	Problems []string // what could not be read, in words
+}
+
+// pageData is the whole page.
+type pageData struct {
+	User  string
+	Flash string // the outcome of the last form, e.g. who decided first
+	Error bool
+	Live  liveData
+}
+
+// load reads what the page shows. A store that fails leaves its part
+// empty with a problem stated, never a page that claims nothing is pending.
+func (c *Console) load(ctx context.Context, s *session) liveData {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.DecideTimeout)
+	defer cancel()
+	now := c.cfg.Now()
+	d := liveData{CSRF: s.csrf}
+	sessions := map[string]bool{}
+
+	open, err := c.cfg.Asks.ListPending(ctx, pending.Filter{})
+	if err != nil {
+		c.log.Warn("console: could not list pending asks", "err", err)
+		d.Problems = append(d.Problems, "The pending requests could not be read from the store; reload in a moment.")
+	}
+	for _, a := range open {
+		d.Pending = append(d.Pending, c.viewAsk(a, now))
+		sessions[a.SessionID] = true
+	}
+
+	// The audit trail is read oldest first; the history is its newest
+	// decided events, each completed from the record while it is kept.
+	events, err := c.cfg.Asks.Audit(ctx, 0)
+	if err != nil {
+		c.log.Warn("console: could not read the audit trail", "err", err)
+		d.Problems = append(d.Problems, "The history could not be read from the audit trail.")
+	}
+	for i := len(events) - 1; i >= 0 && len(d.History) < historyLen; i-- {
+		e := events[i]
+		if e.Kind != pending.EventDecided {
+			continue
+		}
+		a, err := c.cfg.Asks.Get(ctx, e.AskID)
+		if err != nil {
+			// Garbage-collected (retention) or unreadable: the event alone.
+			a = pending.Ask{ID: e.AskID, Request: pending.Request{RunID: e.RunID, Tool: e.Tool},
+				Status: pending.Status(e.Outcome), DecidedBy: e.By, DecisionReason: e.Reason, DecidedAt: e.At}
+		}
+		v := c.viewAsk(a, now)
+		v.Known = err == nil
+		d.History = append(d.History, v)
+		sessions[a.SessionID] = true
+	}
+
+	// Grants are listed per session: the standing ones ("") and those of
+	// the sessions of the Asks above (the store has no list of sessions).
+	sessions[""] = true
+	for _, sid := range slices.Sorted(maps.Keys(sessions)) {
+		gs, err := c.cfg.Grants.List(ctx, sid)
+		if err != nil {
+			c.log.Warn("console: could not list grants", "session", sid, "err", err)
+			d.Problems = append(d.Problems, "Some grants could not be read from the store.")
+			continue
+		}
+		for _, g := range gs {
+			d.Grants = append(d.Grants, viewGrant(g))
+		}
+	}
+	return d
+}
+
+func (c *Console) serveIndex(w http.ResponseWriter, r *http.Request, s *session) {
+	c.page.index(w, http.StatusOK, pageData{User: DeciderPrefix + s.name, Live: c.load(r.Context(), s)})
+}
+
+// serveLive is GET /live: the live part alone, which the page swaps in
+// when an event says something changed.
+func (c *Console) serveLive(w http.ResponseWriter, r *http.Request, s *session) {
+	c.page.live(w, c.load(r.Context(), s))
+}
+
+// serveDecide is POST /asks/{id}: action=approve|approve_session|deny, with
+// an optional reason for deny. It mirrors a Slack click: the decision is
+// the store's compare-and-set (the first wins, wherever it came from); a
+// late one is told who decided first; a "for session" the Ask did not offer
+// is refused; the grant itself is recorded by the waiting side, only
+// because this decision won.
+func (c *Console) serveDecide(w http.ResponseWriter, r *http.Request, s *session) {
+	id := r.PathValue("id")
+	var outcome pending.Outcome
+	switch r.PostForm.Get("action") {
+	case "approve":
+		outcome = pending.Approved
+	case "approve_session":
+		outcome = pending.ApprovedSession
+	case "deny":
+		outcome = pending.Denied
+	default:
+		c.flash(w, r, s, http.StatusBadRequest, "Unknown action; nothing changed.")
+		return
+	}
+	reason := ""
+	if outcome == pending.Denied {
+		reason = strings.TrimSpace(r.PostForm.Get("reason"))
+		if rs := []rune(reason); len(rs) > MaxDenyReason {
+			reason = string(rs[:MaxDenyReason]) + "…"
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), c.cfg.DecideTimeout)
+	defer cancel()
+	a, err := c.cfg.Asks.Get(ctx, id)
+	if err != nil {
+		c.notDecided(w, r, s, id, err)
+		return
+	}
+	if _, done := a.Outcome(); done {
+		c.flash(w, r, s, http.StatusConflict, alreadyDecided(a))
+		return
+	}
+	if outcome == pending.ApprovedSession && c.cfg.ScopeText(a) == "" {
+		c.flash(w, r, s, http.StatusBadRequest, "This request offers no approval for the session (it has no session, or no scope can be stated); nothing changed.")
+		return
+	}
+	by := DeciderPrefix + s.name
+	final, err := c.cfg.Asks.Decide(ctx, id, outcome, by, reason)
+	if err != nil {
+		c.notDecided(w, r, s, id, err)
+		return
+	}
+	c.log.Info("ask decided", "ask", final.ID, "outcome", outcome, "by", by)
+	c.decided(final)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// decided brings the other channels' copy in step and wakes the pages.
+func (c *Console) decided(a pending.Ask) {
+	c.cfg.Live.wake()
+	if a.Channel == "" && a.MessageTS == "" {
+		return
+	}
+	for _, m := range c.cfg.Messages {
+		c.background("message update", func(ctx context.Context) error { return m.Update(ctx, a) })
+	}
+}
+
+// notDecided says why a decision changed nothing.
+func (c *Console) notDecided(w http.ResponseWriter, r *http.Request, s *session, id string, err error) {
+	switch pending.ErrorCode(err) {
+	case pending.CodeConflict:
+		if first, ok := pending.ConflictAsk(err); ok {
+			c.decided(first) // bring every copy in step with the winner
+			c.flash(w, r, s, http.StatusConflict, alreadyDecided(first))
+			return
+		}
+		c.flash(w, r, s, http.StatusConflict, "This request was already decided; your click changed nothing.")
+	case pending.CodeNotFound:
+		c.flash(w, r, s, http.StatusNotFound, "askops no longer knows this request (it ended long ago or never existed); nothing will run because of it.")
+	case pending.CodeInvalid:
+		c.flash(w, r, s, http.StatusBadRequest, "This form does not name a valid request; nothing changed.")
+	default:
+		c.log.Warn("console: decision not recorded", "ask", id, "err", err)
+		c.flash(w, r, s, http.StatusServiceUnavailable, "askops could not record your decision right now; nothing changed. Please try again in a moment.")
+	}
+}
+
+// serveRevoke is POST /grants/revoke: session (empty for a standing
+// grant) and grant.
+func (c *Console) serveRevoke(w http.ResponseWriter, r *http.Request, s *session) {
+	sid, gid := r.PostForm.Get("session"), r.PostForm.Get("grant")
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), c.cfg.DecideTimeout)
+	defer cancel()
+	err := c.cfg.Grants.Revoke(ctx, sid, gid)
+	switch grants.ErrorCode(err) {
+	case "":
+		c.log.Info("grant revoked", "grant", gid, "session", sid, "by", DeciderPrefix+s.name)
+		c.cfg.Live.wake()
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+	case grants.CodeNotFound:
+		c.flash(w, r, s, http.StatusNotFound, "That grant is gone already (revoked, or its session ended).")
+	case grants.CodeInvalid:
+		c.flash(w, r, s, http.StatusBadRequest, "This form does not name a valid grant; nothing changed.")
+	default:
+		c.log.Warn("console: grant not revoked", "grant", gid, "session", sid, "err", err)
+		c.flash(w, r, s, http.StatusServiceUnavailable, "askops could not revoke the grant right now; nothing changed. Please try again in a moment.")
+	}
+}
+
+// flash renders the page with msg at the top and status.
+func (c *Console) flash(w http.ResponseWriter, r *http.Request, s *session, status int, msg string) {
+	c.page.index(w, status, pageData{
+		User: DeciderPrefix + s.name, Flash: msg, Error: status >= 400,
+		Live: c.load(context.WithoutCancel(r.Context()), s),
+	})
+}
+
+// fmtTime shows t to the minute in UTC; the page's script shows it in the
+// reader's zone.
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// isoTime is t for a <time datetime=…> attribute.
+func isoTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}

@@ -1,0 +1,59 @@
+// The console's only script: when the server says something changed, fetch
+// the re-rendered list and swap it in, keeping any deny reason being typed.
+(function () {
+  "use strict";
+  var status = document.getElementById("status");
+  var busy = false, again = false;
+
+  function reasons() {
+    var kept = {};
+    document.querySelectorAll("form[data-ask] input[name=reason]").forEach(function (i) {
+      kept[i.form.dataset.ask] = { value: i.value, focused: document.activeElement === i };
+    });
+    return kept;
+  }
+
+  function restore(kept) {
+    document.querySelectorAll("form[data-ask] input[name=reason]").forEach(function (i) {
+      var k = kept[i.form.dataset.ask];
+      if (!k) return;
+      i.value = k.value;
+      if (k.focused) i.focus();
+    });
+  }
+
+  // Times are rendered in UTC; show them in the reader's own zone.
+  function localTimes() {
+    document.querySelectorAll("time[datetime]").forEach(function (t) {
+      var d = new Date(t.dateTime);
+      if (!isNaN(d)) { t.title = t.textContent; t.textContent = d.toLocaleString(); }
+    });
+  }
+  localTimes();
+
+  async function refresh() {
+    if (busy) { again = true; return; }
+    busy = true;
+    try {
+      do {
+        again = false;
+        var r = await fetch("/live", { credentials: "same-origin", cache: "no-store" });
+        if (!r.ok) { status.textContent = "signed out: reload"; status.className = "down"; return; }
+        var html = await r.text();
+        var kept = reasons();
+        document.getElementById("live").outerHTML = html;
+        restore(kept);
+        localTimes();
+      } while (again);
+    } finally { busy = false; }
+  }
+
+  var events = new EventSource("/events");
+  events.addEventListener("changed", function () {
+    status.textContent = "live"; status.className = "";
+    refresh();
+  });
+  events.onerror = function () { status.textContent = "reconnecting…"; status.className = "down"; };
+  // A handle for tests that make a page stale by closing its stream.
+  window.askopsEvents = events;
+})();

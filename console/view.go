@@ -1,0 +1,233 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
+	"github.com/askops/askops/redact"
+)
+
+// MaxDenyReason caps a typed deny reason, in characters, as Slack's modal
+// does: the reason goes to the model and into the audit trail.
+const MaxDenyReason = 2000
+
+// maxShown bounds, in characters, each piece of a call shown on the page;
+// more is cut with a count, never dropped silently.
+const maxShown = 20000
+
+// callView is an Ask's call as the page shows it: redacted the way the
+// Slack message is, with invisible and direction-changing characters made
+// visible. Every string here is plain text; the template escapes it.
+type callView struct {
+	Kind     string   // "command", "write", "edit" or "other"
+	Command  string   // command
+	Programs []string // command: every program it runs, from the policy's own parse
+	CwdArg   string   // command: the cwd argument, when it differs from the Ask's
+	Path     string   // write, edit
+	Body     string   // write: content; edit: old and new; other: JSON
+	Cut      int      // characters left out
+	Hidden   int      // invisible or look-alike-prone characters made visible
+}
+
+// viewCall decodes a's arguments as slackui does: the exact arguments are
+// what will run, so they are shown rather than the agent's Summary.
+func viewCall(a pending.Ask) callView {
+	var v callView
+	show := func(s string) string {
+		s = redact.Secrets(s)
+		if n := utf8.RuneCountInString(s); n > maxShown {
+			v.Cut += n - maxShown
+			s = string([]rune(s)[:maxShown])
+		}
+		s, hidden := markInvisible(s)
+		v.Hidden += hidden
+		return s
+	}
+	var args map[string]any
+	dec := json.NewDecoder(strings.NewReader(a.Args))
+	dec.UseNumber()
+	if a.Args == "" || dec.Decode(&args) != nil || args == nil {
+		v.Kind = "other"
+		v.Body = show(a.Args)
+		if strings.TrimSpace(v.Body) == "" {
+			v.Body = show(a.Summary)
+		}
+		return v
+	}
+	str := func(k string) (string, bool) { s, ok := args[k].(string); return s, ok }
+	if cmd, ok := str("command"); ok && onlyKeys(args, "command", "cwd", "timeout", "timeout_ms", "description") {
+		v.Kind = "command"
+		v.Command = show(cmd)
+		for _, p := range policy.Programs(cmd) {
+			v.Programs = append(v.Programs, show(p))
+		}
+		if cwd, ok := str("cwd"); ok && cwd != a.Cwd {
+			v.CwdArg = show(cwd)
+		}
+		return v
+	}
+	if path, ok := str("path"); ok {
+		if content, ok := str("content"); ok && onlyKeys(args, "path", "content") {
+			v.Kind, v.Path, v.Body = "write", show(path), show(content)
+			return v
+		}
+		oldS, okOld := str("old_string")
+		newS, okNew := str("new_string")
+		if okOld && okNew && onlyKeys(args, "path", "old_string", "new_string", "replace_all") {
+			v.Kind, v.Path = "edit", show(path)
+			v.Body = show("replace:\n" + oldS + "\n\nwith:\n" + newS)
+			return v
+		}
+	}
+	v.Kind = "other"
+	v.Body = show(prettyJSON(redact.JSONValue(args, redact.Secrets)))
+	return v
+}
+
+func onlyKeys(m map[string]any, keys ...string) bool {
+	for k := range m {
+		found := false
+		for _, want := range keys {
+			found = found || k == want
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func prettyJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the template escapes
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return ""
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// markInvisible replaces characters that show as nothing or reorder the
+// text around them (format characters such as U+202E, controls other than
+// newline and tab) with a visible ⟨U+XXXX⟩, so what the approver reads is
+// what will run; n counts them.
+func markInvisible(s string) (string, int) {
+	hidden := func(r rune) bool {
+		return r != '\n' && r != '\t' && (unicode.Is(unicode.Cf, r) || unicode.IsControl(r))
+	}
+	if !strings.ContainsFunc(s, hidden) {
+		return s, 0
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if hidden(r) {
+			fmt.Fprintf(&b, "⟨U+%04X⟩", r)
+			n++
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String(), n
+}
+
+// askView is one Ask as a card on the page.
+type askView struct {
+	ID   string
+	Tool string
+	Call callView
+
+	Summary, Reason, Rule     string
+	Workspace, Cwd            string
+	RunID, StartedBy, Label   string
+	SessionID                 string
+	Created, Deadline         time.Time
+	Left                      string // until the deadline, at render
+	Scope                     string // "Approve for session" grants this; "" offers none
+	Outcome                   string
+	DecidedBy, DecisionReason string
+	DecidedAt                 time.Time
+	Known                     bool // the store still has the record (history)
+}
+
+func (c *Console) viewAsk(a pending.Ask, now time.Time) askView {
+	text := func(s string) string { s, _ = markInvisible(redact.Secrets(s)); return s }
+	v := askView{
+		ID: a.ID, Tool: text(a.Tool), Call: viewCall(a), Known: true,
+		Reason: text(a.Reason), Rule: text(a.Rule),
+		Workspace: text(a.Workspace), Cwd: text(a.Cwd),
+		RunID: text(a.RunID), StartedBy: text(a.StartedBy), Label: text(a.Label), SessionID: text(a.SessionID),
+		Created: a.CreatedAt, Deadline: a.Deadline,
+		DecidedBy: text(a.DecidedBy), DecisionReason: text(a.DecisionReason), DecidedAt: a.DecidedAt,
+	}
+	if v.Call.Kind == "other" && a.Summary != "" {
+		v.Summary = text(a.Summary)
+	}
+	if o, done := a.Outcome(); done {
+		v.Outcome = string(o)
+	} else {
+		v.Scope = c.cfg.ScopeText(a)
+		if left := a.Deadline.Sub(now); left > 0 {
+			v.Left = left.Round(time.Second).String()
+		} else {
+			v.Left = "now"
+		}
+	}
+	return v
+}
+
+// grantView is one grant in the list.
+type grantView struct {
+	ID, SessionID, Scope, By string
+	Created, Expires         time.Time
+	Standing                 bool
+}
+
+func viewGrant(g grants.Grant) grantView {
+	text := func(s string) string { s, _ = markInvisible(s); return s }
+	return grantView{
+		ID: g.ID, SessionID: g.SessionID, Scope: text(g.Scope.String()), By: text(g.By),
+		Created: g.CreatedAt, Expires: g.ExpiresAt, Standing: g.Standing(),
+	}
+}
+
+// alreadyDecided tells a late click how the Ask ended and who ended it,
+// as Slack's ephemeral reply does.
+func alreadyDecided(a pending.Ask) string {
+	when := ""
+	if !a.DecidedAt.IsZero() {
+		when = " at " + a.DecidedAt.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	by := a.DecidedBy
+	if by == "" {
+		by = "someone"
+	}
+	switch o, _ := a.Outcome(); o {
+	case pending.Approved:
+		return "Already approved by " + by + when + "; your click changed nothing."
+	case pending.ApprovedSession:
+		return "Already approved for the session by " + by + when + "; your click changed nothing."
+	case pending.Denied:
+		s := "Already denied by " + by + when
+		if a.DecisionReason != "" {
+			s += " (reason: " + a.DecisionReason + ")"
+		}
+		return s + "; your click changed nothing."
+	case pending.Expired:
+		return "This request expired" + when + ": nobody decided in time, so it did not run. Your click changed nothing."
+	case pending.Cancelled:
+		return "This request was cancelled" + when + " (its run stopped), so it did not run. Your click changed nothing."
+	case pending.Unavailable:
+		return "This request ended as unavailable" + when + " (askops could not carry it), so it did not run. Your click changed nothing."
+	}
+	return "This request is still open."
+}
