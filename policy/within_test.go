@@ -17,8 +17,8 @@ func TestWithin(t *testing.T) {
 		{"/ws", "/ws2/a", "", false},
 		{"/ws", "/", "", false},
 		{"/ws", "/ws/../etc", "", false},
-		{"/ws", "ws/a", "", false},  // relative: not judged
-		{"ws", "/ws/a", "", false},  // a relative root contains nothing
+		{"/ws", "ws/a", "", false}, // relative: not judged
+		{"ws", "/ws/a", "", false}, // a relative root contains nothing
 		{"", "/ws/a", "", false},
 		{"/", "/etc/passwd", "etc/passwd", true},
 	} {
