@@ -5,13 +5,16 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -23,8 +26,8 @@ import (
 //
 //	bot ask -config askops.yaml -- terraform apply && terraform apply
 func cmdAskMain(ctx context.Context, env *environment, args []string) int {
-	fs := flagSet("ask", env.stderr, "-config FILE [-timeout 10m] [-reason TEXT] [-session ID] -- COMMAND ARGS...")
-	path := fs.String("config", "", "config file (YAML)")
+	fs := flagSet("ask", env.stderr, "[-config FILE] [-timeout 10m] [-reason TEXT] [-session ID] [-o json] -- COMMAND ARGS...")
+	path := fs.String("config", "", "config file (YAML); without it, ask the bot serve running on this machine (its console)")
 	timeout := fs.Duration("timeout", 0, "how long to wait for a decision (default approvals.timeout)")
 	reason := fs.String("reason", "", "why the command should run, shown to the approvers")
 	label := fs.String("label", "", "who is asking, shown to the approvers (default: bot ask on HOST)")
@@ -46,6 +49,9 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	if *timeout < 0 {
 		fmt.Fprintln(env.stderr, "bot ask: -timeout must be > 0")
 		return exitUsage
+	}
+	if *path == "" {
+		return askLocal(ctx, env, shellJoin(argv), *reason, *label, *session, *timeout, *output)
 	}
 	cfg, ok := loadConfig(env, *path, cmdAsk)
 	if !ok {
@@ -168,6 +174,55 @@ func clipLine(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+// askLocal is bot ask with no config: it asks the `bot serve` running on
+// this machine with no Slack (its console), through the Ask API that serve
+// announces in the local endpoint file. Every failure is unavailable (exit
+// 2); nothing runs without an answer.
+func askLocal(ctx context.Context, env *environment, command, reason, label, session string, timeout time.Duration, output string) int {
+	fail := func(why string) int {
+		if output == "json" {
+			return printAskJSON(env, pending.Ask{Status: pending.Status(pending.Unavailable), DecidedBy: "askops", DecisionReason: why}, "", exitUsage)
+		}
+		fmt.Fprintf(env.stdout, "unavailable: %s\n", why)
+		return exitUsage
+	}
+	p, err := localEndpointPath(env.getenv)
+	if err != nil {
+		return fail(err.Error())
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fail("no local askops is running (start `bot serve` in another terminal), and no -config was given")
+	}
+	if err != nil {
+		return fail(err.Error())
+	}
+	var ep localEndpoint
+	if err := json.Unmarshal(b, &ep); err != nil || ep.URL == "" || ep.Token == "" {
+		return fail(fmt.Sprintf("the local endpoint file %s is not readable as {url, token}", p))
+	}
+	req := askRequest(env, command, reason, label, session)
+	if req.SessionID == "" {
+		req.SessionID = req.RunID // an ask of its own: no session grant covers it
+	}
+	input, _ := json.Marshal(map[string]string{"command": command})
+	fmt.Fprintf(env.stderr, "bot ask: asking a human about: %s\nbot ask: waiting for a decision in the console at %s\n", clipLine(command, 200), ep.URL)
+	start := time.Now()
+	client := &gateway.Client{BaseURL: ep.URL, Token: ep.Token}
+	final := client.Settle(ctx, gateway.Call{
+		SessionID: req.SessionID, Agent: req.Label, Tool: "Bash", Input: input,
+		Cwd: req.Cwd, Reason: req.Reason, Timeout: timeout, By: req.StartedBy,
+	})
+	fmt.Fprintf(env.stderr, "bot ask: %s after %s\n", final.Status, time.Since(start).Round(100*time.Millisecond))
+	if final.Summary == "" {
+		final.Summary = command
+	}
+	if output == "json" {
+		return printAskJSON(env, final, "", exitCode(final))
+	}
+	return reportAsk(env, final)
 }
 
 // askRequest describes the command as the bash tool would, so policies,

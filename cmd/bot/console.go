@@ -20,9 +20,11 @@ import (
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/console"
+	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/preflight"
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
 )
 
@@ -116,26 +118,63 @@ func consoleUser(cfg Config, getenv func(string) string) string {
 	return "local"
 }
 
-// localDeps is what the routes mounted beside the console may use: the
-// approval round trip (the console is its only notifier), the stores, and
-// the local token written to the endpoint file.
+// localDeps is what the routes mounted beside the console use: the
+// approval round trip (the console is its only notifier), the grants the
+// policy consults, the rules, and the local token written to the endpoint
+// file.
 type localDeps struct {
-	approve interface {
-		Approve(ctx context.Context, req pending.Request) pending.Ask
-	}
-	asks   pending.Store
-	grants grants.Store
-	token  string
-	log    *slog.Logger
+	approver *meteredApprover
+	asks     pending.Store
+	grants   grants.Store
+	cfg      Config
+	token    string
+	log      *slog.Logger
 }
 
-// localRoutes are the routes served on the console's listener besides the
-// console itself. GLUE (lead): the gateway's HTTP Ask API (POST /v1/asks)
-// mounts here, checking `Authorization: Bearer <d.token>`, so that
-// `bot ask` with no config reaches this serve (it reads the URL and token
-// from the endpoint file, see writeLocalEndpoint).
-func localRoutes(d localDeps) map[string]http.Handler {
-	return nil
+// localAPI is the gateway's Ask API on the console's listener, for
+// `bot ask` with no config: it reads this serve's URL and token from the
+// endpoint file (see writeLocalEndpoint) and asks through POST /v1/asks.
+// Only the local token is accepted, with scope ask. The caller closes the
+// returned service.
+func localAPI(d localDeps) (map[string]http.Handler, *gateway.Service, error) {
+	engine, err := policy.New(policy.Config{Rules: d.cfg.Policy.Rules, Mode: policy.ModeAsk, Grants: d.grants, Logger: d.log.With("component", "policy")})
+	if err != nil {
+		return nil, nil, err
+	}
+	asks, ok := d.asks.(gateway.Asks)
+	if !ok {
+		return nil, nil, errors.New("the ask store cannot be watched (long polls need its Watch)")
+	}
+	svc, err := gateway.New(gateway.Config{
+		Asks:       asks,
+		Approver:   meteredStarter{core: d.approver.next, metered: d.approver},
+		Policy:     grantsOnly{engine},
+		MaxTimeout: d.cfg.Approvals.Timeout.D(),
+		Logger:     d.log.With("component", "gateway"),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	tokens, err := gateway.NewTokens([]gateway.TokenConfig{{Name: "local", Value: d.token, Scopes: []string{string(gateway.ScopeAsk)}}})
+	if err != nil {
+		svc.Close()
+		return nil, nil, err
+	}
+	return map[string]http.Handler{"/v1/": gateway.NewAPI(svc, tokens, d.log.With("component", "api")).Handler()}, svc, nil
+}
+
+// grantsOnly is the policy of `bot ask`: a script asks because it wants a
+// human, so only a grant (or a deny rule) answers without one; what the
+// rules or the tool's class would allow is asked all the same, as
+// `bot ask -config` does.
+type grantsOnly struct{ engine *policy.Engine }
+
+func (g grantsOnly) Evaluate(ctx context.Context, c policy.Call) policy.Verdict {
+	v := g.engine.Evaluate(ctx, c)
+	if v.Decision == policy.Allow && v.Grant == "" {
+		v.Decision, v.Reason = policy.Ask, "a script asked for a human (bot ask)"
+	}
+	return v
 }
 
 // serveLocal is `bot serve` without Slack: an in-memory store (or
@@ -183,8 +222,14 @@ func serveLocal(ctx context.Context, env *environment, cfg Config) int {
 		return exitFailed
 	}
 	token := randomToken()
-	deps := localDeps{approve: &meteredApprover{next: core, metrics: NewMetrics(), log: log}, asks: asks, grants: gs, token: token, log: log}
-	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, localRoutes(deps))
+	routes, api, err := localAPI(localDeps{approver: &meteredApprover{next: core, metrics: NewMetrics(), log: log},
+		asks: asks, grants: gs, cfg: cfg, token: token, log: log})
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	defer api.Close()
+	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, routes)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
@@ -207,6 +252,7 @@ func serveLocal(ctx context.Context, env *environment, cfg Config) int {
 	log.Info("agent runs are off without Slack; `bot run` needs openai.model (and openai.api_key for OpenAI) in a config")
 
 	<-ctx.Done()
+	api.Stop() // waiting bot asks answer (cancelled) before the listener closes
 	srv.stop()
 	stopSweep()
 	sweeper.Wait()

@@ -235,3 +235,66 @@ func TestConsoleBesideSlackServe(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 }
+
+// The first hour: `bot serve` with nothing configured, and in a second
+// terminal `bot ask -- rm -rf build` with no config reaches it through the
+// local Ask API; approved in the console, bot ask exits 0. A `bot ask`
+// with no local serve says what to do and exits 2.
+func TestAskWithoutConfigReachesTheLocalServe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "askops.yaml")
+	if err := os.WriteFile(cfgPath, []byte("console:\n  listen: 127.0.0.1:0\n  user: carol\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": filepath.Join(dir, "run", "local.json"), "USER": "dev"}
+
+	if r := waitResult(t, startBot(ctx, t, env, "ask", "--", "true")); r.code != exitUsage || !strings.Contains(r.stdout, "start `bot serve`") {
+		t.Fatalf("no serve: exit %d stdout %q", r.code, r.stdout)
+	}
+
+	serveCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	link, _, _, serveErr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfgPath)
+	u, _ := url.Parse(link)
+	base := u.Scheme + "://" + u.Host
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	if resp, err := browser.Get(link); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("sign-in: %v %v", resp, err)
+	}
+
+	asked := startBot(ctx, t, env, "ask", "-reason", "clean before the release", "--", "rm", "-rf", "build")
+	askRe := regexp.MustCompile(`action="/asks/([a-z2-7]{26})"`)
+	csrfRe := regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+	var id, csrf string
+	for id == "" {
+		resp, err := browser.Get(base + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := readBody(t, resp)
+		if m := askRe.FindStringSubmatch(page); m != nil && strings.Contains(page, "rm -rf build") && strings.Contains(page, "clean before the release") {
+			id, csrf = m[1], csrfRe.FindStringSubmatch(page)[1]
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the Ask never showed in the console:\n%s\nserve stderr:\n%s", page, serveErr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/asks/"+id, strings.NewReader(url.Values{"csrf": {csrf}, "action": {"approve"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	resp, err := browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readBody(t, resp)
+	r := waitResult(t, asked)
+	if r.code != exitOK || !strings.Contains(r.stdout, "approved by console:carol") || !strings.Contains(r.stderr, "waiting for a decision in the console at "+base) {
+		t.Fatalf("bot ask: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -146,7 +146,7 @@ usage:
   bot serve [-config FILE]        run the Slack app; with no config (or no slack
                                   section) the local approvals console alone
   bot run -config FILE "TASK"     run one agent task; its Asks go to Slack
-  bot ask -config FILE [-timeout 10m] [-reason TEXT] -- COMMAND ARGS...
+  bot ask [-config FILE] [-timeout 10m] [-reason TEXT] [-o json] -- COMMAND ARGS...
                                   ask a human whether COMMAND may run
                                   (exit 0 approved, 1 denied/expired/cancelled,
                                   2 unavailable or bad usage)
