@@ -693,6 +693,27 @@ func downloads(n syntax.Node) bool {
 	return found
 }
 
+// pipelineStages lists the stages of the pipeline b, in order, and marks
+// in seen every inner pipeline it went through: a | b | c nests, and every
+// statement is visited, so a caller that skips those already seen looks at
+// each stage once (without that, n stages cost n²).
+func pipelineStages(b *syntax.BinaryCmd, seen map[*syntax.BinaryCmd]bool) []*syntax.Stmt {
+	var stages []*syntax.Stmt
+	var flatten func(s *syntax.Stmt)
+	flatten = func(s *syntax.Stmt) {
+		if bc, ok := s.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) {
+			seen[bc] = true
+			flatten(bc.X)
+			flatten(bc.Y)
+			return
+		}
+		stages = append(stages, s)
+	}
+	flatten(b.X)
+	flatten(b.Y)
+	return stages
+}
+
 // pipeline looks at `a | b`: downloaded code piped into an interpreter, and
 // literal scripts piped into a shell (`echo 'rm -rf /' | sh`).
 func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
@@ -702,19 +723,7 @@ func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
 	if z.piped == nil {
 		z.piped = map[*syntax.BinaryCmd]bool{}
 	}
-	var stages []*syntax.Stmt
-	var flatten func(s *syntax.Stmt)
-	flatten = func(s *syntax.Stmt) {
-		if bc, ok := s.Cmd.(*syntax.BinaryCmd); ok && (bc.Op == syntax.Pipe || bc.Op == syntax.PipeAll) {
-			z.piped[bc] = true
-			flatten(bc.X)
-			flatten(bc.Y)
-			return
-		}
-		stages = append(stages, s)
-	}
-	flatten(b.X)
-	flatten(b.Y)
+	stages := pipelineStages(b, z.piped)
 	downloaded := false
 	for i, st := range stages {
 		names := z.stageNames(st)

@@ -63,20 +63,30 @@ func hashAfterWord(command string) (int, bool) {
 	if !strings.Contains(command, "#") {
 		return 0, false
 	}
+	return firstInParse(command, func(n syntax.Node) (int, bool) {
+		w, ok := n.(*syntax.Word)
+		if !ok || len(w.Parts) == 0 {
+			return 0, false
+		}
+		end := int(w.End().Offset())
+		return end, end < len(command) && command[end] == '#'
+	})
+}
+
+// firstInParse parses command and returns the first offset spot finds in
+// its nodes (false when it does not parse: then it is never allowed
+// anyway).
+func firstInParse(command string, spot func(syntax.Node) (int, bool)) (int, bool) {
 	f, err := parseShell(command)
 	if err != nil {
 		return 0, false
 	}
 	at, found := 0, false
 	syntax.Walk(f, func(n syntax.Node) bool {
-		w, ok := n.(*syntax.Word)
-		if found || !ok || len(w.Parts) == 0 {
-			return !found
+		if !found {
+			at, found = spot(n)
 		}
-		if end := int(w.End().Offset()); end < len(command) && command[end] == '#' {
-			at, found = end, true
-		}
-		return true
+		return !found
 	})
 	return at, found
 }
@@ -91,15 +101,10 @@ func heredocContinuation(command string) (int, bool) {
 	if !strings.Contains(command, "<<") || !strings.Contains(command, "\\\n") {
 		return 0, false
 	}
-	f, err := parseShell(command)
-	if err != nil {
-		return 0, false
-	}
-	at, found := 0, false
-	syntax.Walk(f, func(n syntax.Node) bool {
+	return firstInParse(command, func(n syntax.Node) (int, bool) {
 		r, ok := n.(*syntax.Redirect)
-		if found || !ok || r.Hdoc == nil || (r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc) || quotedDelimiter(r.Word) {
-			return !found
+		if !ok || r.Hdoc == nil || (r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc) || quotedDelimiter(r.Word) {
+			return 0, false
 		}
 		// The text starts on the line after the operator's; the parser's
 		// span of it may start later, past a first line it joined away.
@@ -107,10 +112,7 @@ func heredocContinuation(command string) (int, bool) {
 		if nl := strings.IndexByte(command[r.Word.End().Offset():], '\n'); nl >= 0 {
 			start = min(start, int(r.Word.End().Offset())+nl+1)
 		}
-		if start >= end || end > len(command) {
-			return true
-		}
-		for i := start; i < end; i++ {
+		for i := start; i < end && end <= len(command); i++ {
 			if command[i] != '\n' {
 				continue
 			}
@@ -119,13 +121,11 @@ func heredocContinuation(command string) (int, bool) {
 				n++
 			}
 			if n%2 == 1 {
-				at, found = i-1, true
-				return false
+				return i - 1, true
 			}
 		}
-		return true
+		return 0, false
 	})
-	return at, found
 }
 
 // quotedDelimiter reports whether a here-document's delimiter has any
