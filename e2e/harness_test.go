@@ -53,7 +53,7 @@ type world struct {
 	ws       string
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	requireBot(t)
 	w := &world{
@@ -159,7 +159,7 @@ type settings struct {
 
 // writeConfig writes a complete config: every secret and URL is in the file
 // (the children get no SLACK_*, OPENAI_* or REDIS_URL variables).
-func (w *world) writeConfig(t *testing.T, name, listen string, s settings) string {
+func (w *world) writeConfig(t testing.TB, name, listen string, s settings) string {
 	t.Helper()
 	if s.Timeout == "" {
 		s.Timeout = "60s"
@@ -229,14 +229,14 @@ type proc struct {
 // start starts the built bot with args; it is stopped when t ends. Its
 // output must not contain the fake Slack's tokens or signing secret, which
 // every config of the world carries.
-func (w *world) start(t *testing.T, name string, args ...string) *proc {
+func (w *world) start(t testing.TB, name string, args ...string) *proc {
 	t.Helper()
 	return startProc(t, name, []string{w.slack.BotToken(), w.slack.AppToken(), w.slack.SigningSecret()}, args...)
 }
 
 // startProc starts the built bot with args; it is stopped when t ends. The
 // test fails if its output contains any of secrets.
-func startProc(t *testing.T, name string, secrets []string, args ...string) *proc {
+func startProc(t testing.TB, name string, secrets []string, args ...string) *proc {
 	t.Helper()
 	requireBot(t)
 	dir := t.TempDir()
@@ -332,7 +332,7 @@ func (p *proc) exited() bool {
 func (p *proc) code() int { return p.cmd.ProcessState.ExitCode() }
 
 // wait waits for the process to exit by itself and returns its exit code.
-func (p *proc) wait(ctx context.Context, t *testing.T) int {
+func (p *proc) wait(ctx context.Context, t testing.TB) int {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -352,7 +352,7 @@ func (p *proc) terminate() int {
 }
 
 // interrupt is Ctrl-C in the terminal that started the process.
-func (p *proc) interrupt(t *testing.T) {
+func (p *proc) interrupt(t testing.TB) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatalf("interrupt %s: %v", p.name, err)
@@ -360,7 +360,7 @@ func (p *proc) interrupt(t *testing.T) {
 }
 
 // kill9 is kill -9: no chance to clean up.
-func (p *proc) kill9(t *testing.T) {
+func (p *proc) kill9(t testing.TB) {
 	t.Helper()
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatalf("kill -9 %s: %v", p.name, err)
@@ -377,7 +377,7 @@ type replica struct {
 
 // serve starts `bot serve` on a free loopback port and waits until /readyz
 // says the store and Slack are reachable.
-func (w *world) serve(ctx context.Context, t *testing.T, name string, s settings) *replica {
+func (w *world) serve(ctx context.Context, t testing.TB, name string, s settings) *replica {
 	t.Helper()
 	// A free port can be taken between our probe and the bot's listen; then
 	// the bot exits at once and we try another port.
@@ -437,7 +437,7 @@ func metric(text, series string) float64 {
 }
 
 // metrics is the replica's /metrics text.
-func (r *replica) metrics(ctx context.Context, t *testing.T) string {
+func (r *replica) metrics(ctx context.Context, t testing.TB) string {
 	t.Helper()
 	code, body, err := httpGet(ctx, r.base+"/metrics")
 	if err != nil || code != http.StatusOK {
@@ -446,7 +446,7 @@ func (r *replica) metrics(ctx context.Context, t *testing.T) string {
 	return body
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -473,7 +473,7 @@ func httpGet(ctx context.Context, url string) (int, string, error) {
 }
 
 // waitFor polls cond until it holds or ctx ends.
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
+func waitFor(ctx context.Context, t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	for !cond() {
 		select {
@@ -506,7 +506,7 @@ func text(m fakeslack.Message) string { return m.Text + "\n" + fakeslack.BlockTe
 
 // waitOpenAsk waits for an open Ask (a message with an Approve button) that
 // mentions want and is not one of seen (by ts).
-func (w *world) waitOpenAsk(ctx context.Context, t *testing.T, want string, seen ...fakeslack.Message) fakeslack.Message {
+func (w *world) waitOpenAsk(ctx context.Context, t testing.TB, want string, seen ...fakeslack.Message) fakeslack.Message {
 	t.Helper()
 	var found fakeslack.Message
 	waitFor(ctx, t, "an open Ask about "+want, func() bool {
@@ -542,7 +542,7 @@ func (w *world) askPosts() int {
 
 // waitDecided waits until the Ask's message has lost its buttons and says
 // all of want.
-func (w *world) waitDecided(ctx context.Context, t *testing.T, m fakeslack.Message, want ...string) fakeslack.Message {
+func (w *world) waitDecided(ctx context.Context, t testing.TB, m fakeslack.Message, want ...string) fakeslack.Message {
 	t.Helper()
 	final, err := w.slack.WaitForMessage(ctx, m.Channel, m.TS, func(m fakeslack.Message) bool {
 		if askID(m.Blocks) != "" {
@@ -564,7 +564,7 @@ func (w *world) waitDecided(ctx context.Context, t *testing.T, m fakeslack.Messa
 
 // click delivers a signed (or, with opts, forged or stale) button click on
 // the Ask message m, from user, to a replica's interaction endpoint.
-func (w *world) click(ctx context.Context, t *testing.T, base string, m fakeslack.Message, user, action string, opts ...fakeslack.SignOptions) *http.Response {
+func (w *world) click(ctx context.Context, t testing.TB, base string, m fakeslack.Message, user, action string, opts ...fakeslack.SignOptions) *http.Response {
 	t.Helper()
 	payload := w.slack.BlockActionsPayload(fakeslack.BlockActions{
 		User: user, Channel: m.Channel, MessageTS: m.TS, ActionID: action, Value: askID(m.Blocks),
@@ -579,14 +579,14 @@ func (w *world) click(ctx context.Context, t *testing.T, base string, m fakeslac
 
 // slash delivers a signed /askops command from user in the ops channel and
 // returns the immediate reply.
-func (w *world) slash(ctx context.Context, t *testing.T, base, user, cmdText string) (int, string) {
+func (w *world) slash(ctx context.Context, t testing.TB, base, user, cmdText string) (int, string) {
 	t.Helper()
 	return w.slashIn(ctx, t, base, opsChannel, user, cmdText)
 }
 
 // slashIn is slash typed in channel (/askops pending and grants show that
 // channel's Asks and grants only).
-func (w *world) slashIn(ctx context.Context, t *testing.T, base, channel, user, cmdText string) (int, string) {
+func (w *world) slashIn(ctx context.Context, t testing.TB, base, channel, user, cmdText string) (int, string) {
 	t.Helper()
 	resp, err := w.slack.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{
 		Command: "/askops", Text: cmdText, UserID: user, ChannelID: channel, TeamDomain: "e2e",
@@ -600,7 +600,7 @@ func (w *world) slashIn(ctx context.Context, t *testing.T, base, channel, user, 
 }
 
 // startRun types `/askops run TASK` on replica r and checks it was taken.
-func (w *world) startRun(ctx context.Context, t *testing.T, r *replica, task string) {
+func (w *world) startRun(ctx context.Context, t testing.TB, r *replica, task string) {
 	t.Helper()
 	code, body := w.slash(ctx, t, r.base, approverID, "run "+task)
 	if code != http.StatusOK || !strings.Contains(body, "Starting a run") {
@@ -609,7 +609,7 @@ func (w *world) startRun(ctx context.Context, t *testing.T, r *replica, task str
 }
 
 // waitAnswer waits for a reply in the thread containing want.
-func (w *world) waitAnswer(ctx context.Context, t *testing.T, threadTS, want string) {
+func (w *world) waitAnswer(ctx context.Context, t testing.TB, threadTS, want string) {
 	t.Helper()
 	if _, err := w.slack.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool {
 		return c.OK() && c.ThreadTS == threadTS && strings.Contains(c.Text, want)
@@ -620,7 +620,7 @@ func (w *world) waitAnswer(ctx context.Context, t *testing.T, threadTS, want str
 
 // lines is the number of lines of a file the agent's commands write, 0
 // when it does not exist.
-func lines(t *testing.T, path string) int {
+func lines(t testing.TB, path string) int {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {

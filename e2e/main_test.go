@@ -50,7 +50,7 @@ func TestMain(m *testing.M) {
 }
 
 // requireBot fails the test if the bot could not be built.
-func requireBot(t *testing.T) {
+func requireBot(t testing.TB) {
 	t.Helper()
 	if buildFailure != "" {
 		t.Fatal(buildFailure)
