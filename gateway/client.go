@@ -24,6 +24,9 @@ type Client struct {
 	// Grace is how long past an Ask's deadline the client keeps polling
 	// for the expiry to be recorded; default 15s.
 	Grace time.Duration
+	// Created, when set, is told the pending Ask once a human must decide
+	// (its id and deadline), before the long polls begin.
+	Created func(pending.Ask)
 }
 
 var _ Settler = (*Client)(nil)
@@ -45,6 +48,9 @@ func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
 		return a
 	case status != http.StatusCreated:
 		return refused(fmt.Sprintf("askops refused the request (HTTP %d): %s", status, a.DecisionReason))
+	}
+	if c.Created != nil {
+		c.Created(a)
 	}
 	id := a.ID
 	giveUp := a.Deadline.Add(c.grace())

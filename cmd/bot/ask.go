@@ -208,9 +208,12 @@ func askLocal(ctx context.Context, env *environment, command, reason, label, ses
 		req.SessionID = req.RunID // an ask of its own: no session grant covers it
 	}
 	input, _ := json.Marshal(map[string]string{"command": command})
-	fmt.Fprintf(env.stderr, "bot ask: asking a human about: %s\nbot ask: waiting for a decision in the console at %s\n", clipLine(command, 200), ep.URL)
+	fmt.Fprintf(env.stderr, "bot ask: asking a human about: %s\n", clipLine(command, 200))
 	start := time.Now()
-	client := &gateway.Client{BaseURL: ep.URL, Token: ep.Token}
+	client := &gateway.Client{BaseURL: ep.URL, Token: ep.Token, Created: func(a pending.Ask) {
+		fmt.Fprintf(env.stderr, "bot ask: waiting for a decision in the console at %s until %s (%s)\n",
+			ep.URL, a.Deadline.Local().Format("15:04:05"), time.Until(a.Deadline).Round(time.Second))
+	}}
 	final := client.Settle(ctx, gateway.Call{
 		SessionID: req.SessionID, Agent: req.Label, Tool: "Bash", Input: input,
 		Cwd: req.Cwd, Reason: req.Reason, Timeout: timeout, By: req.StartedBy,

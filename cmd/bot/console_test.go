@@ -69,25 +69,13 @@ func TestServeLocalConsole(t *testing.T) {
 		t.Errorf("endpoint file holds %+v (%v), want url %s and a 256-bit token", ep, err, base)
 	}
 
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/asks/aaaaaaaaaaaaaaaaaaaaaaaaaa", strings.NewReader("action=approve"))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", base)
-	resp, err = client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp = postForm(ctx, t, client, base+"/asks/aaaaaaaaaaaaaaaaaaaaaaaaaa", base, url.Values{"action": {"approve"}})
 	if body := readBody(t, resp); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "Form refused") {
 		t.Errorf("a form without its CSRF token: %d\n%s", resp.StatusCode, body)
 	}
 	// Another site's page posting with the victim's cookie is refused by
 	// the cross-origin check, token or not.
-	req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/asks/aaaaaaaaaaaaaaaaaaaaaaaaaa", strings.NewReader("action=approve"))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", "http://evil.example")
-	resp, err = client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp = postForm(ctx, t, client, base+"/asks/aaaaaaaaaaaaaaaaaaaaaaaaaa", "http://evil.example", url.Values{"action": {"approve"}})
 	if readBody(t, resp); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a cross-origin form: %d, want 403", resp.StatusCode)
 	}
@@ -203,14 +191,7 @@ func TestConsoleBesideSlackServe(t *testing.T) {
 	}
 	u, _ := url.Parse(link)
 	consoleBase := u.Scheme + "://" + u.Host
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, consoleBase+"/asks/"+id,
-		strings.NewReader(url.Values{"action": {"approve"}, "csrf": {csrf[1]}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", consoleBase)
-	resp, err = client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp = postForm(ctx, t, client, consoleBase+"/asks/"+id, consoleBase, url.Values{"action": {"approve"}, "csrf": {csrf[1]}})
 	if body := readBody(t, resp); resp.StatusCode != http.StatusOK {
 		t.Fatalf("approve in the console: %d\n%s", resp.StatusCode, body)
 	}
@@ -285,16 +266,26 @@ func TestAskWithoutConfigReachesTheLocalServe(t *testing.T) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/asks/"+id, strings.NewReader(url.Values{"csrf": {csrf}, "action": {"approve"}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", base)
-	resp, err := browser.Do(req)
+	resp := postForm(ctx, t, browser, base+"/asks/"+id, base, url.Values{"csrf": {csrf}, "action": {"approve"}})
+	readBody(t, resp)
+	r := waitResult(t, asked)
+	if r.code != exitOK || !strings.Contains(r.stdout, "approved by console:carol") || !strings.Contains(r.stderr, "waiting for a decision in the console at "+base+" until ") {
+		t.Fatalf("bot ask: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// postForm posts a console form as a browser on origin would.
+func postForm(ctx context.Context, t *testing.T, client *http.Client, target, origin string, form url.Values) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(form.Encode()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	readBody(t, resp)
-	r := waitResult(t, asked)
-	if r.code != exitOK || !strings.Contains(r.stdout, "approved by console:carol") || !strings.Contains(r.stderr, "waiting for a decision in the console at "+base) {
-		t.Fatalf("bot ask: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", origin)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return resp
 }
