@@ -389,3 +389,35 @@ func BenchmarkSentinelDecide(b *testing.B) {
 		})
 	}
 }
+
+// With replica_acks auto, a replica that dies while its master lives makes
+// decisions fall short of their WAIT: they fail (unavailable) rather than
+// count on one copy, the trade-off the README states. An explicit lower
+// count keeps deciding.
+func TestSentinelReplicaKilled(t *testing.T) {
+	d := redistest.StartSentinel(t, 2)
+	auto := newRedisStore(t, d.URL(), Options{Logger: quietLogger(), ReplicaTimeout: 200 * time.Millisecond})
+	one := newRedisStore(t, d.URL(), Options{Logger: quietLogger(), ReplicaAcks: 1, ReplicaTimeout: 200 * time.Millisecond})
+	ctx := t.Context()
+	var ids []string
+	for i := range 2 {
+		a, err := auto.Create(ctx, sampleRequest(i), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.ID)
+	}
+	master := d.Master()
+	for _, n := range d.Data {
+		if n != master {
+			n.Kill() // one of the two replicas
+			break
+		}
+	}
+	if _, err := auto.Decide(ctx, ids[0], Approved, "U1", ""); ErrorCode(err) != CodeUnavailable {
+		t.Errorf("decide with a replica down (auto): %v, want unavailable", err)
+	}
+	if _, err := one.Decide(ctx, ids[1], Approved, "U1", ""); err != nil {
+		t.Errorf("decide with a replica down (replica_acks 1): %v, want it made", err)
+	}
+}
