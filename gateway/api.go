@@ -33,9 +33,9 @@ type AskJSON struct {
 	MessageURL string     `json:"message_url"`
 }
 
-// askJSON shows a: reason is the decision's once it has one, else why the
+// NewAskJSON shows a as the API does: reason is the decision's once it has one, else why the
 // policy asked.
-func askJSON(a pending.Ask) AskJSON {
+func NewAskJSON(a pending.Ask) AskJSON {
 	j := AskJSON{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: a.SessionID, Tool: a.Tool}
 	if j.Status == "" {
 		j.Status = string(pending.StatusPending)
@@ -157,7 +157,7 @@ func (api *API) scoped(scope Scope, h tokenHandler) http.Handler {
 func (api *API) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	if ae, ok := errors.AsType[*apiError](err); ok {
 		if ae.ask != nil {
-			writeJSON(w, ae.status, map[string]any{"error": ae.msg, "ask": askJSON(*ae.ask)})
+			writeJSON(w, ae.status, map[string]any{"error": ae.msg, "ask": NewAskJSON(*ae.ask)})
 			return
 		}
 		writeError(w, ae.status, ae.msg)
@@ -251,9 +251,9 @@ func (api *API) create(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	c.By = tok.Name
 	a, decided := api.svc.Begin(r.Context(), c)
 	if decided {
-		return http.StatusOK, askJSON(a), nil
+		return http.StatusOK, NewAskJSON(a), nil
 	}
-	return http.StatusCreated, askJSON(a), nil
+	return http.StatusCreated, NewAskJSON(a), nil
 }
 
 // owned returns the Ask id names if tok may see it: a token that may only
@@ -300,7 +300,7 @@ func (api *API) get(_ http.ResponseWriter, r *http.Request, tok Token) (int, any
 		}
 		a = w
 	}
-	return http.StatusOK, askJSON(a), nil
+	return http.StatusOK, NewAskJSON(a), nil
 }
 
 // cancel serves DELETE /v1/asks/{id}: the Ask ends cancelled (409 if it
@@ -321,7 +321,7 @@ func (api *API) cancel(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, askJSON(final), nil
+	return http.StatusOK, NewAskJSON(final), nil
 }
 
 // list serves GET /v1/asks?status=pending.
@@ -335,7 +335,7 @@ func (api *API) list(_ http.ResponseWriter, r *http.Request, _ Token) (int, any,
 	}
 	out := make([]AskJSON, len(asks))
 	for i, a := range asks {
-		out[i] = askJSON(a)
+		out[i] = NewAskJSON(a)
 	}
 	return http.StatusOK, map[string]any{"asks": out}, nil
 }
@@ -381,7 +381,7 @@ func (api *API) decide(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	}
 	api.log.Info("ask decided through the API", "ask", id, "outcome", outcome, "by", tok.Name)
 	api.svc.updateMessage(final)
-	return http.StatusOK, askJSON(final), nil
+	return http.StatusOK, NewAskJSON(final), nil
 }
 
 // claudeHook serves POST /v1/hooks/claude, Claude Code's type "http"

@@ -146,24 +146,19 @@ func (p *askProgress) link(channel, ts string) string {
 	return strings.TrimSuffix(p.teamURL, "/") + "/archives/" + channel + "/p" + strings.ReplaceAll(ts, ".", "")
 }
 
-// askJSON is the final Ask as -o json prints it.
-type askJSON struct {
-	ID         string    `json:"id"`
-	Status     string    `json:"status"`
-	DecidedBy  string    `json:"decided_by"`
-	Reason     string    `json:"reason"`
-	Deadline   time.Time `json:"deadline,omitzero"`
-	SessionID  string    `json:"session_id"`
-	Tool       string    `json:"tool"`
-	Command    string    `json:"command"`
-	MessageURL string    `json:"message_url"`
-}
-
+// printAskJSON prints the final Ask as -o json does: the gateway API's Ask
+// (the same fields a client of /v1/asks reads) and the command asked about.
+// link, when known, is the message's permalink from the team URL.
 func printAskJSON(env *environment, a pending.Ask, link string, code int) int {
-	b, _ := json.Marshal(askJSON{
-		ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, Reason: a.DecisionReason,
-		Deadline: a.Deadline, SessionID: a.SessionID, Tool: a.Tool, Command: a.Summary, MessageURL: link,
-	})
+	j := gateway.NewAskJSON(a)
+	j.Reason = a.DecisionReason
+	if link != "" {
+		j.MessageURL = link
+	}
+	b, _ := json.Marshal(struct {
+		gateway.AskJSON
+		Command string `json:"command"`
+	}{j, a.Summary})
 	fmt.Fprintln(env.stdout, string(b))
 	return code
 }
