@@ -69,6 +69,9 @@ type Request struct {
 
 	Reason string `json:"reason,omitempty"` // why the policy asked
 	Rule   string `json:"rule,omitempty"`   // the rule that matched, if any
+	// Approvals is how many distinct people must approve (the rule's
+	// approvals: N); 0 and 1 both mean one. See Ballot.
+	Approvals int `json:"approvals,omitempty"`
 
 	Workspace string `json:"workspace,omitempty"`
 	Cwd       string `json:"cwd,omitempty"`
@@ -90,6 +93,14 @@ type Ask struct {
 	DecidedBy      string    `json:"decided_by,omitempty"`
 	DecidedAt      time.Time `json:"decided_at,omitzero"`
 	DecisionReason string    `json:"decision_reason,omitempty"`
+
+	// Votes are who approved so far an Ask that needs more than one
+	// approval (Request.Approvals); the last approval is among them once
+	// it decided the Ask.
+	Votes Votes `json:"votes,omitempty"`
+	// GrantTTL is, for ApprovedSession, the life the approver chose for
+	// the grant; 0 means the session's.
+	GrantTTL time.Duration `json:"grant_ttl,omitempty"`
 
 	// Where the Ask's message was posted, once it was (any replica can update it).
 	Channel   string `json:"channel,omitempty"`
@@ -116,6 +127,8 @@ type EventKind string
 const (
 	EventAsked   EventKind = "asked"
 	EventDecided EventKind = "decided"
+	EventVoted   EventKind = "voted"   // a person's vote on an Ask that needs several (see Ballot)
+	EventRefused EventKind = "refused" // a person's decision was refused (e.g. self-approval; see Store.Note)
 )
 
 // Event is one entry of the audit trail. Every Ask has exactly one EventAsked
@@ -147,7 +160,24 @@ type Store interface {
 	// left it (so the caller can say who decided first); an unknown id gives
 	// CodeNotFound; an outcome outside the vocabulary or an empty id gives
 	// CodeInvalid and nothing is written.
+	//
+	// A person's outcome (Approved, ApprovedSession, Denied) is a Ballot:
+	// Decide(ctx, id, o, by, reason) is Cast(ctx, id, Ballot{o, by, reason, 0}),
+	// so on an Ask that needs several approvals a first approval is counted
+	// and the Ask comes back still pending (see Cast).
 	Decide(ctx context.Context, id string, outcome Outcome, by, reason string) (Ask, error)
+
+	// Cast records one person's decision on Ask id (see Ballot and
+	// votes.go for the quorum rules). The result is as Decide's, plus: an
+	// approval that does not yet complete the quorum returns the Ask still
+	// pending with a nil error; a second approval by the same person is a
+	// CodeConflict whose Ask is still pending (RepeatVote); "for session"
+	// on an Ask that needs several approvals is CodeInvalid.
+	Cast(ctx context.Context, id string, b Ballot) (Ask, error)
+
+	// Note appends e to the audit trail without changing any Ask: a
+	// decision that was refused (self-approval, a repeated vote).
+	Note(ctx context.Context, e Event) error
 
 	// Wait blocks until the Ask ends and returns it in its terminal state.
 	// At the deadline it records Expired itself (compare-and-set, so a click

@@ -85,6 +85,9 @@ func (s *MemoryStore) Decide(ctx context.Context, id string, outcome Outcome, by
 	if err := checkOutcome("decide", outcome); err != nil {
 		return Ask{}, err
 	}
+	if humanDecision(outcome) {
+		return s.cast("decide", id, Ballot{Outcome: outcome, By: by, Reason: reason})
+	}
 	a, won, err := s.decide(id, outcome, by, hide.Secrets(reason))
 	if err != nil {
 		return Ask{}, err
@@ -116,13 +119,19 @@ func (s *MemoryStore) decide(id string, outcome Outcome, by, reason string) (Ask
 	if humanDecision(outcome) && !now.Before(m.ask.Deadline) {
 		outcome, by, reason, won = Expired, "", reasonLate, false
 	}
+	s.end(m, outcome, by, reason, now)
+	return m.ask, won, nil
+}
+
+// end takes m out of pending: the one transition, its audit event, and
+// the wake-up. The caller holds s.mu and has checked m is pending.
+func (s *MemoryStore) end(m *memoryAsk, outcome Outcome, by, reason string, now time.Time) {
 	m.ask.Status = Status(outcome)
 	m.ask.DecidedBy = by
 	m.ask.DecidedAt = now
 	m.ask.DecisionReason = reason
 	close(m.done)
 	s.appendAudit(decidedEvent(m.ask))
-	return m.ask, won, nil
 }
 
 // Wait implements Store.

@@ -27,6 +27,9 @@ func atRest(req Request) Request {
 	req.Args = hide.JSON(req.Args)
 	req.Summary = hide.Secrets(req.Summary)
 	req.Reason = hide.Secrets(req.Reason)
+	if req.Approvals < 2 {
+		req.Approvals = 0 // one approval is the default, kept as nothing
+	}
 	return req
 }
 
@@ -226,6 +229,7 @@ func decodeAsk(op, id string, h map[string]string) (Ask, error) {
 	a.DecisionReason = h[fieldDecisionReason]
 	a.Channel = h[fieldChannel]
 	a.MessageTS = h[fieldMessageTS]
+	decodeVotes(&a, h)
 	if a.ID == "" || a.Deadline.IsZero() || (a.Status != StatusPending && !Outcome(a.Status).Valid()) {
 		return Ask{}, corrupt(errors.New("missing id, deadline or status"))
 	}

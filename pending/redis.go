@@ -18,7 +18,8 @@ import (
 //
 // Every key carries the same hash tag, {<namespace>} (default {askops}):
 //
-//	askops:{askops}:ask:<id>     hash: the Ask record; TTL = deadline + Retention (GC only)
+//	askops:{askops}:ask:<id>     hash: the Ask record; TTL = deadline + Retention (GC only);
+//	                             quorum Asks add quorum and voters, time-boxed grants grant_ttl (see votes.go)
 //	askops:{askops}:deadlines    zset: id scored by deadline (µs); only pending Asks
 //	askops:{askops}:audit        stream: asked / decided events, XADD MAXLEN ~ AuditMaxLen
 //	askops:{askops}:decided      pub/sub channel: the id of every Ask that just ended
@@ -144,10 +145,11 @@ end
 // slow must not carry a deadline that is already near.
 var createScript = redis.NewScript(serverNowLua + `
 local key, deadlines, audit = KEYS[1], KEYS[2], KEYS[3]
-local id, ttl, keep, qfield, q, run, tool, maxlen, by, reason =
-  ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
+local id, ttl, keep, qfield, q, run, tool, maxlen, by, reason, quorum =
+  ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]
 local deadline = string.format('%.0f', tonumber(now) + tonumber(ttl))
 redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', 'pending')
+if tonumber(quorum) > 1 then redis.call('HSET', key, 'quorum', quorum) end -- see voteScript
 redis.call('PEXPIRE', key, keep)
 redis.call('ZADD', deadlines, deadline, id)
 redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
@@ -192,7 +194,7 @@ func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration)
 	now, err := createScript.Run(ctx, s.client,
 		[]string{s.keys.ask(a.ID), s.keys.deadlines, s.keys.audit},
 		s.scriptNow(), a.ID, ttlMicros, (ttl + s.opts.Retention).Milliseconds(), qField, q,
-		a.RunID, a.Tool, s.opts.AuditMaxLen, a.StartedBy, a.Reason,
+		a.RunID, a.Tool, s.opts.AuditMaxLen, a.StartedBy, a.Reason, a.Approvals,
 	).Text()
 	if err != nil {
 		return Ask{}, unavailable("create", err)
@@ -277,6 +279,9 @@ func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by,
 	if err := checkOutcome("decide", outcome); err != nil {
 		return Ask{}, err
 	}
+	if humanDecision(outcome) {
+		return s.cast(ctx, "decide", id, Ballot{Outcome: outcome, By: by, Reason: reason})
+	}
 	// A deny reason typed by a person rests in Redis too (see atRest).
 	a, won, err := s.decide(ctx, "decide", id, outcome, by, hide.Secrets(reason))
 	if err != nil {
@@ -303,53 +308,67 @@ func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by,
 // asynchronously, and a failover in that moment loses it (measured: see
 // BenchmarkSentinelFailoverDecides).
 func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome, by, reason string) (Ask, bool, error) {
+	a, result, err := s.settle(ctx, op, id, decideScript, func(channel string) []any {
+		return []any{id, string(outcome), by, reason, s.scriptNow(), channel, s.opts.AuditMaxLen, reasonLate}
+	})
+	return a, result == "won", err
+}
+
+// settle runs script, a decision script over the Ask's record, the
+// deadline index and the audit stream (decideScript, or voteScript), and
+// returns the record as it left it with the script's result word. args
+// builds the script's arguments from the channel it is to announce on
+// ("" when the announcement waits for replicas, see decide).
+func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Script, args func(channel string) []any) (Ask, string, error) {
 	keys := []string{s.keys.ask(id), s.keys.deadlines, s.keys.audit}
 	channel := s.keys.decided
 	if s.replicas.on() {
 		channel = "" // announced below, once durable
 	}
-	args := []any{id, string(outcome), by, reason, s.scriptNow(), channel, s.opts.AuditMaxLen, reasonLate}
+	argv := args(channel)
 	var res []any
 	var err error
 	if !s.replicas.on() {
-		res, err = decideScript.Run(ctx, s.client, keys, args...).Slice()
+		res, err = script.Run(ctx, s.client, keys, argv...).Slice()
 	} else {
-		res, err = s.durable(ctx, func(p redis.Scripter) *redis.Cmd { return decideScript.Eval(ctx, p, keys, args...) })
+		res, err = s.durable(ctx, func(p redis.Scripter) *redis.Cmd { return script.Eval(ctx, p, keys, argv...) })
 	}
 	if err != nil {
-		return Ask{}, false, unavailable(op, err)
+		return Ask{}, "", unavailable(op, err)
 	}
 	result, _ := res[0].(string)
 	switch result {
 	case "missing":
-		return Ask{}, false, notFound(op, id)
+		return Ask{}, result, notFound(op, id)
 	case "early":
 		left, _ := res[1].(string)
 		n, _ := strconv.ParseInt(left, 10, 64)
-		return Ask{}, false, early(op, id, time.Duration(n)*time.Microsecond)
+		return Ask{}, result, early(op, id, time.Duration(n)*time.Microsecond)
 	}
 	if len(res) != 2 {
-		return Ask{}, false, &Error{Code: CodeInternal, Op: op, Msg: fmt.Sprintf("decide script returned %d values", len(res))}
+		return Ask{}, result, &Error{Code: CodeInternal, Op: op, Msg: fmt.Sprintf("decide script returned %d values", len(res))}
 	}
 	h, err := flatToMap(res[1])
 	if err != nil {
-		return Ask{}, false, &Error{Code: CodeInternal, Op: op, Msg: "decide script reply", Err: err}
+		return Ask{}, result, &Error{Code: CodeInternal, Op: op, Msg: "decide script reply", Err: err}
 	}
 	a, err := decodeAsk(op, id, h)
 	if err != nil {
-		return Ask{}, false, err
+		return Ask{}, result, err
 	}
 	if s.replicas.on() {
 		// Durable now: wake the waiters. A "lost" result is announced too:
 		// the winner may be an earlier attempt whose WAIT fell short, so
 		// nobody announced it yet. If this fails the waiters still see
 		// the decision at their next read (a resubscription, or the
-		// deadline).
-		if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
-			s.opts.Logger.Warn("pending: could not announce a decision", "ask", id, "err", err)
+		// deadline). A counted vote leaves the Ask pending: nobody to wake.
+		if a.Status != StatusPending {
+			if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
+				s.opts.Logger.Warn("pending: could not announce a decision", "ask", id, "err", err)
+			}
 		}
 	}
-	return a, result == "won", nil
+	return a, result, nil
 }
 
 // Wait implements Store: register as a waiter (which queues the first read

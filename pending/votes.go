@@ -1,0 +1,315 @@
+package pending
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	hide "github.com/askops/askops/redact"
+)
+
+// Quorum: an Ask whose Request.Approvals is N > 1 needs N distinct people
+// to approve it. Each approval is a vote, counted once per person; the Nth
+// distinct approval ends the Ask Approved (first-wins holds for it as for
+// any decision), and one Deny ends it at once. "For session" is not
+// offered on such an Ask: a grant would let one person's say cover the
+// next identical call, which the rule says needs N.
+//
+// The count and the final transition are one script (voteScript) on the
+// Ask's own hash, under the hash tag every key shares, so two replicas
+// taking the last two clicks at once can neither both decide nor both
+// count the same person.
+
+// Votes lists who has approved an Ask that needs several approvals, in
+// the order they did, one per line. A string rather than a slice keeps Ask
+// comparable with ==; no decider's name holds a newline (Cast refuses one).
+type Votes string
+
+// List is who approved, in order.
+func (v Votes) List() []string {
+	if v == "" {
+		return nil
+	}
+	return strings.Split(string(v), "\n")
+}
+
+// Count is how many approved.
+func (v Votes) Count() int { return len(v.List()) }
+
+// Has reports whether who has approved.
+func (v Votes) Has(who string) bool { return slices.Contains(v.List(), who) }
+
+// with is v after who's approval.
+func (v Votes) with(who string) Votes {
+	if v == "" {
+		return Votes(who)
+	}
+	return v + "\n" + Votes(who)
+}
+
+// Ballot is one person's decision on an Ask.
+type Ballot struct {
+	Outcome Outcome // Approved, ApprovedSession or Denied
+	By      string
+	Reason  string // a deny's reason, if any
+	// GrantTTL is, for ApprovedSession, the life the approver chose for
+	// the grant (a time-boxed grant); 0 means the session's. The store
+	// keeps it on the Ask (Ask.GrantTTL) so the waiting side, which
+	// records the grant, reads it with the outcome.
+	GrantTTL time.Duration
+}
+
+// Needed is how many distinct approvals the Ask needs (at least 1).
+func (a Ask) Needed() int { return max(1, a.Approvals) }
+
+// Tally says where a quorum stands in plain words, e.g. "1 of 2
+// approvals (U0ANA)"; "" for an Ask that needs one approval.
+func (a Ask) Tally() string {
+	if a.Needed() < 2 {
+		return ""
+	}
+	s := fmt.Sprintf("%d of %d approvals", a.Votes.Count(), a.Needed())
+	if a.Votes != "" {
+		s += " (" + strings.Join(a.Votes.List(), ", ") + ")"
+	}
+	return s
+}
+
+// RepeatVote reports whether err refused a second approval by the same
+// person, with the Ask (still pending) as it stands.
+func RepeatVote(err error) (Ask, bool) {
+	a, ok := ConflictAsk(err)
+	return a, ok && a.Status == StatusPending
+}
+
+func repeatVote(op string, a Ask, by string) error {
+	return &Error{Code: CodeConflict, Op: op, Ask: &a,
+		Msg: fmt.Sprintf("%s has already approved; one person counts once (%s)", by, a.Tally())}
+}
+
+func sessionOnQuorum(op string, a Ask) error {
+	return &Error{Code: CodeInvalid, Op: op,
+		Msg: fmt.Sprintf("approval for the session is not offered on an ask that needs %d approvals", a.Needed())}
+}
+
+// checkBallot refuses a malformed ballot before any store is touched.
+func checkBallot(op, id string, b Ballot) (Ballot, error) {
+	if err := checkID(op, id); err != nil {
+		return b, err
+	}
+	if !humanDecision(b.Outcome) {
+		return b, &Error{Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("a ballot is approved, approved_session or denied, not %.40q", string(b.Outcome))}
+	}
+	if b.By == "" || strings.ContainsAny(b.By, "\r\n") {
+		return b, &Error{Code: CodeInvalid, Op: op, Msg: "a ballot names who cast it, on one line"}
+	}
+	if b.GrantTTL < 0 || (b.GrantTTL > 0 && b.Outcome != ApprovedSession) {
+		return b, &Error{Code: CodeInvalid, Op: op, Msg: "a grant duration goes only with approved_session, and is positive"}
+	}
+	b.GrantTTL = b.GrantTTL.Truncate(time.Microsecond)
+	// A deny reason typed by a person rests in the store too (see atRest).
+	b.Reason = hide.Secrets(b.Reason)
+	return b, nil
+}
+
+// voteReason is the audit text of a vote: where the count stands after it.
+func voteReason(o Outcome, votes, need int) string {
+	if o == Denied {
+		return fmt.Sprintf("denied with %d of %d approvals", votes, need)
+	}
+	return fmt.Sprintf("%d of %d approvals", votes, need)
+}
+
+// Hash fields of a quorum Ask and of a time-boxed grant (see the layout in
+// redis.go).
+const (
+	fieldQuorum   = "quorum"    // Request.Approvals when > 1
+	fieldVoters   = "voters"    // Ask.Votes
+	fieldGrantTTL = "grant_ttl" // Ask.GrantTTL (µs)
+)
+
+// decodeVotes fills a's quorum fields from its hash.
+func decodeVotes(a *Ask, h map[string]string) {
+	if n, err := strconv.Atoi(h[fieldQuorum]); err == nil && n > 1 {
+		a.Approvals = n
+	}
+	if n, err := strconv.ParseInt(h[fieldGrantTTL], 10, 64); err == nil && n > 0 {
+		a.GrantTTL = time.Duration(n) * time.Microsecond
+	}
+	a.Votes = Votes(h[fieldVoters])
+}
+
+// voteScript is decideScript for a person's ballot, with the quorum: on an
+// Ask without a quorum field it decides exactly as decideScript does. On a
+// quorum Ask an approval by someone not yet counted is recorded (a line
+// of voters) with a "voted" audit event, and only the one that
+// reaches the quorum decides; a repeat is refused ("repeat"), "for
+// session" is refused ("session"), and a deny decides at once (audited as
+// a vote too, so the trail shows the count it ended).
+// Returns {result, HGETALL}: result is won | voted | repeat | session |
+// late | lost, or {missing}.
+var voteScript = redis.NewScript(`
+local key, deadlines, audit = KEYS[1], KEYS[2], KEYS[3]
+local id, outcome, by, reason, now, channel, maxlen, late, grant =
+  ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+if now == '' then -- the server's clock judges every deadline (see createScript)
+  local t = redis.call('TIME')
+  now = t[1] .. string.format('%06d', tonumber(t[2]))
+end
+local status = redis.call('HGET', key, 'status')
+if not status then
+  redis.call('ZREM', deadlines, id)
+  return {'missing'}
+end
+if status ~= 'pending' then
+  redis.call('ZREM', deadlines, id)
+  return {'lost', redis.call('HGETALL', key)}
+end
+local rec = redis.call('HMGET', key, 'run_id', 'tool', 'deadline', 'quorum', 'voters')
+local result = 'won'
+if tonumber(now) >= tonumber(rec[3]) then
+  outcome, by, reason, grant, result = 'expired', '', late, '', 'late'
+else
+  local need = tonumber(rec[4] or '1') or 1
+  if need > 1 then
+    if outcome == 'approved_session' then return {'session', redis.call('HGETALL', key)} end
+    local voters = rec[5] or ''
+    local votes = 0
+    if voters ~= '' then votes = select(2, string.gsub(voters, '\n', '')) + 1 end
+    if outcome == 'approved' then
+      if string.find('\n' .. voters .. '\n', '\n' .. by .. '\n', 1, true) then
+        return {'repeat', redis.call('HGETALL', key)}
+      end
+      if voters ~= '' then voters = voters .. '\n' end
+      redis.call('HSET', key, 'voters', voters .. by)
+      votes = votes + 1
+    end
+    local tally = votes .. ' of ' .. need .. ' approvals'
+    if outcome == 'denied' then tally = 'denied with ' .. tally end
+    redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
+      'kind', 'voted', 'ask_id', id, 'run_id', rec[1] or '', 'tool', rec[2] or '',
+      'outcome', outcome, 'by', by, 'reason', tally, 'at', now)
+    if outcome == 'approved' and votes < need then
+      return {'voted', redis.call('HGETALL', key)}
+    end
+  end
+end
+redis.call('HSET', key, 'status', outcome, 'decided_by', by, 'decided_at', now, 'decision_reason', reason)
+if grant ~= '' then redis.call('HSET', key, 'grant_ttl', grant) end
+redis.call('ZREM', deadlines, id)
+redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
+  'kind', 'decided', 'ask_id', id, 'run_id', rec[1] or '', 'tool', rec[2] or '',
+  'outcome', outcome, 'by', by, 'reason', reason, 'at', now)
+if channel ~= '' then redis.call('PUBLISH', channel, id) end
+return {result, redis.call('HGETALL', key)}
+`)
+
+// Cast implements Store.
+func (s *RedisStore) Cast(ctx context.Context, id string, b Ballot) (Ask, error) {
+	return s.cast(ctx, "cast", id, b)
+}
+
+func (s *RedisStore) cast(ctx context.Context, op, id string, b Ballot) (Ask, error) {
+	b, err := checkBallot(op, id, b)
+	if err != nil {
+		return Ask{}, err
+	}
+	grant := ""
+	if b.GrantTTL > 0 {
+		grant = strconv.FormatInt(b.GrantTTL.Microseconds(), 10)
+	}
+	a, result, err := s.settle(ctx, op, id, voteScript, func(channel string) []any {
+		return []any{id, string(b.Outcome), b.By, b.Reason, s.scriptNow(), channel, s.opts.AuditMaxLen, reasonLate, grant}
+	})
+	if err != nil {
+		return Ask{}, err
+	}
+	switch result {
+	case "won", "voted":
+		return a, nil
+	case "repeat":
+		return Ask{}, repeatVote(op, a, b.By)
+	case "session":
+		return Ask{}, sessionOnQuorum(op, a)
+	default: // lost, late
+		return Ask{}, conflict(op, a)
+	}
+}
+
+// Note implements Store.
+func (s *RedisStore) Note(ctx context.Context, e Event) error {
+	at := e.At
+	if at.IsZero() {
+		at = s.opts.now()
+	}
+	err := s.client.XAdd(ctx, &redis.XAddArgs{
+		Stream: s.keys.audit, MaxLen: s.opts.AuditMaxLen, Approx: true,
+		Values: []any{"kind", string(e.Kind), "ask_id", e.AskID, "run_id", e.RunID, "tool", e.Tool,
+			"outcome", string(e.Outcome), "by", e.By, "reason", hide.Secrets(e.Reason), "at", micros(at)},
+	}).Err()
+	if err != nil {
+		return unavailable("note", err)
+	}
+	return nil
+}
+
+// Cast implements Store.
+func (s *MemoryStore) Cast(ctx context.Context, id string, b Ballot) (Ask, error) {
+	return s.cast("cast", id, b)
+}
+
+func (s *MemoryStore) cast(op, id string, b Ballot) (Ask, error) {
+	b, err := checkBallot(op, id, b)
+	if err != nil {
+		return Ask{}, err
+	}
+	now := s.opts.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.asks[id]
+	switch {
+	case !ok:
+		return Ask{}, notFound(op, id)
+	case m.ask.Status != StatusPending:
+		return Ask{}, conflict(op, m.ask)
+	case !now.Before(m.ask.Deadline):
+		s.end(m, Expired, "", reasonLate, now)
+		return Ask{}, conflict(op, m.ask)
+	}
+	if need := m.ask.Needed(); need > 1 {
+		switch {
+		case b.Outcome == ApprovedSession:
+			return Ask{}, sessionOnQuorum(op, m.ask)
+		case b.Outcome == Approved && m.ask.Votes.Has(b.By):
+			return Ask{}, repeatVote(op, m.ask, b.By)
+		case b.Outcome == Approved:
+			m.ask.Votes = m.ask.Votes.with(b.By)
+		}
+		a := m.ask
+		s.appendAudit(Event{Kind: EventVoted, AskID: a.ID, RunID: a.RunID, Tool: a.Tool, Outcome: b.Outcome,
+			By: b.By, Reason: voteReason(b.Outcome, a.Votes.Count(), need), At: now})
+		if b.Outcome == Approved && a.Votes.Count() < need {
+			return a, nil
+		}
+	}
+	m.ask.GrantTTL = b.GrantTTL
+	s.end(m, b.Outcome, b.By, b.Reason, now)
+	return m.ask, nil
+}
+
+// Note implements Store.
+func (s *MemoryStore) Note(ctx context.Context, e Event) error {
+	if e.At.IsZero() {
+		e.At = s.opts.now()
+	}
+	e.Reason = hide.Secrets(e.Reason)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.appendAudit(e)
+	return nil
+}
