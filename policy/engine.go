@@ -142,6 +142,9 @@ func compileRule(i int, r Rule) (rule, error) {
 	default:
 		return bad("decision", "unknown decision %q (want allow, ask or deny)", string(r.Decision))
 	}
+	if msg, ok := checkApprovals(r); !ok {
+		return bad("approvals", "%s", msg)
+	}
 	tool := strings.TrimSpace(r.Tool)
 	if tool == "" {
 		return bad("tool", "empty tool name")
@@ -231,6 +234,9 @@ func (e *Engine) decide(ctx context.Context, c Call, mode Mode, grantErr *error)
 	if mode == ModeFull {
 		return Verdict{Decision: Allow, Reason: "mode full"}
 	}
+	if q, ok := e.toolQuorum(c.Tool); ok { // before grants: see quorum.go
+		return quorumVerdict(q, fmt.Sprintf("the rules need %d approvals before %s", q.Approvals, c.Tool))
+	}
 	if v, ok := e.granted(ctx, c, grantErr); ok {
 		return v
 	}
@@ -298,7 +304,7 @@ func joinWhy(a, b string) string {
 // one is denied.
 const MaxCommandBytes = 64 << 10
 
-func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *error) Verdict {
+func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *error) (v Verdict) {
 	ws := c.Workspace
 	if ws != "" {
 		ws = path.Clean(ws)
@@ -315,6 +321,10 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 	}
 	an := analyzeCommand(c.Command, cwd, ws, e.protected)
 	unsafe := unsafeCommand(c.Command, an, cwd, ws, e.protected)
+	quorum, quorumWhy, hasQuorum := e.bashQuorum(an, ws)
+	if hasQuorum { // every ask below carries it: see quorum.go
+		defer func() { v = withQuorum(v, quorum) }()
+	}
 
 	// 1. A deny rule matching any simple command anywhere.
 	for _, r := range e.deny {
@@ -350,7 +360,11 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 		return Verdict{Decision: Allow, Reason: "mode full"}
 	}
 	// 4. A grant, unless the command runs code no grant's approver saw
-	// (a prefix grant on git push does not cover git push out/r).
+	// (a prefix grant on git push does not cover git push out/r), or a
+	// rule needs several approvers (no one person's grant covers it).
+	if hasQuorum {
+		return quorumVerdict(quorum, quorumWhy)
+	}
 	if an.ungrantable == "" {
 		if v, ok := e.granted(ctx, c, grantErr); ok {
 			return v
@@ -483,6 +497,9 @@ func (e *Engine) decideFile(ctx context.Context, c Call, mode Mode, grantErr *er
 	}
 	if mode == ModeFull {
 		return Verdict{Decision: Allow, Reason: "mode full"}
+	}
+	if q, ok := e.fileQuorum(c, abs, rel, inside); ok { // before grants: see quorum.go
+		return quorumVerdict(q, fmt.Sprintf("the rules need %d approvals before %s of %s", q.Approvals, c.Tool, shownPath(c.Path)))
 	}
 	if v, ok := e.granted(ctx, c, grantErr); ok {
 		return v

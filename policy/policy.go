@@ -67,6 +67,9 @@ type Rule struct {
 	Path     string   `yaml:"path,omitempty" json:"path,omitempty"`
 	Decision Decision `yaml:"decision" json:"decision"`
 	Reason   string   `yaml:"reason,omitempty" json:"reason,omitempty"`
+	// Approvals (ask rules only) is how many distinct people must approve
+	// a call the rule matches; 0 or 1 means one. See quorum.go.
+	Approvals int `yaml:"approvals,omitempty" json:"approvals,omitempty"`
 }
 
 // Verdict is the policy's answer with why.
@@ -76,6 +79,7 @@ type Verdict struct {
 	Rule      string // the matched rule(s), e.g. `rules[2] deny bash "rm"`; several allow rules are joined by "; "; empty if none
 	Grant     string // the grant that allowed the call, if any
 	Dangerous bool   // a built-in dangerous command was found
+	Approvals int    // for ask: how many distinct people must approve (0 or 1: one)
 }
 
 // GrantChecker reports whether a session or standing grant covers a call.
