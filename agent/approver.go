@@ -31,6 +31,9 @@ type Request struct {
 
 	Reason string // why the policy asked
 	Rule   string // the rule that matched, if any
+	// Approvals is how many distinct people must approve (the rule's
+	// approvals: N); 0 or 1 means one.
+	Approvals int
 
 	Workspace string
 	Cwd       string

@@ -314,6 +314,7 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 		Path:          c.action.Path,
 		Reason:        v.Reason,
 		Rule:          v.Rule,
+		Approvals:     v.Approvals,
 		Workspace:     env.Workspace,
 		Cwd:           env.Cwd,
 		ReplyChannel:  run.spec.ReplyChannel,

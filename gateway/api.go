@@ -31,12 +31,17 @@ type AskJSON struct {
 	SessionID  string     `json:"session_id"`
 	Tool       string     `json:"tool"`
 	MessageURL string     `json:"message_url"`
+	// Approvals and Votes: how many distinct approvals the Ask needs (0:
+	// one) and who has approved so far (see pending.Ballot).
+	Approvals int      `json:"approvals,omitempty"`
+	Votes     []string `json:"votes,omitempty"`
 }
 
 // NewAskJSON shows a as the API does: reason is the decision's once it has one, else why the
 // policy asked.
 func NewAskJSON(a pending.Ask) AskJSON {
-	j := AskJSON{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: a.SessionID, Tool: a.Tool}
+	j := AskJSON{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: a.SessionID, Tool: a.Tool,
+		Approvals: a.Approvals, Votes: a.Votes.List()}
 	if j.Status == "" {
 		j.Status = string(pending.StatusPending)
 	}
@@ -58,6 +63,7 @@ func NewAskJSON(a pending.Ask) AskJSON {
 func (j AskJSON) ask() pending.Ask {
 	a := pending.Ask{ID: j.ID, Status: pending.Status(j.Status), DecidedBy: j.DecidedBy, DecisionReason: j.Reason}
 	a.SessionID, a.Tool = j.SessionID, j.Tool
+	a.Approvals, a.Votes = j.Approvals, pending.Votes(strings.Join(j.Votes, "\n"))
 	if j.Deadline != nil {
 		a.Deadline = *j.Deadline
 	}
@@ -370,9 +376,18 @@ func (api *API) decide(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 		return 0, nil, err
 	}
 	if a.StartedBy == tok.Name {
+		// Whatever approvals.self_approval says: a token is the agent's
+		// own credential, and an agent approving itself is no approval.
+		if err := api.svc.cfg.Asks.Note(r.Context(), pending.Event{Kind: pending.EventRefused, AskID: a.ID, RunID: a.RunID, Tool: a.Tool,
+			Outcome: outcome, By: tok.Name, Reason: "self-approval: the token that made the ask may not decide it"}); err != nil {
+			api.log.Warn("could not audit a refused self-decision", "ask", a.ID, "err", err)
+		}
 		return 0, nil, &apiError{status: http.StatusForbidden, msg: "a token may not decide an ask it made"}
 	}
 	final, err := api.svc.cfg.Asks.Decide(r.Context(), id, outcome, tok.Name, b.Reason)
+	if open, ok := pending.RepeatVote(err); ok {
+		return 0, nil, &apiError{status: http.StatusConflict, msg: "you have already approved; it needs " + open.Tally() + " from distinct people", ask: &open}
+	}
 	if first, ok := pending.ConflictAsk(err); ok {
 		return 0, nil, &apiError{status: http.StatusConflict, msg: "already decided", ask: &first}
 	}

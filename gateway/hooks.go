@@ -89,9 +89,9 @@ func DenyMessage(a pending.Ask) string {
 	var s string
 	switch o {
 	case pending.Denied:
-		s = "askops: denied by " + a.DecidedBy + why
+		s = "askops: denied by " + a.DecidedBy + tallyNote(a) + why
 	case pending.Expired:
-		s = "askops: nobody decided in time; the approval request timed out"
+		s = "askops: nobody decided in time; the approval request timed out" + tallyNote(a)
 	case pending.Cancelled:
 		s = "askops: the approval request was cancelled" + why
 	default:
@@ -110,6 +110,7 @@ func allowReason(a pending.Ask) string {
 	if o == pending.ApprovedSession {
 		s = "askops: approved for this session by " + a.DecidedBy
 	}
+	s += tallyNote(a)
 	if a.DecisionReason != "" {
 		s += ": " + a.DecisionReason
 	}

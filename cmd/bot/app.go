@@ -257,12 +257,12 @@ func (a agentApprover) Approve(ctx context.Context, r agent.Request) agent.Decis
 	ask := a.next.Approve(ctx, pending.Request{
 		RunID: r.RunID, SessionID: r.SessionID, Label: r.Label, StartedBy: r.StartedBy,
 		Tool: r.Tool, Args: r.Args, Summary: r.Summary, Path: r.Path,
-		Reason: r.Reason, Rule: r.Rule, Workspace: r.Workspace, Cwd: r.Cwd,
+		Reason: r.Reason, Rule: r.Rule, Approvals: r.Approvals, Workspace: r.Workspace, Cwd: r.Cwd,
 		ReplyChannel: r.ReplyChannel, ReplyThreadTS: r.ReplyThreadTS,
 	})
 	return agent.Decision{
 		AskID: ask.ID, Outcome: agent.Outcome(ask.Status), By: ask.DecidedBy,
-		Reason: ask.DecisionReason, Deadline: ask.Deadline,
+		Reason: withTally(ask), Deadline: ask.Deadline,
 	}
 }
 
@@ -341,4 +341,23 @@ func (c *slackErrorCounter) RoundTrip(req *http.Request) (*http.Response, error)
 		return nil, rerr
 	}
 	return resp, nil
+}
+
+// withTally is the decision's reason as the model reads it, with where a
+// quorum stood when the Ask ended: "denied by U_BO" alone would hide that
+// U_ANA had approved, and "approved by U_BO" that two people did.
+func withTally(a pending.Ask) string {
+	t := a.Tally()
+	if t == "" {
+		return a.DecisionReason
+	}
+	if o, _ := a.Outcome(); o.Approves() {
+		t = "approved with " + t
+	} else {
+		t = "ended with " + t
+	}
+	if a.DecisionReason == "" {
+		return t
+	}
+	return a.DecisionReason + "; " + t
 }

@@ -314,6 +314,9 @@ func reportAsk(env *environment, a pending.Ask) int {
 	if a.DecidedBy != "" {
 		line += " by " + a.DecidedBy
 	}
+	if t := a.Tally(); t != "" {
+		line += " (" + t + ")" // a quorum: who else agreed, or how far it got
+	}
 	if a.DecisionReason != "" {
 		line += ": " + a.DecisionReason
 	}
