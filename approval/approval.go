@@ -36,9 +36,10 @@ type Store interface {
 	SetMessage(ctx context.Context, id, channel, ts string) error
 }
 
-// GrantRecorder records session grants; grants.Store satisfies it.
+// GrantRecorder records session grants, time-boxed ones too (life > 0:
+// the approver chose "for 15 min"); grants.Store satisfies it.
 type GrantRecorder interface {
-	Record(ctx context.Context, sessionID string, s grants.Scope, by string, ttl time.Duration) (grants.Grant, error)
+	RecordFor(ctx context.Context, sessionID string, s grants.Scope, by string, ttl, life time.Duration) (grants.Grant, error)
 }
 
 // Notifier shows Asks to the people who may decide them and keeps what it
@@ -229,7 +230,7 @@ func (c *Core) roundTrip(ctx context.Context, req pending.Request, a pending.Ask
 		// and the next identical call carries them unredacted.
 		granted := a
 		granted.Request = req
-		granted.DecidedBy = final.DecidedBy
+		granted.DecidedBy, granted.GrantTTL = final.DecidedBy, final.GrantTTL
 		c.recordGrant(ctx, granted)
 		c.updateNotifiers(ctx, final, false, shown)
 	case pending.Approved, pending.Denied:
@@ -344,12 +345,12 @@ func (c *Core) recordGrant(ctx context.Context, a pending.Ask) {
 	}
 	gctx, cancel := c.detached(ctx)
 	defer cancel()
-	g, err := c.cfg.Grants.Record(gctx, a.SessionID, scope, a.DecidedBy, c.cfg.SessionTTL)
+	g, err := c.cfg.Grants.RecordFor(gctx, a.SessionID, scope, a.DecidedBy, c.cfg.SessionTTL, a.GrantTTL)
 	if err != nil {
 		c.log.Error("could not record session grant", "ask", a.ID, "session", a.SessionID, "scope", scope.String(), "err", err)
 		return
 	}
-	c.log.Info("session grant recorded", "ask", a.ID, "grant", g.ID, "session", a.SessionID, "scope", scope.String(), "by", a.DecidedBy)
+	c.log.Info("session grant recorded", "ask", a.ID, "grant", g.ID, "session", a.SessionID, "scope", scope.String(), "by", a.DecidedBy, "expires", g.ExpiresAt)
 }
 
 // updateNotifiers brings every shown message in step with final. The

@@ -41,6 +41,7 @@ type newStoreFunc func(t *testing.T, clk *clock) grants.Store
 
 // runContract is the one contract both stores obey.
 func runContract(t *testing.T, newStore newStoreFunc) {
+	t.Run("time-boxed", func(t *testing.T) { testBoxed(t, newStore) })
 	npmTest := bashCall("npm test", "/ws/app")
 	exactScope := func(t *testing.T) grants.Scope { return must(t)(grants.ScopeFor(npmTest)) }
 

@@ -58,6 +58,10 @@ type Grant struct {
 	By        string    `json:"by"`
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at,omitzero"` // zero for standing grants
+	// Until is a time-boxed grant's own end ("Approve for 15 min"), before
+	// its session's; zero means the grant lives as long as the session.
+	// ExpiresAt, as the stores hand grants out, is the earlier of the two.
+	Until time.Time `json:"until,omitzero"`
 }
 
 // Standing reports whether g is a standing (admin) grant.
@@ -69,6 +73,10 @@ type Store interface {
 	// Record adds a session grant that lives ttl (the session's TTL; each
 	// record refreshes it). The scope is validated (see Scope.Validate).
 	Record(ctx context.Context, sessionID string, s Scope, by string, ttl time.Duration) (Grant, error)
+	// RecordFor is Record of a time-boxed grant (see boxed.go): it lives
+	// life from now, or as long as the session if that is sooner; life 0
+	// is Record.
+	RecordFor(ctx context.Context, sessionID string, s Scope, by string, ttl, life time.Duration) (Grant, error)
 	// RecordStanding adds a standing grant; only an admin path may call it.
 	RecordStanding(ctx context.Context, s Scope, by string) (Grant, error)
 	// Match returns a grant of the session, or a standing grant, covering c.

@@ -50,6 +50,12 @@ func NewMemoryStore(opts Options) *MemoryStore {
 // Record adds a session grant and pushes the session's expiry to now+ttl.
 // Only the winner of a "for session" decision may call it.
 func (m *MemoryStore) Record(ctx context.Context, sessionID string, s Scope, by string, ttl time.Duration) (Grant, error) {
+	return m.RecordFor(ctx, sessionID, s, by, ttl, 0)
+}
+
+// RecordFor is Record of a time-boxed grant: it lives life (0: the
+// session's ttl), never past its session.
+func (m *MemoryStore) RecordFor(ctx context.Context, sessionID string, s Scope, by string, ttl, life time.Duration) (Grant, error) {
 	const op = "record"
 	if err := checkSessionID(op, sessionID); err != nil {
 		return Grant{}, err
@@ -59,6 +65,9 @@ func (m *MemoryStore) Record(ctx context.Context, sessionID string, s Scope, by 
 	}
 	g, err := newGrant(op, sessionID, s, by, m.opts.Now(), ttl, m.sealer)
 	if err != nil {
+		return Grant{}, err
+	}
+	if err := g.boxIn(op, life); err != nil {
 		return Grant{}, err
 	}
 	m.mu.Lock()
@@ -134,8 +143,7 @@ func (m *MemoryStore) Match(ctx context.Context, sessionID string, c policy.Call
 	}
 	if sessionID != "" {
 		if sess := m.live(sessionID, now); sess != nil {
-			if g, ok := oldestCovering(maps.Values(sess.grants), c, &m.prefixes, m.sealer); ok {
-				g.ExpiresAt = sess.expiresAt
+			if g, ok := oldestCovering(liveAt(maps.Values(sess.grants), sess.expiresAt, now), c, &m.prefixes, m.sealer); ok {
 				return g, true, nil
 			}
 		}
@@ -173,8 +181,7 @@ func (m *MemoryStore) List(ctx context.Context, sessionID string) ([]Grant, erro
 			gs = append(gs, g)
 		}
 	} else if sess := m.live(sessionID, now); sess != nil {
-		for _, g := range sess.grants {
-			g.ExpiresAt = sess.expiresAt
+		for g := range liveAt(maps.Values(sess.grants), sess.expiresAt, now) {
 			gs = append(gs, g)
 		}
 	}

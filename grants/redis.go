@@ -78,6 +78,12 @@ func NewRedisStore(client redis.UniversalClient, opts Options) *RedisStore {
 // Record adds a session grant and pushes the session's expiry (and the key's
 // TTL) to now+ttl. Only the winner of a "for session" decision may call it.
 func (r *RedisStore) Record(ctx context.Context, sessionID string, s Scope, by string, ttl time.Duration) (Grant, error) {
+	return r.RecordFor(ctx, sessionID, s, by, ttl, 0)
+}
+
+// RecordFor is Record of a time-boxed grant: it lives life (0: the
+// session's ttl), never past its session.
+func (r *RedisStore) RecordFor(ctx context.Context, sessionID string, s Scope, by string, ttl, life time.Duration) (Grant, error) {
 	const op = "record"
 	if err := r.usable(op); err != nil {
 		return Grant{}, err
@@ -90,6 +96,9 @@ func (r *RedisStore) Record(ctx context.Context, sessionID string, s Scope, by s
 	}
 	g, err := newGrant(op, sessionID, s, by, r.opts.Now(), ttl, r.sealer)
 	if err != nil {
+		return Grant{}, err
+	}
+	if err := g.boxIn(op, life); err != nil {
 		return Grant{}, err
 	}
 	b, err := json.Marshal(g)
@@ -243,6 +252,9 @@ func (r *RedisStore) decode(sessionID string, fields map[string]string) []Grant 
 		}
 		if sessionID != "" {
 			g.ExpiresAt = expiresAt
+			if !g.clamp(msUTC(r.opts.Now())) {
+				continue // a time-boxed grant whose time is up
+			}
 		}
 		gs = append(gs, g)
 	}
