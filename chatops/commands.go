@@ -242,7 +242,7 @@ func (o *Ops) grantsReply(ctx context.Context, cmd slack.SlashCommand) any {
 		if !g.Standing() {
 			kind = "session " + slackui.Text(g.SessionID, 200)
 		}
-		text := fmt.Sprintf("`%s` (%s) by %s", slackui.Text(g.Scope.String(), 2000), kind, slackui.Person(g.By))
+		text := fmt.Sprintf("`%s` (%s) by %s, %s", slackui.Text(g.Scope.String(), 2000), kind, slackui.Person(g.By), grantLife(g, o.cfg.Now()))
 		var accessory *slack.Accessory
 		if who == viewerApprover { // only approvers may revoke
 			btn := slack.NewButtonBlockElement(ActionRevokeGrant, g.SessionID+" "+g.ID, slack.NewTextBlockObject(slack.PlainTextType, "Revoke", false, false)).WithStyle(slack.StyleDanger)

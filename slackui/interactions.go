@@ -14,6 +14,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/pending"
 )
 
@@ -21,6 +22,10 @@ import (
 type AskDecider interface {
 	Get(ctx context.Context, id string) (pending.Ask, error)
 	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
+	// Cast records a person's ballot (quorum votes, grant durations).
+	Cast(ctx context.Context, id string, b pending.Ballot) (pending.Ask, error)
+	// Note audits a refused decision.
+	Note(ctx context.Context, e pending.Event) error
 }
 
 // AskMessages is what interactions need from the renderer of Ask
@@ -54,7 +59,9 @@ type InteractionsConfig struct {
 	Asks      AskDecider
 	Notifier  AskMessages
 	Approvers DecisionAuthority
-	API       InteractionAPI
+	// SelfApproval is approvals.self_approval (see quorum.go).
+	SelfApproval approval.SelfApproval
+	API          InteractionAPI
 	Logger    *slog.Logger
 	Now       func() time.Time
 	// DecideTimeout bounds the synchronous part of a click (approver check
@@ -189,27 +196,30 @@ func (i *Interactions) blockAction(ctx context.Context, cb slack.InteractionCall
 	case ActionShowFull:
 		return i.showFull(ctx, cb, act.Value)
 	default:
+		if life, ok := parseApproveFor(act.ActionID); ok { // "Approve for 15 min"
+			return i.decideAs(ctx, cb, act.Value, act.ActionID, pending.Ballot{Outcome: pending.ApprovedSession, GrantTTL: life})
+		}
 		return fmt.Errorf("unknown action %q", act.ActionID)
 	}
 }
 
 // decide records user's decision on the Ask and tells whoever needs to know.
 func (i *Interactions) decide(ctx context.Context, cb slack.InteractionCallback, askID string, outcome pending.Outcome, reason string) error {
-	user := cb.User.ID
-	if err := i.authorize(ctx, user, askID); err != nil {
+	return i.decideAs(ctx, cb, askID, actionOf(outcome), pending.Ballot{Outcome: outcome, Reason: reason})
+}
+
+// decideAs records the clicker's ballot b, cast with the button actionID.
+func (i *Interactions) decideAs(ctx context.Context, cb slack.InteractionCallback, askID, actionID string, b pending.Ballot) error {
+	b.By = cb.User.ID
+	if err := i.authorize(ctx, b.By, askID); err != nil {
 		i.ephemeral(cb, refusalShown(err))
 		return err
 	}
-	if _, err := i.boundAsk(ctx, cb, askID, actionOf(outcome)); err != nil {
+	a, err := i.boundAsk(ctx, cb, askID, actionID)
+	if err != nil {
 		return i.notBound(cb, askID, err)
 	}
-	a, err := i.cfg.Asks.Decide(ctx, askID, outcome, user, reason)
-	if err != nil {
-		return i.notDecided(cb, askID, err)
-	}
-	i.log.Info("ask decided", "ask", a.ID, "outcome", outcome, "by", user)
-	i.updateMessage(cb, a)
-	return nil
+	return i.castVote(ctx, cb, a, b)
 }
 
 // authorize returns nil if user may decide, else why not: an error for the

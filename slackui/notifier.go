@@ -41,8 +41,11 @@ type NotifierConfig struct {
 	// empty result means no session button. It must be the same scope the
 	// approval round trip records (see approval.ScopeText).
 	ScopeText func(pending.Ask) string
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// GrantDurations are the time-boxed session choices
+	// (approvals.grant_durations), offered before "Approve for session".
+	GrantDurations []time.Duration
+	Logger         *slog.Logger
+	Now            func() time.Time
 
 	// PerChannelInterval paces posts to one channel (Slack allows about one
 	// message per second per channel); default 1s.
@@ -160,7 +163,7 @@ func (n *Notifier) UpdateExpired(ctx context.Context, asks []pending.Ask) {
 }
 
 func (n *Notifier) render(a pending.Ask) Message {
-	o := RenderOptions{GrantScope: n.cfg.ScopeText(a), Now: n.cfg.Now()}
+	o := RenderOptions{GrantScope: n.cfg.ScopeText(a), GrantDurations: n.cfg.GrantDurations, Now: n.cfg.Now()}
 	if a.Status == pending.StatusPending || a.Status == "" {
 		o.Mention = n.cfg.Mention
 	}

@@ -60,6 +60,9 @@ type RenderOptions struct {
 	// (for the open Ask) or did grant (once approved for session). Empty
 	// means no session grant is offered: no button.
 	GrantScope string
+	// GrantDurations are the time-boxed choices offered beside "Approve
+	// for session" (approvals.grant_durations), e.g. 15m and 1h.
+	GrantDurations []time.Duration
 	// Now is when the rendering happens; it stands in for a decision time
 	// the Ask does not carry.
 	Now time.Time
@@ -101,14 +104,11 @@ func renderOpen(a pending.Ask, cv callView, o RenderOptions) Message {
 	buttons := []slack.BlockElement{
 		buttonElem(ActionApprove, "Approve", a.ID).WithStyle(slack.StylePrimary),
 	}
-	var footer []string
-	if o.GrantScope != "" {
-		if confirm, ok := sessionConfirm(o.GrantScope, cv); ok {
-			buttons = append(buttons, buttonElem(ActionApproveSession, "Approve for session", a.ID).WithConfirm(confirm))
-		} else {
-			footer = append(footer, "_Approve for session is not offered: its scope is too long to state in the confirmation._")
-		}
+	if q := quorumBlock(a); q != nil {
+		blocks = append(blocks, q)
 	}
+	sessionChoices, footer := sessionButtons(a, o, cv)
+	buttons = append(buttons, sessionChoices...)
 	buttons = append(buttons,
 		buttonElem(ActionDeny, "Deny", a.ID).WithStyle(slack.StyleDanger),
 		buttonElem(ActionDenyReason, "Deny with reason…", a.ID),
@@ -120,7 +120,7 @@ func renderOpen(a pending.Ask, cv callView, o RenderOptions) Message {
 	footer = append(footer, "Ask "+inlineCode(a.ID, 80))
 	blocks = append(blocks, contextBlock(blockFooter, footer...))
 
-	text := "Approval needed: " + askGist(a, cv)
+	text := "Approval needed" + quorumGist(a) + ": " + askGist(a, cv)
 	if o.Mention != "" {
 		text = mentionText(o.Mention) + " " + text
 	}
@@ -143,8 +143,8 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 		icon, title = ":white_check_mark:", "Approved"
 		line = "*Approved* by " + personText(a.DecidedBy) + at
 	case pending.ApprovedSession:
-		icon, title = ":white_check_mark:", "Approved for session"
-		line = "*Approved for session* by " + personText(a.DecidedBy) + at
+		icon, title = ":white_check_mark:", "Approved for "+grantSpan(a.GrantTTL)
+		line = "*" + title + "* by " + personText(a.DecidedBy) + at
 		if o.GrantScope != "" {
 			line += "\n*Scope:* " + proseText(redactHead(o.GrantScope, 600), 600)
 		}
@@ -176,6 +176,8 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 		icon, title = ":grey_question:", "Unknown state"
 		line = "*Unknown state* " + inlineCode(string(a.Status), 40) + "." + notRun
 	}
+
+	line += doneTally(a, outcome)
 
 	var blocks []slack.Block
 	blocks = append(blocks, headerBlock(icon+" "+title+": "+toolName(cv.tool)))
@@ -401,12 +403,17 @@ func joinPrograms(progs []string, max int, item func(string) string) (string, bo
 	return b.String(), true
 }
 
-// sessionConfirm is the "Approve for session" confirmation stating the exact
-// scope and, for a command, the programs it runs. If the scope cannot be
-// stated whole within the dialog's limit, the button is not offered: nobody
-// grants what they cannot read.
-func sessionConfirm(scope string, cv callView) (*slack.ConfirmationBlockObject, bool) {
-	text := "Later calls in this session within this scope will run without asking, until the session ends: " +
+// sessionConfirm is the "Approve for session" (life 0) or "Approve for
+// 15 min" confirmation stating the exact scope, how long, and, for a
+// command, the programs it runs. If the scope cannot be stated whole
+// within the dialog's limit, the button is not offered: nobody grants what
+// they cannot read.
+func sessionConfirm(scope string, cv callView, life time.Duration) (*slack.ConfirmationBlockObject, bool) {
+	until := "until the session ends"
+	if life > 0 {
+		until = "for the next " + DurationText(life) + " (less if the session ends first)"
+	}
+	text := "Later calls in this session within this scope will run without asking, " + until + ": " +
 		plainCut(redactHead(scope, MaxConfirmText+1), MaxConfirmText+1)
 	if textLen(text) > MaxConfirmText || strings.HasSuffix(text, ellipsis) {
 		return nil, false
@@ -428,9 +435,9 @@ func sessionConfirm(scope string, cv callView) (*slack.ConfirmationBlockObject, 
 		text = warn + text
 	}
 	return slack.NewConfirmationBlockObject(
-		slack.NewTextBlockObject(slack.PlainTextType, "Approve for session?", false, false),
+		slack.NewTextBlockObject(slack.PlainTextType, "Approve for "+grantSpan(life)+"?", false, false),
 		slack.NewTextBlockObject(slack.PlainTextType, text, false, false),
-		slack.NewTextBlockObject(slack.PlainTextType, "Approve for session", false, false),
+		slack.NewTextBlockObject(slack.PlainTextType, "Approve for "+grantSpan(life), false, false),
 		slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false),
 	), true
 }

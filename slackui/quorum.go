@@ -1,0 +1,215 @@
+package slackui
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/approval"
+	"github.com/askops/askops/pending"
+)
+
+// The Ask message's part in quorum, self-approval and time-boxed grants:
+//
+//   - an Ask that needs N approvals says so and who has approved so far
+//     ("1 of 2 approvals: @ana"), on every vote, and offers no session
+//     approval (pending refuses one anyway);
+//   - with approvals.grant_durations the session choice is several
+//     buttons, "Approve for 15 min", "Approve for 1 h", "Approve for
+//     session", each confirming the scope and how long;
+//   - a click that is refused (the run's starter approving it, a second
+//     approval by the same person) is told why, only to the clicker, and
+//     audited.
+
+// ActionApproveFor prefixes the action id of a time-boxed "Approve for
+// 15 min" button; the rest is the duration in whole seconds ("…_900").
+// The button's value is the Ask id, as for every Ask button.
+const ActionApproveFor = "askops_approve_for_"
+
+// blockQuorum is the "1 of 2 approvals" line of an open quorum Ask.
+const blockQuorum = "askops_quorum"
+
+// ApproveForAction is the action id of the "Approve for d" button.
+func ApproveForAction(d time.Duration) string {
+	return ActionApproveFor + strconv.FormatInt(int64(d/time.Second), 10)
+}
+
+// parseApproveFor reads ApproveForAction.
+func parseApproveFor(actionID string) (time.Duration, bool) {
+	s, ok := strings.CutPrefix(actionID, ActionApproveFor)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > int64(1<<62/time.Second) {
+		return 0, false
+	}
+	return time.Duration(n) * time.Second, true
+}
+
+// DurationText is d for people: "15 min", "1 h", "1 h 30 min", "40 s".
+func DurationText(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int64(d/time.Second))
+	case d < time.Hour && d%time.Minute == 0:
+		return fmt.Sprintf("%d min", int64(d/time.Minute))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", int64(d/time.Minute), int64(d%time.Minute/time.Second))
+	case d%time.Hour < time.Minute:
+		return fmt.Sprintf("%d h", int64(d/time.Hour))
+	}
+	return fmt.Sprintf("%d h %d min", int64(d/time.Hour), int64(d%time.Hour/time.Minute))
+}
+
+// grantSpan is what a grant of life covers: "session" (life 0) or "15 min".
+func grantSpan(life time.Duration) string {
+	if life <= 0 {
+		return "session"
+	}
+	return DurationText(life)
+}
+
+// sessionButtons are the session choices of an open Ask: none on a quorum
+// Ask or without a stated scope; else one per grant duration, then "for
+// session". footer says why a choice is missing.
+func sessionButtons(a pending.Ask, o RenderOptions, cv callView) (buttons []slack.BlockElement, footer []string) {
+	if o.GrantScope == "" || a.Needed() > 1 {
+		return nil, nil
+	}
+	for _, life := range append(append([]time.Duration(nil), o.GrantDurations...), 0) {
+		confirm, ok := sessionConfirm(o.GrantScope, cv, life)
+		if !ok {
+			return nil, []string{"_Approve for session is not offered: its scope is too long to state in the confirmation._"}
+		}
+		id, label := ActionApproveSession, "Approve for session"
+		if life > 0 {
+			id, label = ApproveForAction(life), "Approve for "+DurationText(life)
+		}
+		buttons = append(buttons, buttonElem(id, label, a.ID).WithConfirm(confirm))
+	}
+	return buttons, nil
+}
+
+// quorumBlock is the line of an open Ask that needs several approvals.
+func quorumBlock(a pending.Ask) slack.Block {
+	need := a.Needed()
+	if need < 2 {
+		return nil
+	}
+	s := fmt.Sprintf("*Needs %d approvals from different people* — %d of %d so far", need, a.Votes.Count(), need)
+	if a.Votes != "" {
+		s += ": " + votersText(a)
+	}
+	return contextBlock(blockQuorum, s)
+}
+
+// quorumGist is the notification text's note on a quorum: " (1 of 2
+// approvals)".
+func quorumGist(a pending.Ask) string {
+	if a.Needed() < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d of %d approvals)", a.Votes.Count(), a.Needed())
+}
+
+// doneTally adds to a decided quorum Ask's outcome line where the count
+// stood: who approved with whom, or how far it got before a deny or the
+// deadline.
+func doneTally(a pending.Ask, o pending.Outcome) string {
+	need := a.Needed()
+	if need < 2 {
+		return ""
+	}
+	n := a.Votes.Count()
+	if n == 0 {
+		return fmt.Sprintf("\n_0 of %d approvals_", need)
+	}
+	if o.Approves() {
+		return fmt.Sprintf("\n_%d of %d approvals: %s_", n, need, votersText(a))
+	}
+	return fmt.Sprintf("\n_Ended after %d of %d approvals: %s_", n, need, votersText(a))
+}
+
+func votersText(a pending.Ask) string {
+	vs := a.Votes.List()
+	shown := make([]string, len(vs))
+	for i, v := range vs {
+		shown[i] = personText(v)
+	}
+	return strings.Join(shown, ", ")
+}
+
+// Only reports whether user is the one approver configured: no user
+// groups, nobody-in-the-channel, and the approver list is just user. Such
+// an approver may approve the runs they start themselves (someone must).
+func (a *Approvers) Only(user string) bool {
+	return !a.cfg.AnyoneInChannel && len(a.cfg.Groups) == 0 && len(a.cfg.Users) == 1 && a.cfg.Users[0] == user
+}
+
+// Texts the clicker sees when a vote changed the count but not the outcome,
+// or was refused.
+func voteCountedText(a pending.Ask) string {
+	return fmt.Sprintf("Your approval is counted: %d of %d approvals. The call runs once %d more approver(s) approve; one Deny ends it.",
+		a.Votes.Count(), a.Needed(), a.Needed()-a.Votes.Count())
+}
+
+func repeatVoteText(a pending.Ask) string {
+	return fmt.Sprintf("You have already approved this request, and one person counts once: it needs %d approvals from different people (%d so far). Ask another approver.",
+		a.Needed(), a.Votes.Count())
+}
+
+// castVote is the Slack side of one person's ballot on a bound Ask a:
+// the self-approval rule, the store's Cast, and what the clicker and the
+// message are told. It returns the error for the log.
+func (i *Interactions) castVote(ctx context.Context, cb slack.InteractionCallback, a pending.Ask, b pending.Ballot) error {
+	if i.selfRefused(ctx, a, b) {
+		i.ephemeral(cb, approval.SelfApprovalRefusal)
+		return fmt.Errorf("refused %s on ask %s: self-approval", b.By, a.ID)
+	}
+	got, err := i.cfg.Asks.Cast(ctx, a.ID, b)
+	if open, ok := pending.RepeatVote(err); ok {
+		i.audit(ctx, open, b, "repeat vote: "+b.By+" has already approved")
+		i.ephemeral(cb, repeatVoteText(open))
+		return nil
+	}
+	if err != nil {
+		return i.notDecided(cb, a.ID, err)
+	}
+	if got.Status == pending.StatusPending {
+		i.log.Info("ask vote counted", "ask", got.ID, "by", b.By, "tally", got.Tally())
+		i.ephemeral(cb, voteCountedText(got))
+	} else {
+		i.log.Info("ask decided", "ask", got.ID, "outcome", got.Status, "by", b.By, "tally", got.Tally())
+	}
+	i.updateMessage(cb, got)
+	return nil
+}
+
+// selfRefused reports whether b is the run's starter approving their own
+// run's Ask while approvals.self_approval is off, and audits the refusal.
+func (i *Interactions) selfRefused(ctx context.Context, a pending.Ask, b pending.Ballot) bool {
+	only := func(string) bool { return false }
+	if o, ok := i.cfg.Approvers.(interface{ Only(string) bool }); ok {
+		only = o.Only
+	}
+	if !i.cfg.SelfApproval.Refuses(a, b.By, b.Outcome, only) {
+		return false
+	}
+	i.audit(ctx, a, b, approval.SelfApprovalAudit(a))
+	return true
+}
+
+// audit records a refused ballot; a failure is logged (the click already
+// changed nothing).
+func (i *Interactions) audit(ctx context.Context, a pending.Ask, b pending.Ballot, why string) {
+	e := pending.Event{Kind: pending.EventRefused, AskID: a.ID, RunID: a.RunID, Tool: a.Tool, Outcome: b.Outcome, By: b.By, Reason: why}
+	if err := i.cfg.Asks.Note(ctx, e); err != nil {
+		i.log.Warn("could not audit a refused decision", "ask", a.ID, "by", b.By, "err", err)
+	}
+}
