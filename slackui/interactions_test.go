@@ -64,6 +64,8 @@ type worldOptions struct {
 	redis       bool          // real Redis, two store instances (waiter: A, clicks: B)
 	timeout     time.Duration // how long an Ask waits; default 30s
 	maxAttempts int
+	// grantDurations are approvals.grant_durations (see quorum_test.go).
+	grantDurations []time.Duration
 }
 
 func newWorld(t *testing.T, o worldOptions) *world {
@@ -114,6 +116,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		ScopeText:       approval.ScopeText(approval.DefaultScopeFor),
 		Logger:          log,
 		MaxAttempts:     o.maxAttempts,
+		GrantDurations:  o.grantDurations,
 		RetryBackoff:    20 * time.Millisecond,
 		// Pacing has its own test; here it would only slow retries down.
 		PerChannelInterval: 20 * time.Millisecond,
