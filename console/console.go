@@ -38,6 +38,8 @@ type Asks interface {
 	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
 	ListPending(ctx context.Context, f pending.Filter) ([]pending.Ask, error)
 	Audit(ctx context.Context, limit int) ([]pending.Event, error)
+	// Note audits a refused decision (see quorum.go).
+	Note(ctx context.Context, e pending.Event) error
 }
 
 // Grants is what the console needs from the grant store; grants.Store
@@ -71,6 +73,10 @@ type Config struct {
 	Messages []MessageUpdater
 	// User is the name people signing in decide as ("console:" + User).
 	User string
+	// SelfApproval lets User approve the runs User started (see
+	// quorum.go): approvals.self_approval, or the console is the only
+	// place anyone approves.
+	SelfApproval bool
 
 	Logger *slog.Logger
 	Now    func() time.Time

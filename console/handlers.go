@@ -145,9 +145,22 @@ func (c *Console) serveDecide(w http.ResponseWriter, r *http.Request, s *session
 		return
 	}
 	by := DeciderPrefix + s.name
+	if why := c.refuseBallot(ctx, a, outcome, by); why != "" {
+		c.flash(w, r, s, http.StatusForbidden, why)
+		return
+	}
 	final, err := c.cfg.Asks.Decide(ctx, id, outcome, by, reason)
+	if open, ok := pending.RepeatVote(err); ok {
+		c.flash(w, r, s, http.StatusConflict, repeatVote(open))
+		return
+	}
 	if err != nil {
 		c.notDecided(w, r, s, id, err)
+		return
+	}
+	if final.Status == pending.StatusPending { // a quorum vote, counted
+		c.decided(final)
+		c.flash(w, r, s, http.StatusOK, voteCounted(final))
 		return
 	}
 	c.log.Info("ask decided", "ask", final.ID, "outcome", outcome, "by", by)

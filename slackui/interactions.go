@@ -62,8 +62,8 @@ type InteractionsConfig struct {
 	// SelfApproval is approvals.self_approval (see quorum.go).
 	SelfApproval approval.SelfApproval
 	API          InteractionAPI
-	Logger    *slog.Logger
-	Now       func() time.Time
+	Logger       *slog.Logger
+	Now          func() time.Time
 	// DecideTimeout bounds the synchronous part of a click (approver check
 	// and the store's Decide), which must finish well inside Slack's 3 s;
 	// default 2s.

@@ -124,6 +124,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 		ApprovalChannel: cfg.Slack.ApprovalChannel,
 		Mention:         cfg.Slack.Mention,
 		ScopeText:       approval.ScopeText(scopeFor),
+		GrantDurations:  cfg.Approvals.grantDurations(),
 		Logger:          log.With("component", "notifier"),
 		Now:             a.now,
 	})
@@ -139,12 +140,13 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 		return nil, fmt.Errorf("approvals.approvers: %w", err)
 	}
 	a.interactions = slackui.NewInteractions(slackui.InteractionsConfig{
-		Asks:      a.asks,
-		Notifier:  a.notifier,
-		Approvers: a.approvers,
-		API:       a.slack,
-		Logger:    log.With("component", "interactions"),
-		Now:       a.now,
+		Asks:         a.asks,
+		Notifier:     a.notifier,
+		Approvers:    a.approvers,
+		SelfApproval: approval.SelfApproval{Allowed: cfg.Approvals.SelfApproval},
+		API:          a.slack,
+		Logger:       log.With("component", "interactions"),
+		Now:          a.now,
 	})
 	timeout := cfg.Approvals.Timeout.D()
 	if o.AskTimeout > 0 {

@@ -113,6 +113,56 @@ type ApprovalsConfig struct {
 	// SweepInterval is how often serve looks for Asks whose waiter is gone
 	// (a process killed with SIGKILL) and expires them (an extension).
 	SweepInterval Duration `yaml:"sweep_interval"`
+
+	// SelfApproval lets whoever started a run approve its Asks; default
+	// false (the only approver configured may anyway). Issue 12.
+	SelfApproval bool `yaml:"self_approval"`
+	// GrantDurations are time-boxed choices offered next to "Approve for
+	// session" ("for 15 min", "for 1 h"); each at most session_ttl.
+	GrantDurations []Duration `yaml:"grant_durations"`
+}
+
+// grantDurations is approvals.grant_durations as the notifier takes them.
+func (a ApprovalsConfig) grantDurations() []time.Duration {
+	out := make([]time.Duration, len(a.GrantDurations))
+	for i, d := range a.GrantDurations {
+		out[i] = d.D()
+	}
+	return out
+}
+
+// quorumProblems checks approvals.grant_durations and the rules' approvals
+// against the approvers who could give them (issue 12's block).
+func (c Config) quorumProblems() Problems {
+	var ps Problems
+	a := c.Approvals
+	if len(a.GrantDurations) > 5 {
+		ps = append(ps, Problem{Key: "approvals.grant_durations", Msg: fmt.Sprintf("at most 5 choices (each is a button), got %d", len(a.GrantDurations))})
+	}
+	seen := map[Duration]bool{}
+	for i, d := range a.GrantDurations {
+		key := fmt.Sprintf("approvals.grant_durations[%d]", i)
+		switch {
+		case d < Duration(time.Second) || d%Duration(time.Second) != 0:
+			ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf("want whole seconds, at least 1s, got %s", d)})
+		case a.SessionTTL > 0 && d > a.SessionTTL:
+			ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf("%s is longer than approvals.session_ttl (%s): a grant dies with its session", d, a.SessionTTL)})
+		case seen[d]:
+			ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf("%s is listed twice", d)})
+		}
+		seen[d] = true
+	}
+	// A quorum only named users could give is one nobody can reach when
+	// fewer are named (groups and anyone_in_channel may hold any number).
+	if len(a.Approvers.Usergroups) == 0 && !a.AnyoneInChannel && len(a.Approvers.Users) > 0 {
+		for i, r := range c.Policy.Rules {
+			if r.Approvals > len(a.Approvers.Users) {
+				ps = append(ps, Problem{Key: fmt.Sprintf("policy.rules[%d].approvals", i),
+					Msg: fmt.Sprintf("needs %d approvers but approvals.approvers names only %d user(s) and no user group", r.Approvals, len(a.Approvers.Users))})
+			}
+		}
+	}
+	return ps
 }
 
 // People is a set of Slack users and user groups, by id.
@@ -618,6 +668,7 @@ func (c Config) Validate(cmd command) Problems {
 		add("policy.mode", "unknown mode %q (want ask, never or full)", c.Policy.Mode)
 	}
 	ps = append(ps, ruleProblems(c.Policy.Rules)...)
+	ps = append(ps, c.quorumProblems()...)
 
 	ps = append(ps, c.API.problems(cmd)...)
 

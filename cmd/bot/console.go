@@ -274,7 +274,9 @@ func startConsole(ctx context.Context, env *environment, cfg Config, log *slog.L
 		Asks: asks, Grants: gs, Live: live, Messages: messages,
 		ScopeText: approval.ScopeText(approval.DefaultScopeFor),
 		User:      consoleUser(cfg, env.getenv),
-		Logger:    log.With("component", "console"),
+		// Without Slack beside it the console's user is the one approver.
+		SelfApproval: cfg.Approvals.SelfApproval || len(messages) == 0,
+		Logger:       log.With("component", "console"),
 	})
 	if err != nil {
 		return nil, err

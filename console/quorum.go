@@ -1,0 +1,57 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/askops/askops/pending"
+)
+
+// The console's part in quorum and self-approval (issue 12).
+//
+// Who the console's user is: people sign in as Config.User and decide as
+// "console:" + User. Runs record their starter as a Slack user id (runs
+// started in Slack), "USER@host" (bot run, bot ask) or an API token's
+// name. The console can tell only one of these apart: a run its own user
+// started on some host (User "dana", started by "dana@build-1"), which is
+// the console's usual case, since `bot run` and `bot ask` take $USER and
+// so does console.user by default. That is treated as the same person, and
+// refused unless self-approval is allowed; a Slack id cannot be matched to
+// a console name, and is not refused. In the console-only setup the
+// console's user is the one approver there is, so the wiring allows it
+// (Config.SelfApproval) as the rule's "only approver" exception.
+
+// startedBy reports whether the console's user started a's run.
+func startedBy(a pending.Ask, user string) bool {
+	s := a.StartedBy
+	return user != "" && (s == user || s == DeciderPrefix+user || strings.HasPrefix(s, user+"@"))
+}
+
+// refuseBallot says why the console's user may not cast outcome on a, or
+// "" if they may; a self-approval refusal is audited.
+func (c *Console) refuseBallot(ctx context.Context, a pending.Ask, outcome pending.Outcome, by string) string {
+	switch {
+	case outcome == pending.ApprovedSession && a.Needed() > 1:
+		return fmt.Sprintf("This request needs %d approvals from different people, so approval for the session is not offered; nothing changed.", a.Needed())
+	case outcome.Approves() && !c.cfg.SelfApproval && startedBy(a, c.cfg.User):
+		err := c.cfg.Asks.Note(ctx, pending.Event{Kind: pending.EventRefused, AskID: a.ID, RunID: a.RunID, Tool: a.Tool,
+			Outcome: outcome, By: by, Reason: "self-approval: " + a.StartedBy + " started the run"})
+		if err != nil {
+			c.log.Warn("console: could not audit a refused self-approval", "ask", a.ID, "err", err)
+		}
+		return "You started this run (" + a.StartedBy + "), so you may not approve its requests (approvals.self_approval is off): another approver must. You may still deny it."
+	}
+	return ""
+}
+
+// voteCounted is the flash after an approval that did not yet complete a
+// quorum.
+func voteCounted(a pending.Ask) string {
+	return fmt.Sprintf("Your approval is counted: %s. The call runs once %d more approver(s) approve.", a.Tally(), a.Needed()-a.Votes.Count())
+}
+
+// repeatVote is the flash when the same person approves twice.
+func repeatVote(a pending.Ask) string {
+	return fmt.Sprintf("You have already approved this request, and one person counts once (%s); nothing changed.", a.Tally())
+}
