@@ -131,8 +131,8 @@ func (a ApprovalsConfig) grantDurations() []time.Duration {
 	return out
 }
 
-// quorumProblems checks approvals.grant_durations and the rules' approvals
-// against the approvers who could give them (issue 12's block).
+// quorumProblems checks approvals.grant_durations (issue 12's block; a
+// rule's approvals are checked with the rule, by the policy engine).
 func (c Config) quorumProblems() Problems {
 	var ps Problems
 	a := c.Approvals
@@ -152,16 +152,9 @@ func (c Config) quorumProblems() Problems {
 		}
 		seen[d] = true
 	}
-	// A quorum only named users could give is one nobody can reach when
-	// fewer are named (groups and anyone_in_channel may hold any number).
-	if len(a.Approvers.Usergroups) == 0 && !a.AnyoneInChannel && len(a.Approvers.Users) > 0 {
-		for i, r := range c.Policy.Rules {
-			if r.Approvals > len(a.Approvers.Users) {
-				ps = append(ps, Problem{Key: fmt.Sprintf("policy.rules[%d].approvals", i),
-					Msg: fmt.Sprintf("needs %d approvers but approvals.approvers names only %d user(s) and no user group", r.Approvals, len(a.Approvers.Users))})
-			}
-		}
-	}
+	// A rule's approvals are not checked against the approvers named
+	// here: escalation targets may decide the Asks escalated to them, so
+	// the people who can vote are more than this list.
 	return ps
 }
 
