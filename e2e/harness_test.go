@@ -149,12 +149,15 @@ func (w *world) requestsOf(tag string) []fakeopenai.Request {
 
 // settings are what differ between the configs of one world.
 type settings struct {
-	Timeout       string // approvals.timeout; default 60s
-	SweepInterval string // approvals.sweep_interval; default 1s
-	MaxIterations int    // agent.max_iterations; default 10
-	RedisURL      string // default the world's redis
-	Mode          string // slack.mode; default http
-	Extra         string // more top-level YAML (e.g. an api: block)
+	Timeout       string   // approvals.timeout; default 60s
+	SweepInterval string   // approvals.sweep_interval; default 1s
+	MaxIterations int      // agent.max_iterations; default 10
+	RedisURL      string   // default the world's redis
+	Mode          string   // slack.mode; default http
+	Extra         string   // more top-level YAML (e.g. an api: block)
+	Approvers     []string // approvals.approvers.users; default [approverID]
+	Approvals     string   // more keys under approvals: (each line indented two spaces)
+	Rules         string   // policy.rules entries (each line "    - {…}")
 }
 
 // writeConfig writes a complete config: every secret and URL is in the file
@@ -179,6 +182,12 @@ func (w *world) writeConfig(t testing.TB, name, listen string, s settings) strin
 	if s.Mode == "" {
 		s.Mode = "http"
 	}
+	if len(s.Approvers) == 0 {
+		s.Approvers = []string{approverID}
+	}
+	if s.Rules != "" {
+		s.Rules = "  rules:\n" + s.Rules
+	}
 	y := fmt.Sprintf(`# %s
 slack:
   mode: %s
@@ -201,13 +210,13 @@ approvals:
   sweep_interval: %s
   approvers:
     users: [%s]
-agent:
+%sagent:
   workspace: %q
   max_iterations: %d
 policy:
   mode: ask
-%s`, name, s.Mode, w.slack.BotToken(), w.slack.AppToken(), w.slack.SigningSecret(), w.slack.APIURL(), approvalChannel, listen,
-		s.RedisURL, w.model.BaseURL(), s.Timeout, s.SweepInterval, approverID, w.ws, s.MaxIterations, s.Extra)
+%s%s`, name, s.Mode, w.slack.BotToken(), w.slack.AppToken(), w.slack.SigningSecret(), w.slack.APIURL(), approvalChannel, listen,
+		s.RedisURL, w.model.BaseURL(), s.Timeout, s.SweepInterval, strings.Join(s.Approvers, ", "), s.Approvals, w.ws, s.MaxIterations, s.Rules, s.Extra)
 	path := filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,232 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sashabaranov/go-openai"
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/internal/fakeopenai"
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/slackui"
+)
+
+// Issue 12's quorum, self-approval and time-boxed grants, through the built
+// binaries: two replicas on one Redis, the fake Slack.
+
+// Two more approvers besides approverID (who starts the runs).
+const (
+	anaID = "UANA00001"
+	boID  = "UBO000002"
+)
+
+// ephemeralTo waits for the nth ephemeral reply to user (1-based) and
+// returns its text.
+func (w *world) ephemeralTo(ctx context.Context, t *testing.T, user string, n int) string {
+	t.Helper()
+	calls, err := w.slack.WaitForCalls(ctx, "chat.postEphemeral", n, func(c fakeslack.Call) bool { return c.User == user })
+	if err != nil {
+		t.Fatalf("no ephemeral reply #%d to %s: %v", n, user, err)
+	}
+	return calls[n-1].Text
+}
+
+// clickOn delivers user's click and checks Slack got a 200.
+func (w *world) clickOn(ctx context.Context, t *testing.T, r *replica, m fakeslack.Message, user, action string) {
+	t.Helper()
+	if resp := w.click(ctx, t, r.base, m, user, action); resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s by %s on %s: %s", action, user, r.name, resp.Status)
+	}
+}
+
+// stillOpen fails the test if m's Ask was decided.
+func (w *world) stillOpen(t *testing.T, m fakeslack.Message, why string) {
+	t.Helper()
+	cur, _ := w.slack.Message(m.Channel, m.TS)
+	if askID(cur.Blocks) == "" {
+		t.Fatalf("%s decided the Ask:\n%s", why, text(cur))
+	}
+}
+
+// lastToolResult is the last tool result the model was sent in the run tagged tag.
+func (w *world) lastToolResult(tag string) string {
+	reqs := w.requestsOf(tag)
+	if len(reqs) == 0 {
+		return ""
+	}
+	msgs := reqs[len(reqs)-1].Body.Messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == openai.ChatMessageRoleTool {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+// TestQuorumAcrossReplicas: a rule with approvals: 2 needs two different
+// approvers; the run's starter may not approve (self_approval defaults to
+// false); the same person's second click is refused; each click goes to
+// either replica; a deny after one approval ends it, and the model is told
+// how far the count got.
+func TestQuorumAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	const command = "echo deploy >> deployed.txt"
+	w.script.on("e2e-quorum", steps(
+		bash("c1", command), bash("c2", command),
+		fakeopenai.Text("deployed once; the second was denied"),
+	))
+	s := settings{
+		Approvers: []string{approverID, anaID, boID},
+		Approvals: "  grant_durations: [15m]\n",
+		Rules:     "    - {tool: bash, command: \"echo deploy\", decision: ask, approvals: 2}\n",
+	}
+	a := w.serve(ctx, t, "A", s)
+	b := w.serve(ctx, t, "B", s)
+	deployed := filepath.Join(w.ws, "deployed.txt")
+
+	w.startRun(ctx, t, a, "e2e-quorum: deploy twice") // approverID started it
+	ask1 := w.waitOpenAsk(ctx, t, "deployed.txt")
+	if body := text(ask1); !strings.Contains(body, "Needs 2 approvals from different people") || !strings.Contains(body, "0 of 2") {
+		t.Fatalf("the quorum Ask does not say it needs 2 approvals:\n%s", body)
+	}
+	for _, action := range []string{slackui.ActionApproveSession, slackui.ApproveForAction(15 * time.Minute)} {
+		if buttonIn(ask1, action) {
+			t.Errorf("the quorum Ask offers %s", action)
+		}
+	}
+
+	// The run's starter may not approve it.
+	w.clickOn(ctx, t, b, ask1, approverID, slackui.ActionApprove)
+	if got := w.ephemeralTo(ctx, t, approverID, 1); !strings.Contains(got, "You started this run") {
+		t.Errorf("the starter was told %q", got)
+	}
+	w.stillOpen(t, ask1, "the starter's own approval")
+
+	// Ana's approval on B counts one; the message says so, on every copy.
+	w.clickOn(ctx, t, b, ask1, anaID, slackui.ActionApprove)
+	if got := w.ephemeralTo(ctx, t, anaID, 1); !strings.Contains(got, "counted: 1 of 2") {
+		t.Errorf("ana was told %q", got)
+	}
+	if _, err := w.slack.WaitForMessage(ctx, ask1.Channel, ask1.TS, func(m fakeslack.Message) bool {
+		return strings.Contains(text(m), "1 of 2 so far: <@"+anaID+">") && askID(m.Blocks) != ""
+	}); err != nil {
+		cur, _ := w.slack.Message(ask1.Channel, ask1.TS)
+		t.Fatalf("the message never showed ana's vote: %v\n%s", err, text(cur))
+	}
+	// Ana again, on A this time: one person counts once.
+	w.clickOn(ctx, t, a, ask1, anaID, slackui.ActionApprove)
+	if got := w.ephemeralTo(ctx, t, anaID, 2); !strings.Contains(got, "already approved") {
+		t.Errorf("ana's second click was told %q", got)
+	}
+	w.stillOpen(t, ask1, "one person's two approvals")
+	if n := lines(t, deployed); n != 0 {
+		t.Fatalf("the command ran %d times before the quorum", n)
+	}
+
+	// Bo's approval on A completes it; A's agent (waiting on A) runs it.
+	w.clickOn(ctx, t, a, ask1, boID, slackui.ActionApprove)
+	w.waitDecided(ctx, t, ask1, "Approved", "2 of 2 approvals: <@"+anaID+">, <@"+boID+">")
+	waitFor(ctx, t, "the approved command to run", func() bool { return lines(t, deployed) == 1 })
+
+	// The identical second call asks again (no grant on a quorum rule).
+	// Ana approves on A, Bo denies on B: one Deny ends it.
+	ask2 := w.waitOpenAsk(ctx, t, "deployed.txt", ask1)
+	w.clickOn(ctx, t, a, ask2, anaID, slackui.ActionApprove)
+	w.ephemeralTo(ctx, t, anaID, 3)
+	w.clickOn(ctx, t, b, ask2, boID, slackui.ActionDeny)
+	w.waitDecided(ctx, t, ask2, "Denied", "Ended after 1 of 2 approvals: <@"+anaID+">")
+	w.waitAnswer(ctx, t, ask1.ThreadTS, "deployed once; the second was denied")
+	if n := lines(t, deployed); n != 1 {
+		t.Errorf("deployed.txt has %d lines after the deny, want 1", n)
+	}
+	if got := w.lastToolResult("e2e-quorum"); !strings.Contains(got, "permission denied by "+boID) || !strings.Contains(got, "1 of 2 approvals ("+anaID+")") {
+		t.Errorf("the model was told %q; want who denied and that ana had approved", got)
+	}
+}
+
+// TestTimeBoxedGrantLapses: "Approve for 10 s" (grant_durations: [10s],
+// standing in for 15m) covers the identical call while it lasts; once its
+// time is up (the test waits for /askops grants to stop listing it, the
+// store's own word), the identical call asks again, in the same session.
+func TestTimeBoxedGrantLapses(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	w := newWorld(t)
+	const command = "echo g >> boxed.txt"
+	lapsed := make(chan struct{})
+	w.script.on("e2e-boxed", func(step int) fakeopenai.Reply {
+		switch step {
+		case 0, 1:
+			return bash("c"+string(rune('1'+step)), command)
+		case 2:
+			// The model "thinks" until the grant has lapsed.
+			select {
+			case <-lapsed:
+			case <-ctx.Done():
+			}
+			return bash("c3", command)
+		}
+		return fakeopenai.Text("asked again after the grant lapsed")
+	})
+	s := settings{Approvals: "  grant_durations: [10s, 1h]\n"}
+	a := w.serve(ctx, t, "A", s)
+	b := w.serve(ctx, t, "B", s)
+	boxed := filepath.Join(w.ws, "boxed.txt")
+
+	w.startRun(ctx, t, a, "e2e-boxed: append g three times")
+	ask1 := w.waitOpenAsk(ctx, t, "boxed.txt")
+	for _, action := range []string{slackui.ApproveForAction(10 * time.Second), slackui.ApproveForAction(time.Hour), slackui.ActionApproveSession} {
+		if !buttonIn(ask1, action) {
+			t.Fatalf("the Ask does not offer %s:\n%s", action, text(ask1))
+		}
+	}
+	w.clickOn(ctx, t, b, ask1, approverID, slackui.ApproveForAction(10*time.Second))
+	w.waitDecided(ctx, t, ask1, "Approved for 10 s", approverID)
+	// c2 runs on the grant without asking.
+	waitFor(ctx, t, "c1 and c2 to run", func() bool { return lines(t, boxed) == 2 })
+	if n := w.askPosts(); n != 1 {
+		t.Fatalf("%d Ask messages, want 1: the grant must cover c2", n)
+	}
+	if l := w.command(ctx, t, a.base, approverID, "grants"); !strings.Contains(fakeslack.BlockText(l.Blocks), "time-boxed: ") {
+		t.Errorf("/askops grants does not show the time left: %s", fakeslack.BlockText(l.Blocks))
+	}
+	waitFor(ctx, t, "the grant to lapse", func() bool {
+		l := w.command(ctx, t, b.base, approverID, "grants")
+		return strings.Contains(l.Text, "No session grants")
+	})
+	close(lapsed)
+
+	ask3 := w.waitOpenAsk(ctx, t, "boxed.txt", ask1)
+	if ask3.ThreadTS != ask1.ThreadTS {
+		t.Errorf("c3 asked in thread %q, want the run's %q", ask3.ThreadTS, ask1.ThreadTS)
+	}
+	w.clickOn(ctx, t, a, ask3, approverID, slackui.ActionDeny)
+	w.waitAnswer(ctx, t, ask1.ThreadTS, "asked again after the grant lapsed")
+	if n := lines(t, boxed); n != 2 {
+		t.Errorf("boxed.txt has %d lines, want 2 (the lapsed grant must not cover c3)", n)
+	}
+}
+
+// buttonIn reports whether message m has a button with actionID.
+func buttonIn(m fakeslack.Message, actionID string) bool {
+	for _, b := range m.Blocks {
+		ab, ok := b.(*slack.ActionBlock)
+		if !ok {
+			continue
+		}
+		for _, el := range ab.Elements.ElementSet {
+			if btn, ok := el.(*slack.ButtonBlockElement); ok && btn.ActionID == actionID {
+				return true
+			}
+		}
+	}
+	return false
+}
