@@ -356,7 +356,7 @@ func withTally(a pending.Ask) string {
 	if o, _ := a.Outcome(); o.Approves() {
 		t = "approved with " + t
 	} else {
-		t = "ended with " + t
+		t = "after " + t
 	}
 	if a.DecisionReason == "" {
 		return t
