@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/askops/askops/internal/redistest"
 )
 
 // testVotes is the quorum and time-boxed grant part of the contract, run
@@ -230,5 +232,33 @@ func assertVotes(t *testing.T, s Store, id string, want ...string) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("voted events %q, want %q", got, want)
+	}
+}
+
+// BenchmarkDecideVersusQuorum: one Decide of a one-approval Ask against the
+// two votes a quorum of 2 takes, on a real Redis (what a click costs the
+// store; the vote script reads and appends one field more).
+func BenchmarkDecideVersusQuorum(b *testing.B) {
+	srv := redistest.Start(b)
+	s := benchStore(b, benchClient(b, srv.URL(), 3))
+	ctx := b.Context()
+	for _, need := range []int{1, 2} {
+		b.Run(fmt.Sprintf("approvals=%d", need), func(b *testing.B) {
+			req := sampleRequest(1)
+			req.Approvals = need
+			for b.Loop() {
+				b.StopTimer()
+				ask, err := s.Create(ctx, req, time.Minute)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				for i := range need {
+					if _, err := s.Cast(ctx, ask.ID, Ballot{Outcome: Approved, By: fmt.Sprintf("U_%d", i)}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }
