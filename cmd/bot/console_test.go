@@ -167,7 +167,10 @@ func TestConsoleBesideSlackServe(t *testing.T) {
 	defer cancel()
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	cfg, base, env := httpModeConfig(t, fake, "console:\n  enabled: true\n  listen: 127.0.0.1:0\n")
+	// `bot ask` runs as USER=tester and the console's user is tester too:
+	// approving it there is a self-approval, which this test allows
+	// (console/quorum.go says why it would be refused otherwise).
+	cfg, base, env := httpModeConfig(t, fake, "  self_approval: true\nconsole:\n  enabled: true\n  listen: 127.0.0.1:0\n")
 	env["REDIS_URL"] = rds.URL()
 
 	serveCtx, stopServe := context.WithCancel(ctx)
