@@ -115,7 +115,7 @@ func TestQuorumAcrossReplicas(t *testing.T) {
 		t.Errorf("ana was told %q", got)
 	}
 	if _, err := w.slack.WaitForMessage(ctx, ask1.Channel, ask1.TS, func(m fakeslack.Message) bool {
-		return strings.Contains(text(m), "1 of 2 so far: <@"+anaID+">") && askID(m.Blocks) != ""
+		return strings.Contains(text(m), "1 of 2 approvals: <@"+anaID+">") && askID(m.Blocks) != ""
 	}); err != nil {
 		cur, _ := w.slack.Message(ask1.Channel, ask1.TS)
 		t.Fatalf("the message never showed ana's vote: %v\n%s", err, text(cur))

@@ -226,7 +226,9 @@ func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
 	return decodeAsk(op, id, h)
 }
 
-// decideScript is the only way an Ask leaves "pending": compare status, then
+// decideScript is the only way an Ask leaves "pending" (with voteScript,
+// its twin for a person's ballot, which adds the quorum: see votes.go):
+// compare status, then
 // set the decision, drop the deadline index entry, append the one "decided"
 // audit event and announce the id — all or nothing (with replicas to wait
 // for, the announcement waits for them: see decide). A person's decision that

@@ -102,9 +102,9 @@ func quorumBlock(a pending.Ask) slack.Block {
 	if need < 2 {
 		return nil
 	}
-	s := fmt.Sprintf("*Needs %d approvals from different people* — %d of %d so far", need, a.Votes.Count(), need)
+	s := fmt.Sprintf("*Needs %d approvals from different people* — %d of %d approvals", need, a.Votes.Count(), need)
 	if a.Votes != "" {
-		s += ": " + votersText(a)
+		s += ": " + votersText(a) // "1 of 2 approvals: @ana", as issue 12 words it
 	}
 	return contextBlock(blockQuorum, s)
 }

@@ -59,7 +59,7 @@ func TestQuorumNeedsTwoDistinctApprovers(t *testing.T) {
 			t.Errorf("first approver told %q", got)
 		}
 		if _, err := w.fake.WaitForMessage(t.Context(), wa.channel, wa.ts, func(m fakeslack.Message) bool {
-			return strings.Contains(fakeslack.BlockText(m.Blocks), "1 of 2 so far: <@"+approverA+">") && blocksHaveButton(m.Blocks, ActionApprove)
+			return strings.Contains(fakeslack.BlockText(m.Blocks), "1 of 2 approvals: <@"+approverA+">") && blocksHaveButton(m.Blocks, ActionApprove)
 		}); err != nil {
 			t.Fatalf("the message never showed the first vote: %v\n%s", err, fakeslack.BlockText(w.messageNow(wa).Blocks))
 		}
