@@ -18,6 +18,7 @@ import (
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/chatops"
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/sessions"
@@ -29,7 +30,7 @@ import (
 // as its notifier. Business rules live in the packages; this only connects
 // them.
 type app struct {
-	cfg     Config
+	cfg     config.Config
 	log     *slog.Logger
 	metrics *Metrics
 	now     func() time.Time
@@ -85,7 +86,7 @@ func (n reportingNotifier) Post(ctx context.Context, a pending.Ask) (string, str
 
 // newApp opens the stores and builds the Slack side. With redis.url empty
 // the stores are in memory: Asks then live and die with this process.
-func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o appOptions) (_ *app, err error) {
+func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *Metrics, o appOptions) (_ *app, err error) {
 	a := &app{cfg: cfg, log: log, metrics: m, now: time.Now}
 	defer func() {
 		if err != nil {
@@ -104,14 +105,14 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 		a.grants = grants.NewMemoryStore(gopts)
 		a.sessions = sessions.NewMemoryStore(sopts)
 	} else {
-		popts.ReplicaAcks, _ = cfg.Redis.replicaAcks() // validated
+		popts.ReplicaAcks, _ = cfg.Redis.ReplicaAcksOption() // validated
 		popts.ReplicaTimeout = cfg.Redis.ReplicaTimeout.D()
 		if a.redis, err = openRedis(cfg.Redis); err != nil {
 			return nil, fmt.Errorf("redis.url: %w", err)
 		}
 		rs, err := pending.NewRedisStore(ctx, a.redis, popts)
 		if err != nil {
-			return nil, fmt.Errorf("redis.url: open the ask store at %s: %w", redisAddr(cfg.Redis.URL), err)
+			return nil, fmt.Errorf("redis.url: open the ask store at %s: %w", cfg.Redis.Addr(), err)
 		}
 		a.asks = rs
 		a.grants = grants.NewRedisStore(a.redis, gopts)

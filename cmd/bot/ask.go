@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
@@ -53,7 +54,7 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	if *path == "" {
 		return askLocal(ctx, env, shellJoin(argv), *reason, *label, *session, *timeout, *output)
 	}
-	cfg, ok := loadConfig(env, *path, cmdAsk)
+	cfg, ok := loadConfig(env, *path, config.Ask)
 	if !ok {
 		return exitUsage
 	}

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/policy"
 )
@@ -53,7 +54,7 @@ func TestAskGrantIsThePolicysOneEvaluation(t *testing.T) {
 				store.Close()
 			}
 			a := &app{log: slog.New(slog.DiscardHandler), grants: store}
-			a.cfg.Policy = PolicyConfig{Mode: tt.mode, Rules: tt.rules}
+			a.cfg.Policy = config.PolicyConfig{Mode: tt.mode, Rules: tt.rules}
 			req := askRequest(&environment{getenv: func(string) string { return "tester" }}, tt.command, "", "", "")
 			req.Cwd, req.Workspace = ws, ws
 			g, ok := a.grantFor(t.Context(), req, tt.command)

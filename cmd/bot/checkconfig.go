@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/internal/preflight"
 	"github.com/askops/askops/pending"
 )
@@ -22,11 +22,11 @@ const checkTimeout = 5 * time.Second
 // cmdCheckConfigMain validates the file, then reaches Redis, Slack and the
 // model endpoint. Exit 0 all ok, 1 something unreachable, 2 invalid config.
 func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) int {
-	path, code, ok := parseConfigFlag(env, cmdCheckConfig, args)
+	path, code, ok := parseConfigFlag(env, config.CheckConfig, args)
 	if !ok {
 		return code
 	}
-	cfg, ok := loadConfig(env, path, cmdCheckConfig)
+	cfg, ok := loadConfig(env, path, config.CheckConfig)
 	if !ok {
 		return exitUsage
 	}
@@ -35,7 +35,7 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 	hc := &http.Client{Transport: http.DefaultTransport}
 	checks := []func(context.Context) preflight.Result{
 		func(ctx context.Context) preflight.Result {
-			return preflight.Redis(ctx, cfg.Redis.URL != "", redisAddr(cfg.Redis.URL), func() (redis.UniversalClient, error) { return openRedis(cfg.Redis) })
+			return preflight.Redis(ctx, cfg.Redis.URL != "", cfg.Redis.Addr(), func() (redis.UniversalClient, error) { return openRedis(cfg.Redis) })
 		},
 		func(ctx context.Context) preflight.Result {
 			return preflight.Slack(ctx, newSlackClient(cfg.Slack, hc), cfg.Slack.APIURL != "")
@@ -44,7 +44,7 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 			return preflight.Model(ctx, cfg.OpenAI.BaseURL, cfg.OpenAI.APIKey.Reveal(), cfg.OpenAI.Model, hc)
 		},
 	}
-	if cfg.noSlack {
+	if cfg.NoSlack() {
 		checks = append(checks[:1], localChecks(cfg)...) // console.go
 	}
 	for _, r := range preflight.All(ctx, checkTimeout, checks...) {
@@ -75,34 +75,23 @@ func checkRedisServer(ctx context.Context, a *app) error {
 	defer cancel()
 	check, err := pending.CheckServer(ctx, a.redis)
 	if err != nil {
-		return fmt.Errorf("redis.url: CONFIG GET on %s: %w", redisAddr(a.cfg.Redis.URL), err)
+		return fmt.Errorf("redis.url: CONFIG GET on %s: %w", a.cfg.Redis.Addr(), err)
 	}
 	if check.Refused != nil {
-		return fmt.Errorf("redis.url: %s: %w", redisAddr(a.cfg.Redis.URL), check.Refused)
+		return fmt.Errorf("redis.url: %s: %w", a.cfg.Redis.Addr(), check.Refused)
 	}
 	for _, w := range check.Warnings {
-		a.log.Warn("redis: "+w, "redis", redisAddr(a.cfg.Redis.URL))
+		a.log.Warn("redis: "+w, "redis", a.cfg.Redis.Addr())
 	}
-	a.log.Info("redis server settings", "redis", redisAddr(a.cfg.Redis.URL), "settings", check.Summary())
+	a.log.Info("redis server settings", "redis", a.cfg.Redis.Addr(), "settings", check.Summary())
 	return nil
 }
 
 // openRedis opens a client for the configured URL (redis://, rediss://,
 // sentinel or cluster forms; see pending.OpenRedis). Its clients honour
 // context deadlines, so a stuck Redis cannot hold a caller past its context.
-func openRedis(c RedisConfig) (redis.UniversalClient, error) {
-	return pending.OpenRedisTuned(c.URL.Reveal(), c.tuning()) // its errors redact the password
-}
-
-// redisAddr is the redis URL's host:port/db without credentials, for output.
-func redisAddr(u Secret) string {
-	pu, err := url.Parse(u.Reveal())
-	if err != nil {
-		return "redis"
-	}
-	pu.User = nil
-	pu.RawQuery = ""
-	return pu.String()
+func openRedis(c config.RedisConfig) (redis.UniversalClient, error) {
+	return pending.OpenRedisTuned(c.URL.Reveal(), c.Tuning()) // its errors redact the password
 }
 
 // slackAPIURL is slack.api_url as slack-go wants it (with a trailing
@@ -114,7 +103,7 @@ func slackAPIURL(s string) string {
 	return strings.TrimRight(s, "/") + "/"
 }
 
-func newSlackClient(c SlackConfig, hc *http.Client) *slack.Client {
+func newSlackClient(c config.SlackConfig, hc *http.Client) *slack.Client {
 	opts := []slack.Option{slack.OptionHTTPClient(hc)}
 	if u := slackAPIURL(c.APIURL); u != "" {
 		opts = append(opts, slack.OptionAPIURL(u))

@@ -12,13 +12,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/askops/askops/approval"
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/grants"
@@ -28,94 +26,14 @@ import (
 	"github.com/askops/askops/slackui"
 )
 
-// ConsoleConfig is the local approvals console (package console).
-type ConsoleConfig struct {
-	// Enabled turns the console on beside Slack. Without a slack section
-	// serve runs the console alone, whatever this says.
-	Enabled bool `yaml:"enabled"`
-	// Listen is where it serves; loopback by default, since whoever holds a
-	// sign-in link may decide.
-	Listen string `yaml:"listen"`
-	// User is the name people signing in decide as ("console:" + User);
-	// default $USER.
-	User string `yaml:"user"`
-}
-
-const defaultConsoleListen = "127.0.0.1:8080"
-
-// local reports whether cmd runs the console alone: serve (and its
-// check-config) with no slack section.
-func (c Config) local(cmd command) bool {
-	return c.noSlack && (cmd == cmdServe || cmd == cmdCheckConfig)
-}
-
-// consoleOn reports whether serve serves the console.
-func (c Config) consoleOn() bool { return c.noSlack || c.Console.Enabled }
-
-// consoleProblems checks the console section when the console will run.
-func (c Config) consoleProblems(cmd command) Problems {
-	if cmd != cmdServe && cmd != cmdCheckConfig {
-		return nil
-	}
-	var ps Problems
-	if !c.consoleOn() {
-		return nil
-	}
-	_, port, err := net.SplitHostPort(c.Console.Listen)
-	if err != nil {
-		return Problems{{Key: "console.listen", Msg: fmt.Sprintf("want host:port such as %s, got %q", defaultConsoleListen, c.Console.Listen)}}
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		ps = append(ps, Problem{Key: "console.listen", Msg: fmt.Sprintf("bad port %q", port)})
-	} else if !c.noSlack && n != 0 {
-		if _, hport, err := net.SplitHostPort(c.HTTP.Listen); err == nil && hport == port {
-			ps = append(ps, Problem{Key: "console.listen", Msg: fmt.Sprintf("port %s is http.listen's too; give the console another (e.g. 127.0.0.1:8081)", port)})
-		}
-	}
-	if c.Console.User != "" {
-		if err := console.CheckName(c.Console.User); err != nil {
-			ps = append(ps, Problem{Key: "console.user", Msg: err.Error()})
-		}
-	}
-	return ps
-}
-
-// hasTopKey reports whether the YAML document b has key at its top level.
-func hasTopKey(b []byte, key string) bool {
-	var root yaml.Node
-	if yaml.Unmarshal(b, &root) != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		return false
-	}
-	m := root.Content[0]
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return true
-		}
-	}
-	return false
-}
-
 // localConfig is serve's configuration without -config: every default, the
 // environment's overrides, and no Slack.
-func localConfig(env *environment) (Config, bool) {
-	c := defaultConfig()
-	applyEnv(&c, env.getenv)
-	c.noSlack = true
-	ps := c.Validate(cmdServe)
+func localConfig(env *environment) (config.Config, bool) {
+	c, ps := config.LocalServe(env.getenv)
 	for _, p := range ps {
 		fmt.Fprintf(env.stderr, "config: %s\n", p)
 	}
 	return c, len(ps) == 0
-}
-
-// consoleUser is who signs in: console.user, else $USER, else "local".
-func consoleUser(cfg Config, getenv func(string) string) string {
-	for _, u := range []string{cfg.Console.User, getenv("USER")} {
-		if u != "" && console.CheckName(u) == nil {
-			return u
-		}
-	}
-	return "local"
 }
 
 // localDeps is what the routes mounted beside the console use: the
@@ -126,7 +44,7 @@ type localDeps struct {
 	approver *meteredApprover
 	asks     pending.Store
 	grants   grants.Store
-	cfg      Config
+	cfg      config.Config
 	token    string
 	log      *slog.Logger
 }
@@ -181,7 +99,7 @@ func (g grantsOnly) Evaluate(ctx context.Context, c policy.Call) policy.Verdict 
 // redis.url's), policy mode ask, and the console on console.listen, whose
 // sign-in link it prints. Runs are off: nothing here starts one, and no
 // model is needed.
-func serveLocal(ctx context.Context, env *environment, cfg Config) int {
+func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 	log := newLogger(cfg.Log, env.stderr)
 	now := time.Now
 	var (
@@ -198,11 +116,11 @@ func serveLocal(ctx context.Context, env *environment, cfg Config) int {
 			return exitFailed
 		}
 		defer client.Close()
-		acks, _ := cfg.Redis.replicaAcks() // validated
+		acks, _ := cfg.Redis.ReplicaAcksOption() // validated
 		rs, err := pending.NewRedisStore(ctx, client, pending.Options{Now: now, Logger: log.With("component", "pending"),
 			ReplicaAcks: acks, ReplicaTimeout: cfg.Redis.ReplicaTimeout.D()})
 		if err != nil {
-			log.Error("cannot start", "err", fmt.Errorf("redis.url: open the ask store at %s: %w", redisAddr(cfg.Redis.URL), err))
+			log.Error("cannot start", "err", fmt.Errorf("redis.url: open the ask store at %s: %w", cfg.Redis.Addr(), err))
 			return exitFailed
 		}
 		asks, gs = rs, grants.NewRedisStore(client, grants.Options{Now: now, Logger: log.With("component", "grants")})
@@ -247,7 +165,7 @@ func serveLocal(ctx context.Context, env *environment, cfg Config) int {
 		slackui.RunSweeper(sweepCtx, asks, live, cfg.Approvals.SweepInterval.D(), now, log.With("component", "sweeper"))
 	})
 	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.base,
-		"store", map[bool]string{true: "memory", false: "redis " + redisAddr(cfg.Redis.URL)}[cfg.Redis.URL == ""],
+		"store", map[bool]string{true: "memory", false: "redis " + cfg.Redis.Addr()}[cfg.Redis.URL == ""],
 		"policy_mode", cfg.Policy.Mode)
 	log.Info("agent runs are off without Slack; `bot run` needs openai.model (and openai.api_key for OpenAI) in a config")
 
@@ -268,12 +186,12 @@ type consoleServer struct {
 
 // startConsole serves the console (and extra routes) on console.listen and
 // prints its sign-in link to stdout.
-func startConsole(ctx context.Context, env *environment, cfg Config, log *slog.Logger,
+func startConsole(ctx context.Context, env *environment, cfg config.Config, log *slog.Logger,
 	asks pending.Store, gs grants.Store, live *console.Live, messages []console.MessageUpdater, extra map[string]http.Handler) (*consoleServer, error) {
 	c, err := console.New(console.Config{
 		Asks: asks, Grants: gs, Live: live, Messages: messages,
 		ScopeText: approval.ScopeText(approval.DefaultScopeFor),
-		User:      consoleUser(cfg, env.getenv),
+		User:      cfg.ConsoleUser(env.getenv),
 		Logger:    log.With("component", "console"),
 	})
 	if err != nil {
@@ -358,7 +276,7 @@ func writeLocalEndpoint(getenv func(string) string, url, token string) (string, 
 
 // consoleNotifiers is the console's notifier for the approval core when it
 // runs beside Slack (console.enabled), else none.
-func consoleNotifiers(cfg Config, live *console.Live) []approval.Notifier {
+func consoleNotifiers(cfg config.Config, live *console.Live) []approval.Notifier {
 	if !cfg.Console.Enabled {
 		return nil
 	}
@@ -381,7 +299,7 @@ func startSlackConsole(ctx context.Context, env *environment, a *app, live *cons
 
 // localChecks replace check-config's Slack and model checks when there is
 // no slack section: serve then needs neither.
-func localChecks(cfg Config) []func(context.Context) preflight.Result {
+func localChecks(cfg config.Config) []func(context.Context) preflight.Result {
 	return []func(context.Context) preflight.Result{
 		func(context.Context) preflight.Result {
 			return preflight.Result{Name: "slack", Key: "slack", Detail: "not configured: serve runs the local console alone on " + cfg.Console.Listen}
@@ -406,7 +324,7 @@ func (us expiredUpdaters) UpdateExpired(ctx context.Context, asks []pending.Ask)
 
 // consoleExpired is the console's ExpiredUpdater when it runs beside Slack,
 // else nil.
-func consoleExpired(cfg Config, live *console.Live) slackui.ExpiredUpdater {
+func consoleExpired(cfg config.Config, live *console.Live) slackui.ExpiredUpdater {
 	if !cfg.Console.Enabled {
 		return nil
 	}

@@ -131,33 +131,6 @@ func readBody(t *testing.T, resp *http.Response) string {
 	return b.String()
 }
 
-// TestConsoleConfig: without a slack section serve needs neither Slack,
-// approvers nor the model; ask still needs Slack; the console's keys are
-// checked where it runs.
-func TestConsoleConfig(t *testing.T) {
-	env := func(string) string { return "" }
-	if _, ps := checkConfig([]byte("console:\n  user: carol\n"), env, cmdServe); len(ps) != 0 {
-		t.Errorf("serve without slack: %v, want no problems", ps)
-	}
-	if _, ps := checkConfig([]byte(""), env, cmdServe); len(ps) != 0 {
-		t.Errorf("serve with an empty config: %v, want no problems", ps)
-	}
-	if _, ps := checkConfig([]byte("console:\n  user: carol\n"), env, cmdAsk); !strings.Contains(ps.Error(), "slack.bot_token") {
-		t.Errorf("ask without slack: %v, want slack.bot_token required", ps)
-	}
-	for _, tc := range []struct{ yaml, want string }{
-		{"console:\n  listen: nope\n", "console.listen: want host:port"},
-		{"console:\n  user: \"a b\"\n", "console.user:"},
-		{"slack:\n  bot_token: x\n  app_token: y\n  approval_channel: C1\nopenai:\n  model: m\n  api_key: k\napprovals:\n  anyone_in_channel: true\nconsole:\n  enabled: true\n  listen: 127.0.0.1:8080\n",
-			"console.listen: port 8080 is http.listen's too"},
-	} {
-		_, ps := checkConfig([]byte(tc.yaml), env, cmdServe)
-		if !strings.Contains(ps.Error(), tc.want) {
-			t.Errorf("%q: problems %v, want %q", tc.yaml, ps, tc.want)
-		}
-	}
-}
-
 // TestConsoleBesideSlackServe: serve with Slack and console.enabled, and a
 // separate `bot ask` process on the same Redis. The Ask is in Slack and in
 // the console; approving it in the console lets `bot ask` exit 0 approved

@@ -76,7 +76,7 @@ func (m meteredStarter) Start(ctx context.Context, req pending.Request, ttl time
 // configured every API call is refused (401) and the hook endpoint answers
 // deny: mounted anyway, since a 404 would let Claude Code's call through.
 func (a *app) newAPI() (*gateway.Service, *gateway.API, error) {
-	tokens, err := a.cfg.API.tokens()
+	tokens, err := a.cfg.API.GatewayTokens()
 	if err != nil {
 		return nil, nil, err
 	}

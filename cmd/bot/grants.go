@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/policy"
 )
@@ -290,19 +291,19 @@ func splitGrantIDs(fs *flag.FlagSet, args []string) (flags, ids []string) {
 // false when the command must return code. A standing grant only makes
 // sense in a store other processes share: the in-memory one would take it
 // to the grave when this command exits.
-func openGrantStore(env *environment, path string) (_ grants.Store, _ Config, closeStore func(), code int, ok bool) {
-	cfg, ok := loadConfig(env, path, cmdGrants)
+func openGrantStore(env *environment, path string) (_ grants.Store, _ config.Config, closeStore func(), code int, ok bool) {
+	cfg, ok := loadConfig(env, path, config.Grants)
 	if !ok {
-		return nil, Config{}, nil, exitUsage, false
+		return nil, config.Config{}, nil, exitUsage, false
 	}
 	if cfg.Redis.URL == "" {
 		fmt.Fprintln(env.stderr, "bot grants: standing grants need redis.url; the in-memory store lives in one process, so a grant made here would end with this command (set redis.url or REDIS_URL to the store the bot uses)")
-		return nil, Config{}, nil, exitUsage, false
+		return nil, config.Config{}, nil, exitUsage, false
 	}
 	client, err := openRedis(cfg.Redis)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
-		return nil, Config{}, nil, exitUsage, false
+		return nil, config.Config{}, nil, exitUsage, false
 	}
 	store := grants.NewRedisStore(client, grants.Options{Logger: newLogger(cfg.Log, env.stderr).With("component", "grants"), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())})
 	return store, cfg, func() { _ = store.Close(); _ = client.Close() }, 0, true

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/pending"
 )
@@ -65,7 +66,7 @@ func (g gatewayCLI) settler(ctx context.Context, env *environment, agent string)
 		by += "@" + host
 	}
 	if *g.config != "" {
-		cfg, ps := loadConfigFile(*g.config, env.getenv, cmdAsk)
+		cfg, ps := config.Load(*g.config, env.getenv, config.Ask)
 		if len(ps) > 0 {
 			for _, p := range ps {
 				fmt.Fprintf(env.stderr, "config: %s\n", p)

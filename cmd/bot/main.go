@@ -22,6 +22,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/askops/askops/config"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -197,7 +198,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 // parseConfigFlag parses the flags of a command that takes nothing but
 // -config FILE and returns the path; ok is false when the caller should
 // return code.
-func parseConfigFlag(env *environment, cmd command, args []string) (path string, code int, ok bool) {
+func parseConfigFlag(env *environment, cmd config.Command, args []string) (path string, code int, ok bool) {
 	fs := flagSet(string(cmd), env.stderr, "-config FILE")
 	p := fs.String("config", "", "config file (YAML)")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -234,8 +235,8 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (positional []string, cod
 
 // loadConfig loads and validates the config for cmd, printing every problem
 // (prefixed by its key) to stderr. ok is false when the command must exit 2.
-func loadConfig(env *environment, path string, cmd command) (Config, bool) {
-	cfg, ps := loadConfigFile(path, env.getenv, cmd)
+func loadConfig(env *environment, path string, cmd config.Command) (config.Config, bool) {
+	cfg, ps := config.Load(path, env.getenv, cmd)
 	for _, p := range ps {
 		fmt.Fprintf(env.stderr, "config: %s\n", p)
 	}
@@ -244,8 +245,8 @@ func loadConfig(env *environment, path string, cmd command) (Config, bool) {
 
 // newLogger builds the process logger from the log section: text or JSON
 // on stderr, so stdout stays the command's answer.
-func newLogger(c LogConfig, w io.Writer) *slog.Logger {
-	level, _ := parseLevel(c.Level)
+func newLogger(c config.LogConfig, w io.Writer) *slog.Logger {
+	level, _ := config.ParseLevel(c.Level)
 	opts := &slog.HandlerOptions{Level: level}
 	if strings.EqualFold(c.Format, "json") {
 		return slog.New(slog.NewJSONHandler(w, opts))

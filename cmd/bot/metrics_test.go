@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/pending"
 )
 
@@ -165,7 +166,7 @@ func TestSlackAppManifest(t *testing.T) {
 	if err := yaml.Unmarshal(b, &man); err != nil {
 		t.Fatal(err)
 	}
-	if len(man.Features.SlashCommands) != 1 || man.Features.SlashCommands[0].Command != defaultConfig().Slack.Command ||
+	if len(man.Features.SlashCommands) != 1 || man.Features.SlashCommands[0].Command != config.Default().Slack.Command ||
 		!strings.HasSuffix(man.Features.SlashCommands[0].URL, "/slack/commands") {
 		t.Errorf("slash command: %+v", man.Features.SlashCommands)
 	}
@@ -176,7 +177,7 @@ func TestSlackAppManifest(t *testing.T) {
 	if !man.Settings.Interactivity.IsEnabled || !strings.HasSuffix(man.Settings.Interactivity.RequestURL, "/slack/interactions") {
 		t.Errorf("interactivity: %+v", man.Settings.Interactivity)
 	}
-	if !man.Settings.SocketMode || defaultConfig().Slack.Mode != "socket" {
+	if !man.Settings.SocketMode || config.Default().Slack.Mode != "socket" {
 		t.Errorf("the manifest and the default config disagree on Socket Mode")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/chatops"
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/policy"
 )
 
@@ -81,7 +82,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 		fmt.Fprintf(env.stderr, "bot run: -mode: unknown mode %q (want ask, never or full)\n", *mode)
 		return exitUsage
 	}
-	cfg, ok := loadConfig(env, *path, cmdRun)
+	cfg, ok := loadConfig(env, *path, config.Run)
 	if !ok {
 		return exitUsage
 	}

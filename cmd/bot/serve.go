@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/chatops"
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -23,7 +24,7 @@ const (
 
 // cmdServeMain is `bot serve`: the Slack app.
 func cmdServeMain(ctx context.Context, env *environment, args []string) int {
-	path, code, ok := parseConfigFlag(env, cmdServe, args)
+	path, code, ok := parseConfigFlag(env, config.Serve, args)
 	if !ok {
 		return code
 	}
@@ -35,11 +36,11 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		}
 		return serveLocal(ctx, env, cfg)
 	}
-	cfg, ok := loadConfig(env, path, cmdServe)
+	cfg, ok := loadConfig(env, path, config.Serve)
 	if !ok {
 		return exitUsage
 	}
-	if cfg.noSlack {
+	if cfg.NoSlack() {
 		return serveLocal(ctx, env, cfg)
 	}
 	log := newLogger(cfg.Log, env.stderr)
@@ -152,7 +153,7 @@ func (s *sweptCounter) UpdateExpired(ctx context.Context, asks []pending.Ask) {
 
 func storeName(a *app) string {
 	if a.shared() {
-		return "redis " + redisAddr(a.cfg.Redis.URL)
+		return "redis " + a.cfg.Redis.Addr()
 	}
 	return "memory"
 }
