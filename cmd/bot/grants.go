@@ -6,13 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
@@ -118,7 +114,7 @@ func grantsList(ctx context.Context, env *environment, configPath string, args [
 		return exitOK
 	}
 	for _, g := range list {
-		printGrant(env, g)
+		fmt.Fprintln(env.stdout, g.Line())
 	}
 	return exitOK
 }
@@ -166,7 +162,7 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 		if *cwd == "" {
 			return usageErr("bash needs -cwd: the directory inside agent.workspace the grant applies in (\".\" for the workspace)")
 		}
-	case fileTool(*tool):
+	case policy.IsFileTool(*tool):
 		if wrong := given("command", "prefix", "cwd"); len(wrong) > 0 {
 			return usageErr("%s is for bash; %s takes -path or -dir", strings.Join(wrong, " and "), *tool)
 		}
@@ -176,7 +172,7 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 	default:
 		return usageErr("unknown tool %q (want bash, read_file, write_file, edit_file or list_files)", *tool)
 	}
-	grantor, err := grantorName(*by, env.getenv("USER"))
+	grantor, err := grants.AdminGrantor(*by, env.getenv("USER"))
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -186,27 +182,12 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 		return code
 	}
 	defer closeStore()
-	ws, err := workspaceRoot(cfg.Agent.Workspace)
+	ws, err := grants.OpenWorkspace(cfg.Agent.Workspace)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot grants add: agent.workspace: %v\n", err)
 		return exitUsage
 	}
-	var scope grants.Scope
-	switch {
-	case *tool == "bash":
-		var dirReal string
-		if dirReal, err = ws.bashCwd(*cwd); err == nil {
-			if *command != "" {
-				scope, err = grants.ScopeFor(policy.Call{Tool: "bash", Command: *command, Cwd: dirReal, Workspace: ws.real})
-			} else {
-				scope, err = grants.PrefixScope(*prefix, dirReal)
-			}
-		}
-	case *filePath != "":
-		scope, err = grants.PathScope(*tool, ws.rebase(*filePath), ws.real)
-	default:
-		scope, err = grants.DirScope(*tool, ws.rebase(*dir), ws.real)
-	}
+	scope, err := ws.Scope(grants.AdminScope{Tool: *tool, Command: *command, Prefix: *prefix, Cwd: *cwd, Path: *filePath, Dir: *dir})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot grants add: refused: %s\n", grantsMsg(err))
 		return exitUsage
@@ -218,7 +199,7 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 	if err != nil {
 		return grantsFailed(env, "add", err)
 	}
-	printGrant(env, g)
+	fmt.Fprintln(env.stdout, g.Line())
 	return exitOK
 }
 
@@ -330,107 +311,4 @@ func grantsMsg(err error) string {
 		return e.Msg + ": " + e.Err.Error()
 	}
 	return e.Msg
-}
-
-// printGrant writes one grant as a tab-separated line: id, scope, by,
-// created, expires ("never" for a standing grant).
-func printGrant(env *environment, g grants.Grant) {
-	expires := "never"
-	if !g.ExpiresAt.IsZero() {
-		expires = g.ExpiresAt.UTC().Format(time.RFC3339)
-	}
-	fmt.Fprintf(env.stdout, "%s\t%s\t%s\t%s\t%s\n", plainField(g.ID), g.Scope, plainField(g.By), g.CreatedAt.UTC().Format(time.RFC3339), expires)
-}
-
-// plainField quotes a field that holds control characters, so a stored
-// value cannot forge columns or lines.
-func plainField(s string) string {
-	if strings.ContainsFunc(s, unicode.IsControl) {
-		return strconv.Quote(s)
-	}
-	return s
-}
-
-// grantorName is who a standing grant says made it: always "admin:NAME",
-// so a listing never passes an admin's grant off as a Slack user's click.
-func grantorName(by, user string) (string, error) {
-	name := strings.TrimSpace(by)
-	if name == "" {
-		name = strings.TrimSpace(user)
-	}
-	if name == "" {
-		return "", errors.New("no -by given and $USER is empty: say who grants it with -by NAME")
-	}
-	if strings.ContainsFunc(name, unicode.IsControl) {
-		return "", fmt.Errorf("-by %q contains control characters", name)
-	}
-	if !strings.HasPrefix(name, "admin:") {
-		name = "admin:" + name
-	}
-	return name, nil
-}
-
-func fileTool(tool string) bool { return policy.IsFileTool(tool) }
-
-// workspace is agent.workspace as written (made absolute) and as the agent
-// sees it: with symlinks resolved, which is the form its calls carry and
-// so the form a scope must name to ever match.
-type workspace struct {
-	abs, real string
-}
-
-func workspaceRoot(dir string) (workspace, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return workspace{}, err
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return workspace{}, fmt.Errorf("%q: %w (a grant must name a directory the agent can run in)", dir, err)
-	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return workspace{}, fmt.Errorf("%q is not a directory", dir)
-	}
-	return workspace{abs: abs, real: real}, nil
-}
-
-// rebase turns an absolute path written under the workspace's configured
-// spelling into the same path under its real one; anything else is left
-// for the scope constructors to judge.
-func (w workspace) rebase(p string) string {
-	if !filepath.IsAbs(p) || w.abs == w.real {
-		return p
-	}
-	if rel, ok := policy.Within(w.abs, filepath.Clean(p)); ok {
-		return filepath.Join(w.real, rel)
-	}
-	return p
-}
-
-// bashCwd resolves a bash grant's directory: relative to the workspace or
-// absolute inside it, existing, symlinks resolved (the agent's commands run
-// in the real directory), and still inside the workspace after that.
-func (w workspace) bashCwd(dir string) (string, error) {
-	if slices.Contains(strings.Split(filepath.ToSlash(dir), "/"), "..") {
-		return "", fmt.Errorf("-cwd %q contains \"..\"", dir)
-	}
-	p := w.rebase(dir)
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(w.real, p)
-	}
-	p = filepath.Clean(p)
-	if _, ok := policy.Within(w.real, p); !ok {
-		return "", fmt.Errorf("-cwd %q is outside agent.workspace %s", dir, w.real)
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", fmt.Errorf("-cwd %q: %v", dir, err)
-	}
-	if _, ok := policy.Within(w.real, real); !ok {
-		return "", fmt.Errorf("-cwd %q leads outside agent.workspace %s (to %s)", dir, w.real, real)
-	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("-cwd %q is not a directory", dir)
-	}
-	return real, nil
 }
