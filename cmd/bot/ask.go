@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -18,7 +14,6 @@ import (
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
-	"github.com/askops/askops/policy"
 )
 
 // cmdAskMain is `bot ask -- COMMAND ARGS…`: ask a human whether a script may
@@ -52,7 +47,7 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		return exitUsage
 	}
 	if *path == "" {
-		return askLocal(ctx, env, shellJoin(argv), *reason, *label, *session, *timeout, *output)
+		return askLocal(ctx, env, gateway.ShellJoin(argv), *reason, *label, *session, *timeout, *output)
 	}
 	cfg, ok := loadConfig(env, *path, config.Ask)
 	if !ok {
@@ -75,7 +70,7 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		fmt.Fprintf(env.stdout, "unavailable: %v\n", err)
 		return exitUsage
 	}
-	command := shellJoin(argv)
+	command := gateway.ShellJoin(argv)
 	req := askRequest(env, command, *reason, *label, *session)
 	if g, ok := a.grantFor(ctx, req, command); ok {
 		if *output == "json" {
@@ -184,20 +179,9 @@ func askLocal(ctx context.Context, env *environment, command, reason, label, ses
 		fmt.Fprintf(env.stdout, "unavailable: %s\n", why)
 		return exitUsage
 	}
-	p, err := localEndpointPath(env.getenv)
+	ep, err := gateway.ReadLocalEndpoint(env.getenv)
 	if err != nil {
 		return fail(err.Error())
-	}
-	b, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fail("no local askops is running (start `bot serve` in another terminal), and no -config was given")
-	}
-	if err != nil {
-		return fail(err.Error())
-	}
-	var ep localEndpoint
-	if err := json.Unmarshal(b, &ep); err != nil || ep.URL == "" || ep.Token == "" {
-		return fail(fmt.Sprintf("the local endpoint file %s is not readable as {url, token}", p))
 	}
 	req := askRequest(env, command, reason, label, session)
 	if req.SessionID == "" {
@@ -224,81 +208,17 @@ func askLocal(ctx context.Context, env *environment, command, reason, label, ses
 	return reportAsk(env, final)
 }
 
-// askRequest describes the command as the bash tool would, so policies,
-// scopes and rendering treat it the same.
+// askRequest is the Ask of this bot ask (see gateway.Script).
 func askRequest(env *environment, command, reason, label, session string) pending.Request {
-	args, _ := json.Marshal(map[string]string{"command": command})
 	host, _ := os.Hostname()
 	cwd, _ := os.Getwd()
-	who := env.getenv("USER")
-	if who == "" {
-		who = "unknown user"
-	}
-	if host != "" {
-		who += "@" + host
-	}
-	if label == "" {
-		label = "bot ask on " + host
-	}
-	if reason == "" {
-		reason = "a script asked before running this command (bot ask)"
-	}
-	return pending.Request{
-		RunID:     "ask-" + randomID(),
-		SessionID: session,
-		Workspace: cwd,
-		Label:     label,
-		StartedBy: who,
-		Tool:      "bash",
-		Args:      string(args),
-		Summary:   command,
-		Reason:    reason,
-		Cwd:       cwd,
-	}
+	return gateway.Script{Command: command, Reason: reason, Label: label, Session: session,
+		User: env.getenv("USER"), Host: host, Cwd: cwd}.Request()
 }
 
-// grantFor asks the policy, once, whether a grant covers command: one of
-// req's session's, or a standing grant (the only kind an ask without
-// -session can have). The engine's own precedence decides, as for the
-// agent: deny rules, built-in dangers and an unparsable command come before
-// grants, so a grant never spares the human a command the policy denies or
-// finds dangerous (a "git push" grant is not a force push to main). Only a
-// grant skips the human here: rules that allow, or mode full, do not (the
-// mode is fixed to ask), since a script asked because it wants a human.
-// Any doubt (a store error) means no: the human is asked.
+// grantFor is gateway.GrantFor on a's policy rules and grant store.
 func (a *app) grantFor(ctx context.Context, req pending.Request, command string) (grants.Grant, bool) {
-	seen := &grantSeen{store: a.grants}
-	engine, err := policy.New(policy.Config{Rules: a.cfg.Policy.Rules, Grants: seen, Logger: a.log.With("component", "policy")})
-	if err != nil {
-		a.log.Warn("could not build the policy; asking", "err", err)
-		return grants.Grant{}, false
-	}
-	v := engine.Evaluate(ctx, policy.Call{
-		Tool: req.Tool, Safety: policy.SideEffect, Command: command,
-		Cwd: req.Cwd, Workspace: req.Workspace, SessionID: req.SessionID, Mode: policy.ModeAsk,
-	})
-	if v.Decision != policy.Allow || v.Grant == "" || !seen.found {
-		a.log.Info("no grant covers the command; asking", "decision", v.Decision, "rule", v.Rule, "reason", v.Reason)
-		return grants.Grant{}, false
-	}
-	return seen.grant, true
-}
-
-// grantSeen is the policy's grant checker for one bot ask: the grant store,
-// keeping the grant it matched so the answer can say whose it is.
-type grantSeen struct {
-	store grants.Store
-	grant grants.Grant
-	found bool
-}
-
-func (s *grantSeen) GrantFor(ctx context.Context, sessionID string, c policy.Call) (string, bool, error) {
-	g, ok, err := s.store.Match(ctx, sessionID, c)
-	if err != nil || !ok {
-		return "", false, err
-	}
-	s.grant, s.found = g, true
-	return g.ID, true, nil
+	return gateway.GrantFor(ctx, a.cfg.Policy.Rules, a.grants, req, command, a.log)
 }
 
 // reportAsk prints the outcome and who decided, and maps it to the exit code.
@@ -334,37 +254,4 @@ func exitCode(a pending.Ask) int {
 	default:
 		return exitFailed
 	}
-}
-
-// shellJoin quotes argv the way a POSIX shell would read it back, so the
-// approver sees exactly what will run.
-func shellJoin(argv []string) string {
-	quoted := make([]string, len(argv))
-	for i, a := range argv {
-		quoted[i] = shellQuote(a)
-	}
-	return strings.Join(quoted, " ")
-}
-
-func shellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	safe := true
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%^", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func randomID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -22,7 +18,6 @@ import (
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/preflight"
 	"github.com/askops/askops/pending"
-	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
 )
 
@@ -34,65 +29,6 @@ func localConfig(env *environment) (config.Config, bool) {
 		fmt.Fprintf(env.stderr, "config: %s\n", p)
 	}
 	return c, len(ps) == 0
-}
-
-// localDeps is what the routes mounted beside the console use: the
-// approval round trip (the console is its only notifier), the grants the
-// policy consults, the rules, and the local token written to the endpoint
-// file.
-type localDeps struct {
-	approver *meteredApprover
-	asks     pending.Store
-	grants   grants.Store
-	cfg      config.Config
-	token    string
-	log      *slog.Logger
-}
-
-// localAPI is the gateway's Ask API on the console's listener, for
-// `bot ask` with no config: it reads this serve's URL and token from the
-// endpoint file (see writeLocalEndpoint) and asks through POST /v1/asks.
-// Only the local token is accepted, with scope ask. The caller closes the
-// returned service.
-func localAPI(d localDeps) (map[string]http.Handler, *gateway.Service, error) {
-	engine, err := policy.New(policy.Config{Rules: d.cfg.Policy.Rules, Mode: policy.ModeAsk, Grants: d.grants, Logger: d.log.With("component", "policy")})
-	if err != nil {
-		return nil, nil, err
-	}
-	asks, ok := d.asks.(gateway.Asks)
-	if !ok {
-		return nil, nil, errors.New("the ask store cannot be watched (long polls need its Watch)")
-	}
-	svc, err := gateway.New(gateway.Config{
-		Asks:       asks,
-		Approver:   meteredStarter{core: d.approver.next, metered: d.approver},
-		Policy:     grantsOnly{engine},
-		MaxTimeout: d.cfg.Approvals.Timeout.D(),
-		Logger:     d.log.With("component", "gateway"),
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	tokens, err := gateway.NewTokens([]gateway.TokenConfig{{Name: "local", Value: d.token, Scopes: []string{string(gateway.ScopeAsk)}}})
-	if err != nil {
-		svc.Close()
-		return nil, nil, err
-	}
-	return map[string]http.Handler{"/v1/": gateway.NewAPI(svc, tokens, d.log.With("component", "api")).Handler()}, svc, nil
-}
-
-// grantsOnly is the policy of `bot ask`: a script asks because it wants a
-// human, so only a grant (or a deny rule) answers without one; what the
-// rules or the tool's class would allow is asked all the same, as
-// `bot ask -config` does.
-type grantsOnly struct{ engine *policy.Engine }
-
-func (g grantsOnly) Evaluate(ctx context.Context, c policy.Call) policy.Verdict {
-	v := g.engine.Evaluate(ctx, c)
-	if v.Decision == policy.Allow && v.Grant == "" {
-		v.Decision, v.Reason = policy.Ask, "a script asked for a human (bot ask)"
-	}
-	return v
 }
 
 // serveLocal is `bot serve` without Slack: an in-memory store (or
@@ -139,20 +75,25 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	token := randomToken()
-	routes, api, err := localAPI(localDeps{approver: &meteredApprover{next: core, metrics: NewMetrics(), log: log},
-		asks: asks, grants: gs, cfg: cfg, token: token, log: log})
+	watchable, ok := asks.(gateway.Asks)
+	if !ok {
+		log.Error("cannot start", "err", errors.New("the ask store cannot be watched (long polls need its Watch)"))
+		return exitFailed
+	}
+	metered := &meteredApprover{next: core, metrics: NewMetrics(), log: log}
+	api, err := gateway.NewLocalAPI(gateway.LocalConfig{Asks: watchable, Approver: meteredStarter{core: core, metered: metered},
+		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Logger: log})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	defer api.Close()
-	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, routes)
+	defer api.Service.Close()
+	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, api.Routes)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	endpoint, err := writeLocalEndpoint(env.getenv, srv.base, token)
+	endpoint, err := gateway.WriteLocalEndpoint(env.getenv, gateway.LocalEndpoint{URL: srv.Base(), Token: api.Token})
 	if err != nil {
 		log.Warn("could not write the local endpoint file; `bot ask` without a config will not find this serve", "err", err)
 	} else {
@@ -164,30 +105,24 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 	sweeper.Go(func() {
 		slackui.RunSweeper(sweepCtx, asks, live, cfg.Approvals.SweepInterval.D(), now, log.With("component", "sweeper"))
 	})
-	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.base,
+	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.Base(),
 		"store", map[bool]string{true: "memory", false: "redis " + cfg.Redis.Addr()}[cfg.Redis.URL == ""],
 		"policy_mode", cfg.Policy.Mode)
 	log.Info("agent runs are off without Slack; `bot run` needs openai.model (and openai.api_key for OpenAI) in a config")
 
 	<-ctx.Done()
-	api.Stop() // waiting bot asks answer (cancelled) before the listener closes
-	srv.stop()
+	api.Service.Stop() // waiting bot asks answer (cancelled) before the listener closes
+	stopConsole(ctx, srv)
 	stopSweep()
 	sweeper.Wait()
 	log.Info("askops stopped")
 	return exitOK
 }
 
-// consoleServer is the console's HTTP server.
-type consoleServer struct {
-	base string // http://host:port, as bound
-	stop func()
-}
-
 // startConsole serves the console (and extra routes) on console.listen and
 // prints its sign-in link to stdout.
 func startConsole(ctx context.Context, env *environment, cfg config.Config, log *slog.Logger,
-	asks pending.Store, gs grants.Store, live *console.Live, messages []console.MessageUpdater, extra map[string]http.Handler) (*consoleServer, error) {
+	asks pending.Store, gs grants.Store, live *console.Live, messages []console.MessageUpdater, extra map[string]http.Handler) (*console.Server, error) {
 	c, err := console.New(console.Config{
 		Asks: asks, Grants: gs, Live: live, Messages: messages,
 		ScopeText: approval.ScopeText(approval.DefaultScopeFor),
@@ -201,77 +136,16 @@ func startConsole(ctx context.Context, env *environment, cfg config.Config, log 
 	if err != nil {
 		return nil, fmt.Errorf("console.listen: %w", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/", c.Handler())
-	for pattern, h := range extra {
-		mux.Handle(pattern, h)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("console server stopped", "err", err)
-		}
-	}()
-	base := "http://" + ln.Addr().String()
-	fmt.Fprintf(env.stdout, "askops console: sign in at %s\n", c.SignInLink(base))
-	return &consoleServer{base: base, stop: func() {
-		_ = c.Close() // ends the event streams first: Shutdown waits for them
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpDrainTimeout)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-served
-	}}, nil
+	srv := console.Serve(c, ln, extra, log)
+	fmt.Fprintf(env.stdout, "askops console: sign in at %s\n", srv.SignInLink())
+	return srv, nil
 }
 
-// randomToken is 256 bits from crypto/rand, hex.
-func randomToken() string {
-	var b [32]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics instead)
-	return hex.EncodeToString(b[:])
-}
-
-// localEndpoint is the file a local serve writes so `bot ask` with no
-// config can reach it: its URL and the bearer token its Ask API takes.
-type localEndpoint struct {
-	URL   string `json:"url"`
-	Token string `json:"token"`
-}
-
-// localEndpointPath is $ASKOPS_LOCAL_ENDPOINT, else
-// $XDG_RUNTIME_DIR/askops/local.json, else ~/.cache/askops/local.json.
-func localEndpointPath(getenv func(string) string) (string, error) {
-	if p := getenv("ASKOPS_LOCAL_ENDPOINT"); p != "" {
-		return p, nil
-	}
-	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "askops", "local.json"), nil
-	}
-	if h := getenv("HOME"); h != "" {
-		return filepath.Join(h, ".cache", "askops", "local.json"), nil
-	}
-	return "", errors.New("neither ASKOPS_LOCAL_ENDPOINT, XDG_RUNTIME_DIR nor HOME is set")
-}
-
-// writeLocalEndpoint writes the endpoint file, readable by its owner only.
-func writeLocalEndpoint(getenv func(string) string, url, token string) (string, error) {
-	p, err := localEndpointPath(getenv)
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return "", err
-	}
-	b, _ := json.Marshal(localEndpoint{URL: url, Token: token})
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return "", err
-	}
-	if err := os.Chmod(tmp, 0o600); err != nil { // WriteFile keeps an existing file's mode
-		return "", err
-	}
-	return p, os.Rename(tmp, p)
+// stopConsole stops srv, draining its requests within httpDrainTimeout.
+func stopConsole(ctx context.Context, srv *console.Server) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpDrainTimeout)
+	defer cancel()
+	srv.Stop(sctx)
 }
 
 // consoleNotifiers is the console's notifier for the approval core when it
@@ -294,7 +168,7 @@ func startSlackConsole(ctx context.Context, env *environment, a *app, live *cons
 	if err != nil {
 		return nil, err
 	}
-	return srv.stop, nil
+	return func() { stopConsole(ctx, srv) }, nil
 }
 
 // localChecks replace check-config's Slack and model checks when there is

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/slackui"
@@ -64,7 +65,7 @@ func TestServeLocalConsole(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("endpoint file mode %v, want 0600", fi.Mode().Perm())
 	}
-	var ep localEndpoint
+	var ep gateway.LocalEndpoint
 	if b, err := os.ReadFile(endpoint); err != nil || json.Unmarshal(b, &ep) != nil || ep.URL != base || len(ep.Token) != 64 {
 		t.Errorf("endpoint file holds %+v (%v), want url %s and a 256-bit token", ep, err, base)
 	}

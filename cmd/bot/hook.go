@@ -10,7 +10,6 @@ import (
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
-	"github.com/askops/askops/pending"
 )
 
 // cmdHookMain is `bot hook claude|codex`: one Claude Code or Codex hook
@@ -37,10 +36,10 @@ func cmdHookMain(ctx context.Context, env *environment, args []string) int {
 	settler, by, closeFn, err := gf.settler(ctx, env, agent)
 	if err != nil {
 		// Still read the event, so the answer names the right event.
-		return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, failing{reason: err.Error()})
+		return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, gateway.Unavailable{Reason: err.Error()})
 	}
 	defer closeFn()
-	return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, withTimeout{next: settler, timeout: *gf.timeout})
+	return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, gateway.WithTimeout{Next: settler, Timeout: *gf.timeout})
 }
 
 // gatewayCLI is the flags bot hook and bot mcp share: where askops is.
@@ -103,26 +102,6 @@ func (g gatewayCLI) settler(ctx context.Context, env *environment, agent string)
 		return nil, by, nil, fmt.Errorf("no API token: %s is not set", *g.tokenEnv)
 	}
 	return &gateway.Client{BaseURL: u, Token: token}, by, func() {}, nil
-}
-
-// failing is the Settler of a hook that could not reach askops at all.
-type failing struct{ reason string }
-
-func (f failing) Settle(context.Context, gateway.Call) pending.Ask {
-	return pending.Ask{Status: pending.Status(pending.Unavailable), DecidedBy: "askops", DecisionReason: f.reason}
-}
-
-// withTimeout sets the -timeout on every Call.
-type withTimeout struct {
-	next    gateway.Settler
-	timeout time.Duration
-}
-
-func (w withTimeout) Settle(ctx context.Context, c gateway.Call) pending.Ask {
-	if c.Timeout == 0 {
-		c.Timeout = w.timeout
-	}
-	return w.next.Settle(ctx, c)
 }
 
 // nopWriteCloser lets the MCP transport write to stdout without closing it.

@@ -26,7 +26,7 @@ func cmdMCPMain(ctx context.Context, env *environment, args []string) int {
 	cwd, _ := os.Getwd()
 	sess := gateway.MCPSession{ID: *session, Cwd: cwd, Agent: gateway.AgentClaude}
 	if sess.ID == "" {
-		sess.ID = "mcp-" + randomID()
+		sess.ID = gateway.NewSessionID("mcp-")
 	}
 	var s gateway.Settler
 	settler, by, closeFn, err := gf.settler(ctx, env, gateway.AgentClaude)
@@ -34,10 +34,10 @@ func cmdMCPMain(ctx context.Context, env *environment, args []string) int {
 		// Serve anyway and deny every call with the reason: a server that
 		// fails to start leaves Claude Code to decide on its own.
 		fmt.Fprintf(env.stderr, "bot mcp: %v (every call will be denied)\n", err)
-		s = failing{reason: err.Error()}
+		s = gateway.Unavailable{Reason: err.Error()}
 	} else {
 		defer closeFn()
-		s = withTimeout{next: settler, timeout: *gf.timeout}
+		s = gateway.WithTimeout{Next: settler, Timeout: *gf.timeout}
 	}
 	sess.By = by
 	srv := gateway.NewMCPServer(s, sess, version)
