@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -46,8 +45,10 @@ type app struct {
 	interactions *slackui.Interactions
 	approver     *meteredApprover
 
-	// ready answers /readyz: store and Slack reachable.
-	ready *readiness
+	// ready answers /readyz: store and Slack reachable; socket is the
+	// Socket Mode connection's state it reports.
+	ready  *slackui.Readiness
+	socket *slackui.SocketHealth
 }
 
 // sessionState is the chat-ops state every process shares: a channel's
@@ -168,7 +169,11 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *Metrics
 		return nil, err
 	}
 	a.approver = &meteredApprover{next: core, metrics: m, log: log}
-	a.ready = &readiness{now: a.now, ttl: 10 * time.Second, store: a.pingStore, slack: a.authTest}
+	a.socket = &slackui.SocketHealth{}
+	a.ready = &slackui.Readiness{Now: a.now, TTL: 10 * time.Second, Store: a.pingStore, Slack: a.authTest}
+	if cfg.Slack.Mode == "socket" {
+		a.ready.Socket = a.socket.Err
+	}
 	return a, nil
 }
 
@@ -267,44 +272,25 @@ func (a agentApprover) Approve(ctx context.Context, r agent.Request) agent.Decis
 	}
 }
 
-// readiness answers /readyz. Slack's auth.test is cached briefly so a tight
-// probe interval does not spend Slack's rate limit.
-type readiness struct {
-	now   func() time.Time
-	ttl   time.Duration
-	store func(context.Context) error
-	slack func(context.Context) error
-	// socket is the Socket Mode connection's state (nil in HTTP mode). Set
-	// before /readyz is served.
-	socket func() error
-
-	mu       sync.Mutex
-	slackAt  time.Time
-	slackErr error
+// front is how Slack's traffic reaches a: the Ask buttons' clicks; serve
+// adds chat-ops' handlers and the gateway API.
+func (a *app) front() slackui.Front {
+	return slackui.Front{
+		Mode: a.cfg.Slack.Mode, Listen: a.cfg.HTTP.Listen, SigningSecret: a.cfg.Slack.SigningSecret.Reveal(), Client: a.slack,
+		Interaction: a.interactions.Handle, Ready: a.ready, Metrics: a.metrics.Handler(), Health: a.socket,
+		DrainTimeout: httpDrainTimeout, Logger: a.log, Now: a.now,
+	}
 }
 
-// check returns a problem per failing dependency (none when ready).
-func (r *readiness) check(ctx context.Context) []string {
-	var problems []string
-	if err := r.store(ctx); err != nil {
-		problems = append(problems, "store: "+err.Error())
+// takeClicks makes this process answerable when it is the only one that
+// can be (the in-memory store): it serves Slack's interactions until the
+// returned stop is called. With Redis any serve replica takes the clicks and
+// the decision reaches this process through the store, so it does nothing.
+func (a *app) takeClicks(ctx context.Context) (stop func(), err error) {
+	if a.shared() {
+		return func() {}, nil
 	}
-	r.mu.Lock()
-	if r.slackAt.IsZero() || r.now().Sub(r.slackAt) >= r.ttl {
-		r.slackErr = r.slack(ctx)
-		r.slackAt = r.now()
-	}
-	err := r.slackErr
-	r.mu.Unlock()
-	if err != nil {
-		problems = append(problems, "slack: "+err.Error())
-	}
-	if r.socket != nil {
-		if err := r.socket(); err != nil {
-			problems = append(problems, "slack: "+err.Error())
-		}
-	}
-	return problems
+	return a.front().TakeClicks(ctx)
 }
 
 // slackErrorCounter counts failed Slack Web API calls by method: HTTP

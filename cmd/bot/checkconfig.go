@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,6 +12,7 @@ import (
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/internal/preflight"
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/slackui"
 )
 
 // checkTimeout bounds each reachability check, so check-config answers
@@ -94,22 +94,6 @@ func openRedis(c config.RedisConfig) (redis.UniversalClient, error) {
 	return pending.OpenRedisTuned(c.URL.Reveal(), c.Tuning()) // its errors redact the password
 }
 
-// slackAPIURL is slack.api_url as slack-go wants it (with a trailing
-// slash), or "" for Slack's own.
-func slackAPIURL(s string) string {
-	if s == "" {
-		return ""
-	}
-	return strings.TrimRight(s, "/") + "/"
-}
-
 func newSlackClient(c config.SlackConfig, hc *http.Client) *slack.Client {
-	opts := []slack.Option{slack.OptionHTTPClient(hc)}
-	if u := slackAPIURL(c.APIURL); u != "" {
-		opts = append(opts, slack.OptionAPIURL(u))
-	}
-	if c.AppToken != "" {
-		opts = append(opts, slack.OptionAppLevelToken(c.AppToken.Reveal()))
-	}
-	return slack.New(c.BotToken.Reveal(), opts...)
+	return slackui.NewClient(c.BotToken.Reveal(), c.AppToken.Reveal(), c.APIURL, hc)
 }

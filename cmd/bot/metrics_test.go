@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -107,34 +105,6 @@ func scrape(t *testing.T, m *Metrics) string {
 		t.Fatalf("/metrics: %d %s", rec.Code, rec.Body)
 	}
 	return rec.Body.String()
-}
-
-func TestReadinessCachesSlack(t *testing.T) {
-	now := time.Unix(1000, 0)
-	calls := 0
-	slackErr := errors.New("invalid_auth")
-	r := &readiness{
-		now: func() time.Time { return now }, ttl: 10 * time.Second,
-		store: func(context.Context) error { return nil },
-		slack: func(context.Context) error { calls++; return slackErr },
-	}
-	if p := r.check(t.Context()); len(p) != 1 || p[0] != "slack: invalid_auth" {
-		t.Fatalf("problems %q", p)
-	}
-	slackErr = nil
-	r.check(t.Context())
-	if calls != 1 {
-		t.Fatalf("auth.test called %d times within the TTL", calls)
-	}
-	now = now.Add(10 * time.Second)
-	if p := r.check(t.Context()); len(p) != 0 || calls != 2 {
-		t.Fatalf("after the TTL: problems %q, calls %d", p, calls)
-	}
-	// Socket Mode down is not ready, whatever auth.test says.
-	r.socket = func() error { return errors.New("socket mode is not connected") }
-	if p := r.check(t.Context()); len(p) != 1 || p[0] != "slack: socket mode is not connected" {
-		t.Fatalf("socket down: problems %q", p)
-	}
 }
 
 // TestSlackAppManifest keeps the manifest in step with the bot: the slash

@@ -85,7 +85,9 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	})
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", storeName(a))
-	err = a.serveSlack(ctx, slackHandlers{Interaction: ops.Interaction, SlashCommand: ops.SlashCommand, Event: ops.Event, API: api}, true, nil)
+	front := a.front()
+	front.Interaction, front.SlashCommand, front.Event, front.API = ops.Interaction, ops.SlashCommand, ops.Event, api.Routes
+	err = front.Serve(ctx, true, nil)
 	// Shutdown: intake has stopped (HTTP drained, Socket Mode closed). Stop
 	// the runs; their Asks end cancelled and their messages say so.
 	dctx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), runDrainTimeout)
