@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,6 +15,7 @@ import (
 	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/sessions"
 	"github.com/askops/askops/slackui"
@@ -31,7 +28,7 @@ import (
 type app struct {
 	cfg     config.Config
 	log     *slog.Logger
-	metrics *Metrics
+	metrics *metrics.Set
 	now     func() time.Time
 
 	slack    *slack.Client
@@ -43,7 +40,8 @@ type app struct {
 	notifier     *slackui.Notifier
 	approvers    *slackui.Approvers
 	interactions *slackui.Interactions
-	approver     *meteredApprover
+	core         *approval.Core
+	approver     *metrics.Approver // core, counted
 
 	// ready answers /readyz: store and Slack reachable; socket is the
 	// Socket Mode connection's state it reports.
@@ -87,7 +85,7 @@ func (n reportingNotifier) Post(ctx context.Context, a pending.Ask) (string, str
 
 // newApp opens the stores and builds the Slack side. With redis.url empty
 // the stores are in memory: Asks then live and die with this process.
-func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *Metrics, o appOptions) (_ *app, err error) {
+func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics.Set, o appOptions) (_ *app, err error) {
 	a := &app{cfg: cfg, log: log, metrics: m, now: time.Now}
 	defer func() {
 		if err != nil {
@@ -95,7 +93,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *Metrics
 		}
 	}()
 
-	hc := &http.Client{Transport: &slackErrorCounter{next: http.DefaultTransport, metrics: m}, Timeout: 30 * time.Second}
+	hc := &http.Client{Transport: &metrics.SlackErrors{Next: http.DefaultTransport, Metrics: m}, Timeout: 30 * time.Second}
 	a.slack = newSlackClient(cfg.Slack, hc)
 
 	popts := pending.Options{Now: a.now, Logger: log.With("component", "pending")}
@@ -168,7 +166,8 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *Metrics
 	if err != nil {
 		return nil, err
 	}
-	a.approver = &meteredApprover{next: core, metrics: m, log: log}
+	a.core = core
+	a.approver = &metrics.Approver{Next: core, Metrics: m, Log: log}
 	a.socket = &slackui.SocketHealth{}
 	a.ready = &slackui.Readiness{Now: a.now, TTL: 10 * time.Second, Store: a.pingStore, Slack: a.authTest}
 	if cfg.Slack.Mode == "socket" {
@@ -219,33 +218,6 @@ func (a *app) authTest(ctx context.Context) error {
 	return err
 }
 
-// meteredApprover counts and logs every Ask this process waits on: one log
-// line per outcome with the ids and the decision latency.
-type meteredApprover struct {
-	next    *approval.Core
-	metrics *Metrics
-	log     *slog.Logger
-}
-
-func (m *meteredApprover) Approve(ctx context.Context, req pending.Request) pending.Ask {
-	m.metrics.AskWaiting(1)
-	start := time.Now()
-	a := m.next.Approve(ctx, req)
-	m.metrics.AskWaiting(-1)
-	outcome, ok := a.Outcome()
-	if !ok {
-		outcome = pending.Unavailable // Approve always returns a terminal Ask; be sure anyway
-	}
-	latency := time.Since(start)
-	if !a.CreatedAt.IsZero() && !a.DecidedAt.IsZero() {
-		latency = a.DecidedAt.Sub(a.CreatedAt)
-	}
-	m.metrics.AskEnded(outcome, latency)
-	m.log.Info("ask ended", "ask", a.ID, "run", req.RunID, "session", req.SessionID, "tool", req.Tool,
-		"outcome", outcome, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", a.DecisionReason)
-	return a
-}
-
 // agentApprover is the agent's Approver: it turns the agent's request into
 // the store's, takes it through the round trip, and hands back the agent's
 // decision. The two outcome vocabularies are the same words, so the status
@@ -291,41 +263,4 @@ func (a *app) takeClicks(ctx context.Context) (stop func(), err error) {
 		return func() {}, nil
 	}
 	return a.front().TakeClicks(ctx)
-}
-
-// slackErrorCounter counts failed Slack Web API calls by method: HTTP
-// errors, non-200 answers and {"ok": false} bodies alike.
-type slackErrorCounter struct {
-	next    http.RoundTripper
-	metrics *Metrics
-}
-
-func (c *slackErrorCounter) RoundTrip(req *http.Request) (*http.Response, error) {
-	method := req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:]
-	resp, err := c.next.RoundTrip(req)
-	if err != nil {
-		c.metrics.SlackAPIError(method)
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		c.metrics.SlackAPIError(method)
-		return resp, nil
-	}
-	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		return resp, nil
-	}
-	// Web API answers are small; read one to see "ok" and hand it back whole.
-	body, rerr := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	var ok struct {
-		OK *bool `json:"ok"`
-	}
-	if rerr != nil || (json.Unmarshal(body, &ok) == nil && ok.OK != nil && !*ok.OK) {
-		c.metrics.SlackAPIError(method)
-	}
-	if rerr != nil {
-		return nil, rerr
-	}
-	return resp, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/pending"
 )
 
@@ -55,7 +56,7 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	}
 	log := newLogger(cfg.Log, env.stderr)
 	progress := &askProgress{out: env.stderr, now: time.Now}
-	a, err := newApp(ctx, cfg, log, NewMetrics(), appOptions{AskTimeout: *timeout, Posted: progress.posted})
+	a, err := newApp(ctx, cfg, log, metrics.New(buildVersion()), appOptions{AskTimeout: *timeout, Posted: progress.posted})
 	if err != nil {
 		fmt.Fprintf(env.stdout, "unavailable: %v\n", err)
 		return exitUsage

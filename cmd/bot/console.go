@@ -17,6 +17,7 @@ import (
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/preflight"
+	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
@@ -80,8 +81,8 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 		log.Error("cannot start", "err", errors.New("the ask store cannot be watched (long polls need its Watch)"))
 		return exitFailed
 	}
-	metered := &meteredApprover{next: core, metrics: NewMetrics(), log: log}
-	api, err := gateway.NewLocalAPI(gateway.LocalConfig{Asks: watchable, Approver: meteredStarter{core: core, metered: metered},
+	counted := &metrics.Approver{Next: core, Metrics: metrics.New(buildVersion()), Log: log}
+	api, err := gateway.NewLocalAPI(gateway.LocalConfig{Asks: watchable, Approver: metrics.Starter{Next: core, Counted: counted},
 		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Logger: log})
 	if err != nil {
 		log.Error("cannot start", "err", err)

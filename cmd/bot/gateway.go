@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"time"
 
-	"github.com/askops/askops/approval"
 	"github.com/askops/askops/gateway"
-	"github.com/askops/askops/pending"
+	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/policy"
 )
 
@@ -34,42 +31,13 @@ func (a *app) newGateway() (*gateway.Service, error) {
 	}
 	return gateway.New(gateway.Config{
 		Asks:       asks,
-		Approver:   meteredStarter{core: a.approver.next, metered: a.approver},
+		Approver:   metrics.Starter{Next: a.core, Counted: a.approver},
 		Policy:     engine,
 		Messages:   a.notifier,
 		Threads:    gateway.NewThreads(a.notifier, store, a.cfg.Approvals.SessionTTL.D(), a.log.With("component", "threads")),
 		MaxTimeout: a.cfg.Approvals.Timeout.D(),
 		Logger:     a.log.With("component", "gateway"),
 	})
-}
-
-// meteredStarter counts and logs the gateway's Asks as meteredApprover
-// does the agent's: askops_asks_total, the latency, one line per outcome.
-type meteredStarter struct {
-	core    *approval.Core
-	metered *meteredApprover
-}
-
-func (m meteredStarter) Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
-	a, rest := m.core.Start(ctx, req, ttl)
-	return a, func(ctx context.Context) pending.Ask {
-		m.metered.metrics.AskWaiting(1)
-		start := time.Now()
-		final := rest(ctx)
-		m.metered.metrics.AskWaiting(-1)
-		outcome, ok := final.Outcome()
-		if !ok {
-			outcome = pending.Unavailable
-		}
-		latency := time.Since(start)
-		if !final.CreatedAt.IsZero() && !final.DecidedAt.IsZero() {
-			latency = final.DecidedAt.Sub(final.CreatedAt)
-		}
-		m.metered.metrics.AskEnded(outcome, latency)
-		m.metered.log.Info("ask ended", "ask", final.ID, "session", req.SessionID, "tool", req.Tool, "agent", req.Label,
-			"outcome", outcome, "by", final.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", final.DecisionReason)
-		return final
-	}
 }
 
 // newAPI is serve's gateway and its HTTP API (api.tokens). With no tokens

@@ -10,6 +10,7 @@ import (
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/metrics"
 )
 
 // cmdHookMain is `bot hook claude|codex`: one Claude Code or Codex hook
@@ -73,7 +74,7 @@ func (g gatewayCLI) settler(ctx context.Context, env *environment, agent string)
 			return nil, by, nil, fmt.Errorf("the askops config %s is invalid", *g.config)
 		}
 		log := newLogger(cfg.Log, env.stderr)
-		a, err := newApp(ctx, cfg, log, NewMetrics(), appOptions{})
+		a, err := newApp(ctx, cfg, log, metrics.New(buildVersion()), appOptions{})
 		if err != nil {
 			return nil, by, nil, err
 		}

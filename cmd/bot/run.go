@@ -14,6 +14,7 @@ import (
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/config"
+	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/policy"
 )
 
@@ -87,8 +88,8 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 		return exitUsage
 	}
 	log := newLogger(cfg.Log, env.stderr)
-	metrics := NewMetrics()
-	a, err := newApp(ctx, cfg, log, metrics, appOptions{})
+	counts := metrics.New(buildVersion())
+	a, err := newApp(ctx, cfg, log, counts, appOptions{})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot run: %v\n", err)
 		return exitFailed
@@ -134,7 +135,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	progress := chatops.NewProgress(env.stdout)
 	run := runner.Start(ctx, spec, progress.Event)
 	res := run.Wait()
-	metrics.RunEnded(string(res.Status))
+	counts.RunEnded(string(res.Status))
 	if !progress.Result(res) {
 		return exitFailed
 	}

@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/console"
-	"github.com/askops/askops/pending"
+	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
 )
@@ -44,9 +43,9 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		return serveLocal(ctx, env, cfg)
 	}
 	log := newLogger(cfg.Log, env.stderr)
-	metrics := NewMetrics()
+	counts := metrics.New(buildVersion())
 	live := console.NewLive()
-	a, err := newApp(ctx, cfg, log, metrics, appOptions{Notifiers: consoleNotifiers(cfg, live)})
+	a, err := newApp(ctx, cfg, log, counts, appOptions{Notifiers: consoleNotifiers(cfg, live)})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
@@ -80,7 +79,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var sweeper sync.WaitGroup
 	sweeper.Go(func() {
-		swept := &sweptCounter{next: expiredUpdaters{a.notifier, consoleExpired(cfg, live)}, metrics: metrics, log: log.With("component", "sweeper")}
+		swept := &metrics.Swept{Next: expiredUpdaters{a.notifier, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}
 		slackui.RunSweeper(sweepCtx, a.asks, swept, cfg.Approvals.SweepInterval.D(), a.now, log.With("component", "sweeper"))
 	})
 
@@ -133,24 +132,6 @@ func newChatOps(ctx context.Context, a *app) (*chatops.Ops, error) {
 		Slack: a.notifier, Clicks: a.interactions, Runs: a.metrics,
 		Redis: a.redis, Logger: a.log.With("component", "chatops"), Now: a.now,
 	})
-}
-
-// sweptCounter counts and logs the Asks a sweep expired before their
-// messages are updated: their waiters are gone, so nobody else does.
-type sweptCounter struct {
-	next    slackui.ExpiredUpdater
-	metrics *Metrics
-	log     *slog.Logger
-}
-
-func (s *sweptCounter) UpdateExpired(ctx context.Context, asks []pending.Ask) {
-	for _, a := range asks {
-		latency := a.DecidedAt.Sub(a.CreatedAt)
-		s.metrics.AskEnded(pending.Expired, latency)
-		s.log.Info("ask ended", "ask", a.ID, "run", a.RunID, "session", a.SessionID, "tool", a.Tool,
-			"outcome", pending.Expired, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", "expired by the sweep: its waiter is gone")
-	}
-	s.next.UpdateExpired(ctx, asks)
 }
 
 func storeName(a *app) string {
