@@ -31,11 +31,8 @@ type app struct {
 	metrics *metrics.Set
 	now     func() time.Time
 
-	slack    *slack.Client
-	redis    redis.UniversalClient // nil with the in-memory store
-	asks     pending.Store
-	grants   grants.Store
-	sessions sessionState
+	slack *slack.Client
+	stores
 
 	notifier     *slackui.Notifier
 	approvers    *slackui.Approvers
@@ -96,26 +93,8 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	hc := &http.Client{Transport: &metrics.SlackErrors{Next: http.DefaultTransport, Metrics: m}, Timeout: 30 * time.Second}
 	a.slack = newSlackClient(cfg.Slack, hc)
 
-	popts := pending.Options{Now: a.now, Logger: log.With("component", "pending")}
-	gopts := grants.Options{Now: a.now, Logger: log.With("component", "grants"), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())}
-	sopts := sessions.Options{TTL: cfg.Approvals.SessionTTL.D(), Now: a.now, Logger: log.With("component", "sessions")}
-	if cfg.Redis.URL == "" {
-		a.asks = pending.NewMemoryStore(popts)
-		a.grants = grants.NewMemoryStore(gopts)
-		a.sessions = sessions.NewMemoryStore(sopts)
-	} else {
-		popts.ReplicaAcks, _ = cfg.Redis.ReplicaAcksOption() // validated
-		popts.ReplicaTimeout = cfg.Redis.ReplicaTimeout.D()
-		if a.redis, err = openRedis(cfg.Redis); err != nil {
-			return nil, fmt.Errorf("redis.url: %w", err)
-		}
-		rs, err := pending.NewRedisStore(ctx, a.redis, popts)
-		if err != nil {
-			return nil, fmt.Errorf("redis.url: open the ask store at %s: %w", cfg.Redis.Addr(), err)
-		}
-		a.asks = rs
-		a.grants = grants.NewRedisStore(a.redis, gopts)
-		a.sessions = sessions.NewRedisStore(a.redis, sopts)
+	if a.stores, err = openStores(ctx, cfg, log, a.now, grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())); err != nil {
+		return nil, err
 	}
 
 	// The confirm dialog states the scope the round trip records: one function.
@@ -182,17 +161,51 @@ func (a *app) Close() {
 	if a.interactions != nil {
 		_ = a.interactions.Close()
 	}
-	if a.asks != nil {
-		_ = a.asks.Close()
+	a.stores.close()
+}
+
+// stores are the state every process shares: the Asks, the grants and
+// chat-ops' sessions, in Redis when redis.url is set, else in this
+// process's memory (Asks then live and die with it).
+type stores struct {
+	redis    redis.UniversalClient // nil with the in-memory stores
+	asks     pending.Store
+	grants   grants.Store
+	sessions sessionState
+}
+
+// openStores opens the stores cfg names; sealKey seals grants whose
+// commands hold secrets (nil: none).
+func openStores(ctx context.Context, cfg config.Config, log *slog.Logger, now func() time.Time, sealKey []byte) (st stores, err error) {
+	popts := pending.Options{Now: now, Logger: log.With("component", "pending")}
+	gopts := grants.Options{Now: now, Logger: log.With("component", "grants"), SealKey: sealKey}
+	sopts := sessions.Options{TTL: cfg.Approvals.SessionTTL.D(), Now: now, Logger: log.With("component", "sessions")}
+	if cfg.Redis.URL == "" {
+		return stores{asks: pending.NewMemoryStore(popts), grants: grants.NewMemoryStore(gopts), sessions: sessions.NewMemoryStore(sopts)}, nil
 	}
-	if a.grants != nil {
-		_ = a.grants.Close()
+	popts.ReplicaAcks, _ = cfg.Redis.ReplicaAcksOption() // validated
+	popts.ReplicaTimeout = cfg.Redis.ReplicaTimeout.D()
+	if st.redis, err = openRedis(cfg.Redis); err != nil {
+		return stores{}, fmt.Errorf("redis.url: %w", err)
 	}
-	if a.sessions != nil {
-		_ = a.sessions.Close()
+	rs, err := pending.NewRedisStore(ctx, st.redis, popts)
+	if err != nil {
+		st.close()
+		return stores{}, fmt.Errorf("redis.url: open the ask store at %s: %w", cfg.Redis.Addr(), err)
 	}
-	if a.redis != nil {
-		_ = a.redis.Close()
+	st.asks, st.grants, st.sessions = rs, grants.NewRedisStore(st.redis, gopts), sessions.NewRedisStore(st.redis, sopts)
+	return st, nil
+}
+
+// close closes every store opened, the Redis client last.
+func (st stores) close() {
+	for _, c := range []interface{ Close() error }{st.asks, st.grants, st.sessions} {
+		if c != nil {
+			_ = c.Close()
+		}
+	}
+	if st.redis != nil {
+		_ = st.redis.Close()
 	}
 }
 

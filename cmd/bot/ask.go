@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/askops/askops/config"
@@ -55,8 +52,8 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		return exitUsage
 	}
 	log := newLogger(cfg.Log, env.stderr)
-	progress := &askProgress{out: env.stderr, now: time.Now}
-	a, err := newApp(ctx, cfg, log, metrics.New(buildVersion()), appOptions{AskTimeout: *timeout, Posted: progress.posted})
+	progress := &gateway.ScriptProgress{Out: env.stderr, Now: time.Now}
+	a, err := newApp(ctx, cfg, log, metrics.New(buildVersion()), appOptions{AskTimeout: *timeout, Posted: progress.Posted})
 	if err != nil {
 		fmt.Fprintf(env.stdout, "unavailable: %v\n", err)
 		return exitUsage
@@ -76,7 +73,7 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	if g, ok := a.grantFor(ctx, req, command); ok {
 		if *output == "json" {
 			granted := pending.Ask{Request: req, Status: pending.Status(pending.Approved), DecidedBy: g.By, DecisionReason: "covered by " + g.String()}
-			return printAskJSON(env, granted, "", exitOK)
+			return printAsk(env, granted, "json", "")
 		}
 		if g.Standing() {
 			fmt.Fprintf(env.stdout, "approved by standing grant %s (from %s)\n", g.ID, g.By)
@@ -86,86 +83,24 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		return exitOK
 	}
 	if team, err := a.slack.AuthTestContext(ctx); err == nil {
-		progress.teamURL = team.URL
+		progress.TeamURL = team.URL
 	}
-	fmt.Fprintf(env.stderr, "bot ask: asking a human about: %s\n", clipLine(command, 200))
+	progress.Asking(command)
 	final := a.approver.Approve(ctx, req)
 	stopListening()
-	progress.ended(final)
-	if *output == "json" {
-		return printAskJSON(env, final, progress.link(final.Channel, final.MessageTS), exitCode(final))
-	}
-	return reportAsk(env, final)
+	progress.Ended(final)
+	return printAsk(env, final, *output, progress.Link(final.Channel, final.MessageTS))
 }
 
-// askProgress tells the person running bot ask, on stderr, where the Ask
-// waits and how it ended: without it a Slack that accepts the post but
-// never answers looks like a hang for the whole timeout.
-type askProgress struct {
-	out     io.Writer
-	now     func() time.Time
-	teamURL string // from auth.test: https://TEAM.slack.com/; set before the Ask
-
-	mu    sync.Mutex // posted may run on a notifier's goroutine
-	start time.Time
-}
-
-func (p *askProgress) posted(a pending.Ask, channel, ts string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.start.IsZero() {
-		p.start = p.now()
+// printAsk prints the final Ask as -o asks (text: one line; json: the
+// gateway API's Ask and the command) and returns bot ask's exit code.
+func printAsk(env *environment, a pending.Ask, output, link string) int {
+	if output == "json" {
+		fmt.Fprintln(env.stdout, string(gateway.ScriptJSON(a, link)))
+	} else {
+		fmt.Fprintln(env.stdout, gateway.ScriptLine(a))
 	}
-	where := "channel " + channel
-	if link := p.link(channel, ts); link != "" {
-		where += " (" + link + ")"
-	}
-	fmt.Fprintf(p.out, "bot ask: waiting for a decision in %s until %s (%s)\n",
-		where, a.Deadline.Local().Format("15:04:05"), a.Deadline.Sub(p.now()).Round(time.Second))
-}
-
-func (p *askProgress) ended(a pending.Ask) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	took := ""
-	if !p.start.IsZero() {
-		took = " after " + p.now().Sub(p.start).Round(100*time.Millisecond).String()
-	}
-	fmt.Fprintf(p.out, "bot ask: %s%s\n", a.Status, took)
-}
-
-// link is a Slack message's permalink, https://TEAM.slack.com/archives/C…/p…
-// (the documented permalink shape), or "" when the team URL is unknown.
-func (p *askProgress) link(channel, ts string) string {
-	if p.teamURL == "" || channel == "" || ts == "" {
-		return ""
-	}
-	return strings.TrimSuffix(p.teamURL, "/") + "/archives/" + channel + "/p" + strings.ReplaceAll(ts, ".", "")
-}
-
-// printAskJSON prints the final Ask as -o json does: the gateway API's Ask
-// (the same fields a client of /v1/asks reads) and the command asked about.
-// link, when known, is the message's permalink from the team URL.
-func printAskJSON(env *environment, a pending.Ask, link string, code int) int {
-	j := gateway.NewAskJSON(a)
-	j.Reason = a.DecisionReason
-	if link != "" {
-		j.MessageURL = link
-	}
-	b, _ := json.Marshal(struct {
-		gateway.AskJSON
-		Command string `json:"command"`
-	}{j, a.Summary})
-	fmt.Fprintln(env.stdout, string(b))
-	return code
-}
-
-func clipLine(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", "⏎")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
+	return gateway.ScriptExit(a)
 }
 
 // askLocal is bot ask with no config: it asks the `bot serve` running on
@@ -175,7 +110,7 @@ func clipLine(s string, n int) string {
 func askLocal(ctx context.Context, env *environment, command, reason, label, session string, timeout time.Duration, output string) int {
 	fail := func(why string) int {
 		if output == "json" {
-			return printAskJSON(env, pending.Ask{Status: pending.Status(pending.Unavailable), DecidedBy: "askops", DecisionReason: why}, "", exitUsage)
+			return printAsk(env, pending.Ask{Status: pending.Status(pending.Unavailable), DecidedBy: "askops", DecisionReason: why}, output, "")
 		}
 		fmt.Fprintf(env.stdout, "unavailable: %s\n", why)
 		return exitUsage
@@ -189,7 +124,7 @@ func askLocal(ctx context.Context, env *environment, command, reason, label, ses
 		req.SessionID = req.RunID // an ask of its own: no session grant covers it
 	}
 	input, _ := json.Marshal(map[string]string{"command": command})
-	fmt.Fprintf(env.stderr, "bot ask: asking a human about: %s\n", clipLine(command, 200))
+	(&gateway.ScriptProgress{Out: env.stderr}).Asking(command)
 	start := time.Now()
 	client := &gateway.Client{BaseURL: ep.URL, Token: ep.Token, Created: func(a pending.Ask) {
 		fmt.Fprintf(env.stderr, "bot ask: waiting for a decision in the console at %s until %s (%s)\n",
@@ -203,10 +138,7 @@ func askLocal(ctx context.Context, env *environment, command, reason, label, ses
 	if final.Summary == "" {
 		final.Summary = command
 	}
-	if output == "json" {
-		return printAskJSON(env, final, "", exitCode(final))
-	}
-	return reportAsk(env, final)
+	return printAsk(env, final, output, "")
 }
 
 // askRequest is the Ask of this bot ask (see gateway.Script).
@@ -220,39 +152,4 @@ func askRequest(env *environment, command, reason, label, session string) pendin
 // grantFor is gateway.GrantFor on a's policy rules and grant store.
 func (a *app) grantFor(ctx context.Context, req pending.Request, command string) (grants.Grant, bool) {
 	return gateway.GrantFor(ctx, a.cfg.Policy.Rules, a.grants, req, command, a.log)
-}
-
-// reportAsk prints the outcome and who decided, and maps it to the exit code.
-func reportAsk(env *environment, a pending.Ask) int {
-	outcome, ok := a.Outcome()
-	if !ok {
-		outcome = pending.Unavailable
-	}
-	line := string(outcome)
-	switch outcome {
-	case pending.ApprovedSession:
-		line = "approved for session"
-	}
-	if a.DecidedBy != "" {
-		line += " by " + a.DecidedBy
-	}
-	if a.DecisionReason != "" {
-		line += ": " + a.DecisionReason
-	}
-	fmt.Fprintln(env.stdout, line)
-	return exitCode(a)
-}
-
-// exitCode is bot ask's exit status for a final Ask: 0 approved, 2
-// unavailable, 1 any other outcome.
-func exitCode(a pending.Ask) int {
-	outcome, ok := a.Outcome()
-	switch {
-	case ok && outcome.Approves():
-		return exitOK
-	case !ok || outcome == pending.Unavailable:
-		return exitUsage
-	default:
-		return exitFailed
-	}
 }

@@ -53,7 +53,7 @@ func TestAskGrantIsThePolicysOneEvaluation(t *testing.T) {
 			if tt.closed {
 				store.Close()
 			}
-			a := &app{log: slog.New(slog.DiscardHandler), grants: store}
+			a := &app{log: slog.New(slog.DiscardHandler), stores: stores{grants: store}}
 			a.cfg.Policy = config.PolicyConfig{Mode: tt.mode, Rules: tt.rules}
 			req := askRequest(&environment{getenv: func(string) string { return "tester" }}, tt.command, "", "", "")
 			req.Cwd, req.Workspace = ws, ws

@@ -39,31 +39,15 @@ func localConfig(env *environment) (config.Config, bool) {
 func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 	log := newLogger(cfg.Log, env.stderr)
 	now := time.Now
-	var (
-		asks pending.Store
-		gs   grants.Store
-	)
-	if cfg.Redis.URL == "" {
-		asks = pending.NewMemoryStore(pending.Options{Now: now, Logger: log.With("component", "pending")})
-		gs = grants.NewMemoryStore(grants.Options{Now: now, Logger: log.With("component", "grants")})
-	} else {
-		client, err := openRedis(cfg.Redis)
-		if err != nil {
-			log.Error("cannot start", "err", fmt.Errorf("redis.url: %w", err))
-			return exitFailed
-		}
-		defer client.Close()
-		acks, _ := cfg.Redis.ReplicaAcksOption() // validated
-		rs, err := pending.NewRedisStore(ctx, client, pending.Options{Now: now, Logger: log.With("component", "pending"),
-			ReplicaAcks: acks, ReplicaTimeout: cfg.Redis.ReplicaTimeout.D()})
-		if err != nil {
-			log.Error("cannot start", "err", fmt.Errorf("redis.url: open the ask store at %s: %w", cfg.Redis.Addr(), err))
-			return exitFailed
-		}
-		asks, gs = rs, grants.NewRedisStore(client, grants.Options{Now: now, Logger: log.With("component", "grants")})
+	// No seal key: the key comes from the bot token, and a serve without
+	// Slack seals no grants.
+	st, err := openStores(ctx, cfg, log, now, nil)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
 	}
-	defer asks.Close()
-	defer gs.Close()
+	defer st.close()
+	asks, gs := st.asks, st.grants
 
 	live := console.NewLive()
 	scopeFor := approval.DefaultScopeFor
