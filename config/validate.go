@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -234,4 +235,15 @@ func ParseLevel(s string) (slog.Level, bool) {
 		return slog.LevelError, true
 	}
 	return 0, false
+}
+
+// NewLogger builds the process logger the log section describes: text or
+// JSON on w (stderr, so stdout stays the command's answer).
+func (c LogConfig) NewLogger(w io.Writer) *slog.Logger {
+	level, _ := ParseLevel(c.Level)
+	opts := &slog.HandlerOptions{Level: level}
+	if strings.EqualFold(c.Format, "json") {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }

@@ -1,8 +1,11 @@
 package grants
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +32,36 @@ type AdminScope struct {
 	Command, Prefix string
 	Cwd             string
 	Path, Dir       string
+}
+
+// Check says what is missing or misplaced before any path is judged:
+// given reports which of the named fields' flags were set on the command
+// line, as "-name" (set, even to "", is not the same as left out).
+func (a AdminScope) Check(given func(names ...string) []string) error {
+	switch {
+	case a.Tool == "":
+		return errors.New("-tool is required (bash, read_file, write_file, edit_file or list_files)")
+	case a.Tool == toolBash:
+		if wrong := given("path", "dir"); len(wrong) > 0 {
+			return fmt.Errorf("%s is for file tools; bash takes -command or -prefix, and -cwd", strings.Join(wrong, " and "))
+		}
+		if (a.Command == "") == (a.Prefix == "") {
+			return errors.New("bash needs exactly one of -command (this exact command) or -prefix (commands starting with it)")
+		}
+		if a.Cwd == "" {
+			return errors.New("bash needs -cwd: the directory inside agent.workspace the grant applies in (\".\" for the workspace)")
+		}
+	case isFileTool(a.Tool):
+		if wrong := given("command", "prefix", "cwd"); len(wrong) > 0 {
+			return fmt.Errorf("%s is for bash; %s takes -path or -dir", strings.Join(wrong, " and "), a.Tool)
+		}
+		if (a.Path == "") == (a.Dir == "") {
+			return fmt.Errorf("%s needs exactly one of -path (one path) or -dir (a directory and everything under it)", a.Tool)
+		}
+	default:
+		return fmt.Errorf("unknown tool %q (want bash, read_file, write_file, edit_file or list_files)", a.Tool)
+	}
+	return nil
 }
 
 // Workspace is agent.workspace as written (made absolute) and as the agent
@@ -133,6 +166,69 @@ func AdminGrantor(by, user string) (string, error) {
 		name = "admin:" + name
 	}
 	return name, nil
+}
+
+// Admin is what `bot grants` says for each verb: results on Out, notes
+// (an empty listing) on Err. Store errors are returned for the caller to
+// report.
+type Admin struct {
+	Store    Store
+	Out, Err io.Writer
+}
+
+// List writes session's grants (the standing ones for ""): a Line each,
+// or with asJSON one array.
+func (a Admin) List(ctx context.Context, session string, asJSON bool) error {
+	list, err := a.Store.List(ctx, session)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if list == nil {
+			list = []Grant{} // [] rather than null: nothing to list is still a list
+		}
+		b, err := json.MarshalIndent(list, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(a.Out, string(b))
+		return nil
+	}
+	if len(list) == 0 {
+		if session == "" {
+			fmt.Fprintln(a.Err, "no standing grants")
+		} else {
+			fmt.Fprintf(a.Err, "no grants in session %q (none made, all revoked, or the session expired)\n", session)
+		}
+		return nil
+	}
+	for _, g := range list {
+		fmt.Fprintln(a.Out, g.Line())
+	}
+	return nil
+}
+
+// Add records a standing grant of scope by grantor and writes its Line.
+func (a Admin) Add(ctx context.Context, scope Scope, grantor string) error {
+	g, err := a.Store.RecordStanding(ctx, scope, grantor)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(a.Out, g.Line())
+	return nil
+}
+
+// Revoke revokes grant id of session ("" for a standing grant) and says so.
+func (a Admin) Revoke(ctx context.Context, session, id string) error {
+	if err := a.Store.Revoke(ctx, session, id); err != nil {
+		return err
+	}
+	if session == "" {
+		fmt.Fprintf(a.Out, "revoked standing grant %s\n", id)
+	} else {
+		fmt.Fprintf(a.Out, "revoked grant %s in session %s\n", id, session)
+	}
+	return nil
 }
 
 // Line is g as one tab-separated line of a listing: id, scope, by,

@@ -51,7 +51,7 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	log := newLogger(cfg.Log, env.stderr)
+	log := cfg.Log.NewLogger(env.stderr)
 	progress := &gateway.ScriptProgress{Out: env.stderr, Now: time.Now}
 	a, err := newApp(ctx, cfg, log, metrics.New(buildVersion()), appOptions{AskTimeout: *timeout, Posted: progress.Posted})
 	if err != nil {

@@ -31,7 +31,6 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 		return exitUsage
 	}
 	fmt.Fprintf(env.stdout, "ok config %s\n", path)
-	failed := false
 	hc := &http.Client{Transport: http.DefaultTransport}
 	checks := []func(context.Context) preflight.Result{
 		func(ctx context.Context) preflight.Result {
@@ -45,20 +44,9 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 		},
 	}
 	if cfg.NoSlack() {
-		checks = append(checks[:1], localChecks(cfg)...) // console.go
+		checks = append(checks[:1], preflight.LocalOnly(cfg.Console.Listen)...)
 	}
-	for _, r := range preflight.All(ctx, checkTimeout, checks...) {
-		if r.Err != nil {
-			failed = true
-			fmt.Fprintf(env.stdout, "FAIL %s: %v\n", r.Key, r.Err)
-			continue
-		}
-		fmt.Fprintf(env.stdout, "ok %s %s\n", r.Name, r.Detail)
-		for _, w := range r.Warnings {
-			fmt.Fprintf(env.stdout, "WARN %s: %s\n", r.Key, w)
-		}
-	}
-	if failed {
+	if !preflight.Report(env.stdout, preflight.All(ctx, checkTimeout, checks...)) {
 		return exitFailed
 	}
 	return exitOK

@@ -16,7 +16,6 @@ import (
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/grants"
-	"github.com/askops/askops/internal/preflight"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
@@ -37,7 +36,7 @@ func localConfig(env *environment) (config.Config, bool) {
 // sign-in link it prints. Runs are off: nothing here starts one, and no
 // model is needed.
 func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
-	log := newLogger(cfg.Log, env.stderr)
+	log := cfg.Log.NewLogger(env.stderr)
 	now := time.Now
 	// No seal key: the key comes from the bot token, and a serve without
 	// Slack seals no grants.
@@ -154,19 +153,6 @@ func startSlackConsole(ctx context.Context, env *environment, a *app, live *cons
 		return nil, err
 	}
 	return func() { stopConsole(ctx, srv) }, nil
-}
-
-// localChecks replace check-config's Slack and model checks when there is
-// no slack section: serve then needs neither.
-func localChecks(cfg config.Config) []func(context.Context) preflight.Result {
-	return []func(context.Context) preflight.Result{
-		func(context.Context) preflight.Result {
-			return preflight.Result{Name: "slack", Key: "slack", Detail: "not configured: serve runs the local console alone on " + cfg.Console.Listen}
-		},
-		func(context.Context) preflight.Result {
-			return preflight.Result{Name: "model", Key: "openai.model", Detail: "not checked: without Slack serve starts no runs (bot run needs openai.model)"}
-		},
-	}
 }
 
 // expiredUpdaters brings every channel in step with the Asks a sweep

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
-	"github.com/askops/askops/policy"
 )
 
 // grantsSynopsis is the shape of `bot grants`; -config may come before or
@@ -89,32 +87,8 @@ func grantsList(ctx context.Context, env *environment, configPath string, args [
 	defer closeStore()
 	ctx, cancel := context.WithTimeout(ctx, grantsTimeout)
 	defer cancel()
-	list, err := store.List(ctx, *session)
-	if err != nil {
+	if err := (grants.Admin{Store: store, Out: env.stdout, Err: env.stderr}).List(ctx, *session, *output == "json"); err != nil {
 		return grantsFailed(env, "list", err)
-	}
-	if *output == "json" {
-		if list == nil {
-			list = []grants.Grant{} // [] rather than null: nothing to list is still a list
-		}
-		b, err := json.MarshalIndent(list, "", "  ")
-		if err != nil {
-			fmt.Fprintf(env.stderr, "bot grants list: %v\n", err)
-			return exitFailed
-		}
-		fmt.Fprintln(env.stdout, string(b))
-		return exitOK
-	}
-	if len(list) == 0 {
-		if *session == "" {
-			fmt.Fprintln(env.stderr, "no standing grants")
-		} else {
-			fmt.Fprintf(env.stderr, "no grants in session %q (none made, all revoked, or the session expired)\n", *session)
-		}
-		return exitOK
-	}
-	for _, g := range list {
-		fmt.Fprintln(env.stdout, g.Line())
 	}
 	return exitOK
 }
@@ -149,28 +123,9 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 		})
 		return set
 	}
-	switch {
-	case *tool == "":
-		return usageErr("-tool is required (bash, read_file, write_file, edit_file or list_files)")
-	case *tool == "bash":
-		if wrong := given("path", "dir"); len(wrong) > 0 {
-			return usageErr("%s is for file tools; bash takes -command or -prefix, and -cwd", strings.Join(wrong, " and "))
-		}
-		if (*command == "") == (*prefix == "") {
-			return usageErr("bash needs exactly one of -command (this exact command) or -prefix (commands starting with it)")
-		}
-		if *cwd == "" {
-			return usageErr("bash needs -cwd: the directory inside agent.workspace the grant applies in (\".\" for the workspace)")
-		}
-	case policy.IsFileTool(*tool):
-		if wrong := given("command", "prefix", "cwd"); len(wrong) > 0 {
-			return usageErr("%s is for bash; %s takes -path or -dir", strings.Join(wrong, " and "), *tool)
-		}
-		if (*filePath == "") == (*dir == "") {
-			return usageErr("%s needs exactly one of -path (one path) or -dir (a directory and everything under it)", *tool)
-		}
-	default:
-		return usageErr("unknown tool %q (want bash, read_file, write_file, edit_file or list_files)", *tool)
+	want := grants.AdminScope{Tool: *tool, Command: *command, Prefix: *prefix, Cwd: *cwd, Path: *filePath, Dir: *dir}
+	if err := want.Check(given); err != nil {
+		return usageErr("%v", err)
 	}
 	grantor, err := grants.AdminGrantor(*by, env.getenv("USER"))
 	if err != nil {
@@ -187,7 +142,7 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 		fmt.Fprintf(env.stderr, "bot grants add: agent.workspace: %v\n", err)
 		return exitUsage
 	}
-	scope, err := ws.Scope(grants.AdminScope{Tool: *tool, Command: *command, Prefix: *prefix, Cwd: *cwd, Path: *filePath, Dir: *dir})
+	scope, err := ws.Scope(want)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot grants add: refused: %s\n", grantsMsg(err))
 		return exitUsage
@@ -195,11 +150,9 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 
 	ctx, cancel := context.WithTimeout(ctx, grantsTimeout)
 	defer cancel()
-	g, err := store.RecordStanding(ctx, scope, grantor)
-	if err != nil {
+	if err := (grants.Admin{Store: store, Out: env.stdout}).Add(ctx, scope, grantor); err != nil {
 		return grantsFailed(env, "add", err)
 	}
-	fmt.Fprintln(env.stdout, g.Line())
 	return exitOK
 }
 
@@ -225,13 +178,8 @@ func grantsRevoke(ctx context.Context, env *environment, configPath string, args
 	defer closeStore()
 	ctx, cancel := context.WithTimeout(ctx, grantsTimeout)
 	defer cancel()
-	if err := store.Revoke(ctx, *session, id); err != nil {
+	if err := (grants.Admin{Store: store, Out: env.stdout}).Revoke(ctx, *session, id); err != nil {
 		return grantsFailed(env, "revoke", err)
-	}
-	if *session == "" {
-		fmt.Fprintf(env.stdout, "revoked standing grant %s\n", id)
-	} else {
-		fmt.Fprintf(env.stdout, "revoked grant %s in session %s\n", id, *session)
 	}
 	return exitOK
 }
@@ -286,7 +234,7 @@ func openGrantStore(env *environment, path string) (_ grants.Store, _ config.Con
 		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
 		return nil, config.Config{}, nil, exitUsage, false
 	}
-	store := grants.NewRedisStore(client, grants.Options{Logger: newLogger(cfg.Log, env.stderr).With("component", "grants"), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())})
+	store := grants.NewRedisStore(client, grants.Options{Logger: cfg.Log.NewLogger(env.stderr).With("component", "grants"), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())})
 	return store, cfg, func() { _ = store.Close(); _ = client.Close() }, 0, true
 }
 

@@ -73,7 +73,7 @@ func (g gatewayCLI) settler(ctx context.Context, env *environment, agent string)
 			}
 			return nil, by, nil, fmt.Errorf("the askops config %s is invalid", *g.config)
 		}
-		log := newLogger(cfg.Log, env.stderr)
+		log := cfg.Log.NewLogger(env.stderr)
 		a, err := newApp(ctx, cfg, log, metrics.New(buildVersion()), appOptions{})
 		if err != nil {
 			return nil, by, nil, err

@@ -87,7 +87,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	log := newLogger(cfg.Log, env.stderr)
+	log := cfg.Log.NewLogger(env.stderr)
 	counts := metrics.New(buildVersion())
 	a, err := newApp(ctx, cfg, log, counts, appOptions{})
 	if err != nil {

@@ -42,7 +42,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	if cfg.NoSlack() {
 		return serveLocal(ctx, env, cfg)
 	}
-	log := newLogger(cfg.Log, env.stderr)
+	log := cfg.Log.NewLogger(env.stderr)
 	counts := metrics.New(buildVersion())
 	live := console.NewLive()
 	a, err := newApp(ctx, cfg, log, counts, appOptions{Notifiers: consoleNotifiers(cfg, live)})
