@@ -107,6 +107,15 @@ func (c RedisConfig) Addr() string {
 	return pu.String()
 }
 
+// StoreName says where the Asks live, for the start-up log line: "memory"
+// or "redis " and Addr.
+func (c RedisConfig) StoreName() string {
+	if c.URL == "" {
+		return "memory"
+	}
+	return "redis " + c.Addr()
+}
+
 // OpenAIConfig is the OpenAI-compatible model endpoint.
 type OpenAIConfig struct {
 	BaseURL string `yaml:"base_url"`

@@ -3,7 +3,7 @@ package console
 import (
 	"context"
 	"errors"
-	"log/slog"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -18,9 +18,22 @@ type Server struct {
 	served  chan struct{}
 }
 
-// Serve serves c, and extra (pattern -> handler) beside it, on ln until
-// Stop. Serve owns ln from here.
-func Serve(c *Console, ln net.Listener, extra map[string]http.Handler, log *slog.Logger) *Server {
+// Listen makes a Console of cfg and serves it, and extra (pattern ->
+// handler) beside it, on addr (console.listen) until Stop.
+func Listen(cfg Config, addr string, extra map[string]http.Handler) (*Server, error) {
+	c, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("console.listen: %w", err)
+	}
+	return serve(c, ln, extra), nil
+}
+
+// serve serves c and extra on ln until Stop; it owns ln from here.
+func serve(c *Console, ln net.Listener, extra map[string]http.Handler) *Server {
 	mux := http.NewServeMux()
 	mux.Handle("/", c.Handler())
 	for pattern, h := range extra {
@@ -35,7 +48,7 @@ func Serve(c *Console, ln net.Listener, extra map[string]http.Handler, log *slog
 	go func() {
 		defer close(s.served)
 		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("console server stopped", "err", err)
+			c.log.Error("console server stopped", "err", err)
 		}
 	}()
 	return s

@@ -249,3 +249,35 @@ func plainField(s string) string {
 	}
 	return s
 }
+
+// SplitIDs takes the grant ids out of revoke's arguments before the flags
+// are parsed: grants made before ids became lowercase base32 are 22
+// URL-safe base64 characters, and one in 64 of those begins with "-",
+// which would otherwise be read as an unknown flag. isFlag names the
+// command's flags; a flag's own value (-session ID) and everything after
+// "--" stay where they are.
+func SplitIDs(args []string, isFlag func(name string) bool) (flags, ids []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(flags, args[i:]...), ids
+		}
+		name, hasValue := strings.CutPrefix(a, "-")
+		name = strings.TrimPrefix(name, "-")
+		name, _, inline := strings.Cut(name, "=")
+		if hasValue && isFlag(name) {
+			flags = append(flags, a)
+			if !inline && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+			continue
+		}
+		if PlausibleID(a) {
+			ids = append(ids, a)
+			continue
+		}
+		flags = append(flags, a)
+	}
+	return flags, ids
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 
-	"github.com/askops/askops/agent"
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/config"
@@ -66,20 +65,6 @@ type appOptions struct {
 	Posted func(a pending.Ask, channel, ts string)
 }
 
-// reportingNotifier tells posted where its notifier showed an Ask.
-type reportingNotifier struct {
-	approval.Notifier
-	posted func(a pending.Ask, channel, ts string)
-}
-
-func (n reportingNotifier) Post(ctx context.Context, a pending.Ask) (string, string, error) {
-	channel, ts, err := n.Notifier.Post(ctx, a)
-	if err == nil {
-		n.posted(a, channel, ts)
-	}
-	return channel, ts, err
-}
-
 // newApp opens the stores and builds the Slack side. With redis.url empty
 // the stores are in memory: Asks then live and die with this process.
 func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics.Set, o appOptions) (_ *app, err error) {
@@ -97,23 +82,14 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 		return nil, err
 	}
 
-	// The confirm dialog states the scope the round trip records: one function.
-	scopeFor := approval.DefaultScopeFor
 	a.notifier = slackui.NewNotifier(a.slack, slackui.NotifierConfig{
 		ApprovalChannel: cfg.Slack.ApprovalChannel,
 		Mention:         cfg.Slack.Mention,
-		ScopeText:       approval.ScopeText(scopeFor),
+		ScopeText:       approval.ScopeText(approval.DefaultScopeFor),
 		Logger:          log.With("component", "notifier"),
 		Now:             a.now,
 	})
-	a.approvers, err = slackui.NewApprovers(slackui.ApproversConfig{
-		Users:           cfg.Approvals.Approvers.Users,
-		Groups:          cfg.Approvals.Approvers.Usergroups,
-		AnyoneInChannel: cfg.Approvals.AnyoneInChannel,
-		API:             a.slack,
-		Logger:          log.With("component", "approvers"),
-		Now:             a.now,
-	})
+	a.approvers, err = a.people(cfg.Approvals.Approvers, cfg.Approvals.AnyoneInChannel, "approvers")
 	if err != nil {
 		return nil, fmt.Errorf("approvals.approvers: %w", err)
 	}
@@ -125,23 +101,11 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 		Logger:    log.With("component", "interactions"),
 		Now:       a.now,
 	})
-	timeout := cfg.Approvals.Timeout.D()
-	if o.AskTimeout > 0 {
-		timeout = o.AskTimeout
-	}
 	var notifier approval.Notifier = a.notifier
 	if o.Posted != nil {
-		notifier = reportingNotifier{Notifier: notifier, posted: o.Posted}
+		notifier = approval.Reporting{Notifier: notifier, Posted: o.Posted}
 	}
-	core, err := approval.New(approval.Config{
-		Asks:       a.asks,
-		Grants:     a.grants,
-		Notifiers:  append([]approval.Notifier{notifier}, o.Notifiers...),
-		Timeout:    timeout,
-		SessionTTL: cfg.Approvals.SessionTTL.D(),
-		ScopeFor:   scopeFor,
-		Logger:     log.With("component", "approver"),
-	})
+	core, err := newCore(cfg, a.stores, append([]approval.Notifier{notifier}, o.Notifiers...), o.AskTimeout, log)
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +173,27 @@ func (st stores) close() {
 	}
 }
 
+// newCore is the approval round trip on st, showing each Ask through
+// notifiers; timeout 0 means approvals.timeout. The confirm dialog states
+// the scope it records: one function, approval.DefaultScopeFor.
+func newCore(cfg config.Config, st stores, notifiers []approval.Notifier, timeout time.Duration, log *slog.Logger) (*approval.Core, error) {
+	if timeout <= 0 {
+		timeout = cfg.Approvals.Timeout.D()
+	}
+	return approval.New(approval.Config{
+		Asks: st.asks, Grants: st.grants, Notifiers: notifiers,
+		Timeout: timeout, SessionTTL: cfg.Approvals.SessionTTL.D(), ScopeFor: approval.DefaultScopeFor,
+		Logger: log.With("component", "approver"),
+	})
+}
+
+// people is who p names in Slack (anyone in the channel with anyone),
+// checked through a's client.
+func (a *app) people(p config.People, anyone bool, component string) (*slackui.Approvers, error) {
+	return slackui.NewApprovers(slackui.ApproversConfig{Users: p.Users, Groups: p.Usergroups, AnyoneInChannel: anyone,
+		API: a.slack, Logger: a.log.With("component", component), Now: a.now})
+}
+
 // shared reports whether the stores are shared with other processes (Redis),
 // in which case any serve replica takes the clicks and run/ask need not
 // listen.
@@ -229,32 +214,6 @@ func (a *app) pingStore(ctx context.Context) error {
 func (a *app) authTest(ctx context.Context) error {
 	_, err := a.slack.AuthTestContext(ctx)
 	return err
-}
-
-// agentApprover is the agent's Approver: it turns the agent's request into
-// the store's, takes it through the round trip, and hands back the agent's
-// decision. The two outcome vocabularies are the same words, so the status
-// passes as is; one the agent does not know (a non-terminal Ask) it refuses
-// as unavailable.
-type agentApprover struct {
-	next interface {
-		Approve(ctx context.Context, req pending.Request) pending.Ask
-	}
-}
-
-var _ agent.Approver = agentApprover{}
-
-func (a agentApprover) Approve(ctx context.Context, r agent.Request) agent.Decision {
-	ask := a.next.Approve(ctx, pending.Request{
-		RunID: r.RunID, SessionID: r.SessionID, Label: r.Label, StartedBy: r.StartedBy,
-		Tool: r.Tool, Args: r.Args, Summary: r.Summary, Path: r.Path,
-		Reason: r.Reason, Rule: r.Rule, Workspace: r.Workspace, Cwd: r.Cwd,
-		ReplyChannel: r.ReplyChannel, ReplyThreadTS: r.ReplyThreadTS,
-	})
-	return agent.Decision{
-		AskID: ask.ID, Outcome: agent.Outcome(ask.Status), By: ask.DecidedBy,
-		Reason: ask.DecisionReason, Deadline: ask.Deadline,
-	}
 }
 
 // front is how Slack's traffic reaches a: the Ask buttons' clicks; serve

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -115,38 +114,25 @@ func askLocal(ctx context.Context, env *environment, command, reason, label, ses
 		fmt.Fprintf(env.stdout, "unavailable: %s\n", why)
 		return exitUsage
 	}
-	ep, err := gateway.ReadLocalEndpoint(env.getenv)
+	final, err := gateway.AskLocal(ctx, env.getenv, askScript(env, command, reason, label, session), timeout, env.stderr)
 	if err != nil {
 		return fail(err.Error())
-	}
-	req := askRequest(env, command, reason, label, session)
-	if req.SessionID == "" {
-		req.SessionID = req.RunID // an ask of its own: no session grant covers it
-	}
-	input, _ := json.Marshal(map[string]string{"command": command})
-	(&gateway.ScriptProgress{Out: env.stderr}).Asking(command)
-	start := time.Now()
-	client := &gateway.Client{BaseURL: ep.URL, Token: ep.Token, Created: func(a pending.Ask) {
-		fmt.Fprintf(env.stderr, "bot ask: waiting for a decision in the console at %s until %s (%s)\n",
-			ep.URL, a.Deadline.Local().Format("15:04:05"), time.Until(a.Deadline).Round(time.Second))
-	}}
-	final := client.Settle(ctx, gateway.Call{
-		SessionID: req.SessionID, Agent: req.Label, Tool: "Bash", Input: input,
-		Cwd: req.Cwd, Reason: req.Reason, Timeout: timeout, By: req.StartedBy,
-	})
-	fmt.Fprintf(env.stderr, "bot ask: %s after %s\n", final.Status, time.Since(start).Round(100*time.Millisecond))
-	if final.Summary == "" {
-		final.Summary = command
 	}
 	return printAsk(env, final, output, "")
 }
 
-// askRequest is the Ask of this bot ask (see gateway.Script).
-func askRequest(env *environment, command, reason, label, session string) pending.Request {
+// askScript is this bot ask's question, asked from this machine's
+// working directory.
+func askScript(env *environment, command, reason, label, session string) gateway.Script {
 	host, _ := os.Hostname()
 	cwd, _ := os.Getwd()
 	return gateway.Script{Command: command, Reason: reason, Label: label, Session: session,
-		User: env.getenv("USER"), Host: host, Cwd: cwd}.Request()
+		User: env.getenv("USER"), Host: host, Cwd: cwd}
+}
+
+// askRequest is the Ask of this bot ask (see gateway.Script).
+func askRequest(env *environment, command, reason, label, session string) pending.Request {
+	return askScript(env, command, reason, label, session).Request()
 }
 
 // grantFor is gateway.GrantFor on a's policy rules and grant store.

@@ -61,18 +61,7 @@ func checkRedisServer(ctx context.Context, a *app) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	check, err := pending.CheckServer(ctx, a.redis)
-	if err != nil {
-		return fmt.Errorf("redis.url: CONFIG GET on %s: %w", a.cfg.Redis.Addr(), err)
-	}
-	if check.Refused != nil {
-		return fmt.Errorf("redis.url: %s: %w", a.cfg.Redis.Addr(), check.Refused)
-	}
-	for _, w := range check.Warnings {
-		a.log.Warn("redis: "+w, "redis", a.cfg.Redis.Addr())
-	}
-	a.log.Info("redis server settings", "redis", a.cfg.Redis.Addr(), "settings", check.Summary())
-	return nil
+	return preflight.RedisSettings(ctx, a.redis, a.cfg.Redis.Addr(), a.log)
 }
 
 // openRedis opens a client for the configured URL (redis://, rediss://,

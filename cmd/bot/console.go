@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/askops/askops/approval"
@@ -49,12 +47,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 	asks, gs := st.asks, st.grants
 
 	live := console.NewLive()
-	scopeFor := approval.DefaultScopeFor
-	core, err := approval.New(approval.Config{
-		Asks: asks, Grants: gs, Notifiers: []approval.Notifier{live},
-		Timeout: cfg.Approvals.Timeout.D(), SessionTTL: cfg.Approvals.SessionTTL.D(), ScopeFor: scopeFor,
-		Logger: log.With("component", "approver"),
-	})
+	core, err := newCore(cfg, st, []approval.Notifier{live}, 0, log)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
@@ -84,13 +77,9 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 		defer os.Remove(endpoint)
 	}
 
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	var sweeper sync.WaitGroup
-	sweeper.Go(func() {
-		slackui.RunSweeper(sweepCtx, asks, live, cfg.Approvals.SweepInterval.D(), now, log.With("component", "sweeper"))
-	})
+	stopSweep := startSweeper(ctx, cfg, asks, live, now, log)
 	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.Base(),
-		"store", map[bool]string{true: "memory", false: "redis " + cfg.Redis.Addr()}[cfg.Redis.URL == ""],
+		"store", cfg.Redis.StoreName(),
 		"policy_mode", cfg.Policy.Mode)
 	log.Info("agent runs are off without Slack; `bot run` needs openai.model (and openai.api_key for OpenAI) in a config")
 
@@ -98,7 +87,6 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 	api.Service.Stop() // waiting bot asks answer (cancelled) before the listener closes
 	stopConsole(ctx, srv)
 	stopSweep()
-	sweeper.Wait()
 	log.Info("askops stopped")
 	return exitOK
 }
@@ -107,20 +95,15 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 // prints its sign-in link to stdout.
 func startConsole(ctx context.Context, env *environment, cfg config.Config, log *slog.Logger,
 	asks pending.Store, gs grants.Store, live *console.Live, messages []console.MessageUpdater, extra map[string]http.Handler) (*console.Server, error) {
-	c, err := console.New(console.Config{
+	srv, err := console.Listen(console.Config{
 		Asks: asks, Grants: gs, Live: live, Messages: messages,
 		ScopeText: approval.ScopeText(approval.DefaultScopeFor),
 		User:      cfg.ConsoleUser(env.getenv),
 		Logger:    log.With("component", "console"),
-	})
+	}, cfg.Console.Listen, extra)
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", cfg.Console.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("console.listen: %w", err)
-	}
-	srv := console.Serve(c, ln, extra, log)
 	fmt.Fprintf(env.stdout, "askops console: sign in at %s\n", srv.SignInLink())
 	return srv, nil
 }
@@ -153,18 +136,6 @@ func startSlackConsole(ctx context.Context, env *environment, a *app, live *cons
 		return nil, err
 	}
 	return func() { stopConsole(ctx, srv) }, nil
-}
-
-// expiredUpdaters brings every channel in step with the Asks a sweep
-// expired (their waiters are gone, so nobody else does).
-type expiredUpdaters []slackui.ExpiredUpdater
-
-func (us expiredUpdaters) UpdateExpired(ctx context.Context, asks []pending.Ask) {
-	for _, u := range us {
-		if u != nil {
-			u.UpdateExpired(ctx, asks)
-		}
-	}
 }
 
 // consoleExpired is the console's ExpiredUpdater when it runs beside Slack,

@@ -12,12 +12,7 @@ import (
 // round trip and Slack notifier: Asks of one agent session share a Slack
 // thread, remembered in Redis when there is one. The caller closes it.
 func (a *app) newGateway() (*gateway.Service, error) {
-	engine, err := policy.New(policy.Config{
-		Rules:  a.cfg.Policy.Rules,
-		Mode:   policy.Mode(a.cfg.Policy.Mode),
-		Grants: a.grants,
-		Logger: a.log.With("component", "policy"),
-	})
+	engine, err := a.policy()
 	if err != nil {
 		return nil, err
 	}
@@ -53,4 +48,10 @@ func (a *app) newAPI() (*gateway.Service, *gateway.API, error) {
 		return nil, nil, err
 	}
 	return gw, gateway.NewAPI(gw, tokens, a.log.With("component", "api")), nil
+}
+
+// policy is the engine of the configured rules and default mode, on a's
+// grant store: what the agent's runs and the gateway judge calls with.
+func (a *app) policy() (*policy.Engine, error) {
+	return policy.New(policy.Config{Rules: a.cfg.Policy.Rules, Mode: policy.Mode(a.cfg.Policy.Mode), Grants: a.grants, Logger: a.log.With("component", "policy")})
 }

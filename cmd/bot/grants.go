@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/askops/askops/config"
@@ -159,7 +158,7 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 func grantsRevoke(ctx context.Context, env *environment, configPath string, args []string) int {
 	fs, path := grantsVerbFlags(env, "revoke", "[-session ID] GRANT_ID", configPath)
 	session := fs.String("session", "", "the grant's session (default: a standing grant)")
-	flags, ids := splitGrantIDs(fs, args)
+	flags, ids := grants.SplitIDs(args, func(name string) bool { return fs.Lookup(name) != nil })
 	positional, code, ok := parseInterleaved(fs, flags)
 	if !ok {
 		return code
@@ -182,38 +181,6 @@ func grantsRevoke(ctx context.Context, env *environment, configPath string, args
 		return grantsFailed(env, "revoke", err)
 	}
 	return exitOK
-}
-
-// splitGrantIDs takes the grant ids out of revoke's arguments before the
-// flags are parsed: grants made before ids became lowercase base32 are 22
-// URL-safe base64 characters, and one in 64 of those begins with "-",
-// which would otherwise be read as an unknown flag. A
-// flag's own value (-session ID) and everything after "--" stay where
-// they are.
-func splitGrantIDs(fs *flag.FlagSet, args []string) (flags, ids []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			return append(flags, args[i:]...), ids
-		}
-		name, hasValue := strings.CutPrefix(a, "-")
-		name = strings.TrimPrefix(name, "-")
-		name, _, inline := strings.Cut(name, "=")
-		if hasValue && fs.Lookup(name) != nil {
-			flags = append(flags, a)
-			if !inline && i+1 < len(args) {
-				i++
-				flags = append(flags, args[i])
-			}
-			continue
-		}
-		if grants.PlausibleID(a) {
-			ids = append(ids, a)
-			continue
-		}
-		flags = append(flags, a)
-	}
-	return flags, ids
 }
 
 // openGrantStore loads the config and opens the shared grant store. ok is

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -66,11 +65,8 @@ func (g gatewayCLI) settler(ctx context.Context, env *environment, agent string)
 		by += "@" + host
 	}
 	if *g.config != "" {
-		cfg, ps := config.Load(*g.config, env.getenv, config.Ask)
-		if len(ps) > 0 {
-			for _, p := range ps {
-				fmt.Fprintf(env.stderr, "config: %s\n", p)
-			}
+		cfg, ok := loadConfig(env, *g.config, config.Ask)
+		if !ok {
 			return nil, by, nil, fmt.Errorf("the askops config %s is invalid", *g.config)
 		}
 		log := cfg.Log.NewLogger(env.stderr)
@@ -91,21 +87,9 @@ func (g gatewayCLI) settler(ctx context.Context, env *environment, agent string)
 		}
 		return gw, by, func() { gw.Close(); stop(); a.Close() }, nil
 	}
-	u := *g.url
-	if u == "" {
-		u = env.getenv("ASKOPS_URL")
+	c, err := gateway.ClientFromEnv(*g.url, *g.tokenEnv, env.getenv)
+	if err != nil {
+		return nil, by, nil, err
 	}
-	if u == "" {
-		return nil, by, nil, fmt.Errorf("no askops to ask: set -url or ASKOPS_URL (or -config)")
-	}
-	token := env.getenv(*g.tokenEnv)
-	if token == "" {
-		return nil, by, nil, fmt.Errorf("no API token: %s is not set", *g.tokenEnv)
-	}
-	return &gateway.Client{BaseURL: u, Token: token}, by, func() {}, nil
+	return c, by, func() {}, nil
 }
-
-// nopWriteCloser lets the MCP transport write to stdout without closing it.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

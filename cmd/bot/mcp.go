@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askops/askops/gateway"
 )
@@ -40,9 +37,7 @@ func cmdMCPMain(ctx context.Context, env *environment, args []string) int {
 		s = gateway.WithTimeout{Next: settler, Timeout: *gf.timeout}
 	}
 	sess.By = by
-	srv := gateway.NewMCPServer(s, sess, version)
-	t := &mcp.IOTransport{Reader: io.NopCloser(env.stdin), Writer: nopWriteCloser{env.stdout}}
-	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil {
+	if err := gateway.ServeMCPStdio(ctx, s, sess, version, env.stdin, env.stdout); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(env.stderr, "bot mcp: %v\n", err)
 		return exitFailed
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/metrics"
+	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
 )
@@ -76,14 +78,9 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	// drain closes their connections.
 	context.AfterFunc(ctx, gw.Stop)
 
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	var sweeper sync.WaitGroup
-	sweeper.Go(func() {
-		swept := &metrics.Swept{Next: expiredUpdaters{a.notifier, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}
-		slackui.RunSweeper(sweepCtx, a.asks, swept, cfg.Approvals.SweepInterval.D(), a.now, log.With("component", "sweeper"))
-	})
+	stopSweep := startSweeper(ctx, cfg, a.asks, &metrics.Swept{Next: slackui.ExpiredUpdaters{a.notifier, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}, a.now, log)
 
-	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", storeName(a))
+	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName())
 	front := a.front()
 	front.Interaction, front.SlashCommand, front.Event, front.API = ops.Interaction, ops.SlashCommand, ops.Event, api.Routes
 	err = front.Serve(ctx, true, nil)
@@ -96,7 +93,6 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	cancelDrain()
 	gw.Close() // Asks the API still waits on end cancelled
 	stopSweep()
-	sweeper.Wait()
 	if err != nil {
 		log.Error("serve stopped", "err", err)
 		return exitFailed
@@ -114,13 +110,7 @@ func newChatOps(ctx context.Context, a *app) (*chatops.Ops, error) {
 	}
 	starters := a.approvers
 	if !a.cfg.Approvals.RunStarters.Empty() {
-		starters, err = slackui.NewApprovers(slackui.ApproversConfig{
-			Users:  a.cfg.Approvals.RunStarters.Users,
-			Groups: a.cfg.Approvals.RunStarters.Usergroups,
-			API:    a.slack,
-			Logger: a.log.With("component", "run_starters"),
-			Now:    a.now,
-		})
+		starters, err = a.people(a.cfg.Approvals.RunStarters, false, "run_starters")
 		if err != nil {
 			return nil, fmt.Errorf("approvals.run_starters: %w", err)
 		}
@@ -134,9 +124,14 @@ func newChatOps(ctx context.Context, a *app) (*chatops.Ops, error) {
 	})
 }
 
-func storeName(a *app) string {
-	if a.shared() {
-		return "redis " + a.cfg.Redis.Addr()
-	}
-	return "memory"
+// startSweeper expires, every approvals.sweep_interval, the Asks whose
+// waiter is gone, and has updater bring their messages in step; stop ends
+// it and waits.
+func startSweeper(ctx context.Context, cfg config.Config, asks pending.Store, updater slackui.ExpiredUpdater, now func() time.Time, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var sweeper sync.WaitGroup
+	sweeper.Go(func() {
+		slackui.RunSweeper(ctx, asks, updater, cfg.Approvals.SweepInterval.D(), now, log.With("component", "sweeper"))
+	})
+	return func() { cancel(); sweeper.Wait() }
 }

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+
+	"github.com/askops/askops/pending"
+	"github.com/redis/go-redis/v9"
 )
 
 // Report writes the results as check-config prints them (ok NAME DETAIL,
@@ -36,4 +40,23 @@ func LocalOnly(listen string) []func(context.Context) Result {
 			return Result{Name: "model", Key: "openai.model", Detail: "not checked: without Slack serve starts no runs (bot run needs openai.model)"}
 		},
 	}
+}
+
+// RedisSettings is serve's start-up check of the Redis server at addr
+// (pending.CheckServer): a configuration that can evict askops keys is an
+// error naming redis.url, and stops the start; risks are logged as
+// warnings.
+func RedisSettings(ctx context.Context, client redis.UniversalClient, addr string, log *slog.Logger) error {
+	check, err := pending.CheckServer(ctx, client)
+	if err != nil {
+		return fmt.Errorf("redis.url: CONFIG GET on %s: %w", addr, err)
+	}
+	if check.Refused != nil {
+		return fmt.Errorf("redis.url: %s: %w", addr, check.Refused)
+	}
+	for _, w := range check.Warnings {
+		log.Warn("redis: "+w, "redis", addr)
+	}
+	log.Info("redis server settings", "redis", addr, "settings", check.Summary())
+	return nil
 }
