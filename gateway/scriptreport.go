@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
 
@@ -132,4 +133,15 @@ func ClipLine(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+// ScriptGranted is the answer when grant g covers the script's request
+// (see GrantFor): the approved Ask -o json prints, and the line text
+// prints.
+func ScriptGranted(req pending.Request, g grants.Grant) (pending.Ask, string) {
+	a := pending.Ask{Request: req, Status: pending.Status(pending.Approved), DecidedBy: g.By, DecisionReason: "covered by " + g.String()}
+	if g.Standing() {
+		return a, fmt.Sprintf("approved by standing grant %s (from %s)", g.ID, g.By)
+	}
+	return a, fmt.Sprintf("approved by grant %s (from %s, session %s)", g.ID, g.By, req.SessionID)
 }

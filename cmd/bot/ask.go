@@ -70,15 +70,11 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	command := gateway.ShellJoin(argv)
 	req := askRequest(env, command, *reason, *label, *session)
 	if g, ok := a.grantFor(ctx, req, command); ok {
+		granted, line := gateway.ScriptGranted(req, g)
 		if *output == "json" {
-			granted := pending.Ask{Request: req, Status: pending.Status(pending.Approved), DecidedBy: g.By, DecisionReason: "covered by " + g.String()}
 			return printAsk(env, granted, "json", "")
 		}
-		if g.Standing() {
-			fmt.Fprintf(env.stdout, "approved by standing grant %s (from %s)\n", g.ID, g.By)
-		} else {
-			fmt.Fprintf(env.stdout, "approved by grant %s (from %s, session %s)\n", g.ID, g.By, *session)
-		}
+		fmt.Fprintln(env.stdout, line)
 		return exitOK
 	}
 	if team, err := a.slack.AuthTestContext(ctx); err == nil {

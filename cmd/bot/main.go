@@ -20,9 +20,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/internal/buildinfo"
-	"github.com/redis/go-redis/v9"
 )
 
 // version may be set at build time with -ldflags "-X main.version=…";

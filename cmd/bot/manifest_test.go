@@ -13,9 +13,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/askops/askops/config"
 	"github.com/slack-go/slack"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/askops/askops/config"
 )
 
 // slackMethodScopes maps each slack-go Client method askops may call onto

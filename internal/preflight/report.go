@@ -6,8 +6,9 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/askops/askops/pending"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/pending"
 )
 
 // Report writes the results as check-config prints them (ok NAME DETAIL,
