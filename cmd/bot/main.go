@@ -18,58 +18,21 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"strings"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/config"
+	"github.com/askops/askops/internal/buildinfo"
 )
 
 // version may be set at build time with -ldflags "-X main.version=…";
 // otherwise buildVersion reads it from the build info.
 var version = "dev"
 
-// buildVersion is what `bot version` and askops_build_info report: the
-// -ldflags version if one was set; else the module version `go install
-// …@vX` stamps; else the commit `go build` in a git checkout stamps (with
-// "-dirty" for uncommitted changes); else "dev" (go run, tests).
-func buildVersion() string {
-	if version != "dev" {
-		return version
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return version
-	}
-	return versionFrom(info)
-}
-
-// versionFrom reads the version from a binary's build info.
-func versionFrom(info *debug.BuildInfo) string {
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev string
-	dirty := false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return version
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if dirty {
-		rev += "-dirty"
-	}
-	return "dev+" + rev
-}
+// buildVersion is what `bot version` and askops_build_info report (see
+// buildinfo.Version).
+func buildVersion() string { return buildinfo.Version(version) }
 
 // Exit codes. ask documents them as its contract: 0 approved, 1 not
 // approved, 2 unavailable or bad usage.
@@ -197,7 +160,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 // parseConfigFlag parses the flags of a command that takes nothing but
 // -config FILE and returns the path; ok is false when the caller should
 // return code.
-func parseConfigFlag(env *environment, cmd command, args []string) (path string, code int, ok bool) {
+func parseConfigFlag(env *environment, cmd config.Command, args []string) (path string, code int, ok bool) {
 	fs := flagSet(string(cmd), env.stderr, "-config FILE")
 	p := fs.String("config", "", "config file (YAML)")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -234,21 +197,10 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (positional []string, cod
 
 // loadConfig loads and validates the config for cmd, printing every problem
 // (prefixed by its key) to stderr. ok is false when the command must exit 2.
-func loadConfig(env *environment, path string, cmd command) (Config, bool) {
-	cfg, ps := loadConfigFile(path, env.getenv, cmd)
+func loadConfig(env *environment, path string, cmd config.Command) (config.Config, bool) {
+	cfg, ps := config.Load(path, env.getenv, cmd)
 	for _, p := range ps {
 		fmt.Fprintf(env.stderr, "config: %s\n", p)
 	}
 	return cfg, len(ps) == 0
-}
-
-// newLogger builds the process logger from the log section: text or JSON
-// on stderr, so stdout stays the command's answer.
-func newLogger(c LogConfig, w io.Writer) *slog.Logger {
-	level, _ := parseLevel(c.Level)
-	opts := &slog.HandlerOptions{Level: level}
-	if strings.EqualFold(c.Format, "json") {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
 }

@@ -67,6 +67,16 @@ func askopsRules() []Rule {
 			Why:       "the gateway is a front door: it reaches Slack only through the approval core and its own small interfaces (ThreadOpener, MessageUpdater), and knows no model or chat-ops",
 		},
 		{
+			Package:   module + "/config",
+			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", module + "/chatops", module + "/sessions", slackGo, goOpenAI},
+			Why:       "config is the file's shape and its validation: it borrows the vocabulary of the packages it configures (policy rules, API scopes, console names) but reaches no channel, no model and no round trip, so an admin tool can load it cheaply",
+		},
+		{
+			Package:   module + "/metrics",
+			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", module + "/chatops", module + "/gateway", slackGo, goOpenAI},
+			Why:       "metrics counts what the wiring hands it through small interfaces: it knows no channel, no model and no front door",
+		},
+		{
 			Package:   module + "/...",
 			Forbidden: []string{module + "/cmd/..."},
 			Why:       "cmd is wiring: nothing depends on it",

@@ -1,4 +1,4 @@
-package main
+package chatops
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func TestAgentApproverCarriesEveryField(t *testing.T) {
 	}
 	deadline := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
 	var got pending.Request
-	d := agentApprover{next: approveFunc(func(_ context.Context, r pending.Request) pending.Ask {
+	d := AgentApprover{Next: approveFunc(func(_ context.Context, r pending.Request) pending.Ask {
 		got = r
 		return pending.Ask{Request: r, ID: "ask-1", Status: pending.Status(pending.Denied), DecidedBy: "U1", DecisionReason: "no", Deadline: deadline}
 	})}.Approve(t.Context(), req)

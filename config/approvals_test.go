@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"strings"
@@ -16,11 +16,11 @@ policy:
   rules:
     - {tool: bash, command: "terraform apply", decision: ask, approvals: 2}
 `
-	c, ps := checkConfig([]byte(good), noEnv, cmdServe)
+	c, ps := Check([]byte(good), noEnv, Serve)
 	if len(ps) > 0 {
 		t.Fatalf("the contract's example is refused: %v", ps)
 	}
-	if got := c.Approvals.grantDurations(); len(got) != 2 || got[0] != 15*time.Minute || got[1] != time.Hour || c.Approvals.SelfApproval {
+	if got := c.Approvals.Durations(); len(got) != 2 || got[0] != 15*time.Minute || got[1] != time.Hour || c.Approvals.SelfApproval {
 		t.Errorf("parsed %v, self_approval %v", got, c.Approvals.SelfApproval)
 	}
 	for _, tc := range []struct{ yaml, want string }{
@@ -34,7 +34,7 @@ policy:
 		{validYAML + "policy:\n  rules:\n    - {tool: bash, command: ls, decision: allow, approvals: 2}\n",
 			"policy.rules[0].approvals: only ask rules need approvals"},
 	} {
-		if got := problemsOf(t, tc.yaml, noEnv, cmdServe); !strings.Contains(got, tc.want) {
+		if got := problemsOf(t, tc.yaml, noEnv, Serve); !strings.Contains(got, tc.want) {
 			t.Errorf("want %q among:\n%s", tc.want, got)
 		}
 	}
