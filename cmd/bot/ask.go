@@ -250,6 +250,7 @@ func askRequest(env *environment, command, reason, label, session string) pendin
 		StartedBy: who,
 		Tool:      "bash",
 		Args:      string(args),
+		Call:      pending.Call{Kind: pending.CallCommand, Command: command},
 		Summary:   command,
 		Reason:    reason,
 		Cwd:       cwd,
