@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -185,31 +186,14 @@ func viewGrant(g grants.Grant) grantView {
 // alreadyDecided tells a late click how the Ask ended and who ended it,
 // as Slack's ephemeral reply does.
 func alreadyDecided(a pending.Ask) string {
-	when := ""
-	if !a.DecidedAt.IsZero() {
-		when = " at " + a.DecidedAt.UTC().Format("2006-01-02 15:04:05 UTC")
-	}
-	by := a.DecidedBy
-	if by == "" {
-		by = "someone"
-	}
-	switch o, _ := a.Outcome(); o {
-	case pending.Approved:
-		return "Already approved by " + by + when + "; your click changed nothing."
-	case pending.ApprovedSession:
-		return "Already approved for the session by " + by + when + "; your click changed nothing."
-	case pending.Denied:
-		s := "Already denied by " + by + when
-		if a.DecisionReason != "" {
-			s += " (reason: " + a.DecisionReason + ")"
-		}
-		return s + "; your click changed nothing."
-	case pending.Expired:
-		return "This request expired" + when + ": nobody decided in time, so it did not run. Your click changed nothing."
-	case pending.Cancelled:
-		return "This request was cancelled" + when + " (its run stopped), so it did not run. Your click changed nothing."
-	case pending.Unavailable:
-		return "This request ended as unavailable" + when + " (askops could not carry it), so it did not run. Your click changed nothing."
-	}
-	return "This request is still open."
+	return approval.AlreadyDecided(a, approval.Wording{
+		Person: func(who string) string {
+			if who == "" {
+				return "someone"
+			}
+			return who
+		},
+		Time:   func(at time.Time) string { return "at " + at.UTC().Format("2006-01-02 15:04:05 UTC") },
+		Reason: func(r string) string { return r },
+	})
 }
