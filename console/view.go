@@ -9,8 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/askops/askops/approval"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/lateclick"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/redact"
@@ -186,7 +186,7 @@ func viewGrant(g grants.Grant) grantView {
 // alreadyDecided tells a late click how the Ask ended and who ended it,
 // as Slack's ephemeral reply does.
 func alreadyDecided(a pending.Ask) string {
-	return approval.AlreadyDecided(a, approval.Wording{
+	return lateclick.Reply(a, lateclick.Wording{
 		Person: func(who string) string {
 			if who == "" {
 				return "someone"

@@ -14,7 +14,7 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/askops/askops/approval"
+	"github.com/askops/askops/internal/lateclick"
 	"github.com/askops/askops/pending"
 )
 
@@ -615,7 +615,7 @@ const refusalText = "You are not one of the approvers for askops, so your click 
 
 // alreadyDecidedText tells a late clicker how the Ask ended and who ended it.
 func alreadyDecidedText(a pending.Ask) string {
-	return approval.AlreadyDecided(a, approval.Wording{
+	return lateclick.Reply(a, lateclick.Wording{
 		Person: Person,
 		Time:   readerLocalTime,
 		Reason: func(r string) string { return Text(r, MaxDenyReason) },

@@ -1,4 +1,7 @@
-package approval
+// Package lateclick words the reply to a click on an Ask that has already
+// ended, the same sentence on every surface a human decides on (Slack, the
+// console), each in its own markup.
+package lateclick
 
 import (
 	"time"
@@ -15,10 +18,9 @@ type Wording struct {
 	Reason func(reason string) string // the decider's reason, made safe to show
 }
 
-// AlreadyDecided tells a click that came too late how the Ask ended, who
-// ended it and when, and that the click changed nothing: the same sentence
-// on every surface a human decides on.
-func AlreadyDecided(a pending.Ask, w Wording) string {
+// Reply tells a click that came too late how the Ask ended, who ended it
+// and when, and that the click changed nothing.
+func Reply(a pending.Ask, w Wording) string {
 	when := ""
 	if !a.DecidedAt.IsZero() {
 		when = " " + w.Time(a.DecidedAt)

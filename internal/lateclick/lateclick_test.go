@@ -1,4 +1,4 @@
-package approval
+package lateclick
 
 import (
 	"testing"
@@ -7,9 +7,9 @@ import (
 	"github.com/askops/askops/pending"
 )
 
-// TestAlreadyDecidedSaysHowItEnded: each ending gets its own sentence in
+// TestReplySaysHowItEnded: each ending gets its own sentence in
 // the surface's words, and every one says the click changed nothing.
-func TestAlreadyDecidedSaysHowItEnded(t *testing.T) {
+func TestReplySaysHowItEnded(t *testing.T) {
 	w := Wording{
 		Person: func(who string) string { return "<" + who + ">" },
 		Time:   func(time.Time) string { return "at noon" },
@@ -31,11 +31,11 @@ func TestAlreadyDecidedSaysHowItEnded(t *testing.T) {
 	}
 	for _, tc := range cases {
 		a := pending.Ask{Status: tc.status, DecidedBy: "U1", DecidedAt: at, DecisionReason: tc.reason}
-		if got := AlreadyDecided(a, w); got != tc.want {
+		if got := Reply(a, w); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.status, got, tc.want)
 		}
 	}
-	if got := AlreadyDecided(pending.Ask{Status: pending.Status(pending.Approved)}, w); got != "Already approved by <>; your click changed nothing." {
+	if got := Reply(pending.Ask{Status: pending.Status(pending.Approved)}, w); got != "Already approved by <>; your click changed nothing." {
 		t.Errorf("without a time: %q", got)
 	}
 }
