@@ -309,7 +309,7 @@ func compactJSON(args string) bool {
 // decodeAsk reads the record of Ask id from its hash fields.
 func decodeAsk(op, id string, h map[string]string) (Ask, error) {
 	corrupt := func(err error) error {
-		return &Error{Code: CodeInternal, Op: op, Msg: "corrupt ask record " + id, Err: err}
+		return &Error{Store: "pending", Code: CodeInternal, Op: op, Msg: "corrupt ask record " + id, Err: err}
 	}
 	a := Ask{ID: id, Deadline: parseMicros(h[fieldDeadline])}
 	if z, ok := h[fieldRequestZ]; ok {

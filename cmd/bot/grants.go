@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/storeerr"
 	"github.com/askops/askops/policy"
 )
 
@@ -320,16 +321,7 @@ func grantsFailed(env *environment, verb string, err error) int {
 
 // grantsMsg is a grants error without the package's "grants: op:" prefix:
 // what was wrong, and the cause when there is one.
-func grantsMsg(err error) string {
-	var e *grants.Error
-	if !errors.As(err, &e) {
-		return err.Error()
-	}
-	if e.Err != nil {
-		return e.Msg + ": " + e.Err.Error()
-	}
-	return e.Msg
-}
+func grantsMsg(err error) string { return storeerr.Message(err) }
 
 // printGrant writes one grant as a tab-separated line: id, scope, by,
 // created, expires ("never" for a standing grant).
