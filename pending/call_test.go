@@ -114,3 +114,35 @@ func TestDescribeFallsBackToArguments(t *testing.T) {
 		t.Errorf("Describe with a description = %+v, want it as given", got)
 	}
 }
+
+// TestCallRestsRedacted: a secret in a call's description (here a command
+// the arguments do not hold, so it is stored on its own) rests in Redis
+// redacted, as the arguments do.
+func TestCallRestsRedacted(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newRedisStore(t, srv.URL(), Options{Namespace: "callsecret", Logger: quietLogger()})
+	const secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+	req := sampleRequest(1)
+	req.Args = `{"command":"true"}`
+	req.Call = Call{Kind: CallCommand, Command: "GITHUB_TOKEN=" + secret + " git push"}
+	a, err := s.Create(t.Context(), req, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.client.HGetAll(t.Context(), s.keys.ask(a.ID)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(t.Context(), a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, v := range map[string]string{"record": h[fieldRequest] + h[fieldRequestZ], "created": a.Call.Command, "read": got.Call.Command} {
+		if strings.Contains(v, secret) {
+			t.Errorf("the %s call holds the secret: %q", what, v)
+		}
+	}
+	if !strings.Contains(got.Call.Command, "git push") {
+		t.Errorf("the command lost its shape: %q", got.Call.Command)
+	}
+}
