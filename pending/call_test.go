@@ -61,26 +61,13 @@ func TestStoredCallRoundTrips(t *testing.T) {
 // TestRedisKeepsDescribedTextOnce: a file's content in both the arguments
 // and the description rests in Redis once.
 func TestRedisKeepsDescribedTextOnce(t *testing.T) {
-	srv := redistest.Start(t)
-	s := newRedisStore(t, srv.URL(), Options{Namespace: "once", Logger: quietLogger()})
 	content := "unique-content-" + strings.Repeat("z", 40)
 	req := sampleRequest(1)
 	req.Tool, req.Args, req.Summary = "write_file", `{"path":"a.txt","content":"`+content+`"}`, "write_file a.txt"
 	req.Call = Call{Kind: CallWrite, Path: "a.txt", Content: content}
-	a, err := s.Create(t.Context(), req, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := s.client.HGetAll(t.Context(), s.keys.ask(a.ID)).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(h[fieldRequest], content); n != 1 {
-		t.Errorf("the content is stored %d times: %s", n, h[fieldRequest])
-	}
-	got, err := s.Get(t.Context(), a.ID)
-	if err != nil {
-		t.Fatal(err)
+	_, record, got := storeInRedis(t, req)
+	if n := strings.Count(record, content); n != 1 {
+		t.Errorf("the content is stored %d times: %s", n, record)
 	}
 	if got.Call != req.Call {
 		t.Errorf("call = %+v, want %+v", got.Call, req.Call)
@@ -119,25 +106,12 @@ func TestDescribeFallsBackToArguments(t *testing.T) {
 // the arguments do not hold, so it is stored on its own) rests in Redis
 // redacted, as the arguments do.
 func TestCallRestsRedacted(t *testing.T) {
-	srv := redistest.Start(t)
-	s := newRedisStore(t, srv.URL(), Options{Namespace: "callsecret", Logger: quietLogger()})
 	const secret = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
 	req := sampleRequest(1)
 	req.Args = `{"command":"true"}`
 	req.Call = Call{Kind: CallCommand, Command: "GITHUB_TOKEN=" + secret + " git push"}
-	a, err := s.Create(t.Context(), req, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := s.client.HGetAll(t.Context(), s.keys.ask(a.ID)).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Get(t.Context(), a.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for what, v := range map[string]string{"record": h[fieldRequest] + h[fieldRequestZ], "created": a.Call.Command, "read": got.Call.Command} {
+	a, record, got := storeInRedis(t, req)
+	for what, v := range map[string]string{"record": record, "created": a.Call.Command, "read": got.Call.Command} {
 		if strings.Contains(v, secret) {
 			t.Errorf("the %s call holds the secret: %q", what, v)
 		}
@@ -145,4 +119,25 @@ func TestCallRestsRedacted(t *testing.T) {
 	if !strings.Contains(got.Call.Command, "git push") {
 		t.Errorf("the command lost its shape: %q", got.Call.Command)
 	}
+}
+
+// storeInRedis creates an Ask of req in a real Redis and returns it as
+// created, its stored request as it rests in the hash (deflated or not),
+// and the Ask as read back.
+func storeInRedis(t *testing.T, req Request) (created Ask, record string, got Ask) {
+	t.Helper()
+	srv := redistest.Start(t)
+	s := newRedisStore(t, srv.URL(), Options{Logger: quietLogger()})
+	created, err := s.Create(t.Context(), req, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.client.HGetAll(t.Context(), s.keys.ask(created.ID)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.Get(t.Context(), created.ID); err != nil {
+		t.Fatal(err)
+	}
+	return created, h[fieldRequest] + h[fieldRequestZ], got
 }
