@@ -16,8 +16,8 @@ import (
 
 // atRest is req as both stores keep it. A secret in a command (a token, a
 // password in an environment assignment, a private key) must not rest in
-// clear in Redis, nor in its audit stream, so the arguments, the summary
-// and the policy's reason are stored redacted. Nothing needs the clear
+// clear in Redis, nor in its audit stream, so the arguments, the call's
+// description, the summary and the policy's reason are stored redacted. Nothing needs the clear
 // text back from the store: rendering shows redacted text anyway, and the
 // session grant is recorded by the waiting process from the exact request
 // it holds in memory (see slackui.Approver). Nothing compares exact
