@@ -41,6 +41,7 @@ func TestApprovedCallRunsAndItsOutputReachesTheModel(t *testing.T) {
 	want := agent.Request{
 		RunID: "run-1", SessionID: "sess-1", Label: "ops", StartedBy: "U1",
 		Tool: "bash", Args: `{"command":"echo hello from bash"}`, Summary: "echo hello from bash",
+		Call:   agent.Effect{Kind: agent.EffectCommand, Command: "echo hello from bash"},
 		Reason: "side effect", Rule: "safety", Workspace: h.ws, Cwd: h.ws,
 		ReplyChannel: "C1", ReplyThreadTS: "171.1",
 	}

@@ -61,6 +61,9 @@ type Request struct {
 	Tool    string `json:"tool"`
 	Args    string `json:"args"`    // the exact arguments (JSON) the tool would run with
 	Summary string `json:"summary"` // a short human summary (for bash: the command)
+	// Call describes what the call does, as its tool prepared it (see
+	// Describe for requests without one).
+	Call Call `json:"call,omitzero"`
 	// Path is, for file tools, the path the policy judged: absolute, with
 	// symlinks resolved. A session grant is scoped to it (not to Args'
 	// path as the model wrote it), so the identical later call, which the

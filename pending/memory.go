@@ -53,7 +53,7 @@ func (s *MemoryStore) Create(ctx context.Context, req Request, ttl time.Duration
 		return Ask{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Ask{}, &Error{Code: CodeUnavailable, Op: "create", Msg: "context ended", Err: err}
+		return Ask{}, &Error{Store: "pending", Code: CodeUnavailable, Op: "create", Msg: "context ended", Err: err}
 	}
 	a := newAsk(atRest(req), s.opts.now(), ttl) // as Redis keeps it: the stores return equal Asks
 	s.mu.Lock()
@@ -220,7 +220,7 @@ func (s *MemoryStore) current(id string) *waitEnd {
 //go:noinline
 func (s *MemoryStore) closedEnd(id string) *waitEnd {
 	a, _ := s.Get(context.Background(), id)
-	return unavailableEnd(id, &a, &Error{Code: CodeUnavailable, Op: "wait", Msg: "store closed"})
+	return unavailableEnd(id, &a, &Error{Store: "pending", Code: CodeUnavailable, Op: "wait", Msg: "store closed"})
 }
 
 // finish records the waiter's own ending (expired or cancelled) by the same

@@ -86,7 +86,7 @@ func (k redisKeys) ask(id string) string { return k.prefix + "ask:" + id }
 func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Options) (*RedisStore, error) {
 	opts = opts.withDefaults()
 	if strings.ContainsAny(opts.Namespace, "{}: \t\r\n") {
-		return nil, &Error{Code: CodeInvalid, Op: "open", Msg: fmt.Sprintf("namespace %q may not contain braces, colons or spaces", opts.Namespace)}
+		return nil, &Error{Store: "pending", Code: CodeInvalid, Op: "open", Msg: fmt.Sprintf("namespace %q may not contain braces, colons or spaces", opts.Namespace)}
 	}
 	s := &RedisStore{
 		client:  client,
@@ -113,11 +113,11 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		},
 	})
 	if err != nil {
-		return nil, &Error{Code: CodeUnavailable, Op: "open", Msg: "subscribe to decisions", Err: err}
+		return nil, &Error{Store: "pending", Code: CodeUnavailable, Op: "open", Msg: "subscribe to decisions", Err: err}
 	}
 	if err := s.openReplicaAcks(ctx); err != nil {
 		_ = s.decisions.Close()
-		return nil, &Error{Code: CodeUnavailable, Op: "open", Msg: "count the master's replicas", Err: err}
+		return nil, &Error{Store: "pending", Code: CodeUnavailable, Op: "open", Msg: "count the master's replicas", Err: err}
 	}
 	rctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
@@ -186,7 +186,7 @@ func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration)
 	a := newAsk(atRest(req), s.opts.now(), ttl) // times provisional: the server stamps them
 	qField, q, err := s.requests.encode(a)
 	if err != nil {
-		return Ask{}, &Error{Code: CodeInternal, Op: "create", Msg: "encode request", Err: err}
+		return Ask{}, &Error{Store: "pending", Code: CodeInternal, Op: "create", Msg: "encode request", Err: err}
 	}
 	ttlMicros := a.Deadline.Sub(a.CreatedAt).Microseconds()
 	now, err := createScript.Run(ctx, s.client,
@@ -199,7 +199,7 @@ func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration)
 	}
 	a.CreatedAt = parseMicros(now)
 	if a.CreatedAt.IsZero() {
-		return Ask{}, &Error{Code: CodeInternal, Op: "create", Msg: fmt.Sprintf("create script returned %.40q", now)}
+		return Ask{}, &Error{Store: "pending", Code: CodeInternal, Op: "create", Msg: fmt.Sprintf("create script returned %.40q", now)}
 	}
 	a.Deadline = a.CreatedAt.Add(time.Duration(ttlMicros) * time.Microsecond)
 	return a, nil
@@ -329,11 +329,11 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 		return Ask{}, false, early(op, id, time.Duration(n)*time.Microsecond)
 	}
 	if len(res) != 2 {
-		return Ask{}, false, &Error{Code: CodeInternal, Op: op, Msg: fmt.Sprintf("decide script returned %d values", len(res))}
+		return Ask{}, false, &Error{Store: "pending", Code: CodeInternal, Op: op, Msg: fmt.Sprintf("decide script returned %d values", len(res))}
 	}
 	h, err := flatToMap(res[1])
 	if err != nil {
-		return Ask{}, false, &Error{Code: CodeInternal, Op: op, Msg: "decide script reply", Err: err}
+		return Ask{}, false, &Error{Store: "pending", Code: CodeInternal, Op: op, Msg: "decide script reply", Err: err}
 	}
 	a, err := decodeAsk(op, id, h)
 	if err != nil {
@@ -404,7 +404,7 @@ func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 		case wokenDone:
 			return s.finish(ctx, id, last, Cancelled)
 		case wokenClosed:
-			return unavailableEnd(id, last, &Error{Code: CodeUnavailable, Op: "wait", Msg: "store closed"})
+			return unavailableEnd(id, last, &Error{Store: "pending", Code: CodeUnavailable, Op: "wait", Msg: "store closed"})
 		case wokenRetry:
 			retry = nil
 			s.waiters.reread(id)
@@ -693,10 +693,10 @@ func (s *RedisStore) Close() error {
 
 func unavailable(op string, err error) error {
 	if isOOM(err) {
-		return &Error{Code: CodeUnavailable, Op: op, Err: err,
+		return &Error{Store: "pending", Code: CodeUnavailable, Op: op, Err: err,
 			Msg: "Redis is out of memory (maxmemory reached under maxmemory-policy noeviction): nothing can be recorded"}
 	}
-	return &Error{Code: CodeUnavailable, Op: op, Msg: "store unreachable", Err: err}
+	return &Error{Store: "pending", Code: CodeUnavailable, Op: op, Msg: "store unreachable", Err: err}
 }
 
 // isOOM reports whether Redis refused a write for want of memory (also

@@ -14,6 +14,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/internal/lateclick"
 	"github.com/askops/askops/pending"
 )
 
@@ -614,31 +615,11 @@ const refusalText = "You are not one of the approvers for askops, so your click 
 
 // alreadyDecidedText tells a late clicker how the Ask ended and who ended it.
 func alreadyDecidedText(a pending.Ask) string {
-	when := ""
-	if !a.DecidedAt.IsZero() {
-		when = " " + readerLocalTime(a.DecidedAt)
-	}
-	by := Person(a.DecidedBy)
-	switch o, _ := a.Outcome(); o {
-	case pending.Approved:
-		return "Already approved by " + by + when + "; your click changed nothing."
-	case pending.ApprovedSession:
-		return "Already approved for the session by " + by + when + "; your click changed nothing."
-	case pending.Denied:
-		s := "Already denied by " + by + when
-		if a.DecisionReason != "" {
-			s += " (reason: " + Text(a.DecisionReason, MaxDenyReason) + ")"
-		}
-		return s + "; your click changed nothing."
-	case pending.Expired:
-		return "This request expired" + when + ": nobody decided in time, so it did not run. Your click changed nothing."
-	case pending.Cancelled:
-		return "This request was cancelled" + when + " (its run stopped), so it did not run. Your click changed nothing."
-	case pending.Unavailable:
-		return "This request ended as unavailable" + when + " (askops could not carry it), so it did not run. Your click changed nothing."
-	default:
-		return "This request is still open."
-	}
+	return lateclick.Reply(a, lateclick.Wording{
+		Person: Person,
+		Time:   readerLocalTime,
+		Reason: func(r string) string { return Text(r, MaxDenyReason) },
+	})
 }
 
 // alreadyDecidedPlain is alreadyDecidedText for plain-text surfaces (a
