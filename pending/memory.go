@@ -36,6 +36,7 @@ type memoryAsk struct {
 	ask    Ask
 	done   chan struct{} // closed when ask leaves StatusPending
 	expiry string        // the reason an expiry records, once a follow-up ran (schedule.go)
+	tried  string        // what the follow-ups did, for expiry
 }
 
 var _ Store = (*MemoryStore)(nil)

@@ -1,8 +1,10 @@
 package pending
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +61,12 @@ type StepDone struct {
 	After  time.Duration // when it was due, counted from the Ask's creation
 	To     string        // who was reached, as text (ids, comma-separated)
 	Text   string        // the event's reason, for the audit trail
-	Expiry string        // the reason an expiry of the Ask records from now on
+	// Tried says what the step did, for the reason an expiry of the Ask
+	// records ("reminded at 5m"); Unanswered starts that reason ("nobody
+	// answered in 15m"). The store joins them as "Unanswered (tried, …)",
+	// every finished step's Tried in order, so steps finished at once by
+	// different replicas each add theirs.
+	Tried, Unanswered string
 }
 
 // Followup is one follow-up carried out on an Ask.
@@ -166,6 +173,7 @@ const (
 	fieldCopies    = "copies"
 	fieldFollowups = "followups"
 	fieldExpiry    = "expiry" // read by decideScript
+	fieldTried     = "tried"  // the Tried of the finished steps, ", "-joined
 )
 
 // decodeFollowups fills the follow-up fields of a from its hash.
@@ -316,15 +324,20 @@ func (s *RedisStore) AddCopy(ctx context.Context, id, channel, ts string) error 
 // finishStepScript ends a claimed step if the claim is still the caller's.
 var finishStepScript = redis.NewScript(serverNowLua + `
 local steps, claims, key, audit = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local member, token, id, line, expiry, maxlen, kind, to, text =
-  ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
+local member, token, id, line, tried, unanswered, maxlen, kind, to, text =
+  ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
 if redis.call('HGET', claims, member) ~= token then return 0 end
 redis.call('ZREM', steps, member)
 redis.call('HDEL', claims, member)
 if redis.call('EXISTS', key) == 1 then
   local cur = redis.call('HGET', key, 'followups')
   if cur and cur ~= '' then line = cur .. '\n' .. line end
-  redis.call('HSET', key, 'followups', line, 'expiry', expiry)
+  redis.call('HSET', key, 'followups', line)
+  if tried ~= '' then
+    local before = redis.call('HGET', key, 'tried')
+    if before and before ~= '' then tried = before .. ', ' .. tried end
+    redis.call('HSET', key, 'tried', tried, 'expiry', unanswered .. ' (' .. tried .. ')')
+  end
   local rec = redis.call('HMGET', key, 'run_id', 'tool')
   redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
     'kind', kind, 'ask_id', id, 'run_id', rec[1] or '', 'tool', rec[2] or '',
@@ -340,7 +353,7 @@ func (s *RedisStore) FinishStep(ctx context.Context, c ClaimedStep, d StepDone) 
 	}
 	n, err := finishStepScript.Run(ctx, s.client,
 		[]string{s.keys.steps(), s.keys.stepClaims(), s.keys.ask(c.Ask.ID), s.keys.audit},
-		s.scriptNow(), stepMember(c.Ask.ID, c.Name), c.token, c.Ask.ID, followupLine(c.Name, d), d.Expiry,
+		s.scriptNow(), stepMember(c.Ask.ID, c.Name), c.token, c.Ask.ID, followupLine(c.Name, d), d.Tried, d.Unanswered,
 		s.opts.AuditMaxLen, string(d.Kind), d.To, d.Text,
 	).Int()
 	if err != nil {
@@ -390,14 +403,21 @@ func (s *MemoryStore) ClaimSteps(ctx context.Context, lease time.Duration, limit
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []ClaimedStep
+	var due []string // in due order, as Redis hands them out
 	for member, st := range s.steps {
+		if !st.due.After(now) {
+			due = append(due, member)
+		}
+	}
+	slices.SortFunc(due, func(x, y string) int {
+		return cmp.Or(s.steps[x].due.Compare(s.steps[y].due), cmp.Compare(x, y))
+	})
+	var out []ClaimedStep
+	for _, member := range due {
 		if len(out) >= limit {
 			break
 		}
-		if st.due.After(now) {
-			continue
-		}
+		st := s.steps[member]
 		id, name, _ := strings.Cut(member, " ")
 		m, ok := s.asks[id]
 		if !ok || m.ask.Status != StatusPending {
@@ -453,7 +473,14 @@ func (s *MemoryStore) FinishStep(ctx context.Context, c ClaimedStep, d StepDone)
 		if m.ask.Followups != "" {
 			line = string(m.ask.Followups) + "\n" + line
 		}
-		m.ask.Followups, m.expiry = FollowupLog(line), d.Expiry
+		m.ask.Followups = FollowupLog(line)
+		if d.Tried != "" {
+			if m.tried != "" {
+				m.tried += ", "
+			}
+			m.tried += d.Tried
+			m.expiry = d.Unanswered + " (" + m.tried + ")"
+		}
 		s.appendAudit(Event{Kind: d.Kind, AskID: m.ask.ID, RunID: m.ask.RunID, Tool: m.ask.Tool, By: d.To, Reason: d.Text, At: now})
 	}
 	return true, nil

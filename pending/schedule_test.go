@@ -55,7 +55,7 @@ func testSteps(t *testing.T, newStore newStoreFunc) {
 		if again, _ := steps(b).ClaimSteps(ctx, lease, 10); len(again) != 0 {
 			t.Fatalf("a claimed step was claimed again within its lease: %+v", again)
 		}
-		ok, err := steps(a).FinishStep(ctx, got[0], StepDone{Kind: EventReminded, After: 5 * time.Minute, To: "U1,S1", Text: "reminded", Expiry: "nobody answered in 15m (reminded at 5m)"})
+		ok, err := steps(a).FinishStep(ctx, got[0], StepDone{Kind: EventReminded, After: 5 * time.Minute, To: "U1,S1", Text: "reminded", Tried: "reminded at 5m", Unanswered: "nobody answered in 15m"})
 		if err != nil || !ok {
 			t.Fatalf("finish = %v, %v", ok, err)
 		}
@@ -131,17 +131,24 @@ func testSteps(t *testing.T, newStore newStoreFunc) {
 		ctx := t.Context()
 		plain, _ := a.Create(ctx, sampleRequest(4), 15*time.Minute)
 		ask, _ := a.Create(ctx, sampleRequest(4), 15*time.Minute)
-		_ = steps(a).ScheduleSteps(ctx, ask.ID, []DueStep{{Name: "remind", Due: ask.CreatedAt.Add(5 * time.Minute)}})
-		clock.Advance(5 * time.Minute)
-		got, _ := steps(b).ClaimSteps(ctx, lease, 10)
-		const why = "nobody answered in 15m (reminded at 5m)"
-		if len(got) != 1 {
-			t.Fatalf("claimed %d", len(got))
-		}
-		if ok, err := steps(b).FinishStep(ctx, got[0], StepDone{Kind: EventReminded, After: 5 * time.Minute, Expiry: why}); !ok || err != nil {
-			t.Fatal(ok, err)
-		}
+		_ = steps(a).ScheduleSteps(ctx, ask.ID, []DueStep{
+			{Name: "remind", Due: ask.CreatedAt.Add(5 * time.Minute)},
+			{Name: "escalate:1", Due: ask.CreatedAt.Add(10 * time.Minute)},
+		})
 		clock.Advance(10 * time.Minute)
+		// Both claimed at once (as by two replicas), each finished with
+		// only its own part of the story.
+		got, _ := steps(b).ClaimSteps(ctx, lease, 10)
+		const why = "nobody answered in 15m (reminded at 5m, escalated to S_ONCALL at 10m)"
+		if len(got) != 2 || got[0].Name != "remind" {
+			t.Fatalf("claimed %+v", got)
+		}
+		for i, tried := range []string{"reminded at 5m", "escalated to S_ONCALL at 10m"} {
+			if ok, err := steps(a).FinishStep(ctx, got[i], StepDone{Kind: EventReminded, Tried: tried, Unanswered: "nobody answered in 15m"}); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+		}
+		clock.Advance(5 * time.Minute)
 		expired, err := b.Sweep(ctx, clock.Now())
 		if err != nil || len(expired) != 2 {
 			t.Fatalf("sweep expired %d (%v)", len(expired), err)
