@@ -34,6 +34,10 @@ import (
 // beats a lost escalation. A step of an Ask that has ended is dropped at its
 // claim, with no Slack work.
 
+// DeadlineReason is the reason an expiry records when no follow-up ran;
+// after one, the reason says what was tried instead.
+const DeadlineReason = reasonDeadline
+
 // Event kinds of follow-ups, beside EventAsked and EventDecided.
 const (
 	EventReminded  EventKind = "reminded"

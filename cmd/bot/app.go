@@ -44,6 +44,8 @@ type app struct {
 	approvers    *slackui.Approvers
 	interactions *slackui.Interactions
 	approver     *meteredApprover
+	escalation   *slackui.Escalation // nil without reminders or escalation levels
+	followups    followups
 
 	// ready answers /readyz: store and Slack reachable.
 	ready *readiness
@@ -118,12 +120,16 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 		a.sessions = sessions.NewRedisStore(a.redis, sopts)
 	}
 
+	if a.escalation, err = newEscalation(cfg, a); err != nil {
+		return nil, fmt.Errorf("approvals.escalate: %w", err)
+	}
 	// The confirm dialog states the scope the round trip records: one function.
 	scopeFor := approval.DefaultScopeFor
 	a.notifier = slackui.NewNotifier(a.slack, slackui.NotifierConfig{
 		ApprovalChannel: cfg.Slack.ApprovalChannel,
 		Mention:         cfg.Slack.Mention,
 		ScopeText:       approval.ScopeText(scopeFor),
+		Followups:       a.scheduler(),
 		Logger:          log.With("component", "notifier"),
 		Now:             a.now,
 	})
@@ -142,6 +148,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 		Asks:      a.asks,
 		Notifier:  a.notifier,
 		Approvers: a.approvers,
+		Escalated: a.escalated(),
 		API:       a.slack,
 		Logger:    log.With("component", "interactions"),
 		Now:       a.now,
@@ -168,12 +175,16 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 	}
 	a.approver = &meteredApprover{next: core, metrics: m, log: log}
 	a.ready = &readiness{now: a.now, ttl: 10 * time.Second, store: a.pingStore, slack: a.authTest}
+	if !a.shared() {
+		a.startFollowups() // nobody else holds this store
+	}
 	return a, nil
 }
 
 // Close stops background work and closes the stores. Interactions first: its
 // in-flight message updates still need the store.
 func (a *app) Close() {
+	a.stopFollowups()
 	if a.interactions != nil {
 		_ = a.interactions.Close()
 	}

@@ -113,6 +113,10 @@ type ApprovalsConfig struct {
 	// SweepInterval is how often serve looks for Asks whose waiter is gone
 	// (a process killed with SIGKILL) and expires them (an extension).
 	SweepInterval Duration `yaml:"sweep_interval"`
+	// RemindAfter and Escalate are the follow-ups of an Ask nobody
+	// answers (escalate.go).
+	RemindAfter Duration          `yaml:"remind_after"`
+	Escalate    []EscalationLevel `yaml:"escalate"`
 }
 
 // People is a set of Slack users and user groups, by id.
@@ -604,6 +608,7 @@ func (c Config) Validate(cmd command) Problems {
 	}
 	checkPeople("approvals.approvers", a.Approvers)
 	checkPeople("approvals.run_starters", a.RunStarters)
+	ps = append(ps, a.followupProblems()...)
 
 	// agent
 	if c.Agent.Workspace == "" {

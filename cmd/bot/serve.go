@@ -82,6 +82,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		swept := &sweptCounter{next: expiredUpdaters{a.notifier, consoleExpired(cfg, live)}, metrics: metrics, log: log.With("component", "sweeper")}
 		slackui.RunSweeper(sweepCtx, a.asks, swept, cfg.Approvals.SweepInterval.D(), a.now, log.With("component", "sweeper"))
 	})
+	a.startFollowups() // reminders and escalations due on any Ask, beside the sweep
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", storeName(a))
 	err = a.serveSlack(ctx, slackHandlers{Interaction: ops.Interaction, SlashCommand: ops.SlashCommand, Event: ops.Event, API: api}, true, nil)
