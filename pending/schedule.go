@@ -61,10 +61,10 @@ type ClaimedStep struct {
 
 // StepDone is what finishing a step records.
 type StepDone struct {
-	Kind   EventKind     // the audit event (EventReminded, EventEscalated)
-	After  time.Duration // when it was due, counted from the Ask's creation
-	To     string        // who was reached, as text (ids, comma-separated)
-	Text   string        // the event's reason, for the audit trail
+	Kind  EventKind     // the audit event (EventReminded, EventEscalated)
+	After time.Duration // when it was due, counted from the Ask's creation
+	To    string        // who was reached, as text (ids, comma-separated)
+	Text  string        // the event's reason, for the audit trail
 	// Tried says what the step did, for the reason an expiry of the Ask
 	// records ("reminded at 5m"); Unanswered starts that reason ("nobody
 	// answered in 15m"). The store joins them as "Unanswered (tried, …)",
