@@ -206,3 +206,33 @@ func (w *world) auditEvents(ctx context.Context, t *testing.T) []auditEvent {
 	}
 	return out
 }
+
+// TestTruthfulExpiry: an Ask that expires after its reminder and escalation
+// says so to whoever waits on it: `bot ask` prints it, and the model's next
+// request carries it, never a bare "denied".
+func TestTruthfulExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	w.slack.SetUserGroup(oncallGroup, oncallA)
+	w.script.on("e2e-oncall-expire", steps(bash("c1", "echo hi > oncall-expired.txt"), fakeopenai.Text("nobody came")))
+	s := w.serve(ctx, t, "S", settings{Timeout: "4s", Approvals: followups("1s", "2s")})
+	const want = "expired: nobody answered in 4s (reminded at 1s, escalated to " + oncallGroup + " at 2s)"
+
+	ask := w.start(t, "ask-oncall", "ask", "-config", s.config, "--", "make", "deploy-oncall")
+	w.startRun(ctx, t, s, "e2e-oncall-expire: write oncall-expired.txt")
+	run := w.waitOpenAsk(ctx, t, "oncall-expired.txt")
+
+	if code := ask.wait(ctx, t); code != 1 || !strings.Contains(ask.stdout(), want) {
+		t.Errorf("bot ask exited %d printing %q; want 1 and %q", code, ask.stdout(), want)
+	}
+	w.waitDecided(ctx, t, run, "Expired", "reminded at 1s")
+	w.waitAnswer(ctx, t, run.ThreadTS, "nobody came")
+	reqs := w.requestsOf("e2e-oncall-expire")
+	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Raw), want) {
+		t.Errorf("the model was not told %q (%d requests)", want, len(reqs))
+	}
+	if exists(filepath.Join(w.ws, "oncall-expired.txt")) {
+		t.Error("the expired command ran")
+	}
+}
