@@ -1,6 +1,7 @@
 package pending
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -201,4 +202,66 @@ func countKind(events []Event, k EventKind) int {
 		}
 	}
 	return n
+}
+
+// Replicas claiming at once (four store instances on one Redis, as four
+// processes) carry out each step exactly once between them.
+func TestRedisStepsClaimedOnceAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := newFakeClock()
+	opts := clock.options()
+	opts.Namespace = "stepsrace"
+	var replicas []*RedisStore
+	for range 4 {
+		replicas = append(replicas, newRedisStore(t, srv.URL(), opts))
+	}
+	ctx := t.Context()
+	const asks = 50
+	for i := range asks {
+		a, err := replicas[i%4].Create(ctx, sampleRequest(i), time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := replicas[i%4].ScheduleSteps(ctx, a.ID, []DueStep{
+			{Name: "remind", Due: a.CreatedAt.Add(time.Minute)},
+			{Name: "escalate:1", Due: a.CreatedAt.Add(2 * time.Minute)},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(2 * time.Minute)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for _, r := range replicas {
+		wg.Go(func() {
+			for {
+				got, err := r.ClaimSteps(ctx, time.Minute, 7)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				for _, c := range got {
+					if ok, err := r.FinishStep(ctx, c, StepDone{Kind: EventReminded}); !ok || err != nil {
+						t.Errorf("finish %s %s: %v %v", c.Ask.ID, c.Name, ok, err)
+					}
+					mu.Lock()
+					seen[c.Ask.ID+" "+c.Name]++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) != 2*asks {
+		t.Errorf("%d distinct steps carried out, want %d", len(seen), 2*asks)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("step %s carried out %d times", k, n)
+		}
+	}
 }
