@@ -62,6 +62,7 @@ func TestOncallEscalation(t *testing.T) {
 	ctx := testCtx(t)
 	w := newWorld(t)
 	w.slack.SetUserGroup(oncallGroup, oncallA, oncallB)
+	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
 	const command = "echo hi >> oncall.txt"
 	w.script.on("e2e-oncall", steps(bash("c1", command), fakeopenai.Text("done after the on-call approved")))
 	s := settings{Timeout: "60s", Approvals: followups("1s", "2s")}
@@ -125,6 +126,7 @@ func TestEscalationSurvivesKill9(t *testing.T) {
 	ctx := testCtx(t)
 	w := newWorld(t)
 	w.slack.SetUserGroup(oncallGroup, oncallA, oncallB)
+	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
 	w.script.on("e2e-oncall-kill", steps(bash("c1", "echo hi > oncall-killed.txt")))
 	s := settings{Timeout: "9s", SweepInterval: "200ms", Approvals: followups("3s", "4s")}
 	a := w.serve(ctx, t, "A", s)
@@ -179,7 +181,7 @@ func TestEscalationSurvivesKill9(t *testing.T) {
 	if kinds["reminded"] != 1 || kinds["escalated"] != 1 || kinds["decided"] != 1 {
 		t.Errorf("audit kinds %v, want one reminded, one escalated, one decided", kinds)
 	}
-	if want := "nobody answered in 9s (reminded at 3s, escalated to " + oncallGroup + " at 4s)"; reason != want {
+	if want := "nobody answered in 9s (reminded at 3s, escalated to @oncall at 4s)"; reason != want {
 		t.Errorf("the expiry recorded %q, want %q", reason, want)
 	}
 }
@@ -215,9 +217,10 @@ func TestTruthfulExpiry(t *testing.T) {
 	ctx := testCtx(t)
 	w := newWorld(t)
 	w.slack.SetUserGroup(oncallGroup, oncallA)
+	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
 	w.script.on("e2e-oncall-expire", steps(bash("c1", "echo hi > oncall-expired.txt"), fakeopenai.Text("nobody came")))
 	s := w.serve(ctx, t, "S", settings{Timeout: "4s", Approvals: followups("1s", "2s")})
-	const want = "expired: nobody answered in 4s (reminded at 1s, escalated to " + oncallGroup + " at 2s)"
+	const want = "expired: nobody answered in 4s (reminded at 1s, escalated to @oncall at 2s)"
 
 	ask := w.start(t, "ask-oncall", "ask", "-config", s.config, "--", "make", "deploy-oncall")
 	w.startRun(ctx, t, s, "e2e-oncall-expire: write oncall-expired.txt")

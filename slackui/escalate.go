@@ -48,6 +48,12 @@ type DirectMessageAPI interface {
 	OpenConversationContext(ctx context.Context, params *slack.OpenConversationParameters) (*slack.Channel, bool, bool, error)
 }
 
+// UserGroupNames lists the team's user groups (usergroups.list, scope
+// usergroups:read); *slack.Client satisfies it.
+type UserGroupNames interface {
+	GetUserGroupsContext(ctx context.Context, options ...slack.GetUserGroupsOption) ([]slack.UserGroup, error)
+}
+
 // EscalationConfig configures an Escalation.
 type EscalationConfig struct {
 	// RemindAfter is when the one reminder is due, counted from the Ask's
@@ -62,6 +68,10 @@ type EscalationConfig struct {
 	// groups): their DMs and their right to decide.
 	Groups UserGroupAPI
 	DM     DirectMessageAPI
+	// Names, if set, names user groups by their @handle in the reason an
+	// expiry records ("escalated to @oncall at 10m"); without it, or when
+	// Slack does not answer, by id.
+	Names UserGroupNames
 
 	// Lease is how long a claimed step is this replica's before another
 	// may take it over; it bounds the step's Slack work too. Default 2m.
@@ -77,6 +87,10 @@ type Escalation struct {
 	cfg     EscalationConfig
 	log     *slog.Logger
 	members *Approvers // user group members, cached (nil: no groups)
+
+	mu      sync.Mutex
+	handles map[string]string // user group id → @handle
+	namedAt time.Time         // last usergroups.list attempt
 }
 
 // NewEscalation returns the follow-ups of cfg; with neither a reminder nor
@@ -221,7 +235,7 @@ func (e *Escalation) carryOut(ctx context.Context, n *Notifier, c pending.Claime
 		e.log.Warn("follow-ups: step failed; it is tried again when its lease lapses", "ask", a.ID, "step", c.Name, "err", err)
 		return false
 	}
-	d.Tried, d.Unanswered = triedText(pending.Followup{Name: c.Name, After: d.After, To: d.To}), unansweredText(a)
+	d.Tried, d.Unanswered = triedText(pending.Followup{Name: c.Name, After: d.After, To: d.To}, e.groupName(ctx)), unansweredText(a)
 	ok, err := e.cfg.Steps.FinishStep(ctx, c, d)
 	switch {
 	case err != nil:
@@ -418,14 +432,51 @@ func mentions(users, groups []string) string {
 // records: the store makes "nobody answered in 15m (reminded at 5m,
 // escalated to S_ONCALL at 10m)" of unansweredText and these. The model,
 // bot ask and the hooks read it, so it names ids, not Slack mentions.
-func triedText(f pending.Followup) string {
+func triedText(f pending.Followup, groupName func(id string) string) string {
 	switch {
 	case f.Name == stepRemind:
 		return "reminded at " + shortDuration(f.After)
 	case strings.HasPrefix(f.Name, stepEscalatePrefix) && f.To != "":
-		return "escalated to " + strings.ReplaceAll(f.To, ",", ", ") + " at " + shortDuration(f.After)
+		var to []string
+		for t := range strings.SplitSeq(f.To, ",") {
+			if strings.HasPrefix(t, "S") {
+				t = groupName(t)
+			}
+			to = append(to, t)
+		}
+		return "escalated to " + strings.Join(to, ", ") + " at " + shortDuration(f.After)
 	}
 	return ""
+}
+
+// groupName returns a function naming a user group by its @handle, from a
+// list fetched at most every five minutes; by id when it is not known.
+func (e *Escalation) groupName(ctx context.Context) func(id string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cfg.Names != nil && time.Since(e.namedAt) > 5*time.Minute {
+		e.namedAt = time.Now()
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		groups, err := e.cfg.Names.GetUserGroupsContext(lctx)
+		cancel()
+		if err != nil {
+			e.log.Warn("follow-ups: could not list user groups; naming them by id", "err", err)
+		} else {
+			e.handles = map[string]string{}
+			for _, g := range groups {
+				if g.Handle != "" {
+					e.handles[g.ID] = "@" + g.Handle
+				}
+			}
+		}
+	}
+	handles := e.handles
+	return func(id string) string {
+		if h, ok := handles[id]; ok {
+			return h
+		}
+		return id
+	}
 }
 
 func unansweredText(a pending.Ask) string {

@@ -50,6 +50,7 @@ func newEscalationWorld(t *testing.T) *escalationWorld {
 	verifyNoLeaks(t)
 	w := &escalationWorld{t: t, clock: &stepClock{now: time.Now().UTC().Truncate(time.Second)}}
 	w.fake = fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret", UserGroups: map[string][]string{oncallGroup: {oncallA, oncallB}}})
+	w.fake.SetUserGroupHandle(oncallGroup, "oncall")
 	api := slack.New(w.fake.BotToken(), slack.OptionAPIURL(w.fake.APIURL()))
 	w.store = pending.NewMemoryStore(pending.Options{Now: w.clock.Now})
 	t.Cleanup(func() { w.store.Close() })
@@ -58,7 +59,7 @@ func newEscalationWorld(t *testing.T) *escalationWorld {
 		RemindAfter:   5 * time.Minute,
 		Levels:        []EscalationLevel{{After: 10 * time.Minute, Groups: []string{oncallGroup}, DM: true}},
 		ApproverUsers: []string{approverA}, ApproverGroups: []string{"SAPPROVERS"},
-		Steps: w.store, Groups: api, DM: api,
+		Steps: w.store, Groups: api, DM: api, Names: api,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +222,7 @@ func TestExpiryTellsWhatWasTried(t *testing.T) {
 	if err != nil || len(expired) != 1 {
 		t.Fatalf("sweep: %d, %v", len(expired), err)
 	}
-	const want = "nobody answered in 15m (reminded at 5m, escalated to S_ONCALL at 10m)"
+	const want = "nobody answered in 15m (reminded at 5m, escalated to @oncall at 10m)"
 	if expired[0].DecisionReason != want {
 		t.Errorf("expired with %q, want %q", expired[0].DecisionReason, want)
 	}

@@ -82,7 +82,7 @@ func newEscalation(cfg Config, a *app) (*slackui.Escalation, error) {
 	ec := slackui.EscalationConfig{
 		RemindAfter:   c.RemindAfter.D(),
 		ApproverUsers: c.Approvers.Users, ApproverGroups: c.Approvers.Usergroups,
-		Steps: steps, Groups: a.slack, DM: a.slack,
+		Steps: steps, Groups: a.slack, DM: a.slack, Names: a.slack,
 		Every:  followupEvery(c),
 		Logger: a.log.With("component", "followups"),
 	}
