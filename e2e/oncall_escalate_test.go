@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
@@ -237,5 +238,64 @@ func TestTruthfulExpiry(t *testing.T) {
 	}
 	if exists(filepath.Join(w.ws, "oncall-expired.txt")) {
 		t.Error("the expired command ran")
+	}
+}
+
+// TestEscalationTakenOverAfterLease: replica A claims the escalation and
+// is killed with SIGKILL in the middle of it (its conversations.open hangs,
+// before anything was shown). Once A's lease lapses, replica B, started
+// only now, carries the escalation out: one mention, one DM per target; the
+// reminder A finished is not repeated. A click on a DM, on B, decides the
+// Ask and every copy shows it.
+func TestEscalationTakenOverAfterLease(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	w.slack.SetUserGroup(oncallGroup, oncallA, oncallB)
+	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
+	w.script.on("e2e-oncall-lease", steps(bash("c1", "echo hi > oncall-lease.txt")))
+	s := settings{Timeout: "40s", Approvals: followups("1s", "2s") + "  followup_lease: 2s\n"}
+	w.slack.SetDelay("conversations.open", time.Minute)
+	a := w.serve(ctx, t, "A", s)
+
+	w.startRun(ctx, t, a, "e2e-oncall-lease: write oncall-lease.txt")
+	ask := w.waitOpenAsk(ctx, t, "oncall-lease.txt")
+	waitFor(ctx, t, "A's reminder", func() bool { return w.postsIn(ask.Channel, ask.ThreadTS, "Reminder") == 1 })
+	if _, err := w.slack.WaitForCall(ctx, "conversations.open", func(fakeslack.Call) bool { return true }); err != nil {
+		t.Fatalf("A never started the escalation: %v", err)
+	}
+	if n := w.postsIn(ask.Channel, ask.ThreadTS, "Escalated"); n != 0 {
+		t.Fatalf("A showed the escalation (%d) before its DM channels were open", n)
+	}
+	a.kill9(t)
+	w.slack.SetDelay("conversations.open", 0)
+	b := w.serve(ctx, t, "B", s)
+
+	waitFor(ctx, t, "B's escalation and DMs", func() bool {
+		return w.postsIn(ask.Channel, ask.ThreadTS, "Escalated") == 1 && len(w.dmAsks(oncallA)) == 1 && len(w.dmAsks(oncallB)) == 1
+	})
+	dm := w.dmAsks(oncallA)[0]
+	if resp := w.click(ctx, t, b.base, dm, oncallA, slackui.ActionApprove); resp.StatusCode != http.StatusOK {
+		t.Fatalf("approve on B: %s", resp.Status)
+	}
+	w.waitDecided(ctx, t, ask, "Approved", oncallA)
+	w.waitDecided(ctx, t, dm, "Approved", oncallA)
+	w.waitDecided(ctx, t, w.dmAsks(oncallB)[0], "Approved", oncallA)
+	for what, n := range map[string]int{
+		"reminders":         w.postsIn(ask.Channel, ask.ThreadTS, "Reminder"),
+		"escalations":       w.postsIn(ask.Channel, ask.ThreadTS, "Escalated"),
+		"DMs to " + oncallA: len(w.dmAsks(oncallA)),
+		"DMs to " + oncallB: len(w.dmAsks(oncallB)),
+	} {
+		if n != 1 {
+			t.Errorf("%d %s, want 1", n, what)
+		}
+	}
+	kinds := map[string]int{}
+	for _, e := range w.auditEvents(ctx, t) {
+		kinds[e.kind]++
+	}
+	if kinds["reminded"] != 1 || kinds["escalated"] != 1 {
+		t.Errorf("audit kinds %v, want one reminded and one escalated", kinds)
 	}
 }

@@ -295,36 +295,48 @@ func (e *Escalation) remind(ctx context.Context, n *Notifier, a pending.Ask) (pe
 }
 
 func (e *Escalation) escalate(ctx context.Context, n *Notifier, a pending.Ask, step string, l EscalationLevel) (pending.StepDone, error) {
+	d := pending.StepDone{
+		Kind: pending.EventEscalated, After: l.After,
+		To: strings.Join(slices.Concat(l.Users, l.Groups), ","), Text: "escalated (" + step + ")",
+	}
+	// What can be done twice without anyone noticing comes first: learning
+	// the targets and opening their DM channels. A replica killed here has
+	// shown nothing yet, so the replica that takes the step over shows
+	// everything exactly once.
+	var dms []directMessage
+	if l.DM {
+		users, err := e.targets(ctx, l)
+		if err != nil {
+			e.log.Warn("follow-ups: some escalation targets are unknown", "ask", a.ID, "step", step, "err", err)
+		}
+		for _, u := range users {
+			ch, _, _, err := e.cfg.DM.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{u}})
+			if err != nil {
+				e.log.Warn("follow-ups: could not open a direct message", "ask", a.ID, "user", u, "err", err)
+				continue
+			}
+			dms = append(dms, directMessage{user: u, channel: ch.ID})
+		}
+		d.Text += fmt.Sprintf(", sent directly to %d of %d", len(dms), len(users))
+	}
 	text := fmt.Sprintf("%s :rotating_light: Escalated: nobody has decided this approval request (%s) in %s; it expires %s.",
 		mentions(l.Users, l.Groups), inlineCode(a.Tool, 40), shortDuration(l.After), slackDate(a.Deadline))
-	if l.DM {
+	if len(dms) > 0 {
 		text += " The request was sent to you directly too."
 	}
 	if err := e.postInThread(ctx, n, a, text); err != nil {
 		return pending.StepDone{}, err
 	}
-	d := pending.StepDone{
-		Kind: pending.EventEscalated, After: l.After,
-		To: strings.Join(slices.Concat(l.Users, l.Groups), ","), Text: "escalated (" + step + ")",
-	}
-	if !l.DM {
-		return d, nil
-	}
-	users, err := e.targets(ctx, l)
-	if err != nil {
-		e.log.Warn("follow-ups: some escalation targets are unknown", "ask", a.ID, "step", step, "err", err)
-	}
-	sent := 0
-	for _, u := range users {
-		if err := e.directMessage(ctx, n, a, u); err != nil {
-			e.log.Warn("follow-ups: could not send the Ask directly", "ask", a.ID, "user", u, "err", err)
-			continue
+	for _, dm := range dms {
+		if err := e.sendDirect(ctx, n, a, dm.channel); err != nil {
+			e.log.Warn("follow-ups: could not send the Ask directly", "ask", a.ID, "user", dm.user, "err", err)
 		}
-		sent++
 	}
-	d.Text += fmt.Sprintf(", sent directly to %d of %d", sent, len(users))
 	return d, nil
 }
+
+// directMessage is an escalation target's DM channel.
+type directMessage struct{ user, channel string }
 
 // targets are a level's users and its groups' members, each once.
 func (e *Escalation) targets(ctx context.Context, l EscalationLevel) ([]string, error) {
@@ -341,20 +353,16 @@ func (e *Escalation) targets(ctx context.Context, l EscalationLevel) ([]string, 
 	return slices.Compact(users), errors.Join(errs...)
 }
 
-// directMessage sends user the Ask with its buttons and records the copy,
-// so a click on it counts and its decision updates it.
-func (e *Escalation) directMessage(ctx context.Context, n *Notifier, a pending.Ask, user string) error {
-	ch, _, _, err := e.cfg.DM.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
-	if err != nil {
-		return fmt.Errorf("conversations.open: %w", err)
-	}
+// sendDirect sends the Ask with its buttons to a DM channel and records
+// the copy, so a click on it counts and its decision updates it.
+func (e *Escalation) sendDirect(ctx context.Context, n *Notifier, a pending.Ask, channel string) error {
 	msg := RenderAsk(a, RenderOptions{GrantScope: n.cfg.ScopeText(a), Now: n.cfg.Now()})
-	posted, ts, err := n.PostMessage(ctx, ch.ID, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
+	posted, ts, err := n.PostMessage(ctx, channel, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
 	if err != nil {
 		return err
 	}
 	if posted == "" {
-		posted = ch.ID
+		posted = channel
 	}
 	return e.cfg.Steps.AddCopy(ctx, a.ID, posted, ts)
 }

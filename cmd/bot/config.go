@@ -117,6 +117,9 @@ type ApprovalsConfig struct {
 	// answers (escalate.go).
 	RemindAfter Duration          `yaml:"remind_after"`
 	Escalate    []EscalationLevel `yaml:"escalate"`
+	// FollowupLease (an extension) is how long a replica holds a claimed
+	// step before another may take it over; 0 means 2m.
+	FollowupLease Duration `yaml:"followup_lease"`
 }
 
 // People is a set of Slack users and user groups, by id.

@@ -41,6 +41,9 @@ func (a ApprovalsConfig) followupProblems() Problems {
 	if a.RemindAfter > 0 && a.Timeout > 0 && a.RemindAfter >= a.Timeout {
 		add("approvals.remind_after", "must be shorter than approvals.timeout (%s), got %s: the Ask would be over", a.Timeout, a.RemindAfter)
 	}
+	if a.FollowupLease != 0 && a.FollowupLease.D() < time.Second {
+		add("approvals.followup_lease", "want 0 (the default, 2m) or at least 1s: a step's Slack calls must fit in half of it, got %s", a.FollowupLease)
+	}
 	var prev Duration
 	for i, l := range a.Escalate {
 		key := fmt.Sprintf("approvals.escalate[%d]", i)
@@ -84,6 +87,7 @@ func newEscalation(cfg Config, a *app) (*slackui.Escalation, error) {
 		ApproverUsers: c.Approvers.Users, ApproverGroups: c.Approvers.Usergroups,
 		Steps: steps, Groups: a.slack, DM: a.slack, Names: a.slack,
 		Every:  followupEvery(c),
+		Lease:  c.FollowupLease.D(),
 		Logger: a.log.With("component", "followups"),
 	}
 	for _, l := range c.Escalate {

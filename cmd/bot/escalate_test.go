@@ -35,6 +35,7 @@ func TestFollowupConfig(t *testing.T) {
 		{"level names nobody", "  escalate:\n    - {after: 1m, users: [], dm: true}\n", "approvals.escalate[0]", "names nobody"},
 		{"user is a name", "  escalate:\n    - {after: 1m, users: ['@ana']}\n", "approvals.escalate[0].users[0]", "Slack user id"},
 		{"group is a user", "  escalate:\n    - {after: 1m, usergroups: [U0123]}\n", "approvals.escalate[0].usergroups[0]", "user group id"},
+		{"lease too short", "  followup_lease: 10ms\n", "approvals.followup_lease", "at least 1s"},
 		{"unknown level key", "  escalate:\n    - {after: 1m, users: [U1], page: true}\n", "approvals.escalate[0].page", "unknown key"},
 	}
 	for _, tt := range tests {
