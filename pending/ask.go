@@ -97,6 +97,11 @@ type Ask struct {
 	// Where the Ask's message was posted, once it was (any replica can update it).
 	Channel   string `json:"channel,omitempty"`
 	MessageTS string `json:"message_ts,omitempty"`
+	// Copies are the other messages showing the Ask (direct messages to
+	// escalation targets); Followups the reminders and escalations carried
+	// out while it was pending (schedule.go).
+	Copies    MessageCopies `json:"copies,omitempty"`
+	Followups FollowupLog   `json:"followups,omitempty"`
 }
 
 // Outcome returns the Ask's outcome and whether it has one yet.

@@ -27,13 +27,16 @@ type MemoryStore struct {
 	mu     sync.Mutex
 	asks   map[string]*memoryAsk
 	audit  []Event
+	steps  map[string]*memoryStep // follow-ups by "<id> <step>" (schedule.go)
 	closed chan struct{}
 	once   sync.Once
 }
 
 type memoryAsk struct {
-	ask  Ask
-	done chan struct{} // closed when ask leaves StatusPending
+	ask    Ask
+	done   chan struct{} // closed when ask leaves StatusPending
+	expiry string        // the reason an expiry records, once a follow-up ran (schedule.go)
+	tried  string        // what the follow-ups did, for expiry
 }
 
 var _ Store = (*MemoryStore)(nil)
@@ -115,6 +118,8 @@ func (s *MemoryStore) decide(id string, outcome Outcome, by, reason string) (Ask
 	won := true
 	if humanDecision(outcome) && !now.Before(m.ask.Deadline) {
 		outcome, by, reason, won = Expired, "", reasonLate, false
+	} else if outcome == Expired && by == "" && m.expiry != "" {
+		reason = m.expiry // what the follow-ups tried (schedule.go)
 	}
 	m.ask.Status = Status(outcome)
 	m.ask.DecidedBy = by

@@ -337,6 +337,7 @@ func decodeAsk(op, id string, h map[string]string) (Ask, error) {
 	a.DecisionReason = h[fieldDecisionReason]
 	a.Channel = h[fieldChannel]
 	a.MessageTS = h[fieldMessageTS]
+	decodeFollowups(&a, h)
 	if a.ID == "" || a.Deadline.IsZero() || (a.Status != StatusPending && !Outcome(a.Status).Valid()) {
 		return Ask{}, corrupt(errors.New("missing id, deadline or status"))
 	}

@@ -258,6 +258,8 @@ local result = 'won'
 if (outcome == 'approved' or outcome == 'approved_session' or outcome == 'denied')
    and tonumber(now) >= deadline then
   outcome, by, reason, result = 'expired', '', ARGV[8], 'late'
+elseif outcome == 'expired' and by == '' then
+  reason = redis.call('HGET', key, 'expiry') or reason -- what the follow-ups tried (schedule.go)
 end
 redis.call('HSET', key, 'status', outcome, 'decided_by', by, 'decided_at', now, 'decision_reason', reason)
 redis.call('ZREM', deadlines, id)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +56,9 @@ type InteractionsConfig struct {
 	Asks      AskDecider
 	Notifier  AskMessages
 	Approvers DecisionAuthority
+	// Escalated, if set, lets the targets of an escalation level that
+	// fired for an Ask decide that Ask (*Escalation; escalate.go).
+	Escalated EscalatedAuthority
 	API       InteractionAPI
 	Logger    *slog.Logger
 	Now       func() time.Time
@@ -217,6 +221,9 @@ func (i *Interactions) decide(ctx context.Context, cb slack.InteractionCallback,
 // log, which a *refusal carries with the text to show the user.
 func (i *Interactions) authorize(ctx context.Context, user, askID string) error {
 	ok, err := i.cfg.Approvers.MayDecide(ctx, user)
+	if !ok && i.cfg.Escalated != nil {
+		ok, err = i.escalatedTo(ctx, user, askID, err)
+	}
 	switch {
 	case ok:
 		return nil
@@ -422,7 +429,7 @@ func (i *Interactions) boundAsk(ctx context.Context, cb slack.InteractionCallbac
 		if !buttonFor(cb.Message.Blocks.BlockSet, actionID, askID) || (a.ReplyChannel != "" && a.ReplyChannel != channel) {
 			return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s from message %s/%s, which does not carry that button (its own is not recorded)", askID, channel, ts)}
 		}
-	case a.Channel != channel || a.MessageTS != ts:
+	case !a.ShownOn(channel, ts): // its own message or a recorded copy (a DM)
 		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s from message %s/%s, not its own %s/%s", askID, channel, ts, a.Channel, a.MessageTS)}
 	}
 	if !i.cfg.Notifier.Offers(a, actionID) {
@@ -521,21 +528,23 @@ func parseShowFull(v string) (id string, page int) {
 	return id, n
 }
 
-// updateMessage rewrites a's message to its state: the clicked one, which
-// boundAsk made sure is the Ask's own, and the one the store knows of if a
-// modal submission (no clicked message) or anything else leaves them apart.
+// updateMessage rewrites a's messages to its state: the clicked one, which
+// boundAsk made sure is the Ask's own or a recorded copy, the one the store
+// knows of, and every recorded copy (direct messages of an escalation).
 func (i *Interactions) updateMessage(cb slack.InteractionCallback, a pending.Ask) {
 	clickedCh, clickedTS := clickedMessage(cb)
 	targets := [][2]string{{clickedCh, clickedTS}}
-	if a.Channel != clickedCh || a.MessageTS != clickedTS {
-		targets = append(targets, [2]string{a.Channel, a.MessageTS})
+	for _, m := range append([][2]string{{a.Channel, a.MessageTS}}, a.Copies.List()...) {
+		if !slices.Contains(targets, m) {
+			targets = append(targets, m) // every copy: the record's message and its DMs
+		}
 	}
 	for _, m := range targets {
 		if m[0] == "" || m[1] == "" {
 			continue
 		}
 		at := a
-		at.Channel, at.MessageTS = m[0], m[1]
+		at.Channel, at.MessageTS, at.Copies = m[0], m[1], "" // one message each
 		i.background("chat.update", func(ctx context.Context) error {
 			return i.cfg.Notifier.Update(ctx, at)
 		})

@@ -37,7 +37,9 @@ type app struct {
 	approvers    *slackui.Approvers
 	interactions *slackui.Interactions
 	core         *approval.Core
-	approver     *metrics.Approver // core, counted
+	approver     *metrics.Approver   // core, counted
+	escalation   *slackui.Escalation // nil without reminders or escalation levels
+	followups    followups
 
 	// ready answers /readyz: store and Slack reachable; socket is the
 	// Socket Mode connection's state it reports.
@@ -82,10 +84,14 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 		return nil, err
 	}
 
+	if a.escalation, err = newEscalation(cfg, a); err != nil {
+		return nil, fmt.Errorf("approvals.escalate: %w", err)
+	}
 	a.notifier = slackui.NewNotifier(a.slack, slackui.NotifierConfig{
 		ApprovalChannel: cfg.Slack.ApprovalChannel,
 		Mention:         cfg.Slack.Mention,
 		ScopeText:       approval.ScopeText(approval.DefaultScopeFor),
+		Followups:       a.scheduler(),
 		Logger:          log.With("component", "notifier"),
 		Now:             a.now,
 	})
@@ -97,6 +103,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 		Asks:      a.asks,
 		Notifier:  a.notifier,
 		Approvers: a.approvers,
+		Escalated: a.escalated(),
 		API:       a.slack,
 		Logger:    log.With("component", "interactions"),
 		Now:       a.now,
@@ -116,12 +123,16 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	if cfg.Slack.Mode == "socket" {
 		a.ready.Socket = a.socket.Err
 	}
+	if !a.shared() {
+		a.startFollowups() // nobody else holds this store
+	}
 	return a, nil
 }
 
 // Close stops background work and closes the stores. Interactions first: its
 // in-flight message updates still need the store.
 func (a *app) Close() {
+	a.stopFollowups()
 	if a.interactions != nil {
 		_ = a.interactions.Close()
 	}

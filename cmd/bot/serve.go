@@ -79,6 +79,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	context.AfterFunc(ctx, gw.Stop)
 
 	stopSweep := startSweeper(ctx, cfg, a.asks, &metrics.Swept{Next: slackui.ExpiredUpdaters{a.notifier, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}, a.now, log)
+	a.startFollowups() // reminders and escalations due on any Ask, beside the sweep
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName())
 	front := a.front()

@@ -263,6 +263,8 @@ func (s *Server) dispatchLocked(req *apiRequest, call *Call) answer {
 		handle = s.updateViewLocked
 	case "usergroups.users.list":
 		handle = s.userGroupUsersLocked
+	case "usergroups.list":
+		handle = s.userGroupsListLocked
 	case "users.info":
 		handle = s.userInfoLocked
 	case "conversations.open":
