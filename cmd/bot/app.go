@@ -44,6 +44,10 @@ type app struct {
 	approvers    *slackui.Approvers
 	interactions *slackui.Interactions
 	approver     *meteredApprover
+	// home keeps App Home tabs current; asksUI is the notifier that also
+	// refreshes them when an Ask changes here (slackui/home.go).
+	home   *slackui.Home
+	asksUI slackui.HomeNotifier
 
 	// ready answers /readyz: store and Slack reachable.
 	ready *readiness
@@ -138,9 +142,14 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 	if err != nil {
 		return nil, fmt.Errorf("approvals.approvers: %w", err)
 	}
+	a.home = slackui.NewHome(slackui.HomeConfig{
+		Asks: a.asks, API: a.slack, Notifier: a.notifier, Approvers: a.approvers,
+		Logger: log.With("component", "home"), Now: a.now,
+	})
+	a.asksUI = slackui.HomeNotifier{Notifier: a.notifier, Home: a.home}
 	a.interactions = slackui.NewInteractions(slackui.InteractionsConfig{
 		Asks:      a.asks,
-		Notifier:  a.notifier,
+		Notifier:  a.asksUI,
 		Approvers: a.approvers,
 		API:       a.slack,
 		Logger:    log.With("component", "interactions"),
@@ -150,7 +159,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 	if o.AskTimeout > 0 {
 		timeout = o.AskTimeout
 	}
-	var notifier approval.Notifier = a.notifier
+	var notifier approval.Notifier = a.asksUI
 	if o.Posted != nil {
 		notifier = reportingNotifier{Notifier: notifier, posted: o.Posted}
 	}
@@ -176,6 +185,9 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 func (a *app) Close() {
 	if a.interactions != nil {
 		_ = a.interactions.Close()
+	}
+	if a.home != nil {
+		_ = a.home.Close()
 	}
 	if a.asks != nil {
 		_ = a.asks.Close()

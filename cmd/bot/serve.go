@@ -79,12 +79,12 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	var sweeper sync.WaitGroup
 	sweeper.Go(func() {
-		swept := &sweptCounter{next: expiredUpdaters{a.notifier, consoleExpired(cfg, live)}, metrics: metrics, log: log.With("component", "sweeper")}
+		swept := &sweptCounter{next: expiredUpdaters{a.asksUI, consoleExpired(cfg, live)}, metrics: metrics, log: log.With("component", "sweeper")}
 		slackui.RunSweeper(sweepCtx, a.asks, swept, cfg.Approvals.SweepInterval.D(), a.now, log.With("component", "sweeper"))
 	})
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", storeName(a))
-	err = a.serveSlack(ctx, slackHandlers{Interaction: ops.Interaction, SlashCommand: ops.SlashCommand, Event: ops.Event, API: api}, true, nil)
+	err = a.serveSlack(ctx, slackHandlers{Interaction: ops.Interaction, SlashCommand: ops.SlashCommand, Event: a.home.Events(ops.Event), API: api}, true, nil)
 	// Shutdown: intake has stopped (HTTP drained, Socket Mode closed). Stop
 	// the runs; their Asks end cancelled and their messages say so.
 	dctx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), runDrainTimeout)
