@@ -268,3 +268,66 @@ func TestAuditExportHistories(t *testing.T) {
 		t.Errorf("history = %+v", h)
 	}
 }
+
+// TestAuditAnchorCatchesAFullRewrite: someone with write access edits an
+// event and recomputes every later link and the head. The chain alone
+// cannot tell; a head kept from an earlier check can.
+func TestAuditAnchorCatchesAFullRewrite(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newRedisStore(t, srv.URL(), Options{})
+	c := newRedisClient(t, srv.URL())
+	auditFixture(t, s, 3) // seq 1..9
+	before, err := s.VerifyAudit(t.Context())
+	if err != nil || !before.Intact() {
+		t.Fatalf("%s %v", before, err)
+	}
+	kept := *before.Head
+	auditFixture(t, s, 1) // seq 10..12, after the head was kept
+
+	events, _ := s.Audit(t.Context(), 0)
+	events[5].By = "UMALLORY" // the second Ask's decider
+	c.Del(t.Context(), s.keys.audit)
+	prev := ""
+	for _, e := range events {
+		e.Prev = prev
+		prev = EventDigest(e)
+		c.XAdd(t.Context(), &redis.XAddArgs{Stream: s.keys.audit, ID: e.ID, Values: []any{
+			"seq", e.Seq, "prev", e.Prev, "kind", string(e.Kind), "ask_id", e.AskID, "run_id", e.RunID, "tool", e.Tool,
+			"outcome", string(e.Outcome), "by", e.By, "reason", e.Reason, "detail", e.Detail, "at", micros(e.At)}})
+	}
+	c.HSet(t.Context(), s.keys.auditHead, "seq", 12, "hash", prev)
+	c.HSet(t.Context(), s.keys.ask(events[5].AskID), fieldDecidedBy, "UMALLORY")
+
+	if r, _ := s.VerifyAudit(t.Context()); !r.Intact() {
+		t.Fatalf("a consistent rewrite should pass the chain alone (that is the limit anchors address): %s", r)
+	}
+	r, err := s.VerifyAudit(t.Context(), kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Intact() || r.Break.Event.Seq != 9 || !strings.Contains(r.Break.Problem, "the head you kept for seq 9") {
+		t.Fatalf("with the kept head: %s", r)
+	}
+
+	// An anchor past the end, and one trimmed away.
+	if r, _ := s.VerifyAudit(t.Context(), AuditHead{Seq: 40, Hash: kept.Hash}); r.Intact() || !strings.Contains(r.Break.Problem, "trail ends at seq 12") {
+		t.Errorf("anchor past the end: %s", r)
+	}
+	trimmed := newRedisStore(t, srv.URL(), Options{Namespace: "trimmed", AuditMaxLen: 10})
+	auditFixture(t, trimmed, 100)
+	if r, _ := trimmed.VerifyAudit(t.Context(), AuditHead{Seq: 1, Hash: kept.Hash}); !r.Intact() || r.AnchorsTrimmed != 1 {
+		t.Errorf("anchor older than the retained trail: %s", r)
+	}
+}
+
+func TestParseAnchor(t *testing.T) {
+	good := "12:" + strings.Repeat("ab", 20)
+	if a, err := ParseAnchor(good); err != nil || a.Seq != 12 {
+		t.Errorf("ParseAnchor(%q) = %+v, %v", good, a, err)
+	}
+	for _, bad := range []string{"", "12", "x:" + strings.Repeat("ab", 20), "0:" + strings.Repeat("ab", 20), "3:abc", "3:" + strings.Repeat("AB", 20)} {
+		if _, err := ParseAnchor(bad); err == nil {
+			t.Errorf("ParseAnchor(%q) accepted", bad)
+		}
+	}
+}

@@ -20,8 +20,11 @@ type AuditLog interface {
 	// same script.
 	AppendEvent(ctx context.Context, e Event) (Event, error)
 	// VerifyAudit checks the chain from the oldest retained event to the
-	// head and reports the first break (AuditReport.Break).
-	VerifyAudit(ctx context.Context) (AuditReport, error)
+	// head and reports the first break (AuditReport.Break). Anchors are
+	// heads kept outside the store from earlier checks: the event at each
+	// one's Seq must still hash to it, which catches a rewrite of the
+	// whole chain that the chain alone cannot (see auditchain.go).
+	VerifyAudit(ctx context.Context, anchors ...AuditHead) (AuditReport, error)
 	// AuditSince returns the retained events, oldest first, of every Ask
 	// that has an event at or after since (all its retained events, so an
 	// Ask asked before since and decided after it is whole).
@@ -130,7 +133,7 @@ func (s *RedisStore) eachAuditPage(ctx context.Context, until string, fn func([]
 // up to it, so events appended while the check runs are left for the next
 // one instead of looking like a break. Each event whose Ask record is
 // still retained is compared with it too (see chainCheck.record).
-func (s *RedisStore) VerifyAudit(ctx context.Context) (AuditReport, error) {
+func (s *RedisStore) VerifyAudit(ctx context.Context, anchors ...AuditHead) (AuditReport, error) {
 	head, err := s.auditHead(ctx)
 	if err != nil {
 		return AuditReport{}, err
@@ -139,7 +142,7 @@ func (s *RedisStore) VerifyAudit(ctx context.Context) (AuditReport, error) {
 	if head != nil && head.ID != "" {
 		until = head.ID
 	}
-	var c chainCheck
+	c := chainCheck{anchors: anchorMap(anchors)}
 	err = s.eachAuditPage(ctx, until, func(events []Event) error {
 		records, err := s.auditRecords(ctx, events)
 		if err != nil {
@@ -242,10 +245,10 @@ func (s *MemoryStore) AppendEvent(ctx context.Context, e Event) (Event, error) {
 
 // VerifyAudit implements AuditLog. The memory store is its own witness,
 // so this mostly proves the chain code; it also compares retained records.
-func (s *MemoryStore) VerifyAudit(ctx context.Context) (AuditReport, error) {
+func (s *MemoryStore) VerifyAudit(ctx context.Context, anchors ...AuditHead) (AuditReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var c chainCheck
+	c := chainCheck{anchors: anchorMap(anchors)}
 	for _, e := range s.audit {
 		var rec map[string]string
 		if m, ok := s.asks[e.AskID]; ok && (e.Kind == EventAsked || e.Kind == EventDecided) {

@@ -27,6 +27,12 @@ type AuditReport struct {
 
 	Head *AuditHead `json:"head,omitempty"`
 
+	// Anchors counts the anchors (heads kept outside Redis from earlier
+	// checks) that matched; AnchorsTrimmed those older than the oldest
+	// retained event, which cannot be checked any more.
+	Anchors        int `json:"anchors_matched,omitempty"`
+	AnchorsTrimmed int `json:"anchors_trimmed,omitempty"`
+
 	// Break is the first place the chain does not hold; nil when intact.
 	Break *AuditBreak `json:"break,omitempty"`
 }
@@ -61,8 +67,14 @@ func (r AuditReport) String() string {
 	if r.Records > 0 {
 		fmt.Fprintf(&b, "\n  %d retained ask records agree with their events", r.Records)
 	}
+	if r.Anchors > 0 {
+		fmt.Fprintf(&b, "\n  %d kept heads (anchors) match the events at their seq", r.Anchors)
+	}
+	if r.AnchorsTrimmed > 0 {
+		fmt.Fprintf(&b, "\n  %d kept heads are older than the oldest retained event and were not checked", r.AnchorsTrimmed)
+	}
 	if r.Head != nil {
-		fmt.Fprintf(&b, "\n  head: seq %d hash %s (keep it outside Redis to detect a later rewrite)", r.Head.Seq, r.Head.Hash)
+		fmt.Fprintf(&b, "\n  head: %d:%s (keep it outside Redis; verify -anchor %d:%s later detects a rewrite)", r.Head.Seq, r.Head.Hash, r.Head.Seq, r.Head.Hash)
 	}
 	if r.Break != nil {
 		e := r.Break.Event
@@ -76,6 +88,7 @@ func (r AuditReport) String() string {
 // chainCheck walks a trail oldest first and stops at the first break.
 type chainCheck struct {
 	r          AuditReport
+	anchors    map[int64]string // seq → the digest kept outside Redis
 	last       *Event
 	lastDigest string
 	lastRecord map[string]string // last's Ask record, checked once last's content is confirmed
@@ -117,6 +130,13 @@ func (c *chainCheck) add(e Event, rec map[string]string) bool {
 	if c.last != nil && !c.record(*c.last, c.lastRecord) {
 		return false
 	}
+	if want, ok := c.anchors[e.Seq]; ok {
+		if got := EventDigest(e); got != want {
+			return c.broken(e, fmt.Sprintf("it hashes to %s, but the head you kept for seq %d says %s: the trail was rewritten from this event or before it", got, e.Seq, want))
+		}
+		c.r.Anchors++
+		delete(c.anchors, e.Seq)
+	}
 	c.r.Events++
 	last := e
 	c.last, c.lastDigest, c.lastRecord = &last, EventDigest(e), rec
@@ -147,7 +167,39 @@ func (c *chainCheck) end(head *AuditHead) AuditReport {
 	default:
 		c.record(*c.last, c.lastRecord)
 	}
+	for seq, hash := range c.anchors {
+		switch {
+		case c.r.Break != nil:
+		case c.r.First != nil && seq < c.r.First.Seq:
+			c.r.AnchorsTrimmed++
+		case c.last == nil || seq > c.last.Seq:
+			last := int64(0)
+			if c.last != nil {
+				last = c.last.Seq
+			}
+			c.r.Break = &AuditBreak{Event: Event{Seq: seq},
+				Problem: fmt.Sprintf("the head you kept says seq %d (hash %s) existed, but the trail ends at seq %d: events were removed and the chain rewritten", seq, hash, last)}
+		}
+	}
 	return c.r
+}
+
+// ParseAnchor reads a head kept from an earlier check, as SEQ:HASH.
+func ParseAnchor(s string) (AuditHead, error) {
+	seq, hash, ok := strings.Cut(s, ":")
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if !ok || err != nil || n < 1 || len(hash) != 40 || strings.Trim(hash, "0123456789abcdef") != "" {
+		return AuditHead{}, fmt.Errorf("%q is not SEQ:HASH (a seq and the 40 hex digits verify printed as the head)", s)
+	}
+	return AuditHead{Seq: n, Hash: hash}, nil
+}
+
+func anchorMap(anchors []AuditHead) map[int64]string {
+	m := make(map[int64]string, len(anchors))
+	for _, a := range anchors {
+		m[a.Seq] = a.Hash
+	}
+	return m
 }
 
 // record cross-checks what the event says against the Ask's record, while

@@ -12,7 +12,7 @@ import (
 // auditSynopsis is the shape of `bot audit`; -config may come before or
 // after the verb.
 const auditSynopsis = `-config FILE VERB ...
-  verify [-o text|json]
+  verify [-o text|json] [-anchor SEQ:HASH]...
   export [-since 24h|2026-01-02T15:04:05Z]`
 
 // auditTimeout bounds the whole store conversation (a verify reads up to
@@ -38,9 +38,15 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 	fs := flagSet("audit "+verb, env.stderr, "-config FILE "+verb)
 	configPath := fs.String("config", *path, "config file (YAML)")
 	var output, since *string
+	var anchors []pending.AuditHead
 	switch verb {
 	case "verify":
 		output = fs.String("o", "text", "text (a summary; the first break named) or json (the report)")
+		fs.Func("anchor", "a head printed by an earlier verify (SEQ:HASH), kept outside Redis: the event at SEQ must still hash to it (repeatable)", func(v string) error {
+			a, err := pending.ParseAnchor(v)
+			anchors = append(anchors, a)
+			return err
+		})
 	case "export":
 		since = fs.String("since", "24h", "Asks with an event in this last duration (Go syntax: 24h, 90m) or since this time (RFC 3339)")
 	default:
@@ -65,7 +71,7 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 			return exitUsage
 		}
 		run = func(ctx context.Context, log pending.AuditLog) int {
-			return auditVerify(ctx, env, log, *output == "json")
+			return auditVerify(ctx, env, log, *output == "json", anchors)
 		}
 	} else {
 		from, err := parseSince(*since, time.Now())
@@ -102,8 +108,8 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 	return run(ctx, store)
 }
 
-func auditVerify(ctx context.Context, env *environment, log pending.AuditLog, asJSON bool) int {
-	r, err := log.VerifyAudit(ctx)
+func auditVerify(ctx context.Context, env *environment, log pending.AuditLog, asJSON bool, anchors []pending.AuditHead) int {
+	r, err := log.VerifyAudit(ctx, anchors...)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot audit verify: %v\n", err)
 		return exitFailed

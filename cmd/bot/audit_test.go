@@ -48,6 +48,11 @@ func TestAuditVerifyAndExport(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "8 events checked") || !strings.Contains(out, "intact") {
 		t.Fatalf("verify = %d\n%s\n%s", code, out, errOut)
 	}
+	_, head, _ := strings.Cut(out, "head: ")
+	head, _, _ = strings.Cut(head, " ")
+	if code, out, errOut := runBot(t.Context(), t, env, "audit", "-config", cfg, "verify", "-anchor", head); code != 0 || !strings.Contains(out, "1 kept heads (anchors) match") {
+		t.Fatalf("verify -anchor %s = %d\n%s\n%s", head, code, out, errOut)
+	}
 	code, out, errOut = runBot(t.Context(), t, env, "audit", "export", "-since", "1h", "-config", cfg)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 3 {
@@ -89,6 +94,7 @@ func TestAuditRefusals(t *testing.T) {
 		{"unknown verb", []string{"audit", "-config", cfg, "rewrite"}, `unknown verb "rewrite"`},
 		{"bad since", []string{"audit", "-config", cfg, "export", "-since", "yesterday"}, "neither a duration"},
 		{"bad output", []string{"audit", "-config", cfg, "verify", "-o", "yaml"}, "-o must be text or json"},
+		{"bad anchor", []string{"audit", "-config", cfg, "verify", "-anchor", "3:abc"}, "is not SEQ:HASH"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

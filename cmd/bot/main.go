@@ -159,7 +159,7 @@ usage:
   bot grants -config FILE revoke [-session ID] GRANT_ID
                                   standing grants (needs redis.url): exit 0 ok,
                                   1 not found or store down, 2 bad usage or refused scope
-  bot audit -config FILE verify [-o json]
+  bot audit -config FILE verify [-o json] [-anchor SEQ:HASH]
                                   check the audit trail's hash chain (needs redis.url):
                                   exit 0 intact, 1 broken (the first break is named)
   bot audit -config FILE export [-since 24h|RFC3339]
