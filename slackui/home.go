@@ -67,6 +67,14 @@ type HomeConfig struct {
 	Now    func() time.Time
 }
 
+// AskAuthority says whether a user may decide one particular Ask (rules
+// beyond the approver list: no self-approval, escalation targets). When
+// HomeConfig.Approvers also implements it, the Home lists only the Asks it
+// allows; otherwise every pending Ask goes to every approver.
+type AskAuthority interface {
+	MayDecideAsk(ctx context.Context, userID string, a pending.Ask) (bool, error)
+}
+
 // maxHomeAsks bounds the Asks listed with buttons: four blocks each, and
 // a Home holds at most 100 blocks.
 const maxHomeAsks = 15
@@ -263,7 +271,20 @@ func (h *Home) publish(ctx context.Context, user string, asks []pending.Ask) {
 	if err != nil {
 		h.log.Warn("home: approver check failed; showing no buttons", "user", user, "err", err)
 	}
-	view := h.Render(user, mayDecide, asks)
+	var decidable, mine []pending.Ask
+	aa, perAsk := h.cfg.Approvers.(AskAuthority)
+	for _, a := range asks {
+		if a.Status != pending.StatusPending {
+			continue
+		}
+		if a.StartedBy == user {
+			mine = append(mine, a)
+		}
+		if mayDecide && (!perAsk || h.mayDecideAsk(pctx, aa, user, a)) {
+			decidable = append(decidable, a)
+		}
+	}
+	view := h.Render(mayDecide, decidable, mine)
 	b, _ := json.Marshal(view.Blocks)
 	digest := fmt.Sprintf("%x", sha256.Sum256(b))
 	h.mu.Lock()
@@ -298,6 +319,15 @@ func (h *Home) publish(ctx context.Context, user string, asks []pending.Ask) {
 	}
 }
 
+// mayDecideAsk asks aa; any doubt leaves the Ask off the Home.
+func (h *Home) mayDecideAsk(ctx context.Context, aa AskAuthority, user string, a pending.Ask) bool {
+	ok, err := aa.MayDecideAsk(ctx, user, a)
+	if err != nil {
+		h.log.Warn("home: per-ask approver check failed; not listing the ask", "user", user, "ask", a.ID, "err", err)
+	}
+	return ok && err == nil
+}
+
 // pace waits for the next views.publish slot of the workspace (GCRA, as
 // Notifier.pace does per channel, with a burst of 5).
 func (h *Home) pace(ctx context.Context) error {
@@ -317,22 +347,10 @@ func (h *Home) pace(ctx context.Context) error {
 	return sleep(ctx, slot.Sub(now))
 }
 
-// Render is user's Home: the Asks they may decide (all pending ones when
-// mayDecide), each with its message's buttons, then their own runs that
-// wait for a decision.
-func (h *Home) Render(user string, mayDecide bool, asks []pending.Ask) slack.HomeTabViewRequest {
-	var decidable, mine []pending.Ask
-	for _, a := range asks {
-		if a.Status != pending.StatusPending {
-			continue
-		}
-		if mayDecide {
-			decidable = append(decidable, a)
-		}
-		if a.StartedBy == user {
-			mine = append(mine, a)
-		}
-	}
+// Render is a Home: the Asks its viewer may decide, each with its
+// message's buttons, then the viewer's own runs that wait for a decision
+// (mine). mayDecide says whether the viewer is an approver at all.
+func (h *Home) Render(mayDecide bool, decidable, mine []pending.Ask) slack.HomeTabViewRequest {
 	blocks := []slack.Block{headerBlock("askops")}
 	switch {
 	case len(decidable) > 0:

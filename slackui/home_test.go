@@ -202,3 +202,46 @@ func TestHomeWithManyAsksStaysWithinLimits(t *testing.T) {
 		}
 	}
 }
+
+// noSelfApproval is an authority with a per-Ask rule, as quorum's
+// self_approval: false is: nobody decides the Asks of their own runs.
+type noSelfApproval struct{ *Approvers }
+
+func (n noSelfApproval) MayDecideAsk(_ context.Context, user string, a pending.Ask) (bool, error) {
+	return a.StartedBy != user, nil
+}
+
+// TestHomeHonoursPerAskAuthority: with a per-Ask rule the Home offers
+// buttons only where the rule allows; the viewer's own Ask is listed under
+// their runs, without buttons.
+func TestHomeHonoursPerAskAuthority(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	own := bashRequest("run-own", "s", "terraform apply")
+	own.StartedBy = approverA
+	mine, err := w.asks.Create(t.Context(), own, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := w.asks.Create(t.Context(), bashRequest("run-other", "s", "make deploy"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHome(HomeConfig{Asks: w.asks, API: w.api, Notifier: w.notifier, Approvers: noSelfApproval{approvers}, PublishEvery: time.Millisecond})
+	t.Cleanup(func() { h.Close() })
+	h.Opened(approverA)
+	v, err := w.fake.WaitForHome(t.Context(), approverA, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := v.Request.Blocks.BlockSet
+	if buttonFor(blocks, ActionApprove, mine.ID) || !buttonFor(blocks, ActionApprove, theirs.ID) {
+		t.Errorf("buttons: own Ask %v, other's %v; want only the other's", buttonFor(blocks, ActionApprove, mine.ID), buttonFor(blocks, ActionApprove, theirs.ID))
+	}
+	if text := fakeslack.BlockText(blocks); !strings.Contains(text, "Your runs waiting for a decision:* 1") || !strings.Contains(text, "terraform apply") {
+		t.Errorf("Home:\n%s", text)
+	}
+}
