@@ -133,12 +133,16 @@ end
 // (TestRedisBytesPerPendingAsk: 1994 bytes at 80, 2042 at 120).
 const maxDetail = 80
 
-// cutDetail cuts s to maxDetail bytes on a rune boundary, marking the cut.
-func cutDetail(s string) string {
-	if len(s) <= maxDetail {
+// maxEventDetail bounds the Detail of an event appended with AppendEvent
+// (a reminder's mentions, an escalation's targets): these are few per Ask.
+const maxEventDetail = 256
+
+// cutDetail cuts s to max bytes on a rune boundary, marking the cut.
+func cutDetail(s string, max int) string {
+	if len(s) <= max {
 		return s
 	}
-	cut := maxDetail - len("…")
+	cut := max - len("…")
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

@@ -58,6 +58,7 @@ func (s *RedisStore) AppendEvent(ctx context.Context, e Event) (Event, error) {
 	if err := checkEvent(e); err != nil {
 		return Event{}, err
 	}
+	e.Detail = cutDetail(e.Detail, maxEventDetail)
 	now := s.scriptNow()
 	if !e.At.IsZero() {
 		now = micros(e.At)
@@ -237,7 +238,7 @@ func (s *MemoryStore) AppendEvent(ctx context.Context, e Event) (Event, error) {
 		e.At = s.opts.now()
 	}
 	e.At = e.At.UTC().Truncate(time.Microsecond) // as Redis keeps it
-	e.Detail = cutDetail(e.Detail)
+	e.Detail = cutDetail(e.Detail, maxEventDetail)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.appendAudit(e), nil

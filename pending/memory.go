@@ -336,7 +336,7 @@ func sortOldestFirst(asks []Ask) {
 
 func askedEvent(a Ask) Event {
 	return Event{Kind: EventAsked, AskID: a.ID, RunID: a.RunID, Tool: a.Tool, By: a.StartedBy, Reason: a.Reason,
-		Detail: cutDetail(a.Summary), At: a.CreatedAt}
+		Detail: cutDetail(a.Summary, maxDetail), At: a.CreatedAt}
 }
 
 func decidedEvent(a Ask) Event {

@@ -192,7 +192,7 @@ func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration)
 	now, err := createScript.Run(ctx, s.client,
 		[]string{s.keys.ask(a.ID), s.keys.deadlines, s.keys.audit, s.keys.auditHead},
 		s.scriptNow(), a.ID, ttlMicros, (ttl + s.opts.Retention).Milliseconds(), qField, q,
-		a.RunID, a.Tool, s.opts.AuditMaxLen, a.StartedBy, a.Reason, cutDetail(a.Summary),
+		a.RunID, a.Tool, s.opts.AuditMaxLen, a.StartedBy, a.Reason, cutDetail(a.Summary, maxDetail),
 	).Text()
 	if err != nil {
 		return Ask{}, unavailable("create", err)

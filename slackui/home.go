@@ -287,6 +287,8 @@ func (h *Home) publish(ctx context.Context, user string, asks []pending.Ask) {
 	view := h.Render(mayDecide, decidable, mine)
 	b, _ := json.Marshal(view.Blocks)
 	digest := fmt.Sprintf("%x", sha256.Sum256(b))
+	// When, last: it changes every time, so it is not part of the digest.
+	view.Blocks.BlockSet = append(view.Blocks.BlockSet, contextBlock("askops_home_updated", "Updated "+slackDate(h.cfg.Now())))
 	h.mu.Lock()
 	v := h.viewers[user]
 	if v == nil {
@@ -368,7 +370,6 @@ func (h *Home) Render(mayDecide bool, decidable, mine []pending.Ask) slack.HomeT
 		blocks = append(blocks, h.askBlocks(a)...)
 	}
 	blocks = append(blocks, slack.NewDividerBlock(), sectionBlock("askops_home_runs", h.runsText(mine)))
-	blocks = append(blocks, contextBlock("askops_home_updated", "Updated "+slackDate(h.cfg.Now())))
 	return slack.HomeTabViewRequest{Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: blocks}, CallbackID: "askops_home"}
 }
 
