@@ -82,6 +82,15 @@ const maxHomeAsks = 15
 // maxHomeRuns bounds the runs listed.
 const maxHomeRuns = 10
 
+// noticeFor is how long a Home shows what a click on it did.
+const noticeFor = time.Minute
+
+// HomeNotices shows a user, on their Home, what their click there did;
+// *Home satisfies it.
+type HomeNotices interface {
+	Notice(user, text string)
+}
+
 // Home keeps the App Home tabs of this replica's viewers current.
 type Home struct {
 	cfg HomeConfig
@@ -102,6 +111,9 @@ type homeViewer struct {
 	dirty     bool
 	notBefore time.Time // Debounce after the last publish
 	shown     string    // digest of the view last published
+
+	notice      string // what their last click on the Home did, shown on top
+	noticeUntil time.Time
 }
 
 // NewHome starts the Home's refresher; Close stops it.
@@ -149,6 +161,22 @@ func (h *Home) Opened(user string) {
 		h.viewers[user] = v
 	}
 	v.openedAt, v.dirty = h.cfg.Now(), true
+	h.mu.Unlock()
+	h.nudge()
+}
+
+// Notice shows text on top of user's Home for a minute, at once (it
+// answers a click the user just made there, as an ephemeral answers one
+// on a message).
+func (h *Home) Notice(user, text string) {
+	h.mu.Lock()
+	v := h.viewers[user]
+	if v == nil {
+		v = &homeViewer{openedAt: h.cfg.Now()}
+		h.viewers[user] = v
+	}
+	v.notice, v.noticeUntil = text, h.cfg.Now().Add(noticeFor)
+	v.dirty, v.notBefore = true, time.Time{}
 	h.mu.Unlock()
 	h.nudge()
 }
@@ -233,6 +261,13 @@ func (h *Home) refresh(ctx context.Context) time.Duration {
 	var due []string
 	wait := time.Hour
 	for u, v := range h.viewers {
+		if v.notice != "" {
+			if !now.Before(v.noticeUntil) {
+				v.notice, v.dirty = "", true
+			} else {
+				wait = min(wait, v.noticeUntil.Sub(now))
+			}
+		}
 		switch {
 		case !v.dirty:
 		case !now.Before(v.notBefore):
@@ -285,6 +320,11 @@ func (h *Home) publish(ctx context.Context, user string, asks []pending.Ask) {
 		}
 	}
 	view := h.Render(mayDecide, decidable, mine)
+	h.mu.Lock()
+	if v := h.viewers[user]; v != nil && v.notice != "" {
+		view.Blocks.BlockSet = slices.Insert(view.Blocks.BlockSet, 1, slack.Block(contextBlock("askops_home_notice", ":information_source: "+v.notice)))
+	}
+	h.mu.Unlock()
 	b, _ := json.Marshal(view.Blocks)
 	digest := fmt.Sprintf("%x", sha256.Sum256(b))
 	// When, last: it changes every time, so it is not part of the digest.

@@ -245,3 +245,35 @@ func TestHomeHonoursPerAskAuthority(t *testing.T) {
 		t.Errorf("Home:\n%s", text)
 	}
 }
+
+// TestHomeClickOnDecidedAskIsAnswered: a click on a Home that still shows
+// an Ask another approver has just decided changes nothing, and the Home
+// says so on top (a Home has no channel for an ephemeral).
+func TestHomeClickOnDecidedAskIsAnswered(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	h := newHome(t, w, 20*time.Millisecond)
+	w.inter.cfg.Home = h
+	ctx := t.Context()
+	wa := w.ask(bashRequest("run-1", "s1", "terraform apply"))
+	h.Opened(approverA)
+	if _, err := w.fake.WaitForHome(ctx, approverA, func(v fakeslack.View) bool { return homeAsks(v) == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := w.fake.HomeBlockActionsPayload(approverA, ActionApprove, wa.id)
+	if _, err := w.clicks.Decide(ctx, wa.id, pending.Denied, approverB, "not today"); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := w.fake.PostInteraction(ctx, w.url, payload); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("click: %v %v", resp, err)
+	}
+	if a := wa.result(t); a.Status != pending.Status(pending.Denied) {
+		t.Fatalf("the stale click changed the outcome: %+v", a)
+	}
+	if _, err := w.fake.WaitForHome(ctx, approverA, func(v fakeslack.View) bool {
+		text := fakeslack.BlockText(v.Request.Blocks.BlockSet)
+		return strings.Contains(text, "Already denied by <@"+approverB+">") && homeAsks(v) == 0
+	}); err != nil {
+		v, _ := w.fake.Home(approverA)
+		t.Fatalf("the Home does not answer the click: %v\n%s", err, fakeslack.BlockText(v.Request.Blocks.BlockSet))
+	}
+}

@@ -64,6 +64,9 @@ type InteractionsConfig struct {
 	// CallTimeout bounds each asynchronous Web API call (chat.update,
 	// chat.postEphemeral, views.open), retries included; default 10s.
 	CallTimeout time.Duration
+	// Home shows what a click on the App Home changed (or why nothing):
+	// a Home has no channel for an ephemeral. Optional (home.go).
+	Home HomeNotices
 }
 
 // Interactions turns button clicks and modal submissions into decisions.
@@ -574,6 +577,10 @@ func clickedMessage(cb slack.InteractionCallback) (channel, ts string) {
 // ephemeral tells the clicker something only they see, in the channel of
 // the message they clicked.
 func (i *Interactions) ephemeral(cb slack.InteractionCallback, text string) {
+	if fromHome(cb) && i.cfg.Home != nil {
+		i.cfg.Home.Notice(cb.User.ID, text)
+		return
+	}
 	channel, _ := clickedMessage(cb)
 	user := cb.User.ID
 	if channel == "" || user == "" {

@@ -150,6 +150,7 @@ func newApp(ctx context.Context, cfg Config, log *slog.Logger, m *Metrics, o app
 	a.interactions = slackui.NewInteractions(slackui.InteractionsConfig{
 		Asks:      a.asks,
 		Notifier:  a.asksUI,
+		Home:      a.home,
 		Approvers: a.approvers,
 		API:       a.slack,
 		Logger:    log.With("component", "interactions"),
