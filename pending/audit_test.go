@@ -331,3 +331,19 @@ func TestParseAnchor(t *testing.T) {
 		}
 	}
 }
+
+// TestCanonicalEventIsPinned: the encoding an event's digest is taken over
+// must never change silently, or every chain written before would fail
+// verification. A deliberate change gets a new auditCanonVersion.
+func TestCanonicalEventIsPinned(t *testing.T) {
+	at, _ := time.Parse(time.RFC3339Nano, "2026-12-01T02:36:41.5Z")
+	e := Event{Seq: 7, Prev: "ab", Kind: EventDecided, AskID: "a1", RunID: "r1", Tool: "bash", Outcome: Denied,
+		By: "U1", Reason: "not\nnow", Detail: "", At: at.In(time.FixedZone("CET", 3600))}
+	const want = "askops-audit/1\n1:7\n2:ab\n7:decided\n2:a1\n2:r1\n4:bash\n6:denied\n2:U1\n7:not\nnow\n0:\n22:2026-12-01T02:36:41.5Z\n"
+	if got := canonicalEvent(e); got != want {
+		t.Errorf("canonicalEvent = %q, want %q", got, want)
+	}
+	if got := EventDigest(e); got != "450bd8e5840a4e8faeb2ab8eb5589ea001e20749" {
+		t.Errorf("digest %s (change the pin only with a new auditCanonVersion)", got)
+	}
+}

@@ -107,7 +107,7 @@ func (c *chainCheck) add(e Event, rec map[string]string) bool {
 			c.r.Unchained++
 			return true
 		}
-		return c.broken(e, "the event carries no seq or prev: it was added by hand, not by askops")
+		return c.broken(e, "the event carries no seq or prev: it was added by hand, or by an askops replica older than the chain (during a rolling upgrade)")
 	}
 	if c.last == nil {
 		first := e
