@@ -127,16 +127,27 @@ const (
 )
 
 // Event is one entry of the audit trail. Every Ask has exactly one EventAsked
-// and, once it ends, exactly one EventDecided.
+// and, once it ends, exactly one EventDecided; other kinds (votes,
+// reminders, escalations, refusals) come in between. Every event is a link
+// of a hash chain (see auditchain.go).
 type Event struct {
 	Kind    EventKind `json:"kind"`
 	AskID   string    `json:"ask_id"`
 	RunID   string    `json:"run_id,omitempty"`
 	Tool    string    `json:"tool,omitempty"`
 	Outcome Outcome   `json:"outcome,omitempty"`
-	By      string    `json:"by,omitempty"`
-	Reason  string    `json:"reason,omitempty"`
-	At      time.Time `json:"at"`
+	By      string    `json:"by,omitempty"`     // asked: who started the run; decided: who decided
+	Reason  string    `json:"reason,omitempty"` // asked: the policy's reason; decided: the decision's
+	// Detail is what the event is about in words: for EventAsked the
+	// call's summary (cut to 80 bytes), for other kinds what they need
+	// (e.g. whom an escalation went to).
+	Detail string    `json:"detail,omitempty"`
+	At     time.Time `json:"at"`
+
+	// Set by the store when the event is appended.
+	ID   string `json:"id,omitempty"`   // where it is stored (Redis: the stream entry id)
+	Seq  int64  `json:"seq,omitempty"`  // its place in the chain: 1, 2, 3…
+	Prev string `json:"prev,omitempty"` // EventDigest of the event before it ("" for the first)
 }
 
 // Store holds Asks. Both implementations (Redis and memory) obey one contract,

@@ -28,6 +28,7 @@ type MemoryStore struct {
 	asks   map[string]*memoryAsk
 	audit  []Event
 	steps  map[string]*memoryStep // follow-ups by "<id> <step>" (schedule.go)
+	chain  chainer // the audit chain's head
 	closed chan struct{}
 	once   sync.Once
 }
@@ -319,11 +320,13 @@ func (s *MemoryStore) Close() error {
 
 // appendAudit adds e, dropping the oldest events beyond AuditMaxLen. The
 // caller holds s.mu.
-func (s *MemoryStore) appendAudit(e Event) {
+func (s *MemoryStore) appendAudit(e Event) Event {
+	e = s.chain.link(e)
 	s.audit = append(s.audit, e)
 	if over := int64(len(s.audit)) - s.opts.AuditMaxLen; over > 0 {
 		s.audit = slices.Delete(s.audit, 0, int(over))
 	}
+	return e
 }
 
 func (f Filter) matches(a Ask) bool {
@@ -337,7 +340,8 @@ func sortOldestFirst(asks []Ask) {
 }
 
 func askedEvent(a Ask) Event {
-	return Event{Kind: EventAsked, AskID: a.ID, RunID: a.RunID, Tool: a.Tool, By: a.StartedBy, Reason: a.Reason, At: a.CreatedAt}
+	return Event{Kind: EventAsked, AskID: a.ID, RunID: a.RunID, Tool: a.Tool, By: a.StartedBy, Reason: a.Reason,
+		Detail: cutDetail(a.Summary, maxDetail), At: a.CreatedAt}
 }
 
 func decidedEvent(a Ask) Event {

@@ -21,6 +21,7 @@ import (
 //	askops:{askops}:ask:<id>     hash: the Ask record; TTL = deadline + Retention (GC only)
 //	askops:{askops}:deadlines    zset: id scored by deadline (µs); only pending Asks
 //	askops:{askops}:audit        stream: asked / decided events, XADD MAXLEN ~ AuditMaxLen
+//	askops:{askops}:audit:head   hash: seq, digest and id of the newest audit event (see auditchain.go)
 //	askops:{askops}:decided      pub/sub channel: the id of every Ask that just ended
 //	askops:{askops}:fence        counter written before each WAIT (see durable)
 //
@@ -68,13 +69,14 @@ type redisKeys struct {
 	prefix    string // "askops:{askops}:"
 	deadlines string
 	audit     string
+	auditHead string // the chain's head (auditchain.go)
 	decided   string // pub/sub channel
 	fence     string
 }
 
 func newRedisKeys(ns string) redisKeys {
 	p := ns + ":{" + ns + "}:"
-	return redisKeys{prefix: p, deadlines: p + "deadlines", audit: p + "audit", decided: p + "decided", fence: p + "fence"}
+	return redisKeys{prefix: p, deadlines: p + "deadlines", audit: p + "audit", auditHead: p + "audit:head", decided: p + "decided", fence: p + "fence"}
 }
 
 func (k redisKeys) ask(id string) string { return k.prefix + "ask:" + id }
@@ -142,17 +144,15 @@ end
 // the creation time (µs). By the server's clock because every replica
 // judges the deadline by it: an Ask created on a replica whose clock is
 // slow must not carry a deadline that is already near.
-var createScript = redis.NewScript(serverNowLua + `
-local key, deadlines, audit = KEYS[1], KEYS[2], KEYS[3]
-local id, ttl, keep, qfield, q, run, tool, maxlen, by, reason =
-  ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
+var createScript = redis.NewScript(serverNowLua + auditAppendLua + `
+local key, deadlines, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local id, ttl, keep, qfield, q, run, tool, maxlen, by, reason, what =
+  ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]
 local deadline = string.format('%.0f', tonumber(now) + tonumber(ttl))
 redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', 'pending')
 redis.call('PEXPIRE', key, keep)
 redis.call('ZADD', deadlines, deadline, id)
-redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
-  'kind', 'asked', 'ask_id', id, 'run_id', run, 'tool', tool,
-  'outcome', '', 'by', by, 'reason', reason, 'at', now)
+audit_append(audit, head, maxlen, now, 'asked', id, run, tool, '', by, reason, what)
 return now
 `)
 
@@ -190,9 +190,9 @@ func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration)
 	}
 	ttlMicros := a.Deadline.Sub(a.CreatedAt).Microseconds()
 	now, err := createScript.Run(ctx, s.client,
-		[]string{s.keys.ask(a.ID), s.keys.deadlines, s.keys.audit},
+		[]string{s.keys.ask(a.ID), s.keys.deadlines, s.keys.audit, s.keys.auditHead},
 		s.scriptNow(), a.ID, ttlMicros, (ttl + s.opts.Retention).Milliseconds(), qField, q,
-		a.RunID, a.Tool, s.opts.AuditMaxLen, a.StartedBy, a.Reason,
+		a.RunID, a.Tool, s.opts.AuditMaxLen, a.StartedBy, a.Reason, cutDetail(a.Summary, maxDetail),
 	).Text()
 	if err != nil {
 		return Ask{}, unavailable("create", err)
@@ -234,8 +234,8 @@ func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
 // early.
 // Returns {result, HGETALL of the record}; result is won | late | lost |
 // missing, or {early, µs left}.
-var decideScript = redis.NewScript(`
-local key, deadlines, audit = KEYS[1], KEYS[2], KEYS[3]
+var decideScript = redis.NewScript(auditAppendLua + `
+local key, deadlines, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, outcome, by, reason, now, channel, maxlen = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 if now == '' then -- the server's clock judges every deadline (see createScript)
   local t = redis.call('TIME')
@@ -264,9 +264,7 @@ end
 redis.call('HSET', key, 'status', outcome, 'decided_by', by, 'decided_at', now, 'decision_reason', reason)
 redis.call('ZREM', deadlines, id)
 local rec = redis.call('HMGET', key, 'run_id', 'tool')
-redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
-  'kind', 'decided', 'ask_id', id, 'run_id', rec[1] or '', 'tool', rec[2] or '',
-  'outcome', outcome, 'by', by, 'reason', reason, 'at', now)
+audit_append(audit, head, maxlen, now, 'decided', id, rec[1] or '', rec[2] or '', outcome, by, reason, '')
 if channel ~= '' then redis.call('PUBLISH', channel, id) end
 return {result, redis.call('HGETALL', key)}
 `)
@@ -305,7 +303,7 @@ func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by,
 // asynchronously, and a failover in that moment loses it (measured: see
 // BenchmarkSentinelFailoverDecides).
 func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome, by, reason string) (Ask, bool, error) {
-	keys := []string{s.keys.ask(id), s.keys.deadlines, s.keys.audit}
+	keys := []string{s.keys.ask(id), s.keys.deadlines, s.keys.audit, s.keys.auditHead}
 	channel := s.keys.decided
 	if s.replicas.on() {
 		channel = "" // announced below, once durable
@@ -672,11 +670,7 @@ func (s *RedisStore) Audit(ctx context.Context, limit int) ([]Event, error) {
 	}
 	out := make([]Event, 0, len(msgs))
 	for _, m := range msgs {
-		v := func(k string) string { s, _ := m.Values[k].(string); return s }
-		out = append(out, Event{
-			Kind: EventKind(v("kind")), AskID: v("ask_id"), RunID: v("run_id"), Tool: v("tool"),
-			Outcome: Outcome(v("outcome")), By: v("by"), Reason: v("reason"), At: parseMicros(v("at")),
-		})
+		out = append(out, streamEvent(m))
 	}
 	return out, nil
 }

@@ -326,8 +326,9 @@ func (s *RedisStore) AddCopy(ctx context.Context, id, channel, ts string) error 
 }
 
 // finishStepScript ends a claimed step if the claim is still the caller's.
-var finishStepScript = redis.NewScript(serverNowLua + `
-local steps, claims, key, audit = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+// Its audit event is chained like every other (auditAppendLua).
+var finishStepScript = redis.NewScript(serverNowLua + auditAppendLua + `
+local steps, claims, key, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local member, token, id, line, tried, unanswered, maxlen, kind, to, text =
   ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
 if redis.call('HGET', claims, member) ~= token then return 0 end
@@ -343,9 +344,7 @@ if redis.call('EXISTS', key) == 1 then
     redis.call('HSET', key, 'tried', tried, 'expiry', unanswered .. ' (' .. tried .. ')')
   end
   local rec = redis.call('HMGET', key, 'run_id', 'tool')
-  redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
-    'kind', kind, 'ask_id', id, 'run_id', rec[1] or '', 'tool', rec[2] or '',
-    'outcome', '', 'by', to, 'reason', text, 'at', now)
+  audit_append(audit, head, maxlen, now, kind, id, rec[1] or '', rec[2] or '', '', to, text, '')
 end
 return 1
 `)
@@ -356,7 +355,7 @@ func (s *RedisStore) FinishStep(ctx context.Context, c ClaimedStep, d StepDone) 
 		return false, &Error{Code: CodeInvalid, Op: "finish_step", Msg: "step was not claimed"}
 	}
 	n, err := finishStepScript.Run(ctx, s.client,
-		[]string{s.keys.steps(), s.keys.stepClaims(), s.keys.ask(c.Ask.ID), s.keys.audit},
+		[]string{s.keys.steps(), s.keys.stepClaims(), s.keys.ask(c.Ask.ID), s.keys.audit, s.keys.auditHead},
 		s.scriptNow(), stepMember(c.Ask.ID, c.Name), c.token, c.Ask.ID, followupLine(c.Name, d), d.Tried, d.Unanswered,
 		s.opts.AuditMaxLen, string(d.Kind), d.To, d.Text,
 	).Int()

@@ -69,6 +69,9 @@ type InteractionsConfig struct {
 	// CallTimeout bounds each asynchronous Web API call (chat.update,
 	// chat.postEphemeral, views.open), retries included; default 10s.
 	CallTimeout time.Duration
+	// Home shows what a click on the App Home changed (or why nothing):
+	// a Home has no channel for an ephemeral. Optional (home.go).
+	Home HomeNotices
 }
 
 // Interactions turns button clicks and modal submissions into decisions.
@@ -357,7 +360,8 @@ func (i *Interactions) showFull(ctx context.Context, cb slack.InteractionCallbac
 	askID, page := parseShowFull(value)
 	var a pending.Ask
 	var err error
-	if cb.View.ID != "" {
+	inModal := cb.View.ID != "" && !fromHome(cb)
+	if inModal {
 		// A page button inside the modal: the modal must be this Ask's.
 		if cb.View.CallbackID != CallbackShowFull || cb.View.PrivateMetadata != askID {
 			return fmt.Errorf("show full %q: page button in view %q of another ask", askID, cb.View.ID)
@@ -369,7 +373,7 @@ func (i *Interactions) showFull(ctx context.Context, cb slack.InteractionCallbac
 		return i.notBound(cb, askID, err)
 	}
 	view := FullTextModal(a, page)
-	if cb.View.ID != "" {
+	if inModal {
 		i.background("views.update", func(ctx context.Context) error {
 			_, err := i.cfg.API.UpdateViewContext(ctx, view, "", cb.View.Hash, cb.View.ID)
 			return err
@@ -409,6 +413,9 @@ func (e *errNotBound) Error() string { return e.why }
 // payload's message stand in for it, and then it must hold this button for
 // this Ask, and the record must still offer it.
 func (i *Interactions) boundAsk(ctx context.Context, cb slack.InteractionCallback, askID, actionID string) (pending.Ask, error) {
+	if fromHome(cb) {
+		return i.homeBound(ctx, cb, askID, actionID) // home.go
+	}
 	a, err := i.cfg.Asks.Get(ctx, askID)
 	if err != nil {
 		return pending.Ask{}, err
@@ -580,6 +587,10 @@ func clickedMessage(cb slack.InteractionCallback) (channel, ts string) {
 // ephemeral tells the clicker something only they see, in the channel of
 // the message they clicked.
 func (i *Interactions) ephemeral(cb slack.InteractionCallback, text string) {
+	if fromHome(cb) && i.cfg.Home != nil {
+		i.cfg.Home.Notice(cb.User.ID, text)
+		return
+	}
 	channel, _ := clickedMessage(cb)
 	user := cb.User.ID
 	if channel == "" || user == "" {

@@ -40,6 +40,10 @@ type app struct {
 	approver     *metrics.Approver   // core, counted
 	escalation   *slackui.Escalation // nil without reminders or escalation levels
 	followups    followups
+	// home keeps App Home tabs current; asksUI is the notifier that also
+	// refreshes them when an Ask changes here (slackui/home.go).
+	home   *slackui.Home
+	asksUI slackui.HomeNotifier
 
 	// ready answers /readyz: store and Slack reachable; socket is the
 	// Socket Mode connection's state it reports.
@@ -99,16 +103,22 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	if err != nil {
 		return nil, fmt.Errorf("approvals.approvers: %w", err)
 	}
+	a.home = slackui.NewHome(slackui.HomeConfig{
+		Asks: a.asks, API: a.slack, Notifier: a.notifier, Approvers: a.approvers,
+		Logger: log.With("component", "home"), Now: a.now,
+	})
+	a.asksUI = slackui.HomeNotifier{Notifier: a.notifier, Home: a.home}
 	a.interactions = slackui.NewInteractions(slackui.InteractionsConfig{
 		Asks:      a.asks,
-		Notifier:  a.notifier,
+		Notifier:  a.asksUI,
+		Home:      a.home,
 		Approvers: a.approvers,
 		Escalated: a.escalated(),
 		API:       a.slack,
 		Logger:    log.With("component", "interactions"),
 		Now:       a.now,
 	})
-	var notifier approval.Notifier = a.notifier
+	var notifier approval.Notifier = a.asksUI
 	if o.Posted != nil {
 		notifier = approval.Reporting{Notifier: notifier, Posted: o.Posted}
 	}
@@ -135,6 +145,9 @@ func (a *app) Close() {
 	a.stopFollowups()
 	if a.interactions != nil {
 		_ = a.interactions.Close()
+	}
+	if a.home != nil {
+		_ = a.home.Close()
 	}
 	a.stores.close()
 }

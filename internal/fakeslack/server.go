@@ -112,6 +112,8 @@ type Server struct {
 	conns    map[*socketConn]struct{}
 	acks     map[string][]Ack
 	sent     map[string]Envelope
+
+	homes map[string]*View // user id → published Home tab (home.go)
 }
 
 // New starts a fake Slack for a test and stops it when the test ends.
