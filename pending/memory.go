@@ -28,7 +28,7 @@ type MemoryStore struct {
 	asks   map[string]*memoryAsk
 	audit  []Event
 	steps  map[string]*memoryStep // follow-ups by "<id> <step>" (schedule.go)
-	chain  chainer // the audit chain's head
+	chain  chainer                // the audit chain's head
 	closed chan struct{}
 	once   sync.Once
 }
