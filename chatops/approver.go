@@ -25,6 +25,10 @@ func (a AgentApprover) Approve(ctx context.Context, r agent.Request) agent.Decis
 	ask := a.Next.Approve(ctx, pending.Request{
 		RunID: r.RunID, SessionID: r.SessionID, Label: r.Label, StartedBy: r.StartedBy,
 		Tool: r.Tool, Args: r.Args, Summary: r.Summary, Path: r.Path,
+		Call: pending.Call{
+			Kind: pending.CallKind(r.Call.Kind), Command: r.Call.Command,
+			Path: r.Call.Path, Content: r.Call.Content, Old: r.Call.Old, New: r.Call.New,
+		},
 		Reason: r.Reason, Rule: r.Rule, Approvals: r.Approvals, Workspace: r.Workspace, Cwd: r.Cwd,
 		ReplyChannel: r.ReplyChannel, ReplyThreadTS: r.ReplyThreadTS,
 	})

@@ -133,6 +133,13 @@ type ApprovalsConfig struct {
 	// SweepInterval is how often serve looks for Asks whose waiter is gone
 	// (a process killed with SIGKILL) and expires them (an extension).
 	SweepInterval Duration `yaml:"sweep_interval"`
+	// RemindAfter and Escalate are the follow-ups of an Ask nobody
+	// answers (followups.go).
+	RemindAfter Duration          `yaml:"remind_after"`
+	Escalate    []EscalationLevel `yaml:"escalate"`
+	// FollowupLease (an extension) is how long a replica holds a claimed
+	// step before another may take it over; 0 means 2m.
+	FollowupLease Duration `yaml:"followup_lease"`
 
 	// SelfApproval lets whoever started a run approve its Asks; default
 	// false (the only approver configured may anyway). Issue 12; see

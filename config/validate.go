@@ -158,6 +158,7 @@ func (c Config) Validate(cmd Command) Problems {
 	}
 	checkPeople("approvals.approvers", a.Approvers)
 	checkPeople("approvals.run_starters", a.RunStarters)
+	ps = append(ps, a.followupProblems()...)
 
 	// agent
 	if c.Agent.Workspace == "" {

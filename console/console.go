@@ -38,8 +38,8 @@ type Asks interface {
 	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
 	ListPending(ctx context.Context, f pending.Filter) ([]pending.Ask, error)
 	Audit(ctx context.Context, limit int) ([]pending.Event, error)
-	// Note audits a refused decision (see quorum.go).
-	Note(ctx context.Context, e pending.Event) error
+	// AppendEvent audits a refused decision (see quorum.go).
+	AppendEvent(ctx context.Context, e pending.Event) (pending.Event, error)
 }
 
 // Grants is what the console needs from the grant store; grants.Store

@@ -35,7 +35,7 @@ func (c *Console) refuseBallot(ctx context.Context, a pending.Ask, outcome pendi
 	case outcome == pending.ApprovedSession && a.Needed() > 1:
 		return fmt.Sprintf("This request needs %d approvals from different people, so approval for the session is not offered; nothing changed.", a.Needed())
 	case outcome.Approves() && !c.cfg.SelfApproval && startedBy(a, c.cfg.User):
-		err := c.cfg.Asks.Note(ctx, pending.Event{Kind: pending.EventRefused, AskID: a.ID, RunID: a.RunID, Tool: a.Tool,
+		_, err := c.cfg.Asks.AppendEvent(ctx, pending.Event{Kind: pending.EventRefused, AskID: a.ID, RunID: a.RunID, Tool: a.Tool,
 			Outcome: outcome, By: by, Reason: "self-approval: " + a.StartedBy + " started the run"})
 		if err != nil {
 			c.log.Warn("console: could not audit a refused self-approval", "ask", a.ID, "err", err)

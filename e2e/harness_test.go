@@ -155,8 +155,8 @@ type settings struct {
 	RedisURL      string   // default the world's redis
 	Mode          string   // slack.mode; default http
 	Extra         string   // more top-level YAML (e.g. an api: block)
+	Approvals     string   // more lines under approvals: (two-space indented)
 	Approvers     []string // approvals.approvers.users; default [approverID]
-	Approvals     string   // more keys under approvals: (each line indented two spaces)
 	Rules         string   // policy.rules entries (each line "    - {…}")
 }
 
@@ -210,7 +210,8 @@ approvals:
   sweep_interval: %s
   approvers:
     users: [%s]
-%sagent:
+%s
+agent:
   workspace: %q
   max_iterations: %d
 policy:

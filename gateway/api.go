@@ -378,7 +378,7 @@ func (api *API) decide(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	if a.StartedBy == tok.Name {
 		// Whatever approvals.self_approval says: a token is the agent's
 		// own credential, and an agent approving itself is no approval.
-		if err := api.svc.cfg.Asks.Note(r.Context(), pending.Event{Kind: pending.EventRefused, AskID: a.ID, RunID: a.RunID, Tool: a.Tool,
+		if _, err := api.svc.cfg.Asks.AppendEvent(r.Context(), pending.Event{Kind: pending.EventRefused, AskID: a.ID, RunID: a.RunID, Tool: a.Tool,
 			Outcome: outcome, By: tok.Name, Reason: "self-approval: the token that made the ask may not decide it"}); err != nil {
 			api.log.Warn("could not audit a refused self-decision", "ask", a.ID, "err", err)
 		}

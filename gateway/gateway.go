@@ -33,8 +33,8 @@ type Asks interface {
 	// Watch blocks until the Ask ends or ctx ends and records nothing: a
 	// long poll's push wake-up.
 	Watch(ctx context.Context, id string) (pending.Ask, error)
-	// Note audits a refused decision (a token deciding its own Ask).
-	Note(ctx context.Context, e pending.Event) error
+	// AppendEvent audits a refused decision (a token deciding its own Ask).
+	AppendEvent(ctx context.Context, e pending.Event) (pending.Event, error)
 }
 
 // Approver runs the approval round trip; *approval.Core satisfies it.
@@ -174,6 +174,7 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		StartedBy: c.By,
 		Tool:      m.call.Tool,
 		Args:      m.args,
+		Call:      m.shown,
 		Summary:   m.summary,
 		Path:      m.call.Path,
 		Reason:    askReason(c.Reason, v.Reason),

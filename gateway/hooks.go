@@ -91,7 +91,11 @@ func DenyMessage(a pending.Ask) string {
 	case pending.Denied:
 		s = "askops: denied by " + a.DecidedBy + tallyNote(a) + why
 	case pending.Expired:
-		s = "askops: nobody decided in time; the approval request timed out" + tallyNote(a)
+		s = "askops: nobody decided in time; the approval request timed out"
+		if a.DecisionReason != "" && a.DecisionReason != pending.DeadlineReason {
+			s = "askops: expired: " + a.DecisionReason // what was tried (reminded, escalated)
+		}
+		s += tallyNote(a)
 	case pending.Cancelled:
 		s = "askops: the approval request was cancelled" + why
 	default:

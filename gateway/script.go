@@ -58,6 +58,7 @@ func (s Script) Request() pending.Request {
 		StartedBy: who,
 		Tool:      "bash",
 		Args:      string(args),
+		Call:      pending.Call{Kind: pending.CallCommand, Command: s.Command},
 		Summary:   s.Command,
 		Reason:    reason,
 		Cwd:       s.Cwd,

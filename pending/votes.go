@@ -88,12 +88,12 @@ func RepeatVote(err error) (Ask, bool) {
 }
 
 func repeatVote(op string, a Ask, by string) error {
-	return &Error{Code: CodeConflict, Op: op, Ask: &a,
+	return &Error{Store: "pending", Code: CodeConflict, Op: op, Record: &a,
 		Msg: fmt.Sprintf("%s has already approved; one person counts once (%s)", by, a.Tally())}
 }
 
 func sessionOnQuorum(op string, a Ask) error {
-	return &Error{Code: CodeInvalid, Op: op,
+	return &Error{Store: "pending", Code: CodeInvalid, Op: op,
 		Msg: fmt.Sprintf("approval for the session is not offered on an ask that needs %d approvals", a.Needed())}
 }
 
@@ -103,13 +103,13 @@ func checkBallot(op, id string, b Ballot) (Ballot, error) {
 		return b, err
 	}
 	if !humanDecision(b.Outcome) {
-		return b, &Error{Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("a ballot is approved, approved_session or denied, not %.40q", string(b.Outcome))}
+		return b, &Error{Store: "pending", Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("a ballot is approved, approved_session or denied, not %.40q", string(b.Outcome))}
 	}
 	if b.By == "" || strings.ContainsAny(b.By, "\r\n") {
-		return b, &Error{Code: CodeInvalid, Op: op, Msg: "a ballot names who cast it, on one line"}
+		return b, &Error{Store: "pending", Code: CodeInvalid, Op: op, Msg: "a ballot names who cast it, on one line"}
 	}
 	if b.GrantTTL < 0 || (b.GrantTTL > 0 && b.Outcome != ApprovedSession) {
-		return b, &Error{Code: CodeInvalid, Op: op, Msg: "a grant duration goes only with approved_session, and is positive"}
+		return b, &Error{Store: "pending", Code: CodeInvalid, Op: op, Msg: "a grant duration goes only with approved_session, and is positive"}
 	}
 	b.GrantTTL = b.GrantTTL.Truncate(time.Microsecond)
 	// A deny reason typed by a person rests in the store too (see atRest).
@@ -153,8 +153,8 @@ func decodeVotes(a *Ask, h map[string]string) {
 // a vote too, so the trail shows the count it ended).
 // Returns {result, HGETALL}: result is won | voted | repeat | session |
 // late | lost, or {missing}.
-var voteScript = redis.NewScript(`
-local key, deadlines, audit = KEYS[1], KEYS[2], KEYS[3]
+var voteScript = redis.NewScript(auditAppendLua + `
+local key, deadlines, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, outcome, by, reason, now, channel, maxlen, late, grant =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 if now == '' then -- the server's clock judges every deadline (see createScript)
@@ -191,9 +191,7 @@ else
     end
     local tally = votes .. ' of ' .. need .. ' approvals'
     if outcome == 'denied' then tally = 'denied with ' .. tally end
-    redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
-      'kind', 'voted', 'ask_id', id, 'run_id', rec[1] or '', 'tool', rec[2] or '',
-      'outcome', outcome, 'by', by, 'reason', tally, 'at', now)
+    audit_append(audit, head, maxlen, now, 'voted', id, rec[1] or '', rec[2] or '', outcome, by, tally, '')
     if outcome == 'approved' and votes < need then
       return {'voted', redis.call('HGETALL', key)}
     end
@@ -202,9 +200,7 @@ end
 redis.call('HSET', key, 'status', outcome, 'decided_by', by, 'decided_at', now, 'decision_reason', reason)
 if grant ~= '' then redis.call('HSET', key, 'grant_ttl', grant) end
 redis.call('ZREM', deadlines, id)
-redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
-  'kind', 'decided', 'ask_id', id, 'run_id', rec[1] or '', 'tool', rec[2] or '',
-  'outcome', outcome, 'by', by, 'reason', reason, 'at', now)
+audit_append(audit, head, maxlen, now, 'decided', id, rec[1] or '', rec[2] or '', outcome, by, reason, '')
 if channel ~= '' then redis.call('PUBLISH', channel, id) end
 return {result, redis.call('HGETALL', key)}
 `)
@@ -239,23 +235,6 @@ func (s *RedisStore) cast(ctx context.Context, op, id string, b Ballot) (Ask, er
 	default: // lost, late
 		return Ask{}, conflict(op, a)
 	}
-}
-
-// Note implements Store.
-func (s *RedisStore) Note(ctx context.Context, e Event) error {
-	at := e.At
-	if at.IsZero() {
-		at = s.opts.now()
-	}
-	err := s.client.XAdd(ctx, &redis.XAddArgs{
-		Stream: s.keys.audit, MaxLen: s.opts.AuditMaxLen, Approx: true,
-		Values: []any{"kind", string(e.Kind), "ask_id", e.AskID, "run_id", e.RunID, "tool", e.Tool,
-			"outcome", string(e.Outcome), "by", e.By, "reason", hide.Secrets(e.Reason), "at", micros(at)},
-	}).Err()
-	if err != nil {
-		return unavailable("note", err)
-	}
-	return nil
 }
 
 // Cast implements Store.
@@ -300,16 +279,4 @@ func (s *MemoryStore) cast(op, id string, b Ballot) (Ask, error) {
 	m.ask.GrantTTL = b.GrantTTL
 	s.end(m, b.Outcome, b.By, b.Reason, now)
 	return m.ask, nil
-}
-
-// Note implements Store.
-func (s *MemoryStore) Note(ctx context.Context, e Event) error {
-	if e.At.IsZero() {
-		e.At = s.opts.now()
-	}
-	e.Reason = hide.Secrets(e.Reason)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.appendAudit(e)
-	return nil
 }

@@ -66,6 +66,10 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 		}
 		assertAuditPairs(t, a, 1)
 		assertVotes(t, a, ask.ID, "U_ANA 1 of 2 approvals", "U_BO 2 of 2 approvals")
+		// Every vote is a link of the audit chain.
+		if rep, err := a.(AuditLog).VerifyAudit(t.Context()); err != nil || rep.Break != nil || rep.Events != 4 {
+			t.Errorf("audit chain after the votes: %+v, %v; want 4 events, no break", rep, err)
+		}
 	})
 
 	t.Run("OneDenyEndsIt", func(t *testing.T) {
@@ -203,7 +207,7 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 		ask, _ := a.Create(t.Context(), sampleRequest(1), time.Minute)
 		e := Event{Kind: EventRefused, AskID: ask.ID, RunID: ask.RunID, Tool: ask.Tool, Outcome: Approved,
 			By: "U0STARTER", Reason: "self-approval: U0STARTER started the run"}
-		if err := b.Note(t.Context(), e); err != nil {
+		if _, err := b.AppendEvent(t.Context(), e); err != nil {
 			t.Fatal(err)
 		}
 		events, _ := a.Audit(t.Context(), 0)

@@ -209,7 +209,25 @@ func (i *Interactions) selfRefused(ctx context.Context, a pending.Ask, b pending
 // changed nothing).
 func (i *Interactions) audit(ctx context.Context, a pending.Ask, b pending.Ballot, why string) {
 	e := pending.Event{Kind: pending.EventRefused, AskID: a.ID, RunID: a.RunID, Tool: a.Tool, Outcome: b.Outcome, By: b.By, Reason: why}
-	if err := i.cfg.Asks.Note(ctx, e); err != nil {
+	if _, err := i.cfg.Asks.AppendEvent(ctx, e); err != nil {
 		i.log.Warn("could not audit a refused decision", "ask", a.ID, "by", b.By, "err", err)
 	}
+}
+
+// SelfApprovalAuthority is the approvers with approvals.self_approval as a
+// per-Ask rule (AskAuthority), for the App Home: the Asks of a run the
+// viewer started get no buttons there when they may not approve them (they
+// stay listed under the viewer's runs). Clicks are checked by
+// Interactions whatever the Home shows.
+type SelfApprovalAuthority struct {
+	*Approvers
+	Rule approval.SelfApproval
+}
+
+// MayDecideAsk implements AskAuthority.
+func (s SelfApprovalAuthority) MayDecideAsk(ctx context.Context, user string, a pending.Ask) (bool, error) {
+	if s.Rule.Refuses(a, user, pending.Approved, s.Only) {
+		return false, nil
+	}
+	return s.MayDecide(ctx, user)
 }

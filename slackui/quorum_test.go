@@ -252,3 +252,23 @@ func TestDurationText(t *testing.T) {
 		}
 	}
 }
+
+func TestSelfApprovalAuthorityForTheHome(t *testing.T) {
+	ap, _ := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
+	own := pending.Ask{Request: pending.Request{StartedBy: approverA}}
+	for _, tc := range []struct {
+		rule approval.SelfApproval
+		user string
+		want bool
+	}{
+		{approval.SelfApproval{}, approverA, false},
+		{approval.SelfApproval{}, approverB, true},
+		{approval.SelfApproval{Allowed: true}, approverA, true},
+		{approval.SelfApproval{}, stranger, false},
+	} {
+		got, err := SelfApprovalAuthority{Approvers: ap, Rule: tc.rule}.MayDecideAsk(t.Context(), tc.user, own)
+		if err != nil || got != tc.want {
+			t.Errorf("%+v %s: %v, %v; want %v", tc.rule, tc.user, got, err, tc.want)
+		}
+	}
+}

@@ -37,7 +37,13 @@ type app struct {
 	approvers    *slackui.Approvers
 	interactions *slackui.Interactions
 	core         *approval.Core
-	approver     *metrics.Approver // core, counted
+	approver     *metrics.Approver   // core, counted
+	escalation   *slackui.Escalation // nil without reminders or escalation levels
+	followups    followups
+	// home keeps App Home tabs current; asksUI is the notifier that also
+	// refreshes them when an Ask changes here (slackui/home.go).
+	home   *slackui.Home
+	asksUI slackui.HomeNotifier
 
 	// ready answers /readyz: store and Slack reachable; socket is the
 	// Socket Mode connection's state it reports.
@@ -82,11 +88,15 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 		return nil, err
 	}
 
+	if a.escalation, err = newEscalation(cfg, a); err != nil {
+		return nil, fmt.Errorf("approvals.escalate: %w", err)
+	}
 	a.notifier = slackui.NewNotifier(a.slack, slackui.NotifierConfig{
 		ApprovalChannel: cfg.Slack.ApprovalChannel,
 		Mention:         cfg.Slack.Mention,
 		ScopeText:       approval.ScopeText(approval.DefaultScopeFor),
 		GrantDurations:  cfg.Approvals.Durations(),
+		Followups:       a.scheduler(),
 		Logger:          log.With("component", "notifier"),
 		Now:             a.now,
 	})
@@ -94,16 +104,24 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	if err != nil {
 		return nil, fmt.Errorf("approvals.approvers: %w", err)
 	}
+	a.home = slackui.NewHome(slackui.HomeConfig{
+		Asks: a.asks, API: a.slack, Notifier: a.notifier,
+		Approvers: slackui.SelfApprovalAuthority{Approvers: a.approvers, Rule: approval.SelfApproval{Allowed: cfg.Approvals.SelfApproval}},
+		Logger:    log.With("component", "home"), Now: a.now,
+	})
+	a.asksUI = slackui.HomeNotifier{Notifier: a.notifier, Home: a.home}
 	a.interactions = slackui.NewInteractions(slackui.InteractionsConfig{
 		Asks:         a.asks,
-		Notifier:     a.notifier,
+		Notifier:     a.asksUI,
+		Home:         a.home,
 		Approvers:    a.approvers,
+		Escalated:    a.escalated(),
 		SelfApproval: approval.SelfApproval{Allowed: cfg.Approvals.SelfApproval},
 		API:          a.slack,
 		Logger:       log.With("component", "interactions"),
 		Now:          a.now,
 	})
-	var notifier approval.Notifier = a.notifier
+	var notifier approval.Notifier = a.asksUI
 	if o.Posted != nil {
 		notifier = approval.Reporting{Notifier: notifier, Posted: o.Posted}
 	}
@@ -118,14 +136,21 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	if cfg.Slack.Mode == "socket" {
 		a.ready.Socket = a.socket.Err
 	}
+	if !a.shared() {
+		a.startFollowups() // nobody else holds this store
+	}
 	return a, nil
 }
 
 // Close stops background work and closes the stores. Interactions first: its
 // in-flight message updates still need the store.
 func (a *app) Close() {
+	a.stopFollowups()
 	if a.interactions != nil {
 		_ = a.interactions.Close()
+	}
+	if a.home != nil {
+		_ = a.home.Close()
 	}
 	a.stores.close()
 }

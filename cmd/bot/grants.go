@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/storeerr"
 )
 
 // grantsSynopsis is the shape of `bot grants`; -config may come before or
@@ -217,13 +217,4 @@ func grantsFailed(env *environment, verb string, err error) int {
 
 // grantsMsg is a grants error without the package's "grants: op:" prefix:
 // what was wrong, and the cause when there is one.
-func grantsMsg(err error) string {
-	var e *grants.Error
-	if !errors.As(err, &e) {
-		return err.Error()
-	}
-	if e.Err != nil {
-		return e.Msg + ": " + e.Err.Error()
-	}
-	return e.Msg
-}
+func grantsMsg(err error) string { return storeerr.Message(err) }

@@ -4,6 +4,7 @@
 //
 // Subcommands: serve (the Slack app), run (one agent run from a terminal),
 // ask (ask a human from any script), grants (an admin's standing grants),
+// audit (verify or export the tamper-evident audit trail),
 // check-config, version. main only wires
 // the process to run, which tests call whole with their own arguments,
 // environment and output.
@@ -84,6 +85,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdAskMain(ctx, env, rest)
 	case "grants":
 		return cmdGrantsMain(ctx, env, rest)
+	case "audit":
+		return cmdAuditMain(ctx, env, rest)
 	case "hook":
 		return cmdHookMain(ctx, env, rest)
 	case "mcp":
@@ -119,6 +122,12 @@ usage:
   bot grants -config FILE revoke [-session ID] GRANT_ID
                                   standing grants (needs redis.url): exit 0 ok,
                                   1 not found or store down, 2 bad usage or refused scope
+  bot audit -config FILE verify [-o json] [-anchor SEQ:HASH]
+                                  check the audit trail's hash chain (needs redis.url):
+                                  exit 0 intact, 1 broken (the first break is named)
+  bot audit -config FILE export [-since 24h|RFC3339]
+                                  one JSON line per Ask: who asked, what, why, every
+                                  event (votes, reminders, escalations), the decision
   bot hook claude|codex [-url URL -token-env NAME | -config FILE]
                                   answer one Claude Code / Codex permission hook
                                   event (stdin) with askops' decision (stdout)

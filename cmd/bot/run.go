@@ -98,23 +98,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	defer releaseStops()
 
 	host, _ := os.Hostname()
-	who := env.getenv("USER")
-	if who == "" {
-		who = "unknown user"
-	}
-	if *label == "" {
-		*label = "bot run on " + host
-	}
-	id := chatops.NewRunID()
-	spec := agent.RunSpec{
-		ID:        id,
-		SessionID: id, // one bot run invocation is one session
-		StartedBy: who + "@" + host,
-		Label:     *label,
-		Task:      task,
-		Mode:      policy.Mode(*mode),
-		Cwd:       *cwd,
-	}
+	spec := chatops.TerminalRun(task, *label, env.getenv("USER"), host, policy.Mode(*mode), *cwd)
 	progress := chatops.NewProgress(env.stdout)
 	run := runner.Start(ctx, spec, progress.Event)
 	res := run.Wait()

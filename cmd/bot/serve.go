@@ -78,11 +78,12 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	// drain closes their connections.
 	context.AfterFunc(ctx, gw.Stop)
 
-	stopSweep := startSweeper(ctx, cfg, a.asks, &metrics.Swept{Next: slackui.ExpiredUpdaters{a.notifier, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}, a.now, log)
+	stopSweep := startSweeper(ctx, cfg, a.asks, &metrics.Swept{Next: slackui.ExpiredUpdaters{a.asksUI, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}, a.now, log)
+	a.startFollowups() // reminders and escalations due on any Ask, beside the sweep
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName())
 	front := a.front()
-	front.Interaction, front.SlashCommand, front.Event, front.API = ops.Interaction, ops.SlashCommand, ops.Event, api.Routes
+	front.Interaction, front.SlashCommand, front.Event, front.API = ops.Interaction, ops.SlashCommand, a.home.Events(ops.Event), api.Routes
 	err = front.Serve(ctx, true, nil)
 	// Shutdown: intake has stopped (HTTP drained, Socket Mode closed). Stop
 	// the runs; their Asks end cancelled and their messages say so.

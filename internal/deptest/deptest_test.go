@@ -23,6 +23,11 @@ func askopsRules() []Rule {
 			Why:       "policy is the pure judge of a call: it imports no askops package (consumers own the interfaces it needs, like GrantChecker)",
 		},
 		{
+			Package:   module + "/internal/storeerr",
+			Forbidden: []string{module + "/..."},
+			Why:       "the stores' one error type is a leaf every store imports: it imports no askops package",
+		},
+		{
 			Package:   module + "/agent",
 			Forbidden: []string{module + "/pending", module + "/slackui", module + "/approval", goRedis, slackGo},
 			Why:       "agent knows no Slack, Redis or store: it speaks its own Request and Decision through its Approver interface, and the wiring adapts",
