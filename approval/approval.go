@@ -33,7 +33,9 @@ type Store interface {
 	Create(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, error)
 	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
 	Wait(ctx context.Context, id string) (pending.Ask, error)
-	SetMessage(ctx context.Context, id, channel, ts string) error
+	// SaveMessage saves where the Ask was posted and reports whether it
+	// had already ended (its decider then did not know of the message).
+	SaveMessage(ctx context.Context, id, channel, ts string) (ended bool, err error)
 }
 
 // GrantRecorder records session grants, time-boxed ones too (life > 0:
@@ -187,6 +189,7 @@ func (c *Core) roundTrip(ctx context.Context, req pending.Request, a pending.Ask
 	// address. Whoever decides the Ask (a click on any replica, the sweep)
 	// updates that one; this waiter updates the others.
 	var channel, ts string
+	decidedBlind := false // the Ask ended before its message was saved
 	for i := range shown {
 		if shown[i].channel != "" || shown[i].ts != "" {
 			shown[i].recordedAt = true
@@ -196,10 +199,15 @@ func (c *Core) roundTrip(ctx context.Context, req pending.Request, a pending.Ask
 	}
 	if channel != "" || ts != "" {
 		sctx, cancel := c.detached(ctx)
-		if err := c.cfg.Asks.SetMessage(sctx, a.ID, channel, ts); err != nil {
+		ended, err := c.cfg.Asks.SaveMessage(sctx, a.ID, channel, ts)
+		if err != nil {
 			// Clicks still work: interactions update the message they came from.
 			c.log.Warn("could not save where the ask was posted", "ask", a.ID, "err", err)
 		}
+		// A decision faster than this save (a click on another replica,
+		// the console, the API) read a record without the message, so
+		// its decider could not update it: this waiter must.
+		decidedBlind = ended
 		cancel()
 	}
 
@@ -232,9 +240,9 @@ func (c *Core) roundTrip(ctx context.Context, req pending.Request, a pending.Ask
 		granted.Request = req
 		granted.DecidedBy, granted.GrantTTL = final.DecidedBy, final.GrantTTL
 		c.recordGrant(ctx, granted)
-		c.updateNotifiers(ctx, final, false, shown)
+		c.updateNotifiers(ctx, final, decidedBlind, shown)
 	case pending.Approved, pending.Denied:
-		c.updateNotifiers(ctx, final, false, shown)
+		c.updateNotifiers(ctx, final, decidedBlind, shown)
 	case pending.Expired, pending.Cancelled, pending.Unavailable:
 		c.updateNotifiers(ctx, final, true, shown)
 	default:
@@ -355,8 +363,9 @@ func (c *Core) recordGrant(ctx context.Context, a pending.Ask) {
 
 // updateNotifiers brings every shown message in step with final. The
 // message saved on the record is updated by whoever decided it when a human
-// did (the click's handler, on whichever replica); when nobody clicked, no
-// one else will, so the waiter does (the sweep may too; updates are
+// did (the click's handler, on whichever replica); when nobody clicked, or
+// the decision came before the message was saved, no one else will, so the
+// waiter does (unanswered; the sweep or a click may too: updates are
 // idempotent). Every other notifier's message only this waiter knows of.
 func (c *Core) updateNotifiers(ctx context.Context, final pending.Ask, unanswered bool, shown []posted) {
 	if !unanswered && len(shown) == 1 && shown[0].recordedAt {

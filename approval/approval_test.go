@@ -389,11 +389,15 @@ func TestEveryNotifierIsShownTheAsk(t *testing.T) {
 	down.post = func(context.Context, pending.Ask) (string, string, error) {
 		return "", "", errors.New("unreachable")
 	}
-	c := s.core(t, nil, down, first, second)
+	// The decision comes after the waiter saved the message (before it,
+	// the waiter updates that one too: message_test.go).
+	store := savesSignalled{s.asks, make(chan struct{})}
+	c := s.core(t, store, down, first, second)
 	done := approveAsync(t.Context(), c, bashRequest("run-1", "sess-1", "ls"))
 	shown := first.waitPosted(t)
 	second.waitPosted(t)
 	down.waitPosted(t)
+	store.waitSaved(t)
 	if _, err := s.asks.Decide(t.Context(), shown.ID, pending.Denied, "U1", "no"); err != nil {
 		t.Fatal(err)
 	}

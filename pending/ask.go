@@ -210,6 +210,11 @@ type Store interface {
 	// SetMessage saves where the Ask's message was posted.
 	SetMessage(ctx context.Context, id, channel, ts string) error
 
+	// SaveMessage is SetMessage for the poster: it also reports whether
+	// the Ask had already ended, so its decider may not have known of the
+	// message (see message.go).
+	SaveMessage(ctx context.Context, id, channel, ts string) (ended bool, err error)
+
 	// ListPending returns the still-pending Asks matching f, oldest first.
 	ListPending(ctx context.Context, f Filter) ([]Ask, error)
 

@@ -227,6 +227,7 @@ func (i *Interactions) decideAs(ctx context.Context, cb slack.InteractionCallbac
 	if err != nil {
 		return i.notBound(cb, askID, err)
 	}
+	i.adoptClicked(ctx, cb, &a) // firstclick.go
 	return i.castVote(ctx, cb, a, b)
 }
 
