@@ -99,8 +99,9 @@ func TestGatewayAcrossReplicas(t *testing.T) {
 			t.Fatalf("long poll on A: %d %v", p.status, p.ask)
 		}
 		latencies = append(latencies, p.at.Sub(clicked))
-		if !strings.HasSuffix(p.ask["message_url"].(string), strings.ReplaceAll(m.TS, ".", "")) {
-			t.Errorf("message_url %v for message %s", p.ask["message_url"], m.TS)
+		// The permalink of the Ask's reply in its session's thread.
+		if u, _ := p.ask["message_url"].(string); !strings.HasPrefix(u, "https://fake-askops.slack.com/archives/"+m.Channel+"/p"+strings.ReplaceAll(m.TS, ".", "")+"?thread_ts=") {
+			t.Errorf("message_url %v for message %s/%s", p.ask["message_url"], m.Channel, m.TS)
 		}
 	}
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })

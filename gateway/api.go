@@ -38,7 +38,8 @@ type AskJSON struct {
 }
 
 // NewAskJSON shows a as the API does: reason is the decision's once it has one, else why the
-// policy asked.
+// policy asked. MessageURL is left to the caller (API.show, ScriptJSON): it
+// needs the workspace's URL.
 func NewAskJSON(a pending.Ask) AskJSON {
 	j := AskJSON{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: a.SessionID, Tool: a.Tool,
 		Approvals: a.Approvals, Votes: a.Votes.List()}
@@ -52,9 +53,6 @@ func NewAskJSON(a pending.Ask) AskJSON {
 	if !a.Deadline.IsZero() {
 		d := a.Deadline.UTC()
 		j.Deadline = &d
-	}
-	if a.Channel != "" && a.MessageTS != "" {
-		j.MessageURL = fmt.Sprintf("https://slack.com/archives/%s/p%s", a.Channel, strings.ReplaceAll(a.MessageTS, ".", ""))
 	}
 	return j
 }
@@ -163,7 +161,7 @@ func (api *API) scoped(scope Scope, h tokenHandler) http.Handler {
 func (api *API) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	if ae, ok := errors.AsType[*apiError](err); ok {
 		if ae.ask != nil {
-			writeJSON(w, ae.status, map[string]any{"error": ae.msg, "ask": NewAskJSON(*ae.ask)})
+			writeJSON(w, ae.status, map[string]any{"error": ae.msg, "ask": api.show(r.Context(), *ae.ask)})
 			return
 		}
 		writeError(w, ae.status, ae.msg)
@@ -257,9 +255,9 @@ func (api *API) create(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	c.By = tok.Name
 	a, decided := api.svc.Begin(r.Context(), c)
 	if decided {
-		return http.StatusOK, NewAskJSON(a), nil
+		return http.StatusOK, api.show(r.Context(), a), nil
 	}
-	return http.StatusCreated, NewAskJSON(a), nil
+	return http.StatusCreated, api.show(r.Context(), a), nil
 }
 
 // owned returns the Ask id names if tok may see it: a token that may only
@@ -306,7 +304,7 @@ func (api *API) get(_ http.ResponseWriter, r *http.Request, tok Token) (int, any
 		}
 		a = w
 	}
-	return http.StatusOK, NewAskJSON(a), nil
+	return http.StatusOK, api.show(r.Context(), a), nil
 }
 
 // cancel serves DELETE /v1/asks/{id}: the Ask ends cancelled (409 if it
@@ -327,7 +325,7 @@ func (api *API) cancel(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, NewAskJSON(final), nil
+	return http.StatusOK, api.show(r.Context(), final), nil
 }
 
 // list serves GET /v1/asks?status=pending.
@@ -341,7 +339,7 @@ func (api *API) list(_ http.ResponseWriter, r *http.Request, _ Token) (int, any,
 	}
 	out := make([]AskJSON, len(asks))
 	for i, a := range asks {
-		out[i] = NewAskJSON(a)
+		out[i] = api.show(r.Context(), a)
 	}
 	return http.StatusOK, map[string]any{"asks": out}, nil
 }
@@ -396,7 +394,7 @@ func (api *API) decide(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	}
 	api.log.Info("ask decided through the API", "ask", id, "outcome", outcome, "by", tok.Name)
 	api.svc.updateMessage(final)
-	return http.StatusOK, NewAskJSON(final), nil
+	return http.StatusOK, api.show(r.Context(), final), nil
 }
 
 // claudeHook serves POST /v1/hooks/claude, Claude Code's type "http"

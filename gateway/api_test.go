@@ -171,7 +171,7 @@ func TestAPIRoundTrip(t *testing.T) {
 	if r.status != 200 || r.body["status"] != "denied" || r.body["reason"] != "not on a Friday" || r.body["decided_by"] != "console" {
 		t.Errorf("long poll: %d %s", r.status, r.raw)
 	}
-	if mu, _ := r.body["message_url"].(string); !strings.HasPrefix(mu, "https://slack.com/archives/"+approvalChannel+"/p") {
+	if mu, _ := r.body["message_url"].(string); !strings.HasPrefix(mu, "https://fake-askops.slack.com/archives/"+approvalChannel+"/p") {
 		t.Errorf("message_url %q", mu)
 	}
 	again := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve"})

@@ -75,7 +75,10 @@ type Config struct {
 	Threads  *Threads       // nil: Asks go to the approval channel unthreaded
 	// MaxTimeout is approvals.timeout: no Ask waits longer.
 	MaxTimeout time.Duration
-	Logger     *slog.Logger
+	// TeamURL is the workspace's URL (auth.test's url), for message_url
+	// (see MessageLink); nil or failing: Asks show no message_url.
+	TeamURL func(context.Context) (string, error)
+	Logger  *slog.Logger
 }
 
 // Service judges Calls and takes those the policy asks about to a human.
@@ -88,6 +91,8 @@ type Service struct {
 	background context.Context
 	stop       context.CancelFunc
 	running    sync.WaitGroup
+
+	team teamURL // links.go
 }
 
 // New checks cfg and returns a Service.
@@ -204,29 +209,16 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 
 // updateMessage brings a's Slack message in step after a decision made
 // through the API, as a click's handler does for clicks (the round trip
-// leaves that message to whoever decided). A decision can beat the record
-// of where the message went (it is saved just after the post), so while a
-// lacks it, the record is read again for a few seconds; without it the
-// message would keep its buttons.
+// leaves that message to whoever decided). A decision that beat the record
+// of where the message went (it is saved just after the post) has none to
+// update here: the round trip's save finds the Ask decided and updates it.
 func (s *Service) updateMessage(a pending.Ask) {
-	if s.cfg.Messages == nil {
+	if s.cfg.Messages == nil || a.Channel == "" || a.MessageTS == "" {
 		return
 	}
 	s.running.Go(func() {
 		ctx, cancel := context.WithTimeout(s.background, 10*time.Second)
 		defer cancel()
-		for wait := 20 * time.Millisecond; a.MessageTS == "" && wait < 3*time.Second; wait *= 2 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return
-			}
-			if got, err := s.cfg.Asks.Get(ctx, a.ID); err == nil {
-				a.Channel, a.MessageTS = got.Channel, got.MessageTS
-			}
-		}
 		if err := s.cfg.Messages.Update(ctx, a); err != nil {
 			s.log.Warn("could not update the ask's message", "ask", a.ID, "err", err)
 		}

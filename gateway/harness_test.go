@@ -99,6 +99,13 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		Asks: s.asks, Approver: core, Policy: engine, Messages: notifier,
 		Threads:    NewThreads(notifier, threads, time.Hour, log),
 		MaxTimeout: o.timeout, Logger: log,
+		TeamURL: func(ctx context.Context) (string, error) {
+			r, err := api.AuthTestContext(ctx)
+			if err != nil {
+				return "", err
+			}
+			return r.URL, nil
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

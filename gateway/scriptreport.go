@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/slacklink"
 	"github.com/askops/askops/pending"
 )
 
@@ -121,12 +122,11 @@ func (p *ScriptProgress) Ended(a pending.Ask) {
 }
 
 // Link is a Slack message's permalink, https://TEAM.slack.com/archives/C…/p…
-// (the documented permalink shape), or "" when the team URL is unknown.
+// (the shape chat.getPermalink answers; the API's message_url is built by
+// the same slacklink.Message), or "" when the team URL is unknown. bot ask
+// posts at the top level of its channel, so there is no thread to name.
 func (p *ScriptProgress) Link(channel, ts string) string {
-	if p.TeamURL == "" || channel == "" || ts == "" {
-		return ""
-	}
-	return strings.TrimSuffix(p.TeamURL, "/") + "/archives/" + channel + "/p" + strings.ReplaceAll(ts, ".", "")
+	return slacklink.Message(p.TeamURL, channel, ts, "")
 }
 
 // ClipLine is s on one line (newlines shown as ⏎), cut to n runes.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 
 	"github.com/askops/askops/gateway"
@@ -31,8 +32,18 @@ func (a *app) newGateway() (*gateway.Service, error) {
 		Messages:   a.notifier,
 		Threads:    gateway.NewThreads(a.notifier, store, a.cfg.Approvals.SessionTTL.D(), a.log.With("component", "threads")),
 		MaxTimeout: a.cfg.Approvals.Timeout.D(),
+		TeamURL:    a.teamURL, // message_url, the same shape as bot ask's link
 		Logger:     a.log.With("component", "gateway"),
 	})
+}
+
+// teamURL is the workspace's URL, from auth.test.
+func (a *app) teamURL(ctx context.Context) (string, error) {
+	r, err := a.slack.AuthTestContext(ctx)
+	if err != nil {
+		return "", err
+	}
+	return r.URL, nil
 }
 
 // newAPI is serve's gateway and its HTTP API (api.tokens). With no tokens
