@@ -83,6 +83,9 @@ type AskBody struct {
 type DecisionBody struct {
 	Decision string `json:"decision"`
 	Reason   string `json:"reason,omitempty"`
+	// GrantTTL is, with approve_session, one of approvals.grant_durations
+	// ("15m"): the grant's life instead of the session's.
+	GrantTTL string `json:"grant_ttl,omitempty"`
 }
 
 // API serves the HTTP Ask API and Claude Code's HTTP hook.
@@ -369,6 +372,10 @@ func (api *API) decide(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	if len(b.Reason) > 2000 {
 		return 0, nil, badRequest("reason: longer than 2000 bytes")
 	}
+	life, err := api.svc.grantTTL(b.GrantTTL, outcome) // granttl.go
+	if err != nil {
+		return 0, nil, err
+	}
 	a, err := api.svc.cfg.Asks.Get(r.Context(), id)
 	if err != nil {
 		return 0, nil, err
@@ -382,7 +389,7 @@ func (api *API) decide(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 		}
 		return 0, nil, &apiError{status: http.StatusForbidden, msg: "a token may not decide an ask it made"}
 	}
-	final, err := api.svc.cfg.Asks.Decide(r.Context(), id, outcome, tok.Name, b.Reason)
+	final, err := api.svc.cfg.Asks.Cast(r.Context(), id, pending.Ballot{Outcome: outcome, By: tok.Name, Reason: b.Reason, GrantTTL: life})
 	if open, ok := pending.RepeatVote(err); ok {
 		return 0, nil, &apiError{status: http.StatusConflict, msg: "you have already approved; it needs " + open.Tally() + " from distinct people", ask: &open}
 	}

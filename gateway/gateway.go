@@ -29,6 +29,8 @@ import (
 type Asks interface {
 	Get(ctx context.Context, id string) (pending.Ask, error)
 	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
+	// Cast records a person's ballot: a decision with a grant's life.
+	Cast(ctx context.Context, id string, b pending.Ballot) (pending.Ask, error)
 	ListPending(ctx context.Context, f pending.Filter) ([]pending.Ask, error)
 	// Watch blocks until the Ask ends or ctx ends and records nothing: a
 	// long poll's push wake-up.
@@ -78,6 +80,9 @@ type Config struct {
 	// TeamURL is the workspace's URL (auth.test's url), for message_url
 	// (see MessageLink); nil or failing: Asks show no message_url.
 	TeamURL func(context.Context) (string, error)
+	// GrantDurations are approvals.grant_durations: the lives a decision's
+	// grant_ttl may choose for an approve_session grant.
+	GrantDurations []time.Duration
 	Logger  *slog.Logger
 }
 

@@ -52,6 +52,8 @@ type stackOptions struct {
 	redis   redis.UniversalClient // nil: memory stores
 	timeout time.Duration         // approvals.timeout; default 1m
 	rules   []policy.Rule
+	// grantDurations are approvals.grant_durations.
+	grantDurations []time.Duration
 }
 
 func newStack(t *testing.T, o stackOptions) *stack {
@@ -98,7 +100,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	s.svc, err = New(Config{
 		Asks: s.asks, Approver: core, Policy: engine, Messages: notifier,
 		Threads:    NewThreads(notifier, threads, time.Hour, log),
-		MaxTimeout: o.timeout, Logger: log,
+		MaxTimeout: o.timeout, Logger: log, GrantDurations: o.grantDurations,
 		TeamURL: func(ctx context.Context) (string, error) {
 			r, err := api.AuthTestContext(ctx)
 			if err != nil {

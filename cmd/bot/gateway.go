@@ -26,14 +26,15 @@ func (a *app) newGateway() (*gateway.Service, error) {
 		return nil, errors.New("gateway: the ask store cannot be watched (long polls need its Watch)")
 	}
 	return gateway.New(gateway.Config{
-		Asks:       asks,
-		Approver:   metrics.Starter{Next: a.core, Counted: a.approver},
-		Policy:     engine,
-		Messages:   a.notifier,
-		Threads:    gateway.NewThreads(a.notifier, store, a.cfg.Approvals.SessionTTL.D(), a.log.With("component", "threads")),
-		MaxTimeout: a.cfg.Approvals.Timeout.D(),
-		TeamURL:    a.teamURL, // message_url, the same shape as bot ask's link
-		Logger:     a.log.With("component", "gateway"),
+		Asks:           asks,
+		Approver:       metrics.Starter{Next: a.core, Counted: a.approver},
+		Policy:         engine,
+		Messages:       a.notifier,
+		Threads:        gateway.NewThreads(a.notifier, store, a.cfg.Approvals.SessionTTL.D(), a.log.With("component", "threads")),
+		MaxTimeout:     a.cfg.Approvals.Timeout.D(),
+		TeamURL:        a.teamURL, // message_url, the same shape as bot ask's link
+		GrantDurations: a.cfg.Approvals.Durations(),
+		Logger:         a.log.With("component", "gateway"),
 	})
 }
 
