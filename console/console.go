@@ -36,6 +36,8 @@ import (
 type Asks interface {
 	Get(ctx context.Context, id string) (pending.Ask, error)
 	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
+	// Cast records a person's ballot: a decision, with a grant's life.
+	Cast(ctx context.Context, id string, b pending.Ballot) (pending.Ask, error)
 	ListPending(ctx context.Context, f pending.Filter) ([]pending.Ask, error)
 	Audit(ctx context.Context, limit int) ([]pending.Event, error)
 	// AppendEvent audits a refused decision (see quorum.go).
@@ -68,6 +70,9 @@ type Config struct {
 	// (approval.ScopeText of the core's ScopeFor); "" means the Ask offers
 	// no session approval. Nil offers it on no Ask.
 	ScopeText func(pending.Ask) string
+	// GrantDurations are approvals.grant_durations: "Approve for 15 min"
+	// and the like, offered beside "Approve for session" (granttl.go).
+	GrantDurations []time.Duration
 	// Messages are the other channels whose recorded message a decision
 	// here brings in step (Slack's notifier, when Slack is configured).
 	Messages []MessageUpdater

@@ -129,6 +129,11 @@ func (c *Console) serveDecide(w http.ResponseWriter, r *http.Request, s *session
 			reason = string(rs[:MaxDenyReason]) + "…"
 		}
 	}
+	life, why := c.grantTTL(r.PostForm.Get("grant_ttl"), outcome) // granttl.go
+	if why != "" {
+		c.flash(w, r, s, http.StatusBadRequest, why)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), c.cfg.DecideTimeout)
 	defer cancel()
 	a, err := c.cfg.Asks.Get(ctx, id)
@@ -149,7 +154,7 @@ func (c *Console) serveDecide(w http.ResponseWriter, r *http.Request, s *session
 		c.flash(w, r, s, http.StatusForbidden, why)
 		return
 	}
-	final, err := c.cfg.Asks.Decide(ctx, id, outcome, by, reason)
+	final, err := c.cfg.Asks.Cast(ctx, id, pending.Ballot{Outcome: outcome, By: by, Reason: reason, GrantTTL: life})
 	if open, ok := pending.RepeatVote(err); ok {
 		c.flash(w, r, s, http.StatusConflict, repeatVote(open))
 		return

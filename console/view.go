@@ -134,8 +134,9 @@ type askView struct {
 	RunID, StartedBy, Label   string
 	SessionID                 string
 	Created, Deadline         time.Time
-	Left                      string // until the deadline, at render
-	Scope                     string // "Approve for session" grants this; "" offers none
+	Left                      string        // until the deadline, at render
+	Scope                     string        // "Approve for session" grants this; "" offers none
+	GrantChoices              []grantChoice // "Approve for 15 min" and the like, with Scope
 	Outcome                   string
 	DecidedBy, DecisionReason string
 	DecidedAt                 time.Time
@@ -159,6 +160,9 @@ func (c *Console) viewAsk(a pending.Ask, now time.Time) askView {
 		v.Outcome = string(o)
 	} else {
 		v.Scope = c.cfg.ScopeText(a)
+		if v.Scope != "" {
+			v.GrantChoices = c.grantChoices()
+		}
 		if left := a.Deadline.Sub(now); left > 0 {
 			v.Left = left.Round(time.Second).String()
 		} else {

@@ -97,8 +97,9 @@ func startConsole(ctx context.Context, env *environment, cfg config.Config, log 
 	asks pending.Store, gs grants.Store, live *console.Live, messages []console.MessageUpdater, extra map[string]http.Handler) (*console.Server, error) {
 	srv, err := console.Listen(console.Config{
 		Asks: asks, Grants: gs, Live: live, Messages: messages,
-		ScopeText: approval.ScopeText(approval.DefaultScopeFor),
-		User:      cfg.ConsoleUser(env.getenv),
+		ScopeText:      approval.ScopeText(approval.DefaultScopeFor),
+		GrantDurations: cfg.Approvals.Durations(),
+		User:           cfg.ConsoleUser(env.getenv),
 		// Without Slack beside it the console's user is the one approver.
 		SelfApproval: cfg.Approvals.SelfApproval || len(messages) == 0,
 		Logger:       log.With("component", "console"),

@@ -1,0 +1,68 @@
+package console
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/askops/askops/pending"
+)
+
+// Time-boxed grants (approvals.grant_durations): beside "Approve for
+// session" the console offers "Approve for 15 min", "for 1 h", as Slack's
+// message does. The choice travels as the form's grant_ttl (a Go
+// duration), is checked against Config.GrantDurations, and is cast as the
+// ballot's GrantTTL: the waiting side records the grant from Ask.GrantTTL,
+// the one path every channel shares.
+
+// grantChoice is one "Approve for …" button.
+type grantChoice struct {
+	Value string // the form's grant_ttl, a Go duration
+	Label string // "15 min"
+}
+
+func (c *Console) grantChoices() []grantChoice {
+	out := make([]grantChoice, len(c.cfg.GrantDurations))
+	for i, d := range c.cfg.GrantDurations {
+		out[i] = grantChoice{Value: d.String(), Label: durationText(d)}
+	}
+	return out
+}
+
+// grantTTL reads the form's grant_ttl for outcome: 0 (the session's life)
+// when absent, else one of the configured durations; why is the flash when
+// the form asks for anything else.
+func (c *Console) grantTTL(form string, outcome pending.Outcome) (life time.Duration, why string) {
+	if form == "" {
+		return 0, ""
+	}
+	if outcome != pending.ApprovedSession {
+		return 0, "A grant duration goes only with an approval for the session; nothing changed."
+	}
+	d, err := time.ParseDuration(form)
+	if err == nil {
+		for _, g := range c.cfg.GrantDurations {
+			if d == g {
+				return d, ""
+			}
+		}
+	}
+	return 0, "That grant duration is not offered (approvals.grant_durations); nothing changed."
+}
+
+// durationText is d for people: "15 min", "1 h", "1 h 30 min", "40 s",
+// word for word as slackui.DurationText labels Slack's buttons (the
+// console may not import slackui).
+func durationText(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int64(d/time.Second))
+	case d < time.Hour && d%time.Minute == 0:
+		return fmt.Sprintf("%d min", int64(d/time.Minute))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", int64(d/time.Minute), int64(d%time.Minute/time.Second))
+	case d%time.Hour < time.Minute:
+		return fmt.Sprintf("%d h", int64(d/time.Hour))
+	}
+	return fmt.Sprintf("%d h %d min", int64(d/time.Hour), int64(d%time.Hour/time.Minute))
+}
