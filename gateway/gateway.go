@@ -83,7 +83,7 @@ type Config struct {
 	// GrantDurations are approvals.grant_durations: the lives a decision's
 	// grant_ttl may choose for an approve_session grant.
 	GrantDurations []time.Duration
-	Logger  *slog.Logger
+	Logger         *slog.Logger
 }
 
 // Service judges Calls and takes those the policy asks about to a human.
