@@ -39,7 +39,9 @@ type Asks interface {
 	// Cast records a person's ballot: a decision, with a grant's life.
 	Cast(ctx context.Context, id string, b pending.Ballot) (pending.Ask, error)
 	ListPending(ctx context.Context, f pending.Filter) ([]pending.Ask, error)
-	Audit(ctx context.Context, limit int) ([]pending.Event, error)
+	// AuditLatest reads the newest audit events of a kind, newest first
+	// (the history reads only its last historyLen decisions).
+	AuditLatest(ctx context.Context, kind pending.EventKind, n int) ([]pending.Event, error)
 	// AppendEvent audits a refused decision (see quorum.go).
 	AppendEvent(ctx context.Context, e pending.Event) (pending.Event, error)
 }

@@ -51,18 +51,15 @@ func (c *Console) load(ctx context.Context, s *session) liveData {
 		sessions[a.SessionID] = true
 	}
 
-	// The audit trail is read oldest first; the history is its newest
-	// decided events, each completed from the record while it is kept.
-	events, err := c.cfg.Asks.Audit(ctx, 0)
+	// The history is the audit trail's newest decided events, read from
+	// its end (not the whole trail on every refresh), each completed from
+	// the record while it is kept.
+	events, err := c.cfg.Asks.AuditLatest(ctx, pending.EventDecided, historyLen)
 	if err != nil {
 		c.log.Warn("console: could not read the audit trail", "err", err)
 		d.Problems = append(d.Problems, "The history could not be read from the audit trail.")
 	}
-	for i := len(events) - 1; i >= 0 && len(d.History) < historyLen; i-- {
-		e := events[i]
-		if e.Kind != pending.EventDecided {
-			continue
-		}
+	for _, e := range events {
 		a, err := c.cfg.Asks.Get(ctx, e.AskID)
 		if err != nil {
 			// Garbage-collected (retention) or unreadable: the event alone.

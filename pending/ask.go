@@ -227,6 +227,10 @@ type Store interface {
 	// (limit <= 0 means all that are retained).
 	Audit(ctx context.Context, limit int) ([]Event, error)
 
+	// AuditLatest returns the newest events of kind ("" for all), newest
+	// first, at most n, reading from the trail's end (auditlatest.go).
+	AuditLatest(ctx context.Context, kind EventKind, n int) ([]Event, error)
+
 	// Close stops the store's background work (listener, timers).
 	Close() error
 }

@@ -30,6 +30,7 @@ func sampleRequest(i int) Request {
 func testStore(t *testing.T, newStore newStoreFunc) {
 	t.Run("Votes", func(t *testing.T) { testVotes(t, newStore) })
 	t.Run("SaveMessage", func(t *testing.T) { testSaveMessage(t, newStore) })
+	t.Run("AuditLatest", func(t *testing.T) { testAuditLatest(t, newStore) })
 	t.Run("CreateGet", func(t *testing.T) {
 		clock := newFakeClock()
 		a, b := newStore(t, clock.options())
