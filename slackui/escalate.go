@@ -356,7 +356,7 @@ func (e *Escalation) targets(ctx context.Context, l EscalationLevel) ([]string, 
 // sendDirect sends the Ask with its buttons to a DM channel and records
 // the copy, so a click on it counts and its decision updates it.
 func (e *Escalation) sendDirect(ctx context.Context, n *Notifier, a pending.Ask, channel string) error {
-	msg := RenderAsk(a, RenderOptions{GrantScope: n.cfg.ScopeText(a), Now: n.cfg.Now()})
+	msg := RenderAsk(a, RenderOptions{GrantScope: n.cfg.ScopeText(a), GrantDurations: n.cfg.GrantDurations, Now: n.cfg.Now()}) // the buttons of its message
 	posted, ts, err := n.PostMessage(ctx, channel, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
 	if err != nil {
 		return err

@@ -287,11 +287,14 @@ func (h *Home) refresh(ctx context.Context) time.Duration {
 	return wait
 }
 
-// pendingFingerprint changes whenever an Ask is created or ends.
+// pendingFingerprint changes whenever an Ask is created or ends, gains a
+// vote or has a follow-up carried out.
 func pendingFingerprint(asks []pending.Ask) string {
 	ids := make([]string, len(asks))
 	for i, a := range asks {
-		ids[i] = a.ID + "/" + a.MessageTS
+		// Votes and fired follow-ups too: a tally on every copy, and an
+		// escalation target's buttons once their level fired.
+		ids[i] = a.ID + "/" + a.MessageTS + "/" + string(a.Votes) + "/" + string(a.Followups)
 	}
 	slices.Sort(ids)
 	return strings.Join(ids, ",")
@@ -315,7 +318,7 @@ func (h *Home) publish(ctx context.Context, user string, asks []pending.Ask) {
 		if a.StartedBy == user {
 			mine = append(mine, a)
 		}
-		if mayDecide && (!perAsk || h.mayDecideAsk(pctx, aa, user, a)) {
+		if (mayDecide || beyondApprovers(aa)) && (!perAsk || h.mayDecideAsk(pctx, aa, user, a)) {
 			decidable = append(decidable, a)
 		}
 	}
@@ -429,6 +432,10 @@ func (h *Home) askBlocks(a pending.Ask) []slack.Block {
 		slack.NewDividerBlock(),
 		sectionBlock("askops_home_ask_"+a.ID, askGist(a, cv)),
 		contextBlock("askops_home_who_"+a.ID, strings.Join(who, " · ")),
+	}
+	if q, ok := quorumBlock(a).(*slack.ContextBlock); ok { // "1 of 2 approvals: @ana", as on the message
+		q.BlockID += "_" + a.ID // block ids are unique within a view
+		blocks = append(blocks, q)
 	}
 	open := a
 	open.Status, open.DecidedBy, open.DecisionReason = pending.StatusPending, "", ""

@@ -106,7 +106,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	}
 	a.home = slackui.NewHome(slackui.HomeConfig{
 		Asks: a.asks, API: a.slack, Notifier: a.notifier,
-		Approvers: slackui.SelfApprovalAuthority{Approvers: a.approvers, Rule: approval.SelfApproval{Allowed: cfg.Approvals.SelfApproval}},
+		Approvers: slackui.AskDeciders{Approvers: a.approvers, Escalated: a.escalated(), Rule: approval.SelfApproval{Allowed: cfg.Approvals.SelfApproval}},
 		Logger:    log.With("component", "home"), Now: a.now,
 	})
 	a.asksUI = slackui.HomeNotifier{Notifier: a.notifier, Home: a.home}
