@@ -1,7 +1,6 @@
 package slackui
 
 import (
-	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -246,9 +245,10 @@ func TestQuorumVotesFromEveryCopy(t *testing.T) {
 		}
 		return true
 	})
-	w.homeText(oncallB, func(s string) bool { return strings.Contains(s, "Nothing is waiting") || strings.Contains(s, "not one of askops' approvers") })
+	w.homeText(oncallB, func(s string) bool {
+		return strings.Contains(s, "Nothing is waiting") || strings.Contains(s, "not one of askops' approvers")
+	})
 	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.Status(pending.Approved) || got.Votes.Count() != 2 {
 		t.Errorf("ended %s with votes %q", got.Status, got.Votes)
 	}
-	_ = context.Background
 }
