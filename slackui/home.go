@@ -62,6 +62,9 @@ type HomeConfig struct {
 	// ViewerTTL is how long after opening the Home a user is kept current;
 	// default 24h.
 	ViewerTTL time.Duration
+	// Viewers, if set, keeps the viewers where every replica sees them
+	// (home_viewers.go); without it each replica keeps its own.
+	Viewers HomeViewerStore
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -162,6 +165,7 @@ func (h *Home) Opened(user string) {
 	}
 	v.openedAt, v.dirty = h.cfg.Now(), true
 	h.mu.Unlock()
+	h.rememberViewer(user)
 	h.nudge()
 }
 
@@ -231,6 +235,7 @@ func (h *Home) run(ctx context.Context) {
 // viewer dirty when they changed, and publishes the dirty Homes that are
 // due. It returns how long until the next one is due.
 func (h *Home) refresh(ctx context.Context) time.Duration {
+	h.syncViewers(ctx)
 	now := h.cfg.Now()
 	h.mu.Lock()
 	for u, v := range h.viewers {
@@ -341,7 +346,12 @@ func (h *Home) publish(ctx context.Context, user string, asks []pending.Ask) {
 	same := v.shown == digest
 	v.dirty = false
 	h.mu.Unlock()
-	if same {
+	if same || !h.claimView(pctx, user, digest) {
+		h.mu.Lock()
+		if v := h.viewers[user]; v != nil {
+			v.shown = digest // another replica published it
+		}
+		h.mu.Unlock()
 		return
 	}
 	err = h.cfg.Notifier.retry(pctx, "views.publish", func(ctx context.Context) error {
@@ -351,6 +361,9 @@ func (h *Home) publish(ctx context.Context, user string, asks []pending.Ask) {
 		_, err := h.cfg.API.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user, View: view})
 		return err
 	})
+	if err != nil {
+		h.releaseView(pctx, user, digest) // so any replica tries again
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if v := h.viewers[user]; v != nil {

@@ -104,8 +104,9 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	if err != nil {
 		return nil, fmt.Errorf("approvals.approvers: %w", err)
 	}
+	viewers, _ := a.asks.(slackui.HomeViewerStore) // every replica keeps every viewer's Home current
 	a.home = slackui.NewHome(slackui.HomeConfig{
-		Asks: a.asks, API: a.slack, Notifier: a.notifier,
+		Asks: a.asks, Viewers: viewers, API: a.slack, Notifier: a.notifier,
 		Approvers: slackui.AskDeciders{Approvers: a.approvers, Escalated: a.escalated(), Rule: approval.SelfApproval{Allowed: cfg.Approvals.SelfApproval}},
 		Logger:    log.With("component", "home"), Now: a.now,
 	})
