@@ -40,6 +40,8 @@ type EscalationLevel struct {
 // satisfy it.
 type StepStore interface {
 	pending.Steps
+	// Get re-reads an Ask after a DM copy is recorded (copies.go).
+	Get(ctx context.Context, id string) (pending.Ask, error)
 }
 
 // DirectMessageAPI opens direct message channels; *slack.Client satisfies
@@ -364,7 +366,10 @@ func (e *Escalation) sendDirect(ctx context.Context, n *Notifier, a pending.Ask,
 	if posted == "" {
 		posted = channel
 	}
-	return e.cfg.Steps.AddCopy(ctx, a.ID, posted, ts)
+	if err := e.cfg.Steps.AddCopy(ctx, a.ID, posted, ts); err != nil {
+		return err
+	}
+	return e.catchUp(ctx, n, a, posted, ts) // copies.go
 }
 
 // MayDecideEscalated reports whether user is a target of an escalation

@@ -1,6 +1,7 @@
 package slackui
 
 import (
+	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -250,5 +251,69 @@ func TestQuorumVotesFromEveryCopy(t *testing.T) {
 	})
 	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.Status(pending.Approved) || got.Votes.Count() != 2 {
 		t.Errorf("ended %s with votes %q", got.Status, got.Votes)
+	}
+}
+
+// voteAtCopy is a step store that, just before a DM copy is recorded, lets
+// another replica's click land: f runs first. The DM was rendered from the
+// record as it was claimed, and the click's update could not know the
+// copy yet.
+type voteAtCopy struct {
+	StepStore
+	f func()
+}
+
+func (v *voteAtCopy) AddCopy(ctx context.Context, id, channel, ts string) error {
+	if v.f != nil {
+		v.f()
+		v.f = nil
+	}
+	return v.StepStore.AddCopy(ctx, id, channel, ts)
+}
+
+// A vote that lands while an escalation is sending its DMs still shows on
+// every DM; so does a decision (no DM keeps buttons of a decided Ask).
+func TestDMSentWhileVotingShowsTheVote(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    pending.Ballot
+		want string
+	}{
+		{"vote", pending.Ballot{Outcome: pending.Approved, By: approverA}, "1 of 2 approvals: <@" + approverA + ">"},
+		{"deny", pending.Ballot{Outcome: pending.Denied, By: approverA}, "Denied"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newSeamWorld(t)
+			ctx := t.Context()
+			req := bashRequest("run-q", "sess-q", "terraform apply")
+			req.Approvals = 2
+			a := w.postReq(req)
+			hook := &voteAtCopy{StepStore: w.store}
+			w.esc.cfg.Steps = hook
+			hook.f = func() {
+				if _, err := w.store.Cast(ctx, a.ID, tc.b); err != nil {
+					t.Error(err)
+				}
+			}
+			w.clock.Advance(10 * time.Minute)
+			w.runDue(2)
+			got, _ := w.store.Get(ctx, a.ID)
+			dms := got.Copies.List()
+			if len(dms) != 2 {
+				t.Fatalf("DMs: %q", got.Copies)
+			}
+			waitFor(t, "both DMs to show "+tc.want, func() bool {
+				for _, c := range dms {
+					m, _ := w.fake.Message(c[0], c[1])
+					if !strings.Contains(fakeslack.BlockText(m.Blocks), tc.want) {
+						return false
+					}
+					if got.Status != pending.StatusPending && blocksHaveButton(m.Blocks, ActionApprove) {
+						return false
+					}
+				}
+				return true
+			})
+		})
 	}
 }

@@ -14,7 +14,7 @@ import (
 // approvals.escalate over the app's store and Slack client; nil when
 // neither is set.
 func newEscalation(cfg config.Config, a *app) (*slackui.Escalation, error) {
-	steps, ok := a.asks.(pending.Steps)
+	steps, ok := a.asks.(slackui.StepStore)
 	if !ok {
 		return nil, fmt.Errorf("the ask store %T keeps no follow-up schedule", a.asks)
 	}
