@@ -493,6 +493,11 @@ func (e *Escalation) groupName(ctx context.Context) func(id string) string {
 }
 
 func unansweredText(a pending.Ask) string {
+	if n := a.Needed(); n > 1 {
+		// Some may have approved (the tally beside it says who): "nobody
+		// answered" would be untrue.
+		return fmt.Sprintf("the %d approvals needed did not come in %s", n, shortDuration(a.Deadline.Sub(a.CreatedAt)))
+	}
 	return "nobody answered in " + shortDuration(a.Deadline.Sub(a.CreatedAt))
 }
 

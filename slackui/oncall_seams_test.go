@@ -317,3 +317,27 @@ func TestDMSentWhileVotingShowsTheVote(t *testing.T) {
 		})
 	}
 }
+
+// A quorum Ask that expires after one of its two approvals was answered:
+// its expiry must not say "nobody answered" (the model and bot ask read
+// it, next to "after 1 of 2 approvals").
+func TestQuorumExpiryIsNotNobodyAnswered(t *testing.T) {
+	w := newSeamWorld(t)
+	ctx := t.Context()
+	req := bashRequest("run-q", "sess-q", "terraform apply")
+	req.Approvals = 2
+	a := w.postReq(req)
+	w.escalated(a, oncallB)
+	if _, err := w.store.Cast(ctx, a.ID, pending.Ballot{Outcome: pending.Approved, By: approverA}); err != nil {
+		t.Fatal(err)
+	}
+	w.clock.Advance(5 * time.Minute)
+	expired, err := w.store.Sweep(ctx, w.clock.Now())
+	if err != nil || len(expired) != 1 {
+		t.Fatalf("sweep: %d, %v", len(expired), err)
+	}
+	const want = "the 2 approvals needed did not come in 15m (reminded at 5m, escalated to @s_oncall at 10m)"
+	if got := expired[0].DecisionReason; got != want {
+		t.Errorf("expired with %q, want %q", got, want)
+	}
+}
