@@ -59,8 +59,11 @@ func TestRedisStepsWaitForReplicas(t *testing.T) {
 			t.Fatalf("the replica never came online:\n%s", info)
 		}
 	}
+	master.WaitReplicated(20 * time.Second)
 	// (The refused finish above did run on the master: like a decision
-	// whose WAIT fell short, it is unconfirmed, not undone.)
+	// whose WAIT fell short, it is unconfirmed, not undone.) A loaded
+	// machine may take its time to acknowledge: the timeout is generous.
+	held = newRedisStore(t, master.URL(), Options{ReplicaAcks: 1, ReplicaTimeout: 10 * time.Second, Logger: quietLogger()})
 	b, err := plain.Create(ctx, sampleRequest(2), time.Hour)
 	if err != nil {
 		t.Fatal(err)
