@@ -205,6 +205,7 @@ func clickToResume(b *testing.B, waiting int) {
 		case <-ctx.Done():
 			b.Fatalf("the agent of %s never resumed", tag)
 		}
+		settle(ctx, b, w, m, waiting > 1)
 		waitFor(ctx, b, "the announcement of "+id, func() bool {
 			amu.Lock()
 			defer amu.Unlock()
@@ -261,4 +262,26 @@ func clickBody(w *world, m fakeslack.Message, action string) []byte {
 		User: approverID, Channel: m.Channel, MessageTS: m.TS, ActionID: action, Value: askID(m.Blocks),
 	})
 	return []byte(url.Values{"payload": {string(payload)}}.Encode())
+}
+
+// settle waits, off the clock, until the work a click sets off besides the
+// agent's next step is done: the Ask message has lost its buttons and, when
+// the run ends with this step (runEnds), its answer is posted and its
+// status message says finished. Humans click seconds apart, so each timed
+// click should find the replicas idle, not busy with the previous click's
+// message updates (the interaction benchmark in slackui measures clicks
+// arriving back to back).
+func settle(ctx context.Context, b *testing.B, w *world, m fakeslack.Message, runEnds bool) {
+	b.Helper()
+	w.waitDecided(ctx, b, m)
+	if !runEnds {
+		return
+	}
+	for _, c := range []struct{ method, text string }{{"chat.postMessage", "written"}, {"chat.update", "finished"}} {
+		if _, err := w.slack.WaitForCall(ctx, c.method, func(call fakeslack.Call) bool {
+			return call.OK() && call.Channel == m.Channel && strings.Contains(call.Text, c.text)
+		}); err != nil {
+			b.Fatalf("run in %s: no %s saying %q: %v", m.Channel, c.method, c.text, err)
+		}
+	}
 }
