@@ -105,8 +105,8 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		// once, so try it before the first backoff step.
 		RetryAtOnce: true,
 	}, subscription.Handlers{
-		// Each announcement is the id of an Ask that just ended.
-		Message: func(_ context.Context, id string) { s.waiters.reread(id) },
+		// Each announcement is an Ask that just ended (announce.go).
+		Message: func(_ context.Context, payload string) { s.announced(payload) },
 		Resubscribed: func() {
 			n := s.waiters.rereadAll()
 			opts.Logger.Info("pending: waiters re-read their asks after a resubscription", "waiters", n)
@@ -265,8 +265,14 @@ local rec = redis.call('HMGET', key, 'run_id', 'tool')
 redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
   'kind', 'decided', 'ask_id', id, 'run_id', rec[1] or '', 'tool', rec[2] or '',
   'outcome', outcome, 'by', by, 'reason', reason, 'at', now)
-if channel ~= '' then redis.call('PUBLISH', channel, id) end
-return {result, redis.call('HGETALL', key)}
+local rec = redis.call('HGETALL', key)
+if channel ~= '' then -- the record first, then the id alone (see announce.go)
+  local parts = {id, '\n'}
+  for i = 1, #rec do parts[#parts + 1] = #rec[i] .. ':' .. rec[i] end
+  redis.call('PUBLISH', channel, table.concat(parts))
+  redis.call('PUBLISH', channel, id)
+end
+return {result, rec}
 `)
 
 // Decide implements Store.
