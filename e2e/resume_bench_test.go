@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -36,7 +37,9 @@ const sequentialSamples = 50
 // Besides the push path (push) it prints, per click: the interaction's
 // acknowledgement (click → 200, ack) and when the decision was announced
 // on Redis (click → PUBLISH seen by a third subscriber, announced; the rest
-// of push is replica A's part). In the same run, pollers that re-read the
+// of push is replica A's part); and, for scale, what creating and closing
+// one file in the agent's workspace costs on this machine (fs-create,
+// timed off the clock after each click: write_file's own share of push). In the same run, pollers that re-read the
 // store every 1 s and every 3 s (as peers that poll do) watch the same Asks;
 // their time from the click to seeing the decision is printed beside push,
 // with the ratios. Run it with
@@ -132,7 +135,7 @@ func clickToResume(b *testing.B, waiting int) {
 	})
 	defer func() { sub.Close(); listening.Wait() }()
 
-	var push, ack, pub []time.Duration
+	var push, ack, pub, fsCreate []time.Duration
 	polled := map[time.Duration][]time.Duration{time.Second: nil, 3 * time.Second: nil}
 	var pollers sync.WaitGroup
 	var pmu sync.Mutex
@@ -206,6 +209,7 @@ func clickToResume(b *testing.B, waiting int) {
 			b.Fatalf("the agent of %s never resumed", tag)
 		}
 		settle(ctx, b, w, m, waiting > 1)
+		fsCreate = append(fsCreate, createFile(b, w.ws, k))
 		waitFor(ctx, b, "the announcement of "+id, func() bool {
 			amu.Lock()
 			defer amu.Unlock()
@@ -234,6 +238,7 @@ func clickToResume(b *testing.B, waiting int) {
 	p := report("push", push)
 	report("ack", ack)
 	report("announced", pub)
+	report("fs-create", fsCreate)
 	for _, every := range []time.Duration{time.Second, 3 * time.Second} {
 		q := report(fmt.Sprintf("poll-%s", every), polled[every])
 		b.ReportMetric(float64(q)/float64(p), fmt.Sprintf("poll%s/push-p50", every))
@@ -284,4 +289,22 @@ func settle(ctx context.Context, b *testing.B, w *world, m fakeslack.Message, ru
 			b.Fatalf("run in %s: no %s saying %q: %v", m.Channel, c.method, c.text, err)
 		}
 	}
+}
+
+// createFile times creating and closing one new file in dir, as write_file
+// does for a new path.
+func createFile(b *testing.B, dir string, k int) time.Duration {
+	b.Helper()
+	start := time.Now()
+	f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("fs-probe-%d.txt", k)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.Write([]byte("x")); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(start)
 }
