@@ -136,7 +136,8 @@ func clickToResume(b *testing.B, waiting int) {
 	defer func() { sub.Close(); listening.Wait() }()
 
 	var push, ack, pub, fsCreate []time.Duration
-	polled := map[time.Duration][]time.Duration{time.Second: nil, 3 * time.Second: nil}
+	pollIntervals := []time.Duration{time.Second, 3 * time.Second}
+	polled := map[time.Duration][]time.Duration{} // by interval; written under pmu
 	var pollers sync.WaitGroup
 	var pmu sync.Mutex
 	clicker := &http.Client{Transport: &http.Transport{}}
@@ -170,7 +171,7 @@ func clickToResume(b *testing.B, waiting int) {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		for every := range polled {
+		for _, every := range pollIntervals {
 			pollers.Go(func() {
 				// A poller's phase is unrelated to the click: its first
 				// read comes a random part of its interval after it.
@@ -239,7 +240,7 @@ func clickToResume(b *testing.B, waiting int) {
 	report("ack", ack)
 	report("announced", pub)
 	report("fs-create", fsCreate)
-	for _, every := range []time.Duration{time.Second, 3 * time.Second} {
+	for _, every := range pollIntervals {
 		q := report(fmt.Sprintf("poll-%s", every), polled[every])
 		b.ReportMetric(float64(q)/float64(p), fmt.Sprintf("poll%s/push-p50", every))
 		b.Logf("poll every %s / push at p50: %.0fx", every, float64(q)/float64(p))
