@@ -24,6 +24,7 @@ type Request struct {
 	Tool    string
 	Args    string // the exact JSON arguments the tool would run with
 	Summary string // a short human summary (for bash: the command)
+	Call    Effect // what the call does, from the tool's preparation
 	// Path is, for file tools, the path the policy judged: absolute, with
 	// symlinks resolved, so a session grant covers the identical later call.
 	// Empty for other tools.

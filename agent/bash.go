@@ -51,6 +51,7 @@ func bashTool(commandEnv []string) Tool {
 			return Action{
 				Command: command,
 				Summary: command,
+				Effect:  Effect{Kind: EffectCommand, Command: command},
 				Run: func(ctx context.Context) (string, error) {
 					return runBash(ctx, env.Cwd, command, timeout, env.MaxOutputBytes, commandEnv)
 				},

@@ -145,6 +145,7 @@ func writeFileTool() Tool {
 			return Action{
 				Path:    p,
 				Summary: fmt.Sprintf("write_file %s (%d bytes)", rel, len(content)),
+				Effect:  Effect{Kind: EffectWrite, Path: given, Content: content},
 				Run: func(ctx context.Context) (string, error) {
 					return inWorkspace(env.Workspace, rel, func(root *os.Root) (string, error) {
 						if fi, err := root.Stat(rel); err == nil && !fi.Mode().IsRegular() {
@@ -176,7 +177,8 @@ func editFileTool() Tool {
 		},
 		Safety: policy.SideEffect,
 		Prepare: func(env Env, a Args) (Action, error) {
-			p, err := env.Resolve(a.String("path"))
+			given := a.String("path")
+			p, err := env.Resolve(given)
 			if err != nil {
 				return Action{}, err
 			}
@@ -191,6 +193,7 @@ func editFileTool() Tool {
 			return Action{
 				Path:    p,
 				Summary: fmt.Sprintf("edit_file %s (replace %d bytes with %d bytes)", rel, len(oldS), len(newS)),
+				Effect:  Effect{Kind: EffectEdit, Path: given, Old: oldS, New: newS},
 				Run: func(ctx context.Context) (string, error) {
 					return inWorkspace(env.Workspace, rel, func(root *os.Root) (string, error) {
 						f, err := openRegular(root, rel, os.O_RDONLY)

@@ -311,6 +311,7 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 		Tool:          c.tool.Name,
 		Args:          c.tc.Function.Arguments,
 		Summary:       c.action.Summary,
+		Call:          c.action.Effect,
 		Path:          c.action.Path,
 		Reason:        v.Reason,
 		Rule:          v.Rule,

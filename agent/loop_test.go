@@ -41,6 +41,7 @@ func TestApprovedCallRunsAndItsOutputReachesTheModel(t *testing.T) {
 	want := agent.Request{
 		RunID: "run-1", SessionID: "sess-1", Label: "ops", StartedBy: "U1",
 		Tool: "bash", Args: `{"command":"echo hello from bash"}`, Summary: "echo hello from bash",
+		Call:   agent.Effect{Kind: agent.EffectCommand, Command: "echo hello from bash"},
 		Reason: "side effect", Rule: "safety", Workspace: h.ws, Cwd: h.ws,
 		ReplyChannel: "C1", ReplyThreadTS: "171.1",
 	}
@@ -111,6 +112,8 @@ func TestEveryOutcomeHasItsOwnText(t *testing.T) {
 			want: []string{"permission denied by an approver: no reason given"}},
 		{name: "expired", answer: answerWith(agent.Expired, "", ""),
 			want: []string{"no one approved this call before its deadline (2026-11-29T14:00:00Z)", "not performed", "Do not retry"}},
+		{name: "expired after follow-ups", answer: answerWith(agent.Expired, "", "nobody answered in 15m (reminded at 5m, escalated to S_ONCALL at 10m)"),
+			want: []string{"expired: nobody answered in 15m (reminded at 5m, escalated to S_ONCALL at 10m). no one approved", "not performed", "Do not retry"}},
 		{name: "cancelled", answer: answerWith(agent.Cancelled, "", "the run was stopped by U9"),
 			want: []string{"approval request was cancelled before anyone decided (the run was stopped by U9)", "not performed"}},
 		{name: "unavailable", answer: answerWith(agent.Unavailable, "", "slack is down"),

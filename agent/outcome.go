@@ -29,7 +29,14 @@ func outcomeText(d Decision) string {
 		if !d.Deadline.IsZero() {
 			deadline = d.Deadline.UTC().Format(time.RFC3339)
 		}
-		return fmt.Sprintf("no one approved this call before its deadline (%s); the action was not performed. Do not retry the same call unchanged; continue without it, or explain why it is needed so a human can approve it when asked again.", deadline)
+		// The reason says what was tried when it is more than the bare
+		// deadline ("nobody answered in 15m (reminded at 5m, escalated to
+		// S_ONCALL at 10m)"), so the model knows people were asked.
+		what := ""
+		if d.Reason != "" {
+			what = "expired: " + d.Reason + ". "
+		}
+		return fmt.Sprintf("%sno one approved this call before its deadline (%s); the action was not performed. Do not retry the same call unchanged; continue without it, or explain why it is needed so a human can approve it when asked again.", what, deadline)
 	case Cancelled:
 		reason := d.Reason
 		if reason == "" {

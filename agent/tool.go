@@ -64,7 +64,31 @@ type Action struct {
 	Command string // bash: the command line (policy.Call.Command)
 	Path    string // file tools: the resolved absolute path (policy.Call.Path)
 	Summary string // short human summary for the Ask
+	Effect  Effect // what the call does, as an approver is shown it
 	Run     func(ctx context.Context) (string, error)
+}
+
+// EffectKind says what a prepared call does. Its words are the approval
+// store's (package pending's CallKind), one for one.
+type EffectKind string
+
+const (
+	EffectCommand EffectKind = "command" // a shell command runs
+	EffectWrite   EffectKind = "write"   // a file gets a whole new content
+	EffectEdit    EffectKind = "edit"    // a file has one text replaced by another
+)
+
+// Effect is what a prepared call does, in the terms an approver reads it,
+// from the tool's own preparation: the command that runs (as it runs), or
+// the file and what goes into it. The zero Effect (a tool that describes
+// nothing) is shown as the call's arguments.
+type Effect struct {
+	Kind    EffectKind
+	Command string // EffectCommand
+	Path    string // EffectWrite, EffectEdit: the file as the model named it
+	Content string // EffectWrite: the whole new content
+	Old     string // EffectEdit: the text replaced
+	New     string // EffectEdit: its replacement
 }
 
 // Args are a call's arguments after they were checked against the tool's Params.

@@ -1,8 +1,6 @@
 package approval
 
 import (
-	"encoding/json"
-
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -10,7 +8,7 @@ import (
 
 // DefaultScopeFor is the grant "Approve for session" records for a: the
 // policy's default scope (grants.ScopeFor) of the call the Ask is about,
-// rebuilt from the stored arguments.
+// from its description (the command as it runs, for bash).
 //
 // A file tool's scope is built from the path in the form the policy judged
 // the call (Request.Path: absolute, symlinks resolved), because that is the
@@ -23,25 +21,17 @@ import (
 // it never widens. Asks without Request.Path (recorded by callers that do
 // not resolve paths) fall back to the path as given.
 func DefaultScopeFor(a pending.Ask) (grants.Scope, error) {
-	var args struct {
-		Command string `json:"command"`
-		Path    string `json:"path"`
-	}
-	if a.Args != "" {
-		if err := json.Unmarshal([]byte(a.Args), &args); err != nil {
-			return grants.Scope{}, err
-		}
-	}
+	d := a.Describe()
 	c := policy.Call{
 		Tool: a.Tool, Cwd: a.Cwd, Workspace: a.Workspace, SessionID: a.SessionID,
 	}
 	switch {
 	case a.Tool == policy.ToolBash:
-		c.Command = args.Command
+		c.Command = d.Command
 	case a.Path != "":
 		c.Path = a.Path
 	default:
-		c.Path = args.Path
+		c.Path = d.Path
 	}
 	return grants.ScopeFor(c)
 }

@@ -9,8 +9,10 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/storeerr"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/askops/askops/sessions"
 	"github.com/askops/askops/slackui"
 )
 
@@ -104,6 +106,9 @@ func (o *Ops) stop(ctx context.Context, runID, user string) any {
 	res, err := o.cfg.Sessions.Stop(ctx, runID, user)
 	id := slackui.Text(runID, 100)
 	switch {
+	case sessions.ErrorCode(err) == sessions.CodeInvalid:
+		// Trying again would not help: say what is wrong with the id.
+		return ephemeral("`%s` is not a run id: %s.", id, slackui.Text(storeerr.Message(err), 200))
 	case err != nil:
 		o.log.Warn("stop request failed", "run", runID, "by", user, "err", err)
 		return ephemeral("Could not pass on the stop request for run `%s` right now; try again.", id)

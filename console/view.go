@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/lateclick"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/redact"
@@ -37,8 +38,9 @@ type callView struct {
 	Hidden   int      // invisible or look-alike-prone characters made visible
 }
 
-// viewCall decodes a's arguments as slackui does: the exact arguments are
-// what will run, so they are shown rather than the agent's Summary.
+// viewCall shows a's described call (pending.Request.Describe) as slackui
+// does: the exact call is what will run, so it is shown rather than the
+// agent's Summary.
 func viewCall(a pending.Ask) callView {
 	var v callView
 	show := func(s string) string {
@@ -51,58 +53,39 @@ func viewCall(a pending.Ask) callView {
 		v.Hidden += hidden
 		return s
 	}
+	switch c := a.Describe(); c.Kind {
+	case pending.CallCommand:
+		v.Kind = "command"
+		v.Command = show(c.Command)
+		for _, p := range policy.Programs(c.Command) {
+			v.Programs = append(v.Programs, show(p))
+		}
+		if c.Cwd != "" && c.Cwd != a.Cwd {
+			v.CwdArg = show(c.Cwd)
+		}
+		return v
+	case pending.CallWrite:
+		v.Kind, v.Path, v.Body = "write", show(c.Path), show(c.Content)
+		return v
+	case pending.CallEdit:
+		v.Kind, v.Path = "edit", show(c.Path)
+		v.Body = show("replace:\n" + c.Old + "\n\nwith:\n" + c.New)
+		return v
+	}
+	// A call that describes nothing is shown as its arguments.
+	v.Kind = "other"
 	var args map[string]any
 	dec := json.NewDecoder(strings.NewReader(a.Args))
 	dec.UseNumber()
 	if a.Args == "" || dec.Decode(&args) != nil || args == nil {
-		v.Kind = "other"
 		v.Body = show(a.Args)
 		if strings.TrimSpace(v.Body) == "" {
 			v.Body = show(a.Summary)
 		}
 		return v
 	}
-	str := func(k string) (string, bool) { s, ok := args[k].(string); return s, ok }
-	if cmd, ok := str("command"); ok && onlyKeys(args, "command", "cwd", "timeout", "timeout_ms", "description") {
-		v.Kind = "command"
-		v.Command = show(cmd)
-		for _, p := range policy.Programs(cmd) {
-			v.Programs = append(v.Programs, show(p))
-		}
-		if cwd, ok := str("cwd"); ok && cwd != a.Cwd {
-			v.CwdArg = show(cwd)
-		}
-		return v
-	}
-	if path, ok := str("path"); ok {
-		if content, ok := str("content"); ok && onlyKeys(args, "path", "content") {
-			v.Kind, v.Path, v.Body = "write", show(path), show(content)
-			return v
-		}
-		oldS, okOld := str("old_string")
-		newS, okNew := str("new_string")
-		if okOld && okNew && onlyKeys(args, "path", "old_string", "new_string", "replace_all") {
-			v.Kind, v.Path = "edit", show(path)
-			v.Body = show("replace:\n" + oldS + "\n\nwith:\n" + newS)
-			return v
-		}
-	}
-	v.Kind = "other"
 	v.Body = show(prettyJSON(redact.JSONValue(args, redact.Secrets)))
 	return v
-}
-
-func onlyKeys(m map[string]any, keys ...string) bool {
-	for k := range m {
-		found := false
-		for _, want := range keys {
-			found = found || k == want
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
 }
 
 func prettyJSON(v any) string {
@@ -203,31 +186,14 @@ func viewGrant(g grants.Grant) grantView {
 // alreadyDecided tells a late click how the Ask ended and who ended it,
 // as Slack's ephemeral reply does.
 func alreadyDecided(a pending.Ask) string {
-	when := ""
-	if !a.DecidedAt.IsZero() {
-		when = " at " + a.DecidedAt.UTC().Format("2006-01-02 15:04:05 UTC")
-	}
-	by := a.DecidedBy
-	if by == "" {
-		by = "someone"
-	}
-	switch o, _ := a.Outcome(); o {
-	case pending.Approved:
-		return "Already approved by " + by + when + "; your click changed nothing."
-	case pending.ApprovedSession:
-		return "Already approved for the session by " + by + when + "; your click changed nothing."
-	case pending.Denied:
-		s := "Already denied by " + by + when
-		if a.DecisionReason != "" {
-			s += " (reason: " + a.DecisionReason + ")"
-		}
-		return s + "; your click changed nothing."
-	case pending.Expired:
-		return "This request expired" + when + ": nobody decided in time, so it did not run. Your click changed nothing."
-	case pending.Cancelled:
-		return "This request was cancelled" + when + " (its run stopped), so it did not run. Your click changed nothing."
-	case pending.Unavailable:
-		return "This request ended as unavailable" + when + " (askops could not carry it), so it did not run. Your click changed nothing."
-	}
-	return "This request is still open."
+	return lateclick.Reply(a, lateclick.Wording{
+		Person: func(who string) string {
+			if who == "" {
+				return "someone"
+			}
+			return who
+		},
+		Time:   func(at time.Time) string { return "at " + at.UTC().Format("2006-01-02 15:04:05 UTC") },
+		Reason: func(r string) string { return r },
+	})
 }

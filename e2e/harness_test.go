@@ -155,6 +155,7 @@ type settings struct {
 	RedisURL      string // default the world's redis
 	Mode          string // slack.mode; default http
 	Extra         string // more top-level YAML (e.g. an api: block)
+	Approvals     string // more lines under approvals: (two-space indented)
 }
 
 // writeConfig writes a complete config: every secret and URL is in the file
@@ -201,13 +202,14 @@ approvals:
   sweep_interval: %s
   approvers:
     users: [%s]
+%s
 agent:
   workspace: %q
   max_iterations: %d
 policy:
   mode: ask
 %s`, name, s.Mode, w.slack.BotToken(), w.slack.AppToken(), w.slack.SigningSecret(), w.slack.APIURL(), approvalChannel, listen,
-		s.RedisURL, w.model.BaseURL(), s.Timeout, s.SweepInterval, approverID, w.ws, s.MaxIterations, s.Extra)
+		s.RedisURL, w.model.BaseURL(), s.Timeout, s.SweepInterval, approverID, s.Approvals, w.ws, s.MaxIterations, s.Extra)
 	path := filepath.Join(t.TempDir(), name+".yaml")
 	if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
 		t.Fatal(err)

@@ -153,3 +153,19 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (int,
 	}
 	return resp.StatusCode, j.ask(), nil
 }
+
+// ClientFromEnv is the Client bot hook and bot mcp use with -url: url, else
+// $ASKOPS_URL, and the token in the environment variable tokenEnv.
+func ClientFromEnv(url, tokenEnv string, getenv func(string) string) (*Client, error) {
+	if url == "" {
+		url = getenv("ASKOPS_URL")
+	}
+	if url == "" {
+		return nil, fmt.Errorf("no askops to ask: set -url or ASKOPS_URL (or -config)")
+	}
+	token := getenv(tokenEnv)
+	if token == "" {
+		return nil, fmt.Errorf("no API token: %s is not set", tokenEnv)
+	}
+	return &Client{BaseURL: url, Token: token}, nil
+}

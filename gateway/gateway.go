@@ -172,6 +172,7 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		StartedBy: c.By,
 		Tool:      m.call.Tool,
 		Args:      m.args,
+		Call:      m.shown,
 		Summary:   m.summary,
 		Path:      m.call.Path,
 		Reason:    askReason(c.Reason, v.Reason),

@@ -92,6 +92,9 @@ func DenyMessage(a pending.Ask) string {
 		s = "askops: denied by " + a.DecidedBy + why
 	case pending.Expired:
 		s = "askops: nobody decided in time; the approval request timed out"
+		if a.DecisionReason != "" && a.DecisionReason != pending.DeadlineReason {
+			s = "askops: expired: " + a.DecisionReason // what was tried (reminded, escalated)
+		}
 	case pending.Cancelled:
 		s = "askops: the approval request was cancelled" + why
 	default:

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -80,3 +81,15 @@ func promptResult(ans promptAnswer) *mcp.CallToolResult {
 	b, _ := json.Marshal(ans)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 }
+
+// ServeMCPStdio runs NewMCPServer's server on a stdio pair until the client
+// hangs up or ctx ends; out is never closed.
+func ServeMCPStdio(ctx context.Context, s Settler, sess MCPSession, version string, in io.Reader, out io.Writer) error {
+	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	return NewMCPServer(s, sess, version).Run(ctx, t)
+}
+
+// nopWriteCloser lets the MCP transport write to stdout without closing it.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
@@ -17,11 +18,13 @@ const (
 )
 
 // mapped is an agent's tool call in askops' terms: what the policy judges,
-// the arguments an approver is shown (in the shapes slackui renders: a
-// command, a file's new content, an edit's diff, else the JSON) and a
-// one-line summary.
+// what an approver is shown (the described call: a command, a file's new
+// content, an edit's old and new text; for anything else, the arguments),
+// the arguments as askops' own tools would take them, and a one-line
+// summary.
 type mapped struct {
 	call    policy.Call
+	shown   pending.Call
 	args    string
 	summary string
 }
@@ -67,6 +70,7 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 		if cmd, ok := str("command"); ok {
 			return mapped{
 				call:    policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect, Command: cmd},
+				shown:   pending.Call{Kind: pending.CallCommand, Command: cmd},
 				args:    enc(map[string]string{"command": cmd}),
 				summary: cmd,
 			}
@@ -78,6 +82,7 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 			p = abs(p)
 			return mapped{
 				call:    policy.Call{Tool: policy.ToolWriteFile, Safety: policy.SideEffect, Path: p},
+				shown:   pending.Call{Kind: pending.CallWrite, Path: p, Content: content},
 				args:    enc(map[string]string{"path": p, "content": content}),
 				summary: fmt.Sprintf("write_file %s (%d bytes)", p, len(content)),
 			}
@@ -87,6 +92,7 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 			p = abs(p)
 			return mapped{
 				call:    policy.Call{Tool: policy.ToolEditFile, Safety: policy.SideEffect, Path: p},
+				shown:   pending.Call{Kind: pending.CallEdit, Path: p, Old: oldS, New: newS},
 				args:    enc(map[string]string{"path": p, "old_string": oldS, "new_string": newS}),
 				summary: fmt.Sprintf("edit_file %s (%s)", p, tool),
 			}

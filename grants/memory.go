@@ -240,7 +240,7 @@ func (m *MemoryStore) Close() error {
 
 func (m *MemoryStore) usable(op string) error {
 	if m.closed {
-		return &Error{Code: CodeUnavailable, Op: op, Msg: "store closed"}
+		return &Error{Store: "grants", Code: CodeUnavailable, Op: op, Msg: "store closed"}
 	}
 	return nil
 }

@@ -94,7 +94,7 @@ func (r *RedisStore) Record(ctx context.Context, sessionID string, s Scope, by s
 	}
 	b, err := json.Marshal(g)
 	if err != nil {
-		return Grant{}, &Error{Code: CodeInternal, Op: op, Msg: "could not encode the grant", Err: err}
+		return Grant{}, &Error{Store: "grants", Code: CodeInternal, Op: op, Msg: "could not encode the grant", Err: err}
 	}
 	err = recordScript.Run(ctx, r.rdb, []string{sessionKey(sessionID)},
 		g.ID, b, g.CreatedAt.UnixMilli(), g.ExpiresAt.UnixMilli(), ttl.Milliseconds(), expiresField).Err()
@@ -116,7 +116,7 @@ func (r *RedisStore) RecordStanding(ctx context.Context, s Scope, by string) (Gr
 	}
 	b, err := json.Marshal(g)
 	if err != nil {
-		return Grant{}, &Error{Code: CodeInternal, Op: op, Msg: "could not encode the grant", Err: err}
+		return Grant{}, &Error{Store: "grants", Code: CodeInternal, Op: op, Msg: "could not encode the grant", Err: err}
 	}
 	if err := r.rdb.HSet(ctx, standingKey, g.ID, b).Err(); err != nil {
 		return Grant{}, unavailable(op, err)
@@ -303,7 +303,7 @@ func (r *RedisStore) Close() error {
 
 func (r *RedisStore) usable(op string) error {
 	if r.closed.Load() {
-		return &Error{Code: CodeUnavailable, Op: op, Msg: "store closed"}
+		return &Error{Store: "grants", Code: CodeUnavailable, Op: op, Msg: "store closed"}
 	}
 	return nil
 }
@@ -313,5 +313,5 @@ func unavailable(op string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		msg = "the grants store did not answer in time"
 	}
-	return &Error{Code: CodeUnavailable, Op: op, Msg: msg, Err: err}
+	return &Error{Store: "grants", Code: CodeUnavailable, Op: op, Msg: msg, Err: err}
 }

@@ -100,16 +100,16 @@ func checkGrantID(op, id string) error {
 		return invalid(op, "empty grant id")
 	}
 	if !PlausibleID(id) {
-		return &Error{Code: CodeNotFound, Op: op, Msg: fmt.Sprintf("no grant %q", id)}
+		return &Error{Store: "grants", Code: CodeNotFound, Op: op, Msg: fmt.Sprintf("no grant %q", id)}
 	}
 	return nil
 }
 
 func notFound(op, sessionID, id string) error {
 	if sessionID == "" {
-		return &Error{Code: CodeNotFound, Op: op, Msg: fmt.Sprintf("no standing grant %q", id)}
+		return &Error{Store: "grants", Code: CodeNotFound, Op: op, Msg: fmt.Sprintf("no standing grant %q", id)}
 	}
-	return &Error{Code: CodeNotFound, Op: op, Msg: fmt.Sprintf("no grant %q in session %q (revoked, expired, or never made)", id, sessionID)}
+	return &Error{Store: "grants", Code: CodeNotFound, Op: op, Msg: fmt.Sprintf("no grant %q in session %q (revoked, expired, or never made)", id, sessionID)}
 }
 
 // sortGrants orders grants oldest first, so List and Match are deterministic.

@@ -61,6 +61,9 @@ type Request struct {
 	Tool    string `json:"tool"`
 	Args    string `json:"args"`    // the exact arguments (JSON) the tool would run with
 	Summary string `json:"summary"` // a short human summary (for bash: the command)
+	// Call describes what the call does, as its tool prepared it (see
+	// Describe for requests without one).
+	Call Call `json:"call,omitzero"`
 	// Path is, for file tools, the path the policy judged: absolute, with
 	// symlinks resolved. A session grant is scoped to it (not to Args'
 	// path as the model wrote it), so the identical later call, which the
@@ -94,6 +97,11 @@ type Ask struct {
 	// Where the Ask's message was posted, once it was (any replica can update it).
 	Channel   string `json:"channel,omitempty"`
 	MessageTS string `json:"message_ts,omitempty"`
+	// Copies are the other messages showing the Ask (direct messages to
+	// escalation targets); Followups the reminders and escalations carried
+	// out while it was pending (schedule.go).
+	Copies    MessageCopies `json:"copies,omitempty"`
+	Followups FollowupLog   `json:"followups,omitempty"`
 }
 
 // Outcome returns the Ask's outcome and whether it has one yet.
@@ -119,16 +127,27 @@ const (
 )
 
 // Event is one entry of the audit trail. Every Ask has exactly one EventAsked
-// and, once it ends, exactly one EventDecided.
+// and, once it ends, exactly one EventDecided; other kinds (votes,
+// reminders, escalations, refusals) come in between. Every event is a link
+// of a hash chain (see auditchain.go).
 type Event struct {
 	Kind    EventKind `json:"kind"`
 	AskID   string    `json:"ask_id"`
 	RunID   string    `json:"run_id,omitempty"`
 	Tool    string    `json:"tool,omitempty"`
 	Outcome Outcome   `json:"outcome,omitempty"`
-	By      string    `json:"by,omitempty"`
-	Reason  string    `json:"reason,omitempty"`
-	At      time.Time `json:"at"`
+	By      string    `json:"by,omitempty"`     // asked: who started the run; decided: who decided
+	Reason  string    `json:"reason,omitempty"` // asked: the policy's reason; decided: the decision's
+	// Detail is what the event is about in words: for EventAsked the
+	// call's summary (cut to 80 bytes), for other kinds what they need
+	// (e.g. whom an escalation went to).
+	Detail string    `json:"detail,omitempty"`
+	At     time.Time `json:"at"`
+
+	// Set by the store when the event is appended.
+	ID   string `json:"id,omitempty"`   // where it is stored (Redis: the stream entry id)
+	Seq  int64  `json:"seq,omitempty"`  // its place in the chain: 1, 2, 3…
+	Prev string `json:"prev,omitempty"` // EventDigest of the event before it ("" for the first)
 }
 
 // Store holds Asks. Both implementations (Redis and memory) obey one contract,

@@ -2,56 +2,36 @@ package pending
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/askops/askops/internal/storeerr"
 )
 
 // Code classifies a store error; edges map codes to user-visible replies.
-type Code string
+// The codes and the error type are the ones every askops store returns
+// (internal/storeerr).
+type Code = storeerr.Code
 
 const (
-	CodeNotFound    Code = "not_found"   // no such Ask (unknown, or garbage-collected)
-	CodeConflict    Code = "conflict"    // the Ask was already decided; Error.Ask says how and by whom
-	CodeInvalid     Code = "invalid"     // bad input: empty id, unknown outcome, ttl <= 0
-	CodeUnavailable Code = "unavailable" // the store could not be reached
-	CodeInternal    Code = "internal"    // a bug or corrupt record
+	CodeNotFound    = storeerr.NotFound    // no such Ask (unknown, or garbage-collected)
+	CodeConflict    = storeerr.Conflict    // the Ask was already decided; ConflictAsk says how and by whom
+	CodeInvalid     = storeerr.Invalid     // bad input: empty id, unknown outcome, ttl <= 0
+	CodeUnavailable = storeerr.Unavailable // the store could not be reached
+	CodeInternal    = storeerr.Internal    // a bug or corrupt record
 )
 
-// Error is the one error type the store returns.
-type Error struct {
-	Code Code
-	Op   string // the Store method, e.g. "decide"
-	Msg  string // safe to show a user
-	Ask  *Ask   // for CodeConflict: the record as the first decision left it
-	Err  error  // underlying cause, for logs
-}
-
-func (e *Error) Error() string {
-	s := fmt.Sprintf("pending: %s: %s", e.Op, e.Msg)
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+// Error is the one error type the store returns (Store "pending"); for
+// CodeConflict its Record is the *Ask as the first decision left it.
+type Error = storeerr.Error
 
 // ErrorCode returns err's Code, CodeInternal for a foreign non-nil error, or "" for nil.
-func ErrorCode(err error) Code {
-	if err == nil {
-		return ""
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return CodeInternal
-}
+func ErrorCode(err error) Code { return storeerr.CodeOf(err) }
 
 // ConflictAsk returns the already-decided Ask carried by a CodeConflict error.
 func ConflictAsk(err error) (Ask, bool) {
-	var e *Error
-	if errors.As(err, &e) && e.Code == CodeConflict && e.Ask != nil {
-		return *e.Ask, true
+	if e, ok := errors.AsType[*Error](err); ok && e.Code == CodeConflict {
+		if a, ok := e.Record.(*Ask); ok && a != nil {
+			return *a, true
+		}
 	}
 	return Ask{}, false
 }

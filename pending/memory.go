@@ -27,13 +27,17 @@ type MemoryStore struct {
 	mu     sync.Mutex
 	asks   map[string]*memoryAsk
 	audit  []Event
+	steps  map[string]*memoryStep // follow-ups by "<id> <step>" (schedule.go)
+	chain  chainer                // the audit chain's head
 	closed chan struct{}
 	once   sync.Once
 }
 
 type memoryAsk struct {
-	ask  Ask
-	done chan struct{} // closed when ask leaves StatusPending
+	ask    Ask
+	done   chan struct{} // closed when ask leaves StatusPending
+	expiry string        // the reason an expiry records, once a follow-up ran (schedule.go)
+	tried  string        // what the follow-ups did, for expiry
 }
 
 var _ Store = (*MemoryStore)(nil)
@@ -53,7 +57,7 @@ func (s *MemoryStore) Create(ctx context.Context, req Request, ttl time.Duration
 		return Ask{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Ask{}, &Error{Code: CodeUnavailable, Op: "create", Msg: "context ended", Err: err}
+		return Ask{}, &Error{Store: "pending", Code: CodeUnavailable, Op: "create", Msg: "context ended", Err: err}
 	}
 	a := newAsk(atRest(req), s.opts.now(), ttl) // as Redis keeps it: the stores return equal Asks
 	s.mu.Lock()
@@ -115,6 +119,8 @@ func (s *MemoryStore) decide(id string, outcome Outcome, by, reason string) (Ask
 	won := true
 	if humanDecision(outcome) && !now.Before(m.ask.Deadline) {
 		outcome, by, reason, won = Expired, "", reasonLate, false
+	} else if outcome == Expired && by == "" && m.expiry != "" {
+		reason = m.expiry // what the follow-ups tried (schedule.go)
 	}
 	m.ask.Status = Status(outcome)
 	m.ask.DecidedBy = by
@@ -220,7 +226,7 @@ func (s *MemoryStore) current(id string) *waitEnd {
 //go:noinline
 func (s *MemoryStore) closedEnd(id string) *waitEnd {
 	a, _ := s.Get(context.Background(), id)
-	return unavailableEnd(id, &a, &Error{Code: CodeUnavailable, Op: "wait", Msg: "store closed"})
+	return unavailableEnd(id, &a, &Error{Store: "pending", Code: CodeUnavailable, Op: "wait", Msg: "store closed"})
 }
 
 // finish records the waiter's own ending (expired or cancelled) by the same
@@ -314,11 +320,13 @@ func (s *MemoryStore) Close() error {
 
 // appendAudit adds e, dropping the oldest events beyond AuditMaxLen. The
 // caller holds s.mu.
-func (s *MemoryStore) appendAudit(e Event) {
+func (s *MemoryStore) appendAudit(e Event) Event {
+	e = s.chain.link(e)
 	s.audit = append(s.audit, e)
 	if over := int64(len(s.audit)) - s.opts.AuditMaxLen; over > 0 {
 		s.audit = slices.Delete(s.audit, 0, int(over))
 	}
+	return e
 }
 
 func (f Filter) matches(a Ask) bool {
@@ -332,7 +340,8 @@ func sortOldestFirst(asks []Ask) {
 }
 
 func askedEvent(a Ask) Event {
-	return Event{Kind: EventAsked, AskID: a.ID, RunID: a.RunID, Tool: a.Tool, By: a.StartedBy, Reason: a.Reason, At: a.CreatedAt}
+	return Event{Kind: EventAsked, AskID: a.ID, RunID: a.RunID, Tool: a.Tool, By: a.StartedBy, Reason: a.Reason,
+		Detail: cutDetail(a.Summary, maxDetail), At: a.CreatedAt}
 }
 
 func decidedEvent(a Ask) Event {

@@ -18,9 +18,10 @@ import (
 const maxBytesPerAsk = 2048
 
 // askShapes are the two shapes the budget is about: a bash command of 1 KB
-// (stored in the arguments and, as the agent builds it, again in the
-// summary), the same with a command that hardly compresses, and 1 KB of
-// file content (arguments only; a short summary).
+// (in the arguments and, as the agent builds it, again in the summary and
+// the call's description), the same with a command that hardly compresses,
+// and 1 KB of file content (in the arguments and the description; a short
+// summary).
 func askShapes() []struct {
 	name string
 	req  func(i int) Request
@@ -34,6 +35,7 @@ func askShapes() []struct {
 			args, _ := json.Marshal(map[string]string{"command": cmd})
 			r := sampleRequest(i)
 			r.Tool, r.Args, r.Summary = "bash", string(args), cmd
+			r.Call = Call{Kind: CallCommand, Command: cmd}
 			return r
 		}},
 		{"1KB command of random base64", func(i int) Request {
@@ -47,6 +49,7 @@ func askShapes() []struct {
 			args, _ := json.Marshal(map[string]string{"command": cmd})
 			req := sampleRequest(i)
 			req.Tool, req.Args, req.Summary = "bash", string(args), cmd
+			req.Call = Call{Kind: CallCommand, Command: cmd}
 			return req
 		}},
 		{"1KB arguments", func(i int) Request {
@@ -54,6 +57,7 @@ func askShapes() []struct {
 			args, _ := json.Marshal(map[string]string{"path": "notes/todo.md", "content": content})
 			r := sampleRequest(i)
 			r.Tool, r.Args, r.Summary = "write_file", string(args), fmt.Sprintf("write_file notes/todo.md (%d bytes)", len(content))
+			r.Call = Call{Kind: CallWrite, Path: "notes/todo.md", Content: content}
 			return r
 		}},
 	}

@@ -124,30 +124,30 @@ func newAsk(req Request, now time.Time, ttl time.Duration) Ask {
 // checkID refuses an empty or malformed id before any store is touched.
 func checkID(op, id string) error {
 	if id == "" {
-		return &Error{Code: CodeInvalid, Op: op, Msg: "empty ask id"}
+		return &Error{Store: "pending", Code: CodeInvalid, Op: op, Msg: "empty ask id"}
 	}
 	if !recordid.Valid(id) {
-		return &Error{Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("malformed ask id %.40q", id)}
+		return &Error{Store: "pending", Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("malformed ask id %.40q", id)}
 	}
 	return nil
 }
 
 func checkOutcome(op string, o Outcome) error {
 	if !o.Valid() {
-		return &Error{Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("unknown outcome %.40q", string(o))}
+		return &Error{Store: "pending", Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("unknown outcome %.40q", string(o))}
 	}
 	return nil
 }
 
 func checkTTL(op string, ttl time.Duration) error {
 	if ttl <= 0 {
-		return &Error{Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("ttl must be positive, got %s", ttl)}
+		return &Error{Store: "pending", Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("ttl must be positive, got %s", ttl)}
 	}
 	return nil
 }
 
 func notFound(op, id string) error {
-	return &Error{Code: CodeNotFound, Op: op, Msg: fmt.Sprintf("no ask %s", id)}
+	return &Error{Store: "pending", Code: CodeNotFound, Op: op, Msg: fmt.Sprintf("no ask %s", id)}
 }
 
 // conflict is the error a losing Decide gets: it carries the record as the
@@ -160,7 +160,7 @@ func conflict(op string, a Ask) error {
 	if !a.DecidedAt.IsZero() {
 		msg += " at " + a.DecidedAt.Format(time.RFC3339)
 	}
-	return &Error{Code: CodeConflict, Op: op, Msg: msg, Ask: &a}
+	return &Error{Store: "pending", Code: CodeConflict, Op: op, Msg: msg, Record: &a}
 }
 
 // earlyError refuses an expiry before the deadline; Left is how long the
@@ -172,7 +172,7 @@ func (e *earlyError) Error() string { return fmt.Sprintf("the deadline is %s awa
 // early is the error an expiry before the deadline gets (CodeInvalid for a
 // caller of Decide; Wait and Sweep read Left and wait on).
 func early(op, id string, left time.Duration) error {
-	return &Error{Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("ask %s has not reached its deadline", id), Err: &earlyError{Left: left}}
+	return &Error{Store: "pending", Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("ask %s has not reached its deadline", id), Err: &earlyError{Left: left}}
 }
 
 // earlyLeft reports whether err refused an early expiry, and how long is left.

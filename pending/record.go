@@ -16,8 +16,8 @@ import (
 
 // atRest is req as both stores keep it. A secret in a command (a token, a
 // password in an environment assignment, a private key) must not rest in
-// clear in Redis, nor in its audit stream, so the arguments, the summary
-// and the policy's reason are stored redacted. Nothing needs the clear
+// clear in Redis, nor in its audit stream, so the arguments, the call's
+// description, the summary and the policy's reason are stored redacted. Nothing needs the clear
 // text back from the store: rendering shows redacted text anyway, and the
 // session grant is recorded by the waiting process from the exact request
 // it holds in memory (see slackui.Approver). Nothing compares exact
@@ -25,6 +25,9 @@ import (
 // kept: it would need a key shared by every replica, for no reader.
 func atRest(req Request) Request {
 	req.Args = hide.JSON(req.Args)
+	for _, f := range req.Call.texts() {
+		*f = hide.Secrets(*f)
+	}
 	req.Summary = hide.Secrets(req.Summary)
 	req.Reason = hide.Secrets(req.Reason)
 	return req
@@ -32,8 +35,10 @@ func atRest(req Request) Request {
 
 // storedRequest is the compact form of an Ask's request in the Redis hash
 // (field fieldRequest). Short keys, empty fields left out, and the command
-// stored once: an agent's bash Summary is the command itself, so a Summary
-// equal to the arguments' "command" is not stored again (nil Summary).
+// stored once: the call's description keeps only what its arguments do not
+// already hold (see storedCall), and an agent's bash Summary is the command
+// itself, so a Summary equal to the described command (or, with no
+// description, the arguments' "command") is not stored again (nil Summary).
 // Arguments that are compact JSON are embedded as JSON rather than as an
 // escaped string. Run id and tool have hash fields of their own (the
 // decide script reads them for the audit event), so they are not repeated
@@ -45,7 +50,8 @@ type storedRequest struct {
 	StartedBy     string          `json:"u,omitempty"`
 	Args          json.RawMessage `json:"a,omitempty"`  // arguments that are compact JSON
 	ArgsText      string          `json:"at,omitempty"` // any other arguments
-	Summary       *string         `json:"m,omitempty"`  // nil: the arguments' "command"
+	Call          *storedCall     `json:"c,omitempty"`
+	Summary       *string         `json:"m,omitempty"` // nil: the command (see defaultSummary)
 	Path          string          `json:"p,omitempty"`
 	Reason        string          `json:"r,omitempty"`
 	Rule          string          `json:"rl,omitempty"`
@@ -53,6 +59,122 @@ type storedRequest struct {
 	Cwd           string          `json:"d,omitempty"`
 	ReplyChannel  string          `json:"rc,omitempty"`
 	ReplyThreadTS string          `json:"rt,omitempty"`
+}
+
+// storedCall is a Call in a stored request. A text field that is exactly
+// the value of the argument of the same role (Command and "command", Path
+// and "path", Content and "content", Old and "old_string", New and
+// "new_string", Cwd and "cwd") is left out (nil), and so is an empty one
+// whose argument is absent: a file's content written by the agent's
+// write_file is then kept once, in the arguments.
+type storedCall struct {
+	Kind    CallKind `json:"k"`
+	Command *string  `json:"c,omitempty"`
+	Cwd     *string  `json:"d,omitempty"`
+	Path    *string  `json:"p,omitempty"`
+	Content *string  `json:"x,omitempty"`
+	Old     *string  `json:"o,omitempty"`
+	New     *string  `json:"n,omitempty"`
+}
+
+// callField pairs a Call's text field with its stored form and the
+// argument that usually holds the same text.
+type callField struct {
+	arg    string
+	value  *string
+	stored **string
+}
+
+func (s *storedCall) fields(c *Call) []callField {
+	return []callField{
+		{"command", &c.Command, &s.Command}, {"cwd", &c.Cwd, &s.Cwd}, {"path", &c.Path, &s.Path},
+		{"content", &c.Content, &s.Content}, {"old_string", &c.Old, &s.Old}, {"new_string", &c.New, &s.New},
+	}
+}
+
+// texts returns pointers to every text field of c.
+func (c *Call) texts() []*string {
+	return []*string{&c.Command, &c.Cwd, &c.Path, &c.Content, &c.Old, &c.New}
+}
+
+// storeCall returns c's stored form next to args (nil for a Call that
+// describes nothing).
+func storeCall(c Call, args map[string]string) *storedCall {
+	if c.Kind == "" {
+		return nil
+	}
+	s := &storedCall{Kind: c.Kind}
+	for _, f := range s.fields(&c) {
+		if a, ok := args[f.arg]; (ok && a == *f.value) || (!ok && *f.value == "") {
+			continue
+		}
+		v := *f.value
+		*f.stored = &v
+	}
+	return s
+}
+
+// loadCall reverses storeCall.
+func loadCall(s *storedCall, args map[string]string) Call {
+	if s == nil {
+		return Call{}
+	}
+	c := Call{Kind: s.Kind}
+	for _, f := range s.fields(&c) {
+		if *f.stored != nil {
+			*f.value = **f.stored
+		} else {
+			*f.value = args[f.arg]
+		}
+	}
+	return c
+}
+
+// argStrings returns the string-valued top-level arguments of JSON args
+// (nil when args is not an object).
+func argStrings(args json.RawMessage) map[string]string {
+	if len(args) == 0 || args[0] != '{' {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		var s string
+		if len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// defaultSummary is the Summary a stored request leaves out: the described
+// command, or, with no description, the arguments' "command".
+func defaultSummary(c Call, args json.RawMessage) (string, bool) {
+	switch c.Kind {
+	case CallCommand:
+		return c.Command, true
+	case "":
+		return commandOf(args)
+	}
+	return "", false
+}
+
+// commandOf returns the "command" string of JSON arguments, if they are an
+// object that has one.
+func commandOf(args json.RawMessage) (string, bool) {
+	if len(args) == 0 || args[0] != '{' {
+		return "", false
+	}
+	var v struct {
+		Command *string `json:"command"`
+	}
+	if json.Unmarshal(args, &v) != nil || v.Command == nil {
+		return "", false
+	}
+	return *v.Command, true
 }
 
 // Hash fields of an Ask record. The decide script reads and writes status,
@@ -98,7 +220,9 @@ func (c *requestCodec) encode(a Ask) (field string, value []byte, err error) {
 	} else {
 		r.ArgsText = a.Args
 	}
-	if cmd, ok := commandOf(r.Args); !ok || cmd != a.Summary {
+	args := argStrings(json.RawMessage(a.Args))
+	r.Call = storeCall(a.Call, args)
+	if cmd, ok := defaultSummary(a.Call, r.Args); !ok || cmd != a.Summary {
 		r.Summary = &a.Summary
 	}
 	var b bytes.Buffer
@@ -160,10 +284,12 @@ func decodeRequest(a *Ask, v string) error {
 	if r.Args != nil {
 		a.Args = string(r.Args)
 	}
+	args := argStrings(json.RawMessage(a.Args))
+	a.Call = loadCall(r.Call, args)
 	if r.Summary != nil {
 		a.Summary = *r.Summary
 	} else {
-		a.Summary, _ = commandOf(r.Args)
+		a.Summary, _ = defaultSummary(a.Call, r.Args)
 	}
 	a.Path, a.Reason, a.Rule, a.Workspace, a.Cwd = r.Path, r.Reason, r.Rule, r.Workspace, r.Cwd
 	a.ReplyChannel, a.ReplyThreadTS = r.ReplyChannel, r.ReplyThreadTS
@@ -180,25 +306,10 @@ func compactJSON(args string) bool {
 	return json.Compact(&b, []byte(args)) == nil && b.String() == args
 }
 
-// commandOf returns the "command" string of JSON arguments, if they are an
-// object that has one.
-func commandOf(args json.RawMessage) (string, bool) {
-	if len(args) == 0 || args[0] != '{' {
-		return "", false
-	}
-	var v struct {
-		Command *string `json:"command"`
-	}
-	if json.Unmarshal(args, &v) != nil || v.Command == nil {
-		return "", false
-	}
-	return *v.Command, true
-}
-
 // decodeAsk reads the record of Ask id from its hash fields.
 func decodeAsk(op, id string, h map[string]string) (Ask, error) {
 	corrupt := func(err error) error {
-		return &Error{Code: CodeInternal, Op: op, Msg: "corrupt ask record " + id, Err: err}
+		return &Error{Store: "pending", Code: CodeInternal, Op: op, Msg: "corrupt ask record " + id, Err: err}
 	}
 	a := Ask{ID: id, Deadline: parseMicros(h[fieldDeadline])}
 	if z, ok := h[fieldRequestZ]; ok {
@@ -226,6 +337,7 @@ func decodeAsk(op, id string, h map[string]string) (Ask, error) {
 	a.DecisionReason = h[fieldDecisionReason]
 	a.Channel = h[fieldChannel]
 	a.MessageTS = h[fieldMessageTS]
+	decodeFollowups(&a, h)
 	if a.ID == "" || a.Deadline.IsZero() || (a.Status != StatusPending && !Outcome(a.Status).Valid()) {
 		return Ask{}, corrupt(errors.New("missing id, deadline or status"))
 	}

@@ -21,7 +21,8 @@ import (
 //	askops:{askops}:ask:<id>     hash: the Ask record; TTL = deadline + Retention (GC only)
 //	askops:{askops}:deadlines    zset: id scored by deadline (µs); only pending Asks
 //	askops:{askops}:audit        stream: asked / decided events, XADD MAXLEN ~ AuditMaxLen
-//	askops:{askops}:decided      pub/sub channel: the id of every Ask that just ended
+//	askops:{askops}:audit:head   hash: seq, digest and id of the newest audit event (see auditchain.go)
+//	askops:{askops}:decided      pub/sub channel: every Ask that just ended (record, then id: announce.go)
 //	askops:{askops}:fence        counter written before each WAIT (see durable)
 //
 // Why one tag for everything rather than a tag per Ask (askops:ask:{ID}):
@@ -68,13 +69,14 @@ type redisKeys struct {
 	prefix    string // "askops:{askops}:"
 	deadlines string
 	audit     string
+	auditHead string // the chain's head (auditchain.go)
 	decided   string // pub/sub channel
 	fence     string
 }
 
 func newRedisKeys(ns string) redisKeys {
 	p := ns + ":{" + ns + "}:"
-	return redisKeys{prefix: p, deadlines: p + "deadlines", audit: p + "audit", decided: p + "decided", fence: p + "fence"}
+	return redisKeys{prefix: p, deadlines: p + "deadlines", audit: p + "audit", auditHead: p + "audit:head", decided: p + "decided", fence: p + "fence"}
 }
 
 func (k redisKeys) ask(id string) string { return k.prefix + "ask:" + id }
@@ -86,7 +88,7 @@ func (k redisKeys) ask(id string) string { return k.prefix + "ask:" + id }
 func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Options) (*RedisStore, error) {
 	opts = opts.withDefaults()
 	if strings.ContainsAny(opts.Namespace, "{}: \t\r\n") {
-		return nil, &Error{Code: CodeInvalid, Op: "open", Msg: fmt.Sprintf("namespace %q may not contain braces, colons or spaces", opts.Namespace)}
+		return nil, &Error{Store: "pending", Code: CodeInvalid, Op: "open", Msg: fmt.Sprintf("namespace %q may not contain braces, colons or spaces", opts.Namespace)}
 	}
 	s := &RedisStore{
 		client:  client,
@@ -113,11 +115,11 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		},
 	})
 	if err != nil {
-		return nil, &Error{Code: CodeUnavailable, Op: "open", Msg: "subscribe to decisions", Err: err}
+		return nil, &Error{Store: "pending", Code: CodeUnavailable, Op: "open", Msg: "subscribe to decisions", Err: err}
 	}
 	if err := s.openReplicaAcks(ctx); err != nil {
 		_ = s.decisions.Close()
-		return nil, &Error{Code: CodeUnavailable, Op: "open", Msg: "count the master's replicas", Err: err}
+		return nil, &Error{Store: "pending", Code: CodeUnavailable, Op: "open", Msg: "count the master's replicas", Err: err}
 	}
 	rctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
@@ -142,17 +144,15 @@ end
 // the creation time (µs). By the server's clock because every replica
 // judges the deadline by it: an Ask created on a replica whose clock is
 // slow must not carry a deadline that is already near.
-var createScript = redis.NewScript(serverNowLua + `
-local key, deadlines, audit = KEYS[1], KEYS[2], KEYS[3]
-local id, ttl, keep, qfield, q, run, tool, maxlen, by, reason =
-  ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]
+var createScript = redis.NewScript(serverNowLua + auditAppendLua + `
+local key, deadlines, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local id, ttl, keep, qfield, q, run, tool, maxlen, by, reason, what =
+  ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]
 local deadline = string.format('%.0f', tonumber(now) + tonumber(ttl))
 redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', 'pending')
 redis.call('PEXPIRE', key, keep)
 redis.call('ZADD', deadlines, deadline, id)
-redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
-  'kind', 'asked', 'ask_id', id, 'run_id', run, 'tool', tool,
-  'outcome', '', 'by', by, 'reason', reason, 'at', now)
+audit_append(audit, head, maxlen, now, 'asked', id, run, tool, '', by, reason, what)
 return now
 `)
 
@@ -186,20 +186,20 @@ func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration)
 	a := newAsk(atRest(req), s.opts.now(), ttl) // times provisional: the server stamps them
 	qField, q, err := s.requests.encode(a)
 	if err != nil {
-		return Ask{}, &Error{Code: CodeInternal, Op: "create", Msg: "encode request", Err: err}
+		return Ask{}, &Error{Store: "pending", Code: CodeInternal, Op: "create", Msg: "encode request", Err: err}
 	}
 	ttlMicros := a.Deadline.Sub(a.CreatedAt).Microseconds()
 	now, err := createScript.Run(ctx, s.client,
-		[]string{s.keys.ask(a.ID), s.keys.deadlines, s.keys.audit},
+		[]string{s.keys.ask(a.ID), s.keys.deadlines, s.keys.audit, s.keys.auditHead},
 		s.scriptNow(), a.ID, ttlMicros, (ttl + s.opts.Retention).Milliseconds(), qField, q,
-		a.RunID, a.Tool, s.opts.AuditMaxLen, a.StartedBy, a.Reason,
+		a.RunID, a.Tool, s.opts.AuditMaxLen, a.StartedBy, a.Reason, cutDetail(a.Summary, maxDetail),
 	).Text()
 	if err != nil {
 		return Ask{}, unavailable("create", err)
 	}
 	a.CreatedAt = parseMicros(now)
 	if a.CreatedAt.IsZero() {
-		return Ask{}, &Error{Code: CodeInternal, Op: "create", Msg: fmt.Sprintf("create script returned %.40q", now)}
+		return Ask{}, &Error{Store: "pending", Code: CodeInternal, Op: "create", Msg: fmt.Sprintf("create script returned %.40q", now)}
 	}
 	a.Deadline = a.CreatedAt.Add(time.Duration(ttlMicros) * time.Microsecond)
 	return a, nil
@@ -234,8 +234,8 @@ func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
 // early.
 // Returns {result, HGETALL of the record}; result is won | late | lost |
 // missing, or {early, µs left}.
-var decideScript = redis.NewScript(`
-local key, deadlines, audit = KEYS[1], KEYS[2], KEYS[3]
+var decideScript = redis.NewScript(auditAppendLua + `
+local key, deadlines, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, outcome, by, reason, now, channel, maxlen = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 if now == '' then -- the server's clock judges every deadline (see createScript)
   local t = redis.call('TIME')
@@ -258,21 +258,21 @@ local result = 'won'
 if (outcome == 'approved' or outcome == 'approved_session' or outcome == 'denied')
    and tonumber(now) >= deadline then
   outcome, by, reason, result = 'expired', '', ARGV[8], 'late'
+elseif outcome == 'expired' and by == '' then
+  reason = redis.call('HGET', key, 'expiry') or reason -- what the follow-ups tried (schedule.go)
 end
 redis.call('HSET', key, 'status', outcome, 'decided_by', by, 'decided_at', now, 'decision_reason', reason)
 redis.call('ZREM', deadlines, id)
 local rec = redis.call('HMGET', key, 'run_id', 'tool')
-redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
-  'kind', 'decided', 'ask_id', id, 'run_id', rec[1] or '', 'tool', rec[2] or '',
-  'outcome', outcome, 'by', by, 'reason', reason, 'at', now)
-local rec = redis.call('HGETALL', key)
+audit_append(audit, head, maxlen, now, 'decided', id, rec[1] or '', rec[2] or '', outcome, by, reason, '')
+local record = redis.call('HGETALL', key)
 if channel ~= '' then -- the record first, then the id alone (see announce.go)
   local parts = {id, '\n'}
-  for i = 1, #rec do parts[#parts + 1] = #rec[i] .. ':' .. rec[i] end
+  for i = 1, #record do parts[#parts + 1] = #record[i] .. ':' .. record[i] end
   redis.call('PUBLISH', channel, table.concat(parts))
   redis.call('PUBLISH', channel, id)
 end
-return {result, rec}
+return {result, record}
 `)
 
 // Decide implements Store.
@@ -309,7 +309,7 @@ func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by,
 // asynchronously, and a failover in that moment loses it (measured: see
 // BenchmarkSentinelFailoverDecides).
 func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome, by, reason string) (Ask, bool, error) {
-	keys := []string{s.keys.ask(id), s.keys.deadlines, s.keys.audit}
+	keys := []string{s.keys.ask(id), s.keys.deadlines, s.keys.audit, s.keys.auditHead}
 	channel := s.keys.decided
 	if s.replicas.on() {
 		channel = "" // announced below, once durable
@@ -335,11 +335,11 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 		return Ask{}, false, early(op, id, time.Duration(n)*time.Microsecond)
 	}
 	if len(res) != 2 {
-		return Ask{}, false, &Error{Code: CodeInternal, Op: op, Msg: fmt.Sprintf("decide script returned %d values", len(res))}
+		return Ask{}, false, &Error{Store: "pending", Code: CodeInternal, Op: op, Msg: fmt.Sprintf("decide script returned %d values", len(res))}
 	}
 	h, err := flatToMap(res[1])
 	if err != nil {
-		return Ask{}, false, &Error{Code: CodeInternal, Op: op, Msg: "decide script reply", Err: err}
+		return Ask{}, false, &Error{Store: "pending", Code: CodeInternal, Op: op, Msg: "decide script reply", Err: err}
 	}
 	a, err := decodeAsk(op, id, h)
 	if err != nil {
@@ -410,7 +410,7 @@ func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 		case wokenDone:
 			return s.finish(ctx, id, last, Cancelled)
 		case wokenClosed:
-			return unavailableEnd(id, last, &Error{Code: CodeUnavailable, Op: "wait", Msg: "store closed"})
+			return unavailableEnd(id, last, &Error{Store: "pending", Code: CodeUnavailable, Op: "wait", Msg: "store closed"})
 		case wokenRetry:
 			retry = nil
 			s.waiters.reread(id)
@@ -676,11 +676,7 @@ func (s *RedisStore) Audit(ctx context.Context, limit int) ([]Event, error) {
 	}
 	out := make([]Event, 0, len(msgs))
 	for _, m := range msgs {
-		v := func(k string) string { s, _ := m.Values[k].(string); return s }
-		out = append(out, Event{
-			Kind: EventKind(v("kind")), AskID: v("ask_id"), RunID: v("run_id"), Tool: v("tool"),
-			Outcome: Outcome(v("outcome")), By: v("by"), Reason: v("reason"), At: parseMicros(v("at")),
-		})
+		out = append(out, streamEvent(m))
 	}
 	return out, nil
 }
@@ -699,10 +695,10 @@ func (s *RedisStore) Close() error {
 
 func unavailable(op string, err error) error {
 	if isOOM(err) {
-		return &Error{Code: CodeUnavailable, Op: op, Err: err,
+		return &Error{Store: "pending", Code: CodeUnavailable, Op: op, Err: err,
 			Msg: "Redis is out of memory (maxmemory reached under maxmemory-policy noeviction): nothing can be recorded"}
 	}
-	return &Error{Code: CodeUnavailable, Op: op, Msg: "store unreachable", Err: err}
+	return &Error{Store: "pending", Code: CodeUnavailable, Op: op, Msg: "store unreachable", Err: err}
 }
 
 // isOOM reports whether Redis refused a write for want of memory (also

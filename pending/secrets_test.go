@@ -83,7 +83,7 @@ func TestRedisStoreKeepsNoSecretAtRest(t *testing.T) {
 					dump.Write(p)
 				}
 			}
-			if _, ok := h[fieldRequestZ]; !ok {
+			if _, ok := h[fieldRequestZ]; !ok && strings.Contains(k, ":ask:") { // not the audit head
 				t.Errorf("%s: the request was not compressed; the test means to look inside a compressed one", k)
 			}
 		case "stream":

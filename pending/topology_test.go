@@ -2,7 +2,6 @@ package pending
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -257,7 +256,7 @@ func failoverDuringDecides(tb testing.TB, d *redistest.Sentinel, opts Options, f
 				if ErrorCode(err) == CodeConflict {
 					// A retry found it decided: by this hand (a decision made
 					// whose confirmation was cut off) or not at all ours.
-					if e, ok := errors.AsType[*Error](err); ok && e.Ask != nil && e.Ask.Status != Status(want[i]) {
+					if first, ok := ConflictAsk(err); ok && first.Status != Status(want[i]) {
 						want[i] = ""
 					}
 					return

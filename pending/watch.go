@@ -33,7 +33,7 @@ func (s *RedisStore) Watch(ctx context.Context, id string) (Ask, error) {
 			}
 			return s.getAfter(ctx, id)
 		case <-s.closed:
-			return Ask{}, &Error{Code: CodeUnavailable, Op: "watch", Msg: "store closed"}
+			return Ask{}, &Error{Store: "pending", Code: CodeUnavailable, Op: "watch", Msg: "store closed"}
 		}
 	}
 }

@@ -34,10 +34,10 @@ func NewMemoryStore(opts Options) *MemoryStore {
 // Track records that a run started session in channel now. It keeps the
 // channel's sessions and its mode alive for another TTL.
 func (m *MemoryStore) Track(ctx context.Context, channel, session string) error {
-	if err := checkID("channel", channel); err != nil {
+	if err := checkID("track", "channel", channel); err != nil {
 		return err
 	}
-	if err := checkID("session", session); err != nil {
+	if err := checkID("track", "session", session); err != nil {
 		return err
 	}
 	now := m.opts.Now()
@@ -72,7 +72,7 @@ func (m *MemoryStore) Track(ctx context.Context, channel, session string) error 
 
 // Sessions lists the channel's sessions started within the TTL, newest first.
 func (m *MemoryStore) Sessions(ctx context.Context, channel string) ([]string, error) {
-	if err := checkID("channel", channel); err != nil {
+	if err := checkID("list", "channel", channel); err != nil {
 		return nil, err
 	}
 	now := m.opts.Now()
@@ -96,10 +96,10 @@ func (m *MemoryStore) Sessions(ctx context.Context, channel string) ([]string, e
 
 // SetMode sets the mode of the channel's sessions (ask or never) for the TTL.
 func (m *MemoryStore) SetMode(ctx context.Context, channel string, mode policy.Mode, by string) error {
-	if err := checkID("channel", channel); err != nil {
+	if err := checkID("set mode", "channel", channel); err != nil {
 		return err
 	}
-	if err := checkMode(mode); err != nil {
+	if err := checkMode("set mode", mode); err != nil {
 		return err
 	}
 	now := m.opts.Now()
@@ -112,7 +112,7 @@ func (m *MemoryStore) SetMode(ctx context.Context, channel string, mode policy.M
 // Mode returns the channel's mode; ok is false when none is set (or it
 // lapsed with the TTL).
 func (m *MemoryStore) Mode(ctx context.Context, channel string) (ModeSetting, bool, error) {
-	if err := checkID("channel", channel); err != nil {
+	if err := checkID("mode", "channel", channel); err != nil {
 		return ModeSetting{}, false, err
 	}
 	now := m.opts.Now()
@@ -133,7 +133,7 @@ func (m *MemoryStore) HandleStops(ctx context.Context, fn Stopper) (func(), erro
 
 // Stop stops runID if a Stopper of this process has it.
 func (m *MemoryStore) Stop(ctx context.Context, runID, by string) (StopResult, error) {
-	if err := checkID("run id", runID); err != nil {
+	if err := checkID("stop", "run id", runID); err != nil {
 		return StopResult{}, err
 	}
 	if m.local.stop(runID, by) {

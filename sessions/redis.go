@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -120,24 +119,24 @@ func (r *RedisStore) answersKey(request string) string {
 // Track records that a run started session in channel now. It keeps the
 // channel's sessions and its mode alive for another TTL.
 func (r *RedisStore) Track(ctx context.Context, channel, session string) error {
-	if err := checkID("channel", channel); err != nil {
+	if err := checkID("track", "channel", channel); err != nil {
 		return err
 	}
-	if err := checkID("session", session); err != nil {
+	if err := checkID("track", "session", session); err != nil {
 		return err
 	}
 	now := r.opts.Now().UnixMilli()
 	err := trackScript.Run(ctx, r.rdb, []string{r.sessionsKey(channel), r.modeKey(channel)},
 		session, now, r.opts.TTL.Milliseconds(), r.opts.MaxSessions).Err()
 	if err != nil {
-		return fmt.Errorf("sessions: track %s in %s: %w", session, channel, err)
+		return unavailable("track", err, "could not record session %s of channel %s", session, channel)
 	}
 	return nil
 }
 
 // Sessions lists the channel's sessions started within the TTL, newest first.
 func (r *RedisStore) Sessions(ctx context.Context, channel string) ([]string, error) {
-	if err := checkID("channel", channel); err != nil {
+	if err := checkID("list", "channel", channel); err != nil {
 		return nil, err
 	}
 	since := r.opts.Now().Add(-r.opts.TTL).UnixMilli()
@@ -145,17 +144,17 @@ func (r *RedisStore) Sessions(ctx context.Context, channel string) ([]string, er
 		Min: "(" + strconv.FormatInt(since, 10), Max: "+inf", Count: int64(r.opts.MaxSessions),
 	}).Result()
 	if err != nil {
-		return nil, fmt.Errorf("sessions: list the sessions of %s: %w", channel, err)
+		return nil, unavailable("list", err, "could not list the sessions of channel %s", channel)
 	}
 	return out, nil
 }
 
 // SetMode sets the mode of the channel's sessions (ask or never) for the TTL.
 func (r *RedisStore) SetMode(ctx context.Context, channel string, mode policy.Mode, by string) error {
-	if err := checkID("channel", channel); err != nil {
+	if err := checkID("set mode", "channel", channel); err != nil {
 		return err
 	}
-	if err := checkMode(mode); err != nil {
+	if err := checkMode("set mode", mode); err != nil {
 		return err
 	}
 	now := msUTC(r.opts.Now())
@@ -166,7 +165,7 @@ func (r *RedisStore) SetMode(ctx context.Context, channel string, mode policy.Mo
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("sessions: set the mode of %s: %w", channel, err)
+		return unavailable("set mode", err, "could not set the mode of channel %s", channel)
 	}
 	return nil
 }
@@ -175,12 +174,12 @@ func (r *RedisStore) SetMode(ctx context.Context, channel string, mode policy.Mo
 // lapsed with the TTL). A stored value that is not ask or never is an
 // error, never a mode.
 func (r *RedisStore) Mode(ctx context.Context, channel string) (ModeSetting, bool, error) {
-	if err := checkID("channel", channel); err != nil {
+	if err := checkID("mode", "channel", channel); err != nil {
 		return ModeSetting{}, false, err
 	}
 	h, err := r.rdb.HGetAll(ctx, r.modeKey(channel)).Result()
 	if err != nil {
-		return ModeSetting{}, false, fmt.Errorf("sessions: read the mode of %s: %w", channel, err)
+		return ModeSetting{}, false, unavailable("mode", err, "could not read the mode of channel %s", channel)
 	}
 	if len(h) == 0 {
 		return ModeSetting{}, false, nil
@@ -188,8 +187,8 @@ func (r *RedisStore) Mode(ctx context.Context, channel string) (ModeSetting, boo
 	expires, err1 := strconv.ParseInt(h["expires"], 10, 64)
 	at, err2 := strconv.ParseInt(h["at"], 10, 64)
 	m := policy.Mode(h["mode"])
-	if err := errors.Join(err1, err2, checkMode(m)); err != nil {
-		return ModeSetting{}, false, fmt.Errorf("sessions: the stored mode of %s is corrupt: %w", channel, err)
+	if err := errors.Join(err1, err2, checkMode("mode", m)); err != nil {
+		return ModeSetting{}, false, &Error{Store: "sessions", Code: CodeInternal, Op: "mode", Msg: "the stored mode of channel " + channel + " is corrupt", Err: err}
 	}
 	if r.opts.Now().UnixMilli() >= expires {
 		return ModeSetting{}, false, nil
@@ -218,7 +217,7 @@ type stopAnswer struct {
 // down at that moment misses the request, and the result says nobody
 // stopped the run (ask again).
 func (r *RedisStore) Stop(ctx context.Context, runID, by string) (StopResult, error) {
-	if err := checkID("run id", runID); err != nil {
+	if err := checkID("stop", "run id", runID); err != nil {
 		return StopResult{}, err
 	}
 	if r.local.stop(runID, by) {
@@ -231,14 +230,14 @@ func (r *RedisStore) Stop(ctx context.Context, runID, by string) (StopResult, er
 	}
 	handlers, err := handlersScript.Run(ctx, r.rdb, []string{r.handlers}).Int64()
 	if err != nil {
-		return StopResult{}, fmt.Errorf("sessions: count the processes that handle stops: %w", err)
+		return StopResult{}, unavailable("stop", err, "could not count the processes that handle stops")
 	}
 	if handlers == 0 {
 		return StopResult{}, nil // no process handles stops, so none runs it
 	}
 	// The count PUBLISH returns is ignored: see the handlers ZSET.
 	if err := r.rdb.Publish(ctx, r.stopChannel, payload).Err(); err != nil {
-		return StopResult{}, fmt.Errorf("sessions: publish the stop request for %s: %w", runID, err)
+		return StopResult{}, unavailable("stop", err, "could not pass on the stop request for run %s", runID)
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.StopWait)
 	defer cancel()
@@ -261,7 +260,7 @@ func (r *RedisStore) Stop(ctx context.Context, runID, by string) (StopResult, er
 		select {
 		case <-ctx.Done():
 			if err != nil {
-				return StopResult{}, fmt.Errorf("sessions: read the answers to the stop request for %s: %w", runID, err)
+				return StopResult{}, unavailable("stop", err, "could not read the answers to the stop request for run %s", runID)
 			}
 			return StopResult{}, nil
 		case <-tick.C:
@@ -278,7 +277,7 @@ func (r *RedisStore) HandleStops(ctx context.Context, fn Stopper) (func(), error
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return nil, errors.New("sessions: store closed")
+		return nil, unavailable("handle stops", nil, "store closed")
 	}
 	if r.stops == nil {
 		sub, err := subscription.Subscribe(ctx, r.rdb, r.stopChannel, subscription.Options{
@@ -287,13 +286,13 @@ func (r *RedisStore) HandleStops(ctx context.Context, fn Stopper) (func(), error
 			Name:   "sessions: stop listener",
 		}, subscription.Handlers{Message: r.answer})
 		if err != nil {
-			return nil, fmt.Errorf("sessions: subscribe to stop requests: %w", err)
+			return nil, unavailable("handle stops", err, "could not subscribe to stop requests")
 		}
 		// Subscribed first, then counted: a Stop that counts this process
 		// also reaches it.
 		if err := registerScript.Run(ctx, r.rdb, []string{r.handlers}, r.process, stopLease.Milliseconds()).Err(); err != nil {
 			_ = sub.Close()
-			return nil, fmt.Errorf("sessions: register as a stop handler: %w", err)
+			return nil, unavailable("handle stops", err, "could not register as a stop handler")
 		}
 		r.stops = sub
 		rctx, cancel := context.WithCancel(context.Background())
@@ -346,7 +345,7 @@ func (r *RedisStore) Close() error {
 // answer stops the requested run if it is ours and says so to the requester.
 func (r *RedisStore) answer(ctx context.Context, payload string) {
 	var req stopRequest
-	if err := json.Unmarshal([]byte(payload), &req); err != nil || checkID("run id", req.RunID) != nil || req.ID == "" || len(req.ID) > maxID {
+	if err := json.Unmarshal([]byte(payload), &req); err != nil || checkID("answer", "run id", req.RunID) != nil || req.ID == "" || len(req.ID) > maxID {
 		r.opts.Logger.Warn("sessions: malformed stop request ignored")
 		return
 	}

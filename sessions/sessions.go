@@ -14,8 +14,6 @@ package sessions
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -23,10 +21,6 @@ import (
 
 	"github.com/askops/askops/policy"
 )
-
-// ErrInvalid is wrapped by the errors for bad arguments: an empty or
-// malformed channel, session or run id, or a mode chat-ops may not set.
-var ErrInvalid = errors.New("sessions: invalid argument")
 
 // Options configure both stores. The zero value is usable.
 type Options struct {
@@ -102,23 +96,23 @@ type ModeSetting struct {
 // maxID bounds channel, session and run ids.
 const maxID = 256
 
-func checkID(what, id string) error {
+func checkID(op, what, id string) error {
 	switch {
 	case id == "":
-		return fmt.Errorf("%w: empty %s", ErrInvalid, what)
+		return invalid(op, "empty %s", what)
 	case len(id) > maxID:
-		return fmt.Errorf("%w: %s longer than %d bytes", ErrInvalid, what, maxID)
+		return invalid(op, "%s longer than %d bytes", what, maxID)
 	case strings.ContainsFunc(id, unicode.IsControl):
-		return fmt.Errorf("%w: %s contains control characters", ErrInvalid, what)
+		return invalid(op, "%s contains control characters", what)
 	}
 	return nil
 }
 
 // checkMode accepts the modes chat-ops may set. Mode full is config-only:
 // nobody in Slack can switch supervision off.
-func checkMode(m policy.Mode) error {
+func checkMode(op string, m policy.Mode) error {
 	if !m.SessionSettable() {
-		return fmt.Errorf("%w: mode %q (want ask or never; full is set in the config only)", ErrInvalid, m)
+		return invalid(op, "mode %q (want ask or never; full is set in the config only)", m)
 	}
 	return nil
 }

@@ -48,9 +48,10 @@ type callView struct {
 	lines0 int
 }
 
-// viewCall decodes a's arguments. The exact arguments are what will run, so
-// they are shown rather than the agent's Summary; the Summary stands in only
-// when the arguments cannot be read.
+// viewCall reads a's call from its description (pending.Request.Describe).
+// The exact call is what will run, so it is shown rather than the agent's
+// Summary; the Summary stands in only when a call that describes nothing
+// has arguments that cannot be read.
 //
 // limit > 0 bounds, in runes, how much of a command, file content or
 // argument string is redacted and kept (rendering a message shows far less;
@@ -71,11 +72,54 @@ func viewCall(a pending.Ask, limit int) callView {
 		v.dropped += n - limit
 		return redact.Secrets(s[:byteOffset(s, limit)])
 	}
+	switch c := a.Describe(); c.Kind {
+	case pending.CallCommand:
+		v.kind = callCommand
+		v.command = head(c.Command)
+		v.lines0 = strings.Count(c.Command, "\n") + 1
+		for _, p := range policy.Programs(c.Command) {
+			v.programs = append(v.programs, redact.Secrets(p))
+		}
+		v.lookAlikes = lookAlikes(c.Command)
+		if c.Cwd != "" && c.Cwd != a.Cwd {
+			// Where it runs is part of what is approved.
+			v.cwd = redactHead(c.Cwd, 300)
+			v.lookAlikes = append(v.lookAlikes, pathLookAlikes(c.Cwd)...)
+		}
+		return v
+	case pending.CallWrite:
+		v.kind = callWrite
+		v.path = redactHead(c.Path, 600)
+		v.body = head(c.Content)
+		v.lines0 = strings.Count(c.Content, "\n") + 1
+		v.lookAlikes = append(pathLookAlikes(c.Path), lookAlikes(c.Content)...)
+		v.lines = strings.Count(c.Content, "\n")
+		if c.Content != "" && !strings.HasSuffix(c.Content, "\n") {
+			v.lines++
+		}
+		return v
+	case pending.CallEdit:
+		v.kind = callEdit
+		v.path = redactHead(c.Path, 600)
+		v.body = lineDiff(redact.Secrets(c.Old), redact.Secrets(c.New))
+		v.lines0 = strings.Count(v.body, "\n") + 1
+		v.lookAlikes = append(pathLookAlikes(c.Path), lookAlikes(c.New)...)
+		for _, l := range strings.Split(v.body, "\n") {
+			switch {
+			case strings.HasPrefix(l, "- "):
+				v.removed += l + "\n"
+			case strings.HasPrefix(l, "+ "):
+				v.added += l + "\n"
+			}
+		}
+		return v
+	}
+	// A call that describes nothing is shown as its arguments.
+	v.kind = callOther
 	var args map[string]any
 	dec := json.NewDecoder(strings.NewReader(a.Args))
 	dec.UseNumber()
 	if a.Args == "" || dec.Decode(&args) != nil || args == nil {
-		v.kind = callOther
 		v.body = head(a.Args)
 		if strings.TrimSpace(v.body) == "" {
 			v.dropped = 0
@@ -85,81 +129,10 @@ func viewCall(a pending.Ask, limit int) callView {
 		v.lookAlikes = lookAlikes(v.body)
 		return v
 	}
-	str := func(k string) (string, bool) {
-		s, ok := args[k].(string)
-		return s, ok
-	}
-	if cmd, ok := str("command"); ok {
-		// bash-like tools: {"command": …} plus perhaps where and how long.
-		if onlyKeys(args, "command", "cwd", "timeout", "timeout_ms", "description") {
-			v.kind = callCommand
-			v.command = head(cmd)
-			v.lines0 = strings.Count(cmd, "\n") + 1
-			for _, p := range policy.Programs(cmd) {
-				v.programs = append(v.programs, redact.Secrets(p))
-			}
-			v.lookAlikes = lookAlikes(cmd)
-			if cwd, ok := str("cwd"); ok && cwd != a.Cwd {
-				// Where it runs is part of what is approved.
-				v.cwd = redactHead(cwd, 300)
-				v.lookAlikes = append(v.lookAlikes, pathLookAlikes(cwd)...)
-			}
-			return v
-		}
-	}
-	if path, ok := str("path"); ok {
-		if content, ok := str("content"); ok && onlyKeys(args, "path", "content") {
-			v.kind = callWrite
-			v.path = redactHead(path, 600)
-			v.body = head(content)
-			v.lines0 = strings.Count(content, "\n") + 1
-			v.lookAlikes = append(pathLookAlikes(path), lookAlikes(content)...)
-			v.lines = strings.Count(content, "\n")
-			if content != "" && !strings.HasSuffix(content, "\n") {
-				v.lines++
-			}
-			return v
-		}
-		oldS, okOld := str("old_string")
-		newS, okNew := str("new_string")
-		if okOld && okNew && onlyKeys(args, "path", "old_string", "new_string", "replace_all") {
-			v.kind = callEdit
-			v.path = redactHead(path, 600)
-			v.body = lineDiff(redact.Secrets(oldS), redact.Secrets(newS))
-			v.lines0 = strings.Count(v.body, "\n") + 1
-			v.lookAlikes = append(pathLookAlikes(path), lookAlikes(newS)...)
-			for _, l := range strings.Split(v.body, "\n") {
-				switch {
-				case strings.HasPrefix(l, "- "):
-					v.removed += l + "\n"
-				case strings.HasPrefix(l, "+ "):
-					v.added += l + "\n"
-				}
-			}
-			return v
-		}
-	}
-	v.kind = callOther
 	v.body = prettyJSON(redact.JSONValue(args, head))
 	v.lines0 = strings.Count(v.body, "\n") + 1
 	v.lookAlikes = lookAlikes(v.body)
 	return v
-}
-
-func onlyKeys(m map[string]any, keys ...string) bool {
-	for k := range m {
-		found := false
-		for _, want := range keys {
-			if k == want {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
 }
 
 // prettyJSON indents v with sorted keys and without HTML escaping (the

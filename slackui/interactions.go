@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/internal/lateclick"
 	"github.com/askops/askops/pending"
 )
 
@@ -54,6 +56,9 @@ type InteractionsConfig struct {
 	Asks      AskDecider
 	Notifier  AskMessages
 	Approvers DecisionAuthority
+	// Escalated, if set, lets the targets of an escalation level that
+	// fired for an Ask decide that Ask (*Escalation; escalate.go).
+	Escalated EscalatedAuthority
 	API       InteractionAPI
 	Logger    *slog.Logger
 	Now       func() time.Time
@@ -64,6 +69,9 @@ type InteractionsConfig struct {
 	// CallTimeout bounds each asynchronous Web API call (chat.update,
 	// chat.postEphemeral, views.open), retries included; default 10s.
 	CallTimeout time.Duration
+	// Home shows what a click on the App Home changed (or why nothing):
+	// a Home has no channel for an ephemeral. Optional (home.go).
+	Home HomeNotices
 }
 
 // Interactions turns button clicks and modal submissions into decisions.
@@ -216,6 +224,9 @@ func (i *Interactions) decide(ctx context.Context, cb slack.InteractionCallback,
 // log, which a *refusal carries with the text to show the user.
 func (i *Interactions) authorize(ctx context.Context, user, askID string) error {
 	ok, err := i.cfg.Approvers.MayDecide(ctx, user)
+	if !ok && i.cfg.Escalated != nil {
+		ok, err = i.escalatedTo(ctx, user, askID, err)
+	}
 	switch {
 	case ok:
 		return nil
@@ -349,7 +360,8 @@ func (i *Interactions) showFull(ctx context.Context, cb slack.InteractionCallbac
 	askID, page := parseShowFull(value)
 	var a pending.Ask
 	var err error
-	if cb.View.ID != "" {
+	inModal := cb.View.ID != "" && !fromHome(cb)
+	if inModal {
 		// A page button inside the modal: the modal must be this Ask's.
 		if cb.View.CallbackID != CallbackShowFull || cb.View.PrivateMetadata != askID {
 			return fmt.Errorf("show full %q: page button in view %q of another ask", askID, cb.View.ID)
@@ -361,7 +373,7 @@ func (i *Interactions) showFull(ctx context.Context, cb slack.InteractionCallbac
 		return i.notBound(cb, askID, err)
 	}
 	view := FullTextModal(a, page)
-	if cb.View.ID != "" {
+	if inModal {
 		i.background("views.update", func(ctx context.Context) error {
 			_, err := i.cfg.API.UpdateViewContext(ctx, view, "", cb.View.Hash, cb.View.ID)
 			return err
@@ -401,6 +413,9 @@ func (e *errNotBound) Error() string { return e.why }
 // payload's message stand in for it, and then it must hold this button for
 // this Ask, and the record must still offer it.
 func (i *Interactions) boundAsk(ctx context.Context, cb slack.InteractionCallback, askID, actionID string) (pending.Ask, error) {
+	if fromHome(cb) {
+		return i.homeBound(ctx, cb, askID, actionID) // home.go
+	}
 	a, err := i.cfg.Asks.Get(ctx, askID)
 	if err != nil {
 		return pending.Ask{}, err
@@ -421,7 +436,7 @@ func (i *Interactions) boundAsk(ctx context.Context, cb slack.InteractionCallbac
 		if !buttonFor(cb.Message.Blocks.BlockSet, actionID, askID) || (a.ReplyChannel != "" && a.ReplyChannel != channel) {
 			return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s from message %s/%s, which does not carry that button (its own is not recorded)", askID, channel, ts)}
 		}
-	case a.Channel != channel || a.MessageTS != ts:
+	case !a.ShownOn(channel, ts): // its own message or a recorded copy (a DM)
 		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s from message %s/%s, not its own %s/%s", askID, channel, ts, a.Channel, a.MessageTS)}
 	}
 	if !i.cfg.Notifier.Offers(a, actionID) {
@@ -520,21 +535,23 @@ func parseShowFull(v string) (id string, page int) {
 	return id, n
 }
 
-// updateMessage rewrites a's message to its state: the clicked one, which
-// boundAsk made sure is the Ask's own, and the one the store knows of if a
-// modal submission (no clicked message) or anything else leaves them apart.
+// updateMessage rewrites a's messages to its state: the clicked one, which
+// boundAsk made sure is the Ask's own or a recorded copy, the one the store
+// knows of, and every recorded copy (direct messages of an escalation).
 func (i *Interactions) updateMessage(cb slack.InteractionCallback, a pending.Ask) {
 	clickedCh, clickedTS := clickedMessage(cb)
 	targets := [][2]string{{clickedCh, clickedTS}}
-	if a.Channel != clickedCh || a.MessageTS != clickedTS {
-		targets = append(targets, [2]string{a.Channel, a.MessageTS})
+	for _, m := range append([][2]string{{a.Channel, a.MessageTS}}, a.Copies.List()...) {
+		if !slices.Contains(targets, m) {
+			targets = append(targets, m) // every copy: the record's message and its DMs
+		}
 	}
 	for _, m := range targets {
 		if m[0] == "" || m[1] == "" {
 			continue
 		}
 		at := a
-		at.Channel, at.MessageTS = m[0], m[1]
+		at.Channel, at.MessageTS, at.Copies = m[0], m[1], "" // one message each
 		i.background("chat.update", func(ctx context.Context) error {
 			return i.cfg.Notifier.Update(ctx, at)
 		})
@@ -570,6 +587,10 @@ func clickedMessage(cb slack.InteractionCallback) (channel, ts string) {
 // ephemeral tells the clicker something only they see, in the channel of
 // the message they clicked.
 func (i *Interactions) ephemeral(cb slack.InteractionCallback, text string) {
+	if fromHome(cb) && i.cfg.Home != nil {
+		i.cfg.Home.Notice(cb.User.ID, text)
+		return
+	}
 	channel, _ := clickedMessage(cb)
 	user := cb.User.ID
 	if channel == "" || user == "" {
@@ -614,31 +635,11 @@ const refusalText = "You are not one of the approvers for askops, so your click 
 
 // alreadyDecidedText tells a late clicker how the Ask ended and who ended it.
 func alreadyDecidedText(a pending.Ask) string {
-	when := ""
-	if !a.DecidedAt.IsZero() {
-		when = " " + readerLocalTime(a.DecidedAt)
-	}
-	by := Person(a.DecidedBy)
-	switch o, _ := a.Outcome(); o {
-	case pending.Approved:
-		return "Already approved by " + by + when + "; your click changed nothing."
-	case pending.ApprovedSession:
-		return "Already approved for the session by " + by + when + "; your click changed nothing."
-	case pending.Denied:
-		s := "Already denied by " + by + when
-		if a.DecisionReason != "" {
-			s += " (reason: " + Text(a.DecisionReason, MaxDenyReason) + ")"
-		}
-		return s + "; your click changed nothing."
-	case pending.Expired:
-		return "This request expired" + when + ": nobody decided in time, so it did not run. Your click changed nothing."
-	case pending.Cancelled:
-		return "This request was cancelled" + when + " (its run stopped), so it did not run. Your click changed nothing."
-	case pending.Unavailable:
-		return "This request ended as unavailable" + when + " (askops could not carry it), so it did not run. Your click changed nothing."
-	default:
-		return "This request is still open."
-	}
+	return lateclick.Reply(a, lateclick.Wording{
+		Person: Person,
+		Time:   readerLocalTime,
+		Reason: func(r string) string { return Text(r, MaxDenyReason) },
+	})
 }
 
 // alreadyDecidedPlain is alreadyDecidedText for plain-text surfaces (a

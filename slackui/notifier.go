@@ -41,8 +41,13 @@ type NotifierConfig struct {
 	// empty result means no session button. It must be the same scope the
 	// approval round trip records (see approval.ScopeText).
 	ScopeText func(pending.Ask) string
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// Followups, if set, schedules each posted Ask's reminder and
+	// escalations (*Escalation; escalate.go).
+	Followups interface {
+		Schedule(ctx context.Context, a pending.Ask) error
+	}
+	Logger *slog.Logger
+	Now    func() time.Time
 
 	// PerChannelInterval paces posts to one channel (Slack allows about one
 	// message per second per channel); default 1s.
@@ -132,6 +137,11 @@ func (n *Notifier) Post(ctx context.Context, a pending.Ask) (channel, ts string,
 	if posted == "" {
 		posted = channel
 	}
+	if n.cfg.Followups != nil {
+		if err := n.cfg.Followups.Schedule(ctx, a); err != nil {
+			n.log.Warn("could not schedule the ask's reminder and escalations", "ask", a.ID, "err", err)
+		}
+	}
 	return posted, ts, nil
 }
 
@@ -144,9 +154,9 @@ func (n *Notifier) Update(ctx context.Context, a pending.Ask) error {
 	msg := n.render(a)
 	err := n.UpdateMessage(ctx, a.Channel, a.MessageTS, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
 	if err != nil {
-		return fmt.Errorf("slackui: update ask %s message: %w", a.ID, err)
+		err = fmt.Errorf("slackui: update ask %s message: %w", a.ID, err)
 	}
-	return nil
+	return errors.Join(err, n.updateCopies(ctx, a, msg)) // direct messages (escalate.go)
 }
 
 // UpdateExpired updates the messages of Asks the expiry sweep ended. Failures

@@ -165,6 +165,9 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 			line += " by " + slackDate(deadline)
 		}
 		line += "." + notRun
+		if tried := FollowupsText(a); tried != "" {
+			line += "\n*Tried:* " + tried // escalate.go
+		}
 	case pending.Cancelled:
 		icon, title = ":stop_sign:", "Cancelled"
 		line = "*Cancelled* — the run stopped before anyone decided" + at + "." + notRun

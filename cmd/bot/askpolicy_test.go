@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/policy"
 )
@@ -52,8 +53,8 @@ func TestAskGrantIsThePolicysOneEvaluation(t *testing.T) {
 			if tt.closed {
 				store.Close()
 			}
-			a := &app{log: slog.New(slog.DiscardHandler), grants: store}
-			a.cfg.Policy = PolicyConfig{Mode: tt.mode, Rules: tt.rules}
+			a := &app{log: slog.New(slog.DiscardHandler), stores: stores{grants: store}}
+			a.cfg.Policy = config.PolicyConfig{Mode: tt.mode, Rules: tt.rules}
 			req := askRequest(&environment{getenv: func(string) string { return "tester" }}, tt.command, "", "", "")
 			req.Cwd, req.Workspace = ws, ws
 			g, ok := a.grantFor(t.Context(), req, tt.command)

@@ -4,15 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/internal/preflight"
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/slackui"
 )
 
 // checkTimeout bounds each reachability check, so check-config answers
@@ -22,20 +22,19 @@ const checkTimeout = 5 * time.Second
 // cmdCheckConfigMain validates the file, then reaches Redis, Slack and the
 // model endpoint. Exit 0 all ok, 1 something unreachable, 2 invalid config.
 func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) int {
-	path, code, ok := parseConfigFlag(env, cmdCheckConfig, args)
+	path, code, ok := parseConfigFlag(env, config.CheckConfig, args)
 	if !ok {
 		return code
 	}
-	cfg, ok := loadConfig(env, path, cmdCheckConfig)
+	cfg, ok := loadConfig(env, path, config.CheckConfig)
 	if !ok {
 		return exitUsage
 	}
 	fmt.Fprintf(env.stdout, "ok config %s\n", path)
-	failed := false
 	hc := &http.Client{Transport: http.DefaultTransport}
 	checks := []func(context.Context) preflight.Result{
 		func(ctx context.Context) preflight.Result {
-			return preflight.Redis(ctx, cfg.Redis.URL != "", redisAddr(cfg.Redis.URL), func() (redis.UniversalClient, error) { return openRedis(cfg.Redis) })
+			return preflight.Redis(ctx, cfg.Redis.URL != "", cfg.Redis.Addr(), func() (redis.UniversalClient, error) { return openRedis(cfg.Redis) })
 		},
 		func(ctx context.Context) preflight.Result {
 			return preflight.Slack(ctx, newSlackClient(cfg.Slack, hc), cfg.Slack.APIURL != "")
@@ -44,21 +43,10 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 			return preflight.Model(ctx, cfg.OpenAI.BaseURL, cfg.OpenAI.APIKey.Reveal(), cfg.OpenAI.Model, hc)
 		},
 	}
-	if cfg.noSlack {
-		checks = append(checks[:1], localChecks(cfg)...) // console.go
+	if cfg.NoSlack() {
+		checks = append(checks[:1], preflight.LocalOnly(cfg.Console.Listen)...)
 	}
-	for _, r := range preflight.All(ctx, checkTimeout, checks...) {
-		if r.Err != nil {
-			failed = true
-			fmt.Fprintf(env.stdout, "FAIL %s: %v\n", r.Key, r.Err)
-			continue
-		}
-		fmt.Fprintf(env.stdout, "ok %s %s\n", r.Name, r.Detail)
-		for _, w := range r.Warnings {
-			fmt.Fprintf(env.stdout, "WARN %s: %s\n", r.Key, w)
-		}
-	}
-	if failed {
+	if !preflight.Report(env.stdout, preflight.All(ctx, checkTimeout, checks...)) {
 		return exitFailed
 	}
 	return exitOK
@@ -73,54 +61,16 @@ func checkRedisServer(ctx context.Context, a *app) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	check, err := pending.CheckServer(ctx, a.redis)
-	if err != nil {
-		return fmt.Errorf("redis.url: CONFIG GET on %s: %w", redisAddr(a.cfg.Redis.URL), err)
-	}
-	if check.Refused != nil {
-		return fmt.Errorf("redis.url: %s: %w", redisAddr(a.cfg.Redis.URL), check.Refused)
-	}
-	for _, w := range check.Warnings {
-		a.log.Warn("redis: "+w, "redis", redisAddr(a.cfg.Redis.URL))
-	}
-	a.log.Info("redis server settings", "redis", redisAddr(a.cfg.Redis.URL), "settings", check.Summary())
-	return nil
+	return preflight.RedisSettings(ctx, a.redis, a.cfg.Redis.Addr(), a.log)
 }
 
 // openRedis opens a client for the configured URL (redis://, rediss://,
 // sentinel or cluster forms; see pending.OpenRedis). Its clients honour
 // context deadlines, so a stuck Redis cannot hold a caller past its context.
-func openRedis(c RedisConfig) (redis.UniversalClient, error) {
-	return pending.OpenRedisTuned(c.URL.Reveal(), c.tuning()) // its errors redact the password
+func openRedis(c config.RedisConfig) (redis.UniversalClient, error) {
+	return pending.OpenRedisTuned(c.URL.Reveal(), c.Tuning()) // its errors redact the password
 }
 
-// redisAddr is the redis URL's host:port/db without credentials, for output.
-func redisAddr(u Secret) string {
-	pu, err := url.Parse(u.Reveal())
-	if err != nil {
-		return "redis"
-	}
-	pu.User = nil
-	pu.RawQuery = ""
-	return pu.String()
-}
-
-// slackAPIURL is slack.api_url as slack-go wants it (with a trailing
-// slash), or "" for Slack's own.
-func slackAPIURL(s string) string {
-	if s == "" {
-		return ""
-	}
-	return strings.TrimRight(s, "/") + "/"
-}
-
-func newSlackClient(c SlackConfig, hc *http.Client) *slack.Client {
-	opts := []slack.Option{slack.OptionHTTPClient(hc)}
-	if u := slackAPIURL(c.APIURL); u != "" {
-		opts = append(opts, slack.OptionAPIURL(u))
-	}
-	if c.AppToken != "" {
-		opts = append(opts, slack.OptionAppLevelToken(c.AppToken.Reveal()))
-	}
-	return slack.New(c.BotToken.Reveal(), opts...)
+func newSlackClient(c config.SlackConfig, hc *http.Client) *slack.Client {
+	return slackui.NewClient(c.BotToken.Reveal(), c.AppToken.Reveal(), c.APIURL, hc)
 }

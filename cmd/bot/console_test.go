@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/slackui"
@@ -64,7 +65,7 @@ func TestServeLocalConsole(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("endpoint file mode %v, want 0600", fi.Mode().Perm())
 	}
-	var ep localEndpoint
+	var ep gateway.LocalEndpoint
 	if b, err := os.ReadFile(endpoint); err != nil || json.Unmarshal(b, &ep) != nil || ep.URL != base || len(ep.Token) != 64 {
 		t.Errorf("endpoint file holds %+v (%v), want url %s and a 256-bit token", ep, err, base)
 	}
@@ -129,33 +130,6 @@ func readBody(t *testing.T, resp *http.Response) string {
 		t.Fatal(err)
 	}
 	return b.String()
-}
-
-// TestConsoleConfig: without a slack section serve needs neither Slack,
-// approvers nor the model; ask still needs Slack; the console's keys are
-// checked where it runs.
-func TestConsoleConfig(t *testing.T) {
-	env := func(string) string { return "" }
-	if _, ps := checkConfig([]byte("console:\n  user: carol\n"), env, cmdServe); len(ps) != 0 {
-		t.Errorf("serve without slack: %v, want no problems", ps)
-	}
-	if _, ps := checkConfig([]byte(""), env, cmdServe); len(ps) != 0 {
-		t.Errorf("serve with an empty config: %v, want no problems", ps)
-	}
-	if _, ps := checkConfig([]byte("console:\n  user: carol\n"), env, cmdAsk); !strings.Contains(ps.Error(), "slack.bot_token") {
-		t.Errorf("ask without slack: %v, want slack.bot_token required", ps)
-	}
-	for _, tc := range []struct{ yaml, want string }{
-		{"console:\n  listen: nope\n", "console.listen: want host:port"},
-		{"console:\n  user: \"a b\"\n", "console.user:"},
-		{"slack:\n  bot_token: x\n  app_token: y\n  approval_channel: C1\nopenai:\n  model: m\n  api_key: k\napprovals:\n  anyone_in_channel: true\nconsole:\n  enabled: true\n  listen: 127.0.0.1:8080\n",
-			"console.listen: port 8080 is http.listen's too"},
-	} {
-		_, ps := checkConfig([]byte(tc.yaml), env, cmdServe)
-		if !strings.Contains(ps.Error(), tc.want) {
-			t.Errorf("%q: problems %v, want %q", tc.yaml, ps, tc.want)
-		}
-	}
 }
 
 // TestConsoleBesideSlackServe: serve with Slack and console.enabled, and a

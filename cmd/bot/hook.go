@@ -4,12 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
-	"github.com/askops/askops/pending"
+	"github.com/askops/askops/metrics"
 )
 
 // cmdHookMain is `bot hook claude|codex`: one Claude Code or Codex hook
@@ -36,10 +36,10 @@ func cmdHookMain(ctx context.Context, env *environment, args []string) int {
 	settler, by, closeFn, err := gf.settler(ctx, env, agent)
 	if err != nil {
 		// Still read the event, so the answer names the right event.
-		return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, failing{reason: err.Error()})
+		return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, gateway.Unavailable{Reason: err.Error()})
 	}
 	defer closeFn()
-	return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, withTimeout{next: settler, timeout: *gf.timeout})
+	return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, gateway.WithTimeout{Next: settler, Timeout: *gf.timeout})
 }
 
 // gatewayCLI is the flags bot hook and bot mcp share: where askops is.
@@ -65,15 +65,12 @@ func (g gatewayCLI) settler(ctx context.Context, env *environment, agent string)
 		by += "@" + host
 	}
 	if *g.config != "" {
-		cfg, ps := loadConfigFile(*g.config, env.getenv, cmdAsk)
-		if len(ps) > 0 {
-			for _, p := range ps {
-				fmt.Fprintf(env.stderr, "config: %s\n", p)
-			}
+		cfg, ok := loadConfig(env, *g.config, config.Ask)
+		if !ok {
 			return nil, by, nil, fmt.Errorf("the askops config %s is invalid", *g.config)
 		}
-		log := newLogger(cfg.Log, env.stderr)
-		a, err := newApp(ctx, cfg, log, NewMetrics(), appOptions{})
+		log := cfg.Log.NewLogger(env.stderr)
+		a, err := newApp(ctx, cfg, log, metrics.New(buildVersion()), appOptions{})
 		if err != nil {
 			return nil, by, nil, err
 		}
@@ -90,41 +87,9 @@ func (g gatewayCLI) settler(ctx context.Context, env *environment, agent string)
 		}
 		return gw, by, func() { gw.Close(); stop(); a.Close() }, nil
 	}
-	u := *g.url
-	if u == "" {
-		u = env.getenv("ASKOPS_URL")
+	c, err := gateway.ClientFromEnv(*g.url, *g.tokenEnv, env.getenv)
+	if err != nil {
+		return nil, by, nil, err
 	}
-	if u == "" {
-		return nil, by, nil, fmt.Errorf("no askops to ask: set -url or ASKOPS_URL (or -config)")
-	}
-	token := env.getenv(*g.tokenEnv)
-	if token == "" {
-		return nil, by, nil, fmt.Errorf("no API token: %s is not set", *g.tokenEnv)
-	}
-	return &gateway.Client{BaseURL: u, Token: token}, by, func() {}, nil
+	return c, by, func() {}, nil
 }
-
-// failing is the Settler of a hook that could not reach askops at all.
-type failing struct{ reason string }
-
-func (f failing) Settle(context.Context, gateway.Call) pending.Ask {
-	return pending.Ask{Status: pending.Status(pending.Unavailable), DecidedBy: "askops", DecisionReason: f.reason}
-}
-
-// withTimeout sets the -timeout on every Call.
-type withTimeout struct {
-	next    gateway.Settler
-	timeout time.Duration
-}
-
-func (w withTimeout) Settle(ctx context.Context, c gateway.Call) pending.Ask {
-	if c.Timeout == 0 {
-		c.Timeout = w.timeout
-	}
-	return w.next.Settle(ctx, c)
-}
-
-// nopWriteCloser lets the MCP transport write to stdout without closing it.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

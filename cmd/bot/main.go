@@ -4,6 +4,7 @@
 //
 // Subcommands: serve (the Slack app), run (one agent run from a terminal),
 // ask (ask a human from any script), grants (an admin's standing grants),
+// audit (verify or export the tamper-evident audit trail),
 // check-config, version. main only wires
 // the process to run, which tests call whole with their own arguments,
 // environment and output.
@@ -18,58 +19,21 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"strings"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/config"
+	"github.com/askops/askops/internal/buildinfo"
 )
 
 // version may be set at build time with -ldflags "-X main.version=…";
 // otherwise buildVersion reads it from the build info.
 var version = "dev"
 
-// buildVersion is what `bot version` and askops_build_info report: the
-// -ldflags version if one was set; else the module version `go install
-// …@vX` stamps; else the commit `go build` in a git checkout stamps (with
-// "-dirty" for uncommitted changes); else "dev" (go run, tests).
-func buildVersion() string {
-	if version != "dev" {
-		return version
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return version
-	}
-	return versionFrom(info)
-}
-
-// versionFrom reads the version from a binary's build info.
-func versionFrom(info *debug.BuildInfo) string {
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev string
-	dirty := false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return version
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if dirty {
-		rev += "-dirty"
-	}
-	return "dev+" + rev
-}
+// buildVersion is what `bot version` and askops_build_info report (see
+// buildinfo.Version).
+func buildVersion() string { return buildinfo.Version(version) }
 
 // Exit codes. ask documents them as its contract: 0 approved, 1 not
 // approved, 2 unavailable or bad usage.
@@ -124,6 +88,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdAskMain(ctx, env, rest)
 	case "grants":
 		return cmdGrantsMain(ctx, env, rest)
+	case "audit":
+		return cmdAuditMain(ctx, env, rest)
 	case "hook":
 		return cmdHookMain(ctx, env, rest)
 	case "mcp":
@@ -159,6 +125,12 @@ usage:
   bot grants -config FILE revoke [-session ID] GRANT_ID
                                   standing grants (needs redis.url): exit 0 ok,
                                   1 not found or store down, 2 bad usage or refused scope
+  bot audit -config FILE verify [-o json] [-anchor SEQ:HASH]
+                                  check the audit trail's hash chain (needs redis.url):
+                                  exit 0 intact, 1 broken (the first break is named)
+  bot audit -config FILE export [-since 24h|RFC3339]
+                                  one JSON line per Ask: who asked, what, why, every
+                                  event (votes, reminders, escalations), the decision
   bot hook claude|codex [-url URL -token-env NAME | -config FILE]
                                   answer one Claude Code / Codex permission hook
                                   event (stdin) with askops' decision (stdout)
@@ -200,7 +172,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 // parseConfigFlag parses the flags of a command that takes nothing but
 // -config FILE and returns the path; ok is false when the caller should
 // return code.
-func parseConfigFlag(env *environment, cmd command, args []string) (path string, code int, ok bool) {
+func parseConfigFlag(env *environment, cmd config.Command, args []string) (path string, code int, ok bool) {
 	fs := flagSet(string(cmd), env.stderr, "-config FILE")
 	p := fs.String("config", "", "config file (YAML)")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -237,21 +209,10 @@ func parseInterleaved(fs *flag.FlagSet, args []string) (positional []string, cod
 
 // loadConfig loads and validates the config for cmd, printing every problem
 // (prefixed by its key) to stderr. ok is false when the command must exit 2.
-func loadConfig(env *environment, path string, cmd command) (Config, bool) {
-	cfg, ps := loadConfigFile(path, env.getenv, cmd)
+func loadConfig(env *environment, path string, cmd config.Command) (config.Config, bool) {
+	cfg, ps := config.Load(path, env.getenv, cmd)
 	for _, p := range ps {
 		fmt.Fprintf(env.stderr, "config: %s\n", p)
 	}
 	return cfg, len(ps) == 0
-}
-
-// newLogger builds the process logger from the log section: text or JSON
-// on stderr, so stdout stays the command's answer.
-func newLogger(c LogConfig, w io.Writer) *slog.Logger {
-	level, _ := parseLevel(c.Level)
-	opts := &slog.HandlerOptions{Level: level}
-	if strings.EqualFold(c.Format, "json") {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
 }

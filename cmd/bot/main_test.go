@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -234,4 +236,46 @@ func TestCheckConfigReachability(t *testing.T) {
 			}
 		})
 	}
+}
+
+// validYAML is a complete, valid config (socket mode), as config's tests
+// have it. Tests break one key at a time by appending or replacing lines.
+const validYAML = `
+slack:
+  mode: socket
+  bot_token: xoxb-file-token-1234
+  app_token: xapp-file-token-5678
+  approval_channel: C0123ABCD
+http:
+  listen: "127.0.0.1:0"
+openai:
+  base_url: http://127.0.0.1:1/v1
+  model: fake-model
+approvals:
+  approvers:
+    users: [U0123ABCD]
+`
+
+func noEnv(string) string { return "" }
+
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "askops.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func containsLine(text, prefix string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return true
+		}
+	}
+	return false
 }

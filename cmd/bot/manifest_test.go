@@ -15,6 +15,8 @@ import (
 
 	"github.com/slack-go/slack"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/askops/askops/config"
 )
 
 // slackMethodScopes maps each slack-go Client method askops may call onto
@@ -58,7 +60,8 @@ var notWebAPI = map[string]bool{"Debug": true, "Debugf": true, "Debugln": true}
 // eventScopes are the scopes the manifest's event subscriptions and
 // features need, whatever the code calls.
 var eventScopes = map[string]string{
-	"app_mention": "app_mentions:read",
+	"app_mention":     "app_mentions:read",
+	"app_home_opened": "", // the Home tab (slackui/home.go) needs no scope
 }
 
 // The manifest asks for exactly the scopes the code uses: every Web API
@@ -139,7 +142,9 @@ func TestManifestScopesMatchTheCode(t *testing.T) {
 	}
 	for _, e := range manifest.Settings.Events.BotEvents {
 		if scope, ok := eventScopes[e]; ok {
-			need[scope] = "the " + e + " event"
+			if scope != "" {
+				need[scope] = "the " + e + " event"
+			}
 		} else {
 			t.Errorf("the manifest subscribes to %s, which eventScopes does not know", e)
 		}
@@ -165,4 +170,49 @@ func TestManifestScopesMatchTheCode(t *testing.T) {
 		}
 	}
 	t.Logf("Web API methods called: %v", slices.Sorted(maps.Keys(called)))
+}
+
+// TestSlackAppManifest keeps the manifest in step with the bot: the slash
+// command, the routes and the scopes the code needs.
+func TestSlackAppManifest(t *testing.T) {
+	b, err := os.ReadFile("../../slack-app-manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var man struct {
+		Features struct {
+			SlashCommands []struct {
+				Command string `yaml:"command"`
+				URL     string `yaml:"url"`
+			} `yaml:"slash_commands"`
+		} `yaml:"features"`
+		Settings struct {
+			Events struct {
+				RequestURL string   `yaml:"request_url"`
+				BotEvents  []string `yaml:"bot_events"`
+			} `yaml:"event_subscriptions"`
+			Interactivity struct {
+				IsEnabled  bool   `yaml:"is_enabled"`
+				RequestURL string `yaml:"request_url"`
+			} `yaml:"interactivity"`
+			SocketMode bool `yaml:"socket_mode_enabled"`
+		} `yaml:"settings"`
+	}
+	if err := yaml.Unmarshal(b, &man); err != nil {
+		t.Fatal(err)
+	}
+	if len(man.Features.SlashCommands) != 1 || man.Features.SlashCommands[0].Command != config.Default().Slack.Command ||
+		!strings.HasSuffix(man.Features.SlashCommands[0].URL, "/slack/commands") {
+		t.Errorf("slash command: %+v", man.Features.SlashCommands)
+	}
+	// The scopes: TestManifestScopesMatchTheCode.
+	if !strings.HasSuffix(man.Settings.Events.RequestURL, "/slack/events") || !slices.Contains(man.Settings.Events.BotEvents, "app_mention") {
+		t.Errorf("events: %+v", man.Settings.Events)
+	}
+	if !man.Settings.Interactivity.IsEnabled || !strings.HasSuffix(man.Settings.Interactivity.RequestURL, "/slack/interactions") {
+		t.Errorf("interactivity: %+v", man.Settings.Interactivity)
+	}
+	if !man.Settings.SocketMode || config.Default().Slack.Mode != "socket" {
+		t.Errorf("the manifest and the default config disagree on Socket Mode")
+	}
 }

@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/askops/askops/gateway"
 )
@@ -26,7 +23,7 @@ func cmdMCPMain(ctx context.Context, env *environment, args []string) int {
 	cwd, _ := os.Getwd()
 	sess := gateway.MCPSession{ID: *session, Cwd: cwd, Agent: gateway.AgentClaude}
 	if sess.ID == "" {
-		sess.ID = "mcp-" + randomID()
+		sess.ID = gateway.NewSessionID("mcp-")
 	}
 	var s gateway.Settler
 	settler, by, closeFn, err := gf.settler(ctx, env, gateway.AgentClaude)
@@ -34,15 +31,13 @@ func cmdMCPMain(ctx context.Context, env *environment, args []string) int {
 		// Serve anyway and deny every call with the reason: a server that
 		// fails to start leaves Claude Code to decide on its own.
 		fmt.Fprintf(env.stderr, "bot mcp: %v (every call will be denied)\n", err)
-		s = failing{reason: err.Error()}
+		s = gateway.Unavailable{Reason: err.Error()}
 	} else {
 		defer closeFn()
-		s = withTimeout{next: settler, timeout: *gf.timeout}
+		s = gateway.WithTimeout{Next: settler, Timeout: *gf.timeout}
 	}
 	sess.By = by
-	srv := gateway.NewMCPServer(s, sess, version)
-	t := &mcp.IOTransport{Reader: io.NopCloser(env.stdin), Writer: nopWriteCloser{env.stdout}}
-	if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil {
+	if err := gateway.ServeMCPStdio(ctx, s, sess, version, env.stdin, env.stdout); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(env.stderr, "bot mcp: %v\n", err)
 		return exitFailed
 	}

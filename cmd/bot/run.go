@@ -2,17 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/chatops"
+	"github.com/askops/askops/config"
+	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/policy"
 )
 
@@ -20,30 +19,16 @@ import (
 // (rules, default mode, the grant store) and this app's Approver.
 func newRunner(a *app) (*agent.Runner, error) {
 	cfg := a.cfg
-	engine, err := policy.New(policy.Config{
-		Rules:  cfg.Policy.Rules,
-		Mode:   policy.Mode(cfg.Policy.Mode),
-		Grants: a.grants,
-		Logger: a.log.With("component", "policy"),
-	})
+	engine, err := a.policy()
 	if err != nil {
 		return nil, err
 	}
-	// A relative workspace is taken from the directory bot was started in
-	// (not the config file's), and made absolute once here so every tool,
-	// policy check and grant sees one path. An absent one is created: a
-	// fresh install should not fail on it, but the log says where.
-	ws, err := filepath.Abs(cfg.Agent.Workspace)
+	ws, created, err := agent.CreateWorkspace(cfg.Agent.Workspace)
 	if err != nil {
 		return nil, fmt.Errorf("agent.workspace: %w", err)
 	}
-	if _, err := os.Stat(ws); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(ws, 0o750); err != nil {
-			return nil, fmt.Errorf("agent.workspace: %w", err)
-		}
+	if created {
 		a.log.Info("created the agent workspace", "dir", ws, "configured", cfg.Agent.Workspace)
-	} else if err != nil {
-		return nil, fmt.Errorf("agent.workspace: %w", err)
 	}
 	model := agent.NewModel(cfg.OpenAI.BaseURL, cfg.OpenAI.APIKey.Reveal(), &http.Client{Timeout: 5 * time.Minute}, agent.RetryOptions{})
 	return agent.NewRunner(agent.Config{
@@ -52,7 +37,7 @@ func newRunner(a *app) (*agent.Runner, error) {
 		Workspace:     ws,
 		MaxIterations: cfg.Agent.MaxIterations,
 		Policy:        engine,
-		Approver:      agentApprover{next: a.approver},
+		Approver:      chatops.AgentApprover{Next: a.approver},
 		Logger:        a.log.With("component", "agent"),
 		Now:           a.now,
 	})
@@ -81,13 +66,13 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 		fmt.Fprintf(env.stderr, "bot run: -mode: unknown mode %q (want ask, never or full)\n", *mode)
 		return exitUsage
 	}
-	cfg, ok := loadConfig(env, *path, cmdRun)
+	cfg, ok := loadConfig(env, *path, config.Run)
 	if !ok {
 		return exitUsage
 	}
-	log := newLogger(cfg.Log, env.stderr)
-	metrics := NewMetrics()
-	a, err := newApp(ctx, cfg, log, metrics, appOptions{})
+	log := cfg.Log.NewLogger(env.stderr)
+	counts := metrics.New(buildVersion())
+	a, err := newApp(ctx, cfg, log, counts, appOptions{})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot run: %v\n", err)
 		return exitFailed
@@ -113,27 +98,11 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	defer releaseStops()
 
 	host, _ := os.Hostname()
-	who := env.getenv("USER")
-	if who == "" {
-		who = "unknown user"
-	}
-	if *label == "" {
-		*label = "bot run on " + host
-	}
-	id := chatops.NewRunID()
-	spec := agent.RunSpec{
-		ID:        id,
-		SessionID: id, // one bot run invocation is one session
-		StartedBy: who + "@" + host,
-		Label:     *label,
-		Task:      task,
-		Mode:      policy.Mode(*mode),
-		Cwd:       *cwd,
-	}
+	spec := chatops.TerminalRun(task, *label, env.getenv("USER"), host, policy.Mode(*mode), *cwd)
 	progress := chatops.NewProgress(env.stdout)
 	run := runner.Start(ctx, spec, progress.Event)
 	res := run.Wait()
-	metrics.RunEnded(string(res.Status))
+	counts.RunEnded(string(res.Status))
 	if !progress.Result(res) {
 		return exitFailed
 	}

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/askops/askops/chatops"
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/console"
+	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
@@ -23,7 +25,7 @@ const (
 
 // cmdServeMain is `bot serve`: the Slack app.
 func cmdServeMain(ctx context.Context, env *environment, args []string) int {
-	path, code, ok := parseConfigFlag(env, cmdServe, args)
+	path, code, ok := parseConfigFlag(env, config.Serve, args)
 	if !ok {
 		return code
 	}
@@ -35,17 +37,17 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		}
 		return serveLocal(ctx, env, cfg)
 	}
-	cfg, ok := loadConfig(env, path, cmdServe)
+	cfg, ok := loadConfig(env, path, config.Serve)
 	if !ok {
 		return exitUsage
 	}
-	if cfg.noSlack {
+	if cfg.NoSlack() {
 		return serveLocal(ctx, env, cfg)
 	}
-	log := newLogger(cfg.Log, env.stderr)
-	metrics := NewMetrics()
+	log := cfg.Log.NewLogger(env.stderr)
+	counts := metrics.New(buildVersion())
 	live := console.NewLive()
-	a, err := newApp(ctx, cfg, log, metrics, appOptions{Notifiers: consoleNotifiers(cfg, live)})
+	a, err := newApp(ctx, cfg, log, counts, appOptions{Notifiers: consoleNotifiers(cfg, live)})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
@@ -76,15 +78,13 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	// drain closes their connections.
 	context.AfterFunc(ctx, gw.Stop)
 
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	var sweeper sync.WaitGroup
-	sweeper.Go(func() {
-		swept := &sweptCounter{next: expiredUpdaters{a.notifier, consoleExpired(cfg, live)}, metrics: metrics, log: log.With("component", "sweeper")}
-		slackui.RunSweeper(sweepCtx, a.asks, swept, cfg.Approvals.SweepInterval.D(), a.now, log.With("component", "sweeper"))
-	})
+	stopSweep := startSweeper(ctx, cfg, a.asks, &metrics.Swept{Next: slackui.ExpiredUpdaters{a.asksUI, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}, a.now, log)
+	a.startFollowups() // reminders and escalations due on any Ask, beside the sweep
 
-	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", storeName(a))
-	err = a.serveSlack(ctx, slackHandlers{Interaction: ops.Interaction, SlashCommand: ops.SlashCommand, Event: ops.Event, API: api}, true, nil)
+	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName())
+	front := a.front()
+	front.Interaction, front.SlashCommand, front.Event, front.API = ops.Interaction, ops.SlashCommand, a.home.Events(ops.Event), api.Routes
+	err = front.Serve(ctx, true, nil)
 	// Shutdown: intake has stopped (HTTP drained, Socket Mode closed). Stop
 	// the runs; their Asks end cancelled and their messages say so.
 	dctx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), runDrainTimeout)
@@ -94,7 +94,6 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	cancelDrain()
 	gw.Close() // Asks the API still waits on end cancelled
 	stopSweep()
-	sweeper.Wait()
 	if err != nil {
 		log.Error("serve stopped", "err", err)
 		return exitFailed
@@ -112,13 +111,7 @@ func newChatOps(ctx context.Context, a *app) (*chatops.Ops, error) {
 	}
 	starters := a.approvers
 	if !a.cfg.Approvals.RunStarters.Empty() {
-		starters, err = slackui.NewApprovers(slackui.ApproversConfig{
-			Users:  a.cfg.Approvals.RunStarters.Users,
-			Groups: a.cfg.Approvals.RunStarters.Usergroups,
-			API:    a.slack,
-			Logger: a.log.With("component", "run_starters"),
-			Now:    a.now,
-		})
+		starters, err = a.people(a.cfg.Approvals.RunStarters, false, "run_starters")
 		if err != nil {
 			return nil, fmt.Errorf("approvals.run_starters: %w", err)
 		}
@@ -132,27 +125,14 @@ func newChatOps(ctx context.Context, a *app) (*chatops.Ops, error) {
 	})
 }
 
-// sweptCounter counts and logs the Asks a sweep expired before their
-// messages are updated: their waiters are gone, so nobody else does.
-type sweptCounter struct {
-	next    slackui.ExpiredUpdater
-	metrics *Metrics
-	log     *slog.Logger
-}
-
-func (s *sweptCounter) UpdateExpired(ctx context.Context, asks []pending.Ask) {
-	for _, a := range asks {
-		latency := a.DecidedAt.Sub(a.CreatedAt)
-		s.metrics.AskEnded(pending.Expired, latency)
-		s.log.Info("ask ended", "ask", a.ID, "run", a.RunID, "session", a.SessionID, "tool", a.Tool,
-			"outcome", pending.Expired, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", "expired by the sweep: its waiter is gone")
-	}
-	s.next.UpdateExpired(ctx, asks)
-}
-
-func storeName(a *app) string {
-	if a.shared() {
-		return "redis " + redisAddr(a.cfg.Redis.URL)
-	}
-	return "memory"
+// startSweeper expires, every approvals.sweep_interval, the Asks whose
+// waiter is gone, and has updater bring their messages in step; stop ends
+// it and waits.
+func startSweeper(ctx context.Context, cfg config.Config, asks pending.Store, updater slackui.ExpiredUpdater, now func() time.Time, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var sweeper sync.WaitGroup
+	sweeper.Go(func() {
+		slackui.RunSweeper(ctx, asks, updater, cfg.Approvals.SweepInterval.D(), now, log.With("component", "sweeper"))
+	})
+	return func() { cancel(); sweeper.Wait() }
 }

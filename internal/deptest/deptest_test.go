@@ -23,6 +23,11 @@ func askopsRules() []Rule {
 			Why:       "policy is the pure judge of a call: it imports no askops package (consumers own the interfaces it needs, like GrantChecker)",
 		},
 		{
+			Package:   module + "/internal/storeerr",
+			Forbidden: []string{module + "/..."},
+			Why:       "the stores' one error type is a leaf every store imports: it imports no askops package",
+		},
+		{
 			Package:   module + "/agent",
 			Forbidden: []string{module + "/pending", module + "/slackui", module + "/approval", goRedis, slackGo},
 			Why:       "agent knows no Slack, Redis or store: it speaks its own Request and Decision through its Approver interface, and the wiring adapts",
@@ -65,6 +70,16 @@ func askopsRules() []Rule {
 			Package:   module + "/gateway",
 			Forbidden: []string{module + "/slackui", module + "/agent", module + "/sessions", slackGo, goOpenAI},
 			Why:       "the gateway is a front door: it reaches Slack only through the approval core and its own small interfaces (ThreadOpener, MessageUpdater), and knows no model or chat-ops",
+		},
+		{
+			Package:   module + "/config",
+			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", module + "/chatops", module + "/sessions", slackGo, goOpenAI},
+			Why:       "config is the file's shape and its validation: it borrows the vocabulary of the packages it configures (policy rules, API scopes, console names) but reaches no channel, no model and no round trip, so an admin tool can load it cheaply",
+		},
+		{
+			Package:   module + "/metrics",
+			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", module + "/chatops", module + "/gateway", slackGo, goOpenAI},
+			Why:       "metrics counts what the wiring hands it through small interfaces: it knows no channel, no model and no front door",
 		},
 		{
 			Package:   module + "/...",

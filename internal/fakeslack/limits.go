@@ -80,7 +80,7 @@ func checkView(view map[string]any) []string {
 	if t, _ := view["type"].(string); t != "modal" && t != "home" {
 		c.fail("/view/type", "view type must be modal or home, got %q", t)
 	}
-	c.textObject(view["title"], "/view/title", maxModalTitle, true, true)
+	c.textObject(view["title"], "/view/title", maxModalTitle, true, view["type"] == "modal") // a Home has none
 	if view["submit"] != nil {
 		c.textObject(view["submit"], "/view/submit", maxModalTitle, true, true)
 	}

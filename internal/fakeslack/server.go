@@ -17,7 +17,7 @@
 // Served under URL():
 //   - /api/{method}: auth.test, chat.postMessage, chat.update,
 //     chat.postEphemeral, chat.delete, views.open, views.push, views.update,
-//     usergroups.users.list, users.info, conversations.open,
+//     usergroups.users.list, usergroups.list, users.info, conversations.open,
 //     apps.connections.open; any other method answers unknown_method. Form
 //     and JSON bodies, token in the form or as a Bearer header. Blocks are
 //     checked against Block Kit's limits as Slack checks them.
@@ -105,12 +105,15 @@ type Server struct {
 	faults   map[string][]fault
 	delays   map[string]time.Duration
 	groups   map[string][]string
+	handles  map[string]string // user group id → handle (usergroups.go)
 	users    map[string]string // id → name
 	respURLs map[string]responseTarget
 	triggers map[string]time.Time // trigger id → when the fake issued it
 	conns    map[*socketConn]struct{}
 	acks     map[string][]Ack
 	sent     map[string]Envelope
+
+	homes map[string]*View // user id → published Home tab (home.go)
 }
 
 // New starts a fake Slack for a test and stops it when the test ends.

@@ -261,8 +261,12 @@ func (s *Server) dispatchLocked(req *apiRequest, call *Call) answer {
 		handle = s.openViewLocked
 	case "views.update":
 		handle = s.updateViewLocked
+	case "views.publish":
+		handle = s.publishHomeLocked // home.go
 	case "usergroups.users.list":
 		handle = s.userGroupUsersLocked
+	case "usergroups.list":
+		handle = s.userGroupsListLocked
 	case "users.info":
 		handle = s.userInfoLocked
 	case "conversations.open":

@@ -1,8 +1,7 @@
-package main
+package chatops
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -42,30 +41,61 @@ func (f approveFunc) Approve(ctx context.Context, req pending.Request) pending.A
 func TestAgentApproverCarriesEveryField(t *testing.T) {
 	var req agent.Request
 	rv := reflect.ValueOf(&req).Elem()
-	for i := range rv.NumField() {
-		rv.Field(i).SetString(fmt.Sprintf("value of %s", rv.Type().Field(i).Name))
-	}
+	fill(rv, "")
 	deadline := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
 	var got pending.Request
-	d := agentApprover{next: approveFunc(func(_ context.Context, r pending.Request) pending.Ask {
+	d := AgentApprover{Next: approveFunc(func(_ context.Context, r pending.Request) pending.Ask {
 		got = r
 		return pending.Ask{Request: r, ID: "ask-1", Status: pending.Status(pending.Denied), DecidedBy: "U1", DecisionReason: "no", Deadline: deadline}
 	})}.Approve(t.Context(), req)
 
-	gv := reflect.ValueOf(got)
-	for i := range rv.NumField() {
-		name := rv.Type().Field(i).Name
-		f := gv.FieldByName(name)
-		if !f.IsValid() {
-			t.Errorf("pending.Request has no field %s", name)
-			continue
-		}
-		if f.String() != rv.Field(i).String() {
-			t.Errorf("%s: %q reached the store as %q", name, rv.Field(i).String(), f.String())
-		}
-	}
+	sameFields(t, rv, reflect.ValueOf(got), "")
 	want := agent.Decision{AskID: "ask-1", Outcome: agent.Denied, By: "U1", Reason: "no", Deadline: deadline}
 	if d != want {
 		t.Errorf("decision %+v, want %+v", d, want)
+	}
+}
+
+// fill sets every string field of v, in nested structs too, to a value
+// that names it.
+func fill(v reflect.Value, prefix string) {
+	for i := range v.NumField() {
+		name := prefix + v.Type().Field(i).Name
+		if f := v.Field(i); f.Kind() == reflect.Struct {
+			fill(f, name+".")
+		} else {
+			f.SetString("value of " + name)
+		}
+	}
+}
+
+// sameFields reports every field of want (a struct, nested structs field
+// by field) that got lacks or holds another value in.
+func sameFields(t *testing.T, want, got reflect.Value, prefix string) {
+	t.Helper()
+	for i := range want.NumField() {
+		name := want.Type().Field(i).Name
+		f := got.FieldByName(name)
+		switch {
+		case !f.IsValid():
+			t.Errorf("pending.Request has no field %s%s", prefix, name)
+		case want.Field(i).Kind() == reflect.Struct:
+			sameFields(t, want.Field(i), f, prefix+name+".")
+		case f.String() != want.Field(i).String():
+			t.Errorf("%s%s: %q reached the store as %q", prefix, name, want.Field(i).String(), f.String())
+		}
+	}
+}
+
+// The agent's effect words are the store's call kinds, one for one, so the
+// adapter passes them as they are.
+func TestAgentEffectsAreTheStoresCallKinds(t *testing.T) {
+	pairs := map[agent.EffectKind]pending.CallKind{
+		agent.EffectCommand: pending.CallCommand, agent.EffectWrite: pending.CallWrite, agent.EffectEdit: pending.CallEdit,
+	}
+	for a, p := range pairs {
+		if string(a) != string(p) {
+			t.Errorf("agent %q is pending %q", a, p)
+		}
 	}
 }

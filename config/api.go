@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -33,8 +33,8 @@ func (c *APIConfig) resolveEnv(getenv func(string) string) {
 	}
 }
 
-// value is the token's secret, wherever it came from.
-func (t APIToken) value() Secret {
+// Value is the token's secret, wherever it came from.
+func (t APIToken) Value() Secret {
 	if t.TokenEnv != "" {
 		return t.fromEnv
 	}
@@ -44,8 +44,8 @@ func (t APIToken) value() Secret {
 // problems checks every api.tokens entry (never printing a value). Only
 // serve (and check-config) need the tokens' values: other commands do not
 // serve the API, so an unset token_env does not stop them.
-func (c APIConfig) problems(cmd command) Problems {
-	serves := cmd == cmdServe || cmd == cmdCheckConfig
+func (c APIConfig) problems(cmd Command) Problems {
+	serves := cmd == Serve || cmd == CheckConfig
 	var ps Problems
 	add := func(key, format string, args ...any) {
 		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
@@ -73,7 +73,7 @@ func (c APIConfig) problems(cmd command) Problems {
 		case t.TokenEnv != "" && t.fromEnv == "" && serves:
 			add(key+".token_env", "%s is not set", t.TokenEnv)
 		}
-		if v := t.value(); v != "" {
+		if v := t.Value(); v != "" {
 			if j, dup := values[v]; dup {
 				add(key, "the same token as api.tokens[%d]: give each holder its own", j)
 			}
@@ -91,11 +91,11 @@ func (c APIConfig) problems(cmd command) Problems {
 	return ps
 }
 
-// tokens is the gateway's view of the (validated) entries.
-func (c APIConfig) tokens() (*gateway.Tokens, error) {
+// GatewayTokens is the gateway's view of the (validated) entries.
+func (c APIConfig) GatewayTokens() (*gateway.Tokens, error) {
 	cfgs := make([]gateway.TokenConfig, len(c.Tokens))
 	for i, t := range c.Tokens {
-		cfgs[i] = gateway.TokenConfig{Name: t.Name, Value: t.value().Reveal(), Scopes: t.Scopes}
+		cfgs[i] = gateway.TokenConfig{Name: t.Name, Value: t.Value().Reveal(), Scopes: t.Scopes}
 	}
 	return gateway.NewTokens(cfgs)
 }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"regexp"
@@ -25,7 +25,7 @@ func TestMessagesNameRealConfigKeys(t *testing.T) {
 			t.Errorf("%q names no config key; say which key to set", msg)
 		}
 		for _, key := range keys {
-			_, err := parseConfig([]byte(yamlSetting(key)), noEnv)
+			_, err := Parse([]byte(yamlSetting(key)), noEnv)
 			if err != nil && strings.Contains(err.Error(), "unknown key") {
 				t.Errorf("%q names %s, which the config file does not have: %v", msg, key, err)
 			}

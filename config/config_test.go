@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,11 +38,11 @@ func envOf(m map[string]string) func(string) string {
 }
 
 func TestParseConfigDefaults(t *testing.T) {
-	c, err := parseConfig([]byte(validYAML), noEnv)
+	c, err := Parse([]byte(validYAML), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ps := c.Validate(cmdServe); len(ps) > 0 {
+	if ps := c.Validate(Serve); len(ps) > 0 {
 		t.Fatalf("valid config has problems:\n%v", ps)
 	}
 	checks := []struct {
@@ -63,7 +62,7 @@ func TestParseConfigDefaults(t *testing.T) {
 			t.Errorf("%s = %v, want %v", ck.name, ck.got, ck.want)
 		}
 	}
-	empty, err := parseConfig(nil, noEnv)
+	empty, err := Parse(nil, noEnv)
 	if err != nil {
 		t.Fatalf("empty file: %v", err)
 	}
@@ -79,7 +78,7 @@ func TestConfigProblems(t *testing.T) {
 	tests := []struct {
 		name string
 		yaml string // appended to (or replacing) validYAML
-		cmd  command
+		cmd  Command
 		env  map[string]string
 		want []string // "key: substring of message"
 	}{
@@ -127,11 +126,11 @@ func TestConfigProblems(t *testing.T) {
 			want: []string{"policy.rules[0].tool: empty tool name"}},
 		{name: "bad listen", yaml: strings.Replace(validYAML, `"127.0.0.1:0"`, "8080", 1),
 			want: []string{`http.listen: want host:port`}},
-		{name: "model required for serve", yaml: strings.Replace(validYAML, "  model: fake-model\n", "", 1), cmd: cmdServe,
+		{name: "model required for serve", yaml: strings.Replace(validYAML, "  model: fake-model\n", "", 1), cmd: Serve,
 			want: []string{"openai.model: required"}},
-		{name: "openai key required for api.openai.com", yaml: strings.Replace(validYAML, "  base_url: http://127.0.0.1:1/v1\n", "", 1), cmd: cmdRun,
+		{name: "openai key required for api.openai.com", yaml: strings.Replace(validYAML, "  base_url: http://127.0.0.1:1/v1\n", "", 1), cmd: Run,
 			want: []string{"openai.api_key: required for https://api.openai.com/v1"}},
-		{name: "approval channel required for ask", yaml: strings.Replace(validYAML, "  approval_channel: C0123ABCD\n", "", 1), cmd: cmdAsk,
+		{name: "approval channel required for ask", yaml: strings.Replace(validYAML, "  approval_channel: C0123ABCD\n", "", 1), cmd: Ask,
 			want: []string{"slack.approval_channel: required"}},
 		{name: "bad redis url", yaml: validYAML + "redis:\n  url: http://user:hunter2@host\n",
 			want: []string{"redis.url: redis url"}},
@@ -152,7 +151,7 @@ func TestConfigProblems(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd := tt.cmd
 			if cmd == "" {
-				cmd = cmdServe
+				cmd = Serve
 			}
 			got := problemsOf(t, tt.yaml, envOf(tt.env), cmd)
 			if len(tt.want) == 0 && got != "" {
@@ -172,9 +171,9 @@ func TestConfigProblems(t *testing.T) {
 	}
 }
 
-func problemsOf(t *testing.T, y string, getenv func(string) string, cmd command) string {
+func problemsOf(t *testing.T, y string, getenv func(string) string, cmd Command) string {
 	t.Helper()
-	_, ps := checkConfig([]byte(y), getenv, cmd)
+	_, ps := Check([]byte(y), getenv, cmd)
 	return ps.Error()
 }
 
@@ -196,7 +195,7 @@ func TestEnvOverridesWinOverFile(t *testing.T) {
 		"OPENAI_BASE_URL":      "http://env.example/v1",
 		"OPENAI_API_KEY":       "sk-env",
 	}
-	c, err := parseConfig([]byte(validYAML), envOf(env))
+	c, err := Parse([]byte(validYAML), envOf(env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +213,7 @@ func TestEnvOverridesWinOverFile(t *testing.T) {
 		}
 	}
 	// Unset (empty) variables leave the file's values.
-	c, err = parseConfig([]byte(validYAML), noEnv)
+	c, err = Parse([]byte(validYAML), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +226,7 @@ func TestEnvOverridesWinOverFile(t *testing.T) {
 // line might and checks no secret value comes out.
 func TestSecretsNeverPrinted(t *testing.T) {
 	env := map[string]string{"OPENAI_API_KEY": "sk-live-abcdef", "SLACK_SIGNING_SECRET": "signing-hush", "REDIS_URL": "redis://:redispass@127.0.0.1:6379/0"}
-	c, err := parseConfig([]byte(validYAML), envOf(env))
+	c, err := Parse([]byte(validYAML), envOf(env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +238,7 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	out.Write(y)
 	slog.New(slog.NewJSONHandler(&out, nil)).Info("config", "cfg", c, "token", c.Slack.BotToken)
 	slog.New(slog.NewTextHandler(&out, nil)).Info("config", "cfg", c, "key", c.OpenAI.APIKey)
-	out.WriteString(redisAddr(c.Redis.URL))
+	out.WriteString(c.Redis.Addr())
 	for _, secret := range []string{"xoxb-file-token-1234", "xapp-file-token-5678", "sk-live-abcdef", "signing-hush", "redispass"} {
 		if strings.Contains(out.String(), secret) {
 			t.Errorf("secret %q printed:\n%s", secret, out.String())
@@ -250,25 +249,16 @@ func TestSecretsNeverPrinted(t *testing.T) {
 	}
 }
 
-func writeConfig(t *testing.T, body string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "askops.yaml")
-	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestConfigExampleIsValid(t *testing.T) {
-	b, err := os.ReadFile("../../config.example.yaml")
+	b, err := os.ReadFile("../config.example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := parseConfig(b, envOf(map[string]string{"SLACK_BOT_TOKEN": "xoxb-x", "SLACK_APP_TOKEN": "xapp-x", "OPENAI_API_KEY": "sk-x"}))
+	c, err := Parse(b, envOf(map[string]string{"SLACK_BOT_TOKEN": "xoxb-x", "SLACK_APP_TOKEN": "xapp-x", "OPENAI_API_KEY": "sk-x"}))
 	if err != nil {
 		t.Fatalf("config.example.yaml does not parse:\n%v", err)
 	}
-	if ps := c.Validate(cmdRun); len(ps) > 0 {
+	if ps := c.Validate(Run); len(ps) > 0 {
 		t.Fatalf("config.example.yaml (with secrets from the environment) has problems:\n%v", ps)
 	}
 }

@@ -1,8 +1,6 @@
-package main
+package config
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
 )
@@ -16,14 +14,14 @@ func TestAPIConfig(t *testing.T) {
     - {name: laptop-ana, token_env: ASKOPS_TOKEN_ANA, scopes: [ask]}
     - {name: console, token: "` + secret + `", scopes: [ask, decide]}
 `
-	c, ps := checkConfig([]byte(good), envOf(map[string]string{"ASKOPS_TOKEN_ANA": "ana-token-from-env"}), cmdServe)
+	c, ps := Check([]byte(good), envOf(map[string]string{"ASKOPS_TOKEN_ANA": "ana-token-from-env"}), Serve)
 	if len(ps) > 0 {
 		t.Fatalf("valid api block refused: %v", ps)
 	}
-	if c.API.Tokens[0].value().Reveal() != "ana-token-from-env" || c.API.Tokens[1].value().Reveal() != secret {
+	if c.API.Tokens[0].Value().Reveal() != "ana-token-from-env" || c.API.Tokens[1].Value().Reveal() != secret {
 		t.Errorf("token values not resolved")
 	}
-	if _, err := c.API.tokens(); err != nil {
+	if _, err := c.API.GatewayTokens(); err != nil {
 		t.Errorf("gateway refuses the validated tokens: %v", err)
 	}
 
@@ -39,7 +37,7 @@ func TestAPIConfig(t *testing.T) {
 		{"unknown key", validYAML + "api:\n  tokens:\n    - {name: a, token: x, scopes: [ask], admin: true}\n", "api.tokens[0].admin: unknown key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, ps := checkConfig([]byte(tc.yaml), noEnv, cmdCheckConfig)
+			_, ps := Check([]byte(tc.yaml), noEnv, CheckConfig)
 			if !strings.Contains(ps.Error(), tc.want) {
 				t.Errorf("problems:\n%v\nwant one containing %q", ps, tc.want)
 			}
@@ -47,23 +45,5 @@ func TestAPIConfig(t *testing.T) {
 				t.Errorf("a problem prints the token: %v", ps)
 			}
 		})
-	}
-}
-
-// bot hook fails closed: no askops to ask is a deny on stdout and exit 0;
-// input it cannot read is exit 2 with the reason on stderr.
-func TestHookCommandFailsClosed(t *testing.T) {
-	event := `{"session_id":"s","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t"}`
-	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"hook", "claude"}, noEnv, strings.NewReader(event), &out, &errOut)
-	want := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"askops: approval unavailable: no askops to ask: set -url or ASKOPS_URL (or -config). The action was not performed; do not retry it unchanged."}}` + "\n"
-	if code != 0 || out.String() != want {
-		t.Errorf("exit %d\nstdout %s\nwant   %s\nstderr %s", code, out.String(), want, errOut.String())
-	}
-	out.Reset()
-	errOut.Reset()
-	code = run(context.Background(), []string{"hook", "codex", "-url", "http://127.0.0.1:1"}, envOf(map[string]string{"ASKOPS_TOKEN": "x"}), strings.NewReader("not json"), &out, &errOut)
-	if code != 2 || out.Len() != 0 || !strings.Contains(errOut.String(), "unreadable hook input") {
-		t.Errorf("unreadable: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 	}
 }

@@ -1,24 +1,18 @@
-package main
+package metrics
 
 import (
-	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/askops/askops/pending"
 )
 
 func TestMetricsExposition(t *testing.T) {
-	m := NewMetrics()
+	m := New("dev")
 	m.AskEnded(pending.Approved, 700*time.Millisecond)
 	m.AskEnded(pending.Denied, 5*time.Second) // on a bucket bound: counted in it (le)
 	m.AskEnded(pending.Expired, 2*time.Hour)  // past the last bound: only +Inf
@@ -70,8 +64,8 @@ func TestSlackErrorCounter(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	m := NewMetrics()
-	hc := &http.Client{Transport: &slackErrorCounter{next: http.DefaultTransport, metrics: m}}
+	m := New("dev")
+	hc := &http.Client{Transport: &SlackErrors{Next: http.DefaultTransport, Metrics: m}}
 	for _, method := range []string{"chat.update", "chat.postMessage", "views.open"} {
 		resp, err := hc.Post(srv.URL+"/api/"+method, "application/x-www-form-urlencoded", nil)
 		if err != nil {
@@ -98,7 +92,7 @@ func TestSlackErrorCounter(t *testing.T) {
 }
 
 // scrape reads m as Prometheus would (text format).
-func scrape(t *testing.T, m *Metrics) string {
+func scrape(t *testing.T, m *Set) string {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
@@ -106,77 +100,4 @@ func scrape(t *testing.T, m *Metrics) string {
 		t.Fatalf("/metrics: %d %s", rec.Code, rec.Body)
 	}
 	return rec.Body.String()
-}
-
-func TestReadinessCachesSlack(t *testing.T) {
-	now := time.Unix(1000, 0)
-	calls := 0
-	slackErr := errors.New("invalid_auth")
-	r := &readiness{
-		now: func() time.Time { return now }, ttl: 10 * time.Second,
-		store: func(context.Context) error { return nil },
-		slack: func(context.Context) error { calls++; return slackErr },
-	}
-	if p := r.check(t.Context()); len(p) != 1 || p[0] != "slack: invalid_auth" {
-		t.Fatalf("problems %q", p)
-	}
-	slackErr = nil
-	r.check(t.Context())
-	if calls != 1 {
-		t.Fatalf("auth.test called %d times within the TTL", calls)
-	}
-	now = now.Add(10 * time.Second)
-	if p := r.check(t.Context()); len(p) != 0 || calls != 2 {
-		t.Fatalf("after the TTL: problems %q, calls %d", p, calls)
-	}
-	// Socket Mode down is not ready, whatever auth.test says.
-	r.socket = func() error { return errors.New("socket mode is not connected") }
-	if p := r.check(t.Context()); len(p) != 1 || p[0] != "slack: socket mode is not connected" {
-		t.Fatalf("socket down: problems %q", p)
-	}
-}
-
-// TestSlackAppManifest keeps the manifest in step with the bot: the slash
-// command, the routes and the scopes the code needs.
-func TestSlackAppManifest(t *testing.T) {
-	b, err := os.ReadFile("../../slack-app-manifest.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var man struct {
-		Features struct {
-			SlashCommands []struct {
-				Command string `yaml:"command"`
-				URL     string `yaml:"url"`
-			} `yaml:"slash_commands"`
-		} `yaml:"features"`
-		Settings struct {
-			Events struct {
-				RequestURL string   `yaml:"request_url"`
-				BotEvents  []string `yaml:"bot_events"`
-			} `yaml:"event_subscriptions"`
-			Interactivity struct {
-				IsEnabled  bool   `yaml:"is_enabled"`
-				RequestURL string `yaml:"request_url"`
-			} `yaml:"interactivity"`
-			SocketMode bool `yaml:"socket_mode_enabled"`
-		} `yaml:"settings"`
-	}
-	if err := yaml.Unmarshal(b, &man); err != nil {
-		t.Fatal(err)
-	}
-	if len(man.Features.SlashCommands) != 1 || man.Features.SlashCommands[0].Command != defaultConfig().Slack.Command ||
-		!strings.HasSuffix(man.Features.SlashCommands[0].URL, "/slack/commands") {
-		t.Errorf("slash command: %+v", man.Features.SlashCommands)
-	}
-	// The scopes: TestManifestScopesMatchTheCode.
-	if !strings.HasSuffix(man.Settings.Events.RequestURL, "/slack/events") || !slices.Contains(man.Settings.Events.BotEvents, "app_mention") {
-		t.Errorf("events: %+v", man.Settings.Events)
-	}
-	if !man.Settings.Interactivity.IsEnabled || !strings.HasSuffix(man.Settings.Interactivity.RequestURL, "/slack/interactions") {
-		t.Errorf("interactivity: %+v", man.Settings.Interactivity)
-	}
-	if !man.Settings.SocketMode || defaultConfig().Slack.Mode != "socket" {
-		t.Errorf("the manifest and the default config disagree on Socket Mode")
-	}
 }

@@ -1,4 +1,10 @@
-package main
+// Package metrics is askops' Prometheus metrics (askops_asks_total,
+// askops_decision_seconds, askops_asks_pending, askops_slack_api_errors_total,
+// askops_runs_total, askops_build_info) and the wrappers that count: around
+// the approval round trip (one log line per outcome too), a sweep's expiry,
+// and the Slack client's HTTP transport. It knows no channel and no model:
+// the wiring hands it what to count.
+package metrics
 
 import (
 	"net/http"
@@ -11,10 +17,10 @@ import (
 	"github.com/askops/askops/pending"
 )
 
-// Metrics are the process's Prometheus metrics, served on GET /metrics from
-// a registry of their own (never the global default one), so two bots in one
+// Set is the process's Prometheus metrics, served on GET /metrics from a
+// registry of their own (never the global default one), so two bots in one
 // test process do not share counters.
-type Metrics struct {
+type Set struct {
 	reg         *prometheus.Registry
 	asks        *prometheus.CounterVec
 	decision    prometheus.Histogram
@@ -29,10 +35,11 @@ func decisionBuckets() []float64 {
 	return []float64{0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600}
 }
 
-// NewMetrics returns metrics with every outcome's series present at zero, so
-// dashboards and alerts see them before the first Ask.
-func NewMetrics() *Metrics {
-	m := &Metrics{
+// New returns metrics with every outcome's series present at zero, so
+// dashboards and alerts see them before the first Ask; version is what
+// askops_build_info reports.
+func New(version string) *Set {
+	m := &Set{
 		reg: prometheus.NewRegistry(),
 		asks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "askops_asks_total",
@@ -57,7 +64,7 @@ func NewMetrics() *Metrics {
 		}, []string{"state"}),
 	}
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "askops_build_info", Help: "The running version."}, []string{"version"})
-	build.WithLabelValues(buildVersion()).Set(1)
+	build.WithLabelValues(version).Set(1)
 	m.reg.MustRegister(m.asks, m.decision, m.pending, m.slackErrors, m.runs, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range pending.Outcomes() {
@@ -67,22 +74,22 @@ func NewMetrics() *Metrics {
 }
 
 // AskEnded counts an Ask's outcome and how long the decision took.
-func (m *Metrics) AskEnded(o pending.Outcome, latency time.Duration) {
+func (m *Set) AskEnded(o pending.Outcome, latency time.Duration) {
 	m.asks.WithLabelValues(string(o)).Inc()
 	m.decision.Observe(latency.Seconds())
 }
 
 // AskWaiting moves the pending gauge: +1 when this process starts waiting
 // on an Ask, -1 when the wait ends.
-func (m *Metrics) AskWaiting(delta int) { m.pending.Add(float64(delta)) }
+func (m *Set) AskWaiting(delta int) { m.pending.Add(float64(delta)) }
 
 // SlackAPIError counts a failed Slack Web API call by method (chat.update…).
-func (m *Metrics) SlackAPIError(method string) { m.slackErrors.WithLabelValues(method).Inc() }
+func (m *Set) SlackAPIError(method string) { m.slackErrors.WithLabelValues(method).Inc() }
 
 // RunEnded counts a run by its final state.
-func (m *Metrics) RunEnded(state string) { m.runs.WithLabelValues(state).Inc() }
+func (m *Set) RunEnded(state string) { m.runs.WithLabelValues(state).Inc() }
 
 // Handler serves the metrics in the Prometheus exposition formats.
-func (m *Metrics) Handler() http.Handler {
+func (m *Set) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }

@@ -1,4 +1,4 @@
-package main
+package buildinfo
 
 import (
 	"runtime/debug"
@@ -22,7 +22,7 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		{"go build with changes", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("15b4c19", "true")}, "dev+15b4c19-dirty"},
 		{"go run, no vcs", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
 	} {
-		if got := versionFrom(&c.info); got != c.want {
+		if got := versionFrom(&c.info, "dev"); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}

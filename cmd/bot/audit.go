@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/askops/askops/config"
+	"github.com/askops/askops/pending"
+)
+
+// auditSynopsis is the shape of `bot audit`; -config may come before or
+// after the verb.
+const auditSynopsis = `-config FILE VERB ...
+  verify [-o text|json] [-anchor SEQ:HASH]...
+  export [-since 24h|2026-01-02T15:04:05Z]`
+
+// auditTimeout bounds the whole store conversation (a verify reads up to
+// the whole capped stream, 100,000 events by default).
+const auditTimeout = 2 * time.Minute
+
+// cmdAuditMain is `bot audit verify|export`: checks the audit trail's hash
+// chain, or writes it as JSON lines. Exit 0 intact / exported, 1 broken
+// chain or store unreachable, 2 bad usage or config.
+func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
+	top := flagSet("audit", env.stderr, auditSynopsis)
+	path := top.String("config", "", "config file (YAML)")
+	if code, ok := parseFlags(top, args); !ok {
+		return code
+	}
+	rest := top.Args()
+	if len(rest) == 0 {
+		fmt.Fprintln(env.stderr, "bot audit: no verb (want verify or export)")
+		top.Usage()
+		return exitUsage
+	}
+	verb, rest := rest[0], rest[1:]
+	fs := flagSet("audit "+verb, env.stderr, "-config FILE "+verb)
+	configPath := fs.String("config", *path, "config file (YAML)")
+	var output, since *string
+	var anchors []pending.AuditHead
+	switch verb {
+	case "verify":
+		output = fs.String("o", "text", "text (a summary; the first break named) or json (the report)")
+		fs.Func("anchor", "a head printed by an earlier verify (SEQ:HASH), kept outside Redis: the event at SEQ must still hash to it (repeatable)", func(v string) error {
+			a, err := pending.ParseAnchor(v)
+			anchors = append(anchors, a)
+			return err
+		})
+	case "export":
+		since = fs.String("since", "24h", "Asks with an event in this last duration (Go syntax: 24h, 90m) or since this time (RFC 3339)")
+	default:
+		fmt.Fprintf(env.stderr, "bot audit: unknown verb %q (want verify or export)\n", verb)
+		top.Usage()
+		return exitUsage
+	}
+	positional, code, ok := parseInterleaved(fs, rest)
+	if !ok {
+		return code
+	}
+	if len(positional) > 0 {
+		fmt.Fprintf(env.stderr, "bot audit %s: unexpected argument %q\n", verb, positional[0])
+		fs.Usage()
+		return exitUsage
+	}
+	// Every flag is checked before the store is opened.
+	var run func(context.Context, pending.AuditLog) int
+	if verb == "verify" {
+		if *output != "text" && *output != "json" {
+			fmt.Fprintf(env.stderr, "bot audit verify: -o must be text or json, got %q\n", *output)
+			return exitUsage
+		}
+		run = func(ctx context.Context, log pending.AuditLog) int {
+			return auditVerify(ctx, env, log, *output == "json", anchors)
+		}
+	} else {
+		from, err := parseSince(*since, time.Now())
+		if err != nil {
+			fmt.Fprintf(env.stderr, "bot audit export: -since: %v\n", err)
+			return exitUsage
+		}
+		run = func(ctx context.Context, log pending.AuditLog) int { return auditExport(ctx, env, log, from) }
+	}
+	// Like grants, audit talks only to the store: no model, no Slack secrets.
+	cfg, ok := loadConfig(env, *configPath, config.Grants)
+	if !ok {
+		return exitUsage
+	}
+	if cfg.Redis.URL == "" {
+		fmt.Fprintln(env.stderr, "bot audit: the audit trail needs redis.url; the in-memory store lives in the serving process and ends with it, so there is nothing here to check (set redis.url or REDIS_URL to the store the bot uses)")
+		return exitUsage
+	}
+	client, err := openRedis(cfg.Redis)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
+		return exitUsage
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(ctx, auditTimeout)
+	defer cancel()
+	// A reader decides nothing, so it waits for no replica (ReplicaAcks < 0).
+	store, err := pending.NewRedisStore(ctx, client, pending.Options{ReplicaAcks: -1, Logger: cfg.Log.NewLogger(env.stderr).With("component", "pending")})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "bot audit %s: %v\n", verb, err)
+		return exitFailed
+	}
+	defer store.Close()
+	return run(ctx, store)
+}
+
+func auditVerify(ctx context.Context, env *environment, log pending.AuditLog, asJSON bool, anchors []pending.AuditHead) int {
+	r, err := log.VerifyAudit(ctx, anchors...)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "bot audit verify: %v\n", err)
+		return exitFailed
+	}
+	if asJSON {
+		b, _ := json.MarshalIndent(r, "", "  ")
+		fmt.Fprintln(env.stdout, string(b))
+	} else {
+		fmt.Fprintln(env.stdout, r)
+	}
+	if !r.Intact() {
+		return exitFailed
+	}
+	return exitOK
+}
+
+func auditExport(ctx context.Context, env *environment, log pending.AuditLog, from time.Time) int {
+	events, err := log.AuditSince(ctx, from)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "bot audit export: %v\n", err)
+		return exitFailed
+	}
+	if err := pending.WriteHistories(env.stdout, pending.Histories(events)); err != nil {
+		fmt.Fprintf(env.stderr, "bot audit export: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// parseSince reads -since: a Go duration back from now, or an RFC 3339 time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return time.Time{}, fmt.Errorf("%q is negative; give how far back, e.g. 24h", s)
+		}
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a duration (24h, 90m) nor an RFC 3339 time (2026-01-02T15:04:05Z)", s)
+}

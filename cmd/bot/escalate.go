@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/askops/askops/config"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/slackui"
+)
+
+// newEscalation builds the follow-ups of approvals.remind_after and
+// approvals.escalate over the app's store and Slack client; nil when
+// neither is set.
+func newEscalation(cfg config.Config, a *app) (*slackui.Escalation, error) {
+	steps, ok := a.asks.(pending.Steps)
+	if !ok {
+		return nil, fmt.Errorf("the ask store %T keeps no follow-up schedule", a.asks)
+	}
+	c := cfg.Approvals
+	ec := slackui.EscalationConfig{
+		RemindAfter:   c.RemindAfter.D(),
+		ApproverUsers: c.Approvers.Users, ApproverGroups: c.Approvers.Usergroups,
+		Steps: steps, Groups: a.slack, DM: a.slack, Names: a.slack,
+		Every:  c.FollowupEvery(),
+		Lease:  c.FollowupLease.D(),
+		Logger: a.log.With("component", "followups"),
+	}
+	for _, l := range c.Escalate {
+		ec.Levels = append(ec.Levels, slackui.EscalationLevel{After: l.After.D(), Users: l.Users, Groups: l.Usergroups, DM: l.DM})
+	}
+	return slackui.NewEscalation(ec)
+}
+
+// followups runs the app's follow-up loop once started; Close stops it.
+type followups struct {
+	once sync.Once
+	stop context.CancelFunc
+	done sync.WaitGroup
+}
+
+// startFollowups starts carrying out due reminders and escalations (once;
+// later calls do nothing). Serve replicas all run it; run and ask run it
+// only over the in-memory store, where nobody else could.
+func (a *app) startFollowups() {
+	if a.escalation == nil {
+		return
+	}
+	a.followups.once.Do(func() {
+		ctx, stop := context.WithCancel(context.Background())
+		a.followups.stop = stop
+		a.followups.done.Go(func() { a.escalation.Run(ctx, a.notifier) })
+	})
+}
+
+// stopFollowups ends the loop and waits for a pass in progress.
+func (a *app) stopFollowups() {
+	a.followups.once.Do(func() {}) // none may start after this
+	if a.followups.stop != nil {
+		a.followups.stop()
+	}
+	a.followups.done.Wait()
+}
+
+// scheduler is the notifier's Followups: nil (no interface holding a nil
+// pointer) without follow-ups.
+func (a *app) scheduler() interface {
+	Schedule(ctx context.Context, a pending.Ask) error
+} {
+	if a.escalation == nil {
+		return nil
+	}
+	return a.escalation
+}
+
+// escalated is the interactions' Escalated, nil without follow-ups.
+func (a *app) escalated() slackui.EscalatedAuthority {
+	if a.escalation == nil {
+		return nil
+	}
+	return a.escalation
+}

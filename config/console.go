@@ -1,0 +1,103 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/askops/askops/console"
+)
+
+// ConsoleConfig is the local approvals console (package console).
+type ConsoleConfig struct {
+	// Enabled turns the console on beside Slack. Without a slack section
+	// serve runs the console alone, whatever this says.
+	Enabled bool `yaml:"enabled"`
+	// Listen is where it serves; loopback by default, since whoever holds a
+	// sign-in link may decide.
+	Listen string `yaml:"listen"`
+	// User is the name people signing in decide as ("console:" + User);
+	// default $USER.
+	User string `yaml:"user"`
+}
+
+// DefaultConsoleListen is console.listen when the file leaves it out.
+const DefaultConsoleListen = "127.0.0.1:8080"
+
+// NoSlack reports whether the file has no slack section: serve then runs
+// the local console alone.
+func (c Config) NoSlack() bool { return c.noSlack }
+
+// local reports whether cmd runs the console alone: serve (and its
+// check-config) with no slack section.
+func (c Config) local(cmd Command) bool {
+	return c.noSlack && (cmd == Serve || cmd == CheckConfig)
+}
+
+// ConsoleOn reports whether serve serves the console.
+func (c Config) ConsoleOn() bool { return c.noSlack || c.Console.Enabled }
+
+// consoleProblems checks the console section when the console will run.
+func (c Config) consoleProblems(cmd Command) Problems {
+	if cmd != Serve && cmd != CheckConfig {
+		return nil
+	}
+	var ps Problems
+	if !c.ConsoleOn() {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(c.Console.Listen)
+	if err != nil {
+		return Problems{{Key: "console.listen", Msg: fmt.Sprintf("want host:port such as %s, got %q", DefaultConsoleListen, c.Console.Listen)}}
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		ps = append(ps, Problem{Key: "console.listen", Msg: fmt.Sprintf("bad port %q", port)})
+	} else if !c.noSlack && n != 0 {
+		if _, hport, err := net.SplitHostPort(c.HTTP.Listen); err == nil && hport == port {
+			ps = append(ps, Problem{Key: "console.listen", Msg: fmt.Sprintf("port %s is http.listen's too; give the console another (e.g. 127.0.0.1:8081)", port)})
+		}
+	}
+	if c.Console.User != "" {
+		if err := console.CheckName(c.Console.User); err != nil {
+			ps = append(ps, Problem{Key: "console.user", Msg: err.Error()})
+		}
+	}
+	return ps
+}
+
+// hasTopKey reports whether the YAML document b has key at its top level.
+func hasTopKey(b []byte, key string) bool {
+	var root yaml.Node
+	if yaml.Unmarshal(b, &root) != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return false
+	}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// LocalServe is serve's configuration without -config: every default, the
+// environment's overrides, and no Slack; with the problems Validate finds.
+func LocalServe(getenv func(string) string) (Config, Problems) {
+	c := Default()
+	applyEnv(&c, getenv)
+	c.noSlack = true
+	return c, c.Validate(Serve)
+}
+
+// ConsoleUser is who signs in to the console: console.user, else $USER,
+// else "local".
+func (c Config) ConsoleUser(getenv func(string) string) string {
+	for _, u := range []string{c.Console.User, getenv("USER")} {
+		if u != "" && console.CheckName(u) == nil {
+			return u
+		}
+	}
+	return "local"
+}

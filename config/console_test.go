@@ -1,0 +1,33 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestConsoleConfig: without a slack section serve needs neither Slack,
+// approvers nor the model; ask still needs Slack; the console's keys are
+// checked where it runs.
+func TestConsoleConfig(t *testing.T) {
+	env := func(string) string { return "" }
+	if _, ps := Check([]byte("console:\n  user: carol\n"), env, Serve); len(ps) != 0 {
+		t.Errorf("serve without slack: %v, want no problems", ps)
+	}
+	if _, ps := Check([]byte(""), env, Serve); len(ps) != 0 {
+		t.Errorf("serve with an empty config: %v, want no problems", ps)
+	}
+	if _, ps := Check([]byte("console:\n  user: carol\n"), env, Ask); !strings.Contains(ps.Error(), "slack.bot_token") {
+		t.Errorf("ask without slack: %v, want slack.bot_token required", ps)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"console:\n  listen: nope\n", "console.listen: want host:port"},
+		{"console:\n  user: \"a b\"\n", "console.user:"},
+		{"slack:\n  bot_token: x\n  app_token: y\n  approval_channel: C1\nopenai:\n  model: m\n  api_key: k\napprovals:\n  anyone_in_channel: true\nconsole:\n  enabled: true\n  listen: 127.0.0.1:8080\n",
+			"console.listen: port 8080 is http.listen's too"},
+	} {
+		_, ps := Check([]byte(tc.yaml), env, Serve)
+		if !strings.Contains(ps.Error(), tc.want) {
+			t.Errorf("%q: problems %v, want %q", tc.yaml, ps, tc.want)
+		}
+	}
+}

@@ -1,0 +1,250 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
+)
+
+// Command is the subcommand a config is validated for: what it needs
+// differs (only runs need the model, only ask/run need an approval channel).
+type Command string
+
+// The commands, by their names on the command line.
+const (
+	Serve       Command = "serve"
+	Run         Command = "run"
+	Ask         Command = "ask"
+	CheckConfig Command = "check-config"
+	// Grants talks only to the store: it needs neither the model nor
+	// Slack's secrets, so an admin box need not hold them.
+	Grants Command = "grants"
+)
+
+// notAnID reports whether s is plainly a name or a mention rather than a
+// Slack id (U…, S…, C…). The check is loose on purpose: Slack's id formats
+// are not promised, and a wrong id fails visibly at the first use.
+func notAnID(s string) bool {
+	return s == "" || strings.ContainsAny(s, " \t\n@<>#|")
+}
+
+// Validate returns every problem with c for cmd, or nil. Messages never
+// contain a secret's value.
+func (c Config) Validate(cmd Command) Problems {
+	var ps Problems
+	add := func(key, format string, args ...any) {
+		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+
+	ps = append(ps, c.consoleProblems(cmd)...)
+	// With no slack section serve runs the local console alone: it needs
+	// neither Slack, Slack approvers, nor the model (nothing starts a run).
+	local := c.local(cmd)
+
+	// slack
+	s := c.Slack
+	needSlack := cmd != Grants && !local
+	if s.BotToken == "" && needSlack {
+		add("slack.bot_token", "required (or set SLACK_BOT_TOKEN)")
+	}
+	switch s.Mode {
+	case "socket":
+		if s.AppToken == "" && needSlack {
+			add("slack.app_token", "required when slack.mode is socket (or set SLACK_APP_TOKEN)")
+		}
+	case "http":
+		if s.SigningSecret == "" && needSlack {
+			add("slack.signing_secret", "required when slack.mode is http (or set SLACK_SIGNING_SECRET)")
+		}
+	default:
+		add("slack.mode", "unknown mode %q (want socket or http)", s.Mode)
+	}
+	if s.APIURL != "" {
+		if msg := checkHTTPURL(s.APIURL); msg != "" {
+			add("slack.api_url", "%s", msg)
+		}
+	}
+	switch {
+	case s.ApprovalChannel == "" && (cmd == Ask || cmd == Run):
+		add("slack.approval_channel", "required: the channel id (e.g. C0123ABCD) where Asks of runs not started in Slack are posted")
+	case s.ApprovalChannel != "" && notAnID(s.ApprovalChannel):
+		add("slack.approval_channel", "want a channel id such as C0123ABCD, got %q", s.ApprovalChannel)
+	}
+	if !strings.HasPrefix(s.Command, "/") || len(s.Command) < 2 || strings.ContainsAny(s.Command, " \t") {
+		add("slack.command", "want a slash command such as /askops, got %q", s.Command)
+	}
+
+	// http
+	if _, port, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
+		add("http.listen", "want host:port or :port, got %q", c.HTTP.Listen)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		add("http.listen", "bad port %q", port)
+	}
+
+	// redis
+	if u := c.Redis.URL.Reveal(); u != "" {
+		// OpenRedis only parses (it does not connect) and redacts any
+		// password in its errors.
+		if client, err := pending.OpenRedis(u); err != nil {
+			add("redis.url", "%v", err)
+		} else {
+			client.Close()
+		}
+	}
+	for _, d := range []struct {
+		key string
+		v   Duration
+	}{
+		{"redis.dial_timeout", c.Redis.DialTimeout}, {"redis.read_timeout", c.Redis.ReadTimeout},
+		{"redis.write_timeout", c.Redis.WriteTimeout}, {"redis.pool_timeout", c.Redis.PoolTimeout},
+		{"redis.replica_timeout", c.Redis.ReplicaTimeout},
+	} {
+		if d.v < 0 || d.v.D() > time.Minute {
+			add(d.key, "want a duration between 0 (the default) and 1m, got %s", d.v)
+		}
+	}
+	if _, ok := c.Redis.ReplicaAcksOption(); !ok {
+		add("redis.replica_acks", "want auto, none or a number of replicas (1-16), got %q", c.Redis.ReplicaAcks)
+	}
+
+	// openai: only runs talk to the model.
+	if (cmd == Serve || cmd == Run || cmd == CheckConfig) && !local {
+		o := c.OpenAI
+		if msg := checkHTTPURL(o.BaseURL); msg != "" {
+			add("openai.base_url", "%s (or set OPENAI_BASE_URL)", msg)
+		}
+		if o.Model == "" {
+			add("openai.model", "required: the model name, e.g. gpt-4.1")
+		}
+		if o.APIKey == "" && strings.HasPrefix(strings.TrimRight(o.BaseURL, "/"), DefaultOpenAIBaseURL) {
+			add("openai.api_key", "required for %s (or set OPENAI_API_KEY)", DefaultOpenAIBaseURL)
+		}
+	}
+
+	// approvals
+	a := c.Approvals
+	if a.Timeout <= 0 {
+		add("approvals.timeout", "must be > 0")
+	}
+	if a.SessionTTL <= 0 {
+		add("approvals.session_ttl", "must be > 0")
+	}
+	if a.SweepInterval <= 0 {
+		add("approvals.sweep_interval", "must be > 0")
+	}
+	if a.Approvers.Empty() && !a.AnyoneInChannel && !local {
+		add("approvals.approvers", "no approvers; set approvals.approvers.users/usergroups or approvals.anyone_in_channel: true")
+	}
+	checkPeople := func(key string, p People) {
+		for i, u := range p.Users {
+			if notAnID(u) {
+				add(fmt.Sprintf("%s.users[%d]", key, i), "want a Slack user id such as U0123ABCD, got %q", u)
+			}
+		}
+		for i, g := range p.Usergroups {
+			if notAnID(g) {
+				add(fmt.Sprintf("%s.usergroups[%d]", key, i), "want a Slack user group id such as S0123ABCD, got %q", g)
+			}
+		}
+	}
+	checkPeople("approvals.approvers", a.Approvers)
+	checkPeople("approvals.run_starters", a.RunStarters)
+	ps = append(ps, a.followupProblems()...)
+
+	// agent
+	if c.Agent.Workspace == "" {
+		add("agent.workspace", "required: the directory the agent works in")
+	}
+	if c.Agent.MaxIterations <= 0 {
+		add("agent.max_iterations", "must be > 0")
+	}
+
+	// policy
+	if !policy.Mode(c.Policy.Mode).Valid() {
+		add("policy.mode", "unknown mode %q (want ask, never or full)", c.Policy.Mode)
+	}
+	ps = append(ps, ruleProblems(c.Policy.Rules)...)
+
+	ps = append(ps, c.API.problems(cmd)...)
+
+	// log
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		add("log.format", "unknown format %q (want text or json)", c.Log.Format)
+	}
+	if _, ok := ParseLevel(c.Log.Level); !ok {
+		add("log.level", "unknown level %q (want debug, info, warn or error)", c.Log.Level)
+	}
+	return ps
+}
+
+// ruleProblems checks each policy rule with the policy engine itself, one
+// rule at a time so every bad rule is reported (the engine stops at the
+// first), each as policy.rules[N].FIELD.
+func ruleProblems(rules []policy.Rule) Problems {
+	var ps Problems
+	for i, r := range rules {
+		_, err := policy.New(policy.Config{Rules: []policy.Rule{r}})
+		if err == nil {
+			continue
+		}
+		key := fmt.Sprintf("policy.rules[%d]", i)
+		var re *policy.RuleError
+		if errors.As(err, &re) {
+			if re.Field != "" {
+				key += "." + re.Field
+			}
+			ps = append(ps, Problem{Key: key, Msg: re.Msg})
+			continue
+		}
+		ps = append(ps, Problem{Key: key, Msg: err.Error()})
+	}
+	return ps
+}
+
+func checkHTTPURL(s string) string {
+	if s == "" {
+		return "required"
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Sprintf("want an http(s) URL, got %q", s)
+	}
+	return ""
+}
+
+// ParseLevel reads log.level (case-insensitive; empty is info).
+func ParseLevel(s string) (slog.Level, bool) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, true
+	case "info", "":
+		return slog.LevelInfo, true
+	case "warn", "warning":
+		return slog.LevelWarn, true
+	case "error":
+		return slog.LevelError, true
+	}
+	return 0, false
+}
+
+// NewLogger builds the process logger the log section describes: text or
+// JSON on w (stderr, so stdout stays the command's answer).
+func (c LogConfig) NewLogger(w io.Writer) *slog.Logger {
+	level, _ := ParseLevel(c.Level)
+	opts := &slog.HandlerOptions{Level: level}
+	if strings.EqualFold(c.Format, "json") {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

@@ -1,0 +1,69 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Server is a Console on its own listener, with other routes mounted beside
+// it (the local Ask API of a serve without Slack).
+type Server struct {
+	console *Console
+	http    *http.Server
+	base    string
+	served  chan struct{}
+}
+
+// Listen makes a Console of cfg and serves it, and extra (pattern ->
+// handler) beside it, on addr (console.listen) until Stop.
+func Listen(cfg Config, addr string, extra map[string]http.Handler) (*Server, error) {
+	c, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("console.listen: %w", err)
+	}
+	return serve(c, ln, extra), nil
+}
+
+// serve serves c and extra on ln until Stop; it owns ln from here.
+func serve(c *Console, ln net.Listener, extra map[string]http.Handler) *Server {
+	mux := http.NewServeMux()
+	mux.Handle("/", c.Handler())
+	for pattern, h := range extra {
+		mux.Handle(pattern, h)
+	}
+	s := &Server{
+		console: c,
+		http:    &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		base:    "http://" + ln.Addr().String(),
+		served:  make(chan struct{}),
+	}
+	go func() {
+		defer close(s.served)
+		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			c.log.Error("console server stopped", "err", err)
+		}
+	}()
+	return s
+}
+
+// Base is the server's URL as bound: http://host:port.
+func (s *Server) Base() string { return s.base }
+
+// SignInLink is the one-time link that signs a browser in.
+func (s *Server) SignInLink() string { return s.console.SignInLink(s.base) }
+
+// Stop closes the console, then drains in-flight requests until ctx ends,
+// and returns once the server has stopped.
+func (s *Server) Stop(ctx context.Context) {
+	_ = s.console.Close() // ends the event streams first: Shutdown waits for them
+	_ = s.http.Shutdown(ctx)
+	<-s.served
+}

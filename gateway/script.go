@@ -1,0 +1,174 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
+)
+
+// This file is what `bot ask` (a script asking before it runs a command)
+// shares with the other front doors: the request it makes, the one policy
+// evaluation that may spare the human, and the Settlers bot hook and bot
+// mcp wrap around a serve or this process.
+
+// Script describes a script's question: the command line it would run and
+// what it says about itself.
+type Script struct {
+	Command string // shell-quoted (ShellJoin)
+	Reason  string // "" means a generic reason
+	Label   string // who is asking; "" means "bot ask on HOST"
+	Session string // "" means no session
+	User    string // $USER; "" means "unknown user"
+	Host    string // this machine's name
+	Cwd     string // the working directory, also the workspace
+}
+
+// Request describes the command as the bash tool would, so policies,
+// scopes and rendering treat it the same.
+func (s Script) Request() pending.Request {
+	args, _ := json.Marshal(map[string]string{"command": s.Command})
+	who := s.User
+	if who == "" {
+		who = "unknown user"
+	}
+	if s.Host != "" {
+		who += "@" + s.Host
+	}
+	label := s.Label
+	if label == "" {
+		label = "bot ask on " + s.Host
+	}
+	reason := s.Reason
+	if reason == "" {
+		reason = "a script asked before running this command (bot ask)"
+	}
+	return pending.Request{
+		RunID:     "ask-" + randomID(),
+		SessionID: s.Session,
+		Workspace: s.Cwd,
+		Label:     label,
+		StartedBy: who,
+		Tool:      "bash",
+		Args:      string(args),
+		Call:      pending.Call{Kind: pending.CallCommand, Command: s.Command},
+		Summary:   s.Command,
+		Reason:    reason,
+		Cwd:       s.Cwd,
+	}
+}
+
+// GrantMatcher is what GrantFor needs of the grant store; grants.Store
+// satisfies it.
+type GrantMatcher interface {
+	Match(ctx context.Context, sessionID string, c policy.Call) (grants.Grant, bool, error)
+}
+
+// GrantFor asks the policy, once, whether a grant covers command: one of
+// req's session's, or a standing grant (the only kind an ask without a
+// session can have). The engine's own precedence decides, as for the
+// agent: deny rules, built-in dangers and an unparsable command come before
+// grants, so a grant never spares the human a command the policy denies or
+// finds dangerous (a "git push" grant is not a force push to main). Only a
+// grant skips the human here: rules that allow, or mode full, do not (the
+// mode is fixed to ask), since a script asked because it wants a human.
+// Any doubt (a store error) means no: the human is asked.
+func GrantFor(ctx context.Context, rules []policy.Rule, store GrantMatcher, req pending.Request, command string, log *slog.Logger) (grants.Grant, bool) {
+	seen := &grantSeen{store: store}
+	engine, err := policy.New(policy.Config{Rules: rules, Grants: seen, Logger: log.With("component", "policy")})
+	if err != nil {
+		log.Warn("could not build the policy; asking", "err", err)
+		return grants.Grant{}, false
+	}
+	v := engine.Evaluate(ctx, policy.Call{
+		Tool: req.Tool, Safety: policy.SideEffect, Command: command,
+		Cwd: req.Cwd, Workspace: req.Workspace, SessionID: req.SessionID, Mode: policy.ModeAsk,
+	})
+	if v.Decision != policy.Allow || v.Grant == "" || !seen.found {
+		log.Info("no grant covers the command; asking", "decision", v.Decision, "rule", v.Rule, "reason", v.Reason)
+		return grants.Grant{}, false
+	}
+	return seen.grant, true
+}
+
+// grantSeen is the policy's grant checker for one bot ask: the grant store,
+// keeping the grant it matched so the answer can say whose it is.
+type grantSeen struct {
+	store GrantMatcher
+	grant grants.Grant
+	found bool
+}
+
+func (s *grantSeen) GrantFor(ctx context.Context, sessionID string, c policy.Call) (string, bool, error) {
+	g, ok, err := s.store.Match(ctx, sessionID, c)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	s.grant, s.found = g, true
+	return g.ID, true, nil
+}
+
+// ShellJoin quotes argv the way a POSIX shell would read it back, so the
+// approver sees exactly what will run.
+func ShellJoin(argv []string) string {
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = shellQuote(a)
+	}
+	return strings.Join(quoted, " ")
+}
+
+func shellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%^", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// NewSessionID is a fresh random id (16 hex digits) for a session of its
+// own: a bot mcp server's, or one Ask's.
+func NewSessionID(prefix string) string { return prefix + randomID() }
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Unavailable is the Settler of a front door that could not reach askops
+// at all: every call is refused with Reason.
+type Unavailable struct{ Reason string }
+
+// Settle implements Settler.
+func (u Unavailable) Settle(context.Context, Call) pending.Ask { return refused(u.Reason) }
+
+// WithTimeout sets Timeout on every Call that has none.
+type WithTimeout struct {
+	Next    Settler
+	Timeout time.Duration
+}
+
+// Settle implements Settler.
+func (w WithTimeout) Settle(ctx context.Context, c Call) pending.Ask {
+	if c.Timeout == 0 {
+		c.Timeout = w.Timeout
+	}
+	return w.Next.Settle(ctx, c)
+}

@@ -1,0 +1,139 @@
+package metrics
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/askops/askops/pending"
+)
+
+// Approver counts and logs every Ask this process waits on: one log line
+// per outcome with the ids and the decision latency. *approval.Core is its
+// Next.
+type Approver struct {
+	Next interface {
+		Approve(ctx context.Context, req pending.Request) pending.Ask
+	}
+	Metrics *Set
+	Log     *slog.Logger
+}
+
+// Approve takes req through Next and counts the outcome.
+func (m *Approver) Approve(ctx context.Context, req pending.Request) pending.Ask {
+	m.Metrics.AskWaiting(1)
+	start := time.Now()
+	a := m.Next.Approve(ctx, req)
+	m.Metrics.AskWaiting(-1)
+	outcome, latency := m.ended(a, start)
+	m.Log.Info("ask ended", "ask", a.ID, "run", req.RunID, "session", req.SessionID, "tool", req.Tool,
+		"outcome", outcome, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", a.DecisionReason)
+	return a
+}
+
+// ended counts a final Ask; the latency is the store's creation to
+// decision when it has both, else the wait measured from start.
+func (m *Approver) ended(a pending.Ask, start time.Time) (pending.Outcome, time.Duration) {
+	outcome, ok := a.Outcome()
+	if !ok {
+		outcome = pending.Unavailable // the round trip always returns a terminal Ask; be sure anyway
+	}
+	latency := time.Since(start)
+	if !a.CreatedAt.IsZero() && !a.DecidedAt.IsZero() {
+		latency = a.DecidedAt.Sub(a.CreatedAt)
+	}
+	m.Metrics.AskEnded(outcome, latency)
+	return outcome, latency
+}
+
+// Starter counts and logs the gateway's Asks as Approver does the
+// agent's: Next is the round trip's Start (*approval.Core's).
+type Starter struct {
+	Next interface {
+		Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask)
+	}
+	Counted *Approver
+}
+
+// Start starts req through Next; the wait it returns is counted.
+func (m Starter) Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
+	a, rest := m.Next.Start(ctx, req, ttl)
+	return a, func(ctx context.Context) pending.Ask {
+		m.Counted.Metrics.AskWaiting(1)
+		start := time.Now()
+		final := rest(ctx)
+		m.Counted.Metrics.AskWaiting(-1)
+		outcome, latency := m.Counted.ended(final, start)
+		m.Counted.Log.Info("ask ended", "ask", final.ID, "session", req.SessionID, "tool", req.Tool, "agent", req.Label,
+			"outcome", outcome, "by", final.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", final.DecisionReason)
+		return final
+	}
+}
+
+// ExpiredUpdater brings a channel in step with Asks a sweep expired;
+// slackui.ExpiredUpdater is the same.
+type ExpiredUpdater interface {
+	UpdateExpired(ctx context.Context, asks []pending.Ask)
+}
+
+// Swept counts and logs the Asks a sweep expired before Next updates their
+// messages: their waiters are gone, so nobody else does.
+type Swept struct {
+	Next    ExpiredUpdater
+	Metrics *Set
+	Log     *slog.Logger
+}
+
+// UpdateExpired counts asks, then hands them on.
+func (s *Swept) UpdateExpired(ctx context.Context, asks []pending.Ask) {
+	for _, a := range asks {
+		latency := a.DecidedAt.Sub(a.CreatedAt)
+		s.Metrics.AskEnded(pending.Expired, latency)
+		s.Log.Info("ask ended", "ask", a.ID, "run", a.RunID, "session", a.SessionID, "tool", a.Tool,
+			"outcome", pending.Expired, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", "expired by the sweep: its waiter is gone")
+	}
+	s.Next.UpdateExpired(ctx, asks)
+}
+
+// SlackErrors is an HTTP transport that counts failed Slack Web API calls
+// by method: HTTP errors, non-200 answers and {"ok": false} bodies alike.
+type SlackErrors struct {
+	Next    http.RoundTripper
+	Metrics *Set
+}
+
+// RoundTrip implements http.RoundTripper.
+func (c *SlackErrors) RoundTrip(req *http.Request) (*http.Response, error) {
+	method := req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:]
+	resp, err := c.Next.RoundTrip(req)
+	if err != nil {
+		c.Metrics.SlackAPIError(method)
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		c.Metrics.SlackAPIError(method)
+		return resp, nil
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		return resp, nil
+	}
+	// Web API answers are small; read one to see "ok" and hand it back whole.
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	var ok struct {
+		OK *bool `json:"ok"`
+	}
+	if rerr != nil || (json.Unmarshal(body, &ok) == nil && ok.OK != nil && !*ok.OK) {
+		c.Metrics.SlackAPIError(method)
+	}
+	if rerr != nil {
+		return nil, rerr
+	}
+	return resp, nil
+}

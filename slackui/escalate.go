@@ -1,0 +1,532 @@
+package slackui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/pending"
+)
+
+// Follow-ups of an Ask nobody answers: one reminder in its thread, then the
+// escalation levels (a mention in the thread and, with DM, the Ask with its
+// buttons as a direct message to every target). The schedule lives in the
+// store (pending.Steps), so any replica carries out a step, exactly one
+// claims it, and a replica killed mid-step leaves it to another.
+
+// Step names as the store keeps them.
+const (
+	stepRemind         = "remind"
+	stepEscalatePrefix = "escalate:"
+)
+
+// EscalationLevel is one level of approvals.escalate.
+type EscalationLevel struct {
+	After  time.Duration // counted from the Ask's creation
+	Users  []string
+	Groups []string
+	DM     bool // send the Ask, with its buttons, to each target user
+}
+
+// StepStore is what follow-ups need from the pending store; both stores
+// satisfy it.
+type StepStore interface {
+	pending.Steps
+}
+
+// DirectMessageAPI opens direct message channels; *slack.Client satisfies
+// it (conversations.open, scope im:write).
+type DirectMessageAPI interface {
+	OpenConversationContext(ctx context.Context, params *slack.OpenConversationParameters) (*slack.Channel, bool, bool, error)
+}
+
+// UserGroupNames lists the team's user groups (usergroups.list, scope
+// usergroups:read); *slack.Client satisfies it.
+type UserGroupNames interface {
+	GetUserGroupsContext(ctx context.Context, options ...slack.GetUserGroupsOption) ([]slack.UserGroup, error)
+}
+
+// EscalationConfig configures an Escalation.
+type EscalationConfig struct {
+	// RemindAfter is when the one reminder is due, counted from the Ask's
+	// creation; 0 means no reminder.
+	RemindAfter time.Duration
+	Levels      []EscalationLevel
+	// ApproverUsers and ApproverGroups are mentioned by the reminder.
+	ApproverUsers, ApproverGroups []string
+
+	Steps StepStore
+	// Groups lists user groups' members (escalation targets given as
+	// groups): their DMs and their right to decide.
+	Groups UserGroupAPI
+	DM     DirectMessageAPI
+	// Names, if set, names user groups by their @handle in the reason an
+	// expiry records ("escalated to @oncall at 10m"); without it, or when
+	// Slack does not answer, by id.
+	Names UserGroupNames
+
+	// Lease is how long a claimed step is this replica's before another
+	// may take it over; it bounds the step's Slack work too. Default 2m.
+	Lease time.Duration
+	// Every is how often due steps are looked for; default 500ms.
+	Every  time.Duration
+	Logger *slog.Logger
+}
+
+// Escalation schedules and carries out the follow-ups of Asks, and answers
+// whether an escalation target may decide an Ask escalated to them.
+type Escalation struct {
+	cfg     EscalationConfig
+	log     *slog.Logger
+	members *Approvers // user group members, cached (nil: no groups)
+
+	mu      sync.Mutex
+	handles map[string]string // user group id → @handle
+	namedAt time.Time         // last usergroups.list attempt
+}
+
+// NewEscalation returns the follow-ups of cfg; with neither a reminder nor
+// a level it returns nil, which schedules nothing.
+func NewEscalation(cfg EscalationConfig) (*Escalation, error) {
+	if cfg.RemindAfter <= 0 && len(cfg.Levels) == 0 {
+		return nil, nil
+	}
+	if cfg.Steps == nil {
+		return nil, errors.New("slackui: escalation needs a step store")
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 2 * time.Minute
+	}
+	if cfg.Every <= 0 {
+		cfg.Every = 500 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	e := &Escalation{cfg: cfg, log: cfg.Logger}
+	var groups []string
+	for _, l := range cfg.Levels {
+		groups = append(groups, l.Groups...)
+		if l.DM && cfg.DM == nil {
+			return nil, errors.New("slackui: escalation by direct message needs a Slack client")
+		}
+	}
+	if len(groups) > 0 {
+		if cfg.Groups == nil {
+			return nil, errors.New("slackui: escalation to user groups needs a Slack client")
+		}
+		var err error
+		if e.members, err = NewApprovers(ApproversConfig{Groups: groups, API: cfg.Groups, Logger: cfg.Logger}); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// Schedule records a's follow-ups in the store. Steps due at or after the
+// deadline are left out: the Ask is over by then.
+func (e *Escalation) Schedule(ctx context.Context, a pending.Ask) error {
+	if e == nil {
+		return nil
+	}
+	var steps []pending.DueStep
+	add := func(name string, after time.Duration) {
+		if due := a.CreatedAt.Add(after); due.Before(a.Deadline) {
+			steps = append(steps, pending.DueStep{Name: name, Due: due})
+		}
+	}
+	if e.cfg.RemindAfter > 0 {
+		add(stepRemind, e.cfg.RemindAfter)
+	}
+	for i, l := range e.cfg.Levels {
+		add(stepEscalatePrefix+strconv.Itoa(i+1), l.After)
+	}
+	return e.cfg.Steps.ScheduleSteps(ctx, a.ID, steps)
+}
+
+// Run carries out due steps through n until ctx ends. Every replica runs
+// it; the store hands each step to one of them.
+func (e *Escalation) Run(ctx context.Context, n *Notifier) {
+	if e == nil {
+		return
+	}
+	t := time.NewTicker(e.cfg.Every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := e.RunDue(ctx, n); err != nil {
+			e.log.Warn("follow-ups: could not claim due steps", "err", err)
+		}
+	}
+}
+
+// RunDue claims the steps due now, carries them out concurrently, and
+// returns how many it finished.
+func (e *Escalation) RunDue(ctx context.Context, n *Notifier) (int, error) {
+	claimed, err := e.cfg.Steps.ClaimSteps(ctx, e.cfg.Lease, 50)
+	// One goroutine per Ask, its steps in due order (the reminder before
+	// the escalation when both came due at once).
+	var order []string
+	byAsk := map[string][]pending.ClaimedStep{}
+	for _, c := range claimed {
+		if byAsk[c.Ask.ID] == nil {
+			order = append(order, c.Ask.ID)
+		}
+		byAsk[c.Ask.ID] = append(byAsk[c.Ask.ID], c)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for _, id := range order {
+		wg.Go(func() {
+			// The work must end well inside the lease, or another replica
+			// takes the step over and does it again.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.Lease/2)
+			defer cancel()
+			for _, c := range byAsk[id] {
+				if e.carryOut(sctx, n, c) {
+					mu.Lock()
+					done++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return done, err
+}
+
+// carryOut does one claimed step's Slack work and finishes it. A step whose
+// work failed is not finished: its lease lapses and it is tried again.
+func (e *Escalation) carryOut(ctx context.Context, n *Notifier, c pending.ClaimedStep) bool {
+	a := c.Ask
+	var d pending.StepDone
+	var err error
+	switch {
+	case c.Name == stepRemind:
+		d, err = e.remind(ctx, n, a)
+	case strings.HasPrefix(c.Name, stepEscalatePrefix):
+		i, perr := strconv.Atoi(strings.TrimPrefix(c.Name, stepEscalatePrefix))
+		if perr != nil || i < 1 || i > len(e.cfg.Levels) {
+			// The configuration changed since the Ask was created: the
+			// level is gone, so is its step.
+			e.log.Warn("follow-ups: dropping a step of a level no longer configured", "ask", a.ID, "step", c.Name)
+			_, _ = e.cfg.Steps.FinishStep(ctx, c, pending.StepDone{Kind: pending.EventEscalated, Text: "level no longer configured"})
+			return false
+		}
+		d, err = e.escalate(ctx, n, a, c.Name, e.cfg.Levels[i-1])
+	default:
+		e.log.Warn("follow-ups: unknown step", "ask", a.ID, "step", c.Name)
+		return false
+	}
+	if err != nil {
+		e.log.Warn("follow-ups: step failed; it is tried again when its lease lapses", "ask", a.ID, "step", c.Name, "err", err)
+		return false
+	}
+	d.Tried, d.Unanswered = triedText(pending.Followup{Name: c.Name, After: d.After, To: d.To}, e.groupName(ctx)), unansweredText(a)
+	ok, err := e.cfg.Steps.FinishStep(ctx, c, d)
+	switch {
+	case err != nil:
+		e.log.Warn("follow-ups: step done but not recorded; another replica may do it again", "ask", a.ID, "step", c.Name, "err", err)
+	case !ok:
+		e.log.Warn("follow-ups: step done after its lease lapsed; another replica may have done it too", "ask", a.ID, "step", c.Name)
+	default:
+		e.log.Info("follow-up done", "ask", a.ID, "step", c.Name, "to", d.To)
+	}
+	return ok
+}
+
+// thread is where an Ask's follow-ups are posted: the thread the Ask is in
+// (a run's), or the thread under its own message.
+func (e *Escalation) thread(n *Notifier, a pending.Ask) (channel, threadTS string) {
+	channel = a.Channel
+	if channel == "" {
+		channel = a.ReplyChannel
+	}
+	if channel == "" {
+		channel = n.cfg.ApprovalChannel
+	}
+	threadTS = a.MessageTS
+	if a.ReplyThreadTS != "" && channel == a.ReplyChannel {
+		threadTS = a.ReplyThreadTS
+	}
+	return channel, threadTS
+}
+
+func (e *Escalation) postInThread(ctx context.Context, n *Notifier, a pending.Ask, text string) error {
+	channel, thread := e.thread(n, a)
+	if channel == "" {
+		return ErrNoChannel
+	}
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false)}
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	_, _, err := n.PostMessage(ctx, channel, opts...)
+	return err
+}
+
+func (e *Escalation) remind(ctx context.Context, n *Notifier, a pending.Ask) (pending.StepDone, error) {
+	who := mentions(e.cfg.ApproverUsers, e.cfg.ApproverGroups)
+	text := fmt.Sprintf(":bell: Reminder: this approval request (%s) still waits for a decision; it expires %s.",
+		inlineCode(a.Tool, 40), slackDate(a.Deadline))
+	if who != "" {
+		text = who + " " + text
+	}
+	if err := e.postInThread(ctx, n, a, text); err != nil {
+		return pending.StepDone{}, err
+	}
+	return pending.StepDone{
+		Kind: pending.EventReminded, After: e.cfg.RemindAfter,
+		To: strings.Join(slices.Concat(e.cfg.ApproverUsers, e.cfg.ApproverGroups), ","), Text: "reminded the approvers in the Ask's thread",
+	}, nil
+}
+
+func (e *Escalation) escalate(ctx context.Context, n *Notifier, a pending.Ask, step string, l EscalationLevel) (pending.StepDone, error) {
+	d := pending.StepDone{
+		Kind: pending.EventEscalated, After: l.After,
+		To: strings.Join(slices.Concat(l.Users, l.Groups), ","), Text: "escalated (" + step + ")",
+	}
+	// What can be done twice without anyone noticing comes first: learning
+	// the targets and opening their DM channels. A replica killed here has
+	// shown nothing yet, so the replica that takes the step over shows
+	// everything exactly once.
+	var dms []directMessage
+	if l.DM {
+		users, err := e.targets(ctx, l)
+		if err != nil {
+			e.log.Warn("follow-ups: some escalation targets are unknown", "ask", a.ID, "step", step, "err", err)
+		}
+		for _, u := range users {
+			ch, _, _, err := e.cfg.DM.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{u}})
+			if err != nil {
+				e.log.Warn("follow-ups: could not open a direct message", "ask", a.ID, "user", u, "err", err)
+				continue
+			}
+			dms = append(dms, directMessage{user: u, channel: ch.ID})
+		}
+		d.Text += fmt.Sprintf(", sent directly to %d of %d", len(dms), len(users))
+	}
+	text := fmt.Sprintf("%s :rotating_light: Escalated: nobody has decided this approval request (%s) in %s; it expires %s.",
+		mentions(l.Users, l.Groups), inlineCode(a.Tool, 40), shortDuration(l.After), slackDate(a.Deadline))
+	if len(dms) > 0 {
+		text += " The request was sent to you directly too."
+	}
+	if err := e.postInThread(ctx, n, a, text); err != nil {
+		return pending.StepDone{}, err
+	}
+	for _, dm := range dms {
+		if err := e.sendDirect(ctx, n, a, dm.channel); err != nil {
+			e.log.Warn("follow-ups: could not send the Ask directly", "ask", a.ID, "user", dm.user, "err", err)
+		}
+	}
+	return d, nil
+}
+
+// directMessage is an escalation target's DM channel.
+type directMessage struct{ user, channel string }
+
+// targets are a level's users and its groups' members, each once.
+func (e *Escalation) targets(ctx context.Context, l EscalationLevel) ([]string, error) {
+	users := slices.Clone(l.Users)
+	var errs []error
+	for _, g := range l.Groups {
+		m, err := e.members.groupMembers(ctx, g)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		users = append(users, m...)
+	}
+	slices.Sort(users)
+	return slices.Compact(users), errors.Join(errs...)
+}
+
+// sendDirect sends the Ask with its buttons to a DM channel and records
+// the copy, so a click on it counts and its decision updates it.
+func (e *Escalation) sendDirect(ctx context.Context, n *Notifier, a pending.Ask, channel string) error {
+	msg := RenderAsk(a, RenderOptions{GrantScope: n.cfg.ScopeText(a), Now: n.cfg.Now()})
+	posted, ts, err := n.PostMessage(ctx, channel, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
+	if err != nil {
+		return err
+	}
+	if posted == "" {
+		posted = channel
+	}
+	return e.cfg.Steps.AddCopy(ctx, a.ID, posted, ts)
+}
+
+// MayDecideEscalated reports whether user is a target of an escalation
+// level that has fired for a (as recorded on the Ask when it fired).
+func (e *Escalation) MayDecideEscalated(ctx context.Context, user string, a pending.Ask) (bool, error) {
+	if e == nil || user == "" {
+		return false, nil
+	}
+	var errs []error
+	for _, f := range a.Followups.Entries() {
+		if !strings.HasPrefix(f.Name, stepEscalatePrefix) {
+			continue
+		}
+		for t := range strings.SplitSeq(f.To, ",") {
+			switch {
+			case t == user:
+				return true, nil
+			case strings.HasPrefix(t, "S") && e.members != nil:
+				ok, err := e.members.inNamedGroup(ctx, t, user)
+				if ok {
+					return true, nil
+				}
+				if err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	return false, errors.Join(errs...)
+}
+
+// groupMembers returns the members of a configured group, from the cache.
+func (ap *Approvers) groupMembers(ctx context.Context, id string) ([]string, error) {
+	g := ap.groups[id]
+	if g == nil {
+		return nil, fmt.Errorf("slackui: user group %s is not configured", id)
+	}
+	if _, err := ap.inGroup(ctx, id, g, ""); err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for m := range g.members {
+		out = append(out, m)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// inNamedGroup reports whether user is in the configured group id.
+func (ap *Approvers) inNamedGroup(ctx context.Context, id, user string) (bool, error) {
+	g := ap.groups[id]
+	if g == nil {
+		return false, nil
+	}
+	return ap.inGroup(ctx, id, g, user)
+}
+
+// mentions are Slack mentions of users and groups, space-separated.
+func mentions(users, groups []string) string {
+	var out []string
+	for _, u := range users {
+		out = append(out, "<@"+u+">")
+	}
+	for _, g := range groups {
+		out = append(out, "<!subteam^"+g+">")
+	}
+	return strings.Join(out, " ")
+}
+
+// triedText is what a follow-up did, for the reason an expiry of its Ask
+// records: the store makes "nobody answered in 15m (reminded at 5m,
+// escalated to S_ONCALL at 10m)" of unansweredText and these. The model,
+// bot ask and the hooks read it, so it names ids, not Slack mentions.
+func triedText(f pending.Followup, groupName func(id string) string) string {
+	switch {
+	case f.Name == stepRemind:
+		return "reminded at " + shortDuration(f.After)
+	case strings.HasPrefix(f.Name, stepEscalatePrefix) && f.To != "":
+		var to []string
+		for t := range strings.SplitSeq(f.To, ",") {
+			if strings.HasPrefix(t, "S") {
+				t = groupName(t)
+			}
+			to = append(to, t)
+		}
+		return "escalated to " + strings.Join(to, ", ") + " at " + shortDuration(f.After)
+	}
+	return ""
+}
+
+// groupName returns a function naming a user group by its @handle, from a
+// list fetched at most every five minutes; by id when it is not known.
+func (e *Escalation) groupName(ctx context.Context) func(id string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cfg.Names != nil && time.Since(e.namedAt) > 5*time.Minute {
+		e.namedAt = time.Now()
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		groups, err := e.cfg.Names.GetUserGroupsContext(lctx)
+		cancel()
+		if err != nil {
+			e.log.Warn("follow-ups: could not list user groups; naming them by id", "err", err)
+		} else {
+			e.handles = map[string]string{}
+			for _, g := range groups {
+				if g.Handle != "" {
+					e.handles[g.ID] = "@" + g.Handle
+				}
+			}
+		}
+	}
+	handles := e.handles
+	return func(id string) string {
+		if h, ok := handles[id]; ok {
+			return h
+		}
+		return id
+	}
+}
+
+func unansweredText(a pending.Ask) string {
+	return "nobody answered in " + shortDuration(a.Deadline.Sub(a.CreatedAt))
+}
+
+// FollowupsText says what was tried on an Ask nobody answered, for its
+// message ("reminded at 5m, escalated to <!subteam^S1> at 10m"); empty if
+// nothing was.
+func FollowupsText(a pending.Ask) string {
+	var tried []string
+	for _, f := range a.Followups.Entries() {
+		switch {
+		case f.Name == stepRemind:
+			tried = append(tried, "reminded at "+shortDuration(f.After))
+		case strings.HasPrefix(f.Name, stepEscalatePrefix):
+			var users, groups []string
+			for t := range strings.SplitSeq(f.To, ",") {
+				switch {
+				case strings.HasPrefix(t, "S"):
+					groups = append(groups, t)
+				case t != "":
+					users = append(users, t)
+				}
+			}
+			tried = append(tried, "escalated to "+mentions(users, groups)+" at "+shortDuration(f.After))
+		}
+	}
+	return strings.Join(tried, ", ")
+}
+
+// shortDuration writes d as people do: 15m, 1h30m, 2s.
+func shortDuration(d time.Duration) string {
+	if d >= time.Second {
+		d = d.Round(time.Second)
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

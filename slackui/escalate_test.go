@@ -1,0 +1,262 @@
+package slackui
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/approval"
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/pending"
+)
+
+const (
+	oncallGroup = "S_ONCALL"
+	oncallA     = "UONCALLA"
+	oncallB     = "UONCALLB"
+)
+
+// stepClock is the memory store's clock, moved by the test.
+type stepClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *stepClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *stepClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// escalationWorld is one replica's follow-ups and clicks over a memory
+// store driven by a test clock, and a fake Slack.
+type escalationWorld struct {
+	t        *testing.T
+	clock    *stepClock
+	fake     *fakeslack.Server
+	store    *pending.MemoryStore
+	notifier *Notifier
+	esc      *Escalation
+	url      string
+}
+
+func newEscalationWorld(t *testing.T) *escalationWorld {
+	verifyNoLeaks(t)
+	w := &escalationWorld{t: t, clock: &stepClock{now: time.Now().UTC().Truncate(time.Second)}}
+	w.fake = fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret", UserGroups: map[string][]string{oncallGroup: {oncallA, oncallB}}})
+	w.fake.SetUserGroupHandle(oncallGroup, "oncall")
+	api := slack.New(w.fake.BotToken(), slack.OptionAPIURL(w.fake.APIURL()))
+	w.store = pending.NewMemoryStore(pending.Options{Now: w.clock.Now})
+	t.Cleanup(func() { w.store.Close() })
+	var err error
+	w.esc, err = NewEscalation(EscalationConfig{
+		RemindAfter:   5 * time.Minute,
+		Levels:        []EscalationLevel{{After: 10 * time.Minute, Groups: []string{oncallGroup}, DM: true}},
+		ApproverUsers: []string{approverA}, ApproverGroups: []string{"SAPPROVERS"},
+		Steps: w.store, Groups: api, DM: api, Names: api,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.notifier = NewNotifier(api, NotifierConfig{
+		ApprovalChannel: approvals, ScopeText: approval.ScopeText(approval.DefaultScopeFor),
+		PerChannelInterval: time.Millisecond, Followups: w.esc,
+	})
+	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inter := NewInteractions(InteractionsConfig{Asks: w.store, Notifier: w.notifier, Approvers: approvers, Escalated: w.esc, API: api})
+	srv := httptest.NewServer(Verified(w.fake.SigningSecret(), time.Now, inter))
+	w.url = srv.URL
+	t.Cleanup(func() { inter.Close() })
+	t.Cleanup(srv.Close)
+	return w
+}
+
+// post records and posts an Ask as the approval round trip does.
+func (w *escalationWorld) post(ttl time.Duration) pending.Ask {
+	w.t.Helper()
+	ctx := w.t.Context()
+	a, err := w.store.Create(ctx, bashRequest("run-1", "sess-1", "terraform apply"), ttl)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	ch, ts, err := w.notifier.Post(ctx, a)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.store.SetMessage(ctx, a.ID, ch, ts); err != nil {
+		w.t.Fatal(err)
+	}
+	a.Channel, a.MessageTS = ch, ts
+	return a
+}
+
+func (w *escalationWorld) runDue(want int) {
+	w.t.Helper()
+	n, err := w.esc.RunDue(w.t.Context(), w.notifier)
+	if err != nil || n != want {
+		w.t.Fatalf("RunDue = %d, %v; want %d steps done", n, err, want)
+	}
+}
+
+func (w *escalationWorld) click(user, channel, ts, askID, action string) {
+	w.t.Helper()
+	payload := w.fake.BlockActionsPayload(fakeslack.BlockActions{User: user, Channel: channel, MessageTS: ts, ActionID: action, Value: askID})
+	resp, err := w.fake.PostInteraction(w.t.Context(), w.url, payload)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	resp.Body.Close()
+}
+
+func (w *escalationWorld) thread(a pending.Ask) []fakeslack.Message {
+	var out []fakeslack.Message
+	for _, m := range w.fake.Thread(a.Channel, a.MessageTS) {
+		if m.TS != a.MessageTS {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// An unanswered Ask gets one reminder mentioning its approvers, then its
+// escalation: a mention of the on-call group in the thread and the Ask as a
+// direct message to each member. Only then may a member decide it, from
+// their DM, and every copy shows the decision.
+func TestReminderThenEscalationByDM(t *testing.T) {
+	w := newEscalationWorld(t)
+	a := w.post(15 * time.Minute)
+
+	w.runDue(0)
+	w.clock.Advance(5 * time.Minute)
+	w.runDue(1)
+	th := w.thread(a)
+	if len(th) != 1 || !strings.Contains(th[0].Text, "<@"+approverA+">") || !strings.Contains(th[0].Text, "<!subteam^SAPPROVERS>") || !strings.Contains(th[0].Text, "Reminder") {
+		t.Fatalf("after 5m the thread holds %+v, want one reminder mentioning the approvers", th)
+	}
+	w.runDue(0) // a step is done once
+
+	// Not escalated yet: the on-call member may not decide.
+	w.click(oncallA, a.Channel, a.MessageTS, a.ID, ActionApprove)
+	waitFor(t, "the refusal", func() bool { return len(w.fake.Calls("chat.postEphemeral")) == 1 })
+	if got, _ := w.store.Get(t.Context(), a.ID); got.Status != pending.StatusPending {
+		t.Fatalf("an on-call member decided before the escalation: %s", got.Status)
+	}
+
+	w.clock.Advance(5 * time.Minute)
+	w.runDue(1)
+	w.runDue(0)
+	th = w.thread(a)
+	if len(th) != 2 || !strings.Contains(th[1].Text, "<!subteam^"+oncallGroup+">") || !strings.Contains(th[1].Text, "Escalated") {
+		t.Fatalf("after 10m the thread holds %d messages, the last %q; want the escalation", len(th), th[len(th)-1].Text)
+	}
+	got, _ := w.store.Get(t.Context(), a.ID)
+	copies := got.Copies.List()
+	if len(copies) != 2 {
+		t.Fatalf("copies = %q, want a DM to each of the 2 members", got.Copies)
+	}
+	for _, c := range copies {
+		m, ok := w.fake.Message(c[0], c[1])
+		if !ok || !strings.HasPrefix(c[0], "D") || !blocksHaveButton(m.Blocks, ActionApprove) {
+			t.Fatalf("copy %v is not a DM with buttons", c)
+		}
+	}
+
+	// A click on a message that is no copy of the Ask changes nothing.
+	w.click(oncallB, copies[0][0], "1.000001", a.ID, ActionApprove)
+	waitFor(t, "the refusal", func() bool { return len(w.fake.Calls("chat.postEphemeral")) == 2 })
+	if got, _ := w.store.Get(t.Context(), a.ID); got.Status != pending.StatusPending {
+		t.Fatalf("a click on a message that is no copy decided the Ask: %s", got.Status)
+	}
+	// The member's click on their DM decides it.
+	var mine [2]string
+	for _, c := range copies {
+		if c[0] == "D"+oncallB[1:] {
+			mine = c
+		}
+	}
+	w.click(oncallB, mine[0], mine[1], a.ID, ActionApprove)
+	waitFor(t, "every copy to show the decision", func() bool {
+		for _, m := range append(copies, [2]string{a.Channel, a.MessageTS}) {
+			msg, _ := w.fake.Message(m[0], m[1])
+			if blocksHaveButton(msg.Blocks, ActionApprove) || !strings.Contains(fakeslack.BlockText(msg.Blocks), "Approved") {
+				return false
+			}
+		}
+		return true
+	})
+	got, _ = w.store.Get(t.Context(), a.ID)
+	if got.Status != pending.Status(pending.Approved) || got.DecidedBy != oncallB {
+		t.Errorf("the Ask ended %s by %s, want approved by %s", got.Status, got.DecidedBy, oncallB)
+	}
+	events, _ := w.store.Audit(t.Context(), 0)
+	kinds := map[pending.EventKind]int{}
+	for _, e := range events {
+		kinds[e.Kind]++
+	}
+	if kinds[pending.EventReminded] != 1 || kinds[pending.EventEscalated] != 1 || kinds[pending.EventDecided] != 1 {
+		t.Errorf("audit kinds = %v", kinds)
+	}
+	// Decided: nothing more is due.
+	w.clock.Advance(time.Hour)
+	w.runDue(0)
+}
+
+// An Ask nobody answers expires saying what was tried, and its message
+// shows it.
+func TestExpiryTellsWhatWasTried(t *testing.T) {
+	w := newEscalationWorld(t)
+	a := w.post(15 * time.Minute)
+	w.clock.Advance(10 * time.Minute)
+	w.runDue(2)
+	w.clock.Advance(5 * time.Minute)
+	expired, err := w.store.Sweep(t.Context(), w.clock.Now())
+	if err != nil || len(expired) != 1 {
+		t.Fatalf("sweep: %d, %v", len(expired), err)
+	}
+	const want = "nobody answered in 15m (reminded at 5m, escalated to @oncall at 10m)"
+	if expired[0].DecisionReason != want {
+		t.Errorf("expired with %q, want %q", expired[0].DecisionReason, want)
+	}
+	w.notifier.UpdateExpired(t.Context(), expired)
+	for _, m := range append(expired[0].Copies.List(), [2]string{a.Channel, a.MessageTS}) {
+		msg, _ := w.fake.Message(m[0], m[1])
+		if txt := fakeslack.BlockText(msg.Blocks); !strings.Contains(txt, "Expired") || !strings.Contains(txt, "reminded at 5m, escalated to <!subteam^S_ONCALL> at 10m") {
+			t.Errorf("message %v says:\n%s", m, txt)
+		}
+	}
+}
+
+// Steps past the deadline are not scheduled; with nothing configured there
+// is no Escalation at all.
+func TestScheduleSkipsStepsPastTheDeadline(t *testing.T) {
+	w := newEscalationWorld(t)
+	w.post(7 * time.Minute) // the reminder (5m) fits, the escalation (10m) does not
+	w.clock.Advance(time.Hour)
+	w.runDue(1)
+	if e, err := NewEscalation(EscalationConfig{}); e != nil || err != nil {
+		t.Errorf("NewEscalation of nothing = %v, %v", e, err)
+	}
+	var none *Escalation
+	if err := none.Schedule(context.Background(), pending.Ask{}); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		15 * time.Minute: "15m", 90 * time.Minute: "1h30m", time.Hour: "1h", 2 * time.Second: "2s", 1500 * time.Millisecond: "2s",
+	} {
+		if got := shortDuration(d); got != want {
+			t.Errorf("shortDuration(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
