@@ -34,6 +34,20 @@ import (
 // share the namespace), so this moves no boundary, but an ACL that grants
 // the channel to anything else must not.
 
+// announceLua defines announce(channel, id, record), the end of every
+// script that ends an Ask (decideScript, voteScript): the record first, then
+// the id alone. channel "" announces nothing (the announcement waits for
+// replicas: see decide).
+const announceLua = `
+local function announce(channel, id, record)
+  if channel == '' then return end
+  local parts = {id, '\n'}
+  for i = 1, #record do parts[#parts + 1] = #record[i] .. ':' .. record[i] end
+  redis.call('PUBLISH', channel, table.concat(parts))
+  redis.call('PUBLISH', channel, id)
+end
+`
+
 // announced handles one announcement.
 func (s *RedisStore) announced(payload string) {
 	id, rec, withRecord := strings.Cut(payload, "\n")

@@ -238,7 +238,7 @@ func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
 // early.
 // Returns {result, HGETALL of the record}; result is won | late | lost |
 // missing, or {early, µs left}.
-var decideScript = redis.NewScript(auditAppendLua + `
+var decideScript = redis.NewScript(auditAppendLua + announceLua + `
 local key, deadlines, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, outcome, by, reason, now, channel, maxlen = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 if now == '' then -- the server's clock judges every deadline (see createScript)
@@ -270,12 +270,7 @@ redis.call('ZREM', deadlines, id)
 local rec = redis.call('HMGET', key, 'run_id', 'tool')
 audit_append(audit, head, maxlen, now, 'decided', id, rec[1] or '', rec[2] or '', outcome, by, reason, '')
 local record = redis.call('HGETALL', key)
-if channel ~= '' then -- the record first, then the id alone (see announce.go)
-  local parts = {id, '\n'}
-  for i = 1, #record do parts[#parts + 1] = #record[i] .. ':' .. record[i] end
-  redis.call('PUBLISH', channel, table.concat(parts))
-  redis.call('PUBLISH', channel, id)
-end
+announce(channel, id, record)
 return {result, record}
 `)
 
