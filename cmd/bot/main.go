@@ -49,7 +49,10 @@ func main() {
 	// go-redis logs connection retries with the standard logger, outside our
 	// handlers and formats; its errors reach us as return values anyway.
 	redis.SetLogger(quietRedisLog{})
-	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+	stopProfile := profileOnSignals(os.Getenv) // a no-op unless built with askops_pprof
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stopProfile()
+	os.Exit(code)
 }
 
 // quietRedisLog sends go-redis's internal chatter to slog at debug level.
