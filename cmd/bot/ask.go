@@ -133,5 +133,5 @@ func askRequest(env *environment, command, reason, label, session string) pendin
 
 // grantFor is gateway.GrantFor on a's policy rules and grant store.
 func (a *app) grantFor(ctx context.Context, req pending.Request, command string) (grants.Grant, bool) {
-	return gateway.GrantFor(ctx, a.cfg.Policy.Rules, a.grants, req, command, a.log)
+	return gateway.GrantFor(ctx, a.cfg.Policy.Rules, a.Grants, req, command, a.log)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/stores"
 	"github.com/askops/askops/policy"
 )
 
@@ -53,7 +54,7 @@ func TestAskGrantIsThePolicysOneEvaluation(t *testing.T) {
 			if tt.closed {
 				store.Close()
 			}
-			a := &app{log: slog.New(slog.DiscardHandler), stores: stores{grants: store}}
+			a := &app{log: slog.New(slog.DiscardHandler), Set: stores.Set{Grants: store}}
 			a.cfg.Policy = config.PolicyConfig{Mode: tt.mode, Rules: tt.rules}
 			req := askRequest(&environment{getenv: func(string) string { return "tester" }}, tt.command, "", "", "")
 			req.Cwd, req.Workspace = ws, ws

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/askops/askops/config"
+	"github.com/askops/askops/internal/stores"
 	"github.com/askops/askops/pending"
 )
 
@@ -65,22 +65,25 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 		return exitUsage
 	}
 	// Every flag is checked before the store is opened.
-	var run func(context.Context, pending.AuditLog) int
+	var run func(context.Context, pending.AuditLog) (ok bool, err error)
 	if verb == "verify" {
 		if *output != "text" && *output != "json" {
 			fmt.Fprintf(env.stderr, "bot audit verify: -o must be text or json, got %q\n", *output)
 			return exitUsage
 		}
-		run = func(ctx context.Context, log pending.AuditLog) int {
-			return auditVerify(ctx, env, log, *output == "json", anchors)
+		run = func(ctx context.Context, log pending.AuditLog) (bool, error) {
+			return pending.WriteVerify(ctx, log, env.stdout, *output == "json", anchors...)
 		}
 	} else {
-		from, err := parseSince(*since, time.Now())
+		from, err := pending.ParseSince(*since, time.Now())
 		if err != nil {
 			fmt.Fprintf(env.stderr, "bot audit export: -since: %v\n", err)
 			return exitUsage
 		}
-		run = func(ctx context.Context, log pending.AuditLog) int { return auditExport(ctx, env, log, from) }
+		run = func(ctx context.Context, log pending.AuditLog) (bool, error) {
+			err := pending.ExportSince(ctx, log, env.stdout, from)
+			return err == nil, err
+		}
 	}
 	// Like grants, audit talks only to the store: no model, no Slack secrets.
 	cfg, ok := loadConfig(env, *configPath, config.Grants)
@@ -91,7 +94,7 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 		fmt.Fprintln(env.stderr, "bot audit: the audit trail needs redis.url; the in-memory store lives in the serving process and ends with it, so there is nothing here to check (set redis.url or REDIS_URL to the store the bot uses)")
 		return exitUsage
 	}
-	client, err := openRedis(cfg.Redis)
+	client, err := stores.OpenRedis(cfg.Redis)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
 		return exitUsage
@@ -106,50 +109,12 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	defer store.Close()
-	return run(ctx, store)
-}
-
-func auditVerify(ctx context.Context, env *environment, log pending.AuditLog, asJSON bool, anchors []pending.AuditHead) int {
-	r, err := log.VerifyAudit(ctx, anchors...)
+	ok, err = run(ctx, store)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "bot audit verify: %v\n", err)
-		return exitFailed
+		fmt.Fprintf(env.stderr, "bot audit %s: %v\n", verb, err)
 	}
-	if asJSON {
-		b, _ := json.MarshalIndent(r, "", "  ")
-		fmt.Fprintln(env.stdout, string(b))
-	} else {
-		fmt.Fprintln(env.stdout, r)
-	}
-	if !r.Intact() {
+	if !ok {
 		return exitFailed
 	}
 	return exitOK
-}
-
-func auditExport(ctx context.Context, env *environment, log pending.AuditLog, from time.Time) int {
-	events, err := log.AuditSince(ctx, from)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "bot audit export: %v\n", err)
-		return exitFailed
-	}
-	if err := pending.WriteHistories(env.stdout, pending.Histories(events)); err != nil {
-		fmt.Fprintf(env.stderr, "bot audit export: %v\n", err)
-		return exitFailed
-	}
-	return exitOK
-}
-
-// parseSince reads -since: a Go duration back from now, or an RFC 3339 time.
-func parseSince(s string, now time.Time) (time.Time, error) {
-	if d, err := time.ParseDuration(s); err == nil {
-		if d < 0 {
-			return time.Time{}, fmt.Errorf("%q is negative; give how far back, e.g. 24h", s)
-		}
-		return now.Add(-d), nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	return time.Time{}, fmt.Errorf("%q is neither a duration (24h, 90m) nor an RFC 3339 time (2026-01-02T15:04:05Z)", s)
 }

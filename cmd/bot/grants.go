@@ -10,6 +10,7 @@ import (
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/storeerr"
+	"github.com/askops/askops/internal/stores"
 )
 
 // grantsSynopsis is the shape of `bot grants`; -config may come before or
@@ -196,13 +197,12 @@ func openGrantStore(env *environment, path string) (_ grants.Store, _ config.Con
 		fmt.Fprintln(env.stderr, "bot grants: standing grants need redis.url; the in-memory store lives in one process, so a grant made here would end with this command (set redis.url or REDIS_URL to the store the bot uses)")
 		return nil, config.Config{}, nil, exitUsage, false
 	}
-	client, err := openRedis(cfg.Redis)
+	store, closeStore, err := stores.OpenGrants(cfg.Redis, stores.Options{Logger: cfg.Log.NewLogger(env.stderr), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
 		return nil, config.Config{}, nil, exitUsage, false
 	}
-	store := grants.NewRedisStore(client, grants.Options{Logger: cfg.Log.NewLogger(env.stderr).With("component", "grants"), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())})
-	return store, cfg, func() { _ = store.Close(); _ = client.Close() }, 0, true
+	return store, cfg, closeStore, 0, true
 }
 
 // grantsFailed reports a store error: not found and an unreachable store

@@ -90,7 +90,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	}
 	defer stopListening()
 	// With Redis, /askops stop on any serve replica reaches this run too.
-	releaseStops, err := a.sessions.HandleStops(ctx, chatops.StopperFor(runner, log.With("component", "run")))
+	releaseStops, err := a.Sessions.HandleStops(ctx, chatops.StopperFor(runner, log.With("component", "run")))
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot run: redis.url: %v\n", err)
 		return exitFailed

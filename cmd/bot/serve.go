@@ -78,8 +78,8 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	// drain closes their connections.
 	context.AfterFunc(ctx, gw.Stop)
 
-	stopSweep := startSweeper(ctx, cfg, a.asks, &metrics.Swept{Next: slackui.ExpiredUpdaters{a.asksUI, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}, a.now, log)
-	a.startFollowups() // reminders and escalations due on any Ask, beside the sweep
+	stopSweep := startSweeper(ctx, cfg, a.Asks, &metrics.Swept{Next: slackui.ExpiredUpdaters{a.asksUI, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}, a.now, log)
+	a.escalation.Start(a.notifier) // reminders and escalations due on any Ask, beside the sweep
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName())
 	front := a.front()
@@ -119,9 +119,9 @@ func newChatOps(ctx context.Context, a *app) (*chatops.Ops, error) {
 	return chatops.New(ctx, chatops.Config{
 		Command: a.cfg.Slack.Command, Mode: policy.Mode(a.cfg.Policy.Mode), SessionTTL: a.cfg.Approvals.SessionTTL.D(),
 		Runner: runner, Approvers: a.approvers, Starters: starters,
-		Sessions: a.sessions, Asks: a.asks, Grants: a.grants,
+		Sessions: a.Sessions, Asks: a.Asks, Grants: a.Grants,
 		Slack: a.notifier, Clicks: a.interactions, Runs: a.metrics,
-		Redis: a.redis, Logger: a.log.With("component", "chatops"), Now: a.now,
+		Redis: a.Redis, Logger: a.log.With("component", "chatops"), Now: a.now,
 	})
 }
 
