@@ -83,8 +83,8 @@ func askopsRules() []Rule {
 		},
 		{
 			Package:   module + "/internal/stores",
-			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", module + "/chatops", module + "/gateway", module + "/console", slackGo, goOpenAI},
-			Why:       "stores opens the three stores from the redis section: it knows the stores and the config, no channel, no model, no front door",
+			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", module + "/chatops", slackGo, goOpenAI},
+			Why:       "stores opens the three stores from the redis section: it knows the stores and the config (with the vocabulary config borrows), no channel, no model, no round trip",
 		},
 		{
 			Package:   module + "/internal/phaseprofile",
