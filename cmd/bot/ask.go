@@ -9,6 +9,7 @@ import (
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/pending"
 )
@@ -19,14 +20,14 @@ import (
 //
 //	bot ask -config askops.yaml -- terraform apply && terraform apply
 func cmdAskMain(ctx context.Context, env *environment, args []string) int {
-	fs := flagSet("ask", env.stderr, "[-config FILE] [-timeout 10m] [-reason TEXT] [-session ID] [-o json] -- COMMAND ARGS...")
+	fs := cliflag.New("ask", env.stderr, "[-config FILE] [-timeout 10m] [-reason TEXT] [-session ID] [-o json] -- COMMAND ARGS...")
 	path := fs.String("config", "", "config file (YAML); without it, ask the bot serve running on this machine (its console)")
 	timeout := fs.Duration("timeout", 0, "how long to wait for a decision (default approvals.timeout)")
 	reason := fs.String("reason", "", "why the command should run, shown to the approvers")
 	label := fs.String("label", "", "who is asking, shown to the approvers (default: bot ask on HOST)")
 	session := fs.String("session", "", "a session id shared by related asks: offers \"Approve for session\", and a command\nalready granted in the session (same command, same directory) is approved without asking")
 	output := fs.String("o", "text", "what to print on stdout at the end: text (one line) or json (the final Ask)")
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := cliflag.Parse(fs, args); !ok {
 		return code
 	}
 	if *output != "text" && *output != "json" {

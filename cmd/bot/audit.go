@@ -6,15 +6,16 @@ import (
 	"time"
 
 	"github.com/askops/askops/config"
+	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/stores"
 	"github.com/askops/askops/pending"
 )
 
-// auditSynopsis is the shape of `bot audit`; -config may come before or
-// after the verb.
-const auditSynopsis = `-config FILE VERB ...
+// auditCommand is bot audit's shape; -config may come before or after
+// the verb.
+var auditCommand = cliflag.Verb{Name: "audit", Verbs: []string{"verify", "export"}, Synopsis: `-config FILE VERB ...
   verify [-o text|json] [-anchor SEQ:HASH]...
-  export [-since 24h|2026-01-02T15:04:05Z]`
+  export [-since 24h|2026-01-02T15:04:05Z]`}
 
 // auditTimeout bounds the whole store conversation (a verify reads up to
 // the whole capped stream, 100,000 events by default).
@@ -24,20 +25,11 @@ const auditTimeout = 2 * time.Minute
 // chain, or writes it as JSON lines. Exit 0 intact / exported, 1 broken
 // chain or store unreachable, 2 bad usage or config.
 func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
-	top := flagSet("audit", env.stderr, auditSynopsis)
-	path := top.String("config", "", "config file (YAML)")
-	if code, ok := parseFlags(top, args); !ok {
+	verb, path, rest, code, ok := auditCommand.Parse(env.stderr, args)
+	if !ok {
 		return code
 	}
-	rest := top.Args()
-	if len(rest) == 0 {
-		fmt.Fprintln(env.stderr, "bot audit: no verb (want verify or export)")
-		top.Usage()
-		return exitUsage
-	}
-	verb, rest := rest[0], rest[1:]
-	fs := flagSet("audit "+verb, env.stderr, "-config FILE "+verb)
-	configPath := fs.String("config", *path, "config file (YAML)")
+	fs, configPath := auditCommand.Flags(env.stderr, verb, verb, path)
 	var output, since *string
 	var anchors []pending.AuditHead
 	switch verb {
@@ -50,12 +42,8 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 		})
 	case "export":
 		since = fs.String("since", "24h", "Asks with an event in this last duration (Go syntax: 24h, 90m) or since this time (RFC 3339)")
-	default:
-		fmt.Fprintf(env.stderr, "bot audit: unknown verb %q (want verify or export)\n", verb)
-		top.Usage()
-		return exitUsage
 	}
-	positional, code, ok := parseInterleaved(fs, rest)
+	positional, code, ok := cliflag.ParseInterleaved(fs, rest)
 	if !ok {
 		return code
 	}

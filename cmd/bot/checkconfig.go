@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/config"
+	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/preflight"
 	"github.com/askops/askops/internal/stores"
 	"github.com/askops/askops/slackui"
@@ -22,7 +23,7 @@ const checkTimeout = 5 * time.Second
 // cmdCheckConfigMain validates the file, then reaches Redis, Slack and the
 // model endpoint. Exit 0 all ok, 1 something unreachable, 2 invalid config.
 func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) int {
-	path, code, ok := parseConfigFlag(env, config.CheckConfig, args)
+	path, code, ok := cliflag.ParseConfigOnly(string(config.CheckConfig), env.stderr, args)
 	if !ok {
 		return code
 	}

@@ -9,17 +9,10 @@ import (
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/storeerr"
 	"github.com/askops/askops/internal/stores"
 )
-
-// grantsSynopsis is the shape of `bot grants`; -config may come before or
-// after the verb.
-const grantsSynopsis = `-config FILE VERB ...
-  list [-session ID] [-o json]
-  add -tool bash (-command "npm test" | -prefix "git status") -cwd DIR [-by NAME]
-  add -tool read_file|write_file|edit_file|list_files (-path P | -dir D) [-by NAME]
-  revoke [-session ID] GRANT_ID`
 
 // grantsTimeout bounds the whole store conversation, so an unreachable
 // Redis fails the command instead of hanging it.
@@ -31,43 +24,32 @@ const grantsTimeout = 10 * time.Second
 // standing grant, and this command is why that needs no Slack path. Exit 0
 // ok, 1 failed (no such grant, store unreachable), 2 bad usage or config.
 func cmdGrantsMain(ctx context.Context, env *environment, args []string) int {
-	top := flagSet("grants", env.stderr, grantsSynopsis)
-	path := top.String("config", "", "config file (YAML)")
-	if code, ok := parseFlags(top, args); !ok {
+	verb, path, rest, code, ok := grantsCommand.Parse(env.stderr, args)
+	if !ok {
 		return code
 	}
-	rest := top.Args()
-	if len(rest) == 0 {
-		fmt.Fprintln(env.stderr, "bot grants: no verb (want list, add or revoke)")
-		top.Usage()
-		return exitUsage
-	}
-	verb, rest := rest[0], rest[1:]
 	switch verb {
 	case "list":
-		return grantsList(ctx, env, *path, rest)
+		return grantsList(ctx, env, path, rest)
 	case "add":
-		return grantsAdd(ctx, env, *path, rest)
-	case "revoke":
-		return grantsRevoke(ctx, env, *path, rest)
+		return grantsAdd(ctx, env, path, rest)
 	}
-	fmt.Fprintf(env.stderr, "bot grants: unknown verb %q (want list, add or revoke)\n", verb)
-	top.Usage()
-	return exitUsage
+	return grantsRevoke(ctx, env, path, rest)
 }
 
-// grantsVerbFlags is a verb's flag set; it takes -config too, defaulting
-// to the one given before the verb.
-func grantsVerbFlags(env *environment, verb, synopsis, configPath string) (*flag.FlagSet, *string) {
-	fs := flagSet("grants "+verb, env.stderr, "-config FILE "+synopsis)
-	return fs, fs.String("config", configPath, "config file (YAML)")
-}
+// grantsCommand is bot grants' shape; -config may come before or after
+// the verb.
+var grantsCommand = cliflag.Verb{Name: "grants", Verbs: []string{"list", "add", "revoke"}, Synopsis: `-config FILE VERB ...
+  list [-session ID] [-o json]
+  add -tool bash (-command "npm test" | -prefix "git status") -cwd DIR [-by NAME]
+  add -tool read_file|write_file|edit_file|list_files (-path P | -dir D) [-by NAME]
+  revoke [-session ID] GRANT_ID`}
 
 func grantsList(ctx context.Context, env *environment, configPath string, args []string) int {
-	fs, path := grantsVerbFlags(env, "list", "[-session ID] [-o text|json]", configPath)
+	fs, path := grantsCommand.Flags(env.stderr, "list", "[-session ID] [-o text|json]", configPath)
 	session := fs.String("session", "", "list this session's grants instead of the standing ones")
 	output := fs.String("o", "text", "text (a line per grant, tab-separated) or json (an array of grants)")
-	positional, code, ok := parseInterleaved(fs, args)
+	positional, code, ok := cliflag.ParseInterleaved(fs, args)
 	if !ok {
 		return code
 	}
@@ -94,7 +76,7 @@ func grantsList(ctx context.Context, env *environment, configPath string, args [
 }
 
 func grantsAdd(ctx context.Context, env *environment, configPath string, args []string) int {
-	fs, path := grantsVerbFlags(env, "add", "(-tool bash (-command C | -prefix P) -cwd DIR | -tool FILE_TOOL (-path P | -dir D)) [-by NAME]", configPath)
+	fs, path := grantsCommand.Flags(env.stderr, "add", "(-tool bash (-command C | -prefix P) -cwd DIR | -tool FILE_TOOL (-path P | -dir D)) [-by NAME]", configPath)
 	tool := fs.String("tool", "", "bash, read_file, write_file, edit_file or list_files")
 	command := fs.String("command", "", "bash: grant exactly this command line")
 	prefix := fs.String("prefix", "", "bash: grant every single simple command starting with these words (never one that runs arbitrary code or code from the workspace: test and build runners, package scripts)")
@@ -102,7 +84,7 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 	filePath := fs.String("path", "", "file tools: this one path, relative to agent.workspace or absolute inside it")
 	dir := fs.String("dir", "", "file tools: this directory and everything under it (\".\" for the whole workspace)")
 	by := fs.String("by", "", "who grants it, recorded as admin:NAME (default admin:$USER)")
-	positional, code, ok := parseInterleaved(fs, args)
+	positional, code, ok := cliflag.ParseInterleaved(fs, args)
 	if !ok {
 		return code
 	}
@@ -144,7 +126,7 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 	}
 	scope, err := ws.Scope(want)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "bot grants add: refused: %s\n", grantsMsg(err))
+		fmt.Fprintf(env.stderr, "bot grants add: refused: %s\n", storeerr.Message(err))
 		return exitUsage
 	}
 
@@ -157,10 +139,10 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 }
 
 func grantsRevoke(ctx context.Context, env *environment, configPath string, args []string) int {
-	fs, path := grantsVerbFlags(env, "revoke", "[-session ID] GRANT_ID", configPath)
+	fs, path := grantsCommand.Flags(env.stderr, "revoke", "[-session ID] GRANT_ID", configPath)
 	session := fs.String("session", "", "the grant's session (default: a standing grant)")
 	flags, ids := grants.SplitIDs(args, func(name string) bool { return fs.Lookup(name) != nil })
-	positional, code, ok := parseInterleaved(fs, flags)
+	positional, code, ok := cliflag.ParseInterleaved(fs, flags)
 	if !ok {
 		return code
 	}
@@ -208,13 +190,9 @@ func openGrantStore(env *environment, path string) (_ grants.Store, _ config.Con
 // grantsFailed reports a store error: not found and an unreachable store
 // are failures (exit 1), a refused input is bad usage (exit 2).
 func grantsFailed(env *environment, verb string, err error) int {
-	fmt.Fprintf(env.stderr, "bot grants %s: %s\n", verb, grantsMsg(err))
+	fmt.Fprintf(env.stderr, "bot grants %s: %s\n", verb, storeerr.Message(err))
 	if grants.ErrorCode(err) == grants.CodeInvalid {
 		return exitUsage
 	}
 	return exitFailed
 }
-
-// grantsMsg is a grants error without the package's "grants: op:" prefix:
-// what was wrong, and the cause when there is one.
-func grantsMsg(err error) string { return storeerr.Message(err) }

@@ -10,6 +10,7 @@ import (
 	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/console"
+	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -25,7 +26,7 @@ const (
 
 // cmdServeMain is `bot serve`: the Slack app.
 func cmdServeMain(ctx context.Context, env *environment, args []string) int {
-	path, code, ok := parseConfigFlag(env, config.Serve, args)
+	path, code, ok := cliflag.ParseConfigOnly(string(config.Serve), env.stderr, args)
 	if !ok {
 		return code
 	}

@@ -87,6 +87,11 @@ func askopsRules() []Rule {
 			Why:       "stores opens the three stores from the redis section: it knows the stores and the config (with the vocabulary config borrows), no channel, no model, no round trip",
 		},
 		{
+			Package:   module + "/internal/cliflag",
+			Forbidden: []string{module + "/..."},
+			Why:       "cliflag is the subcommands' flag mechanics only: it imports no askops package",
+		},
+		{
 			Package:   module + "/internal/phaseprofile",
 			Forbidden: []string{module + "/..."},
 			Why:       "phaseprofile is a debugging aid linked only into a tagged build: it imports no askops package",
