@@ -78,7 +78,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 		defer os.Remove(endpoint)
 	}
 
-	stopSweep := startSweeper(ctx, cfg, asks, live, now, log)
+	stopSweep := slackui.StartSweeper(ctx, asks, live, cfg.Approvals.SweepInterval.D(), now, log.With("component", "sweeper"))
 	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.Base(),
 		"store", cfg.Redis.StoreName(),
 		"policy_mode", cfg.Policy.Mode)

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/askops/askops/config"
@@ -14,8 +12,7 @@ import (
 	"github.com/askops/askops/internal/stores"
 )
 
-// grantsTimeout bounds the whole store conversation, so an unreachable
-// Redis fails the command instead of hanging it.
+// grantsTimeout bounds the whole store conversation.
 const grantsTimeout = 10 * time.Second
 
 // cmdGrantsMain is `bot grants list|add|revoke`: the admin path to standing
@@ -62,17 +59,9 @@ func grantsList(ctx context.Context, env *environment, configPath string, args [
 		fs.Usage()
 		return exitUsage
 	}
-	store, _, closeStore, code, ok := openGrantStore(env, *path)
-	if !ok {
-		return code
-	}
-	defer closeStore()
-	ctx, cancel := context.WithTimeout(ctx, grantsTimeout)
-	defer cancel()
-	if err := (grants.Admin{Store: store, Out: env.stdout, Err: env.stderr}).List(ctx, *session, *output == "json"); err != nil {
-		return grantsFailed(env, "list", err)
-	}
-	return exitOK
+	return withGrantStore(ctx, env, *path, func(ctx context.Context, store grants.Store, _ config.Config) int {
+		return grantsDone(env, "list", grants.Admin{Store: store, Out: env.stdout, Err: env.stderr}.List(ctx, *session, *output == "json"))
+	})
 }
 
 func grantsAdd(ctx context.Context, env *environment, configPath string, args []string) int {
@@ -96,46 +85,27 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 	if len(positional) > 0 {
 		return usageErr("unexpected argument %q", positional[0])
 	}
-	given := func(names ...string) []string {
-		var set []string
-		fs.Visit(func(f *flag.Flag) {
-			if slices.Contains(names, f.Name) {
-				set = append(set, "-"+f.Name)
-			}
-		})
-		return set
-	}
 	want := grants.AdminScope{Tool: *tool, Command: *command, Prefix: *prefix, Cwd: *cwd, Path: *filePath, Dir: *dir}
-	if err := want.Check(given); err != nil {
+	if err := want.Check(func(names ...string) []string { return cliflag.Given(fs, names...) }); err != nil {
 		return usageErr("%v", err)
 	}
 	grantor, err := grants.AdminGrantor(*by, env.getenv("USER"))
 	if err != nil {
 		return usageErr("%v", err)
 	}
-
-	store, cfg, closeStore, code, ok := openGrantStore(env, *path)
-	if !ok {
-		return code
-	}
-	defer closeStore()
-	ws, err := grants.OpenWorkspace(cfg.Agent.Workspace)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "bot grants add: agent.workspace: %v\n", err)
-		return exitUsage
-	}
-	scope, err := ws.Scope(want)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "bot grants add: refused: %s\n", storeerr.Message(err))
-		return exitUsage
-	}
-
-	ctx, cancel := context.WithTimeout(ctx, grantsTimeout)
-	defer cancel()
-	if err := (grants.Admin{Store: store, Out: env.stdout}).Add(ctx, scope, grantor); err != nil {
-		return grantsFailed(env, "add", err)
-	}
-	return exitOK
+	return withGrantStore(ctx, env, *path, func(ctx context.Context, store grants.Store, cfg config.Config) int {
+		ws, err := grants.OpenWorkspace(cfg.Agent.Workspace)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "bot grants add: agent.workspace: %v\n", err)
+			return exitUsage
+		}
+		scope, err := ws.Scope(want)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "bot grants add: refused: %s\n", storeerr.Message(err))
+			return exitUsage
+		}
+		return grantsDone(env, "add", grants.Admin{Store: store, Out: env.stdout}.Add(ctx, scope, grantor))
+	})
 }
 
 func grantsRevoke(ctx context.Context, env *environment, configPath string, args []string) int {
@@ -152,44 +122,43 @@ func grantsRevoke(ctx context.Context, env *environment, configPath string, args
 		fs.Usage()
 		return exitUsage
 	}
-	id := positional[0]
-	store, _, closeStore, code, ok := openGrantStore(env, *path)
-	if !ok {
-		return code
-	}
-	defer closeStore()
-	ctx, cancel := context.WithTimeout(ctx, grantsTimeout)
-	defer cancel()
-	if err := (grants.Admin{Store: store, Out: env.stdout}).Revoke(ctx, *session, id); err != nil {
-		return grantsFailed(env, "revoke", err)
-	}
-	return exitOK
+	return withGrantStore(ctx, env, *path, func(ctx context.Context, store grants.Store, _ config.Config) int {
+		return grantsDone(env, "revoke", grants.Admin{Store: store, Out: env.stdout}.Revoke(ctx, *session, positional[0]))
+	})
 }
 
-// openGrantStore loads the config and opens the shared grant store. ok is
-// false when the command must return code. A standing grant only makes
+// withGrantStore loads the config and runs fn on the shared grant store
+// within grantsTimeout, so an unreachable Redis fails the command instead
+// of hanging it; it returns fn's exit code. A standing grant only makes
 // sense in a store other processes share: the in-memory one would take it
 // to the grave when this command exits.
-func openGrantStore(env *environment, path string) (_ grants.Store, _ config.Config, closeStore func(), code int, ok bool) {
+func withGrantStore(ctx context.Context, env *environment, path string, fn func(context.Context, grants.Store, config.Config) int) int {
 	cfg, ok := loadConfig(env, path, config.Grants)
 	if !ok {
-		return nil, config.Config{}, nil, exitUsage, false
+		return exitUsage
 	}
 	if cfg.Redis.URL == "" {
 		fmt.Fprintln(env.stderr, "bot grants: standing grants need redis.url; the in-memory store lives in one process, so a grant made here would end with this command (set redis.url or REDIS_URL to the store the bot uses)")
-		return nil, config.Config{}, nil, exitUsage, false
+		return exitUsage
 	}
 	store, closeStore, err := stores.OpenGrants(cfg.Redis, stores.Options{Logger: cfg.Log.NewLogger(env.stderr), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
-		return nil, config.Config{}, nil, exitUsage, false
+		return exitUsage
 	}
-	return store, cfg, closeStore, 0, true
+	defer closeStore()
+	ctx, cancel := context.WithTimeout(ctx, grantsTimeout)
+	defer cancel()
+	return fn(ctx, store, cfg)
 }
 
-// grantsFailed reports a store error: not found and an unreachable store
-// are failures (exit 1), a refused input is bad usage (exit 2).
-func grantsFailed(env *environment, verb string, err error) int {
+// grantsDone is a verb's exit code for the store's answer err: not found
+// and an unreachable store are failures (exit 1), a refused input is bad
+// usage (exit 2).
+func grantsDone(env *environment, verb string, err error) int {
+	if err == nil {
+		return exitOK
+	}
 	fmt.Fprintf(env.stderr, "bot grants %s: %s\n", verb, storeerr.Message(err))
 	if grants.ErrorCode(err) == grants.CodeInvalid {
 		return exitUsage

@@ -14,15 +14,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/internal/buildinfo"
+	"github.com/askops/askops/internal/stores"
 )
 
 // version may be set at build time with -ldflags "-X main.version=…";
@@ -44,20 +42,11 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// go-redis logs connection retries with the standard logger, outside our
-	// handlers and formats; its errors reach us as return values anyway.
-	redis.SetLogger(quietRedisLog{})
+	stores.QuietRedisLog()
 	stopProfile := profileOnSignals(os.Getenv) // a no-op unless built with askops_pprof
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stopProfile()
 	os.Exit(code)
-}
-
-// quietRedisLog sends go-redis's internal chatter to slog at debug level.
-type quietRedisLog struct{}
-
-func (quietRedisLog) Printf(ctx context.Context, format string, v ...any) {
-	slog.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }
 
 // run is the whole program; tests call it with their own args and environment.

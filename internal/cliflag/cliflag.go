@@ -130,3 +130,15 @@ func (v Verb) want() string {
 	}
 	return strings.Join(v.Verbs[:n-1], ", ") + " or " + v.Verbs[n-1]
 }
+
+// Given returns, as "-name", those of names that were set on fs's command
+// line (after Parse), so a check can say which flags clash.
+func Given(fs *flag.FlagSet, names ...string) []string {
+	var set []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(names, f.Name) {
+			set = append(set, "-"+f.Name)
+		}
+	})
+	return set
+}

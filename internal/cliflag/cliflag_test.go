@@ -53,3 +53,16 @@ func TestVerbParse(t *testing.T) {
 		t.Errorf("Flags: %q, -config %q", fs.Name(), *cfg)
 	}
 }
+
+func TestGiven(t *testing.T) {
+	fs := New("grants add", &bytes.Buffer{}, "")
+	fs.String("command", "", "")
+	fs.String("prefix", "", "")
+	fs.String("cwd", "", "")
+	if _, ok := Parse(fs, []string{"-prefix", "git", "-cwd", "."}); !ok {
+		t.Fatal("parse failed")
+	}
+	if got := strings.Join(Given(fs, "command", "prefix"), " "); got != "-prefix" {
+		t.Errorf("Given = %q, want -prefix", got)
+	}
+}

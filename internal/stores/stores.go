@@ -116,3 +116,15 @@ func OpenGrants(c config.RedisConfig, o Options) (_ grants.Store, closeStore fun
 	store := grants.NewRedisStore(client, grants.Options{Now: o.Now, Logger: o.logger("grants"), SealKey: o.SealKey})
 	return store, func() { _ = store.Close(); _ = client.Close() }, nil
 }
+
+// QuietRedisLog sends go-redis's own logging (connection retries, written
+// with the standard logger outside our handlers and formats) to slog at
+// debug level; its errors reach the stores as return values anyway. The
+// setting is process-wide, so only main calls it.
+func QuietRedisLog() { redis.SetLogger(debugLog{}) }
+
+type debugLog struct{}
+
+func (debugLog) Printf(ctx context.Context, format string, v ...any) {
+	slog.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+}
