@@ -93,6 +93,8 @@ type Escalation struct {
 	mu      sync.Mutex
 	handles map[string]string // user group id → @handle
 	namedAt time.Time         // last usergroups.list attempt
+
+	loop escalationLoop // Start / Stop
 }
 
 // NewEscalation returns the follow-ups of cfg; with neither a reminder nor
