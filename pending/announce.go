@@ -48,6 +48,27 @@ local function announce(channel, id, record)
 end
 `
 
+// settleLua defines the opening both scripts that may end an Ask share
+// (decideScript, voteScript): server_now, the server's clock when the
+// caller gave none (it judges every deadline: see createScript), and
+// already_over, the reply for an Ask that is unknown ({missing}) or has
+// ended ({lost, record}), nil while it is pending. Either way an id that is
+// not pending leaves the deadline index.
+const settleLua = `
+local function server_now(now)
+  if now ~= '' then return now end
+  local t = redis.call('TIME')
+  return t[1] .. string.format('%06d', tonumber(t[2]))
+end
+local function already_over(key, deadlines, id)
+  local status = redis.call('HGET', key, 'status')
+  if status == 'pending' then return nil end
+  redis.call('ZREM', deadlines, id)
+  if not status then return {'missing'} end
+  return {'lost', redis.call('HGETALL', key)}
+end
+`
+
 // announced handles one announcement.
 func (s *RedisStore) announced(payload string) {
 	id, rec, withRecord := strings.Cut(payload, "\n")

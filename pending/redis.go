@@ -238,22 +238,12 @@ func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
 // early.
 // Returns {result, HGETALL of the record}; result is won | late | lost |
 // missing, or {early, µs left}.
-var decideScript = redis.NewScript(auditAppendLua + announceLua + `
+var decideScript = redis.NewScript(auditAppendLua + announceLua + settleLua + `
 local key, deadlines, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, outcome, by, reason, now, channel, maxlen = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
-if now == '' then -- the server's clock judges every deadline (see createScript)
-  local t = redis.call('TIME')
-  now = t[1] .. string.format('%06d', tonumber(t[2]))
-end
-local status = redis.call('HGET', key, 'status')
-if not status then
-  redis.call('ZREM', deadlines, id)
-  return {'missing'}
-end
-if status ~= 'pending' then
-  redis.call('ZREM', deadlines, id)
-  return {'lost', redis.call('HGETALL', key)}
-end
+now = server_now(now)
+local over = already_over(key, deadlines, id)
+if over then return over end
 local deadline = tonumber(redis.call('HGET', key, 'deadline'))
 if outcome == 'expired' and tonumber(now) < deadline then
   return {'early', string.format('%.0f', deadline - tonumber(now))}
