@@ -45,6 +45,13 @@ type Options struct {
 	// Default 15s.
 	ListenerIdle time.Duration
 
+	// RunLease is how long a recorded run stays listed without its
+	// process renewing it (every RunLease/3). Default 30s.
+	RunLease time.Duration
+	// MaxRunsPerUser bounds the runs recorded per user; RecordRun refuses
+	// more. Default 100.
+	MaxRunsPerUser int
+
 	Now    func() time.Time // default time.Now
 	Logger *slog.Logger     // default: discard
 }
@@ -68,6 +75,7 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o = o.runDefaults()
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
