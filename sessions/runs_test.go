@@ -177,3 +177,37 @@ func TestRedisRunsLeases(t *testing.T) {
 		t.Fatalf("after the dead owner's lease: listed %v", got)
 	}
 }
+
+// BenchmarkRedisRuns measures the two recurring costs on a real Redis: one
+// process renewing 100 runs (what it does every RunLease/3), and a Home
+// reading the runs of 50 viewers who have 2 runs each (every Poll).
+func BenchmarkRedisRuns(b *testing.B) {
+	srv := redistest.Start(b)
+	st := sessions.NewRedisStore(newRedisClient(b, srv.Addr()), sessions.Options{})
+	defer st.Close()
+	ctx := b.Context()
+	users := make([]string, 50)
+	for i := range users {
+		users[i] = "U" + string(rune('A'+i/26)) + string(rune('A'+i%26))
+		for j := range 2 {
+			if _, err := st.RecordRun(ctx, sessions.Run{ID: users[i] + "-run-" + string(rune('0'+j)), StartedBy: users[i], Label: "a task of some length to be realistic", StartedAt: time.Now()}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("renew 100 runs", func(b *testing.B) {
+		for b.Loop() {
+			if err := st.RenewRuns(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("runs of 50 viewers", func(b *testing.B) {
+		for b.Loop() {
+			m, err := st.RunsOf(ctx, users)
+			if err != nil || len(m) != 50 {
+				b.Fatal(len(m), err)
+			}
+		}
+	})
+}

@@ -2,7 +2,8 @@
 // process must see alike: which sessions a Slack channel started (so
 // /askops grants lists their grants on any replica), the mode the channel's
 // approvers set for those sessions (/askops mode), and requests to stop a
-// run wherever it runs (/askops stop).
+// run wherever it runs (/askops stop), and the runs in progress per user
+// who started them (the App Home; runs.go).
 //
 // A session is one Slack thread (every run started in it) or one bot run
 // invocation. Slash commands carry no thread, so modes are set per channel
