@@ -15,6 +15,8 @@ type Store interface {
 	Mode(ctx context.Context, channel string) (ModeSetting, bool, error)
 	HandleStops(ctx context.Context, fn Stopper) (release func(), err error)
 	Stop(ctx context.Context, runID, by string) (StopResult, error)
+	RecordRun(ctx context.Context, r Run) (end func(), err error)
+	RunsOf(ctx context.Context, users []string) (map[string][]Run, error)
 	Close() error
 }
 

@@ -19,8 +19,9 @@ import (
 
 // The App Home tab: each user who opens it sees the Asks they may decide,
 // with the same buttons as the Ask's message (a click there is the same
-// click, bound to that Ask: see homeBound), and their own runs that wait
-// for a decision.
+// click, bound to that Ask: see homeBound), and their own runs: with
+// HomeConfig.Runs every run in progress on any replica, each marked when it
+// waits for a decision (home_runs.go); without it, the runs that wait.
 //
 // Keeping it current across replicas: the app_home_opened event reaches
 // one replica, which remembers the viewer; that replica re-reads the
@@ -65,6 +66,9 @@ type HomeConfig struct {
 	// Viewers, if set, keeps the viewers where every replica sees them
 	// (home_viewers.go); without it each replica keeps its own.
 	Viewers HomeViewerStore
+	// Runs, if set, lists the viewers' runs in progress on every replica
+	// (home_runs.go); without it a Home lists only runs waiting on an Ask.
+	Runs HomeRuns
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -106,6 +110,7 @@ type Home struct {
 	mu      sync.Mutex
 	viewers map[string]*homeViewer
 	lastSet string // fingerprint of the pending set last read
+	runs    homeRuns
 	nextAt  time.Time
 }
 
@@ -255,6 +260,7 @@ func (h *Home) refresh(ctx context.Context) time.Duration {
 		h.log.Warn("home: could not list pending asks", "err", err)
 		return h.cfg.Poll
 	}
+	h.readRuns(ctx)
 	set := pendingFingerprint(asks)
 	h.mu.Lock()
 	if set != h.lastSet {
@@ -328,6 +334,9 @@ func (h *Home) publish(ctx context.Context, user string, asks []pending.Ask) {
 		}
 	}
 	view := h.Render(mayDecide, decidable, mine)
+	if running, ok := h.runsOf(user); ok {
+		setRunsText(&view, h.runsRecordText(running, mine))
+	}
 	h.mu.Lock()
 	if v := h.viewers[user]; v != nil && v.notice != "" {
 		view.Blocks.BlockSet = slices.Insert(view.Blocks.BlockSet, 1, slack.Block(contextBlock("askops_home_notice", ":information_source: "+v.notice)))

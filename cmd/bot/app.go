@@ -97,7 +97,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	}
 	viewers, _ := a.Asks.(slackui.HomeViewerStore) // every replica keeps every viewer's Home current
 	a.home = slackui.NewHome(slackui.HomeConfig{
-		Asks: a.Asks, Viewers: viewers, API: a.slack, Notifier: a.notifier,
+		Asks: a.Asks, Viewers: viewers, Runs: a.Sessions, API: a.slack, Notifier: a.notifier,
 		Approvers: slackui.AskDeciders{Approvers: a.approvers, Escalated: a.escalated(), Rule: approval.SelfApproval{Allowed: cfg.Approvals.SelfApproval}},
 		Logger:    log.With("component", "home"), Now: a.now,
 	})
