@@ -340,8 +340,13 @@ func writeKeepingMode(root *os.Root, rel string, data []byte) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s exists and is not a regular file", rel)
 	}
-	if err := f.Truncate(0); err != nil {
-		return fileError(rel, err)
+	// A new (empty) file needs no truncation, and on ext4 a truncate to
+	// zero makes the close flush the data at once (auto_da_alloc, about
+	// 0.1 ms on the path from an approval to the model's next request).
+	if fi.Size() > 0 {
+		if err := f.Truncate(0); err != nil {
+			return fileError(rel, err)
+		}
 	}
 	if _, err := f.Write(data); err != nil {
 		return fileError(rel, err)

@@ -170,6 +170,16 @@ func TestFileTools(t *testing.T) {
 			call:  call("c1", "write_file", map[string]any{"path": "deep/er/new.txt", "content": "hello"}),
 			want:  []string{"wrote 5 bytes to deep/er/new.txt"},
 			after: map[string]string{"deep/er/new.txt": "hello"}},
+		// write_file truncates only a non-empty file; a longer one must not
+		// keep its tail, and an empty one takes the content as is.
+		{name: "write replaces a longer file", files: map[string]string{"old.txt": "a much longer old content\n"},
+			call:  call("c1", "write_file", map[string]any{"path": "old.txt", "content": "new"}),
+			want:  []string{"wrote 3 bytes to old.txt"},
+			after: map[string]string{"old.txt": "new"}},
+		{name: "write fills an empty file", files: map[string]string{"empty.txt": ""},
+			call:  call("c1", "write_file", map[string]any{"path": "empty.txt", "content": "new"}),
+			want:  []string{"wrote 3 bytes to empty.txt"},
+			after: map[string]string{"empty.txt": "new"}},
 		{name: "read with offset and limit", files: map[string]string{"l.txt": "one\ntwo\nthree\nfour\n"},
 			call: call("c1", "read_file", map[string]any{"path": "l.txt", "offset": 2, "limit": 2}),
 			want: []string{"     2\ttwo\n     3\tthree\n[more lines follow; read on with offset=4]"}},

@@ -96,6 +96,9 @@ type Config struct {
 	Slack    Poster
 	Clicks   AskClicks
 	Runs     RunCounter
+	// RunsChanged, if set, is told when a run started here is recorded or
+	// ends (the App Home refreshes at once; runrecord.go).
+	RunsChanged func()
 	// Redis shares event dedup with every replica; nil: this process's
 	// memory (and, since the stores are then in memory too, no replicas).
 	Redis  redis.UniversalClient

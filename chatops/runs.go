@@ -96,8 +96,10 @@ func (o *Ops) startRun(channel, thread, user, task string, tell func(text string
 	}
 	up := newStatusUpdater(o.cfg.Slack, channel, statusTS, st, o.log)
 	o.log.Info("run started", "run", id, "session", spec.SessionID, "by", user)
+	endRecord := o.recordRun(ctx, id, channel, user, task)
 	run := o.cfg.Runner.Start(ctx, spec, up.event)
 	res := run.Wait()
+	endRecord()
 	up.finish(res)
 	o.cfg.Runs.RunEnded(string(res.Status))
 	o.log.Info("run ended", "run", id, "status", res.Status, "iterations", res.Iterations, "err", res.Err)

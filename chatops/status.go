@@ -34,8 +34,9 @@ func (s *runStatus) text() string {
 	return b.String()
 }
 
-// statusUpdater edits the run's status message as events arrive, at most
-// about once a second (Slack's chat.update limit), the last state always.
+// statusUpdater edits the run's status message as events arrive, a moment
+// after them (statusSettle) and at most about once a second (Slack's
+// chat.update limit), the last state always.
 type statusUpdater struct {
 	api     Poster
 	channel string
@@ -99,10 +100,25 @@ func (u *statusUpdater) finish(res agent.Result) {
 	u.wg.Wait()
 }
 
+// statusSettle is how long the status message waits after an event before
+// it is edited. One step of a run is a burst of events (decided, tool call,
+// tool result, the next model turn), and the first of them comes just as an
+// approval lets the agent go on: editing at once would spend the agent's
+// critical moment (the tool run and its next model request) on a Slack call
+// nobody needs within a quarter second, and edit the message several times
+// for one step.
+const statusSettle = 200 * time.Millisecond
+
 func (u *statusUpdater) loop() {
 	for {
 		select {
 		case <-u.dirty:
+			select {
+			case <-time.After(statusSettle):
+			case <-u.done:
+				u.update() // the run's end: its last state, once
+				return
+			}
 			u.update()
 			select { // pace the edits
 			case <-time.After(time.Second):

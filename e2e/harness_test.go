@@ -311,6 +311,9 @@ func childEnv() []string {
 		env = append(env, kv)
 	}
 	env = append(env, "USER=e2e")
+	if dir := benchProfileDir(); dir != "" {
+		env = append(env, "ASKOPS_PROFILE_DIR="+dir)
+	}
 	if os.Getenv("GORACE") == "" {
 		// A race-enabled binary sleeps 1 s at a clean exit to catch late
 		// reports; a tenth of that keeps the check and the suite quick.

@@ -72,6 +72,9 @@ func buildBot(out string) ([]byte, error) {
 	if raceBuild {
 		args = append(args, "-race")
 	}
+	if benchProfileDir() != "" {
+		args = append(args, "-tags", "askops_pprof") // see cmd/bot/profile.go
+	}
 	args = append(args, "./cmd/bot")
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root

@@ -72,6 +72,14 @@ func TestAppHomeAndAuditChain(t *testing.T) {
 	if !strings.Contains(fakeslack.BlockText(home.Request.Blocks.BlockSet), "audit.txt") {
 		t.Errorf("the Home does not say what is asked:\n%s", fakeslack.BlockText(home.Request.Blocks.BlockSet))
 	}
+	// The approver started that run on A; B's Home lists it from the
+	// shared run record, waiting on its Ask.
+	if _, err := w.slack.WaitForHome(ctx, approverID, func(v fakeslack.View) bool {
+		text := fakeslack.BlockText(v.Request.Blocks.BlockSet)
+		return strings.Contains(text, "*Your runs:* 1 running") && strings.Contains(text, "e2e-home: append to audit.txt once") && strings.Contains(text, "waiting for a decision")
+	}); err != nil {
+		t.Errorf("the Home does not list the viewer's run: %v", err)
+	}
 
 	// 3. Approve on the Home, delivered to A: the same click as on the message.
 	payload, ok := w.slack.HomeBlockActionsPayload(approverID, slackui.ActionApprove, id)
@@ -85,6 +93,11 @@ func TestAppHomeAndAuditChain(t *testing.T) {
 	w.waitAnswer(ctx, t, ask.ThreadTS, "appended once")
 	if _, err := w.slack.WaitForHome(ctx, approverID, func(v fakeslack.View) bool { return homeAskButtons(v) == 0 }); err != nil {
 		t.Errorf("the Home still offers the decided Ask: %v", err)
+	}
+	if _, err := w.slack.WaitForHome(ctx, approverID, func(v fakeslack.View) bool {
+		return strings.Contains(fakeslack.BlockText(v.Request.Blocks.BlockSet), "*Your runs:* none is running.")
+	}); err != nil {
+		t.Errorf("the Home still lists the ended run: %v", err)
 	}
 	publishes := w.slack.Calls("views.publish")
 	t.Logf("views.publish calls: %d", len(publishes))

@@ -126,6 +126,16 @@ func (s *RedisStore) slotNode(ctx context.Context) (*redis.Client, error) {
 // of it. The fence write is there because WAIT covers what its connection
 // wrote, and cmd may write nothing (a losing decide, a read).
 func (s *RedisStore) durable(ctx context.Context, cmd func(redis.Scripter) *redis.Cmd) ([]any, error) {
+	c, err := s.durableCmd(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return c.Slice()
+}
+
+// durableCmd is durable for a reply of any shape: cmd, answered only once
+// the replicas hold what it wrote.
+func (s *RedisStore) durableCmd(ctx context.Context, cmd func(redis.Scripter) *redis.Cmd) (*redis.Cmd, error) {
 	node, err := s.slotNode(ctx)
 	if err != nil {
 		return nil, err
@@ -149,13 +159,12 @@ func (s *RedisStore) durable(ctx context.Context, cmd func(redis.Scripter) *redi
 	}); err != nil {
 		return nil, err
 	}
-	res, err := c.Slice()
-	if err != nil {
+	if err := c.Err(); err != nil {
 		return nil, err
 	}
 	got := int(wait.Val())
 	if got >= acks || s.lowered(info.Val(), got) {
-		return res, nil
+		return c, nil
 	}
 	return nil, fmt.Errorf("%d of %d replicas confirmed within %s", got, acks, s.opts.ReplicaTimeout)
 }

@@ -29,6 +29,7 @@ type MemoryStore struct {
 	audit  []Event
 	steps  map[string]*memoryStep // follow-ups by "<id> <step>" (schedule.go)
 	chain  chainer                // the audit chain's head
+	homes  memoryHomes            // App Home viewers (homeviewers.go)
 	closed chan struct{}
 	once   sync.Once
 }

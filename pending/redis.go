@@ -23,7 +23,7 @@ import (
 //	askops:{askops}:deadlines    zset: id scored by deadline (µs); only pending Asks
 //	askops:{askops}:audit        stream: asked / decided events, XADD MAXLEN ~ AuditMaxLen
 //	askops:{askops}:audit:head   hash: seq, digest and id of the newest audit event (see auditchain.go)
-//	askops:{askops}:decided      pub/sub channel: the id of every Ask that just ended
+//	askops:{askops}:decided      pub/sub channel: every Ask that just ended (record, then id: announce.go)
 //	askops:{askops}:fence        counter written before each WAIT (see durable)
 //
 // Why one tag for everything rather than a tag per Ask (askops:ask:{ID}):
@@ -108,8 +108,8 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		// once, so try it before the first backoff step.
 		RetryAtOnce: true,
 	}, subscription.Handlers{
-		// Each announcement is the id of an Ask that just ended.
-		Message: func(_ context.Context, id string) { s.waiters.reread(id) },
+		// Each announcement is an Ask that just ended (announce.go).
+		Message: func(_ context.Context, payload string) { s.announced(payload) },
 		Resubscribed: func() {
 			n := s.waiters.rereadAll()
 			opts.Logger.Info("pending: waiters re-read their asks after a resubscription", "waiters", n)
@@ -238,22 +238,12 @@ func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
 // early.
 // Returns {result, HGETALL of the record}; result is won | late | lost |
 // missing, or {early, µs left}.
-var decideScript = redis.NewScript(auditAppendLua + `
+var decideScript = redis.NewScript(auditAppendLua + announceLua + settleLua + `
 local key, deadlines, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, outcome, by, reason, now, channel, maxlen = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
-if now == '' then -- the server's clock judges every deadline (see createScript)
-  local t = redis.call('TIME')
-  now = t[1] .. string.format('%06d', tonumber(t[2]))
-end
-local status = redis.call('HGET', key, 'status')
-if not status then
-  redis.call('ZREM', deadlines, id)
-  return {'missing'}
-end
-if status ~= 'pending' then
-  redis.call('ZREM', deadlines, id)
-  return {'lost', redis.call('HGETALL', key)}
-end
+now = server_now(now)
+local over = already_over(key, deadlines, id)
+if over then return over end
 local deadline = tonumber(redis.call('HGET', key, 'deadline'))
 if outcome == 'expired' and tonumber(now) < deadline then
   return {'early', string.format('%.0f', deadline - tonumber(now))}
@@ -269,8 +259,9 @@ redis.call('HSET', key, 'status', outcome, 'decided_by', by, 'decided_at', now, 
 redis.call('ZREM', deadlines, id)
 local rec = redis.call('HMGET', key, 'run_id', 'tool')
 audit_append(audit, head, maxlen, now, 'decided', id, rec[1] or '', rec[2] or '', outcome, by, reason, '')
-if channel ~= '' then redis.call('PUBLISH', channel, id) end
-return {result, redis.call('HGETALL', key)}
+local record = redis.call('HGETALL', key)
+announce(channel, id, record)
+return {result, record}
 `)
 
 // Decide implements Store.

@@ -218,7 +218,7 @@ func (s *RedisStore) ScheduleSteps(ctx context.Context, id string, steps []DueSt
 		}
 		args = append(args, st.Due.UnixMicro(), stepMember(id, st.Name))
 	}
-	if err := scheduleScript.Run(ctx, s.client, []string{s.keys.ask(id), s.keys.steps()}, args...).Err(); err != nil {
+	if err := s.stepWrite(ctx, scheduleScript, []string{s.keys.ask(id), s.keys.steps()}, args...).Err(); err != nil {
 		return unavailable("schedule", err)
 	}
 	return nil
@@ -315,7 +315,7 @@ func (s *RedisStore) AddCopy(ctx context.Context, id, channel, ts string) error 
 	if err != nil {
 		return err
 	}
-	n, err := addCopyScript.Run(ctx, s.client, []string{s.keys.ask(id)}, e).Int()
+	n, err := s.stepWrite(ctx, addCopyScript, []string{s.keys.ask(id)}, e).Int()
 	if err != nil {
 		return unavailable("add_copy", err)
 	}
@@ -354,7 +354,7 @@ func (s *RedisStore) FinishStep(ctx context.Context, c ClaimedStep, d StepDone) 
 	if c.token == "" {
 		return false, &Error{Code: CodeInvalid, Op: "finish_step", Msg: "step was not claimed"}
 	}
-	n, err := finishStepScript.Run(ctx, s.client,
+	n, err := s.stepWrite(ctx, finishStepScript,
 		[]string{s.keys.steps(), s.keys.stepClaims(), s.keys.ask(c.Ask.ID), s.keys.audit, s.keys.auditHead},
 		s.scriptNow(), stepMember(c.Ask.ID, c.Name), c.token, c.Ask.ID, followupLine(c.Name, d), d.Tried, d.Unanswered,
 		s.opts.AuditMaxLen, string(d.Kind), d.To, d.Text,

@@ -153,23 +153,13 @@ func decodeVotes(a *Ask, h map[string]string) {
 // a vote too, so the trail shows the count it ended).
 // Returns {result, HGETALL}: result is won | voted | repeat | session |
 // late | lost, or {missing}.
-var voteScript = redis.NewScript(auditAppendLua + `
+var voteScript = redis.NewScript(auditAppendLua + announceLua + settleLua + `
 local key, deadlines, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, outcome, by, reason, now, channel, maxlen, late, grant =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-if now == '' then -- the server's clock judges every deadline (see createScript)
-  local t = redis.call('TIME')
-  now = t[1] .. string.format('%06d', tonumber(t[2]))
-end
-local status = redis.call('HGET', key, 'status')
-if not status then
-  redis.call('ZREM', deadlines, id)
-  return {'missing'}
-end
-if status ~= 'pending' then
-  redis.call('ZREM', deadlines, id)
-  return {'lost', redis.call('HGETALL', key)}
-end
+now = server_now(now)
+local over = already_over(key, deadlines, id)
+if over then return over end
 local rec = redis.call('HMGET', key, 'run_id', 'tool', 'deadline', 'quorum', 'voters')
 local result = 'won'
 if tonumber(now) >= tonumber(rec[3]) then
@@ -201,8 +191,9 @@ redis.call('HSET', key, 'status', outcome, 'decided_by', by, 'decided_at', now, 
 if grant ~= '' then redis.call('HSET', key, 'grant_ttl', grant) end
 redis.call('ZREM', deadlines, id)
 audit_append(audit, head, maxlen, now, 'decided', id, rec[1] or '', rec[2] or '', outcome, by, reason, '')
-if channel ~= '' then redis.call('PUBLISH', channel, id) end
-return {result, redis.call('HGETALL', key)}
+local record = redis.call('HGETALL', key)
+announce(channel, id, record)
+return {result, record}
 `)
 
 // Cast implements Store.

@@ -126,8 +126,9 @@ func (w *waiters) takeDirty(max int) []string {
 	return ids
 }
 
-// deliver hands r to every waiter on id. Only the reader calls it, so after
-// emptying a channel the send cannot block.
+// deliver hands r to every waiter on id. Deliveries (the reader's, and the
+// listener's of an announced record) are serialized by mu and waiters only
+// receive, so after emptying a channel the send cannot block.
 func (w *waiters) deliver(id string, r *readResult) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -142,6 +143,13 @@ func (w *waiters) deliver(id string, r *readResult) {
 		}
 		wt.reads <- next
 	}
+}
+
+// has reports whether this process waits on id.
+func (w *waiters) has(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.m[id]) > 0
 }
 
 func (w *waiters) count() int {

@@ -15,6 +15,7 @@ import (
 type MemoryStore struct {
 	opts  Options
 	local stoppers
+	runs  memoryRuns
 
 	mu       sync.Mutex
 	sessions map[string]map[string]time.Time // channel -> session -> last run started

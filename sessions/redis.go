@@ -83,6 +83,7 @@ type RedisStore struct {
 	rdb   redis.UniversalClient
 	opts  Options
 	local stoppers
+	runs  redisRuns // redis_runs.go
 
 	stopChannel string
 	handlers    string // the ZSET of live stop handlers
@@ -331,6 +332,7 @@ func (r *RedisStore) Close() error {
 	r.closed = true
 	stops, renew, renewed := r.stops, r.renew, r.renewed
 	r.mu.Unlock()
+	r.closeRuns()
 	if stops != nil {
 		renew()
 		<-renewed

@@ -2,7 +2,8 @@
 // process must see alike: which sessions a Slack channel started (so
 // /askops grants lists their grants on any replica), the mode the channel's
 // approvers set for those sessions (/askops mode), and requests to stop a
-// run wherever it runs (/askops stop).
+// run wherever it runs (/askops stop), and the runs in progress per user
+// who started them (the App Home; runs.go).
 //
 // A session is one Slack thread (every run started in it) or one bot run
 // invocation. Slash commands carry no thread, so modes are set per channel
@@ -45,6 +46,13 @@ type Options struct {
 	// Default 15s.
 	ListenerIdle time.Duration
 
+	// RunLease is how long a recorded run stays listed without its
+	// process renewing it (every RunLease/3). Default 30s.
+	RunLease time.Duration
+	// MaxRunsPerUser bounds the runs recorded per user; RecordRun refuses
+	// more. Default 100.
+	MaxRunsPerUser int
+
 	Now    func() time.Time // default time.Now
 	Logger *slog.Logger     // default: discard
 }
@@ -68,6 +76,7 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o = o.runDefaults()
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

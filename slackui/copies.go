@@ -52,3 +52,21 @@ func (n *Notifier) updateCopies(ctx context.Context, a pending.Ask, msg Message)
 	}
 	return errors.Join(errs...)
 }
+
+// catchUp brings a DM copy just recorded up to date with its Ask. The DM
+// was rendered from the record as its step was claimed; a vote or a
+// decision that landed before the copy was recorded updated every copy
+// but this one, which would go on showing the old count, or buttons of an
+// Ask already decided. Once recorded, later changes update it as they do
+// every copy.
+func (e *Escalation) catchUp(ctx context.Context, n *Notifier, shown pending.Ask, channel, ts string) error {
+	cur, err := e.cfg.Steps.Get(ctx, shown.ID)
+	if err != nil {
+		return fmt.Errorf("slackui: re-read ask %s after its DM: %w", shown.ID, err)
+	}
+	if cur.Status == shown.Status && cur.Votes == shown.Votes {
+		return nil
+	}
+	cur.Channel, cur.MessageTS, cur.Copies = channel, ts, "" // this DM only
+	return n.Update(ctx, cur)
+}

@@ -40,6 +40,8 @@ type EscalationLevel struct {
 // satisfy it.
 type StepStore interface {
 	pending.Steps
+	// Get re-reads an Ask after a DM copy is recorded (copies.go).
+	Get(ctx context.Context, id string) (pending.Ask, error)
 }
 
 // DirectMessageAPI opens direct message channels; *slack.Client satisfies
@@ -91,6 +93,8 @@ type Escalation struct {
 	mu      sync.Mutex
 	handles map[string]string // user group id → @handle
 	namedAt time.Time         // last usergroups.list attempt
+
+	loop escalationLoop // Start / Stop
 }
 
 // NewEscalation returns the follow-ups of cfg; with neither a reminder nor
@@ -356,7 +360,7 @@ func (e *Escalation) targets(ctx context.Context, l EscalationLevel) ([]string, 
 // sendDirect sends the Ask with its buttons to a DM channel and records
 // the copy, so a click on it counts and its decision updates it.
 func (e *Escalation) sendDirect(ctx context.Context, n *Notifier, a pending.Ask, channel string) error {
-	msg := RenderAsk(a, RenderOptions{GrantScope: n.cfg.ScopeText(a), Now: n.cfg.Now()})
+	msg := RenderAsk(a, RenderOptions{GrantScope: n.cfg.ScopeText(a), GrantDurations: n.cfg.GrantDurations, Now: n.cfg.Now()}) // the buttons of its message
 	posted, ts, err := n.PostMessage(ctx, channel, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
 	if err != nil {
 		return err
@@ -364,7 +368,10 @@ func (e *Escalation) sendDirect(ctx context.Context, n *Notifier, a pending.Ask,
 	if posted == "" {
 		posted = channel
 	}
-	return e.cfg.Steps.AddCopy(ctx, a.ID, posted, ts)
+	if err := e.cfg.Steps.AddCopy(ctx, a.ID, posted, ts); err != nil {
+		return err
+	}
+	return e.catchUp(ctx, n, a, posted, ts) // copies.go
 }
 
 // MayDecideEscalated reports whether user is a target of an escalation
@@ -488,6 +495,11 @@ func (e *Escalation) groupName(ctx context.Context) func(id string) string {
 }
 
 func unansweredText(a pending.Ask) string {
+	if n := a.Needed(); n > 1 {
+		// Some may have approved (the tally beside it says who): "nobody
+		// answered" would be untrue.
+		return fmt.Sprintf("the %d approvals needed did not come in %s", n, shortDuration(a.Deadline.Sub(a.CreatedAt)))
+	}
 	return "nobody answered in " + shortDuration(a.Deadline.Sub(a.CreatedAt))
 }
 

@@ -19,8 +19,9 @@ import (
 
 // The App Home tab: each user who opens it sees the Asks they may decide,
 // with the same buttons as the Ask's message (a click there is the same
-// click, bound to that Ask: see homeBound), and their own runs that wait
-// for a decision.
+// click, bound to that Ask: see homeBound), and their own runs: with
+// HomeConfig.Runs every run in progress on any replica, each marked when it
+// waits for a decision (home_runs.go); without it, the runs that wait.
 //
 // Keeping it current across replicas: the app_home_opened event reaches
 // one replica, which remembers the viewer; that replica re-reads the
@@ -62,6 +63,12 @@ type HomeConfig struct {
 	// ViewerTTL is how long after opening the Home a user is kept current;
 	// default 24h.
 	ViewerTTL time.Duration
+	// Viewers, if set, keeps the viewers where every replica sees them
+	// (home_viewers.go); without it each replica keeps its own.
+	Viewers HomeViewerStore
+	// Runs, if set, lists the viewers' runs in progress on every replica
+	// (home_runs.go); without it a Home lists only runs waiting on an Ask.
+	Runs HomeRuns
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -103,6 +110,7 @@ type Home struct {
 	mu      sync.Mutex
 	viewers map[string]*homeViewer
 	lastSet string // fingerprint of the pending set last read
+	runs    homeRuns
 	nextAt  time.Time
 }
 
@@ -162,6 +170,7 @@ func (h *Home) Opened(user string) {
 	}
 	v.openedAt, v.dirty = h.cfg.Now(), true
 	h.mu.Unlock()
+	h.rememberViewer(user)
 	h.nudge()
 }
 
@@ -231,6 +240,7 @@ func (h *Home) run(ctx context.Context) {
 // viewer dirty when they changed, and publishes the dirty Homes that are
 // due. It returns how long until the next one is due.
 func (h *Home) refresh(ctx context.Context) time.Duration {
+	h.syncViewers(ctx)
 	now := h.cfg.Now()
 	h.mu.Lock()
 	for u, v := range h.viewers {
@@ -250,6 +260,7 @@ func (h *Home) refresh(ctx context.Context) time.Duration {
 		h.log.Warn("home: could not list pending asks", "err", err)
 		return h.cfg.Poll
 	}
+	h.readRuns(ctx)
 	set := pendingFingerprint(asks)
 	h.mu.Lock()
 	if set != h.lastSet {
@@ -287,11 +298,14 @@ func (h *Home) refresh(ctx context.Context) time.Duration {
 	return wait
 }
 
-// pendingFingerprint changes whenever an Ask is created or ends.
+// pendingFingerprint changes whenever an Ask is created or ends, gains a
+// vote or has a follow-up carried out.
 func pendingFingerprint(asks []pending.Ask) string {
 	ids := make([]string, len(asks))
 	for i, a := range asks {
-		ids[i] = a.ID + "/" + a.MessageTS
+		// Votes and fired follow-ups too: a tally on every copy, and an
+		// escalation target's buttons once their level fired.
+		ids[i] = a.ID + "/" + a.MessageTS + "/" + string(a.Votes) + "/" + string(a.Followups)
 	}
 	slices.Sort(ids)
 	return strings.Join(ids, ",")
@@ -315,11 +329,14 @@ func (h *Home) publish(ctx context.Context, user string, asks []pending.Ask) {
 		if a.StartedBy == user {
 			mine = append(mine, a)
 		}
-		if mayDecide && (!perAsk || h.mayDecideAsk(pctx, aa, user, a)) {
+		if (mayDecide || beyondApprovers(aa)) && (!perAsk || h.mayDecideAsk(pctx, aa, user, a)) {
 			decidable = append(decidable, a)
 		}
 	}
 	view := h.Render(mayDecide, decidable, mine)
+	if running, ok := h.runsOf(user); ok {
+		setRunsText(&view, h.runsRecordText(running, mine))
+	}
 	h.mu.Lock()
 	if v := h.viewers[user]; v != nil && v.notice != "" {
 		view.Blocks.BlockSet = slices.Insert(view.Blocks.BlockSet, 1, slack.Block(contextBlock("askops_home_notice", ":information_source: "+v.notice)))
@@ -338,7 +355,12 @@ func (h *Home) publish(ctx context.Context, user string, asks []pending.Ask) {
 	same := v.shown == digest
 	v.dirty = false
 	h.mu.Unlock()
-	if same {
+	if same || !h.claimView(pctx, user, digest) {
+		h.mu.Lock()
+		if v := h.viewers[user]; v != nil {
+			v.shown = digest // another replica published it
+		}
+		h.mu.Unlock()
 		return
 	}
 	err = h.cfg.Notifier.retry(pctx, "views.publish", func(ctx context.Context) error {
@@ -348,6 +370,9 @@ func (h *Home) publish(ctx context.Context, user string, asks []pending.Ask) {
 		_, err := h.cfg.API.PublishViewContext(ctx, slack.PublishViewContextRequest{UserID: user, View: view})
 		return err
 	})
+	if err != nil {
+		h.releaseView(pctx, user, digest) // so any replica tries again
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if v := h.viewers[user]; v != nil {
@@ -429,6 +454,10 @@ func (h *Home) askBlocks(a pending.Ask) []slack.Block {
 		slack.NewDividerBlock(),
 		sectionBlock("askops_home_ask_"+a.ID, askGist(a, cv)),
 		contextBlock("askops_home_who_"+a.ID, strings.Join(who, " · ")),
+	}
+	if q, ok := quorumBlock(a).(*slack.ContextBlock); ok { // "1 of 2 approvals: @ana", as on the message
+		q.BlockID += "_" + a.ID // block ids are unique within a view
+		blocks = append(blocks, q)
 	}
 	open := a
 	open.Status, open.DecidedBy, open.DecisionReason = pending.StatusPending, "", ""

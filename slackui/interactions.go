@@ -134,7 +134,7 @@ func InteractionsHandler(handle func(context.Context, slack.InteractionCallback)
 			return
 		}
 		var cb slack.InteractionCallback
-		if err := json.Unmarshal([]byte(payload), &cb); err != nil {
+		if err := decodeInteraction([]byte(payload), &cb); err != nil {
 			http.Error(w, "malformed payload", http.StatusBadRequest)
 			return
 		}

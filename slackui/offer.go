@@ -22,6 +22,12 @@ func (n *Notifier) Offers(a pending.Ask, actionID string) bool {
 // is value.
 func buttonFor(blocks []slack.Block, actionID, value string) bool {
 	for _, b := range blocks {
+		if pb, ok := b.(*payloadBlocks); ok {
+			if buttonFor(pb.decode(), actionID, value) {
+				return true
+			}
+			continue
+		}
 		ab, ok := b.(*slack.ActionBlock)
 		if !ok || ab.Elements == nil {
 			continue

@@ -7,16 +7,14 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/approval"
-	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/stores"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/pending"
-	"github.com/askops/askops/sessions"
 	"github.com/askops/askops/slackui"
 )
 
@@ -31,7 +29,7 @@ type app struct {
 	now     func() time.Time
 
 	slack *slack.Client
-	stores
+	stores.Set
 
 	notifier     *slackui.Notifier
 	approvers    *slackui.Approvers
@@ -39,7 +37,6 @@ type app struct {
 	core         *approval.Core
 	approver     *metrics.Approver   // core, counted
 	escalation   *slackui.Escalation // nil without reminders or escalation levels
-	followups    followups
 	// home keeps App Home tabs current; asksUI is the notifier that also
 	// refreshes them when an Ask changes here (slackui/home.go).
 	home   *slackui.Home
@@ -49,14 +46,6 @@ type app struct {
 	// Socket Mode connection's state it reports.
 	ready  *slackui.Readiness
 	socket *slackui.SocketHealth
-}
-
-// sessionState is the chat-ops state every process shares: a channel's
-// sessions, its /askops mode, and stop requests for runs wherever they run
-// (package sessions; in memory without Redis).
-type sessionState interface {
-	chatops.SessionState
-	Close() error
 }
 
 // appOptions are what differ between subcommands.
@@ -84,7 +73,9 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	hc := &http.Client{Transport: &metrics.SlackErrors{Next: http.DefaultTransport, Metrics: m}, Timeout: 30 * time.Second}
 	a.slack = newSlackClient(cfg.Slack, hc)
 
-	if a.stores, err = openStores(ctx, cfg, log, a.now, grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())); err != nil {
+	a.Set, err = stores.Open(ctx, cfg.Redis, stores.Options{SessionTTL: cfg.Approvals.SessionTTL.D(),
+		SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal()), Now: a.now, Logger: log})
+	if err != nil {
 		return nil, err
 	}
 
@@ -104,14 +95,15 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	if err != nil {
 		return nil, fmt.Errorf("approvals.approvers: %w", err)
 	}
+	viewers, _ := a.Asks.(slackui.HomeViewerStore) // every replica keeps every viewer's Home current
 	a.home = slackui.NewHome(slackui.HomeConfig{
-		Asks: a.asks, API: a.slack, Notifier: a.notifier,
-		Approvers: slackui.SelfApprovalAuthority{Approvers: a.approvers, Rule: approval.SelfApproval{Allowed: cfg.Approvals.SelfApproval}},
+		Asks: a.Asks, Viewers: viewers, Runs: a.Sessions, API: a.slack, Notifier: a.notifier,
+		Approvers: slackui.AskDeciders{Approvers: a.approvers, Escalated: a.escalated(), Rule: approval.SelfApproval{Allowed: cfg.Approvals.SelfApproval}},
 		Logger:    log.With("component", "home"), Now: a.now,
 	})
 	a.asksUI = slackui.HomeNotifier{Notifier: a.notifier, Home: a.home}
 	a.interactions = slackui.NewInteractions(slackui.InteractionsConfig{
-		Asks:         a.asks,
+		Asks:         a.Asks,
 		Notifier:     a.asksUI,
 		Home:         a.home,
 		Approvers:    a.approvers,
@@ -125,19 +117,19 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	if o.Posted != nil {
 		notifier = approval.Reporting{Notifier: notifier, Posted: o.Posted}
 	}
-	core, err := newCore(cfg, a.stores, append([]approval.Notifier{notifier}, o.Notifiers...), o.AskTimeout, log)
+	core, err := newCore(cfg, a.Set, append([]approval.Notifier{notifier}, o.Notifiers...), o.AskTimeout, log)
 	if err != nil {
 		return nil, err
 	}
 	a.core = core
 	a.approver = &metrics.Approver{Next: core, Metrics: m, Log: log}
 	a.socket = &slackui.SocketHealth{}
-	a.ready = &slackui.Readiness{Now: a.now, TTL: 10 * time.Second, Store: a.pingStore, Slack: a.authTest}
+	a.ready = &slackui.Readiness{Now: a.now, TTL: 10 * time.Second, Store: a.Ping, Slack: a.authTest}
 	if cfg.Slack.Mode == "socket" {
 		a.ready.Socket = a.socket.Err
 	}
-	if !a.shared() {
-		a.startFollowups() // nobody else holds this store
+	if !a.Shared() {
+		a.escalation.Start(a.notifier) // nobody else holds this store
 	}
 	return a, nil
 }
@@ -145,70 +137,25 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 // Close stops background work and closes the stores. Interactions first: its
 // in-flight message updates still need the store.
 func (a *app) Close() {
-	a.stopFollowups()
+	a.escalation.Stop()
 	if a.interactions != nil {
 		_ = a.interactions.Close()
 	}
 	if a.home != nil {
 		_ = a.home.Close()
 	}
-	a.stores.close()
-}
-
-// stores are the state every process shares: the Asks, the grants and
-// chat-ops' sessions, in Redis when redis.url is set, else in this
-// process's memory (Asks then live and die with it).
-type stores struct {
-	redis    redis.UniversalClient // nil with the in-memory stores
-	asks     pending.Store
-	grants   grants.Store
-	sessions sessionState
-}
-
-// openStores opens the stores cfg names; sealKey seals grants whose
-// commands hold secrets (nil: none).
-func openStores(ctx context.Context, cfg config.Config, log *slog.Logger, now func() time.Time, sealKey []byte) (st stores, err error) {
-	popts := pending.Options{Now: now, Logger: log.With("component", "pending")}
-	gopts := grants.Options{Now: now, Logger: log.With("component", "grants"), SealKey: sealKey}
-	sopts := sessions.Options{TTL: cfg.Approvals.SessionTTL.D(), Now: now, Logger: log.With("component", "sessions")}
-	if cfg.Redis.URL == "" {
-		return stores{asks: pending.NewMemoryStore(popts), grants: grants.NewMemoryStore(gopts), sessions: sessions.NewMemoryStore(sopts)}, nil
-	}
-	popts.ReplicaAcks, _ = cfg.Redis.ReplicaAcksOption() // validated
-	popts.ReplicaTimeout = cfg.Redis.ReplicaTimeout.D()
-	if st.redis, err = openRedis(cfg.Redis); err != nil {
-		return stores{}, fmt.Errorf("redis.url: %w", err)
-	}
-	rs, err := pending.NewRedisStore(ctx, st.redis, popts)
-	if err != nil {
-		st.close()
-		return stores{}, fmt.Errorf("redis.url: open the ask store at %s: %w", cfg.Redis.Addr(), err)
-	}
-	st.asks, st.grants, st.sessions = rs, grants.NewRedisStore(st.redis, gopts), sessions.NewRedisStore(st.redis, sopts)
-	return st, nil
-}
-
-// close closes every store opened, the Redis client last.
-func (st stores) close() {
-	for _, c := range []interface{ Close() error }{st.asks, st.grants, st.sessions} {
-		if c != nil {
-			_ = c.Close()
-		}
-	}
-	if st.redis != nil {
-		_ = st.redis.Close()
-	}
+	a.Set.Close()
 }
 
 // newCore is the approval round trip on st, showing each Ask through
 // notifiers; timeout 0 means approvals.timeout. The confirm dialog states
 // the scope it records: one function, approval.DefaultScopeFor.
-func newCore(cfg config.Config, st stores, notifiers []approval.Notifier, timeout time.Duration, log *slog.Logger) (*approval.Core, error) {
+func newCore(cfg config.Config, st stores.Set, notifiers []approval.Notifier, timeout time.Duration, log *slog.Logger) (*approval.Core, error) {
 	if timeout <= 0 {
 		timeout = cfg.Approvals.Timeout.D()
 	}
 	return approval.New(approval.Config{
-		Asks: st.asks, Grants: st.grants, Notifiers: notifiers,
+		Asks: st.Asks, Grants: st.Grants, Notifiers: notifiers,
 		Timeout: timeout, SessionTTL: cfg.Approvals.SessionTTL.D(), ScopeFor: approval.DefaultScopeFor,
 		Logger: log.With("component", "approver"),
 	})
@@ -219,23 +166,6 @@ func newCore(cfg config.Config, st stores, notifiers []approval.Notifier, timeou
 func (a *app) people(p config.People, anyone bool, component string) (*slackui.Approvers, error) {
 	return slackui.NewApprovers(slackui.ApproversConfig{Users: p.Users, Groups: p.Usergroups, AnyoneInChannel: anyone,
 		API: a.slack, Logger: a.log.With("component", component), Now: a.now})
-}
-
-// shared reports whether the stores are shared with other processes (Redis),
-// in which case any serve replica takes the clicks and run/ask need not
-// listen.
-func (a *app) shared() bool { return a.redis != nil }
-
-func (a *app) pingStore(ctx context.Context) error {
-	if a.redis == nil {
-		return nil // in memory: up while the process is
-	}
-	if rs, ok := a.asks.(interface{ Ping(context.Context) error }); ok {
-		// On a Cluster, PING reaches any node; this reaches the master
-		// of askops' slot, the one that must be up.
-		return rs.Ping(ctx)
-	}
-	return a.redis.Ping(ctx).Err()
 }
 
 func (a *app) authTest(ctx context.Context) error {
@@ -258,7 +188,7 @@ func (a *app) front() slackui.Front {
 // returned stop is called. With Redis any serve replica takes the clicks and
 // the decision reaches this process through the store, so it does nothing.
 func (a *app) takeClicks(ctx context.Context) (stop func(), err error) {
-	if a.shared() {
+	if a.Shared() {
 		return func() {}, nil
 	}
 	return a.front().TakeClicks(ctx)

@@ -2,19 +2,20 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/askops/askops/config"
+	"github.com/askops/askops/internal/cliflag"
+	"github.com/askops/askops/internal/stores"
 	"github.com/askops/askops/pending"
 )
 
-// auditSynopsis is the shape of `bot audit`; -config may come before or
-// after the verb.
-const auditSynopsis = `-config FILE VERB ...
+// auditCommand is bot audit's shape; -config may come before or after
+// the verb.
+var auditCommand = cliflag.Verb{Name: "audit", Verbs: []string{"verify", "export"}, Synopsis: `-config FILE VERB ...
   verify [-o text|json] [-anchor SEQ:HASH]...
-  export [-since 24h|2026-01-02T15:04:05Z]`
+  export [-since 24h|2026-01-02T15:04:05Z]`}
 
 // auditTimeout bounds the whole store conversation (a verify reads up to
 // the whole capped stream, 100,000 events by default).
@@ -24,20 +25,11 @@ const auditTimeout = 2 * time.Minute
 // chain, or writes it as JSON lines. Exit 0 intact / exported, 1 broken
 // chain or store unreachable, 2 bad usage or config.
 func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
-	top := flagSet("audit", env.stderr, auditSynopsis)
-	path := top.String("config", "", "config file (YAML)")
-	if code, ok := parseFlags(top, args); !ok {
+	verb, path, rest, code, ok := auditCommand.Parse(env.stderr, args)
+	if !ok {
 		return code
 	}
-	rest := top.Args()
-	if len(rest) == 0 {
-		fmt.Fprintln(env.stderr, "bot audit: no verb (want verify or export)")
-		top.Usage()
-		return exitUsage
-	}
-	verb, rest := rest[0], rest[1:]
-	fs := flagSet("audit "+verb, env.stderr, "-config FILE "+verb)
-	configPath := fs.String("config", *path, "config file (YAML)")
+	fs, configPath := auditCommand.Flags(env.stderr, verb, verb, path)
 	var output, since *string
 	var anchors []pending.AuditHead
 	switch verb {
@@ -50,12 +42,8 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 		})
 	case "export":
 		since = fs.String("since", "24h", "Asks with an event in this last duration (Go syntax: 24h, 90m) or since this time (RFC 3339)")
-	default:
-		fmt.Fprintf(env.stderr, "bot audit: unknown verb %q (want verify or export)\n", verb)
-		top.Usage()
-		return exitUsage
 	}
-	positional, code, ok := parseInterleaved(fs, rest)
+	positional, code, ok := cliflag.ParseInterleaved(fs, rest)
 	if !ok {
 		return code
 	}
@@ -65,22 +53,25 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 		return exitUsage
 	}
 	// Every flag is checked before the store is opened.
-	var run func(context.Context, pending.AuditLog) int
+	var run func(context.Context, pending.AuditLog) (ok bool, err error)
 	if verb == "verify" {
 		if *output != "text" && *output != "json" {
 			fmt.Fprintf(env.stderr, "bot audit verify: -o must be text or json, got %q\n", *output)
 			return exitUsage
 		}
-		run = func(ctx context.Context, log pending.AuditLog) int {
-			return auditVerify(ctx, env, log, *output == "json", anchors)
+		run = func(ctx context.Context, log pending.AuditLog) (bool, error) {
+			return pending.WriteVerify(ctx, log, env.stdout, *output == "json", anchors...)
 		}
 	} else {
-		from, err := parseSince(*since, time.Now())
+		from, err := pending.ParseSince(*since, time.Now())
 		if err != nil {
 			fmt.Fprintf(env.stderr, "bot audit export: -since: %v\n", err)
 			return exitUsage
 		}
-		run = func(ctx context.Context, log pending.AuditLog) int { return auditExport(ctx, env, log, from) }
+		run = func(ctx context.Context, log pending.AuditLog) (bool, error) {
+			err := pending.ExportSince(ctx, log, env.stdout, from)
+			return err == nil, err
+		}
 	}
 	// Like grants, audit talks only to the store: no model, no Slack secrets.
 	cfg, ok := loadConfig(env, *configPath, config.Grants)
@@ -91,7 +82,7 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 		fmt.Fprintln(env.stderr, "bot audit: the audit trail needs redis.url; the in-memory store lives in the serving process and ends with it, so there is nothing here to check (set redis.url or REDIS_URL to the store the bot uses)")
 		return exitUsage
 	}
-	client, err := openRedis(cfg.Redis)
+	client, err := stores.OpenRedis(cfg.Redis)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
 		return exitUsage
@@ -106,50 +97,12 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	defer store.Close()
-	return run(ctx, store)
-}
-
-func auditVerify(ctx context.Context, env *environment, log pending.AuditLog, asJSON bool, anchors []pending.AuditHead) int {
-	r, err := log.VerifyAudit(ctx, anchors...)
+	ok, err = run(ctx, store)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "bot audit verify: %v\n", err)
-		return exitFailed
+		fmt.Fprintf(env.stderr, "bot audit %s: %v\n", verb, err)
 	}
-	if asJSON {
-		b, _ := json.MarshalIndent(r, "", "  ")
-		fmt.Fprintln(env.stdout, string(b))
-	} else {
-		fmt.Fprintln(env.stdout, r)
-	}
-	if !r.Intact() {
+	if !ok {
 		return exitFailed
 	}
 	return exitOK
-}
-
-func auditExport(ctx context.Context, env *environment, log pending.AuditLog, from time.Time) int {
-	events, err := log.AuditSince(ctx, from)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "bot audit export: %v\n", err)
-		return exitFailed
-	}
-	if err := pending.WriteHistories(env.stdout, pending.Histories(events)); err != nil {
-		fmt.Fprintf(env.stderr, "bot audit export: %v\n", err)
-		return exitFailed
-	}
-	return exitOK
-}
-
-// parseSince reads -since: a Go duration back from now, or an RFC 3339 time.
-func parseSince(s string, now time.Time) (time.Time, error) {
-	if d, err := time.ParseDuration(s); err == nil {
-		if d < 0 {
-			return time.Time{}, fmt.Errorf("%q is negative; give how far back, e.g. 24h", s)
-		}
-		return now.Add(-d), nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	return time.Time{}, fmt.Errorf("%q is neither a duration (24h, 90m) nor an RFC 3339 time (2026-01-02T15:04:05Z)", s)
 }

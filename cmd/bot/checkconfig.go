@@ -10,8 +10,9 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/config"
+	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/preflight"
-	"github.com/askops/askops/pending"
+	"github.com/askops/askops/internal/stores"
 	"github.com/askops/askops/slackui"
 )
 
@@ -22,7 +23,7 @@ const checkTimeout = 5 * time.Second
 // cmdCheckConfigMain validates the file, then reaches Redis, Slack and the
 // model endpoint. Exit 0 all ok, 1 something unreachable, 2 invalid config.
 func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) int {
-	path, code, ok := parseConfigFlag(env, config.CheckConfig, args)
+	path, code, ok := cliflag.ParseConfigOnly(string(config.CheckConfig), env.stderr, args)
 	if !ok {
 		return code
 	}
@@ -34,7 +35,7 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 	hc := &http.Client{Transport: http.DefaultTransport}
 	checks := []func(context.Context) preflight.Result{
 		func(ctx context.Context) preflight.Result {
-			return preflight.Redis(ctx, cfg.Redis.URL != "", cfg.Redis.Addr(), func() (redis.UniversalClient, error) { return openRedis(cfg.Redis) })
+			return preflight.Redis(ctx, cfg.Redis.URL != "", cfg.Redis.Addr(), func() (redis.UniversalClient, error) { return stores.OpenRedis(cfg.Redis) })
 		},
 		func(ctx context.Context) preflight.Result {
 			return preflight.Slack(ctx, newSlackClient(cfg.Slack, hc), cfg.Slack.APIURL != "")
@@ -56,19 +57,12 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 // settings (see pending.CheckServer): a configuration that can evict askops
 // keys stops the start; risks are logged as warnings.
 func checkRedisServer(ctx context.Context, a *app) error {
-	if a.redis == nil {
+	if a.Redis == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	return preflight.RedisSettings(ctx, a.redis, a.cfg.Redis.Addr(), a.log)
-}
-
-// openRedis opens a client for the configured URL (redis://, rediss://,
-// sentinel or cluster forms; see pending.OpenRedis). Its clients honour
-// context deadlines, so a stuck Redis cannot hold a caller past its context.
-func openRedis(c config.RedisConfig) (redis.UniversalClient, error) {
-	return pending.OpenRedisTuned(c.URL.Reveal(), c.Tuning()) // its errors redact the password
+	return preflight.RedisSettings(ctx, a.Redis, a.cfg.Redis.Addr(), a.log)
 }
 
 func newSlackClient(c config.SlackConfig, hc *http.Client) *slack.Client {

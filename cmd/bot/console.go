@@ -14,6 +14,7 @@ import (
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/stores"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
@@ -38,13 +39,13 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 	now := time.Now
 	// No seal key: the key comes from the bot token, and a serve without
 	// Slack seals no grants.
-	st, err := openStores(ctx, cfg, log, now, nil)
+	st, err := stores.Open(ctx, cfg.Redis, stores.Options{SessionTTL: cfg.Approvals.SessionTTL.D(), Now: now, Logger: log})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	defer st.close()
-	asks, gs := st.asks, st.grants
+	defer st.Close()
+	asks, gs := st.Asks, st.Grants
 
 	live := console.NewLive()
 	core, err := newCore(cfg, st, []approval.Notifier{live}, 0, log)
@@ -77,7 +78,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 		defer os.Remove(endpoint)
 	}
 
-	stopSweep := startSweeper(ctx, cfg, asks, live, now, log)
+	stopSweep := slackui.StartSweeper(ctx, asks, live, cfg.Approvals.SweepInterval.D(), now, log.With("component", "sweeper"))
 	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.Base(),
 		"store", cfg.Redis.StoreName(),
 		"policy_mode", cfg.Policy.Mode)
@@ -134,7 +135,7 @@ func startSlackConsole(ctx context.Context, env *environment, a *app, live *cons
 	if !a.cfg.Console.Enabled {
 		return func() {}, nil
 	}
-	srv, err := startConsole(ctx, env, a.cfg, a.log, a.asks, a.grants, live, []console.MessageUpdater{a.notifier}, nil)
+	srv, err := startConsole(ctx, env, a.cfg, a.log, a.Asks, a.Grants, live, []console.MessageUpdater{a.notifier}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/pending"
@@ -14,9 +13,9 @@ import (
 // approvals.escalate over the app's store and Slack client; nil when
 // neither is set.
 func newEscalation(cfg config.Config, a *app) (*slackui.Escalation, error) {
-	steps, ok := a.asks.(pending.Steps)
+	steps, ok := a.Asks.(slackui.StepStore)
 	if !ok {
-		return nil, fmt.Errorf("the ask store %T keeps no follow-up schedule", a.asks)
+		return nil, fmt.Errorf("the ask store %T keeps no follow-up schedule", a.Asks)
 	}
 	c := cfg.Approvals
 	ec := slackui.EscalationConfig{
@@ -31,36 +30,6 @@ func newEscalation(cfg config.Config, a *app) (*slackui.Escalation, error) {
 		ec.Levels = append(ec.Levels, slackui.EscalationLevel{After: l.After.D(), Users: l.Users, Groups: l.Usergroups, DM: l.DM})
 	}
 	return slackui.NewEscalation(ec)
-}
-
-// followups runs the app's follow-up loop once started; Close stops it.
-type followups struct {
-	once sync.Once
-	stop context.CancelFunc
-	done sync.WaitGroup
-}
-
-// startFollowups starts carrying out due reminders and escalations (once;
-// later calls do nothing). Serve replicas all run it; run and ask run it
-// only over the in-memory store, where nobody else could.
-func (a *app) startFollowups() {
-	if a.escalation == nil {
-		return
-	}
-	a.followups.once.Do(func() {
-		ctx, stop := context.WithCancel(context.Background())
-		a.followups.stop = stop
-		a.followups.done.Go(func() { a.escalation.Run(ctx, a.notifier) })
-	})
-}
-
-// stopFollowups ends the loop and waits for a pass in progress.
-func (a *app) stopFollowups() {
-	a.followups.once.Do(func() {}) // none may start after this
-	if a.followups.stop != nil {
-		a.followups.stop()
-	}
-	a.followups.done.Wait()
 }
 
 // scheduler is the notifier's Followups: nil (no interface holding a nil

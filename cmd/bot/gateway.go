@@ -18,10 +18,10 @@ func (a *app) newGateway() (*gateway.Service, error) {
 		return nil, err
 	}
 	var store gateway.ThreadStore = gateway.NewMemoryThreadStore(a.now)
-	if a.redis != nil {
-		store = gateway.NewRedisThreadStore(a.redis)
+	if a.Redis != nil {
+		store = gateway.NewRedisThreadStore(a.Redis)
 	}
-	asks, ok := a.asks.(gateway.Asks)
+	asks, ok := a.Asks.(gateway.Asks)
 	if !ok {
 		return nil, errors.New("gateway: the ask store cannot be watched (long polls need its Watch)")
 	}
@@ -65,5 +65,5 @@ func (a *app) newAPI() (*gateway.Service, *gateway.API, error) {
 // policy is the engine of the configured rules and default mode, on a's
 // grant store: what the agent's runs and the gateway judge calls with.
 func (a *app) policy() (*policy.Engine, error) {
-	return policy.New(policy.Config{Rules: a.cfg.Policy.Rules, Mode: policy.Mode(a.cfg.Policy.Mode), Grants: a.grants, Logger: a.log.With("component", "policy")})
+	return policy.New(policy.Config{Rules: a.cfg.Policy.Rules, Mode: policy.Mode(a.cfg.Policy.Mode), Grants: a.Grants, Logger: a.log.With("component", "policy")})
 }

@@ -2,26 +2,17 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/storeerr"
+	"github.com/askops/askops/internal/stores"
 )
 
-// grantsSynopsis is the shape of `bot grants`; -config may come before or
-// after the verb.
-const grantsSynopsis = `-config FILE VERB ...
-  list [-session ID] [-o json]
-  add -tool bash (-command "npm test" | -prefix "git status") -cwd DIR [-by NAME]
-  add -tool read_file|write_file|edit_file|list_files (-path P | -dir D) [-by NAME]
-  revoke [-session ID] GRANT_ID`
-
-// grantsTimeout bounds the whole store conversation, so an unreachable
-// Redis fails the command instead of hanging it.
+// grantsTimeout bounds the whole store conversation.
 const grantsTimeout = 10 * time.Second
 
 // cmdGrantsMain is `bot grants list|add|revoke`: the admin path to standing
@@ -30,43 +21,32 @@ const grantsTimeout = 10 * time.Second
 // standing grant, and this command is why that needs no Slack path. Exit 0
 // ok, 1 failed (no such grant, store unreachable), 2 bad usage or config.
 func cmdGrantsMain(ctx context.Context, env *environment, args []string) int {
-	top := flagSet("grants", env.stderr, grantsSynopsis)
-	path := top.String("config", "", "config file (YAML)")
-	if code, ok := parseFlags(top, args); !ok {
+	verb, path, rest, code, ok := grantsCommand.Parse(env.stderr, args)
+	if !ok {
 		return code
 	}
-	rest := top.Args()
-	if len(rest) == 0 {
-		fmt.Fprintln(env.stderr, "bot grants: no verb (want list, add or revoke)")
-		top.Usage()
-		return exitUsage
-	}
-	verb, rest := rest[0], rest[1:]
 	switch verb {
 	case "list":
-		return grantsList(ctx, env, *path, rest)
+		return grantsList(ctx, env, path, rest)
 	case "add":
-		return grantsAdd(ctx, env, *path, rest)
-	case "revoke":
-		return grantsRevoke(ctx, env, *path, rest)
+		return grantsAdd(ctx, env, path, rest)
 	}
-	fmt.Fprintf(env.stderr, "bot grants: unknown verb %q (want list, add or revoke)\n", verb)
-	top.Usage()
-	return exitUsage
+	return grantsRevoke(ctx, env, path, rest)
 }
 
-// grantsVerbFlags is a verb's flag set; it takes -config too, defaulting
-// to the one given before the verb.
-func grantsVerbFlags(env *environment, verb, synopsis, configPath string) (*flag.FlagSet, *string) {
-	fs := flagSet("grants "+verb, env.stderr, "-config FILE "+synopsis)
-	return fs, fs.String("config", configPath, "config file (YAML)")
-}
+// grantsCommand is bot grants' shape; -config may come before or after
+// the verb.
+var grantsCommand = cliflag.Verb{Name: "grants", Verbs: []string{"list", "add", "revoke"}, Synopsis: `-config FILE VERB ...
+  list [-session ID] [-o json]
+  add -tool bash (-command "npm test" | -prefix "git status") -cwd DIR [-by NAME]
+  add -tool read_file|write_file|edit_file|list_files (-path P | -dir D) [-by NAME]
+  revoke [-session ID] GRANT_ID`}
 
 func grantsList(ctx context.Context, env *environment, configPath string, args []string) int {
-	fs, path := grantsVerbFlags(env, "list", "[-session ID] [-o text|json]", configPath)
+	fs, path := grantsCommand.Flags(env.stderr, "list", "[-session ID] [-o text|json]", configPath)
 	session := fs.String("session", "", "list this session's grants instead of the standing ones")
 	output := fs.String("o", "text", "text (a line per grant, tab-separated) or json (an array of grants)")
-	positional, code, ok := parseInterleaved(fs, args)
+	positional, code, ok := cliflag.ParseInterleaved(fs, args)
 	if !ok {
 		return code
 	}
@@ -79,21 +59,13 @@ func grantsList(ctx context.Context, env *environment, configPath string, args [
 		fs.Usage()
 		return exitUsage
 	}
-	store, _, closeStore, code, ok := openGrantStore(env, *path)
-	if !ok {
-		return code
-	}
-	defer closeStore()
-	ctx, cancel := context.WithTimeout(ctx, grantsTimeout)
-	defer cancel()
-	if err := (grants.Admin{Store: store, Out: env.stdout, Err: env.stderr}).List(ctx, *session, *output == "json"); err != nil {
-		return grantsFailed(env, "list", err)
-	}
-	return exitOK
+	return withGrantStore(ctx, env, *path, func(ctx context.Context, store grants.Store, _ config.Config) int {
+		return grantsDone(env, "list", grants.Admin{Store: store, Out: env.stdout, Err: env.stderr}.List(ctx, *session, *output == "json"))
+	})
 }
 
 func grantsAdd(ctx context.Context, env *environment, configPath string, args []string) int {
-	fs, path := grantsVerbFlags(env, "add", "(-tool bash (-command C | -prefix P) -cwd DIR | -tool FILE_TOOL (-path P | -dir D)) [-by NAME]", configPath)
+	fs, path := grantsCommand.Flags(env.stderr, "add", "(-tool bash (-command C | -prefix P) -cwd DIR | -tool FILE_TOOL (-path P | -dir D)) [-by NAME]", configPath)
 	tool := fs.String("tool", "", "bash, read_file, write_file, edit_file or list_files")
 	command := fs.String("command", "", "bash: grant exactly this command line")
 	prefix := fs.String("prefix", "", "bash: grant every single simple command starting with these words (never one that runs arbitrary code or code from the workspace: test and build runners, package scripts)")
@@ -101,7 +73,7 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 	filePath := fs.String("path", "", "file tools: this one path, relative to agent.workspace or absolute inside it")
 	dir := fs.String("dir", "", "file tools: this directory and everything under it (\".\" for the whole workspace)")
 	by := fs.String("by", "", "who grants it, recorded as admin:NAME (default admin:$USER)")
-	positional, code, ok := parseInterleaved(fs, args)
+	positional, code, ok := cliflag.ParseInterleaved(fs, args)
 	if !ok {
 		return code
 	}
@@ -113,53 +85,34 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 	if len(positional) > 0 {
 		return usageErr("unexpected argument %q", positional[0])
 	}
-	given := func(names ...string) []string {
-		var set []string
-		fs.Visit(func(f *flag.Flag) {
-			if slices.Contains(names, f.Name) {
-				set = append(set, "-"+f.Name)
-			}
-		})
-		return set
-	}
 	want := grants.AdminScope{Tool: *tool, Command: *command, Prefix: *prefix, Cwd: *cwd, Path: *filePath, Dir: *dir}
-	if err := want.Check(given); err != nil {
+	if err := want.Check(func(names ...string) []string { return cliflag.Given(fs, names...) }); err != nil {
 		return usageErr("%v", err)
 	}
 	grantor, err := grants.AdminGrantor(*by, env.getenv("USER"))
 	if err != nil {
 		return usageErr("%v", err)
 	}
-
-	store, cfg, closeStore, code, ok := openGrantStore(env, *path)
-	if !ok {
-		return code
-	}
-	defer closeStore()
-	ws, err := grants.OpenWorkspace(cfg.Agent.Workspace)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "bot grants add: agent.workspace: %v\n", err)
-		return exitUsage
-	}
-	scope, err := ws.Scope(want)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "bot grants add: refused: %s\n", grantsMsg(err))
-		return exitUsage
-	}
-
-	ctx, cancel := context.WithTimeout(ctx, grantsTimeout)
-	defer cancel()
-	if err := (grants.Admin{Store: store, Out: env.stdout}).Add(ctx, scope, grantor); err != nil {
-		return grantsFailed(env, "add", err)
-	}
-	return exitOK
+	return withGrantStore(ctx, env, *path, func(ctx context.Context, store grants.Store, cfg config.Config) int {
+		ws, err := grants.OpenWorkspace(cfg.Agent.Workspace)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "bot grants add: agent.workspace: %v\n", err)
+			return exitUsage
+		}
+		scope, err := ws.Scope(want)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "bot grants add: refused: %s\n", storeerr.Message(err))
+			return exitUsage
+		}
+		return grantsDone(env, "add", grants.Admin{Store: store, Out: env.stdout}.Add(ctx, scope, grantor))
+	})
 }
 
 func grantsRevoke(ctx context.Context, env *environment, configPath string, args []string) int {
-	fs, path := grantsVerbFlags(env, "revoke", "[-session ID] GRANT_ID", configPath)
+	fs, path := grantsCommand.Flags(env.stderr, "revoke", "[-session ID] GRANT_ID", configPath)
 	session := fs.String("session", "", "the grant's session (default: a standing grant)")
 	flags, ids := grants.SplitIDs(args, func(name string) bool { return fs.Lookup(name) != nil })
-	positional, code, ok := parseInterleaved(fs, flags)
+	positional, code, ok := cliflag.ParseInterleaved(fs, flags)
 	if !ok {
 		return code
 	}
@@ -169,52 +122,46 @@ func grantsRevoke(ctx context.Context, env *environment, configPath string, args
 		fs.Usage()
 		return exitUsage
 	}
-	id := positional[0]
-	store, _, closeStore, code, ok := openGrantStore(env, *path)
+	return withGrantStore(ctx, env, *path, func(ctx context.Context, store grants.Store, _ config.Config) int {
+		return grantsDone(env, "revoke", grants.Admin{Store: store, Out: env.stdout}.Revoke(ctx, *session, positional[0]))
+	})
+}
+
+// withGrantStore loads the config and runs fn on the shared grant store
+// within grantsTimeout, so an unreachable Redis fails the command instead
+// of hanging it; it returns fn's exit code. A standing grant only makes
+// sense in a store other processes share: the in-memory one would take it
+// to the grave when this command exits.
+func withGrantStore(ctx context.Context, env *environment, path string, fn func(context.Context, grants.Store, config.Config) int) int {
+	cfg, ok := loadConfig(env, path, config.Grants)
 	if !ok {
-		return code
+		return exitUsage
+	}
+	if cfg.Redis.URL == "" {
+		fmt.Fprintln(env.stderr, "bot grants: standing grants need redis.url; the in-memory store lives in one process, so a grant made here would end with this command (set redis.url or REDIS_URL to the store the bot uses)")
+		return exitUsage
+	}
+	store, closeStore, err := stores.OpenGrants(cfg.Redis, stores.Options{Logger: cfg.Log.NewLogger(env.stderr), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
+		return exitUsage
 	}
 	defer closeStore()
 	ctx, cancel := context.WithTimeout(ctx, grantsTimeout)
 	defer cancel()
-	if err := (grants.Admin{Store: store, Out: env.stdout}).Revoke(ctx, *session, id); err != nil {
-		return grantsFailed(env, "revoke", err)
-	}
-	return exitOK
+	return fn(ctx, store, cfg)
 }
 
-// openGrantStore loads the config and opens the shared grant store. ok is
-// false when the command must return code. A standing grant only makes
-// sense in a store other processes share: the in-memory one would take it
-// to the grave when this command exits.
-func openGrantStore(env *environment, path string) (_ grants.Store, _ config.Config, closeStore func(), code int, ok bool) {
-	cfg, ok := loadConfig(env, path, config.Grants)
-	if !ok {
-		return nil, config.Config{}, nil, exitUsage, false
+// grantsDone is a verb's exit code for the store's answer err: not found
+// and an unreachable store are failures (exit 1), a refused input is bad
+// usage (exit 2).
+func grantsDone(env *environment, verb string, err error) int {
+	if err == nil {
+		return exitOK
 	}
-	if cfg.Redis.URL == "" {
-		fmt.Fprintln(env.stderr, "bot grants: standing grants need redis.url; the in-memory store lives in one process, so a grant made here would end with this command (set redis.url or REDIS_URL to the store the bot uses)")
-		return nil, config.Config{}, nil, exitUsage, false
-	}
-	client, err := openRedis(cfg.Redis)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
-		return nil, config.Config{}, nil, exitUsage, false
-	}
-	store := grants.NewRedisStore(client, grants.Options{Logger: cfg.Log.NewLogger(env.stderr).With("component", "grants"), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())})
-	return store, cfg, func() { _ = store.Close(); _ = client.Close() }, 0, true
-}
-
-// grantsFailed reports a store error: not found and an unreachable store
-// are failures (exit 1), a refused input is bad usage (exit 2).
-func grantsFailed(env *environment, verb string, err error) int {
-	fmt.Fprintf(env.stderr, "bot grants %s: %s\n", verb, grantsMsg(err))
+	fmt.Fprintf(env.stderr, "bot grants %s: %s\n", verb, storeerr.Message(err))
 	if grants.ErrorCode(err) == grants.CodeInvalid {
 		return exitUsage
 	}
 	return exitFailed
 }
-
-// grantsMsg is a grants error without the package's "grants: op:" prefix:
-// what was wrong, and the cause when there is one.
-func grantsMsg(err error) string { return storeerr.Message(err) }

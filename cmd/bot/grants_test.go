@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
-	"github.com/redis/go-redis/v9"
 )
 
 // grantsWorkspace is a real (symlink-free) workspace with app/ and docs/.

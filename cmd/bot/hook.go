@@ -9,6 +9,7 @@ import (
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/metrics"
 )
 
@@ -28,9 +29,9 @@ func cmdHookMain(ctx context.Context, env *environment, args []string) int {
 	if args[0] == "codex" {
 		agent = gateway.AgentCodex
 	}
-	fs := flagSet("hook "+args[0], env.stderr, "[-url URL -token-env NAME | -config FILE] [-timeout D] < EVENT.json")
+	fs := cliflag.New("hook "+args[0], env.stderr, "[-url URL -token-env NAME | -config FILE] [-timeout D] < EVENT.json")
 	gf := gatewayFlags(fs)
-	if code, ok := parseFlags(fs, args[1:]); !ok {
+	if code, ok := cliflag.Parse(fs, args[1:]); !ok {
 		return code
 	}
 	settler, by, closeFn, err := gf.settler(ctx, env, agent)

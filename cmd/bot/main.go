@@ -12,19 +12,15 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/internal/buildinfo"
+	"github.com/askops/askops/internal/stores"
 )
 
 // version may be set at build time with -ldflags "-X main.version=…";
@@ -46,17 +42,11 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// go-redis logs connection retries with the standard logger, outside our
-	// handlers and formats; its errors reach us as return values anyway.
-	redis.SetLogger(quietRedisLog{})
-	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
-}
-
-// quietRedisLog sends go-redis's internal chatter to slog at debug level.
-type quietRedisLog struct{}
-
-func (quietRedisLog) Printf(ctx context.Context, format string, v ...any) {
-	slog.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+	stores.QuietRedisLog()
+	stopProfile := profileOnSignals(os.Getenv) // a no-op unless built with askops_pprof
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stopProfile()
+	os.Exit(code)
 }
 
 // run is the whole program; tests call it with their own args and environment.
@@ -140,68 +130,6 @@ Flags take one or two dashes (-config or --config). Secrets may come from
 SLACK_BOT_TOKEN, SLACK_APP_TOKEN, SLACK_SIGNING_SECRET, REDIS_URL,
 OPENAI_BASE_URL and OPENAI_API_KEY instead of the file.
 `, buildVersion())
-}
-
-// flagSet makes a subcommand's flag set: errors and -h go to stderr, and
-// the caller turns a parse error into exit 2.
-func flagSet(name string, stderr io.Writer, synopsis string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: bot %s %s\n", name, synopsis)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parseFlags parses args; ok is false when the caller should return code.
-func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return exitOK, false
-	case err != nil:
-		return exitUsage, false // flag already printed the error and the usage
-	}
-	return 0, true
-}
-
-// parseConfigFlag parses the flags of a command that takes nothing but
-// -config FILE and returns the path; ok is false when the caller should
-// return code.
-func parseConfigFlag(env *environment, cmd config.Command, args []string) (path string, code int, ok bool) {
-	fs := flagSet(string(cmd), env.stderr, "-config FILE")
-	p := fs.String("config", "", "config file (YAML)")
-	if code, ok := parseFlags(fs, args); !ok {
-		return "", code, false
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "bot %s: unexpected argument %q\n", cmd, fs.Arg(0))
-		fs.Usage()
-		return "", exitUsage, false
-	}
-	return *p, 0, true
-}
-
-// parseInterleaved parses flags that may come before or after positional
-// arguments (`bot run "TASK" -config f` as well as `bot run -config f "TASK"`).
-// Everything after "--" is positional.
-func parseInterleaved(fs *flag.FlagSet, args []string) (positional []string, code int, ok bool) {
-	for {
-		if code, ok := parseFlags(fs, args); !ok {
-			return nil, code, false
-		}
-		rest := fs.Args()
-		// fs.Parse consumed a "--" if it stopped at one; then all is positional.
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(positional, rest...), 0, true
-		}
-		if len(rest) == 0 {
-			return positional, 0, true
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
-	}
 }
 
 // loadConfig loads and validates the config for cmd, printing every problem

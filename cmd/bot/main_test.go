@@ -87,27 +87,6 @@ func TestRunCommandLine(t *testing.T) {
 	}
 }
 
-func TestParseInterleaved(t *testing.T) {
-	tests := []struct {
-		args       []string
-		wantConfig string
-		wantPos    []string
-	}{
-		{[]string{"-config", "a.yaml", "do it"}, "a.yaml", []string{"do it"}},
-		{[]string{"do it", "--config", "a.yaml"}, "a.yaml", []string{"do it"}},
-		{[]string{"-config", "a.yaml", "--", "-not-a-flag"}, "a.yaml", []string{"-not-a-flag"}},
-		{[]string{"x", "-config=b", "y"}, "b", []string{"x", "y"}},
-	}
-	for _, tt := range tests {
-		fs := flagSet("run", &bytes.Buffer{}, "")
-		config := fs.String("config", "", "")
-		pos, _, ok := parseInterleaved(fs, tt.args)
-		if !ok || *config != tt.wantConfig || strings.Join(pos, "|") != strings.Join(tt.wantPos, "|") {
-			t.Errorf("parseInterleaved(%q) = %q, config %q, ok %v; want %q, config %q", tt.args, pos, *config, ok, tt.wantPos, tt.wantConfig)
-		}
-	}
-}
-
 // slackStub answers auth.test like Slack: ok for the good token, invalid_auth
 // otherwise.
 func slackStub(t *testing.T, goodToken string) *httptest.Server {

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/internal/cliflag"
 )
 
 // cmdMCPMain is `bot mcp`: an MCP server on stdio with one tool,
@@ -14,10 +15,10 @@ import (
 // session, so the server's calls are one askops session (-session, or a
 // new id per process).
 func cmdMCPMain(ctx context.Context, env *environment, args []string) int {
-	fs := flagSet("mcp", env.stderr, "[-url URL -token-env NAME | -config FILE] [-session ID] [-timeout D]")
+	fs := cliflag.New("mcp", env.stderr, "[-url URL -token-env NAME | -config FILE] [-session ID] [-timeout D]")
 	gf := gatewayFlags(fs)
 	session := fs.String("session", "", "the session id its calls share (default: a new one per server)")
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := cliflag.Parse(fs, args); !ok {
 		return code
 	}
 	cwd, _ := os.Getwd()

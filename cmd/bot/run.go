@@ -11,6 +11,7 @@ import (
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/config"
+	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/policy"
 )
@@ -47,12 +48,12 @@ func newRunner(a *app) (*agent.Runner, error) {
 // job. Its Asks go to the approval channel; progress and the final answer
 // are printed; Ctrl-C stops the run and its Asks end cancelled.
 func cmdRunMain(ctx context.Context, env *environment, args []string) int {
-	fs := flagSet("run", env.stderr, `-config FILE [-mode ask|never|full] [-cwd DIR] "TASK"`)
+	fs := cliflag.New("run", env.stderr, `-config FILE [-mode ask|never|full] [-cwd DIR] "TASK"`)
 	path := fs.String("config", "", "config file (YAML)")
 	mode := fs.String("mode", "", "policy mode for this run: ask, never (unattended: asks become denials) or full (default policy.mode)")
 	cwd := fs.String("cwd", "", "working directory inside agent.workspace (default the workspace)")
 	label := fs.String("label", "", "what approvers see as the run's name (default: bot run on HOST)")
-	positional, code, ok := parseInterleaved(fs, args)
+	positional, code, ok := cliflag.ParseInterleaved(fs, args)
 	if !ok {
 		return code
 	}
@@ -90,7 +91,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	}
 	defer stopListening()
 	// With Redis, /askops stop on any serve replica reaches this run too.
-	releaseStops, err := a.sessions.HandleStops(ctx, chatops.StopperFor(runner, log.With("component", "run")))
+	releaseStops, err := a.Sessions.HandleStops(ctx, chatops.StopperFor(runner, log.With("component", "run")))
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot run: redis.url: %v\n", err)
 		return exitFailed

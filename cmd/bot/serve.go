@@ -3,15 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/console"
+	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/metrics"
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
 )
@@ -25,7 +23,7 @@ const (
 
 // cmdServeMain is `bot serve`: the Slack app.
 func cmdServeMain(ctx context.Context, env *environment, args []string) int {
-	path, code, ok := parseConfigFlag(env, config.Serve, args)
+	path, code, ok := cliflag.ParseConfigOnly(string(config.Serve), env.stderr, args)
 	if !ok {
 		return code
 	}
@@ -78,8 +76,11 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	// drain closes their connections.
 	context.AfterFunc(ctx, gw.Stop)
 
-	stopSweep := startSweeper(ctx, cfg, a.asks, &metrics.Swept{Next: slackui.ExpiredUpdaters{a.asksUI, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}, a.now, log)
-	a.startFollowups() // reminders and escalations due on any Ask, beside the sweep
+	// Every approvals.sweep_interval, expire the Asks whose waiter is gone
+	// and bring their messages in step.
+	swept := &metrics.Swept{Next: slackui.ExpiredUpdaters{a.asksUI, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}
+	stopSweep := slackui.StartSweeper(ctx, a.Asks, swept, cfg.Approvals.SweepInterval.D(), a.now, log.With("component", "sweeper"))
+	a.escalation.Start(a.notifier) // reminders and escalations due on any Ask, beside the sweep
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName())
 	front := a.front()
@@ -119,20 +120,8 @@ func newChatOps(ctx context.Context, a *app) (*chatops.Ops, error) {
 	return chatops.New(ctx, chatops.Config{
 		Command: a.cfg.Slack.Command, Mode: policy.Mode(a.cfg.Policy.Mode), SessionTTL: a.cfg.Approvals.SessionTTL.D(),
 		Runner: runner, Approvers: a.approvers, Starters: starters,
-		Sessions: a.sessions, Asks: a.asks, Grants: a.grants,
-		Slack: a.notifier, Clicks: a.interactions, Runs: a.metrics,
-		Redis: a.redis, Logger: a.log.With("component", "chatops"), Now: a.now,
+		Sessions: a.Sessions, Asks: a.Asks, Grants: a.Grants,
+		Slack: a.notifier, Clicks: a.interactions, Runs: a.metrics, RunsChanged: a.home.Changed,
+		Redis: a.Redis, Logger: a.log.With("component", "chatops"), Now: a.now,
 	})
-}
-
-// startSweeper expires, every approvals.sweep_interval, the Asks whose
-// waiter is gone, and has updater bring their messages in step; stop ends
-// it and waits.
-func startSweeper(ctx context.Context, cfg config.Config, asks pending.Store, updater slackui.ExpiredUpdater, now func() time.Time, log *slog.Logger) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var sweeper sync.WaitGroup
-	sweeper.Go(func() {
-		slackui.RunSweeper(ctx, asks, updater, cfg.Approvals.SweepInterval.D(), now, log.With("component", "sweeper"))
-	})
-	return func() { cancel(); sweeper.Wait() }
 }

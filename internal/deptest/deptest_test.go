@@ -82,6 +82,21 @@ func askopsRules() []Rule {
 			Why:       "metrics counts what the wiring hands it through small interfaces: it knows no channel, no model and no front door",
 		},
 		{
+			Package:   module + "/internal/stores",
+			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", module + "/chatops", slackGo, goOpenAI},
+			Why:       "stores opens the three stores from the redis section: it knows the stores and the config (with the vocabulary config borrows), no channel, no model, no round trip",
+		},
+		{
+			Package:   module + "/internal/cliflag",
+			Forbidden: []string{module + "/..."},
+			Why:       "cliflag is the subcommands' flag mechanics only: it imports no askops package",
+		},
+		{
+			Package:   module + "/internal/phaseprofile",
+			Forbidden: []string{module + "/..."},
+			Why:       "phaseprofile is a debugging aid linked only into a tagged build: it imports no askops package",
+		},
+		{
 			Package:   module + "/...",
 			Forbidden: []string{module + "/cmd/..."},
 			Why:       "cmd is wiring: nothing depends on it",

@@ -1,23 +1,23 @@
-package main
+package gateway
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 
-	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/policy"
 )
 
 // bot ask skips the human only when the policy, in one evaluation with the
 // grant store as its checker, says a grant covers the command: deny rules
-// and dangers come first, and allow rules or mode full never stand in for
-// a grant.
+// and dangers come first, and allow rules never stand in for a grant (nor
+// mode full: GrantFor takes no mode, it fixes ask). Moved here from
+// cmd/bot with GrantFor's caller's wiring.
 func TestAskGrantIsThePolicysOneEvaluation(t *testing.T) {
 	const ws = "/srv/app"
 	tests := []struct {
 		name    string
-		mode    string
 		rules   []policy.Rule
 		grant   string // a standing prefix grant, "" for none
 		closed  bool   // the grant store is down
@@ -33,7 +33,6 @@ func TestAskGrantIsThePolicysOneEvaluation(t *testing.T) {
 			rules: []policy.Rule{{Tool: "bash", Command: "git push", Decision: policy.Ask}}},
 		{name: "allow rule is not a grant", command: "git push origin feature",
 			rules: []policy.Rule{{Tool: "bash", Command: "git push", Decision: policy.Allow}}},
-		{name: "mode full is not a grant", mode: "full", command: "git push origin feature"},
 		{name: "store down: asking", grant: "git push", closed: true, command: "git push origin feature"},
 	}
 	for _, tt := range tests {
@@ -53,11 +52,8 @@ func TestAskGrantIsThePolicysOneEvaluation(t *testing.T) {
 			if tt.closed {
 				store.Close()
 			}
-			a := &app{log: slog.New(slog.DiscardHandler), stores: stores{grants: store}}
-			a.cfg.Policy = config.PolicyConfig{Mode: tt.mode, Rules: tt.rules}
-			req := askRequest(&environment{getenv: func(string) string { return "tester" }}, tt.command, "", "", "")
-			req.Cwd, req.Workspace = ws, ws
-			g, ok := a.grantFor(t.Context(), req, tt.command)
+			req := Script{Command: tt.command, User: "tester", Cwd: ws}.Request()
+			g, ok := GrantFor(t.Context(), tt.rules, store, req, tt.command, slog.New(slog.DiscardHandler))
 			if ok != tt.want {
 				t.Fatalf("grant used = %v, want %v", ok, tt.want)
 			}
@@ -65,5 +61,18 @@ func TestAskGrantIsThePolicysOneEvaluation(t *testing.T) {
 				t.Errorf("grant %+v, want the standing one by admin", g)
 			}
 		})
+	}
+}
+
+// A question that could not be asked answers exit 2 either way: a line
+// naming why, or an unavailable Ask decided by askops.
+func TestWriteScriptUnavailable(t *testing.T) {
+	var text, js strings.Builder
+	if code := WriteScriptUnavailable(&text, "no bot serve found", false); code != ScriptUnavailable || text.String() != "unavailable: no bot serve found\n" {
+		t.Errorf("text: exit %d, %q", code, text.String())
+	}
+	if code := WriteScriptUnavailable(&js, "no bot serve found", true); code != ScriptUnavailable ||
+		!strings.Contains(js.String(), `"status":"unavailable"`) || !strings.Contains(js.String(), `"decided_by":"askops"`) {
+		t.Errorf("json: exit %d, %s", code, js.String())
 	}
 }

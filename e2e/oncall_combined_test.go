@@ -1,0 +1,155 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/fakeopenai"
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/slackui"
+)
+
+// TestQuorumEscalatedByDM is issue 12's parts together, across two
+// replicas: a quorum Ask (approvals: 2) nobody answers is reminded, then
+// escalated to the on-call group by DM. The run's starter is in that
+// group: their DM click is refused (self_approval is off and they are not
+// the only approver). Ana approves in the channel on A; every copy, the
+// DMs and the on-call member's App Home (opened on B) show "1 of 2
+// approvals: @ana". The on-call member approves on their DM, on B: the
+// quorum is reached, the command runs once, every copy shows the outcome.
+// Then `bot audit verify` passes and `bot audit export` tells the Ask's
+// story: both votes, the reminder, the escalation, the refusal.
+func TestQuorumEscalatedByDM(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	w.slack.SetUserGroup(oncallGroup, approverID, oncallB) // the starter is on call
+	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
+	const command = "echo apply >> combined.txt"
+	w.script.on("e2e-combined", steps(bash("c1", command), fakeopenai.Text("applied after two approvals")))
+	s := settings{
+		Approvers: []string{approverID, anaID},
+		Approvals: followups("1s", "2s") + "  grant_durations: [15m]\n",
+		Rules:     "    - {tool: bash, command: \"echo apply\", decision: ask, approvals: 2}\n",
+	}
+	a := w.serve(ctx, t, "A", s)
+	b := w.serve(ctx, t, "B", s)
+	applied := filepath.Join(w.ws, "combined.txt")
+
+	// The on-call member opens the Home; the event reaches B.
+	envelope, err := w.slack.EventEnvelope(w.slack.AppHomeOpened(oncallB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := w.slack.PostEvent(ctx, b.base+"/slack/events", envelope, fakeslack.EventOptions{}); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("app_home_opened to B: %v %v", resp, err)
+	}
+
+	w.startRun(ctx, t, a, "e2e-combined: apply once") // approverID starts it
+	ask := w.waitOpenAsk(ctx, t, "combined.txt")
+	id := askID(ask.Blocks)
+	waitFor(ctx, t, "the reminder, the escalation and both DMs", func() bool {
+		return w.postsIn(ask.Channel, ask.ThreadTS, "Reminder") == 1 &&
+			w.postsIn(ask.Channel, ask.ThreadTS, "<!subteam^"+oncallGroup+">") == 1 &&
+			len(w.dmAsks(approverID)) == 1 && len(w.dmAsks(oncallB)) == 1
+	})
+	starterDM, oncallDM := w.dmAsks(approverID)[0], w.dmAsks(oncallB)[0]
+	copies := []fakeslack.Message{ask, starterDM, oncallDM}
+	for _, m := range copies {
+		for _, action := range []string{slackui.ActionApproveSession, slackui.ApproveForAction(15 * time.Minute)} {
+			if buttonIn(m, action) {
+				t.Errorf("a copy of the quorum Ask (%s) offers %s", m.Channel, action)
+			}
+		}
+	}
+	// The escalation gave the on-call member buttons on their Home (B's).
+	if _, err := w.slack.WaitForHome(ctx, oncallB, func(v fakeslack.View) bool { return homeAskButtons(v) == 1 }); err != nil {
+		t.Fatalf("the escalation target's Home: %v", err)
+	}
+
+	// The starter, reached by the escalation, may not approve.
+	w.clickOn(ctx, t, b, starterDM, approverID, slackui.ActionApprove)
+	if got := w.ephemeralTo(ctx, t, approverID, 1); !strings.Contains(got, "You started this run") {
+		t.Errorf("the starter was told %q", got)
+	}
+	w.stillOpen(t, ask, "the starter's approval on their DM")
+
+	// Ana's approval in the channel, on A: every copy shows the tally.
+	w.clickOn(ctx, t, a, ask, anaID, slackui.ActionApprove)
+	tally := "1 of 2 approvals: <@" + anaID + ">"
+	for _, m := range copies {
+		if _, err := w.slack.WaitForMessage(ctx, m.Channel, m.TS, func(m fakeslack.Message) bool {
+			return strings.Contains(text(m), tally) && askID(m.Blocks) != ""
+		}); err != nil {
+			cur, _ := w.slack.Message(m.Channel, m.TS)
+			t.Fatalf("copy %s never showed the tally: %v\n%s", m.Channel, err, text(cur))
+		}
+	}
+	if _, err := w.slack.WaitForHome(ctx, oncallB, func(v fakeslack.View) bool {
+		return strings.Contains(fakeslack.BlockText(v.Request.Blocks.BlockSet), tally)
+	}); err != nil {
+		t.Fatalf("the Home never showed the tally: %v", err)
+	}
+	if n := lines(t, applied); n != 0 {
+		t.Fatalf("the command ran %d times before the quorum", n)
+	}
+
+	// The on-call member approves on their DM, on B: quorum reached.
+	w.clickOn(ctx, t, b, oncallDM, oncallB, slackui.ActionApprove)
+	for _, m := range copies {
+		w.waitDecided(ctx, t, m, "Approved", "2 of 2 approvals: <@"+anaID+">, <@"+oncallB+">")
+	}
+	waitFor(ctx, t, "the approved command to run", func() bool { return lines(t, applied) == 1 })
+	w.waitAnswer(ctx, t, ask.ThreadTS, "applied after two approvals")
+	if _, err := w.slack.WaitForHome(ctx, oncallB, func(v fakeslack.View) bool { return homeAskButtons(v) == 0 }); err != nil {
+		t.Errorf("the Home still offers the decided Ask: %v", err)
+	}
+
+	// The record: intact, and the Ask's story has every step.
+	verify := w.start(t, "verify", "audit", "-config", a.config, "verify")
+	if code := verify.wait(ctx, t); code != 0 || !strings.Contains(verify.stdout(), "intact") {
+		t.Fatalf("bot audit verify = %d\n%s\n%s", code, verify.stdout(), verify.stderr())
+	}
+	export := w.start(t, "export", "audit", "export", "-since", "1h", "-config", b.config)
+	if code := export.wait(ctx, t); code != 0 {
+		t.Fatalf("bot audit export = %d\n%s", code, export.stderr())
+	}
+	var story *pending.AskHistory
+	for _, line := range strings.Split(strings.TrimSpace(export.stdout()), "\n") {
+		var h pending.AskHistory
+		if err := json.Unmarshal([]byte(line), &h); err != nil {
+			t.Fatalf("export line %q: %v", line, err)
+		}
+		if h.AskID == id {
+			story = &h
+		}
+	}
+	if story == nil {
+		t.Fatalf("export has no story of ask %s:\n%s", id, export.stdout())
+	}
+	var got []string
+	for _, e := range story.Events {
+		got = append(got, string(e.Kind)+":"+e.By)
+	}
+	want := []string{"asked:", "reminded:", "escalated:", "refused:" + approverID, "voted:" + anaID, "voted:" + oncallB, "decided:" + oncallB}
+	if !containsInOrder(got, want) || story.Outcome != pending.Approved || story.AskedBy != approverID {
+		t.Errorf("the Ask's story: %v, outcome %s, asked by %s; want %v in order", got, story.Outcome, story.AskedBy, want)
+	}
+}
+
+// containsInOrder reports whether every entry of want is a prefix of an
+// entry of got, in want's order.
+func containsInOrder(got, want []string) bool {
+	i := 0
+	for _, g := range got {
+		if i < len(want) && strings.HasPrefix(g, want[i]) {
+			i++
+		}
+	}
+	return i == len(want)
+}

@@ -1,0 +1,75 @@
+package slackui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/fakeslack"
+)
+
+// twoHomes are the Homes of two replicas over w's two stores (one store
+// in memory), sharing the viewers through the store.
+func twoHomes(t *testing.T, w *world) (a, b *Home) {
+	t.Helper()
+	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(s any) *Home {
+		h := NewHome(HomeConfig{
+			Asks: s.(HomeAsks), Viewers: s.(HomeViewerStore), API: w.api, Notifier: w.notifier, Approvers: approvers,
+			Poll: 20 * time.Millisecond, Debounce: time.Millisecond, PublishEvery: time.Millisecond,
+		})
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
+	return mk(w.asks), mk(w.clicks)
+}
+
+// The replica that got app_home_opened dies: the other keeps the Home
+// current, since the viewer is in the store.
+func TestHomeViewerOutlivesItsReplica(t *testing.T) {
+	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
+		a, _ := twoHomes(t, w)
+		first := w.ask(bashRequest("run-1", "s1", "terraform apply"))
+		a.Opened(approverA)
+		if _, err := w.fake.WaitForHome(t.Context(), approverA, func(v fakeslack.View) bool { return homeAsks(v) == 1 }); err != nil {
+			t.Fatal(err)
+		}
+		a.Close() // the replica dies
+		second := w.ask(bashRequest("run-2", "s1", "kubectl delete ns staging"))
+		if _, err := w.fake.WaitForHome(t.Context(), approverA, func(v fakeslack.View) bool { return homeAsks(v) == 2 }); err != nil {
+			t.Fatalf("the other replica never refreshed the Home: %v", err)
+		}
+		for _, wa := range []*waiting{first, second} {
+			if _, err := w.clicks.Decide(t.Context(), wa.id, "denied", approverB, ""); err != nil {
+				t.Fatal(err)
+			}
+			wa.result(t)
+		}
+	})
+}
+
+// Two replicas watching one viewer publish each change once.
+func TestHomePublishedOnceByTwoReplicas(t *testing.T) {
+	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
+		a, b := twoHomes(t, w)
+		wa := w.ask(bashRequest("run-1", "s1", "terraform apply"))
+		a.Opened(approverA)
+		if _, err := w.fake.WaitForHome(t.Context(), approverA, func(v fakeslack.View) bool { return homeAsks(v) == 1 }); err != nil {
+			t.Fatal(err)
+		}
+		// Both replicas now look, as their polls do; neither publishes
+		// what was published.
+		for _, h := range []*Home{a, b, a, b} {
+			h.refresh(t.Context())
+		}
+		if n := len(w.fake.Calls("views.publish")); n != 1 {
+			t.Errorf("views.publish called %d times for one Home, want 1", n)
+		}
+		if _, err := w.clicks.Decide(t.Context(), wa.id, "denied", approverB, ""); err != nil {
+			t.Fatal(err)
+		}
+		wa.result(t)
+	})
+}
