@@ -186,10 +186,14 @@ func TestDecisionReachesWaiterAndSessionGrantIsRecorded(t *testing.T) {
 		t.Run(string(o), func(t *testing.T) {
 			s := newSetup(t)
 			n := newNotifier("C1")
-			c := s.core(t, nil, n)
+			// The decision comes after the waiter saved the message (before
+			// it, the waiter updates the message too: message_test.go).
+			store := savesSignalled{s.asks, make(chan struct{})}
+			c := s.core(t, store, n)
 			req := bashRequest("run-1", "sess-1", "make deploy")
 			done := approveAsync(t.Context(), c, req)
 			shown := n.waitPosted(t)
+			store.waitSaved(t)
 			if _, err := s.asks.Decide(t.Context(), shown.ID, o, "U1", "why"); err != nil {
 				t.Fatal(err)
 			}
