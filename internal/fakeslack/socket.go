@@ -316,7 +316,17 @@ func (s *Server) DisconnectSockets() {
 		"type": "disconnect", "reason": "refresh_requested",
 		"debug_info": map[string]any{"host": "applink-fake"},
 	})
-	for _, c := range s.socketConns() {
+	conns := s.socketConns()
+	// Forget them before they close, so a test that waits for the client's
+	// next connection (WaitForSocket) never finds a closed one still
+	// registered: its handler deregisters it only later.
+	s.mu.Lock()
+	for _, c := range conns {
+		delete(s.conns, c)
+	}
+	s.notifyLocked()
+	s.mu.Unlock()
+	for _, c := range conns {
 		_ = c.write(msg)
 		c.close()
 	}
