@@ -337,9 +337,15 @@ func (h *Home) publish(ctx context.Context, user string, asks []pending.Ask) {
 	if running, ok := h.runsOf(user); ok {
 		setRunsText(&view, h.runsRecordText(running, mine))
 	}
+	// Clean from here on: a Notice or change arriving while this one is
+	// published marks the viewer dirty again, for the next pass (clearing
+	// it after publishing would lose what came in between).
 	h.mu.Lock()
-	if v := h.viewers[user]; v != nil && v.notice != "" {
-		view.Blocks.BlockSet = slices.Insert(view.Blocks.BlockSet, 1, slack.Block(contextBlock("askops_home_notice", ":information_source: "+v.notice)))
+	if v := h.viewers[user]; v != nil {
+		v.dirty = false
+		if v.notice != "" {
+			view.Blocks.BlockSet = slices.Insert(view.Blocks.BlockSet, 1, slack.Block(contextBlock("askops_home_notice", ":information_source: "+v.notice)))
+		}
 	}
 	h.mu.Unlock()
 	b, _ := json.Marshal(view.Blocks)
@@ -353,7 +359,6 @@ func (h *Home) publish(ctx context.Context, user string, asks []pending.Ask) {
 		return
 	}
 	same := v.shown == digest
-	v.dirty = false
 	h.mu.Unlock()
 	if same || !h.claimView(pctx, user, digest) {
 		h.mu.Lock()
