@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askops/askops/internal/slacklink"
+
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/agent"
@@ -156,17 +158,15 @@ func headLine(s string) string {
 // look like what Slack sends (a team domain, a channel id, a message ts),
 // so nothing stored or typed can turn it into markup.
 func messageLink(domain, channel, ts string) (string, bool) {
-	if !teamDomainRe.MatchString(domain) || !channelIDRe.MatchString(channel) || !messageTSRe.MatchString(ts) {
+	if !teamDomainRe.MatchString(domain) {
 		return "", false
 	}
-	return fmt.Sprintf("https://%s.slack.com/archives/%s/p%s", domain, channel, strings.ReplaceAll(ts, ".", "")), true
+	link := slacklink.Message("https://"+domain+".slack.com", channel, ts, "")
+	return link, link != ""
 }
 
-var (
-	teamDomainRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-	channelIDRe  = regexp.MustCompile(`^[CGD][A-Z0-9]{2,20}$`)
-	messageTSRe  = regexp.MustCompile(`^[0-9]{1,12}\.[0-9]{1,9}$`)
-)
+// teamDomainRe is a Slack workspace's subdomain as slash commands carry it.
+var teamDomainRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 // outcomeText is an outcome as people read it.
 func outcomeText(o string) string {
