@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/slack-go/slack"
 
@@ -23,14 +24,22 @@ type EscalatedAuthority interface {
 
 // escalatedTo reports whether user, not an approver (checkErr is why the
 // approver check could not tell, if it could not), may decide askID as the
-// target of an escalation level that fired for it.
-func (i *Interactions) escalatedTo(ctx context.Context, user, askID string, checkErr error) (bool, error) {
+// target of an escalation level that fired for it, or that is firing: a
+// click (cb, nil for a form) in a direct message recorded as a copy of the
+// Ask. A level records that it fired only once all its messages are out,
+// and a target quick on their phone must not be refused in between; the
+// copy is recorded right after its DM is posted, and only the DM's
+// recipient can click in a 1:1 DM (D…), as Slack's signed payload says.
+func (i *Interactions) escalatedTo(ctx context.Context, user, askID string, cb *slack.InteractionCallback, checkErr error) (bool, error) {
 	a, err := i.cfg.Asks.Get(ctx, askID)
 	if err != nil {
 		if pending.ErrorCode(err) == pending.CodeNotFound || pending.ErrorCode(err) == pending.CodeInvalid {
 			return false, checkErr // the click's own handling says so
 		}
 		return false, errors.Join(checkErr, err)
+	}
+	if cb != nil && clickedOnDMCopy(*cb, a) {
+		return true, nil
 	}
 	ok, err := i.cfg.Escalated.MayDecideEscalated(ctx, user, a)
 	if ok {
@@ -69,4 +78,22 @@ func (e *Escalation) catchUp(ctx context.Context, n *Notifier, shown pending.Ask
 	}
 	cur.Channel, cur.MessageTS, cur.Copies = channel, ts, "" // this DM only
 	return n.Update(ctx, cur)
+}
+
+// clickedOnDMCopy reports whether cb was a click on a copy of a that
+// askops sent as a direct message (a 1:1 DM channel, D…).
+func clickedOnDMCopy(cb slack.InteractionCallback, a pending.Ask) bool {
+	if fromHome(cb) {
+		return false
+	}
+	channel, ts, ok := clickedOn(cb)
+	if !ok || !strings.HasPrefix(channel, "D") {
+		return false
+	}
+	for _, c := range a.Copies.List() {
+		if c[0] == channel && c[1] == ts {
+			return true
+		}
+	}
+	return false
 }

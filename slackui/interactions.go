@@ -219,7 +219,7 @@ func (i *Interactions) decide(ctx context.Context, cb slack.InteractionCallback,
 // decideAs records the clicker's ballot b, cast with the button actionID.
 func (i *Interactions) decideAs(ctx context.Context, cb slack.InteractionCallback, askID, actionID string, b pending.Ballot) error {
 	b.By = cb.User.ID
-	if err := i.authorize(ctx, b.By, askID); err != nil {
+	if err := i.authorize(ctx, b.By, askID, &cb); err != nil {
 		i.ephemeral(cb, refusalShown(err))
 		return err
 	}
@@ -233,10 +233,14 @@ func (i *Interactions) decideAs(ctx context.Context, cb slack.InteractionCallbac
 
 // authorize returns nil if user may decide, else why not: an error for the
 // log, which a *refusal carries with the text to show the user.
-func (i *Interactions) authorize(ctx context.Context, user, askID string) error {
+//
+// cb is the click (nil for a form's submission): a click in a direct
+// message askops recorded as the Ask's copy is its recipient's, a target
+// of the level being carried out (copies.go).
+func (i *Interactions) authorize(ctx context.Context, user, askID string, cb *slack.InteractionCallback) error {
 	ok, err := i.cfg.Approvers.MayDecide(ctx, user)
 	if !ok && i.cfg.Escalated != nil {
-		ok, err = i.escalatedTo(ctx, user, askID, err)
+		ok, err = i.escalatedTo(ctx, user, askID, cb, err)
 	}
 	switch {
 	case ok:
@@ -310,7 +314,7 @@ func (i *Interactions) denyWithReason(ctx context.Context, cb slack.InteractionC
 		reason = string(r[:MaxDenyReason]) + "…"
 	}
 	user := cb.User.ID
-	if err := i.authorize(ctx, user, askID); err != nil {
+	if err := i.authorize(ctx, user, askID, nil); err != nil {
 		return fail(refusalShown(err)), err
 	}
 	if err := i.formBound(ctx, askID, at); err != nil {
@@ -340,7 +344,7 @@ func (i *Interactions) denyWithReason(ctx context.Context, cb slack.InteractionC
 
 func (i *Interactions) openDenyReason(ctx context.Context, cb slack.InteractionCallback, askID string) error {
 	user := cb.User.ID
-	if err := i.authorize(ctx, user, askID); err != nil {
+	if err := i.authorize(ctx, user, askID, &cb); err != nil {
 		i.ephemeral(cb, refusalShown(err))
 		return err
 	}

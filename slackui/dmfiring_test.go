@@ -1,0 +1,45 @@
+package slackui
+
+import (
+	"testing"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/pending"
+)
+
+// A target quick on their phone clicks the DM while the level is still
+// being carried out (its other DMs and the thread mention not yet out, so
+// the Ask does not yet record that the level fired): the click on that
+// recorded DM copy is the recipient's and counts. A click on a DM askops
+// never recorded for the Ask is still refused.
+func TestDMClickBeforeTheLevelIsRecorded(t *testing.T) {
+	w := newSeamWorld(t)
+	ctx := t.Context()
+	a := w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
+
+	// Refused: the Ask's buttons in a DM askops never recorded as a copy.
+	msg := RenderAsk(a, RenderOptions{GrantScope: w.notifier.cfg.ScopeText(a), Now: w.notifier.cfg.Now()})
+	channel, stray, err := w.notifier.PostMessage(ctx, "D"+oncallA[1:], slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.click(oncallA, channel, stray, a.ID, ActionApprove)
+	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.StatusPending {
+		t.Fatalf("a click on a DM that is no copy decided the ask: %s by %s", got.Status, got.DecidedBy)
+	}
+
+	// The level's first DM is out and recorded; the level is not finished.
+	if err := w.esc.sendDirect(ctx, w.notifier, a, "D"+oncallB[1:]); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := w.store.Get(ctx, a.ID)
+	if got.Followups != "" {
+		t.Fatalf("the level is recorded already (%q); the test needs it in flight", got.Followups)
+	}
+	dm := got.Copies.List()[0]
+	w.click(oncallB, dm[0], dm[1], a.ID, ActionApprove)
+	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.Status(pending.Approved) || got.DecidedBy != oncallB {
+		t.Fatalf("the DM's recipient was refused while the level was being carried out: %s by %q", got.Status, got.DecidedBy)
+	}
+}
