@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/askops/askops/grants"
-	"github.com/askops/askops/slackui"
 )
 
 // grantLife says how long g has left at now, for /askops grants: a
@@ -21,7 +20,7 @@ func grantLife(g grants.Grant, now time.Time) string {
 	left := max(0, g.ExpiresAt.Sub(now))
 	at := fmt.Sprintf("<!date^%d^{time}|%s>", g.ExpiresAt.Unix(), g.ExpiresAt.UTC().Format("15:04 UTC"))
 	if !g.Until.IsZero() && !g.Until.After(g.ExpiresAt) {
-		return fmt.Sprintf("time-boxed: %s left (until %s)", slackui.DurationText(left), at)
+		return fmt.Sprintf("time-boxed: %s left (until %s)", grants.DurationText(left), at)
 	}
-	return fmt.Sprintf("for this session: %s left unless the session is active (until %s)", slackui.DurationText(left), at)
+	return fmt.Sprintf("for this session: %s left unless the session is active (until %s)", grants.DurationText(left), at)
 }

@@ -1,9 +1,9 @@
 package console
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
 
@@ -23,7 +23,7 @@ type grantChoice struct {
 func (c *Console) grantChoices() []grantChoice {
 	out := make([]grantChoice, len(c.cfg.GrantDurations))
 	for i, d := range c.cfg.GrantDurations {
-		out[i] = grantChoice{Value: d.String(), Label: durationText(d)}
+		out[i] = grantChoice{Value: d.String(), Label: grants.DurationText(d)}
 	}
 	return out
 }
@@ -47,22 +47,4 @@ func (c *Console) grantTTL(form string, outcome pending.Outcome) (life time.Dura
 		}
 	}
 	return 0, "That grant duration is not offered (approvals.grant_durations); nothing changed."
-}
-
-// durationText is d for people: "15 min", "1 h", "1 h 30 min", "40 s",
-// word for word as slackui.DurationText labels Slack's buttons (the
-// console may not import slackui).
-func durationText(d time.Duration) string {
-	d = d.Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%d s", int64(d/time.Second))
-	case d < time.Hour && d%time.Minute == 0:
-		return fmt.Sprintf("%d min", int64(d/time.Minute))
-	case d < time.Hour:
-		return fmt.Sprintf("%d min %d s", int64(d/time.Minute), int64(d%time.Minute/time.Second))
-	case d%time.Hour < time.Minute:
-		return fmt.Sprintf("%d h", int64(d/time.Hour))
-	}
-	return fmt.Sprintf("%d h %d min", int64(d/time.Hour), int64(d%time.Hour/time.Minute))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/approval"
+	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
 
@@ -51,28 +52,12 @@ func parseApproveFor(actionID string) (time.Duration, bool) {
 	return time.Duration(n) * time.Second, true
 }
 
-// DurationText is d for people: "15 min", "1 h", "1 h 30 min", "40 s".
-func DurationText(d time.Duration) string {
-	d = d.Round(time.Second)
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%d s", int64(d/time.Second))
-	case d < time.Hour && d%time.Minute == 0:
-		return fmt.Sprintf("%d min", int64(d/time.Minute))
-	case d < time.Hour:
-		return fmt.Sprintf("%d min %d s", int64(d/time.Minute), int64(d%time.Minute/time.Second))
-	case d%time.Hour < time.Minute:
-		return fmt.Sprintf("%d h", int64(d/time.Hour))
-	}
-	return fmt.Sprintf("%d h %d min", int64(d/time.Hour), int64(d%time.Hour/time.Minute))
-}
-
 // grantSpan is what a grant of life covers: "session" (life 0) or "15 min".
 func grantSpan(life time.Duration) string {
 	if life <= 0 {
 		return "session"
 	}
-	return DurationText(life)
+	return grants.DurationText(life)
 }
 
 // sessionButtons are the session choices of an open Ask: none on a quorum
@@ -89,7 +74,7 @@ func sessionButtons(a pending.Ask, o RenderOptions, cv callView) (buttons []slac
 		}
 		id, label := ActionApproveSession, "Approve for session"
 		if life > 0 {
-			id, label = ApproveForAction(life), "Approve for "+DurationText(life)
+			id, label = ApproveForAction(life), "Approve for "+grants.DurationText(life)
 		}
 		buttons = append(buttons, buttonElem(id, label, a.ID).WithConfirm(confirm))
 	}

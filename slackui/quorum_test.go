@@ -234,25 +234,6 @@ func TestApproveForADuration(t *testing.T) {
 	})
 }
 
-func TestDurationText(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		15 * time.Minute: "15 min", time.Hour: "1 h", 90 * time.Minute: "1 h 30 min",
-		40 * time.Second: "40 s", 2*time.Minute + 5*time.Second: "2 min 5 s", 12 * time.Hour: "12 h",
-	} {
-		if got := DurationText(d); got != want {
-			t.Errorf("DurationText(%s) = %q, want %q", d, got, want)
-		}
-	}
-	if d, ok := parseApproveFor(ApproveForAction(15 * time.Minute)); !ok || d != 15*time.Minute {
-		t.Errorf("round trip of the action id: %s %v", d, ok)
-	}
-	for _, bad := range []string{ActionApproveFor, ActionApproveFor + "x", ActionApproveFor + "-5", ActionApproveFor + "0", ActionApprove} {
-		if _, ok := parseApproveFor(bad); ok {
-			t.Errorf("parseApproveFor(%q) ok", bad)
-		}
-	}
-}
-
 func TestSelfApprovalAuthorityForTheHome(t *testing.T) {
 	ap, _ := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
 	own := pending.Ask{Request: pending.Request{StartedBy: approverA}}
@@ -269,6 +250,18 @@ func TestSelfApprovalAuthorityForTheHome(t *testing.T) {
 		got, err := SelfApprovalAuthority{Approvers: ap, Rule: tc.rule}.MayDecideAsk(t.Context(), tc.user, own)
 		if err != nil || got != tc.want {
 			t.Errorf("%+v %s: %v, %v; want %v", tc.rule, tc.user, got, err, tc.want)
+		}
+	}
+}
+
+// An "Approve for" action id carries its duration and reads back only as one.
+func TestApproveForActionID(t *testing.T) {
+	if d, ok := parseApproveFor(ApproveForAction(15 * time.Minute)); !ok || d != 15*time.Minute {
+		t.Errorf("round trip of the action id: %s %v", d, ok)
+	}
+	for _, bad := range []string{ActionApproveFor, ActionApproveFor + "x", ActionApproveFor + "-5", ActionApproveFor + "0", ActionApprove} {
+		if _, ok := parseApproveFor(bad); ok {
+			t.Errorf("parseApproveFor(%q) ok", bad)
 		}
 	}
 }

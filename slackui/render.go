@@ -8,6 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
 
@@ -414,7 +415,7 @@ func joinPrograms(progs []string, max int, item func(string) string) (string, bo
 func sessionConfirm(scope string, cv callView, life time.Duration) (*slack.ConfirmationBlockObject, bool) {
 	until := "until the session ends"
 	if life > 0 {
-		until = "for the next " + DurationText(life) + " (less if the session ends first)"
+		until = "for the next " + grants.DurationText(life) + " (less if the session ends first)"
 	}
 	text := "Later calls in this session within this scope will run without asking, " + until + ": " +
 		plainCut(redactHead(scope, MaxConfirmText+1), MaxConfirmText+1)
