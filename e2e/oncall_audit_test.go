@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -108,27 +109,10 @@ func TestAppHomeAndAuditChain(t *testing.T) {
 	}
 
 	// 4. The audit trail of that run: intact, and exported.
-	verify := w.start(t, "verify", "audit", "-config", a.config, "verify")
-	if code := verify.wait(ctx, t); code != 0 || !strings.Contains(verify.stdout(), "intact") {
-		t.Fatalf("bot audit verify = %d\n%s\n%s", code, verify.stdout(), verify.stderr())
-	}
-	export := w.start(t, "export", "audit", "export", "-since", "1h", "-config", a.config)
-	if code := export.wait(ctx, t); code != 0 {
-		t.Fatalf("bot audit export = %d\n%s", code, export.stderr())
-	}
-	var story *pending.AskHistory
-	for _, line := range strings.Split(strings.TrimSpace(export.stdout()), "\n") {
-		var h pending.AskHistory
-		if err := json.Unmarshal([]byte(line), &h); err != nil {
-			t.Fatalf("export line %q: %v", line, err)
-		}
-		if h.AskID == id {
-			story = &h
-		}
-	}
+	story, exported := w.auditStory(ctx, t, a.config, id)
 	if story == nil || story.AskedBy != approverID || !strings.Contains(story.What, "audit.txt") || story.Outcome != pending.Approved ||
 		story.DecidedBy != approverID || story.PolicyReason == "" || len(story.Events) < 2 {
-		t.Fatalf("export has no full story of ask %s:\n%s", id, export.stdout())
+		t.Fatalf("export has no full story of ask %s:\n%s", id, exported)
 	}
 
 	// 5. Someone rewrites the decided event to name another decider.
@@ -159,9 +143,35 @@ func TestAppHomeAndAuditChain(t *testing.T) {
 	if edited == "" {
 		t.Fatalf("no decided event for ask %s in the stream", id)
 	}
-	verify = w.start(t, "verify-tampered", "audit", "-config", b.config, "verify")
+	verify := w.start(t, "verify-tampered", "audit", "-config", b.config, "verify")
 	if code := verify.wait(ctx, t); code != 1 || !strings.Contains(verify.stdout(), "BROKEN") || !strings.Contains(verify.stdout(), edited) {
 		t.Fatalf("bot audit verify after an edit = %d, want 1 naming event %s\n%s\n%s", code, edited, verify.stdout(), verify.stderr())
 	}
 	t.Logf("verify after the edit:\n%s", verify.stdout())
+}
+
+// auditStory runs `bot audit verify` (it must say intact) and `bot audit
+// export -since 1h` with config, and returns the exported story of ask id
+// (nil when export has none) with export's output.
+func (w *world) auditStory(ctx context.Context, t testing.TB, config, id string) (*pending.AskHistory, string) {
+	t.Helper()
+	verify := w.start(t, "verify", "audit", "-config", config, "verify")
+	if code := verify.wait(ctx, t); code != 0 || !strings.Contains(verify.stdout(), "intact") {
+		t.Fatalf("bot audit verify = %d\n%s\n%s", code, verify.stdout(), verify.stderr())
+	}
+	export := w.start(t, "export", "audit", "export", "-since", "1h", "-config", config)
+	if code := export.wait(ctx, t); code != 0 {
+		t.Fatalf("bot audit export = %d\n%s", code, export.stderr())
+	}
+	var story *pending.AskHistory
+	for _, line := range strings.Split(strings.TrimSpace(export.stdout()), "\n") {
+		var h pending.AskHistory
+		if err := json.Unmarshal([]byte(line), &h); err != nil {
+			t.Fatalf("export line %q: %v", line, err)
+		}
+		if h.AskID == id {
+			story = &h
+		}
+	}
+	return story, export.stdout()
 }

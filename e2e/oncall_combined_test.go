@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -111,26 +110,9 @@ func TestQuorumEscalatedByDM(t *testing.T) {
 	}
 
 	// The record: intact, and the Ask's story has every step.
-	verify := w.start(t, "verify", "audit", "-config", a.config, "verify")
-	if code := verify.wait(ctx, t); code != 0 || !strings.Contains(verify.stdout(), "intact") {
-		t.Fatalf("bot audit verify = %d\n%s\n%s", code, verify.stdout(), verify.stderr())
-	}
-	export := w.start(t, "export", "audit", "export", "-since", "1h", "-config", b.config)
-	if code := export.wait(ctx, t); code != 0 {
-		t.Fatalf("bot audit export = %d\n%s", code, export.stderr())
-	}
-	var story *pending.AskHistory
-	for _, line := range strings.Split(strings.TrimSpace(export.stdout()), "\n") {
-		var h pending.AskHistory
-		if err := json.Unmarshal([]byte(line), &h); err != nil {
-			t.Fatalf("export line %q: %v", line, err)
-		}
-		if h.AskID == id {
-			story = &h
-		}
-	}
+	story, exported := w.auditStory(ctx, t, b.config, id)
 	if story == nil {
-		t.Fatalf("export has no story of ask %s:\n%s", id, export.stdout())
+		t.Fatalf("export has no story of ask %s:\n%s", id, exported)
 	}
 	var got []string
 	for _, e := range story.Events {
