@@ -59,10 +59,11 @@ func newWorld(t testing.TB) *world {
 	w := &world{
 		redis:  redistest.Start(t),
 		slack:  fakeslack.New(t, fakeslack.Options{}),
-		script: &modelScript{runs: map[string]func(step int) fakeopenai.Reply{}},
+		script: &modelScript{runs: map[string]func(step int) fakeopenai.Reply{}, timed: map[string]func(int, time.Time) fakeopenai.Reply{}},
 		ws:     t.TempDir(),
 	}
 	w.model = fakeopenai.Start(t)
+	w.script.model = w.model
 	w.model.Then(w.script.reply)
 	// Runs before the fakes close (cleanups run last-registered first).
 	t.Cleanup(func() {
@@ -82,6 +83,10 @@ func newWorld(t testing.TB) *world {
 type modelScript struct {
 	mu   sync.Mutex
 	runs map[string]func(step int) fakeopenai.Reply
+	// timed are runs whose script also learns when the step's request
+	// arrived (onTimed); model is where that is recorded.
+	timed map[string]func(step int, received time.Time) fakeopenai.Reply
+	model *fakeopenai.Server
 }
 
 var tagRe = regexp.MustCompile(`e2e-[a-z0-9-]+`)
@@ -93,11 +98,26 @@ func (s *modelScript) on(tag string, f func(step int) fakeopenai.Reply) {
 	s.runs[tag] = f
 }
 
-func (s *modelScript) reply(_ int, req openai.ChatCompletionRequest) fakeopenai.Reply {
+// onTimed is on for a script that also learns when each request arrived
+// (fakeopenai.Request.Received): the benchmark's end of the agent's path.
+func (s *modelScript) onTimed(tag string, f func(step int, received time.Time) fakeopenai.Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.timed[tag] = f
+}
+
+func (s *modelScript) reply(n int, req openai.ChatCompletionRequest) fakeopenai.Reply {
 	tag := requestTag(req)
 	s.mu.Lock()
-	f := s.runs[tag]
+	f, timed := s.runs[tag], s.timed[tag]
 	s.mu.Unlock()
+	if timed != nil {
+		got, ok := s.model.Request(n)
+		if !ok {
+			return fakeopenai.Error(http.StatusInternalServerError, fmt.Sprintf("e2e: request %d is not recorded", n))
+		}
+		f = func(step int) fakeopenai.Reply { return timed(step, got.Received) }
+	}
 	if f == nil {
 		return fakeopenai.Error(http.StatusBadRequest, fmt.Sprintf("e2e: no script for task tag %q", tag))
 	}

@@ -29,6 +29,7 @@ func sampleRequest(i int) Request {
 // testStore is the contract both implementations obey.
 func testStore(t *testing.T, newStore newStoreFunc) {
 	t.Run("Votes", func(t *testing.T) { testVotes(t, newStore) })
+	t.Run("CastOn", func(t *testing.T) { testCastOn(t, newStore) })
 	t.Run("SaveMessage", func(t *testing.T) { testSaveMessage(t, newStore) })
 	t.Run("AuditLatest", func(t *testing.T) { testAuditLatest(t, newStore) })
 	t.Run("CreateGet", func(t *testing.T) {

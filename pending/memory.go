@@ -91,7 +91,8 @@ func (s *MemoryStore) Decide(ctx context.Context, id string, outcome Outcome, by
 		return Ask{}, err
 	}
 	if humanDecision(outcome) {
-		return s.cast("decide", id, Ballot{Outcome: outcome, By: by, Reason: reason})
+		a, _, err := s.cast("decide", id, Ballot{Outcome: outcome, By: by, Reason: reason}, Binding{})
+		return a, err
 	}
 	a, won, err := s.decide(id, outcome, by, hide.Secrets(reason))
 	if err != nil {

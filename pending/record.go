@@ -196,6 +196,10 @@ const (
 	fieldDecisionReason = "decision_reason"
 	fieldChannel        = "channel"
 	fieldMessageTS      = "message_ts"
+	// fieldStartedBy is Request.StartedBy, its own field (always written,
+	// "" for nobody) so the vote script can check self-approval (Binding);
+	// records written before it carry the starter in the request's JSON.
+	fieldStartedBy = "u"
 )
 
 // compressAbove is the size of a stored request from which it is deflated.
@@ -214,7 +218,7 @@ type requestCodec struct {
 // already atRest).
 func (c *requestCodec) encode(a Ask) (field string, value []byte, err error) {
 	r := storedRequest{
-		TTL: a.Deadline.Sub(a.CreatedAt).Microseconds(), SessionID: a.SessionID, Label: a.Label, StartedBy: a.StartedBy,
+		TTL: a.Deadline.Sub(a.CreatedAt).Microseconds(), SessionID: a.SessionID, Label: a.Label, // StartedBy: its own field
 		Path: a.Path, Reason: a.Reason, Rule: a.Rule, Workspace: a.Workspace, Cwd: a.Cwd,
 		ReplyChannel: a.ReplyChannel, ReplyThreadTS: a.ReplyThreadTS,
 	}
@@ -334,6 +338,9 @@ func decodeAsk(op, id string, h map[string]string) (Ask, error) {
 		a.CreatedAt = parseMicros(h[fieldCreatedAtV1])
 	}
 	a.RunID, a.Tool = h[fieldRunID], h[fieldTool]
+	if by, ok := h[fieldStartedBy]; ok {
+		a.StartedBy = by
+	}
 	a.Status = Status(h[fieldStatus])
 	a.DecidedBy = h[fieldDecidedBy]
 	a.DecidedAt = parseMicros(h[fieldDecidedAt])

@@ -150,7 +150,7 @@ local key, deadlines, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, ttl, keep, qfield, q, run, tool, maxlen, by, reason, what =
   ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]
 local deadline = string.format('%.0f', tonumber(now) + tonumber(ttl))
-redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', 'pending')
+redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', 'pending', 'u', by)
 if tonumber(ARGV[13]) > 1 then redis.call('HSET', key, 'quorum', ARGV[13]) end -- see voteScript
 redis.call('PEXPIRE', key, keep)
 redis.call('ZADD', deadlines, deadline, id)
@@ -273,7 +273,8 @@ func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by,
 		return Ask{}, err
 	}
 	if humanDecision(outcome) {
-		return s.cast(ctx, "decide", id, Ballot{Outcome: outcome, By: by, Reason: reason})
+		a, _, err := s.cast(ctx, "decide", id, Ballot{Outcome: outcome, By: by, Reason: reason}, Binding{})
+		return a, err
 	}
 	// A deny reason typed by a person rests in Redis too (see atRest).
 	a, won, err := s.decide(ctx, "decide", id, outcome, by, hide.Secrets(reason))
@@ -333,6 +334,8 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 	switch result {
 	case "missing":
 		return Ask{}, result, notFound(op, id)
+	case "unbound": // CastOn's binding did not hold; nothing was written
+		return Ask{}, result, nil
 	case "early":
 		left, _ := res[1].(string)
 		n, _ := strconv.ParseInt(left, 10, 64)

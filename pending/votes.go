@@ -151,12 +151,24 @@ func decodeVotes(a *Ask, h map[string]string) {
 // reaches the quorum decides; a repeat is refused ("repeat"), "for
 // session" is refused ("session"), and a deny decides at once (audited as
 // a vote too, so the trail shows the count it ended).
+//
+// With a binding (ARGV[10] on, the message channel; see CastOn) it first
+// checks that the record's own message is on/ts and, with not_by set, that
+// the record names its run's starter and it is not not_by; else it returns
+// {unbound} having changed nothing.
 // Returns {result, HGETALL}: result is won | voted | repeat | session |
-// late | lost, or {missing}.
+// late | lost, or {missing} or {unbound}.
 var voteScript = redis.NewScript(auditAppendLua + announceLua + settleLua + `
 local key, deadlines, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, outcome, by, reason, now, channel, maxlen, late, grant =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local on, ts, not_by = ARGV[10] or '', ARGV[11] or '', ARGV[12] or ''
+if on ~= '' then
+  local m = redis.call('HMGET', key, 'channel', 'message_ts', 'u')
+  if m[1] ~= on or m[2] ~= ts or (not_by ~= '' and (not m[3] or m[3] == not_by)) then
+    return {'unbound'}
+  end
+end
 now = server_now(now)
 local over = already_over(key, deadlines, id)
 if over then return over end
@@ -196,23 +208,69 @@ announce(channel, id, record)
 return {result, record}
 `)
 
-// Cast implements Store.
-func (s *RedisStore) Cast(ctx context.Context, id string, b Ballot) (Ask, error) {
-	return s.cast(ctx, "cast", id, b)
+// Binding is what a click asserts about the Ask it votes on when its
+// caller has not read the record (CastOn): the Ask's own message is at
+// Channel/MessageTS (a recorded copy does not count), and, if NotStartedBy
+// is set, the record names its run's starter and it is not that user (the
+// self-approval rule; a record that predates the starter's own field never
+// binds then).
+type Binding struct {
+	Channel, MessageTS string
+	NotStartedBy       string
 }
 
-func (s *RedisStore) cast(ctx context.Context, op, id string, b Ballot) (Ask, error) {
+// BoundCaster casts a ballot only where a Binding holds, in one step with
+// the vote: Slack clicks on an Ask's own message take this path, one round
+// trip to the store instead of a read and then a vote (on Redis each is a
+// wake-up of an idle process or two on the way from a click to the agent).
+// Bound false means nothing was written: the caller reads the record and
+// judges the click in full.
+type BoundCaster interface {
+	CastOn(ctx context.Context, id string, b Ballot, on Binding) (a Ask, bound bool, err error)
+}
+
+func (on Binding) binds(a Ask) bool {
+	return a.Channel == on.Channel && a.MessageTS == on.MessageTS &&
+		(on.NotStartedBy == "" || (a.StartedBy != "" && a.StartedBy != on.NotStartedBy))
+}
+
+// Cast implements Store.
+func (s *RedisStore) Cast(ctx context.Context, id string, b Ballot) (Ask, error) {
+	a, _, err := s.cast(ctx, "cast", id, b, Binding{})
+	return a, err
+}
+
+// CastOn implements BoundCaster: the binding is checked in the vote script
+// itself, so a click costs one round trip instead of a read and a vote.
+func (s *RedisStore) CastOn(ctx context.Context, id string, b Ballot, on Binding) (Ask, bool, error) {
+	if on.Channel == "" || on.MessageTS == "" {
+		return Ask{}, false, nil
+	}
+	return s.cast(ctx, "cast", id, b, on)
+}
+
+func (s *RedisStore) cast(ctx context.Context, op, id string, b Ballot, on Binding) (Ask, bool, error) {
 	b, err := checkBallot(op, id, b)
 	if err != nil {
-		return Ask{}, err
+		return Ask{}, true, err
 	}
 	grant := ""
 	if b.GrantTTL > 0 {
 		grant = strconv.FormatInt(b.GrantTTL.Microseconds(), 10)
 	}
 	a, result, err := s.settle(ctx, op, id, voteScript, func(channel string) []any {
-		return []any{id, string(b.Outcome), b.By, b.Reason, s.scriptNow(), channel, s.opts.AuditMaxLen, reasonLate, grant}
+		return []any{id, string(b.Outcome), b.By, b.Reason, s.scriptNow(), channel, s.opts.AuditMaxLen, reasonLate, grant,
+			on.Channel, on.MessageTS, on.NotStartedBy}
 	})
+	if result == "unbound" {
+		return Ask{}, false, nil
+	}
+	a, err = castResult(op, a, result, err, b)
+	return a, true, err
+}
+
+// castResult turns the vote script's result into Cast's.
+func castResult(op string, a Ask, result string, err error, b Ballot) (Ask, error) {
 	if err != nil {
 		return Ask{}, err
 	}
@@ -230,20 +288,38 @@ func (s *RedisStore) cast(ctx context.Context, op, id string, b Ballot) (Ask, er
 
 // Cast implements Store.
 func (s *MemoryStore) Cast(ctx context.Context, id string, b Ballot) (Ask, error) {
-	return s.cast("cast", id, b)
+	a, _, err := s.cast("cast", id, b, Binding{})
+	return a, err
 }
 
-func (s *MemoryStore) cast(op, id string, b Ballot) (Ask, error) {
+// CastOn implements BoundCaster.
+func (s *MemoryStore) CastOn(ctx context.Context, id string, b Ballot, on Binding) (Ask, bool, error) {
+	if on.Channel == "" || on.MessageTS == "" {
+		return Ask{}, false, nil
+	}
+	return s.cast("cast", id, b, on)
+}
+
+func (s *MemoryStore) cast(op, id string, b Ballot, on Binding) (Ask, bool, error) {
 	b, err := checkBallot(op, id, b)
 	if err != nil {
-		return Ask{}, err
+		return Ask{}, true, err
 	}
 	now := s.opts.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.asks[id]
+	if on.Channel != "" && (!ok || !on.binds(m.ask)) {
+		return Ask{}, false, nil
+	}
+	a, err := s.castLocked(op, id, m, b, now)
+	return a, true, err
+}
+
+// castLocked casts b on m (nil: id is unknown); s.mu is held.
+func (s *MemoryStore) castLocked(op, id string, m *memoryAsk, b Ballot, now time.Time) (Ask, error) {
 	switch {
-	case !ok:
+	case m == nil:
 		return Ask{}, notFound(op, id)
 	case m.ask.Status != StatusPending:
 		return Ask{}, conflict(op, m.ask)
@@ -271,3 +347,8 @@ func (s *MemoryStore) cast(op, id string, b Ballot) (Ask, error) {
 	s.end(m, b.Outcome, b.By, b.Reason, now)
 	return m.ask, nil
 }
+
+var (
+	_ BoundCaster = (*RedisStore)(nil)
+	_ BoundCaster = (*MemoryStore)(nil)
+)

@@ -35,6 +35,9 @@ type waiter struct {
 	// (capacity 1; a newer read replaces an unconsumed older one, except
 	// that an ended record is never replaced: it cannot change back).
 	reads chan *readResult
+	// ended is set (under waiters.mu) once an ended record was delivered:
+	// the Wait has its answer, and nothing read later can change it.
+	ended bool
 }
 
 // readResult is one read of a waited-on record, exactly one field set.
@@ -79,12 +82,20 @@ func (w *waiters) remove(wt *waiter) {
 	}
 }
 
-// reread queues a read of id's record if this process waits on it.
+// reread queues a read of id's record if this process waits on it and a
+// waiter still lacks its end. The id-alone announcement that follows a
+// record announcement (announce.go) so costs no read: that read, one
+// pipelined round trip on the reader's goroutine, ran beside the woken
+// agent on the way to its next model request (BenchmarkClickToResume,
+// replica A's trace).
 func (w *waiters) reread(id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.m[id]) > 0 {
-		w.markLocked(id)
+	for _, wt := range w.m[id] {
+		if !wt.ended {
+			w.markLocked(id)
+			return
+		}
 	}
 }
 
@@ -142,6 +153,7 @@ func (w *waiters) deliver(id string, r *readResult) {
 		default:
 		}
 		wt.reads <- next
+		wt.ended = wt.ended || next.end != nil
 	}
 }
 

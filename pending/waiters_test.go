@@ -59,3 +59,30 @@ func TestWaitersRereadOnlyLocalWaiters(t *testing.T) {
 		t.Errorf("after removing every waiter: dirty %v, %d waiters", got, n)
 	}
 }
+
+// Once every waiter on an id holds its end (a record announcement
+// delivered it), the id-alone announcement that follows queues no read;
+// while one still lacks it, or only a pending or failed read came, it does.
+func TestWaitersRereadSkipsEndedWaits(t *testing.T) {
+	ended := &readResult{end: &waitEnd{ask: Ask{ID: "x", Status: Status(Approved)}}}
+	w := newWaiters()
+	first := w.add("x")
+	w.takeDirty(10)
+	w.deliver("x", &readResult{ask: &Ask{ID: "x", Status: StatusPending}})
+	w.reread("x")
+	if got := w.takeDirty(10); !slices.Equal(got, []string{"x"}) {
+		t.Fatalf("dirty = %v after a pending read; want x queued", got)
+	}
+	<-first.reads
+	w.deliver("x", ended)
+	w.reread("x")
+	if got := w.takeDirty(10); len(got) != 0 {
+		t.Errorf("dirty = %v after the end was delivered; want no read", got)
+	}
+	w.add("x") // a second Wait on the same Ask, registered after the end came
+	w.takeDirty(10)
+	w.reread("x")
+	if got := w.takeDirty(10); !slices.Equal(got, []string{"x"}) {
+		t.Errorf("dirty = %v with a waiter still lacking its end; want x queued", got)
+	}
+}

@@ -586,3 +586,39 @@ func TestSessionScopeIsRedactedAndCwdArgumentShown(t *testing.T) {
 		t.Errorf("the cwd argument, which differs from the Ask's, is not shown:\n%s", j)
 	}
 }
+
+// TestAlwaysOfferedIsRendered holds the renderer to alwaysOffered, which
+// Offers answers from without rendering: whatever an open Ask carries, its
+// message has those buttons, and a button outside the list depends on the
+// Ask.
+func TestAlwaysOfferedIsRendered(t *testing.T) {
+	quorum := sampleAsk()
+	quorum.Approvals = 3
+	huge := sampleAsk()
+	huge.Args = `{"command":"` + strings.Repeat("echo x; ", 4000) + `"}`
+	huge.Summary = strings.Repeat("echo x; ", 4000)
+	noDeadline := sampleAsk()
+	noDeadline.Deadline = time.Time{}
+	asks := map[string]pending.Ask{"plain": sampleAsk(), "quorum": quorum, "huge": huge, "no deadline": noDeadline}
+	opts := map[string]RenderOptions{
+		"no scope":   {Now: testNow},
+		"scope":      {Now: testNow, GrantScope: testScope, GrantDurations: []time.Duration{15 * time.Minute}},
+		"long scope": {Now: testNow, GrantScope: strings.Repeat("git push origin main && ", 20)},
+	}
+	everyButton := []string{ActionApprove, ActionApproveSession, ApproveForAction(15 * time.Minute), ActionDeny, ActionDenyReason, ActionShowFull}
+	for an, a := range asks {
+		for on, o := range opts {
+			m := RenderAsk(a, o)
+			for _, id := range everyButton {
+				if alwaysOffered(id) && !buttonFor(m.Blocks, id, a.ID) {
+					t.Errorf("%s, %s: the open message lacks %s, which alwaysOffered claims", an, on, id)
+				}
+			}
+		}
+	}
+	for _, id := range []string{ActionApproveSession, ApproveForAction(15 * time.Minute), ActionShowFull} {
+		if alwaysOffered(id) {
+			t.Errorf("%s depends on the Ask but alwaysOffered claims it", id)
+		}
+	}
+}

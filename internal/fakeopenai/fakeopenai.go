@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -68,6 +69,10 @@ type Request struct {
 	Body          openai.ChatCompletionRequest
 	Raw           []byte
 	Authorization string
+	// Received is when the whole request had arrived, before the fake
+	// decoded it: the end of a client's sending, which benchmarks time
+	// (decoding a long conversation is the model's work, not the client's).
+	Received time.Time
 }
 
 // Server is a running fake. Close it when done (Start does it for you).
@@ -130,6 +135,17 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
+// Request returns request number n (0-based, as a ReplyFunc is told), and
+// false if there is none.
+func (s *Server) Request(n int) (Request, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n < 0 || n >= len(s.requests) {
+		return Request{}, false
+	}
+	return s.requests[n], true
+}
+
 // Last returns the most recent request, and false if there was none.
 func (s *Server) Last() (Request, bool) {
 	s.mu.Lock()
@@ -146,6 +162,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	received := time.Now()
 	var body openai.ChatCompletionRequest
 	if err := json.Unmarshal(raw, &body); err != nil {
 		writeStatus(w, http.StatusBadRequest, errorBody("fakeopenai: bad request body: "+err.Error()))
@@ -154,7 +171,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	n := len(s.requests)
-	s.requests = append(s.requests, Request{Body: body, Raw: raw, Authorization: r.Header.Get("Authorization")})
+	s.requests = append(s.requests, Request{Body: body, Raw: raw, Authorization: r.Header.Get("Authorization"), Received: received})
 	var reply Reply
 	switch {
 	case len(s.script) > 0:

@@ -1,0 +1,112 @@
+package pending
+
+import (
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/recordid"
+	"github.com/askops/askops/internal/redistest"
+)
+
+// testCastOn is the one-round-trip click (BoundCaster), run with the rest
+// of testStore on every store and topology: a ballot whose binding holds
+// is an ordinary Cast; one whose binding does not hold writes nothing at
+// all, so the caller's full check decides what the click does.
+func testCastOn(t *testing.T, newStore newStoreFunc) {
+	posted := func(t *testing.T, s Store) Ask {
+		t.Helper()
+		a, err := s.Create(t.Context(), sampleRequest(1), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetMessage(t.Context(), a.ID, "C_ASKS", "1700000000.000200"); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	own := Binding{Channel: "C_ASKS", MessageTS: "1700000000.000200"}
+	approve := Ballot{Outcome: Approved, By: "U_ANA"}
+
+	t.Run("Unbound", func(t *testing.T) {
+		a, b := newStore(t, Options{})
+		ask := posted(t, a)
+		if err := a.(Steps).AddCopy(t.Context(), ask.ID, "D_DM", "1700000000.000300"); err != nil {
+			t.Fatal(err)
+		}
+		for name, on := range map[string]Binding{
+			"another message":      {Channel: "C_ASKS", MessageTS: "1700000000.000999"},
+			"another channel":      {Channel: "C_OTHER", MessageTS: own.MessageTS},
+			"a recorded copy":      {Channel: "D_DM", MessageTS: "1700000000.000300"},
+			"no message":           {},
+			"the starter, refused": {Channel: own.Channel, MessageTS: own.MessageTS, NotStartedBy: "U0STARTER"},
+		} {
+			got, bound, err := b.(BoundCaster).CastOn(t.Context(), ask.ID, approve, on)
+			if bound || err != nil || got.ID != "" {
+				t.Errorf("%s: CastOn = %+v, bound %v, %v; want unbound, nothing returned", name, got, bound, err)
+			}
+		}
+		if _, bound, _ := b.(BoundCaster).CastOn(t.Context(), recordid.New(), approve, own); bound {
+			t.Error("CastOn an unknown Ask: bound; want unbound (the full way says not found)")
+		}
+		got, err := b.Get(t.Context(), ask.ID)
+		if err != nil || got.Status != StatusPending || got.Votes != "" {
+			t.Fatalf("after unbound ballots the Ask is %+v, %v; want untouched and pending", got, err)
+		}
+		if evs, err := a.(AuditLog).AuditSince(t.Context(), time.Time{}); err != nil || len(evs) != 1 {
+			t.Errorf("audit after unbound ballots: %d events, %v; want only the asked one", len(evs), err)
+		}
+	})
+
+	t.Run("Bound", func(t *testing.T) {
+		a, b := newStore(t, Options{})
+		ask := posted(t, a)
+		done := make(chan Ask, 1)
+		go func() { w, _ := a.Wait(t.Context(), ask.ID); done <- w }()
+		on := own
+		on.NotStartedBy = "U_ANA" // not the starter: binds
+		got, bound, err := b.(BoundCaster).CastOn(t.Context(), ask.ID, approve, on)
+		if !bound || err != nil || Outcome(got.Status) != Approved || got.DecidedBy != "U_ANA" || got.StartedBy != "U0STARTER" {
+			t.Fatalf("CastOn = %+v, bound %v, %v; want approved by U_ANA", got, bound, err)
+		}
+		select {
+		case w := <-done:
+			if w != got {
+				t.Errorf("waiter got %+v, want %+v", w, got)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the waiter did not wake")
+		}
+		// Bound to a decided Ask: the ordinary conflict, first decision kept.
+		_, bound, err = a.(BoundCaster).CastOn(t.Context(), ask.ID, Ballot{Outcome: Denied, By: "U_BO"}, own)
+		if first, ok := ConflictAsk(err); !bound || !ok || first.DecidedBy != "U_ANA" {
+			t.Errorf("CastOn a decided Ask: bound %v, %v; want a conflict naming U_ANA", bound, err)
+		}
+		assertAuditPairs(t, a, 1)
+	})
+}
+
+// A record written before the starter had its own field binds no ballot
+// that must not be the starter's: the vote script cannot see who started
+// the run, so the caller's full check (which can) must judge it.
+func TestCastOnOldRecordWithoutStarterField(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newRedisStore(t, srv.URL(), Options{ReplicaAcks: -1})
+	a, err := s.Create(t.Context(), sampleRequest(1), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetMessage(t.Context(), a.ID, "C_ASKS", "1700000000.000200"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.client.HDel(t.Context(), s.keys.ask(a.ID), fieldStartedBy).Err(); err != nil {
+		t.Fatal(err)
+	}
+	on := Binding{Channel: "C_ASKS", MessageTS: "1700000000.000200", NotStartedBy: "U_ANA"}
+	if _, bound, err := s.CastOn(t.Context(), a.ID, Ballot{Outcome: Approved, By: "U_ANA"}, on); bound || err != nil {
+		t.Errorf("CastOn an old record: bound %v, %v; want unbound", bound, err)
+	}
+	on.NotStartedBy = ""
+	if got, bound, err := s.CastOn(t.Context(), a.ID, Ballot{Outcome: Approved, By: "U_ANA"}, on); !bound || err != nil || Outcome(got.Status) != Approved {
+		t.Errorf("CastOn an old record with no starter to rule out: %+v, bound %v, %v; want approved", got, bound, err)
+	}
+}
