@@ -222,7 +222,11 @@ func describeParams(params []Param) string {
 	return strings.Join(parts, ", ")
 }
 
-// definition is the tool as the model sees it.
+// definition is the tool as the model sees it. The parameters' schema is
+// encoded here, once a run, not by every request of the run: as nested
+// maps it was most of a request's encoding (go-openai marshals the whole
+// request each time), on the path from an approval to the model's next
+// request (BenchmarkClickToResume, replica A's trace).
 func (t Tool) definition() openai.Tool {
 	props := map[string]any{}
 	required := []string{}
@@ -232,17 +236,22 @@ func (t Tool) definition() openai.Tool {
 			required = append(required, p.Name)
 		}
 	}
+	schema := map[string]any{
+		"type":                 "object",
+		"properties":           props,
+		"required":             required,
+		"additionalProperties": false,
+	}
+	var params any = schema
+	if b, err := json.Marshal(schema); err == nil { // strings and bools: it cannot fail
+		params = json.RawMessage(b)
+	}
 	return openai.Tool{
 		Type: openai.ToolTypeFunction,
 		Function: &openai.FunctionDefinition{
 			Name:        t.Name,
 			Description: t.Description,
-			Parameters: map[string]any{
-				"type":                 "object",
-				"properties":           props,
-				"required":             required,
-				"additionalProperties": false,
-			},
+			Parameters:  params,
 		},
 	}
 }
