@@ -1,6 +1,7 @@
 package slackui
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -113,6 +114,105 @@ func BenchmarkDecodeInteraction(b *testing.B) {
 			var cb slack.InteractionCallback
 			if err := decodeInteraction(payload, &cb); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// cutMessageBlocksByTokens is the cut as json.Decoder tokens make it (the
+// first implementation): the reference FuzzCutMessageBlocks holds the
+// faster one to.
+func cutMessageBlocksByTokens(payload []byte) (rest []byte, blocks json.RawMessage) {
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	delim := func(d json.Delim) bool { t, err := dec.Token(); return err == nil && t == d }
+	nextKey := func() (string, bool) { t, err := dec.Token(); k, ok := t.(string); return k, err == nil && ok }
+	if !delim('{') {
+		return payload, nil
+	}
+	start, end := -1, -1
+	messages := 0
+	for dec.More() {
+		key, ok := nextKey()
+		if !ok {
+			return payload, nil
+		}
+		if key != "message" {
+			var v json.RawMessage
+			if dec.Decode(&v) != nil {
+				return payload, nil
+			}
+			continue
+		}
+		if messages++; messages > 1 || !delim('{') {
+			return payload, nil
+		}
+		for dec.More() {
+			key, ok := nextKey()
+			if !ok {
+				return payload, nil
+			}
+			keyEnd := int(dec.InputOffset())
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return payload, nil
+			}
+			if key != "blocks" {
+				continue
+			}
+			if start >= 0 {
+				return payload, nil
+			}
+			start = keyEnd + bytes.IndexByte(payload[keyEnd:], '[')
+			end = int(dec.InputOffset())
+			blocks = v
+		}
+		if !delim('}') {
+			return payload, nil
+		}
+	}
+	if start < 0 || len(bytes.TrimSpace(blocks)) < 3 || blocks[0] != '[' {
+		return payload, nil
+	}
+	rest = make([]byte, 0, len(payload)-(end-start)+2)
+	rest = append(append(append(rest, payload[:start]...), "[]"...), payload[end:]...)
+	return rest, blocks
+}
+
+// FuzzCutMessageBlocks: wherever the cut is made, it is the one the token
+// walk makes, and the rest decodes to what the whole payload decodes to
+// (blocks aside). Where they differ only in whether to cut at all, the
+// faster cut must be the one that declines: a key written with escapes,
+// or a payload that is not valid JSON as a whole (the token walk stops
+// reading at the top object's last member, so it cut payloads with
+// trailing garbage that the decoder then refused).
+func FuzzCutMessageBlocks(f *testing.F) {
+	f.Add(clickPayload(askBlocksJSON))
+	f.Add(clickPayload(`[]`))
+	f.Add(clickPayload(`null`))
+	f.Add(strings.Replace(clickPayload(askBlocksJSON), `"thread_ts"`, `"blocks":[],"thread_ts"`, 1))
+	f.Add(strings.Replace(clickPayload(askBlocksJSON), `"actions"`, `"message":{"ts":"2.0"},"actions"`, 1))
+	f.Add(`{"type":"block_actions","message":{"blocks":[}`)
+	f.Add(`{"message":{"blocks":[{"t":"a\"]}"}], "x": -1.5e3, "y": [true, false, null]}}`)
+	f.Add(`{"me\u0073sage":{"blocks":[1,2]}}`)
+	f.Add(` { "message" : { "blocks" : [ 1 ] } } `)
+	f.Fuzz(func(t *testing.T, payload string) {
+		gotRest, gotBlocks := cutMessageBlocks([]byte(payload))
+		wantRest, wantBlocks := cutMessageBlocksByTokens([]byte(payload))
+		switch {
+		case gotBlocks == nil && wantBlocks == nil:
+			if string(gotRest) != payload {
+				t.Fatalf("declined but changed the payload: %q", gotRest)
+			}
+		case gotBlocks == nil:
+			if strings.Contains(payload, `\`) || !json.Valid([]byte(payload)) {
+				return // left to the decoder: escaped keys, and JSON it refuses anyway
+			}
+			t.Fatalf("no cut, but the token walk cuts %q out of %q", wantBlocks, payload)
+		case wantBlocks == nil:
+			t.Fatalf("cut %q out of %q, which the token walk leaves whole", gotBlocks, payload)
+		default:
+			if string(gotRest) != string(wantRest) || string(gotBlocks) != string(wantBlocks) {
+				t.Fatalf("cut differs on %q:\n got %q / %q\nwant %q / %q", payload, gotRest, gotBlocks, wantRest, wantBlocks)
 			}
 		}
 	})
