@@ -102,6 +102,18 @@ func NewModel(baseURL, apiKey string, httpClient *http.Client, opts RetryOptions
 	return &openaiModel{client: openai.NewClientWithConfig(cfg), opts: opts.withDefaults()}
 }
 
+// ModelTransport is the HTTP transport for a model server: the default
+// one, with a write buffer that holds a whole request of up to 64 KB. The
+// default 4 KB buffer sends a longer conversation as the headers with the
+// first 4 KB, then the rest: two writes, and a server that wakes for each
+// (a long run's request is tens of KB, sent again at every step, on the
+// path from an approval to the model's next request).
+func ModelTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.WriteBufferSize = 64 << 10
+	return t
+}
+
 type openaiModel struct {
 	client *openai.Client
 	opts   RetryOptions

@@ -20,7 +20,9 @@ import (
 	"github.com/askops/askops/pending"
 )
 
-// AskDecider is what interactions need from the pending store.
+// AskDecider is what interactions need from the pending store. A store
+// that is also a pending.BoundCaster (both of askops' are) takes a click on
+// an Ask's own message in one round trip (castOnMessage).
 type AskDecider interface {
 	Get(ctx context.Context, id string) (pending.Ask, error)
 	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)

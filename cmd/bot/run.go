@@ -31,7 +31,7 @@ func newRunner(a *app) (*agent.Runner, error) {
 	if created {
 		a.log.Info("created the agent workspace", "dir", ws, "configured", cfg.Agent.Workspace)
 	}
-	model := agent.NewModel(cfg.OpenAI.BaseURL, cfg.OpenAI.APIKey.Reveal(), &http.Client{Timeout: 5 * time.Minute}, agent.RetryOptions{})
+	model := agent.NewModel(cfg.OpenAI.BaseURL, cfg.OpenAI.APIKey.Reveal(), &http.Client{Timeout: 5 * time.Minute, Transport: agent.ModelTransport()}, agent.RetryOptions{})
 	return agent.NewRunner(agent.Config{
 		Model:         model,
 		ModelName:     cfg.OpenAI.Model,
