@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -116,12 +117,14 @@ func buttonValue(blocks []slack.Block, actionID string) string {
 }
 
 // waitAsk waits for an open Ask message (one with buttons) in channel and
-// returns it.
-func waitAsk(ctx context.Context, t *testing.T, fake *fakeslack.Server, channel string) fakeslack.Message {
+// returns it, skipping the messages in seen: an Ask decided a moment ago
+// keeps its buttons until its update goes out (slackui's UpdateDelay).
+func waitAsk(ctx context.Context, t *testing.T, fake *fakeslack.Server, channel string, seen ...fakeslack.Message) fakeslack.Message {
 	t.Helper()
 	for {
 		for _, m := range fake.Messages() {
-			if m.Channel == channel && buttonValue(m.Blocks, slackui.ActionApprove) != "" {
+			if m.Channel == channel && buttonValue(m.Blocks, slackui.ActionApprove) != "" &&
+				!slices.ContainsFunc(seen, func(s fakeslack.Message) bool { return s.Channel == m.Channel && s.TS == m.TS }) {
 				return m
 			}
 		}

@@ -110,7 +110,7 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 	// Back to ask; run two on A waits on an Ask; B stops it.
 	slash(ctx, t, fake, baseB, approverID, "mode ask")
 	slash(ctx, t, fake, baseA, approverID, "run touch three")
-	ask2 := waitAsk(ctx, t, fake, "COPS")
+	ask2 := waitAsk(ctx, t, fake, "COPS", ask1)
 	pendingText := slash(ctx, t, fake, baseB, approverID, "pending").Text
 	runID := regexp.MustCompile("run `(run-[0-9a-f]+)`").FindStringSubmatch(pendingText)
 	if runID == nil {

@@ -127,7 +127,7 @@ func TestChatOps(t *testing.T) {
 
 	// Run two: waits on an Ask; /askops pending shows it; stop ends it.
 	slash(ctx, t, fake, base, approverID, "run touch two")
-	m2 := waitAsk(ctx, t, fake, "COPS")
+	m2 := waitAsk(ctx, t, fake, "COPS", m)
 	var pendingText string
 	if r := slash(ctx, t, fake, base, "UNOBODY99", "pending"); !strings.Contains(r.Text, "only approvers and run starters") {
 		t.Fatalf("non-approver pending: %q", r.Text)
