@@ -47,7 +47,20 @@ func benchStore(b *testing.B, c redis.UniversalClient) *RedisStore {
 func BenchmarkWakeLatency(b *testing.B) {
 	srv := redistest.Start(b)
 	a := benchStore(b, benchClient(b, srv.URL(), 3))
-	d := benchStore(b, benchClient(b, srv.URL(), 3))
+	wakeLatency(b, a, benchStore(b, benchClient(b, srv.URL(), 3)))
+}
+
+// BenchmarkWakeLatencySameReplica is BenchmarkWakeLatency with the decision
+// taken by the store that waits (one replica): the waiter ends on the
+// decide script's reply, not on the announcement.
+func BenchmarkWakeLatencySameReplica(b *testing.B) {
+	srv := redistest.Start(b)
+	a := benchStore(b, benchClient(b, srv.URL(), 3))
+	wakeLatency(b, a, a)
+}
+
+// wakeLatency times d.Decide until a.Wait returns it.
+func wakeLatency(b *testing.B, a, d *RedisStore) {
 	ctx := b.Context()
 	var lat []time.Duration
 	for b.Loop() {

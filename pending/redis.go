@@ -352,6 +352,14 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 	if err != nil {
 		return Ask{}, result, err
 	}
+	if !s.replicas.on() && a.Status != StatusPending {
+		// A waiter in this process (the replica that took the click is the
+		// one that waits: every single-replica deployment) ends on the
+		// reply, which holds the very record the script announced, instead
+		// of after its announcement is read, parsed and decoded again on
+		// the listener's goroutine.
+		s.waiters.deliver(id, &readResult{end: &waitEnd{ask: a}})
+	}
 	if s.replicas.on() && a.Status != StatusPending {
 		// Durable now: wake the waiters. A "lost" result is announced too:
 		// the winner may be an earlier attempt whose WAIT fell short, so
