@@ -83,6 +83,8 @@ func testCastOn(t *testing.T, newStore newStoreFunc) {
 		}
 		assertAuditPairs(t, a, 1)
 	})
+
+	t.Run("NoStarter", func(t *testing.T) { testCastOnNoStarter(t, newStore) })
 }
 
 // A record written before the starter had its own field binds no ballot
@@ -108,5 +110,25 @@ func TestCastOnOldRecordWithoutStarterField(t *testing.T) {
 	on.NotStartedBy = ""
 	if got, bound, err := s.CastOn(t.Context(), a.ID, Ballot{Outcome: Approved, By: "U_ANA"}, on); !bound || err != nil || Outcome(got.Status) != Approved {
 		t.Errorf("CastOn an old record with no starter to rule out: %+v, bound %v, %v; want approved", got, bound, err)
+	}
+}
+
+// An Ask nobody started (an API or hook Ask) binds a ballot that must not
+// be the starter's: nobody is.
+func testCastOnNoStarter(t *testing.T, newStore newStoreFunc) {
+	a, b := newStore(t, Options{})
+	req := sampleRequest(1)
+	req.StartedBy = ""
+	ask, err := a.Create(t.Context(), req, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetMessage(t.Context(), ask.ID, "C_ASKS", "1700000000.000200"); err != nil {
+		t.Fatal(err)
+	}
+	on := Binding{Channel: "C_ASKS", MessageTS: "1700000000.000200", NotStartedBy: "U_ANA"}
+	got, bound, err := b.(BoundCaster).CastOn(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_ANA"}, on)
+	if !bound || err != nil || Outcome(got.Status) != Approved || got.StartedBy != "" {
+		t.Errorf("CastOn an Ask nobody started: %+v, bound %v, %v; want approved", got, bound, err)
 	}
 }

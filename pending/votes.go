@@ -154,8 +154,8 @@ func decodeVotes(a *Ask, h map[string]string) {
 //
 // With a binding (ARGV[10] on, the message channel; see CastOn) it first
 // checks that the record's own message is on/ts and, with not_by set, that
-// the record names its run's starter and it is not not_by; else it returns
-// {unbound} having changed nothing.
+// the record has the starter's field (u; "" for nobody) and it is not
+// not_by; else it returns {unbound} having changed nothing.
 // Returns {result, HGETALL}: result is won | voted | repeat | session |
 // late | lost, or {missing} or {unbound}.
 var voteScript = redis.NewScript(auditAppendLua + announceLua + settleLua + `
@@ -211,9 +211,8 @@ return {result, record}
 // Binding is what a click asserts about the Ask it votes on when its
 // caller has not read the record (CastOn): the Ask's own message is at
 // Channel/MessageTS (a recorded copy does not count), and, if NotStartedBy
-// is set, the record names its run's starter and it is not that user (the
-// self-approval rule; a record that predates the starter's own field never
-// binds then).
+// is set, that user did not start its run (the self-approval rule; a Redis
+// record written before the starter had its own field never binds then).
 type Binding struct {
 	Channel, MessageTS string
 	NotStartedBy       string
@@ -231,7 +230,7 @@ type BoundCaster interface {
 
 func (on Binding) binds(a Ask) bool {
 	return a.Channel == on.Channel && a.MessageTS == on.MessageTS &&
-		(on.NotStartedBy == "" || (a.StartedBy != "" && a.StartedBy != on.NotStartedBy))
+		(on.NotStartedBy == "" || a.StartedBy != on.NotStartedBy)
 }
 
 // Cast implements Store.
