@@ -132,3 +132,27 @@ func testCastOnNoStarter(t *testing.T, newStore newStoreFunc) {
 		t.Errorf("CastOn an Ask nobody started: %+v, bound %v, %v; want approved", got, bound, err)
 	}
 }
+
+// The request's JSON keeps the starter beside its own field: a replica from
+// before the field reads it only there, and must still refuse a run's
+// starter approving it during a rolling upgrade.
+func TestStarterStaysInTheRequest(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newRedisStore(t, srv.URL(), Options{ReplicaAcks: -1})
+	a, err := s.Create(t.Context(), sampleRequest(1), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.client.HGetAll(t.Context(), s.keys.ask(a.ID)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h[fieldStartedBy] != "U0STARTER" {
+		t.Errorf("field %s = %q, want U0STARTER", fieldStartedBy, h[fieldStartedBy])
+	}
+	delete(h, fieldStartedBy) // as an older replica sees it
+	old, err := decodeAsk("get", a.ID, h)
+	if err != nil || old.StartedBy != "U0STARTER" {
+		t.Errorf("the record without its starter field: StartedBy %q, %v; want U0STARTER from the request", old.StartedBy, err)
+	}
+}

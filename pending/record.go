@@ -197,8 +197,10 @@ const (
 	fieldChannel        = "channel"
 	fieldMessageTS      = "message_ts"
 	// fieldStartedBy is Request.StartedBy, its own field (always written,
-	// "" for nobody) so the vote script can check self-approval (Binding);
-	// records written before it carry the starter in the request's JSON.
+	// "" for nobody) so the vote script can check self-approval (Binding).
+	// The request's JSON keeps it too: replicas from before the field read
+	// it only there, and would let a run's starter approve it during a
+	// rolling upgrade (it costs 22 bytes an Ask with a 1 KB command).
 	fieldStartedBy = "u"
 )
 
@@ -218,7 +220,7 @@ type requestCodec struct {
 // already atRest).
 func (c *requestCodec) encode(a Ask) (field string, value []byte, err error) {
 	r := storedRequest{
-		TTL: a.Deadline.Sub(a.CreatedAt).Microseconds(), SessionID: a.SessionID, Label: a.Label, // StartedBy: its own field
+		TTL: a.Deadline.Sub(a.CreatedAt).Microseconds(), SessionID: a.SessionID, Label: a.Label, StartedBy: a.StartedBy,
 		Path: a.Path, Reason: a.Reason, Rule: a.Rule, Workspace: a.Workspace, Cwd: a.Cwd,
 		ReplyChannel: a.ReplyChannel, ReplyThreadTS: a.ReplyThreadTS,
 	}
