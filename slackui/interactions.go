@@ -385,7 +385,7 @@ func (i *Interactions) denyWithReason(ctx context.Context, cb slack.InteractionC
 	switch pending.ErrorCode(err) {
 	case "":
 		i.log.Info("ask decided", "ask", a.ID, "outcome", pending.Denied, "by", user)
-		i.updateMessage(cb, a)
+		i.updateMessageAfter(i.cfg.UpdateDelay, cb, a) // its agent goes first: see UpdateDelay
 		return nil, nil
 	case pending.CodeConflict:
 		if first, ok := pending.ConflictAsk(err); ok {
