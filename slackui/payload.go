@@ -20,12 +20,16 @@ import (
 // or does not know the Ask at all, and there buttonFor decodes them.
 func decodeInteraction(payload []byte, cb *slack.InteractionCallback) error {
 	rest, blocks := cutMessageBlocks(payload)
-	if err := json.Unmarshal(rest, cb); err != nil {
+	if blocks == nil {
+		return json.Unmarshal(rest, cb)
+	}
+	// The cut payload is valid JSON (json.Valid passed on the whole, and a
+	// list became []): its own decoder is called directly, which skips
+	// json.Unmarshal's two walks of it to check and to find its end.
+	if err := cb.UnmarshalJSON(rest); err != nil {
 		return err
 	}
-	if blocks != nil {
-		cb.Message.Blocks.BlockSet = []slack.Block{&payloadBlocks{raw: blocks}}
-	}
+	cb.Message.Blocks.BlockSet = []slack.Block{&payloadBlocks{raw: blocks}}
 	return nil
 }
 
