@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askops/askops/internal/durationtext"
+
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/grants"
@@ -154,19 +156,7 @@ func (o *Ops) mode(ctx context.Context, cmd slack.SlashCommand, arg string) any 
 	}
 	o.log.Info("mode set", "channel", cmd.ChannelID, "mode", mode, "by", cmd.UserID)
 	return ephemeral("This channel's sessions now use mode `%s`: new runs here and the next tool calls of runs already going in this channel's threads, on every askops replica. It is per channel (a slash command carries no thread) and lapses after %s without a run here.",
-		mode, shortDuration(o.cfg.SessionTTL))
-}
-
-// shortDuration drops the zero tail Go prints: 12h0m0s is 12h.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+		mode, durationtext.Short(o.cfg.SessionTTL))
 }
 
 func (o *Ops) pendingReply(ctx context.Context, cmd slack.SlashCommand) any {

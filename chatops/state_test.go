@@ -77,7 +77,4 @@ func TestChatOpsModeReadsTheChannel(t *testing.T) {
 	if m, err := o.modeFor("COTHER")(ctx); err != nil || m != "" {
 		t.Errorf("another channel's mode = %q, %v", m, err)
 	}
-	if got := shortDuration(12 * time.Hour); got != "12h" {
-		t.Errorf("shortDuration(12h) = %q", got)
-	}
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askops/askops/internal/durationtext"
+
 	"github.com/askops/askops/pending"
 )
 
@@ -31,19 +33,7 @@ func (s *Service) grantTTL(text string, outcome pending.Outcome) (time.Duration,
 		if d == g {
 			return d, nil
 		}
-		offered[i] = shortDuration(g)
+		offered[i] = durationtext.Short(g)
 	}
 	return 0, badRequest("grant_ttl: %s is not one of approvals.grant_durations (%s)", text, strings.Join(offered, ", "))
-}
-
-// shortDuration is d as config writes it: "15m", "1h", "1h30m".
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askops/askops/internal/durationtext"
+
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/pending"
@@ -324,7 +326,7 @@ func (e *Escalation) escalate(ctx context.Context, n *Notifier, a pending.Ask, s
 		d.Text += fmt.Sprintf(", sent directly to %d of %d", len(dms), len(users))
 	}
 	text := fmt.Sprintf("%s :rotating_light: Escalated: nobody has decided this approval request (%s) in %s; it expires %s.",
-		mentions(l.Users, l.Groups), inlineCode(a.Tool, 40), shortDuration(l.After), slackDate(a.Deadline))
+		mentions(l.Users, l.Groups), inlineCode(a.Tool, 40), durationtext.Short(l.After), slackDate(a.Deadline))
 	if len(dms) > 0 {
 		text += " The request was sent to you directly too."
 	}
@@ -450,7 +452,7 @@ func mentions(users, groups []string) string {
 func triedText(f pending.Followup, groupName func(id string) string) string {
 	switch {
 	case f.Name == stepRemind:
-		return "reminded at " + shortDuration(f.After)
+		return "reminded at " + durationtext.Short(f.After)
 	case strings.HasPrefix(f.Name, stepEscalatePrefix) && f.To != "":
 		var to []string
 		for t := range strings.SplitSeq(f.To, ",") {
@@ -459,7 +461,7 @@ func triedText(f pending.Followup, groupName func(id string) string) string {
 			}
 			to = append(to, t)
 		}
-		return "escalated to " + strings.Join(to, ", ") + " at " + shortDuration(f.After)
+		return "escalated to " + strings.Join(to, ", ") + " at " + durationtext.Short(f.After)
 	}
 	return ""
 }
@@ -498,9 +500,9 @@ func unansweredText(a pending.Ask) string {
 	if n := a.Needed(); n > 1 {
 		// Some may have approved (the tally beside it says who): "nobody
 		// answered" would be untrue.
-		return fmt.Sprintf("the %d approvals needed did not come in %s", n, shortDuration(a.Deadline.Sub(a.CreatedAt)))
+		return fmt.Sprintf("the %d approvals needed did not come in %s", n, durationtext.Short(a.Deadline.Sub(a.CreatedAt)))
 	}
-	return "nobody answered in " + shortDuration(a.Deadline.Sub(a.CreatedAt))
+	return "nobody answered in " + durationtext.Short(a.Deadline.Sub(a.CreatedAt))
 }
 
 // FollowupsText says what was tried on an Ask nobody answered, for its
@@ -511,7 +513,7 @@ func FollowupsText(a pending.Ask) string {
 	for _, f := range a.Followups.Entries() {
 		switch {
 		case f.Name == stepRemind:
-			tried = append(tried, "reminded at "+shortDuration(f.After))
+			tried = append(tried, "reminded at "+durationtext.Short(f.After))
 		case strings.HasPrefix(f.Name, stepEscalatePrefix):
 			var users, groups []string
 			for t := range strings.SplitSeq(f.To, ",") {
@@ -522,23 +524,8 @@ func FollowupsText(a pending.Ask) string {
 					users = append(users, t)
 				}
 			}
-			tried = append(tried, "escalated to "+mentions(users, groups)+" at "+shortDuration(f.After))
+			tried = append(tried, "escalated to "+mentions(users, groups)+" at "+durationtext.Short(f.After))
 		}
 	}
 	return strings.Join(tried, ", ")
-}
-
-// shortDuration writes d as people do: 15m, 1h30m, 2s.
-func shortDuration(d time.Duration) string {
-	if d >= time.Second {
-		d = d.Round(time.Second)
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

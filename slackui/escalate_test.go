@@ -250,13 +250,3 @@ func TestScheduleSkipsStepsPastTheDeadline(t *testing.T) {
 		t.Error(err)
 	}
 }
-
-func TestShortDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		15 * time.Minute: "15m", 90 * time.Minute: "1h30m", time.Hour: "1h", 2 * time.Second: "2s", 1500 * time.Millisecond: "2s",
-	} {
-		if got := shortDuration(d); got != want {
-			t.Errorf("shortDuration(%s) = %q, want %q", d, got, want)
-		}
-	}
-}
