@@ -308,21 +308,9 @@ func (r *RedisStore) HandleStops(ctx context.Context, fn Stopper) (func(), error
 // two of them.
 func (r *RedisStore) renewLease(ctx context.Context) {
 	defer close(r.renewed)
-	tick := time.NewTicker(stopLease / 3)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := registerScript.Run(rctx, r.rdb, []string{r.handlers}, r.process, stopLease.Milliseconds()).Err()
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			r.opts.Logger.Warn("sessions: could not renew the stop handler lease", "err", err)
-		}
-	}
+	r.keepRenewing(ctx, stopLease/3, "the stop handler lease", func(ctx context.Context) error {
+		return registerScript.Run(ctx, r.rdb, []string{r.handlers}, r.process, stopLease.Milliseconds()).Err()
+	})
 }
 
 // Close stops the listener and leaves the stop handlers. It does not close

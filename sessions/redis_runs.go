@@ -178,7 +178,14 @@ func (r *RedisStore) RenewRuns(ctx context.Context) error {
 // retried at the next tick, and the lease outlives two of them.
 func (r *RedisStore) renewRuns(ctx context.Context) {
 	defer close(r.runs.stopped)
-	tick := time.NewTicker(r.opts.RunLease / 3)
+	r.keepRenewing(ctx, r.opts.RunLease/3, "the leases of this process's runs", r.RenewRuns)
+}
+
+// keepRenewing calls f every period until ctx ends, each call bounded to 5 s; a
+// failure is logged as "could not renew what" and retried at the next tick
+// (every lease renewed this way outlives two ticks).
+func (r *RedisStore) keepRenewing(ctx context.Context, period time.Duration, what string, f func(context.Context) error) {
+	tick := time.NewTicker(period)
 	defer tick.Stop()
 	for {
 		select {
@@ -187,10 +194,10 @@ func (r *RedisStore) renewRuns(ctx context.Context) {
 		case <-tick.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := r.RenewRuns(rctx)
+		err := f(rctx)
 		cancel()
 		if err != nil && ctx.Err() == nil {
-			r.opts.Logger.Warn("sessions: could not renew the leases of this process's runs", "err", err)
+			r.opts.Logger.Warn("sessions: could not renew "+what, "err", err)
 		}
 	}
 }
