@@ -3,9 +3,11 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -133,5 +135,50 @@ func TestModelAttemptTimeoutIsRetried(t *testing.T) {
 	resp, err := m.Complete(t.Context(), openai.ChatCompletionRequest{Model: "m"})
 	if err != nil || resp.Choices[0].Message.Content != "ok" {
 		t.Fatalf("resp = %+v, err = %v", resp, err)
+	}
+}
+
+// writeCounter counts the writes made on the connections it dials.
+type writeCounter struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c writeCounter) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// A model request of tens of KB (a long run's conversation) leaves in one
+// write with ModelTransport; with the default transport's 4 KB buffer it
+// takes more, and the server wakes for each.
+func TestModelTransportSendsARequestInOneWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		transport *http.Transport
+		oneWrite  bool
+	}{
+		{"ModelTransport", agent.ModelTransport(), true},
+		{"default transport", http.DefaultTransport.(*http.Transport).Clone(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fakeopenai.Start(t, fakeopenai.Text("ok"))
+			var writes atomic.Int64
+			dial := (&net.Dialer{}).DialContext
+			tc.transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dial(ctx, network, addr)
+				return writeCounter{Conn: c, writes: &writes}, err
+			}
+			defer tc.transport.CloseIdleConnections()
+			m := agent.NewModel(srv.BaseURL(), "key", &http.Client{Transport: tc.transport}, agent.RetryOptions{MaxAttempts: 1})
+			long := strings.Repeat("a step of a long conversation; ", 1000) // ~31 KB
+			if _, err := m.Complete(t.Context(), openai.ChatCompletionRequest{Model: "fake-model",
+				Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: long}}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := writes.Load(); (got == 1) != tc.oneWrite {
+				t.Errorf("%d writes for a %d-byte conversation; one write: want %v", got, len(long), tc.oneWrite)
+			}
+		})
 	}
 }
