@@ -13,23 +13,18 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// validYAML is a complete, valid config (socket mode). Tests break one key at
-// a time by appending or replacing lines.
-const validYAML = `
-slack:
-  mode: socket
-  bot_token: xoxb-file-token-1234
-  app_token: xapp-file-token-5678
-  approval_channel: C0123ABCD
-http:
-  listen: "127.0.0.1:0"
-openai:
-  base_url: http://127.0.0.1:1/v1
-  model: fake-model
-approvals:
-  approvers:
-    users: [U0123ABCD]
-`
+// validYAML is a complete, valid config (socket mode), testdata/valid.yaml
+// (cmd/bot's tests read the same file). Tests break one key at a time by
+// appending or replacing lines.
+var validYAML = mustReadFile("testdata/valid.yaml")
+
+func mustReadFile(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 func noEnv(string) string { return "" }
 

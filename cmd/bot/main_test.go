@@ -217,23 +217,15 @@ func TestCheckConfigReachability(t *testing.T) {
 	}
 }
 
-// validYAML is a complete, valid config (socket mode), as config's tests
-// have it. Tests break one key at a time by appending or replacing lines.
-const validYAML = `
-slack:
-  mode: socket
-  bot_token: xoxb-file-token-1234
-  app_token: xapp-file-token-5678
-  approval_channel: C0123ABCD
-http:
-  listen: "127.0.0.1:0"
-openai:
-  base_url: http://127.0.0.1:1/v1
-  model: fake-model
-approvals:
-  approvers:
-    users: [U0123ABCD]
-`
+// validYAML is a complete, valid config (socket mode): config's own test
+// fixture. Tests break one key at a time by appending or replacing lines.
+var validYAML = func() string {
+	b, err := os.ReadFile("../../config/testdata/valid.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 func noEnv(string) string { return "" }
 
