@@ -16,22 +16,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/slackui"
 )
 
-// claudeBinary is the real Claude Code CLI, when installed
-// (npm install @anthropic-ai/claude-code; ASKOPS_CLAUDE_BIN names it).
+// claudeBinary is the real Claude Code CLI (.ci/run installs
+// @anthropic-ai/claude-code@2.1.332 and sets ASKOPS_CLAUDE_BIN).
 func claudeBinary(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv("ASKOPS_CLAUDE_BIN"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("claude"); err == nil {
-		return p
-	}
-	t.Skip("the Claude Code CLI is not installed (set ASKOPS_CLAUDE_BIN)")
-	return ""
+	return realCLI(t, "ASKOPS_CLAUDE_BIN", "claude", "npm install @anthropic-ai/claude-code@2.1.332")
 }
 
 // fakeMessages is a loopback Anthropic Messages API: the first turn asks
@@ -112,44 +104,54 @@ func (f *fakeMessages) toolResults() []string {
 }
 
 // The real Claude Code CLI, in -p mode, with `bot hook claude` as its
-// PreToolUse hook, and with `bot mcp` as its --permission-prompt-tool,
-// configured as the README writes them: an approval on the other replica
-// lets its Bash call run (git's own error comes back), a denial keeps it
-// from running and the model reads why.
+// PreToolUse or PermissionRequest hook, and with `bot mcp` as its
+// --permission-prompt-tool, configured as the README writes them: an
+// approval on the other replica lets its Bash call run (git's own error
+// comes back); a denial, an expiry and an unreachable askops keep it from
+// running, and the model reads why.
 func TestRealClaudeCodeHook(t *testing.T) {
 	claude := claudeBinary(t)
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 240*time.Second)
 	defer cancel()
 	a := w.serve(ctx, t, "cc-a", settings{Extra: apiBlock})
 	b := w.serve(ctx, t, "cc-b", settings{Extra: apiBlock})
+	short := w.serve(ctx, t, "cc-short", settings{Extra: apiBlock, Timeout: "3s"})
+	down := "http://" + freePort(t)
 
+	const ran = "not a git repository" // git's own error: the command ran
 	for _, tc := range []struct {
-		via    string // "hook": PreToolUse hook; "mcp": --permission-prompt-tool
-		action string
+		via    string // "PreToolUse", "PermissionRequest": the hook event; "mcp": --permission-prompt-tool
+		name   string
+		url    string // the serve asked
+		action string // the approver's click on b; "" for none
 		result string // in the tool result: git's own error (it ran) or askops' reason
 	}{
-		{"hook", slackui.ActionApprove, "not a git repository"},
-		{"hook", slackui.ActionDeny, "askops: denied by " + approverID},
-		{"mcp", slackui.ActionApprove, "not a git repository"},
-		{"mcp", slackui.ActionDeny, "askops: denied by " + approverID},
+		{"PreToolUse", "approve", a.base, slackui.ActionApprove, ran},
+		{"PreToolUse", "deny", a.base, slackui.ActionDeny, "askops: denied by " + approverID},
+		{"PreToolUse", "expiry", short.base, "", "nobody decided in time"},
+		{"PreToolUse", "serve down", down, "", "askops could not be reached"},
+		{"PermissionRequest", "approve", a.base, slackui.ActionApprove, ran},
+		{"PermissionRequest", "deny", a.base, slackui.ActionDeny, "askops: denied by " + approverID},
+		{"PermissionRequest", "expiry", short.base, "", "nobody decided in time"},
+		{"PermissionRequest", "serve down", down, "", "askops could not be reached"},
+		{"mcp", "approve", a.base, slackui.ActionApprove, ran},
+		{"mcp", "deny", a.base, slackui.ActionDeny, "askops: denied by " + approverID},
 	} {
-		t.Run(tc.via+"/"+tc.action, func(t *testing.T) {
+		t.Run(tc.via+"/"+tc.name, func(t *testing.T) {
 			project := t.TempDir()
 			// Not a file write: Claude Code's own sandbox refuses writes under
 			// the test's /tmp before any hook. git's own error shows it ran.
 			model := &fakeMessages{command: "git push origin main"}
 			api := httptest.NewServer(model)
 			defer api.Close()
-			// PreToolUse: with -p, Claude Code 2.1.197 answers "This command
-			// requires approval" itself and never fires PermissionRequest.
-			settings := `{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"` +
-				botBinary + ` hook claude -url ` + a.base + ` -token-env ASKOPS_TOKEN","timeout":120}]}]}}`
+			settings := `{"hooks":{"` + tc.via + `":[{"matcher":"*","hooks":[{"type":"command","command":"` +
+				botBinary + ` hook claude -url ` + tc.url + ` -token-env ASKOPS_TOKEN","timeout":120,"onFailure":"block"}]}]}}`
 			args := []string{"-p", "release please", "--output-format", "json"}
 			if tc.via == "mcp" {
 				settings = `{}`
 				mcpConfig := filepath.Join(project, "askops-mcp.json")
-				cfg := `{"mcpServers": {"askops": {"command": "` + botBinary + `", "args": ["mcp", "-url", "` + a.base + `", "-token-env", "ASKOPS_TOKEN"]}}}`
+				cfg := `{"mcpServers": {"askops": {"command": "` + botBinary + `", "args": ["mcp", "-url", "` + tc.url + `", "-token-env", "ASKOPS_TOKEN"]}}}`
 				if err := os.WriteFile(mcpConfig, []byte(cfg), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -169,28 +171,13 @@ func TestRealClaudeCodeHook(t *testing.T) {
 			cmd.Stdout, cmd.Stderr = &out, &errOut
 			done := make(chan error, 1)
 			go func() { done <- cmd.Run() }()
-			var m fakeslack.Message
-			var runErr error
-			exited := false
-			waitFor(ctx, t, "an Ask, or claude's exit", func() bool {
-				select {
-				case runErr = <-done:
-					exited = true
-					return true
-				default:
+			if tc.action != "" {
+				m, exited, runErr := w.waitAskOrExit(ctx, t, "git push origin main", done)
+				if exited {
+					t.Fatalf("claude exited without asking: %v\nstdout %s\nstderr %s\nrequests' tool results %q", runErr, out.String(), errOut.String(), model.toolResults())
 				}
-				for _, msg := range w.slack.Messages() {
-					if askID(msg.Blocks) != "" && strings.Contains(text(msg), "git push origin main") && !strings.Contains(text(msg), "Approved") && !strings.Contains(text(msg), "Denied") {
-						m = msg
-						return true
-					}
-				}
-				return false
-			})
-			if exited {
-				t.Fatalf("claude exited without asking: %v\nstdout %s\nstderr %s\nrequests' tool results %q", runErr, out.String(), errOut.String(), model.toolResults())
+				w.click(ctx, t, b.base, m, approverID, tc.action)
 			}
-			w.click(ctx, t, b.base, m, approverID, tc.action)
 			if err := <-done; err != nil {
 				t.Fatalf("claude: %v\nstdout %s\nstderr %s", err, out.String(), errOut.String())
 			}

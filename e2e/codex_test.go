@@ -1,0 +1,207 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/slackui"
+)
+
+// codexBinary is the real Codex CLI (.ci/run installs @openai/codex@0.171.0
+// and sets ASKOPS_CODEX_BIN).
+func codexBinary(t *testing.T) string {
+	t.Helper()
+	return realCLI(t, "ASKOPS_CODEX_BIN", "codex", "npm install @openai/codex@0.171.0")
+}
+
+// fakeResponses is a loopback OpenAI Responses API as Codex's "responses"
+// wire reads it (server-sent events): the first turn calls exec_command
+// with cmd, asking to run outside the sandbox (require_escalated, so Codex
+// asks its PermissionRequest hook) with the model's justification; every
+// later turn ends with text. It records the function_call_output items
+// Codex sends back.
+type fakeResponses struct {
+	cmd, justification string
+
+	mu      sync.Mutex
+	outputs []string
+}
+
+func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasSuffix(r.URL.Path, "/responses") {
+		http.NotFound(w, r)
+		return
+	}
+	var req struct {
+		Input []struct {
+			Type   string          `json:"type"`
+			Output json.RawMessage `json:"output"`
+		} `json:"input"`
+	}
+	body, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(body, &req)
+	answered := false
+	for _, in := range req.Input {
+		if in.Type == "function_call_output" {
+			answered = true
+			f.mu.Lock()
+			f.outputs = append(f.outputs, string(in.Output))
+			f.mu.Unlock()
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	send := func(typ string, v map[string]any) {
+		v["type"] = typ
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
+	}
+	resp := map[string]any{"id": "resp_1", "object": "response", "status": "in_progress", "output": []any{}}
+	send("response.created", map[string]any{"response": resp})
+	var item map[string]any
+	if !answered {
+		args, _ := json.Marshal(map[string]any{"cmd": f.cmd, "sandbox_permissions": "require_escalated", "justification": f.justification})
+		item = map[string]any{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec_command", "arguments": string(args), "status": "completed"}
+	} else {
+		item = map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
+	}
+	send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
+	send("response.output_item.done", map[string]any{"output_index": 0, "item": item})
+	resp["status"], resp["output"] = "completed", []any{item}
+	resp["usage"] = map[string]any{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+		"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}
+	send("response.completed", map[string]any{"response": resp})
+}
+
+func (f *fakeResponses) results() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.outputs...)
+}
+
+// codexRun is one `codex exec --approve-for-me` run, offline against model,
+// with `bot hook codex` (URL and token in the environment, as the README
+// writes it) as its PermissionRequest hook with hookTimeout seconds.
+type codexRun struct {
+	done     chan error
+	out, err bytes.Buffer
+}
+
+func startCodex(ctx context.Context, t *testing.T, codex, project, askopsURL string, model *fakeResponses, hookTimeout int) *codexRun {
+	t.Helper()
+	api := httptest.NewServer(model)
+	t.Cleanup(api.Close)
+	home := t.TempDir()
+	cfg := `model = "fake-model"
+model_provider = "fake"
+[model_providers.fake]
+name = "fake"
+base_url = "` + api.URL + `/v1"
+env_key = "ASKOPS_E2E_MODEL_KEY"
+wire_api = "responses"
+`
+	hooks := fmt.Sprintf(`{"hooks":{"PermissionRequest":[{"matcher":"*","hooks":[{"type":"command","command":"%s hook codex","timeout":%d}]}]}}`, botBinary, hookTimeout)
+	for name, body := range map[string]string{"config.toml": cfg, "hooks.json": hooks} {
+		if err := os.WriteFile(filepath.Join(home, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.CommandContext(ctx, codex, "exec", "--approve-for-me", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "release please")
+	cmd.Dir = project
+	cmd.Env = append(childEnv(), "CODEX_HOME="+home, "HOME="+t.TempDir(), "SHELL=/bin/sh", "ASKOPS_E2E_MODEL_KEY=sk-fake",
+		"ASKOPS_URL="+askopsURL, "ASKOPS_TOKEN="+anaToken)
+	r := &codexRun{done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = &r.out, &r.err
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.done <- cmd.Wait() }()
+	return r
+}
+
+// waitAskOrExit waits for an open Ask about want, or for the run's exit
+// (exited true, with its error).
+func (w *world) waitAskOrExit(ctx context.Context, t *testing.T, want string, done chan error) (m fakeslack.Message, exited bool, runErr error) {
+	t.Helper()
+	waitFor(ctx, t, "an Ask about "+want+", or the agent's exit", func() bool {
+		select {
+		case runErr = <-done:
+			exited = true
+			return true
+		default:
+		}
+		for _, msg := range w.slack.Messages() {
+			if askID(msg.Blocks) != "" && strings.Contains(text(msg), want) {
+				m = msg
+				return true
+			}
+		}
+		return false
+	})
+	return m, exited, runErr
+}
+
+// The real Codex CLI, with `bot hook codex` as its PermissionRequest hook
+// and the model asking to run a command outside the sandbox: an approval
+// on the other replica runs it, a denial, an expiry and an unreachable
+// askops do not, and the model reads why.
+func TestRealCodexHook(t *testing.T) {
+	codex := codexBinary(t)
+	w := newWorld(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 240*time.Second)
+	defer cancel()
+	a := w.serve(ctx, t, "cx-a", settings{Extra: apiBlock})
+	b := w.serve(ctx, t, "cx-b", settings{Extra: apiBlock})
+	short := w.serve(ctx, t, "cx-short", settings{Extra: apiBlock, Timeout: "3s"})
+
+	for _, tc := range []struct {
+		name   string
+		url    string // the serve the hook asks
+		click  string // the approver's click on b, or "" for none
+		ran    bool
+		result string // in the function_call_output Codex sends the model
+	}{
+		{"approve", a.base, slackui.ActionApprove, true, ""},
+		{"deny", a.base, slackui.ActionDeny, false, "askops: denied by " + approverID},
+		{"expiry", short.base, "", false, "nobody decided in time"},
+		{"serve down", "http://" + freePort(t), "", false, "askops could not be reached"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			project := t.TempDir()
+			marker := filepath.Join(project, "released")
+			model := &fakeResponses{cmd: "touch " + marker, justification: "create the release marker"}
+			run := startCodex(ctx, t, codex, project, tc.url, model, 60)
+			if tc.click != "" {
+				m, exited, err := w.waitAskOrExit(ctx, t, "touch "+marker, run.done)
+				if exited {
+					t.Fatalf("codex exited without asking: %v\nstdout %s\nstderr %s", err, run.out.String(), run.err.String())
+				}
+				w.click(ctx, t, b.base, m, approverID, tc.click)
+			}
+			if err := <-run.done; err != nil {
+				t.Fatalf("codex: %v\nstdout %s\nstderr %s", err, run.out.String(), run.err.String())
+			}
+			_, statErr := os.Stat(marker)
+			if ran := statErr == nil; ran != tc.ran {
+				t.Errorf("the command ran: %v, want %v\nstderr %s", ran, tc.ran, run.err.String())
+			}
+			results := model.results()
+			if len(results) == 0 || !strings.Contains(results[len(results)-1], tc.result) {
+				t.Errorf("function_call_output %q, want one containing %q\nstderr %s", results, tc.result, run.err.String())
+			}
+		})
+	}
+}
