@@ -86,7 +86,10 @@ type Config struct {
 	// SessionTTL is how long a session lives without a run (approvals.session_ttl).
 	SessionTTL time.Duration
 
+	// Runner starts the runs; nil when runs are off, and RunsOff says why
+	// (no model configured): /askops run and mentions answer with it.
 	Runner    Runner
+	RunsOff   string
 	Approvers People
 	// Starters may start runs; the approvers when run_starters is empty.
 	Starters People
@@ -138,6 +141,13 @@ func New(ctx context.Context, cfg Config) (*Ops, error) {
 	// get their own context, cancelled by Shutdown after intake stops.
 	o.runsCtx, o.stopRuns = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
+	if cfg.Runner == nil {
+		if cfg.RunsOff == "" {
+			return nil, fmt.Errorf("chatops: no runner and no reason why runs are off")
+		}
+		cfg.Runner = runsOff{}
+		o.cfg.Runner = cfg.Runner
+	}
 	release, err := cfg.Sessions.HandleStops(o.runsCtx, StopperFor(cfg.Runner, o.log))
 	if err != nil {
 		o.stopRuns()
@@ -146,6 +156,15 @@ func New(ctx context.Context, cfg Config) (*Ops, error) {
 	o.releaseStops = sync.OnceFunc(release) // Shutdown may be called again
 	return o, nil
 }
+
+// runsOff is the Runner when runs are off: nothing is started here (the
+// run commands answer Config.RunsOff first), so there is nothing to stop.
+type runsOff struct{}
+
+func (runsOff) Start(context.Context, agent.RunSpec, func(agent.Event)) *agent.Run {
+	panic("chatops: a run was started while runs are off")
+}
+func (runsOff) Stop(string) bool { return false }
 
 // StopperFor answers stop requests for runner's runs.
 func StopperFor(runner interface{ Stop(runID string) bool }, log *slog.Logger) func(runID, by string) bool {

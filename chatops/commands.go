@@ -53,6 +53,9 @@ func (o *Ops) SlashCommand(ctx context.Context, cmd slack.SlashCommand) any {
 		if rest == "" {
 			return ephemeral("Usage: `%s run TASK`", name)
 		}
+		if o.cfg.RunsOff != "" {
+			return ephemeral("Runs are off here: %s.", o.cfg.RunsOff)
+		}
 		if ok, err := o.cfg.Starters.MayDecide(ctx, cmd.UserID); !ok {
 			o.log.Info("run refused: not a run starter", "user", cmd.UserID, "err", err)
 			return ephemeral("Sorry, you may not start runs here; ask an askops admin to add you to approvals.run_starters.")

@@ -85,7 +85,8 @@ type testOptions struct {
 	sessions SessionState
 	replies  []fakeopenai.Reply
 	approver agent.Approver
-	noNew    bool // build Ops without New (no stop handling): for a broken store
+	noNew    bool   // build Ops without New (no stop handling): for a broken store
+	runsOff  string // no runner: runs are off, for this reason
 }
 
 type testOps struct {
@@ -131,6 +132,9 @@ func newTestOps(t *testing.T, o testOptions) *testOps {
 		Sessions: o.sessions, Asks: asks, Grants: gs, Slack: notifier,
 		Clicks: slackui.NewInteractions(slackui.InteractionsConfig{Asks: asks, Notifier: notifier, Approvers: nil, API: api, Logger: log}),
 		Runs:   noRuns{}, Logger: log,
+	}
+	if o.runsOff != "" {
+		cfg.Runner, cfg.RunsOff = nil, o.runsOff
 	}
 	t.Cleanup(func() { _ = cfg.Clicks.(*slackui.Interactions).Close() })
 	var ops *Ops
@@ -341,5 +345,23 @@ func TestRunNotStartedTellsTheUser(t *testing.T) {
 		return c.User == starterID && strings.Contains(c.Text, "did not start") && strings.Contains(c.Text, "is_archived")
 	}); err != nil {
 		t.Fatalf("the mention's user was never told: %v", err)
+	}
+}
+
+// With no model configured, serve still approves agents' calls; a run
+// asked for in Slack is answered with why runs are off, and nothing is
+// posted or started.
+func TestRunsOffWithoutAModel(t *testing.T) {
+	o := newTestOps(t, testOptions{runsOff: "no model is configured (openai.model)"})
+	r := o.slash(t, "COPS", approverID, "run deploy the site")
+	if !strings.Contains(r.Text, "Runs are off here: no model is configured (openai.model).") {
+		t.Errorf("reply %q", r.Text)
+	}
+	if msgs := o.fake.Messages(); len(msgs) != 0 {
+		t.Errorf("posted %d messages for a run that cannot start", len(msgs))
+	}
+	// Stopping a run id nobody has is still a plain answer, not a crash.
+	if r := o.slash(t, "COPS", approverID, "stop run_nope"); r.Text == "" {
+		t.Errorf("stop: empty reply")
 	}
 }

@@ -49,6 +49,10 @@ func (o *Ops) Event(ctx context.Context, ev slackevents.EventsAPIEvent) {
 		say(o.help())
 		return
 	}
+	if o.cfg.RunsOff != "" {
+		say("Runs are off here: " + o.cfg.RunsOff + ".")
+		return
+	}
 	if ok, err := o.cfg.Starters.MayDecide(ctx, m.User); !ok {
 		o.log.Info("run refused: not a run starter", "user", m.User, "err", err)
 		say("Sorry, you may not start runs here; ask an askops admin to add you to approvals.run_starters.")

@@ -123,6 +123,24 @@ type OpenAIConfig struct {
 	Model   string `yaml:"model"`
 }
 
+// ModelConfigured reports whether the config (or OPENAI_* variables) names
+// a model: any of openai.model, openai.api_key or a base_url other than
+// OpenAI's. Without one, serve approves agents' calls (hooks, the API,
+// bot ask, the console) and starts no runs; a half-written openai section
+// is still an error, not a silent "runs off".
+func (c OpenAIConfig) ModelConfigured() bool {
+	return c.Model != "" || c.APIKey != "" || (c.BaseURL != "" && c.BaseURL != DefaultOpenAIBaseURL)
+}
+
+// RunsOffReason is why serve starts no runs with this model config, or ""
+// when it does.
+func (c OpenAIConfig) RunsOffReason() string {
+	if c.ModelConfigured() {
+		return ""
+	}
+	return "no model is configured (openai.model), so this askops only approves Claude Code, Codex and API calls; add an openai section to start runs"
+}
+
 // ApprovalsConfig is who decides, and how long Asks and sessions live.
 type ApprovalsConfig struct {
 	Timeout         Duration `yaml:"timeout"`

@@ -116,8 +116,10 @@ func (c Config) Validate(cmd Command) Problems {
 		add("redis.replica_acks", "want auto, none or a number of replicas (1-16), got %q", c.Redis.ReplicaAcks)
 	}
 
-	// openai: only runs talk to the model.
-	if (cmd == Serve || cmd == Run || cmd == CheckConfig) && !local {
+	// openai: only runs talk to the model. serve and check-config without
+	// any openai setting run with runs off (OpenAIConfig.RunsOffReason).
+	needModel := cmd == Run || ((cmd == Serve || cmd == CheckConfig) && c.OpenAI.ModelConfigured())
+	if needModel && !local {
 		o := c.OpenAI
 		if msg := checkHTTPURL(o.BaseURL); msg != "" {
 			add("openai.base_url", "%s (or set OPENAI_BASE_URL)", msg)

@@ -44,6 +44,11 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 			return preflight.Model(ctx, cfg.OpenAI.BaseURL, cfg.OpenAI.APIKey.Reveal(), cfg.OpenAI.Model, hc)
 		},
 	}
+	if why := cfg.OpenAI.RunsOffReason(); why != "" {
+		checks[2] = func(context.Context) preflight.Result {
+			return preflight.Result{Name: "model", Key: "openai.model", Detail: "not configured: runs are off; " + why}
+		}
+	}
 	if cfg.NoSlack() {
 		checks = append(checks[:1], preflight.LocalOnly(cfg.Console.Listen)...)
 	}

@@ -160,6 +160,8 @@ func TestCheckConfigReachability(t *testing.T) {
 	}
 	file := writeConfig(t, strings.Replace(validYAML, "  approval_channel:", "  api_url: "+slackSrv.URL+"/api\n  approval_channel:", 1))
 
+	noModel := writeConfig(t, strings.Replace(strings.Replace(validYAML, "openai:\n  base_url: http://127.0.0.1:1/v1\n  model: fake-model\n", "", 1), "  approval_channel:", "  api_url: "+slackSrv.URL+"/api\n  approval_channel:", 1))
+
 	otherModel := writeConfig(t, strings.Replace(strings.Replace(validYAML, "model: fake-model", "model: other-model", 1), "  approval_channel:", "  api_url: "+slackSrv.URL+"/api\n  approval_channel:", 1))
 
 	tests := []struct {
@@ -190,6 +192,8 @@ func TestCheckConfigReachability(t *testing.T) {
 		{name: "model not offered", env: base(func(e map[string]string) {
 			e["OPENAI_BASE_URL"] = keyedModel.URL + "/nothing-here"
 		}), wantCode: 1, want: []string{"FAIL openai.base_url: GET " + keyedModel.URL + "/nothing-here/models: 404 Not Found"}},
+		{name: "no openai section: runs are off, as serve says", file: noModel, env: base(func(e map[string]string) { delete(e, "OPENAI_BASE_URL") }), wantCode: 0,
+			want: []string{"ok model not configured: runs are off; no model is configured (openai.model)"}},
 		{name: "model name not listed", file: otherModel, env: base(nil), wantCode: 1,
 			want: []string{`FAIL openai.model: model "other-model" is not offered by ` + model.BaseURL()}},
 	}

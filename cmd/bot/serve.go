@@ -106,10 +106,18 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 // newChatOps wires chat-ops: its own runner, and run_starters (the
 // approvers when empty).
 func newChatOps(ctx context.Context, a *app) (*chatops.Ops, error) {
-	runner, err := newRunner(a)
-	if err != nil {
-		return nil, err
+	var runner chatops.Runner
+	runsOff := a.cfg.OpenAI.RunsOffReason()
+	if runsOff == "" {
+		r, err := newRunner(a)
+		if err != nil {
+			return nil, err
+		}
+		runner = r
+	} else {
+		a.log.Warn("runs are off: " + runsOff)
 	}
+	var err error
 	starters := a.approvers
 	if !a.cfg.Approvals.RunStarters.Empty() {
 		starters, err = a.people(a.cfg.Approvals.RunStarters, false, "run_starters")
@@ -119,7 +127,7 @@ func newChatOps(ctx context.Context, a *app) (*chatops.Ops, error) {
 	}
 	return chatops.New(ctx, chatops.Config{
 		Command: a.cfg.Slack.Command, Mode: policy.Mode(a.cfg.Policy.Mode), SessionTTL: a.cfg.Approvals.SessionTTL.D(),
-		Runner: runner, Approvers: a.approvers, Starters: starters,
+		Runner: runner, RunsOff: runsOff, Approvers: a.approvers, Starters: starters,
 		Sessions: a.Sessions, Asks: a.Asks, Grants: a.Grants,
 		Slack: a.notifier, Clicks: a.interactions, Runs: a.metrics, RunsChanged: a.home.Changed,
 		Redis: a.Redis, Logger: a.log.With("component", "chatops"), Now: a.now,
