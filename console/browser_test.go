@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -249,4 +250,133 @@ func TestBrowser(t *testing.T) {
 
 	// The sign-in link worked once.
 	do("reuse the link", chromedp.Navigate(link), chromedp.WaitVisible(`//h1[text()="This sign-in link is not valid"]`))
+}
+
+// TestBrowserOnAPhone reads the console as a person on a phone (390×844)
+// and at a desk (1280×800) would: the page never scrolls sideways (tables
+// become stacked cards), a command is never broken inside a word (its
+// block scrolls on its own), the countdown moves, and the reason field is
+// wide enough to read. Screenshots of both go to $ASKOPS_SCREENSHOTS (a
+// temporary directory when unset), named in the log.
+func TestBrowserOnAPhone(t *testing.T) {
+	chromium := findChromium(t)
+	u := newConsoleUnderTest(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.Headless)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	browser, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+	do := func(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(browser, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	eval := func(t *testing.T, what, js string) float64 {
+		t.Helper()
+		v, err := chromedp.Run(browser, chromedp.Evaluate[float64](js))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return v
+	}
+	str := func(t *testing.T, what, js string) string {
+		t.Helper()
+		v, err := chromedp.Run(browser, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return v
+	}
+	live := chromedp.WaitVisible(`//span[@id="status" and text()="live"]`)
+	shots := os.Getenv("ASKOPS_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	long := "git push --force origin release/2026-12-01-the-branch-of-the-quarterly-release && " +
+		"curl --fail --data-binary @release.json https://releases.example.com/api/v2/projects/askops/releases/upload"
+	ask := func(command, reason string) <-chan pending.Ask {
+		out := make(chan pending.Ask, 1)
+		go func() {
+			out <- u.core.Approve(ctx, pending.Request{
+				RunID: "run-1", SessionID: "sess-1", StartedBy: "bob", Label: "bot ask",
+				Tool: "bash", Args: `{"command":` + quoteJSON(command) + `}`, Summary: command,
+				Reason: reason, Workspace: "/work/ws", Cwd: "/work/ws/services/payments/deploy",
+			})
+		}()
+		return out
+	}
+	do(t, "sign in", chromedp.Navigate(u.console.SignInLink(u.url)), live)
+
+	// History and a grant with long text: one approved for session, one
+	// denied with a long reason; then one left waiting.
+	first := ask(long, "no allow rule covers it")
+	do(t, "approve for session", chromedp.WaitVisible(chromedp.CSS(`section.ask button[value="approve_session"]`)),
+		chromedp.Click(chromedp.CSS(`section.ask button[value="approve_session"]`)))
+	final(t, first)
+	second := ask(long+" --second-time", "no allow rule covers it")
+	do(t, "deny with a long reason", chromedp.WaitVisible(chromedp.CSS(`section.ask input[name="reason"]`)),
+		chromedp.SendKeys(chromedp.CSS(`section.ask input[name="reason"]`), "not during the freeze: the quarterly release waits for the change board's sign-off on Thursday"),
+		chromedp.Click(chromedp.CSS(`section.ask button[value="deny"]`)))
+	final(t, second)
+	// Left waiting; its waiter ends with ctx.
+	ask(long+" --third-time", "the rule "+strings.Repeat("releases-need-a-human-", 8)+" asks for every release upload")
+
+	for _, vp := range []struct {
+		name          string
+		width, height int64
+		mobile        bool
+	}{{"phone", 390, 844, true}, {"desktop", 1280, 800, false}} {
+		t.Run(vp.name, func(t *testing.T) {
+			emulate := []chromedp.EmulateViewportOption{chromedp.EmulateScale(1)}
+			if vp.mobile {
+				emulate = append(emulate, chromedp.EmulatePortrait, chromedp.EmulateMobile, chromedp.EmulateTouch)
+			}
+			do(t, "viewport", chromedp.EmulateViewport(vp.width, vp.height, emulate...), chromedp.Navigate(u.url+"/"), live,
+				chromedp.WaitVisible(chromedp.CSS(`section.ask pre.command`)), chromedp.WaitVisible(chromedp.CSS(`#grants`)))
+			// A page wider than the screen either scrolls sideways or makes
+			// the phone zoom out (the layout viewport grows past the screen).
+			if w, inner := eval(t, "page width", `document.documentElement.scrollWidth`), eval(t, "viewport", `window.innerWidth`); w > float64(vp.width) || inner > float64(vp.width) {
+				t.Errorf("the page is %v px wide (layout viewport %v px) on a %d px screen", w, inner, vp.width)
+			}
+			if ws := str(t, "command wrapping", `getComputedStyle(document.querySelector("section.ask pre.command")).whiteSpace`); ws != "pre" {
+				t.Errorf("the command block's white-space is %q: it may break inside a word", ws)
+			}
+			if lines := eval(t, "command lines", `(function(){var p=document.querySelector("section.ask pre.command");var lh=parseFloat(getComputedStyle(p).lineHeight)||16;return Math.round((p.scrollHeight-parseFloat(getComputedStyle(p).paddingTop)-parseFloat(getComputedStyle(p).paddingBottom))/lh);})()`); lines != 1 {
+				t.Errorf("the one-line command shows as %v lines", lines)
+			}
+			if shown := str(t, "command text", `document.querySelector("section.ask pre.command").textContent`); !strings.Contains(shown, "--force") || !strings.Contains(shown, "@release.json") {
+				t.Errorf("command shown as %q", shown)
+			}
+			field, inner := eval(t, "reason field", `document.querySelector('section.ask input[name="reason"]').getBoundingClientRect().width`), eval(t, "viewport", `window.innerWidth`)
+			if field < 0.5*inner && field < 300 {
+				t.Errorf("the reason field is %v px wide in a %v px viewport", field, inner)
+			}
+			before := str(t, "countdown", `document.querySelector("section.ask .left").textContent`)
+			deadline := time.Now().Add(10 * time.Second)
+			for str(t, "countdown", `document.querySelector("section.ask .left").textContent`) == before {
+				if time.Now().After(deadline) {
+					t.Fatalf("the countdown stayed at %q", before)
+				}
+				do(t, "wait a tick", chromedp.Sleep(100*time.Millisecond))
+			}
+			png, err := chromedp.Run(browser, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(shots, "console-"+vp.name+".png")
+			if err := os.WriteFile(path, png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("screenshot %s", path)
+		})
+	}
 }

@@ -31,6 +31,21 @@
   }
   localTimes();
 
+  // "8m14s left" counts down between renders, in the server's wording
+  // (Go's duration, to the second).
+  function countdowns() {
+    var now = Date.now();
+    document.querySelectorAll(".left[data-deadline]").forEach(function (el) {
+      var s = Math.round((Date.parse(el.dataset.deadline) - now) / 1000);
+      if (isNaN(s)) return;
+      if (s <= 0) { el.textContent = "now"; return; }
+      var h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60), r = s % 60;
+      el.textContent = (h ? h + "h" + m + "m" : m ? m + "m" : "") + r + "s";
+    });
+  }
+  countdowns();
+  setInterval(countdowns, 1000);
+
   async function refresh() {
     if (busy) { again = true; return; }
     busy = true;
@@ -44,6 +59,7 @@
         document.getElementById("live").outerHTML = html;
         restore(kept);
         localTimes();
+        countdowns();
       } while (again);
     } finally { busy = false; }
   }
