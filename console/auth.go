@@ -119,7 +119,7 @@ func (c *Console) serveSignIn(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		c.log.Warn("console sign-in refused: unknown or spent token", "remote", r.RemoteAddr)
 		c.page.message(w, http.StatusForbidden, "This sign-in link is not valid",
-			"It was used already, or it is not one this askops printed. Each link signs in one browser once; `bot serve` prints a fresh one when it starts.")
+			"It was used already, or it is not one this askops made. Each link signs in one browser once: ask a signed-in console for a new one (\"Sign in on another device\"), or restart `bot serve` for a fresh one in its terminal.")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
@@ -172,5 +172,6 @@ func (c *Console) posted(next func(http.ResponseWriter, *http.Request, *session)
 func (c *Console) serveSignOut(w http.ResponseWriter, r *http.Request, s *session) {
 	c.auth.end(s.id)
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	c.page.message(w, http.StatusOK, "Signed out", "Sign in again with a new link from `bot serve`.")
+	c.page.message(w, http.StatusOK, "Signed out",
+		"This browser is signed out; nothing else changed (pending requests keep waiting). To sign in again, use \"Sign in on another device\" in a console that is still signed in, or restart `bot serve` for a new link in its terminal.")
 }

@@ -165,6 +165,7 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("POST /asks/{id}", c.signedIn(c.posted(c.serveDecide)))
 	mux.HandleFunc("POST /grants/revoke", c.signedIn(c.posted(c.serveRevoke)))
 	mux.HandleFunc("POST /signout", c.signedIn(c.posted(c.serveSignOut)))
+	mux.HandleFunc("POST /signin-link", c.signedIn(c.posted(c.serveDeviceLink)))
 	// The cross-origin check refuses a POST another site's page makes
 	// (Sec-Fetch-Site, or Origin against Host) before the CSRF token is
 	// even read.

@@ -109,6 +109,7 @@ func startConsole(ctx context.Context, env *environment, cfg config.Config, log 
 		return nil, err
 	}
 	fmt.Fprintf(env.stdout, "askops console: sign in at %s\n", srv.SignInLink())
+	fmt.Fprintln(env.stdout, "askops console: the link works once; for a phone or a second browser, use \"Sign in on another device\" in the signed-in console (a link and a QR code)")
 	return srv, nil
 }
 
