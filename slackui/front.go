@@ -56,12 +56,9 @@ func (f Front) Handler() http.Handler {
 		return VerifiedLogged(f.SigningSecret, f.Now, f.Logger, next)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, "ok\n")
-	}))
-	mux.Handle("GET /readyz", f.Ready.Handler())
-	mux.Handle("GET /metrics", f.Metrics)
+	for pattern, h := range HealthRoutes(f.Ready, f.Metrics) {
+		mux.Handle(pattern, h)
+	}
 	mux.Handle("POST /slack/interactions", signed(InteractionsHandler(f.Interaction, f.Logger)))
 	mux.Handle("POST /slack/commands", signed(SlashCommandsHandler(f.SlashCommand, f.Logger)))
 	mux.Handle("POST /slack/events", signed(EventsHandler(f.Event)))
@@ -196,6 +193,19 @@ func (f Front) TakeClicks(ctx context.Context) (stop func(), err error) {
 	}, nil
 }
 
+// HealthRoutes are the probes every serve answers, with Slack or without:
+// /healthz (the process is up), /readyz (ready's checks) and /metrics.
+func HealthRoutes(ready *Readiness, metrics http.Handler) map[string]http.Handler {
+	return map[string]http.Handler{
+		"GET /healthz": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			io.WriteString(w, "ok\n")
+		}),
+		"GET /readyz":  ready.Handler(),
+		"GET /metrics": metrics,
+	}
+}
+
 // Readiness answers /readyz: the store, Slack (auth.test, cached briefly
 // so a tight probe interval does not spend Slack's rate limit) and, in
 // socket mode, the Socket Mode connection.
@@ -203,8 +213,8 @@ type Readiness struct {
 	Now    func() time.Time
 	TTL    time.Duration // how long a Slack answer is reused
 	Store  func(context.Context) error
-	Slack  func(context.Context) error
-	Socket func() error // nil in http mode
+	Slack  func(context.Context) error // nil without Slack (the console-only serve)
+	Socket func() error                // nil in http mode
 
 	mu       sync.Mutex
 	slackAt  time.Time
@@ -216,6 +226,9 @@ func (r *Readiness) Check(ctx context.Context) []string {
 	var problems []string
 	if err := r.Store(ctx); err != nil {
 		problems = append(problems, "store: "+err.Error())
+	}
+	if r.Slack == nil {
+		return problems
 	}
 	r.mu.Lock()
 	if r.slackAt.IsZero() || r.Now().Sub(r.slackAt) >= r.TTL {

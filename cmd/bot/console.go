@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"time"
@@ -58,7 +59,8 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 		log.Error("cannot start", "err", errors.New("the ask store cannot be watched (long polls need its Watch)"))
 		return exitFailed
 	}
-	counted := &metrics.Approver{Next: core, Metrics: metrics.New(buildVersion()), Log: log}
+	counts := metrics.New(buildVersion())
+	counted := &metrics.Approver{Next: core, Metrics: counts, Log: log}
 	api, err := gateway.NewLocalAPI(gateway.LocalConfig{Asks: watchable, Approver: metrics.Starter{Next: core, Counted: counted},
 		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Logger: log})
 	if err != nil {
@@ -66,7 +68,10 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 		return exitFailed
 	}
 	defer api.Service.Close()
-	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, api.Routes)
+	// The same probes as a serve with Slack: the store is the one dependency.
+	routes := slackui.HealthRoutes(&slackui.Readiness{Now: now, TTL: 10 * time.Second, Store: st.Ping}, counts.Handler())
+	maps.Copy(routes, api.Routes)
+	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, routes)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed

@@ -58,6 +58,19 @@ func TestServeLocalConsole(t *testing.T) {
 		t.Fatalf("a spent link: %v %v, want 403", resp, err)
 	}
 
+	// The probes an orchestrator uses, as on a serve with Slack; no
+	// sign-in needed.
+	probe := &http.Client{Timeout: 10 * time.Second}
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ok", "/metrics": "askops_"} {
+		resp, err := probe.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body := readBody(t, resp); resp.StatusCode != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("GET %s on the console-only serve: %d %.200s", path, resp.StatusCode, body)
+		}
+	}
+
 	fi, err := os.Stat(endpoint)
 	if err != nil {
 		t.Fatalf("endpoint file: %v", err)
