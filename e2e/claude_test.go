@@ -188,3 +188,61 @@ func TestRealClaudeCodeHook(t *testing.T) {
 		})
 	}
 }
+
+// What the real Claude Code does when its hook fails, as the README's table
+// says: with "onFailure": "block" a hook that times out or cannot start
+// blocks the call, even one Claude Code's own rules allow; without it
+// Claude Code carries on as if there were no hook, so a call its own rules
+// allow runs (why bot hook must always answer, before its timeout).
+func TestRealClaudeCodeHookFailures(t *testing.T) {
+	claude := claudeBinary(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	const ran = "not a git repository" // git's own error: the command ran
+	for _, tc := range []struct {
+		name      string
+		command   string
+		onFailure string
+		allowed   bool // Claude Code's own rules allow the call (--allowedTools Bash)
+		ran       bool
+	}{
+		{"times out, block", "sleep 30", `,"onFailure":"block"`, true, false},
+		{"cannot start, block", "/nonexistent/askops-bot hook claude", `,"onFailure":"block"`, true, false},
+		{"times out, no onFailure", "sleep 30", "", true, true},
+		{"cannot start, no onFailure", "/nonexistent/askops-bot hook claude", "", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			project := t.TempDir()
+			model := &fakeMessages{command: "git push origin main"}
+			api := httptest.NewServer(model)
+			defer api.Close()
+			settings := `{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"` + tc.command + `","timeout":2` + tc.onFailure + `}]}]}}`
+			if err := os.MkdirAll(filepath.Join(project, ".claude"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"-p", "release please", "--output-format", "json"}
+			if tc.allowed {
+				args = append(args, "--allowedTools", "Bash")
+			}
+			cmd := exec.CommandContext(ctx, claude, args...)
+			cmd.Dir = project
+			cmd.Env = append(childEnv(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+api.URL, "ANTHROPIC_API_KEY=sk-fake",
+				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+			var out, errOut bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("claude: %v\nstdout %s\nstderr %s", err, out.String(), errOut.String())
+			}
+			results := model.toolResults()
+			if len(results) == 0 {
+				t.Fatalf("no tool result\nstdout %s", out.String())
+			}
+			if got := strings.Contains(results[len(results)-1], ran); got != tc.ran {
+				t.Errorf("the call ran: %v, want %v; tool result %q", got, tc.ran, results[len(results)-1])
+			}
+		})
+	}
+}
