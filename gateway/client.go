@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -161,7 +162,19 @@ func ClientFromEnv(url, tokenEnv string, getenv func(string) string) (*Client, e
 		url = getenv("ASKOPS_URL")
 	}
 	if url == "" {
-		return nil, fmt.Errorf("no askops to ask: set -url or ASKOPS_URL (or -config)")
+		// The serve on this machine, as `bot ask` finds it: its agents'
+		// token, not $ASKOPS_TOKEN (which belongs to some other serve).
+		if _, err := LocalEndpointPath(getenv); err != nil {
+			return nil, fmt.Errorf("no askops to ask: set -url or ASKOPS_URL (or -config)")
+		}
+		ep, err := ReadLocalEndpoint(getenv)
+		if err != nil {
+			return nil, fmt.Errorf("no askops to ask: set -url or ASKOPS_URL (or -config), or start `bot serve` on this machine (%w)", err)
+		}
+		if ep.AgentToken == "" {
+			return nil, errors.New("the local askops is older than this bot (its endpoint file has no agent_token): restart `bot serve`")
+		}
+		return &Client{BaseURL: ep.URL, Token: ep.AgentToken}, nil
 	}
 	token := getenv(tokenEnv)
 	if token == "" {

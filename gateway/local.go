@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -20,14 +21,74 @@ import (
 )
 
 // This file is the local Ask API: `bot serve` without Slack mounts it beside
-// its console and announces its URL and a fresh token in a file only its
-// user can read, so `bot ask` with no config finds it.
+// its console and announces its URL and tokens in a file only its user can
+// read, so `bot ask`, `bot hook` and `bot mcp` with no config or URL find
+// it. The tokens are kept in a second 0600 file beside it and reused by
+// the next serve, so a token copied into a script survives a restart.
 
-// LocalEndpoint is the file a local serve writes so `bot ask` with no
-// config can reach it: its URL and the bearer token its Ask API takes.
+// LocalEndpoint is the file a local serve writes so the CLI on this
+// machine can reach it: its URL, the bearer token `bot ask` uses (judged
+// as a script: only a grant answers without a human), the one hooks and
+// bot mcp use (judged as the gateway judges agents' tools: reads inside
+// the project run at once), and approvals.timeout, for the hook settings
+// `bot hook -print-settings` prints.
 type LocalEndpoint struct {
-	URL   string `json:"url"`
-	Token string `json:"token"`
+	URL            string `json:"url"`
+	Token          string `json:"token"`
+	AgentToken     string `json:"agent_token,omitempty"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty"`
+}
+
+// LocalTokens are the local Ask API's two tokens (see LocalEndpoint).
+type LocalTokens struct {
+	Script string `json:"token"`
+	Agent  string `json:"agent_token"`
+}
+
+// localTokensPath is the tokens file: local-tokens.json beside the
+// endpoint file.
+func localTokensPath(getenv func(string) string) (string, error) {
+	p, err := LocalEndpointPath(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(p), "local-tokens.json"), nil
+}
+
+// LoadLocalTokens returns the tokens the last local serve used, or new ones
+// (written to the 0600 tokens file) when there are none, they are not
+// readable, or rotate asks for new ones.
+func LoadLocalTokens(getenv func(string) string, rotate bool) (LocalTokens, error) {
+	p, err := localTokensPath(getenv)
+	if err != nil {
+		return LocalTokens{}, err
+	}
+	if !rotate {
+		var t LocalTokens
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o077 == 0 {
+			if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &t) == nil && plausibleToken(t.Script) && plausibleToken(t.Agent) && t.Script != t.Agent {
+				return t, nil
+			}
+		}
+	}
+	t := LocalTokens{Script: randomToken(), Agent: randomToken()}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return LocalTokens{}, err
+	}
+	b, _ := json.Marshal(t)
+	if err := writePrivate(p, b); err != nil {
+		return LocalTokens{}, err
+	}
+	return t, nil
+}
+
+// plausibleToken is a token randomToken could have made.
+func plausibleToken(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
 }
 
 // LocalEndpointPath is $ASKOPS_LOCAL_ENDPOINT, else
@@ -56,14 +117,19 @@ func WriteLocalEndpoint(getenv func(string) string, e LocalEndpoint) (string, er
 		return "", err
 	}
 	b, _ := json.Marshal(e)
+	return p, writePrivate(p, b)
+}
+
+// writePrivate replaces p with b, readable by its owner only.
+func writePrivate(p string, b []byte) error {
 	tmp := p + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return "", err
+		return err
 	}
 	if err := os.Chmod(tmp, 0o600); err != nil { // WriteFile keeps an existing file's mode
-		return "", err
+		return err
 	}
-	return p, os.Rename(tmp, p)
+	return os.Rename(tmp, p)
 }
 
 // ReadLocalEndpoint reads the endpoint file; its errors say, for the person
@@ -96,46 +162,74 @@ type LocalConfig struct {
 	Rules      []policy.Rule
 	Grants     policy.GrantChecker
 	MaxTimeout time.Duration
-	Logger     *slog.Logger
+	// Tokens are the two tokens it takes (LoadLocalTokens).
+	Tokens LocalTokens
+	Logger *slog.Logger
 }
 
-// LocalAPI is the local Ask API: its routes, the Service behind them
-// (the caller stops and closes it) and the one token it accepts (scope
-// ask), to be written to the endpoint file.
+// LocalAPI is the local Ask API: its routes and the two Services behind
+// them, one per token: `bot ask`'s (ScriptPolicy) and the agents' hooks'
+// and bot mcp's (the gateway's own judging). The caller stops and closes it.
 type LocalAPI struct {
-	Routes  map[string]http.Handler
-	Service *Service
-	Token   string
+	Routes map[string]http.Handler
+	script *Service
+	agents *Service
 }
 
-// NewLocalAPI builds the local Ask API with a fresh random token.
+// NewLocalAPI builds the local Ask API on cfg.Tokens.
 func NewLocalAPI(cfg LocalConfig) (*LocalAPI, error) {
+	if !plausibleToken(cfg.Tokens.Script) || !plausibleToken(cfg.Tokens.Agent) || cfg.Tokens.Script == cfg.Tokens.Agent {
+		return nil, errors.New("gateway: the local API needs two different tokens (LoadLocalTokens)")
+	}
 	engine, err := policy.New(policy.Config{Rules: cfg.Rules, Mode: policy.ModeAsk, Grants: cfg.Grants, Logger: cfg.Logger.With("component", "policy")})
 	if err != nil {
 		return nil, err
 	}
-	svc, err := New(Config{
-		Asks:       cfg.Asks,
-		Approver:   cfg.Approver,
-		Policy:     ScriptPolicy{Engine: engine},
-		MaxTimeout: cfg.MaxTimeout,
-		Logger:     cfg.Logger.With("component", "gateway"),
+	service := func(p Policy) (*Service, error) {
+		return New(Config{Asks: cfg.Asks, Approver: cfg.Approver, Policy: p, MaxTimeout: cfg.MaxTimeout, Logger: cfg.Logger.With("component", "gateway")})
+	}
+	script, err := service(ScriptPolicy{Engine: engine})
+	if err != nil {
+		return nil, err
+	}
+	agents, err := service(engine)
+	if err != nil {
+		script.Close()
+		return nil, err
+	}
+	api := func(svc *Service, name, token string) (http.Handler, error) {
+		tokens, err := NewTokens([]TokenConfig{{Name: name, Value: token, Scopes: []string{string(ScopeAsk)}}})
+		if err != nil {
+			return nil, err
+		}
+		return NewAPI(svc, tokens, cfg.Logger.With("component", "api")).Handler(), nil
+	}
+	scriptAPI, err1 := api(script, "local", cfg.Tokens.Script)
+	agentAPI, err2 := api(agents, "local-agent", cfg.Tokens.Agent)
+	if err := errors.Join(err1, err2); err != nil {
+		script.Close()
+		agents.Close()
+		return nil, err
+	}
+	agentBearer := "Bearer " + cfg.Tokens.Agent
+	// The token says which judging a call gets; each API checks its own
+	// token again, so a wrong one is refused as before.
+	byToken := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(agentBearer)) == 1 {
+			agentAPI.ServeHTTP(w, r)
+			return
+		}
+		scriptAPI.ServeHTTP(w, r)
 	})
-	if err != nil {
-		return nil, err
-	}
-	token := randomToken()
-	tokens, err := NewTokens([]TokenConfig{{Name: "local", Value: token, Scopes: []string{string(ScopeAsk)}}})
-	if err != nil {
-		svc.Close()
-		return nil, err
-	}
-	return &LocalAPI{
-		Routes:  map[string]http.Handler{"/v1/": NewAPI(svc, tokens, cfg.Logger.With("component", "api")).Handler()},
-		Service: svc,
-		Token:   token,
-	}, nil
+	return &LocalAPI{Routes: map[string]http.Handler{"/v1/": byToken}, script: script, agents: agents}, nil
 }
+
+// Stop ends every wait at once (they answer cancelled); Close also waits
+// for the round trips still running.
+func (l *LocalAPI) Stop() { l.script.Stop(); l.agents.Stop() }
+
+// Close implements io.Closer.
+func (l *LocalAPI) Close() { l.script.Close(); l.agents.Close() }
 
 // randomToken is 256 bits from crypto/rand, hex.
 func randomToken() string {

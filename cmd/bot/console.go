@@ -35,7 +35,7 @@ func localConfig(env *environment) (config.Config, bool) {
 // redis.url's), policy mode ask, and the console on console.listen, whose
 // sign-in link it prints. Runs are off: nothing here starts one, and no
 // model is needed.
-func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
+func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotateToken bool) int {
 	log := cfg.Log.NewLogger(env.stderr)
 	now := time.Now
 	// No seal key: the key comes from the bot token, and a serve without
@@ -61,13 +61,21 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 	}
 	counts := metrics.New(buildVersion())
 	counted := &metrics.Approver{Next: core, Metrics: counts, Log: log}
+	tokens, err := gateway.LoadLocalTokens(env.getenv, rotateToken)
+	if err != nil {
+		log.Error("cannot start", "err", fmt.Errorf("the local API's tokens: %w", err))
+		return exitFailed
+	}
+	if rotateToken {
+		log.Info("the local API has new tokens: copies of the old ones no longer work")
+	}
 	api, err := gateway.NewLocalAPI(gateway.LocalConfig{Asks: watchable, Approver: metrics.Starter{Next: core, Counted: counted},
-		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Logger: log})
+		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Tokens: tokens, Logger: log})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	defer api.Service.Close()
+	defer api.Close()
 	// The same probes as a serve with Slack: the store is the one dependency.
 	routes := slackui.HealthRoutes(&slackui.Readiness{Now: now, TTL: 10 * time.Second, Store: st.Ping}, counts.Handler())
 	maps.Copy(routes, api.Routes)
@@ -76,7 +84,8 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	endpoint, err := gateway.WriteLocalEndpoint(env.getenv, gateway.LocalEndpoint{URL: srv.Base(), Token: api.Token})
+	endpoint, err := gateway.WriteLocalEndpoint(env.getenv, gateway.LocalEndpoint{
+		URL: srv.Base(), Token: tokens.Script, AgentToken: tokens.Agent, TimeoutSeconds: int(cfg.Approvals.Timeout.D() / time.Second)})
 	if err != nil {
 		log.Warn("could not write the local endpoint file; `bot ask` without a config will not find this serve", "err", err)
 	} else {
@@ -90,7 +99,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 	log.Info("agent runs are off without Slack; `bot run` needs openai.model (and openai.api_key for OpenAI) in a config")
 
 	<-ctx.Done()
-	api.Service.Stop() // waiting bot asks answer (cancelled) before the listener closes
+	api.Stop() // waiting bot asks and hooks answer (cancelled) before the listener closes
 	stopConsole(ctx, srv)
 	stopSweep()
 	log.Info("askops stopped")

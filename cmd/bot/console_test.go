@@ -279,3 +279,84 @@ func postForm(ctx context.Context, t *testing.T, client *http.Client, target, or
 	}
 	return resp
 }
+
+// The first hour for agents, with no Slack: `bot hook claude` with no -url
+// finds the serve on this machine and is judged as the gateway judges
+// agents' tools (a read inside the project runs at once, where bot ask
+// would have waited for a human); -print-settings prints the block to paste;
+// the local tokens survive a restart of serve.
+func TestFirstHourLocalHook(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "askops.yaml")
+	if err := os.WriteFile(cfgPath, []byte("console:\n  listen: 127.0.0.1:0\n  user: carol\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	endpoint := filepath.Join(dir, "run", "local.json")
+	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": endpoint, "USER": "carol"}
+	readEndpoint := func() gateway.LocalEndpoint {
+		t.Helper()
+		var ep gateway.LocalEndpoint
+		if b, err := os.ReadFile(endpoint); err != nil || json.Unmarshal(b, &ep) != nil {
+			t.Fatalf("endpoint file: %v", err)
+		}
+		return ep
+	}
+	serve := func() (stop func()) {
+		sctx, cancelServe := context.WithCancel(ctx)
+		_, done, _, stderr := startServeWithLink(sctx, t, env, "serve", "-config", cfgPath)
+		return func() {
+			cancelServe()
+			if code := <-done; code != exitOK {
+				t.Fatalf("serve exited %d:\n%s", code, stderr.String())
+			}
+		}
+	}
+	hook := func(stdin string, args ...string) (int, string, string) {
+		var out, errOut syncBuffer
+		code := run(ctx, append([]string{"hook", "claude"}, args...), envOf(env), strings.NewReader(stdin), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+
+	stop := serve()
+	first := readEndpoint()
+	if first.AgentToken == "" || first.AgentToken == first.Token {
+		t.Fatalf("endpoint file %+v: want a token for agents apart from bot ask's", first)
+	}
+
+	code, out, errOut := hook("", "-print-settings")
+	var settings struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Type, Command, OnFailure string
+				Timeout                  int
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &settings) != nil || len(settings.Hooks["PreToolUse"]) != 1 {
+		t.Fatalf("-print-settings: exit %d\n%s\n%s", code, out, errOut)
+	}
+	h := settings.Hooks["PreToolUse"][0].Hooks[0]
+	if !strings.HasSuffix(h.Command, " hook claude") || h.OnFailure != "block" || h.Timeout != 660 {
+		t.Errorf("printed hook %+v: want this binary's `hook claude`, onFailure block, timeout approvals.timeout (10m) + 60 s", h)
+	}
+
+	project := t.TempDir()
+	event := `{"session_id":"cc-1","cwd":"` + project + `","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` + filepath.Join(project, "go.mod") + `"},"tool_use_id":"t1"}`
+	code, out, errOut = hook(event)
+	if code != 0 || !strings.Contains(out, `"permissionDecision":"allow"`) {
+		t.Errorf("a read inside the project through the local serve: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	stop()
+	if code, out, _ := hook(event); code != 0 || !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "start `bot serve`") {
+		t.Errorf("no serve running: exit %d %s; want a deny that says to start one", code, out)
+	}
+	stop = serve()
+	defer stop()
+	if again := readEndpoint(); again.Token != first.Token || again.AgentToken != first.AgentToken {
+		t.Errorf("the tokens changed across a restart: %+v then %+v", first, again)
+	}
+}

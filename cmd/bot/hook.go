@@ -22,7 +22,7 @@ import (
 //	bot hook codex -config askops.yaml
 func cmdHookMain(ctx context.Context, env *environment, args []string) int {
 	if len(args) == 0 || (args[0] != "claude" && args[0] != "codex") {
-		fmt.Fprintln(env.stderr, "usage: bot hook claude|codex [-url URL -token-env NAME | -config FILE] [-timeout D]")
+		fmt.Fprintln(env.stderr, "usage: bot hook claude|codex [-url URL -token-env NAME | -config FILE] [-timeout D] [-print-settings]")
 		return gateway.HookExitUnreadable
 	}
 	agent := gateway.AgentClaude
@@ -31,8 +31,12 @@ func cmdHookMain(ctx context.Context, env *environment, args []string) int {
 	}
 	fs := cliflag.New("hook "+args[0], env.stderr, "[-url URL -token-env NAME | -config FILE] [-timeout D] < EVENT.json")
 	gf := gatewayFlags(fs)
+	printSettings := fs.Bool("print-settings", false, "print the agent's settings block that runs this hook, and exit")
 	if code, ok := cliflag.Parse(fs, args[1:]); !ok {
 		return code
+	}
+	if *printSettings {
+		return printHookSettings(env, args[0], agent, gf)
 	}
 	settler, by, closeFn, err := gf.settler(ctx, env, agent)
 	if err != nil {

@@ -118,7 +118,7 @@ usage:
   bot audit -config FILE export [-since 24h|RFC3339]
                                   one JSON line per Ask: who asked, what, why, every
                                   event (votes, reminders, escalations), the decision
-  bot hook claude|codex [-url URL -token-env NAME | -config FILE]
+  bot hook claude|codex [-url URL -token-env NAME | -config FILE] [-print-settings]
                                   answer one Claude Code / Codex permission hook
                                   event (stdin) with askops' decision (stdout)
   bot mcp [-url URL -token-env NAME | -config FILE]

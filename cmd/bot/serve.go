@@ -23,24 +23,32 @@ const (
 
 // cmdServeMain is `bot serve`: the Slack app.
 func cmdServeMain(ctx context.Context, env *environment, args []string) int {
-	path, code, ok := cliflag.ParseConfigOnly(string(config.Serve), env.stderr, args)
-	if !ok {
+	fs := cliflag.New(string(config.Serve), env.stderr, "-config FILE [-rotate-local-token]")
+	configPath := fs.String("config", "", "config file (YAML)")
+	rotate := fs.Bool("rotate-local-token", false, "without Slack: give the local API new tokens (copies of the old ones stop working)")
+	if code, ok := cliflag.Parse(fs, args); !ok {
 		return code
 	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "bot serve: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return exitUsage
+	}
+	path := *configPath
 	if path == "" {
 		// Nothing to configure: the local console alone (console.go).
 		cfg, ok := localConfig(env)
 		if !ok {
 			return exitUsage
 		}
-		return serveLocal(ctx, env, cfg)
+		return serveLocal(ctx, env, cfg, *rotate)
 	}
 	cfg, ok := loadConfig(env, path, config.Serve)
 	if !ok {
 		return exitUsage
 	}
 	if cfg.NoSlack() {
-		return serveLocal(ctx, env, cfg)
+		return serveLocal(ctx, env, cfg, *rotate)
 	}
 	log := cfg.Log.NewLogger(env.stderr)
 	counts := metrics.New(buildVersion())

@@ -1,0 +1,96 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/approval"
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/pending"
+)
+
+// The local API's tokens outlive a serve (a copied token keeps working
+// after a restart), live in a file only its owner reads, and change only
+// when asked.
+func TestLocalTokensStable(t *testing.T) {
+	dir := t.TempDir()
+	env := func(k string) string {
+		return map[string]string{"ASKOPS_LOCAL_ENDPOINT": filepath.Join(dir, "askops", "local.json")}[k]
+	}
+	first, err := LoadLocalTokens(env, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := LoadLocalTokens(env, false)
+	if err != nil || again != first {
+		t.Errorf("a second serve got %+v (%v), want the first's %+v", again, err, first)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "askops", "local-tokens.json")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("tokens file: %v %v, want mode 0600", fi, err)
+	}
+	rotated, err := LoadLocalTokens(env, true)
+	if err != nil || rotated.Script == first.Script || rotated.Agent == first.Agent {
+		t.Errorf("rotate kept a token: %+v (%v)", rotated, err)
+	}
+	if first.Script == first.Agent {
+		t.Error("one token for both judgings")
+	}
+	// A tokens file others may read is not trusted: new tokens.
+	p := filepath.Join(dir, "askops", "local-tokens.json")
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err := LoadLocalTokens(env, false); err != nil || fresh == rotated {
+		t.Errorf("a world-readable tokens file was reused: %+v %v", fresh, err)
+	}
+}
+
+// The local API judges by the token: an agent's hook (agent token) is
+// judged as the gateway judges agents' tools, so a read inside its project
+// runs at once; bot ask (script token) asks a human for what only the
+// rules would allow. An unknown token is refused.
+func TestLocalAPIJudgesByToken(t *testing.T) {
+	asks := pending.NewMemoryStore(pending.Options{})
+	t.Cleanup(func() { asks.Close() })
+	gs := grants.NewMemoryStore(grants.Options{})
+	core, err := approval.New(approval.Config{Asks: asks, Grants: gs, Notifiers: []approval.Notifier{nopNotifier{}}, Timeout: time.Minute, SessionTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := LocalTokens{Script: randomToken(), Agent: randomToken()}
+	api, err := NewLocalAPI(LocalConfig{Asks: asks, Approver: core, Grants: gs, MaxTimeout: time.Minute, Tokens: tokens, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(api.Close)
+	srv := httptest.NewServer(api.Routes["/v1/"])
+	t.Cleanup(srv.Close)
+	project := t.TempDir()
+	read := map[string]any{"session_id": "s1", "agent": "Claude Code", "tool": "Read",
+		"input": map[string]any{"file_path": filepath.Join(project, "go.mod")}, "cwd": project}
+
+	if r := call(t, "POST", srv.URL+"/v1/asks", tokens.Agent, read); r.status != 200 || r.body["status"] != "approved" {
+		t.Errorf("a hook's read inside its project: %d %s, want approved by policy at once", r.status, r.raw)
+	}
+	if r := call(t, "POST", srv.URL+"/v1/asks", tokens.Script, read); r.status != 201 || r.body["status"] != "pending" {
+		t.Errorf("bot ask's call: %d %s, want a pending Ask (a script asked for a human)", r.status, r.raw)
+	}
+	if r := call(t, "POST", srv.URL+"/v1/asks", randomToken(), read); r.status != 401 {
+		t.Errorf("an unknown token: %d %s", r.status, r.raw)
+	}
+	if _, err := NewLocalAPI(LocalConfig{Asks: asks, Approver: core, MaxTimeout: time.Minute, Tokens: LocalTokens{Script: tokens.Script, Agent: tokens.Script}}); err == nil {
+		t.Error("one token for both judgings was accepted")
+	}
+}
+
+// nopNotifier shows Asks nowhere, as the console's live view does for a
+// test without a browser.
+type nopNotifier struct{}
+
+func (nopNotifier) Post(context.Context, pending.Ask) (string, string, error) { return "", "", nil }
+func (nopNotifier) Update(context.Context, pending.Ask) error                 { return nil }
