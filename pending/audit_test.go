@@ -161,7 +161,7 @@ func rewriteEvent(t *testing.T, c redis.UniversalClient, stream, id, field, valu
 	found := false
 	for _, m := range msgs {
 		var vals []any
-		for _, k := range []string{"seq", "prev", "kind", "ask_id", "run_id", "tool", "outcome", "by", "reason", "detail", "at"} {
+		for _, k := range []string{"seq", "prev", "kind", "ask_id", "run_id", "tool", "outcome", "by", "reason", "detail", "at", "cap"} {
 			v := m.Values[k]
 			if m.ID == id && k == field {
 				v, found = value, true
@@ -293,7 +293,7 @@ func TestAuditAnchorCatchesAFullRewrite(t *testing.T) {
 		prev = EventDigest(e)
 		c.XAdd(t.Context(), &redis.XAddArgs{Stream: s.keys.audit, ID: e.ID, Values: []any{
 			"seq", e.Seq, "prev", e.Prev, "kind", string(e.Kind), "ask_id", e.AskID, "run_id", e.RunID, "tool", e.Tool,
-			"outcome", string(e.Outcome), "by", e.By, "reason", e.Reason, "detail", e.Detail, "at", micros(e.At)}})
+			"outcome", string(e.Outcome), "by", e.By, "reason", e.Reason, "detail", e.Detail, "at", micros(e.At), "cap", e.Cap}})
 	}
 	c.HSet(t.Context(), s.keys.auditHead, "seq", 12, "hash", prev)
 	c.HSet(t.Context(), s.keys.ask(events[5].AskID), fieldDecidedBy, "UMALLORY")
@@ -315,7 +315,12 @@ func TestAuditAnchorCatchesAFullRewrite(t *testing.T) {
 	}
 	trimmed := newRedisStore(t, srv.URL(), Options{Namespace: "trimmed", AuditMaxLen: 10})
 	auditFixture(t, trimmed, 100)
-	if r, _ := trimmed.VerifyAudit(t.Context(), AuditHead{Seq: 1, Hash: kept.Hash}); !r.Intact() || r.AnchorsTrimmed != 1 {
+	// A kept head the cap has trimmed away proves nothing any more: it is
+	// a gap (the first release reported it intact, "not checked", so a
+	// rewrite plus a trim past the anchor passed).
+	r, _ = trimmed.VerifyAudit(t.Context(), AuditHead{Seq: 1, Hash: kept.Hash})
+	if r.Intact() || r.AnchorsTrimmed != 1 || !r.Trimmed || r.Break.Kind != GapAnchor || r.Break.Before != r.First.ID ||
+		!strings.Contains(r.Break.Problem, fmt.Sprintf("older than the oldest retained event (seq %d, id %s)", r.First.Seq, r.First.ID)) {
 		t.Errorf("anchor older than the retained trail: %s", r)
 	}
 }
