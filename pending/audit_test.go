@@ -351,4 +351,14 @@ func TestCanonicalEventIsPinned(t *testing.T) {
 	if got := EventDigest(e); got != "450bd8e5840a4e8faeb2ab8eb5589ea001e20749" {
 		t.Errorf("digest %s (change the pin only with a new auditCanonVersion)", got)
 	}
+
+	// An event that records its cap: version 2, the cap last.
+	e.Cap = 100000
+	const wantCap = "askops-audit/2\n1:7\n2:ab\n7:decided\n2:a1\n2:r1\n4:bash\n6:denied\n2:U1\n7:not\nnow\n0:\n22:2026-12-01T02:36:41.5Z\n6:100000\n"
+	if got := canonicalEvent(e); got != wantCap {
+		t.Errorf("canonicalEvent with a cap = %q, want %q", got, wantCap)
+	}
+	if got := EventDigest(e); got != "e1119f8066f7f484c9c83da5a377d0ecfa214ec5" {
+		t.Errorf("digest with a cap %s (change the pin only with a new auditCanonVersionCap)", got)
+	}
 }

@@ -279,6 +279,24 @@ func TestAuditVerifyOlderReleasesTrail(t *testing.T) {
 	if r, _ := s.VerifyAudit(t.Context()); !r.Intact() || r.Events != 66 || r.Last.Cap != 100000 {
 		t.Fatalf("after the upgrade: %s", r)
 	}
+	// A replica of the previous release appends after this one's events
+	// (a rolling upgrade): its script is this one without the cap.
+	previous := strings.NewReplacer("'askops-audit/2\\n'", "'askops-audit/1\\n'", " .. audit_field(cap)", "", ", 'cap', cap)", ")").Replace(auditAppendLua)
+	if strings.Count(previous, "cap") != 2 { // local cap = …, and MAXLEN's
+		t.Fatalf("the previous release's append still records the cap:\n%s", previous)
+	}
+	oldAppend := redis.NewScript(serverNowLua + previous + `return audit_append(KEYS[1], KEYS[2], ARGV[2], now, 'escalated', 'a1', '', '', '', '', '', '')`)
+	if err := oldAppend.Run(t.Context(), c, []string{s.keys.audit, s.keys.auditHead}, "", 100000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	auditFixture(t, s, 1)
+	if r, _ := s.VerifyAudit(t.Context()); !r.Intact() || r.Events != 70 {
+		t.Fatalf("after an older replica appended between this release's events: %s", r)
+	}
+	if ev, _ := s.Audit(t.Context(), 0); ev[66].Cap != 0 || ev[67].Cap != 100000 {
+		t.Fatalf("events %+v %+v: want the older replica's without a cap", ev[66], ev[67])
+	}
+
 	c.XTrimMinID(t.Context(), s.keys.audit, old[24].ID) // 40% of the old events
 	if r, _ := s.VerifyAudit(t.Context()); r.Intact() || r.Break.Kind != GapPrefix || !strings.Contains(r.Break.Problem, "seq 1 to 24 (24 events) are missing") {
 		t.Fatalf("after an XTRIM MINID of an older release's events: %s", r)
