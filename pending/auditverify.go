@@ -186,6 +186,7 @@ type chainCheck struct {
 	// when the next link (or the end) closes it.
 	runFirst, runLast Event
 	runN              int
+	preChainFirst     Event  // the oldest event before the chain's first
 	preChainID        string // the newest event before the chain's first
 
 	// reach is the highest oldest-retained seq a MAXLEN trim could have
@@ -232,6 +233,9 @@ func (c *chainCheck) link(e Event, rec map[string]string) {
 	if e.Seq == 0 {
 		switch {
 		case c.last == nil:
+			if c.r.Unchained == 0 {
+				c.preChainFirst = e
+			}
 			c.r.Unchained++
 			c.preChainID = e.ID
 		case c.runN == 0:
@@ -341,7 +345,8 @@ func (c *chainCheck) endHead(head *AuditHead) {
 	switch {
 	case head == nil && c.last == nil:
 		if c.r.Unchained > 0 {
-			c.gap(GapUnchained, Event{}, "", "", fmt.Sprintf("none of the %d events carries a chain link and there is no head: written by an askops release older than the chain, or by hand; nothing in them can be proven", c.r.Unchained))
+			c.gap(GapUnchained, c.preChainFirst, "", "", fmt.Sprintf("none of the %d events (ids %s to %s) carries a chain link and there is no head: written by an askops release older than the chain, or by hand; nothing in them can be proven",
+				c.r.Unchained, c.preChainFirst.ID, c.preChainID))
 		}
 	case head == nil:
 		c.gap(GapHead, *c.last, c.last.ID, "", "the chain's head record is missing (deleted), so the newest events cannot be checked")
