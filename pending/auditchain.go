@@ -71,7 +71,7 @@ const (
 // (version 2). auditAppendLua builds the same string.
 //
 // The cap is inside the digest because verify trusts it to explain a
-// missing start of the trail (chainCheck.trimReach): outside it, anyone
+// missing start of the trail (chainCheck.endPrefix): outside it, anyone
 // could rebuild the stream with the same ids, digests and head and a cap
 // of 1 in every event, and every deletion of the oldest events would pass
 // as a trim.

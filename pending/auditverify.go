@@ -28,6 +28,13 @@ type AuditReport struct {
 	// cap was recorded) and the store's configured cap stood in for it.
 	TrimCap        int64 `json:"trim_cap,omitempty"`
 	TrimCapAssumed bool  `json:"trim_cap_assumed,omitempty"`
+	// TrimCapBy is the seq of the event whose cap explains the trim, and
+	// Cap the cap the store verifying is configured with: a trim that only
+	// a cap other than the store's explains is worth a look (a cap is as
+	// trustworthy as the chain: an event appended by hand with its digest
+	// recomputed and the head moved could claim any).
+	TrimCapBy int64 `json:"trim_cap_by,omitempty"`
+	Cap       int64 `json:"cap,omitempty"`
 	// Unchained counts events at the start of the trail, before the
 	// chain's first event (seq 1), written before the chain existed (no
 	// Seq); they are skipped. An event without a link anywhere else is a
@@ -130,6 +137,9 @@ func (r AuditReport) String() string {
 		if r.TrimCapAssumed {
 			assumed = ", the configured cap: the events that show it record none, being written before the cap was recorded"
 		}
+		if r.Cap > 0 && r.TrimCap != r.Cap {
+			assumed = fmt.Sprintf(", recorded by seq %d; the store's cap is now %d", r.TrimCapBy, r.Cap)
+		}
 		fmt.Fprintf(&b, "\n  starts at seq %d (id %s), the oldest retained event: the %d before it were trimmed (MAXLEN) by the stream's cap of %d%s, so its prev %.12s… cannot be checked",
 			r.First.Seq, r.First.ID, r.First.Seq-1, r.TrimCap, assumed, r.First.Prev)
 	}
@@ -210,7 +220,7 @@ func newChainCheck(anchors []AuditHead, head *AuditHead, maxLen int64) *chainChe
 	for _, a := range anchors {
 		m[a.Seq] = a.Hash
 	}
-	return &chainCheck{anchors: m, head: head, maxLen: maxLen}
+	return &chainCheck{anchors: m, head: head, maxLen: maxLen, r: AuditReport{Cap: maxLen}}
 }
 
 // add takes the next event of the trail. rec is e's Ask record if it is
@@ -382,7 +392,7 @@ func (c *chainCheck) endPrefix() {
 		return
 	}
 	if f.Seq <= c.reach {
-		c.r.Trimmed, c.r.TrimCap, c.r.TrimCapAssumed = true, c.reachCap, c.reachAssumed
+		c.r.Trimmed, c.r.TrimCap, c.r.TrimCapAssumed, c.r.TrimCapBy = true, c.reachCap, c.reachAssumed, c.reachBy.Seq
 		return
 	}
 	k := c.reachBy

@@ -186,13 +186,30 @@ func TestAuditTrimByTheCapIsNotAGap(t *testing.T) {
 		t.Errorf("report does not say %q:\n%s", want, r)
 	}
 
-	// Leave 6 of the retained events: fewer than the cap.
+	if r.TrimCapBy < r.First.Seq || r.Cap != 10 {
+		t.Errorf("trim explained by seq %d under the store's cap %d, want a retained event and 10", r.TrimCapBy, r.Cap)
+	}
+
+	// bot audit verify opens the store with the default cap: the cap the
+	// events record still explains the trim, and the report says it
+	// differs.
+	other, _ := newRedisStore(t, srv.URL(), Options{}).VerifyAudit(t.Context())
+	if want := fmt.Sprintf("by the stream's cap of 10, recorded by seq %d; the store's cap is now 100000", other.TrimCapBy); !other.Intact() || !strings.Contains(other.String(), want) {
+		t.Errorf("verified by a store with another cap, the report does not say %q:\n%s", want, other)
+	}
+
+	// Deleting what the next trim would take anyway (down to the cap)
+	// cannot be told from a trim; deleting one more can.
 	events, _ := s.Audit(t.Context(), 0)
-	c.XTrimMinID(t.Context(), s.keys.audit, events[len(events)-6].ID)
+	c.XTrimMinID(t.Context(), s.keys.audit, events[len(events)-10].ID)
+	if r, _ := s.VerifyAudit(t.Context()); !r.Intact() || !r.Trimmed || r.First.Seq != 291 || r.TrimCapBy != 300 {
+		t.Fatalf("after an XTRIM MINID down to the cap: %s", r)
+	}
+	c.XDel(t.Context(), s.keys.audit, events[len(events)-10].ID)
 	r, _ = s.VerifyAudit(t.Context())
-	if r.Intact() || r.Trimmed || r.Break.Kind != GapPrefix || r.Break.Event.Seq != 295 ||
-		!strings.Contains(r.Break.Problem, "from seq 295 to seq 300 (id "+events[len(events)-1].ID+") there are only 6 events, under the cap 10") {
-		t.Fatalf("after an XTRIM MINID below the cap: %s", r)
+	if r.Intact() || r.Trimmed || r.Break.Kind != GapPrefix || r.Break.Event.Seq != 292 ||
+		!strings.Contains(r.Break.Problem, "from seq 292 to seq 300 (id "+events[len(events)-1].ID+") there are only 9 events, under the cap 10") {
+		t.Fatalf("after an XDEL below the cap: %s", r)
 	}
 }
 
