@@ -161,6 +161,10 @@ type Event struct {
 	ID   string `json:"id,omitempty"`   // where it is stored (Redis: the stream entry id)
 	Seq  int64  `json:"seq,omitempty"`  // its place in the chain: 1, 2, 3…
 	Prev string `json:"prev,omitempty"` // EventDigest of the event before it ("" for the first)
+	// Cap is the stream's cap (MAXLEN) when it was appended, which verify
+	// needs to tell a trim from a deletion; 0 for events from a release
+	// before it was recorded.
+	Cap int64 `json:"cap,omitempty"`
 }
 
 // Store holds Asks. Both implementations (Redis and memory) obey one contract,

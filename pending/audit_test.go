@@ -161,7 +161,7 @@ func rewriteEvent(t *testing.T, c redis.UniversalClient, stream, id, field, valu
 	found := false
 	for _, m := range msgs {
 		var vals []any
-		for _, k := range []string{"seq", "prev", "kind", "ask_id", "run_id", "tool", "outcome", "by", "reason", "detail", "at"} {
+		for _, k := range []string{"seq", "prev", "kind", "ask_id", "run_id", "tool", "outcome", "by", "reason", "detail", "at", "cap"} {
 			v := m.Values[k]
 			if m.ID == id && k == field {
 				v, found = value, true
@@ -293,7 +293,7 @@ func TestAuditAnchorCatchesAFullRewrite(t *testing.T) {
 		prev = EventDigest(e)
 		c.XAdd(t.Context(), &redis.XAddArgs{Stream: s.keys.audit, ID: e.ID, Values: []any{
 			"seq", e.Seq, "prev", e.Prev, "kind", string(e.Kind), "ask_id", e.AskID, "run_id", e.RunID, "tool", e.Tool,
-			"outcome", string(e.Outcome), "by", e.By, "reason", e.Reason, "detail", e.Detail, "at", micros(e.At)}})
+			"outcome", string(e.Outcome), "by", e.By, "reason", e.Reason, "detail", e.Detail, "at", micros(e.At), "cap", e.Cap}})
 	}
 	c.HSet(t.Context(), s.keys.auditHead, "seq", 12, "hash", prev)
 	c.HSet(t.Context(), s.keys.ask(events[5].AskID), fieldDecidedBy, "UMALLORY")
@@ -315,7 +315,12 @@ func TestAuditAnchorCatchesAFullRewrite(t *testing.T) {
 	}
 	trimmed := newRedisStore(t, srv.URL(), Options{Namespace: "trimmed", AuditMaxLen: 10})
 	auditFixture(t, trimmed, 100)
-	if r, _ := trimmed.VerifyAudit(t.Context(), AuditHead{Seq: 1, Hash: kept.Hash}); !r.Intact() || r.AnchorsTrimmed != 1 {
+	// A kept head the cap has trimmed away proves nothing any more: it is
+	// a gap (the first release reported it intact, "not checked", so a
+	// rewrite plus a trim past the anchor passed).
+	r, _ = trimmed.VerifyAudit(t.Context(), AuditHead{Seq: 1, Hash: kept.Hash})
+	if r.Intact() || r.AnchorsTrimmed != 1 || !r.Trimmed || r.Break.Kind != GapAnchor || r.Break.Before != r.First.ID ||
+		!strings.Contains(r.Break.Problem, fmt.Sprintf("older than the oldest retained event (seq %d, id %s)", r.First.Seq, r.First.ID)) {
 		t.Errorf("anchor older than the retained trail: %s", r)
 	}
 }
@@ -345,5 +350,15 @@ func TestCanonicalEventIsPinned(t *testing.T) {
 	}
 	if got := EventDigest(e); got != "450bd8e5840a4e8faeb2ab8eb5589ea001e20749" {
 		t.Errorf("digest %s (change the pin only with a new auditCanonVersion)", got)
+	}
+
+	// An event that records its cap: version 2, the cap last.
+	e.Cap = 100000
+	const wantCap = "askops-audit/2\n1:7\n2:ab\n7:decided\n2:a1\n2:r1\n4:bash\n6:denied\n2:U1\n7:not\nnow\n0:\n22:2026-12-01T02:36:41.5Z\n6:100000\n"
+	if got := canonicalEvent(e); got != wantCap {
+		t.Errorf("canonicalEvent with a cap = %q, want %q", got, wantCap)
+	}
+	if got := EventDigest(e); got != "e1119f8066f7f484c9c83da5a377d0ecfa214ec5" {
+		t.Errorf("digest with a cap %s (change the pin only with a new auditCanonVersionCap)", got)
 	}
 }

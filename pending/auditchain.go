@@ -14,7 +14,18 @@ import (
 // before it (Prev), and a head (in Redis askops:{askops}:audit:head, a hash
 // of seq, hash and the stream id) holds the digest of the newest event.
 // Editing an event changes its digest, which no longer matches the Prev its
-// successor (or the head) recorded; deleting one leaves a gap in Seq.
+// successor (or the head) recorded; deleting one leaves a gap in Seq; an
+// event added by hand (a plain XADD) has no Seq, or comes after the event
+// the head names.
+//
+// The stream is capped (XADD MAXLEN ~), so its oldest events go, and every
+// event records the cap it was appended under (Cap, inside its digest).
+// MAXLEN ~ never trims the stream below its cap, so verify can tell a trim
+// from a deletion: a missing start is a trim only if some retained event
+// was appended when the events from the oldest retained one up to it were
+// at least its cap (chainCheck.endPrefix). Someone who deletes the oldest
+// events (XTRIM MINID, XDEL) of a stream shorter than its cap is named;
+// one who deletes those the next trim would take anyway is not.
 //
 // The chain is extended where the event is appended, inside the same Lua
 // script as the change it records (auditAppendLua), so two replicas
@@ -41,29 +52,53 @@ import (
 // (votes, reminders, escalations, refusals); they all go through the same
 // chained append (RedisStore.AppendEvent, or auditAppendLua in a script).
 
-// auditCanonVersion opens every canonical encoding, so a future change of
-// the encoding cannot be confused with this one (auditAppendLua spells it
-// out too).
-const auditCanonVersion = "askops-audit/1\n"
+// auditCanonVersion opens every canonical encoding of an event that
+// records no cap (written by a release before the cap was recorded), so a
+// future change of the encoding cannot be confused with this one.
+// auditCanonVersionCap opens the encoding of an event that records the cap
+// it was appended under; it is the first encoding plus the cap, last.
+// auditAppendLua spells both out too.
+const (
+	auditCanonVersion    = "askops-audit/1\n"
+	auditCanonVersionCap = "askops-audit/2\n"
+)
 
 // canonicalEvent is the byte string an event's digest is taken over. The
 // fields come in a fixed order, each written as its length in bytes, a
 // colon, the bytes and a newline (no value can run into the next), with the
 // time as UTC RFC 3339 with nanoseconds (trailing zeros dropped, as Go's
-// time.RFC3339Nano writes it). auditAppendLua builds the same string.
+// time.RFC3339Nano writes it), and the cap last when the event records one
+// (version 2). auditAppendLua builds the same string.
+//
+// The cap is inside the digest because verify trusts it to explain a
+// missing start of the trail (chainCheck.endPrefix): outside it, anyone
+// could rebuild the stream with the same ids, digests and head and a cap
+// of 1 in every event, and every deletion of the oldest events would pass
+// as a trim.
 func canonicalEvent(e Event) string {
 	var b strings.Builder
-	b.WriteString(auditCanonVersion)
+	version := auditCanonVersion
+	if e.Cap > 0 {
+		version = auditCanonVersionCap
+	}
+	b.WriteString(version)
 	for _, v := range []string{
 		strconv.FormatInt(e.Seq, 10), e.Prev, string(e.Kind), e.AskID, e.RunID, e.Tool,
 		string(e.Outcome), e.By, e.Reason, e.Detail, e.At.UTC().Format(time.RFC3339Nano),
 	} {
-		b.WriteString(strconv.Itoa(len(v)))
-		b.WriteByte(':')
-		b.WriteString(v)
-		b.WriteByte('\n')
+		writeCanonField(&b, v)
+	}
+	if e.Cap > 0 {
+		writeCanonField(&b, strconv.FormatInt(e.Cap, 10))
 	}
 	return b.String()
+}
+
+func writeCanonField(b *strings.Builder, v string) {
+	b.WriteString(strconv.Itoa(len(v)))
+	b.WriteByte(':')
+	b.WriteString(v)
+	b.WriteByte('\n')
 }
 
 // EventDigest is the hex SHA-1 of e's canonical encoding: what the next
@@ -76,8 +111,10 @@ func EventDigest(e Event) string {
 // auditAppendLua defines audit_append, the one chained append every script
 // that writes the audit stream uses (prepend it to the script). It reads the
 // head, stamps the event with the next Seq and the head's digest as Prev,
-// XADDs it (trimming with MAXLEN ~) and moves the head to it. at is µs
-// since the epoch as a string. Returns the stream id.
+// XADDs it (trimming with MAXLEN ~) with the cap it was trimmed under in
+// its field cap (verify needs it to tell a trim from a deletion), and moves
+// the head to it. at is µs since the epoch as a string. Returns the stream
+// id.
 //
 // audit_rfc3339 writes µs as Go's time.RFC3339Nano does in UTC; the civil
 // date is Howard Hinnant's days-to-civil algorithm. Lua numbers are doubles,
@@ -113,13 +150,14 @@ local function audit_append(audit, head, maxlen, at, kind, ask_id, run_id, tool,
   local h = redis.call('HMGET', head, 'seq', 'hash')
   local seq = string.format('%.0f', (tonumber(h[1]) or 0) + 1)
   local prev = h[2] or ''
-  local canon = 'askops-audit/1\n' .. audit_field(seq) .. audit_field(prev) ..
+  local cap = string.format('%.0f', tonumber(maxlen))
+  local canon = 'askops-audit/2\n' .. audit_field(seq) .. audit_field(prev) ..
     audit_field(kind) .. audit_field(ask_id) .. audit_field(run_id) .. audit_field(tool) ..
     audit_field(outcome) .. audit_field(by) .. audit_field(reason) .. audit_field(detail) ..
-    audit_field(audit_rfc3339(at))
-  local id = redis.call('XADD', audit, 'MAXLEN', '~', maxlen, '*',
+    audit_field(audit_rfc3339(at)) .. audit_field(cap)
+  local id = redis.call('XADD', audit, 'MAXLEN', '~', cap, '*',
     'seq', seq, 'prev', prev, 'kind', kind, 'ask_id', ask_id, 'run_id', run_id, 'tool', tool,
-    'outcome', outcome, 'by', by, 'reason', reason, 'detail', detail, 'at', at)
+    'outcome', outcome, 'by', by, 'reason', reason, 'detail', detail, 'at', at, 'cap', cap)
   redis.call('HSET', head, 'seq', seq, 'hash', redis.sha1hex(canon), 'id', id)
   return id
 end
@@ -132,7 +170,8 @@ end
 // pending Ask with a 1 KB command must stay within 2 KB of Redis memory
 // (TestRedisBytesPerPendingAsk, random command: 1994 bytes at 80 before
 // the record had the starter's own field, which costs a hash entry; with
-// it 2045 at 80, about 2020 at 64).
+// it 2045 at 80, about 2020 at 64; the cap each event records since adds
+// about 2 bytes an event, 2019 unchanged).
 const maxDetail = 64
 
 // maxEventDetail bounds the Detail of an event appended with AppendEvent
@@ -164,10 +203,12 @@ type chainer struct {
 	head AuditHead
 }
 
-// link stamps e as the next event of the chain and moves the head to it.
-func (c *chainer) link(e Event) Event {
+// link stamps e as the next event of the chain, appended under the cap
+// maxLen, and moves the head to it.
+func (c *chainer) link(e Event, maxLen int64) Event {
 	e.Seq = c.head.Seq + 1
 	e.Prev = c.head.Hash
+	e.Cap = maxLen
 	if e.ID == "" {
 		e.ID = strconv.FormatInt(e.Seq, 10)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -20,7 +21,10 @@ type AuditLog interface {
 	// same script.
 	AppendEvent(ctx context.Context, e Event) (Event, error)
 	// VerifyAudit checks the chain from the oldest retained event to the
-	// head and reports the first break (AuditReport.Break). Anchors are
+	// newest, against the head, and names every gap (AuditReport.Gaps; the
+	// first is AuditReport.Break): an event without a link, a deletion,
+	// an edit, a missing start no cap explains, events after the head, an
+	// anchor it cannot check. Anchors are
 	// heads kept outside the store from earlier checks: the event at each
 	// one's Seq must still hash to it, which catches a rewrite of the
 	// whole chain that the chain alone cannot (see auditchain.go).
@@ -84,10 +88,11 @@ func (s *RedisStore) AppendEvent(ctx context.Context, e Event) (Event, error) {
 func streamEvent(m redis.XMessage) Event {
 	v := func(k string) string { s, _ := m.Values[k].(string); return s }
 	seq, _ := strconv.ParseInt(v("seq"), 10, 64)
+	capped, _ := strconv.ParseInt(v("cap"), 10, 64)
 	return Event{
 		Kind: EventKind(v("kind")), AskID: v("ask_id"), RunID: v("run_id"), Tool: v("tool"),
 		Outcome: Outcome(v("outcome")), By: v("by"), Reason: v("reason"), Detail: v("detail"), At: parseMicros(v("at")),
-		ID: m.ID, Seq: seq, Prev: v("prev"),
+		ID: m.ID, Seq: seq, Prev: v("prev"), Cap: capped,
 	}
 }
 
@@ -107,63 +112,97 @@ func (s *RedisStore) auditHead(ctx context.Context) (*AuditHead, error) {
 	return &AuditHead{Seq: seq, Hash: h["hash"], ID: h["id"]}, nil
 }
 
-// eachAuditPage calls fn with the events up to and including the stream id
-// until ("+" for all), oldest first, a page at a time.
-func (s *RedisStore) eachAuditPage(ctx context.Context, until string, fn func([]Event) error) error {
-	start := "-"
+// eachAuditPage calls fn with the events from the stream id start ("-"
+// for the oldest, "(id" for after id) up to and including until ("+" for
+// all), oldest first, a page at a time. It returns the id of the last
+// event read ("" for none).
+func (s *RedisStore) eachAuditPage(ctx context.Context, start, until string, fn func([]Event) error) (string, error) {
+	last := ""
 	for {
 		msgs, err := s.client.XRangeN(ctx, s.keys.audit, start, until, auditPage).Result()
 		if err != nil {
-			return unavailable("audit", err)
+			return last, unavailable("audit", err)
 		}
 		events := make([]Event, len(msgs))
 		for i, m := range msgs {
 			events[i] = streamEvent(m)
 		}
+		if len(msgs) > 0 {
+			last = msgs[len(msgs)-1].ID
+		}
 		if err := fn(events); err != nil {
-			return err
+			return last, err
 		}
 		if len(msgs) < auditPage {
-			return nil
+			return last, nil
 		}
-		start = "(" + msgs[len(msgs)-1].ID
+		start = "(" + last
 	}
 }
 
-// VerifyAudit implements AuditLog. The head is read first and the stream
-// up to it, so events appended while the check runs are left for the next
-// one instead of looking like a break. Each event whose Ask record is
-// still retained is compared with it too (see chainCheck.record).
+// VerifyAudit implements AuditLog. It reads the head, the whole stream,
+// and the head again: the events after the head's are checked against the
+// head as it is after the walk, so events appended while the check runs
+// are links like any other, and events no chained append made (a plain
+// XADD, after the head or between links) are gaps. Each event whose Ask
+// record is still retained is compared with it too (see
+// chainCheck.record).
 func (s *RedisStore) VerifyAudit(ctx context.Context, anchors ...AuditHead) (AuditReport, error) {
 	head, err := s.auditHead(ctx)
 	if err != nil {
 		return AuditReport{}, err
 	}
-	until := "+"
-	if head != nil && head.ID != "" {
-		until = head.ID
-	}
-	c := chainCheck{anchors: anchorMap(anchors)}
-	err = s.eachAuditPage(ctx, until, func(events []Event) error {
-		records, err := s.auditRecords(ctx, events)
-		if err != nil {
-			return err
-		}
-		for i, e := range events {
-			if !c.add(e, records[i]) {
-				return errStop
+	c := newChainCheck(anchors, head, s.opts.AuditMaxLen)
+	walk := func(start, until string) (string, error) {
+		return s.eachAuditPage(ctx, start, until, func(events []Event) error {
+			records, err := s.auditRecords(ctx, events)
+			if err != nil {
+				return err
 			}
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStop) {
+			for i, e := range events {
+				c.add(e, records[i])
+			}
+			return nil
+		})
+	}
+	last, err := walk("-", "+")
+	if err != nil {
 		return AuditReport{}, err
 	}
-	return c.end(head), nil
+	after, err := s.auditHead(ctx)
+	if err != nil {
+		return AuditReport{}, err
+	}
+	// Appends between the walk's last page and the second read of the
+	// head are read too, so the head's event is in the walk.
+	if after != nil && after.ID != "" && (last == "" || streamIDBefore(last, after.ID)) {
+		start := "-"
+		if last != "" {
+			start = "(" + last
+		}
+		if _, err := walk(start, after.ID); err != nil {
+			return AuditReport{}, err
+		}
+	}
+	return c.end(after), nil
 }
 
-// errStop ends a page walk early.
-var errStop = errors.New("stop")
+// streamIDBefore reports whether the stream id a (ms-seq) comes before b.
+// An id that does not parse is taken to come first, so the walk reads on.
+func streamIDBefore(a, b string) bool {
+	parse := func(id string) (ms, seq uint64, ok bool) {
+		l, r, found := strings.Cut(id, "-")
+		ms, err1 := strconv.ParseUint(l, 10, 64)
+		seq, err2 := strconv.ParseUint(r, 10, 64)
+		return ms, seq, found && err1 == nil && err2 == nil
+	}
+	ams, aseq, aok := parse(a)
+	bms, bseq, bok := parse(b)
+	if !aok || !bok {
+		return true
+	}
+	return ams < bms || ams == bms && aseq < bseq
+}
 
 // auditRecords reads, in one round trip, the fields of each event's Ask
 // record that its events state (nil where the record is gone).
@@ -202,7 +241,7 @@ func (s *RedisStore) auditRecords(ctx context.Context, events []Event) ([]map[st
 // AuditSince implements AuditLog.
 func (s *RedisStore) AuditSince(ctx context.Context, since time.Time) ([]Event, error) {
 	var all []Event
-	err := s.eachAuditPage(ctx, "+", func(events []Event) error {
+	_, err := s.eachAuditPage(ctx, "-", "+", func(events []Event) error {
 		all = append(all, events...)
 		return nil
 	})
@@ -249,7 +288,12 @@ func (s *MemoryStore) AppendEvent(ctx context.Context, e Event) (Event, error) {
 func (s *MemoryStore) VerifyAudit(ctx context.Context, anchors ...AuditHead) (AuditReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := chainCheck{anchors: anchorMap(anchors)}
+	var head *AuditHead
+	if s.chain.head.Seq > 0 {
+		h := s.chain.head
+		head = &h
+	}
+	c := newChainCheck(anchors, head, s.opts.AuditMaxLen)
 	for _, e := range s.audit {
 		var rec map[string]string
 		if m, ok := s.asks[e.AskID]; ok && (e.Kind == EventAsked || e.Kind == EventDecided) {
@@ -260,14 +304,7 @@ func (s *MemoryStore) VerifyAudit(ctx context.Context, anchors ...AuditHead) (Au
 				rec[fieldDecidedAt] = micros(a.DecidedAt)
 			}
 		}
-		if !c.add(e, rec) {
-			break
-		}
-	}
-	var head *AuditHead
-	if s.chain.head.Seq > 0 {
-		h := s.chain.head
-		head = &h
+		c.add(e, rec)
 	}
 	return c.end(head), nil
 }

@@ -332,7 +332,7 @@ func (s *MemoryStore) Close() error {
 // appendAudit adds e, dropping the oldest events beyond AuditMaxLen. The
 // caller holds s.mu.
 func (s *MemoryStore) appendAudit(e Event) Event {
-	e = s.chain.link(e)
+	e = s.chain.link(e, s.opts.AuditMaxLen)
 	s.audit = append(s.audit, e)
 	if over := int64(len(s.audit)) - s.opts.AuditMaxLen; over > 0 {
 		s.audit = slices.Delete(s.audit, 0, int(over))

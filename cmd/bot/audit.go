@@ -22,8 +22,9 @@ var auditCommand = cliflag.Verb{Name: "audit", Verbs: []string{"verify", "export
 const auditTimeout = 2 * time.Minute
 
 // cmdAuditMain is `bot audit verify|export`: checks the audit trail's hash
-// chain, or writes it as JSON lines. Exit 0 intact / exported, 1 broken
-// chain or store unreachable, 2 bad usage or config.
+// chain, or writes it as JSON lines. Exit 0 intact / exported, 1 any gap in
+// the chain (pending.AuditReport.Gaps) or store unreachable, 2 bad usage or
+// config.
 func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 	verb, path, rest, code, ok := auditCommand.Parse(env.stderr, args)
 	if !ok {
@@ -34,7 +35,7 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 	var anchors []pending.AuditHead
 	switch verb {
 	case "verify":
-		output = fs.String("o", "text", "text (a summary; the first break named) or json (the report)")
+		output = fs.String("o", "text", "text (a summary; every gap named, with the event ids around it) or json (the report)")
 		fs.Func("anchor", "a head printed by an earlier verify (SEQ:HASH), kept outside Redis: the event at SEQ must still hash to it (repeatable)", func(v string) error {
 			a, err := pending.ParseAnchor(v)
 			anchors = append(anchors, a)

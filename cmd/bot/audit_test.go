@@ -8,6 +8,7 @@ import (
 
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestAuditVerifyAndExport drives `bot audit` against a real Redis holding
@@ -70,6 +71,15 @@ func TestAuditVerifyAndExport(t *testing.T) {
 		t.Errorf("export since a future time = %d %q", code, out)
 	}
 
+	// A decided event added by hand (a plain XADD): the first release read
+	// only up to the head and said intact.
+	added := client.XAdd(t.Context(), &redis.XAddArgs{Stream: "askops:{askops}:audit", Values: []any{
+		"kind", "decided", "ask_id", ids[2], "outcome", "approved", "by", "UMALLORY"}}).Val()
+	code, out, errOut = runBot(t.Context(), t, env, "audit", "-config", cfg, "verify")
+	if code != 1 || !strings.Contains(out, "BROKEN at id "+added+" (decided of ask "+ids[2]+", no chain link)") || !strings.Contains(out, "BROKEN: 1 gap") {
+		t.Fatalf("verify after a plain XADD = %d\n%s\n%s", code, out, errOut)
+	}
+
 	events, _ := store.Audit(t.Context(), 0)
 	client.XDel(t.Context(), "askops:{askops}:audit", events[3].ID)
 	code, out, _ = runBot(t.Context(), t, env, "audit", "-config", cfg, "verify", "-o", "json")
@@ -79,6 +89,9 @@ func TestAuditVerifyAndExport(t *testing.T) {
 	}
 	if code != 1 || r.Break == nil || r.Break.Event.Seq != 5 || !strings.Contains(r.Break.Problem, "seq 4 is missing") {
 		t.Errorf("verify after a deletion = %d\n%s", code, out)
+	}
+	if len(r.Gaps) != 2 || r.Gaps[0].After != events[2].ID || r.Gaps[0].Before != events[4].ID || r.Gaps[1].Kind != pending.GapTail || r.Gaps[1].Event.ID != added {
+		t.Errorf("verify -o json names the gaps %+v, want the deletion between %s and %s, then %s", r.Gaps, events[2].ID, events[4].ID, added)
 	}
 }
 

@@ -114,7 +114,7 @@ usage:
                                   1 not found or store down, 2 bad usage or refused scope
   bot audit -config FILE verify [-o json] [-anchor SEQ:HASH]
                                   check the audit trail's hash chain (needs redis.url):
-                                  exit 0 intact, 1 broken (the first break is named)
+                                  exit 0 intact, 1 broken (every gap is named)
   bot audit -config FILE export [-since 24h|RFC3339]
                                   one JSON line per Ask: who asked, what, why, every
                                   event (votes, reminders, escalations), the decision
