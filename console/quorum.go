@@ -46,9 +46,16 @@ func (c *Console) refuseBallot(ctx context.Context, a pending.Ask, outcome pendi
 }
 
 // voteCounted is the flash after an approval that did not yet complete a
-// quorum.
-func voteCounted(a pending.Ask) string {
-	return fmt.Sprintf("Your approval is counted: %s. The call runs once %d more approver(s) approve.", a.Tally(), a.Needed()-a.Votes.Count())
+// quorum (before is the Ask as read before it). A quorum counts people
+// (pending.Ask.Counted): the console's user is one only where the config
+// links them to their Slack user, and otherwise may be any Slack voter,
+// so their approval may be recorded without adding to the count.
+func voteCounted(before, a pending.Ask) string {
+	more := a.Needed() - a.Counted()
+	if a.Counted() <= before.Counted() {
+		return fmt.Sprintf("Your approval is recorded, but it does not add a person to the count: %s. The call runs once %d more approver(s) approve.", a.Tally(), more)
+	}
+	return fmt.Sprintf("Your approval is counted: %s. The call runs once %d more approver(s) approve.", a.Tally(), more)
 }
 
 // repeatVote is the flash when the same person approves twice.

@@ -236,6 +236,7 @@ func (i *Interactions) decide(ctx context.Context, cb slack.InteractionCallback,
 // decideAs records the clicker's ballot b, cast with the button actionID.
 func (i *Interactions) decideAs(ctx context.Context, cb slack.InteractionCallback, askID, actionID string, b pending.Ballot) error {
 	b.By = cb.User.ID
+	b.Person = cb.User.ID // Slack's signed payload says who clicked: a person, for a quorum
 	approver, err := i.cfg.Approvers.MayDecide(ctx, b.By)
 	if approver {
 		if done, err := i.castOnMessage(ctx, cb, askID, actionID, b); done {
