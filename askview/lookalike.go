@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/redact"
 )
 
 // A command can read as one thing and be another: a Cyrillic "і" in
@@ -53,16 +54,19 @@ func Call(a pending.Ask) []LookAlike {
 	case pending.CallEdit:
 		return append(PathLookAlikes(c.Path), LookAlikes(c.New)...)
 	}
+	// The arguments are read redacted, as shown: a finding names the word
+	// it is in, and a JSON value alone ("hunter2") no longer says it is a
+	// password's.
 	var args map[string]any
 	dec := json.NewDecoder(strings.NewReader(a.Args))
 	dec.UseNumber()
 	if a.Args == "" || dec.Decode(&args) != nil || args == nil {
 		if strings.TrimSpace(a.Args) == "" {
-			return LookAlikes(a.Summary)
+			return LookAlikes(redact.Secrets(a.Summary))
 		}
-		return LookAlikes(a.Args)
+		return LookAlikes(redact.Secrets(a.Args))
 	}
-	return LookAlikes(indentedJSON(args))
+	return LookAlikes(indentedJSON(redact.JSONValue(args, redact.Secrets)))
 }
 
 // indentedJSON is v as the surfaces show a call's arguments: indented,

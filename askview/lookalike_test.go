@@ -1,6 +1,7 @@
 package askview
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/askops/askops/pending"
@@ -57,5 +58,21 @@ func TestCallFindsEveryPart(t *testing.T) {
 	}
 	if found := LookAlikes("echo fine https://example.com:443/a-b.c"); len(found) != 0 {
 		t.Errorf("plain ASCII flagged: %+v", found)
+	}
+}
+
+// A finding names the word it is in; in a call's JSON arguments a secret's
+// value is a word of its own that no longer says it is one, so they are
+// read redacted, as every surface shows them.
+func TestCallArgumentsAreReadRedacted(t *testing.T) {
+	a := pending.Ask{Request: pending.Request{Tool: "login", Args: `{"user":"ana","password":"huntеr2-s3cret"}`}}
+	for _, f := range Call(a) {
+		if strings.Contains(f.Word, "s3cret") {
+			t.Errorf("a finding shows the password: %+v", f)
+		}
+	}
+	a.Args = `{"url":"https://gіthub.com/o/r"}`
+	if found := Call(a); len(found) != 1 || !strings.Contains(found[0].Word, "gіthub.com") {
+		t.Errorf("the look-alike outside any secret is not named: %+v", found)
 	}
 }
