@@ -43,6 +43,10 @@ func (i *Interactions) escalatedTo(ctx context.Context, user, askID string, chec
 	return false, errors.Join(checkErr, err)
 }
 
+// copyUncheckedText is what a click on a DM copy is told when askops could
+// not tell whose DM it is.
+const copyUncheckedText = "askops could not check that this direct message is yours, so your click changed nothing. Please try again in a moment."
+
 // onDirectCopy judges a click (cb, nil for a form) that may be on a DM
 // copy of askID. A DM copy is decided by its recipient and nobody else,
 // whoever the clicker is elsewhere: the copy speaks for the place it was
@@ -65,16 +69,16 @@ func (i *Interactions) onDirectCopy(ctx context.Context, user, askID string, cb 
 	case pending.ErrorCode(err) == pending.CodeNotFound || pending.ErrorCode(err) == pending.CodeInvalid:
 		return false, nil // the click's own handling says so
 	case err != nil:
-		return true, &refusal{show: uncheckedText, err: fmt.Errorf("refused %s on ask %s: could not read it to check its copy %s: %w", user, askID, channel, err)}
+		return true, &refusal{show: copyUncheckedText, err: fmt.Errorf("refused %s on ask %s: could not read it to check its copy %s: %w", user, askID, channel, err)}
 	case !a.Copies.Has(channel, ts) || (a.Channel == channel && a.MessageTS == ts):
 		return false, nil // the Ask's own message, or no copy of it
 	case i.cfg.Escalated == nil:
-		return true, &refusal{show: uncheckedText, err: fmt.Errorf("refused %s on ask %s: its DM copy %s cannot be checked without escalation configured", user, askID, channel)}
+		return true, &refusal{show: copyUncheckedText, err: fmt.Errorf("refused %s on ask %s: its DM copy %s cannot be checked without escalation configured", user, askID, channel)}
 	}
 	mine, err := i.cfg.Escalated.DirectWith(ctx, user, channel)
 	switch {
 	case err != nil:
-		return true, &refusal{show: uncheckedText, err: fmt.Errorf("refused %s on ask %s: could not check who its DM copy %s is to: %w", user, askID, channel, err)}
+		return true, &refusal{show: copyUncheckedText, err: fmt.Errorf("refused %s on ask %s: could not check who its DM copy %s is to: %w", user, askID, channel, err)}
 	case !mine:
 		return true, &refusal{show: refusalText, err: fmt.Errorf("refused %s on ask %s: its DM copy %s is somebody else's", user, askID, channel)}
 	}
