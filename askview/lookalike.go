@@ -210,14 +210,15 @@ func asciiLookAlike(r rune) bool {
 // drawn like, or 0: a path, a URL, a flag or a port written with one of
 // these reads as what it is not ("https:∕∕evil.example", "rm −rf", "host꞉22").
 // An ideographic full stop is a dot to browsers (IDNA), but also Chinese
-// and Japanese prose's: it counts only in a word with Latin letters.
+// and Japanese prose's, as the katakana middle dot and the CJK dashes
+// are: those count only in a word with Latin letters.
 func punctuationLookAlike(r rune, latin bool) rune {
 	switch r {
 	case 0x2215, 0x2044, 0x29F8, 0x2571, 0x27CB, 0x2F03, 0x1735: // ∕ ⁄ ⧸ ╱ ⟋ ⼃ ᜵
 		return '/'
-	case 0x2024, 0xFE52, 0x06D4, 0x0701, 0x0702, 0xA60E, 0x10A50, 0x2E31, 0x00B7, 0x2027, 0x2219, 0x22C5, 0x30FB, 0xFF65, 0x0387: // ․ ﹒ ۔ ܁ ܂ ꘎ 𐩐 ⸱ · ‧ ∙ ⋅ ・ ･ ·
+	case 0x2024, 0xFE52, 0x06D4, 0x0701, 0x0702, 0xA60E, 0x10A50, 0x2E31, 0x00B7, 0x2027, 0x2219, 0x22C5, 0x0387: // ․ ﹒ ۔ ܁ ܂ ꘎ 𐩐 ⸱ · ‧ ∙ ⋅ ·
 		return '.'
-	case 0x3002, 0xFF61: // 。 ｡
+	case 0x3002, 0xFF61, 0x30FB, 0xFF65: // 。 ｡ ・ ･
 		if latin {
 			return '.'
 		}

@@ -232,6 +232,7 @@ func TestLookAlikesAreFlagged(t *testing.T) {
 		{"ssh root@host∶22", "(U+2236) is drawn like ':'", false},
 		{"cat a⧸b", "(U+29F8) is drawn like '/'", false},
 		{"curl evil。example", "(U+3002) is drawn like '.'", false},
+		{"curl https://evil・example", "(U+30FB) is drawn like '.'", false},
 		{"cat ／etc／passwd", "full-width '／' (U+FF0F) looks like '/'", false},
 		{"curl evil．example", "(U+FF0E) looks like '.'", false},
 		{"ssh host：22", "(U+FF1A) looks like ':'", false},
@@ -282,7 +283,7 @@ func TestLookAlikesAreFlagged(t *testing.T) {
 			flagged++
 		}
 	}
-	for _, plain := range []string{"echo Привет мир", "echo naïve café", "echo 日本語", "echo 日本語です。", "echo データ", "git push origin main", "curl -fsS https://example.com:8080/a-b.c/d", "echo fooxn--bar", "printf 'a\\tb'"} {
+	for _, plain := range []string{"echo Привет мир", "echo naïve café", "echo 日本語", "echo 日本語です。", "echo データ", "echo データ・ベース", "echo 一つ", "git push origin main", "curl -fsS https://example.com:8080/a-b.c/d", "echo fooxn--bar", "printf 'a\\tb'"} {
 		if s := readSurfaces(t, bashAsk(plain), ""); s.look["message"] != "" {
 			t.Errorf("%q flagged: %s", plain, s.look["message"])
 		}
