@@ -21,6 +21,11 @@ import (
 // a console name, and is not refused. In the console-only setup the
 // console's user is the one approver there is, so the wiring allows it
 // (Config.SelfApproval) as the rule's "only approver" exception.
+//
+// Toward a quorum the console's user is a person only as the Slack user
+// console.slack_user names (the store counts votes as people:
+// pending.Options.People); otherwise they may be any Slack voter, and
+// their approval beside a Slack user's adds nobody (voteCounted says so).
 
 // startedBy reports whether the console's user started a's run.
 func startedBy(a pending.Ask, user string) bool {
