@@ -190,7 +190,7 @@ func (o *Ops) pendingReply(ctx context.Context, cmd slack.SlashCommand) any {
 		line := fmt.Sprintf("• `%s` %s — run `%s`, until <!date^%d^{time}|%s>", slackui.Text(a.Tool, 60), slackui.Text(headLine(a.Summary), 80),
 			slackui.Text(a.RunID, 100), a.Deadline.Unix(), a.Deadline.UTC().Format(time.RFC3339))
 		if a.Needed() > 1 {
-			line += fmt.Sprintf(" — %d of %d approvals", a.Votes.Count(), a.Needed())
+			line += fmt.Sprintf(" — %d of %d approvals", a.Counted(), a.Needed()) // people, as the store counts them
 		}
 		if link, ok := messageLink(cmd.TeamDomain, a.Channel, a.MessageTS); ok {
 			line += " <" + link + "|open>"

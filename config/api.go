@@ -19,6 +19,11 @@ type APIToken struct {
 	Token    Secret   `yaml:"token"`
 	TokenEnv string   `yaml:"token_env"`
 	Scopes   []string `yaml:"scopes"`
+	// SlackUser is the Slack user id of the person who holds the token,
+	// if they have one: a quorum then counts the token's approval as
+	// theirs (once with their Slack click). Without it the holder may be
+	// anyone, and counts toward a quorum beside nobody named (see People).
+	SlackUser string `yaml:"slack_user"`
 
 	// fromEnv is token_env's value, read when the file is loaded.
 	fromEnv Secret
@@ -81,6 +86,9 @@ func (c APIConfig) problems(cmd Command) Problems {
 		}
 		if len(t.Scopes) == 0 {
 			add(key+".scopes", "required: ask, decide or both")
+		}
+		if t.SlackUser != "" && !slackUserIDRe.MatchString(t.SlackUser) {
+			add(key+".slack_user", "want a Slack user id such as U0123ABCD, got %q", t.SlackUser)
 		}
 		for j, s := range t.Scopes {
 			if s != string(gateway.ScopeAsk) && s != string(gateway.ScopeDecide) {

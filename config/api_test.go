@@ -35,6 +35,8 @@ func TestAPIConfig(t *testing.T) {
 		{"same name", validYAML + "api:\n  tokens:\n    - {name: a, token: x, scopes: [ask]}\n    - {name: a, token: y, scopes: [ask]}\n", `api.tokens[1].name: "a" is also api.tokens[0]'s name`},
 		{"same value", validYAML + "api:\n  tokens:\n    - {name: a, token: " + secret + ", scopes: [ask]}\n    - {name: b, token: " + secret + ", scopes: [ask]}\n", "api.tokens[1]: the same token as api.tokens[0]"},
 		{"unknown key", validYAML + "api:\n  tokens:\n    - {name: a, token: x, scopes: [ask], admin: true}\n", "api.tokens[0].admin: unknown key"},
+		{"slack_user not an id", validYAML + "api:\n  tokens:\n    - {name: a, token: x, scopes: [decide], slack_user: ana}\n", `api.tokens[0].slack_user: want a Slack user id such as U0123ABCD, got "ana"`},
+		{"console slack_user not an id", validYAML + "console:\n  enabled: true\n  listen: 127.0.0.1:8081\n  slack_user: \"@dana\"\n", `console.slack_user: want a Slack user id such as U0123ABCD, got "@dana"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ps := Check([]byte(tc.yaml), noEnv, CheckConfig)
@@ -45,5 +47,31 @@ func TestAPIConfig(t *testing.T) {
 				t.Errorf("a problem prints the token: %v", ps)
 			}
 		})
+	}
+}
+
+// People names the person behind each identity the config links to a
+// Slack user (api.tokens[].slack_user, console.slack_user), the console's
+// as its decider ("console:" + user); a token without slack_user is left
+// out, to be counted as nobody known.
+func TestPeople(t *testing.T) {
+	y := validYAML + `api:
+  tokens:
+    - {name: ci, token: x, scopes: [decide]}
+    - {name: dana-laptop, token: y, scopes: [decide], slack_user: U0DANA}
+console:
+  enabled: true
+  listen: 127.0.0.1:8081
+  user: dana
+  slack_user: U0DANA
+`
+	c, ps := Check([]byte(y), noEnv, CheckConfig)
+	if len(ps) > 0 {
+		t.Fatalf("refused: %v", ps)
+	}
+	got := c.People(noEnv)
+	want := map[string]string{"dana-laptop": "U0DANA", "console:dana": "U0DANA"}
+	if len(got) != len(want) || got["dana-laptop"] != want["dana-laptop"] || got["console:dana"] != want["console:dana"] {
+		t.Errorf("People = %v, want %v", got, want)
 	}
 }

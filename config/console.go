@@ -21,6 +21,11 @@ type ConsoleConfig struct {
 	// User is the name people signing in decide as ("console:" + User);
 	// default $USER.
 	User string `yaml:"user"`
+	// SlackUser is the Slack user id of the person who signs in, if they
+	// have one: a quorum then counts the console's approval as theirs (once
+	// with their Slack click). Without it the console's user may be anyone,
+	// and counts toward a quorum beside nobody named (see People).
+	SlackUser string `yaml:"slack_user"`
 }
 
 // DefaultConsoleListen is console.listen when the file leaves it out.
@@ -64,7 +69,28 @@ func (c Config) consoleProblems(cmd Command) Problems {
 			ps = append(ps, Problem{Key: "console.user", Msg: err.Error()})
 		}
 	}
+	if u := c.Console.SlackUser; u != "" && !slackUserIDRe.MatchString(u) {
+		ps = append(ps, Problem{Key: "console.slack_user", Msg: fmt.Sprintf("want a Slack user id such as U0123ABCD, got %q", u)})
+	}
 	return ps
+}
+
+// People is who the config says holds each identity that is no Slack
+// user, for counting a quorum's approvals as people (pending.Options.People):
+// an API token's name, and the console's decider ("console:" + its user),
+// each to the Slack user id of slack_user where it is set. An identity
+// left out may be anyone's, so the store counts it beside no named person.
+func (c Config) People(getenv func(string) string) map[string]string {
+	people := map[string]string{}
+	for _, t := range c.API.Tokens {
+		if t.SlackUser != "" {
+			people[t.Name] = t.SlackUser
+		}
+	}
+	if c.Console.SlackUser != "" {
+		people[console.DeciderPrefix+c.ConsoleUser(getenv)] = c.Console.SlackUser
+	}
+	return people
 }
 
 // hasTopKey reports whether the YAML document b has key at its top level.

@@ -162,7 +162,7 @@ func (c *Console) serveDecide(w http.ResponseWriter, r *http.Request, s *session
 	}
 	if final.Status == pending.StatusPending { // a quorum vote, counted
 		c.decided(final)
-		c.flash(w, r, s, http.StatusOK, voteCounted(final))
+		c.flash(w, r, s, http.StatusOK, voteCounted(a, final))
 		return
 	}
 	c.log.Info("ask decided", "ask", final.ID, "outcome", outcome, "by", by)

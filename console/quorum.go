@@ -21,6 +21,11 @@ import (
 // a console name, and is not refused. In the console-only setup the
 // console's user is the one approver there is, so the wiring allows it
 // (Config.SelfApproval) as the rule's "only approver" exception.
+//
+// Toward a quorum the console's user is a person only as the Slack user
+// console.slack_user names (the store counts votes as people:
+// pending.Options.People); otherwise they may be any Slack voter, and
+// their approval beside a Slack user's adds nobody (voteCounted says so).
 
 // startedBy reports whether the console's user started a's run.
 func startedBy(a pending.Ask, user string) bool {
@@ -46,9 +51,16 @@ func (c *Console) refuseBallot(ctx context.Context, a pending.Ask, outcome pendi
 }
 
 // voteCounted is the flash after an approval that did not yet complete a
-// quorum.
-func voteCounted(a pending.Ask) string {
-	return fmt.Sprintf("Your approval is counted: %s. The call runs once %d more approver(s) approve.", a.Tally(), a.Needed()-a.Votes.Count())
+// quorum (before is the Ask as read before it). A quorum counts people
+// (pending.Ask.Counted): the console's user is one only where the config
+// links them to their Slack user, and otherwise may be any Slack voter,
+// so their approval may be recorded without adding to the count.
+func voteCounted(before, a pending.Ask) string {
+	more := a.Needed() - a.Counted()
+	if a.Counted() <= before.Counted() {
+		return fmt.Sprintf("Your approval is recorded, but it does not add a person to the count: %s. The call runs once %d more approver(s) approve.", a.Tally(), more)
+	}
+	return fmt.Sprintf("Your approval is counted: %s. The call runs once %d more approver(s) approve.", a.Tally(), more)
 }
 
 // repeatVote is the flash when the same person approves twice.

@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/lateclick"
 	"github.com/askops/askops/pending"
@@ -36,6 +37,36 @@ type callView struct {
 	Body     string   // write: content; edit: old and new; other: JSON
 	Cut      int      // characters left out
 	Hidden   int      // invisible or look-alike-prone characters made visible
+	// LookAlikes are the characters of the call that may not be what they
+	// look like, as the Slack message lists them (askview.Call), at most
+	// maxLookAlikes; MoreLookAlikes counts the rest.
+	LookAlikes     []lookAlikeLine
+	MoreLookAlikes int
+}
+
+// lookAlikeLine is one look-alike finding, as plain text.
+type lookAlikeLine struct{ Where, What, Word string }
+
+// maxLookAlikes is how many findings a card lists, as Slack's modal does.
+const maxLookAlikes = 10
+
+// viewLookAlikes words askview's findings for the page: the word each is
+// in redacted and with invisible characters made visible, like the call.
+func viewLookAlikes(found []askview.LookAlike) ([]lookAlikeLine, int) {
+	var out []lookAlikeLine
+	for i, f := range found {
+		if i == maxLookAlikes {
+			return out, len(found) - maxLookAlikes
+		}
+		word := redact.Secrets(f.Word)
+		if r := []rune(word); len(r) > 80 {
+			word = string(r[:80]) + "…"
+		}
+		word, _ = markInvisible(word)
+		what, _ := markInvisible(f.What)
+		out = append(out, lookAlikeLine{Where: f.Where(), What: what, Word: word})
+	}
+	return out, 0
 }
 
 // viewCall shows a's described call (pending.Request.Describe) as slackui
@@ -43,6 +74,7 @@ type callView struct {
 // agent's Summary.
 func viewCall(a pending.Ask) callView {
 	var v callView
+	v.LookAlikes, v.MoreLookAlikes = viewLookAlikes(askview.Call(a))
 	show := func(s string) string {
 		s = redact.Secrets(s)
 		if n := utf8.RuneCountInString(s); n > maxShown {

@@ -101,6 +101,9 @@ type Ask struct {
 	// approval (Request.Approvals); the last approval is among them once
 	// it decided the Ask.
 	Votes Votes `json:"votes,omitempty"`
+	// people is who each vote was, as a person (votes.go): one line per
+	// vote, "by\tperson", person empty where nobody can say.
+	people string
 	// GrantTTL is, for ApprovedSession, the life the approver chose for
 	// the grant; 0 means the session's.
 	GrantTTL time.Duration `json:"grant_ttl,omitempty"`

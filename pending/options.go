@@ -26,6 +26,13 @@ type Options struct {
 
 	Logger *slog.Logger // nil discards, as in every store: the wiring passes its own
 
+	// People names the person behind an identity that is no Slack user:
+	// an API token's name or a console decider ("console:" + user) → the
+	// Slack user id of the person the config says holds it. A quorum
+	// counts people (votes.go); a vote from an identity not named here
+	// may be anybody's.
+	People map[string]string
+
 	// Retention is how long a decided record outlives its deadline. On Redis
 	// it becomes the key's TTL (deadline + Retention) and is garbage
 	// collection only: expiry itself is an explicit compare-and-set. The

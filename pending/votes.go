@@ -16,7 +16,17 @@ import (
 // Quorum: an Ask whose Request.Approvals is N > 1 needs N distinct people
 // to approve it. Each approval is a vote, counted once per person; the Nth
 // distinct approval ends the Ask Approved (first-wins holds for it as for
-// any decision), and one Deny ends it at once. "For session" is not
+// any decision), and one Deny ends it at once.
+//
+// Votes count as the fewest people they could be. A Slack click is its
+// user's (Ballot.Person; Slack says who clicked). An API token or the
+// console's user is a person only where the config names the Slack user
+// who holds it (Options.People): then it is that person, and their Slack
+// click after it is a repeat. A vote nobody can name could be anybody's:
+// the holder of a token may be any Slack voter, and two tokens one holder.
+// So the votes nobody can name count as one person together, and only
+// while no named person has voted: a Slack approval and an unnamed token's
+// never make two. "For session" is not
 // offered on such an Ask: a grant would let one person's say cover the
 // next identical call, which the rule says needs N.
 //
@@ -62,6 +72,67 @@ type Ballot struct {
 	// keeps it on the Ask (Ask.GrantTTL) so the waiting side, which
 	// records the grant, reads it with the outcome.
 	GrantTTL time.Duration
+	// Person is who cast it as a person, where the front door knows: a
+	// Slack click's user id. Other front doors leave it empty, and the
+	// store names the person from Options.People, or nobody.
+	Person string
+}
+
+// personOf is who b's voter is as a person, or "" for nobody known.
+func (o Options) personOf(b Ballot) string {
+	if b.Person != "" {
+		return b.Person
+	}
+	return o.People[b.By]
+}
+
+// Counted is how many people the votes count as: each named person once,
+// and the votes nobody can name as one person, only while no named person
+// has voted (see Quorum above). A vote recorded before votes were counted
+// as people names nobody; an Ask decided then shows the count it was
+// decided with (one per identity).
+func (a Ask) Counted() int {
+	if a.people == "" && a.Status != StatusPending {
+		return a.Votes.Count()
+	}
+	_, n, unnamed := a.namedVoters()
+	if n == 0 && unnamed {
+		return 1
+	}
+	return n
+}
+
+// namedVoters are the people named among the votes, how many, and
+// whether any vote names nobody.
+func (a Ask) namedVoters() (map[string]bool, int, bool) {
+	named := map[string]bool{}
+	lines, unnamed := 0, false
+	for line := range strings.SplitSeq(a.people, "\n") {
+		if line == "" {
+			continue
+		}
+		lines++
+		p := line[strings.LastIndexByte(line, '\t')+1:]
+		switch {
+		case !strings.Contains(line, "\t") || p == "":
+			unnamed = true
+		case !named[p]:
+			named[p] = true
+		}
+	}
+	if a.Votes.Count() > lines {
+		unnamed = true // votes from before people were recorded
+	}
+	return named, len(named), unnamed
+}
+
+// withPerson is a.people after by's vote as person.
+func (a Ask) withPerson(by, person string) string {
+	line := by + "\t" + person
+	if a.people == "" {
+		return line
+	}
+	return a.people + "\n" + line
 }
 
 // Needed is how many distinct approvals the Ask needs (at least 1).
@@ -73,12 +144,18 @@ func (a Ask) Tally() string {
 	if a.Needed() < 2 {
 		return ""
 	}
-	s := fmt.Sprintf("%d of %d approvals", a.Votes.Count(), a.Needed())
+	s := fmt.Sprintf("%d of %d approvals", a.Counted(), a.Needed())
 	if a.Votes != "" {
 		s += " (" + strings.Join(a.Votes.List(), ", ") + ")"
 	}
+	if a.Counted() < a.Votes.Count() {
+		s += "; " + UncountedNote
+	}
 	return s
 }
+
+// UncountedNote says why a tally counts fewer people than it lists.
+const UncountedNote = "API tokens and console users the config does not link to a Slack user may be any of these people, so they count as one person at most, and not beside a Slack approver"
 
 // RepeatVote reports whether err refused a second approval by the same
 // person, with the Ask (still pending) as it stands.
@@ -118,7 +195,7 @@ func checkBallot(op, id string, b Ballot) (Ballot, error) {
 }
 
 // voteReason is the audit text of a vote: where the count stands after it.
-func voteReason(o Outcome, votes, need int) string {
+func voteReason(o Outcome, votes, need int) string { // votes: people counted
 	if o == Denied {
 		return fmt.Sprintf("denied with %d of %d approvals", votes, need)
 	}
@@ -130,6 +207,7 @@ func voteReason(o Outcome, votes, need int) string {
 const (
 	fieldQuorum   = "quorum"    // Request.Approvals when > 1
 	fieldVoters   = "voters"    // Ask.Votes
+	fieldPeople   = "people"    // Ask.people
 	fieldGrantTTL = "grant_ttl" // Ask.GrantTTL (µs)
 )
 
@@ -142,6 +220,7 @@ func decodeVotes(a *Ask, h map[string]string) {
 		a.GrantTTL = time.Duration(n) * time.Microsecond
 	}
 	a.Votes = Votes(h[fieldVoters])
+	a.people = h[fieldPeople]
 }
 
 // voteScript is decideScript for a person's ballot, with the quorum: on an
@@ -151,6 +230,10 @@ func decodeVotes(a *Ask, h map[string]string) {
 // reaches the quorum decides; a repeat is refused ("repeat"), "for
 // session" is refused ("session"), and a deny decides at once (audited as
 // a vote too, so the trail shows the count it ended).
+//
+// ARGV[13] is the ballot's person ("" for nobody known): an approval by a
+// person already counted is a repeat, and the count is count_people's,
+// Ask.Counted's twin.
 //
 // With a binding (ARGV[10] on, the message channel; see CastOn) it first
 // checks that the record's own message is on/ts and, with not_by set, that
@@ -163,6 +246,25 @@ local key, deadlines, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, outcome, by, reason, now, channel, maxlen, late, grant =
   ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 local on, ts, not_by = ARGV[10] or '', ARGV[11] or '', ARGV[12] or ''
+local person = ARGV[13] or ''
+local function count_people(voters, people)
+  local named, n, lines, unnamed = {}, 0, 0, false
+  for line in string.gmatch(people, '[^\n]+') do
+    lines = lines + 1
+    local p = string.match(line, '\t([^\t]*)$')
+    if not p or p == '' then
+      unnamed = true
+    elseif not named[p] then
+      named[p] = true
+      n = n + 1
+    end
+  end
+  local votes = 0
+  if voters ~= '' then votes = select(2, string.gsub(voters, '\n', '')) + 1 end
+  if votes > lines then unnamed = true end
+  if n == 0 and unnamed then return 1, named end
+  return n, named
+end
 if on ~= '' then
   local m = redis.call('HMGET', key, 'channel', 'message_ts', 'u')
   if m[1] ~= on or m[2] ~= ts or (not_by ~= '' and (not m[3] or m[3] == not_by)) then
@@ -172,7 +274,7 @@ end
 now = server_now(now)
 local over = already_over(key, deadlines, id)
 if over then return over end
-local rec = redis.call('HMGET', key, 'run_id', 'tool', 'deadline', 'quorum', 'voters')
+local rec = redis.call('HMGET', key, 'run_id', 'tool', 'deadline', 'quorum', 'voters', 'people')
 local result = 'won'
 if tonumber(now) >= tonumber(rec[3]) then
   outcome, by, reason, grant, result = 'expired', '', late, '', 'late'
@@ -180,16 +282,18 @@ else
   local need = tonumber(rec[4] or '1') or 1
   if need > 1 then
     if outcome == 'approved_session' then return {'session', redis.call('HGETALL', key)} end
-    local voters = rec[5] or ''
-    local votes = 0
-    if voters ~= '' then votes = select(2, string.gsub(voters, '\n', '')) + 1 end
+    local voters, people = rec[5] or '', rec[6] or ''
+    local votes, named = 0, {}
+    if voters ~= '' then votes, named = count_people(voters, people) end
     if outcome == 'approved' then
-      if string.find('\n' .. voters .. '\n', '\n' .. by .. '\n', 1, true) then
+      if string.find('\n' .. voters .. '\n', '\n' .. by .. '\n', 1, true) or (person ~= '' and named[person]) then
         return {'repeat', redis.call('HGETALL', key)}
       end
       if voters ~= '' then voters = voters .. '\n' end
-      redis.call('HSET', key, 'voters', voters .. by)
-      votes = votes + 1
+      if people ~= '' then people = people .. '\n' end
+      voters, people = voters .. by, people .. by .. '\t' .. person
+      redis.call('HSET', key, 'voters', voters, 'people', people)
+      votes = count_people(voters, people)
     end
     local tally = votes .. ' of ' .. need .. ' approvals'
     if outcome == 'denied' then tally = 'denied with ' .. tally end
@@ -259,7 +363,7 @@ func (s *RedisStore) cast(ctx context.Context, op, id string, b Ballot, on Bindi
 	}
 	a, result, err := s.settle(ctx, op, id, voteScript, func(channel string) []any {
 		return []any{id, string(b.Outcome), b.By, b.Reason, s.scriptNow(), channel, s.opts.AuditMaxLen, reasonLate, grant,
-			on.Channel, on.MessageTS, on.NotStartedBy}
+			on.Channel, on.MessageTS, on.NotStartedBy, s.opts.personOf(b)}
 	})
 	if result == "unbound" {
 		return Ask{}, false, nil
@@ -327,18 +431,20 @@ func (s *MemoryStore) castLocked(op, id string, m *memoryAsk, b Ballot, now time
 		return Ask{}, conflict(op, m.ask)
 	}
 	if need := m.ask.Needed(); need > 1 {
+		person := s.opts.personOf(b)
+		named, _, _ := m.ask.namedVoters()
 		switch {
 		case b.Outcome == ApprovedSession:
 			return Ask{}, sessionOnQuorum(op, m.ask)
-		case b.Outcome == Approved && m.ask.Votes.Has(b.By):
+		case b.Outcome == Approved && (m.ask.Votes.Has(b.By) || (person != "" && named[person])):
 			return Ask{}, repeatVote(op, m.ask, b.By)
 		case b.Outcome == Approved:
-			m.ask.Votes = m.ask.Votes.with(b.By)
+			m.ask.Votes, m.ask.people = m.ask.Votes.with(b.By), m.ask.withPerson(b.By, person)
 		}
 		a := m.ask
 		s.appendAudit(Event{Kind: EventVoted, AskID: a.ID, RunID: a.RunID, Tool: a.Tool, Outcome: b.Outcome,
-			By: b.By, Reason: voteReason(b.Outcome, a.Votes.Count(), need), At: now})
-		if b.Outcome == Approved && a.Votes.Count() < need {
+			By: b.By, Reason: voteReason(b.Outcome, a.Counted(), need), At: now})
+		if b.Outcome == Approved && a.Counted() < need {
 			return a, nil
 		}
 	}

@@ -2,6 +2,7 @@ package pending
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,67 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 		r.Approvals = n
 		return r
 	}
+	// A quorum counts people, the fewest the votes could be: a Slack click
+	// is its user (Ballot.Person); an API token or console user is a
+	// person only where Options.People names them; every vote nobody can
+	// name could be one person, who could be any Slack voter.
+	t.Run("CountsPeopleNotIdentities", func(t *testing.T) {
+		slack := func(u string) Ballot { return Ballot{Outcome: Approved, By: u, Person: u} }
+		other := func(by string) Ballot { return Ballot{Outcome: Approved, By: by} }
+		tests := []struct {
+			name    string
+			people  map[string]string
+			votes   []Ballot
+			repeat  int // index of the vote refused as a repeat; -1 none
+			counted int
+			status  Status
+		}{
+			{"a Slack user and an unnamed token are maybe one person", nil,
+				[]Ballot{slack("U_ANA"), other("ci-token")}, -1, 1, StatusPending},
+			{"an unnamed token and then a Slack user", nil,
+				[]Ballot{other("ci-token"), slack("U_ANA")}, -1, 1, StatusPending},
+			{"a Slack user and the console's unnamed user", nil,
+				[]Ballot{slack("U_ANA"), other("console:dana")}, -1, 1, StatusPending},
+			{"two unnamed tokens may be one holder's", nil,
+				[]Ballot{other("ci-token"), other("dana-token")}, -1, 1, StatusPending},
+			{"a token named as the Slack voter is a repeat", map[string]string{"ci-token": "U_ANA"},
+				[]Ballot{slack("U_ANA"), other("ci-token")}, 1, 1, StatusPending},
+			{"the Slack click after its own console vote is a repeat", map[string]string{"console:dana": "U_DANA"},
+				[]Ballot{other("console:dana"), slack("U_DANA")}, 1, 1, StatusPending},
+			{"a token named as another person counts", map[string]string{"ci-token": "U_BO"},
+				[]Ballot{slack("U_ANA"), other("ci-token")}, -1, 2, Status(Approved)},
+			{"named console user and named token", map[string]string{"console:dana": "U_DANA", "bo-token": "U_BO"},
+				[]Ballot{other("console:dana"), other("bo-token")}, -1, 2, Status(Approved)},
+			{"two Slack users beside an unnamed token", nil,
+				[]Ballot{other("ci-token"), slack("U_ANA"), slack("U_BO")}, -1, 2, Status(Approved)},
+		}
+		for _, tc := range tests {
+			a, b := newStore(t, Options{People: tc.people})
+			ask, err := a.Create(t.Context(), quorum(2), time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got Ask
+			for i, v := range tc.votes {
+				st := []Store{a, b}[i%2]
+				cast, err := st.Cast(t.Context(), ask.ID, v)
+				if _, rep := RepeatVote(err); rep != (i == tc.repeat) {
+					t.Fatalf("%s: vote %d by %s: %v; repeat wanted %v", tc.name, i, v.By, err, i == tc.repeat)
+				} else if err != nil && !rep {
+					t.Fatalf("%s: vote %d by %s: %v", tc.name, i, v.By, err)
+				}
+				if err == nil {
+					got = cast
+				}
+			}
+			if got, _ := b.Get(t.Context(), ask.ID); got.Status != tc.status || got.Counted() != tc.counted {
+				t.Errorf("%s: %s with %d people counted (%s); want %s with %d", tc.name, got.Status, got.Counted(), got.Tally(), tc.status, tc.counted)
+			}
+			if tc.status == StatusPending && got.Votes.Count() > got.Counted() && !strings.Contains(got.Tally(), UncountedNote) {
+				t.Errorf("%s: the tally lists more than it counts and does not say why: %q", tc.name, got.Tally())
+			}
+		}
+	})
 	t.Run("TwoDistinctApprovers", func(t *testing.T) {
 		a, b := newStore(t, Options{})
 		ask, err := a.Create(t.Context(), quorum(2), time.Minute)
@@ -30,7 +92,7 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 		if err != nil || got != ask {
 			t.Fatalf("Get = %+v, %v; want %+v", got, err, ask)
 		}
-		first, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_ANA"})
+		first, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_ANA", Person: "U_ANA"})
 		if err != nil || first.Status != StatusPending || first.Votes != "U_ANA" {
 			t.Fatalf("first approval: %+v, %v; want still pending with U_ANA counted", first, err)
 		}
@@ -47,7 +109,7 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 		}
 		done := make(chan Ask, 1)
 		go func() { w, _ := a.Wait(t.Context(), ask.ID); done <- w }()
-		won, err := b.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_BO"})
+		won, err := b.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_BO", Person: "U_BO"})
 		if err != nil || Outcome(won.Status) != Approved || won.DecidedBy != "U_BO" || won.Votes != "U_ANA\nU_BO" {
 			t.Fatalf("second distinct approval: %+v, %v; want approved by U_BO after U_ANA", won, err)
 		}
@@ -59,7 +121,7 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("the waiter did not wake on the quorum")
 		}
-		if _, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_CY"}); ErrorCode(err) != CodeConflict {
+		if _, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_CY", Person: "U_CY"}); ErrorCode(err) != CodeConflict {
 			t.Errorf("a third approval: %v; want conflict", err)
 		} else if _, rep := RepeatVote(err); rep {
 			t.Error("a vote after the decision is reported as a repeat, not as already decided")
@@ -75,7 +137,7 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 	t.Run("OneDenyEndsIt", func(t *testing.T) {
 		a, b := newStore(t, Options{})
 		ask, _ := a.Create(t.Context(), quorum(3), time.Minute)
-		if _, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_ANA"}); err != nil {
+		if _, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_ANA", Person: "U_ANA"}); err != nil {
 			t.Fatal(err)
 		}
 		d, err := b.Decide(t.Context(), ask.ID, Denied, "U_BO", "not on a Friday")
@@ -92,7 +154,7 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 	t.Run("LastApprovalFirstWins", func(t *testing.T) {
 		a, b := newStore(t, Options{})
 		ask, _ := a.Create(t.Context(), quorum(2), time.Minute)
-		if _, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_ANA"}); err != nil {
+		if _, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_ANA", Person: "U_ANA"}); err != nil {
 			t.Fatal(err)
 		}
 		const n = 12
@@ -105,7 +167,7 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 				st = b
 			}
 			wg.Go(func() {
-				results[i], errs[i] = st.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: fmt.Sprintf("U_%02d", i)})
+				results[i], errs[i] = st.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: fmt.Sprintf("U_%02d", i), Person: fmt.Sprintf("U_%02d", i)})
 			})
 		}
 		wg.Wait()
@@ -143,7 +205,9 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 			if i%2 == 1 {
 				st = b
 			}
-			wg.Go(func() { _, errs[i] = st.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_ANA"}) })
+			wg.Go(func() {
+				_, errs[i] = st.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_ANA", Person: "U_ANA"})
+			})
 		}
 		wg.Wait()
 		counted, repeats := 0, 0
@@ -164,11 +228,11 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 		clock := newFakeClock()
 		a, _ := newStore(t, clock.options())
 		ask, _ := a.Create(t.Context(), quorum(2), time.Minute)
-		if _, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_ANA"}); err != nil {
+		if _, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_ANA", Person: "U_ANA"}); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(time.Minute)
-		_, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_BO"})
+		_, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_BO", Person: "U_BO"})
 		got, ok := ConflictAsk(err)
 		if !ok || Outcome(got.Status) != Expired {
 			t.Fatalf("approval at the deadline: %v; want a conflict with the ask expired", err)
@@ -258,7 +322,7 @@ func BenchmarkDecideVersusQuorum(b *testing.B) {
 				}
 				b.StartTimer()
 				for i := range need {
-					if _, err := s.Cast(ctx, ask.ID, Ballot{Outcome: Approved, By: fmt.Sprintf("U_%d", i)}); err != nil {
+					if _, err := s.Cast(ctx, ask.ID, Ballot{Outcome: Approved, By: fmt.Sprintf("U_%d", i), Person: fmt.Sprintf("U_%d", i)}); err != nil {
 						b.Fatal(err)
 					}
 				}

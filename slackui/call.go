@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/redact"
@@ -43,7 +44,7 @@ type callView struct {
 	programs []string
 	// lookAlikes are characters in the whole call that may not be what
 	// they look like.
-	lookAlikes []lookAlike
+	lookAlikes []askview.LookAlike
 	// lines is how many lines the whole of fullText has, before any cut.
 	lines0 int
 }
@@ -60,7 +61,7 @@ type callView struct {
 // rule (PEM) also matches a block cut short. An edit is always read whole:
 // its diff needs both sides.
 func viewCall(a pending.Ask, limit int) callView {
-	v := callView{tool: a.Tool}
+	v := callView{tool: a.Tool, lookAlikes: askview.Call(a)}
 	head := func(s string) string {
 		if limit <= 0 {
 			return redact.Secrets(s)
@@ -80,11 +81,9 @@ func viewCall(a pending.Ask, limit int) callView {
 		for _, p := range policy.Programs(c.Command) {
 			v.programs = append(v.programs, redact.Secrets(p))
 		}
-		v.lookAlikes = lookAlikes(c.Command)
 		if c.Cwd != "" && c.Cwd != a.Cwd {
 			// Where it runs is part of what is approved.
 			v.cwd = redactHead(c.Cwd, 300)
-			v.lookAlikes = append(v.lookAlikes, pathLookAlikes(c.Cwd)...)
 		}
 		return v
 	case pending.CallWrite:
@@ -92,7 +91,6 @@ func viewCall(a pending.Ask, limit int) callView {
 		v.path = redactHead(c.Path, 600)
 		v.body = head(c.Content)
 		v.lines0 = strings.Count(c.Content, "\n") + 1
-		v.lookAlikes = append(pathLookAlikes(c.Path), lookAlikes(c.Content)...)
 		v.lines = strings.Count(c.Content, "\n")
 		if c.Content != "" && !strings.HasSuffix(c.Content, "\n") {
 			v.lines++
@@ -103,7 +101,6 @@ func viewCall(a pending.Ask, limit int) callView {
 		v.path = redactHead(c.Path, 600)
 		v.body = lineDiff(redact.Secrets(c.Old), redact.Secrets(c.New))
 		v.lines0 = strings.Count(v.body, "\n") + 1
-		v.lookAlikes = append(pathLookAlikes(c.Path), lookAlikes(c.New)...)
 		for _, l := range strings.Split(v.body, "\n") {
 			switch {
 			case strings.HasPrefix(l, "- "):
@@ -126,12 +123,10 @@ func viewCall(a pending.Ask, limit int) callView {
 			v.body = head(a.Summary)
 		}
 		v.lines0 = strings.Count(v.body, "\n") + 1
-		v.lookAlikes = lookAlikes(v.body)
 		return v
 	}
 	v.body = prettyJSON(redact.JSONValue(args, head))
 	v.lines0 = strings.Count(v.body, "\n") + 1
-	v.lookAlikes = lookAlikes(v.body)
 	return v
 }
 

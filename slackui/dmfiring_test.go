@@ -5,6 +5,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/pending"
 )
 
@@ -41,5 +42,77 @@ func TestDMClickBeforeTheLevelIsRecorded(t *testing.T) {
 	w.click(oncallB, dm[0], dm[1], a.ID, ActionApprove)
 	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.Status(pending.Approved) || got.DecidedBy != oncallB {
 		t.Fatalf("the DM's recipient was refused while the level was being carried out: %s by %q", got.Status, got.DecidedBy)
+	}
+}
+
+// A DM copy is its recipient's to click, and nobody else's: a signed click
+// by anyone else on oncallB's copy (a stranger, the other target of the
+// level before it is recorded, an approver) is refused as a non-approver's
+// is, and changes nothing, whoever the clicker is elsewhere. The
+// recipient's own click then decides.
+func TestDMCopyDecidedOnlyByItsRecipient(t *testing.T) {
+	w := newSeamWorld(t)
+	ctx := t.Context()
+	a := w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
+	if err := w.esc.sendDirect(ctx, w.notifier, a, "D"+oncallB[1:]); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := w.store.Get(ctx, a.ID)
+	dm := got.Copies.List()[0]
+
+	for i, clicker := range []string{"USTRANGER", oncallA, approverA} {
+		w.click(clicker, dm[0], dm[1], a.ID, ActionApprove)
+		waitFor(t, "the refusal of "+clicker, func() bool {
+			for _, c := range w.fake.Calls("chat.postEphemeral") {
+				if c.User == clicker && c.Text == refusalText {
+					return true
+				}
+			}
+			return false
+		})
+		if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.StatusPending || got.Votes != "" {
+			t.Fatalf("click %d: %s's click on %s's DM copy counted: %s by %q (votes %q)", i, clicker, oncallB, got.Status, got.DecidedBy, got.Votes)
+		}
+	}
+
+	w.click(oncallB, dm[0], dm[1], a.ID, ActionApprove)
+	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.Status(pending.Approved) || got.DecidedBy != oncallB {
+		t.Fatalf("the DM's recipient was refused: %s by %q", got.Status, got.DecidedBy)
+	}
+}
+
+// Whose DM a copy is comes from Slack (conversations.open for the
+// clicker); when Slack cannot say, the click is refused as one whose
+// approver check failed, and nothing changes. Once Slack answers, the
+// recipient's click counts.
+func TestDMCopyRecipientUncheckedIsRefused(t *testing.T) {
+	w := newSeamWorld(t)
+	ctx := t.Context()
+	a := w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
+	// The DM posted directly (as another replica would have): this
+	// replica never opened it, so it must ask Slack whose it is.
+	if err := w.esc.sendDirect(ctx, w.notifier, a, "D"+oncallB[1:]); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := w.store.Get(ctx, a.ID)
+	dm := got.Copies.List()[0]
+
+	w.fake.FailNext("conversations.open", 1, fakeslack.FailMode{SlackError: "internal_error"})
+	w.click(oncallB, dm[0], dm[1], a.ID, ActionApprove)
+	waitFor(t, "the refusal", func() bool {
+		for _, c := range w.fake.Calls("chat.postEphemeral") {
+			if c.User == oncallB && c.Text == copyUncheckedText {
+				return true
+			}
+		}
+		return false
+	})
+	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.StatusPending {
+		t.Fatalf("a click Slack could not place decided: %s by %q", got.Status, got.DecidedBy)
+	}
+
+	w.click(oncallB, dm[0], dm[1], a.ID, ActionApprove)
+	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.Status(pending.Approved) || got.DecidedBy != oncallB {
+		t.Fatalf("the recipient's click once Slack answers: %s by %q", got.Status, got.DecidedBy)
 	}
 }

@@ -95,6 +95,9 @@ type Escalation struct {
 	mu      sync.Mutex
 	handles map[string]string // user group id → @handle
 	namedAt time.Time         // last usergroups.list attempt
+	// directs are the DM channels with users (user → D…), as opened; a
+	// user's DM with the app never changes.
+	directs map[string]string
 
 	loop escalationLoop // Start / Stop
 }
@@ -321,6 +324,7 @@ func (e *Escalation) escalate(ctx context.Context, n *Notifier, a pending.Ask, s
 				e.log.Warn("follow-ups: could not open a direct message", "ask", a.ID, "user", u, "err", err)
 				continue
 			}
+			e.rememberDirect(u, ch.ID)
 			dms = append(dms, directMessage{user: u, channel: ch.ID})
 		}
 		d.Text += fmt.Sprintf(", sent directly to %d of %d", len(dms), len(users))
@@ -374,6 +378,42 @@ func (e *Escalation) sendDirect(ctx context.Context, n *Notifier, a pending.Ask,
 		return err
 	}
 	return e.catchUp(ctx, n, a, posted, ts) // copies.go
+}
+
+// DirectWith reports whether channel is user's direct message with the
+// app, whoever opened it: Slack's answer to conversations.open for user,
+// which opens nothing new for a DM that exists (and is remembered).
+func (e *Escalation) DirectWith(ctx context.Context, user, channel string) (bool, error) {
+	switch {
+	case user == "" || channel == "":
+		return false, nil
+	case e == nil || e.cfg.DM == nil:
+		return false, errors.New("slackui: no escalation by direct message is configured to say who a DM is to")
+	}
+	e.mu.Lock()
+	known, ok := e.directs[user]
+	e.mu.Unlock()
+	if ok {
+		return known == channel, nil
+	}
+	ch, _, _, err := e.cfg.DM.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{user}})
+	if err != nil {
+		return false, fmt.Errorf("slackui: open the direct message with %s: %w", user, err)
+	}
+	e.rememberDirect(user, ch.ID)
+	return ch.ID == channel, nil
+}
+
+func (e *Escalation) rememberDirect(user, channel string) {
+	if channel == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.directs == nil {
+		e.directs = map[string]string{}
+	}
+	e.directs[user] = channel
 }
 
 // MayDecideEscalated reports whether user is a target of an escalation

@@ -236,6 +236,7 @@ func (i *Interactions) decide(ctx context.Context, cb slack.InteractionCallback,
 // decideAs records the clicker's ballot b, cast with the button actionID.
 func (i *Interactions) decideAs(ctx context.Context, cb slack.InteractionCallback, askID, actionID string, b pending.Ballot) error {
 	b.By = cb.User.ID
+	b.Person = cb.User.ID // Slack's signed payload says who clicked: a person, for a quorum
 	approver, err := i.cfg.Approvers.MayDecide(ctx, b.By)
 	if approver {
 		if done, err := i.castOnMessage(ctx, cb, askID, actionID, b); done {
@@ -288,8 +289,8 @@ func (i *Interactions) castOnMessage(ctx context.Context, cb slack.InteractionCa
 // log, which a *refusal carries with the text to show the user.
 //
 // cb is the click (nil for a form's submission): a click in a direct
-// message askops recorded as the Ask's copy is its recipient's, a target
-// of the level being carried out (copies.go).
+// message askops recorded as the Ask's copy is its recipient's alone
+// (copies.go).
 func (i *Interactions) authorize(ctx context.Context, user, askID string, cb *slack.InteractionCallback) error {
 	ok, err := i.cfg.Approvers.MayDecide(ctx, user)
 	return i.authorizeChecked(ctx, user, askID, cb, ok, err)
@@ -297,8 +298,11 @@ func (i *Interactions) authorize(ctx context.Context, user, askID string, cb *sl
 
 // authorizeChecked is authorize given the approver check's answer.
 func (i *Interactions) authorizeChecked(ctx context.Context, user, askID string, cb *slack.InteractionCallback, ok bool, err error) error {
+	if judged, err := i.onDirectCopy(ctx, user, askID, cb); judged {
+		return err
+	}
 	if !ok && i.cfg.Escalated != nil {
-		ok, err = i.escalatedTo(ctx, user, askID, cb, err)
+		ok, err = i.escalatedTo(ctx, user, askID, err)
 	}
 	switch {
 	case ok:

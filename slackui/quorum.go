@@ -87,11 +87,11 @@ func quorumBlock(a pending.Ask) slack.Block {
 	if need < 2 {
 		return nil
 	}
-	s := fmt.Sprintf("*Needs %d approvals from different people* — %d of %d approvals", need, a.Votes.Count(), need)
+	s := fmt.Sprintf("*Needs %d approvals from different people* — %d of %d approvals", need, a.Counted(), need)
 	if a.Votes != "" {
 		s += ": " + votersText(a) // "1 of 2 approvals: @ana", as issue 12 words it
 	}
-	return contextBlock(blockQuorum, s)
+	return contextBlock(blockQuorum, s+uncountedText(a))
 }
 
 // quorumGist is the notification text's note on a quorum: " (1 of 2
@@ -100,7 +100,7 @@ func quorumGist(a pending.Ask) string {
 	if a.Needed() < 2 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d of %d approvals)", a.Votes.Count(), a.Needed())
+	return fmt.Sprintf(" (%d of %d approvals)", a.Counted(), a.Needed())
 }
 
 // doneTally adds to a decided quorum Ask's outcome line where the count
@@ -111,14 +111,23 @@ func doneTally(a pending.Ask, o pending.Outcome) string {
 	if need < 2 {
 		return ""
 	}
-	n := a.Votes.Count()
-	if n == 0 {
+	n := a.Counted()
+	if a.Votes == "" {
 		return fmt.Sprintf("\n_0 of %d approvals_", need)
 	}
 	if o.Approves() {
 		return fmt.Sprintf("\n_%d of %d approvals: %s_", n, need, votersText(a))
 	}
 	return fmt.Sprintf("\n_Ended after %d of %d approvals: %s_", n, need, votersText(a))
+}
+
+// uncountedText says, where the count is less than the voters listed,
+// why (pending.Ask.Counted): "" otherwise.
+func uncountedText(a pending.Ask) string {
+	if a.Counted() >= a.Votes.Count() {
+		return ""
+	}
+	return "\n_" + pending.UncountedNote + "._"
 }
 
 func votersText(a pending.Ask) string {
@@ -140,13 +149,17 @@ func (a *Approvers) Only(user string) bool {
 // Texts the clicker sees when a vote changed the count but not the outcome,
 // or was refused.
 func voteCountedText(a pending.Ask) string {
-	return fmt.Sprintf("Your approval is counted: %d of %d approvals. The call runs once %d more approver(s) approve; one Deny ends it.",
-		a.Votes.Count(), a.Needed(), a.Needed()-a.Votes.Count())
+	s := fmt.Sprintf("Your approval is counted: %d of %d approvals. The call runs once %d more approver(s) approve; one Deny ends it.",
+		a.Counted(), a.Needed(), a.Needed()-a.Counted())
+	if a.Counted() < a.Votes.Count() {
+		s += " (" + pending.UncountedNote + ".)"
+	}
+	return s
 }
 
 func repeatVoteText(a pending.Ask) string {
 	return fmt.Sprintf("You have already approved this request, and one person counts once: it needs %d approvals from different people (%d so far). Ask another approver.",
-		a.Needed(), a.Votes.Count())
+		a.Needed(), a.Counted())
 }
 
 // castVote is the Slack side of one person's ballot on a bound Ask a:

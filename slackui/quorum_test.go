@@ -265,3 +265,40 @@ func TestApproveForActionID(t *testing.T) {
 		}
 	}
 }
+
+// A quorum counts people: an API token's approval (cast on the store as
+// the gateway casts it, the token's name the decider) and a Slack
+// approver's click may be one person, so together they are one of two
+// approvals, and the message and the clicker are told why. A second Slack
+// approver completes it.
+func TestQuorumTokenAndSlackUserMayBeOnePerson(t *testing.T) {
+	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
+		req := bashRequest("run-q", "sess-q", "terraform apply")
+		req.Approvals = 2
+		wa := w.ask(req)
+		if _, err := w.clicks.Cast(t.Context(), wa.id, pending.Ballot{Outcome: pending.Approved, By: "ci-token"}); err != nil {
+			t.Fatal(err)
+		}
+
+		clickOK(t, w.click(wa, approverA, ActionApprove))
+		if got := w.nthEphemeral(approverA, 1); !strings.Contains(got, "counted: 1 of 2") || !strings.Contains(got, pending.UncountedNote) {
+			t.Errorf("the Slack approver after a token told %q", got)
+		}
+		select {
+		case a := <-wa.done:
+			t.Fatalf("a token and a Slack user who may be one person decided a 2-approval Ask: %s by %s (votes %q)", a.Status, a.DecidedBy, a.Votes)
+		default:
+		}
+		if _, err := w.fake.WaitForMessage(t.Context(), wa.channel, wa.ts, func(m fakeslack.Message) bool {
+			s := fakeslack.BlockText(m.Blocks)
+			return strings.Contains(s, "1 of 2 approvals: ci-token, <@"+approverA+">") && strings.Contains(s, pending.UncountedNote) && blocksHaveButton(m.Blocks, ActionApprove)
+		}); err != nil {
+			t.Fatalf("the message does not show one person counted of the two votes: %v\n%s", err, fakeslack.BlockText(w.messageNow(wa).Blocks))
+		}
+
+		clickOK(t, w.click(wa, approverB, ActionApprove))
+		if got := wa.result(t); got.Status != pending.Status(pending.Approved) || got.DecidedBy != approverB || got.Counted() != 2 {
+			t.Fatalf("a second Slack approver: %s by %s, %d counted", got.Status, got.DecidedBy, got.Counted())
+		}
+	})
+}

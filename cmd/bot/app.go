@@ -58,6 +58,9 @@ type appOptions struct {
 	// Posted, when set, is told each time the core shows an Ask (bot ask
 	// says where it waits).
 	Posted func(a pending.Ask, channel, ts string)
+	// People is who holds each API token and the console (serve: the
+	// config's People), for counting a quorum as people.
+	People map[string]string
 }
 
 // newApp opens the stores and builds the Slack side. With redis.url empty
@@ -74,7 +77,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	a.slack = newSlackClient(cfg.Slack, hc)
 
 	a.Set, err = stores.Open(ctx, cfg.Redis, stores.Options{SessionTTL: cfg.Approvals.SessionTTL.D(),
-		SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal()), Now: a.now, Logger: log})
+		SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal()), Now: a.now, Logger: log, People: o.People})
 	if err != nil {
 		return nil, err
 	}

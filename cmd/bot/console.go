@@ -40,7 +40,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	now := time.Now
 	// No seal key: the key comes from the bot token, and a serve without
 	// Slack seals no grants.
-	st, err := stores.Open(ctx, cfg.Redis, stores.Options{SessionTTL: cfg.Approvals.SessionTTL.D(), Now: now, Logger: log})
+	st, err := stores.Open(ctx, cfg.Redis, stores.Options{SessionTTL: cfg.Approvals.SessionTTL.D(), Now: now, Logger: log, People: cfg.People(env.getenv)})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed

@@ -53,7 +53,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	log := cfg.Log.NewLogger(env.stderr)
 	counts := metrics.New(buildVersion())
 	live := console.NewLive()
-	a, err := newApp(ctx, cfg, log, counts, appOptions{Notifiers: consoleNotifiers(cfg, live)})
+	a, err := newApp(ctx, cfg, log, counts, appOptions{Notifiers: consoleNotifiers(cfg, live), People: cfg.People(env.getenv)})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed

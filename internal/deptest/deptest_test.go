@@ -87,6 +87,11 @@ func askopsRules() []Rule {
 			Why:       "stores opens the three stores from the redis section: it knows the stores and the config (with the vocabulary config borrows), no channel, no model, no round trip",
 		},
 		{
+			Package:   module + "/askview",
+			Forbidden: []string{module + "/slackui", module + "/console", module + "/agent", module + "/approval", slackGo, "html/...", "net/http/..."},
+			Why:       "askview is what a person is shown of an Ask, computed once: Slack and the console render it, so it knows neither, nor HTML or HTTP",
+		},
+		{
 			Package:   module + "/internal/cliflag",
 			Forbidden: []string{module + "/..."},
 			Why:       "cliflag is the subcommands' flag mechanics only: it imports no askops package",
