@@ -1,6 +1,10 @@
 package pending
 
 import (
+	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"strings"
 )
@@ -10,8 +14,8 @@ import (
 // Without replicas to wait for, the decide script announces an Ask's end
 // twice, record first:
 //
-//	<id> "\n" (<len> ":" <bytes>)…   its record as the script left it (HGETALL's field, value, …)
-//	<id>                             the id alone, as every earlier version did
+//	<id> "\n" "s1:" <signature> "\n" (<len> ":" <bytes>)…   its record as the script left it (HGETALL's field, value, …), signed
+//	<id>                                                    the id alone, as every earlier version did
 //
 // A waiter of this process ends on the first at once. Otherwise the
 // listener's wake-up would queue a read of the record for the reader, one
@@ -28,25 +32,100 @@ import (
 // id alone is published once WAIT confirms, and the reader's read confirms
 // again, so a decision a failover could take back never wakes anybody.
 //
-// Trust: the record comes from the channel, not the key. Whoever may
-// PUBLISH on askops' channel could so end a local wait without writing the
-// record; askops gives its one Redis user both rights (keys and channel
-// share the namespace), so this moves no boundary, but an ACL that grants
-// the channel to anything else must not.
+// Trust: the record comes from the channel, not the key, so it is signed.
+// Whoever may PUBLISH on askops' channel could otherwise end a local wait
+// with a record nobody wrote. The script signs the record announcement
+// with HMAC-SHA1 (the hash Redis' Lua offers) under a key every replica
+// derives from the config (Options.AnnounceKey), passed with the channel
+// in the script's arguments and never stored; the waiter ends on it only
+// when the signature holds, and re-reads the record for anything else. A
+// record is announced only when the decision needs no replica (with
+// replicas, only the id, once WAIT confirms): a signed record is durable.
+// The id alone never ends a wait by itself: it only makes the waiter read
+// the key. Without a key no record is announced.
+//
+// The signature is the hex HMAC-SHA1 of <id> "\n" <record> under the key.
+// Replicas from before the signature read "s1:…" as a field length, fail,
+// and take the id alone that follows, as they always did.
 
 // announceLua defines announce(channel, id, record), the end of every
 // script that ends an Ask (decideScript, voteScript): the record first, then
 // the id alone. channel "" announces nothing (the announcement waits for
 // replicas: see decide).
+//
+// channel is "<channel>\0<hex key>" (announceOn); without a key only the
+// id is announced.
 const announceLua = `
+local function announce_hexbin(h)
+  return (string.gsub(h, '..', function(c) return string.char(tonumber(c, 16)) end))
+end
+local function announce_hmac(key, msg)
+  key = key .. string.rep('\0', 64 - #key)
+  local ipad, opad = {}, {}
+  for i = 1, 64 do
+    local b = string.byte(key, i)
+    ipad[i] = string.char(bit.bxor(b, 0x36))
+    opad[i] = string.char(bit.bxor(b, 0x5c))
+  end
+  return redis.sha1hex(table.concat(opad) .. announce_hexbin(redis.sha1hex(table.concat(ipad) .. msg)))
+end
 local function announce(channel, id, record)
   if channel == '' then return end
-  local parts = {id, '\n'}
-  for i = 1, #record do parts[#parts + 1] = #record[i] .. ':' .. record[i] end
-  redis.call('PUBLISH', channel, table.concat(parts))
+  local ch, key = string.match(channel, '^([^%z]*)%z(.*)$')
+  if ch then channel = ch end
+  if key and key ~= '' then
+    local parts = {}
+    for i = 1, #record do parts[#parts + 1] = #record[i] .. ':' .. record[i] end
+    local body = table.concat(parts)
+    redis.call('PUBLISH', channel, id .. '\n' .. 's1:' .. announce_hmac(key, id .. '\n' .. body) .. '\n' .. body)
+  end
   redis.call('PUBLISH', channel, id)
 end
 `
+
+// AnnounceKeyFrom derives the announcement key from a secret every askops
+// process of one deployment shares (the Slack bot token); empty in, nil
+// out. 32 bytes, used by the script as their hex text (64 bytes, one
+// HMAC-SHA1 block).
+func AnnounceKeyFrom(secret string) []byte {
+	if secret == "" {
+		return nil
+	}
+	h := hmac.New(sha256.New, []byte(secret))
+	h.Write([]byte("askops pending: sign decision announcements, v1"))
+	return h.Sum(nil)
+}
+
+// announceOn is the channel argument of the scripts that end an Ask: the
+// decided channel and, when there is one, the key they sign with.
+func (s *RedisStore) announceOn() string {
+	if len(s.opts.AnnounceKey) == 0 {
+		return s.keys.decided
+	}
+	return s.keys.decided + "\x00" + hex.EncodeToString(s.opts.AnnounceKey)
+}
+
+// signedRecord returns the record of a record announcement whose
+// signature holds under the store's key.
+func (s *RedisStore) signedRecord(id, rest string) (string, bool) {
+	if len(s.opts.AnnounceKey) == 0 {
+		return "", false
+	}
+	sig, body, ok := strings.Cut(strings.TrimPrefix(rest, "s1:"), "\n")
+	if !ok || !strings.HasPrefix(rest, "s1:") {
+		return "", false
+	}
+	got, err := hex.DecodeString(sig)
+	if err != nil {
+		return "", false
+	}
+	m := hmac.New(sha1.New, []byte(hex.EncodeToString(s.opts.AnnounceKey)))
+	m.Write([]byte(id + "\n" + body))
+	if !hmac.Equal(got, m.Sum(nil)) {
+		return "", false
+	}
+	return body, true
+}
 
 // settleLua defines the opening both scripts that may end an Ask share
 // (decideScript, voteScript): server_now, the server's clock when the
@@ -79,7 +158,11 @@ func (s *RedisStore) announced(payload string) {
 	if !s.waiters.has(id) {
 		return // not waited on here
 	}
-	h, ok := parseAnnouncedRecord(rec)
+	body, signed := s.signedRecord(id, rec)
+	if !signed {
+		return // unsigned or forged: nothing ends on it (the id alone makes a read)
+	}
+	h, ok := parseAnnouncedRecord(body)
 	if !ok {
 		return // the id alone follows
 	}

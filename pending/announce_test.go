@@ -2,6 +2,11 @@ package pending
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,12 +66,13 @@ func TestRedisWaiterWakesOnTheAnnouncedRecord(t *testing.T) {
 	client := newRedisClient(t, srv.URL())
 	hook := &stallReads{}
 	client.AddHook(hook)
-	waiting, err := NewRedisStore(t.Context(), client, Options{Logger: quietLogger()})
+	key := AnnounceKeyFrom("xoxb-the-deployment's-bot-token")
+	waiting, err := NewRedisStore(t.Context(), client, Options{Logger: quietLogger(), AnnounceKey: key})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = waiting.Close() })
-	deciding := newRedisStore(t, srv.URL(), Options{Logger: quietLogger()})
+	deciding := newRedisStore(t, srv.URL(), Options{Logger: quietLogger(), AnnounceKey: key})
 
 	a, err := deciding.Create(t.Context(), sampleRequest(1), time.Hour)
 	if err != nil {
@@ -106,6 +112,88 @@ func TestRedisWaiterWakesOnTheAnnouncedRecord(t *testing.T) {
 	}
 	if r.a.Request.Args != sampleRequest(1).Args || r.a.Deadline.IsZero() || r.a.DecidedAt.IsZero() {
 		t.Errorf("the announced record lost fields: %+v", r.a)
+	}
+}
+
+// A PUBLISH that is not askops' own never ends a wait: a record
+// announcement without a signature (the format before signing, or a
+// forger's), one signed under another key, or one whose signature is for
+// another id is ignored, and the waiter ends on the real decision. The
+// waiting store's reads hang, so an announcement is the only way it could
+// end early; before signing, the forged approval below ended it.
+func TestForgedAnnouncementEndsNoWait(t *testing.T) {
+	srv := redistest.Start(t)
+	client := newRedisClient(t, srv.URL())
+	hook := &stallReads{}
+	client.AddHook(hook)
+	key := AnnounceKeyFrom("xoxb-the-deployment's-bot-token")
+	waiting, err := NewRedisStore(t.Context(), client, Options{Logger: quietLogger(), AnnounceKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = waiting.Close() })
+	deciding := newRedisStore(t, srv.URL(), Options{Logger: quietLogger(), AnnounceKey: key})
+	a, err := deciding.Create(t.Context(), sampleRequest(1), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	type result struct {
+		a   Ask
+		err error
+	}
+	done := make(chan result, 1)
+	go func() { got, err := waiting.Wait(ctx, a.ID); done <- result{got, err} }()
+	waitFor(t, "the waiter's first read", 10*time.Second, func() bool {
+		waiting.waiters.mu.Lock()
+		defer waiting.waiters.mu.Unlock()
+		ws := waiting.waiters.m[a.ID]
+		return len(ws) == 1 && len(waiting.waiters.dirty) == 0 && len(ws[0].reads) == 0
+	})
+
+	// The forged record: the real one, approved by UEVIL.
+	raw := newRedisClient(t, srv.URL())
+	h, err := raw.HGetAll(t.Context(), waiting.keys.ask(a.ID)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h["status"], h["decided_by"], h["decided_at"] = string(Approved), "UEVIL", h["created_at"]
+	var body strings.Builder
+	for k, v := range h {
+		fmt.Fprintf(&body, "%d:%s%d:%s", len(k), k, len(v), v)
+	}
+	sign := func(k []byte, id string) string {
+		m := hmac.New(sha1.New, []byte(hex.EncodeToString(k)))
+		m.Write([]byte(id + "\n" + body.String()))
+		return "s1:" + hex.EncodeToString(m.Sum(nil)) + "\n"
+	}
+	hook.stall()
+	for name, payload := range map[string]string{
+		"unsigned":          a.ID + "\n" + body.String(),
+		"another key":       a.ID + "\n" + sign(AnnounceKeyFrom("xoxb-someone-else"), a.ID) + body.String(),
+		"signed for an id":  a.ID + "\n" + sign(key, "other-id") + body.String(),
+		"bad signature hex": a.ID + "\n" + "s1:zz\n" + body.String(),
+	} {
+		if err := raw.Publish(t.Context(), waiting.keys.decided, payload).Err(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("a forged announcement (%s) ended the wait: %s by %q", name, r.a.Status, r.a.DecidedBy)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if _, err := deciding.Decide(t.Context(), a.ID, Denied, "U0APPROVER", "not now"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.err != nil || r.a.Status != Status(Denied) || r.a.DecidedBy != "U0APPROVER" {
+			t.Fatalf("the waiter ended %q by %q (%v); want the real denial", r.a.Status, r.a.DecidedBy, r.err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiter did not end on the real, signed announcement")
 	}
 }
 

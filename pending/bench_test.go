@@ -34,7 +34,7 @@ func benchClient(b *testing.B, url string, poolSize int) redis.UniversalClient {
 
 func benchStore(b *testing.B, c redis.UniversalClient) *RedisStore {
 	b.Helper()
-	s, err := NewRedisStore(b.Context(), c, Options{Logger: quietLogger()})
+	s, err := NewRedisStore(b.Context(), c, Options{Logger: quietLogger(), AnnounceKey: AnnounceKeyFrom("xoxb-bench")})
 	if err != nil {
 		b.Fatal(err)
 	}

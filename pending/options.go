@@ -33,6 +33,14 @@ type Options struct {
 	// may be anybody's.
 	People map[string]string
 
+	// AnnounceKey signs the decision announcements that carry a record
+	// (announce.go): a waiter in another process ends on such an
+	// announcement only when its signature holds, and re-reads the record
+	// otherwise. Every replica of a deployment must have the same key
+	// (AnnounceKeyFrom the Slack bot token, as grants' seal key is). Nil:
+	// no record is announced, and every wake-up re-reads the record.
+	AnnounceKey []byte
+
 	// Retention is how long a decided record outlives its deadline. On Redis
 	// it becomes the key's TTL (deadline + Retention) and is garbage
 	// collection only: expiry itself is an explicit compare-and-set. The

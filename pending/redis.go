@@ -315,7 +315,7 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 // to announce on ("" when the announcement waits for replicas, see decide).
 func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Script, args func(channel string) []any) (Ask, string, error) {
 	keys := []string{s.keys.ask(id), s.keys.deadlines, s.keys.audit, s.keys.auditHead}
-	channel := s.keys.decided
+	channel := s.announceOn()
 	if s.replicas.on() {
 		channel = "" // announced below, once durable
 	}

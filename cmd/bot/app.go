@@ -77,7 +77,9 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	a.slack = newSlackClient(cfg.Slack, hc)
 
 	a.Set, err = stores.Open(ctx, cfg.Redis, stores.Options{SessionTTL: cfg.Approvals.SessionTTL.D(),
-		SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal()), Now: a.now, Logger: log, People: o.People})
+		SealKey:     grants.SealKeyFrom(cfg.Slack.BotToken.Reveal()),
+		AnnounceKey: pending.AnnounceKeyFrom(cfg.Slack.BotToken.Reveal()),
+		Now:         a.now, Logger: log, People: o.People})
 	if err != nil {
 		return nil, err
 	}

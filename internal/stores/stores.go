@@ -32,8 +32,11 @@ type Options struct {
 	SessionTTL time.Duration // approvals.session_ttl
 	// SealKey seals grants whose commands hold secrets (nil: none).
 	SealKey []byte
-	Now     func() time.Time // default time.Now
-	Logger  *slog.Logger     // default: discard
+	// AnnounceKey signs decision announcements (pending.Options.AnnounceKey;
+	// nil: every wake-up re-reads the record).
+	AnnounceKey []byte
+	Now         func() time.Time // default time.Now
+	Logger      *slog.Logger     // default: discard
 	// People is who holds each API token and the console, for counting a
 	// quorum as people (config.Config.People, pending.Options.People).
 	People map[string]string
@@ -50,7 +53,7 @@ func (o Options) logger(component string) *slog.Logger {
 // memory (Asks then live and die with this process). Its errors name the
 // redis.url key.
 func Open(ctx context.Context, c config.RedisConfig, o Options) (st Set, err error) {
-	popts := pending.Options{Now: o.Now, Logger: o.logger("pending"), People: o.People}
+	popts := pending.Options{Now: o.Now, Logger: o.logger("pending"), People: o.People, AnnounceKey: o.AnnounceKey}
 	gopts := grants.Options{Now: o.Now, Logger: o.logger("grants"), SealKey: o.SealKey}
 	sopts := sessions.Options{TTL: o.SessionTTL, Now: o.Now, Logger: o.logger("sessions")}
 	if c.URL == "" {
