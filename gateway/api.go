@@ -41,7 +41,7 @@ type AskJSON struct {
 // policy asked. MessageURL is left to the caller (API.show, ScriptJSON): it
 // needs the workspace's URL.
 func NewAskJSON(a pending.Ask) AskJSON {
-	j := AskJSON{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: a.SessionID, Tool: a.Tool,
+	j := AskJSON{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: shownSession(a.SessionID), Tool: a.Tool,
 		Approvals: a.Approvals, Votes: a.Votes.List()}
 	if j.Status == "" {
 		j.Status = string(pending.StatusPending)
@@ -336,13 +336,19 @@ func (api *API) list(_ http.ResponseWriter, r *http.Request, _ Token) (int, any,
 	if s := r.URL.Query().Get("status"); s != "" && s != string(pending.StatusPending) {
 		return 0, nil, badRequest("status: only pending Asks are listed, got %q", s)
 	}
-	asks, err := api.svc.cfg.Asks.ListPending(r.Context(), pending.Filter{SessionID: r.URL.Query().Get("session_id")})
+	// Sessions are stored namespaced by their caller (sessionKey); the
+	// filter is the id as the callers sent it, whoever they were.
+	session := r.URL.Query().Get("session_id")
+	asks, err := api.svc.cfg.Asks.ListPending(r.Context(), pending.Filter{})
 	if err != nil {
 		return 0, nil, err
 	}
-	out := make([]AskJSON, len(asks))
-	for i, a := range asks {
-		out[i] = api.show(r.Context(), a)
+	out := []AskJSON{}
+	for _, a := range asks {
+		if session != "" && shownSession(a.SessionID) != session {
+			continue
+		}
+		out = append(out, api.show(r.Context(), a))
 	}
 	return http.StatusOK, map[string]any{"asks": out}, nil
 }
