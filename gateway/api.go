@@ -77,6 +77,10 @@ type AskBody struct {
 	Cwd       string          `json:"cwd,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
 	Timeout   string          `json:"timeout,omitempty"`
+	// Resolved says the caller resolved cwd and every path in input on
+	// the machine the files are on (bot hook and bot mcp do: symlinks
+	// followed, .. gone). Without it no rule or grant allows a write.
+	Resolved bool `json:"resolved,omitempty"`
 }
 
 // DecisionBody is POST /v1/asks/{id}/decision's body.
@@ -225,7 +229,7 @@ func (b AskBody) Call(maxTimeout time.Duration) (Call, error) {
 	if b.Cwd != "" && !strings.HasPrefix(b.Cwd, "/") {
 		return Call{}, badRequest("cwd: want an absolute path, got %q", b.Cwd)
 	}
-	c := Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason}
+	c := Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason, Resolved: b.Resolved}
 	if b.Timeout != "" {
 		d, err := time.ParseDuration(b.Timeout)
 		switch {
