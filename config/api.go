@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/askops/askops/gateway"
@@ -19,6 +20,10 @@ type APIToken struct {
 	Token    Secret   `yaml:"token"`
 	TokenEnv string   `yaml:"token_env"`
 	Scopes   []string `yaml:"scopes"`
+	// Workspace, when set, is the root every session of this token works
+	// in (absolute); without it a session's root is pinned to the first
+	// cwd it is seen with.
+	Workspace string `yaml:"workspace"`
 
 	// fromEnv is token_env's value, read when the file is loaded.
 	fromEnv Secret
@@ -82,6 +87,9 @@ func (c APIConfig) problems(cmd Command) Problems {
 		if len(t.Scopes) == 0 {
 			add(key+".scopes", "required: ask, decide or both")
 		}
+		if w := t.Workspace; w != "" && (!strings.HasPrefix(w, "/") || path.Clean(w) != w) {
+			add(key+".workspace", "want an absolute, clean path, got %q", w)
+		}
 		for j, s := range t.Scopes {
 			if s != string(gateway.ScopeAsk) && s != string(gateway.ScopeDecide) {
 				add(fmt.Sprintf("%s.scopes[%d]", key, j), "unknown scope %q (want ask or decide)", s)
@@ -95,7 +103,7 @@ func (c APIConfig) problems(cmd Command) Problems {
 func (c APIConfig) GatewayTokens() (*gateway.Tokens, error) {
 	cfgs := make([]gateway.TokenConfig, len(c.Tokens))
 	for i, t := range c.Tokens {
-		cfgs[i] = gateway.TokenConfig{Name: t.Name, Value: t.Value().Reveal(), Scopes: t.Scopes}
+		cfgs[i] = gateway.TokenConfig{Name: t.Name, Value: t.Value().Reveal(), Scopes: t.Scopes, Workspace: t.Workspace}
 	}
 	return gateway.NewTokens(cfgs)
 }

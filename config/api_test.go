@@ -35,6 +35,7 @@ func TestAPIConfig(t *testing.T) {
 		{"same name", validYAML + "api:\n  tokens:\n    - {name: a, token: x, scopes: [ask]}\n    - {name: a, token: y, scopes: [ask]}\n", `api.tokens[1].name: "a" is also api.tokens[0]'s name`},
 		{"same value", validYAML + "api:\n  tokens:\n    - {name: a, token: " + secret + ", scopes: [ask]}\n    - {name: b, token: " + secret + ", scopes: [ask]}\n", "api.tokens[1]: the same token as api.tokens[0]"},
 		{"unknown key", validYAML + "api:\n  tokens:\n    - {name: a, token: x, scopes: [ask], admin: true}\n", "api.tokens[0].admin: unknown key"},
+		{"relative workspace", validYAML + "api:\n  tokens:\n    - {name: a, token: x, scopes: [ask], workspace: src}\n", "api.tokens[0].workspace: want an absolute, clean path"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ps := Check([]byte(tc.yaml), noEnv, CheckConfig)

@@ -259,7 +259,7 @@ func (api *API) create(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	c.By = tok.Name
+	c.By, c.Root = tok.Name, tok.Workspace
 	a, decided := api.svc.Begin(r.Context(), c)
 	if decided {
 		return http.StatusOK, api.show(r.Context(), a), nil
@@ -440,7 +440,7 @@ func (api *API) claudeHook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := ev.Call(AgentClaude)
-	c.By = tok.Name
+	c.By, c.Root = tok.Name, tok.Workspace
 	ctx, stop := api.svc.within(r.Context())
 	defer stop()
 	writeJSON(w, http.StatusOK, ClaudeAnswer(event, api.svc.Settle(ctx, c)))

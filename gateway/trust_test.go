@@ -3,11 +3,13 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
@@ -132,5 +134,64 @@ func TestSessionGrantsBelongToTheirCaller(t *testing.T) {
 	slack["session_id"] = "C0123/1700000000.000100"
 	if r := call(t, "POST", u+"/v1/asks", askToken, slack); r.status != 201 {
 		t.Errorf("a token naming a Slack thread's session got its grant: %d %s", r.status, r.raw)
+	}
+}
+
+// A token's configured workspace is its sessions' root whatever cwd a
+// request names; without one, a session's root is pinned to the first cwd
+// it is seen with, and a later cwd does not move it.
+func TestWorkspaceIsPinnedNotTheRequestsCwd(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	tokens, err := NewTokens([]TokenConfig{
+		{Name: "pinned", Value: askToken, Scopes: []string{"ask"}, Workspace: "/home/ana/src/api"},
+		{Name: "roaming", Value: otherToken, Scopes: []string{"ask"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewAPI(s.svc, tokens, nil).Handler())
+	t.Cleanup(srv.Close)
+	read := func(tok, session, cwd, file string) int {
+		return call(t, "POST", srv.URL+"/v1/asks", tok, map[string]any{"session_id": session, "tool": "Read",
+			"input": map[string]any{"file_path": file}, "cwd": cwd}).status
+	}
+	if got := read(askToken, "a", "/", "/etc/hostname"); got != 201 {
+		t.Errorf("configured root, cwd /: a read of /etc/hostname answered %d, want 201 (asked: outside the workspace)", got)
+	}
+	if got := read(askToken, "a", "/", "/home/ana/src/api/go.mod"); got != 200 {
+		t.Errorf("configured root: a read inside it answered %d, want 200", got)
+	}
+	if got := read(otherToken, "b", "/home/bob/src", "/home/bob/src/go.mod"); got != 200 {
+		t.Errorf("first cwd: a read inside answered %d, want 200", got)
+	}
+	if got := read(otherToken, "b", "/", "/etc/hostname"); got != 201 {
+		t.Errorf("a later cwd / moved the pinned root: a read of /etc/hostname answered %d, want 201", got)
+	}
+	if _, err := NewTokens([]TokenConfig{{Name: "x", Value: "v", Scopes: []string{"ask"}, Workspace: "src"}}); err == nil || !strings.Contains(err.Error(), "workspace") {
+		t.Errorf("a relative token workspace: %v, want refused", err)
+	}
+}
+
+// The roots' two stores agree: the first root offered for a session
+// stands; another session has its own.
+func TestRootStores(t *testing.T) {
+	rds := redistest.Start(t)
+	client, err := pending.OpenRedis(rds.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	for name, st := range map[string]RootStore{"memory": NewMemoryRootStore(nil), "redis": NewRedisRootStore(client)} {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			for _, tc := range []struct{ session, offer, want string }{
+				{"s1", "/ws", "/ws"}, {"s1", "/", "/ws"}, {"s1", "/ws/.git", "/ws"}, {"s2", "/other", "/other"},
+			} {
+				got, err := st.Pin(ctx, name+tc.session, tc.offer, time.Hour)
+				if err != nil || got != tc.want {
+					t.Errorf("Pin(%s, %s) = %q, %v; want %q", tc.session, tc.offer, got, err, tc.want)
+				}
+			}
+		})
 	}
 }
