@@ -173,6 +173,10 @@ var corpus = []corpusCase{
 	{door: "command", session: "first-in-git", cwd: "{ws}/.git", tool: "Write", input: `{"file_path":"hooks/pre-commit","content":"x"}`, want: "ask"},
 	{door: "command", session: "first-in-glink", cwd: "{ws}/src/glink", tool: "Write", input: `{"file_path":"config","content":"x"}`, want: "ask"},
 	{door: "codex", cwd: "{ws}/.git", tool: "Write", input: `{"file_path":"config","content":"x"}`, want: "ask"},
+	{door: "codex", session: "first-at-root", cwd: "/", tool: "Read", input: `{"file_path":"/etc/hostname"}`, want: "ask"},
+	{door: "command", session: "first-at-root2", cwd: "/", tool: "Write", input: `{"file_path":"/src/x.go","content":"x"}`, want: "ask"},
+	{door: "command", cwd: "/", tool: "Write", input: `{"file_path":"/src/evil.go","content":"x"}`, want: "ask"},
+	{door: "http", cwd: "{home}", tool: "Read", input: `{"file_path":"{home}/.ssh/id_ed25519"}`, want: "ask"},
 	// Writes askops cannot resolve (another machine): no rule allows them.
 	{door: "http", tool: "Write", input: `{"file_path":"{ws}/src/main.go","content":"x"}`, want: "ask"},
 	{door: "http", tool: "Write", input: `{"file_path":"{ws}/.git/config","content":"x"}`, want: "ask"},

@@ -118,7 +118,10 @@ func (s *RedisRootStore) Pin(ctx context.Context, session, root string, ttl time
 
 // rootOf is the workspace root a cwd proposes: the cwd itself, cut above
 // any .git in it (whatever its case), so a session first seen in
-// <ws>/.git still has <ws> as its root and .git stays protected.
+// <ws>/.git still has <ws> as its root and .git stays protected. The file
+// system's root is no workspace ("": every path is outside, so it asks):
+// a session first seen at / (Codex lets the model choose each call's cwd)
+// must not make the whole disk its workspace.
 func rootOf(cwd string) string {
 	if cwd == "" || !path.IsAbs(cwd) {
 		return ""
@@ -127,11 +130,12 @@ func rootOf(cwd string) string {
 	parts := strings.Split(cwd, "/")
 	for i, p := range parts {
 		if strings.EqualFold(p, ".git") {
-			if i <= 1 {
-				return "/"
-			}
-			return strings.Join(parts[:i], "/")
+			cwd = strings.Join(parts[:i], "/")
+			break
 		}
+	}
+	if cwd == "" || cwd == "/" {
+		return ""
 	}
 	return cwd
 }
