@@ -213,8 +213,8 @@ func foldProtected(p string) (string, bool) {
 
 // judgePath is the policy's verdict on a file call, judged by every
 // reading the agent's file system may give its path: as given; with
-// backslashes as separators (Windows); with protected names case-folded
-// (macOS, Windows). The strictest verdict stands — except that a folded
+// backslashes as separators (Windows); with protected names case-folded,
+// and inside the workspace lower-cased (macOS, Windows). The strictest verdict stands — except that a folded
 // reading's "no allow rule matched" never overrides the given reading's
 // allow (an allow rule for Makefile is not lost to "makefile"); its deny
 // and its rule's ask do. A NUL in a path is denied: no file system takes it.
@@ -238,6 +238,16 @@ func (s *Service) judgePath(ctx context.Context, pc policy.Call) policy.Verdict 
 		alt.Path = folded
 		av := s.cfg.Policy.Evaluate(ctx, alt)
 		if av.Decision == policy.Deny || (av.Decision == policy.Ask && (av.Rule != "" || v.Decision != policy.Allow || isGitPath(folded))) {
+			v = strictest(v, av)
+		}
+	}
+	// Inside the workspace, the whole relative path lower-cased too: a
+	// deny or ask rule on secrets/** holds for SECRETS/key on a disk that
+	// ignores case. Only its rules' deny and ask count (see above).
+	if rel, ok := policy.Within(pc.Workspace, pc.Path); ok && rel != strings.ToLower(rel) {
+		alt := pc
+		alt.Path = path.Join(pc.Workspace, strings.ToLower(rel))
+		if av := s.cfg.Policy.Evaluate(ctx, alt); av.Decision == policy.Deny || (av.Decision == policy.Ask && av.Rule != "") {
 			v = strictest(v, av)
 		}
 	}
