@@ -271,7 +271,7 @@ func (d *corpusDoor) decide(t *testing.T, tc corpusCase, session, cwd string, in
 	_, before := d.approver.last()
 	var allowed bool
 	switch tc.door {
-	case "command", "codex", "http":
+	case "command", "command-url", "codex", "http":
 		event := EventPreToolUse
 		agent := AgentClaude
 		if tc.door == "codex" {
@@ -280,10 +280,14 @@ func (d *corpusDoor) decide(t *testing.T, tc corpusCase, session, cwd string, in
 		ev, _ := json.Marshal(map[string]any{"session_id": session, "cwd": cwd, "hook_event_name": event,
 			"tool_name": tc.tool, "tool_input": input})
 		var out bytes.Buffer
+		var settler Settler = d.svc
+		if tc.door == "command-url" { // bot hook claude -url: through the API
+			settler = &Client{BaseURL: d.api.URL, Token: askToken}
+		}
 		if tc.door == "http" {
 			r := call(t, "POST", d.api.URL+"/v1/hooks/claude", askToken, ev)
 			out.WriteString(r.raw)
-		} else if code := RunHook(t.Context(), agent, "laptop-ana", bytes.NewReader(ev), &out, new(bytes.Buffer), d.svc); code != HookExitAnswered {
+		} else if code := RunHook(t.Context(), agent, "laptop-ana", bytes.NewReader(ev), &out, new(bytes.Buffer), settler); code != HookExitAnswered {
 			t.Fatalf("hook exited %d", code)
 		}
 		var ans struct {
@@ -332,8 +336,17 @@ func TestHostileCorpus(t *testing.T) {
 		d.decide(t, corpusCase{door: "command", tool: "Bash", input: `{"command":"ls"}`}, "main", ws, json.RawMessage(`{"command":"ls"}`))
 	}
 	fill := func(s string) string { return strings.NewReplacer("{ws}", ws, "{home}", home).Replace(s) }
+	// Every command-hook event also goes through bot hook -url's way: the
+	// API client, which must carry the resolution to the serve.
+	events := append([]corpusCase(nil), corpus...)
+	for _, tc := range corpus {
+		if tc.door == "command" {
+			tc.door = "command-url"
+			events = append(events, tc)
+		}
+	}
 	var wrongAllows, wrong int
-	for i, tc := range corpus {
+	for i, tc := range events {
 		mode := tc.mode
 		if mode == "" {
 			mode = policy.ModeAsk
@@ -363,8 +376,9 @@ func TestHostileCorpus(t *testing.T) {
 		}
 	}
 	counts := map[string]int{}
-	for _, tc := range corpus {
+	for _, tc := range events {
 		counts[tc.want]++
 	}
-	t.Logf("corpus: %d events (%d allow, %d ask, %d deny expected); %d wrong, %d wrongly allowed", len(corpus), counts["allow"], counts["ask"], counts["deny"], wrong, wrongAllows)
+	t.Logf("corpus: %d events (%d distinct, %d again through bot hook -url's client; %d allow, %d ask, %d deny expected); %d wrong, %d wrongly allowed",
+		len(events), len(corpus), len(events)-len(corpus), counts["allow"], counts["ask"], counts["deny"], wrong, wrongAllows)
 }
