@@ -219,6 +219,9 @@ var corpus = []corpusCase{
 	{door: "command", tool: "LS", input: `{"path":"/"}`, want: "ask"},
 	{door: "command", tool: "Grep", input: `{"pattern":"root","path":"{ws}/src/etclink"}`, want: "ask"},
 	{door: "command", tool: "Glob", input: `{"pattern":"*","path":"{ws}/src/homelink"}`, want: "ask"},
+	{door: "command", tool: "Glob", input: `{"pattern":"../../**/*","path":"{ws}/src"}`, want: "ask"},
+	{door: "command", tool: "Glob", input: `{"pattern":"/etc/*"}`, want: "ask"},
+	{door: "http", tool: "Glob", input: `{"pattern":"src/**/*.go"}`, want: "allow"},
 	// Web and MCP tools, and tools askops does not know.
 	{door: "command", tool: "WebFetch", input: `{"url":"https://example.com","prompt":"summarise"}`, want: "ask"},
 	{door: "command", tool: "WebSearch", input: `{"query":"askops"}`, want: "ask"},

@@ -150,6 +150,14 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 	case "Glob", "Grep", "LS":
 		p, _ := str("path")
 		p = abs(p)
+		if pat, ok := str("pattern"); ok && tool == "Glob" {
+			// A glob's own directories (../../etc/*, /home/*/.ssh/*) are
+			// where it lists: judge the deepest fixed one.
+			p = abs(path.Join(p, globBase(pat)))
+			if path.IsAbs(pat) {
+				p = abs(globBase(pat))
+			}
+		}
 		return mapped{
 			call:    policy.Call{Tool: policy.ToolListFiles, Safety: policy.ReadOnly, Path: p},
 			args:    string(objectOrEmpty(input)),
@@ -183,6 +191,27 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 		args:    string(objectOrEmpty(input)),
 		summary: name,
 	}
+}
+
+// globBase is the directory part of a glob pattern before its first
+// wildcard: "../../etc/*" is "../../etc", "src/**/*.go" is "src".
+func globBase(pat string) string {
+	parts := strings.Split(pat, "/")
+	var fixed []string
+	for _, c := range parts[:len(parts)-1] {
+		if strings.ContainsAny(c, "*?[{") {
+			break
+		}
+		fixed = append(fixed, c)
+	}
+	b := strings.Join(fixed, "/")
+	if b == "" && strings.HasPrefix(pat, "/") {
+		return "/"
+	}
+	if b == "" {
+		return "."
+	}
+	return b
 }
 
 // shellCommand is the command a shell tool's input runs: Claude Code's
