@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -31,8 +33,17 @@ func sessionKey(by, session string) string {
 	if session == "" {
 		return ""
 	}
-	return "gw:" + url.QueryEscape(by) + ":" + session
+	key := "gw:" + url.QueryEscape(by) + ":" + session
+	if len(key) > maxSessionKey {
+		// Grants refuse longer ids; a digest keeps the session its own.
+		sum := sha256.Sum256([]byte(session))
+		key = "gw:" + url.QueryEscape(by) + ":sha256-" + hex.EncodeToString(sum[:16])
+	}
+	return key
 }
+
+// maxSessionKey is the longest session id the grant store takes.
+const maxSessionKey = 256
 
 // shownSession is the session id as its caller sent it: sessionKey undone.
 func shownSession(key string) string {

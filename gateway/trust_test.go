@@ -195,3 +195,31 @@ func TestRootStores(t *testing.T) {
 		})
 	}
 }
+
+// A session id as long as the API takes still keys grants (the store
+// refuses ids over 256 bytes): long ids are digested, never truncated
+// into each other.
+func TestLongSessionKeys(t *testing.T) {
+	long := strings.Repeat("s", maxID)
+	a, b := sessionKey("laptop-ana", long), sessionKey("laptop-ana", long[:maxID-1]+"t")
+	if len(a) > maxSessionKey || a == b || a == sessionKey("laptop-bob", long) {
+		t.Errorf("long session keys: %q / %q", a, b)
+	}
+	if got := sessionKey("ana@host", "s1"); shownSession(got) != "s1" {
+		t.Errorf("shownSession(%q) = %q, want s1", got, shownSession(got))
+	}
+	// Through the API: approve for session, and the same call is covered.
+	s := newStack(t, stackOptions{})
+	u := apiServer(t, s).URL
+	ask := bashAsk("make deploy")
+	ask["session_id"] = long
+	first := call(t, "POST", u+"/v1/asks", askToken, ask)
+	s.posted(t, t.Context())
+	if r := call(t, "POST", u+"/v1/asks/"+first.body["id"].(string)+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.status != 200 {
+		t.Fatalf("approve_session: %d %s", r.status, r.raw)
+	}
+	waitFor(t, func() bool { g, err := s.grants.List(t.Context(), a); return err == nil && len(g) == 1 })
+	if r := call(t, "POST", u+"/v1/asks", askToken, ask); r.status != 200 || r.body["status"] != "approved" {
+		t.Errorf("a %d-byte session's granted call: %d %s", len(long), r.status, r.raw)
+	}
+}
