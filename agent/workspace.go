@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/askops/askops/internal/realpath"
 	"github.com/askops/askops/policy"
 )
 
@@ -80,29 +81,9 @@ func confine(root, cwd, p string) (string, error) {
 	return real, nil
 }
 
-// resolveExisting evaluates symlinks on the longest existing prefix of abs and
-// appends the rest unchanged (it does not exist yet, so it holds no links).
-func resolveExisting(abs string) (string, error) {
-	rest := ""
-	cur := abs
-	for {
-		real, err := filepath.EvalSymlinks(cur)
-		if err == nil {
-			return filepath.Join(real, rest), nil
-		}
-		if _, lerr := os.Lstat(cur); lerr == nil {
-			// cur exists but does not resolve (a dangling symlink, a loop, no
-			// permission): we cannot prove where it points, so it is refused.
-			return "", fmt.Errorf("cannot resolve %s: %v", cur, err)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return "", fmt.Errorf("cannot resolve %s", abs)
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
-}
+// resolveExisting is realpath.Existing: the one resolution the agent's
+// tools and the command hook share.
+func resolveExisting(abs string) (string, error) { return realpath.Existing(abs) }
 
 // relToRoot is p relative to the workspace, for messages.
 func relToRoot(root, p string) string {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/askops/askops/gateway"
@@ -24,6 +25,10 @@ type APIToken struct {
 	// theirs (once with their Slack click). Without it the holder may be
 	// anyone, and counts toward a quorum beside nobody named (see People).
 	SlackUser string `yaml:"slack_user"`
+	// Workspace, when set, is the root every session of this token works
+	// in (absolute); without it a session's root is pinned to the first
+	// cwd it is seen with.
+	Workspace string `yaml:"workspace"`
 
 	// fromEnv is token_env's value, read when the file is loaded.
 	fromEnv Secret
@@ -90,6 +95,9 @@ func (c APIConfig) problems(cmd Command) Problems {
 		if t.SlackUser != "" && !slackUserIDRe.MatchString(t.SlackUser) {
 			add(key+".slack_user", "want a Slack user id such as U0123ABCD, got %q", t.SlackUser)
 		}
+		if w := t.Workspace; w != "" && (!strings.HasPrefix(w, "/") || path.Clean(w) != w) {
+			add(key+".workspace", "want an absolute, clean path, got %q", w)
+		}
 		for j, s := range t.Scopes {
 			if s != string(gateway.ScopeAsk) && s != string(gateway.ScopeDecide) {
 				add(fmt.Sprintf("%s.scopes[%d]", key, j), "unknown scope %q (want ask or decide)", s)
@@ -103,7 +111,7 @@ func (c APIConfig) problems(cmd Command) Problems {
 func (c APIConfig) GatewayTokens() (*gateway.Tokens, error) {
 	cfgs := make([]gateway.TokenConfig, len(c.Tokens))
 	for i, t := range c.Tokens {
-		cfgs[i] = gateway.TokenConfig{Name: t.Name, Value: t.Value().Reveal(), Scopes: t.Scopes}
+		cfgs[i] = gateway.TokenConfig{Name: t.Name, Value: t.Value().Reveal(), Scopes: t.Scopes, Workspace: t.Workspace}
 	}
 	return gateway.NewTokens(cfgs)
 }

@@ -37,6 +37,7 @@ func TestAPIConfig(t *testing.T) {
 		{"unknown key", validYAML + "api:\n  tokens:\n    - {name: a, token: x, scopes: [ask], admin: true}\n", "api.tokens[0].admin: unknown key"},
 		{"slack_user not an id", validYAML + "api:\n  tokens:\n    - {name: a, token: x, scopes: [decide], slack_user: ana}\n", `api.tokens[0].slack_user: want a Slack user id such as U0123ABCD, got "ana"`},
 		{"console slack_user not an id", validYAML + "console:\n  enabled: true\n  listen: 127.0.0.1:8081\n  slack_user: \"@dana\"\n", `console.slack_user: want a Slack user id such as U0123ABCD, got "@dana"`},
+		{"relative workspace", validYAML + "api:\n  tokens:\n    - {name: a, token: x, scopes: [ask], workspace: src}\n", "api.tokens[0].workspace: want an absolute, clean path"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ps := Check([]byte(tc.yaml), noEnv, CheckConfig)

@@ -41,7 +41,7 @@ type AskJSON struct {
 // policy asked. MessageURL is left to the caller (API.show, ScriptJSON): it
 // needs the workspace's URL.
 func NewAskJSON(a pending.Ask) AskJSON {
-	j := AskJSON{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: a.SessionID, Tool: a.Tool,
+	j := AskJSON{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: shownSession(a.SessionID), Tool: a.Tool,
 		Approvals: a.Approvals, Votes: a.Votes.List()}
 	if j.Status == "" {
 		j.Status = string(pending.StatusPending)
@@ -77,6 +77,10 @@ type AskBody struct {
 	Cwd       string          `json:"cwd,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
 	Timeout   string          `json:"timeout,omitempty"`
+	// Resolved says the caller resolved cwd and every path in input on
+	// the machine the files are on (bot hook and bot mcp do: symlinks
+	// followed, .. gone). Without it no rule or grant allows a write.
+	Resolved bool `json:"resolved,omitempty"`
 }
 
 // DecisionBody is POST /v1/asks/{id}/decision's body.
@@ -225,7 +229,7 @@ func (b AskBody) Call(maxTimeout time.Duration) (Call, error) {
 	if b.Cwd != "" && !strings.HasPrefix(b.Cwd, "/") {
 		return Call{}, badRequest("cwd: want an absolute path, got %q", b.Cwd)
 	}
-	c := Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason}
+	c := Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason, Resolved: b.Resolved}
 	if b.Timeout != "" {
 		d, err := time.ParseDuration(b.Timeout)
 		switch {
@@ -255,7 +259,7 @@ func (api *API) create(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	c.By = tok.Name
+	c.By, c.Root = tok.Name, tok.Workspace
 	a, decided := api.svc.Begin(r.Context(), c)
 	if decided {
 		return http.StatusOK, api.show(r.Context(), a), nil
@@ -336,13 +340,19 @@ func (api *API) list(_ http.ResponseWriter, r *http.Request, _ Token) (int, any,
 	if s := r.URL.Query().Get("status"); s != "" && s != string(pending.StatusPending) {
 		return 0, nil, badRequest("status: only pending Asks are listed, got %q", s)
 	}
-	asks, err := api.svc.cfg.Asks.ListPending(r.Context(), pending.Filter{SessionID: r.URL.Query().Get("session_id")})
+	// Sessions are stored namespaced by their caller (sessionKey); the
+	// filter is the id as the callers sent it, whoever they were.
+	session := r.URL.Query().Get("session_id")
+	asks, err := api.svc.cfg.Asks.ListPending(r.Context(), pending.Filter{})
 	if err != nil {
 		return 0, nil, err
 	}
-	out := make([]AskJSON, len(asks))
-	for i, a := range asks {
-		out[i] = api.show(r.Context(), a)
+	out := []AskJSON{}
+	for _, a := range asks {
+		if session != "" && shownSession(a.SessionID) != session {
+			continue
+		}
+		out = append(out, api.show(r.Context(), a))
 	}
 	return http.StatusOK, map[string]any{"asks": out}, nil
 }
@@ -430,7 +440,7 @@ func (api *API) claudeHook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := ev.Call(AgentClaude)
-	c.By = tok.Name
+	c.By, c.Root = tok.Name, tok.Workspace
 	ctx, stop := api.svc.within(r.Context())
 	defer stop()
 	writeJSON(w, http.StatusOK, ClaudeAnswer(event, api.svc.Settle(ctx, c)))

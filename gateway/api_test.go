@@ -247,7 +247,10 @@ func TestSessionThreadAndGrant(t *testing.T) {
 		t.Fatalf("approve_session: %d %s", r.status, r.raw)
 	}
 	// The grant is recorded by the waiter; then the same call is allowed.
-	waitFor(t, func() bool { g, err := s.grants.List(ctx, "sess-1"); return err == nil && len(g) == 1 })
+	waitFor(t, func() bool {
+		g, err := s.grants.List(ctx, sessionKey("laptop-ana", "sess-1"))
+		return err == nil && len(g) == 1
+	})
 	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy")); r.status != 200 || r.body["status"] != "approved" {
 		t.Errorf("the granted call asked again: %d %s", r.status, r.raw)
 	}

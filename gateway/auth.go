@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"slices"
 	"strings"
 )
@@ -23,7 +24,10 @@ const (
 type Token struct {
 	Name   string
 	Scopes []Scope
-	digest [sha256.Size]byte
+	// Workspace is the root this token's sessions work in; "" pins each
+	// session's to the first cwd it is seen with.
+	Workspace string
+	digest    [sha256.Size]byte
 }
 
 // Has reports whether t carries scope s.
@@ -36,9 +40,10 @@ type Tokens struct {
 
 // TokenConfig is one api.tokens entry with its value resolved.
 type TokenConfig struct {
-	Name   string
-	Value  string
-	Scopes []string
+	Name      string
+	Value     string
+	Scopes    []string
+	Workspace string // api.tokens[].workspace
 }
 
 // NewTokens checks every entry (a name, a value, known scopes, no duplicate
@@ -66,7 +71,10 @@ func NewTokens(cfgs []TokenConfig) (*Tokens, error) {
 		if len(c.Scopes) == 0 {
 			return nil, fmt.Errorf("api.tokens[%d].scopes: required (ask, decide)", i)
 		}
-		tok := Token{Name: c.Name, digest: d}
+		if c.Workspace != "" && (!path.IsAbs(c.Workspace) || path.Clean(c.Workspace) != c.Workspace) {
+			return nil, fmt.Errorf("api.tokens[%d].workspace: want an absolute, clean path, got %q", i, c.Workspace)
+		}
+		tok := Token{Name: c.Name, Workspace: c.Workspace, digest: d}
 		for j, s := range c.Scopes {
 			switch Scope(s) {
 			case ScopeAsk, ScopeDecide:

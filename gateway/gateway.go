@@ -66,6 +66,14 @@ type Call struct {
 	Reason    string          // why the agent wants it, if it says
 	Timeout   time.Duration   // how long a human has; 0 or more than the configured timeout means that timeout
 	By        string          // who asks: the API token's name, or the local user
+	// Root, when set, is the workspace configured for the caller; else
+	// the session's is pinned to the first cwd it is seen with (judge.go).
+	Root string
+	// Resolved says every path in Input and Cwd was resolved on the
+	// machine the files live on (symlinks followed, .. gone: see
+	// ResolvePaths), as bot hook and bot mcp do. Without it askops judges
+	// paths as text it cannot check, and no rule or grant allows a write.
+	Resolved bool
 }
 
 // Config wires a Service.
@@ -83,7 +91,11 @@ type Config struct {
 	// GrantDurations are approvals.grant_durations: the lives a decision's
 	// grant_ttl may choose for an approve_session grant.
 	GrantDurations []time.Duration
-	Logger         *slog.Logger
+	// Roots pins each session's workspace (nil: in this process only);
+	// SessionTTL is how long a pin lives without use (0: 24h).
+	Roots      RootStore
+	SessionTTL time.Duration
+	Logger     *slog.Logger
 }
 
 // Service judges Calls and takes those the policy asks about to a human.
@@ -97,7 +109,8 @@ type Service struct {
 	stop       context.CancelFunc
 	running    sync.WaitGroup
 
-	team teamURL // links.go
+	team  teamURL // links.go
+	roots RootStore
 }
 
 // New checks cfg and returns a Service.
@@ -111,8 +124,15 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 24 * time.Hour
+	}
+	roots := cfg.Roots
+	if roots == nil {
+		roots = NewMemoryRootStore(nil)
+	}
 	bg, stop := context.WithCancel(context.Background())
-	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: stop}, nil
+	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: stop, roots: roots}, nil
 }
 
 // Stop begins shutdown without waiting: the round trips running in the
@@ -174,12 +194,18 @@ func (s *Service) Settle(ctx context.Context, c Call) pending.Ask {
 // how; otherwise req is the Ask to record.
 func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final pending.Ask, ok bool) {
 	m := mapTool(c.Tool, c.Input, c.Cwd)
+	key := sessionKey(c.By, c.SessionID)
+	ws := s.workspace(ctx, key, c)
 	pc := m.call
-	pc.SessionID, pc.Cwd, pc.Workspace = c.SessionID, c.Cwd, c.Cwd
-	v := s.cfg.Policy.Evaluate(ctx, pc)
+	pc.SessionID, pc.Cwd, pc.Workspace = key, c.Cwd, ws
+	v := s.verdict(ctx, m, pc, c.Resolved)
+	agentSays := c.Reason
+	if agentSays == "" {
+		agentSays = m.agentSays
+	}
 	req = pending.Request{
-		RunID:     c.SessionID,
-		SessionID: c.SessionID,
+		RunID:     key,
+		SessionID: key,
 		Label:     c.Agent,
 		StartedBy: c.By,
 		Tool:      m.call.Tool,
@@ -187,10 +213,10 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		Call:      m.shown,
 		Summary:   m.summary,
 		Path:      m.call.Path,
-		Reason:    askReason(c.Reason, v.Reason),
+		Reason:    askReason(agentSays, v.Reason),
 		Rule:      v.Rule,
 		Approvals: v.Approvals,
-		Workspace: c.Cwd,
+		Workspace: ws,
 		Cwd:       c.Cwd,
 	}
 	switch v.Decision {
@@ -207,9 +233,37 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		return req, pending.Ask{Request: req, Status: pending.Status(status), DecidedBy: PolicyDecider, DecisionReason: reason}, true
 	}
 	if s.cfg.Threads != nil {
-		req.ReplyChannel, req.ReplyThreadTS = s.cfg.Threads.For(ctx, c)
+		req.ReplyChannel, req.ReplyThreadTS = s.cfg.Threads.For(ctx, key, c)
 	}
 	return req, pending.Ask{}, false
+}
+
+// verdict is the policy's answer on the mapped call: a shell call askops
+// cannot read is denied; a network approval is judged as network access
+// and as its command, the stricter standing; a file call by every reading
+// of its path (judgePath); and a write whose path askops could not resolve
+// where the files are (an HTTP hook, an API call) is never allowed by a
+// rule or a grant, only by mode full.
+func (s *Service) verdict(ctx context.Context, m mapped, pc policy.Call, resolved bool) policy.Verdict {
+	if m.refuse != "" {
+		return policy.Verdict{Decision: policy.Deny, Reason: m.refuse}
+	}
+	if !policy.IsFileTool(pc.Tool) {
+		v := s.cfg.Policy.Evaluate(ctx, pc)
+		if m.command != "" || pc.Tool == toolNetworkAccess {
+			bash := pc
+			bash.Tool, bash.Safety, bash.Command = policy.ToolBash, policy.SideEffect, m.command
+			v = strictest(v, s.cfg.Policy.Evaluate(ctx, bash))
+		}
+		return v
+	}
+	v := s.judgePath(ctx, pc)
+	writes := pc.Tool == policy.ToolWriteFile || pc.Tool == policy.ToolEditFile
+	if writes && !resolved && v.Decision == policy.Allow && v.Reason != "mode full" {
+		v = policy.Verdict{Decision: policy.Ask, Rule: v.Rule, Reason: fmt.Sprintf(
+			"%s of %s: askops cannot see this machine's files (a link could lead anywhere), so no rule or grant allows a write sent from here; use the command hook (bot hook) to have paths resolved", pc.Tool, quoteClip(pc.Path))}
+	}
+	return v
 }
 
 // updateMessage brings a's Slack message in step after a decision made

@@ -39,8 +39,11 @@ func TestDecisionGrantTTL(t *testing.T) {
 		t.Errorf("the ask records grant life %s, want 15m", a.GrantTTL)
 	}
 	// The waiter records the grant, boxed to 15 minutes.
-	waitFor(t, func() bool { g, err := s.grants.List(t.Context(), "sess-1"); return err == nil && len(g) == 1 })
-	g, _ := s.grants.List(t.Context(), "sess-1")
+	waitFor(t, func() bool {
+		g, err := s.grants.List(t.Context(), sessionKey("laptop-ana", "sess-1"))
+		return err == nil && len(g) == 1
+	})
+	g, _ := s.grants.List(t.Context(), sessionKey("laptop-ana", "sess-1"))
 	if g[0].Until.IsZero() || g[0].Until.Sub(g[0].CreatedAt) != 15*time.Minute {
 		t.Errorf("grant %+v: want one that ends 15m after it was made", g[0])
 	}

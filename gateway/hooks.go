@@ -198,7 +198,9 @@ func RunHook(ctx context.Context, agent, by string, in io.Reader, out, errOut io
 		fmt.Fprintf(errOut, "askops: bot hook codex answers PermissionRequest, not %s; refusing the call\n", ev.HookEventName)
 		return HookExitUnreadable
 	}
-	c := ev.Call(agent)
+	// The command hook runs where the agent's files are: its paths are
+	// judged where they resolve (resolve.go), not as the agent spelled them.
+	c := ResolvePaths(ev.Call(agent))
 	c.By = by
 	a := s.Settle(ctx, c)
 	var answer HookAnswer

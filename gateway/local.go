@@ -264,6 +264,8 @@ func AskLocal(ctx context.Context, getenv func(string) string, s Script, timeout
 		return pending.Ask{}, err
 	}
 	req := s.Request()
+	// The local API namespaces the session by its own token's caller.
+	req.SessionID = s.Session
 	if req.SessionID == "" {
 		req.SessionID = req.RunID // an ask of its own: no session grant covers it
 	}

@@ -70,7 +70,9 @@ func answerPrompt(ctx context.Context, s Settler, sess MCPSession, args json.Raw
 	if err := json.Unmarshal(args, &in); err != nil || in.ToolName == "" || json.Unmarshal(in.Input, &obj) != nil || obj == nil {
 		return promptAnswer{Behavior: "deny", Message: DenyMessage(refused("askops could not read the permission request (want tool_name and an input object)"))}
 	}
-	a := s.Settle(ctx, Call{SessionID: sess.ID, Agent: sess.Agent, Tool: in.ToolName, Input: in.Input, Cwd: sess.Cwd, By: sess.By})
+	// bot mcp runs where the agent's files are (Claude Code starts it):
+	// paths are judged where they resolve (resolve.go).
+	a := s.Settle(ctx, ResolvePaths(Call{SessionID: sess.ID, Agent: sess.Agent, Tool: in.ToolName, Input: in.Input, Cwd: sess.Cwd, By: sess.By}))
 	if o, _ := a.Outcome(); o.Approves() {
 		return promptAnswer{Behavior: "allow", UpdatedInput: in.Input}
 	}

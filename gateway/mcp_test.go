@@ -74,7 +74,7 @@ func TestMCPApprovalPrompt(t *testing.T) {
 				got <- res
 			}()
 			a := s.posted(t, ctx)
-			if a.SessionID != "mcp-sess" || a.Cwd != "/home/ana/src/api" || a.Tool != "bash" {
+			if shownSession(a.SessionID) != "mcp-sess" || a.Cwd != "/home/ana/src/api" || a.Tool != "bash" {
 				t.Errorf("ask: %+v", a.Request)
 			}
 			reason := ""

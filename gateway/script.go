@@ -52,7 +52,7 @@ func (s Script) Request() pending.Request {
 	}
 	return pending.Request{
 		RunID:     "ask-" + randomID(),
-		SessionID: s.Session,
+		SessionID: sessionKey(who, s.Session), // the asker's: see sessionKey
 		Workspace: s.Cwd,
 		Label:     label,
 		StartedBy: who,
@@ -71,31 +71,62 @@ type GrantMatcher interface {
 	Match(ctx context.Context, sessionID string, c policy.Call) (grants.Grant, bool, error)
 }
 
-// GrantFor asks the policy, once, whether a grant covers command: one of
-// req's session's, or a standing grant (the only kind an ask without a
-// session can have). The engine's own precedence decides, as for the
-// agent: deny rules, built-in dangers and an unparsable command come before
-// grants, so a grant never spares the human a command the policy denies or
-// finds dangerous (a "git push" grant is not a force push to main). Only a
-// grant skips the human here: rules that allow, or mode full, do not (the
-// mode is fixed to ask), since a script asked because it wants a human.
-// Any doubt (a store error) means no: the human is asked.
-func GrantFor(ctx context.Context, rules []policy.Rule, store GrantMatcher, req pending.Request, command string, log *slog.Logger) (grants.Grant, bool) {
+// ScriptVerdict is the policy's one evaluation of a `bot ask` command:
+// the verdict (its deny, its quorum, its rule) and, when a grant is what
+// allowed it, that grant.
+type ScriptVerdict struct {
+	Verdict policy.Verdict
+	Grant   grants.Grant
+	Granted bool
+}
+
+// JudgeScript asks the policy, once, about command: one of req's
+// session's grants, or a standing grant (the only kind an ask without a
+// session can have), may spare the human. The engine's own precedence
+// decides, as for the agent: deny rules, built-in dangers and an
+// unparsable command come before grants, so a grant never spares the
+// human a command the policy denies or finds dangerous (a "git push"
+// grant is not a force push to main). Only a grant skips the human here:
+// rules that allow, or mode full, do not (the mode is fixed to ask), since
+// a script asked because it wants a human. The verdict's deny and quorum
+// are the caller's to carry out: a front door that drops them lets one
+// approval through where the rules need two. Any doubt (a store error, a
+// policy that cannot be built) means ask.
+func JudgeScript(ctx context.Context, rules []policy.Rule, store GrantMatcher, req pending.Request, command string, log *slog.Logger) ScriptVerdict {
 	seen := &grantSeen{store: store}
 	engine, err := policy.New(policy.Config{Rules: rules, Grants: seen, Logger: log.With("component", "policy")})
 	if err != nil {
 		log.Warn("could not build the policy; asking", "err", err)
-		return grants.Grant{}, false
+		return ScriptVerdict{Verdict: policy.Verdict{Decision: policy.Ask, Reason: "the policy could not be built: " + err.Error()}}
 	}
 	v := engine.Evaluate(ctx, policy.Call{
 		Tool: req.Tool, Safety: policy.SideEffect, Command: command,
 		Cwd: req.Cwd, Workspace: req.Workspace, SessionID: req.SessionID, Mode: policy.ModeAsk,
 	})
-	if v.Decision != policy.Allow || v.Grant == "" || !seen.found {
-		log.Info("no grant covers the command; asking", "decision", v.Decision, "rule", v.Rule, "reason", v.Reason)
-		return grants.Grant{}, false
+	if v.Decision == policy.Allow && v.Grant != "" && seen.found {
+		return ScriptVerdict{Verdict: v, Grant: seen.grant, Granted: true}
 	}
-	return seen.grant, true
+	if v.Decision == policy.Allow {
+		v = policy.Verdict{Decision: policy.Ask, Reason: "a script asked for a human (bot ask)"}
+	}
+	log.Info("no grant covers the command", "decision", v.Decision, "rule", v.Rule, "reason", v.Reason, "approvals", v.Approvals)
+	return ScriptVerdict{Verdict: v}
+}
+
+// GrantFor is JudgeScript's grant alone.
+func GrantFor(ctx context.Context, rules []policy.Rule, store GrantMatcher, req pending.Request, command string, log *slog.Logger) (grants.Grant, bool) {
+	j := JudgeScript(ctx, rules, store, req, command, log)
+	return j.Grant, j.Granted
+}
+
+// ScriptDenied is the answer when the policy denies the script's command
+// (a deny rule): no human is asked, as at every other front door.
+func ScriptDenied(req pending.Request, v policy.Verdict) pending.Ask {
+	reason := v.Reason
+	if v.Rule != "" {
+		reason += " (" + v.Rule + ")"
+	}
+	return pending.Ask{Request: req, Status: pending.Status(pending.Denied), DecidedBy: PolicyDecider, DecisionReason: reason}
 }
 
 // grantSeen is the policy's grant checker for one bot ask: the grant store,

@@ -146,5 +146,5 @@ func ScriptGranted(req pending.Request, g grants.Grant) (pending.Ask, string) {
 	if g.Standing() {
 		return a, fmt.Sprintf("approved by standing grant %s (from %s)", g.ID, g.By)
 	}
-	return a, fmt.Sprintf("approved by grant %s (from %s, session %s)", g.ID, g.By, req.SessionID)
+	return a, fmt.Sprintf("approved by grant %s (from %s, session %s)", g.ID, g.By, shownSession(req.SessionID))
 }

@@ -58,20 +58,22 @@ func NewThreads(opener ThreadOpener, store ThreadStore, ttl time.Duration, log *
 // For returns the thread c's Ask goes in, opening it for the session's
 // first Ask. Empty means unthreaded (the approval channel): a thread that
 // cannot be found or opened must not stop the Ask from being shown.
-func (t *Threads) For(ctx context.Context, c Call) (channel, ts string) {
-	if c.SessionID == "" {
+// key is the session as the gateway keys it (sessionKey: namespaced by
+// the caller); the title shows the id the caller sent.
+func (t *Threads) For(ctx context.Context, key string, c Call) (channel, ts string) {
+	if key == "" {
 		return "", ""
 	}
-	if ch, ts, ok, err := t.store.Thread(ctx, c.SessionID, t.ttl); err == nil && ok {
+	if ch, ts, ok, err := t.store.Thread(ctx, key, t.ttl); err == nil && ok {
 		return ch, ts
 	} else if err != nil {
-		t.log.Warn("could not look up the session's thread; posting unthreaded", "session", c.SessionID, "err", err)
+		t.log.Warn("could not look up the session's thread; posting unthreaded", "session", key, "err", err)
 		return "", ""
 	}
 	// One opening per session in this process; concurrent first Asks of
 	// the session wait for it. (Across replicas the store's claim decides.)
 	t.mu.Lock()
-	if o, ok := t.opening[c.SessionID]; ok {
+	if o, ok := t.opening[key]; ok {
 		t.mu.Unlock()
 		select {
 		case <-o.done:
@@ -81,22 +83,22 @@ func (t *Threads) For(ctx context.Context, c Call) (channel, ts string) {
 		}
 	}
 	o := &opening{done: make(chan struct{})}
-	t.opening[c.SessionID] = o
+	t.opening[key] = o
 	t.mu.Unlock()
 	defer func() {
 		t.mu.Lock()
-		delete(t.opening, c.SessionID)
+		delete(t.opening, key)
 		t.mu.Unlock()
 		close(o.done)
 	}()
 	ch, ts, err := t.opener.OpenThread(ctx, ThreadTitle(c))
 	if err != nil {
-		t.log.Warn("could not open the session's thread; posting unthreaded", "session", c.SessionID, "err", err)
+		t.log.Warn("could not open the session's thread; posting unthreaded", "session", key, "err", err)
 		return "", ""
 	}
-	o.channel, o.ts, err = t.store.Claim(ctx, c.SessionID, ch, ts, t.ttl)
+	o.channel, o.ts, err = t.store.Claim(ctx, key, ch, ts, t.ttl)
 	if err != nil {
-		t.log.Warn("could not record the session's thread", "session", c.SessionID, "err", err)
+		t.log.Warn("could not record the session's thread", "session", key, "err", err)
 		o.channel, o.ts = ch, ts
 	}
 	return o.channel, o.ts

@@ -27,7 +27,21 @@ type mapped struct {
 	shown   pending.Call
 	args    string
 	summary string
+	// command is the shell command a call that is not itself bash runs (a
+	// network approval's): the bash rules judge it as well (see judge).
+	command string
+	// agentSays is what the agent wrote about the call (a Bash
+	// description, Codex's justification): shown to approvers labelled
+	// as the agent's words, never read to choose a tool, rule or mode.
+	agentSays string
+	// refuse, when set, is why the call is denied without asking the
+	// policy: a shell call whose command cannot be read.
+	refuse string
 }
+
+// toolNetworkAccess is a network approval (Codex's NetworkAccess, or a
+// Bash call asking for network access).
+const toolNetworkAccess = "network_access"
 
 // mapTool maps Claude Code's and Codex's tools onto askops' policy: Bash
 // onto bash (parsed, as the agent's own shell would run it), Write onto
@@ -56,24 +70,47 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 		return string(b)
 	}
 	switch tool {
-	case "Bash", "bash", "shell", "exec_command":
-		// Codex asks for network access as "Bash" too, naming it in the
-		// description ("network-access example.com"): that is not the
-		// command's own approval, so it is shown as what it is.
-		if d, _ := str("description"); strings.HasPrefix(d, "network-access") {
+	case "Bash", "bash", "shell", "exec_command", "NetworkAccess":
+		// The command is what the call does; the description (Codex sends
+		// the model's own justification there) is only what the agent
+		// says about it. A description of "network-access …" is therefore
+		// shown, never trusted: the call is judged as network access AND
+		// as its command by the bash rules, the stricter verdict standing,
+		// so words can only make a call stricter, never looser.
+		desc, _ := str("description")
+		if desc == "" {
+			desc, _ = str("justification")
+		}
+		cmd, ok := shellCommand(in)
+		network := tool == "NetworkAccess" || strings.HasPrefix(strings.TrimSpace(strings.ToLower(desc)), "network")
+		if network {
+			m := mapped{
+				call:      policy.Call{Tool: toolNetworkAccess, Safety: policy.Unknown},
+				args:      string(objectOrEmpty(input)),
+				summary:   "network access",
+				agentSays: desc,
+				command:   cmd,
+			}
+			if ok {
+				m.shown = pending.Call{Kind: pending.CallCommand, Command: cmd}
+				m.summary = "network access: " + cmd
+			}
+			return m
+		}
+		if !ok {
 			return mapped{
-				call:    policy.Call{Tool: "network_access", Safety: policy.Unknown},
+				call:    policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect},
 				args:    string(objectOrEmpty(input)),
-				summary: d,
+				summary: tool + " (no readable command)",
+				refuse:  "the " + tool + " call carries no command askops can read (want command or cmd: a string or an array of strings)",
 			}
 		}
-		if cmd, ok := str("command"); ok {
-			return mapped{
-				call:    policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect, Command: cmd},
-				shown:   pending.Call{Kind: pending.CallCommand, Command: cmd},
-				args:    enc(map[string]string{"command": cmd}),
-				summary: cmd,
-			}
+		return mapped{
+			call:      policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect, Command: cmd},
+			shown:     pending.Call{Kind: pending.CallCommand, Command: cmd},
+			args:      enc(map[string]string{"command": cmd}),
+			summary:   cmd,
+			agentSays: desc,
 		}
 	case "Write":
 		p, okP := str("file_path")
@@ -113,6 +150,14 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 	case "Glob", "Grep", "LS":
 		p, _ := str("path")
 		p = abs(p)
+		if pat, ok := str("pattern"); ok && tool == "Glob" {
+			// A glob's own directories (../../etc/*, /home/*/.ssh/*) are
+			// where it lists: judge the deepest fixed one.
+			p = abs(path.Join(p, globBase(pat)))
+			if path.IsAbs(pat) {
+				p = abs(globBase(pat))
+			}
+		}
 		return mapped{
 			call:    policy.Call{Tool: policy.ToolListFiles, Safety: policy.ReadOnly, Path: p},
 			args:    string(objectOrEmpty(input)),
@@ -146,6 +191,56 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 		args:    string(objectOrEmpty(input)),
 		summary: name,
 	}
+}
+
+// globBase is the directory part of a glob pattern before its first
+// wildcard: "../../etc/*" is "../../etc", "src/**/*.go" is "src".
+func globBase(pat string) string {
+	parts := strings.Split(pat, "/")
+	var fixed []string
+	for _, c := range parts[:len(parts)-1] {
+		if strings.ContainsAny(c, "*?[{") {
+			break
+		}
+		fixed = append(fixed, c)
+	}
+	b := strings.Join(fixed, "/")
+	if b == "" && strings.HasPrefix(pat, "/") {
+		return "/"
+	}
+	if b == "" {
+		return "."
+	}
+	return b
+}
+
+// shellCommand is the command a shell tool's input runs: Claude Code's
+// command, Codex's cmd (exec_command), or an argv array (shell), quoted
+// as the shell would read it back.
+func shellCommand(in map[string]any) (string, bool) {
+	for _, k := range []string{"command", "cmd"} {
+		switch v := in[k].(type) {
+		case string:
+			return v, true
+		case []any:
+			argv := make([]string, len(v))
+			for i, a := range v {
+				s, ok := a.(string)
+				if !ok {
+					return "", false
+				}
+				argv[i] = s
+			}
+			if len(argv) == 0 {
+				return "", false
+			}
+			return ShellJoin(argv), true
+		case nil:
+		default:
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // editOf reads an edit tool's input as one replacement, so the approver

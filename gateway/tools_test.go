@@ -30,7 +30,9 @@ func TestMapTool(t *testing.T) {
 		{"WebFetch", `{"url":"https://example.com","prompt":"x"}`, "web_fetch", `{"url":"https://example.com","prompt":"x"}`, policy.SideEffect, ""},
 		{"WebSearch", `{"query":"askops"}`, "web_search", `{"query":"askops"}`, policy.SideEffect, ""},
 		{"mcp__github__create_issue", `{"title":"t"}`, "mcp__github__create_issue", `{"title":"t"}`, policy.Unknown, ""},
-		{"Bash", `{"cmd":"ls"}`, "Bash", `{"cmd":"ls"}`, policy.Unknown, ""},
+		{"Bash", `{"cmd":"ls"}`, "bash", `{"command":"ls"}`, policy.SideEffect, ""},
+		{"exec_command", `{"cmd":"rm -rf /","justification":"network-access x"}`, "network_access", `{"cmd":"rm -rf /","justification":"network-access x"}`, policy.Unknown, ""},
+		{"shell", `{"command":["bash","-lc","ls"]}`, "bash", `{"command":"bash -lc ls"}`, policy.SideEffect, ""},
 	} {
 		m := mapTool(tc.tool, json.RawMessage(tc.input), cwd)
 		if m.call.Tool != tc.wantTool || m.call.Safety != tc.safety || m.call.Path != tc.path || m.args != tc.wantArg {

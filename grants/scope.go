@@ -135,6 +135,9 @@ func (s Scope) validate(checkWords bool) error {
 		if err := checkRel(s.Path); err != nil {
 			return invalid(op, "%v", err)
 		}
+		if s.Kind == KindDir && underGit(s.Path) {
+			return invalid(op, "a directory grant never covers .git (its hooks and config run code); grant the one file instead")
+		}
 		if s.Kind == KindPath && s.Path == "." && s.Tool != "list_files" {
 			return invalid(op, "%s on the workspace root is not a file", s.Tool)
 		}
@@ -230,10 +233,26 @@ func (s Scope) covers(v *callView) bool {
 		if s.Kind == KindPath {
 			return rel == s.Path
 		}
+		if underGit(rel) {
+			// .git holds hooks and config that run code: a directory
+			// grant (even on the whole workspace) never reaches inside.
+			return false
+		}
 		return s.Path == "." || rel == s.Path || strings.HasPrefix(rel, s.Path+"/")
 	default:
 		return false
 	}
+}
+
+// underGit reports whether a workspace-relative path has a .git element,
+// in any case (.GIT is .git on a case-insensitive file system).
+func underGit(rel string) bool {
+	for _, e := range strings.Split(rel, "/") {
+		if strings.EqualFold(e, ".git") {
+			return true
+		}
+	}
+	return false
 }
 
 // String is the scope as an approver reads it, e.g.

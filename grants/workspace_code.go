@@ -24,6 +24,9 @@ func workspaceCode(words []string) string {
 		return words[0] + " is a program in the workspace"
 	}
 	name := path.Base(words[0])
+	if name == "git" {
+		return gitCode(words)
+	}
 	if kind := workspaceRunner(name); kind != "" {
 		return name + " is " + kind + " and runs what the workspace configures"
 	}
@@ -54,6 +57,27 @@ func workspaceCode(words []string) string {
 		}
 	}
 	return name + " " + sub + " runs " + codeOf(kind)
+}
+
+// gitCode says why a git prefix runs code the repository configures: hooks
+// (.git/hooks, core.hooksPath) and programs named in its config (gpg,
+// merge drivers, filters) run on commit, merge, rebase, checkout and the
+// like. git with no subcommand, or an option first (-c can set any of
+// them), covers those too.
+func gitCode(words []string) string {
+	if len(words) < 2 {
+		return "git alone covers every subcommand, including git commit, which runs the repository's hooks"
+	}
+	sub := words[1]
+	if strings.HasPrefix(sub, "-") {
+		return "an option before git's subcommand (-c, -C, --exec-path) can set hooks or programs, and the subcommand cannot be told"
+	}
+	switch sub {
+	case "commit", "merge", "rebase", "am", "pull", "checkout", "switch", "cherry-pick", "revert",
+		"worktree", "clone", "gc", "maintenance", "stash", "bisect", "filter-branch", "submodule", "difftool", "mergetool":
+		return "git " + sub + " runs the repository's hooks and the programs its config names"
+	}
+	return ""
 }
 
 // workspaceRunner names the kind of tools that load code from the

@@ -9,6 +9,7 @@ import (
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/metrics"
+	"github.com/askops/askops/policy"
 )
 
 // cmdAskMain is `bot ask -- COMMAND ARGS…`: ask a human whether a script may
@@ -75,14 +76,23 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		return exitUsage
 	}
 	req := script.Request()
-	if g, ok := gateway.GrantFor(ctx, cfg.Policy.Rules, a.Grants, req, command, log); ok {
-		granted, line := gateway.ScriptGranted(req, g)
+	j := gateway.JudgeScript(ctx, cfg.Policy.Rules, a.Grants, req, command, log)
+	if j.Granted {
+		granted, line := gateway.ScriptGranted(req, j.Grant)
 		if asJSON {
 			return gateway.WriteScriptAnswer(env.stdout, granted, true, "")
 		}
 		fmt.Fprintln(env.stdout, line)
 		return exitOK
 	}
+	if j.Verdict.Decision == policy.Deny {
+		// A deny rule: nobody is asked, as at every other front door.
+		stopListening()
+		return gateway.WriteScriptAnswer(env.stdout, gateway.ScriptDenied(req, j.Verdict), asJSON, "")
+	}
+	// Every requirement the verdict states goes with the Ask: a rule's
+	// quorum (two approvals for terraform apply) and the rule itself.
+	req.Approvals, req.Rule = j.Verdict.Approvals, j.Verdict.Rule
 	if team, err := a.slack.AuthTestContext(ctx); err == nil {
 		progress.TeamURL = team.URL
 	}

@@ -421,3 +421,35 @@ func TestAskStandingGrantWithoutSession(t *testing.T) {
 		t.Errorf("ungranted ask: exit %d stdout %q", r.code, r.stdout)
 	}
 }
+
+// bot ask -config carries every requirement the verdict states: a rule's
+// quorum (one approval of two is not an approval: the ask waits and here
+// expires) and a deny rule (denied without asking anyone, as the API and
+// the hooks do).
+func TestAskCarriesTheVerdict(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	fake := fakeslack.New(t, fakeslack.Options{})
+	cfg, base, env := httpModeConfig(t, fake, `policy:
+  rules:
+    - {tool: bash, command: "terraform apply", decision: ask, approvals: 2}
+    - {tool: bash, command: "terraform destroy", decision: deny, reason: "never from a script"}
+`)
+	done := startBot(ctx, t, env, "ask", "-config", cfg, "-timeout", "3s", "--", "terraform", "apply")
+	m := waitAsk(ctx, t, fake, "CAPPROVALS")
+	waitHTTP(ctx, t, base+"/healthz")
+	click(ctx, t, fake, base, m, approverID, slackui.ActionApprove)
+	r := waitResult(t, done)
+	if r.code == 0 || !strings.HasPrefix(r.stdout, "expired") {
+		t.Errorf("one approval of the two the rule needs: exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	before := countAsks(fake)
+	r = waitResult(t, startBot(ctx, t, env, "ask", "-config", cfg, "--", "terraform", "destroy"))
+	if r.code != 1 || !strings.HasPrefix(r.stdout, "denied by askops policy") || !strings.Contains(r.stdout, "never from a script") {
+		t.Errorf("denied command: exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	if countAsks(fake) != before {
+		t.Error("a command a deny rule forbids was asked")
+	}
+}

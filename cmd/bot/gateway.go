@@ -18,8 +18,10 @@ func (a *app) newGateway() (*gateway.Service, error) {
 		return nil, err
 	}
 	var store gateway.ThreadStore = gateway.NewMemoryThreadStore(a.now)
+	var roots gateway.RootStore = gateway.NewMemoryRootStore(a.now)
 	if a.Redis != nil {
 		store = gateway.NewRedisThreadStore(a.Redis)
+		roots = gateway.NewRedisRootStore(a.Redis)
 	}
 	asks, ok := a.Asks.(gateway.Asks)
 	if !ok {
@@ -34,6 +36,8 @@ func (a *app) newGateway() (*gateway.Service, error) {
 		MaxTimeout:     a.cfg.Approvals.Timeout.D(),
 		TeamURL:        a.teamURL, // message_url, the same shape as bot ask's link
 		GrantDurations: a.cfg.Approvals.Durations(),
+		Roots:          roots, // each session's workspace, pinned when it is first seen
+		SessionTTL:     a.cfg.Approvals.SessionTTL.D(),
 		Logger:         a.log.With("component", "gateway"),
 	})
 }

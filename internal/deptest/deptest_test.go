@@ -28,6 +28,11 @@ func askopsRules() []Rule {
 			Why:       "the stores' one error type is a leaf every store imports: it imports no askops package",
 		},
 		{
+			Package:   module + "/internal/realpath",
+			Forbidden: []string{module + "/..."},
+			Why:       "where a path really lies is a leaf the agent and the gateway share: it imports no askops package",
+		},
+		{
 			Package:   module + "/agent",
 			Forbidden: []string{module + "/pending", module + "/slackui", module + "/approval", goRedis, slackGo},
 			Why:       "agent knows no Slack, Redis or store: it speaks its own Request and Decision through its Approver interface, and the wiring adapts",

@@ -1,0 +1,287 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/policy"
+)
+
+// This file is what the gateway adds to the policy's verdict because its
+// callers are agents it does not run: whose session a call belongs to (the
+// caller's, whatever id it names), which directory is the session's
+// workspace (pinned when the session is first seen, never the request's
+// cwd), and how a path is judged when askops cannot look at the files
+// (every reading of it, the strictest standing).
+
+// sessionKey is the session a call's grants, thread and Asks attach to:
+// the id the caller sent, namespaced by who the caller is (the API
+// token's name, the local user), so naming another caller's session id —
+// or a Slack thread's, which any message link shows — reaches none of its
+// grants. Slack's own session ids ("C…/ts") never start with "gw:".
+func sessionKey(by, session string) string {
+	if session == "" {
+		return ""
+	}
+	key := "gw:" + url.QueryEscape(by) + ":" + session
+	if len(key) > maxSessionKey {
+		// Grants refuse longer ids; a digest keeps the session its own.
+		sum := sha256.Sum256([]byte(session))
+		key = "gw:" + url.QueryEscape(by) + ":sha256-" + hex.EncodeToString(sum[:16])
+	}
+	return key
+}
+
+// maxSessionKey is the longest session id the grant store takes.
+const maxSessionKey = 256
+
+// shownSession is the session id as its caller sent it: sessionKey undone.
+func shownSession(key string) string {
+	rest, ok := strings.CutPrefix(key, "gw:")
+	if !ok {
+		return key
+	}
+	if _, s, ok := strings.Cut(rest, ":"); ok {
+		return s
+	}
+	return key
+}
+
+// RootStore pins each session's workspace root, for every replica alike:
+// the first root offered for a session stands for the session's life.
+type RootStore interface {
+	// Pin records root as session's unless it has one, keeps it for
+	// another ttl, and returns the root that stands.
+	Pin(ctx context.Context, session, root string, ttl time.Duration) (string, error)
+}
+
+// MemoryRootStore is the RootStore of a single process.
+type MemoryRootStore struct {
+	now func() time.Time
+	mu  sync.Mutex
+	m   map[string]memoryRoot
+}
+
+type memoryRoot struct {
+	root  string
+	until time.Time
+}
+
+// NewMemoryRootStore returns an empty MemoryRootStore.
+func NewMemoryRootStore(now func() time.Time) *MemoryRootStore {
+	if now == nil {
+		now = time.Now
+	}
+	return &MemoryRootStore{now: now, m: map[string]memoryRoot{}}
+}
+
+// Pin implements RootStore.
+func (s *MemoryRootStore) Pin(_ context.Context, session, root string, ttl time.Duration) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	if r, ok := s.m[session]; ok && now.Before(r.until) {
+		r.until = now.Add(ttl)
+		s.m[session] = r
+		return r.root, nil
+	}
+	for k, r := range s.m { // forget ended sessions
+		if !now.Before(r.until) {
+			delete(s.m, k)
+		}
+	}
+	s.m[session] = memoryRoot{root: root, until: now.Add(ttl)}
+	return root, nil
+}
+
+// RedisRootStore keeps sessions' roots in Redis:
+// askops:gateway:root:SESSION holds the root for the session's life.
+type RedisRootStore struct{ client redis.UniversalClient }
+
+// NewRedisRootStore returns a RootStore on client.
+func NewRedisRootStore(client redis.UniversalClient) *RedisRootStore {
+	return &RedisRootStore{client: client}
+}
+
+// Pin implements RootStore: SET NX GET decides between replicas.
+func (s *RedisRootStore) Pin(ctx context.Context, session, root string, ttl time.Duration) (string, error) {
+	key := "askops:gateway:root:" + session
+	v, err := s.client.SetArgs(ctx, key, root, redis.SetArgs{Mode: "NX", TTL: ttl, Get: true}).Result()
+	if errors.Is(err, redis.Nil) {
+		return root, nil // ours
+	}
+	if err != nil {
+		return "", err
+	}
+	s.client.Expire(ctx, key, ttl)
+	return v, nil
+}
+
+// rootOf is the workspace root a cwd proposes: the cwd itself, cut above
+// any .git in it (whatever its case), so a session first seen in
+// <ws>/.git still has <ws> as its root and .git stays protected. The file
+// system's root is no workspace ("": every path is outside, so it asks):
+// a session first seen at / (Codex lets the model choose each call's cwd)
+// must not make the whole disk its workspace.
+func rootOf(cwd string) string {
+	if cwd == "" || !path.IsAbs(cwd) {
+		return ""
+	}
+	cwd = path.Clean(cwd)
+	parts := strings.Split(cwd, "/")
+	for i, p := range parts {
+		if strings.EqualFold(p, ".git") {
+			cwd = strings.Join(parts[:i], "/")
+			break
+		}
+	}
+	if cwd == "" || cwd == "/" {
+		return ""
+	}
+	return cwd
+}
+
+// workspace is the root c's session works in: the root configured for the
+// caller, else the one pinned when the session was first seen. A store
+// failure, or a call with no session, falls back to the cwd's own root for
+// this call only; a call with no cwd has no workspace (its paths are
+// outside, so they ask).
+func (s *Service) workspace(ctx context.Context, key string, c Call) string {
+	if c.Root != "" {
+		return path.Clean(c.Root)
+	}
+	root := rootOf(c.Cwd)
+	if key == "" || root == "" {
+		return root
+	}
+	pinned, err := s.roots.Pin(ctx, key, root, s.cfg.SessionTTL)
+	if err != nil {
+		s.log.Warn("could not pin the session's workspace; judging against this call's cwd", "session", key, "err", err)
+		return root
+	}
+	return pinned
+}
+
+// strictest is the stricter of two verdicts: deny over ask over allow; of
+// two asks, the larger quorum, both reasons kept.
+func strictest(a, b policy.Verdict) policy.Verdict {
+	rank := func(d policy.Decision) int {
+		switch d {
+		case policy.Allow:
+			return 0
+		case policy.Deny:
+			return 2
+		}
+		return 1
+	}
+	if rank(b.Decision) > rank(a.Decision) {
+		a, b = b, a
+	}
+	if rank(a.Decision) == rank(b.Decision) && a.Decision == policy.Ask {
+		if b.Approvals > a.Approvals {
+			a.Approvals = b.Approvals
+		}
+		if b.Reason != "" && b.Reason != a.Reason {
+			a.Reason += "; " + b.Reason
+		}
+		if a.Rule == "" {
+			a.Rule = b.Rule
+		}
+	}
+	a.Dangerous = a.Dangerous || b.Dangerous
+	return a
+}
+
+// protectedNames are the names a path is judged by whatever their case:
+// on a case-insensitive file system (macOS, Windows) .GIT is .git.
+var protectedNames = []string{".git", ".env"}
+
+// foldProtected rewrites every component of p that case-folds to a
+// protected name into that name; ok reports whether it changed anything.
+func foldProtected(p string) (string, bool) {
+	parts := strings.Split(p, "/")
+	changed := false
+	for i, c := range parts {
+		for _, n := range protectedNames {
+			if c != n && (strings.EqualFold(c, n) || strings.HasPrefix(strings.ToLower(c), n+".") && !strings.HasPrefix(c, n+".")) {
+				parts[i] = n + c[len(n):]
+				changed = true
+			}
+		}
+	}
+	return strings.Join(parts, "/"), changed
+}
+
+// judgePath is the policy's verdict on a file call, judged by every
+// reading the agent's file system may give its path: as given; with
+// backslashes as separators (Windows); with protected names case-folded,
+// and inside the workspace lower-cased (macOS, Windows). The strictest verdict stands — except that a folded
+// reading's "no allow rule matched" never overrides the given reading's
+// allow (an allow rule for Makefile is not lost to "makefile"); its deny
+// and its rule's ask do. A NUL in a path is denied: no file system takes it.
+func (s *Service) judgePath(ctx context.Context, pc policy.Call) policy.Verdict {
+	if strings.ContainsRune(pc.Path, 0) || strings.ContainsRune(pc.Cwd, 0) {
+		return policy.Verdict{Decision: policy.Deny, Reason: "the path contains a NUL byte; no file system takes it, so askops refuses it"}
+	}
+	v := s.cfg.Policy.Evaluate(ctx, pc)
+	if strings.Contains(pc.Path, `\`) {
+		alt := pc
+		alt.Path = path.Clean(strings.ReplaceAll(pc.Path, `\`, "/"))
+		av := s.cfg.Policy.Evaluate(ctx, alt)
+		v = strictest(v, av)
+		if v.Decision == policy.Allow && v.Reason != "mode full" {
+			v = strictest(v, policy.Verdict{Decision: policy.Ask, Reason: fmt.Sprintf("%s of %s: the path has a backslash, a separator on Windows, so no rule or grant allows it", pc.Tool, quoteClip(pc.Path))})
+		}
+		pc = alt
+	}
+	if folded, ok := foldProtected(pc.Path); ok {
+		alt := pc
+		alt.Path = folded
+		av := s.cfg.Policy.Evaluate(ctx, alt)
+		if av.Decision == policy.Deny || (av.Decision == policy.Ask && (av.Rule != "" || v.Decision != policy.Allow || isGitPath(folded))) {
+			v = strictest(v, av)
+		}
+	}
+	// Inside the workspace, the whole relative path lower-cased too: a
+	// deny or ask rule on secrets/** holds for SECRETS/key on a disk that
+	// ignores case. Only its rules' deny and ask count (see above).
+	if rel, ok := policy.Within(pc.Workspace, pc.Path); ok && rel != strings.ToLower(rel) {
+		alt := pc
+		alt.Path = path.Join(pc.Workspace, strings.ToLower(rel))
+		if av := s.cfg.Policy.Evaluate(ctx, alt); av.Decision == policy.Deny || (av.Decision == policy.Ask && av.Rule != "") {
+			v = strictest(v, av)
+		}
+	}
+	writes := pc.Tool == policy.ToolWriteFile || pc.Tool == policy.ToolEditFile
+	if writes && v.Decision == policy.Allow && v.Reason != "mode full" && isGitPath(pc.Path) {
+		v = policy.Verdict{Decision: policy.Ask, Reason: fmt.Sprintf("%s of %s: files under .git (hooks, config) can run code", pc.Tool, quoteClip(pc.Path))}
+	}
+	return v
+}
+
+// isGitPath reports whether p has a component that is .git, in any case.
+func isGitPath(p string) bool {
+	for _, c := range strings.Split(p, "/") {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteClip(p string) string {
+	if len(p) > 200 {
+		p = p[:200] + "…"
+	}
+	return fmt.Sprintf("%q", p)
+}
