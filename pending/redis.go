@@ -55,8 +55,9 @@ type RedisStore struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
-	stop      context.CancelFunc // the reader's
+	stop      context.CancelFunc // the reader's and the replica watch's
 	reading   chan struct{}      // closed when the reader goroutine returns
+	watching  chan struct{}      // closed when watchReplicas returns
 
 	decisions *subscription.Subscription // the listener
 
@@ -92,12 +93,13 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		return nil, &Error{Store: "pending", Code: CodeInvalid, Op: "open", Msg: fmt.Sprintf("namespace %q may not contain braces, colons or spaces", opts.Namespace)}
 	}
 	s := &RedisStore{
-		client:  client,
-		opts:    opts,
-		keys:    newRedisKeys(opts.Namespace),
-		waiters: newWaiters(),
-		closed:  make(chan struct{}),
-		reading: make(chan struct{}),
+		client:   client,
+		opts:     opts,
+		keys:     newRedisKeys(opts.Namespace),
+		waiters:  newWaiters(),
+		closed:   make(chan struct{}),
+		reading:  make(chan struct{}),
+		watching: make(chan struct{}),
 	}
 	var err error
 	s.decisions, err = subscription.Subscribe(ctx, client, s.keys.decided, subscription.Options{
@@ -125,6 +127,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 	rctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	go s.read(rctx)
+	go s.watchReplicas(rctx)
 	return s, nil
 }
 
@@ -315,17 +318,21 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 // to announce on ("" when the announcement waits for replicas, see decide).
 func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Script, args func(channel string) []any) (Ask, string, error) {
 	keys := []string{s.keys.ask(id), s.keys.deadlines, s.keys.audit, s.keys.auditHead}
+	waitReplicas := s.replicas.on() // once: a lone server's count may change meanwhile
 	channel := s.keys.decided
-	if s.replicas.on() {
+	if waitReplicas {
 		channel = "" // announced below, once durable
 	}
 	argv := args(channel)
 	var res []any
 	var err error
-	if !s.replicas.on() {
+	if !waitReplicas {
 		res, err = script.Run(ctx, s.client, keys, argv...).Slice()
 	} else {
 		res, err = s.durable(ctx, func(p redis.Scripter) *redis.Cmd { return script.Eval(ctx, p, keys, argv...) })
+	}
+	if NotDurable(err) {
+		return Ask{}, "", s.notDurable(op, id, res, err)
 	}
 	if err != nil {
 		return Ask{}, "", unavailable(op, err)
@@ -352,7 +359,7 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 	if err != nil {
 		return Ask{}, result, err
 	}
-	if !s.replicas.on() && a.Status != StatusPending {
+	if !waitReplicas && a.Status != StatusPending {
 		// A waiter in this process (the replica that took the click is the
 		// one that waits: every single-replica deployment) ends on the
 		// reply, which holds the very record the script announced, instead
@@ -360,7 +367,7 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 		// the listener's goroutine.
 		s.waiters.deliver(id, &readResult{end: &waitEnd{ask: a}})
 	}
-	if s.replicas.on() && a.Status != StatusPending {
+	if waitReplicas && a.Status != StatusPending {
 		// Durable now: wake the waiters. A "lost" result is announced too:
 		// the winner may be an earlier attempt whose WAIT fell short, so
 		// nobody announced it yet. If this fails the waiters still see
@@ -371,6 +378,24 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 		}
 	}
 	return a, result, nil
+}
+
+// notDurable is settle's answer when the script ran but WAIT fell short:
+// unavailable, so every edge treats it as not done (a tool does not run
+// on it), worded so the decider knows the decision may still stand, with
+// the record as the script left it when it can be read. Nobody is woken:
+// the waiter's own read confirms it, or finds it taken back.
+func (s *RedisStore) notDurable(op, id string, res []any, err error) error {
+	e := &Error{Store: "pending", Code: CodeUnavailable, Op: op, Msg: ErrNotDurable.Error(), Err: err}
+	if len(res) == 2 {
+		if h, ferr := flatToMap(res[1]); ferr == nil && len(h) > 0 {
+			if a, derr := decodeAsk(op, id, h); derr == nil {
+				e.Record = &a
+			}
+		}
+	}
+	s.opts.Logger.Warn("pending: a decision is recorded but not yet on the replicas; not confirmed", "ask", id, "op", op, "err", err)
+	return e
 }
 
 // Wait implements Store: register as a waiter (which queues the first read
@@ -407,8 +432,9 @@ func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 
 	// A blip right after Create should not fail an Ask whose message is
 	// already posted: the first read is retried briefly. (The deadline is
-	// not known before it succeeds, so the budget is FinishTimeout.)
-	giveUp := time.Now().Add(s.opts.FinishTimeout)
+	// not known before it succeeds, so the budget is finishBudget: with
+	// replicas, a read of an ended record waits for them too.)
+	giveUp := time.Now().Add(s.finishBudget())
 	var last *Ask // the pending record as last read; nil before the first read
 	var deadline, retry <-chan time.Time
 	backoff := 50 * time.Millisecond
@@ -520,7 +546,7 @@ func (s *RedisStore) finishOnce(ctx context.Context, id string, last *Ask, outco
 	if outcome == Cancelled {
 		reason = "wait ended: " + context.Cause(ctx).Error()
 	}
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.FinishTimeout)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.finishBudget())
 	defer cancel()
 	for {
 		a, _, err := s.decide(fctx, "wait", id, outcome, "", reason)
@@ -542,6 +568,16 @@ func (s *RedisStore) finishOnce(ctx context.Context, id string, last *Ask, outco
 		case <-fctx.Done():
 		}
 	}
+}
+
+// finishBudget bounds finishOnce: FinishTimeout, plus ReplicaTimeout when
+// the expiry must reach the replicas (a budget shorter than WAIT's could
+// never confirm an expiry while a replica is slow).
+func (s *RedisStore) finishBudget() time.Duration {
+	if s.replicas.on() {
+		return s.opts.FinishTimeout + s.opts.ReplicaTimeout + replyMargin
+	}
+	return s.opts.FinishTimeout
 }
 
 // setMessageScript saves the message's location only on an existing record,
@@ -704,6 +740,7 @@ func (s *RedisStore) Close() error {
 		s.stop()
 		_ = s.decisions.Close()
 		<-s.reading
+		<-s.watching
 	})
 	return nil
 }

@@ -242,3 +242,41 @@ func (c *Cluster) FlushAll() error {
 	}
 	return nil
 }
+
+// ReplicaOf is a live replica of master (as master itself reports it).
+func (c *Cluster) ReplicaOf(master *Server) *Server {
+	c.t.Helper()
+	out, err := master.Cli("ROLE")
+	if err != nil || !strings.HasPrefix(out, "master") {
+		c.t.Fatalf("redistest: %s is not a master: %v %s", master.Addr(), err, out)
+	}
+	for _, n := range c.Nodes {
+		if n == master || !n.running() {
+			continue
+		}
+		// A replica's ROLE names its master's ip and port.
+		if r, err := n.Cli("ROLE"); err == nil && strings.HasPrefix(r, "slave") && strings.Contains(r, "\n"+strconv.Itoa(master.port)+"\n") {
+			return n
+		}
+	}
+	c.t.Fatalf("redistest: %s has no live replica", master.Addr())
+	return nil
+}
+
+// Failover makes the replica of key's master take over gracefully (CLUSTER
+// FAILOVER on the replica: the master stops writes until the replica has
+// caught up, then hands over) and returns the old master and the replica
+// that is to be promoted. It does not wait for the promotion.
+func (c *Cluster) Failover(key string) (old, promoted *Server) {
+	c.t.Helper()
+	old = c.MasterOf(key)
+	promoted = c.ReplicaOf(old)
+	if out, err := promoted.Cli("CLUSTER", "FAILOVER"); err != nil || !strings.HasPrefix(out, "OK") {
+		c.t.Fatalf("redistest: CLUSTER FAILOVER on %s: %v %s", promoted.Addr(), err, out)
+	}
+	return old, promoted
+}
+
+// WaitHealthy waits until every live node says the cluster is ok and every
+// replica is in sync (after a killed node was restarted and rejoined).
+func (c *Cluster) WaitHealthy() { c.waitHealthy() }
