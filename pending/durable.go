@@ -104,6 +104,9 @@ const (
 	// forgetMaster drops the count of a master not seen for this long.
 	forgetMaster = time.Minute
 	waitSlice    = 250 * time.Millisecond
+	// onlinePause is how often a decide looks again while fewer replicas
+	// are online than must hold it.
+	onlinePause = 25 * time.Millisecond
 	// replyMargin is left of the caller's deadline for WAIT's reply to
 	// arrive.
 	replyMargin = 100 * time.Millisecond
@@ -395,11 +398,25 @@ func (s *RedisStore) durableOnce(ctx context.Context, cmd func(redis.Scripter) *
 		return nil, &redirect{}, err // demoted by a failover: find the new master
 	}
 	start := time.Now()
-	need, online := s.replicas.observe(l, start, false)
-	if online < need {
-		return nil, nil, fmt.Errorf("%d of the %d replicas that must hold a decision are online; nothing was recorded", online, need)
-	}
 	end := s.waitUntil(ctx, start)
+	need, online := s.replicas.observe(l, start, false)
+	for online < need {
+		// A replica resyncing after a failover is back in a moment, a
+		// dead one is counted out by the monitor: look again until the
+		// deadline, then fail closed with nothing written.
+		if !time.Now().Add(onlinePause).Before(end) {
+			return nil, nil, fmt.Errorf("%d of the %d replicas that must hold a decision are online; nothing was recorded", online, need)
+		}
+		time.Sleep(onlinePause)
+		info, err := conn.Info(ctx, "server", "replication").Result()
+		if err != nil {
+			return nil, notRun(err), err
+		}
+		if l, err = parseLook(info); err != nil || !l.master {
+			return nil, &redirect{}, fmt.Errorf("the server holding askops' keys changed role: %v", err)
+		}
+		need, online = s.replicas.observe(l, time.Now(), false)
+	}
 	var c *redis.Cmd
 	var wait *redis.IntCmd
 	if _, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {

@@ -1,7 +1,10 @@
 package pending
 
 import (
+	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -152,4 +155,149 @@ func TestSentinelNoConfirmedDecisionLost(t *testing.T) {
 			c.check(t)
 		})
 	}
+}
+
+// A process that only decides follows a Cluster failover by itself:
+// MOVED (and a dead node) make it reload the slot map and send the decide
+// again to the new master within the caller's deadline. Before, every
+// decide got MOVED after a CLUSTER FAILOVER until the periodic reload
+// (8 s measured). It logs, for graceful and kill -9 failovers over a few
+// runs, how long after the replica's promotion decides succeed again
+// (p50 and max: numbers to read, not asserted), and asserts that no
+// decide was answered with a MOVED.
+func TestClusterDecidesFollowFailover(t *testing.T) {
+	const runs = 3
+	c := redistest.StartCluster(t)
+	key := newRedisKeys("askops").deadlines
+	for _, fault := range []string{"CLUSTER FAILOVER", "kill -9"} {
+		t.Run(fault, func(t *testing.T) {
+			var served []time.Duration
+			for run := range runs {
+				r := clusterFailoverRun(t, c, key, fault, 2*time.Second)
+				t.Logf("run %d: %s", run, r)
+				if r.moved != 0 {
+					t.Errorf("run %d: %d decides answered MOVED, want the redirect followed", run, r.moved)
+				}
+				if r.servedAfter < 0 {
+					t.Errorf("run %d: no decide succeeded after the promotion", run)
+				}
+				served = append(served, r.servedAfter)
+			}
+			slices.Sort(served)
+			t.Logf("%s: decides succeed again %v after the promotion (p50 %s, max %s over %d runs)",
+				fault, served, served[len(served)/2], served[len(served)-1], runs)
+		})
+	}
+}
+
+// clusterRun is what one failover under a stream of decides did.
+type clusterRun struct {
+	decides, failed int
+	moved           int           // failed with MOVED well before the caller's deadline
+	promotedAfter   time.Duration // from the fault to the replica answering as master
+	servedAfter     time.Duration // from the promotion to the first decide that succeeded after it (-1: none)
+}
+
+func (r clusterRun) String() string {
+	return fmt.Sprintf("%d decides, %d failed (%d with MOVED before the deadline); replica promoted %s after the fault, decides succeed again %s after the promotion",
+		r.decides, r.failed, r.moved, r.promotedAfter.Round(time.Millisecond), r.servedAfter.Round(time.Millisecond))
+}
+
+func clusterFailoverRun(t *testing.T, c *redistest.Cluster, key, fault string, caller time.Duration) clusterRun {
+	const asks = 600
+	opts := Options{Logger: quietLogger(), Namespace: "askops"}
+	creator := newRedisStore(t, c.URL(), opts)
+	decider := newRedisStore(t, c.URL(), opts)
+	ctx := t.Context()
+	ids := make([]string, asks)
+	for i := range ids {
+		a, err := creator.Create(ctx, sampleRequest(i), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = a.ID
+	}
+	c.MasterOf(key).WaitReplicated(10 * time.Second)
+
+	var r clusterRun
+	var mu sync.Mutex
+	var promotedAt, faultAt, firstAfter time.Time
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		next := 0
+		for next < len(ids) {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			began := time.Now()
+			dctx, cancel := context.WithTimeout(ctx, caller)
+			_, err := decider.Decide(dctx, ids[next], Approved, "U1", "")
+			cancel()
+			ended := time.Now()
+			mu.Lock()
+			r.decides++
+			switch {
+			case err == nil || ErrorCode(err) == CodeConflict:
+				next++
+				if !promotedAt.IsZero() && firstAfter.IsZero() && ended.After(promotedAt) {
+					firstAfter = ended
+				}
+			default:
+				r.failed++
+				t.Logf("decide failed %s after the fault: %v", time.Since(faultAt).Round(time.Millisecond), err)
+				// MOVED is an answer only when the deadline left no time
+				// to follow it (the old master held the decide through
+				// its failover pause).
+				if strings.Contains(err.Error(), "MOVED") && ended.Sub(began) < caller-2*replyMargin {
+					r.moved++
+				}
+			}
+			mu.Unlock()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	time.Sleep(time.Second)
+	old := c.MasterOf(key)
+	replica := c.ReplicaOf(old)
+	mu.Lock()
+	faultAt = time.Now()
+	mu.Unlock()
+	if fault == "kill -9" {
+		old.Kill()
+	} else {
+		c.Failover(key)
+	}
+	for !replica.IsMaster() {
+		if time.Since(faultAt) > 30*time.Second {
+			t.Fatalf("%s: the replica was not promoted within 30 s", fault)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	promotedAt = time.Now()
+	mu.Unlock()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		ok := !firstAfter.IsZero() && time.Since(firstAfter) > time.Second
+		mu.Unlock()
+		if ok {
+			break
+		}
+	}
+	close(stop)
+	<-done
+	r.promotedAfter = promotedAt.Sub(faultAt)
+	r.servedAfter = -1
+	if !firstAfter.IsZero() {
+		r.servedAfter = firstAfter.Sub(promotedAt)
+	}
+	if fault == "kill -9" {
+		old.Restart() // it rejoins as the new master's replica
+	}
+	c.WaitHealthy()
+	return r
 }
