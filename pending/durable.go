@@ -528,6 +528,45 @@ func (s *RedisStore) follow(ctx context.Context, r *redirect, giveUp time.Time) 
 	}
 }
 
+// confirmLaterFor bounds how long confirmLater follows one decision.
+const confirmLaterFor = time.Minute
+
+// confirmLater follows a decision recorded but not yet durable, so that
+// it wakes its waiters once the replicas hold it without anyone deciding
+// again (the one who clicked was told to re-read, not to click twice): it
+// reads the record through durable, backing off, and announces the id once
+// that read confirms it (every waiter then confirms it again for itself).
+// It stops when the record is pending again (a failover took the decision
+// back: nothing to announce), gone, after confirmLaterFor, or at Close.
+func (s *RedisStore) confirmLater(id string) {
+	s.laterMu.Lock()
+	defer s.laterMu.Unlock()
+	if s.laterClosed {
+		return
+	}
+	s.later.Go(func() {
+		until := time.Now().Add(confirmLaterFor)
+		for backoff := 100 * time.Millisecond; time.Now().Before(until); backoff = min(2*backoff, 2*time.Second) {
+			select {
+			case <-s.bg.Done():
+				return
+			case <-time.After(backoff):
+			}
+			ctx, cancel := context.WithTimeout(s.bg, s.opts.ReplicaTimeout+2*replyMargin)
+			r := s.confirmEnded(ctx, []string{id})[id]
+			if r.end != nil {
+				if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
+					s.opts.Logger.Warn("pending: could not announce a decision that became durable", "ask", id, "err", err)
+				}
+			}
+			cancel()
+			if r.end != nil || r.ask != nil || ErrorCode(r.err) != CodeUnavailable {
+				return
+			}
+		}
+	})
+}
+
 // confirmEnded re-reads the ended records of ids through durable, so a
 // waiter acts only on a decision the replicas hold. (A read can see a
 // decision whose WAIT is still running, or one made on a master about to

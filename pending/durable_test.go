@@ -2,6 +2,7 @@ package pending
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -300,4 +301,175 @@ func clusterFailoverRun(t *testing.T, c *redistest.Cluster, key, fault string, c
 	}
 	c.WaitHealthy()
 	return r
+}
+
+// What a decider, a waiter and the audit see when the replicas cannot
+// hold a decision, on Sentinel and Cluster, with 1 s and 2 s callers:
+//
+//   - replicas hung (frozen: still connected, acknowledging nothing): the
+//     script runs, WAIT falls short. The decider is told "decision recorded
+//     but not yet durable; re-read" (unavailable, with the record); so is a
+//     second decider, with the first one's decision. The waiter does not
+//     return. The audit has the decided event (it is in the decision's
+//     script: exactly as durable as the decision). Once the replicas are
+//     back the waiter wakes with the decision without anyone deciding again,
+//     and a re-read (deciding again) answers that it was decided.
+//   - a replica killed: the decide fails closed before anything is
+//     written (plain unavailable, the record still pending, no decided
+//     event), until the replica has been gone for replicaGoneAfter; then the
+//     count is lowered (reported) without any WAIT having to complete, and
+//     a decide with the same short deadline goes through.
+func TestDecisionNotYetDurable(t *testing.T) {
+	type deployment struct {
+		url      string
+		replicas func() []*redistest.Server // of the master holding askops' keys
+		restore  func(killed *redistest.Server)
+		master   func() *redistest.Server
+	}
+	key := newRedisKeys("askops").deadlines
+	topologies := []struct {
+		name  string
+		start func(t *testing.T) deployment
+	}{
+		{"sentinel", func(t *testing.T) deployment {
+			d := redistest.StartSentinel(t, 2)
+			return deployment{url: d.URL(), replicas: d.Replicas, master: d.Master, restore: func(k *redistest.Server) {
+				k.Restart()
+				d.WaitReplicas(2, 30*time.Second)
+			}}
+		}},
+		{"cluster", func(t *testing.T) deployment {
+			c := redistest.StartCluster(t)
+			return deployment{url: c.URL(),
+				replicas: func() []*redistest.Server { return []*redistest.Server{c.ReplicaOf(c.MasterOf(key))} },
+				master:   func() *redistest.Server { return c.MasterOf(key) },
+				restore: func(k *redistest.Server) {
+					k.Restart()
+					c.WaitHealthy()
+				}}
+		}},
+	}
+	for _, topo := range topologies {
+		t.Run(topo.name, func(t *testing.T) {
+			dep := topo.start(t)
+			for _, caller := range []time.Duration{time.Second, 2 * time.Second} {
+				t.Run(fmt.Sprintf("hung/caller%s", caller), func(t *testing.T) {
+					testHungReplicas(t, dep.url, dep.master(), dep.replicas(), caller)
+				})
+			}
+			for _, caller := range []time.Duration{time.Second, 2 * time.Second} {
+				t.Run(fmt.Sprintf("killed/caller%s", caller), func(t *testing.T) {
+					dep.master().WaitReplicated(10 * time.Second)
+					killed := dep.replicas()[0]
+					testKilledReplica(t, dep.url, len(dep.replicas()), killed, caller)
+					dep.restore(killed)
+				})
+			}
+		})
+	}
+}
+
+// decideWithin is one Decide by a caller with deadline caller.
+func decideWithin(s *RedisStore, caller time.Duration, id string, o Outcome, by string) (Ask, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), caller)
+	defer cancel()
+	return s.Decide(ctx, id, o, by, "")
+}
+
+// decidedEvents are the decided events of id in s's audit.
+func decidedEvents(t *testing.T, s *RedisStore, id string) []Outcome {
+	t.Helper()
+	events, err := s.Audit(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Outcome
+	for _, e := range events {
+		if e.AskID == id && e.Kind != EventAsked {
+			out = append(out, e.Outcome)
+		}
+	}
+	return out
+}
+
+func testHungReplicas(t *testing.T, url string, master *redistest.Server, replicas []*redistest.Server, caller time.Duration) {
+	opts := Options{Logger: quietLogger()} // askops: the namespace is the hash tag, whose master the caller froze the replicas of
+	waiter := newRedisStore(t, url, opts)
+	decider := newRedisStore(t, url, opts)
+	a, err := waiter.Create(t.Context(), sampleRequest(1), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	master.WaitReplicated(10 * time.Second)
+	woke := make(chan Ask, 1)
+	go func() { got, _ := waiter.Wait(t.Context(), a.ID); woke <- got }()
+	waitFor(t, "the Wait registered", 10*time.Second, func() bool { return waiter.waiting() == 1 })
+
+	for _, r := range replicas {
+		r.Freeze()
+	}
+	_, err = decideWithin(decider, caller, a.ID, Approved, "U1")
+	rec, _ := errors.AsType[*Error](err)
+	if !NotDurable(err) || ErrorCode(err) != CodeUnavailable || rec == nil || rec.Msg != "decision recorded but not yet durable; re-read" {
+		t.Fatalf("decide with the replicas hung: %v, want unavailable: decision recorded but not yet durable; re-read", err)
+	}
+	if first, ok := rec.Record.(*Ask); !ok || first.Status != Status(Approved) || first.DecidedBy != "U1" {
+		t.Errorf("the not-durable answer carries %+v, want the approval by U1", rec.Record)
+	}
+	_, err = decideWithin(decider, caller, a.ID, Denied, "U2")
+	if rec, _ := errors.AsType[*Error](err); !NotDurable(err) || rec == nil || rec.Record.(*Ask).Status != Status(Approved) {
+		t.Errorf("a second decide with the replicas hung: %v, want not durable with the first decision", err)
+	}
+	if got := decidedEvents(t, decider, a.ID); !slices.Equal(got, []Outcome{Approved}) {
+		t.Errorf("audit while not durable: decided events %v, want the one approval (it is in the decision's script)", got)
+	}
+	select {
+	case got := <-woke:
+		t.Fatalf("the waiter returned %s while the decision was not on the replicas", got.Status)
+	case <-time.After(caller):
+	}
+
+	for _, r := range replicas {
+		r.Thaw()
+	}
+	select {
+	case got := <-woke:
+		if got.Status != Status(Approved) {
+			t.Errorf("the waiter woke with %s, want approved", got.Status)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiter did not wake within 20 s of the replicas coming back (nobody decided again)")
+	}
+	_, err = decideWithin(decider, caller, a.ID, Approved, "U1")
+	if first, ok := ConflictAsk(err); !ok || first.Status != Status(Approved) || first.DecidedBy != "U1" {
+		t.Errorf("re-read after the replicas came back: %v, want it decided (approved by U1)", err)
+	}
+}
+
+func testKilledReplica(t *testing.T, url string, replicas int, killed *redistest.Server, caller time.Duration) {
+	var told targetLog
+	opts := Options{Logger: quietLogger(), ReplicaAcksChanged: told.add}
+	decider := newRedisStore(t, url, opts)
+	a, err := decider.Create(t.Context(), sampleRequest(1), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if told.last() != replicas {
+		t.Fatalf("the store waits for %d replicas, want %d", told.last(), replicas)
+	}
+	killed.Kill()
+	_, err = decideWithin(decider, caller, a.ID, Approved, "U1")
+	if ErrorCode(err) != CodeUnavailable || NotDurable(err) {
+		t.Errorf("decide right after a replica was killed: %v, want unavailable with nothing recorded", err)
+	}
+	if got, err := decider.Get(t.Context(), a.ID); err != nil || got.Status != StatusPending {
+		t.Errorf("after the refused decide the record is %s (%v), want pending", got.Status, err)
+	}
+	if got := decidedEvents(t, decider, a.ID); len(got) != 0 {
+		t.Errorf("audit after the refused decide: decided events %v, want none", got)
+	}
+	waitFor(t, "the count lowered once the replica is gone", replicaGoneAfter+10*time.Second, func() bool { return told.last() == replicas-1 })
+	if _, err := decideWithin(decider, caller, a.ID, Approved, "U1"); err != nil {
+		t.Errorf("decide with the killed replica counted out: %v", err)
+	}
 }

@@ -58,6 +58,12 @@ type RedisStore struct {
 	stop      context.CancelFunc // the reader's and the replica watch's
 	reading   chan struct{}      // closed when the reader goroutine returns
 	watching  chan struct{}      // closed when watchReplicas returns
+	bg        context.Context    // the reader's, ended by Close
+
+	// later runs confirmLater's follow-ups; Close waits for them.
+	laterMu     sync.Mutex
+	laterClosed bool
+	later       sync.WaitGroup
 
 	decisions *subscription.Subscription // the listener
 
@@ -125,7 +131,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		return nil, &Error{Store: "pending", Code: CodeUnavailable, Op: "open", Msg: "count the master's replicas", Err: err}
 	}
 	rctx, stop := context.WithCancel(context.Background())
-	s.stop = stop
+	s.stop, s.bg = stop, rctx
 	go s.read(rctx)
 	go s.watchReplicas(rctx)
 	return s, nil
@@ -332,7 +338,11 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 		res, err = s.durable(ctx, func(p redis.Scripter) *redis.Cmd { return script.Eval(ctx, p, keys, argv...) })
 	}
 	if NotDurable(err) {
-		return Ask{}, "", s.notDurable(op, id, res, err)
+		nerr := s.notDurable(op, id, res, err)
+		if a, ok := nerr.(*Error).Record.(*Ask); ok && a.Status != StatusPending {
+			s.confirmLater(id)
+		}
+		return Ask{}, "", nerr
 	}
 	if err != nil {
 		return Ask{}, "", unavailable(op, err)
@@ -736,11 +746,15 @@ func (s *RedisStore) Audit(ctx context.Context, limit int) ([]Event, error) {
 // return Unavailable. It does not close the Redis client.
 func (s *RedisStore) Close() error {
 	s.closeOnce.Do(func() {
+		s.laterMu.Lock()
+		s.laterClosed = true
+		s.laterMu.Unlock()
 		close(s.closed)
 		s.stop()
 		_ = s.decisions.Close()
 		<-s.reading
 		<-s.watching
+		s.later.Wait()
 	})
 	return nil
 }
