@@ -436,7 +436,9 @@ func (s *RedisStore) durableOnce(ctx context.Context, cmd func(redis.Scripter) *
 			// cmd ran; the fence or WAIT did not answer.
 			return c, nil, fmt.Errorf("%w: %v", ErrNotDurable, err)
 		}
-		return nil, nil, err
+		// No answer at all (the connection broke, the deadline passed):
+		// cmd may have run. Not "nothing recorded", then: re-read.
+		return nil, nil, fmt.Errorf("%w: no answer after it was sent: %v", ErrNotDurable, err)
 	}
 	got := int(wait.Val())
 	for got < need && time.Now().Before(end) {

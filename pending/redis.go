@@ -339,8 +339,8 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 	}
 	if NotDurable(err) {
 		nerr := s.notDurable(op, id, res, err)
-		if a, ok := nerr.(*Error).Record.(*Ask); ok && a.Status != StatusPending {
-			s.confirmLater(id)
+		if a, ok := nerr.(*Error).Record.(*Ask); !ok || a.Status != StatusPending {
+			s.confirmLater(id) // ended, or unknown: the connection broke after the script was sent
 		}
 		return Ask{}, "", nerr
 	}

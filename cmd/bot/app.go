@@ -74,7 +74,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	a.slack = newSlackClient(cfg.Slack, hc)
 
 	a.Set, err = stores.Open(ctx, cfg.Redis, stores.Options{SessionTTL: cfg.Approvals.SessionTTL.D(),
-		SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal()), Now: a.now, Logger: log})
+		SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal()), Now: a.now, Logger: log, ReplicaAcksChanged: m.ReplicaAcks})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"time"
@@ -45,6 +46,12 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 		return exitFailed
 	}
 	defer st.Close()
+	watch, err := checkRedisServer(ctx, st.Redis, cfg.Redis.Addr(), log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	defer startServerWatch(ctx, watch)()
 	asks, gs := st.Asks, st.Grants
 
 	live := console.NewLive()
@@ -66,7 +73,11 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config) int {
 		return exitFailed
 	}
 	defer api.Service.Close()
-	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, api.Routes)
+	// /readyz as serve's with Slack has it, without Slack to ask.
+	ready := &slackui.Readiness{Now: now, Store: storeReady(st.Ping, watch), Slack: func(context.Context) error { return nil }}
+	routes := maps.Clone(api.Routes)
+	routes["GET /readyz"] = ready.Handler()
+	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, routes)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed

@@ -34,6 +34,10 @@ type Options struct {
 	SealKey []byte
 	Now     func() time.Time // default time.Now
 	Logger  *slog.Logger     // default: discard
+	// ReplicaAcksChanged is told how many replicas decisions wait for, at
+	// open and on every change (pending.Options.ReplicaAcksChanged: the
+	// askops_redis_replica_acks metric).
+	ReplicaAcksChanged func(replicas int)
 }
 
 func (o Options) logger(component string) *slog.Logger {
@@ -55,6 +59,7 @@ func Open(ctx context.Context, c config.RedisConfig, o Options) (st Set, err err
 	}
 	popts.ReplicaAcks, _ = c.ReplicaAcksOption() // validated
 	popts.ReplicaTimeout = c.ReplicaTimeout.D()
+	popts.ReplicaAcksChanged = o.ReplicaAcksChanged
 	if st.Redis, err = OpenRedis(c); err != nil {
 		return Set{}, fmt.Errorf("redis.url: %w", err)
 	}
