@@ -555,7 +555,7 @@ func (s *RedisStore) confirmLater(id string) {
 			case <-time.After(backoff):
 			}
 			ctx, cancel := context.WithTimeout(s.bg, s.opts.ReplicaTimeout+2*replyMargin)
-			r := s.confirmEnded(ctx, []string{id})[id]
+			r := s.confirmEnded(ctx, "decide", []string{id})[id]
 			if r.end != nil {
 				if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
 					s.opts.Logger.Warn("pending: could not announce a decision that became durable", "ask", id, "err", err)
@@ -573,7 +573,7 @@ func (s *RedisStore) confirmLater(id string) {
 // waiter acts only on a decision the replicas hold. (A read can see a
 // decision whose WAIT is still running, or one made on a master about to
 // lose it to a failover.)
-func (s *RedisStore) confirmEnded(ctx context.Context, ids []string) map[string]*readResult {
+func (s *RedisStore) confirmEnded(ctx context.Context, op string, ids []string) map[string]*readResult {
 	const script = "local out = {}\nfor i, k in ipairs(KEYS) do out[i] = redis.call('HGETALL', k) end\nreturn out"
 	keys := make([]string, len(ids))
 	for i, id := range ids {
@@ -590,11 +590,11 @@ func (s *RedisStore) confirmEnded(ctx context.Context, ids []string) map[string]
 		}
 		switch {
 		case ferr != nil:
-			r.err = unavailable("wait", ferr)
+			r.err = unavailable(op, ferr)
 		case len(h) == 0:
-			r.err = notFound("wait", id)
+			r.err = notFound(op, id)
 		default:
-			a, derr := decodeAsk("wait", id, h)
+			a, derr := decodeAsk(op, id, h)
 			switch {
 			case derr != nil:
 				r.err = derr

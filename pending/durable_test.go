@@ -423,10 +423,21 @@ func testHungReplicas(t *testing.T, url string, master *redistest.Server, replic
 	if got := decidedEvents(t, decider, a.ID); !slices.Equal(got, []Outcome{Approved}) {
 		t.Errorf("audit while not durable: decided events %v, want the one approval (it is in the decision's script)", got)
 	}
+	// A waiter that comes after the decision (its first read finds it
+	// decided, not durable) neither acts on it nor gives up.
+	lateWoke := make(chan Ask, 1)
+	go func() { got, _ := waiter.Wait(t.Context(), a.ID); lateWoke <- got }()
+	gctx, cancel := context.WithTimeout(t.Context(), caller)
+	if got, err := decider.Get(gctx, a.ID); !NotDurable(err) {
+		t.Errorf("Get while not durable: %s %v, want not durable (an API client polling GET /v1/asks/{id} acts on what it reads)", got.Status, err)
+	}
+	cancel()
 	select {
 	case got := <-woke:
 		t.Fatalf("the waiter returned %s while the decision was not on the replicas", got.Status)
-	case <-time.After(caller):
+	case got := <-lateWoke:
+		t.Fatalf("the waiter that came after the decision returned %s while it was not on the replicas", got.Status)
+	case <-time.After(caller + finishBudgetOf(waiter)):
 	}
 
 	for _, r := range replicas {
@@ -439,6 +450,17 @@ func testHungReplicas(t *testing.T, url string, master *redistest.Server, replic
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the waiter did not wake within 20 s of the replicas coming back (nobody decided again)")
+	}
+	select {
+	case got := <-lateWoke:
+		if got.Status != Status(Approved) {
+			t.Errorf("the waiter that came after the decision woke with %s, want approved", got.Status)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiter that came after the decision did not wake within 20 s of the replicas coming back")
+	}
+	if got, err := decider.Get(t.Context(), a.ID); err != nil || got.Status != Status(Approved) {
+		t.Errorf("Get once durable: %s %v, want approved", got.Status, err)
 	}
 	_, err = decideWithin(decider, caller, a.ID, Approved, "U1")
 	if first, ok := ConflictAsk(err); !ok || first.Status != Status(Approved) || first.DecidedBy != "U1" {
@@ -473,3 +495,7 @@ func testKilledReplica(t *testing.T, url string, replicas int, killed *redistest
 		t.Errorf("decide with the killed replica counted out: %v", err)
 	}
 }
+
+// finishBudgetOf is how long a waiter whose first read fails retries it
+// before giving up (await's giveUp).
+func finishBudgetOf(s *RedisStore) time.Duration { return s.finishBudget() }

@@ -232,7 +232,21 @@ func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
 	if len(h) == 0 {
 		return Ask{}, notFound(op, id)
 	}
-	return decodeAsk(op, id, h)
+	a, err := decodeAsk(op, id, h)
+	if err != nil || a.Status == StatusPending || !s.replicas.on() {
+		return a, err
+	}
+	// An ended Ask is shown as ended only once the replicas hold its end:
+	// an API client polling GET /v1/asks/{id} acts on what it reads, as a
+	// waiter does (confirmEnded).
+	r := s.confirmEnded(ctx, op, []string{id})[id]
+	switch {
+	case r.end != nil:
+		return r.end.ask, nil
+	case r.ask != nil:
+		return *r.ask, nil // taken back by a failover: pending again
+	}
+	return Ask{}, r.err
 }
 
 // decideScript is the only way an Ask leaves "pending" (with voteScript,
@@ -466,6 +480,13 @@ func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 			retry = nil
 			s.waiters.reread(id)
 			continue
+		}
+		if r.unconfirmed != nil && last == nil {
+			// Decided, but not yet durable: the Ask exists; wait on
+			// (its decider's store announces it once durable) with its
+			// deadline armed, re-reading meanwhile.
+			last = r.unconfirmed
+			deadline = s.opts.After(last.Deadline.Sub(s.opts.Now()))
 		}
 		switch {
 		case r.end != nil:
