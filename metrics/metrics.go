@@ -1,6 +1,6 @@
 // Package metrics is askops' Prometheus metrics (askops_asks_total,
 // askops_decision_seconds, askops_asks_pending, askops_slack_api_errors_total,
-// askops_runs_total, askops_build_info) and the wrappers that count: around
+// askops_runs_total, askops_redis_replica_acks, askops_build_info) and the wrappers that count: around
 // the approval round trip (one log line per outcome too), a sweep's expiry,
 // and the Slack client's HTTP transport. It knows no channel and no model:
 // the wiring hands it what to count.
@@ -27,6 +27,7 @@ type Set struct {
 	pending     prometheus.Gauge
 	slackErrors *prometheus.CounterVec
 	runs        *prometheus.CounterVec
+	replicaAcks prometheus.Gauge
 }
 
 // decisionBuckets are the decision latency buckets, in seconds: a human
@@ -62,10 +63,15 @@ func New(version string) *Set {
 			Name: "askops_runs_total",
 			Help: "Agent runs ended, by state (finished, failed, cancelled).",
 		}, []string{"state"}),
+		replicaAcks: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "askops_redis_replica_acks",
+			Help: "How many replicas must hold a decision before it is confirmed (redis.replica_acks; auto follows the master's replicas). -1 until the store reports it.",
+		}),
 	}
+	m.replicaAcks.Set(-1)
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "askops_build_info", Help: "The running version."}, []string{"version"})
 	build.WithLabelValues(version).Set(1)
-	m.reg.MustRegister(m.asks, m.decision, m.pending, m.slackErrors, m.runs, build,
+	m.reg.MustRegister(m.asks, m.decision, m.pending, m.slackErrors, m.runs, m.replicaAcks, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range pending.Outcomes() {
 		m.asks.WithLabelValues(string(o))
@@ -88,6 +94,10 @@ func (m *Set) SlackAPIError(method string) { m.slackErrors.WithLabelValues(metho
 
 // RunEnded counts a run by its final state.
 func (m *Set) RunEnded(state string) { m.runs.WithLabelValues(state).Inc() }
+
+// ReplicaAcks sets how many replicas decisions wait for (the store tells
+// it at open and on every change: pending.Options.ReplicaAcksChanged).
+func (m *Set) ReplicaAcks(n int) { m.replicaAcks.Set(float64(n)) }
 
 // Handler serves the metrics in the Prometheus exposition formats.
 func (m *Set) Handler() http.Handler {

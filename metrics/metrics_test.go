@@ -22,6 +22,8 @@ func TestMetricsExposition(t *testing.T) {
 	m.SlackAPIError("chat.update")
 	m.SlackAPIError(`we"ird\method`)
 	m.RunEnded("finished")
+	m.ReplicaAcks(1)
+	m.ReplicaAcks(2) // a replica rejoined
 
 	out := scrape(t, m)
 	for _, want := range []string{
@@ -42,6 +44,7 @@ func TestMetricsExposition(t *testing.T) {
 		`askops_slack_api_errors_total{method="we\"ird\\method"} 1`,
 		`askops_runs_total{state="finished"} 1`,
 		`askops_build_info{version="dev"} 1`,
+		"askops_redis_replica_acks 2",
 		"# TYPE go_goroutines gauge",
 	} {
 		if !strings.Contains(out, want+"\n") {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,97 +21,300 @@ import (
 // decision is confirmed (Decide returns it, a waiter acts on it) only once
 // WAIT says the replicas hold it.
 //
-// How many: all the replicas the master has. Waiting for one of two is not
-// enough (measured: 16 of 200 confirmed decisions lost in a SENTINEL
-// FAILOVER): the promoted replica stops copying from the old master at
-// once, the other keeps acknowledging the old master's writes until
-// Sentinel moves it, and then drops them in its resync.
+// How many (replica_acks auto): every replica the master now holding
+// askops' keys has had, each counted from the moment it is online until it
+// has been gone for replicaGoneAfter. Waiting for one of two is not enough
+// (measured: 16 of 200 confirmed decisions lost in a SENTINEL FAILOVER):
+// the promoted replica stops copying from the old master at once, the
+// other keeps acknowledging the old master's writes until Sentinel moves
+// it, and then drops them in its resync. So a replica that leaves its
+// master still counts for a while: the old master of a failover, which
+// cannot tell a replica promoted away from one that died, goes on refusing
+// until it is demoted. Only a replica gone for longer than any failover
+// takes to demote the old master is dropped from the count, and it counts
+// again the moment it is back. Counting the replicas once, when the store
+// opened, lost 45 and 14 of 200 confirmed decisions in a failover after a
+// replica that was down at open had come back: WAIT asked for one copy of
+// two.
 //
-// When the count may drop: only on a new master (another run_id). The old
-// master cannot tell a replica promoted away from a replica that died, so
-// there a shortfall is an error; a new master, fresh from a failover, is
-// held to the replicas it has (perhaps none, as on a Cluster shard whose
-// other node died), and the count rises again, up to the target, as
-// replicas join it. An explicit Options.ReplicaAcks never changes.
+// A new master (another run_id: a failover happened) is held to the
+// replicas it has, perhaps none (a Cluster shard whose other node died),
+// and its count rises as they join.
+//
+// The count is kept per master, by run_id, and judged on the connection
+// that runs the decision: during a failover the pool holds connections to
+// the old master and the new one, and judging the old one's WAIT by the
+// new one's count once confirmed a decision the old one then lost.
+//
+// What each side sees:
+//
+//   - Fewer replicas online than the count, before anything is written:
+//     the decide fails closed (unavailable); nothing was recorded.
+//   - The script ran but WAIT fell short within the caller's deadline: the
+//     decision stands in Redis but is not confirmed. Decide answers
+//     ErrNotDurable ("decision recorded but not yet durable; re-read"),
+//     with the record; nobody is woken. A waiter acts on it only once a
+//     later read finds it durable (confirmEnded), or takes the store's
+//     word at the next read if a failover took it back (pending again).
+//   - The audit's decided event is in the same script as the decision:
+//     it is exactly as durable as the decision itself.
+//
+// WAIT is bounded by the caller's deadline (less replyMargin) and by
+// ReplicaTimeout, and is asked in slices of waitSlice, so a short caller
+// still gets its answer in time and a count lowered meanwhile (a replica
+// found gone by the monitor, watchReplicas) is used at once.
 type replicaAcks struct {
-	target int  // 0: no WAIT at all
-	strict bool // Options.ReplicaAcks > 0: never lowered
+	mode   acksMode
+	fixed  int  // acksFixed: always this many
+	single bool // one server, neither Sentinel nor Cluster: no WAIT while it has no replica
+	log    *slog.Logger
+	// changed is told the count of the master holding askops' keys each
+	// time it changes (the metric).
+	changed func(int)
 
-	mu        sync.Mutex
-	acks      int       // what WAIT must reach now
-	master    string    // run_id the count was set for
-	checkedAt time.Time // last count of a new master's replicas
+	mu      sync.Mutex
+	masters map[string]*masterReplicas // by run_id
+	current string                     // the master last seen holding askops' keys
+	told    int                        // the count last logged and reported (-1: none yet)
 }
 
-func (r *replicaAcks) on() bool { return r.target > 0 }
+type acksMode int
 
-func (r *replicaAcks) now() int {
+const (
+	acksAuto acksMode = iota
+	acksFixed
+	acksOff
+)
+
+// masterReplicas is what one master's replicas have been.
+type masterReplicas struct {
+	seen   map[string]time.Time // replica ip:port -> when this master last listed it online
+	online int                  // online at the last look
+	looked time.Time
+}
+
+// Timings of the count. replicaGoneAfter is longer than a failover takes
+// to demote the old master (Sentinel's and the Cluster's, ~1-2 s here), so
+// the old master never counts the promoted replica out while it still
+// takes writes; short enough that a replica that really died stops
+// decisions for seconds, not until someone notices.
+const (
+	replicaGoneAfter = 5 * time.Second
+	replicaLookEvery = 500 * time.Millisecond
+	// forgetMaster drops the count of a master not seen for this long.
+	forgetMaster = time.Minute
+	waitSlice    = 250 * time.Millisecond
+	// onlinePause is how often a decide looks again while fewer replicas
+	// are online than must hold it.
+	onlinePause = 25 * time.Millisecond
+	// replyMargin is left of the caller's deadline for WAIT's reply to
+	// arrive.
+	replyMargin = 100 * time.Millisecond
+)
+
+// ErrNotDurable is the cause of a decide whose script ran but whose WAIT
+// fell short: the decision stands in Redis (a later read may confirm it,
+// a failover may take it back), so the caller must neither act on it nor
+// report it undone. Its Error's Record is the Ask as the script left it.
+var ErrNotDurable = errors.New("decision recorded but not yet durable; re-read")
+
+// NotDurable reports whether err is a decision recorded but not yet on
+// the replicas.
+func NotDurable(err error) bool { return errors.Is(err, ErrNotDurable) }
+
+// on reports whether decisions go through durable.
+func (r *replicaAcks) on() bool {
+	switch r.mode {
+	case acksOff:
+		return false
+	case acksFixed:
+		return true
+	}
+	if !r.single {
+		return true
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.acks
+	m := r.masters[r.current]
+	return m == nil || len(m.seen) > 0
 }
 
-// raiseEvery is how often a master held to fewer replicas than the target
-// is asked whether more have joined.
-const raiseEvery = 2 * time.Second
+// look is one INFO server + replication of the server holding askops'
+// keys.
+type look struct {
+	runID    string
+	master   bool     // role:master
+	replicas []string // online replicas, ip:port
+}
 
-// openReplicaAcks resolves Options.ReplicaAcks at open.
+func parseLook(info string) (look, error) {
+	var l look
+	role := ""
+	for line := range strings.SplitSeq(info, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "run_id:"); ok {
+			l.runID = v
+		}
+		if v, ok := strings.CutPrefix(line, "role:"); ok {
+			role = v
+		}
+		if name, v, ok := strings.Cut(line, ":"); ok && strings.HasPrefix(name, "slave") && strings.Contains(v, "state=") {
+			f := map[string]string{}
+			for kv := range strings.SplitSeq(v, ",") {
+				k, val, _ := strings.Cut(kv, "=")
+				f[k] = val
+			}
+			if f["state"] == "online" {
+				l.replicas = append(l.replicas, f["ip"]+":"+f["port"])
+			}
+		}
+	}
+	if l.runID == "" || role == "" {
+		return look{}, errors.New("INFO has no run_id or role")
+	}
+	l.master = role == "master"
+	return l, nil
+}
+
+// observe records what a look at a master found and returns how many
+// replicas must hold a decision on it, and how many are online.
+func (r *replicaAcks) observe(l look, now time.Time, current bool) (need, online int) {
+	if r.mode == acksFixed {
+		return r.fixed, len(l.replicas)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.masters == nil {
+		r.masters = map[string]*masterReplicas{}
+	}
+	m := r.masters[l.runID]
+	why := "rejoined"
+	if m == nil {
+		m = &masterReplicas{seen: map[string]time.Time{}}
+		r.masters[l.runID] = m
+		why = "new master"
+	}
+	for _, addr := range l.replicas {
+		m.seen[addr] = now
+	}
+	for addr, at := range m.seen {
+		if now.Sub(at) >= replicaGoneAfter {
+			delete(m.seen, addr)
+			why = "gone for " + replicaGoneAfter.String()
+		}
+	}
+	m.online, m.looked = len(l.replicas), now
+	for id, other := range r.masters {
+		if now.Sub(other.looked) > forgetMaster {
+			delete(r.masters, id)
+		}
+	}
+	if current || r.current == "" {
+		r.current = l.runID
+	}
+	if r.current == l.runID && len(m.seen) != r.told {
+		if r.told < 0 {
+			why = "start"
+		}
+		r.told = len(m.seen)
+		r.log.Info("pending: decisions wait for this many replicas of the master holding askops' keys",
+			"replicas", r.told, "online", m.online, "why", why, "master_run_id", l.runID, "seen", slices.Sorted(maps.Keys(m.seen)))
+		if r.changed != nil {
+			r.changed(r.told)
+		}
+	}
+	return len(m.seen), m.online
+}
+
+// needOf is the count of the master with runID now (the monitor may have
+// lowered it since the decision's look).
+func (r *replicaAcks) needOf(runID string) int {
+	if r.mode == acksFixed {
+		return r.fixed
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m := r.masters[runID]; m != nil {
+		return len(m.seen)
+	}
+	return 0
+}
+
+// openReplicaAcks resolves Options.ReplicaAcks at open and, for auto,
+// takes the first look.
 func (s *RedisStore) openReplicaAcks(ctx context.Context) error {
 	r := &s.replicas
-	if n := s.opts.ReplicaAcks; n != 0 {
-		r.target, r.acks, r.strict = max(n, 0), max(n, 0), n > 0
+	r.log, r.changed, r.told = s.opts.Logger, s.opts.ReplicaAcksChanged, -1
+	switch n := s.opts.ReplicaAcks; {
+	case n < 0:
+		r.mode = acksOff
+		return nil
+	case n > 0:
+		r.mode, r.fixed = acksFixed, n
+		s.opts.Logger.Info("pending: decisions wait for a fixed number of replicas (replica_acks)", "replicas", n)
+		if r.changed != nil {
+			r.changed(n)
+		}
 		return nil
 	}
+	r.mode = acksAuto
+	switch c := s.client.(type) {
+	case *redis.ClusterClient:
+	case *redis.Client:
+		// go-redis names its Sentinel failover client's address so.
+		r.single = c.Options().Addr != "FailoverClient"
+	default:
+		return fmt.Errorf("a %T cannot wait for replicas: set ReplicaAcks to -1", c)
+	}
+	return s.lookAtReplicas(ctx)
+}
+
+// watchReplicas looks at the replicas of the master holding askops' keys
+// every replicaLookEvery, so the count rises as soon as one rejoins and
+// falls once one is gone for good, whether or not anything is decided
+// meanwhile.
+func (s *RedisStore) watchReplicas(ctx context.Context) {
+	defer close(s.watching)
+	if s.replicas.mode != acksAuto {
+		return
+	}
+	t := time.NewTicker(replicaLookEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			lctx, cancel := context.WithTimeout(ctx, replicaLookEvery)
+			_ = s.lookAtReplicas(lctx) // a failed look changes nothing: the count stays
+			cancel()
+		}
+	}
+}
+
+func (s *RedisStore) lookAtReplicas(ctx context.Context) error {
 	node, err := s.slotNode(ctx)
 	if err != nil {
 		return err
 	}
-	m, err := masterInfo(ctx, node)
+	info, err := node.Info(ctx, "server", "replication").Result()
 	if err != nil {
 		return err
 	}
-	r.target, r.acks, r.master, r.checkedAt = m.replicas, m.replicas, m.runID, time.Now()
+	l, err := parseLook(info)
+	if err != nil {
+		return err
+	}
+	if l.master {
+		s.replicas.observe(l, time.Now(), true)
+	}
 	return nil
 }
 
-// master is what INFO says of the server holding askops' keys.
-type master struct {
-	runID    string
-	replicas int
-}
-
-func masterInfo(ctx context.Context, node *redis.Client) (master, error) {
-	info, err := node.Info(ctx, "server", "replication").Result()
-	if err != nil {
-		return master{}, err
-	}
-	return parseMasterInfo(info)
-}
-
-func parseMasterInfo(info string) (master, error) {
-	var m master
-	var err error
-	found := false
-	for line := range strings.SplitSeq(info, "\n") {
-		line = strings.TrimSpace(line)
-		if v, ok := strings.CutPrefix(line, "run_id:"); ok {
-			m.runID = v
-		}
-		if v, ok := strings.CutPrefix(line, "connected_slaves:"); ok {
-			m.replicas, err = strconv.Atoi(v)
-			found = err == nil
-		}
-	}
-	if !found || m.runID == "" {
-		return master{}, errors.New("INFO has no run_id or connected_slaves")
-	}
-	return m, nil
-}
-
 // slotNode is the client of the one server that holds askops' keys (on a
-// Cluster, the master of their slot). Commands pipelined on it share one
-// connection, which WAIT needs: it counts the replicas that have everything
-// that connection wrote.
+// Cluster, the master of their slot). Commands pipelined on one of its
+// connections share it, which WAIT needs: it counts the replicas that have
+// everything that connection wrote.
 func (s *RedisStore) slotNode(ctx context.Context) (*redis.Client, error) {
 	switch c := s.client.(type) {
 	case *redis.ClusterClient:
@@ -121,106 +326,254 @@ func (s *RedisStore) slotNode(ctx context.Context) (*redis.Client, error) {
 	}
 }
 
-// durable runs cmd, a fence write and WAIT in one pipeline on the server
-// holding askops' keys, and returns cmd's reply once the replicas hold all
-// of it. The fence write is there because WAIT covers what its connection
-// wrote, and cmd may write nothing (a losing decide, a read).
+// durable runs cmd on the server holding askops' keys and returns its reply
+// once the replicas hold what it wrote (see durableCmd).
 func (s *RedisStore) durable(ctx context.Context, cmd func(redis.Scripter) *redis.Cmd) ([]any, error) {
 	c, err := s.durableCmd(ctx, cmd)
-	if err != nil {
+	if c == nil {
 		return nil, err
 	}
-	return c.Slice()
+	res, cerr := c.Slice()
+	if cerr != nil {
+		return nil, cerr
+	}
+	return res, err
 }
 
-// durableCmd is durable for a reply of any shape: cmd, answered only once
-// the replicas hold what it wrote.
+// followBudget bounds how long a caller without a deadline (the reader)
+// follows redirects and failovers before it is told unavailable.
+const followBudget = 5 * time.Second
+
+// durableCmd is durable for a reply of any shape. It returns:
+//
+//   - cmd's reply and nil: the replicas hold what it wrote;
+//   - cmd's reply and an error wrapping ErrNotDurable: cmd ran, WAIT fell
+//     short within the caller's deadline;
+//   - nil and an error: cmd did not run (or it cannot be told whether it
+//     did: the connection broke mid-way).
+//
+// A redirect or a failover seen before cmd ran (MOVED, ASK, TRYAGAIN,
+// CLUSTERDOWN, READONLY, a server that turned replica, a refused dial) is
+// followed: the slot map is reloaded and cmd sent again to the server now
+// holding askops' keys, until the caller's deadline.
 func (s *RedisStore) durableCmd(ctx context.Context, cmd func(redis.Scripter) *redis.Cmd) (*redis.Cmd, error) {
+	giveUp := time.Now().Add(followBudget)
+	if d, ok := ctx.Deadline(); ok {
+		giveUp = d.Add(-replyMargin)
+	}
+	for {
+		c, moved, err := s.durableOnce(ctx, cmd)
+		if moved == nil {
+			return c, err
+		}
+		if !s.follow(ctx, moved, giveUp) {
+			return nil, err
+		}
+	}
+}
+
+// redirect is why a command did not run where it was sent, and where to.
+type redirect struct{ to string } // to: MOVED's address, or "" (reload and look again)
+
+func (s *RedisStore) durableOnce(ctx context.Context, cmd func(redis.Scripter) *redis.Cmd) (*redis.Cmd, *redirect, error) {
 	node, err := s.slotNode(ctx)
 	if err != nil {
-		return nil, err
+		return nil, notRun(err), err
 	}
-	s.maybeRaise(ctx, node)
-	acks := s.replicas.now()
+	conn := node.Conn()
+	defer func() { _ = conn.Close() }()
+
+	// Which master this connection reaches, and its replicas, before
+	// anything is written: too few online fails closed here.
+	info, err := conn.Info(ctx, "server", "replication").Result()
+	if err != nil {
+		return nil, notRun(err), err
+	}
+	l, err := parseLook(info)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !l.master {
+		err := errors.New("the server holding askops' keys is a replica now")
+		return nil, &redirect{}, err // demoted by a failover: find the new master
+	}
+	start := time.Now()
+	end := s.waitUntil(ctx, start)
+	need, online := s.replicas.observe(l, start, false)
+	for online < need {
+		// A replica resyncing after a failover is back in a moment, a
+		// dead one is counted out by the monitor: look again until the
+		// deadline, then fail closed with nothing written.
+		if !time.Now().Add(onlinePause).Before(end) {
+			return nil, nil, fmt.Errorf("%d of the %d replicas that must hold a decision are online; nothing was recorded", online, need)
+		}
+		time.Sleep(onlinePause)
+		info, err := conn.Info(ctx, "server", "replication").Result()
+		if err != nil {
+			return nil, notRun(err), err
+		}
+		if l, err = parseLook(info); err != nil || !l.master {
+			return nil, &redirect{}, fmt.Errorf("the server holding askops' keys changed role: %v", err)
+		}
+		need, online = s.replicas.observe(l, time.Now(), false)
+	}
 	var c *redis.Cmd
 	var wait *redis.IntCmd
-	var info *redis.StringCmd
-	if _, err := node.Pipelined(ctx, func(p redis.Pipeliner) error {
+	if _, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
 		c = cmd(p)
 		p.Incr(ctx, s.keys.fence)
-		wait = redis.NewIntCmd(ctx, "wait", acks, s.opts.ReplicaTimeout.Milliseconds())
+		wait = redis.NewIntCmd(ctx, "wait", need, waitMillis(end))
 		_ = p.Process(ctx, wait)
-		// Which master answered WAIT must come from the same connection:
-		// during a failover a pool holds connections to the old master
-		// and the new one, and judging the old one's WAIT by the new
-		// one's run_id once confirmed a decision the old one then lost.
-		info = p.Info(ctx, "server", "replication")
 		return nil
 	}); err != nil {
-		return nil, err
-	}
-	if err := c.Err(); err != nil {
-		return nil, err
+		if cerr := c.Err(); cerr != nil && !isNetworkErr(cerr) {
+			if r := notRun(cerr); r != nil {
+				return nil, r, cerr // refused, not run: MOVED, READONLY, …
+			}
+			return nil, nil, cerr // the script's own error
+		}
+		if c.Err() == nil {
+			// cmd ran; the fence or WAIT did not answer.
+			return c, nil, fmt.Errorf("%w: %v", ErrNotDurable, err)
+		}
+		// No answer at all (the connection broke, the deadline passed):
+		// cmd may have run. Not "nothing recorded", then: re-read.
+		return nil, nil, fmt.Errorf("%w: no answer after it was sent: %v", ErrNotDurable, err)
 	}
 	got := int(wait.Val())
-	if got >= acks || s.lowered(info.Val(), got) {
-		return c, nil
+	for got < need && time.Now().Before(end) {
+		// Short: the monitor may have found a replica gone meanwhile;
+		// else ask again, on this connection, until the deadline.
+		if need = s.replicas.needOf(l.runID); got >= need {
+			break
+		}
+		n, err := conn.Do(ctx, "wait", need, waitMillis(end)).Int()
+		if err != nil {
+			break
+		}
+		got = n
 	}
-	return nil, fmt.Errorf("%d of %d replicas confirmed within %s", got, acks, s.opts.ReplicaTimeout)
+	if need = min(need, s.replicas.needOf(l.runID)); got >= need {
+		return c, nil, nil
+	}
+	return c, nil, fmt.Errorf("%w: %d of %d replicas confirmed within %s", ErrNotDurable, got, need, time.Since(start).Round(time.Millisecond))
 }
 
-// lowered reports whether got replicas are enough after all: true when the
-// server is a new master (a failover happened) that has no more than got
-// replicas, whose count then becomes the requirement.
-func (s *RedisStore) lowered(info string, got int) bool {
-	r := &s.replicas
-	if r.strict {
-		return false
+// waitUntil is when WAIT must have answered: the caller's deadline less
+// replyMargin, and at most ReplicaTimeout after start.
+func (s *RedisStore) waitUntil(ctx context.Context, start time.Time) time.Time {
+	end := start.Add(s.opts.ReplicaTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Add(-replyMargin).Before(end) {
+		end = d.Add(-replyMargin)
 	}
-	m, err := parseMasterInfo(info)
-	if err != nil {
-		return false
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if m.runID == r.master {
-		return false // the same master lost replicas: one may be promoted away
-	}
-	r.master, r.acks, r.checkedAt = m.runID, min(r.target, m.replicas), time.Now()
-	s.opts.Logger.Warn("pending: a new master holds askops' keys; decisions wait for its replicas", "replicas", r.acks, "target", r.target)
-	return got >= r.acks
+	return end
 }
 
-// maybeRaise counts the replicas of a master held to fewer than the
-// target, at most every raiseEvery, and raises the requirement as they
-// join.
-func (s *RedisStore) maybeRaise(ctx context.Context, node *redis.Client) {
-	r := &s.replicas
-	r.mu.Lock()
-	due := !r.strict && r.acks < r.target && time.Since(r.checkedAt) >= raiseEvery
-	if due {
-		r.checkedAt = time.Now()
+// waitMillis is WAIT's timeout for a wait until end, in waitSlice pieces,
+// never 0 (which would wait forever).
+func waitMillis(end time.Time) int64 {
+	return max(min(time.Until(end), waitSlice).Milliseconds(), 1)
+}
+
+// notRun says whether err means the command was not run where it was sent
+// and should be sent again where askops' keys now are (nil: no).
+func notRun(err error) *redirect {
+	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
 	}
-	r.mu.Unlock()
-	if !due {
+	if rerr, ok := errors.AsType[redis.Error](err); ok {
+		msg := rerr.Error()
+		if addr, ok := strings.CutPrefix(msg, "MOVED "); ok {
+			_, to, _ := strings.Cut(addr, " ")
+			return &redirect{to: to}
+		}
+		for _, p := range []string{"ASK ", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "LOADING", "READONLY"} {
+			if strings.HasPrefix(msg, p) {
+				return &redirect{}
+			}
+		}
+		return nil
+	}
+	return &redirect{} // no answer before anything was sent: a dead or unreachable server
+}
+
+func isNetworkErr(err error) bool {
+	_, isRedis := errors.AsType[redis.Error](err)
+	return err != nil && !isRedis && !errors.Is(err, redis.Nil)
+}
+
+// follow gets ready to send a refused command again: on a Cluster, it
+// reloads the slot map and, after MOVED, waits until the map names the
+// new master; anywhere, it pauses briefly (a Sentinel client finds the new
+// master on its next dial). It reports false once giveUp has passed.
+func (s *RedisStore) follow(ctx context.Context, r *redirect, giveUp time.Time) bool {
+	const pause = 20 * time.Millisecond
+	cc, isCluster := s.client.(*redis.ClusterClient)
+	for {
+		if !time.Now().Add(pause).Before(giveUp) {
+			return false
+		}
+		if isCluster {
+			cc.ReloadState(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(pause):
+		}
+		if !isCluster || r.to == "" {
+			return true
+		}
+		if n, err := cc.MasterForKey(ctx, s.keys.deadlines); err == nil && n.Options().Addr == r.to {
+			return true
+		}
+	}
+}
+
+// confirmLaterFor bounds how long confirmLater follows one decision.
+const confirmLaterFor = time.Minute
+
+// confirmLater follows a decision recorded but not yet durable, so that
+// it wakes its waiters once the replicas hold it without anyone deciding
+// again (the one who clicked was told to re-read, not to click twice): it
+// reads the record through durable, backing off, and announces the id once
+// that read confirms it (every waiter then confirms it again for itself).
+// It stops when the record is pending again (a failover took the decision
+// back: nothing to announce), gone, after confirmLaterFor, or at Close.
+func (s *RedisStore) confirmLater(id string) {
+	s.laterMu.Lock()
+	defer s.laterMu.Unlock()
+	if s.laterClosed {
 		return
 	}
-	m, err := masterInfo(ctx, node)
-	if err != nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if m.runID == r.master && m.replicas > r.acks {
-		r.acks = min(r.target, m.replicas)
-	}
+	s.later.Go(func() {
+		until := time.Now().Add(confirmLaterFor)
+		for backoff := 100 * time.Millisecond; time.Now().Before(until); backoff = min(2*backoff, 2*time.Second) {
+			select {
+			case <-s.bg.Done():
+				return
+			case <-time.After(backoff):
+			}
+			ctx, cancel := context.WithTimeout(s.bg, s.opts.ReplicaTimeout+2*replyMargin)
+			r := s.confirmEnded(ctx, "decide", []string{id})[id]
+			if r.end != nil {
+				if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
+					s.opts.Logger.Warn("pending: could not announce a decision that became durable", "ask", id, "err", err)
+				}
+			}
+			cancel()
+			if r.end != nil || r.ask != nil || ErrorCode(r.err) != CodeUnavailable {
+				return
+			}
+		}
+	})
 }
 
 // confirmEnded re-reads the ended records of ids through durable, so a
 // waiter acts only on a decision the replicas hold. (A read can see a
 // decision whose WAIT is still running, or one made on a master about to
 // lose it to a failover.)
-func (s *RedisStore) confirmEnded(ctx context.Context, ids []string) map[string]*readResult {
+func (s *RedisStore) confirmEnded(ctx context.Context, op string, ids []string) map[string]*readResult {
 	const script = "local out = {}\nfor i, k in ipairs(KEYS) do out[i] = redis.call('HGETALL', k) end\nreturn out"
 	keys := make([]string, len(ids))
 	for i, id := range ids {
@@ -237,11 +590,11 @@ func (s *RedisStore) confirmEnded(ctx context.Context, ids []string) map[string]
 		}
 		switch {
 		case ferr != nil:
-			r.err = unavailable("wait", ferr)
+			r.err = unavailable(op, ferr)
 		case len(h) == 0:
-			r.err = notFound("wait", id)
+			r.err = notFound(op, id)
 		default:
-			a, derr := decodeAsk("wait", id, h)
+			a, derr := decodeAsk(op, id, h)
 			switch {
 			case derr != nil:
 				r.err = derr

@@ -130,13 +130,18 @@ func (h slotMapReloader) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 
 // nodeFailed reports whether err says the node is gone or no longer
 // serves the slot, rather than that the command or its key was wrong.
+// MOVED and ASK are here too: go-redis follows them for the commands it
+// routes, but a command sent on a node's own client (askops' durable
+// pipelines, see durable.go) gets them back, and after a CLUSTER FAILOVER
+// every decide was refused with MOVED until the periodic reload (8 s
+// measured).
 func nodeFailed(err error) bool {
 	if err == nil || errors.Is(err, redis.Nil) {
 		return false
 	}
 	if rerr, ok := errors.AsType[redis.Error](err); ok {
 		msg := rerr.Error()
-		for _, p := range []string{"CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "LOADING", "READONLY"} {
+		for _, p := range []string{"MOVED ", "ASK ", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "LOADING", "READONLY"} {
 			if strings.HasPrefix(msg, p) {
 				return true
 			}

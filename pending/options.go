@@ -72,9 +72,11 @@ type Options struct {
 
 	// ReplicaAcks is how many replicas must hold a decision before it is
 	// confirmed (Decide returns, a waiter acts on it), checked with WAIT
-	// (Redis only; see durable.go). Zero means: every replica the master
-	// holding askops' keys has when the store opens; after a failover, the
-	// new master's replicas, rising again to that number as they join.
+	// (Redis only; see durable.go). Zero (auto) means: every replica the
+	// master now holding askops' keys has had, counted from when it is
+	// online until it has been gone for 5 s, looked at every 500 ms and
+	// logged on every change; after a failover, the new master's
+	// replicas, rising as they join.
 	// N > 0: always N (askops stops deciding while fewer are connected).
 	// Negative: never wait (a lone server, or decisions you accept to lose
 	// on a failover).
@@ -85,6 +87,10 @@ type Options struct {
 	// be confirmed by a later read. Default 1s (replicas answer in a
 	// millisecond; the margin is for a loaded machine).
 	ReplicaTimeout time.Duration
+
+	// ReplicaAcksChanged, when set, is told how many replicas decisions
+	// wait for, at open and on every change (the wiring's metric).
+	ReplicaAcksChanged func(replicas int)
 }
 
 func (o Options) withDefaults() Options {

@@ -55,8 +55,15 @@ type RedisStore struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
-	stop      context.CancelFunc // the reader's
+	stop      context.CancelFunc // the reader's and the replica watch's
 	reading   chan struct{}      // closed when the reader goroutine returns
+	watching  chan struct{}      // closed when watchReplicas returns
+	bg        context.Context    // the reader's, ended by Close
+
+	// later runs confirmLater's follow-ups; Close waits for them.
+	laterMu     sync.Mutex
+	laterClosed bool
+	later       sync.WaitGroup
 
 	decisions *subscription.Subscription // the listener
 
@@ -92,12 +99,13 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		return nil, &Error{Store: "pending", Code: CodeInvalid, Op: "open", Msg: fmt.Sprintf("namespace %q may not contain braces, colons or spaces", opts.Namespace)}
 	}
 	s := &RedisStore{
-		client:  client,
-		opts:    opts,
-		keys:    newRedisKeys(opts.Namespace),
-		waiters: newWaiters(),
-		closed:  make(chan struct{}),
-		reading: make(chan struct{}),
+		client:   client,
+		opts:     opts,
+		keys:     newRedisKeys(opts.Namespace),
+		waiters:  newWaiters(),
+		closed:   make(chan struct{}),
+		reading:  make(chan struct{}),
+		watching: make(chan struct{}),
 	}
 	var err error
 	s.decisions, err = subscription.Subscribe(ctx, client, s.keys.decided, subscription.Options{
@@ -123,8 +131,9 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		return nil, &Error{Store: "pending", Code: CodeUnavailable, Op: "open", Msg: "count the master's replicas", Err: err}
 	}
 	rctx, stop := context.WithCancel(context.Background())
-	s.stop = stop
+	s.stop, s.bg = stop, rctx
 	go s.read(rctx)
+	go s.watchReplicas(rctx)
 	return s, nil
 }
 
@@ -223,7 +232,21 @@ func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
 	if len(h) == 0 {
 		return Ask{}, notFound(op, id)
 	}
-	return decodeAsk(op, id, h)
+	a, err := decodeAsk(op, id, h)
+	if err != nil || a.Status == StatusPending || !s.replicas.on() {
+		return a, err
+	}
+	// An ended Ask is shown as ended only once the replicas hold its end:
+	// an API client polling GET /v1/asks/{id} acts on what it reads, as a
+	// waiter does (confirmEnded).
+	r := s.confirmEnded(ctx, op, []string{id})[id]
+	switch {
+	case r.end != nil:
+		return r.end.ask, nil
+	case r.ask != nil:
+		return *r.ask, nil // taken back by a failover: pending again
+	}
+	return Ask{}, r.err
 }
 
 // decideScript is the only way an Ask leaves "pending" (with voteScript,
@@ -315,17 +338,25 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 // to announce on ("" when the announcement waits for replicas, see decide).
 func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Script, args func(channel string) []any) (Ask, string, error) {
 	keys := []string{s.keys.ask(id), s.keys.deadlines, s.keys.audit, s.keys.auditHead}
+	waitReplicas := s.replicas.on() // once: a lone server's count may change meanwhile
 	channel := s.announceOn()
-	if s.replicas.on() {
+	if waitReplicas {
 		channel = "" // announced below, once durable
 	}
 	argv := args(channel)
 	var res []any
 	var err error
-	if !s.replicas.on() {
+	if !waitReplicas {
 		res, err = script.Run(ctx, s.client, keys, argv...).Slice()
 	} else {
 		res, err = s.durable(ctx, func(p redis.Scripter) *redis.Cmd { return script.Eval(ctx, p, keys, argv...) })
+	}
+	if NotDurable(err) {
+		nerr := s.notDurable(op, id, res, err)
+		if a, ok := nerr.(*Error).Record.(*Ask); !ok || a.Status != StatusPending {
+			s.confirmLater(id) // ended, or unknown: the connection broke after the script was sent
+		}
+		return Ask{}, "", nerr
 	}
 	if err != nil {
 		return Ask{}, "", unavailable(op, err)
@@ -352,7 +383,7 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 	if err != nil {
 		return Ask{}, result, err
 	}
-	if !s.replicas.on() && a.Status != StatusPending {
+	if !waitReplicas && a.Status != StatusPending {
 		// A waiter in this process (the replica that took the click is the
 		// one that waits: every single-replica deployment) ends on the
 		// reply, which holds the very record the script announced, instead
@@ -360,7 +391,7 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 		// the listener's goroutine.
 		s.waiters.deliver(id, &readResult{end: &waitEnd{ask: a}})
 	}
-	if s.replicas.on() && a.Status != StatusPending {
+	if waitReplicas && a.Status != StatusPending {
 		// Durable now: wake the waiters. A "lost" result is announced too:
 		// the winner may be an earlier attempt whose WAIT fell short, so
 		// nobody announced it yet. If this fails the waiters still see
@@ -371,6 +402,24 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 		}
 	}
 	return a, result, nil
+}
+
+// notDurable is settle's answer when the script ran but WAIT fell short:
+// unavailable, so every edge treats it as not done (a tool does not run
+// on it), worded so the decider knows the decision may still stand, with
+// the record as the script left it when it can be read. Nobody is woken:
+// the waiter's own read confirms it, or finds it taken back.
+func (s *RedisStore) notDurable(op, id string, res []any, err error) error {
+	e := &Error{Store: "pending", Code: CodeUnavailable, Op: op, Msg: ErrNotDurable.Error(), Err: err}
+	if len(res) == 2 {
+		if h, ferr := flatToMap(res[1]); ferr == nil && len(h) > 0 {
+			if a, derr := decodeAsk(op, id, h); derr == nil {
+				e.Record = &a
+			}
+		}
+	}
+	s.opts.Logger.Warn("pending: a decision is recorded but not yet on the replicas; not confirmed", "ask", id, "op", op, "err", err)
+	return e
 }
 
 // Wait implements Store: register as a waiter (which queues the first read
@@ -407,8 +456,9 @@ func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 
 	// A blip right after Create should not fail an Ask whose message is
 	// already posted: the first read is retried briefly. (The deadline is
-	// not known before it succeeds, so the budget is FinishTimeout.)
-	giveUp := time.Now().Add(s.opts.FinishTimeout)
+	// not known before it succeeds, so the budget is finishBudget: with
+	// replicas, a read of an ended record waits for them too.)
+	giveUp := time.Now().Add(s.finishBudget())
 	var last *Ask // the pending record as last read; nil before the first read
 	var deadline, retry <-chan time.Time
 	backoff := 50 * time.Millisecond
@@ -430,6 +480,13 @@ func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 			retry = nil
 			s.waiters.reread(id)
 			continue
+		}
+		if r.unconfirmed != nil && last == nil {
+			// Decided, but not yet durable: the Ask exists; wait on
+			// (its decider's store announces it once durable) with its
+			// deadline armed, re-reading meanwhile.
+			last = r.unconfirmed
+			deadline = s.opts.After(last.Deadline.Sub(s.opts.Now()))
 		}
 		switch {
 		case r.end != nil:
@@ -520,7 +577,7 @@ func (s *RedisStore) finishOnce(ctx context.Context, id string, last *Ask, outco
 	if outcome == Cancelled {
 		reason = "wait ended: " + context.Cause(ctx).Error()
 	}
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.FinishTimeout)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.finishBudget())
 	defer cancel()
 	for {
 		a, _, err := s.decide(fctx, "wait", id, outcome, "", reason)
@@ -542,6 +599,16 @@ func (s *RedisStore) finishOnce(ctx context.Context, id string, last *Ask, outco
 		case <-fctx.Done():
 		}
 	}
+}
+
+// finishBudget bounds finishOnce: FinishTimeout, plus ReplicaTimeout when
+// the expiry must reach the replicas (a budget shorter than WAIT's could
+// never confirm an expiry while a replica is slow).
+func (s *RedisStore) finishBudget() time.Duration {
+	if s.replicas.on() {
+		return s.opts.FinishTimeout + s.opts.ReplicaTimeout + replyMargin
+	}
+	return s.opts.FinishTimeout
 }
 
 // setMessageScript saves the message's location only on an existing record,
@@ -700,10 +767,15 @@ func (s *RedisStore) Audit(ctx context.Context, limit int) ([]Event, error) {
 // return Unavailable. It does not close the Redis client.
 func (s *RedisStore) Close() error {
 	s.closeOnce.Do(func() {
+		s.laterMu.Lock()
+		s.laterClosed = true
+		s.laterMu.Unlock()
 		close(s.closed)
 		s.stop()
 		_ = s.decisions.Close()
 		<-s.reading
+		<-s.watching
+		s.later.Wait()
 	})
 	return nil
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -134,4 +136,97 @@ func (c ServerCheck) Summary() string {
 		return "configuration not checked"
 	}
 	return fmt.Sprintf("maxmemory-policy %s, maxmemory %s, appendonly %s, save %q", c.MaxMemoryPolicy, c.MaxMemory, c.AppendOnly, c.Save)
+}
+
+// persists reports whether the server keeps its data across a restart
+// (an append-only file, or RDB snapshots).
+func (c ServerCheck) persists() bool {
+	return c.AppendOnly == "yes" || strings.TrimSpace(c.Save) != ""
+}
+
+// ServerWatch re-checks the Redis server's settings while askops runs:
+// CONFIG SET maxmemory-policy allkeys-lru on a live server, or a
+// persistence setting turned off, changes nothing a start-up check can
+// see, and askops would go on recording decisions the server may evict or
+// lose. Err is what readiness reports.
+type ServerWatch struct {
+	client redis.UniversalClient
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	checked bool
+	start   ServerCheck // the first check's
+	err     error
+}
+
+// ServerWatchEvery is how often Run checks the server again.
+const ServerWatchEvery = 30 * time.Second
+
+// NewServerWatch watches client's server(s); nothing is checked before
+// Check or Run.
+func NewServerWatch(client redis.UniversalClient, log *slog.Logger) *ServerWatch {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &ServerWatch{client: client, log: log}
+}
+
+// Check reads the settings once and judges them against the first check:
+// an evicting policy is a problem, and so is a server that persisted at
+// the first check and persists nothing now. It returns the problem (nil:
+// none) and keeps it for Err. A server that cannot be reached keeps the
+// last verdict (reachability is readiness' store check) and returns the
+// error.
+func (w *ServerWatch) Check(ctx context.Context) error {
+	check, err := CheckServer(ctx, w.client)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.checked {
+		w.checked, w.start = true, check
+	}
+	var problem error
+	switch {
+	case check.Refused != nil:
+		problem = check.Refused
+	case w.start.Read && check.Read && w.start.persists() && !check.persists():
+		problem = fmt.Errorf("the server persisted at start (appendonly %s, save %q) and persists nothing now (appendonly %s, save %q): "+
+			"a Redis restart would lose every pending Ask and the audit trail; set appendonly yes", w.start.AppendOnly, w.start.Save, check.AppendOnly, check.Save)
+	}
+	if (problem == nil) != (w.err == nil) || (problem != nil && problem.Error() != w.err.Error()) {
+		if problem != nil {
+			w.log.Error("redis: the server's settings now put askops keys at risk; not ready", "err", problem, "settings", check.Summary())
+		} else {
+			w.log.Info("redis: the server's settings are safe again", "settings", check.Summary())
+		}
+	}
+	w.err = problem
+	return problem
+}
+
+// Err is the problem the last check found (nil: none, or not checked).
+func (w *ServerWatch) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Run checks every ServerWatchEvery until ctx ends.
+func (w *ServerWatch) Run(ctx context.Context) error {
+	t := time.NewTicker(ServerWatchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			if err := w.Check(cctx); err != nil && err != w.Err() { // not the problem Check logged: the server did not answer
+				w.log.Warn("redis: could not re-check the server's settings", "err", err)
+			}
+			cancel()
+		}
+	}
 }

@@ -40,11 +40,16 @@ type waiter struct {
 	ended bool
 }
 
-// readResult is one read of a waited-on record, exactly one field set.
+// readResult is one read of a waited-on record, exactly one of end, ask
+// and err set.
 type readResult struct {
 	end *waitEnd // the Ask has ended: what Wait returns
 	ask *Ask     // the record, still pending
 	err error    // why it could not be read
+	// unconfirmed, with err: the record as read, ended, but its end not
+	// yet on the replicas (see durable.go). The Ask exists and has this
+	// deadline; nothing may act on its end.
+	unconfirmed *Ask
 }
 
 func newWaiters() *waiters {
@@ -234,11 +239,14 @@ func (s *RedisStore) fetch(ctx context.Context, ids []string) {
 	}
 	var confirmed map[string]*readResult
 	if s.replicas.on() && len(ended) > 0 {
-		confirmed = s.confirmEnded(ctx, ended)
+		confirmed = s.confirmEnded(ctx, "wait", ended)
 	}
 	for i, id := range ids {
 		r := results[i]
 		if c, ok := confirmed[id]; ok {
+			if c.err != nil && r.end != nil {
+				c.unconfirmed = &r.end.ask
+			}
 			r = c
 		}
 		s.waiters.deliver(id, r)

@@ -24,6 +24,9 @@ func (s *RedisStore) Watch(ctx context.Context, id string) (Ask, error) {
 				return r.end.ask, r.end.err
 			case r.ask != nil:
 				last = r.ask
+			case r.unconfirmed != nil:
+				// Decided but not yet durable: watch on (the
+				// announcement follows once it is), showing nothing of it.
 			default:
 				return Ask{}, r.err
 			}

@@ -79,7 +79,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	a.Set, err = stores.Open(ctx, cfg.Redis, stores.Options{SessionTTL: cfg.Approvals.SessionTTL.D(),
 		SealKey:     grants.SealKeyFrom(cfg.Slack.BotToken.Reveal()),
 		AnnounceKey: pending.AnnounceKeyFrom(cfg.Slack.BotToken.Reveal()),
-		Now:         a.now, Logger: log, People: o.People})
+		Now:         a.now, Logger: log, People: o.People, ReplicaAcksChanged: m.ReplicaAcks})
 	if err != nil {
 		return nil, err
 	}

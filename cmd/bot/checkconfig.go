@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/preflight"
 	"github.com/askops/askops/internal/stores"
+	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
 
@@ -58,16 +60,56 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 	return exitOK
 }
 
-// checkRedisServer is serve's start-up check of the Redis server's
-// settings (see pending.CheckServer): a configuration that can evict askops
-// keys stops the start; risks are logged as warnings.
-func checkRedisServer(ctx context.Context, a *app) error {
-	if a.Redis == nil {
-		return nil
+// checkRedisServer is every serve's check of the Redis server's settings
+// (see pending.CheckServer), the console-only one's too: a configuration
+// that can evict askops keys stops the start; risks are logged as
+// warnings. The watch it returns (nil with the in-memory stores) judges
+// the server again on every /readyz and every pending.ServerWatchEvery
+// (startServerWatch), so a policy changed at run time (CONFIG SET
+// maxmemory-policy allkeys-lru) or persistence turned off turns readiness
+// red instead of going unnoticed.
+func checkRedisServer(ctx context.Context, client redis.UniversalClient, addr string, log *slog.Logger) (*pending.ServerWatch, error) {
+	if client == nil {
+		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	return preflight.RedisSettings(ctx, a.Redis, a.cfg.Redis.Addr(), a.log)
+	if err := preflight.RedisSettings(ctx, client, addr, log); err != nil {
+		return nil, err
+	}
+	w := pending.NewServerWatch(client, log)
+	if err := w.Check(ctx); err != nil { // the baseline later checks compare with
+		return nil, fmt.Errorf("redis.url: %s: %w", addr, err)
+	}
+	return w, nil
+}
+
+// startServerWatch runs w until ctx ends; stop waits for it.
+func startServerWatch(ctx context.Context, w *pending.ServerWatch) (stop func()) {
+	if w == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(ctx) }()
+	return func() { cancel(); <-done }
+}
+
+// storeReady is readiness' store check: the store answers (ping), and its
+// Redis server's settings, judged again now, put no askops key at risk.
+func storeReady(ping func(context.Context) error, w *pending.ServerWatch) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := ping(ctx); err != nil {
+			return err
+		}
+		if w == nil {
+			return nil
+		}
+		if err := w.Check(ctx); err != nil {
+			return fmt.Errorf("redis settings: %w", err)
+		}
+		return nil
+	}
 }
 
 func newSlackClient(c config.SlackConfig, hc *http.Client) *slack.Client {

@@ -46,6 +46,12 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 		return exitFailed
 	}
 	defer st.Close()
+	watch, err := checkRedisServer(ctx, st.Redis, cfg.Redis.Addr(), log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	defer startServerWatch(ctx, watch)()
 	asks, gs := st.Asks, st.Grants
 
 	live := console.NewLive()
@@ -76,8 +82,9 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 		return exitFailed
 	}
 	defer api.Close()
-	// The same probes as a serve with Slack: the store is the one dependency.
-	routes := slackui.HealthRoutes(&slackui.Readiness{Now: now, TTL: 10 * time.Second, Store: st.Ping}, counts.Handler())
+	// The same probes as a serve with Slack: the store (and the Redis
+	// server's settings) is the one dependency.
+	routes := slackui.HealthRoutes(&slackui.Readiness{Now: now, TTL: 10 * time.Second, Store: storeReady(st.Ping, watch)}, counts.Handler())
 	maps.Copy(routes, api.Routes)
 	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, routes)
 	if err != nil {

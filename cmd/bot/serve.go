@@ -65,10 +65,13 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	defer stopConsole()
-	if err := checkRedisServer(ctx, a); err != nil {
+	watch, err := checkRedisServer(ctx, a.Redis, a.cfg.Redis.Addr(), log)
+	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
+	a.ready.Store = storeReady(a.Ping, watch)
+	defer startServerWatch(ctx, watch)()
 
 	ops, err := newChatOps(ctx, a)
 	if err != nil {

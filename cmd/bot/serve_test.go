@@ -110,6 +110,7 @@ func TestServeRunFromSlashCommand(t *testing.T) {
 		`askops_runs_total{state="finished"} 1`,
 		`askops_decision_seconds_count 1`,
 		`askops_asks_pending 0`,
+		`askops_redis_replica_acks 0`, // a lone server with no replica: the store reported it at open
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, metrics)

@@ -242,3 +242,93 @@ func (c *Cluster) FlushAll() error {
 	}
 	return nil
 }
+
+// ReplicaOf is a live replica of master (as master itself reports it).
+func (c *Cluster) ReplicaOf(master *Server) *Server {
+	c.t.Helper()
+	out, err := master.Cli("ROLE")
+	if err != nil || !strings.HasPrefix(out, "master") {
+		c.t.Fatalf("redistest: %s is not a master: %v %s", master.Addr(), err, out)
+	}
+	for _, n := range c.Nodes {
+		if n == master || !n.running() {
+			continue
+		}
+		// A replica's ROLE names its master's ip and port.
+		if r, err := n.Cli("ROLE"); err == nil && strings.HasPrefix(r, "slave") && strings.Contains(r, "\n"+strconv.Itoa(master.port)+"\n") {
+			return n
+		}
+	}
+	c.t.Fatalf("redistest: %s has no live replica", master.Addr())
+	return nil
+}
+
+// Failover makes the replica of key's master take over gracefully (CLUSTER
+// FAILOVER on the replica: the master stops writes until the replica has
+// caught up, then hands over) and returns the old master and the replica
+// that is to be promoted. It does not wait for the promotion.
+func (c *Cluster) Failover(key string) (old, promoted *Server) {
+	c.t.Helper()
+	old = c.MasterOf(key)
+	promoted = c.ReplicaOf(old)
+	if out, err := promoted.Cli("CLUSTER", "FAILOVER"); err != nil || !strings.HasPrefix(out, "OK") {
+		c.t.Fatalf("redistest: CLUSTER FAILOVER on %s: %v %s", promoted.Addr(), err, out)
+	}
+	return old, promoted
+}
+
+// WaitHealthy waits until every live node says the cluster is ok and every
+// replica is in sync (after a killed node was restarted and rejoined).
+func (c *Cluster) WaitHealthy() { c.waitHealthy() }
+
+// MigrateSlotOf moves key's slot, keys and all, from its master to another
+// master, the way redis-cli --cluster reshard moves each slot (SETSLOT
+// IMPORTING and MIGRATING, MIGRATE in batches, SETSLOT NODE on every
+// master), and returns the master it moved to. Clients meanwhile get ASK
+// for keys already moved and TRYAGAIN for commands over keys on both
+// sides, then MOVED.
+func (c *Cluster) MigrateSlotOf(key string) *Server {
+	c.t.Helper()
+	src := c.MasterOf(key)
+	var dst *Server
+	var masters []*Server
+	for _, n := range c.Nodes {
+		if n.running() && n.IsMaster() {
+			masters = append(masters, n)
+			if n != src && dst == nil {
+				dst = n
+			}
+		}
+	}
+	if dst == nil {
+		c.t.Fatal("redistest: no other master to migrate to")
+	}
+	must := func(n *Server, args ...string) string {
+		c.t.Helper()
+		out, err := n.Cli(args...)
+		if err != nil || strings.HasPrefix(out, "ERR") {
+			c.t.Fatalf("redistest: %s on %s: %v %s", strings.Join(args, " "), n.Addr(), err, out)
+		}
+		return strings.TrimSpace(out)
+	}
+	slot := must(src, "CLUSTER", "KEYSLOT", key)
+	srcID, dstID := must(src, "CLUSTER", "MYID"), must(dst, "CLUSTER", "MYID")
+	must(dst, "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID)
+	must(src, "CLUSTER", "SETSLOT", slot, "MIGRATING", dstID)
+	for {
+		keys := strings.Fields(must(src, "CLUSTER", "GETKEYSINSLOT", slot, "100"))
+		if len(keys) == 0 {
+			break
+		}
+		args := append([]string{"MIGRATE", "127.0.0.1", strconv.Itoa(dst.port), "", "0", "5000", "KEYS"}, keys...)
+		must(src, args...)
+	}
+	must(dst, "CLUSTER", "SETSLOT", slot, "NODE", dstID)
+	must(src, "CLUSTER", "SETSLOT", slot, "NODE", dstID)
+	for _, m := range masters {
+		if m != src && m != dst {
+			must(m, "CLUSTER", "SETSLOT", slot, "NODE", dstID)
+		}
+	}
+	return dst
+}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -279,4 +280,28 @@ func replicated(info string) bool {
 		}
 	}
 	return true
+}
+
+// Freeze stops the server process (SIGSTOP) without closing anything: its
+// connections stay open and it answers nothing, as a hung or swapped-out
+// server does. A replica frozen so stays listed by its master while it
+// acknowledges nothing. Thaw resumes it; the test's end thaws it too.
+func (s *Server) Freeze() {
+	s.t.Helper()
+	s.signal(syscall.SIGSTOP)
+	s.t.Cleanup(s.Thaw)
+}
+
+// Thaw resumes a frozen server (SIGCONT).
+func (s *Server) Thaw() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Errorf("redistest: signal %v to %s: %v", sig, s.Addr(), err)
+	}
 }

@@ -218,3 +218,22 @@ func (d *Sentinel) FlushAll() error {
 	_, err = m.Cli("FLUSHALL")
 	return err
 }
+
+// Replicas are the data servers that are not the master now.
+func (d *Sentinel) Replicas() []*Server {
+	d.t.Helper()
+	m := d.Master()
+	var out []*Server
+	for _, n := range d.Data {
+		if n != m {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// IsMaster reports whether s answers ROLE as a master.
+func (s *Server) IsMaster() bool {
+	out, err := s.Cli("ROLE")
+	return err == nil && strings.HasPrefix(out, "master")
+}

@@ -40,6 +40,10 @@ type Options struct {
 	// People is who holds each API token and the console, for counting a
 	// quorum as people (config.Config.People, pending.Options.People).
 	People map[string]string
+	// ReplicaAcksChanged is told how many replicas decisions wait for, at
+	// open and on every change (pending.Options.ReplicaAcksChanged: the
+	// askops_redis_replica_acks metric).
+	ReplicaAcksChanged func(replicas int)
 }
 
 func (o Options) logger(component string) *slog.Logger {
@@ -61,6 +65,7 @@ func Open(ctx context.Context, c config.RedisConfig, o Options) (st Set, err err
 	}
 	popts.ReplicaAcks, _ = c.ReplicaAcksOption() // validated
 	popts.ReplicaTimeout = c.ReplicaTimeout.D()
+	popts.ReplicaAcksChanged = o.ReplicaAcksChanged
 	if st.Redis, err = OpenRedis(c); err != nil {
 		return Set{}, fmt.Errorf("redis.url: %w", err)
 	}
