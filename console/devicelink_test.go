@@ -1,6 +1,8 @@
 package console_test
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -91,5 +93,40 @@ func TestSignInAnotherDevice(t *testing.T) {
 	// Signing out says what happened and how to get back in.
 	if _, body := desk.post(t, "/signout", url.Values{}); !strings.Contains(body, "This browser is signed out") || !strings.Contains(body, "Sign in on another device") {
 		t.Errorf("sign-out page:\n%s", body)
+	}
+}
+
+// notDurable is a store whose decisions are recorded but not yet on the
+// Redis replicas (pending.ErrNotDurable), as the Redis store answers when
+// WAIT falls short.
+type notDurable struct{ *pending.MemoryStore }
+
+func (notDurable) Cast(context.Context, string, pending.Ballot) (pending.Ask, error) {
+	return pending.Ask{}, &pending.Error{Store: "pending", Code: pending.CodeUnavailable, Op: "cast",
+		Msg: pending.ErrNotDurable.Error(), Err: fmt.Errorf("%w: 0 of 1 replicas confirmed", pending.ErrNotDurable)}
+}
+
+// A decision recorded but not yet durable is not "nothing changed": the
+// console says it was recorded and will be carried out.
+func TestConsoleSaysRecordedNotYetDurable(t *testing.T) {
+	mem := pending.NewMemoryStore(pending.Options{})
+	defer mem.Close()
+	gs := grants.NewMemoryStore(grants.Options{})
+	defer gs.Close()
+	a, err := mem.Create(t.Context(), pending.Request{RunID: "r", SessionID: "s", Tool: "bash", Args: `{"command":"make deploy"}`, Summary: "make deploy"}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := console.New(console.Config{Asks: notDurable{mem}, Grants: gs, Live: console.NewLive(), User: "dana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(c.Handler())
+	defer srv.Close()
+	defer c.Close()
+	s := signIn(t, c, srv.URL)
+	code, body := s.post(t, "/asks/"+a.ID, url.Values{"action": {"approve"}})
+	if code != http.StatusAccepted || !strings.Contains(body, "recorded but is not yet safe on the Redis replicas") || strings.Contains(body, "nothing changed") {
+		t.Errorf("a not-yet-durable decision: %d\n%s", code, body)
 	}
 }

@@ -196,6 +196,11 @@ func (c *Console) notDecided(w http.ResponseWriter, r *http.Request, s *session,
 	case pending.CodeInvalid:
 		c.flash(w, r, s, http.StatusBadRequest, "This form does not name a valid request; nothing changed.")
 	default:
+		if pending.NotDurable(err) {
+			c.log.Warn("console: decision recorded, not yet durable", "ask", id, "err", err)
+			c.flash(w, r, s, http.StatusAccepted, pending.NotDurableNotice)
+			return
+		}
 		c.log.Warn("console: decision not recorded", "ask", id, "err", err)
 		c.flash(w, r, s, http.StatusServiceUnavailable, "askops could not record your decision right now; nothing changed. Please try again in a moment.")
 	}

@@ -185,6 +185,13 @@ func (api *API) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusNotFound, "no such ask")
 		return
 	case pending.CodeUnavailable:
+		if pending.NotDurable(err) {
+			// The decision stands once the replicas hold it: a client
+			// re-reads (GET shows it ended only then), never retries blind.
+			api.log.Warn("api: decision recorded, not yet durable", "path", r.URL.Path, "err", err)
+			writeError(w, http.StatusServiceUnavailable, pending.ErrNotDurable.Error())
+			return
+		}
 		api.log.Warn("api: store unavailable", "path", r.URL.Path, "err", err)
 		writeError(w, http.StatusServiceUnavailable, "the ask store is unavailable")
 		return

@@ -122,6 +122,12 @@ var ErrNotDurable = errors.New("decision recorded but not yet durable; re-read")
 // the replicas.
 func NotDurable(err error) bool { return errors.Is(err, ErrNotDurable) }
 
+// NotDurableNotice is what a decider is told when their decision was
+// recorded but is not yet on the replicas (NotDurable): every front door
+// says it in these words instead of "nothing changed", which would be
+// untrue.
+const NotDurableNotice = "Your decision was recorded but is not yet safe on the Redis replicas, so nothing acts on it yet; askops carries it out by itself once they hold it. Look again in a moment."
+
 // on reports whether decisions go through durable.
 func (r *replicaAcks) on() bool {
 	switch r.mode {

@@ -351,6 +351,10 @@ func (i *Interactions) notDecided(cb slack.InteractionCallback, askID string, er
 	case pending.CodeInvalid:
 		i.ephemeral(cb, "This button does not carry a valid request; nothing changed.")
 	default:
+		if pending.NotDurable(err) {
+			i.ephemeral(cb, pending.NotDurableNotice)
+			break
+		}
 		i.ephemeral(cb, "askops could not record your decision right now; nothing changed. Please try again in a moment.")
 	}
 	return fmt.Errorf("decide ask %q: %w", askID, err)
@@ -400,6 +404,9 @@ func (i *Interactions) denyWithReason(ctx context.Context, cb slack.InteractionC
 	case pending.CodeNotFound:
 		return fail("askops no longer knows this request; nothing will run because of it."), nil
 	default:
+		if pending.NotDurable(err) {
+			return fail(pending.NotDurableNotice), fmt.Errorf("decide ask %q: %w", askID, err)
+		}
 		return fail("askops could not record your decision right now; please try again."), fmt.Errorf("decide ask %q: %w", askID, err)
 	}
 }
