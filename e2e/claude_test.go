@@ -246,3 +246,54 @@ func TestRealClaudeCodeHookFailures(t *testing.T) {
 		})
 	}
 }
+
+// Claude Code runs what askops judged: a Bash allow carries updatedInput
+// with the command as the policy printed it from its parse (here without
+// the model's trailing comment), and the real CLI runs that text, as its
+// PostToolUse hook (which records the input it ran) shows.
+func TestRealClaudeCodeRunsWhatWasJudged(t *testing.T) {
+	claude := claudeBinary(t)
+	w := newWorld(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	a := w.serve(ctx, t, "ccj-a", settings{Extra: apiBlock, Rules: "    - {tool: bash, command: echo, decision: allow}\n"})
+
+	project := t.TempDir()
+	ran := filepath.Join(t.TempDir(), "post.json")
+	model := &fakeMessages{command: "echo judged   # the model's own comment"}
+	api := httptest.NewServer(model)
+	defer api.Close()
+	settings := `{"hooks":{` +
+		`"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"` + botBinary + ` hook claude -url ` + a.base + `","timeout":60,"onFailure":"block"}]}],` +
+		`"PostToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"cat > ` + ran + `","timeout":10}]}]}}`
+	if err := os.MkdirAll(filepath.Join(project, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, claude, "-p", "release please", "--output-format", "json")
+	cmd.Dir = project
+	cmd.Env = append(childEnv(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+api.URL, "ANTHROPIC_API_KEY=sk-fake",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "ASKOPS_TOKEN="+anaToken)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("claude: %v\nstdout %s\nstderr %s", err, out.String(), errOut.String())
+	}
+	b, err := os.ReadFile(ran)
+	if err != nil {
+		t.Fatalf("the PostToolUse hook recorded nothing (%v); tool results %q", err, model.toolResults())
+	}
+	var post struct {
+		ToolInput struct {
+			Command string `json:"command"`
+		} `json:"tool_input"`
+	}
+	if err := json.Unmarshal(b, &post); err != nil {
+		t.Fatal(err)
+	}
+	if post.ToolInput.Command != "echo judged" {
+		t.Errorf("Claude Code ran %q, want the judged text %q", post.ToolInput.Command, "echo judged")
+	}
+}

@@ -159,7 +159,7 @@ func TestHookCommandThroughAPI(t *testing.T) {
 	m := w.waitOpenAsk(ctx, t, "git push origin main")
 	w.click(ctx, t, b.base, m, approverID, slackui.ActionApprove)
 	r := <-done
-	want := `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}` + "\n"
+	want := `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"git push origin main","description":"push"}}}}` + "\n"
 	if r.code != 0 || r.out != want {
 		t.Errorf("hook: exit %d, stdout %q, stderr %s", r.code, r.out, r.errOut)
 	}

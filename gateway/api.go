@@ -437,20 +437,20 @@ func (api *API) claudeHook(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case err != nil:
-		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops refused the hook request: "+err.Error())))
+		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops refused the hook request: "+err.Error()), "", nil))
 		return
 	case rerr != nil:
-		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops refused the hook request: body over 1 MiB")))
+		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops refused the hook request: body over 1 MiB"), "", nil))
 		return
 	case perr != nil:
-		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops could not read the hook event: "+perr.Error())))
+		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops could not read the hook event: "+perr.Error()), "", nil))
 		return
 	}
 	c := ev.Call(AgentClaude)
 	c.By, c.Root = tok.Name, tok.Workspace
 	ctx, stop := api.svc.within(r.Context())
 	defer stop()
-	writeJSON(w, http.StatusOK, ClaudeAnswer(event, api.svc.Settle(ctx, c)))
+	writeJSON(w, http.StatusOK, ClaudeAnswer(event, api.svc.Settle(ctx, c), ev.ToolName, ev.ToolInput))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

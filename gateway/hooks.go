@@ -123,8 +123,9 @@ func allowReason(a pending.Ask) string {
 
 // decisionJSON is hookSpecificOutput.decision of a PermissionRequest answer.
 type decisionJSON struct {
-	Behavior string `json:"behavior"`
-	Message  string `json:"message,omitempty"`
+	Behavior     string          `json:"behavior"`
+	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
+	Message      string          `json:"message,omitempty"`
 }
 
 // HookAnswer is what a hook writes: hookSpecificOutput, in the fields and
@@ -138,28 +139,36 @@ type HookAnswer struct {
 type HookOutput struct {
 	HookEventName            string        `json:"hookEventName"`
 	PermissionDecision       string        `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string        `json:"permissionDecisionReason,omitempty"`
-	Decision                 *decisionJSON `json:"decision,omitempty"`
+	PermissionDecisionReason string          `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
+	Decision                 *decisionJSON   `json:"decision,omitempty"`
 }
 
 // ClaudeAnswer is Claude Code's hook answer for event: PreToolUse's
 // permissionDecision (allow or deny, with the reason) or PermissionRequest's
-// decision (allow, or deny with a message).
-func ClaudeAnswer(event string, a pending.Ask) HookAnswer {
+// decision (allow, or deny with a message). An allow of a Bash call carries
+// updatedInput, the input as judged (JudgedInput of tool and input): Claude
+// Code then runs the command text the policy printed from its parse, as
+// askops' own agent does, not the text the model wrote.
+func ClaudeAnswer(event string, a pending.Ask, tool string, input json.RawMessage) HookAnswer {
+	var judged json.RawMessage
+	if tool == "Bash" && len(input) > 0 {
+		judged = JudgedInput(tool, input)
+	}
 	if event == EventPermissionRequest {
-		return permissionAnswer(a)
+		return permissionAnswer(a, judged)
 	}
 	o, _ := a.Outcome()
 	out := HookOutput{HookEventName: EventPreToolUse, PermissionDecision: "deny", PermissionDecisionReason: DenyMessage(a)}
 	if o.Approves() {
-		out.PermissionDecision, out.PermissionDecisionReason = "allow", allowReason(a)
+		out.PermissionDecision, out.PermissionDecisionReason, out.UpdatedInput = "allow", allowReason(a), judged
 	}
 	return HookAnswer{HookSpecificOutput: out}
 }
 
-func permissionAnswer(a pending.Ask) HookAnswer {
+func permissionAnswer(a pending.Ask, judged json.RawMessage) HookAnswer {
 	o, _ := a.Outcome()
-	d := &decisionJSON{Behavior: "allow"}
+	d := &decisionJSON{Behavior: "allow", UpdatedInput: judged}
 	if !o.Approves() {
 		d = &decisionJSON{Behavior: "deny", Message: DenyMessage(a)}
 	}
@@ -169,7 +178,7 @@ func permissionAnswer(a pending.Ask) HookAnswer {
 // CodexAnswer is Codex's PermissionRequest answer: the same decision
 // object, never with updatedInput or interrupt (either makes Codex fail the
 // hook).
-func CodexAnswer(a pending.Ask) HookAnswer { return permissionAnswer(a) }
+func CodexAnswer(a pending.Ask) HookAnswer { return permissionAnswer(a, nil) }
 
 // Hook exit codes: 0 with an answer (a deny on any failure: Claude Code
 // lets the call go ahead on other codes), 2 only when the input cannot be
@@ -207,7 +216,7 @@ func RunHook(ctx context.Context, agent, by string, in io.Reader, out, errOut io
 	if agent == AgentCodex {
 		answer = CodexAnswer(a)
 	} else {
-		answer = ClaudeAnswer(ev.HookEventName, a)
+		answer = ClaudeAnswer(ev.HookEventName, a, ev.ToolName, ev.ToolInput)
 	}
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)

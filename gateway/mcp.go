@@ -74,7 +74,7 @@ func answerPrompt(ctx context.Context, s Settler, sess MCPSession, args json.Raw
 	// paths are judged where they resolve (resolve.go).
 	a := s.Settle(ctx, ResolvePaths(Call{SessionID: sess.ID, Agent: sess.Agent, Tool: in.ToolName, Input: in.Input, Cwd: sess.Cwd, By: sess.By}))
 	if o, _ := a.Outcome(); o.Approves() {
-		return promptAnswer{Behavior: "allow", UpdatedInput: in.Input}
+		return promptAnswer{Behavior: "allow", UpdatedInput: JudgedInput(in.ToolName, in.Input)}
 	}
 	return promptAnswer{Behavior: "deny", Message: DenyMessage(a)}
 }

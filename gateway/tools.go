@@ -82,6 +82,9 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 			desc, _ = str("justification")
 		}
 		cmd, ok := shellCommand(in)
+		if ok {
+			cmd = judgedCommand(cmd)
+		}
 		network := tool == "NetworkAccess" || strings.HasPrefix(strings.TrimSpace(strings.ToLower(desc)), "network")
 		if network {
 			m := mapped{
@@ -217,6 +220,44 @@ func globBase(pat string) string {
 // shellCommand is the command a shell tool's input runs: Claude Code's
 // command, Codex's cmd (exec_command), or an argv array (shell), quoted
 // as the shell would read it back.
+// judgedCommand is the text of command askops judges, shows and (through
+// a hook's updatedInput) has the agent run: the command as the policy
+// parses it, printed back, as askops' own agent runs it. A command that
+// cannot be printed back stays raw; the policy never allows it.
+func judgedCommand(command string) string {
+	if c, err := policy.Canonical(command); err == nil {
+		return c
+	}
+	return command
+}
+
+// JudgedInput is tool's input as askops judged it: for a shell tool, the
+// command replaced by judgedCommand's text (every other field kept); any
+// other input as it came. A hook's allow hands it back as updatedInput,
+// so a difference between the parser and bash cannot change what runs.
+func JudgedInput(tool string, input json.RawMessage) json.RawMessage {
+	switch tool {
+	case "Bash", "bash", "shell":
+	default:
+		return input
+	}
+	var in map[string]json.RawMessage
+	var cmd string
+	if json.Unmarshal(input, &in) != nil || in == nil || json.Unmarshal(in["command"], &cmd) != nil {
+		return input
+	}
+	judged := judgedCommand(cmd)
+	if judged == cmd {
+		return input
+	}
+	in["command"], _ = json.Marshal(judged)
+	out, err := json.Marshal(in)
+	if err != nil {
+		return input
+	}
+	return out
+}
+
 func shellCommand(in map[string]any) (string, bool) {
 	for _, k := range []string{"command", "cmd"} {
 		switch v := in[k].(type) {
