@@ -137,8 +137,8 @@ type HookAnswer struct {
 // HookOutput holds PreToolUse's permissionDecision and reason, or
 // PermissionRequest's decision.
 type HookOutput struct {
-	HookEventName            string        `json:"hookEventName"`
-	PermissionDecision       string        `json:"permissionDecision,omitempty"`
+	HookEventName            string          `json:"hookEventName"`
+	PermissionDecision       string          `json:"permissionDecision,omitempty"`
 	PermissionDecisionReason string          `json:"permissionDecisionReason,omitempty"`
 	UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
 	Decision                 *decisionJSON   `json:"decision,omitempty"`
