@@ -77,6 +77,9 @@ func (z *analyzer) dbusDangers(name string, args []word) {
 // firewall, taking a link down or deleting it, flushing addresses or
 // routes, deleting the default route, and turning networking off.
 func (z *analyzer) networkDangers(name string, args []word) {
+	if !networkTool(name) {
+		return
+	}
 	for _, a := range args {
 		if !a.known() && strings.HasPrefix(a.loose, anyText) {
 			z.a.danger(name + " with " + printable(a.loose) + ", not known until run time (it could cut the network)")
@@ -130,6 +133,16 @@ func (z *analyzer) networkDangers(name string, args []word) {
 	case name == "nmcli":
 		z.nmcli(args)
 	}
+}
+
+// networkTool names the programs networkDangers judges.
+func networkTool(name string) bool {
+	switch name {
+	case "iptables", "ip6tables", "ebtables", "arptables", "nft", "ufw", "firewall-cmd", "ip", "ifconfig", "ifdown",
+		"ifdown.sh", "route", "nmcli":
+		return true
+	}
+	return strings.HasPrefix(name, "iptables-") || strings.HasPrefix(name, "ip6tables-")
 }
 
 // iptables flags -F/--flush, -X/--delete-chain, a DROP or REJECT policy,

@@ -855,7 +855,9 @@ func TestAllowCoversWhatWrappersRun(t *testing.T) {
 		`timeout 5 python3 evil.py`:                                  Ask,
 		`timeout 5 ls`:                                               Allow,
 		`npm run build`:                                              Allow,
-		`docker run alpine echo hi`:                                  Allow,
+		// docker run pulls and runs an image: a built-in danger (trust
+		// round 3), whatever the rules say.
+		`docker run alpine echo hi`: Ask,
 	} {
 		if v := e.Evaluate(t.Context(), bashCall(cmd)); v.Decision != want {
 			t.Errorf("%q: %s (%s; %s), want %s", cmd, v.Decision, v.Reason, v.Rule, want)
