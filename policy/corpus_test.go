@@ -98,6 +98,9 @@ func corpusRules() []Rule {
 		"ls", "cat", "echo", "printf", "test", `"["`, "true", "grep", "head", "wc", "sort", "sed", "touch",
 		"mkdir", "cp", "find", "dd", "git status", "git log", "git diff", "git push",
 		"go test", "npm test", "systemctl start", "hash", `"declare"`, `"let"`, "read", `"export"`,
+		// Tools whose options write or run (options.txt).
+		"tar", "unzip", "zip", "patch", "gcc", "cc", "make", "cargo build", "pip", "rsync", "awk", "perl", "man",
+		"curl", "wget", "git config", "bat",
 	} {
 		rules = append(rules, Rule{Tool: ToolBash, Command: c, Decision: Allow})
 	}

@@ -156,6 +156,7 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 			}
 		}
 	}
+	z.toolOptions(name, args, depth)
 }
 
 // operandsOf returns the operands of a command with GNU option syntax:
