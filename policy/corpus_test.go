@@ -100,7 +100,9 @@ func corpusRules() []Rule {
 		"go test", "npm test", "systemctl start", "hash", `"declare"`, `"let"`, "read", `"export"`,
 		// Tools whose options write or run (options.txt).
 		"tar", "unzip", "zip", "patch", "gcc", "cc", "make", "cargo build", "pip", "rsync", "awk", "perl", "man",
-		"curl", "wget", "git config", "bat",
+		"curl", "wget", "git config", "bat", "git archive", "git bundle", "git worktree", "git clone", "git init",
+		"git apply", "git am", "git grep", "git checkout-index", "docker build", "docker save", "docker cp", "kubectl cp",
+		"kubectl config", "kubectl get", "ssh-keygen", "openssl", "iconv", "split", "gzip", "xxd",
 	} {
 		rules = append(rules, Rule{Tool: ToolBash, Command: c, Decision: Allow})
 	}

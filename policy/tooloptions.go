@@ -55,6 +55,46 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		}
 	case "git":
 		z.gitConfigWrites(args)
+		z.gitSubcommandWrites(args, depth)
+	case "docker", "podman", "nerdctl":
+		z.containerOptions(name, args)
+	case "kubectl", "oc":
+		z.kubectlOptions(name, args)
+	case "ssh":
+		for _, v := range shortOptionValues(args, "BbcDEeFIiJLlmOoPpQRSWw", 'E') {
+			z.writeWord(v, "ssh -E")
+		}
+	case "ssh-keygen":
+		for _, v := range shortOptionValues(args, "abCDEFfGIJKMmNnOPrSstVwYZz", 'f') {
+			z.writeWord(v, "ssh-keygen -f")
+			z.writeWord(word{loose: v.loose + ".pub", lit: v.lit + ".pub", ok: v.ok}, "ssh-keygen -f")
+		}
+	case "openssl":
+		for i, a := range args {
+			if (a.loose == "-out" || a.loose == "-keyout" || a.loose == "-signature" || a.loose == "-sigout") && i+1 < len(args) {
+				z.writeWord(args[i+1], "openssl "+a.loose)
+			}
+		}
+	case "iconv":
+		z.optionValueWrites(name, args, "oft", 'o', []string{"--output"})
+	case "split", "csplit":
+		ops := operandsOf(args, "abCdelnfkn", []string{"--bytes", "--line-bytes", "--lines", "--number", "--suffix-length",
+			"--additional-suffix", "--filter", "--prefix", "--separator"})
+		if name == "split" && len(ops) >= 2 {
+			z.writeWord(ops[1], name+" prefix")
+		}
+		for _, v := range append(shortOptionValues(args, "fbn", 'f'), longOptionValues(args, "--prefix", 5)...) {
+			z.writeWord(v, name+" -f")
+		}
+		if len(longOptionValues(args, "--filter", 5)) > 0 {
+			z.a.refuseAllow("split --filter (it runs a command for every piece)")
+		}
+	case "xxd":
+		if ops := operandsOf(args, "cgloOsn", []string{"-cols", "-groupsize", "-len", "-seek", "-name", "-offset"}); len(ops) >= 2 {
+			z.writeWord(ops[1], "xxd")
+		}
+	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "compress", "lzma":
+		z.compressorWrites(name, args)
 	case "awk", "gawk", "mawk", "nawk", "busybox-awk":
 		z.awkOptions(name, args)
 	case "perl":
@@ -702,5 +742,194 @@ func (z *analyzer) pagerOptions(name string, args []word, depth int) {
 			continue
 		}
 		z.script(in.script, depth+1, false)
+	}
+}
+
+// gitSubcommandWrites: git archive -o, bundle create FILE, worktree add
+// PATH, clone and init (the new repository; --template copies hooks,
+// -c/--config sets configuration that runs code), checkout-index
+// --prefix, apply and am (the files a patch names), and grep -O (a pager
+// command).
+func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
+	sub, rest := runnerSub(args, func(o string) bool { return takesValue("git", o) || o == "-c" })
+	switch sub {
+	case "archive":
+		for _, v := range shortOptionValues(rest, "o", 'o') {
+			z.writeWord(v, "git archive -o")
+		}
+	case "bundle":
+		if ops := operands(rest); len(ops) >= 2 && ops[0].loose == "create" {
+			z.writeWord(ops[1], "git bundle create")
+		}
+	case "worktree":
+		ops := operandsOf(rest, "bB", []string{"--reason"})
+		if len(ops) >= 2 && ops[0].loose == "add" {
+			z.writeWord(ops[1], "git worktree add")
+		}
+	case "clone", "init":
+		for _, a := range rest {
+			if longMatches(a.loose, "--template") || a.loose == "-c" || strings.HasPrefix(a.loose, "-c") && !strings.HasPrefix(a.loose, "--") ||
+				longMatches(a.loose, "--config") || longMatches(a.loose, "--upload-pack") || a.loose == "-u" {
+				z.a.refuseAllow("git " + sub + " " + clip(a.loose, 40) + " (hooks or configuration that run code)")
+			}
+		}
+		for _, v := range longOptionValues(rest, "--separate-git-dir", 5) {
+			z.writeWord(v, "git "+sub+" --separate-git-dir")
+		}
+		ops := operandsOf(rest, "bcjoOu", []string{"--branch", "--config", "--depth", "--origin", "--upload-pack",
+			"--reference", "--reference-if-able", "--separate-git-dir", "--template", "--jobs", "--filter", "--shallow-since",
+			"--shallow-exclude", "--server-option", "--bundle-uri", "--ref-format", "--object-format", "--initial-branch",
+			"--shared", "--revision"})
+		n := 1 // clone URL DIR; init DIR
+		if sub == "init" {
+			n = 0
+		}
+		if len(ops) > n {
+			z.writeWord(ops[n], "git "+sub)
+		} else if sub == "clone" && len(ops) == 1 {
+			if u := strings.TrimSuffix(strings.TrimSuffix(ops[0].loose, "/"), ".git"); u != "" {
+				base := path.Base(strings.ReplaceAll(u, ":", "/"))
+				z.writeWord(word{loose: base, lit: base, ok: ops[0].ok}, "git clone")
+			}
+		}
+	case "checkout-index":
+		for _, v := range longOptionValues(rest, "--prefix", 5) {
+			z.writeWord(v, "git checkout-index --prefix")
+		}
+	case "apply", "am":
+		if sub == "apply" && !hasLong(rest, "--apply") && (hasLong(rest, "--check") || hasLong(rest, "--stat") ||
+			hasLong(rest, "--numstat") || hasLong(rest, "--summary")) {
+			return
+		}
+		z.a.refuseAllow("git " + sub + " writes the files its patch names")
+	case "grep":
+		for _, a := range rest {
+			l := a.loose
+			var cmd string
+			switch {
+			case strings.HasPrefix(l, "--open-files-in-pager="):
+				cmd = strings.TrimPrefix(l, "--open-files-in-pager=")
+			case strings.HasPrefix(l, "-O") && len(l) > 2:
+				cmd = l[2:]
+			default:
+				continue
+			}
+			if !a.known() {
+				z.unknown("git grep -O with a pager that is not literal")
+				continue
+			}
+			z.script(cmd, depth+1, false)
+		}
+	}
+}
+
+// containerOptions: docker build -o/--output (a directory, or dest= of a
+// local exporter), save and export -o, cp to a local path; -H/--host,
+// --context and --config (whose credential helpers are programs) point
+// docker elsewhere.
+func (z *analyzer) containerOptions(name string, args []word) {
+	for _, a := range args {
+		l := a.loose
+		if l == "--" {
+			break
+		}
+		if l == "-H" || strings.HasPrefix(l, "-H") && !strings.HasPrefix(l, "--") || longMatches(l, "--host") ||
+			longMatches(l, "--context") || longMatches(l, "--config") || longMatches(l, "--url") || longMatches(l, "--connection") {
+			z.a.refuseAllow(name + " " + clip(l, 40) + " (another daemon, or a configuration whose helpers are programs)")
+			break
+		}
+	}
+	sub, rest := runnerSub(args, func(o string) bool { return takesValue("docker", o) })
+	if sub == "buildx" || sub == "image" || sub == "container" || sub == "builder" {
+		sub, rest = runnerSub(rest, nil)
+	}
+	switch sub {
+	case "build", "save", "export":
+		outs := append(shortOptionValues(rest, "otfm", 'o'), longOptionValues(rest, "--output", 8)...)
+		for _, v := range outs {
+			if v.loose == "-" {
+				continue
+			}
+			dest := v
+			if strings.Contains(v.loose, "=") {
+				dest = word{}
+				for _, kv := range strings.Split(v.loose, ",") {
+					if d, ok := strings.CutPrefix(kv, "dest="); ok {
+						dest = word{loose: d, lit: d, ok: v.ok}
+					}
+				}
+				if dest.loose == "" {
+					continue // type=registry, type=image: nothing local
+				}
+			}
+			z.writeWord(dest, name+" "+sub+" --output")
+		}
+	case "cp":
+		if ops := operands(rest); len(ops) == 2 && !strings.Contains(strings.SplitN(ops[1].loose, "/", 2)[0], ":") {
+			z.writeWord(ops[1], name+" cp")
+		}
+	}
+}
+
+// kubectlOptions: kubectl cp to a local path, --log-file and --log-dir,
+// config set-*/use-context/delete-* (the kubeconfig), and options that
+// change which cluster it talks to or as whom: --kubeconfig (its exec
+// plugin is a program), --server, --token, --as, --insecure-skip-tls-verify.
+func (z *analyzer) kubectlOptions(name string, args []word) {
+	for _, a := range args {
+		if a.loose == "--" {
+			break
+		}
+		if why := targetOption(name, a.loose); why != "" && !longMatches(a.loose, "--log-file") && !longMatches(a.loose, "--log-dir") {
+			z.a.refuseAllow(why)
+			break
+		}
+	}
+	for _, o := range []string{"--log-file", "--log-dir"} {
+		for _, v := range longOptionValues(args, o, len(o)) {
+			z.writeWord(v, name+" "+o)
+		}
+	}
+	sub, rest := runnerSub(args, func(o string) bool { return takesValue("kubectl", o) })
+	switch sub {
+	case "cp":
+		ops := operandsOf(rest, "cn", []string{"--container", "--namespace", "--retries"})
+		if len(ops) == 2 && !strings.Contains(strings.SplitN(ops[1].loose, "/", 2)[0], ":") {
+			z.writeWord(ops[1], name+" cp")
+		}
+	case "config":
+		if c, _ := runnerSub(rest, nil); c != "" && c != "view" && c != "current-context" && c != "get-contexts" &&
+			c != "get-clusters" && c != "get-users" {
+			z.a.refuseAllow(name + " config " + clip(c, 30) + " (it rewrites the kubeconfig: where kubectl connects, and as whom)")
+		}
+	}
+}
+
+// compressorWrites: gzip and its kin replace each operand with a
+// compressed (or, with -d, a decompressed) file: both names are writes,
+// unless the output goes to stdout (-c).
+func (z *analyzer) compressorWrites(name string, args []word) {
+	suffix := map[string]string{"bzip2": ".bz2", "xz": ".xz", "zstd": ".zst", "lz4": ".lz4", "compress": ".Z", "lzma": ".lzma"}[name]
+	if suffix == "" {
+		suffix = ".gz"
+	}
+	for _, v := range append(shortOptionValues(args, "S", 'S'), longOptionValues(args, "--suffix", 5)...) {
+		suffix = v.loose
+	}
+	for _, a := range args {
+		l := a.loose
+		if l == "--stdout" || l == "--to-stdout" || len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(shortCluster(l, "S"), 'c') {
+			return
+		}
+	}
+	for _, f := range operandsOf(args, "SbTo", []string{"--suffix", "--threads", "--output"}) {
+		z.writeWord(f, name)
+		n := f.loose + suffix
+		if strings.HasSuffix(f.loose, suffix) {
+			n = strings.TrimSuffix(f.loose, suffix)
+		}
+		if n != "" {
+			z.writeWord(word{loose: n, lit: n, ok: f.ok}, name)
+		}
 	}
 }
