@@ -181,8 +181,13 @@ func (z *analyzer) iptables(name string, args []word) {
 		case l == "-j" || longMatches(l, "--jump"):
 			jumpDrop = next == "DROP" || next == "REJECT"
 			i++
-		case l == "-t" || longMatches(l, "--table") || l == "-w" || longMatches(l, "--wait"):
+		case l == "-t" || longMatches(l, "--table"):
 			i++
+		case l == "-w" || longMatches(l, "--wait") || l == "-W" || longMatches(l, "--wait-interval"):
+			// The wait takes an optional number: only a number is its value.
+			if strings.Trim(next, "0123456789.") == "" && next != "" {
+				i++
+			}
 		case strings.HasPrefix(l, "-"):
 			matches = true
 		}
@@ -241,6 +246,24 @@ func (z *analyzer) ipCommand(args []word) {
 		return
 	}
 	obj, verb, rest := ws[0], ws[1], ws[2:]
+	if (abbreviates(obj, "netns", 2) || obj == "vrf") && abbreviates(verb, "exec", 1) && len(rest) >= 2 {
+		// ip netns exec NAME CMD…: CMD is a command of its own.
+		var inner []word
+		seen := 0
+		for _, a := range args {
+			if seen >= 3 {
+				inner = append(inner, a)
+				continue
+			}
+			if !strings.HasPrefix(a.loose, "-") {
+				seen++
+			}
+		}
+		if len(inner) > 0 {
+			z.command(simple{words: inner}, 1)
+		}
+		return
+	}
 	deletes := abbreviates(verb, "delete", 1) || verb == "del"
 	flushes := abbreviates(verb, "flush", 1)
 	switch {
@@ -301,11 +324,14 @@ func (z *analyzer) nmcli(args []word) {
 // crontabDangers flags removing the crontab (-r) and replacing it with a
 // file or stdin: jobs installed so run later, where nobody sees them.
 func (z *analyzer) crontabDangers(args []word) {
+	lists := false
 	for i := 0; i < len(args); i++ {
 		l := args[i].loose
 		switch {
 		case l == "-u":
 			i++
+		case l == "-l" || l == "-e" || l == "-V" || l == "--help" || l == "-T" || l == "-n" || l == "-c":
+			lists = true
 		case l == "-":
 			z.a.danger("crontab - (replaces the crontab from stdin: its jobs run later)")
 			return
@@ -319,5 +345,9 @@ func (z *analyzer) crontabDangers(args []word) {
 			z.a.danger("crontab " + printable(l) + " (replaces the crontab: its jobs run later)")
 			return
 		}
+	}
+	if !lists {
+		// crontab alone reads a new crontab from stdin (Vixie cron).
+		z.a.danger("crontab with no file (it may replace the crontab from stdin)")
 	}
 }

@@ -200,10 +200,22 @@ func pipInstalls(name string, args []word) string {
 	}
 	for i := 0; i < len(rest); i++ {
 		l := rest[i].loose
-		if (l == "-e" || l == "--editable") && i+1 < len(rest) {
-			if v := rest[i+1].loose; !strings.HasPrefix(v, ".") && !strings.HasPrefix(v, "/") {
-				return name + " " + sub + " -e " + clip(printable(v), 60) + " downloads and builds a package (its setup.py runs)"
-			}
+		var v string
+		switch {
+		case (l == "-e" || l == "--editable" || l == "-r" || l == "--requirement" || l == "-c" || l == "--constraint") && i+1 < len(rest):
+			v = rest[i+1].loose
+		case strings.HasPrefix(l, "--editable=") || strings.HasPrefix(l, "--requirement=") || strings.HasPrefix(l, "--constraint="):
+			_, v, _ = strings.Cut(l, "=")
+		case len(l) > 2 && (strings.HasPrefix(l, "-e") || strings.HasPrefix(l, "-r") || strings.HasPrefix(l, "-c")) && !strings.HasPrefix(l, "--"):
+			v = l[2:]
+		default:
+			continue
+		}
+		editable := strings.HasPrefix(l, "-e") || strings.HasPrefix(l, "--e")
+		if editable && !strings.HasPrefix(v, ".") && !strings.HasPrefix(v, "/") || strings.Contains(v, "://") || !rest[i].known() {
+			// An editable install from a VCS URL, or requirements read
+			// from the network: pip downloads and builds what they name.
+			return name + " " + sub + " " + clip(printable(l+" "+v), 60) + " downloads and builds a package (its setup.py runs)"
 		}
 	}
 	if pkgs := remotePackages(rest, pipValued); len(pkgs) > 0 {
@@ -243,6 +255,12 @@ func uvRunner(args []word) string {
 // module from the network or a registry: https:, npm:, jsr:.
 func denoRunner(args []word) string {
 	sub, rest := runnerSub(args, nil)
+	for _, s := range []string{"http://", "https://", "npm:", "jsr:"} {
+		if strings.HasPrefix(strings.ToLower(sub), s) {
+			// deno URL: deno runs a module given in place of a subcommand.
+			return "deno " + clip(printable(sub), 60) + " downloads a module and runs it"
+		}
+	}
 	switch sub {
 	case "x":
 		return "deno x downloads a package and runs it"

@@ -105,6 +105,15 @@ func (z *analyzer) goWrites(args []word) {
 // only flags known to be harmless pass. -C, -overlay and -modfile take the
 // code from elsewhere.
 func (z *analyzer) goCodeFlags(args []word) {
+	if sub, rest := runnerSub(args, nil); sub == "env" {
+		for _, a := range rest {
+			if a.loose == "-w" || a.loose == "-u" || a.loose == "--w" || a.loose == "--u" {
+				// go env -w GOFLAGS=-toolexec=… (or CC, GOTOOLCHAIN) is
+				// kept in go's env file and runs in every later build.
+				z.a.refuseAllow("go env " + a.loose + " (it changes go's settings for every later build)")
+			}
+		}
+	}
 	for _, f := range goFlags(args) {
 		switch f.name {
 		case "exec", "toolexec", "vettool":
