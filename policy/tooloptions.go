@@ -95,6 +95,8 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		}
 	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "compress", "lzma":
 		z.compressorWrites(name, args)
+	default:
+		z.programOptions(name, args, depth)
 	case "awk", "gawk", "mawk", "nawk", "busybox-awk":
 		z.awkOptions(name, args)
 	case "perl":
@@ -930,6 +932,109 @@ func (z *analyzer) compressorWrites(name string, args []word) {
 		}
 		if n != "" {
 			z.writeWord(word{loose: n, lit: n, ok: f.ok}, name)
+		}
+	}
+}
+
+// programOptions shows the programs that options and operands of these
+// tools run as commands of their own, so allow rules must cover them and
+// deny rules see them: fd -x/-X CMD…, rg --pre CMD, nc/ncat -e PROG and
+// -c/--sh-exec CMDLINE, socat's EXEC: and SYSTEM: addresses, scp/sftp -S
+// PROG, nodemon --exec, lftp -c/-e (its ! runs the shell), and the small
+// wrappers rlwrap, ifne, chronic, ssh-agent, dbus-launch and pee.
+func (z *analyzer) programOptions(name string, args []word, depth int) {
+	// runs records a program run with arguments nobody knows yet (the
+	// file it is given): as written, for allow rules to cover, and with an
+	// unknown tail, for deny rules on its arguments to see.
+	runs := func(ws []word) {
+		z.command(simple{words: ws}, depth+1)
+		tail := append(ws[:len(ws):len(ws)], word{loose: anyText, splat: true})
+		z.command(simple{words: tail, guess: true}, depth+1)
+	}
+	prog := func(w word) { runs([]word{w}) }
+	script := func(w word) {
+		in := scriptOf(w)
+		if in.scriptUnknown {
+			z.unknown(name + " runs a command line that is not literal")
+			return
+		}
+		z.script(in.script, depth+1, false)
+	}
+	switch name {
+	case "fd", "fdfind":
+		for i := 0; i < len(args); i++ {
+			l := args[i].loose
+			if l == "-x" || l == "-X" || l == "--exec" || l == "--exec-batch" {
+				var cmd []word
+				for i++; i < len(args) && args[i].loose != ";"; i++ {
+					cmd = append(cmd, args[i])
+				}
+				if len(cmd) > 0 {
+					runs(cmd)
+				}
+			}
+		}
+	case "rg", "ripgrep":
+		for _, v := range longOptionValues(args, "--pre", 5) {
+			prog(v)
+		}
+	case "nc", "ncat", "netcat", "nc.openbsd", "nc.traditional":
+		for _, v := range append(shortOptionValues(args, "eciIOpPqsTwWxX", 'e'), longOptionValues(args, "--exec", 6)...) {
+			prog(v)
+		}
+		for _, v := range append(shortOptionValues(args, "eciIOpPqsTwWxX", 'c'), append(longOptionValues(args, "--sh-exec", 5),
+			longOptionValues(args, "--lua-exec", 5)...)...) {
+			script(v)
+		}
+	case "socat":
+		for _, a := range args {
+			if !a.known() {
+				z.unknown("socat with an address not known until run time")
+				continue
+			}
+			for _, part := range strings.Split(a.loose, "!!") {
+				kind, v, ok := strings.Cut(part, ":")
+				if !ok {
+					continue
+				}
+				switch strings.ToUpper(kind) {
+				case "EXEC", "SYSTEM":
+					v, _, _ = strings.Cut(v, ",")
+					script(word{loose: v})
+				}
+			}
+		}
+	case "scp", "sftp":
+		for _, v := range shortOptionValues(args, "cDFiJlloPSsX", 'S') {
+			prog(v)
+		}
+		for _, v := range shortOptionValues(args, "cDFiJlloPSsX", 'o') {
+			k, val, _ := strings.Cut(v.loose, "=")
+			switch strings.ToLower(k) {
+			case "proxycommand", "localcommand", "knownhostscommand":
+				script(word{loose: val})
+			}
+		}
+	case "nodemon":
+		for _, v := range append(shortOptionValues(args, "xwei", 'x'), longOptionValues(args, "--exec", 6)...) {
+			script(v)
+		}
+	case "lftp":
+		if len(shortOptionValues(args, "cefpu", 'c'))+len(shortOptionValues(args, "cefpu", 'e'))+len(shortOptionValues(args, "cefpu", 'f')) > 0 {
+			z.a.refuseAllow("lftp runs commands given on the command line (! runs the shell)")
+		}
+	case "rlwrap", "ifne", "chronic", "ssh-agent", "dbus-launch":
+		for i, a := range args {
+			if !strings.HasPrefix(a.loose, "-") {
+				z.command(simple{words: args[i:]}, depth+1)
+				break
+			}
+		}
+	case "pee":
+		for _, a := range args {
+			if !strings.HasPrefix(a.loose, "-") {
+				script(a)
+			}
 		}
 	}
 }
