@@ -794,6 +794,20 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 				z.writeWord(word{loose: base, lit: base, ok: ops[0].ok}, "git clone")
 			}
 		}
+	case "remote":
+		// git remote add NAME URL, set-url NAME URL: a URL on this machine
+		// (a path, file://, a remote helper) makes a later allowed
+		// `git push NAME` run that repository's hooks (see gitremote.go).
+		ops := operandsOf(rest, "tm", []string{"--track", "--master"})
+		if len(ops) >= 3 && (ops[0].loose == "add" || ops[0].loose == "set-url") {
+			for _, u := range ops[2:] {
+				l := u.loose
+				if !u.known() || strings.Contains(l, "::") || strings.HasPrefix(strings.ToLower(l), "file:") ||
+					!gitNetworkURL(l) && localRepoWord(l) {
+					z.a.refuseGrant("git remote " + ops[0].loose + " to " + clip(printable(l), 60) + " (a repository on this machine runs its hooks on push)")
+				}
+			}
+		}
 	case "checkout-index":
 		for _, v := range longOptionValues(rest, "--prefix", 5) {
 			z.writeWord(v, "git checkout-index --prefix")
