@@ -107,6 +107,7 @@ func (z *analyzer) machineDangers(name string, args []word) {
 	default:
 		z.networkDangers(name, args)
 		z.runnerDangers(name, args)
+		z.remoteDangers(name, args)
 	case "kill":
 		z.kill(args)
 	case "pkill", "killall":
