@@ -22,6 +22,12 @@ func (z *analyzer) runnerDangers(name string, args []word) {
 		}
 	case name == "npm" || name == "yarn" || name == "pnpm" || name == "bun":
 		why = jsRunner(name, args)
+	case name == "corepack":
+		// corepack pnpm dlx …, corepack yarn add …: the package manager
+		// it runs is judged as itself.
+		if sub, rest := runnerSub(args, nil); sub == "npm" || sub == "pnpm" || sub == "yarn" || sub == "npx" || sub == "pnpx" {
+			z.runnerDangers(sub, rest)
+		}
 	case name == "go":
 		why = goRunsModule(args)
 	case name == "pip" || name == "pip3" || strings.HasPrefix(name, "pip3.") || name == "pipenv":

@@ -94,6 +94,36 @@ func (z *analyzer) packageManagerWrites(name string, args []word) {
 			z.writeWord(v, name+" "+o)
 		}
 	}
+	// Arguments passed on to the script (npm test -- --outputFile=…):
+	// the test runner writes where they say (jest's --outputFile and
+	// --coverageDirectory, vitest's --outputFile.json=…). A long option
+	// whose name says output, file, dir, report, log, cache or dest,
+	// written with =VALUE, is judged as a write of VALUE when the value
+	// looks like a path (a / or a .) or the name says file.
+	for _, w := range args {
+		l := w.loose
+		if !strings.HasPrefix(l, "--") {
+			continue
+		}
+		n, v, has := strings.Cut(l[2:], "=")
+		if !has || v == "" {
+			continue
+		}
+		lower := strings.ReplaceAll(strings.ToLower(n), "-", "")
+		switch lower {
+		case "loglevel", "logsmax", "cachemin", "cachemax", "reporter", "reporters", "rootdir", "logheapusage":
+			continue
+		}
+		if !strings.ContainsAny(v, "/.") && !strings.Contains(lower, "file") {
+			continue
+		}
+		for _, k := range []string{"out", "file", "dir", "report", "log", "cache", "dest"} {
+			if strings.Contains(lower, k) {
+				z.writeWord(word{loose: v, lit: v, ok: w.ok}, name+" --"+n)
+				break
+			}
+		}
+	}
 }
 
 // scriptsOf turns option values that are command lines into inners.
