@@ -932,6 +932,9 @@ func (z *analyzer) compressorWrites(name string, args []word) {
 	for _, v := range append(shortOptionValues(args, "S", 'S'), longOptionValues(args, "--suffix", 5)...) {
 		suffix = v.loose
 	}
+	for _, v := range shortOptionValues(args, "SbTo", 'o') {
+		z.writeWord(v, name+" -o") // zstd -o FILE
+	}
 	for _, a := range args {
 		l := a.loose
 		if l == "--stdout" || l == "--to-stdout" || len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(shortCluster(l, "S"), 'c') {
