@@ -103,7 +103,7 @@ func corpusRules() []Rule {
 		"curl", "wget", "git config", "bat", "git archive", "git bundle", "git worktree", "git clone", "git init",
 		"git apply", "git am", "git grep", "git checkout-index", "docker build", "docker save", "docker cp", "kubectl cp",
 		"kubectl config", "kubectl get", "ssh-keygen", "openssl", "iconv", "split", "gzip", "xxd",
-		"fd", "rg", "nc", "ncat", "socat", "scp", "sftp", "nodemon", "lftp", "rlwrap", "ifne", "git remote", "zstd",
+		"fd", "rg", "nc", "ncat", "socat", "scp", "sftp", "nodemon", "lftp", "rlwrap", "ifne", "git remote", "zstd", "cargo watch",
 	} {
 		rules = append(rules, Rule{Tool: ToolBash, Command: c, Decision: Allow})
 	}

@@ -38,7 +38,7 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 	case "make", "gmake", "bmake":
 		z.makeOptions(name, args)
 	case "cargo":
-		z.cargoOptions(args)
+		z.cargoOptions(args, depth)
 	case "pip", "pip3", "uv":
 		z.pipOptions(name, args)
 	case "rsync":
@@ -483,7 +483,18 @@ func (z *analyzer) makeOptions(name string, args []word) {
 // --root write; --config (target.*.runner, build.rustc-wrapper run a
 // program), -Z, --manifest-path and -C take code or settings from
 // elsewhere.
-func (z *analyzer) cargoOptions(args []word) {
+func (z *analyzer) cargoOptions(args []word, depth int) {
+	if sub, rest := runnerSub(args, nil); sub == "watch" {
+		// cargo watch -s CMD runs CMD through the shell on every change.
+		for _, v := range append(shortOptionValues(rest, "swxicCdpL", 's'), longOptionValues(rest, "--shell", 5)...) {
+			in := scriptOf(v)
+			if in.scriptUnknown {
+				z.unknown("cargo watch -s with a command that is not literal")
+				continue
+			}
+			z.script(in.script, depth+1, false)
+		}
+	}
 	for _, o := range []string{"--target-dir", "--artifact-dir", "--out-dir", "--root", "--lockfile-path"} {
 		for _, v := range longOptionValues(args, o, len(o)) {
 			z.writeWord(v, "cargo "+o)
