@@ -747,6 +747,9 @@ func (z *analyzer) pagerOptions(name string, args []word, depth int) {
 		vals = append(vals, shortOptionValues(args, "CPMmLSeEpRrIk", 'H')...)
 	}
 	for _, v := range vals {
+		if strings.HasPrefix(v.loose, "-") {
+			continue // a flag of its own (gh pr create --editor --title x)
+		}
 		// The program is judged as a command of its own: allow rules
 		// must cover it too, and deny rules see it.
 		in := scriptOf(v)
