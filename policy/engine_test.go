@@ -845,21 +845,21 @@ func TestAllowCoversWhatWrappersRun(t *testing.T) {
 		`tar --checkpoint=1 --checkpoint-action=exec=id -cf x.tar .`: Ask,
 		`tar -cf x.tar --to-command=id .`:                            Ask,
 		`tar -tf x.tar`:                                              Allow,
-		// The archive is a file written: no write_file rule allows x.tar
-		// here (trust round 3; it was not seen before).
-		`tar -cf x.tar .`:                          Ask,
-		`git rebase --exec 'python3 evil.py' main`: Ask,
-		`git rebase -x id main`:                    Ask,
-		`git rebase main`:                          Allow,
-		`bash -c 'python3 evil.py'`:                Ask,
-		`bash -c 'ls && grep x y'`:                 Allow,
-		`sudo python3 evil.py`:                     Ask,
-		`sudo ls`:                                  Allow,
-		`timeout 5 python3 evil.py`:                Ask,
-		`timeout 5 ls`:                             Allow,
-		`npm run build`:                            Allow,
-		// docker run pulls and runs an image: a built-in danger (trust
-		// round 3), whatever the rules say.
+		`git rebase --exec 'python3 evil.py' main`:                   Ask,
+		`git rebase -x id main`:                                      Ask,
+		`git rebase main`:                                            Allow,
+		`bash -c 'python3 evil.py'`:                                  Ask,
+		`bash -c 'ls && grep x y'`:                                   Allow,
+		`sudo python3 evil.py`:                                       Ask,
+		`sudo ls`:                                                    Allow,
+		`timeout 5 python3 evil.py`:                                  Ask,
+		`timeout 5 ls`:                                               Allow,
+		`npm run build`:                                              Allow,
+
+		// Trust round 3: the archive is a file written, which no write_file
+		// rule allows here (it was not seen before), and docker run pulls
+		// and runs an image, a built-in danger whatever the rules say.
+		`tar -cf x.tar .`:           Ask,
 		`docker run alpine echo hi`: Ask,
 	} {
 		if v := e.Evaluate(t.Context(), bashCall(cmd)); v.Decision != want {
