@@ -47,7 +47,9 @@ func prefixCovers(prefix string, command []string, cache *prefixCache) bool {
 			return false
 		}
 	}
-	return true
+	// The words added may point the program elsewhere (kubectl get
+	// --server=…, --as=…) or make it write (--log-file=…): not granted.
+	return policy.PrefixWidens(pw, command) == ""
 }
 
 // prefixWords returns the words of a grantable prefix, or nil.

@@ -98,6 +98,12 @@ func corpusRules() []Rule {
 		"ls", "cat", "echo", "printf", "test", `"["`, "true", "grep", "head", "wc", "sort", "sed", "touch",
 		"mkdir", "cp", "find", "dd", "git status", "git log", "git diff", "git push",
 		"go test", "npm test", "systemctl start", "hash", `"declare"`, `"let"`, "read", `"export"`,
+		// Tools whose options write or run (options.txt).
+		"tar", "unzip", "zip", "patch", "gcc", "cc", "make", "cargo build", "pip", "rsync", "awk", "perl", "man",
+		"curl", "wget", "git config", "bat", "git archive", "git bundle", "git worktree", "git clone", "git init",
+		"git apply", "git am", "git grep", "git checkout-index", "docker build", "docker save", "docker cp", "kubectl cp",
+		"kubectl config", "kubectl get", "ssh-keygen", "openssl", "iconv", "split", "gzip", "xxd",
+		"fd", "rg", "nc", "ncat", "socat", "scp", "sftp", "nodemon", "lftp", "rlwrap", "ifne", "git remote", "zstd", "cargo watch",
 	} {
 		rules = append(rules, Rule{Tool: ToolBash, Command: c, Decision: Allow})
 	}

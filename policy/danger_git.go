@@ -273,6 +273,7 @@ func editDistance(a, b string) int {
 // git/refs or branches (a method other than GET, or fields, which make
 // gh api POST).
 func (z *analyzer) ghBranches(args []word) {
+	z.ghDeletesRepo(args)
 	if len(args) >= 2 && args[0].loose == "repo" && args[1].loose == "sync" {
 		for _, a := range args[2:] {
 			if a.loose == "--force" || a.loose == "-f" {
@@ -304,5 +305,39 @@ func (z *analyzer) ghBranches(args []word) {
 	}
 	if writes && refs {
 		z.a.danger("gh api writing to branch refs (may overwrite or delete a protected branch)")
+	}
+}
+
+// ghDeletesRepo flags deleting a whole repository: gh repo delete, and gh
+// api with the DELETE method on repos/OWNER/REPO.
+func (z *analyzer) ghDeletesRepo(args []word) {
+	ops := operands(args)
+	if len(ops) >= 2 && ops[0].loose == "repo" && (ops[1].loose == "delete" || !ops[1].known()) {
+		z.a.danger("gh repo delete (deletes the repository, its issues and history)")
+		return
+	}
+	if len(args) == 0 || args[0].loose != "api" {
+		return
+	}
+	del, repo := false, false
+	for i := 1; i < len(args); i++ {
+		l := args[i].loose
+		switch {
+		case (l == "-X" || l == "--method") && i+1 < len(args):
+			i++
+			del = del || !strings.EqualFold(args[i].loose, "GET") && !strings.EqualFold(args[i].loose, "POST") &&
+				!strings.EqualFold(args[i].loose, "PATCH") && !strings.EqualFold(args[i].loose, "PUT")
+		case strings.HasPrefix(l, "-X") || strings.HasPrefix(l, "--method="):
+			v := strings.TrimPrefix(strings.TrimPrefix(l, "--method="), "-X")
+			del = del || strings.EqualFold(v, "DELETE") || !args[i].known()
+		case !args[i].known():
+			repo = true
+		default:
+			parts := strings.Split(strings.Trim(l, "/"), "/")
+			repo = repo || len(parts) == 3 && parts[0] == "repos"
+		}
+	}
+	if del && repo {
+		z.a.danger("gh api DELETE of a repository")
 	}
 }

@@ -100,6 +100,14 @@ func (z *analyzer) machineDangers(name string, args []word) {
 		}
 	case "systemctl", "loginctl":
 		z.systemctl(name, args)
+	case "busctl", "dbus-send", "gdbus", "qdbus", "qdbus-qt5", "qdbus6", "dbus":
+		z.dbusDangers(name, args)
+	case "crontab":
+		z.crontabDangers(args)
+	default:
+		z.networkDangers(name, args)
+		z.runnerDangers(name, args)
+		z.remoteDangers(name, args)
 	case "kill":
 		z.kill(args)
 	case "pkill", "killall":
@@ -167,20 +175,25 @@ func (z *analyzer) systemctl(name string, args []word) {
 		}
 		if verb == "" {
 			verb = l
-			if machineTarget(verb) || (name == "loginctl" && (verb == "terminate-seat" || verb == "kill-user" || verb == "terminate-user")) {
+			if machineTarget(verb) || (name == "loginctl" && (verb == "terminate-seat" || verb == "kill-user" || verb == "terminate-user" ||
+				verb == "terminate-session" || verb == "kill-session" || verb == "kill-seat")) {
 				z.a.danger(name + " " + printable(verb) + " (stops or strands the machine)")
 				return
 			}
 			continue
 		}
-		switch verb {
+		v := verb
+		if v == "disable" && hasLong(args, "--now") {
+			v = "stop" // disable --now stops the unit as well
+		}
+		switch v {
 		case "start", "restart", "try-restart", "reload-or-restart", "try-reload-or-restart", "enable", "reenable",
 			"isolate", "link", "add-wants", "add-requires", "set-default", "stop", "kill", "mask":
 		default:
 			continue
 		}
 		unit := path.Base(l)
-		if verb == "isolate" || verb == "set-default" || machineTarget(unit) || vitalUnit(verb, unit) ||
+		if verb == "isolate" || verb == "set-default" || machineTarget(unit) || vitalUnit(v, unit) ||
 			(strings.ContainsAny(unit, "*?[") && unitGlobCoversMachineTarget(unit)) {
 			z.a.danger(name + " " + verb + " " + printable(l) + " (stops or strands the machine)")
 			return

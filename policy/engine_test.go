@@ -844,7 +844,7 @@ func TestAllowCoversWhatWrappersRun(t *testing.T) {
 		`xargs sh -c id`:                            Ask,
 		`tar --checkpoint=1 --checkpoint-action=exec=id -cf x.tar .`: Ask,
 		`tar -cf x.tar --to-command=id .`:                            Ask,
-		`tar -cf x.tar .`:                                            Allow,
+		`tar -tf x.tar`:                                              Allow,
 		`git rebase --exec 'python3 evil.py' main`:                   Ask,
 		`git rebase -x id main`:                                      Ask,
 		`git rebase main`:                                            Allow,
@@ -855,7 +855,12 @@ func TestAllowCoversWhatWrappersRun(t *testing.T) {
 		`timeout 5 python3 evil.py`:                                  Ask,
 		`timeout 5 ls`:                                               Allow,
 		`npm run build`:                                              Allow,
-		`docker run alpine echo hi`:                                  Allow,
+
+		// Trust round 3: the archive is a file written, which no write_file
+		// rule allows here (it was not seen before), and docker run pulls
+		// and runs an image, a built-in danger whatever the rules say.
+		`tar -cf x.tar .`:           Ask,
+		`docker run alpine echo hi`: Ask,
 	} {
 		if v := e.Evaluate(t.Context(), bashCall(cmd)); v.Decision != want {
 			t.Errorf("%q: %s (%s; %s), want %s", cmd, v.Decision, v.Reason, v.Rule, want)

@@ -21,8 +21,14 @@ func codeVariable(name string) bool {
 		"GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "PAGER", "MANPAGER", "EDITOR", "VISUAL", "LESSOPEN",
 		"LESSCLOSE", "PROMPT_COMMAND", "BROWSER", "RSYNC_RSH", "GIT_PROXY_COMMAND", "FCEDIT", "SYSTEMD_PAGER",
 		"GIT_DIFF_OPTS", "GIT_TRACE_REDACT", "SYSTEMD_EDITOR", "SUDO_EDITOR", "CVS_RSH", "RSH",
-		"DIFFTOOL", "MERGETOOL", "GPG_TTY_COMMAND", "TEXEDIT", "BZR_EDITOR", "HGEDITOR", "SVN_EDITOR":
+		"DIFFTOOL", "MERGETOOL", "GPG_TTY_COMMAND", "TEXEDIT", "BZR_EDITOR", "HGEDITOR", "SVN_EDITOR",
+		"KUBECTL_EXTERNAL_DIFF", "KUBE_EDITOR", "GH_PAGER", "GH_EDITOR", "GH_BROWSER", "AWS_PAGER", "BAT_PAGER",
+		"DELTA_PAGER", "PSQL_PAGER", "PSQL_EDITOR", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER",
+		"GIT_SEQUENCE_EDITOR_COMMAND", "JJ_PAGER", "JJ_EDITOR", "HG_PAGER", "SSH_ASKPASS_REQUIRE_COMMAND":
 		return true
+	}
+	if strings.HasPrefix(name, "CARGO_TARGET_") && strings.HasSuffix(name, "_RUNNER") {
+		return true // cargo run and cargo test start the binary through it
 	}
 	return strings.HasPrefix(name, "GIT_CONFIG_VALUE_")
 }
@@ -61,7 +67,13 @@ func configVariable(name string) bool {
 		"GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_ALLOW_PROTOCOL", "GIT_PROTOCOL_FROM_USER", "GIT_NAMESPACE":
 		return true
 	}
-	for _, p := range []string{"LD_", "DYLD_", "GIT_CONFIG_KEY_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "PIP_", "UV_", "POETRY_"} {
+	// Every GIT_ variable (GIT_TRACE writes a file, GIT_CEILING_DIRECTORIES
+	// and GIT_DISCOVERY_ACROSS_FILESYSTEM change which repository and so
+	// which configuration git uses), and the variables that point the
+	// clouds' and clusters' tools at another endpoint, account or config.
+	for _, p := range []string{"LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "npm_config_", "PIP_", "UV_", "POETRY_",
+		"CARGO_", "RUSTC", "DOCKER_", "AWS_", "GH_", "HELM_", "CLOUDSDK_", "VAULT_", "KUBE", "GOOGLE_APPLICATION_CREDENTIALS",
+		"AZURE_CONFIG_DIR", "YARN_", "PNPM_", "BUN_", "DENO_"} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}
@@ -76,6 +88,10 @@ func (z *analyzer) assignment(name string, value word, depth int) {
 	}
 	if configVariable(name) {
 		z.a.refuseAllow("an assignment to " + name + ", which decides what code programs run")
+	}
+	if strings.HasPrefix(name, "GIT_TRACE") && strings.HasPrefix(value.loose, "/") {
+		// git appends its trace to an absolute path.
+		z.writeWord(value, name)
 	}
 	switch {
 	case codeVariable(name):

@@ -42,13 +42,16 @@ func longOptionValues(ws []word, full string, min int) []word {
 
 // codeOptions refuses allow rules for options that make an allowed runner
 // take its code from somewhere else: npm's --prefix (another package.json),
-// --userconfig/--globalconfig/--node-options, go's -C (another module) and
-// -overlay (other source files).
+// --userconfig/--globalconfig/--node-options; go's are in gotool.go.
 func (z *analyzer) codeOptions(name string, ws []word) {
 	var risky []string
 	switch name {
 	case "npm", "pnpm", "yarn":
-		risky = []string{"--prefix", "--userconfig", "--globalconfig", "--node-options", "--script-shell", "--dir", "--cwd"}
+		// --shell, --editor, --browser, --viewer and --git name programs
+		// npm runs; --init-module and --use-yarnrc/--yarn-path load code.
+		risky = []string{"--prefix", "--userconfig", "--globalconfig", "--node-options", "--script-shell", "--dir", "--cwd",
+			"--shell", "--editor", "--browser", "--viewer", "--git", "--init-module", "--use-yarnrc", "--yarn-path",
+			"--rc-filename", "--npmrc-path", "--config"}
 		for _, w := range ws[1:] {
 			if w.loose == "--" {
 				break
@@ -58,7 +61,8 @@ func (z *analyzer) codeOptions(name string, ws []word) {
 			}
 		}
 	case "go":
-		risky = []string{"-C", "--C", "-overlay", "--overlay", "-modfile", "--modfile", "-exec", "--exec", "-toolexec", "--toolexec"}
+		z.goCodeFlags(ws[1:])
+		return
 	default:
 		return
 	}
@@ -73,6 +77,50 @@ func (z *analyzer) codeOptions(name string, ws []word) {
 			}
 			if _, _, ok := longOption(w.loose, o, min); ok {
 				z.a.refuseAllow(name + " " + o + " (it takes code from elsewhere)")
+			}
+		}
+	}
+	z.packageManagerWrites(name, ws[1:])
+}
+
+// packageManagerWrites records the directories npm, pnpm and yarn write
+// through options: the debug logs, the cache, packed tarballs, the module
+// and store folders. npm takes any abbreviation of a long option.
+func (z *analyzer) packageManagerWrites(name string, args []word) {
+	for _, o := range []string{"--logs-dir", "--cache", "--pack-destination", "--cache-folder", "--modules-folder",
+		"--global-folder", "--link-folder", "--preferred-cache-folder", "--store-dir", "--virtual-store-dir",
+		"--modules-dir", "--global-dir", "--global-bin-dir", "--cache-dir", "--state-dir", "--lockfile-dir"} {
+		for _, v := range longOptionValues(args, o, 5) {
+			z.writeWord(v, name+" "+o)
+		}
+	}
+	// Arguments passed on to the script (npm test -- --outputFile=…):
+	// the test runner writes where they say (jest's --outputFile and
+	// --coverageDirectory, vitest's --outputFile.json=…). A long option
+	// whose name says output, file, dir, report, log, cache or dest,
+	// written with =VALUE, is judged as a write of VALUE when the value
+	// looks like a path (a / or a .) or the name says file.
+	for _, w := range args {
+		l := w.loose
+		if !strings.HasPrefix(l, "--") {
+			continue
+		}
+		n, v, has := strings.Cut(l[2:], "=")
+		if !has || v == "" {
+			continue
+		}
+		lower := strings.ReplaceAll(strings.ToLower(n), "-", "")
+		switch lower {
+		case "loglevel", "logsmax", "cachemin", "cachemax", "reporter", "reporters", "rootdir", "logheapusage":
+			continue
+		}
+		if !strings.ContainsAny(v, "/.") && !strings.Contains(lower, "file") {
+			continue
+		}
+		for _, k := range []string{"out", "file", "dir", "report", "log", "cache", "dest"} {
+			if strings.Contains(lower, k) {
+				z.writeWord(word{loose: v, lit: v, ok: w.ok}, name+" --"+n)
+				break
 			}
 		}
 	}

@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // sedEffects reads a GNU sed script for what it does beyond printing: the
 // w and W commands and the s///w flag write files, e COMMAND runs a
@@ -130,7 +133,7 @@ func sedEffects(script string) (writes, runs []string, runsInput, ok bool) {
 // and its in-place files.
 func (z *analyzer) sedCommand(name string, args []word, depth int, target func(word, string)) {
 	inPlace, haveScript, opts := false, false, true
-	var scripts, files []word
+	var scripts, files, suffixes []word
 	for i := 0; i < len(args); i++ {
 		l := args[i].loose
 		// GNU sed accepts any unambiguous abbreviation of a long option.
@@ -151,8 +154,11 @@ func (z *analyzer) sedCommand(name string, args []word, depth int, target func(w
 		case opts && l == "--":
 			opts = false
 		case opts && strings.HasPrefix(l, "--"):
-			if _, _, ok := longOption(l, "--in-place", 3); ok {
+			if v, has, ok := longOption(l, "--in-place", 3); ok {
 				inPlace = true
+				if has {
+					suffixes = append(suffixes, word{loose: v, lit: v, ok: args[i].ok})
+				}
 			} else if v, ok := long("--expression", 3); ok {
 				scripts = append(scripts, v)
 				haveScript = true
@@ -169,7 +175,11 @@ func (z *analyzer) sedCommand(name string, args []word, depth int, target func(w
 				switch l[k] {
 				case 'i':
 					inPlace = true
-					k = len(l) // -i.bak: the rest is a suffix
+					if k+1 < len(l) {
+						// -i.bak: the rest is the backup suffix.
+						suffixes = append(suffixes, word{loose: l[k+1:], lit: l[k+1:], ok: args[i].ok})
+					}
+					k = len(l)
 				case 'e', 'f':
 					v := l[k+1:]
 					if v == "" && i+1 < len(args) {
@@ -188,6 +198,11 @@ func (z *analyzer) sedCommand(name string, args []word, depth int, target func(w
 						i++
 					}
 					k = len(l)
+				case 'n', 'E', 'r', 's', 'u', 'z', 'b':
+				default:
+					// -I (BSD sed's in-place with a suffix in the next
+					// word) and anything else GNU sed does not take.
+					z.a.refuseAllow(name + " option -" + string(l[k]) + " the policy does not know")
 				}
 			}
 		case opts && strings.HasPrefix(l, "-") && l != "-":
@@ -220,7 +235,40 @@ func (z *analyzer) sedCommand(name string, args []word, depth int, target func(w
 	if inPlace {
 		for _, f := range files {
 			target(f, name+" -i")
+			for _, suf := range suffixes {
+				z.sedBackup(name, f, suf)
+			}
 		}
+	}
+}
+
+// sedBackup judges the backup GNU sed -iSUFFIX makes of the file f: it
+// renames f to SUFFIX with every '*' replaced by f as written, or to f
+// followed by SUFFIX when there is no '*'; the result is a path from the
+// working directory (sed -i'.git/*' p config moves config to .git/config).
+// A suffix of just "*" keeps no backup. Some builds put the backup beside
+// the file (the directory of f, then SUFFIX with '*' as f's base name):
+// that place is judged too.
+func (z *analyzer) sedBackup(name string, f, suf word) {
+	if suf.loose == "*" {
+		return
+	}
+	if !f.known() || !suf.known() {
+		z.a.refuseAllow(name + " -i with a backup whose name is not literal")
+		return
+	}
+	how := name + " -i backup"
+	var names []string
+	if strings.Contains(suf.loose, "*") {
+		names = append(names, strings.ReplaceAll(suf.loose, "*", f.loose))
+		if dir := path.Dir(f.loose); dir != "." {
+			names = append(names, path.Join(dir, strings.ReplaceAll(suf.loose, "*", path.Base(f.loose))))
+		}
+	} else {
+		names = append(names, f.loose+suf.loose)
+	}
+	for _, n := range names {
+		z.writeWord(word{loose: n, lit: n, ok: f.ok && suf.ok}, how)
 	}
 }
 

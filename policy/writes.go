@@ -139,9 +139,7 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 			z.writeWord(v, "sort --output")
 		}
 	case "go":
-		z.optionWrites(name, args, []string{"-o", "--o", "-coverprofile", "--coverprofile", "-cpuprofile", "--cpuprofile",
-			"-memprofile", "--memprofile", "-blockprofile", "--blockprofile", "-mutexprofile", "--mutexprofile",
-			"-trace", "--trace", "-outputdir", "--outputdir"})
+		z.goWrites(args)
 	case "find", "gfind":
 		z.optionWrites(name, args, []string{"-fprint", "-fprint0", "-fprintf", "-fls"})
 	case "git":
@@ -158,6 +156,7 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 			}
 		}
 	}
+	z.toolOptions(name, args, depth)
 }
 
 // operandsOf returns the operands of a command with GNU option syntax:

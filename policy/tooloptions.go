@@ -1,0 +1,1071 @@
+package policy
+
+import (
+	"net/url"
+	"path"
+	"strings"
+)
+
+// The option tables of common developer tools: options that write a file
+// (judged as write_file of it, see writes.go), options that make the tool
+// run another program or take its code from elsewhere (allow rules cannot
+// cover the command, and the program is shown to deny rules), and modes
+// that write files whose names nobody can read in advance (an archive's
+// members, a patch's files): allow rules cannot cover those either.
+
+// toolOptions judges the options of the tools below; name is the
+// command's base name, args its words after the name.
+func (z *analyzer) toolOptions(name string, args []word, depth int) {
+	switch name {
+	case "curl":
+		z.curlWrites(args)
+	case "wget":
+		z.wgetWrites(args)
+	case "tar", "gtar", "bsdtar":
+		z.tarWrites(name, args)
+	case "unzip":
+		z.unzipWrites(args)
+	case "zip":
+		ops := operandsOf(args, "bOntTxi", []string{"--output-file", "--temp-path", "--unzip-command", "--exclude", "--include"})
+		if len(ops) > 0 {
+			z.writeWord(ops[0], "zip")
+		}
+		z.optionValueWrites(name, args, "bO", 'O', []string{"--output-file"})
+	case "patch":
+		z.patchWrites(args)
+	case "gcc", "g++", "cc", "c++", "clang", "clang++", "tcc", "gccgo", "cpp":
+		z.compilerOptions(name, args, depth)
+	case "make", "gmake", "bmake":
+		z.makeOptions(name, args)
+	case "cargo":
+		z.cargoOptions(args, depth)
+	case "pip", "pip3", "uv":
+		z.pipOptions(name, args)
+	case "rsync":
+		for _, o := range []string{"--log-file", "--write-batch", "--only-write-batch", "--backup-dir", "--partial-dir", "--temp-dir"} {
+			for _, v := range longOptionValues(args, o, len(o)) {
+				z.writeWord(v, "rsync "+o)
+			}
+		}
+		for _, v := range shortOptionValues(args, "eBcFiJlOoPST", 'T') {
+			z.writeWord(v, "rsync -T")
+		}
+		if len(longOptionValues(args, "--rsync-path", 8)) > 0 {
+			z.a.refuseAllow("rsync --rsync-path (it runs another program on the other side)")
+		}
+	case "git":
+		z.gitConfigWrites(args)
+		z.gitSubcommandWrites(args, depth)
+	case "docker", "podman", "nerdctl":
+		z.containerOptions(name, args)
+	case "kubectl", "oc":
+		z.kubectlOptions(name, args)
+	case "ssh":
+		for _, v := range shortOptionValues(args, "BbcDEeFIiJLlmOoPpQRSWw", 'E') {
+			z.writeWord(v, "ssh -E")
+		}
+	case "ssh-keygen":
+		for _, v := range shortOptionValues(args, "abCDEFfGIJKMmNnOPrSstVwYZz", 'f') {
+			z.writeWord(v, "ssh-keygen -f")
+			z.writeWord(word{loose: v.loose + ".pub", lit: v.lit + ".pub", ok: v.ok}, "ssh-keygen -f")
+		}
+	case "openssl":
+		for i, a := range args {
+			if (a.loose == "-out" || a.loose == "-keyout" || a.loose == "-signature" || a.loose == "-sigout") && i+1 < len(args) {
+				z.writeWord(args[i+1], "openssl "+a.loose)
+			}
+		}
+	case "iconv":
+		z.optionValueWrites(name, args, "oft", 'o', []string{"--output"})
+	case "split", "csplit":
+		ops := operandsOf(args, "abCdelnfkn", []string{"--bytes", "--line-bytes", "--lines", "--number", "--suffix-length",
+			"--additional-suffix", "--filter", "--prefix", "--separator"})
+		if name == "split" && len(ops) >= 2 {
+			z.writeWord(ops[1], name+" prefix")
+		}
+		for _, v := range append(shortOptionValues(args, "fbn", 'f'), longOptionValues(args, "--prefix", 5)...) {
+			z.writeWord(v, name+" -f")
+		}
+		if len(longOptionValues(args, "--filter", 5)) > 0 {
+			z.a.refuseAllow("split --filter (it runs a command for every piece)")
+		}
+	case "xxd":
+		if ops := operandsOf(args, "cgloOsn", []string{"-cols", "-groupsize", "-len", "-seek", "-name", "-offset"}); len(ops) >= 2 {
+			z.writeWord(ops[1], "xxd")
+		}
+	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "compress", "lzma":
+		z.compressorWrites(name, args)
+	default:
+		z.programOptions(name, args, depth)
+	case "awk", "gawk", "mawk", "nawk", "busybox-awk":
+		z.awkOptions(name, args)
+	case "perl":
+		z.perlInPlace(args)
+	}
+	z.pagerOptions(name, args, depth)
+}
+
+// optionValueWrites records the values of the short option want (read in
+// clusters, with valued the short options taking a value) and of the long
+// options in long (with abbreviations of five letters or more).
+func (z *analyzer) optionValueWrites(name string, args []word, valued string, want byte, long []string) {
+	if want != 0 {
+		for _, v := range shortOptionValues(args, valued, want) {
+			z.writeWord(v, name+" -"+string(want))
+		}
+	}
+	for _, o := range long {
+		for _, v := range longOptionValues(args, o, min(len(o), 5)) {
+			z.writeWord(v, name+" "+o)
+		}
+	}
+}
+
+// curlValued lists curl's short options that take a value.
+const curlValued = "AbcCdDeEFHKmoPQrtTuUwxXyYz"
+
+// curlWrites: -o/--output, -O (a name taken from the URL), --output-dir,
+// and the files curl keeps (headers, cookies, traces, HSTS and alt-svc
+// caches, --libcurl source); -K/--config reads options from a file, and
+// -J takes the name from the server.
+func (z *analyzer) curlWrites(args []word) {
+	for _, want := range []byte{'o', 'D', 'c'} {
+		for _, v := range shortOptionValues(args, curlValued, want) {
+			z.writeWord(v, "curl -"+string(want))
+		}
+	}
+	for _, o := range []string{"--output", "--output-dir", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii",
+		"--stderr", "--etag-save", "--hsts", "--alt-svc", "--libcurl"} {
+		for _, v := range longOptionValues(args, o, len(o)) {
+			z.writeWord(v, "curl "+o)
+		}
+	}
+	remote := false
+	for _, a := range args {
+		l := a.loose
+		if l == "--" {
+			break
+		}
+		if l == "--remote-name" || l == "--remote-name-all" || l == "--remote-header-name" ||
+			len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsAny(shortCluster(l, curlValued), "OJ") {
+			remote = true
+		}
+		if l == "--config" || strings.HasPrefix(l, "--config=") || len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(shortCluster(l, curlValued), 'K') ||
+			strings.HasPrefix(l, "-K") {
+			z.a.refuseAllow("curl reads options from a file (--config), which can name any output")
+		}
+	}
+	if remote {
+		z.urlNamedWrites("curl -O", args)
+	}
+}
+
+// shortCluster is the part of a short-option cluster before the first
+// option that takes a value, that option included.
+func shortCluster(l, valued string) string {
+	c := l[1:]
+	if i := strings.IndexAny(c, valued); i >= 0 {
+		return c[:i+1]
+	}
+	return c
+}
+
+// urlNamedWrites judges the files a downloader names after each URL's
+// last path element, in the current directory.
+func (z *analyzer) urlNamedWrites(how string, args []word) {
+	for _, a := range args {
+		l := a.loose
+		if !strings.Contains(l, "://") {
+			continue
+		}
+		if !a.known() {
+			z.a.refuseAllow(how + " writes a file named after a URL that is not literal")
+			continue
+		}
+		u, err := url.Parse(l)
+		if err != nil {
+			z.a.refuseAllow(how + " writes a file named after a URL the policy cannot read")
+			continue
+		}
+		base := path.Base(u.Path)
+		if base == "/" || base == "." || base == "" {
+			base = "index.html"
+		}
+		z.write(base, how)
+	}
+}
+
+// wgetWrites: -O/--output-document, -o/--output-file, -a/--append-output,
+// --save-cookies, --warc-file; without -O the file is named after the URL
+// (under -P); -e/--execute and --config run .wgetrc commands, which can
+// set any of these.
+func (z *analyzer) wgetWrites(args []word) {
+	const valued = "OoaPeiBtTwQUlAR"
+	out := false
+	for _, want := range []byte{'O', 'o', 'a'} {
+		for _, v := range shortOptionValues(args, valued, want) {
+			z.writeWord(v, "wget -"+string(want))
+			out = out || want == 'O'
+		}
+	}
+	for _, o := range []string{"--output-document", "--output-file", "--append-output", "--save-cookies", "--warc-file"} {
+		for _, v := range longOptionValues(args, o, 6) {
+			z.writeWord(v, "wget "+o)
+			out = out || o == "--output-document"
+		}
+	}
+	if len(shortOptionValues(args, valued, 'e'))+len(longOptionValues(args, "--execute", 4))+len(longOptionValues(args, "--config", 6)) > 0 {
+		z.a.refuseAllow("wget runs .wgetrc commands (-e, --config), which can write anywhere")
+	}
+	dirs := append(shortOptionValues(args, valued, 'P'), longOptionValues(args, "--directory-prefix", 5)...)
+	for _, d := range dirs {
+		z.writeWord(d, "wget -P")
+	}
+	if out {
+		return
+	}
+	if len(dirs) > 0 {
+		z.a.refuseAllow("wget writes files named after the URLs under -P")
+		return
+	}
+	for _, a := range args {
+		l := a.loose
+		if l == "-r" || l == "-m" || longMatches(l, "--recursive") || longMatches(l, "--mirror") {
+			z.a.refuseAllow("wget -r writes files named by the server")
+		}
+	}
+	z.urlNamedWrites("wget", args)
+}
+
+// tarWrites: creating (c, r, u, A) writes the archive (-f, --file);
+// extracting (x, --extract, --get) writes the archive's members, whose
+// names nobody reads in advance, into -C (or the working directory);
+// --listed-incremental and --index-file write too.
+func (z *analyzer) tarWrites(name string, args []word) {
+	create, extract := false, false
+	var files, dirs []word
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		l := w.loose
+		if l == "--" {
+			break
+		}
+		switch {
+		case i == 0 && len(l) > 0 && l[0] != '-':
+			// The old style: "cvf out.tar" takes the values of its
+			// letters from the next words, in order.
+			next := i + 1
+			for _, c := range l {
+				switch c {
+				case 'c', 'r', 'u', 'A':
+					create = true
+				case 'x':
+					extract = true
+				}
+				if strings.ContainsRune("fbTXgKNLVC", c) && next < len(args) {
+					switch c {
+					case 'f':
+						files = append(files, args[next])
+					case 'C':
+						dirs = append(dirs, args[next])
+					case 'g':
+						z.writeWord(args[next], name+" g")
+					}
+					next++
+				}
+			}
+			i = next - 1
+		case strings.HasPrefix(l, "--"):
+			n, v, has := strings.Cut(l, "=")
+			value := func() word {
+				if has {
+					return word{loose: v, lit: v, ok: w.ok}
+				}
+				if i+1 < len(args) {
+					i++
+					return args[i]
+				}
+				return word{}
+			}
+			switch {
+			case longMatches(n, "--create") || longMatches(n, "--append") || longMatches(n, "--update") ||
+				longMatches(n, "--catenate") || longMatches(n, "--concatenate"):
+				create = true
+			case longMatches(n, "--extract") || longMatches(n, "--get"):
+				extract = true
+			case longMatches(n, "--file"):
+				files = append(files, value())
+			case longMatches(n, "--directory"):
+				dirs = append(dirs, value())
+			case longMatches(n, "--listed-incremental") || longMatches(n, "--index-file"):
+				z.writeWord(value(), name+" "+n)
+			}
+		case len(l) > 1 && l[0] == '-':
+			for k := 1; k < len(l); k++ {
+				c := l[k]
+				switch c {
+				case 'c', 'r', 'u', 'A':
+					create = true
+				case 'x':
+					extract = true
+				}
+				if !strings.ContainsRune("fbTXgKNLVCIH", rune(c)) {
+					continue
+				}
+				var v word
+				if k+1 < len(l) {
+					v = word{loose: l[k+1:], lit: l[k+1:], ok: w.ok}
+				} else if i+1 < len(args) {
+					i++
+					v = args[i]
+				}
+				switch c {
+				case 'f':
+					files = append(files, v)
+				case 'C':
+					dirs = append(dirs, v)
+				case 'g':
+					z.writeWord(v, name+" -g")
+				}
+				break
+			}
+		}
+	}
+	if create {
+		for _, f := range files {
+			if f.loose != "-" {
+				z.writeWord(f, name+" -f")
+			}
+		}
+	}
+	if extract {
+		z.a.refuseAllow(name + " extracts files whose names are in the archive")
+		if len(dirs) == 0 {
+			dirs = []word{{loose: ".", lit: ".", ok: true}}
+		}
+		for _, d := range dirs {
+			z.writeWord(d, name+" -x")
+		}
+	}
+}
+
+// unzipWrites: unzip extracts into -d DIR (or the working directory)
+// unless it only lists, tests or prints (-l, -t, -v, -Z, -p, -c).
+func (z *analyzer) unzipWrites(args []word) {
+	var dir *word
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		switch {
+		case l == "-d" && i+1 < len(args):
+			d := args[i+1]
+			dir = &d
+			i++
+		case strings.HasPrefix(l, "-d") && len(l) > 2:
+			d := word{loose: l[2:], lit: l[2:], ok: args[i].ok}
+			dir = &d
+		case len(l) > 1 && l[0] == '-' && strings.ContainsAny(l[1:], "ltvZpc"):
+			return
+		}
+	}
+	z.a.refuseAllow("unzip extracts files whose names are in the archive")
+	if dir == nil {
+		dir = &word{loose: ".", lit: ".", ok: true}
+	}
+	z.writeWord(*dir, "unzip")
+}
+
+// patchWrites: patch writes the files its diff names unless a file operand
+// or -o names it; backups (-b with -B, -Y, -z), the reject file (-r) and
+// -o are writes; -d changes directory first.
+func (z *analyzer) patchWrites(args []word) {
+	const valued = "BdDFgiopYzrV"
+	long := []string{"--prefix", "--directory", "--ifdef", "--fuzz", "--get", "--input", "--output", "--strip",
+		"--basename-prefix", "--suffix", "--reject-file", "--version-control", "--quoting-style", "--reject-format"}
+	ops := operandsOf(args, valued, long)
+	outs := append(shortOptionValues(args, valued, 'o'), longOptionValues(args, "--output", 5)...)
+	for _, v := range outs {
+		z.writeWord(v, "patch -o")
+	}
+	for _, v := range append(shortOptionValues(args, valued, 'r'), longOptionValues(args, "--reject-file", 5)...) {
+		z.writeWord(v, "patch -r")
+	}
+	if len(shortOptionValues(args, valued, 'd'))+len(longOptionValues(args, "--directory", 5)) > 0 {
+		z.a.refuseAllow("patch -d (it patches files in another directory)")
+	}
+	backups := len(shortOptionValues(args, valued, 'B'))+len(shortOptionValues(args, valued, 'Y'))+
+		len(shortOptionValues(args, valued, 'z'))+len(longOptionValues(args, "--prefix", 5))+
+		len(longOptionValues(args, "--basename-prefix", 5))+len(longOptionValues(args, "--suffix", 5)) > 0
+	if backups {
+		z.a.refuseAllow("patch backups under a prefix or suffix (-B, -Y, -z) the policy does not place")
+	}
+	if len(ops) > 0 {
+		if len(outs) == 0 {
+			z.writeWord(ops[0], "patch")
+		}
+		return
+	}
+	if len(outs) == 0 {
+		z.a.refuseAllow("patch writes the files its diff names")
+	}
+}
+
+// compilerOptions: -o FILE (and -oFILE), -MF FILE write; -wrapper runs a
+// program around every tool, -B takes the tools from a directory,
+// -fplugin loads code, -specs can run anything, -fuse-ld= with a path
+// runs that linker; -Wl, and -Xlinker options reach the linker (-plugin).
+func (z *analyzer) compilerOptions(name string, args []word, depth int) {
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		l := w.loose
+		next := func() (word, bool) {
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			return word{}, false
+		}
+		switch {
+		case l == "-o" || l == "-MF" || l == "-MT" || l == "-MQ" || l == "-dumpdir" || l == "-dumpbase":
+			if v, ok := next(); ok && (l == "-o" || l == "-MF" || l == "-dumpdir") {
+				z.writeWord(v, name+" "+l)
+			}
+		case strings.HasPrefix(l, "-o") && len(l) > 2:
+			z.writeWord(word{loose: l[2:], lit: l[2:], ok: w.ok}, name+" -o")
+		case strings.HasPrefix(l, "-MF") && len(l) > 3:
+			z.writeWord(word{loose: l[3:], lit: l[3:], ok: w.ok}, name+" -MF")
+		case l == "-wrapper" || l == "--wrapper":
+			z.a.refuseAllow(name + " -wrapper (it runs a program around every tool)")
+			if v, ok := next(); ok {
+				if prog, _, _ := strings.Cut(v.loose, ","); prog != "" {
+					z.command(simple{words: []word{{loose: prog, lit: prog, ok: v.ok}, {loose: anyText, splat: true}}, guess: true}, depth+1)
+				}
+			}
+		case strings.HasPrefix(l, "-B") || l == "--prefix" || strings.HasPrefix(l, "--prefix=") || l == "-iplugindir" ||
+			strings.HasPrefix(l, "-fplugin") || strings.HasPrefix(l, "-specs") || strings.HasPrefix(l, "--specs") ||
+			strings.HasPrefix(l, "-fuse-ld=") && strings.Contains(l, "/") || strings.HasPrefix(l, "--ld-path") ||
+			strings.HasPrefix(l, "-Wl,") && strings.Contains(l, "plugin") || l == "-Xlinker" || l == "-save-temps" ||
+			strings.HasPrefix(l, "-save-temps=") || strings.HasPrefix(l, "-fdump-") || strings.HasPrefix(l, "-fprofile-generate=") ||
+			strings.HasPrefix(l, "-fprofile-dir=") || strings.HasPrefix(l, "-fcallgraph-info") || strings.HasPrefix(l, "-Wl,-o") ||
+			strings.HasPrefix(l, "-Wl,--output") || strings.HasPrefix(l, "@"):
+			z.a.refuseAllow(name + " " + clip(l, 40) + " (it runs or loads another program, or writes files the policy does not place)")
+		}
+	}
+}
+
+// makeOptions: make runs the recipes of the Makefile an allow rule was
+// written for; -f, -C, -I and --eval take them from elsewhere, and a
+// variable set on the command line (make test SHELL=… or CC=…) changes
+// what any recipe runs.
+func (z *analyzer) makeOptions(name string, args []word) {
+	for _, a := range args {
+		l := a.loose
+		switch {
+		case l == "--":
+			return
+		case l == "-f" || l == "-C" || l == "-I" || l == "-E" || strings.HasPrefix(l, "--file") || strings.HasPrefix(l, "--makefile") ||
+			strings.HasPrefix(l, "--directory") || strings.HasPrefix(l, "--include-dir") || strings.HasPrefix(l, "--eval"):
+			z.a.refuseAllow(name + " " + l + " (it takes the recipes from elsewhere)")
+			return
+		case len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsAny(shortCluster(l, "fCIEjlowW"), "fCIE"):
+			z.a.refuseAllow(name + " " + clip(l, 40) + " (it takes the recipes from elsewhere)")
+			return
+		case !strings.HasPrefix(l, "-") && strings.Contains(l, "="):
+			z.a.refuseAllow(name + " with " + clip(l, 40) + " set on the command line (it changes what the recipes run)")
+			return
+		case !a.known():
+			z.a.refuseAllow(name + " with an argument not known until run time (it could set a variable)")
+			return
+		}
+	}
+}
+
+// cargoOptions: --target-dir, --artifact-dir/--out-dir and install's
+// --root write; --config (target.*.runner, build.rustc-wrapper run a
+// program), -Z, --manifest-path and -C take code or settings from
+// elsewhere.
+func (z *analyzer) cargoOptions(args []word, depth int) {
+	if sub, rest := runnerSub(args, nil); sub == "watch" {
+		// cargo watch -s CMD runs CMD through the shell on every change.
+		for _, v := range append(shortOptionValues(rest, "swxicCdpL", 's'), longOptionValues(rest, "--shell", 5)...) {
+			in := scriptOf(v)
+			if in.scriptUnknown {
+				z.unknown("cargo watch -s with a command that is not literal")
+				continue
+			}
+			z.script(in.script, depth+1, false)
+		}
+	}
+	for _, o := range []string{"--target-dir", "--artifact-dir", "--out-dir", "--root", "--lockfile-path"} {
+		for _, v := range longOptionValues(args, o, len(o)) {
+			z.writeWord(v, "cargo "+o)
+		}
+	}
+	for _, a := range args {
+		l := a.loose
+		if l == "--" {
+			return
+		}
+		if longMatches(l, "--config") || longMatches(l, "--manifest-path") || l == "-Z" || strings.HasPrefix(l, "-Z") || l == "-C" {
+			z.a.refuseAllow("cargo " + clip(l, 40) + " (it takes settings or code from elsewhere; target.*.runner runs a program)")
+			return
+		}
+	}
+}
+
+// pipOptions: the directories and files pip writes (--target, --prefix,
+// --root, --src, --log, --cache-dir, --dest, --wheel-dir, --report), and
+// the indexes it takes packages from.
+func (z *analyzer) pipOptions(name string, args []word) {
+	for _, o := range []string{"--target", "--prefix", "--root", "--src", "--log", "--log-file", "--cache-dir", "--dest",
+		"--wheel-dir", "--report"} {
+		for _, v := range longOptionValues(args, o, len(o)) {
+			z.writeWord(v, name+" "+o)
+		}
+	}
+	for _, want := range []byte{'t', 'd', 'w'} {
+		for _, v := range shortOptionValues(args, "rcteifdwC", want) {
+			z.writeWord(v, name+" -"+string(want))
+		}
+	}
+	for _, a := range args {
+		l := a.loose
+		if l == "-i" || strings.HasPrefix(l, "-i") && !strings.HasPrefix(l, "--") || longMatches(l, "--index-url") ||
+			longMatches(l, "--extra-index-url") || l == "-f" || longMatches(l, "--find-links") || longMatches(l, "--trusted-host") {
+			z.a.refuseAllow(name + " " + clip(l, 40) + " (it takes packages from another index)")
+			return
+		}
+	}
+}
+
+// gitConfigWrites: git config that sets, adds, unsets or edits writes the
+// repository's configuration (or --global's, --file's), and configuration
+// runs code (core.pager, core.fsmonitor, alias.*): never allowed by rules.
+// Reading (--get, --list, get, list, one key alone) is not a write.
+func (z *analyzer) gitConfigWrites(args []word) {
+	sub, rest := runnerSub(args, func(o string) bool { return takesValue("git", o) })
+	if sub != "config" {
+		return
+	}
+	ops := 0
+	for i := 0; i < len(rest); i++ {
+		l := rest[i].loose
+		switch {
+		case l == "--get" || l == "--get-all" || l == "--get-regexp" || l == "--list" || l == "-l" || l == "--get-urlmatch" ||
+			l == "--get-color" || l == "--get-colorbool" || l == "--show-origin" && ops == 0 && len(rest) == 1:
+			return
+		case l == "--file" || l == "-f" || l == "--blob" || l == "--type" || l == "--default" || l == "--comment":
+			i++
+		case strings.HasPrefix(l, "-"):
+		case ops == 0 && (l == "get" || l == "list"):
+			return
+		default:
+			ops++
+		}
+	}
+	if ops >= 2 || hasLong(rest, "--add") || hasLong(rest, "--replace-all") || hasLong(rest, "--unset") || hasLong(rest, "--unset-all") ||
+		hasLong(rest, "--edit") || hasLong(rest, "--rename-section") || hasLong(rest, "--remove-section") || hasShort(rest, 'e') ||
+		len(rest) > 0 && (rest[0].loose == "set" || rest[0].loose == "unset" || rest[0].loose == "edit" || rest[0].loose == "rename-section" ||
+			rest[0].loose == "remove-section") {
+		z.a.refuseAllow("git config writes git's configuration (core.pager, core.fsmonitor, alias.* run code)")
+		for _, v := range append(shortOptionValues(rest, "f", 'f'), longOptionValues(rest, "--file", 6)...) {
+			z.writeWord(v, "git config --file")
+		}
+	}
+}
+
+func hasShort(args []word, c byte) bool {
+	for _, a := range args {
+		l := a.loose
+		if len(l) == 2 && l[0] == '-' && l[1] == c {
+			return true
+		}
+	}
+	return false
+}
+
+// awkOptions: gawk -i inplace (--include=inplace) rewrites its file
+// operands, with inplace::suffix (INPLACE_SUFFIX) backups beside them;
+// other -i/--include and -f/-E files, -l/--load (a shared object) are code
+// from elsewhere; a program calling system(), piping (|) or redirecting
+// print output runs commands or writes files nobody placed.
+func (z *analyzer) awkOptions(name string, args []word) {
+	inPlace, haveProgram := false, false
+	var program string
+	var files []word
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		value := func(opt string) string {
+			if v, ok := strings.CutPrefix(l, opt+"="); ok {
+				return v
+			}
+			if len(l) > len(opt) && !strings.HasPrefix(opt, "--") {
+				return l[len(opt):]
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i].loose
+			}
+			return ""
+		}
+		switch {
+		case l == "--":
+			files = append(files, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(l, "--include") || strings.HasPrefix(l, "-i"):
+			opt := "-i"
+			if strings.HasPrefix(l, "--") {
+				opt = "--include"
+			}
+			if v := value(opt); v == "inplace" || v == "inplace.awk" {
+				inPlace = true
+			} else {
+				z.a.refuseAllow(name + " includes awk source from a file (" + clip(v, 40) + ")")
+			}
+		case strings.HasPrefix(l, "-f") || strings.HasPrefix(l, "-E") || strings.HasPrefix(l, "--file") || strings.HasPrefix(l, "--exec") ||
+			strings.HasPrefix(l, "-l") || strings.HasPrefix(l, "--load"):
+			z.a.refuseAllow(name + " " + clip(l, 40) + " (it runs code from a file)")
+			haveProgram = true
+			if !strings.Contains(l, "=") && len(l) == 2 {
+				i++
+			}
+		case strings.HasPrefix(l, "-e") || strings.HasPrefix(l, "--source"):
+			opt := "-e"
+			if strings.HasPrefix(l, "--") {
+				opt = "--source"
+			}
+			program += "\n" + value(opt)
+			haveProgram = true
+		case l == "-v" || l == "--assign" || l == "-F" || l == "--field-separator":
+			i++
+		case strings.HasPrefix(l, "-"):
+		case !haveProgram:
+			program = l
+			if !args[i].known() {
+				program = anyText
+			}
+			haveProgram = true
+		default:
+			files = append(files, args[i])
+		}
+	}
+	if strings.Contains(program, anyText) {
+		z.a.refuseAllow(name + " program that is not literal")
+	} else if strings.Contains(program, "system") || strings.Contains(program, "|") || awkRedirects(program) {
+		z.a.refuseAllow(name + " program that runs commands or writes files (system, |, print >)")
+	}
+	if inPlace {
+		for _, f := range files {
+			if !strings.Contains(f.loose, "=") {
+				z.writeWord(f, name+" -i inplace")
+			}
+		}
+	}
+}
+
+// awkRedirects reports print or printf output sent to a file (> or >>).
+func awkRedirects(program string) bool {
+	for _, kw := range []string{"print", "printf"} {
+		for rest := program; ; {
+			i := strings.Index(rest, kw)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(kw):]
+			stmt := rest
+			if j := strings.IndexAny(stmt, ";}\n"); j >= 0 {
+				stmt = stmt[:j]
+			}
+			if strings.Contains(stmt, ">") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// perlInPlace: perl -i[SUFFIX] rewrites its file operands; the suffix
+// names backups as sed's does ('*' is the file's name).
+func (z *analyzer) perlInPlace(args []word) {
+	var suffixes []word
+	inPlace := false
+	var files []word
+	script := false
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		switch {
+		case l == "--":
+			files = append(files, args[i+1:]...)
+			i = len(args)
+		case len(l) > 1 && l[0] == '-' && l[1] != '-':
+			for k := 1; k < len(l); k++ {
+				c := l[k]
+				if c == 'i' {
+					inPlace = true
+					if k+1 < len(l) {
+						suffixes = append(suffixes, word{loose: l[k+1:], lit: l[k+1:], ok: args[i].ok})
+					}
+					break
+				}
+				if c == 'e' || c == 'E' {
+					script = true
+					if k+1 == len(l) {
+						i++
+					}
+					break
+				}
+				if strings.IndexByte("IMmdDlx0C", c) >= 0 {
+					break // the rest of the word is its value
+				}
+			}
+		case !script:
+			script = true // the program file
+		default:
+			files = append(files, args[i])
+		}
+	}
+	if !inPlace {
+		return
+	}
+	for _, f := range files {
+		z.writeWord(f, "perl -i")
+		for _, s := range suffixes {
+			z.sedBackup("perl", f, s)
+		}
+	}
+}
+
+// pagerOptions: options naming a program a tool runs to page or edit
+// (--pager=CMD for git, bat, delta, mysql, gh; man -P CMD; --editor=CMD)
+// are analysed as command lines, which rules judge like any other.
+func (z *analyzer) pagerOptions(name string, args []word, depth int) {
+	var vals []word
+	for _, o := range []string{"--pager", "--editor", "--browser", "--diff-program", "--diff-cmd", "--merge-program"} {
+		vals = append(vals, longOptionValues(args, o, len(o))...)
+	}
+	if name == "man" {
+		vals = append(vals, shortOptionValues(args, "CPMmLSeEpRrIk", 'P')...)
+		vals = append(vals, shortOptionValues(args, "CPMmLSeEpRrIk", 'H')...)
+	}
+	for _, v := range vals {
+		if strings.HasPrefix(v.loose, "-") {
+			continue // a flag of its own (gh pr create --editor --title x)
+		}
+		// The program is judged as a command of its own: allow rules
+		// must cover it too, and deny rules see it.
+		in := scriptOf(v)
+		if in.scriptUnknown {
+			z.unknown("a pager or editor that is not literal")
+			continue
+		}
+		z.script(in.script, depth+1, false)
+	}
+}
+
+// gitSubcommandWrites: git archive -o, bundle create FILE, worktree add
+// PATH, clone and init (the new repository; --template copies hooks,
+// -c/--config sets configuration that runs code), checkout-index
+// --prefix, apply and am (the files a patch names), and grep -O (a pager
+// command).
+func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
+	sub, rest := runnerSub(args, func(o string) bool { return takesValue("git", o) || o == "-c" })
+	switch sub {
+	case "archive":
+		for _, v := range shortOptionValues(rest, "o", 'o') {
+			z.writeWord(v, "git archive -o")
+		}
+	case "bundle":
+		if ops := operands(rest); len(ops) >= 2 && ops[0].loose == "create" {
+			z.writeWord(ops[1], "git bundle create")
+		}
+	case "worktree":
+		ops := operandsOf(rest, "bB", []string{"--reason"})
+		if len(ops) >= 2 && ops[0].loose == "add" {
+			z.writeWord(ops[1], "git worktree add")
+		}
+	case "clone", "init":
+		for _, a := range rest {
+			if longMatches(a.loose, "--template") || a.loose == "-c" || strings.HasPrefix(a.loose, "-c") && !strings.HasPrefix(a.loose, "--") ||
+				longMatches(a.loose, "--config") || longMatches(a.loose, "--upload-pack") || a.loose == "-u" {
+				z.a.refuseAllow("git " + sub + " " + clip(a.loose, 40) + " (hooks or configuration that run code)")
+			}
+		}
+		for _, v := range longOptionValues(rest, "--separate-git-dir", 5) {
+			z.writeWord(v, "git "+sub+" --separate-git-dir")
+		}
+		ops := operandsOf(rest, "bcjoOu", []string{"--branch", "--config", "--depth", "--origin", "--upload-pack",
+			"--reference", "--reference-if-able", "--separate-git-dir", "--template", "--jobs", "--filter", "--shallow-since",
+			"--shallow-exclude", "--server-option", "--bundle-uri", "--ref-format", "--object-format", "--initial-branch",
+			"--shared", "--revision"})
+		n := 1 // clone URL DIR; init DIR
+		if sub == "init" {
+			n = 0
+		}
+		if len(ops) > n {
+			z.writeWord(ops[n], "git "+sub)
+		} else if sub == "clone" && len(ops) == 1 {
+			if u := strings.TrimSuffix(strings.TrimSuffix(ops[0].loose, "/"), ".git"); u != "" {
+				base := path.Base(strings.ReplaceAll(u, ":", "/"))
+				z.writeWord(word{loose: base, lit: base, ok: ops[0].ok}, "git clone")
+			}
+		}
+	case "remote":
+		// git remote add NAME URL, set-url NAME URL: a URL on this machine
+		// (a path, file://, a remote helper) makes a later allowed
+		// `git push NAME` run that repository's hooks (see gitremote.go).
+		ops := operandsOf(rest, "tm", []string{"--track", "--master"})
+		if len(ops) >= 3 && (ops[0].loose == "add" || ops[0].loose == "set-url") {
+			for _, u := range ops[2:] {
+				l := u.loose
+				if !u.known() || strings.Contains(l, "::") || strings.HasPrefix(strings.ToLower(l), "file:") ||
+					!gitNetworkURL(l) && localRepoWord(l) {
+					z.a.refuseGrant("git remote " + ops[0].loose + " to " + clip(printable(l), 60) + " (a repository on this machine runs its hooks on push)")
+				}
+			}
+		}
+	case "checkout-index":
+		for _, v := range longOptionValues(rest, "--prefix", 5) {
+			z.writeWord(v, "git checkout-index --prefix")
+		}
+	case "apply", "am":
+		if sub == "apply" && !hasLong(rest, "--apply") && (hasLong(rest, "--check") || hasLong(rest, "--stat") ||
+			hasLong(rest, "--numstat") || hasLong(rest, "--summary")) {
+			return
+		}
+		z.a.refuseAllow("git " + sub + " writes the files its patch names")
+	case "grep":
+		for _, a := range rest {
+			l := a.loose
+			var cmd string
+			switch {
+			case strings.HasPrefix(l, "--open-files-in-pager="):
+				cmd = strings.TrimPrefix(l, "--open-files-in-pager=")
+			case strings.HasPrefix(l, "-O") && len(l) > 2:
+				cmd = l[2:]
+			default:
+				continue
+			}
+			if !a.known() {
+				z.unknown("git grep -O with a pager that is not literal")
+				continue
+			}
+			z.script(cmd, depth+1, false)
+		}
+	}
+}
+
+// containerOptions: docker build -o/--output (a directory, or dest= of a
+// local exporter), save and export -o, cp to a local path; -H/--host,
+// --context and --config (whose credential helpers are programs) point
+// docker elsewhere.
+func (z *analyzer) containerOptions(name string, args []word) {
+	for _, a := range args {
+		l := a.loose
+		if l == "--" {
+			break
+		}
+		if l == "-H" || strings.HasPrefix(l, "-H") && !strings.HasPrefix(l, "--") || longMatches(l, "--host") ||
+			longMatches(l, "--context") || longMatches(l, "--config") || longMatches(l, "--url") || longMatches(l, "--connection") {
+			z.a.refuseAllow(name + " " + clip(l, 40) + " (another daemon, or a configuration whose helpers are programs)")
+			break
+		}
+	}
+	sub, rest := runnerSub(args, func(o string) bool { return takesValue("docker", o) })
+	if sub == "buildx" || sub == "image" || sub == "container" || sub == "builder" {
+		sub, rest = runnerSub(rest, nil)
+	}
+	switch sub {
+	case "build", "save", "export":
+		outs := append(shortOptionValues(rest, "otfm", 'o'), longOptionValues(rest, "--output", 8)...)
+		for _, v := range outs {
+			if v.loose == "-" {
+				continue
+			}
+			dest := v
+			if strings.Contains(v.loose, "=") {
+				dest = word{}
+				for _, kv := range strings.Split(v.loose, ",") {
+					if d, ok := strings.CutPrefix(kv, "dest="); ok {
+						dest = word{loose: d, lit: d, ok: v.ok}
+					}
+				}
+				if dest.loose == "" {
+					continue // type=registry, type=image: nothing local
+				}
+			}
+			z.writeWord(dest, name+" "+sub+" --output")
+		}
+	case "cp":
+		if ops := operands(rest); len(ops) == 2 && !strings.Contains(strings.SplitN(ops[1].loose, "/", 2)[0], ":") {
+			z.writeWord(ops[1], name+" cp")
+		}
+	}
+}
+
+// kubectlOptions: kubectl cp to a local path, --log-file and --log-dir,
+// config set-*/use-context/delete-* (the kubeconfig), and options that
+// change which cluster it talks to or as whom: --kubeconfig (its exec
+// plugin is a program), --server, --token, --as, --insecure-skip-tls-verify.
+func (z *analyzer) kubectlOptions(name string, args []word) {
+	for _, a := range args {
+		if a.loose == "--" {
+			break
+		}
+		if why := targetOption(name, a.loose); why != "" && !longMatches(a.loose, "--log-file") && !longMatches(a.loose, "--log-dir") {
+			z.a.refuseAllow(why)
+			break
+		}
+	}
+	for _, o := range []string{"--log-file", "--log-dir"} {
+		for _, v := range longOptionValues(args, o, len(o)) {
+			z.writeWord(v, name+" "+o)
+		}
+	}
+	sub, rest := runnerSub(args, func(o string) bool { return takesValue("kubectl", o) })
+	switch sub {
+	case "cp":
+		ops := operandsOf(rest, "cn", []string{"--container", "--namespace", "--retries"})
+		if len(ops) == 2 && !strings.Contains(strings.SplitN(ops[1].loose, "/", 2)[0], ":") {
+			z.writeWord(ops[1], name+" cp")
+		}
+	case "config":
+		if c, _ := runnerSub(rest, nil); c != "" && c != "view" && c != "current-context" && c != "get-contexts" &&
+			c != "get-clusters" && c != "get-users" {
+			z.a.refuseAllow(name + " config " + clip(c, 30) + " (it rewrites the kubeconfig: where kubectl connects, and as whom)")
+		}
+	}
+}
+
+// compressorWrites: gzip and its kin replace each operand with a
+// compressed (or, with -d, a decompressed) file: both names are writes,
+// unless the output goes to stdout (-c).
+func (z *analyzer) compressorWrites(name string, args []word) {
+	suffix := map[string]string{"bzip2": ".bz2", "xz": ".xz", "zstd": ".zst", "lz4": ".lz4", "compress": ".Z", "lzma": ".lzma"}[name]
+	if suffix == "" {
+		suffix = ".gz"
+	}
+	for _, v := range append(shortOptionValues(args, "S", 'S'), longOptionValues(args, "--suffix", 5)...) {
+		suffix = v.loose
+	}
+	for _, v := range shortOptionValues(args, "SbTo", 'o') {
+		z.writeWord(v, name+" -o") // zstd -o FILE
+	}
+	for _, a := range args {
+		l := a.loose
+		if l == "--stdout" || l == "--to-stdout" || len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(shortCluster(l, "S"), 'c') {
+			return
+		}
+	}
+	for _, f := range operandsOf(args, "SbTo", []string{"--suffix", "--threads", "--output"}) {
+		z.writeWord(f, name)
+		n := f.loose + suffix
+		if strings.HasSuffix(f.loose, suffix) {
+			n = strings.TrimSuffix(f.loose, suffix)
+		}
+		if n != "" {
+			z.writeWord(word{loose: n, lit: n, ok: f.ok}, name)
+		}
+	}
+}
+
+// programOptions shows the programs that options and operands of these
+// tools run as commands of their own, so allow rules must cover them and
+// deny rules see them: fd -x/-X CMD…, rg --pre CMD, nc/ncat -e PROG and
+// -c/--sh-exec CMDLINE, socat's EXEC: and SYSTEM: addresses, scp/sftp -S
+// PROG, nodemon --exec, lftp -c/-e (its ! runs the shell), and the small
+// wrappers rlwrap, ifne, chronic, ssh-agent, dbus-launch and pee.
+func (z *analyzer) programOptions(name string, args []word, depth int) {
+	// runs records a program run with arguments nobody knows yet (the
+	// file it is given): as written, for allow rules to cover, and with an
+	// unknown tail, for deny rules on its arguments to see.
+	runs := func(ws []word) {
+		z.command(simple{words: ws}, depth+1)
+		tail := append(ws[:len(ws):len(ws)], word{loose: anyText, splat: true})
+		z.command(simple{words: tail, guess: true}, depth+1)
+	}
+	prog := func(w word) { runs([]word{w}) }
+	script := func(w word) {
+		in := scriptOf(w)
+		if in.scriptUnknown {
+			z.unknown(name + " runs a command line that is not literal")
+			return
+		}
+		z.script(in.script, depth+1, false)
+	}
+	switch name {
+	case "fd", "fdfind":
+		for i := 0; i < len(args); i++ {
+			l := args[i].loose
+			if l == "-x" || l == "-X" || l == "--exec" || l == "--exec-batch" {
+				var cmd []word
+				for i++; i < len(args) && args[i].loose != ";"; i++ {
+					cmd = append(cmd, args[i])
+				}
+				if len(cmd) > 0 {
+					runs(cmd)
+				}
+			}
+		}
+	case "rg", "ripgrep":
+		for _, v := range longOptionValues(args, "--pre", 5) {
+			prog(v)
+		}
+	case "nc", "ncat", "netcat", "nc.openbsd", "nc.traditional":
+		for _, v := range append(shortOptionValues(args, "eciIOpPqsTwWxX", 'e'), longOptionValues(args, "--exec", 6)...) {
+			prog(v)
+		}
+		for _, v := range append(shortOptionValues(args, "eciIOpPqsTwWxX", 'c'), append(longOptionValues(args, "--sh-exec", 5),
+			longOptionValues(args, "--lua-exec", 5)...)...) {
+			script(v)
+		}
+	case "socat":
+		for _, a := range args {
+			if !a.known() {
+				z.unknown("socat with an address not known until run time")
+				continue
+			}
+			for _, part := range strings.Split(a.loose, "!!") {
+				kind, v, ok := strings.Cut(part, ":")
+				if !ok {
+					continue
+				}
+				switch strings.ToUpper(kind) {
+				case "EXEC", "SYSTEM":
+					v, _, _ = strings.Cut(v, ",")
+					script(word{loose: v})
+				}
+			}
+		}
+	case "scp", "sftp":
+		for _, v := range shortOptionValues(args, "cDFiJlloPSsX", 'S') {
+			prog(v)
+		}
+		for _, v := range shortOptionValues(args, "cDFiJlloPSsX", 'o') {
+			k, val, _ := strings.Cut(v.loose, "=")
+			switch strings.ToLower(k) {
+			case "proxycommand", "localcommand", "knownhostscommand":
+				script(word{loose: val})
+			}
+		}
+	case "nodemon":
+		for _, v := range append(shortOptionValues(args, "xwei", 'x'), longOptionValues(args, "--exec", 6)...) {
+			script(v)
+		}
+	case "lftp":
+		if len(shortOptionValues(args, "cefpu", 'c'))+len(shortOptionValues(args, "cefpu", 'e'))+len(shortOptionValues(args, "cefpu", 'f')) > 0 {
+			z.a.refuseAllow("lftp runs commands given on the command line (! runs the shell)")
+		}
+	case "rlwrap", "ifne", "chronic", "ssh-agent", "dbus-launch":
+		for i, a := range args {
+			if !strings.HasPrefix(a.loose, "-") {
+				z.command(simple{words: args[i:]}, depth+1)
+				break
+			}
+		}
+	case "pee":
+		for _, a := range args {
+			if !strings.HasPrefix(a.loose, "-") {
+				script(a)
+			}
+		}
+	}
+}
