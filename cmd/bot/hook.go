@@ -54,7 +54,7 @@ func gatewayFlags(fs *flag.FlagSet) gatewayCLI {
 		url:      fs.String("url", "", "a bot serve's URL (default $ASKOPS_URL)"),
 		tokenEnv: fs.String("token-env", "ASKOPS_TOKEN", "the environment variable holding the API token (scope ask)"),
 		config:   fs.String("config", "", "use the config's store and Slack directly instead of a serve"),
-		timeout:  fs.Duration("timeout", 0, "how long a human has to decide (default and maximum approvals.timeout);\nkeep it below the agent's hook timeout"),
+		timeout:  fs.Duration("timeout", 0, "how long a human has to decide (default and maximum approvals.timeout); the hook answers\nat the latest 5s after it, whatever happens: keep it at least 10s below the agent's hook timeout"),
 	}
 }
 
