@@ -297,17 +297,31 @@ func (api *API) get(_ http.ResponseWriter, r *http.Request, tok Token) (int, any
 		return 0, nil, err
 	}
 	if _, done := a.Outcome(); !done && wait > 0 {
-		ctx, stop := api.svc.within(r.Context())
-		defer stop()
-		ctx, cancel := context.WithTimeout(ctx, wait)
-		defer cancel()
-		w, err := api.svc.cfg.Asks.Watch(ctx, id)
-		if err != nil {
+		if a, err = api.watch(r.Context(), id, wait); err != nil {
 			return 0, nil, err
 		}
-		a = w
 	}
 	return http.StatusOK, api.show(r.Context(), a), nil
+}
+
+// watch is a long poll's wait: until the Ask ends, wait is over, or the
+// Service stops. A serve shutting down ends the Ask cancelled at once and
+// answers that (or the decision that won), so the asker denies now instead
+// of polling a serve that is going away; it never answers pending for an
+// Ask that has ended.
+func (api *API) watch(ctx context.Context, id string, wait time.Duration) (pending.Ask, error) {
+	wctx, stop := api.svc.within(ctx)
+	defer stop()
+	wctx, cancel := context.WithTimeout(wctx, wait)
+	defer cancel()
+	a, err := api.svc.cfg.Asks.Watch(wctx, id)
+	if err != nil {
+		return a, err
+	}
+	if _, done := a.Outcome(); done || !api.svc.stopping() {
+		return a, nil
+	}
+	return api.svc.endAtShutdown(ctx, id)
 }
 
 // cancel serves DELETE /v1/asks/{id}: the Ask ends cancelled (409 if it

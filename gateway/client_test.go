@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 )
 
@@ -116,4 +119,58 @@ func TestClientAnswersWhateverTheServeDoes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A serve shutting down (SIGTERM) answers every long poll at once with the
+// Ask cancelled — its real status, never pending — so each waiting hook
+// denies now instead of polling a serve that is going away until its
+// deadline; the Ask's record and message say it was cancelled.
+func TestLongPollAnswersCancelledAtShutdown(t *testing.T) {
+	for _, store := range []string{"memory", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			o := stackOptions{timeout: 10 * time.Minute}
+			if store == "redis" {
+				o.redis = testRedis(t)
+			}
+			longPollAtShutdown(t, newStack(t, o))
+		})
+	}
+}
+
+// testRedis is a client of a fresh redis-server.
+func testRedis(t *testing.T) redis.UniversalClient {
+	t.Helper()
+	r := redistest.Start(t)
+	client := redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+func longPollAtShutdown(t *testing.T, s *stack) {
+	srv := apiServer(t, s)
+	got := make(chan pending.Ask, 1)
+	go func() {
+		c := &Client{BaseURL: srv.URL, Token: askToken}
+		got <- c.Settle(t.Context(), Call{SessionID: "s", Agent: AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)})
+	}()
+	posted := s.posted(t, t.Context())
+	s.svc.Stop()
+	srv.Close() // as serve does: the waits answer, then the HTTP server drains and closes
+	var a pending.Ask
+	select {
+	case a = <-got:
+	case <-time.After(30 * time.Second): // liveness only
+		t.Fatal("the hook kept waiting after its serve stopped")
+	}
+	if o, _ := a.Outcome(); o != pending.Cancelled || !strings.Contains(a.DecisionReason, "shutting down") {
+		t.Errorf("the hook got %s (%q), want cancelled: shutting down", a.Status, a.DecisionReason)
+	}
+	rec, err := s.asks.Get(t.Context(), posted.ID)
+	if err != nil || rec.Status != pending.Status(pending.Cancelled) {
+		t.Errorf("record: %s %v", rec.Status, err)
+	}
+	waitFor(t, func() bool {
+		m, ok := s.slack.Message(posted.Channel, posted.MessageTS)
+		return ok && m.Updates > 0 && !strings.Contains(string(m.RawBlocks), `"actions"`)
+	})
 }

@@ -1,6 +1,9 @@
 package pending
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // An Ask lives only while its asker waits for it. Whoever waits holds the
 // Ask (Hold): the store keeps a lease on it that the holder's process
@@ -18,3 +21,13 @@ const ReasonAskerGone = "the agent stopped waiting"
 // when its asker went away (a dropped connection): Wait then records
 // ReasonAskerGone.
 var ErrAskerGone = errors.New(ReasonAskerGone)
+
+// cancelReason is the reason Wait records when ctx ended: ReasonAskerGone
+// when the front door said its asker went away, else the context's cause.
+func cancelReason(ctx context.Context) string {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, ErrAskerGone) {
+		return ReasonAskerGone
+	}
+	return "wait ended: " + cause.Error()
+}

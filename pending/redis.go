@@ -518,7 +518,7 @@ func (s *RedisStore) finish(ctx context.Context, id string, last *Ask, outcome O
 func (s *RedisStore) finishOnce(ctx context.Context, id string, last *Ask, outcome Outcome) *waitEnd {
 	reason := reasonDeadline
 	if outcome == Cancelled {
-		reason = "wait ended: " + context.Cause(ctx).Error()
+		reason = cancelReason(ctx)
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.FinishTimeout)
 	defer cancel()
