@@ -274,6 +274,8 @@ func (api *API) owned(ctx context.Context, tok Token, a pending.Ask) error {
 
 // get serves GET /v1/asks/{id}?wait=30s: with wait, it answers as soon as
 // the Ask ends (woken by the decision's announcement) or when wait is over.
+// A pending Ask lives only while its asker polls it: each GET renews its
+// lease, which lapses pending.DefaultLeaseTTL after the last poll ended.
 func (api *API) get(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
 	id := r.PathValue("id")
 	var wait time.Duration
@@ -296,7 +298,14 @@ func (api *API) get(_ http.ResponseWriter, r *http.Request, tok Token) (int, any
 	if err := api.owned(r.Context(), tok, a); err != nil {
 		return 0, nil, err
 	}
-	if _, done := a.Outcome(); !done && wait > 0 {
+	if _, done := a.Outcome(); done {
+		return http.StatusOK, api.show(r.Context(), a), nil
+	}
+	// The asker is still there: every poll renews the Ask's lease, and a
+	// long poll holds it until it answers.
+	release := api.svc.cfg.Asks.Hold(r.Context(), id)
+	defer release()
+	if wait > 0 {
 		if a, err = api.watch(r.Context(), id, wait); err != nil {
 			return 0, nil, err
 		}

@@ -37,6 +37,9 @@ type Asks interface {
 	Watch(ctx context.Context, id string) (pending.Ask, error)
 	// AppendEvent audits a refused decision (a token deciding its own Ask).
 	AppendEvent(ctx context.Context, e pending.Event) (pending.Event, error)
+	// Hold keeps an Ask's lease while an API client waits for it (a long
+	// poll): an Ask nobody polls ends cancelled (see pending.Store).
+	Hold(ctx context.Context, id string) (release func())
 }
 
 // Approver runs the approval round trip; *approval.Core satisfies it.

@@ -27,9 +27,10 @@ type MemoryStore struct {
 	mu     sync.Mutex
 	asks   map[string]*memoryAsk
 	audit  []Event
-	steps  map[string]*memoryStep // follow-ups by "<id> <step>" (schedule.go)
-	chain  chainer                // the audit chain's head
-	homes  memoryHomes            // App Home viewers (homeviewers.go)
+	steps  map[string]*memoryStep  // follow-ups by "<id> <step>" (schedule.go)
+	chain  chainer                 // the audit chain's head
+	homes  memoryHomes             // App Home viewers (homeviewers.go)
+	leases map[string]*memoryLease // the Asks somebody holds or held lately (lease.go)
 	closed chan struct{}
 	once   sync.Once
 }

@@ -70,6 +70,11 @@ type Options struct {
 	// be confirmed by a later read. Default 1s (replicas answer in a
 	// millisecond; the margin is for a loaded machine).
 	ReplicaTimeout time.Duration
+
+	// LeaseTTL is how long an Ask outlives the last renewal of its lease
+	// by the process whose asker waits for it (see Hold). Default
+	// DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -99,6 +104,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReplicaTimeout <= 0 {
 		o.ReplicaTimeout = time.Second
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = DefaultLeaseTTL
 	}
 	return o
 }

@@ -21,6 +21,7 @@ import (
 //	askops:{askops}:ask:<id>     hash: the Ask record; TTL = deadline + Retention (GC only);
 //	                             quorum Asks add quorum and voters, time-boxed grants grant_ttl (see votes.go)
 //	askops:{askops}:deadlines    zset: id scored by deadline (µs); only pending Asks
+//	askops:{askops}:leases       zset: id scored by the end of its lease (µs): Asks whose asker waits (lease.go)
 //	askops:{askops}:audit        stream: asked / decided events, XADD MAXLEN ~ AuditMaxLen
 //	askops:{askops}:audit:head   hash: seq, digest and id of the newest audit event (see auditchain.go)
 //	askops:{askops}:decided      pub/sub channel: every Ask that just ended (record, then id: announce.go)
@@ -57,6 +58,9 @@ type RedisStore struct {
 	closed    chan struct{}
 	stop      context.CancelFunc // the reader's
 	reading   chan struct{}      // closed when the reader goroutine returns
+	renewing  chan struct{}      // closed when the lease renewer returns
+
+	holds holds // the Asks waited for in this process, whose leases it renews (lease.go)
 
 	decisions *subscription.Subscription // the listener
 
@@ -92,12 +96,13 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		return nil, &Error{Store: "pending", Code: CodeInvalid, Op: "open", Msg: fmt.Sprintf("namespace %q may not contain braces, colons or spaces", opts.Namespace)}
 	}
 	s := &RedisStore{
-		client:  client,
-		opts:    opts,
-		keys:    newRedisKeys(opts.Namespace),
-		waiters: newWaiters(),
-		closed:  make(chan struct{}),
-		reading: make(chan struct{}),
+		client:   client,
+		opts:     opts,
+		keys:     newRedisKeys(opts.Namespace),
+		waiters:  newWaiters(),
+		closed:   make(chan struct{}),
+		reading:  make(chan struct{}),
+		renewing: make(chan struct{}),
 	}
 	var err error
 	s.decisions, err = subscription.Subscribe(ctx, client, s.keys.decided, subscription.Options{
@@ -125,6 +130,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 	rctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	go s.read(rctx)
+	go s.renew(rctx)
 	return s, nil
 }
 
@@ -704,6 +710,7 @@ func (s *RedisStore) Close() error {
 		s.stop()
 		_ = s.decisions.Close()
 		<-s.reading
+		<-s.renewing
 	})
 	return nil
 }
