@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync"
 	"testing"
@@ -173,4 +175,83 @@ func longPollAtShutdown(t *testing.T, s *stack) {
 		m, ok := s.slack.Message(posted.Channel, posted.MessageTS)
 		return ok && m.Updates > 0 && !strings.Contains(string(m.RawBlocks), `"actions"`)
 	})
+}
+
+// An Ask lives only while its asker waits. An API client that dies while
+// it long polls (kill -9: no DELETE, its connection just drops), or
+// Claude Code's HTTP hook whose connection drops, leaves an Ask that ends
+// cancelled, "the agent stopped waiting"; its message loses its buttons
+// and a decision after that is refused with the reason.
+func TestAskEndsWhenItsAskerIsGone(t *testing.T) {
+	for _, store := range []string{"memory", "redis"} {
+		for _, door := range []string{"long poll", "http hook"} {
+			t.Run(store+"/"+door, func(t *testing.T) {
+				o := stackOptions{timeout: 10 * time.Minute, leaseTTL: 300 * time.Millisecond}
+				if store == "redis" {
+					o.redis = testRedis(t)
+				}
+				s := newStack(t, o)
+				askerGone(t, s, apiServer(t, s), door)
+			})
+		}
+	}
+}
+
+func askerGone(t *testing.T, s *stack, srv *httptest.Server, door string) {
+	ctx, kill := context.WithCancel(t.Context())
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	asker := &http.Client{Transport: tr}
+	polling := make(chan struct{}) // the long poll is on the wire
+	send := func(method, path, body string) {
+		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+			if method == "GET" {
+				close(polling)
+			}
+		}}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+askToken)
+		if resp, err := asker.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	asked := make(chan struct{})
+	go func() {
+		defer close(asked)
+		if door == "http hook" {
+			send("POST", "/v1/hooks/claude", `{"session_id":"s","cwd":"/tmp","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"make deploy"}}`)
+			return
+		}
+		r := call(t, "POST", srv.URL+"/v1/asks", askToken, bashAsk("make deploy"))
+		if r.status != http.StatusCreated {
+			t.Errorf("create: %d %s", r.status, r.raw)
+			return
+		}
+		send("GET", "/v1/asks/"+r.body["id"].(string)+"?wait=60s", "")
+	}()
+	posted := s.posted(t, t.Context())
+	if door == "long poll" {
+		<-polling
+	}
+	kill() // the asker dies: its connection drops, nothing is sent
+	<-asked
+	var rec pending.Ask
+	waitFor(t, func() bool {
+		if _, err := s.asks.SweepLeases(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		rec, _ = s.asks.Get(t.Context(), posted.ID)
+		return rec.Status != pending.StatusPending
+	})
+	if rec.Status != pending.Status(pending.Cancelled) || rec.DecisionReason != pending.ReasonAskerGone {
+		t.Fatalf("the Ask of a gone asker is %s (%q), want cancelled: %s", rec.Status, rec.DecisionReason, pending.ReasonAskerGone)
+	}
+	waitFor(t, func() bool {
+		m, ok := s.slack.Message(posted.Channel, posted.MessageTS)
+		return ok && !strings.Contains(string(m.RawBlocks), `"actions"`) && strings.Contains(string(m.RawBlocks), pending.ReasonAskerGone)
+	})
+	r := call(t, "POST", srv.URL+"/v1/asks/"+posted.ID+"/decision", consoleToken, map[string]any{"decision": "approve"})
+	if r.status != http.StatusConflict || !strings.Contains(r.raw, pending.ReasonAskerGone) {
+		t.Errorf("approving after the asker left: %d %s", r.status, r.raw)
+	}
 }
