@@ -255,3 +255,29 @@ func askerGone(t *testing.T, s *stack, srv *httptest.Server, door string) {
 		t.Errorf("approving after the asker left: %d %s", r.status, r.raw)
 	}
 }
+
+// stuck is a Settler that never returns, whatever its context says: a
+// store call that ignores its deadline.
+type stuck struct{ release chan struct{} }
+
+func (s stuck) Settle(context.Context, Call) pending.Ask {
+	<-s.release
+	return pending.Ask{Status: pending.Status(pending.Approved)}
+}
+
+// Bounded refuses a call its Settler does not answer in time, so a hook
+// answers before the agent's timeout even when everything under it hangs.
+func TestBoundedAnswersAStuckSettler(t *testing.T) {
+	s := stuck{release: make(chan struct{})}
+	defer close(s.release)
+	got := make(chan pending.Ask, 1)
+	go func() { got <- (Bounded{Next: s, Bound: 100 * time.Millisecond}).Settle(t.Context(), Call{}) }()
+	select {
+	case a := <-got:
+		if o, _ := a.Outcome(); o != pending.Unavailable || !strings.Contains(a.DecisionReason, "did not answer within 100ms") {
+			t.Errorf("got %s %q", a.Status, a.DecisionReason)
+		}
+	case <-time.After(30 * time.Second): // liveness only
+		t.Fatal("Bounded waited for a Settler that never answers")
+	}
+}
