@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -333,10 +334,27 @@ func (api *API) watch(ctx context.Context, id string, wait time.Duration) (pendi
 	return api.svc.endAtShutdown(ctx, id)
 }
 
+// CancelBody is DELETE /v1/asks/{id}'s optional body.
+type CancelBody struct {
+	// StoppedWaiting says the asker gave up waiting (its agent's timeout,
+	// a signal): the Ask's reason is then pending.ReasonAskerGone.
+	StoppedWaiting bool `json:"stopped_waiting,omitempty"`
+}
+
 // cancel serves DELETE /v1/asks/{id}: the Ask ends cancelled (409 if it
 // had already ended).
 func (api *API) cancel(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
 	id := r.PathValue("id")
+	var b CancelBody
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(bytes.TrimSpace(raw)) > 0 { // the body is optional
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return 0, nil, badRequest("body: not a JSON object: %v", err)
+		}
+	}
 	a, err := api.svc.cfg.Asks.Get(r.Context(), id)
 	if err != nil {
 		return 0, nil, err
@@ -344,7 +362,11 @@ func (api *API) cancel(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	if err := api.owned(r.Context(), tok, a); err != nil {
 		return 0, nil, err
 	}
-	final, err := api.svc.cfg.Asks.Decide(r.Context(), id, pending.Cancelled, tok.Name, "cancelled by "+tok.Name+" through the API")
+	reason := "cancelled by " + tok.Name + " through the API"
+	if b.StoppedWaiting {
+		reason = pending.ReasonAskerGone
+	}
+	final, err := api.svc.cfg.Asks.Decide(r.Context(), id, pending.Cancelled, tok.Name, reason)
 	if first, ok := pending.ConflictAsk(err); ok {
 		return 0, nil, &apiError{status: http.StatusConflict, msg: "the ask has already ended", ask: &first}
 	}

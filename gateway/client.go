@@ -129,7 +129,8 @@ func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
 func (c *Client) cancel(ctx context.Context, id string) pending.Ask {
 	dctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer stop()
-	_, a, err := c.do(dctx, cancelTimeout, http.MethodDelete, "/v1/asks/"+url.PathEscape(id), nil)
+	body, _ := json.Marshal(CancelBody{StoppedWaiting: true})
+	_, a, err := c.do(dctx, cancelTimeout, http.MethodDelete, "/v1/asks/"+url.PathEscape(id), body)
 	reason := pending.ReasonAskerGone
 	if err != nil {
 		reason += " (and askops could not be told: " + reachError(err) + ")"

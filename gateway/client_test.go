@@ -281,3 +281,26 @@ func TestBoundedAnswersAStuckSettler(t *testing.T) {
 		t.Fatal("Bounded waited for a Settler that never answers")
 	}
 }
+
+// A hook stopped while it waits (the agent's SIGTERM at its timeout) tells
+// the serve before it answers: the Ask ends cancelled, "the agent stopped
+// waiting", and its message loses its buttons.
+func TestClientStoppedTellsTheServe(t *testing.T) {
+	s := newStack(t, stackOptions{timeout: 10 * time.Minute})
+	srv := apiServer(t, s)
+	ctx, stop := context.WithCancel(t.Context())
+	got := make(chan pending.Ask, 1)
+	go func() {
+		c := &Client{BaseURL: srv.URL, Token: askToken}
+		got <- c.Settle(ctx, Call{SessionID: "s", Agent: AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)})
+	}()
+	posted := s.posted(t, t.Context())
+	stop()
+	if a := <-got; a.Status != pending.Status(pending.Cancelled) {
+		t.Errorf("the stopped hook got %s", a.Status)
+	}
+	rec, err := s.asks.Get(t.Context(), posted.ID)
+	if err != nil || rec.Status != pending.Status(pending.Cancelled) || rec.DecisionReason != pending.ReasonAskerGone {
+		t.Errorf("record: %s %q %v", rec.Status, rec.DecisionReason, err)
+	}
+}
