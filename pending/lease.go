@@ -159,11 +159,17 @@ func (s *RedisStore) renewHeld(ctx context.Context) {
 		rctx, cancel := context.WithTimeout(ctx, s.opts.LeaseTTL/3)
 		err := renewScript.Run(rctx, s.client, []string{s.keys.leases()}, args...).Err()
 		cancel()
+		if err != nil {
+			s.leaseTrouble()
+		}
 		if err != nil && ctx.Err() == nil {
 			s.opts.Logger.Warn("pending: could not renew the leases of waiting asks", "asks", len(batch), "err", err)
 		}
 	}
 }
+
+// leaseTrouble notes that Redis failed this process's lease work now.
+func (s *RedisStore) leaseTrouble() { s.leaseTroubleAt.Store(s.opts.Now().UnixNano()) }
 
 func anys(ss []string) []any {
 	out := make([]any, len(ss))
@@ -175,13 +181,24 @@ func anys(ss []string) []any {
 
 // SweepLeases implements Store. Each cancellation goes through
 // decideScript, so of several replicas sweeping at once one wins each Ask.
-func (s *RedisStore) SweepLeases(ctx context.Context) ([]Ask, error) {
+//
+// After Redis was unreachable from this process it sweeps no lease for a
+// LeaseTTL: the holders elsewhere could not renew theirs either, and an
+// outage must not read as every asker gone at once.
+func (s *RedisStore) SweepLeases(ctx context.Context) (out []Ask, err error) {
+	defer func() {
+		if ErrorCode(err) == CodeUnavailable {
+			s.leaseTrouble()
+		}
+	}()
 	now, err := s.serverTime(ctx)
 	if err != nil {
 		return nil, unavailable("sweep_leases", err)
 	}
+	if t := s.leaseTroubleAt.Load(); t != 0 && s.opts.Now().Sub(time.Unix(0, t)) < s.opts.LeaseTTL {
+		return nil, nil
+	}
 	max := strconv.FormatInt(now.UnixMicro(), 10)
-	var out []Ask
 	for {
 		ids, err := s.client.ZRangeByScore(ctx, s.keys.leases(), &redis.ZRangeBy{Min: "-inf", Max: max, Count: sweepBatch}).Result()
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/askops/askops/internal/redistest"
 )
 
 // renewLeases runs one renewal of s's held leases now (the Redis store
@@ -99,4 +101,41 @@ func testLeases(t *testing.T, newStore newStoreFunc) {
 		t.Fatal(err)
 	}
 	assertAuditPairs(t, a, 3)
+}
+
+// A Redis outage stops every holder's renewals at once; once Redis is back
+// the sweep waits a lease's life before it trusts the leases again, so an
+// outage never reads as every asker gone: the held Ask survives it.
+func TestRedisOutageLapsesNoLease(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := newFakeClock()
+	opts := clock.options()
+	opts.Logger = quietLogger()
+	const ttl = time.Hour // the store's own renewer (every ttl/3) stays out of the way
+	opts.LeaseTTL = ttl
+	s := newRedisStore(t, srv.URL(), opts)
+	ctx := t.Context()
+	a, err := s.Create(ctx, sampleRequest(1), 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := s.Hold(ctx, a.ID)
+	clock.Advance(ttl - time.Second)
+	srv.Stop()
+	s.renewHeld(ctx) // fails: Redis is down
+	srv.Restart()
+	clock.Advance(2 * time.Second) // the lease has lapsed by the clock: no holder could renew
+	if swept, err := s.SweepLeases(ctx); err != nil || len(swept) != 0 {
+		t.Fatalf("right after the outage: swept %v, %v; want none", ids(swept), err)
+	}
+	s.renewHeld(ctx)
+	clock.Advance(ttl - time.Second)
+	if swept, err := s.SweepLeases(ctx); err != nil || len(swept) != 0 {
+		t.Fatalf("renewed after the outage: swept %v, %v; want none", ids(swept), err)
+	}
+	release()
+	clock.Advance(ttl + time.Second)
+	if swept, err := s.SweepLeases(ctx); err != nil || len(swept) != 1 {
+		t.Fatalf("released: swept %v, %v; want %s", ids(swept), err, a.ID)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -61,6 +62,9 @@ type RedisStore struct {
 	renewing  chan struct{}      // closed when the lease renewer returns
 
 	holds holds // the Asks waited for in this process, whose leases it renews (lease.go)
+	// leaseTroubleAt is when Redis last failed a renewal or a lease sweep
+	// (UnixNano by opts.Now; 0: never): SweepLeases waits a LeaseTTL after it.
+	leaseTroubleAt atomic.Int64
 
 	decisions *subscription.Subscription // the listener
 
