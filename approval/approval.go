@@ -36,6 +36,8 @@ type Store interface {
 	// SaveMessage saves where the Ask was posted and reports whether it
 	// had already ended (its decider then did not know of the message).
 	SaveMessage(ctx context.Context, id, channel, ts string) (ended bool, err error)
+	// Hold keeps the Ask's lease while its asker waits (see pending.Store).
+	Hold(ctx context.Context, id string) (release func())
 }
 
 // GrantRecorder records session grants, time-boxed ones too (life > 0:
@@ -162,6 +164,12 @@ func (c *Core) Approve(ctx context.Context, req pending.Request) pending.Ask {
 // rest on its own goroutine; rest must be called exactly once. If the Ask
 // cannot be recorded, the returned Ask is already terminal (unavailable) and
 // rest returns it.
+//
+// The Ask lives only while its asker waits: it is held (its lease renewed)
+// while ctx lives and until rest returns. A front door whose asker waits
+// elsewhere (an API client, which holds it with its long polls) passes a
+// ctx that ends when it has answered; once nobody holds the Ask, the lease
+// sweep on any replica ends it cancelled.
 func (c *Core) Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
 	if ttl <= 0 || ttl > c.cfg.Timeout {
 		ttl = c.cfg.Timeout
@@ -175,7 +183,12 @@ func (c *Core) Start(ctx context.Context, req pending.Request, ttl time.Duration
 		}
 		return failed, func(context.Context) pending.Ask { return failed }
 	}
-	return a, func(ctx context.Context) pending.Ask { return c.roundTrip(ctx, req, a) }
+	release := c.cfg.Asks.Hold(ctx, a.ID)
+	unhook := context.AfterFunc(ctx, release)
+	return a, func(ctx context.Context) pending.Ask {
+		defer func() { unhook(); release() }()
+		return c.roundTrip(ctx, req, a)
+	}
 }
 
 // roundTrip is Approve after the Ask a was recorded for req.

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -285,6 +286,8 @@ func (api *API) owned(ctx context.Context, tok Token, a pending.Ask) error {
 
 // get serves GET /v1/asks/{id}?wait=30s: with wait, it answers as soon as
 // the Ask ends (woken by the decision's announcement) or when wait is over.
+// A pending Ask lives only while its asker polls it: each GET renews its
+// lease, which lapses pending.DefaultLeaseTTL after the last poll ended.
 func (api *API) get(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
 	id := r.PathValue("id")
 	var wait time.Duration
@@ -307,24 +310,62 @@ func (api *API) get(_ http.ResponseWriter, r *http.Request, tok Token) (int, any
 	if err := api.owned(r.Context(), tok, a); err != nil {
 		return 0, nil, err
 	}
-	if _, done := a.Outcome(); !done && wait > 0 {
-		ctx, stop := api.svc.within(r.Context())
-		defer stop()
-		ctx, cancel := context.WithTimeout(ctx, wait)
-		defer cancel()
-		w, err := api.svc.cfg.Asks.Watch(ctx, id)
-		if err != nil {
+	if _, done := a.Outcome(); done {
+		return http.StatusOK, api.show(r.Context(), a), nil
+	}
+	// The asker is still there: every poll renews the Ask's lease, and a
+	// long poll holds it until it answers.
+	release := api.svc.cfg.Asks.Hold(r.Context(), id)
+	defer release()
+	if wait > 0 {
+		if a, err = api.watch(r.Context(), id, wait); err != nil {
 			return 0, nil, err
 		}
-		a = w
 	}
 	return http.StatusOK, api.show(r.Context(), a), nil
+}
+
+// watch is a long poll's wait: until the Ask ends, wait is over, or the
+// Service stops. A serve shutting down ends the Ask cancelled at once and
+// answers that (or the decision that won), so the asker denies now instead
+// of polling a serve that is going away; it never answers pending for an
+// Ask that has ended.
+func (api *API) watch(ctx context.Context, id string, wait time.Duration) (pending.Ask, error) {
+	wctx, stop := api.svc.within(ctx)
+	defer stop()
+	wctx, cancel := context.WithTimeout(wctx, wait)
+	defer cancel()
+	a, err := api.svc.cfg.Asks.Watch(wctx, id)
+	if err != nil {
+		return a, err
+	}
+	if _, done := a.Outcome(); done || !api.svc.stopping() {
+		return a, nil
+	}
+	return api.svc.endAtShutdown(ctx, id)
+}
+
+// CancelBody is DELETE /v1/asks/{id}'s optional body.
+type CancelBody struct {
+	// StoppedWaiting says the asker gave up waiting (its agent's timeout,
+	// a signal): the Ask's reason is then pending.ReasonAskerGone.
+	StoppedWaiting bool `json:"stopped_waiting,omitempty"`
 }
 
 // cancel serves DELETE /v1/asks/{id}: the Ask ends cancelled (409 if it
 // had already ended).
 func (api *API) cancel(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
 	id := r.PathValue("id")
+	var b CancelBody
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(bytes.TrimSpace(raw)) > 0 { // the body is optional
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return 0, nil, badRequest("body: not a JSON object: %v", err)
+		}
+	}
 	a, err := api.svc.cfg.Asks.Get(r.Context(), id)
 	if err != nil {
 		return 0, nil, err
@@ -332,7 +373,11 @@ func (api *API) cancel(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	if err := api.owned(r.Context(), tok, a); err != nil {
 		return 0, nil, err
 	}
-	final, err := api.svc.cfg.Asks.Decide(r.Context(), id, pending.Cancelled, tok.Name, "cancelled by "+tok.Name+" through the API")
+	reason := "cancelled by " + tok.Name + " through the API"
+	if b.StoppedWaiting {
+		reason = pending.ReasonAskerGone
+	}
+	final, err := api.svc.cfg.Asks.Decide(r.Context(), id, pending.Cancelled, tok.Name, reason)
 	if first, ok := pending.ConflictAsk(err); ok {
 		return 0, nil, &apiError{status: http.StatusConflict, msg: "the ask has already ended", ask: &first}
 	}

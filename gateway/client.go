@@ -16,35 +16,66 @@ import (
 )
 
 // Client is a Settler that talks to a serve's Ask API: `bot hook` and
-// `bot mcp` with -url. Every failure becomes an unavailable Ask, never an
-// error, so its callers always have a deny to give.
+// `bot mcp` with -url, and `bot ask` without -config. Every failure becomes
+// an unavailable Ask, never an error, so its callers always have a deny to
+// give — and they have it in time: every request has its own deadline, and
+// the whole call ends at the latest Grace after the Ask's deadline (after
+// the Call's Timeout when it sets one, before the serve has answered), so a
+// serve that froze, a network that drops packets or a proxy that never
+// answers cannot keep an agent's hook past the agent's own timeout (which
+// lets the call go ahead).
 type Client struct {
 	BaseURL string       // e.g. http://askops.internal:8080
 	Token   string       // a token with scope ask
-	HTTP    *http.Client // nil: a client without an overall timeout (long polls bound themselves)
-	// Grace is how long past an Ask's deadline the client keeps polling
-	// for the expiry to be recorded; default 15s.
+	HTTP    *http.Client // nil: http.DefaultClient (the Client bounds every request itself)
+	// Grace is how long past an Ask's deadline Settle may take at most: it
+	// stops polling for the serve's verdict GraceStop before that and tells
+	// the serve it stopped waiting in what is left; default DefaultGrace.
 	Grace time.Duration
+	// RequestTimeout bounds each request (a long poll: its wait plus this);
+	// default DefaultRequestTimeout.
+	RequestTimeout time.Duration
 	// Created, when set, is told the pending Ask once a human must decide
 	// (its id and deadline), before the long polls begin.
 	Created func(pending.Ask)
 }
 
+// Client bounds. A hook answers at the latest DefaultGrace after the Ask's
+// deadline; the agent's hook timeout must leave room for it.
+const (
+	DefaultGrace          = 5 * time.Second
+	DefaultRequestTimeout = 10 * time.Second
+	// cancelTimeout bounds the DELETE that tells the serve the client
+	// stopped waiting; it comes out of the grace.
+	cancelTimeout = 2 * time.Second
+	// maxBackoff is the longest pause between failed polls: below the
+	// serve's lease (pending.DefaultLeaseTTL), so a brief outage does not
+	// look like an asker that went away.
+	maxBackoff = 2 * time.Second
+)
+
 var _ Settler = (*Client)(nil)
 
 // Settle implements Settler: POST /v1/asks, then long polls until the Ask
-// ends. If ctx ends first the Ask is cancelled (DELETE), so no approval can
+// ends (each poll renews the Ask's lease on the serve: an Ask nobody polls
+// ends cancelled). If ctx ends first, or the serve has not answered by the
+// deadline plus Grace, the Ask is cancelled (DELETE), so no approval can
 // arrive for a call that is no longer waiting.
 func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
 	body := AskBody{SessionID: call.SessionID, Agent: call.Agent, Tool: call.Tool, Input: call.Input, Cwd: call.Cwd, Reason: call.Reason, Resolved: call.Resolved}
+	start := time.Now()
 	if call.Timeout > 0 {
 		body.Timeout = call.Timeout.String()
+		// The Ask cannot end later than this, whatever the serve says.
+		var stop context.CancelFunc
+		ctx, stop = context.WithDeadline(ctx, start.Add(call.Timeout+c.grace()))
+		defer stop()
 	}
 	b, _ := json.Marshal(body)
-	status, a, err := c.do(ctx, http.MethodPost, "/v1/asks", b)
+	status, a, err := c.do(ctx, c.requestTimeout(), http.MethodPost, "/v1/asks", b)
 	switch {
 	case err != nil:
-		return refused("askops could not be reached: " + err.Error())
+		return refused("askops could not be reached: " + reachError(err))
 	case status == http.StatusOK:
 		return a
 	case status != http.StatusCreated:
@@ -54,65 +85,88 @@ func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
 		c.Created(a)
 	}
 	id := a.ID
-	giveUp := a.Deadline.Add(c.grace())
+	deadline := a.Deadline
+	if deadline.IsZero() || (call.Timeout > 0 && deadline.After(start.Add(call.Timeout))) {
+		deadline = start.Add(call.Timeout) // a serve's clock ahead of ours does not stretch the wait
+	}
+	// Polling stops early enough for the DELETE to fit in the grace.
+	giveUp := deadline.Add(c.grace() - cancelTimeout)
+	wctx, stopWaiting := context.WithDeadline(ctx, giveUp)
+	defer stopWaiting()
 	backoff := 200 * time.Millisecond
 	for {
-		wait := min(MaxWait, max(time.Until(a.Deadline)+time.Second, time.Second))
-		status, got, err := c.do(ctx, http.MethodGet, "/v1/asks/"+url.PathEscape(id)+"?wait="+wait.Round(time.Second).String(), nil)
-		if ctx.Err() != nil {
-			return c.cancel(ctx, id)
-		}
+		wait := min(MaxWait, max(time.Until(deadline)+time.Second, time.Second)).Round(time.Second)
+		status, got, err := c.do(wctx, wait+c.requestTimeout(), http.MethodGet, "/v1/asks/"+url.PathEscape(id)+"?wait="+wait.String(), nil)
 		if err == nil && status == http.StatusOK {
 			if _, done := got.Outcome(); done {
 				return got
 			}
+		}
+		if ctx.Err() != nil || wctx.Err() != nil {
+			return c.cancel(ctx, id)
+		}
+		if err == nil && status == http.StatusOK {
 			backoff = 200 * time.Millisecond
-			if !time.Now().Before(giveUp) {
-				return c.cancel(ctx, id)
-			}
 			continue
 		}
 		if err == nil && status == http.StatusNotFound {
 			return refused("askops lost the approval request")
 		}
-		if !time.Now().Before(giveUp) {
-			return refused("askops could not be reached while waiting for the decision")
-		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-t.C:
-		case <-ctx.Done():
+		case <-wctx.Done():
 			t.Stop()
 			return c.cancel(ctx, id)
 		}
-		backoff = min(2*backoff, 5*time.Second)
+		backoff = min(2*backoff, maxBackoff)
 	}
 }
 
-// cancel ends the Ask after the caller gave up; a decision that got there
+// cancel ends the Ask after the client gave up; a decision that got there
 // first still counts as not run, so the answer is always a cancellation.
+// It takes at most cancelTimeout, even when ctx has ended.
 func (c *Client) cancel(ctx context.Context, id string) pending.Ask {
-	dctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	dctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer stop()
-	_, a, err := c.do(dctx, http.MethodDelete, "/v1/asks/"+url.PathEscape(id), nil)
-	reason := "the agent stopped waiting for the decision"
+	body, _ := json.Marshal(CancelBody{StoppedWaiting: true})
+	_, a, err := c.do(dctx, cancelTimeout, http.MethodDelete, "/v1/asks/"+url.PathEscape(id), body)
+	reason := pending.ReasonAskerGone
 	if err != nil {
-		reason += " (and askops could not be told: " + err.Error() + ")"
+		reason += " (and askops could not be told: " + reachError(err) + ")"
 	}
 	a.ID, a.Status, a.DecidedBy, a.DecisionReason = id, pending.Status(pending.Cancelled), "askops", reason
 	return a
 }
 
+// reachError words a failed request: a deadline is "no answer in time",
+// which is what a frozen serve or a black-holed network looks like.
+func reachError(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "no answer in time (" + err.Error() + ")"
+	}
+	return err.Error()
+}
+
 func (c *Client) grace() time.Duration {
-	if c.Grace > 0 {
+	if c.Grace > cancelTimeout {
 		return c.Grace
 	}
-	return 15 * time.Second
+	return DefaultGrace
+}
+
+func (c *Client) requestTimeout() time.Duration {
+	if c.RequestTimeout > 0 {
+		return c.RequestTimeout
+	}
+	return DefaultRequestTimeout
 }
 
 // do sends one request and decodes an Ask (or an error text into
 // DecisionReason) from the answer.
-func (c *Client) do(ctx context.Context, method, path string, body []byte) (int, pending.Ask, error) {
+func (c *Client) do(ctx context.Context, timeout time.Duration, method, path string, body []byte) (int, pending.Ask, error) {
+	ctx, stop := context.WithTimeout(ctx, timeout)
+	defer stop()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)

@@ -37,6 +37,9 @@ type Asks interface {
 	Watch(ctx context.Context, id string) (pending.Ask, error)
 	// AppendEvent audits a refused decision (a token deciding its own Ask).
 	AppendEvent(ctx context.Context, e pending.Event) (pending.Event, error)
+	// Hold keeps an Ask's lease while an API client waits for it (a long
+	// poll): an Ask nobody polls ends cancelled (see pending.Store).
+	Hold(ctx context.Context, id string) (release func())
 }
 
 // Approver runs the approval round trip; *approval.Core satisfies it.
@@ -131,8 +134,8 @@ func New(cfg Config) (*Service, error) {
 	if roots == nil {
 		roots = NewMemoryRootStore(nil)
 	}
-	bg, stop := context.WithCancel(context.Background())
-	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: stop, roots: roots}, nil
+	bg, stop := context.WithCancelCause(context.Background())
+	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: func() { stop(errShutdown) }, roots: roots}, nil
 }
 
 // Stop begins shutdown without waiting: the round trips running in the
@@ -142,11 +145,34 @@ func New(cfg Config) (*Service, error) {
 // lets Claude Code go ahead.
 func (s *Service) Stop() { s.stop() }
 
-// within is ctx, also ended when the Service stops.
+// errShutdown is why a wait ended when the Service stopped.
+var errShutdown = errors.New("askops is shutting down")
+
+// within is ctx, also ended when the Service stops; the cause it ends
+// with says which (pending.ErrAskerGone when ctx ended: the asker's
+// connection dropped), so the Ask's cancellation says it too.
 func (s *Service) within(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(s.background, cancel)
-	return ctx, func() { stop(); cancel() }
+	wctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	gone := context.AfterFunc(ctx, func() { cancel(pending.ErrAskerGone) })
+	stop := context.AfterFunc(s.background, func() { cancel(errShutdown) })
+	return wctx, func() { gone(); stop(); cancel(context.Canceled) }
+}
+
+// stopping reports whether Stop was called.
+func (s *Service) stopping() bool { return s.background.Err() != nil }
+
+// endAtShutdown cancels Ask id because this serve is stopping and returns
+// how it ended: cancelled, or the decision that got there first.
+func (s *Service) endAtShutdown(ctx context.Context, id string) (pending.Ask, error) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	// Its messages are the round trip's to update: it waits on this
+	// serve (and Stop has just ended it), or on another, which wakes.
+	a, err := s.cfg.Asks.Decide(dctx, id, pending.Cancelled, "askops", errShutdown.Error())
+	if first, ok := pending.ConflictAsk(err); ok {
+		return first, nil
+	}
+	return a, err
 }
 
 // Close ends every round trip still running in the background (their Asks

@@ -54,6 +54,8 @@ type stackOptions struct {
 	rules   []policy.Rule
 	// grantDurations are approvals.grant_durations.
 	grantDurations []time.Duration
+	// leaseTTL is the stores' (pending.Options.LeaseTTL); 0: the default.
+	leaseTTL time.Duration
 }
 
 func newStack(t *testing.T, o stackOptions) *stack {
@@ -68,11 +70,11 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	s := &stack{slack: fakeslack.New(t, fakeslack.Options{})}
 	var threads ThreadStore
 	if o.redis == nil {
-		s.asks = pending.NewMemoryStore(pending.Options{Logger: log})
+		s.asks = pending.NewMemoryStore(pending.Options{Logger: log, LeaseTTL: o.leaseTTL})
 		s.grants = grants.NewMemoryStore(grants.Options{})
 		threads = NewMemoryThreadStore(nil)
 	} else {
-		rs, err := pending.NewRedisStore(t.Context(), o.redis, pending.Options{Logger: log, ReplicaAcks: -1})
+		rs, err := pending.NewRedisStore(t.Context(), o.redis, pending.Options{Logger: log, ReplicaAcks: -1, LeaseTTL: o.leaseTTL})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -93,9 +93,14 @@ type Swept struct {
 func (s *Swept) UpdateExpired(ctx context.Context, asks []pending.Ask) {
 	for _, a := range asks {
 		latency := a.DecidedAt.Sub(a.CreatedAt)
-		s.Metrics.AskEnded(pending.Expired, latency)
+		o, _ := a.Outcome() // expired, or cancelled: its asker stopped waiting
+		reason := "expired by the sweep: its waiter is gone"
+		if o == pending.Cancelled {
+			reason = "cancelled by the sweep: " + a.DecisionReason
+		}
+		s.Metrics.AskEnded(o, latency)
 		s.Log.Info("ask ended", "ask", a.ID, "run", a.RunID, "session", a.SessionID, "tool", a.Tool,
-			"outcome", pending.Expired, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", "expired by the sweep: its waiter is gone")
+			"outcome", o, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", reason)
 	}
 	s.Next.UpdateExpired(ctx, asks)
 }

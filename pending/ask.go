@@ -238,6 +238,18 @@ type Store interface {
 	// first, at most n, reading from the trail's end (auditlatest.go).
 	AuditLatest(ctx context.Context, kind EventKind, n int) ([]Event, error)
 
+	// Hold says the Ask's asker is waiting for it, until release is
+	// called (any number of times): while anybody holds it, this process
+	// renews its lease; LeaseTTL after the last release (or after the
+	// holding process died), SweepLeases ends it (see lease.go). An Ask
+	// nobody ever held has no lease and lives until its deadline.
+	Hold(ctx context.Context, id string) (release func())
+
+	// SweepLeases marks Cancelled, with ReasonAskerGone, every pending Ask
+	// whose lease lapsed, and returns those this call ended. Concurrent
+	// sweepers end each Ask once between them.
+	SweepLeases(ctx context.Context) ([]Ask, error)
+
 	// Close stops the store's background work (listener, timers).
 	Close() error
 }

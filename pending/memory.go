@@ -27,9 +27,10 @@ type MemoryStore struct {
 	mu     sync.Mutex
 	asks   map[string]*memoryAsk
 	audit  []Event
-	steps  map[string]*memoryStep // follow-ups by "<id> <step>" (schedule.go)
-	chain  chainer                // the audit chain's head
-	homes  memoryHomes            // App Home viewers (homeviewers.go)
+	steps  map[string]*memoryStep  // follow-ups by "<id> <step>" (schedule.go)
+	chain  chainer                 // the audit chain's head
+	homes  memoryHomes             // App Home viewers (homeviewers.go)
+	leases map[string]*memoryLease // the Asks somebody holds or held lately (lease.go)
 	closed chan struct{}
 	once   sync.Once
 }
@@ -247,7 +248,7 @@ func (s *MemoryStore) closedEnd(id string) *waitEnd {
 func (s *MemoryStore) finish(ctx context.Context, id string, outcome Outcome) *waitEnd {
 	reason := reasonDeadline
 	if outcome == Cancelled {
-		reason = "wait ended: " + context.Cause(ctx).Error()
+		reason = cancelReason(ctx)
 	}
 	a, _, err := s.decide(id, outcome, "", reason)
 	if left, ok := earlyLeft(err); ok {

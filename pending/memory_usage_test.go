@@ -13,9 +13,11 @@ import (
 )
 
 // maxBytesPerAsk is the Redis memory budget of one pending Ask whose command
-// (or arguments) is 1 KB: its hash, its deadline entry and its share of the
-// audit stream.
-const maxBytesPerAsk = 2048
+// (or arguments) is 1 KB: its hash, its deadline and lease entries and its
+// share of the audit stream: 2.5 KB (issue 21), since the lease entry an
+// Ask's waiting asker keeps (lease.go, ~123 bytes) took the random-data
+// shape past the 2 KB it was held to before leases.
+const maxBytesPerAsk = 2560
 
 // askShapes are the two shapes the budget is about: a bash command of 1 KB
 // (in the arguments and, as the agent builds it, again in the summary and
@@ -95,8 +97,8 @@ func TestRedisBytesPerPendingAsk(t *testing.T) {
 	for i, shape := range askShapes() {
 		t.Run(strings.ReplaceAll(shape.name, " ", "_"), func(t *testing.T) {
 			m := measureAsks(t, srv.URL(), fmt.Sprintf("mem%d", i), shape.req)
-			t.Logf("%s: %d bytes per pending Ask (hash %d, deadline entry %d, audit entry %d) over %d Asks",
-				shape.name, m.perAsk, m.hash, m.deadline, m.audit, m.n)
+			t.Logf("%s: %d bytes per pending Ask (hash %d, deadline entry %d, lease entry %d, audit entry %d) over %d Asks",
+				shape.name, m.perAsk, m.hash, m.deadline, m.lease, m.audit, m.n)
 			if m.perAsk > maxBytesPerAsk {
 				t.Errorf("%s: %d bytes per pending Ask, budget %d", shape.name, m.perAsk, maxBytesPerAsk)
 			}
@@ -121,10 +123,10 @@ func BenchmarkRedisBytesPerAsk(b *testing.B) {
 }
 
 // askMemory is what n pending Asks cost, per Ask.
-type askMemory struct{ n, perAsk, hash, deadline, audit int64 }
+type askMemory struct{ n, perAsk, hash, deadline, lease, audit int64 }
 
-// measureAsks creates 200 pending Asks, each with its message posted, in
-// namespace ns and measures them.
+// measureAsks creates 200 pending Asks, each with its message posted and
+// held by its asker, in namespace ns and measures them.
 func measureAsks(tb testing.TB, url, ns string, req func(int) Request) askMemory {
 	tb.Helper()
 	const n = 200
@@ -140,11 +142,14 @@ func measureAsks(tb testing.TB, url, ns string, req func(int) Request) askMemory
 		if err := s.SetMessage(ctx, a.ID, "C0APPROVALS", "1700000000.000100"); err != nil {
 			tb.Fatal(err)
 		}
+		defer s.Hold(ctx, a.ID)() // its asker waits: it has a lease
+
 		hashes += memoryUsage(tb, s, s.keys.ask(a.ID))
 	}
 	zset := memoryUsage(tb, s, s.keys.deadlines)
+	leases := memoryUsage(tb, s, s.keys.leases())
 	audit := memoryUsage(tb, s, s.keys.audit)
-	return askMemory{n: n, perAsk: (hashes + zset + audit) / n, hash: hashes / n, deadline: zset / n, audit: audit / n}
+	return askMemory{n: n, perAsk: (hashes + zset + leases + audit) / n, hash: hashes / n, deadline: zset / n, lease: leases / n, audit: audit / n}
 }
 
 func memoryUsage(tb testing.TB, s *RedisStore, key string) int64 {

@@ -91,6 +91,10 @@ type Options struct {
 	// ReplicaAcksChanged, when set, is told how many replicas decisions
 	// wait for, at open and on every change (the wiring's metric).
 	ReplicaAcksChanged func(replicas int)
+	// LeaseTTL is how long an Ask outlives the last renewal of its lease
+	// by the process whose asker waits for it (see Hold). Default
+	// DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -120,6 +124,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReplicaTimeout <= 0 {
 		o.ReplicaTimeout = time.Second
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = DefaultLeaseTTL
 	}
 	return o
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,6 +22,7 @@ import (
 //	askops:{askops}:ask:<id>     hash: the Ask record; TTL = deadline + Retention (GC only);
 //	                             quorum Asks add quorum and voters, time-boxed grants grant_ttl (see votes.go)
 //	askops:{askops}:deadlines    zset: id scored by deadline (µs); only pending Asks
+//	askops:{askops}:leases       zset: id scored by the end of its lease (µs): Asks whose asker waits (lease.go)
 //	askops:{askops}:audit        stream: asked / decided events, XADD MAXLEN ~ AuditMaxLen
 //	askops:{askops}:audit:head   hash: seq, digest and id of the newest audit event (see auditchain.go)
 //	askops:{askops}:decided      pub/sub channel: every Ask that just ended (record, then id: announce.go)
@@ -64,6 +66,12 @@ type RedisStore struct {
 	laterMu     sync.Mutex
 	laterClosed bool
 	later       sync.WaitGroup
+	renewing    chan struct{} // closed when the lease renewer returns
+
+	holds holds // the Asks waited for in this process, whose leases it renews (lease.go)
+	// leaseTroubleAt is when Redis last failed a renewal or a lease sweep
+	// (UnixNano by opts.Now; 0: never): SweepLeases waits a LeaseTTL after it.
+	leaseTroubleAt atomic.Int64
 
 	decisions *subscription.Subscription // the listener
 
@@ -106,6 +114,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		closed:   make(chan struct{}),
 		reading:  make(chan struct{}),
 		watching: make(chan struct{}),
+		renewing: make(chan struct{}),
 	}
 	var err error
 	s.decisions, err = subscription.Subscribe(ctx, client, s.keys.decided, subscription.Options{
@@ -134,6 +143,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 	s.stop, s.bg = stop, rctx
 	go s.read(rctx)
 	go s.watchReplicas(rctx)
+	go s.renew(rctx)
 	return s, nil
 }
 
@@ -575,7 +585,7 @@ func (s *RedisStore) finish(ctx context.Context, id string, last *Ask, outcome O
 func (s *RedisStore) finishOnce(ctx context.Context, id string, last *Ask, outcome Outcome) *waitEnd {
 	reason := reasonDeadline
 	if outcome == Cancelled {
-		reason = "wait ended: " + context.Cause(ctx).Error()
+		reason = cancelReason(ctx)
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.finishBudget())
 	defer cancel()
@@ -776,6 +786,7 @@ func (s *RedisStore) Close() error {
 		<-s.reading
 		<-s.watching
 		s.later.Wait()
+		<-s.renewing
 	})
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -177,16 +178,30 @@ func TestNotifierUpdateExpired(t *testing.T) {
 	}
 }
 
-// The sweeper expires what no waiter will and updates those messages.
+// The sweeper expires what no waiter will and updates those messages; it
+// cancels an Ask whose asker stopped waiting (its lease lapsed: a killed
+// hook, a dead serve) and the message loses its buttons and says why.
 func TestRunSweeperUpdatesExpiredMessages(t *testing.T) {
 	for _, kind := range []string{"memory", "redis"} {
-		t.Run(kind, func(t *testing.T) { testRunSweeper(t, kind) })
+		for _, c := range []struct {
+			name   string
+			ttl    time.Duration // the Ask's
+			held   bool          // held, then let go: its lease lapses
+			want   pending.Outcome
+			reason string // in the message
+		}{
+			{"expired", 50 * time.Millisecond, false, pending.Expired, "nobody decided"},
+			{"asker gone", 10 * time.Minute, true, pending.Cancelled, "the agent stopped waiting"},
+		} {
+			t.Run(kind+"/"+c.name, func(t *testing.T) { testRunSweeper(t, kind, c.ttl, c.held, c.want, c.reason) })
+		}
 	}
 }
 
-func testRunSweeper(t *testing.T, kind string) {
+func testRunSweeper(t *testing.T, kind string, ttl time.Duration, held bool, want pending.Outcome, reason string) {
 	n, fake := newTestNotifier(t, NotifierConfig{})
-	var store pending.Store = pending.NewMemoryStore(pending.Options{})
+	opts := pending.Options{LeaseTTL: 100 * time.Millisecond}
+	var store pending.Store = pending.NewMemoryStore(opts)
 	if kind == "redis" {
 		srv := redistest.Start(t)
 		client, err := pending.OpenRedis(srv.URL())
@@ -194,15 +209,18 @@ func testRunSweeper(t *testing.T, kind string) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { client.Close() })
-		if store, err = pending.NewRedisStore(t.Context(), client, pending.Options{}); err != nil {
+		if store, err = pending.NewRedisStore(t.Context(), client, opts); err != nil {
 			t.Fatal(err)
 		}
 	}
 	t.Cleanup(func() { store.Close() })
 	ctx := t.Context()
-	a, err := store.Create(ctx, bashRequest("run-sweep", "sess", "ls"), 50*time.Millisecond)
+	a, err := store.Create(ctx, bashRequest("run-sweep", "sess", "ls"), ttl)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if held {
+		store.Hold(ctx, a.ID)()
 	}
 	ch, ts, err := n.Post(ctx, a)
 	if err != nil {
@@ -216,12 +234,12 @@ func testRunSweeper(t *testing.T, kind string) {
 	go func() { RunSweeper(sctx, store, n, 20*time.Millisecond, time.Now, nil); close(done) }()
 	defer func() { stop(); <-done }()
 	if _, err := fake.WaitForMessage(ctx, ch, ts, func(m fakeslack.Message) bool {
-		return m.Updates == 1 && !blocksHaveButton(m.Blocks, ActionApprove)
+		return m.Updates == 1 && !blocksHaveButton(m.Blocks, ActionApprove) && strings.Contains(string(m.RawBlocks), reason)
 	}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := store.Get(ctx, a.ID)
-	if got.Status != pending.Status(pending.Expired) {
-		t.Fatalf("swept ask is %s", got.Status)
+	if got.Status != pending.Status(want) {
+		t.Fatalf("swept ask is %s, want %s", got.Status, want)
 	}
 }

@@ -171,7 +171,11 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 		}
 	case pending.Cancelled:
 		icon, title = ":stop_sign:", "Cancelled"
-		line = "*Cancelled* — the run stopped before anyone decided" + at + "." + notRun
+		why := "the run stopped"
+		if a.DecisionReason == pending.ReasonAskerGone {
+			why = pending.ReasonAskerGone // its hook was killed, its serve died, its client went away
+		}
+		line = "*Cancelled* — " + why + " before anyone decided" + at + "." + notRun
 	case pending.Unavailable:
 		icon, title = ":warning:", "Unavailable"
 		line = "*Unavailable* — the decision could not be recorded or delivered" + at + "." + notRun

@@ -44,10 +44,11 @@ func cmdHookMain(ctx context.Context, env *environment, args []string) int {
 		return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, gateway.Unavailable{Reason: err.Error()})
 	}
 	defer closeFn()
-	return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, gateway.WithTimeout{Next: settler, Timeout: *gf.timeout})
+	return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, settler)
 }
 
-// gatewayCLI is the flags bot hook and bot mcp share: where askops is.
+// gatewayCLI is the flags bot hook and bot mcp share: where askops is,
+// and how long a human has.
 type gatewayCLI struct {
 	url, tokenEnv, config *string
 	timeout               *time.Duration
@@ -58,13 +59,34 @@ func gatewayFlags(fs *flag.FlagSet) gatewayCLI {
 		url:      fs.String("url", "", "a bot serve's URL (default $ASKOPS_URL)"),
 		tokenEnv: fs.String("token-env", "ASKOPS_TOKEN", "the environment variable holding the API token (scope ask)"),
 		config:   fs.String("config", "", "use the config's store and Slack directly instead of a serve"),
-		timeout:  fs.Duration("timeout", 0, "how long a human has to decide (default and maximum approvals.timeout);\nkeep it below the agent's hook timeout"),
+		timeout:  fs.Duration("timeout", 0, "how long a human has to decide (default and maximum approvals.timeout); the hook answers\nat the latest 5s after it, whatever happens: keep it at least 10s below the agent's hook timeout"),
 	}
 }
 
 // settler is the Settler the flags name: a serve's API (-url), or this
-// process on the config's stores (-config). by is who asks.
+// process on the config's stores (-config), setting -timeout on each call
+// and answering each within its timeout plus gateway.DefaultGrace (with -url
+// and no -timeout, the Client bounds each call by the Ask's deadline). by
+// is who asks.
 func (g gatewayCLI) settler(ctx context.Context, env *environment, agent string) (s gateway.Settler, by string, closeFn func(), err error) {
+	s, by, closeFn, maxTimeout, err := g.open(ctx, env, agent)
+	if err != nil {
+		return nil, by, nil, err
+	}
+	timeout := *g.timeout
+	if maxTimeout > 0 && (timeout <= 0 || timeout > maxTimeout) {
+		timeout = maxTimeout
+	}
+	var bound time.Duration
+	if timeout > 0 {
+		bound = timeout + gateway.DefaultGrace
+	}
+	return gateway.Bounded{Next: gateway.WithTimeout{Next: s, Timeout: *g.timeout}, Bound: bound}, by, closeFn, nil
+}
+
+// open connects to what the flags name; maxTimeout is approvals.timeout
+// when it is known here (-config).
+func (g gatewayCLI) open(ctx context.Context, env *environment, agent string) (s gateway.Settler, by string, closeFn func(), maxTimeout time.Duration, err error) {
 	by = env.getenv("USER")
 	if host, _ := os.Hostname(); host != "" && by != "" {
 		by += "@" + host
@@ -72,29 +94,29 @@ func (g gatewayCLI) settler(ctx context.Context, env *environment, agent string)
 	if *g.config != "" {
 		cfg, ok := loadConfig(env, *g.config, config.Ask)
 		if !ok {
-			return nil, by, nil, fmt.Errorf("the askops config %s is invalid", *g.config)
+			return nil, by, nil, 0, fmt.Errorf("the askops config %s is invalid", *g.config)
 		}
 		log := cfg.Log.NewLogger(env.stderr)
 		a, err := newApp(ctx, cfg, log, metrics.New(buildVersion()), appOptions{})
 		if err != nil {
-			return nil, by, nil, err
+			return nil, by, nil, 0, err
 		}
 		stop, err := a.takeClicks(ctx)
 		if err != nil {
 			a.Close()
-			return nil, by, nil, err
+			return nil, by, nil, 0, err
 		}
 		gw, err := a.newGateway()
 		if err != nil {
 			stop()
 			a.Close()
-			return nil, by, nil, err
+			return nil, by, nil, 0, err
 		}
-		return gw, by, func() { gw.Close(); stop(); a.Close() }, nil
+		return gw, by, func() { gw.Close(); stop(); a.Close() }, cfg.Approvals.Timeout.D(), nil
 	}
 	c, err := gateway.ClientFromEnv(*g.url, *g.tokenEnv, env.getenv)
 	if err != nil {
-		return nil, by, nil, err
+		return nil, by, nil, 0, err
 	}
-	return c, by, func() {}, nil
+	return c, by, func() {}, 0, nil
 }

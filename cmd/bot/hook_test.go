@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // bot hook fails closed: no askops to ask is a deny on stdout and exit 0;
@@ -22,5 +24,36 @@ func TestHookCommandFailsClosed(t *testing.T) {
 	code = run(context.Background(), []string{"hook", "codex", "-url", "http://127.0.0.1:1"}, envOf(map[string]string{"ASKOPS_TOKEN": "x"}), strings.NewReader("not json"), &out, &errOut)
 	if code != 2 || out.Len() != 0 || !strings.Contains(errOut.String(), "unreadable hook input") {
 		t.Errorf("unreadable: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+}
+
+// A serve that takes the connection and never answers (frozen, or a
+// proxy swallowing the request) still gets a deny, exit 0, from bot hook —
+// before the agent's own hook timeout would let the call through.
+func TestHookAnswersAFrozenServe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close() // never accepted: the handshake lands in the backlog
+	event := `{"session_id":"s","cwd":"/tmp","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"make deploy"}}`
+	type result struct {
+		code        int
+		out, errOut string
+	}
+	got := make(chan result, 1)
+	go func() {
+		var out, errOut bytes.Buffer
+		code := run(t.Context(), []string{"hook", "codex", "-url", "http://" + ln.Addr().String(), "-timeout", "1s"},
+			envOf(map[string]string{"ASKOPS_TOKEN": "x"}), strings.NewReader(event), &out, &errOut)
+		got <- result{code, out.String(), errOut.String()}
+	}()
+	select {
+	case r := <-got:
+		if r.code != 0 || !strings.Contains(r.out, `"behavior":"deny"`) || !strings.Contains(r.out, "no answer in time") {
+			t.Errorf("exit %d\nstdout %s\nstderr %s", r.code, r.out, r.errOut)
+		}
+	case <-time.After(60 * time.Second): // liveness only
+		t.Fatal("bot hook never answered a frozen serve")
 	}
 }

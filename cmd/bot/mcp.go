@@ -35,7 +35,7 @@ func cmdMCPMain(ctx context.Context, env *environment, args []string) int {
 		s = gateway.Unavailable{Reason: err.Error()}
 	} else {
 		defer closeFn()
-		s = gateway.WithTimeout{Next: settler, Timeout: *gf.timeout}
+		s = settler
 	}
 	sess.By = by
 	if err := gateway.ServeMCPStdio(ctx, s, sess, version, env.stdin, env.stdout); err != nil && ctx.Err() == nil {

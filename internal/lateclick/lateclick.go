@@ -40,7 +40,11 @@ func Reply(a pending.Ask, w Wording) string {
 	case pending.Expired:
 		return "This request expired" + when + ": nobody decided in time, so it did not run. Your click changed nothing."
 	case pending.Cancelled:
-		return "This request was cancelled" + when + " (its run stopped), so it did not run. Your click changed nothing."
+		why := "its run stopped"
+		if a.DecisionReason == pending.ReasonAskerGone {
+			why = pending.ReasonAskerGone
+		}
+		return "This request was cancelled" + when + " (" + why + "), so it did not run. Your click changed nothing."
 	case pending.Unavailable:
 		return "This request ended as unavailable" + when + " (askops could not carry it), so it did not run. Your click changed nothing."
 	}

@@ -26,6 +26,7 @@ func TestReplySaysHowItEnded(t *testing.T) {
 		{pending.Status(pending.Denied), "too risky", "Already denied by <U1> at noon (reason: «too risky»); your click changed nothing."},
 		{pending.Status(pending.Expired), "", "This request expired at noon: nobody decided in time, so it did not run. Your click changed nothing."},
 		{pending.Status(pending.Cancelled), "", "This request was cancelled at noon (its run stopped), so it did not run. Your click changed nothing."},
+		{pending.Status(pending.Cancelled), pending.ReasonAskerGone, "This request was cancelled at noon (the agent stopped waiting), so it did not run. Your click changed nothing."},
 		{pending.Status(pending.Unavailable), "", "This request ended as unavailable at noon (askops could not carry it), so it did not run. Your click changed nothing."},
 		{pending.StatusPending, "", "This request is still open."},
 	}

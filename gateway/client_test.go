@@ -1,0 +1,306 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/pending"
+)
+
+// frozenListener accepts connections and never reads or answers: a serve
+// stopped with SIGSTOP, or a proxy that swallows requests. With accept
+// false it never even accepts (the kernel completes the handshake into
+// the backlog): a serve whose accept loop is stuck.
+func frozenListener(t *testing.T, accept bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	var loop sync.WaitGroup
+	if accept {
+		loop.Go(func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				conns = append(conns, c)
+				mu.Unlock()
+			}
+		})
+	}
+	t.Cleanup(func() {
+		ln.Close()
+		loop.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// frozenAfterCreate takes the Ask (201, deadline in one second) and then
+// never answers again: a serve frozen, or a network black-holed, after the
+// POST. With headersOnly its long polls get a status line and headers but
+// never a body (a proxy that stalls mid-answer).
+func frozenAfterCreate(t *testing.T, headersOnly bool) string {
+	t.Helper()
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			d := time.Now().Add(time.Second).UTC()
+			writeJSON(w, http.StatusCreated, AskJSON{ID: "ask_frozen", Status: "pending", Deadline: &d})
+			return
+		}
+		if headersOnly {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	return srv.URL
+}
+
+// Whatever the serve or the network does, Settle answers — a refusal —
+// instead of hanging past the agent's hook timeout (which lets the call go
+// ahead): each request has its own deadline and the whole call ends within
+// the Ask's deadline plus the grace.
+func TestClientAnswersWhateverTheServeDoes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		url  func(t *testing.T) string
+		want pending.Outcome
+		why  string
+	}{
+		{"accepts and never answers", func(t *testing.T) string { return frozenListener(t, true) }, pending.Unavailable, "no answer in time"},
+		{"never accepts", func(t *testing.T) string { return frozenListener(t, false) }, pending.Unavailable, "no answer in time"},
+		{"frozen after the POST", func(t *testing.T) string { return frozenAfterCreate(t, false) }, pending.Cancelled, pending.ReasonAskerGone},
+		{"headers and no body", func(t *testing.T) string { return frozenAfterCreate(t, true) }, pending.Cancelled, pending.ReasonAskerGone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tr := &http.Transport{}
+			t.Cleanup(tr.CloseIdleConnections)
+			c := &Client{BaseURL: tc.url(t), Token: "tok", HTTP: &http.Client{Transport: tr},
+				Grace: 2500 * time.Millisecond, RequestTimeout: 500 * time.Millisecond}
+			got := make(chan pending.Ask, 1)
+			go func() {
+				got <- c.Settle(t.Context(), Call{SessionID: "s", Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`), Timeout: time.Second})
+			}()
+			select {
+			case a := <-got:
+				o, done := a.Outcome()
+				if !done || o != tc.want || !strings.Contains(a.DecisionReason, tc.why) {
+					t.Errorf("got %s (%q), want %s with %q", a.Status, a.DecisionReason, tc.want, tc.why)
+				}
+			case <-time.After(30 * time.Second): // liveness only: the bound is seconds
+				t.Fatal("Settle did not answer: the hook would hang until the agent kills it")
+			}
+		})
+	}
+}
+
+// A serve shutting down (SIGTERM) answers every long poll at once with the
+// Ask cancelled — its real status, never pending — so each waiting hook
+// denies now instead of polling a serve that is going away until its
+// deadline; the Ask's record and message say it was cancelled.
+func TestLongPollAnswersCancelledAtShutdown(t *testing.T) {
+	for _, store := range []string{"memory", "redis"} {
+		t.Run(store, func(t *testing.T) {
+			o := stackOptions{timeout: 10 * time.Minute}
+			if store == "redis" {
+				o.redis = testRedis(t)
+			}
+			longPollAtShutdown(t, newStack(t, o))
+		})
+	}
+}
+
+// testRedis is a client of a fresh redis-server.
+func testRedis(t *testing.T) redis.UniversalClient {
+	t.Helper()
+	r := redistest.Start(t)
+	client := redis.NewClient(&redis.Options{Addr: r.Addr(), MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+func longPollAtShutdown(t *testing.T, s *stack) {
+	srv := apiServer(t, s)
+	got := make(chan pending.Ask, 1)
+	go func() {
+		c := &Client{BaseURL: srv.URL, Token: askToken}
+		got <- c.Settle(t.Context(), Call{SessionID: "s", Agent: AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)})
+	}()
+	posted := s.posted(t, t.Context())
+	s.svc.Stop()
+	srv.Close() // as serve does: the waits answer, then the HTTP server drains and closes
+	var a pending.Ask
+	select {
+	case a = <-got:
+	case <-time.After(30 * time.Second): // liveness only
+		t.Fatal("the hook kept waiting after its serve stopped")
+	}
+	if o, _ := a.Outcome(); o != pending.Cancelled || !strings.Contains(a.DecisionReason, "shutting down") {
+		t.Errorf("the hook got %s (%q), want cancelled: shutting down", a.Status, a.DecisionReason)
+	}
+	rec, err := s.asks.Get(t.Context(), posted.ID)
+	if err != nil || rec.Status != pending.Status(pending.Cancelled) {
+		t.Errorf("record: %s %v", rec.Status, err)
+	}
+	waitFor(t, func() bool {
+		m, ok := s.slack.Message(posted.Channel, posted.MessageTS)
+		return ok && m.Updates > 0 && !strings.Contains(string(m.RawBlocks), `"actions"`)
+	})
+}
+
+// An Ask lives only while its asker waits. An API client that dies while
+// it long polls (kill -9: no DELETE, its connection just drops), or
+// Claude Code's HTTP hook whose connection drops, leaves an Ask that ends
+// cancelled, "the agent stopped waiting"; its message loses its buttons
+// and a decision after that is refused with the reason.
+func TestAskEndsWhenItsAskerIsGone(t *testing.T) {
+	for _, store := range []string{"memory", "redis"} {
+		for _, door := range []string{"long poll", "http hook"} {
+			t.Run(store+"/"+door, func(t *testing.T) {
+				o := stackOptions{timeout: 10 * time.Minute, leaseTTL: 300 * time.Millisecond}
+				if store == "redis" {
+					o.redis = testRedis(t)
+				}
+				s := newStack(t, o)
+				askerGone(t, s, apiServer(t, s), door)
+			})
+		}
+	}
+}
+
+func askerGone(t *testing.T, s *stack, srv *httptest.Server, door string) {
+	ctx, kill := context.WithCancel(t.Context())
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	asker := &http.Client{Transport: tr}
+	polling := make(chan struct{}) // the long poll is on the wire
+	send := func(method, path, body string) {
+		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+			if method == "GET" {
+				close(polling)
+			}
+		}}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+askToken)
+		if resp, err := asker.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	asked := make(chan struct{})
+	go func() {
+		defer close(asked)
+		if door == "http hook" {
+			send("POST", "/v1/hooks/claude", `{"session_id":"s","cwd":"/tmp","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"make deploy"}}`)
+			return
+		}
+		r := call(t, "POST", srv.URL+"/v1/asks", askToken, bashAsk("make deploy"))
+		if r.status != http.StatusCreated {
+			t.Errorf("create: %d %s", r.status, r.raw)
+			return
+		}
+		send("GET", "/v1/asks/"+r.body["id"].(string)+"?wait=60s", "")
+	}()
+	posted := s.posted(t, t.Context())
+	if door == "long poll" {
+		<-polling
+	}
+	kill() // the asker dies: its connection drops, nothing is sent
+	<-asked
+	var rec pending.Ask
+	waitFor(t, func() bool {
+		if _, err := s.asks.SweepLeases(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		rec, _ = s.asks.Get(t.Context(), posted.ID)
+		return rec.Status != pending.StatusPending
+	})
+	if rec.Status != pending.Status(pending.Cancelled) || rec.DecisionReason != pending.ReasonAskerGone {
+		t.Fatalf("the Ask of a gone asker is %s (%q), want cancelled: %s", rec.Status, rec.DecisionReason, pending.ReasonAskerGone)
+	}
+	waitFor(t, func() bool {
+		m, ok := s.slack.Message(posted.Channel, posted.MessageTS)
+		return ok && !strings.Contains(string(m.RawBlocks), `"actions"`) && strings.Contains(string(m.RawBlocks), pending.ReasonAskerGone)
+	})
+	r := call(t, "POST", srv.URL+"/v1/asks/"+posted.ID+"/decision", consoleToken, map[string]any{"decision": "approve"})
+	if r.status != http.StatusConflict || !strings.Contains(r.raw, pending.ReasonAskerGone) {
+		t.Errorf("approving after the asker left: %d %s", r.status, r.raw)
+	}
+}
+
+// stuck is a Settler that never returns, whatever its context says: a
+// store call that ignores its deadline.
+type stuck struct{ release chan struct{} }
+
+func (s stuck) Settle(context.Context, Call) pending.Ask {
+	<-s.release
+	return pending.Ask{Status: pending.Status(pending.Approved)}
+}
+
+// Bounded refuses a call its Settler does not answer in time, so a hook
+// answers before the agent's timeout even when everything under it hangs.
+func TestBoundedAnswersAStuckSettler(t *testing.T) {
+	s := stuck{release: make(chan struct{})}
+	defer close(s.release)
+	got := make(chan pending.Ask, 1)
+	go func() { got <- (Bounded{Next: s, Bound: 100 * time.Millisecond}).Settle(t.Context(), Call{}) }()
+	select {
+	case a := <-got:
+		if o, _ := a.Outcome(); o != pending.Unavailable || !strings.Contains(a.DecisionReason, "did not answer within 100ms") {
+			t.Errorf("got %s %q", a.Status, a.DecisionReason)
+		}
+	case <-time.After(30 * time.Second): // liveness only
+		t.Fatal("Bounded waited for a Settler that never answers")
+	}
+}
+
+// A hook stopped while it waits (the agent's SIGTERM at its timeout) tells
+// the serve before it answers: the Ask ends cancelled, "the agent stopped
+// waiting", and its message loses its buttons.
+func TestClientStoppedTellsTheServe(t *testing.T) {
+	s := newStack(t, stackOptions{timeout: 10 * time.Minute})
+	srv := apiServer(t, s)
+	ctx, stop := context.WithCancel(t.Context())
+	got := make(chan pending.Ask, 1)
+	go func() {
+		c := &Client{BaseURL: srv.URL, Token: askToken}
+		got <- c.Settle(ctx, Call{SessionID: "s", Agent: AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)})
+	}()
+	posted := s.posted(t, t.Context())
+	stop()
+	if a := <-got; a.Status != pending.Status(pending.Cancelled) {
+		t.Errorf("the stopped hook got %s", a.Status)
+	}
+	rec, err := s.asks.Get(t.Context(), posted.ID)
+	if err != nil || rec.Status != pending.Status(pending.Cancelled) || rec.DecisionReason != pending.ReasonAskerGone {
+		t.Errorf("record: %s %q %v", rec.Status, rec.DecisionReason, err)
+	}
+}
