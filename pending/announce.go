@@ -133,7 +133,7 @@ func (s *RedisStore) signedRecord(id, rest string) (string, bool) {
 // already_over, the reply for an Ask that is unknown ({missing}) or has
 // ended ({lost, record}), nil while it is pending. Either way an id that is
 // not pending leaves the deadline index.
-const settleLua = `
+const settleLua = openLua + `
 local function server_now(now)
   if now ~= '' then return now end
   local t = redis.call('TIME')
@@ -141,7 +141,7 @@ local function server_now(now)
 end
 local function already_over(key, deadlines, id)
   local status = redis.call('HGET', key, 'status')
-  if status == 'pending' then return nil end
+  if is_open(status) then return nil end
   redis.call('ZREM', deadlines, id)
   if not status then return {'missing'} end
   return {'lost', redis.call('HGETALL', key)}

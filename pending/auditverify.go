@@ -465,7 +465,7 @@ func (c *chainCheck) record(e Event, r map[string]string) {
 		{fieldTool, r[fieldTool], e.Tool, "tool"},
 	}
 	if e.Kind == EventDecided {
-		if r[fieldStatus] == string(StatusPending) {
+		if r[fieldStatus] == string(StatusPending) || r[fieldStatus] == statusGated {
 			c.gap(GapRecord, e, "", "", "its ask's record is still pending although this event says it was decided")
 			return
 		}

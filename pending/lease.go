@@ -95,8 +95,8 @@ func (h *holds) ids() []string {
 func (k redisKeys) leases() string { return k.prefix + "leases" }
 
 // holdScript starts (or renews) the lease of a pending Ask.
-var holdScript = redis.NewScript(serverNowLua + `
-if redis.call('HGET', KEYS[1], 'status') ~= 'pending' then return 0 end
+var holdScript = redis.NewScript(serverNowLua + openLua + `
+if not is_open(redis.call('HGET', KEYS[1], 'status')) then return 0 end
 redis.call('ZADD', KEYS[2], string.format('%.0f', tonumber(now) + tonumber(ARGV[2])), ARGV[3])
 return 1
 `)

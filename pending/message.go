@@ -24,7 +24,7 @@ func (s *RedisStore) SaveMessage(ctx context.Context, id, channel, ts string) (e
 	if err := checkID("set_message", id); err != nil {
 		return false, err
 	}
-	n, err := saveMessageScript.Run(ctx, s.client, []string{s.keys.ask(id)}, channel, ts, string(StatusPending)).Int()
+	n, err := saveMessageScript.Run(ctx, s.client, []string{s.keys.ask(id)}, channel, ts, string(StatusPending), statusGated).Int()
 	if err != nil {
 		return false, unavailable("set_message", err)
 	}
@@ -40,7 +40,8 @@ func (s *RedisStore) SaveMessage(ctx context.Context, id, channel, ts string) (e
 var saveMessageScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'channel', ARGV[1], 'message_ts', ARGV[2])
-if redis.call('HGET', KEYS[1], 'status') == ARGV[3] then return 1 end
+local status = redis.call('HGET', KEYS[1], 'status')
+if status == ARGV[3] or status == ARGV[4] then return 1 end
 return 2
 `)
 

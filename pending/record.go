@@ -315,6 +315,28 @@ func compactJSON(args string) bool {
 	return json.Compact(&b, []byte(args)) == nil && b.String() == args
 }
 
+// The record format gate. A record whose shape a replica from before this
+// format would misjudge is stored with the status statusGated instead of
+// "pending": today a quorum Ask (approvals ≥ 2), which an older replica
+// would let one vote approve, or count a token and its holder's Slack
+// click as two people. Older scripts compare status to "pending", so they
+// treat such an Ask as already ended and write nothing; older Go code
+// cannot decode the status and fails closed. Every script of this format
+// reads both as pending (openLua), and decodeAsk reads statusGated as
+// StatusPending, so nothing outside the store sees the difference.
+//
+// Upgrade order: a mixed fleet is safe either way round; while it is
+// mixed, a click that lands on an older replica for a gated Ask is refused
+// ("could not record your decision") and must be repeated on a new one.
+// Roll every replica forward, then the gate costs nothing.
+const statusGated = "pending/2"
+
+// openLua defines is_open(status): whether a record's stored status is a
+// pending Ask's, in either format.
+const openLua = `
+local function is_open(status) return status == 'pending' or status == '` + statusGated + `' end
+`
+
 // decodeAsk reads the record of Ask id from its hash fields.
 func decodeAsk(op, id string, h map[string]string) (Ask, error) {
 	corrupt := func(err error) error {
@@ -344,6 +366,9 @@ func decodeAsk(op, id string, h map[string]string) (Ask, error) {
 		a.StartedBy = by
 	}
 	a.Status = Status(h[fieldStatus])
+	if a.Status == statusGated {
+		a.Status = StatusPending
+	}
 	a.DecidedBy = h[fieldDecidedBy]
 	a.DecidedAt = parseMicros(h[fieldDecidedAt])
 	a.DecisionReason = h[fieldDecisionReason]

@@ -169,7 +169,9 @@ local key, deadlines, audit, head = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, ttl, keep, qfield, q, run, tool, maxlen, by, reason, what =
   ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12]
 local deadline = string.format('%.0f', tonumber(now) + tonumber(ttl))
-redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', 'pending', 'u', by)
+local status = 'pending'
+if tonumber(ARGV[13]) > 1 then status = ARGV[14] end -- the format gate (record.go)
+redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', status, 'u', by)
 if tonumber(ARGV[13]) > 1 then redis.call('HSET', key, 'quorum', ARGV[13]) end -- see voteScript
 redis.call('PEXPIRE', key, keep)
 redis.call('ZADD', deadlines, deadline, id)
@@ -213,7 +215,7 @@ func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration)
 	now, err := createScript.Run(ctx, s.client,
 		[]string{s.keys.ask(a.ID), s.keys.deadlines, s.keys.audit, s.keys.auditHead},
 		s.scriptNow(), a.ID, ttlMicros, (ttl + s.opts.Retention).Milliseconds(), qField, q,
-		a.RunID, a.Tool, s.opts.AuditMaxLen, a.StartedBy, a.Reason, cutDetail(a.Summary, maxDetail), a.Approvals,
+		a.RunID, a.Tool, s.opts.AuditMaxLen, a.StartedBy, a.Reason, cutDetail(a.Summary, maxDetail), a.Approvals, statusGated,
 	).Text()
 	if err != nil {
 		return Ask{}, unavailable("create", err)

@@ -197,8 +197,8 @@ func checkStep(op, name string) error {
 func (k redisKeys) steps() string      { return k.prefix + "steps" }
 func (k redisKeys) stepClaims() string { return k.prefix + "stepclaims" }
 
-var scheduleScript = redis.NewScript(`
-if redis.call('HGET', KEYS[1], 'status') ~= 'pending' then return 0 end
+var scheduleScript = redis.NewScript(openLua + `
+if not is_open(redis.call('HGET', KEYS[1], 'status')) then return 0 end
 for i = 1, #ARGV, 2 do redis.call('ZADD', KEYS[2], 'NX', ARGV[i], ARGV[i+1]) end
 return 1
 `)
@@ -228,12 +228,12 @@ func (s *RedisStore) ScheduleSteps(ctx context.Context, id string, steps []DueSt
 // have claimed it since it was listed) and its Ask is pending; the step of
 // an Ask that ended or is gone is dropped. Returns {claimed, HGETALL},
 // {notdue} or {ended}.
-var claimStepScript = redis.NewScript(serverNowLua + `
+var claimStepScript = redis.NewScript(serverNowLua + openLua + `
 local steps, claims, key = KEYS[1], KEYS[2], KEYS[3]
 local member, lease, token = ARGV[2], ARGV[3], ARGV[4]
 local score = redis.call('ZSCORE', steps, member)
 if not score or tonumber(score) > tonumber(now) then return {'notdue'} end
-if redis.call('HGET', key, 'status') ~= 'pending' then
+if not is_open(redis.call('HGET', key, 'status')) then
   redis.call('ZREM', steps, member)
   redis.call('HDEL', claims, member)
   return {'ended'}
