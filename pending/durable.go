@@ -312,7 +312,18 @@ func (s *RedisStore) lookAtReplicas(ctx context.Context) error {
 		return err
 	}
 	if l.master {
+		s.replicas.mu.Lock()
+		before := s.replicas.current
+		s.replicas.mu.Unlock()
 		s.replicas.observe(l, time.Now(), true)
+		if before != "" && before != l.runID && s.decisions != nil {
+			// A failover: the decision subscription may still sit on the
+			// demoted master, which hears nothing until it has resynced
+			// (measured 8-10 s). Move it to the new master now; its
+			// resubscription re-reads every local waiter.
+			s.opts.Logger.Info("pending: the master holding askops' keys changed; moving the decision subscription to it", "from", before, "to", l.runID)
+			s.decisions.Renew()
+		}
 	}
 	return nil
 }

@@ -108,6 +108,21 @@ func Subscribe(ctx context.Context, client redis.UniversalClient, channel string
 	return s, nil
 }
 
+// Renew drops the subscription's connection so the loop opens a new one
+// (on whatever server the client now names, after a failover the new
+// master), confirms it and runs Resubscribed, which re-reads what a lost
+// message would have said. A process that learns its Redis failed over
+// calls it instead of waiting for the old connection to go silent.
+func (s *Subscription) Renew() {
+	s.mu.Lock()
+	ps := s.ps
+	s.ps = nil
+	s.mu.Unlock()
+	if ps != nil {
+		_ = ps.Close()
+	}
+}
+
 // Close stops the loop, waits for it to return and closes the connection.
 // It does not close the client. Calling it again does nothing.
 func (s *Subscription) Close() error {

@@ -265,3 +265,25 @@ func TestCloseWhileRedisDown(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Renew moves the subscription to a new connection at once (a failover's
+// new master) and runs Resubscribed, so whatever the old connection missed
+// is re-read; messages keep arriving on the new one, and the old one is
+// gone from the server.
+func TestRenewMovesToANewConnection(t *testing.T) {
+	srv := redistest.Start(t)
+	r := newRecorder()
+	c := newClient(t, srv.Addr())
+	s := subscribe(t, c, r, subscription.Options{}, true)
+	pub := newClient(t, srv.Addr())
+	if n := publish(t, pub, "before"); n != 1 {
+		t.Fatalf("before Renew %d subscribers", n)
+	}
+	expectMessage(t, r, "before")
+	s.Renew()
+	waitFor(t, "the resubscription after Renew", 10*time.Second, func() bool { return r.resubs.Load() == 1 })
+	if n := publish(t, pub, "after"); n != 1 {
+		t.Fatalf("after Renew %d subscribers, want exactly the new connection", n)
+	}
+	expectMessage(t, r, "after")
+}
