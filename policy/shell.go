@@ -150,6 +150,7 @@ func (z *analyzer) script(src string, depth int, outer bool) {
 	}
 	z.digitTargets(f, src)
 	z.heredocEnds(f, src)
+	z.bashReadings(f, src, depth)
 	z.file(f, depth, outer)
 }
 
