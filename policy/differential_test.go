@@ -167,14 +167,11 @@ func (r *bashReader) compare(ctx context.Context, command string, allowed bool) 
 	if !runnable(an) {
 		return d, nil
 	}
-	for _, text := range texts {
-		problem, err := r.runner.checkRun(ctx, text, an)
-		if err != nil || problem != "" {
-			d.problem = problem
-			return d, err
-		}
-	}
-	return d, nil
+	// The canonical text when there is one: it is what the bash tool runs
+	// (and the printing check above has read both alike).
+	problem, err := r.runner.checkRun(ctx, texts[len(texts)-1], an)
+	d.problem = problem
+	return d, err
 }
 
 // undoBashPrinting removes what bash's printer adds that is not in the

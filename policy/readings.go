@@ -122,8 +122,12 @@ func (z *analyzer) timeAfterPipe(st *syntax.Stmt, depth int) {
 		ws = append(ws, word{lit: "time", ok: true, loose: "time"})
 		tc = inner
 	}
+	if tc.Stmt == nil {
+		z.command(simple{words: ws}, depth)
+		return
+	}
 	call, ok := tc.Stmt.Cmd.(*syntax.CallExpr)
-	if tc.Stmt == nil || !ok {
+	if !ok {
 		z.unknown("the program time after | runs a compound command the policy cannot read as words")
 		return
 	}
