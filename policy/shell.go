@@ -40,6 +40,10 @@ type simple struct {
 	// `docker run IMAGE` might start the command). Deny rules and dangers
 	// look at guesses; allow rules need every command that is not a guess.
 	guess bool
+	// via: a program the option via may start, which the policy cannot
+	// name (gdb -ex 'python …'). Its one word is empty: no deny rule
+	// matches it, and no allow rule covers it.
+	via string
 }
 
 func (s simple) String() string {
@@ -236,6 +240,13 @@ func heredocDelimiter(w *syntax.Word) (string, bool) {
 func (z *analyzer) unknown(why string) {
 	z.a.refuseAllow(why)
 	z.a.cmds = append(z.a.cmds, simple{words: []word{{loose: anyText, splat: true}}})
+}
+
+// opaque records a program the option via may start that the policy
+// cannot name: never allowed, and shown to the approver as such.
+func (z *analyzer) opaque(via string) {
+	z.a.refuseAllow(via + " (it may run a program the policy cannot name)")
+	z.a.cmds = append(z.a.cmds, simple{words: []word{{}}, via: via})
 }
 
 func (z *analyzer) file(f *syntax.File, depth int, outer bool) {
@@ -577,6 +588,8 @@ func (z *analyzer) command(s simple, depth int) {
 			z.guessing++
 		}
 		switch {
+		case in.opaque != "":
+			z.opaque(in.opaque)
 		case in.scriptUnknown:
 			z.unknown(name + " runs a script that is not literal")
 		case in.script != "":
