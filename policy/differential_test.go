@@ -435,6 +435,24 @@ func declared(text string) map[string]string {
 	return vars
 }
 
+// parseRecord reads one record of __askops_rec: the count of words, the
+// words (each ended by NUL) and `declare -p` (returned as rest).
+func parseRecord(data []byte) (c ranCommand, rest string, err error) {
+	count, rest, _ := strings.Cut(string(data), "\n")
+	var n int
+	if _, err := fmt.Sscanf(count, "%d", &n); err != nil {
+		return c, "", fmt.Errorf("a runner record %q: %v", count, err)
+	}
+	for range n {
+		w, more, ok := strings.Cut(rest, "\x00")
+		if !ok {
+			return c, "", fmt.Errorf("a runner record is cut short: %q", data)
+		}
+		c.words, rest = append(c.words, w), more
+	}
+	return c, rest, nil
+}
+
 // run runs command in the sandbox and returns what it started, in no
 // particular order (pipelines run in parallel).
 func (r *bashRunner) run(ctx context.Context, command string) ([]ranCommand, error) {
@@ -454,7 +472,7 @@ func (r *bashRunner) run(ctx context.Context, command string) ([]ranCommand, err
 	if err := os.WriteFile(script, []byte(command+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "--norc", "--noprofile", script)
 	cmd.Dir = work
@@ -462,6 +480,8 @@ func (r *bashRunner) run(ctx context.Context, command string) ([]ranCommand, err
 		"BASH_ENV=" + filepath.Join(r.dir, "prelude.sh"), "__askops_dir=" + r.dir}
 	cmd.Stdin = nil
 	_ = cmd.Run() // the exit status is the command's business
+	// A command that loops is stopped; what it ran until then counts.
+	killed := ctx.Err() != nil
 	before, err := os.ReadFile(filepath.Join(r.dir, "before"))
 	if err != nil {
 		return nil, fmt.Errorf("the runner's prelude did not run: %w", err)
@@ -477,18 +497,12 @@ func (r *bashRunner) run(ctx context.Context, command string) ([]ranCommand, err
 		if err != nil {
 			return nil, err
 		}
-		count, rest, _ := strings.Cut(string(data), "\n")
-		var c ranCommand
-		var n int
-		if _, err := fmt.Sscanf(count, "%d", &n); err != nil {
-			return nil, fmt.Errorf("a runner record %q: %v", count, err)
-		}
-		for range n {
-			w, more, ok := strings.Cut(rest, "\x00")
-			if !ok {
-				return nil, fmt.Errorf("a runner record is cut short: %q", data)
+		c, rest, err := parseRecord(data)
+		if err != nil {
+			if killed {
+				continue // cut short when the run was stopped
 			}
-			c.words, rest = append(c.words, w), more
+			return nil, err
 		}
 		now := declared(rest)
 		for name, line := range now {

@@ -119,6 +119,7 @@ type analyzer struct {
 	dlPiped   map[*syntax.BinaryCmd]bool // the same, for pipedDownload
 	dz        dangerState                // carried between commands for the danger checks (danger_paths.go)
 	madeDirs  bool                       // a mkdir ran earlier in the line (gitremote.go)
+	names     map[*syntax.Stmt][]string  // compoundNames' answers
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
@@ -795,17 +796,14 @@ func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
 	}
 }
 
+// stageNames names the programs of one statement: for a simple command,
+// its name and what it wraps; for a compound one (a group, a chain, a
+// loop), the first program in it and the interpreters and downloaders
+// anywhere in it, which is all the callers ask about.
 func (z *analyzer) stageNames(st *syntax.Stmt) []string {
 	call, ok := st.Cmd.(*syntax.CallExpr)
 	if !ok || len(call.Args) == 0 {
-		var names []string
-		syntax.Walk(st, func(n syntax.Node) bool {
-			if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
-				names = append(names, cmdName(wordOf(c.Args[0])))
-			}
-			return true
-		})
-		return names
+		return z.compoundNames(st)
 	}
 	ws := z.wordsOf(call.Args)
 	if len(ws) == 0 {
@@ -1082,4 +1080,73 @@ func (z *analyzer) forkBomb(fn *syntax.FuncDecl) {
 	if self && spawns {
 		z.a.danger(fmt.Sprintf("a fork bomb (function %q spawns itself)", name))
 	}
+}
+
+// maxNamesKept bounds the interpreters and the downloaders compoundNames
+// keeps for one statement (beyond the first program).
+const maxNamesKept = 4
+
+// compoundNames is stageNames for a compound statement. Every statement is
+// asked about (stmtDangers), and a compound one holds all those inside
+// it: walking each afresh cost the square of the nesting (10,000 `&&`
+// took a minute). One walk of the outermost statement records the answer
+// for every statement inside it, built from its children's.
+func (z *analyzer) compoundNames(st *syntax.Stmt) []string {
+	if names, ok := z.names[st]; ok {
+		return names
+	}
+	if z.names == nil {
+		z.names = map[*syntax.Stmt][]string{}
+	}
+	type frame struct {
+		node   syntax.Node
+		names  []string
+		interp int // interpreters kept
+		dl     int // downloaders kept
+	}
+	add := func(f *frame, n string, first bool) {
+		switch {
+		case first && len(f.names) == 0:
+		case isInterpreter(n) && f.interp < maxNamesKept && !contains(f.names[1:], n):
+			f.interp++
+		case isDownloader(n) && f.dl < maxNamesKept && !contains(f.names[1:], n):
+			f.dl++
+		default:
+			return
+		}
+		f.names = append(f.names, n)
+	}
+	var stack []*frame
+	syntax.Walk(st, func(n syntax.Node) bool {
+		if n == nil {
+			done := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if s, ok := done.node.(*syntax.Stmt); ok {
+				z.names[s] = done.names
+			}
+			if len(stack) > 0 {
+				parent := stack[len(stack)-1]
+				for i, name := range done.names {
+					add(parent, name, i == 0)
+				}
+			}
+			return true
+		}
+		if s, ok := n.(*syntax.Stmt); ok && s != st {
+			if names, ok := z.names[s]; ok {
+				// Already known (a statement seen through another path).
+				for i, name := range names {
+					add(stack[len(stack)-1], name, i == 0)
+				}
+				return false
+			}
+		}
+		f := &frame{node: n}
+		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+			add(f, cmdName(wordOf(c.Args[0])), true)
+		}
+		stack = append(stack, f)
+		return true
+	})
+	return z.names[st]
 }
