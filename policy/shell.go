@@ -105,6 +105,11 @@ func (a *analysis) danger(why string) {
 // treated as unknown, which never allows.
 const maxCommands = 2000
 
+// maxScripts bounds the nested scripts (bash -c '…', vim -c '!…', git -c
+// alias.x='!…') one analysis parses: each is a parse of its own, and past
+// it the rest is unknown, which never allows.
+const maxScripts = 256
+
 // analyzer walks a command line; cwd and workspace resolve relative paths.
 type analyzer struct {
 	a         *analysis
@@ -112,6 +117,7 @@ type analyzer struct {
 	workspace string
 	protected []string
 	budget    int                        // simple commands still allowed to be recorded
+	scripts   int                        // nested scripts parsed so far (maxScripts)
 	braces    int                        // brace-expanded words still allowed to be made
 	guessing  int                        // > 0 while analysing what a guessed command runs
 	realWS    string                     // workspace with symlinks resolved; see realWorkspace
@@ -141,6 +147,14 @@ func (z *analyzer) script(src string, depth int, outer bool) {
 	if depth > maxDepth {
 		z.unknown("commands nested too deeply to analyse")
 		return
+	}
+	if depth > 0 {
+		if z.scripts++; z.scripts > maxScripts {
+			if z.scripts == maxScripts+1 {
+				z.unknown(fmt.Sprintf("more than %d nested scripts to analyse", maxScripts))
+			}
+			return
+		}
 	}
 	f, err := parseShell(src)
 	if err != nil {
@@ -1029,10 +1043,11 @@ func crudeCommands(src string) [][]word {
 	seg := strings.FieldsFunc(src, func(r rune) bool {
 		return strings.ContainsRune(";&|()`\n{}<>", r)
 	})
+	unquote := strings.NewReplacer(`'`, "", `"`, "", `\`, "") // one per call: building it costs more than using it
 	for _, s := range seg {
 		var ws []word
 		for _, f := range strings.Fields(s) {
-			f = strings.NewReplacer(`'`, "", `"`, "", `\`, "").Replace(f)
+			f = unquote.Replace(f)
 			if f == "" {
 				continue
 			}
