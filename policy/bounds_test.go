@@ -46,6 +46,7 @@ func TestDeepNestingIsRefused(t *testing.T) {
 		{"an && chain", strings.Repeat("ls && ", 2000) + "ls", Ask, past},
 		{"a sum", "echo $((" + strings.Repeat("1+", 2000) + "1))", Ask, past},
 		{"redirections", "ls" + strings.Repeat(" >out/x", 300), Ask, past},
+		{"nested scripts", "vim" + strings.Repeat(" -c '!ls'", 300) + " f", Ask, "more than 256 nested scripts"},
 		{"denied inside", "echo " + deep("$(", "rm -rf x", ")", 200), Deny, `deny bash "rm"`},
 		{"denied after", deep("(", "ls", ")", 200) + "; rm -rf x", Deny, `deny bash "rm"`},
 		// Within the bounds: judged as before.

@@ -176,8 +176,8 @@ func (r *bashReader) compare(ctx context.Context, command string, allowed bool) 
 
 // undoBashPrinting removes what bash's printer adds that is not in the
 // command: its internal quoting byte CTLESC (0x01) before a control byte,
-// and the default name it gives an unnamed coprocess (which the parser
-// would then read as a command name).
+// the default name it gives an unnamed coprocess (which the parser would
+// then read as a command name), and `! time` turned round.
 func undoBashPrinting(printed, command string) string {
 	var b strings.Builder
 	for i := 0; i < len(printed); i++ {
@@ -189,6 +189,11 @@ func undoBashPrinting(printed, command string) string {
 	printed = b.String()
 	if !strings.Contains(command, "COPROC") {
 		printed = strings.ReplaceAll(printed, "coproc COPROC ", "coproc ")
+	}
+	// bash prints `! time x` as `time ! x`, which it reads back but the
+	// parser rejects; the policy never allows either (readings.go).
+	for _, t := range []string{"time -p ", "time "} {
+		printed = strings.ReplaceAll(printed, t+"! ", "! "+t)
 	}
 	return printed
 }

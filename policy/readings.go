@@ -142,18 +142,23 @@ func (z *analyzer) timeDashDash(tc *syntax.TimeClause, depth int) {
 		return
 	}
 	call, ok := tc.Stmt.Cmd.(*syntax.CallExpr)
-	if !ok || len(call.Args) == 0 || len(call.Assigns) > 0 {
-		return
-	}
-	if w := wordOf(call.Args[0]); !w.ok || w.lit != "--" {
+	if !ok || !timedDashDash(tc, call) {
 		return
 	}
 	z.a.refuseAllow("time -- (bash skips the --, the parser reads it as the command)")
-	if ws := z.wordsOf(call.Args[1:]); len(ws) > 0 && !strings.HasPrefix(ws[0].loose, "-") {
-		z.command(simple{words: ws}, depth)
-	} else if len(ws) > 0 {
-		z.unknown("time -- followed by an option, which bash may read as another time option")
+	if ws := z.wordsOf(call.Args[1:]); len(ws) > 0 {
+		z.command(simple{words: ws}, depth) // `time -- -p x` runs the program -p
 	}
+}
+
+// timedDashDash reports the `--` right after time (and -p), which bash
+// skips: the first word of call, when call is what tc times.
+func timedDashDash(tc *syntax.TimeClause, call *syntax.CallExpr) bool {
+	if tc.Stmt == nil || tc.Stmt.Cmd != syntax.Command(call) || len(call.Args) == 0 || len(call.Assigns) > 0 {
+		return false
+	}
+	w := wordOf(call.Args[0])
+	return w.ok && w.lit == "--"
 }
 
 // reservedWord reports bash's reserved words, which unquoted in a command's

@@ -237,9 +237,14 @@ func makeEval(name string, ws []word) []inner {
 			}
 			out = append(out, scriptOf(word{loose: text[:end]}))
 		}
-		// A rule written on one line, `t:;cmd`, and recipe lines.
-		if _, recipe, ok := strings.Cut(v.loose, ";"); ok {
-			out = append(out, scriptOf(word{loose: recipe}))
+		// A rule written on one line, `t:;cmd`, and recipe lines (a tab
+		// first).
+		for _, line := range strings.Split(v.loose, "\n") {
+			if recipe, ok := strings.CutPrefix(line, "\t"); ok {
+				out = append(out, scriptOf(word{loose: recipe}))
+			} else if _, recipe, ok := strings.Cut(line, ";"); ok {
+				out = append(out, scriptOf(word{loose: recipe}))
+			}
 		}
 	}
 	return out
