@@ -328,6 +328,7 @@ type bashRunner struct {
 
 const runnerPrelude = `__askops_n=0
 __askops_rec() {
+	local __askops_in=1
 	__askops_n=$((__askops_n + 1))
 	if ((__askops_n > 200)); then exit 99; fi
 	local __askops_f="$__askops_dir/trace/$BASHPID.$__askops_n"
@@ -342,6 +343,12 @@ true() { __askops_rec true "$@"; builtin true "$@"; }
 false() { __askops_rec false "$@"; builtin false; }
 :() { __askops_rec : "$@"; builtin : "$@"; }
 trap 'wait; __askops_rec __askops_exit' EXIT
+# A loop of programs that are not found never returns to a recording
+# function in this shell: count every simple command, in subshells too.
+__askops_steps=0
+set -o functrace
+__askops_limit() { __askops_steps=-1000000; exit 98; } # the EXIT trap still records
+trap '[[ -z $__askops_in ]] && ((++__askops_steps > 500)) && __askops_limit' DEBUG
 declare -p >"$__askops_dir/before"
 `
 
@@ -477,7 +484,7 @@ func (r *bashRunner) run(ctx context.Context, command string) ([]ranCommand, err
 	if err := os.WriteFile(script, []byte(command+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "--norc", "--noprofile", script)
 	cmd.Dir = work
