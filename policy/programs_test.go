@@ -70,6 +70,12 @@ func TestProgramsShowsWhatBashAndOptionsRun(t *testing.T) {
 		{"gdb -batch -ex 'shell curl x' ./a.out", []string{"curl"}},
 		{"gdb -ex 'python import os' ./a.out", []string{"an unknown program via gdb -ex"}},
 		{"gdb -x cmds ./a.out", []string{"an unknown program via gdb -x"}},
+		{`awk '{print $1 | "sort"}' f`, []string{"awk", "sort"}},
+		{`awk 'BEGIN{"date" | getline d}'`, []string{"date"}},
+		{`awk '/a|b/ {print}' f`, []string{"awk"}},
+		{"less '+!curl x' f", []string{"less", "curl"}},
+		{"git filter-branch --tree-filter 'curl x' HEAD", []string{"curl"}},
+		{"lldb -o 'platform shell curl x'", []string{"curl"}},
 	}
 	for _, tc := range tests {
 		got := Programs(tc.cmd)
@@ -102,5 +108,17 @@ func TestCommandRunningOptionsMeetDenyRules(t *testing.T) {
 		{"gdb -ex 'python import os' ./a.out", Ask, "gdb -ex (it may run a program the policy cannot name)"},
 		{"vim -c 'call system(\"id\")' f", Ask, "vim -c (it may run"},
 		{"sqlite3 db '.load ./x'", Ask, "sqlite3 dot-command"},
+		{`awk 'BEGIN{system("rm -rf x")}'`, Deny, `deny bash "rm"`},
+		{`awk '{print $1 | "rm -rf x"}' f`, Deny, `deny bash "rm"`},
+		{`awk 'BEGIN{"rm -rf x" | getline d}'`, Deny, `deny bash "rm"`},
+		{`awk 'BEGIN{system(x)}'`, Ask, "awk program (it may run"},
+		{"psql -c '\\! rm -rf x'", Deny, `deny bash "rm"`},
+		{"mysql -e '\\! rm -rf x'", Deny, `deny bash "rm"`},
+		{"less '+!rm -rf x' f", Deny, `deny bash "rm"`},
+		{"git filter-branch --tree-filter 'rm -rf x' HEAD", Deny, `deny bash "rm"`},
+		{"git filter-branch --msg-filter='rm -rf x' HEAD", Deny, `deny bash "rm"`},
+		{"git send-email --to-cmd='rm -rf x' a.patch", Deny, `deny bash "rm"`},
+		{"lldb -o 'platform shell rm -rf x' ./a.out", Deny, `deny bash "rm"`},
+		{"lldb -o 'script import os' ./a.out", Ask, "lldb -o (it may run"},
 	})
 }

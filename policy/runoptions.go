@@ -32,8 +32,230 @@ func runOptions(name string, ws []word) (out []inner, ok bool) {
 		return makeEval(name, ws), true
 	case "sqlite3", "sqlite":
 		return sqliteCommands(name, ws), true
+	case "awk", "gawk", "mawk", "nawk", "busybox-awk":
+		return awkCommands(name, ws), true
+	case "psql", "mysql", "mariadb":
+		return clientCommands(name, ws), true
+	case "less", "more":
+		return lessCommands(name, ws), true
+	case "lldb":
+		return lldbCommands(ws), true
 	}
 	return nil, false
+}
+
+// awkCommands: an awk program runs commands with system("…"), print |
+// "…" and "…" | getline. Literal command strings are read as scripts; a
+// program with any of those forms whose command is not a literal string,
+// or a program from a file (-f), is opaque.
+func awkCommands(name string, ws []word) []inner {
+	var out []inner
+	via := name + " program"
+	progSeen := false
+	for i := 1; i < len(ws); i++ {
+		l := ws[i].loose
+		switch {
+		case l == "--":
+			continue
+		case l == "-f" || l == "--file" || strings.HasPrefix(l, "-f") || strings.HasPrefix(l, "--file=") || l == "-E" || l == "--exec":
+			out = append(out, opaque(name+" -f"))
+			if !strings.Contains(l, "=") && len(l) <= 2 || l == "--file" || l == "--exec" {
+				i++
+			}
+			progSeen = true
+		case l == "-v" || l == "-F" || l == "--assign" || l == "--field-separator" || l == "-W":
+			i++
+		case strings.HasPrefix(l, "-") && !progSeen:
+		case !progSeen:
+			progSeen = true
+			if !ws[i].known() {
+				return append(out, opaque(via))
+			}
+			out = append(out, awkProgram(l, via)...)
+		}
+	}
+	return out
+}
+
+// awkProgram finds the command strings of one awk program text.
+func awkProgram(prog, via string) []inner {
+	var out []inner
+	for i := 0; i < len(prog); i++ {
+		runs := false
+		switch {
+		case prog[i] == '"' || (prog[i] == '/' && awkRegexStart(prog[:i])):
+			// A string or a regular expression: a | in it is text.
+			for j := i + 1; j < len(prog); j++ {
+				if prog[j] == '\\' {
+					j++
+					continue
+				}
+				if prog[j] == prog[i] {
+					i = j
+					break
+				}
+			}
+		case strings.HasPrefix(prog[i:], "system"):
+			j := i + len("system")
+			for j < len(prog) && (prog[j] == ' ' || prog[j] == '\t') {
+				j++
+			}
+			if j < len(prog) && prog[j] == '(' {
+				i, runs = j, true
+			}
+		case prog[i] == '|' && i+1 < len(prog) && prog[i+1] == '|':
+			i++ // logical or
+			continue
+		case prog[i] == '|':
+			runs = true
+			if i+1 < len(prog) && prog[i+1] == '&' {
+				i++
+			}
+		}
+		if !runs {
+			continue
+		}
+		// The command: a string literal right after, or one right before
+		// (`"cmd" | getline`).
+		if lit, ok := awkStringAfter(prog[i+1:]); ok {
+			out = append(out, scriptOf(word{loose: lit}))
+		} else if lit, ok := awkStringBefore(prog[:i]); ok && prog[i] == '|' {
+			out = append(out, scriptOf(word{loose: lit}))
+		} else {
+			out = append(out, opaque(via))
+		}
+	}
+	return out
+}
+
+// awkRegexStart reports whether a / after before starts a regular
+// expression (not a division): at the start, or after an operator.
+func awkRegexStart(before string) bool {
+	before = strings.TrimRight(before, " \t")
+	return before == "" || strings.ContainsRune("(,~!&|{};\n", rune(before[len(before)-1]))
+}
+
+func awkStringAfter(s string) (string, bool) {
+	s = strings.TrimLeft(s, " \t(")
+	if !strings.HasPrefix(s, `"`) {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i])
+			}
+		case '"':
+			return b.String(), true
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return "", false
+}
+
+func awkStringBefore(s string) (string, bool) {
+	s = strings.TrimRight(s, " \t")
+	if !strings.HasSuffix(s, `"`) {
+		return "", false
+	}
+	start := strings.LastIndexByte(s[:len(s)-1], '"')
+	if start < 0 || strings.Contains(s[start+1:len(s)-1], `\`) {
+		return "", false
+	}
+	return s[start+1 : len(s)-1], true
+}
+
+// clientCommands: psql -c/--command and mysql -e/--execute take SQL and
+// the client's backslash commands, of which \! (psql, mysql: system) runs
+// a shell command; -f/--file and \i read commands from a file (opaque).
+func clientCommands(name string, ws []word) []inner {
+	var out []inner
+	opts := []string{"-c", "--command"}
+	if name != "psql" {
+		opts = []string{"-e", "--execute"}
+	}
+	for _, in := range optionScripts(ws, opts, nil) {
+		if in.scriptUnknown {
+			out = append(out, opaque(name+" "+opts[0]))
+			continue
+		}
+		for _, line := range strings.Split(in.script, "\n") {
+			line = strings.TrimSpace(line)
+			for _, esc := range []string{`\!`, "system ", `\system `} {
+				if rest, ok := strings.CutPrefix(line, esc); ok {
+					out = append(out, scriptOf(word{loose: rest}))
+				}
+			}
+			if strings.Contains(line, `\!`) && !strings.HasPrefix(line, `\!`) {
+				out = append(out, opaque(name+" "+opts[0]))
+			}
+		}
+	}
+	return out
+}
+
+// lessCommands: +CMD runs a less command at start; !cmd in it runs a
+// shell, | a pipe to a command.
+func lessCommands(name string, ws []word) []inner {
+	var out []inner
+	for _, w := range ws[1:] {
+		l := w.loose
+		if l == "--" {
+			break
+		}
+		cmd, ok := strings.CutPrefix(l, "+")
+		if !ok {
+			continue
+		}
+		cmd = strings.TrimLeft(cmd, "+")
+		if i := strings.IndexAny(cmd, "!|"); i >= 0 {
+			if !w.known() {
+				out = append(out, opaque(name+" +"))
+				continue
+			}
+			rest := cmd[i+1:]
+			if cmd[i] == '|' && rest != "" {
+				rest = rest[1:] // |m: the mark letter comes first
+			}
+			out = append(out, scriptOf(word{loose: rest}))
+		}
+	}
+	return out
+}
+
+// lldbCommands: -o/--one-line and -O CMD are lldb commands; `platform
+// shell CMD` (and its alias `shell`) runs CMD; script runs Python
+// (opaque); -s/-S FILE read commands from a file (opaque).
+func lldbCommands(ws []word) []inner {
+	var out []inner
+	for i := 1; i < len(ws); i++ {
+		l := ws[i].loose
+		switch {
+		case (l == "-o" || l == "-O" || l == "--one-line" || l == "--one-line-before-file" || l == "-k" || l == "--one-line-on-crash") && i+1 < len(ws):
+			i++
+			c := ws[i]
+			if !c.known() {
+				out = append(out, opaque("lldb -o"))
+				continue
+			}
+			t := strings.TrimSpace(c.loose)
+			if rest, ok := strings.CutPrefix(t, "platform shell "); ok {
+				out = append(out, scriptOf(word{loose: rest}))
+			} else if rest, ok := strings.CutPrefix(t, "shell "); ok {
+				out = append(out, scriptOf(word{loose: rest}))
+			} else if strings.HasPrefix(t, "script") || strings.HasPrefix(t, "command script") || strings.HasPrefix(t, "command source") {
+				out = append(out, opaque("lldb -o"))
+			}
+		case (l == "-s" || l == "-S" || l == "--source" || l == "--source-before-file") && i+1 < len(ws):
+			out = append(out, opaque("lldb "+l))
+			i++
+		}
+	}
+	return out
 }
 
 // scpPrograms: -S PROGRAM is run instead of ssh (with ssh's arguments),

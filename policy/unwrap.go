@@ -556,6 +556,23 @@ func gitSubcommandCode(sub string, args []word) []inner {
 		return scriptsOf(vals)
 	case "archive":
 		return scriptsOf(longOptionValues(args, "--exec", 3))
+	case "filter-branch":
+		// Every --*-filter is a shell command run for each commit.
+		var out []inner
+		for _, f := range []string{"--env-filter", "--tree-filter", "--index-filter", "--parent-filter", "--msg-filter", "--commit-filter", "--tag-name-filter"} {
+			out = append(out, scriptsOf(longOptionValues(args, f, len(f)))...)
+		}
+		return out
+	case "send-email":
+		var out []inner
+		for _, f := range []string{"--to-cmd", "--cc-cmd", "--header-cmd", "--sendmail-cmd", "--smtp-server"} {
+			for _, v := range longOptionValues(args, f, len(f)) {
+				if f != "--smtp-server" || strings.HasPrefix(v.loose, "/") || !v.known() {
+					out = append(out, scriptOf(v)) // --smtp-server=/path is a sendmail-like program
+				}
+			}
+		}
+		return out
 	case "grep":
 		// -O[PAGER], --open-files-in-pager[=PAGER]: the value is optional,
 		// so only written attached; git runs it through a shell.
