@@ -84,9 +84,11 @@ func (r *bashReader) read(ctx context.Context, src string) (printed string, ok b
 // differential is the result of comparing bash's reading of one command
 // with the policy's.
 type differential struct {
-	compared bool   // bash was asked and its reading compared
-	bashErr  string // bash rejected the command as a syntax error
-	problem  string // the readings differ: what and how
+	compared    bool         // bash was asked and its reading compared
+	bashErr     string       // bash rejected the command as a syntax error
+	problem     string       // the readings differ: what and how
+	bashReading *syntax.File // bash's reading of the command (its printing parsed), when compared
+	ran         bool         // the command was also run in the runner
 }
 
 // compare asks bash how it reads command and compares that with the
@@ -148,7 +150,11 @@ func (r *bashReader) compare(ctx context.Context, command string, allowed bool) 
 			d.problem = fmt.Sprintf("the policy's parser cannot read bash's printing %q: %v", printed, err)
 			return d, nil
 		}
-		if got := shellView(g); !slices.Equal(got, want) && (allowed || !commandsAmong(got, want)) {
+		got := shellView(g)
+		if i == 0 {
+			d.bashReading = g
+		}
+		if !slices.Equal(got, want) && (allowed || !commandsAmong(got, want)) {
 			which := "the command"
 			if i > 0 {
 				which = fmt.Sprintf("the canonical text %q", text)
@@ -170,8 +176,27 @@ func (r *bashReader) compare(ctx context.Context, command string, allowed bool) 
 	// The canonical text when there is one: it is what the bash tool runs
 	// (and the printing check above has read both alike).
 	problem, err := r.runner.checkRun(ctx, texts[len(texts)-1], an)
-	d.problem = problem
+	d.problem, d.ran = problem, err == nil
 	return d, err
+}
+
+// bashPrograms names the programs of bash's reading: each simple
+// command's first word after brace expansion, by its base name; words the
+// shell decides at run time are left out.
+func bashPrograms(f *syntax.File) []string {
+	var names []string
+	if f == nil {
+		return nil
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.CallExpr); ok {
+			if ws := wordsOf(c.Args); len(ws) > 0 && cmdName(ws[0]) != "" {
+				names = append(names, cmdName(ws[0]))
+			}
+		}
+		return true
+	})
+	return names
 }
 
 // undoBashPrinting removes what bash's printer adds that is not in the
