@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -217,8 +218,10 @@ func undoBashPrinting(printed, command string) string {
 	}
 	// bash prints `! time x` as `time ! x`, which it reads back but the
 	// parser rejects; the policy never allows either (readings.go).
-	for _, t := range []string{"time -p ", "time "} {
-		printed = strings.ReplaceAll(printed, t+"! ", "! "+t)
+	// Only where a statement starts: in `printf time !` they are words.
+	if strings.Contains(printed, "time") {
+		timeBang := regexp.MustCompile(`(^|\n|[;&|({]\s*|\b(?:then|do|else)\s+)([ \t]*)time (-p )?! `)
+		printed = timeBang.ReplaceAllString(printed, "$1$2! time $3")
 	}
 	return printed
 }

@@ -36,6 +36,11 @@ func (z *analyzer) bashReadings(f *syntax.File, src string, depth int) {
 			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
 				z.timeAfterPipe(n.Y, depth)
 			}
+			if bareTime(n.X) {
+				// `time | sort`, `time && ls`: the parser reads a bare
+				// time and goes on; bash rejects the line.
+				z.a.refuseAllow("time with nothing to time before " + n.Op.String() + " (bash rejects it)")
+			}
 		case *syntax.Stmt:
 			if n.Negated {
 				if _, ok := n.Cmd.(*syntax.TimeClause); ok {
@@ -168,6 +173,22 @@ func reservedWord(s string) bool {
 	case "!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in",
 		"select", "then", "until", "while", "{", "}", "time", "[[", "]]":
 		return true
+	}
+	return false
+}
+
+// bareTime reports a statement that is only `time` (or `time time`, `time
+// -p`), with no command to time.
+func bareTime(st *syntax.Stmt) bool {
+	for st != nil {
+		tc, ok := st.Cmd.(*syntax.TimeClause)
+		if !ok {
+			return false
+		}
+		if tc.Stmt == nil {
+			return true
+		}
+		st = tc.Stmt
 	}
 	return false
 }

@@ -43,6 +43,13 @@ func TestBashOnlyReadingsAreRefused(t *testing.T) {
 		{"time -p -- rm -rf x", Deny, `deny bash "rm"`},
 		{"time -p -- ls", Ask, "time --"},
 		{"! time ls", Ask, "`! time`"},
+		// A bare time before an operator: bash rejects the line.
+		{"time | sort", Ask, "time with nothing to time"},
+		{"time |& echo x", Ask, "time with nothing to time"},
+		{"time || true", Ask, "time with nothing to time"},
+		{"grep x; time | sort", Ask, "time with nothing to time"},
+		{"time", Ask, "no command found"},
+		{"time; ls", Allow, ""},
 		// Reserved words as command names.
 		{"ls\nin echo x", Ask, "reserved word in"},
 		{"else echo x", Ask, "reserved word else"},
