@@ -113,7 +113,14 @@ func shellView(f *syntax.File) []string {
 				pipeAll[n.X] = true
 			}
 		case *syntax.CallExpr:
-			view = append(view, "cmd "+assigns(n.Assigns)+" | "+quoted(n.Args...))
+			args := n.Args
+			if len(stack) > 2 {
+				// `time -- ls` runs ls: bash skips the --.
+				if tc, ok := stack[len(stack)-3].(*syntax.TimeClause); ok && timedDashDash(tc, n) {
+					args = args[1:]
+				}
+			}
+			view = append(view, "cmd "+assigns(n.Assigns)+" | "+quoted(args...))
 		case *syntax.DeclClause:
 			view = append(view, "decl "+n.Variant.Value+" "+assigns(n.Args))
 		case *syntax.Redirect:

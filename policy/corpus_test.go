@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -152,7 +153,7 @@ func TestCorpus(t *testing.T) {
 	}
 	e, ws := corpusEngine(t)
 	r := newBashReader(t)
-	var compared, allowed, wronglyAllowed, failed int
+	var compared, ran, allowed, wronglyAllowed, hidden, failed int
 	for _, l := range lines {
 		v := e.Evaluate(t.Context(), corpusCall(l.command, ws, l.mode))
 		if v.Decision == Allow {
@@ -172,6 +173,19 @@ func TestCorpus(t *testing.T) {
 		if d.compared {
 			compared++
 		}
+		if d.ran {
+			ran++
+		} else if v.Decision == Allow {
+			t.Logf("%s: %q is allowed but was not run in bash", l, l.command)
+		}
+		// The approver's runs: line names every program of bash's reading.
+		shown := Programs(l.command)
+		for _, p := range bashPrograms(d.bashReading) {
+			if !slices.Contains(shown, p) && !slices.Contains(shown, p+"?") {
+				hidden++
+				t.Errorf("%s: %q: bash runs %s, but the runs: line shows only %q", l, l.command, p, shown)
+			}
+		}
 		switch {
 		case d.problem != "":
 			failed++
@@ -181,6 +195,6 @@ func TestCorpus(t *testing.T) {
 			t.Errorf("%s: the policy allows %q but bash rejects it: %s", l, l.command, d.bashErr)
 		}
 	}
-	t.Logf("corpus: %d commands, %d compared with bash, %d allowed, %d wrongly allowed, %d failures",
-		len(lines), compared, allowed, wronglyAllowed, failed)
+	t.Logf("corpus: %d commands, %d compared with bash, %d run in bash, %d allowed, %d wrongly allowed, %d programs hidden from the approver, %d failures",
+		len(lines), compared, ran, allowed, wronglyAllowed, hidden, failed)
 }

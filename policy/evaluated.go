@@ -43,7 +43,9 @@ func (z *analyzer) evaluated(text, what string, depth int) {
 	if plainText(text) {
 		return
 	}
-	z.a.refuseAllow("text that " + what + " evaluates at run time (" + strconv.Quote(clip(strings.ReplaceAll(text, anyText, "…"), 60)) + ")")
+	if z.a.uncoverable == "" { // only the first reason is kept: build it once
+		z.a.refuseAllow("text that " + what + " evaluates at run time (" + strconv.Quote(clip(strings.ReplaceAll(text, anyText, "…"), 60)) + ")")
+	}
 	z.expansions(text, depth)
 }
 
@@ -72,7 +74,8 @@ func (z *analyzer) expansions(text string, depth int) {
 
 // arithmetic reads the words of an arithmetic expression a second time:
 // "a[\$(rm x)]" inside (( )) loses its quotes and is then evaluated.
-// Substitutions written directly are left to the main walk.
+// Substitutions and nested $(( )) written directly are left to the main
+// walk.
 func (z *analyzer) arithmetic(n syntax.Node, depth int) {
 	if n == nil {
 		return
@@ -80,6 +83,10 @@ func (z *analyzer) arithmetic(n syntax.Node, depth int) {
 	syntax.Walk(n, func(m syntax.Node) bool {
 		switch m := m.(type) {
 		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false
+		case *syntax.ArithmExp:
+			// The main walk reaches a nested $(( )) and reads it itself;
+			// reading it here too cost the square of the nesting.
 			return false
 		case *syntax.Word:
 			z.evaluated(wordOf(m).loose, "arithmetic", depth)

@@ -14,9 +14,15 @@ const maxProgramName = 60
 // is "…" (bash -c "$X" runs something nobody can read in advance); a
 // program that only may run (a candidate after a wrapper's unknown options)
 // ends in "?". A command that does not parse is listed from a rough split
-// and starts with "?" so the approver knows the list is a guess.
+// and starts with "?" so the approver knows the list is a guess. Where
+// bash and the parser disagree (a carriage return, a comment continued
+// across lines), the programs of bash's reading are listed as well: the
+// same reading the deny rules see. A program an option may start that the
+// policy cannot name is "an unknown program via OPTION".
 func Programs(command string) []string {
 	a := analyzeCommand(command, "", "", nil)
+	// Where shells disagree, bash's reading too: what the deny rules see.
+	unsafeCommand(command, a, "", "", nil)
 	var out []string
 	if a.parseErr != nil {
 		out = append(out, "?")
@@ -26,6 +32,9 @@ func Programs(command string) []string {
 			continue
 		}
 		name := programName(c.words[0])
+		if c.via != "" {
+			name = "an unknown program via " + clip(c.via, maxProgramName)
+		}
 		if c.guess {
 			if strings.HasPrefix(name, "-") {
 				// An option of the wrapper, not a program.

@@ -40,6 +40,10 @@ type simple struct {
 	// `docker run IMAGE` might start the command). Deny rules and dangers
 	// look at guesses; allow rules need every command that is not a guess.
 	guess bool
+	// via: a program the option via may start, which the policy cannot
+	// name (gdb -ex 'python …'). Its one word is empty: no deny rule
+	// matches it, and no allow rule covers it.
+	via string
 }
 
 func (s simple) String() string {
@@ -101,6 +105,11 @@ func (a *analysis) danger(why string) {
 // treated as unknown, which never allows.
 const maxCommands = 2000
 
+// maxScripts bounds the nested scripts (bash -c '…', vim -c '!…', git -c
+// alias.x='!…') one analysis parses: each is a parse of its own, and past
+// it the rest is unknown, which never allows.
+const maxScripts = 256
+
 // analyzer walks a command line; cwd and workspace resolve relative paths.
 type analyzer struct {
 	a         *analysis
@@ -108,6 +117,7 @@ type analyzer struct {
 	workspace string
 	protected []string
 	budget    int                        // simple commands still allowed to be recorded
+	scripts   int                        // nested scripts parsed so far (maxScripts)
 	braces    int                        // brace-expanded words still allowed to be made
 	guessing  int                        // > 0 while analysing what a guessed command runs
 	realWS    string                     // workspace with symlinks resolved; see realWorkspace
@@ -115,6 +125,7 @@ type analyzer struct {
 	dlPiped   map[*syntax.BinaryCmd]bool // the same, for pipedDownload
 	dz        dangerState                // carried between commands for the danger checks (danger_paths.go)
 	madeDirs  bool                       // a mkdir ran earlier in the line (gitremote.go)
+	names     map[*syntax.Stmt][]string  // compoundNames' answers
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
@@ -137,6 +148,14 @@ func (z *analyzer) script(src string, depth int, outer bool) {
 		z.unknown("commands nested too deeply to analyse")
 		return
 	}
+	if depth > 0 {
+		if z.scripts++; z.scripts > maxScripts {
+			if z.scripts == maxScripts+1 {
+				z.unknown(fmt.Sprintf("more than %d nested scripts to analyse", maxScripts))
+			}
+			return
+		}
+	}
 	f, err := parseShell(src)
 	if err != nil {
 		if depth == 0 {
@@ -150,6 +169,7 @@ func (z *analyzer) script(src string, depth int, outer bool) {
 	}
 	z.digitTargets(f, src)
 	z.heredocEnds(f, src)
+	z.bashReadings(f, src, depth)
 	z.file(f, depth, outer)
 }
 
@@ -235,6 +255,13 @@ func heredocDelimiter(w *syntax.Word) (string, bool) {
 func (z *analyzer) unknown(why string) {
 	z.a.refuseAllow(why)
 	z.a.cmds = append(z.a.cmds, simple{words: []word{{loose: anyText, splat: true}}})
+}
+
+// opaque records a program the option via may start that the policy
+// cannot name: never allowed, and shown to the approver as such.
+func (z *analyzer) opaque(via string) {
+	z.a.refuseAllow(via + " (it may run a program the policy cannot name)")
+	z.a.cmds = append(z.a.cmds, simple{words: []word{{}}, via: via})
 }
 
 func (z *analyzer) file(f *syntax.File, depth int, outer bool) {
@@ -576,6 +603,8 @@ func (z *analyzer) command(s simple, depth int) {
 			z.guessing++
 		}
 		switch {
+		case in.opaque != "":
+			z.opaque(in.opaque)
 		case in.scriptUnknown:
 			z.unknown(name + " runs a script that is not literal")
 		case in.script != "":
@@ -781,17 +810,14 @@ func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
 	}
 }
 
+// stageNames names the programs of one statement: for a simple command,
+// its name and what it wraps; for a compound one (a group, a chain, a
+// loop), the first program in it and the interpreters and downloaders
+// anywhere in it, which is all the callers ask about.
 func (z *analyzer) stageNames(st *syntax.Stmt) []string {
 	call, ok := st.Cmd.(*syntax.CallExpr)
 	if !ok || len(call.Args) == 0 {
-		var names []string
-		syntax.Walk(st, func(n syntax.Node) bool {
-			if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
-				names = append(names, cmdName(wordOf(c.Args[0])))
-			}
-			return true
-		})
-		return names
+		return z.compoundNames(st)
 	}
 	ws := z.wordsOf(call.Args)
 	if len(ws) == 0 {
@@ -1017,10 +1043,11 @@ func crudeCommands(src string) [][]word {
 	seg := strings.FieldsFunc(src, func(r rune) bool {
 		return strings.ContainsRune(";&|()`\n{}<>", r)
 	})
+	unquote := strings.NewReplacer(`'`, "", `"`, "", `\`, "") // one per call: building it costs more than using it
 	for _, s := range seg {
 		var ws []word
 		for _, f := range strings.Fields(s) {
-			f = strings.NewReplacer(`'`, "", `"`, "", `\`, "").Replace(f)
+			f = unquote.Replace(f)
 			if f == "" {
 				continue
 			}
@@ -1068,4 +1095,73 @@ func (z *analyzer) forkBomb(fn *syntax.FuncDecl) {
 	if self && spawns {
 		z.a.danger(fmt.Sprintf("a fork bomb (function %q spawns itself)", name))
 	}
+}
+
+// maxNamesKept bounds the interpreters and the downloaders compoundNames
+// keeps for one statement (beyond the first program).
+const maxNamesKept = 4
+
+// compoundNames is stageNames for a compound statement. Every statement is
+// asked about (stmtDangers), and a compound one holds all those inside
+// it: walking each afresh cost the square of the nesting (10,000 `&&`
+// took a minute). One walk of the outermost statement records the answer
+// for every statement inside it, built from its children's.
+func (z *analyzer) compoundNames(st *syntax.Stmt) []string {
+	if names, ok := z.names[st]; ok {
+		return names
+	}
+	if z.names == nil {
+		z.names = map[*syntax.Stmt][]string{}
+	}
+	type frame struct {
+		node   syntax.Node
+		names  []string
+		interp int // interpreters kept
+		dl     int // downloaders kept
+	}
+	add := func(f *frame, n string, first bool) {
+		switch {
+		case first && len(f.names) == 0:
+		case isInterpreter(n) && f.interp < maxNamesKept && !contains(f.names[1:], n):
+			f.interp++
+		case isDownloader(n) && f.dl < maxNamesKept && !contains(f.names[1:], n):
+			f.dl++
+		default:
+			return
+		}
+		f.names = append(f.names, n)
+	}
+	var stack []*frame
+	syntax.Walk(st, func(n syntax.Node) bool {
+		if n == nil {
+			done := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if s, ok := done.node.(*syntax.Stmt); ok {
+				z.names[s] = done.names
+			}
+			if len(stack) > 0 {
+				parent := stack[len(stack)-1]
+				for i, name := range done.names {
+					add(parent, name, i == 0)
+				}
+			}
+			return true
+		}
+		if s, ok := n.(*syntax.Stmt); ok && s != st {
+			if names, ok := z.names[s]; ok {
+				// Already known (a statement seen through another path).
+				for i, name := range names {
+					add(stack[len(stack)-1], name, i == 0)
+				}
+				return false
+			}
+		}
+		f := &frame{node: n}
+		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+			add(f, cmdName(wordOf(c.Args[0])), true)
+		}
+		stack = append(stack, f)
+		return true
+	})
+	return z.names[st]
 }

@@ -10,9 +10,21 @@ import (
 )
 
 // parseShell parses command as bash. A fresh parser per call: syntax.Parser
-// is not safe for concurrent use and is cheap to make.
+// is not safe for concurrent use and is cheap to make. A command past the
+// bounds of bounds.go is an error, as if it did not parse: never allowed,
+// and checked against deny rules from a rough split.
 func parseShell(command string) (*syntax.File, error) {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err := checkNesting(command); err != nil {
+		return nil, err
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTree(f); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // SimpleWords returns the literal words of command iff it is exactly one

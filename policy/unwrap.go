@@ -6,8 +6,9 @@ import "strings"
 type inner struct {
 	words         []word
 	script        string
-	scriptUnknown bool // the script has expansions: its text cannot be known
-	guess         bool // one of several candidates: the command may start here, or not
+	scriptUnknown bool   // the script has expansions: its text cannot be known
+	guess         bool   // one of several candidates: the command may start here, or not
+	opaque        string // the option that may start a program the policy cannot name (runoptions.go)
 }
 
 // wrapSpec describes how a wrapper's own options end and its command begins.
@@ -252,7 +253,7 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 	case name == "git":
 		return gitConfigCode(ws)
 	case name == "rsync":
-		return optionScripts(ws, []string{"-e", "--rsh"}, nil)
+		return optionScripts(ws, []string{"-e", "--rsh", "--rsync-path"}, nil)
 	case name == "tar" || name == "gtar":
 		return optionScripts(ws, []string{"-I", "--use-compress-program", "--to-command", "-F", "--info-script",
 			"--new-volume-script"}, []string{"--checkpoint-action=exec="})
@@ -264,6 +265,9 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		return containerExec(ws)
 	case name == "kubectl" || name == "oc":
 		return kubectlExec(ws)
+	}
+	if out, ok := runOptions(name, ws); ok {
+		return out
 	}
 	spec, ok := wrapperSpec(name)
 	if !ok {
@@ -552,6 +556,39 @@ func gitSubcommandCode(sub string, args []word) []inner {
 		return scriptsOf(vals)
 	case "archive":
 		return scriptsOf(longOptionValues(args, "--exec", 3))
+	case "filter-branch":
+		// Every --*-filter is a shell command run for each commit.
+		var out []inner
+		for _, f := range []string{"--env-filter", "--tree-filter", "--index-filter", "--parent-filter", "--msg-filter", "--commit-filter", "--tag-name-filter"} {
+			out = append(out, scriptsOf(longOptionValues(args, f, len(f)))...)
+		}
+		return out
+	case "send-email":
+		var out []inner
+		for _, f := range []string{"--to-cmd", "--cc-cmd", "--header-cmd", "--sendmail-cmd", "--smtp-server"} {
+			for _, v := range longOptionValues(args, f, len(f)) {
+				if f != "--smtp-server" || strings.HasPrefix(v.loose, "/") || !v.known() {
+					out = append(out, scriptOf(v)) // --smtp-server=/path is a sendmail-like program
+				}
+			}
+		}
+		return out
+	case "grep":
+		// -O[PAGER], --open-files-in-pager[=PAGER]: the value is optional,
+		// so only written attached; git runs it through a shell.
+		var out []inner
+		for _, a := range args {
+			l := a.loose
+			if l == "--" {
+				break
+			}
+			if v, ok := strings.CutPrefix(l, "-O"); ok && v != "" {
+				out = append(out, scriptOf(word{loose: v}))
+			} else if v, has, ok := longOption(l, "--open-files-in-pager", 4); ok && has {
+				out = append(out, scriptOf(word{loose: v}))
+			}
+		}
+		return out
 	case "config":
 		// git config [options] [set|add] KEY VALUE writes code into
 		// .git/config for the next git command to run.
