@@ -841,6 +841,11 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 				cmd = strings.TrimPrefix(l, "--open-files-in-pager=")
 			case strings.HasPrefix(l, "-O") && len(l) > 2:
 				cmd = l[2:]
+			case l == "-O" || l == "--open-files-in-pager":
+				// No value: the configured pager (core.pager, $GIT_PAGER,
+				// $PAGER), a program the rules do not see.
+				z.a.refuseAllow("git grep -O opens the files in the configured pager")
+				continue
 			default:
 				continue
 			}
@@ -849,6 +854,9 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 				continue
 			}
 			z.script(cmd, depth+1, false)
+			// The pager also gets the matching files' names, which the
+			// rules never see (a file named --output=… is an option to it).
+			z.a.refuseAllow("git grep -O hands the matching file names to " + cmd)
 		}
 	}
 }
