@@ -5,6 +5,7 @@ package redact
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -18,7 +19,7 @@ type secretRule struct {
 	name string
 	// hints are lower-case substrings one of which every match contains;
 	// a text with none of them skips the rule (most text has no secrets,
-	// and the regexps are slow on long input).
+	// and the regexps are slow on long input). nil: the rule always runs.
 	hints []string
 	re    *regexp.Regexp
 	// repl is a regexp.Expand template; empty means: keep group 1 (the key
@@ -34,24 +35,14 @@ type secretRule struct {
 	fn func(string) string
 }
 
-// secretWord is the tail of a key name that holds a secret: PASSWORD,
-// GITHUB_TOKEN, client_secret, api-key, aws_secret_access_key, PGPASSWORD
-// (libpq's, the one common name with no separator before PASSWORD), … "_key" only
-// counts after an underscore so flags like --sort-key stay readable.
-const secretWord = `(?:pass(?:word|wd|phrase)?|pgpassword|pwd|token|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth|[A-Za-z0-9]+_key)`
-
-// gluedSecretWord ends a key name written without a separator (PGPASSWORD,
-// _authToken, AccountKey); only words that cannot be the tail of an
-// ordinary word ("bypass", "monkey") count.
-const gluedSecretWord = `[A-Za-z0-9_]*(?:password|passwd|passphrase|token|secret|apikey|accountkey|accesskey|privatekey|authkey|masterkey|clientsecret)`
-
 // value is what follows a key or flag: a quoted string on one line, or a run
 // of characters none of which is shell syntax. A value that still holds
 // shell syntax is left alone by mayBeCode.
 const value = `("[^"\n]*"|'[^'\n]*'|[^\s"'&;|<>()` + "`" + `$]+)`
 
-// secretHints are the hints of the rules keyed on secretWord.
-var secretHints = []string{"pass", "pwd", "token", "secret", "key", "credential", "auth"}
+// secretHints are the hints of the rules keyed on a secret key name
+// (see SecretKey).
+var secretHints = []string{"pass", "pw", "pat", "token", "secret", "key", "credential", "auth", "cookie"}
 
 // prefixed is a token that announces itself by its prefix (ghp_, hf_, SG.):
 // the prefix stays, the rest goes.
@@ -84,7 +75,9 @@ func argument(name, prefix string, hints ...string) secretRule {
 var secretRules = []secretRule{
 	prefixed("github", `gh[pousr]_|github_pat_`, `[A-Za-z0-9_]{16,}`, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
 	prefixed("gitlab", `gl(?:pat|dt|rt|ptt|ft|imt|oas|cbt|soat|ffct)-`, `[A-Za-z0-9_-]{16,}`, "gl"),
-	prefixed("slack", `xox[abposre]-|xapp-`, `[A-Za-z0-9-]{6,}`, "xox", "xapp-"),
+	// xoxd- is the browser session cookie, often URL-encoded (%2F);
+	// xoxe.xoxp- and xoxe- are rotating tokens and their refresh tokens.
+	prefixed("slack", `xoxe\.xox[bp]-|xox[abposrecd]-|xapp-`, `[A-Za-z0-9%/+=-]{6,}`, "xox", "xapp-"),
 	// Anthropic first: sk-ant- would otherwise read as an OpenAI key.
 	prefixed("anthropic", `sk-ant-`, `[A-Za-z0-9_-]{8,}`, "sk-ant-"),
 	func() secretRule {
@@ -135,6 +128,38 @@ var secretRules = []secretRule{
 	prefixed("heroku", `HRKU-`, `[A-Za-z0-9_-]{30,}`, "hrku-"),
 	prefixed("azure-ad-client-secret", `[A-Za-z0-9_~.]{3}[0-9]Q~`, `[A-Za-z0-9_~.-]{31,34}`, "q~"),
 	prefixed("mapbox", `sk\.`, `eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`, "sk.eyj"),
+	prefixed("1password-service-account", `ops_`, `eyJ[A-Za-z0-9+/]{200,}={0,3}`, "ops_eyj"),
+	prefixed("tailscale", `tskey-[a-z]+-`, `[A-Za-z0-9-]{16,}`, "tskey-"),
+	prefixed("airtable", `pat`, `[A-Za-z0-9]{14}\.[a-f0-9]{64}`, "pat"),
+	prefixed("alibaba", `LTAI`, `[A-Za-z0-9]{20}\b`, "ltai"),
+	prefixed("artifactory", `AKCp`, `[A-Za-z0-9]{69}`, "akcp"),
+	prefixed("clojars", `CLOJARS_`, `[a-z0-9]{60}`, "clojars_"),
+	prefixed("duffel", `duffel_(?:test|live)_`, `[A-Za-z0-9_=-]{43}`, "duffel_"),
+	prefixed("easypost", `EZ[AT]K`, `[A-Za-z0-9]{54}`, "ezak", "eztk"),
+	prefixed("flutterwave", `FLWSECK_TEST-|FLWSECK-`, `[a-hA-H0-9]{32}-X`, "flwseck"),
+	prefixed("frameio", `fio-u-`, `[A-Za-z0-9_=-]{64}`, "fio-u-"),
+	prefixed("hubspot", `pat-(?:na|eu)1-`, `[a-f0-9-]{36}`, "pat-"),
+	prefixed("infracost", `ico-`, `[A-Za-z0-9]{32}`, "ico-"),
+	prefixed("openshift", `sha256~`, `[A-Za-z0-9_-]{43}`, "sha256~"),
+	prefixed("plaid", `access-(?:sandbox|development|production)-`, `[a-f0-9-]{36}`, "access-"),
+	prefixed("prefect", `pnu_`, `[A-Za-z0-9]{36}`, "pnu_"),
+	prefixed("readme", `rdme_`, `[a-z0-9]{70}`, "rdme_"),
+	prefixed("brevo", `xkeysib-`, `[a-f0-9]{64}-[A-Za-z0-9]{16}`, "xkeysib-"),
+	prefixed("shippo", `shippo_(?:live|test)_`, `[a-fA-F0-9]{40}`, "shippo_"),
+	prefixed("sourcegraph", `sgp_(?:local_)?`, `(?:[a-fA-F0-9]{16}_)?[a-fA-F0-9]{40}`, "sgp_"),
+	prefixed("typeform", `tfp_`, `[A-Za-z0-9_.=-]{59}`, "tfp_"),
+	prefixed("sonarqube", `sq[pua]_`, `[a-f0-9]{40}`, "sqp_", "squ_", "sqa_"),
+	prefixed("buildkite", `bkua_`, `[a-f0-9]{40}`, "bkua_"),
+	prefixed("huggingface-org", `api_org_`, `[A-Za-z0-9]{30,}`, "api_org_"),
+	prefixed("langsmith", `lsv2_(?:pt|sk)_`, `[a-f0-9]{32}_[a-f0-9]{10}`, "lsv2_"),
+	prefixed("figma", `figd_`, `[A-Za-z0-9_-]{40,}`, "figd_"),
+	prefixed("firebase-fcm", `AAAA`, `[A-Za-z0-9_-]{7}:[A-Za-z0-9_-]{140}`, "aaaa"),
+	prefixed("cloudflare-origin-ca", `v1\.0-`, `[a-f0-9]{24}-[a-f0-9]{146}`, "v1.0-"),
+	prefixed("harness", `(?:pat|sat)\.`, `[A-Za-z0-9_-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}`, "pat.", "sat."),
+	prefixed("octopus", `API-`, `[A-Z0-9]{26}\b`, "api-"),
+	prefixed("gitlab-runner-registration", `GR1348941`, `[A-Za-z0-9_-]{20}`, "gr1348941"),
+	prefixed("circleci", `CCIPAT_`, `[A-Za-z0-9]{22}_[a-f0-9]{40}`, "ccipat_"),
+	prefixed("pinecone", `pcsk_`, `[A-Za-z0-9_]{40,}`, "pcsk_"),
 	{
 		name:  "mailchimp",
 		hints: []string{"-us"},
@@ -179,15 +204,15 @@ var secretRules = []secretRule{
 		// Authorization: Bearer x / Basic x / token x, in headers and curl -H.
 		name:  "authorization",
 		hints: []string{"authorization"},
-		re:    regexp.MustCompile(`(?i)(\bauthorization[ \t]*[:=][ \t]*(?:(?:bearer|basic|token|digest|negotiate)[ \t]+)?)` + value),
+		re:    regexp.MustCompile(`(?i)(\bauthorization[ \t]*[:=][ \t]*(?:(?:bearer|basic|token|digest|negotiate|ssws)[ \t]+)?)` + value),
 		keep:  alreadyRedacted,
 	},
 	{
 		name:  "bearer",
-		hints: []string{"bearer", "basic"},
+		hints: []string{"bearer", "basic", "ssws"},
 		// A token whose prefix was kept by its own rule (sk-proj-[REDACTED])
 		// is done.
-		re:   regexp.MustCompile(`(?i)(\b(?:bearer|basic)[ \t]+)([A-Za-z0-9._~+/=-]{8,})(\[REDACTED\])?`),
+		re:   regexp.MustCompile(`(?i)(\b(?:bearer|basic|ssws)[ \t]+)([A-Za-z0-9._~+/=-]{8,})(\[REDACTED\])?`),
 		repl: `${1}` + Marker,
 		keep: func(g []string) bool { return g[3] != "" },
 	},
@@ -200,7 +225,8 @@ var secretRules = []secretRule{
 		keep:  alreadyRedacted,
 	},
 	// curl -u user:pass, --user user:pass, -uuser:pass
-	argument("curl-user", `(?:^|[ \t])(?:-u|--user)(?:[ \t]+|=)?["']?[^\s:"'$]+:`, "-u"),
+	// curl -u user:pass, --user, --proxy-user, -U (curl's proxy user)
+	argument("curl-user", `(?:^|[ \t])(?:-u|--user|-U|--proxy-user)(?:[ \t]+|=)?["']?[^\s:"'$]+:`, "-u", "--user", "--proxy-user"),
 	// smbclient -U user%pass
 	argument("user-percent", `(?:^|[ \t])(?:-U|--user)(?:[ \t]+|=)["']?[^\s%"'$]+%`, "%"),
 	// mysql -pSECRET (attached only: "-p" alone prompts, and "-p 22"
@@ -211,7 +237,7 @@ var secretRules = []secretRule{
 	argument("sshpass", `\bsshpass\b[^\n;&|]*?[ \t]-p[ \t]*`, "sshpass"),
 	argument("redis-cli", `\bredis-cli\b[^\n;&|]*?[ \t](?:-a|--pass)[ \t]+`, "redis-cli"),
 	argument("ldap-w", `\bldap[a-z]*\b[^\n;&|]*?[ \t]-w[ \t]+`, "ldap"),
-	argument("openssl-pass", `(?:^|[ \t])-pass(?:in|out)?[ \t]+pass:`, "pass:"),
+	argument("openssl-pass", `(?:^|[ \t])-(?:pass(?:in|out)?|password|passwd)[ \t]+pass:`, "pass:"),
 	// aws configure set aws_secret_access_key SECRET (and the like for
 	// any "configure set" whose key names a secret).
 	argument("configure-set", `(?i)\bconfigure[ \t]+set[ \t]+(?:[A-Za-z0-9_-]+\.)*[A-Za-z0-9_-]*(?:secret|token|password|key)[A-Za-z0-9_-]*[ \t]+`, "configure"),
@@ -220,27 +246,43 @@ var secretRules = []secretRule{
 		hints: []string{"htpasswd"},
 		fn:    htpasswdBatch,
 	},
-	{
-		// key=value and key: value — URL query strings, env assignments,
-		// --flag=value, JSON/YAML, .npmrc. The key must end in a secret
-		// word. Key and value are on one line.
-		name:  "key-value",
-		hints: secretHints,
-		re: regexp.MustCompile(`(?i)((?:^|[\s?&;,{(\[/"':])-{0,2}(?:(?:[A-Za-z0-9]+[_.-])*` + secretWord + `|` + gluedSecretWord + `)` +
-			`["']?[ \t]*(?:=|:[ \t]*|:)[ \t]*)([^\s"'&;|<>()\[` + "`" + `,}\]]*\[REDACTED\]|"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s"'&;|<>()$` + "`" + `,}\]]+)`),
-		keep: keepKeyValue,
-	},
+}
+
+// lateRules run after secretRules and positionRules: the rules keyed on
+// names and places, which must see what the provider rules left
+// (token=ghp_[REDACTED] is done).
+var lateRules = []secretRule{
+	{name: "stdin", hints: []string{"echo", "printf", "<<<"}, fn: fedPasswords},
+	{name: "netrc", hints: []string{"machine"}, fn: netrc},
+	{name: "pgpass", hints: []string{":"}, fn: pgpass},
+	{name: "cookie", hints: []string{"cookie", "-b"}, fn: cookies},
+	{name: "markup", hints: []string{"</", "value=", "define("}, fn: markup},
+	// A phrase before the key-value rule, which would hide its first word
+	// only (phrase: abandon ability …).
+	{name: "bip39", fn: mnemonics},
+	{name: "key-value", hints: []string{"=", ":"}, fn: keyValues},
 	{
 		// --password VALUE (space separated). --no-password takes no value,
 		// and a following "-x" is the next flag, not a value.
 		name:  "flag-space",
 		hints: secretHints,
-		re:    regexp.MustCompile(`(?i)((?:^|\s)--?((?:[A-Za-z0-9]+-)*` + secretWord + `)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"'&;|<>()$` + "`" + `-][^\s"'&;|<>()$` + "`" + `]*)`),
+		re:    regexp.MustCompile(`((?:^|\s)--?([A-Za-z0-9][A-Za-z0-9-]*)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"'&;|<>()$` + "`" + `-][^\s"'&;|<>()$` + "`" + `]*)`),
 		keep: func(g []string) bool {
-			return strings.HasPrefix(strings.ToLower(g[2]), "no-") || alreadyRedacted(g)
+			return !SecretKey(g[2]) || strings.HasPrefix(strings.ToLower(g[2]), "no-") || alreadyRedacted(g) ||
+				passSource(g[3])
 		},
 	},
 }
+
+// passSource reports whether v names where a passphrase is read from, as
+// openssl's -pass env:VAR, file:PATH, fd:N and stdin do.
+func passSource(v string) bool {
+	v = strings.Trim(v, `"'`)
+	return v == "stdin" || strings.HasPrefix(v, "env:") || strings.HasPrefix(v, "file:") || strings.HasPrefix(v, "fd:")
+}
+
+// rules are every rule in the order Secrets runs them.
+var rules = slices.Concat(secretRules, positionRules, lateRules)
 
 // htpasswdCmd is an htpasswd command up to the end of its simple command.
 var htpasswdCmd = regexp.MustCompile(`\bhtpasswd\b[^\n;&|]*`)
@@ -283,6 +325,9 @@ var shellWordSpans = regexp.MustCompile(`(?:"[^"]*"|'[^']*'|[^\s"'])+`)
 
 // quotedMarker is Marker inside the quotes v had.
 func quotedMarker(v string) string {
+	if len(v) >= 4 && strings.HasPrefix(v, `\"`) && strings.HasSuffix(v, `\"`) {
+		return `\"` + Marker + `\"`
+	}
 	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
 		return string(v[0]) + Marker + string(v[0])
 	}
@@ -292,28 +337,8 @@ func quotedMarker(v string) string {
 // alreadyRedacted keeps a match whose last group is already a redaction, so
 // Redact is idempotent.
 func alreadyRedacted(g []string) bool {
-	v := strings.Trim(g[len(g)-1], `"'`)
+	v := strings.Trim(g[len(g)-1], `"'\`)
 	return strings.HasSuffix(v, Marker) || v == ""
-}
-
-// keepKeyValue decides the key-value rule's matches: PWD=/OLDPWD= are the
-// shell's working directories, not passwords; values that are already
-// redacted or empty are left as they are.
-func keepKeyValue(g []string) bool {
-	key := strings.TrimLeft(g[1], " \t\n\r?&;,{([/\"'-")
-	if i := strings.IndexAny(key, "=:\"' \t"); i >= 0 {
-		key = key[:i]
-	}
-	if key == "PWD" || key == "OLDPWD" {
-		return true
-	}
-	// "X-Auth: Bearer …": the scheme is not the secret; the bearer rule
-	// has already hidden what follows it.
-	switch strings.ToLower(g[len(g)-1]) {
-	case "bearer", "basic", "token", "digest":
-		return true
-	}
-	return alreadyRedacted(g)
 }
 
 // Secrets returns s with every secret it recognises replaced by [REDACTED]
@@ -323,10 +348,10 @@ func keepKeyValue(g []string) bool {
 // redaction never spans or removes a line break, and a private key block
 // hides only its base64 lines. Secrets is idempotent.
 func Secrets(s string) string {
-	s = privateKeys(s)
+	s = jwkKeys(base64Keys(puttyKeys(privateKeys(s))))
 	lower := strings.ToLower(s)
-	for _, rule := range secretRules {
-		if !containsAny(lower, rule.hints) {
+	for _, rule := range rules {
+		if rule.hints != nil && !containsAny(lower, rule.hints) {
 			continue
 		}
 		if r := rule.apply(s); r != s {
@@ -344,6 +369,9 @@ func Secrets(s string) string {
 // dress any command up as a "password". Showing a rare password with a space
 // or a ";" is the lesser harm.
 func mayBeCode(v string) bool {
+	if len(v) >= 4 && strings.HasPrefix(v, `\"`) && strings.HasSuffix(v, `\"`) {
+		v = v[2 : len(v)-2]
+	}
 	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
 		v = v[1 : len(v)-1]
 	}
@@ -408,7 +436,8 @@ func (rule secretRule) apply(s string) string {
 
 // pemBegin starts a private key block: PEM (RSA, EC, DSA, OPENSSH,
 // ENCRYPTED, PKCS#8) or an OpenPGP armored private key.
-var pemBegin = regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)
+// RFC 4716's "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----" too.
+var pemBegin = regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----`)
 
 // privateKeys hides the base64 body of every private key block, line by
 // line, and stops at the first line that is not base64: a BEGIN line with
@@ -431,7 +460,10 @@ func privateKeys(s string) string {
 	return b.String()
 }
 
-const pemEnd = "-----END "
+// isPEMEnd reports whether l starts a key block's END line.
+func isPEMEnd(l string) bool {
+	return strings.HasPrefix(l, "-----END ") || strings.HasPrefix(l, "---- END ")
+}
 
 // keyBody writes the key body that starts at s[p:] (right after a BEGIN
 // line's dashes) with its base64 hidden, and returns where it stopped.
@@ -467,7 +499,7 @@ func keyBody(b *strings.Builder, s string, p int) int {
 			!seenKey && armorHeader(body):
 			// PGP armor headers and the blank line before the body;
 			// shown, not hidden.
-		case strings.HasPrefix(body, pemEnd):
+		case isPEMEnd(body):
 			return p
 		default:
 			run := base64Run(body)
@@ -477,7 +509,7 @@ func keyBody(b *strings.Builder, s string, p int) int {
 			}
 			after := strings.TrimLeft(body[len(run):], " ")
 			after = strings.TrimPrefix(after, `\n`)
-			short := strings.HasPrefix(after, pemEnd) || (after == "" && strings.HasPrefix(nextLine, pemEnd))
+			short := isPEMEnd(after) || (after == "" && isPEMEnd(nextLine))
 			if run == "" || !(keyLike(run) || short) {
 				return p
 			}
@@ -519,7 +551,7 @@ func inlineKey(rest string) string {
 		}
 		after := strings.TrimLeft(rest[i+len(run):], ` \t`)
 		after = strings.TrimLeft(after, `\n`)
-		if !keyLike(run) && !strings.HasPrefix(after, pemEnd) {
+		if !keyLike(run) && !isPEMEnd(after) {
 			break
 		}
 		if start < 0 {
@@ -575,15 +607,4 @@ func keyLike(run string) bool {
 		digit = digit || c >= '0' && c <= '9' || c == '+'
 	}
 	return upper && lower && digit
-}
-
-// secretKey is a key name (JSON, YAML, a header) whose value is a secret
-// whatever it looks like.
-var secretKey = regexp.MustCompile(`(?i)(?:^|[_.-])` + secretWord + `$|^(?:proxy-)?authorization$|^(?:set-)?cookie$`)
-
-// SecretKey reports whether a value stored under the key name k is a secret
-// whatever it looks like ("password", "X-Api-Key", "Authorization"). PWD and
-// OLDPWD are directories, not passwords.
-func SecretKey(k string) bool {
-	return secretKey.MatchString(k) && k != "PWD" && k != "OLDPWD"
 }

@@ -1,0 +1,135 @@
+package redact
+
+import (
+	_ "embed"
+	"strings"
+)
+
+// bip39English is the BIP-39 English word list (2048 words, one a line;
+// its CRC-32 is c1dbd296, as the BIP states).
+//
+//go:embed bip39_english.txt
+var bip39English string
+
+// bip39Words are the list's words; built once, read only.
+var bip39Words = set(strings.Fields(bip39English)...)
+
+// mnemonicMin is the fewest words of a BIP-39 phrase (12; 15, 18, 21 and
+// 24 are the others). A longer run of list words is hidden whole.
+const mnemonicMin = 12
+
+// precommands run the command after them: a run of list words after one
+// of them is a command, not a phrase.
+var precommands = set("sudo", "env", "nohup", "exec", "command", "builtin", "nice", "xargs", "timeout",
+	"doas", "watch", "stdbuf", "ionice", "strace", "chroot", "unbuffer", "then", "do", "else", "eval")
+
+// mnemonics hides every run of at least twelve BIP-39 words on one line
+// (a wallet's seed phrase), whatever quotes or key stand around it. A run
+// that starts a command (make destroy erase …, bash -c "…") is code and
+// stays, but for echo's words.
+func mnemonics(s string) string {
+	var b strings.Builder
+	last := 0
+	i := 0
+	for i < len(s) {
+		start, end, n := mnemonicRun(s, i)
+		if n == 0 {
+			break
+		}
+		i = end
+		if commandStart(s, start) {
+			// echo's words are data (echo abandon ability … > seed.txt);
+			// any other command's are not.
+			if !strings.HasPrefix(s[start:], "echo ") {
+				continue
+			}
+			start, n = start+len("echo "), n-1
+		}
+		if n < mnemonicMin {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(Marker)
+		last = end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+
+// mnemonicRun finds the next run of list words at or after i, separated
+// by spaces or tabs: its span and length (0: none left).
+func mnemonicRun(s string, i int) (start, end, n int) {
+	for i < len(s) {
+		// the next lower-case word that starts a word
+		for i < len(s) && !(isLower(s[i]) && (i == 0 || !wordByte(s[i-1]))) {
+			i++
+		}
+		j := i
+		for j < len(s) && isLower(s[j]) {
+			j++
+		}
+		if i >= len(s) {
+			return 0, 0, 0
+		}
+		if (j < len(s) && wordByte(s[j])) || !bip39Words[s[i:j]] {
+			i = j
+			continue
+		}
+		start, end, n = i, j, 1
+		for {
+			k := end
+			for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+				k++
+			}
+			if k == end {
+				break
+			}
+			w := k
+			for w < len(s) && isLower(s[w]) {
+				w++
+			}
+			if w == k || (w < len(s) && wordByte(s[w])) || !bip39Words[s[k:w]] {
+				break
+			}
+			end, n = w, n+1
+		}
+		return start, end, n
+	}
+	return 0, 0, 0
+}
+
+// commandStart reports whether a word at i is where a shell (or bash -c,
+// eval, sudo …) would read a command name.
+func commandStart(s string, i int) bool {
+	j := i
+	for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	if j == 0 {
+		return true
+	}
+	switch c := s[j-1]; c {
+	case '\n', ';', '&', '|', '(', '{', '`', '!':
+		return true
+	case '"', '\'':
+		// a quoted command: bash -c "…", eval '…', ssh host '…'
+		before := strings.TrimRight(s[:j-1], " \t")
+		for _, w := range []string{"-c", "eval", "exec", "ssh", "sh", "bash", "zsh", "watch"} {
+			if strings.HasSuffix(before, w) {
+				return true
+			}
+		}
+		return false
+	}
+	// after a precommand word: sudo make …
+	k := j
+	for k > 0 && wordByte(s[k-1]) {
+		k--
+	}
+	return precommands[s[k:j]]
+}
