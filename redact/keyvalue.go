@@ -5,13 +5,6 @@ import (
 	"strings"
 )
 
-// keyValueKey is a key and its separator: KEY=, key: , "key":, --key=,
-// \"key\": (JSON inside a shell string). The byte before the key is
-// checked in Go (keyBoundary), not by the regexp, so a key right after
-// another's '=' (--from-literal=password=…) is still found: matches do
-// not overlap, and the '=' belongs to the first.
-var keyValueKey = regexp.MustCompile(`-{0,2}[A-Za-z0-9_][A-Za-z0-9_.-]*(?:\\?["'])?[ \t]*[:=][ \t]*`)
-
 // keyValueValue is the value after a key, anchored at its start: one that
 // an earlier rule already redacted (ghp_[REDACTED]), a quoted string on one
 // line (also with \" quotes), or a run of characters none of which is
@@ -37,39 +30,63 @@ var notSecretValues = set("bearer", "basic", "token", "digest", "ssws", "negotia
 func keyValues(s string) string {
 	var b strings.Builder
 	last := 0
-	for _, m := range keyValueKey.FindAllStringIndex(s, -1) {
-		start, sepEnd := m[0], m[1]
-		if start < last {
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' && s[i] != '=' {
 			continue
 		}
-		key := s[start:sepEnd]
-		if start > 0 && s[start-1] == '\\' && strings.IndexByte("nrt", key[0]) >= 0 {
-			// printf '…\npassword=…': the n belongs to the escape.
-			start++
-			key = key[1:]
-		} else if start > 0 && !keyBoundary(s[start-1]) {
+		// Walk back from the separator: spaces, a closing quote (\" in a
+		// shell string), the key.
+		ke := i
+		for ke > 0 && (s[ke-1] == ' ' || s[ke-1] == '\t') {
+			ke--
+		}
+		if ke > 0 && (s[ke-1] == '"' || s[ke-1] == '\'') {
+			ke--
+			if ke > 0 && s[ke-1] == '\\' {
+				ke--
+			}
+		}
+		ks := ke
+		for ks > 0 && keyByte(s[ks-1]) {
+			ks--
+		}
+		if ks == ke || ks < last {
 			continue
 		}
-		if start > 1 && s[start-2:start] == "${" {
+		if ks > 0 && s[ks-1] == '\\' && strings.IndexByte("nrt", s[ks]) >= 0 {
+			ks++ // printf '…\npassword=…': the n belongs to the escape
+		} else if ks > 0 && !keyBoundary(s[ks-1]) {
+			continue
+		}
+		if ks > 1 && s[ks-2:ks] == "${" {
 			continue // ${PASSWORD:-default} is an expansion, not a value
 		}
-		name := strings.TrimLeft(key, "-")
-		name = name[:strings.IndexAny(name, "\\\"' \t:=")]
-		query := start > 0 && strings.IndexByte("?&#", s[start-1]) >= 0
-		if query && !secretParam(name) || !query && !SecretKey(name) {
+		name := strings.TrimLeft(s[ks:ke], "-")
+		query := ks > 0 && strings.IndexByte("?&#", s[ks-1]) >= 0
+		if name == "" || query && !secretParam(name) || !query && !SecretKey(name) {
 			continue
 		}
-		v := keyValueValue.FindString(s[sepEnd:])
+		vs := i + 1
+		for vs < len(s) && (s[vs] == ' ' || s[vs] == '\t') {
+			vs++
+		}
+		v := keyValueValue.FindString(s[vs:])
 		if v == "" || alreadyRedacted([]string{v}) || mayBeCode(v) || notSecretValues[strings.ToLower(v)] {
 			continue
 		}
-		b.WriteString(s[last:sepEnd])
+		b.WriteString(s[last:vs])
 		b.WriteString(quotedMarker(v))
-		last = sepEnd + len(v)
+		last = vs + len(v)
+		i = last - 1
 	}
 	if last == 0 {
 		return s
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// keyByte reports whether c may be part of a key name.
+func keyByte(c byte) bool {
+	return wordByte(c) || c == '.'
 }

@@ -152,9 +152,11 @@ func netrc(s string) string {
 	if !strings.Contains(s, "machine") || !strings.Contains(s, "login") {
 		return s
 	}
-	return replaceGroup(s, netrcPassword, 2, func(m []string) bool {
-		return !alreadyRedacted(m) && !mayBeCode(m[2])
-	}, func(string, []string) string { return Marker })
+	return eachLine(s, lowerASCII(s), []string{"password", "passwd"}, func(line string) string {
+		return replaceGroup(line, netrcPassword, 2, func(m []string) bool {
+			return !alreadyRedacted(m) && !mayBeCode(m[2])
+		}, func(string, []string) string { return Marker })
+	})
 }
 
 // pgpassLine is a .pgpass line, hostname:port:database:username:password,
@@ -162,6 +164,9 @@ func netrc(s string) string {
 var pgpassLine = regexp.MustCompile(`(?:^|[\s'"=])[A-Za-z0-9.*_-]+:(?:[0-9]{1,5}|\*):[^\s:'"]+:[^\s:'"]+:([^\s'"]+)`)
 
 func pgpass(s string) string {
+	if strings.Count(s, ":") < 4 {
+		return s
+	}
 	return replaceGroup(s, pgpassLine, 1, func(m []string) bool {
 		return !alreadyRedacted(m) && !mayBeCode(m[1])
 	}, func(string, []string) string { return Marker })

@@ -33,6 +33,12 @@ type secretRule struct {
 	// fn rewrites the text itself, for shapes a regexp cannot state
 	// (positional arguments). re is unused then.
 	fn func(string) string
+	// pre, if set, must hold for a line before the regexp runs on it: a
+	// cheap test for a rule whose hint is common (discord-bot's ".").
+	pre func(line string) bool
+	// wholeText: the rule needs more than the lines that hold a hint
+	// (.netrc's password is on another line than its machine).
+	wholeText bool
 }
 
 // value is what follows a key or flag: a quoted string on one line, or a run
@@ -169,6 +175,7 @@ var secretRules = []secretRule{
 	{
 		name:  "discord-bot",
 		hints: []string{"."},
+		pre:   func(l string) bool { return tokenRunBefore(l, '.', 23) },
 		re:    regexp.MustCompile(`\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}\b`),
 		repl:  Marker,
 	},
@@ -220,6 +227,7 @@ var secretRules = []secretRule{
 		// scheme://user:pass@host keeps the user, drops the password.
 		name:  "url-userinfo",
 		hints: []string{"://"},
+		pre:   func(l string) bool { return strings.IndexByte(l, '@') >= 0 },
 		re:    regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)([^/\s@]+)@`),
 		repl:  `${1}` + Marker + `@`,
 		keep:  alreadyRedacted,
@@ -253,7 +261,7 @@ var secretRules = []secretRule{
 // (token=ghp_[REDACTED] is done).
 var lateRules = []secretRule{
 	{name: "stdin", hints: []string{"echo", "printf", "<<<"}, fn: fedPasswords},
-	{name: "netrc", hints: []string{"machine"}, fn: netrc},
+	{name: "netrc", hints: []string{"machine"}, fn: netrc, wholeText: true},
 	{name: "pgpass", hints: []string{":"}, fn: pgpass},
 	{name: "cookie", hints: []string{"cookie", "-b"}, fn: cookies},
 	{name: "markup", hints: []string{"</", "value=", "define("}, fn: markup},
@@ -349,16 +357,114 @@ func alreadyRedacted(g []string) bool {
 // hides only its base64 lines. Secrets is idempotent.
 func Secrets(s string) string {
 	s = jwkKeys(base64Keys(puttyKeys(privateKeys(s))))
-	lower := strings.ToLower(s)
+	lower := lowerASCII(s)
 	for _, rule := range rules {
-		if rule.hints != nil && !containsAny(lower, rule.hints) {
-			continue
+		var r string
+		switch {
+		case rule.hints == nil:
+			r = rule.apply(s)
+		case rule.wholeText:
+			if !containsAny(lower, rule.hints) {
+				continue
+			}
+			r = rule.apply(s)
+		default:
+			r = rule.applyLines(s, lower)
 		}
-		if r := rule.apply(s); r != s {
-			s, lower = r, strings.ToLower(r)
+		if r != s {
+			s, lower = r, lowerASCII(r)
 		}
 	}
 	return s
+}
+
+// lowerASCII lowers A-Z only, so that an index into the result is one
+// into s (strings.ToLower may change a non-ASCII letter's length).
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// applyLines applies the rule to each line that holds one of its hints,
+// and leaves the other lines alone: a rule's match never spans a line,
+// and a regexp on one short line costs a fraction of one over the whole
+// text (64 KiB of a file written whole).
+func (rule secretRule) applyLines(s, lower string) string {
+	return eachLine(s, lower, rule.hints, func(line string) string {
+		if rule.pre != nil && !rule.pre(line) {
+			return line
+		}
+		return rule.apply(line)
+	})
+}
+
+// eachLine rewrites with f each line of s that holds one of hints (lower
+// is s lowered by lowerASCII).
+func eachLine(s, lower string, hints []string, f func(string) string) string {
+	next := make([]int, len(hints)) // next occurrence of each hint at or after pos
+	for i, h := range hints {
+		next[i] = strings.Index(lower, h)
+	}
+	var b strings.Builder
+	last, pos := 0, 0
+	for pos < len(s) {
+		at := -1
+		for i, h := range hints {
+			if next[i] >= 0 && next[i] < pos {
+				if j := strings.Index(lower[pos:], h); j >= 0 {
+					next[i] = pos + j
+				} else {
+					next[i] = -1
+				}
+			}
+			if next[i] >= 0 && (at < 0 || next[i] < at) {
+				at = next[i]
+			}
+		}
+		if at < 0 {
+			break
+		}
+		start := strings.LastIndexByte(s[:at], '\n') + 1
+		end := strings.IndexByte(s[at:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += at
+		}
+		if line := s[start:end]; f(line) != line {
+			b.WriteString(s[last:start])
+			b.WriteString(f(line))
+			last = end
+		}
+		pos = end + 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// tokenRunBefore reports whether some c in l follows a run of at least n
+// token characters (letters, digits, _ and -).
+func tokenRunBefore(l string, c byte, n int) bool {
+	run := 0
+	for i := 0; i < len(l); i++ {
+		switch {
+		case l[i] == c && run >= n:
+			return true
+		case wordByte(l[i]):
+			run++
+		default:
+			run = 0
+		}
+	}
+	return false
 }
 
 // mayBeCode reports whether a would-be secret (v, perhaps in quotes) holds
