@@ -412,6 +412,29 @@ func TestSecretShapes(t *testing.T) {
 	t.Logf("secret shapes tested %d, redacted %d, leaked %d", len(shapes), len(shapes)-leaked, leaked)
 }
 
+// A command the policy quotes in its reason (%q, as policy's "denied by
+// rule: %q matches %q" does) keeps no secret either: the reason is stored,
+// shown in Slack and the console, and answered by the API.
+func TestSecretShapesQuoted(t *testing.T) {
+	leaked := 0
+	for _, sh := range secretShapes() {
+		in := fmt.Sprintf("denied by rule: %q matches %q", "x *", sh.in)
+		got := Secrets(in)
+		for _, part := range strings.Split(sh.secret, "\n") {
+			part = strings.Trim(fmt.Sprintf("%q", strings.TrimSpace(part)), `"`)
+			if len(part) >= 6 && strings.Contains(got, part) {
+				leaked++
+				t.Errorf("%s: leaked in a quoted reason\n in %q\nout %q", sh.name, in, got)
+				break
+			}
+		}
+		if again := Secrets(got); again != got {
+			t.Errorf("%s: not idempotent: %q -> %q", sh.name, got, again)
+		}
+	}
+	t.Logf("quoted secret shapes tested %d, leaked %d", len(secretShapes()), leaked)
+}
+
 // secretLookAlikes look like secrets, or put code where a secret would be;
 // each must leave every listed piece of code visible.
 var secretLookAlikes = []struct {
@@ -491,6 +514,15 @@ func TestSecretLookAlikesKeepCode(t *testing.T) {
 		}
 		if strings.Count(got, "\n") != strings.Count(la.in, "\n") {
 			t.Errorf("Secrets(%q) = %q: line breaks changed", la.in, got)
+		}
+		// and quoted in a policy's reason
+		quoted := fmt.Sprintf("matches %q", la.in)
+		gotQ := Secrets(quoted)
+		for _, code := range la.code {
+			if c := strings.Trim(fmt.Sprintf("%q", code), `"`); !strings.Contains(gotQ, c) {
+				hidden++
+				t.Errorf("Secrets(%q) = %q: %q is hidden", quoted, gotQ, c)
+			}
 		}
 	}
 	if len(secretLookAlikes) < 20 {

@@ -117,14 +117,16 @@ func commandStart(s string, i int) bool {
 	case '\n', ';', '&', '|', '(', '{', '`', '!':
 		return true
 	case '"', '\'':
-		// a quoted command: bash -c "…", eval '…', ssh host '…'
-		before := strings.TrimRight(s[:j-1], " \t")
-		for _, w := range []string{"-c", "eval", "exec", "ssh", "sh", "bash", "zsh", "watch"} {
-			if strings.HasSuffix(before, w) {
-				return true
-			}
+		// A quoted phrase is data after a key (phrase: "…", "seed":"…"),
+		// a flag (--mnemonic "…") or echo; any other quoted text may be a
+		// command (bash -c "…", ssh host '…', a policy's reason quoting
+		// the command).
+		before := strings.TrimRight(s[:j-1], " \t\\")
+		if strings.HasSuffix(before, "=") || strings.HasSuffix(before, ":") {
+			return false
 		}
-		return false
+		word := before[strings.LastIndexAny(before, " \t\n\"'")+1:]
+		return word == "-c" || !(strings.HasPrefix(word, "-") || word == "echo" || word == "printf")
 	}
 	// after a precommand word: sudo make …
 	k := j

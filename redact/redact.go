@@ -6,6 +6,7 @@ package redact
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -356,6 +357,15 @@ func alreadyRedacted(g []string) bool {
 // redaction never spans or removes a line break, and a private key block
 // hides only its base64 lines. Secrets is idempotent.
 func Secrets(s string) string {
+	return secrets(s, 0)
+}
+
+// maxQuoteDepth bounds how deep quoted texts are redacted on their own: a
+// reason that quotes a command that quotes JSON is two.
+const maxQuoteDepth = 2
+
+func secrets(s string, depth int) string {
+	s = quotedTexts(s, depth)
 	s = jwkKeys(base64Keys(puttyKeys(privateKeys(s))))
 	lower := lowerASCII(s)
 	for _, rule := range rules {
@@ -465,6 +475,45 @@ func tokenRunBefore(l string, c byte, n int) bool {
 		}
 	}
 	return false
+}
+
+// quotedSpan is a double-quoted string with its escapes, or a
+// single-quoted one.
+var quotedSpan = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"|'[^'\n]*'`)
+
+// quotedTexts redacts, as a text of its own, a quoted string whose
+// escapes or place hide its secrets from the rules: a command the policy
+// quoted in its reason ("… matches \"curl -H \\\"Authorization: …\\\"\""),
+// JSON inside a shell string, or a command given to bash -c '…' or ssh
+// that feeds a password on stdin. A double-quoted string is unquoted as
+// Go (and JSON) quote it, redacted, and quoted again; one that does not
+// unquote is left to the rules as it is.
+func quotedTexts(s string, depth int) string {
+	if depth >= maxQuoteDepth || !strings.ContainsAny(s, `"'`) {
+		return s
+	}
+	return quotedSpan.ReplaceAllStringFunc(s, func(q string) string {
+		feeds := strings.Contains(q, "echo") || strings.Contains(q, "printf") || strings.Contains(q, "<<<")
+		if q[0] == '\'' {
+			if inner := q[1 : len(q)-1]; feeds {
+				if r := secrets(inner, depth+1); r != inner {
+					return "'" + r + "'"
+				}
+			}
+			return q
+		}
+		if !feeds && !strings.Contains(q, `\`) {
+			return q
+		}
+		inner, err := strconv.Unquote(q)
+		if err != nil {
+			return q
+		}
+		if r := secrets(inner, depth+1); r != inner {
+			return strconv.Quote(r)
+		}
+		return q
+	})
 }
 
 // mayBeCode reports whether a would-be secret (v, perhaps in quotes) holds
