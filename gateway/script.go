@@ -12,6 +12,7 @@ import (
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/askops/askops/redact"
 )
 
 // This file is what `bot ask` (a script asking before it runs a command)
@@ -92,7 +93,8 @@ func GrantFor(ctx context.Context, rules []policy.Rule, store GrantMatcher, req 
 		Cwd: req.Cwd, Workspace: req.Workspace, SessionID: req.SessionID, Mode: policy.ModeAsk,
 	})
 	if v.Decision != policy.Allow || v.Grant == "" || !seen.found {
-		log.Info("no grant covers the command; asking", "decision", v.Decision, "rule", v.Rule, "reason", v.Reason)
+		// The reason may quote the command, secrets and all.
+		log.Info("no grant covers the command; asking", "decision", v.Decision, "rule", v.Rule, "reason", redact.Secrets(v.Reason))
 		return grants.Grant{}, false
 	}
 	return seen.grant, true
