@@ -88,3 +88,75 @@ func jwkKeys(s string) string {
 	}
 	return replaceGroup(s, jwkMember, 1, func([]string) bool { return true }, func(string, []string) string { return Marker })
 }
+
+// secretDataKey starts a Kubernetes Secret's data or stringData map.
+var (
+	kindSecret    = regexp.MustCompile(`(?m)\bkind:[ \t]*["']?Secret["']?[ \t]*\r?$`)
+	secretDataKey = regexp.MustCompile(`(?m)^([ \t]*)(?:data|stringData):[ \t]*\r?$`)
+)
+
+// kubernetesSecrets hides every value under data: and stringData: of a
+// manifest of kind Secret, whatever its key is called (db-url:,
+// config.json:): in a Secret each one is. A block scalar's lines (key: |)
+// are hidden line by line; the keys stay.
+func kubernetesSecrets(s string) string {
+	if !kindSecret.MatchString(s) {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	changed := false
+	for i := 0; i < len(lines); i++ {
+		m := secretDataKey.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		indent := len(m[1])
+		block := -1 // indent of the key whose block scalar is being hidden
+		for i+1 < len(lines) {
+			l := lines[i+1]
+			body := strings.TrimLeft(l, " \t")
+			in := len(l) - len(body)
+			if strings.TrimSpace(body) == "" {
+				i++
+				continue
+			}
+			if in <= indent {
+				break // the map ended
+			}
+			i++
+			cr := ""
+			if strings.HasSuffix(l, "\r") {
+				cr = "\r"
+			}
+			if block >= 0 && in > block {
+				// YAML data, not shell: nothing here runs
+				if body != Marker+cr {
+					lines[i] = l[:in] + Marker + cr
+					changed = true
+				}
+				continue
+			}
+			block = -1
+			key, v, ok := strings.Cut(body, ":")
+			v = strings.TrimSpace(v)
+			if strings.HasPrefix(v, "#") {
+				v = "" // a comment, no value
+			}
+			if !ok || strings.ContainsAny(key, " \t") {
+				continue
+			}
+			switch {
+			case v == "":
+			case strings.HasPrefix(v, "|") || strings.HasPrefix(v, ">"):
+				block = in
+			case !strings.HasSuffix(strings.Trim(v, `"'`), Marker):
+				lines[i] = l[:in] + key + ": " + quotedMarker(v) + cr
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return s
+	}
+	return strings.Join(lines, "\n")
+}

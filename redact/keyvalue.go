@@ -34,9 +34,12 @@ func keyValues(s string) string {
 		if s[i] != ':' && s[i] != '=' {
 			continue
 		}
-		// Walk back from the separator: spaces, a closing quote (\" in a
-		// shell string), the key.
+		// Walk back from the separator: := ?= += != (Go, make), spaces, a
+		// closing quote (\" in a shell string), the key.
 		ke := i
+		if s[i] == '=' && ke > 0 && strings.IndexByte(":?+!", s[ke-1]) >= 0 {
+			ke--
+		}
 		for ke > 0 && (s[ke-1] == ' ' || s[ke-1] == '\t') {
 			ke--
 		}
@@ -67,6 +70,11 @@ func keyValues(s string) string {
 			continue
 		}
 		vs := i + 1
+		if s[i] == '=' && vs < len(s) && s[vs] == '>' {
+			vs++ // 'password' => '…' (Ruby, PHP)
+		} else if s[i] == ':' && vs < len(s) && s[vs] == '=' {
+			continue // := is found at its =
+		}
 		for vs < len(s) && (s[vs] == ' ' || s[vs] == '\t') {
 			vs++
 		}

@@ -13,11 +13,12 @@ import "strings"
 // tailWords end a name whose value is a secret.
 var tailWords = set("pass", "password", "passwords", "passwd", "passphrase", "passcode", "passkey",
 	"pwd", "pw", "pat", "token", "tokens", "secret", "secrets", "credential", "credentials",
-	"auth", "apikey", "cookie", "privatekey", "secretkey", "accesskey")
+	"auth", "apikey", "cookie", "privatekey", "secretkey", "accesskey", "creds", "mnemonic")
 
 // anywhereWords make a name secret wherever they stand in it (*_PASS*,
 // *_SECRET*).
-var anywhereWords = set("pass", "password", "passwd", "passphrase", "passcode", "secret")
+var anywhereWords = set("pass", "password", "passwd", "passphrase", "passcode", "secret", "token",
+	"apikey", "credential", "credentials", "creds", "pwd")
 
 // metaWords end a name whose value is about a secret but is not one: where
 // it is kept, what it is called, how it is read.
@@ -26,7 +27,9 @@ var metaWords = set("file", "files", "path", "dir", "name", "names", "id", "ids"
 	"url", "uri", "version", "mode", "field", "header", "param", "count", "manager", "backend",
 	"provider", "required", "reset", "stdin", "fd", "command", "cmd", "helper", "store", "source",
 	"sources", "namespace", "mount", "engine", "label", "labels", "expiry", "expires", "ttl", "rotation",
-	"format", "kind", "scope", "scopes", "algorithm", "alg")
+	"format", "kind", "scope", "scopes", "algorithm", "alg", "endpoint", "alias", "public", "expiration",
+	"lifetime", "interval", "timeout", "seconds", "audience", "issuer", "prefix", "suffix", "size", "location", "host", "port",
+	"user", "username", "login", "email", "owner", "by", "at", "date", "time", "created", "updated")
 
 // keyPairs are the words before "key" that make "…-key" and "…Key" a
 // secret; after _ or . any key is one (aws_secret_access_key, tls.key),
@@ -37,7 +40,7 @@ var keyPairs = set("api", "access", "private", "secret", "signing", "encryption"
 
 // exactNames are secrets whose words alone would not say so.
 var exactNames = set("authorization", "proxy-authorization", "set-cookie", "client-key-data",
-	"x-amz-security-token", "ssh-privatekey")
+	"x-amz-security-token", "ssh-privatekey", "_gitlab_session", "gitlab_session")
 
 // gluedWords end a name written without separators (PGPASSWORD,
 // CLIENTSECRET, MYSQLPWD); only words that cannot be the tail of an

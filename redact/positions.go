@@ -52,7 +52,7 @@ var stdinConsumer = regexp.MustCompile(`--password-stdin|--pass(?:word)?-stdin|-
 // stdinFeed is echo or printf with its words, piped into the rest of the
 // command line; feedWord is one of those words.
 var (
-	stdinFeed = regexp.MustCompile(`(?:^|[\n;&|({])[ \t]*(?:echo|printf)((?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|[^\s"'|;&<>()]+))+)[ \t]*\|[ \t]*([^\n;&|]*)`)
+	stdinFeed = regexp.MustCompile(`\b(echo|printf)((?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'|[^\s"'|;&<>()]+))+)[ \t]*\|[ \t]*([^\n;&|]*)`)
 	hereStr   = regexp.MustCompile(`(?:^|[\n;&|({])([^\n;&|({]*?)<<<[ \t]*("[^"\n]*"|'[^'\n]*'|[^\s"'|;&<>()]+)`)
 	feedWord  = regexp.MustCompile(`"[^"\n]*"|'[^'\n]*'|[^\s"']+`)
 )
@@ -60,13 +60,14 @@ var (
 // fedPasswords hides the words echoed or printf'd into a command that reads
 // a password on stdin (… | docker login --password-stdin, | sudo -S, |
 // chpasswd, | passwd --stdin), and a here-string given to one (sudo -S id
-// <<< pass). Only an echo or printf that starts a command counts: after ssh
-// or eval its words are code, and stay. A word is hidden piece by piece
-// between literal \n, and a piece with shell syntax stays (echo -e
-// 'pw\ncurl …|sh' | sudo -S bash runs the second line).
+// <<< pass). A word is hidden piece by piece between literal \n, and a
+// piece with shell syntax stays: echo -e 'pw\ncurl …|sh' | sudo -S bash
+// runs the second line, and ssh host echo 'x; curl …|sh' | sudo -S runs
+// it remotely. A piece without shell syntax is echo's argument however
+// the line is read again (eval, ssh), so hiding it hides no code.
 func fedPasswords(s string) string {
-	s = replaceGroup(s, stdinFeed, 1, func(m []string) bool { return stdinConsumer.MatchString(m[2]) }, func(words string, m []string) string {
-		chpasswd := strings.Contains(m[2], "chpasswd")
+	s = replaceGroup(s, stdinFeed, 2, func(m []string) bool { return stdinConsumer.MatchString(m[3]) }, func(words string, m []string) string {
+		chpasswd := strings.Contains(m[3], "chpasswd")
 		spans := feedWord.FindAllStringIndex(words, -1)
 		var args [][]int
 		for i, w := range spans {
@@ -74,7 +75,7 @@ func fedPasswords(s string) string {
 			if len(args) == 0 && strings.HasPrefix(word, "-") && strings.Trim(word, "-neE") == "" {
 				continue // echo -n, -e
 			}
-			if i == 0 && strings.Contains(strings.TrimLeft(m[0], " \t\n;&|({"), "printf") && len(spans) > 1 && strings.Contains(word, "%") {
+			if i == 0 && m[1] == "printf" && len(spans) > 1 && strings.Contains(word, "%") {
 				continue // printf's format
 			}
 			args = append(args, w)

@@ -81,7 +81,7 @@ func argument(name, prefix string, hints ...string) secretRule {
 // redaction: each regexp matches the secret only, never its surroundings.
 var secretRules = []secretRule{
 	prefixed("github", `gh[pousr]_|github_pat_`, `[A-Za-z0-9_]{16,}`, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-	prefixed("gitlab", `gl(?:pat|dt|rt|ptt|ft|imt|oas|cbt|soat|ffct)-`, `[A-Za-z0-9_-]{16,}`, "gl"),
+	prefixed("gitlab", `gl(?:pat|dt|rt|ptt|ft|imt|oas|cbt|soat|ffct|agent)-`, `[A-Za-z0-9_-]{16,}`, "gl"),
 	// xoxd- is the browser session cookie, often URL-encoded (%2F);
 	// xoxe.xoxp- and xoxe- are rotating tokens and their refresh tokens.
 	prefixed("slack", `xoxe\.xox[bp]-|xox[abposrecd]-|xapp-`, `[A-Za-z0-9%/+=-]{6,}`, "xox", "xapp-"),
@@ -93,7 +93,7 @@ var secretRules = []secretRule{
 		r.keep = func(g []string) bool { return strings.HasPrefix(g[0], "sk-ant-") }
 		return r
 	}(),
-	prefixed("stripe", `(?:sk|rk)_(?:live|test)_|whsec_`, `[A-Za-z0-9]{10,}`, "_live_", "_test_", "whsec_"),
+	prefixed("stripe", `(?:sk|rk)_(?:live|test|prod)_|whsec_`, `[A-Za-z0-9]{10,}`, "_live_", "_test_", "_prod_", "whsec_"),
 	prefixed("npm", `npm_`, `[A-Za-z0-9]{30,}`, "npm_"),
 	prefixed("pypi", `pypi-`, `AgE[A-Za-z0-9_-]{40,}`, "pypi-"),
 	prefixed("google-api-key", `AIza`, `[A-Za-z0-9_-]{35}`, "aiza"),
@@ -120,7 +120,7 @@ var secretRules = []secretRule{
 	prefixed("postman", `PMAK-`, `[a-f0-9]{24}-[a-f0-9]{34}`, "pmak-"),
 	prefixed("terraform", `[A-Za-z0-9]{14}\.atlasv1\.`, `[A-Za-z0-9_=-]{60,}`, ".atlasv1."),
 	prefixed("flyio", `fo1_|fm[12][ar]?_`, `[A-Za-z0-9_-]{40,}`, "fo1_", "fm1", "fm2"),
-	prefixed("square", `sq0(?:atp|csp)-`, `[0-9A-Za-z_-]{22,}`, "sq0"),
+	prefixed("square", `sq0(?:atp|csp)-|EAAA`, `[0-9A-Za-z_-]{22,60}\b`, "sq0", "eaaa"),
 	prefixed("supabase", `sbp_`, `[a-f0-9]{40}`, "sbp_"),
 	prefixed("replicate", `r8_`, `[A-Za-z0-9]{37}`, "r8_"),
 	prefixed("groq", `gsk_`, `[A-Za-z0-9]{48,}`, "gsk_"),
@@ -167,6 +167,31 @@ var secretRules = []secretRule{
 	prefixed("gitlab-runner-registration", `GR1348941`, `[A-Za-z0-9_-]{20}`, "gr1348941"),
 	prefixed("circleci", `CCIPAT_`, `[A-Za-z0-9]{22}_[a-f0-9]{40}`, "ccipat_"),
 	prefixed("pinecone", `pcsk_`, `[A-Za-z0-9_]{40,}`, "pcsk_"),
+	prefixed("1password-secret-key", `A3-`, `[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b`, "a3-"),
+	prefixed("adobe-client-secret", `p8e-`, `[A-Za-z0-9]{32}\b`, "p8e-"),
+	prefixed("clickhouse", `4b1d`, `[A-Za-z0-9]{38}\b`, "4b1d"),
+	prefixed("artifactory-reference", `cmVmd`, `[A-Za-z0-9]{59}\b`, "cmvmd"),
+	prefixed("defined-networking", `dnkey-`, `[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}`, "dnkey-"),
+	prefixed("facebook-page", `EAA[MC]`, `[A-Za-z0-9]{100,}`, "eaam", "eaac"),
+	prefixed("grafana-api-key", `eyJrIjoi`, `[A-Za-z0-9]{70,400}={0,3}`, "eyjrijoi"),
+	prefixed("jwt-base64", `ZXlK`, `[A-Za-z0-9/_+-]{40,}={0,2}`, "zxlk"),
+	prefixed("intra42", `s-s4t2(?:ud|af)-`, `[a-f0-9]{64}`, "s-s4t2"),
+	prefixed("scalingo", `tk-us-`, `[A-Za-z0-9_-]{48}`, "tk-us-"),
+	prefixed("settlemint", `sm_(?:aat|pat|sat)_`, `[A-Za-z0-9]{16}\b`, "sm_aat_", "sm_pat_", "sm_sat_"),
+	prefixed("authress", `(?:sc|ext|scauth|authress)_`, `[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}`, ".acc"),
+	{
+		name:  "maxmind",
+		hints: []string{"_mmk"},
+		re:    regexp.MustCompile(`\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}(_mmk)\b`),
+		repl:  Marker + `${1}`,
+	},
+	{
+		// Teams incoming webhooks: the path after webhookb2/ is the secret.
+		name:  "teams-webhook",
+		hints: []string{"webhook.office.com"},
+		re:    regexp.MustCompile(`(\.webhook\.office\.com/webhookb2/)[A-Za-z0-9@/-]+`),
+		repl:  `${1}` + Marker,
+	},
 	{
 		name:  "mailchimp",
 		hints: []string{"-us"},
@@ -366,7 +391,7 @@ const maxQuoteDepth = 2
 
 func secrets(s string, depth int) string {
 	s = quotedTexts(s, depth)
-	s = jwkKeys(base64Keys(puttyKeys(privateKeys(s))))
+	s = kubernetesSecrets(jwkKeys(base64Keys(puttyKeys(privateKeys(s)))))
 	lower := lowerASCII(s)
 	for _, rule := range rules {
 		var r string

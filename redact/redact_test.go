@@ -125,6 +125,10 @@ func TestRedactLeavesOrdinaryText(t *testing.T) {
 		"git log --since=2.weeks",
 		"echo abandon ability able about above absent absorb abstract absurd abuse access",
 		"docker run -p 127.0.0.1:8080:80 nginx",
+		"kind: ConfigMap\ndata:\n  LOG_LEVEL: info\n  settings.ini: |\n    [db]\n    host = db",
+		"token_endpoint: https://auth.example/oauth/token",
+		"token_url = https://auth.example/oauth/token",
+		"api_key_alias: billing",
 		"-----BEGIN CERTIFICATE-----\nLS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n-----END CERTIFICATE-----",
 		"PuTTY-User-Key-File-3: ssh-ed25519\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5AAAAIBNx",
 		"[REDACTED]",
@@ -180,7 +184,7 @@ func input(kind string, n int) string {
 	switch kind {
 	case "secrets":
 		for _, sh := range secretShapes() {
-			parts = append(parts, sh.in)
+			parts = append(parts, sh.In)
 		}
 	default:
 		parts = []string{

@@ -77,10 +77,13 @@ func viewCall(a pending.Ask, limit int) callView {
 		v.kind = callCommand
 		v.command = head(c.Command)
 		v.lines0 = strings.Count(c.Command, "\n") + 1
-		for _, p := range policy.Programs(c.Command) {
-			v.programs = append(v.programs, redact.Secrets(p))
-		}
-		v.lookAlikes = lookAlikes(c.Command)
+		// Programs and look-alikes quote pieces of the command, which
+		// redacted alone lose what says they are secrets (a key's lines
+		// parse as programs; a look-alike's word is shown): they are read
+		// from the redacted command, whose code is the same.
+		red := redact.Secrets(c.Command)
+		v.programs = policy.Programs(red)
+		v.lookAlikes = lookAlikes(red)
 		if c.Cwd != "" && c.Cwd != a.Cwd {
 			// Where it runs is part of what is approved.
 			v.cwd = redactHead(c.Cwd, 300)
@@ -92,7 +95,7 @@ func viewCall(a pending.Ask, limit int) callView {
 		v.path = redactHead(c.Path, 600)
 		v.body = head(c.Content)
 		v.lines0 = strings.Count(c.Content, "\n") + 1
-		v.lookAlikes = append(pathLookAlikes(c.Path), lookAlikes(c.Content)...)
+		v.lookAlikes = append(pathLookAlikes(c.Path), lookAlikes(redact.Secrets(c.Content))...)
 		v.lines = strings.Count(c.Content, "\n")
 		if c.Content != "" && !strings.HasSuffix(c.Content, "\n") {
 			v.lines++
@@ -101,9 +104,10 @@ func viewCall(a pending.Ask, limit int) callView {
 	case pending.CallEdit:
 		v.kind = callEdit
 		v.path = redactHead(c.Path, 600)
-		v.body = lineDiff(redact.Secrets(c.Old), redact.Secrets(c.New))
+		newText := redact.Secrets(c.New)
+		v.body = lineDiff(redact.Secrets(c.Old), newText)
 		v.lines0 = strings.Count(v.body, "\n") + 1
-		v.lookAlikes = append(pathLookAlikes(c.Path), lookAlikes(c.New)...)
+		v.lookAlikes = append(pathLookAlikes(c.Path), lookAlikes(newText)...)
 		for _, l := range strings.Split(v.body, "\n") {
 			switch {
 			case strings.HasPrefix(l, "- "):
