@@ -160,3 +160,42 @@ func kubernetesSecrets(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// yamlBlockKey is a YAML key whose value is a block scalar (key: |, key: >-).
+var yamlBlockKey = regexp.MustCompile(`^([ \t]*(?:-[ \t]+)?)["']?([A-Za-z0-9_.-]+)["']?:[ \t]*[|>][-+0-9]*[ \t]*\r?$`)
+
+// yamlSecretBlocks hides the lines of a block scalar under a key that
+// names a secret (password: |, tls.key: >-): the key-value rule sees only
+// the "|".
+func yamlSecretBlocks(s string) string {
+	lines := strings.Split(s, "\n")
+	changed := false
+	for i := 0; i < len(lines); i++ {
+		m := yamlBlockKey.FindStringSubmatch(lines[i])
+		if m == nil || !SecretKey(m[2]) {
+			continue
+		}
+		indent := len(m[1])
+		for i+1 < len(lines) {
+			l := lines[i+1]
+			body := strings.TrimLeft(l, " \t")
+			if strings.TrimSpace(body) != "" && len(l)-len(body) <= indent {
+				break
+			}
+			i++
+			if strings.TrimSpace(body) == "" || strings.HasPrefix(body, Marker) || strings.HasPrefix(body, "-----") {
+				continue // blank, done, or a key block's armor (privateKeys hides its body)
+			}
+			cr := ""
+			if strings.HasSuffix(l, "\r") {
+				cr = "\r"
+			}
+			lines[i] = l[:len(l)-len(body)] + Marker + cr
+			changed = true
+		}
+	}
+	if !changed {
+		return s
+	}
+	return strings.Join(lines, "\n")
+}

@@ -392,6 +392,9 @@ const maxQuoteDepth = 2
 func secrets(s string, depth int) string {
 	s = quotedTexts(s, depth)
 	s = kubernetesSecrets(jwkKeys(base64Keys(puttyKeys(privateKeys(s)))))
+	if strings.Contains(s, ": |") || strings.Contains(s, ": >") {
+		s = yamlSecretBlocks(s)
+	}
 	lower := lowerASCII(s)
 	for _, rule := range rules {
 		var r string

@@ -127,6 +127,7 @@ func TestRedactLeavesOrdinaryText(t *testing.T) {
 		"docker run -p 127.0.0.1:8080:80 nginx",
 		"kind: ConfigMap\ndata:\n  LOG_LEVEL: info\n  settings.ini: |\n    [db]\n    host = db",
 		"token_endpoint: https://auth.example/oauth/token",
+		"script: |\n  make build\n  make test\ndescription: >\n  builds",
 		"token_url = https://auth.example/oauth/token",
 		"api_key_alias: billing",
 		"-----BEGIN CERTIFICATE-----\nLS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n-----END CERTIFICATE-----",

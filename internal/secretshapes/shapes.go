@@ -388,6 +388,8 @@ func All(words []string) []Shape {
 	add("GitLab session cookie", "curl -b _gitlab_session=⟨S⟩ https://gitlab.example/api/v4/user", hex(32))
 	add("k8s Secret data, any key", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\ndata:\n  db-url: ⟨S⟩", f.of(b64, 60)+"==")
 	add("k8s Secret stringData block", "kind: Secret\nstringData:\n  settings.ini: |\n    ⟨S⟩\nmetadata:\n  name: app", "[db]\n    dsn = "+f.of(alnum, 30))
+	add("YAML block password", "db:\n  password: |\n    ⟨S⟩\n  user: app", f.of(alnum, 24))
+	add("YAML folded token", "auth:\n  - token: >-\n      ⟨S⟩\n  - name: ci", f.of(alnum, 40))
 	add("Ruby hash rocket", "config = { 'password' => '⟨S⟩' }", f.of(alnum, 16))
 	add("Go :=", `apiToken := "⟨S⟩"`, f.of(alnum, 32))
 	add("Makefile ?=", "DEPLOY_TOKEN ?= ⟨S⟩", f.of(alnum, 32))
