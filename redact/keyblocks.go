@@ -100,7 +100,7 @@ var (
 // config.json:): in a Secret each one is. A block scalar's lines (key: |)
 // are hidden line by line; the keys stay.
 func kubernetesSecrets(s string) string {
-	if !kindSecret.MatchString(s) {
+	if !strings.Contains(s, "Secret") || !kindSecret.MatchString(s) {
 		return s
 	}
 	lines := strings.Split(s, "\n")

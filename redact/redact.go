@@ -520,6 +520,14 @@ func quotedTexts(s string, depth int) string {
 	if depth >= maxQuoteDepth || !strings.ContainsAny(s, `"'`) {
 		return s
 	}
+	// A quoted string is on one line; only lines with an escape or a feed
+	// are read again.
+	return eachLine(s, lowerASCII(s), []string{`\`, "echo", "printf", "<<<"}, func(line string) string {
+		return quotedLine(line, depth)
+	})
+}
+
+func quotedLine(s string, depth int) string {
 	return quotedSpan.ReplaceAllStringFunc(s, func(q string) string {
 		feeds := strings.Contains(q, "echo") || strings.Contains(q, "printf") || strings.Contains(q, "<<<")
 		if q[0] == '\'' {
