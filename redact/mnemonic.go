@@ -2,6 +2,7 @@ package redact
 
 import (
 	_ "embed"
+	"regexp"
 	"strings"
 )
 
@@ -134,4 +135,53 @@ func commandStart(s string, i int) bool {
 		k--
 	}
 	return precommands[s[k:j]]
+}
+
+// numberedWord is one word of a numbered list: "1. abandon", "12) zoo".
+var numberedWord = regexp.MustCompile(`\b[0-9]{1,2}[.):][ \t]*([a-z]+)\b`)
+
+// numberedMnemonics hides a seed phrase written as a numbered list, on one
+// line or over several (a wallet's backup sheet): at least twelve numbered
+// list words with nothing but spaces and line breaks between them. The
+// numbers stay, each word goes, and no line break is lost. A numbered list
+// is not a command, so no word here can be code.
+func numberedMnemonics(s string) string {
+	idx := numberedWord.FindAllStringSubmatchIndex(s, -1)
+	if len(idx) < mnemonicMin {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	flush := func(run [][]int) {
+		if len(run) < mnemonicMin {
+			return
+		}
+		for _, m := range run {
+			b.WriteString(s[last:m[2]])
+			b.WriteString(Marker)
+			last = m[3]
+		}
+	}
+	var run [][]int
+	for _, m := range idx {
+		word := s[m[2]:m[3]]
+		gap := ""
+		if len(run) > 0 {
+			gap = s[run[len(run)-1][1]:m[0]]
+		}
+		if !bip39Words[word] || strings.Trim(gap, " \t\r\n") != "" {
+			flush(run)
+			run = run[:0]
+			if !bip39Words[word] {
+				continue
+			}
+		}
+		run = append(run, m)
+	}
+	flush(run)
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }

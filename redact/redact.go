@@ -395,6 +395,7 @@ func secrets(s string, depth int) string {
 	if strings.Contains(s, ": |") || strings.Contains(s, ": >") {
 		s = yamlSecretBlocks(s)
 	}
+	s = numberedMnemonics(s)
 	lower := lowerASCII(s)
 	for _, rule := range rules {
 		var r string

@@ -399,6 +399,23 @@ func All(words []string) []Shape {
 	for _, n := range []int{12, 15, 18, 21, 24} {
 		add(fmt.Sprintf("BIP-39 %d words", n), `cast wallet import dev --mnemonic "⟨S⟩"`, mnemonic(f, words, n))
 	}
+	numbered := func(n int, perLine int) string {
+		ws := strings.Fields(mnemonic(f, words, n))
+		var b strings.Builder
+		for i, w := range ws {
+			fmt.Fprintf(&b, "%d. %s", i+1, w)
+			switch {
+			case i == len(ws)-1:
+			case (i+1)%perLine == 0:
+				b.WriteString("\n")
+			default:
+				b.WriteString("  ")
+			}
+		}
+		return b.String()
+	}
+	add("BIP-39 numbered, one a line", "cat > backup.txt <<EOF\n⟨S⟩\nEOF", numbered(12, 1))
+	add("BIP-39 numbered, four a line", "Recovery phrase:\n⟨S⟩", numbered(24, 4))
 	add("BIP-39 in a file", "echo ⟨S⟩ > seed.txt", mnemonic(f, words, 12))
 	add("BIP-39 in JSON", `{"wallet":"dev","phrase":"⟨S⟩"}`, mnemonic(f, words, 24))
 	_ = rsa0
