@@ -168,3 +168,41 @@ func TestSecretLookAlikesKeepCode(t *testing.T) {
 	}
 	t.Logf("look-alikes tested %d, code hidden %d", len(secretLookAlikes), hidden)
 }
+
+// All shapes in one text, as a long script or a file holds several: no
+// rule's match runs into the next shape's, and none hides a look-alike's
+// code beside them.
+func TestSecretShapesTogether(t *testing.T) {
+	shapes := secretShapes()
+	for _, sep := range []string{"\n", "\n\n# next\n", " ; "} {
+		var parts []string
+		for i, sh := range shapes {
+			parts = append(parts, sh.In)
+			if la := secretLookAlikes[i%len(secretLookAlikes)]; !strings.Contains(la.in, "\n") {
+				parts = append(parts, la.in)
+			}
+		}
+		in := strings.Join(parts, sep)
+		got := Secrets(in)
+		for _, sh := range shapes {
+			if sh.Leaked(got) {
+				t.Errorf("sep %q: %s leaked", sep, sh.Name)
+			}
+		}
+		for i := range shapes {
+			if la := secretLookAlikes[i%len(secretLookAlikes)]; !strings.Contains(la.in, "\n") {
+				for _, code := range la.code {
+					if !strings.Contains(got, code) {
+						t.Errorf("sep %q: %q is hidden", sep, code)
+					}
+				}
+			}
+		}
+		if strings.Count(got, "\n") != strings.Count(in, "\n") {
+			t.Errorf("sep %q: line breaks changed", sep)
+		}
+		if again := Secrets(got); again != got {
+			t.Errorf("sep %q: not idempotent", sep)
+		}
+	}
+}

@@ -231,8 +231,8 @@ func cookies(s string) string {
 			if sp := strings.IndexAny(s[p:end], " \t"); sp >= 0 {
 				end = p + sp
 			}
-		} else if q := strings.IndexAny(s[p:end], `"'`); q >= 0 {
-			end = p + q // Cookie: … inside curl -H '…'
+		} else if q := headerEnd(s[p:end]); q >= 0 {
+			end = p + q // Cookie: … inside curl -H '…', or before ; the next command
 		}
 		b.WriteString(s[last:p])
 		b.WriteString(cookieList(s[p:end], set))
@@ -240,6 +240,17 @@ func cookies(s string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// headerEnd is where an unquoted header value ends before the line does:
+// at a quote (the header was inside curl -H '…') or at shell syntax that
+// no cookie holds (" ;", |, &, <, >); -1 if it runs to the line's end.
+func headerEnd(v string) int {
+	end := strings.IndexAny(v, "\"'|&<>")
+	if i := strings.Index(v, " ;"); i >= 0 && (end < 0 || i < end) {
+		end = i
+	}
+	return end
 }
 
 // cookieList hides the values of name=value pairs separated by ";"; only

@@ -668,9 +668,11 @@ func keyBody(b *strings.Builder, s string, p int) int {
 	}
 	line := s[p : p+eol]
 	if rest := strings.TrimRight(line, " \t\r"); rest != "" {
-		b.WriteString(inlineKey(rest))
-		b.WriteString(line[len(rest):])
-		return p + eol
+		// Only the key is consumed: another BEGIN later on the line is
+		// the next block's.
+		shown, used := inlineKey(rest)
+		b.WriteString(shown)
+		return p + used
 	}
 	b.WriteString(line)
 	p += eol
@@ -726,8 +728,9 @@ func keyBody(b *strings.Builder, s string, p int) int {
 }
 
 // inlineKey hides the key in the rest of a BEGIN line: base64 words joined
-// by spaces or literal \n, up to an END marker or anything else.
-func inlineKey(rest string) string {
+// by spaces or literal \n, up to an END marker or anything else. It returns
+// the key's part rewritten and how much of rest that was.
+func inlineKey(rest string) (string, int) {
 	i := 0
 	start, stop := -1, -1
 	for i < len(rest) {
@@ -753,9 +756,9 @@ func inlineKey(rest string) string {
 		stop = i
 	}
 	if start < 0 {
-		return rest
+		return "", 0
 	}
-	return rest[:start] + Marker + rest[stop:]
+	return rest[:start] + Marker, stop
 }
 
 // armorHeader is an OpenPGP armor header line ("Version: GnuPG v2") or a
