@@ -206,3 +206,23 @@ func TestSecretShapesTogether(t *testing.T) {
 		}
 	}
 }
+
+// Secrets never panics, never adds or removes a line break, and is
+// idempotent, on any text (the seeds are the corpus and the look-alikes).
+func FuzzSecrets(f *testing.F) {
+	for _, sh := range secretShapes() {
+		f.Add(sh.In)
+	}
+	for _, la := range secretLookAlikes {
+		f.Add(la.in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got := Secrets(in)
+		if strings.Count(got, "\n") != strings.Count(in, "\n") {
+			t.Fatalf("line breaks changed:\n in %q\nout %q", in, got)
+		}
+		if again := Secrets(got); again != got {
+			t.Fatalf("not idempotent:\n in %q\nout %q\nagain %q", in, got, again)
+		}
+	})
+}

@@ -242,6 +242,19 @@ func cookies(s string) string {
 	return b.String()
 }
 
+// cookieName reports whether n is a cookie's name (an HTTP token).
+func cookieName(n string) bool {
+	if n == "" {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		if c := n[i]; !(wordByte(c) || strings.IndexByte("!#%*+.^|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // headerEnd is where an unquoted header value ends before the line does:
 // at a quote (the header was inside curl -H '…') or at shell syntax that
 // no cookie holds (" ;", |, &, <, >); -1 if it runs to the line's end.
@@ -262,7 +275,7 @@ func cookieList(list string, first bool) string {
 			break
 		}
 		name, v, ok := strings.Cut(p, "=")
-		if !ok || strings.TrimSpace(name) == "" || v == "" || mayBeCode(v) || strings.HasSuffix(v, Marker) || strings.ContainsAny(name, "$`()") {
+		if !ok || !cookieName(strings.TrimLeft(name, " \t")) || v == "" || mayBeCode(v) || strings.HasSuffix(v, Marker) {
 			continue
 		}
 		pairs[i] = name + "=" + Marker
