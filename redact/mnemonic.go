@@ -146,6 +146,23 @@ var numberedWord = regexp.MustCompile(`\b[0-9]{1,2}[.):][ \t]*([a-z]+)\b`)
 // numbers stay, each word goes, and no line break is lost. A numbered list
 // is not a command, so no word here can be code.
 func numberedMnemonics(s string) string {
+	// cheap count first: a digit, . ) or :, maybe spaces, a letter
+	n := 0
+	for i := 0; i+2 < len(s) && n < mnemonicMin; i++ {
+		if s[i] < '0' || s[i] > '9' || strings.IndexByte(".):", s[i+1]) < 0 {
+			continue
+		}
+		j := i + 2
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		if j < len(s) && isLower(s[j]) {
+			n++
+		}
+	}
+	if n < mnemonicMin {
+		return s
+	}
 	idx := numberedWord.FindAllStringSubmatchIndex(s, -1)
 	if len(idx) < mnemonicMin {
 		return s

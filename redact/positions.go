@@ -168,9 +168,32 @@ func pgpass(s string) string {
 	if strings.Count(s, ":") < 4 {
 		return s
 	}
-	return replaceGroup(s, pgpassLine, 1, func(m []string) bool {
-		return !alreadyRedacted(m) && !mayBeCode(m[1])
-	}, func(string, []string) string { return Marker })
+	// A .pgpass line has no space or quote in it: the regexp runs on each
+	// such run of text that has four colons, not on a whole (long) line.
+	var b strings.Builder
+	last := 0
+	for start := 0; start < len(s); {
+		end := start + strings.IndexAny(s[start:], " \t\r\n'\"")
+		if end < start {
+			end = len(s)
+		}
+		if tok := s[start:end]; strings.Count(tok, ":") >= 4 {
+			from := max(start-1, 0) // the regexp wants the separator before the host
+			if r := replaceGroup(s[from:end], pgpassLine, 1, func(m []string) bool {
+				return !alreadyRedacted(m) && !mayBeCode(m[1])
+			}, func(string, []string) string { return Marker }); r != s[from:end] {
+				b.WriteString(s[last:from])
+				b.WriteString(r)
+				last = end
+			}
+		}
+		start = end + 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // Markup that names a secret and then gives it: <password>…</password>
