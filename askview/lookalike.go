@@ -44,15 +44,15 @@ func (l LookAlike) Where() string {
 func Call(a pending.Ask) []LookAlike {
 	switch c := a.Describe(); c.Kind {
 	case pending.CallCommand:
-		found := LookAlikes(c.Command)
+		found := LookAlikes(redact.Secrets(c.Command))
 		if c.Cwd != "" && c.Cwd != a.Cwd {
 			found = append(found, PathLookAlikes(c.Cwd)...)
 		}
 		return found
 	case pending.CallWrite:
-		return append(PathLookAlikes(c.Path), LookAlikes(c.Content)...)
+		return append(PathLookAlikes(c.Path), LookAlikes(redact.Secrets(c.Content))...)
 	case pending.CallEdit:
-		return append(PathLookAlikes(c.Path), LookAlikes(c.New)...)
+		return append(PathLookAlikes(c.Path), LookAlikes(redact.Secrets(c.New))...)
 	}
 	// The arguments are read redacted, as shown: a finding names the word
 	// it is in, and a JSON value alone ("hunter2") no longer says it is a

@@ -89,7 +89,9 @@ func viewCall(a pending.Ask) callView {
 	case pending.CallCommand:
 		v.Kind = "command"
 		v.Command = show(c.Command)
-		for _, p := range policy.Programs(c.Command) {
+		// From the redacted command: a program redacted alone loses what
+		// says it is a secret (a key block's lines parse as programs).
+		for _, p := range policy.Programs(redact.Secrets(c.Command)) {
 			v.Programs = append(v.Programs, show(p))
 		}
 		if c.Cwd != "" && c.Cwd != a.Cwd {

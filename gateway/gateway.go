@@ -22,6 +22,7 @@ import (
 
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/askops/askops/redact"
 )
 
 // Asks is what the gateway reads and decides in the pending store;
@@ -251,10 +252,14 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		if v.Decision == policy.Deny {
 			status = pending.Denied
 		}
+		// The reason may quote the command ("denied by rule: … matches
+		// …"); it is logged and answered, never stored, so it is redacted
+		// here as the store redacts an Ask's.
 		reason := v.Reason
 		if v.Rule != "" {
 			reason += " (" + v.Rule + ")"
 		}
+		reason = redact.Secrets(reason)
 		s.log.Info("policy decided", "session", c.SessionID, "tool", c.Tool, "decision", v.Decision, "reason", reason)
 		return req, pending.Ask{Request: req, Status: pending.Status(status), DecidedBy: PolicyDecider, DecisionReason: reason}, true
 	}

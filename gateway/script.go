@@ -13,6 +13,7 @@ import (
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/askops/askops/redact"
 )
 
 // This file is what `bot ask` (a script asking before it runs a command)
@@ -110,7 +111,8 @@ func JudgeScript(ctx context.Context, rules []policy.Rule, store GrantMatcher, r
 	if v.Decision == policy.Allow {
 		v = policy.Verdict{Decision: policy.Ask, Reason: "a script asked for a human (bot ask)"}
 	}
-	log.Info("no grant covers the command", "decision", v.Decision, "rule", v.Rule, "reason", v.Reason, "approvals", v.Approvals)
+	// The reason may quote the command, secrets and all.
+	log.Info("no grant covers the command", "decision", v.Decision, "rule", v.Rule, "reason", redact.Secrets(v.Reason), "approvals", v.Approvals)
 	return ScriptVerdict{Verdict: v}
 }
 
@@ -123,7 +125,7 @@ func GrantFor(ctx context.Context, rules []policy.Rule, store GrantMatcher, req 
 // ScriptDenied is the answer when the policy denies the script's command
 // (a deny rule): no human is asked, as at every other front door.
 func ScriptDenied(req pending.Request, v policy.Verdict) pending.Ask {
-	reason := v.Reason
+	reason := redact.Secrets(v.Reason) // it may quote the command, secrets and all
 	if v.Rule != "" {
 		reason += " (" + v.Rule + ")"
 	}

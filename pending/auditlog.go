@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	hide "github.com/askops/askops/redact"
 )
 
 // AuditLog is the chained audit trail both stores keep: appending events of
@@ -62,7 +64,8 @@ func (s *RedisStore) AppendEvent(ctx context.Context, e Event) (Event, error) {
 	if err := checkEvent(e); err != nil {
 		return Event{}, err
 	}
-	e.Detail = cutDetail(e.Detail, maxEventDetail)
+	// redacted as atRest redacts an Ask's texts
+	e.Reason, e.Detail = hide.Secrets(e.Reason), cutDetail(hide.Secrets(e.Detail), maxEventDetail)
 	now := s.scriptNow()
 	if !e.At.IsZero() {
 		now = micros(e.At)
@@ -277,7 +280,8 @@ func (s *MemoryStore) AppendEvent(ctx context.Context, e Event) (Event, error) {
 		e.At = s.opts.now()
 	}
 	e.At = e.At.UTC().Truncate(time.Microsecond) // as Redis keeps it
-	e.Detail = cutDetail(e.Detail, maxEventDetail)
+	// redacted as atRest redacts an Ask's texts
+	e.Reason, e.Detail = hide.Secrets(e.Reason), cutDetail(hide.Secrets(e.Detail), maxEventDetail)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.appendAudit(e), nil

@@ -1,6 +1,7 @@
 package pending
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -129,5 +130,35 @@ func TestStoresKeepTheSameRedactedRequest(t *testing.T) {
 	}
 	if strings.Contains(got[1].Args+got[1].Summary, "hunter2") {
 		t.Errorf("memory store keeps the secret: %+v", got[1])
+	}
+}
+
+// An event appended from outside the store (a refused vote, the API's
+// self-approval refusal) rests redacted like an Ask's own: both stores.
+func TestAppendEventKeepsNoSecret(t *testing.T) {
+	const pass = "Sup3rSecretPw9"
+	srv := redistest.Start(t)
+	for name, s := range map[string]interface {
+		AppendEvent(ctx context.Context, e Event) (Event, error)
+		Audit(ctx context.Context, limit int) ([]Event, error)
+	}{
+		"memory": NewMemoryStore(Options{Logger: quietLogger()}),
+		"redis":  newRedisStore(t, srv.URL(), Options{Logger: quietLogger()}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := s.AppendEvent(t.Context(), Event{Kind: EventRefused, AskID: "ask-1", Tool: "bash", Outcome: Denied, By: "U1",
+				Reason: "refused: mysql -uroot -p" + pass + " app", Detail: "sshpass -p " + pass + " ssh host"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			events, err := s.Audit(t.Context(), 10)
+			if err != nil || len(events) != 1 {
+				t.Fatalf("Audit = %v, %v", events, err)
+			}
+			e := events[0]
+			if strings.Contains(e.Reason+e.Detail, pass) || !strings.Contains(e.Reason, "-p[REDACTED] app") || !strings.Contains(e.Detail, "sshpass -p [REDACTED] ssh host") {
+				t.Errorf("audit event: reason %q, detail %q", e.Reason, e.Detail)
+			}
+		})
 	}
 }

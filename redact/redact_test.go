@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -106,6 +107,31 @@ func TestRedactLeavesOrdinaryText(t *testing.T) {
 		"grep -r 'password' .",
 		"-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----",
 		"gh_pat is a word",
+		// Round 3: names about a secret, and the new rules' look-alikes.
+		"kubectl get secret db -o jsonpath='{.data.password}'",
+		"secretName: tls-cert",
+		"valueFrom:\n  secretKeyRef:\n    name: db\n    key: password",
+		"export PASSWORD_FILE=/run/secrets/db",
+		"docker login -u bob --password-stdin ghcr.io < pw.txt",
+		"zip -r out.zip dir",
+		"7z a -t7z out.7z dir",
+		"openssl enc -aes-256-cbc -pass env:PW -in f",
+		"ssh-keygen -t ed25519 -N '' -f key",
+		"ldapsearch -x -b dc=example,dc=com",
+		"curl -b cookies.txt https://x.example",
+		"token_type: bearer",
+		"Access-Control-Allow-Credentials: true",
+		"ls --sort-key=name",
+		"git log --since=2.weeks",
+		"echo abandon ability able about above absent absorb abstract absurd abuse access",
+		"docker run -p 127.0.0.1:8080:80 nginx",
+		"kind: ConfigMap\ndata:\n  LOG_LEVEL: info\n  settings.ini: |\n    [db]\n    host = db",
+		"token_endpoint: https://auth.example/oauth/token",
+		"script: |\n  make build\n  make test\ndescription: >\n  builds",
+		"token_url = https://auth.example/oauth/token",
+		"api_key_alias: billing",
+		"-----BEGIN CERTIFICATE-----\nLS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\n-----END CERTIFICATE-----",
+		"PuTTY-User-Key-File-3: ssh-ed25519\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5AAAAIBNx",
 		"[REDACTED]",
 	} {
 		if got := Secrets(s); got != s {
@@ -147,5 +173,57 @@ func TestRedactNeverHidesCode(t *testing.T) {
 	// Literal secrets next to code are still hidden.
 	if got := Secrets(`PASSWORD=hunter2 sh -c "$(echo hi)"`); strings.Contains(got, "hunter2") {
 		t.Errorf("literal secret shown: %q", got)
+	}
+}
+
+// input is n bytes of what Secrets reads: ordinary commands and file
+// text, the secret corpus over and over (dense), or ordinary text on one
+// line (a minified file: no line to confine a rule to).
+func input(kind string, n int) string {
+	var parts []string
+	sep := "\n"
+	switch kind {
+	case "secrets":
+		for _, sh := range secretShapes() {
+			parts = append(parts, sh.In)
+		}
+	default:
+		parts = []string{
+			"cd /srv/app && git pull --rebase origin main && go build ./... && ./deploy.sh --env=staging",
+			`{"command":"kubectl -n prod rollout restart deploy/api","timeout":120,"description":"restart the API"}`,
+			"for f in logs/*.gz; do zcat \"$f\" | grep -E 'ERROR|WARN' | sort | uniq -c; done",
+			"server:\n  port: 8080\n  host: 0.0.0.0\nlogging:\n  level: info\n  format: json",
+			"The deployment failed because the readiness probe timed out after 30 seconds; see the events above.",
+			"curl -s https://api.example.com/v1/items?page=2&limit=50 | jq '.items[] | {id, name}'",
+		}
+		if kind == "one-line" {
+			sep = " "
+			for i, p := range parts {
+				parts[i] = strings.ReplaceAll(p, "\n", " ")
+			}
+		}
+	}
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		b.WriteString(parts[i%len(parts)])
+		b.WriteString(sep)
+	}
+	return b.String()[:n]
+}
+
+// Secrets on 64 KiB: the cost a large tool call (a file written whole)
+// pays before it is stored or shown; 16 KiB and 256 KiB beside it show it
+// stays linear in the input.
+func BenchmarkSecrets64K(b *testing.B) {
+	for _, kind := range []string{"ordinary", "secrets", "one-line"} {
+		for _, n := range []int{16 << 10, 64 << 10, 256 << 10} {
+			s := input(kind, n)
+			b.Run(fmt.Sprintf("%s/%dKiB", kind, n>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(s)))
+				for b.Loop() {
+					Secrets(s)
+				}
+			})
+		}
 	}
 }

@@ -78,9 +78,10 @@ func viewCall(a pending.Ask, limit int) callView {
 		v.kind = callCommand
 		v.command = head(c.Command)
 		v.lines0 = strings.Count(c.Command, "\n") + 1
-		for _, p := range policy.Programs(c.Command) {
-			v.programs = append(v.programs, redact.Secrets(p))
-		}
+		// Programs quote pieces of the command, which redacted alone lose
+		// what says they are secrets (a key's lines parse as programs):
+		// they are read from the redacted command, whose code is the same.
+		v.programs = policy.Programs(redact.Secrets(c.Command))
 		if c.Cwd != "" && c.Cwd != a.Cwd {
 			// Where it runs is part of what is approved.
 			v.cwd = redactHead(c.Cwd, 300)
@@ -99,7 +100,8 @@ func viewCall(a pending.Ask, limit int) callView {
 	case pending.CallEdit:
 		v.kind = callEdit
 		v.path = redactHead(c.Path, 600)
-		v.body = lineDiff(redact.Secrets(c.Old), redact.Secrets(c.New))
+		newText := redact.Secrets(c.New)
+		v.body = lineDiff(redact.Secrets(c.Old), newText)
 		v.lines0 = strings.Count(v.body, "\n") + 1
 		for _, l := range strings.Split(v.body, "\n") {
 			switch {
