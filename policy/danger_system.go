@@ -104,10 +104,6 @@ func (z *analyzer) machineDangers(name string, args []word) {
 		z.dbusDangers(name, args)
 	case "crontab":
 		z.crontabDangers(args)
-	default:
-		z.networkDangers(name, args)
-		z.runnerDangers(name, args)
-		z.remoteDangers(name, args)
 	case "kill":
 		z.kill(args)
 	case "pkill", "killall":
@@ -132,6 +128,10 @@ func (z *analyzer) machineDangers(name string, args []word) {
 				z.a.danger(name + " " + printable(a.loose) + ", not known until run time")
 			}
 		}
+	default:
+		z.networkDangers(name, args)
+		z.runnerDangers(name, args)
+		z.remoteDangers(name, args)
 	}
 }
 

@@ -95,12 +95,12 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		}
 	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "compress", "lzma":
 		z.compressorWrites(name, args)
-	default:
-		z.programOptions(name, args, depth)
 	case "awk", "gawk", "mawk", "nawk", "busybox-awk":
 		z.awkOptions(name, args)
 	case "perl":
 		z.perlInPlace(args)
+	default:
+		z.programOptions(name, args, depth)
 	}
 	z.pagerOptions(name, args, depth)
 }
