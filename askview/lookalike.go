@@ -66,12 +66,13 @@ func Call(a pending.Ask) []LookAlike {
 		}
 		return LookAlikes(redact.Secrets(a.Args))
 	}
-	return LookAlikes(indentedJSON(redact.JSONValue(args, redact.Secrets)))
+	return LookAlikes(ArgumentsText(redact.JSONValue(args, redact.Secrets)))
 }
 
-// indentedJSON is v as the surfaces show a call's arguments: indented,
-// keys sorted, nothing HTML-escaped.
-func indentedJSON(v any) string {
+// ArgumentsText is v as every surface shows a call's arguments: indented
+// JSON, keys sorted, nothing HTML-escaped (each renderer escapes for its
+// own medium).
+func ArgumentsText(v any) string {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -118,19 +117,8 @@ func viewCall(a pending.Ask) callView {
 		}
 		return v
 	}
-	v.Body = show(prettyJSON(redact.JSONValue(args, redact.Secrets)))
+	v.Body = show(askview.ArgumentsText(redact.JSONValue(args, redact.Secrets)))
 	return v
-}
-
-func prettyJSON(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // the template escapes
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return ""
-	}
-	return strings.TrimRight(b.String(), "\n")
 }
 
 // markInvisible replaces characters that show as nothing or reorder the

@@ -1,7 +1,6 @@
 package slackui
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -127,22 +126,9 @@ func viewCall(a pending.Ask, limit int) callView {
 		v.lines0 = strings.Count(v.body, "\n") + 1
 		return v
 	}
-	v.body = prettyJSON(redact.JSONValue(args, head))
+	v.body = askview.ArgumentsText(redact.JSONValue(args, head))
 	v.lines0 = strings.Count(v.body, "\n") + 1
 	return v
-}
-
-// prettyJSON indents v with sorted keys and without HTML escaping (the
-// renderer escapes for Slack itself).
-func prettyJSON(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return ""
-	}
-	return strings.TrimRight(b.String(), "\n")
 }
 
 // fullText is everything the "Show full" modal pages through.
