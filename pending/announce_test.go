@@ -62,46 +62,16 @@ func (h *stallReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // store's reads hang after its first one; before record announcements
 // the waiter could then only end at its deadline (or here, its context).
 func TestRedisWaiterWakesOnTheAnnouncedRecord(t *testing.T) {
-	srv := redistest.Start(t)
-	client := newRedisClient(t, srv.URL())
-	hook := &stallReads{}
-	client.AddHook(hook)
-	key := AnnounceKeyFrom("xoxb-the-deployment's-bot-token")
-	waiting, err := NewRedisStore(t.Context(), client, Options{Logger: quietLogger(), AnnounceKey: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = waiting.Close() })
-	deciding := newRedisStore(t, srv.URL(), Options{Logger: quietLogger(), AnnounceKey: key})
-
-	a, err := deciding.Create(t.Context(), sampleRequest(1), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	type result struct {
-		a   Ask
-		err error
-	}
-	done := make(chan result, 1)
-	go func() { got, err := waiting.Wait(ctx, a.ID); done <- result{got, err} }()
-	// The first read (which learns the deadline) goes through; every later
-	// one hangs.
-	waitFor(t, "the waiter's first read", 10*time.Second, func() bool {
-		waiting.waiters.mu.Lock()
-		defer waiting.waiters.mu.Unlock()
-		ws := waiting.waiters.m[a.ID]
-		return len(ws) == 1 && len(waiting.waiters.dirty) == 0 && len(ws[0].reads) == 0
-	})
-	hook.stall()
+	w := startStalledWaiter(t)
+	w.hook.stall()
+	a, deciding, done := w.ask, w.deciding, w.done
 	if _, err := deciding.Decide(t.Context(), a.ID, Approved, "U0APPROVER", ""); err != nil {
 		t.Fatal(err)
 	}
 	// Liveness, not speed: the only way to end now is the announcement
 	// (the reads hang and the deadline is an hour away); a cancel would
 	// end it too, with the approval it would then read, so there is none.
-	var r result
+	var r announcedEnd
 	select {
 	case r = <-done:
 	case <-time.After(20 * time.Second):
@@ -122,35 +92,8 @@ func TestRedisWaiterWakesOnTheAnnouncedRecord(t *testing.T) {
 // waiting store's reads hang, so an announcement is the only way it could
 // end early; before signing, the forged approval below ended it.
 func TestForgedAnnouncementEndsNoWait(t *testing.T) {
-	srv := redistest.Start(t)
-	client := newRedisClient(t, srv.URL())
-	hook := &stallReads{}
-	client.AddHook(hook)
-	key := AnnounceKeyFrom("xoxb-the-deployment's-bot-token")
-	waiting, err := NewRedisStore(t.Context(), client, Options{Logger: quietLogger(), AnnounceKey: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = waiting.Close() })
-	deciding := newRedisStore(t, srv.URL(), Options{Logger: quietLogger(), AnnounceKey: key})
-	a, err := deciding.Create(t.Context(), sampleRequest(1), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	type result struct {
-		a   Ask
-		err error
-	}
-	done := make(chan result, 1)
-	go func() { got, err := waiting.Wait(ctx, a.ID); done <- result{got, err} }()
-	waitFor(t, "the waiter's first read", 10*time.Second, func() bool {
-		waiting.waiters.mu.Lock()
-		defer waiting.waiters.mu.Unlock()
-		ws := waiting.waiters.m[a.ID]
-		return len(ws) == 1 && len(waiting.waiters.dirty) == 0 && len(ws[0].reads) == 0
-	})
+	w := startStalledWaiter(t)
+	srv, waiting, deciding, a, done, hook, key := w.srv, w.waiting, w.deciding, w.ask, w.done, w.hook, w.key
 
 	// The forged record: the real one, approved by UEVIL.
 	raw := newRedisClient(t, srv.URL())
@@ -195,6 +138,51 @@ func TestForgedAnnouncementEndsNoWait(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the waiter did not end on the real, signed announcement")
 	}
+}
+
+// stalledWaiter is an Ask waited on by one store whose record reads hang
+// once stall is called (after the waiter's first read, which learns the
+// deadline), so only an announcement can end its wait; another store on
+// the same Redis, with the same announcement key, decides.
+type stalledWaiter struct {
+	srv               *redistest.Server
+	waiting, deciding *RedisStore
+	hook              *stallReads
+	key               []byte
+	ask               Ask
+	done              chan announcedEnd
+}
+
+// announcedEnd is how the stalled waiter's Wait ended.
+type announcedEnd struct {
+	a   Ask
+	err error
+}
+
+func startStalledWaiter(t *testing.T) stalledWaiter {
+	t.Helper()
+	w := stalledWaiter{srv: redistest.Start(t), hook: &stallReads{}, key: AnnounceKeyFrom("xoxb-the-deployment's-bot-token"), done: make(chan announcedEnd, 1)}
+	client := newRedisClient(t, w.srv.URL())
+	client.AddHook(w.hook)
+	var err error
+	if w.waiting, err = NewRedisStore(t.Context(), client, Options{Logger: quietLogger(), AnnounceKey: w.key}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.waiting.Close() })
+	w.deciding = newRedisStore(t, w.srv.URL(), Options{Logger: quietLogger(), AnnounceKey: w.key})
+	if w.ask, err = w.deciding.Create(t.Context(), sampleRequest(1), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	go func() { got, err := w.waiting.Wait(ctx, w.ask.ID); w.done <- announcedEnd{got, err} }()
+	waitFor(t, "the waiter's first read", 10*time.Second, func() bool {
+		w.waiting.waiters.mu.Lock()
+		defer w.waiting.waiters.mu.Unlock()
+		ws := w.waiting.waiters.m[w.ask.ID]
+		return len(ws) == 1 && len(w.waiting.waiters.dirty) == 0 && len(ws[0].reads) == 0
+	})
+	return w
 }
 
 // An announcement whose record does not parse is skipped; the id alone,
