@@ -21,7 +21,7 @@ func (n *Notifier) OpenThread(ctx context.Context, title string) (channel, ts st
 	text := Escape(redact.Secrets(title))
 	var posted string
 	err = n.retry(ctx, "chat.postMessage", func(ctx context.Context) error {
-		if err := n.pace(ctx, channel); err != nil {
+		if err := n.pace(ctx, channel, true); err != nil {
 			return err
 		}
 		var err error
