@@ -35,7 +35,8 @@ func newBurstWorld(t *testing.T, redisURL string) *world {
 		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	w := &world{t: t}
-	w.fake = fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret"})
+	// Slack's own limits on: batching must stay within them.
+	w.fake = fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret", RateLimits: &fakeslack.RateLimits{}})
 	w.fake.SetUser(approverA, "alice")
 	w.api = slack.New(w.fake.BotToken(), slack.OptionAPIURL(w.fake.APIURL()))
 	var pace channelpace.Pace
@@ -195,6 +196,9 @@ func TestBatchMessageButtonsDecideTheirOwnAsk(t *testing.T) {
 		}); err != nil {
 			m, _ := w.fake.Message(approvals, ts)
 			t.Fatalf("the batch message does not show the two decisions and the two open Asks: %v; text %q", err, m.Text)
+		}
+		if n := w.fake.RateLimited(); n != 0 {
+			t.Fatalf("Slack answered %d calls 429", n)
 		}
 	}
 	t.Run("memory", func(t *testing.T) { run(t, "") })
