@@ -229,19 +229,26 @@ func TestAPIPolicyDecides(t *testing.T) {
 // One Slack thread per session: the first Ask opens it with the session's
 // title, later Asks of the session are posted in it, another session gets
 // its own. "Approve for session" grants inside the session only.
+//
+// The first Ask does not wait for its thread's title (a Slack post, paced
+// with every other): it is posted unthreaded and before the title.
 func TestSessionThreadAndGrant(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	u := apiServer(t, s).URL
 	ctx := t.Context()
 	first := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy"))
 	s.posted(t, ctx)
-	titles := s.slack.Calls("chat.postMessage")
-	if len(titles) != 2 || titles[0].Text != "Claude Code · session sess-1 · ~/src/api · laptop-ana" || titles[0].ThreadTS != "" {
+	titles, err := s.slack.WaitForCalls(ctx, "chat.postMessage", 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.svc.cfg.Threads.Wait() // the thread is recorded
+	if len(titles) != 2 || titles[1].Text != "Claude Code · session sess-1 · ~/src/api · laptop-ana" || titles[1].ThreadTS != "" {
 		t.Fatalf("thread title: %+v", titles)
 	}
-	thread := titles[0].TS
-	if titles[1].ThreadTS != thread {
-		t.Errorf("first ask posted outside the session's thread: %+v", titles[1])
+	thread := titles[1].TS
+	if titles[0].ThreadTS != "" || !strings.Contains(titles[0].Text, "make deploy") {
+		t.Errorf("first ask not posted at once, unthreaded, before its thread's title: %+v", titles[0])
 	}
 	if r := call(t, "POST", u+"/v1/asks/"+first.body["id"].(string)+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.status != 200 {
 		t.Fatalf("approve_session: %d %s", r.status, r.raw)
@@ -273,8 +280,17 @@ func TestSessionThreadAndGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if posts[3].ThreadTS != "" || !strings.Contains(posts[3].Text, "session sess-2") || posts[4].ThreadTS != posts[3].TS {
-		t.Errorf("second session's thread: %+v / %+v", posts[3], posts[4])
+	s.svc.cfg.Threads.Wait()
+	if posts[3].ThreadTS != "" || posts[4].ThreadTS != "" || !strings.Contains(posts[4].Text, "session sess-2") {
+		t.Errorf("second session: its Ask unthreaded, then its thread's title: %+v / %+v", posts[3], posts[4])
+	}
+	call(t, "POST", u+"/v1/asks", askToken, other)
+	posts, err = s.slack.WaitForCalls(ctx, "chat.postMessage", 6, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if posts[5].ThreadTS != posts[4].TS {
+		t.Errorf("second session's next Ask not in its thread: %+v", posts[5])
 	}
 }
 

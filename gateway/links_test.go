@@ -11,20 +11,35 @@ import (
 func TestMessageURLIsThePermalink(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	u := apiServer(t, s).URL
-	created := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy"))
-	if created.status != 201 {
-		t.Fatalf("%d %s", created.status, created.raw)
+	// The session's first Ask does not wait for its thread: unthreaded.
+	first := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy"))
+	if first.status != 201 {
+		t.Fatalf("%d %s", first.status, first.raw)
 	}
 	s.posted(t, t.Context())
-	posts := s.slack.Calls("chat.postMessage")
-	if len(posts) != 2 {
-		t.Fatalf("posts: %+v", posts)
+	posts, err := s.slack.WaitForCalls(t.Context(), "chat.postMessage", 2, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	title, ask := posts[0], posts[1]
-	want := "https://fake-askops.slack.com/archives/" + approvalChannel + "/p" + strings.ReplaceAll(ask.TS, ".", "") +
+	s.svc.cfg.Threads.Wait()
+	ask, title := posts[0], posts[1]
+	want := "https://fake-askops.slack.com/archives/" + approvalChannel + "/p" + strings.ReplaceAll(ask.TS, ".", "")
+	if got := call(t, "GET", u+"/v1/asks/"+first.body["id"].(string), askToken, nil); got.body["message_url"] != want {
+		t.Errorf("message_url %v\nwant        %s", got.body["message_url"], want)
+	}
+	// The next one is in the session's thread.
+	second := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make release"))
+	posts, err = s.slack.WaitForCalls(t.Context(), "chat.postMessage", 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		got := call(t, "GET", u+"/v1/asks/"+second.body["id"].(string), askToken, nil)
+		return got.body["message_url"] != nil
+	})
+	want = "https://fake-askops.slack.com/archives/" + approvalChannel + "/p" + strings.ReplaceAll(posts[2].TS, ".", "") +
 		"?thread_ts=" + title.TS + "&cid=" + approvalChannel
-	got := call(t, "GET", u+"/v1/asks/"+created.body["id"].(string), askToken, nil)
-	if got.body["message_url"] != want {
+	if got := call(t, "GET", u+"/v1/asks/"+second.body["id"].(string), askToken, nil); got.body["message_url"] != want {
 		t.Errorf("message_url %v\nwant        %s", got.body["message_url"], want)
 	}
 }

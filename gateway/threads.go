@@ -28,9 +28,16 @@ type ThreadStore interface {
 	Claim(ctx context.Context, session, channel, ts string, ttl time.Duration) (string, string, error)
 }
 
-// Threads gives each agent session one Slack thread: the first Ask of a
-// session opens it ("Claude Code · session 3f2a… · ~/src/api ·
-// laptop-ana"), later Asks of the session are posted in it.
+// Threads gives each agent session one Slack thread: the session's first
+// Ask opens it ("Claude Code · session 3f2a… · ~/src/api · laptop-ana"),
+// later Asks of the session are posted in it.
+//
+// Opening a thread is a Slack post, paced at about one a second per
+// channel with every other post, so nobody waits on it: the Ask that
+// finds its session without a thread is posted unthreaded at once, and the
+// thread opens in the background for the session's later Asks. (Waiting
+// for it held POST /v1/asks of a new session behind every title queued
+// before, and a burst of new sessions timed their creates out.)
 type Threads struct {
 	opener ThreadOpener
 	store  ThreadStore
@@ -38,13 +45,13 @@ type Threads struct {
 	log    *slog.Logger
 
 	mu      sync.Mutex
-	opening map[string]*opening // sessions whose thread this process is opening
+	opening map[string]bool // sessions whose thread this process is opening
+	running sync.WaitGroup
 }
 
-type opening struct {
-	done        chan struct{}
-	channel, ts string
-}
+// openTimeout bounds one background opening, however long the channel's
+// queue.
+const openTimeout = 2 * time.Minute
 
 // NewThreads returns Threads opening threads through opener and
 // remembering them in store for ttl (the session's life).
@@ -52,14 +59,15 @@ func NewThreads(opener ThreadOpener, store ThreadStore, ttl time.Duration, log *
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Threads{opener: opener, store: store, ttl: ttl, log: log, opening: map[string]*opening{}}
+	return &Threads{opener: opener, store: store, ttl: ttl, log: log, opening: map[string]bool{}}
 }
 
-// For returns the thread c's Ask goes in, opening it for the session's
-// first Ask. Empty means unthreaded (the approval channel): a thread that
-// cannot be found or opened must not stop the Ask from being shown.
-// key is the session as the gateway keys it (sessionKey: namespaced by
-// the caller); the title shows the id the caller sent.
+// For returns the thread c's Ask goes in. Empty means unthreaded (the
+// approval channel): the session has no thread yet (For starts opening it,
+// and does not wait), or its thread cannot be found, which must not stop
+// the Ask from being shown. For waits on no Slack call. key is the session
+// as the gateway keys it (sessionKey: namespaced by the caller); the title
+// shows the id the caller sent.
 func (t *Threads) For(ctx context.Context, key string, c Call) (channel, ts string) {
 	if key == "" {
 		return "", ""
@@ -70,39 +78,38 @@ func (t *Threads) For(ctx context.Context, key string, c Call) (channel, ts stri
 		t.log.Warn("could not look up the session's thread; posting unthreaded", "session", key, "err", err)
 		return "", ""
 	}
-	// One opening per session in this process; concurrent first Asks of
-	// the session wait for it. (Across replicas the store's claim decides.)
+	// One opening per session in this process; the session's Asks until
+	// it is open go unthreaded. (Across replicas the store's claim decides.)
 	t.mu.Lock()
-	if o, ok := t.opening[key]; ok {
-		t.mu.Unlock()
-		select {
-		case <-o.done:
-			return o.channel, o.ts
-		case <-ctx.Done():
-			return "", ""
-		}
+	defer t.mu.Unlock()
+	if !t.opening[key] {
+		t.opening[key] = true
+		t.running.Go(func() { t.open(context.WithoutCancel(ctx), key, c) })
 	}
-	o := &opening{done: make(chan struct{})}
-	t.opening[key] = o
-	t.mu.Unlock()
+	return "", ""
+}
+
+// open opens the thread of c's session (keyed key) and records it.
+func (t *Threads) open(ctx context.Context, key string, c Call) {
 	defer func() {
 		t.mu.Lock()
 		delete(t.opening, key)
 		t.mu.Unlock()
-		close(o.done)
 	}()
+	ctx, cancel := context.WithTimeout(ctx, openTimeout)
+	defer cancel()
 	ch, ts, err := t.opener.OpenThread(ctx, ThreadTitle(c))
 	if err != nil {
-		t.log.Warn("could not open the session's thread; posting unthreaded", "session", key, "err", err)
-		return "", ""
+		t.log.Warn("could not open the session's thread; its asks stay unthreaded", "session", key, "err", err)
+		return
 	}
-	o.channel, o.ts, err = t.store.Claim(ctx, key, ch, ts, t.ttl)
-	if err != nil {
+	if _, _, err := t.store.Claim(ctx, key, ch, ts, t.ttl); err != nil {
 		t.log.Warn("could not record the session's thread", "session", key, "err", err)
-		o.channel, o.ts = ch, ts
 	}
-	return o.channel, o.ts
 }
+
+// Wait waits for the threads being opened in the background.
+func (t *Threads) Wait() { t.running.Wait() }
 
 // ThreadTitle is the opening message of c's session's thread.
 func ThreadTitle(c Call) string {

@@ -14,6 +14,8 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/approval"
+	"github.com/askops/askops/internal/batchmsg"
+	"github.com/askops/askops/internal/channelpace"
 	"github.com/askops/askops/pending"
 )
 
@@ -59,6 +61,25 @@ type NotifierConfig struct {
 	// before the pace applies (Slack allows short bursts): a run's status
 	// message and its first Ask need not wait a second apart; default 3.
 	PerChannelBurst int
+	// Pace hands out each channel's posting slots; nil paces this process
+	// alone. With several replicas it must be shared (channelpace.Redis):
+	// Slack's limit is the channel's, whoever posts.
+	Pace channelpace.Pace
+	// Asks reads the Asks a batch message shows, to render it again when
+	// one of them changes; nil turns batching off (a backed-up channel's
+	// Asks then wait their turn one post at a time).
+	Asks interface {
+		Get(ctx context.Context, id string) (pending.Ask, error)
+	}
+	// Batches records which Asks each batch message shows, for every
+	// replica alike (batchmsg.Redis with several); nil: this process's.
+	Batches batchmsg.Store
+	// BatchWindow is how long after it was posted a batch message takes
+	// more Asks by being edited in place (chat.update is not held to the
+	// channel's posting pace); later ones wait for a new message, so a
+	// batch long scrolled away is not where a new Ask appears; default 20s.
+	BatchWindow time.Duration
+
 	// MaxAttempts bounds tries of one Web API call; default 4.
 	MaxAttempts int
 	// RetryBackoff is the first wait after a transient error, doubled each
@@ -73,14 +94,19 @@ type NotifierConfig struct {
 // Notifier posts Asks to Slack and keeps their messages in step with the
 // store: it is Slack's approval.Notifier. Posts are paced per channel and
 // retried within a budget; when the budget is spent the caller gets the
-// error and must fail closed.
+// error and must fail closed. When a channel's posts back up, the Asks
+// waiting are shown together in batch messages (burst.go).
 type Notifier struct {
-	api MessageAPI
-	cfg NotifierConfig
-	log *slog.Logger
+	api   MessageAPI
+	cfg   NotifierConfig
+	log   *slog.Logger
+	slots channelpace.Pace
+	local *channelpace.Memory // the pace while the shared one fails
 
-	mu     sync.Mutex
-	nextAt map[string]time.Time // per channel: earliest time the next post may go
+	mu       sync.Mutex
+	queues   map[string]*channelQueue // per channel: Asks waiting to be shown
+	draining sync.WaitGroup
+	batching map[[2]string]*batchRender // batch messages being rendered by this process
 }
 
 var _ approval.Notifier = (*Notifier)(nil)
@@ -111,12 +137,32 @@ func NewNotifier(api MessageAPI, cfg NotifierConfig) *Notifier {
 	if cfg.MaxRetryWait <= 0 {
 		cfg.MaxRetryWait = 30 * time.Second
 	}
-	return &Notifier{api: api, cfg: cfg, log: cfg.Logger, nextAt: map[string]time.Time{}}
+	if cfg.BatchWindow <= 0 {
+		cfg.BatchWindow = 20 * time.Second
+	}
+	if cfg.Batches == nil {
+		cfg.Batches = batchmsg.NewMemory(0, cfg.Now)
+	}
+	local := channelpace.NewMemory(cfg.Now)
+	pace := cfg.Pace
+	if pace == nil {
+		pace = local
+	}
+	return &Notifier{
+		api: api, cfg: cfg, log: cfg.Logger, slots: pace, local: local,
+		queues: map[string]*channelQueue{}, batching: map[[2]string]*batchRender{},
+	}
 }
 
 // Post posts a's message: into the run's thread when the run came from Slack,
 // else into the approval channel. It returns where the message went. Its
 // errors are *approval.NotPosted, saying in plain words why nobody saw a.
+//
+// When the channel has no posting slot free, a waits in the channel's queue
+// and is shown, with the others waiting, in a batch message (burst.go);
+// Post then returns that message. An Ask still waiting as its deadline
+// nears gives up shortly before it, so it ends unavailable ("never shown")
+// rather than expired.
 func (n *Notifier) Post(ctx context.Context, a pending.Ask) (channel, ts string, err error) {
 	channel, thread := a.ReplyChannel, a.ReplyThreadTS
 	if channel == "" {
@@ -125,27 +171,47 @@ func (n *Notifier) Post(ctx context.Context, a pending.Ask) (channel, ts string,
 	if channel == "" {
 		return "", "", &approval.NotPosted{Reason: "no Slack channel is configured for approval requests", Err: ErrNoChannel}
 	}
-	msg := n.render(a)
-	opts := []slack.MsgOption{slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...)}
-	if thread != "" {
-		opts = append(opts, slack.MsgOptionTS(thread))
+	q := &queuedAsk{ask: a, thread: thread, done: make(chan struct{})}
+	n.enqueue(ctx, channel, q)
+	wctx, cancel := giveUpBefore(ctx, a)
+	defer cancel()
+	select {
+	case <-q.done:
+	case <-wctx.Done():
+		if n.withdraw(channel, q) {
+			return "", "", &approval.NotPosted{
+				Reason: "the approval request was never shown: Slack's posting queue for the channel did not reach it in time",
+				Err:    fmt.Errorf("slackui: ask %s still queued for %s: %w", a.ID, channel, context.Cause(wctx)),
+			}
+		}
+		<-q.done // on its way to Slack: that call's result stands
 	}
-	posted, ts, err := n.PostMessage(ctx, channel, opts...)
-	if err != nil {
+	if q.err != nil {
 		return "", "", &approval.NotPosted{
 			Reason: "the approval request could not be posted to Slack",
-			Err:    fmt.Errorf("slackui: post ask %s to %s: %w", a.ID, channel, err),
+			Err:    fmt.Errorf("slackui: post ask %s to %s: %w", a.ID, channel, q.err),
 		}
-	}
-	if posted == "" {
-		posted = channel
 	}
 	if n.cfg.Followups != nil {
 		if err := n.cfg.Followups.Schedule(ctx, a); err != nil {
 			n.log.Warn("could not schedule the ask's reminder and escalations", "ask", a.ID, "err", err)
 		}
 	}
-	return posted, ts, nil
+	return q.channel, q.ts, nil
+}
+
+// giveUpBefore is ctx, ended a little before a's deadline: an Ask the queue
+// did not reach must end as never shown before the expiry sweep could call
+// it expired (nobody having answered what nobody saw).
+func giveUpBefore(ctx context.Context, a pending.Ask) (context.Context, context.CancelFunc) {
+	if a.Deadline.IsZero() {
+		return context.WithCancel(ctx)
+	}
+	margin := time.Second
+	if life := a.Deadline.Sub(a.CreatedAt); !a.CreatedAt.IsZero() && life/10 < margin {
+		margin = life / 10
+	}
+	return context.WithDeadlineCause(ctx, a.Deadline.Add(-margin), context.DeadlineExceeded)
 }
 
 // Update rewrites a's message to its current state (buttons gone once it is
@@ -153,6 +219,9 @@ func (n *Notifier) Post(ctx context.Context, a pending.Ask) (channel, ts string,
 func (n *Notifier) Update(ctx context.Context, a pending.Ask) error {
 	if a.Channel == "" || a.MessageTS == "" {
 		return nil
+	}
+	if batched, err := n.updateBatch(ctx, a); batched || err != nil {
+		return errors.Join(err, n.updateCopies(ctx, a, n.render(a)))
 	}
 	msg := n.render(a)
 	err := n.UpdateMessage(ctx, a.Channel, a.MessageTS, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
@@ -180,33 +249,40 @@ func (n *Notifier) render(a pending.Ask) Message {
 	return RenderAsk(a, o)
 }
 
-// pace waits for channel's next posting slot. Slots are handed out in call
-// order, so a burst queues instead of being dropped or rate limited.
-func (n *Notifier) pace(ctx context.Context, channel string) error {
-	n.mu.Lock()
-	now := n.cfg.Now()
-	if len(n.nextAt) > 1024 {
-		// Asks go to many threads' channels; forget the idle ones.
-		for ch, next := range n.nextAt {
-			if next.Before(now) {
-				delete(n.nextAt, ch)
+// pace waits for a posting slot in channel. Asks' posts take slots
+// first (burst.go): with later set (a thread's title, which nobody waits
+// on), pace also waits while this process has Asks queued for channel.
+func (n *Notifier) pace(ctx context.Context, channel string, later bool) error {
+	for {
+		if later && n.queued(channel) {
+			if err := sleep(ctx, 100*time.Millisecond); err != nil {
+				return err
 			}
+			continue
+		}
+		wait := n.take(ctx, channel)
+		if wait == 0 {
+			return nil
+		}
+		if later {
+			wait = min(wait, 100*time.Millisecond)
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return err
 		}
 	}
-	// nextAt is the channel's theoretical time of the next post at the
-	// steady pace; up to PerChannelBurst-1 intervals of it may be spent
-	// ahead of time (GCRA, a token bucket without a timer).
-	due := now
-	if next := n.nextAt[channel]; next.After(now) {
-		due = next
+}
+
+// take takes a slot in channel now if there is one (0), else says how long
+// until the next. A shared pace that fails falls back to this process's.
+func (n *Notifier) take(ctx context.Context, channel string) time.Duration {
+	l := channelpace.Limit{Interval: n.cfg.PerChannelInterval, Burst: n.cfg.PerChannelBurst}
+	wait, err := n.slots.Take(ctx, channel, l)
+	if err != nil {
+		n.log.Warn("the shared posting pace failed; pacing this process alone", "channel", channel, "err", err)
+		wait, _ = n.local.Take(ctx, channel, l)
 	}
-	slot := due.Add(-time.Duration(n.cfg.PerChannelBurst-1) * n.cfg.PerChannelInterval)
-	if slot.Before(now) {
-		slot = now
-	}
-	n.nextAt[channel] = due.Add(n.cfg.PerChannelInterval)
-	n.mu.Unlock()
-	return sleep(ctx, slot.Sub(now))
+	return wait
 }
 
 // retry runs call until it succeeds, fails permanently, runs out of attempts

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/askops/askops/internal/batchmsg"
+	"github.com/askops/askops/internal/channelpace"
 	"log/slog"
 	"net/http"
 	"time"
@@ -87,6 +89,14 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	if a.escalation, err = newEscalation(cfg, a); err != nil {
 		return nil, fmt.Errorf("approvals.escalate: %w", err)
 	}
+	// Slack's posting limit is the channel's, whichever replica posts:
+	// with Redis every replica shares one pace and one record of batch
+	// messages; alone, this process keeps its own.
+	var pace channelpace.Pace
+	var batches batchmsg.Store
+	if a.Redis != nil {
+		pace, batches = channelpace.NewRedis(a.Redis, ""), batchmsg.NewRedis(a.Redis, "", 0)
+	}
 	a.notifier = slackui.NewNotifier(a.slack, slackui.NotifierConfig{
 		ApprovalChannel: cfg.Slack.ApprovalChannel,
 		Mention:         cfg.Slack.Mention,
@@ -95,6 +105,9 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 		Followups:       a.scheduler(),
 		Logger:          log.With("component", "notifier"),
 		Now:             a.now,
+		Asks:            a.Asks, // batch messages when a channel backs up
+		Pace:            pace,
+		Batches:         batches,
 	})
 	a.approvers, err = a.people(cfg.Approvals.Approvers, cfg.Approvals.AnyoneInChannel, "approvers")
 	if err != nil {

@@ -75,6 +75,9 @@ type Options struct {
 	// SkipLimits turns off the Block Kit limit checks (invalid_blocks,
 	// msg_too_long, msg_blocks_too_long) that Slack applies.
 	SkipLimits bool
+	// RateLimits, if set, holds the app to Slack's Web API rate limits
+	// (ratelimits.go); nil answers every call at once.
+	RateLimits *RateLimits
 	// Logger receives one debug line per call; nil discards.
 	Logger *slog.Logger
 }
@@ -94,24 +97,26 @@ type Server struct {
 	closeOnce sync.Once
 	sockets   sync.WaitGroup
 
-	mu       sync.Mutex
-	changed  chan struct{} // closed and replaced on every recorded change
-	calls    []Call
-	messages map[string]*Message // channel + "/" + ts
-	order    []string            // message keys in post order
-	views    map[string]*View
-	lastTS   int64 // micro-seconds of the last ts handed out
-	seq      int   // ids for views, triggers, envelopes, events
-	faults   map[string][]fault
-	delays   map[string]time.Duration
-	groups   map[string][]string
-	handles  map[string]string // user group id → handle (usergroups.go)
-	users    map[string]string // id → name
-	respURLs map[string]responseTarget
-	triggers map[string]time.Time // trigger id → when the fake issued it
-	conns    map[*socketConn]struct{}
-	acks     map[string][]Ack
-	sent     map[string]Envelope
+	mu          sync.Mutex
+	changed     chan struct{} // closed and replaced on every recorded change
+	calls       []Call
+	messages    map[string]*Message // channel + "/" + ts
+	order       []string            // message keys in post order
+	views       map[string]*View
+	lastTS      int64 // micro-seconds of the last ts handed out
+	seq         int   // ids for views, triggers, envelopes, events
+	faults      map[string][]fault
+	delays      map[string]time.Duration
+	limits      limiter // Options.RateLimits' state
+	rateLimited int     // calls answered 429 by RateLimits
+	groups      map[string][]string
+	handles     map[string]string // user group id → handle (usergroups.go)
+	users       map[string]string // id → name
+	respURLs    map[string]responseTarget
+	triggers    map[string]time.Time // trigger id → when the fake issued it
+	conns       map[*socketConn]struct{}
+	acks        map[string][]Ack
+	sent        map[string]Envelope
 
 	homes map[string]*View // user id → published Home tab (home.go)
 }

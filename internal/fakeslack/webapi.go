@@ -139,6 +139,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if mode, ok := s.takeFaultLocked(req.method); ok {
 		ans = faultAnswer(mode)
+	} else if limited, ok := s.rateLimitedLocked(req, call.Channel, call.At); ok && bad == nil {
+		ans = limited
 	} else if bad != nil {
 		ans = *bad
 	} else {

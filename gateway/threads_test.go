@@ -1,0 +1,73 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// slowOpener opens threads only once released.
+type slowOpener struct {
+	release chan struct{}
+	titles  chan string
+}
+
+func (o *slowOpener) OpenThread(ctx context.Context, title string) (string, string, error) {
+	o.titles <- title
+	select {
+	case <-o.release:
+		return approvalChannel, "1700000000.000100", nil
+	case <-ctx.Done():
+		return "", "", ctx.Err()
+	}
+}
+
+// A session's first Ask does not wait for its thread to open: it goes
+// unthreaded at once; once the thread is open, the session's Asks go in it.
+func TestThreadForDoesNotWaitForTheTitle(t *testing.T) {
+	o := &slowOpener{release: make(chan struct{}), titles: make(chan string, 1)}
+	th := NewThreads(o, NewMemoryThreadStore(nil), time.Hour, nil)
+	c := Call{SessionID: "sess-1", Agent: "Claude Code", Cwd: "/home/ana/src/api", By: "laptop-ana"}
+	for i := range 3 { // the session's Asks while its title is on its way
+		if ch, ts := th.For(t.Context(), sessionKey(c.By, c.SessionID), c); ch != "" || ts != "" {
+			t.Fatalf("ask %d: thread %s/%s before the title was posted", i, ch, ts)
+		}
+	}
+	if title := <-o.titles; title != "Claude Code · session sess-1 · ~/src/api · laptop-ana" {
+		t.Fatalf("title %q", title)
+	}
+	select {
+	case title := <-o.titles:
+		t.Fatalf("a second title %q for the same session", title)
+	default:
+	}
+	close(o.release)
+	th.Wait()
+	if ch, ts := th.For(t.Context(), sessionKey(c.By, c.SessionID), c); ch != approvalChannel || ts != "1700000000.000100" {
+		t.Fatalf("after the title: thread %s/%s, want the opened one", ch, ts)
+	}
+}
+
+// POST /v1/asks returns once the Ask is recorded, even with Slack not
+// answering at all: new sessions' creates wait for no thread title and no
+// post.
+func TestCreateReturnsWhileSlackIsSlow(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	u := apiServer(t, s).URL
+	s.slack.SetDelay("chat.postMessage", 12*time.Second)
+	for i := range 5 {
+		ask := bashAsk(fmt.Sprintf("make deploy-%d", i))
+		ask["session_id"] = fmt.Sprintf("new-session-%d", i)
+		done := make(chan reply, 1)
+		go func() { done <- call(t, "POST", u+"/v1/asks", askToken, ask) }()
+		select {
+		case r := <-done:
+			if r.status != 201 || r.body["status"] != "pending" {
+				t.Fatalf("create %d: %d %s", i, r.status, r.raw)
+			}
+		case <-time.After(6 * time.Second): // half of Slack's delay: not waiting on it
+			t.Fatalf("create %d did not return while Slack was slow", i)
+		}
+	}
+}

@@ -1,0 +1,288 @@
+package slackui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/approval"
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/batchmsg"
+	"github.com/askops/askops/internal/channelpace"
+	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/pending"
+)
+
+// newBurstWorld is a world whose notifier batches (it reads the Asks) and
+// whose channel has a burst of 3 posts and then none for an hour: every
+// Ask after the third post is shown only by batching. With redisURL the pace,
+// the batches and the stores are on that Redis, clicks on a second store.
+func newBurstWorld(t *testing.T, redisURL string) *world {
+	t.Helper()
+	verifyNoLeaks(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	w := &world{t: t}
+	// Slack's own limits on: batching must stay within them.
+	w.fake = fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret", RateLimits: &fakeslack.RateLimits{}})
+	w.fake.SetUser(approverA, "alice")
+	w.api = slack.New(w.fake.BotToken(), slack.OptionAPIURL(w.fake.APIURL()))
+	var pace channelpace.Pace
+	var batches batchmsg.Store
+	if redisURL != "" {
+		open := func() (pending.Store, redis.UniversalClient) {
+			client, err := pending.OpenRedis(redisURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := pending.NewRedisStore(t.Context(), client, pending.Options{Logger: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close(); client.Close() })
+			return s, client
+		}
+		var client redis.UniversalClient
+		w.asks, client = open()
+		w.clicks, _ = open()
+		w.grants = grants.NewRedisStore(client, grants.Options{})
+		pace, batches = channelpace.NewRedis(client, ""), batchmsg.NewRedis(client, "", time.Hour)
+	} else {
+		s := pending.NewMemoryStore(pending.Options{Logger: log})
+		t.Cleanup(func() { s.Close() })
+		w.asks, w.clicks = s, s
+		w.grants = grants.NewMemoryStore(grants.Options{})
+	}
+	w.notifier = NewNotifier(w.api, NotifierConfig{
+		ApprovalChannel: approvals, Mention: "<!subteam^SAPPROVERS>",
+		ScopeText: approval.ScopeText(approval.DefaultScopeFor), Logger: log,
+		RetryBackoff:       20 * time.Millisecond,
+		PerChannelInterval: time.Hour, PerChannelBurst: 3,
+		Pace: pace, Batches: batches, Asks: w.asks,
+	})
+	var err error
+	w.approver, err = approval.New(approval.Config{
+		Asks: w.asks, Grants: w.grants, Notifiers: []approval.Notifier{w.notifier},
+		Timeout: 30 * time.Second, SessionTTL: time.Hour, Logger: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.inter = NewInteractions(InteractionsConfig{Asks: w.clicks, Notifier: w.notifier, Approvers: approvers, API: w.api, Logger: log})
+	srv := httptest.NewServer(Verified(w.fake.SigningSecret(), time.Now, w.inter))
+	w.url = srv.URL + "/slack/interactions"
+	t.Cleanup(func() { w.inter.Close() })
+	t.Cleanup(srv.Close)
+	return w
+}
+
+// waiting reports how many Asks wait in channel's queue.
+func (n *Notifier) waiting(channel string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if cq := n.queues[channel]; cq != nil {
+		return len(cq.waiting)
+	}
+	return 0
+}
+
+// entryHasButton reports whether the batch message's entry for askID
+// carries the button actionID.
+func entryHasButton(blocks []slack.Block, actionID, askID string) bool {
+	return buttonFor(blocks, actionID, askID)
+}
+
+// Asks that queue up behind a channel's pace are shown together in one
+// batch message, each with its own buttons; a later one joins it by an
+// edit; and a click on a batch message's button decides exactly that
+// button's Ask, on any store instance, and takes only its buttons away.
+func TestBatchMessageButtonsDecideTheirOwnAsk(t *testing.T) {
+	run := func(t *testing.T, redisURL string) {
+		w := newBurstWorld(t, redisURL)
+		first := w.ask(bashRequest("run-0", "sess", "make first"))
+		if m, _ := w.fake.Message(first.channel, first.ts); !strings.Contains(m.Text, "Approval needed") {
+			t.Fatalf("the first Ask, with a slot free, was not posted in its own message: %q", m.Text)
+		}
+
+		// While the next post is in flight, three more Asks queue up.
+		w.fake.SetDelay("chat.postMessage", 300*time.Millisecond)
+		for i := 1; i < 5; i++ {
+			req := bashRequest(fmt.Sprintf("run-%d", i), "sess", fmt.Sprintf("make step-%d", i))
+			go func() { _ = w.approver.Approve(t.Context(), req) }()
+			if i == 1 {
+				waitFor(t, "the second Ask's post to be in flight", func() bool { return len(w.fake.Calls("chat.postMessage")) == 2 })
+			}
+		}
+		waitFor(t, "three Asks to be queued", func() bool { return w.notifier.waiting(approvals) == 3 })
+		batched := map[string]*waiting{}
+		waitFor(t, "the queued Asks to be shown", func() bool {
+			asks, err := w.asks.ListPending(t.Context(), pending.Filter{})
+			if err != nil {
+				return false
+			}
+			for _, a := range asks {
+				if a.RunID >= "run-2" && a.MessageTS != "" {
+					batched[a.RunID] = &waiting{id: a.ID, channel: a.Channel, ts: a.MessageTS}
+				}
+			}
+			return len(batched) == 3
+		})
+		ts := batched["run-2"].ts
+		for _, b := range batched {
+			if b.ts != ts {
+				t.Fatalf("queued Asks went to different messages: %+v", batched)
+			}
+		}
+		if n := len(w.fake.Calls("chat.postMessage")); n != 3 {
+			t.Fatalf("%d posts, want 3: two Asks' own and one batch message", n)
+		}
+		m, _ := w.fake.Message(approvals, ts)
+		if !strings.Contains(m.Text, "3 approval requests waiting") {
+			t.Fatalf("batch message text %q", m.Text)
+		}
+		for _, b := range batched {
+			for _, act := range []string{ActionApprove, ActionDeny, ActionDenyReason} {
+				if !entryHasButton(m.Blocks, act, b.id) {
+					t.Fatalf("the batch message has no %s button for ask %s", act, b.id)
+				}
+			}
+		}
+
+		// No slot for an hour: a new Ask joins the batch message by an edit.
+		w.fake.SetDelay("chat.postMessage", 0)
+		late := w.ask(bashRequest("run-5", "sess", "make late"))
+		if late.ts != ts {
+			t.Fatalf("the late Ask was shown at %s, not in the batch message %s", late.ts, ts)
+		}
+		if m, _ := w.fake.Message(approvals, ts); !entryHasButton(m.Blocks, ActionApprove, late.id) || !strings.Contains(m.Text, "4 approval requests waiting") {
+			t.Fatalf("the batch message was not edited to show the late Ask: %q", m.Text)
+		}
+
+		target := batched["run-3"]
+		w.clickOn(approvals, ts, target.id, approverA, ActionApprove)
+		w.clickOn(approvals, ts, late.id, approverA, ActionDeny)
+		waitFor(t, "both decisions", func() bool {
+			a, _ := w.asks.Get(t.Context(), target.id)
+			b, _ := w.asks.Get(t.Context(), late.id)
+			return a.Status == pending.Status(pending.Approved) && b.Status == pending.Status(pending.Denied)
+		})
+		for _, id := range []string{batched["run-2"].id, batched["run-4"].id, first.id} {
+			if a, _ := w.asks.Get(t.Context(), id); a.Status != pending.StatusPending {
+				t.Fatalf("ask %s is %s: a click on another Ask's button decided it", id, a.Status)
+			}
+		}
+		wctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		if _, err := w.fake.WaitForMessage(wctx, approvals, ts, func(m fakeslack.Message) bool {
+			return !entryHasButton(m.Blocks, ActionApprove, target.id) && !entryHasButton(m.Blocks, ActionApprove, late.id) &&
+				entryHasButton(m.Blocks, ActionApprove, batched["run-2"].id) && entryHasButton(m.Blocks, ActionApprove, batched["run-4"].id) &&
+				strings.Contains(m.Text, "2 approval requests waiting")
+		}); err != nil {
+			m, _ := w.fake.Message(approvals, ts)
+			t.Fatalf("the batch message does not show the two decisions and the two open Asks: %v; text %q", err, m.Text)
+		}
+		if n := w.fake.RateLimited(); n != 0 {
+			t.Fatalf("Slack answered %d calls 429", n)
+		}
+	}
+	t.Run("memory", func(t *testing.T) { run(t, "") })
+	t.Run("redis", func(t *testing.T) { run(t, redistest.Start(t).URL()) })
+}
+
+// Two replicas on one Redis share a channel's pace: the burst is spent
+// once between them, so together they post no faster than Slack allows.
+func TestNotifiersShareThePaceOnRedis(t *testing.T) {
+	verifyNoLeaks(t)
+	srv := redistest.Start(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	replica := func() *Notifier {
+		client := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+		t.Cleanup(func() { client.Close() })
+		return NewNotifier(slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL())), NotifierConfig{
+			ApprovalChannel: approvals, PerChannelInterval: time.Hour, PerChannelBurst: 3,
+			Pace: channelpace.NewRedis(client, ""),
+		})
+	}
+	a, b := replica(), replica()
+	for i, n := range []*Notifier{a, b, a} {
+		if _, _, err := n.Post(t.Context(), openAsk(fmt.Sprintf("ASK%d", i))); err != nil {
+			t.Fatalf("post %d of the burst: %v", i, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	_, _, err := b.Post(ctx, openAsk("ASK3"))
+	var np *approval.NotPosted
+	if !errors.As(err, &np) || !strings.Contains(np.Reason, "never shown") {
+		t.Fatalf("the 4th post, on the replica that posted once: %v; want it held by the shared pace and never shown", err)
+	}
+	if n := len(fake.Calls("chat.postMessage")); n != 3 {
+		t.Fatalf("%d posts reached Slack, want the shared burst of 3", n)
+	}
+}
+
+// An Ask still queued as its deadline nears ends never shown, before the
+// deadline, so it is unavailable rather than expired.
+func TestQueuedAskGivesUpBeforeItsDeadline(t *testing.T) {
+	n, fake := newTestNotifier(t, NotifierConfig{PerChannelInterval: time.Hour, PerChannelBurst: 1})
+	if _, _, err := n.Post(t.Context(), openAsk("FIRST")); err != nil {
+		t.Fatal(err)
+	}
+	a := openAsk("SECOND")
+	a.CreatedAt = time.Now()
+	a.Deadline = a.CreatedAt.Add(500 * time.Millisecond)
+	ctx, cancel := context.WithDeadline(t.Context(), a.Deadline) // as approval bounds a post
+	defer cancel()
+	_, _, err := n.Post(ctx, a)
+	var np *approval.NotPosted
+	if !errors.As(err, &np) || !strings.Contains(np.Reason, "never shown") {
+		t.Fatalf("got %v, want never shown", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Post gave up only at the deadline, where the expiry sweep may call the Ask expired")
+	}
+	if n := len(fake.Calls("chat.postMessage")); n != 1 {
+		t.Fatalf("%d posts", n)
+	}
+}
+
+// A thread's title waits while Asks are queued for the channel: no Ask
+// waits behind a title.
+func TestThreadTitleYieldsToQueuedAsks(t *testing.T) {
+	n, fake := newTestNotifier(t, NotifierConfig{PerChannelInterval: 200 * time.Millisecond, PerChannelBurst: 1})
+	if _, _, err := n.Post(t.Context(), openAsk("FIRST")); err != nil { // spends the burst
+		t.Fatal(err)
+	}
+	posted := make(chan error, 1)
+	go func() { _, _, err := n.Post(t.Context(), openAsk("QUEUED")); posted <- err }()
+	waitFor(t, "the Ask to queue", func() bool { return n.waiting(approvals) == 1 })
+	if _, _, err := n.OpenThread(t.Context(), "Claude Code · session 3f2a…"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-posted; err != nil {
+		t.Fatal(err)
+	}
+	posts := fake.Calls("chat.postMessage")
+	if len(posts) != 3 {
+		t.Fatalf("%d posts", len(posts))
+	}
+	if !strings.Contains(posts[1].Text, "Approval needed") || !strings.Contains(posts[2].Text, "session 3f2a") {
+		t.Fatalf("posts after the burst: %q then %q; want the queued Ask before the thread's title", posts[1].Text, posts[2].Text)
+	}
+}
