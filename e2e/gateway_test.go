@@ -105,7 +105,7 @@ func TestGatewayAcrossReplicas(t *testing.T) {
 			if u, _ := p.ask["message_url"].(string); strings.Contains(u, "thread_ts=") {
 				t.Errorf("the session's first Ask was posted in a thread: %s", u)
 			}
-			waitThread(ctx, t, w, "e2e-sess")
+			waitThread(ctx, t, w, "gw:laptop-ana:e2e-sess") // the session as the gateway keys it: its caller's
 			continue
 		}
 		// The permalink of the Ask's reply in its session's thread.
