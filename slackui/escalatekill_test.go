@@ -38,7 +38,7 @@ func TestEscalationKilledMidDMIsTakenOverOnce(t *testing.T) {
 				return nil
 			}
 			w.clock.Advance(10 * time.Minute)
-			w.runDue(1) // the reminder; the escalation is abandoned
+			w.runDue(1)                      // the reminder; the escalation is abandoned
 			w.clock.Advance(3 * time.Minute) // the lease (2m) lapses
 			if n, err := other.RunDue(ctx, w.notifier); n != 1 || err != nil {
 				t.Fatalf("the other replica: %d, %v", n, err)
@@ -65,5 +65,29 @@ func TestEscalationKilledMidDMIsTakenOverOnce(t *testing.T) {
 				return got.Status == pending.Status(pending.Approved)
 			})
 		})
+	}
+}
+
+// The recipient clicks their DM the instant it is out, before its sender
+// recorded it: the click is theirs and decides.
+func TestDMClickTheInstantAfterThePost(t *testing.T) {
+	w := newEscalationWorld(t)
+	ctx := t.Context()
+	a := w.post(15 * time.Minute)
+	w.esc.at = func(_ context.Context, p stepPoint, user string) error {
+		if p == beforeConfirm && user == oncallA {
+			for _, c := range w.fake.Calls("chat.postMessage") {
+				if c.OK() && c.Channel == "D"+oncallA[1:] {
+					w.click(oncallA, c.Channel, c.TS, a.ID, ActionApprove)
+				}
+			}
+		}
+		return nil
+	}
+	w.clock.Advance(10 * time.Minute)
+	w.runDue(2)
+	got, _ := w.store.Get(ctx, a.ID)
+	if got.Status != pending.Status(pending.Approved) || got.DecidedBy != oncallA {
+		t.Fatalf("the quick click: %s by %q, want approved by %s", got.Status, got.DecidedBy, oncallA)
 	}
 }
