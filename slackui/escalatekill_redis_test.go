@@ -52,7 +52,11 @@ func TestEscalationKilledMidDMOverRedis(t *testing.T) {
 			}
 			return nil
 		}
-		waitFor(t, "the first replica's attempt", func() bool { k, _ := a1.RunDue(t.Context(), n); _ = k; return len(fake.Calls("conversations.open")) >= 2 })
+		waitFor(t, "the first replica's attempt", func() bool {
+			k, _ := a1.RunDue(t.Context(), n)
+			_ = k
+			return len(fake.Calls("conversations.open")) >= 2
+		})
 		waitFor(t, "the second replica's takeover", func() bool { k, _ := a2.RunDue(t.Context(), n); return k == 1 })
 		for _, u := range []string{oncallA, oncallB} {
 			c := 0
