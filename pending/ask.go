@@ -116,6 +116,11 @@ type Ask struct {
 	// out while it was pending (schedule.go).
 	Copies    MessageCopies `json:"copies,omitempty"`
 	Followups FollowupLog   `json:"followups,omitempty"`
+	// Directs are the direct messages an escalation reserved for its
+	// targets before posting them, and Reached who the escalation levels
+	// begun so far reach (directs.go).
+	Directs DirectCopies `json:"directs,omitempty"`
+	Reached string       `json:"reached,omitempty"`
 }
 
 // Outcome returns the Ask's outcome and whether it has one yet.

@@ -183,6 +183,7 @@ const (
 // decodeFollowups fills the follow-up fields of a from its hash.
 func decodeFollowups(a *Ask, h map[string]string) {
 	a.Copies, a.Followups = MessageCopies(h[fieldCopies]), FollowupLog(h[fieldFollowups])
+	decodeDirects(a, h) // directs.go
 }
 
 func stepMember(id, name string) string { return id + " " + name }

@@ -23,6 +23,9 @@ type EscalatedAuthority interface {
 	// DirectWith reports whether channel is the direct message between
 	// askops and user: who a DM copy is to.
 	DirectWith(ctx context.Context, user, channel string) (bool, error)
+	// ConfirmDirect records a message in channel as user's reserved DM
+	// of the Ask askID (pending.DirectSteps).
+	ConfirmDirect(ctx context.Context, askID, user, channel, ts string) error
 }
 
 // escalatedTo reports whether user, not an approver (checkErr is why the
@@ -51,11 +54,12 @@ const copyUncheckedText = "askops could not check that this direct message is yo
 // copy of askID. A DM copy is decided by its recipient and nobody else,
 // whoever the clicker is elsewhere: the copy speaks for the place it was
 // clicked, and the place is not the person. Its recipient may decide it
-// even while its level is still being carried out (a level records that
-// it fired only once all its messages are out, and a target quick on
-// their phone must not be refused in between; the copy is recorded right
-// after its DM is posted). judged is false for any other click, which the
-// approver rules decide.
+// the instant it is out: the escalation reserves the DM, with its
+// recipient, before posting it, and a click on a message of the reserved
+// channel that carries the Ask's buttons is that recipient's DM even
+// before its sender recorded its ts (or if its sender died first), and is
+// recorded as the copy it is. judged is false for any other click, which
+// the approver rules decide.
 func (i *Interactions) onDirectCopy(ctx context.Context, user, askID string, cb *slack.InteractionCallback) (judged bool, err error) {
 	if cb == nil || fromHome(*cb) {
 		return false, nil
@@ -70,8 +74,15 @@ func (i *Interactions) onDirectCopy(ctx context.Context, user, askID string, cb 
 		return false, nil // the click's own handling says so
 	case err != nil:
 		return true, &refusal{show: copyUncheckedText, err: fmt.Errorf("refused %s on ask %s: could not read it to check its copy %s: %w", user, askID, channel, err)}
-	case !a.Copies.Has(channel, ts) || (a.Channel == channel && a.MessageTS == ts):
-		return false, nil // the Ask's own message, or no copy of it
+	case a.Channel == channel && a.MessageTS == ts:
+		return false, nil // the Ask's own message
+	}
+	if r, ok := a.Directs.In(channel); ok {
+		return true, i.onReservedDirect(ctx, user, a, r, cb, ts)
+	}
+	switch {
+	case !a.Copies.Has(channel, ts):
+		return false, nil // no copy of it
 	case i.cfg.Escalated == nil:
 		return true, &refusal{show: copyUncheckedText, err: fmt.Errorf("refused %s on ask %s: its DM copy %s cannot be checked without escalation configured", user, askID, channel)}
 	}
@@ -83,6 +94,31 @@ func (i *Interactions) onDirectCopy(ctx context.Context, user, askID string, cb 
 		return true, &refusal{show: refusalText, err: fmt.Errorf("refused %s on ask %s: its DM copy %s is somebody else's", user, askID, channel)}
 	}
 	return true, nil
+}
+
+// copyUnrecordedText is what a click on a message of a reserved DM channel
+// is told when it neither is a recorded copy nor carries the Ask.
+const copyUnrecordedText = "askops has not yet recorded this direct message, so your click changed nothing. Please try again in a moment."
+
+// onReservedDirect judges a click on a message of the DM channel an
+// escalation reserved for r.User: theirs alone, and theirs at once.
+func (i *Interactions) onReservedDirect(ctx context.Context, user string, a pending.Ask, r pending.DirectCopy, cb *slack.InteractionCallback, ts string) error {
+	switch {
+	case r.User != user:
+		return &refusal{show: refusalText, err: fmt.Errorf("refused %s on ask %s: its DM %s is %s's", user, a.ID, r.Channel, r.User)}
+	case a.Copies.Has(r.Channel, ts):
+		return nil
+	case !carriesAsk(cb.Message.Blocks.BlockSet, a.ID):
+		return &refusal{show: copyUnrecordedText, err: fmt.Errorf("refused %s on ask %s: message %s/%s in its DM is not recorded and does not carry it", user, a.ID, r.Channel, ts)}
+	case i.cfg.Escalated == nil:
+		return &refusal{show: copyUncheckedText, err: fmt.Errorf("refused %s on ask %s: its DM %s cannot be recorded without escalation configured", user, a.ID, r.Channel)}
+	}
+	// The DM is out, the click says so (Slack signed the message into the
+	// payload), and its sender has not recorded it yet or never will.
+	if err := i.cfg.Escalated.ConfirmDirect(ctx, a.ID, user, r.Channel, ts); err != nil {
+		return &refusal{show: copyUncheckedText, err: fmt.Errorf("refused %s on ask %s: could not record its DM %s/%s: %w", user, a.ID, r.Channel, ts, err)}
+	}
+	return nil
 }
 
 // updateCopies rewrites a's recorded copies (not its own message) as msg.

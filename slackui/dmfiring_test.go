@@ -2,12 +2,43 @@ package slackui
 
 import (
 	"testing"
+	"time"
 
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/pending"
 )
+
+// sendDM sends a's DM to user as a level does, the level reaching no one
+// else (its authority not recorded: only the DM rule admits user): a step
+// of its own claimed, the DM reserved, posted and recorded.
+func (w *seamWorld) sendDM(a pending.Ask, user string) {
+	w.t.Helper()
+	ctx := w.t.Context()
+	if err := w.store.ScheduleSteps(ctx, a.ID, []pending.DueStep{{Name: "escalate:dm-" + user, Due: w.clock.Now()}}); err != nil {
+		w.t.Fatal(err)
+	}
+	claimed, err := w.store.ClaimSteps(ctx, time.Minute, 10)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	for _, c := range claimed {
+		if c.Name != "escalate:dm-"+user {
+			continue
+		}
+		b, ok, err := w.store.BeginStep(ctx, c, "", []pending.DirectCopy{{User: user, Channel: "D" + user[1:]}})
+		if err != nil || !ok {
+			w.t.Fatalf("BeginStep = %v, %v", ok, err)
+		}
+		r, _ := b.Ask.Directs.For(user)
+		if err := w.esc.sendDirect(ctx, w.notifier, b, r); err != nil {
+			w.t.Fatal(err)
+		}
+		return
+	}
+	w.t.Fatalf("the DM step for %s was not claimed", user)
+}
 
 // A target quick on their phone clicks the DM while the level is still
 // being carried out (its other DMs and the thread mention not yet out, so
@@ -31,9 +62,7 @@ func TestDMClickBeforeTheLevelIsRecorded(t *testing.T) {
 	}
 
 	// The level's first DM is out and recorded; the level is not finished.
-	if err := w.esc.sendDirect(ctx, w.notifier, a, "D"+oncallB[1:]); err != nil {
-		t.Fatal(err)
-	}
+	w.sendDM(a, oncallB)
 	got, _ := w.store.Get(ctx, a.ID)
 	if got.Followups != "" {
 		t.Fatalf("the level is recorded already (%q); the test needs it in flight", got.Followups)
@@ -54,9 +83,7 @@ func TestDMCopyDecidedOnlyByItsRecipient(t *testing.T) {
 	w := newSeamWorld(t)
 	ctx := t.Context()
 	a := w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
-	if err := w.esc.sendDirect(ctx, w.notifier, a, "D"+oncallB[1:]); err != nil {
-		t.Fatal(err)
-	}
+	w.sendDM(a, oncallB)
 	got, _ := w.store.Get(ctx, a.ID)
 	dm := got.Copies.List()[0]
 
@@ -89,9 +116,15 @@ func TestDMCopyRecipientUncheckedIsRefused(t *testing.T) {
 	w := newSeamWorld(t)
 	ctx := t.Context()
 	a := w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
-	// The DM posted directly (as another replica would have): this
-	// replica never opened it, so it must ask Slack whose it is.
-	if err := w.esc.sendDirect(ctx, w.notifier, a, "D"+oncallB[1:]); err != nil {
+	// The DM posted and recorded as the previous release did (a copy
+	// without its recipient): this replica never opened it, so it must
+	// ask Slack whose it is.
+	msg := RenderAsk(a, RenderOptions{GrantScope: w.notifier.cfg.ScopeText(a), Now: w.notifier.cfg.Now()})
+	channel, ts, err := w.notifier.PostMessage(ctx, "D"+oncallB[1:], slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.store.AddCopy(ctx, a.ID, channel, ts); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := w.store.Get(ctx, a.ID)

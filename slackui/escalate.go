@@ -42,6 +42,7 @@ type EscalationLevel struct {
 // satisfy it.
 type StepStore interface {
 	pending.Steps
+	pending.DirectSteps // directs.go: an escalation's DMs exactly once
 	// Get re-reads an Ask after a DM copy is recorded (copies.go).
 	Get(ctx context.Context, id string) (pending.Ask, error)
 }
@@ -50,6 +51,13 @@ type StepStore interface {
 // it (conversations.open, scope im:write).
 type DirectMessageAPI interface {
 	OpenConversationContext(ctx context.Context, params *slack.OpenConversationParameters) (*slack.Channel, bool, bool, error)
+}
+
+// DirectHistory reads a DM channel's messages (conversations.history,
+// scope im:history); *slack.Client satisfies it. A replica that takes over
+// an escalation looks in it for a DM its predecessor may have posted.
+type DirectHistory interface {
+	GetConversationHistoryContext(ctx context.Context, params *slack.GetConversationHistoryParameters) (*slack.GetConversationHistoryResponse, error)
 }
 
 // UserGroupNames lists the team's user groups (usergroups.list, scope
@@ -72,6 +80,11 @@ type EscalationConfig struct {
 	// groups): their DMs and their right to decide.
 	Groups UserGroupAPI
 	DM     DirectMessageAPI
+	// History, needed with DM, tells a replica that takes an escalation
+	// over whether its predecessor's DM went out; without it (or when
+	// Slack does not answer) a DM that may have gone out is not sent
+	// again.
+	History DirectHistory
 	// Names, if set, names user groups by their @handle in the reason an
 	// expiry records ("escalated to @oncall at 10m"); without it, or when
 	// Slack does not answer, by id.
@@ -100,6 +113,27 @@ type Escalation struct {
 	directs map[string]string
 
 	loop escalationLoop // Start / Stop
+
+	// at, if set, is called at each point of an escalation's DM (a test's
+	// seam): an error abandons the step there, as a kill would.
+	at func(ctx context.Context, p stepPoint, user string) error
+}
+
+// stepPoint is a point in an escalation step where a replica can die.
+type stepPoint int
+
+const (
+	beforeReserve stepPoint = iota // targets known, nothing recorded or shown
+	beforePost                     // the DM reserved, not posted
+	beforeConfirm                  // the DM posted, its ts not recorded
+	afterConfirm                   // the DM recorded as a copy
+)
+
+func (e *Escalation) reach(ctx context.Context, p stepPoint, user string) error {
+	if e.at == nil {
+		return nil
+	}
+	return e.at(ctx, p, user)
 }
 
 // NewEscalation returns the follow-ups of cfg; with neither a reminder nor
@@ -235,7 +269,7 @@ func (e *Escalation) carryOut(ctx context.Context, n *Notifier, c pending.Claime
 			_, _ = e.cfg.Steps.FinishStep(ctx, c, pending.StepDone{Kind: pending.EventEscalated, Text: "level no longer configured"})
 			return false
 		}
-		d, err = e.escalate(ctx, n, a, c.Name, e.cfg.Levels[i-1])
+		d, err = e.escalate(ctx, n, c, e.cfg.Levels[i-1])
 	default:
 		e.log.Warn("follow-ups: unknown step", "ask", a.ID, "step", c.Name)
 		return false
@@ -303,16 +337,24 @@ func (e *Escalation) remind(ctx context.Context, n *Notifier, a pending.Ask) (pe
 	}, nil
 }
 
-func (e *Escalation) escalate(ctx context.Context, n *Notifier, a pending.Ask, step string, l EscalationLevel) (pending.StepDone, error) {
+// errStepLost is an escalation that found its claim lost or its Ask ended
+// before it showed anything.
+var errStepLost = errors.New("slackui: the step's claim was lost or its ask ended")
+
+// escalate carries out level l for the claimed step c. Who the level
+// reaches is recorded, and each target's DM reserved, before any message
+// goes out: whoever a message reaches may decide at once, and a replica
+// that takes the step over finds which DMs were sent (pending.DirectSteps)
+// and sends none twice.
+func (e *Escalation) escalate(ctx context.Context, n *Notifier, c pending.ClaimedStep, l EscalationLevel) (pending.StepDone, error) {
+	a, step := c.Ask, c.Name
 	d := pending.StepDone{
 		Kind: pending.EventEscalated, After: l.After,
 		To: strings.Join(slices.Concat(l.Users, l.Groups), ","), Text: "escalated (" + step + ")",
 	}
 	// What can be done twice without anyone noticing comes first: learning
-	// the targets and opening their DM channels. A replica killed here has
-	// shown nothing yet, so the replica that takes the step over shows
-	// everything exactly once.
-	var dms []directMessage
+	// the targets and opening their DM channels.
+	var dms []pending.DirectCopy
 	if l.DM {
 		users, err := e.targets(ctx, l)
 		if err != nil {
@@ -325,9 +367,19 @@ func (e *Escalation) escalate(ctx context.Context, n *Notifier, a pending.Ask, s
 				continue
 			}
 			e.rememberDirect(u, ch.ID)
-			dms = append(dms, directMessage{user: u, channel: ch.ID})
+			dms = append(dms, pending.DirectCopy{User: u, Channel: ch.ID})
 		}
 		d.Text += fmt.Sprintf(", sent directly to %d of %d", len(dms), len(users))
+	}
+	if err := e.reach(ctx, beforeReserve, ""); err != nil {
+		return pending.StepDone{}, err
+	}
+	begun, ok, err := e.cfg.Steps.BeginStep(ctx, c, d.To, dms)
+	switch {
+	case err != nil:
+		return pending.StepDone{}, err
+	case !ok:
+		return pending.StepDone{}, errStepLost
 	}
 	text := fmt.Sprintf("%s :rotating_light: Escalated: nobody has decided this approval request (%s) in %s; it expires %s.",
 		mentions(l.Users, l.Groups), inlineCode(a.Tool, 40), durationtext.Short(l.After), slackDate(a.Deadline))
@@ -338,15 +390,22 @@ func (e *Escalation) escalate(ctx context.Context, n *Notifier, a pending.Ask, s
 		return pending.StepDone{}, err
 	}
 	for _, dm := range dms {
-		if err := e.sendDirect(ctx, n, a, dm.channel); err != nil {
-			e.log.Warn("follow-ups: could not send the Ask directly", "ask", a.ID, "user", dm.user, "err", err)
+		r, ok := begun.Ask.Directs.For(dm.User)
+		if !ok || r.TS != "" {
+			continue // sent and recorded by a predecessor (or its recipient's click)
+		}
+		if err := e.sendDirect(ctx, n, begun, r); err != nil {
+			if errors.Is(err, errAbandoned) {
+				return pending.StepDone{}, err
+			}
+			e.log.Warn("follow-ups: could not send the Ask directly", "ask", a.ID, "user", dm.User, "err", err)
 		}
 	}
 	return d, nil
 }
 
-// directMessage is an escalation target's DM channel.
-type directMessage struct{ user, channel string }
+// errAbandoned wraps an error of the test's seam: the step ends there.
+var errAbandoned = errors.New("slackui: escalation step abandoned")
 
 // targets are a level's users and its groups' members, each once.
 func (e *Escalation) targets(ctx context.Context, l EscalationLevel) ([]string, error) {
@@ -363,21 +422,97 @@ func (e *Escalation) targets(ctx context.Context, l EscalationLevel) ([]string, 
 	return slices.Compact(users), errors.Join(errs...)
 }
 
-// sendDirect sends the Ask with its buttons to a DM channel and records
-// the copy, so a click on it counts and its decision updates it.
-func (e *Escalation) sendDirect(ctx context.Context, n *Notifier, a pending.Ask, channel string) error {
+// sendDirect sends the Ask with its buttons as the reserved DM r, unless
+// a predecessor's reservation (not this claim's) already went out, and
+// records it as a copy, so its decision updates it.
+func (e *Escalation) sendDirect(ctx context.Context, n *Notifier, b pending.Begun, r pending.DirectCopy) error {
+	a := b.Ask
+	if !slices.Contains(b.Fresh, r.User) {
+		// Reserved by a replica that did not finish: it may have died
+		// before its post or after it. Only Slack knows.
+		ts, found, err := e.findDirect(ctx, a, r.Channel)
+		switch {
+		case err != nil:
+			e.log.Warn("follow-ups: cannot tell whether an earlier attempt sent the Ask directly; not sending it again", "ask", a.ID, "user", r.User, "err", err)
+			return nil
+		case found:
+			e.log.Info("follow-ups: an earlier attempt sent the Ask directly; recording it", "ask", a.ID, "user", r.User, "ts", ts)
+			return e.confirmDirect(ctx, n, a, r, ts)
+		}
+	}
+	if err := e.reach(ctx, beforePost, r.User); err != nil {
+		return fmt.Errorf("%w: %w", errAbandoned, err)
+	}
 	msg := RenderAsk(a, RenderOptions{GrantScope: n.cfg.ScopeText(a), GrantDurations: n.cfg.GrantDurations, Now: n.cfg.Now()}) // the buttons of its message
-	posted, ts, err := n.PostMessage(ctx, channel, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
+	posted, ts, err := n.PostMessage(ctx, r.Channel, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
 	if err != nil {
 		return err
 	}
-	if posted == "" {
-		posted = channel
+	if posted != "" && posted != r.Channel {
+		return fmt.Errorf("slackui: the DM to %s landed in %s, not its channel %s", r.User, posted, r.Channel)
 	}
-	if err := e.cfg.Steps.AddCopy(ctx, a.ID, posted, ts); err != nil {
+	if err := e.reach(ctx, beforeConfirm, r.User); err != nil {
+		return fmt.Errorf("%w: %w", errAbandoned, err)
+	}
+	if err := e.confirmDirect(ctx, n, a, r, ts); err != nil {
 		return err
 	}
-	return e.catchUp(ctx, n, a, posted, ts) // copies.go
+	if err := e.reach(ctx, afterConfirm, r.User); err != nil {
+		return fmt.Errorf("%w: %w", errAbandoned, err)
+	}
+	return nil
+}
+
+// confirmDirect records r's message ts and brings it up to date.
+func (e *Escalation) confirmDirect(ctx context.Context, n *Notifier, shown pending.Ask, r pending.DirectCopy, ts string) error {
+	if err := e.cfg.Steps.ConfirmDirect(ctx, shown.ID, r.User, r.Channel, ts); err != nil {
+		return err
+	}
+	return e.catchUp(ctx, n, shown, r.Channel, ts) // copies.go
+}
+
+// findDirect looks in a DM channel, since a was created, for the bot's
+// message carrying a's buttons.
+func (e *Escalation) findDirect(ctx context.Context, a pending.Ask, channel string) (ts string, found bool, err error) {
+	if e.cfg.History == nil {
+		return "", false, errors.New("slackui: no Slack client to read the direct message's history")
+	}
+	params := &slack.GetConversationHistoryParameters{
+		ChannelID: channel, Limit: 200, Inclusive: true,
+		Oldest: fmt.Sprintf("%d.%06d", a.CreatedAt.Unix(), a.CreatedAt.Nanosecond()/1000),
+	}
+	for range 10 { // pages; a DM with the app holds few messages
+		resp, err := e.cfg.History.GetConversationHistoryContext(ctx, params)
+		if err != nil {
+			return "", false, fmt.Errorf("slackui: read the history of %s: %w", channel, err)
+		}
+		for _, m := range resp.Messages {
+			if m.BotID != "" && carriesAsk(m.Blocks.BlockSet, a.ID) {
+				return m.Timestamp, true, nil
+			}
+		}
+		if !resp.HasMore || resp.ResponseMetaData.NextCursor == "" {
+			return "", false, nil
+		}
+		params.Cursor = resp.ResponseMetaData.NextCursor
+	}
+	return "", false, fmt.Errorf("slackui: the history of %s is too long to search", channel)
+}
+
+// carriesAsk reports whether blocks hold the buttons of the Ask id (those
+// every open Ask's message carries).
+func carriesAsk(blocks []slack.Block, id string) bool {
+	return buttonFor(blocks, ActionApprove, id) || buttonFor(blocks, ActionDeny, id)
+}
+
+// ConfirmDirect records the DM ts in channel as user's reserved DM of the
+// Ask askID: a click on it, by its recipient, came before its sender
+// recorded it, or its sender died before it could.
+func (e *Escalation) ConfirmDirect(ctx context.Context, askID, user, channel, ts string) error {
+	if e == nil {
+		return errors.New("slackui: no escalation is configured to record a direct message")
+	}
+	return e.cfg.Steps.ConfirmDirect(ctx, askID, user, channel, ts)
 }
 
 // DirectWith reports whether channel is user's direct message with the
@@ -417,28 +552,33 @@ func (e *Escalation) rememberDirect(user, channel string) {
 }
 
 // MayDecideEscalated reports whether user is a target of an escalation
-// level that has fired for a (as recorded on the Ask when it fired).
+// level that has begun for a (as recorded on the Ask before the level's
+// first message went out).
 func (e *Escalation) MayDecideEscalated(ctx context.Context, user string, a pending.Ask) (bool, error) {
 	if e == nil || user == "" {
 		return false, nil
 	}
-	var errs []error
+	// Who the levels begun reach (recorded before their first message)
+	// and, for a record of an earlier release, who the fired ones did.
+	targets := strings.Split(a.Reached, ",")
 	for _, f := range a.Followups.Entries() {
-		if !strings.HasPrefix(f.Name, stepEscalatePrefix) {
-			continue
+		if strings.HasPrefix(f.Name, stepEscalatePrefix) {
+			targets = append(targets, strings.Split(f.To, ",")...)
 		}
-		for t := range strings.SplitSeq(f.To, ",") {
-			switch {
-			case t == user:
+	}
+	slices.Sort(targets)
+	var errs []error
+	for _, t := range slices.Compact(targets) {
+		switch {
+		case t == user:
+			return true, nil
+		case strings.HasPrefix(t, "S") && e.members != nil:
+			ok, err := e.members.inNamedGroup(ctx, t, user)
+			if ok {
 				return true, nil
-			case strings.HasPrefix(t, "S") && e.members != nil:
-				ok, err := e.members.inNamedGroup(ctx, t, user)
-				if ok {
-					return true, nil
-				}
-				if err != nil {
-					errs = append(errs, err)
-				}
+			}
+			if err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}

@@ -59,7 +59,7 @@ func newEscalationWorld(t *testing.T) *escalationWorld {
 		RemindAfter:   5 * time.Minute,
 		Levels:        []EscalationLevel{{After: 10 * time.Minute, Groups: []string{oncallGroup}, DM: true}},
 		ApproverUsers: []string{approverA}, ApproverGroups: []string{"SAPPROVERS"},
-		Steps: w.store, Groups: api, DM: api, Names: api,
+		Steps: w.store, Groups: api, DM: api, History: api, Names: api,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -263,12 +263,12 @@ type voteAtCopy struct {
 	f func()
 }
 
-func (v *voteAtCopy) AddCopy(ctx context.Context, id, channel, ts string) error {
+func (v *voteAtCopy) ConfirmDirect(ctx context.Context, id, user, channel, ts string) error {
 	if v.f != nil {
 		v.f()
 		v.f = nil
 	}
-	return v.StepStore.AddCopy(ctx, id, channel, ts)
+	return v.StepStore.ConfirmDirect(ctx, id, user, channel, ts)
 }
 
 // A vote that lands while an escalation is sending its DMs still shows on

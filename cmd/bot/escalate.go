@@ -21,7 +21,7 @@ func newEscalation(cfg config.Config, a *app) (*slackui.Escalation, error) {
 	ec := slackui.EscalationConfig{
 		RemindAfter:   c.RemindAfter.D(),
 		ApproverUsers: c.Approvers.Users, ApproverGroups: c.Approvers.Usergroups,
-		Steps: steps, Groups: a.slack, DM: a.slack, Names: a.slack,
+		Steps: steps, Groups: a.slack, DM: a.slack, History: a.slack, Names: a.slack,
 		Every:  c.FollowupEvery(),
 		Lease:  c.FollowupLease.D(),
 		Logger: a.log.With("component", "followups"),

@@ -51,7 +51,7 @@ var slackMethodScopes = map[string]string{
 	"GetConversations":       "channels:read",    // conversations.list
 	"GetBotInfo":             "users:read",       // bots.info
 	"JoinConversation":       "channels:join",    // conversations.join
-	"GetConversationHistory": "channels:history", // conversations.history
+	"GetConversationHistory": "im:history",       // conversations.history (of a DM: an escalation taken over)
 }
 
 // notWebAPI are slack.Client methods that call no Web API method.

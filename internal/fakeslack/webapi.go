@@ -273,6 +273,8 @@ func (s *Server) dispatchLocked(req *apiRequest, call *Call) answer {
 		handle = s.userInfoLocked
 	case "conversations.open":
 		handle = s.openConversationLocked
+	case "conversations.history":
+		handle = s.historyLocked // history.go
 	case "apps.connections.open":
 		handle = s.openConnectionLocked
 	default:
