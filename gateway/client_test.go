@@ -150,12 +150,29 @@ func testRedis(t *testing.T) redis.UniversalClient {
 
 func longPollAtShutdown(t *testing.T, s *stack) {
 	srv := apiServer(t, s)
+	// The stop must find the hook in its long poll: one caught between
+	// the POST and its first poll meets a closed port and retries until
+	// its deadline (the README says so), which is not this test's case.
+	polling := make(chan struct{})
+	var once sync.Once
+	api := srv.Config.Handler
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Query().Get("wait") != "" {
+			once.Do(func() { close(polling) })
+		}
+		api.ServeHTTP(w, r)
+	})
 	got := make(chan pending.Ask, 1)
 	go func() {
 		c := &Client{BaseURL: srv.URL, Token: askToken}
 		got <- c.Settle(t.Context(), Call{SessionID: "s", Agent: AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)})
 	}()
 	posted := s.posted(t, t.Context())
+	select {
+	case <-polling:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the hook never long polled")
+	}
 	s.svc.Stop()
 	srv.Close() // as serve does: the waits answer, then the HTTP server drains and closes
 	var a pending.Ask
