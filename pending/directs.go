@@ -147,11 +147,11 @@ func checkTargets(op, to string) error {
 	return nil
 }
 
-var beginStepScript = redis.NewScript(`
+var beginStepScript = redis.NewScript(openLua + `
 local claims, key = KEYS[1], KEYS[2]
 local member, token, to = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('HGET', claims, member) ~= token then return {0} end
-if redis.call('HGET', key, 'status') ~= 'pending' then return {0} end
+if not is_open(redis.call('HGET', key, 'status')) then return {0} end
 local cur = redis.call('HGET', key, 'reached') or ''
 for t in string.gmatch(to, '[^,]+') do
   if not string.find(',' .. cur .. ',', ',' .. t .. ',', 1, true) then

@@ -2,6 +2,8 @@ package pending
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,5 +79,31 @@ func TestMixedFleetOldScriptsRefuseGatedRecords(t *testing.T) {
 	}
 	if got, err := s.Get(t.Context(), plain.ID); err != nil || got.Status != Status(Denied) || got.DecidedBy != "U0OLD" {
 		t.Errorf("this release reads the old replica's decision as %s by %q (%v)", got.Status, got.DecidedBy, err)
+	}
+}
+
+// Every script of this release that asks whether an Ask is still pending
+// reads both stored formats (openLua's is_open): one that compares the
+// status to "pending" itself would take a quorum Ask (stored gated) for
+// ended — as the escalation's step script once did, and the quorum's
+// on-call escalation never went out.
+func TestScriptsReadTheGatedStatusAsPending(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "'status')") && (strings.Contains(line, "~= 'pending'") || strings.Contains(line, "== 'pending'")) {
+				t.Errorf("%s:%d compares the stored status to 'pending' alone; use is_open (record.go): %s", f, i+1, strings.TrimSpace(line))
+			}
+		}
 	}
 }
