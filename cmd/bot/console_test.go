@@ -360,3 +360,29 @@ func TestFirstHourLocalHook(t *testing.T) {
 		t.Errorf("the tokens changed across a restart: %+v then %+v", first, again)
 	}
 }
+
+// -print-settings for a remote serve (-url) cannot know its
+// approvals.timeout: the printed line carries -timeout, so the hook's own
+// bound stays below the agent's timeout it prints.
+func TestPrintSettingsForARemoteServeBoundsTheAsk(t *testing.T) {
+	var out, errOut syncBuffer
+	code := run(t.Context(), []string{"hook", "codex", "-url", "http://askops.example:8080", "-print-settings"}, envOf(map[string]string{}), strings.NewReader(""), &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var settings struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Command string
+				Timeout int
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &settings); err != nil || len(settings.Hooks["PermissionRequest"]) != 1 {
+		t.Fatalf("printed %s (%v)", out.String(), err)
+	}
+	h := settings.Hooks["PermissionRequest"][0].Hooks[0]
+	if !strings.Contains(h.Command, " -timeout 10m0s") || h.Timeout != 660 {
+		t.Errorf("printed hook %+v: want -timeout 10m0s on the line and timeout 660", h)
+	}
+}

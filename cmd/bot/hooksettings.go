@@ -46,8 +46,13 @@ func printHookSettings(env *environment, name, agent string, g gatewayCLI) int {
 	if askTimeout <= 0 {
 		askTimeout = 10 * time.Minute // approvals.timeout's default
 	}
-	if *g.timeout > 0 {
-		command += " -timeout " + g.timeout.String()
+	// The hook answers at the latest its Ask's life plus the client's
+	// grace. With -url or -config this process cannot know the serve's
+	// approvals.timeout, which may be longer than the default assumed
+	// above: the line then carries -timeout, so no Ask outlives the hook
+	// timeout printed below.
+	if *g.timeout > 0 || *g.url != "" || *g.config != "" {
+		command += " -timeout " + askTimeout.String()
 	}
 	hook := map[string]any{"type": "command", "command": command, "timeout": int((askTimeout + hookSlack) / time.Second)}
 	event := "PermissionRequest" // Codex asks only this one
