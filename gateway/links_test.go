@@ -35,7 +35,8 @@ func TestMessageURLIsThePermalink(t *testing.T) {
 	}
 	waitFor(t, func() bool {
 		got := call(t, "GET", u+"/v1/asks/"+second.body["id"].(string), askToken, nil)
-		return got.body["message_url"] != nil
+		u, _ := got.body["message_url"].(string)
+		return u != "" // "" until the post's ts is recorded
 	})
 	want = "https://fake-askops.slack.com/archives/" + approvalChannel + "/p" + strings.ReplaceAll(posts[2].TS, ".", "") +
 		"?thread_ts=" + title.TS + "&cid=" + approvalChannel
