@@ -108,6 +108,30 @@ func quoteJSON(s string) string {
 }
 
 // final waits for the waiter's answer, bounded.
+// doSteps runs steps in the browser. The console swaps its whole list in
+// whenever the server says something changed (keeping a reason being
+// typed), so a node a step found can be gone by the time the next CDP call
+// uses it; such a step sequence is run again from its start, a bounded
+// number of times, as a person would click again. Any other error ends it.
+func doSteps(browser context.Context, steps ...chromedp.Action[chromedp.Void]) error {
+	var err error
+	for range 5 {
+		if err = chromedp.Do(browser, steps...); err == nil || !staleNode(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// staleNode reports whether err is CDP's answer about a node that was
+// replaced after it was found.
+func staleNode(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Could not find node with given id") ||
+		strings.Contains(s, "No node with given id") ||
+		strings.Contains(s, "Node is detached from document")
+}
+
 func final(t *testing.T, ch <-chan pending.Ask) pending.Ask {
 	t.Helper()
 	select {
@@ -139,7 +163,7 @@ func TestBrowser(t *testing.T) {
 	defer cancelBrowser()
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := chromedp.Do(browser, steps...); err != nil {
+		if err := doSteps(browser, steps...); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
@@ -186,6 +210,7 @@ func TestBrowser(t *testing.T) {
 	waiter = u.ask(ctx, "rm -rf build")
 	do("deny with a reason",
 		chromedp.WaitVisible(css(`section.ask input[name="reason"]`)),
+		chromedp.Clear(css(`section.ask input[name="reason"]`)),
 		chromedp.SendKeys(css(`section.ask input[name="reason"]`), "use make clean"),
 		chromedp.Click(css(`section.ask button[value="deny"]`)),
 		chromedp.WaitVisible(css(`#no-pending`)))
@@ -273,7 +298,7 @@ func TestBrowserOnAPhone(t *testing.T) {
 	defer cancelBrowser()
 	do := func(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := chromedp.Do(browser, steps...); err != nil {
+		if err := doSteps(browser, steps...); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
@@ -324,6 +349,7 @@ func TestBrowserOnAPhone(t *testing.T) {
 	final(t, first)
 	second := ask(long+" --second-time", "no allow rule covers it")
 	do(t, "deny with a long reason", chromedp.WaitVisible(chromedp.CSS(`section.ask input[name="reason"]`)),
+		chromedp.Clear(chromedp.CSS(`section.ask input[name="reason"]`)),
 		chromedp.SendKeys(chromedp.CSS(`section.ask input[name="reason"]`), "not during the freeze: the quarterly release waits for the change board's sign-off on Thursday"),
 		chromedp.Click(chromedp.CSS(`section.ask button[value="deny"]`)))
 	final(t, second)

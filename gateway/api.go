@@ -272,6 +272,16 @@ func (api *API) create(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	if decided {
 		return http.StatusOK, api.show(r.Context(), a), nil
 	}
+	if r.Context().Err() != nil {
+		// The asker left while its Ask was being opened (its agent was
+		// stopped during the POST): it never read the id, so it can neither
+		// poll nor DELETE it. End it now rather than when its lease lapses.
+		ctx, stop := context.WithTimeout(context.WithoutCancel(r.Context()), cancelTimeout)
+		defer stop()
+		if final, err := api.svc.cfg.Asks.Decide(ctx, a.ID, pending.Cancelled, tok.Name, pending.ReasonAskerGone); err == nil {
+			return http.StatusOK, api.show(ctx, final), nil
+		}
+	}
 	return http.StatusCreated, api.show(r.Context(), a), nil
 }
 

@@ -72,7 +72,9 @@ func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
 		defer stop()
 	}
 	b, _ := json.Marshal(body)
-	status, a, err := c.do(ctx, c.requestTimeout(), http.MethodPost, "/v1/asks", b)
+	pctx, posted := c.outlast(ctx)
+	status, a, err := c.do(pctx, c.requestTimeout(), http.MethodPost, "/v1/asks", b)
+	posted()
 	switch {
 	case err != nil:
 		return refused("askops could not be reached: " + reachError(err))
@@ -85,6 +87,9 @@ func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
 		c.Created(a)
 	}
 	id := a.ID
+	if ctx.Err() != nil {
+		return c.cancel(ctx, id) // stopped while the POST was on the wire
+	}
 	deadline := a.Deadline
 	if deadline.IsZero() || (call.Timeout > 0 && deadline.After(start.Add(call.Timeout))) {
 		deadline = start.Add(call.Timeout) // a serve's clock ahead of ours does not stretch the wait
@@ -121,6 +126,22 @@ func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
 		}
 		backoff = min(2*backoff, maxBackoff)
 	}
+}
+
+// outlast is the POST's context: a caller stopped while its POST is on
+// the wire (the agent's SIGTERM) still waits up to cancelTimeout for the
+// answer, because only the answer names the Ask it opened, and an Ask it
+// cannot name it cannot cancel. A deadline stops the POST at once.
+func (c *Client) outlast(ctx context.Context) (context.Context, context.CancelFunc) {
+	pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			stop()
+			return
+		}
+		time.AfterFunc(cancelTimeout, stop)
+	})
+	return pctx, func() { unhook(); stop() }
 }
 
 // cancel ends the Ask after the client gave up; a decision that got there

@@ -301,23 +301,32 @@ func TestBoundedAnswersAStuckSettler(t *testing.T) {
 
 // A hook stopped while it waits (the agent's SIGTERM at its timeout) tells
 // the serve before it answers: the Ask ends cancelled, "the agent stopped
-// waiting", and its message loses its buttons.
+// waiting". Stopped while its POST is still on the wire, it waits for the
+// answer that names the Ask, then cancels that Ask the same way.
 func TestClientStoppedTellsTheServe(t *testing.T) {
-	s := newStack(t, stackOptions{timeout: 10 * time.Minute})
-	srv := apiServer(t, s)
-	ctx, stop := context.WithCancel(t.Context())
-	got := make(chan pending.Ask, 1)
-	go func() {
-		c := &Client{BaseURL: srv.URL, Token: askToken}
-		got <- c.Settle(ctx, Call{SessionID: "s", Agent: AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)})
-	}()
-	posted := s.posted(t, t.Context())
-	stop()
-	if a := <-got; a.Status != pending.Status(pending.Cancelled) {
-		t.Errorf("the stopped hook got %s", a.Status)
-	}
-	rec, err := s.asks.Get(t.Context(), posted.ID)
-	if err != nil || rec.Status != pending.Status(pending.Cancelled) || rec.DecisionReason != pending.ReasonAskerGone {
-		t.Errorf("record: %s %q %v", rec.Status, rec.DecisionReason, err)
+	for _, when := range []string{"while it polls", "while it posts"} {
+		t.Run(when, func(t *testing.T) {
+			s := newStack(t, stackOptions{timeout: 10 * time.Minute})
+			srv := apiServer(t, s)
+			ctx, stop := context.WithCancel(t.Context())
+			created := make(chan struct{})
+			got := make(chan pending.Ask, 1)
+			go func() {
+				c := &Client{BaseURL: srv.URL, Token: askToken, Created: func(pending.Ask) { close(created) }}
+				got <- c.Settle(ctx, Call{SessionID: "s", Agent: AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)})
+			}()
+			posted := s.posted(t, t.Context()) // the Ask exists; its POST may not have answered yet
+			if when == "while it polls" {
+				<-created
+			}
+			stop()
+			if a := <-got; a.Status != pending.Status(pending.Cancelled) || !strings.HasPrefix(a.DecisionReason, pending.ReasonAskerGone) {
+				t.Errorf("the stopped hook got %s %q", a.Status, a.DecisionReason)
+			}
+			rec, err := s.asks.Get(t.Context(), posted.ID)
+			if err != nil || rec.Status != pending.Status(pending.Cancelled) || rec.DecisionReason != pending.ReasonAskerGone {
+				t.Errorf("record: %s %q %v", rec.Status, rec.DecisionReason, err)
+			}
+		})
 	}
 }
