@@ -117,7 +117,7 @@ func TestRealClaudeCodeHook(t *testing.T) {
 	a := w.serve(ctx, t, "cc-a", settings{Extra: apiBlock})
 	b := w.serve(ctx, t, "cc-b", settings{Extra: apiBlock})
 	short := w.serve(ctx, t, "cc-short", settings{Extra: apiBlock, Timeout: "3s"})
-	down := "http://" + freePort(t)
+	down := "http://" + closedPort(t)
 
 	const ran = "not a git repository" // git's own error: the command ran
 	for _, tc := range []struct {

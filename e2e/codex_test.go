@@ -177,7 +177,7 @@ func TestRealCodexHook(t *testing.T) {
 		{"approve", a.base, slackui.ActionApprove, true, ""},
 		{"deny", a.base, slackui.ActionDeny, false, "askops: denied by " + approverID},
 		{"expiry", short.base, "", false, "nobody decided in time"},
-		{"serve down", "http://" + freePort(t), "", false, "askops could not be reached"},
+		{"serve down", "http://" + closedPort(t), "", false, "askops could not be reached"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			project := t.TempDir()

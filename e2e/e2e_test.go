@@ -332,7 +332,7 @@ func TestAskExitCodes(t *testing.T) {
 	ctx := testCtx(t)
 	w := newWorld(t)
 	s := w.serve(ctx, t, "S", settings{})
-	downRedis := w.writeConfig(t, "redis-down", freePort(t), settings{RedisURL: "redis://" + freePort(t) + "/0"})
+	downRedis := w.writeConfig(t, "redis-down", freePort(t), settings{RedisURL: "redis://" + closedPort(t) + "/0"})
 
 	tests := []struct {
 		name       string

@@ -191,7 +191,7 @@ func TestHookCommandThroughAPI(t *testing.T) {
 	}
 
 	// Nothing listens there: deny, exit 0.
-	out, errOut, code := hook("http://" + freePort(t))
+	out, errOut, code := hook("http://" + closedPort(t))
 	if code != 0 || !strings.Contains(out, `"behavior":"deny"`) || !strings.Contains(out, "askops could not be reached") {
 		t.Errorf("unreachable: exit %d, stdout %q, stderr %s", code, out, errOut)
 	}

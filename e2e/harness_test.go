@@ -489,6 +489,27 @@ func freePort(t testing.TB) string {
 	return l.Addr().String()
 }
 
+// closedPort returns a loopback address where nothing listens and nothing
+// can start listening while the test runs: a socket bound there, never
+// listening, holds the port, so a connection is refused (a serve that is
+// down) instead of reaching whatever server later took a freed port.
+func closedPort(t testing.TB) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+}
+
 func httpGet(ctx context.Context, url string) (int, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

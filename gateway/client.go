@@ -131,15 +131,18 @@ func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
 // outlast is the POST's context: a caller stopped while its POST is on
 // the wire (the agent's SIGTERM) still waits up to cancelTimeout for the
 // answer, because only the answer names the Ask it opened, and an Ask it
-// cannot name it cannot cancel. A deadline stops the POST at once.
+// cannot name it cannot cancel. ctx's deadline still ends the POST on time.
 func (c *Client) outlast(ctx context.Context) (context.Context, context.CancelFunc) {
-	pctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	base := context.WithoutCancel(ctx)
+	pctx, stop := context.WithCancel(base)
+	if d, ok := ctx.Deadline(); ok {
+		stop()
+		pctx, stop = context.WithDeadline(base, d)
+	}
 	unhook := context.AfterFunc(ctx, func() {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			stop()
-			return
+		if errors.Is(ctx.Err(), context.Canceled) {
+			time.AfterFunc(cancelTimeout, stop)
 		}
-		time.AfterFunc(cancelTimeout, stop)
 	})
 	return pctx, func() { unhook(); stop() }
 }

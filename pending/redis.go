@@ -139,6 +139,13 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		_ = s.decisions.Close()
 		return nil, &Error{Store: "pending", Code: CodeUnavailable, Op: "open", Msg: "count the master's replicas", Err: err}
 	}
+	if cc, ok := client.(*redis.ClusterClient); ok {
+		// A Cluster client learns the command table (COMMAND, from a
+		// random node) on its first keyed command and until then asks again
+		// on each. Learned now, while the cluster answers, a read with a
+		// short deadline never waits on a frozen replica for it.
+		_ = cc.Exists(ctx, s.keys.fence).Err()
+	}
 	rctx, stop := context.WithCancel(context.Background())
 	s.stop, s.bg = stop, rctx
 	go s.read(rctx)
