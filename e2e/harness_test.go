@@ -55,10 +55,17 @@ type world struct {
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
+	return newWorldWith(t, fakeslack.Options{})
+}
+
+// newWorldWith is newWorld with a fake Slack made with opts (its limits,
+// say).
+func newWorldWith(t testing.TB, opts fakeslack.Options) *world {
+	t.Helper()
 	requireBot(t)
 	w := &world{
 		redis:  redistest.Start(t),
-		slack:  fakeslack.New(t, fakeslack.Options{}),
+		slack:  fakeslack.New(t, opts),
 		script: &modelScript{runs: map[string]func(step int) fakeopenai.Reply{}, timed: map[string]func(int, time.Time) fakeopenai.Reply{}},
 		ws:     t.TempDir(),
 	}
