@@ -73,6 +73,14 @@ func TestKilledAskerEndsItsAsk(t *testing.T) {
 			}
 		}()
 		m = w.waitOpenAsk(ctx, t, command)
+		// Killed once the Ask's message is recorded (its permalink is
+		// known): a serve killed between its post and that record leaves
+		// a message nobody can find to update (a known window).
+		waitFor(ctx, t, "the Ask's message recorded", func() bool {
+			_, body := apiDo(ctx, t, "GET", b.base+"/v1/asks/"+askID(m.Blocks), consoleToken, nil)
+			u, _ := body["message_url"].(string)
+			return u != ""
+		})
 		killed = time.Now()
 		a.kill9(t)
 		w.waitDecided(ctx, t, m, "Cancelled", pending.ReasonAskerGone)
