@@ -375,6 +375,7 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 			c.woke++
 		} else {
 			c.wrongWake++
+			tb.Logf("ask %d: confirmed %q, its waiter returned %s by %q (%s) at %s", i, want[i], waits[i].Status, waits[i].DecidedBy, waits[i].DecisionReason, waits[i].DecidedAt.Format("15:04:05.000"))
 		}
 		tr := trails[id]
 		if tr == nil || tr.asked != 1 || len(tr.decided) != 1 || Status(tr.decided[0]) != waits[i].Status {
