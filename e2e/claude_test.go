@@ -105,7 +105,7 @@ func (f *fakeMessages) toolResults() []string {
 
 // The real Claude Code CLI, in -p mode, with `bot hook claude` as its
 // PreToolUse or PermissionRequest hook, and with `bot mcp` as its
-// --permission-prompt-tool, configured as the README writes them: an
+// --permission-prompt-tool, configured as docs/gateway.md writes them: an
 // approval on the other replica lets its Bash call run (git's own error
 // comes back); a denial, an expiry and an unreachable askops keep it from
 // running, and the model reads why.
@@ -189,7 +189,7 @@ func TestRealClaudeCodeHook(t *testing.T) {
 	}
 }
 
-// What the real Claude Code does when its hook fails, as the README's table
+// What the real Claude Code does when its hook fails, as docs/gateway.md's table
 // says: with "onFailure": "block" a hook that times out or cannot start
 // blocks the call, even one Claude Code's own rules allow; without it
 // Claude Code carries on as if there were no hook, so a call its own rules

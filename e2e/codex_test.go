@@ -93,7 +93,7 @@ func (f *fakeResponses) results() []string {
 }
 
 // codexRun is one `codex exec --approve-for-me` run, offline against model,
-// with `bot hook codex` (URL and token in the environment, as the README
+// with `bot hook codex` (URL and token in the environment, as docs/gateway.md
 // writes it) as its PermissionRequest hook with hookTimeout seconds.
 type codexRun struct {
 	done     chan error

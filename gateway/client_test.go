@@ -152,7 +152,7 @@ func longPollAtShutdown(t *testing.T, s *stack) {
 	srv := apiServer(t, s)
 	// The stop must find the hook in its long poll: one caught between
 	// the POST and its first poll meets a closed port and retries until
-	// its deadline (the README says so), which is not this test's case.
+	// its deadline (docs/gateway.md says so), which is not this test's case.
 	polling := make(chan struct{})
 	var once sync.Once
 	api := srv.Config.Handler

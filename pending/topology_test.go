@@ -461,7 +461,7 @@ func BenchmarkSentinelDecide(b *testing.B) {
 // With replica_acks auto, a replica that dies while its master lives
 // stops decisions (unavailable, nothing written) until it has been gone
 // for replicaGoneAfter, rather than count on one copy at once, the
-// trade-off the README states. An explicit lower count keeps deciding.
+// trade-off docs/redis.md states. An explicit lower count keeps deciding.
 func TestSentinelReplicaKilled(t *testing.T) {
 	d := redistest.StartSentinel(t, 2)
 	auto := newRedisStore(t, d.URL(), Options{Logger: quietLogger(), ReplicaTimeout: 200 * time.Millisecond})

@@ -2,7 +2,8 @@
 // depend, directly or through others, on which. It is in the spirit of
 // tailscale's tstest/deptest: the rules are data, `go list` reports the
 // real graph, and a test fails when a change breaks a rule, naming the
-// package, the forbidden dependency and why the rule exists.
+// package, the forbidden dependency and why the rule exists. Its tests also
+// keep docs/architecture.md's code map in step with the packages that exist.
 package deptest
 
 import (
