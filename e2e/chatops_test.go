@@ -103,7 +103,7 @@ func (w *world) revoke(ctx context.Context, t *testing.T, base, user, value, wan
 }
 
 // runIDRe finds the run id on a run's status message and in /askops pending.
-var runIDRe = regexp.MustCompile("`(run-[0-9a-f]+)`")
+var runIDRe = regexp.MustCompile("`(run_[a-z2-7]+)`")
 
 // statusRunID is the id of the run whose status message starts threadTS.
 func (w *world) statusRunID(t *testing.T, threadTS string) string {
