@@ -281,7 +281,7 @@ func (r *Runner) Start(ctx context.Context, spec RunSpec, onEvent func(Event)) *
 		delete(r.runs, spec.ID)
 		r.mu.Unlock()
 
-		log := r.cfg.Logger.With("run_id", spec.ID, "session_id", spec.SessionID)
+		log := r.cfg.Logger.With("run", spec.ID, "session", spec.SessionID)
 		if res.Status == StatusFinished {
 			log.Info("run finished", "iterations", res.Iterations)
 			run.emit(Event{Kind: EventFinished, Text: res.Answer})
