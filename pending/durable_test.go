@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
 )
 
@@ -170,7 +171,7 @@ func TestSentinelNoConfirmedDecisionLost(t *testing.T) {
 func TestClusterDecidesFollowFailover(t *testing.T) {
 	const runs = 3
 	c := redistest.StartCluster(t)
-	key := newRedisKeys("askops").deadlines
+	key := newRedisKeys(rediskey.Default()).deadlines
 	for _, fault := range []string{"CLUSTER FAILOVER", "kill -9", "slot migration"} {
 		t.Run(fault, func(t *testing.T) {
 			var served, gaps []time.Duration
@@ -336,7 +337,7 @@ func TestDecisionNotYetDurable(t *testing.T) {
 		restore  func(killed *redistest.Server)
 		master   func() *redistest.Server
 	}
-	key := newRedisKeys("askops").deadlines
+	key := newRedisKeys(rediskey.Default()).deadlines
 	topologies := []struct {
 		name  string
 		start func(t *testing.T) deployment

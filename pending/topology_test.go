@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
 )
 
@@ -127,7 +128,7 @@ func testClusterServerCheck(t *testing.T, c *redistest.Cluster) {
 	if check.Refused != nil || !check.Read || len(check.Warnings) != 3 {
 		t.Fatalf("healthy cluster: %+v, want no refusal and a persistence warning per master (3)", check)
 	}
-	askops := c.MasterOf(newRedisKeys("askops").deadlines)
+	askops := c.MasterOf(newRedisKeys(rediskey.Default()).deadlines)
 	var other *redistest.Server
 	for _, n := range c.Nodes {
 		if role, _ := n.Cli("ROLE"); n != askops && strings.HasPrefix(role, "master") {
