@@ -12,6 +12,7 @@ import (
 
 	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 )
 
 // targetLog records what a store's ReplicaAcksChanged was told.
@@ -414,7 +415,7 @@ func testHungReplicas(t *testing.T, url string, master *redistest.Server, replic
 	master.WaitReplicated(10 * time.Second)
 	woke := make(chan Ask, 1)
 	go func() { got, _ := waiter.Wait(t.Context(), a.ID); woke <- got }()
-	waitFor(t, "the Wait registered", 10*time.Second, func() bool { return waiter.waiting() == 1 })
+	testwait.Within(t, 10*time.Second, "the Wait registered", func() bool { return waiter.waiting() == 1 })
 
 	for _, r := range replicas {
 		r.Freeze()
@@ -501,7 +502,7 @@ func testKilledReplica(t *testing.T, url string, replicas int, killed *redistest
 	if got := decidedEvents(t, decider, a.ID); len(got) != 0 {
 		t.Errorf("audit after the refused decide: decided events %v, want none", got)
 	}
-	waitFor(t, "the count lowered once the replica is gone", replicaGoneAfter+10*time.Second, func() bool { return told.last() == replicas-1 })
+	testwait.Within(t, replicaGoneAfter+10*time.Second, "the count lowered once the replica is gone", func() bool { return told.last() == replicas-1 })
 	if _, err := decideWithin(decider, caller, a.ID, Approved, "U1"); err != nil {
 		t.Errorf("decide with the killed replica counted out: %v", err)
 	}

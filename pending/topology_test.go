@@ -11,6 +11,7 @@ import (
 
 	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 )
 
 // The contract and the fault tests on the topologies users run: a real
@@ -163,7 +164,7 @@ func waitAll(t *testing.T, s *RedisStore, ids []string) func() []Ask {
 	for i, id := range ids {
 		wg.Go(func() { out[i], _ = s.Wait(t.Context(), id) })
 	}
-	waitFor(t, "every Wait registered", 10*time.Second, func() bool { return s.waiting() == len(ids) })
+	testwait.Within(t, 10*time.Second, "every Wait registered", func() bool { return s.waiting() == len(ids) })
 	return func() []Ask { wg.Wait(); return out }
 }
 

@@ -3,6 +3,8 @@ package slackui
 import (
 	"testing"
 	"time"
+
+	"github.com/askops/askops/internal/testwait"
 )
 
 // Start runs the follow-ups in the background (a due reminder is posted
@@ -15,7 +17,7 @@ func TestEscalationStartStop(t *testing.T) {
 	w.clock.Advance(6 * time.Minute) // past remind_after
 	w.esc.Start(w.notifier)
 	w.esc.Start(w.notifier)
-	waitFor(t, "the reminder in the Ask's thread", func() bool { return len(w.thread(a)) == 1 })
+	testwait.For(t, "the reminder in the Ask's thread", func() bool { return len(w.thread(a)) == 1 })
 	w.esc.Stop()
 	w.esc.Stop()
 
