@@ -241,11 +241,11 @@ func safePrepare(t Tool, env Env, args Args) (a Action, err error) {
 func (r *Runner) evaluate(ctx context.Context, run *Run, env Env, c *call) (v policy.Verdict) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.cfg.Logger.Error("policy panicked; call denied", "run_id", run.spec.ID, "tool", c.tool.Name, "panic", p)
+			r.cfg.Logger.Error("policy panicked; call denied", "run", run.spec.ID, "tool", c.tool.Name, "panic", p)
 			v = policy.Verdict{Decision: policy.Deny, Reason: "the policy failed on this call"}
 		}
 	}()
-	mode := run.modeNow(ctx, r.cfg.Logger.With("run_id", run.spec.ID, "session_id", run.spec.SessionID))
+	mode := run.modeNow(ctx, r.cfg.Logger.With("run", run.spec.ID, "session", run.spec.SessionID))
 	v = r.cfg.Policy.Evaluate(ctx, policy.Call{
 		Tool:      c.tool.Name,
 		Safety:    c.tool.Safety,
@@ -290,7 +290,7 @@ func (r *Runner) runBatch(ctx context.Context, run *Run, calls []call, batch []i
 
 // runAlone takes one call through allow / deny / ask.
 func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v policy.Verdict) outcome {
-	log := r.cfg.Logger.With("run_id", run.spec.ID, "session_id", run.spec.SessionID, "tool", c.tool.Name, "call_id", c.tc.ID)
+	log := r.cfg.Logger.With("run", run.spec.ID, "session", run.spec.SessionID, "tool", c.tool.Name, "call_id", c.tc.ID)
 	e := r.callEvent(EventToolCall, c)
 	e.Decision, e.Reason, e.Rule = v.Decision, v.Reason, v.Rule
 	run.emit(e)
@@ -325,7 +325,7 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 	asked.Reason, asked.Rule = v.Reason, v.Rule
 	run.emit(asked)
 	d := r.approve(ctx, req)
-	log.Info("ask decided", "ask_id", d.AskID, "outcome", d.Outcome, "by", d.By)
+	log.Info("ask decided", "ask", d.AskID, "outcome", d.Outcome, "by", d.By)
 	decided := r.callEvent(EventDecided, c)
 	decided.AskID, decided.Outcome, decided.By, decided.Reason = d.AskID, d.Outcome, d.By, d.Reason
 	run.emit(decided)

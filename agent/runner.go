@@ -16,8 +16,6 @@ package agent
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/policy"
 )
 
@@ -252,7 +251,7 @@ func (run *Run) Wait() Result {
 // The run ends when the model answers, at MaxIterations, on Stop, or when ctx ends.
 func (r *Runner) Start(ctx context.Context, spec RunSpec, onEvent func(Event)) *Run {
 	if spec.ID == "" {
-		spec.ID = newRunID()
+		spec.ID = recordid.NewRun()
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	run := &Run{spec: spec, started: r.cfg.Now(), cancel: cancel, done: make(chan struct{}), onEvent: onEvent, now: r.cfg.Now, mode: spec.Mode}
@@ -282,7 +281,7 @@ func (r *Runner) Start(ctx context.Context, spec RunSpec, onEvent func(Event)) *
 		delete(r.runs, spec.ID)
 		r.mu.Unlock()
 
-		log := r.cfg.Logger.With("run_id", spec.ID, "session_id", spec.SessionID)
+		log := r.cfg.Logger.With("run", spec.ID, "session", spec.SessionID)
 		if res.Status == StatusFinished {
 			log.Info("run finished", "iterations", res.Iterations)
 			run.emit(Event{Kind: EventFinished, Text: res.Answer})
@@ -341,12 +340,6 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-func newRunID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "run_" + hex.EncodeToString(b[:])
 }
 
 func (run *Run) emit(e Event) {

@@ -2,8 +2,6 @@ package chatops
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -212,11 +210,4 @@ func (o *Ops) goTracked(fn func()) bool {
 	}
 	o.work.Go(fn)
 	return true
-}
-
-// NewRunID is a fresh run id.
-func NewRunID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "run-" + hex.EncodeToString(b[:])
 }

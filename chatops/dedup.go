@@ -7,14 +7,17 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/internal/rediskey"
 )
 
 // dedup lets each Events API event (and each slash command invocation)
 // through once: Slack redelivers an event it thinks failed
 // (X-Slack-Retry-Num), possibly to another replica, and a redelivered
 // app_mention must not start a second run. With Redis the ids are shared by
-// every replica (SET NX with a TTL, under askops:event:{ID}); without, they
-// are remembered in memory.
+// every replica (SET NX with a TTL, under askops:{askops}:event:ID; an id
+// the previous release marked at askops:event:{ID} counts as taken);
+// without, they are remembered in memory.
 type dedup struct {
 	redis redis.UniversalClient // nil: memory only
 	now   func() time.Time
@@ -37,7 +40,14 @@ func (d *dedup) first(ctx context.Context, id string) bool {
 		return true
 	}
 	if d.redis != nil {
-		ok, err := d.redis.SetNX(ctx, "askops:event:{"+id+"}", 1, d.ttl).Result()
+		ok, err := d.redis.SetNX(ctx, eventKey(id), 1, d.ttl).Result()
+		if err == nil && ok {
+			// A replica of the previous release marks the event at its old
+			// key; one that took it there handled it.
+			var n int64
+			n, err = d.redis.Exists(ctx, legacyEventKey(id)).Result()
+			ok = n == 0
+		}
 		if err == nil {
 			return ok
 		}
@@ -57,3 +67,9 @@ func (d *dedup) first(ctx context.Context, id string) bool {
 	d.seen[id] = now
 	return true
 }
+
+// eventKey marks an event id taken, for the TTL.
+func eventKey(id string) string { return rediskey.Default().Key("event", id) }
+
+// legacyEventKey is where releases before the one key scheme marked it.
+func legacyEventKey(id string) string { return "askops:event:{" + id + "}" }

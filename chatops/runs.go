@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/askops/askops/agent"
+	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
 )
@@ -72,7 +73,7 @@ func (o *Ops) Event(ctx context.Context, ev slackevents.EventsAPIEvent) {
 // them waiting for a run that never began.
 func (o *Ops) startRun(channel, thread, user, task string, tell func(text string)) {
 	ctx := o.runsCtx
-	id := NewRunID()
+	id := recordid.NewRun()
 	st := &runStatus{id: id, user: user, task: task, state: "starting"}
 	opts := []slack.MsgOption{slack.MsgOptionText(st.text(), false)}
 	if thread != "" {

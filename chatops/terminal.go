@@ -2,6 +2,7 @@ package chatops
 
 import (
 	"github.com/askops/askops/agent"
+	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/policy"
 )
 
@@ -16,6 +17,6 @@ func TerminalRun(task, label, user, host string, mode policy.Mode, cwd string) a
 	if label == "" {
 		label = "bot run on " + host
 	}
-	id := NewRunID()
+	id := recordid.NewRun()
 	return agent.RunSpec{ID: id, SessionID: id, StartedBy: user + "@" + host, Label: label, Task: task, Mode: mode, Cwd: cwd}
 }

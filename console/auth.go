@@ -1,15 +1,15 @@
 package console
 
 import (
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/askops/askops/internal/recordid"
 )
 
 // cookieName is the session cookie.
@@ -38,15 +38,8 @@ func newAuth(now func() time.Time, ttl time.Duration) *auth {
 	return &auth{now: now, ttl: ttl, signIn: map[string]struct{}{}, sessions: map[string]*session{}}
 }
 
-// secret returns 256 random bits, URL-safe.
-func secret() string {
-	var b [32]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics instead)
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
 func (a *auth) newSignInToken() string {
-	t := secret()
+	t := recordid.Secret()
 	a.mu.Lock()
 	a.signIn[t] = struct{}{}
 	a.mu.Unlock()
@@ -69,7 +62,7 @@ func (a *auth) spend(token, name string) (*session, bool) {
 		return nil, false
 	}
 	delete(a.signIn, found)
-	s := &session{id: secret(), name: name, csrf: secret(), expires: a.now().Add(a.ttl)}
+	s := &session{id: recordid.Secret(), name: name, csrf: recordid.Secret(), expires: a.now().Add(a.ttl)}
 	a.sessions[s.id] = s
 	return s, true
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/slackui"
 )
 
@@ -103,7 +104,7 @@ func (w *world) revoke(ctx context.Context, t *testing.T, base, user, value, wan
 }
 
 // runIDRe finds the run id on a run's status message and in /askops pending.
-var runIDRe = regexp.MustCompile("`(run-[0-9a-f]+)`")
+var runIDRe = regexp.MustCompile("`(run_[a-z2-7]+)`")
 
 // statusRunID is the id of the run whose status message starts threadTS.
 func (w *world) statusRunID(t *testing.T, threadTS string) string {
@@ -148,7 +149,7 @@ func pendingAndStopFromOtherReplica(t *testing.T, redisURL string) {
 
 	// pending on B: A's Ask, once A has linked it to its message.
 	var listed slashAnswer
-	waitFor(ctx, t, "/askops pending on B to link A's Ask", func() bool {
+	testwait.Until(ctx, t, "/askops pending on B to link A's Ask", func() bool {
 		listed = w.command(ctx, t, b.base, approverID, "pending")
 		return strings.Contains(listed.Text, messageLink(ask))
 	})
@@ -176,7 +177,7 @@ func pendingAndStopFromOtherReplica(t *testing.T, redisURL string) {
 	}
 	w.waitDecided(ctx, t, ask, "Cancelled")
 	w.waitAnswer(ctx, t, ask.ThreadTS, "Run `"+runID+"` was stopped")
-	waitFor(ctx, t, "/askops pending on B to list no open Ask", func() bool {
+	testwait.Until(ctx, t, "/askops pending on B to list no open Ask", func() bool {
 		return strings.Contains(w.command(ctx, t, b.base, approverID, "pending").Text, "No open Asks")
 	})
 	if exists(filepath.Join(w.ws, "stopped.txt")) {
@@ -237,7 +238,7 @@ func modeNeverFromOtherReplica(t *testing.T, redisURL string) {
 	w.waitDecided(ctx, t, ask, "Approved", approverID)
 	// The run either ends (c2 denied by the mode) or, wrongly, asks again.
 	const answer = "stopped asking in mode never"
-	waitFor(ctx, t, "the run to end or ask again", func() bool {
+	testwait.Until(ctx, t, "the run to end or ask again", func() bool {
 		if w.askPosts() > 1 {
 			return true
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/slackui"
 )
 
@@ -136,7 +137,7 @@ wire_api = "responses"
 // (exited true, with its error).
 func (w *world) waitAskOrExit(ctx context.Context, t *testing.T, want string, done chan error) (m fakeslack.Message, exited bool, runErr error) {
 	t.Helper()
-	waitFor(ctx, t, "an Ask about "+want+", or the agent's exit", func() bool {
+	testwait.Until(ctx, t, "an Ask about "+want+", or the agent's exit", func() bool {
 		select {
 		case runErr = <-done:
 			exited = true
@@ -270,7 +271,7 @@ func TestRealCodexHookKilledAtTimeout(t *testing.T) {
 	// far below the Ask's 60 s deadline.
 	gone, cancelGone := context.WithTimeout(ctx, 30*time.Second)
 	defer cancelGone()
-	waitFor(gone, t, "the killed hook's Ask to lose its buttons", func() bool {
+	testwait.Until(gone, t, "the killed hook's Ask to lose its buttons", func() bool {
 		for _, msg := range w.slack.Messages() {
 			if msg.TS == m.TS && askID(msg.Blocks) == "" {
 				final = msg

@@ -15,6 +15,7 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/slackui"
 )
 
@@ -64,7 +65,7 @@ func TestApproveOnOtherReplica(t *testing.T) {
 	if resp := w.click(ctx, t, b.base, ask1, approverID, slackui.ActionApprove); resp.StatusCode != http.StatusOK {
 		t.Fatalf("approve on B: %s", resp.Status)
 	}
-	waitFor(ctx, t, "the approved command to run once", func() bool { return lines(t, marker) >= 1 })
+	testwait.Until(ctx, t, "the approved command to run once", func() bool { return lines(t, marker) >= 1 })
 	w.waitDecided(ctx, t, ask1, "Approved", approverID)
 
 	// 2. A plain approval covers one call: the identical second call asks
@@ -233,7 +234,7 @@ func TestKilledReplica(t *testing.T) {
 	// The sweep can only update a message the store knows: wait until
 	// /askops pending links the Ask to its message.
 	link := "/archives/" + ask.Channel + "/p" + strings.ReplaceAll(ask.TS, ".", "")
-	waitFor(ctx, t, "the Ask's message to be recorded", func() bool {
+	testwait.Until(ctx, t, "the Ask's message to be recorded", func() bool {
 		_, body := w.slash(ctx, t, b.base, approverID, "pending")
 		return strings.Contains(body, link)
 	})
@@ -588,7 +589,7 @@ func TestMentionRetriedToOtherReplica(t *testing.T) {
 	w.waitAnswer(ctx, t, threadTS, "hello from one run")
 	// Both deliveries were looked at: one replica started the run, the
 	// other logged the duplicate.
-	waitFor(ctx, t, "a replica to drop the duplicate delivery", func() bool {
+	testwait.Until(ctx, t, "a replica to drop the duplicate delivery", func() bool {
 		return strings.Contains(a.stderr()+b.stderr(), "duplicate event delivery ignored")
 	})
 	if n := len(w.requestsOf("e2e-mention")); n != 1 {
@@ -612,7 +613,7 @@ func TestRedisOutage(t *testing.T) {
 	ask := w.waitOpenAsk(ctx, t, "outage.txt")
 
 	w.redis.Stop()
-	waitFor(ctx, t, "B's /readyz to report the store down", func() bool {
+	testwait.Until(ctx, t, "B's /readyz to report the store down", func() bool {
 		code, body, err := httpGet(ctx, b.base+"/readyz")
 		return err == nil && code == http.StatusServiceUnavailable && strings.Contains(body, "store")
 	})
@@ -718,7 +719,7 @@ func TestInterrupted(t *testing.T) {
 			// The Ask must be linked to its message before the signal, or
 			// nobody knows which message to update.
 			link := "/archives/" + ask.Channel + "/p" + strings.ReplaceAll(ask.TS, ".", "")
-			waitFor(ctx, t, "the Ask's message to be recorded", func() bool {
+			testwait.Until(ctx, t, "the Ask's message to be recorded", func() bool {
 				_, body := w.slashIn(ctx, t, s.base, approvalChannel, approverID, "pending")
 				return strings.Contains(body, link)
 			})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/slackui"
 )
 
@@ -137,16 +138,11 @@ func TestGatewayAcrossReplicas(t *testing.T) {
 // replica (gateway.RedisThreadStore's key).
 func waitThread(ctx context.Context, t *testing.T, w *world, session string) {
 	t.Helper()
-	for {
-		if v, err := w.redis.Do("EXISTS", "askops:gateway:thread:"+session); err == nil && v == ":1" {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the session's thread was never recorded")
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	key := "askops:{askops}:gateway:thread:" + session
+	testwait.Until(ctx, t, "the session's thread to be recorded at "+key, func() bool {
+		v, err := w.redis.Do("EXISTS", key)
+		return err == nil && v == ":1"
+	})
 }
 
 // `bot hook claude` as Claude Code runs it (-url, the token in the

@@ -25,6 +25,7 @@ import (
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/slackui"
 )
 
@@ -533,18 +534,6 @@ func httpGet(ctx context.Context, url string) (int, string, error) {
 	return resp.StatusCode, string(b), err
 }
 
-// waitFor polls cond until it holds or ctx ends.
-func waitFor(ctx context.Context, t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("gave up waiting for %s: %v", what, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
 // askID is the Ask id an open Ask message carries on its Approve button;
 // empty when the message has no Approve button (decided, or not an Ask).
 func askID(blocks []slack.Block) string {
@@ -570,7 +559,7 @@ func text(m fakeslack.Message) string { return m.Text + "\n" + fakeslack.BlockTe
 func (w *world) waitOpenAsk(ctx context.Context, t testing.TB, want string, seen ...fakeslack.Message) fakeslack.Message {
 	t.Helper()
 	var found fakeslack.Message
-	waitFor(ctx, t, "an open Ask about "+want, func() bool {
+	testwait.Until(ctx, t, "an open Ask about "+want, func() bool {
 	next:
 		for _, m := range w.slack.Messages() {
 			if askID(m.Blocks) == "" || !strings.Contains(text(m), want) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
@@ -52,7 +53,7 @@ func TestQuorumEscalatedByDM(t *testing.T) {
 	w.startRun(ctx, t, a, "e2e-combined: apply once") // approverID starts it
 	ask := w.waitOpenAsk(ctx, t, "combined.txt")
 	id := askID(ask.Blocks)
-	waitFor(ctx, t, "the reminder, the escalation and both DMs", func() bool {
+	testwait.Until(ctx, t, "the reminder, the escalation and both DMs", func() bool {
 		return w.postsIn(ask.Channel, ask.ThreadTS, "Reminder") == 1 &&
 			w.postsIn(ask.Channel, ask.ThreadTS, "<!subteam^"+oncallGroup+">") == 1 &&
 			len(w.dmAsks(approverID)) == 1 && len(w.dmAsks(oncallB)) == 1
@@ -103,7 +104,7 @@ func TestQuorumEscalatedByDM(t *testing.T) {
 	for _, m := range copies {
 		w.waitDecided(ctx, t, m, "Approved", "2 of 2 approvals: <@"+anaID+">, <@"+oncallB+">")
 	}
-	waitFor(ctx, t, "the approved command to run", func() bool { return lines(t, applied) == 1 })
+	testwait.Until(ctx, t, "the approved command to run", func() bool { return lines(t, applied) == 1 })
 	w.waitAnswer(ctx, t, ask.ThreadTS, "applied after two approvals")
 	if _, err := w.slack.WaitForHome(ctx, oncallB, func(v fakeslack.View) bool { return homeAskButtons(v) == 0 }); err != nil {
 		t.Errorf("the Home still offers the decided Ask: %v", err)

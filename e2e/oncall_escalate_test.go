@@ -10,6 +10,7 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
@@ -74,13 +75,13 @@ func TestOncallEscalation(t *testing.T) {
 	ask := w.waitOpenAsk(ctx, t, "oncall.txt")
 	id := askID(ask.Blocks)
 
-	waitFor(ctx, t, "the reminder in the run's thread", func() bool {
+	testwait.Until(ctx, t, "the reminder in the run's thread", func() bool {
 		return w.postsIn(ask.Channel, ask.ThreadTS, "Reminder") == 1
 	})
 	if w.postsIn(ask.Channel, ask.ThreadTS, "<@"+approverID+">") != 1 {
 		t.Errorf("the reminder does not mention the approver %s", approverID)
 	}
-	waitFor(ctx, t, "the escalation in the thread and both DMs", func() bool {
+	testwait.Until(ctx, t, "the escalation in the thread and both DMs", func() bool {
 		return w.postsIn(ask.Channel, ask.ThreadTS, "<!subteam^"+oncallGroup+">") == 1 &&
 			len(w.dmAsks(oncallA)) == 1 && len(w.dmAsks(oncallB)) == 1
 	})
@@ -102,7 +103,7 @@ func TestOncallEscalation(t *testing.T) {
 	if resp := w.click(ctx, t, b.base, dm, oncallB, slackui.ActionApprove); resp.StatusCode != http.StatusOK {
 		t.Fatalf("approve on B: %s", resp.Status)
 	}
-	waitFor(ctx, t, "the approved command to run", func() bool { return lines(t, filepath.Join(w.ws, "oncall.txt")) == 1 })
+	testwait.Until(ctx, t, "the approved command to run", func() bool { return lines(t, filepath.Join(w.ws, "oncall.txt")) == 1 })
 	w.waitDecided(ctx, t, ask, "Approved", oncallB)
 	w.waitDecided(ctx, t, dm, "Approved", oncallB)
 	w.waitDecided(ctx, t, w.dmAsks(oncallA)[0], "Approved", oncallB)
@@ -141,7 +142,7 @@ func TestEscalationSurvivesKill9(t *testing.T) {
 	w.startRun(ctx, t, a, "e2e-oncall-kill: write oncall-killed.txt")
 	ask := w.waitOpenAsk(ctx, t, "oncall-killed.txt")
 	link := "/archives/" + ask.Channel + "/p" + strings.ReplaceAll(ask.TS, ".", "")
-	waitFor(ctx, t, "the Ask's message to be recorded", func() bool {
+	testwait.Until(ctx, t, "the Ask's message to be recorded", func() bool {
 		_, body := w.slash(ctx, t, b.base, approverID, "pending")
 		return strings.Contains(body, link)
 	})
@@ -266,7 +267,7 @@ func TestEscalationTakenOverAfterLease(t *testing.T) {
 
 	w.startRun(ctx, t, a, "e2e-oncall-lease: write oncall-lease.txt")
 	ask := w.waitOpenAsk(ctx, t, "oncall-lease.txt")
-	waitFor(ctx, t, "A's reminder", func() bool { return w.postsIn(ask.Channel, ask.ThreadTS, "Reminder") == 1 })
+	testwait.Until(ctx, t, "A's reminder", func() bool { return w.postsIn(ask.Channel, ask.ThreadTS, "Reminder") == 1 })
 	if _, err := w.slack.WaitForCall(ctx, "conversations.open", func(fakeslack.Call) bool { return true }); err != nil {
 		t.Fatalf("A never started the escalation: %v", err)
 	}
@@ -277,7 +278,7 @@ func TestEscalationTakenOverAfterLease(t *testing.T) {
 	w.slack.SetDelay("conversations.open", 0)
 	b := w.serve(ctx, t, "B", s)
 
-	waitFor(ctx, t, "B's escalation and DMs", func() bool {
+	testwait.Until(ctx, t, "B's escalation and DMs", func() bool {
 		return w.postsIn(ask.Channel, ask.ThreadTS, "Escalated") == 1 && len(w.dmAsks(oncallA)) == 1 && len(w.dmAsks(oncallB)) == 1
 	})
 	dm := w.dmAsks(oncallA)[0]

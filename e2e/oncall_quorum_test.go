@@ -13,6 +13,7 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/slackui"
 )
 
@@ -133,7 +134,7 @@ func TestQuorumAcrossReplicas(t *testing.T) {
 	// Bo's approval on A completes it; A's agent (waiting on A) runs it.
 	w.clickOn(ctx, t, a, ask1, boID, slackui.ActionApprove)
 	w.waitDecided(ctx, t, ask1, "Approved", "2 of 2 approvals: <@"+anaID+">, <@"+boID+">")
-	waitFor(ctx, t, "the approved command to run", func() bool { return lines(t, deployed) == 1 })
+	testwait.Until(ctx, t, "the approved command to run", func() bool { return lines(t, deployed) == 1 })
 
 	// The identical second call asks again (no grant on a quorum rule).
 	// Ana approves on A, Bo denies on B: one Deny ends it.
@@ -191,14 +192,14 @@ func TestTimeBoxedGrantLapses(t *testing.T) {
 	w.clickOn(ctx, t, b, ask1, approverID, slackui.ApproveForAction(10*time.Second))
 	w.waitDecided(ctx, t, ask1, "Approved for 10 s", approverID)
 	// c2 runs on the grant without asking.
-	waitFor(ctx, t, "c1 and c2 to run", func() bool { return lines(t, boxed) == 2 })
+	testwait.Until(ctx, t, "c1 and c2 to run", func() bool { return lines(t, boxed) == 2 })
 	if n := w.askPosts(); n != 1 {
 		t.Fatalf("%d Ask messages, want 1: the grant must cover c2", n)
 	}
 	if l := w.command(ctx, t, a.base, approverID, "grants"); !strings.Contains(fakeslack.BlockText(l.Blocks), "time-boxed: ") {
 		t.Errorf("/askops grants does not show the time left: %s", fakeslack.BlockText(l.Blocks))
 	}
-	waitFor(ctx, t, "the grant to lapse", func() bool {
+	testwait.Until(ctx, t, "the grant to lapse", func() bool {
 		l := w.command(ctx, t, b.base, approverID, "grants")
 		return strings.Contains(l.Text, "No session grants")
 	})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
@@ -112,7 +113,7 @@ func clickToResume(b *testing.B, waiting int) {
 		return slices.DeleteFunc(w.slack.Messages(), func(m fakeslack.Message) bool { id := askID(m.Blocks); return id == "" || clicked[id] })
 	}
 	var asks []fakeslack.Message
-	waitFor(ctx, b, fmt.Sprintf("%d open Asks", runs), func() bool { asks = openAsks(); return len(asks) >= runs })
+	testwait.Until(ctx, b, fmt.Sprintf("%d open Asks", runs), func() bool { asks = openAsks(); return len(asks) >= runs })
 
 	client, err := pending.OpenRedis(w.redis.URL())
 	if err != nil {
@@ -175,7 +176,7 @@ func clickToResume(b *testing.B, waiting int) {
 		if waiting > 1 {
 			m = asks[k]
 		} else if k > 0 {
-			waitFor(ctx, b, "the run's next Ask", func() bool { asks = openAsks(); return len(asks) > 0 })
+			testwait.Until(ctx, b, "the run's next Ask", func() bool { asks = openAsks(); return len(asks) > 0 })
 			m = asks[0]
 		} else {
 			m = asks[0]
@@ -189,7 +190,7 @@ func clickToResume(b *testing.B, waiting int) {
 			// a moment, not while it is still finishing the post (its
 			// HTTP reply, the message's save, the wait's first read),
 			// which the bench would otherwise time as part of the path.
-			waitFor(ctx, b, "the message of "+id+" recorded", func() bool {
+			testwait.Until(ctx, b, "the message of "+id+" recorded", func() bool {
 				got, err := store.Get(ctx, id)
 				return err == nil && got.MessageTS != ""
 			})
@@ -244,7 +245,7 @@ func clickToResume(b *testing.B, waiting int) {
 		settle(ctx, b, w, m, waiting > 1)
 		fsCreate = append(fsCreate, createFile(b, w.ws, k))
 		if timeAnnouncements {
-			waitFor(ctx, b, "the announcement of "+id, func() bool {
+			testwait.Until(ctx, b, "the announcement of "+id, func() bool {
 				amu.Lock()
 				defer amu.Unlock()
 				at, ok := announced[id]

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/policy"
 )
 
@@ -157,7 +157,7 @@ func TestAPIRoundTrip(t *testing.T) {
 	// Decided once the record says where its message is, so the answer
 	// carries message_url (a decision before that still updates the
 	// message: TestDecisionBeforeMessageRecorded).
-	waitFor(t, func() bool { a, err := s.asks.Get(t.Context(), id); return err == nil && a.MessageTS != "" })
+	testwait.For(t, "the Ask's message to be recorded", func() bool { a, err := s.asks.Get(t.Context(), id); return err == nil && a.MessageTS != "" })
 
 	polled := make(chan reply, 1)
 	go func() { polled <- call(t, "GET", u+"/v1/asks/"+id+"?wait=60s", askToken, nil) }()
@@ -254,7 +254,7 @@ func TestSessionThreadAndGrant(t *testing.T) {
 		t.Fatalf("approve_session: %d %s", r.status, r.raw)
 	}
 	// The grant is recorded by the waiter; then the same call is allowed.
-	waitFor(t, func() bool {
+	testwait.For(t, "the session grant to be recorded", func() bool {
 		g, err := s.grants.List(ctx, sessionKey("laptop-ana", "sess-1"))
 		return err == nil && len(g) == 1
 	})
@@ -374,21 +374,5 @@ func TestHTTPHookAnswersAtShutdown(t *testing.T) {
 	r := <-got
 	if r.status != 200 || !strings.Contains(r.raw, `"behavior":"deny"`) || !strings.Contains(r.raw, "cancelled") {
 		t.Errorf("%d %s", r.status, r.raw)
-	}
-}
-
-// waitFor polls cond until it holds (tests wait for conditions, never sleep).
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatal("condition not met in 20s")
-		case <-tick.C:
-		}
 	}
 }

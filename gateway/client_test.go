@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
 
@@ -188,7 +189,7 @@ func longPollAtShutdown(t *testing.T, s *stack) {
 	if err != nil || rec.Status != pending.Status(pending.Cancelled) {
 		t.Errorf("record: %s %v", rec.Status, err)
 	}
-	waitFor(t, func() bool {
+	testwait.For(t, "the decided Ask's message to lose its buttons", func() bool {
 		m, ok := s.slack.Message(posted.Channel, posted.MessageTS)
 		return ok && m.Updates > 0 && !strings.Contains(string(m.RawBlocks), `"actions"`)
 	})
@@ -253,7 +254,7 @@ func askerGone(t *testing.T, s *stack, srv *httptest.Server, door string) {
 	kill() // the asker dies: its connection drops, nothing is sent
 	<-asked
 	var rec pending.Ask
-	waitFor(t, func() bool {
+	testwait.For(t, "the lease sweep to end the gone asker's Ask", func() bool {
 		if _, err := s.asks.SweepLeases(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +264,7 @@ func askerGone(t *testing.T, s *stack, srv *httptest.Server, door string) {
 	if rec.Status != pending.Status(pending.Cancelled) || rec.DecisionReason != pending.ReasonAskerGone {
 		t.Fatalf("the Ask of a gone asker is %s (%q), want cancelled: %s", rec.Status, rec.DecisionReason, pending.ReasonAskerGone)
 	}
-	waitFor(t, func() bool {
+	testwait.For(t, "the message to say the asker is gone", func() bool {
 		m, ok := s.slack.Message(posted.Channel, posted.MessageTS)
 		return ok && !strings.Contains(string(m.RawBlocks), `"actions"`) && strings.Contains(string(m.RawBlocks), pending.ReasonAskerGone)
 	})

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/askops/askops/internal/testwait"
 )
 
 // A decision through the API may choose the grant's life among
@@ -39,7 +41,7 @@ func TestDecisionGrantTTL(t *testing.T) {
 		t.Errorf("the ask records grant life %s, want 15m", a.GrantTTL)
 	}
 	// The waiter records the grant, boxed to 15 minutes.
-	waitFor(t, func() bool {
+	testwait.For(t, "the session grant to be recorded", func() bool {
 		g, err := s.grants.List(t.Context(), sessionKey("laptop-ana", "sess-1"))
 		return err == nil && len(g) == 1
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
@@ -123,7 +124,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 func (s *stack) posted(t *testing.T, ctx context.Context) pending.Ask {
 	t.Helper()
 	var found pending.Ask
-	waitFor(t, func() bool {
+	testwait.For(t, "an open Ask with its message recorded", func() bool {
 		asks, err := s.asks.ListPending(ctx, pending.Filter{})
 		if err != nil || len(asks) == 0 || asks[len(asks)-1].MessageTS == "" {
 			return false

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/policy"
 )
 
@@ -105,7 +106,10 @@ func (s *MemoryRootStore) Pin(_ context.Context, session, root string, ttl time.
 }
 
 // RedisRootStore keeps sessions' roots in Redis:
-// askops:gateway:root:SESSION holds the root for the session's life.
+// askops:{askops}:gateway:root:SESSION holds the root for the session's
+// life. A root an earlier release pinned at askops:gateway:root:SESSION
+// still stands (it is copied to the new key), so an upgrade cannot move a
+// live session's workspace.
 type RedisRootStore struct{ client redis.UniversalClient }
 
 // NewRedisRootStore returns a RootStore on client.
@@ -115,7 +119,13 @@ func NewRedisRootStore(client redis.UniversalClient) *RedisRootStore {
 
 // Pin implements RootStore: SET NX GET decides between replicas.
 func (s *RedisRootStore) Pin(ctx context.Context, session, root string, ttl time.Duration) (string, error) {
-	key := "askops:gateway:root:" + session
+	key := rediskey.Default().Key("gateway", "root", session)
+	if v, ok, err := adoptLegacy(ctx, s.client, "askops:gateway:root:"+session, key, ttl); err != nil {
+		return "", err
+	} else if ok {
+		s.client.Expire(ctx, key, ttl)
+		return v, nil
+	}
 	v, err := s.client.SetArgs(ctx, key, root, redis.SetArgs{Mode: "NX", TTL: ttl, Get: true}).Result()
 	if errors.Is(err, redis.Nil) {
 		return root, nil // ours

@@ -3,6 +3,8 @@ package gateway
 import (
 	"strings"
 	"testing"
+
+	"github.com/askops/askops/internal/testwait"
 )
 
 // message_url is the Ask's Slack permalink in the form chat.getPermalink
@@ -33,7 +35,7 @@ func TestMessageURLIsThePermalink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
+	testwait.For(t, "the second Ask's message_url", func() bool {
 		got := call(t, "GET", u+"/v1/asks/"+second.body["id"].(string), askToken, nil)
 		u, _ := got.body["message_url"].(string)
 		return u != "" // "" until the post's ts is recorded

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
@@ -71,7 +71,7 @@ func LoadLocalTokens(getenv func(string) string, rotate bool) (LocalTokens, erro
 			}
 		}
 	}
-	t := LocalTokens{Script: randomToken(), Agent: randomToken()}
+	t := LocalTokens{Script: recordid.Secret(), Agent: recordid.Secret()}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return LocalTokens{}, err
 	}
@@ -82,8 +82,13 @@ func LoadLocalTokens(getenv func(string) string, rotate bool) (LocalTokens, erro
 	return t, nil
 }
 
-// plausibleToken is a token randomToken could have made.
+// plausibleToken is a token recordid.Secret could have made, or the 64 hex
+// digits an earlier release wrote to the tokens file (still in use until
+// the next rotation).
 func plausibleToken(s string) bool {
+	if recordid.ValidSecret(s) {
+		return true
+	}
 	if len(s) != 64 {
 		return false
 	}
@@ -230,13 +235,6 @@ func (l *LocalAPI) Stop() { l.script.Stop(); l.agents.Stop() }
 
 // Close implements io.Closer.
 func (l *LocalAPI) Close() { l.script.Close(); l.agents.Close() }
-
-// randomToken is 256 bits from crypto/rand, hex.
-func randomToken() string {
-	var b [32]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics instead)
-	return hex.EncodeToString(b[:])
-}
 
 // ScriptPolicy is the policy of `bot ask`: a script asks because it wants a
 // human, so only a grant (or a deny rule) answers without one; what the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
 )
 
@@ -62,7 +63,7 @@ func TestLocalAPIJudgesByToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens := LocalTokens{Script: randomToken(), Agent: randomToken()}
+	tokens := LocalTokens{Script: recordid.Secret(), Agent: recordid.Secret()}
 	api, err := NewLocalAPI(LocalConfig{Asks: asks, Approver: core, Grants: gs, MaxTimeout: time.Minute, Tokens: tokens, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,7 @@ func TestLocalAPIJudgesByToken(t *testing.T) {
 	if r := call(t, "POST", srv.URL+"/v1/asks", tokens.Script, read); r.status != 201 || r.body["status"] != "pending" {
 		t.Errorf("bot ask's call: %d %s, want a pending Ask (a script asked for a human)", r.status, r.raw)
 	}
-	if r := call(t, "POST", srv.URL+"/v1/asks", randomToken(), read); r.status != 401 {
+	if r := call(t, "POST", srv.URL+"/v1/asks", recordid.Secret(), read); r.status != 401 {
 		t.Errorf("an unknown token: %d %s", r.status, r.raw)
 	}
 	if _, err := NewLocalAPI(LocalConfig{Asks: asks, Approver: core, MaxTimeout: time.Minute, Tokens: LocalTokens{Script: tokens.Script, Agent: tokens.Script}}); err == nil {

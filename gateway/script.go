@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/redact"
@@ -53,7 +52,7 @@ func (s Script) Request() pending.Request {
 		reason = "a script asked before running this command (bot ask)"
 	}
 	return pending.Request{
-		RunID:     "ask-" + randomID(),
+		RunID:     recordid.NewRun(),
 		SessionID: sessionKey(who, s.Session), // the asker's: see sessionKey
 		Workspace: s.Cwd,
 		Label:     label,
@@ -174,16 +173,6 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// NewSessionID is a fresh random id (16 hex digits) for a session of its
-// own: a bot mcp server's, or one Ask's.
-func NewSessionID(prefix string) string { return prefix + randomID() }
-
-func randomID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // Unavailable is the Settler of a front door that could not reach askops

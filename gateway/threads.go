@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/internal/rediskey"
 )
 
 // ThreadOpener posts the message that opens an agent session's thread and
@@ -196,8 +198,11 @@ func (s *MemoryThreadStore) Claim(_ context.Context, session, channel, ts string
 }
 
 // RedisThreadStore keeps sessions' threads in Redis, so every replica posts
-// a session's Asks in the same thread: askops:gateway:thread:SESSION holds
-// "CHANNEL TS" for the session's life.
+// a session's Asks in the same thread: askops:{askops}:gateway:thread:SESSION
+// holds "CHANNEL TS" for the session's life. It still reads the key an
+// earlier release wrote, askops:gateway:thread:SESSION, and copies a
+// thread found there to the new key, so a session open across an upgrade
+// keeps its thread.
 type RedisThreadStore struct {
 	client redis.UniversalClient
 }
@@ -207,13 +212,23 @@ func NewRedisThreadStore(client redis.UniversalClient) *RedisThreadStore {
 	return &RedisThreadStore{client: client}
 }
 
-func threadKey(session string) string { return "askops:gateway:thread:" + session }
+func threadKey(session string) string {
+	return rediskey.Default().Key("gateway", "thread", session)
+}
+
+// legacyThreadKey is where releases before the one key scheme kept a
+// session's thread.
+func legacyThreadKey(session string) string { return "askops:gateway:thread:" + session }
 
 // Thread implements ThreadStore.
 func (s *RedisThreadStore) Thread(ctx context.Context, session string, ttl time.Duration) (string, string, bool, error) {
 	v, err := s.client.GetEx(ctx, threadKey(session), ttl).Result()
 	if errors.Is(err, redis.Nil) {
-		return "", "", false, nil
+		var ok bool
+		v, ok, err = adoptLegacy(ctx, s.client, legacyThreadKey(session), threadKey(session), ttl)
+		if err != nil || !ok {
+			return "", "", false, err
+		}
 	}
 	if err != nil {
 		return "", "", false, err
@@ -222,8 +237,15 @@ func (s *RedisThreadStore) Thread(ctx context.Context, session string, ttl time.
 	return ch, ts, ok, nil
 }
 
-// Claim implements ThreadStore: SET NX decides between replicas.
+// Claim implements ThreadStore: SET NX decides between replicas. A thread
+// an earlier release recorded stands, as a claimed one would.
 func (s *RedisThreadStore) Claim(ctx context.Context, session, channel, ts string, ttl time.Duration) (string, string, error) {
+	if v, ok, err := adoptLegacy(ctx, s.client, legacyThreadKey(session), threadKey(session), ttl); err != nil {
+		return "", "", err
+	} else if ok {
+		ch, t, _ := strings.Cut(v, " ")
+		return ch, t, nil
+	}
 	v, err := s.client.SetArgs(ctx, threadKey(session), channel+" "+ts, redis.SetArgs{Mode: "NX", TTL: ttl, Get: true}).Result()
 	if errors.Is(err, redis.Nil) {
 		return channel, ts, nil // ours
@@ -233,4 +255,28 @@ func (s *RedisThreadStore) Claim(ctx context.Context, session, channel, ts strin
 	}
 	ch, t, _ := strings.Cut(v, " ")
 	return ch, t, nil
+}
+
+// adoptLegacy reads the value an earlier release kept at old and, if there
+// is one, writes it to key unless key already holds one (SET NX GET), for
+// ttl, and returns the value that stands at key. The old key is left to
+// expire: replicas of the earlier release may still read it during the
+// upgrade. (Two commands, not a script: the old key is outside the hash
+// tag, so in a cluster it may sit in another slot.)
+func adoptLegacy(ctx context.Context, client redis.UniversalClient, old, key string, ttl time.Duration) (string, bool, error) {
+	v, err := client.Get(ctx, old).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	standing, err := client.SetArgs(ctx, key, v, redis.SetArgs{Mode: "NX", TTL: ttl, Get: true}).Result()
+	if errors.Is(err, redis.Nil) {
+		return v, true, nil // copied
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return standing, true, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
@@ -112,7 +113,7 @@ func TestSessionGrantsBelongToTheirCaller(t *testing.T) {
 	if r := call(t, "POST", u+"/v1/asks/"+first.body["id"].(string)+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.status != 200 {
 		t.Fatalf("approve_session: %d %s", r.status, r.raw)
 	}
-	waitFor(t, func() bool {
+	testwait.For(t, "the session grant to be recorded", func() bool {
 		g, err := s.grants.List(ctx, sessionKey("laptop-ana", "sess-1"))
 		return err == nil && len(g) == 1
 	})
@@ -218,7 +219,7 @@ func TestLongSessionKeys(t *testing.T) {
 	if r := call(t, "POST", u+"/v1/asks/"+first.body["id"].(string)+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.status != 200 {
 		t.Fatalf("approve_session: %d %s", r.status, r.raw)
 	}
-	waitFor(t, func() bool { g, err := s.grants.List(t.Context(), a); return err == nil && len(g) == 1 })
+	testwait.For(t, "the session grant to be recorded", func() bool { g, err := s.grants.List(t.Context(), a); return err == nil && len(g) == 1 })
 	if r := call(t, "POST", u+"/v1/asks", askToken, ask); r.status != 200 || r.body["status"] != "approved" {
 		t.Errorf("a %d-byte session's granted call: %d %s", len(long), r.status, r.raw)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 )
 
 // stallReads makes a client's record reads (HGETALL, alone or pipelined)
@@ -176,7 +177,7 @@ func startStalledWaiter(t *testing.T) stalledWaiter {
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	go func() { got, err := w.waiting.Wait(ctx, w.ask.ID); w.done <- announcedEnd{got, err} }()
-	waitFor(t, "the waiter's first read", 10*time.Second, func() bool {
+	testwait.Within(t, 10*time.Second, "the waiter's first read", func() bool {
 		w.waiting.waiters.mu.Lock()
 		defer w.waiting.waiters.mu.Unlock()
 		ws := w.waiting.waiters.m[w.ask.ID]

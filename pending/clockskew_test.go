@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 )
 
 // Replicas whose clocks run 5 s fast and 5 s slow share one Redis. Deadlines
@@ -48,7 +49,7 @@ func TestRedisClockSkewNoEarlyExpiry(t *testing.T) {
 			ends <- a
 		})
 	}
-	waitFor(t, "the waiters to register", 10*time.Second, func() bool { return fast.waiting() == n/2 })
+	testwait.Within(t, 10*time.Second, "the waiters to register", func() bool { return fast.waiting() == n/2 })
 
 	// The fast replica's clock is past every deadline; the server's is not.
 	early, err := fast.Sweep(ctx, fast.opts.Now())
@@ -72,7 +73,7 @@ func TestRedisClockSkewNoEarlyExpiry(t *testing.T) {
 	// Once the server's clock passes the deadlines, the slow replica's sweep
 	// (its own clock is 3 s short of them) expires what the waiters did not.
 	var swept int
-	waitFor(t, "every ask to expire", 30*time.Second, func() bool {
+	testwait.Within(t, 30*time.Second, "every ask to expire", func() bool {
 		got, err := slow.Sweep(ctx, slow.opts.Now())
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/recordid"
+	"github.com/askops/askops/internal/testwait"
 )
 
 // newStoreFunc returns two store instances over the same data: for Redis two
@@ -194,7 +195,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 			}
 			done <- got
 		}()
-		waitFor(t, "the waiter to register", 5*time.Second, func() bool { return waitingCount(a) == 1 })
+		testwait.Within(t, 5*time.Second, "the waiter to register", func() bool { return waitingCount(a) == 1 })
 		won, err := b.Decide(t.Context(), ask.ID, Denied, "U_BOB", "not today")
 		if err != nil {
 			t.Fatal(err)
@@ -207,7 +208,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("waiter on A not woken by a decision on B")
 		}
-		waitFor(t, "the waiter to unregister", 5*time.Second, func() bool { return waitingCount(a) == 0 })
+		testwait.Within(t, 5*time.Second, "the waiter to unregister", func() bool { return waitingCount(a) == 0 })
 	})
 
 	t.Run("DecisionBeforeWaitNotLost", func(t *testing.T) {
@@ -235,7 +236,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 			}
 			wg.Go(func() { got[i], _ = st.Wait(t.Context(), ask.ID) })
 		}
-		waitFor(t, "four waiters", 5*time.Second, func() bool {
+		testwait.Within(t, 5*time.Second, "four waiters", func() bool {
 			if a == b {
 				return waitingCount(a) == 4
 			}
@@ -258,7 +259,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		ask, _ := a.Create(t.Context(), sampleRequest(1), time.Minute)
 		done := make(chan Ask, 1)
 		go func() { got, _ := a.Wait(t.Context(), ask.ID); done <- got }()
-		waitFor(t, "the waiter to register", 5*time.Second, func() bool { return waitingCount(a) == 1 })
+		testwait.Within(t, 5*time.Second, "the waiter to register", func() bool { return waitingCount(a) == 1 })
 		clock.Advance(59 * time.Second)
 		select {
 		case got := <-done:
@@ -307,7 +308,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 			ask, _ := a.Create(t.Context(), sampleRequest(i), time.Minute)
 			done := make(chan Ask, 1)
 			go func() { got, _ := a.Wait(t.Context(), ask.ID); done <- got }()
-			waitFor(t, "the waiter to register", 5*time.Second, func() bool { return waitingCount(a) == 1 })
+			testwait.Within(t, 5*time.Second, "the waiter to register", func() bool { return waitingCount(a) == 1 })
 			var decided Ask
 			var decideErr error
 			var wg sync.WaitGroup
@@ -326,7 +327,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 			} else if c, ok := ConflictAsk(decideErr); !ok || c.Status != Status(Expired) || stored.Status != Status(Expired) {
 				t.Fatalf("#%d: click lost with %v, store holds %s", i, decideErr, stored.Status)
 			}
-			waitFor(t, "the waiter to unregister", 5*time.Second, func() bool { return waitingCount(a) == 0 })
+			testwait.Within(t, 5*time.Second, "the waiter to unregister", func() bool { return waitingCount(a) == 0 })
 		}
 		assertAuditPairs(t, a, n)
 	})
@@ -397,7 +398,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan Ask, 1)
 		go func() { got, _ := a.Wait(ctx, ask.ID); done <- got }()
-		waitFor(t, "the waiter to register", 5*time.Second, func() bool { return waitingCount(a) == 1 })
+		testwait.Within(t, 5*time.Second, "the waiter to register", func() bool { return waitingCount(a) == 1 })
 		cancel()
 		got := <-done
 		stored, _ := b.Get(t.Context(), ask.ID)
@@ -490,7 +491,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 			}
 			done <- err
 		}()
-		waitFor(t, "the waiter to register", 5*time.Second, func() bool { return waitingCount(a) == 1 })
+		testwait.Within(t, 5*time.Second, "the waiter to register", func() bool { return waitingCount(a) == 1 })
 		if err := a.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 )
 
 // targetLog records what a store's ReplicaAcksChanged was told.
@@ -170,7 +172,7 @@ func TestSentinelNoConfirmedDecisionLost(t *testing.T) {
 func TestClusterDecidesFollowFailover(t *testing.T) {
 	const runs = 3
 	c := redistest.StartCluster(t)
-	key := newRedisKeys("askops").deadlines
+	key := newRedisKeys(rediskey.Default()).deadlines
 	for _, fault := range []string{"CLUSTER FAILOVER", "kill -9", "slot migration"} {
 		t.Run(fault, func(t *testing.T) {
 			var served, gaps []time.Duration
@@ -336,7 +338,7 @@ func TestDecisionNotYetDurable(t *testing.T) {
 		restore  func(killed *redistest.Server)
 		master   func() *redistest.Server
 	}
-	key := newRedisKeys("askops").deadlines
+	key := newRedisKeys(rediskey.Default()).deadlines
 	topologies := []struct {
 		name  string
 		start func(t *testing.T) deployment
@@ -413,7 +415,7 @@ func testHungReplicas(t *testing.T, url string, master *redistest.Server, replic
 	master.WaitReplicated(10 * time.Second)
 	woke := make(chan Ask, 1)
 	go func() { got, _ := waiter.Wait(t.Context(), a.ID); woke <- got }()
-	waitFor(t, "the Wait registered", 10*time.Second, func() bool { return waiter.waiting() == 1 })
+	testwait.Within(t, 10*time.Second, "the Wait registered", func() bool { return waiter.waiting() == 1 })
 
 	for _, r := range replicas {
 		r.Freeze()
@@ -500,7 +502,7 @@ func testKilledReplica(t *testing.T, url string, replicas int, killed *redistest
 	if got := decidedEvents(t, decider, a.ID); len(got) != 0 {
 		t.Errorf("audit after the refused decide: decided events %v, want none", got)
 	}
-	waitFor(t, "the count lowered once the replica is gone", replicaGoneAfter+10*time.Second, func() bool { return told.last() == replicas-1 })
+	testwait.Within(t, replicaGoneAfter+10*time.Second, "the count lowered once the replica is gone", func() bool { return told.last() == replicas-1 })
 	if _, err := decideWithin(decider, caller, a.ID, Approved, "U1"); err != nil {
 		t.Errorf("decide with the killed replica counted out: %v", err)
 	}

@@ -72,18 +72,6 @@ func (c *fakeClock) Advance(d time.Duration) {
 // options drive a store by the fake clock, the Redis server's clock included.
 func (c *fakeClock) options() Options { return Options{Now: c.Now, After: c.After, serverNow: c.Now} }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // waitingCount is how the contract tests see that a Wait has registered.
 func waitingCount(s Store) int {
 	if w, ok := s.(interface{ waiting() int }); ok {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 )
 
 // lockedBuffer is a log sink safe for the store's goroutines.
@@ -58,7 +59,7 @@ func TestRedisOutOfMemoryFailsClosed(t *testing.T) {
 		got, waitErr = s.Wait(ctx, a.ID)
 		ended <- got
 	}()
-	waitFor(t, "the waiter", 10*time.Second, func() bool { return s.waiting() == 1 })
+	testwait.Within(t, 10*time.Second, "the waiter", func() bool { return s.waiting() == 1 })
 
 	// The limit: 1 byte under noeviction; every write is now refused.
 	if err := admin.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {

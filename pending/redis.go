@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/subscription"
 	hide "github.com/askops/askops/redact"
 )
@@ -90,8 +91,8 @@ type redisKeys struct {
 	fence     string
 }
 
-func newRedisKeys(ns string) redisKeys {
-	p := ns + ":{" + ns + "}:"
+func newRedisKeys(space rediskey.Space) redisKeys {
+	p := space.Prefix()
 	return redisKeys{prefix: p, deadlines: p + "deadlines", audit: p + "audit", auditHead: p + "audit:head", decided: p + "decided", fence: p + "fence"}
 }
 
@@ -103,20 +104,20 @@ func (k redisKeys) ask(id string) string { return k.prefix + "ask:" + id }
 // close it.
 func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Options) (*RedisStore, error) {
 	opts = opts.withDefaults()
-	if strings.ContainsAny(opts.Namespace, "{}: \t\r\n") {
-		return nil, &Error{Store: "pending", Code: CodeInvalid, Op: "open", Msg: fmt.Sprintf("namespace %q may not contain braces, colons or spaces", opts.Namespace)}
+	space, err := rediskey.New(opts.Namespace)
+	if err != nil {
+		return nil, &Error{Store: "pending", Code: CodeInvalid, Op: "open", Msg: err.Error()}
 	}
 	s := &RedisStore{
 		client:   client,
 		opts:     opts,
-		keys:     newRedisKeys(opts.Namespace),
+		keys:     newRedisKeys(space),
 		waiters:  newWaiters(),
 		closed:   make(chan struct{}),
 		reading:  make(chan struct{}),
 		watching: make(chan struct{}),
 		renewing: make(chan struct{}),
 	}
-	var err error
 	s.decisions, err = subscription.Subscribe(ctx, client, s.keys.decided, subscription.Options{
 		Idle:   opts.ListenerIdle,
 		Logger: opts.Logger,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 )
 
 // waitResult is one Wait's answer and when it came.
@@ -35,7 +36,7 @@ func startWaiters(t *testing.T, a *RedisStore, n int, ttl time.Duration) ([]Ask,
 			results[i] <- waitResult{got, err, time.Now()}
 		}()
 	}
-	waitFor(t, fmt.Sprintf("%d waiters", n), 10*time.Second, func() bool { return a.waiting() == n })
+	testwait.Within(t, 10*time.Second, fmt.Sprintf("%d waiters", n), func() bool { return a.waiting() == n })
 	return asks, results
 }
 

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 )
 
 // The contract and the fault tests on the topologies users run: a real
@@ -127,7 +129,7 @@ func testClusterServerCheck(t *testing.T, c *redistest.Cluster) {
 	if check.Refused != nil || !check.Read || len(check.Warnings) != 3 {
 		t.Fatalf("healthy cluster: %+v, want no refusal and a persistence warning per master (3)", check)
 	}
-	askops := c.MasterOf(newRedisKeys("askops").deadlines)
+	askops := c.MasterOf(newRedisKeys(rediskey.Default()).deadlines)
 	var other *redistest.Server
 	for _, n := range c.Nodes {
 		if role, _ := n.Cli("ROLE"); n != askops && strings.HasPrefix(role, "master") {
@@ -162,7 +164,7 @@ func waitAll(t *testing.T, s *RedisStore, ids []string) func() []Ask {
 	for i, id := range ids {
 		wg.Go(func() { out[i], _ = s.Wait(t.Context(), id) })
 	}
-	waitFor(t, "every Wait registered", 10*time.Second, func() bool { return s.waiting() == len(ids) })
+	testwait.Within(t, 10*time.Second, "every Wait registered", func() bool { return s.waiting() == len(ids) })
 	return func() []Ask { wg.Wait(); return out }
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/internal/subscription"
 	"github.com/askops/askops/policy"
 )
@@ -102,7 +103,7 @@ type RedisStore struct {
 func NewRedisStore(client redis.UniversalClient, opts Options) *RedisStore {
 	opts = opts.withDefaults()
 	ch := opts.Namespace + ":chatops:stop"
-	return &RedisStore{rdb: client, opts: opts, stopChannel: ch, handlers: ch + ":handlers", process: newRequestID()}
+	return &RedisStore{rdb: client, opts: opts, stopChannel: ch, handlers: ch + ":handlers", process: recordid.New()}
 }
 
 func (r *RedisStore) sessionsKey(channel string) string {
@@ -224,7 +225,7 @@ func (r *RedisStore) Stop(ctx context.Context, runID, by string) (StopResult, er
 	if r.local.stop(runID, by) {
 		return StopResult{Stopped: true, Local: true, By: by, At: msUTC(r.opts.Now())}, nil
 	}
-	req := stopRequest{ID: newRequestID(), RunID: runID, By: by}
+	req := stopRequest{ID: recordid.New(), RunID: runID, By: by}
 	payload, err := json.Marshal(req)
 	if err != nil {
 		return StopResult{}, err

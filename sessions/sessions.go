@@ -13,8 +13,6 @@
 package sessions
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"strings"
 	"time"
@@ -127,9 +125,3 @@ func checkMode(op string, m policy.Mode) error {
 }
 
 func msUTC(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
-
-func newRequestID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}

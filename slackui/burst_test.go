@@ -20,6 +20,7 @@ import (
 	"github.com/askops/askops/internal/channelpace"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
 
@@ -126,12 +127,12 @@ func TestBatchMessageButtonsDecideTheirOwnAsk(t *testing.T) {
 			req := bashRequest(fmt.Sprintf("run-%d", i), "sess", fmt.Sprintf("make step-%d", i))
 			go func() { _ = w.approver.Approve(t.Context(), req) }()
 			if i == 1 {
-				waitFor(t, "the second Ask's post to be in flight", func() bool { return len(w.fake.Calls("chat.postMessage")) == 2 })
+				testwait.For(t, "the second Ask's post to be in flight", func() bool { return len(w.fake.Calls("chat.postMessage")) == 2 })
 			}
 		}
-		waitFor(t, "three Asks to be queued", func() bool { return w.notifier.waiting(approvals) == 3 })
+		testwait.For(t, "three Asks to be queued", func() bool { return w.notifier.waiting(approvals) == 3 })
 		batched := map[string]*waiting{}
-		waitFor(t, "the queued Asks to be shown", func() bool {
+		testwait.For(t, "the queued Asks to be shown", func() bool {
 			asks, err := w.asks.ListPending(t.Context(), pending.Filter{})
 			if err != nil {
 				return false
@@ -177,7 +178,7 @@ func TestBatchMessageButtonsDecideTheirOwnAsk(t *testing.T) {
 		target := batched["run-3"]
 		w.clickOn(approvals, ts, target.id, approverA, ActionApprove)
 		w.clickOn(approvals, ts, late.id, approverA, ActionDeny)
-		waitFor(t, "both decisions", func() bool {
+		testwait.For(t, "both decisions", func() bool {
 			a, _ := w.asks.Get(t.Context(), target.id)
 			b, _ := w.asks.Get(t.Context(), late.id)
 			return a.Status == pending.Status(pending.Approved) && b.Status == pending.Status(pending.Denied)
@@ -271,7 +272,7 @@ func TestThreadTitleYieldsToQueuedAsks(t *testing.T) {
 	}
 	posted := make(chan error, 1)
 	go func() { _, _, err := n.Post(t.Context(), openAsk("QUEUED")); posted <- err }()
-	waitFor(t, "the Ask to queue", func() bool { return n.waiting(approvals) == 1 })
+	testwait.For(t, "the Ask to queue", func() bool { return n.waiting(approvals) == 1 })
 	if _, _, err := n.OpenThread(t.Context(), "Claude Code · session 3f2a…"); err != nil {
 		t.Fatal(err)
 	}

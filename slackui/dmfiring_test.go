@@ -7,6 +7,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
 
@@ -89,7 +90,7 @@ func TestDMCopyDecidedOnlyByItsRecipient(t *testing.T) {
 
 	for i, clicker := range []string{"USTRANGER", oncallA, approverA} {
 		w.click(clicker, dm[0], dm[1], a.ID, ActionApprove)
-		waitFor(t, "the refusal of "+clicker, func() bool {
+		testwait.For(t, "the refusal of "+clicker, func() bool {
 			for _, c := range w.fake.Calls("chat.postEphemeral") {
 				if c.User == clicker && c.Text == refusalText {
 					return true
@@ -132,7 +133,7 @@ func TestDMCopyRecipientUncheckedIsRefused(t *testing.T) {
 
 	w.fake.FailNext("conversations.open", 1, fakeslack.FailMode{SlackError: "internal_error"})
 	w.click(oncallB, dm[0], dm[1], a.ID, ActionApprove)
-	waitFor(t, "the refusal", func() bool {
+	testwait.For(t, "the refusal", func() bool {
 		for _, c := range w.fake.Calls("chat.postEphemeral") {
 			if c.User == oncallB && c.Text == copyUncheckedText {
 				return true

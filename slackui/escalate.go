@@ -112,8 +112,6 @@ type Escalation struct {
 	// user's DM with the app never changes.
 	directs map[string]string
 
-	loop escalationLoop // Start / Stop
-
 	// at, if set, is called at each point of an escalation's DM (a test's
 	// seam): an error abandons the step there, as a kill would.
 	at func(ctx context.Context, p stepPoint, user string) error
@@ -195,18 +193,21 @@ func (e *Escalation) Schedule(ctx context.Context, a pending.Ask) error {
 	return e.cfg.Steps.ScheduleSteps(ctx, a.ID, steps)
 }
 
-// Run carries out due steps through n until ctx ends. Every replica runs
-// it; the store hands each step to one of them.
-func (e *Escalation) Run(ctx context.Context, n *Notifier) {
+// Run carries out due steps through n until ctx ends, and then returns
+// nil: a failed pass is logged and tried again next tick. Every replica
+// runs it; the store hands each step to one of them. The wiring starts it
+// and drains it (cmd/bot's loops); run and ask start it only over the
+// in-memory store, where nobody else could.
+func (e *Escalation) Run(ctx context.Context, n *Notifier) error {
 	if e == nil {
-		return
+		return nil
 	}
 	t := time.NewTicker(e.cfg.Every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-t.C:
 		}
 		if _, err := e.RunDue(ctx, n); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
 
@@ -146,7 +147,7 @@ func TestReminderThenEscalationByDM(t *testing.T) {
 
 	// Not escalated yet: the on-call member may not decide.
 	w.click(oncallA, a.Channel, a.MessageTS, a.ID, ActionApprove)
-	waitFor(t, "the refusal", func() bool { return len(w.fake.Calls("chat.postEphemeral")) == 1 })
+	testwait.For(t, "the refusal", func() bool { return len(w.fake.Calls("chat.postEphemeral")) == 1 })
 	if got, _ := w.store.Get(t.Context(), a.ID); got.Status != pending.StatusPending {
 		t.Fatalf("an on-call member decided before the escalation: %s", got.Status)
 	}
@@ -172,7 +173,7 @@ func TestReminderThenEscalationByDM(t *testing.T) {
 
 	// A click on a message that is no copy of the Ask changes nothing.
 	w.click(oncallB, copies[0][0], "1.000001", a.ID, ActionApprove)
-	waitFor(t, "the refusal", func() bool { return len(w.fake.Calls("chat.postEphemeral")) == 2 })
+	testwait.For(t, "the refusal", func() bool { return len(w.fake.Calls("chat.postEphemeral")) == 2 })
 	if got, _ := w.store.Get(t.Context(), a.ID); got.Status != pending.StatusPending {
 		t.Fatalf("a click on a message that is no copy decided the Ask: %s", got.Status)
 	}
@@ -184,7 +185,7 @@ func TestReminderThenEscalationByDM(t *testing.T) {
 		}
 	}
 	w.click(oncallB, mine[0], mine[1], a.ID, ActionApprove)
-	waitFor(t, "every copy to show the decision", func() bool {
+	testwait.For(t, "every copy to show the decision", func() bool {
 		for _, m := range append(copies, [2]string{a.Channel, a.MessageTS}) {
 			msg, _ := w.fake.Message(m[0], m[1])
 			if blocksHaveButton(msg.Blocks, ActionApprove) || !strings.Contains(fakeslack.BlockText(msg.Blocks), "Approved") {

@@ -11,6 +11,7 @@ import (
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
 
@@ -52,12 +53,12 @@ func TestEscalationKilledMidDMOverRedis(t *testing.T) {
 			}
 			return nil
 		}
-		waitFor(t, "the first replica's attempt", func() bool {
+		testwait.For(t, "the first replica's attempt", func() bool {
 			k, _ := a1.RunDue(t.Context(), n)
 			_ = k
 			return len(fake.Calls("conversations.open")) >= 2
 		})
-		waitFor(t, "the second replica's takeover", func() bool { k, _ := a2.RunDue(t.Context(), n); return k == 1 })
+		testwait.For(t, "the second replica's takeover", func() bool { k, _ := a2.RunDue(t.Context(), n); return k == 1 })
 		for _, u := range []string{oncallA, oncallB} {
 			c := 0
 			for _, m := range fake.Calls("chat.postMessage") {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
 
@@ -60,7 +61,7 @@ func TestEscalationKilledMidDMIsTakenOverOnce(t *testing.T) {
 				t.Fatalf("%s's DM is not recorded: %+v, copies %q", oncallA, dm, got.Copies)
 			}
 			w.click(oncallA, dm.Channel, dm.TS, a.ID, ActionApprove)
-			waitFor(t, "the decision", func() bool {
+			testwait.For(t, "the decision", func() bool {
 				got, _ := w.store.Get(ctx, a.ID)
 				return got.Status == pending.Status(pending.Approved)
 			})

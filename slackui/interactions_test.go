@@ -22,6 +22,7 @@ import (
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
@@ -176,7 +177,7 @@ func (w *world) ask(req pending.Request) *waiting {
 	done := make(chan pending.Ask, 1)
 	go func() { done <- w.approver.Approve(ctx, req) }()
 	wa := &waiting{done: done}
-	waitFor(w.t, "the ask to be posted and saved", func() bool {
+	testwait.For(w.t, "the ask to be posted and saved", func() bool {
 		asks, err := w.asks.ListPending(ctx, pending.Filter{RunID: req.RunID})
 		if err != nil || len(asks) == 0 || asks[0].MessageTS == "" {
 			return false
@@ -219,17 +220,6 @@ func (w *world) click(wa *waiting, user, action string, so ...fakeslack.SignOpti
 		w.t.Fatal(err)
 	}
 	return resp
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func blocksHaveButton(blocks []slack.Block, actionID string) bool {
@@ -734,7 +724,7 @@ func TestRunStoppedWhileWaiting(t *testing.T) {
 	done := make(chan pending.Ask, 1)
 	go func() { done <- w.approver.Approve(ctx, req) }()
 	wa := &waiting{}
-	waitFor(t, "the ask to be posted", func() bool {
+	testwait.For(t, "the ask to be posted", func() bool {
 		asks, _ := w.asks.ListPending(t.Context(), pending.Filter{RunID: req.RunID})
 		if len(asks) == 0 || asks[0].MessageTS == "" {
 			return false

@@ -11,6 +11,7 @@ import (
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
 
@@ -154,7 +155,7 @@ func TestEscalatedStarterMayNotApproveAnywhere(t *testing.T) {
 	}
 
 	w.click(oncallA, dm[0], dm[1], a.ID, ActionApprove)
-	waitFor(t, "the starter's refusal", func() bool {
+	testwait.For(t, "the starter's refusal", func() bool {
 		for _, c := range w.fake.Calls("chat.postEphemeral") {
 			if c.User == oncallA && strings.Contains(c.Text, "You started this run") {
 				return true
@@ -217,7 +218,7 @@ func TestQuorumVotesFromEveryCopy(t *testing.T) {
 	// The first vote, on the on-call member's DM.
 	w.click(oncallB, dmB[0], dmB[1], a.ID, ActionApprove)
 	tally := "1 of 2 approvals: <@" + oncallB + ">"
-	waitFor(t, "every message to show the tally", func() bool {
+	testwait.For(t, "every message to show the tally", func() bool {
 		for _, m := range messages {
 			msg, _ := w.fake.Message(m[0], m[1])
 			if !strings.Contains(fakeslack.BlockText(msg.Blocks), tally) || !blocksHaveButton(msg.Blocks, ActionApprove) {
@@ -237,7 +238,7 @@ func TestQuorumVotesFromEveryCopy(t *testing.T) {
 
 	// The second person, from the channel message: decided.
 	w.click(approverA, a.Channel, a.MessageTS, a.ID, ActionApprove)
-	waitFor(t, "every message to show the outcome", func() bool {
+	testwait.For(t, "every message to show the outcome", func() bool {
 		for _, m := range messages {
 			msg, _ := w.fake.Message(m[0], m[1])
 			if blocksHaveButton(msg.Blocks, ActionApprove) || !strings.Contains(fakeslack.BlockText(msg.Blocks), "2 of 2 approvals") {
@@ -302,7 +303,7 @@ func TestDMSentWhileVotingShowsTheVote(t *testing.T) {
 			if len(dms) != 2 {
 				t.Fatalf("DMs: %q", got.Copies)
 			}
-			waitFor(t, "both DMs to show "+tc.want, func() bool {
+			testwait.For(t, "both DMs to show "+tc.want, func() bool {
 				for _, c := range dms {
 					m, _ := w.fake.Message(c[0], c[1])
 					if !strings.Contains(fakeslack.BlockText(m.Blocks), tc.want) {

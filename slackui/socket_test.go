@@ -19,6 +19,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
 
@@ -133,7 +134,7 @@ func TestSocketModeSlashCommandsAndEvents(t *testing.T) {
 	if _, err := w.fake.WaitForAck(t.Context(), evID); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the event handler", func() bool { return events.Load() == 1 })
+	testwait.For(t, "the event handler", func() bool { return events.Load() == 1 })
 	for _, id := range []string{env, evID} {
 		if n := w.fake.AcksFor(id); n != 1 {
 			t.Fatalf("envelope %s acked %d times", id, n)

@@ -48,6 +48,8 @@ type app struct {
 	// Socket Mode connection's state it reports.
 	ready  *slackui.Readiness
 	socket *slackui.SocketHealth
+
+	loops loops // the background loops, drained by Close
 }
 
 // appOptions are what differ between subcommands.
@@ -68,7 +70,7 @@ type appOptions struct {
 // newApp opens the stores and builds the Slack side. With redis.url empty
 // the stores are in memory: Asks then live and die with this process.
 func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics.Set, o appOptions) (_ *app, err error) {
-	a := &app{cfg: cfg, log: log, metrics: m, now: time.Now}
+	a := &app{cfg: cfg, log: log, metrics: m, now: time.Now, loops: loops{log: log}}
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -147,7 +149,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 		a.ready.Socket = a.socket.Err
 	}
 	if !a.Shared() {
-		a.escalation.Start(a.notifier) // nobody else holds this store
+		a.startFollowups() // nobody else holds this store
 	}
 	return a, nil
 }
@@ -155,7 +157,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 // Close stops background work and closes the stores. Interactions first: its
 // in-flight message updates still need the store.
 func (a *app) Close() {
-	a.escalation.Stop()
+	a.loops.stop()
 	if a.interactions != nil {
 		_ = a.interactions.Close()
 	}

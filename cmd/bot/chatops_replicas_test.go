@@ -112,7 +112,7 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 	slash(ctx, t, fake, baseA, approverID, "run touch three")
 	ask2 := waitAsk(ctx, t, fake, "COPS", ask1)
 	pendingText := slash(ctx, t, fake, baseB, approverID, "pending").Text
-	runID := regexp.MustCompile("run `(run-[0-9a-f]+)`").FindStringSubmatch(pendingText)
+	runID := regexp.MustCompile("run `(run_[a-z2-7]+)`").FindStringSubmatch(pendingText)
 	if runID == nil {
 		t.Fatalf("/askops pending on B: %q", pendingText)
 	}
@@ -169,7 +169,7 @@ func TestStopReachesBotRun(t *testing.T) {
 	// bot run's Asks go to the approval channel: /askops pending there lists them.
 	var runID []string
 	for runID == nil {
-		runID = regexp.MustCompile("run `(run-[0-9a-f]+)`").FindStringSubmatch(slashIn(ctx, t, fake, baseB, "CAPPROVALS", approverID, "pending").Text)
+		runID = regexp.MustCompile("run `(run_[a-z2-7]+)`").FindStringSubmatch(slashIn(ctx, t, fake, baseB, "CAPPROVALS", approverID, "pending").Text)
 		select {
 		case <-ctx.Done():
 			t.Fatal("/askops pending on B never listed the bot run's Ask")

@@ -140,7 +140,7 @@ func TestChatOps(t *testing.T) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	runID := regexp.MustCompile("run `(run-[0-9a-f]+)`").FindStringSubmatch(pendingText)
+	runID := regexp.MustCompile("run `(run_[a-z2-7]+)`").FindStringSubmatch(pendingText)
 	if runID == nil || !strings.Contains(pendingText, "touch two.txt") || !strings.Contains(pendingText, "https://fake-askops.slack.com/archives/COPS/p") {
 		t.Fatalf("/askops pending: %q", pendingText)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/slackui"
 )
@@ -79,7 +80,7 @@ func TestServeLocalConsole(t *testing.T) {
 		t.Errorf("endpoint file mode %v, want 0600", fi.Mode().Perm())
 	}
 	var ep gateway.LocalEndpoint
-	if b, err := os.ReadFile(endpoint); err != nil || json.Unmarshal(b, &ep) != nil || ep.URL != base || len(ep.Token) != 64 {
+	if b, err := os.ReadFile(endpoint); err != nil || json.Unmarshal(b, &ep) != nil || ep.URL != base || !recordid.ValidSecret(ep.Token) {
 		t.Errorf("endpoint file holds %+v (%v), want url %s and a 256-bit token", ep, err, base)
 	}
 

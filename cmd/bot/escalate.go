@@ -32,6 +32,15 @@ func newEscalation(cfg config.Config, a *app) (*slackui.Escalation, error) {
 	return slackui.NewEscalation(ec)
 }
 
+// startFollowups carries out due reminders and escalations in the
+// background until Close (once; nothing without follow-ups).
+func (a *app) startFollowups() {
+	if a.escalation == nil {
+		return
+	}
+	a.loops.start("followups", func(ctx context.Context) error { return a.escalation.Run(ctx, a.notifier) })
+}
+
 // scheduler is the notifier's Followups: nil (no interface holding a nil
 // pointer) without follow-ups.
 func (a *app) scheduler() interface {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/internal/cliflag"
+	"github.com/askops/askops/internal/recordid"
 )
 
 // cmdMCPMain is `bot mcp`: an MCP server on stdio with one tool,
@@ -24,7 +25,7 @@ func cmdMCPMain(ctx context.Context, env *environment, args []string) int {
 	cwd, _ := os.Getwd()
 	sess := gateway.MCPSession{ID: *session, Cwd: cwd, Agent: gateway.AgentClaude}
 	if sess.ID == "" {
-		sess.ID = gateway.NewSessionID("mcp-")
+		sess.ID = recordid.NewSession()
 	}
 	var s gateway.Settler
 	settler, by, closeFn, err := gf.settler(ctx, env, gateway.AgentClaude)

@@ -91,7 +91,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	// and bring their messages in step.
 	swept := &metrics.Swept{Next: slackui.ExpiredUpdaters{a.asksUI, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}
 	stopSweep := slackui.StartSweeper(ctx, a.Asks, swept, cfg.Approvals.SweepInterval.D(), a.now, log.With("component", "sweeper"))
-	a.escalation.Start(a.notifier) // reminders and escalations due on any Ask, beside the sweep
+	a.startFollowups() // reminders and escalations due on any Ask, beside the sweep
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName())
 	front := a.front()

@@ -1,26 +1,43 @@
-// Package recordid makes and checks the ids of askops' records (Asks and
-// grants): 128 random bits from crypto/rand in lowercase base32 without
-// padding, 26 characters. They are safe wherever an id travels: URLs,
+// Package recordid makes and checks the ids askops gives its records, and
+// the secrets it hands out, so every one comes from one place with one
+// spelling per kind.
+//
+// An id is 128 random bits from crypto/rand in lowercase base32 without
+// padding, 26 characters, behind its kind's prefix: none for Asks and
+// grants (New), "run_" for runs (NewRun), "ses_" for the sessions askops
+// starts itself (NewSession). They are safe wherever an id travels: URLs,
 // Slack action values, Redis keys (no hash-tag braces), logs read aloud
 // (no case to confuse), and command lines (never a leading "-", which a
 // flag parser would take for a flag).
+//
+// Ids are stored (Redis, audit logs) and outlive the release that made
+// them, so a check accepts the spellings earlier releases wrote as well.
 package recordid
 
 import (
 	"crypto/rand"
 	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
 	"strings"
 )
 
-// alphabet is the ids' characters; Len their length.
+// alphabet is the ids' characters; Len the length of an id without its
+// kind's prefix.
 const (
 	alphabet = "abcdefghijklmnopqrstuvwxyz234567"
 	Len      = 26
 )
 
+// The prefix of each kind of id.
+const (
+	RunPrefix     = "run_"
+	SessionPrefix = "ses_"
+)
+
 var encoding = base32.NewEncoding(alphabet).WithPadding(base32.NoPadding)
 
-// New returns a fresh unguessable id.
+// New returns a fresh unguessable id of an Ask or a grant.
 func New() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics instead)
@@ -30,4 +47,65 @@ func New() string {
 // Valid reports whether id has the shape New gives.
 func Valid(id string) bool {
 	return len(id) == Len && strings.Trim(id, alphabet) == ""
+}
+
+// NewRun returns a fresh run id.
+func NewRun() string { return RunPrefix + New() }
+
+// legacyRunPrefixes are the run ids' spellings before NewRun, each with
+// 16 hex digits: the agent runner's, chat-ops', and `bot ask`'s.
+var legacyRunPrefixes = []string{"run_", "run-", "ask-"}
+
+// ValidRun reports whether id is a run id NewRun gives, or one an earlier
+// release gave (still in stored Asks and audit events).
+func ValidRun(id string) bool {
+	if rest, ok := strings.CutPrefix(id, RunPrefix); ok && Valid(rest) {
+		return true
+	}
+	for _, p := range legacyRunPrefixes {
+		if rest, ok := strings.CutPrefix(id, p); ok && legacyHex(rest) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewSession returns a fresh id for a session askops starts itself (a
+// `bot mcp` server's without -session).
+func NewSession() string { return SessionPrefix + New() }
+
+// ValidSession reports whether id is a session id NewSession gives, or
+// the "mcp-" and 16 hex digits an earlier release gave.
+func ValidSession(id string) bool {
+	if rest, ok := strings.CutPrefix(id, SessionPrefix); ok && Valid(rest) {
+		return true
+	}
+	rest, ok := strings.CutPrefix(id, "mcp-")
+	return ok && legacyHex(rest)
+}
+
+func legacyHex(s string) bool {
+	if len(s) != 16 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}
+
+// Secret returns a fresh bearer secret: 256 random bits, URL-safe base64
+// (43 characters). Tokens, cookies and CSRF values are secrets, not ids:
+// they are compared whole and never parsed.
+func Secret() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics instead)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// ValidSecret reports whether s has the shape Secret gives.
+func ValidSecret(s string) bool {
+	if len(s) != 43 {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/subscription"
+	"github.com/askops/askops/internal/testwait"
 )
 
 func TestMain(m *testing.M) {
@@ -85,18 +86,6 @@ func (h recordingHandler) Handle(_ context.Context, rec slog.Record) error {
 }
 func (h recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h recordingHandler) WithGroup(string) slog.Handler      { return h }
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // publish publishes payload, retrying while the publisher's own connection
 // recovers, and returns how many subscribers Redis delivered it to.
@@ -198,7 +187,7 @@ func TestSubscriptionSurvivesDrops(t *testing.T) {
 			expectMessage(t, r, "before")
 
 			c.drop(t, srv)
-			waitFor(t, "the resubscription", 10*time.Second, func() bool { return r.logged("resubscribed") })
+			testwait.Within(t, 10*time.Second, "the resubscription", func() bool { return r.logged("resubscribed") })
 			if c.withResubscribed {
 				if n := r.resubs.Load(); n < 1 {
 					t.Fatalf("Resubscribed ran %d times after the drop", n)
@@ -239,7 +228,7 @@ func TestSubscriptionReplacesSilentConnection(t *testing.T) {
 
 	proxy.Drop()
 	publish(t, pub, "lost") // into the blackhole
-	waitFor(t, "the replacement", 10*time.Second, func() bool { return r.resubs.Load() >= 1 })
+	testwait.Within(t, 10*time.Second, "the replacement", func() bool { return r.resubs.Load() >= 1 })
 	if !r.logged("silent, replacing its connection") {
 		t.Error("the replacement was not logged")
 	}
@@ -257,7 +246,7 @@ func TestCloseWhileRedisDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Kill()
-	waitFor(t, "the loop to notice", 10*time.Second, func() bool { return r.logged("lost its connection") })
+	testwait.Within(t, 10*time.Second, "the loop to notice", func() bool { return r.logged("lost its connection") })
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +270,7 @@ func TestRenewMovesToANewConnection(t *testing.T) {
 	}
 	expectMessage(t, r, "before")
 	s.Renew()
-	waitFor(t, "the resubscription after Renew", 10*time.Second, func() bool { return r.resubs.Load() == 1 })
+	testwait.Within(t, 10*time.Second, "the resubscription after Renew", func() bool { return r.resubs.Load() == 1 })
 	if n := publish(t, pub, "after"); n != 1 {
 		t.Fatalf("after Renew %d subscribers, want exactly the new connection", n)
 	}

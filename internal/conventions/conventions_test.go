@@ -1,0 +1,135 @@
+package conventions
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// moduleRoot is the directory holding go.mod, found upward from here.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		dir = filepath.Dir(dir)
+	}
+	t.Fatal("no go.mod above the test's directory")
+	return ""
+}
+
+// sourceFile is one non-test Go file of the module, parsed.
+type sourceFile struct {
+	rel  string // slash path from the module root
+	fset *token.FileSet
+	file *ast.File
+}
+
+// sources parses every non-test Go file of the module (testdata and
+// hidden directories left out: they are not built).
+func sources(t *testing.T) []sourceFile { t.Helper(); return parseModule(t, false, 0) }
+
+// sourceImports is sources with only the files' imports parsed (faster).
+func sourceImports(t *testing.T) []sourceFile {
+	t.Helper()
+	return parseModule(t, false, parser.ImportsOnly)
+}
+
+// testSources parses every test file of the module.
+func testSources(t *testing.T) []sourceFile { t.Helper(); return parseModule(t, true, 0) }
+
+func parseModule(t *testing.T, tests bool, mode parser.Mode) []sourceFile {
+	t.Helper()
+	root := moduleRoot(t)
+	var out []sourceFile
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (name == "testdata" || name == "vendor" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") != tests {
+			return nil
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, p, nil, mode|parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		out = append(out, sourceFile{rel: filepath.ToSlash(rel), fset: fset, file: f})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) < 30 {
+		t.Fatalf("found only %d source files under %s; the walk is broken", len(out), root)
+	}
+	return out
+}
+
+func parse(t *testing.T, rel, src string) sourceFile {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sourceFile{rel: rel, fset: fset, file: f}
+}
+
+// randomnessAllowed are the directories whose code may import crypto/rand,
+// and why. Everything else asks internal/recordid for an id or a secret.
+var randomnessAllowed = map[string]string{
+	"internal/recordid": "it makes every id and secret",
+	"grants":            "sealed.go draws the memory store's HMAC key: a key, never shown or stored, not an id",
+}
+
+// randomImports returns where f imports crypto/rand outside the allowed
+// directories.
+func randomImports(f sourceFile) []string {
+	if _, ok := randomnessAllowed[filepath.ToSlash(filepath.Dir(f.rel))]; ok {
+		return nil
+	}
+	var out []string
+	for _, imp := range f.file.Imports {
+		if path, _ := strconv.Unquote(imp.Path.Value); path == "crypto/rand" {
+			out = append(out, f.fset.Position(imp.Pos()).String())
+		}
+	}
+	return out
+}
+
+func TestIDsComeFromRecordid(t *testing.T) {
+	// The check itself: a stray generator is caught, recordid is not.
+	stray := parse(t, "chatops/chatops.go", "package chatops\nimport \"crypto/rand\"\nvar _ = rand.Read\n")
+	if got := randomImports(stray); len(got) != 1 {
+		t.Fatalf("a crypto/rand import in chatops: found %v, want it caught", got)
+	}
+	if got := randomImports(parse(t, "internal/recordid/recordid.go", "package recordid\nimport \"crypto/rand\"\nvar _ = rand.Read\n")); len(got) != 0 {
+		t.Fatalf("recordid's own import: %v", got)
+	}
+
+	for _, f := range sourceImports(t) {
+		for _, at := range randomImports(f) {
+			t.Errorf("%s: imports crypto/rand; make the id or secret with internal/recordid (one spelling per kind), or add the directory to randomnessAllowed with why", at)
+		}
+	}
+}
