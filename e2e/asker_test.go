@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
 
@@ -76,7 +77,7 @@ func TestKilledAskerEndsItsAsk(t *testing.T) {
 		// Killed once the Ask's message is recorded (its permalink is
 		// known): a serve killed between its post and that record leaves
 		// a message nobody can find to update (a known window).
-		waitFor(ctx, t, "the Ask's message recorded", func() bool {
+		testwait.Until(ctx, t, "the Ask's message recorded", func() bool {
 			_, body := apiDo(ctx, t, "GET", b.base+"/v1/asks/"+askID(m.Blocks), consoleToken, nil)
 			u, _ := body["message_url"].(string)
 			return u != ""

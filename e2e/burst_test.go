@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/slackui"
 )
 
@@ -72,7 +73,7 @@ func TestBurstAcrossReplicas(t *testing.T) {
 	// Where each Ask's Approve button is, as the approver would find it.
 	shownAt := map[string]time.Duration{}
 	where := map[string]fakeslack.Message{}
-	waitFor(ctx, t, "every Ask visible with its buttons", func() bool {
+	testwait.Until(ctx, t, "every Ask visible with its buttons", func() bool {
 		for _, m := range w.slack.Messages() {
 			for _, id := range approveValues(m.Blocks) {
 				if _, seen := shownAt[id]; !seen {
