@@ -42,9 +42,10 @@ func sessionKey(by, session string) string {
 	return key
 }
 
-// sessionName is an agent's session as a person knows it: the agent, the
-// id it gave the session (cut) and where it works, e.g. "this Claude Code
-// session 'a1b2c3d4…' in /src/api". "" for no session.
+// sessionName is an agent's session as a person knows it, in the words
+// of its thread's title (ThreadTitle): the agent, the id it gave the
+// session (cut) and where it works, e.g. "this Claude Code session
+// '3f2a…' in ~/src/api". "" for no session.
 func sessionName(agent, session, workspace string) string {
 	if session == "" {
 		return ""
@@ -52,9 +53,9 @@ func sessionName(agent, session, workspace string) string {
 	if agent == "" {
 		agent = "agent"
 	}
-	name := "this " + agent + " session " + quoteName(session)
+	name := "this " + agent + " session '" + shortID(session) + "'"
 	if workspace != "" {
-		name += " in " + workspace
+		name += " in " + homeShort(workspace)
 	}
 	return name
 }
