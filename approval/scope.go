@@ -2,6 +2,7 @@ package approval
 
 import (
 	"time"
+	"unicode/utf8"
 
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/grants"
@@ -86,6 +87,11 @@ func offersSession(req pending.Request) bool {
 	return req.SessionID != "" && !req.OneOff && req.Approvals < 2
 }
 
+// MaxScopeRunes is the longest scope text an Ask offers and stores: no
+// longer fits Slack's confirmation (300 characters with its words), and
+// the Ask's record has a budget.
+const MaxScopeRunes = 300
+
 // Prepare is req as its Ask is recorded: with what is shown of it that
 // is worked out once, when the Ask is made (pending.Shown): the programs
 // (askview.Prepare), and whether "Approve for session" is offered, with
@@ -101,7 +107,13 @@ func (c *Core) Prepare(req pending.Request) pending.Request {
 	if err != nil {
 		return req
 	}
-	s.Scope = scope.String()
+	text := scope.String()
+	if utf8.RuneCountInString(text) > MaxScopeRunes {
+		// Nobody grants what they cannot read whole (Slack's confirmation
+		// holds 300 characters), and the record keeps no more.
+		return req
+	}
+	s.Scope = text
 	for _, life := range c.cfg.GrantDurations {
 		s.GrantLives = append(s.GrantLives, int64(life/time.Second))
 	}

@@ -91,12 +91,15 @@ func (v View) Left(now time.Time) time.Duration {
 	return max(0, v.Deadline.Sub(now))
 }
 
-// Cut marks: what a stored program keeps and how many programs an Ask
-// stores (the rest are counted). A program is shown in at most 64
-// characters; the mark shows it was cut.
+// What an Ask stores of its programs and its session's name, so that its
+// record stays within its budget (pending's TestRedisBytesPerPendingAsk):
+// each program in at most maxProgramRunes (a surface shows 64), at most
+// maxProgramBytes of them (the rest are counted), the name in at most
+// maxSessionRunes. What is cut ends in cutMark.
 const (
-	maxProgramRunes = 80
-	maxPrograms     = 40
+	maxProgramRunes = 65
+	maxProgramBytes = 400
+	maxSessionRunes = 120
 	cutMark         = "…"
 )
 
@@ -193,14 +196,15 @@ func Of(a pending.Ask, limit int) View {
 
 // Prepare is what is shown of req that is worked out once, when its Ask
 // is made, and stored with it (pending.Shown): the programs its command
-// runs, at most maxPrograms of maxProgramRunes each, the rest counted. The
-// session offer is the caller's to add (approval decides it).
+// runs and the session's name, cut with marks (the programs left out are
+// counted). The session offer is the caller's to add (approval decides
+// it).
 func Prepare(req pending.Request) pending.Shown {
 	var s pending.Shown
 	if c := req.Describe(); c.Kind == pending.CallCommand {
 		s.Programs, s.MorePrograms = programs(c.Command)
 	}
-	s.Session = req.SessionName
+	s.Session = cutRunes(req.SessionName, maxSessionRunes)
 	return s
 }
 
@@ -209,15 +213,17 @@ func Prepare(req pending.Request) pending.Shown {
 // are secrets: a key's lines parse as programs), cut with marks.
 func programs(command string) ([]string, int) {
 	all := policy.Programs(redact.Secrets(command))
-	if all == nil {
-		return nil, 0
+	var out []string
+	used := 0
+	for i, p := range all {
+		p = cutRunes(p, maxProgramRunes)
+		if used+len(p) > maxProgramBytes {
+			return out, len(all) - i
+		}
+		out = append(out, p)
+		used += len(p)
 	}
-	more := max(0, len(all)-maxPrograms)
-	out := make([]string, 0, len(all)-more)
-	for _, p := range all[:len(all)-more] {
-		out = append(out, cutRunes(p, maxProgramRunes))
-	}
-	return out, more
+	return out, 0
 }
 
 // cutRunes is s in at most n runes, ending in cutMark when it was cut.
