@@ -94,7 +94,11 @@ type Config struct {
 	// same function the notifiers state in their confirm dialogs (see
 	// ScopeText). Default: DefaultScopeFor.
 	ScopeFor ScopeFunc
-	Logger   *slog.Logger
+	// GrantDurations are the time-boxed lives offered beside "Approve for
+	// session" (approvals.grant_durations), stored with each Ask that
+	// offers it.
+	GrantDurations []time.Duration
+	Logger         *slog.Logger
 	// UpdateTimeout bounds the bookkeeping after the waiter itself ended the
 	// Ask (its ctx may be cancelled by then): recording the outcome, the
 	// message updates, and how long a post in flight when the run stopped
@@ -174,6 +178,7 @@ func (c *Core) Start(ctx context.Context, req pending.Request, ttl time.Duration
 	if ttl <= 0 || ttl > c.cfg.Timeout {
 		ttl = c.cfg.Timeout
 	}
+	req = c.Prepare(req) // what every surface shows and offers, decided once
 	a, err := c.cfg.Asks.Create(ctx, req, ttl)
 	if err != nil {
 		c.log.Error("could not record ask; failing closed", "run", req.RunID, "tool", req.Tool, "err", err)
@@ -359,6 +364,12 @@ func (c *Core) detached(ctx context.Context) (context.Context, context.CancelFun
 // Ask this waiter holds, so the grant is the scope the approver was shown.
 // A failure is logged; the call still runs this once, as approved.
 func (c *Core) recordGrant(ctx context.Context, a pending.Ask) {
+	if offered, known := a.OffersSession(); known && !offered {
+		// No surface offers it (Offers, the console, the API refuse the
+		// click); should one get through, no grant is left behind.
+		c.log.Error("approved for session on an ask that offers no session grant; none recorded", "ask", a.ID, "session", a.SessionID)
+		return
+	}
 	scope, err := c.cfg.ScopeFor(a)
 	if err != nil {
 		c.log.Error("approved for session but no scope could be derived; no grant recorded", "ask", a.ID, "err", err)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -445,5 +447,37 @@ func TestScopeText(t *testing.T) {
 	}
 	if got := text(pending.Ask{Request: bashRequest("r", "", "make deploy")}); got != "" {
 		t.Errorf("an Ask without a session states scope %q", got)
+	}
+}
+
+// An Ask whose session is its own (a bot ask without -session) is made
+// offering no session approval, and an approved_session that reaches its
+// store anyway (no surface sends one) leaves no grant behind; the same
+// call in a real session is offered it and granted.
+func TestOneOffSessionIsOfferedNoGrant(t *testing.T) {
+	for _, oneOff := range []bool{true, false} {
+		t.Run(fmt.Sprintf("one-off %v", oneOff), func(t *testing.T) {
+			s := newSetup(t)
+			n := newNotifier("C1")
+			c := s.core(t, nil, n)
+			req := bashRequest("ask-1", "ask-1", "make deploy")
+			req.OneOff, req.SessionName = oneOff, "bot ask session 'nightly'"
+			done := approveAsync(t.Context(), c, req)
+			shown := n.waitPosted(t)
+			if offered, known := shown.OffersSession(); !known || offered == oneOff {
+				t.Fatalf("offers session %v (known %v)", offered, known)
+			}
+			if text := ScopeText(nil)(shown); (text == "") != oneOff || (!oneOff && !strings.HasSuffix(text, "— in bot ask session 'nightly'")) {
+				t.Errorf("scope text %q", text)
+			}
+			if _, err := s.asks.Decide(t.Context(), shown.ID, pending.ApprovedSession, "U1", ""); err != nil {
+				t.Fatal(err)
+			}
+			result(t, done)
+			list, err := s.grants.List(t.Context(), "ask-1")
+			if err != nil || len(list) != map[bool]int{true: 0, false: 1}[oneOff] {
+				t.Fatalf("grants %v (%v)", list, err)
+			}
+		})
 	}
 }

@@ -1,6 +1,10 @@
 package approval
 
 import (
+	"time"
+	"unicode/utf8"
+
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -38,13 +42,22 @@ func DefaultScopeFor(a pending.Ask) (grants.Scope, error) {
 
 // ScopeText turns a scope function into the text a notifier's confirm
 // dialog states for "Approve for session", so it states exactly the scope
-// the Core will record; "" (no session, or no scope) means the Ask offers no
-// session approval. A nil scopeFor is DefaultScopeFor.
+// the Core will record, and names the session it is for; "" means the Ask
+// offers no session approval. What an Ask offers was decided when it was
+// made (Core.Start: pending.Shown); an Ask recorded before that is worked
+// out as then: no session, or no scope, offers nothing. A nil scopeFor is
+// DefaultScopeFor.
 func ScopeText(scopeFor ScopeFunc) func(pending.Ask) string {
 	if scopeFor == nil {
 		scopeFor = DefaultScopeFor
 	}
 	return func(a pending.Ask) string {
+		if offered, known := a.OffersSession(); known {
+			if !offered {
+				return ""
+			}
+			return namedScope(a.Shown.Scope, a.Shown.Session)
+		}
 		if a.SessionID == "" {
 			return ""
 		}
@@ -54,4 +67,55 @@ func ScopeText(scopeFor ScopeFunc) func(pending.Ask) string {
 		}
 		return s.String()
 	}
+}
+
+// namedScope is a scope's text with the session it is for, as a person
+// knows it.
+func namedScope(scope, session string) string {
+	if session == "" {
+		return scope
+	}
+	return scope + " — in " + session
+}
+
+// offersSession is the rule of issue 24: "Approve for session" is offered
+// only where a later call can match the grant, in a session that is more
+// than this Ask (a Slack thread, a bot run, an agent's session, a bot ask
+// with -session), and never on an Ask that needs several approvals (one
+// person cannot grant what takes two).
+func offersSession(req pending.Request) bool {
+	return req.SessionID != "" && !req.OneOff && req.Approvals < 2
+}
+
+// MaxScopeRunes is the longest scope text an Ask offers and stores: no
+// longer fits Slack's confirmation (300 characters with its words), and
+// the Ask's record has a budget.
+const MaxScopeRunes = 300
+
+// Prepare is req as its Ask is recorded: with what is shown of it that
+// is worked out once, when the Ask is made (pending.Shown): the programs
+// (askview.Prepare), and whether "Approve for session" is offered, with
+// what scope and which time-boxed lives. A scope that cannot be derived
+// offers nothing. Start calls it; every surface then reads the Ask.
+func (c *Core) Prepare(req pending.Request) pending.Request {
+	s := askview.Prepare(req)
+	req.Shown = &s
+	if !offersSession(req) {
+		return req
+	}
+	scope, err := c.cfg.ScopeFor(pending.Ask{Request: req})
+	if err != nil {
+		return req
+	}
+	text := scope.String()
+	if utf8.RuneCountInString(text) > MaxScopeRunes {
+		// Nobody grants what they cannot read whole (Slack's confirmation
+		// holds 300 characters), and the record keeps no more.
+		return req
+	}
+	s.Scope = text
+	for _, life := range c.cfg.GrantDurations {
+		s.GrantLives = append(s.GrantLives, int64(life/time.Second))
+	}
+	return req
 }

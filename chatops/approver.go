@@ -31,6 +31,7 @@ func (a AgentApprover) Approve(ctx context.Context, r agent.Request) agent.Decis
 		},
 		Reason: r.Reason, Rule: r.Rule, Approvals: r.Approvals, Workspace: r.Workspace, Cwd: r.Cwd,
 		ReplyChannel: r.ReplyChannel, ReplyThreadTS: r.ReplyThreadTS,
+		SessionName: runSessionName(r),
 	})
 	return agent.Decision{
 		AskID: ask.ID, Outcome: agent.Outcome(ask.Status), By: ask.DecidedBy,
@@ -55,4 +56,14 @@ func withTally(a pending.Ask) string {
 		return t
 	}
 	return a.DecisionReason + "; " + t
+}
+
+// runSessionName is a run's session as a person knows it: the Slack
+// thread the run was started in (its session is the thread), or the bot
+// run by its id.
+func runSessionName(r agent.Request) string {
+	if r.ReplyThreadTS != "" {
+		return "the Slack thread of run '" + r.RunID + "'"
+	}
+	return "bot run '" + r.RunID + "'"
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/internal/secretshapes"
 	"github.com/askops/askops/pending"
 )
@@ -27,7 +28,7 @@ func TestCorpusNeverReachesTheConsole(t *testing.T) {
 		} {
 			a := pending.Ask{Request: pending.Request{Tool: "tool", Call: c, Summary: sh.In,
 				Reason: fmt.Sprintf("the rules ask before %q (matches %q)", "x", sh.In)}}
-			b, err := json.Marshal(viewCall(a))
+			b, err := json.Marshal(viewCall(askview.Of(a, 0)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,9 +20,10 @@ type grantChoice struct {
 	Label string // "15 min"
 }
 
-func (c *Console) grantChoices() []grantChoice {
-	out := make([]grantChoice, len(c.cfg.GrantDurations))
-	for i, d := range c.cfg.GrantDurations {
+// grantChoices are the buttons for lives (askview.GrantLives).
+func (c *Console) grantChoices(lives []time.Duration) []grantChoice {
+	out := make([]grantChoice, len(lives))
+	for i, d := range lives {
 		out[i] = grantChoice{Value: d.String(), Label: grants.DurationText(d)}
 	}
 	return out

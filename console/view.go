@@ -1,7 +1,6 @@
 package console
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/lateclick"
 	"github.com/askops/askops/pending"
-	"github.com/askops/askops/policy"
 	"github.com/askops/askops/redact"
 )
 
@@ -24,24 +22,34 @@ const MaxDenyReason = 2000
 // more is cut with a count, never dropped silently.
 const maxShown = 20000
 
-// callView is an Ask's call as the page shows it: redacted the way the
-// Slack message is, with invisible and direction-changing characters made
-// visible. Every string here is plain text; the template escapes it.
+// callView is an Ask's call as the page shows it: the Ask's view
+// (askview.Of, as the Slack message shows it), with invisible and
+// direction-changing characters made visible. Every string here is plain
+// text; the template escapes it.
 type callView struct {
-	Kind     string   // "command", "write", "edit" or "other"
-	Command  string   // command
-	Programs []string // command: every program it runs, from the policy's own parse
-	CwdArg   string   // command: the cwd argument, when it differs from the Ask's
-	Path     string   // write, edit
-	Body     string   // write: content; edit: old and new; other: JSON
-	Cut      int      // characters left out
-	Hidden   int      // invisible or look-alike-prone characters made visible
+	Kind         string   // "command", "write", "edit" or "other"
+	Command      string   // command
+	Programs     []string // command: every program it runs, from the policy's own parse
+	MorePrograms int      // command: programs the Ask's record left out
+	CwdArg       string   // command: the cwd argument, when it differs from the Ask's
+	Path         string   // write, edit
+	Body         string   // write: content; other: JSON
+	Lines        int      // write: lines of content
+	// Diff (edit) is how the old text becomes the new, line by line, as
+	// the Slack message shows it.
+	Diff   []diffLine
+	Cut    int // characters left out
+	Hidden int // invisible or look-alike-prone characters made visible
 	// LookAlikes are the characters of the call that may not be what they
 	// look like, as the Slack message lists them (askview.Call), at most
 	// maxLookAlikes; MoreLookAlikes counts the rest.
 	LookAlikes     []lookAlikeLine
 	MoreLookAlikes int
 }
+
+// diffLine is one line of an edit's diff: Op is "-" (removed), "+"
+// (added) or " " (unchanged context, or "…" for a run left out).
+type diffLine struct{ Op, Text string }
 
 // lookAlikeLine is one look-alike finding, as plain text.
 type lookAlikeLine struct{ Where, What, Word string }
@@ -68,14 +76,11 @@ func viewLookAlikes(found []askview.LookAlike) ([]lookAlikeLine, int) {
 	return out, 0
 }
 
-// viewCall shows a's described call (pending.Request.Describe) as slackui
-// does: the exact call is what will run, so it is shown rather than the
-// agent's Summary.
-func viewCall(a pending.Ask) callView {
-	var v callView
-	v.LookAlikes, v.MoreLookAlikes = viewLookAlikes(askview.Call(a))
+// viewCall words av, a's view (askview.Of), for the page.
+func viewCall(av askview.View) callView {
+	v := callView{Kind: string(av.Kind), Cut: av.Cut, MorePrograms: av.MorePrograms, Lines: av.ContentLines}
+	v.LookAlikes, v.MoreLookAlikes = viewLookAlikes(av.LookAlikes)
 	show := func(s string) string {
-		s = redact.Secrets(s)
 		if n := utf8.RuneCountInString(s); n > maxShown {
 			v.Cut += n - maxShown
 			s = string([]rune(s)[:maxShown])
@@ -84,40 +89,27 @@ func viewCall(a pending.Ask) callView {
 		v.Hidden += hidden
 		return s
 	}
-	switch c := a.Describe(); c.Kind {
-	case pending.CallCommand:
-		v.Kind = "command"
-		v.Command = show(c.Command)
-		// From the redacted command: a program redacted alone loses what
-		// says it is a secret (a key block's lines parse as programs).
-		for _, p := range policy.Programs(redact.Secrets(c.Command)) {
+	switch av.Kind {
+	case askview.Command:
+		v.Command = show(av.Command)
+		for _, p := range av.Programs {
 			v.Programs = append(v.Programs, show(p))
 		}
-		if c.Cwd != "" && c.Cwd != a.Cwd {
-			v.CwdArg = show(c.Cwd)
+		v.CwdArg = show(av.Cwd)
+	case askview.Write:
+		v.Path, v.Body = show(av.Path), show(av.Content)
+	case askview.Edit:
+		v.Path = show(av.Path)
+		for l := range strings.SplitSeq(show(av.Diff), "\n") {
+			op, text := " ", l
+			if len(l) >= 2 { // "- ", "+ " or "  ", then the line
+				op, text = l[:1], l[2:]
+			}
+			v.Diff = append(v.Diff, diffLine{Op: op, Text: text})
 		}
-		return v
-	case pending.CallWrite:
-		v.Kind, v.Path, v.Body = "write", show(c.Path), show(c.Content)
-		return v
-	case pending.CallEdit:
-		v.Kind, v.Path = "edit", show(c.Path)
-		v.Body = show("replace:\n" + c.Old + "\n\nwith:\n" + c.New)
-		return v
+	default:
+		v.Body = show(av.Arguments)
 	}
-	// A call that describes nothing is shown as its arguments.
-	v.Kind = "other"
-	var args map[string]any
-	dec := json.NewDecoder(strings.NewReader(a.Args))
-	dec.UseNumber()
-	if a.Args == "" || dec.Decode(&args) != nil || args == nil {
-		v.Body = show(a.Args)
-		if strings.TrimSpace(v.Body) == "" {
-			v.Body = show(a.Summary)
-		}
-		return v
-	}
-	v.Body = show(askview.ArgumentsText(redact.JSONValue(args, redact.Secrets)))
 	return v
 }
 
@@ -155,6 +147,7 @@ type askView struct {
 	Workspace, Cwd            string
 	RunID, StartedBy, Label   string
 	SessionID                 string
+	Session                   string // the session as a person knows it
 	Created, Deadline         time.Time
 	Left                      string        // until the deadline, at render
 	Scope                     string        // "Approve for session" grants this; "" offers none
@@ -167,8 +160,9 @@ type askView struct {
 
 func (c *Console) viewAsk(a pending.Ask, now time.Time) askView {
 	text := func(s string) string { s, _ = markInvisible(redact.Secrets(s)); return s }
+	av := askview.Of(a, 0)
 	v := askView{
-		ID: a.ID, Tool: text(a.Tool), Call: viewCall(a), Known: true,
+		ID: a.ID, Tool: text(a.Tool), Call: viewCall(av), Known: true, Session: text(av.Session),
 		Reason: text(a.Reason), Rule: text(a.Rule),
 		Workspace: text(a.Workspace), Cwd: text(a.Cwd),
 		RunID: text(a.RunID), StartedBy: text(a.StartedBy), Label: text(a.Label), SessionID: text(a.SessionID),
@@ -183,7 +177,7 @@ func (c *Console) viewAsk(a pending.Ask, now time.Time) askView {
 	} else {
 		v.Scope = c.cfg.ScopeText(a)
 		if v.Scope != "" {
-			v.GrantChoices = c.grantChoices()
+			v.GrantChoices = c.grantChoices(askview.GrantLives(a, c.cfg.GrantDurations))
 		}
 		if left := a.Deadline.Sub(now); left > 0 {
 			v.Left = left.Round(time.Second).String()

@@ -82,6 +82,9 @@ type AskBody struct {
 	// the machine the files are on (bot hook and bot mcp do: symlinks
 	// followed, .. gone). Without it no rule or grant allows a write.
 	Resolved bool `json:"resolved,omitempty"`
+	// OneOff says session_id is this Ask's own (bot ask without
+	// -session): "Approve for session" is not offered.
+	OneOff bool `json:"one_off,omitempty"`
 }
 
 // DecisionBody is POST /v1/asks/{id}/decision's body.
@@ -237,7 +240,7 @@ func (b AskBody) Call(maxTimeout time.Duration) (Call, error) {
 	if b.Cwd != "" && !strings.HasPrefix(b.Cwd, "/") {
 		return Call{}, badRequest("cwd: want an absolute path, got %q", b.Cwd)
 	}
-	c := Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason, Resolved: b.Resolved}
+	c := Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason, Resolved: b.Resolved, OneOff: b.OneOff}
 	if b.Timeout != "" {
 		d, err := time.ParseDuration(b.Timeout)
 		switch {
@@ -451,6 +454,10 @@ func (api *API) decide(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	a, err := api.svc.cfg.Asks.Get(r.Context(), id)
 	if err != nil {
 		return 0, nil, err
+	}
+	if offered, known := a.OffersSession(); outcome == pending.ApprovedSession && known && !offered {
+		// What no surface offers, no door grants (issue 24).
+		return 0, nil, &apiError{status: http.StatusConflict, msg: "this ask offers no approval for the session (approve it once instead)", ask: &a}
 	}
 	if a.StartedBy == tok.Name {
 		// Whatever approvals.self_approval says: a token is the agent's

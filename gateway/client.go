@@ -62,7 +62,7 @@ var _ Settler = (*Client)(nil)
 // deadline plus Grace, the Ask is cancelled (DELETE), so no approval can
 // arrive for a call that is no longer waiting.
 func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
-	body := AskBody{SessionID: call.SessionID, Agent: call.Agent, Tool: call.Tool, Input: call.Input, Cwd: call.Cwd, Reason: call.Reason, Resolved: call.Resolved}
+	body := AskBody{SessionID: call.SessionID, Agent: call.Agent, Tool: call.Tool, Input: call.Input, Cwd: call.Cwd, Reason: call.Reason, Resolved: call.Resolved, OneOff: call.OneOff}
 	start := time.Now()
 	if call.Timeout > 0 {
 		body.Timeout = call.Timeout.String()

@@ -78,6 +78,10 @@ type Call struct {
 	// ResolvePaths), as bot hook and bot mcp do. Without it askops judges
 	// paths as text it cannot check, and no rule or grant allows a write.
 	Resolved bool
+	// OneOff says the session is this call's own (a bot ask without
+	// -session): no later call can share it, so no session grant is
+	// offered.
+	OneOff bool
 }
 
 // Config wires a Service.
@@ -245,6 +249,9 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		Approvals: v.Approvals,
 		Workspace: ws,
 		Cwd:       c.Cwd,
+
+		SessionName: sessionName(c.Agent, c.SessionID, ws),
+		OneOff:      c.OneOff,
 	}
 	switch v.Decision {
 	case policy.Allow, policy.Deny:

@@ -91,7 +91,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	})
 	core, err := approval.New(approval.Config{
 		Asks: s.asks, Grants: s.grants, Notifiers: []approval.Notifier{notifier},
-		Timeout: o.timeout, SessionTTL: time.Hour, Logger: log,
+		Timeout: o.timeout, SessionTTL: time.Hour, GrantDurations: o.grantDurations, Logger: log,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -43,6 +43,32 @@ func sessionKey(by, session string) string {
 	return key
 }
 
+// sessionName is an agent's session as a person knows it, in the words
+// of its thread's title (ThreadTitle): the agent, the id it gave the
+// session (cut) and where it works, e.g. "this Claude Code session
+// '3f2a…' in ~/src/api". "" for no session.
+func sessionName(agent, session, workspace string) string {
+	if session == "" {
+		return ""
+	}
+	if agent == "" {
+		agent = "agent"
+	}
+	name := "this " + agent + " session '" + shortID(session) + "'"
+	if workspace != "" {
+		name += " in " + homeShort(workspace)
+	}
+	return name
+}
+
+// quoteName is a name in quotes, cut to 40 characters with a mark.
+func quoteName(s string) string {
+	if r := []rune(s); len(r) > 40 {
+		s = string(r[:39]) + "…"
+	}
+	return "'" + s + "'"
+}
+
 // maxSessionKey is the longest session id the grant store takes.
 const maxSessionKey = 256
 

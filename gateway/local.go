@@ -276,7 +276,7 @@ func AskLocal(ctx context.Context, getenv func(string) string, s Script, timeout
 	}}
 	final := client.Settle(ctx, Call{
 		SessionID: req.SessionID, Agent: req.Label, Tool: "Bash", Input: input,
-		Cwd: req.Cwd, Reason: req.Reason, Timeout: timeout, By: req.StartedBy,
+		Cwd: req.Cwd, Reason: req.Reason, Timeout: timeout, By: req.StartedBy, OneOff: s.Session == "",
 	})
 	fmt.Fprintf(progress, "bot ask: %s after %s\n", final.Status, time.Since(start).Round(100*time.Millisecond))
 	if final.Summary == "" {

@@ -63,7 +63,18 @@ func (s Script) Request() pending.Request {
 		Summary:   s.Command,
 		Reason:    reason,
 		Cwd:       s.Cwd,
+
+		SessionName: scriptSessionName(s.Session),
+		OneOff:      s.Session == "", // its session is its own: nothing later shares it
 	}
+}
+
+// scriptSessionName is a bot ask's -session as a person knows it.
+func scriptSessionName(session string) string {
+	if session == "" {
+		return ""
+	}
+	return "bot ask session " + quoteName(session)
 }
 
 // GrantMatcher is what GrantFor needs of the grant store; grants.Store

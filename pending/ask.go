@@ -83,6 +83,49 @@ type Request struct {
 	// empty means the configured approval channel.
 	ReplyChannel  string `json:"reply_channel,omitempty"`
 	ReplyThreadTS string `json:"reply_thread_ts,omitempty"`
+
+	// SessionName is the session as a person knows it ("this Claude Code
+	// session in /src/api", "bot ask session 'nightly'"), and OneOff says
+	// SessionID is the Ask's own (a bot ask without -session): no later
+	// call can share it, so "Approve for session" is not offered. The
+	// request's builder sets them; the Ask keeps them in Shown.
+	SessionName string `json:"-"`
+	OneOff      bool   `json:"-"`
+
+	// Shown is what an approver is shown that was worked out once, when
+	// the Ask was made (approval.Core.Start): nil on an Ask recorded by a
+	// release before it, which the surfaces work out as they show it.
+	Shown *Shown `json:"shown,omitempty"`
+}
+
+// Shown is the part of what an approver is shown of an Ask that is
+// worked out when it is made, from the verdict, and stored with it, so
+// that no surface parses the command again and every surface offers the
+// same. It is kept compact (the Ask's whole record has a budget): the
+// programs are cut with marks and counted. Nothing changes it once the
+// Ask is stored.
+type Shown struct {
+	// Programs is every program the command runs (policy.Programs of the
+	// redacted command), each cut to 80 characters ending in "…", at most
+	// 40; MorePrograms counts the rest.
+	Programs     []string `json:"r,omitempty"`
+	MorePrograms int      `json:"rm,omitempty"`
+	// Scope is what "Approve for session" grants (grants.Scope's text);
+	// "" means it is not offered. GrantLives are the time-boxed choices
+	// offered beside it (approvals.grant_durations), in seconds.
+	Scope      string  `json:"g,omitempty"`
+	GrantLives []int64 `json:"gl,omitempty"`
+	// Session is the session as a person knows it (Request.SessionName).
+	Session string `json:"n,omitempty"`
+}
+
+// OffersSession reports whether "Approve for session" is offered on a,
+// and known whether a says (an Ask recorded before Shown does not).
+func (a Ask) OffersSession() (offered, known bool) {
+	if a.Shown == nil {
+		return false, false
+	}
+	return a.Shown.Scope != "", true
 }
 
 // Ask is a stored Request with its identity, deadline and state.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -65,6 +66,49 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		other, _ := a.Create(t.Context(), req, time.Minute)
 		if other.ID == ask.ID {
 			t.Error("two asks got the same id")
+		}
+	})
+
+	t.Run("Shown", func(t *testing.T) {
+		// What is worked out when the Ask is made comes back as made,
+		// secrets redacted; a request without it (a previous release's)
+		// comes back without it.
+		a, b := newStore(t, Options{})
+		req := sampleRequest(1)
+		req.SessionName, req.OneOff = "bot ask session 'nightly'", true // the builder's, not stored
+		req.Shown = &Shown{
+			Programs: []string{"git", "curl"}, MorePrograms: 3,
+			Scope: "bash: exactly \"git push origin main\" in /ws/app", GrantLives: []int64{900, 3600},
+			Session: "bot ask session 'nightly' AKIAIOSFODNN7EXAMPLE",
+		}
+		ask, err := a.Create(t.Context(), req, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.Get(t.Context(), ask.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := *req.Shown
+		want.Session = "bot ask session 'nightly' AKIA[REDACTED]"
+		if got.Shown == nil || !reflect.DeepEqual(*got.Shown, want) || !reflect.DeepEqual(*ask.Shown, want) {
+			t.Errorf("shown: created %+v, read %+v, want %+v", ask.Shown, got.Shown, want)
+		}
+		if got.SessionName != "" || got.OneOff {
+			t.Errorf("the builder's session fields were stored: %q %v", got.SessionName, got.OneOff)
+		}
+		if offered, known := got.OffersSession(); !offered || !known {
+			t.Errorf("offers session %v known %v", offered, known)
+		}
+		old, err := a.Create(t.Context(), sampleRequest(2), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := b.Get(t.Context(), old.ID); err != nil || got.Shown != nil {
+			t.Errorf("a request without Shown read back with %+v (%v)", got.Shown, err)
+		}
+		if _, known := old.OffersSession(); known {
+			t.Error("an Ask without Shown says what it offers")
 		}
 	})
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/policy"
 )
 
 // maxBytesPerAsk is the Redis memory budget of one pending Ask whose command
@@ -38,6 +39,7 @@ func askShapes() []struct {
 			r := sampleRequest(i)
 			r.Tool, r.Args, r.Summary = "bash", string(args), cmd
 			r.Call = Call{Kind: CallCommand, Command: cmd}
+			r.Shown = shownAtMost(cmd)
 			return r
 		}},
 		{"1KB command of random base64", func(i int) Request {
@@ -52,6 +54,7 @@ func askShapes() []struct {
 			req := sampleRequest(i)
 			req.Tool, req.Args, req.Summary = "bash", string(args), cmd
 			req.Call = Call{Kind: CallCommand, Command: cmd}
+			req.Shown = shownAtMost(cmd)
 			return req
 		}},
 		{"1KB arguments", func(i int) Request {
@@ -60,9 +63,35 @@ func askShapes() []struct {
 			r := sampleRequest(i)
 			r.Tool, r.Args, r.Summary = "write_file", string(args), fmt.Sprintf("write_file notes/todo.md (%d bytes)", len(content))
 			r.Call = Call{Kind: CallWrite, Path: "notes/todo.md", Content: content}
+			r.Shown = &Shown{Scope: "write_file: /ws/notes/todo.md", GrantLives: []int64{900, 3600}, Session: "this Claude Code session '3f2a…' in ~/src/api"}
 			return r
 		}},
 	}
+}
+
+// shownAtMost is the most an Ask made for cmd stores of what it shows
+// (pending.Shown; askview.Prepare and approval.Core.Prepare cut it): the
+// programs cmd runs, each in at most 65 runes, at most 400 bytes of them;
+// a scope of 300 runes (the longest offered), a session name of 120, two
+// grant lives.
+func shownAtMost(cmd string) *Shown {
+	s := &Shown{GrantLives: []int64{900, 3600}}
+	used := 0
+	progs := policy.Programs(cmd)
+	for i, p := range progs {
+		if r := []rune(p); len(r) > 65 {
+			p = string(r[:64]) + "…"
+		}
+		if used+len(p) > 400 {
+			s.MorePrograms = len(progs) - i
+			break
+		}
+		s.Programs = append(s.Programs, p)
+		used += len(p)
+	}
+	s.Scope = `bash: exactly "` + string([]rune(cmd)[:270]) + `" in /ws/app`
+	s.Session = strings.Repeat("this Claude Code session '3f2a…' in ~/src/api ", 3)[:120]
+	return s
 }
 
 // textOf is n bytes of shell-like text that differs per i: words drawn at

@@ -30,9 +30,25 @@ func atRest(req Request) Request {
 	}
 	req.Summary = hide.Secrets(req.Summary)
 	req.Reason = hide.Secrets(req.Reason)
+	if req.Shown != nil {
+		// Worked out from redacted text already; redacted again, as every
+		// stored text is, and copied: the caller's stays its own.
+		sh := *req.Shown
+		sh.Programs = make([]string, len(req.Shown.Programs))
+		for i, p := range req.Shown.Programs {
+			sh.Programs[i] = hide.Secrets(p)
+		}
+		if len(sh.Programs) == 0 {
+			sh.Programs = nil
+		}
+		sh.GrantLives = append([]int64(nil), req.Shown.GrantLives...)
+		sh.Scope, sh.Session = hide.Secrets(sh.Scope), hide.Secrets(sh.Session)
+		req.Shown = &sh
+	}
 	if req.Approvals < 2 {
 		req.Approvals = 0 // one approval is the default, kept as nothing
 	}
+	req.SessionName, req.OneOff = "", false // kept in Shown, if at all
 	return req
 }
 
@@ -62,6 +78,8 @@ type storedRequest struct {
 	Cwd           string          `json:"d,omitempty"`
 	ReplyChannel  string          `json:"rc,omitempty"`
 	ReplyThreadTS string          `json:"rt,omitempty"`
+	// Shown is absent from records of a release before it (see Shown).
+	Shown *Shown `json:"v,omitempty"`
 }
 
 // storedCall is a Call in a stored request. A text field that is exactly
@@ -222,7 +240,7 @@ func (c *requestCodec) encode(a Ask) (field string, value []byte, err error) {
 	r := storedRequest{
 		TTL: a.Deadline.Sub(a.CreatedAt).Microseconds(), SessionID: a.SessionID, Label: a.Label, StartedBy: a.StartedBy,
 		Path: a.Path, Reason: a.Reason, Rule: a.Rule, Workspace: a.Workspace, Cwd: a.Cwd,
-		ReplyChannel: a.ReplyChannel, ReplyThreadTS: a.ReplyThreadTS,
+		ReplyChannel: a.ReplyChannel, ReplyThreadTS: a.ReplyThreadTS, Shown: a.Shown,
 	}
 	if compactJSON(a.Args) {
 		r.Args = json.RawMessage(a.Args)
@@ -302,6 +320,7 @@ func decodeRequest(a *Ask, v string) error {
 	}
 	a.Path, a.Reason, a.Rule, a.Workspace, a.Cwd = r.Path, r.Reason, r.Rule, r.Workspace, r.Cwd
 	a.ReplyChannel, a.ReplyThreadTS = r.ReplyChannel, r.ReplyThreadTS
+	a.Shown = r.Shown
 	return nil
 }
 

@@ -125,7 +125,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	var err error
 	w.approver, err = approval.New(approval.Config{
 		Asks: w.asks, Grants: w.grants, Notifiers: []approval.Notifier{w.notifier},
-		Timeout: o.timeout, SessionTTL: time.Hour, Logger: log,
+		Timeout: o.timeout, SessionTTL: time.Hour, GrantDurations: o.grantDurations, Logger: log,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package slackui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/approval"
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
@@ -67,7 +69,7 @@ func sessionButtons(a pending.Ask, o RenderOptions, cv callView) (buttons []slac
 	if o.GrantScope == "" || a.Needed() > 1 {
 		return nil, nil
 	}
-	for _, life := range append(append([]time.Duration(nil), o.GrantDurations...), 0) {
+	for _, life := range append(askview.GrantLives(a, slices.Clone(o.GrantDurations)), 0) {
 		confirm, ok := sessionConfirm(o.GrantScope, cv, life)
 		if !ok {
 			return nil, []string{"_Approve for session is not offered: its scope is too long to state in the confirmation._"}

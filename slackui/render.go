@@ -329,7 +329,7 @@ func askGist(a pending.Ask, cv callView) string {
 	g := toolName(cv.tool)
 	switch cv.kind {
 	case callCommand:
-		runs, _ := programsPlain(cv.programs, fallbackRunsBudget)
+		runs, _ := programsPlain(cv.programs, cv.morePrograms, fallbackRunsBudget)
 		g += " — runs: " + runs + " — " + inlineCode(cv.command, fallbackGistBudget)
 	case callWrite, callEdit:
 		g += " " + inlineCode(cv.path, fallbackGistBudget)
@@ -353,7 +353,7 @@ func askGist(a pending.Ask, cv callView) string {
 func guardBlocks(cv callView, runsMax, lookMax int) []slack.Block {
 	var blocks []slack.Block
 	if cv.kind == callCommand {
-		blocks = append(blocks, sectionBlock(blockRuns, programsLine(cv.programs, runsMax)))
+		blocks = append(blocks, sectionBlock(blockRuns, programsLine(cv.programs, cv.morePrograms, runsMax)))
 	}
 	if t := lookAlikeBlockText(cv.lookAlikes, lookMax); t != "" {
 		blocks = append(blocks, sectionBlock(blockLook, t))
@@ -363,28 +363,28 @@ func guardBlocks(cv callView, runsMax, lookMax int) []slack.Block {
 
 // programsLine is "*Runs:* `ls` → `curl` → `sh`" in at most max units;
 // what does not fit is counted ("+3 more"), never dropped silently.
-func programsLine(progs []string, max int) string {
+func programsLine(progs []string, extra, max int) string {
 	const head = "*Runs:* "
 	if len(progs) == 0 {
 		return head + "_nothing (no command found)_"
 	}
-	runs, _ := joinPrograms(progs, max-len(head), func(p string) string { return inlineCode(p, 64) })
+	runs, _ := joinPrograms(progs, extra, max-len(head), func(p string) string { return inlineCode(p, 64) })
 	return head + runs
 }
 
 // programsPlain is the programs for plain text (the notification, the
 // confirm dialog) in at most max units; ok is false when not even the
 // count fits.
-func programsPlain(progs []string, max int) (string, bool) {
+func programsPlain(progs []string, extra, max int) (string, bool) {
 	if len(progs) == 0 {
 		return "nothing", max >= len("nothing")
 	}
-	return joinPrograms(progs, max, func(p string) string { return plainCut(p, 40) })
+	return joinPrograms(progs, extra, max, func(p string) string { return plainCut(p, 40) })
 }
 
 // joinPrograms joins the items with arrows within max units, ending with
-// "+N more" when they do not all fit.
-func joinPrograms(progs []string, max int, item func(string) string) (string, bool) {
+// "+N more" when they do not all fit or extra more were left out before.
+func joinPrograms(progs []string, extra, max int, item func(string) string) (string, bool) {
 	more := func(n int) string { return "+" + thousands(n) + " more" }
 	var b strings.Builder
 	used := 0
@@ -394,11 +394,11 @@ func joinPrograms(progs []string, max int, item func(string) string) (string, bo
 			it = " → " + it
 		}
 		reserve := 0
-		if i < len(progs)-1 {
-			reserve = len(" → ") + len(more(len(progs)-i-1))
+		if left := len(progs) - i - 1 + extra; left > 0 {
+			reserve = len(" → ") + len(more(left))
 		}
 		if used+textLen(it)+reserve > max {
-			rest := more(len(progs) - i)
+			rest := more(len(progs) - i + extra)
 			if i > 0 {
 				rest = " → " + rest
 			}
@@ -407,6 +407,9 @@ func joinPrograms(progs []string, max int, item func(string) string) (string, bo
 		}
 		b.WriteString(it)
 		used += textLen(it)
+	}
+	if extra > 0 {
+		b.WriteString(" → " + more(extra))
 	}
 	return b.String(), true
 }
@@ -429,7 +432,7 @@ func sessionConfirm(scope string, cv callView, life time.Duration) (*slack.Confi
 	if cv.kind == callCommand {
 		const head, tail = "Runs: ", ". "
 		room := MaxConfirmText - textLen(text) - len(head) - len(tail)
-		runs, ok := programsPlain(cv.programs, room)
+		runs, ok := programsPlain(cv.programs, cv.morePrograms, room)
 		if !ok {
 			return nil, false
 		}

@@ -177,7 +177,8 @@ func newCore(cfg config.Config, st stores.Set, notifiers []approval.Notifier, ti
 	return approval.New(approval.Config{
 		Asks: st.Asks, Grants: st.Grants, Notifiers: notifiers,
 		Timeout: timeout, SessionTTL: cfg.Approvals.SessionTTL.D(), ScopeFor: approval.DefaultScopeFor,
-		Logger: log.With("component", "approver"),
+		GrantDurations: cfg.Approvals.Durations(),
+		Logger:         log.With("component", "approver"),
 	})
 }
 

@@ -1,0 +1,148 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/askops/askops/approval"
+	"github.com/askops/askops/grants"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
+	"github.com/askops/askops/slackui"
+)
+
+// offerNotifier shows nothing: the offer test only prepares Asks.
+type offerNotifier struct{}
+
+func (offerNotifier) Post(context.Context, pending.Ask) (string, string, error) { return "", "", nil }
+func (offerNotifier) Update(context.Context, pending.Ask) error                 { return nil }
+
+// TestSessionOfferOnlyWhereALaterCallCanMatch is issue 24's rule at every
+// door that builds a request: "Approve for session" is offered, and its
+// scope names the session as a person knows it, only where a later call
+// shares the session; a bot ask without -session (its session is its own,
+// locally or through a serve's API) is not offered it, on Slack or
+// anywhere.
+func TestSessionOfferOnlyWhereALaterCallCanMatch(t *testing.T) {
+	asks := pending.NewMemoryStore(pending.Options{})
+	t.Cleanup(func() { asks.Close() })
+	gs := grants.NewMemoryStore(grants.Options{})
+	t.Cleanup(func() { gs.Close() })
+	core, err := approval.New(approval.Config{
+		Asks: asks, Grants: gs, Notifiers: []approval.Notifier{offerNotifier{}},
+		Timeout: time.Minute, SessionTTL: time.Hour, GrantDurations: []time.Duration{15 * time.Minute},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := policy.New(policy.Config{Grants: gs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := New(Config{Asks: asks, Approver: core, Policy: engine, MaxTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	judged := func(c Call) pending.Request {
+		t.Helper()
+		req, final, decided := svc.judge(t.Context(), c)
+		if decided {
+			t.Fatalf("the policy decided %+v: %s", c, final.Status)
+		}
+		return req
+	}
+	input := json.RawMessage(`{"command":"make deploy"}`)
+	script := Script{Command: "make deploy", User: "ana", Host: "lap", Cwd: "/home/ana/src/api"}
+	nightly := script
+	nightly.Session = "nightly"
+
+	tests := []struct {
+		name      string
+		req       pending.Request
+		wantScope string // "" means not offered
+	}{
+		{"bot ask without -session", script.Request(), ""},
+		{"bot ask -session", nightly.Request(), "— in bot ask session 'nightly'"},
+		{"Claude Code hook", judged(Call{SessionID: "3f2a9c1b-77", Agent: AgentClaude, Tool: "Bash", Input: input, Cwd: "/home/ana/src/api", By: "ana"}),
+			"— in this Claude Code session '3f2a…' in ~/src/api"},
+		{"bot ask through a serve's API, without -session", judged(Call{SessionID: "ask-0a1b2c", Agent: "bot ask on lap", Tool: "Bash", Input: input, Cwd: "/home/ana/src/api", By: "ana", OneOff: true}), ""},
+		{"bot ask through a serve's API, -session", judged(Call{SessionID: "nightly", Agent: "bot ask on lap", Tool: "Bash", Input: input, Cwd: "/home/ana/src/api", By: "ana"}),
+			"— in this bot ask on lap session 'nightly' in ~/src/api"},
+	}
+	scopeText := approval.ScopeText(nil)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := asks.Create(t.Context(), core.Prepare(tc.req), time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			offered, known := a.OffersSession()
+			if !known || offered != (tc.wantScope != "") {
+				t.Fatalf("offers session %v (known %v), want %v", offered, known, tc.wantScope != "")
+			}
+			scope := scopeText(a)
+			if !strings.HasSuffix(scope, tc.wantScope) || (tc.wantScope == "") != (scope == "") {
+				t.Errorf("scope text %q, want it to end %q", scope, tc.wantScope)
+			}
+			msg := slackui.RenderAsk(a, slackui.RenderOptions{GrantScope: scope, GrantDurations: []time.Duration{15 * time.Minute}})
+			confirm, button := sessionButton(msg)
+			if button != (tc.wantScope != "") {
+				t.Fatalf("Slack's Approve for session button: %v, want %v", button, tc.wantScope != "")
+			}
+			if button && !strings.Contains(confirm, tc.wantScope) {
+				t.Errorf("the confirmation does not name the session: %q", confirm)
+			}
+		})
+	}
+}
+
+// sessionButton is the confirmation text of msg's "Approve for session"
+// button, and whether there is one.
+func sessionButton(msg slackui.Message) (string, bool) {
+	for _, b := range msg.Blocks {
+		ab, ok := b.(*slack.ActionBlock)
+		if !ok || ab.Elements == nil {
+			continue
+		}
+		for _, e := range ab.Elements.ElementSet {
+			if btn, ok := e.(*slack.ButtonBlockElement); ok && btn.ActionID == slackui.ActionApproveSession {
+				if btn.Confirm == nil || btn.Confirm.Text == nil {
+					return "", true
+				}
+				return btn.Confirm.Text.Text, true
+			}
+		}
+	}
+	return "", false
+}
+
+// TestAPIRefusesASessionApprovalNotOffered: POST decision approve_session
+// on an Ask that offers none (a bot ask without -session) is refused and
+// decides nothing, as Slack's and the console's clicks are.
+func TestAPIRefusesASessionApprovalNotOffered(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	u := apiServer(t, s).URL
+	body := bashAsk("make deploy")
+	body["one_off"] = true
+	made := call(t, "POST", u+"/v1/asks", askToken, body)
+	if made.status != 201 {
+		t.Fatalf("ask: %d %s", made.status, made.raw)
+	}
+	id := made.body["id"].(string)
+	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.status != 409 || !strings.Contains(r.raw, "offers no approval for the session") {
+		t.Fatalf("approve_session on an ask that offers none: %d %s", r.status, r.raw)
+	}
+	a, err := s.asks.Get(t.Context(), id)
+	if err != nil || a.Status != pending.StatusPending {
+		t.Fatalf("after the refusal: %s %v", a.Status, err)
+	}
+	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
+		t.Fatalf("approve: %d %s", r.status, r.raw)
+	}
+}
