@@ -161,27 +161,33 @@ func TestDenyReasonFormIsBoundToItsAsksMessage(t *testing.T) {
 	a.result(t)
 }
 
-// A page button inside one Ask's full-text modal cannot page another's.
-func TestShowFullPageButtonIsBoundToItsModal(t *testing.T) {
-	w := newWorld(t, worldOptions{})
-	a := w.ask(bashRequest("run-a", "sess-a", "echo "+strings.Repeat("a ", 40000)))
-	b := w.ask(bashRequest("run-b", "sess-b", "echo "+strings.Repeat("b ", 40000)))
-	// Slack honours a trigger for 3 s, as the fake does; rendering 80 KB
-	// pages under -race on a loaded machine can take longer, and then the
-	// click is made again, as a person would.
+// openFullText clicks "Show full" on wa until its modal is open. Slack
+// honours a trigger for 3 s, as the fake does; rendering 80 KB pages
+// under -race on a loaded machine can take longer, and then the click is
+// made again, as a person would.
+func (w *world) openFullText(t *testing.T, wa *waiting) {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
-		w.click(a, approverA, ActionShowFull)
+		w.click(wa, approverA, ActionShowFull)
 		calls, err := w.fake.WaitForCalls(t.Context(), "views.open", attempt, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if calls[attempt-1].OK() {
-			break
+			return
 		}
 		if attempt == 5 {
 			t.Fatalf("views.open failed %d times, the last: %s", attempt, calls[attempt-1].Error)
 		}
 	}
+}
+
+// A page button inside one Ask's full-text modal cannot page another's.
+func TestShowFullPageButtonIsBoundToItsModal(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	a := w.ask(bashRequest("run-a", "sess-a", "echo "+strings.Repeat("a ", 40000)))
+	b := w.ask(bashRequest("run-b", "sess-b", "echo "+strings.Repeat("b ", 40000)))
+	w.openFullText(t, a)
 	view := w.fake.Views()[0]
 	cb := slack.InteractionCallback{
 		Type: slack.InteractionTypeBlockActions,

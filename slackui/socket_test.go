@@ -147,10 +147,7 @@ func TestSocketModeSlashCommandsAndEvents(t *testing.T) {
 func TestShowFullPagesInsideModal(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	wa := w.ask(bashRequest("run-pages", "sess-1", "echo "+strings.Repeat("y ", 40000)))
-	w.click(wa, approverA, ActionShowFull)
-	if _, err := w.fake.WaitForCall(t.Context(), "views.open", nil); err != nil {
-		t.Fatal(err)
-	}
+	w.openFullText(t, wa)
 	views := w.fake.Views()
 	if len(views) != 1 {
 		t.Fatalf("%d views", len(views))
@@ -173,7 +170,7 @@ func TestShowFullPagesInsideModal(t *testing.T) {
 	if !upd.OK() || upd.View == nil || upd.View.CallbackID != CallbackShowFull {
 		t.Fatalf("views.update answered %q with view %+v", upd.Error, upd.View)
 	}
-	if n := len(w.fake.Calls("views.open")); n != 1 {
+	if n := len(w.fake.Views()); n != 1 {
 		t.Fatalf("paging opened %d more modals", n-1)
 	}
 	w.click(wa, approverA, ActionApprove)
