@@ -2,7 +2,7 @@
 // section, in one place every command uses: the Asks (pending), the grants
 // and chat-ops' sessions over one Redis client when redis.url is set, or
 // each in this process's memory when it is not. The Redis URL is read here
-// and nowhere else (through pending.OpenRedisTuned, its one parser).
+// and nowhere else (through redisconn.OpenTuned, its one parser).
 package stores
 
 import (
@@ -15,6 +15,7 @@ import (
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/sessions"
 )
@@ -79,11 +80,11 @@ func Open(ctx context.Context, c config.RedisConfig, o Options) (st Set, err err
 }
 
 // OpenRedis opens a client for c's URL (redis://, rediss://, sentinel or
-// cluster forms; see pending.OpenRedis) with c's timeouts. Its clients
+// cluster forms; see redisconn.Open) with c's timeouts. Its clients
 // honour context deadlines, so a stuck Redis cannot hold a caller past its
 // context; its errors redact the password.
 func OpenRedis(c config.RedisConfig) (redis.UniversalClient, error) {
-	return pending.OpenRedisTuned(c.URL.Reveal(), c.Tuning())
+	return redisconn.OpenTuned(c.URL.Reveal(), c.Tuning())
 }
 
 // Shared reports whether the stores are shared with other processes
