@@ -7,14 +7,12 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/preflight"
 	"github.com/askops/askops/internal/redisconn"
-	"github.com/askops/askops/internal/stores"
 	"github.com/askops/askops/slackui"
 )
 
@@ -37,7 +35,7 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 	hc := &http.Client{Transport: http.DefaultTransport}
 	checks := []func(context.Context) preflight.Result{
 		func(ctx context.Context) preflight.Result {
-			return preflight.Redis(ctx, cfg.Redis.URL != "", cfg.Redis.Addr(), func() (redis.UniversalClient, error) { return stores.OpenRedis(cfg.Redis) })
+			return preflight.Redis(ctx, cfg.Redis.URL != "", cfg.Redis.Addr(), func() (redisconn.Client, error) { return openRedis(cfg.Redis) })
 		},
 		func(ctx context.Context) preflight.Result {
 			return preflight.Slack(ctx, newSlackClient(cfg.Slack, hc), cfg.Slack.APIURL != "")
@@ -68,7 +66,7 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 // (startServerWatch), so a policy changed at run time (CONFIG SET
 // maxmemory-policy allkeys-lru) or persistence turned off turns readiness
 // red instead of going unnoticed.
-func checkRedisServer(ctx context.Context, client redis.UniversalClient, addr string, log *slog.Logger) (*redisconn.ServerWatch, error) {
+func checkRedisServer(ctx context.Context, client redisconn.Client, addr string, log *slog.Logger) (*redisconn.ServerWatch, error) {
 	if client == nil {
 		return nil, nil
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/storeerr"
-	"github.com/askops/askops/internal/stores"
 )
 
 // grantsTimeout bounds the whole store conversation.
@@ -141,7 +140,7 @@ func withGrantStore(ctx context.Context, env *environment, path string, fn func(
 		fmt.Fprintln(env.stderr, "bot grants: standing grants need redis.url; the in-memory store lives in one process, so a grant made here would end with this command (set redis.url or REDIS_URL to the store the bot uses)")
 		return exitUsage
 	}
-	store, closeStore, err := stores.OpenGrants(cfg.Redis, stores.Options{Logger: cfg.Log.NewLogger(env.stderr), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())})
+	store, closeStore, err := openGrantStore(cfg.Redis, storeOptions{Logger: cfg.Log.NewLogger(env.stderr), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
 		return exitUsage
