@@ -60,16 +60,16 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 			return exitUsage
 		}
 		run = func(ctx context.Context, log pending.AuditLog) (bool, error) {
-			return pending.WriteVerify(ctx, log, env.stdout, *output == "json", anchors...)
+			return writeVerify(ctx, log, env.stdout, *output == "json", anchors...)
 		}
 	} else {
-		from, err := pending.ParseSince(*since, time.Now())
+		from, err := parseSince(*since, time.Now())
 		if err != nil {
 			fmt.Fprintf(env.stderr, "bot audit export: -since: %v\n", err)
 			return exitUsage
 		}
 		run = func(ctx context.Context, log pending.AuditLog) (bool, error) {
-			err := pending.ExportSince(ctx, log, env.stdout, from)
+			err := exportSince(ctx, log, env.stdout, from)
 			return err == nil, err
 		}
 	}
