@@ -112,7 +112,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	if err != nil {
 		return nil, fmt.Errorf("approvals.approvers: %w", err)
 	}
-	viewers, _ := a.Asks.(slackui.HomeViewerStore) // every replica keeps every viewer's Home current
+	viewers, _ := a.Sessions.(slackui.HomeViewerStore) // every replica keeps every viewer's Home current
 	a.home = slackui.NewHome(slackui.HomeConfig{
 		Asks: a.Asks, Viewers: viewers, Runs: a.Sessions, API: a.slack, Notifier: a.notifier,
 		Approvers: slackui.AskDeciders{Approvers: a.approvers, Escalated: a.escalated(), Rule: approval.SelfApproval{Allowed: cfg.Approvals.SelfApproval}},
