@@ -126,7 +126,6 @@ func askopsRules() []Rule {
 				module + "/internal/subscription", // the stores' one pub/sub subscription
 				module + "/internal/batchmsg",     // the batch message store
 				module + "/internal/channelpace",  // the shared posting pace
-				module + "/internal/redistest",    // test servers
 			},
 			Forbidden: []string{goRedis},
 			Direct:    true,
