@@ -106,12 +106,3 @@ func (c APIConfig) problems(cmd Command) Problems {
 	}
 	return ps
 }
-
-// GatewayTokens is the gateway's view of the (validated) entries.
-func (c APIConfig) GatewayTokens() (*gateway.Tokens, error) {
-	cfgs := make([]gateway.TokenConfig, len(c.Tokens))
-	for i, t := range c.Tokens {
-		cfgs[i] = gateway.TokenConfig{Name: t.Name, Value: t.Value().Reveal(), Scopes: t.Scopes, Workspace: t.Workspace}
-	}
-	return gateway.NewTokens(cfgs)
-}

@@ -16,7 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/askops/askops/pending"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/policy"
 )
 
@@ -62,7 +62,7 @@ type RedisConfig struct {
 	URL Secret `yaml:"url"`
 
 	// Client timeouts; zero keeps the URL's option or the default
-	// (pending.RedisTuning). Short ones let a client give up on a dead
+	// (redisconn.Tuning). Short ones let a client give up on a dead
 	// node quickly and follow a failover.
 	DialTimeout  Duration `yaml:"dial_timeout"`
 	ReadTimeout  Duration `yaml:"read_timeout"`
@@ -78,8 +78,8 @@ type RedisConfig struct {
 }
 
 // Tuning is the client timeouts the keys set.
-func (c RedisConfig) Tuning() pending.RedisTuning {
-	return pending.RedisTuning{DialTimeout: c.DialTimeout.D(), ReadTimeout: c.ReadTimeout.D(),
+func (c RedisConfig) Tuning() redisconn.Tuning {
+	return redisconn.Tuning{DialTimeout: c.DialTimeout.D(), ReadTimeout: c.ReadTimeout.D(),
 		WriteTimeout: c.WriteTimeout.D(), PoolTimeout: c.PoolTimeout.D()}
 }
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/askops/askops/pending"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/policy"
 )
 
@@ -92,9 +92,9 @@ func (c Config) Validate(cmd Command) Problems {
 
 	// redis
 	if u := c.Redis.URL.Reveal(); u != "" {
-		// OpenRedis only parses (it does not connect) and redacts any
+		// redisconn.Open only parses (it does not connect) and redacts any
 		// password in its errors.
-		if client, err := pending.OpenRedis(u); err != nil {
+		if client, err := redisconn.Open(u); err != nil {
 			add("redis.url", "%v", err)
 		} else {
 			client.Close()

@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/askops/askops/askview"
+	"github.com/askops/askops/askview/lateclick"
 	"github.com/askops/askops/grants"
-	"github.com/askops/askops/internal/lateclick"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/redact"
 )

@@ -10,6 +10,7 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
@@ -199,7 +200,7 @@ type auditEvent struct{ kind, reason string }
 // auditEvents reads the audit stream from the world's Redis.
 func (w *world) auditEvents(ctx context.Context, t *testing.T) []auditEvent {
 	t.Helper()
-	c, err := pending.OpenRedis(w.redis.URL())
+	c, err := redisconn.Open(w.redis.URL())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
@@ -115,7 +116,7 @@ func clickToResume(b *testing.B, waiting int) {
 	var asks []fakeslack.Message
 	testwait.Until(ctx, b, fmt.Sprintf("%d open Asks", runs), func() bool { asks = openAsks(); return len(asks) >= runs })
 
-	client, err := pending.OpenRedis(w.redis.URL())
+	client, err := redisconn.Open(w.redis.URL())
 	if err != nil {
 		b.Fatal(err)
 	}

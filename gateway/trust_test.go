@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
@@ -177,7 +178,7 @@ func TestWorkspaceIsPinnedNotTheRequestsCwd(t *testing.T) {
 // stands; another session has its own.
 func TestRootStores(t *testing.T) {
 	rds := redistest.Start(t)
-	client, err := pending.OpenRedis(rds.URL())
+	client, err := redisconn.Open(rds.URL())
 	if err != nil {
 		t.Fatal(err)
 	}

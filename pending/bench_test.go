@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -21,7 +22,7 @@ import (
 // PoolSize for commands (pipelines share that pool) plus the listener's one.
 func benchClient(b *testing.B, url string, poolSize int) redis.UniversalClient {
 	b.Helper()
-	o, err := parseRedisURL(url)
+	o, err := redisconn.ParseURL(url)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
@@ -15,7 +16,7 @@ import (
 func TestRedisListenerSurvivesSilentDrop(t *testing.T) {
 	srv := redistest.Start(t)
 	proxy := redistest.StartBlackhole(t, srv.Addr())
-	o, err := parseRedisURL("redis://" + proxy.Addr())
+	o, err := redisconn.ParseURL("redis://" + proxy.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,11 @@ func TestCorpusKeepsNoSecretAtRest(t *testing.T) {
 	}
 	// and as bot audit export writes it
 	var trail strings.Builder
-	if err := ExportSince(t.Context(), s, &trail, time.Time{}); err != nil {
+	since, err := s.AuditSince(t.Context(), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHistories(&trail, Histories(since)); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(trail.String(), "[REDACTED]") {

@@ -29,7 +29,6 @@ type MemoryStore struct {
 	audit  []Event
 	steps  map[string]*memoryStep  // follow-ups by "<id> <step>" (schedule.go)
 	chain  chainer                 // the audit chain's head
-	homes  memoryHomes             // App Home viewers (homeviewers.go)
 	leases map[string]*memoryLease // the Asks somebody holds or held lately (lease.go)
 	closed chan struct{}
 	once   sync.Once

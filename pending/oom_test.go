@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
 )
@@ -44,7 +45,7 @@ func TestRedisOutOfMemoryFailsClosed(t *testing.T) {
 	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	s := newRedisStore(t, srv.URL(), opts)
 
-	check, err := CheckServer(ctx, admin)
+	check, err := redisconn.CheckServer(ctx, admin)
 	if err != nil || check.Refused != nil {
 		t.Fatalf("the test server should pass the check: %+v, %v", check, err)
 	}
@@ -94,56 +95,4 @@ func TestRedisOutOfMemoryFailsClosed(t *testing.T) {
 		t.Errorf("no ERROR log naming OOM:\n%s", logs.String())
 	}
 	t.Logf("under OOM: Decide refused (%v); the waiter ended %s at its deadline", ErrorCode(err), Unavailable)
-}
-
-// CheckServer refuses every maxmemory-policy that can evict askops keys,
-// and warns when the server persists nothing.
-func TestCheckServer(t *testing.T) {
-	srv := redistest.Start(t) // started with appendonly no and save ""
-	c := newRedisClient(t, srv.URL())
-	ctx := t.Context()
-	for _, tc := range []struct {
-		policy string
-		refuse bool
-	}{
-		{"noeviction", false},
-		{"allkeys-lru", true}, {"allkeys-lfu", true}, {"allkeys-random", true},
-		{"volatile-lru", true}, {"volatile-lfu", true}, {"volatile-random", true}, {"volatile-ttl", true},
-	} {
-		if err := c.ConfigSet(ctx, "maxmemory-policy", tc.policy).Err(); err != nil {
-			t.Fatal(err)
-		}
-		got, err := CheckServer(ctx, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if (got.Refused != nil) != tc.refuse {
-			t.Errorf("%s: refused = %v, want refused %v", tc.policy, got.Refused, tc.refuse)
-		}
-		if tc.refuse && !strings.Contains(got.Refused.Error(), "maxmemory-policy noeviction") {
-			t.Errorf("%s: the refusal does not name the fix: %v", tc.policy, got.Refused)
-		}
-		if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "appendonly yes") {
-			t.Errorf("%s: warnings %q, want the one about persistence", tc.policy, got.Warnings)
-		}
-	}
-	// RDB snapshots are persistence too (AOF is the recommendation; turning
-	// it on here would make the server's shutdown wait for a rewrite).
-	if err := c.ConfigSet(ctx, "save", "900 1").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := CheckServer(ctx, c); len(got.Warnings) != 0 || !got.Read {
-		t.Errorf("with RDB snapshots: %+v, want no warning", got)
-	}
-
-	// A server that does not allow CONFIG (here an ACL user without it, as
-	// managed services do) is not refused: the operator is told to check.
-	if err := c.Do(ctx, "ACL", "SETUSER", "askops", "on", ">pw", "~*", "&*", "+@all", "-config").Err(); err != nil {
-		t.Fatal(err)
-	}
-	limited := newRedisClient(t, "redis://askops:pw@"+srv.Addr()+"/0")
-	got, err := CheckServer(ctx, limited)
-	if err != nil || got.Read || got.Refused != nil || len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "could not read") {
-		t.Errorf("without CONFIG: %+v, %v; want a warning that it could not be checked", got, err)
-	}
 }

@@ -4,15 +4,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
-// newRedisClient opens a client the way production does (OpenRedis) and
+// newRedisClient opens a client the way production does (redisconn.Open) and
 // closes it when the test ends.
 func newRedisClient(t testing.TB, url string) redis.UniversalClient {
 	t.Helper()
-	c, err := OpenRedis(url)
+	c, err := redisconn.Open(url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
@@ -121,7 +122,7 @@ func testClusterMasterKilled(t *testing.T, c *redistest.Cluster) {
 func testClusterServerCheck(t *testing.T, c *redistest.Cluster) {
 	client := newRedisClient(t, c.URL())
 	ctx := t.Context()
-	check, err := CheckServer(ctx, client)
+	check, err := redisconn.CheckServer(ctx, client)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func testClusterServerCheck(t *testing.T, c *redistest.Cluster) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = other.Cli("CONFIG", "SET", "maxmemory-policy", "noeviction") })
-	check, err = CheckServer(ctx, client)
+	check, err = redisconn.CheckServer(ctx, client)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ type MemoryStore struct {
 	local stoppers
 	runs  memoryRuns
 
+	homes memoryHomes // App Home viewers (homeviewers.go)
+
 	mu       sync.Mutex
 	sessions map[string]map[string]time.Time // channel -> session -> last run started
 	modes    map[string]memoryMode           // channel -> mode

@@ -53,6 +53,11 @@ type Options struct {
 
 	Now    func() time.Time // default time.Now
 	Logger *slog.Logger     // default: discard
+
+	// serverNow stands in for the Redis server's clock (TIME) in tests
+	// that drive time with a fake clock; nil (always, outside tests) means
+	// the server's own TIME (the Home's viewers, homeviewers.go).
+	serverNow func() time.Time
 }
 
 func (o Options) withDefaults() Options {

@@ -15,6 +15,7 @@ import (
 	"github.com/askops/askops/internal/batchmsg"
 	"github.com/askops/askops/internal/channelpace"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 )
@@ -48,7 +49,7 @@ func burstOnce(b *testing.B, after bool) {
 	stores := make([]pending.Store, replicas)
 	var notifiers []*Notifier
 	for i := range replicas {
-		client, err := pending.OpenRedis(srv.URL())
+		client, err := redisconn.Open(srv.URL())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/askops/askops/internal/batchmsg"
 	"github.com/askops/askops/internal/channelpace"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
@@ -44,7 +45,7 @@ func newBurstWorld(t *testing.T, redisURL string) *world {
 	var batches batchmsg.Store
 	if redisURL != "" {
 		open := func() (pending.Store, redis.UniversalClient) {
-			client, err := pending.OpenRedis(redisURL)
+			client, err := redisconn.Open(redisURL)
 			if err != nil {
 				t.Fatal(err)
 			}

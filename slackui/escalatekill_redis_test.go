@@ -10,6 +10,7 @@ import (
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
@@ -22,7 +23,7 @@ func TestEscalationKilledMidDMOverRedis(t *testing.T) {
 	for _, at := range []stepPoint{beforeReserve, beforePost, beforeConfirm, afterConfirm} {
 		fake := fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret", UserGroups: map[string][]string{oncallGroup: {oncallA, oncallB}}})
 		api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
-		client, err := pending.OpenRedis(srv.URL())
+		client, err := redisconn.Open(srv.URL())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 )
 
 // HomeViewerStore keeps who has the Home open where every replica sees it
-// (pending.HomeViewers; both stores satisfy it). The app_home_opened event
+// (sessions.HomeViewers; both stores satisfy it). The app_home_opened event
 // reaches one replica; with the viewers only in its memory, its death left
 // their Homes stale until reopened. With the store, every replica polls
 // for every viewer, and a claim on the Home's digest keeps N replicas from

@@ -5,6 +5,10 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/pending"
+	"github.com/askops/askops/sessions"
 )
 
 // twoHomes are the Homes of two replicas over w's two stores (one store
@@ -15,15 +19,35 @@ func twoHomes(t *testing.T, w *world) (a, b *Home) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mk := func(s any) *Home {
+	// The viewers are chat-ops state (sessions): one memory store beside
+	// the memory world, two Redis stores on one server beside the Redis one.
+	var va, vb HomeViewerStore
+	if _, shared := w.asks.(*pending.RedisStore); !shared {
+		m := sessions.NewMemoryStore(sessions.Options{})
+		t.Cleanup(func() { _ = m.Close() })
+		va, vb = m, m
+	} else {
+		srv := redistest.Start(t)
+		open := func() HomeViewerStore {
+			client, err := redisconn.Open(srv.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := sessions.NewRedisStore(client, sessions.Options{})
+			t.Cleanup(func() { _ = s.Close(); _ = client.Close() })
+			return s
+		}
+		va, vb = open(), open()
+	}
+	mk := func(s any, v HomeViewerStore) *Home {
 		h := NewHome(HomeConfig{
-			Asks: s.(HomeAsks), Viewers: s.(HomeViewerStore), API: w.api, Notifier: w.notifier, Approvers: approvers,
+			Asks: s.(HomeAsks), Viewers: v, API: w.api, Notifier: w.notifier, Approvers: approvers,
 			Poll: 20 * time.Millisecond, Debounce: time.Millisecond, PublishEvery: time.Millisecond,
 		})
 		t.Cleanup(func() { h.Close() })
 		return h
 	}
-	return mk(w.asks), mk(w.clicks)
+	return mk(w.asks, va), mk(w.clicks, vb)
 }
 
 // The replica that got app_home_opened dies: the other keeps the Home

@@ -16,7 +16,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/approval"
-	"github.com/askops/askops/internal/lateclick"
+	"github.com/askops/askops/askview/lateclick"
 	"github.com/askops/askops/pending"
 )
 

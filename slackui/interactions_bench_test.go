@@ -16,6 +16,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 )
@@ -48,7 +49,7 @@ func benchInteraction(b *testing.B, store string) {
 	var asks pending.Store
 	if store == "redis" {
 		srv := redistest.Start(b)
-		client, err := pending.OpenRedis(srv.URL())
+		client, err := redisconn.Open(srv.URL())
 		if err != nil {
 			b.Fatal(err)
 		}

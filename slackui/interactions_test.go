@@ -21,6 +21,7 @@ import (
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
@@ -89,7 +90,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	if o.redis {
 		srv := redistest.Start(t)
 		open := func() (pending.Store, redis.UniversalClient) {
-			client, err := pending.OpenRedis(srv.URL())
+			client, err := redisconn.Open(srv.URL())
 			if err != nil {
 				t.Fatal(err)
 			}

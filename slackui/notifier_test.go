@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 )
@@ -204,7 +205,7 @@ func testRunSweeper(t *testing.T, kind string, ttl time.Duration, held bool, wan
 	var store pending.Store = pending.NewMemoryStore(opts)
 	if kind == "redis" {
 		srv := redistest.Start(t)
-		client, err := pending.OpenRedis(srv.URL())
+		client, err := redisconn.Open(srv.URL())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
-	"github.com/askops/askops/internal/stores"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
@@ -31,7 +30,7 @@ type app struct {
 	now     func() time.Time
 
 	slack *slack.Client
-	stores.Set
+	storeSet
 
 	notifier     *slackui.Notifier
 	approvers    *slackui.Approvers
@@ -80,7 +79,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	hc := &http.Client{Transport: &metrics.SlackErrors{Next: http.DefaultTransport, Metrics: m}, Timeout: 30 * time.Second}
 	a.slack = newSlackClient(cfg.Slack, hc)
 
-	a.Set, err = stores.Open(ctx, cfg.Redis, stores.Options{SessionTTL: cfg.Approvals.SessionTTL.D(),
+	a.storeSet, err = openStores(ctx, cfg.Redis, storeOptions{SessionTTL: cfg.Approvals.SessionTTL.D(),
 		SealKey:     grants.SealKeyFrom(cfg.Slack.BotToken.Reveal()),
 		AnnounceKey: pending.AnnounceKeyFrom(cfg.Slack.BotToken.Reveal()),
 		Now:         a.now, Logger: log, People: o.People, ReplicaAcksChanged: m.ReplicaAcks})
@@ -115,7 +114,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	if err != nil {
 		return nil, fmt.Errorf("approvals.approvers: %w", err)
 	}
-	viewers, _ := a.Asks.(slackui.HomeViewerStore) // every replica keeps every viewer's Home current
+	viewers, _ := a.Sessions.(slackui.HomeViewerStore) // every replica keeps every viewer's Home current
 	a.home = slackui.NewHome(slackui.HomeConfig{
 		Asks: a.Asks, Viewers: viewers, Runs: a.Sessions, API: a.slack, Notifier: a.notifier,
 		Approvers: slackui.AskDeciders{Approvers: a.approvers, Escalated: a.escalated(), Rule: approval.SelfApproval{Allowed: cfg.Approvals.SelfApproval}},
@@ -137,7 +136,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	if o.Posted != nil {
 		notifier = approval.Reporting{Notifier: notifier, Posted: o.Posted}
 	}
-	core, err := newCore(cfg, a.Set, append([]approval.Notifier{notifier}, o.Notifiers...), o.AskTimeout, log)
+	core, err := newCore(cfg, a.storeSet, append([]approval.Notifier{notifier}, o.Notifiers...), o.AskTimeout, log)
 	if err != nil {
 		return nil, err
 	}
@@ -164,13 +163,13 @@ func (a *app) Close() {
 	if a.home != nil {
 		_ = a.home.Close()
 	}
-	a.Set.Close()
+	a.storeSet.Close()
 }
 
 // newCore is the approval round trip on st, showing each Ask through
 // notifiers; timeout 0 means approvals.timeout. The confirm dialog states
 // the scope it records: one function, approval.DefaultScopeFor.
-func newCore(cfg config.Config, st stores.Set, notifiers []approval.Notifier, timeout time.Duration, log *slog.Logger) (*approval.Core, error) {
+func newCore(cfg config.Config, st storeSet, notifiers []approval.Notifier, timeout time.Duration, log *slog.Logger) (*approval.Core, error) {
 	if timeout <= 0 {
 		timeout = cfg.Approvals.Timeout.D()
 	}

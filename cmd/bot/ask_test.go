@@ -15,8 +15,8 @@ import (
 
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
 )
@@ -399,7 +399,7 @@ func TestAskStandingGrantWithoutSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := pending.OpenRedis(rds.URL())
+	client, err := redisconn.Open(rds.URL())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
-	"github.com/askops/askops/pending"
 )
 
 // A grant never lets bot ask skip the human for a command the policy
@@ -35,7 +35,7 @@ func TestAskGrantDoesNotCoverDeniedOrDangerousCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := pending.OpenRedis(rds.URL())
+	client, err := redisconn.Open(rds.URL())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/internal/cliflag"
-	"github.com/askops/askops/internal/stores"
 	"github.com/askops/askops/pending"
 )
 
@@ -61,16 +60,16 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 			return exitUsage
 		}
 		run = func(ctx context.Context, log pending.AuditLog) (bool, error) {
-			return pending.WriteVerify(ctx, log, env.stdout, *output == "json", anchors...)
+			return writeVerify(ctx, log, env.stdout, *output == "json", anchors...)
 		}
 	} else {
-		from, err := pending.ParseSince(*since, time.Now())
+		from, err := parseSince(*since, time.Now())
 		if err != nil {
 			fmt.Fprintf(env.stderr, "bot audit export: -since: %v\n", err)
 			return exitUsage
 		}
 		run = func(ctx context.Context, log pending.AuditLog) (bool, error) {
-			err := pending.ExportSince(ctx, log, env.stdout, from)
+			err := exportSince(ctx, log, env.stdout, from)
 			return err == nil, err
 		}
 	}
@@ -83,7 +82,7 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 		fmt.Fprintln(env.stderr, "bot audit: the audit trail needs redis.url; the in-memory store lives in the serving process and ends with it, so there is nothing here to check (set redis.url or REDIS_URL to the store the bot uses)")
 		return exitUsage
 	}
-	client, err := stores.OpenRedis(cfg.Redis)
+	client, err := openRedis(cfg.Redis)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
 		return exitUsage

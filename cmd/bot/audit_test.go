@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 	"github.com/redis/go-redis/v9"
@@ -18,7 +19,7 @@ func TestAuditVerifyAndExport(t *testing.T) {
 	rds := redistest.Start(t)
 	cfg := grantsConfig(t, grantsWorkspace(t))
 	env := map[string]string{"REDIS_URL": rds.URL()}
-	client, err := pending.OpenRedis(rds.URL())
+	client, err := redisconn.Open(rds.URL())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,14 +7,12 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/preflight"
-	"github.com/askops/askops/internal/stores"
-	"github.com/askops/askops/pending"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/slackui"
 )
 
@@ -37,7 +35,7 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 	hc := &http.Client{Transport: http.DefaultTransport}
 	checks := []func(context.Context) preflight.Result{
 		func(ctx context.Context) preflight.Result {
-			return preflight.Redis(ctx, cfg.Redis.URL != "", cfg.Redis.Addr(), func() (redis.UniversalClient, error) { return stores.OpenRedis(cfg.Redis) })
+			return preflight.Redis(ctx, cfg.Redis.URL != "", cfg.Redis.Addr(), func() (redisconn.Client, error) { return openRedis(cfg.Redis) })
 		},
 		func(ctx context.Context) preflight.Result {
 			return preflight.Slack(ctx, newSlackClient(cfg.Slack, hc), cfg.Slack.APIURL != "")
@@ -61,14 +59,14 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 }
 
 // checkRedisServer is every serve's check of the Redis server's settings
-// (see pending.CheckServer), the console-only one's too: a configuration
+// (see redisconn.CheckServer), the console-only one's too: a configuration
 // that can evict askops keys stops the start; risks are logged as
 // warnings. The watch it returns (nil with the in-memory stores) judges
-// the server again on every /readyz and every pending.ServerWatchEvery
+// the server again on every /readyz and every redisconn.ServerWatchEvery
 // (startServerWatch), so a policy changed at run time (CONFIG SET
 // maxmemory-policy allkeys-lru) or persistence turned off turns readiness
 // red instead of going unnoticed.
-func checkRedisServer(ctx context.Context, client redis.UniversalClient, addr string, log *slog.Logger) (*pending.ServerWatch, error) {
+func checkRedisServer(ctx context.Context, client redisconn.Client, addr string, log *slog.Logger) (*redisconn.ServerWatch, error) {
 	if client == nil {
 		return nil, nil
 	}
@@ -77,7 +75,7 @@ func checkRedisServer(ctx context.Context, client redis.UniversalClient, addr st
 	if err := preflight.RedisSettings(ctx, client, addr, log); err != nil {
 		return nil, err
 	}
-	w := pending.NewServerWatch(client, log)
+	w := redisconn.NewServerWatch(client, log)
 	if err := w.Check(ctx); err != nil { // the baseline later checks compare with
 		return nil, fmt.Errorf("redis.url: %s: %w", addr, err)
 	}
@@ -85,7 +83,7 @@ func checkRedisServer(ctx context.Context, client redis.UniversalClient, addr st
 }
 
 // startServerWatch runs w until ctx ends; stop waits for it.
-func startServerWatch(ctx context.Context, w *pending.ServerWatch) (stop func()) {
+func startServerWatch(ctx context.Context, w *redisconn.ServerWatch) (stop func()) {
 	if w == nil {
 		return func() {}
 	}
@@ -97,7 +95,7 @@ func startServerWatch(ctx context.Context, w *pending.ServerWatch) (stop func())
 
 // storeReady is readiness' store check: the store answers (ping), and its
 // Redis server's settings, judged again now, put no askops key at risk.
-func storeReady(ping func(context.Context) error, w *pending.ServerWatch) func(context.Context) error {
+func storeReady(ping func(context.Context) error, w *redisconn.ServerWatch) func(context.Context) error {
 	return func(ctx context.Context) error {
 		if err := ping(ctx); err != nil {
 			return err

@@ -15,7 +15,6 @@ import (
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/grants"
-	"github.com/askops/askops/internal/stores"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
@@ -40,7 +39,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	now := time.Now
 	// No seal key: the key comes from the bot token, and a serve without
 	// Slack seals no grants.
-	st, err := stores.Open(ctx, cfg.Redis, stores.Options{SessionTTL: cfg.Approvals.SessionTTL.D(), Now: now, Logger: log, People: cfg.People(env.getenv)})
+	st, err := openStores(ctx, cfg.Redis, storeOptions{SessionTTL: cfg.Approvals.SessionTTL.D(), Now: now, Logger: log, People: cfg.People(env.getenv)})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed

@@ -9,7 +9,6 @@ import (
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/storeerr"
-	"github.com/askops/askops/internal/stores"
 )
 
 // grantsTimeout bounds the whole store conversation.
@@ -60,7 +59,7 @@ func grantsList(ctx context.Context, env *environment, configPath string, args [
 		return exitUsage
 	}
 	return withGrantStore(ctx, env, *path, func(ctx context.Context, store grants.Store, _ config.Config) int {
-		return grantsDone(env, "list", grants.Admin{Store: store, Out: env.stdout, Err: env.stderr}.List(ctx, *session, *output == "json"))
+		return grantsDone(env, "list", grantsAdmin{Store: store, Out: env.stdout, Err: env.stderr}.List(ctx, *session, *output == "json"))
 	})
 }
 
@@ -85,16 +84,16 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 	if len(positional) > 0 {
 		return usageErr("unexpected argument %q", positional[0])
 	}
-	want := grants.AdminScope{Tool: *tool, Command: *command, Prefix: *prefix, Cwd: *cwd, Path: *filePath, Dir: *dir}
+	want := adminScope{Tool: *tool, Command: *command, Prefix: *prefix, Cwd: *cwd, Path: *filePath, Dir: *dir}
 	if err := want.Check(func(names ...string) []string { return cliflag.Given(fs, names...) }); err != nil {
 		return usageErr("%v", err)
 	}
-	grantor, err := grants.AdminGrantor(*by, env.getenv("USER"))
+	grantor, err := adminGrantor(*by, env.getenv("USER"))
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	return withGrantStore(ctx, env, *path, func(ctx context.Context, store grants.Store, cfg config.Config) int {
-		ws, err := grants.OpenWorkspace(cfg.Agent.Workspace)
+		ws, err := openWorkspace(cfg.Agent.Workspace)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "bot grants add: agent.workspace: %v\n", err)
 			return exitUsage
@@ -104,14 +103,14 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 			fmt.Fprintf(env.stderr, "bot grants add: refused: %s\n", storeerr.Message(err))
 			return exitUsage
 		}
-		return grantsDone(env, "add", grants.Admin{Store: store, Out: env.stdout}.Add(ctx, scope, grantor))
+		return grantsDone(env, "add", grantsAdmin{Store: store, Out: env.stdout}.Add(ctx, scope, grantor))
 	})
 }
 
 func grantsRevoke(ctx context.Context, env *environment, configPath string, args []string) int {
 	fs, path := grantsCommand.Flags(env.stderr, "revoke", "[-session ID] GRANT_ID", configPath)
 	session := fs.String("session", "", "the grant's session (default: a standing grant)")
-	flags, ids := grants.SplitIDs(args, func(name string) bool { return fs.Lookup(name) != nil })
+	flags, ids := splitGrantIDs(args, func(name string) bool { return fs.Lookup(name) != nil })
 	positional, code, ok := cliflag.ParseInterleaved(fs, flags)
 	if !ok {
 		return code
@@ -123,7 +122,7 @@ func grantsRevoke(ctx context.Context, env *environment, configPath string, args
 		return exitUsage
 	}
 	return withGrantStore(ctx, env, *path, func(ctx context.Context, store grants.Store, _ config.Config) int {
-		return grantsDone(env, "revoke", grants.Admin{Store: store, Out: env.stdout}.Revoke(ctx, *session, positional[0]))
+		return grantsDone(env, "revoke", grantsAdmin{Store: store, Out: env.stdout}.Revoke(ctx, *session, positional[0]))
 	})
 }
 
@@ -141,7 +140,7 @@ func withGrantStore(ctx context.Context, env *environment, path string, fn func(
 		fmt.Fprintln(env.stderr, "bot grants: standing grants need redis.url; the in-memory store lives in one process, so a grant made here would end with this command (set redis.url or REDIS_URL to the store the bot uses)")
 		return exitUsage
 	}
-	store, closeStore, err := stores.OpenGrants(cfg.Redis, stores.Options{Logger: cfg.Log.NewLogger(env.stderr), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())})
+	store, closeStore, err := openGrantStore(cfg.Redis, storeOptions{Logger: cfg.Log.NewLogger(env.stderr), SealKey: grants.SealKeyFrom(cfg.Slack.BotToken.Reveal())})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "config: redis.url: %v\n", err)
 		return exitUsage

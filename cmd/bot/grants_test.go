@@ -14,8 +14,8 @@ import (
 
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
@@ -52,7 +52,7 @@ agent:
 // grantStore opens the grant store a test checks the command's effects in.
 func grantStore(t *testing.T, redisURL string) grants.Store {
 	t.Helper()
-	client, err := pending.OpenRedis(redisURL)
+	client, err := redisconn.Open(redisURL)
 	if err != nil {
 		t.Fatal(err)
 	}

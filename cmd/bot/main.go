@@ -20,7 +20,7 @@ import (
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/internal/buildinfo"
-	"github.com/askops/askops/internal/stores"
+	"github.com/askops/askops/internal/redisconn"
 )
 
 // version may be set at build time with -ldflags "-X main.version=…";
@@ -42,7 +42,7 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	stores.QuietRedisLog()
+	redisconn.QuietLog()
 	stopProfile := profileOnSignals(os.Getenv) // a no-op unless built with askops_pprof
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stopProfile()

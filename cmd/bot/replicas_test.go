@@ -15,6 +15,7 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
@@ -160,7 +161,7 @@ func TestSweepExpiresOrphanedAsk(t *testing.T) {
 	}
 
 	// The orphan: recorded and posted by a process that then died.
-	client, err := pending.OpenRedis(rds.URL())
+	client, err := redisconn.Open(rds.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestSweepExpiresOrphanedAsk(t *testing.T) {
 
 func getAsk(ctx context.Context, t *testing.T, redisURL, id string) pending.Ask {
 	t.Helper()
-	client, err := pending.OpenRedis(redisURL)
+	client, err := redisconn.Open(redisURL)
 	if err != nil {
 		t.Fatal(err)
 	}

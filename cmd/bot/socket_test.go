@@ -14,6 +14,7 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
@@ -201,7 +202,7 @@ func TestServeShutdownCancelsAsks(t *testing.T) {
 // cannot know about; see the report.)
 func waitPosted(ctx context.Context, t *testing.T, redisURL, askID string) {
 	t.Helper()
-	client, err := pending.OpenRedis(redisURL)
+	client, err := redisconn.Open(redisURL)
 	if err != nil {
 		t.Fatal(err)
 	}

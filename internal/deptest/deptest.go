@@ -24,13 +24,38 @@ type Package struct {
 	Deps       []string // transitive, non-test
 }
 
-// Rule forbids the packages matching Package to depend on any package
-// matching one of Forbidden. A pattern is an import path, or a path ending
-// in "/..." which matches that path and everything under it.
+// Rule forbids the packages matching Package (but none matching Except)
+// to depend on any package matching one of Forbidden (but none matching
+// Allow). With Direct only the packages' own imports count, not what they
+// reach through them: "only the stores import go-redis" is such a rule,
+// since every program links the stores. A pattern is an import path, or a
+// path ending in "/..." which matches that path and everything under it.
 type Rule struct {
 	Package   string
+	Except    []string
 	Forbidden []string
+	Allow     []string
+	Direct    bool
 	Why       string
+}
+
+// applies reports whether r binds the package at path.
+func (r Rule) applies(path string) bool {
+	return Match(r.Package, path) && !matchAny(r.Except, path)
+}
+
+// forbids reports whether r forbids a dependency on dep.
+func (r Rule) forbids(pattern, dep string) bool {
+	return Match(pattern, dep) && !matchAny(r.Allow, dep)
+}
+
+func matchAny(patterns []string, path string) bool {
+	for _, p := range patterns {
+		if Match(p, path) {
+			return true
+		}
+	}
+	return false
 }
 
 // Violation is one broken rule: Package depends on Dep, through Via (the
@@ -98,13 +123,18 @@ func Check(pkgs []Package, rules []Rule) []Violation {
 	var out []Violation
 	for _, p := range pkgs {
 		deps := slices.Sorted(slices.Values(p.Deps))
+		imports := slices.Sorted(slices.Values(p.Imports))
 		for _, r := range rules {
-			if !Match(r.Package, p.ImportPath) {
+			if !r.applies(p.ImportPath) {
 				continue
 			}
+			reach := deps
+			if r.Direct {
+				reach = imports
+			}
 			for _, pattern := range r.Forbidden {
-				for _, dep := range deps {
-					if dep != p.ImportPath && Match(pattern, dep) {
+				for _, dep := range reach {
+					if dep != p.ImportPath && r.forbids(pattern, dep) {
 						out = append(out, Violation{Package: p.ImportPath, Dep: dep, Via: via(p, dep, byPath), Why: r.Why})
 						break
 					}

@@ -87,11 +87,6 @@ func askopsRules() []Rule {
 			Why:       "metrics counts what the wiring hands it through small interfaces: it knows no channel, no model and no front door",
 		},
 		{
-			Package:   module + "/internal/stores",
-			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", module + "/chatops", slackGo, goOpenAI},
-			Why:       "stores opens the three stores from the redis section: it knows the stores and the config (with the vocabulary config borrows), no channel, no model, no round trip",
-		},
-		{
 			Package:   module + "/askview",
 			Forbidden: []string{module + "/slackui", module + "/console", module + "/agent", module + "/approval", slackGo, "html/...", "net/http/..."},
 			Why:       "askview is what a person is shown of an Ask, computed once: Slack and the console render it, so it knows neither, nor HTML or HTTP",
@@ -105,6 +100,36 @@ func askopsRules() []Rule {
 			Package:   module + "/internal/phaseprofile",
 			Forbidden: []string{module + "/..."},
 			Why:       "phaseprofile is a debugging aid linked only into a tagged build: it imports no askops package",
+		},
+		{
+			// Opening the stores from the config, which once was
+			// internal/stores, is cmd/bot's wiring now.
+			Package:   module + "/internal/...",
+			Forbidden: []string{module + "/..."},
+			Allow:     []string{module + "/internal/...", module + "/redact"},
+			Why:       "internal/ holds leaves: they import no domain package (only other leaves, and redact, itself a leaf); code that needs the stores, the config or the Ask lives in the package that owns it or in cmd/bot's wiring",
+		},
+		{
+			Package:   module + "/redact",
+			Forbidden: []string{module + "/..."},
+			Why:       "redact is the one way secrets are hidden, a leaf every package may use (internal/ ones too): it imports no askops package",
+		},
+		{
+			// Direct: every program links the stores, so only a package's
+			// own imports are judged.
+			Package: module + "/...",
+			Except: []string{
+				module + "/pending", module + "/grants", module + "/sessions",
+				module + "/gateway",               // its thread and session-root stores
+				module + "/chatops",               // its Slack event dedup (SET NX per event)
+				module + "/internal/redisconn",    // opens the clients, checks the server
+				module + "/internal/subscription", // the stores' one pub/sub subscription
+				module + "/internal/batchmsg",     // the batch message store
+				module + "/internal/channelpace",  // the shared posting pace
+			},
+			Forbidden: []string{goRedis},
+			Direct:    true,
+			Why:       "only the stores (and internal/redisconn, which opens their client) speak Redis: the wiring holds a redisconn.Client and hands it to them, so a Redis command is issued in one store's code, never from a front door, the round trip or cmd",
 		},
 		{
 			Package:   module + "/...",
@@ -154,6 +179,19 @@ func TestCheck(t *testing.T) {
 	}
 	if s := got[0].String(); !strings.Contains(s, "m/a depends (through m/b) on x/redis: no redis") {
 		t.Errorf("violation reads %q", s)
+	}
+	// Except exempts a package, Allow a dependency; Direct judges only the
+	// package's own imports.
+	rules = []Rule{
+		{Package: "m/...", Except: []string{"m/b"}, Forbidden: []string{"x/redis/..."}, Direct: true, Why: "only b"},
+		{Package: "m/a", Forbidden: []string{"m/..."}, Allow: []string{"m/b"}, Why: "leaf"},
+	}
+	if got := Check(pkgs, rules); len(got) != 0 {
+		t.Errorf("violations %v, want none: a reaches redis only through b, b is exempt, and a's import of b is allowed", got)
+	}
+	pkgs[2].Imports, pkgs[2].Deps = []string{"x/redis"}, []string{"x/redis"}
+	if got := Check(pkgs, rules); len(got) != 1 || got[0].Package != "m/c" || got[0].Via != "x/redis" {
+		t.Errorf("violations %v, want m/c importing x/redis", got)
 	}
 	for _, tc := range []struct {
 		pattern, path string

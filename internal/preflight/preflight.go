@@ -15,10 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 
-	"github.com/askops/askops/pending"
+	"github.com/askops/askops/internal/redisconn"
 )
 
 // Result is one reachability check's answer. Key names the config key
@@ -52,9 +51,9 @@ func All(ctx context.Context, timeout time.Duration, checks ...func(context.Cont
 }
 
 // Redis reaches the server at addr (credentials left out) through open,
-// and judges its settings (pending.CheckServer). With configured false the
+// and judges its settings (redisconn.CheckServer). With configured false the
 // store is in memory and there is nothing to reach.
-func Redis(ctx context.Context, configured bool, addr string, open func() (redis.UniversalClient, error)) Result {
+func Redis(ctx context.Context, configured bool, addr string, open func() (redisconn.Client, error)) Result {
 	r := Result{Name: "redis", Key: "redis.url"}
 	if !configured {
 		r.Detail = "not configured: in-memory store (one process; Asks do not survive a restart)"
@@ -70,7 +69,7 @@ func Redis(ctx context.Context, configured bool, addr string, open func() (redis
 		r.Err = fmt.Errorf("PING %s: %w", addr, err)
 		return r
 	}
-	check, err := pending.CheckServer(ctx, client)
+	check, err := redisconn.CheckServer(ctx, client)
 	switch {
 	case err != nil:
 		r.Err = fmt.Errorf("CONFIG GET on %s: %w", addr, err)

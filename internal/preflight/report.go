@@ -6,9 +6,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/askops/askops/pending"
+	"github.com/askops/askops/internal/redisconn"
 )
 
 // Report writes the results as check-config prints them (ok NAME DETAIL,
@@ -44,11 +42,11 @@ func LocalOnly(listen string) []func(context.Context) Result {
 }
 
 // RedisSettings is serve's start-up check of the Redis server at addr
-// (pending.CheckServer): a configuration that can evict askops keys is an
+// (redisconn.CheckServer): a configuration that can evict askops keys is an
 // error naming redis.url, and stops the start; risks are logged as
 // warnings.
-func RedisSettings(ctx context.Context, client redis.UniversalClient, addr string, log *slog.Logger) error {
-	check, err := pending.CheckServer(ctx, client)
+func RedisSettings(ctx context.Context, client redisconn.Client, addr string, log *slog.Logger) error {
+	check, err := redisconn.CheckServer(ctx, client)
 	if err != nil {
 		return fmt.Errorf("redis.url: CONFIG GET on %s: %w", addr, err)
 	}

@@ -1,23 +1,49 @@
-package pending
+package sessions
 
 import (
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 )
 
+// homeClock is a clock the test moves: the stores' Now and, in Redis, the
+// server's clock the viewer scripts judge by.
+type homeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *homeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *homeClock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+func (c *homeClock) options() Options { return Options{Now: c.Now, serverNow: c.Now} }
+
+type newHomeStores func(t *testing.T, opts Options) (any, any)
+
 func TestRedisHomeViewers(t *testing.T) {
 	srv := redistest.Start(t)
-	testHomeViewers(t, func(t *testing.T, opts Options) (Store, Store) {
+	testHomeViewers(t, func(t *testing.T, opts Options) (any, any) {
 		opts.Namespace = "homes"
-		return newRedisStore(t, srv.URL(), opts), newRedisStore(t, srv.URL(), opts)
+		open := func() *RedisStore {
+			client, err := redisconn.Open(srv.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := NewRedisStore(client, opts)
+			t.Cleanup(func() { _ = s.Close(); _ = client.Close() })
+			return s
+		}
+		return open(), open()
 	})
 }
 
 func TestMemoryHomeViewers(t *testing.T) {
-	testHomeViewers(t, func(t *testing.T, opts Options) (Store, Store) {
+	testHomeViewers(t, func(t *testing.T, opts Options) (any, any) {
 		s := NewMemoryStore(opts)
 		t.Cleanup(func() { _ = s.Close() })
 		return s, s
@@ -27,8 +53,8 @@ func TestMemoryHomeViewers(t *testing.T) {
 // testHomeViewers: a viewer one replica records is listed by another until
 // its time is up; a Home digest is claimed by one replica once, again after
 // a release or a change.
-func testHomeViewers(t *testing.T, newStore newStoreFunc) {
-	clock := newFakeClock()
+func testHomeViewers(t *testing.T, newStore newHomeStores) {
+	clock := &homeClock{now: time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)}
 	a, b := newStore(t, clock.options())
 	va, vb := a.(HomeViewers), b.(HomeViewers)
 	ctx := t.Context()

@@ -1,4 +1,4 @@
-package stores
+package main
 
 import (
 	"strings"
@@ -12,8 +12,8 @@ import (
 )
 
 // Without redis.url every store is in this process's memory, not shared.
-func TestOpenInMemory(t *testing.T) {
-	st, err := Open(t.Context(), config.RedisConfig{}, Options{})
+func TestOpenStoresInMemory(t *testing.T) {
+	st, err := openStores(t.Context(), config.RedisConfig{}, storeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +37,10 @@ func TestOpenInMemory(t *testing.T) {
 
 // With redis.url the three stores share one client to a real Redis, and
 // what one process records another opening the same URL sees.
-func TestOpenRedis(t *testing.T) {
+func TestOpenStoresRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	c := config.RedisConfig{URL: config.Secret(srv.URL())}
-	st, err := Open(t.Context(), c, Options{})
+	st, err := openStores(t.Context(), c, storeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestOpenRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, closeAdmin, err := OpenGrants(c, Options{})
+	admin, closeAdmin, err := openGrantStore(c, storeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestOpenRedis(t *testing.T) {
 
 // A bad URL is refused naming the key, before anything connects.
 func TestOpenBadURL(t *testing.T) {
-	_, err := Open(t.Context(), config.RedisConfig{URL: "http://nope"}, Options{})
+	_, err := openStores(t.Context(), config.RedisConfig{URL: "http://nope"}, storeOptions{})
 	if err == nil || !strings.HasPrefix(err.Error(), "redis.url: ") {
 		t.Errorf("err %v, want one naming redis.url", err)
 	}

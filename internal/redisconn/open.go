@@ -1,4 +1,11 @@
-package pending
+// Package redisconn is askops' one way to a Redis server: it reads the
+// redis.url forms (one server, Sentinel, Cluster, each with or without
+// TLS) into a client that honours context deadlines and follows a
+// Cluster failover, and it judges whether the server's settings may lose
+// askops keys (CheckServer, ServerWatch). It issues no askops command
+// itself: the stores (pending, grants, sessions, …) do, on the client it
+// opens.
+package redisconn
 
 import (
 	"context"
@@ -16,8 +23,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// OpenRedis makes a Redis client from a URL. It does not connect; the first
-// command (NewRedisStore's subscription) does. Accepted forms:
+// Open makes a Redis client from a URL. It does not connect; the first
+// command (pending.NewRedisStore's subscription) does. Accepted forms:
 //
 //	redis://[[user]:pass@]host[:6379][/db][?opts]     one server (go-redis ParseURL and its options)
 //	rediss://…                                        the same over TLS
@@ -38,13 +45,13 @@ import (
 // of the replica's promotion instead of at its next periodic reload.
 // It reads and writes on the masters only: a waiter must never act on a
 // replica's stale copy of a decision.
-func OpenRedis(rawURL string) (redis.UniversalClient, error) {
-	return OpenRedisTuned(rawURL, RedisTuning{})
+func Open(rawURL string) (redis.UniversalClient, error) {
+	return OpenTuned(rawURL, Tuning{})
 }
 
-// RedisTuning is what the config's redis.* timeouts set on the client. A
+// Tuning is what the config's redis.* timeouts set on the client. A
 // zero field keeps what the URL says, or else the default.
-type RedisTuning struct {
+type Tuning struct {
 	DialTimeout  time.Duration // default 2s: a dead host is given up quickly
 	ReadTimeout  time.Duration // default 3s
 	WriteTimeout time.Duration // default 3s
@@ -60,9 +67,9 @@ const (
 	clusterStateReload = 10 * time.Second
 )
 
-// OpenRedisTuned is OpenRedis with the config's timeouts.
-func OpenRedisTuned(rawURL string, t RedisTuning) (redis.UniversalClient, error) {
-	opts, err := parseRedisURL(rawURL)
+// OpenTuned is Open with the config's timeouts.
+func OpenTuned(rawURL string, t Tuning) (redis.UniversalClient, error) {
+	opts, err := ParseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +139,7 @@ func (h slotMapReloader) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 // serves the slot, rather than that the command or its key was wrong.
 // MOVED and ASK are here too: go-redis follows them for the commands it
 // routes, but a command sent on a node's own client (askops' durable
-// pipelines, see durable.go) gets them back, and after a CLUSTER FAILOVER
+// pipelines, see pending/durable.go) gets them back, and after a CLUSTER FAILOVER
 // every decide was refused with MOVED until the periodic reload (8 s
 // measured).
 func nodeFailed(err error) bool {
@@ -151,7 +158,9 @@ func nodeFailed(err error) bool {
 	return true // network errors, EOF, a closed pool
 }
 
-func parseRedisURL(rawURL string) (*redis.UniversalOptions, error) {
+// ParseURL reads a URL (the forms Open accepts) into client options, for a
+// caller that sets more than Tuning does (a benchmark's fixed pool).
+func ParseURL(rawURL string) (*redis.UniversalOptions, error) {
 	scheme, _, ok := strings.Cut(rawURL, "://")
 	if !ok {
 		return nil, fmt.Errorf("redis url %q: missing scheme (want redis://, rediss://, redis-sentinel:// or redis-cluster://)", redact(rawURL))

@@ -1,4 +1,4 @@
-package grants
+package main
 
 import (
 	"context"
@@ -14,20 +14,21 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/askops/askops/grants"
 	"github.com/askops/askops/policy"
 )
 
-// This file is the admin's side of standing grants (`bot grants`): the
-// scope an admin describes in words, who the grant says made it, and a
-// grant as one line of a listing. The command line only parses flags.
+// The admin's side of standing grants (`bot grants`): the scope an admin
+// describes in words, who the grant says made it, and a grant as one line
+// of a listing. The grant store only keeps and matches grants.
 
-// AdminScope is an admin's description of a standing grant's scope: for
+// adminScope is an admin's description of a standing grant's scope: for
 // bash exactly one of Command (this exact command line) or Prefix (every
 // single simple command starting with these words), and Cwd; for a file
 // tool exactly one of Path or Dir. Paths are relative to the workspace or
 // absolute inside it. Which fields go with which tool is the caller's
 // (flag) check; Scope judges the values.
-type AdminScope struct {
+type adminScope struct {
 	Tool            string
 	Command, Prefix string
 	Cwd             string
@@ -37,11 +38,11 @@ type AdminScope struct {
 // Check says what is missing or misplaced before any path is judged:
 // given reports which of the named fields' flags were set on the command
 // line, as "-name" (set, even to "", is not the same as left out).
-func (a AdminScope) Check(given func(names ...string) []string) error {
+func (a adminScope) Check(given func(names ...string) []string) error {
 	switch {
 	case a.Tool == "":
 		return errors.New("-tool is required (bash, read_file, write_file, edit_file or list_files)")
-	case a.Tool == toolBash:
+	case a.Tool == "bash":
 		if wrong := given("path", "dir"); len(wrong) > 0 {
 			return fmt.Errorf("%s is for file tools; bash takes -command or -prefix, and -cwd", strings.Join(wrong, " and "))
 		}
@@ -51,7 +52,7 @@ func (a AdminScope) Check(given func(names ...string) []string) error {
 		if a.Cwd == "" {
 			return errors.New("bash needs -cwd: the directory inside agent.workspace the grant applies in (\".\" for the workspace)")
 		}
-	case isFileTool(a.Tool):
+	case policy.IsFileTool(a.Tool):
 		if wrong := given("command", "prefix", "cwd"); len(wrong) > 0 {
 			return fmt.Errorf("%s is for bash; %s takes -path or -dir", strings.Join(wrong, " and "), a.Tool)
 		}
@@ -64,53 +65,53 @@ func (a AdminScope) Check(given func(names ...string) []string) error {
 	return nil
 }
 
-// Workspace is agent.workspace as written (made absolute) and as the agent
+// workspace is agent.workspace as written (made absolute) and as the agent
 // sees it: with symlinks resolved, which is the form its calls carry and
 // so the form a scope must name to ever match.
-type Workspace struct {
+type workspace struct {
 	abs, real string
 }
 
-// OpenWorkspace resolves dir, which must be an existing directory.
-func OpenWorkspace(dir string) (Workspace, error) {
+// openWorkspace resolves dir, which must be an existing directory.
+func openWorkspace(dir string) (workspace, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return Workspace{}, err
+		return workspace{}, err
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return Workspace{}, fmt.Errorf("%q: %w (a grant must name a directory the agent can run in)", dir, err)
+		return workspace{}, fmt.Errorf("%q: %w (a grant must name a directory the agent can run in)", dir, err)
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return Workspace{}, fmt.Errorf("%q is not a directory", dir)
+		return workspace{}, fmt.Errorf("%q is not a directory", dir)
 	}
-	return Workspace{abs: abs, real: real}, nil
+	return workspace{abs: abs, real: real}, nil
 }
 
 // Scope is the scope a describes, inside w; an error says why it is
 // refused.
-func (w Workspace) Scope(a AdminScope) (Scope, error) {
+func (w workspace) Scope(a adminScope) (grants.Scope, error) {
 	switch {
-	case a.Tool == toolBash:
+	case a.Tool == "bash":
 		dir, err := w.bashCwd(a.Cwd)
 		if err != nil {
-			return Scope{}, err
+			return grants.Scope{}, err
 		}
 		if a.Command != "" {
-			return ScopeFor(policy.Call{Tool: toolBash, Command: a.Command, Cwd: dir, Workspace: w.real})
+			return grants.ScopeFor(policy.Call{Tool: "bash", Command: a.Command, Cwd: dir, Workspace: w.real})
 		}
-		return PrefixScope(a.Prefix, dir)
+		return grants.PrefixScope(a.Prefix, dir)
 	case a.Path != "":
-		return PathScope(a.Tool, w.rebase(a.Path), w.real)
+		return grants.PathScope(a.Tool, w.rebase(a.Path), w.real)
 	default:
-		return DirScope(a.Tool, w.rebase(a.Dir), w.real)
+		return grants.DirScope(a.Tool, w.rebase(a.Dir), w.real)
 	}
 }
 
 // rebase turns an absolute path written under the workspace's configured
 // spelling into the same path under its real one; anything else is left
 // for the scope constructors to judge.
-func (w Workspace) rebase(p string) string {
+func (w workspace) rebase(p string) string {
 	if !filepath.IsAbs(p) || w.abs == w.real {
 		return p
 	}
@@ -123,7 +124,7 @@ func (w Workspace) rebase(p string) string {
 // bashCwd resolves a bash grant's directory: relative to the workspace or
 // absolute inside it, existing, symlinks resolved (the agent's commands run
 // in the real directory), and still inside the workspace after that.
-func (w Workspace) bashCwd(dir string) (string, error) {
+func (w workspace) bashCwd(dir string) (string, error) {
 	if slices.Contains(strings.Split(filepath.ToSlash(dir), "/"), "..") {
 		return "", fmt.Errorf("-cwd %q contains \"..\"", dir)
 	}
@@ -148,10 +149,10 @@ func (w Workspace) bashCwd(dir string) (string, error) {
 	return real, nil
 }
 
-// AdminGrantor is who a standing grant says made it: always "admin:NAME"
+// adminGrantor is who a standing grant says made it: always "admin:NAME"
 // (by, else user), so a listing never passes an admin's grant off as a
 // Slack user's click.
-func AdminGrantor(by, user string) (string, error) {
+func adminGrantor(by, user string) (string, error) {
 	name := strings.TrimSpace(by)
 	if name == "" {
 		name = strings.TrimSpace(user)
@@ -168,24 +169,24 @@ func AdminGrantor(by, user string) (string, error) {
 	return name, nil
 }
 
-// Admin is what `bot grants` says for each verb: results on Out, notes
+// grantsAdmin is what `bot grants` says for each verb: results on Out, notes
 // (an empty listing) on Err. Store errors are returned for the caller to
 // report.
-type Admin struct {
-	Store    Store
+type grantsAdmin struct {
+	Store    grants.Store
 	Out, Err io.Writer
 }
 
 // List writes session's grants (the standing ones for ""): a Line each,
 // or with asJSON one array.
-func (a Admin) List(ctx context.Context, session string, asJSON bool) error {
+func (a grantsAdmin) List(ctx context.Context, session string, asJSON bool) error {
 	list, err := a.Store.List(ctx, session)
 	if err != nil {
 		return err
 	}
 	if asJSON {
 		if list == nil {
-			list = []Grant{} // [] rather than null: nothing to list is still a list
+			list = []grants.Grant{} // [] rather than null: nothing to list is still a list
 		}
 		b, err := json.MarshalIndent(list, "", "  ")
 		if err != nil {
@@ -203,23 +204,23 @@ func (a Admin) List(ctx context.Context, session string, asJSON bool) error {
 		return nil
 	}
 	for _, g := range list {
-		fmt.Fprintln(a.Out, g.Line())
+		fmt.Fprintln(a.Out, listingLine(g))
 	}
 	return nil
 }
 
 // Add records a standing grant of scope by grantor and writes its Line.
-func (a Admin) Add(ctx context.Context, scope Scope, grantor string) error {
+func (a grantsAdmin) Add(ctx context.Context, scope grants.Scope, grantor string) error {
 	g, err := a.Store.RecordStanding(ctx, scope, grantor)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(a.Out, g.Line())
+	fmt.Fprintln(a.Out, listingLine(g))
 	return nil
 }
 
 // Revoke revokes grant id of session ("" for a standing grant) and says so.
-func (a Admin) Revoke(ctx context.Context, session, id string) error {
+func (a grantsAdmin) Revoke(ctx context.Context, session, id string) error {
 	if err := a.Store.Revoke(ctx, session, id); err != nil {
 		return err
 	}
@@ -231,9 +232,9 @@ func (a Admin) Revoke(ctx context.Context, session, id string) error {
 	return nil
 }
 
-// Line is g as one tab-separated line of a listing: id, scope, by,
+// listingLine is g as one tab-separated line of a listing: id, scope, by,
 // created, expires ("never" for a standing grant).
-func (g Grant) Line() string {
+func listingLine(g grants.Grant) string {
 	expires := "never"
 	if !g.ExpiresAt.IsZero() {
 		expires = g.ExpiresAt.UTC().Format(time.RFC3339)
@@ -250,13 +251,13 @@ func plainField(s string) string {
 	return s
 }
 
-// SplitIDs takes the grant ids out of revoke's arguments before the flags
+// splitGrantIDs takes the grant ids out of revoke's arguments before the flags
 // are parsed: grants made before ids became lowercase base32 are 22
 // URL-safe base64 characters, and one in 64 of those begins with "-",
 // which would otherwise be read as an unknown flag. isFlag names the
 // command's flags; a flag's own value (-session ID) and everything after
 // "--" stay where they are.
-func SplitIDs(args []string, isFlag func(name string) bool) (flags, ids []string) {
+func splitGrantIDs(args []string, isFlag func(name string) bool) (flags, ids []string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -273,7 +274,7 @@ func SplitIDs(args []string, isFlag func(name string) bool) (flags, ids []string
 			}
 			continue
 		}
-		if PlausibleID(a) {
+		if grants.PlausibleID(a) {
 			ids = append(ids, a)
 			continue
 		}

@@ -1,4 +1,4 @@
-package grants_test
+package main
 
 import (
 	"os"
@@ -24,35 +24,35 @@ func TestAdminScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	real, _ = filepath.EvalSymlinks(real)
-	w, err := grants.OpenWorkspace(link)
+	w, err := openWorkspace(link)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := w.Scope(grants.AdminScope{Tool: "bash", Command: "npm test", Cwd: filepath.Join(link, "app")})
+	s, err := w.Scope(adminScope{Tool: "bash", Command: "npm test", Cwd: filepath.Join(link, "app")})
 	if err != nil || s.Cwd != filepath.Join(real, "app") {
 		t.Errorf("bash scope %+v, %v: want the real cwd %s", s, err, filepath.Join(real, "app"))
 	}
-	if _, err := w.Scope(grants.AdminScope{Tool: "bash", Command: "ls", Cwd: "../"}); err == nil || !strings.Contains(err.Error(), `contains ".."`) {
+	if _, err := w.Scope(adminScope{Tool: "bash", Command: "ls", Cwd: "../"}); err == nil || !strings.Contains(err.Error(), `contains ".."`) {
 		t.Errorf("cwd with ..: %v", err)
 	}
-	if _, err := grants.OpenWorkspace(filepath.Join(real, "missing")); err == nil {
+	if _, err := openWorkspace(filepath.Join(real, "missing")); err == nil {
 		t.Error("a missing workspace opened")
 	}
 
 	none := func(...string) []string { return nil }
 	for _, tc := range []struct {
-		scope grants.AdminScope
+		scope adminScope
 		given []string
 		want  string
 	}{
-		{grants.AdminScope{}, nil, "-tool is required"},
-		{grants.AdminScope{Tool: "bash", Command: "ls", Cwd: "."}, []string{"-path"}, "-path is for file tools"},
-		{grants.AdminScope{Tool: "bash", Command: "ls", Prefix: "git", Cwd: "."}, nil, "exactly one of -command"},
-		{grants.AdminScope{Tool: "bash", Command: "ls"}, nil, "bash needs -cwd"},
-		{grants.AdminScope{Tool: "read_file", Path: "a"}, []string{"-cwd"}, "-cwd is for bash"},
-		{grants.AdminScope{Tool: "read_file"}, nil, "exactly one of -path"},
-		{grants.AdminScope{Tool: "curl"}, nil, `unknown tool "curl"`},
-		{grants.AdminScope{Tool: "list_files", Dir: "."}, nil, ""},
+		{adminScope{}, nil, "-tool is required"},
+		{adminScope{Tool: "bash", Command: "ls", Cwd: "."}, []string{"-path"}, "-path is for file tools"},
+		{adminScope{Tool: "bash", Command: "ls", Prefix: "git", Cwd: "."}, nil, "exactly one of -command"},
+		{adminScope{Tool: "bash", Command: "ls"}, nil, "bash needs -cwd"},
+		{adminScope{Tool: "read_file", Path: "a"}, []string{"-cwd"}, "-cwd is for bash"},
+		{adminScope{Tool: "read_file"}, nil, "exactly one of -path"},
+		{adminScope{Tool: "curl"}, nil, `unknown tool "curl"`},
+		{adminScope{Tool: "list_files", Dir: "."}, nil, ""},
 	} {
 		given := none
 		if tc.given != nil {
@@ -71,18 +71,18 @@ func TestAdminGrantorAndLine(t *testing.T) {
 	for _, tc := range []struct{ by, user, want string }{
 		{"", "ana", "admin:ana"}, {"bob", "ana", "admin:bob"}, {"admin:bob", "", "admin:bob"},
 	} {
-		if got, err := grants.AdminGrantor(tc.by, tc.user); err != nil || got != tc.want {
+		if got, err := adminGrantor(tc.by, tc.user); err != nil || got != tc.want {
 			t.Errorf("AdminGrantor(%q, %q) = %q, %v; want %q", tc.by, tc.user, got, err, tc.want)
 		}
 	}
 	for _, by := range []string{"", "a\tb"} {
-		if _, err := grants.AdminGrantor(by, ""); err == nil {
+		if _, err := adminGrantor(by, ""); err == nil {
 			t.Errorf("AdminGrantor(%q) accepted", by)
 		}
 	}
 	g := grants.Grant{ID: "x\ty", By: "admin:ana\nfake", CreatedAt: time.Unix(0, 0)}
-	if cols := strings.Split(g.Line(), "\t"); len(cols) != 5 || cols[4] != "never" || strings.Contains(g.Line(), "\n") {
-		t.Errorf("line %q: want 5 columns on one line, expires never", g.Line())
+	if cols := strings.Split(listingLine(g), "\t"); len(cols) != 5 || cols[4] != "never" || strings.Contains(listingLine(g), "\n") {
+		t.Errorf("line %q: want 5 columns on one line, expires never", listingLine(g))
 	}
 }
 
@@ -91,11 +91,11 @@ func TestAdminGrantorAndLine(t *testing.T) {
 func TestSplitIDs(t *testing.T) {
 	old := "-AAAAAAAAAAAAAAAAAAAAA" // 22 base64url characters
 	isFlag := func(name string) bool { return name == "session" || name == "config" }
-	flags, ids := grants.SplitIDs([]string{"-session", "s1", old, "--config=f"}, isFlag)
+	flags, ids := splitGrantIDs([]string{"-session", "s1", old, "--config=f"}, isFlag)
 	if !slices.Equal(flags, []string{"-session", "s1", "--config=f"}) || !slices.Equal(ids, []string{old}) {
 		t.Errorf("flags %q ids %q", flags, ids)
 	}
-	flags, ids = grants.SplitIDs([]string{"--", old}, isFlag)
+	flags, ids = splitGrantIDs([]string{"--", old}, isFlag)
 	if !slices.Equal(flags, []string{"--", old}) || len(ids) != 0 {
 		t.Errorf("after --: flags %q ids %q", flags, ids)
 	}

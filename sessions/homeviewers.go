@@ -1,8 +1,8 @@
-package pending
+package sessions
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -17,10 +17,11 @@ import (
 // them, which one replica claims before publishing, so N replicas watching
 // one viewer publish each change once, not N times.
 //
-// Redis: askops:{askops}:homes, a ZSET of user → until (µs), and
-// askops:{askops}:homes:shown, a HASH of user → digest, trimmed with the
-// ZSET. Neither is an Ask's state; both are bounded by the number of
-// people who open the Home.
+// Redis (NS is Options.Namespace): NS:{NS}:homes, a ZSET of user → until
+// (µs, by the Redis server's clock), and NS:{NS}:homes:shown, a HASH of
+// user → digest, trimmed with the ZSET. Neither is an Ask's state; both are
+// bounded by the number of people who open the Home. (The keys are the
+// ones the Ask store kept them under before they moved here.)
 
 // HomeViewers keeps the Home's viewers; both stores implement it.
 type HomeViewers interface {
@@ -42,23 +43,43 @@ var (
 	_ HomeViewers = (*MemoryStore)(nil)
 )
 
-func (k redisKeys) homes() string     { return k.prefix + "homes" }
-func (k redisKeys) homeShown() string { return k.prefix + "homes:shown" }
+func (r *RedisStore) homesKey() string {
+	return r.opts.Namespace + ":{" + r.opts.Namespace + "}:homes"
+}
+func (r *RedisStore) homeShownKey() string { return r.homesKey() + ":shown" }
 
 func checkViewer(op, user string) error {
 	if user == "" || len(user) > 64 {
-		return &Error{Store: "pending", Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("bad Home viewer %.40q", user)}
+		return invalid(op, "bad Home viewer %.40q", user)
 	}
 	return nil
 }
 
+// serverNowLua sets now to the time the script runs by the Redis server's
+// clock (µs), or to ARGV[1] when a test drives time with a fake clock.
+const serverNowLua = `
+local now = ARGV[1]
+if now == '' then
+  local t = redis.call('TIME')
+  now = t[1] .. string.format('%06d', tonumber(t[2]))
+end
+`
+
+// scriptNow is serverNowLua's ARGV[1]: "" (the server's clock) outside tests.
+func (r *RedisStore) scriptNow() string {
+	if r.opts.serverNow == nil {
+		return ""
+	}
+	return strconv.FormatInt(r.opts.serverNow().UnixMicro(), 10)
+}
+
 // AddHomeViewer implements HomeViewers.
-func (s *RedisStore) AddHomeViewer(ctx context.Context, user string, until time.Time) error {
+func (r *RedisStore) AddHomeViewer(ctx context.Context, user string, until time.Time) error {
 	if err := checkViewer("home_viewer", user); err != nil {
 		return err
 	}
-	if err := s.client.ZAdd(ctx, s.keys.homes(), redis.Z{Score: float64(until.UnixMicro()), Member: user}).Err(); err != nil {
-		return unavailable("home_viewer", err)
+	if err := r.rdb.ZAdd(ctx, r.homesKey(), redis.Z{Score: float64(until.UnixMicro()), Member: user}).Err(); err != nil {
+		return unavailable("home_viewer", err, "could not keep the Home viewer %s", user)
 	}
 	return nil
 }
@@ -73,10 +94,10 @@ return redis.call('ZRANGE', KEYS[1], 0, -1)
 `)
 
 // HomeViewers implements HomeViewers.
-func (s *RedisStore) HomeViewers(ctx context.Context) ([]string, error) {
-	users, err := homeViewersScript.Run(ctx, s.client, []string{s.keys.homes(), s.keys.homeShown()}, s.scriptNow()).StringSlice()
+func (r *RedisStore) HomeViewers(ctx context.Context) ([]string, error) {
+	users, err := homeViewersScript.Run(ctx, r.rdb, []string{r.homesKey(), r.homeShownKey()}, r.scriptNow()).StringSlice()
 	if err != nil {
-		return nil, unavailable("home_viewers", err)
+		return nil, unavailable("home_viewers", err, "could not list the Home viewers")
 	}
 	return users, nil
 }
@@ -93,21 +114,21 @@ return 1
 `)
 
 // ClaimHomeView implements HomeViewers.
-func (s *RedisStore) ClaimHomeView(ctx context.Context, user, digest string) (bool, error) {
+func (r *RedisStore) ClaimHomeView(ctx context.Context, user, digest string) (bool, error) {
 	if err := checkViewer("home_view", user); err != nil {
 		return false, err
 	}
-	n, err := claimHomeViewScript.Run(ctx, s.client, []string{s.keys.homeShown()}, user, digest).Int()
+	n, err := claimHomeViewScript.Run(ctx, r.rdb, []string{r.homeShownKey()}, user, digest).Int()
 	if err != nil {
-		return false, unavailable("home_view", err)
+		return false, unavailable("home_view", err, "could not claim the Home of %s", user)
 	}
 	return n == 1, nil
 }
 
 // ReleaseHomeView implements HomeViewers.
-func (s *RedisStore) ReleaseHomeView(ctx context.Context, user, digest string) error {
-	if err := releaseHomeViewScript.Run(ctx, s.client, []string{s.keys.homeShown()}, user, digest).Err(); err != nil {
-		return unavailable("home_view", err)
+func (r *RedisStore) ReleaseHomeView(ctx context.Context, user, digest string) error {
+	if err := releaseHomeViewScript.Run(ctx, r.rdb, []string{r.homeShownKey()}, user, digest).Err(); err != nil {
+		return unavailable("home_view", err, "could not release the Home of %s", user)
 	}
 	return nil
 }
@@ -120,11 +141,11 @@ type memoryHomes struct {
 }
 
 // AddHomeViewer implements HomeViewers.
-func (s *MemoryStore) AddHomeViewer(ctx context.Context, user string, until time.Time) error {
+func (m *MemoryStore) AddHomeViewer(ctx context.Context, user string, until time.Time) error {
 	if err := checkViewer("home_viewer", user); err != nil {
 		return err
 	}
-	h := &s.homes
+	h := &m.homes
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.until == nil {
@@ -135,9 +156,9 @@ func (s *MemoryStore) AddHomeViewer(ctx context.Context, user string, until time
 }
 
 // HomeViewers implements HomeViewers.
-func (s *MemoryStore) HomeViewers(ctx context.Context) ([]string, error) {
-	now := s.opts.now()
-	h := &s.homes
+func (m *MemoryStore) HomeViewers(ctx context.Context) ([]string, error) {
+	now := m.opts.Now()
+	h := &m.homes
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []string
@@ -153,11 +174,11 @@ func (s *MemoryStore) HomeViewers(ctx context.Context) ([]string, error) {
 }
 
 // ClaimHomeView implements HomeViewers.
-func (s *MemoryStore) ClaimHomeView(ctx context.Context, user, digest string) (bool, error) {
+func (m *MemoryStore) ClaimHomeView(ctx context.Context, user, digest string) (bool, error) {
 	if err := checkViewer("home_view", user); err != nil {
 		return false, err
 	}
-	h := &s.homes
+	h := &m.homes
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.shown == nil {
@@ -171,8 +192,8 @@ func (s *MemoryStore) ClaimHomeView(ctx context.Context, user, digest string) (b
 }
 
 // ReleaseHomeView implements HomeViewers.
-func (s *MemoryStore) ReleaseHomeView(ctx context.Context, user, digest string) error {
-	h := &s.homes
+func (m *MemoryStore) ReleaseHomeView(ctx context.Context, user, digest string) error {
+	h := &m.homes
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.shown[user] == digest {

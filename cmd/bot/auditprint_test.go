@@ -1,4 +1,4 @@
-package pending
+package main
 
 import (
 	"testing"
@@ -18,9 +18,9 @@ func TestParseSince(t *testing.T) {
 		{in: "-1h", wantErr: true},
 		{in: "yesterday", wantErr: true},
 	} {
-		got, err := ParseSince(tt.in, now)
+		got, err := parseSince(tt.in, now)
 		if (err != nil) != tt.wantErr || !got.Equal(tt.want) {
-			t.Errorf("ParseSince(%q) = %v, %v; want %v (error %v)", tt.in, got, err, tt.want, tt.wantErr)
+			t.Errorf("parseSince(%q) = %v, %v; want %v (error %v)", tt.in, got, err, tt.want, tt.wantErr)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package pending
+package main
 
 import (
 	"context"
@@ -6,16 +6,17 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/askops/askops/pending"
 )
 
-// This file is the audit trail's side of `bot audit`: what verify and
-// export print, and how export reads -since. The command keeps its flags
-// and exit codes.
+// What `bot audit` prints of the audit trail the store keeps: verify's
+// report and export's histories, and how export reads -since.
 
-// WriteVerify checks log's chain (against anchors) and writes the report
+// writeVerify checks log's chain (against anchors) and writes the report
 // to w: its summary, or the report as indented JSON. intact is false when
 // the chain is broken; err is set only when the check could not be made.
-func WriteVerify(ctx context.Context, log AuditLog, w io.Writer, asJSON bool, anchors ...AuditHead) (intact bool, err error) {
+func writeVerify(ctx context.Context, log pending.AuditLog, w io.Writer, asJSON bool, anchors ...pending.AuditHead) (intact bool, err error) {
 	r, err := log.VerifyAudit(ctx, anchors...)
 	if err != nil {
 		return false, err
@@ -29,19 +30,19 @@ func WriteVerify(ctx context.Context, log AuditLog, w io.Writer, asJSON bool, an
 	return r.Intact(), nil
 }
 
-// ExportSince writes to w, one JSON line each, the histories of the Asks
+// exportSince writes to w, one JSON line each, the histories of the Asks
 // with an event at or after from.
-func ExportSince(ctx context.Context, log AuditLog, w io.Writer, from time.Time) error {
+func exportSince(ctx context.Context, log pending.AuditLog, w io.Writer, from time.Time) error {
 	events, err := log.AuditSince(ctx, from)
 	if err != nil {
 		return err
 	}
-	return WriteHistories(w, Histories(events))
+	return pending.WriteHistories(w, pending.Histories(events))
 }
 
-// ParseSince reads export's -since: a Go duration back from now, or an
+// parseSince reads export's -since: a Go duration back from now, or an
 // RFC 3339 time.
-func ParseSince(s string, now time.Time) (time.Time, error) {
+func parseSince(s string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(s); err == nil {
 		if d < 0 {
 			return time.Time{}, fmt.Errorf("%q is negative; give how far back, e.g. 24h", s)

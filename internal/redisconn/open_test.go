@@ -1,4 +1,4 @@
-package pending
+package redisconn
 
 import (
 	"strings"
@@ -29,7 +29,7 @@ func TestParseRedisURL(t *testing.T) {
 		{url: "redis-cluster://u:p%40ss@n1?read_timeout=3", addrs: "n1:6379", cluster: true, user: "u", pass: "p@ss", timeout: 3 * time.Second},
 	}
 	for _, c := range cases {
-		o, err := parseRedisURL(c.url)
+		o, err := ParseURL(c.url)
 		if err != nil {
 			t.Errorf("%s: %v", c.url, err)
 			continue
@@ -72,12 +72,12 @@ func TestParseRedisURLRefusesBadURLs(t *testing.T) {
 		{"redis-cluster://n1:7000?password=hunter2", "unknown option"},
 	}
 	for _, c := range cases {
-		_, err := OpenRedis(c.url)
+		_, err := Open(c.url)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("OpenRedis(%q) = %v, want an error containing %q", c.url, err, c.want)
+			t.Errorf("Open(%q) = %v, want an error containing %q", c.url, err, c.want)
 		}
 		if err != nil && strings.Contains(err.Error(), "hunter2") {
-			t.Errorf("OpenRedis(%q) error shows the password: %v", c.url, err)
+			t.Errorf("Open(%q) error shows the password: %v", c.url, err)
 		}
 	}
 }
