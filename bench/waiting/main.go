@@ -1,0 +1,528 @@
+// Command waiting measures what `bot serve` costs while many API Asks wait
+// for a human: it builds the bot, starts a redis-server on a free loopback
+// port (or uses the in-memory store), optionally a fake Slack speaking the
+// real wire protocol (internal/fakeslack), starts `bot serve` against
+// them, creates N Asks through POST /v1/asks (1 KB commands, many
+// sessions), keeps every one alive the way a client does (an Ask nobody
+// polls is cancelled after its lease, pending.DefaultLeaseTTL), and then
+// reads the serve's RSS, heap, goroutines and Redis connections.
+//
+// The Asks are kept alive by short polls (GET /v1/asks/{id}, no wait)
+// round-robin over a bounded number of connections, each Ask polled about
+// every -poll-every: real clients long-poll (one connection each), and a
+// held connection costs the serve a goroutine whatever askops does; this
+// measures what askops itself holds per waiting Ask.
+//
+//	go run ./bench/waiting -n 10000 -slack
+//	go run ./bench/waiting -n 10000 -store memory
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/askops/askops/internal/fakeslack"
+)
+
+const apiToken = "bench-waiting-token-0123456789abcdef"
+
+type options struct {
+	n         int
+	sessions  int
+	store     string // redis or memory
+	slack     bool
+	bin       string
+	workers   int // polling connections
+	creators  int // creating connections
+	pollEvery time.Duration
+	hold      time.Duration
+	keep      bool
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.n, "n", 10000, "Asks to create and keep waiting")
+	flag.IntVar(&o.sessions, "sessions", 500, "agent sessions the Asks are spread over")
+	flag.StringVar(&o.store, "store", "redis", "redis (a real redis-server on a free port) or memory")
+	flag.BoolVar(&o.slack, "slack", false, "serve with Slack (the fake Slack); else the console alone")
+	flag.StringVar(&o.bin, "bin", "", "a built bot (default: go build ./cmd/bot into a temp dir)")
+	flag.IntVar(&o.workers, "workers", 48, "connections polling Asks")
+	flag.IntVar(&o.creators, "creators", 8, "connections creating Asks (fewer than the pollers, so the polls keep up while Asks are created)")
+	flag.DurationVar(&o.pollEvery, "poll-every", 3*time.Second, "how often each Ask is polled (its lease is 6 s)")
+	flag.DurationVar(&o.hold, "hold", 15*time.Second, "how long the Asks wait after the last create before the serve is measured")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temp dir (logs, config)")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "waiting:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	dir, err := os.MkdirTemp("", "askops-waiting-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Println("dir:", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	bin := o.bin
+	if bin == "" {
+		bin = filepath.Join(dir, "bot")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/bot")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("go build: %w", err)
+		}
+	}
+
+	redisURL, redisPort := "", ""
+	if o.store == "redis" {
+		port, stop, err := startRedis(dir)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		redisPort = port
+		redisURL = "redis://127.0.0.1:" + port
+	} else if o.store != "memory" {
+		return fmt.Errorf("-store: want redis or memory, got %q", o.store)
+	}
+
+	var slack *fakeslack.Server
+	if o.slack {
+		if slack, err = fakeslack.Start(fakeslack.Options{}); err != nil {
+			return err
+		}
+		defer slack.Close()
+	}
+	listen, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	cfgPath := filepath.Join(dir, "bench.yaml")
+	if err := os.WriteFile(cfgPath, []byte(config(slack, listen, redisURL)), 0o600); err != nil {
+		return err
+	}
+	cmd := exec.Command(bin, "serve", "-config", cfgPath)
+	logf, err := os.Create(filepath.Join(dir, "serve.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "ASKOPS_LOCAL_ENDPOINT="+filepath.Join(dir, "local.json"), "XDG_RUNTIME_DIR="+dir)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}()
+	base := "http://" + listen
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	if err := waitReady(ctx, base, cmd); err != nil {
+		return fmt.Errorf("serve never became ready: %w (log: %s)", err, tailFile(logf.Name()))
+	}
+	token := apiToken
+	if slack == nil {
+		b, err := os.ReadFile(filepath.Join(dir, "local.json"))
+		if err != nil {
+			return fmt.Errorf("the local endpoint file: %w", err)
+		}
+		var e struct {
+			Token string `json:"token"`
+		}
+		if err := json.Unmarshal(b, &e); err != nil {
+			return err
+		}
+		token = e.Token
+	}
+	pid := cmd.Process.Pid
+	fmt.Printf("serve pid %d, store %s, slack %v, %d Asks over %d sessions, created by %d connections, each polled every %s by %d connections\n",
+		pid, o.store, o.slack, o.n, o.sessions, o.creators, o.pollEvery, o.workers)
+	report(ctx, "idle", base, pid, redisPort)
+
+	cl := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.workers, MaxConnsPerHost: o.workers}}
+	creating := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.creators, MaxConnsPerHost: o.creators}}
+	ids := make([]string, o.n)
+	var failed atomic.Int64
+	started := time.Now()
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range o.creators {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= o.n {
+					return
+				}
+				id, err := create(ctx, creating, base, token, i, o.sessions)
+				if err != nil {
+					if failed.Add(1) <= 3 {
+						fmt.Fprintln(os.Stderr, "create:", err)
+					}
+					continue
+				}
+				ids[i] = id
+			}
+		})
+	}
+	// Keep the Asks alive while they are created: a poller sweeps the ids
+	// made so far.
+	pollCtx, stopPolls := context.WithCancel(ctx)
+	var polls sync.WaitGroup
+	var stats pollStats
+	polls.Go(func() { poll(pollCtx, cl, base, token, ids, o, &stats) })
+	wg.Wait()
+	created := time.Since(started)
+	fmt.Printf("created %d Asks in %s (%.0f/s), %d failed\n", o.n-int(failed.Load()), created.Round(time.Millisecond), float64(o.n)/created.Seconds(), failed.Load())
+	if slack != nil {
+		first, last, n := posted(slack, started)
+		fmt.Printf("slack: %d messages posted; first %s, last %s after the first create\n", n, first.Round(time.Millisecond), last.Round(time.Millisecond))
+	}
+	report(ctx, "created", base, pid, redisPort)
+	time.Sleep(o.hold)
+	if slack != nil {
+		first, last, n := posted(slack, started)
+		fmt.Printf("slack: %d messages posted; first %s, last %s after the first create\n", n, first.Round(time.Millisecond), last.Round(time.Millisecond))
+	}
+	report(ctx, fmt.Sprintf("waiting %s", o.hold), base, pid, redisPort)
+	stopPolls()
+	polls.Wait()
+	pending, ended := stats.pending.Load(), stats.ended.Load()
+	fmt.Printf("polls: %d answered pending, %d answered ended, %d failed; slowest round %s\n", pending, ended, stats.failed.Load(), time.Duration(stats.slowestRound.Load()).Round(time.Millisecond))
+	return nil
+}
+
+// config is a serve's config: the API on, policy mode ask (every API call
+// waits for a human), approvals long enough to outlast the measurement.
+func config(slack *fakeslack.Server, listen, redisURL string) string {
+	var b strings.Builder
+	if slack != nil {
+		fmt.Fprintf(&b, `slack:
+  mode: http
+  bot_token: %q
+  app_token: %q
+  signing_secret: %q
+  api_url: %q
+  approval_channel: CAPPROVALS
+  command: /askops
+http:
+  listen: %q
+api:
+  tokens:
+    - {name: bench, token: %q, scopes: [ask]}
+`, slack.BotToken(), slack.AppToken(), slack.SigningSecret(), slack.APIURL(), listen, apiToken)
+	} else {
+		fmt.Fprintf(&b, "console:\n  listen: %q\n", listen)
+	}
+	if redisURL != "" {
+		fmt.Fprintf(&b, "redis:\n  url: %q\n", redisURL)
+	}
+	b.WriteString(`approvals:
+  timeout: 30m
+  session_ttl: 1h
+  approvers:
+    users: [UAPPROVER1]
+policy:
+  mode: ask
+log:
+  level: warn
+`)
+	return b.String()
+}
+
+// create makes Ask i: a 1 KB command in one of the sessions.
+func create(ctx context.Context, cl *http.Client, base, token string, i, sessions int) (string, error) {
+	cmd := fmt.Sprintf("echo ask-%d %s", i, strings.Repeat("x", 1024))
+	input, _ := json.Marshal(map[string]string{"command": cmd[:1024]})
+	body, _ := json.Marshal(map[string]any{"session_id": fmt.Sprintf("bench-session-%d", i%sessions), "tool": "Bash", "input": json.RawMessage(input), "cwd": "/tmp"})
+	code, b, err := do(ctx, cl, http.MethodPost, base+"/v1/asks", token, body)
+	if err != nil {
+		return "", err
+	}
+	if code != http.StatusCreated {
+		return "", fmt.Errorf("POST /v1/asks: %d %s", code, b)
+	}
+	var a struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(b, &a); err != nil {
+		return "", err
+	}
+	return a.ID, nil
+}
+
+type pollStats struct {
+	pending, ended, failed atomic.Int64
+	slowestRound           atomic.Int64
+}
+
+// poll keeps every created Ask's lease: rounds over ids, each round spread
+// over o.workers connections and paced to take about o.pollEvery.
+func poll(ctx context.Context, cl *http.Client, base, token string, ids []string, o options, st *pollStats) {
+	for ctx.Err() == nil {
+		start := time.Now()
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		per := o.pollEvery / time.Duration(max(1, o.n/o.workers))
+		for range o.workers {
+			wg.Go(func() {
+				tick := time.Now()
+				for ctx.Err() == nil {
+					i := int(next.Add(1)) - 1
+					if i >= len(ids) {
+						return
+					}
+					id := ids[i]
+					if id == "" {
+						continue
+					}
+					code, b, err := do(ctx, cl, http.MethodGet, base+"/v1/asks/"+id, token, nil)
+					switch {
+					case err != nil || code != http.StatusOK:
+						if ctx.Err() == nil {
+							st.failed.Add(1)
+						}
+					case bytes.Contains(b, []byte(`"status":"pending"`)):
+						st.pending.Add(1)
+					default:
+						if st.ended.Add(1) <= 3 {
+							fmt.Fprintf(os.Stderr, "ask %s ended: %s", id, b)
+						}
+					}
+					tick = tick.Add(per)
+					if d := time.Until(tick); d > 0 {
+						select {
+						case <-ctx.Done():
+						case <-time.After(d):
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if d := time.Since(start); int64(d) > st.slowestRound.Load() && ctx.Err() == nil {
+			st.slowestRound.Store(int64(d))
+		}
+		if d := o.pollEvery - time.Since(start); d > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(d):
+			}
+		}
+	}
+}
+
+func do(ctx context.Context, cl *http.Client, method, url, token string, body []byte) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := cl.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// posted is how many messages (Asks and the sessions' thread heads) the fake Slack holds and when the first
+// and last were posted, after start.
+func posted(s *fakeslack.Server, start time.Time) (first, last time.Duration, n int) {
+	for _, m := range s.Messages() {
+		at, ok := tsTime(m.TS)
+		if !ok {
+			continue
+		}
+		d := at.Sub(start)
+		if n == 0 || d < first {
+			first = d
+		}
+		if d > last {
+			last = d
+		}
+		n++
+	}
+	return first, last, n
+}
+
+// tsTime reads a Slack ts ("1700000000.000100") as the time it was posted.
+func tsTime(ts string) (time.Time, bool) {
+	sec, frac, ok := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if !ok || err != nil {
+		return time.Time{}, false
+	}
+	us, _ := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	return time.Unix(s, us*1000), true
+}
+
+// report prints the serve's RSS, heap and goroutines, and Redis's clients.
+func report(ctx context.Context, phase, base string, pid int, redisPort string) {
+	rss := procStatus(pid, "VmRSS")
+	m := metricsOf(ctx, base)
+	line := fmt.Sprintf("%-12s RSS %s  heap_inuse %s  stack_inuse %s  goroutines %s",
+		phase, rss, mb(m["go_memstats_heap_inuse_bytes"]), mb(m["go_memstats_stack_inuse_bytes"]), m["go_goroutines"])
+	if redisPort != "" {
+		line += "  redis_clients " + redisClients(redisPort)
+	}
+	fmt.Println(line)
+}
+
+func mb(s string) string {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f MB", f/1e6)
+}
+
+func procStatus(pid int, key string) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			f := strings.Fields(v)
+			if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
+				return fmt.Sprintf("%.1f MB", kb/1024)
+			}
+		}
+	}
+	return "?"
+}
+
+func metricsOf(ctx context.Context, base string) map[string]string {
+	out := map[string]string{}
+	_, b, err := do(ctx, http.DefaultClient, http.MethodGet, base+"/metrics", "", nil)
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, v, ok := strings.Cut(line, " "); ok && !strings.HasPrefix(line, "#") {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// redisClients is the number of client connections Redis holds, less the
+// one asking.
+func redisClients(port string) string {
+	out, err := exec.Command("redis-cli", "-p", port, "info", "clients").Output()
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_clients:"); ok {
+			n, _ := strconv.Atoi(v)
+			return strconv.Itoa(n - 1)
+		}
+	}
+	return "?"
+}
+
+// startRedis starts a redis-server on a free loopback port, without
+// persistence.
+func startRedis(dir string) (port string, stop func(), err error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return "", nil, err
+	}
+	_, port, _ = net.SplitHostPort(addr)
+	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "Ready to accept connections") {
+			go func() { _, _ = io.Copy(io.Discard, out) }()
+			return port, stop, nil
+		}
+	}
+	stop()
+	return "", nil, errors.New("redis-server did not start")
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func waitReady(ctx context.Context, base string, cmd *exec.Cmd) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for {
+		code, _, err := do(ctx, http.DefaultClient, http.MethodGet, base+"/readyz", "", nil)
+		if err == nil && code == http.StatusOK {
+			return nil
+		}
+		if cmd.ProcessState != nil {
+			return errors.New("serve exited")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %d %v)", ctx.Err(), code, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func tailFile(p string) string {
+	b, _ := os.ReadFile(p)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
