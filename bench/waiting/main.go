@@ -54,6 +54,7 @@ type options struct {
 	pollEvery time.Duration
 	hold      time.Duration
 	keep      bool
+	redisQS   string // appended to the redis URL, e.g. pool_size=20
 }
 
 func main() {
@@ -68,6 +69,7 @@ func main() {
 	flag.DurationVar(&o.pollEvery, "poll-every", 3*time.Second, "how often each Ask is polled (its lease is 6 s)")
 	flag.DurationVar(&o.hold, "hold", 15*time.Second, "how long the Asks wait after the last create before the serve is measured")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temp dir (logs, config)")
+	flag.StringVar(&o.redisQS, "redis-query", "", "query appended to the redis URL (e.g. pool_size=20)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "waiting:", err)
@@ -104,6 +106,9 @@ func run(o options) error {
 		defer stop()
 		redisPort = port
 		redisURL = "redis://127.0.0.1:" + port
+		if o.redisQS != "" {
+			redisURL += "?" + o.redisQS
+		}
 	} else if o.store != "memory" {
 		return fmt.Errorf("-store: want redis or memory, got %q", o.store)
 	}
