@@ -169,10 +169,7 @@ func (n *Notifier) postNext(ctx context.Context, channel string) {
 	var msg Message
 	take := 1
 	if n.cfg.Asks != nil && len(cq.waiting) > 1 {
-		asks := make([]pending.Ask, len(cq.waiting))
-		for i, q := range cq.waiting {
-			asks[i] = q.ask
-		}
+		asks := queuedHead(cq.waiting)
 		if k := n.fitBatch(nil, asks); k > 1 {
 			take, msg = k, n.renderBatch(asks[:k])
 		}
@@ -235,10 +232,7 @@ func (n *Notifier) joinBatch(ctx context.Context, channel string) bool {
 		n.mu.Unlock()
 		return false
 	}
-	waiting := make([]pending.Ask, len(cq.waiting))
-	for i, q := range cq.waiting {
-		waiting[i] = q.ask
-	}
+	waiting := queuedHead(cq.waiting)
 	k := n.fitBatch(b.asks, waiting)
 	if k == 0 {
 		cq.batch = nil // full: the next slot opens another
@@ -308,6 +302,18 @@ func (n *Notifier) takeDown(ctx context.Context, channel, ts string) {
 		slack.MsgOptionBlocks(sectionBlock("askops_batch_down", text))); err != nil {
 		n.log.Warn("could not take down a batch message", "channel", channel, "ts", ts, "err", err)
 	}
+}
+
+// queuedHead is the Asks at the head of a queue that one batch message
+// could show: every entry takes a block at least, so no more than a
+// message's blocks. (10,000 queued Asks copied whole for every slot were
+// most of a backed-up serve's garbage.)
+func queuedHead(waiting []*queuedAsk) []pending.Ask {
+	asks := make([]pending.Ask, min(len(waiting), MaxMessageBlocks))
+	for i := range asks {
+		asks[i] = waiting[i].ask
+	}
+	return asks
 }
 
 // fitBatch is how many of more fit in one batch message after shown (the
