@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/policy"
@@ -55,7 +56,7 @@ func (a *app) teamURL(ctx context.Context) (string, error) {
 // configured every API call is refused (401) and the hook endpoint answers
 // deny: mounted anyway, since a 404 would let Claude Code's call through.
 func (a *app) newAPI() (*gateway.Service, *gateway.API, error) {
-	tokens, err := a.cfg.API.GatewayTokens()
+	tokens, err := gatewayTokens(a.cfg.API)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -70,4 +71,13 @@ func (a *app) newAPI() (*gateway.Service, *gateway.API, error) {
 // grant store: what the agent's runs and the gateway judge calls with.
 func (a *app) policy() (*policy.Engine, error) {
 	return policy.New(policy.Config{Rules: a.cfg.Policy.Rules, Mode: policy.Mode(a.cfg.Policy.Mode), Grants: a.Grants, Logger: a.log.With("component", "policy")})
+}
+
+// gatewayTokens is the gateway's view of the (validated) api.tokens.
+func gatewayTokens(c config.APIConfig) (*gateway.Tokens, error) {
+	cfgs := make([]gateway.TokenConfig, len(c.Tokens))
+	for i, t := range c.Tokens {
+		cfgs[i] = gateway.TokenConfig{Name: t.Name, Value: t.Value().Reveal(), Scopes: t.Scopes, Workspace: t.Workspace}
+	}
+	return gateway.NewTokens(cfgs)
 }
