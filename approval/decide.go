@@ -124,6 +124,20 @@ type Vote struct {
 	Bind func(ctx context.Context, a *pending.Ask) error
 }
 
+// OutcomeOf reads a decision as the console's form and the API spell it:
+// "approve", "approve_session" or "deny".
+func OutcomeOf(word string) (pending.Outcome, bool) {
+	switch word {
+	case "approve":
+		return pending.Approved, true
+	case "approve_session":
+		return pending.ApprovedSession, true
+	case "deny":
+		return pending.Denied, true
+	}
+	return "", false
+}
+
 // Kind is how a vote went.
 type Kind string
 

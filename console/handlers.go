@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
@@ -106,15 +107,8 @@ func (c *Console) serveLive(w http.ResponseWriter, r *http.Request, s *session) 
 // (decide.go).
 func (c *Console) serveDecide(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
-	var outcome pending.Outcome
-	switch r.PostForm.Get("action") {
-	case "approve":
-		outcome = pending.Approved
-	case "approve_session":
-		outcome = pending.ApprovedSession
-	case "deny":
-		outcome = pending.Denied
-	default:
+	outcome, ok := approval.OutcomeOf(r.PostForm.Get("action"))
+	if !ok {
 		c.flash(w, r, s, http.StatusBadRequest, "Unknown action; nothing changed.")
 		return
 	}

@@ -431,17 +431,11 @@ func (api *API) decide(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	if err := decodeBody(r, &b); err != nil {
 		return 0, nil, err
 	}
-	var outcome pending.Outcome
-	switch b.Decision {
-	case "approve":
-		outcome = pending.Approved
-	case "approve_session":
-		outcome = pending.ApprovedSession
-	case "deny":
-		outcome = pending.Denied
-	case "":
+	outcome, ok := approval.OutcomeOf(b.Decision)
+	switch {
+	case b.Decision == "":
 		return 0, nil, badRequest("decision: required (approve, approve_session or deny)")
-	default:
+	case !ok:
 		return 0, nil, badRequest("decision: want approve, approve_session or deny, got %q", b.Decision)
 	}
 	if len(b.Reason) > 2000 {

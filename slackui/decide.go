@@ -130,22 +130,9 @@ func (i *Interactions) clickWorded(cb slack.InteractionCallback, askID string, r
 			i.ephemeral(cb, alreadyDecidedText(res.Ask)) // the Decider brings the messages in step
 			return nil
 		}
-		i.ephemeral(cb, "This request was already decided; your click changed nothing.")
-	case approval.Unknown:
-		i.ephemeral(cb, "askops no longer knows this request (it ended long ago or never existed); nothing will run because of it.")
-		if buttonFor(cb.Message.Blocks.BlockSet, ActionApprove, askID) {
-			// Only a message that is this Ask's own loses its buttons.
-			i.replaceUnknown(cb)
-		}
-		return nil
-	case approval.Invalid:
-		i.ephemeral(cb, "This button does not carry a valid request; nothing changed.")
-	case approval.NotDurable:
-		i.ephemeral(cb, pending.NotDurableNotice)
-	default:
-		i.ephemeral(cb, "askops could not record your decision right now; nothing changed. Please try again in a moment.")
 	}
-	return fmt.Errorf("decide ask %q: %w", askID, res.Err)
+	// The store's refusals and failures, in the words of any click's.
+	return i.notDecided(cb, askID, res.Err)
 }
 
 // formVote is the deny-reason form's vote: the modal was opened from
