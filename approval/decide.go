@@ -273,7 +273,15 @@ func (d *Decider) Decide(ctx context.Context, v Vote) (Result, error) {
 		}
 	}
 	if _, done := a.Outcome(); done {
-		d.inStep(v, a, 0)
+		// Whoever ended it brought its messages in step (the deciding
+		// vote, the waiter, the sweep). Only a late click re-renders: the
+		// message it came from may be a stale copy. (A form or an API call
+		// read as ended adds no update: one from the API delayed a sweep's
+		// update on the same replica past TestKilledAskerEndsItsAsk's
+		// wait.)
+		if v.On != nil {
+			d.inStep(v, a, 0)
+		}
 		return Result{Kind: AlreadyDecided, Ask: a, Before: a, Known: true}, nil
 	}
 	if r, refused := d.refuse(ctx, v, a); refused {
