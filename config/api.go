@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"path"
 	"strings"
-
-	"github.com/askops/askops/gateway"
 )
 
 // APIConfig is the gateway's HTTP API (api: in the file): who may call it.
@@ -99,10 +97,18 @@ func (c APIConfig) problems(cmd Command) Problems {
 			add(key+".workspace", "want an absolute, clean path, got %q", w)
 		}
 		for j, s := range t.Scopes {
-			if s != string(gateway.ScopeAsk) && s != string(gateway.ScopeDecide) {
+			if s != ScopeAsk && s != ScopeDecide {
 				add(fmt.Sprintf("%s.scopes[%d]", key, j), "unknown scope %q (want ask or decide)", s)
 			}
 		}
 	}
 	return ps
 }
+
+// The API's scopes, as api.tokens[].scopes names them: gateway.ScopeAsk
+// and gateway.ScopeDecide (api_test.go pins that they agree). They are
+// spelled here so the config links no front door.
+const (
+	ScopeAsk    = "ask"
+	ScopeDecide = "decide"
+)

@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/askops/askops/gateway"
 )
 
 // The api: block: tokens from the file or the environment, every mistake
@@ -20,6 +22,16 @@ func TestAPIConfig(t *testing.T) {
 	}
 	if c.API.Tokens[0].Value().Reveal() != "ana-token-from-env" || c.API.Tokens[1].Value().Reveal() != secret {
 		t.Errorf("token values not resolved")
+	}
+	cfgs := make([]gateway.TokenConfig, len(c.API.Tokens))
+	for i, tk := range c.API.Tokens {
+		cfgs[i] = gateway.TokenConfig{Name: tk.Name, Value: tk.Value().Reveal(), Scopes: tk.Scopes, Workspace: tk.Workspace}
+	}
+	if _, err := gateway.NewTokens(cfgs); err != nil {
+		t.Errorf("gateway refuses the validated tokens: %v", err)
+	}
+	if ScopeAsk != string(gateway.ScopeAsk) || ScopeDecide != string(gateway.ScopeDecide) {
+		t.Errorf("config's scopes %q, %q are not the gateway's %q, %q", ScopeAsk, ScopeDecide, gateway.ScopeAsk, gateway.ScopeDecide)
 	}
 
 	for _, tc := range []struct{ name, yaml, want string }{

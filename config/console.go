@@ -7,7 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/askops/askops/console"
+	"github.com/askops/askops/internal/consoleuser"
 )
 
 // ConsoleConfig is the local approvals console (package console).
@@ -65,7 +65,7 @@ func (c Config) consoleProblems(cmd Command) Problems {
 		}
 	}
 	if c.Console.User != "" {
-		if err := console.CheckName(c.Console.User); err != nil {
+		if err := consoleuser.Check(c.Console.User); err != nil {
 			ps = append(ps, Problem{Key: "console.user", Msg: err.Error()})
 		}
 	}
@@ -88,7 +88,7 @@ func (c Config) People(getenv func(string) string) map[string]string {
 		}
 	}
 	if c.Console.SlackUser != "" {
-		people[console.DeciderPrefix+c.ConsoleUser(getenv)] = c.Console.SlackUser
+		people[consoleuser.DeciderPrefix+c.ConsoleUser(getenv)] = c.Console.SlackUser
 	}
 	return people
 }
@@ -121,7 +121,7 @@ func LocalServe(getenv func(string) string) (Config, Problems) {
 // else "local".
 func (c Config) ConsoleUser(getenv func(string) string) string {
 	for _, u := range []string{c.Console.User, getenv("USER")} {
-		if u != "" && console.CheckName(u) == nil {
+		if u != "" && consoleuser.Check(u) == nil {
 			return u
 		}
 	}

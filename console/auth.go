@@ -2,14 +2,13 @@ package console
 
 import (
 	"crypto/subtle"
-	"errors"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/askops/askops/internal/recordid"
+
+	"github.com/askops/askops/internal/consoleuser"
 )
 
 // cookieName is the session cookie.
@@ -90,19 +89,7 @@ func (a *auth) end(id string) {
 
 // CheckName refuses a decider name that could pose as something else in
 // the audit trail or a Slack message.
-func CheckName(name string) error {
-	switch {
-	case name == "":
-		return errors.New("console: no user name to decide as (console.user or $USER)")
-	case len(name) > 64:
-		return errors.New("console: user name longer than 64 bytes")
-	case strings.ContainsFunc(name, func(r rune) bool {
-		return unicode.IsSpace(r) || !unicode.IsPrint(r) || strings.ContainsRune("<>&@|*_~`", r)
-	}):
-		return errors.New("console: user name may not hold spaces, control characters or any of <>&@|*_~`")
-	}
-	return nil
-}
+func CheckName(name string) error { return consoleuser.Check(name) }
 
 // serveSignIn is GET /signin?token=…: spend the one-time token, set the
 // session cookie, and go to the list. The token leaves the address bar at

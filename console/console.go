@@ -27,7 +27,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/consoleuser"
 	"github.com/askops/askops/pending"
 )
 
@@ -102,6 +104,8 @@ type Console struct {
 	log  *slog.Logger
 	auth *auth
 	page *pages
+	// decider judges the console's votes (decide.go).
+	decider *approval.Decider
 
 	mu       sync.RWMutex // guards closed against inflight.Add racing Close's Wait
 	closed   bool
@@ -110,7 +114,7 @@ type Console struct {
 
 // DeciderPrefix marks a decision taken in the console: the decider is
 // "console:<name>".
-const DeciderPrefix = "console:"
+const DeciderPrefix = consoleuser.DeciderPrefix
 
 // New checks cfg and returns a Console.
 func New(cfg Config) (*Console, error) {
@@ -138,12 +142,14 @@ func New(cfg Config) (*Console, error) {
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 12 * time.Hour
 	}
-	return &Console{
+	c := &Console{
 		cfg:  cfg,
 		log:  cfg.Logger,
 		auth: newAuth(cfg.Now, cfg.SessionTTL),
 		page: newPages(),
-	}, nil
+	}
+	c.decider = c.newDecider()
+	return c, nil
 }
 
 // SignInLink mints a one-time sign-in token and returns the link that

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
@@ -100,22 +101,14 @@ func (c *Console) serveLive(w http.ResponseWriter, r *http.Request, s *session) 
 }
 
 // serveDecide is POST /asks/{id}: action=approve|approve_session|deny, with
-// an optional reason for deny. It mirrors a Slack click: the decision is
-// the store's compare-and-set (the first wins, wherever it came from); a
-// late one is told who decided first; a "for session" the Ask did not offer
-// is refused; the grant itself is recorded by the waiting side, only
-// because this decision won.
+// an optional reason for deny, and grant_ttl with approve_session. It
+// parses the form, lets the approval Decider judge the vote (the same
+// rules as a Slack click or an API decision) and words its Result
+// (decide.go).
 func (c *Console) serveDecide(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
-	var outcome pending.Outcome
-	switch r.PostForm.Get("action") {
-	case "approve":
-		outcome = pending.Approved
-	case "approve_session":
-		outcome = pending.ApprovedSession
-	case "deny":
-		outcome = pending.Denied
-	default:
+	outcome, ok := approval.OutcomeOf(r.PostForm.Get("action"))
+	if !ok {
 		c.flash(w, r, s, http.StatusBadRequest, "Unknown action; nothing changed.")
 		return
 	}
@@ -126,84 +119,15 @@ func (c *Console) serveDecide(w http.ResponseWriter, r *http.Request, s *session
 			reason = string(rs[:MaxDenyReason]) + "…"
 		}
 	}
-	life, why := c.grantTTL(r.PostForm.Get("grant_ttl"), outcome) // granttl.go
-	if why != "" {
-		c.flash(w, r, s, http.StatusBadRequest, why)
-		return
+	v := c.vote(id, outcome, reason, s)
+	if form := r.PostForm.Get("grant_ttl"); form != "" {
+		v.Life, _ = time.ParseDuration(form) // malformed: 0, which no duration is
+		v.LifeChosen = true
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), c.cfg.DecideTimeout)
 	defer cancel()
-	a, err := c.cfg.Asks.Get(ctx, id)
-	if err != nil {
-		c.notDecided(w, r, s, id, err)
-		return
-	}
-	if _, done := a.Outcome(); done {
-		c.flash(w, r, s, http.StatusConflict, alreadyDecided(a))
-		return
-	}
-	if outcome == pending.ApprovedSession && c.cfg.ScopeText(a) == "" {
-		c.flash(w, r, s, http.StatusBadRequest, "This request offers no approval for the session (it has no session, or no scope can be stated); nothing changed.")
-		return
-	}
-	by := DeciderPrefix + s.name
-	if why := c.refuseBallot(ctx, a, outcome, by); why != "" {
-		c.flash(w, r, s, http.StatusForbidden, why)
-		return
-	}
-	final, err := c.cfg.Asks.Cast(ctx, id, pending.Ballot{Outcome: outcome, By: by, Reason: reason, GrantTTL: life})
-	if open, ok := pending.RepeatVote(err); ok {
-		c.flash(w, r, s, http.StatusConflict, repeatVote(open))
-		return
-	}
-	if err != nil {
-		c.notDecided(w, r, s, id, err)
-		return
-	}
-	if final.Status == pending.StatusPending { // a quorum vote, counted
-		c.decided(final)
-		c.flash(w, r, s, http.StatusOK, voteCounted(a, final))
-		return
-	}
-	c.log.Info("ask decided", "ask", final.ID, "outcome", outcome, "by", by)
-	c.decided(final)
-	http.Redirect(w, r, "/", http.StatusSeeOther)
-}
-
-// decided brings the other channels' copy in step and wakes the pages.
-func (c *Console) decided(a pending.Ask) {
-	c.cfg.Live.wake()
-	if a.Channel == "" && a.MessageTS == "" {
-		return
-	}
-	for _, m := range c.cfg.Messages {
-		c.background("message update", func(ctx context.Context) error { return m.Update(ctx, a) })
-	}
-}
-
-// notDecided says why a decision changed nothing.
-func (c *Console) notDecided(w http.ResponseWriter, r *http.Request, s *session, id string, err error) {
-	switch pending.ErrorCode(err) {
-	case pending.CodeConflict:
-		if first, ok := pending.ConflictAsk(err); ok {
-			c.decided(first) // bring every copy in step with the winner
-			c.flash(w, r, s, http.StatusConflict, alreadyDecided(first))
-			return
-		}
-		c.flash(w, r, s, http.StatusConflict, "This request was already decided; your click changed nothing.")
-	case pending.CodeNotFound:
-		c.flash(w, r, s, http.StatusNotFound, "askops no longer knows this request (it ended long ago or never existed); nothing will run because of it.")
-	case pending.CodeInvalid:
-		c.flash(w, r, s, http.StatusBadRequest, "This form does not name a valid request; nothing changed.")
-	default:
-		if pending.NotDurable(err) {
-			c.log.Warn("console: decision recorded, not yet durable", "ask", id, "err", err)
-			c.flash(w, r, s, http.StatusAccepted, pending.NotDurableNotice)
-			return
-		}
-		c.log.Warn("console: decision not recorded", "ask", id, "err", err)
-		c.flash(w, r, s, http.StatusServiceUnavailable, "askops could not record your decision right now; nothing changed. Please try again in a moment.")
-	}
+	res, _ := c.decider.Decide(ctx, v)
+	c.worded(w, r, s, id, res)
 }
 
 // serveRevoke is POST /grants/revoke: session (empty for a standing

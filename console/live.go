@@ -43,7 +43,7 @@ func (l *Live) Update(ctx context.Context, a pending.Ask) error {
 }
 
 // UpdateExpired wakes the open pages after a sweep expired asks (the shape
-// of slackui.ExpiredUpdater, so the wiring can chain it).
+// of approval.ExpiredUpdater, so the wiring can chain it).
 func (l *Live) UpdateExpired(ctx context.Context, asks []pending.Ask) {
 	if len(asks) > 0 {
 		l.wake()

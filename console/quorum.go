@@ -1,7 +1,6 @@
 package console
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -31,23 +30,6 @@ import (
 func startedBy(a pending.Ask, user string) bool {
 	s := a.StartedBy
 	return user != "" && (s == user || s == DeciderPrefix+user || strings.HasPrefix(s, user+"@"))
-}
-
-// refuseBallot says why the console's user may not cast outcome on a, or
-// "" if they may; a self-approval refusal is audited.
-func (c *Console) refuseBallot(ctx context.Context, a pending.Ask, outcome pending.Outcome, by string) string {
-	switch {
-	case outcome == pending.ApprovedSession && a.Needed() > 1:
-		return fmt.Sprintf("This request needs %d approvals from different people, so approval for the session is not offered; nothing changed.", a.Needed())
-	case outcome.Approves() && !c.cfg.SelfApproval && startedBy(a, c.cfg.User):
-		_, err := c.cfg.Asks.AppendEvent(ctx, pending.Event{Kind: pending.EventRefused, AskID: a.ID, RunID: a.RunID, Tool: a.Tool,
-			Outcome: outcome, By: by, Reason: "self-approval: " + a.StartedBy + " started the run"})
-		if err != nil {
-			c.log.Warn("console: could not audit a refused self-approval", "ask", a.ID, "err", err)
-		}
-		return "You started this run (" + a.StartedBy + "), so you may not approve its requests (approvals.self_approval is off): another approver must. You may still deny it."
-	}
-	return ""
 }
 
 // voteCounted is the flash after an approval that did not yet complete a

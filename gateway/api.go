@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/pending"
 )
 
@@ -98,9 +99,10 @@ type DecisionBody struct {
 
 // API serves the HTTP Ask API and Claude Code's HTTP hook.
 type API struct {
-	svc    *Service
-	tokens *Tokens
-	log    *slog.Logger
+	svc     *Service
+	tokens  *Tokens
+	log     *slog.Logger
+	decider *approval.Decider // decide.go
 }
 
 // NewAPI returns the API's handler; every route is listed in Routes.
@@ -108,7 +110,7 @@ func NewAPI(svc *Service, tokens *Tokens, log *slog.Logger) *API {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &API{svc: svc, tokens: tokens, log: log}
+	return &API{svc: svc, tokens: tokens, log: log, decider: svc.decider()}
 }
 
 // Routes lists every route of the API on mux.
@@ -424,63 +426,30 @@ func (api *API) list(_ http.ResponseWriter, r *http.Request, _ Token) (int, any,
 
 // decide serves POST /v1/asks/{id}/decision: the decider is the token's
 // name; the first decision wins (409 with the winner), and a token never
-// decides an Ask it asked itself.
+// decides an Ask it asked itself (approval.Decider's rules; decide.go
+// words them).
 func (api *API) decide(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
 	id := r.PathValue("id")
 	var b DecisionBody
 	if err := decodeBody(r, &b); err != nil {
 		return 0, nil, err
 	}
-	var outcome pending.Outcome
-	switch b.Decision {
-	case "approve":
-		outcome = pending.Approved
-	case "approve_session":
-		outcome = pending.ApprovedSession
-	case "deny":
-		outcome = pending.Denied
-	case "":
+	outcome, ok := approval.OutcomeOf(b.Decision)
+	switch {
+	case b.Decision == "":
 		return 0, nil, badRequest("decision: required (approve, approve_session or deny)")
-	default:
+	case !ok:
 		return 0, nil, badRequest("decision: want approve, approve_session or deny, got %q", b.Decision)
 	}
 	if len(b.Reason) > 2000 {
 		return 0, nil, badRequest("reason: longer than 2000 bytes")
 	}
-	life, err := api.svc.grantTTL(b.GrantTTL, outcome) // granttl.go
-	if err != nil {
+	v := tokenVote(id, outcome, b.Reason, tok) // decide.go
+	if err := withLife(&v, b.GrantTTL); err != nil {
 		return 0, nil, err
 	}
-	a, err := api.svc.cfg.Asks.Get(r.Context(), id)
-	if err != nil {
-		return 0, nil, err
-	}
-	if offered, known := a.OffersSession(); outcome == pending.ApprovedSession && known && !offered {
-		// What no surface offers, no door grants (issue 24).
-		return 0, nil, &apiError{status: http.StatusConflict, msg: "this ask offers no approval for the session (approve it once instead)", ask: &a}
-	}
-	if a.StartedBy == tok.Name {
-		// Whatever approvals.self_approval says: a token is the agent's
-		// own credential, and an agent approving itself is no approval.
-		if _, err := api.svc.cfg.Asks.AppendEvent(r.Context(), pending.Event{Kind: pending.EventRefused, AskID: a.ID, RunID: a.RunID, Tool: a.Tool,
-			Outcome: outcome, By: tok.Name, Reason: "self-approval: the token that made the ask may not decide it"}); err != nil {
-			api.log.Warn("could not audit a refused self-decision", "ask", a.ID, "err", err)
-		}
-		return 0, nil, &apiError{status: http.StatusForbidden, msg: "a token may not decide an ask it made"}
-	}
-	final, err := api.svc.cfg.Asks.Cast(r.Context(), id, pending.Ballot{Outcome: outcome, By: tok.Name, Reason: b.Reason, GrantTTL: life})
-	if open, ok := pending.RepeatVote(err); ok {
-		return 0, nil, &apiError{status: http.StatusConflict, msg: "you have already approved; it needs " + open.Tally() + " from distinct people", ask: &open}
-	}
-	if first, ok := pending.ConflictAsk(err); ok {
-		return 0, nil, &apiError{status: http.StatusConflict, msg: "already decided", ask: &first}
-	}
-	if err != nil {
-		return 0, nil, err
-	}
-	api.log.Info("ask decided through the API", "ask", id, "outcome", outcome, "by", tok.Name)
-	api.svc.updateMessage(final)
-	return http.StatusOK, api.show(r.Context(), final), nil
+	res, _ := api.decider.Decide(r.Context(), v)
+	return api.decided(r, res, b.GrantTTL)
 }
 
 // claudeHook serves POST /v1/hooks/claude, Claude Code's type "http"

@@ -304,24 +304,6 @@ func (s *Service) verdict(ctx context.Context, m mapped, pc policy.Call, resolve
 	return v
 }
 
-// updateMessage brings a's Slack message in step after a decision made
-// through the API, as a click's handler does for clicks (the round trip
-// leaves that message to whoever decided). A decision that beat the record
-// of where the message went (it is saved just after the post) has none to
-// update here: the round trip's save finds the Ask decided and updates it.
-func (s *Service) updateMessage(a pending.Ask) {
-	if s.cfg.Messages == nil || a.Channel == "" || a.MessageTS == "" {
-		return
-	}
-	s.running.Go(func() {
-		ctx, cancel := context.WithTimeout(s.background, 10*time.Second)
-		defer cancel()
-		if err := s.cfg.Messages.Update(ctx, a); err != nil {
-			s.log.Warn("could not update the ask's message", "ask", a.ID, "err", err)
-		}
-	})
-}
-
 // askReason is what approvers read under "why": the policy's reason, and
 // the agent's own when it gave one.
 func askReason(agent, verdict string) string {

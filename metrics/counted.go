@@ -76,7 +76,7 @@ func (m Starter) Start(ctx context.Context, req pending.Request, ttl time.Durati
 }
 
 // ExpiredUpdater brings a channel in step with Asks a sweep expired;
-// slackui.ExpiredUpdater is the same.
+// approval.ExpiredUpdater is the same.
 type ExpiredUpdater interface {
 	UpdateExpired(ctx context.Context, asks []pending.Ask)
 }

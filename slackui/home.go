@@ -493,22 +493,18 @@ func (h *Home) runsText(mine []pending.Ask) string {
 	return strings.Join(lines, "\n")
 }
 
-// homeBound binds a click on a Home button to its Ask: the Home the click
+// homeBinds binds a click on a Home button to its Ask: the Home the click
 // came from (Slack sends its blocks, as published) must carry that button
 // for that Ask, and the Ask's own message must offer it (Offers), so a
 // Home click is exactly a click on the message.
-func (i *Interactions) homeBound(ctx context.Context, cb slack.InteractionCallback, askID, actionID string) (pending.Ask, error) {
-	a, err := i.cfg.Asks.Get(ctx, askID)
-	if err != nil {
-		return pending.Ask{}, err
-	}
-	if !buttonFor(cb.View.Blocks.BlockSet, actionID, askID) {
-		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s from Home view %s, which does not carry that button", askID, cb.View.ID)}
+func (i *Interactions) homeBinds(cb slack.InteractionCallback, a pending.Ask, actionID string) error {
+	if !buttonFor(cb.View.Blocks.BlockSet, actionID, a.ID) {
+		return &errNotBound{why: fmt.Sprintf("click on ask %s from Home view %s, which does not carry that button", a.ID, cb.View.ID)}
 	}
 	if !i.cfg.Notifier.Offers(a, actionID) {
-		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("action %s on ask %s was not offered on its message", actionID, askID)}
+		return &errNotBound{why: fmt.Sprintf("action %s on ask %s was not offered on its message", actionID, a.ID)}
 	}
-	return a, nil
+	return nil
 }
 
 // fromHome reports whether a click came from the App Home tab.

@@ -98,6 +98,8 @@ type Interactions struct {
 	cfg InteractionsConfig
 	log *slog.Logger
 
+	decider *approval.Decider // decide.go
+
 	mu       sync.RWMutex // guards closed against wg.Add racing Close's Wait
 	closed   bool
 	inflight sync.WaitGroup
@@ -121,7 +123,9 @@ func NewInteractions(cfg InteractionsConfig) *Interactions {
 	if cfg.UpdateDelay == 0 {
 		cfg.UpdateDelay = 20 * time.Millisecond
 	}
-	return &Interactions{cfg: cfg, log: cfg.Logger, closing: make(chan struct{})}
+	i := &Interactions{cfg: cfg, log: cfg.Logger, closing: make(chan struct{})}
+	i.decider = i.newDecider()
+	return i
 }
 
 // ServeHTTP serves POST /slack/interactions with Handle. Wrap it in
@@ -233,56 +237,12 @@ func (i *Interactions) decide(ctx context.Context, cb slack.InteractionCallback,
 	return i.decideAs(ctx, cb, askID, actionOf(outcome), pending.Ballot{Outcome: outcome, Reason: reason})
 }
 
-// decideAs records the clicker's ballot b, cast with the button actionID.
+// decideAs records the clicker's ballot b, cast with the button actionID:
+// the click is parsed into an approval.Vote, decided, and its Result
+// worded for the clicker (decide.go).
 func (i *Interactions) decideAs(ctx context.Context, cb slack.InteractionCallback, askID, actionID string, b pending.Ballot) error {
-	b.By = cb.User.ID
-	b.Person = cb.User.ID // Slack's signed payload says who clicked: a person, for a quorum
-	approver, err := i.cfg.Approvers.MayDecide(ctx, b.By)
-	if approver {
-		if done, err := i.castOnMessage(ctx, cb, askID, actionID, b); done {
-			return err
-		}
-	}
-	if err := i.authorizeChecked(ctx, b.By, askID, &cb, approver, err); err != nil {
-		i.ephemeral(cb, refusalShown(err))
-		return err
-	}
-	a, err := i.boundAsk(ctx, cb, askID, actionID)
-	if err != nil {
-		return i.notBound(cb, askID, err)
-	}
-	i.adoptClicked(ctx, cb, &a) // firstclick.go
-	return i.castVote(ctx, cb, a, b)
-}
-
-// castOnMessage is the common click in one store round trip: an approver
-// clicks Approve or Deny on the Ask's own message, and the store checks
-// that binding (and, where the self-approval rule could refuse the
-// clicker, that they did not start the run) in the same step as the vote
-// (pending.BoundCaster). Everything else, and a binding that does not hold,
-// goes the full way (done false: nothing was written): read the Ask, then
-// judge the click and vote. The record is so read once per click instead
-// of twice, and a click is one wake-up of the store and of this process
-// fewer on its way to the agent (BenchmarkClickToResume, replica B's
-// trace).
-func (i *Interactions) castOnMessage(ctx context.Context, cb slack.InteractionCallback, askID, actionID string, b pending.Ballot) (done bool, err error) {
-	caster, ok := i.cfg.Asks.(pending.BoundCaster)
-	if !ok || fromHome(cb) || !alwaysOffered(actionID) {
-		return false, nil
-	}
-	channel, ts, ok := clickedOn(cb)
-	if !ok {
-		return false, nil
-	}
-	on := pending.Binding{Channel: channel, MessageTS: ts}
-	if i.cfg.SelfApproval.Refuses(pending.Ask{Request: pending.Request{StartedBy: b.By}}, b.By, b.Outcome, i.onlyApprover) {
-		on.NotStartedBy = b.By // were b.By the starter, the full way refuses and audits it
-	}
-	got, bound, err := caster.CastOn(ctx, askID, b, on)
-	if !bound {
-		return false, nil
-	}
-	return true, i.voted(ctx, cb, askID, got, b, err)
+	res, _ := i.decider.Decide(ctx, i.clickVote(cb, askID, actionID, b))
+	return i.clickWorded(cb, askID, res)
 }
 
 // authorize returns nil if user may decide, else why not: an error for the
@@ -379,36 +339,8 @@ func (i *Interactions) denyWithReason(ctx context.Context, cb slack.InteractionC
 		// The reason goes to the model and onto the message; keep it a reason.
 		reason = string(r[:MaxDenyReason]) + "…"
 	}
-	user := cb.User.ID
-	if err := i.authorize(ctx, user, askID, nil); err != nil {
-		return fail(refusalShown(err)), err
-	}
-	if err := i.formBound(ctx, askID, at); err != nil {
-		if pending.ErrorCode(err) == pending.CodeNotFound {
-			return fail("askops no longer knows this request; nothing will run because of it."), nil
-		}
-		return fail(notBoundPlain), err
-	}
-	a, err := i.cfg.Asks.Decide(ctx, askID, pending.Denied, user, reason)
-	switch pending.ErrorCode(err) {
-	case "":
-		i.log.Info("ask decided", "ask", a.ID, "outcome", pending.Denied, "by", user)
-		i.updateMessageAfter(i.cfg.UpdateDelay, cb, a) // its agent goes first: see UpdateDelay
-		return nil, nil
-	case pending.CodeConflict:
-		if first, ok := pending.ConflictAsk(err); ok {
-			i.updateMessage(cb, first)
-			return fail(alreadyDecidedPlain(first)), nil
-		}
-		return fail("This request was already decided; nothing changed."), nil
-	case pending.CodeNotFound:
-		return fail("askops no longer knows this request; nothing will run because of it."), nil
-	default:
-		if pending.NotDurable(err) {
-			return fail(pending.NotDurableNotice), fmt.Errorf("decide ask %q: %w", askID, err)
-		}
-		return fail("askops could not record your decision right now; please try again."), fmt.Errorf("decide ask %q: %w", askID, err)
-	}
+	res, _ := i.decider.Decide(ctx, i.formVote(cb, askID, at, reason))
+	return i.formWorded(askID, res, fail)
 }
 
 func (i *Interactions) openDenyReason(ctx context.Context, cb slack.InteractionCallback, askID string) error {
@@ -497,36 +429,45 @@ func (e *errNotBound) Error() string { return e.why }
 // payload's message stand in for it, and then it must hold this button for
 // this Ask, and the record must still offer it.
 func (i *Interactions) boundAsk(ctx context.Context, cb slack.InteractionCallback, askID, actionID string) (pending.Ask, error) {
-	if fromHome(cb) {
-		return i.homeBound(ctx, cb, askID, actionID) // home.go
-	}
 	a, err := i.cfg.Asks.Get(ctx, askID)
 	if err != nil {
 		return pending.Ask{}, err
 	}
+	if err := i.binds(cb, a, actionID); err != nil {
+		return pending.Ask{}, err
+	}
+	return a, nil
+}
+
+// binds is boundAsk's judgement of the click cb on a, read from the store.
+func (i *Interactions) binds(cb slack.InteractionCallback, a pending.Ask, actionID string) error {
+	askID := a.ID
+	if fromHome(cb) {
+		return i.homeBinds(cb, a, actionID) // home.go
+	}
 	channel, ts, ok := clickedOn(cb)
 	switch {
 	case !ok:
-		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s names no single message", askID)}
+		return &errNotBound{why: fmt.Sprintf("click on ask %s names no single message", askID)}
 	case a.Channel == "" || a.MessageTS == "":
 		// The store does not know the message: the click beat the poster's
 		// record of it, or the store failed to take it (and the Ask would
 		// otherwise wait out its deadline). Then the message as Slack
 		// signed it into the payload must carry this very button.
 		if len(cb.Message.Blocks.BlockSet) == 0 {
-			return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s: its message is neither recorded nor in the payload", askID),
+			return &errNotBound{why: fmt.Sprintf("click on ask %s: its message is neither recorded nor in the payload", askID),
 				show: "askops has not yet recorded where this request was posted, so your click changed nothing. Please try again in a moment."}
 		}
 		if !buttonFor(cb.Message.Blocks.BlockSet, actionID, askID) || (a.ReplyChannel != "" && a.ReplyChannel != channel) {
-			return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s from message %s/%s, which does not carry that button (its own is not recorded)", askID, channel, ts)}
+			return &errNotBound{why: fmt.Sprintf("click on ask %s from message %s/%s, which does not carry that button (its own is not recorded)", askID, channel, ts)}
 		}
 	case !a.ShownOn(channel, ts): // its own message or a recorded copy (a DM)
-		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("click on ask %s from message %s/%s, not its own %s/%s", askID, channel, ts, a.Channel, a.MessageTS)}
+		return &errNotBound{why: fmt.Sprintf("click on ask %s from message %s/%s, not its own %s/%s", askID, channel, ts, a.Channel, a.MessageTS)}
 	}
 	if !i.cfg.Notifier.Offers(a, actionID) {
-		return pending.Ask{}, &errNotBound{why: fmt.Sprintf("action %s on ask %s was not offered on its message", actionID, askID)}
+		return &errNotBound{why: fmt.Sprintf("action %s on ask %s was not offered on its message", actionID, askID)}
 	}
-	return a, nil
+	return nil
 }
 
 // clickedOn is the message a click sits on. The container and the channel
@@ -592,15 +533,11 @@ func parseDenyReasonMetadata(m string) (askID, at string) {
 	return askID, at
 }
 
-// formBound checks a deny-reason submission the way boundAsk checks a
+// formBinds checks a deny-reason submission on a the way binds checks a
 // click: the modal was opened from askID's own message, which offered it.
-func (i *Interactions) formBound(ctx context.Context, askID, at string) error {
-	a, err := i.cfg.Asks.Get(ctx, askID)
-	if err != nil {
-		return err
-	}
+func (i *Interactions) formBinds(a pending.Ask, at string) error {
 	if a.Channel == "" || a.MessageTS == "" || at != a.Channel+" "+a.MessageTS || !i.cfg.Notifier.Offers(a, ActionDenyReason) {
-		return &errNotBound{why: fmt.Sprintf("deny-reason form for ask %s opened at %q, not its message %s/%s", askID, at, a.Channel, a.MessageTS)}
+		return &errNotBound{why: fmt.Sprintf("deny-reason form for ask %s opened at %q, not its message %s/%s", a.ID, at, a.Channel, a.MessageTS)}
 	}
 	return nil
 }

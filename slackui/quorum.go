@@ -164,64 +164,11 @@ func repeatVoteText(a pending.Ask) string {
 		a.Needed(), a.Counted())
 }
 
-// castVote is the Slack side of one person's ballot on a bound Ask a:
-// the self-approval rule, the store's Cast, and what the clicker and the
-// message are told. It returns the error for the log.
-func (i *Interactions) castVote(ctx context.Context, cb slack.InteractionCallback, a pending.Ask, b pending.Ballot) error {
-	if i.selfRefused(ctx, a, b) {
-		i.ephemeral(cb, approval.SelfApprovalRefusal)
-		return fmt.Errorf("refused %s on ask %s: self-approval", b.By, a.ID)
-	}
-	got, err := i.cfg.Asks.Cast(ctx, a.ID, b)
-	return i.voted(ctx, cb, a.ID, got, b, err)
-}
-
-// voted tells whoever needs to know how b's vote on askID went (got and
-// err are the store's answer).
-func (i *Interactions) voted(ctx context.Context, cb slack.InteractionCallback, askID string, got pending.Ask, b pending.Ballot, err error) error {
-	if open, ok := pending.RepeatVote(err); ok {
-		i.audit(ctx, open, b, "repeat vote: "+b.By+" has already approved")
-		i.ephemeral(cb, repeatVoteText(open))
-		return nil
-	}
-	if err != nil {
-		return i.notDecided(cb, askID, err)
-	}
-	if got.Status == pending.StatusPending {
-		i.log.Info("ask vote counted", "ask", got.ID, "by", b.By, "tally", got.Tally())
-		i.ephemeral(cb, voteCountedText(got))
-		i.updateMessage(cb, got)
-		return nil
-	}
-	i.log.Info("ask decided", "ask", got.ID, "outcome", got.Status, "by", b.By, "tally", got.Tally())
-	i.updateMessageAfter(i.cfg.UpdateDelay, cb, got) // its agent goes first: see UpdateDelay
-	return nil
-}
-
-// selfRefused reports whether b is the run's starter approving their own
-// run's Ask while approvals.self_approval is off, and audits the refusal.
-func (i *Interactions) selfRefused(ctx context.Context, a pending.Ask, b pending.Ballot) bool {
-	if !i.cfg.SelfApproval.Refuses(a, b.By, b.Outcome, i.onlyApprover) {
-		return false
-	}
-	i.audit(ctx, a, b, approval.SelfApprovalAudit(a))
-	return true
-}
-
 // onlyApprover reports whether user is the only approver configured (who
 // may approve their own run's Asks: see approval.SelfApproval).
 func (i *Interactions) onlyApprover(user string) bool {
 	o, ok := i.cfg.Approvers.(interface{ Only(string) bool })
 	return ok && o.Only(user)
-}
-
-// audit records a refused ballot; a failure is logged (the click already
-// changed nothing).
-func (i *Interactions) audit(ctx context.Context, a pending.Ask, b pending.Ballot, why string) {
-	e := pending.Event{Kind: pending.EventRefused, AskID: a.ID, RunID: a.RunID, Tool: a.Tool, Outcome: b.Outcome, By: b.By, Reason: why}
-	if _, err := i.cfg.Asks.AppendEvent(ctx, e); err != nil {
-		i.log.Warn("could not audit a refused decision", "ask", a.ID, "by", b.By, "err", err)
-	}
 }
 
 // SelfApprovalAuthority is the approvers with approvals.self_approval as a

@@ -98,7 +98,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 		defer os.Remove(endpoint)
 	}
 
-	stopSweep := slackui.StartSweeper(ctx, asks, live, cfg.Approvals.SweepInterval.D(), now, log.With("component", "sweeper"))
+	stopSweep := approval.Sweep{Store: asks, Messages: live, Every: cfg.Approvals.SweepInterval.D(), Now: now, Logger: log.With("component", "sweeper")}.Start(ctx)
 	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.Base(),
 		"store", cfg.Redis.StoreName(),
 		"policy_mode", cfg.Policy.Mode)
@@ -165,7 +165,7 @@ func startSlackConsole(ctx context.Context, env *environment, a *app, live *cons
 
 // consoleExpired is the console's ExpiredUpdater when it runs beside Slack,
 // else nil.
-func consoleExpired(cfg config.Config, live *console.Live) slackui.ExpiredUpdater {
+func consoleExpired(cfg config.Config, live *console.Live) approval.ExpiredUpdater {
 	if !cfg.Console.Enabled {
 		return nil
 	}

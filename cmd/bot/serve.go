@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/console"
@@ -90,7 +91,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	// Every approvals.sweep_interval, expire the Asks whose waiter is gone
 	// and bring their messages in step.
 	swept := &metrics.Swept{Next: slackui.ExpiredUpdaters{a.asksUI, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}
-	stopSweep := slackui.StartSweeper(ctx, a.Asks, swept, cfg.Approvals.SweepInterval.D(), a.now, log.With("component", "sweeper"))
+	stopSweep := approval.Sweep{Store: a.Asks, Messages: swept, Every: cfg.Approvals.SweepInterval.D(), Now: a.now, Logger: log.With("component", "sweeper")}.Start(ctx)
 	a.startFollowups() // reminders and escalations due on any Ask, beside the sweep
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName())

@@ -54,13 +54,13 @@ func askopsRules() []Rule {
 		},
 		{
 			Package:   module + "/approval",
-			Forbidden: []string{module + "/slackui", module + "/agent", slackGo, "net/http/...", goOpenAI},
-			Why:       "the approval round trip is channel-agnostic: Slack and every later front door plug in as notifiers, and it knows no HTTP and no model",
+			Forbidden: []string{module + "/slackui", module + "/console", module + "/gateway", module + "/chatops", module + "/agent", slackGo, "net/http/...", goOpenAI},
+			Why:       "the approval round trip, deciding half included, is channel-agnostic: Slack, the console and the API plug in as notifiers and surfaces that parse a vote and word its Result, and it knows no channel, no front door, no HTTP and no model",
 		},
 		{
 			Package:   module + "/console",
-			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", module + "/gateway", slackGo, goOpenAI},
-			Why:       "the console is a front door and a notifier: it talks to the stores through its own small interfaces, knows no other channel (Slack's message reaches it as a MessageUpdater), no model, and the round trip only as the notifier it plugs in",
+			Forbidden: []string{module + "/slackui", module + "/agent", module + "/gateway", slackGo, goOpenAI},
+			Why:       "the console is a front door and a notifier: it talks to the stores through its own small interfaces, knows no other channel (Slack's message reaches it as a MessageUpdater), no model, and the round trip as the notifier it plugs in and the Decider that judges its votes",
 		},
 		{
 			// chatops may use slack-go (it is Slack chat-ops), the stores and

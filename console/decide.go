@@ -1,0 +1,104 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/askops/askops/approval"
+	"github.com/askops/askops/pending"
+)
+
+// The console's side of deciding: its form is parsed in serveDecide, the
+// rules (self-approval, quorum, repeat votes, "already decided by …",
+// grant durations, the refusal audit, other channels' messages brought in
+// step) are approval.Decider's, and worded here in the console's own text.
+
+// newDecider is the Decider of the console's votes.
+func (c *Console) newDecider() *approval.Decider {
+	return approval.NewDecider(approval.DeciderConfig{
+		Asks:           c.cfg.Asks,
+		SelfApproval:   approval.SelfApproval{Allowed: c.cfg.SelfApproval},
+		GrantDurations: c.cfg.GrantDurations,
+		SessionOffered: func(a pending.Ask) bool { return c.cfg.ScopeText(a) != "" },
+		Messages:       c.messages(),
+		Go: func(_ time.Duration, what string, call func(context.Context) error) {
+			c.background(what, call)
+		},
+		Logger: c.log,
+	})
+}
+
+func (c *Console) messages() []approval.MessageUpdater {
+	out := make([]approval.MessageUpdater, len(c.cfg.Messages))
+	for i, m := range c.cfg.Messages {
+		out[i] = m
+	}
+	return out
+}
+
+// vote is the signed-in user's vote: they decide as "console:" + name,
+// count toward a quorum as the Slack user console.slack_user names (the
+// store's People), and started a run their console user started on any
+// host (quorum.go).
+func (c *Console) vote(id string, outcome pending.Outcome, reason string, s *session) approval.Vote {
+	return approval.Vote{
+		Ask: id, Outcome: outcome, Reason: reason,
+		Voter: approval.Voter{
+			By: DeciderPrefix + s.name,
+			Started: func(by string) bool {
+				return startedBy(pending.Ask{Request: pending.Request{StartedBy: by}}, c.cfg.User)
+			},
+		},
+	}
+}
+
+// worded answers the form with res in the console's words.
+func (c *Console) worded(w http.ResponseWriter, r *http.Request, s *session, id string, res approval.Result) {
+	a := res.Ask
+	switch res.Kind {
+	case approval.Decided:
+		c.log.Info("ask decided", "ask", a.ID, "outcome", a.Status, "by", a.DecidedBy)
+		c.cfg.Live.wake()
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+	case approval.Counted: // a quorum vote, counted
+		c.cfg.Live.wake()
+		c.flash(w, r, s, http.StatusOK, voteCounted(res.Before, a))
+	case approval.AlreadyDecided:
+		if !res.Known {
+			c.flash(w, r, s, http.StatusConflict, "This request was already decided; your click changed nothing.")
+			return
+		}
+		if res.Err != nil { // the vote lost the race: the pages show the winner
+			c.cfg.Live.wake()
+		}
+		c.flash(w, r, s, http.StatusConflict, alreadyDecided(a))
+	case approval.RepeatVote:
+		c.flash(w, r, s, http.StatusConflict, repeatVote(a))
+	case approval.SelfApproved:
+		c.flash(w, r, s, http.StatusForbidden, "You started this run ("+a.StartedBy+"), so you may not approve its requests (approvals.self_approval is off): another approver must. You may still deny it.")
+	case approval.NotOffered:
+		if res.NoSession {
+			c.flash(w, r, s, http.StatusBadRequest, "This request offers no approval for the session (it has no session, or no scope can be stated); nothing changed.")
+			return
+		}
+		c.flash(w, r, s, http.StatusBadRequest, fmt.Sprintf("This request needs %d approvals from different people, so approval for the session is not offered; nothing changed.", a.Needed()))
+	case approval.BadLife:
+		if res.LifeWithout {
+			c.flash(w, r, s, http.StatusBadRequest, "A grant duration goes only with an approval for the session; nothing changed.")
+			return
+		}
+		c.flash(w, r, s, http.StatusBadRequest, "That grant duration is not offered (approvals.grant_durations); nothing changed.")
+	case approval.Unknown:
+		c.flash(w, r, s, http.StatusNotFound, "askops no longer knows this request (it ended long ago or never existed); nothing will run because of it.")
+	case approval.Invalid:
+		c.flash(w, r, s, http.StatusBadRequest, "This form does not name a valid request; nothing changed.")
+	case approval.NotDurable:
+		c.log.Warn("console: decision recorded, not yet durable", "ask", id, "err", res.Err)
+		c.flash(w, r, s, http.StatusAccepted, pending.NotDurableNotice)
+	default: // Unavailable; NotAuthorized and NotBound have no console form
+		c.log.Warn("console: decision not recorded", "ask", id, "kind", res.Kind, "err", res.Err)
+		c.flash(w, r, s, http.StatusServiceUnavailable, "askops could not record your decision right now; nothing changed. Please try again in a moment.")
+	}
+}
