@@ -2,7 +2,6 @@ package approval
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -222,17 +221,6 @@ func NewDecider(cfg DeciderConfig) *Decider {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Decider{cfg: cfg, log: cfg.Logger}
-}
-
-// Decide is Core's deciding half: the Decider its Config's store makes
-// (without message updates: those a surface's own Decider does).
-func (c *Core) Decide(ctx context.Context, v Vote) (Result, error) {
-	ds, ok := c.cfg.Asks.(DecideStore)
-	if !ok {
-		err := errors.New("approval: the ask store cannot take votes")
-		return Result{Kind: Unavailable, Err: err}, err
-	}
-	return NewDecider(DeciderConfig{Asks: ds, Logger: c.log}).Decide(ctx, v)
 }
 
 // Decide judges v and records it where the rules allow. The error is
