@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slack-go/slack"
-
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/slackui"
@@ -120,22 +118,4 @@ func TestBurstAcrossReplicas(t *testing.T) {
 	t.Logf("%d Asks on 2 replicas: created in %v; first visible %v, last %v; all decided %v; %d answers 429 from the fake Slack",
 		asks, createdIn.Round(time.Millisecond), times[0].Round(time.Millisecond), times[len(times)-1].Round(time.Millisecond),
 		time.Since(start).Round(time.Millisecond), w.slack.RateLimited())
-}
-
-// approveValues are the Ask ids of every Approve button in blocks: one
-// for an Ask's own message, several for a shared "Asks waiting" message.
-func approveValues(blocks []slack.Block) []string {
-	var ids []string
-	for _, b := range blocks {
-		ab, ok := b.(*slack.ActionBlock)
-		if !ok {
-			continue
-		}
-		for _, el := range ab.Elements.ElementSet {
-			if btn, ok := el.(*slack.ButtonBlockElement); ok && btn.ActionID == slackui.ActionApprove {
-				ids = append(ids, btn.Value)
-			}
-		}
-	}
-	return ids
 }

@@ -537,6 +537,16 @@ func httpGet(ctx context.Context, url string) (int, string, error) {
 // askID is the Ask id an open Ask message carries on its Approve button;
 // empty when the message has no Approve button (decided, or not an Ask).
 func askID(blocks []slack.Block) string {
+	if ids := approveValues(blocks); len(ids) > 0 {
+		return ids[0]
+	}
+	return ""
+}
+
+// approveValues are the Ask ids of every Approve button in blocks: one
+// for an Ask's own message, several for a shared "Asks waiting" message.
+func approveValues(blocks []slack.Block) []string {
+	var ids []string
 	for _, b := range blocks {
 		ab, ok := b.(*slack.ActionBlock)
 		if !ok {
@@ -544,11 +554,11 @@ func askID(blocks []slack.Block) string {
 		}
 		for _, el := range ab.Elements.ElementSet {
 			if btn, ok := el.(*slack.ButtonBlockElement); ok && btn.ActionID == slackui.ActionApprove {
-				return btn.Value
+				ids = append(ids, btn.Value)
 			}
 		}
 	}
-	return ""
+	return ids
 }
 
 // text is everything a reader sees in a message.
