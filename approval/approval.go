@@ -350,6 +350,11 @@ func (c *Core) post(ctx context.Context, a pending.Ask) ([]posted, error) {
 		}
 		wg.Wait()
 	}
+	return c.collect(a, results, errs)
+}
+
+// collect is the notifiers' posts of a as post returns them.
+func (c *Core) collect(a pending.Ask, results []posted, errs []error) ([]posted, error) {
 	var shown []posted
 	for i, p := range results {
 		if errs[i] != nil {

@@ -33,18 +33,60 @@ func (c *Core) Launch(ctx context.Context, req pending.Request, ttl time.Duratio
 			release()
 			done(final)
 		}
-		go func() {
-			t, ended := c.show(ctx, req, a)
-			if ended != nil {
+		c.showThen(ctx, req, a, func(t *trip, ended *pending.Ask) {
+			switch {
+			case ended != nil:
 				finish(*ended)
-				return
-			}
-			if ctx.Err() != nil {
+			case ctx.Err() != nil:
 				finish(c.end(ctx, t, c.wait(ctx, t))) // stopped while it was being posted
+			default:
+				c.park(ctx, t, func() { finish(c.end(ctx, t, c.await(ctx, t))) })
+			}
+		})
+	}
+}
+
+// PostThen is a Notifier's Post without the wait (slackui.Notifier has
+// it): done gets Post's results once, on a goroutine of its own, so an Ask
+// queued behind others for a busy channel holds no goroutine.
+type PostThen interface {
+	PostThen(ctx context.Context, a pending.Ask, done func(channel, ts string, err error))
+}
+
+// showThen is show without holding a goroutine while the notifiers post:
+// then runs once, on a goroutine of its own, with show's results.
+func (c *Core) showThen(ctx context.Context, req pending.Request, a pending.Ask, then func(*trip, *pending.Ask)) {
+	postCtx, endPost := c.postContext(ctx, a.Deadline)
+	ns := c.cfg.Notifiers
+	results := make([]posted, len(ns))
+	errs := make([]error, len(ns))
+	var mu sync.Mutex
+	out := len(ns) // posts still out
+	for i, n := range ns {
+		results[i].notifier = n
+		report := func(channel, ts string, err error) {
+			mu.Lock()
+			results[i].channel, results[i].ts, errs[i] = channel, ts, err
+			out--
+			last := out == 0
+			mu.Unlock()
+			if !last {
 				return
 			}
-			c.park(ctx, t, func() { finish(c.end(ctx, t, c.await(ctx, t))) })
-		}()
+			endPost()
+			shown, postErr := c.collect(a, results, errs)
+			if len(shown) == 0 {
+				final := c.notPosted(ctx, a, postErr)
+				then(nil, &final)
+				return
+			}
+			then(c.saveShown(ctx, req, a, shown), nil)
+		}
+		if pt, ok := n.(PostThen); ok {
+			pt.PostThen(postCtx, a, report)
+			continue
+		}
+		go func() { report(n.Post(postCtx, a)) }()
 	}
 }
 
