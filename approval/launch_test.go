@@ -31,16 +31,19 @@ func (p *parkingStore) OnEnd(id string, wake func()) func() {
 	return stop
 }
 
-// timers is Config.AfterFunc driven by the test.
+// timers is Config.AfterFunc driven by the test; armed says when a
+// parked Ask's deadline timer is set.
 type timers struct {
 	mu    sync.Mutex
 	armed []func()
+	arms  chan struct{}
 }
 
 func (ts *timers) afterFunc(_ time.Duration, f func()) func() bool {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.armed = append(ts.armed, f)
+	ts.arms <- struct{}{}
 	return func() bool { return true }
 }
 
@@ -96,7 +99,7 @@ func TestLaunchParksUntilTheAskEnds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSetup(t)
 			st := &parkingStore{MemoryStore: s.asks, parked: make(chan string, 1)}
-			ts := &timers{}
+			ts := &timers{arms: make(chan struct{}, 1)}
 			n := newNotifier("C1")
 			c, err := New(Config{Asks: st, Grants: s.grants, Notifiers: []Notifier{n}, Timeout: time.Hour, SessionTTL: time.Hour,
 				UpdateTimeout: 5 * time.Second, AfterFunc: ts.afterFunc})
@@ -112,10 +115,11 @@ func TestLaunchParksUntilTheAskEnds(t *testing.T) {
 			ended := make(chan pending.Ask, 1)
 			run(bg, func(final pending.Ask) { ended <- final })
 			select {
-			case <-st.parked:
+			case <-ts.arms: // the timer is armed after the store's wake
 			case <-time.After(20 * time.Second):
 				t.Fatal("the round trip never parked")
 			}
+			<-st.parked
 			if w := st.waits.Load(); w != 0 {
 				t.Fatalf("%d Waits while parked, want none", w)
 			}
