@@ -241,12 +241,15 @@ func (c *Core) show(ctx context.Context, req pending.Request, a pending.Ask) (*t
 		final := c.notPosted(ctx, a, postErr)
 		return nil, &final
 	}
-	return c.saveShown(ctx, req, a, shown), nil
+	t := &trip{req: req, a: a}
+	c.saveShown(ctx, t, shown)
+	return t, nil
 }
 
-// saveShown records on the Ask where it was shown.
-func (c *Core) saveShown(ctx context.Context, req pending.Request, a pending.Ask, shown []posted) *trip {
-	t := &trip{req: req, a: a, shown: shown}
+// saveShown records on t's Ask where it was shown.
+func (c *Core) saveShown(ctx context.Context, t *trip, shown []posted) {
+	t.shown = shown
+	a := &t.a
 	// The record holds one message: the first notifier's that has an
 	// address. Whoever decides the Ask (a click on any replica, the sweep)
 	// updates that one; this waiter updates the others.
@@ -270,7 +273,6 @@ func (c *Core) saveShown(ctx context.Context, req pending.Request, a pending.Ask
 		t.decidedBlind = ended
 		cancel()
 	}
-	return t
 }
 
 // wait waits for the shown Ask's end.

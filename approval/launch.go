@@ -26,14 +26,19 @@ import (
 func (c *Core) Launch(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(ctx context.Context, done func(pending.Ask))) {
 	req, a, release, ok := c.open(ctx, req, ttl)
 	if !ok {
-		return a, func(_ context.Context, done func(pending.Ask)) { go done(a) }
+		failed := a
+		return a, func(_ context.Context, done func(pending.Ask)) { go done(failed) }
 	}
+	// The one copy of the request and the Ask the round trip keeps while
+	// it is queued and parked (closures capturing them would each keep
+	// their own).
+	t := &trip{req: req, a: a}
 	return a, func(ctx context.Context, done func(pending.Ask)) {
 		finish := func(final pending.Ask) {
 			release()
 			done(final)
 		}
-		c.showThen(ctx, req, a, func(t *trip, ended *pending.Ask) {
+		c.showThen(ctx, t, func(ended *pending.Ask) {
 			switch {
 			case ended != nil:
 				finish(*ended)
@@ -54,9 +59,10 @@ type PostThen interface {
 }
 
 // showThen is show without holding a goroutine while the notifiers post:
-// then runs once, on a goroutine of its own, with show's results.
-func (c *Core) showThen(ctx context.Context, req pending.Request, a pending.Ask, then func(*trip, *pending.Ask)) {
-	postCtx, endPost := c.postContext(ctx, a.Deadline)
+// then runs once, on a goroutine of its own, with t shown (nil) or the
+// Ask's end when nobody could be shown it.
+func (c *Core) showThen(ctx context.Context, t *trip, then func(ended *pending.Ask)) {
+	postCtx, endPost := c.postContext(ctx, t.a.Deadline)
 	ns := c.cfg.Notifiers
 	results := make([]posted, len(ns))
 	errs := make([]error, len(ns))
@@ -74,19 +80,20 @@ func (c *Core) showThen(ctx context.Context, req pending.Request, a pending.Ask,
 				return
 			}
 			endPost()
-			shown, postErr := c.collect(a, results, errs)
+			shown, postErr := c.collect(t.a, results, errs)
 			if len(shown) == 0 {
-				final := c.notPosted(ctx, a, postErr)
-				then(nil, &final)
+				final := c.notPosted(ctx, t.a, postErr)
+				then(&final)
 				return
 			}
-			then(c.saveShown(ctx, req, a, shown), nil)
+			c.saveShown(ctx, t, shown)
+			then(nil)
 		}
 		if pt, ok := n.(PostThen); ok {
-			pt.PostThen(postCtx, a, report)
+			pt.PostThen(postCtx, t.a, report)
 			continue
 		}
-		go func() { report(n.Post(postCtx, a)) }()
+		go func() { report(n.Post(postCtx, t.a)) }()
 	}
 }
 

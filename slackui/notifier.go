@@ -202,10 +202,11 @@ func (n *Notifier) PostThen(ctx context.Context, a pending.Ask, done func(channe
 	q := &queuedAsk{ask: a, thread: thread, done: make(chan struct{})}
 	wctx, cancel := giveUpBefore(ctx, a)
 	var once sync.Once
+	// The closures use q.ask, not a: the queue's copy is the one kept.
 	q.then = func() {
 		once.Do(func() {
 			cancel()
-			go func() { done(n.shown(ctx, a, channel, q)) }()
+			go func() { done(n.shown(ctx, q.ask, channel, q)) }()
 		})
 	}
 	n.enqueue(ctx, channel, q)
@@ -215,7 +216,7 @@ func (n *Notifier) PostThen(ctx context.Context, a pending.Ask, done func(channe
 		if n.withdraw(channel, q) {
 			once.Do(func() {
 				cancel()
-				go done("", "", neverReached(a, channel, wctx))
+				go done("", "", neverReached(q.ask, channel, wctx))
 			})
 		}
 	})
