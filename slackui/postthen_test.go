@@ -9,6 +9,7 @@ import (
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
 
@@ -56,14 +57,14 @@ func TestPostThenReportsShownOrNeverShown(t *testing.T) {
 
 	ctx, stop := context.WithCancel(t.Context())
 	_, c = post(ctx, "make second")
-	waitFor(t, "the second Ask to be queued", func() bool { return n.waiting(approvals) == 1 })
+	testwait.For(t, "the second Ask to be queued", func() bool { return n.waiting(approvals) == 1 })
 	stop()
 	r = got(c)
 	np, ok := errors.AsType[*approval.NotPosted](r.err)
 	if !ok || !strings.Contains(np.Reason, "never shown") || r.ts != "" {
 		t.Fatalf("second: %+v, want never shown", r)
 	}
-	waitFor(t, "the queue to be empty", func() bool { return n.waiting(approvals) == 0 })
+	testwait.For(t, "the queue to be empty", func() bool { return n.waiting(approvals) == 0 })
 	select {
 	case r := <-c:
 		t.Fatalf("reported twice: %+v", r)
