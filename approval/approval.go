@@ -104,6 +104,9 @@ type Config struct {
 	// message updates, and how long a post in flight when the run stopped
 	// may still take to answer; default 10s.
 	UpdateTimeout time.Duration
+	// AfterFunc arms the deadline timer of an Ask that Launch parked;
+	// default time.AfterFunc (tests drive it).
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
 // Core asks a human through every notifier and waits for the answer.
@@ -140,6 +143,9 @@ func New(cfg Config) (*Core, error) {
 	if cfg.UpdateTimeout <= 0 {
 		cfg.UpdateTimeout = 10 * time.Second
 	}
+	if cfg.AfterFunc == nil {
+		cfg.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
 	return &Core{cfg: cfg, log: cfg.Logger}, nil
 }
 
@@ -175,6 +181,21 @@ func (c *Core) Approve(ctx context.Context, req pending.Request) pending.Ask {
 // ctx that ends when it has answered; once nobody holds the Ask, the lease
 // sweep on any replica ends it cancelled.
 func (c *Core) Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
+	req, a, release, ok := c.open(ctx, req, ttl)
+	if !ok {
+		return a, func(context.Context) pending.Ask { return a }
+	}
+	return a, func(ctx context.Context) pending.Ask {
+		defer release()
+		return c.roundTrip(ctx, req, a)
+	}
+}
+
+// open records the Ask of Start and Launch and holds it while ctx lives;
+// prepared is req as recorded (Prepare), what the rest of the round trip
+// works from; release ends the hold. !ok: it could not be recorded, and a
+// is its terminal (unavailable) end.
+func (c *Core) open(ctx context.Context, req pending.Request, ttl time.Duration) (prepared pending.Request, a pending.Ask, release func(), ok bool) {
 	if ttl <= 0 || ttl > c.cfg.Timeout {
 		ttl = c.cfg.Timeout
 	}
@@ -186,38 +207,62 @@ func (c *Core) Start(ctx context.Context, req pending.Request, ttl time.Duration
 			Request: req, Status: pending.Status(pending.Unavailable), DecidedBy: SystemDecider,
 			DecisionReason: "the approval request could not be recorded",
 		}
-		return failed, func(context.Context) pending.Ask { return failed }
+		return req, failed, nil, false
 	}
-	release := c.cfg.Asks.Hold(ctx, a.ID)
-	unhook := context.AfterFunc(ctx, release)
-	return a, func(ctx context.Context) pending.Ask {
-		defer func() { unhook(); release() }()
-		return c.roundTrip(ctx, req, a)
-	}
+	hold := c.cfg.Asks.Hold(ctx, a.ID)
+	unhook := context.AfterFunc(ctx, hold)
+	return req, a, func() { unhook(); hold() }, true
 }
 
 // roundTrip is Approve after the Ask a was recorded for req.
 func (c *Core) roundTrip(ctx context.Context, req pending.Request, a pending.Ask) pending.Ask {
-	var err error
+	t, ended := c.show(ctx, req, a)
+	if ended != nil {
+		return *ended
+	}
+	return c.end(ctx, t, c.wait(ctx, t))
+}
+
+// trip is a round trip whose Ask has been shown: what its end needs.
+type trip struct {
+	req         pending.Request
+	a           pending.Ask
+	shown       []posted
+	channel, ts string // the message saved on the record
+	// decidedBlind: the Ask ended before its message was saved.
+	decidedBlind bool
+}
+
+// show posts a through every notifier and saves where. ended is the Ask's
+// end when nobody could be shown it.
+func (c *Core) show(ctx context.Context, req pending.Request, a pending.Ask) (*trip, *pending.Ask) {
 	shown, postErr := c.post(ctx, a)
 	if len(shown) == 0 {
-		return c.notPosted(ctx, a, postErr)
+		final := c.notPosted(ctx, a, postErr)
+		return nil, &final
 	}
+	t := &trip{req: req, a: a}
+	c.saveShown(ctx, t, shown)
+	return t, nil
+}
+
+// saveShown records on t's Ask where it was shown.
+func (c *Core) saveShown(ctx context.Context, t *trip, shown []posted) {
+	t.shown = shown
+	a := &t.a
 	// The record holds one message: the first notifier's that has an
 	// address. Whoever decides the Ask (a click on any replica, the sweep)
 	// updates that one; this waiter updates the others.
-	var channel, ts string
-	decidedBlind := false // the Ask ended before its message was saved
 	for i := range shown {
 		if shown[i].channel != "" || shown[i].ts != "" {
 			shown[i].recordedAt = true
-			channel, ts = shown[i].channel, shown[i].ts
+			t.channel, t.ts = shown[i].channel, shown[i].ts
 			break
 		}
 	}
-	if channel != "" || ts != "" {
+	if t.channel != "" || t.ts != "" {
 		sctx, cancel := c.detached(ctx)
-		ended, err := c.cfg.Asks.SaveMessage(sctx, a.ID, channel, ts)
+		ended, err := c.cfg.Asks.SaveMessage(sctx, a.ID, t.channel, t.ts)
 		if err != nil {
 			// Clicks still work: interactions update the message they came from.
 			c.log.Warn("could not save where the ask was posted", "ask", a.ID, "err", err)
@@ -225,16 +270,27 @@ func (c *Core) roundTrip(ctx context.Context, req pending.Request, a pending.Ask
 		// A decision faster than this save (a click on another replica,
 		// the console, the API) read a record without the message, so
 		// its decider could not update it: this waiter must.
-		decidedBlind = ended
+		t.decidedBlind = ended
 		cancel()
 	}
+}
 
-	var final pending.Ask
+// wait waits for the shown Ask's end.
+func (c *Core) wait(ctx context.Context, t *trip) pending.Ask {
 	if ctx.Err() != nil {
 		// The run stopped while the message was on its way: it exists
 		// now, so end the Ask and let the update below take its buttons.
-		final = c.endUnanswered(ctx, a, pending.Cancelled, "the run stopped while the approval request was being posted")
-	} else if final, err = c.cfg.Asks.Wait(ctx, a.ID); err != nil {
+		return c.endUnanswered(ctx, t.a, pending.Cancelled, "the run stopped while the approval request was being posted")
+	}
+	return c.await(ctx, t)
+}
+
+// await is wait once the Ask is shown: ctx's ending (its cause) ends it
+// cancelled.
+func (c *Core) await(ctx context.Context, t *trip) pending.Ask {
+	a := t.a
+	final, err := c.cfg.Asks.Wait(ctx, a.ID)
+	if err != nil {
 		// Wait's own Unavailable is not recorded (the store failed): end
 		// the stored Ask as this call ends, so its buttons cannot later
 		// "approve" a call that never ran, and its audit pair says what
@@ -246,23 +302,29 @@ func (c *Core) roundTrip(ctx context.Context, req pending.Request, a pending.Ask
 		}
 		final = c.endUnanswered(ctx, a, outcome, reason)
 	}
+	return final
+}
+
+// end is the round trip after the Ask ended: the grant an approve for
+// session won, and the messages brought in step.
+func (c *Core) end(ctx context.Context, t *trip, final pending.Ask) pending.Ask {
 	if final.Channel == "" {
-		final.Channel, final.MessageTS = channel, ts
+		final.Channel, final.MessageTS = t.channel, t.ts
 	}
 	switch o, _ := final.Outcome(); o {
 	case pending.ApprovedSession:
 		// The grant is built from the call this process asked about, not
 		// as the store hands it back: the store keeps secrets redacted,
 		// and the next identical call carries them unredacted.
-		granted := a
-		granted.Request = req
+		granted := t.a
+		granted.Request = t.req
 		granted.DecidedBy, granted.GrantTTL = final.DecidedBy, final.GrantTTL
 		c.recordGrant(ctx, granted)
-		c.updateNotifiers(ctx, final, decidedBlind, shown)
+		c.updateNotifiers(ctx, final, t.decidedBlind, t.shown)
 	case pending.Approved, pending.Denied:
-		c.updateNotifiers(ctx, final, decidedBlind, shown)
+		c.updateNotifiers(ctx, final, t.decidedBlind, t.shown)
 	case pending.Expired, pending.Cancelled, pending.Unavailable:
-		c.updateNotifiers(ctx, final, true, shown)
+		c.updateNotifiers(ctx, final, true, t.shown)
 	default:
 		// Wait broke its contract; never let a non-terminal Ask through.
 		final.Status = pending.Status(pending.Unavailable)
@@ -290,6 +352,11 @@ func (c *Core) post(ctx context.Context, a pending.Ask) ([]posted, error) {
 		}
 		wg.Wait()
 	}
+	return c.collect(a, results, errs)
+}
+
+// collect is the notifiers' posts of a as post returns them.
+func (c *Core) collect(a pending.Ask, results []posted, errs []error) ([]posted, error) {
 	var shown []posted
 	for i, p := range results {
 		if errs[i] != nil {

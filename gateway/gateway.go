@@ -48,6 +48,14 @@ type Approver interface {
 	Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask)
 }
 
+// Launcher is an Approver whose round trip waits without a goroutine per
+// Ask (*approval.Core and metrics.Starter are): run starts it and returns,
+// and done gets the terminal Ask once. Begin uses it when the Approver has
+// it, so 10,000 Asks the API answered cost no goroutine each.
+type Launcher interface {
+	Launch(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(ctx context.Context, done func(pending.Ask)))
+}
+
 // Policy judges a call before any human is asked; *policy.Engine satisfies it.
 type Policy interface {
 	Evaluate(ctx context.Context, c policy.Call) policy.Verdict
@@ -198,6 +206,18 @@ func (s *Service) Begin(ctx context.Context, c Call) (a pending.Ask, decided boo
 	req, final, ok := s.judge(ctx, c)
 	if ok {
 		return final, true
+	}
+	if l, ok := s.cfg.Approver.(Launcher); ok {
+		a, run := l.Launch(ctx, req, c.Timeout)
+		if _, done := a.Outcome(); done {
+			return a, true
+		}
+		s.running.Add(1)
+		run(s.background, func(end pending.Ask) {
+			defer s.running.Done()
+			s.log.Debug("api ask ended", "ask", end.ID, "session", end.SessionID, "tool", end.Tool, "status", end.Status, "by", end.DecidedBy)
+		})
+		return a, false
 	}
 	a, rest := s.cfg.Approver.Start(ctx, req, c.Timeout)
 	if _, done := a.Outcome(); done {

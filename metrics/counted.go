@@ -75,6 +75,37 @@ func (m Starter) Start(ctx context.Context, req pending.Request, ttl time.Durati
 	}
 }
 
+// launcher is a round trip that waits without a goroutine per Ask
+// (*approval.Core's Launch).
+type launcher interface {
+	Launch(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context, func(pending.Ask)))
+}
+
+// Launch starts req through Next's Launch (or, without one, its Start's
+// rest on a goroutine); the wait it runs is counted.
+func (m Starter) Launch(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context, func(pending.Ask))) {
+	var a pending.Ask
+	var run func(context.Context, func(pending.Ask))
+	if l, ok := m.Next.(launcher); ok {
+		a, run = l.Launch(ctx, req, ttl)
+	} else {
+		var rest func(context.Context) pending.Ask
+		a, rest = m.Next.Start(ctx, req, ttl)
+		run = func(ctx context.Context, done func(pending.Ask)) { go func() { done(rest(ctx)) }() }
+	}
+	return a, func(ctx context.Context, done func(pending.Ask)) {
+		m.Counted.Metrics.AskWaiting(1)
+		start := time.Now()
+		run(ctx, func(final pending.Ask) {
+			m.Counted.Metrics.AskWaiting(-1)
+			outcome, latency := m.Counted.ended(final, start)
+			m.Counted.Log.Info("ask ended", "ask", final.ID, "session", req.SessionID, "tool", req.Tool, "agent", req.Label,
+				"outcome", outcome, "by", final.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", final.DecisionReason)
+			done(final)
+		})
+	}
+}
+
 // ExpiredUpdater brings a channel in step with Asks a sweep expired;
 // approval.ExpiredUpdater is the same.
 type ExpiredUpdater interface {

@@ -27,9 +27,10 @@ type MemoryStore struct {
 	mu     sync.Mutex
 	asks   map[string]*memoryAsk
 	audit  []Event
-	steps  map[string]*memoryStep  // follow-ups by "<id> <step>" (schedule.go)
-	chain  chainer                 // the audit chain's head
-	leases map[string]*memoryLease // the Asks somebody holds or held lately (lease.go)
+	steps  map[string]*memoryStep              // follow-ups by "<id> <step>" (schedule.go)
+	chain  chainer                             // the audit chain's head
+	leases map[string]*memoryLease             // the Asks somebody holds or held lately (lease.go)
+	wakes  map[*memoryAsk]map[*func()]struct{} // OnEnd's waiters (onend.go)
 	closed chan struct{}
 	once   sync.Once
 }
@@ -139,6 +140,7 @@ func (s *MemoryStore) end(m *memoryAsk, outcome Outcome, by, reason string, now 
 	m.ask.DecidedAt = now
 	m.ask.DecisionReason = reason
 	close(m.done)
+	s.wakeEnded(m)
 	s.appendAudit(decidedEvent(m.ask))
 }
 
@@ -325,7 +327,10 @@ func (s *MemoryStore) Audit(ctx context.Context, limit int) ([]Event, error) {
 
 // Close implements Store: waiters still blocked return Unavailable.
 func (s *MemoryStore) Close() error {
-	s.once.Do(func() { close(s.closed) })
+	s.once.Do(func() {
+		close(s.closed)
+		s.wakeAll()
+	})
 	return nil
 }
 

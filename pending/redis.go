@@ -791,6 +791,7 @@ func (s *RedisStore) Close() error {
 		s.laterClosed = true
 		s.laterMu.Unlock()
 		close(s.closed)
+		s.waiters.wakeAll()
 		s.stop()
 		_ = s.decisions.Close()
 		<-s.reading

@@ -38,6 +38,9 @@ type waiter struct {
 	// ended is set (under waiters.mu) once an ended record was delivered:
 	// the Wait has its answer, and nothing read later can change it.
 	ended bool
+	// wake, for an OnEnd waiter (reads is nil), is called instead of a
+	// delivery once a read is not of a pending record.
+	wake func()
 }
 
 // readResult is one read of a waited-on record, exactly one of end, ask
@@ -66,6 +69,30 @@ func (w *waiters) add(id string) *waiter {
 	w.markLocked(id)
 	w.mu.Unlock()
 	return wt
+}
+
+// addWake registers an OnEnd waiter on id and queues the first read.
+func (w *waiters) addWake(id string, wake func()) *waiter {
+	wt := &waiter{id: id, wake: wake}
+	w.mu.Lock()
+	w.m[id] = append(w.m[id], wt)
+	w.markLocked(id)
+	w.mu.Unlock()
+	return wt
+}
+
+// wakeAll wakes every OnEnd waiter once: the store is closing.
+func (w *waiters) wakeAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ws := range w.m {
+		for _, wt := range ws {
+			if wt.wake != nil && !wt.ended {
+				wt.ended = true
+				wt.wake()
+			}
+		}
+	}
 }
 
 func (w *waiters) remove(wt *waiter) {
@@ -149,6 +176,13 @@ func (w *waiters) deliver(id string, r *readResult) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, wt := range w.m[id] {
+		if wt.wake != nil {
+			if r.ask == nil && !wt.ended {
+				wt.ended = true
+				wt.wake()
+			}
+			continue
+		}
 		next := r
 		select {
 		case old := <-wt.reads:

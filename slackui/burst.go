@@ -47,6 +47,7 @@ type queuedAsk struct {
 	thread string
 	taken  bool // on its way to Slack; Post can no longer withdraw it
 	done   chan struct{}
+	then   func() // PostThen's: called once done is closed (nil for Post)
 
 	channel, ts string // where it was shown, once done
 	err         error
@@ -85,6 +86,14 @@ func (n *Notifier) enqueue(ctx context.Context, channel string, q *queuedAsk) {
 		// is detached from its cancellation; every call it makes is
 		// bounded by callTimeout.
 		go n.drain(context.WithoutCancel(ctx), channel)
+	}
+}
+
+// finish says q's post is over (channel, ts and err are set).
+func (q *queuedAsk) finish() {
+	close(q.done)
+	if q.then != nil {
+		q.then()
 	}
 }
 
@@ -186,7 +195,7 @@ func (n *Notifier) postNext(ctx context.Context, channel string) {
 	if take == 1 {
 		q := items[0]
 		q.channel, q.ts, q.err = n.postOwn(cctx, channel, q)
-		close(q.done)
+		q.finish()
 		return
 	}
 	posted, ts, err := n.postSlotted(cctx, channel, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
@@ -214,7 +223,7 @@ func (n *Notifier) postNext(ctx context.Context, channel string) {
 	}
 	for _, q := range items {
 		q.channel, q.ts, q.err = posted, ts, err
-		close(q.done)
+		q.finish()
 	}
 }
 
@@ -265,7 +274,7 @@ func (n *Notifier) joinBatch(ctx context.Context, channel string) bool {
 	}
 	for _, q := range items {
 		q.channel, q.ts, q.err = b.channel, b.ts, err
-		close(q.done)
+		q.finish()
 	}
 	return true
 }

@@ -526,6 +526,16 @@ func (n HomeNotifier) Post(ctx context.Context, a pending.Ask) (string, string, 
 	return ch, ts, err
 }
 
+// PostThen is Notifier.PostThen with the Home told of the post, as Post
+// tells it (without it, the embedded Notifier's PostThen would show an
+// Ask the App Home never republished).
+func (n HomeNotifier) PostThen(ctx context.Context, a pending.Ask, done func(channel, ts string, err error)) {
+	n.Notifier.PostThen(ctx, a, func(ch, ts string, err error) {
+		n.Home.Changed()
+		done(ch, ts, err)
+	})
+}
+
 // Update implements approval.Notifier.
 func (n HomeNotifier) Update(ctx context.Context, a pending.Ask) error {
 	err := n.Notifier.Update(ctx, a)

@@ -179,13 +179,61 @@ func (n *Notifier) Post(ctx context.Context, a pending.Ask) (channel, ts string,
 	case <-q.done:
 	case <-wctx.Done():
 		if n.withdraw(channel, q) {
-			return "", "", &approval.NotPosted{
-				Reason: "the approval request was never shown: Slack's posting queue for the channel did not reach it in time",
-				Err:    fmt.Errorf("slackui: ask %s still queued for %s: %w", a.ID, channel, context.Cause(wctx)),
-			}
+			return "", "", neverReached(a, channel, wctx)
 		}
 		<-q.done // on its way to Slack: that call's result stands
 	}
+	return n.shown(ctx, a, channel, q)
+}
+
+// PostThen is Post without waiting for the channel's queue: done gets
+// Post's results once, on a goroutine of its own. 10,000 Asks queued for a
+// backed-up channel so cost their place in the queue, not a goroutine each
+// (approval.Core.Launch uses it).
+func (n *Notifier) PostThen(ctx context.Context, a pending.Ask, done func(channel, ts string, err error)) {
+	channel, thread := a.ReplyChannel, a.ReplyThreadTS
+	if channel == "" {
+		channel, thread = n.cfg.ApprovalChannel, ""
+	}
+	if channel == "" {
+		go done("", "", &approval.NotPosted{Reason: "no Slack channel is configured for approval requests", Err: ErrNoChannel})
+		return
+	}
+	q := &queuedAsk{ask: a, thread: thread, done: make(chan struct{})}
+	wctx, cancel := giveUpBefore(ctx, a)
+	var once sync.Once
+	// The closures use q.ask, not a: the queue's copy is the one kept.
+	q.then = func() {
+		once.Do(func() {
+			cancel()
+			go func() { done(n.shown(ctx, q.ask, channel, q)) }()
+		})
+	}
+	n.enqueue(ctx, channel, q)
+	context.AfterFunc(wctx, func() {
+		// Withdrawn, it is never shown; else it is on its way (or shown)
+		// and q.then reports it.
+		if n.withdraw(channel, q) {
+			once.Do(func() {
+				cancel()
+				go done("", "", neverReached(q.ask, channel, wctx))
+			})
+		}
+	})
+}
+
+// neverReached is the Post error of an Ask the channel's queue did not
+// reach before wctx ended.
+func neverReached(a pending.Ask, channel string, wctx context.Context) error {
+	return &approval.NotPosted{
+		Reason: "the approval request was never shown: Slack's posting queue for the channel did not reach it in time",
+		Err:    fmt.Errorf("slackui: ask %s still queued for %s: %w", a.ID, channel, context.Cause(wctx)),
+	}
+}
+
+// shown is Post's answer once q's post is over: its error, or where it
+// was shown (after scheduling the Ask's reminder and escalations).
+func (n *Notifier) shown(ctx context.Context, a pending.Ask, channel string, q *queuedAsk) (string, string, error) {
 	if q.err != nil {
 		return "", "", &approval.NotPosted{
 			Reason: "the approval request could not be posted to Slack",

@@ -84,7 +84,7 @@ func (p *phaseProfile) write() {
 	trace.Stop()
 	pid := os.Getpid()
 	p.rename(p.trace, fmt.Sprintf("%d-trace", pid))
-	for _, kind := range []string{"block", "mutex"} {
+	for _, kind := range []string{"block", "mutex", "heap", "goroutine"} {
 		f, err := os.CreateTemp(p.dir, kind+"-*")
 		if err == nil {
 			err = pprof.Lookup(kind).WriteTo(f, 0)
