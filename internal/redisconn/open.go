@@ -21,6 +21,7 @@ import (
 	hide "github.com/askops/askops/redact"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // Open makes a Redis client from a URL. It does not connect; the first
@@ -160,7 +161,22 @@ func nodeFailed(err error) bool {
 
 // ParseURL reads a URL (the forms Open accepts) into client options, for a
 // caller that sets more than Tuning does (a benchmark's fixed pool).
+//
+// Redis's maintenance notifications (a Redis Enterprise/Cloud handshake)
+// are off: askops follows failovers itself (slotMapReloader, durable.go),
+// and go-redis's "auto" mode, on a failed handshake, switches itself off by
+// writing to a config that a Cluster client's node clients share, a data
+// race the race detector caught during a Cluster failover.
 func ParseURL(rawURL string) (*redis.UniversalOptions, error) {
+	o, err := parseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	return o, nil
+}
+
+func parseURL(rawURL string) (*redis.UniversalOptions, error) {
 	scheme, _, ok := strings.Cut(rawURL, "://")
 	if !ok {
 		return nil, fmt.Errorf("redis url %q: missing scheme (want redis://, rediss://, redis-sentinel:// or redis-cluster://)", redact(rawURL))
