@@ -99,10 +99,11 @@ func usage(w io.Writer) {
 	fmt.Fprintf(w, `askops %s: supervise AI agents from Slack
 
 usage:
-  bot serve [-config FILE]        run the Slack app; with no config (or no slack
+  bot serve [-config FILE] [-rotate-local-token]
+                                  run the Slack app; with no config (or no slack
                                   section) the local approvals console alone
   bot run -config FILE "TASK"     run one agent task; its Asks go to Slack
-  bot ask [-config FILE] [-timeout 10m] [-reason TEXT] [-o json] -- COMMAND ARGS...
+  bot ask [-config FILE] [-timeout 10m] [-reason TEXT] [-session ID] [-o json] -- COMMAND ARGS...
                                   ask a human whether COMMAND may run
                                   (exit 0 approved, 1 denied/expired/cancelled,
                                   2 unavailable or bad usage)
@@ -118,10 +119,10 @@ usage:
   bot audit -config FILE export [-since 24h|RFC3339]
                                   one JSON line per Ask: who asked, what, why, every
                                   event (votes, reminders, escalations), the decision
-  bot hook claude|codex [-url URL -token-env NAME | -config FILE] [-print-settings]
+  bot hook claude|codex [-url URL -token-env NAME | -config FILE] [-timeout D] [-print-settings]
                                   answer one Claude Code / Codex permission hook
                                   event (stdin) with askops' decision (stdout)
-  bot mcp [-url URL -token-env NAME | -config FILE]
+  bot mcp [-url URL -token-env NAME | -config FILE] [-session ID] [-timeout D]
                                   MCP server on stdio: the approval_prompt tool
   bot check-config -config FILE   validate the config and reach Redis, Slack, the model
   bot version

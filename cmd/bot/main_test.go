@@ -68,7 +68,7 @@ func TestRunCommandLine(t *testing.T) {
 		{"bad config, flag=value", []string{"check-config", "--config=" + cfg}, 2, "", `config: slack.mode: unknown mode "sockett"`},
 		{"stray argument", []string{"check-config", "-config", cfg, "extra"}, 2, "", `bot check-config: unexpected argument "extra"`},
 		{"serve: stray argument", []string{"serve", "-config", cfg, "extra"}, 2, "", `bot serve: unexpected argument "extra"`},
-		{"serve: help", []string{"serve", "-h"}, 0, "", "usage: bot serve -config FILE"},
+		{"serve: help", []string{"serve", "-h"}, 0, "", "usage: bot serve [-config FILE] [-rotate-local-token]"},
 		{"serve: bad config", []string{"serve", "-config", cfg}, 2, "", `config: slack.mode: unknown mode "sockett"`},
 	}
 	for _, tt := range tests {

@@ -24,7 +24,7 @@ const (
 
 // cmdServeMain is `bot serve`: the Slack app.
 func cmdServeMain(ctx context.Context, env *environment, args []string) int {
-	fs := cliflag.New(string(config.Serve), env.stderr, "-config FILE [-rotate-local-token]")
+	fs := cliflag.New(string(config.Serve), env.stderr, "[-config FILE] [-rotate-local-token]")
 	configPath := fs.String("config", "", "config file (YAML)")
 	rotate := fs.Bool("rotate-local-token", false, "without Slack: give the local API new tokens (copies of the old ones stop working)")
 	if code, ok := cliflag.Parse(fs, args); !ok {
