@@ -132,7 +132,7 @@ func Of(a pending.Ask, limit int) View {
 			return redact.Secrets(s)
 		}
 		v.Cut += n - limit
-		return redact.Secrets(s[:byteOffset(s, limit)])
+		return redact.Secrets(s[:ByteOffset(s, limit)])
 	}
 	switch c := a.Describe(); c.Kind {
 	case pending.CallCommand:
@@ -231,7 +231,7 @@ func cutRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return s[:byteOffset(s, n-1)] + cutMark
+	return s[:ByteOffset(s, n-1)] + cutMark
 }
 
 // redactHead redacts what a path or directory line can show: far more
@@ -240,13 +240,14 @@ func cutRunes(s string, n int) string {
 func redactHead(s string) string {
 	const limit = 600 + 4096
 	if len(s) > limit {
-		s = s[:byteOffset(s, limit)]
+		s = s[:ByteOffset(s, limit)]
 	}
 	return redact.Secrets(s)
 }
 
-// byteOffset is the byte offset of s's n-th rune (len(s) past the end).
-func byteOffset(s string, n int) int {
+// ByteOffset is the byte offset of s's n-th rune (len(s) past the end):
+// where a cut after n runes falls. Slack's renderer cuts with it too.
+func ByteOffset(s string, n int) int {
 	for i := range s {
 		if n == 0 {
 			return i

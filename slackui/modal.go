@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/pending"
 )
 
@@ -121,7 +122,7 @@ func codeChunks(s string, budget int) []string {
 			break
 		}
 		taken := utf8.RuneCountInString(s) - omitted
-		cut := byteOffset(s, taken)
+		cut := askview.ByteOffset(s, taken)
 		if nl := strings.LastIndexByte(s[:cut], '\n'); nl > cut/2 {
 			cut = nl + 1
 			body, _ = codeBody(s[:cut], budget-8)
@@ -133,15 +134,4 @@ func codeChunks(s string, budget int) []string {
 		s = s[cut:]
 	}
 	return chunks
-}
-
-// byteOffset is the byte index of the n-th rune of s.
-func byteOffset(s string, n int) int {
-	for i := range s {
-		if n == 0 {
-			return i
-		}
-		n--
-	}
-	return len(s)
 }

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/redact"
 )
 
@@ -271,7 +272,7 @@ const redactMargin = 4096
 // redactHead redacts the part of s that a field of max units can show.
 func redactHead(s string, max int) string {
 	if limit := max + redactMargin; len(s) > limit {
-		s = s[:byteOffset(s, limit)]
+		s = s[:askview.ByteOffset(s, limit)]
 	}
 	return redact.Secrets(s)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
@@ -254,7 +255,7 @@ func callText(cv callView, budget int) (string, callCut) {
 		return text, callCut{chars: chars, lines: -1}
 	}
 	if c.chars > 0 {
-		shown := body[:byteOffset(body, utf8.RuneCountInString(body)-omitted)]
+		shown := body[:askview.ByteOffset(body, utf8.RuneCountInString(body)-omitted)]
 		c.lines = max(0, cv.lines0-(strings.Count(shown, "\n")+1))
 	}
 	return head + code, c
