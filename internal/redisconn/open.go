@@ -66,6 +66,21 @@ const (
 	// clusterStateReload is the periodic slot-map reload, a backstop for
 	// the reload on failure (go-redis's default is 60 s).
 	clusterStateReload = 10 * time.Second
+	// defaultPoolSize and pipelinePoolSize bound the connections a client
+	// holds to one Redis node, however many Asks wait (pool_size sets the
+	// first). go-redis's defaults are ten per CPU plus ten for pipelines:
+	// a serve under load held 29 connections on two cores, more on bigger
+	// hosts, and a fleet of replicas multiplies that against Redis's
+	// maxclients. askops' commands are short scripts (well under a
+	// millisecond), so four carry tens of thousands a second; a burst past
+	// them waits up to pool_timeout for a turn. The pipelines (the waiters'
+	// batched re-reads and lease renewals) keep a small pool of their own:
+	// sharing the main one let a Redis outage end a waiting Ask whose
+	// first read had not yet been answered (e2e TestRedisOutage). The two
+	// subscriptions (decisions, stop requests) hold one connection each
+	// besides: 4 + 2 + 2 = 8 in all.
+	defaultPoolSize  = 4
+	pipelinePoolSize = 2
 )
 
 // OpenTuned is Open with the config's timeouts.
@@ -86,6 +101,10 @@ func OpenTuned(rawURL string, t Tuning) (redis.UniversalClient, error) {
 	set(&opts.ReadTimeout, t.ReadTimeout, 0)
 	set(&opts.WriteTimeout, t.WriteTimeout, 0)
 	set(&opts.PoolTimeout, t.PoolTimeout, 0)
+	if opts.PoolSize == 0 {
+		opts.PoolSize = defaultPoolSize
+	}
+	opts.PipelinePoolSize = pipelinePoolSize
 	if !opts.IsClusterMode {
 		return redis.NewUniversalClient(opts), nil
 	}
