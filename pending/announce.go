@@ -166,7 +166,7 @@ func (s *RedisStore) announced(payload string) {
 	if !ok {
 		return // the id alone follows
 	}
-	a, err := decodeAsk("wait", id, h)
+	a, err := s.requests.decodeAsk("wait", id, h)
 	if err != nil || a.Status == StatusPending {
 		return
 	}

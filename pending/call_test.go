@@ -44,7 +44,7 @@ func TestStoredCallRoundTrips(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := decodeAsk("get", "a1", map[string]string{
+			got, err := (&requestCodec{}).decodeAsk("get", "a1", map[string]string{
 				field: string(value), fieldDeadline: micros(a.Deadline), fieldStatus: string(StatusPending), fieldTool: "bash",
 			})
 			if err != nil {

@@ -151,7 +151,7 @@ func TestStarterStaysInTheRequest(t *testing.T) {
 		t.Errorf("field %s = %q, want U0STARTER", fieldStartedBy, h[fieldStartedBy])
 	}
 	delete(h, fieldStartedBy) // as an older replica sees it
-	old, err := decodeAsk("get", a.ID, h)
+	old, err := (&requestCodec{}).decodeAsk("get", a.ID, h)
 	if err != nil || old.StartedBy != "U0STARTER" {
 		t.Errorf("the record without its starter field: StartedBy %q, %v; want U0STARTER from the request", old.StartedBy, err)
 	}

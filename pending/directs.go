@@ -193,7 +193,7 @@ func (s *RedisStore) BeginStep(ctx context.Context, c ClaimedStep, to string, dm
 	if err != nil {
 		return Begun{}, false, &Error{Code: CodeInternal, Op: op, Msg: "begin script reply", Err: err}
 	}
-	a, err := decodeAsk(op, c.Ask.ID, h)
+	a, err := s.requests.decodeAsk(op, c.Ask.ID, h)
 	if err != nil {
 		return Begun{}, false, err
 	}

@@ -611,7 +611,7 @@ func (s *RedisStore) confirmEnded(ctx context.Context, op string, ids []string) 
 		case len(h) == 0:
 			r.err = notFound(op, id)
 		default:
-			a, derr := decodeAsk(op, id, h)
+			a, derr := s.requests.decodeAsk(op, id, h)
 			switch {
 			case derr != nil:
 				r.err = derr

@@ -228,10 +228,14 @@ const (
 // about half. Short requests stay plain JSON, readable with redis-cli.
 const compressAbove = 512
 
-// requestCodec encodes stored requests, reusing deflate writers (each
-// holds about 1 MB of tables; one per Create would be garbage at once).
+// requestCodec encodes and decodes stored requests, reusing deflate
+// writers (each holds about 1 MB of tables; one per Create would be
+// garbage at once) and inflate readers (about 45 KB each: one per read of
+// a record was half of everything a serve with 10,000 polled Asks
+// allocated).
 type requestCodec struct {
 	writers sync.Pool // *flate.Writer
+	readers sync.Pool // flate.Resetter reader
 }
 
 // encode returns the hash field and value that store a's request (a is
@@ -290,11 +294,17 @@ func (c *requestCodec) deflate(p []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// inflate reverses requestCodec.deflate. A stored request is at most a few
-// hundred KB; the limit only guards against a corrupt value.
-func inflate(z string) ([]byte, error) {
-	r := flate.NewReader(strings.NewReader(z))
-	defer r.Close()
+// inflate reverses deflate. A stored request is at most a few hundred KB;
+// the limit only guards against a corrupt value.
+func (c *requestCodec) inflate(z string) ([]byte, error) {
+	src := strings.NewReader(z)
+	r, _ := c.readers.Get().(io.ReadCloser)
+	if r == nil {
+		r = flate.NewReader(src)
+	} else if err := r.(flate.Resetter).Reset(src, nil); err != nil {
+		return nil, err
+	}
+	defer c.readers.Put(r)
 	return io.ReadAll(io.LimitReader(r, 64<<20))
 }
 
@@ -357,13 +367,13 @@ local function is_open(status) return status == 'pending' or status == '` + stat
 `
 
 // decodeAsk reads the record of Ask id from its hash fields.
-func decodeAsk(op, id string, h map[string]string) (Ask, error) {
+func (c *requestCodec) decodeAsk(op, id string, h map[string]string) (Ask, error) {
 	corrupt := func(err error) error {
 		return &Error{Store: "pending", Code: CodeInternal, Op: op, Msg: "corrupt ask record " + id, Err: err}
 	}
 	a := Ask{ID: id, Deadline: parseMicros(h[fieldDeadline])}
 	if z, ok := h[fieldRequestZ]; ok {
-		v, err := inflate(z)
+		v, err := c.inflate(z)
 		if err == nil {
 			err = decodeRequest(&a, string(v))
 		}

@@ -252,7 +252,7 @@ func (s *RedisStore) get(ctx context.Context, op, id string) (Ask, error) {
 	if len(h) == 0 {
 		return Ask{}, notFound(op, id)
 	}
-	a, err := decodeAsk(op, id, h)
+	a, err := s.requests.decodeAsk(op, id, h)
 	if err != nil || a.Status == StatusPending || !s.replicas.on() {
 		return a, err
 	}
@@ -399,7 +399,7 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 	if err != nil {
 		return Ask{}, result, &Error{Store: "pending", Code: CodeInternal, Op: op, Msg: "decide script reply", Err: err}
 	}
-	a, err := decodeAsk(op, id, h)
+	a, err := s.requests.decodeAsk(op, id, h)
 	if err != nil {
 		return Ask{}, result, err
 	}
@@ -433,7 +433,7 @@ func (s *RedisStore) notDurable(op, id string, res []any, err error) error {
 	e := &Error{Store: "pending", Code: CodeUnavailable, Op: op, Msg: ErrNotDurable.Error(), Err: err}
 	if len(res) == 2 {
 		if h, ferr := flatToMap(res[1]); ferr == nil && len(h) > 0 {
-			if a, derr := decodeAsk(op, id, h); derr == nil {
+			if a, derr := s.requests.decodeAsk(op, id, h); derr == nil {
 				e.Record = &a
 			}
 		}
@@ -695,7 +695,7 @@ func (s *RedisStore) getMany(ctx context.Context, op string, ids []string) ([]As
 		if len(c.Val()) == 0 {
 			continue
 		}
-		a, err := decodeAsk(op, ids[i], c.Val())
+		a, err := s.requests.decodeAsk(op, ids[i], c.Val())
 		if err != nil {
 			s.opts.Logger.Error("pending: skipping a corrupt ask record", "err", err)
 			continue

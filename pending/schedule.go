@@ -279,7 +279,7 @@ func (s *RedisStore) ClaimSteps(ctx context.Context, lease time.Duration, limit 
 		if err != nil {
 			return out, &Error{Code: CodeInternal, Op: "claim", Msg: "claim script reply", Err: err}
 		}
-		a, err := decodeAsk("claim", id, h)
+		a, err := s.requests.decodeAsk("claim", id, h)
 		if err != nil {
 			s.opts.Logger.Error("pending: dropping the step of a corrupt ask record", "ask", id, "err", err)
 			s.client.ZRem(ctx, s.keys.steps(), m)

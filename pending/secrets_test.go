@@ -77,7 +77,7 @@ func TestRedisStoreKeepsNoSecretAtRest(t *testing.T) {
 			for f, v := range h {
 				dump.WriteString(f + "=" + v + "\n")
 				if f == fieldRequestZ {
-					p, err := inflate(v)
+					p, err := (&requestCodec{}).inflate(v)
 					if err != nil {
 						t.Fatal(err)
 					}

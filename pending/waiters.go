@@ -259,7 +259,7 @@ func (s *RedisStore) fetch(ctx context.Context, ids []string) {
 		case len(h) == 0:
 			r.err = notFound("wait", id)
 		default:
-			a, err := decodeAsk("wait", id, h)
+			a, err := s.requests.decodeAsk("wait", id, h)
 			switch {
 			case err != nil:
 				r.err = err
