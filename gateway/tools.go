@@ -108,10 +108,11 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 				refuse:  "the " + tool + " call carries no command askops can read (want command or cmd: a string or an array of strings)",
 			}
 		}
+		args, cmd := shellArgs(cmd)
 		return mapped{
 			call:      policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect, Command: cmd},
 			shown:     pending.Call{Kind: pending.CallCommand, Command: cmd},
-			args:      enc(map[string]string{"command": cmd}),
+			args:      args,
 			summary:   cmd,
 			agentSays: desc,
 		}
@@ -229,6 +230,21 @@ func judgedCommand(command string) string {
 		return c
 	}
 	return command
+}
+
+// shellArgs is a shell call's arguments as askops records them,
+// {"command": cmd}, and cmd again: when cmd needs no escaping in JSON (most
+// commands), the cmd returned is the piece of args that spells it, so a
+// waiting Ask holds its command's bytes once rather than twice (the
+// command is most of what a waiting Ask holds).
+func shellArgs(cmd string) (args, command string) {
+	b, _ := json.Marshal(map[string]string{"command": cmd})
+	args = string(b)
+	const prefix, suffix = `{"command":"`, `"}`
+	if len(args) == len(prefix)+len(cmd)+len(suffix) && args[len(prefix):len(args)-len(suffix)] == cmd {
+		return args, args[len(prefix) : len(args)-len(suffix)]
+	}
+	return args, cmd
 }
 
 // JudgedInput is tool's input as askops judged it: for a shell tool, the

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"testing"
+	"unsafe"
 
 	"github.com/askops/askops/policy"
 )
@@ -37,6 +38,30 @@ func TestMapTool(t *testing.T) {
 		m := mapTool(tc.tool, json.RawMessage(tc.input), cwd)
 		if m.call.Tool != tc.wantTool || m.call.Safety != tc.safety || m.call.Path != tc.path || m.args != tc.wantArg {
 			t.Errorf("%s %s → %s %v %q %s", tc.tool, tc.input, m.call.Tool, m.call.Safety, m.call.Path, m.args)
+		}
+	}
+}
+
+// A command that needs no escaping is held once: the command shellArgs
+// returns is the piece of the arguments that spells it. One that needs
+// escaping is returned as it came, and the arguments still say it exactly.
+func TestShellArgsHoldsTheCommandOnce(t *testing.T) {
+	for _, cmd := range []string{"echo hi", `echo "quoted"`, "printf 'a\\nb'", "a && b > c", "tab\there", "ünïcode ✓"} {
+		args, got := shellArgs(cmd)
+		if got != cmd {
+			t.Errorf("shellArgs(%q) command = %q", cmd, got)
+		}
+		var in map[string]string
+		if err := json.Unmarshal([]byte(args), &in); err != nil || in["command"] != cmd {
+			t.Errorf("shellArgs(%q) args = %s (%v), want the command back", cmd, args, err)
+		}
+		want, _ := json.Marshal(map[string]string{"command": cmd})
+		if args != string(want) {
+			t.Errorf("shellArgs(%q) args = %s, want %s (the recorded form must not change)", cmd, args, want)
+		}
+		shared := unsafe.StringData(got) == unsafe.StringData(args[len(`{"command":"`):])
+		if plain := string(want) == `{"command":"`+cmd+`"}`; shared != plain {
+			t.Errorf("shellArgs(%q): command shares the arguments' bytes = %v, want %v", cmd, shared, plain)
 		}
 	}
 }
