@@ -93,13 +93,16 @@ func (m Starter) Launch(ctx context.Context, req pending.Request, ttl time.Durat
 		a, rest = m.Next.Start(ctx, req, ttl)
 		run = func(ctx context.Context, done func(pending.Ask)) { go func() { done(rest(ctx)) }() }
 	}
+	// The log line needs three of req's strings: the closures keep those,
+	// not the whole request, for as long as the Ask waits.
+	session, tool, label := req.SessionID, req.Tool, req.Label
 	return a, func(ctx context.Context, done func(pending.Ask)) {
 		m.Counted.Metrics.AskWaiting(1)
 		start := time.Now()
 		run(ctx, func(final pending.Ask) {
 			m.Counted.Metrics.AskWaiting(-1)
 			outcome, latency := m.Counted.ended(final, start)
-			m.Counted.Log.Info("ask ended", "ask", final.ID, "session", req.SessionID, "tool", req.Tool, "agent", req.Label,
+			m.Counted.Log.Info("ask ended", "ask", final.ID, "session", session, "tool", tool, "agent", label,
 				"outcome", outcome, "by", final.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", final.DecisionReason)
 			done(final)
 		})
