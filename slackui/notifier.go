@@ -179,7 +179,7 @@ func (n *Notifier) Post(ctx context.Context, a pending.Ask) (channel, ts string,
 	case <-q.done:
 	case <-wctx.Done():
 		if n.withdraw(channel, q) {
-			return "", "", neverReached(a, channel, wctx)
+			return "", "", neverReached(a, channel, context.Cause(wctx))
 		}
 		<-q.done // on its way to Slack: that call's result stands
 	}
@@ -200,34 +200,75 @@ func (n *Notifier) PostThen(ctx context.Context, a pending.Ask, done func(channe
 		return
 	}
 	q := &queuedAsk{ask: a, thread: thread, done: make(chan struct{})}
-	wctx, cancel := giveUpBefore(ctx, a)
-	var once sync.Once
+	w := &queueWait{}
 	// The closures use q.ask, not a: the queue's copy is the one kept.
 	q.then = func() {
-		once.Do(func() {
-			cancel()
+		if w.end() {
 			go func() { done(n.shown(ctx, q.ask, channel, q)) }()
-		})
+		}
 	}
 	n.enqueue(ctx, channel, q)
-	context.AfterFunc(wctx, func() {
+	giveUp := func(cause func() error) {
 		// Withdrawn, it is never shown; else it is on its way (or shown)
 		// and q.then reports it.
-		if n.withdraw(channel, q) {
-			once.Do(func() {
-				cancel()
-				go done("", "", neverReached(q.ask, channel, wctx))
-			})
+		if n.withdraw(channel, q) && w.end() {
+			go done("", "", neverReached(q.ask, channel, cause()))
 		}
-	})
+	}
+	// A timer and a hook on ctx rather than a context of its own: 10,000
+	// queued Asks then hold two small records each instead of two contexts
+	// with their timers and child maps.
+	stopTimer := func() bool { return false }
+	if at, ok := giveUpAt(a); ok {
+		stopTimer = time.AfterFunc(time.Until(at), func() { giveUp(func() error { return context.DeadlineExceeded }) }).Stop
+	}
+	w.wait(stopTimer, context.AfterFunc(ctx, func() { giveUp(func() error { return context.Cause(ctx) }) }))
+}
+
+// queueWait is what a queued Ask of PostThen waits on: the queue reaching
+// it, its give-up time, or its context ending, whichever is first.
+type queueWait struct {
+	mu        sync.Mutex
+	ended     bool
+	stopTimer func() bool
+	stopCtx   func() bool
+}
+
+// wait registers the give-up hooks; if the wait already ended, it stops
+// them at once (nothing is left holding the Ask).
+func (w *queueWait) wait(stopTimer, stopCtx func() bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended {
+		stopTimer()
+		stopCtx()
+		return
+	}
+	w.stopTimer, w.stopCtx = stopTimer, stopCtx
+}
+
+// end reports whether this call ended the wait (the first does), and
+// stops the hooks registered.
+func (w *queueWait) end() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended {
+		return false
+	}
+	w.ended = true
+	if w.stopTimer != nil {
+		w.stopTimer()
+		w.stopCtx()
+	}
+	return true
 }
 
 // neverReached is the Post error of an Ask the channel's queue did not
-// reach before wctx ended.
-func neverReached(a pending.Ask, channel string, wctx context.Context) error {
+// reach before it gave up, for cause.
+func neverReached(a pending.Ask, channel string, cause error) error {
 	return &approval.NotPosted{
 		Reason: "the approval request was never shown: Slack's posting queue for the channel did not reach it in time",
-		Err:    fmt.Errorf("slackui: ask %s still queued for %s: %w", a.ID, channel, context.Cause(wctx)),
+		Err:    fmt.Errorf("slackui: ask %s still queued for %s: %w", a.ID, channel, cause),
 	}
 }
 
@@ -248,18 +289,28 @@ func (n *Notifier) shown(ctx context.Context, a pending.Ask, channel string, q *
 	return q.channel, q.ts, nil
 }
 
-// giveUpBefore is ctx, ended a little before a's deadline: an Ask the queue
-// did not reach must end as never shown before the expiry sweep could call
-// it expired (nobody having answered what nobody saw).
-func giveUpBefore(ctx context.Context, a pending.Ask) (context.Context, context.CancelFunc) {
+// giveUpAt is when an Ask the channel's queue has not reached gives up: a
+// little before its deadline, so it ends as never shown before the expiry
+// sweep could call it expired (nobody having answered what nobody saw).
+// An Ask with no deadline (!ok) never gives up.
+func giveUpAt(a pending.Ask) (at time.Time, ok bool) {
 	if a.Deadline.IsZero() {
-		return context.WithCancel(ctx)
+		return time.Time{}, false
 	}
 	margin := time.Second
 	if life := a.Deadline.Sub(a.CreatedAt); !a.CreatedAt.IsZero() && life/10 < margin {
 		margin = life / 10
 	}
-	return context.WithDeadlineCause(ctx, a.Deadline.Add(-margin), context.DeadlineExceeded)
+	return a.Deadline.Add(-margin), true
+}
+
+// giveUpBefore is ctx, ended at giveUpAt(a).
+func giveUpBefore(ctx context.Context, a pending.Ask) (context.Context, context.CancelFunc) {
+	at, ok := giveUpAt(a)
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadlineCause(ctx, at, context.DeadlineExceeded)
 }
 
 // Update rewrites a's message to its current state (buttons gone once it is
