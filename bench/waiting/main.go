@@ -55,6 +55,7 @@ type options struct {
 	hold      time.Duration
 	keep      bool
 	redisQS   string // appended to the redis URL, e.g. pool_size=20
+	profile   string // write the serve's heap and goroutine profiles here
 }
 
 func main() {
@@ -70,6 +71,7 @@ func main() {
 	flag.DurationVar(&o.hold, "hold", 15*time.Second, "how long the Asks wait after the last create before the serve is measured")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temp dir (logs, config)")
 	flag.StringVar(&o.redisQS, "redis-query", "", "query appended to the redis URL (e.g. pool_size=20)")
+	flag.StringVar(&o.profile, "profile", "", "build the bot with the askops_pprof tag and write its profiles (heap, goroutines, CPU) of the waiting phase into this dir")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "waiting:", err)
@@ -90,7 +92,11 @@ func run(o options) error {
 	bin := o.bin
 	if bin == "" {
 		bin = filepath.Join(dir, "bot")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/bot")
+		args := []string{"build", "-o", bin}
+		if o.profile != "" {
+			args = append(args, "-tags", "askops_pprof")
+		}
+		build := exec.Command("go", append(args, "./cmd/bot")...)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("go build: %w", err)
@@ -136,6 +142,12 @@ func run(o options) error {
 	defer logf.Close()
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), "ASKOPS_LOCAL_ENDPOINT="+filepath.Join(dir, "local.json"), "XDG_RUNTIME_DIR="+dir)
+	if o.profile != "" {
+		if err := os.MkdirAll(o.profile, 0o755); err != nil {
+			return err
+		}
+		cmd.Env = append(cmd.Env, "ASKOPS_PROFILE_DIR="+o.profile)
+	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -174,6 +186,9 @@ func run(o options) error {
 	fmt.Printf("serve pid %d, store %s, slack %v, %d Asks over %d sessions, created by %d connections, each polled every %s by %d connections\n",
 		pid, o.store, o.slack, o.n, o.sessions, o.creators, o.pollEvery, o.workers)
 	report(ctx, "idle", base, pid, redisPort)
+	if o.profile != "" {
+		_ = cmd.Process.Signal(syscall.SIGUSR1)
+	}
 
 	cl := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.workers, MaxConnsPerHost: o.workers}}
 	creating := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.creators, MaxConnsPerHost: o.creators}}
@@ -220,6 +235,18 @@ func run(o options) error {
 		fmt.Printf("slack: %d messages posted; first %s, last %s after the first create\n", n, first.Round(time.Millisecond), last.Round(time.Millisecond))
 	}
 	report(ctx, fmt.Sprintf("waiting %s", o.hold), base, pid, redisPort)
+	if o.profile != "" {
+		_ = cmd.Process.Signal(syscall.SIGUSR2)
+		// The CPU profile is written last; wait (bounded) for it.
+		cpu := filepath.Join(o.profile, fmt.Sprintf("%d-cpu.pprof", pid))
+		for i := 0; i < 100; i++ {
+			if _, err := os.Stat(cpu); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		fmt.Printf("profiles: %s/%d-{heap,goroutine,cpu}.pprof\n", o.profile, pid)
+	}
 	stopPolls()
 	polls.Wait()
 	pending, ended := stats.pending.Load(), stats.ended.Load()
