@@ -54,7 +54,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	defer startServerWatch(ctx, watch)()
+	startServerWatch(bg, watch)
 	asks, gs := st.Asks, st.Grants
 
 	live := console.NewLive()

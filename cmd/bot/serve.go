@@ -72,7 +72,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	a.ready.Store = storeReady(a.Ping, watch)
-	defer startServerWatch(ctx, watch)()
+	startServerWatch(&a.loops, watch)
 
 	ops, err := newChatOps(ctx, a)
 	if err != nil {
