@@ -3,7 +3,6 @@ package approval
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/askops/askops/pending"
@@ -80,13 +79,4 @@ func (s Sweep) Run(ctx context.Context) error {
 			s.Messages.UpdateExpired(ctx, expired)
 		}
 	}
-}
-
-// Start runs s in the background; stop ends it and waits for a sweep in
-// progress, so the stores it uses may be closed after.
-func (s Sweep) Start(ctx context.Context) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var sweeper sync.WaitGroup
-	sweeper.Go(func() { _ = s.Run(ctx) })
-	return func() { cancel(); sweeper.Wait() }
 }

@@ -104,8 +104,6 @@ type Home struct {
 	log *slog.Logger
 
 	wake chan struct{} // capacity 1: "look now"
-	stop context.CancelFunc
-	done chan struct{}
 
 	mu      sync.Mutex
 	viewers map[string]*homeViewer
@@ -124,7 +122,8 @@ type homeViewer struct {
 	noticeUntil time.Time
 }
 
-// NewHome starts the Home's refresher; Close stops it.
+// NewHome builds a Home; its refresher is Run, which the wiring starts
+// and stops (without it no Home is published).
 func NewHome(cfg HomeConfig) *Home {
 	if cfg.Poll <= 0 {
 		cfg.Poll = 2 * time.Second
@@ -144,17 +143,7 @@ func NewHome(cfg HomeConfig) *Home {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	h := &Home{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1), stop: stop, done: make(chan struct{}), viewers: map[string]*homeViewer{}}
-	go h.run(ctx)
-	return h
-}
-
-// Close stops the refresher and waits for it.
-func (h *Home) Close() error {
-	h.stop()
-	<-h.done
-	return nil
+	return &Home{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1), viewers: map[string]*homeViewer{}}
 }
 
 // Opened records that user opened the Home tab and publishes it soon.
@@ -217,8 +206,11 @@ func (h *Home) Events(next func(context.Context, slackevents.EventsAPIEvent)) fu
 	}
 }
 
-func (h *Home) run(ctx context.Context) {
-	defer close(h.done)
+// Run is the refresher: it re-reads and publishes every Poll, at once when
+// nudged (Opened, Notice, Changed), and when a debounced Home falls due,
+// until ctx ends; it returns nil then (a failed read or publish is logged
+// and tried again). One Run per Home.
+func (h *Home) Run(ctx context.Context) error {
 	poll := time.NewTicker(h.cfg.Poll)
 	defer poll.Stop()
 	due := time.NewTimer(time.Hour)
@@ -226,7 +218,7 @@ func (h *Home) run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-h.wake:
 		case <-poll.C:
 		case <-due.C:

@@ -26,7 +26,7 @@ func TestHomeListsRecordedRunsAndRefreshes(t *testing.T) {
 			Asks: w.clicks, API: w.api, Notifier: w.notifier, Approvers: approvers, Runs: runs,
 			Poll: 50 * time.Millisecond, Debounce: 20 * time.Millisecond, PublishEvery: time.Millisecond,
 		})
-		t.Cleanup(func() { h.Close() })
+		runHome(t, h)
 		homeText := func(want ...string) string {
 			t.Helper()
 			v, err := w.fake.WaitForHome(ctx, "UOWNER", func(v fakeslack.View) bool {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,8 +28,25 @@ func newHome(t *testing.T, w *world, debounce time.Duration) *Home {
 		Asks: w.clicks, API: w.api, Notifier: w.notifier, Approvers: approvers,
 		Poll: 50 * time.Millisecond, Debounce: debounce, PublishEvery: time.Millisecond,
 	})
-	t.Cleanup(func() { h.Close() })
+	runHome(t, h)
 	return h
+}
+
+// runHome runs h's refresher, as the wiring does, until the returned stop
+// or the test's end; stop waits for it to return.
+func runHome(t *testing.T, h *Home) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	stop = sync.OnceFunc(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the Home's Run returned %v at its ctx's end, want nil", err)
+		}
+	})
+	t.Cleanup(stop)
+	return stop
 }
 
 // homeAsks counts the Asks a published Home lists with an Approve button.
@@ -231,7 +249,7 @@ func TestHomeHonoursPerAskAuthority(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := NewHome(HomeConfig{Asks: w.asks, API: w.api, Notifier: w.notifier, Approvers: noSelfApproval{approvers}, PublishEvery: time.Millisecond})
-	t.Cleanup(func() { h.Close() })
+	runHome(t, h)
 	h.Opened(approverA)
 	v, err := w.fake.WaitForHome(t.Context(), approverA, nil)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 
 // twoHomes are the Homes of two replicas over w's two stores (one store
 // in memory), sharing the viewers through the store.
-func twoHomes(t *testing.T, w *world) (a, b *Home) {
+func twoHomes(t *testing.T, w *world) (a, b *Home, stopA func()) {
 	t.Helper()
 	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
 	if err != nil {
@@ -39,28 +39,29 @@ func twoHomes(t *testing.T, w *world) (a, b *Home) {
 		}
 		va, vb = open(), open()
 	}
-	mk := func(s any, v HomeViewerStore) *Home {
+	mk := func(s any, v HomeViewerStore) (*Home, func()) {
 		h := NewHome(HomeConfig{
 			Asks: s.(HomeAsks), Viewers: v, API: w.api, Notifier: w.notifier, Approvers: approvers,
 			Poll: 20 * time.Millisecond, Debounce: time.Millisecond, PublishEvery: time.Millisecond,
 		})
-		t.Cleanup(func() { h.Close() })
-		return h
+		return h, runHome(t, h)
 	}
-	return mk(w.asks, va), mk(w.clicks, vb)
+	a, stopA = mk(w.asks, va)
+	b, _ = mk(w.clicks, vb)
+	return a, b, stopA
 }
 
 // The replica that got app_home_opened dies: the other keeps the Home
 // current, since the viewer is in the store.
 func TestHomeViewerOutlivesItsReplica(t *testing.T) {
 	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
-		a, _ := twoHomes(t, w)
+		a, _, stopA := twoHomes(t, w)
 		first := w.ask(bashRequest("run-1", "s1", "terraform apply"))
 		a.Opened(approverA)
 		if _, err := w.fake.WaitForHome(t.Context(), approverA, func(v fakeslack.View) bool { return homeAsks(v) == 1 }); err != nil {
 			t.Fatal(err)
 		}
-		a.Close() // the replica dies
+		stopA() // the replica dies
 		second := w.ask(bashRequest("run-2", "s1", "kubectl delete ns staging"))
 		if _, err := w.fake.WaitForHome(t.Context(), approverA, func(v fakeslack.View) bool { return homeAsks(v) == 2 }); err != nil {
 			t.Fatalf("the other replica never refreshed the Home: %v", err)
@@ -77,7 +78,7 @@ func TestHomeViewerOutlivesItsReplica(t *testing.T) {
 // Two replicas watching one viewer publish each change once.
 func TestHomePublishedOnceByTwoReplicas(t *testing.T) {
 	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
-		a, b := twoHomes(t, w)
+		a, b, _ := twoHomes(t, w)
 		wa := w.ask(bashRequest("run-1", "s1", "terraform apply"))
 		a.Opened(approverA)
 		if _, err := w.fake.WaitForHome(t.Context(), approverA, func(v fakeslack.View) bool { return homeAsks(v) == 1 }); err != nil {

@@ -57,7 +57,7 @@ func newSeamWorld(t *testing.T) *seamWorld {
 		Approvers: AskDeciders{Approvers: approvers, Escalated: w.esc, Rule: rule},
 		Poll:      20 * time.Millisecond, Debounce: time.Millisecond, PublishEvery: time.Millisecond,
 	})
-	t.Cleanup(func() { w.home.Close() })
+	runHome(t, w.home)
 	asksUI := HomeNotifier{Notifier: w.notifier, Home: w.home}
 	w.inter = NewInteractions(InteractionsConfig{
 		Asks: w.store, Notifier: asksUI, Home: w.home, Approvers: approvers,

@@ -120,6 +120,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 		Approvers: slackui.AskDeciders{Approvers: a.approvers, Escalated: a.escalated(), Rule: approval.SelfApproval{Allowed: cfg.Approvals.SelfApproval}},
 		Logger:    log.With("component", "home"), Now: a.now,
 	})
+	a.loops.start("home", a.home.Run)
 	a.asksUI = slackui.HomeNotifier{Notifier: a.notifier, Home: a.home}
 	a.interactions = slackui.NewInteractions(slackui.InteractionsConfig{
 		Asks:         a.Asks,
@@ -159,9 +160,6 @@ func (a *app) Close() {
 	a.loops.stop()
 	if a.interactions != nil {
 		_ = a.interactions.Close()
-	}
-	if a.home != nil {
-		_ = a.home.Close()
 	}
 	a.storeSet.Close()
 }

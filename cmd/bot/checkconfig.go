@@ -82,15 +82,12 @@ func checkRedisServer(ctx context.Context, client redisconn.Client, addr string,
 	return w, nil
 }
 
-// startServerWatch runs w until ctx ends; stop waits for it.
-func startServerWatch(ctx context.Context, w *redisconn.ServerWatch) (stop func()) {
-	if w == nil {
-		return func() {}
+// startServerWatch runs w among l's loops (nothing with the in-memory
+// stores, where w is nil); l's stop drains it.
+func startServerWatch(l *loops, w *redisconn.ServerWatch) {
+	if w != nil {
+		l.start("redis-settings", w.Run)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = w.Run(ctx) }()
-	return func() { cancel(); <-done }
 }
 
 // storeReady is readiness' store check: the store answers (ping), and its

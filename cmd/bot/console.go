@@ -45,12 +45,16 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 		return exitFailed
 	}
 	defer st.Close()
+	// The background loops (the sweep, the Redis settings watch), drained
+	// before the stores close.
+	bg := &loops{log: log}
+	defer bg.stop()
 	watch, err := checkRedisServer(ctx, st.Redis, cfg.Redis.Addr(), log)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	defer startServerWatch(ctx, watch)()
+	startServerWatch(bg, watch)
 	asks, gs := st.Asks, st.Grants
 
 	live := console.NewLive()
@@ -98,7 +102,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 		defer os.Remove(endpoint)
 	}
 
-	stopSweep := approval.Sweep{Store: asks, Messages: live, Every: cfg.Approvals.SweepInterval.D(), Now: now, Logger: log.With("component", "sweeper")}.Start(ctx)
+	bg.start("sweep", approval.Sweep{Store: asks, Messages: live, Every: cfg.Approvals.SweepInterval.D(), Now: now, Logger: log.With("component", "sweeper")}.Run)
 	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.Base(),
 		"store", cfg.Redis.StoreName(),
 		"policy_mode", cfg.Policy.Mode)
@@ -107,7 +111,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	<-ctx.Done()
 	api.Stop() // waiting bot asks and hooks answer (cancelled) before the listener closes
 	stopConsole(ctx, srv)
-	stopSweep()
+	bg.stop()
 	log.Info("askops stopped")
 	return exitOK
 }

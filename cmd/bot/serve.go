@@ -72,7 +72,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	a.ready.Store = storeReady(a.Ping, watch)
-	defer startServerWatch(ctx, watch)()
+	startServerWatch(&a.loops, watch)
 
 	ops, err := newChatOps(ctx, a)
 	if err != nil {
@@ -91,7 +91,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	// Every approvals.sweep_interval, expire the Asks whose waiter is gone
 	// and bring their messages in step.
 	swept := &metrics.Swept{Next: slackui.ExpiredUpdaters{a.asksUI, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}
-	stopSweep := approval.Sweep{Store: a.Asks, Messages: swept, Every: cfg.Approvals.SweepInterval.D(), Now: a.now, Logger: log.With("component", "sweeper")}.Start(ctx)
+	a.loops.start("sweep", approval.Sweep{Store: a.Asks, Messages: swept, Every: cfg.Approvals.SweepInterval.D(), Now: a.now, Logger: log.With("component", "sweeper")}.Run)
 	a.startFollowups() // reminders and escalations due on any Ask, beside the sweep
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName())
@@ -105,8 +105,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		log.Warn("runs still winding down at shutdown", "timeout", runDrainTimeout)
 	}
 	cancelDrain()
-	gw.Close() // Asks the API still waits on end cancelled
-	stopSweep()
+	gw.Close() // Asks the API still waits on end cancelled; a.Close drains the loops
 	if err != nil {
 		log.Error("serve stopped", "err", err)
 		return exitFailed
