@@ -37,7 +37,7 @@ func (a *app) newGateway() (*gateway.Service, error) {
 		MaxTimeout:     a.cfg.Approvals.Timeout.D(),
 		TeamURL:        a.teamURL, // message_url, the same shape as bot ask's link
 		GrantDurations: a.cfg.Approvals.Durations(),
-		Roots:          roots, // each session's workspace, pinned when it is first seen
+		Roots:          roots,             // each session's workspace, pinned when it is first seen
 		Starts:         a.sessionStarts(), // and when that was, which its Asks name
 		Now:            a.now,
 		SessionTTL:     a.cfg.Approvals.SessionTTL.D(),
