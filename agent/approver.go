@@ -43,6 +43,12 @@ type Request struct {
 	// means the configured approval channel.
 	ReplyChannel  string
 	ReplyThreadTS string
+
+	// SessionName is the run's session as a person knows it
+	// (RunSpec.SessionName); SessionStarted when it started: the
+	// RunSpec's, else the run's start.
+	SessionName    string
+	SessionStarted time.Time
 }
 
 // Outcome is how an Ask ended. The vocabulary is closed and its words are

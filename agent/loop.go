@@ -320,6 +320,12 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 		Cwd:           env.Cwd,
 		ReplyChannel:  run.spec.ReplyChannel,
 		ReplyThreadTS: run.spec.ReplyThreadTS,
+
+		SessionName:    run.spec.SessionName,
+		SessionStarted: run.spec.SessionStarted,
+	}
+	if req.SessionStarted.IsZero() {
+		req.SessionStarted = run.started
 	}
 	asked := r.callEvent(EventAsked, c)
 	asked.Reason, asked.Rule = v.Reason, v.Rule

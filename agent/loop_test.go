@@ -25,8 +25,9 @@ func TestApprovedCallRunsAndItsOutputReachesTheModel(t *testing.T) {
 	}, nil)
 	h.approver.answer = answerWith(agent.Approved, "U42", "")
 
+	started := time.Date(2026, 12, 2, 14, 2, 0, 0, time.UTC)
 	res, ev := h.run(t, agent.RunSpec{ID: "run-1", SessionID: "sess-1", StartedBy: "U1", Label: "ops", Mode: policy.ModeAsk,
-		ReplyChannel: "C1", ReplyThreadTS: "171.1"})
+		ReplyChannel: "C1", ReplyThreadTS: "171.1", SessionName: "thread 'say hello'", SessionStarted: started})
 
 	if res.Status != agent.StatusFinished || res.Answer != "it said hello" {
 		t.Fatalf("result = %+v", res)
@@ -43,7 +44,7 @@ func TestApprovedCallRunsAndItsOutputReachesTheModel(t *testing.T) {
 		Tool: "bash", Args: `{"command":"echo hello from bash"}`, Summary: "echo hello from bash",
 		Call:   agent.Effect{Kind: agent.EffectCommand, Command: "echo hello from bash"},
 		Reason: "side effect", Rule: "safety", Workspace: h.ws, Cwd: h.ws,
-		ReplyChannel: "C1", ReplyThreadTS: "171.1",
+		ReplyChannel: "C1", ReplyThreadTS: "171.1", SessionName: "thread 'say hello'", SessionStarted: started,
 	}
 	if asks[0] != want {
 		t.Errorf("request = %+v\nwant      %+v", asks[0], want)

@@ -188,6 +188,12 @@ type RunSpec struct {
 	ReplyChannel  string
 	ReplyThreadTS string
 	Cwd           string // relative to the workspace or absolute inside it; default the workspace
+	// SessionName is the session as a person knows it, copied into every
+	// Request for approvers to read ("thread 'deploy v1.4'"); "" leaves
+	// the naming to the Approver. SessionStarted is when the session
+	// started; zero means the run's start.
+	SessionName    string
+	SessionStarted time.Time
 }
 
 // RunStatus is how a run ended.

@@ -56,7 +56,8 @@ func ScopeText(scopeFor ScopeFunc) func(pending.Ask) string {
 			if !offered {
 				return ""
 			}
-			return namedScope(a.Shown.Scope, a.Shown.Session)
+			name, started := askview.Session(a)
+			return namedScope(a.Shown.Scope, askview.SessionText(name, started, a.CreatedAt))
 		}
 		if a.SessionID == "" {
 			return ""
@@ -70,7 +71,8 @@ func ScopeText(scopeFor ScopeFunc) func(pending.Ask) string {
 }
 
 // namedScope is a scope's text with the session it is for, as a person
-// knows it.
+// knows it: its name and start, in plain text (a confirmation dialog
+// formats no dates, so it says UTC).
 func namedScope(scope, session string) string {
 	if session == "" {
 		return scope

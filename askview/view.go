@@ -60,8 +60,11 @@ type View struct {
 	LookAlikes []LookAlike
 
 	// Session is the session as a person knows it ("this Claude Code
-	// session in ~/src/api"); "" when the Ask does not say.
-	Session string
+	// session in ~/src/api"); "" when the Ask does not say. SessionStarted
+	// is when askops first saw it, zero when the Ask does not say (see
+	// SessionText for its words).
+	Session        string
+	SessionStarted time.Time
 
 	// Needed is how many distinct people must approve; Counted how many
 	// approvals count so far; Tally the count in words ("1 of 2
@@ -120,9 +123,7 @@ func Of(a pending.Ask, limit int) View {
 		Needed: a.Needed(), Counted: a.Counted(), Tally: a.Tally(),
 		Created: a.CreatedAt, Deadline: a.Deadline,
 	}
-	if a.Shown != nil {
-		v.Session = a.Shown.Session
-	}
+	v.Session, v.SessionStarted = Session(a)
 	head := func(s string) string {
 		if limit <= 0 {
 			return redact.Secrets(s)
@@ -197,14 +198,17 @@ func Of(a pending.Ask, limit int) View {
 // Prepare is what is shown of req that is worked out once, when its Ask
 // is made, and stored with it (pending.Shown): the programs its command
 // runs and the session's name, cut with marks (the programs left out are
-// counted). The session offer is the caller's to add (approval decides
-// it).
+// counted), and its start, in seconds. The session offer is the caller's
+// to add (approval decides it).
 func Prepare(req pending.Request) pending.Shown {
 	var s pending.Shown
 	if c := req.Describe(); c.Kind == pending.CallCommand {
 		s.Programs, s.MorePrograms = programs(c.Command)
 	}
 	s.Session = cutRunes(req.SessionName, maxSessionRunes)
+	if s.Session != "" && !req.SessionStarted.IsZero() && req.SessionStarted.Unix() > 0 {
+		s.Started = req.SessionStarted.Unix()
+	}
 	return s
 }
 

@@ -2,8 +2,11 @@ package chatops
 
 import (
 	"context"
+	"regexp"
+	"strings"
 
 	"github.com/askops/askops/agent"
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/pending"
 )
 
@@ -31,7 +34,7 @@ func (a AgentApprover) Approve(ctx context.Context, r agent.Request) agent.Decis
 		},
 		Reason: r.Reason, Rule: r.Rule, Approvals: r.Approvals, Workspace: r.Workspace, Cwd: r.Cwd,
 		ReplyChannel: r.ReplyChannel, ReplyThreadTS: r.ReplyThreadTS,
-		SessionName: runSessionName(r),
+		SessionName: runSessionName(r), SessionStarted: r.SessionStarted,
 	})
 	return agent.Decision{
 		AskID: ask.ID, Outcome: agent.Outcome(ask.Status), By: ask.DecidedBy,
@@ -58,12 +61,51 @@ func withTally(a pending.Ask) string {
 	return a.DecisionReason + "; " + t
 }
 
-// runSessionName is a run's session as a person knows it: the Slack
-// thread the run was started in (its session is the thread), or the bot
-// run by its id.
+// runSessionName is a run's session as a person knows it: the name its
+// starter gave it (a Slack thread's first words, see threadName), else
+// the Slack thread the run was started in (its session is the thread), or
+// the bot run by the id its terminal printed.
 func runSessionName(r agent.Request) string {
-	if r.ReplyThreadTS != "" {
+	switch {
+	case r.SessionName != "":
+		return r.SessionName
+	case r.ReplyThreadTS != "":
 		return "the Slack thread of run '" + r.RunID + "'"
 	}
 	return "bot run '" + r.RunID + "'"
+}
+
+// slackMarkup is Slack's markup in a message's text: a link or a channel
+// with the text it shows (<https://x|x>, <#C1|ops>), or without (<!here>).
+var slackMarkup = regexp.MustCompile(`<([^<>|]*)(?:\|([^<>]*))?>`)
+
+// threadName is a run's Slack thread as a person knows it: by the words
+// its run was asked in, as they wrote them ("thread 'deploy v1.4'"): the
+// prompt's first line, Slack's markup read back as the text it shows,
+// cut to 40 runes with a mark. "" for a prompt with no words.
+func threadName(task string) string {
+	line := ""
+	for l := range strings.SplitSeq(task, "\n") {
+		if line = strings.TrimSpace(l); line != "" {
+			break
+		}
+	}
+	line = slackMarkup.ReplaceAllStringFunc(line, func(m string) string {
+		sub := slackMarkup.FindStringSubmatch(m)
+		switch {
+		case sub[2] != "" && strings.HasPrefix(sub[1], "#"):
+			return "#" + sub[2]
+		case sub[2] != "":
+			return sub[2]
+		case strings.HasPrefix(sub[1], "!"):
+			return "@" + strings.TrimPrefix(sub[1], "!")
+		}
+		return sub[1]
+	})
+	line = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(line)
+	line = strings.Join(strings.Fields(line), " ")
+	if line == "" {
+		return ""
+	}
+	return "thread " + askview.QuoteName(line)
 }

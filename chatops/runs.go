@@ -94,6 +94,7 @@ func (o *Ops) startRun(channel, thread, user, task string, tell func(text string
 	spec := agent.RunSpec{
 		ID: id, SessionID: channel + "/" + thread, StartedBy: user, Label: "askops in channel " + channel,
 		Task: task, Mode: o.startMode(ctx, channel), ModeFor: o.modeFor(channel), ReplyChannel: channel, ReplyThreadTS: thread,
+		SessionName: threadName(task), // its start is the run's
 	}
 	if err := o.cfg.Sessions.Track(ctx, channel, spec.SessionID); err != nil {
 		// The run is still judged by the policy; only /askops grants will not list its session.

@@ -143,11 +143,17 @@ type askView struct {
 	Tool string
 	Call callView
 
-	Summary, Reason, Rule     string
-	Workspace, Cwd            string
-	RunID, StartedBy, Label   string
-	SessionID                 string
-	Session                   string // the session as a person knows it
+	Summary, Reason, Rule   string
+	Workspace, Cwd          string
+	RunID, StartedBy, Label string
+	SessionID               string
+	Session                 string // the session as a person knows it
+	// SessionStarted is when it started (zero: unknown), StartedText
+	// that in UTC for the page without its script, and StartedClock
+	// whether the time of day alone tells it (askview.TimeOnly).
+	SessionStarted            time.Time
+	StartedText               string
+	StartedClock              bool
 	Created, Deadline         time.Time
 	Left                      string        // until the deadline, at render
 	Scope                     string        // "Approve for session" grants this; "" offers none
@@ -168,6 +174,11 @@ func (c *Console) viewAsk(a pending.Ask, now time.Time) askView {
 		RunID: text(a.RunID), StartedBy: text(a.StartedBy), Label: text(a.Label), SessionID: text(a.SessionID),
 		Created: a.CreatedAt, Deadline: a.Deadline,
 		DecidedBy: text(a.DecidedBy), DecisionReason: text(a.DecisionReason), DecidedAt: a.DecidedAt,
+	}
+	if !av.SessionStarted.IsZero() {
+		v.SessionStarted = av.SessionStarted
+		v.StartedText = askview.StartedText(av.SessionStarted, a.CreatedAt)
+		v.StartedClock = askview.TimeOnly(av.SessionStarted, a.CreatedAt)
 	}
 	if v.Call.Kind == "other" && a.Summary != "" {
 		v.Summary = text(a.Summary)

@@ -111,7 +111,12 @@ type Config struct {
 	// SessionTTL is how long a pin lives without use (0: 24h).
 	Roots      RootStore
 	SessionTTL time.Duration
-	Logger     *slog.Logger
+	// Starts records when each session was first seen, the start its
+	// Asks name it by (nil: in this process only); Now is the clock
+	// (nil: time.Now).
+	Starts StartStore
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Service judges Calls and takes those the policy asks about to a human.
@@ -125,8 +130,9 @@ type Service struct {
 	stop       context.CancelFunc
 	running    sync.WaitGroup
 
-	team  teamURL // links.go
-	roots RootStore
+	team   teamURL // links.go
+	roots  RootStore
+	starts StartStore
 }
 
 // New checks cfg and returns a Service.
@@ -143,12 +149,19 @@ func New(cfg Config) (*Service, error) {
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 24 * time.Hour
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	roots := cfg.Roots
 	if roots == nil {
-		roots = NewMemoryRootStore(nil)
+		roots = NewMemoryRootStore(cfg.Now)
+	}
+	starts := cfg.Starts
+	if starts == nil {
+		starts = NewMemoryStartStore()
 	}
 	bg, stop := context.WithCancelCause(context.Background())
-	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: func() { stop(errShutdown) }, roots: roots}, nil
+	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: func() { stop(errShutdown) }, roots: roots, starts: starts}, nil
 }
 
 // Stop begins shutdown without waiting: the round trips running in the
@@ -247,6 +260,7 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 	m := mapTool(c.Tool, c.Input, c.Cwd)
 	key := sessionKey(c.By, c.SessionID)
 	ws := s.workspace(ctx, key, c)
+	started := s.started(ctx, key, c)
 	pc := m.call
 	pc.SessionID, pc.Cwd, pc.Workspace = key, c.Cwd, ws
 	v := s.verdict(ctx, m, pc, c.Resolved)
@@ -270,8 +284,11 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		Workspace: ws,
 		Cwd:       c.Cwd,
 
-		SessionName: sessionName(c.Agent, c.SessionID, ws),
-		OneOff:      c.OneOff,
+		SessionStarted: started,
+		OneOff:         c.OneOff,
+	}
+	if !c.OneOff { // a one-off's session is the Ask's own: nothing to tell
+		req.SessionName = sessionName(c.Agent, c.SessionID, ws, !started.IsZero())
 	}
 	switch v.Decision {
 	case policy.Allow, policy.Deny:

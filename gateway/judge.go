@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askops/askops/askview"
+	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/policy"
 )
@@ -43,30 +46,42 @@ func sessionKey(by, session string) string {
 	return key
 }
 
-// sessionName is an agent's session as a person knows it, in the words
-// of its thread's title (ThreadTitle): the agent, the id it gave the
-// session (cut) and where it works, e.g. "this Claude Code session
-// '3f2a…' in ~/src/api". "" for no session.
-func sessionName(agent, session, workspace string) string {
+// sessionName is an agent's session as a person knows it (issue 24): the
+// agent and where it works, and the id only when the caller chose it
+// ("this bot ask on lap session 'nightly' in ~/src/api"). A generated id
+// (Claude Code's and Codex's are UUIDs, bot mcp's an askops id) is left
+// out: nobody knows their session by it, and its start, shown beside the
+// name, tells two sessions of one agent in one place apart ("this Claude
+// Code session in ~/src/api, started 14:02"). Only when the start is not
+// known does the id's head stand in ("this Claude Code session 3f2a… in
+// ~/src/api"). "" for no session.
+func sessionName(agent, session, workspace string, started bool) string {
 	if session == "" {
 		return ""
 	}
 	if agent == "" {
 		agent = "agent"
 	}
-	name := "this " + agent + " session '" + shortID(session) + "'"
+	name := "this " + agent + " session"
+	switch {
+	case !generatedID(session):
+		name += " " + askview.QuoteName(session)
+	case !started:
+		name += " " + shortID(session)
+	}
 	if workspace != "" {
 		name += " in " + homeShort(workspace)
 	}
 	return name
 }
 
-// quoteName is a name in quotes, cut to 40 characters with a mark.
-func quoteName(s string) string {
-	if r := []rune(s); len(r) > 40 {
-		s = string(r[:39]) + "…"
-	}
-	return "'" + s + "'"
+// uuidForm is a UUID's text form, whatever its version.
+var uuidForm = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// generatedID reports whether a session id was made by a program rather
+// than chosen by a person: a UUID, or an askops id (bot mcp's "ses_…").
+func generatedID(id string) bool {
+	return uuidForm.MatchString(id) || recordid.ValidSession(id) || recordid.ValidRun(id)
 }
 
 // maxSessionKey is the longest session id the grant store takes.
@@ -206,6 +221,22 @@ func (s *Service) workspace(ctx context.Context, key string, c Call) string {
 		return root
 	}
 	return pinned
+}
+
+// started is when c's session (keyed key) was first seen: recorded on its
+// first call, whatever the policy says of it, and kept while calls come.
+// Zero for a call with no session, a one-off's (nothing later shares it),
+// or when the store fails (the Ask names the session without its start).
+func (s *Service) started(ctx context.Context, key string, c Call) time.Time {
+	if key == "" || c.OneOff {
+		return time.Time{}
+	}
+	at, err := s.starts.Start(ctx, key, s.cfg.Now(), s.cfg.SessionTTL)
+	if err != nil {
+		s.log.Warn("could not record when the session started; its asks name it without", "session", key, "err", err)
+		return time.Time{}
+	}
+	return at
 }
 
 // strictest is the stricter of two verdicts: deny over ask over allow; of

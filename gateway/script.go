@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
@@ -69,12 +70,27 @@ func (s Script) Request() pending.Request {
 	}
 }
 
+// ScriptStart is when the session of req, a bot ask's request, was first
+// seen, recorded in store now if it was not (ttl: the session's life,
+// 0: 24h): bot ask -config's side of what the gateway does for each call,
+// so every ask of one -session names the same start. Zero for an ask
+// without -session (its session is its own).
+func ScriptStart(ctx context.Context, store StartStore, req pending.Request, now time.Time, ttl time.Duration) (time.Time, error) {
+	if req.SessionID == "" || req.OneOff {
+		return time.Time{}, nil
+	}
+	if ttl <= 0 {
+		ttl = 24 * time.Hour
+	}
+	return store.Start(ctx, req.SessionID, now, ttl)
+}
+
 // scriptSessionName is a bot ask's -session as a person knows it.
 func scriptSessionName(session string) string {
 	if session == "" {
 		return ""
 	}
-	return "bot ask session " + quoteName(session)
+	return "bot ask session " + askview.QuoteName(session)
 }
 
 // GrantMatcher is what GrantFor needs of the grant store; grants.Store

@@ -85,12 +85,14 @@ type Request struct {
 	ReplyThreadTS string `json:"reply_thread_ts,omitempty"`
 
 	// SessionName is the session as a person knows it ("this Claude Code
-	// session in /src/api", "bot ask session 'nightly'"), and OneOff says
-	// SessionID is the Ask's own (a bot ask without -session): no later
-	// call can share it, so "Approve for session" is not offered. The
-	// request's builder sets them; the Ask keeps them in Shown.
-	SessionName string `json:"-"`
-	OneOff      bool   `json:"-"`
+	// session in ~/src/api", "bot ask session 'nightly'"), SessionStarted
+	// when askops first saw it (zero: unknown), and OneOff says SessionID
+	// is the Ask's own (a bot ask without -session): no later call can
+	// share it, so "Approve for session" is not offered. The request's
+	// builder sets them; the Ask keeps the name and start in Shown.
+	SessionName    string    `json:"-"`
+	SessionStarted time.Time `json:"-"`
+	OneOff         bool      `json:"-"`
 
 	// Shown is what an approver is shown that was worked out once, when
 	// the Ask was made (approval.Core.Start): nil on an Ask recorded by a
@@ -115,8 +117,12 @@ type Shown struct {
 	// offered beside it (approvals.grant_durations), in seconds.
 	Scope      string  `json:"g,omitempty"`
 	GrantLives []int64 `json:"gl,omitempty"`
-	// Session is the session as a person knows it (Request.SessionName).
+	// Session is the session as a person knows it (Request.SessionName),
+	// Started when it started (Request.SessionStarted) in unix seconds, 0
+	// when unknown: each surface words the time for its reader (Slack in
+	// the reader's own zone), so it is kept as a number, not as text.
 	Session string `json:"n,omitempty"`
+	Started int64  `json:"nt,omitempty"`
 }
 
 // OffersSession reports whether "Approve for session" is offered on a,

@@ -76,10 +76,11 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		a, b := newStore(t, Options{})
 		req := sampleRequest(1)
 		req.SessionName, req.OneOff = "bot ask session 'nightly'", true // the builder's, not stored
+		req.SessionStarted = time.Unix(1796220120, 0)
 		req.Shown = &Shown{
 			Programs: []string{"git", "curl"}, MorePrograms: 3,
 			Scope: "bash: exactly \"git push origin main\" in /ws/app", GrantLives: []int64{900, 3600},
-			Session: "bot ask session 'nightly' AKIAIOSFODNN7EXAMPLE",
+			Session: "bot ask session 'nightly' AKIAIOSFODNN7EXAMPLE", Started: 1796220120,
 		}
 		ask, err := a.Create(t.Context(), req, time.Minute)
 		if err != nil {
@@ -94,8 +95,8 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		if got.Shown == nil || !reflect.DeepEqual(*got.Shown, want) || !reflect.DeepEqual(*ask.Shown, want) {
 			t.Errorf("shown: created %+v, read %+v, want %+v", ask.Shown, got.Shown, want)
 		}
-		if got.SessionName != "" || got.OneOff {
-			t.Errorf("the builder's session fields were stored: %q %v", got.SessionName, got.OneOff)
+		if got.SessionName != "" || got.OneOff || !got.SessionStarted.IsZero() {
+			t.Errorf("the builder's session fields were stored: %q %v %v", got.SessionName, got.OneOff, got.SessionStarted)
 		}
 		if offered, known := got.OffersSession(); !offered || !known {
 			t.Errorf("offers session %v known %v", offered, known)

@@ -63,7 +63,7 @@ func askShapes() []struct {
 			r := sampleRequest(i)
 			r.Tool, r.Args, r.Summary = "write_file", string(args), fmt.Sprintf("write_file notes/todo.md (%d bytes)", len(content))
 			r.Call = Call{Kind: CallWrite, Path: "notes/todo.md", Content: content}
-			r.Shown = &Shown{Scope: "write_file: /ws/notes/todo.md", GrantLives: []int64{900, 3600}, Session: "this Claude Code session '3f2a…' in ~/src/api"}
+			r.Shown = &Shown{Scope: "write_file: /ws/notes/todo.md", GrantLives: []int64{900, 3600}, Session: "this Claude Code session in ~/src/api", Started: 1796220120}
 			return r
 		}},
 	}
@@ -72,8 +72,8 @@ func askShapes() []struct {
 // shownAtMost is the most an Ask made for cmd stores of what it shows
 // (pending.Shown; askview.Prepare and approval.Core.Prepare cut it): the
 // programs cmd runs, each in at most 65 runes, at most 400 bytes of them;
-// a scope of 300 runes (the longest offered), a session name of 120, two
-// grant lives.
+// a scope of 300 runes (the longest offered), a session name of 120 and
+// its start, two grant lives.
 func shownAtMost(cmd string) *Shown {
 	s := &Shown{GrantLives: []int64{900, 3600}}
 	used := 0
@@ -91,6 +91,7 @@ func shownAtMost(cmd string) *Shown {
 	}
 	s.Scope = `bash: exactly "` + string([]rune(cmd)[:270]) + `" in /ws/app`
 	s.Session = strings.Repeat("this Claude Code session '3f2a…' in ~/src/api ", 3)[:120]
+	s.Started = 1796220120 // a unix time: ten digits
 	return s
 }
 

@@ -48,7 +48,7 @@ func atRest(req Request) Request {
 	if req.Approvals < 2 {
 		req.Approvals = 0 // one approval is the default, kept as nothing
 	}
-	req.SessionName, req.OneOff = "", false // kept in Shown, if at all
+	req.SessionName, req.SessionStarted, req.OneOff = "", time.Time{}, false // kept in Shown, if at all
 	return req
 }
 

@@ -254,6 +254,18 @@ func slackDate(t time.Time) string {
 	return fmt.Sprintf("<!date^%d^{date_short_pretty} {time}|%s>", t.Unix(), t.UTC().Format(time.RFC3339))
 }
 
+// slackClock is a session's start as Slack shows it to each reader, in
+// their own zone and clock (12 or 24 hours): the time of day, with the
+// date too when the Ask came askview.ClockOnly or more later. Where Slack
+// cannot format it, the fallback is askview's text in UTC.
+func slackClock(started, asked time.Time) string {
+	tokens := "{time}"
+	if !askview.TimeOnly(started, asked) {
+		tokens = "{date_short} {time}"
+	}
+	return fmt.Sprintf("<!date^%d^%s|%s>", started.Unix(), tokens, askview.StartedText(started, asked))
+}
+
 // mentionPattern is what a configured mention may look like. Anything else
 // is shown escaped rather than trusted as markup.
 var mentionPattern = regexp.MustCompile(`^(?:<!subteam\^[A-Z0-9]+(?:\|[^<>|]*)?>|<@[UW][A-Z0-9]+>|<!here>|<!channel>)$`)

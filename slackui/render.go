@@ -318,6 +318,13 @@ func detailLines(a pending.Ask, cv callView, scale int) (lines []string, cut boo
 	if len(who) > 0 {
 		lines = append(lines, "*Who:* "+strings.Join(who, " · "))
 	}
+	if name, started := askview.Session(a); name != "" {
+		line := "*Session:* " + field(name, 200, proseCut)
+		if !started.IsZero() {
+			line += ", started " + slackClock(started, a.CreatedAt)
+		}
+		lines = append(lines, line)
+	}
 	if cv.kind == callOther && a.Summary != "" {
 		lines = append([]string{"*Summary:* " + field(a.Summary, 300, proseCut)}, lines...)
 	}

@@ -76,6 +76,11 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		return exitUsage
 	}
 	req := script.Request()
+	if started, err := gateway.ScriptStart(ctx, a.sessionStarts(), req, a.now(), a.cfg.Approvals.SessionTTL.D()); err != nil {
+		log.Warn("could not record when the session started; the ask names it without", "session", req.SessionID, "err", err)
+	} else {
+		req.SessionStarted = started
+	}
 	j := gateway.JudgeScript(ctx, cfg.Policy.Rules, a.Grants, req, command, log)
 	if j.Granted {
 		granted, line := gateway.ScriptGranted(req, j.Grant)

@@ -37,10 +37,22 @@ func (a *app) newGateway() (*gateway.Service, error) {
 		MaxTimeout:     a.cfg.Approvals.Timeout.D(),
 		TeamURL:        a.teamURL, // message_url, the same shape as bot ask's link
 		GrantDurations: a.cfg.Approvals.Durations(),
-		Roots:          roots, // each session's workspace, pinned when it is first seen
+		Roots:          roots,             // each session's workspace, pinned when it is first seen
+		Starts:         a.sessionStarts(), // and when that was, which its Asks name
+		Now:            a.now,
 		SessionTTL:     a.cfg.Approvals.SessionTTL.D(),
 		Logger:         a.log.With("component", "gateway"),
 	})
+}
+
+// sessionStarts is where sessions' first-seen times are kept: in Redis
+// when there is one, so every replica (and every bot ask -session) names
+// a session by the same start.
+func (a *app) sessionStarts() gateway.StartStore {
+	if a.Redis != nil {
+		return gateway.NewRedisStartStore(a.Redis)
+	}
+	return gateway.NewMemoryStartStore()
 }
 
 // teamURL is the workspace's URL, from auth.test.

@@ -22,11 +22,14 @@
     });
   }
 
-  // Times are rendered in UTC; show them in the reader's own zone.
+  // Times are rendered in UTC; show them in the reader's own zone (a
+  // session's start, class clock, as the time of day alone).
   function localTimes() {
     document.querySelectorAll("time[datetime]").forEach(function (t) {
       var d = new Date(t.dateTime);
-      if (!isNaN(d)) { t.title = t.textContent; t.textContent = d.toLocaleString(); }
+      if (isNaN(d)) return;
+      t.title = t.textContent;
+      t.textContent = t.classList.contains("clock") ? d.toLocaleTimeString([], {hour: "2-digit", minute: "2-digit"}) : d.toLocaleString();
     });
   }
   localTimes();
