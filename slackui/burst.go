@@ -49,6 +49,14 @@ type queuedAsk struct {
 	done   chan struct{}
 	then   func() // PostThen's: called once done is closed (nil for Post)
 
+	// PostThen's Asks are given up by the drain itself, once ctx ends or
+	// giveUpAt (zero: never) passes: abandon reports it. A timer and a
+	// context hook per queued Ask were a third of what 10,000 of them
+	// held. Post's (abandon nil) wait on their own.
+	ctx      context.Context
+	giveUpAt time.Time
+	abandon  func(cause error)
+
 	channel, ts string // where it was shown, once done
 	err         error
 }
@@ -134,21 +142,66 @@ func (n *Notifier) queued(channel string) bool {
 // callTimeout bounds one Slack call of the drain, retries included.
 const callTimeout = 30 * time.Second
 
+// abandonPoll is how often the drain looks for queued Asks whose context
+// ended (their give-up times it knows in advance).
+const abandonPoll = time.Second
+
+// given is a queued Ask the drain gave up, and why.
+type given struct {
+	q     *queuedAsk
+	cause error
+}
+
+// dropAbandoned takes out of the queue the PostThen Asks whose context
+// ended or whose give-up time passed, and returns them with the earliest
+// give-up time of those left (zero: none). n.mu is held.
+func (cq *channelQueue) dropAbandoned(now time.Time) (gone []given, next time.Time) {
+	kept := cq.waiting[:0]
+	for _, q := range cq.waiting {
+		if q.abandon != nil {
+			if q.ctx.Err() != nil {
+				gone = append(gone, given{q, context.Cause(q.ctx)})
+				continue
+			}
+			if !q.giveUpAt.IsZero() {
+				if !now.Before(q.giveUpAt) {
+					gone = append(gone, given{q, context.DeadlineExceeded})
+					continue
+				}
+				if next.IsZero() || q.giveUpAt.Before(next) {
+					next = q.giveUpAt
+				}
+			}
+		}
+		kept = append(kept, q)
+	}
+	clear(cq.waiting[len(kept):]) // no stale pointers past the end
+	cq.waiting = kept
+	return gone, next
+}
+
 // drain shows channel's queued Asks until none is left.
 func (n *Notifier) drain(ctx context.Context, channel string) {
 	defer n.draining.Done()
 	for {
 		n.mu.Lock()
 		cq := n.queues[channel]
+		gone, nextGiveUp := cq.dropAbandoned(time.Now())
 		if len(cq.waiting) == 0 {
 			cq.running = false
 			if cq.batch == nil || n.cfg.Now().Sub(cq.batch.postedAt) > n.cfg.BatchWindow {
 				delete(n.queues, channel)
 			}
 			n.mu.Unlock()
+			for _, g := range gone {
+				g.q.abandon(g.cause)
+			}
 			return
 		}
 		n.mu.Unlock()
+		for _, g := range gone {
+			g.q.abandon(g.cause)
+		}
 		wait := n.take(ctx, channel)
 		if wait == 0 {
 			n.postNext(ctx, channel)
@@ -156,6 +209,12 @@ func (n *Notifier) drain(ctx context.Context, channel string) {
 		}
 		if n.joinBatch(ctx, channel) {
 			continue
+		}
+		// Look again for Asks to give up on time, however long the
+		// channel's pace asks to wait.
+		wait = min(wait, abandonPoll)
+		if !nextGiveUp.IsZero() {
+			wait = max(min(wait, time.Until(nextGiveUp)), 0)
 		}
 		t := time.NewTimer(wait)
 		select {

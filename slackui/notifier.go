@@ -199,68 +199,14 @@ func (n *Notifier) PostThen(ctx context.Context, a pending.Ask, done func(channe
 		go done("", "", &approval.NotPosted{Reason: "no Slack channel is configured for approval requests", Err: ErrNoChannel})
 		return
 	}
-	q := &queuedAsk{ask: a, thread: thread, done: make(chan struct{})}
-	w := &queueWait{}
+	q := &queuedAsk{ask: a, thread: thread, done: make(chan struct{}), ctx: ctx}
+	q.giveUpAt, _ = giveUpAt(a)
 	// The closures use q.ask, not a: the queue's copy is the one kept.
-	q.then = func() {
-		if w.end() {
-			go func() { done(n.shown(ctx, q.ask, channel, q)) }()
-		}
-	}
+	// Exactly one of them runs: then once the drain took q to Slack,
+	// abandon if the drain gave q up before (burst.go).
+	q.then = func() { go func() { done(n.shown(ctx, q.ask, channel, q)) }() }
+	q.abandon = func(cause error) { go done("", "", neverReached(q.ask, channel, cause)) }
 	n.enqueue(ctx, channel, q)
-	giveUp := func(cause func() error) {
-		// Withdrawn, it is never shown; else it is on its way (or shown)
-		// and q.then reports it.
-		if n.withdraw(channel, q) && w.end() {
-			go done("", "", neverReached(q.ask, channel, cause()))
-		}
-	}
-	// A timer and a hook on ctx rather than a context of its own: 10,000
-	// queued Asks then hold two small records each instead of two contexts
-	// with their timers and child maps.
-	stopTimer := func() bool { return false }
-	if at, ok := giveUpAt(a); ok {
-		stopTimer = time.AfterFunc(time.Until(at), func() { giveUp(func() error { return context.DeadlineExceeded }) }).Stop
-	}
-	w.wait(stopTimer, context.AfterFunc(ctx, func() { giveUp(func() error { return context.Cause(ctx) }) }))
-}
-
-// queueWait is what a queued Ask of PostThen waits on: the queue reaching
-// it, its give-up time, or its context ending, whichever is first.
-type queueWait struct {
-	mu        sync.Mutex
-	ended     bool
-	stopTimer func() bool
-	stopCtx   func() bool
-}
-
-// wait registers the give-up hooks; if the wait already ended, it stops
-// them at once (nothing is left holding the Ask).
-func (w *queueWait) wait(stopTimer, stopCtx func() bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.ended {
-		stopTimer()
-		stopCtx()
-		return
-	}
-	w.stopTimer, w.stopCtx = stopTimer, stopCtx
-}
-
-// end reports whether this call ended the wait (the first does), and
-// stops the hooks registered.
-func (w *queueWait) end() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.ended {
-		return false
-	}
-	w.ended = true
-	if w.stopTimer != nil {
-		w.stopTimer()
-		w.stopCtx()
-	}
-	return true
 }
 
 // neverReached is the Post error of an Ask the channel's queue did not

@@ -26,8 +26,8 @@ func TestPostThenReportsShownOrNeverShown(t *testing.T) {
 		channel, ts string
 		err         error
 	}
-	post := func(ctx context.Context, command string) (pending.Ask, chan result) {
-		a, err := w.asks.Create(t.Context(), bashRequest("run-1", "sess", command), time.Minute)
+	post := func(ctx context.Context, command string, ttl time.Duration) (pending.Ask, chan result) {
+		a, err := w.asks.Create(t.Context(), bashRequest("run-1", "sess", command), ttl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestPostThenReportsShownOrNeverShown(t *testing.T) {
 		}
 	}
 
-	_, c := post(t.Context(), "make first")
+	_, c := post(t.Context(), "make first", time.Minute)
 	r := got(c)
 	if r.err != nil || r.channel != approvals || r.ts == "" {
 		t.Fatalf("first: %+v", r)
@@ -56,7 +56,7 @@ func TestPostThenReportsShownOrNeverShown(t *testing.T) {
 	}
 
 	ctx, stop := context.WithCancel(t.Context())
-	_, c = post(ctx, "make second")
+	_, c = post(ctx, "make second", time.Minute)
 	testwait.For(t, "the second Ask to be queued", func() bool { return n.waiting(approvals) == 1 })
 	stop()
 	r = got(c)
@@ -71,4 +71,13 @@ func TestPostThenReportsShownOrNeverShown(t *testing.T) {
 	default:
 	}
 
+	// Nobody stops the third: the queue gives it up shortly before its
+	// deadline, so it ends never shown rather than expired.
+	_, c = post(t.Context(), "make third", 2*time.Second)
+	r = got(c)
+	np, ok = errors.AsType[*approval.NotPosted](r.err)
+	if !ok || !strings.Contains(np.Reason, "never shown") || !errors.Is(r.err, context.DeadlineExceeded) {
+		t.Fatalf("third: %+v, want never shown at its give-up time", r)
+	}
+	testwait.For(t, "the queue to be empty", func() bool { return n.waiting(approvals) == 0 })
 }
