@@ -335,7 +335,7 @@ func grantsFromOtherReplica(t *testing.T, redisURL string) {
 
 	// Without the grant, the identical c3 asks again.
 	w.click(ctx, t, b.base, ask2, approverID, slackui.ActionApprove)
-	ask3 := w.waitOpenAsk(ctx, t, "granted.txt", ask1)
+	ask3 := w.waitOpenAsk(ctx, t, "granted.txt", ask1, ask2) // ask2 names the thread, whose title says granted.txt
 	if ask3.ThreadTS != ask1.ThreadTS {
 		t.Errorf("the repeated call asked in thread %q, want the run's %q", ask3.ThreadTS, ask1.ThreadTS)
 	}

@@ -109,14 +109,8 @@ type RootStore interface {
 
 // MemoryRootStore is the RootStore of a single process.
 type MemoryRootStore struct {
-	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]memoryRoot
-}
-
-type memoryRoot struct {
-	root  string
-	until time.Time
+	now   func() time.Time
+	roots firstPins[string]
 }
 
 // NewMemoryRootStore returns an empty MemoryRootStore.
@@ -124,26 +118,47 @@ func NewMemoryRootStore(now func() time.Time) *MemoryRootStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryRootStore{now: now, m: map[string]memoryRoot{}}
+	return &MemoryRootStore{now: now}
 }
 
 // Pin implements RootStore.
 func (s *MemoryRootStore) Pin(_ context.Context, session, root string, ttl time.Duration) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	if r, ok := s.m[session]; ok && now.Before(r.until) {
+	return s.roots.pin(session, root, s.now(), ttl), nil
+}
+
+// firstPins is the memory of a single process's per-session pins (a
+// session's root, its start): the first value pinned for a session stands
+// until ttl passes without another pin of it.
+type firstPins[T any] struct {
+	mu sync.Mutex
+	m  map[string]pinned[T]
+}
+
+type pinned[T any] struct {
+	v     T
+	until time.Time
+}
+
+// pin records v as session's at now unless it has a value, keeps the
+// value for another ttl, and returns the value that stands.
+func (p *firstPins[T]) pin(session string, v T, now time.Time, ttl time.Duration) T {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r, ok := p.m[session]; ok && now.Before(r.until) {
 		r.until = now.Add(ttl)
-		s.m[session] = r
-		return r.root, nil
+		p.m[session] = r
+		return r.v
 	}
-	for k, r := range s.m { // forget ended sessions
+	for k, r := range p.m { // forget ended sessions
 		if !now.Before(r.until) {
-			delete(s.m, k)
+			delete(p.m, k)
 		}
 	}
-	s.m[session] = memoryRoot{root: root, until: now.Add(ttl)}
-	return root, nil
+	if p.m == nil {
+		p.m = map[string]pinned[T]{}
+	}
+	p.m[session] = pinned[T]{v: v, until: now.Add(ttl)}
+	return v
 }
 
 // RedisRootStore keeps sessions' roots in Redis:

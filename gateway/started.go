@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,36 +22,14 @@ type StartStore interface {
 }
 
 // MemoryStartStore is the StartStore of a single process.
-type MemoryStartStore struct {
-	mu sync.Mutex
-	m  map[string]memoryStart
-}
-
-type memoryStart struct {
-	start, until time.Time
-}
+type MemoryStartStore struct{ starts firstPins[time.Time] }
 
 // NewMemoryStartStore returns an empty MemoryStartStore.
-func NewMemoryStartStore() *MemoryStartStore {
-	return &MemoryStartStore{m: map[string]memoryStart{}}
-}
+func NewMemoryStartStore() *MemoryStartStore { return &MemoryStartStore{} }
 
 // Start implements StartStore; at is also the store's now.
 func (s *MemoryStartStore) Start(_ context.Context, session string, at time.Time, ttl time.Duration) (time.Time, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if r, ok := s.m[session]; ok && at.Before(r.until) {
-		r.until = at.Add(ttl)
-		s.m[session] = r
-		return r.start, nil
-	}
-	for k, r := range s.m { // forget ended sessions
-		if !at.Before(r.until) {
-			delete(s.m, k)
-		}
-	}
-	s.m[session] = memoryStart{start: at, until: at.Add(ttl)}
-	return at, nil
+	return s.starts.pin(session, at, at, ttl), nil
 }
 
 // RedisStartStore keeps sessions' starts in Redis:
