@@ -40,7 +40,7 @@ type AskJSON struct {
 }
 
 // NewAskJSON shows a as the API does: reason is the decision's once it has one, else why the
-// policy asked. MessageURL is left to the caller (API.show, ScriptJSON): it
+// policy asked. MessageURL is left to the caller (API.show, bot ask -o json): it
 // needs the workspace's URL.
 func NewAskJSON(a pending.Ask) AskJSON {
 	j := AskJSON{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: shownSession(a.SessionID), Tool: a.Tool,

@@ -45,7 +45,7 @@ func (s *Service) teamURL(ctx context.Context) string {
 // MessageLink is the permalink of a's Slack message (in its session's
 // thread when it was posted there), or "" while it has none or the
 // workspace's URL is unknown. `bot ask` prints links of the same shape
-// (ScriptProgress.Link): both come from slacklink.Message.
+// (cmd/bot's askProgress.Link): both come from slacklink.Message.
 func (s *Service) MessageLink(ctx context.Context, a pending.Ask) string {
 	if a.Channel == "" || a.MessageTS == "" {
 		return ""

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/recordid"
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
@@ -249,38 +247,4 @@ func (p ScriptPolicy) Evaluate(ctx context.Context, c policy.Call) policy.Verdic
 		v.Decision, v.Reason = policy.Ask, "a script asked for a human (bot ask)"
 	}
 	return v
-}
-
-// AskLocal asks the `bot serve` running on this machine with no Slack (its
-// console) about s, through the Ask API it announces in the endpoint file,
-// and waits for the final Ask; progress (stderr) is told where it waits
-// and how it ended. An error means there was nobody to ask (no endpoint
-// file, or an unreadable one); every later failure is an unavailable Ask.
-func AskLocal(ctx context.Context, getenv func(string) string, s Script, timeout time.Duration, progress io.Writer) (pending.Ask, error) {
-	ep, err := ReadLocalEndpoint(getenv)
-	if err != nil {
-		return pending.Ask{}, err
-	}
-	req := s.Request()
-	// The local API namespaces the session by its own token's caller.
-	req.SessionID = s.Session
-	if req.SessionID == "" {
-		req.SessionID = req.RunID // an ask of its own: no session grant covers it
-	}
-	input, _ := json.Marshal(map[string]string{"command": s.Command})
-	(&ScriptProgress{Out: progress}).Asking(s.Command)
-	start := time.Now()
-	client := &Client{BaseURL: ep.URL, Token: ep.Token, Created: func(a pending.Ask) {
-		fmt.Fprintf(progress, "bot ask: waiting for a decision in the console at %s until %s (%s)\n",
-			ep.URL, a.Deadline.Local().Format("15:04:05"), time.Until(a.Deadline).Round(time.Second))
-	}}
-	final := client.Settle(ctx, Call{
-		SessionID: req.SessionID, Agent: req.Label, Tool: "Bash", Input: input,
-		Cwd: req.Cwd, Reason: req.Reason, Timeout: timeout, By: req.StartedBy, OneOff: s.Session == "",
-	})
-	fmt.Fprintf(progress, "bot ask: %s after %s\n", final.Status, time.Since(start).Round(100*time.Millisecond))
-	if final.Summary == "" {
-		final.Summary = s.Command
-	}
-	return final, nil
 }

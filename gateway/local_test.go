@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,3 +96,31 @@ type nopNotifier struct{}
 
 func (nopNotifier) Post(context.Context, pending.Ask) (string, string, error) { return "", "", nil }
 func (nopNotifier) Update(context.Context, pending.Ask) error                 { return nil }
+
+// The endpoint file round-trips, only its owner may read it, and a missing
+// one says to start a serve.
+func TestLocalEndpointFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "askops", "local.json")
+	env := func(k string) string { return map[string]string{"ASKOPS_LOCAL_ENDPOINT": p}[k] }
+	if _, err := ReadLocalEndpoint(env); err == nil || !strings.Contains(err.Error(), "start `bot serve`") {
+		t.Errorf("no file: %v", err)
+	}
+	if _, err := WriteLocalEndpoint(env, LocalEndpoint{URL: "http://127.0.0.1:1", Token: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, %v; want 0600", fi.Mode(), err)
+	}
+	if e, err := ReadLocalEndpoint(env); err != nil || e.URL != "http://127.0.0.1:1" || e.Token != "t" {
+		t.Errorf("read back %+v, %v", e, err)
+	}
+	if err := os.WriteFile(p, []byte(`{"url":""}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadLocalEndpoint(env); err == nil || !strings.Contains(err.Error(), "not readable as {url, token}") {
+		t.Errorf("bad file: %v", err)
+	}
+	if _, err := LocalEndpointPath(func(string) string { return "" }); err == nil {
+		t.Error("a path without any of the variables")
+	}
+}

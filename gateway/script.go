@@ -3,10 +3,8 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/grants"
@@ -16,10 +14,10 @@ import (
 	"github.com/askops/askops/redact"
 )
 
-// This file is what `bot ask` (a script asking before it runs a command)
-// shares with the other front doors: the request it makes, the one policy
-// evaluation that may spare the human, and the Settlers bot hook and bot
-// mcp wrap around a serve or this process.
+// This file is the gateway's side of `bot ask` (a script asking before it
+// runs a command): the request it makes, in the sessions the other front
+// doors use, and the one policy evaluation that may spare the human, with
+// the Ask it then answers. Its flags, output and exit codes are cmd/bot's.
 
 // Script describes a script's question: the command line it would run and
 // what it says about itself.
@@ -158,6 +156,12 @@ func ScriptDenied(req pending.Request, v policy.Verdict) pending.Ask {
 	return pending.Ask{Request: req, Status: pending.Status(pending.Denied), DecidedBy: PolicyDecider, DecisionReason: reason}
 }
 
+// ScriptGranted is the answer when grant g covers the script's request
+// (see JudgeScript): approved by the grant's owner, no human asked.
+func ScriptGranted(req pending.Request, g grants.Grant) pending.Ask {
+	return pending.Ask{Request: req, Status: pending.Status(pending.Approved), DecidedBy: g.By, DecisionReason: "covered by " + g.String()}
+}
+
 // grantSeen is the policy's grant checker for one bot ask: the grant store,
 // keeping the grant it matched so the answer can say whose it is.
 type grantSeen struct {
@@ -200,55 +204,4 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// Unavailable is the Settler of a front door that could not reach askops
-// at all: every call is refused with Reason.
-type Unavailable struct{ Reason string }
-
-// Settle implements Settler.
-func (u Unavailable) Settle(context.Context, Call) pending.Ask { return refused(u.Reason) }
-
-// Bounded answers every Call within Bound (0: no bound of its own), whatever
-// Next does: Next's ctx ends at Bound (a waiting Ask then ends cancelled),
-// and should Next not return even then (a store call that ignores its
-// context), Settle stops waiting for it a second later and refuses the
-// call. Hooks use it: an agent lets a call through when its hook outlives
-// the agent's timeout.
-type Bounded struct {
-	Next  Settler
-	Bound time.Duration
-}
-
-// Settle implements Settler.
-func (b Bounded) Settle(ctx context.Context, c Call) pending.Ask {
-	if b.Bound <= 0 {
-		return b.Next.Settle(ctx, c)
-	}
-	ctx, cancel := context.WithTimeout(ctx, b.Bound)
-	defer cancel()
-	got := make(chan pending.Ask, 1) // the abandoned Settle's answer is dropped
-	go func() { got <- b.Next.Settle(ctx, c) }()
-	t := time.NewTimer(b.Bound + time.Second)
-	defer t.Stop()
-	select {
-	case a := <-got:
-		return a
-	case <-t.C:
-		return refused(fmt.Sprintf("askops did not answer within %s", b.Bound))
-	}
-}
-
-// WithTimeout sets Timeout on every Call that has none.
-type WithTimeout struct {
-	Next    Settler
-	Timeout time.Duration
-}
-
-// Settle implements Settler.
-func (w WithTimeout) Settle(ctx context.Context, c Call) pending.Ask {
-	if c.Timeout == 0 {
-		c.Timeout = w.Timeout
-	}
-	return w.Next.Settle(ctx, c)
 }

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"log/slog"
-	"strings"
 	"testing"
 
 	"github.com/askops/askops/grants"
@@ -61,18 +60,5 @@ func TestAskGrantIsThePolicysOneEvaluation(t *testing.T) {
 				t.Errorf("grant %+v, want the standing one by admin", g)
 			}
 		})
-	}
-}
-
-// A question that could not be asked answers exit 2 either way: a line
-// naming why, or an unavailable Ask decided by askops.
-func TestWriteScriptUnavailable(t *testing.T) {
-	var text, js strings.Builder
-	if code := WriteScriptUnavailable(&text, "no bot serve found", false); code != ScriptUnavailable || text.String() != "unavailable: no bot serve found\n" {
-		t.Errorf("text: exit %d, %q", code, text.String())
-	}
-	if code := WriteScriptUnavailable(&js, "no bot serve found", true); code != ScriptUnavailable ||
-		!strings.Contains(js.String(), `"status":"unavailable"`) || !strings.Contains(js.String(), `"decided_by":"askops"`) {
-		t.Errorf("json: exit %d, %s", code, js.String())
 	}
 }

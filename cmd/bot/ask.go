@@ -43,23 +43,23 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		return exitUsage
 	}
 	command, asJSON := gateway.ShellJoin(argv), *output == "json"
-	script := gateway.ScriptHere(env.getenv, command, *reason, *label, *session)
+	script := scriptHere(env.getenv, command, *reason, *label, *session)
 	if *path == "" {
 		// Ask the bot serve running on this machine with no Slack (its
 		// console), through the Ask API it announces in the local endpoint
 		// file. Every failure is unavailable (exit 2).
-		final, err := gateway.AskLocal(ctx, env.getenv, script, *timeout, env.stderr)
+		final, err := askLocal(ctx, env.getenv, script, *timeout, env.stderr)
 		if err != nil {
-			return gateway.WriteScriptUnavailable(env.stdout, err.Error(), asJSON)
+			return writeAskUnavailable(ctx, env.stdout, err.Error(), asJSON)
 		}
-		return gateway.WriteScriptAnswer(env.stdout, final, asJSON, "")
+		return writeAskAnswer(env.stdout, final, asJSON, "")
 	}
 	cfg, ok := loadConfig(env, *path, config.Ask)
 	if !ok {
 		return exitUsage
 	}
 	log := cfg.Log.NewLogger(env.stderr)
-	progress := &gateway.ScriptProgress{Out: env.stderr, Now: time.Now}
+	progress := &askProgress{Out: env.stderr, Now: time.Now}
 	a, err := newApp(ctx, cfg, log, metrics.New(buildVersion()), appOptions{AskTimeout: *timeout, Posted: progress.Posted})
 	if err != nil {
 		fmt.Fprintf(env.stdout, "unavailable: %v\n", err)
@@ -83,17 +83,12 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	}
 	j := gateway.JudgeScript(ctx, cfg.Policy.Rules, a.Grants, req, command, log)
 	if j.Granted {
-		granted, line := gateway.ScriptGranted(req, j.Grant)
-		if asJSON {
-			return gateway.WriteScriptAnswer(env.stdout, granted, true, "")
-		}
-		fmt.Fprintln(env.stdout, line)
-		return exitOK
+		return writeAskGranted(env.stdout, req, j.Grant, asJSON)
 	}
 	if j.Verdict.Decision == policy.Deny {
 		// A deny rule: nobody is asked, as at every other front door.
 		stopListening()
-		return gateway.WriteScriptAnswer(env.stdout, gateway.ScriptDenied(req, j.Verdict), asJSON, "")
+		return writeAskAnswer(env.stdout, gateway.ScriptDenied(req, j.Verdict), asJSON, "")
 	}
 	// Every requirement the verdict states goes with the Ask: a rule's
 	// quorum (two approvals for terraform apply) and the rule itself.
@@ -105,5 +100,5 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	final := a.approver.Approve(ctx, req)
 	stopListening()
 	progress.Ended(final)
-	return gateway.WriteScriptAnswer(env.stdout, final, asJSON, progress.Link(final.Channel, final.MessageTS))
+	return writeAskAnswer(env.stdout, final, asJSON, progress.Link(final.Channel, final.MessageTS))
 }
