@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/grants"
