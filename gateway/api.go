@@ -126,7 +126,7 @@ func (api *API) Routes(mux *http.ServeMux) {
 	}))
 }
 
-// Handler is the API alone on its own mux (for tests and embedding).
+// Handler is the API on its own mux: serve mounts it at /v1/.
 func (api *API) Handler() http.Handler {
 	mux := http.NewServeMux()
 	api.Routes(mux)

@@ -170,13 +170,14 @@ type LocalConfig struct {
 	Logger *slog.Logger
 }
 
-// LocalAPI is the local Ask API: its routes and the two Services behind
-// them, one per token: `bot ask`'s (ScriptPolicy) and the agents' hooks'
-// and bot mcp's (the gateway's own judging). The caller stops and closes it.
+// LocalAPI is the local Ask API: its Handler (every route under /v1/) and
+// the two Services behind it, one per token: `bot ask`'s (ScriptPolicy)
+// and the agents' hooks' and bot mcp's (the gateway's own judging). The
+// caller mounts Handler at /v1/, and stops and closes it.
 type LocalAPI struct {
-	Routes map[string]http.Handler
-	script *Service
-	agents *Service
+	Handler http.Handler
+	script  *Service
+	agents  *Service
 }
 
 // NewLocalAPI builds the local Ask API on cfg.Tokens.
@@ -224,7 +225,7 @@ func NewLocalAPI(cfg LocalConfig) (*LocalAPI, error) {
 		}
 		scriptAPI.ServeHTTP(w, r)
 	})
-	return &LocalAPI{Routes: map[string]http.Handler{"/v1/": byToken}, script: script, agents: agents}, nil
+	return &LocalAPI{Handler: byToken, script: script, agents: agents}, nil
 }
 
 // Stop ends every wait at once (they answer cancelled); Close also waits

@@ -70,7 +70,7 @@ func TestLocalAPIJudgesByToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(api.Close)
-	srv := httptest.NewServer(api.Routes["/v1/"])
+	srv := httptest.NewServer(api.Handler)
 	t.Cleanup(srv.Close)
 	project := t.TempDir()
 	read := map[string]any{"session_id": "s1", "agent": "Claude Code", "tool": "Read",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,10 +16,10 @@ import (
 	"github.com/slack-go/slack/socketmode"
 )
 
-// Front is how Slack's traffic reaches this process: the bot's HTTP routes
-// on http.listen (Slack's endpoints in http mode, and always health,
-// readiness and metrics) and, in socket mode, a Socket Mode connection.
-// Every HTTP route is listed in Handler.
+// Front is how Slack's traffic reaches this process: on http.listen the
+// process's HTTP routes (Routes, cmd/bot's one list: Slack's endpoints in
+// http mode, and always health, readiness and metrics) and, in socket
+// mode, a Socket Mode connection.
 type Front struct {
 	Mode          string // "socket" or "http"
 	Listen        string // host:port
@@ -33,13 +32,11 @@ type Front struct {
 	SlashCommand func(ctx context.Context, cmd slack.SlashCommand) any
 	Event        func(ctx context.Context, ev slackevents.EventsAPIEvent)
 
-	Ready   *Readiness   // GET /readyz
-	Metrics http.Handler // GET /metrics
-	// API mounts the gateway's Ask API and hook endpoint (/v1/…; serve
-	// only), when set.
-	API func(mux *http.ServeMux)
+	// Routes is every HTTP route served on Listen, pattern to handler;
+	// SlackRoutes are Slack's part of them.
+	Routes map[string]http.Handler
 	// Health is the Socket Mode connection's state; Serve keeps it, and
-	// Ready reports it.
+	// the process's readiness reports it.
 	Health *SocketHealth
 
 	// DrainTimeout bounds how long in-flight requests get at shutdown.
@@ -48,27 +45,23 @@ type Front struct {
 	Now          func() time.Time
 }
 
-// Handler lists every HTTP route of the bot in one place.
-func (f Front) Handler() http.Handler {
+// SlackRoutes are Slack's HTTP endpoints, signed: clicks and modal
+// submissions, slash commands and events, handled by f's Interaction,
+// SlashCommand and Event.
+func (f Front) SlackRoutes() map[string]http.Handler {
 	// Each refused request is logged with its reason (never its body), so a
 	// forged or stale callback leaves a trace.
 	signed := func(next http.Handler) http.Handler {
 		return VerifiedLogged(f.SigningSecret, f.Now, f.Logger, next)
 	}
-	mux := http.NewServeMux()
-	for pattern, h := range HealthRoutes(f.Ready, f.Metrics) {
-		mux.Handle(pattern, h)
+	return map[string]http.Handler{
+		"POST /slack/interactions": signed(InteractionsHandler(f.Interaction, f.Logger)),
+		"POST /slack/commands":     signed(SlashCommandsHandler(f.SlashCommand, f.Logger)),
+		"POST /slack/events":       signed(EventsHandler(f.Event)),
 	}
-	mux.Handle("POST /slack/interactions", signed(InteractionsHandler(f.Interaction, f.Logger)))
-	mux.Handle("POST /slack/commands", signed(SlashCommandsHandler(f.SlashCommand, f.Logger)))
-	mux.Handle("POST /slack/events", signed(EventsHandler(f.Event)))
-	if f.API != nil {
-		f.API(mux) // /v1/…
-	}
-	return mux
 }
 
-// listen serves Handler on f.Listen until ctx ends, then drains in-flight
+// listen serves Routes on f.Listen until ctx ends, then drains in-flight
 // requests within DrainTimeout. ready (if not nil) gets the bound address
 // once the port is open.
 func (f Front) listen(ctx context.Context, ready func(addr string)) error {
@@ -76,8 +69,12 @@ func (f Front) listen(ctx context.Context, ready func(addr string)) error {
 	if err != nil {
 		return fmt.Errorf("http.listen: %w", err)
 	}
+	mux := http.NewServeMux()
+	for pattern, h := range f.Routes {
+		mux.Handle(pattern, h)
+	}
 	srv := &http.Server{
-		Handler:           f.Handler(),
+		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		// Slack's bodies are small (capped at 1 MiB) and Slack gives up after
 		// 3 s; a client that trickles a body or idles on a keep-alive must
@@ -191,76 +188,6 @@ func (f Front) TakeClicks(ctx context.Context) (stop func(), err error) {
 			f.Logger.Warn("slack listener stopped with an error", "err", err)
 		}
 	}, nil
-}
-
-// HealthRoutes are the probes every serve answers, with Slack or without:
-// /healthz (the process is up), /readyz (ready's checks) and /metrics.
-func HealthRoutes(ready *Readiness, metrics http.Handler) map[string]http.Handler {
-	return map[string]http.Handler{
-		"GET /healthz": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			io.WriteString(w, "ok\n")
-		}),
-		"GET /readyz":  ready.Handler(),
-		"GET /metrics": metrics,
-	}
-}
-
-// Readiness answers /readyz: the store, Slack (auth.test, cached briefly
-// so a tight probe interval does not spend Slack's rate limit) and, in
-// socket mode, the Socket Mode connection.
-type Readiness struct {
-	Now    func() time.Time
-	TTL    time.Duration // how long a Slack answer is reused
-	Store  func(context.Context) error
-	Slack  func(context.Context) error // nil without Slack (the console-only serve)
-	Socket func() error                // nil in http mode
-
-	mu       sync.Mutex
-	slackAt  time.Time
-	slackErr error
-}
-
-// Check returns a problem per failing dependency (none when ready).
-func (r *Readiness) Check(ctx context.Context) []string {
-	var problems []string
-	if err := r.Store(ctx); err != nil {
-		problems = append(problems, "store: "+err.Error())
-	}
-	if r.Slack == nil {
-		return problems
-	}
-	r.mu.Lock()
-	if r.slackAt.IsZero() || r.Now().Sub(r.slackAt) >= r.TTL {
-		r.slackErr = r.Slack(ctx)
-		r.slackAt = r.Now()
-	}
-	err := r.slackErr
-	r.mu.Unlock()
-	if err != nil {
-		problems = append(problems, "slack: "+err.Error())
-	}
-	if r.Socket != nil {
-		if err := r.Socket(); err != nil {
-			problems = append(problems, "slack: "+err.Error())
-		}
-	}
-	return problems
-}
-
-// Handler answers 200 "ok" when ready, else 503 with one problem a line.
-func (r *Readiness) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		ctx, cancel := context.WithTimeout(req.Context(), 3*time.Second)
-		defer cancel()
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if problems := r.Check(ctx); len(problems) > 0 {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, strings.Join(problems, "\n")+"\n")
-			return
-		}
-		io.WriteString(w, "ok\n")
-	})
 }
 
 // NewClient is the Slack Web API client for the bot token (and the app

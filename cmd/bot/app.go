@@ -45,7 +45,7 @@ type app struct {
 
 	// ready answers /readyz: store and Slack reachable; socket is the
 	// Socket Mode connection's state it reports.
-	ready  *slackui.Readiness
+	ready  *readiness
 	socket *slackui.SocketHealth
 
 	loops loops // the background loops, drained by Close
@@ -144,7 +144,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	a.core = core
 	a.approver = &metrics.Approver{Next: core, Metrics: m, Log: log}
 	a.socket = &slackui.SocketHealth{}
-	a.ready = &slackui.Readiness{Now: a.now, TTL: 10 * time.Second, Store: a.Ping, Slack: a.authTest}
+	a.ready = &readiness{Now: a.now, TTL: 10 * time.Second, Store: a.Ping, Slack: a.authTest}
 	if cfg.Slack.Mode == "socket" {
 		a.ready.Socket = a.socket.Err
 	}
@@ -191,14 +191,22 @@ func (a *app) authTest(ctx context.Context) error {
 	return err
 }
 
-// front is how Slack's traffic reaches a: the Ask buttons' clicks; serve
-// adds chat-ops' handlers and the gateway API.
+// front is how Slack's traffic reaches a: the Ask buttons' clicks, and
+// the probes; serve adds chat-ops' handlers and the gateway API (withRoutes).
 func (a *app) front() slackui.Front {
-	return slackui.Front{
+	f := slackui.Front{
 		Mode: a.cfg.Slack.Mode, Listen: a.cfg.HTTP.Listen, SigningSecret: a.cfg.Slack.SigningSecret.Reveal(), Client: a.slack,
-		Interaction: a.interactions.Handle, Ready: a.ready, Metrics: a.metrics.Handler(), Health: a.socket,
+		Interaction: a.interactions.Handle, Health: a.socket,
 		DrainTimeout: httpDrainTimeout, Logger: a.log, Now: a.now,
 	}
+	return a.withRoutes(f, nil)
+}
+
+// withRoutes is f serving the process's routes (httpRoutes) on http.listen:
+// the probes, Slack's endpoints as f handles them, and api (nil: none).
+func (a *app) withRoutes(f slackui.Front, api http.Handler) slackui.Front {
+	f.Routes = httpRoutes{ready: a.ready, metrics: a.metrics.Handler(), slack: f.SlackRoutes(), api: api}.list()
+	return f
 }
 
 // takeClicks makes this process answerable when it is the only one that

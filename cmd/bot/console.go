@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net/http"
 	"os"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/pending"
-	"github.com/askops/askops/slackui"
 )
 
 // localConfig is serve's configuration without -config: every default, the
@@ -87,8 +85,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	defer api.Close()
 	// The same probes as a serve with Slack: the store (and the Redis
 	// server's settings) is the one dependency.
-	routes := slackui.HealthRoutes(&slackui.Readiness{Now: now, TTL: 10 * time.Second, Store: storeReady(st.Ping, watch)}, counts.Handler())
-	maps.Copy(routes, api.Routes)
+	routes := httpRoutes{ready: &readiness{Now: now, TTL: 10 * time.Second, Store: storeReady(st.Ping, watch)}, metrics: counts.Handler(), api: api.Handler}.list()
 	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, routes)
 	if err != nil {
 		log.Error("cannot start", "err", err)

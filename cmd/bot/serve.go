@@ -96,7 +96,8 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName())
 	front := a.front()
-	front.Interaction, front.SlashCommand, front.Event, front.API = ops.Interaction, ops.SlashCommand, a.home.Events(ops.Event), api.Routes
+	front.Interaction, front.SlashCommand, front.Event = ops.Interaction, ops.SlashCommand, a.home.Events(ops.Event)
+	front = a.withRoutes(front, api.Handler())
 	err = front.Serve(ctx, true, nil)
 	// Shutdown: intake has stopped (HTTP drained, Socket Mode closed). Stop
 	// the runs; their Asks end cancelled and their messages say so.

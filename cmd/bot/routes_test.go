@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The process's routes, listed once: the probes always, Slack's endpoints
+// when Slack is on, the API under /v1/ when there is one; each path
+// reaches its own part.
+func TestHTTPRoutesListEveryPart(t *testing.T) {
+	part := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, name+" "+r.Method+" "+r.URL.Path) })
+	}
+	var storeDown atomic.Bool
+	r := httpRoutes{
+		ready: &readiness{Now: time.Now, TTL: time.Second, Store: func(context.Context) error {
+			if storeDown.Load() {
+				return errors.New("down")
+			}
+			return nil
+		}},
+		metrics: part("metrics"),
+		slack:   map[string]http.Handler{"POST /slack/interactions": part("interactions"), "POST /slack/commands": part("commands"), "POST /slack/events": part("events")},
+		api:     part("api"),
+	}
+	want := []string{"/v1/", "GET /healthz", "GET /metrics", "GET /readyz", "POST /slack/commands", "POST /slack/events", "POST /slack/interactions"}
+	if got := slices.Sorted(maps.Keys(r.list())); !slices.Equal(got, want) {
+		t.Errorf("routes %q, want %q", got, want)
+	}
+	if got := slices.Sorted(maps.Keys(httpRoutes{ready: r.ready, metrics: r.metrics}.list())); !slices.Equal(got, []string{"GET /healthz", "GET /metrics", "GET /readyz"}) {
+		t.Errorf("without Slack or API: %q", got)
+	}
+
+	mux := http.NewServeMux()
+	for p, h := range r.list() {
+		mux.Handle(p, h)
+	}
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, tc := range []struct{ method, path, want string }{
+		{"GET", "/healthz", "ok\n"},
+		{"GET", "/readyz", "ok\n"},
+		{"GET", "/metrics", "metrics GET /metrics"},
+		{"POST", "/slack/events", "events POST /slack/events"},
+		{"POST", "/v1/asks", "api POST /v1/asks"},
+		{"DELETE", "/v1/asks/a1", "api DELETE /v1/asks/a1"},
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), tc.method, srv.URL+tc.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != tc.want {
+			t.Errorf("%s %s: %d %q, want %q", tc.method, tc.path, resp.StatusCode, b, tc.want)
+		}
+	}
+	storeDown.Store(true)
+	resp, err := http.Get(srv.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || string(b) != "store: down\n" {
+		t.Errorf("/readyz with the store down: %d %q", resp.StatusCode, b)
+	}
+}
