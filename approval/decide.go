@@ -426,23 +426,36 @@ func (d *Decider) inStep(v Vote, a pending.Ask, delay time.Duration) {
 	if d.cfg.Go == nil || len(d.cfg.Messages) == 0 {
 		return
 	}
+	for _, at := range EachMessage(a, v.On) {
+		for _, u := range d.cfg.Messages {
+			d.cfg.Go(delay, "message update", func(ctx context.Context) error { return u.Update(ctx, at) })
+		}
+	}
+}
+
+// EachMessage is a once per message that shows it, each copy naming that
+// one message alone: on (the message a vote or click came from, if any)
+// first, then the one the store records, then every recorded copy (the
+// direct messages of an escalation). Every surface that brings an Ask's
+// messages in step after a decision goes through it.
+func EachMessage(a pending.Ask, on *Message) []pending.Ask {
 	var targets [][2]string
-	if v.On != nil {
-		targets = append(targets, [2]string{v.On.Channel, v.On.TS})
+	if on != nil {
+		targets = append(targets, [2]string{on.Channel, on.TS})
 	}
 	for _, m := range append([][2]string{{a.Channel, a.MessageTS}}, a.Copies.List()...) {
 		if !slices.Contains(targets, m) {
 			targets = append(targets, m)
 		}
 	}
+	var out []pending.Ask
 	for _, m := range targets {
 		if m[0] == "" || m[1] == "" {
 			continue
 		}
 		at := a
 		at.Channel, at.MessageTS, at.Copies = m[0], m[1], "" // one message each
-		for _, u := range d.cfg.Messages {
-			d.cfg.Go(delay, "message update", func(ctx context.Context) error { return u.Update(ctx, at) })
-		}
+		out = append(out, at)
 	}
+	return out
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -566,18 +565,7 @@ func (i *Interactions) updateMessage(cb slack.InteractionCallback, a pending.Ask
 // updateMessageAfter is updateMessage, started after delay.
 func (i *Interactions) updateMessageAfter(delay time.Duration, cb slack.InteractionCallback, a pending.Ask) {
 	clickedCh, clickedTS := clickedMessage(cb)
-	targets := [][2]string{{clickedCh, clickedTS}}
-	for _, m := range append([][2]string{{a.Channel, a.MessageTS}}, a.Copies.List()...) {
-		if !slices.Contains(targets, m) {
-			targets = append(targets, m) // every copy: the record's message and its DMs
-		}
-	}
-	for _, m := range targets {
-		if m[0] == "" || m[1] == "" {
-			continue
-		}
-		at := a
-		at.Channel, at.MessageTS, at.Copies = m[0], m[1], "" // one message each
+	for _, at := range approval.EachMessage(a, &approval.Message{Channel: clickedCh, TS: clickedTS}) {
 		i.backgroundAfter(delay, "chat.update", func(ctx context.Context) error {
 			return i.cfg.Notifier.Update(ctx, at)
 		})
