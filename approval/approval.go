@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"reflect"
 	"sync"
 	"time"
 
@@ -225,12 +226,40 @@ func (c *Core) roundTrip(ctx context.Context, req pending.Request, a pending.Ask
 
 // trip is a round trip whose Ask has been shown: what its end needs.
 type trip struct {
-	req         pending.Request
+	// req is the request as it came, secrets and all, which a session
+	// grant is built from (the store keeps a redacted copy in a); nil when
+	// a's copy says the same (newTrip), so 10,000 waiting Asks do not each
+	// keep a second request.
+	req         *pending.Request
 	a           pending.Ask
 	shown       []posted
 	channel, ts string // the message saved on the record
 	// decidedBlind: the Ask ended before its message was saved.
 	decidedBlind bool
+}
+
+// newTrip is the trip of a, recorded for req: req is kept only where the
+// store's copy of it differs in anything but what it never stores (the
+// session's name and start, one-off, a single approval kept as none).
+func newTrip(req pending.Request, a pending.Ask) *trip {
+	t := &trip{a: a}
+	same := req
+	same.SessionName, same.SessionStarted, same.OneOff = a.SessionName, a.SessionStarted, a.OneOff
+	if same.Approvals < 2 {
+		same.Approvals = a.Approvals
+	}
+	if !reflect.DeepEqual(same, a.Request) {
+		t.req = &req
+	}
+	return t
+}
+
+// request is the request as it came (trip.req).
+func (t *trip) request() pending.Request {
+	if t.req != nil {
+		return *t.req
+	}
+	return t.a.Request
 }
 
 // show posts a through every notifier and saves where. ended is the Ask's
@@ -241,7 +270,7 @@ func (c *Core) show(ctx context.Context, req pending.Request, a pending.Ask) (*t
 		final := c.notPosted(ctx, a, postErr)
 		return nil, &final
 	}
-	t := &trip{req: req, a: a}
+	t := newTrip(req, a)
 	c.saveShown(ctx, t, shown)
 	return t, nil
 }
@@ -317,7 +346,7 @@ func (c *Core) end(ctx context.Context, t *trip, final pending.Ask) pending.Ask 
 		// as the store hands it back: the store keeps secrets redacted,
 		// and the next identical call carries them unredacted.
 		granted := t.a
-		granted.Request = t.req
+		granted.Request = t.request()
 		granted.DecidedBy, granted.GrantTTL = final.DecidedBy, final.GrantTTL
 		c.recordGrant(ctx, granted)
 		c.updateNotifiers(ctx, final, t.decidedBlind, t.shown)

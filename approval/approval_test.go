@@ -481,3 +481,55 @@ func TestOneOffSessionIsOfferedNoGrant(t *testing.T) {
 		})
 	}
 }
+
+// A session grant for a command holding a secret is built from the
+// command as it came, not from the store's redacted copy: the next
+// identical call, secret and all, is covered by it.
+func TestSessionGrantKeepsTheSecretTheStoreHides(t *testing.T) {
+	s := newSetup(t)
+	n := newNotifier("C1")
+	store := savesSignalled{s.asks, make(chan struct{})}
+	c := s.core(t, store, n)
+	const command = "PGPASSWORD=Tr0ub4dor-horse-staple-9 psql -c 'select 1'"
+	done := approveAsync(t.Context(), c, bashRequest("run-1", "sess-1", command))
+	shown := n.waitPosted(t)
+	store.waitSaved(t)
+	if strings.Contains(shown.Args, "Tr0ub4dor") {
+		t.Fatalf("the store kept the secret: %s", shown.Args)
+	}
+	if _, err := s.asks.Decide(t.Context(), shown.ID, pending.ApprovedSession, "U1", ""); err != nil {
+		t.Fatal(err)
+	}
+	result(t, done)
+	call := policy.Call{Tool: "bash", Command: command, Cwd: "/ws/app", Workspace: "/ws", SessionID: "sess-1"}
+	if _, ok, err := s.grants.Match(t.Context(), "sess-1", call); err != nil || !ok {
+		t.Fatalf("the identical call with its secret is not covered by the grant: %v, %v", ok, err)
+	}
+}
+
+// A round trip keeps the request as it came only when the store's copy
+// says something else (a secret hidden): otherwise one copy is enough.
+func TestTripKeepsTheRequestOnlyWhenTheStoreChangedIt(t *testing.T) {
+	s := newSetup(t)
+	for _, tt := range []struct {
+		command string
+		kept    bool
+	}{
+		{"make deploy", false},
+		{"PGPASSWORD=Tr0ub4dor-horse-staple-9 psql -c 'select 1'", true},
+	} {
+		req := bashRequest("run-1", "sess-1", tt.command)
+		req.SessionName, req.Approvals = "this agent session in /ws", 1
+		a, err := s.asks.Create(t.Context(), req, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := newTrip(req, a)
+		if kept := tr.req != nil; kept != tt.kept {
+			t.Errorf("%q: request kept = %v, want %v", tt.command, kept, tt.kept)
+		}
+		if got := tr.request(); got.Args != req.Args || got.Summary != req.Summary {
+			t.Errorf("%q: the trip's request says %q, want the call as it came", tt.command, got.Args)
+		}
+	}
+}

@@ -32,7 +32,7 @@ func (c *Core) Launch(ctx context.Context, req pending.Request, ttl time.Duratio
 	// The one copy of the request and the Ask the round trip keeps while
 	// it is queued and parked (closures capturing them would each keep
 	// their own).
-	t := &trip{req: req, a: a}
+	t := newTrip(req, a)
 	return a, func(ctx context.Context, done func(pending.Ask)) {
 		finish := func(final pending.Ask) {
 			release()
