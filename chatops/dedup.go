@@ -72,4 +72,4 @@ func (d *dedup) first(ctx context.Context, id string) bool {
 func eventKey(id string) string { return rediskey.Default().Key("event", id) }
 
 // legacyEventKey is where releases before the one key scheme marked it.
-func legacyEventKey(id string) string { return "askops:event:{" + id + "}" }
+func legacyEventKey(id string) string { return rediskey.Default().Tagged("event", id) }

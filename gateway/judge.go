@@ -176,7 +176,7 @@ func NewRedisRootStore(client redis.UniversalClient) *RedisRootStore {
 // Pin implements RootStore: SET NX GET decides between replicas.
 func (s *RedisRootStore) Pin(ctx context.Context, session, root string, ttl time.Duration) (string, error) {
 	key := rediskey.Default().Key("gateway", "root", session)
-	if v, ok, err := adoptLegacy(ctx, s.client, "askops:gateway:root:"+session, key, ttl); err != nil {
+	if v, ok, err := adoptLegacy(ctx, s.client, rediskey.Default().Untagged("gateway", "root", session), key, ttl); err != nil {
 		return "", err
 	} else if ok {
 		s.client.Expire(ctx, key, ttl)

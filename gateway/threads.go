@@ -218,7 +218,9 @@ func threadKey(session string) string {
 
 // legacyThreadKey is where releases before the one key scheme kept a
 // session's thread.
-func legacyThreadKey(session string) string { return "askops:gateway:thread:" + session }
+func legacyThreadKey(session string) string {
+	return rediskey.Default().Untagged("gateway", "thread", session)
+}
 
 // Thread implements ThreadStore.
 func (s *RedisThreadStore) Thread(ctx context.Context, session string, ttl time.Duration) (string, string, bool, error) {

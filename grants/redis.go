@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/policy"
 )
 
@@ -23,12 +24,13 @@ import (
 // The session's expiry is also stored in the hash (expiresField, unix ms) and
 // checked against the injected clock, so a key Redis has not yet evicted
 // never matches, and all of a session's grants share one expiry.
-const (
-	standingKey  = "askops:grants:standing"
-	expiresField = "!expires" // "!" is outside the base64url alphabet of grant ids
-)
+const expiresField = "!expires" // "!" is outside the base64url alphabet of grant ids
 
-func sessionKey(sessionID string) string { return "askops:grants:{" + sessionID + "}" }
+// standingKey and sessionKey are the keys above (internal/rediskey's
+// stand-alone and per-entity shapes, names as they always were).
+func standingKey() string { return rediskey.Default().Untagged("grants", "standing") }
+
+func sessionKey(sessionID string) string { return rediskey.Default().Tagged("grants", sessionID) }
 
 // recordScript adds a grant and pushes the session's expiry. An expired
 // session is dropped first, so its grants cannot be revived.
@@ -127,7 +129,7 @@ func (r *RedisStore) RecordStanding(ctx context.Context, s Scope, by string) (Gr
 	if err != nil {
 		return Grant{}, &Error{Store: "grants", Code: CodeInternal, Op: op, Msg: "could not encode the grant", Err: err}
 	}
-	if err := r.rdb.HSet(ctx, standingKey, g.ID, b).Err(); err != nil {
+	if err := r.rdb.HSet(ctx, standingKey(), g.ID, b).Err(); err != nil {
 		return Grant{}, unavailable(op, err)
 	}
 	return g, nil
@@ -173,7 +175,7 @@ func (r *RedisStore) Match(ctx context.Context, sessionID string, c policy.Call)
 		if sessionID != "" {
 			session = p.HGetAll(ctx, sessionKey(sessionID))
 		}
-		standing = p.HGetAll(ctx, standingKey)
+		standing = p.HGetAll(ctx, standingKey())
 		return nil
 	})
 	if err != nil {
@@ -204,7 +206,7 @@ func (r *RedisStore) List(ctx context.Context, sessionID string) ([]Grant, error
 	if err := r.usable(op); err != nil {
 		return nil, err
 	}
-	key := standingKey
+	key := standingKey()
 	if sessionID != "" {
 		if err := checkSessionID(op, sessionID); err != nil {
 			return nil, err
@@ -278,7 +280,7 @@ func (r *RedisStore) Revoke(ctx context.Context, sessionID, grantID string) erro
 	var n int64
 	var err error
 	if sessionID == "" {
-		n, err = r.rdb.HDel(ctx, standingKey, grantID).Result()
+		n, err = r.rdb.HDel(ctx, standingKey(), grantID).Result()
 	} else {
 		n, err = revokeScript.Run(ctx, r.rdb, []string{sessionKey(sessionID)},
 			grantID, msUTC(r.opts.Now()).UnixMilli(), expiresField).Int64()

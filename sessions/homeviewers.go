@@ -44,7 +44,7 @@ var (
 )
 
 func (r *RedisStore) homesKey() string {
-	return r.opts.Namespace + ":{" + r.opts.Namespace + "}:homes"
+	return r.keys.Key("homes")
 }
 func (r *RedisStore) homeShownKey() string { return r.homesKey() + ":shown" }
 

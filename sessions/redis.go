@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/askops/askops/internal/recordid"
+	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/subscription"
 	"github.com/askops/askops/policy"
 )
@@ -86,6 +87,7 @@ type RedisStore struct {
 	local stoppers
 	runs  redisRuns // redis_runs.go
 
+	keys        rediskey.Space
 	stopChannel string
 	handlers    string // the ZSET of live stop handlers
 	process     string // this store's member in it
@@ -102,20 +104,26 @@ type RedisStore struct {
 // starts nothing until HandleStops.
 func NewRedisStore(client redis.UniversalClient, opts Options) *RedisStore {
 	opts = opts.withDefaults()
-	ch := opts.Namespace + ":chatops:stop"
-	return &RedisStore{rdb: client, opts: opts, stopChannel: ch, handlers: ch + ":handlers", process: recordid.New()}
+	keys, err := rediskey.New(opts.Namespace)
+	if err != nil {
+		// A namespace is a deployment's constant, set only by code and
+		// tests: one that would move the hash tag is a bug.
+		panic("sessions: " + err.Error())
+	}
+	ch := keys.Untagged("chatops", "stop")
+	return &RedisStore{rdb: client, opts: opts, keys: keys, stopChannel: ch, handlers: keys.Untagged("chatops", "stop", "handlers"), process: recordid.New()}
 }
 
 func (r *RedisStore) sessionsKey(channel string) string {
-	return r.opts.Namespace + ":chatops:{" + channel + "}:sessions"
+	return r.keys.Tagged("chatops", channel, "sessions")
 }
 
 func (r *RedisStore) modeKey(channel string) string {
-	return r.opts.Namespace + ":chatops:{" + channel + "}:mode"
+	return r.keys.Tagged("chatops", channel, "mode")
 }
 
 func (r *RedisStore) answersKey(request string) string {
-	return r.stopChannel + ":{" + request + "}"
+	return r.keys.Tagged("chatops:stop", request)
 }
 
 // Track records that a run started session in channel now. It keeps the

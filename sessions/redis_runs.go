@@ -66,7 +66,7 @@ type redisRuns struct {
 }
 
 func (r *RedisStore) runsKeys(user string) []string {
-	k := r.opts.Namespace + ":{" + r.opts.Namespace + "}:runs:" + user
+	k := r.keys.Key("runs", user)
 	return []string{k, k + ":leases"}
 }
 

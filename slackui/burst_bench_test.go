@@ -16,6 +16,7 @@ import (
 	"github.com/askops/askops/internal/channelpace"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redisconn"
+	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 )
@@ -61,7 +62,7 @@ func burstOnce(b *testing.B, after bool) {
 		stores[i] = st
 		cfg := NotifierConfig{ApprovalChannel: approvals, ScopeText: approval.ScopeText(approval.DefaultScopeFor), Logger: log}
 		if after {
-			cfg.Asks, cfg.Pace, cfg.Batches = st, channelpace.NewRedis(client, ""), batchmsg.NewRedis(client, "", time.Hour)
+			cfg.Asks, cfg.Pace, cfg.Batches = st, channelpace.NewRedis(client, rediskey.Default()), batchmsg.NewRedis(client, rediskey.Default(), time.Hour)
 		}
 		n := NewNotifier(slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL())), cfg)
 		notifiers = append(notifiers, n)

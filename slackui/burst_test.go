@@ -20,6 +20,7 @@ import (
 	"github.com/askops/askops/internal/channelpace"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redisconn"
+	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
@@ -60,7 +61,7 @@ func newBurstWorld(t *testing.T, redisURL string) *world {
 		w.asks, client = open()
 		w.clicks, _ = open()
 		w.grants = grants.NewRedisStore(client, grants.Options{})
-		pace, batches = channelpace.NewRedis(client, ""), batchmsg.NewRedis(client, "", time.Hour)
+		pace, batches = channelpace.NewRedis(client, rediskey.Default()), batchmsg.NewRedis(client, rediskey.Default(), time.Hour)
 	} else {
 		s := pending.NewMemoryStore(pending.Options{Logger: log})
 		t.Cleanup(func() { s.Close() })
@@ -218,7 +219,7 @@ func TestNotifiersShareThePaceOnRedis(t *testing.T) {
 		t.Cleanup(func() { client.Close() })
 		return NewNotifier(slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL())), NotifierConfig{
 			ApprovalChannel: approvals, PerChannelInterval: time.Hour, PerChannelBurst: 3,
-			Pace: channelpace.NewRedis(client, ""),
+			Pace: channelpace.NewRedis(client, rediskey.Default()),
 		})
 	}
 	a, b := replica(), replica()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/askops/askops/internal/batchmsg"
 	"github.com/askops/askops/internal/channelpace"
+	"github.com/askops/askops/internal/rediskey"
 	"log/slog"
 	"net/http"
 	"time"
@@ -96,7 +97,7 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	var pace channelpace.Pace
 	var batches batchmsg.Store
 	if a.Redis != nil {
-		pace, batches = channelpace.NewRedis(a.Redis, ""), batchmsg.NewRedis(a.Redis, "", 0)
+		pace, batches = channelpace.NewRedis(a.Redis, rediskey.Default()), batchmsg.NewRedis(a.Redis, rediskey.Default(), 0)
 	}
 	a.notifier = slackui.NewNotifier(a.slack, slackui.NotifierConfig{
 		ApprovalChannel: cfg.Slack.ApprovalChannel,

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/internal/rediskey"
 )
 
 // Store records batch messages' members; Memory and Redis satisfy it.
@@ -86,16 +88,13 @@ type Redis struct {
 	ttl    time.Duration
 }
 
-// NewRedis returns the Store on client under namespace ("askops" when
-// empty), keeping entries for ttl (0: a day).
-func NewRedis(client redis.UniversalClient, namespace string, ttl time.Duration) *Redis {
-	if namespace == "" {
-		namespace = "askops"
-	}
+// NewRedis returns the Store on client under keys (askops' namespace,
+// rediskey.Default()), keeping entries for ttl (0: a day).
+func NewRedis(client redis.UniversalClient, keys rediskey.Space, ttl time.Duration) *Redis {
 	if ttl <= 0 {
 		ttl = 24 * time.Hour
 	}
-	return &Redis{client: client, prefix: namespace + ":{" + namespace + "}:slack:batch:", ttl: ttl}
+	return &Redis{client: client, prefix: keys.Key("slack", "batch", ""), ttl: ttl}
 }
 
 func (s *Redis) key(channel, ts string) string { return s.prefix + channel + ":" + ts }

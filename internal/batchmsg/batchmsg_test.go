@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
 )
 
@@ -17,7 +18,7 @@ func TestMembers(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		s    Store
-	}{{"redis", NewRedis(c, "", time.Hour)}, {"memory", NewMemory(time.Hour, nil)}} {
+	}{{"redis", NewRedis(c, rediskey.Default(), time.Hour)}, {"memory", NewMemory(time.Hour, nil)}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
 			if got, err := tc.s.Members(ctx, "C1", "1.1"); err != nil || len(got) != 0 {

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/internal/rediskey"
 )
 
 // Limit is a channel's pace: one post per Interval, Burst of them at once.
@@ -93,13 +95,10 @@ type Redis struct {
 	prefix string
 }
 
-// NewRedis returns the pace shared on client under namespace (askops'
-// key namespace; "askops" when empty).
-func NewRedis(client redis.UniversalClient, namespace string) *Redis {
-	if namespace == "" {
-		namespace = "askops"
-	}
-	return &Redis{client: client, prefix: namespace + ":{" + namespace + "}:slack:pace:"}
+// NewRedis returns the pace shared on client under keys (askops'
+// namespace, rediskey.Default()).
+func NewRedis(client redis.UniversalClient, keys rediskey.Space) *Redis {
+	return &Redis{client: client, prefix: keys.Key("slack", "pace", "")}
 }
 
 // takeScript is GCRA on Redis's clock. KEYS: the channel's TAT.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
 )
 
@@ -24,7 +25,7 @@ func TestPaceIsShared(t *testing.T) {
 		name string
 		a, b Pace // two replicas
 	}{
-		{"redis", NewRedis(client(), ""), NewRedis(client(), "")},
+		{"redis", NewRedis(client(), rediskey.Default()), NewRedis(client(), rediskey.Default())},
 		{"memory", mem, mem},
 	}
 	l := Limit{Interval: time.Hour, Burst: 3} // nothing refills during the test

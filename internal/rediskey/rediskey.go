@@ -1,8 +1,13 @@
-// Package rediskey names every Redis key and channel askops uses, so they
-// all read NS:{NS}:KIND:… under one namespace (NS, default "askops") and
-// one hash tag ({NS}). The namespace lets two deployments share a server;
-// the hash tag puts every key in one cluster slot, so a script or a
-// MULTI may touch any of them together.
+// Package rediskey names every Redis key and channel askops uses, under
+// one namespace (NS, default "askops"), which lets two deployments share a
+// server. Most read NS:{NS}:KIND:… (Key): one hash tag ({NS}) puts them in
+// one cluster slot, so a script or a MULTI may touch any of them together.
+// Records only ever touched one entity at a time (a session's grants, a
+// channel's chat-ops state) read NS:KIND:{ENTITY}:… (Tagged), spread over
+// a Cluster's slots; the few keys that stand alone (a pub/sub channel, the
+// standing grants) read NS:KIND:… (Untagged). Those two shapes predate the
+// one scheme and keep their names, so an upgrade finds every record where
+// it was.
 package rediskey
 
 import (
@@ -14,7 +19,7 @@ import (
 const DefaultNamespace = "askops"
 
 // Space is one namespace's keys.
-type Space struct{ prefix string }
+type Space struct{ ns, prefix string }
 
 // New returns the keys of namespace ns ("" is DefaultNamespace). A
 // namespace may not hold braces, colons or spaces: they would move the
@@ -26,7 +31,7 @@ func New(ns string) (Space, error) {
 	if strings.ContainsAny(ns, "{}: \t\r\n") {
 		return Space{}, fmt.Errorf("namespace %q may not contain braces, colons or spaces", ns)
 	}
-	return Space{prefix: ns + ":{" + ns + "}:"}, nil
+	return Space{ns: ns, prefix: ns + ":{" + ns + "}:"}, nil
 }
 
 // Default is DefaultNamespace's keys.
@@ -41,4 +46,23 @@ func (s Space) Prefix() string { return s.prefix }
 // braces: the hash tag is the first {…} of the key, which is s's.
 func (s Space) Key(parts ...string) string {
 	return s.prefix + strings.Join(parts, ":")
+}
+
+// Tagged is the key NS:KIND:{TAG}, or NS:KIND:{TAG}:REST… with rest: a
+// record of one entity (tag: a session, a channel) under its own hash tag,
+// so a Cluster spreads such records over its slots; a script may touch
+// several keys of one tag together, never keys of two.
+func (s Space) Tagged(kind, tag string, rest ...string) string {
+	k := s.ns + ":" + kind + ":{" + tag + "}"
+	if len(rest) > 0 {
+		k += ":" + strings.Join(rest, ":")
+	}
+	return k
+}
+
+// Untagged is the key NS:PARTS… with no hash tag (a Cluster puts it
+// wherever its whole name hashes): for a key that stands alone, or a
+// pub/sub channel.
+func (s Space) Untagged(parts ...string) string {
+	return s.ns + ":" + strings.Join(parts, ":")
 }

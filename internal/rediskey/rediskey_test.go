@@ -49,3 +49,24 @@ func hashTag(key string) string {
 	}
 	return key
 }
+
+// The per-entity and stand-alone shapes keep the names stored records
+// already have (grants per session, chat-ops per channel, the standing
+// grants, the stop channel), so an upgrade finds them.
+func TestTaggedAndUntaggedKeepTheirNames(t *testing.T) {
+	d := Default()
+	staging, err := New("staging")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for got, want := range map[string]string{
+		d.Tagged("grants", "C1/1.2"):                "askops:grants:{C1/1.2}",
+		staging.Tagged("chatops", "C1", "sessions"): "staging:chatops:{C1}:sessions",
+		d.Untagged("grants", "standing"):            "askops:grants:standing",
+		d.Untagged("chatops", "stop"):               "askops:chatops:stop",
+	} {
+		if got != want {
+			t.Errorf("key %q, want %q", got, want)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package conventions
+
+import (
+	"go/ast"
+	"go/token"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// keyLiteral is a string literal that spells a Redis key or channel of
+// askops' namespace ("askops:…" with no space after the colon; "askops: "
+// opens a message to a person) or a namespace joined to a key by hand
+// (":{", the hash tag's opening).
+var keyLiteral = regexp.MustCompile(`^askops:[^ ]|^:\{|^:chatops`)
+
+// handSpelledKeys returns where f spells a Redis key itself instead of
+// asking internal/rediskey, the one place keys are named.
+func handSpelledKeys(f sourceFile) []string {
+	if dir := f.rel[:max(0, len(f.rel)-len(lastElem(f.rel)))]; dir == "internal/rediskey/" {
+		return nil
+	}
+	var out []string
+	ast.Inspect(f.file, func(n ast.Node) bool {
+		lit, ok := n.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return true
+		}
+		if s, err := strconv.Unquote(lit.Value); err == nil && keyLiteral.MatchString(s) {
+			out = append(out, f.fset.Position(lit.Pos()).String()+": "+lit.Value)
+		}
+		return true
+	})
+	return out
+}
+
+func lastElem(rel string) string {
+	for i := len(rel) - 1; i >= 0; i-- {
+		if rel[i] == '/' {
+			return rel[i+1:]
+		}
+	}
+	return rel
+}
+
+func TestRedisKeysComeFromRediskey(t *testing.T) {
+	// The check itself: a key spelled by hand is caught, a message to a
+	// person and rediskey's own spelling are not.
+	stray := parse(t, "grants/redis.go", "package grants\nconst k = \"askops:grants:standing\"\nvar m = \"askops: denied\"\nfunc key(ns string) string { return ns + \":{\" + ns + \"}:homes\" }\n")
+	if got := handSpelledKeys(stray); len(got) != 2 {
+		t.Fatalf("hand-spelled keys in grants: found %v, want the two keys caught and the message left", got)
+	}
+	if got := handSpelledKeys(parse(t, "internal/rediskey/rediskey.go", "package rediskey\nconst p = \":{\"\n")); len(got) != 0 {
+		t.Fatalf("rediskey's own spelling: %v", got)
+	}
+
+	for _, f := range sources(t) {
+		for _, at := range handSpelledKeys(f) {
+			t.Errorf("%s: a Redis key spelled by hand; name it with internal/rediskey (Key, Tagged or Untagged)", at)
+		}
+	}
+}
