@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// Server is a Console on its own listener, with other routes mounted beside
-// it (the local Ask API of a serve without Slack).
+// Server is a Console on its own listener, serving the routes its caller
+// lists (the process's one list, cmd/bot's routes.go), the console's own
+// pages among them.
 type Server struct {
 	console *Console
 	http    *http.Server
@@ -18,9 +19,16 @@ type Server struct {
 	served  chan struct{}
 }
 
-// Listen makes a Console of cfg and serves it, and extra (pattern ->
-// handler) beside it, on addr (console.listen) until Stop.
-func Listen(cfg Config, addr string, extra map[string]http.Handler) (*Server, error) {
+// Routes lists what a Server serves, pattern to handler, given the
+// console's own pages (one handler: mount it at "/").
+type Routes func(pages http.Handler) map[string]http.Handler
+
+// Pages alone: a console with nothing beside it.
+func Pages(pages http.Handler) map[string]http.Handler { return map[string]http.Handler{"/": pages} }
+
+// Listen makes a Console of cfg and serves routes on addr
+// (console.listen) until Stop.
+func Listen(cfg Config, addr string, routes Routes) (*Server, error) {
 	c, err := New(cfg)
 	if err != nil {
 		return nil, err
@@ -29,14 +37,13 @@ func Listen(cfg Config, addr string, extra map[string]http.Handler) (*Server, er
 	if err != nil {
 		return nil, fmt.Errorf("console.listen: %w", err)
 	}
-	return serve(c, ln, extra), nil
+	return serve(c, ln, routes), nil
 }
 
-// serve serves c and extra on ln until Stop; it owns ln from here.
-func serve(c *Console, ln net.Listener, extra map[string]http.Handler) *Server {
+// serve serves routes on ln until Stop; it owns ln from here.
+func serve(c *Console, ln net.Listener, routes Routes) *Server {
 	mux := http.NewServeMux()
-	mux.Handle("/", c.Handler())
-	for pattern, h := range extra {
+	for pattern, h := range routes(c.Handler()) {
 		mux.Handle(pattern, h)
 	}
 	s := &Server{

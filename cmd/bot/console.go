@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"time"
 
@@ -85,8 +84,8 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	defer api.Close()
 	// The same probes as a serve with Slack: the store (and the Redis
 	// server's settings) is the one dependency.
-	routes := httpRoutes{ready: &readiness{Now: now, TTL: 10 * time.Second, Store: storeReady(st.Ping, watch)}, metrics: counts.Handler(), api: api.Handler}.list()
-	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, routes)
+	routes := httpRoutes{ready: &readiness{Now: now, TTL: 10 * time.Second, Store: storeReady(st.Ping, watch)}, metrics: counts.Handler(), api: api.Handler}
+	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, routes.withConsole)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
@@ -113,10 +112,10 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	return exitOK
 }
 
-// startConsole serves the console (and extra routes) on console.listen and
-// prints its sign-in link to stdout.
+// startConsole serves routes (the console's pages among them) on
+// console.listen and prints its sign-in link to stdout.
 func startConsole(ctx context.Context, env *environment, cfg config.Config, log *slog.Logger,
-	asks pending.Store, gs grants.Store, live *console.Live, messages []console.MessageUpdater, extra map[string]http.Handler) (*console.Server, error) {
+	asks pending.Store, gs grants.Store, live *console.Live, messages []console.MessageUpdater, routes console.Routes) (*console.Server, error) {
 	srv, err := console.Listen(console.Config{
 		Asks: asks, Grants: gs, Live: live, Messages: messages,
 		ScopeText:      approval.ScopeText(approval.DefaultScopeFor),
@@ -125,7 +124,7 @@ func startConsole(ctx context.Context, env *environment, cfg config.Config, log 
 		// Without Slack beside it the console's user is the one approver.
 		SelfApproval: cfg.Approvals.SelfApproval || len(messages) == 0,
 		Logger:       log.With("component", "console"),
-	}, cfg.Console.Listen, extra)
+	}, cfg.Console.Listen, routes)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +156,9 @@ func startSlackConsole(ctx context.Context, env *environment, a *app, live *cons
 	if !a.cfg.Console.Enabled {
 		return func() {}, nil
 	}
-	srv, err := startConsole(ctx, env, a.cfg, a.log, a.Asks, a.Grants, live, []console.MessageUpdater{a.notifier}, nil)
+	// Beside Slack the console has its own port and only its pages: the
+	// probes, Slack's endpoints and the API are on http.listen.
+	srv, err := startConsole(ctx, env, a.cfg, a.log, a.Asks, a.Grants, live, []console.MessageUpdater{a.notifier}, console.Pages)
 	if err != nil {
 		return nil, err
 	}

@@ -11,9 +11,10 @@ import (
 
 // httpRoutes are the parts of this process's HTTP face. list is the one
 // place every route is named: the Slack serve's http.listen (and run's and
-// ask's while they take clicks) serves it through slackui.Front, the
-// serve without Slack serves it beside the console on console.listen (the
-// console's own pages answer the rest, under "/").
+// ask's while they take clicks) serves it through slackui.Front; the serve
+// without Slack serves withConsole, the same list with the console's pages
+// at "/", on console.listen. (Beside Slack the console has a port of its
+// own with its pages alone: console.Pages.)
 type httpRoutes struct {
 	ready   *readiness              // GET /readyz; GET /healthz needs nothing
 	metrics http.Handler            // GET /metrics
@@ -38,6 +39,14 @@ func (r httpRoutes) list() map[string]http.Handler {
 	if r.api != nil {
 		routes["/v1/"] = r.api // the API's own mux names its routes and answers the unknown ones
 	}
+	return routes
+}
+
+// withConsole is list with the console's pages answering the rest, at "/"
+// (a console.Routes).
+func (r httpRoutes) withConsole(pages http.Handler) map[string]http.Handler {
+	routes := r.list()
+	routes["/"] = pages
 	return routes
 }
 

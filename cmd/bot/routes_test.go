@@ -39,6 +39,11 @@ func TestHTTPRoutesListEveryPart(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(httpRoutes{ready: r.ready, metrics: r.metrics}.list())); !slices.Equal(got, []string{"GET /healthz", "GET /metrics", "GET /readyz"}) {
 		t.Errorf("without Slack or API: %q", got)
 	}
+	// The serve without Slack: the same list, the console's pages at "/".
+	console := httpRoutes{ready: r.ready, metrics: r.metrics, api: r.api}.withConsole(part("console"))
+	if got := slices.Sorted(maps.Keys(console)); !slices.Equal(got, []string{"/", "/v1/", "GET /healthz", "GET /metrics", "GET /readyz"}) {
+		t.Errorf("beside the console: %q", got)
+	}
 
 	mux := http.NewServeMux()
 	for p, h := range r.list() {
