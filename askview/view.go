@@ -72,6 +72,10 @@ type View struct {
 	Needed, Counted int
 	Tally           string
 
+	// Followups are the reminder and escalations already tried, oldest
+	// first (see Followup).
+	Followups []Followup
+
 	Created, Deadline time.Time
 }
 
@@ -121,7 +125,7 @@ func Of(a pending.Ask, limit int) View {
 	v := View{
 		Tool: a.Tool, LookAlikes: Call(a),
 		Needed: a.Needed(), Counted: a.Counted(), Tally: a.Tally(),
-		Created: a.CreatedAt, Deadline: a.Deadline,
+		Created: a.CreatedAt, Deadline: a.Deadline, Followups: followups(a),
 	}
 	v.Session, v.SessionStarted = Session(a)
 	head := func(s string) string {

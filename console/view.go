@@ -10,6 +10,7 @@ import (
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/askview/lateclick"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/durationtext"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/redact"
 )
@@ -148,6 +149,10 @@ type askView struct {
 	RunID, StartedBy, Label string
 	SessionID               string
 	Session                 string // the session as a person knows it
+	// Followups is the reminder and escalations already tried, in words
+	// ("reminded after 5m; escalated to U1, group S1 after 10m"); "" when
+	// none was.
+	Followups string
 	// SessionStarted is when it started (zero: unknown), StartedText
 	// that in UTC for the page without its script, and StartedClock
 	// whether the time of day alone tells it (askview.TimeOnly).
@@ -174,6 +179,7 @@ func (c *Console) viewAsk(a pending.Ask, now time.Time) askView {
 		RunID: text(a.RunID), StartedBy: text(a.StartedBy), Label: text(a.Label), SessionID: text(a.SessionID),
 		Created: a.CreatedAt, Deadline: a.Deadline,
 		DecidedBy: text(a.DecidedBy), DecisionReason: text(a.DecisionReason), DecidedAt: a.DecidedAt,
+		Followups: followupsText(av.Followups),
 	}
 	if !av.SessionStarted.IsZero() {
 		v.SessionStarted = av.SessionStarted
@@ -197,6 +203,31 @@ func (c *Console) viewAsk(a pending.Ask, now time.Time) askView {
 		}
 	}
 	return v
+}
+
+// followupsText words what was tried on an Ask for the page, naming
+// people by id as the page names the decider, a group as "group S1".
+func followupsText(fs []askview.Followup) string {
+	var tried []string
+	for _, f := range fs {
+		after := " after " + durationtext.Short(f.After)
+		switch f.Did {
+		case pending.EventReminded:
+			tried = append(tried, "reminded"+after)
+		case pending.EventEscalated:
+			var to []string
+			for _, u := range f.Users {
+				u, _ = markInvisible(u)
+				to = append(to, u)
+			}
+			for _, g := range f.Groups {
+				g, _ = markInvisible(g)
+				to = append(to, "group "+g)
+			}
+			tried = append(tried, "escalated to "+strings.Join(to, ", ")+after)
+		}
+	}
+	return strings.Join(tried, "; ")
 }
 
 // grantView is one grant in the list.

@@ -44,8 +44,18 @@ const (
 	EventEscalated EventKind = "escalated"
 )
 
+// Step names of follow-ups, as the schedule and an Ask's FollowupLog keep
+// them: the one reminder, and escalation level n (from 1) as
+// StepEscalatePrefix + n. The escalation (slackui) schedules them; whoever
+// shows an Ask reads them back from its log (Followup.Kind).
+const (
+	StepRemind         = "remind"
+	StepEscalatePrefix = "escalate:"
+)
+
 // DueStep is one follow-up of an Ask to carry out at Due. Name is the
-// caller's (e.g. "remind", "escalate:1"); it may not contain spaces.
+// caller's (StepRemind, StepEscalatePrefix + level); it may not contain
+// spaces.
 type DueStep struct {
 	Name string
 	Due  time.Time
@@ -78,6 +88,18 @@ type Followup struct {
 	Name  string
 	After time.Duration
 	To    string
+}
+
+// Kind is what the follow-up did, by its step's name: EventReminded,
+// EventEscalated, or "" for a step of another name.
+func (f Followup) Kind() EventKind {
+	switch {
+	case f.Name == StepRemind:
+		return EventReminded
+	case strings.HasPrefix(f.Name, StepEscalatePrefix):
+		return EventEscalated
+	}
+	return ""
 }
 
 // FollowupLog is the follow-ups carried out on an Ask, oldest first, in a

@@ -15,6 +15,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/pending"
 )
 
@@ -23,12 +24,6 @@ import (
 // buttons as a direct message to every target). The schedule lives in the
 // store (pending.Steps), so any replica carries out a step, exactly one
 // claims it, and a replica killed mid-step leaves it to another.
-
-// Step names as the store keeps them.
-const (
-	stepRemind         = "remind"
-	stepEscalatePrefix = "escalate:"
-)
 
 // EscalationLevel is one level of approvals.escalate.
 type EscalationLevel struct {
@@ -185,10 +180,10 @@ func (e *Escalation) Schedule(ctx context.Context, a pending.Ask) error {
 		}
 	}
 	if e.cfg.RemindAfter > 0 {
-		add(stepRemind, e.cfg.RemindAfter)
+		add(pending.StepRemind, e.cfg.RemindAfter)
 	}
 	for i, l := range e.cfg.Levels {
-		add(stepEscalatePrefix+strconv.Itoa(i+1), l.After)
+		add(pending.StepEscalatePrefix+strconv.Itoa(i+1), l.After)
 	}
 	return e.cfg.Steps.ScheduleSteps(ctx, a.ID, steps)
 }
@@ -259,10 +254,10 @@ func (e *Escalation) carryOut(ctx context.Context, n *Notifier, c pending.Claime
 	var d pending.StepDone
 	var err error
 	switch {
-	case c.Name == stepRemind:
+	case c.Name == pending.StepRemind:
 		d, err = e.remind(ctx, n, a)
-	case strings.HasPrefix(c.Name, stepEscalatePrefix):
-		i, perr := strconv.Atoi(strings.TrimPrefix(c.Name, stepEscalatePrefix))
+	case strings.HasPrefix(c.Name, pending.StepEscalatePrefix):
+		i, perr := strconv.Atoi(strings.TrimPrefix(c.Name, pending.StepEscalatePrefix))
 		if perr != nil || i < 1 || i > len(e.cfg.Levels) {
 			// The configuration changed since the Ask was created: the
 			// level is gone, so is its step.
@@ -563,7 +558,7 @@ func (e *Escalation) MayDecideEscalated(ctx context.Context, user string, a pend
 	// and, for a record of an earlier release, who the fired ones did.
 	targets := strings.Split(a.Reached, ",")
 	for _, f := range a.Followups.Entries() {
-		if strings.HasPrefix(f.Name, stepEscalatePrefix) {
+		if strings.HasPrefix(f.Name, pending.StepEscalatePrefix) {
 			targets = append(targets, strings.Split(f.To, ",")...)
 		}
 	}
@@ -632,9 +627,9 @@ func mentions(users, groups []string) string {
 // bot ask and the hooks read it, so it names ids, not Slack mentions.
 func triedText(f pending.Followup, groupName func(id string) string) string {
 	switch {
-	case f.Name == stepRemind:
+	case f.Name == pending.StepRemind:
 		return "reminded at " + durationtext.Short(f.After)
-	case strings.HasPrefix(f.Name, stepEscalatePrefix) && f.To != "":
+	case strings.HasPrefix(f.Name, pending.StepEscalatePrefix) && f.To != "":
 		var to []string
 		for t := range strings.SplitSeq(f.To, ",") {
 			if strings.HasPrefix(t, "S") {
@@ -686,26 +681,17 @@ func unansweredText(a pending.Ask) string {
 	return "nobody answered in " + durationtext.Short(a.Deadline.Sub(a.CreatedAt))
 }
 
-// FollowupsText says what was tried on an Ask nobody answered, for its
-// message ("reminded at 5m, escalated to <!subteam^S1> at 10m"); empty if
-// nothing was.
-func FollowupsText(a pending.Ask) string {
+// followupsText says what was tried on an Ask nobody answered, for its
+// message ("reminded at 5m, escalated to <!subteam^S1> at 10m"), from its
+// view (askview.Followup); empty if nothing was.
+func followupsText(fs []askview.Followup) string {
 	var tried []string
-	for _, f := range a.Followups.Entries() {
-		switch {
-		case f.Name == stepRemind:
+	for _, f := range fs {
+		switch f.Did {
+		case pending.EventReminded:
 			tried = append(tried, "reminded at "+durationtext.Short(f.After))
-		case strings.HasPrefix(f.Name, stepEscalatePrefix):
-			var users, groups []string
-			for t := range strings.SplitSeq(f.To, ",") {
-				switch {
-				case strings.HasPrefix(t, "S"):
-					groups = append(groups, t)
-				case t != "":
-					users = append(users, t)
-				}
-			}
-			tried = append(tried, "escalated to "+mentions(users, groups)+" at "+durationtext.Short(f.After))
+		case pending.EventEscalated:
+			tried = append(tried, "escalated to "+mentions(f.Users, f.Groups)+" at "+durationtext.Short(f.After))
 		}
 	}
 	return strings.Join(tried, ", ")

@@ -167,7 +167,7 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 			line += " by " + slackDate(deadline)
 		}
 		line += "." + notRun
-		if tried := FollowupsText(a); tried != "" {
+		if tried := followupsText(cv.view.Followups); tried != "" {
 			line += "\n*Tried:* " + tried // escalate.go
 		}
 	case pending.Cancelled:
