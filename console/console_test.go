@@ -52,6 +52,28 @@ type signedIn struct {
 	csrf   string
 }
 
+// danasConsole is a console on in-memory stores whose user is dana,
+// served and with dana signed in: its Asks, the console, its URL and
+// dana's browser. cfg's stores, Live and User are filled in; everything is
+// stopped when the test ends (the console before its server, so no event
+// stream holds the server's Close).
+func danasConsole(t *testing.T, cfg console.Config) (*pending.MemoryStore, *console.Console, string, signedIn) {
+	t.Helper()
+	asks := pending.NewMemoryStore(pending.Options{})
+	t.Cleanup(func() { asks.Close() })
+	gs := grants.NewMemoryStore(grants.Options{})
+	t.Cleanup(func() { gs.Close() })
+	cfg.Asks, cfg.Grants, cfg.Live, cfg.User = asks, gs, console.NewLive(), "dana"
+	c, err := console.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(c.Handler())
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { c.Close() })
+	return asks, c, srv.URL, signIn(t, c, srv.URL)
+}
+
 var csrfRe = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 func signIn(t *testing.T, c *console.Console, base string) signedIn {

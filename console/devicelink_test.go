@@ -24,18 +24,7 @@ var deviceLinkRe = regexp.MustCompile(`<code id="signin-link" class="link">([^<]
 // phone: the phone signs in with it without a restart, once; the first
 // browser stays signed in. Without a session there is no link.
 func TestSignInAnotherDevice(t *testing.T) {
-	asks := pending.NewMemoryStore(pending.Options{})
-	defer asks.Close()
-	gs := grants.NewMemoryStore(grants.Options{})
-	defer gs.Close()
-	c, err := console.New(console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "dana"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
-	defer c.Close()
-	desk := signIn(t, c, srv.URL)
+	_, _, base, desk := danasConsole(t, console.Config{})
 
 	code, page := desk.post(t, "/signin-link", url.Values{})
 	m := deviceLinkRe.FindStringSubmatch(page)
@@ -43,8 +32,8 @@ func TestSignInAnotherDevice(t *testing.T) {
 		t.Fatalf("POST /signin-link: %d\n%s", code, page)
 	}
 	link := strings.ReplaceAll(m[1], "&amp;", "&")
-	if !strings.HasPrefix(link, srv.URL+"/signin?token=") {
-		t.Errorf("link %q is not on the address the browser used (%s)", link, srv.URL)
+	if !strings.HasPrefix(link, base+"/signin?token=") {
+		t.Errorf("link %q is not on the address the browser used (%s)", link, base)
 	}
 	if !strings.Contains(page, `<svg class="qr"`) || !strings.Contains(page, "M") {
 		t.Errorf("no QR code on the page:\n%s", page)
@@ -72,14 +61,14 @@ func TestSignInAnotherDevice(t *testing.T) {
 	if code, _ := get(&http.Client{Jar: jar2, Timeout: 10 * time.Second}, link); code != http.StatusForbidden {
 		t.Errorf("the link worked twice (%d)", code)
 	}
-	if code, body := get(desk.client, srv.URL+"/"); code != http.StatusOK || !strings.Contains(body, "askops approvals") {
+	if code, body := get(desk.client, base+"/"); code != http.StatusOK || !strings.Contains(body, "askops approvals") {
 		t.Errorf("the first browser was signed out: %d", code)
 	}
 
 	// Without a session, no link.
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/signin-link", strings.NewReader("csrf=x"))
+	req, _ := http.NewRequest(http.MethodPost, base+"/signin-link", strings.NewReader("csrf=x"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", srv.URL)
+	req.Header.Set("Origin", base)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

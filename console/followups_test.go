@@ -2,13 +2,11 @@ package console_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askops/askops/console"
-	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
 
@@ -17,18 +15,7 @@ import (
 // escalation reached (people by id, as the page names the decider, groups
 // as groups); an Ask with none shows no such row.
 func TestCardShowsTheFollowupsTried(t *testing.T) {
-	asks := pending.NewMemoryStore(pending.Options{})
-	defer asks.Close()
-	gs := grants.NewMemoryStore(grants.Options{})
-	defer gs.Close()
-	c, err := console.New(console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "dana"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
-	s := signIn(t, c, srv.URL)
+	asks, _, base, s := danasConsole(t, console.Config{})
 
 	ctx := t.Context()
 	req := pending.Request{RunID: "run-1", SessionID: "sess-1", Tool: "bash", Args: `{"command":"make deploy"}`,
@@ -67,10 +54,10 @@ func TestCardShowsTheFollowupsTried(t *testing.T) {
 	}
 
 	const want = `<dt>Follow-ups</dt><dd class="followups">reminded after 5m; escalated to U1, group S1 after 10m</dd>`
-	if card := consoleCardHTML(t, s, srv.URL, tried.ID); !strings.Contains(card, want) {
+	if card := consoleCardHTML(t, s, base, tried.ID); !strings.Contains(card, want) {
 		t.Errorf("the card does not show %q:\n%s", want, card)
 	}
-	if card := consoleCardHTML(t, s, srv.URL, quiet.ID); strings.Contains(card, "Follow-ups") {
+	if card := consoleCardHTML(t, s, base, quiet.ID); strings.Contains(card, "Follow-ups") {
 		t.Errorf("an Ask with no follow-ups shows some:\n%s", card)
 	}
 }

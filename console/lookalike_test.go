@@ -3,14 +3,12 @@ package console_test
 import (
 	"html"
 	"io"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/console"
-	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
 
@@ -18,18 +16,7 @@ import (
 // the same findings (askview.Call): look-alike letters and punctuation,
 // punycode hosts, invisible characters, each with where it is.
 func TestConsoleFlagsLookAlikes(t *testing.T) {
-	asks := pending.NewMemoryStore(pending.Options{})
-	defer asks.Close()
-	gs := grants.NewMemoryStore(grants.Options{})
-	defer gs.Close()
-	c, err := console.New(console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "dana"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
-	s := signIn(t, c, srv.URL)
+	asks, _, base, s := danasConsole(t, console.Config{})
 
 	tests := []struct{ command, want string }{
 		{"git clone https://gіthub.com/o/r", "look-alike: Cyrillic 'і' (U+0456)"},
@@ -43,7 +30,7 @@ func TestConsoleFlagsLookAlikes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := s.client.Get(srv.URL + "/")
+		resp, err := s.client.Get(base + "/")
 		if err != nil {
 			t.Fatal(err)
 		}

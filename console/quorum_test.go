@@ -19,16 +19,7 @@ import (
 // vote from the console is counted and said so, and counts once.
 func TestConsoleSelfApprovalAndQuorum(t *testing.T) {
 	for _, allowed := range []bool{false, true} {
-		asks := pending.NewMemoryStore(pending.Options{})
-		defer asks.Close()
-		gs := grants.NewMemoryStore(grants.Options{})
-		defer gs.Close()
-		c, err := console.New(console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "dana", SelfApproval: allowed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(c.Handler())
-		s := signIn(t, c, srv.URL)
+		asks, _, _, s := danasConsole(t, console.Config{SelfApproval: allowed})
 
 		own, _ := asks.Create(t.Context(), pending.Request{RunID: "r1", StartedBy: "dana@build-1", Tool: "bash", Args: `{"command":"make deploy"}`}, time.Minute)
 		code, body := s.post(t, "/asks/"+own.ID, url.Values{"action": {"approve"}})
@@ -63,8 +54,6 @@ func TestConsoleSelfApprovalAndQuorum(t *testing.T) {
 		if a, _ := asks.Cast(t.Context(), q.ID, pending.Ballot{Outcome: pending.Approved, By: "U0BO", Person: "U0BO"}); a.Status != pending.StatusPending || a.Counted() != 1 {
 			t.Errorf("a Slack approval beside the unlinked console user's: %s, %d counted", a.Status, a.Counted())
 		}
-		c.Close()
-		srv.Close()
 	}
 }
 
