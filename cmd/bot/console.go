@@ -97,6 +97,9 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	} else {
 		defer os.Remove(endpoint)
 	}
+	// The sign-in link last: whoever reads it (a person, a test) finds
+	// the endpoint file in place for bot ask and the hooks.
+	printSignIn(env, srv)
 
 	bg.start("sweep", approval.Sweep{Store: asks, Messages: live, Every: cfg.Approvals.SweepInterval.D(), Now: now, Logger: log.With("component", "sweeper")}.Run)
 	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.Base(),
@@ -113,7 +116,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 }
 
 // startConsole serves routes (the console's pages among them) on
-// console.listen and prints its sign-in link to stdout.
+// console.listen; printSignIn then says how to sign in.
 func startConsole(ctx context.Context, env *environment, cfg config.Config, log *slog.Logger,
 	asks pending.Store, gs grants.Store, live *console.Live, messages []console.MessageUpdater, routes console.Routes) (*console.Server, error) {
 	srv, err := console.Listen(console.Config{
@@ -128,9 +131,14 @@ func startConsole(ctx context.Context, env *environment, cfg config.Config, log 
 	if err != nil {
 		return nil, err
 	}
+	return srv, nil
+}
+
+// printSignIn prints srv's one-time sign-in link to stdout, and how a
+// second device signs in.
+func printSignIn(env *environment, srv *console.Server) {
 	fmt.Fprintf(env.stdout, "askops console: sign in at %s\n", srv.SignInLink())
 	fmt.Fprintln(env.stdout, "askops console: the link works once; for a phone or a second browser, use \"Sign in on another device\" in the signed-in console (a link and a QR code)")
-	return srv, nil
 }
 
 // stopConsole stops srv, draining its requests within httpDrainTimeout.
@@ -162,6 +170,7 @@ func startSlackConsole(ctx context.Context, env *environment, a *app, live *cons
 	if err != nil {
 		return nil, err
 	}
+	printSignIn(env, srv)
 	return func() { stopConsole(ctx, srv) }, nil
 }
 
