@@ -13,8 +13,12 @@
 // held connection costs the serve a goroutine whatever askops does; this
 // measures what askops itself holds per waiting Ask.
 //
+// With -hooks it holds N Claude Code hooks instead (POST /v1/hooks/claude,
+// each request open until the serve answers, as Claude Code holds it).
+//
 //	go run ./bench/waiting -n 10000 -slack
 //	go run ./bench/waiting -n 10000 -store memory
+//	go run ./bench/waiting -n 2000 -hooks
 package main
 
 import (
@@ -56,6 +60,7 @@ type options struct {
 	keep      bool
 	redisQS   string // appended to the redis URL, e.g. pool_size=20
 	profile   string // write the serve's heap and goroutine profiles here
+	hooks     bool   // Claude Code hooks held open instead of API Asks polled
 }
 
 func main() {
@@ -72,6 +77,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the temp dir (logs, config)")
 	flag.StringVar(&o.redisQS, "redis-query", "", "query appended to the redis URL (e.g. pool_size=20)")
 	flag.StringVar(&o.profile, "profile", "", "build the bot with the askops_pprof tag and write its profiles (heap, goroutines, CPU) of the waiting phase into this dir")
+	flag.BoolVar(&o.hooks, "hooks", false, "hold N Claude Code PreToolUse hooks (POST /v1/hooks/claude, each request open until answered, as the hook client holds it) instead of creating and polling API Asks")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "waiting:", err)
@@ -175,12 +181,16 @@ func run(o options) error {
 			return fmt.Errorf("the local endpoint file: %w", err)
 		}
 		var e struct {
-			Token string `json:"token"`
+			Token      string `json:"token"`
+			AgentToken string `json:"agent_token"`
 		}
 		if err := json.Unmarshal(b, &e); err != nil {
 			return err
 		}
 		token = e.Token
+		if o.hooks {
+			token = e.AgentToken
+		}
 	}
 	pid := cmd.Process.Pid
 	fmt.Printf("serve pid %d, store %s, slack %v, %d Asks over %d sessions, created by %d connections, each polled every %s by %d connections\n",
@@ -190,6 +200,9 @@ func run(o options) error {
 		_ = cmd.Process.Signal(syscall.SIGUSR1)
 	}
 
+	if o.hooks {
+		return holdHooks(ctx, base, token, pid, redisPort, slack, o)
+	}
 	cl := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.workers, MaxConnsPerHost: o.workers}}
 	creating := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.creators, MaxConnsPerHost: o.creators}}
 	ids := make([]string, o.n)
@@ -251,6 +264,56 @@ func run(o options) error {
 	polls.Wait()
 	pending, ended := stats.pending.Load(), stats.ended.Load()
 	fmt.Printf("polls: %d answered pending, %d answered ended, %d failed; slowest round %s\n", pending, ended, stats.failed.Load(), time.Duration(stats.slowestRound.Load()).Round(time.Millisecond))
+	return nil
+}
+
+// holdHooks sends o.n Claude Code PreToolUse hooks at once, each request
+// held open until the serve answers, as Claude Code's hook client holds
+// it; once the serve counts them all pending it reports the serve, holds
+// them o.hold, and ends them (the serve then cancels their Asks).
+func holdHooks(ctx context.Context, base, token string, pid int, redisPort string, slack *fakeslack.Server, o options) error {
+	hctx, stop := context.WithCancel(ctx)
+	defer stop()
+	cl := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	started := time.Now()
+	for i := range o.n {
+		cmd := fmt.Sprintf("echo ask-%d %s", i, strings.Repeat("x", 1024))
+		body, _ := json.Marshal(map[string]any{
+			"hook_event_name": "PreToolUse", "session_id": fmt.Sprintf("bench-session-%d", i%o.sessions),
+			"tool_name": "Bash", "tool_input": map[string]string{"command": cmd[:1024]}, "cwd": "/tmp",
+		})
+		wg.Go(func() {
+			code, b, err := do(hctx, cl, http.MethodPost, base+"/v1/hooks/claude", token, body)
+			if hctx.Err() != nil {
+				return // ended by the bench
+			}
+			if err != nil || code != http.StatusOK {
+				if failed.Add(1) <= 3 {
+					fmt.Fprintf(os.Stderr, "hook: %d %s %v\n", code, b, err)
+				}
+			}
+		})
+	}
+	// Wait (bounded) until the serve counts every hook's Ask pending.
+	for deadline := time.Now().Add(10 * time.Minute); ; {
+		n, _ := strconv.ParseFloat(metricsOf(ctx, base)["askops_asks_pending"], 64)
+		if int(n) >= o.n || time.Now().After(deadline) || failed.Load() > 0 {
+			fmt.Printf("%d hooks held, %d pending in the serve after %s, %d failed\n", o.n, int(n), time.Since(started).Round(time.Millisecond), failed.Load())
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	report(ctx, "created", base, pid, redisPort)
+	time.Sleep(o.hold)
+	if slack != nil {
+		first, last, n := posted(slack, started)
+		fmt.Printf("slack: %d messages posted; first %s, last %s after the first hook\n", n, first.Round(time.Millisecond), last.Round(time.Millisecond))
+	}
+	report(ctx, fmt.Sprintf("waiting %s", o.hold), base, pid, redisPort)
+	stop()
+	wg.Wait()
 	return nil
 }
 
