@@ -285,7 +285,9 @@ func holdHooks(ctx context.Context, base, token string, pid int, redisPort strin
 			"tool_name": "Bash", "tool_input": map[string]string{"command": cmd[:1024]}, "cwd": "/tmp",
 		})
 		wg.Go(func() {
-			code, b, err := do(hctx, cl, http.MethodPost, base+"/v1/hooks/claude", token, body)
+			// Held as long as the bench runs: the serve answers when
+			// the Ask ends, and the bench ends them.
+			code, b, err := doWithin(hctx, time.Hour, cl, http.MethodPost, base+"/v1/hooks/claude", token, body)
 			if hctx.Err() != nil {
 				return // ended by the bench
 			}
@@ -438,7 +440,12 @@ func poll(ctx context.Context, cl *http.Client, base, token string, ids []string
 }
 
 func do(ctx context.Context, cl *http.Client, method, url, token string, body []byte) (int, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	return doWithin(ctx, 30*time.Second, cl, method, url, token, body)
+}
+
+// doWithin is do with its own bound on the request.
+func doWithin(ctx context.Context, within time.Duration, cl *http.Client, method, url, token string, body []byte) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
