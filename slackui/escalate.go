@@ -558,7 +558,7 @@ func (e *Escalation) MayDecideEscalated(ctx context.Context, user string, a pend
 	// and, for a record of an earlier release, who the fired ones did.
 	targets := strings.Split(a.Reached, ",")
 	for _, f := range a.Followups.Entries() {
-		if strings.HasPrefix(f.Name, pending.StepEscalatePrefix) {
+		if f.Kind() == pending.EventEscalated {
 			targets = append(targets, strings.Split(f.To, ",")...)
 		}
 	}
@@ -627,9 +627,9 @@ func mentions(users, groups []string) string {
 // bot ask and the hooks read it, so it names ids, not Slack mentions.
 func triedText(f pending.Followup, groupName func(id string) string) string {
 	switch {
-	case f.Name == pending.StepRemind:
+	case f.Kind() == pending.EventReminded:
 		return "reminded at " + durationtext.Short(f.After)
-	case strings.HasPrefix(f.Name, pending.StepEscalatePrefix) && f.To != "":
+	case f.Kind() == pending.EventEscalated && f.To != "":
 		var to []string
 		for t := range strings.SplitSeq(f.To, ",") {
 			if strings.HasPrefix(t, "S") {
