@@ -3,6 +3,7 @@ package conventions
 import (
 	"go/ast"
 	"go/token"
+	"path"
 	"regexp"
 	"strconv"
 	"testing"
@@ -17,7 +18,7 @@ var keyLiteral = regexp.MustCompile(`^askops:[^ ]|^:\{|^:chatops`)
 // handSpelledKeys returns where f spells a Redis key itself instead of
 // asking internal/rediskey, the one place keys are named.
 func handSpelledKeys(f sourceFile) []string {
-	if dir := f.rel[:max(0, len(f.rel)-len(lastElem(f.rel)))]; dir == "internal/rediskey/" {
+	if path.Dir(f.rel) == "internal/rediskey" {
 		return nil
 	}
 	var out []string
@@ -32,15 +33,6 @@ func handSpelledKeys(f sourceFile) []string {
 		return true
 	})
 	return out
-}
-
-func lastElem(rel string) string {
-	for i := len(rel) - 1; i >= 0; i-- {
-		if rel[i] == '/' {
-			return rel[i+1:]
-		}
-	}
-	return rel
 }
 
 func TestRedisKeysComeFromRediskey(t *testing.T) {
