@@ -201,7 +201,7 @@ func run(o options) error {
 	}
 
 	if o.hooks {
-		return holdHooks(ctx, base, token, pid, redisPort, slack, o)
+		return holdHooks(ctx, o, cmd.Process, base, token, redisPort, slack)
 	}
 	cl := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.workers, MaxConnsPerHost: o.workers}}
 	creating := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.creators, MaxConnsPerHost: o.creators}}
@@ -237,29 +237,8 @@ func run(o options) error {
 	wg.Wait()
 	created := time.Since(started)
 	fmt.Printf("created %d Asks in %s (%.0f/s), %d failed\n", o.n-int(failed.Load()), created.Round(time.Millisecond), float64(o.n)/created.Seconds(), failed.Load())
-	if slack != nil {
-		first, last, n := posted(slack, started)
-		fmt.Printf("slack: %d messages posted; first %s, last %s after the first create\n", n, first.Round(time.Millisecond), last.Round(time.Millisecond))
-	}
-	report(ctx, "created", base, pid, redisPort)
-	time.Sleep(o.hold)
-	if slack != nil {
-		first, last, n := posted(slack, started)
-		fmt.Printf("slack: %d messages posted; first %s, last %s after the first create\n", n, first.Round(time.Millisecond), last.Round(time.Millisecond))
-	}
-	report(ctx, fmt.Sprintf("waiting %s", o.hold), base, pid, redisPort)
-	if o.profile != "" {
-		_ = cmd.Process.Signal(syscall.SIGUSR2)
-		// The CPU profile is written last; wait (bounded) for it.
-		cpu := filepath.Join(o.profile, fmt.Sprintf("%d-cpu.pprof", pid))
-		for i := 0; i < 100; i++ {
-			if _, err := os.Stat(cpu); err == nil {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		fmt.Printf("profiles: %s/%d-{heap,goroutine,cpu}.pprof\n", o.profile, pid)
-	}
+	printPosted(slack, started)
+	hold(ctx, o, cmd.Process, base, redisPort, slack, started)
 	stopPolls()
 	polls.Wait()
 	pending, ended := stats.pending.Load(), stats.ended.Load()
@@ -267,11 +246,43 @@ func run(o options) error {
 	return nil
 }
 
+// hold reports the serve as created, waits o.hold and reports it again,
+// then (with -profile) has it write the waiting phase's profiles.
+func hold(ctx context.Context, o options, serve *os.Process, base, redisPort string, slack *fakeslack.Server, started time.Time) {
+	report(ctx, "created", base, serve.Pid, redisPort)
+	time.Sleep(o.hold)
+	printPosted(slack, started)
+	report(ctx, fmt.Sprintf("waiting %s", o.hold), base, serve.Pid, redisPort)
+	if o.profile == "" {
+		return
+	}
+	_ = serve.Signal(syscall.SIGUSR2)
+	// The CPU profile is written last; wait (bounded) for it.
+	cpu := filepath.Join(o.profile, fmt.Sprintf("%d-cpu.pprof", serve.Pid))
+	for range 100 {
+		if _, err := os.Stat(cpu); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	fmt.Printf("profiles: %s/%d-{heap,goroutine,cpu}.pprof\n", o.profile, serve.Pid)
+}
+
+// printPosted says how many messages the fake Slack has been posted, and
+// when the first and last came after started (nothing without Slack).
+func printPosted(slack *fakeslack.Server, started time.Time) {
+	if slack == nil {
+		return
+	}
+	first, last, n := posted(slack, started)
+	fmt.Printf("slack: %d messages posted; first %s, last %s after the first create\n", n, first.Round(time.Millisecond), last.Round(time.Millisecond))
+}
+
 // holdHooks sends o.n Claude Code PreToolUse hooks at once, each request
 // held open until the serve answers, as Claude Code's hook client holds
 // it; once the serve counts them all pending it reports the serve, holds
 // them o.hold, and ends them (the serve then cancels their Asks).
-func holdHooks(ctx context.Context, base, token string, pid int, redisPort string, slack *fakeslack.Server, o options) error {
+func holdHooks(ctx context.Context, o options, serve *os.Process, base, token, redisPort string, slack *fakeslack.Server) error {
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
 	cl := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
@@ -307,13 +318,7 @@ func holdHooks(ctx context.Context, base, token string, pid int, redisPort strin
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	report(ctx, "created", base, pid, redisPort)
-	time.Sleep(o.hold)
-	if slack != nil {
-		first, last, n := posted(slack, started)
-		fmt.Printf("slack: %d messages posted; first %s, last %s after the first hook\n", n, first.Round(time.Millisecond), last.Round(time.Millisecond))
-	}
-	report(ctx, fmt.Sprintf("waiting %s", o.hold), base, pid, redisPort)
+	hold(ctx, o, serve, base, redisPort, slack, started)
 	stop()
 	wg.Wait()
 	return nil
