@@ -172,7 +172,7 @@ func waitAll(t *testing.T, s *RedisStore, ids []string) func() []Ask {
 	for i, id := range ids {
 		wg.Go(func() { out[i], _ = s.Wait(t.Context(), id) })
 	}
-	testwait.Within(t, 10*time.Second, "every Wait registered", func() bool { return s.waiting() == len(ids) })
+	testwait.Within(t, 10*time.Second, "every Wait with its first read", func() bool { return s.waiters.countRead() == len(ids) })
 	return func() []Ask { wg.Wait(); return out }
 }
 

@@ -38,6 +38,9 @@ type waiter struct {
 	// ended is set (under waiters.mu) once an ended record was delivered:
 	// the Wait has its answer, and nothing read later can change it.
 	ended bool
+	// read is set (under waiters.mu) by the first delivery: until then
+	// the Wait does not know the Ask's deadline.
+	read bool
 	// wake, for an OnEnd waiter (reads is nil), is called instead of a
 	// delivery once a read is not of a pending record.
 	wake func()
@@ -193,6 +196,7 @@ func (w *waiters) deliver(id string, r *readResult) {
 		}
 		wt.reads <- next
 		wt.ended = wt.ended || next.end != nil
+		wt.read = true
 	}
 }
 
@@ -209,6 +213,22 @@ func (w *waiters) count() int {
 	n := 0
 	for _, ws := range w.m {
 		n += len(ws)
+	}
+	return n
+}
+
+// countRead counts the Waits that have had their first read, and so know
+// their Ask's deadline.
+func (w *waiters) countRead() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, ws := range w.m {
+		for _, wt := range ws {
+			if wt.read {
+				n++
+			}
+		}
 	}
 	return n
 }
