@@ -163,18 +163,26 @@ func (api *API) scoped(scope Scope, h tokenHandler) http.Handler {
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
 		status, body, err := h(w, r, tok)
-		if err != nil {
-			api.writeErr(w, r, err)
-			return
+		switch {
+		case err == errHeld:
+			// The connection is held; the answer is written on it later (held.go).
+		case err != nil:
+			api.writeErr(r.Context(), w, r.URL.Path, err)
+		default:
+			writeJSON(w, status, body)
 		}
-		writeJSON(w, status, body)
 	})
 }
 
-func (api *API) writeErr(w http.ResponseWriter, r *http.Request, err error) {
+// errHeld is a tokenHandler's answer when it held the connection
+// (heldhttp) to answer on it later: scoped writes nothing.
+var errHeld = errors.New("gateway: the request is held")
+
+// writeErr answers err for the request to path.
+func (api *API) writeErr(ctx context.Context, w http.ResponseWriter, path string, err error) {
 	if ae, ok := errors.AsType[*apiError](err); ok {
 		if ae.ask != nil {
-			writeJSON(w, ae.status, map[string]any{"error": ae.msg, "ask": api.show(r.Context(), *ae.ask)})
+			writeJSON(w, ae.status, map[string]any{"error": ae.msg, "ask": api.show(ctx, *ae.ask)})
 			return
 		}
 		writeError(w, ae.status, ae.msg)
@@ -194,15 +202,15 @@ func (api *API) writeErr(w http.ResponseWriter, r *http.Request, err error) {
 		if pending.NotDurable(err) {
 			// The decision stands once the replicas hold it: a client
 			// re-reads (GET shows it ended only then), never retries blind.
-			api.log.Warn("api: decision recorded, not yet durable", "path", r.URL.Path, "err", err)
+			api.log.Warn("api: decision recorded, not yet durable", "path", path, "err", err)
 			writeError(w, http.StatusServiceUnavailable, pending.ErrNotDurable.Error())
 			return
 		}
-		api.log.Warn("api: store unavailable", "path", r.URL.Path, "err", err)
+		api.log.Warn("api: store unavailable", "path", path, "err", err)
 		writeError(w, http.StatusServiceUnavailable, "the ask store is unavailable")
 		return
 	}
-	api.log.Error("api: internal error", "path", r.URL.Path, "err", err)
+	api.log.Error("api: internal error", "path", path, "err", err)
 	writeError(w, http.StatusInternalServerError, "internal error")
 }
 
@@ -303,7 +311,7 @@ func (api *API) owned(ctx context.Context, tok Token, a pending.Ask) error {
 // the Ask ends (woken by the decision's announcement) or when wait is over.
 // A pending Ask lives only while its asker polls it: each GET renews its
 // lease, which lapses pending.DefaultLeaseTTL after the last poll ended.
-func (api *API) get(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
+func (api *API) get(w http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
 	id := r.PathValue("id")
 	var wait time.Duration
 	if s := r.URL.Query().Get("wait"); s != "" {
@@ -331,6 +339,9 @@ func (api *API) get(_ http.ResponseWriter, r *http.Request, tok Token) (int, any
 	// The asker is still there: every poll renews the Ask's lease, and a
 	// long poll holds it until it answers.
 	release := api.svc.cfg.Asks.Hold(r.Context(), id)
+	if wait > 0 && api.holdPoll(w, r, id, wait, release) {
+		return 0, nil, errHeld
+	}
 	defer release()
 	if wait > 0 {
 		if a, err = api.watch(r.Context(), id, wait); err != nil {
@@ -479,6 +490,9 @@ func (api *API) claudeHook(w http.ResponseWriter, r *http.Request) {
 	}
 	c := ev.Call(AgentClaude)
 	c.By, c.Root = tok.Name, tok.Workspace
+	if api.holdHook(w, r, event, c) {
+		return
+	}
 	ctx, stop := api.svc.within(r.Context())
 	defer stop()
 	writeJSON(w, http.StatusOK, ClaudeAnswer(event, api.svc.Settle(ctx, c), ev.ToolName, ev.ToolInput))

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/redact"
@@ -115,6 +116,10 @@ type Config struct {
 	// Asks name it by (nil: in this process only); Now is the clock
 	// (nil: time.Now).
 	Starts StartStore
+	// Held holds the connections of hooks and long polls that wait for a
+	// human, so each waits without a goroutine (held.go); nil, or its Run
+	// not running: each waits on its handler's goroutine.
+	Held   *heldhttp.Held
 	Now    func() time.Time
 	Logger *slog.Logger
 }
@@ -220,26 +225,34 @@ func (s *Service) Begin(ctx context.Context, c Call) (a pending.Ask, decided boo
 	if ok {
 		return final, true
 	}
+	return s.launch(ctx, s.background, req, c.Timeout, func(end pending.Ask) {
+		s.log.Debug("api ask ended", "ask", end.ID, "session", end.SessionID, "tool", end.Tool, "status", end.Status, "by", end.DecidedBy)
+	})
+}
+
+// launch records the Ask for req and starts its round trip, which run's
+// ending ends cancelled; done then gets the terminal Ask once, on a
+// goroutine of its own, and Close waits for it to return. decided: the Ask
+// could not even be recorded or shown, a is final, and done is not called.
+// With a Launcher nothing runs for the Ask while it waits.
+func (s *Service) launch(ctx, run context.Context, req pending.Request, ttl time.Duration, done func(pending.Ask)) (a pending.Ask, decided bool) {
 	if l, ok := s.cfg.Approver.(Launcher); ok {
-		a, run := l.Launch(ctx, req, c.Timeout)
-		if _, done := a.Outcome(); done {
+		a, start := l.Launch(ctx, req, ttl)
+		if _, end := a.Outcome(); end {
 			return a, true
 		}
 		s.running.Add(1)
-		run(s.background, func(end pending.Ask) {
+		start(run, func(end pending.Ask) {
 			defer s.running.Done()
-			s.log.Debug("api ask ended", "ask", end.ID, "session", end.SessionID, "tool", end.Tool, "status", end.Status, "by", end.DecidedBy)
+			done(end)
 		})
 		return a, false
 	}
-	a, rest := s.cfg.Approver.Start(ctx, req, c.Timeout)
-	if _, done := a.Outcome(); done {
+	a, rest := s.cfg.Approver.Start(ctx, req, ttl)
+	if _, end := a.Outcome(); end {
 		return a, true
 	}
-	s.running.Go(func() {
-		end := rest(s.background)
-		s.log.Debug("api ask ended", "ask", end.ID, "session", end.SessionID, "tool", end.Tool, "status", end.Status, "by", end.DecidedBy)
-	})
+	s.running.Go(func() { done(rest(run)) })
 	return a, false
 }
 
@@ -250,7 +263,12 @@ func (s *Service) Settle(ctx context.Context, c Call) pending.Ask {
 	if ok {
 		return final
 	}
-	_, rest := s.cfg.Approver.Start(ctx, req, c.Timeout)
+	return s.settle(ctx, req, c.Timeout)
+}
+
+// settle is Settle once the policy has asked for a human.
+func (s *Service) settle(ctx context.Context, req pending.Request, ttl time.Duration) pending.Ask {
+	_, rest := s.cfg.Approver.Start(ctx, req, ttl)
 	return rest(ctx)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -57,6 +58,9 @@ type stackOptions struct {
 	grantDurations []time.Duration
 	// leaseTTL is the stores' (pending.Options.LeaseTTL); 0: the default.
 	leaseTTL time.Duration
+	// unheld: hooks and long polls wait on their handlers' goroutines, as
+	// without a running heldhttp.Held; otherwise their connections are held.
+	unheld bool
 }
 
 func newStack(t *testing.T, o stackOptions) *stack {
@@ -100,8 +104,12 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var held *heldhttp.Held
+	if !o.unheld {
+		held = runHeld(t)
+	}
 	s.svc, err = New(Config{
-		Asks: s.asks, Approver: core, Policy: engine, Messages: notifier,
+		Asks: s.asks, Approver: core, Policy: engine, Messages: notifier, Held: held,
 		Threads:    NewThreads(notifier, threads, time.Hour, log),
 		MaxTimeout: o.timeout, Logger: log, GrantDurations: o.grantDurations,
 		TeamURL: func(ctx context.Context) (string, error) {
@@ -117,6 +125,19 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	}
 	t.Cleanup(s.svc.Close)
 	return s
+}
+
+// runHeld is a heldhttp.Held running until the test's cleanup, looking
+// for gone clients every 20ms (the serve's second would slow the tests
+// that leave).
+func runHeld(t *testing.T) *heldhttp.Held {
+	h := heldhttp.New(20 * time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	testwait.For(t, "the held requests' loop to start", h.Running)
+	return h
 }
 
 // posted waits until an Ask is pending with its Slack message recorded

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/policy"
 )
@@ -167,6 +168,8 @@ type LocalConfig struct {
 	MaxTimeout time.Duration
 	// Tokens are the two tokens it takes (LoadLocalTokens).
 	Tokens LocalTokens
+	// Held is Config.Held for both Services.
+	Held   *heldhttp.Held
 	Logger *slog.Logger
 }
 
@@ -190,7 +193,7 @@ func NewLocalAPI(cfg LocalConfig) (*LocalAPI, error) {
 		return nil, err
 	}
 	service := func(p Policy) (*Service, error) {
-		return New(Config{Asks: cfg.Asks, Approver: cfg.Approver, Policy: p, MaxTimeout: cfg.MaxTimeout, Logger: cfg.Logger.With("component", "gateway")})
+		return New(Config{Asks: cfg.Asks, Approver: cfg.Approver, Policy: p, MaxTimeout: cfg.MaxTimeout, Held: cfg.Held, Logger: cfg.Logger.With("component", "gateway")})
 	}
 	script, err := service(ScriptPolicy{Engine: engine})
 	if err != nil {

@@ -61,6 +61,7 @@ type options struct {
 	redisQS   string // appended to the redis URL, e.g. pool_size=20
 	profile   string // write the serve's heap and goroutine profiles here
 	hooks     bool   // Claude Code hooks held open instead of API Asks polled
+	hookRate  int    // hooks opened per second; 0: all at once
 }
 
 func main() {
@@ -78,6 +79,7 @@ func main() {
 	flag.StringVar(&o.redisQS, "redis-query", "", "query appended to the redis URL (e.g. pool_size=20)")
 	flag.StringVar(&o.profile, "profile", "", "build the bot with the askops_pprof tag and write its profiles (heap, goroutines, CPU) of the waiting phase into this dir")
 	flag.BoolVar(&o.hooks, "hooks", false, "hold N Claude Code PreToolUse hooks (POST /v1/hooks/claude, each request open until answered, as the hook client holds it) instead of creating and polling API Asks")
+	flag.IntVar(&o.hookRate, "hook-rate", 1000, "with -hooks: hooks opened per second, as agents arrive (0: all at once, a burst the serve's intake must absorb)")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "waiting:", err)
@@ -278,8 +280,8 @@ func printPosted(slack *fakeslack.Server, started time.Time) {
 	fmt.Printf("slack: %d messages posted; first %s, last %s after the first create\n", n, first.Round(time.Millisecond), last.Round(time.Millisecond))
 }
 
-// holdHooks sends o.n Claude Code PreToolUse hooks at once, each request
-// held open until the serve answers, as Claude Code's hook client holds
+// holdHooks sends o.n Claude Code PreToolUse hooks, o.hookRate a second
+// (or all at once), each request held open until the serve answers, as Claude Code's hook client holds
 // it; once the serve counts them all pending it reports the serve, holds
 // them o.hold, and ends them (the serve then cancels their Asks).
 func holdHooks(ctx context.Context, o options, serve *os.Process, base, token, redisPort string, slack *fakeslack.Server) error {
@@ -290,6 +292,11 @@ func holdHooks(ctx context.Context, o options, serve *os.Process, base, token, r
 	var wg sync.WaitGroup
 	started := time.Now()
 	for i := range o.n {
+		if o.hookRate > 0 {
+			if d := time.Until(started.Add(time.Duration(i) * time.Second / time.Duration(o.hookRate))); d > 0 {
+				time.Sleep(d)
+			}
+		}
 		cmd := fmt.Sprintf("echo ask-%d %s", i, strings.Repeat("x", 1024))
 		body, _ := json.Marshal(map[string]any{
 			"hook_event_name": "PreToolUse", "session_id": fmt.Sprintf("bench-session-%d", i%o.sessions),

@@ -13,6 +13,7 @@ import (
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/pending"
 )
@@ -75,8 +76,12 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	if rotateToken {
 		log.Info("the local API has new tokens: copies of the old ones no longer work")
 	}
+	// Hooks and long polls waiting for a human hold their connections,
+	// not goroutines; the loop notices their agents leaving.
+	held := heldhttp.New(0)
+	bg.start("held requests", held.Run)
 	api, err := gateway.NewLocalAPI(gateway.LocalConfig{Asks: watchable, Approver: metrics.Starter{Next: core, Counted: counted},
-		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Tokens: tokens, Logger: log})
+		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Tokens: tokens, Held: held, Logger: log})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
@@ -110,6 +115,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	<-ctx.Done()
 	api.Stop() // waiting bot asks and hooks answer (cancelled) before the listener closes
 	stopConsole(ctx, srv)
+	api.Close() // and the held ones have been answered before their loop stops
 	bg.stop()
 	log.Info("askops stopped")
 	return exitOK

@@ -6,6 +6,7 @@ import (
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/policy"
 )
@@ -28,7 +29,13 @@ func (a *app) newGateway() (*gateway.Service, error) {
 	if !ok {
 		return nil, errors.New("gateway: the ask store cannot be watched (long polls need its Watch)")
 	}
+	// Hooks and long polls waiting for a human hold their connections,
+	// not goroutines; the loop notices their agents leaving. It stops
+	// after the gateway's Close has answered them (a.Close drains loops).
+	held := heldhttp.New(0)
+	a.loops.start("held requests", held.Run)
 	return gateway.New(gateway.Config{
+		Held:           held,
 		Asks:           asks,
 		Approver:       metrics.Starter{Next: a.core, Counted: a.approver},
 		Policy:         engine,

@@ -1,0 +1,267 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/testwait"
+	"github.com/askops/askops/pending"
+)
+
+// Hooks and long polls behave the same whether their connections are held
+// (heldhttp) or they wait on their handlers: each case runs both ways, and
+// checks which way it ran.
+func bothWays(t *testing.T, run func(t *testing.T, s *stack)) {
+	for _, unheld := range []bool{false, true} {
+		name := "held"
+		if unheld {
+			name = "on its handler"
+		}
+		t.Run(name, func(t *testing.T) {
+			s := newStack(t, stackOptions{unheld: unheld})
+			run(t, s)
+		})
+	}
+}
+
+// heldWhileWaiting checks that the waiting request is held exactly when
+// the stack holds requests.
+func heldWhileWaiting(t *testing.T, s *stack) {
+	t.Helper()
+	if s.svc.cfg.Held == nil {
+		return
+	}
+	testwait.For(t, "the waiting request held", func() bool { return s.svc.cfg.Held.Count() == 1 })
+}
+
+const deployHook = `{"session_id":"s","cwd":"/tmp","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"make deploy"}}`
+
+func TestHookAnsweredByADecision(t *testing.T) {
+	bothWays(t, func(t *testing.T, s *stack) {
+		srv := apiServer(t, s)
+		got := make(chan reply, 1)
+		go func() { got <- call(t, "POST", srv.URL+"/v1/hooks/claude", askToken, deployHook) }()
+		a := s.posted(t, t.Context())
+		heldWhileWaiting(t, s)
+		if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
+			t.Fatalf("decide: %d %s", r.status, r.raw)
+		}
+		r := <-got
+		if r.status != 200 || !strings.Contains(r.raw, `"behavior":"allow"`) {
+			t.Errorf("hook answer: %d %s", r.status, r.raw)
+		}
+		if s.svc.cfg.Held != nil && s.svc.cfg.Held.Count() != 0 {
+			t.Errorf("%d requests still held after the answer", s.svc.cfg.Held.Count())
+		}
+	})
+}
+
+// A hook whose agent stops waiting (Claude Code's timeout, the user's
+// Esc) ends its Ask cancelled, saying so: it must not outlive its asker.
+func TestHookWhoseAskerLeavesEndsItsAsk(t *testing.T) {
+	bothWays(t, func(t *testing.T, s *stack) {
+		srv := apiServer(t, s)
+		ctx, leave := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/hooks/claude", strings.NewReader(deployHook))
+			req.Header.Set("Authorization", "Bearer "+askToken)
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			done <- err
+		}()
+		a := s.posted(t, t.Context())
+		heldWhileWaiting(t, s)
+		leave()
+		if err := <-done; err == nil {
+			t.Fatal("the hook request got an answer after it was cancelled")
+		}
+		var rec pending.Ask
+		testwait.Within(t, 10*time.Second, "the Ask to end", func() bool {
+			rec, _ = s.asks.Get(t.Context(), a.ID)
+			_, ended := rec.Outcome()
+			return ended
+		})
+		if rec.Status != pending.Status(pending.Cancelled) || rec.DecisionReason != pending.ReasonAskerGone {
+			t.Errorf("the Ask of a gone hook: %s (%q), want cancelled: %s", rec.Status, rec.DecisionReason, pending.ReasonAskerGone)
+		}
+	})
+}
+
+func TestHookAnsweredAtShutdownEitherWay(t *testing.T) {
+	bothWays(t, func(t *testing.T, s *stack) {
+		srv := apiServer(t, s)
+		got := make(chan reply, 1)
+		go func() { got <- call(t, "POST", srv.URL+"/v1/hooks/claude", askToken, deployHook) }()
+		s.posted(t, t.Context())
+		heldWhileWaiting(t, s)
+		s.svc.Stop()
+		r := <-got
+		if r.status != 200 || !strings.Contains(r.raw, `"behavior":"deny"`) || !strings.Contains(r.raw, "cancelled") {
+			t.Errorf("hook answer at shutdown: %d %s", r.status, r.raw)
+		}
+	})
+}
+
+// createAsk creates a pending Ask through the API and returns its id.
+func createAsk(t *testing.T, srv string) string {
+	t.Helper()
+	r := call(t, "POST", srv+"/v1/asks", askToken, bashAsk("make deploy"))
+	id, _ := r.body["id"].(string)
+	if r.status != http.StatusCreated && r.status != http.StatusOK || id == "" {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	return id
+}
+
+func TestLongPollAnsweredByADecision(t *testing.T) {
+	bothWays(t, func(t *testing.T, s *stack) {
+		srv := apiServer(t, s).URL
+		id := createAsk(t, srv)
+		s.posted(t, t.Context())
+		got := make(chan reply, 1)
+		go func() { got <- call(t, "GET", srv+"/v1/asks/"+id+"?wait=60s", askToken, nil) }()
+		heldWhileWaiting(t, s)
+		if r := call(t, "POST", srv+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "deny", "reason": "not today"}); r.status != 200 {
+			t.Fatalf("decide: %d %s", r.status, r.raw)
+		}
+		r := <-got
+		if r.status != 200 || r.body["status"] != "denied" || r.body["id"] != id {
+			t.Errorf("long poll answer: %d %s", r.status, r.raw)
+		}
+	})
+}
+
+func TestLongPollAnsweredWhenItsWaitIsOver(t *testing.T) {
+	bothWays(t, func(t *testing.T, s *stack) {
+		srv := apiServer(t, s).URL
+		id := createAsk(t, srv)
+		s.posted(t, t.Context())
+		r := call(t, "GET", srv+"/v1/asks/"+id+"?wait=1s", askToken, nil)
+		if r.status != 200 || r.body["status"] != "pending" {
+			t.Errorf("long poll after its wait: %d %s", r.status, r.raw)
+		}
+	})
+}
+
+// A long poll is an onlooker: its client leaving ends the poll, not the
+// Ask, and a new poll finds it still pending.
+func TestLongPollWhoseClientLeavesLeavesTheAsk(t *testing.T) {
+	bothWays(t, func(t *testing.T, s *stack) {
+		srv := apiServer(t, s).URL
+		id := createAsk(t, srv)
+		s.posted(t, t.Context())
+		ctx, leave := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			req, _ := http.NewRequestWithContext(ctx, "GET", srv+"/v1/asks/"+id+"?wait=60s", nil)
+			req.Header.Set("Authorization", "Bearer "+askToken)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		heldWhileWaiting(t, s)
+		leave()
+		<-done
+		if s.svc.cfg.Held != nil {
+			testwait.For(t, "the poll let go", func() bool { return s.svc.cfg.Held.Count() == 0 })
+		}
+		if r := call(t, "GET", srv+"/v1/asks/"+id, askToken, nil); r.status != 200 || r.body["status"] != "pending" {
+			t.Errorf("after the poll's client left: %d %s", r.status, r.raw)
+		}
+	})
+}
+
+func TestLongPollAnsweredAtShutdown(t *testing.T) {
+	bothWays(t, func(t *testing.T, s *stack) {
+		srv := apiServer(t, s).URL
+		id := createAsk(t, srv)
+		s.posted(t, t.Context())
+		got := make(chan reply, 1)
+		go func() { got <- call(t, "GET", srv+"/v1/asks/"+id+"?wait=60s", askToken, nil) }()
+		heldWhileWaiting(t, s)
+		s.svc.Stop()
+		r := <-got
+		if r.status != 200 || r.body["status"] != "cancelled" {
+			t.Errorf("long poll at shutdown: %d %s", r.status, r.raw)
+		}
+	})
+}
+
+// A held Bash hook keeps its input without the command and builds it again
+// for the answer: what an allow hands back must be what JudgedInput makes
+// of the input as it came, whatever the input's shape.
+func TestHeldInputRebuildsTheJudgedInput(t *testing.T) {
+	for _, tc := range []struct{ tool, input string }{
+		{"Bash", `{"command":"make deploy"}`},
+		{"Bash", `{"command":"make   deploy  &&  echo '<done>'","description":"ship it","timeout":60000}`},
+		{"Bash", `{"description":"d","command":"echo \"a\\tb\" \u00e9"}`},
+		{"Bash", `{"cmd":"make deploy"}`},
+		{"Bash", `{"command":["make","deploy"]}`},
+		{"Bash", `{"command":"ls","command":"rm -rf /tmp/x"}`},
+		{"Write", `{"file_path":"/tmp/a","content":"x"}`},
+	} {
+		input := json.RawMessage(tc.input)
+		m := mapTool(tc.tool, input, "/tmp")
+		kept := keepInput(tc.tool, input, m.shown.Command)
+		want := ClaudeAnswer(EventPermissionRequest, pending.Ask{Status: pending.Status(pending.Approved)}, tc.tool, input)
+		got := ClaudeAnswer(EventPermissionRequest, pending.Ask{Status: pending.Status(pending.Approved)}, tc.tool, kept.rebuild())
+		if !sameJSON(t, want.HookSpecificOutput.Decision.UpdatedInput, got.HookSpecificOutput.Decision.UpdatedInput) {
+			t.Errorf("%s %s: updatedInput %s, want %s", tc.tool, tc.input,
+				got.HookSpecificOutput.Decision.UpdatedInput, want.HookSpecificOutput.Decision.UpdatedInput)
+		}
+		if tc.tool == "Bash" && kept.rest != nil && strings.Contains(string(kept.rest), "deploy") {
+			t.Errorf("%s: the kept rest %s still holds the command", tc.input, kept.rest)
+		}
+	}
+}
+
+// sameJSON: a and b are the same JSON value (both absent counts).
+func sameJSON(t *testing.T, a, b json.RawMessage) bool {
+	t.Helper()
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var va, vb any
+	if err := json.Unmarshal(a, &va); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// The allow of a held hook hands back the judged input with every other
+// field the agent sent, as the hook waiting on its handler does.
+func TestHookAllowHandsBackTheJudgedInput(t *testing.T) {
+	const hook = `{"session_id":"s","cwd":"/tmp","hook_event_name":"PermissionRequest","tool_name":"Bash",` +
+		`"tool_input":{"command":"make   deploy","description":"ship it","timeout":60000}}`
+	bothWays(t, func(t *testing.T, s *stack) {
+		srv := apiServer(t, s)
+		got := make(chan reply, 1)
+		go func() { got <- call(t, "POST", srv.URL+"/v1/hooks/claude", askToken, hook) }()
+		a := s.posted(t, t.Context())
+		heldWhileWaiting(t, s)
+		if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
+			t.Fatalf("decide: %d %s", r.status, r.raw)
+		}
+		r := <-got
+		var ans HookAnswer
+		if err := json.Unmarshal([]byte(r.raw), &ans); err != nil || ans.HookSpecificOutput.Decision == nil {
+			t.Fatalf("hook answer: %d %s (%v)", r.status, r.raw, err)
+		}
+		want := json.RawMessage(`{"command":"make deploy","description":"ship it","timeout":60000}`)
+		if in := ans.HookSpecificOutput.Decision.UpdatedInput; !sameJSON(t, in, want) {
+			t.Errorf("updatedInput %s, want %s", in, want)
+		}
+	})
+}
