@@ -62,6 +62,7 @@ type options struct {
 	profile   string // write the serve's heap and goroutine profiles here
 	hooks     bool   // Claude Code hooks held open instead of API Asks polled
 	hookRate  int    // hooks opened per second; 0: all at once
+	memLimit  string // the serve's GOMEMLIMIT, if any
 }
 
 func main() {
@@ -79,6 +80,7 @@ func main() {
 	flag.StringVar(&o.redisQS, "redis-query", "", "query appended to the redis URL (e.g. pool_size=20)")
 	flag.StringVar(&o.profile, "profile", "", "build the bot with the askops_pprof tag and write its profiles (heap, goroutines, CPU) of the waiting phase into this dir")
 	flag.BoolVar(&o.hooks, "hooks", false, "hold N Claude Code PreToolUse hooks (POST /v1/hooks/claude, each request open until answered, as the hook client holds it) instead of creating and polling API Asks")
+	flag.StringVar(&o.memLimit, "gomemlimit", "", "the serve's GOMEMLIMIT (e.g. 120MiB: the Go collector works harder near it, trading CPU for RSS); the bench itself runs without one")
 	flag.IntVar(&o.hookRate, "hook-rate", 1000, "with -hooks: hooks opened per second, as agents arrive (0: all at once, a burst the serve's intake must absorb)")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -150,6 +152,9 @@ func run(o options) error {
 	defer logf.Close()
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), "ASKOPS_LOCAL_ENDPOINT="+filepath.Join(dir, "local.json"), "XDG_RUNTIME_DIR="+dir)
+	if o.memLimit != "" {
+		cmd.Env = append(cmd.Env, "GOMEMLIMIT="+o.memLimit)
+	}
 	if o.profile != "" {
 		if err := os.MkdirAll(o.profile, 0o755); err != nil {
 			return err
@@ -197,6 +202,9 @@ func run(o options) error {
 	pid := cmd.Process.Pid
 	fmt.Printf("serve pid %d, store %s, slack %v, %d Asks over %d sessions, created by %d connections, each polled every %s by %d connections\n",
 		pid, o.store, o.slack, o.n, o.sessions, o.creators, o.pollEvery, o.workers)
+	if o.memLimit != "" {
+		fmt.Printf("serve's GOMEMLIMIT %s\n", o.memLimit)
+	}
 	report(ctx, "idle", base, pid, redisPort)
 	if o.profile != "" {
 		_ = cmd.Process.Signal(syscall.SIGUSR1)
