@@ -43,15 +43,7 @@ const deployHook = `{"session_id":"s","cwd":"/tmp","hook_event_name":"Permission
 
 func TestHookAnsweredByADecision(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
-		srv := apiServer(t, s)
-		got := make(chan reply, 1)
-		go func() { got <- call(t, "POST", srv.URL+"/v1/hooks/claude", askToken, deployHook) }()
-		a := s.posted(t, t.Context())
-		heldWhileWaiting(t, s)
-		if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
-			t.Fatalf("decide: %d %s", r.status, r.raw)
-		}
-		r := <-got
+		r := approvedHook(t, s, deployHook)
 		if r.status != 200 || !strings.Contains(r.raw, `"behavior":"allow"`) {
 			t.Errorf("hook answer: %d %s", r.status, r.raw)
 		}
@@ -59,6 +51,21 @@ func TestHookAnsweredByADecision(t *testing.T) {
 			t.Errorf("%d requests still held after the answer", s.svc.cfg.Held.Count())
 		}
 	})
+}
+
+// approvedHook posts hook to s's Claude Code endpoint, approves its Ask
+// through the API once it is shown and held, and returns the hook's answer.
+func approvedHook(t *testing.T, s *stack, hook string) reply {
+	t.Helper()
+	srv := apiServer(t, s)
+	got := make(chan reply, 1)
+	go func() { got <- call(t, "POST", srv.URL+"/v1/hooks/claude", askToken, hook) }()
+	a := s.posted(t, t.Context())
+	heldWhileWaiting(t, s)
+	if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
+		t.Fatalf("decide: %d %s", r.status, r.raw)
+	}
+	return <-got
 }
 
 // A hook whose agent stops waiting (Claude Code's timeout, the user's
@@ -246,15 +253,7 @@ func TestHookAllowHandsBackTheJudgedInput(t *testing.T) {
 	const hook = `{"session_id":"s","cwd":"/tmp","hook_event_name":"PermissionRequest","tool_name":"Bash",` +
 		`"tool_input":{"command":"make   deploy","description":"ship it","timeout":60000}}`
 	bothWays(t, func(t *testing.T, s *stack) {
-		srv := apiServer(t, s)
-		got := make(chan reply, 1)
-		go func() { got <- call(t, "POST", srv.URL+"/v1/hooks/claude", askToken, hook) }()
-		a := s.posted(t, t.Context())
-		heldWhileWaiting(t, s)
-		if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
-			t.Fatalf("decide: %d %s", r.status, r.raw)
-		}
-		r := <-got
+		r := approvedHook(t, s, hook)
 		var ans HookAnswer
 		if err := json.Unmarshal([]byte(r.raw), &ans); err != nil || ans.HookSpecificOutput.Decision == nil {
 			t.Fatalf("hook answer: %d %s (%v)", r.status, r.raw, err)
