@@ -53,9 +53,11 @@ func (c *Core) Launch(ctx context.Context, req pending.Request, ttl time.Duratio
 
 // PostThen is a Notifier's Post without the wait (slackui.Notifier has
 // it): done gets Post's results once, on a goroutine of its own, so an Ask
-// queued behind others for a busy channel holds no goroutine.
+// queued behind others for a busy channel holds no goroutine. It reads *a
+// until done is called, and keeps no copy: the round trip's Ask is held
+// once, and left alone until every post has reported.
 type PostThen interface {
-	PostThen(ctx context.Context, a pending.Ask, done func(channel, ts string, err error))
+	PostThen(ctx context.Context, a *pending.Ask, done func(channel, ts string, err error))
 }
 
 // showThen is show without holding a goroutine while the notifiers post:
@@ -90,7 +92,7 @@ func (c *Core) showThen(ctx context.Context, t *trip, then func(ended *pending.A
 			then(nil)
 		}
 		if pt, ok := n.(PostThen); ok {
-			pt.PostThen(postCtx, t.a, report)
+			pt.PostThen(postCtx, &t.a, report)
 			continue
 		}
 		go func() { report(n.Post(postCtx, t.a)) }()

@@ -43,7 +43,9 @@ type channelQueue struct {
 
 // queuedAsk is one Post waiting for its Ask to be shown.
 type queuedAsk struct {
-	ask    pending.Ask
+	// ask is read, never written, here: PostThen's points at the round
+	// trip's own copy (one Ask held per queued Ask, not two).
+	ask    *pending.Ask
 	thread string
 	taken  bool // on its way to Slack; Post can no longer withdraw it
 	done   chan struct{}
@@ -273,7 +275,7 @@ func (n *Notifier) postNext(ctx context.Context, channel string) {
 	if err == nil {
 		b := &openBatch{channel: posted, ts: ts, postedAt: n.cfg.Now()}
 		for _, q := range items {
-			b.asks = append(b.asks, q.ask)
+			b.asks = append(b.asks, *q.ask)
 		}
 		n.mu.Lock()
 		cq.batch = b
@@ -313,7 +315,7 @@ func (n *Notifier) joinBatch(ctx context.Context, channel string) bool {
 	for i, q := range items {
 		q.taken = true
 		ids[i] = q.ask.ID
-		b.asks = append(b.asks, q.ask)
+		b.asks = append(b.asks, *q.ask)
 	}
 	n.mu.Unlock()
 
@@ -341,7 +343,7 @@ func (n *Notifier) joinBatch(ctx context.Context, channel string) bool {
 // postOwn posts q's Ask in its own message, in its thread: the slot is
 // already taken, so only retries wait.
 func (n *Notifier) postOwn(ctx context.Context, channel string, q *queuedAsk) (string, string, error) {
-	msg := n.render(q.ask)
+	msg := n.render(*q.ask)
 	opts := []slack.MsgOption{slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...)}
 	if q.thread != "" {
 		opts = append(opts, slack.MsgOptionTS(q.thread))
@@ -379,7 +381,7 @@ func (n *Notifier) takeDown(ctx context.Context, channel, ts string) {
 func queuedHead(waiting []*queuedAsk) []pending.Ask {
 	asks := make([]pending.Ask, min(len(waiting), MaxMessageBlocks))
 	for i := range asks {
-		asks[i] = waiting[i].ask
+		asks[i] = *waiting[i].ask
 	}
 	return asks
 }

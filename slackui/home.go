@@ -521,7 +521,7 @@ func (n HomeNotifier) Post(ctx context.Context, a pending.Ask) (string, string, 
 // PostThen is Notifier.PostThen with the Home told of the post, as Post
 // tells it (without it, the embedded Notifier's PostThen would show an
 // Ask the App Home never republished).
-func (n HomeNotifier) PostThen(ctx context.Context, a pending.Ask, done func(channel, ts string, err error)) {
+func (n HomeNotifier) PostThen(ctx context.Context, a *pending.Ask, done func(channel, ts string, err error)) {
 	n.Notifier.PostThen(ctx, a, func(ch, ts string, err error) {
 		n.Home.Changed()
 		done(ch, ts, err)

@@ -171,7 +171,7 @@ func (n *Notifier) Post(ctx context.Context, a pending.Ask) (channel, ts string,
 	if channel == "" {
 		return "", "", &approval.NotPosted{Reason: "no Slack channel is configured for approval requests", Err: ErrNoChannel}
 	}
-	q := &queuedAsk{ask: a, thread: thread, done: make(chan struct{})}
+	q := &queuedAsk{ask: &a, thread: thread, done: make(chan struct{})}
 	n.enqueue(ctx, channel, q)
 	wctx, cancel := giveUpBefore(ctx, a)
 	defer cancel()
@@ -189,8 +189,9 @@ func (n *Notifier) Post(ctx context.Context, a pending.Ask) (channel, ts string,
 // PostThen is Post without waiting for the channel's queue: done gets
 // Post's results once, on a goroutine of its own. 10,000 Asks queued for a
 // backed-up channel so cost their place in the queue, not a goroutine each
-// (approval.Core.Launch uses it).
-func (n *Notifier) PostThen(ctx context.Context, a pending.Ask, done func(channel, ts string, err error)) {
+// (approval.Core.Launch uses it). The queue reads *a, and keeps no copy of
+// its own, until done is called: the caller must not change it before.
+func (n *Notifier) PostThen(ctx context.Context, a *pending.Ask, done func(channel, ts string, err error)) {
 	channel, thread := a.ReplyChannel, a.ReplyThreadTS
 	if channel == "" {
 		channel, thread = n.cfg.ApprovalChannel, ""
@@ -200,12 +201,11 @@ func (n *Notifier) PostThen(ctx context.Context, a pending.Ask, done func(channe
 		return
 	}
 	q := &queuedAsk{ask: a, thread: thread, done: make(chan struct{}), ctx: ctx}
-	q.giveUpAt, _ = giveUpAt(a)
-	// The closures use q.ask, not a: the queue's copy is the one kept.
-	// Exactly one of them runs: then once the drain took q to Slack,
-	// abandon if the drain gave q up before (burst.go).
-	q.then = func() { go func() { done(n.shown(ctx, q.ask, channel, q)) }() }
-	q.abandon = func(cause error) { go done("", "", neverReached(q.ask, channel, cause)) }
+	q.giveUpAt, _ = giveUpAt(*a)
+	// Exactly one of the closures runs: then once the drain took q to
+	// Slack, abandon if the drain gave q up before (burst.go).
+	q.then = func() { go func() { done(n.shown(ctx, *q.ask, channel, q)) }() }
+	q.abandon = func(cause error) { go done("", "", neverReached(*q.ask, channel, cause)) }
 	n.enqueue(ctx, channel, q)
 }
 

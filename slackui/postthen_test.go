@@ -32,7 +32,8 @@ func TestPostThenReportsShownOrNeverShown(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := make(chan result, 2)
-		n.PostThen(ctx, a, func(channel, ts string, err error) { c <- result{channel, ts, err} })
+		queued := a
+		n.PostThen(ctx, &queued, func(channel, ts string, err error) { c <- result{channel, ts, err} })
 		return a, c
 	}
 	got := func(c chan result) result {
