@@ -135,6 +135,10 @@ type Service struct {
 	stop       context.CancelFunc
 	running    sync.WaitGroup
 
+	// intake admits the held hooks being judged and recorded at once
+	// (held.go).
+	intake chan struct{}
+
 	team   teamURL // links.go
 	roots  RootStore
 	starts StartStore
@@ -166,7 +170,8 @@ func New(cfg Config) (*Service, error) {
 		starts = NewMemoryStartStore()
 	}
 	bg, stop := context.WithCancelCause(context.Background())
-	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: func() { stop(errShutdown) }, roots: roots, starts: starts}, nil
+	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: func() { stop(errShutdown) }, roots: roots, starts: starts,
+		intake: make(chan struct{}, intakeLimit)}, nil
 }
 
 // Stop begins shutdown without waiting: the round trips running in the

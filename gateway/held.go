@@ -33,6 +33,23 @@ func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c
 	// whole event (its transcript path, ids), and one context below, not
 	// within's two and their wakes, since the held connection's gone
 	// callback cancels it directly.
+	select {
+	case svc.intake <- struct{}{}:
+	case <-r.Context().Done():
+		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused(pending.ErrAskerGone.Error()), "", nil))
+		return true
+	case <-svc.background.Done():
+		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused(errShutdown.Error()), "", nil))
+		return true
+	}
+	admitted := true
+	admit := func() { // done with the intake
+		if admitted {
+			admitted = false
+			<-svc.intake
+		}
+	}
+	defer admit()
 	req, final, decided := svc.judge(r.Context(), c)
 	if decided {
 		writeJSON(w, http.StatusOK, ClaudeAnswer(event, final, c.Tool, c.Input))
@@ -46,6 +63,7 @@ func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c
 	conn, ok := svc.cfg.Held.Hold(w, r, func() { cancel(pending.ErrAskerGone) })
 	if !ok {
 		cancel(context.Canceled)
+		admit() // this one waits for its human on its handler
 		ctx, stop := svc.within(r.Context())
 		defer stop()
 		answer(w, svc.settle(ctx, req, c.Timeout))
@@ -62,6 +80,14 @@ func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c
 	}
 	return true
 }
+
+// intakeLimit bounds the held hooks being judged and recorded at once.
+// The rest of a burst waits its turn on a shallow stack: 10,000 hooks
+// arriving together each ran the policy's parse and waited for one of the
+// store's few connections deep inside it, and the serve took 940 MB RSS
+// that it gave back only slowly once they were held. A turn is a
+// millisecond or so, the store's round trip.
+const intakeLimit = 64
 
 // heldInput is what a held hook keeps of its tool input for the answer:
 // ClaudeAnswer hands a Bash call's input back (JudgedInput), any other

@@ -264,3 +264,32 @@ func TestHookAllowHandsBackTheJudgedInput(t *testing.T) {
 		}
 	})
 }
+
+// A burst of held hooks is judged and recorded intakeLimit at a time: a
+// hook beyond the limit records no Ask until a turn frees, then goes on.
+func TestHeldHookIntakeWaitsItsTurn(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	srv := apiServer(t, s)
+	for range intakeLimit {
+		s.svc.intake <- struct{}{}
+	}
+	got := make(chan reply, 1)
+	go func() { got <- call(t, "POST", srv.URL+"/v1/hooks/claude", askToken, deployHook) }()
+	// Without the limit the Ask is recorded within milliseconds.
+	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if asks, err := s.asks.ListPending(t.Context(), pending.Filter{}); err != nil || len(asks) != 0 {
+			t.Fatalf("with the intake full, a hook recorded %d Asks (%v)", len(asks), err)
+		}
+	}
+	<-s.svc.intake // one turn frees
+	a := s.posted(t, t.Context())
+	if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
+		t.Fatalf("decide: %d %s", r.status, r.raw)
+	}
+	if r := <-got; r.status != 200 || !strings.Contains(r.raw, `"behavior":"allow"`) {
+		t.Errorf("hook answer once its turn came: %d %s", r.status, r.raw)
+	}
+	if n := len(s.svc.intake); n != intakeLimit-1 {
+		t.Errorf("the intake holds %d turns after the hook, want %d (its turn given back)", n, intakeLimit-1)
+	}
+}
