@@ -39,6 +39,19 @@ type channelQueue struct {
 	running bool          // a drain goroutine owns the queue
 	wake    chan struct{} // the queue changed: the drain looks again
 	batch   *openBatch    // this process's latest batch message in the channel
+	// empty is closed once nothing waits: thread titles, which go after
+	// the Asks (pace), wait on it instead of polling. nil while nobody
+	// waits for it.
+	empty chan struct{}
+}
+
+// emptied closes cq.empty if nothing waits any more; every change that
+// takes Asks out of the queue calls it.
+func (cq *channelQueue) emptied() {
+	if len(cq.waiting) == 0 && cq.empty != nil {
+		close(cq.empty)
+		cq.empty = nil
+	}
 }
 
 // queuedAsk is one Post waiting for its Ask to be shown.
@@ -125,6 +138,7 @@ func (n *Notifier) withdraw(channel string, q *queuedAsk) bool {
 		for i, w := range cq.waiting {
 			if w == q {
 				cq.waiting = append(cq.waiting[:i], cq.waiting[i+1:]...)
+				cq.emptied()
 				cq.poke()
 				break
 			}
@@ -133,12 +147,19 @@ func (n *Notifier) withdraw(channel string, q *queuedAsk) bool {
 	return true
 }
 
-// queued reports whether Asks wait for channel in this process.
-func (n *Notifier) queued(channel string) bool {
+// queued is closed once no Ask waits for channel in this process; nil:
+// none waits now.
+func (n *Notifier) queued(channel string) <-chan struct{} {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	cq := n.queues[channel]
-	return cq != nil && len(cq.waiting) > 0
+	if cq == nil || len(cq.waiting) == 0 {
+		return nil
+	}
+	if cq.empty == nil {
+		cq.empty = make(chan struct{})
+	}
+	return cq.empty
 }
 
 // callTimeout bounds one Slack call of the drain, retries included.
@@ -179,6 +200,7 @@ func (cq *channelQueue) dropAbandoned(now time.Time) (gone []given, next time.Ti
 	}
 	clear(cq.waiting[len(kept):]) // no stale pointers past the end
 	cq.waiting = kept
+	cq.emptied()
 	return gone, next
 }
 
@@ -246,6 +268,7 @@ func (n *Notifier) postNext(ctx context.Context, channel string) {
 	}
 	items := append([]*queuedAsk(nil), cq.waiting[:take]...)
 	cq.waiting = cq.waiting[take:]
+	cq.emptied()
 	for _, q := range items {
 		q.taken = true
 	}
@@ -311,6 +334,7 @@ func (n *Notifier) joinBatch(ctx context.Context, channel string) bool {
 	}
 	items := append([]*queuedAsk(nil), cq.waiting[:k]...)
 	cq.waiting = cq.waiting[k:]
+	cq.emptied()
 	ids := make([]string, k)
 	for i, q := range items {
 		q.taken = true

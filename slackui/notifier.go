@@ -299,11 +299,21 @@ func (n *Notifier) render(a pending.Ask) Message {
 // on), pace also waits while this process has Asks queued for channel.
 func (n *Notifier) pace(ctx context.Context, channel string, later bool) error {
 	for {
-		if later && n.queued(channel) {
-			if err := sleep(ctx, 100*time.Millisecond); err != nil {
-				return err
+		if later {
+			if empty := n.queued(channel); empty != nil {
+				// Woken when the queue empties; a second at most, should
+				// a change that empties it not say so.
+				t := time.NewTimer(time.Second)
+				select {
+				case <-empty:
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return ctx.Err()
+				}
+				t.Stop()
+				continue
 			}
-			continue
 		}
 		wait := n.take(ctx, channel)
 		if wait == 0 {
