@@ -99,17 +99,11 @@ func (c *Core) showThen(ctx context.Context, t *trip, then func(ended *pending.A
 	}
 }
 
-// ender is a store that wakes a waiter holding no goroutine
-// (pending.RedisStore and pending.MemoryStore are).
-type ender interface {
-	OnEnd(id string, wake func()) (stop func())
-}
-
 // park runs then on a goroutine of its own once t's Ask may have ended:
 // the store says so, its deadline passes, or ctx ends. Without a store
 // that can say so, then runs here (and waits in Wait).
 func (c *Core) park(ctx context.Context, t *trip, then func()) {
-	e, ok := c.cfg.Asks.(ender)
+	e, ok := c.cfg.Asks.(pending.OnEnder)
 	if !ok {
 		then()
 		return

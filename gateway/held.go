@@ -29,11 +29,7 @@ func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c
 	if svc.cfg.Held == nil {
 		return false
 	}
-	// Only what the answer needs is kept while the hook waits: not the
-	// whole event (its transcript path, ids), and one context below, not
-	// within's two and their wakes, since the held connection's gone
-	// callback cancels it directly.
-	select {
+	select { // a turn at the intake (intakeLimit)
 	case svc.intake <- struct{}{}:
 	case <-r.Context().Done():
 		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused(pending.ErrAskerGone.Error()), "", nil))
@@ -42,19 +38,23 @@ func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c
 		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused(errShutdown.Error()), "", nil))
 		return true
 	}
-	admitted := true
-	admit := func() { // done with the intake
-		if admitted {
-			admitted = false
+	inIntake := true
+	leaveIntake := func() {
+		if inIntake {
+			inIntake = false
 			<-svc.intake
 		}
 	}
-	defer admit()
+	defer leaveIntake()
 	req, final, decided := svc.judge(r.Context(), c)
 	if decided {
 		writeJSON(w, http.StatusOK, ClaudeAnswer(event, final, c.Tool, c.Input))
 		return true
 	}
+	// Only what the answer needs is kept while the hook waits: not the
+	// whole event (its transcript path, ids), and one context below, not
+	// within's two and their wakes, since the held connection's gone
+	// callback cancels it directly.
 	tool, input := c.Tool, keepInput(c.Tool, c.Input, req.Call.Command)
 	answer := func(w http.ResponseWriter, a pending.Ask) {
 		writeJSON(w, http.StatusOK, ClaudeAnswer(event, a, tool, input.rebuild()))
@@ -63,7 +63,7 @@ func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c
 	conn, ok := svc.cfg.Held.Hold(w, r, func() { cancel(pending.ErrAskerGone) })
 	if !ok {
 		cancel(context.Canceled)
-		admit() // this one waits for its human on its handler
+		leaveIntake() // this one waits for its human on its handler
 		ctx, stop := svc.within(r.Context())
 		defer stop()
 		answer(w, svc.settle(ctx, req, c.Timeout))
@@ -137,19 +137,13 @@ func (h heldInput) rebuild() json.RawMessage {
 	return out
 }
 
-// ender is a store that wakes a watcher holding no goroutine
-// (pending.RedisStore and pending.MemoryStore are).
-type ender interface {
-	OnEnd(id string, wake func()) (stop func())
-}
-
 // holdPoll answers the long poll GET /v1/asks/{id}?wait= from the Ask's
 // end, wait's passing or the serve stopping, when the connection can be
 // held; release ends the poll's hold on the Ask's lease once answered.
 // false: nothing was written, and the poll waits on its handler.
 func (api *API) holdPoll(w http.ResponseWriter, r *http.Request, id string, wait time.Duration, release func()) bool {
 	svc := api.svc
-	e, ok := svc.cfg.Asks.(ender)
+	e, ok := svc.cfg.Asks.(pending.OnEnder)
 	if !ok || svc.cfg.Held == nil {
 		return false
 	}

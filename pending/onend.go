@@ -1,5 +1,12 @@
 package pending
 
+// OnEnder is a store that wakes a waiter holding no goroutine (OnEnd):
+// RedisStore and MemoryStore are. The round trip's parked wait
+// (approval.Core.Launch) and the gateway's held long polls use it.
+type OnEnder interface {
+	OnEnd(id string, wake func()) (stop func())
+}
+
 // OnEnd is how a waiter that holds no goroutine learns that its Ask may
 // have ended: wake is called once the store has reason to think so (the
 // Ask's end was announced or read, a read of it failed, it is not found,

@@ -147,9 +147,9 @@ func (n *Notifier) withdraw(channel string, q *queuedAsk) bool {
 	return true
 }
 
-// queued is closed once no Ask waits for channel in this process; nil:
+// drained is closed once no Ask waits for channel in this process; nil:
 // none waits now.
-func (n *Notifier) queued(channel string) <-chan struct{} {
+func (n *Notifier) drained(channel string) <-chan struct{} {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	cq := n.queues[channel]

@@ -300,7 +300,7 @@ func (n *Notifier) render(a pending.Ask) Message {
 func (n *Notifier) pace(ctx context.Context, channel string, later bool) error {
 	for {
 		if later {
-			if empty := n.queued(channel); empty != nil {
+			if empty := n.drained(channel); empty != nil {
 				// Woken when the queue empties; a second at most, should
 				// a change that empties it not say so.
 				t := time.NewTimer(time.Second)
