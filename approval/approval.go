@@ -33,7 +33,9 @@ import (
 type Store interface {
 	Create(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, error)
 	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
-	Wait(ctx context.Context, id string) (pending.Ask, error)
+	// WaitFor waits for the end of an Ask this round trip created (see
+	// pending.Store).
+	WaitFor(ctx context.Context, a pending.Ask) (pending.Ask, error)
 	// SaveMessage saves where the Ask was posted and reports whether it
 	// had already ended (its decider then did not know of the message).
 	SaveMessage(ctx context.Context, id, channel, ts string) (ended bool, err error)
@@ -318,7 +320,7 @@ func (c *Core) wait(ctx context.Context, t *trip) pending.Ask {
 // cancelled.
 func (c *Core) await(ctx context.Context, t *trip) pending.Ask {
 	a := t.a
-	final, err := c.cfg.Asks.Wait(ctx, a.ID)
+	final, err := c.cfg.Asks.WaitFor(ctx, a)
 	if err != nil {
 		// Wait's own Unavailable is not recorded (the store failed): end
 		// the stored Ask as this call ends, so its buttons cannot later

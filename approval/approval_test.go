@@ -358,8 +358,8 @@ func TestRunStoppedWhilePostingHangsNoLongerThanUpdateTimeout(t *testing.T) {
 // answers unavailable without having recorded anything.
 type waitFails struct{ *pending.MemoryStore }
 
-func (w waitFails) Wait(_ context.Context, id string) (pending.Ask, error) {
-	return pending.Ask{ID: id, Status: pending.Status(pending.Unavailable)},
+func (w waitFails) WaitFor(_ context.Context, a pending.Ask) (pending.Ask, error) {
+	return pending.Ask{ID: a.ID, Status: pending.Status(pending.Unavailable)},
 		&pending.Error{Code: pending.CodeUnavailable, Op: "wait", Msg: "connection refused"}
 }
 

@@ -20,9 +20,9 @@ type parkingStore struct {
 	parked chan string // the id of each OnEnd
 }
 
-func (p *parkingStore) Wait(ctx context.Context, id string) (pending.Ask, error) {
+func (p *parkingStore) WaitFor(ctx context.Context, a pending.Ask) (pending.Ask, error) {
 	p.waits.Add(1)
-	return p.MemoryStore.Wait(ctx, id)
+	return p.MemoryStore.WaitFor(ctx, a)
 }
 
 func (p *parkingStore) OnEnd(id string, wake func()) func() {

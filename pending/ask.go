@@ -268,6 +268,15 @@ type Store interface {
 	// Ask's Status is always terminal, even when err != nil.
 	Wait(ctx context.Context, id string) (Ask, error)
 
+	// WaitFor is Wait for an Ask its caller holds as pending (it created
+	// it): the store takes a as its first read, so an outage from the
+	// start is waited through to a's deadline as one after the first read
+	// is. (Wait, knowing nothing of the Ask, must end Unavailable when its
+	// first read keeps failing; the Ask then stays pending in the store,
+	// and a click once the store is back would "approve" a call its
+	// waiter had already refused.)
+	WaitFor(ctx context.Context, a Ask) (Ask, error)
+
 	// SetMessage saves where the Ask's message was posted.
 	SetMessage(ctx context.Context, id, channel, ts string) error
 

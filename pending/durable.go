@@ -586,6 +586,44 @@ func (s *RedisStore) confirmLater(id string) {
 	})
 }
 
+// endLater records the cancellation a waiter could not (its asker went
+// away while the store was unreachable) once the store answers again,
+// backing off, so the Ask's buttons cannot approve a call nobody waits
+// for. It stops once recorded, when a decision got there first, when the
+// record is gone, at the Ask's deadline (a decision after it is recorded
+// as expired; with the deadline unknown, after confirmLaterFor) or at
+// Close. Meanwhile the lease lapses too, and its sweep may end the Ask
+// first.
+func (s *RedisStore) endLater(id string, last *Ask, reason string) {
+	until := time.Now().Add(confirmLaterFor)
+	if last != nil {
+		until = last.Deadline
+	}
+	s.laterMu.Lock()
+	defer s.laterMu.Unlock()
+	if s.laterClosed {
+		return
+	}
+	s.later.Go(func() {
+		for backoff := 100 * time.Millisecond; time.Now().Before(until); backoff = min(2*backoff, time.Second) {
+			select {
+			case <-s.bg.Done():
+				return
+			case <-time.After(backoff):
+			}
+			ctx, cancel := context.WithTimeout(s.bg, s.finishBudget())
+			_, _, err := s.decide(ctx, "wait", id, Cancelled, "", reason)
+			cancel()
+			if ErrorCode(err) != CodeUnavailable {
+				if err == nil {
+					s.opts.Logger.Info("pending: recorded the end of a wait once the store answered again", "ask", id)
+				}
+				return
+			}
+		}
+	})
+}
+
 // confirmEnded re-reads the ended records of ids through durable, so a
 // waiter acts only on a decision the replicas hold. (A read can see a
 // decision whose WAIT is still running, or one made on a master about to

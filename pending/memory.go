@@ -150,6 +150,12 @@ func (s *MemoryStore) Wait(ctx context.Context, id string) (Ask, error) {
 	return end.ask, end.err
 }
 
+// WaitFor implements Store: the memory store's reads cannot fail, so it
+// is Wait.
+func (s *MemoryStore) WaitFor(ctx context.Context, a Ask) (Ask, error) {
+	return s.Wait(ctx, a.ID)
+}
+
 // await blocks until the Ask ends. As in RedisStore.await, its frame holds
 // only pointers, channels and times while it blocks, and Ask values are
 // handled by helpers that return before the select: 10,000 waiting

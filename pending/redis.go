@@ -446,7 +446,16 @@ func (s *RedisStore) notDurable(op, id string, res []any, err error) error {
 // of the record for the reader), then wait for reads, the Ask's own
 // deadline, or ctx.
 func (s *RedisStore) Wait(ctx context.Context, id string) (Ask, error) {
-	end := s.await(ctx, id)
+	end := s.await(ctx, id, nil)
+	return end.ask, end.err
+}
+
+// WaitFor implements Store.
+func (s *RedisStore) WaitFor(ctx context.Context, a Ask) (Ask, error) {
+	if a.Status != StatusPending || a.Deadline.IsZero() {
+		return s.Wait(ctx, a.ID)
+	}
+	end := s.await(ctx, a.ID, &a)
 	return end.ask, end.err
 }
 
@@ -465,7 +474,10 @@ type waitEnd struct {
 // helper; await only registers, arms timers and selects, and its frame
 // holds only pointers, channels and times, so waiting adds little to the
 // depth of the caller's stack and never grows it for a Redis round trip.
-func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
+//
+// known, if not nil, is the Ask as its caller holds it, pending: it stands
+// for the first read.
+func (s *RedisStore) await(ctx context.Context, id string, known *Ask) *waitEnd {
 	if err := checkID("wait", id); err != nil {
 		return unavailableEnd(id, nil, err)
 	}
@@ -479,8 +491,11 @@ func (s *RedisStore) await(ctx context.Context, id string) *waitEnd {
 	// not known before it succeeds, so the budget is finishBudget: with
 	// replicas, a read of an ended record waits for them too.)
 	giveUp := time.Now().Add(s.finishBudget())
-	var last *Ask // the pending record as last read; nil before the first read
+	last := known // the pending record as last read; nil before the first read
 	var deadline, retry <-chan time.Time
+	if last != nil {
+		deadline = s.opts.After(last.Deadline.Sub(s.opts.Now()))
+	}
 	backoff := 50 * time.Millisecond
 	for {
 		why, r := s.block(ctx.Done(), w.reads, retry, deadline)
@@ -612,6 +627,12 @@ func (s *RedisStore) finishOnce(ctx context.Context, id string, last *Ask, outco
 			// be written); this waiter still ends, closed, and says why.
 			s.opts.Logger.Error("pending: could not record the end of a wait; the ask fails closed as unavailable",
 				"ask", id, "outcome", outcome, "oom", isOOM(err), "err", err)
+			if outcome == Cancelled && ErrorCode(err) == CodeUnavailable {
+				// Its asker has gone: left pending, it could be approved
+				// once the store is back. (An expiry needs no such care: a
+				// decision after the deadline is recorded as expired.)
+				s.endLater(id, last, reason)
+			}
 			return unavailableEnd(id, last, err)
 		}
 		select { // one brief blip should not turn a clean expiry into unavailable

@@ -192,3 +192,85 @@ func TestRedisDownWaitersEndAtDeadline(t *testing.T) {
 		t.Errorf("decide with Redis down: %v", err)
 	}
 }
+
+// A waiter that created its Ask (WaitFor) knows it is pending: an outage
+// that starts before its first read is waited through, as one after it is,
+// and the decision made once Redis answers again is what it returns. (Wait
+// gave up at the first read's retry budget and recorded nothing, so the
+// Ask stayed pending and that later click "approved" a call its agent had
+// been refused.)
+func TestWaitForWaitsThroughAnOutageBeforeItsFirstRead(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newRedisStore(t, srv.URL(), Options{})
+	b := newRedisStore(t, srv.URL(), Options{})
+	ask, err := a.Create(t.Context(), sampleRequest(0), 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop() // refused at once, so the first read fails at once
+	res := make(chan waitResult, 1)
+	go func() {
+		got, err := a.WaitFor(t.Context(), ask)
+		res <- waitResult{got, err, time.Now()}
+	}()
+	// Longer than the first read's retry budget plus a failing read (the
+	// client dials 5 times), which is what ended Wait: 1.7 s here.
+	time.Sleep(a.finishBudget() + 3*time.Second)
+	select {
+	case r := <-res:
+		t.Fatalf("WaitFor ended during the outage, %s before the deadline: %s, %v", ask.Deadline.Sub(r.at), r.ask.Status, r.err)
+	default:
+	}
+	srv.StartAgain()
+	var won Ask
+	testwait.Within(t, 10*time.Second, "a decide once Redis answers", func() bool {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		won, err = b.Decide(ctx, ask.ID, Approved, "U_BOB", "")
+		return err == nil
+	})
+	select {
+	case r := <-res:
+		if r.ask.Status != won.Status || r.err != nil {
+			t.Fatalf("WaitFor returned %s (%v), want the decision %s", r.ask.Status, r.err, won.Status)
+		}
+	case <-time.After(time.Until(ask.Deadline)):
+		t.Fatal("WaitFor not woken by the decision")
+	}
+}
+
+// An asker that goes away while Redis is unreachable cannot record its
+// Ask's end then; it is recorded once Redis answers, so the Ask's buttons
+// cannot approve a call nobody waits for.
+func TestCancelDuringOutageIsRecordedOnceRedisAnswers(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newRedisStore(t, srv.URL(), Options{})
+	ask, err := a.Create(t.Context(), sampleRequest(0), 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Freeze()
+	ctx, cancel := context.WithCancelCause(t.Context())
+	res := make(chan waitResult, 1)
+	go func() {
+		got, err := a.WaitFor(ctx, ask)
+		res <- waitResult{got, err, time.Now()}
+	}()
+	cancel(ErrAskerGone)
+	r := <-res
+	if r.ask.Status != Status(Unavailable) || ErrorCode(r.err) != CodeUnavailable {
+		t.Fatalf("cancelled with Redis frozen: %s, %v; want unavailable", r.ask.Status, r.err)
+	}
+	srv.Thaw()
+	var got Ask
+	testwait.Within(t, 10*time.Second, "the cancellation recorded", func() bool {
+		got, err = a.Get(t.Context(), ask.ID)
+		return err == nil && got.Status == Status(Cancelled)
+	})
+	if got.DecisionReason != ReasonAskerGone {
+		t.Errorf("recorded reason %q, want %q", got.DecisionReason, ReasonAskerGone)
+	}
+	if _, err := a.Decide(t.Context(), ask.ID, Approved, "U_BOB", ""); ErrorCode(err) != CodeConflict {
+		t.Errorf("a click after it: %v, want a conflict", err)
+	}
+}

@@ -165,6 +165,12 @@ func (s *Server) Kill() {
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.Stop()
+	s.StartAgain()
+}
+
+// StartAgain starts a stopped server on its port, with the data Stop saved.
+func (s *Server) StartAgain() {
+	s.t.Helper()
 	var err error
 	for range 50 { // the port may linger briefly after shutdown
 		if err = s.start(); err == nil {
