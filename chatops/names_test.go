@@ -7,7 +7,7 @@ import (
 
 	"github.com/slack-go/slack/slackevents"
 
-	"github.com/askops/askops/agent"
+	"github.com/askops/askops/approval/foragent"
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/pending"
 )
@@ -17,7 +17,7 @@ import (
 // say "thread 'deploy v1.4 & tag it'", started when the run did.
 func TestThreadRunNamesItsSession(t *testing.T) {
 	got := make(chan pending.Request, 1)
-	approver := AgentApprover{Next: approveFunc(func(_ context.Context, r pending.Request) pending.Ask {
+	approver := foragent.Approver{Next: approveFunc(func(_ context.Context, r pending.Request) pending.Ask {
 		got <- r
 		return pending.Ask{Request: r, ID: "ask-1", Status: pending.Status(pending.Denied), DecidedBy: approverID}
 	})}
@@ -62,7 +62,11 @@ func TestRunSessionNames(t *testing.T) {
 			t.Errorf("threadName(%q) = %q, want %q", tc.task, got, tc.want)
 		}
 	}
-	if got := runSessionName(agent.Request{RunID: "run_x"}); got != "bot run 'run_x'" {
-		t.Errorf("a bot run's session: %q", got)
-	}
+}
+
+// approveFunc is a round trip that answers with a function.
+type approveFunc func(context.Context, pending.Request) pending.Ask
+
+func (f approveFunc) Approve(ctx context.Context, req pending.Request) pending.Ask {
+	return f(ctx, req)
 }

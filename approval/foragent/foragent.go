@@ -1,30 +1,36 @@
-package chatops
+// Package foragent is the agent's way into the approval round trip: the
+// agent.Approver of every run askops starts (chat-ops in a Slack thread,
+// bot run in a terminal). It turns the agent's request into the store's,
+// takes it through the round trip and hands back the agent's decision.
+//
+// It is a package of its own, not a file of approval, so that approval
+// imports no agent (and through it no model client): the round trip is the
+// same for front doors that run no agent.
+package foragent
 
 import (
 	"context"
-	"regexp"
-	"strings"
 
 	"github.com/askops/askops/agent"
-	"github.com/askops/askops/askview"
 	"github.com/askops/askops/pending"
 )
 
-// AgentApprover is the agent's Approver for the runs chat-ops and bot run
+// Approver is the agent's Approver for the runs chat-ops and bot run
 // start: it turns the agent's request into the store's, takes it through
-// the round trip (Next), and hands back the agent's decision. The two outcome vocabularies are the same words, so the status
-// passes as is; one the agent does not know (a non-terminal Ask) it refuses
-// as unavailable.
-type AgentApprover struct {
+// the round trip (Next, an approval.Core), and hands back the agent's
+// decision. The two outcome vocabularies are the same words, so the status
+// passes as is; one the agent does not know (a non-terminal Ask) it
+// refuses as unavailable.
+type Approver struct {
 	Next interface {
 		Approve(ctx context.Context, req pending.Request) pending.Ask
 	}
 }
 
-var _ agent.Approver = AgentApprover{}
+var _ agent.Approver = Approver{}
 
 // Approve implements agent.Approver.
-func (a AgentApprover) Approve(ctx context.Context, r agent.Request) agent.Decision {
+func (a Approver) Approve(ctx context.Context, r agent.Request) agent.Decision {
 	ask := a.Next.Approve(ctx, pending.Request{
 		RunID: r.RunID, SessionID: r.SessionID, Label: r.Label, StartedBy: r.StartedBy,
 		Tool: r.Tool, Args: r.Args, Summary: r.Summary, Path: r.Path,
@@ -62,7 +68,7 @@ func withTally(a pending.Ask) string {
 }
 
 // runSessionName is a run's session as a person knows it: the name its
-// starter gave it (a Slack thread's first words, see threadName), else
+// starter gave it (a Slack thread's first words, see chatops), else
 // the Slack thread the run was started in (its session is the thread), or
 // the bot run by the id its terminal printed.
 func runSessionName(r agent.Request) string {
@@ -73,39 +79,4 @@ func runSessionName(r agent.Request) string {
 		return "the Slack thread of run '" + r.RunID + "'"
 	}
 	return "bot run '" + r.RunID + "'"
-}
-
-// slackMarkup is Slack's markup in a message's text: a link or a channel
-// with the text it shows (<https://x|x>, <#C1|ops>), or without (<!here>).
-var slackMarkup = regexp.MustCompile(`<([^<>|]*)(?:\|([^<>]*))?>`)
-
-// threadName is a run's Slack thread as a person knows it: by the words
-// its run was asked in, as they wrote them ("thread 'deploy v1.4'"): the
-// prompt's first line, Slack's markup read back as the text it shows,
-// cut to 40 runes with a mark. "" for a prompt with no words.
-func threadName(task string) string {
-	line := ""
-	for l := range strings.SplitSeq(task, "\n") {
-		if line = strings.TrimSpace(l); line != "" {
-			break
-		}
-	}
-	line = slackMarkup.ReplaceAllStringFunc(line, func(m string) string {
-		sub := slackMarkup.FindStringSubmatch(m)
-		switch {
-		case sub[2] != "" && strings.HasPrefix(sub[1], "#"):
-			return "#" + sub[2]
-		case sub[2] != "":
-			return sub[2]
-		case strings.HasPrefix(sub[1], "!"):
-			return "@" + strings.TrimPrefix(sub[1], "!")
-		}
-		return sub[1]
-	})
-	line = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(line)
-	line = strings.Join(strings.Fields(line), " ")
-	if line == "" {
-		return ""
-	}
-	return "thread " + askview.QuoteName(line)
 }

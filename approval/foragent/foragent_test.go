@@ -1,4 +1,4 @@
-package chatops
+package foragent
 
 import (
 	"context"
@@ -39,13 +39,13 @@ func (f approveFunc) Approve(ctx context.Context, req pending.Request) pending.A
 // Every field of the agent's request reaches the store's request (a field
 // added to one and forgotten in the adapter fails here), and the Ask's end
 // comes back whole.
-func TestAgentApproverCarriesEveryField(t *testing.T) {
+func TestApproverCarriesEveryField(t *testing.T) {
 	var req agent.Request
 	rv := reflect.ValueOf(&req).Elem()
 	fill(rv, "")
 	deadline := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
 	var got pending.Request
-	d := AgentApprover{Next: approveFunc(func(_ context.Context, r pending.Request) pending.Ask {
+	d := Approver{Next: approveFunc(func(_ context.Context, r pending.Request) pending.Ask {
 		got = r
 		return pending.Ask{Request: r, ID: "ask-1", Status: pending.Status(pending.Denied), DecidedBy: "U1", DecisionReason: "no", Deadline: deadline}
 	})}.Approve(t.Context(), req)
@@ -102,5 +102,19 @@ func TestAgentEffectsAreTheStoresCallKinds(t *testing.T) {
 		if string(a) != string(p) {
 			t.Errorf("agent %q is pending %q", a, p)
 		}
+	}
+}
+
+// A bot run names its session by the id its terminal printed; a run in a
+// Slack thread without a name by that thread.
+func TestRunSessionNames(t *testing.T) {
+	if got := runSessionName(agent.Request{RunID: "run_x"}); got != "bot run 'run_x'" {
+		t.Errorf("a bot run's session: %q", got)
+	}
+	if got := runSessionName(agent.Request{RunID: "run_x", ReplyThreadTS: "1.2"}); got != "the Slack thread of run 'run_x'" {
+		t.Errorf("a thread run's session: %q", got)
+	}
+	if got := runSessionName(agent.Request{RunID: "run_x", SessionName: "thread 'deploy'"}); got != "thread 'deploy'" {
+		t.Errorf("a named session: %q", got)
 	}
 }

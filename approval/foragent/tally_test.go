@@ -1,4 +1,4 @@
-package chatops
+package foragent
 
 import (
 	"testing"

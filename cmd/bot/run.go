@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/agent"
+	"github.com/askops/askops/approval/foragent"
 	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/internal/cliflag"
@@ -38,7 +39,7 @@ func newRunner(a *app) (*agent.Runner, error) {
 		Workspace:     ws,
 		MaxIterations: cfg.Agent.MaxIterations,
 		Policy:        engine,
-		Approver:      chatops.AgentApprover{Next: a.approver},
+		Approver:      foragent.Approver{Next: a.approver},
 		Logger:        a.log.With("component", "agent"),
 		Now:           a.now,
 	})

@@ -53,6 +53,11 @@ func askopsRules() []Rule {
 			Why:       "the stores know no channel and no model",
 		},
 		{
+			Package:   module + "/approval/foragent",
+			Forbidden: []string{module + "/slackui", module + "/console", module + "/gateway", module + "/chatops", slackGo},
+			Why:       "the agent's adapter to the round trip translates two vocabularies and knows no channel or front door",
+		},
+		{
 			Package:   module + "/approval",
 			Forbidden: []string{module + "/slackui", module + "/console", module + "/gateway", module + "/chatops", module + "/agent", slackGo, "net/http/...", goOpenAI},
 			Why:       "the approval round trip, deciding half included, is channel-agnostic: Slack, the console and the API plug in as notifiers and surfaces that parse a vote and word its Result, and it knows no channel, no front door, no HTTP and no model",
