@@ -21,6 +21,20 @@ type ExpiredUpdater interface {
 	UpdateExpired(ctx context.Context, asks []pending.Ask)
 }
 
+// ExpiredUpdaters brings every channel in step with the Asks a sweep
+// ended (their waiters are gone, so nobody else does): Slack's notifier
+// and, beside it, the console's. Nil entries are skipped.
+type ExpiredUpdaters []ExpiredUpdater
+
+// UpdateExpired implements ExpiredUpdater.
+func (us ExpiredUpdaters) UpdateExpired(ctx context.Context, asks []pending.Ask) {
+	for _, u := range us {
+		if u != nil {
+			u.UpdateExpired(ctx, asks)
+		}
+	}
+}
+
 // Sweep ends the Asks nobody will decide: every Every it expires overdue
 // Asks (the ones whose waiter's process is gone) and, every
 // pending.LeaseSweepInterval (or Every if shorter), cancels those whose

@@ -12,6 +12,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
@@ -182,7 +183,7 @@ func TestNotifierUpdateExpired(t *testing.T) {
 // The sweeper expires what no waiter will and updates those messages; it
 // cancels an Ask whose asker stopped waiting (its lease lapsed: a killed
 // hook, a dead serve) and the message loses its buttons and says why.
-func TestRunSweeperUpdatesExpiredMessages(t *testing.T) {
+func TestSweepUpdatesExpiredMessages(t *testing.T) {
 	for _, kind := range []string{"memory", "redis"} {
 		for _, c := range []struct {
 			name   string
@@ -194,12 +195,12 @@ func TestRunSweeperUpdatesExpiredMessages(t *testing.T) {
 			{"expired", 50 * time.Millisecond, false, pending.Expired, "nobody decided"},
 			{"asker gone", 10 * time.Minute, true, pending.Cancelled, "the agent stopped waiting"},
 		} {
-			t.Run(kind+"/"+c.name, func(t *testing.T) { testRunSweeper(t, kind, c.ttl, c.held, c.want, c.reason) })
+			t.Run(kind+"/"+c.name, func(t *testing.T) { testSweep(t, kind, c.ttl, c.held, c.want, c.reason) })
 		}
 	}
 }
 
-func testRunSweeper(t *testing.T, kind string, ttl time.Duration, held bool, want pending.Outcome, reason string) {
+func testSweep(t *testing.T, kind string, ttl time.Duration, held bool, want pending.Outcome, reason string) {
 	n, fake := newTestNotifier(t, NotifierConfig{})
 	opts := pending.Options{LeaseTTL: 100 * time.Millisecond}
 	var store pending.Store = pending.NewMemoryStore(opts)
@@ -232,7 +233,10 @@ func testRunSweeper(t *testing.T, kind string, ttl time.Duration, held bool, wan
 	}
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { RunSweeper(sctx, store, n, 20*time.Millisecond, time.Now, nil); close(done) }()
+	go func() {
+		_ = approval.Sweep{Store: store, Messages: n, Every: 20 * time.Millisecond, Now: time.Now}.Run(sctx)
+		close(done)
+	}()
 	defer func() { stop(); <-done }()
 	if _, err := fake.WaitForMessage(ctx, ch, ts, func(m fakeslack.Message) bool {
 		return m.Updates == 1 && !blocksHaveButton(m.Blocks, ActionApprove) && strings.Contains(string(m.RawBlocks), reason)

@@ -12,7 +12,6 @@ import (
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/policy"
-	"github.com/askops/askops/slackui"
 )
 
 // Shutdown bounds: how long in-flight HTTP requests get to finish, and how
@@ -90,7 +89,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 
 	// Every approvals.sweep_interval, expire the Asks whose waiter is gone
 	// and bring their messages in step.
-	swept := &metrics.Swept{Next: slackui.ExpiredUpdaters{a.asksUI, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}
+	swept := &metrics.Swept{Next: approval.ExpiredUpdaters{a.asksUI, consoleExpired(cfg, live)}, Metrics: counts, Log: log.With("component", "sweeper")}
 	a.loops.start("sweep", approval.Sweep{Store: a.Asks, Messages: swept, Every: cfg.Approvals.SweepInterval.D(), Now: a.now, Logger: log.With("component", "sweeper")}.Run)
 	a.startFollowups() // reminders and escalations due on any Ask, beside the sweep
 
