@@ -53,31 +53,31 @@ import (
 // the id alone. channel "" announces nothing (the announcement waits for
 // replicas: see decide).
 //
-// channel is "<channel>\0<hex key>" (announceOn); without a key only the
-// id is announced.
+// channel is "<channel>\0<pads>" (announceOn): pads are the HMAC's inner
+// and outer padded keys, 64 bytes each, worked out once in Go. Built in Lua
+// on each decide (128 string.char and bxor calls, two concatenations) they
+// were most of the 50 µs that signing added to a decision's wake-up
+// (BenchmarkWakeLatency p50 200 -> 260 µs). Without pads only the id is
+// announced.
 const announceLua = `
 local function announce_hexbin(h)
   return (string.gsub(h, '..', function(c) return string.char(tonumber(c, 16)) end))
 end
-local function announce_hmac(key, msg)
-  key = key .. string.rep('\0', 64 - #key)
-  local ipad, opad = {}, {}
-  for i = 1, 64 do
-    local b = string.byte(key, i)
-    ipad[i] = string.char(bit.bxor(b, 0x36))
-    opad[i] = string.char(bit.bxor(b, 0x5c))
-  end
-  return redis.sha1hex(table.concat(opad) .. announce_hexbin(redis.sha1hex(table.concat(ipad) .. msg)))
-end
 local function announce(channel, id, record)
   if channel == '' then return end
-  local ch, key = string.match(channel, '^([^%z]*)%z(.*)$')
-  if ch then channel = ch end
-  if key and key ~= '' then
+  local pads = ''
+  local cut = string.find(channel, '\0', 1, true)
+  if cut then
+    pads = string.sub(channel, cut + 1)
+    channel = string.sub(channel, 1, cut - 1)
+  end
+  if #pads == 128 then
     local parts = {}
     for i = 1, #record do parts[#parts + 1] = #record[i] .. ':' .. record[i] end
     local body = table.concat(parts)
-    redis.call('PUBLISH', channel, id .. '\n' .. 's1:' .. announce_hmac(key, id .. '\n' .. body) .. '\n' .. body)
+    local inner = redis.sha1hex(string.sub(pads, 1, 64) .. id .. '\n' .. body)
+    local sig = redis.sha1hex(string.sub(pads, 65) .. announce_hexbin(inner))
+    redis.call('PUBLISH', channel, id .. '\n' .. 's1:' .. sig .. '\n' .. body)
   end
   redis.call('PUBLISH', channel, id)
 end
@@ -97,18 +97,42 @@ func AnnounceKeyFrom(secret string) []byte {
 }
 
 // announceOn is the channel argument of the scripts that end an Ask: the
-// decided channel and, when there is one, the key they sign with.
+// decided channel and, when there is a key, the padded keys they sign with
+// (announcePads).
 func (s *RedisStore) announceOn() string {
-	if len(s.opts.AnnounceKey) == 0 {
+	if s.announcePads == "" {
 		return s.keys.decided
 	}
-	return s.keys.decided + "\x00" + hex.EncodeToString(s.opts.AnnounceKey)
+	return s.keys.decided + "\x00" + s.announcePads
+}
+
+// announcePads is HMAC-SHA1 (RFC 2104) under key's hex text, as far as
+// it depends on the key alone: the key XOR ipad, then the key XOR opad,
+// 64 bytes each (AnnounceKeyFrom's key is one block exactly). "" for no key.
+func announcePads(key []byte) string {
+	if len(key) == 0 {
+		return ""
+	}
+	k := []byte(hex.EncodeToString(key))
+	if len(k) > 64 {
+		sum := sha1.Sum(k)
+		k = sum[:]
+	}
+	pads := make([]byte, 128)
+	for i := range 64 {
+		var b byte
+		if i < len(k) {
+			b = k[i]
+		}
+		pads[i], pads[64+i] = b^0x36, b^0x5c
+	}
+	return string(pads)
 }
 
 // signedRecord returns the record of a record announcement whose
 // signature holds under the store's key.
 func (s *RedisStore) signedRecord(id, rest string) (string, bool) {
-	if len(s.opts.AnnounceKey) == 0 {
+	if s.announceHexKey == nil {
 		return "", false
 	}
 	sig, body, ok := strings.Cut(strings.TrimPrefix(rest, "s1:"), "\n")
@@ -119,7 +143,7 @@ func (s *RedisStore) signedRecord(id, rest string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	m := hmac.New(sha1.New, []byte(hex.EncodeToString(s.opts.AnnounceKey)))
+	m := hmac.New(sha1.New, s.announceHexKey)
 	m.Write([]byte(id + "\n" + body))
 	if !hmac.Equal(got, m.Sum(nil)) {
 		return "", false

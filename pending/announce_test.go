@@ -214,3 +214,25 @@ func TestParseAnnouncedRecord(t *testing.T) {
 		}
 	}
 }
+
+// The padded keys the script signs with give the HMAC the listener checks,
+// for the deployment's key (one block) and a longer one (hashed first).
+func TestAnnouncePadsAreTheHMACKey(t *testing.T) {
+	for _, key := range [][]byte{AnnounceKeyFrom("xoxb-1"), []byte(strings.Repeat("k", 40))} {
+		pads := announcePads(key)
+		if len(pads) != 128 {
+			t.Fatalf("pads of a %d-byte key: %d bytes", len(key), len(pads))
+		}
+		msg := "ask_1\n6:status8:approved"
+		inner := sha1.Sum([]byte(pads[:64] + msg))
+		got := sha1.Sum(append([]byte(pads[64:]), inner[:]...))
+		m := hmac.New(sha1.New, []byte(hex.EncodeToString(key)))
+		m.Write([]byte(msg))
+		if !hmac.Equal(got[:], m.Sum(nil)) {
+			t.Errorf("a %d-byte key: the pads' HMAC differs from crypto/hmac's", len(key))
+		}
+	}
+	if announcePads(nil) != "" {
+		t.Error("no key has pads")
+	}
+}

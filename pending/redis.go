@@ -2,6 +2,7 @@ package pending
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -69,6 +70,11 @@ type RedisStore struct {
 	later       sync.WaitGroup
 	renewing    chan struct{} // closed when the lease renewer returns
 
+	// The announcement key (Options.AnnounceKey) as the script and the
+	// listener use it: see announceOn and signedRecord.
+	announcePads   string
+	announceHexKey []byte
+
 	holds holds // the Asks waited for in this process, whose leases it renews (lease.go)
 	// leaseTroubleAt is when Redis last failed a renewal or a lease sweep
 	// (UnixNano by opts.Now; 0: never): SweepLeases waits a LeaseTTL after it.
@@ -117,6 +123,11 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		reading:  make(chan struct{}),
 		watching: make(chan struct{}),
 		renewing: make(chan struct{}),
+
+		announcePads: announcePads(opts.AnnounceKey),
+	}
+	if len(opts.AnnounceKey) > 0 {
+		s.announceHexKey = []byte(hex.EncodeToString(opts.AnnounceKey))
 	}
 	s.decisions, err = subscription.Subscribe(ctx, client, s.keys.decided, subscription.Options{
 		Idle:   opts.ListenerIdle,
