@@ -260,6 +260,25 @@ func (s *Server) WaitReplicated(within time.Duration) {
 	}
 }
 
+// WaitReplicaGone waits until s, a master, no longer lists replica as
+// online: right after a replica is killed its master may still list it
+// for a moment, and a client asking then is told it is there.
+func (s *Server) WaitReplicaGone(replica *Server, within time.Duration) {
+	s.t.Helper()
+	online := "port=" + strconv.Itoa(replica.port) + ",state=online"
+	deadline := time.Now().Add(within)
+	for {
+		out, err := s.Cli("INFO", "replication")
+		if err == nil && !strings.Contains(out, online) {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("redistest: %s still lists replica %s online after %s:\n%s", s.Addr(), replica.Addr(), within, out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // replicated reads INFO replication of a master: every slaveN line's
 // offset has reached master_repl_offset, and there is at least one.
 func replicated(info string) bool {
