@@ -85,6 +85,11 @@ func (p *phaseProfile) write() {
 	pid := os.Getpid()
 	p.rename(p.trace, fmt.Sprintf("%d-trace", pid))
 	for _, kind := range []string{"block", "mutex", "heap", "goroutine"} {
+		if kind == "heap" {
+			// The heap profile is as of the last collection: without one
+			// now, a burst's garbage from before it reads as live.
+			runtime.GC()
+		}
 		f, err := os.CreateTemp(p.dir, kind+"-*")
 		if err == nil {
 			err = pprof.Lookup(kind).WriteTo(f, 0)
