@@ -558,31 +558,16 @@ const confirmLaterFor = time.Minute
 // It stops when the record is pending again (a failover took the decision
 // back: nothing to announce), gone, after confirmLaterFor, or at Close.
 func (s *RedisStore) confirmLater(id string) {
-	s.laterMu.Lock()
-	defer s.laterMu.Unlock()
-	if s.laterClosed {
-		return
-	}
-	s.later.Go(func() {
-		until := time.Now().Add(confirmLaterFor)
-		for backoff := 100 * time.Millisecond; time.Now().Before(until); backoff = min(2*backoff, 2*time.Second) {
-			select {
-			case <-s.bg.Done():
-				return
-			case <-time.After(backoff):
-			}
-			ctx, cancel := context.WithTimeout(s.bg, s.opts.ReplicaTimeout+2*replyMargin)
-			r := s.confirmEnded(ctx, "decide", []string{id})[id]
-			if r.end != nil {
-				if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
-					s.opts.Logger.Warn("pending: could not announce a decision that became durable", "ask", id, "err", err)
-				}
-			}
-			cancel()
-			if r.end != nil || r.ask != nil || ErrorCode(r.err) != CodeUnavailable {
-				return
+	s.retryLater(time.Now().Add(confirmLaterFor), 2*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(s.bg, s.opts.ReplicaTimeout+2*replyMargin)
+		defer cancel()
+		r := s.confirmEnded(ctx, "decide", []string{id})[id]
+		if r.end != nil {
+			if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
+				s.opts.Logger.Warn("pending: could not announce a decision that became durable", "ask", id, "err", err)
 			}
 		}
+		return r.end != nil || r.ask != nil || ErrorCode(r.err) != CodeUnavailable
 	})
 }
 
@@ -599,25 +584,34 @@ func (s *RedisStore) endLater(id string, last *Ask, reason string) {
 	if last != nil {
 		until = last.Deadline
 	}
+	s.retryLater(until, time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(s.bg, s.finishBudget())
+		defer cancel()
+		_, _, err := s.decide(ctx, "wait", id, Cancelled, "", reason)
+		if err == nil {
+			s.opts.Logger.Info("pending: recorded the end of a wait once the store answered again", "ask", id)
+		}
+		return ErrorCode(err) != CodeUnavailable
+	})
+}
+
+// retryLater runs try on a goroutine of its own, first after 100 ms and
+// then backing off to maxBackoff, until it reports done, until passes,
+// or the store closes (Close waits for it).
+func (s *RedisStore) retryLater(until time.Time, maxBackoff time.Duration, try func() (done bool)) {
 	s.laterMu.Lock()
 	defer s.laterMu.Unlock()
 	if s.laterClosed {
 		return
 	}
 	s.later.Go(func() {
-		for backoff := 100 * time.Millisecond; time.Now().Before(until); backoff = min(2*backoff, time.Second) {
+		for backoff := 100 * time.Millisecond; time.Now().Before(until); backoff = min(2*backoff, maxBackoff) {
 			select {
 			case <-s.bg.Done():
 				return
 			case <-time.After(backoff):
 			}
-			ctx, cancel := context.WithTimeout(s.bg, s.finishBudget())
-			_, _, err := s.decide(ctx, "wait", id, Cancelled, "", reason)
-			cancel()
-			if ErrorCode(err) != CodeUnavailable {
-				if err == nil {
-					s.opts.Logger.Info("pending: recorded the end of a wait once the store answered again", "ask", id)
-				}
+			if try() {
 				return
 			}
 		}

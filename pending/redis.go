@@ -64,15 +64,16 @@ type RedisStore struct {
 	watching  chan struct{}      // closed when watchReplicas returns
 	bg        context.Context    // the reader's, ended by Close
 
-	// later runs confirmLater's follow-ups; Close waits for them.
+	// later runs retryLater's follow-ups (confirmLater, endLater); Close
+	// waits for them.
 	laterMu     sync.Mutex
 	laterClosed bool
 	later       sync.WaitGroup
 	renewing    chan struct{} // closed when the lease renewer returns
 
-	// The announcement key (Options.AnnounceKey) as the script and the
+	// The announcement key (Options.AnnounceKey) as the scripts and the
 	// listener use it: see announceOn and signedRecord.
-	announcePads   string
+	announceArg    string
 	announceHexKey []byte
 
 	holds holds // the Asks waited for in this process, whose leases it renews (lease.go)
@@ -123,9 +124,8 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		reading:  make(chan struct{}),
 		watching: make(chan struct{}),
 		renewing: make(chan struct{}),
-
-		announcePads: announcePads(opts.AnnounceKey),
 	}
+	s.announceArg = announceOn(s.keys.decided, opts.AnnounceKey)
 	if len(opts.AnnounceKey) > 0 {
 		s.announceHexKey = []byte(hex.EncodeToString(opts.AnnounceKey))
 	}
@@ -370,7 +370,7 @@ func (s *RedisStore) decide(ctx context.Context, op, id string, outcome Outcome,
 func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Script, args func(channel string) []any) (Ask, string, error) {
 	keys := []string{s.keys.ask(id), s.keys.deadlines, s.keys.audit, s.keys.auditHead}
 	waitReplicas := s.replicas.on() // once: a lone server's count may change meanwhile
-	channel := s.announceOn()
+	channel := s.announceArg
 	if waitReplicas {
 		channel = "" // announced below, once durable
 	}
