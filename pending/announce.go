@@ -98,21 +98,18 @@ func AnnounceKeyFrom(secret string) []byte {
 
 // announceOn is the channel argument of the scripts that end an Ask: the
 // decided channel and, when there is a key, the padded keys they sign with
-// (announcePads).
-func (s *RedisStore) announceOn() string {
-	if s.announcePads == "" {
-		return s.keys.decided
+// (announcePads). Worked out once, when the store opens.
+func announceOn(channel string, key []byte) string {
+	if len(key) == 0 {
+		return channel
 	}
-	return s.keys.decided + "\x00" + s.announcePads
+	return channel + "\x00" + announcePads(key)
 }
 
 // announcePads is HMAC-SHA1 (RFC 2104) under key's hex text, as far as
 // it depends on the key alone: the key XOR ipad, then the key XOR opad,
-// 64 bytes each (AnnounceKeyFrom's key is one block exactly). "" for no key.
+// 64 bytes each (AnnounceKeyFrom's key is one block exactly).
 func announcePads(key []byte) string {
-	if len(key) == 0 {
-		return ""
-	}
 	k := []byte(hex.EncodeToString(key))
 	if len(k) > 64 {
 		sum := sha1.Sum(k)
