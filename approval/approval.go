@@ -322,7 +322,7 @@ func (c *Core) await(ctx context.Context, t *trip) pending.Ask {
 	a := t.a
 	final, err := c.cfg.Asks.WaitFor(ctx, a)
 	if err != nil {
-		// Wait's own Unavailable is not recorded (the store failed): end
+		// WaitFor's own Unavailable is not recorded (the store failed): end
 		// the stored Ask as this call ends, so its buttons cannot later
 		// "approve" a call that never ran, and its audit pair says what
 		// happened. A decision that got there first stands.

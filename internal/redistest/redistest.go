@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/askops/askops/internal/testwait"
 )
 
 // InstallHint is shown when redis-server is missing.
@@ -266,17 +268,10 @@ func (s *Server) WaitReplicated(within time.Duration) {
 func (s *Server) WaitReplicaGone(replica *Server, within time.Duration) {
 	s.t.Helper()
 	online := "port=" + strconv.Itoa(replica.port) + ",state=online"
-	deadline := time.Now().Add(within)
-	for {
+	testwait.Within(s.t, within, fmt.Sprintf("%s to stop listing replica %s online", s.Addr(), replica.Addr()), func() bool {
 		out, err := s.Cli("INFO", "replication")
-		if err == nil && !strings.Contains(out, online) {
-			return
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("redistest: %s still lists replica %s online after %s:\n%s", s.Addr(), replica.Addr(), within, out)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err == nil && !strings.Contains(out, online)
+	})
 }
 
 // replicated reads INFO replication of a master: every slaveN line's
