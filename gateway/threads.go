@@ -15,9 +15,11 @@ import (
 )
 
 // ThreadOpener posts the message that opens an agent session's thread and
-// says where it went; *slackui.Notifier satisfies it.
+// says where it went: done is called once, on a goroutine of its own. A
+// title waiting to be posted holds no goroutine (*slackui.Notifier queues
+// it behind the channel's Asks).
 type ThreadOpener interface {
-	OpenThread(ctx context.Context, text string) (channel, ts string, err error)
+	OpenThreadThen(ctx context.Context, title string, done func(channel, ts string, err error))
 }
 
 // ThreadStore remembers each session's thread, for every replica alike.
@@ -39,7 +41,9 @@ type ThreadStore interface {
 // finds its session without a thread is posted unthreaded at once, and the
 // thread opens in the background for the session's later Asks. (Waiting
 // for it held POST /v1/asks of a new session behind every title queued
-// before, and a burst of new sessions timed their creates out.)
+// before, and a burst of new sessions timed their creates out.) A title
+// on its way costs its queue entry, not a goroutine: a burst of 500 new
+// sessions parked 500 goroutines before.
 type Threads struct {
 	opener ThreadOpener
 	store  ThreadStore
@@ -50,10 +54,6 @@ type Threads struct {
 	opening map[string]bool // sessions whose thread this process is opening
 	running sync.WaitGroup
 }
-
-// openTimeout bounds one background opening, however long the channel's
-// queue.
-const openTimeout = 2 * time.Minute
 
 // NewThreads returns Threads opening threads through opener and
 // remembering them in store for ttl (the session's life).
@@ -83,28 +83,37 @@ func (t *Threads) For(ctx context.Context, key string, c Call) (channel, ts stri
 	// One opening per session in this process; the session's Asks until
 	// it is open go unthreaded. (Across replicas the store's claim decides.)
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.opening[key] {
-		t.opening[key] = true
-		t.running.Go(func() { t.open(context.WithoutCancel(ctx), key, c) })
+	if t.opening[key] {
+		t.mu.Unlock()
+		return "", ""
 	}
+	t.opening[key] = true
+	t.running.Add(1)
+	t.mu.Unlock()
+	t.opener.OpenThreadThen(ctx, ThreadTitle(c), func(ch, ts string, err error) {
+		t.opened(context.WithoutCancel(ctx), key, ch, ts, err)
+	})
 	return "", ""
 }
 
-// open opens the thread of c's session (keyed key) and records it.
-func (t *Threads) open(ctx context.Context, key string, c Call) {
+// claimTimeout bounds recording an opened thread.
+const claimTimeout = 10 * time.Second
+
+// opened records the thread just opened for the session keyed key (or
+// logs why it could not be opened).
+func (t *Threads) opened(ctx context.Context, key, ch, ts string, err error) {
+	defer t.running.Done()
 	defer func() {
 		t.mu.Lock()
 		delete(t.opening, key)
 		t.mu.Unlock()
 	}()
-	ctx, cancel := context.WithTimeout(ctx, openTimeout)
-	defer cancel()
-	ch, ts, err := t.opener.OpenThread(ctx, ThreadTitle(c))
 	if err != nil {
 		t.log.Warn("could not open the session's thread; its asks stay unthreaded", "session", key, "err", err)
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, claimTimeout)
+	defer cancel()
 	if _, _, err := t.store.Claim(ctx, key, ch, ts, t.ttl); err != nil {
 		t.log.Warn("could not record the session's thread", "session", key, "err", err)
 	}

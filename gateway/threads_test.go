@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -13,14 +14,16 @@ type slowOpener struct {
 	titles  chan string
 }
 
-func (o *slowOpener) OpenThread(ctx context.Context, title string) (string, string, error) {
+func (o *slowOpener) OpenThreadThen(ctx context.Context, title string, done func(string, string, error)) {
 	o.titles <- title
-	select {
-	case <-o.release:
-		return approvalChannel, "1700000000.000100", nil
-	case <-ctx.Done():
-		return "", "", ctx.Err()
-	}
+	go func() {
+		select {
+		case <-o.release:
+			done(approvalChannel, "1700000000.000100", nil)
+		case <-ctx.Done():
+			done("", "", ctx.Err())
+		}
+	}()
 }
 
 // A session's first Ask does not wait for its thread to open: it goes
@@ -69,5 +72,29 @@ func TestCreateReturnsWhileSlackIsSlow(t *testing.T) {
 		case <-time.After(6 * time.Second): // half of Slack's delay: not waiting on it
 			t.Fatalf("create %d did not return while Slack was slow", i)
 		}
+	}
+}
+
+// New sessions' thread titles waiting behind a slow Slack cost no
+// goroutine each: a burst of new sessions parked one per title before.
+func TestTitlesWaitingForSlackHoldNoGoroutineEach(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	u := apiServer(t, s).URL
+	s.slack.SetDelay("chat.postMessage", time.Second)
+	create := func(i int) {
+		ask := bashAsk(fmt.Sprintf("make deploy-%d", i))
+		ask["session_id"] = fmt.Sprintf("new-session-%d", i)
+		if r := call(t, "POST", u+"/v1/asks", askToken, ask); r.status != 201 {
+			t.Fatalf("create %d: %d %s", i, r.status, r.raw)
+		}
+	}
+	create(0) // the channel's drain is now in a slow post
+	before := runtime.NumGoroutine()
+	const sessions = 100
+	for i := 1; i <= sessions; i++ {
+		create(i)
+	}
+	if grew := runtime.NumGoroutine() - before; grew > 10 {
+		t.Fatalf("%d goroutines more with %d new sessions' titles waiting", grew, sessions)
 	}
 }

@@ -39,19 +39,10 @@ type channelQueue struct {
 	running bool          // a drain goroutine owns the queue
 	wake    chan struct{} // the queue changed: the drain looks again
 	batch   *openBatch    // this process's latest batch message in the channel
-	// empty is closed once nothing waits: thread titles, which go after
-	// the Asks (pace), wait on it instead of polling. nil while nobody
-	// waits for it.
-	empty chan struct{}
-}
-
-// emptied closes cq.empty if nothing waits any more; every change that
-// takes Asks out of the queue calls it.
-func (cq *channelQueue) emptied() {
-	if len(cq.waiting) == 0 && cq.empty != nil {
-		close(cq.empty)
-		cq.empty = nil
-	}
+	// titles are threads' opening messages (thread.go), posted only while
+	// no Ask waits: nobody waits on a title, and an Ask must never wait
+	// behind one, its own session's included.
+	titles []*queuedTitle
 }
 
 // queuedAsk is one Post waiting for its Ask to be shown.
@@ -95,13 +86,18 @@ type batchRender struct {
 func (n *Notifier) enqueue(ctx context.Context, channel string, q *queuedAsk) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	cq := n.queue(ctx, channel)
+	cq.waiting = append(cq.waiting, q)
+	cq.poke()
+}
+
+// queue is channel's queue, with a goroutine draining it. n.mu is held.
+func (n *Notifier) queue(ctx context.Context, channel string) *channelQueue {
 	cq := n.queues[channel]
 	if cq == nil {
 		cq = &channelQueue{wake: make(chan struct{}, 1)}
 		n.queues[channel] = cq
 	}
-	cq.waiting = append(cq.waiting, q)
-	cq.poke()
 	if !cq.running {
 		cq.running = true
 		n.draining.Add(1)
@@ -110,6 +106,7 @@ func (n *Notifier) enqueue(ctx context.Context, channel string, q *queuedAsk) {
 		// bounded by callTimeout.
 		go n.drain(context.WithoutCancel(ctx), channel)
 	}
+	return cq
 }
 
 // finish says q's post is over (channel, ts and err are set).
@@ -138,28 +135,12 @@ func (n *Notifier) withdraw(channel string, q *queuedAsk) bool {
 		for i, w := range cq.waiting {
 			if w == q {
 				cq.waiting = append(cq.waiting[:i], cq.waiting[i+1:]...)
-				cq.emptied()
 				cq.poke()
 				break
 			}
 		}
 	}
 	return true
-}
-
-// drained is closed once no Ask waits for channel in this process; nil:
-// none waits now.
-func (n *Notifier) drained(channel string) <-chan struct{} {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	cq := n.queues[channel]
-	if cq == nil || len(cq.waiting) == 0 {
-		return nil
-	}
-	if cq.empty == nil {
-		cq.empty = make(chan struct{})
-	}
-	return cq.empty
 }
 
 // callTimeout bounds one Slack call of the drain, retries included.
@@ -200,39 +181,47 @@ func (cq *channelQueue) dropAbandoned(now time.Time) (gone []given, next time.Ti
 	}
 	clear(cq.waiting[len(kept):]) // no stale pointers past the end
 	cq.waiting = kept
-	cq.emptied()
 	return gone, next
 }
 
-// drain shows channel's queued Asks until none is left.
+// drain shows channel's queued Asks, then posts its queued thread titles,
+// until none of either is left.
 func (n *Notifier) drain(ctx context.Context, channel string) {
 	defer n.draining.Done()
 	for {
+		now := time.Now()
 		n.mu.Lock()
 		cq := n.queues[channel]
-		gone, nextGiveUp := cq.dropAbandoned(time.Now())
-		if len(cq.waiting) == 0 {
+		gone, nextGiveUp := cq.dropAbandoned(now)
+		stale := cq.dropStaleTitles(now)
+		if len(cq.waiting) == 0 && len(cq.titles) == 0 {
 			cq.running = false
 			if cq.batch == nil || n.cfg.Now().Sub(cq.batch.postedAt) > n.cfg.BatchWindow {
 				delete(n.queues, channel)
 			}
 			n.mu.Unlock()
-			for _, g := range gone {
-				g.q.abandon(g.cause)
-			}
+			cq.report(gone, stale)
 			return
 		}
+		// With no Ask waiting, the first title is due once its grace
+		// passed; a slot is not taken for it before.
+		var titleDue time.Time
+		if len(cq.waiting) == 0 {
+			titleDue = cq.titles[0].notBefore
+		}
 		n.mu.Unlock()
-		for _, g := range gone {
-			g.q.abandon(g.cause)
-		}
-		wait := n.take(ctx, channel)
-		if wait == 0 {
-			n.postNext(ctx, channel)
-			continue
-		}
-		if n.joinBatch(ctx, channel) {
-			continue
+		cq.report(gone, stale)
+		var wait time.Duration
+		if titleDue.After(now) {
+			wait = titleDue.Sub(now)
+		} else {
+			if wait = n.take(ctx, channel); wait == 0 {
+				n.postNext(ctx, channel)
+				continue
+			}
+			if n.joinBatch(ctx, channel) {
+				continue
+			}
 		}
 		// Look again for Asks to give up on time, however long the
 		// channel's pace asks to wait.
@@ -243,19 +232,49 @@ func (n *Notifier) drain(ctx context.Context, channel string) {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
-		case <-cq.wake: // an Ask joined (a batch may take it) or left
+		case <-cq.wake: // an Ask or a title joined (a batch may take it) or left
 		}
 		t.Stop()
 	}
 }
 
+// report tells the queued Asks and titles the drain dropped that they
+// were given up; it runs without n.mu.
+func (cq *channelQueue) report(gone []given, stale []*queuedTitle) {
+	for _, g := range gone {
+		g.q.abandon(g.cause)
+	}
+	for _, qt := range stale {
+		go qt.done("", "", fmt.Errorf("slackui: thread title still queued after %s behind the channel's asks", titleTimeout))
+	}
+}
+
 // postNext spends the slot just taken: the one Ask waiting in its own
-// message, or as many of those waiting as fit in a new batch message.
+// message, or as many of those waiting as fit in a new batch message;
+// with no Ask waiting, the first thread title.
 func (n *Notifier) postNext(ctx context.Context, channel string) {
 	n.mu.Lock()
 	cq := n.queues[channel]
 	if len(cq.waiting) == 0 {
+		if len(cq.titles) == 0 {
+			n.mu.Unlock()
+			return
+		}
+		qt := cq.titles[0]
+		if time.Now().Before(qt.notBefore) { // the Ask ahead of it left
+			n.mu.Unlock()
+			return
+		}
+		cq.titles[0] = nil
+		cq.titles = cq.titles[1:]
 		n.mu.Unlock()
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		posted, ts, err := n.postSlotted(cctx, channel, slack.MsgOptionText(qt.text, false))
+		if err != nil {
+			posted, ts, err = "", "", fmt.Errorf("slackui: open thread in %s: %w", channel, err)
+		}
+		go qt.done(posted, ts, err)
 		return
 	}
 	var msg Message
@@ -268,7 +287,6 @@ func (n *Notifier) postNext(ctx context.Context, channel string) {
 	}
 	items := append([]*queuedAsk(nil), cq.waiting[:take]...)
 	cq.waiting = cq.waiting[take:]
-	cq.emptied()
 	for _, q := range items {
 		q.taken = true
 	}
@@ -334,7 +352,6 @@ func (n *Notifier) joinBatch(ctx context.Context, channel string) bool {
 	}
 	items := append([]*queuedAsk(nil), cq.waiting[:k]...)
 	cq.waiting = cq.waiting[k:]
-	cq.emptied()
 	ids := make([]string, k)
 	for i, q := range items {
 		q.taken = true

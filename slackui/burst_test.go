@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -265,6 +266,19 @@ func TestQueuedAskGivesUpBeforeItsDeadline(t *testing.T) {
 	}
 }
 
+// openThread is OpenThreadThen, waited for.
+func openThread(t *testing.T, n *Notifier, title string) (channel, ts string, err error) {
+	t.Helper()
+	type opened struct {
+		channel, ts string
+		err         error
+	}
+	got := make(chan opened, 1)
+	n.OpenThreadThen(t.Context(), title, func(channel, ts string, err error) { got <- opened{channel, ts, err} })
+	o := <-got
+	return o.channel, o.ts, o.err
+}
+
 // A thread's title waits while Asks are queued for the channel: no Ask
 // waits behind a title.
 func TestThreadTitleYieldsToQueuedAsks(t *testing.T) {
@@ -275,7 +289,7 @@ func TestThreadTitleYieldsToQueuedAsks(t *testing.T) {
 	posted := make(chan error, 1)
 	go func() { _, _, err := n.Post(t.Context(), openAsk("QUEUED")); posted <- err }()
 	testwait.For(t, "the Ask to queue", func() bool { return n.waiting(approvals) == 1 })
-	if _, _, err := n.OpenThread(t.Context(), "Claude Code · session 3f2a…"); err != nil {
+	if _, _, err := openThread(t, n, "Claude Code · session 3f2a…"); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-posted; err != nil {
@@ -287,5 +301,51 @@ func TestThreadTitleYieldsToQueuedAsks(t *testing.T) {
 	}
 	if !strings.Contains(posts[1].Text, "Approval needed") || !strings.Contains(posts[2].Text, "session 3f2a") {
 		t.Fatalf("posts after the burst: %q then %q; want the queued Ask before the thread's title", posts[1].Text, posts[2].Text)
+	}
+}
+
+// A title's Ask goes first even when the title is asked for first (the
+// gateway asks for it just before the Ask is recorded), and titles waiting
+// behind a backed-up channel hold no goroutine each.
+func TestThreadTitlesQueueBehindAsksWithoutAGoroutineEach(t *testing.T) {
+	n, fake := newTestNotifier(t, NotifierConfig{PerChannelInterval: 10 * time.Millisecond, PerChannelBurst: 1})
+	const titles = 200
+	opened := make(chan error, titles)
+	open := func(i int) {
+		n.OpenThreadThen(t.Context(), fmt.Sprintf("Claude Code · session s%03d", i), func(_, ts string, err error) {
+			if err == nil && ts == "" {
+				err = errors.New("opened with no ts")
+			}
+			opened <- err
+		})
+	}
+	before := runtime.NumGoroutine()
+	open(0)
+	// The first title's Ask, recorded just after it was asked for.
+	posted := make(chan error, 1)
+	go func() { _, _, err := n.Post(t.Context(), openAsk("OPENER")); posted <- err }()
+	testwait.For(t, "the Ask to queue", func() bool { return len(fake.Calls("chat.postMessage")) > 0 || n.waiting(approvals) == 1 })
+	for i := 1; i < titles; i++ {
+		open(i)
+	}
+	if grew := runtime.NumGoroutine() - before; grew > 10 {
+		t.Fatalf("%d goroutines more with %d titles queued", grew, titles)
+	}
+	if err := <-posted; err != nil {
+		t.Fatal(err)
+	}
+	for range titles {
+		if err := <-opened; err != nil {
+			t.Fatal(err)
+		}
+	}
+	posts := fake.Calls("chat.postMessage")
+	if len(posts) != titles+1 || !strings.Contains(posts[0].Text, "Approval needed") {
+		t.Fatalf("%d posts, the first %q; want the Ask first, then the %d titles", len(posts), posts[0].Text, titles)
+	}
+	for i, p := range posts[1:] {
+		if want := fmt.Sprintf("session s%03d", i); !strings.Contains(p.Text, want) {
+			t.Fatalf("post %d: %q, want %q (titles in the order asked)", i+1, p.Text, want)
+		}
 	}
 }

@@ -294,33 +294,12 @@ func (n *Notifier) render(a pending.Ask) Message {
 	return RenderAsk(a, o)
 }
 
-// pace waits for a posting slot in channel. Asks' posts take slots
-// first (burst.go): with later set (a thread's title, which nobody waits
-// on), pace also waits while this process has Asks queued for channel.
-func (n *Notifier) pace(ctx context.Context, channel string, later bool) error {
+// pace waits for a posting slot in channel.
+func (n *Notifier) pace(ctx context.Context, channel string) error {
 	for {
-		if later {
-			if empty := n.drained(channel); empty != nil {
-				// Woken when the queue empties; a second at most, should
-				// a change that empties it not say so.
-				t := time.NewTimer(time.Second)
-				select {
-				case <-empty:
-				case <-t.C:
-				case <-ctx.Done():
-					t.Stop()
-					return ctx.Err()
-				}
-				t.Stop()
-				continue
-			}
-		}
 		wait := n.take(ctx, channel)
 		if wait == 0 {
 			return nil
-		}
-		if later {
-			wait = min(wait, 100*time.Millisecond)
 		}
 		if err := sleep(ctx, wait); err != nil {
 			return err

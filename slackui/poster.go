@@ -15,7 +15,7 @@ import (
 // It returns the channel Slack posted to and the message's ts.
 func (n *Notifier) PostMessage(ctx context.Context, channel string, opts ...slack.MsgOption) (posted, ts string, err error) {
 	err = n.retry(ctx, "chat.postMessage", func(ctx context.Context) error {
-		if err := n.pace(ctx, channel, false); err != nil {
+		if err := n.pace(ctx, channel); err != nil {
 			return err
 		}
 		var err error

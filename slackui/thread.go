@@ -2,10 +2,7 @@ package slackui
 
 import (
 	"context"
-	"fmt"
 	"time"
-
-	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/redact"
 )
@@ -14,36 +11,60 @@ import (
 // first: the title is asked for just before that Ask is recorded.
 const titleGrace = 200 * time.Millisecond
 
-// OpenThread posts title (escaped, redacted: it comes from an agent) to the
-// approval channel and returns where: the message whose thread an external
-// agent session's Asks are then posted in (Ask.ReplyChannel and
-// ReplyThreadTS). It is paced and retried like an Ask's post, but after
-// the Asks: nobody waits on a title (see gateway.Threads), so it gives the
-// Ask that opened it titleGrace to be queued, and then waits while Asks
-// are queued for the channel.
-func (n *Notifier) OpenThread(ctx context.Context, title string) (channel, ts string, err error) {
-	channel = n.cfg.ApprovalChannel
+// titleTimeout bounds how long a title waits behind its channel's Asks.
+const titleTimeout = 2 * time.Minute
+
+// queuedTitle is a thread's opening message waiting in its channel's queue
+// (burst.go). It holds no goroutine: 500 new sessions in a burst are 500
+// short entries, not 500 parked goroutines.
+type queuedTitle struct {
+	text      string
+	notBefore time.Time // titleGrace after it was asked for
+	giveUpAt  time.Time // titleTimeout after it was asked for
+	done      func(channel, ts string, err error)
+}
+
+// OpenThreadThen posts title (escaped, redacted: it comes from an agent)
+// to the approval channel and calls done, once, on a goroutine of its own,
+// with where it went: the message whose thread an external agent session's
+// Asks are then posted in (Ask.ReplyChannel and ReplyThreadTS).
+//
+// Nobody waits on a title (see gateway.Threads), so it goes after the
+// Asks: it is queued with the channel's Asks and posted, paced and
+// retried like them, only while no Ask waits, and not before titleGrace
+// has let the Ask that opened it be queued first.
+func (n *Notifier) OpenThreadThen(ctx context.Context, title string, done func(channel, ts string, err error)) {
+	channel := n.cfg.ApprovalChannel
 	if channel == "" {
-		return "", "", ErrNoChannel
+		go done("", "", ErrNoChannel)
+		return
 	}
-	if err := sleep(ctx, titleGrace); err != nil {
-		return "", "", fmt.Errorf("slackui: open thread in %s: %w", channel, err)
+	now := time.Now()
+	qt := &queuedTitle{
+		text:      Escape(redact.Secrets(title)),
+		notBefore: now.Add(titleGrace),
+		giveUpAt:  now.Add(titleTimeout),
+		done:      done,
 	}
-	text := Escape(redact.Secrets(title))
-	var posted string
-	err = n.retry(ctx, "chat.postMessage", func(ctx context.Context) error {
-		if err := n.pace(ctx, channel, true); err != nil {
-			return err
-		}
-		var err error
-		posted, ts, err = n.api.PostMessageContext(ctx, channel, slack.MsgOptionText(text, false))
-		return err
-	})
-	if err != nil {
-		return "", "", fmt.Errorf("slackui: open thread in %s: %w", channel, err)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	cq := n.queue(ctx, channel)
+	cq.titles = append(cq.titles, qt)
+	cq.poke()
+}
+
+// dropStaleTitles takes out the titles that waited titleTimeout and
+// returns them. n.mu is held.
+func (cq *channelQueue) dropStaleTitles(now time.Time) []*queuedTitle {
+	k := 0
+	for k < len(cq.titles) && !now.Before(cq.titles[k].giveUpAt) {
+		k++
 	}
-	if posted == "" {
-		posted = channel
+	if k == 0 {
+		return nil
 	}
-	return posted, ts, nil
+	stale := append([]*queuedTitle(nil), cq.titles[:k]...)
+	clear(cq.titles[:k])
+	cq.titles = cq.titles[k:]
+	return stale
 }
