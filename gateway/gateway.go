@@ -135,9 +135,11 @@ type Service struct {
 	stop       context.CancelFunc
 	running    sync.WaitGroup
 
-	// intake admits the held hooks being judged and recorded at once
-	// (held.go).
-	intake chan struct{}
+	// intake admits the held hooks being judged and recorded at once;
+	// queued are those held waiting for a turn (held.go).
+	intake  chan struct{}
+	queueMu sync.Mutex
+	queued  []*queuedHook
 
 	team   teamURL // links.go
 	roots  RootStore

@@ -24,25 +24,39 @@ import (
 // holdHook answers Claude Code's hook for c, already authenticated and
 // parsed, when the policy asks a human and the connection can be held;
 // false: nothing was written, and the hook waits on its handler.
+//
+// Judging and recording take a turn at the intake (intakeLimit). A hook
+// that finds a turn free is judged on its handler, and held only if a
+// human must decide; one that finds the intake full (a burst) is held at
+// once and waits for its turn as an entry in the intake's queue, so a
+// burst of 10,000 is 10,000 queued calls, not 10,000 handlers with their
+// goroutines and buffers (about 35 KB each: 374 MB at the peak).
 func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c Call) bool {
 	svc := api.svc
 	if svc.cfg.Held == nil {
 		return false
 	}
-	select { // a turn at the intake (intakeLimit)
+	select {
 	case svc.intake <- struct{}{}:
-	case <-r.Context().Done():
-		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused(pending.ErrAskerGone.Error()), "", nil))
-		return true
-	case <-svc.background.Done():
-		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused(errShutdown.Error()), "", nil))
-		return true
+	default:
+		if svc.queueHook(w, r, event, c) {
+			return true
+		}
+		select { // it cannot be held: it waits for its turn here
+		case svc.intake <- struct{}{}:
+		case <-r.Context().Done():
+			writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused(pending.ErrAskerGone.Error()), "", nil))
+			return true
+		case <-svc.background.Done():
+			writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused(errShutdown.Error()), "", nil))
+			return true
+		}
 	}
 	inIntake := true
 	leaveIntake := func() {
 		if inIntake {
 			inIntake = false
-			<-svc.intake
+			svc.leaveIntake()
 		}
 	}
 	defer leaveIntake()
@@ -51,14 +65,6 @@ func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c
 		writeJSON(w, http.StatusOK, ClaudeAnswer(event, final, c.Tool, c.Input))
 		return true
 	}
-	// Only what the answer needs is kept while the hook waits: not the
-	// whole event (its transcript path, ids), and one context below, not
-	// within's two and their wakes, since the held connection's gone
-	// callback cancels it directly.
-	tool, input := c.Tool, keepInput(c.Tool, c.Input, req.Call.Command)
-	answer := func(w http.ResponseWriter, a pending.Ask) {
-		writeJSON(w, http.StatusOK, ClaudeAnswer(event, a, tool, input.rebuild()))
-	}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	conn, ok := svc.cfg.Held.Hold(w, r, func() { cancel(pending.ErrAskerGone) })
 	if !ok {
@@ -66,9 +72,29 @@ func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c
 		leaveIntake() // this one waits for its human on its handler
 		ctx, stop := svc.within(r.Context())
 		defer stop()
-		answer(w, svc.settle(ctx, req, c.Timeout))
+		heldAnswer(event, c, req)(w, svc.settle(ctx, req, c.Timeout))
 		return true
 	}
+	svc.waitHeld(ctx, cancel, conn, event, c, req)
+	return true
+}
+
+// heldAnswer writes the answer to c's hook once its Ask (of req) ended.
+// Only what the answer needs is kept while the hook waits: not the whole
+// event (its transcript path, ids), and the command once.
+func heldAnswer(event string, c Call, req pending.Request) func(http.ResponseWriter, pending.Ask) {
+	tool, input := c.Tool, keepInput(c.Tool, c.Input, req.Call.Command)
+	return func(w http.ResponseWriter, a pending.Ask) {
+		writeJSON(w, http.StatusOK, ClaudeAnswer(event, a, tool, input.rebuild()))
+	}
+}
+
+// waitHeld starts the round trip of req, judged for c's held hook on
+// conn, and answers the hook when its Ask ends. One context, not within's
+// two and their wakes: the held connection's gone callback cancels it
+// directly.
+func (svc *Service) waitHeld(ctx context.Context, cancel context.CancelCauseFunc, conn *heldhttp.Conn, event string, c Call, req pending.Request) {
+	answer := heldAnswer(event, c, req)
 	stopServe := context.AfterFunc(svc.background, func() { cancel(errShutdown) })
 	end := func(a pending.Ask) {
 		stopServe()
@@ -78,15 +104,111 @@ func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c
 	if a, decided := svc.launch(ctx, ctx, req, c.Timeout, end); decided {
 		end(a)
 	}
+}
+
+// queuedHook is a held hook waiting for a turn at the intake.
+type queuedHook struct {
+	svc       *Service
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	conn      *heldhttp.Conn
+	event     string
+	c         Call
+	stopServe func() bool
+}
+
+// queueHook holds r's connection and queues c's hook for the intake's
+// next free turn; false: it cannot be held, and nothing was written.
+func (svc *Service) queueHook(w http.ResponseWriter, r *http.Request, event string, c Call) bool {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	conn, ok := svc.cfg.Held.Hold(w, r, func() { cancel(pending.ErrAskerGone) })
+	if !ok {
+		cancel(context.Canceled)
+		return false
+	}
+	q := &queuedHook{svc: svc, ctx: ctx, cancel: cancel, conn: conn, event: event, c: c}
+	svc.running.Add(1) // Close waits for its answer
+	// The serve stopping answers a queued hook at once: its connection
+	// closing unanswered would let Claude Code go ahead.
+	q.stopServe = context.AfterFunc(svc.background, func() { q.refuse(errShutdown) })
+	svc.queueMu.Lock()
+	svc.queued = append(svc.queued, q)
+	svc.queueMu.Unlock()
+	svc.admitQueued() // a turn may have freed meanwhile
 	return true
 }
 
+// refuse answers the queued hook with a denial for cause (a second answer
+// is a no-op).
+func (q *queuedHook) refuse(cause error) {
+	q.cancel(cause)
+	q.conn.Answer(func(w http.ResponseWriter) {
+		writeJSON(w, http.StatusOK, ClaudeAnswer(q.event, refused(cause.Error()), "", nil))
+	})
+}
+
+// run judges the queued hook in the turn it was given, and gives the turn
+// back.
+func (q *queuedHook) run() {
+	svc := q.svc
+	defer svc.running.Done()
+	defer svc.leaveIntake()
+	if !q.stopServe() {
+		return // the serve stopped: already answered
+	}
+	if cause := context.Cause(q.ctx); cause != nil {
+		q.refuse(cause) // the asker left: nobody reads it
+		return
+	}
+	req, final, decided := svc.judge(q.ctx, q.c)
+	if decided {
+		q.cancel(context.Canceled)
+		q.conn.Answer(func(w http.ResponseWriter) {
+			writeJSON(w, http.StatusOK, ClaudeAnswer(q.event, final, q.c.Tool, q.c.Input))
+		})
+		return
+	}
+	svc.waitHeld(q.ctx, q.cancel, q.conn, q.event, q.c, req)
+}
+
+// leaveIntake gives back a turn at the intake, and hands free turns to
+// the queued hooks.
+func (svc *Service) leaveIntake() {
+	<-svc.intake
+	svc.admitQueued()
+}
+
+// admitQueued starts the queued hooks while turns are free, each on a
+// goroutine of its own for its turn. Every turn given back and every hook
+// queued calls it, so a hook queued just as the last turn frees is not
+// left waiting.
+func (svc *Service) admitQueued() {
+	for {
+		svc.queueMu.Lock()
+		if len(svc.queued) == 0 {
+			svc.queueMu.Unlock()
+			return
+		}
+		select {
+		case svc.intake <- struct{}{}:
+		default:
+			svc.queueMu.Unlock()
+			return
+		}
+		q := svc.queued[0]
+		svc.queued[0] = nil
+		svc.queued = svc.queued[1:]
+		svc.queueMu.Unlock()
+		go q.run()
+	}
+}
+
 // intakeLimit bounds the held hooks being judged and recorded at once.
-// The rest of a burst waits its turn on a shallow stack: 10,000 hooks
-// arriving together each ran the policy's parse and waited for one of the
-// store's few connections deep inside it, and the serve took 940 MB RSS
-// that it gave back only slowly once they were held. A turn is a
-// millisecond or so, the store's round trip.
+// The rest of a burst waits its turn held, in the intake's queue (above):
+// 10,000 hooks arriving together each ran the policy's parse and waited
+// for one of the store's few connections deep inside it, and the serve
+// took 940 MB RSS that it gave back only slowly once they were held. A
+// turn is a millisecond or so, the store's round trip.
 const intakeLimit = 64
 
 // heldInput is what a held hook keeps of its tool input for the answer:

@@ -275,13 +275,15 @@ func TestHeldHookIntakeWaitsItsTurn(t *testing.T) {
 	}
 	got := make(chan reply, 1)
 	go func() { got <- call(t, "POST", srv.URL+"/v1/hooks/claude", askToken, deployHook) }()
+	// It waits held, its handler gone, not on a goroutine of its own.
+	testwait.For(t, "the hook to be held while it waits for its turn", func() bool { return s.svc.cfg.Held.Count() == 1 })
 	// Without the limit the Ask is recorded within milliseconds.
 	for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		if asks, err := s.asks.ListPending(t.Context(), pending.Filter{}); err != nil || len(asks) != 0 {
 			t.Fatalf("with the intake full, a hook recorded %d Asks (%v)", len(asks), err)
 		}
 	}
-	<-s.svc.intake // one turn frees
+	s.svc.leaveIntake() // one turn frees
 	a := s.posted(t, t.Context())
 	if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
 		t.Fatalf("decide: %d %s", r.status, r.raw)
@@ -291,5 +293,76 @@ func TestHeldHookIntakeWaitsItsTurn(t *testing.T) {
 	}
 	if n := len(s.svc.intake); n != intakeLimit-1 {
 		t.Errorf("the intake holds %d turns after the hook, want %d (its turn given back)", n, intakeLimit-1)
+	}
+}
+
+// fillIntake takes every turn at the intake; the returned func gives them
+// back.
+func fillIntake(s *stack) (release func()) {
+	for range intakeLimit {
+		s.svc.intake <- struct{}{}
+	}
+	return func() {
+		for range intakeLimit {
+			s.svc.leaveIntake()
+		}
+	}
+}
+
+// A hook queued for the intake when the serve stops is answered with a
+// denial at once: its connection closing unanswered would let Claude Code
+// go ahead.
+func TestQueuedHookIsDeniedWhenTheServeStops(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	srv := apiServer(t, s)
+	release := fillIntake(s)
+	got := make(chan reply, 1)
+	go func() { got <- call(t, "POST", srv.URL+"/v1/hooks/claude", askToken, deployHook) }()
+	testwait.For(t, "the hook to be queued", func() bool { return s.svc.cfg.Held.Count() == 1 })
+	s.svc.Stop()
+	var r reply
+	select {
+	case r = <-got:
+	case <-time.After(10 * time.Second): // it would be answered only once a turn frees
+		release()
+		t.Fatal("a queued hook was not answered when the serve stopped")
+	}
+	if r.status != 200 || !strings.Contains(r.raw, `"behavior":"deny"`) || !strings.Contains(r.raw, errShutdown.Error()) {
+		t.Fatalf("queued hook at shutdown: %d %s", r.status, r.raw)
+	}
+	release()
+	if asks, err := s.asks.ListPending(t.Context(), pending.Filter{}); err != nil || len(asks) != 0 {
+		t.Fatalf("the stopped serve recorded %d Asks for the queued hook (%v)", len(asks), err)
+	}
+}
+
+// A hook whose agent left while it was queued is not judged when its turn
+// comes: no Ask is recorded for a call nobody waits for.
+func TestQueuedHookWhoseAgentLeftRecordsNoAsk(t *testing.T) {
+	s := newStack(t, stackOptions{})
+	srv := apiServer(t, s)
+	release := fillIntake(s)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/hooks/claude", strings.NewReader(deployHook))
+		req.Header.Set("Authorization", "Bearer "+askToken)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	testwait.For(t, "the hook to be queued", func() bool { return s.svc.cfg.Held.Count() == 1 })
+	cancel()
+	<-done
+	testwait.For(t, "the agent's leaving to be seen", func() bool { return s.svc.cfg.Held.Count() == 0 })
+	release()
+	testwait.For(t, "the queue to drain", func() bool {
+		s.svc.queueMu.Lock()
+		defer s.svc.queueMu.Unlock()
+		return len(s.svc.queued) == 0 && len(s.svc.intake) == 0
+	})
+	if evs, err := s.asks.(pending.AuditLog).AuditSince(t.Context(), time.Time{}); err != nil || len(evs) != 0 {
+		t.Fatalf("%d audit events for a hook whose agent left (%v): %+v", len(evs), err, evs)
 	}
 }
