@@ -42,6 +42,10 @@ import (
 	"syscall"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
+	slackapi "github.com/slack-go/slack"
+
+	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
 )
 
@@ -63,6 +67,7 @@ type options struct {
 	hooks     bool   // Claude Code hooks held open instead of API Asks polled
 	hookRate  int    // hooks opened per second; 0: all at once
 	memLimit  string // the serve's GOMEMLIMIT, if any
+	runs      bool   // chat-ops runs waiting instead of API Asks
 }
 
 func main() {
@@ -81,6 +86,7 @@ func main() {
 	flag.StringVar(&o.profile, "profile", "", "build the bot with the askops_pprof tag and write its profiles (heap, goroutines, CPU) of the waiting phase into this dir")
 	flag.BoolVar(&o.hooks, "hooks", false, "hold N Claude Code PreToolUse hooks (POST /v1/hooks/claude, each request open until answered, as the hook client holds it) instead of creating and polling API Asks")
 	flag.StringVar(&o.memLimit, "gomemlimit", "", "the serve's GOMEMLIMIT (e.g. 120MiB: the Go collector works harder near it, trading CPU for RSS); the bench itself runs without one")
+	flag.BoolVar(&o.runs, "runs", false, "with -slack: start N chat-ops runs instead (/askops run from runStarters users, spread over runChannels channels), each one's model asking for one bash call, and hold them waiting for it")
 	flag.IntVar(&o.hookRate, "hook-rate", 1000, "with -hooks: hooks opened per second, as agents arrive (0: all at once, a burst the serve's intake must absorb)")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -129,6 +135,19 @@ func run(o options) error {
 		return fmt.Errorf("-store: want redis or memory, got %q", o.store)
 	}
 
+	if o.runs && !o.slack {
+		return errors.New("-runs needs -slack: runs are started from Slack")
+	}
+	var model *fakeopenai.Server
+	if o.runs {
+		// Every run's model asks for one bash call, which waits for a human.
+		model = fakeopenai.New()
+		defer model.Close()
+		model.Then(func(n int, _ openai.ChatCompletionRequest) fakeopenai.Reply {
+			return fakeopenai.Call(fakeopenai.ToolCall{ID: fmt.Sprintf("call-%d", n), Name: "bash",
+				Arguments: fmt.Sprintf(`{"command":%q}`, fmt.Sprintf("make deploy-%d %s", n, strings.Repeat("x", 1000)))})
+		})
+	}
 	var slack *fakeslack.Server
 	if o.slack {
 		if slack, err = fakeslack.Start(fakeslack.Options{}); err != nil {
@@ -141,7 +160,7 @@ func run(o options) error {
 		return err
 	}
 	cfgPath := filepath.Join(dir, "bench.yaml")
-	if err := os.WriteFile(cfgPath, []byte(config(slack, listen, redisURL)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(config(slack, model, dir, listen, redisURL)), 0o600); err != nil {
 		return err
 	}
 	cmd := exec.Command(bin, "serve", "-config", cfgPath)
@@ -212,6 +231,9 @@ func run(o options) error {
 
 	if o.hooks {
 		return holdHooks(ctx, o, cmd.Process, base, token, redisPort, slack)
+	}
+	if o.runs {
+		return holdRuns(ctx, o, cmd.Process, base, redisPort, slack)
 	}
 	cl := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.workers, MaxConnsPerHost: o.workers}}
 	creating := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.creators, MaxConnsPerHost: o.creators}}
@@ -339,9 +361,68 @@ func holdHooks(ctx context.Context, o options, serve *os.Process, base, token, r
 	return nil
 }
 
+// runStarters and runChannels spread -runs: a user has at most 100 runs
+// (sessions.Options.MaxRunsPerUser), and a channel's run status messages
+// are paced at one a second like every post, so 10,000 runs in one
+// channel would take hours to start.
+const (
+	runStarters = 100
+	runChannels = 1000
+)
+
+// holdRuns starts o.n chat-ops runs by signed /askops run commands, each
+// from one of runStarters users in one of runChannels channels; once the
+// serve counts every run's Ask pending it reports the serve and holds them
+// o.hold. The runs end with the serve.
+func holdRuns(ctx context.Context, o options, serve *os.Process, base, redisPort string, slack *fakeslack.Server) error {
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	started := time.Now()
+	for range o.creators {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= o.n {
+					return
+				}
+				resp, err := slack.PostSlashCommand(ctx, base+"/slack/commands", slackapi.SlashCommand{
+					Command: "/askops", Text: fmt.Sprintf("run deploy service %d", i), TeamDomain: "bench",
+					UserID: starter(i), ChannelID: fmt.Sprintf("CRUNS%04d", i%runChannels),
+				})
+				if err == nil {
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte("Starting a run")) {
+						err = fmt.Errorf("/askops run: %d %s", resp.StatusCode, b)
+					}
+				}
+				if err != nil && failed.Add(1) <= 3 {
+					fmt.Fprintln(os.Stderr, "run:", err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	fmt.Printf("started %d runs in %s, %d failed\n", o.n, time.Since(started).Round(time.Millisecond), failed.Load())
+	for deadline := time.Now().Add(10 * time.Minute); ; {
+		n, _ := strconv.ParseFloat(metricsOf(ctx, base)["askops_asks_pending"], 64)
+		if int(n) >= o.n-int(failed.Load()) || time.Now().After(deadline) {
+			fmt.Printf("%d runs waiting on their Ask after %s\n", int(n), time.Since(started).Round(time.Millisecond))
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	hold(ctx, o, serve, base, redisPort, slack, started)
+	return nil
+}
+
+func starter(i int) string { return fmt.Sprintf("URUN%03d", i%runStarters) }
+
 // config is a serve's config: the API on, policy mode ask (every API call
-// waits for a human), approvals long enough to outlast the measurement.
-func config(slack *fakeslack.Server, listen, redisURL string) string {
+// waits for a human), approvals long enough to outlast the measurement;
+// with model, chat-ops runs on it in a workspace under dir.
+func config(slack *fakeslack.Server, model *fakeopenai.Server, dir, listen, redisURL string) string {
 	var b strings.Builder
 	if slack != nil {
 		fmt.Fprintf(&b, `slack:
@@ -369,7 +450,16 @@ api:
   session_ttl: 1h
   approvers:
     users: [UAPPROVER1]
-policy:
+`)
+	if model != nil {
+		starters := make([]string, runStarters)
+		for i := range starters {
+			starters[i] = starter(i)
+		}
+		fmt.Fprintf(&b, "  run_starters:\n    users: [%s]\nopenai:\n  base_url: %q\n  model: fake-model\nagent:\n  workspace: %q\n",
+			strings.Join(starters, ", "), model.BaseURL(), filepath.Join(dir, "workspace"))
+	}
+	b.WriteString(`policy:
   mode: ask
 log:
   level: warn
@@ -523,12 +613,24 @@ func tsTime(ts string) (time.Time, bool) {
 func report(ctx context.Context, phase, base string, pid int, redisPort string) {
 	rss := procStatus(pid, "VmRSS")
 	m := metricsOf(ctx, base)
-	line := fmt.Sprintf("%-12s RSS %s  heap_inuse %s  stack_inuse %s  goroutines %s",
-		phase, rss, mb(m["go_memstats_heap_inuse_bytes"]), mb(m["go_memstats_stack_inuse_bytes"]), m["go_goroutines"])
+	line := fmt.Sprintf("%-12s RSS %s (peak %s, file %s)  heap_inuse %s  heap_free %s  stack_inuse %s  limit %s  goroutines %s",
+		phase, rss, procStatus(pid, "VmHWM"), procStatus(pid, "RssFile"), mb(m["go_memstats_heap_inuse_bytes"]), mbDiff(m["go_memstats_heap_idle_bytes"], m["go_memstats_heap_released_bytes"]),
+		mb(m["go_memstats_stack_inuse_bytes"]), mb(m["go_gc_gomemlimit_bytes"]), m["go_goroutines"])
 	if redisPort != "" {
 		line += "  redis_clients " + redisClients(redisPort)
 	}
 	fmt.Println(line)
+}
+
+// mbDiff is a-b in MB: the heap's free memory not yet given back (idle
+// minus released).
+func mbDiff(a, b string) string {
+	x, err1 := strconv.ParseFloat(a, 64)
+	y, err2 := strconv.ParseFloat(b, 64)
+	if err1 != nil || err2 != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f MB", (x-y)/1e6)
 }
 
 func mb(s string) string {
