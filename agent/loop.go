@@ -25,10 +25,6 @@ func (r *Runner) execute(ctx context.Context, run *Run) Result {
 	if err != nil {
 		return Result{Status: StatusFailed, Err: err}
 	}
-	defs := make([]openai.Tool, 0, len(r.order))
-	for _, name := range r.order {
-		defs = append(defs, r.tools[name].definition())
-	}
 	msgs := []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: r.cfg.SystemPrompt +
 			fmt.Sprintf("\n\nWorkspace: %s\nWorking directory: %s", env.Workspace, env.Cwd)},
@@ -40,7 +36,7 @@ func (r *Runner) execute(ctx context.Context, run *Run) Result {
 		resp, err := r.cfg.Model.Complete(ctx, openai.ChatCompletionRequest{
 			Model:    r.cfg.ModelName,
 			Messages: msgs,
-			Tools:    defs,
+			Tools:    r.defs,
 		})
 		if ctx.Err() != nil {
 			return cancelled(ctx)

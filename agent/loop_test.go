@@ -691,3 +691,30 @@ func TestDuplicateRunIDIsRefused(t *testing.T) {
 		t.Fatalf("first = %+v", res)
 	}
 }
+
+// Then gets the run's result once it ends, whether it was asked for while
+// the run waited for a human or after it ended; the Runner's Shutdown
+// waits for it.
+func TestThenGetsTheResultBeforeAndAfterTheEnd(t *testing.T) {
+	h := newHarness(t, []fakeopenai.Reply{fakeopenai.Call(bash("c1", "touch marker"))}, nil)
+	h.approver.answer = func(ctx context.Context, req agent.Request) agent.Decision {
+		<-ctx.Done()
+		return decided(req, agent.Cancelled, "", "the run was stopped")
+	}
+	ev := newEvents()
+	run := h.runner.Start(t.Context(), agent.RunSpec{ID: "r-then", Task: "t"}, ev.record)
+	ev.waitFor(t, "asked", func(e agent.Event) bool { return e.Kind == agent.EventAsked })
+	var before agent.Result
+	run.Then(func(res agent.Result) { before = res })
+	if err := h.runner.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if before.RunID != "r-then" || before.Status != agent.StatusCancelled {
+		t.Fatalf("Then while waiting got %+v once the Runner's Shutdown returned", before)
+	}
+	var after agent.Result
+	run.Then(func(res agent.Result) { after = res })
+	if after != before {
+		t.Fatalf("Then after the end got %+v, want %+v", after, before)
+	}
+}

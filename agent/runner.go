@@ -25,6 +25,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
+
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/policy"
 )
@@ -79,7 +81,7 @@ type Runner struct {
 	cfg       Config
 	workspace string
 	tools     map[string]Tool
-	order     []string // tool names in declaration order, for the model
+	defs      []openai.Tool // the tools' definitions in declaration order, for the model
 
 	mu   sync.Mutex
 	runs map[string]*Run
@@ -151,7 +153,9 @@ func NewRunner(cfg Config) (*Runner, error) {
 			return nil, fmt.Errorf("agent: config: tool %q is declared twice", t.Name)
 		}
 		r.tools[t.Name] = t
-		r.order = append(r.order, t.Name)
+		// Built once: every run sends the same definitions, and a
+		// waiting run held its own copy (about 2.5 KB).
+		r.defs = append(r.defs, t.definition())
 	}
 	return r, nil
 }
@@ -240,6 +244,10 @@ type Run struct {
 	emitMu    sync.Mutex
 	onEvent   func(Event)
 	now       func() time.Time
+
+	thenMu sync.Mutex
+	ended  bool
+	then   []func(Result)
 }
 
 // ID returns the run's id.
@@ -249,6 +257,35 @@ func (run *Run) ID() string { return run.spec.ID }
 func (run *Run) Wait() Result {
 	<-run.done
 	return run.result
+}
+
+// Then calls f with the run's Result once it ends: on the run's goroutine
+// (the Runner's Wait waits for it), or at once on the caller's if the run
+// has ended. A caller that would only wait for the end so holds no
+// goroutine of its own while the run waits for a human.
+func (run *Run) Then(f func(Result)) {
+	run.thenMu.Lock()
+	if !run.ended {
+		run.then = append(run.then, f)
+		run.thenMu.Unlock()
+		return
+	}
+	run.thenMu.Unlock()
+	f(run.Wait())
+}
+
+// end closes done and calls the Then funcs, on the goroutine that ends
+// the run.
+func (run *Run) end() {
+	close(run.done)
+	run.thenMu.Lock()
+	run.ended = true
+	fs := run.then
+	run.then = nil
+	run.thenMu.Unlock()
+	for _, f := range fs {
+		f(run.result)
+	}
 }
 
 // Start starts a run in its own goroutine. onEvent (may be nil) receives the
@@ -268,7 +305,7 @@ func (r *Runner) Start(ctx context.Context, spec RunSpec, onEvent func(Event)) *
 		cancel(nil)
 		run.result = Result{RunID: spec.ID, Status: StatusFailed, Err: fmt.Errorf("agent: a run with id %q is already running", spec.ID)}
 		run.emit(Event{Kind: EventFailed, Err: run.result.Err})
-		close(run.done)
+		run.end()
 		return run
 	}
 	r.runs[spec.ID] = run
@@ -295,7 +332,7 @@ func (r *Runner) Start(ctx context.Context, spec RunSpec, onEvent func(Event)) *
 			log.Warn("run ended without an answer", "status", res.Status, "err", res.Err, "iterations", res.Iterations)
 			run.emit(Event{Kind: EventFailed, Err: res.Err, Text: string(res.Status)})
 		}
-		close(run.done)
+		run.end()
 	}()
 	return run
 }

@@ -104,9 +104,20 @@ func (o *Ops) startRun(channel, thread, user, task string, tell func(text string
 	o.log.Info("run started", "run", id, "session", spec.SessionID, "by", user)
 	endRecord := o.recordRun(ctx, id, channel, user, task)
 	run := o.cfg.Runner.Start(ctx, spec, up.event)
-	res := run.Wait()
-	endRecord()
-	up.finish(res)
+	// What follows the end runs on the run's own goroutine, tracked like
+	// this one: a waiting run holds no goroutine here.
+	o.work.Add(1)
+	run.Then(func(res agent.Result) {
+		defer o.work.Done()
+		endRecord()
+		up.finish(res)
+		o.ended(ctx, channel, thread, id, res)
+	})
+}
+
+// ended reports run id's end: the count, the log, and the answer in its
+// thread.
+func (o *Ops) ended(ctx context.Context, channel, thread, id string, res agent.Result) {
 	o.cfg.Runs.RunEnded(string(res.Status))
 	o.log.Info("run ended", "run", id, "status", res.Status, "iterations", res.Iterations, "err", res.Err)
 

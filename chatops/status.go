@@ -45,17 +45,19 @@ type statusUpdater struct {
 	ts      string
 	log     *slog.Logger
 
-	mu    sync.Mutex
-	st    *runStatus
-	dirty chan struct{}
-	done  chan struct{}
-	wg    sync.WaitGroup
+	mu      sync.Mutex
+	st      *runStatus
+	timer   *time.Timer // the next edit, once scheduled
+	next    time.Time   // no edit before: edits are paced a second apart
+	ended   bool        // finish makes the last edit
+	editing sync.WaitGroup
 }
 
+// newStatusUpdater returns the updater of the run status message ts. It
+// holds no goroutine: an edit is a timer until it is due, so 10,000 runs
+// waiting for approval do not park 10,000 loops.
 func newStatusUpdater(api Poster, channel, ts string, st *runStatus, log *slog.Logger) *statusUpdater {
-	u := &statusUpdater{api: api, channel: channel, ts: ts, st: st, log: log, dirty: make(chan struct{}, 1), done: make(chan struct{})}
-	u.wg.Go(u.loop)
-	return u
+	return &statusUpdater{api: api, channel: channel, ts: ts, st: st, log: log}
 }
 
 func (u *statusUpdater) event(e agent.Event) {
@@ -77,11 +79,37 @@ func (u *statusUpdater) event(e agent.Event) {
 		s.state = "running"
 		s.last += " → " + slackui.Text(outcomeText(string(e.Outcome)), 40)
 	}
+	u.schedule()
 	u.mu.Unlock()
-	select {
-	case u.dirty <- struct{}{}:
-	default:
+}
+
+// schedule arranges an edit statusSettle from now, or once the pace
+// allows, unless one is already arranged. u.mu is held.
+func (u *statusUpdater) schedule() {
+	if u.timer != nil || u.ended {
+		return
 	}
+	at := time.Now().Add(statusSettle)
+	if at.Before(u.next) {
+		at = u.next
+	}
+	u.editing.Add(1)
+	u.timer = time.AfterFunc(time.Until(at), u.edit)
+}
+
+// edit is a scheduled edit: the status as it is now.
+func (u *statusUpdater) edit() {
+	defer u.editing.Done()
+	u.mu.Lock()
+	if u.ended {
+		u.mu.Unlock()
+		return // finish makes the last edit
+	}
+	u.timer = nil
+	u.next = time.Now().Add(time.Second)
+	text := u.st.text()
+	u.mu.Unlock()
+	u.update(text)
 }
 
 func (u *statusUpdater) finish(res agent.Result) {
@@ -97,9 +125,15 @@ func (u *statusUpdater) finish(res agent.Result) {
 	if res.Iterations > u.st.step {
 		u.st.step = res.Iterations
 	}
+	u.ended = true
+	if u.timer != nil && u.timer.Stop() {
+		u.editing.Done() // it will not run
+	}
+	u.timer = nil
+	text := u.st.text()
 	u.mu.Unlock()
-	close(u.done)
-	u.wg.Wait()
+	u.editing.Wait() // an edit on its way goes first: the last one is the end's
+	u.update(text)
 }
 
 // statusSettle is how long the status message waits after an event before
@@ -111,32 +145,7 @@ func (u *statusUpdater) finish(res agent.Result) {
 // for one step.
 const statusSettle = 200 * time.Millisecond
 
-func (u *statusUpdater) loop() {
-	for {
-		select {
-		case <-u.dirty:
-			select {
-			case <-time.After(statusSettle):
-			case <-u.done:
-				u.update() // the run's end: its last state, once
-				return
-			}
-			u.update()
-			select { // pace the edits
-			case <-time.After(time.Second):
-			case <-u.done:
-			}
-		case <-u.done:
-			u.update()
-			return
-		}
-	}
-}
-
-func (u *statusUpdater) update() {
-	u.mu.Lock()
-	text := u.st.text()
-	u.mu.Unlock()
+func (u *statusUpdater) update(text string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := u.api.UpdateMessage(ctx, u.channel, u.ts, slack.MsgOptionText(text, false)); err != nil {
