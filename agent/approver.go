@@ -13,6 +13,16 @@ type Approver interface {
 	Approve(ctx context.Context, req Request) Decision
 }
 
+// ThenApprover is an Approver that can ask without the run's goroutine
+// waiting: done gets the Decision once, on a goroutine of its own, and
+// ctx ending ends the Ask (cancelled) as it ends Approve's. A run whose
+// Approver is one waits for its human as its state alone, so 10,000
+// waiting runs are not 10,000 blocked goroutines with their stacks.
+type ThenApprover interface {
+	Approver
+	ApproveThen(ctx context.Context, req Request, done func(Decision))
+}
+
 // Request is what the agent asks a human about: one call the policy asked
 // about, with the policy's reason and rule, and where the run came from.
 type Request struct {

@@ -14,73 +14,132 @@ import (
 	"github.com/askops/askops/policy"
 )
 
-// execute is one run's loop.
-func (r *Runner) execute(ctx context.Context, run *Run) Result {
+// execute runs run's loop and calls finish with its Result, once: on this
+// goroutine, or, when the run waited for a human through a ThenApprover,
+// on the goroutine that brought the decision.
+func (r *Runner) execute(ctx context.Context, run *Run, finish func(Result)) {
 	spec := run.spec
 	run.emit(Event{Kind: EventStarted, Text: spec.Task})
 	if strings.TrimSpace(spec.Task) == "" {
-		return Result{Status: StatusFailed, Err: errors.New("agent: the run has no task")}
+		finish(Result{Status: StatusFailed, Err: errors.New("agent: the run has no task")})
+		return
 	}
 	env, err := r.env(spec.Cwd)
 	if err != nil {
-		return Result{Status: StatusFailed, Err: err}
+		finish(Result{Status: StatusFailed, Err: err})
+		return
 	}
-	msgs := []openai.ChatCompletionMessage{
+	l := &loop{r: r, ctx: ctx, run: run, env: env, finish: finish, msgs: []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: r.cfg.SystemPrompt +
 			fmt.Sprintf("\n\nWorkspace: %s\nWorking directory: %s", env.Workspace, env.Cwd)},
 		{Role: openai.ChatMessageRoleUser, Content: spec.Task},
-	}
+	}}
+	l.next()
+}
 
-	for it := 1; it <= r.cfg.MaxIterations; it++ {
-		run.iteration.Store(int64(it))
-		resp, err := r.cfg.Model.Complete(ctx, openai.ChatCompletionRequest{
-			Model:    r.cfg.ModelName,
-			Messages: msgs,
-			Tools:    r.defs,
-		})
-		if ctx.Err() != nil {
-			return cancelled(ctx)
-		}
-		if err != nil {
-			return Result{Status: StatusFailed, Err: fmt.Errorf("agent: model: %w", err)}
-		}
-		if len(resp.Choices) == 0 {
-			return Result{Status: StatusFailed, Err: errors.New("agent: the model returned no choices")}
-		}
-		msg := resp.Choices[0].Message
-		msg.Role = openai.ChatMessageRoleAssistant
-		for i := range msg.ToolCalls {
-			// Some local servers omit ids; the tool results must still pair up.
-			if msg.ToolCalls[i].ID == "" {
-				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", it, i+1)
-			}
-			if msg.ToolCalls[i].Type == "" {
-				msg.ToolCalls[i].Type = openai.ToolTypeFunction
-			}
-		}
-		msgs = append(msgs, msg)
-		if msg.Content != "" {
-			run.emit(Event{Kind: EventAssistant, Text: msg.Content})
-		}
-		if len(msg.ToolCalls) == 0 {
-			return Result{Status: StatusFinished, Answer: msg.Content}
-		}
+// loop is a run's loop as its state: the conversation, and the model
+// turn whose calls are being taken through the policy. Kept as state, not
+// on a goroutine's stack, so that a run waiting for its human can park.
+type loop struct {
+	r      *Runner
+	ctx    context.Context
+	run    *Run
+	env    Env
+	finish func(Result)
 
-		results := r.turn(ctx, run, env, msg.ToolCalls)
-		if ctx.Err() != nil {
-			return cancelled(ctx)
+	msgs []openai.ChatCompletionMessage
+	it   int
+	turn *turn // nil between model turns
+}
+
+// turn is one model turn's calls in progress.
+type turn struct {
+	tcs     []openai.ToolCall
+	calls   []call
+	results []string
+	i       int   // the next call to take
+	skipped *call // the first side-effect-relevant call of this turn that was not performed
+}
+
+// next goes on with the run until it ends (finish) or parks for a human,
+// whose decision calls next again.
+func (l *loop) next() {
+	for {
+		if l.turn == nil {
+			if res, ended := l.ask(); ended {
+				l.finish(res)
+				return
+			}
 		}
-		for i, tc := range msg.ToolCalls {
-			msgs = append(msgs, openai.ChatCompletionMessage{
+		if parked := l.runCalls(); parked {
+			return
+		}
+		if l.ctx.Err() != nil {
+			l.finish(cancelled(l.ctx))
+			return
+		}
+		for i, tc := range l.turn.tcs {
+			l.msgs = append(l.msgs, openai.ChatCompletionMessage{
 				Role:       openai.ChatMessageRoleTool,
 				ToolCallID: tc.ID,
 				Name:       tc.Function.Name,
-				Content:    results[i],
+				Content:    l.turn.results[i],
 			})
 		}
+		l.turn = nil
 	}
-	return Result{Status: StatusFailed, Err: fmt.Errorf(
-		"agent: the model made %d calls (max_iterations) without giving a final answer; the run was stopped", r.cfg.MaxIterations)}
+}
+
+// ask asks the model for its next turn and starts it (l.turn), or says
+// how the run ended: the model's answer, a failure, a stop, or
+// MaxIterations spent.
+func (l *loop) ask() (Result, bool) {
+	r, ctx, run := l.r, l.ctx, l.run
+	if l.it >= r.cfg.MaxIterations {
+		return Result{Status: StatusFailed, Err: fmt.Errorf(
+			"agent: the model made %d calls (max_iterations) without giving a final answer; the run was stopped", r.cfg.MaxIterations)}, true
+	}
+	l.it++
+	it := l.it
+	run.iteration.Store(int64(it))
+	resp, err := r.cfg.Model.Complete(ctx, openai.ChatCompletionRequest{
+		Model:    r.cfg.ModelName,
+		Messages: l.msgs,
+		Tools:    r.defs,
+	})
+	if ctx.Err() != nil {
+		return cancelled(ctx), true
+	}
+	if err != nil {
+		return Result{Status: StatusFailed, Err: fmt.Errorf("agent: model: %w", err)}, true
+	}
+	if len(resp.Choices) == 0 {
+		return Result{Status: StatusFailed, Err: errors.New("agent: the model returned no choices")}, true
+	}
+	msg := resp.Choices[0].Message
+	msg.Role = openai.ChatMessageRoleAssistant
+	for i := range msg.ToolCalls {
+		// Some local servers omit ids; the tool results must still pair up.
+		if msg.ToolCalls[i].ID == "" {
+			msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", it, i+1)
+		}
+		if msg.ToolCalls[i].Type == "" {
+			msg.ToolCalls[i].Type = openai.ToolTypeFunction
+		}
+	}
+	l.msgs = append(l.msgs, msg)
+	if msg.Content != "" {
+		run.emit(Event{Kind: EventAssistant, Text: msg.Content})
+	}
+	if len(msg.ToolCalls) == 0 {
+		return Result{Status: StatusFinished, Answer: msg.Content}, true
+	}
+	t := &turn{tcs: msg.ToolCalls, calls: make([]call, len(msg.ToolCalls)), results: make([]string, len(msg.ToolCalls))}
+	for i, tc := range msg.ToolCalls {
+		t.calls[i] = r.prepare(l.env, tc)
+	}
+	l.turn = t
+	return Result{}, false
 }
 
 func cancelled(ctx context.Context) Result {
@@ -123,21 +182,18 @@ type outcome struct {
 	performed bool
 }
 
-// turn runs one model turn's calls in batches and returns the tool results
-// in the model's call order.
-func (r *Runner) turn(ctx context.Context, run *Run, env Env, tcs []openai.ToolCall) []string {
-	calls := make([]call, len(tcs))
-	for i, tc := range tcs {
-		calls[i] = r.prepare(env, tc)
-	}
-	results := make([]string, len(calls))
-	var skipped *call // the first side-effect-relevant call of this turn that was not performed
-
-	for i := 0; i < len(calls); {
+// runCalls takes the turn's calls, from the next one, in batches, leaving
+// the tool results in the model's call order; parked: a call waits for its
+// human, and its decision goes on from there.
+func (l *loop) runCalls() (parked bool) {
+	r, ctx, run, env, t := l.r, l.ctx, l.run, l.env, l.turn
+	calls, results := t.calls, t.results
+	for t.i < len(calls) {
+		i := t.i
 		c := &calls[i]
 		if ctx.Err() != nil {
 			results[i] = notPerformedStopped
-			i++
+			t.i++
 			continue
 		}
 		if c.bad != nil {
@@ -146,21 +202,21 @@ func (r *Runner) turn(ctx context.Context, run *Run, env Env, tcs []openai.ToolC
 			e := r.callEvent(EventToolResult, c)
 			e.Text, e.IsError, e.NotPerformed = results[i], true, true
 			run.emit(e)
-			if skipped == nil {
-				skipped = c // later side effects may depend on what this call meant to do
+			if t.skipped == nil {
+				t.skipped = c // later side effects may depend on what this call meant to do
 			}
-			i++
+			t.i++
 			continue
 		}
-		if skipped != nil && c.tool.Safety != policy.ReadOnly {
+		if t.skipped != nil && c.tool.Safety != policy.ReadOnly {
 			// It was planned on the premise that the earlier call would run.
 			run.emit(r.callEvent(EventToolCall, c))
 			results[i] = fmt.Sprintf("not performed: an earlier call in this turn (%s, id %s) was not performed, so this call, which has side effects, was skipped. Re-plan with that in mind.",
-				skipped.tc.Function.Name, skipped.tc.ID)
+				t.skipped.tc.Function.Name, t.skipped.tc.ID)
 			e := r.callEvent(EventToolResult, c)
 			e.Text, e.NotPerformed = results[i], true
 			run.emit(e)
-			i++
+			t.i++
 			continue
 		}
 
@@ -183,18 +239,29 @@ func (r *Runner) turn(ctx context.Context, run *Run, env Env, tcs []openai.ToolC
 				verdicts = append(verdicts, nv)
 			}
 			r.runBatch(ctx, run, calls, batch, verdicts, results)
-			i = j
+			t.i = j
 			continue
 		}
 
-		o := r.runAlone(ctx, run, env, c, v)
-		results[i] = o.text
-		if !o.performed && skipped == nil {
-			skipped = c
+		o, parked := r.runAlone(ctx, run, env, c, v, func(o outcome) {
+			t.took(c, o)
+			l.next()
+		})
+		if parked {
+			return true
 		}
-		i++
+		t.took(c, o)
 	}
-	return results
+	return false
+}
+
+// took records the outcome of c, the turn's next call, and moves on.
+func (t *turn) took(c *call, o outcome) {
+	t.results[t.i] = o.text
+	if !o.performed && t.skipped == nil {
+		t.skipped = c
+	}
+	t.i++
 }
 
 const notPerformedStopped = "not performed: the run was stopped before this call came up."
@@ -284,8 +351,11 @@ func (r *Runner) runBatch(ctx context.Context, run *Run, calls []call, batch []i
 	wg.Wait()
 }
 
-// runAlone takes one call through allow / deny / ask.
-func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v policy.Verdict) outcome {
+// runAlone takes one call through allow / deny / ask. An ask through a
+// ThenApprover parks: runAlone returns parked, and resume gets the
+// outcome later, on the decision's goroutine. Otherwise it returns the
+// outcome.
+func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v policy.Verdict, resume func(outcome)) (o outcome, parked bool) {
 	log := r.cfg.Logger.With("run", run.spec.ID, "session", run.spec.SessionID, "tool", c.tool.Name, "call_id", c.tc.ID)
 	e := r.callEvent(EventToolCall, c)
 	e.Decision, e.Reason, e.Rule = v.Decision, v.Reason, v.Rule
@@ -293,10 +363,10 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 
 	switch v.Decision {
 	case policy.Allow:
-		return outcome{text: r.perform(ctx, run, c), performed: true}
+		return outcome{text: r.perform(ctx, run, c), performed: true}, false
 	case policy.Deny:
 		log.Info("call blocked by policy", "rule", v.Rule, "reason", v.Reason)
-		return r.notPerformed(run, c, policyDeniedText(v))
+		return r.notPerformed(run, c, policyDeniedText(v)), false
 	}
 
 	req := Request{
@@ -326,20 +396,25 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 	asked := r.callEvent(EventAsked, c)
 	asked.Reason, asked.Rule = v.Reason, v.Rule
 	run.emit(asked)
-	d := r.approve(ctx, req)
-	log.Info("ask decided", "ask", d.AskID, "outcome", d.Outcome, "by", d.By)
-	decided := r.callEvent(EventDecided, c)
-	decided.AskID, decided.Outcome, decided.By, decided.Reason = d.AskID, d.Outcome, d.By, d.Reason
-	run.emit(decided)
-
-	if d.Outcome.Approves() {
-		if ctx.Err() != nil {
-			// Approved, but the run was stopped meanwhile: nothing starts now.
-			return r.notPerformed(run, c, notPerformedStopped)
+	decided := func(d Decision) outcome {
+		log.Info("ask decided", "ask", d.AskID, "outcome", d.Outcome, "by", d.By)
+		e := r.callEvent(EventDecided, c)
+		e.AskID, e.Outcome, e.By, e.Reason = d.AskID, d.Outcome, d.By, d.Reason
+		run.emit(e)
+		if d.Outcome.Approves() {
+			if ctx.Err() != nil {
+				// Approved, but the run was stopped meanwhile: nothing starts now.
+				return r.notPerformed(run, c, notPerformedStopped)
+			}
+			return outcome{text: r.perform(ctx, run, c), performed: true}
 		}
-		return outcome{text: r.perform(ctx, run, c), performed: true}
+		return r.notPerformed(run, c, outcomeText(d))
 	}
-	return r.notPerformed(run, c, outcomeText(d))
+	if t, ok := r.cfg.Approver.(ThenApprover); ok {
+		approveThen(ctx, t, req, func(d Decision) { resume(decided(d)) })
+		return outcome{}, true
+	}
+	return decided(r.approve(ctx, req)), false
 }
 
 // approve asks the Approver and makes sure the answer is terminal and known;
@@ -350,7 +425,25 @@ func (r *Runner) approve(ctx context.Context, req Request) (d Decision) {
 			d = Decision{Outcome: Unavailable, Reason: fmt.Sprintf("the approver failed: %v", p)}
 		}
 	}()
-	d = r.cfg.Approver.Approve(ctx, req)
+	return checked(r.cfg.Approver.Approve(ctx, req))
+}
+
+// approveThen is approve through a ThenApprover: done gets the checked
+// Decision once, on a goroutine of its own, however the approver fails.
+func approveThen(ctx context.Context, t ThenApprover, req Request, done func(Decision)) {
+	var once sync.Once
+	answer := func(d Decision) { once.Do(func() { done(d) }) }
+	defer func() {
+		if p := recover(); p != nil {
+			go answer(Decision{Outcome: Unavailable, Reason: fmt.Sprintf("the approver failed: %v", p)})
+		}
+	}()
+	t.ApproveThen(ctx, req, func(d Decision) { answer(checked(d)) })
+}
+
+// checked is d, or Unavailable when d's outcome is not a terminal one the
+// agent knows.
+func checked(d Decision) Decision {
 	if !d.Outcome.Valid() {
 		d.Reason = fmt.Sprintf("the approver returned no decision (status %q)", d.Outcome)
 		d.Outcome = Unavailable

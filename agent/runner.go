@@ -312,10 +312,11 @@ func (r *Runner) Start(ctx context.Context, spec RunSpec, onEvent func(Event)) *
 	r.wg.Add(1)
 	r.mu.Unlock()
 
-	go func() {
+	// The run goes on from the goroutine that brings each decision, so
+	// its end is a func, not this goroutine's return.
+	go r.execute(ctx, run, func(res Result) {
 		defer r.wg.Done()
 		defer cancel(nil)
-		res := r.execute(ctx, run)
 		res.RunID = spec.ID
 		res.Iterations = int(run.iteration.Load())
 		run.result = res
@@ -333,7 +334,7 @@ func (r *Runner) Start(ctx context.Context, spec RunSpec, onEvent func(Event)) *
 			run.emit(Event{Kind: EventFailed, Err: res.Err, Text: string(res.Status)})
 		}
 		run.end()
-	}()
+	})
 	return run
 }
 

@@ -36,6 +36,30 @@ func (m *Approver) Approve(ctx context.Context, req pending.Request) pending.Ask
 	return a
 }
 
+// ApproveThen is Approve without the wait: done gets the final Ask once,
+// on a goroutine of its own. With a Next that launches (*approval.Core)
+// the Ask waits parked, holding no goroutine: a chat-ops run waiting for
+// its human is then its state, not a blocked goroutine.
+func (m *Approver) ApproveThen(ctx context.Context, req pending.Request, done func(pending.Ask)) {
+	l, ok := m.Next.(launcher)
+	if !ok {
+		go func() { done(m.Approve(ctx, req)) }()
+		return
+	}
+	_, wait := l.Launch(ctx, req, 0)
+	m.Metrics.AskWaiting(1)
+	start := time.Now()
+	// The log line's strings, not the whole request, for as long as it waits.
+	run, session, tool := req.RunID, req.SessionID, req.Tool
+	wait(ctx, func(a pending.Ask) {
+		m.Metrics.AskWaiting(-1)
+		outcome, latency := m.ended(a, start)
+		m.Log.Info("ask ended", "ask", a.ID, "run", run, "session", session, "tool", tool,
+			"outcome", outcome, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", a.DecisionReason)
+		done(a)
+	})
+}
+
 // ended counts a final Ask; the latency is the store's creation to
 // decision when it has both, else the wait measured from start.
 func (m *Approver) ended(a pending.Ask, start time.Time) (pending.Outcome, time.Duration) {

@@ -27,11 +27,35 @@ type Approver struct {
 	}
 }
 
-var _ agent.Approver = Approver{}
+var (
+	_ agent.Approver     = Approver{}
+	_ agent.ThenApprover = Approver{}
+)
 
 // Approve implements agent.Approver.
 func (a Approver) Approve(ctx context.Context, r agent.Request) agent.Decision {
-	ask := a.Next.Approve(ctx, pending.Request{
+	return decision(a.Next.Approve(ctx, request(r)))
+}
+
+// thenApprover is a round trip that can wait without a goroutine
+// (*metrics.Approver's ApproveThen, on *approval.Core's Launch).
+type thenApprover interface {
+	ApproveThen(ctx context.Context, req pending.Request, done func(pending.Ask))
+}
+
+// ApproveThen implements agent.ThenApprover: with a Next that parks, a run
+// waiting for its human holds no goroutine.
+func (a Approver) ApproveThen(ctx context.Context, r agent.Request, done func(agent.Decision)) {
+	if t, ok := a.Next.(thenApprover); ok {
+		t.ApproveThen(ctx, request(r), func(ask pending.Ask) { done(decision(ask)) })
+		return
+	}
+	go func() { done(a.Approve(ctx, r)) }()
+}
+
+// request is the store's request for the agent's.
+func request(r agent.Request) pending.Request {
+	return pending.Request{
 		RunID: r.RunID, SessionID: r.SessionID, Label: r.Label, StartedBy: r.StartedBy,
 		Tool: r.Tool, Args: r.Args, Summary: r.Summary, Path: r.Path,
 		Call: pending.Call{
@@ -41,7 +65,11 @@ func (a Approver) Approve(ctx context.Context, r agent.Request) agent.Decision {
 		Reason: r.Reason, Rule: r.Rule, Approvals: r.Approvals, Workspace: r.Workspace, Cwd: r.Cwd,
 		ReplyChannel: r.ReplyChannel, ReplyThreadTS: r.ReplyThreadTS,
 		SessionName: runSessionName(r), SessionStarted: r.SessionStarted,
-	})
+	}
+}
+
+// decision is the agent's decision for the ended Ask.
+func decision(ask pending.Ask) agent.Decision {
 	return agent.Decision{
 		AskID: ask.ID, Outcome: agent.Outcome(ask.Status), By: ask.DecidedBy,
 		Reason: withTally(ask), Deadline: ask.Deadline,

@@ -118,3 +118,47 @@ func TestRunSessionNames(t *testing.T) {
 		t.Errorf("a named session: %q", got)
 	}
 }
+
+// thenFunc is a round trip that parks: it answers later, through done.
+type thenFunc struct {
+	approveFunc
+	then func(context.Context, pending.Request, func(pending.Ask))
+}
+
+func (f thenFunc) ApproveThen(ctx context.Context, req pending.Request, done func(pending.Ask)) {
+	f.then(ctx, req, done)
+}
+
+// ApproveThen carries the same request and decision as Approve, through
+// the round trip's own ApproveThen when it has one, and through Approve
+// on a goroutine when it has not.
+func TestApproveThenIsApproveWithoutTheWait(t *testing.T) {
+	var req agent.Request
+	rv := reflect.ValueOf(&req).Elem()
+	fill(rv, "")
+	end := func(r pending.Request) pending.Ask {
+		return pending.Ask{Request: r, ID: "ask-1", Status: pending.Status(pending.Approved), DecidedBy: "U1"}
+	}
+	want := agent.Decision{AskID: "ask-1", Outcome: agent.Approved, By: "U1"}
+	var parked func(pending.Ask)
+	var got pending.Request
+	parking := thenFunc{
+		approveFunc: func(context.Context, pending.Request) pending.Ask { panic("blocked in Approve") },
+		then:        func(_ context.Context, r pending.Request, done func(pending.Ask)) { got, parked = r, done },
+	}
+	decided := make(chan agent.Decision, 1)
+	Approver{Next: parking}.ApproveThen(t.Context(), req, func(d agent.Decision) { decided <- d })
+	if parked == nil {
+		t.Fatal("the round trip's ApproveThen was not used")
+	}
+	sameFields(t, rv, reflect.ValueOf(got), "")
+	parked(end(got))
+	if d := <-decided; d != want {
+		t.Errorf("parked: decision %+v, want %+v", d, want)
+	}
+	blocking := approveFunc(func(_ context.Context, r pending.Request) pending.Ask { return end(r) })
+	Approver{Next: blocking}.ApproveThen(t.Context(), req, func(d agent.Decision) { decided <- d })
+	if d := <-decided; d != want {
+		t.Errorf("blocking: decision %+v, want %+v", d, want)
+	}
+}

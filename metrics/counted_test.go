@@ -1,0 +1,50 @@
+package metrics
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/pending"
+)
+
+// launchFunc is a round trip that parks (*approval.Core's Launch): the
+// test ends its Ask through the done it keeps.
+type launchFunc struct {
+	done chan func(pending.Ask)
+}
+
+func (l launchFunc) Approve(context.Context, pending.Request) pending.Ask {
+	panic("a launching round trip's ApproveThen must not block in Approve")
+}
+
+func (l launchFunc) Launch(_ context.Context, req pending.Request, _ time.Duration) (pending.Ask, func(context.Context, func(pending.Ask))) {
+	a := pending.Ask{Request: req, ID: "ask-1", Status: pending.StatusPending}
+	return a, func(_ context.Context, done func(pending.Ask)) { l.done <- done }
+}
+
+// ApproveThen waits parked through a launching round trip, counted as a
+// waiting Ask until it ends, then as its outcome.
+func TestApproveThenCountsAParkedAsk(t *testing.T) {
+	m := New("dev")
+	next := launchFunc{done: make(chan func(pending.Ask), 1)}
+	a := &Approver{Next: next, Metrics: m, Log: slog.New(slog.DiscardHandler)}
+	got := make(chan pending.Ask, 1)
+	a.ApproveThen(t.Context(), pending.Request{RunID: "r1", Tool: "bash"}, func(ask pending.Ask) { got <- ask })
+	done := <-next.done
+	if out := scrape(t, m); !strings.Contains(out, "askops_asks_pending 1\n") {
+		t.Fatalf("while parked:\n%s", out)
+	}
+	done(pending.Ask{ID: "ask-1", Status: pending.Status(pending.Denied), DecidedBy: "U1"})
+	if ask := <-got; ask.ID != "ask-1" || ask.DecidedBy != "U1" {
+		t.Fatalf("done got %+v", ask)
+	}
+	out := scrape(t, m)
+	for _, want := range []string{"askops_asks_pending 0", `askops_asks_total{outcome="denied"} 1`} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("missing %q after the end in:\n%s", want, out)
+		}
+	}
+}
