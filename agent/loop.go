@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -356,7 +357,11 @@ func (r *Runner) runBatch(ctx context.Context, run *Run, calls []call, batch []i
 // outcome later, on the decision's goroutine. Otherwise it returns the
 // outcome.
 func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v policy.Verdict, resume func(outcome)) (o outcome, parked bool) {
-	log := r.cfg.Logger.With("run", run.spec.ID, "session", run.spec.SessionID, "tool", c.tool.Name, "call_id", c.tc.ID)
+	// Built when a line is written, not kept while the run is parked (a
+	// logger with its attributes is about 1 KB).
+	log := func() *slog.Logger {
+		return r.cfg.Logger.With("run", run.spec.ID, "session", run.spec.SessionID, "tool", c.tool.Name, "call_id", c.tc.ID)
+	}
 	e := r.callEvent(EventToolCall, c)
 	e.Decision, e.Reason, e.Rule = v.Decision, v.Reason, v.Rule
 	run.emit(e)
@@ -365,7 +370,7 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 	case policy.Allow:
 		return outcome{text: r.perform(ctx, run, c), performed: true}, false
 	case policy.Deny:
-		log.Info("call blocked by policy", "rule", v.Rule, "reason", v.Reason)
+		log().Info("call blocked by policy", "rule", v.Rule, "reason", v.Reason)
 		return r.notPerformed(run, c, policyDeniedText(v)), false
 	}
 
@@ -397,7 +402,7 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 	asked.Reason, asked.Rule = v.Reason, v.Rule
 	run.emit(asked)
 	decided := func(d Decision) outcome {
-		log.Info("ask decided", "ask", d.AskID, "outcome", d.Outcome, "by", d.By)
+		log().Info("ask decided", "ask", d.AskID, "outcome", d.Outcome, "by", d.By)
 		e := r.callEvent(EventDecided, c)
 		e.AskID, e.Outcome, e.By, e.Reason = d.AskID, d.Outcome, d.By, d.Reason
 		run.emit(e)
