@@ -241,25 +241,18 @@ func run(o options) error {
 	var failed atomic.Int64
 	started := time.Now()
 	var wg sync.WaitGroup
-	next := atomic.Int64{}
-	for range o.creators {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= o.n {
-					return
+	wg.Go(func() {
+		eachOf(o.n, o.creators, func(i int) {
+			id, err := create(ctx, creating, base, token, i, o.sessions)
+			if err != nil {
+				if failed.Add(1) <= 3 {
+					fmt.Fprintln(os.Stderr, "create:", err)
 				}
-				id, err := create(ctx, creating, base, token, i, o.sessions)
-				if err != nil {
-					if failed.Add(1) <= 3 {
-						fmt.Fprintln(os.Stderr, "create:", err)
-					}
-					continue
-				}
-				ids[i] = id
+				return
 			}
+			ids[i] = id
 		})
-	}
+	})
 	// Keep the Asks alive while they are created: a poller sweeps the ids
 	// made so far.
 	pollCtx, stopPolls := context.WithCancel(ctx)
@@ -376,34 +369,23 @@ const (
 // o.hold. The runs end with the serve.
 func holdRuns(ctx context.Context, o options, serve *os.Process, base, redisPort string, slack *fakeslack.Server) error {
 	var failed atomic.Int64
-	var wg sync.WaitGroup
-	next := atomic.Int64{}
 	started := time.Now()
-	for range o.creators {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= o.n {
-					return
-				}
-				resp, err := slack.PostSlashCommand(ctx, base+"/slack/commands", slackapi.SlashCommand{
-					Command: "/askops", Text: fmt.Sprintf("run deploy service %d", i), TeamDomain: "bench",
-					UserID: starter(i), ChannelID: fmt.Sprintf("CRUNS%04d", i%runChannels),
-				})
-				if err == nil {
-					b, _ := io.ReadAll(resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte("Starting a run")) {
-						err = fmt.Errorf("/askops run: %d %s", resp.StatusCode, b)
-					}
-				}
-				if err != nil && failed.Add(1) <= 3 {
-					fmt.Fprintln(os.Stderr, "run:", err)
-				}
-			}
+	eachOf(o.n, o.creators, func(i int) {
+		resp, err := slack.PostSlashCommand(ctx, base+"/slack/commands", slackapi.SlashCommand{
+			Command: "/askops", Text: fmt.Sprintf("run deploy service %d", i), TeamDomain: "bench",
+			UserID: starter(i), ChannelID: fmt.Sprintf("CRUNS%04d", i%runChannels),
 		})
-	}
-	wg.Wait()
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte("Starting a run")) {
+				err = fmt.Errorf("/askops run: %d %s", resp.StatusCode, b)
+			}
+		}
+		if err != nil && failed.Add(1) <= 3 {
+			fmt.Fprintln(os.Stderr, "run:", err)
+		}
+	})
 	fmt.Printf("started %d runs in %s, %d failed\n", o.n, time.Since(started).Round(time.Millisecond), failed.Load())
 	for deadline := time.Now().Add(10 * time.Minute); ; {
 		n, _ := strconv.ParseFloat(metricsOf(ctx, base)["askops_asks_pending"], 64)
@@ -415,6 +397,21 @@ func holdRuns(ctx context.Context, o options, serve *os.Process, base, redisPort
 	}
 	hold(ctx, o, serve, base, redisPort, slack, started)
 	return nil
+}
+
+// eachOf calls f for 0..n-1 on workers goroutines and returns once all
+// have returned.
+func eachOf(n, workers int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func starter(i int) string { return fmt.Sprintf("URUN%03d", i%runStarters) }
