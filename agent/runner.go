@@ -288,7 +288,9 @@ func (run *Run) end() {
 	}
 }
 
-// Start starts a run in its own goroutine. onEvent (may be nil) receives the
+// Start starts a run in its own goroutine; with a ThenApprover a run
+// waiting for its human holds none, and goes on on the goroutine that
+// brings the decision. onEvent (may be nil) receives the
 // run's events in order, never concurrently, on the run's goroutines; it
 // should not block for long and must not call Wait on the same run.
 // The run ends when the model answers, at MaxIterations, on Stop, or when ctx ends.
