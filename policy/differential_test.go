@@ -601,6 +601,7 @@ func TestDifferentialRunsLikeBash(t *testing.T) {
 		{"ls | time -p echo x", `ran ["time" "-p" "echo" "x"]`},
 		{"ls |& time echo x", `ran ["time" "echo" "x"]`},
 		{"printf -v HOME x", `changed the variables ["HOME"]`},
+		{"printf %n HOME", `changed the variables ["HOME"]`},
 		{"ls -la | grep x > out/y 2>&1", ""},
 		{"echo a; printf '%s\\n' b c | sort", ""},
 		{"time ls; ! ls", ""},

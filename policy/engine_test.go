@@ -753,6 +753,13 @@ func TestAllowRefusesAssigningBuiltins(t *testing.T) {
 	for cmd, want := range map[string]Decision{
 		"printf '%s' x; ls":           Allow,
 		"printf -v PATH '%s' src; ls": Ask,
+		"printf %n PATH; ls":          Ask, // bash's printf stores a count in PATH
+		"printf 'ab%-5ln' PATH; ls":   Ask,
+		"printf -- %n PATH; ls":       Ask,
+		`printf $'%\x6e' PATH; ls`:    Ask,
+		`printf "$f" PATH; ls`:        Ask, // a format not known may hold %n
+		"printf '100%%n' x; ls":       Allow,
+		"printf '%s\n' n; ls":         Allow,
 		"read PATH < f; ls":           Ask,
 		"getopts a PATH; ls":          Ask,
 		"hash -p ./evil ls; ls":       Ask,

@@ -162,6 +162,12 @@ func (z *analyzer) evaluatedArgs(name string, ws []word, depth int) {
 			case strings.HasPrefix(l, "-v"):
 				z.printfAssigns(l[2:], args[i+1:], depth)
 			case l == "--" || !strings.HasPrefix(l, "-"):
+				if l == "--" {
+					i++
+				}
+				if i < len(args) && printfFormatAssigns(args[i]) {
+					z.a.refuseAllow("printf with %n in its format (it assigns a variable)")
+				}
 				return
 			}
 		}
@@ -175,6 +181,36 @@ func (z *analyzer) evaluatedArgs(name string, ws []word, depth int) {
 			}
 		}
 	}
+}
+
+// printfFormatAssigns reports whether printf's format may assign a
+// variable: bash's printf stores the count of bytes written so far in the
+// variable an argument names for each %n conversion (flags, width,
+// precision and length letters allowed between, as in %-5ln), so
+// `printf %n PATH` sets PATH. A format not known in full may hold one.
+func printfFormatAssigns(f word) bool {
+	if !f.known() {
+		return true
+	}
+	s := f.loose
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			continue
+		}
+		j := i + 1
+		if j < len(s) && s[j] == '%' {
+			i = j // a literal %
+			continue
+		}
+		for j < len(s) && strings.IndexByte("-+ #0'*.123456789hlLjzt", s[j]) >= 0 {
+			j++
+		}
+		if j < len(s) && s[j] == 'n' {
+			return true
+		}
+		i = j - 1
+	}
+	return false
 }
 
 // printfAssigns: printf -v NAME FORMAT ARGS… assigns the formatted text
