@@ -164,7 +164,11 @@ func redirView(r *syntax.Redirect, quoted func(...*syntax.Word) string) string {
 			target = strconv.Quote(n)
 		}
 	}
-	v := "redir " + fd + r.Op.String() + " " + target
+	op := r.Op.String()
+	if w := wordOf(r.Word); r.Op == syntax.DplIn && w.ok && w.lit == "-" {
+		op = syntax.DplOut.String() // N<&- and N>&- both close N; bash prints both as N>&-
+	}
+	v := "redir " + fd + op + " " + target
 	// An empty body is no body: the parser gives one here-document an
 	// empty word and another none, as bash's own printing shows.
 	if r.Hdoc != nil {
