@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,14 +27,24 @@ type Approver struct {
 
 // Approve takes req through Next and counts the outcome.
 func (m *Approver) Approve(ctx context.Context, req pending.Request) pending.Ask {
+	end := m.waiting("run", req.RunID, "session", req.SessionID, "tool", req.Tool)
+	a := m.Next.Approve(ctx, req)
+	end(a)
+	return a
+}
+
+// waiting counts an Ask as waited on from now; end counts its outcome and
+// writes its log line, attrs naming its request (their strings only, not
+// the request, are kept for as long as it waits).
+func (m *Approver) waiting(attrs ...any) (end func(pending.Ask)) {
 	m.Metrics.AskWaiting(1)
 	start := time.Now()
-	a := m.Next.Approve(ctx, req)
-	m.Metrics.AskWaiting(-1)
-	outcome, latency := m.ended(a, start)
-	m.Log.Info("ask ended", "ask", a.ID, "run", req.RunID, "session", req.SessionID, "tool", req.Tool,
-		"outcome", outcome, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", a.DecisionReason)
-	return a
+	return func(a pending.Ask) {
+		m.Metrics.AskWaiting(-1)
+		outcome, latency := m.ended(a, start)
+		m.Log.Info("ask ended", slices.Concat([]any{"ask", a.ID}, attrs, []any{
+			"outcome", outcome, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", a.DecisionReason})...)
+	}
 }
 
 // ApproveThen is Approve without the wait: done gets the final Ask once,
@@ -47,15 +58,9 @@ func (m *Approver) ApproveThen(ctx context.Context, req pending.Request, done fu
 		return
 	}
 	_, wait := l.Launch(ctx, req, 0)
-	m.Metrics.AskWaiting(1)
-	start := time.Now()
-	// The log line's strings, not the whole request, for as long as it waits.
-	run, session, tool := req.RunID, req.SessionID, req.Tool
+	end := m.waiting("run", req.RunID, "session", req.SessionID, "tool", req.Tool)
 	wait(ctx, func(a pending.Ask) {
-		m.Metrics.AskWaiting(-1)
-		outcome, latency := m.ended(a, start)
-		m.Log.Info("ask ended", "ask", a.ID, "run", run, "session", session, "tool", tool,
-			"outcome", outcome, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", a.DecisionReason)
+		end(a)
 		done(a)
 	})
 }
@@ -88,13 +93,9 @@ type Starter struct {
 func (m Starter) Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
 	a, rest := m.Next.Start(ctx, req, ttl)
 	return a, func(ctx context.Context) pending.Ask {
-		m.Counted.Metrics.AskWaiting(1)
-		start := time.Now()
+		end := m.Counted.waiting("session", req.SessionID, "tool", req.Tool, "agent", req.Label)
 		final := rest(ctx)
-		m.Counted.Metrics.AskWaiting(-1)
-		outcome, latency := m.Counted.ended(final, start)
-		m.Counted.Log.Info("ask ended", "ask", final.ID, "session", req.SessionID, "tool", req.Tool, "agent", req.Label,
-			"outcome", outcome, "by", final.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", final.DecisionReason)
+		end(final)
 		return final
 	}
 }
@@ -121,13 +122,9 @@ func (m Starter) Launch(ctx context.Context, req pending.Request, ttl time.Durat
 	// not the whole request, for as long as the Ask waits.
 	session, tool, label := req.SessionID, req.Tool, req.Label
 	return a, func(ctx context.Context, done func(pending.Ask)) {
-		m.Counted.Metrics.AskWaiting(1)
-		start := time.Now()
+		end := m.Counted.waiting("session", session, "tool", tool, "agent", label)
 		run(ctx, func(final pending.Ask) {
-			m.Counted.Metrics.AskWaiting(-1)
-			outcome, latency := m.Counted.ended(final, start)
-			m.Counted.Log.Info("ask ended", "ask", final.ID, "session", session, "tool", tool, "agent", label,
-				"outcome", outcome, "by", final.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", final.DecisionReason)
+			end(final)
 			done(final)
 		})
 	}
