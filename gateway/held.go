@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -42,8 +43,14 @@ func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c
 		if svc.queueHook(w, r, event, c) {
 			return true
 		}
+		arrived := time.Now()
 		select { // it cannot be held: it waits for its turn here
 		case svc.intake <- struct{}{}:
+			if !svc.sinceArrival(&c, arrived) {
+				svc.leaveIntake()
+				writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused(errIntakeTooLong.Error()), "", nil))
+				return true
+			}
 		case <-r.Context().Done():
 			writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused(pending.ErrAskerGone.Error()), "", nil))
 			return true
@@ -114,6 +121,7 @@ type queuedHook struct {
 	conn      *heldhttp.Conn
 	event     string
 	c         Call
+	queued    time.Time
 	stopServe func() bool
 }
 
@@ -126,7 +134,7 @@ func (svc *Service) queueHook(w http.ResponseWriter, r *http.Request, event stri
 		cancel(context.Canceled)
 		return false
 	}
-	q := &queuedHook{svc: svc, ctx: ctx, cancel: cancel, conn: conn, event: event, c: c}
+	q := &queuedHook{svc: svc, ctx: ctx, cancel: cancel, conn: conn, event: event, c: c, queued: time.Now()}
 	svc.running.Add(1) // Close waits for its answer
 	// The serve stopping answers a queued hook at once: its connection
 	// closing unanswered would let Claude Code go ahead.
@@ -137,6 +145,24 @@ func (svc *Service) queueHook(w http.ResponseWriter, r *http.Request, event stri
 	svc.admitQueued() // a turn may have freed meanwhile
 	return true
 }
+
+// sinceArrival takes the time c's hook waited for its turn at the intake
+// off its Ask's life: the hook's own timeout runs from its request, so its
+// Ask's deadline does too. (The agent's hook timeout is askops' deadline
+// plus a margin; a long queue must not eat into it.) false: less than a
+// second would be left.
+func (svc *Service) sinceArrival(c *Call, arrived time.Time) bool {
+	ttl := c.Timeout
+	if ttl <= 0 {
+		ttl = svc.cfg.MaxTimeout
+	}
+	c.Timeout = ttl - time.Since(arrived)
+	return c.Timeout >= time.Second
+}
+
+// errIntakeTooLong is why a hook that waited in the intake's queue until
+// its deadline was refused.
+var errIntakeTooLong = errors.New("askops was too busy to judge this call before its deadline")
 
 // refuse answers the queued hook with a denial for cause (a second answer
 // is a no-op).
@@ -158,6 +184,10 @@ func (q *queuedHook) run() {
 	}
 	if cause := context.Cause(q.ctx); cause != nil {
 		q.refuse(cause) // the asker left: nobody reads it
+		return
+	}
+	if !svc.sinceArrival(&q.c, q.queued) {
+		q.refuse(errIntakeTooLong)
 		return
 	}
 	req, final, decided := svc.judge(q.ctx, q.c)

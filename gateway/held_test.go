@@ -366,3 +366,27 @@ func TestQueuedHookWhoseAgentLeftRecordsNoAsk(t *testing.T) {
 		t.Fatalf("%d audit events for a hook whose agent left (%v): %+v", len(evs), err, evs)
 	}
 }
+
+// A hook's Ask deadline runs from the hook's request, not from its turn at
+// the intake: the agent's own hook timeout (askops' deadline plus a
+// margin) started when it sent the hook.
+func TestQueuedHookDeadlineCountsTheQueue(t *testing.T) {
+	s := newStack(t, stackOptions{timeout: time.Minute})
+	srv := apiServer(t, s)
+	release := fillIntake(s)
+	got := make(chan reply, 1)
+	go func() { got <- call(t, "POST", srv.URL+"/v1/hooks/claude", askToken, deployHook) }()
+	testwait.For(t, "the hook to be queued", func() bool { return s.svc.cfg.Held.Count() == 1 })
+	time.Sleep(1500 * time.Millisecond) // the queue the hook waits in
+	release()
+	a := s.posted(t, t.Context())
+	if life := a.Deadline.Sub(a.CreatedAt); life > time.Minute-time.Second {
+		t.Errorf("the Ask lives %s from its creation; want approvals.timeout less the 1.5 s queued", life)
+	}
+	if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
+		t.Fatalf("decide: %d %s", r.status, r.raw)
+	}
+	if r := <-got; !strings.Contains(r.raw, `"behavior":"allow"`) {
+		t.Errorf("hook answer: %d %s", r.status, r.raw)
+	}
+}
