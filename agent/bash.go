@@ -45,7 +45,9 @@ func bashTool(commandEnv []string) Tool {
 			// parses it, printed back. A command that cannot be printed
 			// back (it does not parse, or has characters where shells
 			// disagree) stays raw; the policy never allows it.
-			if canonical, err := policy.Canonical(command); err == nil {
+			// A command that prints back unchanged keeps its own text,
+			// which the conversation holds already.
+			if canonical, err := policy.Canonical(command); err == nil && canonical != command {
 				command = canonical
 			}
 			return Action{

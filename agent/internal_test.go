@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/askops/askops/policy"
 )
@@ -86,5 +88,59 @@ func TestBackoffStaysWithinBounds(t *testing.T) {
 		if d <= 0 || d > o.MaxDelay {
 			t.Fatalf("attempt %d: backoff %v outside (0, %v]", attempt, d, o.MaxDelay)
 		}
+	}
+}
+
+// sharesMemory reports whether s's bytes lie inside outer's.
+func sharesMemory(s, outer string) bool {
+	if s == "" || outer == "" {
+		return false
+	}
+	p, lo := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.StringData(outer)))
+	return p >= lo && p+uintptr(len(s)) <= lo+uintptr(len(outer))
+}
+
+func TestStringArgumentsShareTheArgumentsText(t *testing.T) {
+	params := []Param{{Name: "command", Type: String, Required: true}}
+	raw := `{"command": "echo hello world"}`
+	a, err := parseArgs("bash", params, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.String("command"); got != "echo hello world" || !sharesMemory(got, raw) {
+		t.Errorf("command = %q, shares the arguments' text: %v; want the same text, shared", got, sharesMemory(got, raw))
+	}
+	// Escaped text is decoded, not cut from the JSON.
+	raw = `{"command": "printf 'a\tb\n' \"x\""}`
+	if a, err = parseArgs("bash", params, raw); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := a.String("command"), "printf 'a\tb\n' \"x\""; got != want {
+		t.Errorf("command = %q, want %q", got, want)
+	}
+	if got := a.String("absent"); got != "" {
+		t.Errorf("an absent argument = %q, want empty", got)
+	}
+}
+
+func TestRunsInOneDirectoryShareTheirSystemPrompt(t *testing.T) {
+	r := &Runner{cfg: Config{SystemPrompt: "Be careful."}, prompts: map[string]string{}}
+	a := r.systemPrompt(Env{Workspace: "/ws", Cwd: "/ws/api"})
+	b := r.systemPrompt(Env{Workspace: "/ws", Cwd: "/ws/api"})
+	c := r.systemPrompt(Env{Workspace: "/ws", Cwd: "/ws/web"})
+	if want := "Be careful.\n\nWorkspace: /ws\nWorking directory: /ws/api"; a != want {
+		t.Fatalf("prompt = %q, want %q", a, want)
+	}
+	if unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Error("two runs in /ws/api hold two copies of the system prompt")
+	}
+	if !strings.HasSuffix(c, "Working directory: /ws/web") {
+		t.Errorf("the prompt for /ws/web = %q", c)
+	}
+	for i := range 2 * maxKeptPrompts {
+		r.systemPrompt(Env{Workspace: "/ws", Cwd: fmt.Sprintf("/ws/d%d", i)})
+	}
+	if len(r.prompts) > maxKeptPrompts {
+		t.Errorf("%d prompts kept, want at most %d", len(r.prompts), maxKeptPrompts)
 	}
 }

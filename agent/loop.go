@@ -30,12 +30,34 @@ func (r *Runner) execute(ctx context.Context, run *Run, finish func(Result)) {
 		finish(Result{Status: StatusFailed, Err: err})
 		return
 	}
-	l := &loop{r: r, ctx: ctx, run: run, env: env, finish: finish, msgs: []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: r.cfg.SystemPrompt +
-			fmt.Sprintf("\n\nWorkspace: %s\nWorking directory: %s", env.Workspace, env.Cwd)},
-		{Role: openai.ChatMessageRoleUser, Content: spec.Task},
-	}}
+	// Room for the first turn (its call and result) from the start.
+	msgs := make([]openai.ChatCompletionMessage, 0, 4)
+	msgs = append(msgs,
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: r.systemPrompt(env)},
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: spec.Task})
+	l := &loop{r: r, ctx: ctx, run: run, env: env, finish: finish, msgs: msgs}
 	l.next()
+}
+
+// maxKeptPrompts bounds the system prompts kept for sharing: one per
+// working directory runs start in, which a team keeps to a handful.
+const maxKeptPrompts = 256
+
+// systemPrompt is a run's first message: the configured prompt and where
+// the run works. Runs in one directory share one copy of it (up to
+// maxKeptPrompts directories), so 10,000 waiting runs do not each keep a
+// kilobyte of the same text.
+func (r *Runner) systemPrompt(env Env) string {
+	r.promptsMu.Lock()
+	defer r.promptsMu.Unlock()
+	if p, ok := r.prompts[env.Cwd]; ok {
+		return p
+	}
+	p := r.cfg.SystemPrompt + fmt.Sprintf("\n\nWorkspace: %s\nWorking directory: %s", env.Workspace, env.Cwd)
+	if len(r.prompts) < maxKeptPrompts {
+		r.prompts[env.Cwd] = p
+	}
+	return p
 }
 
 // loop is a run's loop as its state: the conversation, and the model
@@ -136,8 +158,8 @@ func (l *loop) ask() (Result, bool) {
 		return Result{Status: StatusFinished, Answer: msg.Content}, true
 	}
 	t := &turn{tcs: msg.ToolCalls, calls: make([]call, len(msg.ToolCalls)), results: make([]string, len(msg.ToolCalls))}
-	for i, tc := range msg.ToolCalls {
-		t.calls[i] = r.prepare(l.env, tc)
+	for i := range msg.ToolCalls {
+		t.calls[i] = r.prepare(l.env, &msg.ToolCalls[i])
 	}
 	l.turn = t
 	return Result{}, false
@@ -171,9 +193,11 @@ func (r *Runner) env(cwd string) (Env, error) {
 }
 
 // call is one tool call of a turn, decoded and prepared (or refused).
+// It points at its tool and at the model's call in the conversation
+// rather than copying them: a waiting run keeps its calls.
 type call struct {
-	tc     openai.ToolCall
-	tool   Tool
+	tc     *openai.ToolCall
+	tool   *Tool
 	action Action
 	bad    error // malformed: unknown tool, bad arguments, refused path
 }
@@ -267,7 +291,7 @@ func (t *turn) took(c *call, o outcome) {
 
 const notPerformedStopped = "not performed: the run was stopped before this call came up."
 
-func (r *Runner) prepare(env Env, tc openai.ToolCall) call {
+func (r *Runner) prepare(env Env, tc *openai.ToolCall) call {
 	c := call{tc: tc}
 	t, ok := r.tools[tc.Function.Name]
 	if !ok {
@@ -280,7 +304,7 @@ func (r *Runner) prepare(env Env, tc openai.ToolCall) call {
 		c.bad = err
 		return c
 	}
-	a, err := safePrepare(t, env, args)
+	a, err := safePrepare(*t, env, args)
 	if err != nil {
 		c.bad = err
 		return c

@@ -80,12 +80,15 @@ When you are done, answer with a short summary of what you did and found, withou
 type Runner struct {
 	cfg       Config
 	workspace string
-	tools     map[string]Tool
+	tools     map[string]*Tool
 	defs      []openai.Tool // the tools' definitions in declaration order, for the model
 
 	mu   sync.Mutex
 	runs map[string]*Run
 	wg   sync.WaitGroup
+
+	promptsMu sync.Mutex
+	prompts   map[string]string // the system prompt by working directory (systemPrompt)
 }
 
 // NewRunner checks cfg and returns a Runner. A workspace that does not exist
@@ -143,7 +146,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 		cfg.Logger.Warn("agent: could not make the process non-dumpable; commands may read its environment through /proc", "err", err)
 	}
 
-	r := &Runner{cfg: cfg, workspace: ws, tools: map[string]Tool{}, runs: map[string]*Run{}}
+	r := &Runner{cfg: cfg, workspace: ws, tools: map[string]*Tool{}, runs: map[string]*Run{}, prompts: map[string]string{}}
 	builtin := []Tool{bashTool(cfg.CommandEnv), readFileTool(), writeFileTool(), editFileTool(), listFilesTool()}
 	for _, t := range append(builtin, cfg.Tools...) {
 		if t.Name == "" || t.Prepare == nil {
@@ -152,7 +155,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 		if _, dup := r.tools[t.Name]; dup {
 			return nil, fmt.Errorf("agent: config: tool %q is declared twice", t.Name)
 		}
-		r.tools[t.Name] = t
+		r.tools[t.Name] = &t
 		// Built once: every run sends the same definitions, and a
 		// waiting run held its own copy (about 2.5 KB).
 		r.defs = append(r.defs, t.definition())

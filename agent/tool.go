@@ -92,13 +92,22 @@ type Effect struct {
 }
 
 // Args are a call's arguments after they were checked against the tool's Params.
-type Args struct{ fields map[string]json.RawMessage }
+type Args struct {
+	raw    string // the arguments' JSON as the model sent it
+	fields map[string]json.RawMessage
+}
 
-// String returns a string argument ("" if absent).
+// String returns a string argument ("" if absent). Where the argument's
+// text stands unescaped in the arguments' JSON it is a slice of that
+// text, which the conversation keeps anyway: a run waiting on a 1 KB
+// command then holds the command once, not twice.
 func (a Args) String(name string) string {
 	var s string
 	if raw, ok := a.fields[name]; ok {
 		_ = json.Unmarshal(raw, &s)
+	}
+	if i := strings.Index(a.raw, s); s != "" && i >= 0 {
+		return a.raw[i : i+len(s)]
 	}
 	return s
 }
@@ -167,7 +176,7 @@ func parseArgs(toolName string, params []Param, raw string) (Args, error) {
 		return Args{}, fmt.Errorf("invalid arguments for %s: %s. Expected fields: %s",
 			toolName, strings.Join(problems, "; "), describeParams(params))
 	}
-	return Args{fields: fields}, nil
+	return Args{raw: raw, fields: fields}, nil
 }
 
 func checkType(p Param, v json.RawMessage) error {
@@ -257,7 +266,7 @@ func (t Tool) definition() openai.Tool {
 }
 
 // toolNames lists the registry's names, sorted, for "unknown tool" messages.
-func toolNames(tools map[string]Tool) string {
+func toolNames(tools map[string]*Tool) string {
 	names := make([]string, 0, len(tools))
 	for n := range tools {
 		names = append(names, n)

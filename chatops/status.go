@@ -23,15 +23,20 @@ type runStatus struct {
 	state          string // starting, running, waiting for approval, finished, failed, stopped
 	step           int
 	calls          int
-	last           string
+	// The last call, as its event told it: the text is made when the
+	// message is, so a waiting run keeps no copy of it.
+	lastTool, lastSummary, lastOutcome string
 }
 
 func (s *runStatus) text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "*Run* `%s` by %s: %s\n", slackui.Text(s.id, 100), slackui.Person(s.user), slackui.Text(headLine(s.task), 300))
 	fmt.Fprintf(&b, "_%s_ · step %d · %d tool call(s)", s.state, s.step, s.calls)
-	if s.last != "" {
-		fmt.Fprintf(&b, "\nlast: %s", s.last)
+	if s.lastTool != "" {
+		fmt.Fprintf(&b, "\nlast: `%s` %s", slackui.Text(s.lastTool, 60), slackui.Text(headLine(s.lastSummary), 120))
+		if s.lastOutcome != "" {
+			b.WriteString(" → " + slackui.Text(outcomeText(s.lastOutcome), 40))
+		}
 	}
 	return b.String()
 }
@@ -72,12 +77,12 @@ func (u *statusUpdater) event(e agent.Event) {
 	case agent.EventToolCall:
 		s.calls++
 		s.state = "running"
-		s.last = fmt.Sprintf("`%s` %s", slackui.Text(e.Tool, 60), slackui.Text(headLine(e.Summary), 120))
+		s.lastTool, s.lastSummary, s.lastOutcome = e.Tool, e.Summary, ""
 	case agent.EventAsked:
 		s.state = "waiting for approval"
 	case agent.EventDecided:
 		s.state = "running"
-		s.last += " → " + slackui.Text(outcomeText(string(e.Outcome)), 40)
+		s.lastOutcome = string(e.Outcome)
 	}
 	u.schedule()
 	u.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -24,6 +25,7 @@ func SlashCommandsHandler(fn func(context.Context, slack.SlashCommand) any, log 
 			http.Error(w, "malformed slash command", http.StatusBadRequest)
 			return
 		}
+		cmd = ownStrings(cmd)
 		// The reply must leave within Slack's 3 s; the handler is quick and
 		// starts anything long (a run) in the background.
 		resp := fn(context.WithoutCancel(r.Context()), cmd)
@@ -36,6 +38,20 @@ func SlashCommandsHandler(fn func(context.Context, slack.SlashCommand) any, log 
 			log.Warn("slash command reply not sent", "err", err)
 		}
 	})
+}
+
+// ownStrings is cmd with each string its own: parsed from a form, most
+// of them are slices of the whole request body, and a run that keeps its
+// channel and user for as long as it waits would keep the body with them.
+func ownStrings(cmd slack.SlashCommand) slack.SlashCommand {
+	for _, f := range []*string{
+		&cmd.Token, &cmd.TeamID, &cmd.TeamDomain, &cmd.EnterpriseID, &cmd.EnterpriseName,
+		&cmd.ChannelID, &cmd.ChannelName, &cmd.UserID, &cmd.UserName, &cmd.Command,
+		&cmd.Text, &cmd.ResponseURL, &cmd.TriggerID, &cmd.APIAppID,
+	} {
+		*f = strings.Clone(*f)
+	}
+	return cmd
 }
 
 // EventsHandler serves POST /slack/events (already verified): answers the

@@ -19,11 +19,16 @@ import (
 // OnSignals profiles phases into dir: SIGUSR1 starts a CPU profile, an
 // execution trace and block and mutex profiling, and SIGUSR2 writes
 // dir/<pid>-{cpu,block,mutex}.pprof and dir/<pid>-trace. With dir empty it
-// does nothing. stop ends a profile still running.
+// does nothing; otherwise heap samples are taken finely from the start.
+// stop ends a profile still running.
 func OnSignals(dir string) (stop func()) {
 	if dir == "" {
 		return func() {}
 	}
+	// A heap sample every 4 KB rather than 512 KB: the live heap of
+	// 10,000 waiting Asks is then told to the kilobyte an Ask, not to
+	// within tens of megabytes.
+	runtime.MemProfileRate = 4 << 10
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2)
 	done := make(chan struct{})
