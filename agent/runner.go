@@ -319,9 +319,12 @@ func (r *Runner) Start(ctx context.Context, spec RunSpec, onEvent func(Event)) *
 
 	// The run goes on from the goroutine that brings each decision, so
 	// its end is a func, not this goroutine's return.
+	// It reads the run, not spec and cancel: a waiting run keeps this
+	// func, and spec would be a second copy.
 	go r.execute(ctx, run, func(res Result) {
 		defer r.wg.Done()
-		defer cancel(nil)
+		defer run.cancel(nil)
+		spec := &run.spec
 		res.RunID = spec.ID
 		res.Iterations = int(run.iteration.Load())
 		run.result = res

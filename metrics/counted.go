@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -27,23 +26,37 @@ type Approver struct {
 
 // Approve takes req through Next and counts the outcome.
 func (m *Approver) Approve(ctx context.Context, req pending.Request) pending.Ask {
-	end := m.waiting("run", req.RunID, "session", req.SessionID, "tool", req.Tool)
+	end := m.waiting(askNames{false, req.RunID, req.SessionID, req.Tool})
 	a := m.Next.Approve(ctx, req)
 	end(a)
 	return a
 }
 
+// askNames is what an "ask ended" line names its request by: three keys
+// and their values. The strings, not the request nor a list of attributes,
+// are what a waiting Ask keeps for its line.
+type askNames struct {
+	agent            bool // session, tool, agent; else run, session, tool
+	first, mid, last string
+}
+
+func (n askNames) attrs() []any {
+	if n.agent {
+		return []any{"session", n.first, "tool", n.mid, "agent", n.last}
+	}
+	return []any{"run", n.first, "session", n.mid, "tool", n.last}
+}
+
 // waiting counts an Ask as waited on from now; end counts its outcome and
-// writes its log line, attrs naming its request (their strings only, not
-// the request, are kept for as long as it waits).
-func (m *Approver) waiting(attrs ...any) (end func(pending.Ask)) {
+// writes its log line.
+func (m *Approver) waiting(n askNames) (end func(pending.Ask)) {
 	m.Metrics.AskWaiting(1)
 	start := time.Now()
 	return func(a pending.Ask) {
 		m.Metrics.AskWaiting(-1)
 		outcome, latency := m.ended(a, start)
-		m.Log.Info("ask ended", slices.Concat([]any{"ask", a.ID}, attrs, []any{
-			"outcome", outcome, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", a.DecisionReason})...)
+		m.Log.Info("ask ended", append(append([]any{"ask", a.ID}, n.attrs()...),
+			"outcome", outcome, "by", a.DecidedBy, "latency", latency.Round(time.Millisecond), "reason", a.DecisionReason)...)
 	}
 }
 
@@ -58,7 +71,7 @@ func (m *Approver) ApproveThen(ctx context.Context, req pending.Request, done fu
 		return
 	}
 	_, wait := l.Launch(ctx, req, 0)
-	end := m.waiting("run", req.RunID, "session", req.SessionID, "tool", req.Tool)
+	end := m.waiting(askNames{false, req.RunID, req.SessionID, req.Tool})
 	wait(ctx, func(a pending.Ask) {
 		end(a)
 		done(a)
@@ -93,7 +106,7 @@ type Starter struct {
 func (m Starter) Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
 	a, rest := m.Next.Start(ctx, req, ttl)
 	return a, func(ctx context.Context) pending.Ask {
-		end := m.Counted.waiting("session", req.SessionID, "tool", req.Tool, "agent", req.Label)
+		end := m.Counted.waiting(askNames{true, req.SessionID, req.Tool, req.Label})
 		final := rest(ctx)
 		end(final)
 		return final
@@ -120,9 +133,9 @@ func (m Starter) Launch(ctx context.Context, req pending.Request, ttl time.Durat
 	}
 	// The log line needs three of req's strings: the closures keep those,
 	// not the whole request, for as long as the Ask waits.
-	session, tool, label := req.SessionID, req.Tool, req.Label
+	names := askNames{true, req.SessionID, req.Tool, req.Label}
 	return a, func(ctx context.Context, done func(pending.Ask)) {
-		end := m.Counted.waiting("session", session, "tool", tool, "agent", label)
+		end := m.Counted.waiting(names)
 		run(ctx, func(final pending.Ask) {
 			end(final)
 			done(final)

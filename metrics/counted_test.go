@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -30,9 +31,10 @@ func (l launchFunc) Launch(_ context.Context, req pending.Request, _ time.Durati
 func TestApproveThenCountsAParkedAsk(t *testing.T) {
 	m := New("dev")
 	next := launchFunc{done: make(chan func(pending.Ask), 1)}
-	a := &Approver{Next: next, Metrics: m, Log: slog.New(slog.DiscardHandler)}
+	var log bytes.Buffer
+	a := &Approver{Next: next, Metrics: m, Log: slog.New(slog.NewTextHandler(&log, nil))}
 	got := make(chan pending.Ask, 1)
-	a.ApproveThen(t.Context(), pending.Request{RunID: "r1", Tool: "bash"}, func(ask pending.Ask) { got <- ask })
+	a.ApproveThen(t.Context(), pending.Request{RunID: "r1", SessionID: "s1", Tool: "bash"}, func(ask pending.Ask) { got <- ask })
 	done := <-next.done
 	if out := scrape(t, m); !strings.Contains(out, "askops_asks_pending 1\n") {
 		t.Fatalf("while parked:\n%s", out)
@@ -47,4 +49,30 @@ func TestApproveThenCountsAParkedAsk(t *testing.T) {
 			t.Errorf("missing %q after the end in:\n%s", want, out)
 		}
 	}
+	if want := "msg=\"ask ended\" ask=ask-1 run=r1 session=s1 tool=bash outcome=denied by=U1 "; !strings.Contains(log.String(), want) {
+		t.Errorf("log:\n%s\nwant a line with %s", log.String(), want)
+	}
+}
+
+// A Starter's Ask (a hook's or the API's) is logged by session, tool and
+// agent, as an agent knows it.
+func TestStarterLogsTheAgentsNames(t *testing.T) {
+	var log bytes.Buffer
+	next := launchFunc{done: make(chan func(pending.Ask), 1)}
+	s := Starter{Next: starterOf{next}, Counted: &Approver{Metrics: New("dev"), Log: slog.New(slog.NewTextHandler(&log, nil))}}
+	_, run := s.Launch(t.Context(), pending.Request{SessionID: "s1", Tool: "Bash", Label: "claude-code"}, time.Minute)
+	ended := make(chan struct{})
+	run(t.Context(), func(pending.Ask) { close(ended) })
+	(<-next.done)(pending.Ask{ID: "ask-1", Status: pending.Status(pending.Approved), DecidedBy: "U1"})
+	<-ended
+	if want := "msg=\"ask ended\" ask=ask-1 session=s1 tool=Bash agent=claude-code outcome=approved by=U1 "; !strings.Contains(log.String(), want) {
+		t.Errorf("log:\n%s\nwant a line with %s", log.String(), want)
+	}
+}
+
+// starterOf is a launching round trip as a Starter's Next.
+type starterOf struct{ launchFunc }
+
+func (s starterOf) Start(context.Context, pending.Request, time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
+	panic("a launching round trip is launched, not started")
 }

@@ -93,9 +93,12 @@ func (r *RedisStore) RecordRun(ctx context.Context, run Run) (end func(), err er
 	}
 	r.runs.mine[run.ID] = run
 	r.runs.mu.Unlock()
+	// The funcs below keep only the run's id and starter, not a second
+	// copy of the run, for as long as it runs.
+	id, by := run.ID, run.StartedBy
 	forget := func() {
 		r.runs.mu.Lock()
-		delete(r.runs.mine, run.ID)
+		delete(r.runs.mine, id)
 		r.runs.mu.Unlock()
 	}
 	if err := r.putRun(ctx, run); err != nil {
@@ -106,14 +109,14 @@ func (r *RedisStore) RecordRun(ctx context.Context, run Run) (end func(), err er
 		forget()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		keys := r.runsKeys(run.StartedBy)
+		keys := r.runsKeys(by)
 		_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HDel(ctx, keys[0], run.ID)
-			p.ZRem(ctx, keys[1], run.ID)
+			p.HDel(ctx, keys[0], id)
+			p.ZRem(ctx, keys[1], id)
 			return nil
 		})
 		if err != nil { // it drops off when its lease lapses
-			r.opts.Logger.Warn("sessions: could not end the record of a run", "run", run.ID, "err", err)
+			r.opts.Logger.Warn("sessions: could not end the record of a run", "run", id, "err", err)
 		}
 	}), nil
 }
