@@ -546,19 +546,7 @@ func askID(blocks []slack.Block) string {
 // approveValues are the Ask ids of every Approve button in blocks: one
 // for an Ask's own message, several for a shared "Asks waiting" message.
 func approveValues(blocks []slack.Block) []string {
-	var ids []string
-	for _, b := range blocks {
-		ab, ok := b.(*slack.ActionBlock)
-		if !ok {
-			continue
-		}
-		for _, el := range ab.Elements.ElementSet {
-			if btn, ok := el.(*slack.ButtonBlockElement); ok && btn.ActionID == slackui.ActionApprove {
-				ids = append(ids, btn.Value)
-			}
-		}
-	}
-	return ids
+	return fakeslack.ButtonValues(blocks, slackui.ActionApprove)
 }
 
 // text is everything a reader sees in a message.

@@ -442,8 +442,22 @@ func (n *Notifier) fitBatch(shown, more []pending.Ask) int {
 }
 
 // renderBatch renders the batch message showing asks, each in its current
-// state.
+// state and compact (RenderOptions.Compact).
 func (n *Notifier) renderBatch(asks []pending.Ask) Message {
+	msg := n.renderBatchAs(asks, false)
+	if CheckLimits(msg.Blocks) != nil {
+		// Decisions can lengthen an entry (a reason, a scope) past what
+		// the message had room for: the decided ones then shrink to a line
+		// each, so the update is still taken and the open Asks keep their
+		// buttons.
+		msg = n.renderBatchAs(asks, true)
+	}
+	return msg
+}
+
+// renderBatchAs is renderBatch, with the decided Asks as one line each
+// when brief.
+func (n *Notifier) renderBatchAs(asks []pending.Ask, brief bool) Message {
 	open := 0
 	for _, a := range asks {
 		if _, done := a.Outcome(); !done {
@@ -465,9 +479,14 @@ func (n *Notifier) renderBatch(asks []pending.Ask) Message {
 	blocks := []slack.Block{sectionBlock("askops_batch_head", head)}
 	var gists []string
 	for _, a := range asks {
-		m := RenderAsk(a, RenderOptions{GrantScope: n.cfg.ScopeText(a), GrantDurations: n.cfg.GrantDurations, Now: n.cfg.Now()})
-		blocks = append(blocks, batchEntry(a.ID, m.Blocks)...)
-		if _, done := a.Outcome(); !done && len(gists) < 5 {
+		m := RenderAsk(a, RenderOptions{GrantScope: n.cfg.ScopeText(a), GrantDurations: n.cfg.GrantDurations, Now: n.cfg.Now(), Compact: true})
+		_, done := a.Outcome()
+		if done && brief {
+			blocks = append(blocks, sectionBlock("askops_batch_"+a.ID+"_0", m.Text))
+		} else {
+			blocks = append(blocks, batchEntry(a.ID, m.Blocks)...)
+		}
+		if !done && len(gists) < 5 {
 			gists = append(gists, m.Text)
 		}
 	}

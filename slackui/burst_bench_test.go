@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,22 +27,28 @@ import (
 // channel, against a fake Slack holding askops to Slack's rate limits.
 // One approver taps Approve on each as soon as it is shown. "before" is
 // the pacing each replica kept on its own, one post per Ask; "after" is
-// the shared pace with batch messages. Reported: when the first and the
+// the shared pace with batch messages; "after-1KB" the same with each
+// command 1 KB long (a heredoc, a curl with its JSON), whose batch entries
+// show the command's head and Show full. Reported: when the first and the
 // last Ask were shown with working buttons (their message recorded), the
 // 429s Slack answered, and when all 50 were decided.
 //
 //	go test -run '^$' -bench Burst -benchtime 1x ./slackui/
 func BenchmarkBurst(b *testing.B) {
-	for _, mode := range []string{"before", "after"} {
-		b.Run(mode, func(b *testing.B) {
+	for _, c := range []struct {
+		mode  string
+		after bool
+		pad   int // bytes added to each command
+	}{{"before", false, 0}, {"after", true, 0}, {"after-1KB", true, 1000}} {
+		b.Run(c.mode, func(b *testing.B) {
 			for range b.N {
-				burstOnce(b, mode == "after")
+				burstOnce(b, c.after, c.pad)
 			}
 		})
 	}
 }
 
-func burstOnce(b *testing.B, after bool) {
+func burstOnce(b *testing.B, after bool, pad int) {
 	const replicas, asks = 3, 50
 	srv := redistest.Start(b)
 	fake := fakeslack.New(b, fakeslack.Options{SigningSecret: "bench-secret", RateLimits: &fakeslack.RateLimits{}})
@@ -85,7 +92,7 @@ func burstOnce(b *testing.B, after bool) {
 	ids := make([]string, asks)
 	var ended sync.WaitGroup
 	for k := range asks {
-		a, rest := cores[k%replicas].Start(b.Context(), bashRequest(fmt.Sprintf("run-%d", k), fmt.Sprintf("sess-%d", k), fmt.Sprintf("make step-%d", k)), 0)
+		a, rest := cores[k%replicas].Start(b.Context(), bashRequest(fmt.Sprintf("run-%d", k), fmt.Sprintf("sess-%d", k), fmt.Sprintf("make step-%d", k)+strings.Repeat(" x", pad/2)), 0)
 		ids[k] = a.ID
 		ended.Go(func() { rest(b.Context()) })
 	}

@@ -349,3 +349,56 @@ func TestThreadTitlesQueueBehindAsksWithoutAGoroutineEach(t *testing.T) {
 		}
 	}
 }
+
+// A burst of long commands fits several to a batch message: each entry
+// shows its call's head and a Show full button, so Slack's one post a
+// second shows a dozen 1 KB Asks or more, not six. Once decided with long reasons,
+// the entries still fit: the decided ones shrink to a line and the open
+// one keeps its buttons.
+func TestBatchEntriesOfLongCommandsAreCompact(t *testing.T) {
+	n := NewNotifier(nil, NotifierConfig{ApprovalChannel: approvals, ScopeText: approval.ScopeText(approval.DefaultScopeFor)})
+	deadline := time.Now().Add(time.Hour)
+	var asks []pending.Ask
+	for k := range 24 {
+		cmd := fmt.Sprintf("make deploy-%02d %s", k, strings.Repeat("x", 1000))
+		asks = append(asks, pending.Ask{Request: bashRequest("run", fmt.Sprintf("sess-%d", k), cmd),
+			ID: fmt.Sprintf("ask-%02d", k), Status: pending.StatusPending, Deadline: deadline})
+	}
+	k := n.fitBatch(nil, asks)
+	if k < 12 {
+		t.Fatalf("%d Asks with 1 KB commands fit one batch message, want at least 12", k)
+	}
+	msg := n.renderBatch(asks[:k])
+	if err := CheckLimits(msg.Blocks); err != nil {
+		t.Fatal(err)
+	}
+	text := fakeslack.BlockText(msg.Blocks)
+	for _, a := range asks[:k] {
+		if !entryHasButton(msg.Blocks, ActionApprove, a.ID) || !entryHasButton(msg.Blocks, ActionShowFull, a.ID) {
+			t.Errorf("%s's entry lacks Approve or Show full", a.ID)
+		}
+		if !strings.Contains(text, a.Summary[:len("make deploy-00 xxxxxxxx")]) {
+			t.Errorf("%s's entry does not show the command's head", a.ID)
+		}
+	}
+
+	for i := range k - 1 {
+		asks[i].Status, asks[i].DecidedBy, asks[i].DecidedAt = pending.Status(pending.Denied), approverA, time.Now()
+		asks[i].DecisionReason = strings.Repeat("not during the freeze ", 50)
+	}
+	msg = n.renderBatch(asks[:k])
+	if err := CheckLimits(msg.Blocks); err != nil {
+		t.Fatalf("after the decisions: %v", err)
+	}
+	if open := asks[k-1].ID; !entryHasButton(msg.Blocks, ActionApprove, open) {
+		t.Errorf("the open Ask %s lost its buttons", open)
+	}
+	for _, a := range asks[:k-1] {
+		if entryHasButton(msg.Blocks, ActionApprove, a.ID) {
+			t.Errorf("decided %s still has Approve", a.ID)
+		}
+	}
+	if got := fakeslack.BlockText(msg.Blocks); !strings.Contains(got, "Denied by <@"+approverA+">") {
+		t.Errorf("the decided entries do not say who denied them:\n%s", got)
+	}
+}

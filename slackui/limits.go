@@ -55,6 +55,12 @@ const (
 	doneRunsBudget      = 400  // the "Runs:" line once it is decided
 	modalRunsBudget     = 2900 // the "Runs:" line of a modal
 
+	// An entry of a batch message (RenderOptions.Compact): about 700
+	// characters for a 1 KB command, so a message shows 14 of them, not 6.
+	compactCallBudget    = 200 // its call, open or decided
+	compactRunsBudget    = 200 // its "Runs:" line
+	compactBecauseBudget = 200 // a decision's reason or scope
+
 	// messageRedactLimit is how much of a long argument a message reads
 	// (see viewCall): far more than any budget above, far less than 100 KB.
 	messageRedactLimit = 8192

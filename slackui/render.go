@@ -68,6 +68,26 @@ type RenderOptions struct {
 	// Now is when the rendering happens; it stands in for a decision time
 	// the Ask does not carry.
 	Now time.Time
+	// Compact renders an entry of a batch message: the call and its Runs
+	// line cut to a few hundred characters (Show full has everything), so
+	// that a burst of long commands fits more Asks in each message Slack
+	// lets askops post. Its decided form is no longer than its open one's
+	// call and reasons.
+	Compact bool
+}
+
+// budgets are the call's and the Runs line's share of a rendering, and
+// the most of a decision's reason or scope it shows.
+type budgets struct{ call, runs, because int }
+
+func (o RenderOptions) budgets(open bool) budgets {
+	switch {
+	case o.Compact:
+		return budgets{compactCallBudget, compactRunsBudget, compactBecauseBudget}
+	case open:
+		return budgets{openCallBudget, runsBudget, 0}
+	}
+	return budgets{doneCallBudget, doneRunsBudget, 1000}
 }
 
 // RenderAsk renders a in its current state: pending gets the buttons, a
@@ -88,8 +108,9 @@ func renderOpen(a pending.Ask, cv callView, o RenderOptions) Message {
 	if o.Mention != "" {
 		blocks = append(blocks, contextBlock(blockMention, "cc "+mentionText(o.Mention)))
 	}
-	blocks = append(blocks, guardBlocks(cv, runsBudget, maxLookAlikes)...)
-	call, c := callText(cv, openCallBudget)
+	b := o.budgets(true)
+	blocks = append(blocks, guardBlocks(cv, b.runs, maxLookAlikes)...)
+	call, c := callText(cv, b.call)
 	blocks = append(blocks, sectionBlock(blockCall, call))
 	cut := c.chars > 0
 	if cut {
@@ -130,6 +151,7 @@ func renderOpen(a pending.Ask, cv callView, o RenderOptions) Message {
 }
 
 func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOptions) Message {
+	b := o.budgets(false)
 	when := a.DecidedAt
 	if when.IsZero() {
 		when = o.Now
@@ -148,13 +170,13 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 		icon, title = ":white_check_mark:", "Approved for "+grantSpan(a.GrantTTL)
 		line = "*" + title + "* by " + personText(a.DecidedBy) + at
 		if o.GrantScope != "" {
-			line += "\n*Scope:* " + proseText(redactHead(o.GrantScope, 600), 600)
+			line += "\n*Scope:* " + proseText(redactHead(o.GrantScope, min(600, b.because)), min(600, b.because))
 		}
 	case pending.Denied:
 		icon, title = ":no_entry:", "Denied"
 		line = "*Denied* by " + personText(a.DecidedBy) + at + "." + notRun
 		if r := strings.TrimSpace(a.DecisionReason); r != "" {
-			line += "\n*Reason:* " + proseText(redactHead(r, 1000), 1000)
+			line += "\n*Reason:* " + proseText(redactHead(r, b.because), b.because)
 		}
 	case pending.Expired:
 		icon, title = ":hourglass:", "Expired"
@@ -190,8 +212,8 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 
 	var blocks []slack.Block
 	blocks = append(blocks, headerBlock(icon+" "+title+": "+toolName(cv.tool)))
-	blocks = append(blocks, guardBlocks(cv, doneRunsBudget, 2)...)
-	call, c := callText(cv, doneCallBudget)
+	blocks = append(blocks, guardBlocks(cv, b.runs, 2)...)
+	call, c := callText(cv, b.call)
 	blocks = append(blocks, sectionBlock(blockCall, call))
 	if c.chars > 0 {
 		blocks = append(blocks, contextBlock(blockCut, "_"+c.String()+" not shown_"))

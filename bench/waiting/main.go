@@ -229,11 +229,12 @@ func run(o options) error {
 		_ = cmd.Process.Signal(syscall.SIGUSR1)
 	}
 
+	seen := watchShown(ctx, slack)
 	if o.hooks {
-		return holdHooks(ctx, o, cmd.Process, base, token, redisPort, slack)
+		return holdHooks(ctx, o, cmd.Process, base, token, redisPort, seen)
 	}
 	if o.runs {
-		return holdRuns(ctx, o, cmd.Process, base, redisPort, slack)
+		return holdRuns(ctx, o, cmd.Process, base, redisPort, seen)
 	}
 	cl := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.workers, MaxConnsPerHost: o.workers}}
 	creating := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.creators, MaxConnsPerHost: o.creators}}
@@ -262,8 +263,8 @@ func run(o options) error {
 	wg.Wait()
 	created := time.Since(started)
 	fmt.Printf("created %d Asks in %s (%.0f/s), %d failed\n", o.n-int(failed.Load()), created.Round(time.Millisecond), float64(o.n)/created.Seconds(), failed.Load())
-	printPosted(slack, started)
-	hold(ctx, o, cmd.Process, base, redisPort, slack, started)
+	printPosted(seen, started)
+	hold(ctx, o, cmd.Process, base, redisPort, seen, started)
 	stopPolls()
 	polls.Wait()
 	pending, ended := stats.pending.Load(), stats.ended.Load()
@@ -273,10 +274,10 @@ func run(o options) error {
 
 // hold reports the serve as created, waits o.hold and reports it again,
 // then (with -profile) has it write the waiting phase's profiles.
-func hold(ctx context.Context, o options, serve *os.Process, base, redisPort string, slack *fakeslack.Server, started time.Time) {
+func hold(ctx context.Context, o options, serve *os.Process, base, redisPort string, seen *shownWatch, started time.Time) {
 	report(ctx, "created", base, serve.Pid, redisPort)
 	time.Sleep(o.hold)
-	printPosted(slack, started)
+	printPosted(seen, started)
 	report(ctx, fmt.Sprintf("waiting %s", o.hold), base, serve.Pid, redisPort)
 	if o.profile == "" {
 		return
@@ -294,20 +295,23 @@ func hold(ctx context.Context, o options, serve *os.Process, base, redisPort str
 }
 
 // printPosted says how many messages the fake Slack has been posted, and
-// when the first and last came after started (nothing without Slack).
-func printPosted(slack *fakeslack.Server, started time.Time) {
-	if slack == nil {
+// when the first and last came after started, and how many Asks show
+// their buttons (nothing without Slack).
+func printPosted(seen *shownWatch, started time.Time) {
+	if seen == nil {
 		return
 	}
-	first, last, n := posted(slack, started)
+	first, last, n := posted(seen.srv, started)
 	fmt.Printf("slack: %d messages posted; first %s, last %s after the first create\n", n, first.Round(time.Millisecond), last.Round(time.Millisecond))
+	asks, firstShown, lastShown := seen.summary(started)
+	fmt.Printf("slack: %d Asks shown with their buttons; the first %s, the last %s after the first create\n", asks, firstShown.Round(time.Millisecond), lastShown.Round(time.Millisecond))
 }
 
 // holdHooks sends o.n Claude Code PreToolUse hooks, o.hookRate a second
 // (or all at once), each request held open until the serve answers, as Claude Code's hook client holds
 // it; once the serve counts them all pending it reports the serve, holds
 // them o.hold, and ends them (the serve then cancels their Asks).
-func holdHooks(ctx context.Context, o options, serve *os.Process, base, token, redisPort string, slack *fakeslack.Server) error {
+func holdHooks(ctx context.Context, o options, serve *os.Process, base, token, redisPort string, seen *shownWatch) error {
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
 	cl := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
@@ -348,7 +352,7 @@ func holdHooks(ctx context.Context, o options, serve *os.Process, base, token, r
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	hold(ctx, o, serve, base, redisPort, slack, started)
+	hold(ctx, o, serve, base, redisPort, seen, started)
 	stop()
 	wg.Wait()
 	return nil
@@ -367,7 +371,8 @@ const (
 // from one of runStarters users in one of runChannels channels; once the
 // serve counts every run's Ask pending it reports the serve and holds them
 // o.hold. The runs end with the serve.
-func holdRuns(ctx context.Context, o options, serve *os.Process, base, redisPort string, slack *fakeslack.Server) error {
+func holdRuns(ctx context.Context, o options, serve *os.Process, base, redisPort string, seen *shownWatch) error {
+	slack := seen.srv
 	var failed atomic.Int64
 	started := time.Now()
 	eachOf(o.n, o.creators, func(i int) {
@@ -395,7 +400,7 @@ func holdRuns(ctx context.Context, o options, serve *os.Process, base, redisPort
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	hold(ctx, o, serve, base, redisPort, slack, started)
+	hold(ctx, o, serve, base, redisPort, seen, started)
 	return nil
 }
 

@@ -261,3 +261,22 @@ func BlockText(blocks []slack.Block) string {
 	}
 	return b.String()
 }
+
+// ButtonValues are the values of the blocks' buttons whose action id is
+// actionID, in order: for askops' Approve button, the Asks a message
+// offers to decide.
+func ButtonValues(blocks []slack.Block, actionID string) []string {
+	var values []string
+	for _, b := range blocks {
+		ab, ok := b.(*slack.ActionBlock)
+		if !ok {
+			continue
+		}
+		for _, el := range ab.Elements.ElementSet {
+			if btn, ok := el.(*slack.ButtonBlockElement); ok && btn.ActionID == actionID {
+				values = append(values, btn.Value)
+			}
+		}
+	}
+	return values
+}
