@@ -615,9 +615,9 @@ func tsTime(ts string) (time.Time, bool) {
 func report(ctx context.Context, phase, base string, pid int, redisPort string) {
 	rss := procStatus(pid, "VmRSS")
 	m := metricsOf(ctx, base)
-	line := fmt.Sprintf("%-12s RSS %s (peak %s, file %s)  heap_inuse %s  heap_free %s  stack_inuse %s  limit %s  goroutines %s",
+	line := fmt.Sprintf("%-12s RSS %s (peak %s, file %s)  heap_inuse %s  heap_free %s  stack_inuse %s  limit %s  goroutines %s  cpu %ss  gc_cycles %s",
 		phase, rss, procStatus(pid, "VmHWM"), procStatus(pid, "RssFile"), mb(m["go_memstats_heap_inuse_bytes"]), mbDiff(m["go_memstats_heap_idle_bytes"], m["go_memstats_heap_released_bytes"]),
-		mb(m["go_memstats_stack_inuse_bytes"]), mb(m["go_gc_gomemlimit_bytes"]), m["go_goroutines"])
+		mb(m["go_memstats_stack_inuse_bytes"]), mb(m["go_gc_gomemlimit_bytes"]), m["go_goroutines"], m["process_cpu_seconds_total"], m["go_gc_duration_seconds_count"])
 	if redisPort != "" {
 		line += "  redis_clients " + redisClients(redisPort)
 	}

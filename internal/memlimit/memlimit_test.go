@@ -18,10 +18,10 @@ func TestForGivesTheCollectorsRoomAndNeverLessThanTheFloor(t *testing.T) {
 		want int64
 	}{
 		{"idle serve", Sample{Live: 4 * mib, NonHeap: 8 * mib, GCPercent: 50}, Floor},
-		{"10,000 held hooks", Sample{Live: 72 * mib, NonHeap: 10 * mib, GCPercent: 50}, (72*5/4 + 10 + 16) * mib},
-		{"twice as many get twice the heap's room", Sample{Live: 144 * mib, NonHeap: 10 * mib, GCPercent: 50}, (144*5/4 + 10 + 16) * mib},
-		{"GOGC=100", Sample{Live: 100 * mib, NonHeap: 10 * mib, GCPercent: 100}, (100*3/2 + 10 + 16) * mib},
-		{"no target: the heap alone", Sample{Live: 100 * mib, GCPercent: -1}, (100 + 16) * mib},
+		{"10,000 held hooks", Sample{Live: 70 * mib, NonHeap: 10 * mib, GCPercent: 50}, (70*6/5 + 10 + 8) * mib},
+		{"twice as many get twice the heap's room", Sample{Live: 140 * mib, NonHeap: 10 * mib, GCPercent: 50}, (140*6/5 + 10 + 8) * mib},
+		{"GOGC=100", Sample{Live: 100 * mib, NonHeap: 10 * mib, GCPercent: 100}, (100*7/5 + 10 + 8) * mib},
+		{"no target: the heap alone", Sample{Live: 100 * mib, GCPercent: -1}, (100 + 8) * mib},
 		{"no overflow", Sample{Live: math.MaxUint64, GCPercent: 50}, math.MaxInt64},
 	} {
 		if got := For(c.s); got != c.want {
