@@ -281,8 +281,8 @@ func (n *Notifier) postNext(ctx context.Context, channel string) {
 	take := 1
 	if n.cfg.Asks != nil && len(cq.waiting) > 1 {
 		asks := queuedHead(cq.waiting)
-		if k := n.fitBatch(nil, asks); k > 1 {
-			take, msg = k, n.renderBatch(asks[:k])
+		if k, m := n.fitBatch(nil, asks); k > 1 {
+			take, msg = k, m
 		}
 	}
 	items := append([]*queuedAsk(nil), cq.waiting[:take]...)
@@ -344,7 +344,7 @@ func (n *Notifier) joinBatch(ctx context.Context, channel string) bool {
 		return false
 	}
 	waiting := queuedHead(cq.waiting)
-	k := n.fitBatch(b.asks, waiting)
+	k, _ := n.fitBatch(b.asks, waiting)
 	if k == 0 {
 		cq.batch = nil // full: the next slot opens another
 		n.mu.Unlock()
@@ -428,66 +428,93 @@ func queuedHead(waiting []*queuedAsk) []pending.Ask {
 }
 
 // fitBatch is how many of more fit in one batch message after shown (the
-// Asks it already shows).
-func (n *Notifier) fitBatch(shown, more []pending.Ask) int {
-	all := append(append([]pending.Ask(nil), shown...), more...)
-	k := 0
-	for i := len(shown); i < len(all); i++ {
-		if CheckLimits(n.renderBatch(all[:i+1]).Blocks) != nil {
+// Asks it already shows), and that message. Each Ask is rendered once:
+// fitting re-assembles the rendered entries, it does not render them again
+// (the caller holds n.mu, and an entry's render parses its command).
+func (n *Notifier) fitBatch(shown, more []pending.Ask) (k int, msg Message) {
+	entries := n.renderEntries(shown)
+	for _, a := range more {
+		entries = append(entries, n.renderEntry(a))
+		m := n.batchMessage(entries)
+		if CheckLimits(m.Blocks) != nil {
 			break
 		}
-		k++
+		k, msg = k+1, m
 	}
-	return k
+	return k, msg
 }
 
 // renderBatch renders the batch message showing asks, each in its current
 // state and compact (RenderOptions.Compact).
 func (n *Notifier) renderBatch(asks []pending.Ask) Message {
-	msg := n.renderBatchAs(asks, false)
+	return n.batchMessage(n.renderEntries(asks))
+}
+
+// batchEntryRender is one Ask's entry in a batch message, rendered.
+type batchEntryRender struct {
+	id     string
+	blocks []slack.Block // its facts and buttons (batchEntry)
+	line   string        // its one-line summary: the Ask message's notification text
+	done   bool
+}
+
+func (n *Notifier) renderEntry(a pending.Ask) batchEntryRender {
+	m := RenderAsk(a, RenderOptions{GrantScope: n.cfg.ScopeText(a), GrantDurations: n.cfg.GrantDurations, Now: n.cfg.Now(), Compact: true})
+	_, done := a.Outcome()
+	return batchEntryRender{id: a.ID, blocks: batchEntry(a.ID, m.Blocks), line: m.Text, done: done}
+}
+
+func (n *Notifier) renderEntries(asks []pending.Ask) []batchEntryRender {
+	entries := make([]batchEntryRender, len(asks))
+	for i, a := range asks {
+		entries[i] = n.renderEntry(a)
+	}
+	return entries
+}
+
+// batchMessage is the batch message of entries. Decisions can lengthen an
+// entry (a reason, a scope) past what the message had room for: the
+// decided ones then shrink to their line, so the update is still taken and
+// the open Asks keep their buttons.
+func (n *Notifier) batchMessage(entries []batchEntryRender) Message {
+	msg := n.assembleBatch(entries, false)
 	if CheckLimits(msg.Blocks) != nil {
-		// Decisions can lengthen an entry (a reason, a scope) past what
-		// the message had room for: the decided ones then shrink to a line
-		// each, so the update is still taken and the open Asks keep their
-		// buttons.
-		msg = n.renderBatchAs(asks, true)
+		msg = n.assembleBatch(entries, true)
 	}
 	return msg
 }
 
-// renderBatchAs is renderBatch, with the decided Asks as one line each
-// when brief.
-func (n *Notifier) renderBatchAs(asks []pending.Ask, brief bool) Message {
+// assembleBatch puts the head and entries together, the decided ones as
+// their line when brief.
+func (n *Notifier) assembleBatch(entries []batchEntryRender, brief bool) Message {
 	open := 0
-	for _, a := range asks {
-		if _, done := a.Outcome(); !done {
+	for _, e := range entries {
+		if !e.done {
 			open++
 		}
 	}
 	var head, text string
 	if open > 0 {
-		head = fmt.Sprintf(":inbox_tray: *%d of %d approval requests waiting* — they came faster than Slack lets askops post here, so they are shown together. Each has its own buttons.", open, len(asks))
+		head = fmt.Sprintf(":inbox_tray: *%d of %d approval requests waiting* — they came faster than Slack lets askops post here, so they are shown together. Each has its own buttons.", open, len(entries))
 		text = fmt.Sprintf("%d approval requests waiting", open)
 		if n.cfg.Mention != "" {
 			head = "cc " + mentionText(n.cfg.Mention) + " " + head
 			text = mentionText(n.cfg.Mention) + " " + text
 		}
 	} else {
-		head = fmt.Sprintf(":white_check_mark: *%d approval requests, all ended*", len(asks))
+		head = fmt.Sprintf(":white_check_mark: *%d approval requests, all ended*", len(entries))
 		text = head
 	}
 	blocks := []slack.Block{sectionBlock("askops_batch_head", head)}
 	var gists []string
-	for _, a := range asks {
-		m := RenderAsk(a, RenderOptions{GrantScope: n.cfg.ScopeText(a), GrantDurations: n.cfg.GrantDurations, Now: n.cfg.Now(), Compact: true})
-		_, done := a.Outcome()
-		if done && brief {
-			blocks = append(blocks, sectionBlock("askops_batch_"+a.ID+"_0", m.Text))
+	for _, e := range entries {
+		if e.done && brief {
+			blocks = append(blocks, sectionBlock(batchBlockID(e.id, 0), e.line))
 		} else {
-			blocks = append(blocks, batchEntry(a.ID, m.Blocks)...)
+			blocks = append(blocks, e.blocks...)
 		}
-		if !done && len(gists) < 5 {
-			gists = append(gists, m.Text)
+		if !e.done && len(gists) < 5 {
+			gists = append(gists, e.line)
 		}
 	}
 	if len(gists) > 0 {
@@ -504,7 +531,7 @@ func batchEntry(id string, blocks []slack.Block) []slack.Block {
 	var out []slack.Block
 	var lines []string
 	size := 0
-	blockID := func() string { return fmt.Sprintf("askops_batch_%s_%d", id, len(out)) }
+	blockID := func() string { return batchBlockID(id, len(out)) }
 	flush := func() {
 		if len(lines) > 0 {
 			out = append(out, sectionBlock(blockID(), strings.Join(lines, "\n")))
@@ -557,6 +584,10 @@ func batchEntry(id string, blocks []slack.Block) []slack.Block {
 	flush()
 	return out
 }
+
+// batchBlockID is the id of the nth block of Ask id's entry in a batch
+// message: unique in the message, and naming the Ask.
+func batchBlockID(id string, n int) string { return fmt.Sprintf("askops_batch_%s_%d", id, n) }
 
 // textOf is t as mrkdwn.
 func textOf(t *slack.TextBlockObject) string {

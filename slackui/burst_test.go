@@ -364,11 +364,13 @@ func TestBatchEntriesOfLongCommandsAreCompact(t *testing.T) {
 		asks = append(asks, pending.Ask{Request: bashRequest("run", fmt.Sprintf("sess-%d", k), cmd),
 			ID: fmt.Sprintf("ask-%02d", k), Status: pending.StatusPending, Deadline: deadline})
 	}
-	k := n.fitBatch(nil, asks)
+	k, msg := n.fitBatch(nil, asks)
 	if k < 12 {
 		t.Fatalf("%d Asks with 1 KB commands fit one batch message, want at least 12", k)
 	}
-	msg := n.renderBatch(asks[:k])
+	if want := n.renderBatch(asks[:k]); fakeslack.BlockText(msg.Blocks) != fakeslack.BlockText(want.Blocks) || msg.Text != want.Text {
+		t.Error("fitBatch's message is not the batch message of the Asks that fit")
+	}
 	if err := CheckLimits(msg.Blocks); err != nil {
 		t.Fatal(err)
 	}
