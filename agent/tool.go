@@ -106,7 +106,10 @@ func (a Args) String(name string) string {
 	if raw, ok := a.fields[name]; ok {
 		_ = json.Unmarshal(raw, &s)
 	}
-	if i := strings.Index(a.raw, s); s != "" && i >= 0 {
+	if s == "" {
+		return s
+	}
+	if i := strings.Index(a.raw, s); i >= 0 {
 		return a.raw[i : i+len(s)]
 	}
 	return s

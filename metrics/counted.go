@@ -26,7 +26,7 @@ type Approver struct {
 
 // Approve takes req through Next and counts the outcome.
 func (m *Approver) Approve(ctx context.Context, req pending.Request) pending.Ask {
-	end := m.waiting(askNames{false, req.RunID, req.SessionID, req.Tool})
+	end := m.waiting(runNames(req))
 	a := m.Next.Approve(ctx, req)
 	end(a)
 	return a
@@ -38,6 +38,16 @@ func (m *Approver) Approve(ctx context.Context, req pending.Request) pending.Ask
 type askNames struct {
 	agent            bool // session, tool, agent; else run, session, tool
 	first, mid, last string
+}
+
+// runNames names an Ask by its run (an agent run's, a chat-ops run's).
+func runNames(req pending.Request) askNames {
+	return askNames{first: req.RunID, mid: req.SessionID, last: req.Tool}
+}
+
+// agentNames names an Ask by the agent that asked (a hook's, the API's).
+func agentNames(req pending.Request) askNames {
+	return askNames{agent: true, first: req.SessionID, mid: req.Tool, last: req.Label}
 }
 
 func (n askNames) attrs() []any {
@@ -71,7 +81,7 @@ func (m *Approver) ApproveThen(ctx context.Context, req pending.Request, done fu
 		return
 	}
 	_, wait := l.Launch(ctx, req, 0)
-	end := m.waiting(askNames{false, req.RunID, req.SessionID, req.Tool})
+	end := m.waiting(runNames(req))
 	wait(ctx, func(a pending.Ask) {
 		end(a)
 		done(a)
@@ -106,7 +116,7 @@ type Starter struct {
 func (m Starter) Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
 	a, rest := m.Next.Start(ctx, req, ttl)
 	return a, func(ctx context.Context) pending.Ask {
-		end := m.Counted.waiting(askNames{true, req.SessionID, req.Tool, req.Label})
+		end := m.Counted.waiting(agentNames(req))
 		final := rest(ctx)
 		end(final)
 		return final
@@ -133,7 +143,7 @@ func (m Starter) Launch(ctx context.Context, req pending.Request, ttl time.Durat
 	}
 	// The log line needs three of req's strings: the closures keep those,
 	// not the whole request, for as long as the Ask waits.
-	names := askNames{true, req.SessionID, req.Tool, req.Label}
+	names := agentNames(req)
 	return a, func(ctx context.Context, done func(pending.Ask)) {
 		end := m.Counted.waiting(names)
 		run(ctx, func(final pending.Ask) {
