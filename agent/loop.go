@@ -77,7 +77,6 @@ type loop struct {
 
 // turn is one model turn's calls in progress.
 type turn struct {
-	tcs     []openai.ToolCall
 	calls   []call
 	results []string
 	i       int   // the next call to take
@@ -101,7 +100,8 @@ func (l *loop) next() {
 			l.finish(cancelled(l.ctx))
 			return
 		}
-		for i, tc := range l.turn.tcs {
+		for i, c := range l.turn.calls {
+			tc := c.tc
 			l.msgs = append(l.msgs, openai.ChatCompletionMessage{
 				Role:       openai.ChatMessageRoleTool,
 				ToolCallID: tc.ID,
@@ -157,7 +157,7 @@ func (l *loop) ask() (Result, bool) {
 	if len(msg.ToolCalls) == 0 {
 		return Result{Status: StatusFinished, Answer: msg.Content}, true
 	}
-	t := &turn{tcs: msg.ToolCalls, calls: make([]call, len(msg.ToolCalls)), results: make([]string, len(msg.ToolCalls))}
+	t := &turn{calls: make([]call, len(msg.ToolCalls)), results: make([]string, len(msg.ToolCalls))}
 	for i := range msg.ToolCalls {
 		t.calls[i] = r.prepare(l.env, &msg.ToolCalls[i])
 	}
