@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
 )
 
 // TestOfReadsTheProgramsStoredWithTheAsk: an Ask made by this release
@@ -21,7 +22,7 @@ func TestOfReadsTheProgramsStoredWithTheAsk(t *testing.T) {
 		want  []string
 		more  int
 	}{
-		{"recorded before Shown", nil, []string{"curl", "sh"}, 0},
+		{"recorded before Shown", nil, []string{"curl", "sh", policy.UnknownCode}, 0},
 		{"stored", &pending.Shown{Programs: []string{"stored"}, MorePrograms: 2}, []string{"stored"}, 2},
 	}
 	for _, tc := range tests {

@@ -351,9 +351,11 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 	if an.parseErr != nil {
 		return Verdict{Decision: Ask, Reason: "the command does not parse as shell (" + an.parseErr.Error() + "), so it cannot be checked"}
 	}
-	// 2. Built-in dangers ask whatever rules, grants or mode say.
-	if len(an.dangers) > 0 {
-		return Verdict{Decision: Ask, Dangerous: true, Reason: "dangerous: " + strings.Join(an.dangers, "; ")}
+	// 2. Built-in dangers ask whatever rules, grants or mode say, and so
+	// does a reading that is not complete: what the policy cannot read is
+	// never an allow.
+	if len(an.dangers) > 0 || len(an.unread) > 0 {
+		return Verdict{Decision: Ask, Dangerous: true, Unread: an.unread, Reason: dangerReason(an)}
 	}
 	// 3. Mode full.
 	if mode == ModeFull {
@@ -422,6 +424,19 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 	// 7. Safety: a shell command is never "read-only" by declaration; only
 	// rules decide that.
 	return Verdict{Decision: Ask, Reason: uncovered}
+}
+
+// dangerReason says what made a command a danger: the built-in dangers,
+// then what the reading could not see.
+func dangerReason(an *analysis) string {
+	var parts []string
+	if len(an.dangers) > 0 {
+		parts = append(parts, "dangerous: "+strings.Join(an.dangers, "; "))
+	}
+	if len(an.unread) > 0 {
+		parts = append(parts, "runs code the policy cannot read: "+strings.Join(an.unread, "; "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // allowFor finds an allow rule whose prefix covers the literal words.

@@ -86,6 +86,7 @@ func (z *analyzer) assignment(name string, value word, depth int) {
 	if i := strings.IndexByte(name, '['); i >= 0 {
 		name = name[:i]
 	}
+	z.noteValue(name, factsOf(value))
 	if configVariable(name) {
 		z.a.refuseAllow("an assignment to " + name + ", which decides what code programs run")
 	}
@@ -105,6 +106,8 @@ func (z *analyzer) assignment(name string, value word, depth int) {
 		}
 	case name == "GIT_CONFIG_PARAMETERS":
 		z.gitConfigParameters(value, depth)
+	case name == "BASH_ENV" || name == "ENV":
+		z.scriptPath(value, name) // the file bash sources before the script
 	}
 	// Any value holding a substitution may be evaluated later: PS4 and
 	// BASH_ENV by bash itself, others by arithmetic (declare -i, [[ -eq ]])

@@ -49,6 +49,17 @@ func (z *analyzer) evaluated(text, what string, depth int) {
 	z.expansions(text, depth)
 }
 
+// evaluatedValue is evaluated for text bash certainly evaluates (an
+// arithmetic operand, the name after test -v, printf -v, read): a part the
+// policy cannot see there ($_, $1, a loop variable, command output) makes
+// the reading incomplete.
+func (z *analyzer) evaluatedValue(text, what string, depth int) {
+	if strings.Contains(text, anyText) {
+		z.a.cannotRead("a value the policy cannot see, evaluated by " + what)
+	}
+	z.evaluated(text, what, depth)
+}
+
 // expansions analyses what bash would run when it expands text as in a
 // here-document: $(…), `…`, ${…}, $((…)). Unknown parts (anyText) are
 // dropped; whatever produced them is analysed where it was written.
@@ -76,23 +87,11 @@ func (z *analyzer) expansions(text string, depth int) {
 // "a[\$(rm x)]" inside (( )) loses its quotes and is then evaluated.
 // Substitutions and nested $(( )) written directly are left to the main
 // walk.
-func (z *analyzer) arithmetic(n syntax.Node, depth int) {
+func (z *analyzer) arithmetic(n syntax.ArithmExpr, depth int) {
 	if n == nil {
 		return
 	}
-	syntax.Walk(n, func(m syntax.Node) bool {
-		switch m := m.(type) {
-		case *syntax.CmdSubst, *syntax.ProcSubst:
-			return false
-		case *syntax.ArithmExp:
-			// The main walk reaches a nested $(( )) and reads it itself;
-			// reading it here too cost the square of the nesting.
-			return false
-		case *syntax.Word:
-			z.evaluated(wordOf(m).loose, "arithmetic", depth)
-		}
-		return true
-	})
+	z.arithmeticNames(n, "", depth)
 }
 
 // testClause: [[ -v x ]], [[ -R x ]] and the arithmetic comparisons
@@ -109,8 +108,8 @@ func (z *analyzer) testClause(tc *syntax.TestClause, depth int) {
 		case *syntax.BinaryTest:
 			switch m.Op {
 			case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
-				z.testOperand(m.X, depth)
-				z.testOperand(m.Y, depth)
+				z.testNumber(m.X, depth)
+				z.testNumber(m.Y, depth)
 			}
 		}
 		return true
@@ -119,7 +118,14 @@ func (z *analyzer) testClause(tc *syntax.TestClause, depth int) {
 
 func (z *analyzer) testOperand(x syntax.TestExpr, depth int) {
 	if w, ok := x.(*syntax.Word); ok {
-		z.evaluated(wordOf(w).loose, "[[ ]]", depth)
+		z.evaluatedValue(wordOf(w).loose, "[[ ]]", depth)
+	}
+}
+
+// testNumber: an operand of [[ a -eq b ]] is an arithmetic expression.
+func (z *analyzer) testNumber(x syntax.TestExpr, depth int) {
+	if w, ok := x.(*syntax.Word); ok {
+		z.arithmeticWord(w, "[[ ]]", depth)
 	}
 }
 
@@ -143,7 +149,9 @@ func (z *analyzer) evaluatedArgs(name string, ws []word, depth int) {
 		for _, w := range args {
 			z.evaluated(w.loose, name, depth)
 		}
+		z.evaluatedNames(name, args, depth)
 	case "mapfile", "readarray":
+		z.evaluatedNames(name, args, depth)
 		for i, w := range args {
 			z.evaluated(w.loose, name, depth)
 			if w.loose == "-C" && i+1 < len(args) {
@@ -173,9 +181,12 @@ func (z *analyzer) evaluatedArgs(name string, ws []word, depth int) {
 		}
 	default:
 		if declBuiltin(name) {
+			integer, nameref := declFlags(looseOf(args))
+			z.values.intVars = z.values.intVars || integer
 			for _, w := range args {
 				z.evaluated(w.loose, name, depth)
 				if n, v, ok := strings.Cut(w.loose, "="); ok {
+					z.nameref(nameref, word{loose: v})
 					z.assignment(strings.TrimSuffix(n, "+"), word{loose: v}, depth)
 				}
 			}
@@ -218,7 +229,7 @@ func printfFormatAssigns(f word) bool {
 // judged like any assigned value.
 func (z *analyzer) printfAssigns(name string, rest []word, depth int) {
 	z.a.refuseAllow("printf -v (it assigns a variable)")
-	z.evaluated(name, "printf -v", depth)
+	z.evaluatedValue(name, "printf -v", depth)
 	var b strings.Builder
 	for _, w := range rest {
 		b.WriteString(w.loose)
@@ -231,19 +242,31 @@ func (z *analyzer) printfAssigns(name string, rest []word, depth int) {
 // every operand names a variable (subscripts evaluated) and may assign.
 func (z *analyzer) declClause(d *syntax.DeclClause, depth int) {
 	variant := d.Variant.Value
+	var opts []string
+	for _, as := range d.Args {
+		if as.Naked && as.Name == nil && as.Value != nil {
+			if l := wordOf(as.Value); l.known() && strings.HasPrefix(l.loose, "-") {
+				opts = append(opts, l.loose)
+			}
+		}
+	}
+	integer, nameref := declFlags(opts)
+	z.values.intVars = z.values.intVars || integer
 	for _, as := range d.Args {
 		switch {
 		case as.Naked && as.Name == nil && as.Value != nil:
 			// A quoted or expanded operand: 'PS4=$(rm)', "a[\$(rm)]".
 			l := wordOf(as.Value).loose
-			z.evaluated(l, variant, depth)
+			z.evaluatedValue(l, variant, depth)
 			if n, v, ok := strings.Cut(l, "="); ok {
+				z.nameref(nameref, word{loose: v})
 				z.assignment(strings.TrimSuffix(n, "+"), word{loose: v}, depth)
 			}
 		case as.Name != nil:
 			z.arithmetic(as.Index, depth)
 			if as.Value != nil {
-				z.assignment(as.Name.Value, wordOf(as.Value), depth)
+				z.nameref(nameref, wordOf(as.Value))
+				z.assignment(as.Name.Value, valueWord(as.Value), depth)
 			}
 		}
 	}

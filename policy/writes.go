@@ -57,6 +57,7 @@ func (z *analyzer) write(p, how string) {
 		}
 	}
 	z.a.writes = append(z.a.writes, t)
+	z.configWrite(how, p, t.abs, t.real)
 
 	if z.cwd == "" {
 		z.a.refuseAllow(how + " to a relative path after cd (" + p + ")")

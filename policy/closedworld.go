@@ -1,0 +1,579 @@
+package policy
+
+import (
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// The closed world's other edges (values.go has the values bash
+// evaluates): code that reaches a program from somewhere the policy does
+// not read (a descriptor, stdin, a code string in another language),
+// deletes judged where they land, and writes that change what later
+// commands run.
+
+// descriptorPath reports a script path that reads from a descriptor or a
+// socket rather than a file the workspace holds: /dev/stdin, /dev/fd/N,
+// /proc/PID/fd/N, /dev/tcp/HOST/PORT, "-". Relative spellings count too
+// (after cd /dev, "fd/3" is one).
+func descriptorPath(p string) bool {
+	if p == "-" {
+		return true
+	}
+	c := path.Clean(p)
+	switch {
+	case strings.HasPrefix(c, "/dev/"), strings.HasPrefix(c, "/proc/"):
+		return true
+	case path.IsAbs(c):
+		return false
+	}
+	return c == "stdin" || strings.HasPrefix(c, "fd/") || strings.Contains(c, "/fd/") ||
+		strings.HasPrefix(c, "tcp/") || strings.HasPrefix(c, "udp/") || strings.HasPrefix(c, "self/")
+}
+
+// scriptPath judges a file a program reads code from (bash FILE, source
+// FILE, make -f FILE, BASH_ENV=FILE): one the policy cannot name, or a
+// descriptor whose content is whatever was written into it, is code the
+// policy cannot read. A link is judged where it leads.
+func (z *analyzer) scriptPath(w word, what string) {
+	if !w.known() {
+		z.a.cannotRead(what + " reads code from a file the policy cannot name")
+		return
+	}
+	z.writtenScript(w, what)
+	p := w.loose
+	if abs, _ := resolveIn(p, z.cwd, z.workspace); abs != "" {
+		if real, ok := realPath(abs); ok && real != abs && descriptorPath(real) {
+			p = real
+		}
+	}
+	if descriptorPath(p) {
+		z.a.cannotRead(what + " reads code from " + printable(w.loose) + ", which the policy cannot read")
+	}
+}
+
+// scriptFiles finds the files a command reads code from: a shell's script
+// operand and --rcfile/--init-file, source's and .'s file, make's -f.
+func (z *analyzer) scriptFiles(name string, ws []word) {
+	args := ws[1:]
+	switch {
+	case isShell(name) && name != "busybox":
+		for i := 0; i < len(args); i++ {
+			l := args[i].loose
+			switch {
+			case l == "--rcfile" || l == "--init-file":
+				if i+1 < len(args) {
+					z.scriptPath(args[i+1], name+" "+l)
+				}
+				i++
+			case l == "-o" || l == "+o" || l == "-O" || l == "+O":
+				i++
+			case l == "--":
+				if i+1 < len(args) && !shellHasC(args[:i]) {
+					z.scriptPath(args[i+1], name)
+				}
+				return
+			case strings.HasPrefix(l, "-") || strings.HasPrefix(l, "+"):
+				if !strings.HasPrefix(l, "--") && strings.Contains(l, "c") && l[0] == '-' {
+					return // -c: the script is a string, read by shellScript
+				}
+			default:
+				z.scriptPath(args[i], name)
+				return
+			}
+		}
+	case name == "source" || name == ".":
+		if ops := operands(args); len(ops) > 0 {
+			z.scriptPath(ops[0], name)
+		}
+	case name == "make" || name == "gmake":
+		for _, v := range shortOptionValues(args, "CfIjloW", 'f') {
+			z.scriptPath(v, "make -f")
+		}
+		for _, o := range []string{"--file", "--makefile"} {
+			for _, v := range longOptionValues(args, o, len(o)) {
+				z.scriptPath(v, "make "+o)
+			}
+		}
+	}
+}
+
+// shellHasC reports a -c among a shell's options.
+func shellHasC(opts []word) bool {
+	for _, w := range opts {
+		l := w.loose
+		if l == "--command" || (len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.Contains(l, "c")) {
+			return true
+		}
+	}
+	return false
+}
+
+// codeInterpreter describes how a language's interpreter takes code on
+// its command line: the options whose value is a program (code), the
+// short options that take a value (so a following word is not the
+// script), and whether a short option's value may be glued to a cluster
+// of flags (perl -lne CODE).
+type codeInterpreter struct {
+	code   []string // options whose value is code: -c, -e, --eval
+	valued string   // short options that take a value
+	long   []string // long options that take a separate value
+	module string   // the option after which the rest is a module's arguments (python -m)
+	// readable reports code the policy reads in full (perl's one
+	// substitution), which runs nothing it cannot see.
+	readable func(code string) bool
+}
+
+// codeInterpreterOf returns how name takes code, for the languages the
+// policy does not read (awk and sed it reads: awk.go, sed.go).
+func codeInterpreterOf(name string) (codeInterpreter, bool) {
+	switch {
+	case strings.HasPrefix(name, "python"), strings.HasPrefix(name, "pypy"), name == "ipython":
+		return codeInterpreter{code: []string{"-c"}, valued: "WXQ", module: "-m"}, true
+	case name == "node" || name == "nodejs" || name == "bun" || name == "tsx" || name == "ts-node":
+		return codeInterpreter{code: []string{"-e", "--eval", "-p", "--print"}, valued: "rC",
+			long: []string{"--require", "--import", "--loader", "--experimental-loader", "--input-type", "--conditions", "--env-file"}}, true
+	case strings.HasPrefix(name, "perl") || name == "raku":
+		return codeInterpreter{code: []string{"-e", "-E"}, valued: "iMmIlx0dDC", readable: perlEdit}, true
+	case strings.HasPrefix(name, "ruby") || name == "irb" || name == "jruby":
+		return codeInterpreter{code: []string{"-e"}, valued: "rICEx"}, true
+	case strings.HasPrefix(name, "php"):
+		return codeInterpreter{code: []string{"-r", "-R", "-B", "-E"}, valued: "dcfz"}, true
+	case strings.HasPrefix(name, "lua"):
+		return codeInterpreter{code: []string{"-e"}, valued: "l"}, true
+	case name == "Rscript" || name == "R":
+		return codeInterpreter{code: []string{"-e", "--expr"}}, true
+	case name == "julia":
+		return codeInterpreter{code: []string{"-e", "-E", "--eval", "--print"}, valued: "LJCtp"}, true
+	case name == "osascript":
+		return codeInterpreter{code: []string{"-e"}, valued: "ls"}, true
+	case name == "pwsh" || name == "powershell":
+		return codeInterpreter{code: []string{"-c", "-command", "-commandwithargs", "-cwa", "-encodedcommand", "-ec", "-e", "-enc"}}, true
+	case name == "tclsh" || name == "wish" || name == "expect":
+		return codeInterpreter{code: []string{"-c"}}, true
+	case name == "groovy" || name == "scala" || name == "elixir" || name == "racket" || name == "ghc" || name == "iex":
+		return codeInterpreter{code: []string{"-e", "--eval"}}, true
+	case name == "guile":
+		return codeInterpreter{code: []string{"-c"}}, true
+	case name == "erl":
+		return codeInterpreter{code: []string{"-eval", "-s", "-run"}}, true
+	case name == "sbcl" || name == "clisp":
+		return codeInterpreter{code: []string{"--eval", "-x"}}, true
+	}
+	return codeInterpreter{}, false
+}
+
+// interpreterCode makes the reading incomplete when a language the policy
+// does not read gets its program from the command line (python -c, node
+// -e, perl -pe …) or from a descriptor; a script file it names is judged
+// by scriptPath. fromStdin reports an interpreter that reads its program
+// from stdin (python3 - , python3 alone): its callers make a here-document
+// or a pipe into it unread.
+func (z *analyzer) interpreterCode(name string, ws []word) (fromStdin bool) {
+	ci, ok := codeInterpreterOf(name)
+	if !ok {
+		return false
+	}
+	read := false // a program the policy read was given on the line
+	args := ws[1:]
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		if !args[i].known() {
+			z.a.cannotRead(name + " takes an argument the policy cannot see (it may be code)")
+			return false
+		}
+		if l == "--" {
+			if read {
+				return false
+			}
+			if i+1 < len(args) {
+				z.scriptPath(args[i+1], name)
+			}
+			return i+1 >= len(args)
+		}
+		if !strings.HasPrefix(l, "-") || l == "-" {
+			if read {
+				return false // the program was given: the rest are its files
+			}
+			if l == "-" {
+				return true
+			}
+			z.scriptPath(args[i], name)
+			return false
+		}
+		if c := ci.codeOption(l); c != "" {
+			if v, glued := codeValue(args, i, c); ci.readable != nil && v.known() && ci.readable(v.loose) {
+				if !glued {
+					i++
+				}
+				read = true
+				continue
+			}
+			z.a.cannotRead(name + " " + c + " runs code in a language the policy does not read")
+			return false
+		}
+		if ci.module != "" && (l == ci.module || strings.HasSuffix(l, ci.module[1:]) && !strings.HasPrefix(l, "--")) {
+			return false // a module runs (python -m pytest): the rest is its arguments
+		}
+		if strings.HasPrefix(l, "--") {
+			if !strings.Contains(l, "=") && contains(ci.long, l) {
+				i++
+			}
+			continue
+		}
+		if strings.ContainsAny(l[len(l)-1:], ci.valued) && !strings.ContainsAny(l[1:len(l)-1], ci.valued) {
+			i++ // the option's value is the next word
+		}
+	}
+	return !read
+}
+
+// codeOption reports the code option an option word is or ends a cluster
+// with ("-c", "-e" in perl's -lne), or "".
+func (ci codeInterpreter) codeOption(l string) string {
+	lower := strings.ToLower(l)
+	for _, c := range ci.code {
+		if l == c || lower == c && len(c) > 2 {
+			return c
+		}
+		if strings.HasPrefix(c, "--") {
+			if strings.HasPrefix(l, c+"=") {
+				return c
+			}
+			continue
+		}
+		if len(c) == 2 && strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") {
+			// A cluster of flags: -Ic, -lne, -ccode. A letter that takes a
+			// value ends the cluster.
+			for k := 1; k < len(l); k++ {
+				if l[k] == c[1] {
+					return c
+				}
+				if strings.IndexByte(ci.valued, l[k]) >= 0 {
+					break
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// feedsStdin says what feeds a statement's stdin when it is a here-document, a
+// here-string or a file: what an interpreter reading its program from stdin
+// runs.
+func feedsStdin(st *syntax.Stmt) string {
+	for _, r := range st.Redirs {
+		if r.N != nil && r.N.Value != "0" {
+			continue
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			return "a here-document"
+		case syntax.WordHdoc:
+			return "a here-string"
+		case syntax.RdrIn, syntax.RdrInOut:
+			return "a file"
+		}
+	}
+	return ""
+}
+
+// configFile says why a write to the absolute path p changes what later
+// commands run ("" if it does not): anything in .git (hooks, config), a
+// Makefile, package.json (its scripts), a package manager's or cargo's
+// config, a shell's or tool's startup file. Such a write asks in every
+// mode: the next `git status` or `npm test` runs what it wrote.
+func configFile(p, workspace string) string {
+	if p == "" {
+		return ""
+	}
+	if workspace != "" && isGitInternal(p, workspace) || strings.Contains(p+"/", "/.git/hooks/") ||
+		strings.HasSuffix(p, "/.git/config") {
+		return "inside .git (hooks and config run code)"
+	}
+	base := path.Base(p)
+	switch base {
+	case "Makefile", "makefile", "GNUmakefile":
+		return "a Makefile (make runs its recipes)"
+	case "package.json":
+		return "package.json (npm runs its scripts)"
+	case ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".pypirc", "pip.conf":
+		return "a package manager's config"
+	case ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
+		".zlogin", ".inputrc", ".envrc", ".gitconfig", ".vimrc", ".exrc", ".wgetrc", ".curlrc", ".netrc":
+		return "a startup file (the shell or a tool runs or trusts it)"
+	}
+	if strings.HasSuffix(base, ".mk") {
+		return "a makefile (make runs its recipes)"
+	}
+	if d := path.Base(path.Dir(p)); d == ".cargo" && (base == "config" || base == "config.toml") {
+		return "cargo's config"
+	}
+	return ""
+}
+
+// configWrite makes a write of p (abs, and real where it lands) a danger
+// when it changes what later commands run.
+func (z *analyzer) configWrite(how, shown, abs, real string) {
+	why := configFile(abs, z.workspace)
+	if why == "" && real != "" {
+		why = configFile(real, z.realWorkspace())
+	}
+	if why != "" {
+		z.a.danger(how + " writes " + printable(shown) + ", " + why)
+	}
+}
+
+// deletes judges what a delete reaches, resolved through links: a path
+// whose parents (or, with follow, itself) lead into .git deletes the
+// repository's history, hooks or config, whatever it is called.
+func (z *analyzer) deletes(w word, how string, follow bool) {
+	if !w.known() {
+		return
+	}
+	p := w.loose
+	if strings.HasSuffix(p, "/") {
+		follow = true // a trailing slash makes the kernel follow a final link
+	}
+	cwd := z.cwd
+	if cwd == "" {
+		cwd = z.workspace
+	}
+	abs, _ := resolveIn(p, cwd, z.workspace)
+	if abs == "" {
+		return
+	}
+	real := abs
+	if follow {
+		if r, ok := resolveLinks(abs); ok {
+			real = r
+		}
+	} else if r, ok := resolveLinks(path.Dir(abs)); ok {
+		real = path.Join(r, path.Base(abs))
+	}
+	if isGitInternal(abs, z.workspace) || isGitInternal(real, z.realWorkspace()) || isGitInternal(real, z.workspace) {
+		z.a.danger(how + " deletes inside .git (" + printable(p) + "): the repository's history, hooks and config")
+	}
+}
+
+// deleteCommands finds what rm, unlink, rmdir, shred and find's -delete
+// reach. find -L (or -follow) follows every link below its starting
+// points while it deletes: where those lead cannot be read from the line.
+func (z *analyzer) deleteCommands(name string, args []word) {
+	switch name {
+	case "rm", "unlink", "rmdir", "shred", "srm":
+		for _, w := range operandsOf(args, "nu", []string{"--interactive", "--remove"}) {
+			z.deletes(w, name, false)
+		}
+	case "find", "gfind":
+		deleting, follow, starts := findDeletes(args)
+		if !deleting {
+			return
+		}
+		if follow == "-L" {
+			z.a.cannotRead("find -L deletes through every link below its starting points, wherever they lead")
+		}
+		for _, s := range starts {
+			z.deletes(s, "find", follow != "")
+		}
+	}
+}
+
+// findDeletes reads find's words: whether it deletes (-delete, or -exec
+// of anything but a reader), how it follows links ("-L", "-H" or "") and
+// its starting points.
+func findDeletes(args []word) (deleting bool, follow string, starts []word) {
+	inStarts := true
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		switch {
+		case inStarts && (l == "-H" || l == "-L" || l == "-P"):
+			if l != "-P" {
+				follow = l
+			} else {
+				follow = ""
+			}
+			continue
+		case inStarts && l == "-D":
+			i++
+			continue
+		case inStarts && strings.HasPrefix(l, "-O"):
+			continue
+		}
+		if inStarts && !((strings.HasPrefix(l, "-") && len(l) > 1) || l == "(" || l == "!" || l == ",") {
+			starts = append(starts, args[i])
+			continue
+		}
+		inStarts = false
+		switch l {
+		case "-delete":
+			deleting = true
+		case "-follow":
+			follow = "-L"
+		case "-exec", "-execdir", "-ok", "-okdir":
+			if i+1 < len(args) && !findReader(args[i+1]) {
+				deleting = true
+			}
+		}
+	}
+	if len(starts) == 0 {
+		starts = []word{{lit: ".", ok: true, loose: "."}}
+	}
+	return deleting, follow, starts
+}
+
+// configCommands flags the commands whose job is to change what later
+// commands run: npm pkg set (package.json's scripts), npm/yarn/pnpm
+// config set (.npmrc), git config writes, git remote add/set-url.
+func (z *analyzer) configCommands(name string, args []word) {
+	ops := operands(args)
+	verb := func(i int) string {
+		if i < len(ops) {
+			return ops[i].loose
+		}
+		return ""
+	}
+	switch name {
+	case "npm", "pnpm", "yarn", "bun":
+		switch v := verb(0); {
+		case v == "pkg" && (verb(1) == "set" || verb(1) == "delete"):
+			z.a.danger(name + " pkg " + verb(1) + " changes package.json, whose scripts npm runs")
+		case v == "set-script":
+			z.a.danger(name + " set-script changes package.json, whose scripts npm runs")
+		case (v == "config" || v == "c") && (verb(1) == "set" || verb(1) == "delete" || verb(1) == "edit"),
+			v == "set" && name == "npm":
+			z.a.danger(name + " config " + verb(1) + " changes the package manager's config")
+		}
+	case "git":
+		sub, rest := gitSubcommand(args)
+		switch sub {
+		case "config":
+			if gitConfigWrites(rest) {
+				z.a.danger("git config changes git's config (it decides what git runs and where it pushes)")
+			}
+		}
+	}
+}
+
+// gitConfigWrites reports a git config call that writes: an action option,
+// a set/unset/edit subcommand (git 2.46), or NAME VALUE.
+func gitConfigWrites(args []word) bool {
+	for _, w := range args {
+		switch l := w.loose; {
+		case l == "--get" || l == "--get-all" || l == "--get-regexp" || l == "--get-urlmatch" || l == "--list" ||
+			l == "-l" || l == "--get-color" || l == "--get-colorbool":
+			return false
+		case l == "--add" || l == "--unset" || l == "--unset-all" || l == "--replace-all" || l == "--edit" ||
+			l == "-e" || l == "--rename-section" || l == "--remove-section":
+			return true
+		}
+	}
+	ops := operandsOf(args, "f", []string{"--file", "--blob", "--type", "--default", "--comment", "--value"})
+	if len(ops) > 0 {
+		switch ops[0].loose {
+		case "get", "list":
+			return false
+		case "set", "unset", "edit", "rename-section", "remove-section":
+			return true
+		}
+	}
+	return len(ops) >= 2 && !inertGitKey(ops[0].loose)
+}
+
+// inertGitKey names configuration keys that change nothing git runs or
+// where it pushes: who commits, colours, advice.
+func inertGitKey(k string) bool {
+	k = strings.ToLower(k)
+	switch k {
+	case "user.name", "user.email", "init.defaultbranch", "pull.rebase", "pull.ff", "core.autocrlf", "core.quotepath":
+		return true
+	}
+	return strings.HasPrefix(k, "color.") || strings.HasPrefix(k, "advice.") || strings.HasPrefix(k, "column.")
+}
+
+// gitSubcommand skips git's global options and returns its subcommand and
+// the words after it ("" when there is none).
+func gitSubcommand(args []word) (string, []word) {
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		switch {
+		case l == "-c" || l == "-C" || l == "--git-dir" || l == "--work-tree" || l == "--namespace" ||
+			l == "--super-prefix" || l == "--attr-source" || l == "--config-env":
+			i++
+		case strings.HasPrefix(l, "-"):
+		default:
+			return l, args[i+1:]
+		}
+	}
+	return "", nil
+}
+
+// writtenScript makes the reading incomplete when a command runs a file
+// it wrote itself (echo … > run.sh; bash run.sh): the policy judged the
+// write, not the program it becomes.
+func (z *analyzer) writtenScript(w word, what string) {
+	if !w.known() || len(z.a.writes) == 0 {
+		return
+	}
+	cwd := z.cwd
+	if cwd == "" {
+		cwd = z.workspace
+	}
+	abs, _ := resolveIn(w.loose, cwd, z.workspace)
+	real, _ := landing(abs)
+	for _, t := range z.a.writes {
+		if abs != "" && (t.abs == abs || t.real != "" && (t.real == abs || t.real == real)) {
+			z.a.cannotRead(what + " runs " + printable(w.loose) + ", which the command itself writes")
+			return
+		}
+	}
+}
+
+// codeValue is the value of the code option c at args[i]: glued to the
+// option (-e'…', --eval=…) or the next word.
+func codeValue(args []word, i int, c string) (v word, glued bool) {
+	l := args[i].loose
+	if strings.HasPrefix(c, "--") {
+		if _, val, ok := strings.Cut(l, "="); ok {
+			return word{loose: val}, true
+		}
+	} else if k := strings.IndexByte(l[1:], c[1]); k >= 0 && 1+k+1 < len(l) {
+		return word{loose: l[1+k+1:]}, true
+	}
+	if i+1 < len(args) {
+		return args[i+1], false
+	}
+	return word{loose: anyText}, true
+}
+
+// perlEdit reports perl code that is one substitution or transliteration
+// (s/a/b/g, y/a-z/A-Z/, tr:…:…:) with no way to run code: no /e flag, no
+// (?{ }) or @{[ ]} / ${\ } interpolation, no backticks. The text between
+// the delimiters is a pattern, not a program.
+func perlEdit(code string) bool {
+	code = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(code), ";"))
+	var rest string
+	switch {
+	case strings.HasPrefix(code, "tr"):
+		rest = code[2:]
+	case strings.HasPrefix(code, "s"), strings.HasPrefix(code, "y"):
+		rest = code[1:]
+	default:
+		return false
+	}
+	if rest == "" || strings.IndexByte("/|#!,:", rest[0]) < 0 {
+		return false
+	}
+	parts := strings.Split(rest[1:], rest[:1])
+	if len(parts) != 3 || strings.Trim(parts[2], "gimsxcdr") != "" {
+		return false // an escaped delimiter, a ; and more code, or a flag like e
+	}
+	body := parts[0] + parts[1]
+	for _, bad := range []string{"(?{", "(??{", "@{", "${", "`", "(*"} {
+		if strings.Contains(body, bad) {
+			return false
+		}
+	}
+	return true
+}
