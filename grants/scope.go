@@ -214,7 +214,8 @@ func (s Scope) covers(v *callView) bool {
 	}
 	switch s.Kind {
 	case KindExact, KindPrefix:
-		if cwd := v.resolvedCwd(); cwd == "" || cwd != s.Cwd {
+		cwd := v.resolvedCwd()
+		if cwd == "" || cwd != s.Cwd {
 			return false
 		}
 		cmd := strings.TrimSpace(c.Command)
@@ -224,7 +225,7 @@ func (s Scope) covers(v *callView) bool {
 			}
 			return cmd == s.Command
 		}
-		return prefixCovers(s.Command, v.simpleWords(), v.prefixes)
+		return prefixCovers(s.Command, v.simpleWords(), cwd, c.Workspace, v.prefixes)
 	case KindPath, KindDir:
 		rel := v.resolvedPath()
 		if rel == "" {
@@ -257,7 +258,8 @@ func underGit(rel string) bool {
 
 // String is the scope as an approver reads it, e.g.
 // `bash: exactly "npm test" in /ws/app`,
-// `bash: commands starting with "git push" in /ws`,
+// `bash: commands starting with "ls" in /ws (only the options askops
+// knows; files inside the workspace, outside .git)`,
 // `write_file: src/main.go`, `read_file: anything under docs/`.
 // Commands are quoted (Go syntax) so control characters and newlines show.
 func (s Scope) String() string {
@@ -265,7 +267,11 @@ func (s Scope) String() string {
 	case KindExact:
 		return fmt.Sprintf("%s: exactly %s in %s", s.Tool, strconv.Quote(s.Command), showPath(s.Cwd))
 	case KindPrefix:
-		return fmt.Sprintf("%s: commands starting with %s in %s", s.Tool, strconv.Quote(s.Command), showPath(s.Cwd))
+		note := ""
+		if words, err := policy.SimpleWords(s.Command); err == nil {
+			note = " (" + policy.PrefixGrantNote(words) + ")"
+		}
+		return fmt.Sprintf("%s: commands starting with %s in %s%s", s.Tool, strconv.Quote(s.Command), showPath(s.Cwd), note)
 	case KindPath:
 		if s.Path == "." {
 			return fmt.Sprintf("%s: the workspace root", s.Tool)
