@@ -24,19 +24,19 @@ func grantGitModel(sub string, words []string) (*grantModel, string) {
 	if len(words) < 2 {
 		return nil, ""
 	}
-	m := &grantModel{words: words[:2]}
+	m := &grantModel{words: words[:2], style: gsGetopt}
 	needRepo := false
 	var operands func(*grantCheck, *grantArgs) string
 	switch sub {
 	case "push":
 		m.opt, operands, needRepo = grantGitPushOption, grantGitPushOperands, true
-		m.note = "to a remote the repository's config names; no force, delete, mirror or push options"
+		m.note = "configured remotes only; no force, delete or push options"
 	case "fetch":
 		m.opt, operands, needRepo = grantGitFetchOption, grantGitFetchOperands, true
-		m.note = "from a remote the repository's config names"
+		m.note = "configured remotes only"
 	case "remote":
 		m.opt, operands, needRepo = grantGitRemoteOption, grantGitRemoteOperands, true
-		m.note = "listing the configured remotes; never add or set-url"
+		m.note = "listing only, never add or set-url"
 	case "status":
 		m.opt, operands = grantGitStatusOption, grantGitPathspecs
 	case "log", "show", "diff":

@@ -24,23 +24,23 @@ func grantModelFor(words []string) (*grantModel, string) {
 		return ""
 	}
 	one := func(opt func(string) (grantValue, bool), operands func(*grantCheck, *grantArgs) string, note string) *grantModel {
-		return &grantModel{words: words[:1], opt: opt, operands: operands, note: note}
+		return &grantModel{words: words[:1], style: gsGetopt, opt: opt, operands: operands, note: note}
 	}
 	switch name {
 	case "gpg", "gpg2":
-		return one(grantGpgOption, grantGpgOperands, "verify, sign, encrypt, decrypt and list keys"), ""
+		return one(grantGpgOption, grantGpgOperands, ""), ""
 	case "openssl":
 		return grantOpensslModel(words)
 	case "unzip":
-		m := one(grantUnzipOption, grantUnzipOperands, "listing, testing or printing an archive; never extracting")
+		m := one(grantUnzipOption, grantUnzipOperands, "listing, testing or printing, never extracting")
 		m.noDashDash = true
 		return m, ""
 	case "patch":
 		return nil, "patch writes the files its input names (and hands ed-style diffs to ed), which askops cannot read in advance"
 	case "chmod":
-		return one(grantChmodOption, grantChmodOperands, "not recursive, no set-id bits, no file in .git, outside the workspace or on PATH"), ""
+		return one(grantChmodOption, grantChmodOperands, "not recursive, no set-id; files in the workspace, not .git or on PATH"), ""
 	case "chown", "chgrp":
-		return one(grantChownOption, grantChownOperands(name), "not recursive, no file in .git, outside the workspace or on PATH"), ""
+		return one(grantChownOption, grantChownOperands(name), "not recursive; files in the workspace, not .git or on PATH"), ""
 	case "git":
 		return grantGitModel(sub(1), words)
 	case "kubectl", "oc":
@@ -89,17 +89,18 @@ func grantModelsUnder(words []string) bool {
 }
 
 // grantNoteFor is what a prefix grant on words covers beyond its words,
-// as the approver reads it.
+// as the approver reads it (short: it joins the scope in a confirm dialog
+// of 300 characters).
 func grantNoteFor(words []string) string {
-	const files = "files inside the workspace, outside .git"
+	const files = "files in the workspace, not .git"
 	m, _ := grantModelFor(words)
-	if m == nil {
-		return "only the subcommands and options askops knows; " + files
+	switch {
+	case m == nil:
+		return "known subcommands and options only; " + files
+	case m.note == "":
+		return "known options only; " + files
 	}
-	if m.note == "" {
-		return "only the options askops knows; " + files
-	}
-	return "only the options askops knows: " + m.note + "; " + files
+	return "known options only; " + m.note
 }
 
 // gpg: reading, signing, encrypting, verifying and listing, with output
@@ -536,7 +537,7 @@ func grantKubectlModel(sub string, words []string) (*grantModel, string) {
 	default:
 		return nil, ""
 	}
-	return &grantModel{words: words[:2], opt: opt, boolEq: true, operands: grantOperandsAre(gvWord)}, ""
+	return &grantModel{words: words[:2], style: gsGetopt, opt: opt, boolEq: true, operands: grantOperandsAre(gvWord)}, ""
 }
 
 // docker and podman ps, images, logs and inspect, on the engine the
@@ -597,7 +598,7 @@ func grantDockerModel(sub string, words []string) (*grantModel, string) {
 	default:
 		return nil, ""
 	}
-	return &grantModel{words: words[:2], opt: opt, boolEq: true, operands: operands}, ""
+	return &grantModel{words: words[:2], style: gsGetopt, opt: opt, boolEq: true, operands: operands}, ""
 }
 
 // gh pr and issue view and list (and pr diff), in the repository of the
@@ -651,7 +652,7 @@ func grantGhModel(noun, verb string, words []string) (*grantModel, string) {
 	default:
 		return nil, ""
 	}
-	return &grantModel{words: words[:3], opt: opt, boolEq: true, operands: operands}, ""
+	return &grantModel{words: words[:3], style: gsGetopt, opt: opt, boolEq: true, operands: operands}, ""
 }
 
 // ghItem: a number or a branch name, never a URL (another repository).
