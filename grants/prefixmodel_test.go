@@ -49,6 +49,16 @@ func gitWorkspace(t *testing.T, remotes []string, config ...string) string {
 	return ws
 }
 
+// isolateGitConfig makes git (and the grant models, which read what git
+// reads) see no system config and an empty home.
+func isolateGitConfig(t *testing.T) {
+	t.Helper()
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("HOME", t.TempDir())
+}
+
 // prefixFixture is the main workspace of the prefix model tests: a
 // repository with a network remote (origin), a remote that is a path on
 // this machine (mirror) and one through ext:: (helper); links into .git
@@ -56,6 +66,7 @@ func gitWorkspace(t *testing.T, remotes []string, config ...string) string {
 // directory on PATH.
 func prefixFixture(t *testing.T) string {
 	t.Helper()
+	isolateGitConfig(t)
 	ws := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git", "mirror=" + t.TempDir(), "helper=ext::sh -c evil"})
 	for _, d := range []string{"src", "bin", "out", "tools"} {
 		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
@@ -89,8 +100,14 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 	ws := prefixFixture(t)
 	clean := gitWorkspace(t, []string{"origin=git@github.com:acme/app.git"})
 	hooks := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, "[core]", "\thooksPath = tools/hooks")
-	include := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, "[include]", "\tpath = ../../shared.config")
+	include := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, "[include]", "\tpath = ../shared.config")
+	outside := filepath.Join(t.TempDir(), "extra.config")
+	if err := os.WriteFile(outside, []byte("[remote \"extra\"]\n\turl = https://github.com/acme/extra.git\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	includeIf := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, `[includeIf "onbranch:main"]`, "\tpath = "+outside)
 	insteadOf := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, `[url "/tmp/r"]`, "\tinsteadOf = https://github.com/")
+	sshInstead := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, `[url "git@github.com:"]`, "\tinsteadOf = https://github.com/")
 	fsmonitor := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, "[core]", "\tfsmonitor = tools/fsmon.sh")
 	credential := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, "[credential]", "\thelper = !sh tools/cred.sh")
 
@@ -246,7 +263,10 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 		{"git push", "git -c core.sshCommand=evil push origin main", false, ""},
 		{"git push", "git push origin main", false, "hooks"},
 		{"git push", "git push origin main", false, "include"},
+		{"git push", "git push origin main", true, "includeIf"},
+		{"git push", "git push extra main", false, "includeIf"}, // a remote from a file git may not read
 		{"git push", "git push origin main", false, "insteadOf"},
+		{"git push", "git push origin main", true, "sshInstead"},
 		{"git push", "git push origin main", false, "credential"},
 		{"git fetch", "git fetch origin", true, ""},
 		{"git fetch", "git fetch --prune --tags origin", true, ""},
@@ -297,6 +317,8 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 		{"gh pr view", "gh pr view https://github.com/other/repo/pull/1", false, ""},
 		{"go build", "go build -o out/app ./...", true, ""},
 		{"go build", "go build -o .git/hooks/pre-commit ./...", false, ""},
+		{"go build", "go build -o bin/ls ./...", false, ""}, // bin is on PATH
+		{"gpg", "gpg -o bin/ls -d src/a.txt.gpg", false, ""},
 		{"go build", "go build -toolexec=/tmp/x ./...", false, ""},
 		{"go build", "go build -ldflags=-extld=./evil ./...", false, ""},
 		{"go vet", "go vet -vettool=./evil ./...", false, ""},
@@ -314,8 +336,8 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 		{"sort", "sort --compress-program=sh src/a.txt", false, ""},
 		{"sort", "sort -T /tmp src/a.txt", false, ""},
 	}
-	spaces := map[string]string{"": ws, "clean": clean, "hooks": hooks, "include": include, "insteadOf": insteadOf,
-		"fsmonitor": fsmonitor, "credential": credential}
+	spaces := map[string]string{"": ws, "clean": clean, "hooks": hooks, "include": include, "includeIf": includeIf,
+		"insteadOf": insteadOf, "sshInstead": sshInstead, "fsmonitor": fsmonitor, "credential": credential}
 	store := grants.NewMemoryStore(grants.Options{})
 	t.Cleanup(func() { store.Close() })
 	engine, err := policy.New(policy.Config{Grants: store})
@@ -323,7 +345,10 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, tt := range tests {
-		dir := spaces[tt.in]
+		dir, ok := spaces[tt.in]
+		if !ok {
+			t.Fatalf("no workspace %q", tt.in)
+		}
 		scope, err := grants.PrefixScope(tt.prefix, dir)
 		if err != nil {
 			t.Fatalf("PrefixScope(%q): %v", tt.prefix, err)
@@ -341,6 +366,24 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 			t.Errorf("Evaluate(%q) with a grant on %q (in %s) = %s %q (grant %q), want covered %v",
 				tt.command, tt.prefix, orMain(tt.in), v.Decision, v.Reason, v.Grant, tt.covered)
 		}
+	}
+}
+
+// git reads the user's config too: a hooks path there relative to each
+// repository (core.hooksPath = .githooks) makes workspace files hooks.
+func TestPrefixGrantReadsTheUserGitConfig(t *testing.T) {
+	isolateGitConfig(t)
+	ws := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"})
+	s := must(t)(grants.PrefixScope("git push", ws))
+	call := policy.Call{Tool: "bash", Command: "git push origin main", Cwd: ws, Workspace: ws}
+	if !s.Covers(call) {
+		t.Fatal("a plain push is not covered")
+	}
+	if err := os.WriteFile(filepath.Join(os.Getenv("HOME"), ".gitconfig"), []byte("[core]\n\thooksPath = .githooks\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s.Covers(call) {
+		t.Error("covered with the user's core.hooksPath = .githooks, a workspace directory")
 	}
 }
 

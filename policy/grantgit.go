@@ -505,21 +505,105 @@ func grantReadGitRepo(cwd, ws, realWS string) (*grantRepo, string) {
 			return nil, why
 		}
 	}
-	entries, why := grantReadGitConfig(path.Join(common, "config"))
-	if why != "" {
+	cr := grantConfigReader{realWS: realWS}
+	for _, f := range grantUserConfigs() {
+		if why := cr.load(f, false, 0); why != "" {
+			return nil, why
+		}
+	}
+	if why := cr.load(path.Join(common, "config"), false, 0); why != "" {
 		return nil, why
 	}
-	for _, e := range entries {
+	for _, e := range cr.entries {
 		if e.section == "extensions" && e.key == "worktreeconfig" && grantGitTrue(e.value) {
-			more, why := grantReadGitConfig(path.Join(gitDir, "config.worktree"))
-			if why != "" {
+			if why := cr.load(path.Join(gitDir, "config.worktree"), false, 0); why != "" {
 				return nil, why
 			}
-			entries = append(entries, more...)
 			break
 		}
 	}
-	return grantJudgeGitConfig(entries, top, ws, realWS)
+	return grantJudgeGitConfig(cr.entries, top, ws, realWS)
+}
+
+// grantUserConfigs are the config files git reads before a repository's:
+// the system's (unless GIT_CONFIG_NOSYSTEM) and the user's. The
+// environment askops runs in is trusted: the agent cannot change it.
+func grantUserConfigs() []string {
+	var out []string
+	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
+		out = append(out, "/etc/gitconfig")
+	}
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		return append(out, g)
+	}
+	home := os.Getenv("HOME")
+	xdg := os.Getenv("XDG_CONFIG_HOME")
+	if xdg == "" && home != "" {
+		xdg = path.Join(home, ".config")
+	}
+	if xdg != "" {
+		out = append(out, path.Join(xdg, "git", "config"))
+	}
+	if home != "" {
+		out = append(out, path.Join(home, ".gitconfig"))
+	}
+	return out
+}
+
+// grantConfigReader reads config files and the files they include, in
+// git's order.
+type grantConfigReader struct {
+	realWS  string
+	entries []gitConfigEntry
+}
+
+// maxGrantIncludes bounds include depth (git's own limit is 10).
+const maxGrantIncludes = 10
+
+// load reads the config file p (absent is fine, as for git) and the files
+// it includes. An included file is read whatever its condition
+// (includeIf): every problem it holds counts, but the remotes it names do
+// not (git may not read it). A config file the agent could write (in the
+// workspace, not under .git) is a problem: it decides what git runs.
+func (r *grantConfigReader) load(p string, conditional bool, depth int) string {
+	if depth > maxGrantIncludes {
+		return "the git config includes files too deeply"
+	}
+	real, ok := realPath(p)
+	if !ok {
+		return "the git config " + clip(p, 80) + " cannot be resolved"
+	}
+	if rel, ok := Within(r.realWS, real); ok && !grantHasGitElement(rel) {
+		return "the git config " + clip(rel, 80) + " is a workspace file, which any write may change"
+	}
+	entries, why := grantReadGitConfig(real)
+	if why != "" {
+		return why
+	}
+	for _, e := range entries {
+		e.conditional = conditional
+		r.entries = append(r.entries, e)
+		if e.key != "path" || e.section != "include" && e.section != "includeif" {
+			continue
+		}
+		inc := e.value
+		switch {
+		case strings.HasPrefix(inc, "~/"):
+			home := os.Getenv("HOME")
+			if home == "" {
+				return "the git config includes " + clip(inc, 60) + " with no home to find it in"
+			}
+			inc = path.Join(home, inc[2:])
+		case inc == "":
+			continue
+		case !path.IsAbs(inc):
+			inc = path.Join(path.Dir(real), inc)
+		}
+		if why := r.load(path.Clean(inc), conditional || e.section == "includeif", depth+1); why != "" {
+			return why
+		}
+	}
+	return ""
 }
 
 // agentWritable says why a repository directory is one the agent may
@@ -587,14 +671,19 @@ func grantJudgeGitConfig(entries []gitConfigEntry, top, ws, realWS string) (*gra
 	r := &grantRepo{remotes: map[string][]string{}, badRem: map[string]string{}}
 	for _, e := range entries {
 		switch {
-		case e.section == "include" || e.section == "includeif":
-			return nil, "the repository's config includes another file, which askops does not read"
 		case e.section == "url" && (e.key == "insteadof" || e.key == "pushinsteadof"):
-			return nil, "the repository's config rewrites remote URLs (url." + clip(e.sub, 40) + "." + e.key + ")"
+			// url.BASE.insteadOf=X makes a URL starting with X one
+			// starting with BASE: harmless when BASE is on another
+			// machine, a path or a helper otherwise.
+			if why := grantRemoteURLShape(e.sub); why != "" {
+				return nil, "the git config rewrites remote URLs to one that " + why
+			}
 		case e.section == "core" && e.sub == "" && e.key == "hookspath":
 			if v := path.Clean(e.value); !path.IsAbs(v) || within(v, ws) || within(v, realWS) {
 				return nil, "the repository's hooks (core.hooksPath " + clip(e.value, 60) + ") are workspace files, which any write may change"
 			}
+		case e.conditional:
+			// A remote or a default from a file git may not read.
 		case e.section == "remote" && e.sub != "":
 			switch e.key {
 			case "url", "pushurl":
@@ -609,7 +698,7 @@ func grantJudgeGitConfig(entries []gitConfigEntry, top, ws, realWS string) (*gra
 			r.defaults = append(r.defaults, e.value)
 		}
 		if grantGitProgramKey(e) && grantNamesWorkspaceFile(e.value, top, ws, realWS) {
-			return nil, "the repository's config runs a workspace file (" + e.section + "." + e.key + " " + clip(e.value, 60) + ")"
+			return nil, "the git config runs a workspace file (" + e.section + "." + e.key + " " + clip(e.value, 60) + ")"
 		}
 	}
 	return r, ""
@@ -665,6 +754,7 @@ func grantNamesWorkspaceFile(v, top, ws, realWS string) bool {
 // lower-cased, the subsection as written.
 type gitConfigEntry struct {
 	section, sub, key, value string
+	conditional              bool // read from an includeIf, whose condition askops does not judge
 }
 
 // parseGitConfig reads git's config syntax: [section], [section "sub"],

@@ -345,8 +345,8 @@ func grantHasGitElement(p string) bool {
 
 // path judges a file the program reads or writes: written plainly, inside
 // the workspace and outside .git as written and where its symlinks lead,
-// and (written) not a file with another name. "-" is standard input or
-// output.
+// and (written) not a file with another name nor one in a directory on
+// PATH. "-" is standard input or output.
 func (g *grantCheck) path(p string, write bool) string {
 	if p == "-" {
 		return ""
@@ -383,21 +383,17 @@ func (g *grantCheck) path(p string, write bool) string {
 	if write && hardLinked(real) {
 		return clip(p, 60) + " has more than one name (a hard link): where the write lands cannot be told"
 	}
+	if write && g.onPath(real) {
+		return clip(p, 60) + " is in a directory on PATH: writing it changes what later commands run"
+	}
 	return ""
 }
 
-// onPath reports whether the file p (as path judged it) lies in a
-// directory of $PATH, where a changed mode or owner changes what a later
-// command runs.
-func (g *grantCheck) onPath(p string) bool {
-	abs := p
-	if !path.IsAbs(abs) {
-		abs = path.Join(g.cwd, abs)
-	}
-	real, ok := realPath(path.Clean(abs))
-	if !ok {
-		return true
-	}
+// onPath reports whether the file real (absolute, links resolved) is, or
+// lies directly in, a directory of $PATH (as askops, whose environment the
+// agent's commands inherit, sees it): a file written there, or whose mode
+// or owner changes, changes what a later command runs.
+func (g *grantCheck) onPath(real string) bool {
 	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
 		if !filepath.IsAbs(d) {
 			d = filepath.Join(g.cwd, d) // "" and "." are the working directory

@@ -412,9 +412,6 @@ func grantAttrFiles(g *grantCheck, name string, files []string) string {
 		if why := g.path(f, true); why != "" {
 			return why
 		}
-		if !g.prefix && g.onPath(f) {
-			return clip(f, 60) + " is in a directory on PATH: changing it changes what later commands run"
-		}
 	}
 	return ""
 }

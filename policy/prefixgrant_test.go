@@ -163,6 +163,10 @@ func realTemp(t *testing.T) string {
 // that is a plain workspace directory (a bare repository the agent made,
 // a .git file pointing into the workspace) covers nothing.
 func TestPrefixGrantReadsTheRepository(t *testing.T) {
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_CONFIG_GLOBAL", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("HOME", t.TempDir())
 	push := strings.Fields("git push")
 	call := strings.Fields("git push origin main")
 
