@@ -52,6 +52,7 @@ const (
 	gvCertForm                     // openssl -inform/-outform: PEM or DER
 	gvPass                         // openssl -pass: pass:…, env:…, file:PATH, stdin
 	gvKubeOutput                   // kubectl -o: a format, never one read from a file
+	gvKeySpec                      // openssl -newkey: rsa:BITS or an algorithm's name, never ALG:FILE
 )
 
 // grantModel is what askops knows of one program (or subcommand) for
@@ -274,8 +275,23 @@ func (g *grantCheck) value(k grantValue, v string) string {
 			}
 		}
 		return "an output format askops does not know (" + clip(v, 40) + ")"
+	case gvKeySpec:
+		alg, bits, has := strings.Cut(v, ":")
+		if alg == "" || !grantIsAlnum(alg) || has && (alg != "rsa" || !isDigits(bits)) {
+			return "a key kind askops does not know (" + clip(v, 40) + "; ALG:FILE reads a file)"
+		}
+		return ""
 	}
 	return "a value askops cannot judge"
+}
+
+func grantIsAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func grantIsControl(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 }

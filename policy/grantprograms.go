@@ -305,7 +305,7 @@ func grantOpensslCertOption(sub string) func(string) (grantValue, bool) {
 			case "-keyout":
 				return gvPathOut, true
 			case "-newkey":
-				return gvWord, true
+				return gvKeySpec, true
 			case "-subj", "-addext":
 				return gvText, true
 			case "-days":

@@ -37,6 +37,10 @@ func TestPrefixGrantRefusal(t *testing.T) {
 		{"openssl x509 --in x", "--in is not an option"}, // openssl would read it as -in: not in the model's spelling
 		{"openssl x509 -in=x", "-in=x is not an option"},
 		{"openssl ca", "no model of openssl ca"},
+		{"openssl req -newkey rsa:4096", ""},
+		{"openssl req -newkey ed25519", ""},
+		{"openssl req -newkey ec:/etc/ssl/params.pem", "reads a file"},
+		{"openssl req -newkey rsa:x", "key kind"},
 		{"gh", ""},
 		{"gh pr", ""},
 		{"gh pr view", ""},
