@@ -86,7 +86,8 @@ func prefixFixture(t *testing.T) string {
 	if err := os.Link(filepath.Join(ws, ".git", "config"), filepath.Join(ws, "src", "hl")); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", filepath.Join(ws, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("PATH", filepath.Join(ws, "bin")+string(os.PathListSeparator)+filepath.Join(ws, "node_modules", ".bin")+
+		string(os.PathListSeparator)+os.Getenv("PATH"))
 	return ws
 }
 
@@ -317,7 +318,8 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 		{"gh pr view", "gh pr view https://github.com/other/repo/pull/1", false, ""},
 		{"go build", "go build -o out/app ./...", true, ""},
 		{"go build", "go build -o .git/hooks/pre-commit ./...", false, ""},
-		{"go build", "go build -o bin/ls ./...", false, ""}, // bin is on PATH
+		{"go build", "go build -o bin/ls ./...", false, ""},               // bin is on PATH
+		{"go build", "go build -o node_modules/.bin/ls ./...", false, ""}, // on PATH, not made yet
 		{"gpg", "gpg -o bin/ls -d src/a.txt.gpg", false, ""},
 		{"go build", "go build -toolexec=/tmp/x ./...", false, ""},
 		{"go build", "go build -ldflags=-extld=./evil ./...", false, ""},

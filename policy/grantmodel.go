@@ -115,6 +115,10 @@ type grantCheck struct {
 	repoDone bool
 	repo     *grantRepo
 	repoWhy  string
+
+	pathDone  bool
+	pathDirs  []os.FileInfo // the directories of $PATH that exist, read once
+	pathLater []string      // those that do not, absolute and clean
 }
 
 // read reads args (the words after the model's) as m's program does and
@@ -405,20 +409,39 @@ func (g *grantCheck) path(p string, write bool) string {
 	return ""
 }
 
-// onPath reports whether the file real (absolute, links resolved) is, or
-// lies directly in, a directory of $PATH (as askops, whose environment the
+// onPath reports whether the file real (absolute, links resolved) lies
+// directly in a directory of $PATH (compared by identity, so a PATH entry
+// that is a link counts) (as askops, whose environment the
 // agent's commands inherit, sees it): a file written there, or whose mode
 // or owner changes, changes what a later command runs.
 func (g *grantCheck) onPath(real string) bool {
-	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(g.cwd, d) // "" and "." are the working directory
+	if !g.pathDone {
+		g.pathDone = true
+		for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(g.cwd, d) // "" and "." are the working directory
+			}
+			if fi, err := os.Stat(d); err == nil {
+				g.pathDirs = append(g.pathDirs, fi)
+			} else {
+				// Not there yet (node_modules/.bin before an install):
+				// compared as written.
+				g.pathLater = append(g.pathLater, filepath.ToSlash(filepath.Clean(d)))
+			}
 		}
-		d = filepath.ToSlash(filepath.Clean(d))
-		if r, err := filepath.EvalSymlinks(d); err == nil {
-			d = filepath.ToSlash(r)
+	}
+	parent := path.Dir(real)
+	for _, d := range g.pathLater {
+		if parent == d {
+			return true
 		}
-		if path.Dir(real) == d || real == d {
+	}
+	dir, err := os.Stat(parent)
+	if err != nil {
+		return false
+	}
+	for _, fi := range g.pathDirs {
+		if os.SameFile(fi, dir) {
 			return true
 		}
 	}

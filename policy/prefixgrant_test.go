@@ -234,3 +234,32 @@ func TestPrefixGrantReadsTheRepository(t *testing.T) {
 		t.Error("a call with no workspace is covered")
 	}
 }
+
+// BenchmarkPrefixNotCovered is the cover-time cost of a prefix grant: a
+// push (finding the repository, reading the system, user and repository
+// configs) and a write (resolving links, PATH).
+func BenchmarkPrefixNotCovered(b *testing.B) {
+	b.Setenv("HOME", b.TempDir())
+	ws, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", "https://github.com/acme/app.git"}} {
+		if out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, tc := range []struct{ name, prefix, command string }{
+		{"git-push", "git push", "git push --dry-run origin main"},
+		{"gpg-output", "gpg", "gpg --batch -o out/a.gpg --encrypt -r alice src/a.txt"},
+	} {
+		prefix, command := strings.Fields(tc.prefix), strings.Fields(tc.command)
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if why := PrefixNotCovered(prefix, command, ws, ws); why != "" {
+					b.Fatal(why)
+				}
+			}
+		})
+	}
+}
