@@ -337,8 +337,27 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 		{"sort", "sort -o .git/hooks/pre-commit src/a.txt", false, ""},
 		{"sort", "sort --compress-program=sh src/a.txt", false, ""},
 		{"sort", "sort -T /tmp src/a.txt", false, ""},
+
+		// the program itself: a workspace file, by its path or by PATH.
+		{"cat", "cat src/a.txt", false, "shadowed"},       // node_modules/.bin/cat comes first on PATH
+		{"WS/bin/cat", "WS/bin/cat src/a.txt", false, ""}, // an absolute path into the workspace
+		{"/bin/cat", "/bin/cat src/a.txt", true, ""},      // the system's cat
 	}
-	spaces := map[string]string{"": ws, "clean": clean, "hooks": hooks, "include": include, "includeIf": includeIf,
+	// A workspace whose node_modules/.bin, on PATH before the system's
+	// directories, holds a cat.
+	shadowed := gitWorkspace(t, nil)
+	shadowBin := filepath.Join(shadowed, "node_modules", ".bin")
+	if err := os.MkdirAll(filepath.Join(shadowed, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(shadowBin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shadowBin, "cat"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", shadowBin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	spaces := map[string]string{"": ws, "shadowed": shadowed, "clean": clean, "hooks": hooks, "include": include, "includeIf": includeIf,
 		"insteadOf": insteadOf, "sshInstead": sshInstead, "fsmonitor": fsmonitor, "credential": credential}
 	store := grants.NewMemoryStore(grants.Options{})
 	t.Cleanup(func() { store.Close() })
@@ -351,6 +370,8 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 		if !ok {
 			t.Fatalf("no workspace %q", tt.in)
 		}
+		tt.prefix = strings.ReplaceAll(tt.prefix, "WS/", dir+"/")
+		tt.command = strings.ReplaceAll(tt.command, "WS/", dir+"/")
 		scope, err := grants.PrefixScope(tt.prefix, dir)
 		if err != nil {
 			t.Fatalf("PrefixScope(%q): %v", tt.prefix, err)

@@ -486,6 +486,9 @@ func judgeGrant(g *grantCheck, words []string) string {
 		if rel, ok := Within(g.ws, g.cwd); !ok || grantHasGitElement(rel) {
 			return "the working directory is outside the workspace or in .git"
 		}
+		if why := g.program(words[0]); why != "" {
+			return why
+		}
 	}
 	a, why := m.read(g, words[len(m.words):])
 	if why != "" {
@@ -498,6 +501,40 @@ func judgeGrant(g *grantCheck, words []string) string {
 		return ""
 	}
 	return m.operands(g, &a)
+}
+
+// program says why the program word runs a file the workspace holds (the
+// agent can rewrite it): written as a path into the workspace, or found
+// there through $PATH. "" when it is a program of the system.
+func (g *grantCheck) program(w string) string {
+	var found string
+	if strings.Contains(w, "/") {
+		if !path.IsAbs(w) {
+			return w + " is a program in the workspace"
+		}
+		found = path.Clean(w)
+	} else {
+		for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(g.cwd, d)
+			}
+			p := filepath.ToSlash(filepath.Join(d, w))
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				found = p
+				break
+			}
+		}
+		if found == "" {
+			return "" // no such program: nothing runs
+		}
+	}
+	if within(found, g.ws) {
+		return clip(w, 60) + " is a program the workspace holds"
+	}
+	if real, ok := realPath(found); !ok || within(real, g.realWS) {
+		return clip(w, 60) + " is a program the workspace holds (through a link)"
+	}
+	return ""
 }
 
 // newGrantCheck makes the check of a call in cwd inside workspace.
