@@ -68,17 +68,17 @@ func prefixFixture(t *testing.T) string {
 	t.Helper()
 	isolateGitConfig(t)
 	ws := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git", "mirror=" + t.TempDir(), "helper=ext::sh -c evil"})
-	for _, d := range []string{"src", "bin", "out", "tools"} {
+	for _, d := range []string{"src", "bin", "out", "tools", "docs", "vendor/lib/.git"} {
 		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []string{"src/a.txt", "run.sh", "x.zip", "x.sig", "cert.pem", "x.patch", "bin/tool", "src/a.txt.gpg"} {
+	for _, f := range []string{"src/a.txt", "run.sh", "x.zip", "x.sig", "cert.pem", "x.patch", "bin/tool", "src/a.txt.gpg", "docs/a.md", "vendor/lib/x.go", "s.sig"} {
 		if err := os.WriteFile(filepath.Join(ws, f), []byte("x\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for link, dest := range map[string]string{"glink": ".git", "src/glink": "../.git", "etc": "/etc", "src/out": "/tmp"} {
+	for link, dest := range map[string]string{"glink": ".git", "src/glink": "../.git", "etc": "/etc", "src/out": "/tmp", "s": "/etc/passwd", "y.zip": "/etc/passwd"} {
 		if err := os.Symlink(dest, filepath.Join(ws, link)); err != nil {
 			t.Fatal(err)
 		}
@@ -109,6 +109,9 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 	includeIf := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, `[includeIf "onbranch:main"]`, "\tpath = "+outside)
 	insteadOf := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, `[url "/tmp/r"]`, "\tinsteadOf = https://github.com/")
 	sshInstead := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, `[url "git@github.com:"]`, "\tinsteadOf = https://github.com/")
+	mirrorCfg := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, `[remote "origin"]`, "\tmirror = true")
+	forceCfg := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, `[remote "origin"]`, "\tpush = +refs/heads/main:refs/heads/main")
+	recurseCfg := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, "[push]", "\trecurseSubmodules = on-demand")
 	fsmonitor := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, "[core]", "\tfsmonitor = tools/fsmon.sh")
 	credential := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}, "[credential]", "\thelper = !sh tools/cred.sh")
 
@@ -156,7 +159,8 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 		{"gpg", "gpg --verify x.sig /etc/passwd", false, ""},
 		{"gpg", "gpg --photo evil --list-keys", false, ""}, // an abbreviation gpg reads as --photo-viewer
 		{"gpg", "gpg --out .git/hooks/x -d src/a.txt.gpg", false, ""},
-		{"gpg", "gpg src/a.txt.gpg", false, ""}, // no command: gpg guesses, and writes src/a.txt
+		{"gpg", "gpg src/a.txt.gpg", false, ""},  // no command: gpg guesses, and writes src/a.txt
+		{"gpg", "gpg --verify s.sig", false, ""}, // checks it against s, a link to /etc/passwd
 
 		// openssl: engines, providers, configuration, random files, -out
 		// to .git.
@@ -194,6 +198,8 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 		{"unzip", "unzip -n -d out x.zip", false, ""},
 		{"unzip", "unzip -l x.zip -d .git/hooks", false, ""},
 		{"unzip", "unzip -l /tmp/x.zip", false, ""},
+		{"unzip", "unzip -l x", true, ""},  // reads x.zip
+		{"unzip", "unzip -p y", false, ""}, // reads y.zip, a link to /etc/passwd
 
 		// chmod, chown: .git, outside, links, hard links, PATH, -R, set-id.
 		{"chmod", "chmod +x run.sh", true, ""},
@@ -269,6 +275,11 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 		{"git push", "git push origin main", false, "insteadOf"},
 		{"git push", "git push origin main", true, "sshInstead"},
 		{"git push", "git push origin main", false, "credential"},
+		{"git push", "git push origin main", false, "mirrorCfg"}, // a mirror push forces and deletes
+		{"git fetch", "git fetch origin", true, "mirrorCfg"},
+		{"git push", "git push origin main", false, "forceCfg"}, // remote.origin.push = +…
+		{"git push", "git push origin main", false, "recurseCfg"},
+		{"git push", "git push --no-recurse-submodules origin main", true, "recurseCfg"},
 		{"git fetch", "git fetch origin", true, ""},
 		{"git fetch", "git fetch --prune --tags origin", true, ""},
 		{"git fetch", "git fetch https://evil.example/x", false, ""},
@@ -330,7 +341,21 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 		{"cat", "cat /etc/passwd", false, ""},
 		{"cat", "cat etc/passwd", false, ""},
 		{"cat", "cat .git/config", false, ""},
-		{"grep", "grep -rn TODO src", true, ""},
+		{"grep", "grep -rn TODO docs", true, ""},
+		{"grep", "grep -rn TODO src", false, ""}, // src/hl is .git/config by another name
+		{"grep", "grep -r TODO .", false, ""},    // . holds .git
+		{"grep", "grep -r TODO", false, ""},      // the working directory, which holds .git
+		{"grep", "grep -r TODO", false, "clean"}, // the same in a workspace with nothing else
+		{"grep", "grep -r --exclude-dir=.git TODO .", true, "clean"},
+		{"grep", "grep -r TODO vendor", false, ""}, // vendor/lib/.git
+		{"grep", "grep -r TODO vendor/lib", false, ""},
+		{"grep", "grep -r --exclude-dir=.git TODO vendor", true, ""},
+		{"grep", "grep TODO src/hl", false, ""},
+		{"cat", "cat src/hl", false, ""},
+		{"ls", "ls -R vendor", false, ""},
+		{"ls", "ls -lR", false, "clean"},
+		{"ls", "ls -R -I .git vendor", true, ""},
+		{"ls", "ls -R docs", true, ""},
 		{"grep", "grep -R TODO src", false, ""},
 		{"grep", "grep root /etc/passwd", false, ""},
 		{"sort", "sort -u -o out/sorted src/a.txt", true, ""},
@@ -358,7 +383,8 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 	}
 	t.Setenv("PATH", shadowBin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	spaces := map[string]string{"": ws, "shadowed": shadowed, "clean": clean, "hooks": hooks, "include": include, "includeIf": includeIf,
-		"insteadOf": insteadOf, "sshInstead": sshInstead, "fsmonitor": fsmonitor, "credential": credential}
+		"insteadOf": insteadOf, "sshInstead": sshInstead, "fsmonitor": fsmonitor, "credential": credential,
+		"mirrorCfg": mirrorCfg, "forceCfg": forceCfg, "recurseCfg": recurseCfg}
 	store := grants.NewMemoryStore(grants.Options{})
 	t.Cleanup(func() { store.Close() })
 	engine, err := policy.New(policy.Config{Grants: store})

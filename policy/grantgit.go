@@ -114,6 +114,11 @@ func grantGitFetchOperands(g *grantCheck, a *grantArgs) string {
 }
 
 func grantGitRemoteAndRefs(g *grantCheck, a *grantArgs, verb string) string {
+	if verb == "push" && !g.prefix && !a.has("--no-recurse-submodules") {
+		if repo, _ := g.gitRepo(); repo != nil && repo.pushRecurse != "" {
+			return repo.pushRecurse + "; add --no-recurse-submodules"
+		}
+	}
 	if len(a.operands) == 0 {
 		if g.prefix {
 			return ""
@@ -376,9 +381,13 @@ func grantGitAddOption(n string) (grantValue, bool) {
 // gitRepoView is what a git grant needs of the repository of the working
 // directory, from its config.
 type grantRepo struct {
-	remotes  map[string][]string // a remote's url and pushurl values
-	badRem   map[string]string   // a remote that names a program or a helper, and why
-	defaults []string            // remotes the config chooses: branch.*.remote, branch.*.pushremote, remote.pushdefault
+	remotes map[string][]string // a remote's url and pushurl values
+	badRem  map[string]string   // a remote that names a program or a helper, and why
+	badPush map[string]string   // a remote a push to forces or deletes (mirror, push refspecs), and why
+	// pushRecurse: why a push also pushes submodules (to remotes their
+	// own configs name), "" when it does not.
+	pushRecurse string
+	defaults    []string // remotes the config chooses: branch.*.remote, branch.*.pushremote, remote.pushdefault
 }
 
 // gitRepo reads the repository once per check: nil when there is none,
@@ -410,6 +419,9 @@ func (g *grantCheck) gitRemoteName(r, verb string) string {
 	}
 	if why := repo.badRem[r]; why != "" {
 		return "git " + verb + ": the remote " + r + " " + why
+	}
+	if why := repo.badPush[r]; why != "" && verb == "push" {
+		return "git push: the remote " + r + " " + why
 	}
 	for _, u := range urls {
 		if why := grantRemoteURLShape(u); why != "" {
@@ -668,8 +680,25 @@ func grantReadGitConfig(p string) ([]gitConfigEntry, string) {
 // judgeGitConfig turns the config into what grants need, or why none
 // covers anything here.
 func grantJudgeGitConfig(entries []gitConfigEntry, top, ws, realWS string) (*grantRepo, string) {
-	r := &grantRepo{remotes: map[string][]string{}, badRem: map[string]string{}}
+	r := &grantRepo{remotes: map[string][]string{}, badRem: map[string]string{}, badPush: map[string]string{}}
 	for _, e := range entries {
+		// What a push does by the config's choice, from any file git may
+		// read (an included one too): a grant covers none of it.
+		switch {
+		case e.section == "remote" && e.sub != "" && e.key == "mirror" && grantGitTrue(e.value):
+			r.badPush[e.sub] = "is a mirror (remote." + e.sub + ".mirror): a push to it forces and deletes"
+		case e.section == "remote" && e.sub != "" && e.key == "push" &&
+			(strings.HasPrefix(e.value, "+") || strings.HasPrefix(e.value, ":") && e.value != ":"):
+			r.badPush[e.sub] = "forces or deletes by its config (remote." + e.sub + ".push " + clip(e.value, 60) + ")"
+		case e.section == "push" && e.sub == "" && e.key == "recursesubmodules":
+			switch strings.ToLower(e.value) {
+			case "no", "false", "off", "0", "check":
+			default:
+				r.pushRecurse = "the git config pushes submodules too (push.recurseSubmodules " + clip(e.value, 20) + "), to remotes their own configs name"
+			}
+		case e.section == "submodule" && e.sub == "" && e.key == "recurse" && grantGitTrue(e.value):
+			r.pushRecurse = "the git config pushes submodules too (submodule.recurse), to remotes their own configs name"
+		}
 		switch {
 		case e.section == "url" && (e.key == "insteadof" || e.key == "pushinsteadof"):
 			// url.BASE.insteadOf=X makes a URL starting with X one

@@ -102,6 +102,20 @@ func (a *grantArgs) has(names ...string) bool {
 	return false
 }
 
+// value reports whether one of names was given with the value v.
+func (a *grantArgs) value(v string, names ...string) bool {
+	for _, o := range a.opts {
+		if o.has && o.value == v {
+			for _, n := range names {
+				if o.name == n {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // grantCheck is one judgement: of a prefix at grant time, or of a call.
 type grantCheck struct {
 	// prefix: the words are a prefix being granted: they may stop
@@ -400,11 +414,72 @@ func (g *grantCheck) path(p string, write bool) string {
 	if grantHasGitElement(realRel) {
 		return clip(p, 60) + " leads into .git through a symlink"
 	}
-	if write && hardLinked(real) {
-		return clip(p, 60) + " has more than one name (a hard link): where the write lands cannot be told"
+	if hardLinked(real) {
+		// The same file under another name, perhaps .git/config or a
+		// file outside the workspace: which file it is cannot be told.
+		return clip(p, 60) + " has more than one name (a hard link): which file it is cannot be told"
 	}
 	if write && g.onPath(real) {
 		return clip(p, 60) + " is in a directory on PATH: writing it changes what later commands run"
+	}
+	return ""
+}
+
+// maxGrantTree bounds the entries of a tree a recursive read is checked
+// through; a larger tree is not covered.
+const maxGrantTree = 10000
+
+// tree says why a recursive read of p (grep -r, ls -R), itself judged by
+// path, reaches what a grant never covers: an entry git reads as .git at
+// any depth (unless skipGit and it is a directory named exactly .git,
+// which the call excludes), or, when the read is of contents, a file with
+// another name (a hard link). Neither program follows a link inside the
+// tree, so neither does the walk. "" when p is not a directory.
+func (g *grantCheck) tree(p string, skipGit, contents bool) string {
+	if g.prefix || p == "-" {
+		return ""
+	}
+	abs := p
+	if !path.IsAbs(abs) {
+		abs = path.Join(g.cwd, abs)
+	}
+	root, ok := realPath(path.Clean(abs))
+	if !ok {
+		return clip(p, 60) + " is a link that cannot be followed"
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return ""
+	}
+	seen := 0
+	dirs := []string{root}
+	for len(dirs) > 0 {
+		d := dirs[len(dirs)-1]
+		dirs = dirs[:len(dirs)-1]
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			continue // the program cannot read it either
+		}
+		for _, e := range entries {
+			if seen++; seen > maxGrantTree {
+				return fmt.Sprintf("%s holds more than %d entries: askops does not look through it for .git", clip(p, 60), maxGrantTree)
+			}
+			name := e.Name()
+			full := path.Join(d, name)
+			if grantIsGitName(name) {
+				if skipGit && name == ".git" && e.IsDir() {
+					continue
+				}
+				rel, _ := Within(root, full)
+				return clip(p, 60) + " holds " + clip(path.Join(p, rel), 60) + ": a recursive read reaches into .git (its config may hold credentials)"
+			}
+			switch {
+			case e.IsDir():
+				dirs = append(dirs, full)
+			case contents && e.Type().IsRegular() && hardLinked(full):
+				rel, _ := Within(root, full)
+				return clip(path.Join(p, rel), 60) + " has more than one name (a hard link): which file it is cannot be told"
+			}
+		}
 	}
 	return ""
 }

@@ -52,8 +52,7 @@ func grantModelFor(words []string) (*grantModel, string) {
 	case "go":
 		return grantGoModel(sub(1), words)
 	case "ls":
-		m := one(grantLsOption, grantOperandsAre(gvPathIn), "")
-		return m, ""
+		return one(grantLsOption, grantLsOperands, ""), ""
 	case "cat":
 		return one(grantCatOption, grantOperandsAre(gvPathIn), ""), ""
 	case "head", "tail":
@@ -142,6 +141,17 @@ func grantGpgOperands(g *grantCheck, a *grantArgs) string {
 		return "gpg without a command (--verify, --decrypt, --sign, …) guesses what to do with its files"
 	}
 	output := a.has("--output", "-o")
+	if a.has("--verify") && len(a.operands) == 1 {
+		// gpg --verify x.sig checks the signature against x.
+		o := a.operands[0]
+		for _, ext := range []string{".sig", ".sign", ".asc", ".gpg", ".pgp"} {
+			if data, ok := strings.CutSuffix(o, ext); ok && data != "" && !strings.HasSuffix(data, "/") {
+				if why := g.path(data, false); why != "" {
+					return "gpg --verify reads " + data + ": " + why
+				}
+			}
+		}
+	}
 	for _, o := range a.operands {
 		if keys {
 			if why := g.value(gvText, o); why != "" {
@@ -350,8 +360,11 @@ func grantUnzipOperands(g *grantCheck, a *grantArgs) string {
 	}
 	for i, o := range a.operands {
 		if i == 0 {
-			if why := g.path(o, false); why != "" {
-				return why
+			// unzip x reads x, else x.zip, else x.ZIP.
+			for _, name := range []string{o, o + ".zip", o + ".ZIP"} {
+				if why := g.path(name, false); why != "" {
+					return why
+				}
 			}
 			continue
 		}
@@ -826,7 +839,10 @@ func grantGrepOption(n string) (grantValue, bool) {
 	return 0, false
 }
 
-// grepOperands: the pattern (unless -e or -f gave it), then files.
+// grepOperands: the pattern (unless -e or -f gave it), then files. With
+// -r each directory is searched whole (the working directory when no
+// file is named), so none may hold .git unless --exclude-dir=.git leaves
+// it out.
 func grantGrepOperands(g *grantCheck, a *grantArgs) string {
 	files := a.operands
 	if !a.has("-e", "--regexp", "-f", "--file") && len(files) > 0 {
@@ -835,9 +851,35 @@ func grantGrepOperands(g *grantCheck, a *grantArgs) string {
 		}
 		files = files[1:]
 	}
+	recursive := a.has("-r", "--recursive")
+	if recursive && len(files) == 0 {
+		files = []string{"."}
+	}
+	return grantReadTrees(g, files, recursive, a.value(".git", "--exclude-dir"), true)
+}
+
+// lsOperands: files and directories listed; with -R each directory whole
+// (the working directory when none is named), so none may hold .git
+// unless -I .git (--ignore=.git) leaves it out.
+func grantLsOperands(g *grantCheck, a *grantArgs) string {
+	files := a.operands
+	recursive := a.has("-R", "--recursive")
+	if recursive && len(files) == 0 {
+		files = []string{"."}
+	}
+	return grantReadTrees(g, files, recursive, a.value(".git", "-I", "--ignore"), false)
+}
+
+// readTrees judges files read, and with recursive the trees under them.
+func grantReadTrees(g *grantCheck, files []string, recursive, skipGit, contents bool) string {
 	for _, f := range files {
 		if why := g.path(f, false); why != "" {
 			return why
+		}
+		if recursive {
+			if why := g.tree(f, skipGit, contents); why != "" {
+				return why
+			}
 		}
 	}
 	return ""
