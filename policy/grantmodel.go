@@ -427,7 +427,7 @@ func (g *grantCheck) path(p string, write bool) string {
 
 // maxGrantTree bounds the entries of a tree a recursive read is checked
 // through; a larger tree is not covered.
-const maxGrantTree = 10000
+const maxGrantTree = 2000
 
 // tree says why a recursive read of p (grep -r, ls -R), itself judged by
 // path, reaches what a grant never covers: an entry git reads as .git at
