@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"log/slog"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/askops/askops/grants"
@@ -14,7 +16,17 @@ import (
 // mode full: GrantFor takes no mode, it fixes ask). Moved here from
 // cmd/bot with GrantFor's caller's wiring.
 func TestAskGrantIsThePolicysOneEvaluation(t *testing.T) {
-	const ws = "/srv/app"
+	// A repository whose config names origin: a push grant reaches the
+	// configured remotes only.
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", "https://github.com/acme/app.git"}} {
+		if out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
 	tests := []struct {
 		name    string
 		rules   []policy.Rule

@@ -2,11 +2,14 @@ package grants_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/policy"
 )
 
 // benchMatch fills a session with 50 exact grants, 5 prefix grants and 20
@@ -88,4 +91,34 @@ func BenchmarkRedisMatch(b *testing.B) {
 	rdb := newRedisClient(b, srv.Addr())
 	b.Run("typical", func(b *testing.B) { benchTypical(b, grants.NewRedisStore(rdb, grants.Options{})) })
 	benchMatch(b, grants.NewRedisStore(rdb, grants.Options{}))
+}
+
+// BenchmarkPrefixCoversRecursiveGrep is what a grep grant costs on a
+// recursive search at its worst: the tree is walked for .git and hard
+// links on every call, here 1,989 entries (39 directories of 50 files),
+// just under the 2,000 past which the call is not covered.
+func BenchmarkPrefixCoversRecursiveGrep(b *testing.B) {
+	ws, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for d := range 39 {
+		dir := filepath.Join(ws, "src", fmt.Sprintf("d%d", d))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 50 {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.go", f)), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	s := must2(b)(grants.PrefixScope("grep", ws))
+	call := policy.Call{Tool: "bash", Command: "grep -rn TODO src", Cwd: ws, Workspace: ws}
+	if !s.Covers(call) {
+		b.Fatal("not covered")
+	}
+	for b.Loop() {
+		s.Covers(call)
+	}
 }

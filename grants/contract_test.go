@@ -427,7 +427,7 @@ func runContract(t *testing.T, newStore newStoreFunc) {
 		if _, ok, err := st.Match(ctx, "s1", other); err != nil || ok {
 			t.Errorf("the same call with another token: matched %v (%v), want no grant", ok, err)
 		}
-		if _, err := st.RecordStanding(ctx, must(t)(grants.PrefixScope("vault login -token=s.hunter2secret123", "/ws/app")), "U1"); grants.ErrorCode(err) != grants.CodeInvalid {
+		if _, err := st.RecordStanding(ctx, must(t)(grants.PrefixScope("gh pr view ghp_0123456789abcdefghijABCDEFGHIJ012345", "/ws/app")), "U1"); grants.ErrorCode(err) != grants.CodeInvalid {
 			t.Errorf("a prefix holding a secret: %v, want it refused as invalid", err)
 		}
 	})

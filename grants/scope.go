@@ -60,11 +60,14 @@ func ScopeFor(c policy.Call) (Scope, error) {
 	}
 }
 
-// PrefixScope returns a bash scope covering every single simple command in cwd
-// whose words start with prefix's words. prefix itself must be one simple
-// command of literal words (no pipes, lists, redirections, substitutions or
-// expansions) and must not run arbitrary code (bash -c, sh, python -c, env,
-// sudo, xargs, eval, ...), since such a prefix would grant anything.
+// PrefixScope returns a bash scope covering single simple commands in cwd
+// whose words start with prefix's words and stay inside the policy's model
+// of the program (see Covers). prefix itself must be one simple command of
+// literal words (no pipes, lists, redirections, substitutions or
+// expansions), must not run arbitrary code (bash -c, sh, python -c, env,
+// sudo, xargs, eval, ...) or code from the workspace, and must name a
+// program the policy has a model of, with words inside that model
+// (policy.PrefixGrantRefusal): anything else is refused as CodeInvalid.
 func PrefixScope(prefix, cwd string) (Scope, error) {
 	s := Scope{Tool: toolBash, Kind: KindPrefix, Command: strings.TrimSpace(prefix), Cwd: cleanAbs(cwd)}
 	return s, s.Validate()
@@ -152,7 +155,9 @@ func (s Scope) validate(checkWords bool) error {
 //   - exact: bash, the same command (both trimmed), the same cwd;
 //   - prefix: bash, the call is one simple command of literal words that does
 //     not run arbitrary code, its words start with the prefix's words, the
-//     same cwd (not a subdirectory);
+//     same cwd (not a subdirectory), and every word is in the policy's model
+//     of the program: known options only, files inside the workspace and
+//     outside .git (through symlinks too), configured git remotes only;
 //   - path: the same tool, the same cleaned workspace-relative path;
 //   - dir: the same tool, a path equal to the directory or inside it.
 //
@@ -214,7 +219,8 @@ func (s Scope) covers(v *callView) bool {
 	}
 	switch s.Kind {
 	case KindExact, KindPrefix:
-		if cwd := v.resolvedCwd(); cwd == "" || cwd != s.Cwd {
+		cwd := v.resolvedCwd()
+		if cwd == "" || cwd != s.Cwd {
 			return false
 		}
 		cmd := strings.TrimSpace(c.Command)
@@ -224,7 +230,7 @@ func (s Scope) covers(v *callView) bool {
 			}
 			return cmd == s.Command
 		}
-		return prefixCovers(s.Command, v.simpleWords(), v.prefixes)
+		return prefixCovers(s.Command, v.simpleWords(), cwd, c.Workspace, v.prefixes)
 	case KindPath, KindDir:
 		rel := v.resolvedPath()
 		if rel == "" {
@@ -257,7 +263,8 @@ func underGit(rel string) bool {
 
 // String is the scope as an approver reads it, e.g.
 // `bash: exactly "npm test" in /ws/app`,
-// `bash: commands starting with "git push" in /ws`,
+// `bash: commands starting with "ls" in /ws (only the options askops
+// knows; files inside the workspace, outside .git)`,
 // `write_file: src/main.go`, `read_file: anything under docs/`.
 // Commands are quoted (Go syntax) so control characters and newlines show.
 func (s Scope) String() string {
@@ -265,7 +272,11 @@ func (s Scope) String() string {
 	case KindExact:
 		return fmt.Sprintf("%s: exactly %s in %s", s.Tool, strconv.Quote(s.Command), showPath(s.Cwd))
 	case KindPrefix:
-		return fmt.Sprintf("%s: commands starting with %s in %s", s.Tool, strconv.Quote(s.Command), showPath(s.Cwd))
+		note := ""
+		if words, err := policy.SimpleWords(s.Command); err == nil {
+			note = " (" + policy.PrefixGrantNote(words) + ")"
+		}
+		return fmt.Sprintf("%s: commands starting with %s in %s%s", s.Tool, strconv.Quote(s.Command), showPath(s.Cwd), note)
 	case KindPath:
 		if s.Path == "." {
 			return fmt.Sprintf("%s: the workspace root", s.Tool)

@@ -88,7 +88,7 @@ func TestScopeFor(t *testing.T) {
 }
 
 func TestPrefixScope(t *testing.T) {
-	ok := []string{"git push", "npm ls", "go vet ./...", "git status", "ls -la", "'git' push"}
+	ok := []string{"git push", "gpg --verify", "go vet ./...", "git status", "ls -la", "'git' push"}
 	for _, p := range ok {
 		if _, err := grants.PrefixScope(p, "/ws"); err != nil {
 			t.Errorf("PrefixScope(%q) refused: %v", p, err)
@@ -213,7 +213,7 @@ func TestValidateRefusesMalformedScopes(t *testing.T) {
 }
 
 func TestCoversNeverWidens(t *testing.T) {
-	prefix := must(t)(grants.PrefixScope("git push", "/ws"))
+	prefix := must(t)(grants.PrefixScope("git log", "/ws"))
 	exact := must(t)(grants.ScopeFor(bashCall("npm test", "/ws/app")))
 	path := must(t)(grants.ScopeFor(fileCall("write_file", "src/main.go", "")))
 	dir := must(t)(grants.DirScope("read_file", "docs", ws))
@@ -226,36 +226,36 @@ func TestCoversNeverWidens(t *testing.T) {
 		call  policy.Call
 		want  bool
 	}{
-		{"prefix: itself", prefix, bashCall("git push", "/ws"), true},
-		{"prefix: with arguments", prefix, bashCall("git push origin main", "/ws"), true},
-		{"prefix: extra spaces", prefix, bashCall("  git   push   origin ", "/ws"), true},
-		{"prefix: quoted words", prefix, bashCall(`'git' "push" origin`, "/ws"), true},
-		{"prefix: cwd omitted means workspace", prefix, bashCall("git push", ""), true},
-		{"prefix: ; rm", prefix, bashCall("git push; rm -rf /", "/ws"), false},
-		{"prefix: newline rm", prefix, bashCall("git push\nrm -rf /", "/ws"), false},
-		{"prefix: $(…)", prefix, bashCall("git push $(evil)", "/ws"), false},
-		{"prefix: backticks", prefix, bashCall("git push `evil`", "/ws"), false},
-		{"prefix: <(…)", prefix, bashCall("git push <(evil)", "/ws"), false},
-		{"prefix: &&", prefix, bashCall("git push && x", "/ws"), false},
-		{"prefix: ||", prefix, bashCall("git push || x", "/ws"), false},
-		{"prefix: pipe to sh", prefix, bashCall("git push | sh", "/ws"), false},
-		{"prefix: redirect", prefix, bashCall("git push > /etc/x", "/ws"), false},
-		{"prefix: stderr redirect", prefix, bashCall("git push 2>/etc/x", "/ws"), false},
-		{"prefix: background", prefix, bashCall("git push & evil", "/ws"), false},
-		{"prefix: subshell", prefix, bashCall("(git push)", "/ws"), false},
-		{"prefix: variable", prefix, bashCall("git push $REMOTE", "/ws"), false},
-		{"prefix: glob", prefix, bashCall("git push *", "/ws"), false},
-		{"prefix: assignment", prefix, bashCall("GIT_SSH_COMMAND=evil git push", "/ws"), false},
-		{"prefix: receive-pack runs code", prefix, bashCall("git push --receive-pack=evil origin", "/ws"), false},
-		{"prefix: sudo in front", prefix, bashCall("sudo git push", "/ws"), false},
-		{"prefix: git -c in front", prefix, bashCall("git -c core.sshCommand=evil push", "/ws"), false},
-		{"prefix: word run together", prefix, bashCall("git pushx", "/ws"), false},
+		{"prefix: itself", prefix, bashCall("git log", "/ws"), true},
+		{"prefix: with arguments", prefix, bashCall("git log -5 main", "/ws"), true},
+		{"prefix: extra spaces", prefix, bashCall("  git   log   main ", "/ws"), true},
+		{"prefix: quoted words", prefix, bashCall(`'git' "log" main`, "/ws"), true},
+		{"prefix: cwd omitted means workspace", prefix, bashCall("git log", ""), true},
+		{"prefix: ; rm", prefix, bashCall("git log; rm -rf /", "/ws"), false},
+		{"prefix: newline rm", prefix, bashCall("git log\nrm -rf /", "/ws"), false},
+		{"prefix: $(…)", prefix, bashCall("git log $(evil)", "/ws"), false},
+		{"prefix: backticks", prefix, bashCall("git log `evil`", "/ws"), false},
+		{"prefix: <(…)", prefix, bashCall("git log <(evil)", "/ws"), false},
+		{"prefix: &&", prefix, bashCall("git log && x", "/ws"), false},
+		{"prefix: ||", prefix, bashCall("git log || x", "/ws"), false},
+		{"prefix: pipe to sh", prefix, bashCall("git log | sh", "/ws"), false},
+		{"prefix: redirect", prefix, bashCall("git log > /etc/x", "/ws"), false},
+		{"prefix: stderr redirect", prefix, bashCall("git log 2>/etc/x", "/ws"), false},
+		{"prefix: background", prefix, bashCall("git log & evil", "/ws"), false},
+		{"prefix: subshell", prefix, bashCall("(git log)", "/ws"), false},
+		{"prefix: variable", prefix, bashCall("git log $REMOTE", "/ws"), false},
+		{"prefix: glob", prefix, bashCall("git log *", "/ws"), false},
+		{"prefix: assignment", prefix, bashCall("GIT_SSH_COMMAND=evil git log", "/ws"), false},
+		{"prefix: receive-pack runs code", prefix, bashCall("git log --receive-pack=evil main", "/ws"), false},
+		{"prefix: sudo in front", prefix, bashCall("sudo git log", "/ws"), false},
+		{"prefix: git -c in front", prefix, bashCall("git -c core.sshCommand=evil log", "/ws"), false},
+		{"prefix: word run together", prefix, bashCall("git logx", "/ws"), false},
 		{"prefix: shorter", prefix, bashCall("git", "/ws"), false},
-		{"prefix: other command", prefix, bashCall("git pull", "/ws"), false},
-		{"prefix: does not parse", prefix, bashCall("git push 'oops", "/ws"), false},
-		{"prefix: other cwd", prefix, bashCall("git push", "/ws/sub"), false},
-		{"prefix: cwd outside workspace", prefix, bashCall("git push", "/tmp"), false},
-		{"prefix: other tool", prefix, policy.Call{Tool: "shell", Command: "git push", Cwd: "/ws", Workspace: ws}, false},
+		{"prefix: other command", prefix, bashCall("git push", "/ws"), false},
+		{"prefix: does not parse", prefix, bashCall("git log 'oops", "/ws"), false},
+		{"prefix: other cwd", prefix, bashCall("git log", "/ws/sub"), false},
+		{"prefix: cwd outside workspace", prefix, bashCall("git log", "/tmp"), false},
+		{"prefix: other tool", prefix, policy.Call{Tool: "shell", Command: "git log", Cwd: "/ws", Workspace: ws}, false},
 		{"prefix: scope cwd outside the call's workspace", outside, bashCall("ls", "/etc"), false},
 
 		{"exact: itself", exact, bashCall("npm test", "/ws/app"), true},
@@ -308,7 +308,7 @@ func TestScopeString(t *testing.T) {
 		want  string
 	}{
 		{must(t)(grants.ScopeFor(bashCall("npm test", "/ws/app"))), `bash: exactly "npm test" in /ws/app`},
-		{must(t)(grants.PrefixScope("git push", "/ws")), `bash: commands starting with "git push" in /ws`},
+		{must(t)(grants.PrefixScope("git log", "/ws")), `bash: commands starting with "git log" in /ws (known options only; files in the workspace, not .git)`},
 		{must(t)(grants.ScopeFor(fileCall("write_file", "src/main.go", ""))), `write_file: src/main.go`},
 		{must(t)(grants.DirScope("read_file", "docs", ws)), `read_file: anything under docs/`},
 		{must(t)(grants.DirScope("read_file", ".", ws)), `read_file: anything in the workspace`},

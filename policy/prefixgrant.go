@@ -1,66 +1,54 @@
 package policy
 
-import (
-	"path"
-	"strings"
+import "strings"
 
-	"mvdan.cc/sh/v3/syntax"
-)
+// A prefix grant ("gpg --verify", "git push") lets later calls add words
+// the approver never saw. It covers a call only when every word is in the
+// program's model (grantmodel.go, grantprograms.go, grantgit.go): each
+// option one the model knows, each file inside the workspace and outside
+// .git, each git remote one the repository's config names. Programs with
+// no model are not grantable by prefix. One table judges both sides: the
+// prefix when it is granted (PrefixGrantRefusal, with no file system) and
+// each call when it comes (PrefixNotCovered).
 
-// A prefix grant ("kubectl get", "gh pr view") lets later calls add words
-// the approver never saw. Operands and plain options are what a prefix is
-// for; options that change where the program acts, as whom, or what it
-// writes are not: `kubectl get pods --server=https://evil
-// --insecure-skip-tls-verify --token=…` talks to another cluster as another
-// user, `--log-file=/etc/x` writes a file. PrefixWidens finds them.
-
-// PrefixWidens says why command, whose words start with prefix's, does
-// more than the prefix an approver granted: an added option that points the
-// program at another server, cluster, context, account, configuration or
-// identity, or an added word that makes it write a file. Empty when the
-// added words only narrow or shape what the prefix does.
-func PrefixWidens(prefix, command []string) string {
-	if len(command) <= len(prefix) {
-		return ""
-	}
-	name := path.Base(command[0])
-	for _, w := range command[len(prefix):] {
-		if w == "--" {
-			break
-		}
-		if why := targetOption(name, w); why != "" {
-			return why
-		}
-	}
-	full, ok := quotedWords(command)
-	if !ok {
-		return "a word the policy cannot quote"
-	}
-	pre, ok := quotedWords(prefix)
-	if !ok {
-		return "a word the policy cannot quote"
-	}
-	a := analyzeCommand(full, "", "", nil)
-	p := analyzeCommand(pre, "", "", nil)
-	if a.parseErr != nil {
-		return "the command does not parse"
-	}
-	if len(a.writes) > len(p.writes) {
-		return "it writes " + clip(a.writes[len(a.writes)-1].shown, 80) + ", which the prefix does not"
-	}
-	return ""
+// PrefixGrantRefusal says why prefix (its literal words) cannot be
+// granted as a prefix: its program has no model, or its own words fall
+// outside it (an option the model does not know, a file in .git). Empty
+// when it can. Refusals about running arbitrary or workspace code are the
+// grants package's.
+func PrefixGrantRefusal(prefix []string) string {
+	return judgeGrant(&grantCheck{prefix: true}, prefix)
 }
 
-func quotedWords(words []string) (string, bool) {
-	q := make([]string, len(words))
-	for i, w := range words {
-		s, err := syntax.Quote(w, syntax.LangBash)
-		if err != nil {
-			return "", false
-		}
-		q[i] = s
+// PrefixNotCovered says why command (its literal words, which start with
+// prefix's) is not covered by a prefix grant on prefix, run in cwd inside
+// workspace: an option the model does not know, a file outside the
+// workspace or in .git (as written or through symlinks), a git remote the
+// repository does not configure, a repository whose config askops cannot
+// trust. Empty when covered.
+func PrefixNotCovered(prefix, command []string, cwd, workspace string) string {
+	if len(command) < len(prefix) {
+		return "the command is shorter than the prefix"
 	}
-	return strings.Join(q, " "), true
+	for i, w := range prefix {
+		if command[i] != w {
+			return "the command does not start with the prefix"
+		}
+	}
+	if why := PrefixGrantRefusal(prefix); why != "" {
+		return why
+	}
+	return judgeGrant(newGrantCheck(cwd, workspace), command)
+}
+
+// PrefixGrantNote is what a prefix grant on prefix covers beyond its
+// words, for the approver: "only the options askops knows: …; files
+// inside the workspace, outside .git".
+func PrefixGrantNote(prefix []string) string {
+	if len(prefix) == 0 {
+		return ""
+	}
+	return grantNoteFor(prefix)
 }
 
 // targetOption says why the option w, added to a granted prefix of the

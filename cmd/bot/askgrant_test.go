@@ -2,7 +2,8 @@ package main
 
 import (
 	"context"
-	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,10 +28,18 @@ func TestAskGrantDoesNotCoverDeniedOrDangerousCommands(t *testing.T) {
     - {tool: bash, command: "git push origin prod", decision: deny}
 `)
 	env["REDIS_URL"] = rds.URL()
-	cwd, err := os.Getwd()
+	// bot ask runs in its working directory: a repository whose config
+	// names origin, the only remote a push grant reaches.
+	cwd, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, args := range [][]string{{"init", "-q"}, {"remote", "add", "origin", "https://github.com/acme/app.git"}} {
+		if out, err := exec.Command("git", append([]string{"-C", cwd}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	t.Chdir(cwd)
 	scope, err := grants.PrefixScope("git push", cwd)
 	if err != nil {
 		t.Fatal(err)

@@ -105,7 +105,7 @@ func TestGrantsAddListRevoke(t *testing.T) {
 			notCovers: []policy.Call{bash("npm test --watch", filepath.Join(ws, "app")), bash("npm test", ws)}},
 		{name: "prefix, flags after the verb with two dashes",
 			args:      []string{"add", "--tool", "bash", "--prefix", "git status", "--cwd", ".", "--config", cfg, "--by", "ana"},
-			wantScope: `bash: commands starting with "git status" in ` + ws, wantBy: "admin:ana",
+			wantScope: `bash: commands starting with "git status" in ` + ws + ` (known options only; files in the workspace, not .git)`, wantBy: "admin:ana",
 			covers:    bash("git status -s", ws),
 			notCovers: []policy.Call{bash("git push", ws), bash("git status; rm -rf x", ws), bash("git status -s", filepath.Join(ws, "app"))}},
 		{name: "absolute cwd inside the workspace",
