@@ -103,15 +103,16 @@ type span struct{ from, to int } // [from, to)
 // start of a word, so there it belongs to the word; the parser took it for
 // a comment: for a here-document delimiter that moves where the document
 // ends, with `cat <<'EOF'#x` a line `EOF#x` ending it for bash). A command
-// nested past the bounds is not parsed (ok false), as one that does not
-// parse: then it is never allowed anyway.
+// past the bounds (bounds.go) is read as one that does not parse (ok
+// false): it is never allowed anyway, and each of up to maxFaithfulParses
+// parses of thousands of here-documents costs what judging it does.
 func readShell(command string) reading {
 	rd := reading{hashAt: -1}
 	if checkNesting(command) != nil {
 		return rd
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(command), "")
-	if err != nil {
+	if err != nil || checkTree(f) != nil {
 		return rd
 	}
 	rd.ok = true
