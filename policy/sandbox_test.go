@@ -24,35 +24,43 @@ import (
 // read. Nothing a command does there reaches this machine:
 //
 //   - user namespace: the sandbox's root is an unprivileged user outside
-//     (nobody when the tests run as root), so a file of this machine it may
-//     write is one anybody may write;
+//     (nobody when the tests run as root), so a file of this machine it
+//     could write is one anybody may write;
 //   - mount namespace: every mount is made read-only, a fresh tmpfs hides
 //     the temporary directory, and /proc is the sandbox's own; before any
-//     command runs the driver drops every capability (empty bounding set,
+//     command runs every capability is dropped (empty bounding set,
 //     no_new_privs), so no command can undo a mount;
 //   - network namespace: only a loopback that is down, so nothing connects
 //     anywhere (and strace shows that it tried);
-//   - pid, IPC and UTS namespaces: a kill reaches only the sandbox, and the
-//     driver (pid 1) kills whatever a command left running before the next;
-//   - a timeout per command, a file size and process limit, and a bounded
+//   - pid, IPC and UTS namespaces: a kill reaches only the sandbox; every
+//     command runs in a process group of its own, killed when it ends;
+//   - a timeout per command, a file size and process limit, a bounded
 //     tmpfs.
 //
-// Programs are real but harmless: PATH is one directory of the sandbox
-// (bin) holding real shells, find, xargs, coreutils, sed, awk, perl and make
-// (where what a command writes or deletes, or what it runs, depends on the
-// real program), and every other name resolves to a stub (/usr/bin/true
-// under the name bash asked for, through command_not_found_handle, exported
-// so nested bash has it too). A program that starts another through execvp
-// (find -exec, xargs, env, dash) tries bin/NAME; strace shows that attempt
-// even when it fails, so a program that would have run is seen either way.
+// Programs are real but harmless: PATH is the sandbox's bin, holding real
+// shells, find, xargs, coreutils, sed, awk, perl and make (where what a
+// command writes, deletes or starts depends on the real program), then
+// .stubs, where every word of the command that could name a program is a
+// stub (/usr/bin/true under that name). A name made at run time reaches
+// command_not_found_handle, exported so nested bash has it too, which
+// starts the stub under that name. So whatever bash or a program it
+// starts (find -exec, xargs, env, dash, make) would run, strace sees
+// start.
+//
+// strace runs once per sandbox, as its pid 1, and follows everything: the
+// runner (a bash reading one command at a time from the test) and every
+// command it starts in the background. The runner answers each command
+// with the part of the trace written while it ran; the command's calls are
+// those of the process the runner started and its descendants (the trace
+// reader follows clone, fork and vfork), the runner's own are not.
 //
 // Layout: the sandbox root H (a fresh directory under the temporary
 // directory, the same path outside, where the policy resolves links, and
 // inside) holds the workspace ws (with .git, src/glink -> ../.git, .env,
 // out/, outlink -> ../outside), and outside the workspace the canaries:
-// outside/secret, home/.bashrc (HOME), and H itself. After every command
-// the driver fingerprints the canaries (content and directory listings);
-// a change strace did not explain is still reported.
+// outside/secret, home/.bashrc (HOME), H and the tmpfs itself. After every
+// command the runner fingerprints the canaries (content and directory
+// listings); a change no recorded call explains is reported too.
 
 // sandboxEntry is one file, directory or symlink of the sandbox's layout.
 type sandboxEntry struct {
@@ -114,27 +122,22 @@ const traceSyscalls = "execve,execveat," +
 	"chdir,fchdir,clone,clone3,fork,vfork," +
 	"connect,sendto,sendmsg,sendmmsg"
 
-// sandboxSetup is pid 1 of the namespaces: it makes every mount read-only,
-// mounts a tmpfs on the temporary directory and builds the layout there,
-// drops every capability, then runs one command per request. Arguments:
-// the sandbox root, the tmpfs mount point, the timeout in seconds, the
-// script that builds the layout, the canary paths.
-//
-// A request is a NUL-terminated record: R (reset the sandbox first) or N,
-// then the command. The answer is a line
-// "@@askops-run RC TRACE_BYTES STDERR_BYTES FINGERPRINT_BYTES" followed by
-// those bytes. The driver runs with LC_ALL=C so ${#x} counts bytes;
-// commands get C.UTF-8.
+// sandboxSetup is pid 1 of the namespaces until it becomes strace: it
+// makes every mount read-only, mounts a tmpfs on the temporary directory,
+// builds the layout's template there (read-only), drops every capability
+// and starts strace on the runner. Arguments: the sandbox root, the tmpfs
+// mount point, the timeout in seconds, the script that builds the layout,
+// the real programs, the system calls to trace, the runner.
 const sandboxSetup = `
 set -u
-H=$1 M=$2 T=$3 layout=$4 canaries=$5 programs=$6 syscalls=$7 loop=$8
+H=$1 M=$2 T=$3 layout=$4 programs=$5 syscalls=$6 runner=$7 helper=$8
 fail() { printf '@@askops-error %s\n' "$*"; exit 1; }
 while read -r _ _ _ _ mp _; do
 	printf -v mp '%b' "$mp"
 	/usr/bin/mount -o remount,bind,ro "$mp" 2>/dev/null || fail "cannot make the mount $mp read-only"
 done </proc/self/mountinfo
 /usr/bin/mount -t proc proc /proc || fail "cannot mount /proc"
-/usr/bin/mount -t tmpfs -o size=256m,mode=0755 tmpfs "$M" || fail "cannot mount a tmpfs on $M"
+/usr/bin/mount -t tmpfs -o size=1g,mode=0755 tmpfs "$M" || fail "cannot mount a tmpfs on $M"
 /usr/bin/mkdir -p "$H/.tpl/bin" "$H/.tpl/stub" || fail "cannot make $H"
 cd "$H/.tpl" || fail "cannot enter $H/.tpl"
 eval "$layout" || fail "cannot build the layout"
@@ -147,95 +150,153 @@ done
 /usr/bin/ln -s -t "$H/.tpl/bin" "${real[@]}" || fail "cannot link the programs"
 /usr/bin/ln -s /usr/bin/true "$H/.tpl/stub/run" || fail "cannot make the stub"
 /usr/bin/mount --bind "$H/.tpl" "$H/.tpl" && /usr/bin/mount -o remount,bind,ro "$H/.tpl" || fail "cannot make the template read-only"
+/usr/bin/mkfifo "$H/.fifo" "$H/.hreq" "$H/.hres" && : >"$H/.trace" && : >"$H/.mark" && : >"$H/.err" || fail "cannot make the runner's files"
 cd /
+/usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs \
+	/usr/bin/bash --norc --noprofile -c "$helper" askops-sandbox "$H" "$M" </dev/null >/dev/null &
 exec /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs \
-	/usr/bin/bash --norc --noprofile -c "$loop" askops-sandbox "$H" "$M" "$T" "$canaries" "$syscalls"
+	/usr/bin/strace --seccomp-bpf -f -qq -y -s 65536 -e "trace=$syscalls" -o "$H/.trace" \
+	/usr/bin/bash --norc --noprofile -c "$runner" askops-sandbox "$H" "$M" "$T"
 `
 
-// sandboxLoop runs the commands, without capabilities (see sandboxSetup).
-const sandboxLoop = `
+// sandboxRunner reads requests, runs each command, and answers. A
+// request is a NUL-terminated record: a flag (N: run; R: reset the
+// sandbox first; F: reset it and its stubs first; P: only make the
+// stubs), the names to make stubs for (space-separated), a newline, the
+// command. The answer is a line "@@askops-run RC PID" once the command
+// and everything in its process group have ended and the runner has
+// touched .mark, so the trace holds all of it. The test reads the trace,
+// the command's stderr and the canaries itself, through the sandbox's
+// /proc/PID/root.
+const sandboxRunner = `
 set -u
-H=$1 M=$2 T=$3 canaries=$4 syscalls=$5
+H=$1 M=$2 T=$3
 export -n LC_ALL
 LC_ALL=C
-shopt -s nullglob dotglob
-ulimit -u 512 -f 131072 || { printf '@@askops-error cannot set limits\n'; exit 1; }
-reset() {
-	/usr/bin/chmod -R u+rwX "$M" 2>/dev/null
-	/usr/bin/find "$M" -mindepth 1 -maxdepth 1 ! -path "$H" -exec /usr/bin/rm -rf {} + || return 1
-	/usr/bin/find "$H" -mindepth 1 -maxdepth 1 ! -path "$H/.tpl" -exec /usr/bin/rm -rf {} + || return 1
-	/usr/bin/mkdir -p "$H/.stubs" || return 1
-	/usr/bin/cp -a "$H/.tpl/." "$H/" || return 1
-	: >"$H/.trace" && : >"$H/.err" && printf 'askops-canary\n' >"$M/askops-canary"
+set -m # every command in a process group of its own
+ulimit -u 512 -f 262144 || { printf '@@askops-error cannot set limits\n'; exit 1; }
+exec 9<>"$H/.fifo" 5<>"$H/.hreq" 6<>"$H/.hres" || { printf '@@askops-error cannot open the fifos\n'; exit 1; }
+helper() {
+	local ok=
+	printf '%s\n' "$*" >&5 && read -r ok <&6 && [[ $ok == ok ]] || { printf '@@askops-error the helper failed: %s\n' "$1"; exit 1; }
 }
-fingerprint() {
-	local f c l out=
-	for f in $canaries "$H" "$M" "$M/askops-canary"; do
-		if [[ -L $f ]]; then
-			out+="$f -> link"$'\n'
-		elif [[ -d $f ]]; then
-			l=("$f"/*)
-			out+="$f/: ${l[*]##*/}"$'\n'
-		elif [[ -f $f ]]; then
-			c=
-			IFS= read -r -d '' c <"$f"
-			printf -v c '%q' "$c"
-			out+="$f: $c"$'\n'
-		else
-			out+="$f: missing"$'\n'
-		fi
-	done
-	FP=$out
-}
-reset || { printf '@@askops-error cannot set up the sandbox\n'; exit 1; }
-fingerprint
-printf '@@askops-ready %d\n%s' "${#FP}" "$FP"
+helper F
+printf '@@askops-ready\n'
 while IFS= read -r -d '' req; do
 	names=${req%%$'\n'*} command=${req#*$'\n'}
-	if [[ ${names:0:1} == R ]]; then
-		kill -KILL -1 2>/dev/null
-		reset || { printf '@@askops-error cannot reset the sandbox\n'; exit 1; }
+	if [[ ${names:0:1} != N || -n ${names:1} ]]; then
+		helper "${names:0:1}" ${names:1}
 	fi
-	if [[ -n ${names:1} ]]; then
-		/usr/bin/perl -e '$t = shift; $d = shift; -e "$d/$_" or symlink($t, "$d/$_") or die "$_: $!" for @ARGV' \
-			"$H/stub/run" "$H/.stubs" ${names:1} || { printf '@@askops-error cannot make the stubs\n'; exit 1; }
+	if [[ ${names:0:1} == P ]]; then
+		: >"$H/.mark"
+		printf '@@askops-run 0 0\n'
+		continue
 	fi
 	cd "$H/ws" || { printf '@@askops-error no workspace\n'; exit 1; }
-	LC_ALL=C.UTF-8 /usr/bin/timeout -k 2 "$T" /usr/bin/strace --seccomp-bpf -f -qq -y -s 65536 -e "trace=$syscalls" -o "$H/.trace" \
-		/usr/bin/bash -c "$command" </dev/null >/dev/null 2>"$H/.err"
+	LC_ALL=C.UTF-8 /usr/bin/bash -c "$command" </dev/null >/dev/null 2>"$H/.err" 5<&- 6<&- 9<&- &
+	pid=$!
+	{ read -t "$T" -u 9; kill -TERM -- "-$pid"; read -t 2 -u 9; kill -KILL -- "-$pid"; } 2>/dev/null 5<&- 6<&- &
+	dog=$!
+	wait "$pid"
 	rc=$?
-	kill -KILL -1 2>/dev/null
+	kill -KILL -- "-$dog" "-$pid" 2>/dev/null
+	wait "$dog" 2>/dev/null
 	cd /
-	fingerprint
-	tr= er=
-	IFS= read -r -d '' tr <"$H/.trace"
-	IFS= read -r -n 2000 -d '' er <"$H/.err"
-	printf '@@askops-run %d %d %d %d\n%s%s%s' "$rc" "${#tr}" "${#er}" "${#FP}" "$tr" "$er" "$FP"
+	: >"$H/.mark"
+	printf '@@askops-run %d %d\n' "$rc" "$pid"
 done
 `
 
-// execSandbox is one running sandbox: its driver and where it lives.
-type execSandbox struct {
-	root    string            // H: the same path outside and inside
-	ws      string            // H/ws
-	tmp     string            // H/tmp: TMPDIR
-	stub    string            // H/stub/run: what a stubbed name runs
-	links   map[string]string // the layout's symlinks: absolute path -> target as written
-	timeout time.Duration     // per command, in the sandbox
-	base    string            // the canaries' fingerprint after a reset
+// sandboxHelper resets the sandbox and makes stubs for the runner,
+// outside strace (its calls are nobody's, and tracing them only costs).
+// A request is a line: N (nothing), R (reset the layout), F (reset it and
+// the stubs) or P (nothing), then the names to make stubs for; the answer
+// is "ok".
+const sandboxHelper = `
+set -u
+H=$1 M=$2
+shopt -s nullglob dotglob
+exec 5<>"$H/.hreq" 6<>"$H/.hres" || exit 1
+reset() {
+	local f junk=()
+	for f in "$M"/* "$H"/*; do
+		case $f in
+		"$H" | "$H/.tpl" | "$H/.stubs" | "$H/.trace" | "$H/.fifo" | "$H/.hreq" | "$H/.hres" | "$H/.mark" | "$H/.err") ;;
+		*) junk+=("$f") ;;
+		esac
+	done
+	[[ ${1-} == full ]] && junk+=("$H/.stubs")
+	if ((${#junk[@]})) && ! /usr/bin/rm -rf "${junk[@]}" 2>/dev/null; then
+		/usr/bin/chmod -R u+rwX "${junk[@]}" 2>/dev/null
+		/usr/bin/rm -rf "${junk[@]}" || return 1
+	fi
+	[[ -d $H/.stubs ]] || /usr/bin/mkdir "$H/.stubs" || return 1
+	/usr/bin/cp -a "$H/.tpl/." "$H/" || return 1
+	printf 'askops-canary\n' >"$M/askops-canary" && : >"$H/.err"
+}
+while read -r how names <&5; do
+	case $how in
+	R) reset ;;
+	F) reset full ;;
+	esac && if [[ -n $names ]]; then
+		/usr/bin/perl -e '$t = shift; $d = shift; -e "$d/$_" or symlink($t, "$d/$_") or die "$_: $!" for @ARGV' \
+			"$H/stub/run" "$H/.stubs" $names
+	fi
+	if (($? == 0)); then echo ok >&6; else echo failed >&6; fi
+done
+`
 
+// execSandbox is one running sandbox: its runner and where it lives.
+type execSandbox struct {
+	root     string            // H: the same path outside and inside
+	ws       string            // H/ws
+	tmp      string            // H/tmp: TMPDIR
+	stub     string            // H/stub/run: what a stubbed name runs
+	links    map[string]string // the layout's symlinks: absolute path -> target as written
+	timeout  time.Duration     // per command, in the sandbox
+	script   string            // builds the layout
+	canaries []string
+	top      string // the temporary directory, where the tmpfs goes
+
+	proc *sandboxProcess
+	// base is the canaries' fingerprint after a reset.
+	base string
+	// dirty is what the last command may have changed: what to reset
+	// before the next.
+	dirty   resetKind
+	stubbed map[string]bool // names that have a stub in .stubs
+	traced  int             // bytes of trace this strace has written
+}
+
+// sandboxProcess is the namespaces' pid 1 and the pipes to the runner.
+type sandboxProcess struct {
+	inside  string   // /proc/PID/root: the sandbox's files, seen from here
+	trace   *os.File // strace's output, read as it grows
 	cmd     *exec.Cmd
 	in      io.WriteCloser
 	answers chan sandboxAnswer
-	dirty   bool            // the last command wrote something: reset before the next
-	stubbed map[string]bool // names that have a stub in .stubs
+	stderr  *limitedWriter
 	stopped sync.Once
 }
+
+// resetKind is what the sandbox needs before the next command.
+type resetKind int
+
+const (
+	resetNone      resetKind = iota
+	resetWorkspace           // the layout is rebuilt (the workspace, the canaries, HOME, TMPDIR)
+	resetAll                 // the stubs too
+)
+
+// maxTrace bounds the trace one strace writes (it lives in the
+// sandbox's tmpfs): past it the sandbox is started afresh.
+const maxTrace = 256 << 20
 
 // sandboxRun is what one command did in the sandbox.
 type sandboxRun struct {
 	rc          int
-	trace       string // strace's output
+	pid         int    // the command's bash, in the sandbox's pid namespace
+	trace       string // strace's output while it ran (other processes' too)
 	stderr      string // the first 2000 bytes of the command's stderr
 	fingerprint string // the canaries after the command
 }
@@ -256,11 +317,11 @@ func sandboxUser() (uid, gid int) {
 }
 
 // newExecSandbox starts a sandbox; it is stopped when t ends. A missing
-// strace, unshare refused by the kernel, or a driver that cannot set the
-// sandbox up fails t: the execution differential never skips.
+// strace, namespaces the kernel refuses, or a sandbox that cannot be set
+// up fails t: the execution differential never skips.
 func newExecSandbox(t testing.TB) *execSandbox {
 	t.Helper()
-	for _, p := range []string{"/usr/bin/strace", "/usr/bin/setpriv", "/usr/bin/timeout", "/usr/bin/mount", "/usr/bin/bash"} {
+	for _, p := range []string{"/usr/bin/strace", "/usr/bin/setpriv", "/usr/bin/mount", "/usr/bin/mkfifo", "/usr/bin/bash", "/usr/bin/perl"} {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("the execution sandbox needs %s (.ci/run installs strace; setpriv and mount come with util-linux): %v", p, err)
 		}
@@ -276,18 +337,17 @@ func newExecSandbox(t testing.TB) *execSandbox {
 	t.Cleanup(func() { _ = os.RemoveAll(root) })
 	s := &execSandbox{
 		root:    root,
+		top:     top,
 		ws:      filepath.Join(root, "ws"),
 		tmp:     filepath.Join(root, "tmp"),
 		stub:    filepath.Join(root, "stub", "run"),
 		links:   map[string]string{},
 		timeout: 3 * time.Second,
-		answers: make(chan sandboxAnswer, 1),
 		stubbed: map[string]bool{},
 	}
 	// The same layout outside, where the policy resolves links and looks
 	// for directories.
 	var script strings.Builder
-	var canaries []string
 	for _, e := range sandboxLayout() {
 		p := filepath.Join(root, e.path)
 		q := shellQuote(e.path)
@@ -311,24 +371,34 @@ func newExecSandbox(t testing.TB) *execSandbox {
 			t.Fatal(err)
 		}
 		if e.canary {
-			canaries = append(canaries, p)
+			s.canaries = append(s.canaries, p)
 		}
 	}
+	s.script = script.String()
+	if err := s.start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.proc.stop() })
+	return s
+}
+
+// start starts the sandbox's namespaces, strace and runner, and waits
+// until the runner is ready.
+func (s *execSandbox) start() error {
 	uid, gid := sandboxUser()
-	secs := int(s.timeout / time.Second)
 	cmd := exec.Command("/usr/bin/bash", "--norc", "--noprofile", "-c", sandboxSetup, "askops-sandbox",
-		root, top, strconv.Itoa(secs), script.String(), strings.Join(canaries, " "),
-		strings.Join(sandboxPrograms, " "), traceSyscalls, sandboxLoop)
+		s.root, s.top, strconv.Itoa(int(s.timeout/time.Second)), s.script,
+		strings.Join(sandboxPrograms, " "), traceSyscalls, sandboxRunner, sandboxHelper)
 	cmd.Dir = "/"
 	cmd.Env = []string{
-		"PATH=" + filepath.Join(root, "bin") + ":" + filepath.Join(root, ".stubs"),
-		"HOME=" + filepath.Join(root, "home"),
+		"PATH=" + filepath.Join(s.root, "bin") + ":" + filepath.Join(s.root, ".stubs"),
+		"HOME=" + filepath.Join(s.root, "home"),
 		"TMPDIR=" + s.tmp,
 		"LC_ALL=C.UTF-8",
 		"TERM=dumb",
 		"USER=askops",
-		// Every name bash does not find runs the stub under that name,
-		// so strace sees it start; nested bash imports the function.
+		// A name bash does not find runs the stub under that name, so
+		// strace sees it start; nested bash imports the function.
 		"BASH_FUNC_command_not_found_handle%%=() { exec -a \"$1\" " + s.stub + " \"${@:2}\"; }",
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -342,30 +412,23 @@ func newExecSandbox(t testing.TB) *execSandbox {
 	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &limitedWriter{w: &stderr, n: 4096}
+	p := &sandboxProcess{cmd: cmd, in: in, answers: make(chan sandboxAnswer, 1), stderr: &limitedWriter{n: 4096}}
+	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("cannot start the execution sandbox (user, mount, network and pid namespaces): %v", err)
+		return fmt.Errorf("cannot start the execution sandbox (user, mount, network and pid namespaces): %w", err)
 	}
-	s.cmd, s.in = cmd, in
-	t.Cleanup(s.stop)
 	r := bufio.NewReaderSize(out, 1<<16)
 	ready := make(chan error, 1)
 	go func() {
 		header, err := r.ReadString('\n')
-		if err == nil && !strings.HasPrefix(header, "@@askops-ready ") {
+		if err == nil && header != "@@askops-ready\n" {
 			err = fmt.Errorf("%s", strings.TrimSpace(header))
-		}
-		if err == nil {
-			var fp []byte
-			fp, err = readSized(r, strings.TrimPrefix(strings.TrimSpace(header), "@@askops-ready "))
-			s.base = string(fp)
 		}
 		ready <- err
 		if err != nil {
@@ -373,34 +436,46 @@ func newExecSandbox(t testing.TB) *execSandbox {
 		}
 		for {
 			run, err := readAnswer(r)
-			s.answers <- sandboxAnswer{run: run, err: err}
+			p.answers <- sandboxAnswer{run: run, err: err}
 			if err != nil {
 				return
 			}
 		}
 	}()
 	select {
-	case err := <-ready:
-		if err != nil {
-			s.stop()
-			t.Fatalf("the execution sandbox did not start: %v (stderr %q)", err, stderr.String())
-		}
-	case <-time.After(60 * time.Second):
-		s.stop()
-		t.Fatalf("the execution sandbox did not start within a minute (stderr %q)", stderr.String())
+	case err = <-ready:
+	case <-time.After(2 * time.Minute):
+		err = errors.New("no answer within two minutes")
 	}
-	return s
+	if err == nil {
+		p.inside = fmt.Sprintf("/proc/%d/root", cmd.Process.Pid)
+		p.trace, err = os.Open(p.inside + filepath.Join(s.root, ".trace"))
+	}
+	if err == nil {
+		s.proc = p
+		s.base, err = s.fingerprint()
+	}
+	if err != nil {
+		p.stop()
+		return fmt.Errorf("the execution sandbox did not start: %v (stderr %q)", err, p.stderr.String())
+	}
+	s.dirty, s.traced = resetNone, 0
+	clear(s.stubbed)
+	return nil
 }
 
-func (s *execSandbox) stop() {
-	s.stopped.Do(func() {
-		_ = s.in.Close()
-		_ = s.cmd.Process.Kill()
-		_ = s.cmd.Wait()
+func (p *sandboxProcess) stop() {
+	p.stopped.Do(func() {
+		if p.trace != nil {
+			_ = p.trace.Close()
+		}
+		_ = p.in.Close()
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
 	})
 }
 
-// readAnswer reads one "@@askops-run" answer.
+// readAnswer reads one "@@askops-run RC PID" answer.
 func readAnswer(r *bufio.Reader) (sandboxRun, error) {
 	var run sandboxRun
 	header, err := r.ReadString('\n')
@@ -408,20 +483,14 @@ func readAnswer(r *bufio.Reader) (sandboxRun, error) {
 		return run, fmt.Errorf("the sandbox stopped: %w", err)
 	}
 	f := strings.Fields(header)
-	if len(f) != 5 || f[0] != "@@askops-run" {
+	if len(f) != 3 || f[0] != "@@askops-run" {
 		return run, fmt.Errorf("the sandbox answered %q", strings.TrimSpace(header))
 	}
 	if run.rc, err = strconv.Atoi(f[1]); err != nil {
 		return run, err
 	}
-	var parts [3][]byte
-	for i := range parts {
-		if parts[i], err = readSized(r, f[2+i]); err != nil {
-			return run, err
-		}
-	}
-	run.trace, run.stderr, run.fingerprint = string(parts[0]), string(parts[1]), string(parts[2])
-	return run, nil
+	run.pid, err = strconv.Atoi(f[2])
+	return run, err
 }
 
 func readSized(r *bufio.Reader, size string) ([]byte, error) {
@@ -435,16 +504,51 @@ func readSized(r *bufio.Reader, size string) ([]byte, error) {
 }
 
 // run runs command in the sandbox (in bash -c, in the workspace, stdin
-// /dev/null), after a reset if the last command changed anything.
+// /dev/null), after a reset if the last command changed anything. The
+// caller reads the trace and sets dirty.
 func (s *execSandbox) run(ctx context.Context, command string) (sandboxRun, error) {
 	if strings.ContainsRune(command, 0) {
 		return sandboxRun{}, errors.New("a command with NUL cannot be run in bash -c")
 	}
-	flag := "N"
-	if s.dirty {
-		flag = "R"
-		clear(s.stubbed) // a reset removes the stubs
+	if s.traced > maxTrace {
+		s.proc.stop()
+		if err := s.start(); err != nil {
+			return sandboxRun{}, err
+		}
 	}
+	flag := "N"
+	switch s.dirty {
+	case resetWorkspace:
+		flag = "R"
+	case resetAll:
+		flag = "F"
+		clear(s.stubbed) // a full reset removes the stubs
+	}
+	s.dirty = resetAll // until the caller has read the trace, assume the worst
+	run, err := s.request(ctx, flag, s.newNames(command), command)
+	s.traced += len(run.trace)
+	return run, err
+}
+
+// prime makes the stubs for every name in commands at once.
+func (s *execSandbox) prime(ctx context.Context, commands []string) error {
+	var names []string
+	for _, c := range commands {
+		names = append(names, s.newNames(c)...)
+	}
+	for len(names) > 0 {
+		n := min(len(names), 2000)
+		if _, err := s.request(ctx, "P", names[:n], ""); err != nil {
+			return err
+		}
+		names = names[n:]
+	}
+	return nil
+}
+
+// newNames are the names of command that have no stub yet; they are
+// marked as stubbed.
+func (s *execSandbox) newNames(command string) []string {
 	var names []string
 	for _, n := range commandNames(command) {
 		if !s.stubbed[n] && !slices.Contains(sandboxPrograms, n) {
@@ -452,33 +556,97 @@ func (s *execSandbox) run(ctx context.Context, command string) (sandboxRun, erro
 			names = append(names, n)
 		}
 	}
-	if _, err := io.WriteString(s.in, flag+strings.Join(names, " ")+"\n"+command+"\x00"); err != nil {
-		return sandboxRun{}, fmt.Errorf("the sandbox stopped: %w", err)
+	return names
+}
+
+func (s *execSandbox) request(ctx context.Context, flag string, names []string, command string) (sandboxRun, error) {
+	p := s.proc
+	if _, err := io.WriteString(p.in, flag+strings.Join(names, " ")+"\n"+command+"\x00"); err != nil {
+		return sandboxRun{}, fmt.Errorf("the sandbox stopped: %w (stderr %q)", err, p.stderr.String())
 	}
-	// The driver's own timeout stops the command; this one stops a driver
-	// that no longer answers (a reset that hangs), and is not a measure.
+	// The runner's own timeout stops the command; this one stops a
+	// sandbox that no longer answers, and is not a measure.
 	limit := time.NewTimer(s.timeout + 2*time.Minute)
 	defer limit.Stop()
 	select {
-	case a := <-s.answers:
+	case a := <-p.answers:
 		if a.err != nil {
-			return a.run, a.err
+			return a.run, fmt.Errorf("%w (stderr %q)", a.err, p.stderr.String())
 		}
-		// Until the caller has read the trace, assume the worst.
-		s.dirty = true
-		return a.run, nil
+		return s.collect(a.run)
 	case <-limit.C:
-		s.stop()
-		return sandboxRun{}, errors.New("the sandbox's driver did not answer")
+		p.stop()
+		return sandboxRun{}, errors.New("the sandbox's runner did not answer")
 	case <-ctx.Done():
-		s.stop()
+		p.stop()
 		return sandboxRun{}, ctx.Err()
 	}
 }
 
+// collect reads what the command left: the trace written since the last
+// answer (it ends with the runner's touch of .mark), the command's stderr
+// and the canaries' fingerprint.
+func (s *execSandbox) collect(run sandboxRun) (sandboxRun, error) {
+	p := s.proc
+	b, err := io.ReadAll(p.trace)
+	if err != nil {
+		return run, err
+	}
+	run.trace = string(b)
+	if !strings.Contains(run.trace, strconv.Quote(filepath.Join(s.root, ".mark"))) {
+		return run, fmt.Errorf("the trace does not reach the runner's mark: strace stopped (stderr %q)", p.stderr.String())
+	}
+	if run.pid == 0 {
+		return run, nil // making stubs
+	}
+	if f, err := os.Open(p.inside + filepath.Join(s.root, ".err")); err == nil {
+		b := make([]byte, 2000)
+		n, _ := io.ReadFull(f, b)
+		run.stderr = string(b[:n])
+		_ = f.Close()
+	}
+	run.fingerprint, err = s.fingerprint()
+	return run, err
+}
+
+// fingerprint describes the canaries as the sandbox sees them: each
+// file's content, each directory's names, each link.
+func (s *execSandbox) fingerprint() (string, error) {
+	var b strings.Builder
+	for _, c := range append(slices.Clone(s.canaries), s.root, s.top, filepath.Join(s.top, "askops-canary")) {
+		p := s.proc.inside + c
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+			fmt.Fprintf(&b, "%s: missing\n", c)
+		case fi.Mode()&os.ModeSymlink != 0:
+			fmt.Fprintf(&b, "%s -> link\n", c)
+		case fi.IsDir():
+			entries, err := os.ReadDir(p)
+			if err != nil {
+				return "", err
+			}
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			fmt.Fprintf(&b, "%s/: %s %v\n", c, strings.Join(names, " "), fi.Mode())
+		default:
+			data, err := os.ReadFile(p)
+			if err != nil {
+				fmt.Fprintf(&b, "%s: unreadable %v\n", c, fi.Mode())
+				continue
+			}
+			fmt.Fprintf(&b, "%s: %q %v\n", c, data, fi.Mode())
+		}
+	}
+	return b.String(), nil
+}
+
+// limitedWriter keeps the first n bytes written to it.
 type limitedWriter struct {
 	mu sync.Mutex
-	w  io.Writer
+	b  strings.Builder
 	n  int
 }
 
@@ -487,10 +655,16 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	if l.n > 0 {
 		k := min(len(p), l.n)
-		_, _ = l.w.Write(p[:k])
+		l.b.Write(p[:k])
 		l.n -= k
 	}
 	return len(p), nil
+}
+
+func (l *limitedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func shellQuote(s string) string {

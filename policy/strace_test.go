@@ -52,10 +52,19 @@ func newTraceReader(links map[string]string, ws string) *traceReader {
 	return r
 }
 
-// read parses a whole trace. A line it cannot read is an error: the
-// harness must never pass a command because its trace was not understood.
-func (r *traceReader) read(trace string) ([]traceEvent, error) {
-	var events []traceEvent
+// read parses the part of a trace written while one command ran and
+// returns the calls of root (the command's bash, from its execve on: before
+// it, the runner's child sets up the redirections) and of every process it
+// started. Other processes' lines (the runner's) are only followed for
+// forks. A line of the command's it cannot read is an error: the harness
+// must never pass a command because its trace was not understood.
+func (r *traceReader) read(trace string, root int) ([]traceEvent, error) {
+	type call struct {
+		pid  int
+		text string
+		bad  error
+	}
+	var calls []call
 	pending := map[int]string{}
 	for _, line := range strings.Split(trace, "\n") {
 		if line == "" {
@@ -78,16 +87,63 @@ func (r *traceReader) read(trace string) ([]traceEvent, error) {
 			i := strings.Index(rest, " resumed>")
 			head, ok := pending[pid]
 			if i < 0 || !ok {
-				return nil, fmt.Errorf("a resumed call without its start: %q", clip(line, 200))
+				calls = append(calls, call{pid: pid, bad: fmt.Errorf("a resumed call without its start: %q", clip(line, 200))})
+				continue
 			}
 			delete(pending, pid)
 			rest = head + rest[i+len(" resumed>"):]
 		}
-		evs, err := r.call(pid, rest)
+		calls = append(calls, call{pid: pid, text: rest})
+		if name, _, _ := strings.Cut(rest, "("); name == "clone" || name == "clone3" || name == "fork" || name == "vfork" {
+			_, result, _ := strings.Cut(rest, ") = ")
+			if child, err := strconv.Atoi(strings.Fields(result + " x")[0]); err == nil && child > 0 {
+				r.ppid[child] = pid
+			}
+		}
+	}
+	mine := func(pid int) bool {
+		for range 4096 {
+			if pid == root {
+				return true
+			}
+			parent, ok := r.ppid[pid]
+			if !ok {
+				return false
+			}
+			pid = parent
+		}
+		return false
+	}
+	var events []traceEvent
+	started := false
+	for _, c := range calls {
+		if !mine(c.pid) {
+			continue
+		}
+		if c.bad != nil {
+			return nil, c.bad
+		}
+		if c.pid == root && !started {
+			if !strings.HasPrefix(c.text, "execve(") {
+				continue // the runner's child making the redirections
+			}
+			started = true
+		}
+		evs, err := r.call(c.pid, c.text)
 		if err != nil {
-			return nil, fmt.Errorf("%v in %q", err, clip(line, 300))
+			return nil, fmt.Errorf("%v in %q", err, clip(c.text, 300))
 		}
 		events = append(events, evs...)
+	}
+	for pid, head := range pending {
+		if mine(pid) && !strings.HasPrefix(head, "execve(") {
+			// A call cut short by a kill; it may still have done what it
+			// asked for.
+			evs, err := r.call(pid, head+") = ?")
+			if err == nil {
+				events = append(events, evs...)
+			}
+		}
 	}
 	return events, nil
 }
