@@ -60,7 +60,9 @@ func execSources() []execSource {
 		}},
 		{name: "a command's output", ref: "$(echo …)", make: nil},
 		{name: "printf -v", ref: "$v", varName: "v", make: func(v, s string) string { return "printf -v v %s " + q(v) + "; " + s }},
-		{name: "mapfile", ref: "$a", varName: "a", make: func(v, s string) string { return "mapfile -t a <<< " + q(v) + "; " + s }},
+		// Not a: the payload's a[…] would name the array itself, and
+		// bash would evaluate it again and again.
+		{name: "mapfile", ref: "$m", varName: "m", make: func(v, s string) string { return "mapfile -t m <<< " + q(v) + "; " + s }},
 		{name: "getopts", ref: "$OPTARG", varName: "OPTARG", make: func(v, s string) string { return "getopts a: o -a " + q(v) + "; " + s }},
 		{name: "BASH_REMATCH", ref: "${BASH_REMATCH[1]}", varName: "BASH_REMATCH[1]", make: func(v, s string) string {
 			return "[[ " + q(v) + " =~ (.*) ]]; " + s
@@ -114,6 +116,9 @@ func execSinks() []execSink {
 		{name: "sh -c", text: `sh -c "{E}"`, payload: payloadCode},
 		{name: "bash /dev/fd/3", text: `bash /dev/fd/3 3<<< "{E}"`, payload: payloadCode},
 		{name: "sh /dev/stdin", text: `sh /dev/stdin <<< "{E}"`, payload: payloadCode},
+		{name: "sh /dev/stdin <<EOF", text: "sh /dev/stdin <<EOF\n{E}\nEOF", payload: payloadCode},
+		{name: "bash -s <<EOF", text: "bash -s <<EOF\n{E}\nEOF", payload: payloadCode},
+		{name: "source /dev/stdin <<EOF", text: "source /dev/stdin <<EOF\n{E}\nEOF", payload: payloadCode},
 		{name: "bash /proc/self/fd/3", text: `bash /proc/self/fd/3 3<<< "{E}"`, payload: payloadCode},
 		{name: "exec 3<<< then bash /dev/fd/3", text: `exec 3<<< "{E}"; bash /dev/fd/3`, payload: payloadCode},
 		{name: "BASH_ENV=/dev/stdin", text: `BASH_ENV=/dev/stdin bash -c : <<< "{E}"`, payload: payloadCode},
@@ -187,10 +192,7 @@ func generatedCommands() []execGenerated {
 			out = append(out, execGenerated{command: command, class: fmt.Sprintf("%s into %s, payload %s", src.name, sink.name, p)})
 		}
 	}
-	for _, c := range linkCommands() {
-		out = append(out, c)
-	}
-	return out
+	return append(out, linkCommands()...)
 }
 
 // linkCommands delete and write through src/glink (-> ../.git) and
@@ -249,6 +251,15 @@ func linkCommands() []execGenerated {
 		"find -L outlink -delete",
 		"find outlink/ -delete",
 		"touch outlink/new",
+	)
+	add("a config the command writes, then the program that runs it",
+		"npm pkg set scripts.test='askops-payload' && npm test",
+		"set -- askops-payload; npm pkg set scripts.test=\"$1\" && npm test",
+		"npm pkg set scripts.pretest='rm -f .git/HEAD'; npm test",
+		"printf '[core]\\n\\tfsmonitor = askops-payload\\n' >> .git/config; git status",
+		"git config core.fsmonitor askops-payload; git status",
+		"printf 'all:\\n\\taskops-payload\\n' > Makefile; make",
+		"echo askops-payload > .git/hooks/post-checkout; git checkout -",
 	)
 	add("a link made, then written through",
 		"ln -s ../.git out/g && echo x > out/g/config",

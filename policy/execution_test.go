@@ -102,7 +102,7 @@ func (s *execSandbox) check(ctx context.Context, command string, j execJudged) (
 	}
 	res.stderr = run.stderr
 	res.stopped = run.rc == 143 || run.rc == 137 // the runner's TERM, then KILL
-	events, err := newTraceReader(s.links, s.ws).read(run.trace, run.pid)
+	events, err := newTraceReader(s.links, s.ws, s.forks, s.earlier).read(run.trace, run.pid)
 	if err != nil {
 		return res, fmt.Errorf("the trace of %q: %w", clip(command, 200), err)
 	}
@@ -120,26 +120,49 @@ func (s *execSandbox) check(ctx context.Context, command string, j execJudged) (
 	writes := slices.Clone(j.writes)
 	// A file the command made and then renamed onto a judged one is part
 	// of that write (sed -i, and editors, write a temporary file next to
-	// it first). A file it did not make is a delete of its own.
-	made := map[string]bool{}
+	// it first), and so is a file it created new (O_EXCL) next to a judged
+	// one and removed again (sed -i giving up: its backup could not be
+	// made). A file it did not make is a delete of its own.
+	made, created := map[string]bool{}, map[string]bool{}
+	nextTo := func(p string) bool {
+		return slices.ContainsFunc(writes, func(w string) bool { return filepath.Dir(p) == filepath.Dir(w) })
+	}
 	for _, e := range events {
 		switch {
 		case e.kind == traceWrite:
 			made[e.path] = true
+			if e.created {
+				created[e.path] = true
+			}
 		case e.to != "" && made[e.path] && !slices.Contains(writes, e.path) &&
 			slices.ContainsFunc(writes, func(w string) bool { return under(e.to, w) }):
 			writes = append(writes, e.path)
+		case e.kind == traceDelete && e.to == "" && created[e.path] && !slices.Contains(writes, e.path) && nextTo(e.path):
+			writes = append(writes, e.path)
 		}
 	}
-	judged := func(p string) bool {
+	judged := func(e traceEvent) bool {
 		for _, w := range writes {
-			if under(p, w) {
+			if under(e.path, w) {
+				return true
+			}
+			// Writing a path makes the directories it needs (mkdir -p).
+			if (e.call == "mkdir" || e.call == "mkdirat") && under(w, e.path) {
 				return true
 			}
 		}
 		return false
 	}
 	var touched []string
+	problem := func(p string) {
+		if !slices.Contains(res.problems, p) {
+			res.problems = append(res.problems, p)
+		}
+	}
+	// The program each process last started: a script's interpreter
+	// (#!/usr/bin/env node) starts next in the same process, with the
+	// script as its first argument, and is that program's own.
+	started := map[int]string{}
 	for _, e := range events[1:] {
 		switch e.kind {
 		case traceExec:
@@ -147,12 +170,17 @@ func (s *execSandbox) check(ctx context.Context, command string, j execJudged) (
 			if e.path == s.stub && len(e.argv) > 0 {
 				name = filepath.Base(e.argv[0])
 			}
+			script := started[e.pid]
+			started[e.pid] = e.path
+			if script != "" && len(e.argv) > 1 && e.argv[1] == script {
+				continue
+			}
 			if !slices.Contains(res.ran, name) {
 				res.ran = append(res.ran, name)
 			}
 			if !listed(name) {
 				res.unread = true
-				res.problems = append(res.problems, fmt.Sprintf("bash ran %s (%q), which Runs: does not show (%q)", name, clipWords(e.argv), j.programs))
+				problem(fmt.Sprintf("bash ran %s (%q), which Runs: does not show (%q)", name, clipWords(e.argv), j.programs))
 			}
 		case traceWrite, traceDelete:
 			where := s.where(e.path)
@@ -164,7 +192,7 @@ func (s *execSandbox) check(ctx context.Context, command string, j execJudged) (
 			if !slices.Contains(res.changed, rel) {
 				res.changed = append(res.changed, rel)
 			}
-			if judged(e.path) {
+			if judged(e) {
 				continue
 			}
 			if !slices.Contains(res.unjudged, e.path) {
@@ -174,10 +202,10 @@ func (s *execSandbox) check(ctx context.Context, command string, j execJudged) (
 			if e.kind == traceDelete {
 				what = "deleted"
 			}
-			res.problems = append(res.problems, fmt.Sprintf("bash %s %s (%s, by %s), which the policy did not judge as written", what, rel, where, e.call))
+			problem(fmt.Sprintf("bash %s %s (%s, by %s), which the policy did not judge as written", what, rel, where, e.call))
 		case traceConnect:
 			res.unread = true
-			res.problems = append(res.problems, fmt.Sprintf("bash connected to %s (%s)", e.address, e.call))
+			problem(fmt.Sprintf("bash connected to %s (%s)", e.address, e.call))
 		}
 	}
 	// The next command gets a fresh sandbox if this one changed anything
@@ -315,6 +343,11 @@ func TestExecutionHarness(t *testing.T) {
 		{command: "echo x >> ~/.bashrc", programs: []string{"echo"}, want: "bash wrote home/.bashrc (outside the workspace"},
 		{command: "echo x > out/new", programs: []string{"echo"}, want: "bash wrote ws/out/new (in the workspace"},
 		{command: "mktemp", programs: []string{"mktemp"}, want: "(outside the workspace, by openat)"},
+		{command: "rm out/x", programs: []string{"rm"}, writes: in("out/y"), want: "bash deleted ws/out/x (in the workspace, by unlinkat)"},
+		{command: "mkdir out/z", programs: []string{"mkdir"}, writes: in("out/a/b"), want: "bash wrote ws/out/z (in the workspace, by mkdir"},
+		{command: "perl -e 'open F, \">\", \"out/t\"; unlink \"out/t\"'", programs: []string{"perl"}, writes: in("out/y"), want: "bash wrote ws/out/t (in the workspace, by openat)"},
+		{command: "npm pkg set scripts.test=askops-probe && npm test", programs: []string{"npm", "sh"}, want: "bash ran askops-probe"},
+		{command: "npm pkg set scripts.test=askops-probe", programs: []string{"npm"}, want: "bash wrote ws/package.json (in the workspace"},
 		// Networks.
 		{command: "exec 3<>/dev/tcp/127.0.0.1/9", programs: nil, want: "bash connected to {sa_family=AF_INET"},
 		{command: "echo x >/dev/udp/10.0.0.1/53", programs: []string{"echo"}, want: "bash connected to {sa_family=AF_INET"},
@@ -337,6 +370,13 @@ func TestExecutionHarness(t *testing.T) {
 		{command: "x=$(git rev-parse HEAD); echo \"$x\" | grep -c a", programs: []string{"git", "echo", "grep"}},
 		{command: "cp src/main.go out/m && sed -i s/main/x/ out/m", programs: []string{"cp", "sed"}, writes: in("out/m")},
 		{command: "cat .env src/glink/config ../outside/secret", programs: []string{"cat"}},
+		// sed makes its temporary file (O_EXCL) next to the file, and
+		// removes it when the backup cannot be made.
+		{command: "sed -i'nodir/*' p out/x", programs: []string{"sed"}, writes: in("out/x", "nodir/out/x")},
+		{command: "mkdir -p out/a/b", programs: []string{"mkdir"}, writes: in("out/a/b")},
+		{command: `echo x > "$F"`, programs: []string{"echo"}}, // an empty name is no file
+		// npm's interpreter (#!/usr/bin/env node) is npm's own.
+		{command: "npm pkg set scripts.test=true && npm test", programs: []string{"npm", "sh", "true"}, writes: in("package.json")},
 	} {
 		res, err := s.check(t.Context(), tc.command, execJudged{programs: tc.programs, writes: tc.writes})
 		if err != nil {
@@ -413,6 +453,7 @@ func execConfigs(t testing.TB) []execConfig {
 var (
 	execGeneratedFlag = flag.Int("execution.generated", 0, "how many generated commands TestExecutionDifferential judges (0: all of them)")
 	execRecordFlag    = flag.String("execution.record", "", "write the commands TestExecutionDifferential finds to this file, as corpus lines grouped by class")
+	execFindingsFlag  = flag.String("execution.findings", "", "write the commands TestExecutionDifferential finds to this file, one a line: the modes that allow it, the command (Go-quoted), what bash did (tab-separated)")
 )
 
 // execCase is one command the execution differential judges, with every
@@ -578,7 +619,7 @@ func runExecution(t *testing.T, cases []execCase) []execOutcome {
 // command some configuration allows in the sandbox, and fails on each
 // one bash ran further than the policy read: see the package comment of
 // this file. It fails until the policy reads closed-world (issue 33);
-// testdata/corpus/execution.txt holds what it found, by class.
+// -execution.record and -execution.findings write what it found.
 func TestExecutionDifferential(t *testing.T) {
 	start := time.Now()
 	cases := execCases(t, *execGeneratedFlag)
@@ -595,6 +636,7 @@ func TestExecutionDifferential(t *testing.T) {
 		}
 		if o.res.stopped {
 			stopped++
+			t.Logf("%s: %q ran into the timeout", c.origin, clip(c.command, 200))
 		}
 		if o.err != nil {
 			t.Errorf("%s: %q: %v", c.origin, clip(c.command, 200), o.err)
@@ -615,6 +657,11 @@ func TestExecutionDifferential(t *testing.T) {
 	}
 	t.Logf("execution differential: %d commands, %d allowed by some configuration, %d run in the sandbox (%d stopped by the timeout), %d did more than the policy read, in %s; by class:%s",
 		len(cases), allowed, ran, stopped, failed, time.Since(start).Round(time.Second), summary.String())
+	if *execFindingsFlag != "" {
+		if err := os.WriteFile(*execFindingsFlag, []byte(execFindings(cases, outcomes)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if *execRecordFlag != "" {
 		if err := os.WriteFile(*execRecordFlag, []byte(execRecord(cases, outcomes)), 0o644); err != nil {
 			t.Fatal(err)
@@ -685,4 +732,30 @@ func recordClass(c execCase) string {
 
 func oneLine(s string) string {
 	return clip(strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s), 400)
+}
+
+// execFindings lists what the differential found, one command a line:
+// the configurations that allow it ("full" and "ask" are the corpus
+// rules in that mode, "programs" the programs rules in mode ask), the
+// command Go-quoted, and what bash did that the policy did not read.
+func execFindings(cases []execCase, outcomes []execOutcome) string {
+	var b strings.Builder
+	for i, o := range outcomes {
+		if o.err != nil || len(o.res.problems) == 0 {
+			continue
+		}
+		var modes []string
+		for _, a := range o.allowed {
+			switch {
+			case strings.HasPrefix(a, "corpus rules, mode "):
+				modes = append(modes, strings.TrimPrefix(a, "corpus rules, mode "))
+			case a == "programs rules":
+				modes = append(modes, "programs")
+			default:
+				modes = append(modes, a)
+			}
+		}
+		fmt.Fprintf(&b, "%s\t%s\t%s\n", strings.Join(modes, ","), strconv.Quote(cases[i].command), oneLine(strings.Join(o.res.problems, "; ")))
+	}
+	return b.String()
 }

@@ -90,11 +90,13 @@ func sandboxLayout() []sandboxEntry {
 		{path: "ws/out/x", data: "x\n"},
 		{path: "ws/.env", data: "SECRET=askops-canary\n", canary: true},
 		{path: "ws/README", data: "readme\n"},
+		{path: "ws/package.json", data: "{\"name\": \"ws\", \"version\": \"1.0.0\"}\n"},
 		{path: "ws/outlink", link: "../outside"},
 		{path: "outside", dir: true, canary: true},
 		{path: "outside/secret", data: "askops-canary\n", canary: true},
 		{path: "home", dir: true, canary: true},
 		{path: "home/.bashrc", data: "# askops canary\n", canary: true},
+		{path: "home/.npm", dir: true}, // npm's cache: npm makes it if it is missing
 		{path: "tmp", dir: true},
 	}
 }
@@ -106,7 +108,7 @@ var sandboxPrograms = []string{
 	"bash", "sh", "dash", "env", "find", "xargs", "timeout", "nice", "nohup",
 	"rm", "rmdir", "unlink", "mv", "cp", "ln", "mkdir", "touch", "tee", "dd", "truncate", "chmod", "install",
 	"cat", "head", "tail", "sort", "tr", "wc", "cut", "uniq", "ls", "basename", "dirname", "readlink",
-	"realpath", "mktemp", "base64", "grep", "sed", "awk", "perl", "make",
+	"realpath", "mktemp", "base64", "grep", "sed", "awk", "perl", "make", "npm", "node",
 }
 
 // traceSyscalls are the system calls strace records: what starts a
@@ -174,7 +176,7 @@ H=$1 M=$2 T=$3
 export -n LC_ALL
 LC_ALL=C
 set -m # every command in a process group of its own
-ulimit -u 512 -f 262144 || { printf '@@askops-error cannot set limits\n'; exit 1; }
+ulimit -u 512 -f 16384 || { printf '@@askops-error cannot set limits\n'; exit 1; }
 exec 9<>"$H/.fifo" 5<>"$H/.hreq" 6<>"$H/.hres" || { printf '@@askops-error cannot open the fifos\n'; exit 1; }
 helper() {
 	local ok=
@@ -266,6 +268,10 @@ type execSandbox struct {
 	dirty   resetKind
 	stubbed map[string]bool // names that have a stub in .stubs
 	traced  int             // bytes of trace this strace has written
+	// forks and earlier are this strace's processes as the trace reader
+	// has placed them (see traceReader).
+	forks   map[int]int
+	earlier map[int]bool
 }
 
 // sandboxProcess is the namespaces' pid 1 and the pipes to the runner.
@@ -397,6 +403,10 @@ func (s *execSandbox) start() error {
 		"LC_ALL=C.UTF-8",
 		"TERM=dumb",
 		"USER=askops",
+		// npm asks its registry whether it is outdated; nothing a command
+		// asked for.
+		"npm_config_update_notifier=false",
+		"npm_config_logs_max=0", // and keeps a log of every run in HOME
 		// A name bash does not find runs the stub under that name, so
 		// strace sees it start; nested bash imports the function.
 		"BASH_FUNC_command_not_found_handle%%=() { exec -a \"$1\" " + s.stub + " \"${@:2}\"; }",
@@ -457,9 +467,10 @@ func (s *execSandbox) start() error {
 	}
 	if err != nil {
 		p.stop()
-		return fmt.Errorf("the execution sandbox did not start: %v (stderr %q)", err, p.stderr.String())
+		return fmt.Errorf("the execution sandbox (namespaces, setpriv, mount, strace) did not start: %v (stderr %q)", err, p.stderr.String())
 	}
 	s.dirty, s.traced = resetNone, 0
+	s.forks, s.earlier = map[int]int{}, map[int]bool{}
 	clear(s.stubbed)
 	return nil
 }
@@ -491,16 +502,6 @@ func readAnswer(r *bufio.Reader) (sandboxRun, error) {
 	}
 	run.pid, err = strconv.Atoi(f[2])
 	return run, err
-}
-
-func readSized(r *bufio.Reader, size string) ([]byte, error) {
-	n, err := strconv.Atoi(size)
-	if err != nil || n < 0 {
-		return nil, fmt.Errorf("bad size %q", size)
-	}
-	b := make([]byte, n)
-	_, err = io.ReadFull(r, b)
-	return b, err
 }
 
 // run runs command in the sandbox (in bash -c, in the workspace, stdin

@@ -3,8 +3,10 @@ package policy
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // Reading strace's output (strace -f -qq -y -s 65536, one file for every
@@ -31,6 +33,7 @@ type traceEvent struct {
 	address string   // traceConnect
 	call    string   // the call's name
 	line    string   // the line, for messages (clipped)
+	created bool     // traceWrite: made by an open with O_CREAT|O_EXCL that succeeded (nothing was there before)
 }
 
 // traceReader turns a trace into events. links are the symlinks known
@@ -40,12 +43,25 @@ type traceEvent struct {
 type traceReader struct {
 	links map[string]string
 	cwd   map[int]string // the last working directory seen for each process
-	ppid  map[int]int    // who forked whom
-	ws    string         // the working directory of the first process
+	// ppid is who forked whom, kept across the commands one strace
+	// follows: a process an earlier command left running is still placed.
+	ppid map[int]int
+	// earlier are the roots of the commands read before.
+	earlier map[int]bool
+	ws      string // the working directory of the first process
 }
 
-func newTraceReader(links map[string]string, ws string) *traceReader {
-	r := &traceReader{links: map[string]string{}, cwd: map[int]string{}, ppid: map[int]int{}, ws: ws}
+// newTraceReader reads one command's part of a trace. forks and earlier
+// belong to the strace the trace comes from (nil for a fresh one); read
+// adds to them.
+func newTraceReader(links map[string]string, ws string, forks map[int]int, earlier map[int]bool) *traceReader {
+	if forks == nil {
+		forks = map[int]int{}
+	}
+	if earlier == nil {
+		earlier = map[int]bool{}
+	}
+	r := &traceReader{links: map[string]string{}, cwd: map[int]string{}, ppid: forks, earlier: earlier, ws: ws}
 	for k, v := range links {
 		r.links[k] = v
 	}
@@ -94,30 +110,58 @@ func (r *traceReader) read(trace string, root int) ([]traceEvent, error) {
 			rest = head + rest[i+len(" resumed>"):]
 		}
 		calls = append(calls, call{pid: pid, text: rest})
-		if name, _, _ := strings.Cut(rest, "("); name == "clone" || name == "clone3" || name == "fork" || name == "vfork" {
-			_, result, _ := strings.Cut(rest, ") = ")
-			if child, err := strconv.Atoi(strings.Fields(result + " x")[0]); err == nil && child > 0 {
-				r.ppid[child] = pid
+		if name, args, _ := strings.Cut(rest, "("); name == "clone" || name == "clone3" || name == "fork" || name == "vfork" {
+			// A resumed call pads before its result: ")      = 135".
+			if _, result, err := splitArgs(args); err == nil {
+				result = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(result), "="))
+				if child, err := strconv.Atoi(strings.Fields(result + " x")[0]); err == nil && child > 0 {
+					r.ppid[child] = pid
+				}
 			}
 		}
 	}
-	mine := func(pid int) bool {
+	// Every process that made a call must be placed: the command's (root
+	// and what it started), or the runner's (root's parent and its other
+	// children). A process placed nowhere, or one an earlier command
+	// started that still runs, is an error: its calls would be nobody's.
+	runner, ok := r.ppid[root]
+	if !ok {
+		return nil, fmt.Errorf("the trace does not show the runner starting the command (pid %d)", root)
+	}
+	placed := map[int]bool{}
+	place := func(pid int) (bool, error) {
+		if m, ok := placed[pid]; ok {
+			return m, nil
+		}
+		p := pid
 		for range 4096 {
-			if pid == root {
-				return true
+			switch {
+			case p == root:
+				placed[pid] = true
+				return true, nil
+			case r.earlier[p]:
+				return false, fmt.Errorf("process %d, which an earlier command started (%d), still runs", pid, p)
+			case p == runner:
+				placed[pid] = false
+				return false, nil
 			}
-			parent, ok := r.ppid[pid]
+			parent, ok := r.ppid[p]
 			if !ok {
-				return false
+				break
 			}
-			pid = parent
+			p = parent
 		}
-		return false
+		return false, fmt.Errorf("process %d is neither the command's nor the runner's: the trace does not show its fork", pid)
 	}
+	defer func() { r.earlier[root] = true }()
 	var events []traceEvent
 	started := false
 	for _, c := range calls {
-		if !mine(c.pid) {
+		mine, err := place(c.pid)
+		if err != nil {
+			return nil, fmt.Errorf("%v: %q", err, clip(c.text, 300))
+		}
+		if !mine {
 			continue
 		}
 		if c.bad != nil {
@@ -136,7 +180,7 @@ func (r *traceReader) read(trace string, root int) ([]traceEvent, error) {
 		events = append(events, evs...)
 	}
 	for pid, head := range pending {
-		if mine(pid) && !strings.HasPrefix(head, "execve(") {
+		if mine, _ := place(pid); mine && !strings.HasPrefix(head, "execve(") {
 			// A call cut short by a kill; it may still have done what it
 			// asked for.
 			evs, err := r.call(pid, head+") = ?")
@@ -167,6 +211,12 @@ func (r *traceReader) call(pid int, text string) ([]traceEvent, error) {
 		// Every other failure counts as an attempt: the sandbox refuses
 		// what a real run might be allowed (a read-only mount, a file of
 		// another user, a missing directory that exists elsewhere).
+		return nil, nil
+	}
+	if strings.HasPrefix(result, "-1 ENOENT ") && slices.Contains(args, `""`) {
+		// An empty name without AT_EMPTY_PATH: the kernel refused it
+		// before it reached any file, and would anywhere (bash's
+		// redirection to an unset variable).
 		return nil, nil
 	}
 	ev := func(kind traceKind, p string) traceEvent {
@@ -217,7 +267,9 @@ func (r *traceReader) call(pid int, text string) ([]traceEvent, error) {
 		if d, ok := decoration(result); ok && !failed {
 			p = d // where the file really is
 		}
-		return []traceEvent{ev(traceWrite, p)}, nil
+		e := ev(traceWrite, p)
+		e.created = !failed && strings.Contains(flags, "O_CREAT") && strings.Contains(flags, "O_EXCL")
+		return []traceEvent{e}, nil
 	case "unlink", "rmdir", "unlinkat":
 		i := 0
 		if name == "unlinkat" {
@@ -601,4 +653,49 @@ func unescape(s string) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// The reader places every process: a fork whose result strace printed
+// resumed (padded: ")      = 135") is the command's, and a process whose
+// fork the trace does not show is an error, never nobody's.
+func TestTraceReaderPlacesProcesses(t *testing.T) {
+	ws := "/h/ws"
+	trace := strings.Join([]string{
+		`58    clone(child_stack=NULL, flags=SIGCHLD) = 133`,
+		`133   execve("/usr/bin/bash", ["bash", "-c", "awk"], 0x1 /* 1 vars */) = 0`,
+		`133   clone3({flags=CLONE_VM|CLONE_VFORK, exit_signal=SIGCHLD}, 88 <unfinished ...>`,
+		`135   execve("/bin/sh", ["sh", "-c", "askops-probe"], 0x1 /* 1 vars */) = 0`,
+		`133   <... clone3 resumed>)             = 135`,
+		`58    openat(AT_FDCWD</>, "/h/.mark", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3</h/.mark>`,
+	}, "\n")
+	events, err := newTraceReader(nil, ws, nil, nil).read(trace, 133)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran []string
+	for _, e := range events {
+		if e.kind == traceExec {
+			ran = append(ran, e.path)
+		}
+	}
+	if want := []string{"/usr/bin/bash", "/bin/sh"}; !slices.Equal(ran, want) {
+		t.Errorf("the reader places the exec calls %q, want %q", ran, want)
+	}
+	_, err = newTraceReader(nil, ws, nil, nil).read(trace+"\n"+`777   execve("/bin/sh", ["sh"], 0x1 /* 1 vars */) = 0`, 133)
+	if err == nil || !strings.Contains(err.Error(), "process 777 is neither") {
+		t.Errorf("a process the trace does not place: %v", err)
+	}
+	forks, earlier := map[int]int{}, map[int]bool{}
+	if _, err := newTraceReader(nil, ws, forks, earlier).read(trace, 133); err != nil {
+		t.Fatal(err)
+	}
+	next := strings.Join([]string{
+		`58    clone(child_stack=NULL, flags=SIGCHLD) = 140`,
+		`140   execve("/usr/bin/bash", ["bash", "-c", "ls"], 0x1 /* 1 vars */) = 0`,
+		`135   openat(AT_FDCWD</h/ws>, "/h/ws/.git/HEAD", O_WRONLY|O_TRUNC) = 3</h/ws/.git/HEAD>`,
+	}, "\n")
+	_, err = newTraceReader(nil, ws, forks, earlier).read(next, 140)
+	if err == nil || !strings.Contains(err.Error(), "an earlier command started") {
+		t.Errorf("a process an earlier command left running: %v", err)
+	}
 }
