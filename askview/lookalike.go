@@ -195,7 +195,7 @@ func runeFinding(prev, r rune, latin, other bool) string {
 }
 
 // asciiSkeletons groups the printable ASCII characters by their skeleton
-// in Unicode's confusables data (UTS #39, confusables.txt, as
+// in Unicode's confusables data (UTS 39, confusables.txt, as
 // github.com/mtibben/confusables ships it): "l" holds l, I, 1 and |, so a
 // character whose skeleton is "l" is drawn like each of them. Built once,
 // read only.
@@ -209,7 +209,7 @@ var asciiSkeletons = func() map[string]string {
 }()
 
 // drawnAs says which ASCII r (not ASCII itself) is drawn like, quoted for
-// a finding ("'|' or 'l'", "'rn'"), or "" for none: r's UTS #39 skeleton
+// a finding ("'|' or 'l'", "'rn'"), or "" for none: r's UTS 39 skeleton
 // is all ASCII (U+2223 DIVIDES, U+A731 LATIN LETTER SMALL CAPITAL S), or
 // NFKC turns r into ASCII (U+FE54 SMALL SEMICOLON), or NFC does (U+037E
 // GREEK QUESTION MARK is ';' to anything that normalises the text).

@@ -113,7 +113,7 @@ func TestLookAlikesFromUnicodeData(t *testing.T) {
 const shellASCII = "|;&$/.-:><()'\"\\`*?[]{}~#!=@%^,+_" +
 	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
-// Every character Unicode's confusables data (UTS #39 confusables.txt, as
+// Every character Unicode's confusables data (UTS 39 confusables.txt, as
 // github.com/mtibben/confusables ships it) draws like one of shellASCII,
 // and every one NFC or NFKC turns into such a character, is flagged in a
 // host, a path and a pipeline alike; and askview's own hand lists
