@@ -242,10 +242,9 @@ func drawnAs(r rune) string {
 // the shell's and paths' own characters first: what matters is that U+2223
 // is drawn like '|' more than that it is like 'l'.
 func quoteEach(s string) string {
-	rs := []rune(s)
 	const significant = "|;&$/.-:><()'\"\\`*?[]{}~#!=@%^,+"
 	var first, rest []string
-	for _, r := range rs {
+	for _, r := range s {
 		if strings.ContainsRune(significant, r) {
 			first = append(first, "'"+string(r)+"'")
 		} else {
