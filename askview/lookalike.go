@@ -8,6 +8,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mtibben/confusables"
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/redact"
 )
@@ -130,7 +133,7 @@ func wordFindings(word string) []string {
 		switch {
 		case unicode.Is(unicode.Latin, r):
 			latin = true
-		case unicode.IsLetter(r) && !strings.ContainsRune(confusable, r):
+		case unicode.IsLetter(r) && !strings.ContainsRune(confusable, r) && drawnAs(r) == "":
 			other = true
 		}
 	}
@@ -169,6 +172,8 @@ func runeFinding(prev, r rune, latin, other bool) string {
 		return "full-width '" + string(r) + "' (" + code + ") looks like '" + string(r-0xFEE0) + "'"
 	case punctuationLookAlike(r, latin) != 0:
 		return "look-alike: '" + string(r) + "' (" + code + ") is drawn like '" + string(punctuationLookAlike(r, latin)) + "'"
+	case !unicode.IsLetter(r) && !asciiLookAlike(r) && drawnAs(r) != "":
+		return "look-alike: '" + string(r) + "' (" + code + ") is drawn like " + drawnAs(r)
 	case widthForm(r):
 		return "full-width or small form '" + string(r) + "' (" + code + ")"
 	case r >= 0x1D400 && r <= 0x1D7FF:
@@ -180,7 +185,86 @@ func runeFinding(prev, r rune, latin, other bool) string {
 	case unicode.IsLetter(r) && latin && !unicode.Is(unicode.Latin, r) && (unicode.Is(unicode.Cyrillic, r) || unicode.Is(unicode.Greek, r) || unicode.Is(unicode.Armenian, r) || unicode.Is(unicode.Cherokee, r)):
 		return "mixed scripts: " + scriptName(r) + " '" + string(r) + "' (" + code + ") among Latin letters"
 	}
+	// Everything else Unicode's data says reads as ASCII: a letter only
+	// beside Latin ones or among other look-alikes (a word of its own
+	// script is that script's), anything else wherever it stands.
+	if as := drawnAs(r); as != "" && (!unicode.IsLetter(r) || latin || !other) {
+		return "look-alike: '" + string(r) + "' (" + code + ") is drawn like " + as
+	}
 	return ""
+}
+
+// asciiSkeletons groups the printable ASCII characters by their skeleton
+// in Unicode's confusables data (UTS 39, confusables.txt, as
+// github.com/mtibben/confusables ships it): "l" holds l, I, 1 and |, so a
+// character whose skeleton is "l" is drawn like each of them. Built once,
+// read only.
+var asciiSkeletons = func() map[string]string {
+	m := map[string]string{}
+	for c := rune(0x21); c < 0x7f; c++ {
+		sk := confusables.Skeleton(string(c))
+		m[sk] += string(c)
+	}
+	return m
+}()
+
+// drawnAs says which ASCII r (not ASCII itself) is drawn like, quoted for
+// a finding ("'|' or 'l'", "'rn'"), or "" for none: r's UTS 39 skeleton
+// is all ASCII (U+2223 DIVIDES, U+A731 LATIN LETTER SMALL CAPITAL S), or
+// NFKC turns r into ASCII (U+FE54 SMALL SEMICOLON), or NFC does (U+037E
+// GREEK QUESTION MARK is ';' to anything that normalises the text).
+// An accented letter's skeleton keeps its accent, so é is no finding.
+func drawnAs(r rune) string {
+	if r < utf8.RuneSelf {
+		return ""
+	}
+	s := string(r)
+	if c := norm.NFC.String(s); c != s && isASCII(c) {
+		return "'" + c + "' (as NFC normalises it)"
+	}
+	if sk := confusables.Skeleton(s); sk != s {
+		// Some ASCII characters have a skeleton that is not ASCII ('%'
+		// is "º/₀"): a character with the same one is drawn like them.
+		if same := asciiSkeletons[sk]; same != "" {
+			return quoteEach(same)
+		}
+		if isASCII(sk) {
+			return "'" + sk + "'"
+		}
+	}
+	if k := norm.NFKC.String(s); k != s && isASCII(k) {
+		return "'" + k + "' (as NFKC normalises it)"
+	}
+	return ""
+}
+
+// quoteEach lists the characters of s as "'a'", "'a' or 'b'", "'a', 'b' or 'c'",
+// the shell's and paths' own characters first: what matters is that U+2223
+// is drawn like '|' more than that it is like 'l'.
+func quoteEach(s string) string {
+	const significant = "|;&$/.-:><()'\"\\`*?[]{}~#!=@%^,+"
+	var first, rest []string
+	for _, r := range s {
+		if strings.ContainsRune(significant, r) {
+			first = append(first, "'"+string(r)+"'")
+		} else {
+			rest = append(rest, "'"+string(r)+"'")
+		}
+	}
+	all := append(first, rest...)
+	if len(all) == 1 {
+		return all[0]
+	}
+	return strings.Join(all[:len(all)-1], ", ") + " or " + all[len(all)-1]
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // asciiLookAlike is a character that is drawn like a plain ASCII letter

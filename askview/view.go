@@ -148,7 +148,7 @@ func Of(a pending.Ask, limit int) View {
 			v.Programs, v.MorePrograms = a.Shown.Programs, a.Shown.MorePrograms
 		} else {
 			// An Ask recorded before the programs were kept with it.
-			v.Programs, v.MorePrograms = programs(c.Command)
+			v.Programs, v.MorePrograms = programs(c.Command, nil)
 		}
 		if c.Cwd != "" && c.Cwd != a.Cwd {
 			// Where it runs is part of what is approved.
@@ -207,7 +207,11 @@ func Of(a pending.Ask, limit int) View {
 func Prepare(req pending.Request) pending.Shown {
 	var s pending.Shown
 	if c := req.Describe(); c.Kind == pending.CallCommand {
-		s.Programs, s.MorePrograms = programs(c.Command)
+		var hidden []string
+		if req.Hidden != "" {
+			hidden = strings.Split(req.Hidden, "\n")
+		}
+		s.Programs, s.MorePrograms = programs(c.Command, hidden)
 	}
 	s.Session = cutRunes(req.SessionName, maxSessionRunes)
 	if s.Session != "" && !req.SessionStarted.IsZero() && req.SessionStarted.Unix() > 0 {
@@ -218,9 +222,11 @@ func Prepare(req pending.Request) pending.Shown {
 
 // programs is the programs command runs, read from the redacted command
 // (programs quote pieces of it, which redacted alone lose what says they
-// are secrets: a key's lines parse as programs), cut with marks.
-func programs(command string) ([]string, int) {
-	all := policy.Programs(redact.Secrets(command))
+// are secrets: a key's lines parse as programs), with hidden (what the
+// redaction of the command as it came hid: pending.Request.Hidden) hidden
+// too, cut with marks.
+func programs(command string, hidden []string) ([]string, int) {
+	all := policy.Programs(redact.Quoting(command, hidden))
 	var out []string
 	used := 0
 	for i, p := range all {

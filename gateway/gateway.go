@@ -17,13 +17,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
-	"github.com/askops/askops/redact"
 )
 
 // Asks is what the gateway reads and decides in the pending store;
@@ -289,6 +289,10 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 	pc := m.call
 	pc.SessionID, pc.Cwd, pc.Workspace = key, c.Cwd, ws
 	v := s.verdict(ctx, m, pc, c.Resolved)
+	var hidden []string
+	if m.shown.Kind == pending.CallCommand {
+		hidden = asItCame(c.Input, m.shown.Command)
+	}
 	agentSays := c.Reason
 	if agentSays == "" {
 		agentSays = m.agentSays
@@ -311,6 +315,7 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 
 		SessionStarted: started,
 		OneOff:         c.OneOff,
+		Hidden:         strings.Join(hidden, "\n"),
 	}
 	if !c.OneOff { // a one-off's session is the Ask's own: nothing to tell
 		req.SessionName = sessionName(c.Agent, c.SessionID, ws, !started.IsZero())
@@ -328,7 +333,7 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		if v.Rule != "" {
 			reason += " (" + v.Rule + ")"
 		}
-		reason = redact.Secrets(reason)
+		reason = reasonShown(reason, hidden, m.shown.Command, m.shown.Content, m.shown.New)
 		s.log.Info("policy decided", "session", c.SessionID, "tool", c.Tool, "decision", v.Decision, "reason", reason)
 		return req, pending.Ask{Request: req, Status: pending.Status(status), DecidedBy: PolicyDecider, DecisionReason: reason}, true
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -137,7 +138,7 @@ func JudgeScript(ctx context.Context, rules []policy.Rule, store GrantMatcher, r
 		v = policy.Verdict{Decision: policy.Ask, Reason: "a script asked for a human (bot ask)"}
 	}
 	// The reason may quote the command, secrets and all.
-	log.Info("no grant covers the command", "decision", v.Decision, "rule", v.Rule, "reason", redact.Secrets(v.Reason), "approvals", v.Approvals)
+	log.Info("no grant covers the command", "decision", v.Decision, "rule", v.Rule, "reason", reasonShown(v.Reason, nil, command), "approvals", v.Approvals)
 	return ScriptVerdict{Verdict: v}
 }
 
@@ -150,7 +151,7 @@ func GrantFor(ctx context.Context, rules []policy.Rule, store GrantMatcher, req 
 // ScriptDenied is the answer when the policy denies the script's command
 // (a deny rule): no human is asked, as at every other front door.
 func ScriptDenied(req pending.Request, v policy.Verdict) pending.Ask {
-	reason := redact.Secrets(v.Reason) // it may quote the command, secrets and all
+	reason := reasonShown(v.Reason, nil, req.Call.Command, req.Summary) // it may quote the command, secrets and all
 	if v.Rule != "" {
 		reason += " (" + v.Rule + ")"
 	}
@@ -205,4 +206,37 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// reasonShown is the policy's reason as it may be logged, answered or
+// stored: it may quote one command of the call out of the context that
+// makes a word of it a secret (echo X of echo X | docker login
+// --password-stdin), so what the call's own redaction hides is hidden in
+// it too, and hidden (what the redaction of the call as it came hid; see
+// asItCame).
+func reasonShown(reason string, hidden []string, call ...string) string {
+	hidden = slices.Clone(hidden)
+	for _, c := range call {
+		hidden = append(hidden, redact.Hidden(c, redact.Secrets(c))...)
+	}
+	return redact.Quoting(reason, hidden)
+}
+
+// asItCame is what redaction hides in a shell call's command as the agent
+// wrote it (nil for any other call, or when the command judged is that
+// text): the command askops judges, records and shows is re-printed
+// (judgedCommand), and the re-printing can lose what makes a word a
+// secret (a manifest's indentation; Ruby's => read as a redirection), so
+// what the agent's own text shows to be secret is hidden in it too
+// (pending.Request.Hidden).
+func asItCame(input json.RawMessage, judged string) []string {
+	var in map[string]any
+	if json.Unmarshal(input, &in) != nil {
+		return nil
+	}
+	raw, ok := shellCommand(in)
+	if !ok || raw == judged {
+		return nil
+	}
+	return redact.Hidden(raw, redact.Secrets(raw))
 }

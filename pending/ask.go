@@ -93,6 +93,14 @@ type Request struct {
 	SessionName    string    `json:"-"`
 	SessionStarted time.Time `json:"-"`
 	OneOff         bool      `json:"-"`
+	// Hidden are what the caller's redaction hid in the call as it came
+	// (redact.Hidden), when what is recorded is not that text: the
+	// gateway records a command re-printed for judging, whose layout
+	// (indentation gone, a redirection moved) can hide from the rules
+	// what makes a word a secret. Every stored and shown text hides them
+	// wherever it quotes them. One a line (none holds a line break; a
+	// string keeps Request comparable). Never stored.
+	Hidden string `json:"-"`
 
 	// Shown is what an approver is shown that was worked out once, when
 	// the Ask was made (approval.Core.Start): nil on an Ask recorded by a

@@ -151,11 +151,18 @@ func (s *RedisStore) eachAuditPage(ctx context.Context, start, until string, fn 
 // record is still retained is compared with it too (see
 // chainCheck.record).
 func (s *RedisStore) VerifyAudit(ctx context.Context, anchors ...AuditHead) (AuditReport, error) {
+	// The records first: one decided after this read has its event
+	// appended after it too, so the walk below reads it.
+	decided, err := s.decidedRecords(ctx)
+	if err != nil {
+		return AuditReport{}, err
+	}
 	head, err := s.auditHead(ctx)
 	if err != nil {
 		return AuditReport{}, err
 	}
 	c := newChainCheck(anchors, head, s.opts.AuditMaxLen)
+	c.records(decided)
 	walk := func(start, until string) (string, error) {
 		return s.eachAuditPage(ctx, start, until, func(events []Event) error {
 			records, err := s.auditRecords(ctx, events)
@@ -188,6 +195,75 @@ func (s *RedisStore) VerifyAudit(ctx context.Context, anchors ...AuditHead) (Aud
 		}
 	}
 	return c.end(after), nil
+}
+
+// recordScan is how many keys one SCAN step asks for.
+const recordScan = 1000
+
+// decidedRecords reads every retained Ask record that says its Ask was
+// decided, for VerifyAudit to find those whose event is gone. Every askops
+// key carries one hash tag, so on a Cluster they all live on the master of
+// that slot, which is the one node scanned.
+func (s *RedisStore) decidedRecords(ctx context.Context) ([]decidedRecord, error) {
+	var node redis.Cmdable = s.client
+	if cc, ok := s.client.(*redis.ClusterClient); ok {
+		n, err := cc.MasterForKey(ctx, s.keys.audit)
+		if err != nil {
+			return nil, unavailable("audit", err)
+		}
+		node = n
+	}
+	prefix := s.keys.ask("")
+	match := globEscape(prefix) + "*"
+	fields := []string{fieldStatus, fieldDecidedBy, fieldDecidedAt}
+	var out []decidedRecord
+	var cursor uint64
+	for {
+		keys, next, err := node.ScanType(ctx, cursor, match, recordScan, "hash").Result()
+		if err != nil {
+			return nil, unavailable("audit", err)
+		}
+		cmds := make([]*redis.SliceCmd, len(keys))
+		if len(keys) > 0 {
+			_, err = node.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for i, k := range keys {
+					cmds[i] = p.HMGet(ctx, k, fields...)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, unavailable("audit", err)
+			}
+		}
+		for i, c := range cmds {
+			v := c.Val()
+			if len(v) != len(fields) {
+				continue
+			}
+			status, _ := v[0].(string)
+			if status == "" || status == string(StatusPending) || status == statusGated {
+				continue // gone, or not decided
+			}
+			by, _ := v[1].(string)
+			at, _ := v[2].(string)
+			out = append(out, decidedRecord{AskID: strings.TrimPrefix(keys[i], prefix), Outcome: status, By: by, At: parseMicros(at)})
+		}
+		if cursor = next; cursor == 0 {
+			return out, nil
+		}
+	}
+}
+
+// globEscape escapes the characters SCAN's MATCH reads as a pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // streamIDBefore reports whether the stream id a (ms-seq) comes before b.
@@ -298,6 +374,13 @@ func (s *MemoryStore) VerifyAudit(ctx context.Context, anchors ...AuditHead) (Au
 		head = &h
 	}
 	c := newChainCheck(anchors, head, s.opts.AuditMaxLen)
+	var decided []decidedRecord
+	for id, m := range s.asks {
+		if a := m.ask; a.Status != StatusPending && a.Status != "" {
+			decided = append(decided, decidedRecord{AskID: id, Outcome: string(a.Status), By: a.DecidedBy, At: a.DecidedAt})
+		}
+	}
+	c.records(decided)
 	for _, e := range s.audit {
 		var rec map[string]string
 		if m, ok := s.asks[e.AskID]; ok && (e.Kind == EventAsked || e.Kind == EventDecided) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // AuditReport is what VerifyAudit found.
@@ -43,6 +44,9 @@ type AuditReport struct {
 	// Records counts the Ask records (still retained) whose decision or
 	// tool matched their events.
 	Records int `json:"records_checked"`
+	// Unrecorded counts the retained records that say their Ask was
+	// decided but have no decided event in the trail (GapUnrecorded).
+	Unrecorded int `json:"records_without_events,omitempty"`
 
 	Head *AuditHead `json:"head,omitempty"`
 
@@ -95,6 +99,11 @@ const (
 	GapRecord GapKind = "record"
 	// GapAnchor: a kept head that does not match, or cannot be checked.
 	GapAnchor GapKind = "anchor"
+	// GapUnrecorded: an Ask's retained record says it was decided, but the
+	// trail holds no decided event for it and no trim by the cap explains
+	// it: its event was deleted (with the whole stream and its head, when
+	// none is left).
+	GapUnrecorded GapKind = "unrecorded"
 )
 
 // AuditBreak names one gap: a place at which the trail was found altered,
@@ -113,6 +122,8 @@ type AuditBreak struct {
 func (g AuditBreak) String() string {
 	e := g.Event
 	switch {
+	case g.Kind == GapUnrecorded:
+		return fmt.Sprintf("BROKEN at ask %s (decided, no event): %s", e.AskID, g.Problem)
 	case e.Seq == 0 && e.ID != "":
 		return fmt.Sprintf("BROKEN at id %s (%s of ask %s, no chain link): %s", e.ID, e.Kind, e.AskID, g.Problem)
 	case e.ID == "":
@@ -206,6 +217,20 @@ type chainCheck struct {
 	reachCap     int64
 	reachAssumed bool
 	deleted      [][2]int64 // seq ranges missing between retained events
+
+	// decidedIn are the Asks with a decided event in the trail (chained or
+	// not), oldestAt the time of the oldest retained event, and decided
+	// the retained records that say their Ask was decided (see
+	// endRecords).
+	decidedIn map[string]bool
+	oldestAt  time.Time
+	decided   []decidedRecord
+}
+
+// decidedRecord is what a retained Ask record says of its decision.
+type decidedRecord struct {
+	AskID, Outcome, By string
+	At                 time.Time
 }
 
 type heldEvent struct {
@@ -220,14 +245,25 @@ func newChainCheck(anchors []AuditHead, head *AuditHead, maxLen int64) *chainChe
 	for _, a := range anchors {
 		m[a.Seq] = a.Hash
 	}
-	return &chainCheck{anchors: m, head: head, maxLen: maxLen, r: AuditReport{Cap: maxLen}}
+	return &chainCheck{anchors: m, head: head, maxLen: maxLen, r: AuditReport{Cap: maxLen}, decidedIn: map[string]bool{}}
 }
+
+// records takes the retained records that say their Ask was decided, read
+// before the walk: a decision writes its record and appends its event in
+// one step, so each one's event is in the walk unless it was removed.
+func (c *chainCheck) records(recs []decidedRecord) { c.decided = recs }
 
 // add takes the next event of the trail. rec is e's Ask record if it is
 // still retained (nil otherwise): it is compared with e once the next link
 // (or the head) has confirmed e's content, so an edited event is named as
 // edited, not its record.
 func (c *chainCheck) add(e Event, rec map[string]string) {
+	if c.oldestAt.IsZero() {
+		c.oldestAt = e.At
+	}
+	if e.Kind == EventDecided {
+		c.decidedIn[e.AskID] = true
+	}
 	if c.atHead {
 		c.beyond = append(c.beyond, heldEvent{e, rec})
 		return
@@ -343,6 +379,7 @@ func (c *chainCheck) end(head *AuditHead) AuditReport {
 	}
 	c.endPrefix()
 	c.endAnchors()
+	c.endRecords()
 	if len(c.r.Gaps) > 0 {
 		first := c.r.Gaps[0]
 		c.r.Break = &first
@@ -435,6 +472,36 @@ func (c *chainCheck) endAnchors() {
 		default:
 			c.gap(GapAnchor, Event{Seq: seq}, "", "", fmt.Sprintf("the head you kept for seq %d names an event that is not in the trail (deleted, or inside a reordered stretch)", seq))
 		}
+	}
+}
+
+// endRecords names every retained record that says its Ask was decided
+// while the trail holds no decided event for it: deleting the stream and
+// its head leaves no chain to break, but the records still say what was
+// decided. A record decided before the oldest retained event of a trail
+// whose start is missing had its event there: the cap trimmed it, which is
+// no gap, or the missing start is one (GapPrefix) already.
+func (c *chainCheck) endRecords() {
+	startMissing := c.r.First != nil && c.r.First.Seq > 1
+	recs := slices.Clone(c.decided)
+	slices.SortFunc(recs, func(a, b decidedRecord) int {
+		if n := a.At.Compare(b.At); n != 0 {
+			return n
+		}
+		return strings.Compare(a.AskID, b.AskID)
+	})
+	for _, r := range recs {
+		if c.decidedIn[r.AskID] || startMissing && !r.At.After(c.oldestAt) {
+			continue
+		}
+		where := "the trail holds no events at all"
+		if c.last != nil || c.r.Unchained > 0 {
+			where = "the trail holds no decided event for it"
+		}
+		c.r.Unrecorded++
+		c.gap(GapUnrecorded, Event{Kind: EventDecided, AskID: r.AskID, Outcome: Outcome(r.Outcome), By: r.By, At: r.At}, "", "",
+			fmt.Sprintf("ask %s's record says it was %s by %q at %s, but %s: its events were deleted (a decision records both in one step)",
+				r.AskID, r.Outcome, r.By, r.At.UTC().Format(time.RFC3339Nano), where))
 	}
 }
 

@@ -362,3 +362,60 @@ func TestMemoryAuditTrimByTheCap(t *testing.T) {
 		t.Fatalf("memory store below its cap: %s", r)
 	}
 }
+
+// TestAuditVerifyNamesDecidedRecordsWithoutEvents deletes the whole trail
+// (the stream and its head), which leaves no chain to break, and then one
+// decided event: the records that still say their Ask was decided are
+// named, each, and the report is not intact. A pending Ask's record is no
+// gap, nor is a record whose event the cap trimmed.
+func TestAuditVerifyNamesDecidedRecordsWithoutEvents(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newRedisStore(t, srv.URL(), Options{})
+	c := newRedisClient(t, srv.URL())
+	ids := auditFixture(t, s, 3)
+	if _, err := s.Create(t.Context(), sampleRequest(9), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	events, _ := s.Audit(t.Context(), 0)
+	var decidedID string
+	for _, e := range events {
+		if e.Kind == EventDecided && e.AskID == ids[1] {
+			decidedID = e.ID
+		}
+	}
+	c.XDel(t.Context(), s.keys.audit, decidedID)
+	r, err := s.VerifyAudit(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Intact() || r.Unrecorded != 1 || !strings.Contains(r.String(), "BROKEN at ask "+ids[1]+" (decided, no event)") {
+		t.Fatalf("one decided event deleted: %s", r)
+	}
+
+	c.Del(t.Context(), s.keys.audit, s.keys.auditHead)
+	r, err = s.VerifyAudit(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Intact() || r.Unrecorded != 3 || len(r.Gaps) != 3 || strings.HasSuffix(r.String(), "intact") {
+		t.Fatalf("the stream and its head deleted, three decided records left: %s", r)
+	}
+	for i, id := range ids {
+		g := r.Gaps[i]
+		if g.Kind != GapUnrecorded || g.Event.AskID != id || g.Event.Outcome != Denied ||
+			!strings.Contains(g.Problem, "but the trail holds no events at all") {
+			t.Errorf("gap %d = %+v, want ask %s's decided record named", i, g, id)
+		}
+	}
+
+	mem := NewMemoryStore(Options{})
+	defer mem.Close()
+	auditFixture(t, mem, 2)
+	mem.mu.Lock()
+	mem.audit = mem.audit[:0]
+	mem.chain.head = AuditHead{}
+	mem.mu.Unlock()
+	if r, _ := mem.VerifyAudit(t.Context()); r.Intact() || r.Unrecorded != 2 {
+		t.Fatalf("memory store, trail gone: %s", r)
+	}
+}

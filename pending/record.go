@@ -24,25 +24,38 @@ import (
 // arguments from the store either, which is why no keyed hash of them is
 // kept: it would need a key shared by every replica, for no reader.
 func atRest(req Request) Request {
-	req.Args = hide.JSON(req.Args)
-	for _, f := range req.Call.texts() {
-		*f = hide.Secrets(*f)
+	// The policy's reason may quote one command of the call out of the
+	// context that makes its word a secret (echo X of echo X | docker
+	// login --password-stdin): what the call's redaction hid is hidden
+	// in the reason too; and what the caller's hid in the call as it came
+	// (Request.Hidden) is hidden everywhere.
+	var hidden []string
+	if req.Hidden != "" {
+		hidden = strings.Split(req.Hidden, "\n")
 	}
-	req.Summary = hide.Secrets(req.Summary)
-	req.Reason = hide.Secrets(req.Reason)
+	for _, f := range req.Call.texts() {
+		hidden = append(hidden, hide.Hidden(*f, hide.Secrets(*f))...)
+	}
+	for _, f := range req.Call.texts() {
+		*f = hide.Quoting(*f, hidden)
+	}
+	req.Args = hide.QuotingJSON(req.Args, hidden)
+	req.Summary = hide.Quoting(req.Summary, hidden)
+	req.Reason = hide.Quoting(req.Reason, hidden)
+	req.Hidden = ""
 	if req.Shown != nil {
 		// Worked out from redacted text already; redacted again, as every
 		// stored text is, and copied: the caller's stays its own.
 		sh := *req.Shown
 		sh.Programs = make([]string, len(req.Shown.Programs))
 		for i, p := range req.Shown.Programs {
-			sh.Programs[i] = hide.Secrets(p)
+			sh.Programs[i] = hide.Quoting(p, hidden)
 		}
 		if len(sh.Programs) == 0 {
 			sh.Programs = nil
 		}
 		sh.GrantLives = append([]int64(nil), req.Shown.GrantLives...)
-		sh.Scope, sh.Session = hide.Secrets(sh.Scope), hide.Secrets(sh.Session)
+		sh.Scope, sh.Session = hide.Quoting(sh.Scope, hidden), hide.Secrets(sh.Session)
 		req.Shown = &sh
 	}
 	if req.Approvals < 2 {

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -10,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/askops/askops/internal/realpath"
 )
 
 // anyText stands, in a word's loose form, for text the shell decides at run
@@ -511,8 +512,8 @@ func (z *analyzer) redirectTarget(op syntax.RedirOperator, w word) {
 func (z *analyzer) realWorkspace() string {
 	if z.realWS == "" {
 		z.realWS = z.workspace
-		if r, err := filepath.EvalSymlinks(z.workspace); err == nil {
-			z.realWS = filepath.ToSlash(r)
+		if r, ok := realPath(z.workspace); ok {
+			z.realWS = r
 		}
 	}
 	return z.realWS
@@ -520,24 +521,17 @@ func (z *analyzer) realWorkspace() string {
 
 // realPath resolves the symlinks on the longest existing prefix of the
 // absolute path p and appends the rest (which does not exist, so holds no
-// links). ok is false when an existing part cannot be resolved: a dangling
-// link would be created wherever it points.
+// links), each existing part named as its directory lists it (on a disk
+// that folds case, .GIT/hooks is .git/hooks): realpath.Existing, the
+// resolution the agent and the gateway make. ok is false when an existing
+// part cannot be resolved: a dangling link would be created wherever it
+// points.
 func realPath(p string) (string, bool) {
-	rest := ""
-	for cur := p; ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return path.Join(filepath.ToSlash(r), rest), true
-		}
-		if _, err := os.Lstat(cur); err == nil {
-			return "", false
-		}
-		parent := path.Dir(cur)
-		if parent == cur {
-			return "", false
-		}
-		rest = path.Join(path.Base(cur), rest)
-		cur = parent
+	r, err := realpath.Existing(filepath.FromSlash(p))
+	if err != nil {
+		return "", false
 	}
+	return filepath.ToSlash(r), true
 }
 
 func orUnknown(s string) string {

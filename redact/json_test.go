@@ -18,6 +18,8 @@ func TestJSON(t *testing.T) {
 		{"d outside a JWK stays", `{"d":"2026-01-01","p":"page"}`, `{"d":"2026-01-01","p":"page"}`},
 		{"client-key-data", `{"users":[{"user":{"client-key-data":"hunter2"}}]}`, `{"users":[{"user":{"client-key-data":"[REDACTED]"}}]}`},
 		{"tls.key", `{"data":{"tls.crt":"LS0t","tls.key":"hunter2"}}`, `{"data":{"tls.crt":"LS0t","tls.key":"[REDACTED]"}}`},
+		{"name beside its value", `{"environment":[{"name":"DB_PASSWORD","value":"hunter2"},{"name":"REGION","value":"eu"}]}`, `{"environment":[{"name":"DB_PASSWORD","value":"[REDACTED]"},{"name":"REGION","value":"eu"}]}`},
+		{"SSM SecureString", `{"Parameter":{"Name":"/prod/db/conn","Type":"SecureString","Value":"hunter2"}}`, `{"Parameter":{"Name":"/prod/db/conn","Type":"SecureString","Value":"[REDACTED]"}}`},
 		{"html stays unescaped", `{"command":"a && b <c> ghp_abcdefghijklmnopqrstuvwxyz0123"}`, `{"command":"a && b <c> ghp_[REDACTED]"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -147,6 +147,15 @@ func kubernetesSecrets(s string) string {
 			}
 			switch {
 			case v == "":
+			case strings.ContainsAny(v, ";|&`$<>") && !strings.HasPrefix(v, "|") && !strings.HasPrefix(v, ">"):
+				// Shell syntax: a command follows the value on its line
+				// (a manifest pasted into a command line). Only the value's
+				// first word is the value; the rest is shown.
+				word, rest, _ := strings.Cut(v, " ")
+				if word != "" && !mayBeCode(word) && !strings.HasSuffix(strings.Trim(word, `"'`), Marker) {
+					lines[i] = l[:in] + key + ": " + quotedMarker(word) + " " + rest + cr
+					changed = true
+				}
 			case strings.HasPrefix(v, "|") || strings.HasPrefix(v, ">"):
 				block = in
 			case !strings.HasSuffix(strings.Trim(v, `"'`), Marker):

@@ -18,9 +18,11 @@ func keyBoundary(c byte) bool {
 }
 
 // notSecretValues are values that say how, not what: an HTTP scheme left
-// for the bearer rule, a boolean.
+// for the bearer rule, a boolean, stdin.
 var notSecretValues = set("bearer", "basic", "token", "digest", "ssws", "negotiate",
-	"true", "false", "null", "none", "yes", "no")
+	"true", "false", "null", "none", "yes", "no",
+	// "read it from stdin" (vault kv put … password=-)
+	"-")
 
 // keyValues hides the value of every key=value and key: value whose key
 // names a secret (see SecretKey; in a query string also ?session=, ?sig=,
@@ -79,7 +81,7 @@ func keyValues(s string) string {
 			vs++
 		}
 		v := keyValueValue.FindString(s[vs:])
-		if v == "" || alreadyRedacted([]string{v}) || mayBeCode(v) || notSecretValues[strings.ToLower(v)] {
+		if v == "" || alreadyRedacted([]string{v}) || mayBeCode(v) || notSecretValues[strings.ToLower(v)] || strings.HasPrefix(v, "/dev/") {
 			continue
 		}
 		b.WriteString(s[last:vs])

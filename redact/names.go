@@ -13,7 +13,9 @@ import "strings"
 // tailWords end a name whose value is a secret.
 var tailWords = set("pass", "password", "passwords", "passwd", "passphrase", "passcode", "passkey",
 	"pwd", "pw", "pat", "token", "tokens", "secret", "secrets", "credential", "credentials",
-	"auth", "apikey", "cookie", "privatekey", "secretkey", "accesskey", "creds", "mnemonic")
+	"auth", "apikey", "cookie", "privatekey", "secretkey", "accesskey", "creds", "mnemonic",
+	// a cloud's secret key beside its access key (HUAWEICLOUD_SDK_SK, --sk)
+	"sk")
 
 // anywhereWords make a name secret wherever they stand in it (*_PASS*,
 // *_SECRET*).

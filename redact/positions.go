@@ -47,7 +47,23 @@ var positionRules = []secretRule{
 }
 
 // stdinConsumer is a command that reads a password on its standard input.
-var stdinConsumer = regexp.MustCompile(`--password-stdin|--pass(?:word)?-stdin|--with-token|--passphrase-fd[ \t=]+0\b|-pass(?:in)?[ \t]+stdin|\bsudo\b[^\n;&|]*?[ \t]-[A-Za-z]*S|\bchpasswd\b|\bpasswd\b|\bsmbpasswd\b|\bcryptsetup\b|\bvncpasswd\b|\bkinit\b|\bsecret[ \t]+(?:set|create|put)\b|\bhtpasswd\b[^\n;&|]*?[ \t]-[a-zA-Z]*i`)
+// (vault kv put … password=- reads that value there; so does a secret
+// made from /dev/stdin, and sshfs -o password_stdin.)
+var stdinConsumer = regexp.MustCompile(`--password-stdin|--pass(?:word)?-stdin|--with-token|--passphrase-fd[ \t=]+0\b|-pass(?:in)?[ \t]+stdin|\bsudo\b[^\n;&|]*?[ \t]-[A-Za-z]*S|\bchpasswd\b|\bpasswd\b|\bsmbpasswd\b|\bcryptsetup\b|\bvncpasswd\b|\bkinit\b|\bsecrets?[ \t]+(?:set|create|put|add)\b|\bsecrets[ \t]+versions[ \t]+add\b|\bhtpasswd\b[^\n;&|]*?[ \t]-[a-zA-Z]*i|\bvault\b[^\n;&|]*?=-(?:[ \t]|$)|\bsecret\b[^\n;&|]*?/dev/stdin\b|\bpassword_stdin\b`)
+
+// readSecret is read into a variable whose name says secret (read -r
+// DB_PASSWORD <<< …).
+var readSecret = regexp.MustCompile(`\bread\b(?:[ \t]+-[A-Za-z]+)*[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*$`)
+
+// feedsSecret reports whether cmd, a command given a here-string, reads a
+// secret from it.
+func feedsSecret(cmd string) bool {
+	if stdinConsumer.MatchString(cmd) {
+		return true
+	}
+	m := readSecret.FindStringSubmatch(cmd)
+	return m != nil && SecretKey(m[1])
+}
 
 // stdinFeed is echo or printf with its words, piped into the rest of the
 // command line; feedWord is one of those words.
@@ -67,32 +83,89 @@ var (
 // the line is read again (eval, ssh), so hiding it hides no code.
 func fedPasswords(s string) string {
 	s = replaceGroup(s, stdinFeed, 2, func(m []string) bool { return stdinConsumer.MatchString(m[3]) }, func(words string, m []string) string {
-		chpasswd := strings.Contains(m[3], "chpasswd")
-		spans := feedWord.FindAllStringIndex(words, -1)
-		var args [][]int
-		for i, w := range spans {
-			word := words[w[0]:w[1]]
-			if len(args) == 0 && strings.HasPrefix(word, "-") && strings.Trim(word, "-neE") == "" {
-				continue // echo -n, -e
-			}
-			if i == 0 && m[1] == "printf" && len(spans) > 1 && strings.Contains(word, "%") {
-				continue // printf's format
-			}
-			args = append(args, w)
-		}
-		var b strings.Builder
-		last := 0
-		for _, w := range args {
-			b.WriteString(words[last:w[0]])
-			b.WriteString(hideFed(words[w[0]:w[1]], chpasswd))
-			last = w[1]
-		}
-		b.WriteString(words[last:])
-		return b.String()
+		return hideFedWords(words, m[1], strings.Contains(m[3], "chpasswd"))
 	})
-	return replaceGroup(s, hereStr, 2, func(m []string) bool { return stdinConsumer.MatchString(m[1]) }, func(word string, m []string) string {
+	return replaceGroup(s, hereStr, 2, func(m []string) bool { return feedsSecret(m[1]) }, func(word string, m []string) string {
 		return hideFed(word, strings.Contains(m[1], "chpasswd"))
 	})
+}
+
+// hideFedWords hides the words echo or printf (cmd) is given, but for
+// echo's flags and printf's format.
+func hideFedWords(words, cmd string, chpasswd bool) string {
+	spans := feedWord.FindAllStringIndex(words, -1)
+	var args [][]int
+	for i, w := range spans {
+		word := words[w[0]:w[1]]
+		if len(args) == 0 && strings.HasPrefix(word, "-") && strings.Trim(word, "-neE") == "" {
+			continue // echo -n, -e
+		}
+		if i == 0 && cmd == "printf" && len(spans) > 1 && strings.Contains(word, "%") {
+			continue // printf's format
+		}
+		args = append(args, w)
+	}
+	var b strings.Builder
+	last := 0
+	for _, w := range args {
+		b.WriteString(words[last:w[0]])
+		b.WriteString(hideFed(words[w[0]:w[1]], chpasswd))
+		last = w[1]
+	}
+	b.WriteString(words[last:])
+	return b.String()
+}
+
+// heredocStart is a here-document's operator and delimiter.
+var heredocStart = regexp.MustCompile(`<<-?[ \t]*(?:'([A-Za-z0-9_]+)'|"([A-Za-z0-9_]+)"|([A-Za-z0-9_]+))`)
+
+// fedHeredocs hides the lines of a here-document given to a command that
+// reads a password on stdin (docker login --password-stdin <<EOF): each
+// line that is one word without shell syntax. A line with more is shown.
+func fedHeredocs(s string) string {
+	lines := strings.Split(s, "\n")
+	changed := false
+	for i := 0; i < len(lines); i++ {
+		// One here-document on the line (not a here-string): with more,
+		// which body is whose is not read here, and nothing is hidden.
+		var m []int
+		n := 0
+		for _, h := range heredocStart.FindAllStringSubmatchIndex(lines[i], -1) {
+			if (h[0] == 0 || lines[i][h[0]-1] != '<') && !strings.HasPrefix(lines[i][h[0]:], "<<<") {
+				m, n = h, n+1
+			}
+		}
+		if n != 1 {
+			continue
+		}
+		cmd := lines[i][strings.LastIndexAny(lines[i][:m[0]], ";&|(")+1 : m[0]]
+		if !feedsSecret(cmd) && !stdinConsumer.MatchString(lines[i]) {
+			continue
+		}
+		delim := ""
+		for g := 2; g <= 6; g += 2 {
+			if m[g] >= 0 {
+				delim = lines[i][m[g]:m[g+1]]
+			}
+		}
+		for i+1 < len(lines) {
+			i++
+			l := strings.TrimRight(lines[i], "\r")
+			body := strings.TrimLeft(l, " \t")
+			if body == delim {
+				break
+			}
+			if body == "" || mayBeCode(body) || strings.HasSuffix(body, Marker) {
+				continue
+			}
+			lines[i] = lines[i][:len(l)-len(body)] + Marker + lines[i][len(l):]
+			changed = true
+		}
+	}
+	if !changed {
+		return s
+	}
+	return strings.Join(lines, "\n")
 }
 
 // hideFed hides one fed word, keeping its quotes, the literal \n between

@@ -139,6 +139,7 @@ var secretRules = []secretRule{
 	prefixed("tailscale", `tskey-[a-z]+-`, `[A-Za-z0-9-]{16,}`, "tskey-"),
 	prefixed("airtable", `pat`, `[A-Za-z0-9]{14}\.[a-f0-9]{64}`, "pat"),
 	prefixed("alibaba", `LTAI`, `[A-Za-z0-9]{20}\b`, "ltai"),
+	prefixed("tencent-secret-id", `AKID`, `[A-Za-z0-9]{32}\b`, "akid"),
 	prefixed("artifactory", `AKCp`, `[A-Za-z0-9]{69}`, "akcp"),
 	prefixed("clojars", `CLOJARS_`, `[a-z0-9]{60}`, "clojars_"),
 	prefixed("duffel", `duffel_(?:test|live)_`, `[A-Za-z0-9_=-]{43}`, "duffel_"),
@@ -223,8 +224,9 @@ var secretRules = []secretRule{
 		// JSON Web Tokens, wherever they appear (cookies, query strings).
 		name:  "jwt",
 		hints: []string{"eyj"},
-		re:    regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`),
-		repl:  Marker,
+		// JWE's five parts too: header, encrypted key, IV, ciphertext, tag.
+		re:   regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.(?:eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*|[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`),
+		repl: Marker,
 	},
 	{
 		name:      "aws-key-id",
@@ -254,20 +256,22 @@ var secretRules = []secretRule{
 		name:  "url-userinfo",
 		hints: []string{"://"},
 		pre:   func(l string) bool { return strings.IndexByte(l, '@') >= 0 },
-		re:    regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)([^/\s@]+)@`),
-		repl:  `${1}` + Marker + `@`,
-		keep:  alreadyRedacted,
+		// The password runs to the authority's last @ (a browser and git
+		// read p@ss in https://u:p@ss@host as the password).
+		re:   regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)([^/?#\s]*[^/?#\s@])@`),
+		repl: `${1}` + Marker + `@`,
+		keep: alreadyRedacted,
 	},
 	// curl -u user:pass, --user user:pass, -uuser:pass
 	// curl -u user:pass, --user, --proxy-user, -U (curl's proxy user)
-	argument("curl-user", `(?:^|[ \t])(?:-u|--user|-U|--proxy-user)(?:[ \t]+|=)?["']?[^\s:"'$]+:`, "-u", "--user", "--proxy-user"),
+	argument("curl-user", `(?:^|[ \t])(?:-u|--user|-U|--proxy-user)(?:[ \t]+|=)?["']?(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|[^\s:"'$]+):`, "-u", "--user", "--proxy-user"),
 	// smbclient -U user%pass
 	argument("user-percent", `(?:^|[ \t])(?:-U|--user)(?:[ \t]+|=)["']?[^\s%"'$]+%`, "%"),
 	// mysql -pSECRET (attached only: "-p" alone prompts, and "-p 22"
 	// is a port for ssh and most other tools).
 	argument("mysql-p", `\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n;&|]*?[ \t]-p`, "mysql", "mariadb"),
 	// docker/podman/helm/oras … login -p SECRET
-	argument("login-p", `\blogin\b[^\n;&|]*?[ \t]-p(?:[ \t]+|=)`, "login"),
+	argument("login-p", `\blogin\b[^\n;&|]*?[ \t]-p(?:[ \t]+|=)?`, "login"),
 	argument("sshpass", `\bsshpass\b[^\n;&|]*?[ \t]-p[ \t]*`, "sshpass"),
 	argument("redis-cli", `\bredis-cli\b[^\n;&|]*?[ \t](?:-a|--pass)[ \t]+`, "redis-cli"),
 	argument("ldap-w", `\bldap[a-z]*\b[^\n;&|]*?[ \t]-w[ \t]+`, "ldap"),
@@ -287,6 +291,11 @@ var secretRules = []secretRule{
 // (token=ghp_[REDACTED] is done).
 var lateRules = []secretRule{
 	{name: "stdin", hints: []string{"echo", "printf", "<<<"}, fn: fedPasswords},
+	{name: "heredoc-stdin", hints: []string{"<<"}, fn: fedHeredocs, wholeText: true},
+	{name: "echo-into-credentials", hints: []string{"echo", "printf"}, fn: echoedCredentials,
+		pre: func(l string) bool { return strings.IndexByte(l, '>') >= 0 || strings.Contains(l, "tee") }},
+	{name: "store-command", hints: []string{"vault", "secrets", "secret", "configure", "rclone"}, fn: storedValues},
+	{name: "name-value", hints: []string{"value"}, fn: namedValues, wholeText: true},
 	{name: "netrc", hints: []string{"machine"}, fn: netrc, wholeText: true},
 	{name: "pgpass", hints: []string{":"}, fn: pgpass},
 	{name: "cookie", hints: []string{"cookie", "-b"}, fn: cookies},
@@ -316,7 +325,7 @@ func passSource(v string) bool {
 }
 
 // rules are every rule in the order Secrets runs them.
-var rules = slices.Concat(secretRules, positionRules, lateRules)
+var rules = slices.Concat(secretRules, positionRules, cliRules, lateRules)
 
 // htpasswdCmd is an htpasswd command up to the end of its simple command.
 var htpasswdCmd = regexp.MustCompile(`\bhtpasswd\b[^\n;&|]*`)
@@ -390,8 +399,19 @@ func Secrets(s string) string {
 const maxQuoteDepth = 2
 
 func secrets(s string, depth int) string {
+	if strings.Contains(s, "\\\n") || strings.Contains(s, "\\\r\n") {
+		if joined, cuts := joinContinuations(s); len(cuts) > 0 {
+			return rejoin(joined, secretsText(joined, depth), cuts)
+		}
+	}
+	return secretsText(s, depth)
+}
+
+// secretsText is secrets on a text whose continuation lines are joined.
+func secretsText(s string, depth int) string {
 	s = quotedTexts(s, depth)
 	s = kubernetesSecrets(jwkKeys(base64Keys(puttyKeys(privateKeys(s)))))
+	s = decodedBlobs(s, depth)
 	if strings.Contains(s, ": |") || strings.Contains(s, ": >") {
 		s = yamlSecretBlocks(s)
 	}
@@ -734,19 +754,14 @@ func inlineKey(rest string) (string, int) {
 	i := 0
 	start, stop := -1, -1
 	for i < len(rest) {
-		for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t' || strings.HasPrefix(rest[i:], `\n`)) {
-			if rest[i] == '\\' {
-				i++
-			}
-			i++
-		}
-		run := base64Run(rest[i:])
+		i += keySeparator(rest[i:])
+		run := inlineRun(rest[i:])
 		if run == "" {
 			break
 		}
-		after := strings.TrimLeft(rest[i+len(run):], ` \t`)
-		after = strings.TrimLeft(after, `\n`)
-		if !keyLike(run) && !isPEMEnd(after) {
+		after := rest[i+len(run):]
+		after = after[keySeparator(after):]
+		if !keyLike(strings.ReplaceAll(run, `\/`, "/")) && !isPEMEnd(after) {
 			break
 		}
 		if start < 0 {
@@ -759,6 +774,46 @@ func inlineKey(rest string) (string, int) {
 		return "", 0
 	}
 	return rest[:start] + Marker, stop
+}
+
+// keySeparator is how much of s separates the lines of a key written on
+// one line: spaces and tabs, a carriage return (a key with CR line ends),
+// literal \n, \r\n and \r (JSON, echo -e), and the quotes between words
+// ('line1' 'line2', as printf's arguments).
+func keySeparator(s string) int {
+	i := 0
+	for i < len(s) {
+		switch {
+		case s[i] == ' ' || s[i] == '\t' || s[i] == '\r':
+			i++
+		case strings.HasPrefix(s[i:], `\n`) || strings.HasPrefix(s[i:], `\r`):
+			i += 2
+		case (s[i] == '\'' || s[i] == '"') && i+1 < len(s) && (s[i+1] == ' ' || s[i+1] == s[i]):
+			i++ // ' ' between quoted words
+		case (s[i] == '\'' || s[i] == '"') && i > 0 && s[i-1] == ' ':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// inlineRun is the leading run of base64 of a key written on one line,
+// where JSON may have escaped each slash (\/).
+func inlineRun(s string) string {
+	i := 0
+	for i < len(s) {
+		if strings.HasPrefix(s[i:], `\/`) {
+			i += 2
+			continue
+		}
+		if n := len(base64Run(s[i : i+1])); n == 0 {
+			break
+		}
+		i++
+	}
+	return s[:i]
 }
 
 // armorHeader is an OpenPGP armor header line ("Version: GnuPG v2") or a

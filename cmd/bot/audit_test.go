@@ -94,6 +94,17 @@ func TestAuditVerifyAndExport(t *testing.T) {
 	if len(r.Gaps) != 2 || r.Gaps[0].After != events[2].ID || r.Gaps[0].Before != events[4].ID || r.Gaps[1].Kind != pending.GapTail || r.Gaps[1].Event.ID != added {
 		t.Errorf("verify -o json names the gaps %+v, want the deletion between %s and %s, then %s", r.Gaps, events[2].ID, events[4].ID, added)
 	}
+
+	// The stream and its head deleted: no chain is left to break, but the
+	// two decided records still say what was decided. The first release
+	// said "intact".
+	client.Del(t.Context(), "askops:{askops}:audit", "askops:{askops}:audit:head")
+	code, out, errOut = runBot(t.Context(), t, env, "audit", "-config", cfg, "verify")
+	if code != 1 || strings.HasSuffix(strings.TrimSpace(out), "intact") || !strings.Contains(out, "BROKEN: 2 gaps") ||
+		!strings.Contains(out, "BROKEN at ask "+ids[0]+" (decided, no event)") || !strings.Contains(out, "BROKEN at ask "+ids[1]+" (decided, no event)") ||
+		strings.Contains(out, ids[2]) {
+		t.Errorf("verify with the trail deleted = %d, want 1 naming the two decided asks (not the pending one)\n%s\n%s", code, out, errOut)
+	}
 }
 
 func TestAuditRefusals(t *testing.T) {

@@ -20,7 +20,8 @@ func askopsRules() []Rule {
 		{
 			Package:   module + "/policy",
 			Forbidden: []string{module + "/..."},
-			Why:       "policy is the pure judge of a call: it imports no askops package (consumers own the interfaces it needs, like GrantChecker)",
+			Allow:     []string{module + "/internal/realpath"},
+			Why:       "policy is the pure judge of a call: it imports no askops package (consumers own the interfaces it needs, like GrantChecker) but the leaf that says where a path really lies, which the agent and the gateway resolve with too",
 		},
 		{
 			Package:   module + "/internal/storeerr",

@@ -7,7 +7,10 @@
 package secretshapes
 
 import (
+	"crypto/ed25519"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -19,11 +22,12 @@ import (
 type fakes struct{ r *rand.Rand }
 
 const (
-	alnum   = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	upperD  = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	lowHex  = "0123456789abcdef"
-	b64     = alnum + "+/"
-	urlSafe = alnum + "_-"
+	b64Chars = alnum + "+/"
+	alnum    = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	upperD   = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	lowHex   = "0123456789abcdef"
+	b64      = alnum + "+/"
+	urlSafe  = alnum + "_-"
 )
 
 func (f fakes) of(alphabet string, n int) string {
@@ -418,6 +422,7 @@ func All(words []string) []Shape {
 	add("BIP-39 numbered, four a line", "Recovery phrase:\n⟨S⟩", numbered(24, 4))
 	add("BIP-39 in a file", "echo ⟨S⟩ > seed.txt", mnemonic(f, words, 12))
 	add("BIP-39 in JSON", `{"wallet":"dev","phrase":"⟨S⟩"}`, mnemonic(f, words, 24))
+	round4(f, add, pemLines)
 	_ = rsa0
 	_ = pgp0
 	_ = ossh0
@@ -436,17 +441,135 @@ func ReadWords() ([]string, error) {
 	return strings.Fields(string(b)), nil
 }
 
-// Leaked reports whether text holds a line of sh's secret (six characters
-// or more of it, spaces trimmed), raw or as JSON or Go would quote it.
-func (sh Shape) Leaked(text string) bool {
-	for _, part := range strings.Split(sh.Secret, "\n") {
-		part = strings.TrimSpace(part)
-		if len(part) < 6 {
-			continue
+// Parts are the pieces of sh's secret a leak would show: its runs of
+// token characters (letters, digits, spaces and + / = _ . ~ % -) six long
+// or more, spaces trimmed, so a secret split over lines, by literal \r\n
+// or by a backslash-newline leaks if any piece of it survives (and a
+// phrase is one piece, not its words).
+func (sh Shape) Parts() []string {
+	var out []string
+	for _, p := range strings.FieldsFunc(sh.Secret, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("+/=_.~%- \t", r))
+	}) {
+		if p = strings.TrimSpace(p); len(p) >= 6 {
+			out = append(out, p)
 		}
+	}
+	return out
+}
+
+// Leaked reports whether text holds a piece of sh's secret (see Parts),
+// raw or as JSON or Go would quote it.
+func (sh Shape) Leaked(text string) bool {
+	for _, part := range sh.Parts() {
 		if strings.Contains(text, part) || strings.Contains(text, strings.Trim(fmt.Sprintf("%q", part), `"`)) {
 			return true
 		}
 	}
 	return false
+}
+
+// round4 adds the shapes the fourth review found leaking (a credentials
+// file in base64 piped to base64 -d, Tencent's secretKey, gh secret set
+// --body, a PEM key with \r\n line ends, a secret split by a
+// backslash-newline, vault kv put … password=- <<<) and their families
+// across vendors: blobs decoded into credential files, continuation lines,
+// line ends, the secret-bearing flags and operands of CLIs, here-strings
+// and here-documents feeding a secret, name/value pairs, connection
+// strings and URLs.
+func round4(f fakes, add func(name, tmpl, secret string), pemLines func(int) (string, string)) {
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	awsSecret := f.of(b64Chars, 40)
+	awsCreds := "[default]\naws_access_key_id = AKIA" + f.of(upperD, 16) + "\naws_secret_access_key = " + awsSecret + "\n"
+	// Decoded into a credentials file, or holding one whatever its name.
+	add("base64 credentials | base64 -d > ~/.aws/credentials", "echo ⟨S⟩ | base64 -d > ~/.aws/credentials", b64(awsCreds))
+	add("base64 --decode <<< > ~/.docker/config.json", "base64 --decode <<< ⟨S⟩ > ~/.docker/config.json",
+		b64(`{"auths":{"registry.example.io":{"auth":"`+b64("ci:"+f.of(alnum, 20))+`"}}}`))
+	add("base64 kubeconfig | tee ~/.kube/config", "echo '⟨S⟩' | base64 -d | tee ~/.kube/config > /dev/null",
+		b64("apiVersion: v1\nkind: Config\nusers:\n- name: ci\n  user:\n    token: "+f.of(urlSafe, 60)+"\n"))
+	wrapped := b64(awsCreds + "[prod]\naws_access_key_id = AKIA" + f.of(upperD, 16) + "\naws_secret_access_key = " + f.of(b64Chars, 40) + "\n")
+	var lines []string
+	for len(wrapped) > 76 {
+		lines, wrapped = append(lines, wrapped[:76]), wrapped[76:]
+	}
+	add("base64 -d heredoc, 76 columns", "base64 -d > ~/.aws/credentials <<'EOF'\n⟨S⟩\nEOF", strings.Join(append(lines, wrapped), "\n"))
+	ossh, _ := pemLines(3)
+	add("hex | xxd -r -p > ~/.ssh/id_ed25519", "printf %s ⟨S⟩ | xxd -r -p > ~/.ssh/id_ed25519",
+		hex.EncodeToString([]byte("-----BEGIN OPENSSH PRIVATE KEY-----\n"+ossh+"\n-----END OPENSSH PRIVATE KEY-----\n")))
+	add("base64 service-account JSON in an env", "export GCP_SA=⟨S⟩",
+		b64(`{"type":"service_account","project_id":"p","private_key_id":"`+f.of(lowHex, 40)+`","client_secret":"`+f.of(alnum, 24)+`"}`))
+	der, _ := x509.MarshalPKCS8PrivateKey(ed25519.NewKeyFromSeed([]byte(f.of(alnum, 32))))
+	add("base64 DER private key, no armor", "echo ⟨S⟩ | base64 -d > signing.der", base64.StdEncoding.EncodeToString(der))
+	pfx := append([]byte{0x30, 0x82, 0x09, 0x71, 0x02, 0x01, 0x03, 0x30, 0x82, 0x09, 0x37, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x07, 0x01}, []byte(f.of(alnum, 90))...)
+	add("base64 PKCS#12 to a .p12", "echo ⟨S⟩ | base64 -d > client.p12", base64.StdEncoding.EncodeToString(pfx))
+	// Continuation lines: the secret split by a backslash-newline.
+	add("split by backslash-newline, env", "export AWS_SECRET_ACCESS_KEY=⟨S⟩ && aws s3 ls", f.of(alnum, 20)+"\\\n"+f.of(alnum, 20))
+	add("split by backslash-newline, ghp_", "git clone https://ghp_⟨S⟩@github.com/o/r", f.of(alnum, 12)+"\\\n"+f.of(alnum, 24))
+	add("split by backslash-newline, header", "curl -H \"Authorization: Bearer \\\n  ⟨S⟩\" https://api.example.com", f.of(alnum, 40))
+	add("split by backslash-newline, flag and value", "tool deploy --api-token \\\n    ⟨S⟩ --verbose", f.of(alnum, 32))
+	add("split by backslash-newline, Stripe", "curl https://api.stripe.com/v1/charges -u sk_live_⟨S⟩: -d amount=100", f.of(alnum, 10)+"\\\n"+f.of(alnum, 14))
+	// Line ends and escapes a PEM key is written with.
+	crlf, _ := pemLines(2)
+	add("PEM in JSON, literal \\r\\n", `{"private_key":"-----BEGIN PRIVATE KEY-----\r\n⟨S⟩\r\n-----END PRIVATE KEY-----\r\n"}`, strings.ReplaceAll(crlf, "\n", `\r\n`))
+	cr, _ := pemLines(2)
+	add("PEM with CR line ends", "-----BEGIN EC PRIVATE KEY-----\r⟨S⟩\r-----END EC PRIVATE KEY-----\r", strings.ReplaceAll(cr, "\n", "\r"))
+	slashes, _ := pemLines(2)
+	add("PEM in JSON with escaped slashes", `{"private_key":"-----BEGIN PRIVATE KEY-----\n⟨S⟩\n-----END PRIVATE KEY-----\n"}`,
+		strings.ReplaceAll(strings.ReplaceAll(slashes, "/", `\/`), "\n", `\n`))
+	quoted, _ := pemLines(2)
+	add("PEM as printf's quoted words", "printf '%s\\n' '-----BEGIN OPENSSH PRIVATE KEY-----' '⟨S⟩' '-----END OPENSSH PRIVATE KEY-----' > ~/.ssh/id_deploy",
+		strings.ReplaceAll(quoted, "\n", "' '"))
+	// CLIs' secret-bearing flags and operands.
+	add("gh secret set --body", "gh secret set DB_PASSWORD --body ⟨S⟩ --repo o/r", f.of(alnum, 20))
+	add("gh secret set -b attached", "gh secret set API_KEY -b⟨S⟩", f.of(alnum, 20))
+	add("gh secret set --body=", "gh secret set WEBHOOK --body='⟨S⟩' --env prod", f.of(alnum, 20))
+	add("glab variable set", "glab variable set DEPLOY_TOKEN ⟨S⟩ --masked", f.of(alnum, 20))
+	add("Tencent tccli configure pairs", "tccli configure set secretId $TENCENTCLOUD_SECRET_ID secretKey ⟨S⟩ region ap-guangzhou", f.of(alnum, 32))
+	add("Tencent SecretId", "export TENCENTCLOUD_SECRET_ID=AKID⟨S⟩", f.of(alnum, 32))
+	add("Tencent coscmd -s", "coscmd config -a $COS_SECRET_ID -s ⟨S⟩ -b bucket-1250000000 -r ap-beijing", f.of(alnum, 32))
+	add("Alibaba ossutil -k", "ossutil config -e oss-cn-hangzhou.aliyuncs.com -i $OSS_ACCESS_KEY_ID -k ⟨S⟩", f.of(alnum, 30))
+	add("Huawei obsutil -k=", "obsutil config -i="+f.of(upperD, 20)+" -k=⟨S⟩ -e=obs.cn-north-4.myhuaweicloud.com", f.of(alnum, 40))
+	add("Huawei SDK SK env", "HUAWEICLOUD_SDK_SK=⟨S⟩ terraform apply", f.of(alnum, 40))
+	add("vault kv put password=- <<<", "vault kv put secret/db password=- <<< ⟨S⟩", f.of(alnum, 20))
+	add("vault kv put any key", "vault kv put -mount=secret app api=⟨S⟩", f.of(alnum, 24))
+	add("vault login token operand", "vault login ⟨S⟩", "s."+f.of(alnum, 24))
+	add("kubectl create secret --from-literal any key", "kubectl create secret generic app --from-literal=stripe=⟨S⟩ -n prod", f.of(alnum, 24))
+	add("fly secrets set any key", "fly secrets set WEBHOOK_URL_SIG=⟨S⟩ -a app", f.of(alnum, 24))
+	add("az keyvault secret set --value", "az keyvault secret set --vault-name kv --name db --value ⟨S⟩", f.of(alnum, 24))
+	add("aws ssm put-parameter SecureString", "aws ssm put-parameter --name /prod/db/password --type SecureString --value ⟨S⟩ --overwrite", f.of(alnum, 24))
+	add("mc alias set", "mc alias set prod https://s3.example.com $AWS_ACCESS_KEY_ID ⟨S⟩", f.of(b64Chars, 40))
+	add("rclone config create pairs", "rclone config create r2 s3 provider Cloudflare access_key_id "+f.of(lowHex, 32)+" secret_access_key ⟨S⟩ endpoint https://x.r2.cloudflarestorage.com", f.of(lowHex, 64))
+	add("poetry config pypi-token", "poetry config pypi-token.pypi ⟨S⟩", f.of(alnum, 40))
+	add("poetry config http-basic", "poetry config http-basic.internal bob ⟨S⟩", f.of(alnum, 20))
+	add("twine -p opaque", "twine upload -u bob -p ⟨S⟩ --repository-url https://pypi.example.com dist/*", f.of(alnum, 20))
+	add("cargo login token", "cargo login ⟨S⟩", "cio"+f.of(alnum, 32))
+	add("docker login -p attached", "docker login registry.example.io -u bob -p⟨S⟩", f.of(alnum, 24))
+	add("unrar -p attached", "unrar x -p⟨S⟩ backup.rar /tmp/out/", f.of(alnum, 16))
+	add("httpie -a", "http -a bob:⟨S⟩ https://api.example.com/me", f.of(alnum, 20))
+	add("curl --oauth2-bearer", "curl --oauth2-bearer ⟨S⟩ https://api.example.com/me", f.of(alnum, 40))
+	add("curl -u with a variable user", `curl -X POST https://api.twilio.com/2010-04-01/Accounts/x/Messages.json -u "$TWILIO_SID:⟨S⟩"`, f.of(lowHex, 32))
+	// Here-strings and here-documents feeding a secret.
+	add("read VAR <<<", "read -r DB_PASSWORD <<< '⟨S⟩'", f.of(alnum, 20))
+	add("kubectl --from-file=/dev/stdin <<<", "kubectl create secret generic api --from-file=token=/dev/stdin <<< ⟨S⟩", f.of(alnum, 32))
+	add("sshfs password_stdin <<<", "sshfs -o password_stdin bob@files:/srv /mnt/files <<< '⟨S⟩'", f.of(alnum, 16))
+	add("docker login heredoc", "docker login -u bob --password-stdin registry.example.io <<EOF\n⟨S⟩\nEOF", f.of(alnum, 24))
+	add("gcloud secrets create stdin", "printf %s ⟨S⟩ | gcloud secrets create db-pass --data-file=-", f.of(alnum, 24))
+	// A bare value echoed into a file that holds one secret.
+	add("echo > ~/.vault-token", "echo ⟨S⟩ > ~/.vault-token", "hvs"+f.of(alnum, 24))
+	add("echo > config/master.key", "echo ⟨S⟩ > config/master.key", f.of(lowHex, 32))
+	add("printf > /run/secrets/db_password", "printf %s ⟨S⟩ > /run/secrets/db_password", f.of(alnum, 20))
+	// Names beside their values.
+	add("k8s env name/value", "env:\n  - name: DB_PASSWORD\n    value: ⟨S⟩\n  - name: LOG_LEVEL\n    value: info", f.of(alnum, 20))
+	add("JSON name/value (ECS)", `{"environment":[{"name":"STRIPE_SECRET","value":"⟨S⟩"},{"name":"REGION","value":"eu"}]}`, f.of(alnum, 24))
+	add("SSM SecureString output", `{"Parameter":{"Name":"/prod/db/conn","Type":"SecureString","Value":"⟨S⟩","Version":3}}`, f.of(alnum, 24))
+	// Tokens and URLs.
+	add("JWE compact", "curl -b token=⟨S⟩ https://x.example", "eyJhbGciOiJSU0EtT0FFUCIsImVuYyI6IkEyNTZHQ00ifQ."+f.of(urlSafe, 80)+"."+f.of(urlSafe, 16)+"."+f.of(urlSafe, 60)+"."+f.of(urlSafe, 22))
+	add("URL password with @", "git clone https://bob:⟨S⟩@git.example.com/o/r", f.of(alnum, 8)+"@"+f.of(alnum, 8))
+	add("Azure DevOps PAT as URL user", "git clone https://⟨S⟩@dev.azure.com/org/proj/_git/repo", f.of("abcdefghijklmnopqrstuvwxyz234567", 52))
+	add("Oracle sqlplus user/pass@", "sqlplus scott/⟨S⟩@//db.example.com:1521/ORCL @report.sql", f.of(alnum, 16))
+	add("JDBC Oracle thin", `java -jar app.jar --url "jdbc:oracle:thin:scott/⟨S⟩@db:1521:ORCL"`, f.of(alnum, 16))
+	add("Go MySQL DSN", `DSN="app:⟨S⟩@tcp(db:3306)/app?parseTime=true" ./server`, f.of(alnum, 16))
+	add("ODBC PWD in braces", `isql -k "Driver={ODBC Driver 18};Server=db;UID=sa;PWD={⟨S⟩};"`, f.of(alnum, 8)+";"+f.of(alnum, 8))
+	add("Azure Service Bus SharedAccessKey", `export SB="Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=⟨S⟩"`, f.of(b64Chars, 43)+"=")
+	add("npm _auth", "npm config set //registry.example.com/:_auth ⟨S⟩", b64("bob:"+f.of(alnum, 16)))
 }
