@@ -309,8 +309,11 @@ func (api *API) owned(ctx context.Context, tok Token, a pending.Ask) error {
 
 // get serves GET /v1/asks/{id}?wait=30s: with wait, it answers as soon as
 // the Ask ends (woken by the decision's announcement) or when wait is over.
-// A pending Ask lives only while its asker polls it: each GET renews its
-// lease, which lapses pending.DefaultLeaseTTL after the last poll ended.
+// A pending Ask lives only while its asker polls it: each of the asker's
+// GETs renews its lease, which lapses pending.DefaultLeaseTTL after its
+// last poll ended, and the asker's long poll closed before its answer
+// ends the Ask at once (askerLeft). Anybody else's reads (a dashboard
+// with scope decide) keep nothing alive and end nothing.
 func (api *API) get(w http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
 	id := r.PathValue("id")
 	var wait time.Duration
@@ -336,19 +339,52 @@ func (api *API) get(w http.ResponseWriter, r *http.Request, tok Token) (int, any
 	if _, done := a.Outcome(); done {
 		return http.StatusOK, api.show(r.Context(), a), nil
 	}
-	// The asker is still there: every poll renews the Ask's lease, and a
-	// long poll holds it until it answers.
-	release := api.svc.cfg.Asks.Hold(r.Context(), id)
-	if wait > 0 && api.holdPoll(w, r, id, wait, release) {
+	poll := heldBy{release: func() {}}
+	if a.StartedBy == tok.Name {
+		// The asker is still there: its every poll renews the Ask's
+		// lease, and a long poll holds it until it answers.
+		poll = heldBy{asker: tok.Name, release: api.svc.cfg.Asks.Hold(r.Context(), id)}
+	}
+	if wait > 0 && api.holdPoll(w, r, id, wait, poll) {
 		return 0, nil, errHeld
 	}
-	defer release()
+	defer poll.release()
 	if wait > 0 {
 		if a, err = api.watch(r.Context(), id, wait); err != nil {
 			return 0, nil, err
 		}
+		if _, done := a.Outcome(); !done && r.Context().Err() != nil && poll.asker != "" {
+			api.askerLeft(r.Context(), id, poll.asker) // nobody reads the answer
+		}
 	}
 	return http.StatusOK, api.show(r.Context(), a), nil
+}
+
+// heldBy is who a poll is: its asker's name when the asker polls (else
+// empty), and the release of the asker's hold on the Ask's lease (a no-op
+// for anybody else).
+type heldBy struct {
+	asker   string
+	release func()
+}
+
+// askerLeft ends the Ask id cancelled, "the agent stopped waiting": its
+// asker's long poll was closed before its answer (an asker killed drops
+// its connection, and a client stops polling only to stop waiting). Its
+// lease would end it too, but only seconds later, and a decision meanwhile
+// would be recorded for a call nobody runs. A decision that got there
+// first stands. A serve that is stopping leaves its Asks to shutdown's
+// own ending.
+func (api *API) askerLeft(ctx context.Context, id, by string) {
+	if api.svc.stopping() {
+		return
+	}
+	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), answerTimeout)
+	defer stop()
+	_, err := api.svc.cfg.Asks.Decide(ctx, id, pending.Cancelled, by, pending.ReasonAskerGone)
+	if _, ended := pending.ConflictAsk(err); err != nil && !ended {
+		api.log.Warn("api: could not end the ask whose asker left; its lease will", "ask", id, "err", err)
+	}
 }
 
 // watch is a long poll's wait: until the Ask ends, wait is over, or the

@@ -52,6 +52,10 @@ const (
 	// serve's lease (pending.DefaultLeaseTTL), so a brief outage does not
 	// look like an asker that went away.
 	maxBackoff = 2 * time.Second
+	// pollWait is the longest long poll: below the read timeouts proxies
+	// commonly keep (60 s), since a poll the proxy cuts is the asker
+	// leaving, which ends the Ask (API.get).
+	pollWait = 25 * time.Second
 )
 
 var _ Settler = (*Client)(nil)
@@ -100,7 +104,7 @@ func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
 	defer stopWaiting()
 	backoff := 200 * time.Millisecond
 	for {
-		wait := min(MaxWait, max(time.Until(deadline)+time.Second, time.Second)).Round(time.Second)
+		wait := min(pollWait, max(time.Until(deadline)+time.Second, time.Second)).Round(time.Second)
 		status, got, err := c.do(wctx, wait+c.requestTimeout(), http.MethodGet, "/v1/asks/"+url.PathEscape(id)+"?wait="+wait.String(), nil)
 		if err == nil && status == http.StatusOK {
 			if _, done := got.Outcome(); done {
