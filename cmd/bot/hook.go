@@ -4,13 +4,18 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/internal/cliflag"
+	"github.com/askops/askops/internal/parentwatch"
 	"github.com/askops/askops/metrics"
+	"github.com/askops/askops/pending"
 )
 
 // cmdHookMain is `bot hook claude|codex`: one Claude Code or Codex hook
@@ -47,6 +52,22 @@ func cmdHookMain(ctx context.Context, env *environment, args []string) int {
 	} else {
 		h.Open = func(ctx context.Context) (gateway.Settler, func(), error) { return t.connect(ctx, env) }
 	}
+	// The Ask dies with its asker: the agent killed (SIGTERM, SIGKILL)
+	// leaves this hook running otherwise, its Ask approvable for its whole
+	// life. Its parent leaving, or the reader of its answer, ends the wait
+	// as the agent's own stop would: the Ask ends cancelled, "the agent
+	// stopped waiting".
+	ctx, leave := context.WithCancelCause(ctx)
+	defer leave(nil)
+	out, _ := env.stdout.(*os.File)
+	watch := &loops{log: slog.New(slog.NewTextHandler(env.stderr, nil))}
+	defer watch.stop()
+	watch.start("agent watch", parentwatch.New(out, 0, func(string) {
+		// Nobody reads the answer or the log any more: writing them must
+		// not kill the hook (SIGPIPE) before its Ask is cancelled.
+		signal.Ignore(syscall.SIGPIPE)
+		leave(pending.ErrAskerGone)
+	}).Run)
 	return h.Answer(ctx)
 }
 
