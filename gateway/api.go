@@ -79,9 +79,11 @@ type AskBody struct {
 	Cwd       string          `json:"cwd,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
 	Timeout   string          `json:"timeout,omitempty"`
-	// Resolved says the caller resolved cwd and every path in input on
-	// the machine the files are on (bot hook and bot mcp do: symlinks
-	// followed, .. gone). Without it no rule or grant allows a write.
+	// Resolved is what older clients sent to say they resolved cwd and
+	// every path in input where the files are. It is read and never
+	// believed: a caller's word cannot make a path it names safe. Only
+	// the local serve resolves its callers' paths, itself (see
+	// Token.local); every other call's paths are judged as text.
 	Resolved bool `json:"resolved,omitempty"`
 	// OneOff says session_id is this Ask's own (bot ask without
 	// -session): "Approve for session" is not offered.
@@ -250,7 +252,7 @@ func (b AskBody) Call(maxTimeout time.Duration) (Call, error) {
 	if b.Cwd != "" && !strings.HasPrefix(b.Cwd, "/") {
 		return Call{}, badRequest("cwd: want an absolute path, got %q", b.Cwd)
 	}
-	c := Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason, Resolved: b.Resolved, OneOff: b.OneOff}
+	c := Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason, OneOff: b.OneOff}
 	if b.Timeout != "" {
 		d, err := time.ParseDuration(b.Timeout)
 		switch {
@@ -269,6 +271,17 @@ func (b AskBody) Call(maxTimeout time.Duration) (Call, error) {
 	return c, nil
 }
 
+// askedBy is c as tok's caller asks it: by the token's name, in its
+// workspace, and with its paths resolved only when the serve can see
+// them itself (a local serve's token): never on the caller's say-so.
+func askedBy(tok Token, c Call) Call {
+	c.By, c.Root, c.Resolved = tok.Name, tok.Workspace, false
+	if tok.local {
+		c = ResolvePaths(c)
+	}
+	return c
+}
+
 // create serves POST /v1/asks: 200 with the final Ask when the policy (or
 // a grant) decides, 201 with the pending Ask when a human must.
 func (api *API) create(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
@@ -280,8 +293,7 @@ func (api *API) create(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	c.By, c.Root = tok.Name, tok.Workspace
-	a, decided := api.svc.Begin(r.Context(), c)
+	a, decided := api.svc.Begin(r.Context(), askedBy(tok, c))
 	if decided {
 		return http.StatusOK, api.show(r.Context(), a), nil
 	}
@@ -524,8 +536,7 @@ func (api *API) claudeHook(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops could not read the hook event: "+perr.Error()), "", nil))
 		return
 	}
-	c := ev.Call(AgentClaude)
-	c.By, c.Root = tok.Name, tok.Workspace
+	c := askedBy(tok, ev.Call(AgentClaude))
 	if api.holdHook(w, r, event, c) {
 		return
 	}

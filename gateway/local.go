@@ -310,6 +310,10 @@ func NewLocalAPI(cfg LocalConfig) (*LocalAPI, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Only this user on this machine reads the tokens file: the
+		// serve sees the files its callers name, and resolves their
+		// paths itself.
+		tokens.tokens[0].local = true
 		return NewAPI(svc, tokens, cfg.Logger.With("component", "api")).Handler(), nil
 	}
 	scriptAPI, err1 := api(script, "local", cfg.Tokens.Script)
@@ -344,6 +348,15 @@ func (l *LocalAPI) Close() { l.script.Close(); l.agents.Close() }
 // rules or the tool's class would allow is asked all the same, as
 // `bot ask -config` does (see GrantFor).
 type ScriptPolicy struct{ Engine *policy.Engine }
+
+// RulesUnder and RulesOn are the engine's (see fileRules): a script's
+// reads of a directory meet the rules on its files as an agent's do.
+func (p ScriptPolicy) RulesUnder(ctx context.Context, c policy.Call, names string) (policy.Verdict, bool) {
+	return p.Engine.RulesUnder(ctx, c, names)
+}
+
+// RulesOn implements fileRules.
+func (p ScriptPolicy) RulesOn(c policy.Call) (policy.Verdict, bool) { return p.Engine.RulesOn(c) }
 
 // Evaluate implements Policy.
 func (p ScriptPolicy) Evaluate(ctx context.Context, c policy.Call) policy.Verdict {
