@@ -97,6 +97,7 @@ func (f *fakeResponses) results() []string {
 // with `bot hook codex` (URL and token in the environment, as docs/gateway.md
 // writes it) as its PermissionRequest hook with hookTimeout seconds.
 type codexRun struct {
+	cmd      *exec.Cmd
 	done     chan error
 	out, err bytes.Buffer
 }
@@ -124,7 +125,7 @@ wire_api = "responses"
 	cmd.Dir = project
 	cmd.Env = append(childEnv(), "CODEX_HOME="+home, "HOME="+t.TempDir(), "SHELL=/bin/sh", "ASKOPS_E2E_MODEL_KEY=sk-fake",
 		"ASKOPS_URL="+askopsURL, "ASKOPS_TOKEN="+anaToken)
-	r := &codexRun{done: make(chan error, 1)}
+	r := &codexRun{cmd: cmd, done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = &r.out, &r.err
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

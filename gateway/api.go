@@ -79,9 +79,11 @@ type AskBody struct {
 	Cwd       string          `json:"cwd,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
 	Timeout   string          `json:"timeout,omitempty"`
-	// Resolved says the caller resolved cwd and every path in input on
-	// the machine the files are on (bot hook and bot mcp do: symlinks
-	// followed, .. gone). Without it no rule or grant allows a write.
+	// Resolved is what older clients sent to say they resolved cwd and
+	// every path in input where the files are. It is read and never
+	// believed: a caller's word cannot make a path it names safe. Only
+	// the local serve resolves its callers' paths, itself (see
+	// Token.local); every other call's paths are judged as text.
 	Resolved bool `json:"resolved,omitempty"`
 	// OneOff says session_id is this Ask's own (bot ask without
 	// -session): "Approve for session" is not offered.
@@ -250,7 +252,7 @@ func (b AskBody) Call(maxTimeout time.Duration) (Call, error) {
 	if b.Cwd != "" && !strings.HasPrefix(b.Cwd, "/") {
 		return Call{}, badRequest("cwd: want an absolute path, got %q", b.Cwd)
 	}
-	c := Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason, Resolved: b.Resolved, OneOff: b.OneOff}
+	c := Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason, OneOff: b.OneOff}
 	if b.Timeout != "" {
 		d, err := time.ParseDuration(b.Timeout)
 		switch {
@@ -269,6 +271,17 @@ func (b AskBody) Call(maxTimeout time.Duration) (Call, error) {
 	return c, nil
 }
 
+// askedBy is c as tok's caller asks it: by the token's name, in its
+// workspace, and with its paths resolved only when the serve can see
+// them itself (a local serve's token): never on the caller's say-so.
+func askedBy(tok Token, c Call) Call {
+	c.By, c.Root, c.Resolved = tok.Name, tok.Workspace, false
+	if tok.local {
+		c = ResolvePaths(c)
+	}
+	return c
+}
+
 // create serves POST /v1/asks: 200 with the final Ask when the policy (or
 // a grant) decides, 201 with the pending Ask when a human must.
 func (api *API) create(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
@@ -280,8 +293,7 @@ func (api *API) create(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	c.By, c.Root = tok.Name, tok.Workspace
-	a, decided := api.svc.Begin(r.Context(), c)
+	a, decided := api.svc.Begin(r.Context(), askedBy(tok, c))
 	if decided {
 		return http.StatusOK, api.show(r.Context(), a), nil
 	}
@@ -309,8 +321,11 @@ func (api *API) owned(ctx context.Context, tok Token, a pending.Ask) error {
 
 // get serves GET /v1/asks/{id}?wait=30s: with wait, it answers as soon as
 // the Ask ends (woken by the decision's announcement) or when wait is over.
-// A pending Ask lives only while its asker polls it: each GET renews its
-// lease, which lapses pending.DefaultLeaseTTL after the last poll ended.
+// A pending Ask lives only while its asker polls it: each of the asker's
+// GETs renews its lease, which lapses pending.DefaultLeaseTTL after its
+// last poll ended, and the asker's long poll closed before its answer
+// ends the Ask at once (askerLeft). Anybody else's reads (a dashboard
+// with scope decide) keep nothing alive and end nothing.
 func (api *API) get(w http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
 	id := r.PathValue("id")
 	var wait time.Duration
@@ -336,19 +351,52 @@ func (api *API) get(w http.ResponseWriter, r *http.Request, tok Token) (int, any
 	if _, done := a.Outcome(); done {
 		return http.StatusOK, api.show(r.Context(), a), nil
 	}
-	// The asker is still there: every poll renews the Ask's lease, and a
-	// long poll holds it until it answers.
-	release := api.svc.cfg.Asks.Hold(r.Context(), id)
-	if wait > 0 && api.holdPoll(w, r, id, wait, release) {
+	poll := heldBy{release: func() {}}
+	if a.StartedBy == tok.Name {
+		// The asker is still there: its every poll renews the Ask's
+		// lease, and a long poll holds it until it answers.
+		poll = heldBy{asker: tok.Name, release: api.svc.cfg.Asks.Hold(r.Context(), id)}
+	}
+	if wait > 0 && api.holdPoll(w, r, id, wait, poll) {
 		return 0, nil, errHeld
 	}
-	defer release()
+	defer poll.release()
 	if wait > 0 {
 		if a, err = api.watch(r.Context(), id, wait); err != nil {
 			return 0, nil, err
 		}
+		if _, done := a.Outcome(); !done && r.Context().Err() != nil && poll.asker != "" {
+			api.askerLeft(r.Context(), id, poll.asker) // nobody reads the answer
+		}
 	}
 	return http.StatusOK, api.show(r.Context(), a), nil
+}
+
+// heldBy is who a poll is: its asker's name when the asker polls (else
+// empty), and the release of the asker's hold on the Ask's lease (a no-op
+// for anybody else).
+type heldBy struct {
+	asker   string
+	release func()
+}
+
+// askerLeft ends the Ask id cancelled, "the agent stopped waiting": its
+// asker's long poll was closed before its answer (an asker killed drops
+// its connection, and a client stops polling only to stop waiting). Its
+// lease would end it too, but only seconds later, and a decision meanwhile
+// would be recorded for a call nobody runs. A decision that got there
+// first stands. A serve that is stopping leaves its Asks to shutdown's
+// own ending.
+func (api *API) askerLeft(ctx context.Context, id, by string) {
+	if api.svc.stopping() {
+		return
+	}
+	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), answerTimeout)
+	defer stop()
+	_, err := api.svc.cfg.Asks.Decide(ctx, id, pending.Cancelled, by, pending.ReasonAskerGone)
+	if _, ended := pending.ConflictAsk(err); err != nil && !ended {
+		api.log.Warn("api: could not end the ask whose asker left; its lease will", "ask", id, "err", err)
+	}
 }
 
 // watch is a long poll's wait: until the Ask ends, wait is over, or the
@@ -488,8 +536,7 @@ func (api *API) claudeHook(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops could not read the hook event: "+perr.Error()), "", nil))
 		return
 	}
-	c := ev.Call(AgentClaude)
-	c.By, c.Root = tok.Name, tok.Workspace
+	c := askedBy(tok, ev.Call(AgentClaude))
 	if api.holdHook(w, r, event, c) {
 		return
 	}

@@ -27,7 +27,12 @@ type Token struct {
 	// Workspace is the root this token's sessions work in; "" pins each
 	// session's to the first cwd it is seen with.
 	Workspace string
-	digest    [sha256.Size]byte
+	// local marks the local serve's tokens (NewLocalAPI): their callers
+	// run on the serve's own machine as its user, so the serve resolves
+	// their paths itself (ResolvePaths). No other token's call is judged
+	// as resolved, whatever its body says: the serve cannot see the files.
+	local  bool
+	digest [sha256.Size]byte
 }
 
 // Has reports whether t carries scope s.

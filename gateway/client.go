@@ -20,10 +20,10 @@ import (
 // an unavailable Ask, never an error, so its callers always have a deny to
 // give — and they have it in time: every request has its own deadline, and
 // the whole call ends at the latest Grace after the Ask's deadline (after
-// the Call's Timeout when it sets one, before the serve has answered), so a
-// serve that froze, a network that drops packets or a proxy that never
-// answers cannot keep an agent's hook past the agent's own timeout (which
-// lets the call go ahead).
+// the Call's Timeout when it sets one, before the serve has answered), or
+// by ctx's deadline if that is sooner, so a serve that froze, a network
+// that drops packets or a proxy that never answers cannot keep an agent's
+// hook past the agent's own timeout (which lets the call go ahead).
 type Client struct {
 	BaseURL string       // e.g. http://askops.internal:8080
 	Token   string       // a token with scope ask
@@ -38,20 +38,28 @@ type Client struct {
 	// Created, when set, is told the pending Ask once a human must decide
 	// (its id and deadline), before the long polls begin.
 	Created func(pending.Ask)
+	// MaxTimeout is the serve's approvals.timeout when it is known here
+	// (the local endpoint file names it), else 0.
+	MaxTimeout time.Duration
 }
 
-// Client bounds. A hook answers at the latest DefaultGrace after the Ask's
+// Client bounds. A call ends at the latest DefaultGrace after the Ask's
 // deadline; the agent's hook timeout must leave room for it.
 const (
-	DefaultGrace          = 5 * time.Second
+	DefaultGrace          = HookGrace
 	DefaultRequestTimeout = 10 * time.Second
 	// cancelTimeout bounds the DELETE that tells the serve the client
-	// stopped waiting; it comes out of the grace.
-	cancelTimeout = 2 * time.Second
+	// stopped waiting; it comes out of the grace (and is what is left of
+	// it for a serve late with the Ask's expiry).
+	cancelTimeout = time.Second
 	// maxBackoff is the longest pause between failed polls: below the
 	// serve's lease (pending.DefaultLeaseTTL), so a brief outage does not
 	// look like an asker that went away.
 	maxBackoff = 2 * time.Second
+	// pollWait is the longest long poll: below the read timeouts proxies
+	// commonly keep (60 s), since a poll the proxy cuts is the asker
+	// leaving, which ends the Ask (API.get).
+	pollWait = 25 * time.Second
 )
 
 var _ Settler = (*Client)(nil)
@@ -94,13 +102,17 @@ func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
 	if deadline.IsZero() || (call.Timeout > 0 && deadline.After(start.Add(call.Timeout))) {
 		deadline = start.Add(call.Timeout) // a serve's clock ahead of ours does not stretch the wait
 	}
-	// Polling stops early enough for the DELETE to fit in the grace.
+	// Polling stops early enough for the DELETE to fit in the grace, and
+	// before ctx's deadline.
 	giveUp := deadline.Add(c.grace() - cancelTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Add(-cancelTimeout).Before(giveUp) {
+		giveUp = d.Add(-cancelTimeout)
+	}
 	wctx, stopWaiting := context.WithDeadline(ctx, giveUp)
 	defer stopWaiting()
 	backoff := 200 * time.Millisecond
 	for {
-		wait := min(MaxWait, max(time.Until(deadline)+time.Second, time.Second)).Round(time.Second)
+		wait := min(pollWait, max(time.Until(deadline)+time.Second, time.Second)).Round(time.Second)
 		status, got, err := c.do(wctx, wait+c.requestTimeout(), http.MethodGet, "/v1/asks/"+url.PathEscape(id)+"?wait="+wait.String(), nil)
 		if err == nil && status == http.StatusOK {
 			if _, done := got.Outcome(); done {
@@ -147,14 +159,20 @@ func (c *Client) outlast(ctx context.Context) (context.Context, context.CancelFu
 	return pctx, func() { unhook(); stop() }
 }
 
-// cancel ends the Ask after the client gave up; a decision that got there
-// first still counts as not run, so the answer is always a cancellation.
-// It takes at most cancelTimeout, even when ctx has ended.
+// cancel ends the Ask after the client gave up. It takes at most
+// cancelTimeout, even when ctx has ended. When the client gave up because
+// its time was up, a decision that got there first is the answer (the
+// call runs as it was approved, or is refused as the serve said: the
+// answer and the record agree); when ctx ended (the asker is stopping)
+// nothing will run the call, and the answer is a cancellation.
 func (c *Client) cancel(ctx context.Context, id string) pending.Ask {
 	dctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer stop()
 	body, _ := json.Marshal(CancelBody{StoppedWaiting: true})
-	_, a, err := c.do(dctx, cancelTimeout, http.MethodDelete, "/v1/asks/"+url.PathEscape(id), body)
+	status, a, err := c.do(dctx, cancelTimeout, http.MethodDelete, "/v1/asks/"+url.PathEscape(id), body)
+	if _, done := a.Outcome(); err == nil && status == http.StatusConflict && done && a.ID == id && !errors.Is(ctx.Err(), context.Canceled) {
+		return a
+	}
 	reason := pending.ReasonAskerGone
 	if err != nil {
 		reason += " (and askops could not be told: " + reachError(err) + ")"
@@ -252,7 +270,7 @@ func ClientFromEnv(url, tokenEnv string, getenv func(string) string) (*Client, e
 		if ep.AgentToken == "" {
 			return nil, errors.New("the local askops is older than this bot (its endpoint file has no agent_token): restart `bot serve`")
 		}
-		return &Client{BaseURL: ep.URL, Token: ep.AgentToken}, nil
+		return &Client{BaseURL: ep.URL, Token: ep.AgentToken, MaxTimeout: time.Duration(ep.TimeoutSeconds) * time.Second}, nil
 	}
 	token := getenv(tokenEnv)
 	if token == "" {

@@ -217,7 +217,7 @@ var corpus = []corpusCase{
 	{door: "command", tool: "Grep", input: `{"pattern":"TODO","path":"{ws}/src"}`, want: "allow"},
 	{door: "command", tool: "Glob", input: `{"pattern":"**/*.go"}`, want: "allow"},
 	{door: "command", tool: "LS", input: `{"path":"/"}`, want: "ask"},
-	{door: "command", tool: "Grep", input: `{"pattern":"root","path":"{ws}/src/etclink"}`, want: "ask"},
+	{door: "command", tool: "Grep", input: `{"pattern":"root","path":"{ws}/src/etclink"}`, want: "deny"}, // /etc holds /etc/shadow
 	{door: "command", tool: "Glob", input: `{"pattern":"*","path":"{ws}/src/homelink"}`, want: "ask"},
 	{door: "command", tool: "Glob", input: `{"pattern":"../../**/*","path":"{ws}/src"}`, want: "ask"},
 	{door: "command", tool: "Glob", input: `{"pattern":"/etc/*"}`, want: "ask"},
@@ -239,6 +239,9 @@ type corpusDoor struct {
 	svc      *Service
 	approver *countingApprover
 	api      *httptest.Server
+	// local is the same Service's API as the local serve mounts it: its
+	// token is of the local kind, so the serve resolves paths itself.
+	local *httptest.Server
 }
 
 func newCorpusDoor(t *testing.T, mode policy.Mode) *corpusDoor {
@@ -263,6 +266,13 @@ func newCorpusDoor(t *testing.T, mode policy.Mode) *corpusDoor {
 	}
 	d.api = httptest.NewServer(NewAPI(d.svc, tokens, nil).Handler())
 	t.Cleanup(d.api.Close)
+	local, err := NewTokens([]TokenConfig{{Name: "laptop-ana", Value: askToken, Scopes: []string{"ask"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local.tokens[0].local = true // as NewLocalAPI marks its tokens
+	d.local = httptest.NewServer(NewAPI(d.svc, local, nil).Handler())
+	t.Cleanup(d.local.Close)
 	return d
 }
 
@@ -284,8 +294,8 @@ func (d *corpusDoor) decide(t *testing.T, tc corpusCase, session, cwd string, in
 			"tool_name": tc.tool, "tool_input": input})
 		var out bytes.Buffer
 		var settler Settler = d.svc
-		if tc.door == "command-url" { // bot hook claude -url: through the API
-			settler = &Client{BaseURL: d.api.URL, Token: askToken}
+		if tc.door == "command-url" { // bot hook claude with the local serve: through its API
+			settler = &Client{BaseURL: d.local.URL, Token: askToken}
 		}
 		if tc.door == "http" {
 			r := call(t, "POST", d.api.URL+"/v1/hooks/claude", askToken, ev)
@@ -339,8 +349,8 @@ func TestHostileCorpus(t *testing.T) {
 		d.decide(t, corpusCase{door: "command", tool: "Bash", input: `{"command":"ls"}`}, "main", ws, json.RawMessage(`{"command":"ls"}`))
 	}
 	fill := func(s string) string { return strings.NewReplacer("{ws}", ws, "{home}", home).Replace(s) }
-	// Every command-hook event also goes through bot hook -url's way: the
-	// API client, which must carry the resolution to the serve.
+	// Every command-hook event also goes through the local serve's API, as
+	// bot hook reaches it: the serve resolves the paths itself.
 	events := append([]corpusCase(nil), corpus...)
 	for _, tc := range corpus {
 		if tc.door == "command" {

@@ -84,8 +84,10 @@ type Call struct {
 	Root string
 	// Resolved says every path in Input and Cwd was resolved on the
 	// machine the files live on (symlinks followed, .. gone: see
-	// ResolvePaths), as bot hook and bot mcp do. Without it askops judges
-	// paths as text it cannot check, and no rule or grant allows a write.
+	// ResolvePaths) by this process, or by the serve itself for a local
+	// token (askedBy): never on a request's word. Without it askops
+	// judges paths as text it cannot check: no rule or grant allows a
+	// write, and a Grep's directory is judged unseen (grep.go).
 	Resolved bool
 	// OneOff says the session is this call's own (a bot ask without
 	// -session): no later call can share it, so no session grant is
@@ -346,7 +348,8 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 // verdict is the policy's answer on the mapped call: a shell call askops
 // cannot read is denied; a network approval is judged as network access
 // and as its command, the stricter standing; a file call by every reading
-// of its path (judgePath); and a write whose path askops could not resolve
+// of its path (judgePath), a Grep also by the files it reads under it
+// (judgeGrep); and a write whose path askops could not resolve
 // where the files are (an HTTP hook, an API call) is never allowed by a
 // rule or a grant, only by mode full.
 func (s *Service) verdict(ctx context.Context, m mapped, pc policy.Call, resolved bool) policy.Verdict {
@@ -363,6 +366,9 @@ func (s *Service) verdict(ctx context.Context, m mapped, pc policy.Call, resolve
 		return v
 	}
 	v := s.judgePath(ctx, pc)
+	if m.grep != nil {
+		v = s.judgeGrep(ctx, m.grep, pc, v, resolved)
+	}
 	writes := pc.Tool == policy.ToolWriteFile || pc.Tool == policy.ToolEditFile
 	if writes && !resolved && v.Decision == policy.Allow && v.Reason != "mode full" {
 		v = policy.Verdict{Decision: policy.Ask, Rule: v.Rule, Reason: fmt.Sprintf(

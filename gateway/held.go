@@ -291,15 +291,16 @@ func (h heldInput) rebuild() json.RawMessage {
 
 // holdPoll answers the long poll GET /v1/asks/{id}?wait= from the Ask's
 // end, wait's passing or the serve stopping, when the connection can be
-// held; release ends the poll's hold on the Ask's lease once answered.
+// held; by.release ends the poll's hold on the Ask's lease once answered,
+// and the asker's poll closed before its answer ends the Ask (askerLeft).
 // false: nothing was written, and the poll waits on its handler.
-func (api *API) holdPoll(w http.ResponseWriter, r *http.Request, id string, wait time.Duration, release func()) bool {
+func (api *API) holdPoll(w http.ResponseWriter, r *http.Request, id string, wait time.Duration, by heldBy) bool {
 	svc := api.svc
 	e, ok := svc.cfg.Asks.(pending.OnEnder)
 	if !ok || svc.cfg.Held == nil {
 		return false
 	}
-	p := &heldPoll{api: api, id: id, path: r.URL.Path, release: release, values: context.WithoutCancel(r.Context())}
+	p := &heldPoll{api: api, id: id, path: r.URL.Path, by: by, values: context.WithoutCancel(r.Context())}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	conn, ok := svc.cfg.Held.Hold(w, r, p.left)
@@ -316,11 +317,11 @@ func (api *API) holdPoll(w http.ResponseWriter, r *http.Request, id string, wait
 
 // heldPoll is one long poll waiting without a goroutine.
 type heldPoll struct {
-	api     *API
-	id      string
-	path    string // the request's, for the log of a failed answer
-	release func()
-	values  context.Context // the request's values, without its end
+	api    *API
+	id     string
+	path   string // the request's, for the log of a failed answer
+	by     heldBy
+	values context.Context // the request's values, without its end
 
 	once sync.Once
 	gone bool // the asker left: nobody to answer
@@ -355,8 +356,11 @@ func (p *heldPoll) answer() {
 	p.mu.Unlock()
 	svc := p.api.svc
 	defer svc.running.Done()
-	defer p.release()
+	defer p.by.release()
 	if p.gone {
+		if p.by.asker != "" {
+			p.api.askerLeft(p.values, p.id, p.by.asker)
+		}
 		return
 	}
 	ctx, cancel := context.WithTimeout(p.values, answerTimeout)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptrace"
 	"reflect"
 	"strings"
 	"testing"
@@ -158,33 +159,107 @@ func TestLongPollAnsweredWhenItsWaitIsOver(t *testing.T) {
 	})
 }
 
-// A long poll is an onlooker: its client leaving ends the poll, not the
-// Ask, and a new poll finds it still pending.
-func TestLongPollWhoseClientLeavesLeavesTheAsk(t *testing.T) {
+// pollAndLeave long polls id with token and closes the connection once the
+// poll waits, as a killed client's kernel does.
+func pollAndLeave(t *testing.T, s *stack, srv, id, token string) {
+	t.Helper()
+	ctx, leave := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	sent := make(chan struct{})
+	go func() {
+		defer close(done)
+		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { close(sent) }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), "GET", srv+"/v1/asks/"+id+"?wait=60s", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-sent
+	heldWhileWaiting(t, s)
+	leave()
+	<-done
+	if s.svc.cfg.Held != nil {
+		testwait.For(t, "the poll let go", func() bool { return s.svc.cfg.Held.Count() == 0 })
+	}
+}
+
+// An onlooker's long poll (a token with scope decide, not the asker's):
+// its client leaving ends the poll, not the Ask, and a new poll finds it
+// still pending.
+func TestLongPollWhoseOnlookerLeavesLeavesTheAsk(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
 		srv := apiServer(t, s).URL
 		id := createAsk(t, srv)
 		s.posted(t, t.Context())
-		ctx, leave := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			req, _ := http.NewRequestWithContext(ctx, "GET", srv+"/v1/asks/"+id+"?wait=60s", nil)
-			req.Header.Set("Authorization", "Bearer "+askToken)
-			if resp, err := http.DefaultClient.Do(req); err == nil {
-				resp.Body.Close()
-			}
-		}()
-		heldWhileWaiting(t, s)
-		leave()
-		<-done
-		if s.svc.cfg.Held != nil {
-			testwait.For(t, "the poll let go", func() bool { return s.svc.cfg.Held.Count() == 0 })
-		}
+		pollAndLeave(t, s, srv, id, consoleToken)
 		if r := call(t, "GET", srv+"/v1/asks/"+id, askToken, nil); r.status != 200 || r.body["status"] != "pending" {
-			t.Errorf("after the poll's client left: %d %s", r.status, r.raw)
+			t.Errorf("after the onlooker's poll left: %d %s", r.status, r.raw)
 		}
 	})
+}
+
+// The asker's long poll closed before its answer (the asker killed, its
+// connection dropped with it) ends the Ask cancelled, "the agent stopped
+// waiting", at once: not when its lease lapses (here it never would: no
+// sweep runs), so no decision in the meantime is recorded for a call
+// nobody waits for.
+func TestLongPollWhoseAskerLeavesEndsTheAsk(t *testing.T) {
+	bothWays(t, func(t *testing.T, s *stack) {
+		srv := apiServer(t, s).URL
+		id := createAsk(t, srv)
+		s.posted(t, t.Context())
+		pollAndLeave(t, s, srv, id, askToken)
+		var rec pending.Ask
+		testwait.For(t, "the Ask to end", func() bool {
+			rec, _ = s.asks.Get(t.Context(), id)
+			return rec.Status != pending.StatusPending
+		})
+		if rec.Status != pending.Status(pending.Cancelled) || rec.DecisionReason != pending.ReasonAskerGone {
+			t.Errorf("the Ask of the asker that left: %s %q", rec.Status, rec.DecisionReason)
+		}
+		r := call(t, "POST", srv+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve"})
+		if r.status != http.StatusConflict || !strings.Contains(r.raw, pending.ReasonAskerGone) {
+			t.Errorf("approving after the asker left: %d %s", r.status, r.raw)
+		}
+	})
+}
+
+// Only the asker keeps its Ask alive: once the asker stops polling, an
+// onlooker reading the Ask (short polls, or a long poll held open) does
+// not renew its lease, and the lease sweep ends it.
+func TestOnlookerKeepsNoAskAlive(t *testing.T) {
+	for _, poll := range []string{"short polls", "a long poll"} {
+		t.Run(poll, func(t *testing.T) {
+			s := newStack(t, stackOptions{leaseTTL: 200 * time.Millisecond})
+			srv := apiServer(t, s).URL
+			id := createAsk(t, srv)
+			s.posted(t, t.Context())
+			if r := call(t, "GET", srv+"/v1/asks/"+id, askToken, nil); r.status != 200 { // the asker's last poll: the lease starts
+				t.Fatalf("asker's poll: %d %s", r.status, r.raw)
+			}
+			long := make(chan reply, 1)
+			if poll == "a long poll" {
+				go func() { long <- call(t, "GET", srv+"/v1/asks/"+id+"?wait=60s", consoleToken, nil) }()
+				heldWhileWaiting(t, s)
+			}
+			testwait.For(t, "the lease sweep to end the Ask nobody asks for", func() bool {
+				if poll == "short polls" {
+					call(t, "GET", srv+"/v1/asks/"+id, consoleToken, nil)
+				}
+				if _, err := s.asks.SweepLeases(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				rec, _ := s.asks.Get(t.Context(), id)
+				return rec.Status != pending.StatusPending
+			})
+			if poll == "a long poll" {
+				if r := <-long; r.status != 200 || r.body["status"] != "cancelled" {
+					t.Errorf("the onlooker's long poll: %d %s", r.status, r.raw)
+				}
+			}
+		})
+	}
 }
 
 func TestLongPollAnsweredAtShutdown(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/askops/askops/pending"
 )
@@ -187,42 +186,3 @@ const (
 	HookExitAnswered   = 0
 	HookExitUnreadable = 2
 )
-
-// RunHook answers one hook event read from in, writing the answer to out:
-// agent is AgentClaude or AgentCodex, by who asks. It returns the exit code.
-func RunHook(ctx context.Context, agent, by string, in io.Reader, out, errOut io.Writer, s Settler) int {
-	b, err := io.ReadAll(io.LimitReader(in, MaxBody+1))
-	if err == nil && len(b) > MaxBody {
-		err = fmt.Errorf("over %d bytes", MaxBody)
-	}
-	var ev HookEvent
-	if err == nil {
-		ev, err = ParseHookEvent(b)
-	}
-	if err != nil {
-		fmt.Fprintf(errOut, "askops: unreadable hook input, refusing the call: %v\n", err)
-		return HookExitUnreadable
-	}
-	if agent == AgentCodex && ev.HookEventName != EventPermissionRequest {
-		fmt.Fprintf(errOut, "askops: bot hook codex answers PermissionRequest, not %s; refusing the call\n", ev.HookEventName)
-		return HookExitUnreadable
-	}
-	// The command hook runs where the agent's files are: its paths are
-	// judged where they resolve (resolve.go), not as the agent spelled them.
-	c := ResolvePaths(ev.Call(agent))
-	c.By = by
-	a := s.Settle(ctx, c)
-	var answer HookAnswer
-	if agent == AgentCodex {
-		answer = CodexAnswer(a)
-	} else {
-		answer = ClaudeAnswer(ev.HookEventName, a, ev.ToolName, ev.ToolInput)
-	}
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(answer); err != nil {
-		fmt.Fprintf(errOut, "askops: could not write the answer: %v\n", err)
-		return HookExitUnreadable // blocks the call: fail closed
-	}
-	return HookExitAnswered
-}

@@ -24,6 +24,13 @@ import (
 // read, so `bot ask`, `bot hook` and `bot mcp` with no config or URL find
 // it. The tokens are kept in a second 0600 file beside it and reused by
 // the next serve, so a token copied into a script survives a restart.
+//
+// More than one local serve may run (on other ports): the file holds an
+// entry per serve, the one started last on top (where older readers look)
+// and the others still running after it. A serve that stops takes out its
+// own entry only, so the others stay reachable; an entry whose process is
+// gone (a serve killed) is skipped by readers and dropped by the next
+// write.
 
 // LocalEndpoint is the file a local serve writes so the CLI on this
 // machine can reach it: its URL, the bearer token `bot ask` uses (judged
@@ -36,6 +43,36 @@ type LocalEndpoint struct {
 	Token          string `json:"token"`
 	AgentToken     string `json:"agent_token,omitempty"`
 	TimeoutSeconds int    `json:"timeout_seconds,omitempty"`
+	// PID is the serve's process (0 in files older releases wrote): an
+	// entry whose process is gone names a serve that is not running.
+	PID int `json:"pid,omitempty"`
+}
+
+// localEndpointFile is the endpoint file: the serve started last at the
+// top level, the others still running in Others, newest first.
+type localEndpointFile struct {
+	LocalEndpoint
+	Others []LocalEndpoint `json:"others,omitempty"`
+}
+
+// entries are the file's serves, newest first.
+func (f localEndpointFile) entries() []LocalEndpoint {
+	if f.URL == "" {
+		return f.Others
+	}
+	return append([]LocalEndpoint{f.LocalEndpoint}, f.Others...)
+}
+
+// running are the entries whose serve's process still runs, but for those
+// drop names.
+func running(es []LocalEndpoint, drop func(LocalEndpoint) bool) []LocalEndpoint {
+	var out []LocalEndpoint
+	for _, e := range es {
+		if e.URL != "" && (e.PID == 0 || processRuns(e.PID)) && !drop(e) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // LocalTokens are the local Ask API's two tokens (see LocalEndpoint).
@@ -110,19 +147,79 @@ func LocalEndpointPath(getenv func(string) string) (string, error) {
 	return "", errors.New("neither ASKOPS_LOCAL_ENDPOINT, XDG_RUNTIME_DIR nor HOME is set")
 }
 
-// WriteLocalEndpoint writes the endpoint file, readable by its owner only,
-// and returns its path.
+// WriteLocalEndpoint adds e, this serve's entry (PID 0: this process), to
+// the endpoint file, on top, keeping the entries of the other serves still
+// running; the file is readable by its owner only. It returns the path.
+// RemoveLocalEndpoint takes the entry out again.
 func WriteLocalEndpoint(getenv func(string) string, e LocalEndpoint) (string, error) {
 	p, err := LocalEndpointPath(getenv)
 	if err != nil {
 		return "", err
 	}
+	if e.PID == 0 {
+		e.PID = os.Getpid()
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return "", err
 	}
-	b, _ := json.Marshal(e)
+	unlock, err := lockLocal(p)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	f, _ := readEndpointFile(p) // an unreadable file is replaced
+	others := running(f.entries(), func(o LocalEndpoint) bool { return o.URL == e.URL })
+	b, _ := json.Marshal(localEndpointFile{LocalEndpoint: e, Others: others})
 	return p, writePrivate(p, b)
 }
+
+// RemoveLocalEndpoint takes e's entry (as WriteLocalEndpoint wrote it) out
+// of the endpoint file, leaving the other serves' entries; the serve
+// started last of those still running comes on top. The file goes when no
+// entry is left.
+func RemoveLocalEndpoint(getenv func(string) string, e LocalEndpoint) error {
+	p, err := LocalEndpointPath(getenv)
+	if err != nil {
+		return err
+	}
+	if e.PID == 0 {
+		e.PID = os.Getpid()
+	}
+	unlock, err := lockLocal(p)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	f, err := readEndpointFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	left := running(f.entries(), func(o LocalEndpoint) bool { return o.URL == e.URL && o.PID == e.PID })
+	if len(left) == 0 {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	b, _ := json.Marshal(localEndpointFile{LocalEndpoint: left[0], Others: left[1:]})
+	return writePrivate(p, b)
+}
+
+// readEndpointFile reads the endpoint file at p.
+func readEndpointFile(p string) (localEndpointFile, error) {
+	var f localEndpointFile
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return f, err
+	}
+	if json.Unmarshal(b, &f) != nil || f.URL == "" || f.Token == "" {
+		return localEndpointFile{}, errUnreadableEndpoint
+	}
+	return f, nil
+}
+
+// errUnreadableEndpoint is an endpoint file that is not one.
+var errUnreadableEndpoint = errors.New("not an endpoint file")
 
 // writePrivate replaces p with b, readable by its owner only.
 func writePrivate(p string, b []byte) error {
@@ -136,25 +233,29 @@ func writePrivate(p string, b []byte) error {
 	return os.Rename(tmp, p)
 }
 
-// ReadLocalEndpoint reads the endpoint file; its errors say, for the person
+// ReadLocalEndpoint returns the serve the endpoint file names: the one
+// started last of those still running. Its errors say, for the person
 // running bot ask, why there is no local askops to ask.
 func ReadLocalEndpoint(getenv func(string) string) (LocalEndpoint, error) {
 	p, err := LocalEndpointPath(getenv)
 	if err != nil {
 		return LocalEndpoint{}, err
 	}
-	b, err := os.ReadFile(p)
+	f, err := readEndpointFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return LocalEndpoint{}, errors.New("no local askops is running (start `bot serve` in another terminal), and no -config was given")
+	}
+	if errors.Is(err, errUnreadableEndpoint) {
+		return LocalEndpoint{}, fmt.Errorf("the local endpoint file %s is not readable as {url, token}", p)
 	}
 	if err != nil {
 		return LocalEndpoint{}, err
 	}
-	var e LocalEndpoint
-	if err := json.Unmarshal(b, &e); err != nil || e.URL == "" || e.Token == "" {
-		return LocalEndpoint{}, fmt.Errorf("the local endpoint file %s is not readable as {url, token}", p)
+	live := running(f.entries(), func(e LocalEndpoint) bool { return e.Token == "" })
+	if len(live) == 0 {
+		return LocalEndpoint{}, fmt.Errorf("no local askops is running (the serves %s names have exited; start `bot serve` in another terminal), and no -config was given", p)
 	}
-	return e, nil
+	return live[0], nil
 }
 
 // LocalConfig wires the local Ask API.
@@ -209,6 +310,10 @@ func NewLocalAPI(cfg LocalConfig) (*LocalAPI, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Only this user on this machine reads the tokens file: the
+		// serve sees the files its callers name, and resolves their
+		// paths itself.
+		tokens.tokens[0].local = true
 		return NewAPI(svc, tokens, cfg.Logger.With("component", "api")).Handler(), nil
 	}
 	scriptAPI, err1 := api(script, "local", cfg.Tokens.Script)
@@ -243,6 +348,15 @@ func (l *LocalAPI) Close() { l.script.Close(); l.agents.Close() }
 // rules or the tool's class would allow is asked all the same, as
 // `bot ask -config` does (see GrantFor).
 type ScriptPolicy struct{ Engine *policy.Engine }
+
+// RulesUnder and RulesOn are the engine's (see fileRules): a script's
+// reads of a directory meet the rules on its files as an agent's do.
+func (p ScriptPolicy) RulesUnder(ctx context.Context, c policy.Call, names string) (policy.Verdict, bool) {
+	return p.Engine.RulesUnder(ctx, c, names)
+}
+
+// RulesOn implements fileRules.
+func (p ScriptPolicy) RulesOn(c policy.Call) (policy.Verdict, bool) { return p.Engine.RulesOn(c) }
 
 // Evaluate implements Policy.
 func (p ScriptPolicy) Evaluate(ctx context.Context, c policy.Call) policy.Verdict {

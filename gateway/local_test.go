@@ -2,9 +2,12 @@ package gateway
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,5 +125,65 @@ func TestLocalEndpointFile(t *testing.T) {
 	}
 	if _, err := LocalEndpointPath(func(string) string { return "" }); err == nil {
 		t.Error("a path without any of the variables")
+	}
+}
+
+// Two local serves on two ports each have their entry in the endpoint
+// file: bot ask reaches the one started last; stopping either, in any
+// order, leaves the other reachable; the file goes with the last; an
+// entry whose serve was killed is skipped and dropped.
+func TestLocalEndpointPerServe(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "askops", "local.json")
+	env := func(k string) string { return map[string]string{"ASKOPS_LOCAL_ENDPOINT": p}[k] }
+	first := LocalEndpoint{URL: "http://127.0.0.1:1001", Token: "t1"}
+	second := LocalEndpoint{URL: "http://127.0.0.1:1002", Token: "t2"}
+	reads := func(want string) {
+		t.Helper()
+		e, err := ReadLocalEndpoint(env)
+		switch {
+		case want == "" && err == nil:
+			t.Errorf("read %s, want no serve", e.URL)
+		case want != "" && (err != nil || e.URL != want):
+			t.Errorf("read %q (%v), want %s", e.URL, err, want)
+		}
+	}
+	write := func(e LocalEndpoint) {
+		t.Helper()
+		if _, err := WriteLocalEndpoint(env, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remove := func(e LocalEndpoint) {
+		t.Helper()
+		if err := RemoveLocalEndpoint(env, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, order := range [][2]LocalEndpoint{{second, first}, {first, second}} {
+		write(first)
+		write(second)
+		reads(second.URL)
+		remove(order[0])
+		reads(order[1].URL)
+		remove(order[1])
+		reads("")
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the file outlived its last serve: %v", err)
+		}
+	}
+
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	killed := LocalEndpoint{URL: "http://127.0.0.1:1003", Token: "t3", PID: gone.Process.Pid}
+	write(first)
+	write(killed)
+	reads(first.URL)
+	remove(first)
+	reads("")
+	write(killed)
+	if _, err := ReadLocalEndpoint(env); err == nil || !strings.Contains(err.Error(), "start `bot serve`") {
+		t.Errorf("only a killed serve's entry: %v", err)
 	}
 }

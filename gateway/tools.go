@@ -37,6 +37,9 @@ type mapped struct {
 	// refuse, when set, is why the call is denied without asking the
 	// policy: a shell call whose command cannot be read.
 	refuse string
+	// grep, for a Grep, is what it reads besides its path: every file
+	// under it (when it is a directory) that its glob accepts (grep.go).
+	grep *grepScope
 }
 
 // toolNetworkAccess is a network approval (Codex's NetworkAccess, or a
@@ -46,7 +49,8 @@ const toolNetworkAccess = "network_access"
 // mapTool maps Claude Code's and Codex's tools onto askops' policy: Bash
 // onto bash (parsed, as the agent's own shell would run it), Write onto
 // write_file, Edit/MultiEdit/NotebookEdit onto edit_file (shown as a diff),
-// Read/Glob/Grep/LS onto read-only file tools, and everything else (web
+// Read and Grep (which reads every file it searches) onto read_file,
+// Glob/LS (names only) onto list_files, and everything else (web
 // access, MCP tools, tools it does not know) onto a tool of the agent's own
 // name that asks, showing its input. Paths are made absolute against cwd.
 func mapTool(tool string, input json.RawMessage, cwd string) mapped {
@@ -151,7 +155,22 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 				summary: "read_file " + p,
 			}
 		}
-	case "Glob", "Grep", "LS":
+	case "Grep":
+		// Grep opens every file it searches, and its answer is their
+		// lines (output_mode content), or which of them hold a pattern
+		// the model chose, one question at a time: whatever it prints,
+		// it reads each file. So it is a read of its path and of the
+		// files under it, and meets read_file's rules (grep.go).
+		p, _ := str("path")
+		p = abs(p)
+		names, _ := str("glob")
+		return mapped{
+			call:    policy.Call{Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: p},
+			args:    string(objectOrEmpty(input)),
+			summary: fmt.Sprintf("Grep in %s", p),
+			grep:    &grepScope{names: names},
+		}
+	case "Glob", "LS":
 		p, _ := str("path")
 		p = abs(p)
 		if pat, ok := str("pattern"); ok && tool == "Glob" {

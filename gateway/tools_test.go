@@ -27,7 +27,7 @@ func TestMapTool(t *testing.T) {
 			`{"new_string":"··· edit 1 of 2 ···\nb\n··· edit 2 of 2 ···\nd","old_string":"··· edit 1 of 2 ···\na\n··· edit 2 of 2 ···\nc","path":"/home/ana/src/api/m.go"}`, policy.SideEffect, cwd + "/m.go"},
 		{"NotebookEdit", `{"notebook_path":"n.ipynb","new_source":"print(1)","cell_id":"c1"}`, "edit_file", `{"new_string":"print(1)","old_string":"","path":"/home/ana/src/api/n.ipynb"}`, policy.SideEffect, cwd + "/n.ipynb"},
 		{"Read", `{"file_path":"../../.ssh/id_ed25519"}`, "read_file", `{"path":"/home/ana/.ssh/id_ed25519"}`, policy.ReadOnly, "/home/ana/.ssh/id_ed25519"},
-		{"Grep", `{"pattern":"TODO"}`, "list_files", `{"pattern":"TODO"}`, policy.ReadOnly, cwd},
+		{"Grep", `{"pattern":"TODO"}`, "read_file", `{"pattern":"TODO"}`, policy.ReadOnly, cwd},
 		{"WebFetch", `{"url":"https://example.com","prompt":"x"}`, "web_fetch", `{"url":"https://example.com","prompt":"x"}`, policy.SideEffect, ""},
 		{"WebSearch", `{"query":"askops"}`, "web_search", `{"query":"askops"}`, policy.SideEffect, ""},
 		{"mcp__github__create_issue", `{"title":"t"}`, "mcp__github__create_issue", `{"title":"t"}`, policy.Unknown, ""},

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/askops/askops/config"
@@ -13,8 +15,9 @@ import (
 )
 
 // cmdAskMain is `bot ask -- COMMAND ARGS…`: ask a human whether a script may
-// run a command. Exit 0 approved, 1 denied/expired/cancelled, 2 unavailable
-// or bad usage. It never runs the command itself:
+// run a command (one argument is a command line: askCommand). Exit 0
+// approved, 1 denied/expired/cancelled, 2 unavailable or bad usage. It
+// never runs the command itself:
 //
 //	bot ask -config askops.yaml -- terraform apply && terraform apply
 func cmdAskMain(ctx context.Context, env *environment, args []string) int {
@@ -42,7 +45,12 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		fmt.Fprintln(env.stderr, "bot ask: -timeout must be > 0")
 		return exitUsage
 	}
-	command, asJSON := gateway.ShellJoin(argv), *output == "json"
+	command, err := askCommand(argv)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "bot ask: %v\n", err)
+		return exitUsage
+	}
+	asJSON := *output == "json"
 	script := scriptHere(env.getenv, command, *reason, *label, *session)
 	if *path == "" {
 		// Ask the bot serve running on this machine with no Slack (its
@@ -101,4 +109,23 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	stopListening()
 	progress.Ended(final)
 	return writeAskAnswer(env.stdout, final, asJSON, progress.Link(final.Channel, final.MessageTS))
+}
+
+// askCommand is the command `bot ask` asks about, as bash would read it:
+// one argument is a command line (`bot ask -- "terraform apply
+// -auto-approve"` is terraform with two arguments, as whoever quoted it
+// meant, and a rule on `terraform apply` and its quorum apply to it, which
+// they cannot to a program named with spaces); two or more are the words
+// of one command, quoted back as a shell reads them. A single program
+// whose path has spaces is quoted inside the one argument, or given with
+// an argument of its own. The progress line prints the command back as it
+// was read.
+func askCommand(argv []string) (string, error) {
+	if len(argv) == 1 {
+		if strings.TrimSpace(argv[0]) == "" {
+			return "", errors.New("an empty command to ask about")
+		}
+		return argv[0], nil
+	}
+	return gateway.ShellJoin(argv), nil
 }

@@ -444,6 +444,19 @@ func TestAskCarriesTheVerdict(t *testing.T) {
 		t.Errorf("one approval of the two the rule needs: exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
 	}
 
+	// One argument is a command line, as bash reads it: the rule and its
+	// quorum apply to it as to the same words given apart.
+	done = startBot(ctx, t, env, "ask", "-config", cfg, "-timeout", "3s", "--", "terraform apply -auto-approve")
+	m = waitAsk(ctx, t, fake, "CAPPROVALS", m)
+	if shown := fakeslack.BlockText(m.Blocks); !strings.Contains(shown, "terraform apply -auto-approve") || strings.Contains(shown, "'terraform apply") {
+		t.Errorf("the one-argument command is not shown as the command line it is:\n%s", shown)
+	}
+	click(ctx, t, fake, base, m, approverID, slackui.ActionApprove)
+	r = waitResult(t, done)
+	if r.code == 0 || !strings.HasPrefix(r.stdout, "expired") {
+		t.Errorf("one argument, one approval of the two the rule needs: exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+
 	before := countAsks(fake)
 	r = waitResult(t, startBot(ctx, t, env, "ask", "-config", cfg, "--", "terraform", "destroy"))
 	if r.code != 1 || !strings.HasPrefix(r.stdout, "denied by askops policy") || !strings.Contains(r.stdout, "never from a script") {
@@ -451,5 +464,27 @@ func TestAskCarriesTheVerdict(t *testing.T) {
 	}
 	if countAsks(fake) != before {
 		t.Error("a command a deny rule forbids was asked")
+	}
+}
+
+// bot ask reads its command as bash would: one argument is a command line,
+// several are the words of one command; nothing to ask about is refused.
+func TestAskCommandIsReadAsBashWould(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"terraform apply -auto-approve"}, "terraform apply -auto-approve"},
+		{[]string{"terraform", "apply", "-auto-approve"}, "terraform apply -auto-approve"},
+		{[]string{"make deploy && make verify"}, "make deploy && make verify"},
+		{[]string{"/opt/My Tools/deploy", "--now"}, "'/opt/My Tools/deploy' --now"},
+		{[]string{"ls"}, "ls"},
+	} {
+		if got, err := askCommand(tc.argv); err != nil || got != tc.want {
+			t.Errorf("askCommand(%q) = %q, %v; want %q", tc.argv, got, err, tc.want)
+		}
+	}
+	if _, err := askCommand([]string{"  "}); err == nil {
+		t.Error("an empty command was not refused")
 	}
 }

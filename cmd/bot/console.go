@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/askops/askops/approval"
@@ -95,12 +94,18 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	endpoint, err := gateway.WriteLocalEndpoint(env.getenv, gateway.LocalEndpoint{
-		URL: srv.Base(), Token: tokens.Script, AgentToken: tokens.Agent, TimeoutSeconds: int(cfg.Approvals.Timeout.D() / time.Second)})
-	if err != nil {
+	// Its own entry in the endpoint file: another local serve (on another
+	// port) keeps its own, and stopping either leaves the other's.
+	ep := gateway.LocalEndpoint{URL: srv.Base(), Token: tokens.Script, AgentToken: tokens.Agent,
+		TimeoutSeconds: int(cfg.Approvals.Timeout.D() / time.Second)}
+	if _, err := gateway.WriteLocalEndpoint(env.getenv, ep); err != nil {
 		log.Warn("could not write the local endpoint file; `bot ask` without a config will not find this serve", "err", err)
 	} else {
-		defer os.Remove(endpoint)
+		defer func() {
+			if err := gateway.RemoveLocalEndpoint(env.getenv, ep); err != nil {
+				log.Warn("could not take this serve out of the local endpoint file", "err", err)
+			}
+		}()
 	}
 	// The sign-in link last: whoever reads it (a person, a test) finds
 	// the endpoint file in place for bot ask and the hooks.

@@ -387,3 +387,57 @@ func TestPrintSettingsForARemoteServeBoundsTheAsk(t *testing.T) {
 		t.Errorf("printed hook %+v: want -timeout 10m0s on the line and timeout 660", h)
 	}
 }
+
+// Two local serves on two ports: stopping either, in either order, leaves
+// the other reachable by `bot ask` with no config (its Ask expires there,
+// exit 1, rather than "no local askops is running", exit 2), and stopping
+// the last leaves none.
+func TestTwoLocalServes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "askops.yaml")
+	if err := os.WriteFile(cfgPath, []byte("console:\n  listen: 127.0.0.1:0\n  user: carol\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": filepath.Join(dir, "run", "local.json"), "USER": "dev"}
+	serve := func() (base string, stop func()) {
+		sctx, cancelServe := context.WithCancel(ctx)
+		link, done, _, stderr := startServeWithLink(sctx, t, env, "serve", "-config", cfgPath)
+		u, _ := url.Parse(link)
+		return u.Scheme + "://" + u.Host, func() {
+			cancelServe()
+			if code := <-done; code != exitOK {
+				t.Fatalf("serve exited %d:\n%s", code, stderr.String())
+			}
+		}
+	}
+	asks := func(wantServe string) {
+		t.Helper()
+		r := waitResult(t, startBot(ctx, t, env, "ask", "-timeout", "1s", "--", "make", "deploy"))
+		if wantServe == "" {
+			if r.code != exitUsage || !strings.Contains(r.stdout, "start `bot serve`") {
+				t.Errorf("no serve left: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+			}
+			return
+		}
+		if r.code != 1 || !strings.HasPrefix(r.stdout, "expired") || !strings.Contains(r.stderr, "in the console at "+wantServe) {
+			t.Errorf("want the serve at %s: exit %d stdout %q stderr %q", wantServe, r.code, r.stdout, r.stderr)
+		}
+	}
+	for _, stopSecondFirst := range []bool{true, false} {
+		first, stopFirst := serve()
+		second, stopSecond := serve()
+		asks(second)
+		if stopSecondFirst {
+			stopSecond()
+			asks(first)
+			stopFirst()
+		} else {
+			stopFirst()
+			asks(second)
+			stopSecond()
+		}
+		asks("")
+	}
+}

@@ -4,13 +4,18 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/internal/cliflag"
+	"github.com/askops/askops/internal/parentwatch"
 	"github.com/askops/askops/metrics"
+	"github.com/askops/askops/pending"
 )
 
 // cmdHookMain is `bot hook claude|codex`: one Claude Code or Codex hook
@@ -21,6 +26,7 @@ import (
 //	bot hook claude -url http://askops:8080 -token-env ASKOPS_TOKEN
 //	bot hook codex -config askops.yaml
 func cmdHookMain(ctx context.Context, env *environment, args []string) int {
+	start := time.Now() // the agent's hook timeout runs from about now
 	if len(args) == 0 || (args[0] != "claude" && args[0] != "codex") {
 		fmt.Fprintln(env.stderr, "usage: bot hook claude|codex [-url URL -token-env NAME | -config FILE] [-timeout D] [-print-settings]")
 		return gateway.HookExitUnreadable
@@ -38,13 +44,31 @@ func cmdHookMain(ctx context.Context, env *environment, args []string) int {
 	if *printSettings {
 		return printHookSettings(env, args[0], agent, gf)
 	}
-	settler, by, closeFn, err := gf.settler(ctx, env, agent)
+	t, err := gf.target(env)
+	h := gateway.HookRun{Agent: agent, By: t.by, In: env.stdin, Out: env.stdout, Err: env.stderr, Start: start, Timeout: t.timeout(*gf.timeout)}
 	if err != nil {
 		// Still read the event, so the answer names the right event.
-		return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, gateway.Unavailable{Reason: err.Error()})
+		h.Open = gateway.Open(gateway.Unavailable{Reason: err.Error()})
+	} else {
+		h.Open = func(ctx context.Context) (gateway.Settler, func(), error) { return t.connect(ctx, env) }
 	}
-	defer closeFn()
-	return gateway.RunHook(ctx, agent, by, env.stdin, env.stdout, env.stderr, settler)
+	// The Ask dies with its asker: the agent killed (SIGTERM, SIGKILL)
+	// leaves this hook running otherwise, its Ask approvable for its whole
+	// life. Its parent leaving, or the reader of its answer, ends the wait
+	// as the agent's own stop would: the Ask ends cancelled, "the agent
+	// stopped waiting".
+	ctx, leave := context.WithCancelCause(ctx)
+	defer leave(nil)
+	out, _ := env.stdout.(*os.File)
+	watch := &loops{log: slog.New(slog.NewTextHandler(env.stderr, nil))}
+	defer watch.stop()
+	watch.start("agent watch", parentwatch.New(out, 0, func(string) {
+		// Nobody reads the answer or the log any more: writing them must
+		// not kill the hook (SIGPIPE) before its Ask is cancelled.
+		signal.Ignore(syscall.SIGPIPE)
+		leave(pending.ErrAskerGone)
+	}).Run)
+	return h.Answer(ctx)
 }
 
 // gatewayCLI is the flags bot hook and bot mcp share: where askops is,
@@ -59,64 +83,95 @@ func gatewayFlags(fs *flag.FlagSet) gatewayCLI {
 		url:      fs.String("url", "", "a bot serve's URL (default $ASKOPS_URL)"),
 		tokenEnv: fs.String("token-env", "ASKOPS_TOKEN", "the environment variable holding the API token (scope ask)"),
 		config:   fs.String("config", "", "use the config's store and Slack directly instead of a serve"),
-		timeout:  fs.Duration("timeout", 0, "how long a human has to decide (default and maximum approvals.timeout); the hook answers\nat the latest 5s after it, whatever happens: keep it at least 10s below the agent's hook timeout"),
+		timeout:  fs.Duration("timeout", 0, "how long a human has to decide (default and maximum approvals.timeout); the hook answers\nat the latest 2s after it (counted from its start), whatever happens: keep it at least 10s below the agent's hook timeout"),
 	}
 }
 
-// settler is the Settler the flags name: a serve's API (-url), or this
-// process on the config's stores (-config), setting -timeout on each call
-// and answering each within its timeout plus gateway.DefaultGrace (with -url
-// and no -timeout, the Client bounds each call by the Ask's deadline). by
-// is who asks.
-func (g gatewayCLI) settler(ctx context.Context, env *environment, agent string) (s gateway.Settler, by string, closeFn func(), err error) {
-	s, by, closeFn, maxTimeout, err := g.open(ctx, env, agent)
+// settler is the Settler the flags name, for bot mcp: a serve's API
+// (-url), or this process on the config's stores (-config), setting
+// -timeout on each call and answering each within its timeout plus
+// gateway.DefaultGrace (with -url and no -timeout, the Client bounds each
+// call by the Ask's deadline). by is who asks.
+func (g gatewayCLI) settler(ctx context.Context, env *environment) (s gateway.Settler, by string, closeFn func(), err error) {
+	t, err := g.target(env)
 	if err != nil {
-		return nil, by, nil, err
+		return nil, t.by, nil, err
 	}
-	timeout := *g.timeout
-	if maxTimeout > 0 && (timeout <= 0 || timeout > maxTimeout) {
-		timeout = maxTimeout
+	s, closeFn, err = t.connect(ctx, env)
+	if err != nil {
+		return nil, t.by, nil, err
 	}
 	var bound time.Duration
-	if timeout > 0 {
+	if timeout := t.timeout(*g.timeout); timeout > 0 {
 		bound = timeout + gateway.DefaultGrace
 	}
-	return gateway.Bounded{Next: gateway.WithTimeout{Next: s, Timeout: *g.timeout}, Bound: bound}, by, closeFn, nil
+	return gateway.Bounded{Next: gateway.WithTimeout{Next: s, Timeout: *g.timeout}, Bound: bound}, t.by, closeFn, nil
 }
 
-// open connects to what the flags name; maxTimeout is approvals.timeout
-// when it is known here (-config).
-func (g gatewayCLI) open(ctx context.Context, env *environment, agent string) (s gateway.Settler, by string, closeFn func(), maxTimeout time.Duration, err error) {
-	by = env.getenv("USER")
-	if host, _ := os.Hostname(); host != "" && by != "" {
-		by += "@" + host
+// gatewayTarget is what the flags name, read but not connected to: the
+// config of -config, or the Client of a serve (-url, or the local serve).
+type gatewayTarget struct {
+	by     string          // who asks: $USER@host
+	cfg    *config.Config  // -config
+	client *gateway.Client // else
+	// maxTimeout is approvals.timeout when it is known here: -config's,
+	// or the local serve's (its endpoint file names it).
+	maxTimeout time.Duration
+}
+
+// target reads what the flags name; nothing is connected yet.
+func (g gatewayCLI) target(env *environment) (gatewayTarget, error) {
+	t := gatewayTarget{by: env.getenv("USER")}
+	if host, _ := os.Hostname(); host != "" && t.by != "" {
+		t.by += "@" + host
 	}
 	if *g.config != "" {
 		cfg, ok := loadConfig(env, *g.config, config.Ask)
 		if !ok {
-			return nil, by, nil, 0, fmt.Errorf("the askops config %s is invalid", *g.config)
+			return t, fmt.Errorf("the askops config %s is invalid", *g.config)
 		}
-		log := cfg.Log.NewLogger(env.stderr)
-		a, err := newApp(ctx, cfg, log, metrics.New(buildVersion()), appOptions{})
-		if err != nil {
-			return nil, by, nil, 0, err
-		}
-		stop, err := a.takeClicks(ctx)
-		if err != nil {
-			a.Close()
-			return nil, by, nil, 0, err
-		}
-		gw, err := a.newGateway()
-		if err != nil {
-			stop()
-			a.Close()
-			return nil, by, nil, 0, err
-		}
-		return gw, by, func() { gw.Close(); stop(); a.Close() }, cfg.Approvals.Timeout.D(), nil
+		t.cfg, t.maxTimeout = &cfg, cfg.Approvals.Timeout.D()
+		return t, nil
 	}
 	c, err := gateway.ClientFromEnv(*g.url, *g.tokenEnv, env.getenv)
 	if err != nil {
-		return nil, by, nil, 0, err
+		return t, err
 	}
-	return c, by, func() {}, 0, nil
+	t.client, t.maxTimeout = c, c.MaxTimeout
+	return t, nil
+}
+
+// timeout is how long a human has for each call: flag (-timeout), at most
+// approvals.timeout; 0 when neither is known here.
+func (t gatewayTarget) timeout(flag time.Duration) time.Duration {
+	if t.maxTimeout > 0 && (flag <= 0 || flag > t.maxTimeout) {
+		return t.maxTimeout
+	}
+	return flag
+}
+
+// connect opens what t names: the serve's Client as it is, or with
+// -config this process's stores, Slack and gateway.
+func (t gatewayTarget) connect(ctx context.Context, env *environment) (s gateway.Settler, closeFn func(), err error) {
+	if t.cfg == nil {
+		return t.client, func() {}, nil
+	}
+	cfg := *t.cfg
+	log := cfg.Log.NewLogger(env.stderr)
+	a, err := newApp(ctx, cfg, log, metrics.New(buildVersion()), appOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	stop, err := a.takeClicks(ctx)
+	if err != nil {
+		a.Close()
+		return nil, nil, err
+	}
+	gw, err := a.newGateway()
+	if err != nil {
+		stop()
+		a.Close()
+		return nil, nil, err
+	}
+	return gw, func() { gw.Close(); stop(); a.Close() }, nil
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // hookSlack is how long past askops' own deadline the agent's hook timeout
-// is set: the hook answers at the latest gateway.DefaultGrace after it,
+// is set: the hook answers at the latest gateway.HookGrace after it,
 // and the rest is room for a slow start.
 const hookSlack = 60 * time.Second
 

@@ -28,7 +28,7 @@ func cmdMCPMain(ctx context.Context, env *environment, args []string) int {
 		sess.ID = recordid.NewSession()
 	}
 	var s gateway.Settler
-	settler, by, closeFn, err := gf.settler(ctx, env, gateway.AgentClaude)
+	settler, by, closeFn, err := gf.settler(ctx, env)
 	if err != nil {
 		// Serve anyway and deny every call with the reason: a server that
 		// fails to start leaves Claude Code to decide on its own.
