@@ -399,12 +399,12 @@ func TestToolchainsRunInside(t *testing.T) {
 		t.Run(u.name, func(t *testing.T) {
 			bx := newBox(t, u)
 			files := map[string]string{
-				"go.mod":        "module example.com/m\n\ngo 1.22\n",
-				"m.go":          "package m\n\nfunc Two() int { return 2 }\n",
-				"m_test.go":     "package m\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestTwo(t *testing.T) {\n\tif Two() != 2 {\n\t\tt.Fatal(\"no\")\n\t}\n\tif err := os.WriteFile(t.TempDir()+\"/x\", nil, 0o600); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n",
-				"package.json":  `{"name":"p","version":"1.0.0","scripts":{"test":"node test.js"}}` + "\n",
-				"test.js":       "const fs = require('fs'); const os = require('os');\nfs.writeFileSync(os.tmpdir() + '/t', 'x');\nfs.writeFileSync('npm-ran', 'yes');\nconsole.log('npm test ok');\n",
-				"src/.keep":     "",
+				"go.mod":       "module example.com/m\n\ngo 1.22\n",
+				"m.go":         "package m\n\nfunc Two() int { return 2 }\n",
+				"m_test.go":    "package m\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestTwo(t *testing.T) {\n\tif Two() != 2 {\n\t\tt.Fatal(\"no\")\n\t}\n\tif err := os.WriteFile(t.TempDir()+\"/x\", nil, 0o600); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n",
+				"package.json": `{"name":"p","version":"1.0.0","scripts":{"test":"node test.js"}}` + "\n",
+				"test.js":      "const fs = require('fs'); const os = require('os');\nfs.writeFileSync(os.tmpdir() + '/t', 'x');\nfs.writeFileSync('npm-ran', 'yes');\nconsole.log('npm test ok');\n",
+				"src/.keep":    "",
 			}
 			for name, body := range files {
 				p := filepath.Join(bx.ws, name)
