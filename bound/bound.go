@@ -239,3 +239,7 @@ func DefaultWritable(env []string) []string {
 	add(get("npm_config_cache"))
 	return out
 }
+
+// Required reports whether an allowed call that cannot run bounded is
+// asked about instead (mode required).
+func (b *Bound) Required() bool { return b.cfg.Mode == Required }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askops/askops/bound"
 	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/policy"
 )
@@ -169,6 +170,7 @@ func (c Config) Validate(cmd Command) Problems {
 	if c.Agent.MaxIterations <= 0 {
 		add("agent.max_iterations", "must be > 0")
 	}
+	ps = append(ps, c.Agent.Bound.problems()...)
 
 	// policy
 	if !policy.Mode(c.Policy.Mode).Valid() {
@@ -250,4 +252,23 @@ func (c LogConfig) NewLogger(w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// problems checks agent.bound with the bound package's own rules.
+func (b BoundConfig) problems() Problems {
+	var ps Problems
+	if !bound.Mode(b.Mode).Valid() {
+		ps = append(ps, Problem{Key: "agent.bound.mode", Msg: fmt.Sprintf("unknown mode %q (want required, best-effort or off)", b.Mode)})
+	}
+	for i, p := range b.Writable {
+		if err := bound.CheckWritable(p); err != nil {
+			ps = append(ps, Problem{Key: fmt.Sprintf("agent.bound.writable[%d]", i), Msg: err.Error()})
+		}
+	}
+	for i, h := range b.Hosts {
+		if err := bound.CheckHost(h); err != nil {
+			ps = append(ps, Problem{Key: fmt.Sprintf("agent.bound.hosts[%d]", i), Msg: err.Error()})
+		}
+	}
+	return ps
 }
