@@ -35,6 +35,9 @@ type driverSpec struct {
 	Deny      []string `json:"deny"` // base names whose reads are denied
 	Writable  []string `json:"writable"`
 	Hidden    bool     `json:"hidden"` // make the driver non-dumpable first, as the agent does
+	// Support, when set, is used instead of the driver's own Probe (which
+	// costs a start of this binary: the refusal table probes once).
+	Support *Support `json:"support,omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -57,7 +60,12 @@ func drive(raw string) int {
 			return 2
 		}
 	}
-	sup := Probe(context.Background(), "")
+	var sup Support
+	if d.Support != nil {
+		sup = *d.Support
+	} else {
+		sup = Probe(context.Background(), "")
+	}
 	if os.Getenv("ASKOPS_BOUND_TEST_DEBUG") != "" {
 		fmt.Fprintf(os.Stderr, "driver: probe %s: %s\n", sup, sup.Why)
 	}
@@ -123,11 +131,12 @@ type box struct {
 	exe                     string // the test binary, where the user may run it
 	uid                     int
 	extra                   *os.File // the driver's descriptor 3, inherited as a careless parent leaves one
+	env                     []string // added to the driver's environment
 }
 
 // newBox makes a workspace with a git repository, a secret .env, a link
 // into .git and a link out of the workspace, all owned by u.
-func newBox(t *testing.T, u who) *box {
+func newBox(t *testing.T, u who, exe string) *box {
 	t.Helper()
 	root := t.TempDir()
 	for _, d := range []string{filepath.Dir(root), root} {
@@ -160,12 +169,7 @@ func newBox(t *testing.T, u who) *box {
 	if err := os.Symlink(bx.outside, filepath.Join(bx.ws, "out")); err != nil {
 		t.Fatal(err)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bx.exe = filepath.Join(root, "bin", "bound.test")
-	copyFile(t, self, bx.exe)
+	bx.exe = exe
 	if u.uid >= 0 {
 		if err := filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
 			if err != nil {
@@ -177,6 +181,25 @@ func newBox(t *testing.T, u who) *box {
 		}
 	}
 	return bx
+}
+
+// testExe is a copy of the test binary the throwaway user may run (the
+// one go test built sits in a directory only root may enter).
+func testExe(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe := filepath.Join(dir, "bound.test")
+	copyFile(t, self, exe)
+	return exe
 }
 
 func copyFile(t *testing.T, from, to string) {
@@ -209,7 +232,7 @@ func (bx *box) run(t *testing.T, d driverSpec, script string) (string, int) {
 		id := strconv.Itoa(bx.uid)
 		argv = []string{"setpriv", "--reuid=" + id, "--regid=" + id, "--clear-groups", "--inh-caps=-all", bx.exe}
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute) // a cold build cache on a loaded box
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = bx.ws
@@ -219,6 +242,7 @@ func (bx *box) run(t *testing.T, d driverSpec, script string) (string, int) {
 		"HOME=" + bx.home,
 		"LANG=C",
 	}
+	cmd.Env = append(cmd.Env, bx.env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if bx.extra != nil {
@@ -320,11 +344,13 @@ func TestBoundRefusesAndAllows(t *testing.T) {
 		}
 	}()
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
 	for _, u := range users() {
 		t.Run(u.name, func(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					bx := newBox(t, u)
+					bx := newBox(t, u, exe)
 					env := "OUTSIDE=" + bx.outside + " PORT=" + port + " PPID_OUTSIDE=" + strconv.Itoa(os.Getpid()) + "; "
 					script := "export " + env + c.script
 					if c.name == "inherited descriptor" {
@@ -335,7 +361,7 @@ func TestBoundRefusesAndAllows(t *testing.T) {
 						defer f.Close()
 						bx.extra = f
 					}
-					out, code := bx.run(t, driverSpec{}, script)
+					out, code := bx.run(t, driverSpec{Support: &sup}, script)
 					if c.code >= 0 && code != c.code {
 						t.Errorf("status %d, want %d; output:\n%s", code, c.code, out)
 					}
@@ -362,9 +388,10 @@ func TestBoundRefusesAndAllows(t *testing.T) {
 // cannot write a child's id maps: the bound goes through askops run again
 // once more, and holds all the same.
 func TestBoundFromANonDumpableProcess(t *testing.T) {
+	exe := testExe(t)
 	for _, u := range users() {
 		t.Run(u.name, func(t *testing.T) {
-			bx := newBox(t, u)
+			bx := newBox(t, u, exe)
 			out, code := bx.run(t, driverSpec{Hidden: true}, `echo x > .git/HEAD; echo y > `+bx.outside+`/new; cat .env; echo ok > made.txt; exit 5`)
 			if code != 5 {
 				t.Errorf("status %d, want 5; output:\n%s", code, out)
@@ -395,9 +422,10 @@ func TestToolchainsRunInside(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Fatal("npm is not on PATH (CI installs it for the agent CLIs)")
 	}
+	exe := testExe(t)
 	for _, u := range users() {
 		t.Run(u.name, func(t *testing.T) {
-			bx := newBox(t, u)
+			bx := newBox(t, u, exe)
 			files := map[string]string{
 				"go.mod":       "module example.com/m\n\ngo 1.22\n",
 				"m.go":         "package m\n\nfunc Two() int { return 2 }\n",
@@ -416,13 +444,27 @@ func TestToolchainsRunInside(t *testing.T) {
 				}
 			}
 			script := "export PATH=" + filepath.Dir(goBin) + ":$PATH GOFLAGS=-mod=mod GOTOOLCHAIN=local GOPROXY=off; go test -count=1 ./... && npm test"
+			// A build cache that outlives the test, so the standard
+			// library is compiled once per machine, not once per run: this
+			// user's own, or for the throwaway user one kept for it
+			// (under the default writable ~/.cache it would be new each run).
+			cache := filepath.Join(os.TempDir(), "askops-bound-test-gocache")
 			if u.uid < 0 {
-				// Root's own build cache: this user's compiled standard
-				// library, so the test does not build it again.
-				if c, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
-					script = "export GOCACHE=" + strings.TrimSpace(string(c)) + "; " + script
+				c, err := exec.Command("go", "env", "GOCACHE").Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				cache = strings.TrimSpace(string(c))
+			} else {
+				if err := os.MkdirAll(cache, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chown(cache, u.uid, u.uid); err != nil {
+					t.Fatal(err)
 				}
 			}
+
+			bx.env = []string{"GOCACHE=" + cache} // the default writable paths follow it
 			out, code := bx.run(t, driverSpec{}, script)
 			if code != 0 || !strings.Contains(out, "ok  \texample.com/m") || !strings.Contains(out, "npm test ok") {
 				t.Fatalf("status %d; output:\n%s", code, out)
