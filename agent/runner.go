@@ -161,7 +161,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 		cfg.MaxParallel = 8
 	}
 	if cfg.CommandEnv == nil {
-		cfg.CommandEnv = minimalEnv()
+		cfg.CommandEnv = MinimalEnv(os.LookupEnv)
 	}
 	// The minimal environment keeps the bot's secrets out of the commands'
 	// own; this keeps them out of reach through /proc/$PPID/environ.
@@ -190,15 +190,13 @@ func NewRunner(cfg Config) (*Runner, error) {
 func (r *Runner) Workspace() string { return r.workspace }
 
 // MinimalEnv is the environment a command gets when Config.CommandEnv is
-// nil: this process's PATH, HOME, USER, LOGNAME, LANG, LC_ALL, TMPDIR and
-// TZ, and TERM=dumb, so the bot's secrets stay out of its commands.
-// `bot sandbox` gives its command the same.
-func MinimalEnv() []string { return minimalEnv() }
-
-func minimalEnv() []string {
+// nil, from the variables lookup finds: PATH, HOME, USER, LOGNAME, LANG,
+// LC_ALL, TMPDIR and TZ, and TERM=dumb, so the bot's secrets stay out of
+// its commands. `bot sandbox` gives its command the same.
+func MinimalEnv(lookup func(string) (string, bool)) []string {
 	env := []string{"TERM=dumb"}
 	for _, k := range []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TMPDIR", "TZ"} {
-		if v, ok := os.LookupEnv(k); ok {
+		if v, ok := lookup(k); ok {
 			env = append(env, k+"="+v)
 		}
 	}

@@ -96,9 +96,9 @@ type Config struct {
 	// Hosts a bounded command may reach; empty means no network at all.
 	Hosts []string
 	// Denied reports whether a read rule denies the file at path (absolute,
-	// inside the workspace). Nil: no file is denied. Files it denies are
+	// inside workspace). Nil: no file is denied. Files it denies are
 	// hidden from a bounded command.
-	Denied func(path string) bool
+	Denied func(workspace, path string) bool
 	// DeniedOutside are absolute paths outside any workspace that read
 	// rules deny; those that exist are hidden too.
 	DeniedOutside []string

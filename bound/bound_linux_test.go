@@ -95,11 +95,11 @@ func drive(raw string) int {
 	return cmd.ProcessState.ExitCode()
 }
 
-func deniedNames(names []string) func(string) bool {
+func deniedNames(names []string) func(string, string) bool {
 	if len(names) == 0 {
 		return nil
 	}
-	return func(p string) bool {
+	return func(_, p string) bool {
 		for _, n := range names {
 			if filepath.Base(p) == n {
 				return true

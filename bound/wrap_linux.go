@@ -265,7 +265,7 @@ func within(p, root string) bool {
 // scan finds what a command in workspace must not change or read: each
 // .git (directory or file) and each file denied reads. It does not descend
 // into a .git, whose whole tree is read-only.
-func scan(workspace string, denied func(string) bool) (readOnly, hide []string, err error) {
+func scan(workspace string, denied func(workspace, path string) bool) (readOnly, hide []string, err error) {
 	if denied == nil {
 		if _, err := os.Lstat(filepath.Join(workspace, ".git")); err == nil {
 			readOnly = append(readOnly, filepath.Join(workspace, ".git"))
@@ -289,7 +289,7 @@ func scan(workspace string, denied func(string) bool) (readOnly, hide []string, 
 		if d.IsDir() {
 			return nil
 		}
-		if denied(p) {
+		if denied(workspace, p) {
 			hide = append(hide, p)
 			if len(hide) > maxHidden {
 				return filepath.SkipAll

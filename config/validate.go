@@ -29,6 +29,9 @@ const (
 	// Grants talks only to the store: it needs neither the model nor
 	// Slack's secrets, so an admin box need not hold them.
 	Grants Command = "grants"
+	// Sandbox runs one command inside the agent's OS bound: it reads
+	// agent.bound and the policy's rules, nothing else.
+	Sandbox Command = "sandbox"
 )
 
 // notAnID reports whether s is plainly a name or a mention rather than a
@@ -44,6 +47,10 @@ func (c Config) Validate(cmd Command) Problems {
 	var ps Problems
 	add := func(key, format string, args ...any) {
 		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	if cmd == Sandbox {
+		ps = append(ps, c.Agent.Bound.problems()...)
+		return append(ps, ruleProblems(c.Policy.Rules)...)
 	}
 
 	ps = append(ps, c.consoleProblems(cmd)...)

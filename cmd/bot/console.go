@@ -89,7 +89,12 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	defer api.Close()
 	// The same probes as a serve with Slack: the store (and the Redis
 	// server's settings) is the one dependency.
-	routes := httpRoutes{ready: &readiness{Now: now, TTL: 10 * time.Second, Store: storeReady(st.Ping, watch)}, metrics: counts.Handler(), api: api.Handler}
+	b, err := newBound(ctx, cfg)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	routes := httpRoutes{ready: &readiness{Now: now, TTL: 10 * time.Second, Store: storeReady(st.Ping, watch), Bound: b.Describe()}, metrics: counts.Handler(), api: api.Handler}
 	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, routes.withConsole)
 	if err != nil {
 		log.Error("cannot start", "err", err)
@@ -109,7 +114,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	bg.start("sweep", approval.Sweep{Store: asks, Messages: live, Every: cfg.Approvals.SweepInterval.D(), Now: now, Logger: log.With("component", "sweeper")}.Run)
 	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.Base(),
 		"store", cfg.Redis.StoreName(),
-		"policy_mode", cfg.Policy.Mode)
+		"policy_mode", cfg.Policy.Mode, "bound", b.Describe())
 	log.Info("agent runs are off without Slack; `bot run` needs openai.model (and openai.api_key for OpenAI) in a config")
 
 	<-ctx.Done()
