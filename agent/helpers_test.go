@@ -17,17 +17,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/askops/askops/agent"
-	"github.com/askops/askops/bound"
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/policy"
 )
 
-// TestMain is also askops run again to bound a command (bound.Enter):
-// the bounded bash calls of these tests re-exec this binary.
-func TestMain(m *testing.M) {
-	bound.Enter()
-	goleak.VerifyTestMain(m)
-}
+// The bounded bash calls of these tests re-exec this binary: package
+// bound's init (imported by bound_test.go) sets their bound up.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fakePolicy answers by a function of the call and records every call it judged.
 type fakePolicy struct {

@@ -24,8 +24,9 @@
 //
 // Go cannot run code between fork and exec, so the bound is set up by askops
 // itself, run again (/proc/self/exe) with the bound's description in its
-// environment: Enter, called first thing in main, sees it, builds the bound
-// on itself and execs the command. Package doc of the Linux files says how.
+// environment: Enter, run by this package's init before the rest of the
+// program initialises, sees it, builds the bound on itself and execs the
+// command.
 package bound
 
 import (

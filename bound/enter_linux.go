@@ -23,10 +23,22 @@ import (
 // up: it did not run. (126 is the shell's "found but could not run".)
 const ExitSetup = 126
 
+// init runs Enter: the one init with an effect in askops, on purpose.
+// askops run again to bound a command must set the bound up before the
+// rest of the program's packages initialise: they are not needed, their
+// init is most of a bounded command's start (package redact compiles its
+// patterns: tens of milliseconds of BenchmarkStart), and the less code runs
+// before the command, the less can go wrong there. Go initialises a
+// package once its imports are, so this runs before every askops package
+// that does not import bound. Without the environment variable it returns
+// at once.
+func init() { Enter() }
+
 // Enter is askops run again to bound a command: when the environment
 // carries a bound (Wrap put it there), it builds it on this process and
-// execs the command, and never returns; otherwise it returns at once. Call
-// it first thing in main, before anything else runs.
+// execs the command, and never returns; otherwise it returns at once.
+// Package bound's init calls it; a binary that imports bound needs nothing
+// more.
 func Enter() {
 	raw, ok := os.LookupEnv(envSpec)
 	if !ok {

@@ -18,7 +18,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/askops/askops/bound"
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/internal/buildinfo"
 	"github.com/askops/askops/internal/redisconn"
@@ -41,8 +40,6 @@ const (
 )
 
 func main() {
-	// askops run again to bound a command execs it here and never returns.
-	bound.Enter()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	redisconn.QuietLog()
