@@ -48,5 +48,5 @@ type Event struct {
 	// inside the OS bound: "yes (landlock ABI 7, namespaces yes)", "no,
 	// approved by U123", "no (best-effort: …)". Empty with no Config.Bound.
 	Bounded string
-	Err          error
+	Err     error
 }
