@@ -55,6 +55,10 @@ type app struct {
 
 	// bound is the OS bound of the agent's allowed commands, built (the
 	// kernel probed) on first use: only serve and run need it.
+	// configPath is the config file serve read ("" for none), for
+	// gateway.bound_bash's `bot sandbox -config`.
+	configPath string
+
 	boundOnce sync.Once
 	bound     *bound.Bound
 	boundErr  error

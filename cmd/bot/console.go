@@ -32,7 +32,7 @@ func localConfig(env *environment) (config.Config, bool) {
 // redis.url's), policy mode ask, and the console on console.listen, whose
 // sign-in link it prints. Runs are off: nothing here starts one, and no
 // model is needed.
-func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotateToken bool) int {
+func serveLocal(ctx context.Context, env *environment, cfg config.Config, configPath string, rotateToken bool) int {
 	log := cfg.Log.NewLogger(env.stderr)
 	now := time.Now
 	// No seal key: the key comes from the bot token, and a serve without
@@ -80,8 +80,13 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	// not goroutines; the loop notices their agents leaving.
 	held := heldhttp.New(0)
 	bg.start("held requests", held.Run)
+	bb, err := boundBash(cfg, configPath)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
 	api, err := gateway.NewLocalAPI(gateway.LocalConfig{Asks: watchable, Approver: metrics.Starter{Next: core, Counted: counted},
-		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Tokens: tokens, Held: held, Logger: log})
+		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Tokens: tokens, Held: held, Logger: log, BoundBash: bb})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed

@@ -13,6 +13,7 @@ import (
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/bound"
 	"github.com/askops/askops/config"
+	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/policy"
 )
@@ -164,3 +165,34 @@ func realDir(dir string) (string, error) {
 	}
 	return real, nil
 }
+
+// boundBash is gateway.bound_bash: nil when off; else the wrapping of an
+// allowed Claude Code Bash command into `bot sandbox`, naming this binary
+// and configPath ("" when the serve has no config file), for a Claude Code
+// on this machine.
+func boundBash(cfg config.Config, configPath string) (gateway.BoundBash, error) {
+	if !cfg.Gateway.BoundBash {
+		return nil, nil
+	}
+	bot, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("gateway.bound_bash: this binary's path: %w", err)
+	}
+	prefix := shellQuote(bot) + " sandbox"
+	if configPath != "" {
+		abs, err := filepath.Abs(configPath)
+		if err != nil {
+			return nil, fmt.Errorf("gateway.bound_bash: %w", err)
+		}
+		prefix += " -config " + shellQuote(abs)
+	}
+	return func(workspace, command string) (string, bool) {
+		if !filepath.IsAbs(workspace) {
+			return "", false
+		}
+		return prefix + " -workspace " + shellQuote(workspace) + " -- bash -c " + shellQuote(command), true
+	}, nil
+}
+
+// shellQuote is s as one bash word.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

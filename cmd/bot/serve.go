@@ -45,14 +45,14 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		if !ok {
 			return exitUsage
 		}
-		return serveLocal(ctx, env, cfg, *rotate)
+		return serveLocal(ctx, env, cfg, "", *rotate)
 	}
 	cfg, ok := loadConfig(env, path, config.Serve)
 	if !ok {
 		return exitUsage
 	}
 	if cfg.NoSlack() {
-		return serveLocal(ctx, env, cfg, *rotate)
+		return serveLocal(ctx, env, cfg, path, *rotate)
 	}
 	log := cfg.Log.NewLogger(env.stderr)
 	counts := metrics.New(buildVersion())
@@ -63,6 +63,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	defer a.Close()
+	a.configPath = path
 	stopConsole, err := startSlackConsole(ctx, env, a, live)
 	if err != nil {
 		log.Error("cannot start", "err", err)
