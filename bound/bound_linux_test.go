@@ -305,6 +305,7 @@ func TestBoundRefusesAndAllows(t *testing.T) {
 		{"rm -rf .git", `rm -rf .git`, -1, "", ""},
 		{"find -L -delete", `find -L src -name HEAD -delete`, -1, "", ""},
 		{"find through the link -delete", `find src/glink/ -delete`, -1, "", ""},
+		{"find -H -delete", `find -H src/glink -name HEAD -delete`, -1, "Read-only file system", ""},
 		{"move .git away", `mv .git gone`, -1, "", ""},
 		{"write outside", `echo x > ` + "$OUTSIDE/new", -1, "Permission denied", ""},
 		{"write outside through a link", `echo x > out/new`, -1, "Permission denied", ""},

@@ -20,15 +20,22 @@ import (
 // test gives it.
 const sandboxUID = 54321
 
-// The outside check of `bot sandbox`: ten cases, as root and as an
-// unprivileged user, through the built binary exactly as an outside test
-// drives it. Refused cases fail inside the command with the system's
-// error and leave .git, the denied .env and everything outside untouched.
+// The outside check of `bot sandbox`: the issue's ten cases (and the ways
+// out of a bound the issue names: find -H, /proc/self/cwd, a descriptor
+// the parent left open, bash run again, setsid, nohup, and npm test
+// beside go test), as root and as an unprivileged user, through the built
+// binary exactly as an outside test drives it. Refused cases fail inside
+// the command with the system's error and leave .git, the denied .env and
+// everything outside untouched.
 func TestSandboxOutsideCheck(t *testing.T) {
 	requireBot(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatal("go is not on PATH")
+	}
+	npmBin, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatal("npm is not on PATH (.ci/run installs it)")
 	}
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -55,14 +62,22 @@ func TestSandboxOutsideCheck(t *testing.T) {
 	}{
 		{"write into .git", `echo x > .git/HEAD`, -1, "Read-only file system", ""},
 		{"write into .git through a link", `echo x > src/glink/config`, -1, "Read-only file system", ""},
-		{"find -L -delete through links", `find -L src -name HEAD -delete`, -1, "", ""},
-		{"find src/glink/ -delete", `find src/glink/ -delete`, -1, "", ""},
+		{"find -L -delete through links", `find -L src -name HEAD -delete`, -1, "Read-only file system", ""},
+		{"find src/glink/ -delete", `find src/glink/ -delete`, -1, "Read-only file system", ""},
 		{"write outside", `echo x > "$OUTSIDE/new"`, -1, "Permission denied", ""},
 		{"read a denied .env", `cat .env`, -1, "Permission denied", "hunter2"},
 		{"loopback connect", `exec 3<>/dev/tcp/127.0.0.1/` + port + ` && echo connected`, -1, "Connection refused", "connected"},
 		{"workspace write", `echo hi > new.txt && cat new.txt`, 0, "hi", ""},
 		{"exit status", `exit 42`, 42, "", ""},
 		{"go test inside", `go test -count=1 ./...`, 0, "ok  \texample.com/m", ""},
+
+		{"find -H src/glink -delete", `find -H src/glink -name HEAD -delete`, -1, "Read-only file system", ""},
+		{"npm test inside", `npm test`, 0, "npm test ok", ""},
+		{"write outside through /proc/self/cwd", `echo x > /proc/self/cwd/../outside/new`, -1, "Permission denied", ""},
+		{"inherited descriptor", `echo x >&3; [ ! -e /proc/self/fd/3 ] && echo no-3`, 0, "no-3", ""},
+		{"bash run again", `exec bash -c 'exec bash -c "echo x > .git/HEAD; echo y > $OUTSIDE/new"'`, -1, "Read-only file system", ""},
+		{"setsid", `setsid -w bash -c 'echo x > "$OUTSIDE/setsid"; echo x > .git/setsid'`, -1, "Permission denied", ""},
+		{"nohup", `nohup bash -c 'echo x > "$OUTSIDE/nohup"' 2>&1; cat "$OUTSIDE/nohup"`, -1, "Permission denied", ""},
 	}
 	users := []struct {
 		name string
@@ -90,11 +105,21 @@ func TestSandboxOutsideCheck(t *testing.T) {
 					defer cancel()
 					cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 					cmd.Dir = ws
-					cmd.Env = []string{"PATH=" + filepath.Dir(goBin) + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "LANG=C",
+					cmd.Env = []string{"PATH=" + filepath.Dir(goBin) + ":" + filepath.Dir(npmBin) + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "LANG=C",
 						"OUTSIDE=" + outside, "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local"}
 					// OUTSIDE is not in the command's environment (bot sandbox
-					// passes the agent's minimal one): the script names it.
-					cmd.Args[len(cmd.Args)-1] = "OUTSIDE=" + outside + "; " + c.script
+					// passes the agent's minimal one): the script exports it.
+					cmd.Args[len(cmd.Args)-1] = "export OUTSIDE=" + outside + "; " + c.script
+					if c.name == "inherited descriptor" {
+						// bot sandbox gets outside/keep open for writing as its
+						// descriptor 3, as a careless parent leaves one.
+						f, err := os.OpenFile(filepath.Join(outside, "keep"), os.O_RDWR, 0)
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer f.Close()
+						cmd.ExtraFiles = []*os.File{f}
+					}
 					var out bytes.Buffer
 					cmd.Stdout, cmd.Stderr = &out, &out
 					err := cmd.Run()
@@ -174,15 +199,17 @@ func sandboxBox(t *testing.T, uid int) string {
 		}
 	}
 	files := map[string]string{
-		"ws/.git/HEAD":   "ref: refs/heads/main\n",
-		"ws/.git/config": "[core]\n",
-		"ws/.env":        "SECRET=hunter2\n",
-		"ws/go.mod":      "module example.com/m\n\ngo 1.22\n",
-		"ws/m.go":        "package m\n\nfunc Two() int { return 2 }\n",
-		"ws/m_test.go":   "package m\n\nimport \"testing\"\n\nfunc TestTwo(t *testing.T) {\n\tif Two() != 2 {\n\t\tt.Fatal(Two())\n\t}\n}\n",
-		"ws/src/a.txt":   "a\n",
-		"outside/keep":   "keep\n",
-		"askops.yaml":    "policy:\n  rules:\n    - tool: read_file\n      path: \"**/.env\"\n      decision: deny\n",
+		"ws/.git/HEAD":    "ref: refs/heads/main\n",
+		"ws/.git/config":  "[core]\n",
+		"ws/.env":         "SECRET=hunter2\n",
+		"ws/go.mod":       "module example.com/m\n\ngo 1.22\n",
+		"ws/m.go":         "package m\n\nfunc Two() int { return 2 }\n",
+		"ws/m_test.go":    "package m\n\nimport \"testing\"\n\nfunc TestTwo(t *testing.T) {\n\tif Two() != 2 {\n\t\tt.Fatal(Two())\n\t}\n}\n",
+		"ws/src/a.txt":    "a\n",
+		"ws/package.json": `{"name":"p","version":"1.0.0","private":true,"scripts":{"test":"node test.js"}}` + "\n",
+		"ws/test.js":      "const fs = require('fs'), os = require('os');\nfs.writeFileSync(os.tmpdir() + '/t', 'x');\nfs.writeFileSync('npm-ran', 'yes');\nconsole.log('npm test ok');\n",
+		"outside/keep":    "keep\n",
+		"askops.yaml":     "policy:\n  rules:\n    - tool: read_file\n      path: \"**/.env\"\n      decision: deny\n",
 	}
 	for name, body := range files {
 		p := filepath.Join(root, name)
