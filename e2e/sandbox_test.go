@@ -250,3 +250,32 @@ func sandboxUntouched(t *testing.T, root string) {
 		t.Errorf("outside holds %d entries, want keep alone", len(entries))
 	}
 }
+
+// check-config, serve's start line and /readyz name the bound in force:
+// on this machine, Landlock and namespaces.
+func TestBoundNamedEverywhere(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	w := newWorld(t)
+	a := w.serve(ctx, t, "A", settings{})
+	const want = ", namespaces yes"
+	code, body, err := httpGet(ctx, a.base+"/readyz")
+	if err != nil || code != 200 || !strings.Contains(body, "bound: landlock ABI ") || !strings.Contains(body, want) {
+		t.Errorf("/readyz: %d %q, %v; want it to name the bound", code, body, err)
+	}
+	logs := a.stdout() + a.stderr()
+	line := ""
+	for l := range strings.Lines(logs) {
+		if strings.Contains(l, "askops serving") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "landlock ABI ") || !strings.Contains(line, want) {
+		t.Errorf("serve's start line does not name the bound: %q", line)
+	}
+	p := w.start(t, "check", "check-config", "-config", a.config)
+	p.wait(ctx, t)
+	if out := p.stdout(); !strings.Contains(out, "bound: landlock ABI ") || !strings.Contains(out, want) {
+		t.Errorf("check-config does not name the bound:\n%s", out)
+	}
+}
