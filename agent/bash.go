@@ -14,7 +14,7 @@ import (
 	"github.com/askops/askops/policy"
 )
 
-func bashTool(commandEnv []string) Tool {
+func bashTool(commandEnv []string, bounder Bounder) Tool {
 	return Tool{
 		Name: "bash",
 		Description: "Run a shell command with `bash -c` in the working directory (inside the workspace). " +
@@ -55,16 +55,32 @@ func bashTool(commandEnv []string) Tool {
 				Summary: command,
 				Effect:  Effect{Kind: EffectCommand, Command: command},
 				Run: func(ctx context.Context) (string, error) {
-					return runBash(ctx, env.Cwd, command, timeout, env.MaxOutputBytes, commandEnv)
+					return runBash(ctx, env.Cwd, command, timeout, env.MaxOutputBytes, commandEnv, nil)
 				},
+				Bounded: boundedRun(bounder, func(ctx context.Context, wrap func(*exec.Cmd) (func(), error)) (string, error) {
+					return runBash(ctx, env.Cwd, command, timeout, env.MaxOutputBytes, commandEnv, wrap)
+				}, env.Workspace),
 			}, nil
 		},
 	}
 }
 
+// boundedRun is run inside bounder's bound of workspace; nil when there is
+// no bounder.
+func boundedRun(bounder Bounder, run func(context.Context, func(*exec.Cmd) (func(), error)) (string, error), workspace string) func(context.Context) (string, error) {
+	if bounder == nil {
+		return nil
+	}
+	return func(ctx context.Context) (string, error) {
+		return run(ctx, func(cmd *exec.Cmd) (func(), error) { return bounder.Wrap(cmd, workspace) })
+	}
+}
+
 // runBash runs command in its own process group so that a timeout or a stop
 // kills everything it started, not just bash. The output is capped head+tail.
-func runBash(ctx context.Context, cwd, command string, timeout time.Duration, maxOut int, environ []string) (string, error) {
+// wrap, when not nil, puts the command inside an OS bound first; a bound
+// that cannot be set up fails the call, which then does not run.
+func runBash(ctx context.Context, cwd, command string, timeout time.Duration, maxOut int, environ []string, wrap func(*exec.Cmd) (func(), error)) (string, error) {
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
@@ -79,6 +95,14 @@ func runBash(ctx context.Context, cwd, command string, timeout time.Duration, ma
 	cmd.Stdout = w
 	cmd.Stderr = w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if wrap != nil {
+		release, err := wrap(cmd)
+		if err != nil {
+			w.Close()
+			return "", fmt.Errorf("bash: the OS bound could not be set up, so the command did not run: %w", err)
+		}
+		defer release()
+	}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return "", fmt.Errorf("bash: could not start: %w", err)

@@ -44,5 +44,9 @@ type Event struct {
 	Text         string
 	IsError      bool // tool_result: the call failed or was refused
 	NotPerformed bool // tool_result: the action did not run (denied, expired, invalid, …)
-	Err          error
+	// Bounded says, on a tool_result of a command that ran, whether it ran
+	// inside the OS bound: "yes (landlock ABI 7, namespaces yes)", "no,
+	// approved by U123", "no (best-effort: …)". Empty with no Config.Bound.
+	Bounded string
+	Err     error
 }

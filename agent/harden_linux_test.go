@@ -48,7 +48,7 @@ func TestRunnerHidesTheProcessFromItsCommands(t *testing.T) {
 		return
 	}
 	out, err := runBash(t.Context(), t.TempDir(), "cat /proc/$PPID/environ >/dev/null 2>&1 && echo READABLE || echo REFUSED",
-		10*time.Second, 1<<10, []string{"PATH=" + os.Getenv("PATH")})
+		10*time.Second, 1<<10, []string{"PATH=" + os.Getenv("PATH")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/askops/askops/policy"
 )
 
+// The bounded bash calls of these tests re-exec this binary: package
+// bound's init (imported by bound_test.go) sets their bound up.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fakePolicy answers by a function of the call and records every call it judged.

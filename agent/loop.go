@@ -370,7 +370,7 @@ func (r *Runner) runBatch(ctx context.Context, run *Run, calls []call, batch []i
 			e := r.callEvent(EventToolCall, c)
 			e.Decision, e.Reason, e.Rule = v.Decision, v.Reason, v.Rule
 			run.emit(e)
-			results[idx] = r.perform(ctx, run, c)
+			results[idx] = r.perform(ctx, run, c, c.action.Run, "")
 		})
 	}
 	wg.Wait()
@@ -386,13 +386,31 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 	log := func() *slog.Logger {
 		return r.cfg.Logger.With("run", run.spec.ID, "session", run.spec.SessionID, "tool", c.tool.Name, "call_id", c.tc.ID)
 	}
+	bounded := c.action.Bounded != nil && r.cfg.Bound != nil
+	if v.Decision == policy.Allow && bounded && !r.cfg.Bound.Active() && r.cfg.Bound.Required() {
+		// No person looked, and nothing would hold the command to what
+		// the policy read: a person looks.
+		v.Decision = policy.Ask
+		v.Reason = fmt.Sprintf("%s; but no OS bound is available here (%s) and agent.bound.mode is required, so a person decides", v.Reason, r.cfg.Bound.Describe())
+		if run.currentMode() == policy.ModeNever {
+			v.Decision = policy.Deny
+			v.Reason = "mode never: " + v.Reason + " — no one is asked in this session"
+		}
+	}
 	e := r.callEvent(EventToolCall, c)
 	e.Decision, e.Reason, e.Rule = v.Decision, v.Reason, v.Rule
 	run.emit(e)
 
 	switch v.Decision {
 	case policy.Allow:
-		return outcome{text: r.perform(ctx, run, c), performed: true}, false
+		if bounded && r.cfg.Bound.Active() {
+			return outcome{text: r.perform(ctx, run, c, c.action.Bounded, "yes ("+r.cfg.Bound.Describe()+")"), performed: true}, false
+		}
+		note := ""
+		if bounded {
+			note = "no (" + r.cfg.Bound.Describe() + ")"
+		}
+		return outcome{text: r.perform(ctx, run, c, c.action.Run, note), performed: true}, false
 	case policy.Deny:
 		log().Info("call blocked by policy", "rule", v.Rule, "reason", v.Reason)
 		return r.notPerformed(run, c, policyDeniedText(v)), false
@@ -408,7 +426,7 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 		Summary:       c.action.Summary,
 		Call:          c.action.Effect,
 		Path:          c.action.Path,
-		Reason:        v.Reason,
+		Reason:        r.withBoundNote(v.Reason),
 		Rule:          v.Rule,
 		Approvals:     v.Approvals,
 		Workspace:     env.Workspace,
@@ -435,7 +453,11 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 				// Approved, but the run was stopped meanwhile: nothing starts now.
 				return r.notPerformed(run, c, notPerformedStopped)
 			}
-			return outcome{text: r.perform(ctx, run, c), performed: true}
+			note := ""
+			if bounded {
+				note = "no, approved by " + d.By
+			}
+			return outcome{text: r.perform(ctx, run, c, c.action.Run, note), performed: true}
 		}
 		return r.notPerformed(run, c, outcomeText(d))
 	}
@@ -487,10 +509,30 @@ func (r *Runner) notPerformed(run *Run, c *call, text string) outcome {
 	return outcome{text: text}
 }
 
-// perform runs the prepared action and reports its result.
-func (r *Runner) perform(ctx context.Context, run *Run, c *call) string {
-	out, err := safeRun(ctx, c)
+// withBoundNote is an Ask's reason with the run's bound said, one
+// sentence, so every Ask shows what holds the calls no person looks at.
+func (r *Runner) withBoundNote(reason string) string {
+	b := r.cfg.Bound
+	switch {
+	case b == nil:
+		return reason
+	case b.Active():
+		return reason + " — Bound: " + b.Describe() + "; commands allowed without a person run inside it, an approved one runs as approved."
+	case b.Required():
+		return reason + " — Bound: " + b.Describe() + "; agent.bound.mode is required, so every command is asked about."
+	}
+	return reason + " — Warning: bound " + b.Describe() + "; commands allowed without a person run unbounded."
+}
+
+// perform runs the prepared action with run and reports its result.
+// bounded is what the result's event says of the bound ("" for no bound).
+func (r *Runner) perform(ctx context.Context, run *Run, c *call, do func(context.Context) (string, error), bounded string) string {
+	out, err := safeRun(ctx, c, do)
+	if bounded != "" {
+		r.cfg.Logger.Info("command ran", "run", run.spec.ID, "session", run.spec.SessionID, "tool", c.tool.Name, "call_id", c.tc.ID, "bounded", bounded)
+	}
 	e := r.callEvent(EventToolResult, c)
+	e.Bounded = bounded
 	if err != nil {
 		out = "error: " + err.Error()
 		e.IsError = true
@@ -506,11 +548,11 @@ func (r *Runner) perform(ctx context.Context, run *Run, c *call) string {
 	return out
 }
 
-func safeRun(ctx context.Context, c *call) (out string, err error) {
+func safeRun(ctx context.Context, c *call, do func(context.Context) (string, error)) (out string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("tool %s crashed: %v", c.tool.Name, p)
 		}
 	}()
-	return c.action.Run(ctx)
+	return do(ctx)
 }

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,28 @@ type Config struct {
 
 	// MaxParallel bounds how many read-only calls of one batch run at once; default 8.
 	MaxParallel int
+
+	// Bound is the OS bound a command the policy allowed without a person
+	// (a rule, a grant, mode full) runs inside; a call a person approved
+	// runs as approved. Nil: every command runs unbounded and no surface
+	// speaks of a bound.
+	Bound Bounder
+}
+
+// Bounder puts a command inside an OS bound. Package bound's Bound
+// satisfies it.
+type Bounder interface {
+	// Wrap makes cmd run inside the bound of workspace; release, called
+	// once the command ended, removes what the bound made. An error means
+	// cmd must not run.
+	Wrap(cmd *exec.Cmd, workspace string) (release func(), err error)
+	// Active reports whether allowed commands run bounded.
+	Active() bool
+	// Required reports whether, with no bound active, an allowed command
+	// is asked about instead of running unbounded.
+	Required() bool
+	// Describe names the bound in force, or why there is none.
+	Describe() string
 }
 
 // DefaultSystemPrompt tells the model where it is and how asking works.
@@ -138,7 +161,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 		cfg.MaxParallel = 8
 	}
 	if cfg.CommandEnv == nil {
-		cfg.CommandEnv = minimalEnv()
+		cfg.CommandEnv = MinimalEnv(os.LookupEnv)
 	}
 	// The minimal environment keeps the bot's secrets out of the commands'
 	// own; this keeps them out of reach through /proc/$PPID/environ.
@@ -147,7 +170,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 	}
 
 	r := &Runner{cfg: cfg, workspace: ws, tools: map[string]*Tool{}, runs: map[string]*Run{}, prompts: map[string]string{}}
-	builtin := []Tool{bashTool(cfg.CommandEnv), readFileTool(), writeFileTool(), editFileTool(), listFilesTool()}
+	builtin := []Tool{bashTool(cfg.CommandEnv, cfg.Bound), readFileTool(), writeFileTool(), editFileTool(), listFilesTool()}
 	for _, t := range append(builtin, cfg.Tools...) {
 		if t.Name == "" || t.Prepare == nil {
 			return nil, fmt.Errorf("agent: config: tool %q needs a name and a Prepare func", t.Name)
@@ -166,10 +189,14 @@ func NewRunner(cfg Config) (*Runner, error) {
 // Workspace returns the workspace's real absolute path.
 func (r *Runner) Workspace() string { return r.workspace }
 
-func minimalEnv() []string {
+// MinimalEnv is the environment a command gets when Config.CommandEnv is
+// nil, from the variables lookup finds: PATH, HOME, USER, LOGNAME, LANG,
+// LC_ALL, TMPDIR and TZ, and TERM=dumb, so the bot's secrets stay out of
+// its commands. `bot sandbox` gives its command the same.
+func MinimalEnv(lookup func(string) (string, bool)) []string {
 	env := []string{"TERM=dumb"}
 	for _, k := range []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TMPDIR", "TZ"} {
-		if v, ok := os.LookupEnv(k); ok {
+		if v, ok := lookup(k); ok {
 			env = append(env, k+"="+v)
 		}
 	}

@@ -66,6 +66,11 @@ type Action struct {
 	Summary string // short human summary for the Ask
 	Effect  Effect // what the call does, as an approver is shown it
 	Run     func(ctx context.Context) (string, error)
+	// Bounded runs the call inside the Runner's OS bound (Config.Bound),
+	// as a call the policy allowed without a person runs; nil for a call
+	// that starts no process (the file tools, which askops performs
+	// itself, confined to the workspace).
+	Bounded func(ctx context.Context) (string, error)
 }
 
 // EffectKind says what a prepared call does. Its words are the approval

@@ -73,6 +73,9 @@ func progressLine(e agent.Event) string {
 		if e.IsError {
 			return fmt.Sprintf("[%d] failed: %s", e.Iteration, firstLine(e.Text, 200))
 		}
+		if e.Bounded != "" {
+			return fmt.Sprintf("[%d] ran, bounded: %s", e.Iteration, e.Bounded)
+		}
 		return ""
 	case agent.EventAssistant:
 		if t := strings.TrimSpace(e.Text); t != "" {

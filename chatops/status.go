@@ -26,6 +26,7 @@ type runStatus struct {
 	// The last call, as its event told it: the text is made when the
 	// message is, so a waiting run keeps no copy of it.
 	lastTool, lastSummary, lastOutcome string
+	lastBounded                        string // whether the last command ran inside the OS bound (agent.Event.Bounded)
 }
 
 func (s *runStatus) text() string {
@@ -36,6 +37,9 @@ func (s *runStatus) text() string {
 		fmt.Fprintf(&b, "\nlast: `%s` %s", slackui.Text(s.lastTool, 60), slackui.Text(headLine(s.lastSummary), 120))
 		if s.lastOutcome != "" {
 			b.WriteString(" → " + slackui.Text(outcomeText(s.lastOutcome), 40))
+		}
+		if s.lastBounded != "" {
+			b.WriteString(" · bounded: " + slackui.Text(s.lastBounded, 120))
 		}
 	}
 	return b.String()
@@ -77,12 +81,14 @@ func (u *statusUpdater) event(e agent.Event) {
 	case agent.EventToolCall:
 		s.calls++
 		s.state = "running"
-		s.lastTool, s.lastSummary, s.lastOutcome = e.Tool, e.Summary, ""
+		s.lastTool, s.lastSummary, s.lastOutcome, s.lastBounded = e.Tool, e.Summary, "", ""
 	case agent.EventAsked:
 		s.state = "waiting for approval"
 	case agent.EventDecided:
 		s.state = "running"
 		s.lastOutcome = string(e.Outcome)
+	case agent.EventToolResult:
+		s.lastBounded = e.Bounded
 	}
 	u.schedule()
 	u.mu.Unlock()

@@ -26,3 +26,23 @@ func TestStatusShowsTheLastCallAndItsOutcome(t *testing.T) {
 		t.Errorf("next call:\n%s", got)
 	}
 }
+
+// A command's result says whether it ran inside the OS bound, and the
+// status line says so: bounded, or run as a person approved it.
+func TestStatusSaysWhetherTheCommandRanBounded(t *testing.T) {
+	u := &statusUpdater{st: &runStatus{id: "r1", user: "U1", task: "t"}, ended: true}
+	u.event(agent.Event{Kind: agent.EventToolCall, Tool: "bash", Summary: "make test", Decision: "allow"})
+	u.event(agent.Event{Kind: agent.EventToolResult, Tool: "bash", Bounded: "yes (landlock ABI 7, namespaces yes)"})
+	if got := u.st.text(); !strings.HasSuffix(got, "last: `bash` make test · bounded: yes (landlock ABI 7, namespaces yes)") {
+		t.Errorf("bounded:\n%s", got)
+	}
+	u.event(agent.Event{Kind: agent.EventToolCall, Tool: "bash", Summary: "git push"})
+	u.event(agent.Event{Kind: agent.EventDecided, Outcome: agent.Approved, By: "U_ANA"})
+	u.event(agent.Event{Kind: agent.EventToolResult, Tool: "bash", Bounded: "no, approved by U_ANA"})
+	if got := u.st.text(); !strings.HasSuffix(got, "→ approved · bounded: no, approved by U_ANA") {
+		t.Errorf("approved:\n%s", got)
+	}
+	if got := progressLine(agent.Event{Kind: agent.EventToolResult, Iteration: 2, Bounded: "no, approved by U_ANA"}); got != "[2] ran, bounded: no, approved by U_ANA" {
+		t.Errorf("progress line %q", got)
+	}
+}

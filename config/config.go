@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/askops/askops/bound"
 	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/policy"
 )
@@ -33,6 +34,7 @@ type Config struct {
 	Log       LogConfig       `yaml:"log"`
 	API       APIConfig       `yaml:"api"`
 	Console   ConsoleConfig   `yaml:"console"`
+	Gateway   GatewayConfig   `yaml:"gateway"`
 
 	// noSlack: the file has no slack section, so serve runs the local
 	// console alone (see package console). The zero value is Slack configured.
@@ -179,8 +181,29 @@ func (p People) Empty() bool { return len(p.Users) == 0 && len(p.Usergroups) == 
 
 // AgentConfig bounds an agent run.
 type AgentConfig struct {
-	Workspace     string `yaml:"workspace"`
-	MaxIterations int    `yaml:"max_iterations"`
+	Workspace     string      `yaml:"workspace"`
+	MaxIterations int         `yaml:"max_iterations"`
+	Bound         BoundConfig `yaml:"bound"`
+}
+
+// BoundConfig is the OS bound a call askops' own agent runs without a
+// person runs inside (package bound).
+type BoundConfig struct {
+	// Mode: required (default), best-effort or off; what an allowed call
+	// gets where the kernel offers no bound.
+	Mode string `yaml:"mode"`
+	// Writable paths besides the workspace; unset means the toolchains'
+	// caches (bound.DefaultWritable). Absolute, or starting with ~/.
+	Writable []string `yaml:"writable"`
+	// Hosts a bounded call may reach; empty means no network.
+	Hosts []string `yaml:"hosts"`
+}
+
+// GatewayConfig is how the gateway answers the agents askops does not run.
+type GatewayConfig struct {
+	// BoundBash: an allowed Claude Code Bash call is answered with an
+	// updatedInput that runs the command under `bot sandbox`.
+	BoundBash bool `yaml:"bound_bash"`
 }
 
 // PolicyConfig is the default mode and the configured rules.
@@ -206,7 +229,7 @@ func Default() Config {
 		HTTP:      HTTPConfig{Listen: ":8080"},
 		OpenAI:    OpenAIConfig{BaseURL: DefaultOpenAIBaseURL},
 		Approvals: ApprovalsConfig{Timeout: Duration(10 * time.Minute), SessionTTL: Duration(12 * time.Hour), SweepInterval: Duration(15 * time.Second)},
-		Agent:     AgentConfig{Workspace: "./workspace", MaxIterations: 30},
+		Agent:     AgentConfig{Workspace: "./workspace", MaxIterations: 30, Bound: BoundConfig{Mode: string(bound.Required)}},
 		Policy:    PolicyConfig{Mode: string(policy.ModeAsk)},
 		Log:       LogConfig{Format: "text", Level: "info"},
 		Console:   ConsoleConfig{Listen: DefaultConsoleListen},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askops/askops/bound"
 	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/policy"
 )
@@ -28,6 +29,9 @@ const (
 	// Grants talks only to the store: it needs neither the model nor
 	// Slack's secrets, so an admin box need not hold them.
 	Grants Command = "grants"
+	// Sandbox runs one command inside the agent's OS bound: it reads
+	// agent.bound and the policy's rules, nothing else.
+	Sandbox Command = "sandbox"
 )
 
 // notAnID reports whether s is plainly a name or a mention rather than a
@@ -43,6 +47,10 @@ func (c Config) Validate(cmd Command) Problems {
 	var ps Problems
 	add := func(key, format string, args ...any) {
 		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	if cmd == Sandbox {
+		ps = append(ps, c.Agent.Bound.problems()...)
+		return append(ps, ruleProblems(c.Policy.Rules)...)
 	}
 
 	ps = append(ps, c.consoleProblems(cmd)...)
@@ -169,6 +177,7 @@ func (c Config) Validate(cmd Command) Problems {
 	if c.Agent.MaxIterations <= 0 {
 		add("agent.max_iterations", "must be > 0")
 	}
+	ps = append(ps, c.Agent.Bound.problems()...)
 
 	// policy
 	if !policy.Mode(c.Policy.Mode).Valid() {
@@ -250,4 +259,23 @@ func (c LogConfig) NewLogger(w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// problems checks agent.bound with the bound package's own rules.
+func (b BoundConfig) problems() Problems {
+	var ps Problems
+	if !bound.Mode(b.Mode).Valid() {
+		ps = append(ps, Problem{Key: "agent.bound.mode", Msg: fmt.Sprintf("unknown mode %q (want required, best-effort or off)", b.Mode)})
+	}
+	for i, p := range b.Writable {
+		if err := bound.CheckWritable(p); err != nil {
+			ps = append(ps, Problem{Key: fmt.Sprintf("agent.bound.writable[%d]", i), Msg: err.Error()})
+		}
+	}
+	for i, h := range b.Hosts {
+		if err := bound.CheckHost(h); err != nil {
+			ps = append(ps, Problem{Key: fmt.Sprintf("agent.bound.hosts[%d]", i), Msg: err.Error()})
+		}
+	}
+	return ps
 }

@@ -297,3 +297,63 @@ func TestRealClaudeCodeRunsWhatWasJudged(t *testing.T) {
 		t.Errorf("Claude Code ran %q, want the judged text %q", post.ToolInput.Command, "echo judged")
 	}
 }
+
+// gateway.bound_bash: a Bash call the policy allowed is answered, by the
+// serve's HTTP hook, with an updatedInput that runs it under `bot sandbox`,
+// and the real Claude Code runs that: its PostToolUse hook records the wrapped command, and the
+// model gets the command's output from inside the bound.
+func TestRealClaudeCodeRunsAllowedBashBounded(t *testing.T) {
+	claude := claudeBinary(t)
+	w := newWorld(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	a := w.serve(ctx, t, "ccb-a", settings{Extra: apiBlock + "gateway:\n  bound_bash: true\n", Rules: "    - {tool: bash, command: echo, decision: allow}\n"})
+
+	project := t.TempDir()
+	ran := filepath.Join(t.TempDir(), "post.json")
+	model := &fakeMessages{command: "echo inside-the-bound"}
+	api := httptest.NewServer(model)
+	defer api.Close()
+	settings := `{"hooks":{` +
+		`"PreToolUse":[{"matcher":"*","hooks":[{"type":"http","url":"` + a.base + `/v1/hooks/claude","headers":{"Authorization":"Bearer $ASKOPS_TOKEN"},"allowedEnvVars":["ASKOPS_TOKEN"],"timeout":60,"onFailure":"block"}]}],` +
+		`"PostToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"cat > ` + ran + `","timeout":10}]}]}}`
+	if err := os.MkdirAll(filepath.Join(project, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, claude, "-p", "release please", "--output-format", "json")
+	cmd.Dir = project
+	cmd.Env = append(childEnv(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+api.URL, "ANTHROPIC_API_KEY=sk-fake",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "ASKOPS_TOKEN="+anaToken)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("claude: %v\nstdout %s\nstderr %s", err, out.String(), errOut.String())
+	}
+	b, err := os.ReadFile(ran)
+	if err != nil {
+		t.Fatalf("the PostToolUse hook recorded nothing (%v); tool results %q\nstdout %s\nstderr %s", err, model.toolResults(), out.String(), errOut.String())
+	}
+	var post struct {
+		ToolInput struct {
+			Command string `json:"command"`
+		} `json:"tool_input"`
+	}
+	if err := json.Unmarshal(b, &post); err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "'" + botBinary + "' sandbox -config '"
+	if !strings.HasPrefix(post.ToolInput.Command, want) || !strings.HasSuffix(post.ToolInput.Command, " -workspace '"+real+"' -- bash -c 'echo inside-the-bound'") {
+		t.Errorf("Claude Code ran %q, want it under bot sandbox in %s", post.ToolInput.Command, real)
+	}
+	results := model.toolResults()
+	if len(results) == 0 || !strings.Contains(results[len(results)-1], "inside-the-bound") {
+		t.Errorf("tool results %q, want the command's output from inside the bound", results)
+	}
+}

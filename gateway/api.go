@@ -542,7 +542,7 @@ func (api *API) claudeHook(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, stop := api.svc.within(r.Context())
 	defer stop()
-	writeJSON(w, http.StatusOK, ClaudeAnswer(event, api.svc.Settle(ctx, c), ev.ToolName, ev.ToolInput))
+	writeJSON(w, http.StatusOK, api.svc.claudeAnswer(event, api.svc.Settle(ctx, c), ev.ToolName, ev.ToolInput))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

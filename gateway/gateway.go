@@ -124,6 +124,9 @@ type Config struct {
 	Held   *heldhttp.Held
 	Now    func() time.Time
 	Logger *slog.Logger
+	// BoundBash, when set (gateway.bound_bash), runs the Bash calls of
+	// Claude Code the policy allowed under the OS bound (boundbash.go).
+	BoundBash BoundBash
 }
 
 // Service judges Calls and takes those the policy asks about to a human.

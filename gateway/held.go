@@ -69,7 +69,7 @@ func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c
 	defer leaveIntake()
 	req, final, decided := svc.judge(r.Context(), c)
 	if decided {
-		writeJSON(w, http.StatusOK, ClaudeAnswer(event, final, c.Tool, c.Input))
+		writeJSON(w, http.StatusOK, svc.claudeAnswer(event, final, c.Tool, c.Input))
 		return true
 	}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))

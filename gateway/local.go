@@ -272,6 +272,8 @@ type LocalConfig struct {
 	// Held is Config.Held for both Services.
 	Held   *heldhttp.Held
 	Logger *slog.Logger
+	// BoundBash is Config.BoundBash of the agents' Service.
+	BoundBash BoundBash
 }
 
 // LocalAPI is the local Ask API: its Handler (every route under /v1/) and
@@ -293,14 +295,14 @@ func NewLocalAPI(cfg LocalConfig) (*LocalAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	service := func(p Policy) (*Service, error) {
-		return New(Config{Asks: cfg.Asks, Approver: cfg.Approver, Policy: p, MaxTimeout: cfg.MaxTimeout, Held: cfg.Held, Logger: cfg.Logger.With("component", "gateway")})
+	service := func(p Policy, bb BoundBash) (*Service, error) {
+		return New(Config{Asks: cfg.Asks, Approver: cfg.Approver, Policy: p, MaxTimeout: cfg.MaxTimeout, Held: cfg.Held, Logger: cfg.Logger.With("component", "gateway"), BoundBash: bb})
 	}
-	script, err := service(ScriptPolicy{Engine: engine})
+	script, err := service(ScriptPolicy{Engine: engine}, nil)
 	if err != nil {
 		return nil, err
 	}
-	agents, err := service(engine)
+	agents, err := service(engine, cfg.BoundBash)
 	if err != nil {
 		script.Close()
 		return nil, err

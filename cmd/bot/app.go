@@ -8,11 +8,13 @@ import (
 	"github.com/askops/askops/internal/rediskey"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/approval"
+	"github.com/askops/askops/bound"
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/metrics"
@@ -50,6 +52,22 @@ type app struct {
 	socket *slackui.SocketHealth
 
 	loops loops // the background loops, drained by Close
+
+	// bound is the OS bound of the agent's allowed commands, built (the
+	// kernel probed) on first use: only serve and run need it.
+	// configPath is the config file serve read ("" for none), for
+	// gateway.bound_bash's `bot sandbox -config`.
+	configPath string
+
+	boundOnce sync.Once
+	bound     *bound.Bound
+	boundErr  error
+}
+
+// agentBound is the OS bound of the agent's allowed commands (agent.bound).
+func (a *app) agentBound(ctx context.Context) (*bound.Bound, error) {
+	a.boundOnce.Do(func() { a.bound, a.boundErr = newBound(ctx, a.cfg) })
+	return a.bound, a.boundErr
 }
 
 // appOptions are what differ between subcommands.

@@ -32,6 +32,13 @@ func cmdCheckConfigMain(ctx context.Context, env *environment, args []string) in
 		return exitUsage
 	}
 	fmt.Fprintf(env.stdout, "ok config %s\n", path)
+	b, err := newBound(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(env.stdout, "FAIL bound: %v\n", err)
+		return exitUsage
+	}
+	// What holds the commands the agent runs without a person.
+	fmt.Fprintf(env.stdout, "bound: %s\n", b.Describe())
 	hc := &http.Client{Transport: http.DefaultTransport}
 	checks := []func(context.Context) preflight.Result{
 		func(ctx context.Context) preflight.Result {

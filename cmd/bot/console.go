@@ -31,7 +31,7 @@ func localConfig(env *environment) (config.Config, bool) {
 // redis.url's), policy mode ask, and the console on console.listen, whose
 // sign-in link it prints. Runs are off: nothing here starts one, and no
 // model is needed.
-func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotateToken bool) int {
+func serveLocal(ctx context.Context, env *environment, cfg config.Config, configPath string, rotateToken bool) int {
 	log := cfg.Log.NewLogger(env.stderr)
 	now := time.Now
 	// No seal key: the key comes from the bot token, and a serve without
@@ -79,8 +79,13 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	// not goroutines; the loop notices their agents leaving.
 	held := heldhttp.New(0)
 	bg.start("held requests", held.Run)
+	bb, err := boundBash(cfg, configPath)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
 	api, err := gateway.NewLocalAPI(gateway.LocalConfig{Asks: watchable, Approver: metrics.Starter{Next: core, Counted: counted},
-		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Tokens: tokens, Held: held, Logger: log})
+		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Tokens: tokens, Held: held, Logger: log, BoundBash: bb})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
@@ -88,7 +93,12 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	defer api.Close()
 	// The same probes as a serve with Slack: the store (and the Redis
 	// server's settings) is the one dependency.
-	routes := httpRoutes{ready: &readiness{Now: now, TTL: 10 * time.Second, Store: storeReady(st.Ping, watch)}, metrics: counts.Handler(), api: api.Handler}
+	b, err := newBound(ctx, cfg)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	routes := httpRoutes{ready: &readiness{Now: now, TTL: 10 * time.Second, Store: storeReady(st.Ping, watch), Bound: b.Describe()}, metrics: counts.Handler(), api: api.Handler}
 	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, routes.withConsole)
 	if err != nil {
 		log.Error("cannot start", "err", err)
@@ -114,7 +124,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, rotate
 	bg.start("sweep", approval.Sweep{Store: asks, Messages: live, Every: cfg.Approvals.SweepInterval.D(), Now: now, Logger: log.With("component", "sweeper")}.Run)
 	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.Base(),
 		"store", cfg.Redis.StoreName(),
-		"policy_mode", cfg.Policy.Mode)
+		"policy_mode", cfg.Policy.Mode, "bound", b.Describe())
 	log.Info("agent runs are off without Slack; `bot run` needs openai.model (and openai.api_key for OpenAI) in a config")
 
 	<-ctx.Done()

@@ -32,9 +32,14 @@ func (a *app) newGateway() (*gateway.Service, error) {
 	// Hooks and long polls waiting for a human hold their connections,
 	// not goroutines; the loop notices their agents leaving. It stops
 	// after the gateway's Close has answered them (a.Close drains loops).
+	bb, err := boundBash(a.cfg, a.configPath)
+	if err != nil {
+		return nil, err
+	}
 	held := heldhttp.New(0)
 	a.loops.start("held requests", held.Run)
 	return gateway.New(gateway.Config{
+		BoundBash:      bb,
 		Held:           held,
 		Asks:           asks,
 		Approver:       metrics.Starter{Next: a.core, Counted: a.approver},

@@ -9,6 +9,9 @@ import (
 // TestMain checks that the whole program — serve, run and ask started and
 // stopped in-process — leaves no goroutine behind. Idle keep-alive
 // connections of the tests' own HTTP clients are not the program's.
+//
+// The bounded commands of these tests re-exec this binary: package bound's
+// init sets their bound up (bound.Enter).
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),

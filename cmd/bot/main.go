@@ -81,6 +81,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdHookMain(ctx, env, rest)
 	case "mcp":
 		return cmdMCPMain(ctx, env, rest)
+	case "sandbox":
+		return cmdSandboxMain(ctx, env, rest)
 	}
 	fmt.Fprintf(stderr, "bot: unknown command %q\n\n", name)
 	usage(stderr)
@@ -124,6 +126,9 @@ usage:
                                   event (stdin) with askops' decision (stdout)
   bot mcp [-url URL -token-env NAME | -config FILE] [-session ID] [-timeout D]
                                   MCP server on stdio: the approval_prompt tool
+  bot sandbox -workspace DIR [-config FILE] -- COMMAND ARGS...
+                                  run COMMAND inside the OS bound the agent's allowed
+                                  commands run in; exit with its status (126: no bound)
   bot check-config -config FILE   validate the config and reach Redis, Slack, the model
   bot version
 

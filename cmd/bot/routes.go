@@ -59,6 +59,9 @@ type readiness struct {
 	Store  func(context.Context) error
 	Slack  func(context.Context) error // nil without Slack (the console-only serve)
 	Socket func() error                // nil in http mode
+	// Bound names the OS bound of the agent's allowed commands, said on
+	// a line of its own when ready ("" says nothing).
+	Bound string
 
 	mu       sync.Mutex
 	slackAt  time.Time
@@ -104,5 +107,8 @@ func (r *readiness) handler() http.Handler {
 			return
 		}
 		io.WriteString(w, "ok\n")
+		if r.Bound != "" {
+			io.WriteString(w, "bound: "+r.Bound+"\n")
+		}
 	})
 }

@@ -32,6 +32,10 @@ func newRunner(a *app) (*agent.Runner, error) {
 	if created {
 		a.log.Info("created the agent workspace", "dir", ws, "configured", cfg.Agent.Workspace)
 	}
+	b, err := a.agentBound(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("agent.bound: %w", err)
+	}
 	model := agent.NewModel(cfg.OpenAI.BaseURL, cfg.OpenAI.APIKey.Reveal(), &http.Client{Timeout: 5 * time.Minute, Transport: agent.ModelTransport()}, agent.RetryOptions{})
 	return agent.NewRunner(agent.Config{
 		Model:         model,
@@ -42,6 +46,7 @@ func newRunner(a *app) (*agent.Runner, error) {
 		Approver:      foragent.Approver{Next: a.approver},
 		Logger:        a.log.With("component", "agent"),
 		Now:           a.now,
+		Bound:         b,
 	})
 }
 

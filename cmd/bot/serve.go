@@ -45,14 +45,14 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		if !ok {
 			return exitUsage
 		}
-		return serveLocal(ctx, env, cfg, *rotate)
+		return serveLocal(ctx, env, cfg, "", *rotate)
 	}
 	cfg, ok := loadConfig(env, path, config.Serve)
 	if !ok {
 		return exitUsage
 	}
 	if cfg.NoSlack() {
-		return serveLocal(ctx, env, cfg, *rotate)
+		return serveLocal(ctx, env, cfg, path, *rotate)
 	}
 	log := cfg.Log.NewLogger(env.stderr)
 	counts := metrics.New(buildVersion())
@@ -63,6 +63,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	defer a.Close()
+	a.configPath = path
 	stopConsole, err := startSlackConsole(ctx, env, a, live)
 	if err != nil {
 		log.Error("cannot start", "err", err)
@@ -97,7 +98,13 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	a.loops.start("sweep", approval.Sweep{Store: a.Asks, Messages: swept, Every: cfg.Approvals.SweepInterval.D(), Now: a.now, Logger: log.With("component", "sweeper")}.Run)
 	a.startFollowups() // reminders and escalations due on any Ask, beside the sweep
 
-	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName())
+	b, err := a.agentBound(ctx)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	a.ready.Bound = b.Describe()
+	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName(), "bound", b.Describe())
 	front := a.front()
 	front.Interaction, front.SlashCommand, front.Event = ops.Interaction, ops.SlashCommand, a.home.Events(ops.Event)
 	front = a.withRoutes(front, api.Handler())

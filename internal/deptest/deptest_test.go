@@ -34,6 +34,11 @@ func askopsRules() []Rule {
 			Why:       "where a path really lies is a leaf the agent and the gateway share: it imports no askops package",
 		},
 		{
+			Package:   module + "/bound",
+			Forbidden: []string{module + "/..."},
+			Why:       "the OS bound is a leaf: askops runs itself again to set it up before anything else runs, so it knows no policy, store or channel (the wiring hands it the read rules as a func)",
+		},
+		{
 			Package:   module + "/agent",
 			Forbidden: []string{module + "/pending", module + "/slackui", module + "/approval", goRedis, slackGo},
 			Why:       "agent knows no Slack, Redis or store: it speaks its own Request and Decision through its Approver interface, and the wiring adapts",

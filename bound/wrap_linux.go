@@ -1,0 +1,338 @@
+package bound
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// maxHidden bounds the denied files one command hides: each is a mount.
+const maxHidden = 4096
+
+// devices are the character devices every command may write.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom"}
+
+// Probe says what the kernel offers this process: Landlock's ABI, and
+// whether exe (askops, whose main calls Enter) can be started in new
+// user, mount and network namespaces, tried once for real.
+func Probe(ctx context.Context, exe string) Support {
+	s := Support{}
+	if v, err := ll.LandlockGetABIVersion(); err == nil && v > 0 {
+		s.LandlockABI = v
+	} else {
+		s.Why = "the kernel has no Landlock"
+		if err != nil {
+			s.Why += " (" + err.Error() + ")"
+		}
+	}
+	if exe == "" {
+		exe = "/proc/self/exe"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe)
+	sp := spec{Probe: true}
+	if err := setNamespaces(cmd, &sp); err != nil {
+		s.Why = joinWhy(s.Why, err.Error())
+		return s
+	}
+	b, _ := json.Marshal(sp)
+	cmd.Env = []string{envSpec + "=" + string(b)}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.Why = joinWhy(s.Why, "no user namespaces for this process: "+strings.TrimSpace(firstLine(string(out))+" "+err.Error()))
+		return s
+	}
+	s.Namespaces = true
+	return s
+}
+
+func joinWhy(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// setNamespaces makes cmd start askops run again in new user, mount and
+// (with sp.NetNS) network namespaces: directly, or, from a process that is
+// not dumpable and not root, through the outer stage.
+func setNamespaces(cmd *exec.Cmd, sp *spec) error {
+	sp.Namespaces = true
+	sp.UID, sp.GID = os.Getuid(), os.Getgid()
+	attr := cmd.SysProcAttr
+	if attr == nil {
+		attr = &syscall.SysProcAttr{}
+		cmd.SysProcAttr = attr
+	}
+	if !dumpable() && sp.UID != 0 {
+		sp.Stage = stageOuter
+		return nil
+	}
+	sp.Stage = stageInner
+	nsAttr(attr, sp)
+	return nil
+}
+
+// nsAttr sets the clone flags and id maps of the inner stage. Root maps
+// every id to itself; anyone else maps their own uid and gid.
+func nsAttr(attr *syscall.SysProcAttr, sp *spec) {
+	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+	if sp.NetNS {
+		attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if sp.UID == 0 {
+		all := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+		attr.UidMappings, attr.GidMappings = all, all
+		attr.GidMappingsEnableSetgroups = true
+		return
+	}
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: sp.UID, HostID: sp.UID, Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: sp.GID, HostID: sp.GID, Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
+	// A process that is not root inside its namespace loses the
+	// namespace's capabilities at exec; askops run again needs these
+	// three to mount, bring the loopback up and give them all away
+	// (dropCapabilities) before the command starts, as its own user.
+	attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+}
+
+func dumpable() bool {
+	r, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
+	return err == nil && r == 1
+}
+
+// Wrap makes cmd, made by exec.Command with its Dir and Env set, run
+// inside the bound of workspace (a real absolute path): it runs askops
+// again, which builds the bound and execs cmd's program. The command's
+// TMPDIR becomes a private directory. release removes that directory; call
+// it once the command has ended. An error means cmd must not run.
+func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error) {
+	if !b.Active() {
+		return nil, fmt.Errorf("no bound: %s", b.Describe())
+	}
+	if !filepath.IsAbs(workspace) {
+		return nil, fmt.Errorf("bound: workspace %q is not absolute", workspace)
+	}
+	sup := b.cfg.Support
+	sp := spec{ABI: sup.LandlockABI, Argv: slices.Clone(cmd.Args), Dir: cmd.Dir}
+	if len(sp.Argv) == 0 {
+		return nil, errors.New("bound: no command")
+	}
+	if cmd.Path != "" && filepath.IsAbs(cmd.Path) {
+		sp.Argv[0] = cmd.Path
+	}
+	if sp.Dir == "" {
+		sp.Dir = workspace
+	}
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+
+	priv, err := os.MkdirTemp("", "askops-bound-")
+	if err != nil {
+		return nil, fmt.Errorf("bound: private directory: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			removeAll(priv)
+		}
+	}()
+	tmp := filepath.Join(priv, "tmp")
+	sp.HideFile, sp.HideDir = filepath.Join(priv, "hidden"), filepath.Join(priv, "hidden.d")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, fmt.Errorf("bound: private directory: %w", err)
+	}
+	if err := os.WriteFile(sp.HideFile, nil, 0); err != nil {
+		return nil, fmt.Errorf("bound: private directory: %w", err)
+	}
+	if err := os.Mkdir(sp.HideDir, 0); err != nil {
+		return nil, fmt.Errorf("bound: private directory: %w", err)
+	}
+
+	writable := b.cfg.Writable
+	if writable == nil {
+		writable = DefaultWritable(cmd.Env)
+	}
+	home := envValue(cmd.Env, "HOME")
+	for _, w := range writable {
+		if rest, ok := strings.CutPrefix(w, "~/"); ok {
+			if home == "" || !filepath.IsAbs(home) {
+				continue
+			}
+			w = filepath.Join(home, rest)
+		}
+		w = filepath.Clean(w)
+		if _, err := os.Stat(w); errors.Is(err, fs.ErrNotExist) {
+			_ = os.MkdirAll(w, 0o700) // a cache that is not there yet
+		}
+		real, err := filepath.EvalSymlinks(w)
+		if err != nil {
+			continue // it could not be made: nothing to grant
+		}
+		if !sup.Namespaces && within(real, workspace) {
+			// Landlock alone cannot keep .git read-only beneath it.
+			return nil, fmt.Errorf("agent.bound.writable: %s holds the workspace %s, whose .git only namespaces keep read-only, and this kernel gives none", w, workspace)
+		}
+		sp.Writable = append(sp.Writable, real)
+	}
+	sp.Writable = append(sp.Writable, tmp)
+	for _, d := range devices {
+		if fi, err := os.Stat(d); err == nil && fi.Mode()&fs.ModeCharDevice != 0 {
+			sp.Devices = append(sp.Devices, d)
+		}
+	}
+
+	netOpen := len(b.cfg.Hosts) > 0
+	if sup.Namespaces {
+		sp.Writable = append(sp.Writable, workspace)
+		sp.ReadOnly, sp.Hide, err = scan(workspace, b.cfg.Denied)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range b.cfg.DeniedOutside {
+			if _, err := os.Lstat(p); err == nil && !within(p, workspace) {
+				sp.Hide = append(sp.Hide, p)
+			}
+		}
+		if len(sp.Hide) > maxHidden {
+			return nil, fmt.Errorf("bound: %d files in %s are denied to read, more than the %d one command can hide; narrow the read_file deny rules", len(sp.Hide), workspace, maxHidden)
+		}
+		sp.NetNS = !netOpen
+		if err := setNamespaces(cmd, &sp); err != nil {
+			return nil, err
+		}
+	} else {
+		// Landlock alone: the workspace's entries but .git, one by one.
+		children, err := grantChildren(workspace)
+		if err != nil {
+			return nil, err
+		}
+		sp.Writable = append(sp.Writable, children...)
+		sp.DenyConnect = !netOpen
+		sp.Stage = stageInner
+	}
+
+	js, err := json.Marshal(sp)
+	if err != nil {
+		return nil, fmt.Errorf("bound: %w", err)
+	}
+	env := make([]string, 0, len(cmd.Env)+2)
+	for _, kv := range cmd.Env {
+		if !strings.HasPrefix(kv, "TMPDIR=") && !strings.HasPrefix(kv, envSpec+"=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "TMPDIR="+tmp, envSpec+"="+string(js))
+	cmd.Path = b.cfg.Exe
+	cmd.Args = []string{"askops-bound"}
+	cmd.Err = nil // the program is askops now, found by its path
+	return func() { removeAll(priv) }, nil
+}
+
+func envValue(env []string, k string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// within reports whether p is root or lies beneath it.
+func within(p, root string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// scan finds what a command in workspace must not change or read: each
+// .git (directory or file) and each file denied reads. It does not descend
+// into a .git, whose whole tree is read-only.
+func scan(workspace string, denied func(workspace, path string) bool) (readOnly, hide []string, err error) {
+	if denied == nil {
+		if _, err := os.Lstat(filepath.Join(workspace, ".git")); err == nil {
+			readOnly = append(readOnly, filepath.Join(workspace, ".git"))
+		}
+		return readOnly, nil, nil
+	}
+	err = filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == workspace {
+				return err
+			}
+			return nil // what this process cannot read, neither can the command
+		}
+		if d.Name() == ".git" && p != workspace {
+			readOnly = append(readOnly, p)
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if denied(workspace, p) {
+			hide = append(hide, p)
+			if len(hide) > maxHidden {
+				return filepath.SkipAll
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("bound: reading the workspace %s: %w", workspace, err)
+	}
+	return readOnly, hide, nil
+}
+
+// grantChildren lists the workspace's entries a command may write under
+// Landlock alone: every directory and regular file but .git, never a
+// symlink (a rule on src/glink would be a rule on whatever it points at).
+// The workspace's own directory is not among them: a grant on it would
+// cover .git.
+func grantChildren(workspace string) ([]string, error) {
+	entries, err := os.ReadDir(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("bound: reading the workspace %s: %w", workspace, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Name() == ".git" {
+			continue
+		}
+		if t := e.Type(); t.IsDir() || t.IsRegular() {
+			out = append(out, filepath.Join(workspace, e.Name()))
+		}
+	}
+	return out, nil
+}
+
+// removeAll removes the private directory, making its directories
+// writable first: a command may have left one without write permission.
+func removeAll(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
+}
