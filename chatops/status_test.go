@@ -10,7 +10,7 @@ import (
 // The status message names the last call and, once decided, its outcome;
 // a new call starts its line afresh.
 func TestStatusShowsTheLastCallAndItsOutcome(t *testing.T) {
-	u := &statusUpdater{st: &runStatus{id: "r1", user: "U1", task: "deploy"}, ended: true} // ended: no edits scheduled
+	u := newStatusUpdater(&runStatus{id: "r1", user: "U1", task: "deploy"}, nil) // no message: nothing is sent
 	u.event(agent.Event{Kind: agent.EventStarted, Iteration: 1})
 	u.event(agent.Event{Kind: agent.EventToolCall, Tool: "bash", Summary: "make deploy\nand more"})
 	u.event(agent.Event{Kind: agent.EventAsked})
