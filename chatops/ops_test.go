@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/channelpace"
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/testwait"
@@ -88,11 +90,13 @@ type testOptions struct {
 	approver agent.Approver
 	noNew    bool   // build Ops without New (no stop handling): for a broken store
 	runsOff  string // no runner: runs are off, for this reason
+	pace     channelpace.Pace
 }
 
 type testOps struct {
 	*Ops
 	fake   *fakeslack.Server
+	model  *fakeopenai.Server
 	asks   pending.Store
 	grants grants.Store
 }
@@ -105,7 +109,7 @@ func newTestOps(t *testing.T, o testOptions) *testOps {
 	log := slog.New(slog.DiscardHandler)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
-	notifier := slackui.NewNotifier(api, slackui.NotifierConfig{ApprovalChannel: "CAPPROVALS", PerChannelInterval: time.Millisecond, RetryBackoff: time.Millisecond})
+	notifier := slackui.NewNotifier(api, slackui.NotifierConfig{ApprovalChannel: "CAPPROVALS", PerChannelInterval: time.Millisecond, RetryBackoff: time.Millisecond, Pace: o.pace})
 	asks := pending.NewMemoryStore(pending.Options{Logger: log})
 	t.Cleanup(func() { asks.Close() })
 	gs := grants.NewMemoryStore(grants.Options{})
@@ -148,7 +152,7 @@ func newTestOps(t *testing.T, o testOptions) *testOps {
 		}
 		t.Cleanup(func() { _ = ops.Shutdown(context.Background()) })
 	}
-	return &testOps{Ops: ops, fake: fake, asks: asks, grants: gs}
+	return &testOps{Ops: ops, fake: fake, model: model, asks: asks, grants: gs}
 }
 
 func (o *testOps) slash(t *testing.T, channel, user, text string) *SlashReply {
@@ -370,5 +374,83 @@ func TestRunsOffWithoutAModel(t *testing.T) {
 	// Stopping a run id nobody has is still a plain answer, not a crash.
 	if r := o.slash(t, "COPS", approverID, "stop run_nope"); r.Text == "" {
 		t.Errorf("stop: empty reply")
+	}
+}
+
+// heldPace gives no posting slot until opened (edits always have one).
+type heldPace struct{ open atomic.Bool }
+
+func (p *heldPace) Take(_ context.Context, key string, _ channelpace.Limit, _ channelpace.Claim) (time.Duration, error) {
+	if key == "chat.update" || p.open.Load() {
+		return 0, nil
+	}
+	return 5 * time.Millisecond, nil
+}
+
+func (p *heldPace) Release(context.Context, string, string) error { return nil }
+
+func mention(o *testOps, ctx context.Context, event, ts string) {
+	o.Event(ctx, slackevents.EventsAPIEvent{
+		Data:       &slackevents.EventsAPICallbackEvent{EventID: event},
+		InnerEvent: slackevents.EventsAPIInnerEvent{Data: &slackevents.AppMentionEvent{User: starterID, Channel: "COPS", Text: "<@UBOT> look around", TimeStamp: ts}},
+	})
+}
+
+// A run in a thread starts at once, however long the channel makes its
+// status message wait: the model hears from it, and it ends, before
+// anything is posted; its status and answer follow when the channel
+// allows, the status showing how it ended.
+func TestRunStartsWhileTheChannelMakesItsStatusWait(t *testing.T) {
+	pace := &heldPace{}
+	o := newTestOps(t, testOptions{pace: pace, replies: []fakeopenai.Reply{fakeopenai.Text("all done")}})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	mention(o, ctx, "Ev3", "7.000001")
+	testwait.Until(ctx, t, "the run to reach the model", func() bool { return len(o.model.Requests()) == 1 })
+	if n := len(o.fake.Calls("chat.postMessage")); n != 0 {
+		t.Fatalf("%d posts while the channel had no slot", n)
+	}
+	pace.open.Store(true)
+	answer, err := o.fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return c.OK() && c.Text == "all done" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer.ThreadTS != "7.000001" {
+		t.Errorf("answer in thread %q", answer.ThreadTS)
+	}
+	testwait.Until(ctx, t, "the status to show the finished run", func() bool {
+		for _, m := range o.fake.Messages() {
+			if m.ThreadTS == "7.000001" && strings.Contains(m.Text, "_finished_") {
+				return true
+			}
+		}
+		return false
+	})
+	if err := o.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Slack failing for longer than one post's retries loses neither the
+// run's status nor its answer: both are tried again until they are posted.
+func TestAnswerOutlastsSlacksFailures(t *testing.T) {
+	o := newTestOps(t, testOptions{replies: []fakeopenai.Reply{fakeopenai.Text("all done")}})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	o.fake.FailNext("chat.postMessage", 12, fakeslack.FailMode{Status: 503}) // three posts' worth of retries
+	mention(o, ctx, "Ev4", "8.000001")
+	if _, err := o.fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return c.OK() && c.Text == "all done" }); err != nil {
+		t.Fatalf("the answer was lost: %v", err)
+	}
+	testwait.Until(ctx, t, "the status to show the finished run", func() bool {
+		for _, m := range o.fake.Messages() {
+			if m.ThreadTS == "8.000001" && strings.Contains(m.Text, "_finished_") {
+				return true
+			}
+		}
+		return false
+	})
+	if err := o.Shutdown(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

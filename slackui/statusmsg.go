@@ -92,6 +92,10 @@ func (s *StatusMessage) postDone(channel, ts string, err error) {
 	s.postedTo, s.ts, s.sent = channel, ts, s.rendering
 	s.next = time.Now().Add(time.Second)
 	close(s.posted)
+	if s.final > 0 && s.sent >= s.final {
+		s.end()
+		return
+	}
 	s.kick()
 }
 
