@@ -75,9 +75,12 @@ type openBatch struct {
 }
 
 // batchRender is a render of one batch message in progress; updates of the
-// same message meanwhile mark it dirty and wait for it.
+// same message meanwhile mark it dirty and wait for it. prio is what its
+// next edit is for: an Ask joining raises a decision's render to its own
+// priority, or the joined Asks would wait behind other decisions' edits.
 type batchRender struct {
 	dirty bool
+	prio  Priority
 	done  chan struct{}
 	err   error
 }
@@ -634,6 +637,7 @@ func (n *Notifier) updateBatch(ctx context.Context, a pending.Ask, prio Priority
 	n.mu.Lock()
 	if r := n.batching[key]; r != nil {
 		r.dirty = true
+		r.prio = min(r.prio, prio)
 		n.mu.Unlock()
 		select {
 		case <-r.done:
@@ -642,7 +646,7 @@ func (n *Notifier) updateBatch(ctx context.Context, a pending.Ask, prio Priority
 			return true, ctx.Err()
 		}
 	}
-	r := &batchRender{done: make(chan struct{})}
+	r := &batchRender{prio: prio, done: make(chan struct{})}
 	n.batching[key] = r
 	n.mu.Unlock()
 	defer func() {
@@ -652,10 +656,10 @@ func (n *Notifier) updateBatch(ctx context.Context, a pending.Ask, prio Priority
 		r.err = err
 		close(r.done)
 	}()
-	return true, n.renderBatchUntilStable(ctx, r, a, prio, held)
+	return true, n.renderBatchUntilStable(ctx, r, a, held)
 }
 
-func (n *Notifier) renderBatchUntilStable(ctx context.Context, r *batchRender, a pending.Ask, prio Priority, held bool) error {
+func (n *Notifier) renderBatchUntilStable(ctx context.Context, r *batchRender, a pending.Ask, held bool) error {
 	var written string
 	for range 10 {
 		n.mu.Lock()
@@ -680,6 +684,9 @@ func (n *Notifier) renderBatchUntilStable(ctx context.Context, r *batchRender, a
 		}
 		if state.String() != written {
 			msg := n.renderBatch(asks)
+			n.mu.Lock()
+			prio := r.prio
+			n.mu.Unlock()
 			err := n.edit(ctx, prio, held, a.Channel, a.MessageTS, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
 			held = false
 			if err != nil {

@@ -81,6 +81,7 @@ func (n *Notifier) editLimit() channelpace.Limit {
 }
 
 func (n *Notifier) takeKey(ctx context.Context, key string, l channelpace.Limit, prio Priority) time.Duration {
+	l = headroom(l, prio)
 	c := channelpace.Claim{Priority: int(prio), Holder: n.holder}
 	wait, err := n.slots.Take(ctx, key, l, c)
 	if err != nil {
@@ -88,6 +89,19 @@ func (n *Notifier) takeKey(ctx context.Context, key string, l channelpace.Limit,
 		wait, _ = n.local.Take(ctx, key, l, c)
 	}
 	return wait
+}
+
+// headroom is the pace run status and answers take slots at: the same
+// rate, but a burst of half the size (at least 1), so they never spend the
+// slots a burst of Asks or decisions finds waiting. The pace's state is
+// shared, so the headroom holds across replicas too: with a channel's
+// burst of 3 its status posts go only while 2 slots are spare for Asks, and
+// sixty runs' status edits leave ten of the app's twenty for decisions.
+func headroom(l channelpace.Limit, prio Priority) channelpace.Limit {
+	if prio == PriorityStatus {
+		l.Burst = max(1, l.Burst/2)
+	}
+	return l
 }
 
 // release drops this process's claim on key: nothing of it waits there.

@@ -338,3 +338,36 @@ func TestStatusMessagePostedLateShowsItsLatestState(t *testing.T) {
 		t.Fatalf("%d edits after a post that showed the last state", k)
 	}
 }
+
+// Run status never spends the burst a channel keeps for Asks: with a
+// burst of 3, a status post goes only while 2 slots are spare, so two
+// Asks arriving after it still go at once.
+func TestStatusLeavesTheBurstToAsks(t *testing.T) {
+	n, fake := newTestNotifier(t, NotifierConfig{PerChannelInterval: time.Hour, PerChannelBurst: 3})
+	ctx := t.Context()
+	if _, _, err := n.Say(ctx, PriorityStatus, approvals, slack.MsgOptionText("status one", false)); err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	said := make(chan error, 1)
+	go func() {
+		_, _, err := n.Say(sctx, PriorityStatus, approvals, slack.MsgOptionText("status two", false))
+		said <- err
+	}()
+	testwait.For(t, "the second status to queue", func() bool { return n.queued(approvals) == 1 })
+	actx, cancelAsks := context.WithTimeout(ctx, testwait.Timeout)
+	defer cancelAsks()
+	for _, id := range []string{"ASK1", "ASK2"} {
+		if _, _, err := n.Post(actx, openAsk(id)); err != nil {
+			t.Fatalf("%s: %v (the status took the slot kept for it)", id, err)
+		}
+	}
+	cancel()
+	if err := <-said; err == nil {
+		t.Error("the second status went: it spent the Asks' burst")
+	}
+	if got := postTexts(fake, "chat.postMessage"); len(got) != 3 || got[0] != "status one" {
+		t.Fatalf("posts %q", got)
+	}
+}
