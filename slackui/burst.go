@@ -187,7 +187,7 @@ func (cq *channelQueue) dropAbandoned(now time.Time) (gone []given, next time.Ti
 // most urgent first, until none is left.
 func (n *Notifier) drain(ctx context.Context, channel string) {
 	defer n.draining.Done()
-	defer n.release(ctx, channel)
+	released := false
 	for {
 		now := time.Now()
 		n.mu.Lock()
@@ -198,6 +198,17 @@ func (n *Notifier) drain(ctx context.Context, channel string) {
 		if nextGiveUp.IsZero() || !nextPostGiveUp.IsZero() && nextPostGiveUp.Before(nextGiveUp) {
 			nextGiveUp = nextPostGiveUp
 		}
+		if len(cq.waiting) == 0 && len(cq.posts) == 0 && !released {
+			// Nothing left: other replicas need not yield to this one.
+			// Released before the drain ends, so a drain started after
+			// it never loses its fresh claim to this release.
+			n.mu.Unlock()
+			report(gone)
+			n.release(ctx, channel)
+			released = true
+			continue
+		}
+		released = false
 		if len(cq.waiting) == 0 && len(cq.posts) == 0 {
 			cq.running = false
 			if cq.batch == nil || n.cfg.Now().Sub(cq.batch.postedAt) > n.cfg.BatchWindow {

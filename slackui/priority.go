@@ -167,8 +167,8 @@ func (n *Notifier) editSlot(ctx context.Context, prio Priority) error {
 // hands each to the most urgent waiter.
 func (n *Notifier) handOutEdits(ctx context.Context) {
 	defer n.draining.Done()
-	defer n.release(ctx, editKey)
 	lane := &n.edits
+	released := false
 	for {
 		n.mu.Lock()
 		prio := Priority(-1)
@@ -185,11 +185,20 @@ func (n *Notifier) handOutEdits(ctx context.Context) {
 				prio = Priority(p)
 			}
 		}
+		if prio < 0 && !released {
+			// Released before the lane stops, so a lane started after it
+			// never loses its fresh claim to this release.
+			n.mu.Unlock()
+			n.release(ctx, editKey)
+			released = true
+			continue
+		}
 		if prio < 0 {
 			lane.running = false
 			n.mu.Unlock()
 			return
 		}
+		released = false
 		n.mu.Unlock()
 		wait := n.takeKey(ctx, editKey, n.editLimit(), prio)
 		if wait == 0 {

@@ -108,8 +108,18 @@ func (m *Memory) Take(_ context.Context, key string, l Limit, c Claim) (time.Dur
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.now()
-	if len(m.tat) > 1024 {
+	if len(m.tat) > 1024 || len(m.claims) > 1024 {
 		// Asks go to many threads' channels; forget the idle ones.
+		for k, held := range m.claims {
+			for h, cl := range held {
+				if !cl.until.After(now) {
+					delete(held, h)
+				}
+			}
+			if len(held) == 0 {
+				delete(m.claims, k)
+			}
+		}
 		for k, t := range m.tat {
 			if t.Before(now) && len(m.claims[k]) == 0 {
 				delete(m.tat, k)
