@@ -15,6 +15,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/askops/askops/agent"
+	"github.com/askops/askops/approval"
+	"github.com/askops/askops/approval/foragent"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/channelpace"
 	"github.com/askops/askops/internal/fakeopenai"
@@ -91,6 +93,10 @@ type testOptions struct {
 	noNew    bool   // build Ops without New (no stop handling): for a broken store
 	runsOff  string // no runner: runs are off, for this reason
 	pace     channelpace.Pace
+	// roundTrip, when set, makes the runs' approver askops' own round
+	// trip (an approval.Core) through the test's notifier, Asks ending
+	// after it.
+	roundTrip time.Duration
 }
 
 type testOps struct {
@@ -115,6 +121,16 @@ func newTestOps(t *testing.T, o testOptions) *testOps {
 	gs := grants.NewMemoryStore(grants.Options{})
 	if o.sessions == nil {
 		o.sessions = sessions.NewMemoryStore(sessions.Options{TTL: time.Hour})
+	}
+	if o.roundTrip > 0 {
+		core, err := approval.New(approval.Config{
+			Asks: asks, Grants: gs, Notifiers: []approval.Notifier{notifier},
+			Timeout: o.roundTrip, SessionTTL: time.Hour, Logger: log,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.approver = foragent.Approver{Next: core}
 	}
 	if o.approver == nil {
 		o.approver = newGate(true)
@@ -445,6 +461,70 @@ func TestAnswerOutlastsSlacksFailures(t *testing.T) {
 	testwait.Until(ctx, t, "the status to show the finished run", func() bool {
 		for _, m := range o.fake.Messages() {
 			if m.ThreadTS == "8.000001" && strings.Contains(m.Text, "_finished_") {
+				return true
+			}
+		}
+		return false
+	})
+	if err := o.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// askHeldPace gives a channel's posting slots to everything but new Asks:
+// a channel that never reaches the Ask queued for it.
+type askHeldPace struct{}
+
+func (askHeldPace) Take(_ context.Context, key string, _ channelpace.Limit, c channelpace.Claim) (time.Duration, error) {
+	if key != "chat.update" && c.Priority == int(slackui.PriorityAsk) {
+		return 5 * time.Millisecond, nil
+	}
+	return 0, nil
+}
+
+func (askHeldPace) Release(context.Context, string, string) error { return nil }
+
+// An Ask whose deadline comes while it still waits for its channel ends
+// unavailable, never shown, and the run's status message says so beside
+// the call: the run's people learn why it went on without the call.
+func TestRunSaysItsAskWasNeverShown(t *testing.T) {
+	o := newTestOps(t, testOptions{pace: askHeldPace{}, roundTrip: 2 * time.Second,
+		replies: []fakeopenai.Reply{bashCall("c1", "make deploy"), fakeopenai.Text("all done")}})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	mention(o, ctx, "Ev5", "9.000001")
+	if _, err := o.fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return c.OK() && c.Text == "all done" }); err != nil {
+		t.Fatalf("the run never answered: %v", err)
+	}
+	events, err := o.asks.(*pending.MemoryStore).Audit(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asks []pending.Ask
+	for _, e := range events {
+		if e.Kind == pending.EventAsked {
+			a, err := o.asks.Get(ctx, e.AskID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			asks = append(asks, a)
+		}
+	}
+	if len(asks) != 1 {
+		t.Fatalf("%d asks, want 1", len(asks))
+	}
+	if out, _ := asks[0].Outcome(); out != pending.Unavailable || !strings.Contains(asks[0].DecisionReason, "never shown") {
+		t.Fatalf("asks: %+v, want one unavailable, never shown", asks)
+	}
+	for _, c := range o.fake.Calls("chat.postMessage") {
+		if strings.Contains(c.Text, "make deploy") && !strings.Contains(c.Text, "*Run*") {
+			t.Fatalf("the Ask was posted after all: %q", c.Text)
+		}
+	}
+	testwait.Until(ctx, t, "the status to say the call's Ask was never shown", func() bool {
+		for _, m := range o.fake.Messages() {
+			if m.ThreadTS == "9.000001" && strings.Contains(m.Text, "_finished_") &&
+				strings.Contains(m.Text, "→ unavailable: the approval request was never shown") {
 				return true
 			}
 		}
