@@ -325,7 +325,13 @@ func TestStatusMessagePostedLateShowsItsLatestState(t *testing.T) {
 	mu.Unlock()
 	s.Changed()
 	done := make(chan error, 1)
-	go func() { done <- s.Finish(t.Context()) }()
+	ctx, cancel := context.WithTimeout(t.Context(), testwait.Timeout)
+	defer cancel()
+	go func() { done <- s.Finish(ctx) }()
+	// The post's slot comes only once the state is final: granted before,
+	// the post could show a state Finish then outdates (an edit the gate
+	// never grants a slot for).
+	testwait.For(t, "Finish to mark the state final", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.final > 0 })
 	gate.grant(approvals, 1)
 	if err := <-done; err != nil {
 		t.Fatal(err)
