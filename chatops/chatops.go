@@ -16,6 +16,7 @@ import (
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/sessions"
+	"github.com/askops/askops/slackui"
 )
 
 // Runner starts and stops agent runs (*agent.Runner).
@@ -54,11 +55,15 @@ type Grants interface {
 }
 
 // Poster is how chat-ops talks to Slack: slackui.Notifier's paced,
-// retrying calls, so chat-ops' messages share the Asks' per-channel budget
-// and ride out 429s and 5xx like them.
+// retrying calls, so chat-ops' messages share the Asks' per-channel budget,
+// behind them (slackui's priorities), and ride out 429s and 5xx like them.
 type Poster interface {
-	PostMessage(ctx context.Context, channel string, opts ...slack.MsgOption) (posted, ts string, err error)
-	UpdateMessage(ctx context.Context, channel, ts string, opts ...slack.MsgOption) error
+	// Status queues a run's status message, kept to its latest state.
+	Status(ctx context.Context, channel, thread string, text func() string) *slackui.StatusMessage
+	// Enqueue queues a post (a run's answer) and reports it to done.
+	Enqueue(ctx context.Context, p slackui.Post, done func(channel, ts string, err error))
+	// Respond answers a slash command through its response_url.
+	Respond(ctx context.Context, channel, responseURL string, opts ...slack.MsgOption) error
 	PostEphemeral(ctx context.Context, channel, user string, opts ...slack.MsgOption) error
 }
 

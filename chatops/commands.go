@@ -65,7 +65,7 @@ func (o *Ops) SlashCommand(ctx context.Context, cmd slack.SlashCommand) any {
 		tell := func(text string) {
 			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 			defer cancel()
-			if _, _, err := o.cfg.Slack.PostMessage(tctx, cmd.ChannelID, slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral), slack.MsgOptionText(text, false)); err != nil {
+			if err := o.cfg.Slack.Respond(tctx, cmd.ChannelID, cmd.ResponseURL, slack.MsgOptionText(text, false)); err != nil {
 				o.log.Warn("could not tell the user the run did not start", "user", cmd.UserID, "err", err)
 			}
 		}

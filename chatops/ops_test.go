@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,9 +15,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/askops/askops/agent"
+	"github.com/askops/askops/approval"
+	"github.com/askops/askops/approval/foragent"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/channelpace"
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/sessions"
@@ -87,11 +92,17 @@ type testOptions struct {
 	approver agent.Approver
 	noNew    bool   // build Ops without New (no stop handling): for a broken store
 	runsOff  string // no runner: runs are off, for this reason
+	pace     channelpace.Pace
+	// roundTrip, when set, makes the runs' approver askops' own round
+	// trip (an approval.Core) through the test's notifier, Asks ending
+	// after it.
+	roundTrip time.Duration
 }
 
 type testOps struct {
 	*Ops
 	fake   *fakeslack.Server
+	model  *fakeopenai.Server
 	asks   pending.Store
 	grants grants.Store
 }
@@ -104,12 +115,22 @@ func newTestOps(t *testing.T, o testOptions) *testOps {
 	log := slog.New(slog.DiscardHandler)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
-	notifier := slackui.NewNotifier(api, slackui.NotifierConfig{ApprovalChannel: "CAPPROVALS", PerChannelInterval: time.Millisecond, RetryBackoff: time.Millisecond})
+	notifier := slackui.NewNotifier(api, slackui.NotifierConfig{ApprovalChannel: "CAPPROVALS", PerChannelInterval: time.Millisecond, RetryBackoff: time.Millisecond, Pace: o.pace})
 	asks := pending.NewMemoryStore(pending.Options{Logger: log})
 	t.Cleanup(func() { asks.Close() })
 	gs := grants.NewMemoryStore(grants.Options{})
 	if o.sessions == nil {
 		o.sessions = sessions.NewMemoryStore(sessions.Options{TTL: time.Hour})
+	}
+	if o.roundTrip > 0 {
+		core, err := approval.New(approval.Config{
+			Asks: asks, Grants: gs, Notifiers: []approval.Notifier{notifier},
+			Timeout: o.roundTrip, SessionTTL: time.Hour, Logger: log,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.approver = foragent.Approver{Next: core}
 	}
 	if o.approver == nil {
 		o.approver = newGate(true)
@@ -147,7 +168,7 @@ func newTestOps(t *testing.T, o testOptions) *testOps {
 		}
 		t.Cleanup(func() { _ = ops.Shutdown(context.Background()) })
 	}
-	return &testOps{Ops: ops, fake: fake, asks: asks, grants: gs}
+	return &testOps{Ops: ops, fake: fake, model: model, asks: asks, grants: gs}
 }
 
 func (o *testOps) slash(t *testing.T, channel, user, text string) *SlashReply {
@@ -245,11 +266,16 @@ func TestMentionRunsInThreadWithStatus(t *testing.T) {
 	if answer.ThreadTS != "5.000001" {
 		t.Errorf("answer in thread %q, want the mention's", answer.ThreadTS)
 	}
-	if _, err := o.fake.WaitForCall(ctx, "chat.update", func(c fakeslack.Call) bool {
-		return strings.Contains(c.Text, "_finished_") && strings.Contains(c.Text, "1 tool call(s)") && strings.Contains(c.Text, "list_files")
-	}); err != nil {
-		t.Fatalf("status never showed the finished run: %v", err)
-	}
+	// The status message shows the run's end (posted with it, or edited
+	// to it: the states between may be skipped).
+	testwait.Until(ctx, t, "the status message to show the finished run", func() bool {
+		for _, m := range o.fake.Messages() {
+			if m.ThreadTS == "5.000001" && strings.Contains(m.Text, "_finished_") && strings.Contains(m.Text, "1 tool call(s)") && strings.Contains(m.Text, "list_files") {
+				return true
+			}
+		}
+		return false
+	})
 	if err := o.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -306,10 +332,11 @@ func hasCall(fake *fakeslack.Server, method, text string) bool {
 	return false
 }
 
-// A run whose status message Slack refuses does not start, and the user
-// who typed /askops run is told why through the command's response_url
-// (which works where askops cannot post); a mention's user gets an
-// ephemeral reply.
+// A run whose status message Slack refuses for good does not start (or,
+// in a thread, where it starts at once, is stopped), and the user who
+// typed /askops run is told why through the command's response_url (which
+// works where askops cannot post); a mention's user gets an ephemeral
+// reply.
 func TestRunNotStartedTellsTheUser(t *testing.T) {
 	o := newTestOps(t, testOptions{})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -342,7 +369,7 @@ func TestRunNotStartedTellsTheUser(t *testing.T) {
 		InnerEvent: slackevents.EventsAPIInnerEvent{Data: &slackevents.AppMentionEvent{User: starterID, Channel: "COPS", Text: "<@UBOT> look around", TimeStamp: "9.000001"}},
 	})
 	if _, err := o.fake.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool {
-		return c.User == starterID && strings.Contains(c.Text, "did not start") && strings.Contains(c.Text, "is_archived")
+		return c.User == starterID && strings.Contains(c.Text, "was stopped") && strings.Contains(c.Text, "is_archived")
 	}); err != nil {
 		t.Fatalf("the mention's user was never told: %v", err)
 	}
@@ -363,5 +390,147 @@ func TestRunsOffWithoutAModel(t *testing.T) {
 	// Stopping a run id nobody has is still a plain answer, not a crash.
 	if r := o.slash(t, "COPS", approverID, "stop run_nope"); r.Text == "" {
 		t.Errorf("stop: empty reply")
+	}
+}
+
+// heldPace gives no posting slot until opened (edits always have one).
+type heldPace struct{ open atomic.Bool }
+
+func (p *heldPace) Take(_ context.Context, key string, _ channelpace.Limit, _ channelpace.Claim) (time.Duration, error) {
+	if key == "chat.update" || p.open.Load() {
+		return 0, nil
+	}
+	return 5 * time.Millisecond, nil
+}
+
+func (p *heldPace) Release(context.Context, string, string) error { return nil }
+
+func mention(o *testOps, ctx context.Context, event, ts string) {
+	o.Event(ctx, slackevents.EventsAPIEvent{
+		Data:       &slackevents.EventsAPICallbackEvent{EventID: event},
+		InnerEvent: slackevents.EventsAPIInnerEvent{Data: &slackevents.AppMentionEvent{User: starterID, Channel: "COPS", Text: "<@UBOT> look around", TimeStamp: ts}},
+	})
+}
+
+// A run in a thread starts at once, however long the channel makes its
+// status message wait: the model hears from it, and it ends, before
+// anything is posted; its status and answer follow when the channel
+// allows, the status showing how it ended.
+func TestRunStartsWhileTheChannelMakesItsStatusWait(t *testing.T) {
+	pace := &heldPace{}
+	o := newTestOps(t, testOptions{pace: pace, replies: []fakeopenai.Reply{fakeopenai.Text("all done")}})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	mention(o, ctx, "Ev3", "7.000001")
+	testwait.Until(ctx, t, "the run to reach the model", func() bool { return len(o.model.Requests()) == 1 })
+	if n := len(o.fake.Calls("chat.postMessage")); n != 0 {
+		t.Fatalf("%d posts while the channel had no slot", n)
+	}
+	pace.open.Store(true)
+	answer, err := o.fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return c.OK() && c.Text == "all done" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer.ThreadTS != "7.000001" {
+		t.Errorf("answer in thread %q", answer.ThreadTS)
+	}
+	testwait.Until(ctx, t, "the status to show the finished run", func() bool {
+		for _, m := range o.fake.Messages() {
+			if m.ThreadTS == "7.000001" && strings.Contains(m.Text, "_finished_") {
+				return true
+			}
+		}
+		return false
+	})
+	if err := o.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Slack failing for longer than one post's retries loses neither the
+// run's status nor its answer: both are tried again until they are posted.
+func TestAnswerOutlastsSlacksFailures(t *testing.T) {
+	o := newTestOps(t, testOptions{replies: []fakeopenai.Reply{fakeopenai.Text("all done")}})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	o.fake.FailNext("chat.postMessage", 12, fakeslack.FailMode{Status: 503}) // three posts' worth of retries
+	mention(o, ctx, "Ev4", "8.000001")
+	if _, err := o.fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return c.OK() && c.Text == "all done" }); err != nil {
+		t.Fatalf("the answer was lost: %v", err)
+	}
+	testwait.Until(ctx, t, "the status to show the finished run", func() bool {
+		for _, m := range o.fake.Messages() {
+			if m.ThreadTS == "8.000001" && strings.Contains(m.Text, "_finished_") {
+				return true
+			}
+		}
+		return false
+	})
+	if err := o.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// askHeldPace gives a channel's posting slots to everything but new Asks:
+// a channel that never reaches the Ask queued for it.
+type askHeldPace struct{}
+
+func (askHeldPace) Take(_ context.Context, key string, _ channelpace.Limit, c channelpace.Claim) (time.Duration, error) {
+	if key != "chat.update" && c.Priority == int(slackui.PriorityAsk) {
+		return 5 * time.Millisecond, nil
+	}
+	return 0, nil
+}
+
+func (askHeldPace) Release(context.Context, string, string) error { return nil }
+
+// An Ask whose deadline comes while it still waits for its channel ends
+// unavailable, never shown, and the run's status message says so beside
+// the call: the run's people learn why it went on without the call.
+func TestRunSaysItsAskWasNeverShown(t *testing.T) {
+	o := newTestOps(t, testOptions{pace: askHeldPace{}, roundTrip: 2 * time.Second,
+		replies: []fakeopenai.Reply{bashCall("c1", "make deploy"), fakeopenai.Text("all done")}})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	mention(o, ctx, "Ev5", "9.000001")
+	if _, err := o.fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return c.OK() && c.Text == "all done" }); err != nil {
+		t.Fatalf("the run never answered: %v", err)
+	}
+	events, err := o.asks.(*pending.MemoryStore).Audit(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asks []pending.Ask
+	for _, e := range events {
+		if e.Kind == pending.EventAsked {
+			a, err := o.asks.Get(ctx, e.AskID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			asks = append(asks, a)
+		}
+	}
+	if len(asks) != 1 {
+		t.Fatalf("%d asks, want 1", len(asks))
+	}
+	if out, _ := asks[0].Outcome(); out != pending.Unavailable || !strings.Contains(asks[0].DecisionReason, "never shown") {
+		t.Fatalf("asks: %+v, want one unavailable, never shown", asks)
+	}
+	for _, c := range o.fake.Calls("chat.postMessage") {
+		if strings.Contains(c.Text, "make deploy") && !strings.Contains(c.Text, "*Run*") {
+			t.Fatalf("the Ask was posted after all: %q", c.Text)
+		}
+	}
+	testwait.Until(ctx, t, "the status to say the call's Ask was never shown", func() bool {
+		for _, m := range o.fake.Messages() {
+			if m.ThreadTS == "9.000001" && strings.Contains(m.Text, "_finished_") &&
+				strings.Contains(m.Text, "→ unavailable: the approval request was never shown") {
+				return true
+			}
+		}
+		return false
+	})
+	if err := o.Shutdown(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -68,28 +68,46 @@ func (o *Ops) Event(ctx context.Context, ev slackevents.EventsAPIEvent) {
 // message starts a new thread; otherwise it is a reply in thread. The thread
 // is the run's session: its grants and Asks stay there.
 //
-// tell reaches the user who asked when the status message cannot be
-// posted (the run does not start then): without it a refused post left
-// them waiting for a run that never began.
+// Posting never holds a run back longer than it must, and a slow channel
+// never fails one: the status message is queued behind everything more
+// urgent in the channel (slackui's priorities) and shows the run's latest
+// state once it is out. A run in a thread starts at once. A run typed in a
+// channel starts once its status message is out, because that message is
+// its thread and so its session; however long the channel makes it wait,
+// it is not given up. Only Slack refusing the message for good (askops is
+// not in the channel, it is archived) ends the run: then tell reaches the
+// user who asked (a run that cannot post could not ask anyone either).
 func (o *Ops) startRun(channel, thread, user, task string, tell func(text string)) {
 	ctx := o.runsCtx
 	id := recordid.NewRun()
 	st := &runStatus{id: id, user: user, task: task, state: "starting"}
-	opts := []slack.MsgOption{slack.MsgOptionText(st.text(), false)}
-	if thread != "" {
-		opts = append(opts, slack.MsgOptionTS(thread))
-	}
-	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	_, statusTS, err := o.cfg.Slack.PostMessage(pctx, channel, opts...)
-	cancel()
-	if err != nil {
-		o.log.Error("could not post run status; run not started", "channel", channel, "user", user, "err", err)
-		o.cfg.Runs.RunEnded("failed")
-		tell(notStartedText(err))
-		return
-	}
-	if thread == "" {
-		thread = statusTS
+	up := newStatusUpdater(st, o.log)
+	// The message outlives the run's cancellation: the run's end is
+	// shown after it.
+	up.msg = o.cfg.Slack.Status(context.WithoutCancel(ctx), channel, thread, up.text)
+	endRecord := o.recordRun(ctx, id, channel, user, task)
+	inThread := thread != ""
+	if !inThread {
+		_, ts, err := up.msg.Posted(ctx)
+		if err != nil {
+			endRecord()
+			if ctx.Err() != nil {
+				// Shutting down before the channel let the message out:
+				// it says so if it is posted after all.
+				o.log.Warn("run not started: askops is shutting down", "run", id, "channel", channel, "user", user)
+				fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				up.finish(fctx, agent.Result{RunID: id, Status: agent.StatusCancelled})
+				cancel()
+				o.cfg.Runs.RunEnded("cancelled")
+				tell("The run did not start: askops is restarting. Nothing ran; try again in a moment.")
+				return
+			}
+			o.log.Error("could not post run status; run not started", "run", id, "channel", channel, "user", user, "err", err)
+			o.cfg.Runs.RunEnded("failed")
+			tell(notStartedText(err))
+			return
+		}
+		thread = ts
 	}
 	spec := agent.RunSpec{
 		ID: id, SessionID: channel + "/" + thread, StartedBy: user, Label: "askops in channel " + channel,
@@ -100,9 +118,7 @@ func (o *Ops) startRun(channel, thread, user, task string, tell func(text string
 		// The run is still judged by the policy; only /askops grants will not list its session.
 		o.log.Warn("could not record the run's session for /askops grants", "run", id, "session", spec.SessionID, "err", err)
 	}
-	up := newStatusUpdater(o.cfg.Slack, channel, statusTS, st, o.log)
 	o.log.Info("run started", "run", id, "session", spec.SessionID, "by", user)
-	endRecord := o.recordRun(ctx, id, channel, user, task)
 	run := o.cfg.Runner.Start(ctx, spec, up.event)
 	// What follows the end runs on the run's own goroutine, tracked like
 	// this one: a waiting run holds no goroutine here.
@@ -110,13 +126,33 @@ func (o *Ops) startRun(channel, thread, user, task string, tell func(text string
 	run.Then(func(res agent.Result) {
 		defer o.work.Done()
 		endRecord()
-		up.finish(res)
 		o.ended(ctx, channel, thread, id, res)
+		up.finish(context.WithoutCancel(ctx), res)
 	})
+	if inThread {
+		o.goTracked(func() { o.refusedFor(ctx, id, up, tell) })
+	}
+}
+
+// refusedFor stops run id if Slack refuses its status message for good
+// (a run in a thread starts before its message is out), and tells the user
+// why.
+func (o *Ops) refusedFor(ctx context.Context, id string, up *statusUpdater, tell func(text string)) {
+	_, _, err := up.msg.Posted(ctx)
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	if o.cfg.Runner.Stop(id) {
+		o.log.Error("could not post run status; run stopped", "run", id, "err", err)
+		tell(stoppedText(err))
+	}
 }
 
 // ended reports run id's end: the count, the log, and the answer in its
-// thread.
+// thread. The answer is never dropped: it waits its turn in the channel
+// and Slack's failures are tried again with back-off until it is posted,
+// or Slack refuses it for good (its thread or channel is gone), which is
+// logged as an error with the answer's first line.
 func (o *Ops) ended(ctx context.Context, channel, thread, id string, res agent.Result) {
 	o.cfg.Runs.RunEnded(string(res.Status))
 	o.log.Info("run ended", "run", id, "status", res.Status, "iterations", res.Iterations, "err", res.Err)
@@ -133,11 +169,19 @@ func (o *Ops) ended(ctx context.Context, channel, thread, id string, res agent.R
 	default:
 		text = fmt.Sprintf("Run `%s` failed: %s", slackui.Text(id, 100), slackui.Text(fmt.Sprint(res.Err), 3000))
 	}
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-	defer cancel()
-	if _, _, err := o.cfg.Slack.PostMessage(actx, channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread)); err != nil {
-		o.log.Warn("could not post run answer", "run", id, "err", err)
-	}
+	o.work.Add(1)
+	o.cfg.Slack.Enqueue(context.WithoutCancel(ctx), slackui.Post{
+		Channel: channel, Priority: slackui.PriorityStatus, Persist: true,
+		Message: func() []slack.MsgOption {
+			return []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionTS(thread)}
+		},
+	}, func(_, _ string, err error) {
+		defer o.work.Done()
+		if err != nil {
+			o.log.Error("could not post run answer: Slack refused it for good", "run", id, "channel", channel, "thread", thread,
+				"answer", headLine(slackui.Text(text, 200)), "err", err)
+		}
+	})
 }
 
 // notStartedText tells the user why a run did not start: the Slack error,
@@ -152,6 +196,13 @@ func notStartedText(err error) string {
 		}
 	}
 	return "The run did not start: " + why + ". Nothing ran."
+}
+
+// stoppedText tells the user why a run in a thread was stopped: it started
+// at once, and Slack then refused its status message for good.
+func stoppedText(err error) string {
+	why := strings.TrimSuffix(strings.TrimPrefix(notStartedText(err), "The run did not start: "), ". Nothing ran.")
+	return "The run was stopped: " + why + ". It could not have asked anyone here to approve a call either."
 }
 
 // startMode is the mode a run in channel starts with: the channel's, or

@@ -7,11 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/askops/askops/internal/slacklink"
-
-	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/slackui"
@@ -24,9 +21,10 @@ type runStatus struct {
 	step           int
 	calls          int
 	// The last call, as its event told it: the text is made when the
-	// message is, so a waiting run keeps no copy of it.
-	lastTool, lastSummary, lastOutcome string
-	lastBounded                        string // whether the last command ran inside the OS bound (agent.Event.Bounded)
+	// message is, so a waiting run keeps no copy of it. lastReason says
+	// why an Ask ended unavailable (never shown, say).
+	lastTool, lastSummary, lastOutcome, lastReason string
+	lastBounded                                    string // whether the last command ran inside the OS bound (agent.Event.Bounded)
 }
 
 func (s *runStatus) text() string {
@@ -37,6 +35,9 @@ func (s *runStatus) text() string {
 		fmt.Fprintf(&b, "\nlast: `%s` %s", slackui.Text(s.lastTool, 60), slackui.Text(headLine(s.lastSummary), 120))
 		if s.lastOutcome != "" {
 			b.WriteString(" → " + slackui.Text(outcomeText(s.lastOutcome), 40))
+			if s.lastReason != "" {
+				b.WriteString(": " + slackui.Text(headLine(s.lastReason), 160))
+			}
 		}
 		if s.lastBounded != "" {
 			b.WriteString(" · bounded: " + slackui.Text(s.lastBounded, 120))
@@ -45,28 +46,28 @@ func (s *runStatus) text() string {
 	return b.String()
 }
 
-// statusUpdater edits the run's status message as events arrive, a moment
-// after them (statusSettle) and at most about once a second (Slack's
-// chat.update limit), the last state always.
+// statusUpdater keeps the run's status message (a slackui.StatusMessage)
+// in step with its events: each event changes the state, and the message
+// shows the latest state when Slack's pace allows (states in between may
+// be skipped, the run's end never is). It holds no goroutine.
 type statusUpdater struct {
-	api     Poster
-	channel string
-	ts      string
-	log     *slog.Logger
+	msg *slackui.StatusMessage // nil until the message is queued (and in tests)
+	log *slog.Logger
 
-	mu      sync.Mutex
-	st      *runStatus
-	timer   *time.Timer // the next edit, once scheduled
-	next    time.Time   // no edit before: edits are paced a second apart
-	ended   bool        // finish makes the last edit
-	editing sync.WaitGroup
+	mu sync.Mutex
+	st *runStatus
 }
 
-// newStatusUpdater returns the updater of the run status message ts. It
-// holds no goroutine: an edit is a timer until it is due, so 10,000 runs
-// waiting for approval do not park 10,000 loops.
-func newStatusUpdater(api Poster, channel, ts string, st *runStatus, log *slog.Logger) *statusUpdater {
-	return &statusUpdater{api: api, channel: channel, ts: ts, st: st, log: log}
+func newStatusUpdater(st *runStatus, log *slog.Logger) *statusUpdater {
+	return &statusUpdater{st: st, log: log}
+}
+
+// text is the status as it is now: the message's text whenever it is
+// posted or edited.
+func (u *statusUpdater) text() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.st.text()
 }
 
 func (u *statusUpdater) event(e agent.Event) {
@@ -81,49 +82,29 @@ func (u *statusUpdater) event(e agent.Event) {
 	case agent.EventToolCall:
 		s.calls++
 		s.state = "running"
-		s.lastTool, s.lastSummary, s.lastOutcome, s.lastBounded = e.Tool, e.Summary, "", ""
+		s.lastTool, s.lastSummary, s.lastOutcome, s.lastReason, s.lastBounded = e.Tool, e.Summary, "", "", ""
 	case agent.EventAsked:
 		s.state = "waiting for approval"
 	case agent.EventDecided:
 		s.state = "running"
-		s.lastOutcome = string(e.Outcome)
+		s.lastOutcome, s.lastReason = string(e.Outcome), ""
+		if e.Outcome == agent.Unavailable {
+			// Why nobody could decide ("never shown: the channel's
+			// queue did not reach it in time"), as the model is told.
+			s.lastReason = e.Reason
+		}
 	case agent.EventToolResult:
 		s.lastBounded = e.Bounded
 	}
-	u.schedule()
 	u.mu.Unlock()
+	if u.msg != nil {
+		u.msg.Changed()
+	}
 }
 
-// schedule arranges an edit statusSettle from now, or once the pace
-// allows, unless one is already arranged. u.mu is held.
-func (u *statusUpdater) schedule() {
-	if u.timer != nil || u.ended {
-		return
-	}
-	at := time.Now().Add(statusSettle)
-	if at.Before(u.next) {
-		at = u.next
-	}
-	u.editing.Add(1)
-	u.timer = time.AfterFunc(time.Until(at), u.edit)
-}
-
-// edit is a scheduled edit: the status as it is now.
-func (u *statusUpdater) edit() {
-	defer u.editing.Done()
-	u.mu.Lock()
-	if u.ended {
-		u.mu.Unlock()
-		return // finish makes the last edit
-	}
-	u.timer = nil
-	u.next = time.Now().Add(time.Second)
-	text := u.st.text()
-	u.mu.Unlock()
-	u.update(text)
-}
-
-func (u *statusUpdater) finish(res agent.Result) {
+// finish shows how the run ended and waits (within ctx) until the message
+// says so.
+func (u *statusUpdater) finish(ctx context.Context, res agent.Result) {
 	u.mu.Lock()
 	switch res.Status {
 	case agent.StatusFinished:
@@ -136,31 +117,12 @@ func (u *statusUpdater) finish(res agent.Result) {
 	if res.Iterations > u.st.step {
 		u.st.step = res.Iterations
 	}
-	u.ended = true
-	if u.timer != nil && u.timer.Stop() {
-		u.editing.Done() // it will not run
-	}
-	u.timer = nil
-	text := u.st.text()
 	u.mu.Unlock()
-	u.editing.Wait() // an edit on its way goes first: the last one is the end's
-	u.update(text)
-}
-
-// statusSettle is how long the status message waits after an event before
-// it is edited. One step of a run is a burst of events (decided, tool call,
-// tool result, the next model turn), and the first of them comes just as an
-// approval lets the agent go on: editing at once would spend the agent's
-// critical moment (the tool run and its next model request) on a Slack call
-// nobody needs within a quarter second, and edit the message several times
-// for one step.
-const statusSettle = 200 * time.Millisecond
-
-func (u *statusUpdater) update(text string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := u.api.UpdateMessage(ctx, u.channel, u.ts, slack.MsgOptionText(text, false)); err != nil {
-		u.log.Warn("could not update run status", "run", u.st.id, "err", err)
+	if u.msg == nil {
+		return
+	}
+	if err := u.msg.Finish(ctx); err != nil {
+		u.log.Warn("could not show how the run ended in its status message", "run", u.st.id, "err", err)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 // The status message names the last call and, once decided, its outcome;
 // a new call starts its line afresh.
 func TestStatusShowsTheLastCallAndItsOutcome(t *testing.T) {
-	u := &statusUpdater{st: &runStatus{id: "r1", user: "U1", task: "deploy"}, ended: true} // ended: no edits scheduled
+	u := newStatusUpdater(&runStatus{id: "r1", user: "U1", task: "deploy"}, nil) // no message: nothing is sent
 	u.event(agent.Event{Kind: agent.EventStarted, Iteration: 1})
 	u.event(agent.Event{Kind: agent.EventToolCall, Tool: "bash", Summary: "make deploy\nand more"})
 	u.event(agent.Event{Kind: agent.EventAsked})
@@ -30,7 +30,7 @@ func TestStatusShowsTheLastCallAndItsOutcome(t *testing.T) {
 // A command's result says whether it ran inside the OS bound, and the
 // status line says so: bounded, or run as a person approved it.
 func TestStatusSaysWhetherTheCommandRanBounded(t *testing.T) {
-	u := &statusUpdater{st: &runStatus{id: "r1", user: "U1", task: "t"}, ended: true}
+	u := newStatusUpdater(&runStatus{id: "r1", user: "U1", task: "t"}, nil) // no message: nothing is sent
 	u.event(agent.Event{Kind: agent.EventToolCall, Tool: "bash", Summary: "make test", Decision: "allow"})
 	u.event(agent.Event{Kind: agent.EventToolResult, Tool: "bash", Bounded: "yes (landlock ABI 7, namespaces yes)"})
 	if got := u.st.text(); !strings.HasSuffix(got, "last: `bash` make test · bounded: yes (landlock ABI 7, namespaces yes)") {

@@ -39,10 +39,10 @@ type channelQueue struct {
 	running bool          // a drain goroutine owns the queue
 	wake    chan struct{} // the queue changed: the drain looks again
 	batch   *openBatch    // this process's latest batch message in the channel
-	// titles are threads' opening messages (thread.go), posted only while
-	// no Ask waits: nobody waits on a title, and an Ask must never wait
-	// behind one, its own session's included.
-	titles []*queuedTitle
+	// posts are the other messages for the channel (posts.go): run
+	// status and answers, follow-ups, threads' titles. An Ask never waits
+	// behind one (priority.go).
+	posts []*queuedPost
 }
 
 // queuedAsk is one Post waiting for its Ask to be shown.
@@ -75,9 +75,12 @@ type openBatch struct {
 }
 
 // batchRender is a render of one batch message in progress; updates of the
-// same message meanwhile mark it dirty and wait for it.
+// same message meanwhile mark it dirty and wait for it. prio is what its
+// next edit is for: an Ask joining raises a decision's render to its own
+// priority, or the joined Asks would wait behind other decisions' edits.
 type batchRender struct {
 	dirty bool
+	prio  Priority
 	done  chan struct{}
 	err   error
 }
@@ -117,12 +120,7 @@ func (q *queuedAsk) finish() {
 	}
 }
 
-func (cq *channelQueue) poke() {
-	select {
-	case cq.wake <- struct{}{}:
-	default:
-	}
-}
+func (cq *channelQueue) poke() { poke(cq.wake) }
 
 // withdraw takes q out of the queue unless it is already on its way.
 func (n *Notifier) withdraw(channel string, q *queuedAsk) bool {
@@ -150,9 +148,10 @@ const callTimeout = 30 * time.Second
 // ended (their give-up times it knows in advance).
 const abandonPoll = time.Second
 
-// given is a queued Ask the drain gave up, and why.
+// given is a queued Ask (q) or post the drain gave up, and why.
 type given struct {
 	q     *queuedAsk
+	post  *queuedPost
 	cause error
 }
 
@@ -164,12 +163,12 @@ func (cq *channelQueue) dropAbandoned(now time.Time) (gone []given, next time.Ti
 	for _, q := range cq.waiting {
 		if q.abandon != nil {
 			if q.ctx.Err() != nil {
-				gone = append(gone, given{q, context.Cause(q.ctx)})
+				gone = append(gone, given{q: q, cause: context.Cause(q.ctx)})
 				continue
 			}
 			if !q.giveUpAt.IsZero() {
 				if !now.Before(q.giveUpAt) {
-					gone = append(gone, given{q, context.DeadlineExceeded})
+					gone = append(gone, given{q: q, cause: context.DeadlineExceeded})
 					continue
 				}
 				if next.IsZero() || q.giveUpAt.Before(next) {
@@ -184,47 +183,73 @@ func (cq *channelQueue) dropAbandoned(now time.Time) (gone []given, next time.Ti
 	return gone, next
 }
 
-// drain shows channel's queued Asks, then posts its queued thread titles,
-// until none of either is left.
+// drain shows channel's queued Asks and posts its other messages, the
+// most urgent first, until none is left.
 func (n *Notifier) drain(ctx context.Context, channel string) {
 	defer n.draining.Done()
+	released := false
 	for {
 		now := time.Now()
 		n.mu.Lock()
 		cq := n.queues[channel]
 		gone, nextGiveUp := cq.dropAbandoned(now)
-		stale := cq.dropStaleTitles(now)
-		if len(cq.waiting) == 0 && len(cq.titles) == 0 {
+		stale, nextPostGiveUp := cq.dropGonePosts(now)
+		gone = append(gone, stale...)
+		if nextGiveUp.IsZero() || !nextPostGiveUp.IsZero() && nextPostGiveUp.Before(nextGiveUp) {
+			nextGiveUp = nextPostGiveUp
+		}
+		if len(cq.waiting) == 0 && len(cq.posts) == 0 && !released {
+			// Nothing left: other replicas need not yield to this one.
+			// Released before the drain ends, so a drain started after
+			// it never loses its fresh claim to this release.
+			n.mu.Unlock()
+			report(gone)
+			n.release(ctx, channel)
+			released = true
+			continue
+		}
+		released = false
+		if len(cq.waiting) == 0 && len(cq.posts) == 0 {
 			cq.running = false
 			if cq.batch == nil || n.cfg.Now().Sub(cq.batch.postedAt) > n.cfg.BatchWindow {
 				delete(n.queues, channel)
 			}
 			n.mu.Unlock()
-			cq.report(gone, stale)
+			report(gone)
 			return
 		}
-		// With no Ask waiting, the first title is due once its grace
-		// passed; a slot is not taken for it before.
-		var titleDue time.Time
-		if len(cq.waiting) == 0 {
-			titleDue = cq.titles[0].notBefore
+		// The most urgent thing due: an Ask if any waits, else the first
+		// post of the most urgent priority whose time has come. A slot is
+		// not taken for a post before its time.
+		prio, ready := PriorityAsk, len(cq.waiting) > 0
+		var postDue time.Time
+		if !ready {
+			var q *queuedPost
+			q, _, postDue = cq.nextPost(now)
+			if ready = q != nil; ready {
+				prio = q.Priority
+			}
 		}
 		n.mu.Unlock()
-		cq.report(gone, stale)
+		report(gone)
 		var wait time.Duration
-		if titleDue.After(now) {
-			wait = titleDue.Sub(now)
+		if !ready {
+			wait = postDue.Sub(now)
 		} else {
-			if wait = n.take(ctx, channel); wait == 0 {
-				n.postNext(ctx, channel)
+			if wait = n.take(ctx, channel, prio); wait == 0 {
+				if prio == PriorityAsk {
+					n.postNext(ctx, channel)
+				} else {
+					n.postQueued(ctx, channel)
+				}
 				continue
 			}
-			if n.joinBatch(ctx, channel) {
+			if prio == PriorityAsk && n.joinBatch(ctx, channel, wait) {
 				continue
 			}
 		}
-		// Look again for Asks to give up on time, however long the
-		// channel's pace asks to wait.
+		// Look again for Asks and posts to give up on time, however long
+		// the channel's pace asks to wait.
 		wait = min(wait, abandonPoll)
 		if !nextGiveUp.IsZero() {
 			wait = max(min(wait, time.Until(nextGiveUp)), 0)
@@ -232,49 +257,31 @@ func (n *Notifier) drain(ctx context.Context, channel string) {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
-		case <-cq.wake: // an Ask or a title joined (a batch may take it) or left
+		case <-cq.wake: // an Ask or a post joined (a batch may take it) or left
 		}
 		t.Stop()
 	}
 }
 
-// report tells the queued Asks and titles the drain dropped that they
-// were given up; it runs without n.mu.
-func (cq *channelQueue) report(gone []given, stale []*queuedTitle) {
+// report tells the queued Asks and posts the drain dropped that they were
+// given up; it runs without n.mu.
+func report(gone []given) {
 	for _, g := range gone {
-		g.q.abandon(g.cause)
-	}
-	for _, qt := range stale {
-		go qt.done("", "", fmt.Errorf("slackui: thread title still queued after %s behind the channel's asks", titleTimeout))
+		if g.q != nil {
+			g.q.abandon(g.cause)
+		} else {
+			go g.post.done("", "", g.cause)
+		}
 	}
 }
 
-// postNext spends the slot just taken: the one Ask waiting in its own
-// message, or as many of those waiting as fit in a new batch message;
-// with no Ask waiting, the first thread title.
+// postNext spends the slot just taken on the Asks waiting: the one Ask in
+// its own message, or as many as fit in a new batch message.
 func (n *Notifier) postNext(ctx context.Context, channel string) {
 	n.mu.Lock()
 	cq := n.queues[channel]
-	if len(cq.waiting) == 0 {
-		if len(cq.titles) == 0 {
-			n.mu.Unlock()
-			return
-		}
-		qt := cq.titles[0]
-		if time.Now().Before(qt.notBefore) { // the Ask ahead of it left
-			n.mu.Unlock()
-			return
-		}
-		cq.titles[0] = nil
-		cq.titles = cq.titles[1:]
+	if len(cq.waiting) == 0 { // withdrawn meanwhile
 		n.mu.Unlock()
-		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		defer cancel()
-		posted, ts, err := n.postSlotted(cctx, channel, slack.MsgOptionText(qt.text, false))
-		if err != nil {
-			posted, ts, err = "", "", fmt.Errorf("slackui: open thread in %s: %w", channel, err)
-		}
-		go qt.done(posted, ts, err)
 		return
 	}
 	var msg Message
@@ -331,24 +338,42 @@ func (n *Notifier) postNext(ctx context.Context, channel string) {
 
 // joinBatch adds the Asks waiting to the channel's open batch message by
 // editing it, as many as fit; false when there is no such message or it
-// is full.
-func (n *Notifier) joinBatch(ctx context.Context, channel string) bool {
+// is full. The edit waits for a chat.update slot (the app's, shared with
+// every other edit) no longer than within, when the channel has its next
+// posting slot anyway; true then too: the drain looks again at once.
+func (n *Notifier) joinBatch(ctx context.Context, channel string, within time.Duration) bool {
 	if n.cfg.Asks == nil {
 		return false
+	}
+	open := func(cq *channelQueue) bool {
+		b := cq.batch
+		return b != nil && len(cq.waiting) > 0 && n.cfg.Now().Sub(b.postedAt) <= n.cfg.BatchWindow
+	}
+	n.mu.Lock()
+	ok := open(n.queues[channel])
+	n.mu.Unlock()
+	if !ok {
+		return false
+	}
+	sctx, cancel := context.WithTimeout(ctx, within)
+	err := n.editSlot(sctx, PriorityAsk)
+	cancel()
+	if err != nil {
+		return true
 	}
 	n.mu.Lock()
 	cq := n.queues[channel]
 	b := cq.batch
-	if b == nil || len(cq.waiting) == 0 || n.cfg.Now().Sub(b.postedAt) > n.cfg.BatchWindow {
+	if !open(cq) {
 		n.mu.Unlock()
-		return false
+		return true // the Asks went meanwhile; the slot is spent
 	}
 	waiting := queuedHead(cq.waiting)
 	k, _ := n.fitBatch(b.asks, waiting)
 	if k == 0 {
 		cq.batch = nil // full: the next slot opens another
 		n.mu.Unlock()
-		return false
+		return true
 	}
 	items := append([]*queuedAsk(nil), cq.waiting[:k]...)
 	cq.waiting = cq.waiting[k:]
@@ -362,9 +387,9 @@ func (n *Notifier) joinBatch(ctx context.Context, channel string) bool {
 
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	err := n.cfg.Batches.Add(cctx, b.channel, b.ts, ids...)
+	err = n.cfg.Batches.Add(cctx, b.channel, b.ts, ids...)
 	if err == nil {
-		_, err = n.updateBatch(cctx, pending.Ask{Request: pending.Request{}, Channel: b.channel, MessageTS: b.ts})
+		_, err = n.updateBatch(cctx, pending.Ask{Request: pending.Request{}, Channel: b.channel, MessageTS: b.ts}, PriorityAsk, true)
 	}
 	if err != nil {
 		err = fmt.Errorf("add to batch message %s/%s: %w", b.channel, b.ts, err)
@@ -409,7 +434,7 @@ func (n *Notifier) postSlotted(ctx context.Context, channel string, opts ...slac
 // it: its buttons would act on nothing known to be there.
 func (n *Notifier) takeDown(ctx context.Context, channel, ts string) {
 	text := "These approval requests could not be shown here; askops is trying again or they end unanswered. Nothing ran because of this message."
-	if err := n.UpdateMessage(ctx, channel, ts, slack.MsgOptionText(text, false),
+	if err := n.edit(ctx, PriorityDecision, false, channel, ts, slack.MsgOptionText(text, false),
 		slack.MsgOptionBlocks(sectionBlock("askops_batch_down", text))); err != nil {
 		n.log.Warn("could not take down a batch message", "channel", channel, "ts", ts, "err", err)
 	}
@@ -603,7 +628,10 @@ func textOf(t *slack.TextBlockObject) string {
 // the Asks again after writing, and writes again until what it read is
 // what it wrote, so that of two replicas updating the message at once the
 // last write is never the older state.
-func (n *Notifier) updateBatch(ctx context.Context, a pending.Ask) (batched bool, err error) {
+//
+// prio is what the edits are for (an Ask joining, a decision); held says
+// the caller took the first edit's slot already.
+func (n *Notifier) updateBatch(ctx context.Context, a pending.Ask, prio Priority, held bool) (batched bool, err error) {
 	ids, err := n.cfg.Batches.Members(ctx, a.Channel, a.MessageTS)
 	if err != nil {
 		// Rendering a alone over a batch message would take every other
@@ -620,6 +648,7 @@ func (n *Notifier) updateBatch(ctx context.Context, a pending.Ask) (batched bool
 	n.mu.Lock()
 	if r := n.batching[key]; r != nil {
 		r.dirty = true
+		r.prio = min(r.prio, prio)
 		n.mu.Unlock()
 		select {
 		case <-r.done:
@@ -628,7 +657,7 @@ func (n *Notifier) updateBatch(ctx context.Context, a pending.Ask) (batched bool
 			return true, ctx.Err()
 		}
 	}
-	r := &batchRender{done: make(chan struct{})}
+	r := &batchRender{prio: prio, done: make(chan struct{})}
 	n.batching[key] = r
 	n.mu.Unlock()
 	defer func() {
@@ -638,10 +667,10 @@ func (n *Notifier) updateBatch(ctx context.Context, a pending.Ask) (batched bool
 		r.err = err
 		close(r.done)
 	}()
-	return true, n.renderBatchUntilStable(ctx, r, a)
+	return true, n.renderBatchUntilStable(ctx, r, a, held)
 }
 
-func (n *Notifier) renderBatchUntilStable(ctx context.Context, r *batchRender, a pending.Ask) error {
+func (n *Notifier) renderBatchUntilStable(ctx context.Context, r *batchRender, a pending.Ask, held bool) error {
 	var written string
 	for range 10 {
 		n.mu.Lock()
@@ -666,7 +695,12 @@ func (n *Notifier) renderBatchUntilStable(ctx context.Context, r *batchRender, a
 		}
 		if state.String() != written {
 			msg := n.renderBatch(asks)
-			if err := n.UpdateMessage(ctx, a.Channel, a.MessageTS, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...)); err != nil {
+			n.mu.Lock()
+			prio := r.prio
+			n.mu.Unlock()
+			err := n.edit(ctx, prio, held, a.Channel, a.MessageTS, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
+			held = false
+			if err != nil {
 				return fmt.Errorf("slackui: update batch message %s/%s: %w", a.Channel, a.MessageTS, err)
 			}
 			written = state.String()

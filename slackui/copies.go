@@ -128,7 +128,7 @@ func (n *Notifier) updateCopies(ctx context.Context, a pending.Ask, msg Message)
 		if c[0] == a.Channel && c[1] == a.MessageTS {
 			continue
 		}
-		if err := n.UpdateMessage(ctx, c[0], c[1], slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...)); err != nil {
+		if err := n.edit(ctx, PriorityDecision, false, c[0], c[1], slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...)); err != nil {
 			errs = append(errs, fmt.Errorf("slackui: update ask %s copy %s/%s: %w", a.ID, c[0], c[1], err))
 		}
 	}

@@ -250,7 +250,12 @@ func (e *Escalation) RunDue(ctx context.Context, n *Notifier) (int, error) {
 // carryOut does one claimed step's Slack work and finishes it. A step whose
 // work failed is not finished: its lease lapses and it is tried again.
 func (e *Escalation) carryOut(ctx context.Context, n *Notifier, c pending.ClaimedStep) bool {
-	a := c.Ask
+	a, ok := e.shown(ctx, c.Ask)
+	if !ok {
+		e.log.Warn("follow-ups: the ask's message is not recorded; the step waits for it (it is tried again when its lease lapses)", "ask", a.ID, "step", c.Name)
+		return false
+	}
+	c.Ask = a
 	var d pending.StepDone
 	var err error
 	switch {
@@ -275,7 +280,7 @@ func (e *Escalation) carryOut(ctx context.Context, n *Notifier, c pending.Claime
 		return false
 	}
 	d.Tried, d.Unanswered = triedText(pending.Followup{Name: c.Name, After: d.After, To: d.To}, e.groupName(ctx)), unansweredText(a)
-	ok, err := e.cfg.Steps.FinishStep(ctx, c, d)
+	ok, err = e.cfg.Steps.FinishStep(ctx, c, d)
 	switch {
 	case err != nil:
 		e.log.Warn("follow-ups: step done but not recorded; another replica may do it again", "ask", a.ID, "step", c.Name, "err", err)
@@ -285,6 +290,34 @@ func (e *Escalation) carryOut(ctx context.Context, n *Notifier, c pending.Claime
 		e.log.Info("follow-up done", "ask", a.ID, "step", c.Name, "to", d.To)
 	}
 	return ok
+}
+
+// shown returns a once its message is recorded, re-reading it meanwhile:
+// a follow-up points to its Ask and never goes before it is shown. The
+// steps are scheduled as the Ask is shown, a moment before its message is
+// recorded, so a step due by then (its Ask waited for a busy channel past
+// the step's time) is claimed before the record has it. false: ctx ended
+// or the Ask did before its message was recorded.
+func (e *Escalation) shown(ctx context.Context, a pending.Ask) (pending.Ask, bool) {
+	t := time.NewTicker(e.cfg.Every / 5)
+	defer t.Stop()
+	for a.Channel == "" || a.MessageTS == "" {
+		if _, ended := a.Outcome(); ended {
+			return a, false
+		}
+		select {
+		case <-ctx.Done():
+			return a, false
+		case <-t.C:
+		}
+		got, err := e.cfg.Steps.Get(ctx, a.ID)
+		if err != nil {
+			e.log.Warn("follow-ups: could not re-read an ask waiting for its message", "ask", a.ID, "err", err)
+			continue
+		}
+		a = got
+	}
+	return a, true
 }
 
 // thread is where an Ask's follow-ups are posted: the thread the Ask is in
@@ -313,7 +346,7 @@ func (e *Escalation) postInThread(ctx context.Context, n *Notifier, a pending.As
 	if thread != "" {
 		opts = append(opts, slack.MsgOptionTS(thread))
 	}
-	_, _, err := n.PostMessage(ctx, channel, opts...)
+	_, _, err := n.Say(ctx, PriorityFollowup, channel, opts...)
 	return err
 }
 
@@ -440,7 +473,7 @@ func (e *Escalation) sendDirect(ctx context.Context, n *Notifier, b pending.Begu
 		return fmt.Errorf("%w: %w", errAbandoned, err)
 	}
 	msg := RenderAsk(a, RenderOptions{GrantScope: n.cfg.ScopeText(a), GrantDurations: n.cfg.GrantDurations, Now: n.cfg.Now()}) // the buttons of its message
-	posted, ts, err := n.PostMessage(ctx, r.Channel, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
+	posted, ts, err := n.Say(ctx, PriorityFollowup, r.Channel, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
 	if err != nil {
 		return err
 	}

@@ -251,3 +251,74 @@ func TestScheduleSkipsStepsPastTheDeadline(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// claimSignal is a step store that says when a claim was handed out.
+type claimSignal struct {
+	StepStore
+	claimed chan struct{}
+}
+
+func (c claimSignal) ClaimSteps(ctx context.Context, lease time.Duration, limit int) ([]pending.ClaimedStep, error) {
+	steps, err := c.StepStore.ClaimSteps(ctx, lease, limit)
+	if len(steps) > 0 {
+		close(c.claimed)
+	}
+	return steps, err
+}
+
+// A follow-up points to its Ask: a step claimed before the Ask's message
+// is recorded (the Ask waited for a busy channel past the step's time; the
+// steps are scheduled as it is shown, a moment before the record has its
+// message) waits for the message, and then the reminder, the escalation
+// and its DMs all go in the Ask's thread, after it.
+func TestFollowupsWaitForTheirAsksMessage(t *testing.T) {
+	w := newEscalationWorld(t)
+	ctx := t.Context()
+	a, err := w.store.Create(ctx, bashRequest("run-1", "sess-1", "terraform apply"), 15*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, ts, err := w.notifier.Post(ctx, a) // shown; its steps scheduled; its message not yet recorded
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.clock.Advance(10 * time.Minute) // both steps due
+	claims := claimSignal{StepStore: w.store, claimed: make(chan struct{})}
+	esc, err := NewEscalation(EscalationConfig{
+		RemindAfter: 5 * time.Minute, Levels: []EscalationLevel{{After: 10 * time.Minute, Groups: []string{oncallGroup}, DM: true}},
+		ApproverUsers: []string{approverA}, Steps: claims, Groups: w.esc.cfg.Groups, DM: w.esc.cfg.DM, History: w.esc.cfg.History,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	go func() {
+		n, err := esc.RunDue(ctx, w.notifier)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- n
+	}()
+	<-claims.claimed
+	if err := w.store.SetMessage(ctx, a.ID, ch, ts); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-done; n != 2 {
+		t.Fatalf("%d steps done, want the reminder and the escalation", n)
+	}
+	var inThread, dms int
+	for _, c := range w.fake.Calls("chat.postMessage") {
+		switch {
+		case c.TS == ts: // the Ask itself
+		case strings.HasPrefix(c.Channel, "D"):
+			dms++
+		case c.ThreadTS == ts && c.Channel == ch:
+			inThread++
+		default:
+			t.Errorf("a follow-up went to %s, thread %q, not the Ask's thread %s: %q", c.Channel, c.ThreadTS, ts, c.Text)
+		}
+	}
+	if inThread != 2 || dms != 2 {
+		t.Fatalf("%d follow-ups in the Ask's thread and %d DMs; want the reminder and the escalation, and a DM to each member", inThread, dms)
+	}
+}

@@ -418,7 +418,12 @@ func (h *Home) Render(mayDecide bool, decidable, mine []pending.Ask) slack.HomeT
 	blocks := []slack.Block{headerBlock("askops")}
 	switch {
 	case len(decidable) > 0:
-		blocks = append(blocks, sectionBlock("askops_home_decide", fmt.Sprintf("*Waiting for your decision:* %d", len(decidable))))
+		head := fmt.Sprintf("*Waiting for your decision:* %d", len(decidable))
+		if k := notShown(decidable); k > 0 {
+			// Slack's pace holds them back; here they can be decided now.
+			head += fmt.Sprintf(" · :hourglass: %d not yet in their channel (it is busy): decide them here", k)
+		}
+		blocks = append(blocks, sectionBlock("askops_home_decide", head))
 	case mayDecide:
 		blocks = append(blocks, sectionBlock("askops_home_decide", "*Nothing is waiting for your decision.*"))
 	default:
@@ -435,6 +440,18 @@ func (h *Home) Render(mayDecide bool, decidable, mine []pending.Ask) slack.HomeT
 	return slack.HomeTabViewRequest{Type: slack.VTHomeTab, Blocks: slack.Blocks{BlockSet: blocks}, CallbackID: "askops_home"}
 }
 
+// notShown counts the Asks whose message is not posted yet: queued for
+// a busy channel.
+func notShown(asks []pending.Ask) int {
+	k := 0
+	for _, a := range asks {
+		if a.MessageTS == "" {
+			k++
+		}
+	}
+	return k
+}
+
 // askBlocks are one Ask on the Home: what, who and until when, and the
 // actions block of its message (buttons, confirm dialog and all).
 func (h *Home) askBlocks(a pending.Ask) []slack.Block {
@@ -447,6 +464,9 @@ func (h *Home) askBlocks(a pending.Ask) []slack.Block {
 		who = append(who, "why: "+Text(a.Reason, 200))
 	}
 	who = append(who, "decide by "+slackDate(a.Deadline))
+	if a.MessageTS == "" {
+		who = append(who, "not yet in its channel: waiting for Slack's pace")
+	}
 	blocks := []slack.Block{
 		slack.NewDividerBlock(),
 		sectionBlock("askops_home_ask_"+a.ID, askGist(a, cv)),
@@ -513,6 +533,7 @@ type HomeNotifier struct {
 
 // Post implements approval.Notifier.
 func (n HomeNotifier) Post(ctx context.Context, a pending.Ask) (string, string, error) {
+	n.Home.Changed() // the Ask is decidable here while it waits for its channel
 	ch, ts, err := n.Notifier.Post(ctx, a)
 	n.Home.Changed()
 	return ch, ts, err
@@ -522,6 +543,7 @@ func (n HomeNotifier) Post(ctx context.Context, a pending.Ask) (string, string, 
 // tells it (without it, the embedded Notifier's PostThen would show an
 // Ask the App Home never republished).
 func (n HomeNotifier) PostThen(ctx context.Context, a *pending.Ask, done func(channel, ts string, err error)) {
+	n.Home.Changed() // the Ask is decidable here while it waits for its channel
 	n.Notifier.PostThen(ctx, a, func(ch, ts string, err error) {
 		n.Home.Changed()
 		done(ch, ts, err)

@@ -295,3 +295,20 @@ func TestHomeClickOnDecidedAskIsAnswered(t *testing.T) {
 		t.Fatalf("the Home does not answer the click: %v\n%s", err, fakeslack.BlockText(v.Request.Blocks.BlockSet))
 	}
 }
+
+// An Ask still queued for its busy channel is on the Home at once, with
+// its buttons, marked and counted as not yet in the channel.
+func TestHomeCountsAsksNotYetInTheirChannel(t *testing.T) {
+	n, _ := newTestNotifier(t, NotifierConfig{})
+	h := NewHome(HomeConfig{Notifier: n})
+	shown, queued := openAsk("SHOWN"), openAsk("QUEUED")
+	shown.Channel, shown.MessageTS = approvals, "1.000001"
+	v := h.Render(true, []pending.Ask{shown, queued}, nil)
+	text := fakeslack.BlockText(v.Blocks.BlockSet)
+	if !strings.Contains(text, "Waiting for your decision:* 2 · :hourglass: 1 not yet in their channel") {
+		t.Errorf("the Home's head does not count the queued Ask:\n%s", text)
+	}
+	if strings.Count(text, "not yet in its channel") != 1 || !buttonFor(v.Blocks.BlockSet, ActionApprove, "QUEUED") {
+		t.Errorf("the queued Ask is not marked once, with its buttons:\n%s", text)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/batchmsg"
 	"github.com/askops/askops/internal/channelpace"
+	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
 )
 
@@ -61,9 +62,15 @@ type NotifierConfig struct {
 	// before the pace applies (Slack allows short bursts): a run's status
 	// message and its first Ask need not wait a second apart; default 3.
 	PerChannelBurst int
-	// Pace hands out each channel's posting slots; nil paces this process
-	// alone. With several replicas it must be shared (channelpace.Redis):
-	// Slack's limit is the channel's, whoever posts.
+	// EditInterval and EditBurst pace the app's chat.update calls, all
+	// channels together (Slack's Tier 3: 50+ a minute); default 1.25s and
+	// 20. Edits wait their turn by priority like posts (priority.go).
+	EditInterval time.Duration
+	EditBurst    int
+	// Pace hands out each channel's posting slots and the app's editing
+	// slots, by priority; nil paces this process alone. With several
+	// replicas it must be shared (channelpace.Redis): Slack's limit is
+	// the channel's, whoever posts.
 	Pace channelpace.Pace
 	// Asks reads the Asks a batch message shows, to render it again when
 	// one of them changes; nil turns batching off (a backed-up channel's
@@ -102,9 +109,13 @@ type Notifier struct {
 	log   *slog.Logger
 	slots channelpace.Pace
 	local *channelpace.Memory // the pace while the shared one fails
+	// holder names this process's claims on the shared pace.
+	holder string
 
 	mu       sync.Mutex
-	queues   map[string]*channelQueue // per channel: Asks waiting to be shown
+	queues   map[string]*channelQueue // per channel: Asks and posts waiting to be shown
+	seq      uint64                   // the order posts were queued in
+	edits    editLane                 // the app's chat.update calls waiting for a slot
 	draining sync.WaitGroup
 	batching map[[2]string]*batchRender // batch messages being rendered by this process
 }
@@ -128,6 +139,12 @@ func NewNotifier(api MessageAPI, cfg NotifierConfig) *Notifier {
 	if cfg.PerChannelBurst <= 0 {
 		cfg.PerChannelBurst = 3
 	}
+	if cfg.EditInterval <= 0 {
+		cfg.EditInterval = 1250 * time.Millisecond
+	}
+	if cfg.EditBurst <= 0 {
+		cfg.EditBurst = 20
+	}
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = 4
 	}
@@ -149,7 +166,7 @@ func NewNotifier(api MessageAPI, cfg NotifierConfig) *Notifier {
 		pace = local
 	}
 	return &Notifier{
-		api: api, cfg: cfg, log: cfg.Logger, slots: pace, local: local,
+		api: api, cfg: cfg, log: cfg.Logger, slots: pace, local: local, holder: recordid.New(),
 		queues: map[string]*channelQueue{}, batching: map[[2]string]*batchRender{},
 	}
 }
@@ -265,11 +282,11 @@ func (n *Notifier) Update(ctx context.Context, a pending.Ask) error {
 	if a.Channel == "" || a.MessageTS == "" {
 		return nil
 	}
-	if batched, err := n.updateBatch(ctx, a); batched || err != nil {
+	if batched, err := n.updateBatch(ctx, a, PriorityDecision, false); batched || err != nil {
 		return errors.Join(err, n.updateCopies(ctx, a, n.render(a)))
 	}
 	msg := n.render(a)
-	err := n.UpdateMessage(ctx, a.Channel, a.MessageTS, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
+	err := n.edit(ctx, PriorityDecision, false, a.Channel, a.MessageTS, slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
 	if err != nil {
 		err = fmt.Errorf("slackui: update ask %s message: %w", a.ID, err)
 	}
@@ -292,31 +309,6 @@ func (n *Notifier) render(a pending.Ask) Message {
 		o.Mention = n.cfg.Mention
 	}
 	return RenderAsk(a, o)
-}
-
-// pace waits for a posting slot in channel.
-func (n *Notifier) pace(ctx context.Context, channel string) error {
-	for {
-		wait := n.take(ctx, channel)
-		if wait == 0 {
-			return nil
-		}
-		if err := sleep(ctx, wait); err != nil {
-			return err
-		}
-	}
-}
-
-// take takes a slot in channel now if there is one (0), else says how long
-// until the next. A shared pace that fails falls back to this process's.
-func (n *Notifier) take(ctx context.Context, channel string) time.Duration {
-	l := channelpace.Limit{Interval: n.cfg.PerChannelInterval, Burst: n.cfg.PerChannelBurst}
-	wait, err := n.slots.Take(ctx, channel, l)
-	if err != nil {
-		n.log.Warn("the shared posting pace failed; pacing this process alone", "channel", channel, "err", err)
-		wait, _ = n.local.Take(ctx, channel, l)
-	}
-	return wait
 }
 
 // retry runs call until it succeeds, fails permanently, runs out of attempts

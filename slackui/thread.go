@@ -2,7 +2,10 @@ package slackui
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/redact"
 )
@@ -14,25 +17,16 @@ const titleGrace = 200 * time.Millisecond
 // titleTimeout bounds how long a title waits behind its channel's Asks.
 const titleTimeout = 2 * time.Minute
 
-// queuedTitle is a thread's opening message waiting in its channel's queue
-// (burst.go). It holds no goroutine: 500 new sessions in a burst are 500
-// short entries, not 500 parked goroutines.
-type queuedTitle struct {
-	text      string
-	notBefore time.Time // titleGrace after it was asked for
-	giveUpAt  time.Time // titleTimeout after it was asked for
-	done      func(channel, ts string, err error)
-}
-
 // OpenThreadThen posts title (escaped, redacted: it comes from an agent)
 // to the approval channel and calls done, once, on a goroutine of its own,
 // with where it went: the message whose thread an external agent session's
 // Asks are then posted in (Ask.ReplyChannel and ReplyThreadTS).
 //
 // Nobody waits on a title (see gateway.Threads), so it goes after the
-// Asks: it is queued with the channel's Asks and posted, paced and
-// retried like them, only while no Ask waits, and not before titleGrace
-// has let the Ask that opened it be queued first.
+// Asks and every more urgent post (PriorityStatus), paced and retried like
+// them, and not before titleGrace has let the Ask that opened it be queued
+// first. It holds no goroutine while queued: 500 new sessions in a burst
+// are 500 short entries, not 500 parked goroutines.
 func (n *Notifier) OpenThreadThen(ctx context.Context, title string, done func(channel, ts string, err error)) {
 	channel := n.cfg.ApprovalChannel
 	if channel == "" {
@@ -40,31 +34,17 @@ func (n *Notifier) OpenThreadThen(ctx context.Context, title string, done func(c
 		return
 	}
 	now := time.Now()
-	qt := &queuedTitle{
-		text:      Escape(redact.Secrets(title)),
-		notBefore: now.Add(titleGrace),
-		giveUpAt:  now.Add(titleTimeout),
-		done:      done,
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	cq := n.queue(ctx, channel)
-	cq.titles = append(cq.titles, qt)
-	cq.poke()
-}
-
-// dropStaleTitles takes out the titles that waited titleTimeout and
-// returns them. n.mu is held.
-func (cq *channelQueue) dropStaleTitles(now time.Time) []*queuedTitle {
-	k := 0
-	for k < len(cq.titles) && !now.Before(cq.titles[k].giveUpAt) {
-		k++
-	}
-	if k == 0 {
-		return nil
-	}
-	stale := append([]*queuedTitle(nil), cq.titles[:k]...)
-	clear(cq.titles[:k])
-	cq.titles = cq.titles[k:]
-	return stale
+	text := Escape(redact.Secrets(title))
+	// Not withdrawn when ctx ends: a title is asked for on a request
+	// that ends long before the title's turn.
+	n.Enqueue(context.WithoutCancel(ctx), Post{
+		Channel: channel, Priority: PriorityStatus,
+		Message:   func() []slack.MsgOption { return []slack.MsgOption{slack.MsgOptionText(text, false)} },
+		NotBefore: now.Add(titleGrace), GiveUpAt: now.Add(titleTimeout),
+	}, func(channel, ts string, err error) {
+		if err != nil {
+			err = fmt.Errorf("slackui: open thread in %s: %w", n.cfg.ApprovalChannel, err)
+		}
+		done(channel, ts, err)
+	})
 }
