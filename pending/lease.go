@@ -145,13 +145,15 @@ func (s *RedisStore) renew(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		s.renewHeld(ctx)
+		_ = s.renewHeld(ctx) // logged, and noted as lease trouble
 	}
 }
 
-// renewHeld renews, once, the leases of the Asks held in this process.
-func (s *RedisStore) renewHeld(ctx context.Context) {
+// renewHeld renews, once, the leases of the Asks held in this process,
+// and returns the last error (every batch is tried).
+func (s *RedisStore) renewHeld(ctx context.Context) error {
 	ids := s.holds.ids()
+	var last error
 	for len(ids) > 0 {
 		batch := ids[:min(len(ids), renewBatch)]
 		ids = ids[len(batch):]
@@ -161,11 +163,13 @@ func (s *RedisStore) renewHeld(ctx context.Context) {
 		cancel()
 		if err != nil {
 			s.leaseTrouble()
+			last = err
 		}
 		if err != nil && ctx.Err() == nil {
 			s.opts.Logger.Warn("pending: could not renew the leases of waiting asks", "asks", len(batch), "err", err)
 		}
 	}
+	return last
 }
 
 // leaseTrouble notes that Redis failed this process's lease work now.
