@@ -558,14 +558,12 @@ const confirmLaterFor = time.Minute
 // It stops when the record is pending again (a failover took the decision
 // back: nothing to announce), gone, after confirmLaterFor, or at Close.
 func (s *RedisStore) confirmLater(id string) {
-	s.retryLater(time.Now().Add(confirmLaterFor), 2*time.Second, func() bool {
+	s.retryLater(time.Now().Add(confirmLaterFor), 100*time.Millisecond, 2*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(s.bg, s.opts.ReplicaTimeout+2*replyMargin)
 		defer cancel()
 		r := s.confirmEnded(ctx, "decide", []string{id})[id]
 		if r.end != nil {
-			if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
-				s.opts.Logger.Warn("pending: could not announce a decision that became durable", "ask", id, "err", err)
-			}
+			s.announce(id)
 		}
 		return r.end != nil || r.ask != nil || ErrorCode(r.err) != CodeUnavailable
 	})
@@ -584,7 +582,7 @@ func (s *RedisStore) endLater(id string, last *Ask, reason string) {
 	if last != nil {
 		until = last.Deadline
 	}
-	s.retryLater(until, time.Second, func() bool {
+	s.retryLater(until, 100*time.Millisecond, time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(s.bg, s.finishBudget())
 		defer cancel()
 		_, _, err := s.decide(ctx, "wait", id, Cancelled, "", reason)
@@ -595,25 +593,55 @@ func (s *RedisStore) endLater(id string, last *Ask, reason string) {
 	})
 }
 
-// retryLater runs try on a goroutine of its own, first after 100 ms and
-// then backing off to maxBackoff, until it reports done, until passes,
-// or the store closes (Close waits for it).
-func (s *RedisStore) retryLater(until time.Time, maxBackoff time.Duration, try func() (done bool)) {
+// announceTimeout bounds one announcement of a durable decision.
+const announceTimeout = time.Second
+
+// announce wakes the waiters of id, whose end the replicas hold, in every
+// process: the id alone on the decided channel (each waiter then reads and
+// confirms the record for itself). It runs on a goroutine and a context of
+// its own, never on the decider's: WAIT may have used up the decider's
+// deadline (an outside fault run saw "could not announce a decision:
+// context deadline exceeded" leave 22 waiters to their deadlines, 21 s
+// late), and the decider's answer need not wait for it. A failed
+// announcement is retried as a decision not yet durable is followed
+// (retryLater), until confirmLaterFor or Close.
+func (s *RedisStore) announce(id string) {
+	s.retryLater(time.Now().Add(confirmLaterFor), 0, time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(s.bg, announceTimeout)
+		defer cancel()
+		err := s.client.Publish(ctx, s.keys.decided, id).Err()
+		if err != nil && s.bg.Err() == nil {
+			s.opts.Logger.Warn("pending: could not announce a decision; trying again", "ask", id, "err", err)
+		}
+		return err == nil
+	})
+}
+
+// retryLater runs try on a goroutine of its own, first after first (0: at
+// once) and then backing off from 100 ms to maxBackoff, until it reports
+// done, until passes, or the store closes (Close waits for it).
+func (s *RedisStore) retryLater(until time.Time, first, maxBackoff time.Duration, try func() (done bool)) {
 	s.laterMu.Lock()
 	defer s.laterMu.Unlock()
 	if s.laterClosed {
 		return
 	}
 	s.later.Go(func() {
+		pause := first
 		for backoff := 100 * time.Millisecond; time.Now().Before(until); backoff = min(2*backoff, maxBackoff) {
-			select {
-			case <-s.bg.Done():
+			if pause > 0 {
+				select {
+				case <-s.bg.Done():
+					return
+				case <-time.After(pause):
+				}
+			} else if s.bg.Err() != nil {
 				return
-			case <-time.After(backoff):
 			}
 			if try() {
 				return
 			}
+			pause = backoff
 		}
 	})
 }

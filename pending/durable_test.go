@@ -7,8 +7,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
@@ -517,3 +520,74 @@ func testKilledReplica(t *testing.T, url string, master *redistest.Server, repli
 // finishBudgetOf is how long a waiter whose first read fails retries it
 // before giving up (await's giveUp).
 func finishBudgetOf(s *RedisStore) time.Duration { return s.finishBudget() }
+
+// cancelAfterWait is a go-redis hook that ends the decider's context the
+// moment the pipeline carrying its WAIT has answered: a decider whose
+// deadline WAIT used up, made exact.
+type cancelAfterWait struct {
+	cancel atomic.Pointer[context.CancelFunc]
+}
+
+func (h *cancelAfterWait) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *cancelAfterWait) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *cancelAfterWait) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			if f := h.cancel.Load(); c.Name() == "wait" && f != nil {
+				(*f)()
+			}
+		}
+		return err
+	}
+}
+
+// The announcement of a durable decision does not depend on the decider's
+// context: a decider whose deadline WAIT used up (here its context ends
+// the moment WAIT answers) still has its decision announced, and the
+// waiter in another process wakes with it. Before, the announcement was
+// published on the spent context, failed ("context canceled"), and the
+// waiter slept until its deadline.
+func TestAnnouncementOutlivesTheDecidersContext(t *testing.T) {
+	d := redistest.StartSentinel(t, 1)
+	opts := Options{Logger: quietLogger(), ReplicaTimeout: 10 * time.Second}
+	waiter := newRedisStore(t, d.URL(), opts)
+	client := newRedisClient(t, d.URL())
+	var hook cancelAfterWait
+	client.AddHook(&hook)
+	decider, err := NewRedisStore(t.Context(), client, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = decider.Close() })
+
+	a, err := waiter.Create(t.Context(), sampleRequest(1), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	woke := make(chan Ask, 1)
+	go func() { got, _ := waiter.Wait(t.Context(), a.ID); woke <- got }()
+	testwait.For(t, "the Wait's first read", func() bool { return waiter.waiters.countRead() == 1 })
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	hook.cancel.Store(&cancel)
+	if _, err := decider.Decide(ctx, a.ID, Approved, "U1", ""); err != nil {
+		t.Fatalf("decide: %v", err)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the decider's context was not ended by WAIT's answer: the test tests nothing")
+	}
+	var got Ask
+	testwait.For(t, "the waiter to wake with the decision (its deadline is an hour away)", func() bool {
+		select {
+		case got = <-woke:
+			return true
+		default:
+			return false
+		}
+	})
+	if got.Status != Status(Approved) {
+		t.Errorf("the waiter woke with %s, want approved", got.Status)
+	}
+}

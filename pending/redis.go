@@ -425,12 +425,10 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 	if waitReplicas && a.Status != StatusPending {
 		// Durable now: wake the waiters. A "lost" result is announced too:
 		// the winner may be an earlier attempt whose WAIT fell short, so
-		// nobody announced it yet. If this fails the waiters still see
-		// the decision at their next read (a resubscription, or the
-		// deadline). A counted vote leaves the Ask pending: nobody to wake.
-		if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
-			s.opts.Logger.Warn("pending: could not announce a decision", "ask", id, "err", err)
-		}
+		// nobody announced it yet. announce publishes on a context of its
+		// own and retries (ctx may be spent by WAIT). A counted vote
+		// leaves the Ask pending: nobody to wake.
+		s.announce(id)
 	}
 	return a, result, nil
 }
