@@ -323,6 +323,7 @@ func (s *RedisStore) lookAtReplicas(ctx context.Context) error {
 			// resubscription re-reads every local waiter.
 			s.opts.Logger.Info("pending: the master holding askops' keys changed; moving the decision subscription to it", "from", before, "to", l.runID)
 			s.decisions.Renew()
+			s.catchBack.Store(true)
 		}
 	}
 	return nil

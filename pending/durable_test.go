@@ -591,3 +591,44 @@ func TestAnnouncementOutlivesTheDecidersContext(t *testing.T) {
 		t.Errorf("the waiter woke with %s, want approved", got.Status)
 	}
 }
+
+// A decision recorded while the replicas were hung, whose decider then
+// died, still wakes its waiter once the replicas hold it: nobody is left
+// to announce it (confirmLater died with the decider), so the waiter's own
+// store finds it in the audit trail's decided events and reads it. Before,
+// the waiter slept until its deadline.
+func TestWaiterWakesAfterItsDeciderDied(t *testing.T) {
+	d := redistest.StartSentinel(t, 1)
+	opts := Options{Logger: quietLogger()}
+	waiter := newRedisStore(t, d.URL(), opts)
+	decider := newRedisStore(t, d.URL(), opts)
+	a, err := waiter.Create(t.Context(), sampleRequest(1), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Master().WaitReplicated(10 * time.Second)
+	woke := make(chan Ask, 1)
+	go func() { got, _ := waiter.Wait(t.Context(), a.ID); woke <- got }()
+	testwait.For(t, "the Wait's first read", func() bool { return waiter.waiters.countRead() == 1 })
+
+	replica := d.Replicas()[0]
+	replica.Freeze()
+	if _, err := decideWithin(decider, time.Second, a.ID, Approved, "U1"); !NotDurable(err) {
+		replica.Thaw()
+		t.Fatalf("decide with the replica hung: %v, want recorded but not yet durable", err)
+	}
+	_ = decider.Close() // the decider's process is gone, and its follow-up with it
+	replica.Thaw()
+	var got Ask
+	testwait.For(t, "the waiter to wake with the decision (its deadline is an hour away)", func() bool {
+		select {
+		case got = <-woke:
+			return true
+		default:
+			return false
+		}
+	})
+	if got.Status != Status(Approved) || got.DecidedBy != "U1" {
+		t.Errorf("the waiter woke with %s by %q, want approved by U1", got.Status, got.DecidedBy)
+	}
+}

@@ -62,6 +62,10 @@ type RedisStore struct {
 	stop      context.CancelFunc // the reader's and the replica watch's
 	reading   chan struct{}      // closed when the reader goroutine returns
 	watching  chan struct{}      // closed when watchReplicas returns
+	catching  chan struct{}      // closed when catchUp returns
+	// catchBack asks catchUp to read the trail again from catchUpBack
+	// before where it is (a failover, a resubscription).
+	catchBack atomic.Bool
 	bg        context.Context    // the reader's, ended by Close
 
 	// later runs retryLater's follow-ups (confirmLater, endLater); Close
@@ -123,6 +127,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		closed:   make(chan struct{}),
 		reading:  make(chan struct{}),
 		watching: make(chan struct{}),
+		catching: make(chan struct{}),
 		renewing: make(chan struct{}),
 	}
 	s.announceArg = announceOn(s.keys.decided, opts.AnnounceKey)
@@ -141,6 +146,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		Message: func(_ context.Context, payload string) { s.announced(payload) },
 		Resubscribed: func() {
 			n := s.waiters.rereadAll()
+			s.catchBack.Store(true)
 			opts.Logger.Info("pending: waiters re-read their asks after a resubscription", "waiters", n)
 		},
 	})
@@ -162,6 +168,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 	s.stop, s.bg = stop, rctx
 	go s.read(rctx)
 	go s.watchReplicas(rctx)
+	go s.catchUp(rctx)
 	go s.renew(rctx)
 	return s, nil
 }
@@ -826,6 +833,7 @@ func (s *RedisStore) Close() error {
 		_ = s.decisions.Close()
 		<-s.reading
 		<-s.watching
+		<-s.catching
 		s.later.Wait()
 		<-s.renewing
 	})
