@@ -63,10 +63,10 @@ type RedisStore struct {
 	reading   chan struct{}      // closed when the reader goroutine returns
 	watching  chan struct{}      // closed when watchReplicas returns
 	catching  chan struct{}      // closed when catchUp returns
+	bg        context.Context    // the reader's, ended by Close
 	// catchBack asks catchUp to read the trail again from catchUpBack
 	// before where it is (a failover, a resubscription).
 	catchBack atomic.Bool
-	bg        context.Context    // the reader's, ended by Close
 
 	// later runs retryLater's follow-ups (confirmLater, endLater); Close
 	// waits for them.
