@@ -37,6 +37,17 @@ import (
 // replica that was down at open had come back: WAIT asked for one copy of
 // two.
 //
+// A replica is counted out only while whoever names the master vouches
+// that this one still is it (vouchedFor): the sentinels, the Cluster's
+// other masters; a lone server is its own word. The old master of a
+// SENTINEL FAILOVER stays master for ~11 s (Sentinel demotes it only after
+// the failover ends), its replicas gone to the promoted one, and a
+// connection the failover client has not moved yet still reaches it:
+// counting its replicas out after replicaGoneAfter confirmed decisions on
+// it with no WAIT at all, which its demotion then erased (1 in 600 in an
+// outside fault run). Unvouched, it keeps waiting for every replica it
+// had, so a decide there fails closed and is retried on the new master.
+//
 // A new master (another run_id: a failover happened) is held to the
 // replicas it has, perhaps none (a Cluster shard whose other node died),
 // and its count rises as they join.
@@ -91,6 +102,9 @@ type masterReplicas struct {
 	seen   map[string]time.Time // replica ip:port -> when this master last listed it online
 	online int                  // online at the last look
 	looked time.Time
+	// disowned: at the last ask, nobody vouched that it is still the
+	// master (see vouchedFor); logged once per change.
+	disowned bool
 }
 
 // Timings of the count. replicaGoneAfter is longer than a failover takes
@@ -182,9 +196,49 @@ func parseLook(info string) (look, error) {
 	return l, nil
 }
 
+// goneDue reports whether a replica of the master l looked at has been
+// gone long enough to be counted out, if somebody vouches for the master.
+func (r *replicaAcks) goneDue(l look, now time.Time) bool {
+	if r.mode != acksAuto {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.masters[l.runID]
+	if m == nil {
+		return false
+	}
+	for addr, at := range m.seen {
+		if now.Sub(at) >= replicaGoneAfter && !slices.Contains(l.replicas, addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// vouch records whether the master with runID was vouched for (err: why
+// not), logging a change.
+func (r *replicaAcks) vouch(runID string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.masters[runID]
+	if m == nil || m.disowned == (err != nil) {
+		return
+	}
+	m.disowned = err != nil
+	if err != nil {
+		r.log.Warn("pending: a replica of the master holding askops' keys is gone, and nobody vouches that it is still the master: decisions on it keep waiting for every replica it had",
+			"master_run_id", runID, "err", err)
+	} else {
+		r.log.Info("pending: the master holding askops' keys is vouched for again", "master_run_id", runID)
+	}
+}
+
 // observe records what a look at a master found and returns how many
-// replicas must hold a decision on it, and how many are online.
-func (r *replicaAcks) observe(l look, now time.Time, current bool) (need, online int) {
+// replicas must hold a decision on it, and how many are online. A replica
+// gone for replicaGoneAfter is counted out only when vouched says that
+// somebody vouches the master is still the one holding askops' keys.
+func (r *replicaAcks) observe(l look, now time.Time, current, vouched bool) (need, online int) {
 	if r.mode == acksFixed {
 		return r.fixed, len(l.replicas)
 	}
@@ -204,7 +258,7 @@ func (r *replicaAcks) observe(l look, now time.Time, current bool) (need, online
 		m.seen[addr] = now
 	}
 	for addr, at := range m.seen {
-		if now.Sub(at) >= replicaGoneAfter {
+		if vouched && now.Sub(at) >= replicaGoneAfter {
 			delete(m.seen, addr)
 			why = "gone for " + replicaGoneAfter.String()
 		}
@@ -265,7 +319,7 @@ func (s *RedisStore) openReplicaAcks(ctx context.Context) error {
 	}
 	r.mode = acksAuto
 	switch c := s.client.(type) {
-	case *redis.ClusterClient:
+	case *redis.ClusterClient, failoverClient:
 	case *redis.Client:
 		// go-redis names its Sentinel failover client's address so.
 		r.single = c.Options().Addr != "FailoverClient"
@@ -315,7 +369,14 @@ func (s *RedisStore) lookAtReplicas(ctx context.Context) error {
 		s.replicas.mu.Lock()
 		before := s.replicas.current
 		s.replicas.mu.Unlock()
-		s.replicas.observe(l, time.Now(), true)
+		now := time.Now()
+		vouched := false
+		if s.replicas.goneDue(l, now) {
+			err := s.vouchedFor(ctx, l.runID, node)
+			s.replicas.vouch(l.runID, err)
+			vouched = err == nil
+		}
+		s.replicas.observe(l, now, true, vouched)
 		if before != "" && before != l.runID && s.decisions != nil {
 			// A failover: the decision subscription may still sit on the
 			// demoted master, which hears nothing until it has resynced
@@ -329,6 +390,83 @@ func (s *RedisStore) lookAtReplicas(ctx context.Context) error {
 	return nil
 }
 
+// failoverClient is a Sentinel group's client as internal/redisconn opens
+// it: go-redis' failover client (Node), and the sentinels' own word on
+// which master they name (NamedMaster: its run id, or "" and why not).
+type failoverClient interface {
+	redis.UniversalClient
+	Node() *redis.Client
+	NamedMaster(ctx context.Context) (runID string, err error)
+}
+
+// vouchedFor asks whoever names the master holding askops' keys whether it
+// is still the master with runID (node reaches it): nil if so. The
+// sentinels for a Sentinel group (a majority names it, settled); on a
+// Cluster, every other master that answers names node as the master of
+// askops' slot; a lone server (a look found it master) vouches for itself.
+// A go-redis failover client opened elsewhere has no sentinels to ask:
+// nobody vouches.
+func (s *RedisStore) vouchedFor(ctx context.Context, runID string, node *redis.Client) error {
+	switch c := s.client.(type) {
+	case failoverClient:
+		named, err := c.NamedMaster(ctx)
+		if err != nil {
+			return err
+		}
+		if named != runID {
+			return fmt.Errorf("the sentinels name the master %s, not %s", named, runID)
+		}
+		return nil
+	case *redis.ClusterClient:
+		return s.clusterVouches(ctx, c, node.Options().Addr)
+	case *redis.Client:
+		if s.replicas.single {
+			return nil
+		}
+	}
+	return errors.New("no sentinels to ask")
+}
+
+// clusterVouches asks every other master of the Cluster which node serves
+// askops' slot: nil when at least one answers and all that answer name
+// addr.
+func (s *RedisStore) clusterVouches(ctx context.Context, c *redis.ClusterClient, addr string) error {
+	slot, err := c.ClusterKeySlot(ctx, s.keys.deadlines).Result()
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	agree := 0
+	var disagree []string
+	_ = c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		if m.Options().Addr == addr {
+			return nil
+		}
+		slots, err := m.ClusterSlots(ctx).Result()
+		if err != nil {
+			return nil // an unreachable master vouches for nothing
+		}
+		owner := ""
+		for _, r := range slots {
+			if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
+				owner = r.Nodes[0].Addr
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if owner == addr {
+			agree++
+		} else {
+			disagree = append(disagree, m.Options().Addr+" names "+owner)
+		}
+		return nil
+	})
+	if agree == 0 || len(disagree) > 0 {
+		return fmt.Errorf("the other masters do not all name %s as the master of askops' slot (%d agree; %s)", addr, agree, strings.Join(disagree, ", "))
+	}
+	return nil
+}
+
 // slotNode is the client of the one server that holds askops' keys (on a
 // Cluster, the master of their slot). Commands pipelined on one of its
 // connections share it, which WAIT needs: it counts the replicas that have
@@ -337,6 +475,8 @@ func (s *RedisStore) slotNode(ctx context.Context) (*redis.Client, error) {
 	switch c := s.client.(type) {
 	case *redis.ClusterClient:
 		return c.MasterForKey(ctx, s.keys.deadlines)
+	case failoverClient:
+		return c.Node(), nil
 	case *redis.Client: // one server, or Sentinel's failover client
 		return c, nil
 	default:
@@ -417,7 +557,7 @@ func (s *RedisStore) durableOnce(ctx context.Context, cmd func(redis.Scripter) *
 	}
 	start := time.Now()
 	end := s.waitUntil(ctx, start)
-	need, online := s.replicas.observe(l, start, false)
+	need, online := s.replicas.observe(l, start, false, false) // only the monitor counts a replica out (vouchedFor)
 	for online < need {
 		// A replica resyncing after a failover is back in a moment, a
 		// dead one is counted out by the monitor: look again until the
@@ -433,7 +573,7 @@ func (s *RedisStore) durableOnce(ctx context.Context, cmd func(redis.Scripter) *
 		if l, err = parseLook(info); err != nil || !l.master {
 			return nil, &redirect{}, fmt.Errorf("the server holding askops' keys changed role: %v", err)
 		}
-		need, online = s.replicas.observe(l, time.Now(), false)
+		need, online = s.replicas.observe(l, time.Now(), false, false)
 	}
 	var c *redis.Cmd
 	var wait *redis.IntCmd

@@ -232,6 +232,12 @@ type failoverRun struct {
 	// downAtOpen: one replica is down while the stores open, and back
 	// (and counted by both stores) before the decides start.
 	downAtOpen bool
+	// url, if set, is the URL the stores open (else the set's).
+	url string
+	// settle, if set, waits after the decides for the failover to be
+	// over, before what the store holds is compared with what was
+	// confirmed.
+	settle func()
 }
 
 // decidesThroughFailover creates 200 Asks on the Sentinel set's master with
@@ -259,8 +265,12 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 	wopts, dopts := opts, opts
 	wopts.ReplicaAcksChanged, dopts.ReplicaAcksChanged = targets[0].add, targets[1].add
 	counted := func() [2]int { return [2]int{targets[0].last(), targets[1].last()} }
-	waiter := newRedisStore(tb, d.URL(), wopts)
-	decider := newRedisStore(tb, d.URL(), dopts)
+	url := run.url
+	if url == "" {
+		url = d.URL()
+	}
+	waiter := newRedisStore(tb, url, wopts)
+	decider := newRedisStore(tb, url, dopts)
 	if down != nil {
 		if got := counted(); got != [2]int{1, 1} {
 			tb.Fatalf("with a replica down at open the stores wait for %v replicas, want 1 each", got)
@@ -348,6 +358,9 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 	}
 	deciders.Wait()
 	c.decided = time.Since(start)
+	if run.settle != nil {
+		run.settle()
+	}
 	wg.Wait()
 	c.took = time.Since(start)
 	c.retries, c.notDurable, c.standsUnavailable = int(retries.Load()), int(notDurable.Load()), int(stands.Load())
