@@ -539,7 +539,8 @@ func (s *RedisStore) durableOnce(ctx context.Context, cmd func(redis.Scripter) *
 		return nil, notRun(err), err
 	}
 	conn := node.Conn()
-	defer func() { _ = conn.Close() }()
+	release := sync.OnceFunc(func() { _ = conn.Close() })
+	defer release()
 
 	// Which master this connection reaches, and its replicas, before
 	// anything is written: too few online fails closed here.
@@ -580,7 +581,8 @@ func (s *RedisStore) durableOnce(ctx context.Context, cmd func(redis.Scripter) *
 	if _, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
 		c = cmd(p)
 		p.Incr(ctx, s.keys.fence)
-		wait = redis.NewIntCmd(ctx, "wait", need, waitMillis(end))
+		// At most firstWait here: a longer wait is shared (waitshare.go).
+		wait = redis.NewIntCmd(ctx, "wait", need, waitMillis(earlier(end, time.Now().Add(firstWait))))
 		_ = p.Process(ctx, wait)
 		return nil
 	}); err != nil {
@@ -599,17 +601,13 @@ func (s *RedisStore) durableOnce(ctx context.Context, cmd func(redis.Scripter) *
 		return nil, nil, fmt.Errorf("%w: no answer after it was sent: %v", ErrNotDurable, err)
 	}
 	got := int(wait.Val())
-	for got < need && time.Now().Before(end) {
-		// Short: the monitor may have found a replica gone meanwhile;
-		// else ask again, on this connection, until the deadline.
-		if need = s.replicas.needOf(l.runID); got >= need {
-			break
+	if need = min(need, s.replicas.needOf(l.runID)); got < need && time.Now().Before(end) {
+		// Short: let the connection go and wait with every other decide
+		// on this master (the monitor may count a replica out meanwhile).
+		release()
+		if n, err := s.sharedWait(ctx, node, l.runID, need, end); err == nil || n > got {
+			got = n
 		}
-		n, err := conn.Do(ctx, "wait", need, waitMillis(end)).Int()
-		if err != nil {
-			break
-		}
-		got = n
 	}
 	if need = min(need, s.replicas.needOf(l.runID)); got >= need {
 		return c, nil, nil
@@ -625,6 +623,13 @@ func (s *RedisStore) waitUntil(ctx context.Context, start time.Time) time.Time {
 		end = d.Add(-replyMargin)
 	}
 	return end
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // waitMillis is WAIT's timeout for a wait until end, in waitSlice pieces,
@@ -699,7 +704,7 @@ const confirmLaterFor = time.Minute
 // It stops when the record is pending again (a failover took the decision
 // back: nothing to announce), gone, after confirmLaterFor, or at Close.
 func (s *RedisStore) confirmLater(id string) {
-	s.retryLater(time.Now().Add(confirmLaterFor), 100*time.Millisecond, 2*time.Second, func() bool {
+	s.retryLater(time.Now().Add(confirmLaterFor), 100*time.Millisecond, unconfirmedRetry, func() bool {
 		ctx, cancel := context.WithTimeout(s.bg, s.opts.ReplicaTimeout+2*replyMargin)
 		defer cancel()
 		r := s.confirmEnded(ctx, "decide", []string{id})[id]

@@ -89,6 +89,7 @@ type RedisStore struct {
 
 	// replicas is how many replicas must hold a decision (see durable.go).
 	replicas replicaAcks
+	waits    replicaWaits // the shared WAITs (waitshare.go)
 }
 
 var _ Store = (*RedisStore)(nil)
@@ -555,6 +556,11 @@ func (s *RedisStore) await(ctx context.Context, id string, known *Ask) *waitEnd 
 			return unavailableEnd(id, nil, r.err)
 		case last == nil:
 			retry = time.After(50 * time.Millisecond)
+		case r.unconfirmed != nil:
+			// Decided, not yet durable: look again soon, so the waiter
+			// wakes within moments of the replicas holding it even if
+			// nobody announces it.
+			retry = time.After(unconfirmedRetry)
 		default:
 			// The store is unreachable (the reader has logged it). The
 			// deadline timer still runs, so this cannot outlive the Ask;
@@ -564,6 +570,11 @@ func (s *RedisStore) await(ctx context.Context, id string, known *Ask) *waitEnd 
 		}
 	}
 }
+
+// unconfirmedRetry is how soon a waiter reads again a decision it found
+// not yet durable (and how often confirmLater looks at one): the bound on
+// how late it wakes once the replicas hold it.
+const unconfirmedRetry = 250 * time.Millisecond
 
 // woken says why block returned.
 type woken int

@@ -3,6 +3,7 @@ package pending
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,11 +202,17 @@ type failoverCounts struct {
 	standsUnavailable int
 	decided           time.Duration // until every decide was confirmed
 	took              time.Duration // until every waiter had returned too
+	// recovered: from a replica's promotion to the first decide confirmed
+	// after it (-1: unknown).
+	recovered time.Duration
+	// wakeP50, wakeMax: from a decide confirmed to its waiter's return.
+	wakeP50, wakeMax time.Duration
 }
 
 func (c failoverCounts) String() string {
-	return fmt.Sprintf("%d asks: %d decisions confirmed, %d confirmed decisions lost, %d waiters woke with them, %d with something else, %d asks with a wrong audit, %d decides retried (%d told recorded-not-durable, %d told unavailable yet standing); decides confirmed after %s, waiters returned after %s",
-		c.asks, c.confirmed, c.lost, c.woke, c.wrongWake, c.audit, c.retries, c.notDurable, c.standsUnavailable, c.decided.Round(time.Millisecond), c.took.Round(time.Millisecond))
+	return fmt.Sprintf("%d asks: %d decisions confirmed, %d confirmed decisions lost, %d waiters woke with them, %d with something else, %d asks with a wrong audit, %d decides retried (%d told recorded-not-durable, %d told unavailable yet standing); decides confirmed after %s, waiters returned after %s; deciding again %s after the promotion; waiters woke p50 %s, max %s after their decision was confirmed",
+		c.asks, c.confirmed, c.lost, c.woke, c.wrongWake, c.audit, c.retries, c.notDurable, c.standsUnavailable, c.decided.Round(time.Millisecond), c.took.Round(time.Millisecond),
+		c.recovered.Round(time.Millisecond), c.wakeP50.Round(time.Millisecond), c.wakeMax.Round(time.Millisecond))
 }
 
 func (c failoverCounts) check(t *testing.T) {
@@ -295,9 +302,10 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 	}
 	d.Master().WaitReplicated(10 * time.Second)
 	waits := make([]Ask, asks)
+	wokeAt, confirmedAt := make([]time.Time, asks), make([]time.Time, asks)
 	var wg sync.WaitGroup
 	for i, id := range ids {
-		wg.Go(func() { waits[i], _ = waiter.Wait(ctx, id) })
+		wg.Go(func() { waits[i], _ = waiter.Wait(ctx, id); wokeAt[i] = time.Now() })
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for waiter.waiting() < asks && time.Now().Before(deadline) {
@@ -307,11 +315,23 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 	c := failoverCounts{asks: asks}
 	want := make([]Outcome, asks)
 	var retries, notDurable, stands atomic.Int64
-	var deciders sync.WaitGroup
+	var deciders, promotion sync.WaitGroup
+	var promotedAt time.Time // written by promotion, read after it is done
 	start := time.Now()
 	for i, id := range ids {
 		if i == asks/4 {
+			old := d.Master()
 			run.failover()
+			promotion.Go(func() {
+				for until := time.Now().Add(time.Minute); time.Now().Before(until); time.Sleep(10 * time.Millisecond) {
+					for _, n := range d.Data {
+						if n != old && n.IsMaster() {
+							promotedAt = time.Now()
+							return
+						}
+					}
+				}
+			})
 		}
 		want[i] = Approved
 		if i%2 == 1 {
@@ -327,9 +347,11 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 				_, err := decider.Decide(dctx, id, want[i], "U1", "")
 				cancel()
 				if err == nil {
+					confirmedAt[i] = time.Now()
 					return
 				}
 				if ErrorCode(err) == CodeConflict {
+					confirmedAt[i] = time.Now()
 					// A retry found it decided: by this hand (a decision made
 					// whose confirmation was cut off) or not at all ours.
 					if first, ok := ConflictAsk(err); ok && first.Status != Status(want[i]) {
@@ -363,6 +385,21 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 	}
 	wg.Wait()
 	c.took = time.Since(start)
+	promotion.Wait()
+	c.recovered = -1
+	var wakes []time.Duration
+	for i := range ids {
+		if !promotedAt.IsZero() && confirmedAt[i].After(promotedAt) && (c.recovered < 0 || confirmedAt[i].Sub(promotedAt) < c.recovered) {
+			c.recovered = confirmedAt[i].Sub(promotedAt)
+		}
+		if !confirmedAt[i].IsZero() {
+			wakes = append(wakes, max(wokeAt[i].Sub(confirmedAt[i]), 0))
+		}
+	}
+	if len(wakes) > 0 {
+		slices.Sort(wakes)
+		c.wakeP50, c.wakeMax = wakes[len(wakes)/2], wakes[len(wakes)-1]
+	}
 	c.retries, c.notDurable, c.standsUnavailable = int(retries.Load()), int(notDurable.Load()), int(stands.Load())
 
 	events, err := decider.Audit(ctx, 0)
@@ -511,4 +548,60 @@ func TestSentinelReplicaKilled(t *testing.T) {
 	if _, err := one.Decide(ctx, ids[1], Approved, "U1", ""); err != nil {
 		t.Errorf("decide with a replica down (replica_acks 1): %v, want it made", err)
 	}
+}
+
+// BenchmarkDecidesWithAHungReplica is how many decides a second a store
+// answers while one replica of a Sentinel set is hung (frozen: still
+// connected, acknowledging nothing), from 64 callers at once, each with a
+// 2 s deadline (a Slack click's). Every decision there is "recorded but not
+// yet durable" (it fails closed until the replica answers or is counted
+// out); what is measured is how many clicks get that answer within their
+// deadline, how many get none ("unavailable" after it), and how long the
+// slowest answer took:
+//
+//	go test ./pending -run '^$' -bench DecidesWithAHungReplica -benchtime 256x
+func BenchmarkDecidesWithAHungReplica(b *testing.B) {
+	const callers = 64
+	d := redistest.StartSentinel(b, 2)
+	s := newRedisStore(b, d.URL(), Options{Logger: quietLogger()})
+	ids := make([]string, b.N)
+	for i := range ids {
+		a, err := s.Create(b.Context(), sampleRequest(i), time.Hour)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = a.ID
+	}
+	d.Master().WaitReplicated(10 * time.Second)
+	hung := d.Replicas()[0]
+	hung.Freeze()
+	defer hung.Thaw()
+	var next, answered, failed, slowest atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for range callers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(b.N); i = next.Add(1) - 1 {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				began := time.Now()
+				_, err := s.Decide(ctx, ids[i], Approved, "U1", "")
+				cancel()
+				for took := int64(time.Since(began)); ; {
+					if was := slowest.Load(); took <= was || slowest.CompareAndSwap(was, took) {
+						break
+					}
+				}
+				if err == nil || NotDurable(err) {
+					answered.Add(1)
+				} else {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(answered.Load())/b.Elapsed().Seconds(), "answered/s")
+	b.ReportMetric(float64(failed.Load())/float64(b.N), "unanswered/op")
+	b.ReportMetric(time.Duration(slowest.Load()).Seconds(), "slowest-s")
 }
