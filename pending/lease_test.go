@@ -165,3 +165,40 @@ func TestRedisOutageLapsesNoLease(t *testing.T) {
 		t.Fatalf("released: swept %v; want %s", ids(swept), a.ID)
 	}
 }
+
+// An Ask an older release created (its record without the lease field l)
+// takes no lease: that release's replicas never renew one, so its asker's
+// long polls there must not let it lapse while the asker still waits (a
+// rolling upgrade). It lives until its deadline, as that release meant.
+func TestOlderReleasesAskTakesNoLease(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := newFakeClock()
+	opts := clock.options()
+	opts.Logger = quietLogger()
+	s := newRedisStore(t, srv.URL(), opts)
+	ctx := t.Context()
+	older, err := s.Create(ctx, sampleRequest(1), 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer, err := s.Create(ctx, sampleRequest(2), 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := newRedisClient(t, srv.URL()).HDel(ctx, s.keys.ask(older.ID), "l").Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.Hold(ctx, older.ID)() // a poll on a new replica, then only old ones
+	s.Hold(ctx, newer.ID)()
+	clock.Advance(s.opts.LeaseTTL + time.Second)
+	swept, err := s.SweepLeases(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(swept) != 1 || swept[0].ID != newer.ID {
+		t.Errorf("swept %v, want only %s (this release's Ask); the older release's %s lives on", ids(swept), newer.ID, older.ID)
+	}
+	if got, err := s.Get(ctx, older.ID); err != nil || got.Status != StatusPending {
+		t.Errorf("the older release's Ask is %s (%v), want pending until its deadline", got.Status, err)
+	}
+}

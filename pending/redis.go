@@ -198,7 +198,7 @@ local id, ttl, keep, qfield, q, run, tool, maxlen, by, reason, what =
 local deadline = string.format('%.0f', tonumber(now) + tonumber(ttl))
 local status = 'pending'
 if tonumber(ARGV[13]) > 1 then status = ARGV[14] end -- the format gate (record.go)
-redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', status, 'u', by)
+redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', status, 'u', by, 'l', '1')
 if tonumber(ARGV[13]) > 1 then redis.call('HSET', key, 'quorum', ARGV[13]) end -- see voteScript
 redis.call('PEXPIRE', key, keep)
 redis.call('ZADD', deadlines, deadline, id)
