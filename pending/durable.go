@@ -442,7 +442,10 @@ func (s *RedisStore) clusterVouches(ctx context.Context, c *redis.ClusterClient,
 		if m.Options().Addr == addr {
 			return nil
 		}
-		slots, err := m.ClusterSlots(ctx).Result()
+		// CLUSTER SLOTS, not SHARDS: a Redis before 7.0 knows only it.
+		cmd := redis.NewClusterSlotsCmd(ctx, "cluster", "slots")
+		_ = m.Process(ctx, cmd)
+		slots, err := cmd.Result()
 		if err != nil {
 			return nil // an unreachable master vouches for nothing
 		}
