@@ -712,7 +712,7 @@ func (s *RedisStore) confirmLater(id string) {
 		defer cancel()
 		r := s.confirmEnded(ctx, "decide", []string{id})[id]
 		if r.end != nil {
-			s.announce(id)
+			s.announce(id, nil) // each waiter reads and confirms it
 		}
 		return r.end != nil || r.ask != nil || ErrorCode(r.err) != CodeUnavailable
 	})
@@ -746,19 +746,30 @@ func (s *RedisStore) endLater(id string, last *Ask, reason string) {
 const announceTimeout = time.Second
 
 // announce wakes the waiters of id, whose end the replicas hold, in every
-// process: the id alone on the decided channel (each waiter then reads and
-// confirms the record for itself). It runs on a goroutine and a context of
+// process: its record h (nil: unknown), signed, then the id alone on the
+// decided channel (see announce.go: a waiter ends on the record; the id
+// alone makes it read and confirm the record for itself). It runs on a
+// goroutine and a context of
 // its own, never on the decider's: WAIT may have used up the decider's
 // deadline (an outside fault run saw "could not announce a decision:
 // context deadline exceeded" leave 22 waiters to their deadlines, 21 s
 // late), and the decider's answer need not wait for it. A failed
 // announcement is retried as a decision not yet durable is followed
 // (retryLater), until confirmLaterFor or Close.
-func (s *RedisStore) announce(id string) {
+func (s *RedisStore) announce(id string, h map[string]string) {
+	payloads := []string{id}
+	if rec := s.recordAnnouncement(id, h); rec != "" {
+		payloads = []string{rec, id}
+	}
 	s.retryLater(time.Now().Add(confirmLaterFor), 0, time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(s.bg, announceTimeout)
 		defer cancel()
-		err := s.client.Publish(ctx, s.keys.decided, id).Err()
+		var err error
+		for len(payloads) > 0 && err == nil {
+			if err = s.client.Publish(ctx, s.keys.decided, payloads[0]).Err(); err == nil {
+				payloads = payloads[1:]
+			}
+		}
 		if err != nil && s.bg.Err() == nil {
 			s.opts.Logger.Warn("pending: could not announce a decision; trying again", "ask", id, "err", err)
 		}

@@ -431,12 +431,15 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 		s.waiters.deliver(id, &readResult{end: &waitEnd{ask: a}})
 	}
 	if waitReplicas && a.Status != StatusPending {
-		// Durable now: wake the waiters. A "lost" result is announced too:
-		// the winner may be an earlier attempt whose WAIT fell short, so
-		// nobody announced it yet. announce publishes on a context of its
-		// own and retries (ctx may be spent by WAIT). A counted vote
-		// leaves the Ask pending: nobody to wake.
-		s.announce(id)
+		// Durable now (WAIT confirmed what this master holds, the winner's
+		// record included): wake the waiters, this process's at once. A
+		// "lost" result is announced too: the winner may be an earlier
+		// attempt whose WAIT fell short, so nobody announced it yet.
+		// announce publishes on a context of its own and retries (ctx may
+		// be spent by WAIT). A counted vote leaves the Ask pending: nobody
+		// to wake.
+		s.waiters.deliver(id, &readResult{end: &waitEnd{ask: a}})
+		s.announce(id, h)
 	}
 	return a, result, nil
 }

@@ -260,6 +260,9 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 	if opts.Logger == nil {
 		opts.Logger = quietLogger()
 	}
+	if opts.AnnounceKey == nil {
+		opts.AnnounceKey = AnnounceKeyFrom("xoxb-failover") // as askops opens its stores (cmd/bot)
+	}
 	opts.Namespace = fmt.Sprintf("fo%d", time.Now().UnixNano())
 	d.WaitReplicas(2, 30*time.Second)
 	var down *redistest.Server
