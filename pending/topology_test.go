@@ -289,11 +289,7 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 		d.WaitReplicas(2, 30*time.Second)
 		// The count rises without a decision to see it: both stores now
 		// wait for the replica that came back.
-		for until := time.Now().Add(10 * time.Second); counted() != [2]int{2, 2}; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(until) {
-				tb.Fatalf("the stores wait for %v replicas 10 s after the replica came back, want 2 each", counted())
-			}
-		}
+		testwait.For(tb, "both stores to wait for 2 replicas once the replica came back", func() bool { return counted() == [2]int{2, 2} })
 	}
 	ids := make([]string, asks)
 	for i := range ids {
@@ -310,10 +306,7 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 	for i, id := range ids {
 		wg.Go(func() { waits[i], _ = waiter.Wait(ctx, id); wokeAt[i] = time.Now() })
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for waiter.waiting() < asks && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(tb, "every Wait to register", func() bool { return waiter.waiting() == asks })
 
 	c := failoverCounts{asks: asks}
 	want := make([]Outcome, asks)
