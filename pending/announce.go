@@ -28,9 +28,16 @@ import (
 // this one's fallback: a record it cannot read is skipped, and the id's
 // read follows.
 //
-// With replicas to wait for (durable.go) the script announces nothing: the
-// id alone is published once WAIT confirms, and the reader's read confirms
-// again, so a decision a failover could take back never wakes anybody.
+// With replicas to wait for (durable.go) the script announces nothing:
+// once WAIT confirms, the decider publishes the same two announcements
+// itself (announce: the record it got back, signed in Go, then the id
+// alone), so a decision a failover could take back never wakes anybody. A
+// waiter ends on that record without confirming it again: its own
+// confirmation would run on whatever master its connections reach, and in
+// a failover that can be the old master, left without its replicas, for
+// the seconds until its client hears of the new one (such waiters woke
+// 1.3-2.3 s after their decision was confirmed). The id alone still makes
+// a waiter read and confirm (the record's announcement may not reach it).
 //
 // Trust: the record comes from the channel, not the key, so it is signed.
 // Whoever may PUBLISH on askops' channel could otherwise end a local wait
@@ -39,8 +46,9 @@ import (
 // derives from the config (Options.AnnounceKey), passed with the channel
 // in the script's arguments and never stored; the waiter ends on it only
 // when the signature holds, and re-reads the record for anything else. A
-// record is announced only when the decision needs no replica (with
-// replicas, only the id, once WAIT confirms): a signed record is durable.
+// record is announced only once it is as durable as a decision must be
+// (by the script when no replica is waited for, else once WAIT confirms):
+// a signed record is durable.
 // The id alone never ends a wait by itself: it only makes the waiter read
 // the key. Without a key no record is announced.
 //
@@ -140,12 +148,31 @@ func (s *RedisStore) signedRecord(id, rest string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	m := hmac.New(sha1.New, s.announceHexKey)
-	m.Write([]byte(id + "\n" + body))
-	if !hmac.Equal(got, m.Sum(nil)) {
+	if !hmac.Equal(got, s.signature(id, body)) {
 		return "", false
 	}
 	return body, true
+}
+
+// signature is the record announcement's HMAC-SHA1 of <id> "\n" <body>
+// under the store's key (what announceLua computes with the pads).
+func (s *RedisStore) signature(id, body string) []byte {
+	m := hmac.New(sha1.New, s.announceHexKey)
+	m.Write([]byte(id + "\n" + body))
+	return m.Sum(nil)
+}
+
+// recordAnnouncement is the signed record announcement of id's record h,
+// as announceLua publishes it; "" without a key.
+func (s *RedisStore) recordAnnouncement(id string, h map[string]string) string {
+	if s.announceHexKey == nil || len(h) == 0 {
+		return ""
+	}
+	var body strings.Builder
+	for k, v := range h {
+		body.WriteString(strconv.Itoa(len(k)) + ":" + k + strconv.Itoa(len(v)) + ":" + v)
+	}
+	return id + "\n" + "s1:" + hex.EncodeToString(s.signature(id, body.String())) + "\n" + body.String()
 }
 
 // settleLua defines the opening both scripts that may end an Ask share

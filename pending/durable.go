@@ -37,6 +37,17 @@ import (
 // replica that was down at open had come back: WAIT asked for one copy of
 // two.
 //
+// A replica is counted out only while whoever names the master vouches
+// that this one still is it (vouchedFor): the sentinels, the Cluster's
+// other masters; a lone server is its own word. The old master of a
+// SENTINEL FAILOVER stays master for ~11 s (Sentinel demotes it only after
+// the failover ends), its replicas gone to the promoted one, and a
+// connection the failover client has not moved yet still reaches it:
+// counting its replicas out after replicaGoneAfter confirmed decisions on
+// it with no WAIT at all, which its demotion then erased (1 in 600 in an
+// outside fault run). Unvouched, it keeps waiting for every replica it
+// had, so a decide there fails closed and is retried on the new master.
+//
 // A new master (another run_id: a failover happened) is held to the
 // replicas it has, perhaps none (a Cluster shard whose other node died),
 // and its count rises as they join.
@@ -91,6 +102,9 @@ type masterReplicas struct {
 	seen   map[string]time.Time // replica ip:port -> when this master last listed it online
 	online int                  // online at the last look
 	looked time.Time
+	// disowned: at the last ask, nobody vouched that it is still the
+	// master (see vouchedFor); logged once per change.
+	disowned bool
 }
 
 // Timings of the count. replicaGoneAfter is longer than a failover takes
@@ -182,9 +196,49 @@ func parseLook(info string) (look, error) {
 	return l, nil
 }
 
+// goneDue reports whether a replica of the master l looked at has been
+// gone long enough to be counted out, if somebody vouches for the master.
+func (r *replicaAcks) goneDue(l look, now time.Time) bool {
+	if r.mode != acksAuto {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.masters[l.runID]
+	if m == nil {
+		return false
+	}
+	for addr, at := range m.seen {
+		if now.Sub(at) >= replicaGoneAfter && !slices.Contains(l.replicas, addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// vouch records whether the master with runID was vouched for (err: why
+// not), logging a change.
+func (r *replicaAcks) vouch(runID string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.masters[runID]
+	if m == nil || m.disowned == (err != nil) {
+		return
+	}
+	m.disowned = err != nil
+	if err != nil {
+		r.log.Warn("pending: a replica of the master holding askops' keys is gone, and nobody vouches that it is still the master: decisions on it keep waiting for every replica it had",
+			"master_run_id", runID, "err", err)
+	} else {
+		r.log.Info("pending: the master holding askops' keys is vouched for again", "master_run_id", runID)
+	}
+}
+
 // observe records what a look at a master found and returns how many
-// replicas must hold a decision on it, and how many are online.
-func (r *replicaAcks) observe(l look, now time.Time, current bool) (need, online int) {
+// replicas must hold a decision on it, and how many are online. A replica
+// gone for replicaGoneAfter is counted out only when vouched says that
+// somebody vouches the master is still the one holding askops' keys.
+func (r *replicaAcks) observe(l look, now time.Time, current, vouched bool) (need, online int) {
 	if r.mode == acksFixed {
 		return r.fixed, len(l.replicas)
 	}
@@ -204,7 +258,7 @@ func (r *replicaAcks) observe(l look, now time.Time, current bool) (need, online
 		m.seen[addr] = now
 	}
 	for addr, at := range m.seen {
-		if now.Sub(at) >= replicaGoneAfter {
+		if vouched && now.Sub(at) >= replicaGoneAfter {
 			delete(m.seen, addr)
 			why = "gone for " + replicaGoneAfter.String()
 		}
@@ -265,7 +319,7 @@ func (s *RedisStore) openReplicaAcks(ctx context.Context) error {
 	}
 	r.mode = acksAuto
 	switch c := s.client.(type) {
-	case *redis.ClusterClient:
+	case *redis.ClusterClient, failoverClient:
 	case *redis.Client:
 		// go-redis names its Sentinel failover client's address so.
 		r.single = c.Options().Addr != "FailoverClient"
@@ -315,7 +369,14 @@ func (s *RedisStore) lookAtReplicas(ctx context.Context) error {
 		s.replicas.mu.Lock()
 		before := s.replicas.current
 		s.replicas.mu.Unlock()
-		s.replicas.observe(l, time.Now(), true)
+		now := time.Now()
+		vouched := false
+		if s.replicas.goneDue(l, now) {
+			err := s.vouchedFor(ctx, l.runID, node)
+			s.replicas.vouch(l.runID, err)
+			vouched = err == nil
+		}
+		s.replicas.observe(l, now, true, vouched)
 		if before != "" && before != l.runID && s.decisions != nil {
 			// A failover: the decision subscription may still sit on the
 			// demoted master, which hears nothing until it has resynced
@@ -323,7 +384,88 @@ func (s *RedisStore) lookAtReplicas(ctx context.Context) error {
 			// resubscription re-reads every local waiter.
 			s.opts.Logger.Info("pending: the master holding askops' keys changed; moving the decision subscription to it", "from", before, "to", l.runID)
 			s.decisions.Renew()
+			s.catchBack.Store(true)
 		}
+	}
+	return nil
+}
+
+// failoverClient is a Sentinel group's client as internal/redisconn opens
+// it: go-redis' failover client (Node), and the sentinels' own word on
+// which master they name (NamedMaster: its run id, or "" and why not).
+type failoverClient interface {
+	redis.UniversalClient
+	Node() *redis.Client
+	NamedMaster(ctx context.Context) (runID string, err error)
+}
+
+// vouchedFor asks whoever names the master holding askops' keys whether it
+// is still the master with runID (node reaches it): nil if so. The
+// sentinels for a Sentinel group (a majority names it, settled); on a
+// Cluster, every other master that answers names node as the master of
+// askops' slot; a lone server (a look found it master) vouches for itself.
+// A go-redis failover client opened elsewhere has no sentinels to ask:
+// nobody vouches.
+func (s *RedisStore) vouchedFor(ctx context.Context, runID string, node *redis.Client) error {
+	switch c := s.client.(type) {
+	case failoverClient:
+		named, err := c.NamedMaster(ctx)
+		if err != nil {
+			return err
+		}
+		if named != runID {
+			return fmt.Errorf("the sentinels name the master %s, not %s", named, runID)
+		}
+		return nil
+	case *redis.ClusterClient:
+		return s.clusterVouches(ctx, c, node.Options().Addr)
+	case *redis.Client:
+		if s.replicas.single {
+			return nil
+		}
+	}
+	return errors.New("no sentinels to ask")
+}
+
+// clusterVouches asks every other master of the Cluster which node serves
+// askops' slot: nil when at least one answers and all that answer name
+// addr.
+func (s *RedisStore) clusterVouches(ctx context.Context, c *redis.ClusterClient, addr string) error {
+	slot, err := c.ClusterKeySlot(ctx, s.keys.deadlines).Result()
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	agree := 0
+	var disagree []string
+	_ = c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		if m.Options().Addr == addr {
+			return nil
+		}
+		// CLUSTER SLOTS, not SHARDS: a Redis before 7.0 knows only it.
+		cmd := redis.NewClusterSlotsCmd(ctx, "cluster", "slots")
+		_ = m.Process(ctx, cmd)
+		slots, err := cmd.Result()
+		if err != nil {
+			return nil // an unreachable master vouches for nothing
+		}
+		owner := ""
+		for _, r := range slots {
+			if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
+				owner = r.Nodes[0].Addr
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if owner == addr {
+			agree++
+		} else {
+			disagree = append(disagree, m.Options().Addr+" names "+owner)
+		}
+		return nil
+	})
+	if agree == 0 || len(disagree) > 0 {
+		return fmt.Errorf("the other masters do not all name %s as the master of askops' slot (%d agree; %s)", addr, agree, strings.Join(disagree, ", "))
 	}
 	return nil
 }
@@ -336,6 +478,8 @@ func (s *RedisStore) slotNode(ctx context.Context) (*redis.Client, error) {
 	switch c := s.client.(type) {
 	case *redis.ClusterClient:
 		return c.MasterForKey(ctx, s.keys.deadlines)
+	case failoverClient:
+		return c.Node(), nil
 	case *redis.Client: // one server, or Sentinel's failover client
 		return c, nil
 	default:
@@ -398,7 +542,8 @@ func (s *RedisStore) durableOnce(ctx context.Context, cmd func(redis.Scripter) *
 		return nil, notRun(err), err
 	}
 	conn := node.Conn()
-	defer func() { _ = conn.Close() }()
+	release := sync.OnceFunc(func() { _ = conn.Close() })
+	defer release()
 
 	// Which master this connection reaches, and its replicas, before
 	// anything is written: too few online fails closed here.
@@ -416,7 +561,7 @@ func (s *RedisStore) durableOnce(ctx context.Context, cmd func(redis.Scripter) *
 	}
 	start := time.Now()
 	end := s.waitUntil(ctx, start)
-	need, online := s.replicas.observe(l, start, false)
+	need, online := s.replicas.observe(l, start, false, false) // only the monitor counts a replica out (vouchedFor)
 	for online < need {
 		// A replica resyncing after a failover is back in a moment, a
 		// dead one is counted out by the monitor: look again until the
@@ -432,14 +577,15 @@ func (s *RedisStore) durableOnce(ctx context.Context, cmd func(redis.Scripter) *
 		if l, err = parseLook(info); err != nil || !l.master {
 			return nil, &redirect{}, fmt.Errorf("the server holding askops' keys changed role: %v", err)
 		}
-		need, online = s.replicas.observe(l, time.Now(), false)
+		need, online = s.replicas.observe(l, time.Now(), false, false)
 	}
 	var c *redis.Cmd
 	var wait *redis.IntCmd
 	if _, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
 		c = cmd(p)
 		p.Incr(ctx, s.keys.fence)
-		wait = redis.NewIntCmd(ctx, "wait", need, waitMillis(end))
+		// At most firstWait here: a longer wait is shared (waitshare.go).
+		wait = redis.NewIntCmd(ctx, "wait", need, waitMillis(earlier(end, time.Now().Add(firstWait))))
 		_ = p.Process(ctx, wait)
 		return nil
 	}); err != nil {
@@ -458,17 +604,13 @@ func (s *RedisStore) durableOnce(ctx context.Context, cmd func(redis.Scripter) *
 		return nil, nil, fmt.Errorf("%w: no answer after it was sent: %v", ErrNotDurable, err)
 	}
 	got := int(wait.Val())
-	for got < need && time.Now().Before(end) {
-		// Short: the monitor may have found a replica gone meanwhile;
-		// else ask again, on this connection, until the deadline.
-		if need = s.replicas.needOf(l.runID); got >= need {
-			break
+	if need = min(need, s.replicas.needOf(l.runID)); got < need && time.Now().Before(end) {
+		// Short: let the connection go and wait with every other decide
+		// on this master (the monitor may count a replica out meanwhile).
+		release()
+		if n, err := s.sharedWait(ctx, node, l.runID, need, end); err == nil || n > got {
+			got = n
 		}
-		n, err := conn.Do(ctx, "wait", need, waitMillis(end)).Int()
-		if err != nil {
-			break
-		}
-		got = n
 	}
 	if need = min(need, s.replicas.needOf(l.runID)); got >= need {
 		return c, nil, nil
@@ -484,6 +626,13 @@ func (s *RedisStore) waitUntil(ctx context.Context, start time.Time) time.Time {
 		end = d.Add(-replyMargin)
 	}
 	return end
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // waitMillis is WAIT's timeout for a wait until end, in waitSlice pieces,
@@ -558,14 +707,12 @@ const confirmLaterFor = time.Minute
 // It stops when the record is pending again (a failover took the decision
 // back: nothing to announce), gone, after confirmLaterFor, or at Close.
 func (s *RedisStore) confirmLater(id string) {
-	s.retryLater(time.Now().Add(confirmLaterFor), 2*time.Second, func() bool {
+	s.retryLater(time.Now().Add(confirmLaterFor), 100*time.Millisecond, unconfirmedRetry, func() bool {
 		ctx, cancel := context.WithTimeout(s.bg, s.opts.ReplicaTimeout+2*replyMargin)
 		defer cancel()
 		r := s.confirmEnded(ctx, "decide", []string{id})[id]
 		if r.end != nil {
-			if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
-				s.opts.Logger.Warn("pending: could not announce a decision that became durable", "ask", id, "err", err)
-			}
+			s.announce(id, nil) // each waiter reads and confirms it
 		}
 		return r.end != nil || r.ask != nil || ErrorCode(r.err) != CodeUnavailable
 	})
@@ -584,7 +731,7 @@ func (s *RedisStore) endLater(id string, last *Ask, reason string) {
 	if last != nil {
 		until = last.Deadline
 	}
-	s.retryLater(until, time.Second, func() bool {
+	s.retryLater(until, 100*time.Millisecond, time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(s.bg, s.finishBudget())
 		defer cancel()
 		_, _, err := s.decide(ctx, "wait", id, Cancelled, "", reason)
@@ -595,25 +742,66 @@ func (s *RedisStore) endLater(id string, last *Ask, reason string) {
 	})
 }
 
-// retryLater runs try on a goroutine of its own, first after 100 ms and
-// then backing off to maxBackoff, until it reports done, until passes,
-// or the store closes (Close waits for it).
-func (s *RedisStore) retryLater(until time.Time, maxBackoff time.Duration, try func() (done bool)) {
+// announceTimeout bounds one announcement of a durable decision.
+const announceTimeout = time.Second
+
+// announce wakes the waiters of id, whose end the replicas hold, in every
+// process: its record h (nil: unknown), signed, then the id alone on the
+// decided channel (see announce.go: a waiter ends on the record; the id
+// alone makes it read and confirm the record for itself). It runs on a
+// goroutine and a context of
+// its own, never on the decider's: WAIT may have used up the decider's
+// deadline (an outside fault run saw "could not announce a decision:
+// context deadline exceeded" leave 22 waiters to their deadlines, 21 s
+// late), and the decider's answer need not wait for it. A failed
+// announcement is retried as a decision not yet durable is followed
+// (retryLater), until confirmLaterFor or Close.
+func (s *RedisStore) announce(id string, h map[string]string) {
+	payloads := []string{id}
+	if rec := s.recordAnnouncement(id, h); rec != "" {
+		payloads = []string{rec, id}
+	}
+	s.retryLater(time.Now().Add(confirmLaterFor), 0, time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(s.bg, announceTimeout)
+		defer cancel()
+		var err error
+		for len(payloads) > 0 && err == nil {
+			if err = s.client.Publish(ctx, s.keys.decided, payloads[0]).Err(); err == nil {
+				payloads = payloads[1:]
+			}
+		}
+		if err != nil && s.bg.Err() == nil {
+			s.opts.Logger.Warn("pending: could not announce a decision; trying again", "ask", id, "err", err)
+		}
+		return err == nil
+	})
+}
+
+// retryLater runs try on a goroutine of its own, first after first (0: at
+// once) and then backing off from 100 ms to maxBackoff, until it reports
+// done, until passes, or the store closes (Close waits for it).
+func (s *RedisStore) retryLater(until time.Time, first, maxBackoff time.Duration, try func() (done bool)) {
 	s.laterMu.Lock()
 	defer s.laterMu.Unlock()
 	if s.laterClosed {
 		return
 	}
 	s.later.Go(func() {
+		pause := first
 		for backoff := 100 * time.Millisecond; time.Now().Before(until); backoff = min(2*backoff, maxBackoff) {
-			select {
-			case <-s.bg.Done():
+			if pause > 0 {
+				select {
+				case <-s.bg.Done():
+					return
+				case <-time.After(pause):
+				}
+			} else if s.bg.Err() != nil {
 				return
-			case <-time.After(backoff):
 			}
 			if try() {
 				return
 			}
+			pause = backoff
 		}
 	})
 }

@@ -94,9 +94,20 @@ func (h *holds) ids() []string {
 // lease rewrites no record and costs the record nothing.
 func (k redisKeys) leases() string { return k.prefix + "leases" }
 
-// holdScript starts (or renews) the lease of a pending Ask.
+// A rolling upgrade: a release from before leases neither starts nor
+// renews them, so an Ask whose asker's long polls land on such a replica
+// would lapse while its asker still waits ("the agent stopped waiting",
+// 6 s after its last poll on a new replica). So only a record this
+// release created (its field l) takes a lease: an Ask an older replica
+// created lives until its deadline, as that release meant, wherever it is
+// polled. An Ask created by a new replica and then polled only on old ones
+// still lapses: docs/redis.md (Upgrades) says which replicas to roll first.
+
+// holdScript starts (or renews) the lease of a pending Ask created by a
+// release that knows leases.
 var holdScript = redis.NewScript(serverNowLua + openLua + `
 if not is_open(redis.call('HGET', KEYS[1], 'status')) then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'l') == 0 then return 0 end -- an older release's Ask: no lease
 redis.call('ZADD', KEYS[2], string.format('%.0f', tonumber(now) + tonumber(ARGV[2])), ARGV[3])
 return 1
 `)
@@ -145,13 +156,15 @@ func (s *RedisStore) renew(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		s.renewHeld(ctx)
+		_ = s.renewHeld(ctx) // logged, and noted as lease trouble
 	}
 }
 
-// renewHeld renews, once, the leases of the Asks held in this process.
-func (s *RedisStore) renewHeld(ctx context.Context) {
+// renewHeld renews, once, the leases of the Asks held in this process,
+// and returns the last error (every batch is tried).
+func (s *RedisStore) renewHeld(ctx context.Context) error {
 	ids := s.holds.ids()
+	var last error
 	for len(ids) > 0 {
 		batch := ids[:min(len(ids), renewBatch)]
 		ids = ids[len(batch):]
@@ -161,11 +174,13 @@ func (s *RedisStore) renewHeld(ctx context.Context) {
 		cancel()
 		if err != nil {
 			s.leaseTrouble()
+			last = err
 		}
 		if err != nil && ctx.Err() == nil {
 			s.opts.Logger.Warn("pending: could not renew the leases of waiting asks", "asks", len(batch), "err", err)
 		}
 	}
+	return last
 }
 
 // leaseTrouble notes that Redis failed this process's lease work now.

@@ -14,7 +14,7 @@ import (
 // renews on a real ticker; the memory store needs none).
 func renewLeases(ctx context.Context, s Store) {
 	if r, ok := s.(*RedisStore); ok {
-		r.renewHeld(ctx)
+		_ = r.renewHeld(ctx)
 	}
 }
 
@@ -123,29 +123,39 @@ func TestRedisOutageLapsesNoLease(t *testing.T) {
 	release := s.Hold(ctx, a.ID)
 	clock.Advance(ttl - time.Second)
 	srv.Stop()
-	s.renewHeld(ctx) // fails: Redis is down
+	if err := s.renewHeld(ctx); err == nil {
+		t.Fatal("a renewal with Redis stopped succeeded")
+	}
 	srv.Restart()
 	// Redis is back, but the client may fail fast a moment longer: its
 	// pool stops dialling after a few failed dials until a background
-	// probe (once a second) gets through. Every sweep below is retried
-	// until the store answers, as the sweep loop would; a failed sweep
-	// changes nothing.
+	// probe (once a second) gets through. Wait until the store answers
+	// before each step below, and then let each step run once: a failed
+	// sweep or renewal is lease trouble, after which the sweep skips for
+	// a LeaseTTL by design, so a step retried after a failure would pass
+	// (or fail) for the wrong reason.
+	answers := func() {
+		t.Helper()
+		testwait.For(t, "the store to answer after the restart", func() bool { return s.Ping(ctx) == nil })
+	}
 	sweep := func() []Ask {
 		t.Helper()
-		var swept []Ask
-		testwait.For(t, "a lease sweep the store answers", func() bool {
-			var err error
-			swept, err = s.SweepLeases(ctx)
-			return err == nil
-		})
+		answers()
+		swept, err := s.SweepLeases(ctx)
+		if err != nil {
+			t.Fatalf("lease sweep with Redis answering: %v", err)
+		}
 		return swept
 	}
 	clock.Advance(2 * time.Second) // the lease has lapsed by the clock: no holder could renew
 	if swept := sweep(); len(swept) != 0 {
 		t.Fatalf("right after the outage: swept %v; want none", ids(swept))
 	}
-	s.renewHeld(ctx)
-	clock.Advance(ttl - time.Second)
+	answers()
+	if err := s.renewHeld(ctx); err != nil {
+		t.Fatalf("renewal with Redis answering: %v", err)
+	}
+	clock.Advance(ttl - time.Second) // a lease's life after the outage: the sweep trusts the leases again
 	if swept := sweep(); len(swept) != 0 {
 		t.Fatalf("renewed after the outage: swept %v; want none", ids(swept))
 	}
@@ -153,5 +163,42 @@ func TestRedisOutageLapsesNoLease(t *testing.T) {
 	clock.Advance(ttl + time.Second)
 	if swept := sweep(); len(swept) != 1 {
 		t.Fatalf("released: swept %v; want %s", ids(swept), a.ID)
+	}
+}
+
+// An Ask an older release created (its record without the lease field l)
+// takes no lease: that release's replicas never renew one, so its asker's
+// long polls there must not let it lapse while the asker still waits (a
+// rolling upgrade). It lives until its deadline, as that release meant.
+func TestOlderReleasesAskTakesNoLease(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := newFakeClock()
+	opts := clock.options()
+	opts.Logger = quietLogger()
+	s := newRedisStore(t, srv.URL(), opts)
+	ctx := t.Context()
+	older, err := s.Create(ctx, sampleRequest(1), 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer, err := s.Create(ctx, sampleRequest(2), 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := newRedisClient(t, srv.URL()).HDel(ctx, s.keys.ask(older.ID), "l").Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.Hold(ctx, older.ID)() // a poll on a new replica, then only old ones
+	s.Hold(ctx, newer.ID)()
+	clock.Advance(s.opts.LeaseTTL + time.Second)
+	swept, err := s.SweepLeases(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(swept) != 1 || swept[0].ID != newer.ID {
+		t.Errorf("swept %v, want only %s (this release's Ask); the older release's %s lives on", ids(swept), newer.ID, older.ID)
+	}
+	if got, err := s.Get(ctx, older.ID); err != nil || got.Status != StatusPending {
+		t.Errorf("the older release's Ask is %s (%v), want pending until its deadline", got.Status, err)
 	}
 }

@@ -62,7 +62,11 @@ type RedisStore struct {
 	stop      context.CancelFunc // the reader's and the replica watch's
 	reading   chan struct{}      // closed when the reader goroutine returns
 	watching  chan struct{}      // closed when watchReplicas returns
+	catching  chan struct{}      // closed when catchUp returns
 	bg        context.Context    // the reader's, ended by Close
+	// catchBack asks catchUp to read the trail again from catchUpBack
+	// before where it is (a failover, a resubscription).
+	catchBack atomic.Bool
 
 	// later runs retryLater's follow-ups (confirmLater, endLater); Close
 	// waits for them.
@@ -85,6 +89,7 @@ type RedisStore struct {
 
 	// replicas is how many replicas must hold a decision (see durable.go).
 	replicas replicaAcks
+	waits    replicaWaits // the shared WAITs (waitshare.go)
 }
 
 var _ Store = (*RedisStore)(nil)
@@ -123,6 +128,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		closed:   make(chan struct{}),
 		reading:  make(chan struct{}),
 		watching: make(chan struct{}),
+		catching: make(chan struct{}),
 		renewing: make(chan struct{}),
 	}
 	s.announceArg = announceOn(s.keys.decided, opts.AnnounceKey)
@@ -141,6 +147,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 		Message: func(_ context.Context, payload string) { s.announced(payload) },
 		Resubscribed: func() {
 			n := s.waiters.rereadAll()
+			s.catchBack.Store(true)
 			opts.Logger.Info("pending: waiters re-read their asks after a resubscription", "waiters", n)
 		},
 	})
@@ -162,6 +169,7 @@ func NewRedisStore(ctx context.Context, client redis.UniversalClient, opts Optio
 	s.stop, s.bg = stop, rctx
 	go s.read(rctx)
 	go s.watchReplicas(rctx)
+	go s.catchUp(rctx)
 	go s.renew(rctx)
 	return s, nil
 }
@@ -190,7 +198,7 @@ local id, ttl, keep, qfield, q, run, tool, maxlen, by, reason, what =
 local deadline = string.format('%.0f', tonumber(now) + tonumber(ttl))
 local status = 'pending'
 if tonumber(ARGV[13]) > 1 then status = ARGV[14] end -- the format gate (record.go)
-redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', status, 'u', by)
+redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', status, 'u', by, 'l', '1')
 if tonumber(ARGV[13]) > 1 then redis.call('HSET', key, 'quorum', ARGV[13]) end -- see voteScript
 redis.call('PEXPIRE', key, keep)
 redis.call('ZADD', deadlines, deadline, id)
@@ -423,14 +431,15 @@ func (s *RedisStore) settle(ctx context.Context, op, id string, script *redis.Sc
 		s.waiters.deliver(id, &readResult{end: &waitEnd{ask: a}})
 	}
 	if waitReplicas && a.Status != StatusPending {
-		// Durable now: wake the waiters. A "lost" result is announced too:
-		// the winner may be an earlier attempt whose WAIT fell short, so
-		// nobody announced it yet. If this fails the waiters still see
-		// the decision at their next read (a resubscription, or the
-		// deadline). A counted vote leaves the Ask pending: nobody to wake.
-		if err := s.client.Publish(ctx, s.keys.decided, id).Err(); err != nil {
-			s.opts.Logger.Warn("pending: could not announce a decision", "ask", id, "err", err)
-		}
+		// Durable now (WAIT confirmed what this master holds, the winner's
+		// record included): wake the waiters, this process's at once. A
+		// "lost" result is announced too: the winner may be an earlier
+		// attempt whose WAIT fell short, so nobody announced it yet.
+		// announce publishes on a context of its own and retries (ctx may
+		// be spent by WAIT). A counted vote leaves the Ask pending: nobody
+		// to wake.
+		s.waiters.deliver(id, &readResult{end: &waitEnd{ask: a}})
+		s.announce(id, h)
 	}
 	return a, result, nil
 }
@@ -550,6 +559,11 @@ func (s *RedisStore) await(ctx context.Context, id string, known *Ask) *waitEnd 
 			return unavailableEnd(id, nil, r.err)
 		case last == nil:
 			retry = time.After(50 * time.Millisecond)
+		case r.unconfirmed != nil:
+			// Decided, not yet durable: look again soon, so the waiter
+			// wakes within moments of the replicas holding it even if
+			// nobody announces it.
+			retry = time.After(unconfirmedRetry)
 		default:
 			// The store is unreachable (the reader has logged it). The
 			// deadline timer still runs, so this cannot outlive the Ask;
@@ -559,6 +573,11 @@ func (s *RedisStore) await(ctx context.Context, id string, known *Ask) *waitEnd 
 		}
 	}
 }
+
+// unconfirmedRetry is how soon a waiter reads again a decision it found
+// not yet durable (and how often confirmLater looks at one): the bound on
+// how late it wakes once the replicas hold it.
+const unconfirmedRetry = 250 * time.Millisecond
 
 // woken says why block returned.
 type woken int
@@ -828,6 +847,7 @@ func (s *RedisStore) Close() error {
 		_ = s.decisions.Close()
 		<-s.reading
 		<-s.watching
+		<-s.catching
 		s.later.Wait()
 		<-s.renewing
 	})

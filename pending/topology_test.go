@@ -3,6 +3,7 @@ package pending
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,11 +202,17 @@ type failoverCounts struct {
 	standsUnavailable int
 	decided           time.Duration // until every decide was confirmed
 	took              time.Duration // until every waiter had returned too
+	// recovered: from a replica's promotion to the first decide confirmed
+	// after it (-1: unknown).
+	recovered time.Duration
+	// wakeP50, wakeMax: from a decide confirmed to its waiter's return.
+	wakeP50, wakeMax time.Duration
 }
 
 func (c failoverCounts) String() string {
-	return fmt.Sprintf("%d asks: %d decisions confirmed, %d confirmed decisions lost, %d waiters woke with them, %d with something else, %d asks with a wrong audit, %d decides retried (%d told recorded-not-durable, %d told unavailable yet standing); decides confirmed after %s, waiters returned after %s",
-		c.asks, c.confirmed, c.lost, c.woke, c.wrongWake, c.audit, c.retries, c.notDurable, c.standsUnavailable, c.decided.Round(time.Millisecond), c.took.Round(time.Millisecond))
+	return fmt.Sprintf("%d asks: %d decisions confirmed, %d confirmed decisions lost, %d waiters woke with them, %d with something else, %d asks with a wrong audit, %d decides retried (%d told recorded-not-durable, %d told unavailable yet standing); decides confirmed after %s, waiters returned after %s; deciding again %s after the promotion; waiters woke p50 %s, max %s after their decision was confirmed",
+		c.asks, c.confirmed, c.lost, c.woke, c.wrongWake, c.audit, c.retries, c.notDurable, c.standsUnavailable, c.decided.Round(time.Millisecond), c.took.Round(time.Millisecond),
+		c.recovered.Round(time.Millisecond), c.wakeP50.Round(time.Millisecond), c.wakeMax.Round(time.Millisecond))
 }
 
 func (c failoverCounts) check(t *testing.T) {
@@ -232,6 +239,12 @@ type failoverRun struct {
 	// downAtOpen: one replica is down while the stores open, and back
 	// (and counted by both stores) before the decides start.
 	downAtOpen bool
+	// url, if set, is the URL the stores open (else the set's).
+	url string
+	// settle, if set, waits after the decides for the failover to be
+	// over, before what the store holds is compared with what was
+	// confirmed.
+	settle func()
 }
 
 // decidesThroughFailover creates 200 Asks on the Sentinel set's master with
@@ -247,6 +260,9 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 	if opts.Logger == nil {
 		opts.Logger = quietLogger()
 	}
+	if opts.AnnounceKey == nil {
+		opts.AnnounceKey = AnnounceKeyFrom("xoxb-failover") // as askops opens its stores (cmd/bot)
+	}
 	opts.Namespace = fmt.Sprintf("fo%d", time.Now().UnixNano())
 	d.WaitReplicas(2, 30*time.Second)
 	var down *redistest.Server
@@ -259,8 +275,12 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 	wopts, dopts := opts, opts
 	wopts.ReplicaAcksChanged, dopts.ReplicaAcksChanged = targets[0].add, targets[1].add
 	counted := func() [2]int { return [2]int{targets[0].last(), targets[1].last()} }
-	waiter := newRedisStore(tb, d.URL(), wopts)
-	decider := newRedisStore(tb, d.URL(), dopts)
+	url := run.url
+	if url == "" {
+		url = d.URL()
+	}
+	waiter := newRedisStore(tb, url, wopts)
+	decider := newRedisStore(tb, url, dopts)
 	if down != nil {
 		if got := counted(); got != [2]int{1, 1} {
 			tb.Fatalf("with a replica down at open the stores wait for %v replicas, want 1 each", got)
@@ -269,11 +289,7 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 		d.WaitReplicas(2, 30*time.Second)
 		// The count rises without a decision to see it: both stores now
 		// wait for the replica that came back.
-		for until := time.Now().Add(10 * time.Second); counted() != [2]int{2, 2}; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(until) {
-				tb.Fatalf("the stores wait for %v replicas 10 s after the replica came back, want 2 each", counted())
-			}
-		}
+		testwait.For(tb, "both stores to wait for 2 replicas once the replica came back", func() bool { return counted() == [2]int{2, 2} })
 	}
 	ids := make([]string, asks)
 	for i := range ids {
@@ -285,23 +301,33 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 	}
 	d.Master().WaitReplicated(10 * time.Second)
 	waits := make([]Ask, asks)
+	wokeAt, confirmedAt := make([]time.Time, asks), make([]time.Time, asks)
 	var wg sync.WaitGroup
 	for i, id := range ids {
-		wg.Go(func() { waits[i], _ = waiter.Wait(ctx, id) })
+		wg.Go(func() { waits[i], _ = waiter.Wait(ctx, id); wokeAt[i] = time.Now() })
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for waiter.waiting() < asks && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(tb, "every Wait to register", func() bool { return waiter.waiting() == asks })
 
 	c := failoverCounts{asks: asks}
 	want := make([]Outcome, asks)
 	var retries, notDurable, stands atomic.Int64
-	var deciders sync.WaitGroup
+	var deciders, promotion sync.WaitGroup
+	var promotedAt time.Time // written by promotion, read after it is done
 	start := time.Now()
 	for i, id := range ids {
 		if i == asks/4 {
+			old := d.Master()
 			run.failover()
+			promotion.Go(func() {
+				for until := time.Now().Add(time.Minute); time.Now().Before(until); time.Sleep(10 * time.Millisecond) {
+					for _, n := range d.Data {
+						if n != old && n.IsMaster() {
+							promotedAt = time.Now()
+							return
+						}
+					}
+				}
+			})
 		}
 		want[i] = Approved
 		if i%2 == 1 {
@@ -317,9 +343,11 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 				_, err := decider.Decide(dctx, id, want[i], "U1", "")
 				cancel()
 				if err == nil {
+					confirmedAt[i] = time.Now()
 					return
 				}
 				if ErrorCode(err) == CodeConflict {
+					confirmedAt[i] = time.Now()
 					// A retry found it decided: by this hand (a decision made
 					// whose confirmation was cut off) or not at all ours.
 					if first, ok := ConflictAsk(err); ok && first.Status != Status(want[i]) {
@@ -348,8 +376,26 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 	}
 	deciders.Wait()
 	c.decided = time.Since(start)
+	if run.settle != nil {
+		run.settle()
+	}
 	wg.Wait()
 	c.took = time.Since(start)
+	promotion.Wait()
+	c.recovered = -1
+	var wakes []time.Duration
+	for i := range ids {
+		if !promotedAt.IsZero() && confirmedAt[i].After(promotedAt) && (c.recovered < 0 || confirmedAt[i].Sub(promotedAt) < c.recovered) {
+			c.recovered = confirmedAt[i].Sub(promotedAt)
+		}
+		if !confirmedAt[i].IsZero() {
+			wakes = append(wakes, max(wokeAt[i].Sub(confirmedAt[i]), 0))
+		}
+	}
+	if len(wakes) > 0 {
+		slices.Sort(wakes)
+		c.wakeP50, c.wakeMax = wakes[len(wakes)/2], wakes[len(wakes)-1]
+	}
 	c.retries, c.notDurable, c.standsUnavailable = int(retries.Load()), int(notDurable.Load()), int(stands.Load())
 
 	events, err := decider.Audit(ctx, 0)
@@ -498,4 +544,60 @@ func TestSentinelReplicaKilled(t *testing.T) {
 	if _, err := one.Decide(ctx, ids[1], Approved, "U1", ""); err != nil {
 		t.Errorf("decide with a replica down (replica_acks 1): %v, want it made", err)
 	}
+}
+
+// BenchmarkDecidesWithAHungReplica is how many decides a second a store
+// answers while one replica of a Sentinel set is hung (frozen: still
+// connected, acknowledging nothing), from 64 callers at once, each with a
+// 2 s deadline (a Slack click's). Every decision there is "recorded but not
+// yet durable" (it fails closed until the replica answers or is counted
+// out); what is measured is how many clicks get that answer within their
+// deadline, how many get none ("unavailable" after it), and how long the
+// slowest answer took:
+//
+//	go test ./pending -run '^$' -bench DecidesWithAHungReplica -benchtime 256x
+func BenchmarkDecidesWithAHungReplica(b *testing.B) {
+	const callers = 64
+	d := redistest.StartSentinel(b, 2)
+	s := newRedisStore(b, d.URL(), Options{Logger: quietLogger()})
+	ids := make([]string, b.N)
+	for i := range ids {
+		a, err := s.Create(b.Context(), sampleRequest(i), time.Hour)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = a.ID
+	}
+	d.Master().WaitReplicated(10 * time.Second)
+	hung := d.Replicas()[0]
+	hung.Freeze()
+	defer hung.Thaw()
+	var next, answered, failed, slowest atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for range callers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(b.N); i = next.Add(1) - 1 {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				began := time.Now()
+				_, err := s.Decide(ctx, ids[i], Approved, "U1", "")
+				cancel()
+				for took := int64(time.Since(began)); ; {
+					if was := slowest.Load(); took <= was || slowest.CompareAndSwap(was, took) {
+						break
+					}
+				}
+				if err == nil || NotDurable(err) {
+					answered.Add(1)
+				} else {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(answered.Load())/b.Elapsed().Seconds(), "answered/s")
+	b.ReportMetric(float64(failed.Load())/float64(b.N), "unanswered/op")
+	b.ReportMetric(time.Duration(slowest.Load()).Seconds(), "slowest-s")
 }

@@ -105,6 +105,9 @@ func OpenTuned(rawURL string, t Tuning) (redis.UniversalClient, error) {
 		opts.PoolSize = defaultPoolSize
 	}
 	opts.PipelinePoolSize = pipelinePoolSize
+	if opts.MasterName != "" {
+		return newFailoverClient(opts), nil
+	}
 	if !opts.IsClusterMode {
 		return redis.NewUniversalClient(opts), nil
 	}

@@ -14,9 +14,10 @@ type Blackhole struct {
 	ln     net.Listener
 	target string
 
-	mu    sync.Mutex
-	conns []*proxiedConn
-	wg    sync.WaitGroup
+	mu          sync.Mutex
+	conns       []*proxiedConn
+	partitioned bool // new connections are dropped from their start (Partition)
+	wg          sync.WaitGroup
 }
 
 type proxiedConn struct {
@@ -60,6 +61,33 @@ func (p *Blackhole) Drop() {
 	}
 }
 
+// Partition is Drop for the connections open now and every one opened
+// until Heal: the target is cut off, as by a network partition.
+func (p *Blackhole) Partition() {
+	p.mu.Lock()
+	p.partitioned = true
+	p.mu.Unlock()
+	p.Drop()
+}
+
+// Heal ends a Partition: the silent connections are closed (their peers
+// see them break, as after a partition's TCP timeouts) and new ones work.
+func (p *Blackhole) Heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.partitioned = false
+	kept := p.conns[:0]
+	for _, c := range p.conns {
+		if c.isDropped() {
+			c.client.Close()
+			c.server.Close()
+			continue
+		}
+		kept = append(kept, c)
+	}
+	p.conns = kept
+}
+
 func (p *Blackhole) accept() {
 	for {
 		client, err := p.ln.Accept()
@@ -73,6 +101,7 @@ func (p *Blackhole) accept() {
 		}
 		c := &proxiedConn{client: client, server: server}
 		p.mu.Lock()
+		c.dropped = p.partitioned
 		p.conns = append(p.conns, c)
 		p.mu.Unlock()
 		p.wg.Go(func() { pump(c, server, client) })
