@@ -364,13 +364,14 @@ func (r *Runner) runBatch(ctx context.Context, run *Run, calls []call, batch []i
 	for k, idx := range batch {
 		c := &calls[idx]
 		v := verdicts[k]
+		act := c.action.Run // batched calls are read-only tools: their plain action
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			e := r.callEvent(EventToolCall, c)
 			e.Decision, e.Reason, e.Rule = v.Decision, v.Reason, v.Rule
 			run.emit(e)
-			results[idx] = r.perform(ctx, run, c, c.action.Run, "")
+			results[idx] = r.perform(ctx, run, c, act, "")
 		})
 	}
 	wg.Wait()

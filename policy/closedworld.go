@@ -344,6 +344,11 @@ func (z *analyzer) deletes(w word, how string, follow bool) {
 	if abs == "" {
 		return
 	}
+	// A delete is a write of what it reaches: write_file's deny and ask
+	// rules apply to it.
+	z.implied = true
+	z.write(p, how+" deletes")
+	z.implied = false
 	real := abs
 	if follow {
 		if r, ok := resolveLinks(abs); ok {
@@ -576,4 +581,43 @@ func perlEdit(code string) bool {
 		}
 	}
 	return true
+}
+
+// compgenCode: compgen expands its -W word list as bash expands a
+// command's words, command substitutions and all, and runs the command
+// of -C and the function of -F. A word list the policy cannot read as
+// plain text, or either of those, is code it does not read.
+func (z *analyzer) compgenCode(name string, args []word) {
+	if name != "compgen" {
+		return
+	}
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		if l == "--" {
+			return
+		}
+		if len(l) < 2 || l[0] != '-' {
+			continue
+		}
+		for j := 1; j < len(l); j++ {
+			switch l[j] {
+			case 'C', 'F':
+				z.a.cannotRead("compgen -" + string(l[j]) + " runs a command or function")
+				return
+			case 'W', 'X', 'P', 'S', 'G', 'A', 'o':
+				// These take a value: the rest of the word, or the next.
+				v := args[min(i+1, len(args)-1)]
+				if j+1 < len(l) {
+					v = word{lit: l[j+1:], ok: args[i].ok, loose: l[j+1:]}
+				} else {
+					i++
+				}
+				if l[j] == 'W' && (!v.known() || !plainText(v.loose)) {
+					z.a.cannotRead("compgen -W expands a word list the policy cannot read")
+					return
+				}
+				j = len(l)
+			}
+		}
+	}
 }

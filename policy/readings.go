@@ -83,15 +83,22 @@ func (z *analyzer) namedFD(r *syntax.Redirect, src string, closers map[int]bool,
 			// The parser knows the form too ({NAME} as the descriptor),
 			// but nothing else in the policy reads it as an assignment.
 			z.a.refuseAllow("a named file descriptor " + clip(r.N.Value, 40) + " (bash assigns the descriptor's number to the variable)")
+			name := strings.TrimSuffix(strings.TrimPrefix(r.N.Value, "{"), "}")
+			if lowerName(name) {
+				z.noteValue(name, numericFacts()) // exec {fd}>out/log: a number
+			} else {
+				// {HOME}>…, {PATH}<…: a variable later programs read.
+				z.a.cannotRead("a named file descriptor " + clip(r.N.Value, 40) + " (bash sets that variable to a descriptor's number)")
+			}
 			// {a[…]}: bash evaluates the subscript.
-			z.evaluated(strings.TrimSuffix(strings.TrimPrefix(r.N.Value, "{"), "}"), "a named file descriptor", depth)
+			z.evaluated(name, "a named file descriptor", depth)
 			return
 		}
 	}
 	if start <= 0 || start > len(src) || src[start-1] != '}' || closers[start-1] {
 		return
 	}
-	z.a.refuseAllow("a word ending in } right before a redirection (bash reads {NAME}> as a named file descriptor: it assigns the variable NAME)")
+	z.a.cannotRead("a word ending in } right before a redirection (bash reads {NAME}> as a named file descriptor: it assigns the variable NAME)")
 	if w, ok := ends[start]; ok {
 		// {a['$(…)']}>: bash may evaluate the subscript without its quotes.
 		z.evaluated(wordOf(w).loose, "a named file descriptor", depth)
@@ -191,4 +198,13 @@ func bareTime(st *syntax.Stmt) bool {
 		st = tc.Stmt
 	}
 	return false
+}
+
+// lowerName reports a shell variable name with no upper-case letter: not
+// one of the environment's (HOME, PATH, GIT_DIR) that programs read.
+func lowerName(s string) bool {
+	if s == "" || !nameLiteral(s) {
+		return false
+	}
+	return strings.ToLower(s) == s
 }

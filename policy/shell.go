@@ -138,6 +138,14 @@ const maxScripts = 256
 type analyzer struct {
 	a         *analysis
 	cwd       string
+	// cwds: after cd to literal directories, every directory the command
+	// may then be in (the cd may not have run: cd out || true); nil when
+	// a cd the policy cannot follow ran. Only read when cwd is "".
+	cwds []string
+	// implied: the write being recorded is writeTarget.implied.
+	implied bool
+	// madePaths: what cp, mv, ln and the like made earlier in the line.
+	madePaths []string
 	workspace string
 	protected []string
 	budget    int                        // simple commands still allowed to be recorded
@@ -615,8 +623,9 @@ func (z *analyzer) command(s simple, depth int) {
 	switch name {
 	case "cd", "pushd", "popd", "":
 		// The directory changes (or might, for an unknown command): relative
-		// paths after this point cannot be resolved, so they are not trusted.
-		z.cwd = ""
+		// paths after this point are judged in every directory the command
+		// may be in, and cannot be resolved after a cd it cannot follow.
+		z.changeDir(name, s.words[1:])
 	}
 	if !s.guess && shellMeta(name) {
 		z.a.refuseAllow("the shell builtin " + name)
@@ -626,6 +635,7 @@ func (z *analyzer) command(s simple, depth int) {
 	z.codeOptions(name, s.words)
 	z.scriptFiles(name, s.words)
 	z.interpreterCode(name, s.words)
+	z.compgenCode(name, s.words[1:])
 	z.deleteCommands(name, s.words[1:])
 	z.configCommands(name, s.words[1:])
 	if strings.Contains(s.words[0].loose, "/") {

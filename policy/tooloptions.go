@@ -619,11 +619,11 @@ func (z *analyzer) awkOptions(name string, args []word) {
 			if v := value(opt); v == "inplace" || v == "inplace.awk" {
 				inPlace = true
 			} else {
-				z.a.refuseAllow(name + " includes awk source from a file (" + clip(v, 40) + ")")
+				z.a.cannotRead(name + " includes awk source from a file (" + clip(v, 40) + ")")
 			}
 		case strings.HasPrefix(l, "-f") || strings.HasPrefix(l, "-E") || strings.HasPrefix(l, "--file") || strings.HasPrefix(l, "--exec") ||
 			strings.HasPrefix(l, "-l") || strings.HasPrefix(l, "--load"):
-			z.a.refuseAllow(name + " " + clip(l, 40) + " (it runs code from a file)")
+			z.a.cannotRead(name + " " + clip(l, 40) + " (it runs code from a file)")
 			haveProgram = true
 			if !strings.Contains(l, "=") && len(l) == 2 {
 				i++
@@ -649,9 +649,9 @@ func (z *analyzer) awkOptions(name string, args []word) {
 		}
 	}
 	if strings.Contains(program, anyText) {
-		z.a.refuseAllow(name + " program that is not literal")
+		z.a.cannotRead(name + " program that is not literal")
 	} else if strings.Contains(program, "system") || strings.Contains(program, "|") || awkRedirects(program) {
-		z.a.refuseAllow(name + " program that runs commands or writes files (system, |, print >)")
+		z.a.cannotRead(name + " program that runs commands or writes files (system, |, print >)")
 	}
 	if inPlace {
 		for _, f := range files {

@@ -163,6 +163,16 @@ func (z *analyzer) noteValue(name string, f valueFacts) {
 	if i := strings.IndexByte(name, '['); i >= 0 {
 		name = name[:i]
 	}
+	switch name {
+	case "PS0", "PS1", "PS2", "PS3", "PS4":
+		// Expanded as a prompt, command substitutions and all: PS4 on
+		// every line set -x traces, PS3 by select.
+		if !f.prompt {
+			z.a.cannotRead("$" + name + " set to a value the policy cannot read (bash expands it as a prompt, running what it holds)")
+		}
+	case "PROMPT_COMMAND":
+		z.a.cannotRead("$PROMPT_COMMAND set (bash runs it before a prompt)")
+	}
 	if z.values.vars == nil {
 		z.values.vars = map[string]valueFacts{}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -20,6 +21,12 @@ type writeTarget struct {
 	shown string // as written, for the reason
 	abs   string // absolute and clean; resolved against the workspace when the cwd is unknown
 	real  string // abs with symlinks resolved; "" when unknown
+	// implied: a write the command makes by what it is, not by a name
+	// it was given to write: a delete (rm, find -delete), a package
+	// manager's own files. Deny and ask rules on write_file apply; the
+	// bash rule that allows the command needs no write_file allow rule
+	// beside it.
+	implied bool
 }
 
 // noFile: names a redirection may write without writing a file.
@@ -39,13 +46,85 @@ func (z *analyzer) write(p, how string) {
 	}
 	cwd := z.cwd
 	if cwd == "" {
-		// After cd the directory is unknown: allow rules cannot apply
-		// (below), and the rules are still checked as if it were the
-		// workspace so a deny rule on a name is not dodged by a cd.
+		// After cd: allow rules cannot apply (below). The write is judged
+		// in every directory the command may be in; after a cd the policy
+		// cannot follow, where it lands is unknown. The rules are still
+		// checked as if it were the workspace so a deny rule on a name is
+		// not dodged by a cd.
 		cwd = z.workspace
+		if !path.IsAbs(p) {
+			if z.cwds == nil {
+				z.a.cannotRead(how + " to a relative path after a cd the policy cannot follow (" + printable(p) + ")")
+			}
+			for _, d := range z.cwds {
+				if d != z.workspace {
+					z.recordWrite(p, how, d)
+				}
+			}
+		}
 	}
+	z.recordWrite(p, how, cwd)
+	if z.implied {
+		return
+	}
+	if z.cwd == "" {
+		z.a.refuseAllow(how + " to a relative path after cd (" + p + ")")
+		if !path.IsAbs(p) {
+			return
+		}
+	}
+	z.judgeWrite(p, how)
+}
+
+// changeDir follows cd, pushd and popd: a cd to a literal directory adds
+// the directories the command may then be in; any other forgets them.
+func (z *analyzer) changeDir(name string, args []word) {
+	from := z.cwds
+	if z.cwd != "" {
+		from = []string{z.cwd}
+	}
+	z.cwd = ""
+	var dirs []word
+	for _, w := range args {
+		if len(dirs) == 0 && (w.loose == "-L" || w.loose == "-P" || w.loose == "--") {
+			continue
+		}
+		dirs = append(dirs, w)
+	}
+	if (name != "cd" && name != "pushd") || len(dirs) != 1 || !dirs[0].ok || dirs[0].lit == "-" || from == nil {
+		z.cwds = nil
+		return
+	}
+	to := slices.Clone(from)
+	for _, c := range from {
+		d, _ := resolveIn(dirs[0].lit, c, z.workspace)
+		if d == "" {
+			z.cwds = nil
+			return
+		}
+		if !slices.Contains(to, d) {
+			to = append(to, d)
+		}
+	}
+	if len(to) > maxCwds {
+		to = nil
+	}
+	z.cwds = to
+}
+
+// maxCwds bounds the directories followed through cds.
+const maxCwds = 8
+
+// recordWrite records a write of p resolved in cwd.
+func (z *analyzer) recordWrite(p, how, cwd string) {
 	abs, _ := resolveIn(p, cwd, z.workspace)
-	t := writeTarget{shown: p, abs: abs}
+	t := writeTarget{shown: p, abs: abs, implied: z.implied}
+	for _, m := range z.madePaths {
+		if abs != m && within(abs, m) {
+			z.a.cannotRead(how + " through " + clip(printable(m), 60) + ", which an earlier command made (it may be a link, leading anywhere)")
+			break
+		}
+	}
 	if abs != "" {
 		if real, ok := landing(abs); ok {
 			// Rules are written against the workspace as given; a link
@@ -58,13 +137,12 @@ func (z *analyzer) write(p, how string) {
 	}
 	z.a.writes = append(z.a.writes, t)
 	z.configWrite(how, p, t.abs, t.real)
+}
 
-	if z.cwd == "" {
-		z.a.refuseAllow(how + " to a relative path after cd (" + p + ")")
-		if !path.IsAbs(p) {
-			return
-		}
-	}
+// judgeWrite judges a write of p (absolute, or relative to the known cwd)
+// for allow rules: inside the workspace, not through a link out of it or
+// into .git, not to a hard-linked file.
+func (z *analyzer) judgeWrite(p, how string) {
 	p2, inside := z.resolve(p)
 	if !inside {
 		z.a.refuseAllow(how + " outside the workspace (" + p + ")")
@@ -113,10 +191,36 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 			}
 		}
 	case "cp", "mv", "install", "ln", "rsync", "scp":
+		before := len(z.a.writes)
 		z.copyDestination(name, args, target)
-		if name == "cp" {
-			z.cpLinks(args)
+		// What these make may be a link (ln -s, or one cp -r copied):
+		// a later write below it lands wherever the link leads.
+		for _, t := range z.a.writes[before:] {
+			if t.abs != "" {
+				z.madePaths = append(z.madePaths, t.abs)
+			}
 		}
+		if name == "cp" && z.cpLinks(args) || name == "ln" && !lnSymbolic(args) {
+			// A hard link is the file itself under a new name: a later
+			// write to the link writes the original (.git/config), so
+			// every file linked is a write.
+			for _, w := range operandsOf(args, "St", []string{"--suffix", "--target-directory"}) {
+				target(w, name+" (a hard link)")
+			}
+		}
+	case "npm", "pnpm", "yarn":
+		// An install writes the dependencies and the lock file.
+		if sub, _ := runnerSub(args, nil); sub == "install" || sub == "i" || sub == "ci" || sub == "add" || sub == "update" || sub == "upgrade" || sub == "remove" || sub == "uninstall" {
+			z.implied = true
+			for _, f := range []string{"node_modules", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "npm-shrinkwrap.json"} {
+				z.write(f, name+" "+sub)
+			}
+			z.implied = false
+		}
+	case "chmod", "chown", "chgrp", "setfacl", "chattr", "truncate":
+		// The mode, owner or size of each file named: a write of it (chmod
+		// on .git/config or a hook makes it run).
+		z.attributeWrites(name, args, target)
 	case "touch":
 		// touch creates every operand that does not exist (touch .env,
 		// touch /etc/cron.d/x): each is a write.
@@ -198,15 +302,15 @@ func operandsOf(args []word, valued string, long []string) []word {
 // second name, so `cp -l .git/config out/c` then `echo … >> out/c`
 // rewrites .git/config (core.fsmonitor runs on the next git status)
 // through a path every write rule would allow; no symlink check sees it.
-func (z *analyzer) cpLinks(args []word) {
+func (z *analyzer) cpLinks(args []word) bool {
 	for _, w := range args {
 		l := w.loose
 		if l == "--" {
-			return
+			return false
 		}
 		if _, _, ok := longOption(l, "--link", 4); ok {
 			z.a.refuseGrant("cp --link (a hard link writes through to the original file)")
-			return
+			return true
 		}
 		if len(l) > 1 && l[0] == '-' && l[1] != '-' {
 			// The cluster up to the first option that takes a value.
@@ -216,10 +320,67 @@ func (z *analyzer) cpLinks(args []word) {
 			}
 			if strings.ContainsRune(cluster, 'l') {
 				z.a.refuseGrant("cp -l (a hard link writes through to the original file)")
-				return
+				return true
 			}
 		}
 	}
+	return false
+}
+
+// lnSymbolic reports ln -s (--symbolic): a link by name, not the file.
+func lnSymbolic(args []word) bool {
+	for _, w := range args {
+		l := w.loose
+		if l == "--" {
+			return false
+		}
+		if _, _, ok := longOption(l, "--symbolic", 4); ok {
+			return true
+		}
+		if len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(strings.SplitN(l[1:], "S", 2)[0], 's') {
+			return true
+		}
+	}
+	return false
+}
+
+// attributeWrites records the files chmod, chown, chgrp, setfacl, chattr
+// and truncate change. The first operand of chmod/chown/chgrp/chattr is
+// the mode, owner or attributes unless --reference names them.
+func (z *analyzer) attributeWrites(name string, args []word, target func(word, string)) {
+	var ops []word
+	switch name {
+	case "truncate":
+		ops = operandsOf(args, "sr", []string{"--size", "--reference"})
+	case "setfacl":
+		ops = operandsOf(args, "mxMX", []string{"--modify", "--remove", "--modify-file", "--remove-file", "--set", "--set-file"})
+	default:
+		ops = operandsOf(args, "", []string{"--reference", "--from"})
+		reference := slices.ContainsFunc(args, func(w word) bool { return strings.HasPrefix(w.loose, "--ref") })
+		if name == "chattr" || !reference {
+			// chmod's mode may look like an option (-x): operandsOf
+			// drops it, so the first operand is kept only when it is
+			// no mode (chmod -x a: a is the file).
+			if len(ops) > 0 && (name != "chmod" || !strings.HasPrefix(firstNonOption(args), "-")) {
+				ops = ops[1:]
+			}
+		}
+	}
+	for _, w := range ops {
+		target(w, name)
+	}
+}
+
+// firstNonOption is the first word that is not an option other than a chmod
+// mode: what chmod reads as its mode.
+func firstNonOption(args []word) string {
+	for _, w := range args {
+		if w.loose == "-R" || w.loose == "-v" || w.loose == "-c" || w.loose == "-f" || strings.HasPrefix(w.loose, "--") {
+			continue
+		}
+		return w.loose
+	}
+	return ""
 }
 
 // writeWord judges a word naming a file the command writes. A name that
@@ -229,11 +390,12 @@ func (z *analyzer) writeWord(w word, how string) {
 	switch {
 	case w.ok:
 		z.write(w.lit, how)
-	case w.known() && !w.splat && w.loose != "":
+	case w.known() && !w.splat && w.loose != "" && !strings.ContainsAny(w.loose, "*?["):
 		z.a.refuseAllow("a write (" + how + ") to a path that is not literal")
 		z.write(w.loose, how)
 	default:
-		z.a.refuseAllow("a write (" + how + ") to a path that is not literal")
+		// $HOME/x, out/*: where it lands is decided when bash runs.
+		z.a.cannotRead("a write (" + how + ") to a path the policy cannot see (" + clip(printable(w.loose), 60) + ")")
 	}
 }
 
@@ -417,7 +579,7 @@ func writeMatches(r rule, ws, p string) bool {
 // every write is covered (or there are none).
 func (e *Engine) writesNotAllowed(ws string, an *analysis) string {
 	for _, t := range an.writes {
-		if !e.writeAllowed(ws, t) {
+		if !t.implied && !e.writeAllowed(ws, t) {
 			return fmt.Sprintf("writes %s: no write_file rule allows it", clip(t.shown, 120))
 		}
 	}
