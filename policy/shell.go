@@ -136,8 +136,8 @@ const maxScripts = 256
 
 // analyzer walks a command line; cwd and workspace resolve relative paths.
 type analyzer struct {
-	a         *analysis
-	cwd       string
+	a   *analysis
+	cwd string
 	// cwds: after cd to literal directories, every directory the command
 	// may then be in (the cd may not have run: cd out || true); nil when
 	// a cd the policy cannot follow ran. Only read when cwd is "".
