@@ -166,6 +166,11 @@ func analyzeCommand(command, cwd, workspace string, protected []string) *analysi
 	if cwd == "" {
 		z.cwd = workspace
 	}
+	if z.cwd == "" {
+		// No directory given (Programs): relative paths stay unresolved,
+		// which is no cd the policy could not follow.
+		z.cwds = []string{""}
+	}
 	if strings.Trim(command, " \t\n") == "" { // the shell's blanks, not Unicode's
 		z.a.refuseAllow("empty command")
 		return z.a

@@ -98,6 +98,9 @@ func (z *analyzer) changeDir(name string, args []word) {
 	to := slices.Clone(from)
 	for _, c := range from {
 		d, _ := resolveIn(dirs[0].lit, c, z.workspace)
+		if c == "" && !path.IsAbs(dirs[0].lit) {
+			continue // from a directory not known (Programs), to one not known
+		}
 		if d == "" {
 			z.cwds = nil
 			return
