@@ -432,7 +432,7 @@ func findDeletes(args []word) (deleting bool, follow string, starts []word) {
 // commands run: npm pkg set (package.json's scripts), npm/yarn/pnpm
 // config set (.npmrc), git config writes, git remote add/set-url.
 func (z *analyzer) configCommands(name string, args []word) {
-	ops := operands(args)
+	ops := leadingOperands(args, 4)
 	verb := func(i int) string {
 		if i < len(ops) {
 			return ops[i].loose

@@ -8,7 +8,7 @@ import "strings"
 // -destroy), a Kubernetes namespace or every resource of a kind, a bucket
 // with its objects, a cloud project or resource group, an app.
 func (z *analyzer) remoteDangers(name string, args []word) {
-	ops := operands(args)
+	ops := leadingOperands(args, 8)
 	op := func(i int) string {
 		if i < len(ops) {
 			return ops[i].loose
