@@ -211,6 +211,9 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 				target(w, name+" (a hard link)")
 			}
 		}
+	case "gpg", "gpg2":
+		// gpg -o/--output FILE (a decrypted secret, a signature).
+		z.optionWrites(name, args, []string{"-o", "--output"})
 	case "npm", "pnpm", "yarn":
 		// An install writes the dependencies and the lock file.
 		if sub, _ := runnerSub(args, nil); sub == "install" || sub == "i" || sub == "ci" || sub == "add" || sub == "update" || sub == "upgrade" || sub == "remove" || sub == "uninstall" {
