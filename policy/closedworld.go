@@ -606,11 +606,13 @@ func (z *analyzer) compgenCode(name string, args []word) {
 				return
 			case 'W', 'X', 'P', 'S', 'G', 'A', 'o':
 				// These take a value: the rest of the word, or the next.
-				v := args[min(i+1, len(args)-1)]
-				if j+1 < len(l) {
+				var v word
+				switch {
+				case j+1 < len(l):
 					v = word{lit: l[j+1:], ok: args[i].ok, loose: l[j+1:]}
-				} else {
+				case i+1 < len(args):
 					i++
+					v = args[i]
 				}
 				if l[j] == 'W' && (!v.known() || !plainText(v.loose)) {
 					z.a.cannotRead("compgen -W expands a word list the policy cannot read")

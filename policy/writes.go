@@ -351,8 +351,7 @@ func lnSymbolic(args []word) bool {
 }
 
 // attributeWrites records the files chmod, chown, chgrp, setfacl, chattr
-// and truncate change. The first operand of chmod/chown/chgrp/chattr is
-// the mode, owner or attributes unless --reference names them.
+// and truncate change.
 func (z *analyzer) attributeWrites(name string, args []word, target func(word, string)) {
 	var ops []word
 	switch name {
@@ -361,32 +360,48 @@ func (z *analyzer) attributeWrites(name string, args []word, target func(word, s
 	case "setfacl":
 		ops = operandsOf(args, "mxMX", []string{"--modify", "--remove", "--modify-file", "--remove-file", "--set", "--set-file"})
 	default:
-		ops = operandsOf(args, "", []string{"--reference", "--from"})
-		reference := slices.ContainsFunc(args, func(w word) bool { return strings.HasPrefix(w.loose, "--ref") })
-		if name == "chattr" || !reference {
-			// chmod's mode may look like an option (-x): operandsOf
-			// drops it, so the first operand is kept only when it is
-			// no mode (chmod -x a: a is the file).
-			if len(ops) > 0 && (name != "chmod" || !strings.HasPrefix(firstNonOption(args), "-")) {
-				ops = ops[1:]
-			}
-		}
+		ops = modeOperands(name, args)
 	}
 	for _, w := range ops {
 		target(w, name)
 	}
 }
 
-// firstNonOption is the first word that is not an option other than a chmod
-// mode: what chmod reads as its mode.
-func firstNonOption(args []word) string {
-	for _, w := range args {
-		if w.loose == "-R" || w.loose == "-v" || w.loose == "-c" || w.loose == "-f" || strings.HasPrefix(w.loose, "--") {
-			continue
+// modeOperands are the files of chmod, chown, chgrp and chattr: every word
+// after the mode, owner or attributes that is not one of the program's
+// flags. The mode may look like an option (chmod -x a, chattr -i a), so
+// it is the first word that is not a flag; --reference=FILE names it.
+func modeOperands(name string, args []word) []word {
+	var files []word
+	haveMode := false
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		switch {
+		case l == "--":
+			rest := args[i+1:]
+			if !haveMode && len(rest) > 0 {
+				rest = rest[1:]
+			}
+			return append(files, rest...)
+		case strings.HasPrefix(l, "--"):
+			if strings.HasPrefix(l, "--ref") {
+				haveMode = true
+			}
+			if !strings.Contains(l, "=") && (strings.HasPrefix(l, "--ref") || strings.HasPrefix(l, "--from")) {
+				i++ // --reference FILE, --from OWNER
+			}
+		case l == "-R" || l == "-v" || l == "-c" || l == "-f" || l == "-h" || l == "-H" || l == "-L" || l == "-P" ||
+			name == "chattr" && (l == "-V" || l == "-p"):
+			if name == "chattr" && l == "-p" {
+				i++ // chattr -p PROJECT
+			}
+		case !haveMode:
+			haveMode = true
+		default:
+			files = append(files, args[i])
 		}
-		return w.loose
 	}
-	return ""
+	return files
 }
 
 // writeWord judges a word naming a file the command writes. A name that
