@@ -29,6 +29,39 @@ const maxBraceBudget = 20000
 // wordsOf is the package wordsOf, charging brace expansions to the
 // analysis' budget.
 func (z *analyzer) wordsOf(ws []*syntax.Word) []word {
+	if len(ws) == 0 {
+		return nil
+	}
+	// The same arguments are read by several checks (the command, its
+	// stage names, what feeds an interpreter); expanding them once keeps
+	// the reading linear and spends the brace budget once per word.
+	// They are read close together (a statement, then its call), so a
+	// few recent answers suffice: a map cost as much as it saved.
+	key := wordsKey{&ws[0], len(ws)}
+	for _, e := range z.expanded {
+		if e.key == key {
+			return e.words
+		}
+	}
+	out := slices.Clip(z.expandWords(ws)) // a caller's append copies, never writes into the shared array
+	z.expanded[z.nextExpanded] = expandedEntry{key, out}
+	z.nextExpanded = (z.nextExpanded + 1) % len(z.expanded)
+	return out
+}
+
+// wordsKey names one run of a command's words in the parsed tree.
+type wordsKey struct {
+	first **syntax.Word
+	n     int
+}
+
+// expandedEntry is one of wordsOf's recent answers.
+type expandedEntry struct {
+	key   wordsKey
+	words []word
+}
+
+func (z *analyzer) expandWords(ws []*syntax.Word) []word {
 	out := make([]word, 0, len(ws))
 	for _, w := range ws {
 		if z.braces <= 0 && mayBrace(w) && braceish(w) {

@@ -15,23 +15,13 @@ import (
 // bashReadings refuses, and records what bash runs in, every such construct
 // in f (parsed from src).
 func (z *analyzer) bashReadings(f *syntax.File, src string, depth int) {
-	closers := map[int]bool{}      // offsets of the `}` that close a { …; } group
-	ends := map[int]*syntax.Word{} // words by the offset right after them
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.Block:
-			if n.Rbrace.IsValid() {
-				closers[int(n.Rbrace.Offset())] = true
-			}
-		case *syntax.Word:
-			ends[int(n.End().Offset())] = n
-		}
-		return true
-	})
+	braces := &braceIndex{f: f}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Redirect:
-			z.namedFD(n, src, closers, ends, depth)
+			z.namedFD(n, src, braces, depth)
+			z.digitTarget(n, src)
+			z.heredocEnd(n, src)
 		case *syntax.BinaryCmd:
 			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
 				z.timeAfterPipe(n.Y, depth)
@@ -75,7 +65,7 @@ func (z *analyzer) bashReadings(f *syntax.File, src string, depth int) {
 // subscript, and where the line between the forms lies is bash's business.
 // The parser reads some of these forms as a named descriptor itself
 // (Redirect.N holds `{NAME}`); those are refused the same.
-func (z *analyzer) namedFD(r *syntax.Redirect, src string, closers map[int]bool, ends map[int]*syntax.Word, depth int) {
+func (z *analyzer) namedFD(r *syntax.Redirect, src string, braces *braceIndex, depth int) {
 	start := int(r.OpPos.Offset())
 	if r.N != nil {
 		start = int(r.N.Pos().Offset())
@@ -95,14 +85,53 @@ func (z *analyzer) namedFD(r *syntax.Redirect, src string, closers map[int]bool,
 			return
 		}
 	}
-	if start <= 0 || start > len(src) || src[start-1] != '}' || closers[start-1] {
+	if start <= 0 || start > len(src) || src[start-1] != '}' || braces.closes(start-1) {
 		return
 	}
 	z.a.cannotRead("a word ending in } right before a redirection (bash reads {NAME}> as a named file descriptor: it assigns the variable NAME)")
-	if w, ok := ends[start]; ok {
+	if w, ok := braces.wordEndingAt(start); ok {
 		// {a['$(…)']}>: bash may evaluate the subscript without its quotes.
 		z.evaluated(wordOf(w).loose, "a named file descriptor", depth)
 	}
+}
+
+// braceIndex answers namedFD's questions about a parsed script: which
+// `}` close a { …; } group and which word ends where. It is built on the
+// first question, which only a redirection right after a `}` asks, so
+// the usual script is walked once less.
+type braceIndex struct {
+	f       *syntax.File
+	closers map[int]bool         // offsets of the `}` that close a { …; } group
+	ends    map[int]*syntax.Word // words by the offset right after them
+}
+
+func (b *braceIndex) build() {
+	if b.closers != nil {
+		return
+	}
+	b.closers, b.ends = map[int]bool{}, map[int]*syntax.Word{}
+	syntax.Walk(b.f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Block:
+			if n.Rbrace.IsValid() {
+				b.closers[int(n.Rbrace.Offset())] = true
+			}
+		case *syntax.Word:
+			b.ends[int(n.End().Offset())] = n
+		}
+		return true
+	})
+}
+
+func (b *braceIndex) closes(offset int) bool {
+	b.build()
+	return b.closers[offset]
+}
+
+func (b *braceIndex) wordEndingAt(offset int) (*syntax.Word, bool) {
+	b.build()
+	w, ok := b.ends[offset]
+	return w, ok
 }
 
 // timeAfterPipe handles `a | time b`: after `|` (or `|&`) bash does not

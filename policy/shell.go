@@ -145,20 +145,22 @@ type analyzer struct {
 	// implied: the write being recorded is writeTarget.implied.
 	implied bool
 	// madePaths: what cp, mv, ln and the like made earlier in the line.
-	madePaths []string
-	workspace string
-	protected []string
-	budget    int                        // simple commands still allowed to be recorded
-	scripts   int                        // nested scripts parsed so far (maxScripts)
-	braces    int                        // brace-expanded words still allowed to be made
-	guessing  int                        // > 0 while analysing what a guessed command runs
-	realWS    string                     // workspace with symlinks resolved; see realWorkspace
-	piped     map[*syntax.BinaryCmd]bool // pipelines already looked at as part of a longer one
-	dlPiped   map[*syntax.BinaryCmd]bool // the same, for pipedDownload
-	dz        dangerState                // carried between commands for the danger checks (danger_paths.go)
-	madeDirs  bool                       // a mkdir ran earlier in the line (gitremote.go)
-	names     map[*syntax.Stmt][]string  // compoundNames' answers
-	values    valueState                 // assignments and evaluated uses (values.go)
+	madePaths    []string
+	workspace    string
+	protected    []string
+	budget       int                        // simple commands still allowed to be recorded
+	scripts      int                        // nested scripts parsed so far (maxScripts)
+	braces       int                        // brace-expanded words still allowed to be made
+	guessing     int                        // > 0 while analysing what a guessed command runs
+	realWS       string                     // workspace with symlinks resolved; see realWorkspace
+	piped        map[*syntax.BinaryCmd]bool // pipelines already looked at as part of a longer one
+	dlPiped      map[*syntax.BinaryCmd]bool // the same, for pipedDownload
+	dz           dangerState                // carried between commands for the danger checks (danger_paths.go)
+	madeDirs     bool                       // a mkdir ran earlier in the line (gitremote.go)
+	names        map[*syntax.Stmt][]string  // compoundNames' answers
+	expanded     [8]expandedEntry           // wordsOf's recent answers
+	nextExpanded int                        // the entry the next answer replaces
+	values       valueState                 // assignments and evaluated uses (values.go)
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
@@ -206,58 +208,48 @@ func (z *analyzer) script(src string, depth int, outer bool) {
 		}
 		return
 	}
-	z.digitTargets(f, src)
-	z.heredocEnds(f, src)
 	z.bashReadings(f, src, depth)
 	z.file(f, depth, outer)
 }
 
-// digitTargets refuses to allow a redirection whose target is all digits
+// digitTarget refuses to allow a redirection whose target is all digits
 // with another redirection right after it, as in `cat<0<000`: the parser
 // reads the file "0", bash reads the digits as the next redirection's file
 // descriptor (and here rejects the line). Written with a blank between
 // them, both read the same.
-func (z *analyzer) digitTargets(f *syntax.File, src string) {
-	syntax.Walk(f, func(n syntax.Node) bool {
-		r, ok := n.(*syntax.Redirect)
-		if !ok || r.Word == nil || !isDigits(r.Word.Lit()) {
-			return true
-		}
-		if end := int(r.Word.End().Offset()); end < len(src) && (src[end] == '<' || src[end] == '>') {
-			z.a.refuseAllow("a redirection to a file named by digits right before another redirection, which bash reads as a file descriptor")
-		}
-		return true
-	})
+func (z *analyzer) digitTarget(r *syntax.Redirect, src string) {
+	if r.Word == nil || !isDigits(r.Word.Lit()) {
+		return
+	}
+	if end := int(r.Word.End().Offset()); end < len(src) && (src[end] == '<' || src[end] == '>') {
+		z.a.refuseAllow("a redirection to a file named by digits right before another redirection, which bash reads as a file descriptor")
+	}
 }
 
-// heredocEnds refuses to allow a here-document whose text, as the parser
+// heredocEnd refuses to allow a here-document whose text, as the parser
 // delimited it, does not end in a line holding exactly its delimiter
 // (after the leading tabs `<<-` strips): there the parser ended the
 // document somewhere bash does not (bash reads on to the next such line,
 // or to the end of the input), so the two disagree on which lines are text
 // and which are commands.
-func (z *analyzer) heredocEnds(f *syntax.File, src string) {
-	syntax.Walk(f, func(n syntax.Node) bool {
-		r, ok := n.(*syntax.Redirect)
-		if !ok || r.Hdoc == nil || (r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc) {
-			return true
-		}
-		start, end := int(r.Hdoc.Pos().Offset()), int(r.Hdoc.End().Offset())
-		delim, literal := heredocDelimiter(r.Word)
-		if !literal || start > end || end > len(src) {
-			z.a.refuseAllow("a here-document whose end cannot be checked")
-			return true
-		}
-		text := src[start:end]
-		last := text[strings.LastIndexByte(text, '\n')+1:]
-		if r.Op == syntax.DashHdoc {
-			last = strings.TrimLeft(last, "\t")
-		}
-		if last != delim {
-			z.a.refuseAllow("a here-document the parser ends where bash does not (no line " + strconv.Quote(delim) + " there)")
-		}
-		return true
-	})
+func (z *analyzer) heredocEnd(r *syntax.Redirect, src string) {
+	if r.Hdoc == nil || (r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc) {
+		return
+	}
+	start, end := int(r.Hdoc.Pos().Offset()), int(r.Hdoc.End().Offset())
+	delim, literal := heredocDelimiter(r.Word)
+	if !literal || start > end || end > len(src) {
+		z.a.refuseAllow("a here-document whose end cannot be checked")
+		return
+	}
+	text := src[start:end]
+	last := text[strings.LastIndexByte(text, '\n')+1:]
+	if r.Op == syntax.DashHdoc {
+		last = strings.TrimLeft(last, "\t")
+	}
+	if last != delim {
+		z.a.refuseAllow("a here-document the parser ends where bash does not (no line " + strconv.Quote(delim) + " there)")
+	}
 }
 
 // heredocDelimiter is the delimiter bash compares lines with: the word with
