@@ -27,7 +27,7 @@ func (z *analyzer) stmtDangers(st *syntax.Stmt) {
 		default:
 			continue
 		}
-		if (r.Word != nil && downloads(r.Word)) || (r.Hdoc != nil && downloads(r.Hdoc)) {
+		if (r.Word != nil && z.downloads(r.Word)) || (r.Hdoc != nil && z.downloads(r.Hdoc)) {
 			z.a.danger("runs code downloaded from the network (" + orUnknown(names[0]) + " reads a download on its input)")
 			return
 		}
@@ -66,7 +66,7 @@ func (z *analyzer) pipedDownload(b *syntax.BinaryCmd) {
 		for _, n := range names {
 			downloaded = downloaded || isDownloader(n)
 		}
-		downloaded = downloaded || downloads(st)
+		downloaded = downloaded || z.downloads(st)
 	}
 }
 

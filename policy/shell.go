@@ -736,7 +736,7 @@ func (z *analyzer) substFedToInterpreter(call *syntax.CallExpr) {
 		return
 	}
 	for _, arg := range call.Args[1:] {
-		if downloads(arg) {
+		if z.downloads(arg) {
 			z.a.danger("runs code downloaded from the network (" + names[0] + " with a substitution of a download)")
 			return
 		}
@@ -744,11 +744,11 @@ func (z *analyzer) substFedToInterpreter(call *syntax.CallExpr) {
 }
 
 // downloads reports a downloader inside any substitution within n.
-func downloads(n syntax.Node) bool {
+func (z *analyzer) downloads(n syntax.Node) bool {
 	found := false
 	syntax.Walk(n, func(n syntax.Node) bool {
 		if call, ok := n.(*syntax.CallExpr); ok && len(call.Args) > 0 {
-			ws := wordsOf(call.Args)
+			ws := z.wordsOf(call.Args)
 			if len(ws) == 0 {
 				return true
 			}
