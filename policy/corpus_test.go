@@ -111,6 +111,8 @@ func corpusRules() []Rule {
 	return append(rules,
 		Rule{Tool: ToolWriteFile, Path: "out/**", Decision: Allow},
 		Rule{Tool: ToolWriteFile, Path: "**/.env", Decision: Deny},
+		Rule{Tool: ToolReadFile, Path: "**/.env", Decision: Deny},
+		Rule{Tool: ToolReadFile, Path: "secrets/**", Decision: Ask},
 	)
 }
 

@@ -345,6 +345,11 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 				Reason: r.why(fmt.Sprintf("denied by rule: the command writes %s", shownPath(t.shown)))}
 		}
 	}
+	// A file the command may read is a read_file call on it.
+	if v, ok := e.readVerdict(e.deny, ws, an, Deny); ok {
+		v.Dangerous = len(an.dangers) > 0
+		return v
+	}
 	if unsafe != "" {
 		return Verdict{Decision: Ask, Dangerous: len(an.dangers) > 0, Reason: unsafe}
 	}
@@ -389,6 +394,9 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 			return Verdict{Decision: Ask, Rule: r.name,
 				Reason: r.why(fmt.Sprintf("the rules ask before write_file of %s (the command writes it)", shownPath(t.shown)))}
 		}
+	}
+	if v, ok := e.readVerdict(e.ask, ws, an, Ask); ok {
+		return v
 	}
 	// 6. Allow rules covering every simple command: those written in the
 	// command and those it runs (find -exec, env, xargs, bash -c, …), which

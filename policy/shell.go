@@ -85,6 +85,11 @@ type analysis struct {
 	// assigned: the variables the command assigns that the reading saw
 	// (values.go), which a run of the command may change.
 	assigned map[string]bool
+	// reads: operands and input redirections that may name files the
+	// command reads, for the read_file rules (reads.go); readsCut: more
+	// than maxMentions.
+	reads    []readMention
+	readsCut bool
 }
 
 // cannotRead records that the reading is incomplete: never allowed, by
@@ -484,6 +489,9 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, de
 }
 
 func (z *analyzer) redirectTarget(op syntax.RedirOperator, w word) {
+	if (op == syntax.RdrIn || op == syntax.RdrInOut) && w.ok {
+		z.mention(w.lit)
+	}
 	writes := op != syntax.RdrIn
 	if writes {
 		z.dangerousWrite("writes to", w.loose)
@@ -628,6 +636,7 @@ func (z *analyzer) command(s simple, depth int) {
 		z.a.refuseAllow("the shell builtin " + name)
 	}
 	z.evaluatedArgs(name, s.words, depth)
+	z.mentionWords(s.words[1:])
 	z.commandWrites(name, s.words, depth)
 	z.codeOptions(name, s.words)
 	z.scriptFiles(name, s.words)

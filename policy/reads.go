@@ -1,0 +1,121 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Files a command may read, for read_file rules.
+//
+// A deny rule on read_file (`**/.env`) says the agent must not read the
+// file; `cat .env`, `grep KEY .env`, `base64 < .env` and `dd if=.env` read
+// it through bash. Which operands a program reads is the program's own
+// business, so every literal operand that names a path counts as a read
+// of it, and so does an input redirection: read_file deny rules deny the
+// command and ask rules ask, as for a read_file call of that path (through
+// links too). Allow rules need no read_file rule beside the bash rule:
+// reading its operands is what the program the bash rule allows does.
+//
+// What this cannot see: a file read without being named (`grep -r KEY .`,
+// `cat *`, a script that opens it); the OS bound hides denied files from
+// runs nobody looked at (docs/security.md).
+
+// readMention is an operand that may name a file the command reads.
+type readMention struct {
+	p string
+	// cwd is where p is resolved; when "" (after cd) it is resolved in
+	// the workspace and in each of cwds, the directories the command may
+	// be in (nil when a cd could not be followed).
+	cwd  string
+	cwds []string
+}
+
+// maxMentions bounds the operands kept for the read_file rules; past it
+// a command is not allowed when read rules exist (readVerdict).
+const maxMentions = 4096
+
+// mentionWords records the operands of a simple command that may name
+// files it reads: literal words (options' values after `=`, as in
+// --file=.env or if=.env, too).
+func (z *analyzer) mentionWords(args []word) {
+	for _, w := range args {
+		if !w.ok || w.lit == "" {
+			continue
+		}
+		p := w.lit
+		if i := strings.IndexByte(p, '='); i >= 0 {
+			p = p[i+1:]
+		} else if strings.HasPrefix(p, "-") {
+			continue
+		}
+		z.mention(p)
+	}
+}
+
+// mention records p as a path the command may read.
+func (z *analyzer) mention(p string) {
+	if p == "" || noFile(p) {
+		return
+	}
+	if len(z.a.reads) >= maxMentions {
+		z.a.readsCut = true
+		return
+	}
+	z.a.reads = append(z.a.reads, readMention{p: p, cwd: z.cwd, cwds: z.cwds})
+}
+
+// targets are the places m may name: one per directory the command may be
+// in, each with where its links lead.
+func (m readMention) targets(workspace string) []writeTarget {
+	dirs := []string{m.cwd}
+	if m.cwd == "" {
+		// After a cd: judged in every directory the command may be in,
+		// and in the workspace, so a rule on a name is not dodged by a cd
+		// the policy cannot follow.
+		dirs = append([]string{workspace}, m.cwds...)
+	}
+	var out []writeTarget
+	for _, d := range dirs {
+		abs, _ := resolveIn(m.p, d, workspace)
+		if abs == "" {
+			continue
+		}
+		t := writeTarget{shown: m.p, abs: abs}
+		if real, ok := landing(abs); ok {
+			t.real = real
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// readVerdict is the verdict of the read_file rules among rules (e.deny
+// or e.ask) on the files the command may read, if one applies.
+func (e *Engine) readVerdict(rules []rule, ws string, an *analysis, d Decision) (Verdict, bool) {
+	var read []rule
+	for _, r := range rules {
+		if r.Tool == ToolReadFile {
+			read = append(read, r)
+		}
+	}
+	if len(read) == 0 {
+		return Verdict{}, false
+	}
+	if an.readsCut {
+		return Verdict{Decision: Ask, Reason: fmt.Sprintf("the command names more than %d paths, past what the policy checks against the read_file rules", maxMentions)}, true
+	}
+	for _, m := range an.reads {
+		for _, t := range m.targets(ws) {
+			for _, r := range read {
+				if !writeMatches(r, ws, t.abs) && !writeMatches(r, ws, t.real) {
+					continue
+				}
+				if d == Deny {
+					return Verdict{Decision: Deny, Rule: r.name, Reason: r.why(fmt.Sprintf("denied by rule: the command may read %s (read_file)", shownPath(t.shown)))}, true
+				}
+				return Verdict{Decision: Ask, Rule: r.name, Reason: r.why(fmt.Sprintf("the rules ask before read_file of %s (the command may read it)", shownPath(t.shown)))}, true
+			}
+		}
+	}
+	return Verdict{}, false
+}
