@@ -15,7 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
@@ -223,38 +222,81 @@ const (
 	fileWrite = ll.AccessFSWriteFile | ll.AccessFSTruncate
 )
 
+// restrict applies Landlock to this thread alone: the thread that execs
+// the command (inner locks it), whose credentials the command inherits;
+// the process's other threads end at the exec. (go-landlock's Restrict
+// reaches every thread first, with a signal to each: about a millisecond of
+// every bounded start, for threads about to vanish.)
 func restrict(sp spec) error {
 	if sp.ABI < 1 {
 		return errors.New("the kernel has no Landlock")
 	}
-	cfg := landlock.Config{HandledAccessFS: dirWrite}
+	known := knownFS(sp.ABI)
+	attr := ll.RulesetAttr{HandledAccessFS: dirWrite & known}
 	if sp.DenyConnect {
 		if sp.ABI < 4 {
 			return fmt.Errorf("ABI %d has no network rules and there is no network namespace", sp.ABI)
 		}
-		cfg.HandledAccessNet = ll.AccessNetConnectTCP
+		attr.HandledAccessNet = ll.AccessNetConnectTCP
 	}
 	if sp.ABI >= 6 {
 		// No signal to a process outside the bound (the serve), no
 		// abstract socket outside it.
-		cfg.Scoped = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
+		attr.Scoped = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
 	}
-	var rules []landlock.Rule
-	for _, p := range sp.Writable {
-		fi, err := os.Stat(p)
+	rs, err := ll.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return fmt.Errorf("ruleset: %w", err)
+	}
+	defer unix.Close(rs)
+	grant := func(p string, rights uint64, missingOK bool) error {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
-			continue
+			if missingOK {
+				return nil
+			}
+			return fmt.Errorf("%s: %w", p, err)
 		}
-		if fi.IsDir() {
-			rules = append(rules, landlock.PathAccess(dirWrite, p))
-		} else {
-			rules = append(rules, landlock.PathAccess(fileWrite, p))
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			rights &= fileWrite // a file's rule takes only a file's rights
+		}
+		return ll.LandlockAddPathBeneathRule(rs, &ll.PathBeneathAttr{AllowedAccess: rights & known, ParentFd: fd}, 0)
+	}
+	for _, p := range sp.Writable {
+		// One gone since Wrap listed it has nothing to grant.
+		if err := grant(p, dirWrite, true); err != nil {
+			return err
 		}
 	}
-	rules = append(rules, landlock.PathAccess(fileWrite, sp.Devices...).IgnoreIfMissing())
-	// BestEffort drops the rights an older ABI does not know (Refer
-	// before 2, Truncate before 3); sp.ABI ≥ 1 was checked above.
-	return cfg.BestEffort().Restrict(rules...)
+	for _, d := range sp.Devices {
+		if err := grant(d, fileWrite, true); err != nil {
+			return err
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	return ll.LandlockRestrictSelf(rs, 0)
+}
+
+// knownFS are the file-system rights ABI abi knows: Refer came with 2,
+// Truncate with 3 (a right the kernel does not know makes the ruleset
+// invalid). Without Refer, moving or linking a file to another directory
+// is always refused: stricter, never looser.
+func knownFS(abi int) uint64 {
+	known := uint64(dirWrite | fileWrite)
+	if abi < 2 {
+		known &^= ll.AccessFSRefer
+	}
+	if abi < 3 {
+		known &^= ll.AccessFSTruncate
+	}
+	return known
 }
 
 // dropCapabilities leaves the command no capability, even as root inside

@@ -146,9 +146,9 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 		cmd.Env = os.Environ()
 	}
 
-	priv, err := os.MkdirTemp("", "askops-bound-")
+	priv, err := b.privateDir()
 	if err != nil {
-		return nil, fmt.Errorf("bound: private directory: %w", err)
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -157,15 +157,6 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 	}()
 	tmp := filepath.Join(priv, "tmp")
 	sp.HideFile, sp.HideDir = filepath.Join(priv, "hidden"), filepath.Join(priv, "hidden.d")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return nil, fmt.Errorf("bound: private directory: %w", err)
-	}
-	if err := os.WriteFile(sp.HideFile, nil, 0); err != nil {
-		return nil, fmt.Errorf("bound: private directory: %w", err)
-	}
-	if err := os.Mkdir(sp.HideDir, 0); err != nil {
-		return nil, fmt.Errorf("bound: private directory: %w", err)
-	}
 
 	writable := b.cfg.Writable
 	if writable == nil {
@@ -325,14 +316,53 @@ func grantChildren(workspace string) ([]string, error) {
 	return out, nil
 }
 
-// removeAll removes the private directory, making its directories
-// writable first: a command may have left one without write permission.
-func removeAll(dir string) {
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
+// privateDir is a command's own directory: its TMPDIR (tmp), and an
+// unreadable empty file and directory that hide denied ones. A Bound that
+// has run more than one command makes the next one's ahead, off the start.
+func (b *Bound) privateDir() (string, error) {
+	select {
+	case p := <-b.spare:
+		go b.makeSpare()
+		return p, nil
+	default:
+	}
+	if b.used.Swap(true) {
+		go b.makeSpare()
+	}
+	return makePrivate()
+}
+
+func (b *Bound) makeSpare() {
+	p, err := makePrivate()
+	if err != nil {
+		return // the next command makes its own and says why
+	}
+	select {
+	case b.spare <- p:
+	default:
+		removeAll(p) // another was made meanwhile
+	}
+}
+
+func makePrivate() (priv string, err error) {
+	priv, err = os.MkdirTemp("", "askops-bound-")
+	if err != nil {
+		return "", fmt.Errorf("bound: private directory: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			removeAll(priv)
+			err = fmt.Errorf("bound: private directory: %w", err)
 		}
-		return nil
-	})
-	_ = os.RemoveAll(dir)
+	}()
+	if err := os.Mkdir(filepath.Join(priv, "tmp"), 0o700); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(priv, "hidden"), nil, 0); err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(filepath.Join(priv, "hidden.d"), 0); err != nil {
+		return "", err
+	}
+	return priv, nil
 }

@@ -181,6 +181,9 @@ func (a *app) Close() {
 		_ = a.interactions.Close()
 	}
 	a.storeSet.Close()
+	if a.bound != nil {
+		a.bound.Close()
+	}
 }
 
 // newCore is the approval round trip on st, showing each Ask through
