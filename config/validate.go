@@ -187,6 +187,7 @@ func (c Config) Validate(cmd Command) Problems {
 	ps = append(ps, c.quorumProblems()...)
 
 	ps = append(ps, c.API.problems(cmd)...)
+	ps = append(ps, c.AAP.problems(cmd, c.API)...)
 
 	// log
 	switch c.Log.Format {
