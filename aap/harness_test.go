@@ -40,7 +40,9 @@ func (c *clock) Advance(d time.Duration) {
 // allowed_tool and denied_tool are settled by "policy"; unrecordable
 // fails as a store would; anything else becomes a pending Ask.
 type fakeAsker struct {
-	asks  *pending.MemoryStore
+	asks interface {
+		Create(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, error)
+	}
 	mu    sync.Mutex
 	calls []Call
 }

@@ -93,6 +93,11 @@ func askopsRules() []Rule {
 			Why:       "aap is a front door: it speaks the Agent Approval Protocol and reaches the policy and the round trip only through its own Asker, which the wiring fills with the gateway's, so it holds no rule and knows no other door, channel or model",
 		},
 		{
+			Package:   module + "/examples/...",
+			Forbidden: []string{module + "/..."},
+			Why:       "an example shows what a program outside askops writes: it imports no askops package",
+		},
+		{
 			Package:   module + "/config",
 			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", module + "/chatops", module + "/sessions", slackGo, goOpenAI},
 			Why:       "config is the file's shape and its validation: it borrows the vocabulary of the packages it configures (policy rules, API scopes, console names) but reaches no channel, no model and no round trip, so an admin tool can load it cheaply",

@@ -1,0 +1,109 @@
+package aap
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/recordid"
+	"github.com/askops/askops/internal/redisconn"
+	"github.com/askops/askops/internal/rediskey"
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/pending"
+)
+
+// replica is one serve's AAP provider on the shared Redis: its own
+// clients, its own Ask store (with its own announcement listener).
+type replica struct {
+	asks *pending.RedisStore
+	url  string
+}
+
+func newReplica(t *testing.T, srv *redistest.Server) replica {
+	t.Helper()
+	client, err := redisconn.Open(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	asks, err := pending.NewRedisStore(t.Context(), client, pending.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = asks.Close() })
+	s, err := New(Config{Asker: &fakeAsker{asks: asks}, Asks: asks, Store: NewRedisStore(client, rediskey.Default()),
+		Provisioners: []Provisioner{{Name: "platform", Token: provToken}}, Window: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(http.StripPrefix("/aap", s.Handler()))
+	t.Cleanup(ts.Close)
+	return replica{asks: asks, url: ts.URL + "/aap"}
+}
+
+// Replicas over one real Redis: an instance made on A is known to B, a
+// request made on A is long-polled on B and decided on C, and B's poll
+// wakes through the Ask store's announcement. Every record is kept at
+// least 168 h, and the bytes one request costs are reported.
+func TestRedisReplicasAndRetention(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b, c := newReplica(t, srv), newReplica(t, srv), newReplica(t, srv)
+	h := &harness{t: t, url: a.url}
+	_, cred := h.instance("replicated")
+	created := h.create(cred, refund())
+	id := created.str("id")
+	onB := &harness{t: t, url: b.url}
+	polled := make(chan reply, 1)
+	go func() { polled <- onB.do("GET", "/v1/requests/"+id+"?wait=30s", cred, nil) }()
+	var decided time.Time
+	if _, err := c.asks.Decide(t.Context(), id, pending.Approved, "U0ANA", "fine"); err != nil {
+		t.Fatal(err)
+	}
+	decided = time.Now()
+	select {
+	case r := <-polled:
+		t.Logf("B's long poll answered %v after C's decision", time.Since(decided))
+		if r.str("status") != "approved" || r.decision()["note"] != "fine" {
+			t.Errorf("B's long poll: %s", r.raw)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("B's long poll never woke")
+	}
+	// Retention: each record of the request lives at least 168 h more.
+	rc, err := redisconn.Open(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	keys, err := rc.Keys(t.Context(), "askops:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, k := range keys {
+		if !strings.Contains(k, id) && !strings.Contains(k, "idem:req:") {
+			continue
+		}
+		ttl := rc.PTTL(t.Context(), k).Val()
+		if ttl < 168*time.Hour {
+			t.Errorf("%s lives %s more, want at least 168 h", k, ttl)
+		}
+		n := int(rc.MemoryUsage(t.Context(), k).Val())
+		total += n
+		t.Logf("%s: %d bytes, TTL %s", k, n, ttl)
+	}
+	t.Logf("Redis bytes per retained request (its Ask, AAP record, decision, key): %d", total)
+	if total == 0 {
+		t.Error("no record of the request was found in Redis")
+	}
+	// The same key on another replica replays the same request.
+	onC := &harness{t: t, url: c.url}
+	key := recordid.NewUUID()
+	first := h.do("POST", "/v1/requests", cred, refund(), "Idempotency-Key", key)
+	again := onC.do("POST", "/v1/requests", cred, refund(), "Idempotency-Key", key)
+	if again.status != 200 || again.str("id") != first.str("id") {
+		t.Errorf("a replay on another replica: %d %s", again.status, again.raw)
+	}
+}
