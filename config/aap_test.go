@@ -56,6 +56,12 @@ func TestAAPConfig(t *testing.T) {
 			}
 		})
 	}
+	// Without Slack the serve listens on console.listen and http.listen:
+	// the defaults share port 8080.
+	_, ps = Check([]byte("aap:\n  enabled: true\n  provisioners: [{name: p, token_env: ASKOPS_AAP_PROVISIONER}]\n"), env, Serve)
+	if !strings.Contains(ps.Error(), "http.listen: the console-only serve listens on console.listen") {
+		t.Errorf("console-only serve with one port for both: %v", ps)
+	}
 	// Disabled, the section asks for nothing.
 	if _, ps := Check([]byte(validYAML+"aap:\n  enabled: false\n"), noEnv, Serve); len(ps) > 0 {
 		t.Errorf("disabled aap refused: %v", ps)
