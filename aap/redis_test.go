@@ -1,8 +1,11 @@
 package aap
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,14 +24,14 @@ type replica struct {
 	url  string
 }
 
-func newReplica(t *testing.T, srv *redistest.Server) replica {
+func newReplica(t testing.TB, srv *redistest.Server) replica {
 	t.Helper()
 	client, err := redisconn.Open(srv.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	asks, err := pending.NewRedisStore(t.Context(), client, pending.Options{})
+	asks, err := pending.NewRedisStore(context.Background(), client, pending.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,4 +109,50 @@ func TestRedisReplicasAndRetention(t *testing.T) {
 	if again.status != 200 || again.str("id") != first.str("id") {
 		t.Errorf("a replay on another replica: %d %s", again.status, again.raw)
 	}
+}
+
+// BenchmarkLongPollWakeAcrossReplicas: a request made on replica A,
+// long-polled on B, decided on C (as a Slack click's handler decides on
+// whichever replica Slack reached): how long after the decision B's poll
+// answers. Reports the median and the 90th percentile.
+func BenchmarkLongPollWakeAcrossReplicas(b *testing.B) {
+	srv := redistest.Start(b)
+	a, rb, c := newReplica(b, srv), newReplica(b, srv), newReplica(b, srv)
+	send := func(method, url, token, key string, body string) map[string]any {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return out
+	}
+	prov := send("POST", a.url+"/v1/instances", provToken, "p", "{}")
+	cred := prov["credential"].(map[string]any)["token"].(string)
+	var lat []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		id := send("POST", a.url+"/v1/requests", cred, recordid.NewUUID(), `{"tool":"deploy","arguments":{},"timeout":"5m"}`)["id"].(string)
+		done := make(chan time.Time, 1)
+		go func() {
+			send("GET", rb.url+"/v1/requests/"+id+"?wait=30s", cred, "", "")
+			done <- time.Now()
+		}()
+		if _, err := c.asks.Decide(context.Background(), id, pending.Approved, "U0ANA", ""); err != nil {
+			b.Fatal(err)
+		}
+		at := time.Now()
+		lat = append(lat, (<-done).Sub(at))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "p90-ms")
 }
