@@ -52,6 +52,11 @@ type Call struct {
 	Instance  string // the instance's id: who asks ("aap:<id>" to askops)
 	Name      string // the instance's name, shown to approvers
 	SessionID string // the adapter's session id from context.session_id; "" none
+	// Cwd is context.cwd when it is an absolute, clean path: the
+	// adapter's word for where the call runs, as the Ask API's cwd is
+	// the caller's (paths are judged against it; a session grant of a
+	// shell command is scoped to it).
+	Cwd       string
 	Tool      string
 	Arguments json.RawMessage // exactly as submitted (compacted)
 	Reasoning string          // agent_reasoning: the agent's words, never a rule

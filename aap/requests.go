@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"path"
 	"strconv"
 	"time"
 
@@ -90,6 +91,7 @@ type submitted struct {
 	reasoning *string
 	context   json.RawMessage
 	session   string
+	cwd       string
 	digest    string
 }
 
@@ -141,6 +143,12 @@ func readSubmission(r *http.Request) (submitted, error) {
 		_ = json.Unmarshal(sub.context, &c)
 		if raw, ok := c["session_id"]; ok {
 			_ = json.Unmarshal(raw, &sub.session) // a string, or no session
+		}
+		if raw, ok := c["cwd"]; ok {
+			_ = json.Unmarshal(raw, &sub.cwd) // a string, or none
+			if !path.IsAbs(sub.cwd) || path.Clean(sub.cwd) != sub.cwd {
+				sub.cwd = "" // only an absolute, clean directory is taken
+			}
 		}
 	}
 	sub.digest = digestOf(sub)
@@ -261,7 +269,7 @@ func (s *Server) createRequest(r *http.Request, rid string) (int, any, error) {
 	if sub.reasoning != nil {
 		reasoning = *sub.reasoning
 	}
-	a, decided := s.cfg.Asker.Ask(ctx, Call{ID: k.ID, Instance: inst.ID, Name: inst.Name, SessionID: sub.session, Tool: sub.tool,
+	a, decided := s.cfg.Asker.Ask(ctx, Call{ID: k.ID, Instance: inst.ID, Name: inst.Name, SessionID: sub.session, Cwd: sub.cwd, Tool: sub.tool,
 		Arguments: sub.arguments, Reasoning: reasoning, Timeout: sub.ttl, Keep: Retention})
 	if decided && a.Status == pending.Status(pending.Unavailable) {
 		undo()

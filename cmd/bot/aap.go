@@ -34,6 +34,7 @@ func (g aapAsker) Ask(ctx context.Context, c aap.Call) (pending.Ask, bool) {
 		Agent:     "AAP " + c.Name,
 		Tool:      c.Tool,
 		Input:     c.Arguments,
+		Cwd:       c.Cwd,
 		Reason:    c.Reasoning,
 		Timeout:   c.Timeout,
 		By:        "aap:" + c.Instance,
