@@ -14,6 +14,7 @@ import (
 	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
 
@@ -155,4 +156,57 @@ func BenchmarkLongPollWakeAcrossReplicas(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "p90-ms")
+}
+
+// A Redis restart with requests pending: while Redis is down every
+// exchange answers 503 (never a decision), polls in flight answer 503 or
+// the truth, and after the restart each request is still pending and is
+// decided as usual.
+func TestRedisRestartWithRequestsPending(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := newReplica(t, srv), newReplica(t, srv)
+	h := &harness{t: t, url: a.url}
+	onB := &harness{t: t, url: b.url}
+	_, cred := h.instance("restarted")
+	var ids []string
+	for range 3 {
+		ids = append(ids, h.create(cred, refund()).str("id"))
+	}
+	inFlight := make(chan reply, len(ids))
+	for _, id := range ids {
+		go func() { inFlight <- onB.do("GET", "/v1/requests/"+id+"?wait=5s", cred, nil) }()
+	}
+	srv.Stop()
+	if r := h.do("GET", "/v1/requests/"+ids[0], cred, nil); r.status != http.StatusServiceUnavailable || r.errorCode() != "store_unavailable" || r.header.Get("Retry-After") == "" {
+		t.Errorf("GET with Redis down: %d %s", r.status, r.raw)
+	}
+	if r := h.create(cred, refund()); r.status != http.StatusServiceUnavailable {
+		t.Errorf("create with Redis down: %d %s", r.status, r.raw)
+	}
+	for range ids {
+		r := <-inFlight
+		if r.status != http.StatusServiceUnavailable && (r.status != 200 || r.str("status") != "pending") {
+			t.Errorf("a long poll across the outage answered %d %s", r.status, r.raw)
+		}
+	}
+	srv.StartAgain()
+	c := newReplica(t, srv)
+	for _, id := range ids {
+		var r reply
+		testwait.For(t, "the request to read again after the restart", func() bool {
+			r = onB.do("GET", "/v1/requests/"+id, cred, nil)
+			return r.status == 200
+		})
+		if r.str("status") != "pending" {
+			t.Fatalf("after the restart: %s", r.raw)
+		}
+		polled := make(chan reply, 1)
+		go func() { polled <- onB.do("GET", "/v1/requests/"+id+"?wait=30s", cred, nil) }()
+		if _, err := c.asks.Decide(t.Context(), id, pending.Approved, "U0ANA", ""); err != nil {
+			t.Fatal(err)
+		}
+		if p := <-polled; p.str("status") != "approved" {
+			t.Errorf("decided after the restart, the poll answered %s", p.raw)
+		}
+	}
 }
