@@ -110,7 +110,17 @@ type Server struct {
 	cfg   Config
 	log   *slog.Logger
 	provs []provisioner
+	// stopping ends every long poll at once (Stop): a serve going away
+	// answers each request's current state, and the adapter polls again
+	// (another replica, or this one restarted).
+	stopping context.Context
+	stop     context.CancelFunc
 }
+
+// Stop ends the long polls in progress (each answers the request's
+// current state) and makes later ones answer at once. Call it before the
+// HTTP server drains.
+func (s *Server) Stop() { s.stop() }
 
 // New checks cfg and returns a Server.
 func New(cfg Config) (*Server, error) {
@@ -129,6 +139,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
+	s.stopping, s.stop = context.WithCancel(context.Background())
 	for _, p := range cfg.Provisioners {
 		if p.Name == "" || len(p.Token) < 16 {
 			return nil, errors.New("aap: a provisioner needs a name and a token of at least 16 characters")

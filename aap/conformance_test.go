@@ -481,3 +481,28 @@ func TestSpec8Provider12RetrySafeUpdatesAndDeletes(t *testing.T) {
 		t.Errorf("the deleted instance came back: %d", r.status)
 	}
 }
+
+// A serve going away (Stop) ends the long polls in progress with the
+// request's current state, so the adapter polls again elsewhere; nothing
+// is decided by it.
+func TestStopEndsLongPolls(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("rolling")
+	id := h.create(cred, refund()).str("id")
+	polled := make(chan reply, 1)
+	go func() { polled <- h.do("GET", "/v1/requests/"+id+"?wait=30s", cred, nil) }()
+	// Stop may come before the poll starts watching: either way it answers
+	// without waiting out its 30 s, which the bound below would notice.
+	h.srv.Stop()
+	select {
+	case r := <-polled:
+		if r.status != 200 || r.str("status") != "pending" {
+			t.Errorf("a poll ended by Stop: %d %s", r.status, r.raw)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Stop did not end the long poll")
+	}
+	if a, _ := h.asks.Get(t.Context(), id); a.Status != pending.StatusPending {
+		t.Errorf("Stop decided the request: %s", a.Status)
+	}
+}

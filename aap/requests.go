@@ -390,9 +390,11 @@ func (s *Server) current(ctx context.Context, rq request, wait time.Duration) (*
 	} else if err != nil {
 		return nil, err
 	}
-	if _, done := a.Outcome(); !done && wait > 0 {
+	if _, done := a.Outcome(); !done && wait > 0 && s.stopping.Err() == nil {
 		wctx, cancel := context.WithTimeout(ctx, wait)
+		unhook := context.AfterFunc(s.stopping, cancel)
 		a, err = s.cfg.Asks.Watch(wctx, rq.ID)
+		unhook()
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {

@@ -45,9 +45,10 @@ func (g aapAsker) Ask(ctx context.Context, c aap.Call) (pending.Ask, bool) {
 	})
 }
 
-// newAAP is the AAP provider's handler, its paths under /v1/ (serve
-// mounts it at /aap/), when aap.enabled; nil otherwise.
-func newAAP(cfg config.Config, gw *gateway.Service, asks pending.Store, client redisconn.Client, now func() time.Time, log *slog.Logger) (http.Handler, error) {
+// newAAP is the AAP provider when aap.enabled (nil otherwise): its
+// Handler's paths are under /v1/ (serve mounts it at /aap/), and its Stop
+// ends the long polls before the HTTP server drains.
+func newAAP(cfg config.Config, gw *gateway.Service, asks pending.Store, client redisconn.Client, now func() time.Time, log *slog.Logger) (*aap.Server, error) {
 	if !cfg.AAP.Enabled {
 		return nil, nil
 	}
@@ -68,7 +69,15 @@ func newAAP(cfg config.Config, gw *gateway.Service, asks pending.Store, client r
 	if err != nil {
 		return nil, err
 	}
-	return srv.Handler(), nil
+	return srv, nil
+}
+
+// aapHandler is p's handler, nil without a provider.
+func aapHandler(p *aap.Server) http.Handler {
+	if p == nil {
+		return nil
+	}
+	return p.Handler()
 }
 
 // aapServer is the console-only serve's listener on http.listen when
@@ -124,12 +133,12 @@ func serveLocalAAP(cfg config.Config, st storeSet, asks gateway.Asks, approver g
 		gw.Close()
 		return nil, err
 	}
-	aapAPI, err := newAAP(cfg, gw, st.Asks, st.Redis, now, log)
+	provider, err := newAAP(cfg, gw, st.Asks, st.Redis, now, log)
 	if err != nil {
 		gw.Close()
 		return nil, err
 	}
-	routes := httpRoutes{aap: aapAPI, api: gateway.NewAPI(gw, tokens, log.With("component", "api")).Handler()}
+	routes := httpRoutes{aap: aapHandler(provider), api: gateway.NewAPI(gw, tokens, log.With("component", "api")).Handler()}
 	list := map[string]http.Handler{}
 	for p, h := range routes.list() {
 		if p == "/v1/" || p == "/aap/" {
@@ -141,5 +150,5 @@ func serveLocalAAP(cfg config.Config, st storeSet, asks gateway.Asks, approver g
 		gw.Close()
 		return nil, err
 	}
-	return func() { gw.Stop(); srv.stop(); gw.Close() }, nil
+	return func() { provider.Stop(); gw.Stop(); srv.stop(); gw.Close() }, nil
 }

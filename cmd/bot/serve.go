@@ -88,10 +88,13 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	aapAPI, err := newAAP(cfg, gw, a.Asks, a.Redis, a.now, log)
+	provider, err := newAAP(cfg, gw, a.Asks, a.Redis, a.now, log)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
+	}
+	if provider != nil {
+		context.AfterFunc(ctx, provider.Stop) // its long polls answer before the drain
 	}
 	// At shutdown the API's waits answer (hooks: deny) before the HTTP
 	// drain closes their connections.
@@ -112,7 +115,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName(), "bound", b.Describe())
 	front := a.front()
 	front.Interaction, front.SlashCommand, front.Event = ops.Interaction, ops.SlashCommand, a.home.Events(ops.Event)
-	front = a.withRoutes(front, api.Handler(), aapAPI)
+	front = a.withRoutes(front, api.Handler(), aapHandler(provider))
 	err = front.Serve(ctx, true, nil)
 	// Shutdown: intake has stopped (HTTP drained, Socket Mode closed). Stop
 	// the runs; their Asks end cancelled and their messages say so.
