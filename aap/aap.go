@@ -16,8 +16,9 @@
 // the protocol's states (docs/aap.md has the table). It holds no rule of
 // its own about who may run what.
 //
-// Sync mode only: delivery (webhooks) is refused as an unsupported
-// delivery type.
+// Async mode: an instance may have a verified webhook receiver; each of
+// its requests that ends is then notified there (notify.go, webhook.go),
+// by the delivery loop Run, which the wiring starts.
 package aap
 
 import (
@@ -103,6 +104,12 @@ type Config struct {
 	Window time.Duration
 	Now    func() time.Time // nil: time.Now
 	Logger *slog.Logger
+	// AllowPrivateWebhooks is aap.allow_private_webhooks: receivers on
+	// loopback and private addresses, over plain http (development, tests).
+	AllowPrivateWebhooks bool
+	// DeliveryEvery is how often Run looks for ended requests and sends
+	// due notifications (0: 500 ms).
+	DeliveryEvery time.Duration
 }
 
 // Server serves the AAP API; Handler is its routes.
@@ -115,6 +122,10 @@ type Server struct {
 	// (another replica, or this one restarted).
 	stopping context.Context
 	stop     context.CancelFunc
+	// hooks sends every verification and notification (webhook.go);
+	// verifyLimit bounds verifications per provisioner.
+	hooks       *http.Client
+	verifyLimit *perMinute
 }
 
 // Stop ends the long polls in progress (each answers the request's
@@ -138,7 +149,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger}
+	if cfg.DeliveryEvery <= 0 {
+		cfg.DeliveryEvery = 500 * time.Millisecond
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, hooks: webhookClient(cfg.AllowPrivateWebhooks), verifyLimit: &perMinute{n: verifyPerMinute}}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	for _, p := range cfg.Provisioners {
 		if p.Name == "" || len(p.Token) < 16 {

@@ -354,8 +354,8 @@ func TestSpec8Provider08InstanceLifecycle(t *testing.T) {
 		}
 	}
 	h.store.mu.Unlock()
-	if r := h.do("POST", "/v1/instances", provToken, map[string]any{"delivery": map[string]any{"type": "webhook"}}, "Idempotency-Key", "d1"); r.status != 400 || r.errorCode() != "unsupported_delivery_type" {
-		t.Errorf("delivery: %d %s", r.status, r.raw)
+	if r := h.do("POST", "/v1/instances", provToken, map[string]any{"delivery": map[string]any{"type": "socket"}}, "Idempotency-Key", "d1"); r.status != 400 || r.errorCode() != "unsupported_delivery_type" {
+		t.Errorf("delivery of another type: %d %s", r.status, r.raw)
 	}
 	// Another provisioner's instance is unknown.
 	other, err := New(Config{Asker: h.asker, Asks: h.asks, Store: h.store, Provisioners: []Provisioner{{Name: "other", Token: "another-provisioner-token-000"}}, Window: time.Minute, Now: h.clock.Now})

@@ -1,6 +1,7 @@
 package aap
 
 import (
+	"bytes"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -24,15 +25,24 @@ type instance struct {
 	Provisioner string    `json:"provisioner"`
 	CreatedAt   time.Time `json:"created_at"`
 	DeletedAt   time.Time `json:"deleted_at,omitzero"`
+	// Delivery is the verified receiver, nil without one.
+	Delivery *delivery `json:"delivery,omitempty"`
 }
 
-// instanceJSON is the protocol's Instance (no delivery: sync mode only).
+// instanceJSON is the protocol's Instance.
 type instanceJSON struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
+	ID       string        `json:"id"`
+	Name     string        `json:"name"`
+	Delivery *deliveryJSON `json:"delivery,omitempty"`
 }
 
-func (i instance) json() instanceJSON { return instanceJSON{ID: i.ID, Name: i.Name} }
+func (i instance) json() instanceJSON {
+	j := instanceJSON{ID: i.ID, Name: i.Name}
+	if i.Delivery != nil {
+		j.Delivery = &deliveryJSON{Type: "webhook", URL: i.Delivery.URL, RegistrationID: i.Delivery.RegistrationID}
+	}
+	return j
+}
 
 // provisioned is the idempotency record of a provisioning: the input's
 // digest, the instance, and its credential sealed with a key only a
@@ -47,13 +57,16 @@ type provisioned struct {
 
 // instanceInput is the parsed ProvisionInstanceRequest / UpdateInstanceRequest.
 type instanceInput struct {
-	name    string
-	hasName bool
+	name     string
+	hasName  bool
+	delivery *delivery // a (new) receiver to verify
+	remove   bool      // delivery: null (an update only)
 }
 
-// readInstanceInput parses an instance body: instance_name, and delivery
-// refused (this provider runs sync mode only).
-func readInstanceInput(r *http.Request, update bool) (instanceInput, string, error) {
+// readInstanceInput parses an instance body and returns it with the
+// digest of its parsed fields (the signing secret included, so a
+// changed secret is changed input).
+func (s *Server) readInstanceInput(r *http.Request, update bool) (instanceInput, string, error) {
 	m, err := readObject(r)
 	if err != nil {
 		return instanceInput{}, "", err
@@ -61,23 +74,33 @@ func readInstanceInput(r *http.Request, update bool) (instanceInput, string, err
 	if err := unknownMember(m, "instance_name", "delivery"); err != nil {
 		return instanceInput{}, "", err
 	}
-	if _, ok := m["delivery"]; ok {
-		return instanceInput{}, "", invalid("unsupported_delivery_type", "delivery", "askops serves AAP in synchronous mode only: webhook delivery is not supported.")
-	}
 	name, has, err := stringField(m, "instance_name")
 	if err != nil {
 		return instanceInput{}, "", err
+	}
+	in := instanceInput{name: name, hasName: has}
+	deliveryDigest := "absent"
+	if raw, ok := m["delivery"]; ok {
+		switch {
+		case string(bytes.TrimSpace(raw)) == "null" && update:
+			in.remove, deliveryDigest = true, "null"
+		default:
+			d, err := readDelivery(raw, s.cfg.AllowPrivateWebhooks)
+			if err != nil {
+				return instanceInput{}, "", err
+			}
+			in.delivery, deliveryDigest = &d, jsonString(d)
+		}
 	}
 	switch {
 	case has && name == "":
 		return instanceInput{}, "", invalid("invalid_field", "instance_name", "instance_name must not be empty.")
 	case len(name) > maxName:
 		return instanceInput{}, "", invalid("invalid_field", "instance_name", "instance_name is longer than %d bytes.", maxName)
-	case update && !has:
+	case update && !has && deliveryDigest == "absent":
 		return instanceInput{}, "", invalid("invalid_request", "", "The update names no field.")
 	}
-	in := instanceInput{name: name, hasName: has}
-	d := sha256.Sum256([]byte(jsonString(map[string]any{"instance_name": name, "has": has})))
+	d := sha256.Sum256([]byte(jsonString(map[string]any{"instance_name": name, "has": has, "delivery": deliveryDigest})))
 	return in, hex.EncodeToString(d[:]), nil
 }
 
@@ -91,14 +114,17 @@ func (s *Server) createInstance(r *http.Request, rid string) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	in, digest, err := readInstanceInput(r, false)
+	in, digest, err := s.readInstanceInput(r, false)
 	if err != nil {
 		return 0, nil, err
 	}
 	ctx := r.Context()
 	ik := idemInstKey(prov.name, key)
 	claim := provisioned{Input: digest, At: s.now()}
-	claimed, held, err := s.cfg.Store.Claim(ctx, ik, jsonBytes(claim), Retention)
+	// Claimed briefly while this attempt verifies and commits: a
+	// concurrent attempt with the key is told to retry, never verified
+	// twice; a failed verification frees the key for a retry.
+	claimed, held, err := s.cfg.Store.Claim(ctx, ik, jsonBytes(claim), claimTTL)
 	if err != nil {
 		return 0, nil, s.storeErr(rid, err)
 	}
@@ -108,6 +134,15 @@ func (s *Server) createInstance(r *http.Request, rid string) (int, any, error) {
 	inst := instance{ID: recordid.NewUUID(), Name: in.name, Provisioner: prov.name, CreatedAt: s.now()}
 	if inst.Name == "" {
 		inst.Name = "aap-" + inst.ID[:8]
+	}
+	if in.delivery != nil {
+		if err := s.verify(ctx, rid, prov, *in.delivery, inst.ID); err != nil {
+			_ = s.cfg.Store.Drop(context.WithoutCancel(ctx), ik)
+			return 0, nil, err
+		}
+		d := *in.delivery
+		d.Since = s.now()
+		inst.Delivery = &d
 	}
 	cred := "aap_" + recordid.New() + recordid.New() // 256 random bits
 	sealed, err := seal(sealKey(prov, key), cred)
@@ -131,6 +166,11 @@ func (s *Server) createInstance(r *http.Request, rid string) (int, any, error) {
 	if err := s.cfg.Store.Put(ctx, ik, jsonBytes(claim), Retention); err != nil {
 		_ = s.cfg.Store.Drop(context.WithoutCancel(ctx), ik, instKey(inst.ID), credOfKey(inst.ID), credKey(digestOf))
 		return 0, nil, s.storeErr(rid, err)
+	}
+	if inst.Delivery != nil {
+		if err := s.cfg.Store.AddMember(ctx, deliveringKey, inst.ID); err != nil {
+			return 0, nil, s.storeErr(rid, err)
+		}
 	}
 	s.log.Info("aap: instance created", "instance", inst.ID, "name", inst.Name, "provisioner", prov.name, "request_id", rid)
 	return http.StatusCreated, provisionResponse(inst, cred), nil
@@ -251,13 +291,15 @@ func (s *Server) getInstance(r *http.Request, rid string) (int, any, error) {
 	return http.StatusOK, inst.json(), nil
 }
 
-// patched is an update's idempotency record.
+// patched is an update's idempotency record; Response.ID is empty while
+// the first attempt is verifying and committing.
 type patched struct {
 	Input    string       `json:"input"`
 	Response instanceJSON `json:"response"`
 }
 
-// updateInstance serves PATCH /v1/instances/{id}: instance_name only.
+// updateInstance serves PATCH /v1/instances/{id}: a new name, a new
+// receiver (verified before anything is committed), or none (null).
 func (s *Server) updateInstance(r *http.Request, rid string) (int, any, error) {
 	prov, err := s.provisionerOf(r)
 	if err != nil {
@@ -267,7 +309,7 @@ func (s *Server) updateInstance(r *http.Request, rid string) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	in, digest, err := readInstanceInput(r, true)
+	in, digest, err := s.readInstanceInput(r, true)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -280,44 +322,61 @@ func (s *Server) updateInstance(r *http.Request, rid string) (int, any, error) {
 		return 0, nil, errNotFound // a replay against a deleted instance too
 	}
 	pk := idemPatchKey(prov.name, inst.ID, key)
-	if b, ok, err := s.cfg.Store.Get(ctx, pk); err != nil {
-		return 0, nil, s.storeErr(rid, err)
-	} else if ok {
-		var p patched
-		if err := json.Unmarshal(b, &p); err != nil {
-			return 0, nil, err
-		}
-		if p.Input != digest {
-			return 0, nil, conflict("idempotency_conflict", "The idempotency key was already used for a different update.")
-		}
-		return http.StatusOK, p.Response, nil // the original response; a later update stands
-	}
-	if in.hasName {
-		inst.Name = in.name
-	}
-	claimed, held, err := s.cfg.Store.Claim(ctx, pk, jsonBytes(patched{Input: digest, Response: inst.json()}), Retention)
+	claimed, held, err := s.cfg.Store.Claim(ctx, pk, jsonBytes(patched{Input: digest}), claimTTL)
 	if err != nil {
 		return 0, nil, s.storeErr(rid, err)
 	}
-	if !claimed { // a concurrent attempt with the same key committed first
+	if !claimed {
 		var p patched
 		if err := json.Unmarshal(held, &p); err != nil {
 			return 0, nil, err
 		}
-		if p.Input != digest {
+		switch {
+		case p.Input != digest:
 			return 0, nil, conflict("idempotency_conflict", "The idempotency key was already used for a different update.")
+		case p.Response.ID == "":
+			return 0, nil, conflict("request_in_progress", "An update with this idempotency key is still being applied; retry shortly.")
 		}
-		return http.StatusOK, p.Response, nil
+		return http.StatusOK, p.Response, nil // the original response; a later update stands
+	}
+	release := func() { _ = s.cfg.Store.Drop(context.WithoutCancel(ctx), pk) }
+	if in.hasName {
+		inst.Name = in.name
+	}
+	if in.remove {
+		inst.Delivery = nil
+	}
+	if in.delivery != nil {
+		if err := s.verify(ctx, rid, prov, *in.delivery, inst.ID); err != nil {
+			release()
+			return 0, nil, err // nothing changed, the name included
+		}
+		d := *in.delivery
+		d.Since = s.now()
+		inst.Delivery = &d
 	}
 	// Deletion takes precedence: an instance deleted meanwhile stays so.
 	if cur, ok, err := s.loadInstance(ctx, inst.ID); err != nil {
+		release()
 		return 0, nil, s.storeErr(rid, err)
 	} else if !ok || !cur.DeletedAt.IsZero() {
+		release()
 		return 0, nil, errNotFound
 	}
 	if err := s.cfg.Store.Put(ctx, instKey(inst.ID), jsonBytes(inst), 0); err != nil {
-		_ = s.cfg.Store.Drop(context.WithoutCancel(ctx), pk)
+		release()
 		return 0, nil, s.storeErr(rid, err)
+	}
+	if inst.Delivery != nil {
+		err = s.cfg.Store.AddMember(ctx, deliveringKey, inst.ID)
+	} else {
+		err = s.cfg.Store.RemoveMember(ctx, deliveringKey, inst.ID)
+	}
+	if err != nil {
+		return 0, nil, s.storeErr(rid, err)
+	}
+	if err := s.cfg.Store.Put(ctx, pk, jsonBytes(patched{Input: digest, Response: inst.json()}), Retention); err != nil {
+		s.log.Warn("aap: could not keep the update's idempotency key", "instance", inst.ID, "err", err)
 	}
 	return http.StatusOK, inst.json(), nil
 }
@@ -344,6 +403,10 @@ func (s *Server) deleteInstance(r *http.Request, rid string) (int, any, error) {
 		s.log.Info("aap: instance deleted", "instance", inst.ID, "provisioner", prov.name, "request_id", rid)
 	}
 	// Also on a repeat: a deletion cut short by a store failure finishes.
+	// Its queued notifications end at their next turn (attempt).
+	if err := s.cfg.Store.RemoveMember(ctx, deliveringKey, inst.ID); err != nil {
+		return 0, nil, s.storeErr(rid, err)
+	}
 	if err := s.dropCredentials(ctx, inst.ID); err != nil {
 		return 0, nil, s.storeErr(rid, err)
 	}

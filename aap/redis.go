@@ -3,6 +3,7 @@ package aap
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -102,4 +103,19 @@ func (s *RedisStore) RemoveMember(ctx context.Context, key, member string) error
 // Members implements Store.
 func (s *RedisStore) Members(ctx context.Context, key string) ([]string, error) {
 	return s.client.SMembers(ctx, s.key(key)).Result()
+}
+
+// Schedule implements Store.
+func (s *RedisStore) Schedule(ctx context.Context, key, member string, at time.Time) error {
+	return s.client.ZAdd(ctx, s.key(key), redis.Z{Score: float64(at.UnixMilli()), Member: member}).Err()
+}
+
+// Due implements Store.
+func (s *RedisStore) Due(ctx context.Context, key string, now time.Time, n int) ([]string, error) {
+	return s.client.ZRangeByScore(ctx, s.key(key), &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: int64(n)}).Result()
+}
+
+// Unschedule implements Store.
+func (s *RedisStore) Unschedule(ctx context.Context, key, member string) error {
+	return s.client.ZRem(ctx, s.key(key), member).Err()
 }

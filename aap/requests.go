@@ -35,6 +35,20 @@ type request struct {
 	// Window is the execution window in force when the request was made:
 	// an approval's expires_at is decided_at + Window, whenever it is read.
 	Window time.Duration `json:"window"`
+	// Keep is how long its records outlive its deadline: Retention, or
+	// notificationLife when its instance had a receiver.
+	Keep time.Duration `json:"keep,omitempty"`
+}
+
+// keep is rq's retention after its deadline.
+func (rq request) keep() time.Duration { return max(rq.Keep, Retention) }
+
+// retentionFor is how long a request of inst is kept after its deadline.
+func retentionFor(inst instance) time.Duration {
+	if inst.Delivery != nil {
+		return notificationLife
+	}
+	return Retention
 }
 
 // decision is the protocol's Decision, stored once when first read.
@@ -270,7 +284,7 @@ func (s *Server) createRequest(r *http.Request, rid string) (int, any, error) {
 		reasoning = *sub.reasoning
 	}
 	a, decided := s.cfg.Asker.Ask(ctx, Call{ID: k.ID, Instance: inst.ID, Name: inst.Name, SessionID: sub.session, Cwd: sub.cwd, Tool: sub.tool,
-		Arguments: sub.arguments, Reasoning: reasoning, Timeout: sub.ttl, Keep: Retention})
+		Arguments: sub.arguments, Reasoning: reasoning, Timeout: sub.ttl, Keep: retentionFor(inst)})
 	if decided && a.Status == pending.Status(pending.Unavailable) {
 		undo()
 		s.log.Warn("aap: the request could not be recorded", "ask", k.ID, "instance", inst.ID, "request_id", rid, "reason", a.DecisionReason)
@@ -278,12 +292,12 @@ func (s *Server) createRequest(r *http.Request, rid string) (int, any, error) {
 	}
 	now := s.now()
 	rq := request{ID: k.ID, Instance: inst.ID, Tool: sub.tool, Arguments: sub.arguments, Timeout: sub.timeout, Reasoning: sub.reasoning,
-		Context: sub.context, CreatedAt: now, DeadlineAt: now, Window: s.cfg.Window}
+		Context: sub.context, CreatedAt: now, DeadlineAt: now, Window: s.cfg.Window, Keep: retentionFor(inst)}
 	if !a.CreatedAt.IsZero() {
 		rq.CreatedAt = a.CreatedAt.UTC().Truncate(time.Second)
 		rq.DeadlineAt = a.Deadline.UTC().Truncate(time.Second)
 	}
-	life := rq.DeadlineAt.Sub(now) + Retention
+	life := rq.DeadlineAt.Sub(now) + rq.keep()
 	var d *decision
 	if decided {
 		at := now
@@ -305,7 +319,13 @@ func (s *Server) createRequest(r *http.Request, rid string) (int, any, error) {
 		s.log.Warn("aap: could not keep the idempotency key; a retry may make another request", "ask", rq.ID, "err", err)
 	}
 	if decided {
-		_ = s.cfg.Store.RemoveMember(ctx, openKey(inst.ID), rq.ID)
+		// An immediate decision is notified too (the scan would otherwise
+		// never see it: it is no longer open).
+		if err := s.notify(ctx, rq, *d); err != nil {
+			s.log.Warn("aap: could not record the notification; the scan will", "ask", rq.ID, "err", err)
+		} else {
+			_ = s.cfg.Store.RemoveMember(ctx, openKey(inst.ID), rq.ID)
+		}
 	} else if cur, ok, err := s.loadInstance(ctx, inst.ID); err == nil && (!ok || !cur.DeletedAt.IsZero()) {
 		s.endAsk(ctx, rq.ID, "aap:"+inst.ID, reasonInstanceDeleted) // deleted while this was being made
 		if dd, err := s.current(ctx, rq, 0); err == nil {
@@ -425,7 +445,7 @@ func (s *Server) storedDecision(ctx context.Context, id string) (*decision, bool
 // first record stands.
 func (s *Server) settle(ctx context.Context, rq request, a pending.Ask) (*decision, error) {
 	d := s.decisionOf(rq, a)
-	life := max(rq.DeadlineAt.Sub(s.now()), 0) + Retention
+	life := max(rq.DeadlineAt.Sub(s.now()), 0) + rq.keep()
 	claimed, held, err := s.cfg.Store.Claim(ctx, decKey(rq.ID), jsonBytes(d), life)
 	if err != nil {
 		return nil, err
@@ -434,6 +454,12 @@ func (s *Server) settle(ctx context.Context, rq request, a pending.Ask) (*decisi
 		if err := json.Unmarshal(held, &d); err != nil {
 			return nil, err
 		}
+	}
+	// Its event, if its instance has a receiver, before it leaves the
+	// open set the scan reads: a failure here leaves it for the scan.
+	if err := s.notify(ctx, rq, d); err != nil {
+		s.log.Warn("aap: could not record the notification; the scan will", "ask", rq.ID, "err", err)
+		return &d, nil
 	}
 	_ = s.cfg.Store.RemoveMember(ctx, openKey(rq.Instance), rq.ID)
 	return &d, nil

@@ -2,6 +2,7 @@ package aap
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -32,14 +33,21 @@ type Store interface {
 	AddMember(ctx context.Context, key, member string) error
 	RemoveMember(ctx context.Context, key, member string) error
 	Members(ctx context.Context, key string) ([]string, error)
+	// Schedule puts member in the queue at key, due at at (moving it if
+	// it is there); Due lists up to n members due by now, soonest first;
+	// Unschedule takes member out.
+	Schedule(ctx context.Context, key, member string, at time.Time) error
+	Due(ctx context.Context, key string, now time.Time, n int) ([]string, error)
+	Unschedule(ctx context.Context, key, member string) error
 }
 
 // MemoryStore is the Store of a serve without Redis: one process's maps.
 type MemoryStore struct {
-	now  func() time.Time
-	mu   sync.Mutex
-	vals map[string]memoryValue
-	sets map[string]map[string]bool
+	now    func() time.Time
+	mu     sync.Mutex
+	vals   map[string]memoryValue
+	sets   map[string]map[string]bool
+	queues map[string]map[string]time.Time
 }
 
 type memoryValue struct {
@@ -54,7 +62,7 @@ func NewMemoryStore(now func() time.Time) *MemoryStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryStore{now: now, vals: map[string]memoryValue{}, sets: map[string]map[string]bool{}}
+	return &MemoryStore{now: now, vals: map[string]memoryValue{}, sets: map[string]map[string]bool{}, queues: map[string]map[string]time.Time{}}
 }
 
 // live returns key's value unless it has lapsed (and drops it then).
@@ -148,6 +156,44 @@ func (m *MemoryStore) Members(_ context.Context, key string) ([]string, error) {
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// Schedule implements Store.
+func (m *MemoryStore) Schedule(_ context.Context, key, member string, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	q := m.queues[key]
+	if q == nil {
+		q = map[string]time.Time{}
+		m.queues[key] = q
+	}
+	q[member] = at
+	return nil
+}
+
+// Due implements Store.
+func (m *MemoryStore) Due(_ context.Context, key string, now time.Time, n int) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for member, at := range m.queues[key] {
+		if !at.After(now) {
+			out = append(out, member)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return m.queues[key][a].Compare(m.queues[key][b]) })
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out, nil
+}
+
+// Unschedule implements Store.
+func (m *MemoryStore) Unschedule(_ context.Context, key, member string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.queues[key], member)
+	return nil
 }
 
 // gc drops lapsed values once the map has grown past its last size

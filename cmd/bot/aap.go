@@ -65,7 +65,7 @@ func newAAP(cfg config.Config, gw *gateway.Service, asks pending.Store, client r
 		provs[i] = aap.Provisioner{Name: p.Name, Token: p.Token().Reveal()}
 	}
 	srv, err := aap.New(aap.Config{Asker: aapAsker{gw: gw}, Asks: watchable, Store: store, Provisioners: provs,
-		Window: cfg.AAP.Window(), Now: now, Logger: log.With("component", "aap")})
+		Window: cfg.AAP.Window(), Now: now, Logger: log.With("component", "aap"), AllowPrivateWebhooks: cfg.AAP.AllowPrivateWebhooks})
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (s *aapServer) stop() {
 // provider and the Ask API (api.tokens) on their own gateway Service
 // over the serve's store and round trip. stop ends its waits (they
 // answer cancelled), drains the listener and closes the Service.
-func serveLocalAAP(cfg config.Config, st storeSet, asks gateway.Asks, approver gateway.Approver, now func() time.Time, log *slog.Logger) (stop func(), err error) {
+func serveLocalAAP(cfg config.Config, st storeSet, bg *loops, asks gateway.Asks, approver gateway.Approver, now func() time.Time, log *slog.Logger) (stop func(), err error) {
 	engine, err := policyEngine(cfg, st, log)
 	if err != nil {
 		return nil, err
@@ -150,5 +150,6 @@ func serveLocalAAP(cfg config.Config, st storeSet, asks gateway.Asks, approver g
 		gw.Close()
 		return nil, err
 	}
+	bg.start("aap deliveries", provider.Run) // notifications of requests that ended (async mode)
 	return func() { provider.Stop(); gw.Stop(); srv.stop(); gw.Close() }, nil
 }

@@ -95,7 +95,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 	// API of api.tokens (a decide token decides its requests), judged as
 	// the serve with Slack judges them.
 	if cfg.AAP.Enabled {
-		stopAAP, err := serveLocalAAP(cfg, st, watchable, metrics.Starter{Next: core, Counted: counted}, now, log)
+		stopAAP, err := serveLocalAAP(cfg, st, bg, watchable, metrics.Starter{Next: core, Counted: counted}, now, log)
 		if err != nil {
 			log.Error("cannot start", "err", err)
 			return exitFailed

@@ -94,7 +94,8 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	if provider != nil {
-		context.AfterFunc(ctx, provider.Stop) // its long polls answer before the drain
+		context.AfterFunc(ctx, provider.Stop)         // its long polls answer before the drain
+		a.loops.start("aap deliveries", provider.Run) // notifications of requests that ended (async mode)
 	}
 	// At shutdown the API's waits answer (hooks: deny) before the HTTP
 	// drain closes their connections.
