@@ -68,7 +68,11 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	ts, _ := strconv.ParseInt(req.Header.Get("webhook-timestamp"), 10, 64)
-	if d := r.clock.Now().Sub(time.Unix(ts, 0)); d > 5*time.Minute || d < -5*time.Minute {
+	now := time.Now()
+	if r.clock != nil {
+		now = r.clock.Now()
+	}
+	if d := now.Sub(time.Unix(ts, 0)); d > 5*time.Minute || d < -5*time.Minute {
 		http.Error(w, "stale", 401)
 		return
 	}

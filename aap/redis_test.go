@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 // clients, its own Ask store (with its own announcement listener).
 type replica struct {
 	asks *pending.RedisStore
+	srv  *Server
 	url  string
 }
 
@@ -38,13 +40,13 @@ func newReplica(t testing.TB, srv *redistest.Server) replica {
 	}
 	t.Cleanup(func() { _ = asks.Close() })
 	s, err := New(Config{Asker: &fakeAsker{asks: asks}, Asks: asks, Store: NewRedisStore(client, rediskey.Default()),
-		Provisioners: []Provisioner{{Name: "platform", Token: provToken}}, Window: 5 * time.Minute})
+		Provisioners: []Provisioner{{Name: "platform", Token: provToken}}, Window: 5 * time.Minute, AllowPrivateWebhooks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(http.StripPrefix("/aap", s.Handler()))
 	t.Cleanup(ts.Close)
-	return replica{asks: asks, url: ts.URL + "/aap"}
+	return replica{asks: asks, srv: s, url: ts.URL + "/aap"}
 }
 
 // Replicas over one real Redis: an instance made on A is known to B, a
@@ -207,6 +209,53 @@ func TestRedisRestartWithRequestsPending(t *testing.T) {
 		}
 		if p := <-polled; p.str("status") != "approved" {
 			t.Errorf("decided after the restart, the poll answered %s", p.raw)
+		}
+	}
+}
+
+// Deliveries on Redis: events recorded by a replica that then goes away
+// are sent by the others, each event by one replica at a time, and each
+// acknowledged event exactly once though two replicas deliver at once.
+func TestRedisDeliveriesOneReplicaAtATime(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b, c := newReplica(t, srv), newReplica(t, srv), newReplica(t, srv)
+	rc := newReceiver(t, &clock{now: time.Now()})
+	rc.clock = nil // the replicas sign with the real clock
+	h := &harness{t: t, url: a.url}
+	d, _ := rc.register()
+	r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "r", "delivery": d}, "Idempotency-Key", "k")
+	if r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	cred := r.body["credential"].(map[string]any)["token"].(string)
+	const n = 20
+	for range n {
+		if r := h.create(cred, map[string]any{"tool": "allowed_tool", "arguments": map[string]any{}, "timeout": "5m"}); r.status != 201 {
+			t.Fatalf("create request: %d %s", r.status, r.raw)
+		}
+	}
+	// A recorded every event and is gone; B and C deliver together.
+	var wg sync.WaitGroup
+	for _, rp := range []replica{b, c} {
+		wg.Go(func() {
+			for range 3 {
+				if err := rp.srv.deliverDue(t.Context()); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[string]int{}
+	for _, d := range rc.deliveries() {
+		seen[d.id]++
+	}
+	if len(seen) != n {
+		t.Errorf("%d events delivered, want %d", len(seen), n)
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Errorf("event %s sent %d times", id, k)
 		}
 	}
 }
