@@ -2,18 +2,25 @@ package e2e
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	aapexample "github.com/askops/askops/examples/aap"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/recordid"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/slackui"
 )
 
@@ -150,5 +157,119 @@ func TestAAPAcrossReplicas(t *testing.T) {
 	r := <-got
 	if r.err != nil || !r.out.Ran || r.out.Status != "approved" {
 		t.Errorf("the example adapter: %+v %v", r.out, r.err)
+	}
+}
+
+// e2eReceiver is a webhook receiver for one registration: it verifies
+// each signature, answers the verification challenge, and records the
+// events it acknowledges; while failing it answers 503.
+type e2eReceiver struct {
+	srv     *httptest.Server
+	reg     string
+	secret  string
+	mu      sync.Mutex
+	failing bool
+	events  []map[string]string
+}
+
+func newE2EReceiver(t *testing.T) *e2eReceiver {
+	var key [32]byte
+	_, _ = rand.Read(key[:])
+	r := &e2eReceiver{reg: recordid.NewUUID(), secret: "whsec_" + base64.StdEncoding.EncodeToString(key[:])}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		mac := hmac.New(sha256.New, key[:])
+		mac.Write([]byte(req.Header.Get("webhook-id") + "." + req.Header.Get("webhook-timestamp") + "."))
+		mac.Write(body)
+		if !hmac.Equal([]byte(req.Header.Get("webhook-signature")), []byte("v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))) {
+			http.Error(w, "bad signature", 401)
+			return
+		}
+		var m map[string]string
+		_ = json.Unmarshal(body, &m)
+		if m["type"] == "webhook.verification" && m["registration_id"] == r.reg {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]string{"challenge": m["challenge"]})
+			return
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.failing {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		r.events = append(r.events, m)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *e2eReceiver) got(request string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events {
+		if e["request_id"] == request {
+			n++
+		}
+	}
+	return n
+}
+
+// Async mode through built binaries: an instance with a verified
+// receiver; a request made on A and approved by a Slack click on B is
+// notified, signed; an event queued while the receiver fails outlives
+// the replicas that recorded it and is sent by a replica started after.
+func TestAAPAsyncAcrossReplicas(t *testing.T) {
+	t.Setenv("ASKOPS_AAP_PROVISIONER", aapProvisionerToken)
+	w := newWorld(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	s := settings{Extra: strings.Replace(aapBlock, "allow_private_webhooks: false", "allow_private_webhooks: true", 1)}
+	a := w.serve(ctx, t, "async-a", s)
+	b := w.serve(ctx, t, "async-b", s)
+	rc := newE2EReceiver(t)
+	delivery := fmt.Sprintf(`{"instance_name":"async","delivery":{"type":"webhook","url":%q,"registration_id":%q,"signing_secret":%q}}`, rc.srv.URL+"/events", rc.reg, rc.secret)
+	code, _, prov := aapDo(ctx, t, "POST", a.base+"/aap/v1/instances", aapProvisionerToken, delivery, "Idempotency-Key", "async-prov")
+	if code != http.StatusCreated {
+		t.Fatalf("provision with a receiver: %d %v\n%s", code, prov, tail(a.stderr(), 4000))
+	}
+	cred := prov["credential"].(map[string]any)["token"].(string)
+
+	body := fmt.Sprintf(`{"tool":"Bash","arguments":{"command":"terraform apply -target=module.async"},"timeout":"60s","context":{"cwd":%q}}`, w.ws)
+	_, _, created := aapDo(ctx, t, "POST", a.base+"/aap/v1/requests", cred, body, "Idempotency-Key", recordid.NewUUID())
+	id, _ := created["id"].(string)
+	m := w.waitOpenAsk(ctx, t, "module.async")
+	w.click(ctx, t, b.base, m, approverID, slackui.ActionApprove)
+	testwait.Until(ctx, t, "the approval's notification", func() bool { return rc.got(id) == 1 })
+	if _, _, r := aapDo(ctx, t, "GET", a.base+"/aap/v1/requests/"+id, cred, ""); r["status"] != "approved" {
+		t.Errorf("after the notification: %v", r)
+	}
+
+	// Queued while the receiver fails, then both replicas stop.
+	rc.mu.Lock()
+	rc.failing = true
+	rc.mu.Unlock()
+	body = fmt.Sprintf(`{"tool":"Bash","arguments":{"command":"terraform apply -target=module.later"},"timeout":"60s","context":{"cwd":%q}}`, w.ws)
+	_, _, created = aapDo(ctx, t, "POST", a.base+"/aap/v1/requests", cred, body, "Idempotency-Key", recordid.NewUUID())
+	later, _ := created["id"].(string)
+	m2 := w.waitOpenAsk(ctx, t, "module.later", m)
+	w.click(ctx, t, b.base, m2, approverID, slackui.ActionDeny)
+	testwait.Until(ctx, t, "the denial's event to be queued", func() bool {
+		_, _, r := aapDo(ctx, t, "GET", a.base+"/aap/v1/requests/"+later, cred, "")
+		return r["status"] == "denied"
+	})
+	a.interrupt(t)
+	b.interrupt(t)
+	a.wait(ctx, t)
+	b.wait(ctx, t)
+	rc.mu.Lock()
+	rc.failing = false
+	rc.mu.Unlock()
+	w.serve(ctx, t, "async-c", s)
+	testwait.Until(ctx, t, "the queued event sent by the replica started after", func() bool { return rc.got(later) == 1 })
+	if rc.got(id) != 1 {
+		t.Errorf("the first event was sent %d times", rc.got(id))
 	}
 }
