@@ -110,7 +110,13 @@ type Config struct {
 	// DeliveryEvery is how often Run looks for ended requests and sends
 	// due notifications (0: 500 ms).
 	DeliveryEvery time.Duration
+	// CreatesPerMinute bounds the approval requests one provisioner's
+	// instances create per minute, per replica (0: DefaultCreatesPerMinute).
+	CreatesPerMinute int
 }
+
+// DefaultCreatesPerMinute is Config.CreatesPerMinute's default.
+const DefaultCreatesPerMinute = 1200
 
 // Server serves the AAP API; Handler is its routes.
 type Server struct {
@@ -126,6 +132,7 @@ type Server struct {
 	// verifyLimit bounds verifications per provisioner.
 	hooks       *http.Client
 	verifyLimit *perMinute
+	createLimit *perMinute
 }
 
 // Stop ends the long polls in progress (each answers the request's
@@ -152,7 +159,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.DeliveryEvery <= 0 {
 		cfg.DeliveryEvery = 500 * time.Millisecond
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, hooks: webhookClient(cfg.AllowPrivateWebhooks), verifyLimit: &perMinute{n: verifyPerMinute}}
+	if cfg.CreatesPerMinute <= 0 {
+		cfg.CreatesPerMinute = DefaultCreatesPerMinute
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, hooks: webhookClient(cfg.AllowPrivateWebhooks), verifyLimit: &perMinute{n: verifyPerMinute},
+		createLimit: &perMinute{n: cfg.CreatesPerMinute}}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	for _, p := range cfg.Provisioners {
 		if p.Name == "" || len(p.Token) < 16 {

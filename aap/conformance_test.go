@@ -506,3 +506,30 @@ func TestStopEndsLongPolls(t *testing.T) {
 		t.Errorf("Stop decided the request: %s", a.Status)
 	}
 }
+
+// Approval creation is limited per provisioning account: past the limit
+// a 429 with Retry-After, nothing recorded.
+func TestCreationRateLimit(t *testing.T) {
+	h := newHarness(t)
+	limited, err := New(Config{Asker: h.asker, Asks: h.asks, Store: h.store, Provisioners: []Provisioner{{Name: "platform", Token: provToken}},
+		Window: time.Minute, Now: h.clock.Now, CreatesPerMinute: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cred := h.instance("busy")
+	var codes []int
+	for range 3 {
+		code, _ := httptestJSON(t, limited, "POST", "/v1/requests", cred, refund())
+		codes = append(codes, code)
+	}
+	if codes[0] != 201 || codes[1] != 201 || codes[2] != http.StatusTooManyRequests {
+		t.Errorf("statuses %v, want 201 201 429", codes)
+	}
+	if n := h.pendingAsks(); n != 2 {
+		t.Errorf("%d Asks, want the 2 under the limit", n)
+	}
+	h.clock.Advance(time.Minute)
+	if code, _ := httptestJSON(t, limited, "POST", "/v1/requests", cred, refund()); code != 201 {
+		t.Errorf("a minute later: %d", code)
+	}
+}

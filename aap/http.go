@@ -119,6 +119,9 @@ func (s *Server) writeError(w http.ResponseWriter, rid string, err error) {
 	if ae == errUnavailable {
 		w.Header().Set("Retry-After", "5")
 	}
+	if ae.status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "60")
+	}
 	if ae.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="askops-aap"`)
 	}

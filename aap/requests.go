@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path"
 	"strconv"
@@ -256,6 +257,10 @@ func (s *Server) createRequest(r *http.Request, rid string) (int, any, error) {
 	sub, err := readSubmission(r)
 	if err != nil {
 		return 0, nil, err
+	}
+	if !s.createLimit.allow(inst.Provisioner, s.cfg.Now()) {
+		return 0, nil, &apiError{status: http.StatusTooManyRequests, typ: "rate_limit", code: "rate_limited",
+			message: fmt.Sprintf("At most %d approval requests a minute per provisioning account; retry later.", s.cfg.CreatesPerMinute)}
 	}
 	ctx := r.Context()
 	ik := idemReqKey(inst.ID, key)
