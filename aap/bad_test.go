@@ -1,7 +1,6 @@
 package aap
 
 import (
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -90,5 +89,3 @@ func httptestBody(t *testing.T, s *Server, method, path, token string) (int, str
 	s.Handler().ServeHTTP(rec, req)
 	return rec.Code, rec.Body.String()
 }
-
-var _ = http.StatusOK
