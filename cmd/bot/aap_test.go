@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,7 +204,7 @@ func TestAAPOnTheConsoleOnlyServe(t *testing.T) {
 		"ASKOPS_AAP_PROVISIONER": aapProvisioner, "ASKOPS_DECIDER": aapDecider}
 	serveCtx, stopServe := context.WithCancel(ctx)
 	defer stopServe()
-	_, done, _, stderr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfgPath)
+	link, done, _, stderr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfgPath)
 	base := "http://" + addr
 	code, prov := aapCall(ctx, t, "POST", base+"/aap/v1/instances", aapProvisioner, map[string]any{}, "Idempotency-Key", "p")
 	if code != http.StatusCreated {
@@ -214,6 +215,17 @@ func TestAAPOnTheConsoleOnlyServe(t *testing.T) {
 	id := r["id"].(string)
 	if code, list := aapCall(ctx, t, "GET", base+"/v1/asks?status=pending", aapDecider, nil); code != 200 || !strings.Contains(jsonText(list), id) {
 		t.Errorf("the Ask API on http.listen: %d %v", code, list)
+	}
+	// The console shows it as any Ask: its card, its command, the agent's
+	// words shown as the agent's.
+	jar, _ := cookiejar.New(nil)
+	resp, err := (&http.Client{Jar: jar, Timeout: 10 * time.Second}).Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readBody(t, resp)
+	if !strings.Contains(page, `id="ask-`+id+`"`) || !strings.Contains(page, "rm -rf build") || !strings.Contains(page, "the agent says") {
+		t.Errorf("the console does not show the AAP request %s as an Ask:\n%.3000s", id, page)
 	}
 	if code, dec := aapCall(ctx, t, "POST", base+"/v1/asks/"+id+"/decision", aapDecider, map[string]any{"decision": "deny", "reason": "not today"}); code != 200 {
 		t.Fatalf("decide: %d %v", code, dec)
