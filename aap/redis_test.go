@@ -259,3 +259,44 @@ func TestRedisDeliveriesOneReplicaAtATime(t *testing.T) {
 		}
 	}
 }
+
+// maxAskBytes is pending's per-Ask budget (pending/memory_usage_test.go:
+// maxBytesPerAsk) for an Ask whose arguments are 1 KB: an AAP request's
+// Ask keeps within it; what the protocol adds beside it is reported.
+const maxAskBytes = 2600
+
+func TestRedisBytesOfAPendingRequest(t *testing.T) {
+	srv := redistest.Start(t)
+	a := newReplica(t, srv)
+	h := &harness{t: t, url: a.url}
+	_, cred := h.instance("measured")
+	var random strings.Builder
+	for random.Len() < 1024 {
+		random.WriteString(recordid.New())
+	}
+	cmd := "echo " + random.String()[:1019] // hardly compresses
+	id := h.create(cred, map[string]any{"tool": "Bash", "arguments": map[string]any{"command": cmd}, "timeout": "5m"}).str("id")
+	rc, err := redisconn.Open(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	keys, err := rc.Keys(t.Context(), "askops:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask, added := 0, 0
+	for _, k := range keys {
+		n := int(rc.MemoryUsage(t.Context(), k).Val())
+		switch {
+		case strings.Contains(k, "{askops}:ask:"+id):
+			ask += n
+		case strings.Contains(k, "aap:req:"+id), strings.Contains(k, "aap:idem:req:"):
+			added += n
+		}
+	}
+	t.Logf("a pending request with 1 KB of arguments: its Ask %d bytes (budget %d), the AAP record and key %d bytes", ask, maxAskBytes, added)
+	if ask == 0 || ask > maxAskBytes {
+		t.Errorf("the Ask of an AAP request takes %d bytes, budget %d", ask, maxAskBytes)
+	}
+}
