@@ -104,6 +104,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	a.ready.Bound = b.Describe()
+	a.checkSlack(ctx)
 	log.Info("askops serving", "version", buildVersion(), "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName(), "bound", b.Describe())
 	front := a.front()
 	front.Interaction, front.SlashCommand, front.Event = ops.Interaction, ops.SlashCommand, a.home.Events(ops.Event)
