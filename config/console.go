@@ -35,10 +35,11 @@ const DefaultConsoleListen = "127.0.0.1:8080"
 // the local console alone.
 func (c Config) NoSlack() bool { return c.noSlack }
 
-// local reports whether cmd runs the console alone: serve (and its
-// check-config) with no slack section.
+// local reports whether cmd works with no Slack: serve (and its
+// check-config) runs the console alone, and run asks the serve on this
+// machine (its console), when the file has no slack section.
 func (c Config) local(cmd Command) bool {
-	return c.noSlack && (cmd == Serve || cmd == CheckConfig)
+	return c.noSlack && (cmd == Serve || cmd == CheckConfig || cmd == Run)
 }
 
 // ConsoleOn reports whether serve serves the console.

@@ -82,7 +82,7 @@ func (c Config) Validate(cmd Command) Problems {
 		}
 	}
 	switch {
-	case s.ApprovalChannel == "" && (cmd == Ask || cmd == Run):
+	case s.ApprovalChannel == "" && (cmd == Ask || cmd == Run) && !local:
 		add("slack.approval_channel", "required: the channel id (e.g. C0123ABCD) where Asks of runs not started in Slack are posted")
 	case s.ApprovalChannel != "" && notAnID(s.ApprovalChannel):
 		add("slack.approval_channel", "want a channel id such as C0123ABCD, got %q", s.ApprovalChannel)
@@ -127,7 +127,7 @@ func (c Config) Validate(cmd Command) Problems {
 	// openai: only runs talk to the model. serve and check-config without
 	// any openai setting run with runs off (OpenAIConfig.RunsOffReason).
 	needModel := cmd == Run || ((cmd == Serve || cmd == CheckConfig) && c.OpenAI.ModelConfigured())
-	if needModel && !local {
+	if needModel && (!local || cmd == Run) {
 		o := c.OpenAI
 		if msg := checkHTTPURL(o.BaseURL); msg != "" {
 			add("openai.base_url", "%s (or set OPENAI_BASE_URL)", msg)

@@ -110,7 +110,8 @@ usage:
   bot serve [-config FILE] [-rotate-local-token]
                                   run the Slack app; with no config (or no slack
                                   section) the local approvals console alone
-  bot run -config FILE "TASK"     run one agent task; its Asks go to Slack
+  bot run -config FILE "TASK"     run one agent task; its Asks go to Slack, or with
+                                  no slack section to the local serve's console
   bot ask [-config FILE] [-timeout 10m] [-reason TEXT] [-session ID] [-o json] -- COMMAND ARGS...
                                   ask a human whether COMMAND may run
                                   (exit 0 approved, 1 denied/expired/cancelled,
