@@ -45,8 +45,9 @@ func decideInConsole(ctx context.Context, t *testing.T, browser *http.Client, ba
 
 // `bot run` with a config that has no slack section asks the serve on this
 // machine: its Asks show in the console, the terminal says where they
-// wait, an approval there runs the call and a deny reaches the model with
-// its reason.
+// wait, an approval there runs the call, "for session" there lets the
+// identical next call run unasked, and a deny reaches the model with its
+// reason.
 func TestRunAgainstTheLocalConsole(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
@@ -57,7 +58,8 @@ func TestRunAgainstTheLocalConsole(t *testing.T) {
 	}
 	model := fakeopenai.Start(t,
 		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch made.txt"}`}),
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"rm -rf build"}`}),
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"touch made.txt"}`}),
+		fakeopenai.Call(fakeopenai.ToolCall{ID: "c3", Name: "bash", Arguments: `{"command":"rm -rf build"}`}),
 		fakeopenai.Text("made the file, left build alone"),
 	)
 	ws := filepath.Join(dir, "ws")
@@ -80,7 +82,7 @@ func TestRunAgainstTheLocalConsole(t *testing.T) {
 	}
 
 	ran := startBot(ctx, t, env, "run", "-config", runCfg, "make the file")
-	decideInConsole(ctx, t, browser, base, "touch made.txt", "approve", "")
+	decideInConsole(ctx, t, browser, base, "touch made.txt", "approve_session", "")
 	decideInConsole(ctx, t, browser, base, "rm -rf build", "deny", "keep the build")
 	r := waitResult(t, ran)
 	if r.code != exitOK || !strings.Contains(r.stdout, "made the file, left build alone") {
@@ -89,16 +91,19 @@ func TestRunAgainstTheLocalConsole(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "made.txt")); err != nil {
 		t.Errorf("the approved command did not run: %v", err)
 	}
-	for _, want := range []string{"asking in the console: touch made.txt", "approved by console:carol", "denied by console:carol"} {
+	for _, want := range []string{"asking in the console: touch made.txt", "approved for session by console:carol", "denied by console:carol"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("the terminal does not say %q:\n%s", want, r.stdout)
 		}
+	}
+	if n := strings.Count(r.stderr, "waiting for a decision in the console"); n != 2 {
+		t.Errorf("%d Asks waited in the console, want 2 (the second touch is inside the session's grant):\n%s", n, r.stderr)
 	}
 	if !strings.Contains(r.stderr, "waiting for a decision in the console at "+base) {
 		t.Errorf("the terminal does not say where the Ask waits:\n%s", r.stderr)
 	}
 	reqs := model.Requests()
-	if len(reqs) != 3 || !strings.Contains(string(reqs[2].Raw), "keep the build") {
+	if len(reqs) != 4 || !strings.Contains(string(reqs[3].Raw), "keep the build") {
 		t.Errorf("the model was not told the deny's reason (%d requests)", len(reqs))
 	}
 }
