@@ -214,9 +214,18 @@ func (a *app) people(p config.People, anyone bool, component string) (*slackui.A
 func (a *app) authTest(ctx context.Context) error {
 	r := preflight.Slack(ctx, a.slack, a.cfg.Slack.APIURL != "")
 	if r.Err != nil {
-		return fmt.Errorf("%w (check %s)", r.Err, r.Key)
+		return fmt.Errorf("%w (%s)", r.Err, slackHint(r))
 	}
 	return nil
+}
+
+// slackHint says what to look at when auth.test failed: the key at fault,
+// or the way to Slack.
+func slackHint(r preflight.Result) string {
+	if r.Key == "slack" {
+		return "Slack could not be reached from here"
+	}
+	return "check " + r.Key
 }
 
 // checkSlack is serve's start-up check of its bot token: when Slack
@@ -232,7 +241,7 @@ func (a *app) checkSlack(ctx context.Context) {
 		if a.cfg.Console.Enabled {
 			then = "the console still shows and decides Asks"
 		}
-		a.log.Error("Slack's auth.test failed at start: no Ask reaches Slack until "+r.Key+" is fixed; "+then+"; /readyz reports slack meanwhile",
+		a.log.Error("Slack's auth.test failed at start ("+slackHint(r)+"): no Ask reaches Slack until it passes; "+then+"; /readyz reports slack meanwhile",
 			"key", r.Key, "err", r.Err)
 		return
 	}
