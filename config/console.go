@@ -35,12 +35,15 @@ const DefaultConsoleListen = "127.0.0.1:8080"
 // the local console alone.
 func (c Config) NoSlack() bool { return c.noSlack }
 
-// local reports whether cmd works with no Slack: serve (and its
-// check-config) runs the console alone, and run asks the serve on this
-// machine (its console), when the file has no slack section.
+// local reports whether cmd runs the console alone: serve (and its
+// check-config) with no slack section.
 func (c Config) local(cmd Command) bool {
-	return c.noSlack && (cmd == Serve || cmd == CheckConfig || cmd == Run)
+	return c.noSlack && (cmd == Serve || cmd == CheckConfig)
 }
+
+// runLocal reports whether cmd is a run that asks the serve on this
+// machine (its console): run with no slack section.
+func (c Config) runLocal(cmd Command) bool { return c.noSlack && cmd == Run }
 
 // ConsoleOn reports whether serve serves the console.
 func (c Config) ConsoleOn() bool { return c.noSlack || c.Console.Enabled }
