@@ -10,13 +10,18 @@ import (
 )
 
 // NewProgress prints to w.
-func NewProgress(w io.Writer) *Progress { return &Progress{w: w} }
+func NewProgress(w io.Writer) *Progress { return &Progress{w: w, where: "Slack"} }
+
+// NewConsoleProgress is NewProgress for a run whose Asks go to the local
+// console instead of Slack.
+func NewConsoleProgress(w io.Writer) *Progress { return &Progress{w: w, where: "the console"} }
 
 // Progress prints a run's events as lines a person (or a cron log) can
 // follow: bot run's run status, the terminal's twin of the status message.
 type Progress struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	where string // where the run's Asks are shown: "Slack", "the console"
 	// held is the last assistant line, printed when the run goes on: the
 	// final answer also arrives as an assistant message and is printed once,
 	// at the end.
@@ -35,7 +40,7 @@ func (p *Progress) Event(e agent.Event) {
 		fmt.Fprintln(p.w, p.held)
 		p.held = ""
 	}
-	line := progressLine(e)
+	line := progressLine(e, p.where)
 	if e.Kind == agent.EventAssistant {
 		p.held = line
 		return
@@ -45,7 +50,7 @@ func (p *Progress) Event(e agent.Event) {
 	}
 }
 
-func progressLine(e agent.Event) string {
+func progressLine(e agent.Event, where string) string {
 	switch e.Kind {
 	case agent.EventStarted:
 		return fmt.Sprintf("run %s started", e.RunID)
@@ -56,7 +61,7 @@ func progressLine(e agent.Event) string {
 		}
 		return fmt.Sprintf("[%d] %s: %s (%s)", e.Iteration, e.Tool, firstLine(e.Summary, 200), d)
 	case agent.EventAsked:
-		return fmt.Sprintf("[%d] asking in Slack: %s — %s", e.Iteration, firstLine(e.Summary, 200), e.Reason)
+		return fmt.Sprintf("[%d] asking in %s: %s — %s", e.Iteration, where, firstLine(e.Summary, 200), e.Reason)
 	case agent.EventDecided:
 		s := fmt.Sprintf("[%d] %s", e.Iteration, outcomeText(string(e.Outcome)))
 		if e.By != "" {

@@ -42,7 +42,7 @@ func TestStatusSaysWhetherTheCommandRanBounded(t *testing.T) {
 	if got := u.st.text(); !strings.HasSuffix(got, "→ approved · bounded: no, approved by U_ANA") {
 		t.Errorf("approved:\n%s", got)
 	}
-	if got := progressLine(agent.Event{Kind: agent.EventToolResult, Iteration: 2, Bounded: "no, approved by U_ANA"}); got != "[2] ran, bounded: no, approved by U_ANA" {
+	if got := progressLine(agent.Event{Kind: agent.EventToolResult, Iteration: 2, Bounded: "no, approved by U_ANA"}, "Slack"); got != "[2] ran, bounded: no, approved by U_ANA" {
 		t.Errorf("progress line %q", got)
 	}
 }

@@ -41,6 +41,10 @@ func (c Config) local(cmd Command) bool {
 	return c.noSlack && (cmd == Serve || cmd == CheckConfig)
 }
 
+// runLocal reports whether cmd is a run that asks the serve on this
+// machine (its console): run with no slack section.
+func (c Config) runLocal(cmd Command) bool { return c.noSlack && cmd == Run }
+
 // ConsoleOn reports whether serve serves the console.
 func (c Config) ConsoleOn() bool { return c.noSlack || c.Console.Enabled }
 

@@ -19,6 +19,14 @@ func TestConsoleConfig(t *testing.T) {
 	if _, ps := Check([]byte("console:\n  user: carol\n"), env, Ask); !strings.Contains(ps.Error(), "slack.bot_token") {
 		t.Errorf("ask without slack: %v, want slack.bot_token required", ps)
 	}
+	// run without slack asks the local serve: it needs the model, not
+	// Slack, an approval channel or approvers.
+	if _, ps := Check([]byte("openai:\n  base_url: http://127.0.0.1:1/v1\n  model: m\n"), env, Run); len(ps) != 0 {
+		t.Errorf("run without slack: %v, want no problems", ps)
+	}
+	if _, ps := Check([]byte("console:\n  user: carol\n"), env, Run); !strings.Contains(ps.Error(), "openai.model") || strings.Contains(ps.Error(), "slack") {
+		t.Errorf("run without slack or a model: %v, want openai.model required and nothing of Slack", ps)
+	}
 	for _, tc := range []struct{ yaml, want string }{
 		{"console:\n  listen: nope\n", "console.listen: want host:port"},
 		{"console:\n  user: \"a b\"\n", "console.user:"},

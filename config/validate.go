@@ -55,12 +55,14 @@ func (c Config) Validate(cmd Command) Problems {
 
 	ps = append(ps, c.consoleProblems(cmd)...)
 	// With no slack section serve runs the local console alone: it needs
-	// neither Slack, Slack approvers, nor the model (nothing starts a run).
+	// neither Slack, Slack approvers, nor the model (nothing starts a run);
+	// run asks that console: it needs the model, not Slack.
 	local := c.local(cmd)
+	runLocal := c.runLocal(cmd)
 
 	// slack
 	s := c.Slack
-	needSlack := cmd != Grants && !local
+	needSlack := cmd != Grants && !local && !runLocal
 	if s.BotToken == "" && needSlack {
 		add("slack.bot_token", "required (or set SLACK_BOT_TOKEN)")
 	}
@@ -82,7 +84,7 @@ func (c Config) Validate(cmd Command) Problems {
 		}
 	}
 	switch {
-	case s.ApprovalChannel == "" && (cmd == Ask || cmd == Run):
+	case s.ApprovalChannel == "" && (cmd == Ask || cmd == Run) && !runLocal:
 		add("slack.approval_channel", "required: the channel id (e.g. C0123ABCD) where Asks of runs not started in Slack are posted")
 	case s.ApprovalChannel != "" && notAnID(s.ApprovalChannel):
 		add("slack.approval_channel", "want a channel id such as C0123ABCD, got %q", s.ApprovalChannel)
@@ -151,7 +153,7 @@ func (c Config) Validate(cmd Command) Problems {
 	if a.SweepInterval <= 0 {
 		add("approvals.sweep_interval", "must be > 0")
 	}
-	if a.Approvers.Empty() && !a.AnyoneInChannel && !local {
+	if a.Approvers.Empty() && !a.AnyoneInChannel && !local && !runLocal {
 		add("approvals.approvers", "no approvers; set approvals.approvers.users/usergroups or approvals.anyone_in_channel: true")
 	}
 	checkPeople := func(key string, p People) {

@@ -128,15 +128,15 @@ func TestRealClaudeCodeHook(t *testing.T) {
 		result string // in the tool result: git's own error (it ran) or askops' reason
 	}{
 		{"PreToolUse", "approve", a.base, slackui.ActionApprove, ran},
-		{"PreToolUse", "deny", a.base, slackui.ActionDeny, "askops: denied by " + approverID},
+		{"PreToolUse", "deny", a.base, slackui.ActionDeny, "Denied by " + approverID + " in Slack"},
 		{"PreToolUse", "expiry", short.base, "", "nobody decided in time"},
 		{"PreToolUse", "serve down", down, "", "askops could not be reached"},
 		{"PermissionRequest", "approve", a.base, slackui.ActionApprove, ran},
-		{"PermissionRequest", "deny", a.base, slackui.ActionDeny, "askops: denied by " + approverID},
+		{"PermissionRequest", "deny", a.base, slackui.ActionDeny, "Denied by " + approverID + " in Slack"},
 		{"PermissionRequest", "expiry", short.base, "", "nobody decided in time"},
 		{"PermissionRequest", "serve down", down, "", "askops could not be reached"},
 		{"mcp", "approve", a.base, slackui.ActionApprove, ran},
-		{"mcp", "deny", a.base, slackui.ActionDeny, "askops: denied by " + approverID},
+		{"mcp", "deny", a.base, slackui.ActionDeny, "Denied by " + approverID + " in Slack"},
 	} {
 		t.Run(tc.via+"/"+tc.name, func(t *testing.T) {
 			project := t.TempDir()

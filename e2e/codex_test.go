@@ -177,7 +177,7 @@ func TestRealCodexHook(t *testing.T) {
 		result string // in the function_call_output Codex sends the model
 	}{
 		{"approve", a.base, slackui.ActionApprove, true, ""},
-		{"deny", a.base, slackui.ActionDeny, false, "askops: denied by " + approverID},
+		{"deny", a.base, slackui.ActionDeny, false, "Denied by " + approverID + " in Slack"},
 		{"expiry", short.base, "", false, "nobody decided in time"},
 		{"serve down", "http://" + closedPort(t), "", false, "askops could not be reached"},
 	} {

@@ -230,7 +230,7 @@ func TestMCPStdioThroughBinary(t *testing.T) {
 		t.Fatal(ans.err)
 	}
 	text := ans.res.Content[0].(*mcp.TextContent).Text
-	want := `{"behavior":"deny","message":"askops: denied by ` + approverID + `. The action was not performed; do not retry it unchanged."}`
+	want := `{"behavior":"deny","message":"Denied by ` + approverID + ` in Slack (no reason given). The action was not performed. Do not retry this call; ask the user."}`
 	if text != want {
 		t.Errorf("answer %s\nwant   %s", text, want)
 	}

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 
+	"github.com/askops/askops/internal/consoleuser"
 	"github.com/askops/askops/pending"
 )
 
@@ -77,8 +80,10 @@ func refused(reason string) pending.Ask {
 }
 
 // DenyMessage says why a's call must not run, for the model (Claude Code
-// shows a deny's reason to it) and the user: who or what refused, and that
-// the action was not performed.
+// and Codex hand a deny's reason to it) and the user: who or what refused,
+// and that the action was not performed. A person's deny starts with who
+// denied it, where, and why, and tells the model to stop and ask its user:
+// a model that reads it as a tool failure tries again another way.
 func DenyMessage(a pending.Ask) string {
 	o, _ := a.Outcome()
 	why := ""
@@ -88,7 +93,10 @@ func DenyMessage(a pending.Ask) string {
 	var s string
 	switch o {
 	case pending.Denied:
-		s = "askops: denied by " + a.DecidedBy + tallyNote(a) + why
+		if a.DecidedBy != PolicyDecider {
+			return personDenied(a)
+		}
+		s = "askops: denied by " + a.DecidedBy + why
 	case pending.Expired:
 		s = "askops: nobody decided in time; the approval request timed out"
 		if a.DecisionReason != "" && a.DecisionReason != pending.DeadlineReason {
@@ -101,6 +109,39 @@ func DenyMessage(a pending.Ask) string {
 		s = "askops: approval unavailable" + why
 	}
 	return s + ". The action was not performed; do not retry it unchanged."
+}
+
+// personDenied is DenyMessage of an Ask a person denied: "Denied by
+// U0123ABCD in Slack: not during the freeze. Do not retry this call; ask
+// the user."
+func personDenied(a pending.Ask) string {
+	who, where := decider(a.DecidedBy)
+	s := "Denied by " + who + " " + where + tallyNote(a)
+	if a.DecisionReason != "" {
+		s += ": " + a.DecisionReason + "."
+	} else {
+		s += " (no reason given)."
+	}
+	return s + " The action was not performed. Do not retry this call; ask the user."
+}
+
+// slackUserID is the shape of a Slack user id (U…, W… in Enterprise Grid).
+var slackUserID = regexp.MustCompile(`^[UW][A-Z0-9_]+$`)
+
+// decider names who decided (a pending.Ask's DecidedBy) and where, as a
+// person reads it: a Slack user id in Slack, "console:NAME" in the askops
+// console, any other name an API token's holder.
+func decider(by string) (who, where string) {
+	switch {
+	case by == "":
+		return "an approver", "in askops"
+	case strings.HasPrefix(by, consoleuser.DeciderPrefix):
+		return strings.TrimPrefix(by, consoleuser.DeciderPrefix), "in the askops console"
+	case slackUserID.MatchString(by):
+		return by, "in Slack"
+	default:
+		return by, "through the askops API"
+	}
 }
 
 // allowReason says who let the call through.

@@ -62,7 +62,7 @@ func TestMCPApprovalPrompt(t *testing.T) {
 		want    string
 	}{
 		{"approve", pending.Approved, `{"behavior":"allow","updatedInput":{"command":"git push origin main","description":"push"}}`},
-		{"deny", pending.Denied, `{"behavior":"deny","message":"askops: denied by UAPPROVER1: no. The action was not performed; do not retry it unchanged."}`},
+		{"deny", pending.Denied, `{"behavior":"deny","message":"Denied by UAPPROVER1 in Slack: no. The action was not performed. Do not retry this call; ask the user."}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := make(chan *mcp.CallToolResult, 1)

@@ -10,7 +10,7 @@ import (
 // The hook's answer says where a quorum stood, never a bare "denied".
 func TestHookAnswersTellTheTally(t *testing.T) {
 	q := pending.Ask{Request: pending.Request{Approvals: 2}, Votes: "U_ANA", Status: pending.Status(pending.Denied), DecidedBy: "U_BO"}
-	if got := DenyMessage(q); !strings.HasPrefix(got, "askops: denied by U_BO after 1 of 2 approvals (U_ANA).") {
+	if got := DenyMessage(q); !strings.HasPrefix(got, "Denied by U_BO in Slack after 1 of 2 approvals (U_ANA) (no reason given).") {
 		t.Errorf("deny: %q", got)
 	}
 	q.Status, q.DecidedBy, q.Votes = pending.Status(pending.Expired), "", ""

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/askops/askops/internal/batchmsg"
 	"github.com/askops/askops/internal/channelpace"
+	"github.com/askops/askops/internal/preflight"
 	"github.com/askops/askops/internal/rediskey"
 	"log/slog"
 	"net/http"
@@ -208,9 +209,43 @@ func (a *app) people(p config.People, anyone bool, component string) (*slackui.A
 		API: a.slack, Logger: a.log.With("component", component), Now: a.now})
 }
 
+// authTest is readiness' Slack check: auth.test with the bot token, its
+// failure naming the key most likely at fault (preflight.Slack).
 func (a *app) authTest(ctx context.Context) error {
-	_, err := a.slack.AuthTestContext(ctx)
-	return err
+	r := preflight.Slack(ctx, a.slack, a.cfg.Slack.APIURL != "")
+	if r.Err != nil {
+		return fmt.Errorf("%w (%s)", r.Err, slackHint(r))
+	}
+	return nil
+}
+
+// slackHint says what to look at when auth.test failed: the key at fault,
+// or the way to Slack.
+func slackHint(r preflight.Result) string {
+	if r.Key == "slack" {
+		return "Slack could not be reached from here"
+	}
+	return "check " + r.Key
+}
+
+// checkSlack is serve's start-up check of its bot token: when Slack
+// refuses it (or cannot be reached) an ERROR names the key at fault. The
+// serve goes on: the console and the API decide Asks without Slack, and
+// /readyz says slack until it answers.
+func (a *app) checkSlack(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	r := preflight.Slack(ctx, a.slack, a.cfg.Slack.APIURL != "")
+	if r.Err != nil {
+		then := "every Ask ends unavailable until it does (console.enabled: true would let the console decide them)"
+		if a.cfg.Console.Enabled {
+			then = "the console still shows and decides Asks"
+		}
+		a.log.Error("Slack's auth.test failed at start ("+slackHint(r)+"): no Ask reaches Slack until it passes; "+then+"; /readyz reports slack meanwhile",
+			"key", r.Key, "err", r.Err)
+		return
+	}
+	a.log.Info("slack answers", "detail", r.Detail)
 }
 
 // front is how Slack's traffic reaches a: the Ask buttons' clicks, and

@@ -133,10 +133,10 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 	printSignIn(env, srv)
 
 	bg.start("sweep", approval.Sweep{Store: asks, Messages: live, Every: cfg.Approvals.SweepInterval.D(), Now: now, Logger: log.With("component", "sweeper")}.Run)
-	log.Info("askops serving: the local console only (no Slack configured)", "version", version, "listen", srv.Base(),
+	log.Info("askops serving: the local console only (no Slack configured)", "version", buildVersion(), "listen", srv.Base(),
 		"store", cfg.Redis.StoreName(),
 		"policy_mode", cfg.Policy.Mode, "bound", b.Describe())
-	log.Info("agent runs are off without Slack; `bot run` needs openai.model (and openai.api_key for OpenAI) in a config")
+	log.Info("this serve starts no agent runs; `bot run -config FILE` with openai.model and no slack section runs one whose Asks come to this console")
 
 	<-ctx.Done()
 	api.Stop() // waiting bot asks and hooks answer (cancelled) before the listener closes

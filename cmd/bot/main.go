@@ -23,13 +23,19 @@ import (
 	"github.com/askops/askops/internal/redisconn"
 )
 
-// version may be set at build time with -ldflags "-X main.version=…";
-// otherwise buildVersion reads it from the build info.
-var version = "dev"
+// version, commit and date may be set at build time with -ldflags "-X
+// main.version=… -X main.commit=… -X main.date=…" (the Dockerfile does);
+// otherwise build reads them from the build info Go stamps.
+var version, commit, date = "dev", "", ""
 
-// buildVersion is what `bot version` and askops_build_info report (see
-// buildinfo.Version).
-func buildVersion() string { return buildinfo.Version(version) }
+// build is what `bot version` prints.
+func build() buildinfo.Build {
+	return buildinfo.Read(buildinfo.Stamped{Version: version, Commit: commit, Date: date})
+}
+
+// buildVersion is the version `bot version`, askops_build_info and the
+// logs report.
+func buildVersion() string { return build().Version }
 
 // Exit codes. ask documents them as its contract: 0 approved, 1 not
 // approved, 2 unavailable or bad usage.
@@ -60,7 +66,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	name, rest := args[0], args[1:]
 	switch name {
 	case "version", "-version", "--version":
-		fmt.Fprintf(stdout, "askops %s\n", buildVersion())
+		build().Print(stdout)
 		return exitOK
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
@@ -104,7 +110,8 @@ usage:
   bot serve [-config FILE] [-rotate-local-token]
                                   run the Slack app; with no config (or no slack
                                   section) the local approvals console alone
-  bot run -config FILE "TASK"     run one agent task; its Asks go to Slack
+  bot run -config FILE "TASK"     run one agent task; its Asks go to Slack, or with
+                                  no slack section to the local serve's console
   bot ask [-config FILE] [-timeout 10m] [-reason TEXT] [-session ID] [-o json] -- COMMAND ARGS...
                                   ask a human whether COMMAND may run
                                   (exit 0 approved, 1 denied/expired/cancelled,

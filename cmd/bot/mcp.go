@@ -39,7 +39,7 @@ func cmdMCPMain(ctx context.Context, env *environment, args []string) int {
 		s = settler
 	}
 	sess.By = by
-	if err := gateway.ServeMCPStdio(ctx, s, sess, version, env.stdin, env.stdout); err != nil && ctx.Err() == nil {
+	if err := gateway.ServeMCPStdio(ctx, s, sess, buildVersion(), env.stdin, env.stdout); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(env.stderr, "bot mcp: %v\n", err)
 		return exitFailed
 	}

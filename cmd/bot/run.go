@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -10,18 +11,32 @@ import (
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/approval/foragent"
+	"github.com/askops/askops/bound"
 	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/config"
+	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/metrics"
+	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
 
 // newRunner builds the agent runner: the model endpoint, the policy engine
 // (rules, default mode, the grant store) and this app's Approver.
 func newRunner(a *app) (*agent.Runner, error) {
-	cfg := a.cfg
-	engine, err := a.policy()
+	b, err := a.agentBound(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("agent.bound: %w", err)
+	}
+	return buildRunner(a.cfg, a.log, a.Grants, b, a.approver, a.now)
+}
+
+// buildRunner is the agent runner of cfg: the model endpoint, the policy
+// engine (rules, default mode, grants) and next, the round trip its Asks
+// take.
+func buildRunner(cfg config.Config, log *slog.Logger, gs grants.Store, b *bound.Bound, next foragentNext, now func() time.Time) (*agent.Runner, error) {
+	engine, err := policy.New(policy.Config{Rules: cfg.Policy.Rules, Mode: policy.Mode(cfg.Policy.Mode), Grants: gs, Logger: log.With("component", "policy")})
 	if err != nil {
 		return nil, err
 	}
@@ -30,11 +45,7 @@ func newRunner(a *app) (*agent.Runner, error) {
 		return nil, fmt.Errorf("agent.workspace: %w", err)
 	}
 	if created {
-		a.log.Info("created the agent workspace", "dir", ws, "configured", cfg.Agent.Workspace)
-	}
-	b, err := a.agentBound(context.Background())
-	if err != nil {
-		return nil, fmt.Errorf("agent.bound: %w", err)
+		log.Info("created the agent workspace", "dir", ws, "configured", cfg.Agent.Workspace)
 	}
 	model := agent.NewModel(cfg.OpenAI.BaseURL, cfg.OpenAI.APIKey.Reveal(), &http.Client{Timeout: 5 * time.Minute, Transport: agent.ModelTransport()}, agent.RetryOptions{})
 	return agent.NewRunner(agent.Config{
@@ -43,11 +54,17 @@ func newRunner(a *app) (*agent.Runner, error) {
 		Workspace:     ws,
 		MaxIterations: cfg.Agent.MaxIterations,
 		Policy:        engine,
-		Approver:      foragent.Approver{Next: a.approver},
-		Logger:        a.log.With("component", "agent"),
-		Now:           a.now,
+		Approver:      foragent.Approver{Next: next},
+		Logger:        log.With("component", "agent"),
+		Now:           now,
 		Bound:         b,
 	})
+}
+
+// foragentNext is the round trip a run's Asks take (foragent.Approver's
+// Next): the approval core here, or a serve's Ask API.
+type foragentNext interface {
+	Approve(ctx context.Context, req pending.Request) pending.Ask
 }
 
 // cmdRunMain is `bot run "TASK"`: one agent run from a terminal or a cron
@@ -77,6 +94,11 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	if !ok {
 		return exitUsage
 	}
+	host, _ := os.Hostname()
+	spec := chatops.TerminalRun(task, *label, env.getenv("USER"), host, policy.Mode(*mode), *cwd)
+	if cfg.NoSlack() {
+		return runLocal(ctx, env, cfg, spec)
+	}
 	log := cfg.Log.NewLogger(env.stderr)
 	counts := metrics.New(buildVersion())
 	a, err := newApp(ctx, cfg, log, counts, appOptions{})
@@ -104,9 +126,12 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	}
 	defer releaseStops()
 
-	host, _ := os.Hostname()
-	spec := chatops.TerminalRun(task, *label, env.getenv("USER"), host, policy.Mode(*mode), *cwd)
-	progress := chatops.NewProgress(env.stdout)
+	return runToEnd(ctx, runner, spec, chatops.NewProgress(env.stdout), counts)
+}
+
+// runToEnd runs spec on runner, printing its progress and answer; exit 0
+// when it finished.
+func runToEnd(ctx context.Context, runner *agent.Runner, spec agent.RunSpec, progress *chatops.Progress, counts *metrics.Set) int {
 	run := runner.Start(ctx, spec, progress.Event)
 	res := run.Wait()
 	counts.RunEnded(string(res.Status))
@@ -114,4 +139,39 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// runLocal is `bot run` with a config that has no slack section: its Asks
+// go to the `bot serve` on this machine (its console) through the Ask API
+// the serve announces in the local endpoint file, as bot ask's and the
+// hooks' do; the terminal says where each waits. Its grants are the
+// serve's: it judges each call again. Ctrl-C stops the run and its
+// waiting Ask is cancelled.
+func runLocal(ctx context.Context, env *environment, cfg config.Config, spec agent.RunSpec) int {
+	log := cfg.Log.NewLogger(env.stderr)
+	client, err := gateway.ClientFromEnv("", "", env.getenv)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "bot run: no slack section in the config, and %v\n", err)
+		return exitFailed
+	}
+	client.Created = func(a pending.Ask) {
+		fmt.Fprintf(env.stderr, "bot run: waiting for a decision in the console at %s until %s (%s)\n",
+			client.BaseURL, a.Deadline.Local().Format("15:04:05"), time.Until(a.Deadline).Round(time.Second))
+	}
+	counts := metrics.New(buildVersion())
+	b, err := newBound(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "bot run: agent.bound: %v\n", err)
+		return exitFailed
+	}
+	defer b.Close()
+	// The run's own grants stay empty: a grant given in the console lives
+	// in the serve's store, which judges the run's later calls with it.
+	runner, err := buildRunner(cfg, log, grants.NewMemoryStore(grants.Options{}), b,
+		&metrics.Approver{Next: gateway.RunApprover{Client: client}, Metrics: counts, Log: log}, time.Now)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "bot run: %v\n", err)
+		return exitFailed
+	}
+	return runToEnd(ctx, runner, spec, chatops.NewConsoleProgress(env.stdout), counts)
 }

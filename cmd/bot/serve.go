@@ -113,7 +113,8 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	a.ready.Bound = b.Describe()
-	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName(), "bound", b.Describe())
+	a.checkSlack(ctx)
+	log.Info("askops serving", "version", buildVersion(), "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName(), "bound", b.Describe())
 	front := a.front()
 	front.Interaction, front.SlashCommand, front.Event = ops.Interaction, ops.SlashCommand, a.home.Events(ops.Event)
 	front = a.withRoutes(front, api.Handler(), aapHandler(provider))
