@@ -77,6 +77,10 @@ type View struct {
 	Followups []Followup
 
 	Created, Deadline time.Time
+
+	// Risky are the words that made the call ask (see Risky): a surface
+	// that folds a long call keeps them in sight.
+	Risky Risky
 }
 
 // Text is what the call's code shows: the command, the content written,
@@ -126,6 +130,7 @@ func Of(a pending.Ask, limit int) View {
 		Tool: a.Tool, LookAlikes: Call(a),
 		Needed: a.Needed(), Counted: a.Counted(), Tally: a.Tally(),
 		Created: a.CreatedAt, Deadline: a.Deadline, Followups: followups(a),
+		Risky: riskyOf(a.Reason, a.Rule, nil),
 	}
 	v.Session, v.SessionStarted = Session(a)
 	head := func(s string) string {

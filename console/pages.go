@@ -26,8 +26,14 @@ type pages struct {
 
 func newPages() *pages {
 	t := template.Must(template.New("page").Funcs(template.FuncMap{
-		"time":  fmtTime,
-		"iso":   isoTime,
+		"time": fmtTime,
+		"iso":  isoTime,
+		"code": func(class string, t codeText) any {
+			return struct {
+				Class string
+				Text  codeText
+			}{class, t}
+		},
 		"words": func(s string) string { return strings.ReplaceAll(s, "_", " ") },
 		"plural": func(n int, one, many string) string {
 			if n == 1 {

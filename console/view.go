@@ -46,6 +46,10 @@ type callView struct {
 	// maxLookAlikes; MoreLookAlikes counts the rest.
 	LookAlikes     []lookAlikeLine
 	MoreLookAlikes int
+	// Code is the command, the content written or the arguments as the
+	// card shows them, folded where long (foldText); Row the command as a
+	// history row shows it.
+	Code, Row codeText
 }
 
 // diffLine is one line of an edit's diff: Op is "-" (removed), "+"
@@ -110,6 +114,13 @@ func viewCall(av askview.View) callView {
 		}
 	default:
 		v.Body = show(av.Arguments)
+	}
+	switch {
+	case v.Command != "":
+		v.Code = foldText(v.Command, av.Risky, cardFold)
+		v.Row = foldText(v.Command, av.Risky, rowFold)
+	case v.Body != "":
+		v.Code = foldText(v.Body, av.Risky, cardFold)
 	}
 	return v
 }

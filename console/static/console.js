@@ -49,6 +49,33 @@
   countdowns();
   setInterval(countdowns, 1000);
 
+  // "Show all" unfolds a long call; which are open survives the list
+  // being swapped in again. Keyed by the Ask's id and the code's place.
+  var opened = {};
+  function foldKey(code) {
+    var owner = code.closest("[data-ask], tr[id]");
+    var all = owner ? owner.querySelectorAll(".code") : [];
+    return (owner ? (owner.dataset.ask || owner.id) : "") + "/" + Array.prototype.indexOf.call(all, code);
+  }
+  function setOpen(code, open) {
+    code.classList.toggle("open", open);
+    var b = code.querySelector("button.show-all");
+    if (b) {
+      b.setAttribute("aria-expanded", open ? "true" : "false");
+      b.textContent = open ? "Fold" : b.dataset.label;
+    }
+  }
+  function restoreFolds() {
+    document.querySelectorAll(".code.folded").forEach(function (c) { if (opened[foldKey(c)]) setOpen(c, true); });
+  }
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest && e.target.closest("button.show-all");
+    if (!b) return;
+    var code = b.closest(".code"), open = !code.classList.contains("open");
+    opened[foldKey(code)] = open;
+    setOpen(code, open);
+  });
+
   async function refresh() {
     if (busy) { again = true; return; }
     busy = true;
@@ -61,6 +88,7 @@
         var kept = reasons();
         document.getElementById("live").outerHTML = html;
         restore(kept);
+        restoreFolds();
         localTimes();
         countdowns();
       } while (again);
