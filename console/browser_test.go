@@ -12,11 +12,13 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
 
@@ -188,9 +190,50 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("signed in as %q, want console:alice", user)
 	}
 
+	title := func() string {
+		t.Helper()
+		s, err := chromedp.Run(browser, chromedp.Title())
+		if err != nil {
+			t.Fatalf("title: %v", err)
+		}
+		return s
+	}
+	if got := title(); got != "askops approvals" {
+		t.Errorf("with nothing waiting the title is %q", got)
+	}
+	// Notifications on: the browser lets this origin notify (as a person
+	// allowing the prompt would), the box is ticked and the service worker
+	// that shows them runs.
+	if _, err := chromedp.CallBrowser(browser, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+		Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: cdpbrowser.PermissionSettingGranted, Origin: u.url,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	do("turn notifications on", chromedp.Click(css(`#notify`)))
+	testwait.Until(ctx, t, "the notifications' service worker to run", func() bool {
+		v, err := chromedp.Run(browser, chromedp.Evaluate[bool](`navigator.serviceWorker.getRegistration().then(r => !!(r && r.active) && document.getElementById("notify").checked)`, chromedp.EvalAwaitPromise))
+		return err == nil && v
+	})
+
 	// An Ask appears live and is approved; the waiter gets approved.
 	waiter := u.ask(ctx, "rm -rf build")
 	do("see the ask appear", chromedp.WaitVisible(css(`section.ask`)))
+	// The tab's title leads with the number waiting, and the new Ask raised
+	// a notification naming it.
+	testwait.Until(ctx, t, "the title to count the Ask", func() bool { return title() == "(1) askops approvals" })
+	newID, err := chromedp.Run(browser, chromedp.AttributeValue(css(`section.ask`), "data-ask"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(ctx, t, "a notification of the new Ask", func() bool {
+		v, err := chromedp.Run(browser, chromedp.Evaluate[string](`navigator.serviceWorker.ready.then(r => r.getNotifications()).then(ns => ns.map(n => n.title + "|" + n.data.ask).join(","))`, chromedp.EvalAwaitPromise))
+		return err == nil && strings.Contains(v, "askops: bash waits for you|"+newID.Value)
+	})
+	// Clicking it (the worker tells the tab which Ask) opens that Ask.
+	eval("the worker says a notification was clicked", `navigator.serviceWorker.dispatchEvent(new MessageEvent("message", {data: {open: `+quoteJSON(newID.Value)+`}})), true`)
+	if !eval("the ask opened", `document.getElementById("ask-`+newID.Value+`").classList.contains("opened") && location.hash === "#ask-`+newID.Value+`"`) {
+		t.Error("a click on the notification did not open its Ask")
+	}
 	if runs := text("runs line", `section.ask .runs`); !strings.Contains(runs, "rm") {
 		t.Errorf("runs line %q does not name rm", runs)
 	}
@@ -198,6 +241,7 @@ func TestBrowser(t *testing.T) {
 	if a := final(t, waiter); a.Status != pending.Status(pending.Approved) || a.DecidedBy != "console:alice" {
 		t.Fatalf("waiter got %s by %q, want approved by console:alice", a.Status, a.DecidedBy)
 	}
+	testwait.Until(ctx, t, "the title to drop the count", func() bool { return title() == "askops approvals" })
 	do("see it in the history", live, chromedp.WaitVisible(`//table[@id="history"]//td[contains(., "approved")]`))
 
 	// Deny with a reason: the waiter gets the reason.

@@ -76,6 +76,106 @@
     setOpen(code, open);
   });
 
+  // The number waiting leads the tab's title, so a tab among many says
+  // it. An Ask this tab has not seen before (not those already listed
+  // when it opened) rings, when the reader turned the sound on, and
+  // raises a notification, when they turned those on.
+  var seen = null;
+  function waiting() {
+    var live = document.getElementById("live");
+    var n = live ? parseInt(live.dataset.waiting, 10) || 0 : 0;
+    document.title = (n ? "(" + n + ") " : "") + "askops approvals";
+    var fresh = [], first = seen === null;
+    seen = seen || {};
+    document.querySelectorAll("section.ask[data-ask]").forEach(function (s) {
+      if (!seen[s.dataset.ask] && !first) fresh.push(s);
+      seen[s.dataset.ask] = true;
+    });
+    if (fresh.length && setting("sound")) beep();
+    fresh.forEach(announce);
+  }
+
+  function setting(name) { try { return localStorage.getItem("askops." + name) === "on"; } catch (e) { return false; } }
+  function remember(name, on) { try { localStorage.setItem("askops." + name, on ? "on" : "off"); } catch (e) {} }
+
+  var audio = null;
+  function beep() {
+    try {
+      audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+      audio.resume();
+      var o = audio.createOscillator(), g = audio.createGain(), t = audio.currentTime;
+      o.frequency.value = 880;
+      g.gain.setValueAtTime(0.2, t);
+      g.gain.exponentialRampToValueAtTime(0.001, t + 0.35);
+      o.connect(g); g.connect(audio.destination);
+      o.start(t); o.stop(t + 0.35);
+    } catch (e) { /* no audio here: the title and the notification still tell */ }
+  }
+
+  // Notifications need a secure context (HTTPS, or this machine's own
+  // address); Chrome on Android shows them only through a service worker,
+  // which also brings the tab forward when one is clicked.
+  var canNotify = "Notification" in window && window.isSecureContext;
+  var worker = null;
+  function startWorker() {
+    if (worker || !("serviceWorker" in navigator)) return Promise.resolve(worker);
+    return navigator.serviceWorker.register("/sw.js").then(function () { return navigator.serviceWorker.ready; })
+      .then(function (reg) { worker = reg; return reg; }, function () { return null; });
+  }
+  function announce(section) {
+    if (!canNotify || !setting("notify") || Notification.permission !== "granted") return;
+    var id = section.dataset.ask;
+    var head = section.querySelector("h3"), first = section.querySelector(".effects, .runs");
+    var title = "askops: " + (head ? head.textContent.trim() : "a request") + " waits for you";
+    var body = first ? first.textContent.replace(/\s+/g, " ").trim().slice(0, 180) : "";
+    var opts = { body: body, tag: "askops-" + id, data: { ask: id } };
+    if (worker) { worker.showNotification(title, opts); return; }
+    try {
+      var n = new Notification(title, opts);
+      n.onclick = function () { window.focus(); openAsk(id); n.close(); };
+    } catch (e) { startWorker().then(function (reg) { if (reg) reg.showNotification(title, opts); }); }
+  }
+  // openAsk brings an Ask's card into view and marks it.
+  function openAsk(id) {
+    var el = id && document.getElementById("ask-" + id);
+    if (!el) return;
+    if (location.hash !== "#ask-" + id) history.replaceState(null, "", "#ask-" + id);
+    document.querySelectorAll("section.ask.opened").forEach(function (s) { s.classList.remove("opened"); });
+    el.classList.add("opened");
+    el.scrollIntoView({ block: "start" });
+  }
+  if ("serviceWorker" in navigator) {
+    navigator.serviceWorker.addEventListener("message", function (e) { if (e.data && e.data.open) { window.focus(); openAsk(e.data.open); } });
+  }
+
+  var notifyBox = document.getElementById("notify"), soundBox = document.getElementById("sound"), note = document.getElementById("notify-note");
+  if (soundBox) {
+    soundBox.checked = setting("sound");
+    soundBox.addEventListener("change", function () { remember("sound", soundBox.checked); if (soundBox.checked) beep(); });
+  }
+  if (notifyBox) {
+    if (!canNotify) {
+      notifyBox.disabled = true;
+      note.textContent = "(notifications need HTTPS or this machine's own address)";
+    } else {
+      notifyBox.checked = setting("notify") && Notification.permission === "granted";
+      if (notifyBox.checked) startWorker();
+      notifyBox.addEventListener("change", function () {
+        remember("notify", notifyBox.checked);
+        note.textContent = "";
+        if (!notifyBox.checked) return;
+        Notification.requestPermission().then(function (p) {
+          if (p === "granted") { startWorker(); return; }
+          notifyBox.checked = false;
+          remember("notify", false);
+          note.textContent = "(the browser blocks notifications from this page)";
+        });
+      });
+    }
+  }
+  waiting();
+  if (location.hash.indexOf("#ask-") === 0) openAsk(location.hash.slice(5));
+
   async function refresh() {
     if (busy) { again = true; return; }
     busy = true;
@@ -89,6 +189,7 @@
         document.getElementById("live").outerHTML = html;
         restore(kept);
         restoreFolds();
+        waiting();
         localTimes();
         countdowns();
       } while (again);
