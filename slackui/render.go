@@ -35,6 +35,7 @@ const (
 	blockHeader  = "askops_header"
 	blockMention = "askops_mention"
 	blockRuns    = "askops_runs"
+	blockEffects = "askops_effects"
 	blockLook    = "askops_lookalikes"
 	blockCall    = "askops_call"
 	blockCut     = "askops_cut"
@@ -382,6 +383,9 @@ func askGist(a pending.Ask, cv callView) string {
 // most lookMax listed).
 func guardBlocks(cv callView, runsMax, lookMax int) []slack.Block {
 	var blocks []slack.Block
+	if t := effectsText(cv.view.Effects); t != "" {
+		blocks = append(blocks, sectionBlock(blockEffects, t))
+	}
 	if cv.kind == callCommand {
 		blocks = append(blocks, sectionBlock(blockRuns, programsLine(cv.programs, cv.morePrograms, runsMax)))
 	}
@@ -389,6 +393,17 @@ func guardBlocks(cv callView, runsMax, lookMax int) []slack.Block {
 		blocks = append(blocks, sectionBlock(blockLook, t))
 	}
 	return blocks
+}
+
+// effectsText is what the call does, one line per effect class
+// (askview's words, the same on every surface), first in the message:
+// within a section's limit, as 7 lines of at most effectLineBudget.
+func effectsText(effects []pending.Effect) string {
+	var lines []string
+	for _, e := range effects {
+		lines = append(lines, proseText(e.Text, effectLineBudget))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // programsLine is "*Runs:* `ls` → `curl` → `sh`" in at most max units;
