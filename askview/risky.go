@@ -3,6 +3,8 @@ package askview
 import (
 	"strings"
 	"unicode"
+
+	"github.com/askops/askops/pending"
 )
 
 // riskyAlways are words an approver must never miss in a command even
@@ -27,19 +29,40 @@ func sqlVerb(w string) bool {
 	return false
 }
 
-// Risky is the set of words of a call that made it ask, which a surface
-// keeps in sight (highlighted, never folded away): the words of the
-// policy's reason and matched rule, the hosts and paths of its effects,
-// and riskyAlways. Words are compared after RiskyWord trims them.
-type Risky map[string]bool
+// Risky is what of a call made it ask, which a surface keeps in sight
+// (highlighted, never folded away): the words of the policy's reason and
+// matched rule, and riskyAlways, each matched as a whole word (after
+// RiskyWord trims it); and the paths and hosts its effects name, matched
+// inside a word (a host inside its URL).
+type Risky struct {
+	words map[string]bool
+	named []string
+}
 
-// riskyOf is the words of reason, rule and effects that Risky holds.
-func riskyOf(reason, rule string, effects []string) Risky {
-	r := Risky{}
-	for _, s := range append([]string{reason, rule}, effects...) {
+// riskyOf is the Risky of reason, rule and the effect lines.
+func riskyOf(reason, rule string, effects []pending.Effect) Risky {
+	r := Risky{words: map[string]bool{}}
+	for _, s := range []string{reason, rule} {
 		for _, w := range strings.Fields(s) {
 			if w = RiskyWord(w); len([]rune(w)) >= 2 && !plainWord(w) {
-				r[w] = true
+				r.words[w] = true
+			}
+		}
+	}
+	for _, e := range effects {
+		switch e.Kind {
+		case EffectWrites, EffectDeletes, EffectNetwork:
+		default:
+			continue
+		}
+		_, list, _ := strings.Cut(e.Text, " ")
+		list = strings.TrimPrefix(list, ": ")
+		for item := range strings.SplitSeq(list, ", ") {
+			if i := strings.Index(item, " ("); i >= 0 {
+				item = item[:i]
+			}
+			if item = strings.TrimSuffix(item, cutMark); len(item) >= 4 && !strings.HasPrefix(item, "an unknown host") {
+				r.named = append(r.named, item)
 			}
 		}
 	}
@@ -66,7 +89,15 @@ func (r Risky) Has(w string) bool {
 	if w == "" {
 		return false
 	}
-	return r[w] || riskyAlways[w] || sqlVerb(w)
+	if r.words[w] || riskyAlways[w] || sqlVerb(w) {
+		return true
+	}
+	for _, n := range r.named {
+		if strings.Contains(w, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // RiskyWord is w without the quotes, brackets and shell punctuation

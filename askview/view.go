@@ -139,13 +139,7 @@ func Of(a pending.Ask, limit int) (v View) {
 	defer func() {
 		// What the call does, first on every surface.
 		v.Effects = effectsOf(a, v.Kind == Command, v.Programs, v.MorePrograms, v.LookAlikes)
-		var said []string
-		for _, e := range v.Effects {
-			if e.Kind != EffectRuns {
-				said = append(said, e.Text)
-			}
-		}
-		v.Risky = riskyOf(a.Reason, a.Rule, said)
+		v.Risky = riskyOf(a.Reason, a.Rule, v.Effects)
 	}()
 	head := func(s string) string {
 		if limit <= 0 {
