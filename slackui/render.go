@@ -144,7 +144,8 @@ func renderOpen(a pending.Ask, cv callView, o RenderOptions) Message {
 	footer = append(footer, "Ask "+inlineCode(a.ID, 80))
 	blocks = append(blocks, contextBlock(blockFooter, footer...))
 
-	text := "Approval needed" + quorumGist(a) + ": " + askGist(a, cv)
+	// The push a phone shows: what it does first, then the call.
+	text := "Approval needed" + quorumGist(a) + ": " + effectsGist(cv.view.Effects) + askGist(a, cv)
 	if o.Mention != "" {
 		text = mentionText(o.Mention) + " " + text
 	}
@@ -404,6 +405,22 @@ func effectsText(effects []pending.Effect) string {
 		lines = append(lines, proseText(e.Text, effectLineBudget))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// effectsGist is the effect lines but the Runs line (askGist names the
+// programs) for the notification text, each within effectGistBudget,
+// ending in " — "; "" when there are none.
+func effectsGist(effects []pending.Effect) string {
+	var parts []string
+	for _, e := range effects {
+		if e.Kind != askview.EffectRuns {
+			parts = append(parts, proseText(e.Text, effectGistBudget))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + " — "
 }
 
 // programsLine is "*Runs:* `ls` → `curl` → `sh`" in at most max units;

@@ -142,6 +142,14 @@ func slackSurface() surface {
 		if err := slackui.CheckLimits(m.Blocks); err != nil {
 			t.Fatal(err)
 		}
+		// The text a phone's push shows leads with them too (the
+		// programs it names itself).
+		push := html.UnescapeString(m.Text)
+		for _, e := range askview.Effects(a) {
+			if e.Kind != askview.EffectRuns && !strings.Contains(push, e.Text) {
+				t.Errorf("the message's notification text lacks %q: %q", e.Text, push)
+			}
+		}
 		return slackLines(t, m.Blocks, "askops_effects", "askops_call")
 	}}
 }
