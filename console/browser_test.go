@@ -209,6 +209,14 @@ func TestBrowser(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// Sound is off until ticked, and the tick is remembered.
+	if eval("sound off", `document.getElementById("sound").checked || localStorage.getItem("askops.sound") !== null`) {
+		t.Error("the sound is on before anyone ticked it")
+	}
+	do("turn the sound on, reload", chromedp.Click(css(`#sound`)), chromedp.Navigate(u.url+"/"), live)
+	if !eval("sound remembered", `document.getElementById("sound").checked && localStorage.getItem("askops.sound") === "on"`) {
+		t.Error("the sound's tick was not remembered across a reload")
+	}
 	do("turn notifications on", chromedp.Click(css(`#notify`)))
 	testwait.Until(ctx, t, "the notifications' service worker to run", func() bool {
 		v, err := chromedp.Run(browser, chromedp.Evaluate[bool](`navigator.serviceWorker.getRegistration().then(r => !!(r && r.active) && document.getElementById("notify").checked)`, chromedp.EvalAwaitPromise))

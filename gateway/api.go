@@ -40,7 +40,8 @@ type AskJSON struct {
 	Votes     []string `json:"votes,omitempty"`
 	// Effects are what the call does, one plain line per class, as
 	// every surface shows them first (askview.Effects): kind is one of
-	// runs, writes, deletes, network, privilege, unknown, secrets.
+	// runs, writes, deletes, network, privilege, unknown, secrets. Only
+	// on an Ask a person is asked about (not on the policy's own answer).
 	Effects []EffectJSON `json:"effects,omitempty"`
 }
 
@@ -67,7 +68,9 @@ func NewAskJSON(a pending.Ask) AskJSON {
 		d := a.Deadline.UTC()
 		j.Deadline = &d
 	}
-	if a.Tool != "" {
+	if a.Shown != nil {
+		// Worked out when the Ask was made; an answer the policy gave at
+		// once (no Ask a person sees) is not read a second time for them.
 		for _, e := range askview.Effects(a) {
 			j.Effects = append(j.Effects, EffectJSON(e))
 		}

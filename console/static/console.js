@@ -112,6 +112,18 @@
     } catch (e) { /* no audio here: the title and the notification still tell */ }
   }
 
+  // A browser lets a page make sound only after the reader touched it:
+  // the first tap or key after a reload readies the tone.
+  function readyAudio() {
+    if (!setting("sound")) return;
+    try {
+      audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+      audio.resume();
+    } catch (e) { /* no audio here */ }
+  }
+  document.addEventListener("pointerdown", readyAudio, { passive: true });
+  document.addEventListener("keydown", readyAudio);
+
   // Notifications need a secure context (HTTPS, or this machine's own
   // address); Chrome on Android shows them only through a service worker,
   // which also brings the tab forward when one is clicked.
