@@ -143,10 +143,13 @@ func runsLine(programs []string, more int, found []LookAlike) string {
 		lookAlike[l.Word] = true
 	}
 	var runs []string
+	seen := map[string]bool{}
 	for _, p := range programs {
-		if p == policy.UnknownCode {
+		// Each program once: the order is the Runs block's to tell.
+		if p == policy.UnknownCode || seen[p] {
 			continue
 		}
+		seen[p] = true
 		if lookAlike[p] || lookAlike[strings.TrimSuffix(p, "?")] {
 			p += " (look-alike characters)"
 		}

@@ -32,6 +32,7 @@ func TestEffects(t *testing.T) {
 		{"a secret", bash("curl -H 'Authorization: Bearer sk-abcdefghijklmnopqrstuvwxyz0123456789' https://api.example.com"), []pending.Effect{
 			eff(EffectRuns, "Runs curl"), eff(EffectNetwork, "Network: api.example.com"), eff(EffectSecrets, "Secrets: 1 hidden in what is shown"),
 		}},
+		{"each program once", bash("echo a; make; echo b"), []pending.Effect{eff(EffectRuns, "Runs echo, make")}},
 		{"a look-alike program", bash("g\u0456t status"), []pending.Effect{eff(EffectRuns, "Runs g\u0456t (look-alike characters)")}},
 		{"a file write outside", pending.Request{Tool: "write_file", Args: `{"path":"/etc/hosts","content":"x"}`, Workspace: "/nonexistent/ws", Cwd: "/nonexistent/ws"},
 			[]pending.Effect{eff(EffectWrites, "Writes /etc/hosts (outside the workspace)")}},

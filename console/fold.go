@@ -130,16 +130,19 @@ func foldedWords(text string) string {
 
 // foldUnits cuts s into its lines (each with its newline), and a line
 // longer than maxUnitRunes into pieces of about unitRunes split after a
-// blank; joined they are s.
+// blank, never inside a word; joined they are s.
 func foldUnits(s string) []string {
 	var out []string
 	for l := range strings.SplitAfterSeq(s, "\n") {
 		for utf8.RuneCountInString(l) > maxUnitRunes {
 			cut := askview.ByteOffset(l, unitRunes)
-			// Split after the next blank, so no word is cut in two.
-			if k := strings.IndexFunc(l[cut:], unicode.IsSpace); k >= 0 && k < maxUnitRunes {
-				cut += k + 1
+			// Split after the next blank, so no word is cut in two (a
+			// word longer than a piece is a piece of its own).
+			k := strings.IndexFunc(l[cut:], unicode.IsSpace)
+			if k < 0 {
+				break
 			}
+			cut += k + 1
 			out = append(out, l[:cut])
 			l = l[cut:]
 		}

@@ -33,6 +33,8 @@ func TestFoldText(t *testing.T) {
 		{"short stays whole", "rm -rf build", cardFold, false, "", []string{"rm", "-rf", "build"}, 0},
 		{"a script keeps its risky line", script.String(), cardFold, true, "Show all 62 lines", []string{"--force", "preparing"}, 2},
 		{"one long line keeps its risky piece", oneLine, cardFold, true, "Show all 3013 characters", []string{"-rf"}, 2},
+		{"a word longer than a piece stays whole", "echo a && curl https://example.com/" + strings.Repeat("x", 400) + " && " + strings.Repeat("echo b ", 200) + "rm -rf y",
+			cardFold, true, "Show all 1847 characters", []string{"-rf"}, 1},
 		{"a row folds sooner", strings.Repeat("make target ", 40), rowFold, true, "Show all 480 characters", []string{"make"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,6 +63,12 @@ func TestFoldText(t *testing.T) {
 			}
 			if folds < tc.foldsOver {
 				t.Errorf("%d folds, want at least %d", folds, tc.foldsOver)
+			}
+			// A fold starts and ends between words, never inside one.
+			for i, s := range got.Segs {
+				if i+1 < len(got.Segs) && len(s.Pieces) > 0 && s.Pieces[len(s.Pieces)-1].Word {
+					t.Errorf("segment %d ends inside a word: %q", i, s.Pieces[len(s.Pieces)-1].Text)
+				}
 			}
 			for _, w := range tc.mustShow {
 				if !strings.Contains(inSight.String(), w) {
