@@ -35,6 +35,7 @@ type Config struct {
 	API       APIConfig       `yaml:"api"`
 	Console   ConsoleConfig   `yaml:"console"`
 	Gateway   GatewayConfig   `yaml:"gateway"`
+	AAP       AAPConfig       `yaml:"aap"`
 
 	// noSlack: the file has no slack section, so serve runs the local
 	// console alone (see package console). The zero value is Slack configured.

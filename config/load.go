@@ -88,6 +88,7 @@ func applyEnv(c *Config, getenv func(string) string) {
 		}
 	}
 	c.API.resolveEnv(getenv)
+	c.AAP.resolveEnv(getenv)
 }
 
 // Check parses b and validates it for cmd, returning every problem:

@@ -187,6 +187,15 @@ func (c Config) Validate(cmd Command) Problems {
 	ps = append(ps, c.quorumProblems()...)
 
 	ps = append(ps, c.API.problems(cmd)...)
+	ps = append(ps, c.AAP.problems(cmd, c.API)...)
+	if c.AAP.Enabled && c.local(cmd) {
+		// The console-only serve listens on both: one port cannot be both.
+		_, hp, err1 := net.SplitHostPort(c.HTTP.Listen)
+		_, cp, err2 := net.SplitHostPort(c.Console.Listen)
+		if err1 == nil && err2 == nil && hp == cp && hp != "0" {
+			add("http.listen", "the console-only serve listens on console.listen (%s) and, with aap.enabled, on http.listen (%s) for the AAP provider: give them different ports", c.Console.Listen, c.HTTP.Listen)
+		}
+	}
 
 	// log
 	switch c.Log.Format {

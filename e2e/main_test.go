@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -32,6 +33,7 @@ func TestMain(m *testing.M) {
 	if out, err := buildBot(botBinary); err != nil {
 		buildFailure = fmt.Sprintf("building cmd/bot failed: %v\n%s", err, out)
 	}
+	raiseParallelism()
 	code := m.Run()
 	os.RemoveAll(dir)
 	// The harness's own goroutines (process waiters, the fakes' servers)
@@ -47,6 +49,22 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// e2eParallel is how many parallel tests run at once unless -parallel
+// says otherwise. They spend their time waiting on the built binaries
+// (deadlines, freezes, failovers, Slack's pace), not computing, so the
+// default (GOMAXPROCS: 2 on the CI box) left the cores idle for most of
+// the package's minutes.
+const e2eParallel = 4
+
+func raiseParallelism() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", fmt.Sprint(e2eParallel))
+	}
 }
 
 // requireBot fails the test if the bot could not be built.

@@ -28,6 +28,7 @@ const sandboxUID = 54321
 // the command with the system's error and leave .git, the denied .env and
 // everything outside untouched.
 func TestSandboxOutsideCheck(t *testing.T) {
+	t.Parallel() // its commands run in processes of their own; it shares nothing
 	requireBot(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {

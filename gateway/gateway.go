@@ -93,6 +93,12 @@ type Call struct {
 	// -session): no later call can share it, so no session grant is
 	// offered.
 	OneOff bool
+	// AskID, Unleased and Keep shape the Ask's record for a door with
+	// rules of its own (AAP: its request's UUID as the Ask id, alive to
+	// its deadline whoever polls, kept 168 h): see pending.Request.
+	AskID    string
+	Unleased bool
+	Keep     time.Duration
 }
 
 // Config wires a Service.
@@ -321,6 +327,10 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		SessionStarted: started,
 		OneOff:         c.OneOff,
 		Hidden:         strings.Join(hidden, "\n"),
+
+		AskID:    c.AskID,
+		Unleased: c.Unleased,
+		Keep:     c.Keep,
 	}
 	if !c.OneOff { // a one-off's session is the Ask's own: nothing to tell
 		req.SessionName = sessionName(c.Agent, c.SessionID, ws, !started.IsZero())

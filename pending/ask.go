@@ -102,6 +102,19 @@ type Request struct {
 	// string keeps Request comparable). Never stored.
 	Hidden string `json:"-"`
 
+	// AskID is the id the Ask is to be stored under when its front door
+	// assigns ids of its own (an AAP request's UUID: recordid.NewUUID),
+	// unguessable like every id; empty: a fresh recordid.New(). Unleased
+	// says the Ask lives until its deadline whoever polls it (an AAP
+	// request: the protocol lets an adapter poll at leisure or not at
+	// all), so Hold starts no lease on it. Keep is how long the record
+	// outlives its deadline when that is longer than the store's
+	// retention (AAP keeps requests 168 h after their decision). None is
+	// stored: they shape the Create only.
+	AskID    string        `json:"-"`
+	Unleased bool          `json:"-"`
+	Keep     time.Duration `json:"-"`
+
 	// Shown is what an approver is shown that was worked out once, when
 	// the Ask was made (approval.Core.Start): nil on an Ask recorded by a
 	// release before it, which the surfaces work out as they show it.

@@ -35,6 +35,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 	t.Run("SaveMessage", func(t *testing.T) { testSaveMessage(t, newStore) })
 	t.Run("AuditLatest", func(t *testing.T) { testAuditLatest(t, newStore) })
 	t.Run("Leases", func(t *testing.T) { testLeases(t, newStore) })
+	t.Run("AskID", func(t *testing.T) { testAskID(t, newStore) })
 	t.Run("CreateGet", func(t *testing.T) {
 		clock := newFakeClock()
 		a, b := newStore(t, clock.options())

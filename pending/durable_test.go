@@ -146,6 +146,7 @@ func TestReplicaCountIsPerMaster(t *testing.T) {
 // whose end the stores cannot learn for a while (failoverUnseen): the
 // shape in which an outside fault run lost 1 confirmed decision in 600.
 func TestSentinelNoConfirmedDecisionLost(t *testing.T) {
+	t.Parallel() // its own Redis topology; most of its time is waiting on failovers
 	for _, tc := range []struct {
 		fault      string
 		downAtOpen bool
@@ -187,6 +188,7 @@ func TestSentinelNoConfirmedDecisionLost(t *testing.T) {
 // (p50 and max: numbers to read, not asserted), and asserts that no
 // decide was answered with a MOVED.
 func TestClusterDecidesFollowFailover(t *testing.T) {
+	t.Parallel() // its own Redis topology; most of its time is waiting on failovers
 	const runs = 3
 	c := redistest.StartCluster(t)
 	key := newRedisKeys(rediskey.Default()).deadlines
@@ -350,6 +352,7 @@ func clusterFailoverRun(t *testing.T, c *redistest.Cluster, key, fault string, c
 //     count is lowered (reported) without any WAIT having to complete, and
 //     a decide with the same short deadline goes through.
 func TestDecisionNotYetDurable(t *testing.T) {
+	t.Parallel() // its own Redis topology; most of its time is waiting on failovers
 	type deployment struct {
 		url      string
 		replicas func() []*redistest.Server // of the master holding askops' keys

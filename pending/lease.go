@@ -249,7 +249,7 @@ type memoryLease struct {
 // Hold implements Store.
 func (s *MemoryStore) Hold(_ context.Context, id string) (release func()) {
 	s.mu.Lock()
-	if m, ok := s.asks[id]; !ok || m.ask.Status != StatusPending {
+	if m, ok := s.asks[id]; !ok || m.ask.Status != StatusPending || m.unleased {
 		s.mu.Unlock()
 		return func() {}
 	}

@@ -40,6 +40,10 @@ type memoryAsk struct {
 	done   chan struct{} // closed when ask leaves StatusPending
 	expiry string        // the reason an expiry records, once a follow-up ran (schedule.go)
 	tried  string        // what the follow-ups did, for expiry
+	// unleased: Hold starts no lease (Request.Unleased); keep: how long
+	// the record outlives its deadline (Options.retention).
+	unleased bool
+	keep     time.Duration
 }
 
 var _ Store = (*MemoryStore)(nil)
@@ -55,7 +59,7 @@ func NewMemoryStore(opts Options) *MemoryStore {
 
 // Create implements Store.
 func (s *MemoryStore) Create(ctx context.Context, req Request, ttl time.Duration) (Ask, error) {
-	if err := checkTTL("create", ttl); err != nil {
+	if err := checkCreate(req, ttl); err != nil {
 		return Ask{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -64,7 +68,10 @@ func (s *MemoryStore) Create(ctx context.Context, req Request, ttl time.Duration
 	a := newAsk(atRest(req), s.opts.now(), ttl) // as Redis keeps it: the stores return equal Asks
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.asks[a.ID] = &memoryAsk{ask: a, done: make(chan struct{})}
+	if _, taken := s.asks[a.ID]; taken {
+		return Ask{}, &Error{Store: "pending", Code: CodeConflict, Op: "create", Msg: "ask id already in use"}
+	}
+	s.asks[a.ID] = &memoryAsk{ask: a, done: make(chan struct{}), unleased: req.Unleased, keep: s.opts.retention(req)}
 	s.appendAudit(askedEvent(a))
 	return a, nil
 }
@@ -304,7 +311,7 @@ func (s *MemoryStore) Sweep(ctx context.Context, now time.Time) ([]Ask, error) {
 		switch {
 		case m.ask.Status == StatusPending && !m.ask.Deadline.After(now):
 			due = append(due, id)
-		case m.ask.Status != StatusPending && now.After(m.ask.Deadline.Add(s.opts.Retention)):
+		case m.ask.Status != StatusPending && now.After(m.ask.Deadline.Add(m.keep)):
 			delete(s.asks, id)
 		}
 	}

@@ -140,9 +140,13 @@ func (o Options) now() time.Time { return o.Now().UTC().Truncate(time.Microsecon
 // Options.now): a fresh id and a deadline ttl away, in whole microseconds
 // as Redis keeps it, so both stores return equal Asks.
 func newAsk(req Request, now time.Time, ttl time.Duration) Ask {
+	id := req.AskID
+	if id == "" {
+		id = recordid.New()
+	}
 	return Ask{
 		Request:   req,
-		ID:        recordid.New(),
+		ID:        id,
 		CreatedAt: now,
 		Deadline:  now.Add(ttl).Truncate(time.Microsecond),
 		Status:    StatusPending,
@@ -154,7 +158,7 @@ func checkID(op, id string) error {
 	if id == "" {
 		return &Error{Store: "pending", Code: CodeInvalid, Op: op, Msg: "empty ask id"}
 	}
-	if !recordid.Valid(id) {
+	if !recordid.Valid(id) && !recordid.ValidUUID(id) {
 		return &Error{Store: "pending", Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("malformed ask id %.40q", id)}
 	}
 	return nil
@@ -165,6 +169,32 @@ func checkOutcome(op string, o Outcome) error {
 		return &Error{Store: "pending", Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("unknown outcome %.40q", string(o))}
 	}
 	return nil
+}
+
+// checkCreate refuses a Create's bad ttl or malformed AskID before any
+// store is touched.
+func checkCreate(req Request, ttl time.Duration) error {
+	if err := checkTTL("create", ttl); err != nil {
+		return err
+	}
+	if req.AskID != "" {
+		return checkID("create", req.AskID)
+	}
+	return nil
+}
+
+// retention is how long req's record outlives its deadline: the store's
+// Retention, or the request's Keep when longer.
+func (o Options) retention(req Request) time.Duration {
+	return max(o.Retention, req.Keep)
+}
+
+// leaseFlag is createScript's lease argument: "1" for an Ask Hold leases.
+func leaseFlag(req Request) string {
+	if req.Unleased {
+		return "0"
+	}
+	return "1"
 }
 
 func checkTTL(op string, ttl time.Duration) error {

@@ -198,7 +198,8 @@ local id, ttl, keep, qfield, q, run, tool, maxlen, by, reason, what =
 local deadline = string.format('%.0f', tonumber(now) + tonumber(ttl))
 local status = 'pending'
 if tonumber(ARGV[13]) > 1 then status = ARGV[14] end -- the format gate (record.go)
-redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', status, 'u', by, 'l', '1')
+redis.call('HSET', key, qfield, q, 'run_id', run, 'tool', tool, 'deadline', deadline, 'status', status, 'u', by)
+if ARGV[15] == '1' then redis.call('HSET', key, 'l', '1') end -- leased (lease.go); an unleased Ask lives to its deadline
 if tonumber(ARGV[13]) > 1 then redis.call('HSET', key, 'quorum', ARGV[13]) end -- see voteScript
 redis.call('PEXPIRE', key, keep)
 redis.call('ZADD', deadlines, deadline, id)
@@ -230,7 +231,7 @@ func (s *RedisStore) Ping(ctx context.Context) error {
 
 // Create implements Store.
 func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration) (Ask, error) {
-	if err := checkTTL("create", ttl); err != nil {
+	if err := checkCreate(req, ttl); err != nil {
 		return Ask{}, err
 	}
 	a := newAsk(atRest(req), s.opts.now(), ttl) // times provisional: the server stamps them
@@ -241,8 +242,9 @@ func (s *RedisStore) Create(ctx context.Context, req Request, ttl time.Duration)
 	ttlMicros := a.Deadline.Sub(a.CreatedAt).Microseconds()
 	now, err := createScript.Run(ctx, s.client,
 		[]string{s.keys.ask(a.ID), s.keys.deadlines, s.keys.audit, s.keys.auditHead},
-		s.scriptNow(), a.ID, ttlMicros, (ttl + s.opts.Retention).Milliseconds(), qField, q,
+		s.scriptNow(), a.ID, ttlMicros, (ttl + s.opts.retention(req)).Milliseconds(), qField, q,
 		a.RunID, a.Tool, s.opts.AuditMaxLen, a.StartedBy, a.Reason, cutDetail(a.Summary, maxDetail), a.Approvals, statusGated,
+		leaseFlag(req),
 	).Text()
 	if err != nil {
 		return Ask{}, unavailable("create", err)

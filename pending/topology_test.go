@@ -20,6 +20,7 @@ import (
 // 3-master Cluster and a Sentinel set, opened by URL as production does.
 
 func TestClusterStore(t *testing.T) {
+	t.Parallel() // its own Redis topology; most of its time is waiting on failovers
 	c := redistest.StartCluster(t)
 	t.Run("Contract", func(t *testing.T) { testStoreOn(t, c.URL()) })
 	t.Run("ServerCheck", func(t *testing.T) { testClusterServerCheck(t, c) })
@@ -27,6 +28,7 @@ func TestClusterStore(t *testing.T) {
 }
 
 func TestSentinelStore(t *testing.T) {
+	t.Parallel() // its own Redis topology; most of its time is waiting on failovers
 	d := redistest.StartSentinel(t, 2)
 	t.Run("Contract", func(t *testing.T) { testStoreOn(t, d.URL()) })
 	t.Run("SentinelFailover", func(t *testing.T) {

@@ -221,13 +221,13 @@ func (a *app) front() slackui.Front {
 		Interaction: a.interactions.Handle, Health: a.socket,
 		DrainTimeout: httpDrainTimeout, Logger: a.log, Now: a.now,
 	}
-	return a.withRoutes(f, nil)
+	return a.withRoutes(f, nil, nil)
 }
 
 // withRoutes is f serving the process's routes (httpRoutes) on http.listen:
 // the probes, Slack's endpoints as f handles them, and api (nil: none).
-func (a *app) withRoutes(f slackui.Front, api http.Handler) slackui.Front {
-	f.Routes = httpRoutes{ready: a.ready, metrics: a.metrics.Handler(), slack: f.SlackRoutes(), api: api}.list()
+func (a *app) withRoutes(f slackui.Front, api, aapAPI http.Handler) slackui.Front {
+	f.Routes = httpRoutes{ready: a.ready, metrics: a.metrics.Handler(), slack: f.SlackRoutes(), api: api, aap: aapAPI}.list()
 	return f
 }
 

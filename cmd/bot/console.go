@@ -91,6 +91,17 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 		return exitFailed
 	}
 	defer api.Close()
+	// With aap.enabled, http.listen serves the AAP provider and the Ask
+	// API of api.tokens (a decide token decides its requests), judged as
+	// the serve with Slack judges them.
+	if cfg.AAP.Enabled {
+		stopAAP, err := serveLocalAAP(cfg, st, bg, watchable, metrics.Starter{Next: core, Counted: counted}, now, log)
+		if err != nil {
+			log.Error("cannot start", "err", err)
+			return exitFailed
+		}
+		defer stopAAP()
+	}
 	// The same probes as a serve with Slack: the store (and the Redis
 	// server's settings) is the one dependency.
 	b, err := newBound(ctx, cfg)

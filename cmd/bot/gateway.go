@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
@@ -94,7 +95,13 @@ func (a *app) newAPI() (*gateway.Service, *gateway.API, error) {
 // policy is the engine of the configured rules and default mode, on a's
 // grant store: what the agent's runs and the gateway judge calls with.
 func (a *app) policy() (*policy.Engine, error) {
-	return policy.New(policy.Config{Rules: a.cfg.Policy.Rules, Mode: policy.Mode(a.cfg.Policy.Mode), Grants: a.Grants, Logger: a.log.With("component", "policy")})
+	return policyEngine(a.cfg, a.storeSet, a.log)
+}
+
+// policyEngine is the engine of cfg's rules and default mode on st's
+// grant store.
+func policyEngine(cfg config.Config, st storeSet, log *slog.Logger) (*policy.Engine, error) {
+	return policy.New(policy.Config{Rules: cfg.Policy.Rules, Mode: policy.Mode(cfg.Policy.Mode), Grants: st.Grants, Logger: log.With("component", "policy")})
 }
 
 // gatewayTokens is the gateway's view of the (validated) api.tokens

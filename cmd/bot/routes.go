@@ -20,6 +20,7 @@ type httpRoutes struct {
 	metrics http.Handler            // GET /metrics
 	slack   map[string]http.Handler // Slack's signed endpoints (slackui.Front.SlackRoutes); nil without Slack
 	api     http.Handler            // the gateway's /v1/… (serve only); nil in run and ask
+	aap     http.Handler            // the AAP provider's /v1/… (aap.enabled), mounted at /aap/; nil without
 }
 
 // list is every route, pattern to handler.
@@ -38,6 +39,11 @@ func (r httpRoutes) list() map[string]http.Handler {
 	}
 	if r.api != nil {
 		routes["/v1/"] = r.api // the API's own mux names its routes and answers the unknown ones
+	}
+	if r.aap != nil {
+		// The protocol's base URL is …/aap: its paths (/v1/requests,
+		// /v1/instances) are the provider's own mux's, below it.
+		routes["/aap/"] = http.StripPrefix("/aap", r.aap)
 	}
 	return routes
 }

@@ -88,6 +88,15 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
+	provider, err := newAAP(cfg, gw, a.Asks, a.Redis, a.now, log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitFailed
+	}
+	if provider != nil {
+		context.AfterFunc(ctx, provider.Stop)         // its long polls answer before the drain
+		a.loops.start("aap deliveries", provider.Run) // notifications of requests that ended (async mode)
+	}
 	// At shutdown the API's waits answer (hooks: deny) before the HTTP
 	// drain closes their connections.
 	context.AfterFunc(ctx, gw.Stop)
@@ -107,7 +116,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	log.Info("askops serving", "version", version, "mode", cfg.Slack.Mode, "store", cfg.Redis.StoreName(), "bound", b.Describe())
 	front := a.front()
 	front.Interaction, front.SlashCommand, front.Event = ops.Interaction, ops.SlashCommand, a.home.Events(ops.Event)
-	front = a.withRoutes(front, api.Handler())
+	front = a.withRoutes(front, api.Handler(), aapHandler(provider))
 	err = front.Serve(ctx, true, nil)
 	// Shutdown: intake has stopped (HTTP drained, Socket Mode closed). Stop
 	// the runs; their Asks end cancelled and their messages say so.

@@ -88,6 +88,16 @@ func askopsRules() []Rule {
 			Why:       "the gateway is a front door: it reaches Slack only through the approval core and its own small interfaces (ThreadOpener, MessageUpdater), and knows no model or chat-ops",
 		},
 		{
+			Package:   module + "/aap",
+			Forbidden: []string{module + "/slackui", module + "/console", module + "/gateway", module + "/chatops", module + "/agent", module + "/approval", slackGo, goOpenAI},
+			Why:       "aap is a front door: it speaks the Agent Approval Protocol and reaches the policy and the round trip only through its own Asker, which the wiring fills with the gateway's, so it holds no rule and knows no other door, channel or model",
+		},
+		{
+			Package:   module + "/examples/...",
+			Forbidden: []string{module + "/..."},
+			Why:       "an example shows what a program outside askops writes: it imports no askops package",
+		},
+		{
 			Package:   module + "/config",
 			Forbidden: []string{module + "/slackui", module + "/agent", module + "/approval", module + "/chatops", module + "/sessions", slackGo, goOpenAI},
 			Why:       "config is the file's shape and its validation: it borrows the vocabulary of the packages it configures (policy rules, API scopes, console names) but reaches no channel, no model and no round trip, so an admin tool can load it cheaply",
@@ -132,6 +142,7 @@ func askopsRules() []Rule {
 			Except: []string{
 				module + "/pending", module + "/grants", module + "/sessions",
 				module + "/gateway",               // its thread and session-root stores
+				module + "/aap",                   // its instances, requests and idempotency keys
 				module + "/chatops",               // its Slack event dedup (SET NX per event)
 				module + "/internal/redisconn",    // opens the clients, checks the server
 				module + "/internal/subscription", // the stores' one pub/sub subscription

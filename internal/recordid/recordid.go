@@ -109,3 +109,38 @@ func ValidSecret(s string) bool {
 	_, err := base64.RawURLEncoding.DecodeString(s)
 	return err == nil
 }
+
+// NewUUID returns a fresh random (version 4) UUID in its lowercase text
+// form: the id of a record whose protocol prescribes UUIDs (an AAP
+// request, instance or event). 122 random bits: as unguessable as New.
+func NewUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// ValidUUID reports whether id is a UUID in the lowercase text form
+// NewUUID gives (any version): safe in URLs, Slack action values and
+// Redis keys like every id.
+func ValidUUID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -66,3 +66,19 @@ func TestKindsHaveOnePrefixAndOldSpellingsStayValid(t *testing.T) {
 		}
 	}
 }
+
+func TestUUID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 100 {
+		id := NewUUID()
+		if !ValidUUID(id) || seen[id] || id[14] != '4' {
+			t.Fatalf("NewUUID() = %q: not a fresh v4 UUID", id)
+		}
+		seen[id] = true
+	}
+	for _, bad := range []string{"", "7AB8C8EC-7B2D-4FD6-9B52-752F9515EB71", "7ab8c8ec7b2d4fd69b52752f9515eb71", "7ab8c8ec-7b2d-4fd6-9b52-752f9515eb7g", "{ab8c8ec-7b2d-4fd6-9b52-752f9515eb71"} {
+		if ValidUUID(bad) {
+			t.Errorf("ValidUUID(%q) = true", bad)
+		}
+	}
+}

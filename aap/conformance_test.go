@@ -1,0 +1,535 @@
+package aap
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/recordid"
+	"github.com/askops/askops/pending"
+)
+
+// One test per provider requirement of the specification's
+// 8_security.md ("A conforming provider must: …"), numbered as there.
+
+func TestSpec8Provider01AuthenticateAndAuthorize(t *testing.T) {
+	h := newHarness(t)
+	_, credA := h.instance("a")
+	_, credB := h.instance("b")
+	mine := h.create(credA, refund())
+	if mine.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", mine.status, mine.raw)
+	}
+	id := mine.str("id")
+	for _, tc := range []struct {
+		name, method, path, token string
+		body                      any
+		status                    int
+	}{
+		{"no credential", "GET", "/v1/requests/" + id, "", nil, 401},
+		{"unknown credential", "GET", "/v1/requests/" + id, "aap_nobody", nil, 401},
+		{"a provisioner token makes no request", "POST", "/v1/requests", provToken, refund(), 403},
+		{"a provisioner token reads no request", "GET", "/v1/requests/" + id, provToken, nil, 403},
+		{"an instance credential manages no instance", "POST", "/v1/instances", credA, map[string]any{}, 403},
+		{"another instance's request is unknown", "GET", "/v1/requests/" + id, credB, nil, 404},
+		{"another instance cannot cancel it", "DELETE", "/v1/requests/" + id, credB, nil, 404},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.do(tc.method, tc.path, tc.token, tc.body, "Idempotency-Key", recordid.New())
+			if r.status != tc.status {
+				t.Errorf("%s %s: %d %s, want %d", tc.method, tc.path, r.status, r.raw, tc.status)
+			}
+		})
+	}
+	// A credential is read from the Authorization header only: in the URL
+	// it is refused, never used.
+	r := h.do("GET", "/v1/requests/"+id+"?access_token="+credA, "", nil)
+	if r.status != http.StatusBadRequest || r.errorCode() != "credential_in_url" {
+		t.Errorf("credential in the URL: %d %s", r.status, r.raw)
+	}
+	if strings.Contains(string(r.raw), credA) {
+		t.Errorf("an error repeats the credential: %s", r.raw)
+	}
+	if a, _ := h.asks.Get(t.Context(), id); a.Status != pending.StatusPending {
+		t.Errorf("refused calls changed the request: %s", a.Status)
+	}
+}
+
+func TestSpec8Provider02CreateRetrieveLongPollCancel(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("poller")
+	c := h.create(cred, refund())
+	if c.status != http.StatusCreated || c.str("status") != "pending" || c.decision() != nil {
+		t.Fatalf("create: %d %s", c.status, c.raw)
+	}
+	id := c.str("id")
+	// The request is the Ask of the same id: what the Ask API lists.
+	if a, err := h.asks.Get(t.Context(), id); err != nil || a.Tool != "issue_refund" {
+		t.Fatalf("the Ask %s: %+v, %v", id, a, err)
+	}
+	if r := h.do("GET", "/v1/requests/"+id, cred, nil); r.status != 200 || r.str("status") != "pending" {
+		t.Fatalf("get: %d %s", r.status, r.raw)
+	}
+	// A long poll answers with the decision made while it waits (or just
+	// before it began: it reads the Ask after it starts watching).
+	polled := make(chan reply, 1)
+	go func() { polled <- h.do("GET", "/v1/requests/"+id+"?wait=30s", cred, nil) }()
+	if _, err := h.asks.Decide(t.Context(), id, pending.Denied, "U0ANA", "use the refunds queue"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-polled:
+		if r.status != 200 || r.str("status") != "denied" || r.decision()["note"] != "use the refunds queue" {
+			t.Errorf("long poll answered %d %s", r.status, r.raw)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("the long poll did not answer the decision")
+	}
+	// Cancellation: a pending request ends cancelled, in-flight polls
+	// return it, and a repeat returns the same.
+	c2 := h.create(cred, refund())
+	id2 := c2.str("id")
+	go func() { polled <- h.do("GET", "/v1/requests/"+id2+"?wait=30s", cred, nil) }()
+	d := h.do("DELETE", "/v1/requests/"+id2, cred, nil)
+	if d.status != 200 || d.str("status") != "cancelled" || d.decision()["status"] != "cancelled" {
+		t.Fatalf("cancel: %d %s", d.status, d.raw)
+	}
+	select {
+	case r := <-polled:
+		if r.str("status") != "cancelled" {
+			t.Errorf("the long poll of a cancelled request answered %s", r.raw)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("the long poll did not end at cancellation")
+	}
+	if again := h.do("DELETE", "/v1/requests/"+id2, cred, nil); again.status != 200 || string(again.raw) != string(d.raw) {
+		t.Errorf("repeated cancel: %d %s, want the same %s", again.status, again.raw, d.raw)
+	}
+	if a, _ := h.asks.Get(t.Context(), id2); a.Status != pending.Status(pending.Cancelled) {
+		t.Errorf("the Ask of the cancelled request is %s", a.Status)
+	}
+	// A wait over 30 s is capped, not refused; a malformed one is refused.
+	if r := h.do("GET", "/v1/requests/"+id+"?wait=5m", cred, nil); r.status != 200 {
+		t.Errorf("wait=5m: %d %s", r.status, r.raw)
+	}
+	for _, bad := range []string{"0s", "-1s", "1.5s", "30", "1d", "abc"} {
+		if r := h.do("GET", "/v1/requests/"+id+"?wait="+bad, cred, nil); r.status != 400 {
+			t.Errorf("wait=%s: %d, want 400", bad, r.status)
+		}
+	}
+}
+
+func TestSpec8Provider03IdempotencyKeys(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("retrier")
+	key := recordid.NewUUID()
+	first := h.do("POST", "/v1/requests", cred, `{"tool":"issue_refund","arguments":{"payment_id":"payment_123","amount":4900},"timeout":"30m"}`, "Idempotency-Key", key)
+	if first.status != 201 {
+		t.Fatalf("create: %d %s", first.status, first.raw)
+	}
+	// The same parsed fields, other whitespace and member order: a replay.
+	again := h.do("POST", "/v1/requests", cred, "{ \"timeout\": \"30m\", \"arguments\": {\"amount\": 4900, \"payment_id\": \"payment_123\"},\n\"tool\":\"issue_refund\" }", "Idempotency-Key", key)
+	if again.status != 200 || again.str("id") != first.str("id") {
+		t.Errorf("replay: %d %s, want 200 with id %s", again.status, again.raw, first.str("id"))
+	}
+	other := h.do("POST", "/v1/requests", cred, `{"tool":"issue_refund","arguments":{"payment_id":"payment_123","amount":9900},"timeout":"30m"}`, "Idempotency-Key", key)
+	if other.status != 409 || other.errorCode() != "idempotency_conflict" {
+		t.Errorf("changed input, same key: %d %s", other.status, other.raw)
+	}
+	if now := h.do("GET", "/v1/requests/"+first.str("id"), cred, nil); !strings.Contains(string(now.raw), `"amount":4900`) {
+		t.Errorf("the conflicting submission changed the original: %s", now.raw)
+	}
+	if n := len(h.asker.Calls()); n != 1 {
+		t.Errorf("%d Asks were judged for one key, want 1", n)
+	}
+	// Keys are the instance's: another instance's same key is its own.
+	_, cred2 := h.instance("other")
+	if r := h.do("POST", "/v1/requests", cred2, refund(), "Idempotency-Key", key); r.status != 201 {
+		t.Errorf("the same key from another instance: %d %s", r.status, r.raw)
+	}
+	// A replay of a request that ended returns it terminal.
+	if _, err := h.asks.Decide(t.Context(), first.str("id"), pending.Approved, "U0ANA", ""); err != nil {
+		t.Fatal(err)
+	}
+	ended := h.do("POST", "/v1/requests", cred, `{"tool":"issue_refund","arguments":{"payment_id":"payment_123","amount":4900},"timeout":"30m"}`, "Idempotency-Key", key)
+	if ended.status != 200 || ended.str("status") != "approved" {
+		t.Errorf("replay after approval: %d %s", ended.status, ended.raw)
+	}
+	if r := h.do("POST", "/v1/requests", cred, refund()); r.status != 400 || r.errorCode() != "missing_idempotency_key" {
+		t.Errorf("no Idempotency-Key: %d %s", r.status, r.raw)
+	}
+}
+
+func TestSpec8Provider04OneTerminalOutcome(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("racer")
+	seen := map[string]int{}
+	for i := range 20 {
+		c := h.create(cred, refund())
+		id := c.str("id")
+		if i%2 == 1 {
+			h.clock.Advance(30 * time.Minute) // past the deadline: expiry may win too, and approvals come late
+		}
+		var wg sync.WaitGroup
+		var cancelled reply
+		wg.Go(func() { _, _ = h.asks.Decide(t.Context(), id, pending.Approved, "U0ANA", "") })
+		wg.Go(func() { _, _ = h.asks.Decide(t.Context(), id, pending.Denied, "U0BEN", "") })
+		wg.Go(func() { cancelled = h.do("DELETE", "/v1/requests/"+id, cred, nil) })
+		wg.Go(func() { _, _ = h.asks.Sweep(t.Context(), h.clock.Now()) })
+		wg.Wait()
+		a, err := h.asks.Get(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[pending.Status]string{pending.Status(pending.Approved): "approved", pending.Status(pending.Denied): "denied",
+			pending.Status(pending.Expired): "expired", pending.Status(pending.Cancelled): "cancelled"}[a.Status]
+		seen[want]++
+		for range 3 {
+			if r := h.do("GET", "/v1/requests/"+id, cred, nil); r.str("status") != want {
+				t.Fatalf("round %d: the Ask ended %s, the request reads %s", i, a.Status, r.raw)
+			}
+		}
+		switch {
+		case want == "cancelled" && cancelled.status != 200, want != "cancelled" && (cancelled.status != 409 || cancelled.errorCode() != "already_terminal"):
+			t.Fatalf("round %d: ended %s, DELETE answered %d %s", i, want, cancelled.status, cancelled.raw)
+		}
+	}
+	t.Logf("outcomes over the rounds: %v", seen)
+}
+
+func TestSpec8Provider05ExpireAtDeadline(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("slow")
+	c := h.create(cred, map[string]any{"tool": "deploy", "arguments": map[string]any{}, "timeout": "1m"})
+	if c.str("deadline_at") != "2026-09-16T12:01:00Z" {
+		t.Errorf("deadline_at %q, want created_at + 1m", c.str("deadline_at"))
+	}
+	h.clock.Advance(time.Minute)
+	if _, err := h.asks.Sweep(t.Context(), h.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	r := h.do("GET", "/v1/requests/"+c.str("id"), cred, nil)
+	if r.str("status") != "expired" || r.decision()["expires_at"] != nil {
+		t.Errorf("after the deadline: %s", r.raw)
+	}
+	// A person's click after the deadline does not approve it.
+	if _, err := h.asks.Decide(t.Context(), c.str("id"), pending.Approved, "U0ANA", ""); err == nil {
+		t.Error("an expired request was approved")
+	}
+	// A timeout longer than askops' limit is shortened, never lengthened.
+	long := h.create(cred, map[string]any{"tool": "deploy", "arguments": map[string]any{}, "timeout": "24h"})
+	if long.str("timeout") != "24h" || long.str("deadline_at") != "2026-09-16T12:11:00Z" {
+		t.Errorf("timeout 24h: timeout %q deadline_at %q, want 24h and askops' 10m", long.str("timeout"), long.str("deadline_at"))
+	}
+}
+
+func TestSpec8Provider06ConsistentStates(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("shapes")
+	p := h.create(cred, refund())
+	allowed := h.create(cred, map[string]any{"tool": "allowed_tool", "arguments": map[string]any{}, "timeout": "5m"})
+	denied := h.create(cred, map[string]any{"tool": "denied_tool", "arguments": map[string]any{}, "timeout": "5m"})
+	for _, r := range []reply{p, allowed, denied} {
+		if r.status != 201 {
+			t.Fatalf("create: %d %s", r.status, r.raw)
+		}
+		checkShape(t, r)
+	}
+	if allowed.str("status") != "approved" || !strings.Contains(allowed.decision()["note"].(string), "askops policy") ||
+		!strings.Contains(allowed.decision()["note"].(string), "rules[0]") {
+		t.Errorf("a policy allow: %s", allowed.raw)
+	}
+	if denied.str("status") != "denied" || !strings.Contains(denied.decision()["note"].(string), "askops policy") {
+		t.Errorf("a policy deny: %s", denied.raw)
+	}
+	if h.pendingAsks() != 1 {
+		t.Errorf("%d Asks pending, want only the one the policy asked about", h.pendingAsks())
+	}
+	// Unknown paths and methods answer in the envelope too.
+	if r := h.do("GET", "/v1/nothing", cred, nil); r.status != 404 {
+		t.Errorf("unknown path: %d", r.status)
+	}
+	if r := h.do("PUT", "/v1/requests/"+p.str("id"), cred, nil); r.status != 405 {
+		t.Errorf("PUT: %d", r.status)
+	}
+	// askops' store unreachable is a 503, never a denial.
+	r := h.create(cred, map[string]any{"tool": "unrecordable", "arguments": map[string]any{}, "timeout": "5m"})
+	if r.status != 503 || r.header.Get("Retry-After") == "" || r.body["status"] != nil {
+		t.Errorf("store down: %d %s", r.status, r.raw)
+	}
+}
+
+// checkShape holds the ApprovalRequest's invariants.
+func checkShape(t *testing.T, r reply) {
+	t.Helper()
+	for _, k := range []string{"id", "tool", "timeout", "status", "created_at", "deadline_at"} {
+		if r.str(k) == "" {
+			t.Errorf("%s missing: %s", k, r.raw)
+		}
+	}
+	for _, k := range []string{"created_at", "deadline_at"} {
+		if _, err := time.Parse(time.RFC3339, r.str(k)); err != nil || !strings.HasSuffix(r.str(k), "Z") {
+			t.Errorf("%s %q is not a UTC RFC 3339 timestamp", k, r.str(k))
+		}
+	}
+	d := r.decision()
+	if r.str("status") == "pending" {
+		if d != nil {
+			t.Errorf("a pending request has a decision: %s", r.raw)
+		}
+		return
+	}
+	if d == nil || d["status"] != r.str("status") {
+		t.Fatalf("terminal request without its decision: %s", r.raw)
+	}
+	exp, hasExp := d["expires_at"].(string)
+	if (r.str("status") == "approved") != hasExp {
+		t.Errorf("expires_at present %v for status %s", hasExp, r.str("status"))
+	}
+	if hasExp {
+		e, _ := time.Parse(time.RFC3339, exp)
+		at, _ := time.Parse(time.RFC3339, d["decided_at"].(string))
+		if !e.After(at) {
+			t.Errorf("expires_at %s not after decided_at %s", exp, d["decided_at"])
+		}
+	}
+}
+
+func TestSpec8Provider07ImmutableToolAndArguments(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("exact")
+	body := `{"tool":"issue_refund","arguments":{"zeta":1,"Alpha":[1,2.50,{"k":null}],"amount":4900},"timeout":"30m"}`
+	c := h.do("POST", "/v1/requests", cred, body, "Idempotency-Key", "k1")
+	want := `"arguments":{"zeta":1,"Alpha":[1,2.50,{"k":null}],"amount":4900}`
+	if !strings.Contains(string(c.raw), want) {
+		t.Errorf("arguments not as submitted:\n%s\nwant %s", c.raw, want)
+	}
+	if calls := h.asker.Calls(); len(calls) != 1 || string(calls[0].Arguments) != `{"zeta":1,"Alpha":[1,2.50,{"k":null}],"amount":4900}` || calls[0].Tool != "issue_refund" {
+		t.Errorf("judged %+v", calls)
+	}
+	h.do("POST", "/v1/requests", cred, strings.Replace(body, "4900", "1", 1), "Idempotency-Key", "k1")
+	if r := h.do("GET", "/v1/requests/"+c.str("id"), cred, nil); !strings.Contains(string(r.raw), want) {
+		t.Errorf("arguments changed by a conflicting replay: %s", r.raw)
+	}
+}
+
+func TestSpec8Provider08InstanceLifecycle(t *testing.T) {
+	h := newHarness(t)
+	key := recordid.NewUUID()
+	c := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "codex-chris-laptop"}, "Idempotency-Key", key)
+	if c.status != 201 {
+		t.Fatalf("provision: %d %s", c.status, c.raw)
+	}
+	inst := c.body["instance"].(map[string]any)
+	id := inst["id"].(string)
+	cred := c.body["credential"].(map[string]any)["token"].(string)
+	if !recordid.ValidUUID(id) || inst["name"] != "codex-chris-laptop" {
+		t.Errorf("instance %s", c.raw)
+	}
+	replay := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "codex-chris-laptop"}, "Idempotency-Key", key)
+	if replay.status != 200 || string(replay.raw) != string(c.raw) {
+		t.Errorf("replay: %d %s, want 200 and the same instance and credential", replay.status, replay.raw)
+	}
+	if r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "other"}, "Idempotency-Key", key); r.status != 409 || r.errorCode() != "idempotency_conflict" {
+		t.Errorf("changed input: %d %s", r.status, r.raw)
+	}
+	g := h.do("GET", "/v1/instances/"+id, provToken, nil)
+	if g.status != 200 || strings.Contains(string(g.raw), cred) || g.str("name") != "codex-chris-laptop" {
+		t.Errorf("get: %d %s", g.status, g.raw)
+	}
+	u := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "codex-chris-desktop"}, "Idempotency-Key", "u1")
+	if u.status != 200 || u.str("name") != "codex-chris-desktop" {
+		t.Errorf("update: %d %s", u.status, u.raw)
+	}
+	if r := h.create(cred, refund()); r.status != 201 {
+		t.Errorf("the credential after a rename: %d", r.status)
+	}
+	// The credential is stored hashed: no record holds it.
+	h.store.mu.Lock()
+	for k, v := range h.store.vals {
+		if strings.Contains(string(v.val), cred) || strings.Contains(k, cred) {
+			t.Errorf("the store keeps the credential in %s", k)
+		}
+	}
+	h.store.mu.Unlock()
+	if r := h.do("POST", "/v1/instances", provToken, map[string]any{"delivery": map[string]any{"type": "socket"}}, "Idempotency-Key", "d1"); r.status != 400 || r.errorCode() != "unsupported_delivery_type" {
+		t.Errorf("delivery of another type: %d %s", r.status, r.raw)
+	}
+	// Another provisioner's instance is unknown.
+	other, err := New(Config{Asker: h.asker, Asks: h.asks, Store: h.store, Provisioners: []Provisioner{{Name: "other", Token: "another-provisioner-token-000"}}, Window: time.Minute, Now: h.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptestDo(t, other, "GET", "/v1/instances/"+id, "another-provisioner-token-000")
+	if rec != 404 {
+		t.Errorf("another provisioner reads the instance: %d", rec)
+	}
+}
+
+func TestSpec8Provider09Retention(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("keeper")
+	key := recordid.NewUUID()
+	c := h.do("POST", "/v1/requests", cred, refund(), "Idempotency-Key", key)
+	if _, err := h.asks.Decide(t.Context(), c.str("id"), pending.Denied, "U0ANA", "no"); err != nil {
+		t.Fatal(err)
+	}
+	// 168 h after the decision (and after the deadline), the request, its
+	// decision and its key still answer.
+	h.clock.Advance(30*time.Minute + 168*time.Hour)
+	if _, err := h.asks.Sweep(t.Context(), h.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.do("GET", "/v1/requests/"+c.str("id"), cred, nil); r.status != 200 || r.str("status") != "denied" {
+		t.Errorf("168 h later: %d %s", r.status, r.raw)
+	}
+	if r := h.do("POST", "/v1/requests", cred, refund(), "Idempotency-Key", key); r.status != 200 || r.str("id") != c.str("id") {
+		t.Errorf("the key 168 h later: %d %s", r.status, r.raw)
+	}
+	if _, err := h.asks.Get(t.Context(), c.str("id")); err != nil {
+		t.Errorf("askops' Ask is gone 168 h after its decision: %v", err)
+	}
+}
+
+func TestSpec8Provider10FixedExpiresAt(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("fixed")
+	c := h.create(cred, refund())
+	id := c.str("id")
+	h.clock.Advance(2 * time.Minute)
+	if _, err := h.asks.Decide(t.Context(), id, pending.Approved, "U0ANA", "the duplicate charge is confirmed"); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(time.Minute) // read later than the decision
+	first := h.do("GET", "/v1/requests/"+id, cred, nil)
+	d := first.decision()
+	if d["decided_at"] != "2026-09-16T12:02:00Z" || d["expires_at"] != "2026-09-16T12:07:00Z" || d["note"] != "the duplicate charge is confirmed" {
+		t.Errorf("approved decision %s, want decided 12:02, expires 12:07 (5m window), the approver's reason as note", first.raw)
+	}
+	// Later reads, a replay, and a serve with another window all agree.
+	h.clock.Advance(time.Hour)
+	later := h.server(time.Hour)
+	if code, body := httptestBody(t, later, "GET", "/v1/requests/"+id, cred); code != 200 || !strings.Contains(body, `"expires_at":"2026-09-16T12:07:00Z"`) {
+		t.Errorf("read again by a serve with another window: %d %s", code, body)
+	}
+	if again := h.do("GET", "/v1/requests/"+id, cred, nil); string(again.raw) != string(first.raw) {
+		t.Errorf("a later read differs:\n%s\n%s", again.raw, first.raw)
+	}
+}
+
+func TestSpec8Provider11DeleteInstance(t *testing.T) {
+	h := newHarness(t)
+	id, cred := h.instance("retired")
+	waiting := h.create(cred, refund())
+	done := h.create(cred, refund())
+	if _, err := h.asks.Decide(t.Context(), done.str("id"), pending.Approved, "U0ANA", ""); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.do("GET", "/v1/requests/"+done.str("id"), cred, nil); r.str("status") != "approved" {
+		t.Fatalf("approved: %s", r.raw)
+	}
+	if r := h.do("DELETE", "/v1/instances/"+id, provToken, nil); r.status != 204 {
+		t.Fatalf("delete: %d %s", r.status, r.raw)
+	}
+	if r := h.do("GET", "/v1/requests/"+waiting.str("id"), cred, nil); r.status != 401 {
+		t.Errorf("the deleted instance's credential: %d, want 401", r.status)
+	}
+	if a, _ := h.asks.Get(t.Context(), waiting.str("id")); a.Status != pending.Status(pending.Cancelled) || a.DecisionReason != reasonInstanceDeleted {
+		t.Errorf("its pending request: %s %q, want cancelled", a.Status, a.DecisionReason)
+	}
+	if a, _ := h.asks.Get(t.Context(), done.str("id")); a.Status != pending.Status(pending.Approved) {
+		t.Errorf("its approved request became %s", a.Status)
+	}
+	if r := h.do("GET", "/v1/instances/"+id, provToken, nil); r.status != 404 {
+		t.Errorf("get after delete: %d", r.status)
+	}
+	if r := h.do("DELETE", "/v1/instances/"+id, provToken, nil); r.status != 204 {
+		t.Errorf("repeated delete: %d", r.status)
+	}
+	if r := h.do("DELETE", "/v1/instances/"+recordid.NewUUID(), provToken, nil); r.status != 404 {
+		t.Errorf("delete unknown: %d", r.status)
+	}
+}
+
+func TestSpec8Provider12RetrySafeUpdatesAndDeletes(t *testing.T) {
+	h := newHarness(t)
+	key := recordid.NewUUID()
+	c := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "one"}, "Idempotency-Key", key)
+	id := c.body["instance"].(map[string]any)["id"].(string)
+	first := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "two"}, "Idempotency-Key", "p1")
+	h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "three"}, "Idempotency-Key", "p2")
+	replay := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "two"}, "Idempotency-Key", "p1")
+	if replay.status != 200 || string(replay.raw) != string(first.raw) {
+		t.Errorf("update replay: %d %s, want the original %s", replay.status, replay.raw, first.raw)
+	}
+	if g := h.do("GET", "/v1/instances/"+id, provToken, nil); g.str("name") != "three" {
+		t.Errorf("a replay overwrote the later update: %s", g.raw)
+	}
+	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "four"}, "Idempotency-Key", "p1"); r.status != 409 {
+		t.Errorf("changed update, same key: %d", r.status)
+	}
+	h.do("DELETE", "/v1/instances/"+id, provToken, nil)
+	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "two"}, "Idempotency-Key", "p1"); r.status != 404 {
+		t.Errorf("update replay after deletion: %d, want 404", r.status)
+	}
+	if r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "one"}, "Idempotency-Key", key); r.status != 409 || r.errorCode() != "instance_deleted" {
+		t.Errorf("provisioning replay after deletion: %d %s", r.status, r.raw)
+	}
+	if r := h.do("GET", "/v1/instances/"+id, provToken, nil); r.status != 404 {
+		t.Errorf("the deleted instance came back: %d", r.status)
+	}
+}
+
+// A serve going away (Stop) ends the long polls in progress with the
+// request's current state, so the adapter polls again elsewhere; nothing
+// is decided by it.
+func TestStopEndsLongPolls(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("rolling")
+	id := h.create(cred, refund()).str("id")
+	polled := make(chan reply, 1)
+	go func() { polled <- h.do("GET", "/v1/requests/"+id+"?wait=30s", cred, nil) }()
+	// Stop may come before the poll starts watching: either way it answers
+	// without waiting out its 30 s, which the bound below would notice.
+	h.srv.Stop()
+	select {
+	case r := <-polled:
+		if r.status != 200 || r.str("status") != "pending" {
+			t.Errorf("a poll ended by Stop: %d %s", r.status, r.raw)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Stop did not end the long poll")
+	}
+	if a, _ := h.asks.Get(t.Context(), id); a.Status != pending.StatusPending {
+		t.Errorf("Stop decided the request: %s", a.Status)
+	}
+}
+
+// Approval creation is limited per provisioning account: past the limit
+// a 429 with Retry-After, nothing recorded.
+func TestCreationRateLimit(t *testing.T) {
+	h := newHarness(t)
+	limited, err := New(Config{Asker: h.asker, Asks: h.asks, Store: h.store, Provisioners: []Provisioner{{Name: "platform", Token: provToken}},
+		Window: time.Minute, Now: h.clock.Now, CreatesPerMinute: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cred := h.instance("busy")
+	var codes []int
+	for range 3 {
+		code, _ := httptestJSON(t, limited, "POST", "/v1/requests", cred, refund())
+		codes = append(codes, code)
+	}
+	if codes[0] != 201 || codes[1] != 201 || codes[2] != http.StatusTooManyRequests {
+		t.Errorf("statuses %v, want 201 201 429", codes)
+	}
+	if n := h.pendingAsks(); n != 2 {
+		t.Errorf("%d Asks, want the 2 under the limit", n)
+	}
+	h.clock.Advance(time.Minute)
+	if code, _ := httptestJSON(t, limited, "POST", "/v1/requests", cred, refund()); code != 201 {
+		t.Errorf("a minute later: %d", code)
+	}
+}
