@@ -58,7 +58,8 @@ func CommandEffects(command, cwd, workspace string) Effects {
 		}
 		t := Target{Path: printable(w.shown)}
 		if w.abs != "" && path.IsAbs(workspace) {
-			t.Outside = !within(w.abs, path.Clean(workspace))
+			// Where it lands: a link may lead out of the workspace.
+			t.Outside = !within(w.abs, path.Clean(workspace)) || w.real != "" && !within(w.real, path.Clean(workspace))
 			t.InGit = !t.Outside && isGitInternal(w.abs, workspace)
 		}
 		t.ThroughLink = w.real != "" && w.abs != "" && w.real != w.abs

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -36,5 +38,18 @@ func TestCommandEffects(t *testing.T) {
 	}
 	if len(CommandEffects(`bash -c "$CMD"`, ws, ws).Unread) == 0 {
 		t.Error(`bash -c "$CMD" is read as complete`)
+	}
+}
+
+// TestCommandEffectsThroughALink: a write through a symlink in the
+// workspace that leads out of it is called out as both.
+func TestCommandEffectsThroughALink(t *testing.T) {
+	ws, out := t.TempDir(), t.TempDir()
+	if err := os.Symlink(out, filepath.Join(ws, "cache")); err != nil {
+		t.Fatal(err)
+	}
+	got := CommandEffects("echo x > cache/file", ws, ws)
+	if len(got.Writes) != 1 || !got.Writes[0].ThroughLink || !got.Writes[0].Outside || got.Writes[0].Path != "cache/file" {
+		t.Errorf("a write through a link out of the workspace: %+v", got.Writes)
 	}
 }
