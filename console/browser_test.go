@@ -234,8 +234,9 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.Until(ctx, t, "a notification of the new Ask", func() bool {
-		v, err := chromedp.Run(browser, chromedp.Evaluate[string](`navigator.serviceWorker.ready.then(r => r.getNotifications()).then(ns => ns.map(n => n.title + "|" + n.data.ask).join(","))`, chromedp.EvalAwaitPromise))
-		return err == nil && strings.Contains(v, "askops: bash waits for you|"+newID.Value)
+		v, err := chromedp.Run(browser, chromedp.Evaluate[string](`navigator.serviceWorker.ready.then(r => r.getNotifications()).then(ns => ns.map(n => n.title + "|" + n.body + "|" + n.data.ask).join(","))`, chromedp.EvalAwaitPromise))
+		// Its text is what the call does, as the card says it first.
+		return err == nil && strings.Contains(v, "askops: bash waits for you|Runs rm · Deletes build|"+newID.Value)
 	})
 	// Clicking it (the worker tells the tab which Ask) opens that Ask.
 	eval("the worker says a notification was clicked", `navigator.serviceWorker.dispatchEvent(new MessageEvent("message", {data: {open: `+quoteJSON(newID.Value)+`}})), true`)

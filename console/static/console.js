@@ -137,9 +137,11 @@
   function announce(section) {
     if (!canNotify || !setting("notify") || Notification.permission !== "granted") return;
     var id = section.dataset.ask;
-    var head = section.querySelector("h3"), first = section.querySelector(".effects, .runs");
+    // What it does first, as on the card: the effect lines, one after another.
+    var head = section.querySelector("h3"), lines = [];
+    section.querySelectorAll(".effects li, p.runs").forEach(function (l) { lines.push(l.textContent.replace(/\s+/g, " ").trim()); });
     var title = "askops: " + (head ? head.textContent.trim() : "a request") + " waits for you";
-    var body = first ? first.textContent.replace(/\s+/g, " ").trim().slice(0, 180) : "";
+    var body = lines.join(" · ").slice(0, 240);
     var opts = { body: body, tag: "askops-" + id, data: { ask: id } };
     if (worker) { worker.showNotification(title, opts); return; }
     try {
