@@ -77,6 +77,14 @@ type View struct {
 	Followups []Followup
 
 	Created, Deadline time.Time
+
+	// Effects are what the call does, one plain line per class
+	// (pending.Effect), shown before anything else.
+	Effects []pending.Effect
+
+	// Risky are the words that made the call ask (see Risky): a surface
+	// that folds a long call keeps them in sight.
+	Risky Risky
 }
 
 // Text is what the call's code shows: the command, the content written,
@@ -121,13 +129,18 @@ const (
 // The exact call is what will run, so it is shown rather than the agent's
 // Summary; the Summary stands in only when a call that describes nothing
 // has arguments that cannot be read.
-func Of(a pending.Ask, limit int) View {
-	v := View{
+func Of(a pending.Ask, limit int) (v View) {
+	v = View{
 		Tool: a.Tool, LookAlikes: Call(a),
 		Needed: a.Needed(), Counted: a.Counted(), Tally: a.Tally(),
 		Created: a.CreatedAt, Deadline: a.Deadline, Followups: followups(a),
 	}
 	v.Session, v.SessionStarted = Session(a)
+	defer func() {
+		// What the call does, first on every surface.
+		v.Effects = effectsOf(a, v.Kind == Command, v.Programs, v.MorePrograms, v.LookAlikes)
+		v.Risky = riskyOf(a.Reason, a.Rule, v.Effects)
+	}()
 	head := func(s string) string {
 		if limit <= 0 {
 			return redact.Secrets(s)
@@ -148,7 +161,7 @@ func Of(a pending.Ask, limit int) View {
 			v.Programs, v.MorePrograms = a.Shown.Programs, a.Shown.MorePrograms
 		} else {
 			// An Ask recorded before the programs were kept with it.
-			v.Programs, v.MorePrograms = programs(c.Command, nil)
+			v.Programs, v.MorePrograms = programs(c.Command, hiddenOf(a.Request))
 		}
 		if c.Cwd != "" && c.Cwd != a.Cwd {
 			// Where it runs is part of what is approved.
@@ -200,19 +213,18 @@ func Of(a pending.Ask, limit int) View {
 }
 
 // Prepare is what is shown of req that is worked out once, when its Ask
-// is made, and stored with it (pending.Shown): the programs its command
-// runs and the session's name, cut with marks (the programs left out are
+// is made, and stored with it (pending.Shown): what the call does (its
+// effects, one line per class, from the policy's reading), the programs
+// its command runs and the session's name, cut with marks (the programs left out are
 // counted), and its start, in seconds. The session offer is the caller's
 // to add (approval decides it).
 func Prepare(req pending.Request) pending.Shown {
 	var s pending.Shown
+	hidden := hiddenOf(req)
 	if c := req.Describe(); c.Kind == pending.CallCommand {
-		var hidden []string
-		if req.Hidden != "" {
-			hidden = strings.Split(req.Hidden, "\n")
-		}
 		s.Programs, s.MorePrograms = programs(c.Command, hidden)
 	}
+	s.Effects = effects(req, hidden)
 	s.Session = cutRunes(req.SessionName, maxSessionRunes)
 	if s.Session != "" && !req.SessionStarted.IsZero() && req.SessionStarted.Unix() > 0 {
 		s.Started = req.SessionStarted.Unix()

@@ -168,6 +168,7 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET /signin", c.serveSignIn)
 	mux.HandleFunc("GET /console.js", serveStatic("text/javascript; charset=utf-8", consoleJS))
 	mux.HandleFunc("GET /console.css", serveStatic("text/css; charset=utf-8", consoleCSS))
+	mux.HandleFunc("GET /sw.js", serveStatic("text/javascript; charset=utf-8", serviceWorkerJS))
 	mux.HandleFunc("POST /asks/{id}", c.signedIn(c.posted(c.serveDecide)))
 	mux.HandleFunc("POST /grants/revoke", c.signedIn(c.posted(c.serveRevoke)))
 	mux.HandleFunc("POST /signout", c.signedIn(c.posted(c.serveSignOut)))

@@ -17,6 +17,7 @@ import (
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
 )
 
@@ -92,7 +93,15 @@ func TestOneViewOnBothSurfaces(t *testing.T) {
 
 			// What the view holds, to be found on both surfaces.
 			v := askview.Of(a, 0)
-			facts := append([]string(nil), v.Programs...)
+			var facts []string
+			for _, p := range v.Programs {
+				if p != policy.UnknownCode { // said on the effects' own "Unknown code" line
+					facts = append(facts, p)
+				}
+			}
+			for _, e := range v.Effects {
+				facts = append(facts, e.Text)
+			}
 			for _, f := range v.LookAlikes {
 				facts = append(facts, f.What)
 			}

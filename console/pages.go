@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	_ "embed"
+	"fmt"
 	"html/template"
 	"net/http"
 	"strings"
@@ -13,6 +14,12 @@ var pageHTML string
 
 //go:embed static/console.js
 var consoleJS string
+
+// serviceWorkerJS shows the console's notifications where a page may not
+// (Chrome on Android) and brings the tab forward when one is clicked.
+//
+//go:embed static/sw.js
+var serviceWorkerJS string
 
 //go:embed static/console.css
 var consoleCSS string
@@ -26,9 +33,16 @@ type pages struct {
 
 func newPages() *pages {
 	t := template.Must(template.New("page").Funcs(template.FuncMap{
-		"time":  fmtTime,
-		"iso":   isoTime,
-		"words": func(s string) string { return strings.ReplaceAll(s, "_", " ") },
+		"time": fmtTime,
+		"iso":  isoTime,
+		"code": func(class string, t codeText) any {
+			return struct {
+				Class string
+				Text  codeText
+			}{class, t}
+		},
+		"waiting": waitingTitle,
+		"words":   func(s string) string { return strings.ReplaceAll(s, "_", " ") },
 		"plural": func(n int, one, many string) string {
 			if n == 1 {
 				return one
@@ -37,6 +51,16 @@ func newPages() *pages {
 		},
 	}).Parse(pageHTML))
 	return &pages{t: t}
+}
+
+// waitingTitle is the approvals page's title: how many Asks wait first,
+// so a tab among many says it ("(3) askops approvals"). The script keeps
+// it so as the list changes.
+func waitingTitle(n int) string {
+	if n == 0 {
+		return "askops approvals"
+	}
+	return fmt.Sprintf("(%d) askops approvals", n)
 }
 
 // render executes name into a buffer first, so a template error is a 500

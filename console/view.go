@@ -46,7 +46,15 @@ type callView struct {
 	// maxLookAlikes; MoreLookAlikes counts the rest.
 	LookAlikes     []lookAlikeLine
 	MoreLookAlikes int
+	// Code is the command, the content written or the arguments as the
+	// card shows them, folded where long (foldText); Row the command as a
+	// history row shows it.
+	Code, Row codeText
 }
+
+// effectLine is one line of what a call does: its kind (the line's
+// class on the page) and its words.
+type effectLine struct{ Kind, Text string }
 
 // diffLine is one line of an edit's diff: Op is "-" (removed), "+"
 // (added) or " " (unchanged context, or "…" for a run left out).
@@ -111,6 +119,13 @@ func viewCall(av askview.View) callView {
 	default:
 		v.Body = show(av.Arguments)
 	}
+	switch {
+	case v.Command != "":
+		v.Code = foldText(v.Command, av.Risky, cardFold)
+		v.Row = foldText(v.Command, av.Risky, rowFold)
+	case v.Body != "":
+		v.Code = foldText(v.Body, av.Risky, cardFold)
+	}
 	return v
 }
 
@@ -142,7 +157,10 @@ func markInvisible(s string) (string, int) {
 type askView struct {
 	ID   string
 	Tool string
-	Call callView
+	// Effects are what the call does, one plain line per class
+	// (askview.Effects), shown first.
+	Effects []effectLine
+	Call    callView
 
 	Summary, Reason, Rule   string
 	Workspace, Cwd          string
@@ -180,6 +198,10 @@ func (c *Console) viewAsk(a pending.Ask, now time.Time) askView {
 		Created: a.CreatedAt, Deadline: a.Deadline,
 		DecidedBy: text(a.DecidedBy), DecisionReason: text(a.DecisionReason), DecidedAt: a.DecidedAt,
 		Followups: followupsText(av.Followups),
+	}
+	for _, e := range av.Effects {
+		t, _ := markInvisible(e.Text)
+		v.Effects = append(v.Effects, effectLine{Kind: e.Kind, Text: t})
 	}
 	if !av.SessionStarted.IsZero() {
 		v.SessionStarted = av.SessionStarted

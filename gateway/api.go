@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/approval"
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/pending"
 )
 
@@ -37,6 +38,17 @@ type AskJSON struct {
 	// one) and who has approved so far (see pending.Ballot).
 	Approvals int      `json:"approvals,omitempty"`
 	Votes     []string `json:"votes,omitempty"`
+	// Effects are what the call does, one plain line per class, as
+	// every surface shows them first (askview.Effects): kind is one of
+	// runs, writes, deletes, network, privilege, unknown, secrets. Only
+	// on an Ask a person is asked about (not on the policy's own answer).
+	Effects []EffectJSON `json:"effects,omitempty"`
+}
+
+// EffectJSON is one line of what a call does.
+type EffectJSON struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
 }
 
 // NewAskJSON shows a as the API does: reason is the decision's once it has one, else why the
@@ -55,6 +67,13 @@ func NewAskJSON(a pending.Ask) AskJSON {
 	if !a.Deadline.IsZero() {
 		d := a.Deadline.UTC()
 		j.Deadline = &d
+	}
+	if a.Shown != nil {
+		// Worked out when the Ask was made; an answer the policy gave at
+		// once (no Ask a person sees) is not read a second time for them.
+		for _, e := range askview.Effects(a) {
+			j.Effects = append(j.Effects, EffectJSON(e))
+		}
 	}
 	return j
 }

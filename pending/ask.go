@@ -144,6 +144,18 @@ type Shown struct {
 	// the reader's own zone), so it is kept as a number, not as text.
 	Session string `json:"n,omitempty"`
 	Started int64  `json:"nt,omitempty"`
+	// Effects are what the call does, one short line per class
+	// (askview.Prepare words them from the policy's reading), shown first
+	// on every surface.
+	Effects []Effect `json:"e,omitempty"`
+}
+
+// Effect is one line of what a call does: its Kind ("runs", "writes",
+// "deletes", "network", "privilege", "unknown", "secrets") and the line
+// in plain words ("Deletes build, .git/hooks (inside .git)").
+type Effect struct {
+	Kind string `json:"k"`
+	Text string `json:"t"`
 }
 
 // OffersSession reports whether "Approve for session" is offered on a,

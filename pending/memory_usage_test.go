@@ -45,6 +45,23 @@ func askShapes() []struct {
 			r.Shown = shownAtMost(cmd)
 			return r
 		}},
+		{"1KB command with every effect", func(i int) Request {
+			// Every effect line at its longest: writes and deletes in and
+			// out of the workspace, hosts, privilege, unknown code.
+			var b strings.Builder
+			for j := range 6 {
+				fmt.Fprintf(&b, "sudo rm -rf /srv/releases/%d/%d/the-quarterly-release-directory-%d && ", i, j, j)
+				fmt.Fprintf(&b, "curl -o .git/hooks/pre-commit-%d https://mirror-%d-%d.releases.example.com/a && ", j, i, j)
+			}
+			b.WriteString(`chmod u+s ./tool && eval "$X"; `)
+			cmd := b.String() + textOf(i, max(0, 1024-b.Len()))
+			args, _ := json.Marshal(map[string]string{"command": cmd})
+			r := sampleRequest(i)
+			r.Tool, r.Args, r.Summary = "bash", string(args), cmd
+			r.Call = Call{Kind: CallCommand, Command: cmd}
+			r.Shown = shownAtMost(cmd)
+			return r
+		}},
 		{"1KB command of random base64", func(i int) Request {
 			// The worst case for compression: 6 bits of entropy a byte.
 			r := rand.New(rand.NewPCG(uint64(i), 7))
@@ -66,7 +83,8 @@ func askShapes() []struct {
 			r := sampleRequest(i)
 			r.Tool, r.Args, r.Summary = "write_file", string(args), fmt.Sprintf("write_file notes/todo.md (%d bytes)", len(content))
 			r.Call = Call{Kind: CallWrite, Path: "notes/todo.md", Content: content}
-			r.Shown = &Shown{Scope: "write_file: /ws/notes/todo.md", GrantLives: []int64{900, 3600}, Session: "this Claude Code session in ~/src/api", Started: 1796220120}
+			r.Shown = &Shown{Scope: "write_file: /ws/notes/todo.md", GrantLives: []int64{900, 3600}, Session: "this Claude Code session in ~/src/api", Started: 1796220120,
+				Effects: []Effect{{Kind: "writes", Text: "Writes notes/todo.md"}}}
 			return r
 		}},
 	}
@@ -95,7 +113,33 @@ func shownAtMost(cmd string) *Shown {
 	s.Scope = `bash: exactly "` + string([]rune(cmd)[:270]) + `" in /ws/app`
 	s.Session = strings.Repeat("this Claude Code session '3f2a…' in ~/src/api ", 3)[:120]
 	s.Started = 1796220120 // a unix time: ten digits
+	s.Effects = effectsAtMost(cmd)
 	return s
+}
+
+// effectsAtMost is what askview.Prepare stores of cmd's effects (pending
+// cannot import askview), with every item of every class at its longest
+// and a line at its most, 200 bytes: a line per class the policy's
+// reading finds in cmd.
+func effectsAtMost(cmd string) []Effect {
+	e := policy.CommandEffects(cmd, "/ws/app", "/ws")
+	var out []Effect
+	line := func(kind, label string, n int) {
+		if n == 0 {
+			return
+		}
+		text := label + strings.Repeat("x", 60*min(n, 5))
+		if len(text) > 200 {
+			text = text[:199] + "…"
+		}
+		out = append(out, Effect{Kind: kind, Text: text})
+	}
+	line("writes", "Writes ", len(e.Writes))
+	line("deletes", "Deletes ", len(e.Deletes))
+	line("network", "Network: ", len(e.Hosts)+len(e.Unnamed))
+	line("privilege", "Privilege: ", len(e.Privilege))
+	line("unknown", "Unknown code: ", len(e.Unread))
+	return out
 }
 
 // textOf is n bytes of shell-like text that differs per i: words drawn at

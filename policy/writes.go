@@ -19,6 +19,7 @@ import (
 // writeTarget is one file a command writes.
 type writeTarget struct {
 	shown string // as written, for the reason
+	how   string // what writes it ("a redirection", "rm deletes"), for Effects
 	abs   string // absolute and clean; resolved against the workspace when the cwd is unknown
 	real  string // abs with symlinks resolved; "" when unknown
 	// implied: a write the command makes by what it is, not by a name
@@ -121,7 +122,7 @@ const maxCwds = 8
 // recordWrite records a write of p resolved in cwd.
 func (z *analyzer) recordWrite(p, how, cwd string) {
 	abs, _ := resolveIn(p, cwd, z.workspace)
-	t := writeTarget{shown: p, abs: abs, implied: z.implied}
+	t := writeTarget{shown: p, how: how, abs: abs, implied: z.implied}
 	for _, m := range z.madePaths {
 		if abs != m && within(abs, m) {
 			z.a.cannotRead(how + " through " + clip(printable(m), 60) + ", which an earlier command made (it may be a link, leading anywhere)")

@@ -82,8 +82,9 @@ type AskAuthority interface {
 	MayDecideAsk(ctx context.Context, userID string, a pending.Ask) (bool, error)
 }
 
-// maxHomeAsks bounds the Asks listed with buttons: four blocks each, and
-// a Home holds at most 100 blocks.
+// maxHomeAsks bounds the Asks listed with buttons: at most six blocks
+// each (divider, effects, gist, who, quorum, actions) and five around
+// them, and a Home holds at most 100 blocks.
 const maxHomeAsks = 15
 
 // maxHomeRuns bounds the runs listed.
@@ -467,11 +468,14 @@ func (h *Home) askBlocks(a pending.Ask) []slack.Block {
 	if a.MessageTS == "" {
 		who = append(who, "not yet in its channel: waiting for Slack's pace")
 	}
-	blocks := []slack.Block{
-		slack.NewDividerBlock(),
-		sectionBlock("askops_home_ask_"+a.ID, askGist(a, cv)),
-		contextBlock("askops_home_who_"+a.ID, strings.Join(who, " · ")),
+	blocks := []slack.Block{slack.NewDividerBlock()}
+	if t := effectsText(cv.view.Effects); t != "" {
+		// What it does, first, as on the message.
+		blocks = append(blocks, sectionBlock("askops_home_effects_"+a.ID, t))
 	}
+	blocks = append(blocks,
+		sectionBlock("askops_home_ask_"+a.ID, askGist(a, cv)),
+		contextBlock("askops_home_who_"+a.ID, strings.Join(who, " · ")))
 	if q, ok := quorumBlock(a).(*slack.ContextBlock); ok { // "1 of 2 approvals: @ana", as on the message
 		q.BlockID += "_" + a.ID // block ids are unique within a view
 		blocks = append(blocks, q)

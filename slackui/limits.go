@@ -52,6 +52,8 @@ const (
 	fallbackGistBudget  = 80   // the command in the notification text
 	fallbackRunsBudget  = 120  // the programs in the notification text
 	runsBudget          = 1200 // the "Runs:" line while the Ask is open
+	effectLineBudget    = 400  // one effect line (at most 7: askview's classes)
+	effectGistBudget    = 100  // one effect line in the notification text
 	doneRunsBudget      = 400  // the "Runs:" line once it is decided
 	modalRunsBudget     = 2900 // the "Runs:" line of a modal
 

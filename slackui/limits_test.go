@@ -154,7 +154,7 @@ func fullPages(t *testing.T, a pending.Ask) []string {
 		for _, b := range v.Blocks.BlockSet {
 			switch b := b.(type) {
 			case *slack.SectionBlock:
-				if strings.HasPrefix(b.BlockID, "askops_detail_") || b.BlockID == blockRuns || b.BlockID == blockLook {
+				if strings.HasPrefix(b.BlockID, "askops_detail_") || b.BlockID == blockRuns || b.BlockID == blockLook || b.BlockID == blockEffects {
 					continue
 				}
 				text := b.Text.Text

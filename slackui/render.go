@@ -35,6 +35,7 @@ const (
 	blockHeader  = "askops_header"
 	blockMention = "askops_mention"
 	blockRuns    = "askops_runs"
+	blockEffects = "askops_effects"
 	blockLook    = "askops_lookalikes"
 	blockCall    = "askops_call"
 	blockCut     = "askops_cut"
@@ -143,7 +144,8 @@ func renderOpen(a pending.Ask, cv callView, o RenderOptions) Message {
 	footer = append(footer, "Ask "+inlineCode(a.ID, 80))
 	blocks = append(blocks, contextBlock(blockFooter, footer...))
 
-	text := "Approval needed" + quorumGist(a) + ": " + askGist(a, cv)
+	// The push a phone shows: what it does first, then the call.
+	text := "Approval needed" + quorumGist(a) + ": " + effectsGist(cv.view.Effects) + askGist(a, cv)
 	if o.Mention != "" {
 		text = mentionText(o.Mention) + " " + text
 	}
@@ -382,6 +384,9 @@ func askGist(a pending.Ask, cv callView) string {
 // most lookMax listed).
 func guardBlocks(cv callView, runsMax, lookMax int) []slack.Block {
 	var blocks []slack.Block
+	if t := effectsText(cv.view.Effects); t != "" {
+		blocks = append(blocks, sectionBlock(blockEffects, t))
+	}
 	if cv.kind == callCommand {
 		blocks = append(blocks, sectionBlock(blockRuns, programsLine(cv.programs, cv.morePrograms, runsMax)))
 	}
@@ -389,6 +394,33 @@ func guardBlocks(cv callView, runsMax, lookMax int) []slack.Block {
 		blocks = append(blocks, sectionBlock(blockLook, t))
 	}
 	return blocks
+}
+
+// effectsText is what the call does, one line per effect class
+// (askview's words, the same on every surface), first in the message:
+// within a section's limit, as 7 lines of at most effectLineBudget.
+func effectsText(effects []pending.Effect) string {
+	var lines []string
+	for _, e := range effects {
+		lines = append(lines, proseText(e.Text, effectLineBudget))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// effectsGist is the effect lines but the Runs line (askGist names the
+// programs) for the notification text, each within effectGistBudget,
+// ending in " — "; "" when there are none.
+func effectsGist(effects []pending.Effect) string {
+	var parts []string
+	for _, e := range effects {
+		if e.Kind != askview.EffectRuns {
+			parts = append(parts, proseText(e.Text, effectGistBudget))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + " — "
 }
 
 // programsLine is "*Runs:* `ls` → `curl` → `sh`" in at most max units;

@@ -308,13 +308,14 @@ func TestFallbackText(t *testing.T) {
 		opts RenderOptions
 		want string
 	}{
-		{"open", a, RenderOptions{}, "Approval needed: bash — runs: git — `git push origin main` (run r-123)"},
-		{"mention first", a, RenderOptions{Mention: "<!subteam^S0123>"}, "<!subteam^S0123> Approval needed: bash — runs: git — `git push origin main` (run r-123)"},
-		{"malformed mention is text", a, RenderOptions{Mention: "<!channel|x> hi"}, "&lt;!channel|x&gt; hi Approval needed: bash — runs: git — `git push origin main` (run r-123)"},
+		{"open", a, RenderOptions{}, "Approval needed: Network: an unknown host (git push to origin) — bash — runs: git — `git push origin main` (run r-123)"},
+		{"mention first", a, RenderOptions{Mention: "<!subteam^S0123>"}, "<!subteam^S0123> Approval needed: Network: an unknown host (git push to origin) — bash — runs: git — `git push origin main` (run r-123)"},
+		{"malformed mention is text", a, RenderOptions{Mention: "<!channel|x> hi"}, "&lt;!channel|x&gt; hi Approval needed: Network: an unknown host (git push to origin) — bash — runs: git — `git push origin main` (run r-123)"},
 		{"long command is cut", long, RenderOptions{}, "Approval needed: bash — runs: " + strings.Repeat("x", 39) + "… — `" + strings.Repeat("x", 77) + "…` (run r-123)"},
+		// What the call does leads the text a phone's notification shows.
 		// > `whoami`: a write to a file named by output, which the policy cannot read.
-		{"hostile command is inert and redacted", hostile, RenderOptions{}, "Approval needed: bash — runs: echo → whoami → unknown code — `echo &lt;!channel&gt; ˋwhoamiˋ GITHUB_TOKEN=ghp_[REDACTED]` (run r-123)"},
-		{"file tool shows the path", write, RenderOptions{}, "Approval needed: write_file `a/b.txt` (run r-123)"},
+		{"hostile command is inert and redacted", hostile, RenderOptions{}, "Approval needed: Unknown code: a write (a redirection) to a path the policy cannot see (…); Secrets: 1 hidden in what is shown — bash — runs: echo → whoami → unknown code — `echo &lt;!channel&gt; ˋwhoamiˋ GITHUB_TOKEN=ghp_[REDACTED]` (run r-123)"},
+		{"file tool shows the path", write, RenderOptions{}, "Approval needed: Writes a/b.txt — write_file `a/b.txt` (run r-123)"},
 		{"approved", decided(a, pending.Status(pending.Approved), "U0456EFGH", ""), RenderOptions{Mention: "<!subteam^S0123>"}, "Approved by <@U0456EFGH>: bash — runs: git — `git push origin main` (run r-123)"},
 		{"expired", decided(a, pending.Status(pending.Expired), "", ""), RenderOptions{}, "Expired: bash — runs: git — `git push origin main` (run r-123)"},
 	}

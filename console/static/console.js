@@ -49,6 +49,147 @@
   countdowns();
   setInterval(countdowns, 1000);
 
+  // "Show all" unfolds a long call; which are open survives the list
+  // being swapped in again. Keyed by the Ask's id and the code's place.
+  var opened = {};
+  function foldKey(code) {
+    var owner = code.closest("[data-ask], tr[id]");
+    var all = owner ? owner.querySelectorAll(".code") : [];
+    return (owner ? (owner.dataset.ask || owner.id) : "") + "/" + Array.prototype.indexOf.call(all, code);
+  }
+  function setOpen(code, open) {
+    code.classList.toggle("open", open);
+    var b = code.querySelector("button.show-all");
+    if (b) {
+      b.setAttribute("aria-expanded", open ? "true" : "false");
+      b.textContent = open ? "Fold" : b.dataset.label;
+    }
+  }
+  function restoreFolds() {
+    document.querySelectorAll(".code.folded").forEach(function (c) { if (opened[foldKey(c)]) setOpen(c, true); });
+  }
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest && e.target.closest("button.show-all");
+    if (!b) return;
+    var code = b.closest(".code"), open = !code.classList.contains("open");
+    opened[foldKey(code)] = open;
+    setOpen(code, open);
+  });
+
+  // The number waiting leads the tab's title, so a tab among many says
+  // it. An Ask this tab has not seen before (not those already listed
+  // when it opened) rings, when the reader turned the sound on, and
+  // raises a notification, when they turned those on.
+  var seen = null;
+  function waiting() {
+    var live = document.getElementById("live");
+    var n = live ? parseInt(live.dataset.waiting, 10) || 0 : 0;
+    document.title = (n ? "(" + n + ") " : "") + "askops approvals";
+    var fresh = [], first = seen === null;
+    seen = seen || {};
+    document.querySelectorAll("section.ask[data-ask]").forEach(function (s) {
+      if (!seen[s.dataset.ask] && !first) fresh.push(s);
+      seen[s.dataset.ask] = true;
+    });
+    if (fresh.length && setting("sound")) beep();
+    fresh.forEach(announce);
+  }
+
+  function setting(name) { try { return localStorage.getItem("askops." + name) === "on"; } catch (e) { return false; } }
+  function remember(name, on) { try { localStorage.setItem("askops." + name, on ? "on" : "off"); } catch (e) {} }
+
+  var audio = null;
+  function beep() {
+    try {
+      audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+      audio.resume();
+      var o = audio.createOscillator(), g = audio.createGain(), t = audio.currentTime;
+      o.frequency.value = 880;
+      g.gain.setValueAtTime(0.2, t);
+      g.gain.exponentialRampToValueAtTime(0.001, t + 0.35);
+      o.connect(g); g.connect(audio.destination);
+      o.start(t); o.stop(t + 0.35);
+    } catch (e) { /* no audio here: the title and the notification still tell */ }
+  }
+
+  // A browser lets a page make sound only after the reader touched it:
+  // the first tap or key after a reload readies the tone.
+  function readyAudio() {
+    if (!setting("sound")) return;
+    try {
+      audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+      audio.resume();
+    } catch (e) { /* no audio here */ }
+  }
+  document.addEventListener("pointerdown", readyAudio, { passive: true });
+  document.addEventListener("keydown", readyAudio);
+
+  // Notifications need a secure context (HTTPS, or this machine's own
+  // address); Chrome on Android shows them only through a service worker,
+  // which also brings the tab forward when one is clicked.
+  var canNotify = "Notification" in window && window.isSecureContext;
+  var worker = null;
+  function startWorker() {
+    if (worker || !("serviceWorker" in navigator)) return Promise.resolve(worker);
+    return navigator.serviceWorker.register("/sw.js").then(function () { return navigator.serviceWorker.ready; })
+      .then(function (reg) { worker = reg; return reg; }, function () { return null; });
+  }
+  function announce(section) {
+    if (!canNotify || !setting("notify") || Notification.permission !== "granted") return;
+    var id = section.dataset.ask;
+    // What it does first, as on the card: the effect lines, one after another.
+    var head = section.querySelector("h3"), lines = [];
+    section.querySelectorAll(".effects li, p.runs").forEach(function (l) { lines.push(l.textContent.replace(/\s+/g, " ").trim()); });
+    var title = "askops: " + (head ? head.textContent.trim() : "a request") + " waits for you";
+    var body = lines.join(" · ").slice(0, 240);
+    var opts = { body: body, tag: "askops-" + id, data: { ask: id } };
+    if (worker) { worker.showNotification(title, opts); return; }
+    try {
+      var n = new Notification(title, opts);
+      n.onclick = function () { window.focus(); openAsk(id); n.close(); };
+    } catch (e) { startWorker().then(function (reg) { if (reg) reg.showNotification(title, opts); }); }
+  }
+  // openAsk brings an Ask's card into view and marks it.
+  function openAsk(id) {
+    var el = id && document.getElementById("ask-" + id);
+    if (!el) return;
+    if (location.hash !== "#ask-" + id) history.replaceState(null, "", "#ask-" + id);
+    document.querySelectorAll("section.ask.opened").forEach(function (s) { s.classList.remove("opened"); });
+    el.classList.add("opened");
+    el.scrollIntoView({ block: "start" });
+  }
+  if ("serviceWorker" in navigator) {
+    navigator.serviceWorker.addEventListener("message", function (e) { if (e.data && e.data.open) { window.focus(); openAsk(e.data.open); } });
+  }
+
+  var notifyBox = document.getElementById("notify"), soundBox = document.getElementById("sound"), note = document.getElementById("notify-note");
+  if (soundBox) {
+    soundBox.checked = setting("sound");
+    soundBox.addEventListener("change", function () { remember("sound", soundBox.checked); if (soundBox.checked) beep(); });
+  }
+  if (notifyBox) {
+    if (!canNotify) {
+      notifyBox.disabled = true;
+      note.textContent = "(notifications need HTTPS or this machine's own address)";
+    } else {
+      notifyBox.checked = setting("notify") && Notification.permission === "granted";
+      if (notifyBox.checked) startWorker();
+      notifyBox.addEventListener("change", function () {
+        remember("notify", notifyBox.checked);
+        note.textContent = "";
+        if (!notifyBox.checked) return;
+        Notification.requestPermission().then(function (p) {
+          if (p === "granted") { startWorker(); return; }
+          notifyBox.checked = false;
+          remember("notify", false);
+          note.textContent = "(the browser blocks notifications from this page)";
+        });
+      });
+    }
+  }
+  waiting();
+  if (location.hash.indexOf("#ask-") === 0) openAsk(location.hash.slice(5));
+
   async function refresh() {
     if (busy) { again = true; return; }
     busy = true;
@@ -61,6 +202,8 @@
         var kept = reasons();
         document.getElementById("live").outerHTML = html;
         restore(kept);
+        restoreFolds();
+        waiting();
         localTimes();
         countdowns();
       } while (again);
