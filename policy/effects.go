@@ -10,9 +10,10 @@ import (
 // Effects is what a command does, in the classes an approver reads before
 // the command itself: the files it writes and deletes, the hosts it
 // reaches, what runs with more privilege, and what the reading could not
-// see. It is read from the same analysis Evaluate judges (and Programs
-// lists), never from a second parse; like Programs it names only what the
-// reading found, so an empty class means "none found", and Unread says
+// see. It is read by the same analysis Evaluate judges with (and Programs
+// lists from), run once more when an Ask is made: the verdict does not
+// carry its reading yet (the intake issue's step). Like Programs it names
+// only what the reading found, so an empty class means "none found", and Unread says
 // when the reading was incomplete.
 type Effects struct {
 	Writes, Deletes []Target
