@@ -73,7 +73,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		now = r.clock.Now()
 	}
 	if d := now.Sub(time.Unix(ts, 0)); d > 5*time.Minute || d < -5*time.Minute {
-		http.Error(w, "stale", 401)
+		http.Error(w, "stale", http.StatusUnauthorized)
 		return
 	}
 	r.mu.Lock()
@@ -84,7 +84,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	secret, ok := r.regs[reg]
 	if !ok || !validSignature(secret, req.Header.Get("webhook-id"), req.Header.Get("webhook-timestamp"), body, req.Header.Get("webhook-signature")) {
-		http.Error(w, "unknown registration or bad signature", 401)
+		http.Error(w, "unknown registration or bad signature", http.StatusUnauthorized)
 		return
 	}
 	if msg["type"] == "webhook.verification" {

@@ -88,7 +88,7 @@ func readDelivery(raw json.RawMessage, allowPrivate bool) (delivery, error) {
 		return delivery{}, invalid("invalid_webhook_url", "delivery.url", "delivery.url is required.")
 	}
 	if err := checkURL(d.URL, allowPrivate); err != nil {
-		return delivery{}, invalid("invalid_webhook_url", "delivery.url", "%s", err.Error())
+		return delivery{}, invalid("invalid_webhook_url", "delivery.url", "%s.", err.Error())
 	}
 	if d.RegistrationID, _, err = stringField(m, "registration_id"); err != nil || !recordid.ValidUUID(strings.ToLower(d.RegistrationID)) {
 		return delivery{}, invalid("invalid_field", "delivery.registration_id", "delivery.registration_id must be a UUID.")
@@ -106,18 +106,18 @@ func checkURL(raw string, allowPrivate bool) error {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil || u.Host == "" || u.Opaque != "":
-		return errors.New("delivery.url must be an absolute https URL.")
+		return errors.New("delivery.url must be an absolute https URL")
 	case u.User != nil:
-		return errors.New("delivery.url must not carry userinfo.")
+		return errors.New("delivery.url must not carry userinfo")
 	case u.Fragment != "" || strings.Contains(raw, "#"):
-		return errors.New("delivery.url must not carry a fragment.")
+		return errors.New("delivery.url must not carry a fragment")
 	case u.Scheme != "https" && !(allowPrivate && u.Scheme == "http"):
-		return errors.New("delivery.url must use https.")
+		return errors.New("delivery.url must use https")
 	case strings.ContainsAny(raw, " \t\r\n"):
-		return errors.New("delivery.url must not contain whitespace.")
+		return errors.New("delivery.url must not contain whitespace")
 	}
 	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !allowPrivate && !publicAddr(ip) {
-		return errors.New("delivery.url must not name a loopback, private, link-local or other non-public address.")
+		return errors.New("delivery.url must not name a loopback, private, link-local or other non-public address")
 	}
 	return nil
 }

@@ -182,7 +182,7 @@ func newE2EReceiver(t *testing.T) *e2eReceiver {
 		mac.Write([]byte(req.Header.Get("webhook-id") + "." + req.Header.Get("webhook-timestamp") + "."))
 		mac.Write(body)
 		if !hmac.Equal([]byte(req.Header.Get("webhook-signature")), []byte("v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))) {
-			http.Error(w, "bad signature", 401)
+			http.Error(w, "bad signature", http.StatusUnauthorized)
 			return
 		}
 		var m map[string]string
