@@ -21,6 +21,7 @@ package console
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -86,6 +87,10 @@ type Config struct {
 	// quorum.go): approvals.self_approval, or the console is the only
 	// place anyone approves.
 	SelfApproval bool
+
+	// TLS, when set, makes Listen serve HTTPS (console.tls_cert and
+	// tls_key); the session cookie is then Secure.
+	TLS *tls.Config
 
 	Logger *slog.Logger
 	Now    func() time.Time

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -46,10 +47,14 @@ func serve(c *Console, ln net.Listener, routes Routes) *Server {
 	for pattern, h := range routes(c.Handler()) {
 		mux.Handle(pattern, h)
 	}
+	scheme := "http"
+	if c.cfg.TLS != nil {
+		ln, scheme = tls.NewListener(ln, c.cfg.TLS), "https"
+	}
 	s := &Server{
 		console: c,
 		http:    &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
-		base:    "http://" + ln.Addr().String(),
+		base:    scheme + "://" + ln.Addr().String(),
 		served:  make(chan struct{}),
 	}
 	go func() {
@@ -61,8 +66,19 @@ func serve(c *Console, ln net.Listener, routes Routes) *Server {
 	return s
 }
 
-// Base is the server's URL as bound: http://host:port.
+// Base is the server's URL as bound: http://host:port, or https:// with
+// Config.TLS.
 func (s *Server) Base() string { return s.base }
+
+// Certificate is the DER certificate the server presents, nil over
+// plain HTTP: what local clients pin (gateway.LocalEndpoint).
+func (s *Server) Certificate() []byte {
+	t := s.console.cfg.TLS
+	if t == nil || len(t.Certificates) == 0 || len(t.Certificates[0].Certificate) == 0 {
+		return nil
+	}
+	return t.Certificates[0].Certificate[0]
+}
 
 // SignInLink is the one-time link that signs a browser in.
 func (s *Server) SignInLink() string { return s.console.SignInLink(s.base) }

@@ -270,7 +270,7 @@ func ClientFromEnv(url, tokenEnv string, getenv func(string) string) (*Client, e
 		if ep.AgentToken == "" {
 			return nil, errors.New("the local askops is older than this bot (its endpoint file has no agent_token): restart `bot serve`")
 		}
-		return &Client{BaseURL: ep.URL, Token: ep.AgentToken, MaxTimeout: time.Duration(ep.TimeoutSeconds) * time.Second}, nil
+		return &Client{BaseURL: ep.URL, Token: ep.AgentToken, MaxTimeout: time.Duration(ep.TimeoutSeconds) * time.Second, HTTP: ep.HTTPClient()}, nil
 	}
 	token := getenv(tokenEnv)
 	if token == "" {

@@ -2,7 +2,10 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -46,6 +49,40 @@ type LocalEndpoint struct {
 	// PID is the serve's process (0 in files older releases wrote): an
 	// entry whose process is gone names a serve that is not running.
 	PID int `json:"pid,omitempty"`
+	// CertSHA256 is the SHA-256 (hex) of the serve's TLS certificate when
+	// it serves HTTPS (console.tls_cert): local clients pin it, since the
+	// certificate names the host phones reach, not 127.0.0.1.
+	CertSHA256 string `json:"cert_sha256,omitempty"`
+}
+
+// CertPin is CertSHA256 of a DER certificate.
+func CertPin(der []byte) string {
+	sum := sha256.Sum256(der)
+	return hex.EncodeToString(sum[:])
+}
+
+// HTTPClient is the client that reaches e: nil (the default client) over
+// plain HTTP; over HTTPS one that accepts exactly the certificate the
+// serve wrote here, whatever name it carries.
+func (e LocalEndpoint) HTTPClient() *http.Client {
+	if e.CertSHA256 == "" {
+		return nil
+	}
+	pin := e.CertSHA256
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// The name is not checked: the pin below is the whole check,
+		// stricter than a name (one certificate, not any a CA issued).
+		InsecureSkipVerify: true,
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 || subtle.ConstantTimeCompare([]byte(CertPin(raw[0])), []byte(pin)) != 1 {
+				return errors.New("the local askops' certificate is not the one its endpoint file names (restart `bot serve`)")
+			}
+			return nil
+		},
+	}
+	return &http.Client{Transport: tr}
 }
 
 // localEndpointFile is the endpoint file: the serve started last at the

@@ -40,7 +40,7 @@ func askLocal(ctx context.Context, getenv func(string) string, s gateway.Script,
 	input, _ := json.Marshal(map[string]string{"command": s.Command})
 	(&askProgress{Out: progress}).Asking(s.Command)
 	start := time.Now()
-	client := &gateway.Client{BaseURL: ep.URL, Token: ep.Token, Created: func(a pending.Ask) {
+	client := &gateway.Client{BaseURL: ep.URL, Token: ep.Token, HTTP: ep.HTTPClient(), Created: func(a pending.Ask) {
 		fmt.Fprintf(progress, "bot ask: waiting for a decision in the console at %s until %s (%s)\n",
 			ep.URL, a.Deadline.Local().Format("15:04:05"), time.Until(a.Deadline).Round(time.Second))
 	}}

@@ -118,7 +118,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 	// Its own entry in the endpoint file: another local serve (on another
 	// port) keeps its own, and stopping either leaves the other's.
 	ep := gateway.LocalEndpoint{URL: srv.Base(), Token: tokens.Script, AgentToken: tokens.Agent,
-		TimeoutSeconds: int(cfg.Approvals.Timeout.D() / time.Second)}
+		TimeoutSeconds: int(cfg.Approvals.Timeout.D() / time.Second), CertSHA256: certPin(srv.Certificate())}
 	if _, err := gateway.WriteLocalEndpoint(env.getenv, ep); err != nil {
 		log.Warn("could not write the local endpoint file; `bot ask` without a config will not find this serve", "err", err)
 	} else {
@@ -151,7 +151,12 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 // console.listen; printSignIn then says how to sign in.
 func startConsole(ctx context.Context, env *environment, cfg config.Config, log *slog.Logger,
 	asks pending.Store, gs grants.Store, live *console.Live, messages []console.MessageUpdater, routes console.Routes) (*console.Server, error) {
+	tlsCfg, err := cfg.Console.TLS()
+	if err != nil {
+		return nil, err
+	}
 	srv, err := console.Listen(console.Config{
+		TLS:  tlsCfg,
 		Asks: asks, Grants: gs, Live: live, Messages: messages,
 		ScopeText:      approval.ScopeText(approval.DefaultScopeFor),
 		GrantDurations: cfg.Approvals.Durations(),
@@ -213,4 +218,13 @@ func consoleExpired(cfg config.Config, live *console.Live) approval.ExpiredUpdat
 		return nil
 	}
 	return live
+}
+
+// certPin is the endpoint file's pin of the console's certificate, "" for
+// none (plain HTTP).
+func certPin(der []byte) string {
+	if der == nil {
+		return ""
+	}
+	return gateway.CertPin(der)
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/askops/askops/slackui"
 )
 
-var signInRe = regexp.MustCompile(`sign in at (http://\S+)`)
+var signInRe = regexp.MustCompile(`sign in at (https?://\S+)`)
 
 // TestServeLocalConsole: serve with a config that has no slack section
 // starts the console alone (no Slack, no model), prints a sign-in link that

@@ -70,11 +70,14 @@ type Conn struct {
 // then returns without writing. gone is called once, from Run's goroutine
 // (it must not block), if the client closes the connection before the
 // answer, or if Run stops first. ok is false when the request cannot be
-// held (no Run running, HTTP/2, a platform where a gone client cannot be
-// seen without a reader, a connection that is not a socket): the handler
+// held (no Run running, HTTP/2, TLS, a platform where a gone client cannot
+// be seen without a reader, a connection that is not a socket): the handler
 // then waits and answers as usual.
 func (h *Held) Hold(w http.ResponseWriter, r *http.Request, gone func()) (c *Conn, ok bool) {
-	if h == nil || r.ProtoMajor != 1 || !peekable {
+	if h == nil || r.ProtoMajor != 1 || !peekable || r.TLS != nil {
+		// Over TLS the hijacked connection is a *tls.Conn, whose socket
+		// cannot be peeked for a gone client (its bytes are records); it
+		// is told so before the hijack, which cannot be undone.
 		return nil, false
 	}
 	h.mu.Lock()

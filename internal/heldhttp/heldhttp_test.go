@@ -214,3 +214,35 @@ func TestHeldRequestsHoldNoGoroutine(t *testing.T) {
 		c.Answer(func(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) })
 	}
 }
+
+// A request over TLS is not held (its socket cannot be peeked for a gone
+// client) and the handler answers it itself: before, Hold hijacked the
+// connection first and then gave it up, so the handler's answer was lost.
+func TestTLSIsNotHeld(t *testing.T) {
+	s := &heldServer{h: New(20 * time.Millisecond)}
+	s.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if _, ok := s.h.Hold(w, r, func() {}); ok {
+			t.Error("a TLS request was held")
+			return
+		}
+		s.notHeld.Add(1)
+		http.Error(w, "answered by the handler", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(s.srv.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.h.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	testwait.For(t, "Run to start", s.h.Running)
+
+	r, err := s.srv.Client().Post(s.srv.URL, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "answered by the handler") || s.notHeld.Load() != 1 {
+		t.Errorf("over TLS: %d %q; want the handler's own answer", r.StatusCode, b)
+	}
+}
