@@ -238,30 +238,40 @@ func TestAskWithoutConfigReachesTheLocalServe(t *testing.T) {
 	}
 
 	asked := startBot(ctx, t, env, "ask", "-reason", "clean before the release", "--", "rm", "-rf", "build")
+	id, csrf := waitConsoleAsk(ctx, t, browser, base, serveErr, "rm -rf build", "clean before the release")
+	resp := postForm(ctx, t, browser, base+"/asks/"+id, base, url.Values{"csrf": {csrf}, "action": {"approve"}})
+	readBody(t, resp)
+	r := waitResult(t, asked)
+	if r.code != exitOK || !strings.Contains(r.stdout, "approved by console:carol") || !strings.Contains(r.stderr, "waiting for a decision in the console at "+base+" until ") {
+		t.Fatalf("bot ask: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// waitConsoleAsk waits until the console page at base shows a pending
+// Ask whose card holds every one of texts, and returns its id and the
+// page's CSRF token.
+func waitConsoleAsk(ctx context.Context, t *testing.T, browser *http.Client, base string, serveErr *syncBuffer, texts ...string) (id, csrf string) {
+	t.Helper()
 	askRe := regexp.MustCompile(`action="/asks/([a-z2-7]{26})"`)
 	csrfRe := regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-	var id, csrf string
-	for id == "" {
+	for {
 		resp, err := browser.Get(base + "/")
 		if err != nil {
 			t.Fatal(err)
 		}
 		page := readBody(t, resp)
-		if m := askRe.FindStringSubmatch(page); m != nil && strings.Contains(page, "rm -rf build") && strings.Contains(page, "clean before the release") {
-			id, csrf = m[1], csrfRe.FindStringSubmatch(page)[1]
-			break
+		all := true
+		for _, x := range texts {
+			all = all && strings.Contains(page, x)
+		}
+		if m := askRe.FindStringSubmatch(page); m != nil && all {
+			return m[1], csrfRe.FindStringSubmatch(page)[1]
 		}
 		select {
 		case <-ctx.Done():
 			t.Fatalf("the Ask never showed in the console:\n%s\nserve stderr:\n%s", page, serveErr.String())
 		case <-time.After(20 * time.Millisecond):
 		}
-	}
-	resp := postForm(ctx, t, browser, base+"/asks/"+id, base, url.Values{"csrf": {csrf}, "action": {"approve"}})
-	readBody(t, resp)
-	r := waitResult(t, asked)
-	if r.code != exitOK || !strings.Contains(r.stdout, "approved by console:carol") || !strings.Contains(r.stderr, "waiting for a decision in the console at "+base+" until ") {
-		t.Fatalf("bot ask: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 }
 

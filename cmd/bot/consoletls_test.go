@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -87,25 +86,7 @@ func TestConsoleOverHTTPS(t *testing.T) {
 	}
 
 	asked := startBot(ctx, t, env, "ask", "--", "rm", "-rf", "build")
-	askRe := regexp.MustCompile(`action="/asks/([a-z2-7]{26})"`)
-	csrfRe := regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-	var id, csrf string
-	for id == "" {
-		resp, err := browser.Get(base + "/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		page := readBody(t, resp)
-		if m := askRe.FindStringSubmatch(page); m != nil && strings.Contains(page, "rm -rf build") {
-			id, csrf = m[1], csrfRe.FindStringSubmatch(page)[1]
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the Ask never showed in the https console:\n%s\nserve stderr:\n%s", page, serveErr.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	id, csrf := waitConsoleAsk(ctx, t, browser, base, serveErr, "rm -rf build")
 	readBody(t, postForm(ctx, t, browser, base+"/asks/"+id, base, url.Values{"csrf": {csrf}, "action": {"approve"}}))
 	if r := waitResult(t, asked); r.code != exitOK || !strings.Contains(r.stdout, "approved by console:carol") {
 		t.Fatalf("bot ask over the pinned https: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
