@@ -96,7 +96,8 @@ func CommandEffects(command, cwd, workspace string) Effects {
 		case "setcap":
 			add(&e.Privilege, "file capabilities (setcap)")
 		case "chmod":
-			add(&e.Privilege, chmodPrivilege(chmodMode(args)))
+			mode, _ := modeArgs(name, args)
+			add(&e.Privilege, chmodPrivilege(mode))
 		case "ssh", "scp", "sftp", "rsync", "mosh", "sshfs":
 			for _, h := range remoteHosts(name, args) {
 				add(&e.Hosts, h)
@@ -134,26 +135,6 @@ func CommandEffects(command, cwd, workspace string) Effects {
 	}
 	e.Unread = slices.Clone(a.unread)
 	return e
-}
-
-// chmodMode is chmod's mode: the first word that is none of its flags
-// (as modeOperands reads it), "" with --reference.
-func chmodMode(args []word) string {
-	for i, w := range args {
-		switch l := w.loose; {
-		case l == "--":
-			if i+1 < len(args) {
-				return args[i+1].loose
-			}
-			return ""
-		case strings.HasPrefix(l, "--ref"):
-			return ""
-		case strings.HasPrefix(l, "--"), l == "-R", l == "-v", l == "-c", l == "-f":
-		default:
-			return l
-		}
-	}
-	return ""
 }
 
 // chmodPrivilege says what of a chmod mode grants privilege: a setuid or

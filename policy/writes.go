@@ -373,7 +373,14 @@ func (z *analyzer) attributeWrites(name string, args []word, target func(word, s
 // flags. The mode may look like an option (chmod -x a, chattr -i a), so
 // it is the first word that is not a flag; --reference=FILE names it.
 func modeOperands(name string, args []word) []word {
-	var files []word
+	_, files := modeArgs(name, args)
+	return files
+}
+
+// modeArgs splits the arguments of chmod, chown, chgrp and chattr into
+// the mode (owner, attributes; "" when --reference names it or there is
+// none) and the files (modeOperands).
+func modeArgs(name string, args []word) (mode string, files []word) {
 	haveMode := false
 	for i := 0; i < len(args); i++ {
 		l := args[i].loose
@@ -381,9 +388,9 @@ func modeOperands(name string, args []word) []word {
 		case l == "--":
 			rest := args[i+1:]
 			if !haveMode && len(rest) > 0 {
-				rest = rest[1:]
+				mode, rest = rest[0].loose, rest[1:]
 			}
-			return append(files, rest...)
+			return mode, append(files, rest...)
 		case strings.HasPrefix(l, "--"):
 			if strings.HasPrefix(l, "--ref") {
 				haveMode = true
@@ -397,12 +404,12 @@ func modeOperands(name string, args []word) []word {
 				i++ // chattr -p PROJECT
 			}
 		case !haveMode:
-			haveMode = true
+			haveMode, mode = true, l
 		default:
 			files = append(files, args[i])
 		}
 	}
-	return files
+	return mode, files
 }
 
 // writeWord judges a word naming a file the command writes. A name that
