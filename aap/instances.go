@@ -104,17 +104,22 @@ func (s *Server) readInstanceInput(r *http.Request, update bool) (instanceInput,
 	return in, hex.EncodeToString(d[:]), nil
 }
 
+// instanceRequest is what creating and updating an instance read first:
+// the provisioner, the Idempotency-Key, and the body with its digest.
+func (s *Server) instanceRequest(r *http.Request, update bool) (prov provisioner, key string, in instanceInput, digest string, err error) {
+	if prov, err = s.provisionerOf(r); err != nil {
+		return
+	}
+	if key, err = idempotencyKey(r); err != nil {
+		return
+	}
+	in, digest, err = s.readInstanceInput(r, update)
+	return
+}
+
 // createInstance serves POST /v1/instances.
 func (s *Server) createInstance(r *http.Request, rid string) (int, any, error) {
-	prov, err := s.provisionerOf(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	key, err := idempotencyKey(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	in, digest, err := s.readInstanceInput(r, false)
+	prov, key, in, digest, err := s.instanceRequest(r, false)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -301,15 +306,7 @@ type patched struct {
 // updateInstance serves PATCH /v1/instances/{id}: a new name, a new
 // receiver (verified before anything is committed), or none (null).
 func (s *Server) updateInstance(r *http.Request, rid string) (int, any, error) {
-	prov, err := s.provisionerOf(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	key, err := idempotencyKey(r)
-	if err != nil {
-		return 0, nil, err
-	}
-	in, digest, err := s.readInstanceInput(r, true)
+	prov, key, in, digest, err := s.instanceRequest(r, true)
 	if err != nil {
 		return 0, nil, err
 	}
