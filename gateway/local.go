@@ -55,8 +55,11 @@ type LocalEndpoint struct {
 	CertSHA256 string `json:"cert_sha256,omitempty"`
 }
 
-// CertPin is CertSHA256 of a DER certificate.
+// CertPin is CertSHA256 of a DER certificate; "" for none (plain HTTP).
 func CertPin(der []byte) string {
+	if der == nil {
+		return ""
+	}
 	sum := sha256.Sum256(der)
 	return hex.EncodeToString(sum[:])
 }

@@ -118,7 +118,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 	// Its own entry in the endpoint file: another local serve (on another
 	// port) keeps its own, and stopping either leaves the other's.
 	ep := gateway.LocalEndpoint{URL: srv.Base(), Token: tokens.Script, AgentToken: tokens.Agent,
-		TimeoutSeconds: int(cfg.Approvals.Timeout.D() / time.Second), CertSHA256: certPin(srv.Certificate())}
+		TimeoutSeconds: int(cfg.Approvals.Timeout.D() / time.Second), CertSHA256: gateway.CertPin(srv.Certificate())}
 	if _, err := gateway.WriteLocalEndpoint(env.getenv, ep); err != nil {
 		log.Warn("could not write the local endpoint file; `bot ask` without a config will not find this serve", "err", err)
 	} else {
@@ -218,13 +218,4 @@ func consoleExpired(cfg config.Config, live *console.Live) approval.ExpiredUpdat
 		return nil
 	}
 	return live
-}
-
-// certPin is the endpoint file's pin of the console's certificate, "" for
-// none (plain HTTP).
-func certPin(der []byte) string {
-	if der == nil {
-		return ""
-	}
-	return gateway.CertPin(der)
 }
