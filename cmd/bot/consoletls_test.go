@@ -85,6 +85,15 @@ func TestConsoleOverHTTPS(t *testing.T) {
 		t.Errorf("plain http answered 200 on the https console")
 	}
 
+	// bot hook finds the serve through the same file and pins it too: a
+	// Read inside the project is allowed by the serve at once.
+	project := t.TempDir()
+	event := `{"session_id":"cc-tls","cwd":"` + project + `","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` + filepath.Join(project, "go.mod") + `"},"tool_use_id":"t1"}`
+	var hookOut, hookErr syncBuffer
+	if code := run(ctx, []string{"hook", "claude"}, envOf(env), strings.NewReader(event), &hookOut, &hookErr); code != 0 || !strings.Contains(hookOut.String(), `"permissionDecision":"allow"`) {
+		t.Fatalf("bot hook claude over the pinned https: exit %d\n%s\n%s", code, hookOut.String(), hookErr.String())
+	}
+
 	asked := startBot(ctx, t, env, "ask", "--", "rm", "-rf", "build")
 	id, csrf := waitConsoleAsk(ctx, t, browser, base, serveErr, "rm -rf build")
 	readBody(t, postForm(ctx, t, browser, base+"/asks/"+id, base, url.Values{"csrf": {csrf}, "action": {"approve"}}))
