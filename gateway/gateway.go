@@ -366,6 +366,40 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 // where the files are (an HTTP hook, an API call) is never allowed by a
 // rule or a grant, only by mode full.
 func (s *Service) verdict(ctx context.Context, m mapped, pc policy.Call, resolved bool) policy.Verdict {
+	old := s.verdictOld(ctx, m, pc, resolved)
+	if verdictDiff != nil {
+		verdictDiff(pc, old, s.verdictNew(ctx, m, pc, resolved))
+	}
+	return old
+}
+
+// verdictDiff, set by a test, sees each call's old and new verdicts.
+var verdictDiff func(pc policy.Call, old, new policy.Verdict)
+
+func (s *Service) verdictNew(ctx context.Context, m mapped, pc policy.Call, resolved bool) policy.Verdict {
+	if m.refuse != "" {
+		return policy.Verdict{Decision: policy.Deny, Reason: m.refuse}
+	}
+	pc.Resolved = resolved
+	pc.Command = m.command
+	if m.call.Command != "" {
+		pc.Command = m.call.Command
+	}
+	if pc.Tool == toolNetworkAccess {
+		pc.Tool = policy.ToolNetworkAccess
+	}
+	if m.grep != nil {
+		pc.Search, pc.Glob = true, m.grep.names
+	}
+	if sp, ok := s.cfg.Policy.(ScriptPolicy); ok {
+		pc.Mode = policy.ModeScript
+		return sp.Engine.Evaluate(ctx, pc)
+	}
+	return s.cfg.Policy.Evaluate(ctx, pc)
+}
+
+func (s *Service) verdictOld(ctx context.Context, m mapped, pc policy.Call, resolved bool) policy.Verdict {
+	pc.Exact, pc.Resolved = true, true // the engine as it was: one reading, no resolution check
 	if m.refuse != "" {
 		return policy.Verdict{Decision: policy.Deny, Reason: m.refuse}
 	}

@@ -90,7 +90,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.mode == "" {
 		e.mode = ModeAsk
 	}
-	if !validMode(e.mode) {
+	if !validMode(e.mode) && e.mode != ModeScript {
 		return nil, &RuleError{Index: -1, Field: "mode", Msg: fmt.Sprintf("unknown mode %q (want ask, never or full)", cfg.Mode)}
 	}
 	if len(e.protected) == 0 {
@@ -202,11 +202,18 @@ func (e *Engine) Evaluate(ctx context.Context, c Call) Verdict {
 	if mode == "" {
 		mode = e.mode
 	}
+	script := mode == ModeScript
+	if script {
+		mode = ModeAsk
+	}
 	if !validMode(mode) {
 		return Verdict{Decision: Deny, Reason: fmt.Sprintf("unknown session mode %q: refusing every call until it is fixed", mode)}
 	}
 	var grantErr error
 	v := e.decide(ctx, c, mode, &grantErr)
+	if script && v.Decision == Allow && v.Grant == "" {
+		v = Verdict{Decision: Ask, Reason: "a script asked for a human (bot ask)"}
+	}
 	if grantErr != nil && v.Decision != Allow {
 		v.Reason += " (grants could not be checked, so none was used: " + clip(grantErr.Error(), 200) + ")"
 	}
@@ -222,17 +229,27 @@ func (e *Engine) decide(ctx context.Context, c Call, mode Mode, grantErr *error)
 	case c.Tool == ToolBash:
 		return e.decideBash(ctx, c, mode, grantErr)
 	case isFileTool(c.Tool):
-		return e.decideFile(ctx, c, mode, grantErr)
+		return e.decideFileCall(ctx, c, mode, grantErr)
 	case c.Tool == "":
 		return Verdict{Decision: Ask, Reason: "the call names no tool"}
+	case c.Tool == ToolNetworkAccess:
+		bash := c
+		bash.Tool, bash.Safety = ToolBash, SideEffect
+		return strictest(e.decideTool(ctx, c, mode, grantErr), e.decideBash(ctx, bash, mode, grantErr))
 	}
+	return e.decideTool(ctx, c, mode, grantErr)
+}
+
+// decideTool decides a call of a tool that is neither bash nor a file
+// tool (an MCP tool, network access) by its rules, grants and class.
+func (e *Engine) decideTool(ctx context.Context, c Call, mode Mode, grantErr *error) Verdict {
 	for _, r := range e.deny {
 		if r.Tool == c.Tool {
 			return Verdict{Decision: Deny, Rule: r.name, Reason: r.why("the rules deny " + c.Tool)}
 		}
 	}
 	if mode == ModeFull {
-		return Verdict{Decision: Allow, Reason: "mode full"}
+		return Verdict{Decision: Allow, Reason: "mode full", ByMode: true}
 	}
 	if q, ok := e.toolQuorum(c.Tool); ok { // before grants: see quorum.go
 		return quorumVerdict(q, fmt.Sprintf("the rules need %d approvals before %s", q.Approvals, c.Tool))
@@ -364,7 +381,7 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 	}
 	// 3. Mode full.
 	if mode == ModeFull {
-		return Verdict{Decision: Allow, Reason: "mode full"}
+		return Verdict{Decision: Allow, Reason: "mode full", ByMode: true}
 	}
 	// 4. A grant, unless the command runs code no grant's approver saw
 	// (a prefix grant on git push does not cover git push out/r), or a
@@ -519,7 +536,7 @@ func (e *Engine) decideFile(ctx context.Context, c Call, mode Mode, grantErr *er
 		}
 	}
 	if mode == ModeFull {
-		return Verdict{Decision: Allow, Reason: "mode full"}
+		return Verdict{Decision: Allow, Reason: "mode full", ByMode: true}
 	}
 	if q, ok := e.fileQuorum(c, abs, rel, inside); ok { // before grants: see quorum.go
 		return quorumVerdict(q, fmt.Sprintf("the rules need %d approvals before %s of %s", q.Approvals, c.Tool, shownPath(c.Path)))
@@ -534,10 +551,6 @@ func (e *Engine) decideFile(ctx context.Context, c Call, mode Mode, grantErr *er
 	}
 	if !inside {
 		return Verdict{Decision: Ask, Reason: fmt.Sprintf("%s of %s: the path is outside the workspace", c.Tool, shownPath(c.Path))}
-	}
-	writes := c.Tool == ToolWriteFile || c.Tool == ToolEditFile
-	if writes && isGitInternal(abs, ws) {
-		return Verdict{Decision: Ask, Reason: fmt.Sprintf("%s of %s: files under .git (hooks, config) can run code", c.Tool, shownPath(c.Path))}
 	}
 	for _, r := range e.allow {
 		if r.Tool == c.Tool && r.matchesPath(abs, rel, inside) {

@@ -29,6 +29,12 @@ const (
 	Deny  Decision = "deny"
 )
 
+// ToolNetworkAccess is a network approval (Codex's NetworkAccess, or a
+// shell call that says it needs the network): judged as network access
+// and as its Command, the stricter verdict standing, so an agent's words
+// can only make a call stricter.
+const ToolNetworkAccess = "network_access"
+
 // Mode is how a session treats asks.
 type Mode string
 
@@ -36,6 +42,12 @@ const (
 	ModeAsk   Mode = "ask"   // default: ask a human
 	ModeNever Mode = "never" // unattended: every ask becomes a deny, before any channel is tried
 	ModeFull  Mode = "full"  // no asks; deny rules and built-in dangers still apply
+	// ModeScript is how a script's own question is judged (bot ask): it
+	// asked because it wants a human, so only a grant or a deny rule
+	// answers without one; what rules, the tool's class or mode full would
+	// allow asks all the same. Set per call or per engine, never in a
+	// session or the config (Valid is false).
+	ModeScript Mode = "script"
 )
 
 // Safety is a tool's class. The zero value is Unknown, which asks.
@@ -47,16 +59,39 @@ const (
 	SideEffect               // changes something: asks unless a rule or grant allows
 )
 
-// Call is one tool call as the policy sees it.
+// Call is one tool call as the policy sees it, with what the door that
+// took it knows of where it runs (see filecall.go). The zero value of
+// each fact is the strictest reading.
 type Call struct {
-	Tool      string
-	Safety    Safety
-	Command   string // for bash: the command line
+	Tool   string
+	Safety Safety
+	// Command is, for bash, the command line; for ToolNetworkAccess, the
+	// command that asks for the network (judged as bash too, the stricter
+	// verdict standing).
+	Command   string
 	Path      string // for file tools: the path as given (relative to Cwd/Workspace, or absolute)
 	Cwd       string // absolute working directory (inside Workspace)
 	Workspace string // absolute workspace root
 	SessionID string
 	Mode      Mode // the session's mode; empty means the engine's default
+
+	// Resolved says Path and Cwd were resolved on this machine, where the
+	// files are (links followed): a Search lists the directory, and a
+	// write may be allowed by a rule or grant. A write whose path was not
+	// resolved (an HTTP hook, an API call) is allowed by mode full only:
+	// a link could lead anywhere.
+	Resolved bool
+	// Exact says the file system the call's paths name takes them as
+	// written: case-sensitive, "/" its only separator (askops' own agent
+	// on Linux). Otherwise every reading another file system may give a
+	// path is judged too (backslashes as separators, protected names in
+	// any case, the workspace-relative path lower-cased), the strictest
+	// standing.
+	Exact bool
+	// Search says a read_file call reads every file under Path whose base
+	// name Glob accepts (a Grep), not Path alone; Glob "" is every file.
+	Search bool
+	Glob   string
 }
 
 // Rule is one configured rule. Command applies to bash (a command prefix,
@@ -84,6 +119,8 @@ type Verdict struct {
 	// descriptor); such a command is never allowed. Empty for other tools.
 	Unread    []string
 	Approvals int // for ask: how many distinct people must approve (0 or 1: one)
+	// ByMode says mode full allowed the call, not a rule or a grant.
+	ByMode bool
 }
 
 // GrantChecker reports whether a session or standing grant covers a call.

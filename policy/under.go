@@ -11,26 +11,20 @@ import (
 // opens each file it searches, and its matches are their lines) is a read
 // of each of those files, so a deny rule on **/.env must stop it when
 // the directory may hold a .env. Whoever cannot list the directory (the
-// gateway judging a path on an agent's machine) asks RulesUnder, which
+// gateway judging a path on an agent's machine) asks rulesUnder, which
 // says whether a rule could name some file under it; whoever can list it
-// asks RulesOn about each file it finds.
+// asks rulesOn about each file it finds.
 
-// RulesUnder is the verdict of the deny and ask rules of c.Tool (a file
+// rulesUnder is the verdict of the deny and ask rules of c.Tool (a file
 // tool) that could name a file strictly under the directory c.Path whose
-// base name the glob names accepts (names "" accepts every name; a glob
+// base name the glob c.Glob accepts ("" accepts every name; a glob
 // askops does not read as one base-name pattern accepts every name too):
 // deny when a deny rule could, else ask when an ask rule could and no
 // grant covers c (a quorum rule asks whatever grant there is). ok is
 // false when no such rule exists. Mode full skips ask rules; mode never
 // turns the ask into a deny, as Evaluate does.
-func (e *Engine) RulesUnder(ctx context.Context, c Call, names string) (v Verdict, ok bool) {
-	mode := c.Mode
-	if mode == "" {
-		mode = e.mode
-	}
-	if !validMode(mode) || !isFileTool(c.Tool) {
-		return Verdict{Decision: Deny, Reason: fmt.Sprintf("unknown session mode %q or tool %q: refusing", mode, c.Tool)}, true
-	}
+func (e *Engine) rulesUnder(ctx context.Context, c Call, mode Mode) (v Verdict, ok bool) {
+	names := c.Glob
 	dir, _, _ := resolveFile(c.Path, c.Cwd, c.Workspace)
 	if dir == "" {
 		dir = path.Clean(c.Path)
@@ -72,18 +66,11 @@ func (e *Engine) RulesUnder(ctx context.Context, c Call, names string) (v Verdic
 	return Verdict{}, false
 }
 
-// RulesOn is the verdict of the deny and ask rules of c.Tool naming c.Path
+// rulesOn is the verdict of the deny and ask rules of c.Tool naming c.Path
 // itself, without grants or the tool's class: what a file found under a
 // directory (see RulesUnder) adds to the verdict on the directory. ok is
 // false when no such rule names it. Modes act as in RulesUnder.
-func (e *Engine) RulesOn(c Call) (v Verdict, ok bool) {
-	mode := c.Mode
-	if mode == "" {
-		mode = e.mode
-	}
-	if !validMode(mode) || !isFileTool(c.Tool) {
-		return Verdict{Decision: Deny, Reason: fmt.Sprintf("unknown session mode %q or tool %q: refusing", mode, c.Tool)}, true
-	}
+func (e *Engine) rulesOn(c Call, mode Mode) (v Verdict, ok bool) {
 	abs, rel, inside := resolveFile(c.Path, c.Cwd, c.Workspace)
 	if abs == "" && path.IsAbs(c.Path) {
 		abs = path.Clean(c.Path)

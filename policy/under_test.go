@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// RulesUnder: a read of every file under a directory meets the read
+// rulesUnder: a read of every file under a directory meets the read
 // rules that could name one of them, and only those; a glob on the
 // files' names leaves out what it cannot match.
 func TestRulesUnder(t *testing.T) {
@@ -49,7 +49,11 @@ func TestRulesUnder(t *testing.T) {
 		{dir: ws + "/src", names: "*.pem", mode: ModeNever, want: Deny},
 	}
 	for _, tc := range cases {
-		v, ok := e.RulesUnder(context.Background(), Call{Tool: ToolReadFile, Path: tc.dir, Workspace: ws, Mode: tc.mode}, tc.names)
+		mode := tc.mode
+		if mode == "" {
+			mode = ModeAsk
+		}
+		v, ok := e.rulesUnder(context.Background(), Call{Tool: ToolReadFile, Path: tc.dir, Workspace: ws, Glob: tc.names}, mode)
 		got := Decision("")
 		if ok {
 			got = v.Decision
@@ -60,7 +64,7 @@ func TestRulesUnder(t *testing.T) {
 	}
 }
 
-// RulesOn: a file found under a directory meets the deny and ask rules
+// rulesOn: a file found under a directory meets the deny and ask rules
 // naming it, never an allow rule or the tool's class.
 func TestRulesOn(t *testing.T) {
 	e, err := New(Config{Rules: []Rule{
@@ -73,7 +77,7 @@ func TestRulesOn(t *testing.T) {
 	}
 	const ws = "/w"
 	for path, want := range map[string]Decision{"/w/.env": Deny, "/w/src/.env": Deny, "/w/k.pem": Ask, "/w/src/a.go": "", "/elsewhere/.env": Deny, "/elsewhere/a.go": ""} {
-		v, ok := e.RulesOn(Call{Tool: ToolReadFile, Path: path, Workspace: ws})
+		v, ok := e.rulesOn(Call{Tool: ToolReadFile, Path: path, Workspace: ws}, ModeAsk)
 		got := Decision("")
 		if ok {
 			got = v.Decision
