@@ -343,6 +343,10 @@ func (r *Runner) evaluate(ctx context.Context, run *Run, env Env, c *call) (v po
 		Workspace: env.Workspace,
 		SessionID: run.spec.SessionID,
 		Mode:      mode,
+		// The agent's tools confine every path to its real place in the
+		// workspace (confine) on this machine's file system.
+		Resolved: true,
+		Exact:    true,
 	})
 	switch v.Decision {
 	case policy.Allow, policy.Ask, policy.Deny:

@@ -51,7 +51,7 @@ func TestApprovedCallRunsAndItsOutputReachesTheModel(t *testing.T) {
 	}
 	judged := h.policy.judged()
 	wantCall := policy.Call{Tool: "bash", Safety: policy.SideEffect, Command: "echo hello from bash", Cwd: h.ws,
-		Workspace: h.ws, SessionID: "sess-1", Mode: policy.ModeAsk}
+		Workspace: h.ws, SessionID: "sess-1", Mode: policy.ModeAsk, Resolved: true, Exact: true}
 	if len(judged) != 1 || judged[0] != wantCall {
 		t.Errorf("policy judged %+v, want %+v", judged, wantCall)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -238,6 +239,7 @@ var corpus = []corpusCase{
 type corpusDoor struct {
 	svc      *Service
 	approver *countingApprover
+	policy   *countingPolicy
 	api      *httptest.Server
 	// local is the same Service's API as the local serve mounts it: its
 	// token is of the local kind, so the serve resolves paths itself.
@@ -254,8 +256,8 @@ func newCorpusDoor(t *testing.T, mode policy.Mode) *corpusDoor {
 	}
 	asks := pending.NewMemoryStore(pending.Options{})
 	t.Cleanup(func() { asks.Close() })
-	d := &corpusDoor{approver: &countingApprover{}}
-	d.svc, err = New(Config{Asks: asks, Approver: d.approver, Policy: engine, MaxTimeout: time.Minute})
+	d := &corpusDoor{approver: &countingApprover{}, policy: &countingPolicy{Policy: engine}}
+	d.svc, err = New(Config{Asks: asks, Approver: d.approver, Policy: d.policy, MaxTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,6 +276,19 @@ func newCorpusDoor(t *testing.T, mode policy.Mode) *corpusDoor {
 	d.local = httptest.NewServer(NewAPI(d.svc, local, nil).Handler())
 	t.Cleanup(d.local.Close)
 	return d
+}
+
+// countingPolicy counts the questions a door asks the policy: one per
+// call, whatever the door (a file call's readings, a Grep's files and a
+// network approval's command are the engine's, not more questions).
+type countingPolicy struct {
+	Policy
+	n atomic.Int64
+}
+
+func (p *countingPolicy) Evaluate(ctx context.Context, c policy.Call) policy.Verdict {
+	p.n.Add(1)
+	return p.Policy.Evaluate(ctx, c)
 }
 
 // decide sends the event through its front door and says what askops
@@ -375,7 +390,12 @@ func TestHostileCorpus(t *testing.T) {
 		if !json.Valid(input) {
 			t.Fatalf("case %d: input is not JSON: %s", i, input)
 		}
+		asked := doors[mode].policy.n.Load()
 		got, req := doors[mode].decide(t, tc, session, cwd, input)
+		// One question per call; none for a call refused unread.
+		if n := doors[mode].policy.n.Load() - asked; n != 1 && !(n == 0 && got == "deny") {
+			t.Errorf("case %d %s %s %s: the policy was asked %d times, want once", i, tc.door, tc.tool, tc.input, n)
+		}
 		if got != tc.want {
 			wrong++
 			if got == "allow" {

@@ -87,7 +87,7 @@ type Call struct {
 	// ResolvePaths) by this process, or by the serve itself for a local
 	// token (askedBy): never on a request's word. Without it askops
 	// judges paths as text it cannot check: no rule or grant allows a
-	// write, and a Grep's directory is judged unseen (grep.go).
+	// write, and a Grep's directory is judged unseen (policy.Call.Resolved).
 	Resolved bool
 	// OneOff says the session is this call's own (a bot ask without
 	// -session): no later call can share it, so no session grant is
@@ -298,8 +298,8 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 	ws := s.workspace(ctx, key, c)
 	started := s.started(ctx, key, c)
 	pc := m.call
-	pc.SessionID, pc.Cwd, pc.Workspace = key, c.Cwd, ws
-	v := s.verdict(ctx, m, pc, c.Resolved)
+	pc.SessionID, pc.Cwd, pc.Workspace, pc.Resolved = key, c.Cwd, ws, c.Resolved
+	v := verdict(ctx, s.cfg.Policy, m.refuse, pc)
 	var hidden []string
 	if m.shown.Kind == pending.CallCommand {
 		hidden = asItCame(c.Input, m.shown.Command)
@@ -358,70 +358,18 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 	return req, pending.Ask{}, false
 }
 
-// verdict is the policy's answer on the mapped call: a shell call askops
-// cannot read is denied; a network approval is judged as network access
-// and as its command, the stricter standing; a file call by every reading
-// of its path (judgePath), a Grep also by the files it reads under it
-// (judgeGrep); and a write whose path askops could not resolve
-// where the files are (an HTTP hook, an API call) is never allowed by a
-// rule or a grant, only by mode full.
-func (s *Service) verdict(ctx context.Context, m mapped, pc policy.Call, resolved bool) policy.Verdict {
-	old := s.verdictOld(ctx, m, pc, resolved)
-	if verdictDiff != nil {
-		verdictDiff(pc, old, s.verdictNew(ctx, m, pc, resolved))
+// verdict is the gateway's one question to the policy, once per call: a
+// shell call askops cannot read (refuse) is denied; everything else is
+// the engine's, which judges a network approval as its command too, a file
+// call by every reading of its path, a Grep by the files it reads, and a
+// write nobody resolved as never allowed by a rule or a grant
+// (policy/filecall.go). The verdict is used as it comes: never edited,
+// never read by its Reason.
+func verdict(ctx context.Context, p Policy, refuse string, pc policy.Call) policy.Verdict {
+	if refuse != "" {
+		return policy.Verdict{Decision: policy.Deny, Reason: refuse}
 	}
-	return old
-}
-
-// verdictDiff, set by a test, sees each call's old and new verdicts.
-var verdictDiff func(pc policy.Call, old, new policy.Verdict)
-
-func (s *Service) verdictNew(ctx context.Context, m mapped, pc policy.Call, resolved bool) policy.Verdict {
-	if m.refuse != "" {
-		return policy.Verdict{Decision: policy.Deny, Reason: m.refuse}
-	}
-	pc.Resolved = resolved
-	pc.Command = m.command
-	if m.call.Command != "" {
-		pc.Command = m.call.Command
-	}
-	if pc.Tool == toolNetworkAccess {
-		pc.Tool = policy.ToolNetworkAccess
-	}
-	if m.grep != nil {
-		pc.Search, pc.Glob = true, m.grep.names
-	}
-	if sp, ok := s.cfg.Policy.(ScriptPolicy); ok {
-		pc.Mode = policy.ModeScript
-		return sp.Engine.Evaluate(ctx, pc)
-	}
-	return s.cfg.Policy.Evaluate(ctx, pc)
-}
-
-func (s *Service) verdictOld(ctx context.Context, m mapped, pc policy.Call, resolved bool) policy.Verdict {
-	pc.Exact, pc.Resolved = true, true // the engine as it was: one reading, no resolution check
-	if m.refuse != "" {
-		return policy.Verdict{Decision: policy.Deny, Reason: m.refuse}
-	}
-	if !policy.IsFileTool(pc.Tool) {
-		v := s.cfg.Policy.Evaluate(ctx, pc)
-		if m.command != "" || pc.Tool == toolNetworkAccess {
-			bash := pc
-			bash.Tool, bash.Safety, bash.Command = policy.ToolBash, policy.SideEffect, m.command
-			v = strictest(v, s.cfg.Policy.Evaluate(ctx, bash))
-		}
-		return v
-	}
-	v := s.judgePath(ctx, pc)
-	if m.grep != nil {
-		v = s.judgeGrep(ctx, m.grep, pc, v, resolved)
-	}
-	writes := pc.Tool == policy.ToolWriteFile || pc.Tool == policy.ToolEditFile
-	if writes && !resolved && v.Decision == policy.Allow && v.Reason != "mode full" {
-		v = policy.Verdict{Decision: policy.Ask, Rule: v.Rule, Reason: fmt.Sprintf(
-			"%s of %s: askops cannot see this machine's files (a link could lead anywhere), so no rule or grant allows a write sent from here; use the command hook (bot hook) to have paths resolved", pc.Tool, quoteClip(pc.Path))}
-	}
-	return v
+	return p.Evaluate(ctx, pc)
 }
 
 // askReason is what approvers read under "why": the policy's reason, and

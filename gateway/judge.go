@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/url"
 	"path"
 	"regexp"
@@ -18,15 +17,14 @@ import (
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/internal/rediskey"
-	"github.com/askops/askops/policy"
 )
 
-// This file is what the gateway adds to the policy's verdict because its
-// callers are agents it does not run: whose session a call belongs to (the
-// caller's, whatever id it names), which directory is the session's
-// workspace (pinned when the session is first seen, never the request's
-// cwd), and how a path is judged when askops cannot look at the files
-// (every reading of it, the strictest standing).
+// This file is what the gateway knows of a call because its callers are
+// agents it does not run: whose session a call belongs to (the caller's,
+// whatever id it names) and which directory is the session's workspace
+// (pinned when the session is first seen, never the request's cwd). How a
+// path is judged when askops cannot look at the files is the policy's
+// (policy/filecall.go).
 
 // sessionKey is the session a call's grants, thread and Asks attach to:
 // the id the caller sent, namespaced by who the caller is (the API
@@ -252,118 +250,4 @@ func (s *Service) started(ctx context.Context, key string, c Call) time.Time {
 		return time.Time{}
 	}
 	return at
-}
-
-// strictest is the stricter of two verdicts: deny over ask over allow; of
-// two asks, the larger quorum, both reasons kept.
-func strictest(a, b policy.Verdict) policy.Verdict {
-	rank := func(d policy.Decision) int {
-		switch d {
-		case policy.Allow:
-			return 0
-		case policy.Deny:
-			return 2
-		}
-		return 1
-	}
-	if rank(b.Decision) > rank(a.Decision) {
-		a, b = b, a
-	}
-	if rank(a.Decision) == rank(b.Decision) && a.Decision == policy.Ask {
-		if b.Approvals > a.Approvals {
-			a.Approvals = b.Approvals
-		}
-		if b.Reason != "" && b.Reason != a.Reason {
-			a.Reason += "; " + b.Reason
-		}
-		if a.Rule == "" {
-			a.Rule = b.Rule
-		}
-	}
-	a.Dangerous = a.Dangerous || b.Dangerous
-	return a
-}
-
-// protectedNames are the names a path is judged by whatever their case:
-// on a case-insensitive file system (macOS, Windows) .GIT is .git.
-var protectedNames = []string{".git", ".env"}
-
-// foldProtected rewrites every component of p that case-folds to a
-// protected name into that name; ok reports whether it changed anything.
-func foldProtected(p string) (string, bool) {
-	parts := strings.Split(p, "/")
-	changed := false
-	for i, c := range parts {
-		for _, n := range protectedNames {
-			if c != n && (strings.EqualFold(c, n) || strings.HasPrefix(strings.ToLower(c), n+".") && !strings.HasPrefix(c, n+".")) {
-				parts[i] = n + c[len(n):]
-				changed = true
-			}
-		}
-	}
-	return strings.Join(parts, "/"), changed
-}
-
-// judgePath is the policy's verdict on a file call, judged by every
-// reading the agent's file system may give its path: as given; with
-// backslashes as separators (Windows); with protected names case-folded,
-// and inside the workspace lower-cased (macOS, Windows). The strictest verdict stands — except that a folded
-// reading's "no allow rule matched" never overrides the given reading's
-// allow (an allow rule for Makefile is not lost to "makefile"); its deny
-// and its rule's ask do. A NUL in a path is denied: no file system takes it.
-func (s *Service) judgePath(ctx context.Context, pc policy.Call) policy.Verdict {
-	if strings.ContainsRune(pc.Path, 0) || strings.ContainsRune(pc.Cwd, 0) {
-		return policy.Verdict{Decision: policy.Deny, Reason: "the path contains a NUL byte; no file system takes it, so askops refuses it"}
-	}
-	v := s.cfg.Policy.Evaluate(ctx, pc)
-	if strings.Contains(pc.Path, `\`) {
-		alt := pc
-		alt.Path = path.Clean(strings.ReplaceAll(pc.Path, `\`, "/"))
-		av := s.cfg.Policy.Evaluate(ctx, alt)
-		v = strictest(v, av)
-		if v.Decision == policy.Allow && v.Reason != "mode full" {
-			v = strictest(v, policy.Verdict{Decision: policy.Ask, Reason: fmt.Sprintf("%s of %s: the path has a backslash, a separator on Windows, so no rule or grant allows it", pc.Tool, quoteClip(pc.Path))})
-		}
-		pc = alt
-	}
-	if folded, ok := foldProtected(pc.Path); ok {
-		alt := pc
-		alt.Path = folded
-		av := s.cfg.Policy.Evaluate(ctx, alt)
-		if av.Decision == policy.Deny || (av.Decision == policy.Ask && (av.Rule != "" || v.Decision != policy.Allow || isGitPath(folded))) {
-			v = strictest(v, av)
-		}
-	}
-	// Inside the workspace, the whole relative path lower-cased too: a
-	// deny or ask rule on secrets/** holds for SECRETS/key on a disk that
-	// ignores case. Only its rules' deny and ask count (see above).
-	if rel, ok := policy.Within(pc.Workspace, pc.Path); ok && rel != strings.ToLower(rel) {
-		alt := pc
-		alt.Path = path.Join(pc.Workspace, strings.ToLower(rel))
-		if av := s.cfg.Policy.Evaluate(ctx, alt); av.Decision == policy.Deny || (av.Decision == policy.Ask && av.Rule != "") {
-			v = strictest(v, av)
-		}
-	}
-	writes := pc.Tool == policy.ToolWriteFile || pc.Tool == policy.ToolEditFile
-	if writes && v.Decision == policy.Allow && v.Reason != "mode full" && isGitPath(pc.Path) {
-		v = policy.Verdict{Decision: policy.Ask, Reason: fmt.Sprintf("%s of %s: files under .git (hooks, config) can run code", pc.Tool, quoteClip(pc.Path))}
-	}
-	return v
-}
-
-// isGitPath reports whether p has a component that is .git, in any case.
-func isGitPath(p string) bool {
-	for _, c := range strings.Split(p, "/") {
-		if strings.EqualFold(c, ".git") {
-			return true
-		}
-	}
-	return false
-}
-
-func quoteClip(p string) string {
-	if len(p) > 200 {
-		p = p[:200] + "…"
-	}
-	return fmt.Sprintf("%q", p)
 }

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
@@ -303,7 +302,7 @@ type LocalConfig struct {
 	Asks     Asks
 	Approver Approver
 	// Rules and Grants are the policy's: only a grant (or a deny rule)
-	// answers a script without a human (see ScriptPolicy).
+	// answers a script without a human (policy.ModeScript).
 	Rules      []policy.Rule
 	Grants     policy.GrantChecker
 	MaxTimeout time.Duration
@@ -317,7 +316,7 @@ type LocalConfig struct {
 }
 
 // LocalAPI is the local Ask API: its Handler (every route under /v1/) and
-// the two Services behind it, one per token: `bot ask`'s (ScriptPolicy)
+// the two Services behind it, one per token: `bot ask`'s (policy.ModeScript)
 // and the agents' hooks' and bot mcp's (the gateway's own judging). The
 // caller mounts Handler at /v1/, and stops and closes it.
 type LocalAPI struct {
@@ -331,18 +330,24 @@ func NewLocalAPI(cfg LocalConfig) (*LocalAPI, error) {
 	if !plausibleToken(cfg.Tokens.Script) || !plausibleToken(cfg.Tokens.Agent) || cfg.Tokens.Script == cfg.Tokens.Agent {
 		return nil, errors.New("gateway: the local API needs two different tokens (LoadLocalTokens)")
 	}
-	engine, err := policy.New(policy.Config{Rules: cfg.Rules, Mode: policy.ModeAsk, Grants: cfg.Grants, Logger: cfg.Logger.With("component", "policy")})
-	if err != nil {
+	// One engine per token: a script asked because it wants a human
+	// (policy.ModeScript), an agent's hook is judged as the agent's call.
+	engine := func(mode policy.Mode) (*policy.Engine, error) {
+		return policy.New(policy.Config{Rules: cfg.Rules, Mode: mode, Grants: cfg.Grants, Logger: cfg.Logger.With("component", "policy")})
+	}
+	scripts, err1 := engine(policy.ModeScript)
+	agentsPolicy, err2 := engine(policy.ModeAsk)
+	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}
 	service := func(p Policy, bb BoundBash) (*Service, error) {
 		return New(Config{Asks: cfg.Asks, Approver: cfg.Approver, Policy: p, MaxTimeout: cfg.MaxTimeout, Held: cfg.Held, Logger: cfg.Logger.With("component", "gateway"), BoundBash: bb})
 	}
-	script, err := service(ScriptPolicy{Engine: engine}, nil)
+	script, err := service(scripts, nil)
 	if err != nil {
 		return nil, err
 	}
-	agents, err := service(engine, cfg.BoundBash)
+	agents, err := service(agentsPolicy, cfg.BoundBash)
 	if err != nil {
 		script.Close()
 		return nil, err
@@ -384,27 +389,3 @@ func (l *LocalAPI) Stop() { l.script.Stop(); l.agents.Stop() }
 
 // Close implements io.Closer.
 func (l *LocalAPI) Close() { l.script.Close(); l.agents.Close() }
-
-// ScriptPolicy is the policy of `bot ask`: a script asks because it wants a
-// human, so only a grant (or a deny rule) answers without one; what the
-// rules or the tool's class would allow is asked all the same, as
-// `bot ask -config` does (see GrantFor).
-type ScriptPolicy struct{ Engine *policy.Engine }
-
-// RulesUnder and RulesOn are the engine's (see fileRules): a script's
-// reads of a directory meet the rules on its files as an agent's do.
-func (p ScriptPolicy) RulesUnder(ctx context.Context, c policy.Call, names string) (policy.Verdict, bool) {
-	return p.Engine.RulesUnder(ctx, c, names)
-}
-
-// RulesOn implements fileRules.
-func (p ScriptPolicy) RulesOn(c policy.Call) (policy.Verdict, bool) { return p.Engine.RulesOn(c) }
-
-// Evaluate implements Policy.
-func (p ScriptPolicy) Evaluate(ctx context.Context, c policy.Call) policy.Verdict {
-	v := p.Engine.Evaluate(ctx, c)
-	if v.Decision == policy.Allow && v.Grant == "" {
-		v.Decision, v.Reason = policy.Ask, "a script asked for a human (bot ask)"
-	}
-	return v
-}

@@ -127,15 +127,15 @@ func JudgeScript(ctx context.Context, rules []policy.Rule, store GrantMatcher, r
 		log.Warn("could not build the policy; asking", "err", err)
 		return ScriptVerdict{Verdict: policy.Verdict{Decision: policy.Ask, Reason: "the policy could not be built: " + err.Error()}}
 	}
-	v := engine.Evaluate(ctx, policy.Call{
+	v := verdict(ctx, engine, "", policy.Call{
 		Tool: req.Tool, Safety: policy.SideEffect, Command: command,
-		Cwd: req.Cwd, Workspace: req.Workspace, SessionID: req.SessionID, Mode: policy.ModeAsk,
+		Cwd: req.Cwd, Workspace: req.Workspace, SessionID: req.SessionID, Mode: policy.ModeScript,
 	})
-	if v.Decision == policy.Allow && v.Grant != "" && seen.found {
-		return ScriptVerdict{Verdict: v, Grant: seen.grant, Granted: true}
-	}
 	if v.Decision == policy.Allow {
-		v = policy.Verdict{Decision: policy.Ask, Reason: "a script asked for a human (bot ask)"}
+		if !seen.found { // the engine allows a script's call by a grant only
+			return ScriptVerdict{Verdict: policy.Verdict{Decision: policy.Ask, Reason: "the grant that covered the command could not be read back"}}
+		}
+		return ScriptVerdict{Verdict: v, Grant: seen.grant, Granted: true}
 	}
 	// The reason may quote the command, secrets and all.
 	log.Info("no grant covers the command", "decision", v.Decision, "rule", v.Rule, "reason", reasonShown(v.Reason, nil, command), "approvals", v.Approvals)

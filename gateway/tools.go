@@ -27,9 +27,6 @@ type mapped struct {
 	shown   pending.Call
 	args    string
 	summary string
-	// command is the shell command a call that is not itself bash runs (a
-	// network approval's): the bash rules judge it as well (see judge).
-	command string
 	// agentSays is what the agent wrote about the call (a Bash
 	// description, Codex's justification): shown to approvers labelled
 	// as the agent's words, never read to choose a tool, rule or mode.
@@ -37,14 +34,7 @@ type mapped struct {
 	// refuse, when set, is why the call is denied without asking the
 	// policy: a shell call whose command cannot be read.
 	refuse string
-	// grep, for a Grep, is what it reads besides its path: every file
-	// under it (when it is a directory) that its glob accepts (grep.go).
-	grep *grepScope
 }
-
-// toolNetworkAccess is a network approval (Codex's NetworkAccess, or a
-// Bash call asking for network access).
-const toolNetworkAccess = "network_access"
 
 // mapTool maps Claude Code's and Codex's tools onto askops' policy: Bash
 // onto bash (parsed, as the agent's own shell would run it), Write onto
@@ -92,11 +82,10 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 		network := tool == "NetworkAccess" || strings.HasPrefix(strings.TrimSpace(strings.ToLower(desc)), "network")
 		if network {
 			m := mapped{
-				call:      policy.Call{Tool: toolNetworkAccess, Safety: policy.Unknown},
+				call:      policy.Call{Tool: policy.ToolNetworkAccess, Safety: policy.Unknown, Command: cmd},
 				args:      string(objectOrEmpty(input)),
 				summary:   "network access",
 				agentSays: desc,
-				command:   cmd,
 			}
 			if ok {
 				m.shown = pending.Call{Kind: pending.CallCommand, Command: cmd}
@@ -160,15 +149,14 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 		// lines (output_mode content), or which of them hold a pattern
 		// the model chose, one question at a time: whatever it prints,
 		// it reads each file. So it is a read of its path and of the
-		// files under it, and meets read_file's rules (grep.go).
+		// files under it, and meets read_file's rules (policy.Call.Search).
 		p, _ := str("path")
 		p = abs(p)
 		names, _ := str("glob")
 		return mapped{
-			call:    policy.Call{Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: p},
+			call:    policy.Call{Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: p, Search: true, Glob: names},
 			args:    string(objectOrEmpty(input)),
 			summary: fmt.Sprintf("Grep in %s", p),
-			grep:    &grepScope{names: names},
 		}
 	case "Glob", "LS":
 		p, _ := str("path")

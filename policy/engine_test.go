@@ -491,7 +491,7 @@ func TestEvaluateFileTools(t *testing.T) {
 		{"", "", "", ReadOnly, Ask, "no tool"},
 	}
 	for _, tc := range cases {
-		c := Call{Tool: tc.tool, Path: tc.path, Cwd: tc.cwd, Workspace: testWorkspace, Safety: tc.safety}
+		c := Call{Tool: tc.tool, Path: tc.path, Cwd: tc.cwd, Workspace: testWorkspace, Safety: tc.safety, Resolved: true, Exact: true}
 		v := e.Evaluate(t.Context(), c)
 		if v.Decision != tc.want {
 			t.Errorf("Evaluate(%s %q) = %s (%s), want %s", tc.tool, tc.path, v.Decision, v.Reason, tc.want)
@@ -603,7 +603,7 @@ func TestGrants(t *testing.T) {
 		{"no session: no session grant", everything, with(bashCall("cargo build"), "", ""), Ask, true, ""},
 		{"grant error is no grant", failing, with(bashCall("cargo build"), "s1", ""), Ask, true, ""},
 		{"grant error in never mode denies", failing, with(bashCall("cargo build"), "s1", ModeNever), Deny, true, ""},
-		{"file grant", everything, with(Call{Tool: "write_file", Path: "docs/a", Workspace: testWorkspace, Safety: SideEffect}, "s1", ""), Allow, true, "g-1 bash exact"},
+		{"file grant", everything, with(Call{Tool: "write_file", Path: "docs/a", Workspace: testWorkspace, Safety: SideEffect, Resolved: true}, "s1", ""), Allow, true, "g-1 bash exact"},
 		{"file deny beats grant", everything, with(Call{Tool: "read_file", Path: ".env", Workspace: testWorkspace}, "s1", ""), Deny, false, ""},
 		{"tool deny beats grant", everything, with(Call{Tool: "web_fetch"}, "s1", ""), Deny, false, ""},
 	}
@@ -646,7 +646,7 @@ func TestStandingGrants(t *testing.T) {
 	}{
 		{"covers a call without a session", standing, bashCall("cargo build"), Allow, "g-9 standing"},
 		{"covers a call of another session", standing, with(bashCall("cargo build"), "s2"), Allow, "g-9 standing"},
-		{"covers a file call without a session", standing, Call{Tool: "write_file", Path: "docs/a", Workspace: testWorkspace, Safety: SideEffect}, Allow, "g-9 standing"},
+		{"covers a file call without a session", standing, Call{Tool: "write_file", Path: "docs/a", Workspace: testWorkspace, Safety: SideEffect, Resolved: true}, Allow, "g-9 standing"},
 		{"none: a call without a session asks", none, bashCall("cargo build"), Ask, ""},
 		{"deny rule beats it", standing, bashCall("rm x"), Deny, ""},
 		{"danger beats it", standing, bashCall("chmod -R 777 /"), Ask, ""},

@@ -31,14 +31,18 @@ func (e *Engine) decideFileCall(ctx context.Context, c Call, mode Mode, grantErr
 	if c.Search && c.Tool == ToolReadFile {
 		v = e.search(ctx, c, v, mode)
 	}
-	if !isWrite(c.Tool) || v.Decision != Allow || v.ByMode {
+	if !isWrite(c.Tool) || v.Decision == Deny || v.ByMode || v.Decision == Ask && v.Rule != "" {
 		return v
 	}
-	// The .git rule, whatever allowed the write (a rule, a grant): files
+	// The .git rule, whatever allowed the write (a rule, a grant) and
+	// before the tool's class or an outside path is given as why: files
 	// under .git (hooks, config) run code.
 	abs, _, _ := resolveFile(c.Path, c.Cwd, c.Workspace)
 	if gitPath(c.Path, !c.Exact) || gitPath(abs, !c.Exact) {
-		return Verdict{Decision: Ask, Reason: fmt.Sprintf("%s of %s: files under .git (hooks, config) can run code", c.Tool, shownPath(c.Path))}
+		return Verdict{Decision: Ask, Dangerous: v.Dangerous, Reason: fmt.Sprintf("%s of %s: files under .git (hooks, config) can run code", c.Tool, shownPath(c.Path))}
+	}
+	if v.Decision == Ask {
+		return v
 	}
 	if !c.Resolved {
 		return Verdict{Decision: Ask, Rule: v.Rule, Reason: fmt.Sprintf(

@@ -16,6 +16,11 @@
 // (read-only allows; bash, side effects and unknown tools ask). Mode never
 // turns any resulting ask into a deny. A command that does not parse is
 // never allowed.
+//
+// Every door (askops' own agent, the hooks, the Ask API, bot ask, AAP)
+// asks Evaluate once per call and puts what it knows of where the call
+// runs into the Call (Resolved, Exact, Search; filecall.go): the verdict
+// is whole, and no caller edits it or compares its Reason text.
 package policy
 
 import "context"

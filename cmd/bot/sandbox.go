@@ -64,6 +64,7 @@ func readDenials(rules []policy.Rule) (func(workspace, path string) bool, []stri
 		v := engine.Evaluate(context.Background(), policy.Call{
 			Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: path,
 			Workspace: workspace, Cwd: workspace, Mode: policy.ModeFull,
+			Resolved: true, Exact: true, // a file the bound found on this machine
 		})
 		return v.Decision == policy.Deny
 	}, outside, nil
