@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"time"
+
+	"github.com/askops/askops/policy"
 )
 
 // Approver asks a human about one call and blocks until it is decided. It
@@ -59,6 +61,11 @@ type Request struct {
 	// RunSpec's, else the run's start.
 	SessionName    string
 	SessionStarted time.Time
+
+	// Reading is the policy's reading of the command it judged
+	// (policy.Verdict.Reading): what the approver is shown it runs and
+	// does. Nil for other calls.
+	Reading *policy.Reading
 }
 
 // Outcome is how an Ask ended. The vocabulary is closed and its words are

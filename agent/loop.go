@@ -441,6 +441,7 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 
 		SessionName:    run.spec.SessionName,
 		SessionStarted: run.spec.SessionStarted,
+		Reading:        v.Reading,
 	}
 	if req.SessionStarted.IsZero() {
 		req.SessionStarted = run.started

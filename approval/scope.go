@@ -96,11 +96,16 @@ const MaxScopeRunes = 300
 
 // Prepare is req as its Ask is recorded: with what is shown of it that
 // is worked out once, when the Ask is made (pending.Shown): the programs
-// (askview.Prepare), and whether "Approve for session" is offered, with
+// and effects the door prepared from the verdict (askview.Prepare), and whether "Approve for session" is offered, with
 // what scope and which time-boxed lives. A scope that cannot be derived
 // offers nothing. Start calls it; every surface then reads the Ask.
 func (c *Core) Prepare(req pending.Request) pending.Request {
-	s := askview.Prepare(req)
+	var s pending.Shown
+	if req.Shown != nil { // the door's, from the verdict's reading
+		s = *req.Shown
+	} else {
+		s = askview.ReadHere(req)
+	}
 	req.Shown = &s
 	if !offersSession(req) {
 		return req

@@ -3,6 +3,7 @@ package askview
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -32,51 +33,52 @@ const (
 	maxEffectBytes = 200
 )
 
-// effects words what req's call does, from the policy's own reading of
-// it (policy.CommandEffects): one line per class that has anything to
-// say, each in at most maxEffectBytes. The programs it runs are not among
-// them: they are stored apart (pending.Shown.Programs), and Of words the
-// Runs line from them (runsLine). Never generated: the same call always
-// gives the same lines.
-func effects(req pending.Request, hidden []string) []pending.Effect {
+// effects words what req's call does, from read, the policy's reading of
+// its command (Prepare): one line per class that has anything to say,
+// each in at most maxEffectBytes, every item through shownItem. The
+// programs it runs are not among them: they are stored apart
+// (pending.Shown.Programs), and Of words the Runs line from them
+// (runsLine). Never generated: the same call always gives the same lines.
+func effects(req pending.Request, read *policy.Reading, secrets []string) []pending.Effect {
 	var out []pending.Effect
 	add := func(kind, text string) {
 		out = append(out, pending.Effect{Kind: kind, Text: cutBytes(text, maxEffectBytes)})
 	}
+	shown := func(list []string) []string {
+		out := make([]string, len(list))
+		for i, s := range list {
+			out[i] = shownItem(s, secrets)
+		}
+		return out
+	}
 	c := req.Describe()
 	switch c.Kind {
 	case pending.CallCommand:
-		command := redact.Quoting(c.Command, hidden)
-		cwd := req.Cwd
-		if c.Cwd != "" {
-			cwd = c.Cwd
-		}
-		e := policy.CommandEffects(command, cwd, req.Workspace)
+		e := read.Effects
 		if len(e.Writes) > 0 {
-			add(EffectWrites, "Writes "+targets(e.Writes))
+			add(EffectWrites, "Writes "+targets(e.Writes, secrets))
 		}
 		if len(e.Deletes) > 0 {
-			add(EffectDeletes, "Deletes "+targets(e.Deletes))
+			add(EffectDeletes, "Deletes "+targets(e.Deletes, secrets))
 		}
-		var net []string
-		net = append(net, e.Hosts...)
-		for _, u := range e.Unnamed {
+		net := shown(e.Hosts)
+		for _, u := range shown(e.Unnamed) {
 			net = append(net, "an unknown host ("+u+")")
 		}
 		if len(net) > 0 {
 			add(EffectNetwork, "Network: "+items(net, 0))
 		}
 		if len(e.Privilege) > 0 {
-			add(EffectPrivilege, "Privilege: "+items(e.Privilege, 0))
+			add(EffectPrivilege, "Privilege: "+items(shown(e.Privilege), 0))
 		}
 		if len(e.Unread) > 0 {
-			add(EffectUnknown, "Unknown code: "+items(e.Unread[:1], len(e.Unread)-1))
+			add(EffectUnknown, "Unknown code: "+items(shown(e.Unread[:1]), len(e.Unread)-1))
 		}
-		if n := strings.Count(redact.Secrets(command), redact.Marker); n > 0 {
+		if n := strings.Count(redact.Quoting(c.Command, secrets), redact.Marker); n > 0 {
 			add(EffectSecrets, fmt.Sprintf("Secrets: %d hidden in what is shown", n))
 		}
 	case pending.CallWrite, pending.CallEdit:
-		t := policy.Target{Path: redact.Secrets(c.Path)}
+		t := policy.Target{Path: c.Path}
 		if ws := path.Clean(req.Workspace); path.IsAbs(ws) {
 			p := c.Path
 			if !path.IsAbs(p) && path.IsAbs(req.Cwd) {
@@ -88,9 +90,42 @@ func effects(req pending.Request, hidden []string) []pending.Effect {
 				t.InGit = inside && (rel == ".git" || strings.HasPrefix(rel, ".git/") || strings.Contains(rel, "/.git/"))
 			}
 		}
-		add(EffectWrites, "Writes "+targets([]policy.Target{t}))
+		add(EffectWrites, "Writes "+targets([]policy.Target{t}, secrets))
 	}
 	return out
+}
+
+// secretsOf is every piece of c's text the redaction hides: what its
+// caller's redaction hid in the call as it came (hidden) and what
+// redacting the recorded command hides, read whole, in its context.
+func secretsOf(c pending.Call, hidden []string) []string {
+	if c.Kind != pending.CallCommand {
+		return hidden
+	}
+	return append(slices.Clone(hidden), redact.Hidden(c.Command, redact.Quoting(c.Command, hidden))...)
+}
+
+// minInside is the shortest item shownItem hides for lying inside a
+// secret: shorter ones (a program's name) are found inside ordinary
+// secrets by chance.
+const minInside = 8
+
+// shownItem is one item of the policy's reading (a program, a path, a
+// host) as an approver may see it: what the command's redaction hid,
+// hidden wherever the item quotes it, and the whole item hidden when it
+// lies inside a secret: an item read out of its context loses what says
+// it is one (a line of a pasted private key reads as a program).
+func shownItem(item string, secrets []string) string {
+	core := strings.TrimSuffix(strings.TrimSuffix(item, "?"), "…")
+	for _, h := range secrets {
+		if len(core) >= minInside && strings.Contains(h, core) {
+			return redact.Marker
+		}
+		if len(h) >= minInside { // inside a word too: a name is no token boundary
+			item = strings.ReplaceAll(item, h, redact.Marker)
+		}
+	}
+	return redact.Quoting(item, secrets)
 }
 
 // Effects are what a's call does, one plain line per class, as every
@@ -105,7 +140,8 @@ func Effects(a pending.Ask) []pending.Effect {
 		if a.Shown != nil {
 			progs, more = a.Shown.Programs, a.Shown.MorePrograms
 		} else {
-			progs, more = programs(c.Command, hiddenOf(a.Request))
+			sh := ReadHere(a.Request)
+			progs, more = sh.Programs, sh.MorePrograms
 		}
 	}
 	return effectsOf(a, c.Kind == pending.CallCommand, progs, more, Call(a))
@@ -120,7 +156,7 @@ func effectsOf(a pending.Ask, command bool, progs []string, more int, found []Lo
 	if a.Shown != nil {
 		return append(out, a.Shown.Effects...)
 	}
-	return append(out, effects(a.Request, hiddenOf(a.Request))...)
+	return append(out, ReadHere(a.Request).Effects...)
 }
 
 // hiddenOf is what the redaction of req's call as it came hid
@@ -174,10 +210,10 @@ func cutBytes(s string, n int) string {
 }
 
 // targets words files: each as written, with where it lands called out.
-func targets(ts []policy.Target) string {
+func targets(ts []policy.Target, secrets []string) string {
 	var words []string
 	for _, t := range ts {
-		w := cutRunes(redact.Secrets(t.Path), maxEffectItemRunes)
+		w := cutRunes(shownItem(t.Path, secrets), maxEffectItemRunes)
 		var where []string
 		if t.InGit {
 			where = append(where, "inside .git")

@@ -160,8 +160,8 @@ func Of(a pending.Ask, limit int) (v View) {
 		if a.Shown != nil {
 			v.Programs, v.MorePrograms = a.Shown.Programs, a.Shown.MorePrograms
 		} else {
-			// An Ask recorded before the programs were kept with it.
-			v.Programs, v.MorePrograms = programs(c.Command, hiddenOf(a.Request))
+			sh := ReadHere(a.Request)
+			v.Programs, v.MorePrograms = sh.Programs, sh.MorePrograms
 		}
 		if c.Cwd != "" && c.Cwd != a.Cwd {
 			// Where it runs is part of what is approved.
@@ -214,17 +214,25 @@ func Of(a pending.Ask, limit int) (v View) {
 
 // Prepare is what is shown of req that is worked out once, when its Ask
 // is made, and stored with it (pending.Shown): what the call does (its
-// effects, one line per class, from the policy's reading), the programs
-// its command runs and the session's name, cut with marks (the programs left out are
-// counted), and its start, in seconds. The session offer is the caller's
-// to add (approval decides it).
-func Prepare(req pending.Request) pending.Shown {
+// effects, one line per class) and the programs its command runs, from
+// read, the policy's reading of the command as it was judged
+// (policy.Verdict.Reading): never a second parse, so the approver sees
+// what was judged; and the session's name, cut with marks (the programs
+// left out are counted), and its start, in seconds. A command call
+// without a reading says its code is unknown. The session offer is the
+// caller's to add (approval decides it).
+func Prepare(req pending.Request, read *policy.Reading) pending.Shown {
 	var s pending.Shown
-	hidden := hiddenOf(req)
-	if c := req.Describe(); c.Kind == pending.CallCommand {
-		s.Programs, s.MorePrograms = programs(c.Command, hidden)
+	c := req.Describe()
+	if c.Kind == pending.CallCommand && read == nil {
+		read = &policy.Reading{Programs: []string{policy.UnknownCode},
+			Effects: policy.Effects{Unread: []string{"the policy's reading of the command did not reach this Ask"}}}
 	}
-	s.Effects = effects(req, hidden)
+	secrets := secretsOf(c, hiddenOf(req))
+	if c.Kind == pending.CallCommand {
+		s.Programs, s.MorePrograms = programs(read.Programs, secrets)
+	}
+	s.Effects = effects(req, read, secrets)
 	s.Session = cutRunes(req.SessionName, maxSessionRunes)
 	if s.Session != "" && !req.SessionStarted.IsZero() && req.SessionStarted.Unix() > 0 {
 		s.Started = req.SessionStarted.Unix()
@@ -232,17 +240,13 @@ func Prepare(req pending.Request) pending.Shown {
 	return s
 }
 
-// programs is the programs command runs, read from the redacted command
-// (programs quote pieces of it, which redacted alone lose what says they
-// are secrets: a key's lines parse as programs), with hidden (what the
-// redaction of the command as it came hid: pending.Request.Hidden) hidden
-// too, cut with marks.
-func programs(command string, hidden []string) ([]string, int) {
-	all := policy.Programs(redact.Quoting(command, hidden))
+// programs is the programs of a reading as an approver may see them (each
+// through shownItem), cut with marks.
+func programs(all, secrets []string) ([]string, int) {
 	var out []string
 	used := 0
 	for i, p := range all {
-		p = cutRunes(p, maxProgramRunes)
+		p = cutRunes(shownItem(p, secrets), maxProgramRunes)
 		if used+len(p) > maxProgramBytes {
 			return out, len(all) - i
 		}
@@ -250,6 +254,27 @@ func programs(command string, hidden []string) ([]string, int) {
 		used += len(p)
 	}
 	return out, 0
+}
+
+// ReadHere is Prepare with the policy's reading of req's command made
+// here, for what no verdict came with: an Ask the policy allowed at once
+// (only a verdict that asks or denies carries its reading), a request
+// built without the policy (approval.Core.Prepare's when its door set no
+// Shown), or an Ask recorded before Shown existed — that case ends in
+// v0.3.0, when no such record is left waiting or in the history a surface
+// shows. Read from the redacted command, as before the reading travelled
+// with the verdict; every door of this release prepares from its verdict.
+func ReadHere(req pending.Request) pending.Shown {
+	c := req.Describe()
+	if c.Kind != pending.CallCommand {
+		return Prepare(req, nil)
+	}
+	command := redact.Quoting(c.Command, hiddenOf(req))
+	cwd := req.Cwd
+	if c.Cwd != "" {
+		cwd = c.Cwd
+	}
+	return Prepare(req, &policy.Reading{Programs: policy.Programs(command), Effects: policy.CommandEffects(command, cwd, req.Workspace)})
 }
 
 // cutRunes is s in at most n runes, ending in cutMark when it was cut.

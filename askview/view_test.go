@@ -63,7 +63,8 @@ func TestPrepareCutsWithMarks(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := Prepare(pending.Request{Tool: "bash", Call: pending.Call{Kind: pending.CallCommand, Command: tc.command}, SessionName: tc.session})
+			req := pending.Request{Tool: "bash", Call: pending.Call{Kind: pending.CallCommand, Command: tc.command}, SessionName: tc.session}
+			s := Prepare(req, judged(t, req))
 			bytes := 0
 			for _, p := range s.Programs {
 				bytes += len(p)

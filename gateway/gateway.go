@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -334,6 +335,10 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 	}
 	if !c.OneOff { // a one-off's session is the Ask's own: nothing to tell
 		req.SessionName = sessionName(c.Agent, c.SessionID, ws, !started.IsZero())
+	}
+	if v.Decision != policy.Allow { // shown from the reading that was judged
+		shown := askview.Prepare(req, v.Reading)
+		req.Shown = &shown
 	}
 	switch v.Decision {
 	case policy.Allow, policy.Deny:

@@ -128,9 +128,10 @@ type Request struct {
 // programs are cut with marks and counted. Nothing changes it once the
 // Ask is stored.
 type Shown struct {
-	// Programs is every program the command runs (policy.Programs of the
-	// redacted command), each cut to 80 characters ending in "…", at most
-	// 40; MorePrograms counts the rest.
+	// Programs is every program the command runs, from the reading the
+	// policy judged (policy.Verdict.Reading; what redaction hides,
+	// hidden), each cut to 80 characters ending in "…", at most 40;
+	// MorePrograms counts the rest.
 	Programs     []string `json:"r,omitempty"`
 	MorePrograms int      `json:"rm,omitempty"`
 	// Scope is what "Approve for session" grants (grants.Scope's text);
@@ -145,8 +146,8 @@ type Shown struct {
 	Session string `json:"n,omitempty"`
 	Started int64  `json:"nt,omitempty"`
 	// Effects are what the call does, one short line per class
-	// (askview.Prepare words them from the policy's reading), shown first
-	// on every surface.
+	// (askview.Prepare words them from the reading the policy judged),
+	// shown first on every surface.
 	Effects []Effect `json:"e,omitempty"`
 }
 

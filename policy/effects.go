@@ -46,6 +46,26 @@ type Target struct {
 func CommandEffects(command, cwd, workspace string) Effects {
 	a := analyzeCommand(command, cwd, workspace, nil)
 	unsafeCommand(command, a, cwd, workspace, nil)
+	return effectsOf(a, workspace)
+}
+
+// Reading is what the policy read of a command, as it judged it: the
+// programs it runs (as Programs lists them) and its effects (as
+// CommandEffects gives them). A verdict on a command carries it
+// (Verdict.Reading), so an approver is shown the reading that was judged,
+// not a second parse.
+type Reading struct {
+	Programs []string
+	Effects  Effects
+}
+
+// readingOf is the Reading of an analysed command.
+func readingOf(a *analysis, workspace string) *Reading {
+	return &Reading{Programs: programsOf(a), Effects: effectsOf(a, workspace)}
+}
+
+// effectsOf is CommandEffects of an analysed command.
+func effectsOf(a *analysis, workspace string) Effects {
 	var e Effects
 	seen := map[string]bool{}
 	for _, w := range a.writes {

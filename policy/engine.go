@@ -338,6 +338,11 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 	}
 	an := analyzeCommand(c.Command, cwd, ws, e.protected)
 	unsafe := unsafeCommand(c.Command, an, cwd, ws, e.protected)
+	defer func() {
+		if v.Decision != Allow { // read for whoever is shown the call: an allow shows none
+			v.Reading = readingOf(an, ws)
+		}
+	}()
 	quorum, quorumWhy, hasQuorum := e.bashQuorum(an, ws)
 	if hasQuorum { // every ask below carries it: see quorum.go
 		defer func() { v = withQuorum(v, quorum) }()

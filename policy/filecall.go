@@ -119,6 +119,9 @@ func strictest(a, b Verdict) Verdict {
 		}
 	}
 	a.Dangerous = a.Dangerous || b.Dangerous
+	if a.Reading == nil {
+		a.Reading = b.Reading
+	}
 	return a
 }
 

@@ -126,6 +126,10 @@ type Verdict struct {
 	Approvals int // for ask: how many distinct people must approve (0 or 1: one)
 	// ByMode says mode full allowed the call, not a rule or a grant.
 	ByMode bool
+	// Reading is what the policy read of the command it judged (bash,
+	// a network approval's command) when it asks or denies: the programs
+	// and effects the approver is shown. Nil for other calls and allows.
+	Reading *Reading
 }
 
 // GrantChecker reports whether a session or standing grant covers a call.

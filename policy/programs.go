@@ -24,6 +24,11 @@ func Programs(command string) []string {
 	a := analyzeCommand(command, "", "", nil)
 	// Where shells disagree, bash's reading too: what the deny rules see.
 	unsafeCommand(command, a, "", "", nil)
+	return programsOf(a)
+}
+
+// programsOf is Programs of an analysed command.
+func programsOf(a *analysis) []string {
 	var out []string
 	if a.parseErr != nil {
 		out = append(out, "?")

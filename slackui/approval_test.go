@@ -120,7 +120,7 @@ func TestApproveForSessionCoversTheIdenticalFileCall(t *testing.T) {
 				t.Fatal(err)
 			}
 			call := func(path, session string) policy.Call {
-				return policy.Call{Tool: "write_file", Safety: policy.SideEffect, Path: path, Cwd: "/ws", Workspace: "/ws", SessionID: session}
+				return policy.Call{Tool: "write_file", Safety: policy.SideEffect, Path: path, Cwd: "/ws", Workspace: "/ws", SessionID: session, Resolved: true, Exact: true}
 			}
 			if v := engine.Evaluate(t.Context(), call("/ws/sub/a.txt", sess)); v.Decision != policy.Allow || v.Grant == "" {
 				t.Errorf("identical call: %s (%s), want allowed by the session grant", v.Decision, v.Reason)

@@ -12,6 +12,7 @@ import (
 	"context"
 
 	"github.com/askops/askops/agent"
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/pending"
 )
 
@@ -55,7 +56,7 @@ func (a Approver) ApproveThen(ctx context.Context, r agent.Request, done func(ag
 
 // request is the store's request for the agent's.
 func request(r agent.Request) pending.Request {
-	return pending.Request{
+	req := pending.Request{
 		RunID: r.RunID, SessionID: r.SessionID, Label: r.Label, StartedBy: r.StartedBy,
 		Tool: r.Tool, Args: r.Args, Summary: r.Summary, Path: r.Path,
 		Call: pending.Call{
@@ -66,6 +67,9 @@ func request(r agent.Request) pending.Request {
 		ReplyChannel: r.ReplyChannel, ReplyThreadTS: r.ReplyThreadTS,
 		SessionName: runSessionName(r), SessionStarted: r.SessionStarted,
 	}
+	shown := askview.Prepare(req, r.Reading) // the reading that was judged
+	req.Shown = &shown
+	return req
 }
 
 // decision is the agent's decision for the ended Ask.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
 )
 
 // The agent's outcome words are the store's, one for one, with the same
@@ -68,6 +70,10 @@ func fill(v reflect.Value, prefix string) {
 			fill(f, name+".")
 		} else if f.Kind() == reflect.Int { // Approvals
 			f.SetInt(1) // one approval: no tally in the reason
+		} else if name == "Call.Kind" { // a command: what a reading is of
+			f.SetString(string(agent.EffectCommand))
+		} else if f.Type() == reflect.TypeFor[*policy.Reading]() {
+			f.Set(reflect.ValueOf(&policy.Reading{Programs: []string{"judged-program"}}))
 		} else {
 			f.SetString("value of " + name)
 		}
@@ -82,6 +88,10 @@ func sameFields(t *testing.T, want, got reflect.Value, prefix string) {
 		name := want.Type().Field(i).Name
 		f := got.FieldByName(name)
 		switch {
+		case name == "Reading": // what the approver is shown of it: the Ask's Shown
+			if s, ok := got.FieldByName("Shown").Interface().(*pending.Shown); !ok || s == nil || !slices.Equal(s.Programs, []string{"judged-program"}) {
+				t.Errorf("the judged reading reached the store as Shown %+v", got.FieldByName("Shown").Interface())
+			}
 		case !f.IsValid():
 			t.Errorf("pending.Request has no field %s%s", prefix, name)
 		case want.Field(i).Kind() == reflect.Struct && want.Field(i).Type() != reflect.TypeFor[time.Time]():

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/internal/cliflag"
@@ -101,6 +102,8 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	// Every requirement the verdict states goes with the Ask: a rule's
 	// quorum (two approvals for terraform apply) and the rule itself.
 	req.Approvals, req.Rule = j.Verdict.Approvals, j.Verdict.Rule
+	shown := askview.Prepare(req, j.Verdict.Reading) // the reading that was judged
+	req.Shown = &shown
 	if team, err := a.slack.AuthTestContext(ctx); err == nil {
 		progress.TeamURL = team.URL
 	}
