@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/askops/askops/askview"
-	"github.com/askops/askops/askview/lateclick"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/durationtext"
 	"github.com/askops/askops/pending"
@@ -270,7 +269,7 @@ func viewGrant(g grants.Grant) grantView {
 // alreadyDecided tells a late click how the Ask ended and who ended it,
 // as Slack's ephemeral reply does.
 func alreadyDecided(a pending.Ask) string {
-	return lateclick.Reply(a, lateclick.Wording{
+	return askview.LateClickReply(a, askview.Wording{
 		Person: func(who string) string {
 			if who == "" {
 				return "someone"

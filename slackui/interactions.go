@@ -15,7 +15,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/approval"
-	"github.com/askops/askops/askview/lateclick"
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/pending"
 )
 
@@ -663,7 +663,7 @@ const refusalText = "You are not one of the approvers for askops, so your click 
 
 // alreadyDecidedText tells a late clicker how the Ask ended and who ended it.
 func alreadyDecidedText(a pending.Ask) string {
-	return lateclick.Reply(a, lateclick.Wording{
+	return askview.LateClickReply(a, askview.Wording{
 		Person: Person,
 		Time:   readerLocalTime,
 		Reason: func(r string) string { return Text(r, MaxDenyReason) },

@@ -1,4 +1,4 @@
-package lateclick
+package askview
 
 import (
 	"testing"
@@ -7,9 +7,9 @@ import (
 	"github.com/askops/askops/pending"
 )
 
-// TestReplySaysHowItEnded: each ending gets its own sentence in
+// TestLateClickReplySaysHowItEnded: each ending gets its own sentence in
 // the surface's words, and every one says the click changed nothing.
-func TestReplySaysHowItEnded(t *testing.T) {
+func TestLateClickReplySaysHowItEnded(t *testing.T) {
 	w := Wording{
 		Person: func(who string) string { return "<" + who + ">" },
 		Time:   func(time.Time) string { return "at noon" },
@@ -32,11 +32,11 @@ func TestReplySaysHowItEnded(t *testing.T) {
 	}
 	for _, tc := range cases {
 		a := pending.Ask{Status: tc.status, DecidedBy: "U1", DecidedAt: at, DecisionReason: tc.reason}
-		if got := Reply(a, w); got != tc.want {
+		if got := LateClickReply(a, w); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.status, got, tc.want)
 		}
 	}
-	if got := Reply(pending.Ask{Status: pending.Status(pending.Approved)}, w); got != "Already approved by <>; your click changed nothing." {
+	if got := LateClickReply(pending.Ask{Status: pending.Status(pending.Approved)}, w); got != "Already approved by <>; your click changed nothing." {
 		t.Errorf("without a time: %q", got)
 	}
 }

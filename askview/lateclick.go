@@ -1,7 +1,8 @@
-// Package lateclick words the reply to a click on an Ask that has already
-// ended, the same sentence on every surface a human decides on (Slack, the
-// console), each in its own markup.
-package lateclick
+package askview
+
+// A click on an Ask that has already ended gets one reply, the same
+// sentence on every surface a human decides on (Slack, the console), each
+// in its own markup.
 
 import (
 	"time"
@@ -18,9 +19,9 @@ type Wording struct {
 	Reason func(reason string) string // the decider's reason, made safe to show
 }
 
-// Reply tells a click that came too late how the Ask ended, who ended it
+// LateClickReply tells a click that came too late how the Ask ended, who ended it
 // and when, and that the click changed nothing.
-func Reply(a pending.Ask, w Wording) string {
+func LateClickReply(a pending.Ask, w Wording) string {
 	when := ""
 	if !a.DecidedAt.IsZero() {
 		when = " " + w.Time(a.DecidedAt)
