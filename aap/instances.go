@@ -206,7 +206,11 @@ func (s *Server) replayInstance(ctx context.Context, rid string, prov provisione
 	}
 	cred, err := unseal(sealKey(prov, key), p.Sealed)
 	if err != nil {
-		return 0, nil, err
+		// Sealed with the provisioner's token of the time: after the
+		// token is rotated nobody can open it, and the store holds no
+		// credential in the clear to show again.
+		s.log.Info("aap: a provisioning replay cannot show its credential (the provisioner's token changed since)", "instance", inst.ID, "provisioner", prov.name, "request_id", rid)
+		return 0, nil, conflict("credential_unavailable", "The instance this key created exists, but its credential was sealed with the provisioner's previous token and cannot be shown again; delete the instance and provision a new one.")
 	}
 	return http.StatusOK, provisionResponse(inst, cred), nil
 }
