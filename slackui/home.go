@@ -14,6 +14,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/pending"
 )
 
@@ -456,7 +457,7 @@ func notShown(asks []pending.Ask) int {
 // askBlocks are one Ask on the Home: what, who and until when, and the
 // actions block of its message (buttons, confirm dialog and all).
 func (h *Home) askBlocks(a pending.Ask) []slack.Block {
-	cv := viewCall(a, messageRedactLimit)
+	cv := askview.Of(a, messageRedactLimit)
 	who := []string{"started by " + Person(a.StartedBy)}
 	if a.Label != "" {
 		who = append(who, "agent "+inlineCode(a.Label, 100))
@@ -469,7 +470,7 @@ func (h *Home) askBlocks(a pending.Ask) []slack.Block {
 		who = append(who, "not yet in its channel: waiting for Slack's pace")
 	}
 	blocks := []slack.Block{slack.NewDividerBlock()}
-	if t := effectsText(cv.view.Effects); t != "" {
+	if t := effectsText(cv.Effects); t != "" {
 		// What it does, first, as on the message.
 		blocks = append(blocks, sectionBlock("askops_home_effects_"+a.ID, t))
 	}
@@ -504,7 +505,7 @@ func (h *Home) runsText(mine []pending.Ask) string {
 		if a.Label != "" {
 			run = a.Label
 		}
-		lines = append(lines, "• "+inlineCode(run, 60)+": "+askGist(a, viewCall(a, messageRedactLimit))+", asked "+slackDate(a.CreatedAt))
+		lines = append(lines, "• "+inlineCode(run, 60)+": "+askGist(a, askview.Of(a, messageRedactLimit))+", asked "+slackDate(a.CreatedAt))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/askview"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/sessions"
 )
@@ -112,7 +113,7 @@ func (h *Home) runsRecordText(running []sessions.Run, waiting []pending.Ask) str
 		}
 		line += ", started " + slackDate(r.StartedAt)
 		if as := asksOf[r.ID]; len(as) > 0 {
-			line += fmt.Sprintf(" · :hourglass: waiting for a decision: %s", askGist(as[0], viewCall(as[0], messageRedactLimit)))
+			line += fmt.Sprintf(" · :hourglass: waiting for a decision: %s", askGist(as[0], askview.Of(as[0], messageRedactLimit)))
 		} else {
 			line += " · running"
 		}
@@ -128,7 +129,7 @@ func (h *Home) runsRecordText(running []sessions.Run, waiting []pending.Ask) str
 		if a.Label != "" {
 			run = a.Label
 		}
-		lines = append(lines, "• "+inlineCode(run, 60)+": :hourglass: "+askGist(a, viewCall(a, messageRedactLimit))+", asked "+slackDate(a.CreatedAt))
+		lines = append(lines, "• "+inlineCode(run, 60)+": :hourglass: "+askGist(a, askview.Of(a, messageRedactLimit))+", asked "+slackDate(a.CreatedAt))
 	}
 	head := fmt.Sprintf("*Your runs:* %d running", len(running))
 	if unrecorded > 0 {

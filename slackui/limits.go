@@ -64,7 +64,7 @@ const (
 	compactBecauseBudget = 200 // a decision's reason or scope
 
 	// messageRedactLimit is how much of a long argument a message reads
-	// (see viewCall): far more than any budget above, far less than 100 KB.
+	// (see askview.Of): far more than any budget above, far less than 100 KB.
 	messageRedactLimit = 8192
 )
 

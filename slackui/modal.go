@@ -23,7 +23,7 @@ const (
 // private_metadata is the Ask id; the reason arrives in the view_submission
 // under BlockDenyReason / ActionDenyReasonInput.
 func DenyReasonModal(a pending.Ask) slack.ModalViewRequest {
-	cv := viewCall(a, messageRedactLimit)
+	cv := askview.Of(a, messageRedactLimit)
 	call, _ := callText(cv, 600)
 	guard := guardBlocks(cv, runsBudget, maxLookAlikes)
 	input := slack.NewPlainTextInputBlockElement(
@@ -39,7 +39,7 @@ func DenyReasonModal(a pending.Ask) slack.ModalViewRequest {
 		Submit:          slack.NewTextBlockObject(slack.PlainTextType, "Deny", false, false),
 		Close:           slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false),
 		Blocks: slack.Blocks{BlockSet: append(guard,
-			sectionBlock(blockModalAsk, "Deny this "+inlineCode(toolName(cv.tool), 80)+" call:\n"+call),
+			sectionBlock(blockModalAsk, "Deny this "+inlineCode(toolName(cv.Tool), 80)+" call:\n"+call),
 			slack.NewInputBlock(BlockDenyReason,
 				slack.NewTextBlockObject(slack.PlainTextType, "Reason", false, false),
 				slack.NewTextBlockObject(slack.PlainTextType, "The agent is told the action was not performed, and why.", false, false),
@@ -58,14 +58,14 @@ func ShowFullValue(askID string, page int) string {
 // escaped, never cut — page by page within a modal's limits. page is
 // clamped to the pages there are; the page buttons carry ShowFullValue.
 func FullTextModal(a pending.Ask, page int) slack.ModalViewRequest {
-	cv := viewCall(a, 0) // everything: this is where the whole call is read
-	chunks := codeChunks(cv.fullText(), modalSectionBudget)
+	cv := askview.Of(a, 0) // everything: this is where the whole call is read
+	chunks := codeChunks(cv.Text(), modalSectionBudget)
 	pages := max(1, (len(chunks)+modalSectionsPerPag-1)/modalSectionsPerPag)
 	page = min(max(page, 0), pages-1)
 
-	about := []string{"Tool " + inlineCode(toolName(cv.tool), 80)}
-	if cv.path != "" {
-		about = append(about, "file "+inlineCode(cv.path, 600))
+	about := []string{"Tool " + inlineCode(toolName(cv.Tool), 80)}
+	if cv.Path != "" {
+		about = append(about, "file "+inlineCode(cv.Path, 600))
 	}
 	about = append(about, "Ask "+inlineCode(a.ID, 80))
 	if pages > 1 {

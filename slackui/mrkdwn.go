@@ -278,7 +278,7 @@ func mentionText(m string) string {
 }
 
 // redactMargin is how far past what is shown a field is still redacted, so
-// a secret that starts in the shown part is matched whole (see viewCall).
+// a secret that starts in the shown part is matched whole (see askview.Of).
 const redactMargin = 4096
 
 // redactHead redacts the part of s that a field of max units can show.

@@ -65,7 +65,7 @@ func grantSpan(life time.Duration) string {
 // sessionButtons are the session choices of an open Ask: none on a quorum
 // Ask or without a stated scope; else one per grant duration, then "for
 // session". footer says why a choice is missing.
-func sessionButtons(a pending.Ask, o RenderOptions, cv callView) (buttons []slack.BlockElement, footer []string) {
+func sessionButtons(a pending.Ask, o RenderOptions, cv askview.View) (buttons []slack.BlockElement, footer []string) {
 	if o.GrantScope == "" || a.Needed() > 1 {
 		return nil, nil
 	}

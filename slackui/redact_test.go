@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/askops/askops/askview"
 )
 
 // Secrets in a tool's JSON arguments are found after decoding (so JSON
@@ -12,7 +14,7 @@ func TestRedactJSONArguments(t *testing.T) {
 	a := sampleAsk()
 	a.Tool = "http_request"
 	a.Args = `{"url":"https://u:p4ss@x.example","headers":{"X-Api-Key":"abc","Authorization":"Bearer abcdefgh12345678","Cookie":"sid=0xDEADBEEF"},"auth":{"authorization":"rawtoken42"},"body":"{\"password\":\"hunter2\"}","client_secret":{"nested":"ghp_0123456789abcdefghij0123"},"pem":"-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----"}`
-	got := viewCall(a, 0).body
+	got := askview.Of(a, 0).Text()
 	for _, secret := range []string{"p4ss", "abc\"", "abcdefgh12345678", "hunter2", "0123456789abcdefghij0123", "AAAA", "DEADBEEF", "rawtoken42"} {
 		if strings.Contains(got, secret) {
 			t.Errorf("%q survives in\n%s", secret, got)
@@ -24,13 +26,13 @@ func TestRedactJSONArguments(t *testing.T) {
 
 	cmd := sampleAsk()
 	cmd.Args = `{"command":"curl -H \"Authorization: Bearer abcdefgh12345678\" https://x"}`
-	if got := viewCall(cmd, 0).command; got != `curl -H "Authorization: Bearer [REDACTED]" https://x` {
+	if got := askview.Of(cmd, 0).Command; got != `curl -H "Authorization: Bearer [REDACTED]" https://x` {
 		t.Errorf("command: %q", got)
 	}
 	// Arguments that are not JSON are still redacted as text.
 	raw := sampleAsk()
 	raw.Args = "not json PASSWORD=hunter2"
-	if got := viewCall(raw, 0).body; got != "not json PASSWORD=[REDACTED]" {
+	if got := askview.Of(raw, 0).Text(); got != "not json PASSWORD=[REDACTED]" {
 		t.Errorf("raw args: %q", got)
 	}
 }

@@ -96,16 +96,16 @@ func (o RenderOptions) budgets(open bool) budgets {
 // the Ask carries is redacted and escaped; the result is within every Block
 // Kit limit (CheckLimits) whatever the size of the arguments.
 func RenderAsk(a pending.Ask, o RenderOptions) Message {
-	cv := viewCall(a, messageRedactLimit)
+	cv := askview.Of(a, messageRedactLimit)
 	if outcome, done := a.Outcome(); done {
 		return renderDone(a, outcome, cv, o)
 	}
 	return renderOpen(a, cv, o)
 }
 
-func renderOpen(a pending.Ask, cv callView, o RenderOptions) Message {
+func renderOpen(a pending.Ask, cv askview.View, o RenderOptions) Message {
 	var blocks []slack.Block
-	blocks = append(blocks, headerBlock(":raising_hand: Approval needed: "+toolName(cv.tool)))
+	blocks = append(blocks, headerBlock(":raising_hand: Approval needed: "+toolName(cv.Tool)))
 	if o.Mention != "" {
 		blocks = append(blocks, contextBlock(blockMention, "cc "+mentionText(o.Mention)))
 	}
@@ -145,14 +145,14 @@ func renderOpen(a pending.Ask, cv callView, o RenderOptions) Message {
 	blocks = append(blocks, contextBlock(blockFooter, footer...))
 
 	// The push a phone shows: what it does first, then the call.
-	text := "Approval needed" + quorumGist(a) + ": " + effectsGist(cv.view.Effects) + askGist(a, cv)
+	text := "Approval needed" + quorumGist(a) + ": " + effectsGist(cv.Effects) + askGist(a, cv)
 	if o.Mention != "" {
 		text = mentionText(o.Mention) + " " + text
 	}
 	return Message{Text: text, Blocks: blocks}
 }
 
-func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOptions) Message {
+func renderDone(a pending.Ask, outcome pending.Outcome, cv askview.View, o RenderOptions) Message {
 	b := o.budgets(false)
 	when := a.DecidedAt
 	if when.IsZero() {
@@ -191,7 +191,7 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 			line += " by " + slackDate(deadline)
 		}
 		line += "." + notRun
-		if tried := followupsText(cv.view.Followups); tried != "" {
+		if tried := followupsText(cv.Followups); tried != "" {
 			line += "\n*Tried:* " + tried // escalate.go
 		}
 	case pending.Cancelled:
@@ -213,7 +213,7 @@ func renderDone(a pending.Ask, outcome pending.Outcome, cv callView, o RenderOpt
 	line += doneTally(a, outcome)
 
 	var blocks []slack.Block
-	blocks = append(blocks, headerBlock(icon+" "+title+": "+toolName(cv.tool)))
+	blocks = append(blocks, headerBlock(icon+" "+title+": "+toolName(cv.Tool)))
 	blocks = append(blocks, guardBlocks(cv, b.runs, 2)...)
 	call, c := callText(cv, b.call)
 	blocks = append(blocks, sectionBlock(blockCall, call))
@@ -254,25 +254,25 @@ func (c callCut) String() string {
 // callText is the call as one section's mrkdwn: a code block for a command,
 // the path and a preview or diff for file tools, the summary and JSON
 // arguments otherwise, and what of it was cut.
-func callText(cv callView, budget int) (string, callCut) {
+func callText(cv askview.View, budget int) (string, callCut) {
 	var head string
-	switch cv.kind {
-	case callCommand:
-		if cv.cwd != "" {
-			head = "*In* " + inlineCode(cv.cwd, 300) + "\n"
+	switch cv.Kind {
+	case askview.Command:
+		if cv.Cwd != "" {
+			head = "*In* " + inlineCode(cv.Cwd, 300) + "\n"
 		}
-	case callWrite:
-		head = "*Write* " + inlineCode(cv.path, 300) + " — " + strconv.Itoa(cv.lines) + " lines\n"
-	case callEdit:
-		head = "*Edit* " + inlineCode(cv.path, 300) + "\n"
+	case askview.Write:
+		head = "*Write* " + inlineCode(cv.Path, 300) + " — " + strconv.Itoa(cv.ContentLines) + " lines\n"
+	case askview.Edit:
+		head = "*Edit* " + inlineCode(cv.Path, 300) + "\n"
 	}
-	body := strings.TrimRight(cv.fullText(), "\n")
-	if cv.kind == callOther && strings.TrimSpace(body) == "" {
+	body := strings.TrimRight(cv.Text(), "\n")
+	if cv.Kind == askview.Other && strings.TrimSpace(body) == "" {
 		return head + "_(no arguments)_", callCut{}
 	}
 	code, omitted := codeBlock(body, budget-textLen(head))
-	c := callCut{chars: omitted + cv.dropped}
-	if c.chars > 0 && cv.kind == callEdit && cv.removed != "" && cv.added != "" {
+	c := callCut{chars: omitted + cv.Cut}
+	if c.chars > 0 && cv.Kind == askview.Edit && cv.Removed != "" && cv.Added != "" {
 		// A cut diff would show only its first removals; show the start
 		// of both sides instead.
 		text, chars := editPreview(head, cv, budget)
@@ -280,29 +280,29 @@ func callText(cv callView, budget int) (string, callCut) {
 	}
 	if c.chars > 0 {
 		shown := body[:askview.ByteOffset(body, utf8.RuneCountInString(body)-omitted)]
-		c.lines = max(0, cv.lines0-(strings.Count(shown, "\n")+1))
+		c.lines = max(0, cv.Lines-(strings.Count(shown, "\n")+1))
 	}
 	return head + code, c
 }
 
 // editPreview is a long edit as the start of what it removes and the start
 // of what it adds, each in its own code block.
-func editPreview(head string, cv callView, budget int) (string, int) {
-	removedHead := "Removes " + thousands(strings.Count(cv.removed, "\n")) + " lines:\n"
-	addedHead := "\nAdds " + thousands(strings.Count(cv.added, "\n")) + " lines:\n"
+func editPreview(head string, cv askview.View, budget int) (string, int) {
+	removedHead := "Removes " + thousands(strings.Count(cv.Removed, "\n")) + " lines:\n"
+	addedHead := "\nAdds " + thousands(strings.Count(cv.Added, "\n")) + " lines:\n"
 	room := budget - textLen(head) - textLen(removedHead) - textLen(addedHead)
-	removed := strings.TrimRight(cv.removed, "\n")
-	added := strings.TrimRight(cv.added, "\n")
+	removed := strings.TrimRight(cv.Removed, "\n")
+	added := strings.TrimRight(cv.Added, "\n")
 	rm, rmOmitted := codeBlock(removed, room*2/5)
 	add, addOmitted := codeBlock(added, room-textLen(rm))
 	shown := utf8.RuneCountInString(removed) - rmOmitted + utf8.RuneCountInString(added) - addOmitted
-	return head + removedHead + rm + addedHead + add, utf8.RuneCountInString(cv.body) - shown
+	return head + removedHead + rm + addedHead + add, utf8.RuneCountInString(cv.Text()) - shown
 }
 
 // detailLines are why, where and who, each field cut to its budget times
 // scale (1 in the message, more in the Show full modal); cut reports
 // whether any field was shortened.
-func detailLines(a pending.Ask, cv callView, scale int) (lines []string, cut bool) {
+func detailLines(a pending.Ask, cv askview.View, scale int) (lines []string, cut bool) {
 	field := func(s string, max int, show func(string, int) (string, bool)) string {
 		max *= scale
 		out, c := show(redactHead(s, max), max)
@@ -349,7 +349,7 @@ func detailLines(a pending.Ask, cv callView, scale int) (lines []string, cut boo
 		}
 		lines = append(lines, line)
 	}
-	if cv.kind == callOther && a.Summary != "" {
+	if cv.Kind == askview.Other && a.Summary != "" {
 		lines = append([]string{"*Summary:* " + field(a.Summary, 300, proseCut)}, lines...)
 	}
 	return lines, cut
@@ -357,14 +357,14 @@ func detailLines(a pending.Ask, cv callView, scale int) (lines []string, cut boo
 
 // gist is the call in one short line for the notification text: the tool,
 // a short command or path, and the run.
-func askGist(a pending.Ask, cv callView) string {
-	g := toolName(cv.tool)
-	switch cv.kind {
-	case callCommand:
-		runs, _ := programsPlain(cv.programs, cv.morePrograms, fallbackRunsBudget)
-		g += " — runs: " + runs + " — " + inlineCode(cv.command, fallbackGistBudget)
-	case callWrite, callEdit:
-		g += " " + inlineCode(cv.path, fallbackGistBudget)
+func askGist(a pending.Ask, cv askview.View) string {
+	g := toolName(cv.Tool)
+	switch cv.Kind {
+	case askview.Command:
+		runs, _ := programsPlain(cv.Programs, cv.MorePrograms, fallbackRunsBudget)
+		g += " — runs: " + runs + " — " + inlineCode(cv.Command, fallbackGistBudget)
+	case askview.Write, askview.Edit:
+		g += " " + inlineCode(cv.Path, fallbackGistBudget)
 	default:
 		if a.Summary != "" {
 			g += " " + inlineCode(redactHead(a.Summary, fallbackGistBudget), fallbackGistBudget)
@@ -373,7 +373,7 @@ func askGist(a pending.Ask, cv callView) string {
 	if a.RunID != "" {
 		g += " (run " + proseText(redactHead(a.RunID, 40), 40) + ")"
 	}
-	if n := len(cv.lookAlikes); n > 0 {
+	if n := len(cv.LookAlikes); n > 0 {
 		g += " — warning: " + thousands(n) + " look-alike or invisible characters"
 	}
 	return g
@@ -382,15 +382,15 @@ func askGist(a pending.Ask, cv callView) string {
 // guardBlocks are what must be read before the code: the programs a
 // command runs (within runsMax units) and the look-alike characters (at
 // most lookMax listed).
-func guardBlocks(cv callView, runsMax, lookMax int) []slack.Block {
+func guardBlocks(cv askview.View, runsMax, lookMax int) []slack.Block {
 	var blocks []slack.Block
-	if t := effectsText(cv.view.Effects); t != "" {
+	if t := effectsText(cv.Effects); t != "" {
 		blocks = append(blocks, sectionBlock(blockEffects, t))
 	}
-	if cv.kind == callCommand {
-		blocks = append(blocks, sectionBlock(blockRuns, programsLine(cv.programs, cv.morePrograms, runsMax)))
+	if cv.Kind == askview.Command {
+		blocks = append(blocks, sectionBlock(blockRuns, programsLine(cv.Programs, cv.MorePrograms, runsMax)))
 	}
-	if t := lookAlikeBlockText(cv.lookAlikes, lookMax); t != "" {
+	if t := lookAlikeBlockText(cv.LookAlikes, lookMax); t != "" {
 		blocks = append(blocks, sectionBlock(blockLook, t))
 	}
 	return blocks
@@ -481,7 +481,7 @@ func joinPrograms(progs []string, extra, max int, item func(string) string) (str
 // command, the programs it runs. If the scope cannot be stated whole
 // within the dialog's limit, the button is not offered: nobody grants what
 // they cannot read.
-func sessionConfirm(scope string, cv callView, life time.Duration) (*slack.ConfirmationBlockObject, bool) {
+func sessionConfirm(scope string, cv askview.View, life time.Duration) (*slack.ConfirmationBlockObject, bool) {
 	until := "until the session ends"
 	if life > 0 {
 		until = "for the next " + grants.DurationText(life) + " (less if the session ends first)"
@@ -491,16 +491,16 @@ func sessionConfirm(scope string, cv callView, life time.Duration) (*slack.Confi
 	if textLen(text) > MaxConfirmText || strings.HasSuffix(text, ellipsis) {
 		return nil, false
 	}
-	if cv.kind == callCommand {
+	if cv.Kind == askview.Command {
 		const head, tail = "Runs: ", ". "
 		room := MaxConfirmText - textLen(text) - len(head) - len(tail)
-		runs, ok := programsPlain(cv.programs, cv.morePrograms, room)
+		runs, ok := programsPlain(cv.Programs, cv.MorePrograms, room)
 		if !ok {
 			return nil, false
 		}
 		text = head + runs + tail + text
 	}
-	if n := len(cv.lookAlikes); n > 0 {
+	if n := len(cv.LookAlikes); n > 0 {
 		warn := "Warning: " + thousands(n) + " look-alike or invisible characters (see the message). "
 		if textLen(warn)+textLen(text) > MaxConfirmText {
 			return nil, false
