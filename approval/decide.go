@@ -346,7 +346,8 @@ func (d *Decider) refuse(ctx context.Context, v Vote, a pending.Ask) (Result, bo
 
 // storedOffer reports whether a offers "Approve for session" by the offer
 // stored when it was made; a record without one (the previous release)
-// is judged by the surfaces' SessionOffered.
+// is judged by the surfaces' SessionOffered. Remove in v0.2.0: no Ask of
+// the previous release is still open by then.
 func storedOffer(a pending.Ask) bool {
 	offered, known := a.OffersSession()
 	return offered || !known

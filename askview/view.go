@@ -260,9 +260,9 @@ func programs(all, secrets []string) ([]string, int) {
 // here, for what no verdict came with: an Ask the policy allowed at once
 // (only a verdict that asks or denies carries its reading), a request
 // built without the policy (approval.Core.Prepare's when its door set no
-// Shown), or an Ask recorded before Shown existed — that case ends in
-// v0.3.0, when no such record is left waiting or in the history a surface
-// shows. Read from the redacted command, as before the reading travelled
+// Shown), or an Ask recorded before Shown existed — that case goes with
+// Remove in v0.2.0, when no such record is left waiting or in the history
+// a surface shows. Read from the redacted command, as before the reading travelled
 // with the verdict; every door of this release prepares from its verdict.
 func ReadHere(req pending.Request) pending.Shown {
 	c := req.Describe()

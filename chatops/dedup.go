@@ -16,8 +16,8 @@ import (
 // (X-Slack-Retry-Num), possibly to another replica, and a redelivered
 // app_mention must not start a second run. With Redis the ids are shared by
 // every replica (SET NX with a TTL, under askops:{askops}:event:ID; an id
-// the previous release marked at askops:event:{ID} counts as taken);
-// without, they are remembered in memory.
+// the previous release marked at askops:event:{ID} counts as taken;
+// Remove in v0.2.0); without, they are remembered in memory.
 type dedup struct {
 	redis redis.UniversalClient // nil: memory only
 	now   func() time.Time
@@ -43,7 +43,7 @@ func (d *dedup) first(ctx context.Context, id string) bool {
 		ok, err := d.redis.SetNX(ctx, eventKey(id), 1, d.ttl).Result()
 		if err == nil && ok {
 			// A replica of the previous release marks the event at its old
-			// key; one that took it there handled it.
+			// key; one that took it there handled it (Remove in v0.2.0).
 			var n int64
 			n, err = d.redis.Exists(ctx, legacyEventKey(id)).Result()
 			ok = n == 0

@@ -163,7 +163,7 @@ func (p *firstPins[T]) pin(session string, v T, now time.Time, ttl time.Duration
 // askops:{askops}:gateway:root:SESSION holds the root for the session's
 // life. A root an earlier release pinned at askops:gateway:root:SESSION
 // still stands (it is copied to the new key), so an upgrade cannot move a
-// live session's workspace.
+// live session's workspace (Remove in v0.2.0).
 type RedisRootStore struct{ client redis.UniversalClient }
 
 // NewRedisRootStore returns a RootStore on client.

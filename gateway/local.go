@@ -45,8 +45,9 @@ type LocalEndpoint struct {
 	Token          string `json:"token"`
 	AgentToken     string `json:"agent_token,omitempty"`
 	TimeoutSeconds int    `json:"timeout_seconds,omitempty"`
-	// PID is the serve's process (0 in files older releases wrote): an
-	// entry whose process is gone names a serve that is not running.
+	// PID is the serve's process (0 in files older releases wrote:
+	// Remove in v0.2.0): an entry whose process is gone names a serve
+	// that is not running.
 	PID int `json:"pid,omitempty"`
 	// CertSHA256 is the SHA-256 (hex) of the serve's TLS certificate when
 	// it serves HTTPS (console.tls_cert): local clients pin it, since the
@@ -159,7 +160,7 @@ func LoadLocalTokens(getenv func(string) string, rotate bool) (LocalTokens, erro
 
 // plausibleToken is a token recordid.Secret could have made, or the 64 hex
 // digits an earlier release wrote to the tokens file (still in use until
-// the next rotation).
+// the next rotation; Remove in v0.2.0).
 func plausibleToken(s string) bool {
 	if recordid.ValidSecret(s) {
 		return true

@@ -211,7 +211,7 @@ func (s *MemoryThreadStore) Claim(_ context.Context, session, channel, ts string
 // holds "CHANNEL TS" for the session's life. It still reads the key an
 // earlier release wrote, askops:gateway:thread:SESSION, and copies a
 // thread found there to the new key, so a session open across an upgrade
-// keeps its thread.
+// keeps its thread (Remove in v0.2.0).
 type RedisThreadStore struct {
 	client redis.UniversalClient
 }
@@ -249,7 +249,8 @@ func (s *RedisThreadStore) Thread(ctx context.Context, session string, ttl time.
 }
 
 // Claim implements ThreadStore: SET NX decides between replicas. A thread
-// an earlier release recorded stands, as a claimed one would.
+// an earlier release recorded stands, as a claimed one would (Remove in
+// v0.2.0).
 func (s *RedisThreadStore) Claim(ctx context.Context, session, channel, ts string, ttl time.Duration) (string, string, error) {
 	if v, ok, err := adoptLegacy(ctx, s.client, legacyThreadKey(session), threadKey(session), ttl); err != nil {
 		return "", "", err
@@ -273,7 +274,7 @@ func (s *RedisThreadStore) Claim(ctx context.Context, session, channel, ts strin
 // ttl, and returns the value that stands at key. The old key is left to
 // expire: replicas of the earlier release may still read it during the
 // upgrade. (Two commands, not a script: the old key is outside the hash
-// tag, so in a cluster it may sit in another slot.)
+// tag, so in a cluster it may sit in another slot.) Remove in v0.2.0.
 func adoptLegacy(ctx context.Context, client redis.UniversalClient, old, key string, ttl time.Duration) (string, bool, error) {
 	v, err := client.Get(ctx, old).Result()
 	if errors.Is(err, redis.Nil) {

@@ -34,7 +34,9 @@ type Call struct {
 // for a request without one (an Ask recorded before descriptions existed,
 // or a caller that gave only arguments), the one read from Args by the
 // argument names askops' own tools use. This is the only place that reads
-// Args' keys to describe a call.
+// Args' keys to describe a call. The branch for Asks recorded before
+// descriptions existed goes with Remove in v0.2.0; the one for callers
+// that give only arguments stays.
 func (r Request) Describe() Call {
 	if r.Call.Kind != "" {
 		return r.Call

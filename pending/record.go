@@ -216,7 +216,7 @@ func commandOf(args json.RawMessage) (string, bool) {
 const (
 	fieldRequest        = "q"       // storedRequest
 	fieldRequestZ       = "qz"      // storedRequest, deflated (when that saves enough)
-	fieldRequestV1      = "request" // the request as plain JSON, in records written before "q"
+	fieldRequestV1      = "request" // the request as plain JSON, in records written before "q" (Remove in v0.2.0)
 	fieldStatus         = "status"
 	fieldDeadline       = "deadline"
 	fieldRunID          = "run_id"

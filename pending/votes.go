@@ -90,7 +90,7 @@ func (o Options) personOf(b Ballot) string {
 // and the votes nobody can name as one person, only while no named person
 // has voted (see Quorum above). A vote recorded before votes were counted
 // as people names nobody; an Ask decided then shows the count it was
-// decided with (one per identity).
+// decided with (one per identity). Remove in v0.2.0, with the records.
 func (a Ask) Counted() int {
 	if a.people == "" && a.Status != StatusPending {
 		return a.Votes.Count()
@@ -316,7 +316,8 @@ return {result, record}
 // caller has not read the record (CastOn): the Ask's own message is at
 // Channel/MessageTS (a recorded copy does not count), and, if NotStartedBy
 // is set, that user did not start its run (the self-approval rule; a Redis
-// record written before the starter had its own field never binds then).
+// record written before the starter had its own field never binds then;
+// Remove in v0.2.0).
 type Binding struct {
 	Channel, MessageTS string
 	NotStartedBy       string

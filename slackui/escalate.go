@@ -588,7 +588,8 @@ func (e *Escalation) MayDecideEscalated(ctx context.Context, user string, a pend
 		return false, nil
 	}
 	// Who the levels begun reach (recorded before their first message)
-	// and, for a record of an earlier release, who the fired ones did.
+	// and, for a record of an earlier release, who the fired ones did
+	// (Remove in v0.2.0: no such Ask is still open by then).
 	targets := strings.Split(a.Reached, ",")
 	for _, f := range a.Followups.Entries() {
 		if f.Kind() == pending.EventEscalated {

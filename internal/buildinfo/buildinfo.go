@@ -118,3 +118,9 @@ func short(rev string) string {
 	}
 	return rev
 }
+
+// Release is the release this tree becomes when it is tagged (none has
+// been yet): raise it with the tag. A branch that reads what an earlier
+// release wrote says beside it which release removes it ("Remove in
+// v0.2.0"), and a test fails once Release reaches that version.
+const Release = "v0.1.0"

@@ -11,7 +11,9 @@
 // flag parser would take for a flag).
 //
 // Ids are stored (Redis, audit logs) and outlive the release that made
-// them, so a check accepts the spellings earlier releases wrote as well.
+// them, so a check accepts the spellings earlier releases wrote as well:
+// Remove in v0.3.0, when audit logs of those releases have aged out of
+// the retention the docs advise.
 package recordid
 
 import (
@@ -75,7 +77,8 @@ func ValidRun(id string) bool {
 func NewSession() string { return SessionPrefix + New() }
 
 // ValidSession reports whether id is a session id NewSession gives, or
-// the "mcp-" and 16 hex digits an earlier release gave.
+// the "mcp-" and 16 hex digits an earlier release gave (Remove in v0.3.0,
+// with the package's other old spellings).
 func ValidSession(id string) bool {
 	if rest, ok := strings.CutPrefix(id, SessionPrefix); ok && Valid(rest) {
 		return true
