@@ -36,172 +36,213 @@ type mapped struct {
 	refuse string
 }
 
-// mapTool maps Claude Code's and Codex's tools onto askops' policy: Bash
-// onto bash (parsed, as the agent's own shell would run it), Write onto
-// write_file, Edit/MultiEdit/NotebookEdit onto edit_file (shown as a diff),
-// Read and Grep (which reads every file it searches) onto read_file,
-// Glob/LS (names only) onto list_files, and everything else (web
-// access, MCP tools, tools it does not know) onto a tool of the agent's own
-// name that asks, showing its input. Paths are made absolute against cwd.
+// toolCall is one agent tool call as a mapper reads it: its name, its
+// input (raw and decoded) and the working directory paths are made
+// absolute against.
+type toolCall struct {
+	tool  string
+	input json.RawMessage
+	in    map[string]any
+	cwd   string
+}
+
+// str is input field k when it is a string.
+func (t toolCall) str(k string) (string, bool) {
+	s, ok := t.in[k].(string)
+	return s, ok
+}
+
+// abs is p made absolute against cwd ("" is cwd itself).
+func (t toolCall) abs(p string) string {
+	if p == "" {
+		return t.cwd
+	}
+	if !path.IsAbs(p) && t.cwd != "" {
+		p = path.Join(t.cwd, p)
+	}
+	return path.Clean(p)
+}
+
+// raw is the input as given, for what askops shows as arguments.
+func (t toolCall) raw() string { return string(objectOrEmpty(t.input)) }
+
+func enc(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// toolMappers maps Claude Code's and Codex's tools onto askops' policy, one
+// row per tool name: Bash and Codex's shell calls onto bash (parsed, as the
+// agent's own shell would run it), Write onto write_file, Edit/MultiEdit/
+// NotebookEdit onto edit_file (shown as a diff), Read and Grep (which
+// reads every file it searches) onto read_file, Glob/LS (names only) onto
+// list_files, web access onto tools of its own. A mapper that cannot read
+// its input (ok false), and every tool without a row (MCP tools, tools
+// askops does not know), become a tool of the agent's own name that asks,
+// showing its input.
+var toolMappers = map[string]func(toolCall) (mapped, bool){
+	"Bash": mapShell, "bash": mapShell, "shell": mapShell, "exec_command": mapShell, "NetworkAccess": mapShell,
+	"Write": mapWrite,
+	"Edit":  mapEdit, "MultiEdit": mapEdit, "NotebookEdit": mapEdit,
+	"Read": mapRead, "NotebookRead": mapRead,
+	"Grep": mapGrep,
+	"Glob": mapList, "LS": mapList,
+	"WebFetch":  mapWebFetch,
+	"WebSearch": mapWebSearch,
+}
+
+// mapTool maps one agent tool call (toolMappers). Paths are made absolute
+// against cwd.
 func mapTool(tool string, input json.RawMessage, cwd string) mapped {
-	var in map[string]any
-	_ = json.Unmarshal(input, &in)
-	str := func(k string) (string, bool) {
-		s, ok := in[k].(string)
-		return s, ok
-	}
-	abs := func(p string) string {
-		if p == "" {
-			return cwd
-		}
-		if !path.IsAbs(p) && cwd != "" {
-			p = path.Join(cwd, p)
-		}
-		return path.Clean(p)
-	}
-	enc := func(v any) string {
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
-	switch tool {
-	case "Bash", "bash", "shell", "exec_command", "NetworkAccess":
-		// The command is what the call does; the description (Codex sends
-		// the model's own justification there) is only what the agent
-		// says about it. A description of "network-access …" is therefore
-		// shown, never trusted: the call is judged as network access AND
-		// as its command by the bash rules, the stricter verdict standing,
-		// so words can only make a call stricter, never looser.
-		desc, _ := str("description")
-		if desc == "" {
-			desc, _ = str("justification")
-		}
-		cmd, ok := shellCommand(in)
-		if ok {
-			cmd = judgedCommand(cmd)
-		}
-		network := tool == "NetworkAccess" || strings.HasPrefix(strings.TrimSpace(strings.ToLower(desc)), "network")
-		if network {
-			m := mapped{
-				call:      policy.Call{Tool: policy.ToolNetworkAccess, Safety: policy.Unknown, Command: cmd},
-				args:      string(objectOrEmpty(input)),
-				summary:   "network access",
-				agentSays: desc,
-			}
-			if ok {
-				m.shown = pending.Call{Kind: pending.CallCommand, Command: cmd}
-				m.summary = "network access: " + cmd
-			}
-			return m
-		}
-		if !ok {
-			return mapped{
-				call:    policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect},
-				args:    string(objectOrEmpty(input)),
-				summary: tool + " (no readable command)",
-				refuse:  "the " + tool + " call carries no command askops can read (want command or cmd: a string or an array of strings)",
-			}
-		}
-		args, cmd := shellArgs(cmd)
-		return mapped{
-			call:      policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect, Command: cmd},
-			shown:     pending.Call{Kind: pending.CallCommand, Command: cmd},
-			args:      args,
-			summary:   cmd,
-			agentSays: desc,
-		}
-	case "Write":
-		p, okP := str("file_path")
-		content, okC := str("content")
-		if okP && okC {
-			p = abs(p)
-			return mapped{
-				call:    policy.Call{Tool: policy.ToolWriteFile, Safety: policy.SideEffect, Path: p},
-				shown:   pending.Call{Kind: pending.CallWrite, Path: p, Content: content},
-				args:    enc(map[string]string{"path": p, "content": content}),
-				summary: fmt.Sprintf("write_file %s (%d bytes)", p, len(content)),
-			}
-		}
-	case "Edit", "MultiEdit", "NotebookEdit":
-		if p, oldS, newS, ok := editOf(tool, in); ok {
-			p = abs(p)
-			return mapped{
-				call:    policy.Call{Tool: policy.ToolEditFile, Safety: policy.SideEffect, Path: p},
-				shown:   pending.Call{Kind: pending.CallEdit, Path: p, Old: oldS, New: newS},
-				args:    enc(map[string]string{"path": p, "old_string": oldS, "new_string": newS}),
-				summary: fmt.Sprintf("edit_file %s (%s)", p, tool),
-			}
-		}
-	case "Read", "NotebookRead":
-		p, ok := str("file_path")
-		if !ok {
-			p, ok = str("notebook_path")
-		}
-		if ok {
-			p = abs(p)
-			return mapped{
-				call:    policy.Call{Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: p},
-				args:    enc(map[string]string{"path": p}),
-				summary: "read_file " + p,
-			}
-		}
-	case "Grep":
-		// Grep opens every file it searches, and its answer is their
-		// lines (output_mode content), or which of them hold a pattern
-		// the model chose, one question at a time: whatever it prints,
-		// it reads each file. So it is a read of its path and of the
-		// files under it, and meets read_file's rules (policy.Call.Search).
-		p, _ := str("path")
-		p = abs(p)
-		names, _ := str("glob")
-		return mapped{
-			call:    policy.Call{Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: p, Search: true, Glob: names},
-			args:    string(objectOrEmpty(input)),
-			summary: fmt.Sprintf("Grep in %s", p),
-		}
-	case "Glob", "LS":
-		p, _ := str("path")
-		p = abs(p)
-		if pat, ok := str("pattern"); ok && tool == "Glob" {
-			// A glob's own directories (../../etc/*, /home/*/.ssh/*) are
-			// where it lists: judge the deepest fixed one.
-			p = abs(path.Join(p, globBase(pat)))
-			if path.IsAbs(pat) {
-				p = abs(globBase(pat))
-			}
-		}
-		return mapped{
-			call:    policy.Call{Tool: policy.ToolListFiles, Safety: policy.ReadOnly, Path: p},
-			args:    string(objectOrEmpty(input)),
-			summary: fmt.Sprintf("%s in %s", tool, p),
-		}
-	case "WebFetch":
-		if u, ok := str("url"); ok {
-			return mapped{
-				call:    policy.Call{Tool: toolWebFetch, Safety: policy.SideEffect},
-				args:    string(objectOrEmpty(input)),
-				summary: "WebFetch " + u,
-			}
-		}
-	case "WebSearch":
-		if q, ok := str("query"); ok {
-			return mapped{
-				call:    policy.Call{Tool: toolWebSearch, Safety: policy.SideEffect},
-				args:    string(objectOrEmpty(input)),
-				summary: "WebSearch " + q,
-			}
+	t := toolCall{tool: tool, input: input, cwd: cwd}
+	_ = json.Unmarshal(input, &t.in)
+	if m, ok := toolMappers[tool]; ok {
+		if mapped, ok := m(t); ok {
+			return mapped
 		}
 	}
-	// mcp__server__tool, NetworkAccess and anything unknown: ask, showing
+	// mcp__server__tool and anything unknown or unreadable: ask, showing
 	// the input as given. Unknown safety asks unless a rule says otherwise.
 	name := tool
 	if name == "" {
 		name = "unknown_tool"
 	}
-	return mapped{
-		call:    policy.Call{Tool: name, Safety: policy.Unknown},
-		args:    string(objectOrEmpty(input)),
-		summary: name,
+	return mapped{call: policy.Call{Tool: name, Safety: policy.Unknown}, args: t.raw(), summary: name}
+}
+
+// mapShell maps a shell call. The command is what the call does; the
+// description (Codex sends the model's own justification there) is only
+// what the agent says about it. A description of "network-access …" is
+// therefore shown, never trusted: the call is judged as network access
+// AND as its command by the bash rules, the stricter verdict standing, so
+// words can only make a call stricter, never looser.
+func mapShell(t toolCall) (mapped, bool) {
+	desc, _ := t.str("description")
+	if desc == "" {
+		desc, _ = t.str("justification")
 	}
+	cmd, ok := shellCommand(t.in)
+	if ok {
+		cmd = judgedCommand(cmd)
+	}
+	if t.tool == "NetworkAccess" || strings.HasPrefix(strings.TrimSpace(strings.ToLower(desc)), "network") {
+		m := mapped{
+			call:      policy.Call{Tool: policy.ToolNetworkAccess, Safety: policy.Unknown, Command: cmd},
+			args:      t.raw(),
+			summary:   "network access",
+			agentSays: desc,
+		}
+		if ok {
+			m.shown = pending.Call{Kind: pending.CallCommand, Command: cmd}
+			m.summary = "network access: " + cmd
+		}
+		return m, true
+	}
+	if !ok {
+		return mapped{
+			call:    policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect},
+			args:    t.raw(),
+			summary: t.tool + " (no readable command)",
+			refuse:  "the " + t.tool + " call carries no command askops can read (want command or cmd: a string or an array of strings)",
+		}, true
+	}
+	args, cmd := shellArgs(cmd)
+	return mapped{
+		call:      policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect, Command: cmd},
+		shown:     pending.Call{Kind: pending.CallCommand, Command: cmd},
+		args:      args,
+		summary:   cmd,
+		agentSays: desc,
+	}, true
+}
+
+func mapWrite(t toolCall) (mapped, bool) {
+	p, okP := t.str("file_path")
+	content, okC := t.str("content")
+	if !okP || !okC {
+		return mapped{}, false
+	}
+	p = t.abs(p)
+	return mapped{
+		call:    policy.Call{Tool: policy.ToolWriteFile, Safety: policy.SideEffect, Path: p},
+		shown:   pending.Call{Kind: pending.CallWrite, Path: p, Content: content},
+		args:    enc(map[string]string{"path": p, "content": content}),
+		summary: fmt.Sprintf("write_file %s (%d bytes)", p, len(content)),
+	}, true
+}
+
+func mapEdit(t toolCall) (mapped, bool) {
+	p, oldS, newS, ok := editOf(t.tool, t.in)
+	if !ok {
+		return mapped{}, false
+	}
+	p = t.abs(p)
+	return mapped{
+		call:    policy.Call{Tool: policy.ToolEditFile, Safety: policy.SideEffect, Path: p},
+		shown:   pending.Call{Kind: pending.CallEdit, Path: p, Old: oldS, New: newS},
+		args:    enc(map[string]string{"path": p, "old_string": oldS, "new_string": newS}),
+		summary: fmt.Sprintf("edit_file %s (%s)", p, t.tool),
+	}, true
+}
+
+func mapRead(t toolCall) (mapped, bool) {
+	p, ok := t.str("file_path")
+	if !ok {
+		p, ok = t.str("notebook_path")
+	}
+	if !ok {
+		return mapped{}, false
+	}
+	p = t.abs(p)
+	return mapped{
+		call:    policy.Call{Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: p},
+		args:    enc(map[string]string{"path": p}),
+		summary: "read_file " + p,
+	}, true
+}
+
+// mapGrep: Grep opens every file it searches, and its answer is their
+// lines (output_mode content), or which of them hold a pattern the model
+// chose, one question at a time: whatever it prints, it reads each file.
+// So it is a read of its path and of the files under it, and meets
+// read_file's rules (policy.Call.Search).
+func mapGrep(t toolCall) (mapped, bool) {
+	p, _ := t.str("path")
+	p = t.abs(p)
+	names, _ := t.str("glob")
+	return mapped{
+		call:    policy.Call{Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: p, Search: true, Glob: names},
+		args:    t.raw(),
+		summary: fmt.Sprintf("Grep in %s", p),
+	}, true
+}
+
+// mapList: a glob's own directories (../../etc/*, /home/*/.ssh/*) are
+// where it lists: the deepest fixed one is judged.
+func mapList(t toolCall) (mapped, bool) {
+	p, _ := t.str("path")
+	p = t.abs(p)
+	if pat, ok := t.str("pattern"); ok && t.tool == "Glob" {
+		p = t.abs(path.Join(p, globBase(pat)))
+		if path.IsAbs(pat) {
+			p = t.abs(globBase(pat))
+		}
+	}
+	return mapped{
+		call:    policy.Call{Tool: policy.ToolListFiles, Safety: policy.ReadOnly, Path: p},
+		args:    t.raw(),
+		summary: fmt.Sprintf("%s in %s", t.tool, p),
+	}, true
+}
+
+func mapWebFetch(t toolCall) (mapped, bool) {
+	u, ok := t.str("url")
+	return mapped{call: policy.Call{Tool: toolWebFetch, Safety: policy.SideEffect}, args: t.raw(), summary: "WebFetch " + u}, ok
+}
+
+func mapWebSearch(t toolCall) (mapped, bool) {
+	q, ok := t.str("query")
+	return mapped{call: policy.Call{Tool: toolWebSearch, Safety: policy.SideEffect}, args: t.raw(), summary: "WebSearch " + q}, ok
 }
 
 // globBase is the directory part of a glob pattern before its first
