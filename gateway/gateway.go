@@ -24,6 +24,7 @@ import (
 	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/askops/askops/sessions"
 )
 
 // Asks is what the gateway reads and decides in the pending store;
@@ -67,6 +68,17 @@ type Policy interface {
 // *slackui.Notifier satisfies it.
 type MessageUpdater interface {
 	Update(ctx context.Context, a pending.Ask) error
+}
+
+// Sessions is what the gateway remembers of each agent session, for every
+// replica alike: its workspace root, when it was first seen, and its Slack
+// thread, each the first recorded and kept while calls come (ttl: the
+// session's life). sessions.MemoryStore and sessions.RedisStore satisfy it.
+type Sessions interface {
+	PinRoot(ctx context.Context, session, root string, ttl time.Duration) (string, error)
+	PinStart(ctx context.Context, session string, at time.Time, ttl time.Duration) (time.Time, error)
+	Thread(ctx context.Context, session string, ttl time.Duration) (channel, ts string, ok bool, err error)
+	ClaimThread(ctx context.Context, session, channel, ts string, ttl time.Duration) (string, string, error)
 }
 
 // Call is one tool call an agent asks about, in the agent's own terms.
@@ -116,18 +128,16 @@ type Config struct {
 	// GrantDurations are approvals.grant_durations: the lives a decision's
 	// grant_ttl may choose for an approve_session grant.
 	GrantDurations []time.Duration
-	// Roots pins each session's workspace (nil: in this process only);
-	// SessionTTL is how long a pin lives without use (0: 24h).
-	Roots      RootStore
+	// Sessions pins each session's workspace and records when it was
+	// first seen, the start its Asks name it by (nil: in this process
+	// only); SessionTTL is how long a pin lives without use (0: 24h).
+	Sessions   Sessions
 	SessionTTL time.Duration
-	// Starts records when each session was first seen, the start its
-	// Asks name it by (nil: in this process only); Now is the clock
-	// (nil: time.Now).
-	Starts StartStore
 	// Held holds the connections of hooks and long polls that wait for a
 	// human, so each waits without a goroutine (held.go); nil, or its Run
 	// not running: each waits on its handler's goroutine.
-	Held   *heldhttp.Held
+	Held *heldhttp.Held
+	// Now is the clock (nil: time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
 	// BoundBash, when set (gateway.bound_bash), runs the Bash calls of
@@ -152,9 +162,8 @@ type Service struct {
 	queueMu sync.Mutex
 	queued  []*queuedHook
 
-	team   teamURL // links.go
-	roots  RootStore
-	starts StartStore
+	team     teamURL // links.go
+	sessions Sessions
 }
 
 // New checks cfg and returns a Service.
@@ -174,16 +183,12 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	roots := cfg.Roots
-	if roots == nil {
-		roots = NewMemoryRootStore(cfg.Now)
-	}
-	starts := cfg.Starts
-	if starts == nil {
-		starts = NewMemoryStartStore()
+	ss := cfg.Sessions
+	if ss == nil {
+		ss = sessions.NewMemoryStore(sessions.Options{Now: cfg.Now})
 	}
 	bg, stop := context.WithCancelCause(context.Background())
-	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: func() { stop(errShutdown) }, roots: roots, starts: starts,
+	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: func() { stop(errShutdown) }, sessions: ss,
 		intake: make(chan struct{}, intakeLimit)}, nil
 }
 

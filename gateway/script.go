@@ -75,14 +75,14 @@ func (s Script) Request() pending.Request {
 // 0: 24h): bot ask -config's side of what the gateway does for each call,
 // so every ask of one -session names the same start. Zero for an ask
 // without -session (its session is its own).
-func ScriptStart(ctx context.Context, store StartStore, req pending.Request, now time.Time, ttl time.Duration) (time.Time, error) {
+func ScriptStart(ctx context.Context, store Sessions, req pending.Request, now time.Time, ttl time.Duration) (time.Time, error) {
 	if req.SessionID == "" || req.OneOff {
 		return time.Time{}, nil
 	}
 	if ttl <= 0 {
 		ttl = 24 * time.Hour
 	}
-	return store.Start(ctx, req.SessionID, now, ttl)
+	return store.PinStart(ctx, req.SessionID, now, ttl)
 }
 
 // scriptSessionName is a bot ask's -session as a person knows it.

@@ -13,46 +13,9 @@ import (
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/askops/askops/sessions"
 	"github.com/askops/askops/slackui"
 )
-
-// The starts' two stores agree: the first start offered for a session
-// stands, a later one does not move it, another session has its own.
-func TestStartStores(t *testing.T) {
-	rds := redistest.Start(t)
-	client, err := redisconn.Open(rds.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	t0 := time.Date(2026, 12, 2, 14, 2, 7, 0, time.UTC)
-	for name, st := range map[string]StartStore{"memory": NewMemoryStartStore(), "redis": NewRedisStartStore(client)} {
-		t.Run(name, func(t *testing.T) {
-			for _, tc := range []struct {
-				session  string
-				at, want time.Time
-			}{
-				{"s1", t0, t0}, {"s1", t0.Add(time.Hour), t0}, {"s2", t0.Add(2 * time.Hour), t0.Add(2 * time.Hour)},
-			} {
-				got, err := st.Start(t.Context(), name+tc.session, tc.at, 3*time.Hour)
-				if err != nil || !got.Equal(tc.want) {
-					t.Errorf("Start(%s, %v) = %v, %v; want %v", tc.session, tc.at, got, err, tc.want)
-				}
-			}
-			// A session unseen for its whole life starts again.
-			if got, _ := st.Start(t.Context(), name+"s1", t0.Add(5*time.Hour), time.Hour); name == "memory" && !got.Equal(t0.Add(5*time.Hour)) {
-				t.Errorf("after its life: %v, want the new start", got)
-			}
-		})
-	}
-	key := "askops:{askops}:gateway:start:redis" + "s1"
-	if v, err := client.Get(t.Context(), key).Result(); err != nil || v != fmt.Sprint(t0.Unix()) {
-		t.Errorf("GET %s = %q %v, want the unix second %d", key, v, err, t0.Unix())
-	}
-	if ttl := client.TTL(t.Context(), key).Val(); ttl <= 0 || ttl > 3*time.Hour {
-		t.Errorf("TTL %s = %v, want the session's life", key, ttl)
-	}
-}
 
 // TestSessionStartIsTheFirstSeenOnEveryReplica: a session's Asks name the
 // start of its first call, whichever replica that call reached and the
@@ -87,7 +50,7 @@ func TestSessionStartIsTheFirstSeenOnEveryReplica(t *testing.T) {
 		}
 		svc, err := New(Config{
 			Asks: asks, Approver: core, Policy: engine, MaxTimeout: time.Minute,
-			Starts: NewRedisStartStore(client), Roots: NewRedisRootStore(client), Now: func() time.Time { return now },
+			Sessions: sessions.NewRedisStore(client, sessions.Options{}), Now: func() time.Time { return now },
 		})
 		if err != nil {
 			t.Fatal(err)
