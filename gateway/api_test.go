@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/policy"
@@ -86,7 +87,7 @@ func TestAPIRefusals(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	srv := apiServer(t, s)
 	u := srv.URL
-	big := `{"session_id":"s","tool":"Bash","input":{"command":"` + strings.Repeat("x", MaxBody) + `"}}`
+	big := `{"session_id":"s","tool":"Bash","input":{"command":"` + strings.Repeat("x", hook.MaxBody) + `"}}`
 	for _, tc := range []struct {
 		name, method, path, token string
 		body                      any
@@ -214,7 +215,7 @@ func TestAPIPolicyDecides(t *testing.T) {
 	s := newStack(t, stackOptions{rules: []policy.Rule{{Tool: "bash", Command: "rm", Decision: policy.Deny, Reason: "no deletes"}}})
 	u := apiServer(t, s).URL
 	read := map[string]any{"session_id": "s", "tool": "Read", "input": map[string]any{"file_path": "/home/ana/src/api/go.mod"}, "cwd": "/home/ana/src/api"}
-	if r := call(t, "POST", u+"/v1/asks", askToken, read); r.status != 200 || r.body["status"] != "approved" || r.body["decided_by"] != PolicyDecider {
+	if r := call(t, "POST", u+"/v1/asks", askToken, read); r.status != 200 || r.body["status"] != "approved" || r.body["decided_by"] != hook.PolicyDecider {
 		t.Errorf("read inside cwd: %d %s", r.status, r.raw)
 	}
 	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("ls && rm -r build")); r.status != 200 || r.body["status"] != "denied" || !strings.Contains(r.body["reason"].(string), "no deletes") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
@@ -67,7 +68,7 @@ func frozenAfterCreate(t *testing.T, headersOnly bool) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			d := time.Now().Add(time.Second).UTC()
-			writeJSON(w, http.StatusCreated, AskJSON{ID: "ask_frozen", Status: "pending", Deadline: &d})
+			writeJSON(w, http.StatusCreated, hook.Ask{ID: "ask_frozen", Status: "pending", Deadline: &d})
 			return
 		}
 		if headersOnly {
@@ -105,11 +106,11 @@ func TestClientAnswersWhateverTheServeDoes(t *testing.T) {
 			t.Parallel()
 			tr := &http.Transport{}
 			t.Cleanup(tr.CloseIdleConnections)
-			c := &Client{BaseURL: tc.url(t), Token: "tok", HTTP: &http.Client{Transport: tr},
+			c := &hook.Client{BaseURL: tc.url(t), Token: "tok", HTTP: &http.Client{Transport: tr},
 				Grace: 2500 * time.Millisecond, RequestTimeout: 500 * time.Millisecond}
 			got := make(chan pending.Ask, 1)
 			go func() {
-				got <- c.Settle(t.Context(), Call{SessionID: "s", Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`), Timeout: time.Second})
+				got <- AskOf(c.Settle(t.Context(), hook.Call{SessionID: "s", Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`), Timeout: time.Second}))
 			}()
 			select {
 			case a := <-got:
@@ -165,8 +166,8 @@ func longPollAtShutdown(t *testing.T, s *stack) {
 	})
 	got := make(chan pending.Ask, 1)
 	go func() {
-		c := &Client{BaseURL: srv.URL, Token: askToken}
-		got <- c.Settle(t.Context(), Call{SessionID: "s", Agent: AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)})
+		c := &hook.Client{BaseURL: srv.URL, Token: askToken}
+		got <- AskOf(c.Settle(t.Context(), hook.Call{SessionID: "s", Agent: hook.AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)}))
 	}()
 	posted := s.posted(t, t.Context())
 	select {
@@ -274,29 +275,31 @@ func askerGone(t *testing.T, s *stack, srv *httptest.Server, door string) {
 	}
 }
 
-// stuck is a Settler that never returns, whatever its context says: a
+// stuck is a hook.Settler that never returns, whatever its context says: a
 // store call that ignores its deadline.
 type stuck struct{ release chan struct{} }
 
-func (s stuck) Settle(context.Context, Call) pending.Ask {
+func (s stuck) Settle(context.Context, hook.Call) hook.Ask {
 	<-s.release
-	return pending.Ask{Status: pending.Status(pending.Approved)}
+	return hook.Ask{Status: string(pending.Approved)}
 }
 
-// Bounded refuses a call its Settler does not answer in time, so a hook
+// hook.Bounded refuses a call its hook.Settler does not answer in time, so a hook
 // answers before the agent's timeout even when everything under it hangs.
 func TestBoundedAnswersAStuckSettler(t *testing.T) {
 	s := stuck{release: make(chan struct{})}
 	defer close(s.release)
 	got := make(chan pending.Ask, 1)
-	go func() { got <- (Bounded{Next: s, Bound: 100 * time.Millisecond}).Settle(t.Context(), Call{}) }()
+	go func() {
+		got <- AskOf((hook.Bounded{Next: s, Bound: 100 * time.Millisecond}).Settle(t.Context(), hook.Call{}))
+	}()
 	select {
 	case a := <-got:
 		if o, _ := a.Outcome(); o != pending.Unavailable || !strings.Contains(a.DecisionReason, "did not answer within 100ms") {
 			t.Errorf("got %s %q", a.Status, a.DecisionReason)
 		}
 	case <-time.After(30 * time.Second): // liveness only
-		t.Fatal("Bounded waited for a Settler that never answers")
+		t.Fatal("hook.Bounded waited for a hook.Settler that never answers")
 	}
 }
 
@@ -313,8 +316,8 @@ func TestClientStoppedTellsTheServe(t *testing.T) {
 			created := make(chan struct{})
 			got := make(chan pending.Ask, 1)
 			go func() {
-				c := &Client{BaseURL: srv.URL, Token: askToken, Created: func(pending.Ask) { close(created) }}
-				got <- c.Settle(ctx, Call{SessionID: "s", Agent: AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)})
+				c := &hook.Client{BaseURL: srv.URL, Token: askToken, Created: func(hook.Ask) { close(created) }}
+				got <- AskOf(c.Settle(ctx, hook.Call{SessionID: "s", Agent: hook.AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)}))
 			}()
 			posted := s.posted(t, t.Context()) // the Ask exists; its POST may not have answered yet
 			if when == "while it polls" {

@@ -9,6 +9,10 @@
 // Every failure is a denial: a hook that exits non-zero, times out or
 // answers non-2xx lets Claude Code go ahead, so the hooks always answer,
 // and answer "deny" when anything went wrong.
+//
+// This is the serve's side. What runs beside the agent (`bot hook`, `bot
+// mcp`, the API's client) is package gateway/hook, which links none of
+// this; hookside.go is where the two meet.
 package gateway
 
 import (
@@ -21,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -236,9 +241,6 @@ func (s *Service) Close() {
 	s.running.Wait()
 }
 
-// PolicyDecider is who decided a call the policy settled without a human.
-const PolicyDecider = "askops policy"
-
 // Begin judges c and, when a human must decide, records the Ask and returns
 // it pending while its round trip (post, wait, grant) goes on in the
 // background; decided reports whether the returned Ask is already final
@@ -355,7 +357,7 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		}
 		reason = reasonShown(reason, hidden, m.shown.Command, m.shown.Content, m.shown.New)
 		s.log.Info("policy decided", "session", c.SessionID, "tool", c.Tool, "decision", v.Decision, "reason", reason)
-		return req, pending.Ask{Request: req, Status: pending.Status(status), DecidedBy: PolicyDecider, DecisionReason: reason}, true
+		return req, pending.Ask{Request: req, Status: pending.Status(status), DecidedBy: hook.PolicyDecider, DecisionReason: reason}, true
 	}
 	if s.cfg.Threads != nil {
 		req.ReplyChannel, req.ReplyThreadTS = s.cfg.Threads.For(ctx, key, c)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/approval"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
@@ -105,25 +106,25 @@ func (nopNotifier) Update(context.Context, pending.Ask) error                 { 
 func TestLocalEndpointFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "askops", "local.json")
 	env := func(k string) string { return map[string]string{"ASKOPS_LOCAL_ENDPOINT": p}[k] }
-	if _, err := ReadLocalEndpoint(env); err == nil || !strings.Contains(err.Error(), "start `bot serve`") {
+	if _, err := hook.ReadLocalEndpoint(env); err == nil || !strings.Contains(err.Error(), "start `bot serve`") {
 		t.Errorf("no file: %v", err)
 	}
-	if _, err := WriteLocalEndpoint(env, LocalEndpoint{URL: "http://127.0.0.1:1", Token: "t"}); err != nil {
+	if _, err := hook.WriteLocalEndpoint(env, hook.LocalEndpoint{URL: "http://127.0.0.1:1", Token: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v, %v; want 0600", fi.Mode(), err)
 	}
-	if e, err := ReadLocalEndpoint(env); err != nil || e.URL != "http://127.0.0.1:1" || e.Token != "t" {
+	if e, err := hook.ReadLocalEndpoint(env); err != nil || e.URL != "http://127.0.0.1:1" || e.Token != "t" {
 		t.Errorf("read back %+v, %v", e, err)
 	}
 	if err := os.WriteFile(p, []byte(`{"url":""}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadLocalEndpoint(env); err == nil || !strings.Contains(err.Error(), "not readable as {url, token}") {
+	if _, err := hook.ReadLocalEndpoint(env); err == nil || !strings.Contains(err.Error(), "not readable as {url, token}") {
 		t.Errorf("bad file: %v", err)
 	}
-	if _, err := LocalEndpointPath(func(string) string { return "" }); err == nil {
+	if _, err := hook.LocalEndpointPath(func(string) string { return "" }); err == nil {
 		t.Error("a path without any of the variables")
 	}
 }
@@ -135,11 +136,11 @@ func TestLocalEndpointFile(t *testing.T) {
 func TestLocalEndpointPerServe(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "askops", "local.json")
 	env := func(k string) string { return map[string]string{"ASKOPS_LOCAL_ENDPOINT": p}[k] }
-	first := LocalEndpoint{URL: "http://127.0.0.1:1001", Token: "t1"}
-	second := LocalEndpoint{URL: "http://127.0.0.1:1002", Token: "t2"}
+	first := hook.LocalEndpoint{URL: "http://127.0.0.1:1001", Token: "t1"}
+	second := hook.LocalEndpoint{URL: "http://127.0.0.1:1002", Token: "t2"}
 	reads := func(want string) {
 		t.Helper()
-		e, err := ReadLocalEndpoint(env)
+		e, err := hook.ReadLocalEndpoint(env)
 		switch {
 		case want == "" && err == nil:
 			t.Errorf("read %s, want no serve", e.URL)
@@ -147,19 +148,19 @@ func TestLocalEndpointPerServe(t *testing.T) {
 			t.Errorf("read %q (%v), want %s", e.URL, err, want)
 		}
 	}
-	write := func(e LocalEndpoint) {
+	write := func(e hook.LocalEndpoint) {
 		t.Helper()
-		if _, err := WriteLocalEndpoint(env, e); err != nil {
+		if _, err := hook.WriteLocalEndpoint(env, e); err != nil {
 			t.Fatal(err)
 		}
 	}
-	remove := func(e LocalEndpoint) {
+	remove := func(e hook.LocalEndpoint) {
 		t.Helper()
-		if err := RemoveLocalEndpoint(env, e); err != nil {
+		if err := hook.RemoveLocalEndpoint(env, e); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, order := range [][2]LocalEndpoint{{second, first}, {first, second}} {
+	for _, order := range [][2]hook.LocalEndpoint{{second, first}, {first, second}} {
 		write(first)
 		write(second)
 		reads(second.URL)
@@ -176,14 +177,14 @@ func TestLocalEndpointPerServe(t *testing.T) {
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
-	killed := LocalEndpoint{URL: "http://127.0.0.1:1003", Token: "t3", PID: gone.Process.Pid}
+	killed := hook.LocalEndpoint{URL: "http://127.0.0.1:1003", Token: "t3", PID: gone.Process.Pid}
 	write(first)
 	write(killed)
 	reads(first.URL)
 	remove(first)
 	reads("")
 	write(killed)
-	if _, err := ReadLocalEndpoint(env); err == nil || !strings.Contains(err.Error(), "start `bot serve`") {
+	if _, err := hook.ReadLocalEndpoint(env); err == nil || !strings.Contains(err.Error(), "start `bot serve`") {
 		t.Errorf("only a killed serve's entry: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/askview"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
@@ -155,7 +156,7 @@ func ScriptDenied(req pending.Request, v policy.Verdict) pending.Ask {
 	if v.Rule != "" {
 		reason += " (" + v.Rule + ")"
 	}
-	return pending.Ask{Request: req, Status: pending.Status(pending.Denied), DecidedBy: PolicyDecider, DecisionReason: reason}
+	return pending.Ask{Request: req, Status: pending.Status(pending.Denied), DecidedBy: hook.PolicyDecider, DecisionReason: reason}
 }
 
 // ScriptGranted is the answer when grant g covers the script's request

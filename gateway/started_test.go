@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/approval"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
@@ -60,13 +61,13 @@ func TestSessionStartIsTheFirstSeenOnEveryReplica(t *testing.T) {
 	}
 	const session = "0199a213-81c0-7800-8aa1-bbab2a035a53" // as Codex names one
 	a, _, _ := replica(first)
-	read := Call{SessionID: session, Agent: AgentCodex, Tool: "Read", Input: json.RawMessage(`{"file_path":"/home/ana/src/api/go.mod"}`), Cwd: "/home/ana/src/api", By: "ana", Resolved: true}
+	read := Call{SessionID: session, Agent: hook.AgentCodex, Tool: "Read", Input: json.RawMessage(`{"file_path":"/home/ana/src/api/go.mod"}`), Cwd: "/home/ana/src/api", By: "ana", Resolved: true}
 	if _, final, decided := a.judge(t.Context(), read); !decided || final.Status != pending.Status(pending.Approved) {
 		t.Fatalf("the first call (a read in the workspace): decided %v, %s; want the policy's allow", decided, final.Status)
 	}
 
 	b, core, asks := replica(later)
-	req, _, decided := b.judge(t.Context(), Call{SessionID: session, Agent: AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`), Cwd: "/home/ana/src/api", By: "ana"})
+	req, _, decided := b.judge(t.Context(), Call{SessionID: session, Agent: hook.AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`), Cwd: "/home/ana/src/api", By: "ana"})
 	if decided {
 		t.Fatal("the policy decided make deploy")
 	}
@@ -105,12 +106,12 @@ func TestSessionNames(t *testing.T) {
 		started                   bool
 		want                      string
 	}{
-		{AgentClaude, "3f2a9c1b-7e4d-4f6a-9b1c-2d3e4f5a6b7c", "/home/ana/src/api", true, "this Claude Code session in ~/src/api"},
-		{AgentClaude, "3f2a9c1b-7e4d-4f6a-9b1c-2d3e4f5a6b7c", "/home/ana/src/api", false, "this Claude Code session 3f2a… in ~/src/api"},
+		{hook.AgentClaude, "3f2a9c1b-7e4d-4f6a-9b1c-2d3e4f5a6b7c", "/home/ana/src/api", true, "this Claude Code session in ~/src/api"},
+		{hook.AgentClaude, "3f2a9c1b-7e4d-4f6a-9b1c-2d3e4f5a6b7c", "/home/ana/src/api", false, "this Claude Code session 3f2a… in ~/src/api"},
 		{"bot mcp", "ses_" + strings.Repeat("a", 26), "", true, "this bot mcp session"},
 		{"bot ask on lap", "nightly", "/srv/app", true, "this bot ask on lap session 'nightly' in /srv/app"},
 		{"", "a very long session name that somebody chose once", "", true, "this agent session 'a very long session name that somebody …'"},
-		{AgentClaude, "", "/srv/app", true, ""},
+		{hook.AgentClaude, "", "/srv/app", true, ""},
 	} {
 		if got := sessionName(tc.agent, tc.session, tc.workspace, tc.started); got != tc.want {
 			t.Errorf("sessionName(%q, %q, %q, %v) = %q, want %q", tc.agent, tc.session, tc.workspace, tc.started, got, tc.want)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
@@ -79,7 +80,7 @@ func TestDescriptionDoesNotChooseTheRules(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			svc, _ := judgeService(t, tc.mode, rules)
-			got, req := decisionOf(t, svc, Call{SessionID: "s", Agent: AgentCodex, Tool: tc.tool, Input: json.RawMessage(tc.input), Cwd: "/home/ana/src/api", By: "laptop-ana"})
+			got, req := decisionOf(t, svc, Call{SessionID: "s", Agent: hook.AgentCodex, Tool: tc.tool, Input: json.RawMessage(tc.input), Cwd: "/home/ana/src/api", By: "laptop-ana"})
 			if got != tc.want {
 				t.Errorf("%s %s: %s (%s), want %s", tc.tool, tc.input, got, req.Reason, tc.want)
 			}

@@ -88,6 +88,11 @@ func askopsRules() []Rule {
 			Why:       "the gateway is a front door: it reaches Slack only through the approval core and its own small interfaces (ThreadOpener, MessageUpdater), keeps its sessions' state in the sessions store, and knows no model or chat-ops",
 		},
 		{
+			Package:   module + "/gateway/hook",
+			Forbidden: []string{goRedis, module + "/policy", module + "/gateway", module + "/pending", module + "/approval", module + "/grants", module + "/sessions", "mvdan.cc/sh/..."},
+			Why:       "the hook client is what runs beside an agent (bot hook, bot mcp, bot ask's and bot run's way to a serve): it speaks the Ask API and the agents' hook protocol, so it links no server, no policy and no store (what the policy would run is handed to it)",
+		},
+		{
 			Package:   module + "/aap",
 			Forbidden: []string{module + "/slackui", module + "/console", module + "/gateway", module + "/chatops", module + "/agent", module + "/approval", slackGo, goOpenAI},
 			Why:       "aap is a front door: it speaks the Agent Approval Protocol and reaches the policy and the round trip only through its own Asker, which the wiring fills with the gateway's, so it holds no rule and knows no other door, channel or model",
