@@ -20,7 +20,7 @@ import (
 
 // Limits of the HTTP API.
 const (
-	MaxWait = 120 * time.Second // the longest long poll
+	maxWait = 120 * time.Second // the longest long poll
 	maxID   = 256               // session ids, tool names
 )
 
@@ -316,8 +316,8 @@ func (api *API) get(w http.ResponseWriter, r *http.Request, tok Token) (int, any
 			return 0, nil, badRequest("wait: want a Go duration such as 30s, got %q", s)
 		case d < 0:
 			return 0, nil, badRequest("wait: must not be negative")
-		case d > MaxWait:
-			return 0, nil, badRequest("wait: at most %s", MaxWait)
+		case d > maxWait:
+			return 0, nil, badRequest("wait: at most %s", maxWait)
 		}
 		wait = d
 	}

@@ -243,7 +243,7 @@ func TestSessionThreadAndGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.svc.cfg.Threads.Wait() // the thread is recorded
+	s.svc.threads.Wait() // the thread is recorded
 	if len(titles) != 2 || titles[1].Text != "Claude Code · session sess-1 · ~/src/api · laptop-ana" || titles[1].ThreadTS != "" {
 		t.Fatalf("thread title: %+v", titles)
 	}
@@ -281,7 +281,7 @@ func TestSessionThreadAndGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.svc.cfg.Threads.Wait()
+	s.svc.threads.Wait()
 	if posts[3].ThreadTS != "" || posts[4].ThreadTS != "" || !strings.Contains(posts[4].Text, "session sess-2") {
 		t.Errorf("second session: its Ask unthreaded, then its thread's title: %+v / %+v", posts[3], posts[4])
 	}

@@ -124,7 +124,10 @@ type Config struct {
 	Approver Approver
 	Policy   Policy
 	Messages MessageUpdater // nil: decisions through the API update no message
-	Threads  *Threads       // nil: Asks go to the approval channel unthreaded
+	// Opener opens each agent session's Slack thread, remembered in
+	// Sessions (threads.go); nil: Asks go to the approval channel
+	// unthreaded.
+	Opener ThreadOpener
 	// MaxTimeout is approvals.timeout: no Ask waits longer.
 	MaxTimeout time.Duration
 	// TeamURL is the workspace's URL (auth.test's url), for message_url
@@ -169,6 +172,7 @@ type Service struct {
 
 	team     teamURL // links.go
 	sessions Sessions
+	threads  *threads // nil: unthreaded
 }
 
 // New checks cfg and returns a Service.
@@ -192,8 +196,12 @@ func New(cfg Config) (*Service, error) {
 	if ss == nil {
 		ss = sessions.NewMemoryStore(sessions.Options{Now: cfg.Now})
 	}
+	var th *threads
+	if cfg.Opener != nil {
+		th = newThreads(cfg.Opener, ss, cfg.SessionTTL, cfg.Logger.With("component", "threads"))
+	}
 	bg, stop := context.WithCancelCause(context.Background())
-	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: func() { stop(errShutdown) }, sessions: ss,
+	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: func() { stop(errShutdown) }, sessions: ss, threads: th,
 		intake: make(chan struct{}, intakeLimit)}, nil
 }
 
@@ -359,8 +367,8 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		s.log.Info("policy decided", "session", c.SessionID, "tool", c.Tool, "decision", v.Decision, "reason", reason)
 		return req, pending.Ask{Request: req, Status: pending.Status(status), DecidedBy: hook.PolicyDecider, DecisionReason: reason}, true
 	}
-	if s.cfg.Threads != nil {
-		req.ReplyChannel, req.ReplyThreadTS = s.cfg.Threads.For(ctx, key, c)
+	if s.threads != nil {
+		req.ReplyChannel, req.ReplyThreadTS = s.threads.For(ctx, key, c)
 	}
 	return req, pending.Ask{}, false
 }

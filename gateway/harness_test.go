@@ -111,7 +111,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	}
 	s.svc, err = New(Config{
 		Asks: s.asks, Approver: core, Policy: engine, Messages: notifier, Held: held,
-		Threads:    NewThreads(notifier, threads, time.Hour, log),
+		Opener: notifier, Sessions: threads,
 		MaxTimeout: o.timeout, Logger: log, GrantDurations: o.grantDurations,
 		TeamURL: func(ctx context.Context) (string, error) {
 			r, err := api.AuthTestContext(ctx)

@@ -17,7 +17,7 @@ type ThreadOpener interface {
 	OpenThreadThen(ctx context.Context, title string, done func(channel, ts string, err error))
 }
 
-// Threads gives each agent session one Slack thread: the session's first
+// threads gives each agent session one Slack thread: the session's first
 // Ask opens it ("Claude Code · session 3f2a… · ~/src/api · laptop-ana"),
 // later Asks of the session are posted in it.
 //
@@ -29,7 +29,7 @@ type ThreadOpener interface {
 // before, and a burst of new sessions timed their creates out.) A title
 // on its way costs its queue entry, not a goroutine: a burst of 500 new
 // sessions parked 500 goroutines before.
-type Threads struct {
+type threads struct {
 	opener ThreadOpener
 	store  Sessions
 	ttl    time.Duration
@@ -40,13 +40,13 @@ type Threads struct {
 	running sync.WaitGroup
 }
 
-// NewThreads returns Threads opening threads through opener and
+// newThreads returns threads opening threads through opener and
 // remembering them in store for ttl (the session's life).
-func NewThreads(opener ThreadOpener, store Sessions, ttl time.Duration, log *slog.Logger) *Threads {
+func newThreads(opener ThreadOpener, store Sessions, ttl time.Duration, log *slog.Logger) *threads {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Threads{opener: opener, store: store, ttl: ttl, log: log, opening: map[string]bool{}}
+	return &threads{opener: opener, store: store, ttl: ttl, log: log, opening: map[string]bool{}}
 }
 
 // For returns the thread c's Ask goes in. Empty means unthreaded (the
@@ -55,7 +55,7 @@ func NewThreads(opener ThreadOpener, store Sessions, ttl time.Duration, log *slo
 // the Ask from being shown. For waits on no Slack call. key is the session
 // as the gateway keys it (sessionKey: namespaced by the caller); the title
 // shows the id the caller sent.
-func (t *Threads) For(ctx context.Context, key string, c Call) (channel, ts string) {
+func (t *threads) For(ctx context.Context, key string, c Call) (channel, ts string) {
 	if key == "" {
 		return "", ""
 	}
@@ -75,7 +75,7 @@ func (t *Threads) For(ctx context.Context, key string, c Call) (channel, ts stri
 	t.opening[key] = true
 	t.running.Add(1)
 	t.mu.Unlock()
-	t.opener.OpenThreadThen(ctx, ThreadTitle(c), func(ch, ts string, err error) {
+	t.opener.OpenThreadThen(ctx, threadTitle(c), func(ch, ts string, err error) {
 		t.opened(context.WithoutCancel(ctx), key, ch, ts, err)
 	})
 	return "", ""
@@ -86,7 +86,7 @@ const claimTimeout = 10 * time.Second
 
 // opened records the thread just opened for the session keyed key (or
 // logs why it could not be opened).
-func (t *Threads) opened(ctx context.Context, key, ch, ts string, err error) {
+func (t *threads) opened(ctx context.Context, key, ch, ts string, err error) {
 	defer t.running.Done()
 	defer func() {
 		t.mu.Lock()
@@ -105,10 +105,10 @@ func (t *Threads) opened(ctx context.Context, key, ch, ts string, err error) {
 }
 
 // Wait waits for the threads being opened in the background.
-func (t *Threads) Wait() { t.running.Wait() }
+func (t *threads) Wait() { t.running.Wait() }
 
-// ThreadTitle is the opening message of c's session's thread.
-func ThreadTitle(c Call) string {
+// threadTitle is the opening message of c's session's thread.
+func threadTitle(c Call) string {
 	agent := c.Agent
 	if agent == "" {
 		agent = "Agent"

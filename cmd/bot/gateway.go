@@ -41,7 +41,7 @@ func (a *app) newGateway() (*gateway.Service, error) {
 		Approver:       metrics.Starter{Next: a.core, Counted: a.approver},
 		Policy:         engine,
 		Messages:       a.notifier,
-		Threads:        gateway.NewThreads(a.notifier, a.Sessions, a.cfg.Approvals.SessionTTL.D(), a.log.With("component", "threads")),
+		Opener:         a.notifier, // each session's thread, remembered in Sessions
 		MaxTimeout:     a.cfg.Approvals.Timeout.D(),
 		TeamURL:        a.teamURL, // message_url, the same shape as bot ask's link
 		GrantDurations: a.cfg.Approvals.Durations(),
