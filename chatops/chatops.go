@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/agent"
@@ -41,6 +40,11 @@ type SessionState interface {
 	Mode(ctx context.Context, channel string) (sessions.ModeSetting, bool, error)
 	HandleStops(ctx context.Context, fn sessions.Stopper) (release func(), err error)
 	Stop(ctx context.Context, runID, by string) (sessions.StopResult, error)
+	// FirstEvent lets each Events API event (and each slash command
+	// invocation) through once: Slack redelivers an event it thinks
+	// failed (X-Slack-Retry-Num), possibly to another replica, and a
+	// redelivered app_mention must not start a second run.
+	FirstEvent(ctx context.Context, id string) bool
 }
 
 // PendingAsks lists the open Asks (pending.Store).
@@ -105,9 +109,9 @@ type Config struct {
 	// RunsChanged, if set, is told when a run started here is recorded or
 	// ends (the App Home refreshes at once; runrecord.go).
 	RunsChanged func()
-	// Redis shares event dedup with every replica; nil: this process's
-	// memory (and, since the stores are then in memory too, no replicas).
-	Redis  redis.UniversalClient
+	// Shared says the stores are shared with other processes (Redis), so
+	// a run may live on another replica; false: this process's memory.
+	Shared bool
 	Logger *slog.Logger
 	Now    func() time.Time
 }
@@ -115,9 +119,8 @@ type Config struct {
 // Ops is chat-ops for one serve process. Its handlers are safe for
 // concurrent use; Shutdown ends it.
 type Ops struct {
-	cfg   Config
-	log   *slog.Logger
-	dedup *dedup
+	cfg Config
+	log *slog.Logger
 
 	runsCtx  context.Context
 	stopRuns context.CancelFunc
@@ -139,7 +142,6 @@ func New(ctx context.Context, cfg Config) (*Ops, error) {
 		cfg.Now = time.Now
 	}
 	o := &Ops{cfg: cfg, log: cfg.Logger}
-	o.dedup = newDedup(cfg.Redis, cfg.Now, cfg.Logger)
 	// Runs outlive the request that started them but not the process: they
 	// get their own context, cancelled by Shutdown after intake stops.
 	o.runsCtx, o.stopRuns = context.WithCancel(context.WithoutCancel(ctx))

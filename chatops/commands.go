@@ -41,7 +41,7 @@ func ephemeral(format string, args ...any) *SlashReply {
 // replica); its trigger_id, unique per invocation, makes the second
 // delivery start nothing (and get no reply).
 func (o *Ops) SlashCommand(ctx context.Context, cmd slack.SlashCommand) any {
-	if cmd.TriggerID != "" && !o.dedup.first(ctx, "command:"+cmd.TriggerID) {
+	if cmd.TriggerID != "" && !o.cfg.Sessions.FirstEvent(ctx, "command:"+cmd.TriggerID) {
 		o.log.Warn("duplicate slash command delivery ignored", "user", cmd.UserID, "command", cmd.Command)
 		return nil
 	}
@@ -124,7 +124,7 @@ func (o *Ops) stop(ctx context.Context, runID, user string) any {
 		return ephemeral("Stopping run `%s` (the askops process running it took the request at <!date^%d^{time_secs}|%s>); its open Asks are being cancelled.",
 			id, res.At.Unix(), res.At.UTC().Format(time.RFC3339))
 	}
-	if o.cfg.Redis == nil { // no other process could run it
+	if !o.cfg.Shared { // no other process could run it
 		return ephemeral("No live run `%s` here.", id)
 	}
 	return ephemeral("No askops process confirmed a live run `%s`: it may have ended already (see `%s pending`), or its process did not answer in time; try again.", id, o.cfg.Command)

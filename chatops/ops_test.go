@@ -160,7 +160,7 @@ func newTestOps(t *testing.T, o testOptions) *testOps {
 	t.Cleanup(func() { _ = cfg.Clicks.(*slackui.Interactions).Close() })
 	var ops *Ops
 	if o.noNew {
-		ops = &Ops{cfg: cfg, log: log, dedup: newDedup(nil, time.Now, log)}
+		ops = &Ops{cfg: cfg, log: log}
 	} else {
 		ops, err = New(t.Context(), cfg)
 		if err != nil {

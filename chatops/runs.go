@@ -28,7 +28,7 @@ func (o *Ops) Event(ctx context.Context, ev slackevents.EventsAPIEvent) {
 	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok {
 		eventID = cb.EventID
 	}
-	if !o.dedup.first(ctx, eventID) {
+	if !o.cfg.Sessions.FirstEvent(ctx, eventID) {
 		o.log.Info("duplicate event delivery ignored", "event", eventID)
 		return
 	}

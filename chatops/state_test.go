@@ -32,6 +32,7 @@ func (brokenSessions) HandleStops(context.Context, sessions.Stopper) (func(), er
 func (brokenSessions) Stop(context.Context, string, string) (sessions.StopResult, error) {
 	return sessions.StopResult{}, errStoreDown
 }
+func (brokenSessions) FirstEvent(context.Context, string) bool { return true }
 
 // TestChatOpsFailClosedWhenTheSessionStoreFails: a run whose channel mode
 // cannot be read starts in mode never (its approvers may have said so), and

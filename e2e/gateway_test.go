@@ -135,7 +135,7 @@ func TestGatewayAcrossReplicas(t *testing.T) {
 }
 
 // waitThread waits until the session's thread is recorded for every
-// replica (gateway.RedisThreadStore's key).
+// replica (sessions.RedisStore's thread key).
 func waitThread(ctx context.Context, t *testing.T, w *world, session string) {
 	t.Helper()
 	key := "askops:{askops}:gateway:thread:" + session

@@ -15,7 +15,7 @@ import (
 // the Ask open, and, for a hook with -config (its own stores), Redis
 // frozen before it starts. The agent lets the call through when the hook
 // outlives its timeout; askops promises the answer within -timeout plus
-// gateway.HookGrace. Only the decision is asserted: how long each took is
+// hook.Grace. Only the decision is asserted: how long each took is
 // logged here and measured by bench/hookbound.
 func TestHookDeniesWhateverFails(t *testing.T) {
 	for _, fault := range []string{"serve frozen", "redis frozen", "-config, redis frozen"} {

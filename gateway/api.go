@@ -14,49 +14,36 @@ import (
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/askview"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/pending"
 )
 
 // Limits of the HTTP API.
 const (
-	MaxBody = 1 << 20           // a request body over 1 MiB is refused (413)
-	MaxWait = 120 * time.Second // the longest long poll
+	maxWait = 120 * time.Second // the longest long poll
 	maxID   = 256               // session ids, tool names
 )
 
-// AskJSON is an Ask as the API shows it.
-type AskJSON struct {
-	ID         string     `json:"id"`
-	Status     string     `json:"status"`
-	DecidedBy  string     `json:"decided_by"`
-	Reason     string     `json:"reason"`
-	Deadline   *time.Time `json:"deadline"`
-	SessionID  string     `json:"session_id"`
-	Tool       string     `json:"tool"`
-	MessageURL string     `json:"message_url"`
-	// Approvals and Votes: how many distinct approvals the Ask needs (0:
-	// one) and who has approved so far (see pending.Ballot).
-	Approvals int      `json:"approvals,omitempty"`
-	Votes     []string `json:"votes,omitempty"`
-	// Effects are what the call does, one plain line per class, as
-	// every surface shows them first (askview.Effects): kind is one of
-	// runs, writes, deletes, network, privilege, unknown, secrets. Only
-	// on an Ask a person is asked about (not on the policy's own answer).
-	Effects []EffectJSON `json:"effects,omitempty"`
+// NewAskJSON shows a as the API does: reason is the decision's once it has
+// one, else why the policy asked. MessageURL is left to the caller
+// (API.show, bot ask -o json): it needs the workspace's URL.
+func NewAskJSON(a pending.Ask) hook.Ask {
+	j := answerOf(a)
+	if a.Shown != nil {
+		// Worked out when the Ask was made; an answer the policy gave at
+		// once (no Ask a person sees) is not read a second time for them.
+		for _, e := range askview.Effects(a) {
+			j.Effects = append(j.Effects, hook.Effect(e))
+		}
+	}
+	return j
 }
 
-// EffectJSON is one line of what a call does.
-type EffectJSON struct {
-	Kind string `json:"kind"`
-	Text string `json:"text"`
-}
-
-// NewAskJSON shows a as the API does: reason is the decision's once it has one, else why the
-// policy asked. MessageURL is left to the caller (API.show, bot ask -o json): it
-// needs the workspace's URL.
-func NewAskJSON(a pending.Ask) AskJSON {
-	j := AskJSON{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: shownSession(a.SessionID), Tool: a.Tool,
-		Approvals: a.Approvals, Votes: a.Votes.List()}
+// answerOf is a as a front door answers its agent (NewAskJSON without the
+// effects, which no answer words).
+func answerOf(a pending.Ask) hook.Ask {
+	j := hook.Ask{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: shownSession(a.SessionID), Tool: a.Tool,
+		Approvals: a.Approvals, Votes: a.Votes.List(), Tally: a.Tally()}
 	if j.Status == "" {
 		j.Status = string(pending.StatusPending)
 	}
@@ -68,18 +55,12 @@ func NewAskJSON(a pending.Ask) AskJSON {
 		d := a.Deadline.UTC()
 		j.Deadline = &d
 	}
-	if a.Shown != nil {
-		// Worked out when the Ask was made; an answer the policy gave at
-		// once (no Ask a person sees) is not read a second time for them.
-		for _, e := range askview.Effects(a) {
-			j.Effects = append(j.Effects, EffectJSON(e))
-		}
-	}
 	return j
 }
 
-// ask turns an AskJSON back into the Ask fields a client needs.
-func (j AskJSON) ask() pending.Ask {
+// AskOf is the Ask a client read from the API (hook.Ask) as a store's
+// record, with the fields the API shows.
+func AskOf(j hook.Ask) pending.Ask {
 	a := pending.Ask{ID: j.ID, Status: pending.Status(j.Status), DecidedBy: j.DecidedBy, DecisionReason: j.Reason}
 	a.SessionID, a.Tool = j.SessionID, j.Tool
 	a.Approvals, a.Votes = j.Approvals, pending.Votes(strings.Join(j.Votes, "\n"))
@@ -87,26 +68,6 @@ func (j AskJSON) ask() pending.Ask {
 		a.Deadline = *j.Deadline
 	}
 	return a
-}
-
-// AskBody is POST /v1/asks's body.
-type AskBody struct {
-	SessionID string          `json:"session_id"`
-	Agent     string          `json:"agent,omitempty"`
-	Tool      string          `json:"tool"`
-	Input     json.RawMessage `json:"input"`
-	Cwd       string          `json:"cwd,omitempty"`
-	Reason    string          `json:"reason,omitempty"`
-	Timeout   string          `json:"timeout,omitempty"`
-	// Resolved is what older clients sent to say they resolved cwd and
-	// every path in input where the files are. It is read and never
-	// believed: a caller's word cannot make a path it names safe. Only
-	// the local serve resolves its callers' paths, itself (see
-	// Token.local); every other call's paths are judged as text.
-	Resolved bool `json:"resolved,omitempty"`
-	// OneOff says session_id is this Ask's own (bot ask without
-	// -session): "Approve for session" is not offered.
-	OneOff bool `json:"one_off,omitempty"`
 }
 
 // DecisionBody is POST /v1/asks/{id}/decision's body.
@@ -182,7 +143,7 @@ func (api *API) scoped(scope Scope, h tokenHandler) http.Handler {
 			writeError(w, http.StatusForbidden, fmt.Sprintf("%s: token %q lacks scope %q", errForbidden, tok.Name, scope))
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+		r.Body = http.MaxBytesReader(w, r.Body, hook.MaxBody)
 		status, body, err := h(w, r, tok)
 		switch {
 		case err == errHeld:
@@ -210,7 +171,7 @@ func (api *API) writeErr(ctx context.Context, w http.ResponseWriter, path string
 		return
 	}
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body: over %d bytes", MaxBody))
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body: over %d bytes", hook.MaxBody))
 		return
 	}
 	switch pending.ErrorCode(err) {
@@ -235,7 +196,7 @@ func (api *API) writeErr(ctx context.Context, w http.ResponseWriter, path string
 	writeError(w, http.StatusInternalServerError, "internal error")
 }
 
-// decodeBody reads r's JSON body into v; a body over MaxBody is a 413.
+// decodeBody reads r's JSON body into v; a body over hook.MaxBody is a 413.
 func decodeBody(r *http.Request, v any) error {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -251,9 +212,9 @@ func decodeBody(r *http.Request, v any) error {
 	return nil
 }
 
-// Call checks b and returns the Call it asks about; maxTimeout is
+// askCall checks b and returns the Call it asks about; maxTimeout is
 // approvals.timeout. Errors name the field.
-func (b AskBody) Call(maxTimeout time.Duration) (Call, error) {
+func askCall(b hook.AskBody, maxTimeout time.Duration) (Call, error) {
 	switch {
 	case b.SessionID == "":
 		return Call{}, badRequest("session_id: required")
@@ -296,7 +257,7 @@ func (b AskBody) Call(maxTimeout time.Duration) (Call, error) {
 func askedBy(tok Token, c Call) Call {
 	c.By, c.Root, c.Resolved = tok.Name, tok.Workspace, false
 	if tok.local {
-		c = ResolvePaths(c)
+		c = resolvePaths(c)
 	}
 	return c
 }
@@ -304,11 +265,11 @@ func askedBy(tok Token, c Call) Call {
 // create serves POST /v1/asks: 200 with the final Ask when the policy (or
 // a grant) decides, 201 with the pending Ask when a human must.
 func (api *API) create(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
-	var b AskBody
+	var b hook.AskBody
 	if err := decodeBody(r, &b); err != nil {
 		return 0, nil, err
 	}
-	c, err := b.Call(api.svc.cfg.MaxTimeout)
+	c, err := askCall(b, api.svc.cfg.MaxTimeout)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -320,7 +281,7 @@ func (api *API) create(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 		// The asker left while its Ask was being opened (its agent was
 		// stopped during the POST): it never read the id, so it can neither
 		// poll nor DELETE it. End it now rather than when its lease lapses.
-		ctx, stop := context.WithTimeout(context.WithoutCancel(r.Context()), cancelTimeout)
+		ctx, stop := context.WithTimeout(context.WithoutCancel(r.Context()), time.Second)
 		defer stop()
 		if final, err := api.svc.cfg.Asks.Decide(ctx, a.ID, pending.Cancelled, tok.Name, pending.ReasonAskerGone); err == nil {
 			return http.StatusOK, api.show(ctx, final), nil
@@ -355,8 +316,8 @@ func (api *API) get(w http.ResponseWriter, r *http.Request, tok Token) (int, any
 			return 0, nil, badRequest("wait: want a Go duration such as 30s, got %q", s)
 		case d < 0:
 			return 0, nil, badRequest("wait: must not be negative")
-		case d > MaxWait:
-			return 0, nil, badRequest("wait: at most %s", MaxWait)
+		case d > maxWait:
+			return 0, nil, badRequest("wait: at most %s", maxWait)
 		}
 		wait = d
 	}
@@ -438,18 +399,11 @@ func (api *API) watch(ctx context.Context, id string, wait time.Duration) (pendi
 	return api.svc.endAtShutdown(ctx, id)
 }
 
-// CancelBody is DELETE /v1/asks/{id}'s optional body.
-type CancelBody struct {
-	// StoppedWaiting says the asker gave up waiting (its agent's timeout,
-	// a signal): the Ask's reason is then pending.ReasonAskerGone.
-	StoppedWaiting bool `json:"stopped_waiting,omitempty"`
-}
-
 // cancel serves DELETE /v1/asks/{id}: the Ask ends cancelled (409 if it
 // had already ended).
 func (api *API) cancel(_ http.ResponseWriter, r *http.Request, tok Token) (int, any, error) {
 	id := r.PathValue("id")
-	var b CancelBody
+	var b hook.CancelBody
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		return 0, nil, err
@@ -492,7 +446,7 @@ func (api *API) list(_ http.ResponseWriter, r *http.Request, _ Token) (int, any,
 	if err != nil {
 		return 0, nil, err
 	}
-	out := []AskJSON{}
+	out := []hook.Ask{}
 	for _, a := range asks {
 		if session != "" && shownSession(a.SessionID) != session {
 			continue
@@ -538,24 +492,24 @@ func (api *API) claudeHook(w http.ResponseWriter, r *http.Request) {
 	if err == nil && !tok.Has(ScopeAsk) {
 		err = fmt.Errorf("%w: token %q lacks scope ask", errForbidden, tok.Name)
 	}
-	body, rerr := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
-	ev, perr := ParseHookEvent(body)
+	body, rerr := io.ReadAll(http.MaxBytesReader(w, r.Body, hook.MaxBody))
+	ev, perr := hook.ParseEvent(body)
 	event := ev.HookEventName
 	if event == "" {
-		event = EventPreToolUse
+		event = hook.EventPreToolUse
 	}
 	switch {
 	case err != nil:
-		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops refused the hook request: "+err.Error()), "", nil))
+		writeJSON(w, http.StatusOK, claudeAnswerOf(event, refused("askops refused the hook request: "+err.Error()), "", nil))
 		return
 	case rerr != nil:
-		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops refused the hook request: body over 1 MiB"), "", nil))
+		writeJSON(w, http.StatusOK, claudeAnswerOf(event, refused("askops refused the hook request: body over 1 MiB"), "", nil))
 		return
 	case perr != nil:
-		writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused("askops could not read the hook event: "+perr.Error()), "", nil))
+		writeJSON(w, http.StatusOK, claudeAnswerOf(event, refused("askops could not read the hook event: "+perr.Error()), "", nil))
 		return
 	}
-	c := askedBy(tok, ev.Call(AgentClaude))
+	c := askedBy(tok, callOf(ev.Call(hook.AgentClaude)))
 	if api.holdHook(w, r, event, c) {
 		return
 	}

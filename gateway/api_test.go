@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/policy"
@@ -86,7 +87,7 @@ func TestAPIRefusals(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	srv := apiServer(t, s)
 	u := srv.URL
-	big := `{"session_id":"s","tool":"Bash","input":{"command":"` + strings.Repeat("x", MaxBody) + `"}}`
+	big := `{"session_id":"s","tool":"Bash","input":{"command":"` + strings.Repeat("x", hook.MaxBody) + `"}}`
 	for _, tc := range []struct {
 		name, method, path, token string
 		body                      any
@@ -214,7 +215,7 @@ func TestAPIPolicyDecides(t *testing.T) {
 	s := newStack(t, stackOptions{rules: []policy.Rule{{Tool: "bash", Command: "rm", Decision: policy.Deny, Reason: "no deletes"}}})
 	u := apiServer(t, s).URL
 	read := map[string]any{"session_id": "s", "tool": "Read", "input": map[string]any{"file_path": "/home/ana/src/api/go.mod"}, "cwd": "/home/ana/src/api"}
-	if r := call(t, "POST", u+"/v1/asks", askToken, read); r.status != 200 || r.body["status"] != "approved" || r.body["decided_by"] != PolicyDecider {
+	if r := call(t, "POST", u+"/v1/asks", askToken, read); r.status != 200 || r.body["status"] != "approved" || r.body["decided_by"] != hook.PolicyDecider {
 		t.Errorf("read inside cwd: %d %s", r.status, r.raw)
 	}
 	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("ls && rm -r build")); r.status != 200 || r.body["status"] != "denied" || !strings.Contains(r.body["reason"].(string), "no deletes") {
@@ -242,7 +243,7 @@ func TestSessionThreadAndGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.svc.cfg.Threads.Wait() // the thread is recorded
+	s.svc.threads.Wait() // the thread is recorded
 	if len(titles) != 2 || titles[1].Text != "Claude Code · session sess-1 · ~/src/api · laptop-ana" || titles[1].ThreadTS != "" {
 		t.Fatalf("thread title: %+v", titles)
 	}
@@ -280,7 +281,7 @@ func TestSessionThreadAndGrant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.svc.cfg.Threads.Wait()
+	s.svc.threads.Wait()
 	if posts[3].ThreadTS != "" || posts[4].ThreadTS != "" || !strings.Contains(posts[4].Text, "session sess-2") {
 		t.Errorf("second session: its Ask unthreaded, then its thread's title: %+v / %+v", posts[3], posts[4])
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/pending"
 )
 
@@ -17,9 +18,9 @@ type BoundBash func(workspace, command string) (wrapped string, ok bool)
 // at the call (the policy allowed it): Claude Code runs a PreToolUse
 // allow's updatedInput, so the command it runs is the bounded one. A call
 // a person approved runs as approved.
-func (s *Service) claudeAnswer(event string, a pending.Ask, tool string, input json.RawMessage) HookAnswer {
-	ans := ClaudeAnswer(event, a, tool, input)
-	if s.cfg.BoundBash == nil || tool != "Bash" || a.DecidedBy != PolicyDecider || event != EventPreToolUse {
+func (s *Service) claudeAnswer(event string, a pending.Ask, tool string, input json.RawMessage) hook.Answer {
+	ans := claudeAnswerOf(event, a, tool, input)
+	if s.cfg.BoundBash == nil || tool != "Bash" || a.DecidedBy != hook.PolicyDecider || event != hook.EventPreToolUse {
 		return ans
 	}
 	out := &ans.HookSpecificOutput

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
@@ -14,115 +13,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
-
-// frozenListener accepts connections and never reads or answers: a serve
-// stopped with SIGSTOP, or a proxy that swallows requests. With accept
-// false it never even accepts (the kernel completes the handshake into
-// the backlog): a serve whose accept loop is stuck.
-func frozenListener(t *testing.T, accept bool) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	var loop sync.WaitGroup
-	if accept {
-		loop.Go(func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				conns = append(conns, c)
-				mu.Unlock()
-			}
-		})
-	}
-	t.Cleanup(func() {
-		ln.Close()
-		loop.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + ln.Addr().String()
-}
-
-// frozenAfterCreate takes the Ask (201, deadline in one second) and then
-// never answers again: a serve frozen, or a network black-holed, after the
-// POST. With headersOnly its long polls get a status line and headers but
-// never a body (a proxy that stalls mid-answer).
-func frozenAfterCreate(t *testing.T, headersOnly bool) string {
-	t.Helper()
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			d := time.Now().Add(time.Second).UTC()
-			writeJSON(w, http.StatusCreated, AskJSON{ID: "ask_frozen", Status: "pending", Deadline: &d})
-			return
-		}
-		if headersOnly {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusOK)
-			w.(http.Flusher).Flush()
-		}
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(release) })
-	return srv.URL
-}
-
-// Whatever the serve or the network does, Settle answers — a refusal —
-// instead of hanging past the agent's hook timeout (which lets the call go
-// ahead): each request has its own deadline and the whole call ends within
-// the Ask's deadline plus the grace.
-func TestClientAnswersWhateverTheServeDoes(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		url  func(t *testing.T) string
-		want pending.Outcome
-		why  string
-	}{
-		{"accepts and never answers", func(t *testing.T) string { return frozenListener(t, true) }, pending.Unavailable, "no answer in time"},
-		{"never accepts", func(t *testing.T) string { return frozenListener(t, false) }, pending.Unavailable, "no answer in time"},
-		{"frozen after the POST", func(t *testing.T) string { return frozenAfterCreate(t, false) }, pending.Cancelled, pending.ReasonAskerGone},
-		{"headers and no body", func(t *testing.T) string { return frozenAfterCreate(t, true) }, pending.Cancelled, pending.ReasonAskerGone},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			tr := &http.Transport{}
-			t.Cleanup(tr.CloseIdleConnections)
-			c := &Client{BaseURL: tc.url(t), Token: "tok", HTTP: &http.Client{Transport: tr},
-				Grace: 2500 * time.Millisecond, RequestTimeout: 500 * time.Millisecond}
-			got := make(chan pending.Ask, 1)
-			go func() {
-				got <- c.Settle(t.Context(), Call{SessionID: "s", Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`), Timeout: time.Second})
-			}()
-			select {
-			case a := <-got:
-				o, done := a.Outcome()
-				if !done || o != tc.want || !strings.Contains(a.DecisionReason, tc.why) {
-					t.Errorf("got %s (%q), want %s with %q", a.Status, a.DecisionReason, tc.want, tc.why)
-				}
-			case <-time.After(30 * time.Second): // liveness only: the bound is seconds
-				t.Fatal("Settle did not answer: the hook would hang until the agent kills it")
-			}
-		})
-	}
-}
 
 // A serve shutting down (SIGTERM) answers every long poll at once with the
 // Ask cancelled — its real status, never pending — so each waiting hook
@@ -165,8 +60,8 @@ func longPollAtShutdown(t *testing.T, s *stack) {
 	})
 	got := make(chan pending.Ask, 1)
 	go func() {
-		c := &Client{BaseURL: srv.URL, Token: askToken}
-		got <- c.Settle(t.Context(), Call{SessionID: "s", Agent: AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)})
+		c := &hook.Client{BaseURL: srv.URL, Token: askToken}
+		got <- AskOf(c.Settle(t.Context(), hook.Call{SessionID: "s", Agent: hook.AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)}))
 	}()
 	posted := s.posted(t, t.Context())
 	select {
@@ -274,32 +169,6 @@ func askerGone(t *testing.T, s *stack, srv *httptest.Server, door string) {
 	}
 }
 
-// stuck is a Settler that never returns, whatever its context says: a
-// store call that ignores its deadline.
-type stuck struct{ release chan struct{} }
-
-func (s stuck) Settle(context.Context, Call) pending.Ask {
-	<-s.release
-	return pending.Ask{Status: pending.Status(pending.Approved)}
-}
-
-// Bounded refuses a call its Settler does not answer in time, so a hook
-// answers before the agent's timeout even when everything under it hangs.
-func TestBoundedAnswersAStuckSettler(t *testing.T) {
-	s := stuck{release: make(chan struct{})}
-	defer close(s.release)
-	got := make(chan pending.Ask, 1)
-	go func() { got <- (Bounded{Next: s, Bound: 100 * time.Millisecond}).Settle(t.Context(), Call{}) }()
-	select {
-	case a := <-got:
-		if o, _ := a.Outcome(); o != pending.Unavailable || !strings.Contains(a.DecisionReason, "did not answer within 100ms") {
-			t.Errorf("got %s %q", a.Status, a.DecisionReason)
-		}
-	case <-time.After(30 * time.Second): // liveness only
-		t.Fatal("Bounded waited for a Settler that never answers")
-	}
-}
-
 // A hook stopped while it waits (the agent's SIGTERM at its timeout) tells
 // the serve before it answers: the Ask ends cancelled, "the agent stopped
 // waiting". Stopped while its POST is still on the wire, it waits for the
@@ -313,8 +182,8 @@ func TestClientStoppedTellsTheServe(t *testing.T) {
 			created := make(chan struct{})
 			got := make(chan pending.Ask, 1)
 			go func() {
-				c := &Client{BaseURL: srv.URL, Token: askToken, Created: func(pending.Ask) { close(created) }}
-				got <- c.Settle(ctx, Call{SessionID: "s", Agent: AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)})
+				c := &hook.Client{BaseURL: srv.URL, Token: askToken, Created: func(hook.Ask) { close(created) }}
+				got <- AskOf(c.Settle(ctx, hook.Call{SessionID: "s", Agent: hook.AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`)}))
 			}()
 			posted := s.posted(t, t.Context()) // the Ask exists; its POST may not have answered yet
 			if when == "while it polls" {

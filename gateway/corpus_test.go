@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -300,22 +301,22 @@ func (d *corpusDoor) decide(t *testing.T, tc corpusCase, session, cwd string, in
 	var allowed bool
 	switch tc.door {
 	case "command", "command-url", "codex", "http":
-		event := EventPreToolUse
-		agent := AgentClaude
+		event := hook.EventPreToolUse
+		agent := hook.AgentClaude
 		if tc.door == "codex" {
-			event, agent = EventPermissionRequest, AgentCodex
+			event, agent = hook.EventPermissionRequest, hook.AgentCodex
 		}
 		ev, _ := json.Marshal(map[string]any{"session_id": session, "cwd": cwd, "hook_event_name": event,
 			"tool_name": tc.tool, "tool_input": input})
 		var out bytes.Buffer
-		var settler Settler = d.svc
+		var settler hook.Settler = d.svc.Settler()
 		if tc.door == "command-url" { // bot hook claude with the local serve: through its API
-			settler = &Client{BaseURL: d.local.URL, Token: askToken}
+			settler = &hook.Client{BaseURL: d.local.URL, Token: askToken}
 		}
 		if tc.door == "http" {
 			r := call(t, "POST", d.api.URL+"/v1/hooks/claude", askToken, ev)
 			out.WriteString(r.raw)
-		} else if code := RunHook(t.Context(), agent, "laptop-ana", bytes.NewReader(ev), &out, new(bytes.Buffer), settler); code != HookExitAnswered {
+		} else if code := runHook(t.Context(), agent, "laptop-ana", bytes.NewReader(ev), &out, new(bytes.Buffer), settler); code != hook.ExitAnswered {
 			t.Fatalf("hook exited %d", code)
 		}
 		var ans struct {
@@ -334,8 +335,7 @@ func (d *corpusDoor) decide(t *testing.T, tc corpusCase, session, cwd string, in
 		r := call(t, "POST", d.api.URL+"/v1/asks", askToken, map[string]any{"session_id": session, "tool": tc.tool, "input": input, "cwd": cwd})
 		allowed = r.status == 200 && r.body["status"] == "approved"
 	case "mcp":
-		a := answerPrompt(t.Context(), d.svc, MCPSession{ID: session, Cwd: cwd, By: "laptop-ana"}, mustJSON(map[string]any{"tool_name": tc.tool, "input": input}))
-		allowed = a.Behavior == "allow"
+		allowed = mcpBehavior(t, d.svc.Settler(), hook.MCPSession{ID: session, Cwd: cwd, By: "laptop-ana"}, mustJSON(map[string]any{"tool_name": tc.tool, "input": input})) == "allow"
 	default:
 		t.Fatalf("unknown door %q", tc.door)
 	}

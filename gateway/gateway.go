@@ -9,6 +9,10 @@
 // Every failure is a denial: a hook that exits non-zero, times out or
 // answers non-2xx lets Claude Code go ahead, so the hooks always answer,
 // and answer "deny" when anything went wrong.
+//
+// This is the serve's side. What runs beside the agent (`bot hook`, `bot
+// mcp`, the API's client) is package gateway/hook, which links none of
+// this; hookside.go is where the two meet.
 package gateway
 
 import (
@@ -22,9 +26,11 @@ import (
 	"time"
 
 	"github.com/askops/askops/askview"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/askops/askops/sessions"
 )
 
 // Asks is what the gateway reads and decides in the pending store;
@@ -70,6 +76,17 @@ type MessageUpdater interface {
 	Update(ctx context.Context, a pending.Ask) error
 }
 
+// Sessions is what the gateway remembers of each agent session, for every
+// replica alike: its workspace root, when it was first seen, and its Slack
+// thread, each the first recorded and kept while calls come (ttl: the
+// session's life). sessions.MemoryStore and sessions.RedisStore satisfy it.
+type Sessions interface {
+	PinRoot(ctx context.Context, session, root string, ttl time.Duration) (string, error)
+	PinStart(ctx context.Context, session string, at time.Time, ttl time.Duration) (time.Time, error)
+	Thread(ctx context.Context, session string, ttl time.Duration) (channel, ts string, ok bool, err error)
+	ClaimThread(ctx context.Context, session, channel, ts string, ttl time.Duration) (string, string, error)
+}
+
 // Call is one tool call an agent asks about, in the agent's own terms.
 type Call struct {
 	SessionID string
@@ -108,7 +125,10 @@ type Config struct {
 	Approver Approver
 	Policy   Policy
 	Messages MessageUpdater // nil: decisions through the API update no message
-	Threads  *Threads       // nil: Asks go to the approval channel unthreaded
+	// Opener opens each agent session's Slack thread, remembered in
+	// Sessions (threads.go); nil: Asks go to the approval channel
+	// unthreaded.
+	Opener ThreadOpener
 	// MaxTimeout is approvals.timeout: no Ask waits longer.
 	MaxTimeout time.Duration
 	// TeamURL is the workspace's URL (auth.test's url), for message_url
@@ -117,18 +137,16 @@ type Config struct {
 	// GrantDurations are approvals.grant_durations: the lives a decision's
 	// grant_ttl may choose for an approve_session grant.
 	GrantDurations []time.Duration
-	// Roots pins each session's workspace (nil: in this process only);
-	// SessionTTL is how long a pin lives without use (0: 24h).
-	Roots      RootStore
+	// Sessions pins each session's workspace and records when it was
+	// first seen, the start its Asks name it by (nil: in this process
+	// only); SessionTTL is how long a pin lives without use (0: 24h).
+	Sessions   Sessions
 	SessionTTL time.Duration
-	// Starts records when each session was first seen, the start its
-	// Asks name it by (nil: in this process only); Now is the clock
-	// (nil: time.Now).
-	Starts StartStore
 	// Held holds the connections of hooks and long polls that wait for a
 	// human, so each waits without a goroutine (held.go); nil, or its Run
 	// not running: each waits on its handler's goroutine.
-	Held   *heldhttp.Held
+	Held *heldhttp.Held
+	// Now is the clock (nil: time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
 	// BoundBash, when set (gateway.bound_bash), runs the Bash calls of
@@ -153,9 +171,9 @@ type Service struct {
 	queueMu sync.Mutex
 	queued  []*queuedHook
 
-	team   teamURL // links.go
-	roots  RootStore
-	starts StartStore
+	team     teamURL // links.go
+	sessions Sessions
+	threads  *threads // nil: unthreaded
 }
 
 // New checks cfg and returns a Service.
@@ -175,16 +193,16 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	roots := cfg.Roots
-	if roots == nil {
-		roots = NewMemoryRootStore(cfg.Now)
+	ss := cfg.Sessions
+	if ss == nil {
+		ss = sessions.NewMemoryStore(sessions.Options{Now: cfg.Now})
 	}
-	starts := cfg.Starts
-	if starts == nil {
-		starts = NewMemoryStartStore()
+	var th *threads
+	if cfg.Opener != nil {
+		th = newThreads(cfg.Opener, ss, cfg.SessionTTL, cfg.Logger.With("component", "threads"))
 	}
 	bg, stop := context.WithCancelCause(context.Background())
-	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: func() { stop(errShutdown) }, roots: roots, starts: starts,
+	return &Service{cfg: cfg, log: cfg.Logger, background: bg, stop: func() { stop(errShutdown) }, sessions: ss, threads: th,
 		intake: make(chan struct{}, intakeLimit)}, nil
 }
 
@@ -231,9 +249,6 @@ func (s *Service) Close() {
 	s.stop()
 	s.running.Wait()
 }
-
-// PolicyDecider is who decided a call the policy settled without a human.
-const PolicyDecider = "askops policy"
 
 // Begin judges c and, when a human must decide, records the Ask and returns
 // it pending while its round trip (post, wait, grant) goes on in the
@@ -355,10 +370,10 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		}
 		reason = reasonShown(reason, hidden, m.shown.Command, m.shown.Content, m.shown.New)
 		s.log.Info("policy decided", "session", c.SessionID, "tool", c.Tool, "decision", v.Decision, "reason", reason)
-		return req, pending.Ask{Request: req, Status: pending.Status(status), DecidedBy: PolicyDecider, DecisionReason: reason}, true
+		return req, pending.Ask{Request: req, Status: pending.Status(status), DecidedBy: hook.PolicyDecider, DecisionReason: reason}, true
 	}
-	if s.cfg.Threads != nil {
-		req.ReplyChannel, req.ReplyThreadTS = s.cfg.Threads.For(ctx, key, c)
+	if s.threads != nil {
+		req.ReplyChannel, req.ReplyThreadTS = s.threads.For(ctx, key, c)
 	}
 	return req, pending.Ask{}, false
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -101,7 +102,7 @@ func (d *grepDoors) decide(t *testing.T, door, session, ws, tool, input string) 
 	var allowed bool
 	switch door {
 	case "http": // Claude Code's HTTP hook
-		ev := map[string]any{"session_id": session, "cwd": ws, "hook_event_name": EventPreToolUse, "tool_name": tool, "tool_input": json.RawMessage(input)}
+		ev := map[string]any{"session_id": session, "cwd": ws, "hook_event_name": hook.EventPreToolUse, "tool_name": tool, "tool_input": json.RawMessage(input)}
 		r := call(t, "POST", d.remote.URL+"/v1/hooks/claude", askToken, ev)
 		var ans struct {
 			HookSpecificOutput struct {

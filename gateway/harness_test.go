@@ -18,6 +18,7 @@ import (
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/askops/askops/sessions"
 	"github.com/askops/askops/slackui"
 )
 
@@ -73,11 +74,11 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	s := &stack{slack: fakeslack.New(t, fakeslack.Options{})}
-	var threads ThreadStore
+	var threads Sessions
 	if o.redis == nil {
 		s.asks = pending.NewMemoryStore(pending.Options{Logger: log, LeaseTTL: o.leaseTTL})
 		s.grants = grants.NewMemoryStore(grants.Options{})
-		threads = NewMemoryThreadStore(nil)
+		threads = sessions.NewMemoryStore(sessions.Options{})
 	} else {
 		rs, err := pending.NewRedisStore(t.Context(), o.redis, pending.Options{Logger: log, ReplicaAcks: -1, LeaseTTL: o.leaseTTL})
 		if err != nil {
@@ -85,7 +86,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		}
 		s.asks = rs
 		s.grants = grants.NewRedisStore(o.redis, grants.Options{})
-		threads = NewRedisThreadStore(o.redis)
+		threads = sessions.NewRedisStore(o.redis, sessions.Options{})
 	}
 	t.Cleanup(func() { s.asks.Close(); s.grants.Close() })
 	api := slack.New(s.slack.BotToken(), slack.OptionAPIURL(s.slack.APIURL()))
@@ -110,7 +111,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	}
 	s.svc, err = New(Config{
 		Asks: s.asks, Approver: core, Policy: engine, Messages: notifier, Held: held,
-		Threads:    NewThreads(notifier, threads, time.Hour, log),
+		Opener: notifier, Sessions: threads,
 		MaxTimeout: o.timeout, Logger: log, GrantDurations: o.grantDurations,
 		TeamURL: func(ctx context.Context) (string, error) {
 			r, err := api.AuthTestContext(ctx)

@@ -48,14 +48,14 @@ func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c
 		case svc.intake <- struct{}{}:
 			if !svc.sinceArrival(&c, arrived) {
 				svc.leaveIntake()
-				writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused(errIntakeTooLong.Error()), "", nil))
+				writeJSON(w, http.StatusOK, claudeAnswerOf(event, refused(errIntakeTooLong.Error()), "", nil))
 				return true
 			}
 		case <-r.Context().Done():
-			writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused(pending.ErrAskerGone.Error()), "", nil))
+			writeJSON(w, http.StatusOK, claudeAnswerOf(event, refused(pending.ErrAskerGone.Error()), "", nil))
 			return true
 		case <-svc.background.Done():
-			writeJSON(w, http.StatusOK, ClaudeAnswer(event, refused(errShutdown.Error()), "", nil))
+			writeJSON(w, http.StatusOK, claudeAnswerOf(event, refused(errShutdown.Error()), "", nil))
 			return true
 		}
 	}
@@ -92,7 +92,7 @@ func (api *API) holdHook(w http.ResponseWriter, r *http.Request, event string, c
 func heldAnswer(event string, c Call, req pending.Request) func(http.ResponseWriter, pending.Ask) {
 	tool, input := c.Tool, keepInput(c.Tool, c.Input, req.Call.Command)
 	return func(w http.ResponseWriter, a pending.Ask) {
-		writeJSON(w, http.StatusOK, ClaudeAnswer(event, a, tool, input.rebuild()))
+		writeJSON(w, http.StatusOK, claudeAnswerOf(event, a, tool, input.rebuild()))
 	}
 }
 
@@ -169,7 +169,7 @@ var errIntakeTooLong = errors.New("askops was too busy to judge this call before
 func (q *queuedHook) refuse(cause error) {
 	q.cancel(cause)
 	q.conn.Answer(func(w http.ResponseWriter) {
-		writeJSON(w, http.StatusOK, ClaudeAnswer(q.event, refused(cause.Error()), "", nil))
+		writeJSON(w, http.StatusOK, claudeAnswerOf(q.event, refused(cause.Error()), "", nil))
 	})
 }
 
@@ -194,7 +194,7 @@ func (q *queuedHook) run() {
 	if decided {
 		q.cancel(context.Canceled)
 		q.conn.Answer(func(w http.ResponseWriter) {
-			writeJSON(w, http.StatusOK, ClaudeAnswer(q.event, final, q.c.Tool, q.c.Input))
+			writeJSON(w, http.StatusOK, claudeAnswerOf(q.event, final, q.c.Tool, q.c.Input))
 		})
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
@@ -294,8 +295,8 @@ func TestHeldInputRebuildsTheJudgedInput(t *testing.T) {
 		input := json.RawMessage(tc.input)
 		m := mapTool(tc.tool, input, "/tmp")
 		kept := keepInput(tc.tool, input, m.shown.Command)
-		want := ClaudeAnswer(EventPermissionRequest, pending.Ask{Status: pending.Status(pending.Approved)}, tc.tool, input)
-		got := ClaudeAnswer(EventPermissionRequest, pending.Ask{Status: pending.Status(pending.Approved)}, tc.tool, kept.rebuild())
+		want := claudeAnswerOf(hook.EventPermissionRequest, pending.Ask{Status: pending.Status(pending.Approved)}, tc.tool, input)
+		got := claudeAnswerOf(hook.EventPermissionRequest, pending.Ask{Status: pending.Status(pending.Approved)}, tc.tool, kept.rebuild())
 		if !sameJSON(t, want.HookSpecificOutput.Decision.UpdatedInput, got.HookSpecificOutput.Decision.UpdatedInput) {
 			t.Errorf("%s %s: updatedInput %s, want %s", tc.tool, tc.input,
 				got.HookSpecificOutput.Decision.UpdatedInput, want.HookSpecificOutput.Decision.UpdatedInput)
@@ -325,11 +326,11 @@ func sameJSON(t *testing.T, a, b json.RawMessage) bool {
 // The allow of a held hook hands back the judged input with every other
 // field the agent sent, as the hook waiting on its handler does.
 func TestHookAllowHandsBackTheJudgedInput(t *testing.T) {
-	const hook = `{"session_id":"s","cwd":"/tmp","hook_event_name":"PermissionRequest","tool_name":"Bash",` +
+	const event = `{"session_id":"s","cwd":"/tmp","hook_event_name":"PermissionRequest","tool_name":"Bash",` +
 		`"tool_input":{"command":"make   deploy","description":"ship it","timeout":60000}}`
 	bothWays(t, func(t *testing.T, s *stack) {
-		r := approvedHook(t, s, hook)
-		var ans HookAnswer
+		r := approvedHook(t, s, event)
+		var ans hook.Answer
 		if err := json.Unmarshal([]byte(r.raw), &ans); err != nil || ans.HookSpecificOutput.Decision == nil {
 			t.Fatalf("hook answer: %d %s (%v)", r.status, r.raw, err)
 		}

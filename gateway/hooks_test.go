@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
@@ -66,9 +67,9 @@ func TestRecordedHookEvents(t *testing.T) {
 	}
 	for _, path := range events {
 		event := strings.TrimSuffix(filepath.Base(path), ".json")
-		agent := AgentClaude
+		agent := hook.AgentClaude
 		if strings.HasPrefix(event, "codex") {
-			agent = AgentCodex
+			agent = hook.AgentCodex
 		}
 		input, err := os.ReadFile(path)
 		if err != nil {
@@ -94,12 +95,12 @@ func TestRecordedHookEvents(t *testing.T) {
 				var out, errOut bytes.Buffer
 				done := make(chan int, 1)
 				go func() {
-					done <- RunHook(ctx, agent, "ana@laptop", bytes.NewReader(input), &out, &errOut, s.svc)
+					done <- runHook(ctx, agent, "ana@laptop", bytes.NewReader(input), &out, &errOut, s.svc.Settler())
 				}()
 				if hc.decide != nil {
 					hc.decide(t, ctx, s, s.posted(t, ctx))
 				}
-				if code := <-done; code != HookExitAnswered {
+				if code := <-done; code != hook.ExitAnswered {
 					t.Fatalf("exit %d, want 0; stderr: %s", code, errOut.String())
 				}
 				checkAnswer(t, filepath.Join("testdata", "answers", event, hc.name+".json"), out.Bytes())

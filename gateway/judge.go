@@ -4,19 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"net/url"
 	"path"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/internal/recordid"
-	"github.com/askops/askops/internal/rediskey"
 )
 
 // This file is what the gateway knows of a call because its callers are
@@ -97,100 +92,6 @@ func shownSession(key string) string {
 	return key
 }
 
-// RootStore pins each session's workspace root, for every replica alike:
-// the first root offered for a session stands for the session's life.
-type RootStore interface {
-	// Pin records root as session's unless it has one, keeps it for
-	// another ttl, and returns the root that stands.
-	Pin(ctx context.Context, session, root string, ttl time.Duration) (string, error)
-}
-
-// MemoryRootStore is the RootStore of a single process.
-type MemoryRootStore struct {
-	now   func() time.Time
-	roots firstPins[string]
-}
-
-// NewMemoryRootStore returns an empty MemoryRootStore.
-func NewMemoryRootStore(now func() time.Time) *MemoryRootStore {
-	if now == nil {
-		now = time.Now
-	}
-	return &MemoryRootStore{now: now}
-}
-
-// Pin implements RootStore.
-func (s *MemoryRootStore) Pin(_ context.Context, session, root string, ttl time.Duration) (string, error) {
-	return s.roots.pin(session, root, s.now(), ttl), nil
-}
-
-// firstPins is the memory of a single process's per-session pins (a
-// session's root, its start): the first value pinned for a session stands
-// until ttl passes without another pin of it.
-type firstPins[T any] struct {
-	mu sync.Mutex
-	m  map[string]pinned[T]
-}
-
-type pinned[T any] struct {
-	v     T
-	until time.Time
-}
-
-// pin records v as session's at now unless it has a value, keeps the
-// value for another ttl, and returns the value that stands.
-func (p *firstPins[T]) pin(session string, v T, now time.Time, ttl time.Duration) T {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if r, ok := p.m[session]; ok && now.Before(r.until) {
-		r.until = now.Add(ttl)
-		p.m[session] = r
-		return r.v
-	}
-	for k, r := range p.m { // forget ended sessions
-		if !now.Before(r.until) {
-			delete(p.m, k)
-		}
-	}
-	if p.m == nil {
-		p.m = map[string]pinned[T]{}
-	}
-	p.m[session] = pinned[T]{v: v, until: now.Add(ttl)}
-	return v
-}
-
-// RedisRootStore keeps sessions' roots in Redis:
-// askops:{askops}:gateway:root:SESSION holds the root for the session's
-// life. A root an earlier release pinned at askops:gateway:root:SESSION
-// still stands (it is copied to the new key), so an upgrade cannot move a
-// live session's workspace (Remove in v0.2.0).
-type RedisRootStore struct{ client redis.UniversalClient }
-
-// NewRedisRootStore returns a RootStore on client.
-func NewRedisRootStore(client redis.UniversalClient) *RedisRootStore {
-	return &RedisRootStore{client: client}
-}
-
-// Pin implements RootStore: SET NX GET decides between replicas.
-func (s *RedisRootStore) Pin(ctx context.Context, session, root string, ttl time.Duration) (string, error) {
-	key := rediskey.Default().Key("gateway", "root", session)
-	if v, ok, err := adoptLegacy(ctx, s.client, rediskey.Default().Untagged("gateway", "root", session), key, ttl); err != nil {
-		return "", err
-	} else if ok {
-		s.client.Expire(ctx, key, ttl)
-		return v, nil
-	}
-	v, err := s.client.SetArgs(ctx, key, root, redis.SetArgs{Mode: "NX", TTL: ttl, Get: true}).Result()
-	if errors.Is(err, redis.Nil) {
-		return root, nil // ours
-	}
-	if err != nil {
-		return "", err
-	}
-	s.client.Expire(ctx, key, ttl)
-	return v, nil
-}
-
 // rootOf is the workspace root a cwd proposes: the cwd itself, cut above
 // any .git in it (whatever its case), so a session first seen in
 // <ws>/.git still has <ws> as its root and .git stays protected. The file
@@ -228,7 +129,7 @@ func (s *Service) workspace(ctx context.Context, key string, c Call) string {
 	if key == "" || root == "" {
 		return root
 	}
-	pinned, err := s.roots.Pin(ctx, key, root, s.cfg.SessionTTL)
+	pinned, err := s.sessions.PinRoot(ctx, key, root, s.cfg.SessionTTL)
 	if err != nil {
 		s.log.Warn("could not pin the session's workspace; judging against this call's cwd", "session", key, "err", err)
 		return root
@@ -244,7 +145,7 @@ func (s *Service) started(ctx context.Context, key string, c Call) time.Time {
 	if key == "" || c.OneOff {
 		return time.Time{}
 	}
-	at, err := s.starts.Start(ctx, key, s.cfg.Now(), s.cfg.SessionTTL)
+	at, err := s.sessions.PinStart(ctx, key, s.cfg.Now(), s.cfg.SessionTTL)
 	if err != nil {
 		s.log.Warn("could not record when the session started; its asks name it without", "session", key, "err", err)
 		return time.Time{}

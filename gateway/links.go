@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/slacklink"
 	"github.com/askops/askops/pending"
 )
@@ -58,7 +59,7 @@ func (s *Service) MessageLink(ctx context.Context, a pending.Ask) string {
 }
 
 // show is a as the API answers it, with its message's permalink.
-func (api *API) show(ctx context.Context, a pending.Ask) AskJSON {
+func (api *API) show(ctx context.Context, a pending.Ask) hook.Ask {
 	j := NewAskJSON(a)
 	j.MessageURL = api.svc.MessageLink(ctx, a)
 	return j

@@ -23,7 +23,7 @@ func TestMessageURLIsThePermalink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.svc.cfg.Threads.Wait()
+	s.svc.threads.Wait()
 	ask, title := posts[0], posts[1]
 	want := "https://fake-askops.slack.com/archives/" + approvalChannel + "/p" + strings.ReplaceAll(ask.TS, ".", "")
 	if got := call(t, "GET", u+"/v1/asks/"+first.body["id"].(string), askToken, nil); got.body["message_url"] != want {

@@ -7,14 +7,22 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/pending"
 )
 
 // connectMCP serves approval_prompt on s over the SDK's in-memory transport
 // and returns a go-sdk client session on it.
-func connectMCP(t *testing.T, s Settler) *mcp.ClientSession {
+func connectMCP(t *testing.T, s hook.Settler) *mcp.ClientSession {
 	t.Helper()
-	srv := NewMCPServer(s, MCPSession{ID: "mcp-sess", Cwd: "/home/ana/src/api", By: "ana"}, "test")
+	return connectMCPAs(t, s, hook.MCPSession{ID: "mcp-sess", Cwd: "/home/ana/src/api", By: "ana"})
+}
+
+// connectMCPAs is connectMCP in sess, judged as bot mcp judges.
+func connectMCPAs(t *testing.T, s hook.Settler, sess hook.MCPSession) *mcp.ClientSession {
+	t.Helper()
+	sess.Judged = JudgedInput
+	srv := hook.NewMCPServer(s, sess, "test")
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(t.Context(), st, nil)
 	if err != nil {
@@ -47,10 +55,10 @@ func promptText(t *testing.T, res *mcp.CallToolResult) string {
 // read deny too (never an MCP error, which would be no decision).
 func TestMCPApprovalPrompt(t *testing.T) {
 	s := newStack(t, stackOptions{})
-	cs := connectMCP(t, s.svc)
+	cs := connectMCP(t, s.svc.Settler())
 	ctx := t.Context()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != MCPToolName {
+	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != hook.MCPToolName {
 		t.Fatalf("tools: %+v %v", tools, err)
 	}
 	input := map[string]any{"command": "git push origin main", "description": "push"}
@@ -67,7 +75,7 @@ func TestMCPApprovalPrompt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := make(chan *mcp.CallToolResult, 1)
 			go func() {
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: MCPToolName, Arguments: args})
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: hook.MCPToolName, Arguments: args})
 				if err != nil {
 					t.Error(err)
 				}
@@ -99,7 +107,7 @@ func TestMCPApprovalPrompt(t *testing.T) {
 			}
 		})
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: MCPToolName, Arguments: map[string]any{"tool_name": "Bash", "input": "ls"}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: hook.MCPToolName, Arguments: map[string]any{"tool_name": "Bash", "input": "ls"}})
 	if err != nil {
 		// The SDK validates against the schema: a refusal, not an allow.
 		if !strings.Contains(err.Error(), "input") {

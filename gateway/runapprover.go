@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
@@ -16,7 +17,7 @@ import (
 // as it shows Claude Code's, and "Approve for session" there covers the
 // run's later calls in the same session.
 type RunApprover struct {
-	Client *Client
+	Client *hook.Client
 }
 
 // Approve asks about req and waits for its end; a call it cannot put in
@@ -27,7 +28,7 @@ func (r RunApprover) Approve(ctx context.Context, req pending.Request) pending.A
 		return refused("askops cannot ask the console about the run's " + req.Tool + " call")
 	}
 	b, _ := json.Marshal(input)
-	a := r.Client.Settle(ctx, Call{SessionID: req.SessionID, Agent: req.Label, Tool: tool, Input: b, Cwd: req.Cwd, By: req.StartedBy})
+	a := AskOf(r.Client.Settle(ctx, hook.Call{SessionID: req.SessionID, Agent: req.Label, Tool: tool, Input: b, Cwd: req.Cwd, By: req.StartedBy}))
 	if a.Summary == "" {
 		a.Summary = req.Summary
 	}

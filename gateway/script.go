@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/askview"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
@@ -75,14 +76,14 @@ func (s Script) Request() pending.Request {
 // 0: 24h): bot ask -config's side of what the gateway does for each call,
 // so every ask of one -session names the same start. Zero for an ask
 // without -session (its session is its own).
-func ScriptStart(ctx context.Context, store StartStore, req pending.Request, now time.Time, ttl time.Duration) (time.Time, error) {
+func ScriptStart(ctx context.Context, store Sessions, req pending.Request, now time.Time, ttl time.Duration) (time.Time, error) {
 	if req.SessionID == "" || req.OneOff {
 		return time.Time{}, nil
 	}
 	if ttl <= 0 {
 		ttl = 24 * time.Hour
 	}
-	return store.Start(ctx, req.SessionID, now, ttl)
+	return store.PinStart(ctx, req.SessionID, now, ttl)
 }
 
 // scriptSessionName is a bot ask's -session as a person knows it.
@@ -155,7 +156,7 @@ func ScriptDenied(req pending.Request, v policy.Verdict) pending.Ask {
 	if v.Rule != "" {
 		reason += " (" + v.Rule + ")"
 	}
-	return pending.Ask{Request: req, Status: pending.Status(pending.Denied), DecidedBy: PolicyDecider, DecisionReason: reason}
+	return pending.Ask{Request: req, Status: pending.Status(pending.Denied), DecidedBy: hook.PolicyDecider, DecisionReason: reason}
 }
 
 // ScriptGranted is the answer when grant g covers the script's request

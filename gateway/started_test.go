@@ -8,51 +8,15 @@ import (
 	"time"
 
 	"github.com/askops/askops/approval"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/askops/askops/sessions"
 	"github.com/askops/askops/slackui"
 )
-
-// The starts' two stores agree: the first start offered for a session
-// stands, a later one does not move it, another session has its own.
-func TestStartStores(t *testing.T) {
-	rds := redistest.Start(t)
-	client, err := redisconn.Open(rds.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	t0 := time.Date(2026, 12, 2, 14, 2, 7, 0, time.UTC)
-	for name, st := range map[string]StartStore{"memory": NewMemoryStartStore(), "redis": NewRedisStartStore(client)} {
-		t.Run(name, func(t *testing.T) {
-			for _, tc := range []struct {
-				session  string
-				at, want time.Time
-			}{
-				{"s1", t0, t0}, {"s1", t0.Add(time.Hour), t0}, {"s2", t0.Add(2 * time.Hour), t0.Add(2 * time.Hour)},
-			} {
-				got, err := st.Start(t.Context(), name+tc.session, tc.at, 3*time.Hour)
-				if err != nil || !got.Equal(tc.want) {
-					t.Errorf("Start(%s, %v) = %v, %v; want %v", tc.session, tc.at, got, err, tc.want)
-				}
-			}
-			// A session unseen for its whole life starts again.
-			if got, _ := st.Start(t.Context(), name+"s1", t0.Add(5*time.Hour), time.Hour); name == "memory" && !got.Equal(t0.Add(5*time.Hour)) {
-				t.Errorf("after its life: %v, want the new start", got)
-			}
-		})
-	}
-	key := "askops:{askops}:gateway:start:redis" + "s1"
-	if v, err := client.Get(t.Context(), key).Result(); err != nil || v != fmt.Sprint(t0.Unix()) {
-		t.Errorf("GET %s = %q %v, want the unix second %d", key, v, err, t0.Unix())
-	}
-	if ttl := client.TTL(t.Context(), key).Val(); ttl <= 0 || ttl > 3*time.Hour {
-		t.Errorf("TTL %s = %v, want the session's life", key, ttl)
-	}
-}
 
 // TestSessionStartIsTheFirstSeenOnEveryReplica: a session's Asks name the
 // start of its first call, whichever replica that call reached and the
@@ -87,7 +51,7 @@ func TestSessionStartIsTheFirstSeenOnEveryReplica(t *testing.T) {
 		}
 		svc, err := New(Config{
 			Asks: asks, Approver: core, Policy: engine, MaxTimeout: time.Minute,
-			Starts: NewRedisStartStore(client), Roots: NewRedisRootStore(client), Now: func() time.Time { return now },
+			Sessions: sessions.NewRedisStore(client, sessions.Options{}), Now: func() time.Time { return now },
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -97,13 +61,13 @@ func TestSessionStartIsTheFirstSeenOnEveryReplica(t *testing.T) {
 	}
 	const session = "0199a213-81c0-7800-8aa1-bbab2a035a53" // as Codex names one
 	a, _, _ := replica(first)
-	read := Call{SessionID: session, Agent: AgentCodex, Tool: "Read", Input: json.RawMessage(`{"file_path":"/home/ana/src/api/go.mod"}`), Cwd: "/home/ana/src/api", By: "ana", Resolved: true}
+	read := Call{SessionID: session, Agent: hook.AgentCodex, Tool: "Read", Input: json.RawMessage(`{"file_path":"/home/ana/src/api/go.mod"}`), Cwd: "/home/ana/src/api", By: "ana", Resolved: true}
 	if _, final, decided := a.judge(t.Context(), read); !decided || final.Status != pending.Status(pending.Approved) {
 		t.Fatalf("the first call (a read in the workspace): decided %v, %s; want the policy's allow", decided, final.Status)
 	}
 
 	b, core, asks := replica(later)
-	req, _, decided := b.judge(t.Context(), Call{SessionID: session, Agent: AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`), Cwd: "/home/ana/src/api", By: "ana"})
+	req, _, decided := b.judge(t.Context(), Call{SessionID: session, Agent: hook.AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`), Cwd: "/home/ana/src/api", By: "ana"})
 	if decided {
 		t.Fatal("the policy decided make deploy")
 	}
@@ -142,12 +106,12 @@ func TestSessionNames(t *testing.T) {
 		started                   bool
 		want                      string
 	}{
-		{AgentClaude, "3f2a9c1b-7e4d-4f6a-9b1c-2d3e4f5a6b7c", "/home/ana/src/api", true, "this Claude Code session in ~/src/api"},
-		{AgentClaude, "3f2a9c1b-7e4d-4f6a-9b1c-2d3e4f5a6b7c", "/home/ana/src/api", false, "this Claude Code session 3f2a… in ~/src/api"},
+		{hook.AgentClaude, "3f2a9c1b-7e4d-4f6a-9b1c-2d3e4f5a6b7c", "/home/ana/src/api", true, "this Claude Code session in ~/src/api"},
+		{hook.AgentClaude, "3f2a9c1b-7e4d-4f6a-9b1c-2d3e4f5a6b7c", "/home/ana/src/api", false, "this Claude Code session 3f2a… in ~/src/api"},
 		{"bot mcp", "ses_" + strings.Repeat("a", 26), "", true, "this bot mcp session"},
 		{"bot ask on lap", "nightly", "/srv/app", true, "this bot ask on lap session 'nightly' in /srv/app"},
 		{"", "a very long session name that somebody chose once", "", true, "this agent session 'a very long session name that somebody …'"},
-		{AgentClaude, "", "/srv/app", true, ""},
+		{hook.AgentClaude, "", "/srv/app", true, ""},
 	} {
 		if got := sessionName(tc.agent, tc.session, tc.workspace, tc.started); got != tc.want {
 			t.Errorf("sessionName(%q, %q, %q, %v) = %q, want %q", tc.agent, tc.session, tc.workspace, tc.started, got, tc.want)

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/askops/askops/sessions"
 )
 
 // slowOpener opens threads only once released.
@@ -30,7 +32,7 @@ func (o *slowOpener) OpenThreadThen(ctx context.Context, title string, done func
 // unthreaded at once; once the thread is open, the session's Asks go in it.
 func TestThreadForDoesNotWaitForTheTitle(t *testing.T) {
 	o := &slowOpener{release: make(chan struct{}), titles: make(chan string, 1)}
-	th := NewThreads(o, NewMemoryThreadStore(nil), time.Hour, nil)
+	th := newThreads(o, sessions.NewMemoryStore(sessions.Options{}), time.Hour, nil)
 	c := Call{SessionID: "sess-1", Agent: "Claude Code", Cwd: "/home/ana/src/api", By: "laptop-ana"}
 	for i := range 3 { // the session's Asks while its title is on its way
 		if ch, ts := th.For(t.Context(), sessionKey(c.By, c.SessionID), c); ch != "" || ts != "" {

@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
-	"github.com/askops/askops/internal/redisconn"
-	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -81,7 +80,7 @@ func TestDescriptionDoesNotChooseTheRules(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			svc, _ := judgeService(t, tc.mode, rules)
-			got, req := decisionOf(t, svc, Call{SessionID: "s", Agent: AgentCodex, Tool: tc.tool, Input: json.RawMessage(tc.input), Cwd: "/home/ana/src/api", By: "laptop-ana"})
+			got, req := decisionOf(t, svc, Call{SessionID: "s", Agent: hook.AgentCodex, Tool: tc.tool, Input: json.RawMessage(tc.input), Cwd: "/home/ana/src/api", By: "laptop-ana"})
 			if got != tc.want {
 				t.Errorf("%s %s: %s (%s), want %s", tc.tool, tc.input, got, req.Reason, tc.want)
 			}
@@ -171,30 +170,6 @@ func TestWorkspaceIsPinnedNotTheRequestsCwd(t *testing.T) {
 	}
 	if _, err := NewTokens([]TokenConfig{{Name: "x", Value: "v", Scopes: []string{"ask"}, Workspace: "src"}}); err == nil || !strings.Contains(err.Error(), "workspace") {
 		t.Errorf("a relative token workspace: %v, want refused", err)
-	}
-}
-
-// The roots' two stores agree: the first root offered for a session
-// stands; another session has its own.
-func TestRootStores(t *testing.T) {
-	rds := redistest.Start(t)
-	client, err := redisconn.Open(rds.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	for name, st := range map[string]RootStore{"memory": NewMemoryRootStore(nil), "redis": NewRedisRootStore(client)} {
-		t.Run(name, func(t *testing.T) {
-			ctx := t.Context()
-			for _, tc := range []struct{ session, offer, want string }{
-				{"s1", "/ws", "/ws"}, {"s1", "/", "/ws"}, {"s1", "/ws/.git", "/ws"}, {"s2", "/other", "/other"},
-			} {
-				got, err := st.Pin(ctx, name+tc.session, tc.offer, time.Hour)
-				if err != nil || got != tc.want {
-					t.Errorf("Pin(%s, %s) = %q, %v; want %q", tc.session, tc.offer, got, err, tc.want)
-				}
-			}
-		})
 	}
 }
 

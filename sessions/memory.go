@@ -19,6 +19,12 @@ type MemoryStore struct {
 
 	homes memoryHomes // App Home viewers (homeviewers.go)
 
+	// The agent sessions' state and the events seen (agents.go).
+	roots   firstPins[string]
+	starts  firstPins[time.Time]
+	threads firstPins[thread]
+	events  seenEvents
+
 	mu       sync.Mutex
 	sessions map[string]map[string]time.Time // channel -> session -> last run started
 	modes    map[string]memoryMode           // channel -> mode

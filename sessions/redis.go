@@ -86,6 +86,9 @@ type RedisStore struct {
 	opts  Options
 	local stoppers
 	runs  redisRuns // redis_runs.go
+	// events are the event ids this process let through while Redis
+	// could not say (FirstEvent).
+	events seenEvents
 
 	keys        rediskey.Space
 	stopChannel string

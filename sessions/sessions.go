@@ -3,7 +3,9 @@
 // /askops grants lists their grants on any replica), the mode the channel's
 // approvers set for those sessions (/askops mode), and requests to stop a
 // run wherever it runs (/askops stop), and the runs in progress per user
-// who started them (the App Home; runs.go).
+// who started them (the App Home; runs.go); and of the agent sessions the
+// gateway fronts, each one's workspace root, start and Slack thread, and
+// the Slack events chat-ops has handled (agents.go).
 //
 // A session is one Slack thread (every run started in it) or one bot run
 // invocation. Slash commands carry no thread, so modes are set per channel

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"time"
 
 	"github.com/askops/askops/policy"
 )
@@ -17,6 +18,14 @@ type Store interface {
 	Stop(ctx context.Context, runID, by string) (StopResult, error)
 	RecordRun(ctx context.Context, r Run) (end func(), err error)
 	RunsOf(ctx context.Context, users []string) (map[string][]Run, error)
+
+	// The gateway's agent sessions and chat-ops' event dedup (agents.go).
+	PinRoot(ctx context.Context, session, root string, ttl time.Duration) (string, error)
+	PinStart(ctx context.Context, session string, at time.Time, ttl time.Duration) (time.Time, error)
+	Thread(ctx context.Context, session string, ttl time.Duration) (channel, ts string, ok bool, err error)
+	ClaimThread(ctx context.Context, session, channel, ts string, ttl time.Duration) (string, string, error)
+	FirstEvent(ctx context.Context, id string) bool
+
 	Close() error
 }
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/askops/askops/aap"
 	aapexample "github.com/askops/askops/examples/aap"
-	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/internal/redistest"
@@ -47,8 +47,8 @@ aap:
 `
 
 func TestPolicyDeciderIsTheGateways(t *testing.T) {
-	if aap.PolicyDecider != gateway.PolicyDecider {
-		t.Errorf("aap words %q as the policy's decision, the gateway records %q", aap.PolicyDecider, gateway.PolicyDecider)
+	if aap.PolicyDecider != hook.PolicyDecider {
+		t.Errorf("aap words %q as the policy's decision, the gateway records %q", aap.PolicyDecider, hook.PolicyDecider)
 	}
 }
 

@@ -85,7 +85,7 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		return exitUsage
 	}
 	req := script.Request()
-	if started, err := gateway.ScriptStart(ctx, a.sessionStarts(), req, a.now(), a.cfg.Approvals.SessionTTL.D()); err != nil {
+	if started, err := gateway.ScriptStart(ctx, a.Sessions, req, a.now(), a.cfg.Approvals.SessionTTL.D()); err != nil {
 		log.Warn("could not record when the session started; the ask names it without", "session", req.SessionID, "err", err)
 	} else {
 		req.SessionStarted = started

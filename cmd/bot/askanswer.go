@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/slacklink"
 	"github.com/askops/askops/pending"
@@ -66,7 +67,7 @@ func askJSON(a pending.Ask, link string) []byte {
 		j.MessageURL = link
 	}
 	b, _ := json.Marshal(struct {
-		gateway.AskJSON
+		hook.Ask
 		Command string `json:"command"`
 	}{j, a.Summary})
 	return b
@@ -85,11 +86,11 @@ func writeAskAnswer(w io.Writer, a pending.Ask, asJSON bool, link string) int {
 
 // writeAskUnavailable answers a question that could not be asked at all:
 // "unavailable: why", or as JSON the unavailable Ask decided by askops that
-// a front door with nobody to ask answers (gateway.Unavailable). Either way
+// a front door with nobody to ask answers (hook.Unavailable). Either way
 // the exit code is exitUsage: nothing runs without an answer.
 func writeAskUnavailable(ctx context.Context, w io.Writer, why string, asJSON bool) int {
 	if asJSON {
-		return writeAskAnswer(w, gateway.Unavailable{Reason: why}.Settle(ctx, gateway.Call{}), true, "")
+		return writeAskAnswer(w, gateway.AskOf(hook.Unavailable{Reason: why}.Settle(ctx, hook.Call{})), true, "")
 	}
 	fmt.Fprintf(w, "unavailable: %s\n", why)
 	return exitUsage

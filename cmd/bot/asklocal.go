@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/pending"
 )
 
@@ -27,7 +28,7 @@ func scriptHere(getenv func(string) string, command, reason, label, session stri
 // and how it ended. An error means there was nobody to ask (no endpoint
 // file, or an unreadable one); every later failure is an unavailable Ask.
 func askLocal(ctx context.Context, getenv func(string) string, s gateway.Script, timeout time.Duration, progress io.Writer) (pending.Ask, error) {
-	ep, err := gateway.ReadLocalEndpoint(getenv)
+	ep, err := hook.ReadLocalEndpoint(getenv)
 	if err != nil {
 		return pending.Ask{}, err
 	}
@@ -40,14 +41,14 @@ func askLocal(ctx context.Context, getenv func(string) string, s gateway.Script,
 	input, _ := json.Marshal(map[string]string{"command": s.Command})
 	(&askProgress{Out: progress}).Asking(s.Command)
 	start := time.Now()
-	client := &gateway.Client{BaseURL: ep.URL, Token: ep.Token, HTTP: ep.HTTPClient(), Created: func(a pending.Ask) {
+	client := &hook.Client{BaseURL: ep.URL, Token: ep.Token, HTTP: ep.HTTPClient(), Created: func(a hook.Ask) {
 		fmt.Fprintf(progress, "bot ask: waiting for a decision in the console at %s until %s (%s)\n",
-			ep.URL, a.Deadline.Local().Format("15:04:05"), time.Until(a.Deadline).Round(time.Second))
+			ep.URL, a.Due().Local().Format("15:04:05"), time.Until(a.Due()).Round(time.Second))
 	}}
-	final := client.Settle(ctx, gateway.Call{
+	final := gateway.AskOf(client.Settle(ctx, hook.Call{
 		SessionID: req.SessionID, Agent: req.Label, Tool: "Bash", Input: input,
 		Cwd: req.Cwd, Reason: req.Reason, Timeout: timeout, By: req.StartedBy, OneOff: s.Session == "",
-	})
+	}))
 	fmt.Fprintf(progress, "bot ask: %s after %s\n", final.Status, time.Since(start).Round(100*time.Millisecond))
 	if final.Summary == "" {
 		final.Summary = s.Command

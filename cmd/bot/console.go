@@ -11,6 +11,7 @@ import (
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/metrics"
@@ -117,13 +118,13 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 	}
 	// Its own entry in the endpoint file: another local serve (on another
 	// port) keeps its own, and stopping either leaves the other's.
-	ep := gateway.LocalEndpoint{URL: srv.Base(), Token: tokens.Script, AgentToken: tokens.Agent,
-		TimeoutSeconds: int(cfg.Approvals.Timeout.D() / time.Second), CertSHA256: gateway.CertPin(srv.Certificate())}
-	if _, err := gateway.WriteLocalEndpoint(env.getenv, ep); err != nil {
+	ep := hook.LocalEndpoint{URL: srv.Base(), Token: tokens.Script, AgentToken: tokens.Agent,
+		TimeoutSeconds: int(cfg.Approvals.Timeout.D() / time.Second), CertSHA256: hook.CertPin(srv.Certificate())}
+	if _, err := hook.WriteLocalEndpoint(env.getenv, ep); err != nil {
 		log.Warn("could not write the local endpoint file; `bot ask` without a config will not find this serve", "err", err)
 	} else {
 		defer func() {
-			if err := gateway.RemoveLocalEndpoint(env.getenv, ep); err != nil {
+			if err := hook.RemoveLocalEndpoint(env.getenv, ep); err != nil {
 				log.Warn("could not take this serve out of the local endpoint file", "err", err)
 			}
 		}()

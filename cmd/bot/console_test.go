@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/internal/redistest"
@@ -79,7 +79,7 @@ func TestServeLocalConsole(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("endpoint file mode %v, want 0600", fi.Mode().Perm())
 	}
-	var ep gateway.LocalEndpoint
+	var ep hook.LocalEndpoint
 	if b, err := os.ReadFile(endpoint); err != nil || json.Unmarshal(b, &ep) != nil || ep.URL != base || !recordid.ValidSecret(ep.Token) {
 		t.Errorf("endpoint file holds %+v (%v), want url %s and a 256-bit token", ep, err, base)
 	}
@@ -306,9 +306,9 @@ func TestFirstHourLocalHook(t *testing.T) {
 	}
 	endpoint := filepath.Join(dir, "run", "local.json")
 	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": endpoint, "USER": "carol"}
-	readEndpoint := func() gateway.LocalEndpoint {
+	readEndpoint := func() hook.LocalEndpoint {
 		t.Helper()
-		var ep gateway.LocalEndpoint
+		var ep hook.LocalEndpoint
 		if b, err := os.ReadFile(endpoint); err != nil || json.Unmarshal(b, &ep) != nil {
 			t.Fatalf("endpoint file: %v", err)
 		}

@@ -14,17 +14,12 @@ import (
 
 // newGateway wires the gateway's Service on a's stores, policy, approval
 // round trip and Slack notifier: Asks of one agent session share a Slack
-// thread, remembered in Redis when there is one. The caller closes it.
+// thread, remembered by the sessions store (in Redis when there is one).
+// The caller closes it.
 func (a *app) newGateway() (*gateway.Service, error) {
 	engine, err := a.policy()
 	if err != nil {
 		return nil, err
-	}
-	var store gateway.ThreadStore = gateway.NewMemoryThreadStore(a.now)
-	var roots gateway.RootStore = gateway.NewMemoryRootStore(a.now)
-	if a.Redis != nil {
-		store = gateway.NewRedisThreadStore(a.Redis)
-		roots = gateway.NewRedisRootStore(a.Redis)
 	}
 	asks, ok := a.Asks.(gateway.Asks)
 	if !ok {
@@ -46,26 +41,15 @@ func (a *app) newGateway() (*gateway.Service, error) {
 		Approver:       metrics.Starter{Next: a.core, Counted: a.approver},
 		Policy:         engine,
 		Messages:       a.notifier,
-		Threads:        gateway.NewThreads(a.notifier, store, a.cfg.Approvals.SessionTTL.D(), a.log.With("component", "threads")),
+		Opener:         a.notifier, // each session's thread, remembered in Sessions
 		MaxTimeout:     a.cfg.Approvals.Timeout.D(),
 		TeamURL:        a.teamURL, // message_url, the same shape as bot ask's link
 		GrantDurations: a.cfg.Approvals.Durations(),
-		Roots:          roots,             // each session's workspace, pinned when it is first seen
-		Starts:         a.sessionStarts(), // and when that was, which its Asks name
+		Sessions:       a.Sessions, // each session's workspace, pinned when it is first seen, and when that was
 		Now:            a.now,
 		SessionTTL:     a.cfg.Approvals.SessionTTL.D(),
 		Logger:         a.log.With("component", "gateway"),
 	})
-}
-
-// sessionStarts is where sessions' first-seen times are kept: in Redis
-// when there is one, so every replica (and every bot ask -session) names
-// a session by the same start.
-func (a *app) sessionStarts() gateway.StartStore {
-	if a.Redis != nil {
-		return gateway.NewRedisStartStore(a.Redis)
-	}
-	return gateway.NewMemoryStartStore()
 }
 
 // teamURL is the workspace's URL, from auth.test.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/parentwatch"
 	"github.com/askops/askops/metrics"
@@ -29,11 +30,11 @@ func cmdHookMain(ctx context.Context, env *environment, args []string) int {
 	start := time.Now() // the agent's hook timeout runs from about now
 	if len(args) == 0 || (args[0] != "claude" && args[0] != "codex") {
 		fmt.Fprintln(env.stderr, "usage: bot hook claude|codex [-url URL -token-env NAME | -config FILE] [-timeout D] [-print-settings]")
-		return gateway.HookExitUnreadable
+		return hook.ExitUnreadable
 	}
-	agent := gateway.AgentClaude
+	agent := hook.AgentClaude
 	if args[0] == "codex" {
-		agent = gateway.AgentCodex
+		agent = hook.AgentCodex
 	}
 	fs := cliflag.New("hook "+args[0], env.stderr, "[-url URL -token-env NAME | -config FILE] [-timeout D] < EVENT.json")
 	gf := gatewayFlags(fs)
@@ -45,12 +46,13 @@ func cmdHookMain(ctx context.Context, env *environment, args []string) int {
 		return printHookSettings(env, args[0], agent, gf)
 	}
 	t, err := gf.target(env)
-	h := gateway.HookRun{Agent: agent, By: t.by, In: env.stdin, Out: env.stdout, Err: env.stderr, Start: start, Timeout: t.timeout(*gf.timeout)}
+	h := hook.Run{Agent: agent, By: t.by, In: env.stdin, Out: env.stdout, Err: env.stderr, Start: start, Timeout: t.timeout(*gf.timeout),
+		Judged: gateway.JudgedInput}
 	if err != nil {
 		// Still read the event, so the answer names the right event.
-		h.Open = gateway.Open(gateway.Unavailable{Reason: err.Error()})
+		h.Open = hook.Open(hook.Unavailable{Reason: err.Error()})
 	} else {
-		h.Open = func(ctx context.Context) (gateway.Settler, func(), error) { return t.connect(ctx, env) }
+		h.Open = func(ctx context.Context) (hook.Settler, func(), error) { return t.connect(ctx, env) }
 	}
 	// The Ask dies with its asker: the agent killed (SIGTERM, SIGKILL)
 	// leaves this hook running otherwise, its Ask approvable for its whole
@@ -90,9 +92,9 @@ func gatewayFlags(fs *flag.FlagSet) gatewayCLI {
 // settler is the Settler the flags name, for bot mcp: a serve's API
 // (-url), or this process on the config's stores (-config), setting
 // -timeout on each call and answering each within its timeout plus
-// gateway.DefaultGrace (with -url and no -timeout, the Client bounds each
+// hook.DefaultGrace (with -url and no -timeout, the Client bounds each
 // call by the Ask's deadline). by is who asks.
-func (g gatewayCLI) settler(ctx context.Context, env *environment) (s gateway.Settler, by string, closeFn func(), err error) {
+func (g gatewayCLI) settler(ctx context.Context, env *environment) (s hook.Settler, by string, closeFn func(), err error) {
 	t, err := g.target(env)
 	if err != nil {
 		return nil, t.by, nil, err
@@ -103,17 +105,17 @@ func (g gatewayCLI) settler(ctx context.Context, env *environment) (s gateway.Se
 	}
 	var bound time.Duration
 	if timeout := t.timeout(*g.timeout); timeout > 0 {
-		bound = timeout + gateway.DefaultGrace
+		bound = timeout + hook.DefaultGrace
 	}
-	return gateway.Bounded{Next: gateway.WithTimeout{Next: s, Timeout: *g.timeout}, Bound: bound}, t.by, closeFn, nil
+	return hook.Bounded{Next: hook.WithTimeout{Next: s, Timeout: *g.timeout}, Bound: bound}, t.by, closeFn, nil
 }
 
 // gatewayTarget is what the flags name, read but not connected to: the
 // config of -config, or the Client of a serve (-url, or the local serve).
 type gatewayTarget struct {
-	by     string          // who asks: $USER@host
-	cfg    *config.Config  // -config
-	client *gateway.Client // else
+	by     string         // who asks: $USER@host
+	cfg    *config.Config // -config
+	client *hook.Client   // else
 	// maxTimeout is approvals.timeout when it is known here: -config's,
 	// or the local serve's (its endpoint file names it).
 	maxTimeout time.Duration
@@ -133,7 +135,7 @@ func (g gatewayCLI) target(env *environment) (gatewayTarget, error) {
 		t.cfg, t.maxTimeout = &cfg, cfg.Approvals.Timeout.D()
 		return t, nil
 	}
-	c, err := gateway.ClientFromEnv(*g.url, *g.tokenEnv, env.getenv)
+	c, err := hook.ClientFromEnv(*g.url, *g.tokenEnv, env.getenv)
 	if err != nil {
 		return t, err
 	}
@@ -152,7 +154,7 @@ func (t gatewayTarget) timeout(flag time.Duration) time.Duration {
 
 // connect opens what t names: the serve's Client as it is, or with
 // -config this process's stores, Slack and gateway.
-func (t gatewayTarget) connect(ctx context.Context, env *environment) (s gateway.Settler, closeFn func(), err error) {
+func (t gatewayTarget) connect(ctx context.Context, env *environment) (s hook.Settler, closeFn func(), err error) {
 	if t.cfg == nil {
 		return t.client, func() {}, nil
 	}
@@ -173,5 +175,5 @@ func (t gatewayTarget) connect(ctx context.Context, env *environment) (s gateway
 		a.Close()
 		return nil, nil, err
 	}
-	return gw, func() { gw.Close(); stop(); a.Close() }, nil
+	return gw.Settler(), func() { gw.Close(); stop(); a.Close() }, nil
 }

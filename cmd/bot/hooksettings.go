@@ -6,11 +6,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/gateway/hook"
 )
 
 // hookSlack is how long past askops' own deadline the agent's hook timeout
-// is set: the hook answers at the latest gateway.HookGrace after it,
+// is set: the hook answers at the latest hook.Grace after it,
 // and the rest is room for a slow start.
 const hookSlack = 60 * time.Second
 
@@ -34,7 +34,7 @@ func printHookSettings(env *environment, name, agent string, g gatewayCLI) int {
 	case *g.config != "":
 		command += " -config " + *g.config
 	default:
-		ep, err := gateway.ReadLocalEndpoint(env.getenv)
+		ep, err := hook.ReadLocalEndpoint(env.getenv)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "bot hook %s -print-settings: %v; or give -url\n", name, err)
 			return exitUsage
@@ -54,12 +54,12 @@ func printHookSettings(env *environment, name, agent string, g gatewayCLI) int {
 	if *g.timeout > 0 || *g.url != "" || *g.config != "" {
 		command += " -timeout " + askTimeout.String()
 	}
-	hook := map[string]any{"type": "command", "command": command, "timeout": int((askTimeout + hookSlack) / time.Second)}
+	entryHook := map[string]any{"type": "command", "command": command, "timeout": int((askTimeout + hookSlack) / time.Second)}
 	event := "PermissionRequest" // Codex asks only this one
 	where := "$CODEX_HOME/hooks.json (~/.codex/hooks.json); trust it once with /hooks"
-	entry := map[string]any{"hooks": []any{hook}}
-	if agent == gateway.AgentClaude {
-		hook["onFailure"] = "block" // Claude Code 2.1.295+: a failed hook blocks instead of letting the call through
+	entry := map[string]any{"hooks": []any{entryHook}}
+	if agent == hook.AgentClaude {
+		entryHook["onFailure"] = "block" // Claude Code 2.1.295+: a failed hook blocks instead of letting the call through
 		event, where = "PreToolUse", ".claude/settings.json (or ~/.claude/settings.json)"
 		entry["matcher"] = "*"
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/recordid"
 )
@@ -23,23 +24,23 @@ func cmdMCPMain(ctx context.Context, env *environment, args []string) int {
 		return code
 	}
 	cwd, _ := os.Getwd()
-	sess := gateway.MCPSession{ID: *session, Cwd: cwd, Agent: gateway.AgentClaude}
+	sess := hook.MCPSession{ID: *session, Cwd: cwd, Agent: hook.AgentClaude, Judged: gateway.JudgedInput}
 	if sess.ID == "" {
 		sess.ID = recordid.NewSession()
 	}
-	var s gateway.Settler
+	var s hook.Settler
 	settler, by, closeFn, err := gf.settler(ctx, env)
 	if err != nil {
 		// Serve anyway and deny every call with the reason: a server that
 		// fails to start leaves Claude Code to decide on its own.
 		fmt.Fprintf(env.stderr, "bot mcp: %v (every call will be denied)\n", err)
-		s = gateway.Unavailable{Reason: err.Error()}
+		s = hook.Unavailable{Reason: err.Error()}
 	} else {
 		defer closeFn()
 		s = settler
 	}
 	sess.By = by
-	if err := gateway.ServeMCPStdio(ctx, s, sess, buildVersion(), env.stdin, env.stdout); err != nil && ctx.Err() == nil {
+	if err := hook.ServeMCPStdio(ctx, s, sess, buildVersion(), env.stdin, env.stdout); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(env.stderr, "bot mcp: %v\n", err)
 		return exitFailed
 	}

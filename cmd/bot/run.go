@@ -15,6 +15,7 @@ import (
 	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/metrics"
@@ -149,14 +150,14 @@ func runToEnd(ctx context.Context, runner *agent.Runner, spec agent.RunSpec, pro
 // waiting Ask is cancelled.
 func runLocal(ctx context.Context, env *environment, cfg config.Config, spec agent.RunSpec) int {
 	log := cfg.Log.NewLogger(env.stderr)
-	client, err := gateway.ClientFromEnv("", "", env.getenv)
+	client, err := hook.ClientFromEnv("", "", env.getenv)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot run: no slack section in the config, and %v\n", err)
 		return exitFailed
 	}
-	client.Created = func(a pending.Ask) {
+	client.Created = func(a hook.Ask) {
 		fmt.Fprintf(env.stderr, "bot run: waiting for a decision in the console at %s until %s (%s)\n",
-			client.BaseURL, a.Deadline.Local().Format("15:04:05"), time.Until(a.Deadline).Round(time.Second))
+			client.BaseURL, a.Due().Local().Format("15:04:05"), time.Until(a.Due()).Round(time.Second))
 	}
 	counts := metrics.New(buildVersion())
 	b, err := newBound(ctx, cfg)

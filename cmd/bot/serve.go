@@ -162,7 +162,7 @@ func newChatOps(ctx context.Context, a *app) (*chatops.Ops, error) {
 		Runner: runner, RunsOff: runsOff, Approvers: a.approvers, Starters: starters,
 		Sessions: a.Sessions, Asks: a.Asks, Grants: a.Grants,
 		Slack: a.notifier, Clicks: a.interactions, Runs: a.metrics, RunsChanged: a.home.Changed,
-		Redis: a.Redis, Logger: a.log.With("component", "chatops"), Now: a.now,
+		Shared: a.Shared(), Logger: a.log.With("component", "chatops"), Now: a.now,
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/askops/askops/aap"
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -186,7 +187,7 @@ func newAskingDoors(t *testing.T, askingWS string) *askingDoors {
 		t.Fatalf("no AAP credential: %v", inst)
 	}
 
-	ms := gateway.NewMCPServer(d.svc, gateway.MCPSession{ID: "asking-mcp", Cwd: askingWS, By: "laptop"}, "test")
+	ms := hook.NewMCPServer(d.svc.Settler(), hook.MCPSession{ID: "asking-mcp", Cwd: askingWS, By: "laptop"}, "test")
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := ms.Connect(t.Context(), st, nil)
 	if err != nil {
@@ -206,13 +207,13 @@ func newAskingDoors(t *testing.T, askingWS string) *askingDoors {
 func (d *askingDoors) doors(tc askingCase) []door {
 	doors := []door{
 		{"Claude Code's HTTP hook", d.httpHook},
-		{"bot hook claude", d.commandHook(gateway.AgentClaude, tc.tool, tc.input)},
+		{"bot hook claude", d.commandHook(hook.AgentClaude, tc.tool, tc.input)},
 		{"the MCP permission prompt", d.mcpPrompt},
 		{"the Ask API", d.askAPI},
 		{"an AAP request", d.aapRequest},
 	}
 	if tc.tool == "Bash" {
-		doors = append(doors, door{"bot hook codex", d.commandHook(gateway.AgentCodex, "exec_command", map[string]any{"cmd": tc.input["command"]})})
+		doors = append(doors, door{"bot hook codex", d.commandHook(hook.AgentCodex, "exec_command", map[string]any{"cmd": tc.input["command"]})})
 	}
 	return doors
 }
@@ -237,7 +238,7 @@ func (d *askingDoors) httpHook(t *testing.T, tc askingCase) seen {
 			} `json:"hookSpecificOutput"`
 		}
 		postJSON(t, d.api.URL+"/v1/hooks/claude", askingToken, map[string]any{"session_id": "s-http", "cwd": d.ws,
-			"hook_event_name": gateway.EventPreToolUse, "tool_name": tc.tool, "tool_input": tc.input}, &out)
+			"hook_event_name": hook.EventPreToolUse, "tool_name": tc.tool, "tool_input": tc.input}, &out)
 		return out.Hook.Decision
 	})
 }
@@ -245,13 +246,13 @@ func (d *askingDoors) httpHook(t *testing.T, tc askingCase) seen {
 func (d *askingDoors) commandHook(agent, tool string, input map[string]any) func(*testing.T, askingCase) seen {
 	return func(t *testing.T, _ askingCase) seen {
 		return d.outcome(t, func() string {
-			event := gateway.EventPreToolUse
-			if agent == gateway.AgentCodex {
-				event = gateway.EventPermissionRequest
+			event := hook.EventPreToolUse
+			if agent == hook.AgentCodex {
+				event = hook.EventPermissionRequest
 			}
 			in, _ := json.Marshal(map[string]any{"session_id": "s-cmd", "cwd": d.ws, "hook_event_name": event, "tool_name": tool, "tool_input": input})
 			var out, errOut bytes.Buffer
-			gateway.RunHook(t.Context(), agent, "laptop", bytes.NewReader(in), &out, &errOut, d.svc)
+			hook.Run{Agent: agent, By: "laptop", In: bytes.NewReader(in), Out: &out, Err: &errOut, Open: hook.Open(d.svc.Settler()), Judged: gateway.JudgedInput}.Answer(t.Context())
 			text := out.String()
 			for _, w := range []string{"allow", "deny"} {
 				if strings.Contains(text, `"`+w+`"`) || strings.Contains(text, `"behavior":"`+w) {
@@ -265,7 +266,7 @@ func (d *askingDoors) commandHook(agent, tool string, input map[string]any) func
 
 func (d *askingDoors) mcpPrompt(t *testing.T, tc askingCase) seen {
 	return d.outcome(t, func() string {
-		res, err := d.mcp.CallTool(t.Context(), &mcp.CallToolParams{Name: gateway.MCPToolName,
+		res, err := d.mcp.CallTool(t.Context(), &mcp.CallToolParams{Name: hook.MCPToolName,
 			Arguments: map[string]any{"tool_name": tc.tool, "input": tc.input}})
 		if err != nil || len(res.Content) != 1 {
 			t.Fatalf("MCP: %v %+v", err, res)

@@ -84,8 +84,13 @@ func askopsRules() []Rule {
 		},
 		{
 			Package:   module + "/gateway",
-			Forbidden: []string{module + "/slackui", module + "/agent", module + "/sessions", slackGo, goOpenAI},
-			Why:       "the gateway is a front door: it reaches Slack only through the approval core and its own small interfaces (ThreadOpener, MessageUpdater), and knows no model or chat-ops",
+			Forbidden: []string{module + "/slackui", module + "/agent", module + "/chatops", slackGo, goOpenAI},
+			Why:       "the gateway is a front door: it reaches Slack only through the approval core and its own small interfaces (ThreadOpener, MessageUpdater), keeps its sessions' state in the sessions store, and knows no model or chat-ops",
+		},
+		{
+			Package:   module + "/gateway/hook",
+			Forbidden: []string{goRedis, module + "/policy", module + "/gateway", module + "/pending", module + "/approval", module + "/grants", module + "/sessions", "mvdan.cc/sh/..."},
+			Why:       "the hook client is what runs beside an agent (bot hook, bot mcp, bot ask's and bot run's way to a serve): it speaks the Ask API and the agents' hook protocol, so it links no server, no policy and no store (what the policy would run is handed to it)",
 		},
 		{
 			Package:   module + "/aap",
@@ -141,9 +146,7 @@ func askopsRules() []Rule {
 			Package: module + "/...",
 			Except: []string{
 				module + "/pending", module + "/grants", module + "/sessions",
-				module + "/gateway",               // its thread and session-root stores
 				module + "/aap",                   // its instances, requests and idempotency keys
-				module + "/chatops",               // its Slack event dedup (SET NX per event)
 				module + "/internal/redisconn",    // opens the clients, checks the server
 				module + "/internal/subscription", // the stores' one pub/sub subscription
 				module + "/internal/batchmsg",     // the batch message store

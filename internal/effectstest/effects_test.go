@@ -20,6 +20,7 @@ import (
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -237,7 +238,7 @@ func apiSurface(t *testing.T, asks *pending.MemoryStore, core *approval.Core) su
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var got gateway.AskJSON
+		var got hook.Ask
 		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET /v1/asks/%s: %d %v", a.ID, resp.StatusCode, err)
 		}

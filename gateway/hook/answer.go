@@ -1,7 +1,6 @@
-package gateway
+package hook
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,15 +8,7 @@ import (
 	"strings"
 
 	"github.com/askops/askops/internal/consoleuser"
-	"github.com/askops/askops/pending"
 )
-
-// Settler takes a Call to its terminal Ask: the Service in this process,
-// or a Client of a serve's API. It never fails: a failure is an Ask that
-// ended unavailable.
-type Settler interface {
-	Settle(ctx context.Context, c Call) pending.Ask
-}
 
 // Hook event names.
 const (
@@ -31,9 +22,9 @@ const (
 	AgentCodex  = "Codex"
 )
 
-// HookEvent is a Claude Code or Codex hook event as it arrives on stdin (or
+// Event is a Claude Code or Codex hook event as it arrives on stdin (or
 // as an HTTP hook's body). Fields the gateway does not use are ignored.
-type HookEvent struct {
+type Event struct {
 	SessionID      string          `json:"session_id"`
 	TurnID         string          `json:"turn_id,omitempty"` // Codex
 	TranscriptPath string          `json:"transcript_path,omitempty"`
@@ -45,12 +36,12 @@ type HookEvent struct {
 	ToolUseID      string          `json:"tool_use_id,omitempty"`
 }
 
-// ParseHookEvent reads one hook event: PreToolUse or PermissionRequest,
+// ParseEvent reads one hook event: PreToolUse or PermissionRequest,
 // with a tool name and an object as input.
-func ParseHookEvent(b []byte) (HookEvent, error) {
-	var ev HookEvent
+func ParseEvent(b []byte) (Event, error) {
+	var ev Event
 	if err := json.Unmarshal(b, &ev); err != nil {
-		return HookEvent{}, fmt.Errorf("not a hook event (JSON): %w", err)
+		return Event{}, fmt.Errorf("not a hook event (JSON): %w", err)
 	}
 	switch ev.HookEventName {
 	case EventPreToolUse, EventPermissionRequest:
@@ -70,13 +61,8 @@ func ParseHookEvent(b []byte) (HookEvent, error) {
 }
 
 // Call is the event's tool call, asked by agent.
-func (ev HookEvent) Call(agent string) Call {
+func (ev Event) Call(agent string) Call {
 	return Call{SessionID: ev.SessionID, Agent: agent, Tool: ev.ToolName, Input: ev.ToolInput, Cwd: ev.Cwd}
-}
-
-// refused is the terminal Ask of a request the gateway could not even take.
-func refused(reason string) pending.Ask {
-	return pending.Ask{Status: pending.Status(pending.Unavailable), DecidedBy: "askops", DecisionReason: reason}
 }
 
 // DenyMessage says why a's call must not run, for the model (Claude Code
@@ -84,26 +70,25 @@ func refused(reason string) pending.Ask {
 // and that the action was not performed. A person's deny starts with who
 // denied it, where, and why, and tells the model to stop and ask its user:
 // a model that reads it as a tool failure tries again another way.
-func DenyMessage(a pending.Ask) string {
-	o, _ := a.Outcome()
+func DenyMessage(a Ask) string {
 	why := ""
-	if a.DecisionReason != "" {
-		why = ": " + a.DecisionReason
+	if a.Reason != "" {
+		why = ": " + a.Reason
 	}
 	var s string
-	switch o {
-	case pending.Denied:
+	switch a.Status {
+	case denied:
 		if a.DecidedBy != PolicyDecider {
 			return personDenied(a)
 		}
 		s = "askops: denied by " + a.DecidedBy + why
-	case pending.Expired:
+	case expired:
 		s = "askops: nobody decided in time; the approval request timed out"
-		if a.DecisionReason != "" && a.DecisionReason != pending.DeadlineReason {
-			s = "askops: expired: " + a.DecisionReason // what was tried (reminded, escalated)
+		if a.Reason != "" && a.Reason != DeadlineReason {
+			s = "askops: expired: " + a.Reason // what was tried (reminded, escalated)
 		}
 		s += tallyNote(a)
-	case pending.Cancelled:
+	case cancelled:
 		s = "askops: the approval request was cancelled" + why
 	default:
 		s = "askops: approval unavailable" + why
@@ -114,11 +99,11 @@ func DenyMessage(a pending.Ask) string {
 // personDenied is DenyMessage of an Ask a person denied: "Denied by
 // U0123ABCD in Slack: not during the freeze. Do not retry this call; ask
 // the user."
-func personDenied(a pending.Ask) string {
+func personDenied(a Ask) string {
 	who, where := decider(a.DecidedBy)
 	s := "Denied by " + who + " " + where + tallyNote(a)
-	if a.DecisionReason != "" {
-		s += ": " + a.DecisionReason + "."
+	if a.Reason != "" {
+		s += ": " + a.Reason + "."
 	} else {
 		s += " (no reason given)."
 	}
@@ -128,7 +113,7 @@ func personDenied(a pending.Ask) string {
 // slackUserID is the shape of a Slack user id (U…, W… in Enterprise Grid).
 var slackUserID = regexp.MustCompile(`^[UW][A-Z0-9_]+$`)
 
-// decider names who decided (a pending.Ask's DecidedBy) and where, as a
+// decider names who decided (an Ask's DecidedBy) and where, as a
 // person reads it: a Slack user id in Slack, "console:NAME" in the askops
 // console, any other name an API token's holder.
 func decider(by string) (who, where string) {
@@ -145,20 +130,34 @@ func decider(by string) (who, where string) {
 }
 
 // allowReason says who let the call through.
-func allowReason(a pending.Ask) string {
-	o, _ := a.Outcome()
+func allowReason(a Ask) string {
 	if a.DecidedBy == PolicyDecider {
-		return "askops: allowed by policy: " + a.DecisionReason
+		return "askops: allowed by policy: " + a.Reason
 	}
 	s := "askops: approved by " + a.DecidedBy
-	if o == pending.ApprovedSession {
+	if a.Status == approvedSession {
 		s = "askops: approved for this session by " + a.DecidedBy
 	}
 	s += tallyNote(a)
-	if a.DecisionReason != "" {
-		s += ": " + a.DecisionReason
+	if a.Reason != "" {
+		s += ": " + a.Reason
 	}
 	return s
+}
+
+// tallyNote is a quorum's tally as a note on the answer: " (2 of 2
+// approvals (U_ANA, U_BO))" on an approval, " after 1 of 2 approvals
+// (U_ANA)" on any other end; "" for an Ask that needs one approval.
+func tallyNote(a Ask) string {
+	t := a.tally()
+	switch {
+	case t == "":
+		return ""
+	case a.Approves():
+		return " (" + t + ")"
+	default:
+		return " after " + t
+	}
 }
 
 // decisionJSON is hookSpecificOutput.decision of a PermissionRequest answer.
@@ -168,15 +167,15 @@ type decisionJSON struct {
 	Message      string          `json:"message,omitempty"`
 }
 
-// HookAnswer is what a hook writes: hookSpecificOutput, in the fields and
+// Answer is what a hook writes: hookSpecificOutput, in the fields and
 // order of the agents' documentation.
-type HookAnswer struct {
-	HookSpecificOutput HookOutput `json:"hookSpecificOutput"`
+type Answer struct {
+	HookSpecificOutput Output `json:"hookSpecificOutput"`
 }
 
-// HookOutput holds PreToolUse's permissionDecision and reason, or
+// Output holds PreToolUse's permissionDecision and reason, or
 // PermissionRequest's decision.
-type HookOutput struct {
+type Output struct {
 	HookEventName            string          `json:"hookEventName"`
 	PermissionDecision       string          `json:"permissionDecision,omitempty"`
 	PermissionDecisionReason string          `json:"permissionDecisionReason,omitempty"`
@@ -186,44 +185,39 @@ type HookOutput struct {
 
 // ClaudeAnswer is Claude Code's hook answer for event: PreToolUse's
 // permissionDecision (allow or deny, with the reason) or PermissionRequest's
-// decision (allow, or deny with a message). An allow of a Bash call carries
-// updatedInput, the input as judged (JudgedInput of tool and input): Claude
-// Code then runs the command text the policy printed from its parse, as
-// askops' own agent does, not the text the model wrote.
-func ClaudeAnswer(event string, a pending.Ask, tool string, input json.RawMessage) HookAnswer {
-	var judged json.RawMessage
-	if tool == "Bash" && len(input) > 0 {
-		judged = JudgedInput(tool, input)
-	}
+// decision (allow, or deny with a message). An allow carries judged as
+// updatedInput when it is set: a Bash call's input as askops judged it
+// (the gateway's JudgedInput), so Claude Code runs the command text the
+// policy printed from its parse, as askops' own agent does, not the text
+// the model wrote.
+func ClaudeAnswer(event string, a Ask, judged json.RawMessage) Answer {
 	if event == EventPermissionRequest {
 		return permissionAnswer(a, judged)
 	}
-	o, _ := a.Outcome()
-	out := HookOutput{HookEventName: EventPreToolUse, PermissionDecision: "deny", PermissionDecisionReason: DenyMessage(a)}
-	if o.Approves() {
+	out := Output{HookEventName: EventPreToolUse, PermissionDecision: "deny", PermissionDecisionReason: DenyMessage(a)}
+	if a.Approves() {
 		out.PermissionDecision, out.PermissionDecisionReason, out.UpdatedInput = "allow", allowReason(a), judged
 	}
-	return HookAnswer{HookSpecificOutput: out}
+	return Answer{HookSpecificOutput: out}
 }
 
-func permissionAnswer(a pending.Ask, judged json.RawMessage) HookAnswer {
-	o, _ := a.Outcome()
+func permissionAnswer(a Ask, judged json.RawMessage) Answer {
 	d := &decisionJSON{Behavior: "allow", UpdatedInput: judged}
-	if !o.Approves() {
+	if !a.Approves() {
 		d = &decisionJSON{Behavior: "deny", Message: DenyMessage(a)}
 	}
-	return HookAnswer{HookSpecificOutput: HookOutput{HookEventName: EventPermissionRequest, Decision: d}}
+	return Answer{HookSpecificOutput: Output{HookEventName: EventPermissionRequest, Decision: d}}
 }
 
 // CodexAnswer is Codex's PermissionRequest answer: the same decision
 // object, never with updatedInput or interrupt (either makes Codex fail the
 // hook).
-func CodexAnswer(a pending.Ask) HookAnswer { return permissionAnswer(a, nil) }
+func CodexAnswer(a Ask) Answer { return permissionAnswer(a, nil) }
 
 // Hook exit codes: 0 with an answer (a deny on any failure: Claude Code
 // lets the call go ahead on other codes), 2 only when the input cannot be
 // read (Claude Code then blocks the call and shows stderr).
 const (
-	HookExitAnswered   = 0
-	HookExitUnreadable = 2
+	ExitAnswered   = 0
+	ExitUnreadable = 2
 )

@@ -1,4 +1,4 @@
-package gateway
+package hook
 
 import (
 	"context"
@@ -6,19 +6,17 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/askops/askops/pending"
 )
 
-// HookGrace is how long past its timeout a command hook (`bot hook`) may
+// Grace is how long past its timeout a command hook (`bot hook`) may
 // take to answer, counted from its start, whatever fails under it: a
 // frozen serve, a network that drops packets, Redis stopped, a store that
 // will not open. The agent lets a call through (or to its own approval)
 // when its hook outlives the agent's timeout, so the hook's own bound is
 // what keeps every failure a deny.
-const HookGrace = 2 * time.Second
+const Grace = 2 * time.Second
 
-// The hook's bound, HookGrace after its timeout, is spent so (HookRun):
+// The hook's bound, Grace after its timeout, is spent so (Run):
 const (
 	// hookSettleEnd: the Settler's context ends this long before the
 	// bound, so it can still end its Ask (a DELETE, a cancel) in time;
@@ -33,11 +31,11 @@ const (
 	hookExitBy = 400 * time.Millisecond
 )
 
-// HookRun is one command hook: a Claude Code or Codex hook event read from
-// In, its answer written to Out, within Timeout plus HookGrace of Start
+// Run is one command hook: a Claude Code or Codex hook event read from
+// In, its answer written to Out, within Timeout plus Grace of Start
 // whatever happens. Every failure is a deny with exit 0, except input it
 // cannot read (exit 2, which blocks the call too).
-type HookRun struct {
+type Run struct {
 	Agent string // AgentClaude or AgentCodex
 	By    string // who asks
 	In    io.Reader
@@ -45,7 +43,7 @@ type HookRun struct {
 	Err   io.Writer
 	// Start is when the hook started, and Timeout how long a human has
 	// from then: the call's Ask ends by Start+Timeout, and the answer is
-	// written by Start+Timeout+HookGrace. Timeout 0: not known here (a
+	// written by Start+Timeout+Grace. Timeout 0: not known here (a
 	// serve's approvals.timeout): the Settler bounds the wait by the Ask's
 	// deadline, and the hook has no bound of its own.
 	Start   time.Time
@@ -53,32 +51,31 @@ type HookRun struct {
 	// Open connects to askops once the event is read (within the bound);
 	// close is called once the call is settled.
 	Open func(ctx context.Context) (s Settler, close func(), err error)
+	// Judged is a call's input as askops judged it (the gateway's
+	// JudgedInput), handed back with a Claude Code allow of a Bash call as
+	// updatedInput; nil hands back none (the call runs as the model wrote
+	// it).
+	Judged func(tool string, input json.RawMessage) json.RawMessage
 }
 
-// Open is HookRun.Open for a Settler already open.
+// Open is Run.Open for a Settler already open.
 func Open(s Settler) func(context.Context) (Settler, func(), error) {
 	return func(context.Context) (Settler, func(), error) { return s, func() {}, nil }
 }
 
-// RunHook answers one hook event read from in, writing the answer to out:
-// agent is AgentClaude or AgentCodex, by who asks. It returns the exit code.
-func RunHook(ctx context.Context, agent, by string, in io.Reader, out, errOut io.Writer, s Settler) int {
-	return HookRun{Agent: agent, By: by, In: in, Out: out, Err: errOut, Open: Open(s)}.Answer(ctx)
-}
-
 // Answer reads the hook's event, settles its call and writes the answer;
 // it returns the hook's exit code.
-func (h HookRun) Answer(ctx context.Context) int {
+func (h Run) Answer(ctx context.Context) int {
 	var bound time.Time
 	if h.Timeout > 0 {
-		bound = h.Start.Add(h.Timeout + HookGrace)
+		bound = h.Start.Add(h.Timeout + Grace)
 	}
 	ev, c, err := h.read(bound)
 	if err != nil {
 		fmt.Fprintf(h.Err, "askops: unreadable hook input, refusing the call: %v\n", err)
-		return HookExitUnreadable
+		return ExitUnreadable
 	}
-	settled := make(chan pending.Ask, 1)
+	settled := make(chan Ask, 1)
 	closed := make(chan struct{})
 	sctx, stop := ctx, context.CancelFunc(func() {})
 	if !bound.IsZero() {
@@ -106,7 +103,7 @@ func (h HookRun) Answer(ctx context.Context) int {
 		}
 		settled <- s.Settle(sctx, c)
 	}()
-	var a pending.Ask
+	var a Ask
 	if bound.IsZero() {
 		a = <-settled
 	} else {
@@ -114,7 +111,7 @@ func (h HookRun) Answer(ctx context.Context) int {
 		select {
 		case a = <-settled:
 		case <-t.C:
-			a = refused(fmt.Sprintf("askops did not answer within %s", h.Timeout+HookGrace-hookAnswerBy))
+			a = refused(fmt.Sprintf("askops did not answer within %s", h.Timeout+Grace-hookAnswerBy))
 		}
 		t.Stop()
 	}
@@ -139,7 +136,7 @@ const minHookWait = time.Second
 
 // read reads the hook's event from In by bound (zero: no bound) and
 // returns it with its Call.
-func (h HookRun) read(bound time.Time) (HookEvent, Call, error) {
+func (h Run) read(bound time.Time) (Event, Call, error) {
 	type read struct {
 		b   []byte
 		err error
@@ -158,21 +155,21 @@ func (h HookRun) read(bound time.Time) (HookEvent, Call, error) {
 		select {
 		case r = <-got:
 		case <-t.C:
-			return HookEvent{}, Call{}, fmt.Errorf("no event on stdin within %s", h.Timeout+HookGrace-hookAnswerBy)
+			return Event{}, Call{}, fmt.Errorf("no event on stdin within %s", h.Timeout+Grace-hookAnswerBy)
 		}
 	}
 	if r.err == nil && len(r.b) > MaxBody {
 		r.err = fmt.Errorf("over %d bytes", MaxBody)
 	}
 	if r.err != nil {
-		return HookEvent{}, Call{}, r.err
+		return Event{}, Call{}, r.err
 	}
-	ev, err := ParseHookEvent(r.b)
+	ev, err := ParseEvent(r.b)
 	if err != nil {
-		return HookEvent{}, Call{}, err
+		return Event{}, Call{}, err
 	}
 	if h.Agent == AgentCodex && ev.HookEventName != EventPermissionRequest {
-		return HookEvent{}, Call{}, fmt.Errorf("bot hook codex answers PermissionRequest, not %s", ev.HookEventName)
+		return Event{}, Call{}, fmt.Errorf("bot hook codex answers PermissionRequest, not %s", ev.HookEventName)
 	}
 	// The command hook runs where the agent's files are: its paths are
 	// judged where they resolve (resolve.go), not as the agent spelled them.
@@ -182,18 +179,22 @@ func (h HookRun) read(bound time.Time) (HookEvent, Call, error) {
 }
 
 // write writes the agent's answer for a and returns the exit code.
-func (h HookRun) write(ev HookEvent, a pending.Ask) int {
-	var answer HookAnswer
+func (h Run) write(ev Event, a Ask) int {
+	var answer Answer
 	if h.Agent == AgentCodex {
 		answer = CodexAnswer(a)
 	} else {
-		answer = ClaudeAnswer(ev.HookEventName, a, ev.ToolName, ev.ToolInput)
+		var judged json.RawMessage
+		if ev.ToolName == "Bash" && len(ev.ToolInput) > 0 && h.Judged != nil {
+			judged = h.Judged(ev.ToolName, ev.ToolInput)
+		}
+		answer = ClaudeAnswer(ev.HookEventName, a, judged)
 	}
 	enc := json.NewEncoder(h.Out)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(answer); err != nil {
 		fmt.Fprintf(h.Err, "askops: could not write the answer: %v\n", err)
-		return HookExitUnreadable // blocks the call: fail closed
+		return ExitUnreadable // blocks the call: fail closed
 	}
-	return HookExitAnswered
+	return ExitAnswered
 }

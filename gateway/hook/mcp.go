@@ -1,4 +1,4 @@
-package gateway
+package hook
 
 import (
 	"context"
@@ -19,6 +19,10 @@ type MCPSession struct {
 	Cwd   string // where the agent works (the server's working directory)
 	Agent string // shown to approvers; default "Claude Code"
 	By    string // who runs the agent
+	// Judged is a call's input as askops judged it (the gateway's
+	// JudgedInput), handed back with an allow as updatedInput; nil hands
+	// the input back as it came.
+	Judged func(tool string, input json.RawMessage) json.RawMessage
 }
 
 // promptInput is what Claude Code sends the permission-prompt tool.
@@ -73,8 +77,12 @@ func answerPrompt(ctx context.Context, s Settler, sess MCPSession, args json.Raw
 	// bot mcp runs where the agent's files are (Claude Code starts it):
 	// paths are judged where they resolve (resolve.go).
 	a := s.Settle(ctx, ResolvePaths(Call{SessionID: sess.ID, Agent: sess.Agent, Tool: in.ToolName, Input: in.Input, Cwd: sess.Cwd, By: sess.By}))
-	if o, _ := a.Outcome(); o.Approves() {
-		return promptAnswer{Behavior: "allow", UpdatedInput: JudgedInput(in.ToolName, in.Input)}
+	if a.Approves() {
+		judged := in.Input
+		if sess.Judged != nil {
+			judged = sess.Judged(in.ToolName, in.Input)
+		}
+		return promptAnswer{Behavior: "allow", UpdatedInput: judged}
 	}
 	return promptAnswer{Behavior: "deny", Message: DenyMessage(a)}
 }

@@ -1,8 +1,9 @@
-package gateway
+package hook
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,13 +11,11 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/askops/askops/pending"
 )
 
 const codexEvent = `{"session_id":"s","cwd":"/tmp","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"make deploy"}}`
 
-// hookRunResult is what one HookRun wrote and returned.
+// hookRunResult is what one Run wrote and returned.
 type hookRunResult struct {
 	code        int
 	out, errOut string
@@ -24,7 +23,7 @@ type hookRunResult struct {
 
 // runHookWithin runs h on a goroutine and returns its result, failing if
 // it never returns (liveness only: the bound is not measured here).
-func runHookWithin(t *testing.T, h HookRun) hookRunResult {
+func runHookWithin(t *testing.T, h Run) hookRunResult {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	h.Out, h.Err = &out, &errOut
@@ -45,16 +44,16 @@ func runHookWithin(t *testing.T, h HookRun) hookRunResult {
 func TestHookRunAnswersWhateverHangs(t *testing.T) {
 	hang := make(chan struct{})
 	defer close(hang)
-	r := runHookWithin(t, HookRun{Agent: AgentCodex, In: strings.NewReader(codexEvent), Start: time.Now(), Timeout: time.Second,
+	r := runHookWithin(t, Run{Agent: AgentCodex, In: strings.NewReader(codexEvent), Start: time.Now(), Timeout: time.Second,
 		Open: func(context.Context) (Settler, func(), error) { <-hang; return Unavailable{}, func() {}, nil }})
-	if r.code != HookExitAnswered || !strings.Contains(r.out, `"behavior":"deny"`) || !strings.Contains(r.out, "askops did not answer within") {
+	if r.code != ExitAnswered || !strings.Contains(r.out, `"behavior":"deny"`) || !strings.Contains(r.out, "askops did not answer within") {
 		t.Errorf("askops never opening: exit %d\nstdout %s\nstderr %s", r.code, r.out, r.errOut)
 	}
 
 	silent, agent := io.Pipe() // never written to until the test ends
 	defer agent.Close()
-	r = runHookWithin(t, HookRun{Agent: AgentCodex, In: silent, Start: time.Now(), Timeout: time.Second, Open: Open(stuck{release: hang})})
-	if r.code != HookExitUnreadable || r.out != "" || !strings.Contains(r.errOut, "no event on stdin") {
+	r = runHookWithin(t, Run{Agent: AgentCodex, In: silent, Start: time.Now(), Timeout: time.Second, Open: Open(stuck{release: hang})})
+	if r.code != ExitUnreadable || r.out != "" || !strings.Contains(r.errOut, "no event on stdin") {
 		t.Errorf("no event: exit %d\nstdout %s\nstderr %s", r.code, r.out, r.errOut)
 	}
 }
@@ -65,11 +64,11 @@ type recording struct {
 	c  Call
 }
 
-func (r *recording) Settle(_ context.Context, c Call) pending.Ask {
+func (r *recording) Settle(_ context.Context, c Call) Ask {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.c = c
-	return pending.Ask{Status: pending.Status(pending.Denied), DecidedBy: "test"}
+	return Ask{Status: denied, DecidedBy: "test"}
 }
 
 // The hook's timeout runs from its start: the Ask is opened for what is
@@ -77,14 +76,14 @@ func (r *recording) Settle(_ context.Context, c Call) pending.Ask {
 // askops took it all).
 func TestHookRunCountsItsTimeoutFromItsStart(t *testing.T) {
 	rec := &recording{}
-	r := runHookWithin(t, HookRun{Agent: AgentCodex, In: strings.NewReader(codexEvent), Start: time.Now(), Timeout: time.Minute, Open: Open(rec)})
-	if r.code != HookExitAnswered || rec.c.Timeout <= 0 || rec.c.Timeout > time.Minute {
+	r := runHookWithin(t, Run{Agent: AgentCodex, In: strings.NewReader(codexEvent), Start: time.Now(), Timeout: time.Minute, Open: Open(rec)})
+	if r.code != ExitAnswered || rec.c.Timeout <= 0 || rec.c.Timeout > time.Minute {
 		t.Errorf("exit %d, the Ask's timeout %s, want at most the minute left of the hook's", r.code, rec.c.Timeout)
 	}
 
 	rec = &recording{}
-	r = runHookWithin(t, HookRun{Agent: AgentCodex, In: strings.NewReader(codexEvent), Start: time.Now().Add(-time.Minute), Timeout: time.Minute, Open: Open(rec)})
-	if r.code != HookExitAnswered || !strings.Contains(r.out, "askops took too long to start") || rec.c.Tool != "" {
+	r = runHookWithin(t, Run{Agent: AgentCodex, In: strings.NewReader(codexEvent), Start: time.Now().Add(-time.Minute), Timeout: time.Minute, Open: Open(rec)})
+	if r.code != ExitAnswered || !strings.Contains(r.out, "askops took too long to start") || rec.c.Tool != "" {
 		t.Errorf("no time left: exit %d, stdout %s, the Settler got %+v", r.code, r.out, rec.c)
 	}
 }
@@ -97,18 +96,25 @@ func TestClientLateDecisionIsTheAnswer(t *testing.T) {
 		d := time.Now().Add(time.Second)
 		switch r.Method {
 		case http.MethodPost:
-			writeJSON(w, http.StatusCreated, AskJSON{ID: "ask_late", Status: "pending", Deadline: &d})
+			writeJSON(w, http.StatusCreated, Ask{ID: "ask_late", Status: "pending", Deadline: &d})
 		case http.MethodGet: // the serve is late with the expiry: the poll hangs
 			<-r.Context().Done()
 		case http.MethodDelete:
 			writeJSON(w, http.StatusConflict, map[string]any{"error": "the ask has already ended",
-				"ask": AskJSON{ID: "ask_late", Status: string(pending.Approved), DecidedBy: "ana"}})
+				"ask": Ask{ID: "ask_late", Status: approved, DecidedBy: "ana"}})
 		}
 	}))
 	defer srv.Close()
 	c := &Client{BaseURL: srv.URL, Token: "t"}
 	a := c.Settle(t.Context(), Call{SessionID: "s", Tool: "Bash", Input: []byte(`{"command":"make deploy"}`), Timeout: time.Second})
-	if o, _ := a.Outcome(); o != pending.Approved || a.DecidedBy != "ana" {
-		t.Errorf("got %s by %q (%q), want the approval that got there first", a.Status, a.DecidedBy, a.DecisionReason)
+	if a.Status != approved || a.DecidedBy != "ana" {
+		t.Errorf("got %s by %q (%q), want the approval that got there first", a.Status, a.DecidedBy, a.Reason)
 	}
+}
+
+// writeJSON answers as the serve's API does.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }

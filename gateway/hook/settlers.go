@@ -1,22 +1,20 @@
-package gateway
+package hook
 
 import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/askops/askops/pending"
 )
 
 // This file is the Settlers `bot hook` and `bot mcp` wrap around a serve's
-// Client or this process's Service.
+// Client or the gateway's Service in this process.
 
 // Unavailable is the Settler of a front door that could not reach askops
 // at all: every call is refused with Reason.
 type Unavailable struct{ Reason string }
 
 // Settle implements Settler.
-func (u Unavailable) Settle(context.Context, Call) pending.Ask { return refused(u.Reason) }
+func (u Unavailable) Settle(context.Context, Call) Ask { return refused(u.Reason) }
 
 // Bounded answers every Call within Bound (0: no bound of its own), whatever
 // Next does: Next's ctx ends at Bound (a waiting Ask then ends cancelled),
@@ -30,13 +28,13 @@ type Bounded struct {
 }
 
 // Settle implements Settler.
-func (b Bounded) Settle(ctx context.Context, c Call) pending.Ask {
+func (b Bounded) Settle(ctx context.Context, c Call) Ask {
 	if b.Bound <= 0 {
 		return b.Next.Settle(ctx, c)
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.Bound)
 	defer cancel()
-	got := make(chan pending.Ask, 1) // the abandoned Settle's answer is dropped
+	got := make(chan Ask, 1) // the abandoned Settle's answer is dropped
 	go func() { got <- b.Next.Settle(ctx, c) }()
 	t := time.NewTimer(b.Bound + time.Second)
 	defer t.Stop()
@@ -55,7 +53,7 @@ type WithTimeout struct {
 }
 
 // Settle implements Settler.
-func (w WithTimeout) Settle(ctx context.Context, c Call) pending.Ask {
+func (w WithTimeout) Settle(ctx context.Context, c Call) Ask {
 	if c.Timeout == 0 {
 		c.Timeout = w.Timeout
 	}

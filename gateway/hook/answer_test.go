@@ -1,19 +1,17 @@
-package gateway
+package hook
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/askops/askops/pending"
 )
 
 // A hook is told what was tried before an Ask expired, never a bare "timed out".
 func TestDenyMessageSaysWhatWasTried(t *testing.T) {
-	tried := pending.Ask{Status: pending.Status(pending.Expired), DecisionReason: "nobody answered in 15m (reminded at 5m, escalated to S_ONCALL at 10m)"}
+	tried := Ask{Status: expired, Reason: "nobody answered in 15m (reminded at 5m, escalated to S_ONCALL at 10m)"}
 	if got := DenyMessage(tried); !strings.HasPrefix(got, "askops: expired: nobody answered in 15m (reminded at 5m, escalated to S_ONCALL at 10m).") {
 		t.Errorf("DenyMessage = %q", got)
 	}
-	bare := pending.Ask{Status: pending.Status(pending.Expired), DecisionReason: pending.DeadlineReason}
+	bare := Ask{Status: expired, Reason: DeadlineReason}
 	if got := DenyMessage(bare); !strings.Contains(got, "nobody decided in time") {
 		t.Errorf("DenyMessage of a bare expiry = %q", got)
 	}
@@ -33,7 +31,7 @@ func TestDenyMessageOfAPerson(t *testing.T) {
 		{"laptop-ana", "no", "Denied by laptop-ana through the askops API: no." + stop},
 		{PolicyDecider, "git push --force: never rewrite shared history", "askops: denied by askops policy: git push --force: never rewrite shared history. The action was not performed; do not retry it unchanged."},
 	} {
-		a := pending.Ask{Status: pending.Status(pending.Denied), DecidedBy: c.by, DecisionReason: c.reason}
+		a := Ask{Status: denied, DecidedBy: c.by, Reason: c.reason}
 		if got := DenyMessage(a); got != c.want {
 			t.Errorf("denied by %q:\n got %q\nwant %q", c.by, got, c.want)
 		}

@@ -1,4 +1,4 @@
-package gateway
+package hook
 
 import (
 	"bytes"
@@ -11,8 +11,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/askops/askops/pending"
 )
 
 // Client is a Settler that talks to a serve's Ask API: `bot hook` and
@@ -37,23 +35,54 @@ type Client struct {
 	RequestTimeout time.Duration
 	// Created, when set, is told the pending Ask once a human must decide
 	// (its id and deadline), before the long polls begin.
-	Created func(pending.Ask)
+	Created func(Ask)
 	// MaxTimeout is the serve's approvals.timeout when it is known here
 	// (the local endpoint file names it), else 0.
 	MaxTimeout time.Duration
 }
 
+// MaxBody is the largest body the API takes, and a hook reads: 1 MiB.
+const MaxBody = 1 << 20
+
+// AskBody is POST /v1/asks's body.
+type AskBody struct {
+	SessionID string          `json:"session_id"`
+	Agent     string          `json:"agent,omitempty"`
+	Tool      string          `json:"tool"`
+	Input     json.RawMessage `json:"input"`
+	Cwd       string          `json:"cwd,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Timeout   string          `json:"timeout,omitempty"`
+	// Resolved is what older clients sent to say they resolved cwd and
+	// every path in input where the files are. It is read and never
+	// believed: a caller's word cannot make a path it names safe. Only
+	// the local serve resolves its callers' paths, itself (see
+	// the gateway's Token.local); every other call's paths are judged as
+	// text.
+	Resolved bool `json:"resolved,omitempty"`
+	// OneOff says session_id is this Ask's own (bot ask without
+	// -session): "Approve for session" is not offered.
+	OneOff bool `json:"one_off,omitempty"`
+}
+
+// CancelBody is DELETE /v1/asks/{id}'s optional body.
+type CancelBody struct {
+	// StoppedWaiting says the asker gave up waiting (its agent's timeout,
+	// a signal): the Ask's reason is then ReasonAskerGone.
+	StoppedWaiting bool `json:"stopped_waiting,omitempty"`
+}
+
 // Client bounds. A call ends at the latest DefaultGrace after the Ask's
 // deadline; the agent's hook timeout must leave room for it.
 const (
-	DefaultGrace          = HookGrace
+	DefaultGrace          = Grace
 	DefaultRequestTimeout = 10 * time.Second
 	// cancelTimeout bounds the DELETE that tells the serve the client
 	// stopped waiting; it comes out of the grace (and is what is left of
 	// it for a serve late with the Ask's expiry).
 	cancelTimeout = time.Second
 	// maxBackoff is the longest pause between failed polls: below the
-	// serve's lease (pending.DefaultLeaseTTL), so a brief outage does not
+	// serve's lease (6 s, pending.DefaultLeaseTTL), so a brief outage does not
 	// look like an asker that went away.
 	maxBackoff = 2 * time.Second
 	// pollWait is the longest long poll: below the read timeouts proxies
@@ -69,7 +98,7 @@ var _ Settler = (*Client)(nil)
 // ends cancelled). If ctx ends first, or the serve has not answered by the
 // deadline plus Grace, the Ask is cancelled (DELETE), so no approval can
 // arrive for a call that is no longer waiting.
-func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
+func (c *Client) Settle(ctx context.Context, call Call) Ask {
 	body := AskBody{SessionID: call.SessionID, Agent: call.Agent, Tool: call.Tool, Input: call.Input, Cwd: call.Cwd, Reason: call.Reason, Resolved: call.Resolved, OneOff: call.OneOff}
 	start := time.Now()
 	if call.Timeout > 0 {
@@ -89,7 +118,7 @@ func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
 	case status == http.StatusOK:
 		return a
 	case status != http.StatusCreated:
-		return refused(fmt.Sprintf("askops refused the request (HTTP %d): %s", status, a.DecisionReason))
+		return refused(fmt.Sprintf("askops refused the request (HTTP %d): %s", status, a.Reason))
 	}
 	if c.Created != nil {
 		c.Created(a)
@@ -98,7 +127,7 @@ func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
 	if ctx.Err() != nil {
 		return c.cancel(ctx, id) // stopped while the POST was on the wire
 	}
-	deadline := a.Deadline
+	deadline := a.Due()
 	if deadline.IsZero() || (call.Timeout > 0 && deadline.After(start.Add(call.Timeout))) {
 		deadline = start.Add(call.Timeout) // a serve's clock ahead of ours does not stretch the wait
 	}
@@ -114,10 +143,8 @@ func (c *Client) Settle(ctx context.Context, call Call) pending.Ask {
 	for {
 		wait := min(pollWait, max(time.Until(deadline)+time.Second, time.Second)).Round(time.Second)
 		status, got, err := c.do(wctx, wait+c.requestTimeout(), http.MethodGet, "/v1/asks/"+url.PathEscape(id)+"?wait="+wait.String(), nil)
-		if err == nil && status == http.StatusOK {
-			if _, done := got.Outcome(); done {
-				return got
-			}
+		if err == nil && status == http.StatusOK && got.Ended() {
+			return got
 		}
 		if ctx.Err() != nil || wctx.Err() != nil {
 			return c.cancel(ctx, id)
@@ -165,19 +192,19 @@ func (c *Client) outlast(ctx context.Context) (context.Context, context.CancelFu
 // call runs as it was approved, or is refused as the serve said: the
 // answer and the record agree); when ctx ended (the asker is stopping)
 // nothing will run the call, and the answer is a cancellation.
-func (c *Client) cancel(ctx context.Context, id string) pending.Ask {
+func (c *Client) cancel(ctx context.Context, id string) Ask {
 	dctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer stop()
 	body, _ := json.Marshal(CancelBody{StoppedWaiting: true})
 	status, a, err := c.do(dctx, cancelTimeout, http.MethodDelete, "/v1/asks/"+url.PathEscape(id), body)
-	if _, done := a.Outcome(); err == nil && status == http.StatusConflict && done && a.ID == id && !errors.Is(ctx.Err(), context.Canceled) {
+	if err == nil && status == http.StatusConflict && a.Ended() && a.ID == id && !errors.Is(ctx.Err(), context.Canceled) {
 		return a
 	}
-	reason := pending.ReasonAskerGone
+	reason := ReasonAskerGone
 	if err != nil {
 		reason += " (and askops could not be told: " + reachError(err) + ")"
 	}
-	a.ID, a.Status, a.DecidedBy, a.DecisionReason = id, pending.Status(pending.Cancelled), "askops", reason
+	a.ID, a.Status, a.DecidedBy, a.Reason = id, cancelled, "askops", reason
 	return a
 }
 
@@ -205,8 +232,8 @@ func (c *Client) requestTimeout() time.Duration {
 }
 
 // do sends one request and decodes an Ask (or an error text into
-// DecisionReason) from the answer.
-func (c *Client) do(ctx context.Context, timeout time.Duration, method, path string, body []byte) (int, pending.Ask, error) {
+// Reason) from the answer.
+func (c *Client) do(ctx context.Context, timeout time.Duration, method, path string, body []byte) (int, Ask, error) {
 	ctx, stop := context.WithTimeout(ctx, timeout)
 	defer stop()
 	var rd io.Reader
@@ -215,7 +242,7 @@ func (c *Client) do(ctx context.Context, timeout time.Duration, method, path str
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.BaseURL, "/")+path, rd)
 	if err != nil {
-		return 0, pending.Ask{}, err
+		return 0, Ask{}, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	if body != nil {
@@ -227,28 +254,28 @@ func (c *Client) do(ctx context.Context, timeout time.Duration, method, path str
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, pending.Ask{}, err
+		return 0, Ask{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
 	if err != nil {
-		return 0, pending.Ask{}, err
+		return 0, Ask{}, err
 	}
 	if resp.StatusCode >= 300 {
 		var e struct {
-			Error string  `json:"error"`
-			Ask   AskJSON `json:"ask"`
+			Error string `json:"error"`
+			Ask   Ask    `json:"ask"`
 		}
 		_ = json.Unmarshal(b, &e)
-		a := e.Ask.ask()
-		a.DecisionReason = e.Error
+		a := e.Ask
+		a.Reason = e.Error
 		return resp.StatusCode, a, nil
 	}
-	var j AskJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return 0, pending.Ask{}, fmt.Errorf("askops answered HTTP %d with something other than an ask", resp.StatusCode)
+	var a Ask
+	if err := json.Unmarshal(b, &a); err != nil {
+		return 0, Ask{}, fmt.Errorf("askops answered HTTP %d with something other than an ask", resp.StatusCode)
 	}
-	return resp.StatusCode, j.ask(), nil
+	return resp.StatusCode, a, nil
 }
 
 // ClientFromEnv is the Client bot hook and bot mcp use with -url: url, else

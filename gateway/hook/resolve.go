@@ -1,4 +1,4 @@
-package gateway
+package hook
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 // it is, and envlink as the .env it points to.
 
 // pathFields are the inputs of each agent tool that name a file or
-// directory (see mapTool).
+// directory (the gateway's mapTool reads them).
 func pathFields(tool string) []string {
 	switch tool {
 	case "Write", "Edit", "MultiEdit":

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package gateway
+package hook
 
 // lockLocal takes no lock where flock is missing: two serves starting or
 // stopping in the same instant may lose one's entry.
