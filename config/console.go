@@ -2,7 +2,6 @@ package config
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -28,30 +27,16 @@ type ConsoleConfig struct {
 	// with their Slack click). Without it the console's user may be anyone,
 	// and counts toward a quorum beside nobody named (see People).
 	SlackUser string `yaml:"slack_user"`
-	// TLSCert and TLSKey are PEM files (a certificate chain and its key):
-	// with both, the console serves HTTPS, as a phone reaching it over a
-	// network should (and as browsers require for notifications anywhere
-	// but the machine itself). Neither: plain HTTP.
-	TLSCert string `yaml:"tls_cert"`
-	TLSKey  string `yaml:"tls_key"`
+	// TLSFiles (tls_cert, tls_key): with both, the console serves HTTPS,
+	// as a phone reaching it over a network should (and as browsers
+	// require for notifications anywhere but the machine itself).
+	TLSFiles `yaml:",inline"`
 }
 
 // TLS is the console's TLS configuration from tls_cert and tls_key; nil
 // when neither is set. It reads the files, so a bad pair is an error here,
 // at start, not at the first phone's handshake.
-func (c ConsoleConfig) TLS() (*tls.Config, error) {
-	if c.TLSCert == "" && c.TLSKey == "" {
-		return nil, nil
-	}
-	if c.TLSCert == "" || c.TLSKey == "" {
-		return nil, errors.New("set both console.tls_cert and console.tls_key, or neither")
-	}
-	pair, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
-	if err != nil {
-		return nil, fmt.Errorf("console.tls_cert/tls_key: %w", err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
-}
+func (c ConsoleConfig) TLS() (*tls.Config, error) { return c.TLSFiles.load("console") }
 
 // DefaultConsoleListen is console.listen when the file leaves it out.
 const DefaultConsoleListen = "127.0.0.1:8080"
@@ -98,13 +83,7 @@ func (c Config) consoleProblems(cmd Command) Problems {
 			ps = append(ps, Problem{Key: "console.user", Msg: err.Error()})
 		}
 	}
-	if _, err := c.Console.TLS(); err != nil {
-		key := "console.tls_cert"
-		if c.Console.TLSCert != "" && c.Console.TLSKey == "" {
-			key = "console.tls_key"
-		}
-		ps = append(ps, Problem{Key: key, Msg: err.Error()})
-	}
+	ps = append(ps, c.Console.TLSFiles.problems("console")...)
 	if u := c.Console.SlackUser; u != "" && !slackUserIDRe.MatchString(u) {
 		ps = append(ps, Problem{Key: "console.slack_user", Msg: fmt.Sprintf("want a Slack user id such as U0123ABCD, got %q", u)})
 	}

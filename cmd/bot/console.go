@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -118,7 +119,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 	// Its own entry in the endpoint file: another local serve (on another
 	// port) keeps its own, and stopping either leaves the other's.
 	ep := gateway.LocalEndpoint{URL: srv.Base(), Token: tokens.Script, AgentToken: tokens.Agent,
-		TimeoutSeconds: int(cfg.Approvals.Timeout.D() / time.Second), CertSHA256: gateway.CertPin(srv.Certificate())}
+		TimeoutSeconds: int(cfg.Approvals.Timeout.D() / time.Second), CertSHA256: gateway.CertPin(config.LeafCertificate(srv.TLS()))}
 	if _, err := gateway.WriteLocalEndpoint(env.getenv, ep); err != nil {
 		log.Warn("could not write the local endpoint file; `bot ask` without a config will not find this serve", "err", err)
 	} else {
@@ -155,6 +156,7 @@ func startConsole(ctx context.Context, env *environment, cfg config.Config, log 
 	if err != nil {
 		return nil, err
 	}
+	logCertPin(log, "console.listen", tlsCfg)
 	srv, err := console.Listen(console.Config{
 		TLS:  tlsCfg,
 		Asks: asks, Grants: gs, Live: live, Messages: messages,
@@ -218,4 +220,13 @@ func consoleExpired(cfg config.Config, live *console.Live) approval.ExpiredUpdat
 		return nil
 	}
 	return live
+}
+
+// logCertPin says, when t serves HTTPS on what (console.listen,
+// http.listen), the certificate's pin: a client given the URL pins it
+// with gateway.CertPinEnv, whatever name the certificate carries.
+func logCertPin(log *slog.Logger, what string, t *tls.Config) {
+	if pin := gateway.CertPin(config.LeafCertificate(t)); pin != "" {
+		log.Info(what+" serves HTTPS", "cert_sha256", pin, "pin_with", gateway.CertPinEnv+"="+pin)
+	}
 }
