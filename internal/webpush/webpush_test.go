@@ -1,0 +1,95 @@
+package webpush_test
+
+import (
+	"crypto/ecdh"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/fakepush"
+	"github.com/askops/askops/internal/outbound"
+	"github.com/askops/askops/internal/webpush"
+)
+
+// RFC 8291 appendix A's message decrypts to its plaintext: Decrypt (the
+// fake push service's browser side) reads the RFC, so a push it accepts
+// is one a browser would read.
+func TestDecryptReadsRFC8291sExample(t *testing.T) {
+	d := base64.RawURLEncoding.DecodeString
+	uaPriv, _ := d("q1dXpw3UpT5VOmu_cf_v6ih07Aems3njxI-JWgLcM94")
+	auth, _ := d("BTBZMqHH6r4Tts7J_aSIgg")
+	body, _ := d("DGv6ra1nlYgDCS1FRnbzlwAAEABBBP4z9KsN6nGRTbVYI_c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6TlzAC8wEqKK6PBru3jl7A_yl95bQpu6cVPTpK4Mqgkf1CXztLVBSt2Ks3oZwbuwXPXLWyouBWLVWGNWQexSgSxsj_Qulcy4a-fN")
+	priv, err := ecdh.P256().NewPrivateKey(uaPriv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := webpush.Decrypt(body, priv, auth)
+	if err != nil || string(got) != "When I grow up, I want to be a watermelon" {
+		t.Fatalf("RFC 8291's example decrypts to %q, %v", got, err)
+	}
+}
+
+// vapid is a fresh VAPID identity.
+func vapid(t *testing.T) webpush.VAPID {
+	t.Helper()
+	raw, err := webpush.NewVAPIDKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := webpush.ParseVAPIDKey([]byte(base64.RawURLEncoding.EncodeToString(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return webpush.VAPID{Key: k, Subject: "mailto:ops@example.com"}
+}
+
+// A push reaches the push service signed and encrypted as the protocol
+// says: the fake verifies the JWT against the key the browser subscribed
+// with and decrypts the body with the browser's keys. Another key's
+// signature is refused; a subscription the service dropped is ErrGone.
+func TestSendSignsAndEncrypts(t *testing.T) {
+	ctx := t.Context()
+	svc := fakepush.New(t, nil)
+	hc := outbound.Client(outbound.Options{AllowPrivate: true, Timeout: 10 * time.Second, TLS: svc.TLS()})
+	v := vapid(t)
+	sub := svc.Subscribe(t, v.PublicKey())
+	payload := []byte(`{"title":"askops: 1 waiting","body":"Deletes build/","ask":"ask_1"}`)
+	m := webpush.Message{Payload: payload, TTL: 10 * time.Minute, Urgency: "high"}
+	if err := webpush.Send(ctx, hc, v, sub, m, time.Now()); err != nil {
+		t.Fatalf("send: %v (refused: %v)", err, svc.Refused())
+	}
+	got := svc.Messages()
+	if len(got) != 1 || string(got[0].Payload) != string(payload) || got[0].TTL != 600 || got[0].Urgency != "high" {
+		t.Fatalf("the push service read %+v", got)
+	}
+
+	if err := webpush.Send(ctx, hc, vapid(t), sub, m, time.Now()); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Errorf("a push signed by another key: %v", err)
+	}
+	big := webpush.Message{Payload: []byte(strings.Repeat("x", webpush.MaxPayload))}
+	if err := webpush.Send(ctx, hc, v, sub, big, time.Now()); err != nil {
+		t.Errorf("a push of MaxPayload bytes: %v (refused: %v)", err, svc.Refused())
+	}
+	svc.Gone(sub.Endpoint)
+	if err := webpush.Send(ctx, hc, v, sub, m, time.Now()); !errors.Is(err, webpush.ErrGone) {
+		t.Errorf("a push to a dropped subscription: %v, want ErrGone", err)
+	}
+}
+
+// The outbound guard stands: a push service on a private address is
+// refused at dial time unless private addresses are allowed.
+func TestSendRefusesPrivateEndpoints(t *testing.T) {
+	svc := fakepush.New(t, nil)
+	v := vapid(t)
+	sub := svc.Subscribe(t, v.PublicKey())
+	hc := outbound.Client(outbound.Options{Timeout: 5 * time.Second, TLS: svc.TLS(), Refused: "web push"})
+	err := webpush.Send(t.Context(), hc, v, sub, webpush.Message{Payload: []byte("{}")}, time.Now())
+	if err == nil || !strings.Contains(err.Error(), "non-public") {
+		t.Errorf("a push to 127.0.0.1 without allow-private: %v", err)
+	}
+	if len(svc.Messages()) != 0 {
+		t.Errorf("the push reached the service")
+	}
+}
