@@ -9,15 +9,20 @@
 package fakepush
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -92,8 +97,8 @@ func (s *Server) Subscribe(t testing.TB, serverKey string) webpush.Subscription 
 	}
 	auth := make([]byte, 16)
 	_, _ = rand.Read(auth)
-	id := base64.RawURLEncoding.EncodeToString(auth[:9])
 	s.mu.Lock()
+	id := "sub" + strconv.Itoa(len(s.subs)+1)
 	s.subs[id] = &sub{priv: priv, auth: auth, serverKey: serverKey}
 	s.mu.Unlock()
 	return webpush.Subscription{Endpoint: s.srv.URL + "/push/" + id, Keys: webpush.Keys{
@@ -176,7 +181,7 @@ func (s *Server) push(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusForbidden, why)
 		return
 	}
-	plain, err := webpush.Decrypt(body, u.priv, u.auth)
+	plain, err := Decrypt(body, u.priv, u.auth)
 	if err != nil {
 		fail(http.StatusBadRequest, "cannot decrypt: "+err.Error())
 		return
@@ -259,4 +264,69 @@ func decodeJSON(part string, v any) error {
 		return err
 	}
 	return json.Unmarshal(b, v)
+}
+
+// Decrypt is a browser's reading of a push body (RFC 8291 section 3.4,
+// RFC 8188 section 2): body decrypted with the subscription's private
+// key and auth secret. It shares no code with the sender's encryption,
+// so a sender that derives a key wrongly fails here.
+func Decrypt(body []byte, priv *ecdh.PrivateKey, auth []byte) ([]byte, error) {
+	if len(body) < 21 {
+		return nil, errors.New("body shorter than the aes128gcm header")
+	}
+	salt, rs, idlen := body[:16], binary.BigEndian.Uint32(body[16:20]), int(body[20])
+	if rs < 18 || len(body) < 21+idlen {
+		return nil, errors.New("bad aes128gcm header")
+	}
+	keyID, records := body[21:21+idlen], body[21+idlen:]
+	if uint32(len(records)) > rs {
+		return nil, errors.New("more than one record")
+	}
+	senderPub, err := ecdh.P256().NewPublicKey(keyID)
+	if err != nil {
+		return nil, fmt.Errorf("the header's keyid is not the sender's P-256 key: %w", err)
+	}
+	ecdhSecret, err := priv.ECDH(senderPub)
+	if err != nil {
+		return nil, err
+	}
+	// key_info = "WebPush: info" || 0x00 || ua_public || as_public
+	var keyInfo []byte
+	keyInfo = append(keyInfo, "WebPush: info"...)
+	keyInfo = append(keyInfo, 0)
+	keyInfo = append(keyInfo, priv.PublicKey().Bytes()...)
+	keyInfo = append(keyInfo, keyID...)
+	prkKey := hmacSHA256(auth, ecdhSecret)
+	ikm := hmacSHA256(prkKey, append(keyInfo, 1))[:32]
+	prk := hmacSHA256(salt, ikm)
+	cek := hmacSHA256(prk, append([]byte("Content-Encoding: aes128gcm\x00"), 1))[:16]
+	nonce := hmacSHA256(prk, append([]byte("Content-Encoding: nonce\x00"), 1))[:12]
+	block, err := aes.NewCipher(cek)
+	if err != nil {
+		return nil, err
+	}
+	gcm, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	plain, err := gcm.Open(nil, nonce, records, nil)
+	if err != nil {
+		return nil, fmt.Errorf("AES-GCM: %w", err)
+	}
+	i := len(plain) - 1
+	for i >= 0 && plain[i] == 0 {
+		i--
+	}
+	if i < 0 || plain[i] != 2 {
+		return nil, errors.New("the record does not end with the last-record delimiter 2")
+	}
+	return plain[:i], nil
+}
+
+// hmacSHA256 is HMAC-SHA-256(key, data): HKDF's extract, and its expand
+// for one block (T(1) = HMAC(PRK, info || 0x01)).
+func hmacSHA256(key, data []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(data)
+	return m.Sum(nil)
 }

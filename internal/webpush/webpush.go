@@ -163,51 +163,6 @@ func newGCM(key []byte) (cipher.AEAD, error) {
 	return cipher.NewGCM(block)
 }
 
-// Decrypt is the receiving browser's side of Encrypt, for tests and fakes
-// that play a browser: body decrypted with the subscription's private key
-// and auth secret.
-func Decrypt(body []byte, priv *ecdh.PrivateKey, auth []byte) ([]byte, error) {
-	if len(body) < 21 {
-		return nil, errors.New("webpush: body shorter than its header")
-	}
-	salt, rs, idlen := body[:16], binary.BigEndian.Uint32(body[16:20]), int(body[20])
-	if len(body) < 21+idlen {
-		return nil, errors.New("webpush: header's key id runs past the body")
-	}
-	asPub, ct := body[21:21+idlen], body[21+idlen:]
-	if uint32(len(ct)) > rs {
-		return nil, errors.New("webpush: more than one record")
-	}
-	as, err := ecdh.P256().NewPublicKey(asPub)
-	if err != nil {
-		return nil, fmt.Errorf("webpush: the header's key id: %w", err)
-	}
-	shared, err := priv.ECDH(as)
-	if err != nil {
-		return nil, err
-	}
-	cek, nonce, err := contentKeys(shared, auth, salt, priv.PublicKey().Bytes(), asPub)
-	if err != nil {
-		return nil, err
-	}
-	aead, err := newGCM(cek)
-	if err != nil {
-		return nil, err
-	}
-	plain, err := aead.Open(nil, nonce, ct, nil)
-	if err != nil {
-		return nil, fmt.Errorf("webpush: %w", err)
-	}
-	i := len(plain) - 1
-	for i >= 0 && plain[i] == 0 { // padding
-		i--
-	}
-	if i < 0 || plain[i] != 2 {
-		return nil, errors.New("webpush: the record does not end with the last-record delimiter")
-	}
-	return plain[:i], nil
-}
-
 // VAPID is the sender's identification (RFC 8292): a P-256 key pair and
 // a contact (mailto: or https:) push services may use.
 type VAPID struct {
