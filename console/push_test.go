@@ -218,3 +218,24 @@ func TestWebPushNeverBlocksAnAsk(t *testing.T) {
 		p.ask(t, pending.Request{RunID: "r", SessionID: "s", StartedBy: "U0SOMEONE", Tool: "bash", Args: `{"command":"make"}`})
 	}
 }
+
+// A push says what the card says first, redacted as the card is: a
+// secret in the call never leaves in a push, wherever it sits.
+func TestWebPushHidesSecrets(t *testing.T) {
+	p := startPushed(t, pushOptions{queue: 16, run: true, allowPrivate: true})
+	p.subscribe(t)
+	const token = "ghp_Zq3vL8rT1xW4yN6bC9dF2hJ5kM7pS0aE4uQ1"
+	for i, command := range []string{
+		`curl -H "Authorization: Bearer ` + token + `" https://api.example.com/deploy`,
+		`GITHUB_TOKEN=` + token + ` ./release.sh`,
+		token + ` --force`,
+	} {
+		p.ask(t, pending.Request{RunID: "r", SessionID: "s", StartedBy: "U0SOMEONE", Tool: "bash", Args: `{"command":` + quoteJSON(command) + `}`})
+		testwait.For(t, "the push", func() bool { return len(p.svc.Messages()) == i+1 })
+		m := p.svc.Messages()[i]
+		if strings.Contains(string(m.Payload), token) || strings.Contains(string(m.Payload), token[4:20]) {
+			t.Errorf("the push of %q carries the secret: %s", command, m.Payload)
+		}
+		t.Logf("%s → %s", command, read(t, m).Body)
+	}
+}
