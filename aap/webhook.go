@@ -7,20 +7,16 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/askops/askops/internal/outbound"
 	"github.com/askops/askops/internal/recordid"
 )
 
@@ -99,85 +95,18 @@ func readDelivery(raw json.RawMessage, allowPrivate bool) (delivery, error) {
 	return d, nil
 }
 
-// checkURL checks a receiver URL's syntax, and its host when it is an
-// address: HTTPS, no userinfo, no fragment; plain http only with
-// allowPrivate (local development and tests).
+// checkURL checks a receiver URL (outbound.CheckURL): HTTPS and a
+// public host; plain http and private hosts only with allowPrivate
+// (local development and tests).
 func checkURL(raw string, allowPrivate bool) error {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil || u.Host == "" || u.Opaque != "":
-		return errors.New("delivery.url must be an absolute https URL")
-	case u.User != nil:
-		return errors.New("delivery.url must not carry userinfo")
-	case u.Fragment != "" || strings.Contains(raw, "#"):
-		return errors.New("delivery.url must not carry a fragment")
-	case u.Scheme != "https" && !(allowPrivate && u.Scheme == "http"):
-		return errors.New("delivery.url must use https")
-	case strings.ContainsAny(raw, " \t\r\n"):
-		return errors.New("delivery.url must not contain whitespace")
-	}
-	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !allowPrivate && !publicAddr(ip) {
-		return errors.New("delivery.url must not name a loopback, private, link-local or other non-public address")
-	}
-	return nil
+	return outbound.CheckURL("delivery.url", raw, allowPrivate)
 }
 
-// publicAddr reports whether ip may receive askops' webhooks: not
-// loopback, private, link-local (cloud metadata among them), CGNAT,
-// multicast, unspecified or documentation space, in IPv4 or IPv6.
-func publicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	return true
-}
-
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"),   // CGNAT
-	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
-	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-	netip.MustParsePrefix("198.51.100.0/24"), // documentation
-	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
-	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
-	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64 reaches IPv4 space
-	netip.MustParsePrefix("2001:db8::/32"),   // documentation
-	netip.MustParsePrefix("fec0::/10"),       // site-local
-}
-
-// webhookClient is the one client of outbound webhooks: every connection
-// is checked at dial time, on the address actually dialled (a DNS answer
-// that changes cannot slip past), redirects are never followed, and an
-// attempt ends within AttemptTimeout.
+// webhookClient is the one client of outbound webhooks (outbound.Client):
+// every connection is checked at dial time, redirects are never
+// followed, and an attempt ends within AttemptTimeout.
 func webhookClient(allowPrivate bool) *http.Client {
-	dialer := &net.Dialer{Timeout: AttemptTimeout, Control: func(_, address string, _ syscall.RawConn) error {
-		host, _, err := net.SplitHostPort(address)
-		if err != nil {
-			return err
-		}
-		ip, err := netip.ParseAddr(host)
-		if err != nil {
-			return err
-		}
-		if !allowPrivate && !publicAddr(ip) {
-			return fmt.Errorf("aap: refused to connect to non-public address %s", ip)
-		}
-		return nil
-	}}
-	return &http.Client{
-		Timeout: AttemptTimeout,
-		Transport: &http.Transport{DialContext: dialer.DialContext, Proxy: nil, TLSHandshakeTimeout: AttemptTimeout,
-			ResponseHeaderTimeout: AttemptTimeout, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	return outbound.Client(outbound.Options{AllowPrivate: allowPrivate, Timeout: AttemptTimeout, Refused: "aap"})
 }
 
 // sign is the Standard Webhooks v1 signature of one attempt.

@@ -7,6 +7,7 @@
 package config
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -54,10 +55,18 @@ type SlackConfig struct {
 	Command         string `yaml:"command"`
 }
 
-// HTTPConfig is the bot's own HTTP server (Slack endpoints, health, metrics).
+// HTTPConfig is the bot's own HTTP server (Slack endpoints, health,
+// metrics, the Ask API, AAP).
 type HTTPConfig struct {
 	Listen string `yaml:"listen"`
+	// TLSFiles (tls_cert, tls_key): with both, http.listen serves HTTPS,
+	// so agents on other machines reach the API without a proxy.
+	TLSFiles `yaml:",inline"`
 }
+
+// TLS is http.listen's TLS configuration from tls_cert and tls_key; nil
+// when neither is set (plain HTTP).
+func (c HTTPConfig) TLS() (*tls.Config, error) { return c.TLSFiles.load("http") }
 
 // RedisConfig names the shared store; an empty URL means the in-memory store.
 type RedisConfig struct {

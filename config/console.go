@@ -1,15 +1,18 @@
 package config
 
 import (
+	"crypto/ecdsa"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/askops/askops/internal/consoleuser"
+	"github.com/askops/askops/internal/webpush"
 )
 
 // ConsoleConfig is the local approvals console (package console).
@@ -28,30 +31,74 @@ type ConsoleConfig struct {
 	// with their Slack click). Without it the console's user may be anyone,
 	// and counts toward a quorum beside nobody named (see People).
 	SlackUser string `yaml:"slack_user"`
-	// TLSCert and TLSKey are PEM files (a certificate chain and its key):
-	// with both, the console serves HTTPS, as a phone reaching it over a
-	// network should (and as browsers require for notifications anywhere
-	// but the machine itself). Neither: plain HTTP.
-	TLSCert string `yaml:"tls_cert"`
-	TLSKey  string `yaml:"tls_key"`
+	// TLSFiles (tls_cert, tls_key): with both, the console serves HTTPS,
+	// as a phone reaching it over a network should (and as browsers
+	// require for notifications anywhere but the machine itself).
+	TLSFiles `yaml:",inline"`
+
+	// WebPush pushes each new Ask to the devices whose console asked for
+	// notifications, with no console tab open (Web Push, VAPID).
+	WebPush bool `yaml:"web_push"`
+	// VAPIDSubject is the contact push services may use about askops'
+	// pushes: mailto:… or https:…. Apple's push service refuses a
+	// localhost one, so set it for Safari and iOS.
+	VAPIDSubject string `yaml:"vapid_subject"`
+	// VAPIDPrivateKey is the VAPID key (base64url of the raw P-256
+	// scalar, env ASKOPS_VAPID_PRIVATE_KEY); empty: the serve makes one
+	// and keeps it in its store (Redis: shared by every replica).
+	VAPIDPrivateKey Secret `yaml:"vapid_private_key"`
+	// PushAllowPrivate accepts push endpoints on plain http or
+	// non-public addresses: tests and a push service of one's own only.
+	PushAllowPrivate bool `yaml:"push_allow_private"`
+}
+
+// DefaultVAPIDSubject is console.vapid_subject when the file leaves it
+// out.
+const DefaultVAPIDSubject = "mailto:askops@localhost"
+
+// Subject is the VAPID contact: vapid_subject, else DefaultVAPIDSubject.
+func (c ConsoleConfig) Subject() string {
+	if c.VAPIDSubject == "" {
+		return DefaultVAPIDSubject
+	}
+	return c.VAPIDSubject
+}
+
+// VAPIDKey is vapid_private_key read; nil when it is unset.
+func (c ConsoleConfig) VAPIDKey() (*ecdsa.PrivateKey, error) {
+	if c.VAPIDPrivateKey == "" {
+		return nil, nil
+	}
+	return webpush.ParseVAPIDKey([]byte(c.VAPIDPrivateKey.Reveal()))
+}
+
+// pushProblems checks the web push keys.
+func (c ConsoleConfig) pushProblems() Problems {
+	var ps Problems
+	if s := c.VAPIDSubject; s != "" {
+		u, err := url.Parse(s)
+		switch {
+		case err != nil || (u.Scheme != "mailto" && u.Scheme != "https"):
+			ps = append(ps, Problem{Key: "console.vapid_subject", Msg: fmt.Sprintf("want a mailto: or https: contact, got %q", s)})
+		case u.Scheme == "mailto" && !strings.Contains(u.Opaque, "@"):
+			ps = append(ps, Problem{Key: "console.vapid_subject", Msg: fmt.Sprintf("want mailto:someone@example.com, got %q", s)})
+		case u.Scheme == "https" && u.Host == "":
+			ps = append(ps, Problem{Key: "console.vapid_subject", Msg: fmt.Sprintf("want an https URL with a host, got %q", s)})
+		}
+	}
+	if _, err := c.VAPIDKey(); err != nil {
+		ps = append(ps, Problem{Key: "console.vapid_private_key", Msg: err.Error() + " (the value is not shown)"})
+	}
+	if !c.WebPush && (c.VAPIDSubject != "" || c.VAPIDPrivateKey != "" || c.PushAllowPrivate) {
+		ps = append(ps, Problem{Key: "console.web_push", Msg: "vapid_subject, vapid_private_key and push_allow_private do nothing without web_push: true"})
+	}
+	return ps
 }
 
 // TLS is the console's TLS configuration from tls_cert and tls_key; nil
 // when neither is set. It reads the files, so a bad pair is an error here,
 // at start, not at the first phone's handshake.
-func (c ConsoleConfig) TLS() (*tls.Config, error) {
-	if c.TLSCert == "" && c.TLSKey == "" {
-		return nil, nil
-	}
-	if c.TLSCert == "" || c.TLSKey == "" {
-		return nil, errors.New("set both console.tls_cert and console.tls_key, or neither")
-	}
-	pair, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
-	if err != nil {
-		return nil, fmt.Errorf("console.tls_cert/tls_key: %w", err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
-}
+func (c ConsoleConfig) TLS() (*tls.Config, error) { return c.TLSFiles.load("console") }
 
 // DefaultConsoleListen is console.listen when the file leaves it out.
 const DefaultConsoleListen = "127.0.0.1:8080"
@@ -80,6 +127,9 @@ func (c Config) consoleProblems(cmd Command) Problems {
 	}
 	var ps Problems
 	if !c.ConsoleOn() {
+		if c.Console.WebPush {
+			return Problems{{Key: "console.web_push", Msg: "the console sends the pushes: set console.enabled: true too"}}
+		}
 		return nil
 	}
 	_, port, err := net.SplitHostPort(c.Console.Listen)
@@ -98,13 +148,8 @@ func (c Config) consoleProblems(cmd Command) Problems {
 			ps = append(ps, Problem{Key: "console.user", Msg: err.Error()})
 		}
 	}
-	if _, err := c.Console.TLS(); err != nil {
-		key := "console.tls_cert"
-		if c.Console.TLSCert != "" && c.Console.TLSKey == "" {
-			key = "console.tls_key"
-		}
-		ps = append(ps, Problem{Key: key, Msg: err.Error()})
-	}
+	ps = append(ps, c.Console.TLSFiles.problems("console")...)
+	ps = append(ps, c.Console.pushProblems()...)
 	if u := c.Console.SlackUser; u != "" && !slackUserIDRe.MatchString(u) {
 		ps = append(ps, Problem{Key: "console.slack_user", Msg: fmt.Sprintf("want a Slack user id such as U0123ABCD, got %q", u)})
 	}

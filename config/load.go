@@ -30,6 +30,7 @@ func envOverrides(c *Config) []struct {
 		{"REDIS_URL", func(v string) { c.Redis.URL = Secret(v) }},
 		{"OPENAI_BASE_URL", func(v string) { c.OpenAI.BaseURL = v }},
 		{"OPENAI_API_KEY", func(v string) { c.OpenAI.APIKey = Secret(v) }},
+		{"ASKOPS_VAPID_PRIVATE_KEY", func(v string) { c.Console.VAPIDPrivateKey = Secret(v) }},
 	}
 }
 

@@ -99,6 +99,9 @@ func (c Config) Validate(cmd Command) Problems {
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		add("http.listen", "bad port %q", port)
 	}
+	if cmd != Grants { // only the commands that listen read the files
+		ps = append(ps, c.HTTP.TLSFiles.problems("http")...)
+	}
 
 	// redis
 	if u := c.Redis.URL.Reveal(); u != "" {

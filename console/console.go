@@ -88,6 +88,10 @@ type Config struct {
 	// place anyone approves.
 	SelfApproval bool
 
+	// Push, when set, pushes each new Ask the console's user may decide to
+	// the devices they subscribed (Web Push, push.go).
+	Push *Pusher
+
 	// TLS, when set, makes Listen serve HTTPS (console.tls_cert and
 	// tls_key); the session cookie is then Secure.
 	TLS *tls.Config
@@ -154,6 +158,9 @@ func New(cfg Config) (*Console, error) {
 		page: newPages(),
 	}
 	c.decider = c.newDecider()
+	if cfg.Push != nil {
+		cfg.Live.onPost(c.announce)
+	}
 	return c, nil
 }
 
@@ -174,6 +181,9 @@ func (c *Console) Handler() http.Handler {
 	mux.HandleFunc("GET /console.js", serveStatic("text/javascript; charset=utf-8", consoleJS))
 	mux.HandleFunc("GET /console.css", serveStatic("text/css; charset=utf-8", consoleCSS))
 	mux.HandleFunc("GET /sw.js", serveStatic("text/javascript; charset=utf-8", serviceWorkerJS))
+	mux.HandleFunc("GET /push/key", c.signedIn(c.servePushKey))
+	mux.HandleFunc("POST /push/subscribe", c.signedIn(c.posted(c.servePushSubscribe)))
+	mux.HandleFunc("POST /push/unsubscribe", c.signedIn(c.posted(c.servePushUnsubscribe)))
 	mux.HandleFunc("POST /asks/{id}", c.signedIn(c.posted(c.serveDecide)))
 	mux.HandleFunc("POST /grants/revoke", c.signedIn(c.posted(c.serveRevoke)))
 	mux.HandleFunc("POST /signout", c.signedIn(c.posted(c.serveSignOut)))

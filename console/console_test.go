@@ -54,7 +54,7 @@ type signedIn struct {
 
 // danasConsole is a console on in-memory stores whose user is dana,
 // served and with dana signed in: its Asks, the console, its URL and
-// dana's browser. cfg's stores, Live and User are filled in; everything is
+// dana's browser. cfg's stores, User and (unless set) Live are filled in; everything is
 // stopped when the test ends (the console before its server, so no event
 // stream holds the server's Close).
 func danasConsole(t *testing.T, cfg console.Config) (*pending.MemoryStore, *console.Console, string, signedIn) {
@@ -63,7 +63,10 @@ func danasConsole(t *testing.T, cfg console.Config) (*pending.MemoryStore, *cons
 	t.Cleanup(func() { asks.Close() })
 	gs := grants.NewMemoryStore(grants.Options{})
 	t.Cleanup(func() { gs.Close() })
-	cfg.Asks, cfg.Grants, cfg.Live, cfg.User = asks, gs, console.NewLive(), "dana"
+	if cfg.Live == nil {
+		cfg.Live = console.NewLive()
+	}
+	cfg.Asks, cfg.Grants, cfg.User = asks, gs, "dana"
 	c, err := console.New(cfg)
 	if err != nil {
 		t.Fatal(err)

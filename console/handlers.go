@@ -28,6 +28,7 @@ type liveData struct {
 // pageData is the whole page.
 type pageData struct {
 	User  string
+	Push  bool   // Web Push is on: "Notify me" also subscribes this device
 	Flash string // the outcome of the last form, e.g. who decided first
 	Error bool
 	Live  liveData
@@ -91,7 +92,7 @@ func (c *Console) load(ctx context.Context, s *session) liveData {
 }
 
 func (c *Console) serveIndex(w http.ResponseWriter, r *http.Request, s *session) {
-	c.page.index(w, http.StatusOK, pageData{User: DeciderPrefix + s.name, Live: c.load(r.Context(), s)})
+	c.page.index(w, http.StatusOK, pageData{User: DeciderPrefix + s.name, Push: c.cfg.Push != nil, Live: c.load(r.Context(), s)})
 }
 
 // serveLive is GET /live: the live part alone, which the page swaps in

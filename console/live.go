@@ -23,6 +23,9 @@ type Live struct {
 	subs   map[chan struct{}]struct{}
 	closed bool
 	done   chan struct{}
+	// posted, when set, is told of each new Ask (the console's Web Push);
+	// it must not block.
+	posted func(pending.Ask)
 }
 
 // NewLive returns a Live with no pages listening.
@@ -30,10 +33,24 @@ func NewLive() *Live {
 	return &Live{subs: map[chan struct{}]struct{}{}, done: make(chan struct{})}
 }
 
-// Post wakes the open pages; the console's messages need no address.
+// Post wakes the open pages, and has a pushed to the devices that asked
+// for it; the console's messages need no address.
 func (l *Live) Post(ctx context.Context, a pending.Ask) (channel, ts string, err error) {
 	l.wake()
+	l.mu.Lock()
+	posted := l.posted
+	l.mu.Unlock()
+	if posted != nil {
+		posted(a)
+	}
 	return "", "", nil
+}
+
+// onPost has f told of each new Ask from now on.
+func (l *Live) onPost(f func(pending.Ask)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.posted = f
 }
 
 // Update wakes the open pages: a's state changed.

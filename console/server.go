@@ -70,15 +70,9 @@ func serve(c *Console, ln net.Listener, routes Routes) *Server {
 // Config.TLS.
 func (s *Server) Base() string { return s.base }
 
-// Certificate is the DER certificate the server presents, nil over
-// plain HTTP: what local clients pin (gateway.LocalEndpoint).
-func (s *Server) Certificate() []byte {
-	t := s.console.cfg.TLS
-	if t == nil || len(t.Certificates) == 0 || len(t.Certificates[0].Certificate) == 0 {
-		return nil
-	}
-	return t.Certificates[0].Certificate[0]
-}
+// TLS is the TLS configuration the server presents, nil over plain
+// HTTP: its certificate is what local clients pin (gateway.LocalEndpoint).
+func (s *Server) TLS() *tls.Config { return s.console.cfg.TLS }
 
 // SignInLink is the one-time link that signs a browser in.
 func (s *Server) SignInLink() string { return s.console.SignInLink(s.base) }

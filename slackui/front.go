@@ -2,6 +2,7 @@ package slackui
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,8 +22,10 @@ import (
 // http mode, and always health, readiness and metrics) and, in socket
 // mode, a Socket Mode connection.
 type Front struct {
-	Mode          string // "socket" or "http"
-	Listen        string // host:port
+	Mode   string // "socket" or "http"
+	Listen string // host:port
+	// TLS, when set, makes Listen serve HTTPS (http.tls_cert, tls_key).
+	TLS           *tls.Config
 	SigningSecret string
 	Client        *slack.Client // Socket Mode connects with it
 
@@ -69,6 +72,10 @@ func (f Front) listen(ctx context.Context, ready func(addr string)) error {
 	if err != nil {
 		return fmt.Errorf("http.listen: %w", err)
 	}
+	scheme := "http"
+	if f.TLS != nil {
+		l, scheme = tls.NewListener(l, f.TLS), "https"
+	}
 	mux := http.NewServeMux()
 	for pattern, h := range f.Routes {
 		mux.Handle(pattern, h)
@@ -83,7 +90,7 @@ func (f Front) listen(ctx context.Context, ready func(addr string)) error {
 		IdleTimeout: 2 * time.Minute,
 		ErrorLog:    slog.NewLogLogger(f.Logger.Handler(), slog.LevelWarn),
 	}
-	f.Logger.Info("listening", "addr", l.Addr().String(), "mode", f.Mode)
+	f.Logger.Info("listening", "addr", l.Addr().String(), "scheme", scheme, "mode", f.Mode)
 	if ready != nil {
 		ready(l.Addr().String())
 	}

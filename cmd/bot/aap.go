@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -89,11 +90,16 @@ type aapServer struct {
 	done chan error
 }
 
-// startAAPServer listens on addr and serves routes until stop.
-func startAAPServer(addr string, routes map[string]http.Handler, log *slog.Logger) (*aapServer, error) {
+// startAAPServer listens on addr (over TLS with t) and serves routes
+// until stop.
+func startAAPServer(addr string, t *tls.Config, routes map[string]http.Handler, log *slog.Logger) (*aapServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
+	}
+	scheme := "http"
+	if t != nil {
+		ln, scheme = tls.NewListener(ln, t), "https"
 	}
 	mux := http.NewServeMux()
 	for p, h := range routes {
@@ -101,7 +107,7 @@ func startAAPServer(addr string, routes map[string]http.Handler, log *slog.Logge
 	}
 	s := &aapServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln: ln, done: make(chan error, 1)}
 	go func() { s.done <- s.srv.Serve(ln) }() // per-listener work, drained by stop
-	log.Info("serving the AAP provider and the Ask API", "listen", ln.Addr().String())
+	log.Info("serving the AAP provider and the Ask API", "listen", ln.Addr().String(), "scheme", scheme)
 	return s, nil
 }
 
@@ -145,7 +151,13 @@ func serveLocalAAP(cfg config.Config, st storeSet, bg *loops, asks gateway.Asks,
 			list[p] = h
 		}
 	}
-	srv, err := startAAPServer(cfg.HTTP.Listen, list, log)
+	t, err := cfg.HTTP.TLS()
+	if err != nil {
+		gw.Close()
+		return nil, err
+	}
+	logCertPin(log, "http.listen", t)
+	srv, err := startAAPServer(cfg.HTTP.Listen, t, list, log)
 	if err != nil {
 		gw.Close()
 		return nil, err

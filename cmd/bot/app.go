@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"github.com/askops/askops/internal/batchmsg"
 	"github.com/askops/askops/internal/channelpace"
@@ -54,6 +55,10 @@ type app struct {
 
 	loops loops // the background loops, drained by Close
 
+	// httpTLS is http.listen's TLS (http.tls_cert, tls_key), nil for
+	// plain HTTP: read once at start, so a bad pair stops it there.
+	httpTLS *tls.Config
+
 	// bound is the OS bound of the agent's allowed commands, built (the
 	// kernel probed) on first use: only serve and run need it.
 	// configPath is the config file serve read ("" for none), for
@@ -96,6 +101,9 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 		}
 	}()
 
+	if a.httpTLS, err = cfg.HTTP.TLS(); err != nil {
+		return nil, err
+	}
 	hc := &http.Client{Transport: &metrics.SlackErrors{Next: http.DefaultTransport, Metrics: m}, Timeout: 30 * time.Second}
 	a.slack = newSlackClient(cfg.Slack, hc)
 
@@ -252,7 +260,7 @@ func (a *app) checkSlack(ctx context.Context) {
 // the probes; serve adds chat-ops' handlers and the gateway API (withRoutes).
 func (a *app) front() slackui.Front {
 	f := slackui.Front{
-		Mode: a.cfg.Slack.Mode, Listen: a.cfg.HTTP.Listen, SigningSecret: a.cfg.Slack.SigningSecret.Reveal(), Client: a.slack,
+		Mode: a.cfg.Slack.Mode, Listen: a.cfg.HTTP.Listen, TLS: a.httpTLS, SigningSecret: a.cfg.Slack.SigningSecret.Reveal(), Client: a.slack,
 		Interaction: a.interactions.Handle, Health: a.socket,
 		DrainTimeout: httpDrainTimeout, Logger: a.log, Now: a.now,
 	}

@@ -139,8 +139,14 @@ func waitAsk(ctx context.Context, t *testing.T, fake *fakeslack.Server, channel 
 // waitHTTP polls url until it answers 200 (the bot is listening).
 func waitHTTP(ctx context.Context, t *testing.T, url string) {
 	t.Helper()
+	waitHTTPWith(ctx, t, http.DefaultClient, url)
+}
+
+// waitHTTPWith waits until url answers 200 through client.
+func waitHTTPWith(ctx context.Context, t *testing.T, client *http.Client, url string) {
+	t.Helper()
 	for {
-		resp, err := http.Get(url)
+		resp, err := client.Get(url)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,10 +13,11 @@ import (
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/gateway/hook"
-	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/heldhttp"
+	"github.com/askops/askops/internal/redisconn"
+	"github.com/askops/askops/internal/rediskey"
+	"github.com/askops/askops/internal/webpush"
 	"github.com/askops/askops/metrics"
-	"github.com/askops/askops/pending"
 )
 
 // localConfig is serve's configuration without -config: every default, the
@@ -111,7 +113,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 		return exitFailed
 	}
 	routes := httpRoutes{ready: &readiness{Now: now, TTL: 10 * time.Second, Store: storeReady(st.Ping, watch), Bound: b.Describe()}, metrics: counts.Handler(), api: api.Handler}
-	srv, err := startConsole(ctx, env, cfg, log, asks, gs, live, nil, routes.withConsole)
+	srv, err := startConsole(ctx, env, cfg, log, st, bg, live, nil, routes.withConsole)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
@@ -119,7 +121,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 	// Its own entry in the endpoint file: another local serve (on another
 	// port) keeps its own, and stopping either leaves the other's.
 	ep := hook.LocalEndpoint{URL: srv.Base(), Token: tokens.Script, AgentToken: tokens.Agent,
-		TimeoutSeconds: int(cfg.Approvals.Timeout.D() / time.Second), CertSHA256: hook.CertPin(srv.Certificate())}
+		TimeoutSeconds: int(cfg.Approvals.Timeout.D() / time.Second), CertSHA256: hook.CertPin(config.LeafCertificate(srv.TLS()))}
 	if _, err := hook.WriteLocalEndpoint(env.getenv, ep); err != nil {
 		log.Warn("could not write the local endpoint file; `bot ask` without a config will not find this serve", "err", err)
 	} else {
@@ -151,14 +153,22 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 // startConsole serves routes (the console's pages among them) on
 // console.listen; printSignIn then says how to sign in.
 func startConsole(ctx context.Context, env *environment, cfg config.Config, log *slog.Logger,
-	asks pending.Store, gs grants.Store, live *console.Live, messages []console.MessageUpdater, routes console.Routes) (*console.Server, error) {
+	st storeSet, bg *loops, live *console.Live, messages []console.MessageUpdater, routes console.Routes) (*console.Server, error) {
 	tlsCfg, err := cfg.Console.TLS()
 	if err != nil {
 		return nil, err
 	}
+	push, err := consolePush(ctx, cfg, st.Redis, log)
+	if err != nil {
+		return nil, err
+	}
+	if push != nil {
+		bg.start("web push", push.Run)
+	}
+	logCertPin(log, "console.listen", tlsCfg)
 	srv, err := console.Listen(console.Config{
-		TLS:  tlsCfg,
-		Asks: asks, Grants: gs, Live: live, Messages: messages,
+		TLS: tlsCfg, Push: push,
+		Asks: st.Asks, Grants: st.Grants, Live: live, Messages: messages,
 		ScopeText:      approval.ScopeText(approval.DefaultScopeFor),
 		GrantDurations: cfg.Approvals.Durations(),
 		User:           cfg.ConsoleUser(env.getenv),
@@ -204,7 +214,7 @@ func startSlackConsole(ctx context.Context, env *environment, a *app, live *cons
 	}
 	// Beside Slack the console has its own port and only its pages: the
 	// probes, Slack's endpoints and the API are on http.listen.
-	srv, err := startConsole(ctx, env, a.cfg, a.log, a.Asks, a.Grants, live, []console.MessageUpdater{a.notifier}, console.Pages)
+	srv, err := startConsole(ctx, env, a.cfg, a.log, a.storeSet, &a.loops, live, []console.MessageUpdater{a.notifier}, console.Pages)
 	if err != nil {
 		return nil, err
 	}
@@ -219,4 +229,48 @@ func consoleExpired(cfg config.Config, live *console.Live) approval.ExpiredUpdat
 		return nil
 	}
 	return live
+}
+
+// logCertPin says, when t serves HTTPS on what (console.listen,
+// http.listen), the certificate's pin: a client given the URL pins it
+// with hook.CertPinEnv, whatever name the certificate carries.
+func logCertPin(log *slog.Logger, what string, t *tls.Config) {
+	if pin := hook.CertPin(config.LeafCertificate(t)); pin != "" {
+		log.Info(what+" serves HTTPS", "cert_sha256", pin, "pin_with", hook.CertPinEnv+"="+pin)
+	}
+}
+
+// consolePush is the console's Web Push sender when console.web_push is
+// on (nil otherwise): it signs with console.vapid_private_key, else with
+// the key kept in the store (made by the first serve that needs one; on
+// Redis every replica then signs with it, in memory it dies with the
+// serve, and so do the subscriptions).
+func consolePush(ctx context.Context, cfg config.Config, rdb redisconn.Client, log *slog.Logger) (*console.Pusher, error) {
+	if !cfg.Console.WebPush {
+		return nil, nil
+	}
+	var store webpush.Store = webpush.NewMemoryStore()
+	if rdb != nil {
+		store = webpush.NewRedisStore(rdb, rediskey.Default(), time.Now)
+	}
+	key, err := cfg.Console.VAPIDKey()
+	if err != nil {
+		return nil, fmt.Errorf("console.vapid_private_key: %w", err)
+	}
+	if key == nil {
+		kctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		raw, err := store.VAPIDKey(kctx, webpush.NewVAPIDKey)
+		if err != nil {
+			return nil, fmt.Errorf("web push: the VAPID key: %w", err)
+		}
+		if key, err = webpush.ParseVAPIDKey(raw); err != nil {
+			return nil, fmt.Errorf("web push: the kept VAPID key: %w", err)
+		}
+	}
+	if cfg.Console.PushAllowPrivate {
+		log.Warn("console.push_allow_private: push endpoints on plain http or private addresses are accepted (tests only)")
+	}
+	return console.NewPusher(console.PushConfig{Store: store, VAPID: webpush.VAPID{Key: key, Subject: cfg.Console.Subject()},
+		AllowPrivate: cfg.Console.PushAllowPrivate, Logger: log.With("component", "webpush")})
 }

@@ -49,7 +49,10 @@ func TestConsoleOverHTTPS(t *testing.T) {
 	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": endpoint, "USER": "dev"}
 	serveCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	link, _, _, serveErr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfgPath)
+	link, served, _, serveErr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfgPath)
+	// The serve takes its entry out of the endpoint file as it stops: wait
+	// for that before the test's directory is removed.
+	defer func() { stop(); <-served }()
 	u, _ := url.Parse(link)
 	if u.Scheme != "https" {
 		t.Fatalf("sign-in link %q, want https", link)

@@ -64,6 +64,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 	}
 	defer a.Close()
 	a.configPath = path
+	logCertPin(log, "http.listen", a.httpTLS)
 	stopConsole, err := startSlackConsole(ctx, env, a, live)
 	if err != nil {
 		log.Error("cannot start", "err", err)

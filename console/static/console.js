@@ -163,6 +163,68 @@
   }
 
   var notifyBox = document.getElementById("notify"), soundBox = document.getElementById("sound"), note = document.getElementById("notify-note");
+
+  // Web Push (when the serve has it on): "Notify me" also subscribes this
+  // device with the serve's key and hands the subscription to the serve,
+  // so a new Ask reaches it with no tab open. The permission is asked on
+  // the reader's click only.
+  var alerts = document.getElementById("alerts");
+  var pushOn = !!(alerts && alerts.dataset.push === "on" && "PushManager" in window);
+  function csrf() { var i = document.querySelector("input[name=csrf]"); return i ? i.value : ""; }
+  function postForm(path, fields) {
+    var body = new URLSearchParams(fields);
+    body.set("csrf", csrf());
+    return fetch(path, { method: "POST", credentials: "same-origin", body: body });
+  }
+  function fromB64(s) {
+    s = s.replace(/-/g, "+").replace(/_/g, "/");
+    while (s.length % 4) s += "=";
+    var raw = atob(s), out = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+    return out;
+  }
+  function toB64(buf) {
+    var b = new Uint8Array(buf), s = "";
+    for (var i = 0; i < b.length; i++) s += String.fromCharCode(b[i]);
+    return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+  function subscribePush(reg) {
+    if (!pushOn || !reg) return Promise.resolve();
+    return fetch("/push/key", { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) { if (!r.ok) throw new Error("GET /push/key: " + r.status); return r.json(); })
+      .then(function (k) {
+        return reg.pushManager.getSubscription().then(function (old) {
+          // One made with another key (the serve's changed) is of no use.
+          var key = old && old.options && old.options.applicationServerKey;
+          if (old && key && toB64(key) !== k.public_key) return old.unsubscribe().then(function () { return null; });
+          return old;
+        }).then(function (old) {
+          return old || reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: fromB64(k.public_key) });
+        });
+      })
+      .then(function (sub) {
+        var j = sub.toJSON();
+        return postForm("/push/subscribe", { endpoint: j.endpoint, p256dh: j.keys.p256dh, auth: j.keys.auth });
+      })
+      .then(function (r) {
+        if (!r.ok) throw new Error("POST /push/subscribe: " + r.status);
+        note.textContent = "(also with no tab open)";
+      })
+      .catch(function (e) {
+        note.textContent = "(while a tab is open: this browser's push service is out of reach)";
+        window.askopsPushError = String(e);
+      });
+  }
+  function unsubscribePush() {
+    if (!pushOn || !("serviceWorker" in navigator)) return;
+    navigator.serviceWorker.getRegistration().then(function (reg) {
+      return reg && reg.pushManager.getSubscription();
+    }).then(function (sub) {
+      if (!sub) return;
+      postForm("/push/unsubscribe", { endpoint: sub.endpoint });
+      return sub.unsubscribe();
+    }).catch(function () { /* nothing kept: the serve forgets it at its push service's word */ });
+  }
   if (soundBox) {
     soundBox.checked = setting("sound");
     soundBox.addEventListener("change", function () { remember("sound", soundBox.checked); if (soundBox.checked) beep(); });
@@ -173,13 +235,13 @@
       note.textContent = "(notifications need HTTPS or this machine's own address)";
     } else {
       notifyBox.checked = setting("notify") && Notification.permission === "granted";
-      if (notifyBox.checked) startWorker();
+      if (notifyBox.checked) startWorker().then(subscribePush);
       notifyBox.addEventListener("change", function () {
         remember("notify", notifyBox.checked);
         note.textContent = "";
-        if (!notifyBox.checked) return;
+        if (!notifyBox.checked) { unsubscribePush(); return; }
         Notification.requestPermission().then(function (p) {
-          if (p === "granted") { startWorker(); return; }
+          if (p === "granted") { startWorker().then(subscribePush); return; }
           notifyBox.checked = false;
           remember("notify", false);
           note.textContent = "(the browser blocks notifications from this page)";

@@ -279,7 +279,9 @@ func (c *Client) do(ctx context.Context, timeout time.Duration, method, path str
 }
 
 // ClientFromEnv is the Client bot hook and bot mcp use with -url: url, else
-// $ASKOPS_URL, and the token in the environment variable tokenEnv.
+// $ASKOPS_URL, and the token in the environment variable tokenEnv. With
+// $ASKOPS_CERT_SHA256 (the serve logs it when http.listen serves HTTPS)
+// the client accepts that certificate alone, whatever name it carries.
 func ClientFromEnv(url, tokenEnv string, getenv func(string) string) (*Client, error) {
 	if url == "" {
 		url = getenv("ASKOPS_URL")
@@ -303,5 +305,10 @@ func ClientFromEnv(url, tokenEnv string, getenv func(string) string) (*Client, e
 	if token == "" {
 		return nil, fmt.Errorf("no API token: %s is not set", tokenEnv)
 	}
-	return &Client{BaseURL: url, Token: token}, nil
+	return &Client{BaseURL: url, Token: token,
+		HTTP: PinnedClient(getenv(CertPinEnv), "askops' certificate is not the one "+CertPinEnv+" names")}, nil
 }
+
+// CertPinEnv is the variable that pins a serve's certificate (CertPin)
+// for clients given its URL.
+const CertPinEnv = "ASKOPS_CERT_SHA256"

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // This file is the endpoint file: `bot serve` without Slack (its console
@@ -61,10 +62,16 @@ func CertPin(der []byte) string {
 // plain HTTP; over HTTPS one that accepts exactly the certificate the
 // serve wrote here, whatever name it carries.
 func (e LocalEndpoint) HTTPClient() *http.Client {
-	if e.CertSHA256 == "" {
+	return PinnedClient(e.CertSHA256, "the local askops' certificate is not the one its endpoint file names (restart `bot serve`)")
+}
+
+// PinnedClient is a client that accepts exactly the certificate whose
+// CertPin is pin, whatever name it carries, and refuses any other with
+// mismatch; nil (the default client, the system's CAs) for pin "".
+func PinnedClient(pin, mismatch string) *http.Client {
+	if pin == "" {
 		return nil
 	}
-	pin := e.CertSHA256
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{
 		MinVersion: tls.VersionTLS12,
@@ -72,8 +79,8 @@ func (e LocalEndpoint) HTTPClient() *http.Client {
 		// stricter than a name (one certificate, not any a CA issued).
 		InsecureSkipVerify: true,
 		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
-			if len(raw) == 0 || subtle.ConstantTimeCompare([]byte(CertPin(raw[0])), []byte(pin)) != 1 {
-				return errors.New("the local askops' certificate is not the one its endpoint file names (restart `bot serve`)")
+			if len(raw) == 0 || subtle.ConstantTimeCompare([]byte(CertPin(raw[0])), []byte(strings.ToLower(pin))) != 1 {
+				return errors.New(mismatch)
 			}
 			return nil
 		},

@@ -101,6 +101,8 @@ var randomnessAllowed = map[string]string{
 	"internal/recordid": "it makes every id and secret",
 	"grants":            "sealed.go draws the memory store's HMAC key: a key, never shown or stored, not an id",
 	"aap":               "instances.go draws an AES-GCM nonce to seal a credential for idempotent replays: a nonce, never an id or a secret",
+	"internal/webpush":  "RFC 8291 draws an ephemeral ECDH key and a salt per message, and ECDSA and the VAPID key pair draw their own: keys and nonces, never ids",
+	"internal/fakepush": "it plays a browser, which draws its subscription's key pair and auth secret: keys, never ids",
 	"examples/aap":      "the adapter-side example is standard-library Go only (it shows what any adapter does), so it draws its idempotency keys itself",
 }
 

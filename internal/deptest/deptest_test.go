@@ -151,6 +151,7 @@ func askopsRules() []Rule {
 				module + "/internal/subscription", // the stores' one pub/sub subscription
 				module + "/internal/batchmsg",     // the batch message store
 				module + "/internal/channelpace",  // the shared posting pace
+				module + "/internal/webpush",      // push subscriptions and the VAPID key
 			},
 			Forbidden: []string{goRedis},
 			Direct:    true,

@@ -29,6 +29,7 @@ package fakeslack
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -80,6 +81,10 @@ type Options struct {
 	RateLimits *RateLimits
 	// Logger receives one debug line per call; nil discards.
 	Logger *slog.Logger
+	// DeliveryTLS is how deliveries to an https request URL check the
+	// app's certificate (roots, server name), as Slack checks it against
+	// public CAs; nil: the system's roots.
+	DeliveryTLS *tls.Config
 }
 
 // Server is a running fake Slack on a loopback port.
@@ -196,6 +201,7 @@ func Start(opts Options) (*Server, error) {
 		Proxy:               nil,
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     30 * time.Second,
+		TLSClientConfig:     opts.DeliveryTLS,
 	}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/{method}", s.serveAPI)

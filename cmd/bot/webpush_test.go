@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askops/askops/internal/fakepush"
+	"github.com/askops/askops/internal/redisconn"
+	"github.com/askops/askops/internal/rediskey"
+	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/webpush"
+)
+
+// console.web_push on a serve with Redis: the serve makes a VAPID key on
+// its first start and keeps it in Redis, so the next start (or another
+// replica) serves the same key, and a device's subscription, posted by the
+// signed-in person, outlives the serve. check-config refuses a contact
+// that is neither mailto: nor https:.
+func TestWebPushKeyKeptInRedis(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	rds := redistest.Start(t)
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "askops.yaml")
+	write := func(body string) {
+		if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": filepath.Join(dir, "run", "local.json"), "USER": "dev", "REDIS_URL": rds.URL()}
+
+	write("console:\n  listen: 127.0.0.1:0\n  web_push: true\n  vapid_subject: ops@example.com\n")
+	if r := waitResult(t, startBot(ctx, t, env, "check-config", "-config", cfgPath)); r.code == exitOK || !strings.Contains(r.stdout+r.stderr, "console.vapid_subject") {
+		t.Fatalf("check-config with a bare address as the contact: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	write("console:\n  listen: 127.0.0.1:0\n  user: carol\n  web_push: true\n  vapid_subject: mailto:ops@example.com\n")
+
+	svc := fakepush.New(t, nil)
+	var sub webpush.Subscription
+	serveKey := func(subscribe bool) string {
+		t.Helper()
+		serveCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		link, done, _, serveErr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfgPath)
+		u, _ := url.Parse(link)
+		base := u.Scheme + "://" + u.Host
+		jar, _ := cookiejar.New(nil)
+		browser := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+		get := func(target string) *http.Response {
+			t.Helper()
+			resp, err := browser.Get(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp
+		}
+		page := readBody(t, get(link))
+		resp := get(base + "/push/key")
+		var k struct {
+			PublicKey string `json:"public_key"`
+		}
+		if err := json.Unmarshal([]byte(readBody(t, resp)), &k); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /push/key: %d %v\n%s", resp.StatusCode, err, serveErr.String())
+		}
+		if subscribe {
+			sub = svc.Subscribe(t, k.PublicKey)
+			sub.Endpoint = "https://push.example/carols-phone" // a public push service's: never reached here
+			csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)[1]
+			r := postForm(ctx, t, browser, base+"/push/subscribe", base, url.Values{"csrf": {csrf},
+				"endpoint": {sub.Endpoint}, "p256dh": {sub.Keys.P256dh}, "auth": {sub.Keys.Auth}})
+			if body := readBody(t, r); r.StatusCode != http.StatusNoContent {
+				t.Fatalf("POST /push/subscribe: %d %s", r.StatusCode, body)
+			}
+		}
+		stop()
+		if code := <-done; code != exitOK {
+			t.Fatalf("serve exited %d\n%s", code, serveErr.String())
+		}
+		return k.PublicKey
+	}
+	first := serveKey(true)
+	if again := serveKey(false); again != first || len(first) != 87 {
+		t.Errorf("the VAPID key after a restart is %q, want the first one %q", again, first)
+	}
+	rdb, err := redisconn.Open(rds.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	kept, err := webpush.NewRedisStore(rdb, rediskey.Default(), nil).List(ctx, "console:carol")
+	if err != nil || len(kept) != 1 || kept[0] != sub {
+		t.Errorf("carol's subscriptions in Redis: %v %v, want %v", kept, err, sub)
+	}
+}
