@@ -24,9 +24,10 @@
 //
 // Go cannot run code between fork and exec, so the bound is set up by askops
 // itself, run again (/proc/self/exe) with the bound's description in its
-// environment: Enter, run by this package's init before the rest of the
-// program initialises, sees it, builds the bound on itself and execs the
-// command.
+// environment: the init of package bound/internal/stage, which runs before
+// the rest of the program initialises, sees it, builds the bound on itself
+// and execs the command. Any program that imports this package can be run
+// again so.
 package bound
 
 import (
@@ -109,7 +110,7 @@ type Config struct {
 	// Support is what the kernel offers (Probe).
 	Support Support
 	// Exe is the askops binary run again to set the bound up; "" means
-	// /proc/self/exe. Its main must call Enter first.
+	// /proc/self/exe. It must import this package (see the package doc).
 	Exe string
 }
 
