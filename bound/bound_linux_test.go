@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/askops/askops/bound/internal/stage"
 )
 
 // throwawayUID is the unprivileged user the tests run the bound as, when
@@ -471,5 +473,29 @@ func TestToolchainsRunInside(t *testing.T) {
 			}
 			bx.untouched(t)
 		})
+	}
+}
+
+// askops run again execs the command from the stage's init, before the
+// packages that sort after it initialise: the toolkits a bounded start
+// has no use for (golang.org/x/sys/unix, encoding/json and what follows
+// them) never run. (Each init is traced once it returns; the stage's never
+// does.)
+func TestStageRunsBeforeTheRest(t *testing.T) {
+	sp := stage.Spec{Stage: stage.Inner, Argv: []string{"/bin/true"}, Dir: t.TempDir(), ABI: Probe(t.Context(), "").LandlockABI}
+	cmd := exec.CommandContext(t.Context(), "/proc/self/exe")
+	cmd.Env = []string{"GODEBUG=inittrace=1", stage.Env + "=" + sp.Encode()}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	trace := string(out)
+	if !strings.Contains(trace, "init os @") {
+		t.Fatalf("no init trace:\n%s", trace)
+	}
+	for _, late := range []string{"golang.org/x/sys/unix", "encoding/json"} {
+		if strings.Contains(trace, "init "+late) {
+			t.Errorf("%s initialised before the command ran:\n%s", late, trace)
+		}
 	}
 }
