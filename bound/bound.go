@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -120,10 +121,14 @@ type Config struct {
 type Bound struct {
 	cfg Config
 	// spare is a private directory made ahead for the next command, once
-	// more than one has run: making one is four file-system operations,
-	// 1–2 ms of a start on a disk.
-	spare chan string
-	used  atomic.Bool
+	// more than one has run: making one is two file-system operations, or
+	// four with the hiders (makeHiders), up to 1–2 ms of a start on a disk.
+	spare  chan string
+	making sync.WaitGroup // spares being made; Close waits for them
+	used   atomic.Bool
+	// hides: the last command hid denied files, so the spare is made
+	// with the files that hide them.
+	hides atomic.Bool
 }
 
 // New checks cfg and returns its Bound.
@@ -156,8 +161,10 @@ func New(cfg Config) (*Bound, error) {
 	return &Bound{cfg: cfg, spare: make(chan string, 1)}, nil
 }
 
-// Close removes the spare private directory, if one was made.
+// Close removes the spare private directory, if one was made, once any
+// being made is.
 func (b *Bound) Close() {
+	b.making.Wait()
 	select {
 	case p := <-b.spare:
 		removeAll(p)

@@ -499,3 +499,35 @@ func TestStageRunsBeforeTheRest(t *testing.T) {
 		}
 	}
 }
+
+// One Bound runs command after command, each in a private directory made
+// ahead (with the files that hide denied ones when the last command needed
+// them, without otherwise): a denied file stays unreadable in every one.
+func TestSparePrivateDirectories(t *testing.T) {
+	sup := Probe(t.Context(), "")
+	b, err := New(Config{Support: sup, Denied: deniedNames([]string{".env"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	secret, plain := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(secret, ".env"), []byte("SECRET=hunter2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, ws := range []string{secret, secret, plain, secret, plain, plain, secret} {
+		cmd := exec.CommandContext(t.Context(), "bash", "-c", `cat .env 2>&1; [ -w "$TMPDIR" ] && echo tmp-ok`)
+		cmd.Dir, cmd.Env = ws, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+		release, err := b.Wrap(cmd, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := cmd.CombinedOutput()
+		release()
+		if strings.Contains(string(out), "hunter2") || !strings.Contains(string(out), "tmp-ok") {
+			t.Errorf("command %d in %s:\n%s", i, ws, out)
+		}
+		if ws == secret && !strings.Contains(string(out), "Permission denied") {
+			t.Errorf("command %d: reading .env was not refused:\n%s", i, out)
+		}
+	}
+}

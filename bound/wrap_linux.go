@@ -131,7 +131,6 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 		}
 	}()
 	tmp := filepath.Join(priv, "tmp")
-	sp.HideFile, sp.HideDir = filepath.Join(priv, "hidden"), filepath.Join(priv, "hidden.d")
 
 	writable := b.cfg.Writable
 	if writable == nil {
@@ -180,6 +179,12 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 		}
 		if len(sp.Hide) > maxHidden {
 			return nil, fmt.Errorf("bound: %d files in %s are denied to read, more than the %d one command can hide; narrow the read_file deny rules", len(sp.Hide), workspace, maxHidden)
+		}
+		b.hides.Store(len(sp.Hide) > 0)
+		if len(sp.Hide) > 0 {
+			if sp.HideFile, sp.HideDir, err = makeHiders(priv); err != nil {
+				return nil, err
+			}
 		}
 		sp.NetNS = !netOpen
 		setNamespaces(cmd, &sp)
@@ -285,24 +290,26 @@ func grantChildren(workspace string) ([]string, error) {
 	return out, nil
 }
 
-// privateDir is a command's own directory: its TMPDIR (tmp), and an
-// unreadable empty file and directory that hide denied ones. A Bound that
-// has run more than one command makes the next one's ahead, off the start.
+// privateDir is a command's own directory: its TMPDIR (tmp), and, for a
+// command that hides denied files, an unreadable empty file and directory
+// to hide them with (makeHiders). A Bound that has run more than one
+// command makes the next one's ahead, off the start, with the hiders if
+// the last command needed them.
 func (b *Bound) privateDir() (string, error) {
 	select {
 	case p := <-b.spare:
-		go b.makeSpare()
+		b.making.Go(b.makeSpare)
 		return p, nil
 	default:
 	}
 	if b.used.Swap(true) {
-		go b.makeSpare()
+		b.making.Go(b.makeSpare)
 	}
-	return makePrivate()
+	return makePrivate(false)
 }
 
 func (b *Bound) makeSpare() {
-	p, err := makePrivate()
+	p, err := makePrivate(b.hides.Load())
 	if err != nil {
 		return // the next command makes its own and says why
 	}
@@ -313,7 +320,7 @@ func (b *Bound) makeSpare() {
 	}
 }
 
-func makePrivate() (priv string, err error) {
+func makePrivate(hiders bool) (priv string, err error) {
 	priv, err = os.MkdirTemp("", "askops-bound-")
 	if err != nil {
 		return "", fmt.Errorf("bound: private directory: %w", err)
@@ -327,11 +334,30 @@ func makePrivate() (priv string, err error) {
 	if err := os.Mkdir(filepath.Join(priv, "tmp"), 0o700); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(priv, "hidden"), nil, 0); err != nil {
-		return "", err
-	}
-	if err := os.Mkdir(filepath.Join(priv, "hidden.d"), 0); err != nil {
-		return "", err
+	if hiders {
+		if _, _, err := makeHiders(priv); err != nil {
+			return "", err
+		}
 	}
 	return priv, nil
+}
+
+// makeHiders makes, in the private directory priv, the unreadable empty
+// file and directory that are mounted over denied files and directories,
+// unless they are there already (a spare made with them). Most workspaces
+// hide nothing, and each file-system operation is a tenth of a millisecond
+// or more on a disk.
+func makeHiders(priv string) (file, dir string, err error) {
+	file, dir = filepath.Join(priv, "hidden"), filepath.Join(priv, "hidden.d")
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0)
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", "", fmt.Errorf("bound: private directory: %w", err)
+	}
+	if err := os.Mkdir(dir, 0); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", "", fmt.Errorf("bound: private directory: %w", err)
+	}
+	return file, dir, nil
 }
