@@ -24,9 +24,10 @@
 //
 // Go cannot run code between fork and exec, so the bound is set up by askops
 // itself, run again (/proc/self/exe) with the bound's description in its
-// environment: Enter, run by this package's init before the rest of the
-// program initialises, sees it, builds the bound on itself and execs the
-// command.
+// environment: the init of package bound/internal/stage, which runs before
+// the rest of the program initialises, sees it, builds the bound on itself
+// and execs the command. Any program that imports this package can be run
+// again so.
 package bound
 
 import (
@@ -36,6 +37,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -109,7 +111,7 @@ type Config struct {
 	// Support is what the kernel offers (Probe).
 	Support Support
 	// Exe is the askops binary run again to set the bound up; "" means
-	// /proc/self/exe. Its main must call Enter first.
+	// /proc/self/exe. It must import this package (see the package doc).
 	Exe string
 }
 
@@ -119,10 +121,14 @@ type Config struct {
 type Bound struct {
 	cfg Config
 	// spare is a private directory made ahead for the next command, once
-	// more than one has run: making one is four file-system operations,
-	// 1–2 ms of a start on a disk.
-	spare chan string
-	used  atomic.Bool
+	// more than one has run: making one is two file-system operations, or
+	// four with the hiders (makeHiders), up to 1–2 ms of a start on a disk.
+	spare  chan string
+	making sync.WaitGroup // spares being made; Close waits for them
+	used   atomic.Bool
+	// hides: the last command hid denied files, so the spare is made
+	// with the files that hide them.
+	hides atomic.Bool
 }
 
 // New checks cfg and returns its Bound.
@@ -155,8 +161,10 @@ func New(cfg Config) (*Bound, error) {
 	return &Bound{cfg: cfg, spare: make(chan string, 1)}, nil
 }
 
-// Close removes the spare private directory, if one was made.
+// Close removes the spare private directory, if one was made, once any
+// being made is.
 func (b *Bound) Close() {
+	b.making.Wait()
 	select {
 	case p := <-b.spare:
 		removeAll(p)

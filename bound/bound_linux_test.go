@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/askops/askops/bound/internal/stage"
 )
 
 // throwawayUID is the unprivileged user the tests run the bound as, when
@@ -471,5 +473,61 @@ func TestToolchainsRunInside(t *testing.T) {
 			}
 			bx.untouched(t)
 		})
+	}
+}
+
+// askops run again execs the command from the stage's init, before the
+// packages that sort after it initialise: the toolkits a bounded start
+// has no use for (golang.org/x/sys/unix, encoding/json and what follows
+// them) never run. (Each init is traced once it returns; the stage's never
+// does.)
+func TestStageRunsBeforeTheRest(t *testing.T) {
+	sp := stage.Spec{Stage: stage.Inner, Argv: []string{"/bin/true"}, Dir: t.TempDir(), ABI: Probe(t.Context(), "").LandlockABI}
+	cmd := exec.CommandContext(t.Context(), "/proc/self/exe")
+	cmd.Env = []string{"GODEBUG=inittrace=1", stage.Env + "=" + sp.Encode()}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	trace := string(out)
+	if !strings.Contains(trace, "init os @") {
+		t.Fatalf("no init trace:\n%s", trace)
+	}
+	for _, late := range []string{"golang.org/x/sys/unix", "encoding/json"} {
+		if strings.Contains(trace, "init "+late) {
+			t.Errorf("%s initialised before the command ran:\n%s", late, trace)
+		}
+	}
+}
+
+// One Bound runs command after command, each in a private directory made
+// ahead (with the files that hide denied ones when the last command needed
+// them, without otherwise): a denied file stays unreadable in every one.
+func TestSparePrivateDirectories(t *testing.T) {
+	sup := Probe(t.Context(), "")
+	b, err := New(Config{Support: sup, Denied: deniedNames([]string{".env"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	secret, plain := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(secret, ".env"), []byte("SECRET=hunter2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, ws := range []string{secret, secret, plain, secret, plain, plain, secret} {
+		cmd := exec.CommandContext(t.Context(), "bash", "-c", `cat .env 2>&1; [ -w "$TMPDIR" ] && echo tmp-ok`)
+		cmd.Dir, cmd.Env = ws, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+		release, err := b.Wrap(cmd, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := cmd.CombinedOutput()
+		release()
+		if strings.Contains(string(out), "hunter2") || !strings.Contains(string(out), "tmp-ok") {
+			t.Errorf("command %d in %s:\n%s", i, ws, out)
+		}
+		if ws == secret && !strings.Contains(string(out), "Permission denied") {
+			t.Errorf("command %d: reading .env was not refused:\n%s", i, out)
+		}
 	}
 }

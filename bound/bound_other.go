@@ -18,9 +18,6 @@ func Probe(context.Context, string) Support {
 	return Support{Why: "not Linux: askops bounds commands with Linux's Landlock and namespaces only"}
 }
 
-// Enter has nothing to do where there is no bound.
-func Enter() {}
-
 // Wrap always fails: there is no bound on this system.
 func (b *Bound) Wrap(*exec.Cmd, string) (func(), error) {
 	return nil, errors.New("no bound: " + b.Describe())

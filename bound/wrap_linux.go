@@ -2,7 +2,6 @@ package bound
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,7 +16,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/askops/askops/bound/internal/stage"
 )
+
+// ExitSetup is the exit status of a command whose bound could not be set
+// up: it did not run. (126 is the shell's "found but could not run".)
+const ExitSetup = stage.ExitSetup
 
 // maxHidden bounds the denied files one command hides: each is a mount.
 const maxHidden = 4096
@@ -26,8 +31,8 @@ const maxHidden = 4096
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom"}
 
 // Probe says what the kernel offers this process: Landlock's ABI, and
-// whether exe (askops, whose main calls Enter) can be started in new
-// user, mount and network namespaces, tried once for real.
+// whether exe (askops, or any program that imports this package) can be
+// started in new user, mount and network namespaces, tried once for real.
 func Probe(ctx context.Context, exe string) Support {
 	s := Support{}
 	if v, err := ll.LandlockGetABIVersion(); err == nil && v > 0 {
@@ -44,13 +49,9 @@ func Probe(ctx context.Context, exe string) Support {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
-	sp := spec{Probe: true}
-	if err := setNamespaces(cmd, &sp); err != nil {
-		s.Why = joinWhy(s.Why, err.Error())
-		return s
-	}
-	b, _ := json.Marshal(sp)
-	cmd.Env = []string{envSpec + "=" + string(b)}
+	sp := stage.Spec{Probe: true}
+	setNamespaces(cmd, &sp)
+	cmd.Env = []string{stage.Env + "=" + sp.Encode()}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		s.Why = joinWhy(s.Why, "no user namespaces for this process: "+strings.TrimSpace(firstLine(string(out))+" "+err.Error()))
 		return s
@@ -74,44 +75,18 @@ func firstLine(s string) string {
 // setNamespaces makes cmd start askops run again in new user, mount and
 // (with sp.NetNS) network namespaces: directly, or, from a process that is
 // not dumpable and not root, through the outer stage.
-func setNamespaces(cmd *exec.Cmd, sp *spec) error {
+func setNamespaces(cmd *exec.Cmd, sp *stage.Spec) {
 	sp.Namespaces = true
 	sp.UID, sp.GID = os.Getuid(), os.Getgid()
-	attr := cmd.SysProcAttr
-	if attr == nil {
-		attr = &syscall.SysProcAttr{}
-		cmd.SysProcAttr = attr
-	}
 	if !dumpable() && sp.UID != 0 {
-		sp.Stage = stageOuter
-		return nil
-	}
-	sp.Stage = stageInner
-	nsAttr(attr, sp)
-	return nil
-}
-
-// nsAttr sets the clone flags and id maps of the inner stage. Root maps
-// every id to itself; anyone else maps their own uid and gid.
-func nsAttr(attr *syscall.SysProcAttr, sp *spec) {
-	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
-	if sp.NetNS {
-		attr.Cloneflags |= syscall.CLONE_NEWNET
-	}
-	if sp.UID == 0 {
-		all := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
-		attr.UidMappings, attr.GidMappings = all, all
-		attr.GidMappingsEnableSetgroups = true
+		sp.Stage = stage.Outer
 		return
 	}
-	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: sp.UID, HostID: sp.UID, Size: 1}}
-	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: sp.GID, HostID: sp.GID, Size: 1}}
-	attr.GidMappingsEnableSetgroups = false
-	// A process that is not root inside its namespace loses the
-	// namespace's capabilities at exec; askops run again needs these
-	// three to mount, bring the loopback up and give them all away
-	// (dropCapabilities) before the command starts, as its own user.
-	attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+	sp.Stage = stage.Inner
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	stage.SetNamespaces(cmd.SysProcAttr, *sp)
 }
 
 func dumpable() bool {
@@ -132,7 +107,7 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 		return nil, fmt.Errorf("bound: workspace %q is not absolute", workspace)
 	}
 	sup := b.cfg.Support
-	sp := spec{ABI: sup.LandlockABI, Argv: slices.Clone(cmd.Args), Dir: cmd.Dir}
+	sp := stage.Spec{ABI: sup.LandlockABI, Argv: slices.Clone(cmd.Args), Dir: cmd.Dir}
 	if len(sp.Argv) == 0 {
 		return nil, errors.New("bound: no command")
 	}
@@ -156,7 +131,6 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 		}
 	}()
 	tmp := filepath.Join(priv, "tmp")
-	sp.HideFile, sp.HideDir = filepath.Join(priv, "hidden"), filepath.Join(priv, "hidden.d")
 
 	writable := b.cfg.Writable
 	if writable == nil {
@@ -206,10 +180,14 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 		if len(sp.Hide) > maxHidden {
 			return nil, fmt.Errorf("bound: %d files in %s are denied to read, more than the %d one command can hide; narrow the read_file deny rules", len(sp.Hide), workspace, maxHidden)
 		}
-		sp.NetNS = !netOpen
-		if err := setNamespaces(cmd, &sp); err != nil {
-			return nil, err
+		b.hides.Store(len(sp.Hide) > 0)
+		if len(sp.Hide) > 0 {
+			if sp.HideFile, sp.HideDir, err = makeHiders(priv); err != nil {
+				return nil, err
+			}
 		}
+		sp.NetNS = !netOpen
+		setNamespaces(cmd, &sp)
 	} else {
 		// Landlock alone: the workspace's entries but .git, one by one.
 		children, err := grantChildren(workspace)
@@ -218,20 +196,16 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 		}
 		sp.Writable = append(sp.Writable, children...)
 		sp.DenyConnect = !netOpen
-		sp.Stage = stageInner
+		sp.Stage = stage.Inner
 	}
 
-	js, err := json.Marshal(sp)
-	if err != nil {
-		return nil, fmt.Errorf("bound: %w", err)
-	}
 	env := make([]string, 0, len(cmd.Env)+2)
 	for _, kv := range cmd.Env {
-		if !strings.HasPrefix(kv, "TMPDIR=") && !strings.HasPrefix(kv, envSpec+"=") {
+		if !strings.HasPrefix(kv, "TMPDIR=") && !strings.HasPrefix(kv, stage.Env+"=") {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, "TMPDIR="+tmp, envSpec+"="+string(js))
+	cmd.Env = append(env, "TMPDIR="+tmp, stage.Env+"="+sp.Encode())
 	cmd.Path = b.cfg.Exe
 	cmd.Args = []string{"askops-bound"}
 	cmd.Err = nil // the program is askops now, found by its path
@@ -316,24 +290,26 @@ func grantChildren(workspace string) ([]string, error) {
 	return out, nil
 }
 
-// privateDir is a command's own directory: its TMPDIR (tmp), and an
-// unreadable empty file and directory that hide denied ones. A Bound that
-// has run more than one command makes the next one's ahead, off the start.
+// privateDir is a command's own directory: its TMPDIR (tmp), and, for a
+// command that hides denied files, an unreadable empty file and directory
+// to hide them with (makeHiders). A Bound that has run more than one
+// command makes the next one's ahead, off the start, with the hiders if
+// the last command needed them.
 func (b *Bound) privateDir() (string, error) {
 	select {
 	case p := <-b.spare:
-		go b.makeSpare()
+		b.making.Go(b.makeSpare)
 		return p, nil
 	default:
 	}
 	if b.used.Swap(true) {
-		go b.makeSpare()
+		b.making.Go(b.makeSpare)
 	}
-	return makePrivate()
+	return makePrivate(false)
 }
 
 func (b *Bound) makeSpare() {
-	p, err := makePrivate()
+	p, err := makePrivate(b.hides.Load())
 	if err != nil {
 		return // the next command makes its own and says why
 	}
@@ -344,7 +320,7 @@ func (b *Bound) makeSpare() {
 	}
 }
 
-func makePrivate() (priv string, err error) {
+func makePrivate(hiders bool) (priv string, err error) {
 	priv, err = os.MkdirTemp("", "askops-bound-")
 	if err != nil {
 		return "", fmt.Errorf("bound: private directory: %w", err)
@@ -358,11 +334,30 @@ func makePrivate() (priv string, err error) {
 	if err := os.Mkdir(filepath.Join(priv, "tmp"), 0o700); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(priv, "hidden"), nil, 0); err != nil {
-		return "", err
-	}
-	if err := os.Mkdir(filepath.Join(priv, "hidden.d"), 0); err != nil {
-		return "", err
+	if hiders {
+		if _, _, err := makeHiders(priv); err != nil {
+			return "", err
+		}
 	}
 	return priv, nil
+}
+
+// makeHiders makes, in the private directory priv, the unreadable empty
+// file and directory that are mounted over denied files and directories,
+// unless they are there already (a spare made with them). Most workspaces
+// hide nothing, and each file-system operation is a tenth of a millisecond
+// or more on a disk.
+func makeHiders(priv string) (file, dir string, err error) {
+	file, dir = filepath.Join(priv, "hidden"), filepath.Join(priv, "hidden.d")
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0)
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", "", fmt.Errorf("bound: private directory: %w", err)
+	}
+	if err := os.Mkdir(dir, 0); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", "", fmt.Errorf("bound: private directory: %w", err)
+	}
+	return file, dir, nil
 }

@@ -10,8 +10,8 @@ import (
 // stopped in-process — leaves no goroutine behind. Idle keep-alive
 // connections of the tests' own HTTP clients are not the program's.
 //
-// The bounded commands of these tests re-exec this binary: package bound's
-// init sets their bound up (bound.Enter).
+// The bounded commands of these tests re-exec this binary: the init of
+// package bound/internal/stage sets their bound up.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),

@@ -1,0 +1,500 @@
+package stage
+
+import (
+	"errors"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"unsafe"
+)
+
+// init is the one init with an effect in askops, on purpose: askops run
+// again to bound a command builds the bound and execs the command here, so
+// no package that sorts after this one initialises (see the package doc).
+// Without Env it returns at once.
+func init() {
+	raw, ok := syscall.Getenv(Env)
+	if !ok {
+		return
+	}
+	_ = syscall.Unsetenv(Env)
+	sp, err := Decode(raw)
+	if err != nil {
+		fail("unreadable bound: " + err.Error())
+	}
+	switch sp.Stage {
+	case Outer:
+		outer(sp)
+	case Inner:
+		fail(inner(sp).Error())
+	default:
+		fail("unknown stage " + strconv.Quote(sp.Stage))
+	}
+}
+
+func fail(msg string) {
+	say("askops bound: " + msg + "; the command did not run\n")
+	os.Exit(ExitSetup)
+}
+
+func say(msg string) { _, _ = os.Stderr.WriteString(msg) }
+
+// outer starts the inner stage in the namespaces and ends as it ends,
+// passing the signals a terminal or a supervisor sends on to it.
+func outer(sp Spec) {
+	sp.Stage = Inner
+	attr := &os.ProcAttr{
+		Env:   append(syscall.Environ(), Env+"="+sp.Encode()),
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Sys:   &syscall.SysProcAttr{},
+	}
+	SetNamespaces(attr.Sys, sp)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	p, err := os.StartProcess("/proc/self/exe", []string{"askops-bound"}, attr)
+	if err != nil {
+		fail("could not start in new namespaces: " + err.Error())
+	}
+	go func() {
+		for s := range sigs {
+			_ = p.Signal(s)
+		}
+	}()
+	st, err := p.Wait()
+	if err != nil {
+		fail("waiting for the command: " + err.Error())
+	}
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		os.Exit(128 + int(ws.Signal()))
+	}
+	os.Exit(ws.ExitStatus())
+}
+
+// Capabilities the inner stage keeps until it drops them all.
+const (
+	capSetPCap  = 8
+	capNetAdmin = 12
+	capSysAdmin = 21
+)
+
+// allIDs is every user and group id, as many as an int counts (ids past
+// 2³¹ stay unmapped on a 32-bit system: they show as the overflow id).
+const allIDs = min(1<<32-1, 1<<(strconv.IntSize-1)-1)
+
+// SetNamespaces sets the clone flags and id maps that start the inner
+// stage of sp in new namespaces. Root maps every id to itself; anyone else
+// maps their own uid and gid.
+func SetNamespaces(attr *syscall.SysProcAttr, sp Spec) {
+	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+	if sp.NetNS {
+		attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if sp.UID == 0 {
+		all := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: allIDs}}
+		attr.UidMappings, attr.GidMappings = all, all
+		attr.GidMappingsEnableSetgroups = true
+		return
+	}
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: sp.UID, HostID: sp.UID, Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: sp.GID, HostID: sp.GID, Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
+	// A process that is not root inside its namespace loses the
+	// namespace's capabilities at exec; askops run again needs these
+	// three to mount, bring the loopback up and give them all away
+	// (dropCapabilities) before the command starts, as its own user.
+	attr.AmbientCaps = []uintptr{capSysAdmin, capNetAdmin, capSetPCap}
+}
+
+// inner builds the bound on this process and execs the command: the
+// mounts (in the new mount namespace), the loopback (in the new network
+// namespace), Landlock, no capabilities, no inherited descriptor. It
+// returns only if that fails.
+func inner(sp Spec) error {
+	runtime.LockOSThread() // the thread whose credentials the command gets
+	if sp.Namespaces {
+		if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+			return step("mount namespace", err)
+		}
+		if sp.Probe {
+			os.Exit(0)
+		}
+		for _, p := range sp.ReadOnly {
+			if err := bindReadOnly(p, p); err != nil {
+				return step("keeping "+p+" read-only", err)
+			}
+		}
+		for _, p := range sp.Hide {
+			var st syscall.Stat_t
+			if err := syscall.Stat(p, &st); err != nil {
+				continue // gone since the scan: nothing to hide
+			}
+			src := sp.HideFile
+			if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+				src = sp.HideDir
+			}
+			if err := bindReadOnly(src, p); err != nil {
+				return step("hiding "+p, err)
+			}
+		}
+		if sp.NetNS {
+			if err := loopbackUp(); err != nil {
+				return step("network namespace", err)
+			}
+		}
+	}
+	// Again by its path, so the working directory is seen through the
+	// mounts just made (a directory entered before them is not).
+	if err := syscall.Chdir(sp.Dir); err != nil {
+		return step("working directory", err)
+	}
+	if err := restrict(sp); err != nil {
+		return step("landlock", err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return step("capabilities", err)
+	}
+	if _, _, e := syscall.RawSyscall(sysnum(sysCloseRange), 3, ^uintptr(0), closeRangeCloexec); e != 0 {
+		return step("descriptors", e)
+	}
+	if len(sp.Argv) == 0 {
+		return errors.New("no command")
+	}
+	path := sp.Argv[0]
+	if !hasSlash(path) {
+		path = lookPath(path)
+		if path == "" {
+			say("askops bound: " + sp.Argv[0] + ": command not found\n")
+			os.Exit(127)
+		}
+	}
+	err := syscall.Exec(path, sp.Argv, syscall.Environ())
+	if err == syscall.ENOENT {
+		say("askops bound: " + path + ": " + err.Error() + "\n")
+		os.Exit(127)
+	}
+	return step("exec "+path, err)
+}
+
+// stepError is a step of the bound that failed and the system's error.
+type stepError struct {
+	step string
+	err  error
+}
+
+func step(what string, err error) error { return &stepError{what, err} }
+
+func (e *stepError) Error() string { return e.step + ": " + e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+func hasSlash(s string) bool {
+	_, _, found := cut(s, '/')
+	return found
+}
+
+// lookPath finds name in the command's PATH, as a shell would, in the
+// absolute directories only (a relative one is relative to wherever the
+// command is, which exec.LookPath refuses too); "" if it is in none.
+func lookPath(name string) string {
+	dirs, _ := syscall.Getenv("PATH")
+	for dirs != "" {
+		var dir string
+		dir, dirs, _ = cut(dirs, ':')
+		if dir == "" || dir[0] != '/' {
+			continue
+		}
+		p := dir + "/" + name
+		var st syscall.Stat_t
+		if syscall.Stat(p, &st) == nil && st.Mode&syscall.S_IFMT != syscall.S_IFDIR && st.Mode&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// Flags of statfs(2).
+const (
+	stNoSUID     = 0x2
+	stNoDev      = 0x4
+	stNoExec     = 0x8
+	stNoATime    = 0x400
+	stNoDirATime = 0x800
+	stRelATime   = 0x1000
+)
+
+// lockedFlags are the mount flags a remount in a user namespace must keep:
+// the kernel refuses to drop them (they are locked to the outer mount).
+func lockedFlags(path string) (uintptr, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return 0, err
+	}
+	var f uintptr
+	for _, m := range [...]struct {
+		st int64
+		ms uintptr
+	}{
+		{stNoSUID, syscall.MS_NOSUID}, {stNoDev, syscall.MS_NODEV}, {stNoExec, syscall.MS_NOEXEC},
+		{stNoATime, syscall.MS_NOATIME}, {stNoDirATime, syscall.MS_NODIRATIME}, {stRelATime, syscall.MS_RELATIME},
+	} {
+		if int64(st.Flags)&m.st != 0 {
+			f |= m.ms
+		}
+	}
+	return f, nil
+}
+
+// bindReadOnly mounts src over dst, read-only.
+func bindReadOnly(src, dst string) error {
+	if err := syscall.Mount(src, dst, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+		return err
+	}
+	flags, err := lockedFlags(dst)
+	if err != nil {
+		return err
+	}
+	return syscall.Mount("", dst, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY|flags, "")
+}
+
+// ifreq is struct ifreq as SIOCGIFFLAGS and SIOCSIFFLAGS read it: a name
+// and, first in the union, the flags (40 bytes on 64-bit systems, the
+// largest).
+type ifreq struct {
+	name  [syscall.IFNAMSIZ]byte
+	flags uint16
+	_     [22]byte
+}
+
+// loopbackUp brings the new network namespace's loopback up, so a
+// command's own servers answer it; nothing else is there.
+func loopbackUp() error {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	var ifr ifreq
+	copy(ifr.name[:], "lo")
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCGIFFLAGS, uintptr(unsafe.Pointer(&ifr))); e != 0 {
+		return e
+	}
+	ifr.flags |= syscall.IFF_UP | syscall.IFF_RUNNING
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&ifr))); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// System calls package syscall does not number: Linux gives calls added
+// since 5.1 one number on every architecture, past a base on MIPS.
+const (
+	sysCloseRange            = 436
+	sysLandlockCreateRuleset = 444
+	sysLandlockAddRule       = 445
+	sysLandlockRestrictSelf  = 446
+
+	closeRangeCloexec = 1 << 2
+)
+
+func sysnum(n uintptr) uintptr {
+	switch runtime.GOARCH {
+	case "mips", "mipsle":
+		return 4000 + n
+	case "mips64", "mips64le":
+		return 5000 + n
+	}
+	return n
+}
+
+// Landlock's rights (linux/landlock.h), those the bound handles.
+const (
+	accessFSWriteFile  = 1 << 1
+	accessFSRemoveDir  = 1 << 4
+	accessFSRemoveFile = 1 << 5
+	accessFSMakeChar   = 1 << 6
+	accessFSMakeDir    = 1 << 7
+	accessFSMakeReg    = 1 << 8
+	accessFSMakeSock   = 1 << 9
+	accessFSMakeFifo   = 1 << 10
+	accessFSMakeBlock  = 1 << 11
+	accessFSMakeSym    = 1 << 12
+	accessFSRefer      = 1 << 13 // ABI 2
+	accessFSTruncate   = 1 << 14 // ABI 3
+
+	accessNetConnectTCP = 1 << 1 // ABI 4
+
+	scopeAbstractUnixSocket = 1 << 0 // ABI 6
+	scopeSignal             = 1 << 1 // ABI 6
+
+	rulePathBeneath = 1
+)
+
+// The write rights Landlock handles: reads are not (every file stays
+// readable but those the mount namespace hides).
+const (
+	dirWrite = accessFSWriteFile | accessFSRemoveDir | accessFSRemoveFile | accessFSMakeChar |
+		accessFSMakeDir | accessFSMakeReg | accessFSMakeSock | accessFSMakeFifo |
+		accessFSMakeBlock | accessFSMakeSym | accessFSRefer | accessFSTruncate
+	fileWrite = accessFSWriteFile | accessFSTruncate
+)
+
+// rulesetAttr is struct landlock_ruleset_attr up to ABI 6; a kernel that
+// knows fewer fields takes it as long as those it does not know are 0.
+type rulesetAttr struct {
+	handledAccessFS  uint64
+	handledAccessNet uint64
+	scoped           uint64
+}
+
+// pathBeneathAttr is struct landlock_path_beneath_attr, which the kernel
+// packs: 12 bytes, the descriptor right after the rights.
+type pathBeneathAttr struct {
+	allowedAccess uint64
+	parentFd      int32
+}
+
+// oPath is O_PATH, the same on every architecture Go runs Linux on
+// (package syscall names it on a few only).
+const oPath = 0x200000
+
+// restrict applies Landlock to this thread alone: the thread that execs
+// the command (inner locks it), whose credentials the command inherits;
+// the process's other threads end at the exec.
+func restrict(sp Spec) error {
+	if sp.ABI < 1 {
+		return errors.New("the kernel has no Landlock")
+	}
+	known := knownFS(sp.ABI)
+	attr := rulesetAttr{handledAccessFS: dirWrite & known}
+	if sp.DenyConnect {
+		if sp.ABI < 4 {
+			return errors.New("ABI " + strconv.Itoa(sp.ABI) + " has no network rules and there is no network namespace")
+		}
+		attr.handledAccessNet = accessNetConnectTCP
+	}
+	if sp.ABI >= 6 {
+		// No signal to a process outside the bound (the serve), no
+		// abstract socket outside it.
+		attr.scoped = scopeAbstractUnixSocket | scopeSignal
+	}
+	r, _, e := syscall.Syscall(sysnum(sysLandlockCreateRuleset), uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if e != 0 {
+		return step("ruleset", e)
+	}
+	rs := int(r)
+	defer syscall.Close(rs)
+	grant := func(p string, rights uint64) error {
+		fd, err := syscall.Open(p, oPath|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return nil // gone since Wrap listed it: nothing to grant
+		}
+		defer syscall.Close(fd)
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); err != nil {
+			return step(p, err)
+		}
+		if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+			rights &= fileWrite // a file's rule takes only a file's rights
+		}
+		rule := pathBeneathAttr{allowedAccess: rights & known, parentFd: int32(fd)}
+		if _, _, e := syscall.Syscall6(sysnum(sysLandlockAddRule), uintptr(rs), rulePathBeneath, uintptr(unsafe.Pointer(&rule)), 0, 0, 0); e != 0 {
+			return step(p, e)
+		}
+		return nil
+	}
+	for _, p := range sp.Writable {
+		if err := grant(p, dirWrite); err != nil {
+			return err
+		}
+	}
+	for _, d := range sp.Devices {
+		if err := grant(d, fileWrite); err != nil {
+			return err
+		}
+	}
+	if err := prctl(prSetNoNewPrivs, 1); err != nil {
+		return step("no_new_privs", err)
+	}
+	if _, _, e := syscall.Syscall(sysnum(sysLandlockRestrictSelf), uintptr(rs), 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// knownFS are the file-system rights ABI abi knows: Refer came with 2,
+// Truncate with 3 (a right the kernel does not know makes the ruleset
+// invalid). Without Refer, moving or linking a file to another directory
+// is always refused: stricter, never looser.
+func knownFS(abi int) uint64 {
+	known := uint64(dirWrite | fileWrite)
+	if abi < 2 {
+		known &^= accessFSRefer
+	}
+	if abi < 3 {
+		known &^= accessFSTruncate
+	}
+	return known
+}
+
+// prctl(2) options and capget(2)'s version (linux/prctl.h,
+// linux/capability.h), the same on every architecture.
+const (
+	prCapBSetDrop          = 24
+	prSetSecureBits        = 28
+	prSetNoNewPrivs        = 38
+	prCapAmbient           = 47
+	prCapAmbientClearAll   = 4
+	capabilityVersion3     = 0x20080522
+	secureBitsLockedNoRoot = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<7 // NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED, NO_CAP_AMBIENT_RAISE, each locked
+)
+
+func prctl(option, arg uintptr) error {
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, option, arg, 0, 0, 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+type capHeader struct {
+	version uint32
+	pid     int32
+}
+
+type capData struct {
+	effective, permitted, inheritable uint32
+}
+
+// dropCapabilities leaves the command no capability, even as root inside
+// its user namespace (securebits: root is not special, for good), so it
+// cannot read past a hidden file's permissions or load anything into the
+// kernel. A process with no capability to drop has nothing to do.
+func dropCapabilities() error {
+	hdr := capHeader{version: capabilityVersion3}
+	var data [2]capData
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return e
+	}
+	if data[0].permitted == 0 && data[1].permitted == 0 && syscall.Geteuid() != 0 {
+		return nil
+	}
+	if err := prctl(prSetSecureBits, secureBitsLockedNoRoot); err != nil {
+		return step("securebits", err)
+	}
+	for c := uintptr(0); c <= 63; c++ {
+		if err := prctl(prCapBSetDrop, c); err == syscall.EINVAL {
+			break // past the last capability this kernel knows
+		} else if err != nil {
+			return step("bounding set", err)
+		}
+	}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0); e != 0 {
+		return step("ambient", e)
+	}
+	data = [2]capData{}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return e
+	}
+	return nil
+}

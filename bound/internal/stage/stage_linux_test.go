@@ -1,0 +1,59 @@
+package stage
+
+import (
+	"testing"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// The stage numbers what it asks the kernel for itself (see the package
+// doc); these are the numbers the Landlock and x/sys packages give.
+func TestNumbersAreTheKernels(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want uint64
+	}{
+		{"write file", accessFSWriteFile, ll.AccessFSWriteFile},
+		{"remove dir", accessFSRemoveDir, ll.AccessFSRemoveDir},
+		{"remove file", accessFSRemoveFile, ll.AccessFSRemoveFile},
+		{"make char", accessFSMakeChar, ll.AccessFSMakeChar},
+		{"make dir", accessFSMakeDir, ll.AccessFSMakeDir},
+		{"make reg", accessFSMakeReg, ll.AccessFSMakeReg},
+		{"make sock", accessFSMakeSock, ll.AccessFSMakeSock},
+		{"make fifo", accessFSMakeFifo, ll.AccessFSMakeFifo},
+		{"make block", accessFSMakeBlock, ll.AccessFSMakeBlock},
+		{"make sym", accessFSMakeSym, ll.AccessFSMakeSym},
+		{"refer", accessFSRefer, ll.AccessFSRefer},
+		{"truncate", accessFSTruncate, ll.AccessFSTruncate},
+		{"connect tcp", accessNetConnectTCP, ll.AccessNetConnectTCP},
+		{"scope abstract unix socket", scopeAbstractUnixSocket, ll.ScopeAbstractUnixSocket},
+		{"scope signal", scopeSignal, ll.ScopeSignal},
+		{"path beneath rule", rulePathBeneath, ll.RuleTypePathBeneath},
+		{"close_range", uint64(sysnum(sysCloseRange)), unix.SYS_CLOSE_RANGE},
+		{"landlock_create_ruleset", uint64(sysnum(sysLandlockCreateRuleset)), unix.SYS_LANDLOCK_CREATE_RULESET},
+		{"landlock_add_rule", uint64(sysnum(sysLandlockAddRule)), unix.SYS_LANDLOCK_ADD_RULE},
+		{"landlock_restrict_self", uint64(sysnum(sysLandlockRestrictSelf)), unix.SYS_LANDLOCK_RESTRICT_SELF},
+		{"CLOSE_RANGE_CLOEXEC", closeRangeCloexec, unix.CLOSE_RANGE_CLOEXEC},
+		{"O_PATH", oPath, unix.O_PATH},
+		{"PR_CAPBSET_DROP", prCapBSetDrop, unix.PR_CAPBSET_DROP},
+		{"PR_SET_SECUREBITS", prSetSecureBits, unix.PR_SET_SECUREBITS},
+		{"PR_SET_NO_NEW_PRIVS", prSetNoNewPrivs, unix.PR_SET_NO_NEW_PRIVS},
+		{"PR_CAP_AMBIENT", prCapAmbient, unix.PR_CAP_AMBIENT},
+		{"PR_CAP_AMBIENT_CLEAR_ALL", prCapAmbientClearAll, unix.PR_CAP_AMBIENT_CLEAR_ALL},
+		{"capability version 3", capabilityVersion3, unix.LINUX_CAPABILITY_VERSION_3},
+		{"CAP_SETPCAP", capSetPCap, unix.CAP_SETPCAP},
+		{"CAP_NET_ADMIN", capNetAdmin, unix.CAP_NET_ADMIN},
+		{"CAP_SYS_ADMIN", capSysAdmin, unix.CAP_SYS_ADMIN},
+		{"ST_NOSUID", stNoSUID, unix.ST_NOSUID},
+		{"ST_NODEV", stNoDev, unix.ST_NODEV},
+		{"ST_NOEXEC", stNoExec, unix.ST_NOEXEC},
+		{"ST_NOATIME", stNoATime, unix.ST_NOATIME},
+		{"ST_NODIRATIME", stNoDirATime, unix.ST_NODIRATIME},
+		{"ST_RELATIME", stRelATime, unix.ST_RELATIME},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %#x, want %#x", c.name, c.got, c.want)
+		}
+	}
+}
