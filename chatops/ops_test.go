@@ -147,11 +147,13 @@ func newTestOps(t *testing.T, o testOptions) *testOps {
 	if err != nil {
 		t.Fatal(err)
 	}
+	decider := approval.NewDecider(approval.DeciderConfig{Asks: asks, Messages: []approval.MessageUpdater{notifier}})
+	t.Cleanup(decider.Close)
 	cfg := Config{
 		Command: "/askops", Mode: policy.ModeAsk, SessionTTL: 12 * time.Hour,
 		Runner: runner, Approvers: people{approverID}, Starters: people{approverID, starterID},
 		Sessions: o.sessions, Asks: asks, Grants: gs, Slack: notifier,
-		Clicks: slackui.NewInteractions(slackui.InteractionsConfig{Asks: asks, Notifier: notifier, Approvers: nil, API: api, Logger: log}),
+		Clicks: slackui.NewInteractions(slackui.InteractionsConfig{Asks: asks, Notifier: notifier, Approvers: nil, API: api, Logger: log, Decider: decider}),
 		Runs:   noRuns{}, Logger: log,
 	}
 	if o.runsOff != "" {

@@ -1,10 +1,8 @@
 package console
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/pending"
@@ -13,30 +11,8 @@ import (
 // The console's side of deciding: its form is parsed in serveDecide, the
 // rules (self-approval, quorum, repeat votes, "already decided by …",
 // grant durations, the refusal audit, other channels' messages brought in
-// step) are approval.Decider's, and worded here in the console's own text.
-
-// newDecider is the Decider of the console's votes.
-func (c *Console) newDecider() *approval.Decider {
-	return approval.NewDecider(approval.DeciderConfig{
-		Asks:           c.cfg.Asks,
-		SelfApproval:   approval.SelfApproval{Allowed: c.cfg.SelfApproval},
-		GrantDurations: c.cfg.GrantDurations,
-		SessionOffered: func(a pending.Ask) bool { return c.cfg.ScopeText(a) != "" },
-		Messages:       c.messages(),
-		Go: func(_ time.Duration, what string, call func(context.Context) error) {
-			c.background(what, call)
-		},
-		Logger: c.log,
-	})
-}
-
-func (c *Console) messages() []approval.MessageUpdater {
-	out := make([]approval.MessageUpdater, len(c.cfg.Messages))
-	for i, m := range c.cfg.Messages {
-		out[i] = m
-	}
-	return out
-}
+// step) are the process's one approval.Decider's (Config.Decider), and
+// worded here in the console's own text.
 
 // vote is the signed-in user's vote: they decide as "console:" + name,
 // count toward a quorum as the Slack user console.slack_user names (the

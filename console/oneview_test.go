@@ -45,7 +45,7 @@ func TestOneViewOnBothSurfaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	scopeText := approval.ScopeText(nil)
-	c, err := console.New(console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "dana", ScopeText: scopeText})
+	c, err := console.New(deciding(t, asks, console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "dana", ScopeText: scopeText}, approval.DeciderConfig{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -31,14 +32,10 @@ import (
 type Asks interface {
 	Get(ctx context.Context, id string) (pending.Ask, error)
 	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
-	// Cast records a person's ballot: a decision with a grant's life.
-	Cast(ctx context.Context, id string, b pending.Ballot) (pending.Ask, error)
 	ListPending(ctx context.Context, f pending.Filter) ([]pending.Ask, error)
 	// Watch blocks until the Ask ends or ctx ends and records nothing: a
 	// long poll's push wake-up.
 	Watch(ctx context.Context, id string) (pending.Ask, error)
-	// AppendEvent audits a refused decision (a token deciding its own Ask).
-	AppendEvent(ctx context.Context, e pending.Event) (pending.Event, error)
 	// Hold keeps an Ask's lease while an API client waits for it (a long
 	// poll): an Ask nobody polls ends cancelled (see pending.Store).
 	Hold(ctx context.Context, id string) (release func())
@@ -62,11 +59,11 @@ type Policy interface {
 	Evaluate(ctx context.Context, c policy.Call) policy.Verdict
 }
 
-// MessageUpdater brings an Ask's message in step after a decision made
-// through the API (a Slack click's handler does this for clicks);
-// *slackui.Notifier satisfies it.
-type MessageUpdater interface {
-	Update(ctx context.Context, a pending.Ask) error
+// Decider judges a token's vote by the deciding rules; the process's one
+// *approval.Decider, which Slack and the console share, satisfies it (and
+// brings the Ask's messages in step after a decision).
+type Decider interface {
+	Decide(ctx context.Context, v approval.Vote) (approval.Result, error)
 }
 
 // Call is one tool call an agent asks about, in the agent's own terms.
@@ -106,16 +103,15 @@ type Config struct {
 	Asks     Asks
 	Approver Approver
 	Policy   Policy
-	Messages MessageUpdater // nil: decisions through the API update no message
-	Threads  *Threads       // nil: Asks go to the approval channel unthreaded
+	// Decider judges POST /v1/asks/{id}/decision (decide.go); nil: the
+	// API decides no Ask (the local API, whose tokens may only ask).
+	Decider Decider
+	Threads *Threads // nil: Asks go to the approval channel unthreaded
 	// MaxTimeout is approvals.timeout: no Ask waits longer.
 	MaxTimeout time.Duration
 	// TeamURL is the workspace's URL (auth.test's url), for message_url
 	// (see MessageLink); nil or failing: Asks show no message_url.
 	TeamURL func(context.Context) (string, error)
-	// GrantDurations are approvals.grant_durations: the lives a decision's
-	// grant_ttl may choose for an approve_session grant.
-	GrantDurations []time.Duration
 	// Roots pins each session's workspace (nil: in this process only);
 	// SessionTTL is how long a pin lives without use (0: 24h).
 	Roots      RootStore

@@ -83,7 +83,8 @@ func burstOnce(b *testing.B, after bool, pad int) {
 	}
 	approvers, _ := NewApprovers(ApproversConfig{Users: []string{approverA}})
 	inter := NewInteractions(InteractionsConfig{Asks: stores[0], Notifier: notifiers[0], Approvers: approvers,
-		API: slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL())), Logger: log})
+		API: slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL())), Logger: log,
+		Decider: testDecider(b, stores[0], notifiers[0], approvers, approval.SelfApproval{})})
 	hs := httptest.NewServer(Verified(fake.SigningSecret(), time.Now, inter))
 	b.Cleanup(func() { inter.Close() })
 	b.Cleanup(hs.Close)

@@ -40,21 +40,20 @@ func (a *app) newGateway() (*gateway.Service, error) {
 	held := heldhttp.New(0)
 	a.loops.start("held requests", held.Run)
 	return gateway.New(gateway.Config{
-		BoundBash:      bb,
-		Held:           held,
-		Asks:           asks,
-		Approver:       metrics.Starter{Next: a.core, Counted: a.approver},
-		Policy:         engine,
-		Messages:       a.notifier,
-		Threads:        gateway.NewThreads(a.notifier, store, a.cfg.Approvals.SessionTTL.D(), a.log.With("component", "threads")),
-		MaxTimeout:     a.cfg.Approvals.Timeout.D(),
-		TeamURL:        a.teamURL, // message_url, the same shape as bot ask's link
-		GrantDurations: a.cfg.Approvals.Durations(),
-		Roots:          roots,             // each session's workspace, pinned when it is first seen
-		Starts:         a.sessionStarts(), // and when that was, which its Asks name
-		Now:            a.now,
-		SessionTTL:     a.cfg.Approvals.SessionTTL.D(),
-		Logger:         a.log.With("component", "gateway"),
+		BoundBash:  bb,
+		Held:       held,
+		Asks:       asks,
+		Approver:   metrics.Starter{Next: a.core, Counted: a.approver},
+		Policy:     engine,
+		Decider:    a.decider,
+		Threads:    gateway.NewThreads(a.notifier, store, a.cfg.Approvals.SessionTTL.D(), a.log.With("component", "threads")),
+		MaxTimeout: a.cfg.Approvals.Timeout.D(),
+		TeamURL:    a.teamURL,         // message_url, the same shape as bot ask's link
+		Roots:      roots,             // each session's workspace, pinned when it is first seen
+		Starts:     a.sessionStarts(), // and when that was, which its Asks name
+		Now:        a.now,
+		SessionTTL: a.cfg.Approvals.SessionTTL.D(),
+		Logger:     a.log.With("component", "gateway"),
 	})
 }
 
