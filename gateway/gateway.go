@@ -41,16 +41,12 @@ type Asks interface {
 	Hold(ctx context.Context, id string) (release func())
 }
 
-// Approver runs the approval round trip; *approval.Core satisfies it.
+// Approver runs the approval round trip (*approval.Core and
+// metrics.Starter are): Launch records the Ask, and run starts the rest
+// and returns; done gets the terminal Ask once, on a goroutine of its own.
+// Nothing runs for the Ask while it waits, so 10,000 Asks the API answered
+// cost no goroutine each.
 type Approver interface {
-	Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask)
-}
-
-// Launcher is an Approver whose round trip waits without a goroutine per
-// Ask (*approval.Core and metrics.Starter are): run starts it and returns,
-// and done gets the terminal Ask once. Begin uses it when the Approver has
-// it, so 10,000 Asks the API answered cost no goroutine each.
-type Launcher interface {
 	Launch(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(ctx context.Context, done func(pending.Ask)))
 }
 
@@ -247,26 +243,18 @@ func (s *Service) Begin(ctx context.Context, c Call) (a pending.Ask, decided boo
 // launch records the Ask for req and starts its round trip, which run's
 // ending ends cancelled; done then gets the terminal Ask once, on a
 // goroutine of its own, and Close waits for it to return. decided: the Ask
-// could not even be recorded or shown, a is final, and done is not called.
-// With a Launcher nothing runs for the Ask while it waits.
+// could not even be recorded, a is final, and done is not called. Nothing
+// runs for the Ask while it waits.
 func (s *Service) launch(ctx, run context.Context, req pending.Request, ttl time.Duration, done func(pending.Ask)) (a pending.Ask, decided bool) {
-	if l, ok := s.cfg.Approver.(Launcher); ok {
-		a, start := l.Launch(ctx, req, ttl)
-		if _, end := a.Outcome(); end {
-			return a, true
-		}
-		s.running.Add(1)
-		start(run, func(end pending.Ask) {
-			defer s.running.Done()
-			done(end)
-		})
-		return a, false
-	}
-	a, rest := s.cfg.Approver.Start(ctx, req, ttl)
+	a, start := s.cfg.Approver.Launch(ctx, req, ttl)
 	if _, end := a.Outcome(); end {
 		return a, true
 	}
-	s.running.Go(func() { done(rest(run)) })
+	s.running.Add(1)
+	start(run, func(end pending.Ask) {
+		defer s.running.Done()
+		done(end)
+	})
 	return a, false
 }
 
@@ -280,10 +268,13 @@ func (s *Service) Settle(ctx context.Context, c Call) pending.Ask {
 	return s.settle(ctx, req, c.Timeout)
 }
 
-// settle is Settle once the policy has asked for a human.
+// settle is Settle once the policy has asked for a human: the round
+// trip's Launch, waited for.
 func (s *Service) settle(ctx context.Context, req pending.Request, ttl time.Duration) pending.Ask {
-	_, rest := s.cfg.Approver.Start(ctx, req, ttl)
-	return rest(ctx)
+	_, run := s.cfg.Approver.Launch(ctx, req, ttl)
+	ended := make(chan pending.Ask, 1)
+	run(ctx, func(a pending.Ask) { ended <- a })
+	return <-ended
 }
 
 // judge runs the policy on c. ok means the policy decided and final says

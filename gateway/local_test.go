@@ -97,8 +97,10 @@ func TestLocalAPIJudgesByToken(t *testing.T) {
 // test without a browser.
 type nopNotifier struct{}
 
-func (nopNotifier) Post(context.Context, pending.Ask) (string, string, error) { return "", "", nil }
-func (nopNotifier) Update(context.Context, pending.Ask) error                 { return nil }
+func (nopNotifier) PostThen(_ context.Context, _ *pending.Ask, done func(string, string, error)) {
+	go done("", "", nil)
+}
+func (nopNotifier) Update(context.Context, pending.Ask) error { return nil }
 
 // The endpoint file round-trips, only its owner may read it, and a missing
 // one says to start a serve.

@@ -93,9 +93,10 @@ func burstOnce(b *testing.B, after bool, pad int) {
 	ids := make([]string, asks)
 	var ended sync.WaitGroup
 	for k := range asks {
-		a, rest := cores[k%replicas].Start(b.Context(), bashRequest(fmt.Sprintf("run-%d", k), fmt.Sprintf("sess-%d", k), fmt.Sprintf("make step-%d", k)+strings.Repeat(" x", pad/2)), 0)
+		a, run := cores[k%replicas].Launch(b.Context(), bashRequest(fmt.Sprintf("run-%d", k), fmt.Sprintf("sess-%d", k), fmt.Sprintf("make step-%d", k)+strings.Repeat(" x", pad/2)), 0)
 		ids[k] = a.ID
-		ended.Go(func() { rest(b.Context()) })
+		ended.Add(1)
+		run(b.Context(), func(pending.Ask) { ended.Done() })
 	}
 	var first, last time.Duration
 	failed := 0 // ended unavailable, never shown: the calls fail closed

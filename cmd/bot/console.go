@@ -88,7 +88,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	api, err := gateway.NewLocalAPI(gateway.LocalConfig{Asks: watchable, Approver: metrics.Starter{Next: core, Counted: counted},
+	api, err := gateway.NewLocalAPI(gateway.LocalConfig{Asks: watchable, Approver: metrics.Starter{Counted: counted},
 		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Tokens: tokens, Held: held, Logger: log, BoundBash: bb})
 	if err != nil {
 		log.Error("cannot start", "err", err)
@@ -99,7 +99,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 	// API of api.tokens (a decide token decides its requests), judged as
 	// the serve with Slack judges them.
 	if cfg.AAP.Enabled {
-		stopAAP, err := serveLocalAAP(cfg, st, bg, watchable, metrics.Starter{Next: core, Counted: counted}, decider, now, log)
+		stopAAP, err := serveLocalAAP(cfg, st, bg, watchable, metrics.Starter{Counted: counted}, decider, now, log)
 		if err != nil {
 			log.Error("cannot start", "err", err)
 			return exitFailed

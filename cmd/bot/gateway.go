@@ -43,7 +43,7 @@ func (a *app) newGateway() (*gateway.Service, error) {
 		BoundBash:  bb,
 		Held:       held,
 		Asks:       asks,
-		Approver:   metrics.Starter{Next: a.core, Counted: a.approver},
+		Approver:   metrics.Starter{Counted: a.approver},
 		Policy:     engine,
 		Decider:    a.decider,
 		Threads:    gateway.NewThreads(a.notifier, store, a.cfg.Approvals.SessionTTL.D(), a.log.With("component", "threads")),
