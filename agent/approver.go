@@ -7,22 +7,15 @@ import (
 	"github.com/askops/askops/policy"
 )
 
-// Approver asks a human about one call and blocks until it is decided. It
-// always returns a Decision with a terminal Outcome (and By and Reason);
-// when ctx ends it returns Cancelled, and when no one can be asked,
-// Unavailable. Anything else is treated as Unavailable.
+// Approver asks a human about one call without the run's goroutine
+// waiting: done gets the Decision once, on a goroutine of its own, with a
+// terminal Outcome (and By and Reason); when ctx ends the Ask ends
+// Cancelled, and when no one can be asked, Unavailable. Anything else is
+// treated as Unavailable. A run waiting for its human is its state alone,
+// so 10,000 waiting runs are not 10,000 blocked goroutines with their
+// stacks.
 type Approver interface {
-	Approve(ctx context.Context, req Request) Decision
-}
-
-// ThenApprover is an Approver that can ask without the run's goroutine
-// waiting: done gets the Decision once, on a goroutine of its own, and
-// ctx ending ends the Ask (cancelled) as it ends Approve's. A run whose
-// Approver is one waits for its human as its state alone, so 10,000
-// waiting runs are not 10,000 blocked goroutines with their stacks.
-type ThenApprover interface {
-	Approver
-	ApproveThen(ctx context.Context, req Request, done func(Decision))
+	Approve(ctx context.Context, req Request, done func(Decision))
 }
 
 // Request is what the agent asks a human about: one call the policy asked

@@ -61,22 +61,26 @@ func allowAll(policy.Call) policy.Verdict {
 	return policy.Verdict{Decision: policy.Allow, Reason: "test allows everything"}
 }
 
-// fakeApprover answers Asks with a function and records the requests.
+// fakeApprover answers Asks with a function (on the run's goroutine, so
+// one that blocks holds the run as a blocking approver would, and one
+// that panics is the approver failing), telling done on a goroutine of
+// its own, and records the requests.
 type fakeApprover struct {
 	mu       sync.Mutex
 	requests []agent.Request
 	answer   func(ctx context.Context, req agent.Request) agent.Decision
 }
 
-func (a *fakeApprover) Approve(ctx context.Context, req agent.Request) agent.Decision {
+func (a *fakeApprover) Approve(ctx context.Context, req agent.Request, done func(agent.Decision)) {
 	a.mu.Lock()
 	a.requests = append(a.requests, req)
 	f := a.answer
 	a.mu.Unlock()
 	if f == nil {
-		return decided(req, agent.Unavailable, "", "no answer configured")
+		go done(decided(req, agent.Unavailable, "", "no answer configured"))
+		return
 	}
-	return f(ctx, req)
+	go done(f(ctx, req))
 }
 
 func (a *fakeApprover) asked() []agent.Request {

@@ -16,8 +16,8 @@ import (
 )
 
 // execute runs run's loop and calls finish with its Result, once: on this
-// goroutine, or, when the run waited for a human through a ThenApprover,
-// on the goroutine that brought the decision.
+// goroutine, or, when the run waited for a human, on the goroutine that
+// brought the decision.
 func (r *Runner) execute(ctx context.Context, run *Run, finish func(Result)) {
 	spec := run.spec
 	run.emit(Event{Kind: EventStarted, Text: spec.Task})
@@ -381,10 +381,9 @@ func (r *Runner) runBatch(ctx context.Context, run *Run, calls []call, batch []i
 	wg.Wait()
 }
 
-// runAlone takes one call through allow / deny / ask. An ask through a
-// ThenApprover parks: runAlone returns parked, and resume gets the
-// outcome later, on the decision's goroutine. Otherwise it returns the
-// outcome.
+// runAlone takes one call through allow / deny / ask. An ask parks:
+// runAlone returns parked, and resume gets the outcome later, on the
+// decision's goroutine. Otherwise it returns the outcome.
 func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v policy.Verdict, resume func(outcome)) (o outcome, parked bool) {
 	// Built when a line is written, not kept while the run is parked (a
 	// logger with its attributes is about 1 KB).
@@ -467,27 +466,14 @@ func (r *Runner) runAlone(ctx context.Context, run *Run, env Env, c *call, v pol
 		}
 		return r.notPerformed(run, c, outcomeText(d))
 	}
-	if t, ok := r.cfg.Approver.(ThenApprover); ok {
-		approveThen(ctx, t, req, func(d Decision) { resume(decided(d)) })
-		return outcome{}, true
-	}
-	return decided(r.approve(ctx, req)), false
+	r.approve(ctx, req, func(d Decision) { resume(decided(d)) })
+	return outcome{}, true
 }
 
-// approve asks the Approver and makes sure the answer is terminal and known;
-// anything else fails closed as Unavailable.
-func (r *Runner) approve(ctx context.Context, req Request) (d Decision) {
-	defer func() {
-		if p := recover(); p != nil {
-			d = Decision{Outcome: Unavailable, Reason: fmt.Sprintf("the approver failed: %v", p)}
-		}
-	}()
-	return checked(r.cfg.Approver.Approve(ctx, req))
-}
-
-// approveThen is approve through a ThenApprover: done gets the checked
-// Decision once, on a goroutine of its own, however the approver fails.
-func approveThen(ctx context.Context, t ThenApprover, req Request, done func(Decision)) {
+// approve asks the Approver: done gets the Decision once, on a goroutine
+// of its own, terminal and known however the approver fails (anything
+// else fails closed as Unavailable).
+func (r *Runner) approve(ctx context.Context, req Request, done func(Decision)) {
 	var once sync.Once
 	answer := func(d Decision) { once.Do(func() { done(d) }) }
 	defer func() {
@@ -495,7 +481,7 @@ func approveThen(ctx context.Context, t ThenApprover, req Request, done func(Dec
 			go answer(Decision{Outcome: Unavailable, Reason: fmt.Sprintf("the approver failed: %v", p)})
 		}
 	}()
-	t.ApproveThen(ctx, req, func(d Decision) { answer(checked(d)) })
+	r.cfg.Approver.Approve(ctx, req, func(d Decision) { answer(checked(d)) })
 }
 
 // checked is d, or Unavailable when d's outcome is not a terminal one the

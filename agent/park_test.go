@@ -16,8 +16,8 @@ import (
 	"github.com/askops/askops/internal/testwait"
 )
 
-// parkingApprover is a ThenApprover that keeps each ask until the test
-// answers it, as the round trip keeps a parked Ask: no goroutine waits.
+// parkingApprover keeps each ask until the test answers it, as the round
+// trip keeps a parked Ask: no goroutine waits.
 type parkingApprover struct {
 	mu    sync.Mutex
 	asked []parkedAsk
@@ -29,11 +29,7 @@ type parkedAsk struct {
 	done func(agent.Decision)
 }
 
-func (p *parkingApprover) Approve(context.Context, agent.Request) agent.Decision {
-	panic("a ThenApprover's run must not block in Approve")
-}
-
-func (p *parkingApprover) ApproveThen(ctx context.Context, req agent.Request, done func(agent.Decision)) {
+func (p *parkingApprover) Approve(ctx context.Context, req agent.Request, done func(agent.Decision)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.asked = append(p.asked, parkedAsk{ctx, req, done})
@@ -55,7 +51,7 @@ func askThenAnswer(_ int, req openai.ChatCompletionRequest) fakeopenai.Reply {
 	return fakeopenai.Call(bash("c1", "touch "+req.Messages[1].Content))
 }
 
-// Runs waiting for their human through a ThenApprover hold no goroutine,
+// Runs waiting for their human hold no goroutine,
 // and each goes on from its decision.
 func TestRunsWaitingForTheirHumanHoldNoGoroutine(t *testing.T) {
 	p := &parkingApprover{}
@@ -104,7 +100,7 @@ func TestAParkedRunStoppedEndsCancelled(t *testing.T) {
 	}
 }
 
-// A ThenApprover answering something that is no decision fails closed.
+// An approver answering something that is no decision fails closed.
 func TestAParkedRunsUnknownAnswerIsUnavailable(t *testing.T) {
 	p := &parkingApprover{}
 	h := newHarness(t, nil, func(c *agent.Config) { c.Approver = p })

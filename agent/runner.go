@@ -318,8 +318,8 @@ func (run *Run) end() {
 	}
 }
 
-// Start starts a run in its own goroutine; with a ThenApprover a run
-// waiting for its human holds none, and goes on on the goroutine that
+// Start starts a run in its own goroutine; a run waiting for its human
+// holds none, and goes on on the goroutine that
 // brings the decision. onEvent (may be nil) receives the
 // run's events in order, never concurrently, on the run's goroutines; it
 // should not block for long and must not call Wait on the same run.

@@ -3,10 +3,11 @@
 // later an HTTP API or a hook) and whatever the channels people are reached
 // on.
 //
-// Core.Approve records the Ask in the store, hands it to every configured
-// Notifier (Slack is one, in package slackui), waits for the decision, records
-// the session grant an "Approve for session" won, brings the notifiers'
-// messages in step and returns the Ask in its terminal state. Everything
+// Core.Launch records the Ask in the store, hands it to every configured
+// Notifier (Slack is one, in package slackui), waits for the decision
+// without a goroutine of its own, records the session grant an "Approve for
+// session" won, brings the notifiers' messages in step and hands on the Ask
+// in its terminal state; Core.Approve is Launch for a caller that blocks. Everything
 // fails closed: a request nobody could be shown ends unavailable, a run that
 // stops ends cancelled, a deadline ends expired, a store that fails ends
 // unavailable, and in every case the audit trail pairs the Ask's "asked" with
@@ -21,7 +22,6 @@ import (
 	"errors"
 	"log/slog"
 	"reflect"
-	"sync"
 	"time"
 
 	"github.com/askops/askops/grants"
@@ -52,12 +52,16 @@ type GrantRecorder interface {
 // Notifier shows Asks to the people who may decide them and keeps what it
 // showed in step with the outcome.
 type Notifier interface {
-	// Post shows a and says where: channel and ts name the message, so it
-	// can be updated later (by this process, or any replica that reads them
-	// from the store). A notifier whose messages need no address returns
-	// them empty. An error means nobody was shown a through this notifier;
-	// it may be a *NotPosted to say why in words for the run's humans.
-	Post(ctx context.Context, a pending.Ask) (channel, ts string, err error)
+	// PostThen shows *a and says where, through done, once, on a goroutine
+	// of its own (so an Ask queued behind others for a busy channel holds
+	// none): channel and ts name the message, so it can be updated later
+	// (by this process, or any replica that reads them from the store). A
+	// notifier whose messages need no address reports them empty. An error
+	// means nobody was shown a through this notifier; it may be a
+	// *NotPosted to say why in words for the run's humans. It reads *a
+	// until done is called and keeps no copy: the round trip's Ask is held
+	// once, and left alone until every post has reported.
+	PostThen(ctx context.Context, a *pending.Ask, done func(channel, ts string, err error))
 	// Update rewrites a's message to a's current state; a.Channel and
 	// a.MessageTS are what Post returned.
 	Update(ctx context.Context, a pending.Ask) error
@@ -160,41 +164,19 @@ type posted struct {
 	recordedAt bool // this is the message saved on the Ask's record
 }
 
-// Approve records an Ask for req (whose Reason and Rule are the policy's
-// verdict), shows it through every notifier, and waits until it ends. It
-// always returns a terminal Ask and never waits past the deadline: if no
-// notifier could show it, it ends Unavailable at once.
+// Approve is Launch for a caller that waits: it records an Ask for req
+// (whose Reason and Rule are the policy's verdict), shows it through every
+// notifier, and returns it once it ended. It always returns a terminal Ask
+// and never waits past the deadline: if no notifier could show it, it ends
+// Unavailable at once; ctx's ending ends it cancelled.
 func (c *Core) Approve(ctx context.Context, req pending.Request) pending.Ask {
-	_, rest := c.Start(ctx, req, 0)
-	return rest(ctx)
+	_, run := c.Launch(ctx, req, 0)
+	ended := make(chan pending.Ask, 1)
+	run(ctx, func(a pending.Ask) { ended <- a })
+	return <-ended
 }
 
-// Start records an Ask for req whose deadline is ttl from now (ttl <= 0 or
-// past the configured Timeout means Timeout) and returns it still pending,
-// with rest: the remainder of Approve's round trip (show, wait, grant,
-// update), which returns the terminal Ask. A front door that answers before
-// the human does (the HTTP Ask API) hands out the pending Ask's id and runs
-// rest on its own goroutine; rest must be called exactly once. If the Ask
-// cannot be recorded, the returned Ask is already terminal (unavailable) and
-// rest returns it.
-//
-// The Ask lives only while its asker waits: it is held (its lease renewed)
-// while ctx lives and until rest returns. A front door whose asker waits
-// elsewhere (an API client, which holds it with its long polls) passes a
-// ctx that ends when it has answered; once nobody holds the Ask, the lease
-// sweep on any replica ends it cancelled.
-func (c *Core) Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
-	req, a, release, ok := c.open(ctx, req, ttl)
-	if !ok {
-		return a, func(context.Context) pending.Ask { return a }
-	}
-	return a, func(ctx context.Context) pending.Ask {
-		defer release()
-		return c.roundTrip(ctx, req, a)
-	}
-}
-
-// open records the Ask of Start and Launch and holds it while ctx lives;
+// open records the Ask of Launch and holds it while ctx lives;
 // prepared is req as recorded (Prepare), what the rest of the round trip
 // works from; release ends the hold. !ok: it could not be recorded, and a
 // is its terminal (unavailable) end.
@@ -215,15 +197,6 @@ func (c *Core) open(ctx context.Context, req pending.Request, ttl time.Duration)
 	hold := c.cfg.Asks.Hold(ctx, a.ID)
 	unhook := context.AfterFunc(ctx, hold)
 	return req, a, func() { unhook(); hold() }, true
-}
-
-// roundTrip is Approve after the Ask a was recorded for req.
-func (c *Core) roundTrip(ctx context.Context, req pending.Request, a pending.Ask) pending.Ask {
-	t, ended := c.show(ctx, req, a)
-	if ended != nil {
-		return *ended
-	}
-	return c.end(ctx, t, c.wait(ctx, t))
 }
 
 // trip is a round trip whose Ask has been shown: what its end needs.
@@ -262,19 +235,6 @@ func (t *trip) request() pending.Request {
 		return *t.req
 	}
 	return t.a.Request
-}
-
-// show posts a through every notifier and saves where. ended is the Ask's
-// end when nobody could be shown it.
-func (c *Core) show(ctx context.Context, req pending.Request, a pending.Ask) (*trip, *pending.Ask) {
-	shown, postErr := c.post(ctx, a)
-	if len(shown) == 0 {
-		final := c.notPosted(ctx, a, postErr)
-		return nil, &final
-	}
-	t := newTrip(req, a)
-	c.saveShown(ctx, t, shown)
-	return t, nil
 }
 
 // saveShown records on t's Ask where it was shown.
@@ -364,29 +324,8 @@ func (c *Core) end(ctx context.Context, t *trip, final pending.Ask) pending.Ask 
 	return final
 }
 
-// post hands a to every notifier at once and returns those that showed it;
-// with none, the first notifier's error.
-func (c *Core) post(ctx context.Context, a pending.Ask) ([]posted, error) {
-	postCtx, endPost := c.postContext(ctx, a.Deadline)
-	defer endPost()
-	results := make([]posted, len(c.cfg.Notifiers))
-	errs := make([]error, len(c.cfg.Notifiers))
-	if len(c.cfg.Notifiers) == 1 {
-		n := c.cfg.Notifiers[0]
-		results[0].notifier = n
-		results[0].channel, results[0].ts, errs[0] = n.Post(postCtx, a)
-	} else {
-		var wg sync.WaitGroup
-		for i, n := range c.cfg.Notifiers {
-			results[i].notifier = n
-			wg.Go(func() { results[i].channel, results[i].ts, errs[i] = n.Post(postCtx, a) })
-		}
-		wg.Wait()
-	}
-	return c.collect(a, results, errs)
-}
-
-// collect is the notifiers' posts of a as post returns them.
+// collect is the notifiers' posts of a as they reported them: those that
+// showed it; with none, the first notifier's error.
 func (c *Core) collect(a pending.Ask, results []posted, errs []error) ([]posted, error) {
 	var shown []posted
 	for i, p := range results {

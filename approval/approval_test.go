@@ -45,6 +45,10 @@ func (n *notifier) Post(ctx context.Context, a pending.Ask) (string, string, err
 	return n.name, "ts-" + a.ID, nil
 }
 
+func (n *notifier) PostThen(ctx context.Context, a *pending.Ask, done func(string, string, error)) {
+	go func() { done(n.Post(ctx, *a)) }()
+}
+
 func (n *notifier) Update(_ context.Context, a pending.Ask) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -77,6 +81,22 @@ type deadlines struct {
 	fire chan time.Time
 	mu   sync.Mutex
 	now  time.Time
+	// armed are the deadline timers of the Asks the round trip parked
+	// (Config.AfterFunc); arms says one was armed.
+	armed []func()
+	arms  chan struct{}
+}
+
+// afterFunc is Config.AfterFunc on this clock: expire fires it.
+func (d *deadlines) afterFunc(_ time.Duration, f func()) func() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.armed = append(d.armed, f)
+	select {
+	case d.arms <- struct{}{}:
+	default:
+	}
+	return func() bool { return true }
 }
 
 func (d *deadlines) after(time.Duration) <-chan time.Time { return d.fire }
@@ -87,12 +107,27 @@ func (d *deadlines) clock() time.Time {
 	return d.now
 }
 
-// expire moves the clock past every deadline and fires the timer.
+// expire moves the clock past every deadline and fires the timers: a
+// parked Ask's first (it wakes and waits in the store's WaitFor), then the
+// one the store's WaitFor waits on, which records the expiry.
 func (d *deadlines) expire() {
 	d.mu.Lock()
 	d.now = d.now.Add(24 * time.Hour)
 	d.mu.Unlock()
-	d.fire <- d.clock()
+	for {
+		d.mu.Lock()
+		armed := d.armed
+		d.armed = nil
+		d.mu.Unlock()
+		for _, f := range armed {
+			f()
+		}
+		select {
+		case d.fire <- d.clock():
+			return
+		case <-d.arms: // a parked Ask's timer, armed meanwhile
+		}
+	}
 }
 
 type setup struct {
@@ -102,7 +137,7 @@ type setup struct {
 }
 
 func newSetup(t *testing.T) *setup {
-	s := &setup{deadlines: &deadlines{fire: make(chan time.Time), now: time.Now()}}
+	s := &setup{deadlines: &deadlines{fire: make(chan time.Time), arms: make(chan struct{}, 1), now: time.Now()}}
 	s.asks = pending.NewMemoryStore(pending.Options{Now: s.deadlines.clock, After: s.deadlines.after, Logger: slog.New(slog.DiscardHandler)})
 	s.grants = grants.NewMemoryStore(grants.Options{})
 	t.Cleanup(func() { s.asks.Close(); s.grants.Close() })
@@ -114,7 +149,8 @@ func (s *setup) core(t *testing.T, store Store, ns ...Notifier) *Core {
 	if store == nil {
 		store = s.asks
 	}
-	c, err := New(Config{Asks: store, Grants: s.grants, Notifiers: ns, Timeout: time.Hour, SessionTTL: time.Hour, UpdateTimeout: 5 * time.Second})
+	c, err := New(Config{Asks: store, Grants: s.grants, Notifiers: ns, Timeout: time.Hour, SessionTTL: time.Hour, UpdateTimeout: 5 * time.Second,
+		AfterFunc: s.deadlines.afterFunc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +392,9 @@ func TestRunStoppedWhilePostingHangsNoLongerThanUpdateTimeout(t *testing.T) {
 
 // waitFails is a store whose Wait fails the way a store outage does: it
 // answers unavailable without having recorded anything.
-type waitFails struct{ *pending.MemoryStore }
+// waitFails is a store whose WaitFor fails; it cannot wake a parked Ask
+// (no OnEnd), so the round trip waits in WaitFor at once.
+type waitFails struct{ Store }
 
 func (w waitFails) WaitFor(_ context.Context, a pending.Ask) (pending.Ask, error) {
 	return pending.Ask{ID: a.ID, Status: pending.Status(pending.Unavailable)},

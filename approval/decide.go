@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/askops/askops/pending"
@@ -58,13 +59,6 @@ type Authority interface {
 type AskAuthority interface {
 	Authority
 	MayDecideAsk(ctx context.Context, by, askID string, approver bool, checkErr error) error
-}
-
-// OnlyApprover is an Authority that can say whether by is the only
-// approver configured, who may approve the runs they start themselves
-// (see SelfApproval).
-type OnlyApprover interface {
-	Only(by string) bool
 }
 
 // MessageUpdater rewrites the message of an Ask at a.Channel/a.MessageTS
@@ -185,11 +179,18 @@ type Result struct {
 // Changed reports whether the vote was recorded.
 func (r Result) Changed() bool { return r.Kind == Decided || r.Kind == Counted }
 
-// DeciderConfig wires a Decider.
+// DeciderConfig wires the Decider: one per process, built from
+// approvals.* by the wiring and shared by every surface (Slack, the
+// console, the API), so no surface can decide by other rules.
 type DeciderConfig struct {
 	Asks DecideStore
-	// SelfApproval is approvals.self_approval for this surface's voters.
+	// SelfApproval is approvals.self_approval.
 	SelfApproval SelfApproval
+	// OnlyApprover reports whether by is the only approver there is, who
+	// may approve the runs they started (SelfApproval's exception): Slack's
+	// one configured approver, or the console's user where no Slack is
+	// configured. Nil: nobody is.
+	OnlyApprover func(by string) bool
 	// GrantDurations are approvals.grant_durations: the lives a "for
 	// session" may choose.
 	GrantDurations []time.Duration
@@ -199,20 +200,28 @@ type DeciderConfig struct {
 	SessionOffered func(a pending.Ask) bool
 	// Messages are brought in step after a decision.
 	Messages []MessageUpdater
-	// Go runs a message update off the vote's path, after delay; the
-	// surface owns the goroutines (its Close waits for them). Nil runs
-	// none.
-	Go func(delay time.Duration, name string, call func(context.Context) error)
 	// UpdateDelay delays the updates after a deciding vote, so the woken
-	// agent goes first (see slackui's InteractionsConfig.UpdateDelay).
+	// agent goes first; default 20ms, negative for none. The decision
+	// wakes its agent at once, on this replica or another, and rendering
+	// and sending the updates is a few hundred µs of CPU that ran beside
+	// the woken agent on a shared machine (BenchmarkClickToResume). Nobody
+	// sees 20 ms on a message.
 	UpdateDelay time.Duration
-	Logger      *slog.Logger
+	// UpdateTimeout bounds each message update; default 10s.
+	UpdateTimeout time.Duration
+	Logger        *slog.Logger
 }
 
-// Decider decides Asks; each surface holds one (or a Core's).
+// Decider decides Asks: the one deciding half every surface calls. It
+// runs message updates off the vote's path; Close waits for them.
 type Decider struct {
 	cfg DeciderConfig
 	log *slog.Logger
+
+	mu       sync.RWMutex // guards closed against inflight.Go racing Close's Wait
+	closed   bool
+	closing  chan struct{} // closed by Close: delayed updates start at once
+	inflight sync.WaitGroup
 }
 
 // NewDecider returns the deciding half for cfg.
@@ -220,7 +229,25 @@ func NewDecider(cfg DeciderConfig) *Decider {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Decider{cfg: cfg, log: cfg.Logger}
+	if cfg.UpdateDelay == 0 {
+		cfg.UpdateDelay = 20 * time.Millisecond
+	}
+	if cfg.UpdateTimeout <= 0 {
+		cfg.UpdateTimeout = 10 * time.Second
+	}
+	return &Decider{cfg: cfg, log: cfg.Logger, closing: make(chan struct{})}
+}
+
+// Close waits for the message updates already started; later votes still
+// decide but update no message.
+func (d *Decider) Close() {
+	d.mu.Lock()
+	if !d.closed {
+		close(d.closing)
+	}
+	d.closed = true
+	d.mu.Unlock()
+	d.inflight.Wait()
 }
 
 // Decide judges v and records it where the rules allow. The error is
@@ -317,12 +344,26 @@ func (d *Decider) castOnMessage(ctx context.Context, v Vote, b pending.Ballot) (
 	return d.voted(ctx, v, got, b, err), true
 }
 
+// MayApprove reports whether voter may approve the open Ask a by the
+// self-approval rule, as Decide would judge it: what a surface asks
+// before it offers the Ask to a person (a console push), never instead
+// of Decide.
+func (d *Decider) MayApprove(a pending.Ask, voter Voter) bool {
+	v := Vote{Ask: a.ID, Outcome: pending.Approved, Voter: voter}
+	return !(startedBy(v, a) && (voter.Token || d.selfRefuses(v, a)))
+}
+
+// startedBy reports whether v's voter started a's run.
+func startedBy(v Vote, a pending.Ask) bool {
+	if v.Voter.Started != nil {
+		return a.StartedBy != "" && v.Voter.Started(a.StartedBy)
+	}
+	return a.StartedBy != "" && a.StartedBy == v.Voter.By
+}
+
 // refuse is rule 6 on the open Ask a; a refusal is audited.
 func (d *Decider) refuse(ctx context.Context, v Vote, a pending.Ask) (Result, bool) {
-	started := a.StartedBy != "" && a.StartedBy == v.Voter.By
-	if v.Voter.Started != nil {
-		started = a.StartedBy != "" && v.Voter.Started(a.StartedBy)
-	}
+	started := startedBy(v, a)
 	switch {
 	case v.Voter.Token && started:
 		// A token is the agent's own credential: an agent approving (or
@@ -355,13 +396,9 @@ func storedOffer(a pending.Ask) bool {
 
 // selfRefuses is the self-approval rule for a voter who started a's run.
 func (d *Decider) selfRefuses(v Vote, a pending.Ask) bool {
-	only := func(string) bool { return false }
-	if o, ok := v.Authority.(OnlyApprover); ok {
-		only = o.Only
-	}
 	// The starter is matched by the caller; Refuses compares by itself.
 	a.StartedBy = v.Voter.By
-	return d.cfg.SelfApproval.Refuses(a, v.Voter.By, v.Outcome, only)
+	return d.cfg.SelfApproval.Refuses(a, v.Voter.By, v.Outcome, d.cfg.OnlyApprover)
 }
 
 // voted reads the store's answer to b's vote (got, err).
@@ -424,14 +461,40 @@ func (d *Decider) audit(ctx context.Context, a pending.Ask, v Vote, why string) 
 // vote came from, the one the store records, and every recorded copy (the
 // direct messages of an escalation), through every MessageUpdater.
 func (d *Decider) inStep(v Vote, a pending.Ask, delay time.Duration) {
-	if d.cfg.Go == nil || len(d.cfg.Messages) == 0 {
+	if len(d.cfg.Messages) == 0 {
 		return
 	}
 	for _, at := range EachMessage(a, v.On) {
 		for _, u := range d.cfg.Messages {
-			d.cfg.Go(delay, "message update", func(ctx context.Context) error { return u.Update(ctx, at) })
+			d.background(delay, at, u)
 		}
 	}
+}
+
+// background updates a's message through u after delay (at once when
+// Close comes first), off the vote's path; Close waits for it.
+func (d *Decider) background(delay time.Duration, a pending.Ask, u MessageUpdater) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		d.log.Warn("decider closed; message update skipped", "ask", a.ID)
+		return
+	}
+	d.inflight.Go(func() {
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-d.closing:
+				t.Stop()
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.UpdateTimeout)
+		defer cancel()
+		if err := u.Update(ctx, a); err != nil {
+			d.log.Warn("could not update the ask's message", "ask", a.ID, "err", err)
+		}
+	})
 }
 
 // EachMessage is a once per message that shows it, each copy naming that

@@ -8,21 +8,32 @@ import (
 	"github.com/askops/askops/pending"
 )
 
-// Launch is Start for a front door that answers before the human does
-// (the HTTP Ask API), without a goroutine per waiting Ask: it records the
-// Ask for req and returns it still pending, with run, which starts the
-// rest of the round trip and returns at once. done is then called once,
-// on a goroutine of its own, with the terminal Ask; ctx's ending (the
-// front door stopping) ends the Ask cancelled as it ends Start's rest.
+// Launch is the round trip, the one way every front door asks: it records
+// an Ask for req whose deadline is ttl from now (ttl <= 0 or past the
+// configured Timeout means Timeout) and returns it still pending, with
+// run, which starts the rest of the round trip (show, wait, grant,
+// update) and returns at once; run must be called exactly once. done is
+// then called once, on a goroutine of its own, with the terminal Ask. If
+// the Ask cannot be recorded, the returned Ask is already terminal
+// (unavailable), done gets it too, and run may be left uncalled.
+//
+// The Ask lives only while its asker waits: it is held (its lease
+// renewed) while ctx lives and until done is called. A front door whose
+// asker waits elsewhere (an API client, which holds it with its long
+// polls) passes a ctx that ends when it has answered; once nobody holds
+// the Ask, the lease sweep on any replica ends it cancelled. run's ctx
+// ending (the run stopped, the front door stopping) ends the Ask
+// cancelled.
 //
 // Between the Ask being shown and its end, nothing runs for it: the store
 // wakes it (pending.RedisStore.OnEnd: the decision's announcement, which
 // the one listener fans out by id), a timer wakes it at its deadline, and
-// ctx's ending wakes it; woken, it finishes as Start's rest does (Wait,
-// which returns at once for an Ask that has ended or expires it, then the
-// grant and the message updates). Every failure rule is Start's: a store
-// without OnEnd, or a wake that finds the Ask still pending, waits in
-// Wait as before.
+// ctx's ending wakes it; woken, it finishes (WaitFor, which returns at
+// once for an Ask that has ended or expires it, then the grant and the
+// message updates). Every failure rule holds: nobody shown → unavailable,
+// deadline → expired, run stopped → cancelled, store failed →
+// unavailable; a store without OnEnd, or a wake that finds the Ask still
+// pending, waits in WaitFor.
 func (c *Core) Launch(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(ctx context.Context, done func(pending.Ask))) {
 	req, a, release, ok := c.open(ctx, req, ttl)
 	if !ok {
@@ -51,18 +62,10 @@ func (c *Core) Launch(ctx context.Context, req pending.Request, ttl time.Duratio
 	}
 }
 
-// PostThen is a Notifier's Post without the wait (slackui.Notifier has
-// it): done gets Post's results once, on a goroutine of its own, so an Ask
-// queued behind others for a busy channel holds no goroutine. It reads *a
-// until done is called, and keeps no copy: the round trip's Ask is held
-// once, and left alone until every post has reported.
-type PostThen interface {
-	PostThen(ctx context.Context, a *pending.Ask, done func(channel, ts string, err error))
-}
-
-// showThen is show without holding a goroutine while the notifiers post:
-// then runs once, on a goroutine of its own, with t shown (nil) or the
-// Ask's end when nobody could be shown it.
+// showThen hands t's Ask to every notifier at once, holding no goroutine
+// while they post, and saves where it was shown: then runs once, on a
+// goroutine of its own, with t shown (nil) or the Ask's end when nobody
+// could be shown it.
 func (c *Core) showThen(ctx context.Context, t *trip, then func(ended *pending.Ask)) {
 	postCtx, endPost := c.postContext(ctx, t.a.Deadline)
 	ns := c.cfg.Notifiers
@@ -91,11 +94,7 @@ func (c *Core) showThen(ctx context.Context, t *trip, then func(ended *pending.A
 			c.saveShown(ctx, t, shown)
 			then(nil)
 		}
-		if pt, ok := n.(PostThen); ok {
-			pt.PostThen(postCtx, &t.a, report)
-			continue
-		}
-		go func() { report(n.Post(postCtx, t.a)) }()
+		n.PostThen(postCtx, &t.a, report)
 	}
 }
 

@@ -13,11 +13,13 @@ type Reporting struct {
 	Posted func(a pending.Ask, channel, ts string)
 }
 
-// Post implements Notifier: Notifier's Post, reported when it succeeded.
-func (n Reporting) Post(ctx context.Context, a pending.Ask) (string, string, error) {
-	channel, ts, err := n.Notifier.Post(ctx, a)
-	if err == nil {
-		n.Posted(a, channel, ts)
-	}
-	return channel, ts, err
+// PostThen implements Notifier: Notifier's PostThen, reported when it
+// succeeded.
+func (n Reporting) PostThen(ctx context.Context, a *pending.Ask, done func(channel, ts string, err error)) {
+	n.Notifier.PostThen(ctx, a, func(channel, ts string, err error) {
+		if err == nil {
+			n.Posted(*a, channel, ts)
+		}
+		done(channel, ts, err)
+	})
 }

@@ -44,7 +44,7 @@ func DefaultScopeFor(a pending.Ask) (grants.Scope, error) {
 // dialog states for "Approve for session", so it states exactly the scope
 // the Core will record, and names the session it is for; "" means the Ask
 // offers no session approval. What an Ask offers was decided when it was
-// made (Core.Start: pending.Shown); an Ask recorded before that is worked
+// made (Core.Launch: pending.Shown); an Ask recorded before that is worked
 // out as then: no session, or no scope, offers nothing. A nil scopeFor is
 // DefaultScopeFor.
 func ScopeText(scopeFor ScopeFunc) func(pending.Ask) string {
@@ -98,7 +98,7 @@ const MaxScopeRunes = 300
 // is worked out once, when the Ask is made (pending.Shown): the programs
 // and effects the door prepared from the verdict (askview.Prepare), and whether "Approve for session" is offered, with
 // what scope and which time-boxed lives. A scope that cannot be derived
-// offers nothing. Start calls it; every surface then reads the Ask.
+// offers nothing. Launch calls it; every surface then reads the Ask.
 func (c *Core) Prepare(req pending.Request) pending.Request {
 	var s pending.Shown
 	if req.Shown != nil { // the door's, from the verdict's reading

@@ -64,9 +64,10 @@ func TestRunSessionNames(t *testing.T) {
 	}
 }
 
-// approveFunc is a round trip that answers with a function.
+// approveFunc is a round trip that answers with a function, on a
+// goroutine of its own.
 type approveFunc func(context.Context, pending.Request) pending.Ask
 
-func (f approveFunc) Approve(ctx context.Context, req pending.Request) pending.Ask {
-	return f(ctx, req)
+func (f approveFunc) Launch(_ context.Context, req pending.Request, _ time.Duration) (pending.Ask, func(context.Context, func(pending.Ask))) {
+	return pending.Ask{Request: req}, func(ctx context.Context, done func(pending.Ask)) { go func() { done(f(ctx, req)) }() }
 }

@@ -66,18 +66,21 @@ func newGate(honourCtx bool) *gate {
 	return &gate{honourCtx: honourCtx, asked: make(chan struct{}, 16), release: make(chan struct{})}
 }
 
-func (g *gate) Approve(ctx context.Context, r agent.Request) agent.Decision {
+func (g *gate) Approve(ctx context.Context, _ agent.Request, done func(agent.Decision)) {
 	g.asked <- struct{}{}
-	if g.honourCtx {
-		select {
-		case <-ctx.Done():
-			return agent.Decision{Outcome: agent.Cancelled}
-		case <-g.release:
+	go func() {
+		if g.honourCtx {
+			select {
+			case <-ctx.Done():
+				done(agent.Decision{Outcome: agent.Cancelled})
+				return
+			case <-g.release:
+			}
+		} else {
+			<-g.release
 		}
-	} else {
-		<-g.release
-	}
-	return agent.Decision{Outcome: agent.Denied, By: approverID}
+		done(agent.Decision{Outcome: agent.Denied, By: approverID})
+	}()
 }
 
 func (g *gate) open() { g.once.Do(func() { close(g.release) }) }
@@ -147,11 +150,13 @@ func newTestOps(t *testing.T, o testOptions) *testOps {
 	if err != nil {
 		t.Fatal(err)
 	}
+	decider := approval.NewDecider(approval.DeciderConfig{Asks: asks, Messages: []approval.MessageUpdater{notifier}})
+	t.Cleanup(decider.Close)
 	cfg := Config{
 		Command: "/askops", Mode: policy.ModeAsk, SessionTTL: 12 * time.Hour,
 		Runner: runner, Approvers: people{approverID}, Starters: people{approverID, starterID},
 		Sessions: o.sessions, Asks: asks, Grants: gs, Slack: notifier,
-		Clicks: slackui.NewInteractions(slackui.InteractionsConfig{Asks: asks, Notifier: notifier, Approvers: nil, API: api, Logger: log}),
+		Clicks: slackui.NewInteractions(slackui.InteractionsConfig{Asks: asks, Notifier: notifier, Approvers: nil, API: api, Logger: log, Decider: decider}),
 		Runs:   noRuns{}, Logger: log,
 	}
 	if o.runsOff != "" {

@@ -64,10 +64,10 @@ func newConsoleUnderTest(t *testing.T) *consoleUnderTest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := console.New(console.Config{
+	c, err := console.New(deciding(t, asks, console.Config{
 		Asks: asks, Grants: gs, Live: live, User: "alice",
 		ScopeText: approval.ScopeText(nil),
-	})
+	}, approval.DeciderConfig{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/askops/askops/approval"
@@ -38,15 +37,10 @@ import (
 // satisfies it.
 type Asks interface {
 	Get(ctx context.Context, id string) (pending.Ask, error)
-	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
-	// Cast records a person's ballot: a decision, with a grant's life.
-	Cast(ctx context.Context, id string, b pending.Ballot) (pending.Ask, error)
 	ListPending(ctx context.Context, f pending.Filter) ([]pending.Ask, error)
 	// AuditLatest reads the newest audit events of a kind, newest first
 	// (the history reads only its last historyLen decisions).
 	AuditLatest(ctx context.Context, kind pending.EventKind, n int) ([]pending.Event, error)
-	// AppendEvent audits a refused decision (see quorum.go).
-	AppendEvent(ctx context.Context, e pending.Event) (pending.Event, error)
 }
 
 // Grants is what the console needs from the grant store; grants.Store
@@ -56,12 +50,13 @@ type Grants interface {
 	Revoke(ctx context.Context, sessionID, grantID string) error
 }
 
-// MessageUpdater rewrites an Ask's message on another channel; a Slack
-// notifier satisfies it. After a decision here, the message recorded on
-// the Ask (Ask.Channel, Ask.MessageTS) is the decider's to update, as a
-// Slack click updates its own: the round trip leaves it to whoever decided.
-type MessageUpdater interface {
-	Update(ctx context.Context, a pending.Ask) error
+// Decider judges a vote by the deciding rules; the process's one
+// *approval.Decider, which Slack and the API share, satisfies it: it also
+// brings the Ask's other messages (Slack's) in step after a decision here.
+type Decider interface {
+	Decide(ctx context.Context, v approval.Vote) (approval.Result, error)
+	// MayApprove says whether a push of a is for the console's user.
+	MayApprove(a pending.Ask, v approval.Voter) bool
 }
 
 // Config wires a Console.
@@ -78,15 +73,10 @@ type Config struct {
 	// GrantDurations are approvals.grant_durations: "Approve for 15 min"
 	// and the like, offered beside "Approve for session" (granttl.go).
 	GrantDurations []time.Duration
-	// Messages are the other channels whose recorded message a decision
-	// here brings in step (Slack's notifier, when Slack is configured).
-	Messages []MessageUpdater
+	// Decider judges the votes cast here (decide.go).
+	Decider Decider
 	// User is the name people signing in decide as ("console:" + User).
 	User string
-	// SelfApproval lets User approve the runs User started (see
-	// quorum.go): approvals.self_approval, or the console is the only
-	// place anyone approves.
-	SelfApproval bool
 
 	// Push, when set, pushes each new Ask the console's user may decide to
 	// the devices they subscribed (Web Push, push.go).
@@ -100,9 +90,6 @@ type Config struct {
 	Now    func() time.Time
 	// DecideTimeout bounds one request's store calls; default 5s.
 	DecideTimeout time.Duration
-	// UpdateTimeout bounds each update of another channel's message after a
-	// decision; default 10s.
-	UpdateTimeout time.Duration
 	// SessionTTL is how long a sign-in lasts; default 12h.
 	SessionTTL time.Duration
 }
@@ -113,12 +100,6 @@ type Console struct {
 	log  *slog.Logger
 	auth *auth
 	page *pages
-	// decider judges the console's votes (decide.go).
-	decider *approval.Decider
-
-	mu       sync.RWMutex // guards closed against inflight.Add racing Close's Wait
-	closed   bool
-	inflight sync.WaitGroup
 }
 
 // DeciderPrefix marks a decision taken in the console: the decider is
@@ -127,8 +108,8 @@ const DeciderPrefix = consoleuser.DeciderPrefix
 
 // New checks cfg and returns a Console.
 func New(cfg Config) (*Console, error) {
-	if cfg.Asks == nil || cfg.Grants == nil || cfg.Live == nil {
-		return nil, errors.New("console: needs an ask store, a grant store and a Live notifier")
+	if cfg.Asks == nil || cfg.Grants == nil || cfg.Live == nil || cfg.Decider == nil {
+		return nil, errors.New("console: needs an ask store, a grant store, a Live notifier and a Decider")
 	}
 	if err := CheckName(cfg.User); err != nil {
 		return nil, err
@@ -145,9 +126,6 @@ func New(cfg Config) (*Console, error) {
 	if cfg.DecideTimeout <= 0 {
 		cfg.DecideTimeout = 5 * time.Second
 	}
-	if cfg.UpdateTimeout <= 0 {
-		cfg.UpdateTimeout = 10 * time.Second
-	}
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 12 * time.Hour
 	}
@@ -157,7 +135,6 @@ func New(cfg Config) (*Console, error) {
 		auth: newAuth(cfg.Now, cfg.SessionTTL),
 		page: newPages(),
 	}
-	c.decider = c.newDecider()
 	if cfg.Push != nil {
 		cfg.Live.onPost(c.announce)
 	}
@@ -194,33 +171,11 @@ func (c *Console) Handler() http.Handler {
 	return securityHeaders(http.NewCrossOriginProtection().Handler(mux))
 }
 
-// Close ends the open event streams and waits for the message updates
-// already started.
+// Close ends the open event streams. (The message updates a decision
+// here starts are the Decider's, which its own Close waits for.)
 func (c *Console) Close() error {
 	c.cfg.Live.close()
-	c.mu.Lock()
-	c.closed = true
-	c.mu.Unlock()
-	c.inflight.Wait()
 	return nil
-}
-
-// background runs a message update off the request with its own deadline;
-// Close waits for it.
-func (c *Console) background(what string, call func(context.Context) error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.closed {
-		c.log.Warn("console closed; message update skipped", "what", what)
-		return
-	}
-	c.inflight.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.UpdateTimeout)
-		defer cancel()
-		if err := call(ctx); err != nil {
-			c.log.Warn("could not update the ask's message", "what", what, "err", err)
-		}
-	})
 }
 
 // securityHeaders keeps the pages from being framed, sniffed or given

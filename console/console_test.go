@@ -30,8 +30,8 @@ type slackCopy struct {
 	updated chan struct{}
 }
 
-func (s *slackCopy) Post(ctx context.Context, a pending.Ask) (string, string, error) {
-	return "CAPPROVALS", "1700000000.000100", nil
+func (s *slackCopy) PostThen(_ context.Context, _ *pending.Ask, done func(string, string, error)) {
+	go done("CAPPROVALS", "1700000000.000100", nil)
 }
 
 func (s *slackCopy) Update(ctx context.Context, a pending.Ask) error {
@@ -58,6 +58,12 @@ type signedIn struct {
 // stopped when the test ends (the console before its server, so no event
 // stream holds the server's Close).
 func danasConsole(t *testing.T, cfg console.Config) (*pending.MemoryStore, *console.Console, string, signedIn) {
+	return danasConsoleDeciding(t, cfg, approval.DeciderConfig{})
+}
+
+// danasConsoleDeciding is danasConsole, its votes judged by a Decider of
+// dc (its store and grant durations the console's).
+func danasConsoleDeciding(t *testing.T, cfg console.Config, dc approval.DeciderConfig) (*pending.MemoryStore, *console.Console, string, signedIn) {
 	t.Helper()
 	asks := pending.NewMemoryStore(pending.Options{})
 	t.Cleanup(func() { asks.Close() })
@@ -67,7 +73,7 @@ func danasConsole(t *testing.T, cfg console.Config) (*pending.MemoryStore, *cons
 		cfg.Live = console.NewLive()
 	}
 	cfg.Asks, cfg.Grants, cfg.User = asks, gs, "dana"
-	c, err := console.New(cfg)
+	c, err := console.New(deciding(t, asks, cfg, dc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +81,23 @@ func danasConsole(t *testing.T, cfg console.Config) (*pending.MemoryStore, *cons
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { c.Close() })
 	return asks, c, srv.URL, signIn(t, c, srv.URL)
+}
+
+// deciding is cfg with the Decider the wiring builds on asks: dc, with
+// the console's grant durations, and "for session" offered where the
+// console states a scope.
+func deciding(t testing.TB, asks approval.DecideStore, cfg console.Config, dc approval.DeciderConfig) console.Config {
+	dc.Asks = asks
+	if dc.GrantDurations == nil {
+		dc.GrantDurations = cfg.GrantDurations
+	}
+	if dc.SessionOffered == nil {
+		dc.SessionOffered = func(a pending.Ask) bool { return cfg.ScopeText != nil && cfg.ScopeText(a) != "" }
+	}
+	d := approval.NewDecider(dc)
+	t.Cleanup(d.Close)
+	cfg.Decider = d
+	return cfg
 }
 
 var csrfRe = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
@@ -131,7 +154,8 @@ func TestConsoleBesideSlack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := console.New(console.Config{Asks: asks, Grants: gs, Live: live, User: "dana", Messages: []console.MessageUpdater{slack}})
+	c, err := console.New(deciding(t, asks, console.Config{Asks: asks, Grants: gs, Live: live, User: "dana"},
+		approval.DeciderConfig{Messages: []approval.MessageUpdater{slack}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,8 @@
 package console
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/pending"
@@ -13,43 +11,23 @@ import (
 // The console's side of deciding: its form is parsed in serveDecide, the
 // rules (self-approval, quorum, repeat votes, "already decided by …",
 // grant durations, the refusal audit, other channels' messages brought in
-// step) are approval.Decider's, and worded here in the console's own text.
-
-// newDecider is the Decider of the console's votes.
-func (c *Console) newDecider() *approval.Decider {
-	return approval.NewDecider(approval.DeciderConfig{
-		Asks:           c.cfg.Asks,
-		SelfApproval:   approval.SelfApproval{Allowed: c.cfg.SelfApproval},
-		GrantDurations: c.cfg.GrantDurations,
-		SessionOffered: func(a pending.Ask) bool { return c.cfg.ScopeText(a) != "" },
-		Messages:       c.messages(),
-		Go: func(_ time.Duration, what string, call func(context.Context) error) {
-			c.background(what, call)
-		},
-		Logger: c.log,
-	})
-}
-
-func (c *Console) messages() []approval.MessageUpdater {
-	out := make([]approval.MessageUpdater, len(c.cfg.Messages))
-	for i, m := range c.cfg.Messages {
-		out[i] = m
-	}
-	return out
-}
+// step) are the process's one approval.Decider's (Config.Decider), and
+// worded here in the console's own text.
 
 // vote is the signed-in user's vote: they decide as "console:" + name,
 // count toward a quorum as the Slack user console.slack_user names (the
 // store's People), and started a run their console user started on any
 // host (quorum.go).
 func (c *Console) vote(id string, outcome pending.Outcome, reason string, s *session) approval.Vote {
-	return approval.Vote{
-		Ask: id, Outcome: outcome, Reason: reason,
-		Voter: approval.Voter{
-			By: DeciderPrefix + s.name,
-			Started: func(by string) bool {
-				return startedBy(pending.Ask{Request: pending.Request{StartedBy: by}}, c.cfg.User)
-			},
+	return approval.Vote{Ask: id, Outcome: outcome, Reason: reason, Voter: c.voter(s.name)}
+}
+
+// voter is the console user name as a voter.
+func (c *Console) voter(name string) approval.Voter {
+	return approval.Voter{
+		By: DeciderPrefix + name,
+		Started: func(by string) bool {
+			return startedBy(pending.Ask{Request: pending.Request{StartedBy: by}}, c.cfg.User)
 		},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
@@ -106,7 +107,7 @@ func TestConsoleSaysRecordedNotYetDurable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := console.New(console.Config{Asks: notDurable{mem}, Grants: gs, Live: console.NewLive(), User: "dana"})
+	c, err := console.New(deciding(t, notDurable{mem}, console.Config{Asks: notDurable{mem}, Grants: gs, Live: console.NewLive(), User: "dana"}, approval.DeciderConfig{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,8 +26,8 @@ func TestConsoleGrantDurations(t *testing.T) {
 	defer asks.Close()
 	gs := grants.NewMemoryStore(grants.Options{})
 	defer gs.Close()
-	c, err := console.New(console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "dana",
-		ScopeText: approval.ScopeText(approval.DefaultScopeFor), GrantDurations: []time.Duration{15 * time.Minute, time.Hour}})
+	c, err := console.New(deciding(t, asks, console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "dana",
+		ScopeText: approval.ScopeText(approval.DefaultScopeFor), GrantDurations: []time.Duration{15 * time.Minute, time.Hour}}, approval.DeciderConfig{}))
 	if err != nil {
 		t.Fatal(err)
 	}

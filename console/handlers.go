@@ -127,7 +127,7 @@ func (c *Console) serveDecide(w http.ResponseWriter, r *http.Request, s *session
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), c.cfg.DecideTimeout)
 	defer cancel()
-	res, _ := c.decider.Decide(ctx, v)
+	res, _ := c.cfg.Decider.Decide(ctx, v)
 	c.worded(w, r, s, id, res)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"net/http/httptest"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
@@ -34,7 +35,7 @@ func TestHistoryReadsOnlyTheNewestDecisions(t *testing.T) {
 	defer mem.Close()
 	gs := grants.NewMemoryStore(grants.Options{})
 	defer gs.Close()
-	c, err := console.New(console.Config{Asks: wholeTrailRefused{mem, t}, Grants: gs, Live: console.NewLive(), User: "dana"})
+	c, err := console.New(deciding(t, mem, console.Config{Asks: wholeTrailRefused{mem, t}, Grants: gs, Live: console.NewLive(), User: "dana"}, approval.DeciderConfig{}))
 	if err != nil {
 		t.Fatal(err)
 	}

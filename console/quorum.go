@@ -18,8 +18,8 @@ import (
 // so does console.user by default. That is treated as the same person, and
 // refused unless self-approval is allowed; a Slack id cannot be matched to
 // a console name, and is not refused. In the console-only setup the
-// console's user is the one approver there is, so the wiring allows it
-// (Config.SelfApproval) as the rule's "only approver" exception.
+// console's user is the one approver there is, so the wiring names them
+// the Decider's OnlyApprover, the rule's "only approver" exception.
 //
 // Toward a quorum the console's user is a person only as the Slack user
 // console.slack_user names (the store counts votes as people:

@@ -9,24 +9,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/console"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
 
 // The console's user may not approve a run they started on some host
-// (bot run records "dana@host") unless self-approval is allowed; a quorum
+// (bot run records "dana@host") unless self-approval is allowed or they
+// are the only approver there is (the console without Slack); a quorum
 // vote from the console is counted and said so, and counts once.
 func TestConsoleSelfApprovalAndQuorum(t *testing.T) {
-	for _, allowed := range []bool{false, true} {
-		asks, _, _, s := danasConsole(t, console.Config{SelfApproval: allowed})
+	for _, tc := range []struct {
+		name    string
+		rule    approval.DeciderConfig
+		allowed bool
+	}{
+		{"self_approval off", approval.DeciderConfig{}, false},
+		{"self_approval on", approval.DeciderConfig{SelfApproval: approval.SelfApproval{Allowed: true}}, true},
+		{"the only approver", approval.DeciderConfig{OnlyApprover: func(by string) bool { return by == "console:dana" }}, true},
+	} {
+		allowed := tc.allowed
+		asks, _, _, s := danasConsoleDeciding(t, console.Config{}, tc.rule)
 
 		own, _ := asks.Create(t.Context(), pending.Request{RunID: "r1", StartedBy: "dana@build-1", Tool: "bash", Args: `{"command":"make deploy"}`}, time.Minute)
 		code, body := s.post(t, "/asks/"+own.ID, url.Values{"action": {"approve"}})
 		got, _ := asks.Get(t.Context(), own.ID)
 		if !allowed {
 			if code != http.StatusForbidden || !strings.Contains(html.UnescapeString(body), "You started this run") || got.Status != pending.StatusPending {
-				t.Errorf("self-approval off: %d, ask %s", code, got.Status)
+				t.Errorf("%s: %d, ask %s", tc.name, code, got.Status)
 			}
 			events, _ := asks.Audit(t.Context(), 0)
 			if last := events[len(events)-1]; last.Kind != pending.EventRefused || last.By != "console:dana" {
@@ -36,7 +47,7 @@ func TestConsoleSelfApprovalAndQuorum(t *testing.T) {
 				t.Errorf("the starter's deny: %d", code)
 			}
 		} else if got.Status != pending.Status(pending.Approved) {
-			t.Errorf("self-approval allowed: %d, ask %s", code, got.Status)
+			t.Errorf("%s: %d, ask %s", tc.name, code, got.Status)
 		}
 
 		q, _ := asks.Create(t.Context(), pending.Request{RunID: "r2", StartedBy: "U0SOMEONE", Tool: "bash", Args: `{"command":"terraform apply"}`, Approvals: 2}, time.Minute)
@@ -78,7 +89,7 @@ func TestConsoleQuorumCountsPeople(t *testing.T) {
 		defer asks.Close()
 		gs := grants.NewMemoryStore(grants.Options{})
 		defer gs.Close()
-		c, err := console.New(console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "dana"})
+		c, err := console.New(deciding(t, asks, console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "dana"}, approval.DeciderConfig{}))
 		if err != nil {
 			t.Fatal(err)
 		}

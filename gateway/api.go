@@ -81,10 +81,9 @@ type DecisionBody struct {
 
 // API serves the HTTP Ask API and Claude Code's HTTP hook.
 type API struct {
-	svc     *Service
-	tokens  *Tokens
-	log     *slog.Logger
-	decider *approval.Decider // decide.go
+	svc    *Service
+	tokens *Tokens
+	log    *slog.Logger
 }
 
 // NewAPI returns the API's handler; every route is listed in Routes.
@@ -92,7 +91,7 @@ func NewAPI(svc *Service, tokens *Tokens, log *slog.Logger) *API {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &API{svc: svc, tokens: tokens, log: log, decider: svc.decider()}
+	return &API{svc: svc, tokens: tokens, log: log}
 }
 
 // Routes lists every route of the API on mux.
@@ -480,7 +479,10 @@ func (api *API) decide(_ http.ResponseWriter, r *http.Request, tok Token) (int, 
 	if err := withLife(&v, b.GrantTTL); err != nil {
 		return 0, nil, err
 	}
-	res, _ := api.decider.Decide(r.Context(), v)
+	if api.svc.cfg.Decider == nil {
+		return 0, nil, &apiError{status: http.StatusForbidden, msg: "this API decides no asks"}
+	}
+	res, _ := api.svc.cfg.Decider.Decide(r.Context(), v)
 	return api.decided(r, res, b.GrantTTL)
 }
 

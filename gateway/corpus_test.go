@@ -44,12 +44,12 @@ type countingApprover struct {
 	reqs []pending.Request
 }
 
-func (c *countingApprover) Start(_ context.Context, req pending.Request, _ time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
+func (c *countingApprover) Launch(_ context.Context, req pending.Request, _ time.Duration) (pending.Ask, func(context.Context, func(pending.Ask))) {
 	c.mu.Lock()
 	c.reqs = append(c.reqs, req)
 	c.mu.Unlock()
 	a := pending.Ask{Request: req, Status: pending.Status(pending.Unavailable), DecidedBy: "askops", DecisionReason: "corpus"}
-	return a, func(context.Context) pending.Ask { return a }
+	return a, func(_ context.Context, done func(pending.Ask)) { go done(a) }
 }
 
 func (c *countingApprover) last() (pending.Request, int) {

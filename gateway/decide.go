@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -13,33 +12,10 @@ import (
 )
 
 // The API's side of deciding: POST /v1/asks/{id}/decision is parsed in
-// API.decide, judged by approval.Decider (the rules a Slack click and the
+// API.decide, judged by the process's one approval.Decider (the rules a Slack click and the
 // console's form meet too: a token never decides an Ask it made, quorum
 // and repeat votes, the grant's life, the refusal audit, the Ask's
 // messages brought in step) and its Result worded here.
-
-// decider is the Decider of the API's votes.
-func (s *Service) decider() *approval.Decider {
-	var messages []approval.MessageUpdater
-	if s.cfg.Messages != nil {
-		messages = []approval.MessageUpdater{s.cfg.Messages}
-	}
-	return approval.NewDecider(approval.DeciderConfig{
-		Asks:           s.cfg.Asks,
-		GrantDurations: s.cfg.GrantDurations,
-		Messages:       messages,
-		Go: func(_ time.Duration, _ string, call func(context.Context) error) {
-			s.running.Go(func() {
-				ctx, cancel := context.WithTimeout(s.background, 10*time.Second)
-				defer cancel()
-				if err := call(ctx); err != nil {
-					s.log.Warn("could not update the ask's message", "err", err)
-				}
-			})
-		},
-		Logger: s.log,
-	})
-}
 
 // tokenVote is tok's vote: a token decides as its name and counts toward
 // a quorum as the Slack user api.tokens[].slack_user names (the store's

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/heldhttp"
@@ -38,29 +39,21 @@ import (
 type Asks interface {
 	Get(ctx context.Context, id string) (pending.Ask, error)
 	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
-	// Cast records a person's ballot: a decision with a grant's life.
-	Cast(ctx context.Context, id string, b pending.Ballot) (pending.Ask, error)
 	ListPending(ctx context.Context, f pending.Filter) ([]pending.Ask, error)
 	// Watch blocks until the Ask ends or ctx ends and records nothing: a
 	// long poll's push wake-up.
 	Watch(ctx context.Context, id string) (pending.Ask, error)
-	// AppendEvent audits a refused decision (a token deciding its own Ask).
-	AppendEvent(ctx context.Context, e pending.Event) (pending.Event, error)
 	// Hold keeps an Ask's lease while an API client waits for it (a long
 	// poll): an Ask nobody polls ends cancelled (see pending.Store).
 	Hold(ctx context.Context, id string) (release func())
 }
 
-// Approver runs the approval round trip; *approval.Core satisfies it.
+// Approver runs the approval round trip (*approval.Core and
+// metrics.Starter are): Launch records the Ask, and run starts the rest
+// and returns; done gets the terminal Ask once, on a goroutine of its own.
+// Nothing runs for the Ask while it waits, so 10,000 Asks the API answered
+// cost no goroutine each.
 type Approver interface {
-	Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask)
-}
-
-// Launcher is an Approver whose round trip waits without a goroutine per
-// Ask (*approval.Core and metrics.Starter are): run starts it and returns,
-// and done gets the terminal Ask once. Begin uses it when the Approver has
-// it, so 10,000 Asks the API answered cost no goroutine each.
-type Launcher interface {
 	Launch(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(ctx context.Context, done func(pending.Ask)))
 }
 
@@ -69,11 +62,11 @@ type Policy interface {
 	Evaluate(ctx context.Context, c policy.Call) policy.Verdict
 }
 
-// MessageUpdater brings an Ask's message in step after a decision made
-// through the API (a Slack click's handler does this for clicks);
-// *slackui.Notifier satisfies it.
-type MessageUpdater interface {
-	Update(ctx context.Context, a pending.Ask) error
+// Decider judges a token's vote by the deciding rules; the process's one
+// *approval.Decider, which Slack and the console share, satisfies it (and
+// brings the Ask's messages in step after a decision).
+type Decider interface {
+	Decide(ctx context.Context, v approval.Vote) (approval.Result, error)
 }
 
 // Sessions is what the gateway remembers of each agent session, for every
@@ -124,7 +117,9 @@ type Config struct {
 	Asks     Asks
 	Approver Approver
 	Policy   Policy
-	Messages MessageUpdater // nil: decisions through the API update no message
+	// Decider judges POST /v1/asks/{id}/decision (decide.go); nil: the
+	// API decides no Ask (the local API, whose tokens may only ask).
+	Decider Decider
 	// Opener opens each agent session's Slack thread, remembered in
 	// Sessions (threads.go); nil: Asks go to the approval channel
 	// unthreaded.
@@ -134,9 +129,6 @@ type Config struct {
 	// TeamURL is the workspace's URL (auth.test's url), for message_url
 	// (see MessageLink); nil or failing: Asks show no message_url.
 	TeamURL func(context.Context) (string, error)
-	// GrantDurations are approvals.grant_durations: the lives a decision's
-	// grant_ttl may choose for an approve_session grant.
-	GrantDurations []time.Duration
 	// Sessions pins each session's workspace and records when it was
 	// first seen, the start its Asks name it by (nil: in this process
 	// only); SessionTTL is how long a pin lives without use (0: 24h).
@@ -267,26 +259,18 @@ func (s *Service) Begin(ctx context.Context, c Call) (a pending.Ask, decided boo
 // launch records the Ask for req and starts its round trip, which run's
 // ending ends cancelled; done then gets the terminal Ask once, on a
 // goroutine of its own, and Close waits for it to return. decided: the Ask
-// could not even be recorded or shown, a is final, and done is not called.
-// With a Launcher nothing runs for the Ask while it waits.
+// could not even be recorded, a is final, and done is not called. Nothing
+// runs for the Ask while it waits.
 func (s *Service) launch(ctx, run context.Context, req pending.Request, ttl time.Duration, done func(pending.Ask)) (a pending.Ask, decided bool) {
-	if l, ok := s.cfg.Approver.(Launcher); ok {
-		a, start := l.Launch(ctx, req, ttl)
-		if _, end := a.Outcome(); end {
-			return a, true
-		}
-		s.running.Add(1)
-		start(run, func(end pending.Ask) {
-			defer s.running.Done()
-			done(end)
-		})
-		return a, false
-	}
-	a, rest := s.cfg.Approver.Start(ctx, req, ttl)
+	a, start := s.cfg.Approver.Launch(ctx, req, ttl)
 	if _, end := a.Outcome(); end {
 		return a, true
 	}
-	s.running.Go(func() { done(rest(run)) })
+	s.running.Add(1)
+	start(run, func(end pending.Ask) {
+		defer s.running.Done()
+		done(end)
+	})
 	return a, false
 }
 
@@ -300,10 +284,13 @@ func (s *Service) Settle(ctx context.Context, c Call) pending.Ask {
 	return s.settle(ctx, req, c.Timeout)
 }
 
-// settle is Settle once the policy has asked for a human.
+// settle is Settle once the policy has asked for a human: the round
+// trip's Launch, waited for.
 func (s *Service) settle(ctx context.Context, req pending.Request, ttl time.Duration) pending.Ask {
-	_, rest := s.cfg.Approver.Start(ctx, req, ttl)
-	return rest(ctx)
+	_, run := s.cfg.Approver.Launch(ctx, req, ttl)
+	ended := make(chan pending.Ask, 1)
+	run(ctx, func(a pending.Ask) { ended <- a })
+	return <-ended
 }
 
 // judge runs the policy on c. ok means the policy decided and final says

@@ -109,10 +109,16 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	if !o.unheld {
 		held = runHeld(t)
 	}
+	// The Decider the wiring builds: the API's decisions bring the Slack
+	// message in step.
+	decider := approval.NewDecider(approval.DeciderConfig{
+		Asks: s.asks, GrantDurations: o.grantDurations, Messages: []approval.MessageUpdater{notifier}, Logger: log,
+	})
+	t.Cleanup(decider.Close)
 	s.svc, err = New(Config{
-		Asks: s.asks, Approver: core, Policy: engine, Messages: notifier, Held: held,
+		Asks: s.asks, Approver: core, Policy: engine, Decider: decider, Held: held,
 		Opener: notifier, Sessions: threads,
-		MaxTimeout: o.timeout, Logger: log, GrantDurations: o.grantDurations,
+		MaxTimeout: o.timeout, Logger: log,
 		TeamURL: func(ctx context.Context) (string, error) {
 			r, err := api.AuthTestContext(ctx)
 			if err != nil {

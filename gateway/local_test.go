@@ -93,6 +93,7 @@ func TestLocalAPIJudgesByToken(t *testing.T) {
 // test without a browser.
 type nopNotifier struct{}
 
-func (nopNotifier) Post(context.Context, pending.Ask) (string, string, error) { return "", "", nil }
-
+func (nopNotifier) PostThen(_ context.Context, _ *pending.Ask, done func(string, string, error)) {
+	go done("", "", nil)
+}
 func (nopNotifier) Update(context.Context, pending.Ask) error { return nil }

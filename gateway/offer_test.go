@@ -20,8 +20,10 @@ import (
 // offerNotifier shows nothing: the offer test only prepares Asks.
 type offerNotifier struct{}
 
-func (offerNotifier) Post(context.Context, pending.Ask) (string, string, error) { return "", "", nil }
-func (offerNotifier) Update(context.Context, pending.Ask) error                 { return nil }
+func (offerNotifier) PostThen(_ context.Context, _ *pending.Ask, done func(string, string, error)) {
+	go done("", "", nil)
+}
+func (offerNotifier) Update(context.Context, pending.Ask) error { return nil }
 
 // TestSessionOfferOnlyWhereALaterCallCanMatch is issue 24's rule at every
 // door that builds a request: "Approve for session" is offered, and its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"time"
 
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/pending"
@@ -33,6 +34,16 @@ func (r RunApprover) Approve(ctx context.Context, req pending.Request) pending.A
 		a.Summary = req.Summary
 	}
 	return a
+}
+
+// Launch is Approve in the round trip's shape (metrics.Launcher): the
+// serve records the Ask when the call reaches it, so the Ask returned is
+// req's, still pending; run asks on a goroutine of its own, which the
+// HTTP wait holds, and done gets the end.
+func (r RunApprover) Launch(_ context.Context, req pending.Request, _ time.Duration) (pending.Ask, func(context.Context, func(pending.Ask))) {
+	return pending.Ask{Request: req, Status: pending.StatusPending}, func(ctx context.Context, done func(pending.Ask)) {
+		go func() { done(r.Approve(ctx, req)) }()
+	}
 }
 
 // runCallInput is req, a call of askops' own agent, as the tool and input

@@ -18,9 +18,9 @@ import (
 // noApprover is an Approver a judge-only test never reaches.
 type noApprover struct{}
 
-func (noApprover) Start(_ context.Context, req pending.Request, _ time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
+func (noApprover) Launch(_ context.Context, req pending.Request, _ time.Duration) (pending.Ask, func(context.Context, func(pending.Ask))) {
 	a := pending.Ask{Request: req, Status: pending.Status(pending.Unavailable)}
-	return a, func(context.Context) pending.Ask { return a }
+	return a, func(_ context.Context, done func(pending.Ask)) { go done(a) }
 }
 
 // judgeService is a Service on a real policy engine (rules, mode) and a

@@ -13,23 +13,49 @@ import (
 	"github.com/askops/askops/pending"
 )
 
-// Approver counts and logs every Ask this process waits on: one log line
-// per outcome with the ids and the decision latency. *approval.Core is its
-// Next.
+// Launcher is the round trip: it records an Ask for req and returns it,
+// with run, which starts the rest and returns at once; done then gets the
+// terminal Ask once, on a goroutine of its own (*approval.Core's Launch).
+type Launcher interface {
+	Launch(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(ctx context.Context, done func(pending.Ask)))
+}
+
+// Approver counts and logs every Ask of a run this process waits on: one
+// log line per outcome with the ids and the decision latency.
+// *approval.Core is its Next.
 type Approver struct {
-	Next interface {
-		Approve(ctx context.Context, req pending.Request) pending.Ask
-	}
+	Next    Launcher
 	Metrics *Set
 	Log     *slog.Logger
 }
 
-// Approve takes req through Next and counts the outcome.
+// Approve is Launch for a caller that waits (bot ask).
 func (m *Approver) Approve(ctx context.Context, req pending.Request) pending.Ask {
-	end := m.waiting(runNames(req))
-	a := m.Next.Approve(ctx, req)
-	end(a)
-	return a
+	_, run := m.Launch(ctx, req, 0)
+	ended := make(chan pending.Ask, 1)
+	run(ctx, func(a pending.Ask) { ended <- a })
+	return <-ended
+}
+
+// Launch starts req, a run's call, through Next's Launch; the wait it runs
+// is counted. The Ask waits parked, holding no goroutine: a chat-ops run
+// waiting for its human is its state, not a blocked goroutine.
+func (m *Approver) Launch(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context, func(pending.Ask))) {
+	return m.launch(ctx, req, ttl, runNames(req))
+}
+
+// launch is Next's Launch of req, its wait counted and logged by names.
+// The log line needs three of req's strings: the closures keep those, not
+// the whole request, for as long as the Ask waits.
+func (m *Approver) launch(ctx context.Context, req pending.Request, ttl time.Duration, names askNames) (pending.Ask, func(context.Context, func(pending.Ask))) {
+	a, run := m.Next.Launch(ctx, req, ttl)
+	return a, func(ctx context.Context, done func(pending.Ask)) {
+		end := m.waiting(names)
+		run(ctx, func(final pending.Ask) {
+			end(final)
+			done(final)
+		})
+	}
 }
 
 // askNames is what an "ask ended" line names its request by: three keys
@@ -70,24 +96,6 @@ func (m *Approver) waiting(n askNames) (end func(pending.Ask)) {
 	}
 }
 
-// ApproveThen is Approve without the wait: done gets the final Ask once,
-// on a goroutine of its own. With a Next that launches (*approval.Core)
-// the Ask waits parked, holding no goroutine: a chat-ops run waiting for
-// its human is then its state, not a blocked goroutine.
-func (m *Approver) ApproveThen(ctx context.Context, req pending.Request, done func(pending.Ask)) {
-	l, ok := m.Next.(launcher)
-	if !ok {
-		go func() { done(m.Approve(ctx, req)) }()
-		return
-	}
-	_, wait := l.Launch(ctx, req, 0)
-	end := m.waiting(runNames(req))
-	wait(ctx, func(a pending.Ask) {
-		end(a)
-		done(a)
-	})
-}
-
 // ended counts a final Ask; the latency is the store's creation to
 // decision when it has both, else the wait measured from start.
 func (m *Approver) ended(a pending.Ask, start time.Time) (pending.Outcome, time.Duration) {
@@ -103,54 +111,15 @@ func (m *Approver) ended(a pending.Ask, start time.Time) (pending.Outcome, time.
 	return outcome, latency
 }
 
-// Starter counts and logs the gateway's Asks as Approver does the
-// agent's: Next is the round trip's Start (*approval.Core's).
+// Starter counts and logs the gateway's Asks as Approver does a run's,
+// named as an agent knows them: Counted's Next is the round trip.
 type Starter struct {
-	Next interface {
-		Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask)
-	}
 	Counted *Approver
 }
 
-// Start starts req through Next; the wait it returns is counted.
-func (m Starter) Start(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
-	a, rest := m.Next.Start(ctx, req, ttl)
-	return a, func(ctx context.Context) pending.Ask {
-		end := m.Counted.waiting(agentNames(req))
-		final := rest(ctx)
-		end(final)
-		return final
-	}
-}
-
-// launcher is a round trip that waits without a goroutine per Ask
-// (*approval.Core's Launch).
-type launcher interface {
-	Launch(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context, func(pending.Ask)))
-}
-
-// Launch starts req through Next's Launch (or, without one, its Start's
-// rest on a goroutine); the wait it runs is counted.
+// Launch starts req through the round trip; the wait it runs is counted.
 func (m Starter) Launch(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(context.Context, func(pending.Ask))) {
-	var a pending.Ask
-	var run func(context.Context, func(pending.Ask))
-	if l, ok := m.Next.(launcher); ok {
-		a, run = l.Launch(ctx, req, ttl)
-	} else {
-		var rest func(context.Context) pending.Ask
-		a, rest = m.Next.Start(ctx, req, ttl)
-		run = func(ctx context.Context, done func(pending.Ask)) { go func() { done(rest(ctx)) }() }
-	}
-	// The log line needs three of req's strings: the closures keep those,
-	// not the whole request, for as long as the Ask waits.
-	names := agentNames(req)
-	return a, func(ctx context.Context, done func(pending.Ask)) {
-		end := m.Counted.waiting(names)
-		run(ctx, func(final pending.Ask) {
-			end(final)
-			done(final)
-		})
-	}
+	return m.Counted.launch(ctx, req, ttl, agentNames(req))
 }
 
 // ExpiredUpdater brings a channel in step with Asks a sweep expired;

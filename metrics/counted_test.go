@@ -17,24 +17,21 @@ type launchFunc struct {
 	done chan func(pending.Ask)
 }
 
-func (l launchFunc) Approve(context.Context, pending.Request) pending.Ask {
-	panic("a launching round trip's ApproveThen must not block in Approve")
-}
-
 func (l launchFunc) Launch(_ context.Context, req pending.Request, _ time.Duration) (pending.Ask, func(context.Context, func(pending.Ask))) {
 	a := pending.Ask{Request: req, ID: "ask-1", Status: pending.StatusPending}
 	return a, func(_ context.Context, done func(pending.Ask)) { l.done <- done }
 }
 
-// ApproveThen waits parked through a launching round trip, counted as a
-// waiting Ask until it ends, then as its outcome.
-func TestApproveThenCountsAParkedAsk(t *testing.T) {
+// Launch waits parked through the round trip, counted as a waiting Ask
+// until it ends, then as its outcome.
+func TestLaunchCountsAParkedAsk(t *testing.T) {
 	m := New("dev")
 	next := launchFunc{done: make(chan func(pending.Ask), 1)}
 	var log bytes.Buffer
 	a := &Approver{Next: next, Metrics: m, Log: slog.New(slog.NewTextHandler(&log, nil))}
 	got := make(chan pending.Ask, 1)
-	a.ApproveThen(t.Context(), pending.Request{RunID: "r1", SessionID: "s1", Tool: "bash"}, func(ask pending.Ask) { got <- ask })
+	_, run := a.Launch(t.Context(), pending.Request{RunID: "r1", SessionID: "s1", Tool: "bash"}, 0)
+	run(t.Context(), func(ask pending.Ask) { got <- ask })
 	done := <-next.done
 	if out := scrape(t, m); !strings.Contains(out, "askops_asks_pending 1\n") {
 		t.Fatalf("while parked:\n%s", out)
@@ -59,7 +56,7 @@ func TestApproveThenCountsAParkedAsk(t *testing.T) {
 func TestStarterLogsTheAgentsNames(t *testing.T) {
 	var log bytes.Buffer
 	next := launchFunc{done: make(chan func(pending.Ask), 1)}
-	s := Starter{Next: starterOf{next}, Counted: &Approver{Metrics: New("dev"), Log: slog.New(slog.NewTextHandler(&log, nil))}}
+	s := Starter{Counted: &Approver{Next: next, Metrics: New("dev"), Log: slog.New(slog.NewTextHandler(&log, nil))}}
 	_, run := s.Launch(t.Context(), pending.Request{SessionID: "s1", Tool: "Bash", Label: "claude-code"}, time.Minute)
 	ended := make(chan struct{})
 	run(t.Context(), func(pending.Ask) { close(ended) })
@@ -68,11 +65,4 @@ func TestStarterLogsTheAgentsNames(t *testing.T) {
 	if want := "msg=\"ask ended\" ask=ask-1 session=s1 tool=Bash agent=claude-code outcome=approved by=U1 "; !strings.Contains(log.String(), want) {
 		t.Errorf("log:\n%s\nwant a line with %s", log.String(), want)
 	}
-}
-
-// starterOf is a launching round trip as a Starter's Next.
-type starterOf struct{ launchFunc }
-
-func (s starterOf) Start(context.Context, pending.Request, time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
-	panic("a launching round trip is launched, not started")
 }

@@ -116,7 +116,7 @@ type Request struct {
 	Keep     time.Duration `json:"-"`
 
 	// Shown is what an approver is shown that was worked out once, when
-	// the Ask was made (approval.Core.Start): nil on an Ask recorded by a
+	// the Ask was made (approval.Core.Launch): nil on an Ask recorded by a
 	// release before it, which the surfaces work out as they show it.
 	Shown *Shown `json:"shown,omitempty"`
 }

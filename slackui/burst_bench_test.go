@@ -83,7 +83,8 @@ func burstOnce(b *testing.B, after bool, pad int) {
 	}
 	approvers, _ := NewApprovers(ApproversConfig{Users: []string{approverA}})
 	inter := NewInteractions(InteractionsConfig{Asks: stores[0], Notifier: notifiers[0], Approvers: approvers,
-		API: slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL())), Logger: log})
+		API: slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL())), Logger: log,
+		Decider: testDecider(b, stores[0], notifiers[0], approvers, approval.SelfApproval{})})
 	hs := httptest.NewServer(Verified(fake.SigningSecret(), time.Now, inter))
 	b.Cleanup(func() { inter.Close() })
 	b.Cleanup(hs.Close)
@@ -92,9 +93,10 @@ func burstOnce(b *testing.B, after bool, pad int) {
 	ids := make([]string, asks)
 	var ended sync.WaitGroup
 	for k := range asks {
-		a, rest := cores[k%replicas].Start(b.Context(), bashRequest(fmt.Sprintf("run-%d", k), fmt.Sprintf("sess-%d", k), fmt.Sprintf("make step-%d", k)+strings.Repeat(" x", pad/2)), 0)
+		a, run := cores[k%replicas].Launch(b.Context(), bashRequest(fmt.Sprintf("run-%d", k), fmt.Sprintf("sess-%d", k), fmt.Sprintf("make step-%d", k)+strings.Repeat(" x", pad/2)), 0)
 		ids[k] = a.ID
-		ended.Go(func() { rest(b.Context()) })
+		ended.Add(1)
+		run(b.Context(), func(pending.Ask) { ended.Done() })
 	}
 	var first, last time.Duration
 	failed := 0 // ended unavailable, never shown: the calls fail closed

@@ -88,7 +88,8 @@ func newBurstWorld(t *testing.T, redisURL string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.inter = NewInteractions(InteractionsConfig{Asks: w.clicks, Notifier: w.notifier, Approvers: approvers, API: w.api, Logger: log})
+	w.inter = NewInteractions(InteractionsConfig{Asks: w.clicks, Notifier: w.notifier, Approvers: approvers, API: w.api, Logger: log,
+		Decider: testDecider(t, w.clicks, w.notifier, approvers, approval.SelfApproval{})})
 	srv := httptest.NewServer(Verified(w.fake.SigningSecret(), time.Now, w.inter))
 	w.url = srv.URL + "/slack/interactions"
 	t.Cleanup(func() { w.inter.Close() })

@@ -19,31 +19,10 @@ import (
 // its Ask's message (binds, homeBinds, formBinds) and adopting a message
 // the store did not know yet (firstclick.go).
 
-// newDecider is the Decider of this handler's clicks: message updates run
-// in the background after the acknowledgement (Close waits for them).
-func (i *Interactions) newDecider() *approval.Decider {
-	cfg := approval.DeciderConfig{
-		Asks:         i.cfg.Asks,
-		SelfApproval: i.cfg.SelfApproval,
-		Messages:     []approval.MessageUpdater{messagesOf{i}},
-		Go: func(delay time.Duration, _ string, call func(context.Context) error) {
-			i.backgroundAfter(delay, "chat.update", call)
-		},
-		UpdateDelay: i.cfg.UpdateDelay,
-		Logger:      i.log,
-	}
-	if l, ok := i.cfg.Notifier.(grantLives); ok {
-		cfg.GrantDurations = l.GrantLives()
-	}
-	return approval.NewDecider(cfg)
-}
-
-// messagesOf updates through the handler's renderer as configured at the
-// time of the update.
-type messagesOf struct{ i *Interactions }
-
-func (m messagesOf) Update(ctx context.Context, a pending.Ask) error {
-	return m.i.cfg.Notifier.Update(ctx, a)
+// Decider judges a vote by the deciding rules; the process's one
+// *approval.Decider, which every surface shares, satisfies it.
+type Decider interface {
+	Decide(ctx context.Context, v approval.Vote) (approval.Result, error)
 }
 
 // grantLives is a renderer that says which "Approve for 15 min" buttons
@@ -68,8 +47,6 @@ func (c clickAuthority) MayDecide(ctx context.Context, user string) (bool, error
 func (c clickAuthority) MayDecideAsk(ctx context.Context, user, askID string, approver bool, err error) error {
 	return c.i.authorizeChecked(ctx, user, askID, c.cb, approver, err)
 }
-
-func (c clickAuthority) Only(user string) bool { return c.i.onlyApprover(user) }
 
 // clickVote is the vote of the click cb, with the button actionID.
 // Slack's signed payload says who clicked: a person, for a quorum.

@@ -73,7 +73,8 @@ func newEscalationWorld(t *testing.T) *escalationWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inter := NewInteractions(InteractionsConfig{Asks: w.store, Notifier: w.notifier, Approvers: approvers, Escalated: w.esc, API: api})
+	inter := NewInteractions(InteractionsConfig{Asks: w.store, Notifier: w.notifier, Approvers: approvers, Escalated: w.esc, API: api,
+		Decider: testDecider(t, w.store, w.notifier, approvers, approval.SelfApproval{})})
 	srv := httptest.NewServer(Verified(w.fake.SigningSecret(), time.Now, inter))
 	w.url = srv.URL
 	t.Cleanup(func() { inter.Close() })

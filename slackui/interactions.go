@@ -65,11 +65,12 @@ type InteractionsConfig struct {
 	// Escalated, if set, lets the targets of an escalation level that
 	// fired for an Ask decide that Ask (*Escalation; escalate.go).
 	Escalated EscalatedAuthority
-	// SelfApproval is approvals.self_approval (see quorum.go).
-	SelfApproval approval.SelfApproval
-	API          InteractionAPI
-	Logger       *slog.Logger
-	Now          func() time.Time
+	// Decider judges every vote (the process's one: the rules, the
+	// refusal audit and the message updates are its).
+	Decider Decider
+	API     InteractionAPI
+	Logger  *slog.Logger
+	Now     func() time.Time
 	// DecideTimeout bounds the synchronous part of a click (approver check
 	// and the store's Decide), which must finish well inside Slack's 3 s;
 	// default 2s.
@@ -80,14 +81,6 @@ type InteractionsConfig struct {
 	// Home shows what a click on the App Home changed (or why nothing):
 	// a Home has no channel for an ephemeral. Optional (home.go).
 	Home HomeNotices
-	// UpdateDelay is how long the message updates after a decision wait
-	// before they start; default 20ms, negative for none. The decision
-	// wakes its agent at once, on this replica or another, and rendering
-	// and sending the updates is a few hundred µs of CPU: on a shared
-	// machine (one replica, or replicas beside each other) it ran beside
-	// the woken agent on the way to its next model request
-	// (BenchmarkClickToResume). Nobody sees 20 ms on a Slack message.
-	UpdateDelay time.Duration
 }
 
 // Interactions turns button clicks and modal submissions into decisions.
@@ -96,8 +89,6 @@ type InteractionsConfig struct {
 type Interactions struct {
 	cfg InteractionsConfig
 	log *slog.Logger
-
-	decider *approval.Decider // decide.go
 
 	mu       sync.RWMutex // guards closed against wg.Add racing Close's Wait
 	closed   bool
@@ -119,12 +110,7 @@ func NewInteractions(cfg InteractionsConfig) *Interactions {
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = 10 * time.Second
 	}
-	if cfg.UpdateDelay == 0 {
-		cfg.UpdateDelay = 20 * time.Millisecond
-	}
-	i := &Interactions{cfg: cfg, log: cfg.Logger, closing: make(chan struct{})}
-	i.decider = i.newDecider()
-	return i
+	return &Interactions{cfg: cfg, log: cfg.Logger, closing: make(chan struct{})}
 }
 
 // ServeHTTP serves POST /slack/interactions with Handle. Wrap it in
@@ -240,7 +226,7 @@ func (i *Interactions) decide(ctx context.Context, cb slack.InteractionCallback,
 // the click is parsed into an approval.Vote, decided, and its Result
 // worded for the clicker (decide.go).
 func (i *Interactions) decideAs(ctx context.Context, cb slack.InteractionCallback, askID, actionID string, b pending.Ballot) error {
-	res, _ := i.decider.Decide(ctx, i.clickVote(cb, askID, actionID, b))
+	res, _ := i.cfg.Decider.Decide(ctx, i.clickVote(cb, askID, actionID, b))
 	return i.clickWorded(cb, askID, res)
 }
 
@@ -338,7 +324,7 @@ func (i *Interactions) denyWithReason(ctx context.Context, cb slack.InteractionC
 		// The reason goes to the model and onto the message; keep it a reason.
 		reason = string(r[:MaxDenyReason]) + "…"
 	}
-	res, _ := i.decider.Decide(ctx, i.formVote(cb, askID, at, reason))
+	res, _ := i.cfg.Decider.Decide(ctx, i.formVote(cb, askID, at, reason))
 	return i.formWorded(askID, res, fail)
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
@@ -69,7 +70,8 @@ func benchInteraction(b *testing.B, store string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	inter := NewInteractions(InteractionsConfig{Asks: asks, Notifier: notifier, Approvers: approvers, API: api, Logger: log})
+	inter := NewInteractions(InteractionsConfig{Asks: asks, Notifier: notifier, Approvers: approvers, API: api, Logger: log,
+		Decider: testDecider(b, asks, notifier, approvers, approval.SelfApproval{})})
 	srv := httptest.NewServer(Verified(fake.SigningSecret(), time.Now, inter))
 	defer srv.Close()
 

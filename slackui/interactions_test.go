@@ -137,6 +137,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	}
 	w.inter = NewInteractions(InteractionsConfig{
 		Asks: w.clicks, Notifier: w.notifier, Approvers: approvers, API: w.api, Logger: log,
+		Decider: testDecider(t, w.clicks, w.notifier, approvers, approval.SelfApproval{}),
 	})
 	srv := httptest.NewServer(Verified(w.fake.SigningSecret(), time.Now, w.inter))
 	w.url = srv.URL + "/slack/interactions"
@@ -145,6 +146,22 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	t.Cleanup(func() { w.inter.Close() })
 	t.Cleanup(srv.Close)
 	return w
+}
+
+// testDecider is the Decider the wiring builds, for clicks on asks'
+// messages rendered by messages: its grant durations, its one approver's
+// exception, rule; the test's cleanup closes it.
+func testDecider(tb testing.TB, asks approval.DecideStore, messages AskMessages, approvers *Approvers, rule approval.SelfApproval) *approval.Decider {
+	cfg := approval.DeciderConfig{Asks: asks, SelfApproval: rule, Messages: []approval.MessageUpdater{messages}}
+	if l, ok := messages.(grantLives); ok {
+		cfg.GrantDurations = l.GrantLives()
+	}
+	if approvers != nil {
+		cfg.OnlyApprover = approvers.Only
+	}
+	d := approval.NewDecider(cfg)
+	tb.Cleanup(d.Close)
+	return d
 }
 
 type testWriter struct{ t *testing.T }
@@ -793,7 +810,8 @@ func TestCloseDrainsSlowMessageUpdates(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	w.fake.SetDelay("chat.update", time.Second)
 	counted := &finishedUpdates{next: w.notifier}
-	w.inter.cfg.Notifier = counted
+	d := approval.NewDecider(approval.DeciderConfig{Asks: w.clicks, Messages: []approval.MessageUpdater{counted}})
+	w.inter.cfg.Decider = d
 	wa := w.ask(bashRequest("run-drain", "sess-1", "ls"))
 	w.click(wa, approverA, ActionApprove)
 	if got := wa.result(t); got.Status != pending.Status(pending.Approved) {
@@ -805,7 +823,7 @@ func TestCloseDrainsSlowMessageUpdates(t *testing.T) {
 	if counted.done.Load() != 0 {
 		t.Fatal("the update finished before its 1s answer; the delay did not apply")
 	}
-	w.inter.Close()
+	d.Close()
 	if n := counted.done.Load(); n != 1 {
 		t.Fatalf("Close returned with %d of 1 updates finished", n)
 	}

@@ -61,7 +61,7 @@ func newSeamWorld(t *testing.T) *seamWorld {
 	asksUI := HomeNotifier{Notifier: w.notifier, Home: w.home}
 	w.inter = NewInteractions(InteractionsConfig{
 		Asks: w.store, Notifier: asksUI, Home: w.home, Approvers: approvers,
-		Escalated: w.esc, SelfApproval: rule, API: api,
+		Escalated: w.esc, API: api, Decider: testDecider(t, w.store, asksUI, approvers, rule),
 	})
 	srv := httptest.NewServer(Verified(w.fake.SigningSecret(), time.Now, w.inter))
 	w.url = srv.URL

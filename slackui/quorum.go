@@ -164,13 +164,6 @@ func repeatVoteText(a pending.Ask) string {
 		a.Needed(), a.Counted())
 }
 
-// onlyApprover reports whether user is the only approver configured (who
-// may approve their own run's Asks: see approval.SelfApproval).
-func (i *Interactions) onlyApprover(user string) bool {
-	o, ok := i.cfg.Approvers.(interface{ Only(string) bool })
-	return ok && o.Only(user)
-}
-
 // SelfApprovalAuthority is the approvers with approvals.self_approval as a
 // per-Ask rule (AskAuthority), for the App Home: the Asks of a run the
 // viewer started get no buttons there when they may not approve them (they

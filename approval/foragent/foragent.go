@@ -10,6 +10,7 @@ package foragent
 
 import (
 	"context"
+	"time"
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/askview"
@@ -18,40 +19,26 @@ import (
 
 // Approver is the agent's Approver for the runs chat-ops and bot run
 // start: it turns the agent's request into the store's, takes it through
-// the round trip (Next, an approval.Core), and hands back the agent's
-// decision. The two outcome vocabularies are the same words, so the status
-// passes as is; one the agent does not know (a non-terminal Ask) it
-// refuses as unavailable.
+// the round trip (Next: the counted approval.Core, which waits parked, or
+// a serve's Ask API), and hands back the agent's decision. The two outcome
+// vocabularies are the same words, so the status passes as is; one the
+// agent does not know (a non-terminal Ask) it refuses as unavailable.
 type Approver struct {
 	Next interface {
-		Approve(ctx context.Context, req pending.Request) pending.Ask
+		// Launch records the Ask for req, and run takes it through the
+		// rest of the round trip: done gets its end once, on a goroutine
+		// of its own (approval.Core's Launch).
+		Launch(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(ctx context.Context, done func(pending.Ask)))
 	}
 }
 
-var (
-	_ agent.Approver     = Approver{}
-	_ agent.ThenApprover = Approver{}
-)
+var _ agent.Approver = Approver{}
 
-// Approve implements agent.Approver.
-func (a Approver) Approve(ctx context.Context, r agent.Request) agent.Decision {
-	return decision(a.Next.Approve(ctx, request(r)))
-}
-
-// thenApprover is a round trip that can wait without a goroutine
-// (*metrics.Approver's ApproveThen, on *approval.Core's Launch).
-type thenApprover interface {
-	ApproveThen(ctx context.Context, req pending.Request, done func(pending.Ask))
-}
-
-// ApproveThen implements agent.ThenApprover: with a Next that parks, a run
-// waiting for its human holds no goroutine.
-func (a Approver) ApproveThen(ctx context.Context, r agent.Request, done func(agent.Decision)) {
-	if t, ok := a.Next.(thenApprover); ok {
-		t.ApproveThen(ctx, request(r), func(ask pending.Ask) { done(decision(ask)) })
-		return
-	}
-	go func() { done(a.Approve(ctx, r)) }()
+// Approve implements agent.Approver: a run waiting for its human holds no
+// goroutine while the round trip parks.
+func (a Approver) Approve(ctx context.Context, r agent.Request, done func(agent.Decision)) {
+	_, run := a.Next.Launch(ctx, request(r), 0)
+	run(ctx, func(ask pending.Ask) { done(decision(ask)) })
 }
 
 // request is the store's request for the agent's.

@@ -31,11 +31,20 @@ func TestAgentOutcomesAreTheStoresOutcomes(t *testing.T) {
 	}
 }
 
-// approveFunc is a round trip that answers with a function.
+// approveFunc is a round trip that answers with a function, on a
+// goroutine of its own.
 type approveFunc func(context.Context, pending.Request) pending.Ask
 
-func (f approveFunc) Approve(ctx context.Context, req pending.Request) pending.Ask {
-	return f(ctx, req)
+func (f approveFunc) Launch(_ context.Context, req pending.Request, _ time.Duration) (pending.Ask, func(context.Context, func(pending.Ask))) {
+	return pending.Ask{Request: req}, func(ctx context.Context, done func(pending.Ask)) { go func() { done(f(ctx, req)) }() }
+}
+
+// approve is a's decision on req, once done has it.
+func approve(t *testing.T, a Approver, req agent.Request) agent.Decision {
+	t.Helper()
+	decided := make(chan agent.Decision, 1)
+	a.Approve(t.Context(), req, func(d agent.Decision) { decided <- d })
+	return <-decided
 }
 
 // Every field of the agent's request reaches the store's request (a field
@@ -47,10 +56,10 @@ func TestApproverCarriesEveryField(t *testing.T) {
 	fill(rv, "")
 	deadline := time.Date(2026, 11, 29, 14, 0, 0, 0, time.UTC)
 	var got pending.Request
-	d := Approver{Next: approveFunc(func(_ context.Context, r pending.Request) pending.Ask {
+	d := approve(t, Approver{Next: approveFunc(func(_ context.Context, r pending.Request) pending.Ask {
 		got = r
 		return pending.Ask{Request: r, ID: "ask-1", Status: pending.Status(pending.Denied), DecidedBy: "U1", DecisionReason: "no", Deadline: deadline}
-	})}.Approve(t.Context(), req)
+	})}, req)
 
 	sameFields(t, rv, reflect.ValueOf(got), "")
 	want := agent.Decision{AskID: "ask-1", Outcome: agent.Denied, By: "U1", Reason: "no", Deadline: deadline}
@@ -130,45 +139,29 @@ func TestRunSessionNames(t *testing.T) {
 }
 
 // thenFunc is a round trip that parks: it answers later, through done.
-type thenFunc struct {
-	approveFunc
-	then func(context.Context, pending.Request, func(pending.Ask))
+type thenFunc func(context.Context, pending.Request, func(pending.Ask))
+
+func (f thenFunc) Launch(_ context.Context, req pending.Request, _ time.Duration) (pending.Ask, func(context.Context, func(pending.Ask))) {
+	return pending.Ask{Request: req}, func(ctx context.Context, done func(pending.Ask)) { f(ctx, req, done) }
 }
 
-func (f thenFunc) ApproveThen(ctx context.Context, req pending.Request, done func(pending.Ask)) {
-	f.then(ctx, req, done)
-}
-
-// ApproveThen carries the same request and decision as Approve, through
-// the round trip's own ApproveThen when it has one, and through Approve
-// on a goroutine when it has not.
-func TestApproveThenIsApproveWithoutTheWait(t *testing.T) {
+// A run's Ask waits parked in the round trip: Approve returns before the
+// decision, which then comes back whole through done.
+func TestApproveWaitsParked(t *testing.T) {
 	var req agent.Request
 	rv := reflect.ValueOf(&req).Elem()
 	fill(rv, "")
-	end := func(r pending.Request) pending.Ask {
-		return pending.Ask{Request: r, ID: "ask-1", Status: pending.Status(pending.Approved), DecidedBy: "U1"}
-	}
-	want := agent.Decision{AskID: "ask-1", Outcome: agent.Approved, By: "U1"}
 	var parked func(pending.Ask)
 	var got pending.Request
-	parking := thenFunc{
-		approveFunc: func(context.Context, pending.Request) pending.Ask { panic("blocked in Approve") },
-		then:        func(_ context.Context, r pending.Request, done func(pending.Ask)) { got, parked = r, done },
-	}
+	parking := thenFunc(func(_ context.Context, r pending.Request, done func(pending.Ask)) { got, parked = r, done })
 	decided := make(chan agent.Decision, 1)
-	Approver{Next: parking}.ApproveThen(t.Context(), req, func(d agent.Decision) { decided <- d })
+	Approver{Next: parking}.Approve(t.Context(), req, func(d agent.Decision) { decided <- d })
 	if parked == nil {
-		t.Fatal("the round trip's ApproveThen was not used")
+		t.Fatal("the round trip was not asked")
 	}
 	sameFields(t, rv, reflect.ValueOf(got), "")
-	parked(end(got))
-	if d := <-decided; d != want {
-		t.Errorf("parked: decision %+v, want %+v", d, want)
-	}
-	blocking := approveFunc(func(_ context.Context, r pending.Request) pending.Ask { return end(r) })
-	Approver{Next: blocking}.ApproveThen(t.Context(), req, func(d agent.Decision) { decided <- d })
-	if d := <-decided; d != want {
-		t.Errorf("blocking: decision %+v, want %+v", d, want)
+	parked(pending.Ask{Request: got, ID: "ask-1", Status: pending.Status(pending.Approved), DecidedBy: "U1"})
+	if d, want := <-decided, (agent.Decision{AskID: "ask-1", Outcome: agent.Approved, By: "U1"}); d != want {
+		t.Errorf("decision %+v, want %+v", d, want)
 	}
 }

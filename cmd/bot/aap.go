@@ -124,13 +124,13 @@ func (s *aapServer) stop() {
 // provider and the Ask API (api.tokens) on their own gateway Service
 // over the serve's store and round trip. stop ends its waits (they
 // answer cancelled), drains the listener and closes the Service.
-func serveLocalAAP(cfg config.Config, st storeSet, bg *loops, asks gateway.Asks, approver gateway.Approver, now func() time.Time, log *slog.Logger) (stop func(), err error) {
+func serveLocalAAP(cfg config.Config, st storeSet, bg *loops, asks gateway.Asks, approver gateway.Approver, decider gateway.Decider, now func() time.Time, log *slog.Logger) (stop func(), err error) {
 	engine, err := policyEngine(cfg, st, log)
 	if err != nil {
 		return nil, err
 	}
-	gw, err := gateway.New(gateway.Config{Asks: asks, Approver: approver, Policy: engine, MaxTimeout: cfg.Approvals.Timeout.D(),
-		GrantDurations: cfg.Approvals.Durations(), Now: now, Logger: log.With("component", "gateway")})
+	gw, err := gateway.New(gateway.Config{Asks: asks, Approver: approver, Policy: engine, Decider: decider, MaxTimeout: cfg.Approvals.Timeout.D(),
+		Now: now, Logger: log.With("component", "gateway")})
 	if err != nil {
 		return nil, err
 	}

@@ -40,9 +40,11 @@ type app struct {
 	notifier     *slackui.Notifier
 	approvers    *slackui.Approvers
 	interactions *slackui.Interactions
-	core         *approval.Core
-	approver     *metrics.Approver   // core, counted
-	escalation   *slackui.Escalation // nil without reminders or escalation levels
+	// decider judges every vote: Slack's, the console's, the API's.
+	decider    *approval.Decider
+	core       *approval.Core
+	approver   *metrics.Approver   // core, counted
+	escalation *slackui.Escalation // nil without reminders or escalation levels
 	// home keeps App Home tabs current; asksUI is the notifier that also
 	// refreshes them when an Ask changes here (slackui/home.go).
 	home   *slackui.Home
@@ -150,16 +152,17 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	})
 	a.loops.start("home", a.home.Run)
 	a.asksUI = slackui.HomeNotifier{Notifier: a.notifier, Home: a.home}
+	a.decider = newDecider(cfg, a.Asks, a.approvers.Only, []approval.MessageUpdater{a.asksUI}, log)
 	a.interactions = slackui.NewInteractions(slackui.InteractionsConfig{
-		Asks:         a.Asks,
-		Notifier:     a.asksUI,
-		Home:         a.home,
-		Approvers:    a.approvers,
-		Escalated:    a.escalated(),
-		SelfApproval: approval.SelfApproval{Allowed: cfg.Approvals.SelfApproval},
-		API:          a.slack,
-		Logger:       log.With("component", "interactions"),
-		Now:          a.now,
+		Asks:      a.Asks,
+		Notifier:  a.asksUI,
+		Home:      a.home,
+		Approvers: a.approvers,
+		Escalated: a.escalated(),
+		Decider:   a.decider,
+		API:       a.slack,
+		Logger:    log.With("component", "interactions"),
+		Now:       a.now,
 	})
 	var notifier approval.Notifier = a.asksUI
 	if o.Posted != nil {
@@ -188,6 +191,9 @@ func (a *app) Close() {
 	a.loops.stop()
 	if a.interactions != nil {
 		_ = a.interactions.Close()
+	}
+	if a.decider != nil {
+		a.decider.Close()
 	}
 	a.storeSet.Close()
 	if a.bound != nil {

@@ -56,6 +56,10 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 	}
 	startServerWatch(bg, watch)
 	asks, gs := st.Asks, st.Grants
+	// Without Slack the console's user is the one approver there is.
+	user := console.DeciderPrefix + cfg.ConsoleUser(env.getenv)
+	decider := newDecider(cfg, asks, func(by string) bool { return by == user }, nil, log)
+	defer decider.Close() // before the stores close
 
 	live := console.NewLive()
 	core, err := newCore(cfg, st, []approval.Notifier{live}, 0, log)
@@ -87,7 +91,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	api, err := gateway.NewLocalAPI(gateway.LocalConfig{Asks: watchable, Approver: metrics.Starter{Next: core, Counted: counted},
+	api, err := gateway.NewLocalAPI(gateway.LocalConfig{Asks: watchable, Approver: metrics.Starter{Counted: counted},
 		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Tokens: tokens, Held: held, Logger: log, BoundBash: bb})
 	if err != nil {
 		log.Error("cannot start", "err", err)
@@ -98,7 +102,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 	// API of api.tokens (a decide token decides its requests), judged as
 	// the serve with Slack judges them.
 	if cfg.AAP.Enabled {
-		stopAAP, err := serveLocalAAP(cfg, st, bg, watchable, metrics.Starter{Next: core, Counted: counted}, now, log)
+		stopAAP, err := serveLocalAAP(cfg, st, bg, watchable, metrics.Starter{Counted: counted}, decider, now, log)
 		if err != nil {
 			log.Error("cannot start", "err", err)
 			return exitFailed
@@ -113,7 +117,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 		return exitFailed
 	}
 	routes := httpRoutes{ready: &readiness{Now: now, TTL: 10 * time.Second, Store: storeReady(st.Ping, watch), Bound: b.Describe()}, metrics: counts.Handler(), api: api.Handler}
-	srv, err := startConsole(ctx, env, cfg, log, st, bg, live, nil, routes.withConsole)
+	srv, err := startConsole(ctx, env, cfg, log, st, bg, live, decider, routes.withConsole)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed
@@ -153,7 +157,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 // startConsole serves routes (the console's pages among them) on
 // console.listen; printSignIn then says how to sign in.
 func startConsole(ctx context.Context, env *environment, cfg config.Config, log *slog.Logger,
-	st storeSet, bg *loops, live *console.Live, messages []console.MessageUpdater, routes console.Routes) (*console.Server, error) {
+	st storeSet, bg *loops, live *console.Live, decider console.Decider, routes console.Routes) (*console.Server, error) {
 	tlsCfg, err := cfg.Console.TLS()
 	if err != nil {
 		return nil, err
@@ -168,13 +172,11 @@ func startConsole(ctx context.Context, env *environment, cfg config.Config, log 
 	logCertPin(log, "console.listen", tlsCfg)
 	srv, err := console.Listen(console.Config{
 		TLS: tlsCfg, Push: push,
-		Asks: st.Asks, Grants: st.Grants, Live: live, Messages: messages,
+		Asks: st.Asks, Grants: st.Grants, Live: live, Decider: decider,
 		ScopeText:      approval.ScopeText(approval.DefaultScopeFor),
 		GrantDurations: cfg.Approvals.Durations(),
 		User:           cfg.ConsoleUser(env.getenv),
-		// Without Slack beside it the console's user is the one approver.
-		SelfApproval: cfg.Approvals.SelfApproval || len(messages) == 0,
-		Logger:       log.With("component", "console"),
+		Logger:         log.With("component", "console"),
 	}, cfg.Console.Listen, routes)
 	if err != nil {
 		return nil, err
@@ -214,7 +216,7 @@ func startSlackConsole(ctx context.Context, env *environment, a *app, live *cons
 	}
 	// Beside Slack the console has its own port and only its pages: the
 	// probes, Slack's endpoints and the API are on http.listen.
-	srv, err := startConsole(ctx, env, a.cfg, a.log, a.storeSet, &a.loops, live, []console.MessageUpdater{a.notifier}, console.Pages)
+	srv, err := startConsole(ctx, env, a.cfg, a.log, a.storeSet, &a.loops, live, a.decider, console.Pages)
 	if err != nil {
 		return nil, err
 	}

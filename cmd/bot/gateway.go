@@ -35,20 +35,19 @@ func (a *app) newGateway() (*gateway.Service, error) {
 	held := heldhttp.New(0)
 	a.loops.start("held requests", held.Run)
 	return gateway.New(gateway.Config{
-		BoundBash:      bb,
-		Held:           held,
-		Asks:           asks,
-		Approver:       metrics.Starter{Next: a.core, Counted: a.approver},
-		Policy:         engine,
-		Messages:       a.notifier,
-		Opener:         a.notifier, // each session's thread, remembered in Sessions
-		MaxTimeout:     a.cfg.Approvals.Timeout.D(),
-		TeamURL:        a.teamURL, // message_url, the same shape as bot ask's link
-		GrantDurations: a.cfg.Approvals.Durations(),
-		Sessions:       a.Sessions, // each session's workspace, pinned when it is first seen, and when that was
-		Now:            a.now,
-		SessionTTL:     a.cfg.Approvals.SessionTTL.D(),
-		Logger:         a.log.With("component", "gateway"),
+		BoundBash:  bb,
+		Held:       held,
+		Asks:       asks,
+		Approver:   metrics.Starter{Counted: a.approver},
+		Policy:     engine,
+		Decider:    a.decider,
+		Opener:     a.notifier, // each session's thread, remembered in Sessions
+		MaxTimeout: a.cfg.Approvals.Timeout.D(),
+		TeamURL:    a.teamURL,  // message_url, the same shape as bot ask's link
+		Sessions:   a.Sessions, // each session's workspace, pinned when it is first seen, and when that was
+		Now:        a.now,
+		SessionTTL: a.cfg.Approvals.SessionTTL.D(),
+		Logger:     a.log.With("component", "gateway"),
 	})
 }
 

@@ -63,9 +63,9 @@ func buildRunner(cfg config.Config, log *slog.Logger, gs grants.Store, b *bound.
 }
 
 // foragentNext is the round trip a run's Asks take (foragent.Approver's
-// Next): the approval core here, or a serve's Ask API.
+// Next), counted: the approval core here, or a serve's Ask API.
 type foragentNext interface {
-	Approve(ctx context.Context, req pending.Request) pending.Ask
+	Launch(ctx context.Context, req pending.Request, ttl time.Duration) (pending.Ask, func(ctx context.Context, done func(pending.Ask)))
 }
 
 // cmdRunMain is `bot run "TASK"`: one agent run from a terminal or a cron

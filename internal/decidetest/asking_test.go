@@ -323,7 +323,7 @@ type recordingApprover struct {
 	reqs []pending.Request
 }
 
-func (r *recordingApprover) Start(_ context.Context, req pending.Request, _ time.Duration) (pending.Ask, func(context.Context) pending.Ask) {
+func (r *recordingApprover) Launch(_ context.Context, req pending.Request, _ time.Duration) (pending.Ask, func(context.Context, func(pending.Ask))) {
 	r.mu.Lock()
 	r.reqs = append(r.reqs, req)
 	r.mu.Unlock()
@@ -331,7 +331,7 @@ func (r *recordingApprover) Start(_ context.Context, req pending.Request, _ time
 	if req.AskID != "" {
 		a.ID = req.AskID
 	}
-	return a, func(context.Context) pending.Ask { return a }
+	return a, func(_ context.Context, done func(pending.Ask)) { done(a) }
 }
 
 func (r *recordingApprover) count() int {

@@ -65,6 +65,10 @@ type world struct {
 	grants grants.Store
 	fake   *fakeslack.Server
 	notif  *slackui.Notifier
+	// decider is the one every surface is handed, as cmd/bot hands its
+	// one to Slack, the console and the API: the surfaces cannot differ
+	// by wiring.
+	decider *approval.Decider
 }
 
 func TestDecidingRulesAgreeOnEverySurface(t *testing.T) {
@@ -157,6 +161,12 @@ func newWorld(t *testing.T) *world {
 		ApprovalChannel: channel, ScopeText: approval.ScopeText(nil),
 		PerChannelInterval: time.Millisecond, MaxAttempts: 1,
 	})
+	scope := approval.ScopeText(nil)
+	w.decider = approval.NewDecider(approval.DeciderConfig{
+		Asks: w.asks, Messages: []approval.MessageUpdater{w.notif},
+		SessionOffered: func(a pending.Ask) bool { return scope(a) != "" },
+	})
+	t.Cleanup(w.decider.Close)
 	return w
 }
 
@@ -209,7 +219,7 @@ func (w *world) slackSurface(t *testing.T) surface {
 		t.Fatal(err)
 	}
 	inter := slackui.NewInteractions(slackui.InteractionsConfig{
-		Asks: w.asks, Notifier: w.notif, Approvers: approvers,
+		Asks: w.asks, Notifier: w.notif, Approvers: approvers, Decider: w.decider,
 		API: slack.New(w.fake.BotToken(), slack.OptionAPIURL(w.fake.APIURL())),
 		Now: time.Now,
 	})
@@ -294,7 +304,7 @@ var csrfRe = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 func (w *world) consoleSurface(t *testing.T) surface {
 	c, err := console.New(console.Config{
 		Asks: w.asks, Grants: w.grants, Live: console.NewLive(), User: "ana",
-		ScopeText: approval.ScopeText(nil), Messages: []console.MessageUpdater{w.notif},
+		ScopeText: approval.ScopeText(nil), Decider: w.decider,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +377,7 @@ func (w *world) apiSurface(t *testing.T) surface {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := gateway.New(gateway.Config{Asks: w.asks, Approver: core, Policy: engine, Messages: w.notif, MaxTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)})
+	svc, err := gateway.New(gateway.Config{Asks: w.asks, Approver: core, Policy: engine, Decider: w.decider, MaxTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,7 +170,8 @@ var (
 )
 
 func consoleSurface(t *testing.T, asks *pending.MemoryStore, gs grants.Store) surface {
-	c, err := console.New(console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "ana", ScopeText: approval.ScopeText(nil)})
+	c, err := console.New(console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "ana", ScopeText: approval.ScopeText(nil),
+		Decider: approval.NewDecider(approval.DeciderConfig{Asks: asks})})
 	if err != nil {
 		t.Fatal(err)
 	}
