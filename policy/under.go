@@ -68,8 +68,8 @@ func (e *Engine) rulesUnder(ctx context.Context, c Call, mode Mode) (v Verdict, 
 
 // rulesOn is the verdict of the deny and ask rules of c.Tool naming c.Path
 // itself, without grants or the tool's class: what a file found under a
-// directory (see RulesUnder) adds to the verdict on the directory. ok is
-// false when no such rule names it. Modes act as in RulesUnder.
+// directory (see rulesUnder) adds to the verdict on the directory. ok is
+// false when no such rule names it. Modes act as in rulesUnder.
 func (e *Engine) rulesOn(c Call, mode Mode) (v Verdict, ok bool) {
 	abs, rel, inside := resolveFile(c.Path, c.Cwd, c.Workspace)
 	if abs == "" && path.IsAbs(c.Path) {
