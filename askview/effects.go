@@ -39,7 +39,8 @@ const (
 // programs it runs are not among them: they are stored apart
 // (pending.Shown.Programs), and Of words the Runs line from them
 // (runsLine). Never generated: the same call always gives the same lines.
-func effects(req pending.Request, read *policy.Reading, secrets []string) []pending.Effect {
+func effects(req pending.Request, read *policy.Reading, r redaction) []pending.Effect {
+	secrets := r.secrets
 	var out []pending.Effect
 	add := func(kind, text string) {
 		out = append(out, pending.Effect{Kind: kind, Text: cutBytes(text, maxEffectBytes)})
@@ -74,7 +75,7 @@ func effects(req pending.Request, read *policy.Reading, secrets []string) []pend
 		if len(e.Unread) > 0 {
 			add(EffectUnknown, "Unknown code: "+items(shown(e.Unread[:1]), len(e.Unread)-1))
 		}
-		if n := strings.Count(redact.Quoting(c.Command, secrets), redact.Marker); n > 0 {
+		if n := r.markers; n > 0 {
 			add(EffectSecrets, fmt.Sprintf("Secrets: %d hidden in what is shown", n))
 		}
 	case pending.CallWrite, pending.CallEdit:
@@ -95,14 +96,22 @@ func effects(req pending.Request, read *policy.Reading, secrets []string) []pend
 	return out
 }
 
-// secretsOf is every piece of c's text the redaction hides: what its
-// caller's redaction hid in the call as it came (hidden) and what
-// redacting the recorded command hides, read whole, in its context.
-func secretsOf(c pending.Call, hidden []string) []string {
+// redaction is what the redaction hides of a call's text: every piece
+// (what its caller's redaction hid in the call as it came, and what
+// redacting the recorded command hides, read whole, in its context), and
+// how many markers the redacted command shows.
+type redaction struct {
+	secrets []string
+	markers int
+}
+
+// redactionOf redacts c's command once for everything Prepare shows.
+func redactionOf(c pending.Call, hidden []string) redaction {
 	if c.Kind != pending.CallCommand {
-		return hidden
+		return redaction{secrets: hidden}
 	}
-	return append(slices.Clone(hidden), redact.Hidden(c.Command, redact.Quoting(c.Command, hidden))...)
+	red := redact.Quoting(c.Command, hidden)
+	return redaction{secrets: append(slices.Clone(hidden), redact.Hidden(c.Command, red)...), markers: strings.Count(red, redact.Marker)}
 }
 
 // minInside is the shortest item shownItem hides for lying inside a

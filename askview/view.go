@@ -228,11 +228,11 @@ func Prepare(req pending.Request, read *policy.Reading) pending.Shown {
 		read = &policy.Reading{Programs: []string{policy.UnknownCode},
 			Effects: policy.Effects{Unread: []string{"the policy's reading of the command did not reach this Ask"}}}
 	}
-	secrets := secretsOf(c, hiddenOf(req))
+	red := redactionOf(c, hiddenOf(req))
 	if c.Kind == pending.CallCommand {
-		s.Programs, s.MorePrograms = programs(read.Programs, secrets)
+		s.Programs, s.MorePrograms = programs(read.Programs, red.secrets)
 	}
-	s.Effects = effects(req, read, secrets)
+	s.Effects = effects(req, read, red)
 	s.Session = cutRunes(req.SessionName, maxSessionRunes)
 	if s.Session != "" && !req.SessionStarted.IsZero() && req.SessionStarted.Unix() > 0 {
 		s.Started = req.SessionStarted.Unix()
