@@ -16,6 +16,7 @@ import (
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/sessions"
 )
 
 // Limits of the HTTP API.
@@ -42,7 +43,7 @@ func NewAskJSON(a pending.Ask) hook.Ask {
 // answerOf is a as a front door answers its agent (NewAskJSON without the
 // effects, which no answer words).
 func answerOf(a pending.Ask) hook.Ask {
-	j := hook.Ask{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: shownSession(a.SessionID), Tool: a.Tool,
+	j := hook.Ask{ID: a.ID, Status: string(a.Status), DecidedBy: a.DecidedBy, SessionID: sessions.Shown(a.SessionID), Tool: a.Tool,
 		Approvals: a.Approvals, Votes: a.Votes.List(), Tally: a.Tally()}
 	if j.Status == "" {
 		j.Status = string(pending.StatusPending)
@@ -438,7 +439,7 @@ func (api *API) list(_ http.ResponseWriter, r *http.Request, _ Token) (int, any,
 	if s := r.URL.Query().Get("status"); s != "" && s != string(pending.StatusPending) {
 		return 0, nil, badRequest("status: only pending Asks are listed, got %q", s)
 	}
-	// Sessions are stored namespaced by their caller (sessionKey); the
+	// Sessions are stored namespaced by their caller (sessions.Key); the
 	// filter is the id as the callers sent it, whoever they were.
 	session := r.URL.Query().Get("session_id")
 	asks, err := api.svc.cfg.Asks.ListPending(r.Context(), pending.Filter{})
@@ -447,7 +448,7 @@ func (api *API) list(_ http.ResponseWriter, r *http.Request, _ Token) (int, any,
 	}
 	out := []hook.Ask{}
 	for _, a := range asks {
-		if session != "" && shownSession(a.SessionID) != session {
+		if session != "" && sessions.Shown(a.SessionID) != session {
 			continue
 		}
 		out = append(out, api.show(r.Context(), a))

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/askops/askops/sessions"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -256,7 +257,7 @@ func TestSessionThreadAndGrant(t *testing.T) {
 	}
 	// The grant is recorded by the waiter; then the same call is allowed.
 	testwait.For(t, "the session grant to be recorded", func() bool {
-		g, err := s.grants.List(ctx, sessionKey("laptop-ana", "sess-1"))
+		g, err := s.grants.List(ctx, sessions.Key("laptop-ana", "sess-1"))
 		return err == nil && len(g) == 1
 	})
 	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy")); r.status != 200 || r.body["status"] != "approved" {

@@ -31,6 +31,7 @@ import (
 	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/askops/askops/redact"
 	"github.com/askops/askops/sessions"
 )
 
@@ -297,7 +298,7 @@ func (s *Service) settle(ctx context.Context, req pending.Request, ttl time.Dura
 // how; otherwise req is the Ask to record.
 func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final pending.Ask, ok bool) {
 	m := mapTool(c.Tool, c.Input, c.Cwd)
-	key := sessionKey(c.By, c.SessionID)
+	key := sessions.Key(c.By, c.SessionID)
 	ws := s.workspace(ctx, key, c)
 	started := s.started(ctx, key, c)
 	pc := m.call
@@ -355,7 +356,7 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		if v.Rule != "" {
 			reason += " (" + v.Rule + ")"
 		}
-		reason = reasonShown(reason, hidden, m.shown.Command, m.shown.Content, m.shown.New)
+		reason = redact.Reason(reason, hidden, m.shown.Command, m.shown.Content, m.shown.New)
 		s.log.Info("policy decided", "session", c.SessionID, "tool", c.Tool, "decision", v.Decision, "reason", reason)
 		return req, pending.Ask{Request: req, Status: pending.Status(status), DecidedBy: hook.PolicyDecider, DecisionReason: reason}, true
 	}

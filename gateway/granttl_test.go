@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"github.com/askops/askops/sessions"
 	"strings"
 	"testing"
 	"time"
@@ -42,10 +43,10 @@ func TestDecisionGrantTTL(t *testing.T) {
 	}
 	// The waiter records the grant, boxed to 15 minutes.
 	testwait.For(t, "the session grant to be recorded", func() bool {
-		g, err := s.grants.List(t.Context(), sessionKey("laptop-ana", "sess-1"))
+		g, err := s.grants.List(t.Context(), sessions.Key("laptop-ana", "sess-1"))
 		return err == nil && len(g) == 1
 	})
-	g, _ := s.grants.List(t.Context(), sessionKey("laptop-ana", "sess-1"))
+	g, _ := s.grants.List(t.Context(), sessions.Key("laptop-ana", "sess-1"))
 	if g[0].Until.IsZero() || g[0].Until.Sub(g[0].CreatedAt) != 15*time.Minute {
 		t.Errorf("grant %+v: want one that ends 15m after it was made", g[0])
 	}

@@ -2,9 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"net/url"
 	"path"
 	"regexp"
 	"strings"
@@ -20,24 +17,6 @@ import (
 // (pinned when the session is first seen, never the request's cwd). How a
 // path is judged when askops cannot look at the files is the policy's
 // (policy/filecall.go).
-
-// sessionKey is the session a call's grants, thread and Asks attach to:
-// the id the caller sent, namespaced by who the caller is (the API
-// token's name, the local user), so naming another caller's session id —
-// or a Slack thread's, which any message link shows — reaches none of its
-// grants. Slack's own session ids ("C…/ts") never start with "gw:".
-func sessionKey(by, session string) string {
-	if session == "" {
-		return ""
-	}
-	key := "gw:" + url.QueryEscape(by) + ":" + session
-	if len(key) > maxSessionKey {
-		// Grants refuse longer ids; a digest keeps the session its own.
-		sum := sha256.Sum256([]byte(session))
-		key = "gw:" + url.QueryEscape(by) + ":sha256-" + hex.EncodeToString(sum[:16])
-	}
-	return key
-}
 
 // sessionName is an agent's session as a person knows it (issue 24): the
 // agent and where it works, and the id only when the caller chose it
@@ -75,21 +54,6 @@ var uuidForm = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 // than chosen by a person: a UUID, or an askops id (bot mcp's "ses_…").
 func generatedID(id string) bool {
 	return uuidForm.MatchString(id) || recordid.ValidSession(id) || recordid.ValidRun(id)
-}
-
-// maxSessionKey is the longest session id the grant store takes.
-const maxSessionKey = 256
-
-// shownSession is the session id as its caller sent it: sessionKey undone.
-func shownSession(key string) string {
-	rest, ok := strings.CutPrefix(key, "gw:")
-	if !ok {
-		return key
-	}
-	if _, s, ok := strings.Cut(rest, ":"); ok {
-		return s
-	}
-	return key
 }
 
 // rootOf is the workspace root a cwd proposes: the cwd itself, cut above

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/askops/askops/sessions"
 	"strings"
 	"testing"
 
@@ -82,7 +83,7 @@ func TestMCPApprovalPrompt(t *testing.T) {
 				got <- res
 			}()
 			a := s.posted(t, ctx)
-			if shownSession(a.SessionID) != "mcp-sess" || a.Cwd != "/home/ana/src/api" || a.Tool != "bash" {
+			if sessions.Shown(a.SessionID) != "mcp-sess" || a.Cwd != "/home/ana/src/api" || a.Tool != "bash" {
 				t.Errorf("ask: %+v", a.Request)
 			}
 			reason := ""

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/askops/askops/gateway/script"
 	"strings"
 	"testing"
 	"time"
@@ -62,8 +63,8 @@ func TestSessionOfferOnlyWhereALaterCallCanMatch(t *testing.T) {
 		return req
 	}
 	input := json.RawMessage(`{"command":"make deploy"}`)
-	script := Script{Command: "make deploy", User: "ana", Host: "lap", Cwd: "/home/ana/src/api"}
-	nightly := script
+	botAsk := script.Question{Command: "make deploy", User: "ana", Host: "lap", Cwd: "/home/ana/src/api"}
+	nightly := botAsk
 	nightly.Session = "nightly"
 
 	tests := []struct {
@@ -71,7 +72,7 @@ func TestSessionOfferOnlyWhereALaterCallCanMatch(t *testing.T) {
 		req       pending.Request
 		wantScope string // "" means not offered
 	}{
-		{"bot ask without -session", script.Request(), ""},
+		{"bot ask without -session", botAsk.Request(), ""},
 		{"bot ask -session", nightly.Request(), "— in bot ask session 'nightly'"},
 		{"Claude Code hook", judged(Call{SessionID: "3f2a9c1b-7e4d-4f6a-9b1c-2d3e4f5a6b7c", Agent: hook.AgentClaude, Tool: "Bash", Input: input, Cwd: "/home/ana/src/api", By: "ana"}),
 			"— in this Claude Code session in ~/src/api, started " + started.Format("15:04") + " UTC"},

@@ -53,7 +53,7 @@ func newThreads(opener ThreadOpener, store Sessions, ttl time.Duration, log *slo
 // approval channel): the session has no thread yet (For starts opening it,
 // and does not wait), or its thread cannot be found, which must not stop
 // the Ask from being shown. For waits on no Slack call. key is the session
-// as the gateway keys it (sessionKey: namespaced by the caller); the title
+// as the gateway keys it (sessions.Key: namespaced by the caller); the title
 // shows the id the caller sent.
 func (t *threads) For(ctx context.Context, key string, c Call) (channel, ts string) {
 	if key == "" {

@@ -35,7 +35,7 @@ func TestThreadForDoesNotWaitForTheTitle(t *testing.T) {
 	th := newThreads(o, sessions.NewMemoryStore(sessions.Options{}), time.Hour, nil)
 	c := Call{SessionID: "sess-1", Agent: "Claude Code", Cwd: "/home/ana/src/api", By: "laptop-ana"}
 	for i := range 3 { // the session's Asks while its title is on its way
-		if ch, ts := th.For(t.Context(), sessionKey(c.By, c.SessionID), c); ch != "" || ts != "" {
+		if ch, ts := th.For(t.Context(), sessions.Key(c.By, c.SessionID), c); ch != "" || ts != "" {
 			t.Fatalf("ask %d: thread %s/%s before the title was posted", i, ch, ts)
 		}
 	}
@@ -49,7 +49,7 @@ func TestThreadForDoesNotWaitForTheTitle(t *testing.T) {
 	}
 	close(o.release)
 	th.Wait()
-	if ch, ts := th.For(t.Context(), sessionKey(c.By, c.SessionID), c); ch != approvalChannel || ts != "1700000000.000100" {
+	if ch, ts := th.For(t.Context(), sessions.Key(c.By, c.SessionID), c); ch != approvalChannel || ts != "1700000000.000100" {
 		t.Fatalf("after the title: thread %s/%s, want the opened one", ch, ts)
 	}
 }

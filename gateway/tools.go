@@ -6,8 +6,10 @@ import (
 	"path"
 	"strings"
 
+	"github.com/askops/askops/internal/shellquote"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
+	"github.com/askops/askops/redact"
 )
 
 // Tool names the gateway gives the policy for agents' tools it has no
@@ -339,7 +341,7 @@ func shellCommand(in map[string]any) (string, bool) {
 			if len(argv) == 0 {
 				return "", false
 			}
-			return ShellJoin(argv), true
+			return shellquote.Join(argv), true
 		case nil:
 		default:
 			return "", false
@@ -400,4 +402,23 @@ func objectOrEmpty(input json.RawMessage) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	return input
+}
+
+// asItCame is what redaction hides in a shell call's command as the agent
+// wrote it (nil for any other call, or when the command judged is that
+// text): the command askops judges, records and shows is re-printed
+// (judgedCommand), and the re-printing can lose what makes a word a
+// secret (a manifest's indentation; Ruby's => read as a redirection), so
+// what the agent's own text shows to be secret is hidden in it too
+// (pending.Request.Hidden).
+func asItCame(input json.RawMessage, judged string) []string {
+	var in map[string]any
+	if json.Unmarshal(input, &in) != nil {
+		return nil
+	}
+	raw, ok := shellCommand(in)
+	if !ok || raw == judged {
+		return nil
+	}
+	return redact.Hidden(raw, redact.Secrets(raw))
 }

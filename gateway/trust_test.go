@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/askops/askops/sessions"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -114,7 +115,7 @@ func TestSessionGrantsBelongToTheirCaller(t *testing.T) {
 		t.Fatalf("approve_session: %d %s", r.status, r.raw)
 	}
 	testwait.For(t, "the session grant to be recorded", func() bool {
-		g, err := s.grants.List(ctx, sessionKey("laptop-ana", "sess-1"))
+		g, err := s.grants.List(ctx, sessions.Key("laptop-ana", "sess-1"))
 		return err == nil && len(g) == 1
 	})
 	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy")); r.status != 200 || r.body["status"] != "approved" {
@@ -178,12 +179,12 @@ func TestWorkspaceIsPinnedNotTheRequestsCwd(t *testing.T) {
 // into each other.
 func TestLongSessionKeys(t *testing.T) {
 	long := strings.Repeat("s", maxID)
-	a, b := sessionKey("laptop-ana", long), sessionKey("laptop-ana", long[:maxID-1]+"t")
-	if len(a) > maxSessionKey || a == b || a == sessionKey("laptop-bob", long) {
+	a, b := sessions.Key("laptop-ana", long), sessions.Key("laptop-ana", long[:maxID-1]+"t")
+	if len(a) > 256 || a == b || a == sessions.Key("laptop-bob", long) {
 		t.Errorf("long session keys: %q / %q", a, b)
 	}
-	if got := sessionKey("ana@host", "s1"); shownSession(got) != "s1" {
-		t.Errorf("shownSession(%q) = %q, want s1", got, shownSession(got))
+	if got := sessions.Key("ana@host", "s1"); sessions.Shown(got) != "s1" {
+		t.Errorf("sessions.Shown(%q) = %q, want s1", got, sessions.Shown(got))
 	}
 	// Through the API: approve for session, and the same call is covered.
 	s := newStack(t, stackOptions{})

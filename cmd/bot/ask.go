@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/askops/askops/gateway/script"
+	"github.com/askops/askops/internal/shellquote"
 	"strings"
 	"time"
 
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/config"
-	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/metrics"
 	"github.com/askops/askops/policy"
@@ -52,12 +53,12 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		return exitUsage
 	}
 	asJSON := *output == "json"
-	script := scriptHere(env.getenv, command, *reason, *label, *session)
+	question := scriptHere(env.getenv, command, *reason, *label, *session)
 	if *path == "" {
 		// Ask the bot serve running on this machine with no Slack (its
 		// console), through the Ask API it announces in the local endpoint
 		// file. Every failure is unavailable (exit 2).
-		final, err := askLocal(ctx, env.getenv, script, *timeout, env.stderr)
+		final, err := askLocal(ctx, env.getenv, question, *timeout, env.stderr)
 		if err != nil {
 			return writeAskUnavailable(ctx, env.stdout, err.Error(), asJSON)
 		}
@@ -84,20 +85,20 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		fmt.Fprintf(env.stdout, "unavailable: %v\n", err)
 		return exitUsage
 	}
-	req := script.Request()
-	if started, err := gateway.ScriptStart(ctx, a.Sessions, req, a.now(), a.cfg.Approvals.SessionTTL.D()); err != nil {
+	req := question.Request()
+	if started, err := script.Start(ctx, a.Sessions, req, a.now(), a.cfg.Approvals.SessionTTL.D()); err != nil {
 		log.Warn("could not record when the session started; the ask names it without", "session", req.SessionID, "err", err)
 	} else {
 		req.SessionStarted = started
 	}
-	j := gateway.JudgeScript(ctx, cfg.Policy.Rules, a.Grants, req, command, log)
+	j := script.Judge(ctx, cfg.Policy.Rules, a.Grants, req, command, log)
 	if j.Granted {
 		return writeAskGranted(env.stdout, req, j.Grant, asJSON)
 	}
 	if j.Verdict.Decision == policy.Deny {
 		// A deny rule: nobody is asked, as at every other front door.
 		stopListening()
-		return writeAskAnswer(env.stdout, gateway.ScriptDenied(req, j.Verdict), asJSON, "")
+		return writeAskAnswer(env.stdout, script.Denied(req, j.Verdict), asJSON, "")
 	}
 	// Every requirement the verdict states goes with the Ask: a rule's
 	// quorum (two approvals for terraform apply) and the rule itself.
@@ -130,5 +131,5 @@ func askCommand(argv []string) (string, error) {
 		}
 		return argv[0], nil
 	}
-	return gateway.ShellJoin(argv), nil
+	return shellquote.Join(argv), nil
 }

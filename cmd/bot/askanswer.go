@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/askops/askops/gateway/script"
 	"io"
 	"strings"
 	"sync"
@@ -97,11 +98,11 @@ func writeAskUnavailable(ctx context.Context, w io.Writer, why string, asJSON bo
 }
 
 // writeAskGranted answers when grant g covered the script's request
-// (gateway.ScriptGranted): the approved Ask as JSON, or a line naming the
+// (script.Granted): the approved Ask as JSON, or a line naming the
 // grant, whose it is and, for a session grant, the session as the asker
 // named it (the API's session_id).
 func writeAskGranted(w io.Writer, req pending.Request, g grants.Grant, asJSON bool) int {
-	a := gateway.ScriptGranted(req, g)
+	a := script.Granted(req, g)
 	if asJSON {
 		return writeAskAnswer(w, a, true, "")
 	}

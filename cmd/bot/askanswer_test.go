@@ -2,10 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/askops/askops/gateway/script"
 	"strings"
 	"testing"
 
-	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
@@ -55,7 +55,7 @@ func TestWriteAskUnavailable(t *testing.T) {
 // A grant's answer names the grant and its owner, and a session grant the
 // session as the asker named it, not the gateway's key for it.
 func TestWriteAskGranted(t *testing.T) {
-	req := gateway.Script{Command: "git push", User: "tester", Host: "box", Session: "deploy-1"}.Request()
+	req := script.Question{Command: "git push", User: "tester", Host: "box", Session: "deploy-1"}.Request()
 	for _, tc := range []struct {
 		g    grants.Grant
 		line string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/askops/askops/gateway/script"
 	"io"
 	"os"
 	"time"
@@ -15,10 +16,10 @@ import (
 
 // scriptHere is the Script of a `bot ask` run on this machine: asked by
 // $USER from this host's working directory.
-func scriptHere(getenv func(string) string, command, reason, label, session string) gateway.Script {
+func scriptHere(getenv func(string) string, command, reason, label, session string) script.Question {
 	host, _ := os.Hostname()
 	cwd, _ := os.Getwd()
-	return gateway.Script{Command: command, Reason: reason, Label: label, Session: session,
+	return script.Question{Command: command, Reason: reason, Label: label, Session: session,
 		User: getenv("USER"), Host: host, Cwd: cwd}
 }
 
@@ -27,7 +28,7 @@ func scriptHere(getenv func(string) string, command, reason, label, session stri
 // and waits for the final Ask; progress (stderr) is told where it waits
 // and how it ended. An error means there was nobody to ask (no endpoint
 // file, or an unreadable one); every later failure is an unavailable Ask.
-func askLocal(ctx context.Context, getenv func(string) string, s gateway.Script, timeout time.Duration, progress io.Writer) (pending.Ask, error) {
+func askLocal(ctx context.Context, getenv func(string) string, s script.Question, timeout time.Duration, progress io.Writer) (pending.Ask, error) {
 	ep, err := hook.ReadLocalEndpoint(getenv)
 	if err != nil {
 		return pending.Ask{}, err

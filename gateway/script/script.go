@@ -1,11 +1,13 @@
-package gateway
+// Package script is the door of `bot ask` (a script asking before it runs
+// a command): the request it makes, in the sessions the other front doors
+// use, and the policy's one evaluation that may spare the human, with the
+// Ask it then answers. Its flags, output and exit codes are cmd/bot's.
+package script
 
 import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/askops/askops/askview"
@@ -15,17 +17,13 @@ import (
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/redact"
+	"github.com/askops/askops/sessions"
 )
 
-// This file is the gateway's side of `bot ask` (a script asking before it
-// runs a command): the request it makes, in the sessions the other front
-// doors use, and the one policy evaluation that may spare the human, with
-// the Ask it then answers. Its flags, output and exit codes are cmd/bot's.
-
-// Script describes a script's question: the command line it would run and
+// Question is a script's question: the command line it would run and
 // what it says about itself.
-type Script struct {
-	Command string // shell-quoted (ShellJoin)
+type Question struct {
+	Command string // shell-quoted (shellquote.Join)
 	Reason  string // "" means a generic reason
 	Label   string // who is asking; "" means "bot ask on HOST"
 	Session string // "" means no session
@@ -36,7 +34,7 @@ type Script struct {
 
 // Request describes the command as the bash tool would, so policies,
 // scopes and rendering treat it the same.
-func (s Script) Request() pending.Request {
+func (s Question) Request() pending.Request {
 	args, _ := json.Marshal(map[string]string{"command": s.Command})
 	who := s.User
 	if who == "" {
@@ -55,7 +53,7 @@ func (s Script) Request() pending.Request {
 	}
 	return pending.Request{
 		RunID:     recordid.NewRun(),
-		SessionID: sessionKey(who, s.Session), // the asker's: see sessionKey
+		SessionID: sessions.Key(who, s.Session), // the asker's: see sessions.Key
 		Workspace: s.Cwd,
 		Label:     label,
 		StartedBy: who,
@@ -66,17 +64,22 @@ func (s Script) Request() pending.Request {
 		Reason:    reason,
 		Cwd:       s.Cwd,
 
-		SessionName: scriptSessionName(s.Session),
+		SessionName: sessionName(s.Session),
 		OneOff:      s.Session == "", // its session is its own: nothing later shares it
 	}
 }
 
-// ScriptStart is when the session of req, a bot ask's request, was first
+// Starts is what Start needs of the session store (sessions.Store).
+type Starts interface {
+	PinStart(ctx context.Context, session string, now time.Time, ttl time.Duration) (time.Time, error)
+}
+
+// Start is when the session of req, a bot ask's request, was first
 // seen, recorded in store now if it was not (ttl: the session's life,
 // 0: 24h): bot ask -config's side of what the gateway does for each call,
 // so every ask of one -session names the same start. Zero for an ask
 // without -session (its session is its own).
-func ScriptStart(ctx context.Context, store Sessions, req pending.Request, now time.Time, ttl time.Duration) (time.Time, error) {
+func Start(ctx context.Context, store Starts, req pending.Request, now time.Time, ttl time.Duration) (time.Time, error) {
 	if req.SessionID == "" || req.OneOff {
 		return time.Time{}, nil
 	}
@@ -86,30 +89,30 @@ func ScriptStart(ctx context.Context, store Sessions, req pending.Request, now t
 	return store.PinStart(ctx, req.SessionID, now, ttl)
 }
 
-// scriptSessionName is a bot ask's -session as a person knows it.
-func scriptSessionName(session string) string {
+// sessionName is a bot ask's -session as a person knows it.
+func sessionName(session string) string {
 	if session == "" {
 		return ""
 	}
 	return "bot ask session " + askview.QuoteName(session)
 }
 
-// GrantMatcher is what GrantFor needs of the grant store; grants.Store
+// GrantMatcher is what Judge needs of the grant store; grants.Store
 // satisfies it.
 type GrantMatcher interface {
 	Match(ctx context.Context, sessionID string, c policy.Call) (grants.Grant, bool, error)
 }
 
-// ScriptVerdict is the policy's one evaluation of a `bot ask` command:
+// Verdict is the policy's one evaluation of a `bot ask` command:
 // the verdict (its deny, its quorum, its rule) and, when a grant is what
 // allowed it, that grant.
-type ScriptVerdict struct {
+type Verdict struct {
 	Verdict policy.Verdict
 	Grant   grants.Grant
 	Granted bool
 }
 
-// JudgeScript asks the policy, once, about command: one of req's
+// Judge asks the policy, once, about command: one of req's
 // session's grants, or a standing grant (the only kind an ask without a
 // session can have), may spare the human. The engine's own precedence
 // decides, as for the agent: deny rules, built-in dangers and an
@@ -121,47 +124,47 @@ type ScriptVerdict struct {
 // are the caller's to carry out: a front door that drops them lets one
 // approval through where the rules need two. Any doubt (a store error, a
 // policy that cannot be built) means ask.
-func JudgeScript(ctx context.Context, rules []policy.Rule, store GrantMatcher, req pending.Request, command string, log *slog.Logger) ScriptVerdict {
+func Judge(ctx context.Context, rules []policy.Rule, store GrantMatcher, req pending.Request, command string, log *slog.Logger) Verdict {
 	seen := &grantSeen{store: store}
 	engine, err := policy.New(policy.Config{Rules: rules, Grants: seen, Logger: log.With("component", "policy")})
 	if err != nil {
 		log.Warn("could not build the policy; asking", "err", err)
-		return ScriptVerdict{Verdict: policy.Verdict{Decision: policy.Ask, Reason: "the policy could not be built: " + err.Error()}}
+		return Verdict{Verdict: policy.Verdict{Decision: policy.Ask, Reason: "the policy could not be built: " + err.Error()}}
 	}
-	v := verdict(ctx, engine, "", policy.Call{
+	v := engine.Evaluate(ctx, policy.Call{
 		Tool: req.Tool, Safety: policy.SideEffect, Command: command,
 		Cwd: req.Cwd, Workspace: req.Workspace, SessionID: req.SessionID, Mode: policy.ModeScript,
 	})
 	if v.Decision == policy.Allow {
 		if !seen.found { // the engine allows a script's call by a grant only
-			return ScriptVerdict{Verdict: policy.Verdict{Decision: policy.Ask, Reason: "the grant that covered the command could not be read back"}}
+			return Verdict{Verdict: policy.Verdict{Decision: policy.Ask, Reason: "the grant that covered the command could not be read back"}}
 		}
-		return ScriptVerdict{Verdict: v, Grant: seen.grant, Granted: true}
+		return Verdict{Verdict: v, Grant: seen.grant, Granted: true}
 	}
 	// The reason may quote the command, secrets and all.
-	log.Info("no grant covers the command", "decision", v.Decision, "rule", v.Rule, "reason", reasonShown(v.Reason, nil, command), "approvals", v.Approvals)
-	return ScriptVerdict{Verdict: v}
+	log.Info("no grant covers the command", "decision", v.Decision, "rule", v.Rule, "reason", redact.Reason(v.Reason, nil, command), "approvals", v.Approvals)
+	return Verdict{Verdict: v}
 }
 
-// GrantFor is JudgeScript's grant alone.
+// GrantFor is Judge's grant alone.
 func GrantFor(ctx context.Context, rules []policy.Rule, store GrantMatcher, req pending.Request, command string, log *slog.Logger) (grants.Grant, bool) {
-	j := JudgeScript(ctx, rules, store, req, command, log)
+	j := Judge(ctx, rules, store, req, command, log)
 	return j.Grant, j.Granted
 }
 
-// ScriptDenied is the answer when the policy denies the script's command
+// Denied is the answer when the policy denies the script's command
 // (a deny rule): no human is asked, as at every other front door.
-func ScriptDenied(req pending.Request, v policy.Verdict) pending.Ask {
-	reason := reasonShown(v.Reason, nil, req.Call.Command, req.Summary) // it may quote the command, secrets and all
+func Denied(req pending.Request, v policy.Verdict) pending.Ask {
+	reason := redact.Reason(v.Reason, nil, req.Call.Command, req.Summary) // it may quote the command, secrets and all
 	if v.Rule != "" {
 		reason += " (" + v.Rule + ")"
 	}
 	return pending.Ask{Request: req, Status: pending.Status(pending.Denied), DecidedBy: hook.PolicyDecider, DecisionReason: reason}
 }
 
-// ScriptGranted is the answer when grant g covers the script's request
-// (see JudgeScript): approved by the grant's owner, no human asked.
-func ScriptGranted(req pending.Request, g grants.Grant) pending.Ask {
+// Granted is the answer when grant g covers the script's request
+// (see Judge): approved by the grant's owner, no human asked.
+func Granted(req pending.Request, g grants.Grant) pending.Ask {
 	return pending.Ask{Request: req, Status: pending.Status(pending.Approved), DecidedBy: g.By, DecisionReason: "covered by " + g.String()}
 }
 
@@ -180,64 +183,4 @@ func (s *grantSeen) GrantFor(ctx context.Context, sessionID string, c policy.Cal
 	}
 	s.grant, s.found = g, true
 	return g.ID, true, nil
-}
-
-// ShellJoin quotes argv the way a POSIX shell would read it back, so the
-// approver sees exactly what will run.
-func ShellJoin(argv []string) string {
-	quoted := make([]string, len(argv))
-	for i, a := range argv {
-		quoted[i] = shellQuote(a)
-	}
-	return strings.Join(quoted, " ")
-}
-
-func shellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	safe := true
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%^", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// reasonShown is the policy's reason as it may be logged, answered or
-// stored: it may quote one command of the call out of the context that
-// makes a word of it a secret (echo X of echo X | docker login
-// --password-stdin), so what the call's own redaction hides is hidden in
-// it too, and hidden (what the redaction of the call as it came hid; see
-// asItCame).
-func reasonShown(reason string, hidden []string, call ...string) string {
-	hidden = slices.Clone(hidden)
-	for _, c := range call {
-		hidden = append(hidden, redact.Hidden(c, redact.Secrets(c))...)
-	}
-	return redact.Quoting(reason, hidden)
-}
-
-// asItCame is what redaction hides in a shell call's command as the agent
-// wrote it (nil for any other call, or when the command judged is that
-// text): the command askops judges, records and shows is re-printed
-// (judgedCommand), and the re-printing can lose what makes a word a
-// secret (a manifest's indentation; Ruby's => read as a redirection), so
-// what the agent's own text shows to be secret is hidden in it too
-// (pending.Request.Hidden).
-func asItCame(input json.RawMessage, judged string) []string {
-	var in map[string]any
-	if json.Unmarshal(input, &in) != nil {
-		return nil
-	}
-	raw, ok := shellCommand(in)
-	if !ok || raw == judged {
-		return nil
-	}
-	return redact.Hidden(raw, redact.Secrets(raw))
 }

@@ -1,9 +1,11 @@
-package gateway
+package script
 
 import (
+	"bytes"
 	"log/slog"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/askops/askops/grants"
@@ -63,7 +65,7 @@ func TestAskGrantIsThePolicysOneEvaluation(t *testing.T) {
 			if tt.closed {
 				store.Close()
 			}
-			req := Script{Command: tt.command, User: "tester", Cwd: ws}.Request()
+			req := Question{Command: tt.command, User: "tester", Cwd: ws}.Request()
 			g, ok := GrantFor(t.Context(), tt.rules, store, req, tt.command, slog.New(slog.DiscardHandler))
 			if ok != tt.want {
 				t.Fatalf("grant used = %v, want %v", ok, tt.want)
@@ -72,5 +74,23 @@ func TestAskGrantIsThePolicysOneEvaluation(t *testing.T) {
 				t.Errorf("grant %+v, want the standing one by admin", g)
 			}
 		})
+	}
+}
+
+// bot ask logs the policy's reason when no grant covers the command; the
+// reason quotes the command, and the log keeps no secret of it.
+func TestBotAskLogKeepsNoSecret(t *testing.T) {
+	const pass = "S3cretPass99x"
+	store := grants.NewMemoryStore(grants.Options{})
+	t.Cleanup(func() { store.Close() })
+	var logged bytes.Buffer
+	command := "mysql -uroot -p" + pass + " app"
+	req := Question{Command: command, User: "tester", Cwd: "/srv/app"}.Request()
+	rules := []policy.Rule{{Tool: "bash", Command: "mysql", Decision: policy.Deny}}
+	if _, ok := GrantFor(t.Context(), rules, store, req, command, slog.New(slog.NewTextHandler(&logged, nil))); ok {
+		t.Fatal("a grant was used")
+	}
+	if out := logged.String(); strings.Contains(out, pass) || !strings.Contains(out, "-p[REDACTED] app") {
+		t.Errorf("log: %s", out)
 	}
 }
