@@ -27,7 +27,7 @@ type Token struct {
 	// Workspace is the root this token's sessions work in; "" pins each
 	// session's to the first cwd it is seen with.
 	Workspace string
-	// local marks the local serve's tokens (NewLocalAPI): their callers
+	// local marks the local serve's tokens (TokenConfig.Local): their callers
 	// run on the serve's own machine as its user, so the serve resolves
 	// their paths itself (ResolvePaths). No other token's call is judged
 	// as resolved, whatever its body says: the serve cannot see the files.
@@ -49,6 +49,9 @@ type TokenConfig struct {
 	Value     string
 	Scopes    []string
 	Workspace string // api.tokens[].workspace
+	// Local is set only by the local Ask API (package local) for its own
+	// tokens, never from the config: see Token.local.
+	Local bool
 }
 
 // NewTokens checks every entry (a name, a value, known scopes, no duplicate
@@ -79,7 +82,7 @@ func NewTokens(cfgs []TokenConfig) (*Tokens, error) {
 		if c.Workspace != "" && (!path.IsAbs(c.Workspace) || path.Clean(c.Workspace) != c.Workspace) {
 			return nil, fmt.Errorf("api.tokens[%d].workspace: want an absolute, clean path, got %q", i, c.Workspace)
 		}
-		tok := Token{Name: c.Name, Workspace: c.Workspace, digest: d}
+		tok := Token{Name: c.Name, Workspace: c.Workspace, local: c.Local, digest: d}
 		for j, s := range c.Scopes {
 			switch Scope(s) {
 			case ScopeAsk, ScopeDecide:

@@ -269,11 +269,10 @@ func newCorpusDoor(t *testing.T, mode policy.Mode) *corpusDoor {
 	}
 	d.api = httptest.NewServer(NewAPI(d.svc, tokens, nil).Handler())
 	t.Cleanup(d.api.Close)
-	local, err := NewTokens([]TokenConfig{{Name: "laptop-ana", Value: askToken, Scopes: []string{"ask"}}})
+	local, err := NewTokens([]TokenConfig{{Name: "laptop-ana", Value: askToken, Scopes: []string{"ask"}, Local: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	local.tokens[0].local = true // as NewLocalAPI marks its tokens
 	d.local = httptest.NewServer(NewAPI(d.svc, local, nil).Handler())
 	t.Cleanup(d.local.Close)
 	return d

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -53,7 +52,7 @@ func grepWorkspace(t *testing.T) string {
 
 // grepDoors is one gateway's HTTP front doors: a Slack deployment's API
 // (an ask token; askops cannot see the agent's files) with its Claude
-// Code HTTP hook, and the local serve's API (NewLocalAPI: its agent
+// Code HTTP hook, and the local serve's API (package local marks its agent
 // token's caller is on this machine, so the serve resolves and lists).
 type grepDoors struct {
 	approver         *countingApprover
@@ -81,15 +80,14 @@ func newGrepDoors(t *testing.T, ws string) *grepDoors {
 	}
 	d.remote = httptest.NewServer(NewAPI(svc, tokens, nil).Handler())
 	t.Cleanup(d.remote.Close)
-	lt := LocalTokens{Script: recordid.Secret(), Agent: recordid.Secret()}
-	local, err := NewLocalAPI(LocalConfig{Asks: asks, Approver: d.approver, Rules: grepRules, MaxTimeout: time.Minute, Tokens: lt, Logger: slog.New(slog.DiscardHandler)})
+	// The local serve's agent token (package local marks its tokens so).
+	d.localAgentBearer = recordid.Secret()
+	local, err := NewTokens([]TokenConfig{{Name: "local-agent", Value: d.localAgentBearer, Scopes: []string{"ask"}, Local: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(local.Close)
-	d.local = httptest.NewServer(local.Handler)
+	d.local = httptest.NewServer(NewAPI(svc, local, nil).Handler())
 	t.Cleanup(d.local.Close)
-	d.localAgentBearer = lt.Agent
 	return d
 }
 

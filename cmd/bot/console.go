@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/askops/askops/gateway/local"
 	"log/slog"
 	"time"
 
@@ -74,7 +75,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 	}
 	counts := metrics.New(buildVersion())
 	counted := &metrics.Approver{Next: core, Metrics: counts, Log: log}
-	tokens, err := gateway.LoadLocalTokens(env.getenv, rotateToken)
+	tokens, err := local.LoadTokens(env.getenv, rotateToken)
 	if err != nil {
 		log.Error("cannot start", "err", fmt.Errorf("the local API's tokens: %w", err))
 		return exitFailed
@@ -91,7 +92,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 		log.Error("cannot start", "err", err)
 		return exitFailed
 	}
-	api, err := gateway.NewLocalAPI(gateway.LocalConfig{Asks: watchable, Approver: metrics.Starter{Counted: counted},
+	api, err := local.New(local.Config{Asks: watchable, Approver: metrics.Starter{Counted: counted},
 		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Tokens: tokens, Held: held, Logger: log, BoundBash: bb})
 	if err != nil {
 		log.Error("cannot start", "err", err)

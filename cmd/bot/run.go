@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/askops/askops/gateway/local"
 	"log/slog"
 	"net/http"
 	"os"
@@ -14,7 +15,6 @@ import (
 	"github.com/askops/askops/bound"
 	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/config"
-	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/cliflag"
@@ -169,7 +169,7 @@ func runLocal(ctx context.Context, env *environment, cfg config.Config, spec age
 	// The run's own grants stay empty: a grant given in the console lives
 	// in the serve's store, which judges the run's later calls with it.
 	runner, err := buildRunner(cfg, log, grants.NewMemoryStore(grants.Options{}), b,
-		&metrics.Approver{Next: gateway.RunApprover{Client: client}, Metrics: counts, Log: log}, time.Now)
+		&metrics.Approver{Next: local.RunApprover{Client: client}, Metrics: counts, Log: log}, time.Now)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot run: %v\n", err)
 		return exitFailed

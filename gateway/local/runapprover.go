@@ -1,4 +1,4 @@
-package gateway
+package local
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -26,10 +27,10 @@ type RunApprover struct {
 func (r RunApprover) Approve(ctx context.Context, req pending.Request) pending.Ask {
 	tool, input, ok := runCallInput(req)
 	if !ok {
-		return refused("askops cannot ask the console about the run's " + req.Tool + " call")
+		return unavailable("askops cannot ask the console about the run's " + req.Tool + " call")
 	}
 	b, _ := json.Marshal(input)
-	a := AskOf(r.Client.Settle(ctx, hook.Call{SessionID: req.SessionID, Agent: req.Label, Tool: tool, Input: b, Cwd: req.Cwd, By: req.StartedBy}))
+	a := gateway.AskOf(r.Client.Settle(ctx, hook.Call{SessionID: req.SessionID, Agent: req.Label, Tool: tool, Input: b, Cwd: req.Cwd, By: req.StartedBy}))
 	if a.Summary == "" {
 		a.Summary = req.Summary
 	}
@@ -86,4 +87,10 @@ func runCallInput(req pending.Request) (tool string, input map[string]string, ok
 		return "LS", map[string]string{"path": path}, path != ""
 	}
 	return "", nil, false
+}
+
+// unavailable is the end of a call the run could not ask about: never an
+// approval.
+func unavailable(reason string) pending.Ask {
+	return pending.Ask{Status: pending.Status(pending.Unavailable), DecidedBy: "askops", DecisionReason: reason}
 }

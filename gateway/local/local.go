@@ -1,4 +1,11 @@
-package gateway
+// Package local is the local Ask API: `bot serve` without Slack mounts it
+// beside its console and announces its URL and tokens in the endpoint file
+// (hook.WriteLocalEndpoint), so `bot ask`, `bot hook` and `bot mcp` with no
+// config or URL find it, and `bot run` without Slack asks it
+// (RunApprover). The tokens are kept in a second 0600 file beside the
+// endpoint file and reused by the next serve, so a token copied into a
+// script survives a restart.
+package local
 
 import (
 	"crypto/subtle"
@@ -11,21 +18,15 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/policy"
 )
 
-// This file is the local Ask API: `bot serve` without Slack mounts it beside
-// its console and announces its URL and tokens in the endpoint file
-// (hook.WriteLocalEndpoint), so `bot ask`, `bot hook` and `bot mcp` with no
-// config or URL find it. The tokens are kept in a second 0600 file beside
-// it and reused by the next serve, so a token copied into a script
-// survives a restart.
-
-// LocalTokens are the local Ask API's two tokens (see hook.LocalEndpoint).
-type LocalTokens struct {
+// Tokens are the local Ask API's two tokens (see hook.LocalEndpoint).
+type Tokens struct {
 	Script string `json:"token"`
 	Agent  string `json:"agent_token"`
 }
@@ -40,29 +41,29 @@ func localTokensPath(getenv func(string) string) (string, error) {
 	return filepath.Join(filepath.Dir(p), "local-tokens.json"), nil
 }
 
-// LoadLocalTokens returns the tokens the last local serve used, or new ones
+// LoadTokens returns the tokens the last local serve used, or new ones
 // (written to the 0600 tokens file) when there are none, they are not
 // readable, or rotate asks for new ones.
-func LoadLocalTokens(getenv func(string) string, rotate bool) (LocalTokens, error) {
+func LoadTokens(getenv func(string) string, rotate bool) (Tokens, error) {
 	p, err := localTokensPath(getenv)
 	if err != nil {
-		return LocalTokens{}, err
+		return Tokens{}, err
 	}
 	if !rotate {
-		var t LocalTokens
+		var t Tokens
 		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o077 == 0 {
 			if b, err := os.ReadFile(p); err == nil && json.Unmarshal(b, &t) == nil && plausibleToken(t.Script) && plausibleToken(t.Agent) && t.Script != t.Agent {
 				return t, nil
 			}
 		}
 	}
-	t := LocalTokens{Script: recordid.Secret(), Agent: recordid.Secret()}
+	t := Tokens{Script: recordid.Secret(), Agent: recordid.Secret()}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return LocalTokens{}, err
+		return Tokens{}, err
 	}
 	b, _ := json.Marshal(t)
 	if err := hook.WritePrivate(p, b); err != nil {
-		return LocalTokens{}, err
+		return Tokens{}, err
 	}
 	return t, nil
 }
@@ -81,38 +82,38 @@ func plausibleToken(s string) bool {
 	return err == nil
 }
 
-// LocalConfig wires the local Ask API.
-type LocalConfig struct {
-	Asks     Asks
-	Approver Approver
+// Config wires the local Ask API.
+type Config struct {
+	Asks     gateway.Asks
+	Approver gateway.Approver
 	// Rules and Grants are the policy's: only a grant (or a deny rule)
 	// answers a script without a human (policy.ModeScript).
 	Rules      []policy.Rule
 	Grants     policy.GrantChecker
 	MaxTimeout time.Duration
-	// Tokens are the two tokens it takes (LoadLocalTokens).
-	Tokens LocalTokens
-	// Held is Config.Held for both Services.
+	// Tokens are the two tokens it takes (LoadTokens).
+	Tokens Tokens
+	// Held is gateway.Config.Held for both Services.
 	Held   *heldhttp.Held
 	Logger *slog.Logger
-	// BoundBash is Config.BoundBash of the agents' Service.
-	BoundBash BoundBash
+	// BoundBash is gateway.Config.BoundBash of the agents' Service.
+	BoundBash gateway.BoundBash
 }
 
-// LocalAPI is the local Ask API: its Handler (every route under /v1/) and
+// API is the local Ask API: its Handler (every route under /v1/) and
 // the two Services behind it, one per token: `bot ask`'s (policy.ModeScript)
 // and the agents' hooks' and bot mcp's (the gateway's own judging). The
 // caller mounts Handler at /v1/, and stops and closes it.
-type LocalAPI struct {
+type API struct {
 	Handler http.Handler
-	script  *Service
-	agents  *Service
+	script  *gateway.Service
+	agents  *gateway.Service
 }
 
-// NewLocalAPI builds the local Ask API on cfg.Tokens.
-func NewLocalAPI(cfg LocalConfig) (*LocalAPI, error) {
+// New builds the local Ask API on cfg.Tokens.
+func New(cfg Config) (*API, error) {
 	if !plausibleToken(cfg.Tokens.Script) || !plausibleToken(cfg.Tokens.Agent) || cfg.Tokens.Script == cfg.Tokens.Agent {
-		return nil, errors.New("gateway: the local API needs two different tokens (LoadLocalTokens)")
+		return nil, errors.New("gateway: the local API needs two different tokens (LoadTokens)")
 	}
 	// One engine per token: a script asked because it wants a human
 	// (policy.ModeScript), an agent's hook is judged as the agent's call.
@@ -124,8 +125,8 @@ func NewLocalAPI(cfg LocalConfig) (*LocalAPI, error) {
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}
-	service := func(p Policy, bb BoundBash) (*Service, error) {
-		return New(Config{Asks: cfg.Asks, Approver: cfg.Approver, Policy: p, MaxTimeout: cfg.MaxTimeout, Held: cfg.Held, Logger: cfg.Logger.With("component", "gateway"), BoundBash: bb})
+	service := func(p gateway.Policy, bb gateway.BoundBash) (*gateway.Service, error) {
+		return gateway.New(gateway.Config{Asks: cfg.Asks, Approver: cfg.Approver, Policy: p, MaxTimeout: cfg.MaxTimeout, Held: cfg.Held, Logger: cfg.Logger.With("component", "gateway"), BoundBash: bb})
 	}
 	script, err := service(scripts, nil)
 	if err != nil {
@@ -136,16 +137,15 @@ func NewLocalAPI(cfg LocalConfig) (*LocalAPI, error) {
 		script.Close()
 		return nil, err
 	}
-	api := func(svc *Service, name, token string) (http.Handler, error) {
-		tokens, err := NewTokens([]TokenConfig{{Name: name, Value: token, Scopes: []string{string(ScopeAsk)}}})
-		if err != nil {
-			return nil, err
-		}
+	api := func(svc *gateway.Service, name, token string) (http.Handler, error) {
 		// Only this user on this machine reads the tokens file: the
 		// serve sees the files its callers name, and resolves their
 		// paths itself.
-		tokens.tokens[0].local = true
-		return NewAPI(svc, tokens, cfg.Logger.With("component", "api")).Handler(), nil
+		tokens, err := gateway.NewTokens([]gateway.TokenConfig{{Name: name, Value: token, Scopes: []string{string(gateway.ScopeAsk)}, Local: true}})
+		if err != nil {
+			return nil, err
+		}
+		return gateway.NewAPI(svc, tokens, cfg.Logger.With("component", "api")).Handler(), nil
 	}
 	scriptAPI, err1 := api(script, "local", cfg.Tokens.Script)
 	agentAPI, err2 := api(agents, "local-agent", cfg.Tokens.Agent)
@@ -164,12 +164,12 @@ func NewLocalAPI(cfg LocalConfig) (*LocalAPI, error) {
 		}
 		scriptAPI.ServeHTTP(w, r)
 	})
-	return &LocalAPI{Handler: byToken, script: script, agents: agents}, nil
+	return &API{Handler: byToken, script: script, agents: agents}, nil
 }
 
 // Stop ends every wait at once (they answer cancelled); Close also waits
 // for the round trips still running.
-func (l *LocalAPI) Stop() { l.script.Stop(); l.agents.Stop() }
+func (l *API) Stop() { l.script.Stop(); l.agents.Stop() }
 
 // Close implements io.Closer.
-func (l *LocalAPI) Close() { l.script.Close(); l.agents.Close() }
+func (l *API) Close() { l.script.Close(); l.agents.Close() }

@@ -1,8 +1,12 @@
-package gateway
+package local
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -23,18 +27,18 @@ func TestLocalTokensStable(t *testing.T) {
 	env := func(k string) string {
 		return map[string]string{"ASKOPS_LOCAL_ENDPOINT": filepath.Join(dir, "askops", "local.json")}[k]
 	}
-	first, err := LoadLocalTokens(env, false)
+	first, err := LoadTokens(env, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := LoadLocalTokens(env, false)
+	again, err := LoadTokens(env, false)
 	if err != nil || again != first {
 		t.Errorf("a second serve got %+v (%v), want the first's %+v", again, err, first)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "askops", "local-tokens.json")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("tokens file: %v %v, want mode 0600", fi, err)
 	}
-	rotated, err := LoadLocalTokens(env, true)
+	rotated, err := LoadTokens(env, true)
 	if err != nil || rotated.Script == first.Script || rotated.Agent == first.Agent {
 		t.Errorf("rotate kept a token: %+v (%v)", rotated, err)
 	}
@@ -46,7 +50,7 @@ func TestLocalTokensStable(t *testing.T) {
 	if err := os.Chmod(p, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if fresh, err := LoadLocalTokens(env, false); err != nil || fresh == rotated {
+	if fresh, err := LoadTokens(env, false); err != nil || fresh == rotated {
 		t.Errorf("a world-readable tokens file was reused: %+v %v", fresh, err)
 	}
 }
@@ -63,8 +67,8 @@ func TestLocalAPIJudgesByToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tokens := LocalTokens{Script: recordid.Secret(), Agent: recordid.Secret()}
-	api, err := NewLocalAPI(LocalConfig{Asks: asks, Approver: core, Grants: gs, MaxTimeout: time.Minute, Tokens: tokens, Logger: slog.New(slog.DiscardHandler)})
+	tokens := Tokens{Script: recordid.Secret(), Agent: recordid.Secret()}
+	api, err := New(Config{Asks: asks, Approver: core, Grants: gs, MaxTimeout: time.Minute, Tokens: tokens, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,16 +79,16 @@ func TestLocalAPIJudgesByToken(t *testing.T) {
 	read := map[string]any{"session_id": "s1", "agent": "Claude Code", "tool": "Read",
 		"input": map[string]any{"file_path": filepath.Join(project, "go.mod")}, "cwd": project}
 
-	if r := call(t, "POST", srv.URL+"/v1/asks", tokens.Agent, read); r.status != 200 || r.body["status"] != "approved" {
+	if r := post(t, srv.URL+"/v1/asks", tokens.Agent, read); r.status != 200 || r.body["status"] != "approved" {
 		t.Errorf("a hook's read inside its project: %d %s, want approved by policy at once", r.status, r.raw)
 	}
-	if r := call(t, "POST", srv.URL+"/v1/asks", tokens.Script, read); r.status != 201 || r.body["status"] != "pending" {
+	if r := post(t, srv.URL+"/v1/asks", tokens.Script, read); r.status != 201 || r.body["status"] != "pending" {
 		t.Errorf("bot ask's call: %d %s, want a pending Ask (a script asked for a human)", r.status, r.raw)
 	}
-	if r := call(t, "POST", srv.URL+"/v1/asks", recordid.Secret(), read); r.status != 401 {
+	if r := post(t, srv.URL+"/v1/asks", recordid.Secret(), read); r.status != 401 {
 		t.Errorf("an unknown token: %d %s", r.status, r.raw)
 	}
-	if _, err := NewLocalAPI(LocalConfig{Asks: asks, Approver: core, MaxTimeout: time.Minute, Tokens: LocalTokens{Script: tokens.Script, Agent: tokens.Script}}); err == nil {
+	if _, err := New(Config{Asks: asks, Approver: core, MaxTimeout: time.Minute, Tokens: Tokens{Script: tokens.Script, Agent: tokens.Script}}); err == nil {
 		t.Error("one token for both judgings was accepted")
 	}
 }
@@ -97,3 +101,29 @@ func (nopNotifier) PostThen(_ context.Context, _ *pending.Ask, done func(string,
 	go done("", "", nil)
 }
 func (nopNotifier) Update(context.Context, pending.Ask) error { return nil }
+
+type reply struct {
+	status int
+	body   map[string]any
+	raw    string
+}
+
+// post sends body as JSON to url with token, as an agent's hook does.
+func post(t *testing.T, url, token string, body any) reply {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(t.Context(), "POST", url, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := reply{status: resp.StatusCode, raw: string(raw)}
+	_ = json.Unmarshal(raw, &r.body)
+	return r
+}
