@@ -28,6 +28,7 @@ import (
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/gateway/hook"
+	"github.com/askops/askops/gateway/toolcall"
 	"github.com/askops/askops/internal/heldhttp"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -297,31 +298,31 @@ func (s *Service) settle(ctx context.Context, req pending.Request, ttl time.Dura
 // judge runs the policy on c. ok means the policy decided and final says
 // how; otherwise req is the Ask to record.
 func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final pending.Ask, ok bool) {
-	m := mapTool(c.Tool, c.Input, c.Cwd)
+	m := toolcall.Map(c.Tool, c.Input, c.Cwd)
 	key := sessions.Key(c.By, c.SessionID)
 	ws := s.workspace(ctx, key, c)
 	started := s.started(ctx, key, c)
-	pc := m.call
+	pc := m.Call
 	pc.SessionID, pc.Cwd, pc.Workspace, pc.Resolved = key, c.Cwd, ws, c.Resolved
-	v := verdict(ctx, s.cfg.Policy, m.refuse, pc)
+	v := verdict(ctx, s.cfg.Policy, m.Refuse, pc)
 	var hidden []string
-	if m.shown.Kind == pending.CallCommand {
-		hidden = asItCame(c.Input, m.shown.Command)
+	if m.Shown.Kind == pending.CallCommand {
+		hidden = toolcall.AsItCame(c.Input, m.Shown.Command)
 	}
 	agentSays := c.Reason
 	if agentSays == "" {
-		agentSays = m.agentSays
+		agentSays = m.AgentSays
 	}
 	req = pending.Request{
 		RunID:     key,
 		SessionID: key,
 		Label:     c.Agent,
 		StartedBy: c.By,
-		Tool:      m.call.Tool,
-		Args:      m.args,
-		Call:      m.shown,
-		Summary:   m.summary,
-		Path:      m.call.Path,
+		Tool:      m.Call.Tool,
+		Args:      m.Args,
+		Call:      m.Shown,
+		Summary:   m.Summary,
+		Path:      m.Call.Path,
 		Reason:    askReason(agentSays, v.Reason),
 		Rule:      v.Rule,
 		Approvals: v.Approvals,
@@ -356,7 +357,7 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 		if v.Rule != "" {
 			reason += " (" + v.Rule + ")"
 		}
-		reason = redact.Reason(reason, hidden, m.shown.Command, m.shown.Content, m.shown.New)
+		reason = redact.Reason(reason, hidden, m.Shown.Command, m.Shown.Content, m.Shown.New)
 		s.log.Info("policy decided", "session", c.SessionID, "tool", c.Tool, "decision", v.Decision, "reason", reason)
 		return req, pending.Ask{Request: req, Status: pending.Status(status), DecidedBy: hook.PolicyDecider, DecisionReason: reason}, true
 	}

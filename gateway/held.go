@@ -242,7 +242,7 @@ func (svc *Service) admitQueued() {
 const intakeLimit = 64
 
 // heldInput is what a held hook keeps of its tool input for the answer:
-// ClaudeAnswer hands a Bash call's input back (JudgedInput), any other
+// ClaudeAnswer hands a Bash call's input back (toolcall.JudgedInput), any other
 // tool's not at all. A Bash input is kept without its command when the
 // command is the request's own string, which the waiting round trip holds
 // anyway: the command is most of a waiting hook's bytes, and was held
@@ -272,7 +272,7 @@ func keepInput(tool string, input json.RawMessage, command string) heldInput {
 }
 
 // rebuild is the input again, the same object (its fields in JSON's key
-// order): what JudgedInput reads.
+// order): what toolcall.JudgedInput reads.
 func (h heldInput) rebuild() json.RawMessage {
 	if h.rest == nil {
 		return h.whole

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/askops/askops/gateway/toolcall"
 	"net/http"
 	"net/http/httptrace"
 	"reflect"
@@ -293,8 +294,8 @@ func TestHeldInputRebuildsTheJudgedInput(t *testing.T) {
 		{"Write", `{"file_path":"/tmp/a","content":"x"}`},
 	} {
 		input := json.RawMessage(tc.input)
-		m := mapTool(tc.tool, input, "/tmp")
-		kept := keepInput(tc.tool, input, m.shown.Command)
+		m := toolcall.Map(tc.tool, input, "/tmp")
+		kept := keepInput(tc.tool, input, m.Shown.Command)
 		want := claudeAnswerOf(hook.EventPermissionRequest, pending.Ask{Status: pending.Status(pending.Approved)}, tc.tool, input)
 		got := claudeAnswerOf(hook.EventPermissionRequest, pending.Ask{Status: pending.Status(pending.Approved)}, tc.tool, kept.rebuild())
 		if !sameJSON(t, want.HookSpecificOutput.Decision.UpdatedInput, got.HookSpecificOutput.Decision.UpdatedInput) {

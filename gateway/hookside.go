@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/askops/askops/gateway/hook"
+	"github.com/askops/askops/gateway/toolcall"
 	"github.com/askops/askops/pending"
 )
 
@@ -32,11 +33,11 @@ func refused(reason string) pending.Ask {
 }
 
 // claudeAnswerOf is Claude Code's answer to event for a (hook.ClaudeAnswer):
-// an allowed Bash call's input goes back as judged (JudgedInput).
+// an allowed Bash call's input goes back as judged (toolcall.JudgedInput).
 func claudeAnswerOf(event string, a pending.Ask, tool string, input json.RawMessage) hook.Answer {
 	var judged json.RawMessage
 	if tool == "Bash" && len(input) > 0 {
-		judged = JudgedInput(tool, input)
+		judged = toolcall.JudgedInput(tool, input)
 	}
 	return hook.ClaudeAnswer(event, answerOf(a), judged)
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"github.com/askops/askops/gateway/toolcall"
 	"io"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 // does (its answer's updatedInput as judged), writing the answer to out,
 // and returns the exit code.
 func runHook(ctx context.Context, agent, by string, in io.Reader, out, errOut io.Writer, s hook.Settler) int {
-	return hook.Run{Agent: agent, By: by, In: in, Out: out, Err: errOut, Open: hook.Open(s), Judged: JudgedInput}.Answer(ctx)
+	return hook.Run{Agent: agent, By: by, In: in, Out: out, Err: errOut, Open: hook.Open(s), Judged: toolcall.JudgedInput}.Answer(ctx)
 }
 
 // mcpBehavior is what approval_prompt answers (allow or deny) to args,

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/askops/askops/gateway/toolcall"
 	"github.com/askops/askops/sessions"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func connectMCP(t *testing.T, s hook.Settler) *mcp.ClientSession {
 // connectMCPAs is connectMCP in sess, judged as bot mcp judges.
 func connectMCPAs(t *testing.T, s hook.Settler, sess hook.MCPSession) *mcp.ClientSession {
 	t.Helper()
-	sess.Judged = JudgedInput
+	sess.Judged = toolcall.JudgedInput
 	srv := hook.NewMCPServer(s, sess, "test")
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(t.Context(), st, nil)

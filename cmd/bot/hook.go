@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/askops/askops/gateway/toolcall"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/askops/askops/config"
-	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/parentwatch"
@@ -47,7 +47,7 @@ func cmdHookMain(ctx context.Context, env *environment, args []string) int {
 	}
 	t, err := gf.target(env)
 	h := hook.Run{Agent: agent, By: t.by, In: env.stdin, Out: env.stdout, Err: env.stderr, Start: start, Timeout: t.timeout(*gf.timeout),
-		Judged: gateway.JudgedInput}
+		Judged: toolcall.JudgedInput}
 	if err != nil {
 		// Still read the event, so the answer names the right event.
 		h.Open = hook.Open(hook.Unavailable{Reason: err.Error()})

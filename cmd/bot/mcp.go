@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/askops/askops/gateway/toolcall"
 	"os"
 
-	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/recordid"
@@ -24,7 +24,7 @@ func cmdMCPMain(ctx context.Context, env *environment, args []string) int {
 		return code
 	}
 	cwd, _ := os.Getwd()
-	sess := hook.MCPSession{ID: *session, Cwd: cwd, Agent: hook.AgentClaude, Judged: gateway.JudgedInput}
+	sess := hook.MCPSession{ID: *session, Cwd: cwd, Agent: hook.AgentClaude, Judged: toolcall.JudgedInput}
 	if sess.ID == "" {
 		sess.ID = recordid.NewSession()
 	}

@@ -187,7 +187,7 @@ type Output struct {
 // permissionDecision (allow or deny, with the reason) or PermissionRequest's
 // decision (allow, or deny with a message). An allow carries judged as
 // updatedInput when it is set: a Bash call's input as askops judged it
-// (the gateway's JudgedInput), so Claude Code runs the command text the
+// (toolcall.JudgedInput), so Claude Code runs the command text the
 // policy printed from its parse, as askops' own agent does, not the text
 // the model wrote.
 func ClaudeAnswer(event string, a Ask, judged json.RawMessage) Answer {

@@ -19,7 +19,7 @@ type MCPSession struct {
 	Cwd   string // where the agent works (the server's working directory)
 	Agent string // shown to approvers; default "Claude Code"
 	By    string // who runs the agent
-	// Judged is a call's input as askops judged it (the gateway's
+	// Judged is a call's input as askops judged it (toolcall's
 	// JudgedInput), handed back with an allow as updatedInput; nil hands
 	// the input back as it came.
 	Judged func(tool string, input json.RawMessage) json.RawMessage

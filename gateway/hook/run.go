@@ -51,7 +51,7 @@ type Run struct {
 	// Open connects to askops once the event is read (within the bound);
 	// close is called once the call is settled.
 	Open func(ctx context.Context) (s Settler, close func(), err error)
-	// Judged is a call's input as askops judged it (the gateway's
+	// Judged is a call's input as askops judged it (toolcall's
 	// JudgedInput), handed back with a Claude Code allow of a Bash call as
 	// updatedInput; nil hands back none (the call runs as the model wrote
 	// it).

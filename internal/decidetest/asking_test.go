@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/askops/askops/gateway/toolcall"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -252,7 +253,7 @@ func (d *askingDoors) commandHook(agent, tool string, input map[string]any) func
 			}
 			in, _ := json.Marshal(map[string]any{"session_id": "s-cmd", "cwd": d.ws, "hook_event_name": event, "tool_name": tool, "tool_input": input})
 			var out, errOut bytes.Buffer
-			hook.Run{Agent: agent, By: "laptop", In: bytes.NewReader(in), Out: &out, Err: &errOut, Open: hook.Open(d.svc.Settler()), Judged: gateway.JudgedInput}.Answer(t.Context())
+			hook.Run{Agent: agent, By: "laptop", In: bytes.NewReader(in), Out: &out, Err: &errOut, Open: hook.Open(d.svc.Settler()), Judged: toolcall.JudgedInput}.Answer(t.Context())
 			text := out.String()
 			for _, w := range []string{"allow", "deny"} {
 				if strings.Contains(text, `"`+w+`"`) || strings.Contains(text, `"behavior":"`+w) {

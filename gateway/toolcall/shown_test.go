@@ -1,4 +1,4 @@
-package gateway
+package toolcall
 
 import (
 	"encoding/json"
@@ -27,7 +27,7 @@ func TestMapToolDescribesTheCall(t *testing.T) {
 		{"mcp__db__query", `{"command":"DROP TABLE x"}`, pending.Call{}},
 	}
 	for _, tc := range cases {
-		if got := mapTool(tc.tool, json.RawMessage(tc.input), cwd).shown; got != tc.want {
+		if got := Map(tc.tool, json.RawMessage(tc.input), cwd).Shown; got != tc.want {
 			t.Errorf("%s %s shown as %+v, want %+v", tc.tool, tc.input, got, tc.want)
 		}
 	}

@@ -1,4 +1,9 @@
-package gateway
+// Package toolcall reads an agent's tool call — Claude Code's and Codex's
+// tool names and inputs, MCP tools, anything unknown — as askops' own: the
+// call the policy judges, what an approver is shown, the arguments as
+// askops' tools take them, and the input a hook's allow hands back
+// (JudgedInput). It is each door's translation, and judges nothing.
+package toolcall
 
 import (
 	"encoding/json"
@@ -12,30 +17,30 @@ import (
 	"github.com/askops/askops/redact"
 )
 
-// Tool names the gateway gives the policy for agents' tools it has no
+// Tool names askops gives the policy for agents' tools it has no
 // askops equivalent for; nothing allows them but a rule or a grant.
 const (
 	toolWebFetch  = "web_fetch"
 	toolWebSearch = "web_search"
 )
 
-// mapped is an agent's tool call in askops' terms: what the policy judges,
-// what an approver is shown (the described call: a command, a file's new
+// Mapped is an agent's tool call in askops' terms: what the policy judges,
+// what an approver is shown (the described Call: a command, a file's new
 // content, an edit's old and new text; for anything else, the arguments),
 // the arguments as askops' own tools would take them, and a one-line
 // summary.
-type mapped struct {
-	call    policy.Call
-	shown   pending.Call
-	args    string
-	summary string
+type Mapped struct {
+	Call    policy.Call
+	Shown   pending.Call
+	Args    string
+	Summary string
 	// agentSays is what the agent wrote about the call (a Bash
 	// description, Codex's justification): shown to approvers labelled
 	// as the agent's words, never read to choose a tool, rule or mode.
-	agentSays string
+	AgentSays string
 	// refuse, when set, is why the call is denied without asking the
 	// policy: a shell call whose command cannot be read.
-	refuse string
+	Refuse string
 }
 
 // toolCall is one agent tool call as a mapper reads it: its name, its
@@ -82,7 +87,7 @@ func enc(v any) string {
 // its input (ok false), and every tool without a row (MCP tools, tools
 // askops does not know), become a tool of the agent's own name that asks,
 // showing its input.
-var toolMappers = map[string]func(toolCall) (mapped, bool){
+var toolMappers = map[string]func(toolCall) (Mapped, bool){
 	"Bash": mapShell, "bash": mapShell, "shell": mapShell, "exec_command": mapShell, "NetworkAccess": mapShell,
 	"Write": mapWrite,
 	"Edit":  mapEdit, "MultiEdit": mapEdit, "NotebookEdit": mapEdit,
@@ -93,9 +98,9 @@ var toolMappers = map[string]func(toolCall) (mapped, bool){
 	"WebSearch": mapWebSearch,
 }
 
-// mapTool maps one agent tool call (toolMappers). Paths are made absolute
+// Map maps one agent tool call (toolMappers). Paths are made absolute
 // against cwd.
-func mapTool(tool string, input json.RawMessage, cwd string) mapped {
+func Map(tool string, input json.RawMessage, cwd string) Mapped {
 	t := toolCall{tool: tool, input: input, cwd: cwd}
 	_ = json.Unmarshal(input, &t.in)
 	if m, ok := toolMappers[tool]; ok {
@@ -109,7 +114,7 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 	if name == "" {
 		name = "unknown_tool"
 	}
-	return mapped{call: policy.Call{Tool: name, Safety: policy.Unknown}, args: t.raw(), summary: name}
+	return Mapped{Call: policy.Call{Tool: name, Safety: policy.Unknown}, Args: t.raw(), Summary: name}
 }
 
 // mapShell maps a shell call. The command is what the call does; the
@@ -118,7 +123,7 @@ func mapTool(tool string, input json.RawMessage, cwd string) mapped {
 // therefore shown, never trusted: the call is judged as network access
 // AND as its command by the bash rules, the stricter verdict standing, so
 // words can only make a call stricter, never looser.
-func mapShell(t toolCall) (mapped, bool) {
+func mapShell(t toolCall) (Mapped, bool) {
 	desc, _ := t.str("description")
 	if desc == "" {
 		desc, _ = t.str("justification")
@@ -128,78 +133,78 @@ func mapShell(t toolCall) (mapped, bool) {
 		cmd = judgedCommand(cmd)
 	}
 	if t.tool == "NetworkAccess" || strings.HasPrefix(strings.TrimSpace(strings.ToLower(desc)), "network") {
-		m := mapped{
-			call:      policy.Call{Tool: policy.ToolNetworkAccess, Safety: policy.Unknown, Command: cmd},
-			args:      t.raw(),
-			summary:   "network access",
-			agentSays: desc,
+		m := Mapped{
+			Call:      policy.Call{Tool: policy.ToolNetworkAccess, Safety: policy.Unknown, Command: cmd},
+			Args:      t.raw(),
+			Summary:   "network access",
+			AgentSays: desc,
 		}
 		if ok {
-			m.shown = pending.Call{Kind: pending.CallCommand, Command: cmd}
-			m.summary = "network access: " + cmd
+			m.Shown = pending.Call{Kind: pending.CallCommand, Command: cmd}
+			m.Summary = "network access: " + cmd
 		}
 		return m, true
 	}
 	if !ok {
-		return mapped{
-			call:    policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect},
-			args:    t.raw(),
-			summary: t.tool + " (no readable command)",
-			refuse:  "the " + t.tool + " call carries no command askops can read (want command or cmd: a string or an array of strings)",
+		return Mapped{
+			Call:    policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect},
+			Args:    t.raw(),
+			Summary: t.tool + " (no readable command)",
+			Refuse:  "the " + t.tool + " call carries no command askops can read (want command or cmd: a string or an array of strings)",
 		}, true
 	}
 	args, cmd := shellArgs(cmd)
-	return mapped{
-		call:      policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect, Command: cmd},
-		shown:     pending.Call{Kind: pending.CallCommand, Command: cmd},
-		args:      args,
-		summary:   cmd,
-		agentSays: desc,
+	return Mapped{
+		Call:      policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect, Command: cmd},
+		Shown:     pending.Call{Kind: pending.CallCommand, Command: cmd},
+		Args:      args,
+		Summary:   cmd,
+		AgentSays: desc,
 	}, true
 }
 
-func mapWrite(t toolCall) (mapped, bool) {
+func mapWrite(t toolCall) (Mapped, bool) {
 	p, okP := t.str("file_path")
 	content, okC := t.str("content")
 	if !okP || !okC {
-		return mapped{}, false
+		return Mapped{}, false
 	}
 	p = t.abs(p)
-	return mapped{
-		call:    policy.Call{Tool: policy.ToolWriteFile, Safety: policy.SideEffect, Path: p},
-		shown:   pending.Call{Kind: pending.CallWrite, Path: p, Content: content},
-		args:    enc(map[string]string{"path": p, "content": content}),
-		summary: fmt.Sprintf("write_file %s (%d bytes)", p, len(content)),
+	return Mapped{
+		Call:    policy.Call{Tool: policy.ToolWriteFile, Safety: policy.SideEffect, Path: p},
+		Shown:   pending.Call{Kind: pending.CallWrite, Path: p, Content: content},
+		Args:    enc(map[string]string{"path": p, "content": content}),
+		Summary: fmt.Sprintf("write_file %s (%d bytes)", p, len(content)),
 	}, true
 }
 
-func mapEdit(t toolCall) (mapped, bool) {
+func mapEdit(t toolCall) (Mapped, bool) {
 	p, oldS, newS, ok := editOf(t.tool, t.in)
 	if !ok {
-		return mapped{}, false
+		return Mapped{}, false
 	}
 	p = t.abs(p)
-	return mapped{
-		call:    policy.Call{Tool: policy.ToolEditFile, Safety: policy.SideEffect, Path: p},
-		shown:   pending.Call{Kind: pending.CallEdit, Path: p, Old: oldS, New: newS},
-		args:    enc(map[string]string{"path": p, "old_string": oldS, "new_string": newS}),
-		summary: fmt.Sprintf("edit_file %s (%s)", p, t.tool),
+	return Mapped{
+		Call:    policy.Call{Tool: policy.ToolEditFile, Safety: policy.SideEffect, Path: p},
+		Shown:   pending.Call{Kind: pending.CallEdit, Path: p, Old: oldS, New: newS},
+		Args:    enc(map[string]string{"path": p, "old_string": oldS, "new_string": newS}),
+		Summary: fmt.Sprintf("edit_file %s (%s)", p, t.tool),
 	}, true
 }
 
-func mapRead(t toolCall) (mapped, bool) {
+func mapRead(t toolCall) (Mapped, bool) {
 	p, ok := t.str("file_path")
 	if !ok {
 		p, ok = t.str("notebook_path")
 	}
 	if !ok {
-		return mapped{}, false
+		return Mapped{}, false
 	}
 	p = t.abs(p)
-	return mapped{
-		call:    policy.Call{Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: p},
-		args:    enc(map[string]string{"path": p}),
-		summary: "read_file " + p,
+	return Mapped{
+		Call:    policy.Call{Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: p},
+		Args:    enc(map[string]string{"path": p}),
+		Summary: "read_file " + p,
 	}, true
 }
 
@@ -208,20 +213,20 @@ func mapRead(t toolCall) (mapped, bool) {
 // chose, one question at a time: whatever it prints, it reads each file.
 // So it is a read of its path and of the files under it, and meets
 // read_file's rules (policy.Call.Search).
-func mapGrep(t toolCall) (mapped, bool) {
+func mapGrep(t toolCall) (Mapped, bool) {
 	p, _ := t.str("path")
 	p = t.abs(p)
 	names, _ := t.str("glob")
-	return mapped{
-		call:    policy.Call{Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: p, Search: true, Glob: names},
-		args:    t.raw(),
-		summary: fmt.Sprintf("Grep in %s", p),
+	return Mapped{
+		Call:    policy.Call{Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: p, Search: true, Glob: names},
+		Args:    t.raw(),
+		Summary: fmt.Sprintf("Grep in %s", p),
 	}, true
 }
 
 // mapList: a glob's own directories (../../etc/*, /home/*/.ssh/*) are
 // where it lists: the deepest fixed one is judged.
-func mapList(t toolCall) (mapped, bool) {
+func mapList(t toolCall) (Mapped, bool) {
 	p, _ := t.str("path")
 	p = t.abs(p)
 	if pat, ok := t.str("pattern"); ok && t.tool == "Glob" {
@@ -230,21 +235,21 @@ func mapList(t toolCall) (mapped, bool) {
 			p = t.abs(globBase(pat))
 		}
 	}
-	return mapped{
-		call:    policy.Call{Tool: policy.ToolListFiles, Safety: policy.ReadOnly, Path: p},
-		args:    t.raw(),
-		summary: fmt.Sprintf("%s in %s", t.tool, p),
+	return Mapped{
+		Call:    policy.Call{Tool: policy.ToolListFiles, Safety: policy.ReadOnly, Path: p},
+		Args:    t.raw(),
+		Summary: fmt.Sprintf("%s in %s", t.tool, p),
 	}, true
 }
 
-func mapWebFetch(t toolCall) (mapped, bool) {
+func mapWebFetch(t toolCall) (Mapped, bool) {
 	u, ok := t.str("url")
-	return mapped{call: policy.Call{Tool: toolWebFetch, Safety: policy.SideEffect}, args: t.raw(), summary: "WebFetch " + u}, ok
+	return Mapped{Call: policy.Call{Tool: toolWebFetch, Safety: policy.SideEffect}, Args: t.raw(), Summary: "WebFetch " + u}, ok
 }
 
-func mapWebSearch(t toolCall) (mapped, bool) {
+func mapWebSearch(t toolCall) (Mapped, bool) {
 	q, ok := t.str("query")
-	return mapped{call: policy.Call{Tool: toolWebSearch, Safety: policy.SideEffect}, args: t.raw(), summary: "WebSearch " + q}, ok
+	return Mapped{Call: policy.Call{Tool: toolWebSearch, Safety: policy.SideEffect}, Args: t.raw(), Summary: "WebSearch " + q}, ok
 }
 
 // globBase is the directory part of a glob pattern before its first
@@ -268,9 +273,6 @@ func globBase(pat string) string {
 	return b
 }
 
-// shellCommand is the command a shell tool's input runs: Claude Code's
-// command, Codex's cmd (exec_command), or an argv array (shell), quoted
-// as the shell would read it back.
 // judgedCommand is the text of command askops judges, shows and (through
 // a hook's updatedInput) has the agent run: the command as the policy
 // parses it, printed back, as askops' own agent runs it. A command that
@@ -324,6 +326,9 @@ func JudgedInput(tool string, input json.RawMessage) json.RawMessage {
 	return out
 }
 
+// shellCommand is the command a shell tool's input runs: Claude Code's
+// command, Codex's cmd (exec_command), or an argv array (shell), quoted
+// as the shell would read it back.
 func shellCommand(in map[string]any) (string, bool) {
 	for _, k := range []string{"command", "cmd"} {
 		switch v := in[k].(type) {
@@ -404,14 +409,14 @@ func objectOrEmpty(input json.RawMessage) json.RawMessage {
 	return input
 }
 
-// asItCame is what redaction hides in a shell call's command as the agent
+// AsItCame is what redaction hides in a shell call's command as the agent
 // wrote it (nil for any other call, or when the command judged is that
 // text): the command askops judges, records and shows is re-printed
 // (judgedCommand), and the re-printing can lose what makes a word a
 // secret (a manifest's indentation; Ruby's => read as a redirection), so
 // what the agent's own text shows to be secret is hidden in it too
 // (pending.Request.Hidden).
-func asItCame(input json.RawMessage, judged string) []string {
+func AsItCame(input json.RawMessage, judged string) []string {
 	var in map[string]any
 	if json.Unmarshal(input, &in) != nil {
 		return nil

@@ -1,4 +1,4 @@
-package gateway
+package toolcall
 
 import (
 	"encoding/json"
@@ -35,9 +35,9 @@ func TestMapTool(t *testing.T) {
 		{"exec_command", `{"cmd":"rm -rf /","justification":"network-access x"}`, "network_access", `{"cmd":"rm -rf /","justification":"network-access x"}`, policy.Unknown, ""},
 		{"shell", `{"command":["bash","-lc","ls"]}`, "bash", `{"command":"bash -lc ls"}`, policy.SideEffect, ""},
 	} {
-		m := mapTool(tc.tool, json.RawMessage(tc.input), cwd)
-		if m.call.Tool != tc.wantTool || m.call.Safety != tc.safety || m.call.Path != tc.path || m.args != tc.wantArg {
-			t.Errorf("%s %s → %s %v %q %s", tc.tool, tc.input, m.call.Tool, m.call.Safety, m.call.Path, m.args)
+		m := Map(tc.tool, json.RawMessage(tc.input), cwd)
+		if m.Call.Tool != tc.wantTool || m.Call.Safety != tc.safety || m.Call.Path != tc.path || m.Args != tc.wantArg {
+			t.Errorf("%s %s → %s %v %q %s", tc.tool, tc.input, m.Call.Tool, m.Call.Safety, m.Call.Path, m.Args)
 		}
 	}
 }
