@@ -437,22 +437,32 @@ func (w *world) serve(ctx context.Context, t testing.TB, name string, s settings
 	}
 }
 
+// waitReady waits for this replica's own /readyz to answer 200. A /readyz
+// answered before the replica's log says it bound its address is another
+// process's: a parallel test's serve can take the port freePort probed (the
+// kernel hands a freed port out again), and reading that one as ours sends
+// this test's clicks to the other test's replica.
 func (r *replica) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	bound := "msg=listening addr=" + strings.TrimPrefix(r.base, "http://") + " "
 	var last string
 	for {
 		if r.exited() {
 			return fmt.Errorf("exited with code %d", r.code())
 		}
-		code, body, err := httpGet(ctx, r.base+"/readyz")
-		switch {
-		case err == nil && code == http.StatusOK:
-			return nil
-		case err == nil:
-			last = fmt.Sprintf("/readyz %d: %s", code, body)
-		default:
-			last = err.Error()
+		if strings.Contains(r.stderr(), bound) {
+			code, body, err := httpGet(ctx, r.base+"/readyz")
+			switch {
+			case err == nil && code == http.StatusOK:
+				return nil
+			case err == nil:
+				last = fmt.Sprintf("/readyz %d: %s", code, body)
+			default:
+				last = err.Error()
+			}
+		} else {
+			last = "its log does not say it listens yet"
 		}
 		select {
 		case <-ctx.Done():
