@@ -20,6 +20,27 @@ type AAPConfig struct {
 	// AllowPrivateWebhooks lets webhook receivers be loopback or private
 	// addresses over plain http (local development and tests).
 	AllowPrivateWebhooks bool `yaml:"allow_private_webhooks"`
+	// ShellTools are the adapters' tools that run a shell command, beside
+	// the ones askops knows (Bash, shell, exec_command): each is judged by
+	// the bash analysis of its command argument, as Bash is, instead of by
+	// its name alone.
+	ShellTools []AAPShellTool `yaml:"shell_tools"`
+}
+
+// AAPShellTool is one aap.shell_tools entry: a tool an adapter names and
+// the argument that holds its command (a string, or an argv array).
+type AAPShellTool struct {
+	Tool       string `yaml:"tool"`
+	CommandArg string `yaml:"command_arg"`
+}
+
+// Shells is aap.shell_tools as tool name → command argument.
+func (c AAPConfig) Shells() map[string]string {
+	m := make(map[string]string, len(c.ShellTools))
+	for _, t := range c.ShellTools {
+		m[t.Tool] = t.CommandArg
+	}
+	return m
 }
 
 // AAPProvisioner is one provisioner token, read from TokenEnv.
@@ -71,6 +92,24 @@ func (c AAPConfig) problems(cmd Command, api APIConfig) Problems {
 		add("aap.execution_window", "must be > 0, got %s", c.ExecutionWindow)
 	} else if c.ExecutionWindow > 0 && c.ExecutionWindow.D() < time.Second {
 		add("aap.execution_window", "at least 1s (an approval must leave time to start the call), got %s", c.ExecutionWindow)
+	}
+	tools := map[string]int{}
+	for i, t := range c.ShellTools {
+		key := fmt.Sprintf("aap.shell_tools[%d]", i)
+		switch {
+		case t.Tool == "":
+			add(key+".tool", "required: the tool name the adapter sends")
+		case len(t.Tool) > 256:
+			add(key+".tool", "longer than 256 bytes")
+		default:
+			if j, dup := tools[t.Tool]; dup {
+				add(key+".tool", "%q is also aap.shell_tools[%d]'s tool", t.Tool, j)
+			}
+			tools[t.Tool] = i
+		}
+		if t.CommandArg == "" {
+			add(key+".command_arg", "required: the argument that holds the command (a string or an argv array)")
+		}
 	}
 	if !c.Enabled {
 		return ps

@@ -45,6 +45,11 @@ func TestAAPConfig(t *testing.T) {
 		{"negative window", validYAML + "aap:\n  execution_window: -1m\n", "aap.execution_window: must be > 0"},
 		{"tiny window", validYAML + "aap:\n  execution_window: 1ms\n", "aap.execution_window: at least 1s"},
 		{"unknown key", validYAML + "aap:\n  enable: true\n", "aap.enable: unknown key"},
+		{"shell tool without a name", validYAML + "aap:\n  shell_tools: [{command_arg: cmd}]\n", "aap.shell_tools[0].tool: required"},
+		{"shell tool without its argument", validYAML + "aap:\n  shell_tools: [{tool: run}]\n", "aap.shell_tools[0].command_arg: required"},
+		{"shell tool twice", validYAML + "aap:\n  shell_tools: [{tool: run, command_arg: a}, {tool: run, command_arg: b}]\n", `aap.shell_tools[1].tool: "run" is also aap.shell_tools[0]'s tool`},
+		{"shell tool name too long", validYAML + "aap:\n  shell_tools: [{tool: " + strings.Repeat("x", 257) + ", command_arg: a}]\n", "aap.shell_tools[0].tool: longer than 256 bytes"},
+		{"shell tool unknown key", validYAML + "aap:\n  shell_tools: [{tool: run, arg: a}]\n", "aap.shell_tools[0].arg: unknown key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ps := Check([]byte(tc.yaml), envOf(map[string]string{"ASKOPS_AAP_PROVISIONER": secret, "SAME": secret, "OTHER": secret + "x", "SHORT": "abc"}), CheckConfig)
@@ -61,6 +66,9 @@ func TestAAPConfig(t *testing.T) {
 	_, ps = Check([]byte("aap:\n  enabled: true\n  provisioners: [{name: p, token_env: ASKOPS_AAP_PROVISIONER}]\n"), env, Serve)
 	if !strings.Contains(ps.Error(), "http.listen: the console-only serve listens on console.listen") {
 		t.Errorf("console-only serve with one port for both: %v", ps)
+	}
+	if c, ps := Check([]byte(good+"  shell_tools:\n    - {tool: run_command, command_arg: cmdline}\n"), env, Serve); len(ps) > 0 || c.AAP.Shells()["run_command"] != "cmdline" {
+		t.Errorf("shell_tools read as %v (%v)", c.AAP.Shells(), ps)
 	}
 	// Disabled, the section asks for nothing.
 	if _, ps := Check([]byte(validYAML+"aap:\n  enabled: false\n"), noEnv, Serve); len(ps) > 0 {

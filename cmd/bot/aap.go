@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/askops/askops/aap"
@@ -20,7 +22,11 @@ import (
 // aapAsker is the AAP provider's Asker: the gateway's own policy path
 // (Begin), the one every other door judges through, so a request is
 // judged as the Ask API's call of the same tool and arguments would be.
-type aapAsker struct{ gw *gateway.Service }
+// shells are aap.shell_tools (tool → the argument holding its command).
+type aapAsker struct {
+	gw     *gateway.Service
+	shells map[string]string
+}
 
 // Ask implements aap.Asker. The caller is the instance ("aap:<id>"), so
 // its sessions, grants and Asks are its own; a request without the
@@ -30,11 +36,12 @@ func (g aapAsker) Ask(ctx context.Context, c aap.Call) (pending.Ask, bool) {
 	if oneOff {
 		session = c.ID
 	}
+	tool, input := g.asShell(c.Tool, c.Arguments)
 	return g.gw.Begin(ctx, gateway.Call{
 		SessionID: session,
 		Agent:     "AAP " + c.Name,
-		Tool:      c.Tool,
-		Input:     c.Arguments,
+		Tool:      tool,
+		Input:     input,
 		Cwd:       c.Cwd,
 		Reason:    c.Reasoning,
 		Timeout:   c.Timeout,
@@ -44,6 +51,23 @@ func (g aapAsker) Ask(ctx context.Context, c aap.Call) (pending.Ask, bool) {
 		Unleased:  c.Unleased(),
 		Keep:      c.Keep,
 	})
+}
+
+// asShell reads a tool configured in aap.shell_tools as the Bash call of
+// its command argument, so the bash analysis judges it, not its name. An
+// argument that is missing or not a command (a string or an argv array)
+// makes a Bash call whose command cannot be read: a denial.
+func (g aapAsker) asShell(tool string, args json.RawMessage) (string, json.RawMessage) {
+	arg, ok := g.shells[tool]
+	if !ok {
+		return tool, args
+	}
+	var fields map[string]json.RawMessage
+	command := json.RawMessage("null")
+	if json.Unmarshal(args, &fields) == nil && fields[arg] != nil {
+		command = fields[arg]
+	}
+	return "Bash", slices.Concat([]byte(`{"command":`), command, []byte(`}`))
 }
 
 // newAAP is the AAP provider when aap.enabled (nil otherwise): its
@@ -65,7 +89,7 @@ func newAAP(cfg config.Config, gw *gateway.Service, asks pending.Store, client r
 	for i, p := range cfg.AAP.Provisioners {
 		provs[i] = aap.Provisioner{Name: p.Name, Token: p.Token().Reveal()}
 	}
-	srv, err := aap.New(aap.Config{Asker: aapAsker{gw: gw}, Asks: watchable, Store: store, Provisioners: provs,
+	srv, err := aap.New(aap.Config{Asker: aapAsker{gw: gw, shells: cfg.AAP.Shells()}, Asks: watchable, Store: store, Provisioners: provs,
 		Window: cfg.AAP.Window(), Now: now, Logger: log.With("component", "aap"), AllowPrivateWebhooks: cfg.AAP.AllowPrivateWebhooks})
 	if err != nil {
 		return nil, err
