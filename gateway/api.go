@@ -232,7 +232,7 @@ func askCall(b hook.AskBody, maxTimeout time.Duration) (Call, error) {
 	if b.Cwd != "" && !strings.HasPrefix(b.Cwd, "/") {
 		return Call{}, badRequest("cwd: want an absolute path, got %q", b.Cwd)
 	}
-	c := Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason, OneOff: b.OneOff}
+	c := Call{Call: hook.Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason, OneOff: b.OneOff}}
 	if b.Timeout != "" {
 		d, err := time.ParseDuration(b.Timeout)
 		switch {
@@ -512,7 +512,7 @@ func (api *API) claudeHook(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, claudeAnswerOf(event, refused("askops could not read the hook event: "+perr.Error()), "", nil))
 		return
 	}
-	c := askedBy(tok, callOf(ev.Call(hook.AgentClaude)))
+	c := askedBy(tok, Call{Call: ev.Call(hook.AgentClaude)})
 	if api.holdHook(w, r, event, c) {
 		return
 	}

@@ -17,7 +17,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -82,30 +81,13 @@ type Sessions interface {
 	ClaimThread(ctx context.Context, session, channel, ts string, ttl time.Duration) (string, string, error)
 }
 
-// Call is one tool call an agent asks about, in the agent's own terms.
+// Call is one tool call an agent asks about, in the agent's own terms: the
+// hook client's Call (what any door knows of it) and what only a serve sets.
 type Call struct {
-	SessionID string
-	Agent     string          // e.g. "Claude Code", shown to approvers
-	Tool      string          // the agent's tool name: Bash, Write, mcp__github__create_issue, …
-	Input     json.RawMessage // the tool's input, a JSON object
-	Cwd       string          // the agent's working directory; paths are judged against it
-	Reason    string          // why the agent wants it, if it says
-	Timeout   time.Duration   // how long a human has; 0 or more than the configured timeout means that timeout
-	By        string          // who asks: the API token's name, or the local user
+	hook.Call
 	// Root, when set, is the workspace configured for the caller; else
 	// the session's is pinned to the first cwd it is seen with (judge.go).
 	Root string
-	// Resolved says every path in Input and Cwd was resolved on the
-	// machine the files live on (symlinks followed, .. gone: see
-	// ResolvePaths) by this process, or by the serve itself for a local
-	// token (askedBy): never on a request's word. Without it askops
-	// judges paths as text it cannot check: no rule or grant allows a
-	// write, and a Grep's directory is judged unseen (policy.Call.Resolved).
-	Resolved bool
-	// OneOff says the session is this call's own (a bot ask without
-	// -session): no later call can share it, so no session grant is
-	// offered.
-	OneOff bool
 	// AskID, Unleased and Keep shape the Ask's record for a door with
 	// rules of its own (AAP: its request's UUID as the Ask id, alive to
 	// its deadline whoever polls, kept 168 h): see pending.Request.

@@ -13,14 +13,9 @@ import (
 // hook's Call as the gateway's, an Ask as a front door answers its agent,
 // and the Service as a hook's Settler.
 
-// callOf is a hook's Call as the gateway judges it.
-func callOf(c hook.Call) Call {
-	return Call{SessionID: c.SessionID, Agent: c.Agent, Tool: c.Tool, Input: c.Input, Cwd: c.Cwd, Reason: c.Reason,
-		Timeout: c.Timeout, By: c.By, Resolved: c.Resolved, OneOff: c.OneOff}
-}
-
 // resolvePaths is c with its paths resolved on this machine
 // (hook.ResolvePaths): the local serve sees its callers' files.
+// Resolved comes from the resolving alone, never from the request.
 func resolvePaths(c Call) Call {
 	r := hook.ResolvePaths(hook.Call{Tool: c.Tool, Input: c.Input, Cwd: c.Cwd})
 	c.Cwd, c.Input, c.Resolved = r.Cwd, r.Input, r.Resolved
@@ -49,5 +44,5 @@ func (s *Service) Settler() hook.Settler { return hookSettler{s} }
 type hookSettler struct{ s *Service }
 
 func (h hookSettler) Settle(ctx context.Context, c hook.Call) hook.Ask {
-	return answerOf(h.s.Settle(ctx, callOf(c)))
+	return answerOf(h.s.Settle(ctx, Call{Call: c}))
 }

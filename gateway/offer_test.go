@@ -74,10 +74,10 @@ func TestSessionOfferOnlyWhereALaterCallCanMatch(t *testing.T) {
 	}{
 		{"bot ask without -session", botAsk.Request(), ""},
 		{"bot ask -session", nightly.Request(), "— in bot ask session 'nightly'"},
-		{"Claude Code hook", judged(Call{SessionID: "3f2a9c1b-7e4d-4f6a-9b1c-2d3e4f5a6b7c", Agent: hook.AgentClaude, Tool: "Bash", Input: input, Cwd: "/home/ana/src/api", By: "ana"}),
+		{"Claude Code hook", judged(Call{Call: hook.Call{SessionID: "3f2a9c1b-7e4d-4f6a-9b1c-2d3e4f5a6b7c", Agent: hook.AgentClaude, Tool: "Bash", Input: input, Cwd: "/home/ana/src/api", By: "ana"}}),
 			"— in this Claude Code session in ~/src/api, started " + started.Format("15:04") + " UTC"},
-		{"bot ask through a serve's API, without -session", judged(Call{SessionID: "ask-0a1b2c", Agent: "bot ask on lap", Tool: "Bash", Input: input, Cwd: "/home/ana/src/api", By: "ana", OneOff: true}), ""},
-		{"bot ask through a serve's API, -session", judged(Call{SessionID: "nightly", Agent: "bot ask on lap", Tool: "Bash", Input: input, Cwd: "/home/ana/src/api", By: "ana"}),
+		{"bot ask through a serve's API, without -session", judged(Call{Call: hook.Call{SessionID: "ask-0a1b2c", Agent: "bot ask on lap", Tool: "Bash", Input: input, Cwd: "/home/ana/src/api", By: "ana", OneOff: true}}), ""},
+		{"bot ask through a serve's API, -session", judged(Call{Call: hook.Call{SessionID: "nightly", Agent: "bot ask on lap", Tool: "Bash", Input: input, Cwd: "/home/ana/src/api", By: "ana"}}),
 			"— in this bot ask on lap session 'nightly' in ~/src/api, started " + started.Format("15:04") + " UTC"},
 	}
 	scopeText := approval.ScopeText(nil)

@@ -61,13 +61,13 @@ func TestSessionStartIsTheFirstSeenOnEveryReplica(t *testing.T) {
 	}
 	const session = "0199a213-81c0-7800-8aa1-bbab2a035a53" // as Codex names one
 	a, _, _ := replica(first)
-	read := Call{SessionID: session, Agent: hook.AgentCodex, Tool: "Read", Input: json.RawMessage(`{"file_path":"/home/ana/src/api/go.mod"}`), Cwd: "/home/ana/src/api", By: "ana", Resolved: true}
+	read := Call{Call: hook.Call{SessionID: session, Agent: hook.AgentCodex, Tool: "Read", Input: json.RawMessage(`{"file_path":"/home/ana/src/api/go.mod"}`), Cwd: "/home/ana/src/api", By: "ana", Resolved: true}}
 	if _, final, decided := a.judge(t.Context(), read); !decided || final.Status != pending.Status(pending.Approved) {
 		t.Fatalf("the first call (a read in the workspace): decided %v, %s; want the policy's allow", decided, final.Status)
 	}
 
 	b, core, asks := replica(later)
-	req, _, decided := b.judge(t.Context(), Call{SessionID: session, Agent: hook.AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`), Cwd: "/home/ana/src/api", By: "ana"})
+	req, _, decided := b.judge(t.Context(), Call{Call: hook.Call{SessionID: session, Agent: hook.AgentCodex, Tool: "Bash", Input: json.RawMessage(`{"command":"make deploy"}`), Cwd: "/home/ana/src/api", By: "ana"}})
 	if decided {
 		t.Fatal("the policy decided make deploy")
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/sessions"
 )
 
@@ -33,7 +34,7 @@ func (o *slowOpener) OpenThreadThen(ctx context.Context, title string, done func
 func TestThreadForDoesNotWaitForTheTitle(t *testing.T) {
 	o := &slowOpener{release: make(chan struct{}), titles: make(chan string, 1)}
 	th := newThreads(o, sessions.NewMemoryStore(sessions.Options{}), time.Hour, nil)
-	c := Call{SessionID: "sess-1", Agent: "Claude Code", Cwd: "/home/ana/src/api", By: "laptop-ana"}
+	c := Call{Call: hook.Call{SessionID: "sess-1", Agent: "Claude Code", Cwd: "/home/ana/src/api", By: "laptop-ana"}}
 	for i := range 3 { // the session's Asks while its title is on its way
 		if ch, ts := th.For(t.Context(), sessions.Key(c.By, c.SessionID), c); ch != "" || ts != "" {
 			t.Fatalf("ask %d: thread %s/%s before the title was posted", i, ch, ts)

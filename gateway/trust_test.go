@@ -81,7 +81,7 @@ func TestDescriptionDoesNotChooseTheRules(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			svc, _ := judgeService(t, tc.mode, rules)
-			got, req := decisionOf(t, svc, Call{SessionID: "s", Agent: hook.AgentCodex, Tool: tc.tool, Input: json.RawMessage(tc.input), Cwd: "/home/ana/src/api", By: "laptop-ana"})
+			got, req := decisionOf(t, svc, Call{Call: hook.Call{SessionID: "s", Agent: hook.AgentCodex, Tool: tc.tool, Input: json.RawMessage(tc.input), Cwd: "/home/ana/src/api", By: "laptop-ana"}})
 			if got != tc.want {
 				t.Errorf("%s %s: %s (%s), want %s", tc.tool, tc.input, got, req.Reason, tc.want)
 			}
@@ -93,7 +93,7 @@ func TestDescriptionDoesNotChooseTheRules(t *testing.T) {
 // what the approver sees.
 func TestDescriptionShownAsTheAgentsWords(t *testing.T) {
 	svc, _ := judgeService(t, policy.ModeAsk, nil)
-	_, req := decisionOf(t, svc, Call{SessionID: "s", Tool: "Bash", Input: json.RawMessage(`{"command":"curl example.com","description":"network-access example.com"}`), Cwd: "/w", By: "a"})
+	_, req := decisionOf(t, svc, Call{Call: hook.Call{SessionID: "s", Tool: "Bash", Input: json.RawMessage(`{"command":"curl example.com","description":"network-access example.com"}`), Cwd: "/w", By: "a"}})
 	if !strings.Contains(req.Reason, "(the agent says: network-access example.com)") || req.Call.Command != "curl example.com" || !strings.Contains(req.Summary, "curl example.com") {
 		t.Errorf("shown: reason %q, call %+v, summary %q", req.Reason, req.Call, req.Summary)
 	}

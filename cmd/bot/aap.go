@@ -3,72 +3,20 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/askops/askops/aap"
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/gateway/aapcall"
 	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/pending"
 )
-
-// aapAsker is the AAP provider's Asker: the gateway's own policy path
-// (Begin), the one every other door judges through, so a request is
-// judged as the Ask API's call of the same tool and arguments would be.
-// shells are aap.shell_tools (tool → the argument holding its command).
-type aapAsker struct {
-	gw     *gateway.Service
-	shells map[string]string
-}
-
-// Ask implements aap.Asker. The caller is the instance ("aap:<id>"), so
-// its sessions, grants and Asks are its own; a request without the
-// adapter's session id is a session of its own (no session grant).
-func (g aapAsker) Ask(ctx context.Context, c aap.Call) (pending.Ask, bool) {
-	session, oneOff := c.SessionID, c.SessionID == ""
-	if oneOff {
-		session = c.ID
-	}
-	tool, input := g.asShell(c.Tool, c.Arguments)
-	return g.gw.Begin(ctx, gateway.Call{
-		SessionID: session,
-		Agent:     "AAP " + c.Name,
-		Tool:      tool,
-		Input:     input,
-		Cwd:       c.Cwd,
-		Reason:    c.Reasoning,
-		Timeout:   c.Timeout,
-		By:        "aap:" + c.Instance,
-		OneOff:    oneOff,
-		AskID:     c.ID,
-		Unleased:  c.Unleased(),
-		Keep:      c.Keep,
-	})
-}
-
-// asShell reads a tool configured in aap.shell_tools as the Bash call of
-// its command argument, so the bash analysis judges it, not its name. An
-// argument that is missing or not a command (a string or an argv array)
-// makes a Bash call whose command cannot be read: a denial.
-func (g aapAsker) asShell(tool string, args json.RawMessage) (string, json.RawMessage) {
-	arg, ok := g.shells[tool]
-	if !ok {
-		return tool, args
-	}
-	var fields map[string]json.RawMessage
-	command := json.RawMessage("null")
-	if json.Unmarshal(args, &fields) == nil && fields[arg] != nil {
-		command = fields[arg]
-	}
-	return "Bash", slices.Concat([]byte(`{"command":`), command, []byte(`}`))
-}
 
 // newAAP is the AAP provider when aap.enabled (nil otherwise): its
 // Handler's paths are under /v1/ (serve mounts it at /aap/), and its Stop
@@ -89,7 +37,7 @@ func newAAP(cfg config.Config, gw *gateway.Service, asks pending.Store, client r
 	for i, p := range cfg.AAP.Provisioners {
 		provs[i] = aap.Provisioner{Name: p.Name, Token: p.Token().Reveal()}
 	}
-	srv, err := aap.New(aap.Config{Asker: aapAsker{gw: gw, shells: cfg.AAP.Shells()}, Asks: watchable, Store: store, Provisioners: provs,
+	srv, err := aap.New(aap.Config{Asker: aapcall.Asker{Gateway: gw, Shells: cfg.AAP.Shells()}, Asks: watchable, Store: store, Provisioners: provs,
 		Window: cfg.AAP.Window(), Now: now, Logger: log.With("component", "aap"), AllowPrivateWebhooks: cfg.AAP.AllowPrivateWebhooks})
 	if err != nil {
 		return nil, err

@@ -37,9 +37,13 @@ type Call struct {
 	Cwd       string          // the agent's working directory; paths are judged against it
 	Reason    string          // why the agent wants it, if it says
 	Timeout   time.Duration   // how long a human has; 0 or more than the serve's timeout means that timeout
-	By        string          // who asks: the local user
-	// Resolved says every path in Input and Cwd was resolved on this
-	// machine (ResolvePaths).
+	By        string          // who asks: the local user, or (in a serve) the API token's name
+	// Resolved says every path in Input and Cwd was resolved on the
+	// machine the files live on (symlinks followed, .. gone: see
+	// ResolvePaths) by this process, or by the serve itself for a local
+	// token: never on a request's word. Without it askops judges paths as
+	// text it cannot check: no rule or grant allows a write, and a Grep's
+	// directory is judged unseen (policy.Call.Resolved).
 	Resolved bool
 	// OneOff says the session is this call's own (a bot ask without
 	// -session): no later call can share it, so no session grant is

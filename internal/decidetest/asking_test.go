@@ -20,6 +20,7 @@ import (
 
 	"github.com/askops/askops/aap"
 	"github.com/askops/askops/gateway"
+	"github.com/askops/askops/gateway/aapcall"
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
@@ -173,7 +174,7 @@ func newAskingDoors(t *testing.T, askingWS string) *askingDoors {
 	d.api = httptest.NewServer(gateway.NewAPI(d.svc, tokens, nil).Handler())
 	t.Cleanup(d.api.Close)
 
-	srv, err := aap.New(aap.Config{Asker: aapDoor{d.svc}, Asks: asks, Store: aap.NewMemoryStore(time.Now),
+	srv, err := aap.New(aap.Config{Asker: aapcall.Asker{Gateway: d.svc}, Asks: asks, Store: aap.NewMemoryStore(time.Now),
 		Provisioners: []aap.Provisioner{{Name: "platform", Token: provToken}}, Window: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -306,15 +307,6 @@ func statusWord(status string) string {
 		return "deny"
 	}
 	return status
-}
-
-// aapDoor is the AAP provider's way in: the gateway's Begin, as the
-// serve wires it (cmd/bot's aapAsker).
-type aapDoor struct{ gw *gateway.Service }
-
-func (g aapDoor) Ask(ctx context.Context, c aap.Call) (pending.Ask, bool) {
-	return g.gw.Begin(ctx, gateway.Call{SessionID: c.SessionID, Agent: "AAP " + c.Name, Tool: c.Tool, Input: c.Arguments,
-		Cwd: c.Cwd, Timeout: c.Timeout, By: "aap:" + c.Instance, AskID: c.ID, Unleased: c.Unleased(), Keep: c.Keep})
 }
 
 // recordingApprover keeps every Ask a door takes to a human, whom it
