@@ -102,8 +102,12 @@ type Config struct {
 	Provisioners []Provisioner
 	// Window is aap.execution_window: decision.expires_at = decided_at + Window.
 	Window time.Duration
-	Now    func() time.Time // nil: time.Now
-	Logger *slog.Logger
+	// MaxTimeout is the longest window askops gives a person
+	// (approvals.timeout): a request's deadline_at is its timeout, shortened
+	// to this (0: as requested).
+	MaxTimeout time.Duration
+	Now        func() time.Time // nil: time.Now
+	Logger     *slog.Logger
 	// AllowPrivateWebhooks is aap.allow_private_webhooks: receivers on
 	// loopback and private addresses, over plain http (development, tests).
 	AllowPrivateWebhooks bool

@@ -225,6 +225,27 @@ func TestSpec8Provider05ExpireAtDeadline(t *testing.T) {
 	}
 }
 
+// A request the policy settles at create still has the window it was
+// given (deadline_at after created_at, shortened to askops' limit):
+// adapters refuse an answer whose deadline is not after its creation.
+func TestDecidedAtCreateKeepsItsWindow(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("policy")
+	for _, tc := range []struct{ tool, timeout, deadline string }{
+		{"allowed_tool", "1m", "2026-09-16T12:01:00Z"},
+		{"denied_tool", "90s", "2026-09-16T12:01:30Z"},
+		{"allowed_tool", "24h", "2026-09-16T12:10:00Z"},
+	} {
+		r := h.create(cred, map[string]any{"tool": tc.tool, "arguments": map[string]any{}, "timeout": tc.timeout})
+		if r.str("created_at") != "2026-09-16T12:00:00Z" || r.str("deadline_at") != tc.deadline || r.str("timeout") != tc.timeout {
+			t.Errorf("%s %s: %s, want deadline_at %s", tc.tool, tc.timeout, r.raw, tc.deadline)
+		}
+		if again := h.do("GET", "/v1/requests/"+r.str("id"), cred, nil); again.str("deadline_at") != tc.deadline {
+			t.Errorf("%s %s read again: %s", tc.tool, tc.timeout, again.raw)
+		}
+	}
+}
+
 func TestSpec8Provider06ConsistentStates(t *testing.T) {
 	h := newHarness(t)
 	_, cred := h.instance("shapes")

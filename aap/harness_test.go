@@ -99,7 +99,7 @@ func newHarness(t *testing.T) *harness {
 // server is a Server over h's stores with its own window.
 func (h *harness) server(window time.Duration) *Server {
 	s, err := New(Config{Asker: h.asker, Asks: h.asks, Store: h.store, Provisioners: []Provisioner{{Name: "platform", Token: provToken}},
-		Window: window, Now: h.clock.Now, AllowPrivateWebhooks: true})
+		Window: window, MaxTimeout: 10 * time.Minute, Now: h.clock.Now, AllowPrivateWebhooks: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -296,8 +296,15 @@ func (s *Server) createRequest(r *http.Request, rid string) (int, any, error) {
 		return 0, nil, errUnavailable
 	}
 	now := s.now()
+	// A request the policy settled at create never waited, but its
+	// deadline_at is still the window accepted, after created_at as the
+	// schema has it (adapters refuse an answer whose deadline is not).
+	window := sub.ttl
+	if s.cfg.MaxTimeout > 0 {
+		window = min(window, s.cfg.MaxTimeout)
+	}
 	rq := request{ID: k.ID, Instance: inst.ID, Tool: sub.tool, Arguments: sub.arguments, Timeout: sub.timeout, Reasoning: sub.reasoning,
-		Context: sub.context, CreatedAt: now, DeadlineAt: now, Window: s.cfg.Window, Keep: retentionFor(inst)}
+		Context: sub.context, CreatedAt: now, DeadlineAt: now.Add(max(window, time.Second)), Window: s.cfg.Window, Keep: retentionFor(inst)}
 	if !a.CreatedAt.IsZero() {
 		rq.CreatedAt = a.CreatedAt.UTC().Truncate(time.Second)
 		rq.DeadlineAt = a.Deadline.UTC().Truncate(time.Second)

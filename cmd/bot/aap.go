@@ -38,7 +38,7 @@ func newAAP(cfg config.Config, gw *gateway.Service, asks pending.Store, client r
 		provs[i] = aap.Provisioner{Name: p.Name, Token: p.Token().Reveal()}
 	}
 	srv, err := aap.New(aap.Config{Asker: aapcall.Asker{Gateway: gw, Shells: cfg.AAP.Shells()}, Asks: watchable, Store: store, Provisioners: provs,
-		Window: cfg.AAP.Window(), Now: now, Logger: log.With("component", "aap"), AllowPrivateWebhooks: cfg.AAP.AllowPrivateWebhooks})
+		Window: cfg.AAP.Window(), MaxTimeout: cfg.Approvals.Timeout.D(), Now: now, Logger: log.With("component", "aap"), AllowPrivateWebhooks: cfg.AAP.AllowPrivateWebhooks})
 	if err != nil {
 		return nil, err
 	}

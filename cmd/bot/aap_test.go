@@ -300,6 +300,14 @@ func TestAAPOnTheConsoleOnlyServe(t *testing.T) {
 			t.Errorf("%s: outcome %+v, err %v, ran %v", tc.decision, r.out, r.err, ran)
 		}
 	}
+	// A request the policy settles at create reaches the example already
+	// terminal, and passes its checks of the answer as well.
+	if out, err := client.Approve(ctx, "Bash", map[string]any{"command": "git push --force origin main"}, 5*time.Minute, func() error {
+		t.Error("a call the policy denies ran")
+		return nil
+	}); err != nil || out.Status != "denied" || out.Ran || !strings.Contains(out.Note, "never rewrite shared history") {
+		t.Errorf("the policy's denial through the example: %+v %v", out, err)
+	}
 	// "Approve for session": this request approved, and the same call
 	// in the adapter's session (context.session_id) approved at create.
 	again := aapRequest(ctx, t, base, cred, map[string]any{"command": "make deploy"})

@@ -10,8 +10,11 @@
 //
 // It keeps the adapter's side of the contract (the specification's
 // 8_security.md): one idempotency key per execution attempt, reused on
-// every retry; long polls until the request is terminal; the returned id
-// checked against the request's; the call started only on "approved" and
+// every retry; long polls until the request is terminal; every answer
+// held to the protocol's schema before it is believed (check.go: only
+// the schema's members, none null, the submission returned as sent, UTC
+// times in order, the id and times unchanged between reads, a decision
+// exactly when terminal, expires_at exactly on an approval); the call started only on "approved" and
 // before decision.expires_at, with the arguments that were approved; a
 // denial told apart from expiry, cancellation and failure; and the
 // request cancelled when the wait is abandoned.
@@ -52,6 +55,7 @@ type Request struct {
 		DecidedAt time.Time `json:"decided_at"`
 		ExpiresAt time.Time `json:"expires_at"`
 	} `json:"decision"`
+	createdAt time.Time // as first read: later reads must not change it
 }
 
 // Outcome is why a call did or did not run.
@@ -71,14 +75,19 @@ var ErrNoDecision = errors.New("aap: no valid decision was obtained; the call di
 // valid approval, before it expires. ctx bounds the whole wait: when it
 // ends first the request is cancelled and the call does not run.
 func (c Client) Approve(ctx context.Context, tool string, args map[string]any, timeout time.Duration, run func() error) (Outcome, error) {
-	body, err := json.Marshal(map[string]any{"tool": tool, "arguments": args, "timeout": strconv.Itoa(int(timeout.Seconds())) + "s"})
+	arguments, err := json.Marshal(args)
+	if err != nil {
+		return Outcome{}, err
+	}
+	s := sent{Tool: tool, Arguments: arguments, Timeout: strconv.Itoa(int(timeout.Seconds())) + "s"}
+	body, err := json.Marshal(map[string]any{"tool": s.Tool, "arguments": s.Arguments, "timeout": s.Timeout})
 	if err != nil {
 		return Outcome{}, err
 	}
 	key := newKey() // one execution attempt: reused on every retry of the create
 	var rq Request
 	for attempt := 0; ; attempt++ {
-		rq, err = c.call(ctx, http.MethodPost, "/v1/requests", body, key)
+		rq, err = c.read(ctx, http.MethodPost, "/v1/requests", body, key, s, nil)
 		if err == nil || attempt == 2 || ctx.Err() != nil || !retryable(err) {
 			break
 		}
@@ -88,7 +97,7 @@ func (c Client) Approve(ctx context.Context, tool string, args map[string]any, t
 	}
 	id := rq.ID
 	for rq.Status == "pending" {
-		next, err := c.call(ctx, http.MethodGet, "/v1/requests/"+id+"?wait=30s", nil, "")
+		next, err := c.read(ctx, http.MethodGet, "/v1/requests/"+id+"?wait=30s", nil, "", s, &rq)
 		switch {
 		case ctx.Err() != nil:
 			c.cancel(id) // abandoned: nobody should review a call nobody waits for
@@ -138,6 +147,10 @@ func (e *httpError) Error() string {
 
 // retryable: a transport failure, a rate limit or an unavailable provider.
 func retryable(err error) bool {
+	var bad *invalidAnswer
+	if errors.As(err, &bad) {
+		return false
+	}
 	var he *httpError
 	if errors.As(err, &he) {
 		return he.Status == http.StatusTooManyRequests || he.Status == http.StatusServiceUnavailable
@@ -145,14 +158,35 @@ func retryable(err error) bool {
 	return true
 }
 
-func (c Client) call(ctx context.Context, method, path string, body []byte, key string) (Request, error) {
+// read makes one exchange whose answer is the ApprovalRequest of s
+// (checkRequest); prev is the same request read before, if any.
+func (c Client) read(ctx context.Context, method, path string, body []byte, key string, s sent, prev *Request) (Request, error) {
+	raw, err := c.call(ctx, method, path, body, key)
+	if err != nil {
+		return Request{}, err
+	}
+	rq, err := checkRequest(raw, s, prev)
+	if err != nil {
+		return Request{}, &invalidAnswer{err}
+	}
+	return rq, nil
+}
+
+// invalidAnswer is a provider's answer that is not a valid
+// ApprovalRequest of what was sent: never retried, never believed.
+type invalidAnswer struct{ err error }
+
+func (e *invalidAnswer) Error() string { return "the provider's answer is invalid: " + e.err.Error() }
+
+// call makes one exchange and returns the body of a 2xx answer.
+func (c Client) call(ctx context.Context, method, path string, body []byte, key string) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, rd)
 	if err != nil {
-		return Request{}, err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Credential) // never in the URL
 	if body != nil {
@@ -167,12 +201,12 @@ func (c Client) call(ctx context.Context, method, path string, body []byte, key 
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return Request{}, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 2<<20))
 	if err != nil {
-		return Request{}, err
+		return nil, err
 	}
 	if resp.StatusCode >= 300 {
 		var e struct {
@@ -181,13 +215,9 @@ func (c Client) call(ctx context.Context, method, path string, body []byte, key 
 			} `json:"error"`
 		}
 		_ = json.Unmarshal(raw, &e)
-		return Request{}, &httpError{Status: resp.StatusCode, Code: e.Error.Code}
+		return nil, &httpError{Status: resp.StatusCode, Code: e.Error.Code}
 	}
-	var rq Request
-	if err := json.Unmarshal(raw, &rq); err != nil {
-		return Request{}, err
-	}
-	return rq, nil
+	return raw, nil
 }
 
 // newKey is a fresh random idempotency key (a UUID's shape).
