@@ -181,6 +181,19 @@ func (s *Server) createInstance(r *http.Request, rid string) (int, any, error) {
 	return http.StatusCreated, provisionResponse(inst, cred), nil
 }
 
+// replayable says whether a key used before may answer again: the first
+// use's input (its digest) must be this one's, and the first attempt,
+// named by what ("A request", "An update"), must have finished.
+func replayable(first, digest string, finished bool, what string) error {
+	switch {
+	case first != digest:
+		return conflict("idempotency_conflict", "The idempotency key was already used for different input.")
+	case !finished:
+		return conflict("request_in_progress", what+" with this idempotency key is still being processed; retry shortly.")
+	}
+	return nil
+}
+
 func provisionResponse(inst instance, cred string) any {
 	return map[string]any{"instance": inst.json(), "credential": map[string]string{"token": cred}}
 }
@@ -191,11 +204,8 @@ func (s *Server) replayInstance(ctx context.Context, rid string, prov provisione
 	if err := json.Unmarshal(held, &p); err != nil {
 		return 0, nil, err
 	}
-	switch {
-	case p.Input != digest:
-		return 0, nil, conflict("idempotency_conflict", "The idempotency key was already used for a different request.")
-	case p.Instance == "":
-		return 0, nil, conflict("request_in_progress", "A request with this idempotency key is still being processed; retry shortly.")
+	if err := replayable(p.Input, digest, p.Instance != "", "A request"); err != nil {
+		return 0, nil, err
 	}
 	inst, ok, err := s.loadInstance(ctx, p.Instance)
 	if err != nil {
@@ -221,12 +231,17 @@ func sealKey(p provisioner, idemKey string) [32]byte {
 	return sha256.Sum256([]byte("askops aap credential\x00" + p.token + "\x00" + idemKey))
 }
 
-func seal(key [32]byte, plain string) (string, error) {
+// aead is AES-256-GCM under key: what seals a provisioning's credential.
+func aead(key [32]byte) (cipher.AEAD, error) {
 	block, err := aes.NewCipher(key[:])
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	gcm, err := cipher.NewGCM(block)
+	return cipher.NewGCM(block)
+}
+
+func seal(key [32]byte, plain string) (string, error) {
+	gcm, err := aead(key)
 	if err != nil {
 		return "", err
 	}
@@ -240,11 +255,7 @@ func unseal(key [32]byte, sealed string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	block, err := aes.NewCipher(key[:])
-	if err != nil {
-		return "", err
-	}
-	gcm, err := cipher.NewGCM(block)
+	gcm, err := aead(key)
 	if err != nil {
 		return "", err
 	}
@@ -332,11 +343,8 @@ func (s *Server) updateInstance(r *http.Request, rid string) (int, any, error) {
 		if err := json.Unmarshal(held, &p); err != nil {
 			return 0, nil, err
 		}
-		switch {
-		case p.Input != digest:
-			return 0, nil, conflict("idempotency_conflict", "The idempotency key was already used for a different update.")
-		case p.Response.ID == "":
-			return 0, nil, conflict("request_in_progress", "An update with this idempotency key is still being applied; retry shortly.")
+		if err := replayable(p.Input, digest, p.Response.ID != "", "An update"); err != nil {
+			return 0, nil, err
 		}
 		return http.StatusOK, p.Response, nil // the original response; a later update stands
 	}

@@ -78,15 +78,7 @@ func TestRedisReplicasAndRetention(t *testing.T) {
 		t.Fatal("B's long poll never woke")
 	}
 	// Retention: each record of the request lives at least 168 h more.
-	rc, err := redisconn.Open(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	keys, err := rc.Keys(t.Context(), "askops:*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc, keys := askopsKeys(t, srv.URL())
 	total := 0
 	for _, k := range keys {
 		if !strings.Contains(k, id) && !strings.Contains(k, "idem:req:") {
@@ -276,15 +268,7 @@ func TestRedisBytesOfAPendingRequest(t *testing.T) {
 	}
 	cmd := "echo " + random.String()[:1019] // hardly compresses
 	id := h.create(cred, map[string]any{"tool": "Bash", "arguments": map[string]any{"command": cmd}, "timeout": "5m"}).str("id")
-	rc, err := redisconn.Open(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	keys, err := rc.Keys(t.Context(), "askops:*").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc, keys := askopsKeys(t, srv.URL())
 	ask, added := 0, 0
 	for _, k := range keys {
 		n := int(rc.MemoryUsage(t.Context(), k).Val())
@@ -299,4 +283,20 @@ func TestRedisBytesOfAPendingRequest(t *testing.T) {
 	if ask == 0 || ask > maxAskBytes {
 		t.Errorf("the Ask of an AAP request takes %d bytes, budget %d", ask, maxAskBytes)
 	}
+}
+
+// askopsKeys is a client of the Redis at url (closed when the test ends)
+// and every askops key it holds.
+func askopsKeys(t *testing.T, url string) (redisconn.Client, []string) {
+	t.Helper()
+	rc, err := redisconn.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	keys, err := rc.Keys(t.Context(), "askops:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc, keys
 }
