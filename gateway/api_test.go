@@ -77,6 +77,19 @@ func call(t *testing.T, method, url, token string, body any) reply {
 	return r
 }
 
+// approveForSession decides Ask id "approve_session" through the API at u
+// and waits for the waiter to record session's grant.
+func approveForSession(t *testing.T, s *stack, u, id, session string) {
+	t.Helper()
+	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.status != 200 {
+		t.Fatalf("approve_session: %d %s", r.status, r.raw)
+	}
+	testwait.For(t, "the session grant to be recorded", func() bool {
+		g, err := s.grants.List(t.Context(), session)
+		return err == nil && len(g) == 1
+	})
+}
+
 func bashAsk(command string) map[string]any {
 	return map[string]any{"session_id": "sess-1", "agent": "Claude Code", "tool": "Bash",
 		"input": map[string]any{"command": command}, "cwd": "/home/ana/src/api"}
@@ -252,14 +265,8 @@ func TestSessionThreadAndGrant(t *testing.T) {
 	if titles[0].ThreadTS != "" || !strings.Contains(titles[0].Text, "make deploy") {
 		t.Errorf("first ask not posted at once, unthreaded, before its thread's title: %+v", titles[0])
 	}
-	if r := call(t, "POST", u+"/v1/asks/"+first.body["id"].(string)+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.status != 200 {
-		t.Fatalf("approve_session: %d %s", r.status, r.raw)
-	}
 	// The grant is recorded by the waiter; then the same call is allowed.
-	testwait.For(t, "the session grant to be recorded", func() bool {
-		g, err := s.grants.List(ctx, sessions.Key("laptop-ana", "sess-1"))
-		return err == nil && len(g) == 1
-	})
+	approveForSession(t, s, u, first.body["id"].(string), sessions.Key("laptop-ana", "sess-1"))
 	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy")); r.status != 200 || r.body["status"] != "approved" {
 		t.Errorf("the granted call asked again: %d %s", r.status, r.raw)
 	}

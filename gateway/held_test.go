@@ -131,11 +131,19 @@ func createAsk(t *testing.T, srv string) string {
 	return id
 }
 
+// postedAsk is an API server over s and one Ask made through it, pending
+// and posted: the start of every long-poll test.
+func postedAsk(t *testing.T, s *stack) (srv, id string) {
+	t.Helper()
+	srv = apiServer(t, s).URL
+	id = createAsk(t, srv)
+	s.posted(t, t.Context())
+	return srv, id
+}
+
 func TestLongPollAnsweredByADecision(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
-		srv := apiServer(t, s).URL
-		id := createAsk(t, srv)
-		s.posted(t, t.Context())
+		srv, id := postedAsk(t, s)
 		got := make(chan reply, 1)
 		go func() { got <- call(t, "GET", srv+"/v1/asks/"+id+"?wait=60s", askToken, nil) }()
 		heldWhileWaiting(t, s)
@@ -151,9 +159,7 @@ func TestLongPollAnsweredByADecision(t *testing.T) {
 
 func TestLongPollAnsweredWhenItsWaitIsOver(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
-		srv := apiServer(t, s).URL
-		id := createAsk(t, srv)
-		s.posted(t, t.Context())
+		srv, id := postedAsk(t, s)
 		r := call(t, "GET", srv+"/v1/asks/"+id+"?wait=1s", askToken, nil)
 		if r.status != 200 || r.body["status"] != "pending" {
 			t.Errorf("long poll after its wait: %d %s", r.status, r.raw)
@@ -191,9 +197,7 @@ func pollAndLeave(t *testing.T, s *stack, srv, id, token string) {
 // still pending.
 func TestLongPollWhoseOnlookerLeavesLeavesTheAsk(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
-		srv := apiServer(t, s).URL
-		id := createAsk(t, srv)
-		s.posted(t, t.Context())
+		srv, id := postedAsk(t, s)
 		pollAndLeave(t, s, srv, id, consoleToken)
 		if r := call(t, "GET", srv+"/v1/asks/"+id, askToken, nil); r.status != 200 || r.body["status"] != "pending" {
 			t.Errorf("after the onlooker's poll left: %d %s", r.status, r.raw)
@@ -208,9 +212,7 @@ func TestLongPollWhoseOnlookerLeavesLeavesTheAsk(t *testing.T) {
 // nobody waits for.
 func TestLongPollWhoseAskerLeavesEndsTheAsk(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
-		srv := apiServer(t, s).URL
-		id := createAsk(t, srv)
-		s.posted(t, t.Context())
+		srv, id := postedAsk(t, s)
 		pollAndLeave(t, s, srv, id, askToken)
 		var rec pending.Ask
 		testwait.For(t, "the Ask to end", func() bool {
@@ -234,9 +236,7 @@ func TestOnlookerKeepsNoAskAlive(t *testing.T) {
 	for _, poll := range []string{"short polls", "a long poll"} {
 		t.Run(poll, func(t *testing.T) {
 			s := newStack(t, stackOptions{leaseTTL: 200 * time.Millisecond})
-			srv := apiServer(t, s).URL
-			id := createAsk(t, srv)
-			s.posted(t, t.Context())
+			srv, id := postedAsk(t, s)
 			if r := call(t, "GET", srv+"/v1/asks/"+id, askToken, nil); r.status != 200 { // the asker's last poll: the lease starts
 				t.Fatalf("asker's poll: %d %s", r.status, r.raw)
 			}
@@ -266,9 +266,7 @@ func TestOnlookerKeepsNoAskAlive(t *testing.T) {
 
 func TestLongPollAnsweredAtShutdown(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
-		srv := apiServer(t, s).URL
-		id := createAsk(t, srv)
-		s.posted(t, t.Context())
+		srv, id := postedAsk(t, s)
 		got := make(chan reply, 1)
 		go func() { got <- call(t, "GET", srv+"/v1/asks/"+id+"?wait=60s", askToken, nil) }()
 		heldWhileWaiting(t, s)

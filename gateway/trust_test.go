@@ -111,13 +111,7 @@ func TestSessionGrantsBelongToTheirCaller(t *testing.T) {
 		t.Errorf("session_id shown as %v, want sess-1 as sent", first.body["session_id"])
 	}
 	s.posted(t, ctx)
-	if r := call(t, "POST", u+"/v1/asks/"+first.body["id"].(string)+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.status != 200 {
-		t.Fatalf("approve_session: %d %s", r.status, r.raw)
-	}
-	testwait.For(t, "the session grant to be recorded", func() bool {
-		g, err := s.grants.List(ctx, sessions.Key("laptop-ana", "sess-1"))
-		return err == nil && len(g) == 1
-	})
+	approveForSession(t, s, u, first.body["id"].(string), sessions.Key("laptop-ana", "sess-1"))
 	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy")); r.status != 200 || r.body["status"] != "approved" {
 		t.Errorf("the owner's granted call asked again: %d %s", r.status, r.raw)
 	}
