@@ -115,12 +115,21 @@ type Config struct {
 	// due notifications (0: 500 ms).
 	DeliveryEvery time.Duration
 	// CreatesPerMinute bounds the approval requests one provisioner's
-	// instances create per minute, per replica (0: DefaultCreatesPerMinute).
+	// instances create per minute, across the replicas sharing Store
+	// (0: DefaultCreatesPerMinute).
 	CreatesPerMinute int
+	// HostMessagesPerMinute bounds the verifications and delivery attempts
+	// sent to one receiver host per minute, whatever instance or
+	// provisioner they are for, across the replicas (0:
+	// DefaultHostMessagesPerMinute).
+	HostMessagesPerMinute int
 }
 
 // DefaultCreatesPerMinute is Config.CreatesPerMinute's default.
 const DefaultCreatesPerMinute = 1200
+
+// DefaultHostMessagesPerMinute is Config.HostMessagesPerMinute's default.
+const DefaultHostMessagesPerMinute = 600
 
 // Server serves the AAP API; Handler is its routes.
 type Server struct {
@@ -135,8 +144,9 @@ type Server struct {
 	// hooks sends every verification and notification (webhook.go);
 	// verifyLimit bounds verifications per provisioner.
 	hooks       *http.Client
-	verifyLimit *perMinute
-	createLimit *perMinute
+	verifyLimit perMinute
+	createLimit perMinute
+	hostLimit   perMinute
 }
 
 // Stop ends the long polls in progress (each answers the request's
@@ -166,8 +176,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.CreatesPerMinute <= 0 {
 		cfg.CreatesPerMinute = DefaultCreatesPerMinute
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, hooks: webhookClient(cfg.AllowPrivateWebhooks), verifyLimit: &perMinute{n: verifyPerMinute},
-		createLimit: &perMinute{n: cfg.CreatesPerMinute}}
+	if cfg.HostMessagesPerMinute <= 0 {
+		cfg.HostMessagesPerMinute = DefaultHostMessagesPerMinute
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, hooks: webhookClient(cfg.AllowPrivateWebhooks), verifyLimit: perMinute{store: cfg.Store, kind: "verify", n: verifyPerMinute},
+		createLimit: perMinute{store: cfg.Store, kind: "create", n: cfg.CreatesPerMinute},
+		hostLimit:   perMinute{store: cfg.Store, kind: "host", n: cfg.HostMessagesPerMinute}}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	for _, p := range cfg.Provisioners {
 		if p.Name == "" || len(p.Token) < 16 {

@@ -426,6 +426,61 @@ func TestSpec8Async08DestinationRestrictions(t *testing.T) {
 	}
 }
 
+// Messages to one receiver host are limited per minute across instances
+// and replicas: the verification counts, a delivery over the limit waits
+// for the next minute (not counted as a failed attempt), and a
+// verification over it is refused with 429.
+func TestAsyncPerHostLimit(t *testing.T) {
+	h := newHarness(t)
+	replica := func() *Server {
+		s, err := New(Config{Asker: h.asker, Asks: h.asks, Store: h.store, Provisioners: []Provisioner{{Name: "platform", Token: provToken}},
+			Window: time.Minute, Now: h.clock.Now, AllowPrivateWebhooks: true, HostMessagesPerMinute: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := replica(), replica()
+	rc := newReceiver(t, h.clock)
+	d, _ := rc.register()
+	code, body := httptestJSON(t, a, "POST", "/v1/instances", provToken, map[string]any{"delivery": d})
+	if code != http.StatusCreated {
+		t.Fatalf("provision: %d %s", code, body)
+	}
+	var prov struct {
+		Credential struct{ Token string } `json:"credential"`
+	}
+	_ = json.Unmarshal([]byte(body), &prov)
+	for range 3 {
+		if code, body := httptestJSON(t, a, "POST", "/v1/requests", prov.Credential.Token, map[string]any{"tool": "denied_tool", "arguments": map[string]any{}, "timeout": "5m"}); code != http.StatusCreated {
+			t.Fatalf("create: %d %s", code, body)
+		}
+	}
+	turn := func(s *Server) {
+		if err := s.scan(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.deliverDue(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verified := len(rc.deliveries())
+	turn(a)
+	turn(b)
+	if got := len(rc.deliveries()) - verified; got != 2 {
+		t.Errorf("%d events delivered in the verification's minute, want 2 (3 messages a minute, both replicas counting together)", got)
+	}
+	d2, _ := rc.register()
+	if code, body := httptestJSON(t, b, "POST", "/v1/instances", provToken, map[string]any{"delivery": d2}); code != http.StatusTooManyRequests || !strings.Contains(body, "destination_rate_limited") {
+		t.Errorf("a fourth message to the host in a minute: %d %s", code, body)
+	}
+	h.clock.Advance(time.Minute)
+	turn(b)
+	if got := len(rc.deliveries()) - verified; got != 3 {
+		t.Errorf("%d events delivered a minute later, want all 3", got)
+	}
+}
+
 // Deleting the instance ends its delivery and sends no cancellations.
 func TestAsyncDeletionEndsDelivery(t *testing.T) {
 	h := newHarness(t)

@@ -528,19 +528,24 @@ func TestStopEndsLongPolls(t *testing.T) {
 	}
 }
 
-// Approval creation is limited per provisioning account: past the limit
-// a 429 with Retry-After, nothing recorded.
+// Approval creation is limited per provisioning account, across the
+// replicas that share the store: past the limit a 429 with Retry-After,
+// nothing recorded.
 func TestCreationRateLimit(t *testing.T) {
 	h := newHarness(t)
-	limited, err := New(Config{Asker: h.asker, Asks: h.asks, Store: h.store, Provisioners: []Provisioner{{Name: "platform", Token: provToken}},
-		Window: time.Minute, Now: h.clock.Now, CreatesPerMinute: 2})
-	if err != nil {
-		t.Fatal(err)
+	replica := func() *Server {
+		s, err := New(Config{Asker: h.asker, Asks: h.asks, Store: h.store, Provisioners: []Provisioner{{Name: "platform", Token: provToken}},
+			Window: time.Minute, Now: h.clock.Now, CreatesPerMinute: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
+	limited, other := replica(), replica()
 	_, cred := h.instance("busy")
 	var codes []int
-	for range 3 {
-		code, _ := httptestJSON(t, limited, "POST", "/v1/requests", cred, refund())
+	for _, s := range []*Server{limited, other, other} {
+		code, _ := httptestJSON(t, s, "POST", "/v1/requests", cred, refund())
 		codes = append(codes, code)
 	}
 	if codes[0] != 201 || codes[1] != 201 || codes[2] != http.StatusTooManyRequests {

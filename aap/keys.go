@@ -1,5 +1,7 @@
 package aap
 
+import "strconv"
+
 // The store's names (RedisStore puts each under askops' namespace as
 // askops:aap:<name>):
 //
@@ -12,6 +14,7 @@ package aap
 //	idem:inst:<prov>:<key digest>  a provisioning's key, input digest, instance id, sealed credential
 //	idem:patch:<prov>:<inst>:<key> an update's key, input digest and its response
 //	idem:req:<inst>:<key digest>   a request's key, input digest and request id
+//	limit:<kind>:<prov>:<minute>   a provisioner's creates or verifications in one minute (a counter, TTL 2 min)
 func instKey(id string) string            { return "inst:" + id }
 func credKey(digest string) string        { return "cred:" + digest }
 func credOfKey(id string) string          { return "credof:" + id }
@@ -23,3 +26,6 @@ func idemPatchKey(prov, inst, key string) string {
 	return "idem:patch:" + prov + ":" + inst + ":" + keyDigest(key)
 }
 func idemReqKey(inst, key string) string { return "idem:req:" + inst + ":" + keyDigest(key) }
+func limitKey(kind, key string, minute int64) string {
+	return "limit:" + kind + ":" + key + ":" + strconv.FormatInt(minute, 10)
+}

@@ -184,6 +184,14 @@ func (s *Server) attempt(ctx context.Context, id string) error {
 	if !ok || !inst.DeletedAt.IsZero() || inst.Delivery == nil || !s.cfg.Now().Before(until) {
 		return s.end(ctx, n, false) // delivery removed, instance deleted, or the window is over
 	}
+	if ok, err := s.hostLimit.allow(ctx, destination(inst.Delivery.URL), s.cfg.Now()); err != nil {
+		return err
+	} else if !ok {
+		// The host has had its share this minute: the attempt waits for
+		// the next minute and is not counted as one that failed.
+		next := s.cfg.Now().Truncate(time.Minute).Add(time.Minute)
+		return s.cfg.Store.Schedule(ctx, queueKey, n.ID, next)
+	}
 	status, wait, _, postErr := s.post(ctx, *inst.Delivery, n.ID, n.Body)
 	n.Attempts++
 	if postErr == nil && status >= 200 && status < 300 {

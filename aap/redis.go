@@ -72,6 +72,20 @@ func (s *RedisStore) Claim(ctx context.Context, key string, val []byte, ttl time
 	return false, []byte(held), nil
 }
 
+// countScript adds one to KEYS[1] and, when that made it, gives it its
+// life (ARGV[1] ms): INCR and PEXPIRE in one step, so no counter outlives
+// its window.
+var countScript = redis.NewScript(`
+local n = redis.call('INCR', KEYS[1])
+if n == 1 and tonumber(ARGV[1]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n
+`)
+
+// Count implements Store.
+func (s *RedisStore) Count(ctx context.Context, key string, ttl time.Duration) (int64, error) {
+	return countScript.Run(ctx, s.client, []string{s.key(key)}, max(ttl, 0).Milliseconds()).Int64()
+}
+
 // Drop implements Store.
 func (s *RedisStore) Drop(ctx context.Context, keys ...string) error {
 	if len(keys) == 0 {

@@ -300,3 +300,31 @@ func askopsKeys(t *testing.T, url string) (redisconn.Client, []string) {
 	}
 	return rc, keys
 }
+
+// Count is one counter for every replica: two stores over one Redis add
+// to the same count, and the counter lives only its ttl.
+func TestRedisCount(t *testing.T) {
+	srv := redistest.Start(t)
+	var stores []*RedisStore
+	for range 2 {
+		rc, err := redisconn.Open(srv.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rc.Close() })
+		stores = append(stores, NewRedisStore(rc, rediskey.Default()))
+	}
+	for i, s := range []*RedisStore{stores[0], stores[1], stores[0]} {
+		n, err := s.Count(t.Context(), "limit:create:platform:1", 2*time.Minute)
+		if err != nil || n != int64(i+1) {
+			t.Fatalf("count %d: %d %v, want %d", i, n, err, i+1)
+		}
+	}
+	rc, keys := askopsKeys(t, srv.URL())
+	if len(keys) != 1 {
+		t.Fatalf("keys %v, want the one counter", keys)
+	}
+	if ttl := rc.PTTL(t.Context(), keys[0]).Val(); ttl <= time.Minute || ttl > 2*time.Minute {
+		t.Errorf("the counter lives %s, want its 2 min", ttl)
+	}
+}

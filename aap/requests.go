@@ -258,7 +258,9 @@ func (s *Server) createRequest(r *http.Request, rid string) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if !s.createLimit.allow(inst.Provisioner, s.cfg.Now()) {
+	if ok, err := s.createLimit.allow(r.Context(), inst.Provisioner, s.cfg.Now()); err != nil {
+		return 0, nil, s.storeErr(rid, err)
+	} else if !ok {
 		return 0, nil, &apiError{status: http.StatusTooManyRequests, typ: "rate_limit", code: "rate_limited",
 			message: fmt.Sprintf("At most %d approval requests a minute per provisioning account; retry later.", s.cfg.CreatesPerMinute)}
 	}

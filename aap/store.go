@@ -2,7 +2,9 @@ package aap
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -28,6 +30,9 @@ type Store interface {
 	Claim(ctx context.Context, key string, val []byte, ttl time.Duration) (claimed bool, held []byte, err error)
 	// Drop removes keys.
 	Drop(ctx context.Context, keys ...string) error
+	// Count adds one to the counter at key, made with ttl when it is new,
+	// and returns the new count: every replica counts in the same place.
+	Count(ctx context.Context, key string, ttl time.Duration) (int64, error)
 	// AddMember adds member to the set at key; RemoveMember removes it;
 	// Members lists it.
 	AddMember(ctx context.Context, key, member string) error
@@ -110,6 +115,26 @@ func (m *MemoryStore) Claim(_ context.Context, key string, val []byte, ttl time.
 	m.vals[key] = memoryValue{val: append([]byte(nil), val...), until: m.until(ttl)}
 	m.gc()
 	return true, nil, nil
+}
+
+// Count implements Store.
+func (m *MemoryStore) Count(_ context.Context, key string, ttl time.Duration) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.live(key)
+	n := int64(1)
+	if ok {
+		prev, err := strconv.ParseInt(string(v.val), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("aap: %s holds no count", key)
+		}
+		n = prev + 1
+	} else {
+		v.until = m.until(ttl)
+	}
+	m.vals[key] = memoryValue{val: []byte(strconv.FormatInt(n, 10)), until: v.until}
+	m.gc()
+	return n, nil
 }
 
 // Drop implements Store.

@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/askops/askops/internal/outbound"
@@ -30,7 +30,7 @@ import (
 const (
 	AttemptTimeout   = 10 * time.Second // one verification or delivery attempt
 	maxResponse      = 64 << 10         // bytes of a receiver's answer read
-	verifyPerMinute  = 10               // verifications per provisioner per minute, per replica
+	verifyPerMinute  = 10               // verifications per provisioner per minute, across the fleet
 	deliveryBatch    = 50               // notifications one replica sends per turn, one at a time
 	DeliveryWindow   = 168 * time.Hour  // retries end this long after decided_at
 	deliveryGrace    = 24 * time.Hour   // records outlive the end of delivery this long
@@ -162,9 +162,17 @@ var errVerification = &apiError{status: http.StatusUnprocessableEntity, typ: "in
 // verify sends the signed WebhookVerification for d and instance to the
 // exact URL: only a 200 echoing the fresh challenge within 10 s passes.
 func (s *Server) verify(ctx context.Context, rid string, prov provisioner, d delivery, instance string) error {
-	if !s.verifyLimit.allow(prov.name, s.cfg.Now()) {
+	if ok, err := s.verifyLimit.allow(ctx, prov.name, s.cfg.Now()); err != nil {
+		return s.storeErr(rid, err)
+	} else if !ok {
 		return &apiError{status: http.StatusTooManyRequests, typ: "rate_limit", code: "verification_rate_limited",
 			message: fmt.Sprintf("At most %d receiver verifications a minute per provisioner; retry later.", verifyPerMinute)}
+	}
+	if ok, err := s.hostLimit.allow(ctx, destination(d.URL), s.cfg.Now()); err != nil {
+		return s.storeErr(rid, err)
+	} else if !ok {
+		return &apiError{status: http.StatusTooManyRequests, typ: "rate_limit", code: "destination_rate_limited",
+			message: "The receiver's host has had as many messages this minute as askops sends one host; retry later."}
 	}
 	challenge := recordid.NewUUID()
 	msg := map[string]string{"id": recordid.NewUUID(), "type": "webhook.verification", "registration_id": d.RegistrationID,
@@ -185,29 +193,34 @@ func (s *Server) verify(ctx context.Context, rid string, prov provisioner, d del
 	return nil
 }
 
-// perMinute is a per-key limit over a sliding minute, in one process.
-type perMinute struct {
-	n    int
-	mu   sync.Mutex
-	seen map[string][]time.Time
+// destination is the host a receiver URL names (lowercase, no port): the
+// key of the per-host limit, whatever instance or provisioner sends.
+func destination(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return strings.ToLower(u.Hostname())
 }
 
-func (l *perMinute) allow(key string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.seen == nil {
-		l.seen = map[string][]time.Time{}
+// perMinute is a per-key limit of n a minute, counted in the Store, so it
+// holds across every replica of the serve (a fleet of N replicas does not
+// allow N times as much). It counts in fixed minutes: a burst that
+// straddles a minute's end may reach 2n.
+type perMinute struct {
+	store Store
+	kind  string // the limit's name in the store's key
+	n     int
+}
+
+// allow counts one more for key in now's minute and says whether it is
+// within the limit; a store that cannot count is an error, never an
+// allowance.
+func (l perMinute) allow(ctx context.Context, key string, now time.Time) (bool, error) {
+	minute := now.Unix() / 60
+	n, err := l.store.Count(ctx, limitKey(l.kind, key, minute), 2*time.Minute)
+	if err != nil {
+		return false, err
 	}
-	kept := l.seen[key][:0]
-	for _, t := range l.seen[key] {
-		if now.Sub(t) < time.Minute {
-			kept = append(kept, t)
-		}
-	}
-	if len(kept) >= l.n {
-		l.seen[key] = kept
-		return false
-	}
-	l.seen[key] = append(kept, now)
-	return true
+	return n <= int64(l.n), nil
 }
