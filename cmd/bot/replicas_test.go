@@ -165,16 +165,7 @@ func TestSweepExpiresOrphanedAsk(t *testing.T) {
 	env := replicaEnv(fake, rds.URL(), "http://127.0.0.1:1/v1")
 
 	// The orphan: recorded and posted by a process that then died.
-	client, err := redisconn.Open(rds.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	store, err := pending.NewRedisStore(ctx, client, pending.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := pendingStore(ctx, t, rds.URL())
 	a, err := store.Create(ctx, pending.Request{RunID: "run-dead", Tool: "bash", Args: `{"command":"reboot"}`, Summary: "reboot"}, 300*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
@@ -206,19 +197,28 @@ func TestSweepExpiresOrphanedAsk(t *testing.T) {
 	serve.Stop()
 }
 
-func getAsk(ctx context.Context, t *testing.T, redisURL, id string) pending.Ask {
+// pendingStore opens the Ask store at redisURL, as another process sharing
+// the Redis would, for a test to read or plant Asks; it is closed when the
+// test ends.
+func pendingStore(ctx context.Context, t *testing.T, redisURL string) *pending.RedisStore {
 	t.Helper()
 	client, err := redisconn.Open(redisURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
+	t.Cleanup(func() { client.Close() })
 	store, err := pending.NewRedisStore(ctx, client, pending.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	a, err := store.Get(ctx, id)
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+// getAsk reads the Ask id from the store at redisURL.
+func getAsk(ctx context.Context, t *testing.T, redisURL, id string) pending.Ask {
+	t.Helper()
+	a, err := pendingStore(ctx, t, redisURL).Get(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,7 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
 
@@ -189,16 +187,7 @@ func TestServeShutdownCancelsAsks(t *testing.T) {
 // cannot know about; see the report.)
 func waitPosted(ctx context.Context, t *testing.T, redisURL, askID string) {
 	t.Helper()
-	client, err := redisconn.Open(redisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	store, err := pending.NewRedisStore(ctx, client, pending.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := pendingStore(ctx, t, redisURL)
 	for {
 		a, err := store.Get(ctx, askID)
 		if err == nil && a.MessageTS != "" {
