@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -120,10 +117,7 @@ func TestAAPOnTheSlackServe(t *testing.T) {
 	env["REDIS_URL"] = rds.URL()
 	env["ASKOPS_AAP_PROVISIONER"] = aapProvisioner
 	env["ASKOPS_DECIDER"] = aapDecider
-	serveCtx, stopServe := context.WithCancel(ctx)
-	defer stopServe()
-	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
-	waitHTTP(ctx, t, base+"/healthz")
+	serve := startServe(ctx, t, env, cfg, base)
 
 	code, prov := aapCall(ctx, t, "POST", base+"/aap/v1/instances", aapProvisioner, map[string]any{"instance_name": "codex-ci"}, "Idempotency-Key", "prov-1")
 	if code != http.StatusCreated {
@@ -214,8 +208,7 @@ func TestAAPOnTheSlackServe(t *testing.T) {
 	if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return c.TS != m.TS && c.TS != m2.TS }); err != nil {
 		t.Errorf("the session's thread was never opened: %v", err)
 	}
-	stopServe()
-	expectCleanExits(t, served)
+	serve.Stop()
 }
 
 // The console-only serve with aap.enabled listens on http.listen for the
@@ -223,22 +216,15 @@ func TestAAPOnTheSlackServe(t *testing.T) {
 func TestAAPOnTheConsoleOnlyServe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	dir := t.TempDir()
 	addr := closedPort(t)
-	cfgPath := filepath.Join(dir, "askops.yaml")
-	y := "console:\n  listen: 127.0.0.1:0\n  user: carol\nhttp:\n  listen: " + addr + "\n" + aapConfig
-	if err := os.WriteFile(cfgPath, []byte(y), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": filepath.Join(dir, "run", "local.json"), "USER": "carol",
-		"ASKOPS_AAP_PROVISIONER": aapProvisioner, "ASKOPS_DECIDER": aapDecider}
-	serveCtx, stopServe := context.WithCancel(ctx)
-	defer stopServe()
-	link, done, _, stderr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfgPath)
+	cfgPath, env := localConsole(t, localConsoleYAML+"http:\n  listen: "+addr+"\n"+aapConfig, "carol")
+	env["ASKOPS_AAP_PROVISIONER"] = aapProvisioner
+	env["ASKOPS_DECIDER"] = aapDecider
+	serve := startConsoleServe(ctx, t, env, cfgPath)
 	base := "http://" + addr
 	code, prov := aapCall(ctx, t, "POST", base+"/aap/v1/instances", aapProvisioner, map[string]any{}, "Idempotency-Key", "p")
 	if code != http.StatusCreated {
-		t.Fatalf("provision on the console-only serve: %d %v\n%s", code, prov, stderr.String())
+		t.Fatalf("provision on the console-only serve: %d %v\n%s", code, prov, serve.stderr.String())
 	}
 	cred := prov["credential"].(map[string]any)["token"].(string)
 	r := aapRequest(ctx, t, base, cred, map[string]any{"command": "rm -rf build"})
@@ -248,12 +234,7 @@ func TestAAPOnTheConsoleOnlyServe(t *testing.T) {
 	}
 	// The console shows it as any Ask: its card, its command, the agent's
 	// words shown as the agent's.
-	jar, _ := cookiejar.New(nil)
-	resp, err := (&http.Client{Jar: jar, Timeout: 10 * time.Second}).Get(link)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := readBody(t, resp)
+	_, page := signIn(t, serve.link)
 	if !strings.Contains(page, `id="ask-`+id+`"`) || !strings.Contains(page, "rm -rf build") || !strings.Contains(page, "the agent says") {
 		t.Errorf("the console does not show the AAP request %s as an Ask:\n%.3000s", id, page)
 	}
@@ -332,15 +313,7 @@ func TestAAPOnTheConsoleOnlyServe(t *testing.T) {
 		t.Errorf("the same call in the session after approve_session: %v", covered)
 	}
 
-	stopServe()
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Fatalf("serve exited %d\n%s", code, stderr.String())
-		}
-	case <-ctx.Done():
-		t.Fatal("serve did not stop")
-	}
+	serve.Stop()
 }
 
 func jsonText(v any) string { b, _ := json.Marshal(v); return string(b) }

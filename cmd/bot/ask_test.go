@@ -92,16 +92,6 @@ func waitResult(t *testing.T, done <-chan botResult) botResult {
 	}
 }
 
-// expectCleanExits waits for each stopped bot and fails unless it exited 0.
-func expectCleanExits(t *testing.T, dones ...<-chan botResult) {
-	t.Helper()
-	for _, done := range dones {
-		if r := waitResult(t, done); r.code != 0 {
-			t.Fatalf("bot exited %d\n%s", r.code, r.stderr)
-		}
-	}
-}
-
 // buttonValue finds the value (the Ask id) of the button with actionID.
 func buttonValue(blocks []slack.Block, actionID string) string {
 	for _, b := range blocks {
@@ -323,10 +313,7 @@ func TestAskDecidedThroughServe(t *testing.T) {
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base, env := httpModeConfig(t, fake, "")
 	env["REDIS_URL"] = rds.URL()
-
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
-	waitHTTP(ctx, t, base+"/healthz")
+	serve := startServe(ctx, t, env, cfg, base)
 
 	done := startBot(ctx, t, env, "ask", "-config", cfg, "-reason", "nightly deploy", "--", "make", "deploy")
 	m := waitAsk(ctx, t, fake, "CAPPROVALS")
@@ -338,12 +325,7 @@ func TestAskDecidedThroughServe(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "approved by "+approverID) {
 		t.Fatalf("exit %d stdout %q\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-
-	stopServe()
-	sr := waitResult(t, served)
-	if sr.code != 0 {
-		t.Fatalf("serve exited %d after SIGTERM\nstderr:\n%s", sr.code, sr.stderr)
-	}
+	serve.Stop()
 }
 
 // TestAskSessionGrant: with -session, "Approve for session" covers the same
@@ -356,9 +338,7 @@ func TestAskSessionGrant(t *testing.T) {
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base, env := httpModeConfig(t, fake, "")
 	env["REDIS_URL"] = rds.URL()
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
-	waitHTTP(ctx, t, base+"/healthz")
+	serve := startServe(ctx, t, env, cfg, base)
 
 	done := startBot(ctx, t, env, "ask", "-config", cfg, "-session", "deploy-42", "--", "make", "deploy")
 	m := waitAsk(ctx, t, fake, "CAPPROVALS")
@@ -381,10 +361,7 @@ func TestAskSessionGrant(t *testing.T) {
 			t.Errorf("ask %q: exit %d stdout %q", args, r.code, r.stdout)
 		}
 	}
-	stopServe()
-	if r := waitResult(t, served); r.code != 0 {
-		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-	}
+	serve.Stop()
 }
 
 // A standing grant covers bot ask without -session (as it does with one);

@@ -34,18 +34,8 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 		fakeopenai.Text("run two should never get here"),
 	)
 	ws := t.TempDir()
-	env := map[string]string{
-		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_SIGNING_SECRET": fake.SigningSecret(),
-		"REDIS_URL": rds.URL(), "OPENAI_BASE_URL": model.BaseURL(),
-	}
-	cfgA, baseA := replicaConfig(t, fake, ws, "")
-	cfgB, baseB := replicaConfig(t, fake, ws, "")
-	ctxA, stopA := context.WithCancel(ctx)
-	ctxB, stopB := context.WithCancel(ctx)
-	servedA := startBot(ctxA, t, env, "serve", "-config", cfgA)
-	servedB := startBot(ctxB, t, env, "serve", "-config", cfgB)
-	waitHTTP(ctx, t, baseA+"/healthz")
-	waitHTTP(ctx, t, baseB+"/healthz")
+	srvA, srvB := startReplicas(ctx, t, fake, replicaEnv(fake, rds.URL(), model.BaseURL()), ws)
+	baseA, baseB := srvA.base, srvB.base
 	answered := func(text string) {
 		t.Helper()
 		if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, text) }); err != nil {
@@ -137,9 +127,8 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 		t.Error("the stopped run's command ran")
 	}
 
-	stopA()
-	stopB()
-	expectCleanExits(t, servedA, servedB)
+	srvA.Stop()
+	srvB.Stop()
 }
 
 // TestStopReachesBotRun: /askops stop on a serve replica stops a `bot run`
@@ -154,15 +143,11 @@ func TestStopReachesBotRun(t *testing.T) {
 		fakeopenai.Text("should never get here"),
 	)
 	ws := t.TempDir()
-	env := map[string]string{
-		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_SIGNING_SECRET": fake.SigningSecret(),
-		"REDIS_URL": rds.URL(), "OPENAI_BASE_URL": model.BaseURL(), "USER": "cron",
-	}
+	env := replicaEnv(fake, rds.URL(), model.BaseURL())
+	env["USER"] = "cron"
 	cfgB, baseB := replicaConfig(t, fake, ws, "")
 	cfgRun, _ := replicaConfig(t, fake, ws, "")
-	ctxB, stopB := context.WithCancel(ctx)
-	servedB := startBot(ctxB, t, env, "serve", "-config", cfgB)
-	waitHTTP(ctx, t, baseB+"/healthz")
+	srvB := startServe(ctx, t, env, cfgB, baseB)
 	ran := startBot(ctx, t, env, "run", "-config", cfgRun, "touch the cron file")
 
 	ask := waitAsk(ctx, t, fake, "CAPPROVALS")
@@ -193,8 +178,5 @@ func TestStopReachesBotRun(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "cron.txt")); err == nil {
 		t.Error("the stopped run's command ran")
 	}
-	stopB()
-	if r := waitResult(t, servedB); r.code != 0 {
-		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-	}
+	srvB.Stop()
 }

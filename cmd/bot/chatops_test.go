@@ -82,9 +82,7 @@ func TestChatOps(t *testing.T) {
 	ws := t.TempDir()
 	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
 	env["OPENAI_BASE_URL"] = model.BaseURL()
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
-	waitHTTP(ctx, t, base+"/healthz")
+	serve := startServe(ctx, t, env, cfg, base)
 	answered := func(text string) {
 		t.Helper()
 		if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, text) }); err != nil {
@@ -177,10 +175,7 @@ func TestChatOps(t *testing.T) {
 		t.Errorf("unknown subcommand: %q", r.Text)
 	}
 
-	stopServe()
-	if r := waitResult(t, served); r.code != 0 {
-		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-	}
+	serve.Stop()
 }
 
 func countAsks(fake *fakeslack.Server) int {

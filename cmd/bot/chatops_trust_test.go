@@ -44,9 +44,7 @@ func TestChatOpsPostsNothingLive(t *testing.T) {
 	)
 	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
 	env["OPENAI_BASE_URL"] = model.BaseURL()
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
-	waitHTTP(ctx, t, base+"/healthz")
+	serve := startServe(ctx, t, env, cfg, base)
 
 	reply := slash(ctx, t, fake, base, approverID, "run deploy "+hostileText)
 	answer, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, "All done.") })
@@ -75,10 +73,7 @@ func TestChatOpsPostsNothingLive(t *testing.T) {
 	if _, err := fake.WaitForCall(ctx, "chat.update", func(c fakeslack.Call) bool { return strings.Contains(c.Text, "failed") }); err != nil {
 		t.Fatalf("status never failed: %v", err)
 	}
-	stopServe()
-	if r := waitResult(t, served); r.code != 0 {
-		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-	}
+	serve.Stop()
 
 	surfaces := []string{"slash reply: " + reply.Text}
 	for _, method := range []string{"chat.postMessage", "chat.update", "chat.postEphemeral"} {
@@ -156,9 +151,7 @@ agent:
 	if code, stdout, stderr := runBot(ctx, t, env, "grants", "-config", cfg, "add", "-tool", "bash", "-command", "make standing", "-cwd", "."); code != exitOK {
 		t.Fatalf("grants add: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
-	waitHTTP(ctx, t, base+"/healthz")
+	serve := startServe(ctx, t, env, cfg, base)
 
 	// COPS: a run approved for session leaves a session grant there.
 	slashIn(ctx, t, fake, base, "COPS", approverID, "run write one")
@@ -235,8 +228,5 @@ agent:
 		t.Errorf("revoke in COPS told %q", told.Text)
 	}
 
-	stopServe()
-	if r := waitResult(t, served); r.code != 0 {
-		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-	}
+	serve.Stop()
 }

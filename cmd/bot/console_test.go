@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -30,30 +29,14 @@ var signInRe = regexp.MustCompile(`sign in at (https?://\S+)`)
 func TestServeLocalConsole(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "askops.yaml")
-	if err := os.WriteFile(cfgPath, []byte("console:\n  listen: 127.0.0.1:0\n  user: carol\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	endpoint := filepath.Join(dir, "run", "local.json")
-	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": endpoint, "USER": "ignored"}
-	serveCtx, stop := context.WithCancel(ctx)
-	link, done, _, stderr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfgPath)
-	u, err := url.Parse(link)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := u.Scheme + "://" + u.Host
+	cfgPath, env := localConsole(t, localConsoleYAML, "ignored")
+	endpoint := env["ASKOPS_LOCAL_ENDPOINT"]
+	serve := startConsoleServe(ctx, t, env, cfgPath)
+	link, base := serve.link, serve.base
 
-	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar, Timeout: 10 * time.Second}
-	resp, err := client.Get(link)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body := readBody(t, resp)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "console:carol") {
-		t.Fatalf("sign-in: %d, page:\n%s", resp.StatusCode, body)
+	client, body := signIn(t, link)
+	if !strings.Contains(body, "console:carol") {
+		t.Fatalf("sign-in page:\n%s", body)
 	}
 	if resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(link); err != nil || resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("a spent link: %v %v, want 403", resp, err)
@@ -84,7 +67,7 @@ func TestServeLocalConsole(t *testing.T) {
 		t.Errorf("endpoint file holds %+v (%v), want url %s and a 256-bit token", ep, err, base)
 	}
 
-	resp = postForm(ctx, t, client, base+"/asks/aaaaaaaaaaaaaaaaaaaaaaaaaa", base, url.Values{"action": {"approve"}})
+	resp := postForm(ctx, t, client, base+"/asks/aaaaaaaaaaaaaaaaaaaaaaaaaa", base, url.Values{"action": {"approve"}})
 	if body := readBody(t, resp); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "Form refused") {
 		t.Errorf("a form without its CSRF token: %d\n%s", resp.StatusCode, body)
 	}
@@ -95,20 +78,12 @@ func TestServeLocalConsole(t *testing.T) {
 		t.Errorf("a cross-origin form: %d, want 403", resp.StatusCode)
 	}
 
-	stop()
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Fatalf("serve exited %d; stderr:\n%s", code, stderr.String())
-		}
-	case <-ctx.Done():
-		t.Fatal("serve did not stop")
-	}
+	r := serve.Stop()
 	if _, err := os.Stat(endpoint); !os.IsNotExist(err) {
 		t.Errorf("endpoint file left behind: %v", err)
 	}
-	if !strings.Contains(stderr.String(), "bot run") {
-		t.Errorf("serve did not say that runs need a model; stderr:\n%s", stderr.String())
+	if !strings.Contains(r.stderr, "bot run") {
+		t.Errorf("serve did not say that runs need a model; stderr:\n%s", r.stderr)
 	}
 }
 
@@ -161,28 +136,20 @@ func TestConsoleBesideSlackServe(t *testing.T) {
 	cfg, base, env := httpModeConfig(t, fake, "  self_approval: true\nconsole:\n  enabled: true\n  listen: 127.0.0.1:0\n")
 	env["REDIS_URL"] = rds.URL()
 
-	serveCtx, stopServe := context.WithCancel(ctx)
-	link, served, _, serveErr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfg)
+	serve := startConsoleServe(ctx, t, env, cfg)
 	waitHTTP(ctx, t, base+"/healthz")
 
 	asked := startBot(ctx, t, env, "ask", "-config", cfg, "--", "make", "deploy")
 	m := waitAsk(ctx, t, fake, "CAPPROVALS")
 
-	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar, Timeout: 10 * time.Second}
-	resp, err := client.Get(link)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := readBody(t, resp)
+	client, page := signIn(t, serve.link)
 	id := buttonValue(m.Blocks, slackui.ActionApprove)
 	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
 	if !strings.Contains(page, `id="ask-`+id+`"`) || csrf == nil {
 		t.Fatalf("the console does not list the Ask %s:\n%s", id, page)
 	}
-	u, _ := url.Parse(link)
-	consoleBase := u.Scheme + "://" + u.Host
-	resp = postForm(ctx, t, client, consoleBase+"/asks/"+id, consoleBase, url.Values{"action": {"approve"}, "csrf": {csrf[1]}})
+	consoleBase := serve.base
+	resp := postForm(ctx, t, client, consoleBase+"/asks/"+id, consoleBase, url.Values{"action": {"approve"}, "csrf": {csrf[1]}})
 	if body := readBody(t, resp); resp.StatusCode != http.StatusOK {
 		t.Fatalf("approve in the console: %d\n%s", resp.StatusCode, body)
 	}
@@ -196,16 +163,7 @@ func TestConsoleBesideSlackServe(t *testing.T) {
 	}); err != nil {
 		t.Errorf("the Slack message was not updated with the console's decision: %v", err)
 	}
-
-	stopServe()
-	select {
-	case code := <-served:
-		if code != exitOK {
-			t.Fatalf("serve exited %d\nstderr:\n%s", code, serveErr.String())
-		}
-	case <-ctx.Done():
-		t.Fatal("serve did not stop")
-	}
+	serve.Stop()
 }
 
 // The first hour: `bot serve` with nothing configured, and in a second
@@ -215,30 +173,19 @@ func TestConsoleBesideSlackServe(t *testing.T) {
 func TestAskWithoutConfigReachesTheLocalServe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "askops.yaml")
-	if err := os.WriteFile(cfgPath, []byte("console:\n  listen: 127.0.0.1:0\n  user: carol\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": filepath.Join(dir, "run", "local.json"), "USER": "dev"}
+	cfgPath, env := localConsole(t, localConsoleYAML, "dev")
 
 	if r := waitResult(t, startBot(ctx, t, env, "ask", "--", "true")); r.code != exitUsage || !strings.Contains(r.stdout, "start `bot serve`") {
 		t.Fatalf("no serve: exit %d stdout %q", r.code, r.stdout)
 	}
 
-	serveCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	link, _, _, serveErr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfgPath)
-	u, _ := url.Parse(link)
-	base := u.Scheme + "://" + u.Host
-	jar, _ := cookiejar.New(nil)
-	browser := &http.Client{Jar: jar, Timeout: 10 * time.Second}
-	if resp, err := browser.Get(link); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("sign-in: %v %v", resp, err)
-	}
+	serve := startConsoleServe(ctx, t, env, cfgPath)
+	defer serve.Stop()
+	base := serve.base
+	browser, _ := signIn(t, serve.link)
 
 	asked := startBot(ctx, t, env, "ask", "-reason", "clean before the release", "--", "rm", "-rf", "build")
-	id, csrf := waitConsoleAsk(ctx, t, browser, base, serveErr, "rm -rf build", "clean before the release")
+	id, csrf := waitConsoleAsk(ctx, t, browser, base, serve.stderr, "rm -rf build", "clean before the release")
 	resp := postForm(ctx, t, browser, base+"/asks/"+id, base, url.Values{"csrf": {csrf}, "action": {"approve"}})
 	readBody(t, resp)
 	r := waitResult(t, asked)
@@ -299,13 +246,8 @@ func postForm(ctx context.Context, t *testing.T, client *http.Client, target, or
 func TestFirstHourLocalHook(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "askops.yaml")
-	if err := os.WriteFile(cfgPath, []byte("console:\n  listen: 127.0.0.1:0\n  user: carol\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	endpoint := filepath.Join(dir, "run", "local.json")
-	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": endpoint, "USER": "carol"}
+	cfgPath, env := localConsole(t, localConsoleYAML, "carol")
+	endpoint := env["ASKOPS_LOCAL_ENDPOINT"]
 	readEndpoint := func() hook.LocalEndpoint {
 		t.Helper()
 		var ep hook.LocalEndpoint
@@ -314,23 +256,13 @@ func TestFirstHourLocalHook(t *testing.T) {
 		}
 		return ep
 	}
-	serve := func() (stop func()) {
-		sctx, cancelServe := context.WithCancel(ctx)
-		_, done, _, stderr := startServeWithLink(sctx, t, env, "serve", "-config", cfgPath)
-		return func() {
-			cancelServe()
-			if code := <-done; code != exitOK {
-				t.Fatalf("serve exited %d:\n%s", code, stderr.String())
-			}
-		}
-	}
 	hook := func(stdin string, args ...string) (int, string, string) {
 		var out, errOut syncBuffer
 		code := run(ctx, append([]string{"hook", "claude"}, args...), envOf(env), strings.NewReader(stdin), &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
 
-	stop := serve()
+	serve := startConsoleServe(ctx, t, env, cfgPath)
 	first := readEndpoint()
 	if first.AgentToken == "" || first.AgentToken == first.Token {
 		t.Fatalf("endpoint file %+v: want a token for agents apart from bot ask's", first)
@@ -361,12 +293,12 @@ func TestFirstHourLocalHook(t *testing.T) {
 		t.Errorf("a read inside the project through the local serve: exit %d\n%s\n%s", code, out, errOut)
 	}
 
-	stop()
+	serve.Stop()
 	if code, out, _ := hook(event); code != 0 || !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, "start `bot serve`") {
 		t.Errorf("no serve running: exit %d %s; want a deny that says to start one", code, out)
 	}
-	stop = serve()
-	defer stop()
+	serve = startConsoleServe(ctx, t, env, cfgPath)
+	defer serve.Stop()
 	if again := readEndpoint(); again.Token != first.Token || again.AgentToken != first.AgentToken {
 		t.Errorf("the tokens changed across a restart: %+v then %+v", first, again)
 	}
@@ -405,23 +337,7 @@ func TestPrintSettingsForARemoteServeBoundsTheAsk(t *testing.T) {
 func TestTwoLocalServes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "askops.yaml")
-	if err := os.WriteFile(cfgPath, []byte("console:\n  listen: 127.0.0.1:0\n  user: carol\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": filepath.Join(dir, "run", "local.json"), "USER": "dev"}
-	serve := func() (base string, stop func()) {
-		sctx, cancelServe := context.WithCancel(ctx)
-		link, done, _, stderr := startServeWithLink(sctx, t, env, "serve", "-config", cfgPath)
-		u, _ := url.Parse(link)
-		return u.Scheme + "://" + u.Host, func() {
-			cancelServe()
-			if code := <-done; code != exitOK {
-				t.Fatalf("serve exited %d:\n%s", code, stderr.String())
-			}
-		}
-	}
+	cfgPath, env := localConsole(t, localConsoleYAML, "dev")
 	asks := func(wantServe string) {
 		t.Helper()
 		r := waitResult(t, startBot(ctx, t, env, "ask", "-timeout", "1s", "--", "make", "deploy"))
@@ -436,17 +352,17 @@ func TestTwoLocalServes(t *testing.T) {
 		}
 	}
 	for _, stopSecondFirst := range []bool{true, false} {
-		first, stopFirst := serve()
-		second, stopSecond := serve()
-		asks(second)
+		first := startConsoleServe(ctx, t, env, cfgPath)
+		second := startConsoleServe(ctx, t, env, cfgPath)
+		asks(second.base)
 		if stopSecondFirst {
-			stopSecond()
-			asks(first)
-			stopFirst()
+			second.Stop()
+			asks(first.base)
+			first.Stop()
 		} else {
-			stopFirst()
-			asks(second)
-			stopSecond()
+			first.Stop()
+			asks(second.base)
+			second.Stop()
 		}
 		asks("")
 	}

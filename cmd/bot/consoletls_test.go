@@ -32,32 +32,23 @@ func TestConsoleOverHTTPS(t *testing.T) {
 	dir := t.TempDir()
 	certPath, keyPath, pool := writeSelfSigned(t, dir, "askops.example")
 
-	bad := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(bad, []byte("console:\n  listen: 127.0.0.1:0\n  tls_cert: "+certPath+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	bad := writeFile(t, filepath.Join(dir, "bad.yaml"), "console:\n  listen: 127.0.0.1:0\n  tls_cert: "+certPath+"\n")
 	if r := waitResult(t, startBot(ctx, t, nil, "check-config", "-config", bad)); r.code == exitOK || !strings.Contains(r.stdout+r.stderr, "console.tls_key") {
 		t.Fatalf("check-config with a cert and no key: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	cfgPath := filepath.Join(dir, "askops.yaml")
-	cfg := "console:\n  listen: 127.0.0.1:0\n  user: carol\n  tls_cert: " + certPath + "\n  tls_key: " + keyPath + "\n"
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	endpoint := filepath.Join(dir, "run", "local.json")
-	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": endpoint, "USER": "dev"}
-	serveCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	link, served, _, serveErr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfgPath)
+	cfgPath := writeFile(t, filepath.Join(dir, "askops.yaml"), localConsoleYAML+"  tls_cert: "+certPath+"\n  tls_key: "+keyPath+"\n")
+	env := localEnv(dir, "dev")
+	endpoint := env["ASKOPS_LOCAL_ENDPOINT"]
+	serve := startConsoleServe(ctx, t, env, cfgPath)
 	// The serve takes its entry out of the endpoint file as it stops: wait
 	// for that before the test's directory is removed.
-	defer func() { stop(); <-served }()
+	defer serve.Stop()
+	link, base, serveErr := serve.link, serve.base, serve.stderr
 	u, _ := url.Parse(link)
 	if u.Scheme != "https" {
 		t.Fatalf("sign-in link %q, want https", link)
 	}
-	base := u.Scheme + "://" + u.Host
 
 	var ep struct {
 		CertSHA256 string `json:"cert_sha256"`

@@ -42,9 +42,7 @@ func TestHTTPListenOverHTTPS(t *testing.T) {
 	addHTTPKeys(t, cfgPath, "  tls_cert: "+certPath+"\n")
 	base := "https://" + strings.TrimPrefix(plain, "http://")
 
-	serveCtx, stopServe := context.WithCancel(ctx)
-	defer stopServe()
-	served := startBot(serveCtx, t, env, "serve", "-config", cfgPath)
+	serve := runServe(ctx, t, env, cfgPath)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: trusting}, Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 	waitHTTPWith(ctx, t, client, base+"/healthz")
@@ -82,11 +80,7 @@ func TestHTTPListenOverHTTPS(t *testing.T) {
 		t.Fatalf("bot hook claude pinning %s: exit %d\n%s\n%s", pin, code, out, errs)
 	}
 
-	stopServe()
-	r := waitResult(t, served)
-	if r.code != exitOK {
-		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-	}
+	r := serve.Stop()
 	if !strings.Contains(r.stderr, "ASKOPS_CERT_SHA256="+pin) {
 		t.Errorf("the serve's log does not give http.listen's pin %s:\n%s", pin, r.stderr)
 	}

@@ -237,13 +237,11 @@ func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
+// writeConfig writes body as askops.yaml in a fresh directory and returns
+// its path.
 func writeConfig(t *testing.T, body string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "askops.yaml")
-	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return writeFile(t, filepath.Join(t.TempDir(), "askops.yaml"), body)
 }
 
 func containsLine(text, prefix string) bool {

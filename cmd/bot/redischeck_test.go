@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,15 +70,12 @@ func TestServeRechecksRedisSettings(t *testing.T) {
 			}
 		}
 	}
-	localConfig := filepath.Join(t.TempDir(), "askops.yaml")
-	if err := os.WriteFile(localConfig, []byte("console:\n  listen: 127.0.0.1:0\n  user: carol\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	localEnv := map[string]string{"REDIS_URL": rds.URL(), "ASKOPS_LOCAL_ENDPOINT": filepath.Join(t.TempDir(), "local.json")}
+	localConfig := writeConfig(t, localConsoleYAML)
+	consoleEnv := map[string]string{"REDIS_URL": rds.URL(), "ASKOPS_LOCAL_ENDPOINT": filepath.Join(t.TempDir(), "local.json")}
 
 	set("maxmemory-policy", "allkeys-lru")
 	refusedCtx, cancelRefused := context.WithTimeout(t.Context(), 20*time.Second) // a serve that starts ends here
-	code, _, stderr := runBot(refusedCtx, t, localEnv, "serve", "-config", localConfig)
+	code, _, stderr := runBot(refusedCtx, t, consoleEnv, "serve", "-config", localConfig)
 	cancelRefused()
 	if code != exitFailed || !strings.Contains(stderr, "maxmemory-policy is allkeys-lru") {
 		t.Errorf("console-only serve with allkeys-lru: exit %d, want refused\n%s", code, stderr)
@@ -103,12 +98,7 @@ func TestServeRechecksRedisSettings(t *testing.T) {
 			return slackBase
 		}},
 		{"console-only", func(ctx context.Context) string {
-			link, _, _, _ := startServeWithLink(ctx, t, localEnv, "serve", "-config", localConfig)
-			u, err := url.Parse(link)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return u.Scheme + "://" + u.Host
+			return startConsoleServe(ctx, t, consoleEnv, localConfig).base
 		}},
 	} {
 		t.Run(serve.name, func(t *testing.T) {

@@ -23,9 +23,7 @@ func TestReplayedSlashCommandStartsOneRun(t *testing.T) {
 	model := fakeopenai.Start(t, fakeopenai.Text("all done"), fakeopenai.Text("all done again"))
 	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
 	env["OPENAI_BASE_URL"] = model.BaseURL()
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
-	waitHTTP(ctx, t, base+"/healthz")
+	serve := startServe(ctx, t, env, cfg, base)
 
 	cmd := slack.SlashCommand{
 		Command: "/askops", Text: "run say hello", UserID: approverID, ChannelID: "COPS",
@@ -47,10 +45,7 @@ func TestReplayedSlashCommandStartsOneRun(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the run did not answer: %v", err)
 	}
-	stopServe() // serve waits for its runs, so every run has posted by now
-	if r := waitResult(t, served); r.code != 0 {
-		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-	}
+	serve.Stop() // serve waits for its runs, so every run has posted by now
 	var started int
 	for _, c := range fake.Calls("chat.postMessage") {
 		if c.Channel == "COPS" && c.ThreadTS == "" {

@@ -45,6 +45,24 @@ approvals:
 	return writeConfig(t, y), "http://" + addr
 }
 
+// replicaEnv is the environment replicaConfig's serves share: the fake
+// Slack's secrets, the Redis at redisURL and the model at modelURL.
+func replicaEnv(fake *fakeslack.Server, redisURL, modelURL string) map[string]string {
+	return map[string]string{
+		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_SIGNING_SECRET": fake.SigningSecret(),
+		"REDIS_URL": redisURL, "OPENAI_BASE_URL": modelURL,
+	}
+}
+
+// startReplicas starts two serve replicas, A and B, with env, each on its
+// own port (replicaConfig) and sharing ws, and waits until both answer.
+func startReplicas(ctx context.Context, t *testing.T, fake *fakeslack.Server, env map[string]string, ws string) (a, b *serving) {
+	t.Helper()
+	cfgA, baseA := replicaConfig(t, fake, ws, "")
+	cfgB, baseB := replicaConfig(t, fake, ws, "")
+	return startServe(ctx, t, env, cfgA, baseA), startServe(ctx, t, env, cfgB, baseB)
+}
+
 // TestTwoReplicas: a run on replica A asks; clicks delivered to replica B
 // decide it. A forged, a stale and a non-approver's click change nothing; a
 // denial with a reason reaches A's model.
@@ -58,18 +76,8 @@ func TestTwoReplicas(t *testing.T) {
 		fakeopenai.Text("understood, not touching it"),
 	)
 	ws := t.TempDir()
-	env := map[string]string{
-		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_SIGNING_SECRET": fake.SigningSecret(),
-		"REDIS_URL": rds.URL(), "OPENAI_BASE_URL": model.BaseURL(),
-	}
-	cfgA, baseA := replicaConfig(t, fake, ws, "")
-	cfgB, baseB := replicaConfig(t, fake, ws, "")
-	ctxA, stopA := context.WithCancel(ctx)
-	ctxB, stopB := context.WithCancel(ctx)
-	servedA := startBot(ctxA, t, env, "serve", "-config", cfgA)
-	servedB := startBot(ctxB, t, env, "serve", "-config", cfgB)
-	waitHTTP(ctx, t, baseA+"/healthz")
-	waitHTTP(ctx, t, baseB+"/healthz")
+	srvA, srvB := startReplicas(ctx, t, fake, replicaEnv(fake, rds.URL(), model.BaseURL()), ws)
+	baseA, baseB := srvA.base, srvB.base
 
 	resp, err := fake.PostSlashCommand(ctx, baseA+"/slack/commands", slack.SlashCommand{Command: "/askops", Text: "run make the file", UserID: approverID, ChannelID: "COPS"})
 	if err != nil {
@@ -141,9 +149,8 @@ func TestTwoReplicas(t *testing.T) {
 		t.Error("a denied command ran")
 	}
 
-	stopA()
-	stopB()
-	expectCleanExits(t, servedA, servedB)
+	srvA.Stop()
+	srvB.Stop()
 }
 
 // TestSweepExpiresOrphanedAsk: an Ask whose waiting process is gone (as
@@ -155,22 +162,10 @@ func TestSweepExpiresOrphanedAsk(t *testing.T) {
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base := replicaConfig(t, fake, t.TempDir(), "  sweep_interval: 200ms\n")
-	env := map[string]string{
-		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_SIGNING_SECRET": fake.SigningSecret(),
-		"REDIS_URL": rds.URL(), "OPENAI_BASE_URL": "http://127.0.0.1:1/v1",
-	}
+	env := replicaEnv(fake, rds.URL(), "http://127.0.0.1:1/v1")
 
 	// The orphan: recorded and posted by a process that then died.
-	client, err := redisconn.Open(rds.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	store, err := pending.NewRedisStore(ctx, client, pending.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := pendingStore(ctx, t, rds.URL())
 	a, err := store.Create(ctx, pending.Request{RunID: "run-dead", Tool: "bash", Args: `{"command":"reboot"}`, Summary: "reboot"}, 300*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
@@ -185,8 +180,7 @@ func TestSweepExpiresOrphanedAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	served := startBot(ctx, t, env, "serve", "-config", cfg)
-	waitHTTP(ctx, t, base+"/healthz")
+	serve := startServe(ctx, t, env, cfg, base)
 	final, err := fake.WaitForMessage(ctx, ch, ts, func(m fakeslack.Message) bool { return m.Updates > 0 })
 	if err != nil {
 		t.Fatalf("the orphan's message was never updated: %v", err)
@@ -200,25 +194,31 @@ func TestSweepExpiresOrphanedAsk(t *testing.T) {
 	if _, m := get(t, base+"/metrics"); !strings.Contains(m, `askops_asks_total{outcome="expired"} 1`) {
 		t.Errorf("the swept Ask is not counted:\n%s", m)
 	}
-	cancel()
-	if r := waitResult(t, served); r.code != 0 {
-		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-	}
+	serve.Stop()
 }
 
-func getAsk(ctx context.Context, t *testing.T, redisURL, id string) pending.Ask {
+// pendingStore opens the Ask store at redisURL, as another process sharing
+// the Redis would, for a test to read or plant Asks; it is closed when the
+// test ends.
+func pendingStore(ctx context.Context, t *testing.T, redisURL string) *pending.RedisStore {
 	t.Helper()
 	client, err := redisconn.Open(redisURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
+	t.Cleanup(func() { client.Close() })
 	store, err := pending.NewRedisStore(ctx, client, pending.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	a, err := store.Get(ctx, id)
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+// getAsk reads the Ask id from the store at redisURL.
+func getAsk(ctx context.Context, t *testing.T, redisURL, id string) pending.Ask {
+	t.Helper()
+	a, err := pendingStore(ctx, t, redisURL).Get(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -51,35 +50,24 @@ func decideInConsole(ctx context.Context, t *testing.T, browser *http.Client, ba
 func TestRunAgainstTheLocalConsole(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	dir := t.TempDir()
-	serveCfg := filepath.Join(dir, "serve.yaml")
-	if err := os.WriteFile(serveCfg, []byte("console:\n  listen: 127.0.0.1:0\n  user: carol\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	serveCfg, env := localConsole(t, localConsoleYAML, "dev")
 	model := fakeopenai.Start(t,
 		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch made.txt"}`}),
 		fakeopenai.Call(fakeopenai.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"touch made.txt"}`}),
 		fakeopenai.Call(fakeopenai.ToolCall{ID: "c3", Name: "bash", Arguments: `{"command":"rm -rf build"}`}),
 		fakeopenai.Text("made the file, left build alone"),
 	)
-	ws := filepath.Join(dir, "ws")
+	ws := filepath.Join(t.TempDir(), "ws")
 	runCfg := writeConfig(t, "openai:\n  base_url: "+model.BaseURL()+"\n  model: fake-model\nagent:\n  workspace: "+ws+"\n")
-	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": filepath.Join(dir, "run", "local.json"), "USER": "dev"}
 
 	if r := waitResult(t, startBot(ctx, t, env, "run", "-config", runCfg, "make the file")); r.code != exitFailed || !strings.Contains(r.stderr, "start `bot serve`") {
 		t.Fatalf("no serve: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 
-	serveCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	link, _, _, _ := startServeWithLink(serveCtx, t, env, "serve", "-config", serveCfg)
-	u, _ := url.Parse(link)
-	base := u.Scheme + "://" + u.Host
-	jar, _ := cookiejar.New(nil)
-	browser := &http.Client{Jar: jar, Timeout: 10 * time.Second}
-	if resp, err := browser.Get(link); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("sign-in: %v %v", resp, err)
-	}
+	serve := startConsoleServe(ctx, t, env, serveCfg)
+	defer serve.Stop()
+	base := serve.base
+	browser, _ := signIn(t, serve.link)
 
 	ran := startBot(ctx, t, env, "run", "-config", runCfg, "make the file")
 	decideInConsole(ctx, t, browser, base, "touch made.txt", "approve_session", "")

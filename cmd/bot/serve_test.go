@@ -46,10 +46,7 @@ func TestServeRunFromSlashCommand(t *testing.T) {
 	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
 	env["REDIS_URL"] = rds.URL()
 	env["OPENAI_BASE_URL"] = model.BaseURL()
-
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
-	waitHTTP(ctx, t, base+"/healthz")
+	serve := startServe(ctx, t, env, cfg, base)
 
 	if code, body := get(t, base+"/readyz"); code != 200 {
 		t.Fatalf("/readyz %d: %s", code, body)
@@ -127,11 +124,7 @@ func TestServeRunFromSlashCommand(t *testing.T) {
 	if !strings.Contains(string(b), "ephemeral") || !strings.Contains(string(b), "run TASK") {
 		t.Errorf("/askops help: %s", b)
 	}
-
-	stopServe()
-	if r := waitResult(t, served); r.code != 0 {
-		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-	}
+	serve.Stop()
 }
 
 func TestServeRefusesForgedRequests(t *testing.T) {
@@ -139,9 +132,7 @@ func TestServeRefusesForgedRequests(t *testing.T) {
 	defer cancel()
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
-	waitHTTP(ctx, t, base+"/healthz")
+	serve := startServe(ctx, t, env, cfg, base)
 
 	forger := fakeslack.New(t, fakeslack.Options{SigningSecret: "not-the-secret"})
 	for _, path := range []string{"/slack/interactions", "/slack/commands", "/slack/events"} {
@@ -154,10 +145,7 @@ func TestServeRefusesForgedRequests(t *testing.T) {
 			t.Errorf("forged POST %s: %s, want 401", path, resp.Status)
 		}
 	}
-	stopServe()
-	if r := waitResult(t, served); r.code != 0 {
-		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-	}
+	serve.Stop()
 }
 
 // TestRunCommand: `bot run` with the in-memory store takes the click itself;
@@ -242,9 +230,7 @@ func TestServeMentionOverHTTPOnceDespiteRetries(t *testing.T) {
 	model := fakeopenai.Start(t, fakeopenai.Text("nothing to do"))
 	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
 	env["OPENAI_BASE_URL"] = model.BaseURL()
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
-	waitHTTP(ctx, t, base+"/healthz")
+	serve := startServe(ctx, t, env, cfg, base)
 
 	resp, err := fake.PostSigned(ctx, base+"/slack/events", "application/json", []byte(`{"type":"url_verification","challenge":"chal-123","token":"x"}`), fakeslack.SignOptions{})
 	if err != nil {
@@ -275,11 +261,7 @@ func TestServeMentionOverHTTPOnceDespiteRetries(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("no answer in the mention's thread: %v", err)
 	}
-	stopServe()
-	r := waitResult(t, served)
-	if r.code != 0 {
-		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-	}
+	r := serve.Stop()
 	// After shutdown every handler has finished: exactly one run happened.
 	if n := len(model.Requests()); n != 1 {
 		t.Errorf("model called %d times, want 1 (one run for three deliveries)\n%s", n, r.stderr)

@@ -22,11 +22,9 @@ func TestServeWithABadSlackToken(t *testing.T) {
 			cfg, base, env := fakeSlackConfig(t, fake, mode, "console:\n  enabled: true\n  listen: \""+consoleAddr+"\"\n")
 			env["SLACK_BOT_TOKEN"] = "xoxb-revoked-or-mistyped"
 
-			serveCtx, stopServe := context.WithCancel(ctx)
-			served := startBot(serveCtx, t, env, "serve", "-config", cfg)
+			serve := runServe(ctx, t, env, cfg)
 			if !answers(ctx, base+"/healthz") || !answers(ctx, "http://"+consoleAddr+"/") {
-				stopServe()
-				r := waitResult(t, served)
+				r := serve.Halt()
 				t.Fatalf("serve does not answer on http.listen and console.listen (exit %d)\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
 
@@ -34,11 +32,7 @@ func TestServeWithABadSlackToken(t *testing.T) {
 			if code != 503 || !strings.Contains(body, "slack: ") || !strings.Contains(body, "invalid_auth") {
 				t.Errorf("/readyz answered %d:\n%s\nwant 503 naming slack and invalid_auth", code, body)
 			}
-			stopServe()
-			r := waitResult(t, served)
-			if r.code != 0 {
-				t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-			}
+			r := serve.Stop()
 			var errLine string
 			for line := range strings.Lines(r.stderr) {
 				if strings.Contains(line, "level=ERROR") && strings.Contains(line, "slack.bot_token") {

@@ -14,9 +14,7 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
-	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
 
@@ -92,8 +90,7 @@ func TestServeSocketModeMentionRunsInThread(t *testing.T) {
 	env["REDIS_URL"] = rds.URL()
 	env["OPENAI_BASE_URL"] = model.BaseURL()
 
-	serveCtx, stopServe := context.WithCancel(ctx)
-	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
+	serve := runServe(ctx, t, env, cfg)
 	if err := fake.WaitForSocket(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +118,7 @@ func TestServeSocketModeMentionRunsInThread(t *testing.T) {
 		}
 	}
 	if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return c.Channel == "COPS" && c.OK() }); err != nil {
-		stopServe()
-		t.Fatalf("nothing posted for the mention: %v\n%s", err, waitResult(t, served).stderr)
+		t.Fatalf("nothing posted for the mention: %v\n%s", err, serve.Halt().stderr)
 	}
 	m := waitAsk(ctx, t, fake, "COPS")
 	if m.ThreadTS == "" {
@@ -137,8 +133,7 @@ func TestServeSocketModeMentionRunsInThread(t *testing.T) {
 	}
 	b, err := os.ReadFile(filepath.Join(ws, "log.txt"))
 	if err != nil || string(b) != "x\nx\n" {
-		stopServe()
-		t.Fatalf("log.txt = %q, %v; want both calls to have run once\n%s", b, err, waitResult(t, served).stderr)
+		t.Fatalf("log.txt = %q, %v; want both calls to have run once\n%s", b, err, serve.Halt().stderr)
 	}
 	asks := 0
 	for _, c := range fake.Calls("chat.postMessage") {
@@ -152,11 +147,7 @@ func TestServeSocketModeMentionRunsInThread(t *testing.T) {
 	if got := len(model.Requests()); got != 3 {
 		t.Errorf("model saw %d requests, want 3 (one run)", got)
 	}
-
-	stopServe()
-	if r := waitResult(t, served); r.code != 0 {
-		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-	}
+	serve.Stop()
 }
 
 // TestServeShutdownCancelsAsks: SIGTERM while a run waits on an Ask ends the
@@ -172,9 +163,7 @@ func TestServeShutdownCancelsAsks(t *testing.T) {
 	env["OPENAI_BASE_URL"] = model.BaseURL()
 	env["REDIS_URL"] = rds.URL()
 
-	serveCtx, sigterm := context.WithCancel(ctx)
-	served := startBot(serveCtx, t, env, "serve", "-config", cfg)
-	waitHTTP(ctx, t, base+"/healthz")
+	serve := startServe(ctx, t, env, cfg, base)
 	resp, err := fake.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{Command: "/askops", Text: "run touch it", UserID: approverID, ChannelID: "COPS"})
 	if err != nil {
 		t.Fatal(err)
@@ -182,11 +171,7 @@ func TestServeShutdownCancelsAsks(t *testing.T) {
 	resp.Body.Close()
 	m := waitAsk(ctx, t, fake, "COPS")
 	waitPosted(ctx, t, rds.URL(), buttonValue(m.Blocks, slackui.ActionApprove))
-	sigterm()
-	r := waitResult(t, served)
-	if r.code != 0 {
-		t.Fatalf("serve exited %d\n%s", r.code, r.stderr)
-	}
+	r := serve.Stop() // SIGTERM while the run waits on the Ask
 	final, ok := fake.Message(m.Channel, m.TS)
 	if !ok || buttonValue(final.Blocks, slackui.ActionApprove) != "" || !strings.Contains(strings.ToLower(fakeslack.BlockText(final.Blocks)+final.Text), "cancel") {
 		t.Fatalf("the Ask's message was not updated to cancelled:\n%s\n%s\nstderr:\n%s", final.Text, fakeslack.BlockText(final.Blocks), r.stderr)
@@ -202,16 +187,7 @@ func TestServeShutdownCancelsAsks(t *testing.T) {
 // cannot know about; see the report.)
 func waitPosted(ctx context.Context, t *testing.T, redisURL, askID string) {
 	t.Helper()
-	client, err := redisconn.Open(redisURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	store, err := pending.NewRedisStore(ctx, client, pending.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := pendingStore(ctx, t, redisURL)
 	for {
 		a, err := store.Get(ctx, askID)
 		if err == nil && a.MessageTS != "" {

@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -29,32 +26,20 @@ func TestWebPushKeyKeptInRedis(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	rds := redistest.Start(t)
-	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "askops.yaml")
-	write := func(body string) {
-		if err := os.WriteFile(cfgPath, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := map[string]string{"ASKOPS_LOCAL_ENDPOINT": filepath.Join(dir, "run", "local.json"), "USER": "dev", "REDIS_URL": rds.URL()}
-
-	write("console:\n  listen: 127.0.0.1:0\n  web_push: true\n  vapid_subject: ops@example.com\n")
+	cfgPath, env := localConsole(t, "console:\n  listen: 127.0.0.1:0\n  web_push: true\n  vapid_subject: ops@example.com\n", "dev")
+	env["REDIS_URL"] = rds.URL()
 	if r := waitResult(t, startBot(ctx, t, env, "check-config", "-config", cfgPath)); r.code == exitOK || !strings.Contains(r.stdout+r.stderr, "console.vapid_subject") {
 		t.Fatalf("check-config with a bare address as the contact: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	write("console:\n  listen: 127.0.0.1:0\n  user: carol\n  web_push: true\n  vapid_subject: mailto:ops@example.com\n")
+	writeFile(t, cfgPath, localConsoleYAML+"  web_push: true\n  vapid_subject: mailto:ops@example.com\n")
 
 	svc := fakepush.New(t, nil)
 	var sub webpush.Subscription
 	serveKey := func(subscribe bool) string {
 		t.Helper()
-		serveCtx, stop := context.WithCancel(ctx)
-		defer stop()
-		link, done, _, serveErr := startServeWithLink(serveCtx, t, env, "serve", "-config", cfgPath)
-		u, _ := url.Parse(link)
-		base := u.Scheme + "://" + u.Host
-		jar, _ := cookiejar.New(nil)
-		browser := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+		serve := startConsoleServe(ctx, t, env, cfgPath)
+		base := serve.base
+		browser, page := signIn(t, serve.link)
 		get := func(target string) *http.Response {
 			t.Helper()
 			resp, err := browser.Get(target)
@@ -63,13 +48,12 @@ func TestWebPushKeyKeptInRedis(t *testing.T) {
 			}
 			return resp
 		}
-		page := readBody(t, get(link))
 		resp := get(base + "/push/key")
 		var k struct {
 			PublicKey string `json:"public_key"`
 		}
 		if err := json.Unmarshal([]byte(readBody(t, resp)), &k); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET /push/key: %d %v\n%s", resp.StatusCode, err, serveErr.String())
+			t.Fatalf("GET /push/key: %d %v\n%s", resp.StatusCode, err, serve.stderr.String())
 		}
 		if subscribe {
 			sub = svc.Subscribe(t, k.PublicKey)
@@ -81,10 +65,7 @@ func TestWebPushKeyKeptInRedis(t *testing.T) {
 				t.Fatalf("POST /push/subscribe: %d %s", r.StatusCode, body)
 			}
 		}
-		stop()
-		if code := <-done; code != exitOK {
-			t.Fatalf("serve exited %d\n%s", code, serveErr.String())
-		}
+		serve.Stop()
 		return k.PublicKey
 	}
 	first := serveKey(true)
