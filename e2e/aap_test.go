@@ -72,8 +72,7 @@ func aapDo(ctx context.Context, t *testing.T, method, url, token, body string, h
 func TestAAPAcrossReplicas(t *testing.T) {
 	t.Setenv("ASKOPS_AAP_PROVISIONER", aapProvisionerToken)
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, 120*time.Second)
 	s := settings{Extra: aapBlock}
 	a := w.serve(ctx, t, "aap-a", s)
 	b := w.serve(ctx, t, "aap-b", s)
@@ -224,8 +223,7 @@ func (r *e2eReceiver) got(request string) int {
 func TestAAPAsyncAcrossReplicas(t *testing.T) {
 	t.Setenv("ASKOPS_AAP_PROVISIONER", aapProvisionerToken)
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, 120*time.Second)
 	s := settings{Extra: strings.Replace(aapBlock, "allow_private_webhooks: false", "allow_private_webhooks: true", 1)}
 	a := w.serve(ctx, t, "async-a", s)
 	b := w.serve(ctx, t, "async-b", s)

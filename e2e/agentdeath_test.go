@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,8 +30,7 @@ import (
 func TestKilledAgentEndsItsHooksAsk(t *testing.T) {
 	codex, claude := codexBinary(t), claudeBinary(t)
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Duration(120+120*killRuns())*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, time.Duration(120+120*killRuns())*time.Second)
 	a := w.serve(ctx, t, "death-a", settings{Extra: apiBlock, SweepInterval: "10m"})
 	for _, agent := range []string{"codex", "claude"} {
 		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
@@ -52,18 +49,18 @@ func agentKilled(ctx context.Context, t *testing.T, w *world, a *replica, agent 
 	t.Run(agent+"/"+sig.String(), func(t *testing.T) {
 		project := t.TempDir()
 		command := fmt.Sprintf("touch %s", filepath.Join(project, "released"))
-		var started *exec.Cmd
-		var done chan error
+		var run *agentRun
+		var replies *agentReplies
 		if agent == "codex" {
-			run := startCodex(ctx, t, codex, project, a.base, &fakeResponses{cmd: command, justification: "release"}, 120)
-			started, done = run.cmd, run.done
+			model := &fakeResponses{cmd: command, justification: "release"}
+			run, replies = startCodex(ctx, t, codex, project, a.base, model, 120), &model.replies
 		} else {
-			started, done = startClaude(ctx, t, claude, project, a.base, command)
+			// `bot hook claude` asks a as its PermissionRequest hook.
+			model := &fakeMessages{command: command}
+			run, replies = startClaude(ctx, t, claude, project, claudeHooks([2]string{"PermissionRequest", botHookClaude(a.base, 120)}), model), &model.replies
 		}
-		m, exited, err := w.waitAskOrExit(ctx, t, command, done)
-		if exited {
-			t.Fatalf("%s exited without asking: %v", agent, err)
-		}
+		started, done := run.cmd, run.done
+		m := w.waitAgentAsk(ctx, t, run, command, replies)
 		id := askID(m.Blocks)
 		hook := findHook(t, started.Process.Pid)
 		target := started.Process.Pid
@@ -96,35 +93,6 @@ func agentKilled(ctx context.Context, t *testing.T, w *world, a *replica, agent 
 		<-done
 	})
 	return took
-}
-
-// startClaude runs the real Claude Code in -p mode in project, its model
-// asking for one Bash call (command) and `bot hook claude` asking askopsURL
-// as its PermissionRequest hook.
-func startClaude(ctx context.Context, t *testing.T, claude, project, askopsURL, command string) (*exec.Cmd, chan error) {
-	t.Helper()
-	api := httptest.NewServer(&fakeMessages{command: command})
-	t.Cleanup(api.Close)
-	settings := `{"hooks":{"PermissionRequest":[{"matcher":"*","hooks":[{"type":"command","command":"` +
-		botBinary + ` hook claude -url ` + askopsURL + ` -token-env ASKOPS_TOKEN","timeout":120,"onFailure":"block"}]}]}}`
-	if err := os.MkdirAll(filepath.Join(project, ".claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, claude, "-p", "release please", "--output-format", "json")
-	cmd.Dir = project
-	cmd.Env = append(childEnv(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+api.URL, "ANTHROPIC_API_KEY=sk-fake",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "ASKOPS_TOKEN="+anaToken)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	return cmd, done
 }
 
 // findHook returns the pid of the `bot hook` running under the process

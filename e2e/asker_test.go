@@ -35,8 +35,7 @@ func killRuns() int {
 func TestKilledAskerEndsItsAsk(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), time.Duration(60+40*killRuns())*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, time.Duration(60+40*killRuns())*time.Second)
 	b := w.serve(ctx, t, "asker-b", settings{Extra: apiBlock, Timeout: "10m", SweepInterval: "15s"})
 
 	var hookGone, serveGone []time.Duration

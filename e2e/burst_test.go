@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"sort"
@@ -26,8 +25,7 @@ import (
 func TestBurstAcrossReplicas(t *testing.T) {
 	const asks = 50
 	w := newWorldWith(t, fakeslack.Options{RateLimits: &fakeslack.RateLimits{}})
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
+	ctx := testCtxFor(t, 4*time.Minute)
 	replicas := []*replica{
 		w.serve(ctx, t, "burst-a", settings{Extra: apiBlock, Timeout: "3m"}),
 		w.serve(ctx, t, "burst-b", settings{Extra: apiBlock, Timeout: "3m"}),

@@ -128,8 +128,7 @@ func BenchmarkBusyChannel(b *testing.B) {
 // follows its Ask.
 func TestBusyChannel(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
-	defer cancel()
+	ctx := testCtxFor(t, 8*time.Minute)
 	r := busyRun(ctx, t, busyDay{
 		replicas: 3, runs: 9, over: 20 * time.Second, listings: 2,
 		burst: 15, burstAt: 6 * time.Second, askTimeout: "3m",

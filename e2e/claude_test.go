@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,27 +11,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/askops/askops/slackui"
 )
 
-// claudeBinary is the real Claude Code CLI (.ci/run installs
-// @anthropic-ai/claude-code@2.1.332 and sets ASKOPS_CLAUDE_BIN).
-func claudeBinary(t *testing.T) string {
-	t.Helper()
-	return realCLI(t, "ASKOPS_CLAUDE_BIN", "claude", "npm install @anthropic-ai/claude-code@2.1.332")
-}
-
 // fakeMessages is a loopback Anthropic Messages API: the first turn asks
 // for one Bash call, every later turn ends with text. It records the tool
 // results Claude Code sends back.
 type fakeMessages struct {
 	command string
-	mu      sync.Mutex
-	results []string
+	replies agentReplies // the tool results
 }
 
 func (f *fakeMessages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -63,9 +53,7 @@ func (f *fakeMessages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if toolResult != "" {
-		f.mu.Lock()
-		f.results = append(f.results, toolResult)
-		f.mu.Unlock()
+		f.replies.add(toolResult)
 	}
 	events := [][2]string{{"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-fake","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`}}
 	stop := "end_turn"
@@ -97,10 +85,69 @@ func (f *fakeMessages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (f *fakeMessages) toolResults() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.results...)
+// claudeHooks is a .claude/settings.json whose hooks run, at each event
+// in events (an event name and its JSON hook object), that hook for every
+// tool ("matcher": "*").
+func claudeHooks(events ...[2]string) string {
+	var entries []string
+	for _, e := range events {
+		entries = append(entries, `"`+e[0]+`":[{"matcher":"*","hooks":[`+e[1]+`]}]`)
+	}
+	return `{"hooks":{` + strings.Join(entries, ",") + `}}`
+}
+
+// botHookClaude is the command hook object that runs `bot hook claude`
+// against askops at url, its token in $ASKOPS_TOKEN, as docs/gateway.md
+// writes it: timeout seconds, and a hook that fails blocks the call.
+func botHookClaude(url string, timeout int) string {
+	return fmt.Sprintf(`{"type":"command","command":"%s hook claude -url %s -token-env ASKOPS_TOKEN","timeout":%d,"onFailure":"block"}`, botBinary, url, timeout)
+}
+
+// recordPostToolUse is the PostToolUse hook entry that writes the event
+// Claude Code hands it (the tool input it actually ran) to path.
+func recordPostToolUse(path string) [2]string {
+	return [2]string{"PostToolUse", `{"type":"command","command":"cat > ` + path + `","timeout":10}`}
+}
+
+// startClaude starts the real Claude Code in -p mode on the prompt model
+// answers with its Bash call ("release please"), in project, whose
+// .claude/settings.json it writes first: offline against model, with an
+// empty HOME, and $ASKOPS_TOKEN set for a `bot hook` or `bot mcp` that
+// settings or args name. args follow the prompt and the output format.
+func startClaude(ctx context.Context, t *testing.T, claude, project, settings string, model *fakeMessages, args ...string) *agentRun {
+	t.Helper()
+	api := httptest.NewServer(model)
+	t.Cleanup(api.Close)
+	if err := os.MkdirAll(filepath.Join(project, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, claude, append([]string{"-p", "release please", "--output-format", "json"}, args...)...)
+	cmd.Dir = project
+	cmd.Env = append(childEnv(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+api.URL, "ANTHROPIC_API_KEY=sk-fake",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "ASKOPS_TOKEN="+anaToken)
+	return startAgent(t, "claude", cmd)
+}
+
+// postToolUseCommand is the Bash command Claude Code ran, as the
+// recordPostToolUse hook wrote it to path.
+func postToolUseCommand(t *testing.T, path string, model *fakeMessages, run *agentRun) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the PostToolUse hook recorded nothing (%v); tool results %q\n%s", err, model.replies.all(), run.output())
+	}
+	var post struct {
+		ToolInput struct {
+			Command string `json:"command"`
+		} `json:"tool_input"`
+	}
+	if err := json.Unmarshal(b, &post); err != nil {
+		t.Fatal(err)
+	}
+	return post.ToolInput.Command
 }
 
 // The real Claude Code CLI, in -p mode, with `bot hook claude` as its
@@ -112,8 +159,7 @@ func (f *fakeMessages) toolResults() []string {
 func TestRealClaudeCodeHook(t *testing.T) {
 	claude := claudeBinary(t)
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 240*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, 240*time.Second)
 	a := w.serve(ctx, t, "cc-a", settings{Extra: apiBlock})
 	b := w.serve(ctx, t, "cc-b", settings{Extra: apiBlock})
 	short := w.serve(ctx, t, "cc-short", settings{Extra: apiBlock, Timeout: "3s"})
@@ -143,11 +189,8 @@ func TestRealClaudeCodeHook(t *testing.T) {
 			// Not a file write: Claude Code's own sandbox refuses writes under
 			// the test's /tmp before any hook. git's own error shows it ran.
 			model := &fakeMessages{command: "git push origin main"}
-			api := httptest.NewServer(model)
-			defer api.Close()
-			settings := `{"hooks":{"` + tc.via + `":[{"matcher":"*","hooks":[{"type":"command","command":"` +
-				botBinary + ` hook claude -url ` + tc.url + ` -token-env ASKOPS_TOKEN","timeout":120,"onFailure":"block"}]}]}}`
-			args := []string{"-p", "release please", "--output-format", "json"}
+			settings := claudeHooks([2]string{tc.via, botHookClaude(tc.url, 120)})
+			var args []string
 			if tc.via == "mcp" {
 				settings = `{}`
 				mcpConfig := filepath.Join(project, "askops-mcp.json")
@@ -157,34 +200,13 @@ func TestRealClaudeCodeHook(t *testing.T) {
 				}
 				args = append(args, "--mcp-config", mcpConfig, "--permission-prompt-tool", "mcp__askops__approval_prompt")
 			}
-			if err := os.MkdirAll(filepath.Join(project, ".claude"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.CommandContext(ctx, claude, args...)
-			cmd.Dir = project
-			cmd.Env = append(childEnv(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+api.URL, "ANTHROPIC_API_KEY=sk-fake",
-				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "ASKOPS_TOKEN="+anaToken)
-			var out, errOut bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errOut
-			done := make(chan error, 1)
-			go func() { done <- cmd.Run() }()
+			run := startClaude(ctx, t, claude, project, settings, model, args...)
 			if tc.action != "" {
-				m, exited, runErr := w.waitAskOrExit(ctx, t, "git push origin main", done)
-				if exited {
-					t.Fatalf("claude exited without asking: %v\nstdout %s\nstderr %s\nrequests' tool results %q", runErr, out.String(), errOut.String(), model.toolResults())
-				}
+				m := w.waitAgentAsk(ctx, t, run, "git push origin main", &model.replies)
 				w.click(ctx, t, b.base, m, approverID, tc.action)
 			}
-			if err := <-done; err != nil {
-				t.Fatalf("claude: %v\nstdout %s\nstderr %s", err, out.String(), errOut.String())
-			}
-			results := model.toolResults()
-			if len(results) == 0 || !strings.Contains(results[len(results)-1], tc.result) {
-				t.Errorf("tool results %q, want one containing %q\nstdout %s", results, tc.result, out.String())
-			}
+			run.wait(t)
+			model.replies.wantLast(t, "tool results", tc.result, "stdout "+run.out.String())
 		})
 	}
 }
@@ -196,8 +218,7 @@ func TestRealClaudeCodeHook(t *testing.T) {
 // allow runs (why bot hook must always answer, before its timeout).
 func TestRealClaudeCodeHookFailures(t *testing.T) {
 	claude := claudeBinary(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, 120*time.Second)
 	const ran = "not a git repository" // git's own error: the command ran
 	for _, tc := range []struct {
 		name      string
@@ -212,33 +233,17 @@ func TestRealClaudeCodeHookFailures(t *testing.T) {
 		{"cannot start, no onFailure", "/nonexistent/askops-bot hook claude", "", true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			project := t.TempDir()
 			model := &fakeMessages{command: "git push origin main"}
-			api := httptest.NewServer(model)
-			defer api.Close()
-			settings := `{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"` + tc.command + `","timeout":2` + tc.onFailure + `}]}]}}`
-			if err := os.MkdirAll(filepath.Join(project, ".claude"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			args := []string{"-p", "release please", "--output-format", "json"}
+			settings := claudeHooks([2]string{"PreToolUse", `{"type":"command","command":"` + tc.command + `","timeout":2` + tc.onFailure + `}`})
+			var args []string
 			if tc.allowed {
 				args = append(args, "--allowedTools", "Bash")
 			}
-			cmd := exec.CommandContext(ctx, claude, args...)
-			cmd.Dir = project
-			cmd.Env = append(childEnv(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+api.URL, "ANTHROPIC_API_KEY=sk-fake",
-				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
-			var out, errOut bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errOut
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("claude: %v\nstdout %s\nstderr %s", err, out.String(), errOut.String())
-			}
-			results := model.toolResults()
+			run := startClaude(ctx, t, claude, t.TempDir(), settings, model, args...)
+			run.wait(t)
+			results := model.replies.all()
 			if len(results) == 0 {
-				t.Fatalf("no tool result\nstdout %s", out.String())
+				t.Fatalf("no tool result\nstdout %s", run.out.String())
 			}
 			if got := strings.Contains(results[len(results)-1], ran); got != tc.ran {
 				t.Errorf("the call ran: %v, want %v; tool result %q", got, tc.ran, results[len(results)-1])
@@ -254,47 +259,19 @@ func TestRealClaudeCodeHookFailures(t *testing.T) {
 func TestRealClaudeCodeRunsWhatWasJudged(t *testing.T) {
 	claude := claudeBinary(t)
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, 120*time.Second)
 	a := w.serve(ctx, t, "ccj-a", settings{Extra: apiBlock, Rules: "    - {tool: bash, command: echo, decision: allow}\n"})
 
-	project := t.TempDir()
 	ran := filepath.Join(t.TempDir(), "post.json")
 	model := &fakeMessages{command: "echo judged   # the model's own comment"}
-	api := httptest.NewServer(model)
-	defer api.Close()
-	settings := `{"hooks":{` +
-		`"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"` + botBinary + ` hook claude -url ` + a.base + `","timeout":60,"onFailure":"block"}]}],` +
-		`"PostToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"cat > ` + ran + `","timeout":10}]}]}}`
-	if err := os.MkdirAll(filepath.Join(project, ".claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, claude, "-p", "release please", "--output-format", "json")
-	cmd.Dir = project
-	cmd.Env = append(childEnv(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+api.URL, "ANTHROPIC_API_KEY=sk-fake",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "ASKOPS_TOKEN="+anaToken)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("claude: %v\nstdout %s\nstderr %s", err, out.String(), errOut.String())
-	}
-	b, err := os.ReadFile(ran)
-	if err != nil {
-		t.Fatalf("the PostToolUse hook recorded nothing (%v); tool results %q", err, model.toolResults())
-	}
-	var post struct {
-		ToolInput struct {
-			Command string `json:"command"`
-		} `json:"tool_input"`
-	}
-	if err := json.Unmarshal(b, &post); err != nil {
-		t.Fatal(err)
-	}
-	if post.ToolInput.Command != "echo judged" {
-		t.Errorf("Claude Code ran %q, want the judged text %q", post.ToolInput.Command, "echo judged")
+	// This hook names no -token-env: the token is found in $ASKOPS_TOKEN.
+	settings := claudeHooks(
+		[2]string{"PreToolUse", `{"type":"command","command":"` + botBinary + ` hook claude -url ` + a.base + `","timeout":60,"onFailure":"block"}`},
+		recordPostToolUse(ran))
+	run := startClaude(ctx, t, claude, t.TempDir(), settings, model)
+	run.wait(t)
+	if got := postToolUseCommand(t, ran, model, run); got != "echo judged" {
+		t.Errorf("Claude Code ran %q, want the judged text %q", got, "echo judged")
 	}
 }
 
@@ -305,55 +282,25 @@ func TestRealClaudeCodeRunsWhatWasJudged(t *testing.T) {
 func TestRealClaudeCodeRunsAllowedBashBounded(t *testing.T) {
 	claude := claudeBinary(t)
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, 120*time.Second)
 	a := w.serve(ctx, t, "ccb-a", settings{Extra: apiBlock + "gateway:\n  bound_bash: true\n", Rules: "    - {tool: bash, command: echo, decision: allow}\n"})
 
 	project := t.TempDir()
 	ran := filepath.Join(t.TempDir(), "post.json")
 	model := &fakeMessages{command: "echo inside-the-bound"}
-	api := httptest.NewServer(model)
-	defer api.Close()
-	settings := `{"hooks":{` +
-		`"PreToolUse":[{"matcher":"*","hooks":[{"type":"http","url":"` + a.base + `/v1/hooks/claude","headers":{"Authorization":"Bearer $ASKOPS_TOKEN"},"allowedEnvVars":["ASKOPS_TOKEN"],"timeout":60,"onFailure":"block"}]}],` +
-		`"PostToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"cat > ` + ran + `","timeout":10}]}]}}`
-	if err := os.MkdirAll(filepath.Join(project, ".claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(settings), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, claude, "-p", "release please", "--output-format", "json")
-	cmd.Dir = project
-	cmd.Env = append(childEnv(), "HOME="+t.TempDir(), "ANTHROPIC_BASE_URL="+api.URL, "ANTHROPIC_API_KEY=sk-fake",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "ASKOPS_TOKEN="+anaToken)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("claude: %v\nstdout %s\nstderr %s", err, out.String(), errOut.String())
-	}
-	b, err := os.ReadFile(ran)
-	if err != nil {
-		t.Fatalf("the PostToolUse hook recorded nothing (%v); tool results %q\nstdout %s\nstderr %s", err, model.toolResults(), out.String(), errOut.String())
-	}
-	var post struct {
-		ToolInput struct {
-			Command string `json:"command"`
-		} `json:"tool_input"`
-	}
-	if err := json.Unmarshal(b, &post); err != nil {
-		t.Fatal(err)
-	}
+	settings := claudeHooks(
+		[2]string{"PreToolUse", `{"type":"http","url":"` + a.base + `/v1/hooks/claude","headers":{"Authorization":"Bearer $ASKOPS_TOKEN"},"allowedEnvVars":["ASKOPS_TOKEN"],"timeout":60,"onFailure":"block"}`},
+		recordPostToolUse(ran))
+	run := startClaude(ctx, t, claude, project, settings, model)
+	run.wait(t)
+	command := postToolUseCommand(t, ran, model, run)
 	real, err := filepath.EvalSymlinks(project)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "'" + botBinary + "' sandbox -config '"
-	if !strings.HasPrefix(post.ToolInput.Command, want) || !strings.HasSuffix(post.ToolInput.Command, " -workspace '"+real+"' -- bash -c 'echo inside-the-bound'") {
-		t.Errorf("Claude Code ran %q, want it under bot sandbox in %s", post.ToolInput.Command, real)
+	if !strings.HasPrefix(command, want) || !strings.HasSuffix(command, " -workspace '"+real+"' -- bash -c 'echo inside-the-bound'") {
+		t.Errorf("Claude Code ran %q, want it under bot sandbox in %s", command, real)
 	}
-	results := model.toolResults()
-	if len(results) == 0 || !strings.Contains(results[len(results)-1], "inside-the-bound") {
-		t.Errorf("tool results %q, want the command's output from inside the bound", results)
-	}
+	model.replies.wantLast(t, "tool results", "inside-the-bound", "(the command's output from inside the bound)")
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,13 +18,6 @@ import (
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/slackui"
 )
-
-// codexBinary is the real Codex CLI (.ci/run installs @openai/codex@0.171.0
-// and sets ASKOPS_CODEX_BIN).
-func codexBinary(t *testing.T) string {
-	t.Helper()
-	return realCLI(t, "ASKOPS_CODEX_BIN", "codex", "npm install @openai/codex@0.171.0")
-}
 
 // fakeResponses is a loopback OpenAI Responses API as Codex's "responses"
 // wire reads it (server-sent events): the first turn calls exec_command
@@ -36,9 +27,7 @@ func codexBinary(t *testing.T) string {
 // Codex sends back.
 type fakeResponses struct {
 	cmd, justification string
-
-	mu      sync.Mutex
-	outputs []string
+	replies            agentReplies // the function_call_output items
 }
 
 func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -58,9 +47,7 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, in := range req.Input {
 		if in.Type == "function_call_output" {
 			answered = true
-			f.mu.Lock()
-			f.outputs = append(f.outputs, string(in.Output))
-			f.mu.Unlock()
+			f.replies.add(string(in.Output))
 		}
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -87,22 +74,11 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	send("response.completed", map[string]any{"response": resp})
 }
 
-func (f *fakeResponses) results() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.outputs...)
-}
-
-// codexRun is one `codex exec --approve-for-me` run, offline against model,
-// with `bot hook codex` (URL and token in the environment, as docs/gateway.md
-// writes it) as its PermissionRequest hook with hookTimeout seconds.
-type codexRun struct {
-	cmd      *exec.Cmd
-	done     chan error
-	out, err bytes.Buffer
-}
-
-func startCodex(ctx context.Context, t *testing.T, codex, project, askopsURL string, model *fakeResponses, hookTimeout int) *codexRun {
+// startCodex starts one `codex exec --approve-for-me` run in project,
+// offline against model, with `bot hook codex` (URL and token in the
+// environment, as docs/gateway.md writes it) as its PermissionRequest hook
+// with hookTimeout seconds.
+func startCodex(ctx context.Context, t *testing.T, codex, project, askopsURL string, model *fakeResponses, hookTimeout int) *agentRun {
 	t.Helper()
 	api := httptest.NewServer(model)
 	t.Cleanup(api.Close)
@@ -125,35 +101,7 @@ wire_api = "responses"
 	cmd.Dir = project
 	cmd.Env = append(childEnv(), "CODEX_HOME="+home, "HOME="+t.TempDir(), "SHELL=/bin/sh", "ASKOPS_E2E_MODEL_KEY=sk-fake",
 		"ASKOPS_URL="+askopsURL, "ASKOPS_TOKEN="+anaToken)
-	r := &codexRun{cmd: cmd, done: make(chan error, 1)}
-	cmd.Stdout, cmd.Stderr = &r.out, &r.err
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { r.done <- cmd.Wait() }()
-	return r
-}
-
-// waitAskOrExit waits for an open Ask about want, or for the run's exit
-// (exited true, with its error).
-func (w *world) waitAskOrExit(ctx context.Context, t *testing.T, want string, done chan error) (m fakeslack.Message, exited bool, runErr error) {
-	t.Helper()
-	testwait.Until(ctx, t, "an Ask about "+want+", or the agent's exit", func() bool {
-		select {
-		case runErr = <-done:
-			exited = true
-			return true
-		default:
-		}
-		for _, msg := range w.slack.Messages() {
-			if askID(msg.Blocks) != "" && strings.Contains(text(msg), want) {
-				m = msg
-				return true
-			}
-		}
-		return false
-	})
-	return m, exited, runErr
+	return startAgent(t, "codex", cmd)
 }
 
 // The real Codex CLI, with `bot hook codex` as its PermissionRequest hook
@@ -163,8 +111,7 @@ func (w *world) waitAskOrExit(ctx context.Context, t *testing.T, want string, do
 func TestRealCodexHook(t *testing.T) {
 	codex := codexBinary(t)
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 240*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, 240*time.Second)
 	a := w.serve(ctx, t, "cx-a", settings{Extra: apiBlock})
 	b := w.serve(ctx, t, "cx-b", settings{Extra: apiBlock})
 	short := w.serve(ctx, t, "cx-short", settings{Extra: apiBlock, Timeout: "3s"})
@@ -187,23 +134,15 @@ func TestRealCodexHook(t *testing.T) {
 			model := &fakeResponses{cmd: "touch " + marker, justification: "create the release marker"}
 			run := startCodex(ctx, t, codex, project, tc.url, model, 60)
 			if tc.click != "" {
-				m, exited, err := w.waitAskOrExit(ctx, t, "touch "+marker, run.done)
-				if exited {
-					t.Fatalf("codex exited without asking: %v\nstdout %s\nstderr %s", err, run.out.String(), run.err.String())
-				}
+				m := w.waitAgentAsk(ctx, t, run, "touch "+marker, &model.replies)
 				w.click(ctx, t, b.base, m, approverID, tc.click)
 			}
-			if err := <-run.done; err != nil {
-				t.Fatalf("codex: %v\nstdout %s\nstderr %s", err, run.out.String(), run.err.String())
-			}
+			run.wait(t)
 			_, statErr := os.Stat(marker)
 			if ran := statErr == nil; ran != tc.ran {
-				t.Errorf("the command ran: %v, want %v\nstderr %s", ran, tc.ran, run.err.String())
+				t.Errorf("the command ran: %v, want %v\nstderr %s", ran, tc.ran, run.errOut.String())
 			}
-			results := model.results()
-			if len(results) == 0 || !strings.Contains(results[len(results)-1], tc.result) {
-				t.Errorf("function_call_output %q, want one containing %q\nstderr %s", results, tc.result, run.err.String())
-			}
+			model.replies.wantLast(t, "function_call_output", tc.result, "stderr "+run.errOut.String())
 		})
 	}
 }
@@ -215,8 +154,7 @@ func TestRealCodexHook(t *testing.T) {
 func TestRealCodexHostileJustification(t *testing.T) {
 	codex := codexBinary(t)
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, 120*time.Second)
 	a := w.serve(ctx, t, "cxj-a", settings{Extra: apiBlock, Rules: "    - {tool: bash, command: rm, decision: deny}\n"})
 
 	project := t.TempDir()
@@ -233,15 +171,12 @@ func TestRealCodexHostileJustification(t *testing.T) {
 		t.Fatalf("the justification turned a denied rm into an Ask:\n%s", text(m))
 	}
 	if err != nil {
-		t.Fatalf("codex: %v\nstderr %s", err, run.err.String())
+		t.Fatalf("codex: %v\nstderr %s", err, run.errOut.String())
 	}
 	if _, err := os.Stat(victim); err != nil {
 		t.Errorf("the denied rm ran: %v", err)
 	}
-	results := model.results()
-	if len(results) == 0 || !strings.Contains(results[len(results)-1], "askops") {
-		t.Errorf("function_call_output %q, want askops' denial", results)
-	}
+	model.replies.wantLast(t, "function_call_output", "askops", "(askops' denial)")
 }
 
 // Codex kills a hook that outlives its timeout (SIGKILL) and settles the
@@ -251,18 +186,14 @@ func TestRealCodexHostileJustification(t *testing.T) {
 func TestRealCodexHookKilledAtTimeout(t *testing.T) {
 	codex := codexBinary(t)
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, 120*time.Second)
 	a := w.serve(ctx, t, "cxk-a", settings{Extra: apiBlock})
 
 	project := t.TempDir()
 	marker := filepath.Join(project, "released")
 	model := &fakeResponses{cmd: "touch " + marker, justification: "create the release marker"}
 	run := startCodex(ctx, t, codex, project, a.base, model, 2)
-	m, exited, err := w.waitAskOrExit(ctx, t, "touch "+marker, run.done)
-	if exited {
-		t.Fatalf("codex exited without asking: %v\nstderr %s", err, run.err.String())
-	}
+	m := w.waitAgentAsk(ctx, t, run, "touch "+marker, &model.replies)
 	if err := <-run.done; err != nil {
 		t.Logf("codex: %v", err) // its own fallback may fail the turn; what matters is the Ask
 	}

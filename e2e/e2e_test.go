@@ -19,9 +19,16 @@ import (
 	"github.com/askops/askops/slackui"
 )
 
-// testCtx bounds one test; every wait inside it ends by then.
+// testCtx bounds one test to 60 s; every wait inside it ends by then.
 func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	return testCtxFor(t, 60*time.Second)
+}
+
+// testCtxFor bounds one test to d, for the tests that need longer than
+// testCtx's 60 s (real agent CLIs, many replicas). The context ends when
+// the test's cleanups run, so it bounds them too.
+func testCtxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"net/http"
 	"syscall"
 	"testing"
@@ -36,8 +35,7 @@ func TestFrozenServeAnswersItsHeldPollWithTheDecision(t *testing.T) {
 func frozenServeAnswers(t *testing.T, redisURL string, wait time.Duration) {
 	w := newWorld(t)
 	w.redisURL = redisURL
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
+	ctx := testCtxFor(t, 2*time.Minute)
 	a := w.serve(ctx, t, "frozen-a", settings{Extra: apiBlock})
 	b := w.serve(ctx, t, "frozen-b", settings{Extra: apiBlock})
 

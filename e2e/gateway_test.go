@@ -59,8 +59,7 @@ func apiDo(ctx context.Context, t *testing.T, method, url, token string, body an
 // in its session's thread.
 func TestGatewayAcrossReplicas(t *testing.T) {
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, 90*time.Second)
 	a := w.serve(ctx, t, "gw-a", settings{Extra: apiBlock})
 	b := w.serve(ctx, t, "gw-b", settings{Extra: apiBlock})
 
@@ -151,8 +150,7 @@ func waitThread(ctx context.Context, t *testing.T, w *world, session string) {
 // a deny.
 func TestHookCommandThroughAPI(t *testing.T) {
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, 90*time.Second)
 	a := w.serve(ctx, t, "hook-a", settings{Extra: apiBlock})
 	b := w.serve(ctx, t, "hook-b", settings{Extra: apiBlock})
 	event := `{"session_id":"3f2a9c1e","cwd":"` + w.ws + `","permission_mode":"default","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"git push origin main","description":"push"}}`
@@ -198,8 +196,7 @@ func TestHookCommandThroughAPI(t *testing.T) {
 // as the tool's deny text.
 func TestMCPStdioThroughBinary(t *testing.T) {
 	w := newWorld(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, 90*time.Second)
 	a := w.serve(ctx, t, "mcp-a", settings{Extra: apiBlock})
 	b := w.serve(ctx, t, "mcp-b", settings{Extra: apiBlock})
 

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -21,8 +20,7 @@ func TestHookDeniesWhateverFails(t *testing.T) {
 	for _, fault := range []string{"serve frozen", "redis frozen", "-config, redis frozen"} {
 		t.Run(fault, func(t *testing.T) {
 			w := newWorld(t)
-			ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
-			defer cancel()
+			ctx := testCtxFor(t, 120*time.Second)
 			command := "terraform apply -target=module." + strings.ReplaceAll(fault, " ", "-")
 			event := `{"session_id":"bound","turn_id":"t1","cwd":"` + w.ws + `","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"` + command + `"}}`
 			args := []string{"hook", "codex", "-timeout", "3s"}

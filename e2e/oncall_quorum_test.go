@@ -158,8 +158,7 @@ func TestQuorumAcrossReplicas(t *testing.T) {
 // store's own word), the identical call asks again, in the same session.
 func TestTimeBoxedGrantLapses(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
+	ctx := testCtxFor(t, 90*time.Second)
 	w := newWorld(t)
 	const command = "echo g >> boxed.txt"
 	lapsed := make(chan struct{})

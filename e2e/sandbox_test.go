@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"net"
 	"os"
@@ -102,8 +101,7 @@ func TestSandboxOutsideCheck(t *testing.T) {
 						id := strconv.Itoa(u.uid)
 						argv = append([]string{"setpriv", "--reuid=" + id, "--regid=" + id, "--clear-groups", "--inh-caps=-all"}, argv...)
 					}
-					ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute) // a cold build cache on a loaded box
-					defer cancel()
+					ctx := testCtxFor(t, 10*time.Minute) // a cold build cache on a loaded box
 					cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 					cmd.Dir = ws
 					cmd.Env = []string{"PATH=" + filepath.Dir(goBin) + ":" + filepath.Dir(npmBin) + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "LANG=C",
