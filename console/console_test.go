@@ -65,10 +65,7 @@ func danasConsole(t *testing.T, cfg console.Config) (*pending.MemoryStore, *cons
 // dc (its store and grant durations the console's).
 func danasConsoleDeciding(t *testing.T, cfg console.Config, dc approval.DeciderConfig) (*pending.MemoryStore, *console.Console, string, signedIn) {
 	t.Helper()
-	asks := pending.NewMemoryStore(pending.Options{})
-	t.Cleanup(func() { asks.Close() })
-	gs := grants.NewMemoryStore(grants.Options{})
-	t.Cleanup(func() { gs.Close() })
+	asks, gs := memoryStores(t)
 	if cfg.Live == nil {
 		cfg.Live = console.NewLive()
 	}
@@ -77,10 +74,29 @@ func danasConsoleDeciding(t *testing.T, cfg console.Config, dc approval.DeciderC
 	if err != nil {
 		t.Fatal(err)
 	}
+	base, s := serveSignedIn(t, c)
+	return asks, c, base, s
+}
+
+// serveSignedIn serves c on a test server until the test ends and signs
+// dana's browser in: the server's URL and that browser. c is closed
+// before its server, so no event stream holds the server's Close.
+func serveSignedIn(t *testing.T, c *console.Console) (string, signedIn) {
+	t.Helper()
 	srv := httptest.NewServer(c.Handler())
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { c.Close() })
-	return asks, c, srv.URL, signIn(t, c, srv.URL)
+	return srv.URL, signIn(t, c, srv.URL)
+}
+
+// memoryStores are an Ask store and a grant store in memory, closed when
+// the test ends (after the console served on them, registered later).
+func memoryStores(t *testing.T) (*pending.MemoryStore, *grants.MemoryStore) {
+	asks := pending.NewMemoryStore(pending.Options{})
+	t.Cleanup(func() { asks.Close() })
+	gs := grants.NewMemoryStore(grants.Options{})
+	t.Cleanup(func() { gs.Close() })
+	return asks, gs
 }
 
 // deciding is cfg with the Decider the wiring builds on asks: dc, with
@@ -159,15 +175,18 @@ func TestConsoleBesideSlack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Defers, not serveSignedIn's cleanups: the deferred leak check
+	// above needs the console and its server gone before it runs.
 	srv := httptest.NewServer(c.Handler())
 	defer srv.Close()
 	defer c.Close()
-	s := signIn(t, c, srv.URL)
+	base := srv.URL
+	s := signIn(t, c, base)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 
 	// An open page's event stream.
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/events", nil)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +265,7 @@ func TestConsoleBesideSlack(t *testing.T) {
 	}
 	next("decided in Slack")
 	// And the page then shows it as decided, with the reason.
-	r2, err := s.client.Get(srv.URL + "/live")
+	r2, err := s.client.Get(base + "/live")
 	if err != nil {
 		t.Fatal(err)
 	}

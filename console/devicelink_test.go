@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/console"
-	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
 
@@ -99,10 +97,7 @@ func (notDurable) Cast(context.Context, string, pending.Ballot) (pending.Ask, er
 // A decision recorded but not yet durable is not "nothing changed": the
 // console says it was recorded and will be carried out.
 func TestConsoleSaysRecordedNotYetDurable(t *testing.T) {
-	mem := pending.NewMemoryStore(pending.Options{})
-	defer mem.Close()
-	gs := grants.NewMemoryStore(grants.Options{})
-	defer gs.Close()
+	mem, gs := memoryStores(t)
 	a, err := mem.Create(t.Context(), pending.Request{RunID: "r", SessionID: "s", Tool: "bash", Args: `{"command":"make deploy"}`, Summary: "make deploy"}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -111,10 +106,7 @@ func TestConsoleSaysRecordedNotYetDurable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
-	defer c.Close()
-	s := signIn(t, c, srv.URL)
+	_, s := serveSignedIn(t, c)
 	code, body := s.post(t, "/asks/"+a.ID, url.Values{"action": {"approve"}})
 	if code != http.StatusAccepted || !strings.Contains(body, "recorded but is not yet safe on the Redis replicas") || strings.Contains(body, "nothing changed") {
 		t.Errorf("a not-yet-durable decision: %d\n%s", code, body)

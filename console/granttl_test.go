@@ -4,7 +4,6 @@ import (
 	"html"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/console"
-	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
 
@@ -22,26 +20,20 @@ import (
 // and a duration not offered, or one without a session approval, is
 // refused and changes nothing.
 func TestConsoleGrantDurations(t *testing.T) {
-	asks := pending.NewMemoryStore(pending.Options{})
-	defer asks.Close()
-	gs := grants.NewMemoryStore(grants.Options{})
-	defer gs.Close()
+	asks, gs := memoryStores(t)
 	c, err := console.New(deciding(t, asks, console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "dana",
 		ScopeText: approval.ScopeText(approval.DefaultScopeFor), GrantDurations: []time.Duration{15 * time.Minute, time.Hour}}, approval.DeciderConfig{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
-	defer c.Close()
-	s := signIn(t, c, srv.URL)
+	base, s := serveSignedIn(t, c)
 
 	a, err := asks.Create(t.Context(), pending.Request{RunID: "r1", SessionID: "s1", StartedBy: "U0SOMEONE", Tool: "bash",
 		Args: `{"command":"make deploy"}`, Cwd: "/ws", Workspace: "/ws"}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := s.client.Get(srv.URL + "/live")
+	resp, err := s.client.Get(base + "/live")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"net/http/httptest"
-
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/console"
-	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 )
 
@@ -31,18 +28,12 @@ func (s wholeTrailRefused) Audit(ctx context.Context, limit int) ([]pending.Even
 // The history shows the newest 30 decisions, newest first, read from the
 // end of the audit trail however long it is.
 func TestHistoryReadsOnlyTheNewestDecisions(t *testing.T) {
-	mem := pending.NewMemoryStore(pending.Options{})
-	defer mem.Close()
-	gs := grants.NewMemoryStore(grants.Options{})
-	defer gs.Close()
+	mem, gs := memoryStores(t)
 	c, err := console.New(deciding(t, mem, console.Config{Asks: wholeTrailRefused{mem, t}, Grants: gs, Live: console.NewLive(), User: "dana"}, approval.DeciderConfig{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
-	defer c.Close()
-	s := signIn(t, c, srv.URL)
+	base, s := serveSignedIn(t, c)
 	for i := range 40 {
 		a, err := mem.Create(t.Context(), pending.Request{RunID: fmt.Sprintf("run-%02d", i), Tool: "bash", Args: `{"command":"true"}`}, time.Minute)
 		if err != nil {
@@ -52,7 +43,7 @@ func TestHistoryReadsOnlyTheNewestDecisions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	resp, err := s.client.Get(srv.URL + "/live")
+	resp, err := s.client.Get(base + "/live")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/console"
-	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
@@ -35,10 +34,7 @@ func (quietNotifier) Update(context.Context, pending.Ask) error { return nil }
 // "Approve for session" grants, naming the session. An Ask recorded by a
 // release before the view was stored shows the same on both too.
 func TestOneViewOnBothSurfaces(t *testing.T) {
-	asks := pending.NewMemoryStore(pending.Options{})
-	defer asks.Close()
-	gs := grants.NewMemoryStore(grants.Options{})
-	defer gs.Close()
+	asks, gs := memoryStores(t)
 	core, err := approval.New(approval.Config{
 		Asks: asks, Grants: gs, Notifiers: []approval.Notifier{quietNotifier{}},
 		Timeout: time.Minute, SessionTTL: time.Hour,

@@ -4,11 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/internal/fakeslack"
 )
@@ -23,24 +20,11 @@ func TestNewApproversRefusesNobody(t *testing.T) {
 	}
 }
 
-// fakeClock is a settable clock for cache ages.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 func TestApproversUsersGroupsAndAnyone(t *testing.T) {
 	verifyNoLeaks(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	fake.SetUserGroup("SOPS", "UGROUPIE")
-	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
+	api := fakeAPI(fake)
 	tests := []struct {
 		name string
 		cfg  ApproversConfig
@@ -72,8 +56,8 @@ func TestApproverGroupCacheRefreshAndFailClosed(t *testing.T) {
 	verifyNoLeaks(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	fake.SetUserGroup("SOPS", "UOLD")
-	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
-	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	api := fakeAPI(fake)
+	clock := &stepClock{now: time.Unix(1_800_000_000, 0)}
 	a, err := NewApprovers(ApproversConfig{
 		Groups: []string{"SOPS"}, API: api, Now: clock.Now,
 		RefreshEvery: 5 * time.Minute, KeepStaleFor: 30 * time.Minute,
@@ -118,7 +102,7 @@ func TestApproverGroupUnknownFailsClosed(t *testing.T) {
 	verifyNoLeaks(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	fake.FailNext("usergroups.users.list", 1, fakeslack.FailMode{SlackError: "no_such_subteam"})
-	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
+	api := fakeAPI(fake)
 	a, err := NewApprovers(ApproversConfig{Groups: []string{"SGONE"}, Users: []string{"UALICE"}, API: api})
 	if err != nil {
 		t.Fatal(err)

@@ -3,20 +3,16 @@ package slackui
 import (
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/batchmsg"
 	"github.com/askops/askops/internal/channelpace"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
@@ -57,22 +53,15 @@ func burstOnce(b *testing.B, after bool, pad int) {
 	stores := make([]pending.Store, replicas)
 	var notifiers []*Notifier
 	for i := range replicas {
-		client, err := redisconn.Open(srv.URL())
-		if err != nil {
-			b.Fatal(err)
-		}
-		st, err := pending.NewRedisStore(b.Context(), client, pending.Options{Logger: log})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { st.Close(); client.Close() })
+		st, client := redisAsks(b, srv.URL(), pending.Options{Logger: log})
 		stores[i] = st
 		cfg := NotifierConfig{ApprovalChannel: approvals, ScopeText: approval.ScopeText(approval.DefaultScopeFor), Logger: log}
 		if after {
 			cfg.Asks, cfg.Pace, cfg.Batches = st, channelpace.NewRedis(client, rediskey.Default()), batchmsg.NewRedis(client, rediskey.Default(), time.Hour)
 		}
-		n := NewNotifier(slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL())), cfg)
+		n := NewNotifier(fakeAPI(fake), cfg)
 		notifiers = append(notifiers, n)
+		var err error
 		cores[i], err = approval.New(approval.Config{
 			Asks: st, Grants: grants.NewRedisStore(client, grants.Options{}), Notifiers: []approval.Notifier{n},
 			Timeout: 2 * time.Minute, SessionTTL: time.Hour, Logger: log,
@@ -83,11 +72,9 @@ func burstOnce(b *testing.B, after bool, pad int) {
 	}
 	approvers, _ := NewApprovers(ApproversConfig{Users: []string{approverA}})
 	inter := NewInteractions(InteractionsConfig{Asks: stores[0], Notifier: notifiers[0], Approvers: approvers,
-		API: slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL())), Logger: log,
+		API: fakeAPI(fake), Logger: log,
 		Decider: testDecider(b, stores[0], notifiers[0], approvers, approval.SelfApproval{})})
-	hs := httptest.NewServer(Verified(fake.SigningSecret(), time.Now, inter))
-	b.Cleanup(func() { inter.Close() })
-	b.Cleanup(hs.Close)
+	clicksURL := serveInteractions(b, fake.SigningSecret(), inter)
 
 	start := time.Now()
 	ids := make([]string, asks)
@@ -119,7 +106,7 @@ ids:
 			first = shown
 		}
 		last = max(last, shown)
-		resp, err := fake.PostInteraction(b.Context(), hs.URL, fake.BlockActionsPayload(fakeslack.BlockActions{
+		resp, err := fake.PostInteraction(b.Context(), clicksURL, fake.BlockActionsPayload(fakeslack.BlockActions{
 			User: approverA, Channel: a.Channel, MessageTS: a.MessageTS, ActionID: ActionApprove, Value: id,
 		}))
 		if err != nil {

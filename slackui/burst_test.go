@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -16,11 +13,9 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/approval"
-	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/batchmsg"
 	"github.com/askops/askops/internal/channelpace"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
@@ -34,40 +29,16 @@ import (
 func newBurstWorld(t *testing.T, redisURL string) *world {
 	t.Helper()
 	verifyNoLeaks(t)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
+	log := testLog(t)
 	w := &world{t: t}
 	// Slack's own limits on: batching must stay within them.
 	w.fake = fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret", RateLimits: &fakeslack.RateLimits{}})
 	w.fake.SetUser(approverA, "alice")
-	w.api = slack.New(w.fake.BotToken(), slack.OptionAPIURL(w.fake.APIURL()))
+	w.api = fakeAPI(w.fake)
 	var pace channelpace.Pace
 	var batches batchmsg.Store
-	if redisURL != "" {
-		open := func() (pending.Store, redis.UniversalClient) {
-			client, err := redisconn.Open(redisURL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := pending.NewRedisStore(t.Context(), client, pending.Options{Logger: log})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close(); client.Close() })
-			return s, client
-		}
-		var client redis.UniversalClient
-		w.asks, client = open()
-		w.clicks, _ = open()
-		w.grants = grants.NewRedisStore(client, grants.Options{})
+	if client := w.openStores(redisURL, log); client != nil {
 		pace, batches = channelpace.NewRedis(client, rediskey.Default()), batchmsg.NewRedis(client, rediskey.Default(), time.Hour)
-	} else {
-		s := pending.NewMemoryStore(pending.Options{Logger: log})
-		t.Cleanup(func() { s.Close() })
-		w.asks, w.clicks = s, s
-		w.grants = grants.NewMemoryStore(grants.Options{})
 	}
 	w.notifier = NewNotifier(w.api, NotifierConfig{
 		ApprovalChannel: approvals, Mention: "<!subteam^SAPPROVERS>",
@@ -88,12 +59,7 @@ func newBurstWorld(t *testing.T, redisURL string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.inter = NewInteractions(InteractionsConfig{Asks: w.clicks, Notifier: w.notifier, Approvers: approvers, API: w.api, Logger: log,
-		Decider: testDecider(t, w.clicks, w.notifier, approvers, approval.SelfApproval{})})
-	srv := httptest.NewServer(Verified(w.fake.SigningSecret(), time.Now, w.inter))
-	w.url = srv.URL + "/slack/interactions"
-	t.Cleanup(func() { w.inter.Close() })
-	t.Cleanup(srv.Close)
+	w.serveClicks(approvers, log)
 	return w
 }
 
@@ -219,7 +185,7 @@ func TestNotifiersShareThePaceOnRedis(t *testing.T) {
 	replica := func() *Notifier {
 		client := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 		t.Cleanup(func() { client.Close() })
-		return NewNotifier(slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL())), NotifierConfig{
+		return NewNotifier(fakeAPI(fake), NotifierConfig{
 			ApprovalChannel: approvals, PerChannelInterval: time.Hour, PerChannelBurst: 3,
 			Pace: channelpace.NewRedis(client, rediskey.Default()),
 		})

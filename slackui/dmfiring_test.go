@@ -70,9 +70,7 @@ func TestDMClickBeforeTheLevelIsRecorded(t *testing.T) {
 	}
 	dm := got.Copies.List()[0]
 	w.click(oncallB, dm[0], dm[1], a.ID, ActionApprove)
-	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.Status(pending.Approved) || got.DecidedBy != oncallB {
-		t.Fatalf("the DM's recipient was refused while the level was being carried out: %s by %q", got.Status, got.DecidedBy)
-	}
+	w.wantApprovedBy(a, oncallB, "the DM's recipient's click while the level was being carried out")
 }
 
 // A DM copy is its recipient's to click, and nobody else's: a signed click
@@ -104,9 +102,7 @@ func TestDMCopyDecidedOnlyByItsRecipient(t *testing.T) {
 	}
 
 	w.click(oncallB, dm[0], dm[1], a.ID, ActionApprove)
-	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.Status(pending.Approved) || got.DecidedBy != oncallB {
-		t.Fatalf("the DM's recipient was refused: %s by %q", got.Status, got.DecidedBy)
-	}
+	w.wantApprovedBy(a, oncallB, "the DM's recipient's click")
 }
 
 // Whose DM a copy is comes from Slack (conversations.open for the
@@ -146,7 +142,5 @@ func TestDMCopyRecipientUncheckedIsRefused(t *testing.T) {
 	}
 
 	w.click(oncallB, dm[0], dm[1], a.ID, ActionApprove)
-	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.Status(pending.Approved) || got.DecidedBy != oncallB {
-		t.Fatalf("the recipient's click once Slack answers: %s by %q", got.Status, got.DecidedBy)
-	}
+	w.wantApprovedBy(a, oncallB, "the recipient's click once Slack answers")
 }

@@ -2,7 +2,6 @@ package slackui
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +21,8 @@ const (
 	oncallB     = "UONCALLB"
 )
 
-// stepClock is the memory store's clock, moved by the test.
+// stepClock is a clock the test moves (a memory store's, an approver
+// cache's), safe for the goroutines that read it.
 type stepClock struct {
 	mu  sync.Mutex
 	now time.Time
@@ -47,14 +47,23 @@ type escalationWorld struct {
 	url      string
 }
 
-func newEscalationWorld(t *testing.T) *escalationWorld {
+// newOncallWorld is what every on-call world starts from: a stepClock
+// at the current whole second, a fake Slack whose on-call group is
+// oncallA and oncallB, and a memory store on that clock. It returns the
+// Slack client on the fake; the caller adds the escalation, the
+// notifier and the clicking side.
+func newOncallWorld(t *testing.T) (*escalationWorld, *slack.Client) {
 	verifyNoLeaks(t)
 	w := &escalationWorld{t: t, clock: &stepClock{now: time.Now().UTC().Truncate(time.Second)}}
 	w.fake = fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret", UserGroups: map[string][]string{oncallGroup: {oncallA, oncallB}}})
-	w.fake.SetUserGroupHandle(oncallGroup, "oncall")
-	api := slack.New(w.fake.BotToken(), slack.OptionAPIURL(w.fake.APIURL()))
 	w.store = pending.NewMemoryStore(pending.Options{Now: w.clock.Now})
 	t.Cleanup(func() { w.store.Close() })
+	return w, fakeAPI(w.fake)
+}
+
+func newEscalationWorld(t *testing.T) *escalationWorld {
+	w, api := newOncallWorld(t)
+	w.fake.SetUserGroupHandle(oncallGroup, "oncall")
 	var err error
 	w.esc, err = NewEscalation(EscalationConfig{
 		RemindAfter:   5 * time.Minute,
@@ -75,18 +84,23 @@ func newEscalationWorld(t *testing.T) *escalationWorld {
 	}
 	inter := NewInteractions(InteractionsConfig{Asks: w.store, Notifier: w.notifier, Approvers: approvers, Escalated: w.esc, API: api,
 		Decider: testDecider(t, w.store, w.notifier, approvers, approval.SelfApproval{})})
-	srv := httptest.NewServer(Verified(w.fake.SigningSecret(), time.Now, inter))
-	w.url = srv.URL
-	t.Cleanup(func() { inter.Close() })
-	t.Cleanup(srv.Close)
+	w.url = serveInteractions(t, w.fake.SigningSecret(), inter)
 	return w
 }
 
 // post records and posts an Ask as the approval round trip does.
 func (w *escalationWorld) post(ttl time.Duration) pending.Ask {
 	w.t.Helper()
+	return w.postRequest(bashRequest("run-1", "sess-1", "terraform apply"), ttl)
+}
+
+// postRequest records req's Ask, open for ttl, posts it and saves where
+// its message is, as the approval round trip does, and returns it with
+// its message.
+func (w *escalationWorld) postRequest(req pending.Request, ttl time.Duration) pending.Ask {
+	w.t.Helper()
 	ctx := w.t.Context()
-	a, err := w.store.Create(ctx, bashRequest("run-1", "sess-1", "terraform apply"), ttl)
+	a, err := w.store.Create(ctx, req, ttl)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -99,6 +113,15 @@ func (w *escalationWorld) post(ttl time.Duration) pending.Ask {
 	}
 	a.Channel, a.MessageTS = ch, ts
 	return a
+}
+
+// wantApprovedBy fails the test unless a's record says it is approved,
+// by user; what names the step checked, for the failure.
+func (w *escalationWorld) wantApprovedBy(a pending.Ask, user, what string) {
+	w.t.Helper()
+	if got, _ := w.store.Get(w.t.Context(), a.ID); got.Status != pending.Status(pending.Approved) || got.DecidedBy != user {
+		w.t.Fatalf("%s: %s by %q, want approved by %s", what, got.Status, got.DecidedBy, user)
+	}
 }
 
 func (w *escalationWorld) runDue(want int) {

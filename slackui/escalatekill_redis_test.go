@@ -6,11 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slack-go/slack"
-
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
@@ -22,16 +19,8 @@ func TestEscalationKilledMidDMOverRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	for _, at := range []stepPoint{beforeReserve, beforePost, beforeConfirm, afterConfirm} {
 		fake := fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret", UserGroups: map[string][]string{oncallGroup: {oncallA, oncallB}}})
-		api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
-		client, err := redisconn.Open(srv.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		store, err := pending.NewRedisStore(t.Context(), client, pending.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { store.Close(); client.Close() })
+		api := fakeAPI(fake)
+		store, _ := redisAsks(t, srv.URL(), pending.Options{})
 		cfg := EscalationConfig{
 			Levels: []EscalationLevel{{After: time.Millisecond, Groups: []string{oncallGroup}, DM: true}},
 			Steps:  store, Groups: api, DM: api, History: api, Names: api, Lease: 300 * time.Millisecond,

@@ -73,7 +73,6 @@ func TestEscalationKilledMidDMIsTakenOverOnce(t *testing.T) {
 // recorded it: the click is theirs and decides.
 func TestDMClickTheInstantAfterThePost(t *testing.T) {
 	w := newEscalationWorld(t)
-	ctx := t.Context()
 	a := w.post(15 * time.Minute)
 	w.esc.at = func(_ context.Context, p stepPoint, user string) error {
 		if p == beforeConfirm && user == oncallA {
@@ -87,8 +86,5 @@ func TestDMClickTheInstantAfterThePost(t *testing.T) {
 	}
 	w.clock.Advance(10 * time.Minute)
 	w.runDue(2)
-	got, _ := w.store.Get(ctx, a.ID)
-	if got.Status != pending.Status(pending.Approved) || got.DecidedBy != oncallA {
-		t.Fatalf("the quick click: %s by %q, want approved by %s", got.Status, got.DecidedBy, oncallA)
-	}
+	w.wantApprovedBy(a, oncallA, "the quick click")
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 )
@@ -45,25 +44,15 @@ func benchInteraction(b *testing.B, store string) {
 	}
 	defer fake.Close()
 	fake.SetDelay("chat.update", 2*time.Second)
-	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
+	api := fakeAPI(fake)
 
 	var asks pending.Store
 	if store == "redis" {
-		srv := redistest.Start(b)
-		client, err := redisconn.Open(srv.URL())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer client.Close()
-		rs, err := pending.NewRedisStore(ctx, client, pending.Options{Logger: log})
-		if err != nil {
-			b.Fatal(err)
-		}
-		asks = rs
+		asks, _ = redisAsks(b, redistest.Start(b).URL(), pending.Options{Logger: log})
 	} else {
 		asks = pending.NewMemoryStore(pending.Options{Logger: log})
+		defer asks.Close()
 	}
-	defer asks.Close()
 
 	notifier := NewNotifier(api, NotifierConfig{ApprovalChannel: approvals, Logger: log, MaxAttempts: 1})
 	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA}})

@@ -76,41 +76,19 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	if o.timeout == 0 {
 		o.timeout = 30 * time.Second
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
+	log := testLog(t)
 	w := &world{t: t}
 	w.fake = fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret"})
 	w.fake.SetUser(approverA, "alice")
 	w.fake.SetUser(approverB, "bob")
 	w.fake.SetUser(stranger, "mallory")
-	w.api = slack.New(w.fake.BotToken(), slack.OptionAPIURL(w.fake.APIURL()))
+	w.api = fakeAPI(w.fake)
 
+	redisURL := ""
 	if o.redis {
-		srv := redistest.Start(t)
-		open := func() (pending.Store, redis.UniversalClient) {
-			client, err := redisconn.Open(srv.URL())
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := pending.NewRedisStore(t.Context(), client, pending.Options{Logger: log})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close(); client.Close() })
-			return s, client
-		}
-		var client redis.UniversalClient
-		w.asks, client = open()
-		w.clicks, _ = open()
-		w.grants = grants.NewRedisStore(client, grants.Options{})
-	} else {
-		s := pending.NewMemoryStore(pending.Options{Logger: log})
-		t.Cleanup(func() { s.Close() })
-		w.asks, w.clicks = s, s
-		w.grants = grants.NewMemoryStore(grants.Options{})
+		redisURL = redistest.Start(t).URL()
 	}
+	w.openStores(redisURL, log)
 
 	w.notifier = NewNotifier(w.api, NotifierConfig{
 		ApprovalChannel: approvals,
@@ -135,17 +113,82 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.serveClicks(approvers, log)
+	return w
+}
+
+// testLog is the tests' logger: silent, or with -v at debug level into
+// the test's own log, so a failing test's log reads beside its output.
+func testLog(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// fakeAPI is a Slack client that calls fake as askops' bot calls Slack.
+func fakeAPI(fake *fakeslack.Server) *slack.Client {
+	return slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
+}
+
+// redisAsks opens a client on the Redis at url and a pending store over
+// it, both closed when tb ends (the store first). The client is returned
+// for what else a replica keeps on that Redis (grants, pace, batches).
+func redisAsks(tb testing.TB, url string, opts pending.Options) (*pending.RedisStore, redis.UniversalClient) {
+	tb.Helper()
+	client, err := redisconn.Open(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := pending.NewRedisStore(tb.Context(), client, opts)
+	if err != nil {
+		client.Close()
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close(); client.Close() })
+	return s, client
+}
+
+// openStores gives w its stores. With redisURL they are two replicas'
+// stores on that Redis (w.asks the waiter's, w.clicks the clicking
+// side's) and the grants beside the waiter's, whose client is returned;
+// without, one memory store is both, and the client is nil.
+func (w *world) openStores(redisURL string, log *slog.Logger) redis.UniversalClient {
+	if redisURL == "" {
+		s := pending.NewMemoryStore(pending.Options{Logger: log})
+		w.t.Cleanup(func() { s.Close() })
+		w.asks, w.clicks = s, s
+		w.grants = grants.NewMemoryStore(grants.Options{})
+		return nil
+	}
+	var client redis.UniversalClient
+	w.asks, client = redisAsks(w.t, redisURL, pending.Options{Logger: log})
+	w.clicks, _ = redisAsks(w.t, redisURL, pending.Options{Logger: log})
+	w.grants = grants.NewRedisStore(client, grants.Options{})
+	return client
+}
+
+// serveClicks makes w.inter, the clicking side over w.clicks with the
+// Decider the wiring builds, and serves it behind the signature check at
+// w.url, until the test ends.
+func (w *world) serveClicks(approvers *Approvers, log *slog.Logger) {
 	w.inter = NewInteractions(InteractionsConfig{
 		Asks: w.clicks, Notifier: w.notifier, Approvers: approvers, API: w.api, Logger: log,
-		Decider: testDecider(t, w.clicks, w.notifier, approvers, approval.SelfApproval{}),
+		Decider: testDecider(w.t, w.clicks, w.notifier, approvers, approval.SelfApproval{}),
 	})
-	srv := httptest.NewServer(Verified(w.fake.SigningSecret(), time.Now, w.inter))
-	w.url = srv.URL + "/slack/interactions"
-	// Cleanups run last-in first-out: stop taking requests, then drain the
-	// background Slack calls, then the fake Slack and stores go.
-	t.Cleanup(func() { w.inter.Close() })
-	t.Cleanup(srv.Close)
-	return w
+	w.url = serveInteractions(w.t, w.fake.SigningSecret(), w.inter) + "/slack/interactions"
+}
+
+// serveInteractions serves inter behind the signature check with secret
+// on a test server, and returns the server's URL. When tb ends, the
+// server stops taking requests, then inter drains its background Slack
+// calls (cleanups run last-in first-out), before the fake Slack and the
+// stores registered earlier go.
+func serveInteractions(tb testing.TB, secret string, inter *Interactions) string {
+	srv := httptest.NewServer(Verified(secret, time.Now, inter))
+	tb.Cleanup(func() { inter.Close() })
+	tb.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // testDecider is the Decider the wiring builds, for clicks on asks'

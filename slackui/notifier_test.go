@@ -14,7 +14,6 @@ import (
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 )
@@ -23,7 +22,7 @@ func newTestNotifier(t *testing.T, cfg NotifierConfig) (*Notifier, *fakeslack.Se
 	t.Helper()
 	verifyNoLeaks(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	api := slack.New(fake.BotToken(), slack.OptionAPIURL(fake.APIURL()))
+	api := fakeAPI(fake)
 	if cfg.ApprovalChannel == "" {
 		cfg.ApprovalChannel = approvals
 	}
@@ -203,19 +202,14 @@ func TestSweepUpdatesExpiredMessages(t *testing.T) {
 func testSweep(t *testing.T, kind string, ttl time.Duration, held bool, want pending.Outcome, reason string) {
 	n, fake := newTestNotifier(t, NotifierConfig{})
 	opts := pending.Options{LeaseTTL: 100 * time.Millisecond}
-	var store pending.Store = pending.NewMemoryStore(opts)
+	var store pending.Store
 	if kind == "redis" {
-		srv := redistest.Start(t)
-		client, err := redisconn.Open(srv.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { client.Close() })
-		if store, err = pending.NewRedisStore(t.Context(), client, opts); err != nil {
-			t.Fatal(err)
-		}
+		store, _ = redisAsks(t, redistest.Start(t).URL(), opts)
+	} else {
+		mem := pending.NewMemoryStore(opts)
+		t.Cleanup(func() { mem.Close() })
+		store = mem
 	}
-	t.Cleanup(func() { store.Close() })
 	ctx := t.Context()
 	a, err := store.Create(ctx, bashRequest("run-sweep", "sess", "ls"), ttl)
 	if err != nil {

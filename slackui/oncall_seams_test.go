@@ -2,12 +2,9 @@ package slackui
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/fakeslack"
@@ -26,12 +23,8 @@ type seamWorld struct {
 }
 
 func newSeamWorld(t *testing.T) *seamWorld {
-	w := &seamWorld{escalationWorld: &escalationWorld{t: t, clock: &stepClock{now: time.Now().UTC().Truncate(time.Second)}}}
-	verifyNoLeaks(t)
-	w.fake = fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret", UserGroups: map[string][]string{oncallGroup: {oncallA, oncallB}}})
-	api := slack.New(w.fake.BotToken(), slack.OptionAPIURL(w.fake.APIURL()))
-	w.store = pending.NewMemoryStore(pending.Options{Now: w.clock.Now})
-	t.Cleanup(func() { w.store.Close() })
+	base, api := newOncallWorld(t)
+	w := &seamWorld{escalationWorld: base}
 	var err error
 	w.esc, err = NewEscalation(EscalationConfig{
 		RemindAfter:   5 * time.Minute,
@@ -63,30 +56,15 @@ func newSeamWorld(t *testing.T) *seamWorld {
 		Asks: w.store, Notifier: asksUI, Home: w.home, Approvers: approvers,
 		Escalated: w.esc, API: api, Decider: testDecider(t, w.store, asksUI, approvers, rule),
 	})
-	srv := httptest.NewServer(Verified(w.fake.SigningSecret(), time.Now, w.inter))
-	w.url = srv.URL
-	t.Cleanup(func() { w.inter.Close() })
-	t.Cleanup(srv.Close)
+	w.url = serveInteractions(t, w.fake.SigningSecret(), w.inter)
 	return w
 }
 
 // postReq records and posts req's Ask.
 func (w *seamWorld) postReq(req pending.Request) pending.Ask {
 	w.t.Helper()
-	ctx := w.t.Context()
-	a, err := w.store.Create(ctx, req, 15*time.Minute)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	ch, ts, err := w.notifier.Post(ctx, a)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	if err := w.store.SetMessage(ctx, a.ID, ch, ts); err != nil {
-		w.t.Fatal(err)
-	}
+	a := w.postRequest(req, 15*time.Minute)
 	w.home.Changed()
-	a.Channel, a.MessageTS = ch, ts
 	return a
 }
 
@@ -168,10 +146,7 @@ func TestEscalatedStarterMayNotApproveAnywhere(t *testing.T) {
 	}
 
 	w.clickHome(oncallB, ActionApprove, a.ID)
-	got, _ := w.store.Get(ctx, a.ID)
-	if got.Status != pending.Status(pending.Approved) || got.DecidedBy != oncallB {
-		t.Fatalf("after the on-call member's Home click: %s by %s", got.Status, got.DecidedBy)
-	}
+	w.wantApprovedBy(a, oncallB, "after the on-call member's Home click")
 	events, _ := w.store.Audit(ctx, 0)
 	refused := 0
 	for _, e := range events {
@@ -190,9 +165,7 @@ func TestEscalatedStarterMayNotApproveAnywhere(t *testing.T) {
 func TestQuorumVotesFromEveryCopy(t *testing.T) {
 	w := newSeamWorld(t)
 	ctx := t.Context()
-	req := bashRequest("run-q", "sess-q", "terraform apply")
-	req.Approvals = 2
-	a := w.postReq(req)
+	a := w.postReq(quorumRequest())
 	dmB := w.escalated(a, oncallB)
 	got, _ := w.store.Get(ctx, a.ID)
 	messages := append([][2]string{{a.Channel, a.MessageTS}}, got.Copies.List()...)
@@ -286,9 +259,7 @@ func TestDMSentWhileVotingShowsTheVote(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newSeamWorld(t)
 			ctx := t.Context()
-			req := bashRequest("run-q", "sess-q", "terraform apply")
-			req.Approvals = 2
-			a := w.postReq(req)
+			a := w.postReq(quorumRequest())
 			hook := &voteAtCopy{StepStore: w.store}
 			w.esc.cfg.Steps = hook
 			hook.f = func() {
@@ -325,9 +296,7 @@ func TestDMSentWhileVotingShowsTheVote(t *testing.T) {
 func TestQuorumExpiryIsNotNobodyAnswered(t *testing.T) {
 	w := newSeamWorld(t)
 	ctx := t.Context()
-	req := bashRequest("run-q", "sess-q", "terraform apply")
-	req.Approvals = 2
-	a := w.postReq(req)
+	a := w.postReq(quorumRequest())
 	w.escalated(a, oncallB)
 	if _, err := w.store.Cast(ctx, a.ID, pending.Ballot{Outcome: pending.Approved, By: approverA}); err != nil {
 		t.Fatal(err)

@@ -30,6 +30,14 @@ func (w *world) nthEphemeral(user string, n int) string {
 	return calls[n-1].Text
 }
 
+// quorumRequest is a bash call ("terraform apply", run run-q, session
+// sess-q) that needs two approvals: the Ask every quorum test starts from.
+func quorumRequest() pending.Request {
+	req := bashRequest("run-q", "sess-q", "terraform apply")
+	req.Approvals = 2
+	return req
+}
+
 func clickOK(t *testing.T, resp *http.Response) {
 	t.Helper()
 	resp.Body.Close()
@@ -40,9 +48,7 @@ func clickOK(t *testing.T, resp *http.Response) {
 
 func TestQuorumNeedsTwoDistinctApprovers(t *testing.T) {
 	forEachStore(t, worldOptions{grantDurations: []time.Duration{15 * time.Minute}}, func(t *testing.T, w *world) {
-		req := bashRequest("run-q", "sess-q", "terraform apply")
-		req.Approvals = 2
-		wa := w.ask(req)
+		wa := w.ask(quorumRequest())
 		open := w.messageNow(wa)
 		if blocksHaveButton(open.Blocks, ActionApproveSession) || blocksHaveButton(open.Blocks, ApproveForAction(15*time.Minute)) {
 			t.Fatal("a quorum Ask offers a session approval")
@@ -97,9 +103,7 @@ func TestQuorumNeedsTwoDistinctApprovers(t *testing.T) {
 
 func TestQuorumOneDenyEndsIt(t *testing.T) {
 	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
-		req := bashRequest("run-q", "sess-q", "terraform apply")
-		req.Approvals = 2
-		wa := w.ask(req)
+		wa := w.ask(quorumRequest())
 		clickOK(t, w.click(wa, approverA, ActionApprove))
 		w.nthEphemeral(approverA, 1)
 		clickOK(t, w.click(wa, approverB, ActionDeny))
@@ -273,9 +277,7 @@ func TestApproveForActionID(t *testing.T) {
 // approver completes it.
 func TestQuorumTokenAndSlackUserMayBeOnePerson(t *testing.T) {
 	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
-		req := bashRequest("run-q", "sess-q", "terraform apply")
-		req.Approvals = 2
-		wa := w.ask(req)
+		wa := w.ask(quorumRequest())
 		if _, err := w.clicks.Cast(t.Context(), wa.id, pending.Ballot{Outcome: pending.Approved, By: "ci-token"}); err != nil {
 			t.Fatal(err)
 		}

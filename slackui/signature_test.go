@@ -49,15 +49,7 @@ func TestVerified(t *testing.T) {
 			h := VerifiedLogged(secret, func() time.Time { return now }, log, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				reached, _ = io.ReadAll(r.Body)
 			}))
-			req := httptest.NewRequest(http.MethodPost, "/slack/interactions", bytes.NewReader(tt.body))
-			if tt.ts != "" {
-				req.Header.Set("X-Slack-Request-Timestamp", tt.ts)
-			}
-			if tt.sig != "" {
-				req.Header.Set("X-Slack-Signature", tt.sig)
-			}
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
+			rec := serveSlackRequest(h, httptest.NewRequest(http.MethodPost, "/slack/interactions", bytes.NewReader(tt.body)), tt.ts, tt.sig)
 			if rec.Code != tt.want {
 				t.Fatalf("status = %d, want %d (%s)", rec.Code, tt.want, rec.Body)
 			}
@@ -74,20 +66,38 @@ func TestVerified(t *testing.T) {
 	}
 }
 
+// serveSlackRequest serves req by h with Slack's timestamp and signature
+// headers set to ts and sig (a header left out where empty) and returns
+// h's answer.
+func serveSlackRequest(h http.Handler, req *http.Request, ts, sig string) *httptest.ResponseRecorder {
+	if ts != "" {
+		req.Header.Set("X-Slack-Request-Timestamp", ts)
+	}
+	if sig != "" {
+		req.Header.Set("X-Slack-Signature", sig)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// mustNotRun is the handler behind a check that must refuse every
+// request of the test: reaching it is an error.
+func mustNotRun(t *testing.T) http.Handler {
+	return http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		t.Error("wrapped handler ran")
+	})
+}
+
 // A body without Content-Length (chunked) is cut at the cap while reading.
 func TestVerifiedCapsChunkedBody(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	ts := strconv.FormatInt(now.Unix(), 10)
 	body := bytes.Repeat([]byte("a"), 2<<20)
-	h := Verified("s", func() time.Time { return now }, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		t.Error("wrapped handler ran")
-	}))
+	h := Verified("s", func() time.Time { return now }, mustNotRun(t))
 	req := httptest.NewRequest(http.MethodPost, "/slack/interactions", io.MultiReader(bytes.NewReader(body)))
 	req.ContentLength = -1
-	req.Header.Set("X-Slack-Request-Timestamp", ts)
-	req.Header.Set("X-Slack-Signature", Sign("s", ts, body))
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	rec := serveSlackRequest(h, req, ts, Sign("s", ts, body))
 	if rec.Code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("status = %d, want 413", rec.Code)
 	}
@@ -97,14 +107,8 @@ func TestVerifiedWithoutSecretRefusesEverything(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	ts := strconv.FormatInt(now.Unix(), 10)
 	body := []byte("payload={}")
-	h := Verified("", func() time.Time { return now }, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		t.Error("wrapped handler ran")
-	}))
-	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
-	req.Header.Set("X-Slack-Request-Timestamp", ts)
-	req.Header.Set("X-Slack-Signature", Sign("", ts, body))
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	h := Verified("", func() time.Time { return now }, mustNotRun(t))
+	rec := serveSlackRequest(h, httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body)), ts, Sign("", ts, body))
 	if rec.Code != http.StatusUnauthorized {
 		t.Fatalf("status = %d, want 401", rec.Code)
 	}
