@@ -93,15 +93,7 @@ func waiterWakesOnTheAnnouncedRecord(t *testing.T, url string) {
 	// Liveness, not speed: the only way to end now is the announcement
 	// (the reads hang and the deadline is an hour away); a cancel would
 	// end it too, with the approval it would then read, so there is none.
-	var r announcedEnd
-	testwait.For(t, "the waiter to end on the decision's announcement", func() bool {
-		select {
-		case r = <-done:
-			return true
-		default:
-			return false
-		}
-	})
+	r := receiveFor(t, done, "the waiter to end on the decision's announcement")
 	if r.err != nil || r.a.Status != Status(Approved) || r.a.DecidedBy != "U0APPROVER" {
 		t.Fatalf("the waiter ended %q by %q (%v); want approved by U0APPROVER from the announcement", r.a.Status, r.a.DecidedBy, r.err)
 	}
@@ -155,13 +147,8 @@ func TestForgedAnnouncementEndsNoWait(t *testing.T) {
 	if _, err := deciding.Decide(t.Context(), a.ID, Denied, "U0APPROVER", "not now"); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case r := <-done:
-		if r.err != nil || r.a.Status != Status(Denied) || r.a.DecidedBy != "U0APPROVER" {
-			t.Fatalf("the waiter ended %q by %q (%v); want the real denial", r.a.Status, r.a.DecidedBy, r.err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the waiter did not end on the real, signed announcement")
+	if r := receiveWithin(t, done, 20*time.Second, "the waiter did not end on the real, signed announcement"); r.err != nil || r.a.Status != Status(Denied) || r.a.DecidedBy != "U0APPROVER" {
+		t.Fatalf("the waiter ended %q by %q (%v); want the real denial", r.a.Status, r.a.DecidedBy, r.err)
 	}
 }
 

@@ -35,12 +35,7 @@ func benchClient(b *testing.B, url string, poolSize int) redis.UniversalClient {
 
 func benchStore(b *testing.B, c redis.UniversalClient) *RedisStore {
 	b.Helper()
-	s, err := NewRedisStore(b.Context(), c, Options{Logger: quietLogger(), AnnounceKey: AnnounceKeyFrom("xoxb-bench")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
-	return s
+	return openRedisStore(b, c, Options{Logger: quietLogger(), AnnounceKey: AnnounceKeyFrom("xoxb-bench")})
 }
 
 // BenchmarkWakeLatency measures Decide on store B (its own client, as another

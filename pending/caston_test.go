@@ -13,23 +13,12 @@ import (
 // is an ordinary Cast; one whose binding does not hold writes nothing at
 // all, so the caller's full check decides what the click does.
 func testCastOn(t *testing.T, newStore newStoreFunc) {
-	posted := func(t *testing.T, s Store) Ask {
-		t.Helper()
-		a, err := s.Create(t.Context(), sampleRequest(1), time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.SetMessage(t.Context(), a.ID, "C_ASKS", "1700000000.000200"); err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
 	own := Binding{Channel: "C_ASKS", MessageTS: "1700000000.000200"}
 	approve := Ballot{Outcome: Approved, By: "U_ANA"}
 
 	t.Run("Unbound", func(t *testing.T) {
 		a, b := newStore(t, Options{})
-		ask := posted(t, a)
+		ask := postedAsk(t, a)
 		if err := a.(Steps).AddCopy(t.Context(), ask.ID, "D_DM", "1700000000.000300"); err != nil {
 			t.Fatal(err)
 		}
@@ -59,22 +48,16 @@ func testCastOn(t *testing.T, newStore newStoreFunc) {
 
 	t.Run("Bound", func(t *testing.T) {
 		a, b := newStore(t, Options{})
-		ask := posted(t, a)
-		done := make(chan Ask, 1)
-		go func() { w, _ := a.Wait(t.Context(), ask.ID); done <- w }()
+		ask := postedAsk(t, a)
+		done := waitInBackground(t, a, ask.ID)
 		on := own
 		on.NotStartedBy = "U_ANA" // not the starter: binds
 		got, bound, err := b.(BoundCaster).CastOn(t.Context(), ask.ID, approve, on)
 		if !bound || err != nil || Outcome(got.Status) != Approved || got.DecidedBy != "U_ANA" || got.StartedBy != "U0STARTER" {
 			t.Fatalf("CastOn = %+v, bound %v, %v; want approved by U_ANA", got, bound, err)
 		}
-		select {
-		case w := <-done:
-			if w != got {
-				t.Errorf("waiter got %+v, want %+v", w, got)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("the waiter did not wake")
+		if w := receiveWithin(t, done, 5*time.Second, "the waiter did not wake"); w != got {
+			t.Errorf("waiter got %+v, want %+v", w, got)
 		}
 		// Bound to a decided Ask: the ordinary conflict, first decision kept.
 		_, bound, err = a.(BoundCaster).CastOn(t.Context(), ask.ID, Ballot{Outcome: Denied, By: "U_BO"}, own)
@@ -87,12 +70,11 @@ func testCastOn(t *testing.T, newStore newStoreFunc) {
 	t.Run("NoStarter", func(t *testing.T) { testCastOnNoStarter(t, newStore) })
 }
 
-// A record written before the starter had its own field binds no ballot
-// that must not be the starter's: the vote script cannot see who started
-// the run, so the caller's full check (which can) must judge it.
-func TestCastOnOldRecordWithoutStarterField(t *testing.T) {
-	srv := redistest.Start(t)
-	s := newRedisStore(t, srv.URL(), Options{ReplicaAcks: -1})
+// postedAsk creates an Ask of sampleRequest(1) on s and records its
+// message as posted at C_ASKS/1700000000.000200: the Ask a click on that
+// message (a Binding to it) is cast on.
+func postedAsk(t *testing.T, s Store) Ask {
+	t.Helper()
 	a, err := s.Create(t.Context(), sampleRequest(1), time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +82,16 @@ func TestCastOnOldRecordWithoutStarterField(t *testing.T) {
 	if err := s.SetMessage(t.Context(), a.ID, "C_ASKS", "1700000000.000200"); err != nil {
 		t.Fatal(err)
 	}
+	return a
+}
+
+// A record written before the starter had its own field binds no ballot
+// that must not be the starter's: the vote script cannot see who started
+// the run, so the caller's full check (which can) must judge it.
+func TestCastOnOldRecordWithoutStarterField(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newRedisStore(t, srv.URL(), Options{ReplicaAcks: -1})
+	a := postedAsk(t, s)
 	if err := s.client.HDel(t.Context(), s.keys.ask(a.ID), fieldStartedBy).Err(); err != nil {
 		t.Fatal(err)
 	}

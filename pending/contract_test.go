@@ -246,13 +246,8 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case got := <-done:
-			if got != won {
-				t.Errorf("waiter got %+v, want %+v", got, won)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("waiter on A not woken by a decision on B")
+		if got := receiveWithin(t, done, 5*time.Second, "waiter on A not woken by a decision on B"); got != won {
+			t.Errorf("waiter got %+v, want %+v", got, won)
 		}
 		testwait.Within(t, 5*time.Second, "the waiter to unregister", func() bool { return waitingCount(a) == 0 })
 	})
@@ -303,8 +298,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		clock := newFakeClock()
 		a, b := newStore(t, clock.options())
 		ask, _ := a.Create(t.Context(), sampleRequest(1), time.Minute)
-		done := make(chan Ask, 1)
-		go func() { got, _ := a.Wait(t.Context(), ask.ID); done <- got }()
+		done := waitInBackground(t, a, ask.ID)
 		testwait.Within(t, 5*time.Second, "the waiter to register", func() bool { return waitingCount(a) == 1 })
 		clock.Advance(59 * time.Second)
 		select {
@@ -313,12 +307,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		default:
 		}
 		clock.Advance(time.Second)
-		var got Ask
-		select {
-		case got = <-done:
-		case <-time.After(5 * time.Second):
-			t.Fatal("Wait did not return at the deadline")
-		}
+		got := receiveWithin(t, done, 5*time.Second, "Wait did not return at the deadline")
 		if got.Status != Status(Expired) || got.DecidedBy != "" || !got.DecidedAt.Equal(clock.Now()) {
 			t.Errorf("at deadline Wait returned %+v", got)
 		}
@@ -352,8 +341,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		const n = 40
 		for i := range n {
 			ask, _ := a.Create(t.Context(), sampleRequest(i), time.Minute)
-			done := make(chan Ask, 1)
-			go func() { got, _ := a.Wait(t.Context(), ask.ID); done <- got }()
+			done := waitInBackground(t, a, ask.ID)
 			testwait.Within(t, 5*time.Second, "the waiter to register", func() bool { return waitingCount(a) == 1 })
 			var decided Ask
 			var decideErr error

@@ -169,17 +169,11 @@ return {1, redis.call('HGETALL', key), fresh}
 // BeginStep implements DirectSteps.
 func (s *RedisStore) BeginStep(ctx context.Context, c ClaimedStep, to string, dms []DirectCopy) (Begun, bool, error) {
 	const op = "begin_step"
-	if c.token == "" {
-		return Begun{}, false, &Error{Code: CodeInvalid, Op: op, Msg: "step was not claimed"}
-	}
-	if err := checkTargets(op, to); err != nil {
+	if err := checkBegin(op, c, to, dms); err != nil {
 		return Begun{}, false, err
 	}
 	args := []any{stepMember(c.Ask.ID, c.Name), c.token, to}
 	for _, d := range dms {
-		if err := checkDirect(op, d); err != nil {
-			return Begun{}, false, err
-		}
 		args = append(args, d.User, d.Channel)
 	}
 	res, err := s.stepWrite(ctx, beginStepScript, []string{s.keys.stepClaims(), s.keys.ask(c.Ask.ID)}, args...).Slice()
@@ -229,10 +223,7 @@ return 1
 // ConfirmDirect implements DirectSteps.
 func (s *RedisStore) ConfirmDirect(ctx context.Context, id, user, channel, ts string) error {
 	const op = "confirm_direct"
-	if err := checkID(op, id); err != nil {
-		return err
-	}
-	if err := checkConfirm(op, user, channel, ts); err != nil {
+	if err := checkConfirm(op, id, user, channel, ts); err != nil {
 		return err
 	}
 	n, err := s.stepWrite(ctx, confirmDirectScript, []string{s.keys.ask(id)}, user, channel, ts).Int()
@@ -247,26 +238,42 @@ func (s *RedisStore) ConfirmDirect(ctx context.Context, id, user, channel, ts st
 	return nil
 }
 
-func checkConfirm(op, user, channel, ts string) error {
+// checkConfirm is what both stores' ConfirmDirect check before writing:
+// a well-formed Ask id and a posted DM (user, channel and its message ts).
+func checkConfirm(op, id, user, channel, ts string) error {
+	if err := checkID(op, id); err != nil {
+		return err
+	}
 	if ts == "" {
 		return &Error{Code: CodeInvalid, Op: op, Msg: "no message ts"}
 	}
 	return checkDirect(op, DirectCopy{User: user, Channel: channel, TS: ts})
 }
 
-// BeginStep implements DirectSteps.
-func (s *MemoryStore) BeginStep(ctx context.Context, c ClaimedStep, to string, dms []DirectCopy) (Begun, bool, error) {
-	const op = "begin_step"
+// checkBegin is what both stores' BeginStep check before writing: the
+// step was claimed (it carries the claim's token), to names valid
+// targets, and each DM to reserve is well formed; one function so the
+// stores cannot come to accept different steps.
+func checkBegin(op string, c ClaimedStep, to string, dms []DirectCopy) error {
 	if c.token == "" {
-		return Begun{}, false, &Error{Code: CodeInvalid, Op: op, Msg: "step was not claimed"}
+		return &Error{Code: CodeInvalid, Op: op, Msg: "step was not claimed"}
 	}
 	if err := checkTargets(op, to); err != nil {
-		return Begun{}, false, err
+		return err
 	}
 	for _, d := range dms {
 		if err := checkDirect(op, d); err != nil {
-			return Begun{}, false, err
+			return err
 		}
+	}
+	return nil
+}
+
+// BeginStep implements DirectSteps.
+func (s *MemoryStore) BeginStep(ctx context.Context, c ClaimedStep, to string, dms []DirectCopy) (Begun, bool, error) {
+	const op = "begin_step"
+	if err := checkBegin(op, c, to, dms); err != nil {
+		return Begun{}, false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -304,34 +311,20 @@ func (s *MemoryStore) BeginStep(ctx context.Context, c ClaimedStep, to string, d
 // ConfirmDirect implements DirectSteps.
 func (s *MemoryStore) ConfirmDirect(ctx context.Context, id, user, channel, ts string) error {
 	const op = "confirm_direct"
-	if err := checkID(op, id); err != nil {
+	if err := checkConfirm(op, id, user, channel, ts); err != nil {
 		return err
 	}
-	if err := checkConfirm(op, user, channel, ts); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, ok := s.asks[id]
-	if !ok {
-		return notFound(op, id)
-	}
-	cur := m.ask.Directs.List()
-	i := slices.IndexFunc(cur, func(c DirectCopy) bool { return c.User == user })
-	if i < 0 || cur[i].Channel != channel {
-		return &Error{Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("no DM is reserved for %.40q in %.40q", user, channel)}
-	}
-	if cur[i].TS == "" {
-		cur[i].TS = ts
-		m.ask.Directs = directsOf(cur)
-	}
-	e := channel + "/" + ts
-	switch {
-	case m.ask.Copies.Has(channel, ts):
-	case m.ask.Copies == "":
-		m.ask.Copies = MessageCopies(e)
-	default:
-		m.ask.Copies += MessageCopies("," + e)
-	}
-	return nil
+	return s.withAsk(op, id, func(m *memoryAsk) error {
+		cur := m.ask.Directs.List()
+		i := slices.IndexFunc(cur, func(c DirectCopy) bool { return c.User == user })
+		if i < 0 || cur[i].Channel != channel {
+			return &Error{Code: CodeInvalid, Op: op, Msg: fmt.Sprintf("no DM is reserved for %.40q in %.40q", user, channel)}
+		}
+		if cur[i].TS == "" {
+			cur[i].TS = ts
+			m.ask.Directs = directsOf(cur)
+		}
+		m.ask.Copies = m.ask.Copies.with(channel, ts)
+		return nil
+	})
 }

@@ -338,18 +338,11 @@ func (s *RedisStore) watchReplicas(ctx context.Context) {
 	if s.replicas.mode != acksAuto {
 		return
 	}
-	t := time.NewTicker(replicaLookEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			lctx, cancel := context.WithTimeout(ctx, replicaLookEvery)
-			_ = s.lookAtReplicas(lctx) // a failed look changes nothing: the count stays
-			cancel()
-		}
-	}
+	everyTick(ctx, replicaLookEvery, func() {
+		lctx, cancel := context.WithTimeout(ctx, replicaLookEvery)
+		_ = s.lookAtReplicas(lctx) // a failed look changes nothing: the count stays
+		cancel()
+	})
 }
 
 func (s *RedisStore) lookAtReplicas(ctx context.Context) error {

@@ -234,14 +234,7 @@ func clusterFailoverRun(t *testing.T, c *redistest.Cluster, key, fault string, c
 	creator := newRedisStore(t, c.URL(), opts)
 	decider := newRedisStore(t, c.URL(), opts)
 	ctx := t.Context()
-	ids := make([]string, asks)
-	for i := range ids {
-		a, err := creator.Create(ctx, sampleRequest(i), time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids[i] = a.ID
-	}
+	ids := createAsks(ctx, t, creator, asks, time.Minute)
 	c.MasterOf(key).WaitReplicated(10 * time.Second)
 
 	var r clusterRun
@@ -412,17 +405,25 @@ func decideWithin(s *RedisStore, caller time.Duration, id string, o Outcome, by 
 // decidedEvents are the decided events of id in s's audit.
 func decidedEvents(t *testing.T, s *RedisStore, id string) []Outcome {
 	t.Helper()
-	events, err := s.Audit(t.Context(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []Outcome
-	for _, e := range events {
-		if e.AskID == id && e.Kind != EventAsked {
-			out = append(out, e.Outcome)
+	return auditPick(t, s, func(e Event) (Outcome, bool) {
+		return e.Outcome, e.AskID == id && e.Kind != EventAsked
+	})
+}
+
+// createAsks creates n Asks of sampleRequest(0) to sampleRequest(n-1) on
+// s, each due in ttl, and returns their ids in that order: the load the
+// failover and hung-replica runs decide and wait on.
+func createAsks(ctx context.Context, tb testing.TB, s Store, n int, ttl time.Duration) []string {
+	tb.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		a, err := s.Create(ctx, sampleRequest(i), ttl)
+		if err != nil {
+			tb.Fatal(err)
 		}
+		ids[i] = a.ID
 	}
-	return out
+	return ids
 }
 
 func testHungReplicas(t *testing.T, url string, master *redistest.Server, replicas []*redistest.Server, caller time.Duration) {
@@ -434,8 +435,7 @@ func testHungReplicas(t *testing.T, url string, master *redistest.Server, replic
 		t.Fatal(err)
 	}
 	master.WaitReplicated(10 * time.Second)
-	woke := make(chan Ask, 1)
-	go func() { got, _ := waiter.Wait(t.Context(), a.ID); woke <- got }()
+	woke := waitInBackground(t, waiter, a.ID)
 	testwait.Within(t, 10*time.Second, "the Wait registered", func() bool { return waiter.waiting() == 1 })
 
 	for _, r := range replicas {
@@ -458,8 +458,7 @@ func testHungReplicas(t *testing.T, url string, master *redistest.Server, replic
 	}
 	// A waiter that comes after the decision (its first read finds it
 	// decided, not durable) neither acts on it nor gives up.
-	lateWoke := make(chan Ask, 1)
-	go func() { got, _ := waiter.Wait(t.Context(), a.ID); lateWoke <- got }()
+	lateWoke := waitInBackground(t, waiter, a.ID)
 	gctx, cancel := context.WithTimeout(t.Context(), caller)
 	if got, err := decider.Get(gctx, a.ID); !NotDurable(err) {
 		t.Errorf("Get while not durable: %s %v, want not durable (an API client polling GET /v1/asks/{id} acts on what it reads)", got.Status, err)
@@ -476,21 +475,14 @@ func testHungReplicas(t *testing.T, url string, master *redistest.Server, replic
 	for _, r := range replicas {
 		r.Thaw()
 	}
-	select {
-	case got := <-woke:
+	for _, w := range []struct {
+		woke <-chan Ask
+		who  string
+	}{{woke, "the waiter"}, {lateWoke, "the waiter that came after the decision"}} {
+		got := receiveWithin(t, w.woke, 20*time.Second, w.who+" did not wake within 20 s of the replicas coming back (nobody decided again)")
 		if got.Status != Status(Approved) {
-			t.Errorf("the waiter woke with %s, want approved", got.Status)
+			t.Errorf("%s woke with %s, want approved", w.who, got.Status)
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the waiter did not wake within 20 s of the replicas coming back (nobody decided again)")
-	}
-	select {
-	case got := <-lateWoke:
-		if got.Status != Status(Approved) {
-			t.Errorf("the waiter that came after the decision woke with %s, want approved", got.Status)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the waiter that came after the decision did not wake within 20 s of the replicas coming back")
 	}
 	if got, err := decider.Get(t.Context(), a.ID); err != nil || got.Status != Status(Approved) {
 		t.Errorf("Get once durable: %s %v, want approved", got.Status, err)
@@ -573,18 +565,13 @@ func TestAnnouncementOutlivesTheDecidersContext(t *testing.T) {
 	client := newRedisClient(t, d.URL())
 	var hook cancelAfterWait
 	client.AddHook(&hook)
-	decider, err := NewRedisStore(t.Context(), client, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = decider.Close() })
+	decider := openRedisStore(t, client, opts)
 
 	a, err := waiter.Create(t.Context(), sampleRequest(1), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	woke := make(chan Ask, 1)
-	go func() { got, _ := waiter.Wait(t.Context(), a.ID); woke <- got }()
+	woke := waitInBackground(t, waiter, a.ID)
 	testwait.For(t, "the Wait's first read", func() bool { return waiter.waiters.countRead() == 1 })
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -596,15 +583,7 @@ func TestAnnouncementOutlivesTheDecidersContext(t *testing.T) {
 	if ctx.Err() == nil {
 		t.Fatal("the decider's context was not ended by WAIT's answer: the test tests nothing")
 	}
-	var got Ask
-	testwait.For(t, "the waiter to wake with the decision (its deadline is an hour away)", func() bool {
-		select {
-		case got = <-woke:
-			return true
-		default:
-			return false
-		}
-	})
+	got := receiveFor(t, woke, "the waiter to wake with the decision (its deadline is an hour away)")
 	if got.Status != Status(Approved) {
 		t.Errorf("the waiter woke with %s, want approved", got.Status)
 	}
@@ -625,8 +604,7 @@ func TestWaiterWakesAfterItsDeciderDied(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Master().WaitReplicated(10 * time.Second)
-	woke := make(chan Ask, 1)
-	go func() { got, _ := waiter.Wait(t.Context(), a.ID); woke <- got }()
+	woke := waitInBackground(t, waiter, a.ID)
 	testwait.For(t, "the Wait's first read", func() bool { return waiter.waiters.countRead() == 1 })
 
 	replica := d.Replicas()[0]
@@ -637,15 +615,7 @@ func TestWaiterWakesAfterItsDeciderDied(t *testing.T) {
 	}
 	_ = decider.Close() // the decider's process is gone, and its follow-up with it
 	replica.Thaw()
-	var got Ask
-	testwait.For(t, "the waiter to wake with the decision (its deadline is an hour away)", func() bool {
-		select {
-		case got = <-woke:
-			return true
-		default:
-			return false
-		}
-	})
+	got := receiveFor(t, woke, "the waiter to wake with the decision (its deadline is an hour away)")
 	if got.Status != Status(Approved) || got.DecidedBy != "U1" {
 		t.Errorf("the waiter woke with %s by %q, want approved by U1", got.Status, got.DecidedBy)
 	}

@@ -148,15 +148,26 @@ func (s *RedisStore) Hold(ctx context.Context, id string) (release func()) {
 // of the Asks held in this process.
 func (s *RedisStore) renew(ctx context.Context) {
 	defer close(s.renewing)
-	t := time.NewTicker(s.opts.LeaseTTL / 3)
+	everyTick(ctx, s.opts.LeaseTTL/3, func() {
+		_ = s.renewHeld(ctx) // logged, and noted as lease trouble
+	})
+}
+
+// everyTick calls f at each tick of period until ctx ends (f runs in the
+// caller's goroutine, so a slow f delays the next tick rather than
+// overlapping it): the loop of the store's background upkeep (lease
+// renewal, the replica count), kept in one place so each says only what
+// it does at a tick.
+func everyTick(ctx context.Context, period time.Duration, f func()) {
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			f()
 		}
-		_ = s.renewHeld(ctx) // logged, and noted as lease trouble
 	}
 }
 

@@ -56,13 +56,8 @@ func testLeases(t *testing.T, newStore newStoreFunc) {
 	if got := swept[0]; got.Status != Status(Cancelled) || got.DecisionReason != ReasonAskerGone {
 		t.Errorf("lapsed ask: %s %q", got.Status, got.DecisionReason)
 	}
-	select {
-	case w := <-waited:
-		if w.Status != Status(Cancelled) || w.DecisionReason != ReasonAskerGone {
-			t.Errorf("its waiter woke with %s %q", w.Status, w.DecisionReason)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the lapsed ask's waiter never woke")
+	if w := receiveWithin(t, waited, 20*time.Second, "the lapsed ask's waiter never woke"); w.Status != Status(Cancelled) || w.DecisionReason != ReasonAskerGone {
+		t.Errorf("its waiter woke with %s %q", w.Status, w.DecisionReason)
 	}
 	if _, err := a.Decide(ctx, dropped.ID, Approved, "U1", ""); ErrorCode(err) != CodeConflict {
 		t.Errorf("approving an ask whose asker is gone: %v, want a conflict", err)

@@ -92,10 +92,7 @@ func (s *MemoryStore) Get(ctx context.Context, id string) (Ask, error) {
 
 // Decide implements Store.
 func (s *MemoryStore) Decide(ctx context.Context, id string, outcome Outcome, by, reason string) (Ask, error) {
-	if err := checkID("decide", id); err != nil {
-		return Ask{}, err
-	}
-	if err := checkOutcome("decide", outcome); err != nil {
+	if err := checkDecide(id, outcome); err != nil {
 		return Ask{}, err
 	}
 	if humanDecision(outcome) {
@@ -279,14 +276,24 @@ func (s *MemoryStore) SetMessage(ctx context.Context, id, channel, ts string) er
 	if err := checkID("set_message", id); err != nil {
 		return err
 	}
+	return s.withAsk("set_message", id, func(m *memoryAsk) error {
+		m.ask.Channel, m.ask.MessageTS = channel, ts
+		return nil
+	})
+}
+
+// withAsk runs f on the Ask id under the store's lock, or returns op's
+// not-found error when the store holds no such Ask: the shape of every
+// memory-store write that changes one Ask in place and answers only an
+// error (SetMessage, AddCopy, ConfirmDirect).
+func (s *MemoryStore) withAsk(op, id string, f func(m *memoryAsk) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.asks[id]
 	if !ok {
-		return notFound("set_message", id)
+		return notFound(op, id)
 	}
-	m.ask.Channel, m.ask.MessageTS = channel, ts
-	return nil
+	return f(m)
 }
 
 // ListPending implements Store.

@@ -37,13 +37,7 @@ func askShapes() []struct {
 		req  func(i int) Request
 	}{
 		{"1KB command", func(i int) Request {
-			cmd := textOf(i, 1024)
-			args, _ := json.Marshal(map[string]string{"command": cmd})
-			r := sampleRequest(i)
-			r.Tool, r.Args, r.Summary = "bash", string(args), cmd
-			r.Call = Call{Kind: CallCommand, Command: cmd}
-			r.Shown = shownAtMost(cmd)
-			return r
+			return bashRequestAtMost(i, textOf(i, 1024))
 		}},
 		{"1KB command with every effect", func(i int) Request {
 			// Every effect line at its longest: writes and deletes in and
@@ -54,13 +48,7 @@ func askShapes() []struct {
 				fmt.Fprintf(&b, "curl -o .git/hooks/pre-commit-%d https://mirror-%d-%d.releases.example.com/a && ", j, i, j)
 			}
 			b.WriteString(`chmod u+s ./tool && eval "$X"; `)
-			cmd := b.String() + textOf(i, max(0, 1024-b.Len()))
-			args, _ := json.Marshal(map[string]string{"command": cmd})
-			r := sampleRequest(i)
-			r.Tool, r.Args, r.Summary = "bash", string(args), cmd
-			r.Call = Call{Kind: CallCommand, Command: cmd}
-			r.Shown = shownAtMost(cmd)
-			return r
+			return bashRequestAtMost(i, b.String()+textOf(i, max(0, 1024-b.Len())))
 		}},
 		{"1KB command of random base64", func(i int) Request {
 			// The worst case for compression: 6 bits of entropy a byte.
@@ -69,13 +57,7 @@ func askShapes() []struct {
 			for j := range raw {
 				raw[j] = byte(r.Uint32())
 			}
-			cmd := "echo " + base64.StdEncoding.EncodeToString(raw)[:1019]
-			args, _ := json.Marshal(map[string]string{"command": cmd})
-			req := sampleRequest(i)
-			req.Tool, req.Args, req.Summary = "bash", string(args), cmd
-			req.Call = Call{Kind: CallCommand, Command: cmd}
-			req.Shown = shownAtMost(cmd)
-			return req
+			return bashRequestAtMost(i, "echo "+base64.StdEncoding.EncodeToString(raw)[:1019])
 		}},
 		{"1KB arguments", func(i int) Request {
 			content := textOf(i, 1024)
@@ -88,6 +70,19 @@ func askShapes() []struct {
 			return r
 		}},
 	}
+}
+
+// bashRequestAtMost is sampleRequest(i) made a bash call of cmd, with
+// the most it can show of cmd (shownAtMost): the shape every command
+// sized Ask in askShapes shares, so each shape says only how its command
+// is built.
+func bashRequestAtMost(i int, cmd string) Request {
+	args, _ := json.Marshal(map[string]string{"command": cmd})
+	r := sampleRequest(i)
+	r.Tool, r.Args, r.Summary = "bash", string(args), cmd
+	r.Call = Call{Kind: CallCommand, Command: cmd}
+	r.Shown = shownAtMost(cmd)
+	return r
 }
 
 // shownAtMost is the most an Ask made for cmd stores of what it shows

@@ -328,12 +328,19 @@ announce(channel, id, record)
 return {result, record}
 `)
 
+// checkDecide is what both stores' Decide check before anything else: a
+// well-formed id and an outcome a decision can record, so the memory
+// store used in tests refuses exactly what Redis does.
+func checkDecide(id string, outcome Outcome) error {
+	if err := checkID("decide", id); err != nil {
+		return err
+	}
+	return checkOutcome("decide", outcome)
+}
+
 // Decide implements Store.
 func (s *RedisStore) Decide(ctx context.Context, id string, outcome Outcome, by, reason string) (Ask, error) {
-	if err := checkID("decide", id); err != nil {
-		return Ask{}, err
-	}
-	if err := checkOutcome("decide", outcome); err != nil {
+	if err := checkDecide(id, outcome); err != nil {
 		return Ask{}, err
 	}
 	if humanDecision(outcome) {

@@ -56,6 +56,33 @@ func checkNotPastDeadline(t *testing.T, ask Ask, r waitResult) {
 	}
 }
 
+// resultWithin is waiter i's result (startWaiters' results[i]), checked
+// by checkNotPastDeadline. Every Wait must end by a second past its Ask's
+// deadline, decided or not, so a waiter still blocked then fails the test
+// instead of hanging it.
+func resultWithin(t *testing.T, i int, ask Ask, results []chan waitResult) waitResult {
+	t.Helper()
+	select {
+	case r := <-results[i]:
+		checkNotPastDeadline(t, ask, r)
+		return r
+	case <-time.After(time.Until(ask.Deadline.Add(time.Second))):
+		t.Fatalf("ask %d: Wait still blocked 1s past its deadline", i)
+		return waitResult{}
+	}
+}
+
+// checkWokeWithDecision checks that waiter i's Wait on ask returned won,
+// the decision made (on another store) while it waited, and was woken by
+// it before the deadline rather than finding it then.
+func checkWokeWithDecision(t *testing.T, i int, ask Ask, r waitResult, won Ask) {
+	t.Helper()
+	if r.err != nil || r.ask != won {
+		t.Errorf("ask %d: Wait = %s, %v; want the decision %s", i, r.ask.Status, r.err, won.Status)
+	}
+	checkWokenBeforeDeadline(t, ask, r)
+}
+
 // checkWokenBeforeDeadline fails if a decided Ask's Wait only returned at its
 // deadline: the compare-and-set there would find the decision too, so only
 // the time tells that the wake-up itself got through.
@@ -96,16 +123,7 @@ func TestRedisListenerConnectionKilled(t *testing.T) {
 		}
 	}
 	for i, ask := range asks {
-		select {
-		case r := <-results[i]:
-			checkNotPastDeadline(t, ask, r)
-			if r.err != nil || r.ask != won[i] {
-				t.Errorf("ask %d: Wait = %s, %v; want the decision %s", i, r.ask.Status, r.err, won[i].Status)
-			}
-			checkWokenBeforeDeadline(t, ask, r)
-		case <-time.After(time.Until(ask.Deadline.Add(time.Second))):
-			t.Fatalf("ask %d: Wait still blocked 1s past its deadline", i)
-		}
+		checkWokeWithDecision(t, i, ask, resultWithin(t, i, ask, results), won[i])
 	}
 }
 
@@ -144,20 +162,15 @@ func TestRedisServerRestarted(t *testing.T) {
 	wg.Wait()
 	got := map[Status]int{}
 	for i, ask := range asks {
-		select {
-		case r := <-results[i]:
-			checkNotPastDeadline(t, ask, r)
-			got[r.ask.Status]++
-			switch {
-			case decided[i] && r.ask != won[i]:
-				t.Errorf("ask %d: decided %s before its deadline, but Wait returned %s (%v)", i, won[i].Status, r.ask.Status, r.err)
-			case decided[i]:
-				checkWokenBeforeDeadline(t, ask, r)
-			case !decided[i] && r.ask.Status != Status(Expired) && r.ask.Status != Status(Unavailable):
-				t.Errorf("ask %d: undecided, but Wait returned %s", i, r.ask.Status)
-			}
-		case <-time.After(time.Until(ask.Deadline.Add(time.Second))):
-			t.Fatalf("ask %d: Wait still blocked 1s past its deadline", i)
+		r := resultWithin(t, i, ask, results)
+		got[r.ask.Status]++
+		switch {
+		case decided[i] && r.ask != won[i]:
+			t.Errorf("ask %d: decided %s before its deadline, but Wait returned %s (%v)", i, won[i].Status, r.ask.Status, r.err)
+		case decided[i]:
+			checkWokenBeforeDeadline(t, ask, r)
+		case !decided[i] && r.ask.Status != Status(Expired) && r.ask.Status != Status(Unavailable):
+			t.Errorf("ask %d: undecided, but Wait returned %s", i, r.ask.Status)
 		}
 	}
 	t.Logf("after restart: %v", got)
@@ -170,17 +183,12 @@ func TestRedisDownWaitersEndAtDeadline(t *testing.T) {
 	asks, results := startWaiters(t, a, n, 2*time.Second)
 	srv.Kill()
 	for i, ask := range asks {
-		select {
-		case r := <-results[i]:
-			checkNotPastDeadline(t, ask, r)
-			if r.ask.Status != Status(Unavailable) || ErrorCode(r.err) != CodeUnavailable {
-				t.Errorf("ask %d with Redis down: %s, %v; want unavailable", i, r.ask.Status, r.err)
-			}
-			if r.at.Before(ask.Deadline) {
-				t.Errorf("ask %d: gave up %s before its deadline", i, ask.Deadline.Sub(r.at))
-			}
-		case <-time.After(time.Until(ask.Deadline.Add(time.Second))):
-			t.Fatalf("ask %d: Wait still blocked 1s past its deadline", i)
+		r := resultWithin(t, i, ask, results)
+		if r.ask.Status != Status(Unavailable) || ErrorCode(r.err) != CodeUnavailable {
+			t.Errorf("ask %d with Redis down: %s, %v; want unavailable", i, r.ask.Status, r.err)
+		}
+		if r.at.Before(ask.Deadline) {
+			t.Errorf("ask %d: gave up %s before its deadline", i, ask.Deadline.Sub(r.at))
 		}
 	}
 	// A Wait that starts while Redis is down fails closed too.

@@ -25,12 +25,7 @@ func newRedisClient(t testing.TB, url string) redis.UniversalClient {
 // and closes it (before the client) when the test ends.
 func newRedisStore(t testing.TB, url string, opts Options) *RedisStore {
 	t.Helper()
-	s, err := NewRedisStore(t.Context(), newRedisClient(t, url), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return openRedisStore(t, newRedisClient(t, url), opts)
 }
 
 func TestRedisStore(t *testing.T) {
@@ -70,11 +65,7 @@ func TestNewRedisStoreUnreachable(t *testing.T) {
 func TestRedisRecordTTLIsDeadlinePlusRetention(t *testing.T) {
 	srv := redistest.Start(t)
 	client := newRedisClient(t, srv.URL())
-	s, err := NewRedisStore(t.Context(), client, Options{Retention: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openRedisStore(t, client, Options{Retention: time.Hour})
 	ask, err := s.Create(t.Context(), sampleRequest(1), time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -98,11 +89,7 @@ func TestRedisRecordTTLIsDeadlinePlusRetention(t *testing.T) {
 func TestRedisAuditIsCapped(t *testing.T) {
 	srv := redistest.Start(t)
 	client := newRedisClient(t, srv.URL())
-	s, err := NewRedisStore(t.Context(), client, Options{AuditMaxLen: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openRedisStore(t, client, Options{AuditMaxLen: 10})
 	for i := range 150 {
 		ask, err := s.Create(t.Context(), sampleRequest(i), time.Minute)
 		if err != nil {

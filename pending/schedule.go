@@ -161,6 +161,23 @@ func (c MessageCopies) Has(channel, ts string) bool {
 	return false
 }
 
+// with returns c with the message channel/ts added at the end, or c as
+// it is when it has that copy already: the memory store's one way of
+// recording a copy (AddCopy, and ConfirmDirect's DM), the list the Redis
+// scripts keep the same way. channel and ts are checked (copyEntry)
+// before.
+func (c MessageCopies) with(channel, ts string) MessageCopies {
+	e := MessageCopies(channel + "/" + ts)
+	switch {
+	case c.Has(channel, ts):
+		return c
+	case c == "":
+		return e
+	default:
+		return c + "," + e
+	}
+}
+
 // ShownOn reports whether the message channel/ts shows a: its own message
 // or one of its recorded copies, and nothing else.
 func (a Ask) ShownOn(channel, ts string) bool {
@@ -461,23 +478,13 @@ func (s *MemoryStore) AddCopy(ctx context.Context, id, channel, ts string) error
 	if err := checkID("add_copy", id); err != nil {
 		return err
 	}
-	e, err := copyEntry("add_copy", channel, ts)
-	if err != nil {
+	if _, err := copyEntry("add_copy", channel, ts); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, ok := s.asks[id]
-	switch {
-	case !ok:
-		return notFound("add_copy", id)
-	case m.ask.Copies.Has(channel, ts):
-	case m.ask.Copies == "":
-		m.ask.Copies = MessageCopies(e)
-	default:
-		m.ask.Copies += MessageCopies("," + e)
-	}
-	return nil
+	return s.withAsk("add_copy", id, func(m *memoryAsk) error {
+		m.ask.Copies = m.ask.Copies.with(channel, ts)
+		return nil
+	})
 }
 
 // FinishStep implements Steps.

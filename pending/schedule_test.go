@@ -30,10 +30,16 @@ func TestMemorySteps(t *testing.T) {
 func testSteps(t *testing.T, newStore newStoreFunc) {
 	steps := func(s Store) Steps { return s.(Steps) }
 	const lease = 30 * time.Second
-
-	t.Run("ClaimedOnceFinishedOnce", func(t *testing.T) {
+	// clocked is the pair of stores (as two replicas) on one fake clock
+	// that every case moving time starts from.
+	clocked := func(t *testing.T) (*fakeClock, Store, Store) {
 		clock := newFakeClock()
 		a, b := newStore(t, clock.options())
+		return clock, a, b
+	}
+
+	t.Run("ClaimedOnceFinishedOnce", func(t *testing.T) {
+		clock, a, b := clocked(t)
 		ctx := t.Context()
 		ask, err := a.Create(ctx, sampleRequest(1), 15*time.Minute)
 		if err != nil {
@@ -68,18 +74,13 @@ func testSteps(t *testing.T, newStore newStoreFunc) {
 		if f := rec.Followups.Entries(); len(f) != 1 || f[0] != (Followup{Name: "remind", After: 5 * time.Minute, To: "U1,S1"}) {
 			t.Errorf("followups = %+v", f)
 		}
-		events, _ := a.Audit(ctx, 0)
-		if n := countKind(events, EventReminded); n != 1 {
-			t.Errorf("%d reminded events, want 1", n)
-		}
+		assertReminded(t, a, 1)
 	})
 
 	t.Run("LapsedLeaseIsTakenOver", func(t *testing.T) {
-		clock := newFakeClock()
-		a, b := newStore(t, clock.options())
+		clock, a, b := clocked(t)
 		ctx := t.Context()
-		ask, _ := a.Create(ctx, sampleRequest(2), 15*time.Minute)
-		_ = steps(a).ScheduleSteps(ctx, ask.ID, []DueStep{{Name: "remind", Due: ask.CreatedAt.Add(time.Minute)}})
+		askWithReminder(t, a, 2)
 		clock.Advance(time.Minute)
 		dead, _ := steps(a).ClaimSteps(ctx, lease, 10) // a's replica then dies
 		if len(dead) != 1 {
@@ -100,18 +101,13 @@ func testSteps(t *testing.T, newStore newStoreFunc) {
 		if ok, _ := steps(b).FinishStep(ctx, got[0], StepDone{Kind: EventReminded}); !ok {
 			t.Error("the new claim could not finish the step")
 		}
-		events, _ := a.Audit(ctx, 0)
-		if n := countKind(events, EventReminded); n != 1 {
-			t.Errorf("%d reminded events, want 1", n)
-		}
+		assertReminded(t, a, 1)
 	})
 
 	t.Run("DecidedAskDropsItsSteps", func(t *testing.T) {
-		clock := newFakeClock()
-		a, b := newStore(t, clock.options())
+		clock, a, b := clocked(t)
 		ctx := t.Context()
-		ask, _ := a.Create(ctx, sampleRequest(3), 15*time.Minute)
-		_ = steps(a).ScheduleSteps(ctx, ask.ID, []DueStep{{Name: "remind", Due: ask.CreatedAt.Add(time.Minute)}})
+		ask := askWithReminder(t, a, 3)
 		if _, err := b.Decide(ctx, ask.ID, Approved, "U1", ""); err != nil {
 			t.Fatal(err)
 		}
@@ -127,8 +123,7 @@ func testSteps(t *testing.T, newStore newStoreFunc) {
 	})
 
 	t.Run("ExpiryTellsWhatWasTried", func(t *testing.T) {
-		clock := newFakeClock()
-		a, b := newStore(t, clock.options())
+		clock, a, b := clocked(t)
 		ctx := t.Context()
 		plain, _ := a.Create(ctx, sampleRequest(4), 15*time.Minute)
 		ask, _ := a.Create(ctx, sampleRequest(4), 15*time.Minute)
@@ -192,6 +187,25 @@ func testSteps(t *testing.T, newStore newStoreFunc) {
 			t.Errorf("a malformed copy: %v", err)
 		}
 	})
+}
+
+// askWithReminder creates an Ask of sampleRequest(i) on s, due in 15
+// minutes, with one follow-up step, "remind", due a minute after it was
+// made: the Ask the lease and decision cases of testSteps start from.
+func askWithReminder(t *testing.T, s Store, i int) Ask {
+	t.Helper()
+	ask, _ := s.Create(t.Context(), sampleRequest(i), 15*time.Minute)
+	_ = s.(Steps).ScheduleSteps(t.Context(), ask.ID, []DueStep{{Name: "remind", Due: ask.CreatedAt.Add(time.Minute)}})
+	return ask
+}
+
+// assertReminded checks that s's audit trail holds want reminded events.
+func assertReminded(t *testing.T, s Store, want int) {
+	t.Helper()
+	events, _ := s.Audit(t.Context(), 0)
+	if n := countKind(events, EventReminded); n != want {
+		t.Errorf("%d reminded events, want %d", n, want)
+	}
 }
 
 func countKind(events []Event, k EventKind) int {

@@ -70,14 +70,7 @@ func testClusterMasterKilled(t *testing.T, c *redistest.Cluster) {
 	const asks = 200
 	waiter := newRedisStore(t, c.URL(), Options{Logger: quietLogger()})
 	decider := newRedisStore(t, c.URL(), Options{Logger: quietLogger()})
-	ids := make([]string, asks)
-	for i := range ids {
-		a, err := waiter.Create(t.Context(), sampleRequest(i), asksTTL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids[i] = a.ID
-	}
+	ids := createAsks(t.Context(), t, waiter, asks, asksTTL)
 	results := waitAll(t, waiter, ids)
 	old := c.MasterOf(waiter.keys.deadlines)
 	old.WaitReplicated(10 * time.Second) // the Asks themselves survive the failover
@@ -293,14 +286,7 @@ func decidesThroughFailover(tb testing.TB, d *redistest.Sentinel, run failoverRu
 		// wait for the replica that came back.
 		testwait.For(tb, "both stores to wait for 2 replicas once the replica came back", func() bool { return counted() == [2]int{2, 2} })
 	}
-	ids := make([]string, asks)
-	for i := range ids {
-		a, err := waiter.Create(ctx, sampleRequest(i), decidesTTL)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		ids[i] = a.ID
-	}
+	ids := createAsks(ctx, tb, waiter, asks, decidesTTL)
 	d.Master().WaitReplicated(10 * time.Second)
 	waits := make([]Ask, asks)
 	wokeAt, confirmedAt := make([]time.Time, asks), make([]time.Time, asks)
@@ -498,14 +484,7 @@ func BenchmarkSentinelDecide(b *testing.B) {
 	}{{"wait", 0}, {"neither", -1}} {
 		b.Run(mode.name, func(b *testing.B) {
 			s := newRedisStore(b, d.URL(), Options{ReplicaAcks: mode.acks, Logger: quietLogger()})
-			ids := make([]string, b.N)
-			for i := range ids {
-				a, err := s.Create(b.Context(), sampleRequest(i), time.Hour)
-				if err != nil {
-					b.Fatal(err)
-				}
-				ids[i] = a.ID
-			}
+			ids := createAsks(b.Context(), b, s, b.N, time.Hour)
 			b.ResetTimer()
 			for i := range b.N {
 				if _, err := s.Decide(b.Context(), ids[i], Approved, "U1", ""); err != nil {
@@ -562,14 +541,7 @@ func BenchmarkDecidesWithAHungReplica(b *testing.B) {
 	const callers = 64
 	d := redistest.StartSentinel(b, 2)
 	s := newRedisStore(b, d.URL(), Options{Logger: quietLogger()})
-	ids := make([]string, b.N)
-	for i := range ids {
-		a, err := s.Create(b.Context(), sampleRequest(i), time.Hour)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ids[i] = a.ID
-	}
+	ids := createAsks(b.Context(), b, s, b.N, time.Hour)
 	d.Master().WaitReplicated(10 * time.Second)
 	hung := d.Replicas()[0]
 	hung.Freeze()

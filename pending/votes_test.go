@@ -107,19 +107,13 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 		if _, err := b.Cast(t.Context(), ask.ID, Ballot{Outcome: ApprovedSession, By: "U_BO"}); ErrorCode(err) != CodeInvalid {
 			t.Fatalf("approve for session on a quorum ask: %v; want invalid", err)
 		}
-		done := make(chan Ask, 1)
-		go func() { w, _ := a.Wait(t.Context(), ask.ID); done <- w }()
+		done := waitInBackground(t, a, ask.ID)
 		won, err := b.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_BO", Person: "U_BO"})
 		if err != nil || Outcome(won.Status) != Approved || won.DecidedBy != "U_BO" || won.Votes != "U_ANA\nU_BO" {
 			t.Fatalf("second distinct approval: %+v, %v; want approved by U_BO after U_ANA", won, err)
 		}
-		select {
-		case w := <-done:
-			if w != won {
-				t.Errorf("waiter got %+v, want %+v", w, won)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("the waiter did not wake on the quorum")
+		if w := receiveWithin(t, done, 5*time.Second, "the waiter did not wake on the quorum"); w != won {
+			t.Errorf("waiter got %+v, want %+v", w, won)
 		}
 		if _, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_CY", Person: "U_CY"}); ErrorCode(err) != CodeConflict {
 			t.Errorf("a third approval: %v; want conflict", err)
@@ -158,19 +152,9 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 			t.Fatal(err)
 		}
 		const n = 12
-		results := make([]Ask, n)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			st := a
-			if i%2 == 1 {
-				st = b
-			}
-			wg.Go(func() {
-				results[i], errs[i] = st.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: fmt.Sprintf("U_%02d", i), Person: fmt.Sprintf("U_%02d", i)})
-			})
-		}
-		wg.Wait()
+		results, errs := castConcurrently(t, a, b, ask.ID, n, func(i int) Ballot {
+			return Ballot{Outcome: Approved, By: fmt.Sprintf("U_%02d", i), Person: fmt.Sprintf("U_%02d", i)}
+		})
 		winners := 0
 		for i := range n {
 			switch {
@@ -198,18 +182,9 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 		a, b := newStore(t, Options{})
 		ask, _ := a.Create(t.Context(), quorum(2), time.Minute)
 		const n = 10
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			st := a
-			if i%2 == 1 {
-				st = b
-			}
-			wg.Go(func() {
-				_, errs[i] = st.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_ANA", Person: "U_ANA"})
-			})
-		}
-		wg.Wait()
+		_, errs := castConcurrently(t, a, b, ask.ID, n, func(int) Ballot {
+			return Ballot{Outcome: Approved, By: "U_ANA", Person: "U_ANA"}
+		})
 		counted, repeats := 0, 0
 		for _, err := range errs {
 			if err == nil {
@@ -285,19 +260,32 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 	})
 }
 
+// castConcurrently casts ballot(i) for i in 0..n-1 on the Ask id, all at
+// once, the even ones through a and the odd ones through b (clicks
+// reaching two replicas), and returns each cast's answer and error by i.
+func castConcurrently(t *testing.T, a, b Store, id string, n int, ballot func(i int) Ballot) ([]Ask, []error) {
+	results := make([]Ask, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		st := a
+		if i%2 == 1 {
+			st = b
+		}
+		wg.Go(func() {
+			results[i], errs[i] = st.Cast(t.Context(), id, ballot(i))
+		})
+	}
+	wg.Wait()
+	return results, errs
+}
+
 // assertVotes checks the ask's voted events: "BY REASON" each, in order.
 func assertVotes(t *testing.T, s Store, id string, want ...string) {
 	t.Helper()
-	events, err := s.Audit(t.Context(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, e := range events {
-		if e.Kind == EventVoted && e.AskID == id {
-			got = append(got, e.By+" "+e.Reason)
-		}
-	}
+	got := auditPick(t, s, func(e Event) (string, bool) {
+		return e.By + " " + e.Reason, e.Kind == EventVoted && e.AskID == id
+	})
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("voted events %q, want %q", got, want)
 	}
