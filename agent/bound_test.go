@@ -8,7 +8,6 @@ import (
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/bound"
-	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/policy"
 )
 
@@ -39,6 +38,20 @@ func resultOf(t *testing.T, ev *events, callID string) agent.Event {
 	return agent.Event{}
 }
 
+// allowFirstThenAsk is a policy that allows the first call it judges, for
+// the reason allowed, and asks for every later one: a run whose first call
+// runs on the policy's word (bounded) and whose second runs on a person's.
+func allowFirstThenAsk(allowed string) func(policy.Call) policy.Verdict {
+	n := 0
+	return func(policy.Call) policy.Verdict {
+		n++
+		if n == 1 {
+			return policy.Verdict{Decision: policy.Allow, Reason: allowed}
+		}
+		return policy.Verdict{Decision: policy.Ask, Reason: "asks"}
+	}
+}
+
 // A command the policy allowed runs inside the bound: its write into .git
 // fails with the system's error, its workspace write lands, and its
 // result says it was bounded. The same command approved by a person runs
@@ -49,20 +62,9 @@ func TestAllowedCommandsRunBoundedApprovedOnesAsApproved(t *testing.T) {
 		t.Fatalf("this machine offers no whole bound: %s (%s)", sup, sup.Why)
 	}
 	cmd := "echo bounded > made.txt; echo x > .git/HEAD"
-	h := newHarness(t, []fakeopenai.Reply{
-		fakeopenai.Call(bash("c1", cmd)),
-		fakeopenai.Call(bash("c2", cmd)),
-		fakeopenai.Text("done"),
-	}, func(c *agent.Config) { c.Bound = newBound(t, bound.Required, sup) })
+	h := newHarness(t, bashTurns("done", cmd, cmd), func(c *agent.Config) { c.Bound = newBound(t, bound.Required, sup) })
 	gitWorkspace(t, h.ws)
-	n := 0
-	h.policy.decide = func(c policy.Call) policy.Verdict {
-		n++
-		if n == 1 {
-			return policy.Verdict{Decision: policy.Allow, Reason: "the rules allow it"}
-		}
-		return policy.Verdict{Decision: policy.Ask, Reason: "asks"}
-	}
+	h.policy.decide = allowFirstThenAsk("the rules allow it")
 	h.approver.answer = answerWith(agent.Approved, "U_ANA", "")
 	res, ev := h.run(t, agent.RunSpec{})
 	if res.Status != agent.StatusFinished {
@@ -101,19 +103,8 @@ func TestNoBoundRequiredAsksBestEffortWarns(t *testing.T) {
 		{bound.BestEffort, 1, "no (none (a kernel without Landlock))", "Warning: bound none"},
 	} {
 		t.Run(string(tc.mode), func(t *testing.T) {
-			h := newHarness(t, []fakeopenai.Reply{
-				fakeopenai.Call(bash("c1", "echo one")),
-				fakeopenai.Call(bash("c2", "echo two")),
-				fakeopenai.Text("done"),
-			}, func(c *agent.Config) { c.Bound = newBound(t, tc.mode, none) })
-			n := 0
-			h.policy.decide = func(c policy.Call) policy.Verdict {
-				n++
-				if n == 1 {
-					return policy.Verdict{Decision: policy.Allow, Reason: "the rules allow echo"}
-				}
-				return policy.Verdict{Decision: policy.Ask, Reason: "asks"}
-			}
+			h := newHarness(t, bashTurns("done", "echo one", "echo two"), func(c *agent.Config) { c.Bound = newBound(t, tc.mode, none) })
+			h.policy.decide = allowFirstThenAsk("the rules allow echo")
 			h.approver.answer = answerWith(agent.Approved, "U_BO", "")
 			res, ev := h.run(t, agent.RunSpec{})
 			if res.Status != agent.StatusFinished {

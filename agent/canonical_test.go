@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/askops/askops/agent"
-	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/policy"
 )
 
@@ -21,10 +20,7 @@ func TestBashRunsTheCanonicalText(t *testing.T) {
 	if canonical == raw {
 		t.Fatalf("canonical text %q equals the raw text; the test shows nothing", canonical)
 	}
-	h := newHarness(t, []fakeopenai.Reply{
-		fakeopenai.Call(bash("c1", raw)),
-		fakeopenai.Text("done"),
-	}, nil)
+	h := newHarness(t, bashTurns("done", raw), nil)
 	h.approver.answer = answerWith(agent.Approved, "U42", "")
 	h.run(t, agent.RunSpec{})
 
@@ -45,10 +41,7 @@ func TestBashRunsTheCanonicalText(t *testing.T) {
 // run (if a human approves) exactly as shown, and the policy never allows it.
 func TestBashKeepsTextWithUnsafeCharacters(t *testing.T) {
 	raw := "echo ran # note \\\necho second"
-	h := newHarness(t, []fakeopenai.Reply{
-		fakeopenai.Call(bash("c1", raw)),
-		fakeopenai.Text("done"),
-	}, nil)
+	h := newHarness(t, bashTurns("done", raw), nil)
 	h.approver.answer = answerWith(agent.Approved, "U42", "")
 	h.run(t, agent.RunSpec{})
 	if judged := h.policy.judged(); len(judged) != 1 || judged[0].Command != raw {

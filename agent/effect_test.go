@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/askops/askops/agent"
-	"github.com/askops/askops/internal/fakeopenai"
 )
 
 // TestAskCarriesTheToolsEffect: each side-effect tool describes, from its
@@ -13,12 +12,11 @@ import (
 // used, and whatever else the arguments hold), the file tools the path as
 // the model named it and what goes into the file.
 func TestAskCarriesTheToolsEffect(t *testing.T) {
-	h := newHarness(t, []fakeopenai.Reply{
-		fakeopenai.Call(call("c1", "bash", map[string]any{"command": "echo   hi", "timeout_seconds": 5})),
-		fakeopenai.Call(call("c2", "write_file", map[string]any{"path": "conf/app.yaml", "content": "port: 80\n"})),
-		fakeopenai.Call(call("c3", "edit_file", map[string]any{"path": "conf/app.yaml", "old_string": "80", "new_string": "81"})),
-		fakeopenai.Text("ok"),
-	}, nil)
+	h := newHarness(t, callTurns("ok",
+		call("c1", "bash", map[string]any{"command": "echo   hi", "timeout_seconds": 5}),
+		call("c2", "write_file", map[string]any{"path": "conf/app.yaml", "content": "port: 80\n"}),
+		call("c3", "edit_file", map[string]any{"path": "conf/app.yaml", "old_string": "80", "new_string": "81"}),
+	), nil)
 	h.approver.answer = answerWith(agent.Approved, "U1", "")
 	h.run(t, agent.RunSpec{})
 	want := []agent.Effect{

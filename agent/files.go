@@ -26,14 +26,13 @@ func readFileTool() Tool {
 		Name:        "read_file",
 		Description: "Read a text file inside the workspace, with line numbers. offset is the first line (1-based), limit the number of lines.",
 		Params: []Param{
-			{Name: "path", Type: String, Required: true, Description: "file path, relative to the working directory or absolute inside the workspace"},
+			filePathParam,
 			{Name: "offset", Type: Integer, Description: "first line to read, 1-based (default 1)"},
 			{Name: "limit", Type: Integer, Description: fmt.Sprintf("maximum number of lines (default %d)", defaultReadLines)},
 		},
 		Safety: policy.ReadOnly,
 		Prepare: func(env Env, a Args) (Action, error) {
-			given := a.String("path")
-			p, err := env.Resolve(given)
+			target, err := resolveFile(env, a.String("path"))
 			if err != nil {
 				return Action{}, err
 			}
@@ -50,17 +49,46 @@ func readFileTool() Tool {
 				}
 				limit = n
 			}
-			rel := relToRoot(env.Workspace, p)
 			return Action{
-				Path:    p,
-				Summary: "read_file " + rel,
-				Run: func(ctx context.Context) (string, error) {
-					return inWorkspace(env.Workspace, rel, func(root *os.Root) (string, error) {
-						return readLines(root, rel, offset, limit, env.MaxOutputBytes)
-					})
-				},
+				Path:    target.abs,
+				Summary: "read_file " + target.rel,
+				Run: target.run(env, func(root *os.Root, rel string) (string, error) {
+					return readLines(root, rel, offset, limit, env.MaxOutputBytes)
+				}),
 			}, nil
 		},
+	}
+}
+
+// filePathParam is the path argument of the tools that name one file: each
+// offers it with the same words, so the model reads it the same way.
+var filePathParam = Param{Name: "path", Type: String, Required: true, Description: "file path, relative to the working directory or absolute inside the workspace"}
+
+// workspaceFile is a file tool's path argument resolved: what the model
+// gave (the Effect shows it), where it really lies (the Action's Path, which
+// the policy judges) and that place relative to the workspace root (what
+// the tool opens beneath it, and what the Summary shows).
+type workspaceFile struct {
+	given, abs, rel string
+}
+
+// resolveFile resolves a file tool's path argument against env, so that
+// every file tool agrees on which file a call names and how it shows it.
+func resolveFile(env Env, given string) (workspaceFile, error) {
+	p, err := env.Resolve(given)
+	if err != nil {
+		return workspaceFile{}, err
+	}
+	return workspaceFile{given: given, abs: p, rel: relToRoot(env.Workspace, p)}, nil
+}
+
+// run is the Action's Run for this file: fn is handed the workspace opened
+// as an os.Root and the file's path beneath it (see inWorkspace).
+func (w workspaceFile) run(env Env, fn func(root *os.Root, rel string) (string, error)) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) {
+		return inWorkspace(env.Workspace, w.rel, func(root *os.Root) (string, error) {
+			return fn(root, w.rel)
+		})
 	}
 }
 
@@ -130,36 +158,32 @@ func writeFileTool() Tool {
 		Name:        "write_file",
 		Description: "Create or replace a file inside the workspace with the given content (parent directories are created).",
 		Params: []Param{
-			{Name: "path", Type: String, Required: true, Description: "file path, relative to the working directory or absolute inside the workspace"},
+			filePathParam,
 			{Name: "content", Type: String, Required: true, Description: "the complete new content of the file"},
 		},
 		Safety: policy.SideEffect,
 		Prepare: func(env Env, a Args) (Action, error) {
-			given := a.String("path")
-			p, err := env.Resolve(given)
+			target, err := resolveFile(env, a.String("path"))
 			if err != nil {
 				return Action{}, err
 			}
 			content := a.String("content")
-			rel := relToRoot(env.Workspace, p)
 			return Action{
-				Path:    p,
-				Summary: fmt.Sprintf("write_file %s (%d bytes)", rel, len(content)),
-				Effect:  Effect{Kind: EffectWrite, Path: given, Content: content},
-				Run: func(ctx context.Context) (string, error) {
-					return inWorkspace(env.Workspace, rel, func(root *os.Root) (string, error) {
-						if fi, err := root.Stat(rel); err == nil && !fi.Mode().IsRegular() {
-							return "", fmt.Errorf("%s exists and is not a regular file", rel)
-						}
-						if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
-							return "", fileError(rel, err)
-						}
-						if err := writeKeepingMode(root, rel, []byte(content)); err != nil {
-							return "", err
-						}
-						return fmt.Sprintf("wrote %d bytes to %s", len(content), rel), nil
-					})
-				},
+				Path:    target.abs,
+				Summary: fmt.Sprintf("write_file %s (%d bytes)", target.rel, len(content)),
+				Effect:  Effect{Kind: EffectWrite, Path: target.given, Content: content},
+				Run: target.run(env, func(root *os.Root, rel string) (string, error) {
+					if fi, err := root.Stat(rel); err == nil && !fi.Mode().IsRegular() {
+						return "", fmt.Errorf("%s exists and is not a regular file", rel)
+					}
+					if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+						return "", fileError(rel, err)
+					}
+					if err := writeKeepingMode(root, rel, []byte(content)); err != nil {
+						return "", err
+					}
+					return fmt.Sprintf("wrote %d bytes to %s", len(content), rel), nil
+				}),
 			}, nil
 		},
 	}
@@ -171,14 +195,13 @@ func editFileTool() Tool {
 		Description: "Replace one exact occurrence of old_string with new_string in a file inside the workspace. " +
 			"old_string must match exactly once; include enough surrounding text to make it unique.",
 		Params: []Param{
-			{Name: "path", Type: String, Required: true, Description: "file path, relative to the working directory or absolute inside the workspace"},
+			filePathParam,
 			{Name: "old_string", Type: String, Required: true, Description: "the exact text to replace (must occur exactly once)"},
 			{Name: "new_string", Type: String, Required: true, Description: "the replacement text"},
 		},
 		Safety: policy.SideEffect,
 		Prepare: func(env Env, a Args) (Action, error) {
-			given := a.String("path")
-			p, err := env.Resolve(given)
+			target, err := resolveFile(env, a.String("path"))
 			if err != nil {
 				return Action{}, err
 			}
@@ -189,35 +212,32 @@ func editFileTool() Tool {
 			if oldS == newS {
 				return Action{}, errors.New(`invalid arguments for edit_file: "old_string" and "new_string" are identical; nothing to change`)
 			}
-			rel := relToRoot(env.Workspace, p)
 			return Action{
-				Path:    p,
-				Summary: fmt.Sprintf("edit_file %s (replace %d bytes with %d bytes)", rel, len(oldS), len(newS)),
-				Effect:  Effect{Kind: EffectEdit, Path: given, Old: oldS, New: newS},
-				Run: func(ctx context.Context) (string, error) {
-					return inWorkspace(env.Workspace, rel, func(root *os.Root) (string, error) {
-						f, err := openRegular(root, rel, os.O_RDONLY)
-						if err != nil {
-							return "", err
-						}
-						data, err := io.ReadAll(f)
-						f.Close()
-						if err != nil {
-							return "", fileError(rel, err)
-						}
-						switch n := strings.Count(string(data), oldS); n {
-						case 1:
-						case 0:
-							return "", fmt.Errorf("old_string was not found in %s (0 matches); the file was not changed. Read the file and copy the text exactly", rel)
-						default:
-							return "", fmt.Errorf("old_string matches %d times in %s, it must match exactly once; the file was not changed. Include more surrounding text", n, rel)
-						}
-						if err := writeKeepingMode(root, rel, []byte(strings.Replace(string(data), oldS, newS, 1))); err != nil {
-							return "", err
-						}
-						return fmt.Sprintf("edited %s: replaced 1 occurrence", rel), nil
-					})
-				},
+				Path:    target.abs,
+				Summary: fmt.Sprintf("edit_file %s (replace %d bytes with %d bytes)", target.rel, len(oldS), len(newS)),
+				Effect:  Effect{Kind: EffectEdit, Path: target.given, Old: oldS, New: newS},
+				Run: target.run(env, func(root *os.Root, rel string) (string, error) {
+					f, err := openRegular(root, rel, os.O_RDONLY)
+					if err != nil {
+						return "", err
+					}
+					data, err := io.ReadAll(f)
+					f.Close()
+					if err != nil {
+						return "", fileError(rel, err)
+					}
+					switch n := strings.Count(string(data), oldS); n {
+					case 1:
+					case 0:
+						return "", fmt.Errorf("old_string was not found in %s (0 matches); the file was not changed. Read the file and copy the text exactly", rel)
+					default:
+						return "", fmt.Errorf("old_string matches %d times in %s, it must match exactly once; the file was not changed. Include more surrounding text", n, rel)
+					}
+					if err := writeKeepingMode(root, rel, []byte(strings.Replace(string(data), oldS, newS, 1))); err != nil {
+						return "", err
+					}
+					return fmt.Sprintf("edited %s: replaced 1 occurrence", rel), nil
+				}),
 			}, nil
 		},
 	}
@@ -236,19 +256,16 @@ func listFilesTool() Tool {
 			if a.Has("path") && a.String("path") != "" {
 				given = a.String("path")
 			}
-			p, err := env.Resolve(given)
+			target, err := resolveFile(env, given)
 			if err != nil {
 				return Action{}, err
 			}
-			rel := relToRoot(env.Workspace, p)
 			return Action{
-				Path:    p,
-				Summary: "list_files " + rel,
-				Run: func(ctx context.Context) (string, error) {
-					return inWorkspace(env.Workspace, rel, func(root *os.Root) (string, error) {
-						return listDir(root, rel, env.MaxOutputBytes)
-					})
-				},
+				Path:    target.abs,
+				Summary: "list_files " + target.rel,
+				Run: target.run(env, func(root *os.Root, rel string) (string, error) {
+					return listDir(root, rel, env.MaxOutputBytes)
+				}),
 			}, nil
 		},
 	}

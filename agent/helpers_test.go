@@ -262,6 +262,27 @@ func bash(id, command string) fakeopenai.ToolCall {
 	return call(id, "bash", map[string]any{"command": command})
 }
 
+// callTurns is the model's side of a run that makes the given tool calls
+// one a turn, in order, and then answers text: the replies most tests of a
+// run hand newHarness.
+func callTurns(text string, calls ...fakeopenai.ToolCall) []fakeopenai.Reply {
+	replies := make([]fakeopenai.Reply, 0, len(calls)+1)
+	for _, c := range calls {
+		replies = append(replies, fakeopenai.Call(c))
+	}
+	return append(replies, fakeopenai.Text(text))
+}
+
+// bashTurns is callTurns of bash calls with the given commands, whose ids
+// are c1, c2, … in order.
+func bashTurns(text string, commands ...string) []fakeopenai.Reply {
+	calls := make([]fakeopenai.ToolCall, len(commands))
+	for i, c := range commands {
+		calls[i] = bash("c"+strconv.Itoa(i+1), c)
+	}
+	return callTurns(text, calls...)
+}
+
 func mustContain(t *testing.T, got string, wants ...string) {
 	t.Helper()
 	for _, w := range wants {

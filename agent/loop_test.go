@@ -19,10 +19,7 @@ import (
 )
 
 func TestApprovedCallRunsAndItsOutputReachesTheModel(t *testing.T) {
-	h := newHarness(t, []fakeopenai.Reply{
-		fakeopenai.Call(bash("c1", "echo hello from bash")),
-		fakeopenai.Text("it said hello"),
-	}, nil)
+	h := newHarness(t, bashTurns("it said hello", "echo hello from bash"), nil)
 	h.approver.answer = answerWith(agent.Approved, "U42", "")
 
 	started := time.Date(2026, 12, 2, 14, 2, 0, 0, time.UTC)
@@ -75,10 +72,7 @@ func TestApprovedCallRunsAndItsOutputReachesTheModel(t *testing.T) {
 }
 
 func TestDeniedCallDoesNotRunAndTheModelLearnsWhy(t *testing.T) {
-	h := newHarness(t, []fakeopenai.Reply{
-		fakeopenai.Call(bash("c1", "touch marker")),
-		fakeopenai.Text("understood, I will not touch it"),
-	}, nil)
+	h := newHarness(t, bashTurns("understood, I will not touch it", "touch marker"), nil)
 	h.approver.answer = answerWith(agent.Denied, "alice", "not during the freeze")
 
 	res, ev := h.run(t, agent.RunSpec{SessionID: "s"})
@@ -136,10 +130,7 @@ func TestEveryOutcomeHasItsOwnText(t *testing.T) {
 	texts := map[string]string{}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, []fakeopenai.Reply{
-				fakeopenai.Call(bash("c1", "touch marker")),
-				fakeopenai.Text("ok"),
-			}, nil)
+			h := newHarness(t, bashTurns("ok", "touch marker"), nil)
 			h.approver.answer = tc.answer
 			h.policy.decide = tc.policy
 
@@ -413,10 +404,7 @@ func TestCommandTimeoutKillsChildrenAndKeepsPartialOutput(t *testing.T) {
 }
 
 func TestOutputIsCappedHeadAndTail(t *testing.T) {
-	h := newHarness(t, []fakeopenai.Reply{
-		fakeopenai.Call(bash("c1", `head -c 100000 /dev/zero | tr '\0' a; echo; echo END; exit 3`)),
-		fakeopenai.Text("ok"),
-	}, func(c *agent.Config) {
+	h := newHarness(t, bashTurns("ok", `head -c 100000 /dev/zero | tr '\0' a; echo; echo END; exit 3`), func(c *agent.Config) {
 		c.Policy = &fakePolicy{decide: allowAll}
 		c.MaxOutputBytes = 1000
 	})
@@ -491,10 +479,7 @@ func TestMalformedCallsAreExplainedNeverRun(t *testing.T) {
 }
 
 func TestMissingToolCallIDsAreFilledIn(t *testing.T) {
-	h := newHarness(t, []fakeopenai.Reply{
-		fakeopenai.Call(call("", "list_files", ``)),
-		fakeopenai.Text("ok"),
-	}, nil)
+	h := newHarness(t, callTurns("ok", call("", "list_files", ``)), nil)
 	res, _ := h.run(t, agent.RunSpec{})
 	if res.Status != agent.StatusFinished {
 		t.Fatalf("result = %+v", res)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -10,19 +11,15 @@ import (
 // The texts below are what the model reads when a call did not run. Each
 // outcome has its own, and each says the action was not performed and must
 // not be retried unchanged, because a model that cannot tell "denied" from
-// "nobody answered" either nags or gives up at the wrong time.
+// "nobody answered" either nags or gives up at the wrong time. A part the
+// decision leaves empty (who, why) reads as a stated default (cmp.Or), never
+// as a blank.
 
 func outcomeText(d Decision) string {
 	switch d.Outcome {
 	case Denied:
-		by := d.By
-		if by == "" {
-			by = "an approver"
-		}
-		reason := d.Reason
-		if reason == "" {
-			reason = "no reason given"
-		}
+		by := cmp.Or(d.By, "an approver")
+		reason := cmp.Or(d.Reason, "no reason given")
 		return fmt.Sprintf("permission denied by %s: %s. The action was not performed. Do not retry the same call; take a different approach or explain what you need.", by, reason)
 	case Expired:
 		deadline := "unknown"
@@ -38,28 +35,16 @@ func outcomeText(d Decision) string {
 		}
 		return fmt.Sprintf("%sno one approved this call before its deadline (%s); the action was not performed. Do not retry the same call unchanged; continue without it, or explain why it is needed so a human can approve it when asked again.", what, deadline)
 	case Cancelled:
-		reason := d.Reason
-		if reason == "" {
-			reason = "the run was stopped"
-		}
+		reason := cmp.Or(d.Reason, "the run was stopped")
 		return fmt.Sprintf("the approval request was cancelled before anyone decided (%s); the action was not performed. Do not retry it.", reason)
 	default: // Unavailable, and anything unknown (fails closed)
-		reason := d.Reason
-		if reason == "" {
-			reason = "no approver could be reached"
-		}
+		reason := cmp.Or(d.Reason, "no approver could be reached")
 		return fmt.Sprintf("the approval request could not reach anyone who may approve (%s); the action was not performed. Do not retry the same call now; continue without it or explain what you need.", reason)
 	}
 }
 
 func policyDeniedText(v policy.Verdict) string {
-	rule := v.Rule
-	if rule == "" {
-		rule = "built-in"
-	}
-	reason := v.Reason
-	if reason == "" {
-		reason = "this call is not allowed"
-	}
+	rule := cmp.Or(v.Rule, "built-in")
+	reason := cmp.Or(v.Reason, "this call is not allowed")
 	return fmt.Sprintf("blocked by policy (%s): %s. The action was not performed. Do not retry the same call; take a different approach or explain what you need.", rule, reason)
 }

@@ -11,6 +11,16 @@ import (
 	"github.com/askops/askops/internal/fakeopenai"
 )
 
+// linkTo is a case's setup that makes the workspace's name a symlink to
+// target: the ways out of the workspace these cases try all start with one.
+func linkTo(target, name string) func(t *testing.T, ws string) {
+	return func(t *testing.T, ws string) {
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestWorkspaceEscapesAreRefused(t *testing.T) {
 	outside := t.TempDir()
 	writeFile(t, filepath.Join(outside, "secret"), "top secret\n")
@@ -30,35 +40,20 @@ func TestWorkspaceEscapesAreRefused(t *testing.T) {
 			want: []string{"refused", "absolute path outside the workspace"}},
 		{name: "absolute /etc", call: call("c1", "list_files", map[string]any{"path": "/etc"}),
 			want: []string{"refused", "absolute path outside the workspace"}},
-		{name: "symlinked directory", setup: func(t *testing.T, ws string) {
-			if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
-				t.Fatal(err)
-			}
-		}, call: call("c1", "read_file", map[string]any{"path": "link/secret"}),
+		{name: "symlinked directory", setup: linkTo(outside, "link"),
+			call: call("c1", "read_file", map[string]any{"path": "link/secret"}),
 			want: []string{"refused", "symlink leads outside the workspace"}},
-		{name: "symlinked file written through", setup: func(t *testing.T, ws string) {
-			if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(ws, "innocent.txt")); err != nil {
-				t.Fatal(err)
-			}
-		}, call: call("c1", "write_file", map[string]any{"path": "innocent.txt", "content": "pwned"}),
+		{name: "symlinked file written through", setup: linkTo(filepath.Join(outside, "secret"), "innocent.txt"),
+			call: call("c1", "write_file", map[string]any{"path": "innocent.txt", "content": "pwned"}),
 			want: []string{"refused", "symlink leads outside the workspace"}},
-		{name: "new file under a symlinked directory", setup: func(t *testing.T, ws string) {
-			if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
-				t.Fatal(err)
-			}
-		}, call: call("c1", "write_file", map[string]any{"path": "link/new/file.txt", "content": "x"}),
+		{name: "new file under a symlinked directory", setup: linkTo(outside, "link"),
+			call: call("c1", "write_file", map[string]any{"path": "link/new/file.txt", "content": "x"}),
 			want: []string{"refused", "symlink leads outside the workspace"}},
-		{name: "dangling symlink", setup: func(t *testing.T, ws string) {
-			if err := os.Symlink(filepath.Join(outside, "not-yet"), filepath.Join(ws, "dangling")); err != nil {
-				t.Fatal(err)
-			}
-		}, call: call("c1", "write_file", map[string]any{"path": "dangling", "content": "x"}),
+		{name: "dangling symlink", setup: linkTo(filepath.Join(outside, "not-yet"), "dangling"),
+			call: call("c1", "write_file", map[string]any{"path": "dangling", "content": "x"}),
 			want: []string{"refused", "cannot resolve"}},
-		{name: "edit through symlink", setup: func(t *testing.T, ws string) {
-			if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
-				t.Fatal(err)
-			}
-		}, call: call("c1", "edit_file", map[string]any{"path": "link/secret", "old_string": "top", "new_string": "no"}),
+		{name: "edit through symlink", setup: linkTo(outside, "link"),
+			call: call("c1", "edit_file", map[string]any{"path": "link/secret", "old_string": "top", "new_string": "no"}),
 			want: []string{"refused", "symlink"}},
 	}
 	for _, tc := range cases {
@@ -99,10 +94,7 @@ func TestWorkspaceEscapesAreRefused(t *testing.T) {
 }
 
 func TestSymlinkInsideTheWorkspaceIsFollowed(t *testing.T) {
-	h := newHarness(t, []fakeopenai.Reply{
-		fakeopenai.Call(call("c1", "read_file", map[string]any{"path": "alias/f.txt"})),
-		fakeopenai.Text("ok"),
-	}, nil)
+	h := newHarness(t, callTurns("ok", call("c1", "read_file", map[string]any{"path": "alias/f.txt"})), nil)
 	writeFile(t, filepath.Join(h.ws, "real", "f.txt"), "inside\n")
 	if err := os.Symlink(filepath.Join(h.ws, "real"), filepath.Join(h.ws, "alias")); err != nil {
 		t.Fatal(err)
@@ -118,10 +110,7 @@ func TestSymlinkInsideTheWorkspaceIsFollowed(t *testing.T) {
 // through symlinks), which the session grant is scoped to; the model's own
 // path stays in Args.
 func TestAskCarriesTheJudgedPath(t *testing.T) {
-	h := newHarness(t, []fakeopenai.Reply{
-		fakeopenai.Call(call("c1", "write_file", map[string]any{"path": "alias/a.txt", "content": "x"})),
-		fakeopenai.Text("ok"),
-	}, nil)
+	h := newHarness(t, callTurns("ok", call("c1", "write_file", map[string]any{"path": "alias/a.txt", "content": "x"})), nil)
 	h.approver.answer = answerWith(agent.Approved, "U42", "")
 	if err := os.MkdirAll(filepath.Join(h.ws, "real"), 0o755); err != nil {
 		t.Fatal(err)
@@ -228,10 +217,7 @@ func TestFileTools(t *testing.T) {
 }
 
 func TestWriteFileAskSummary(t *testing.T) {
-	h := newHarness(t, []fakeopenai.Reply{
-		fakeopenai.Call(call("c1", "write_file", map[string]any{"path": "conf/app.yaml", "content": "port: 80\n"})),
-		fakeopenai.Text("ok"),
-	}, nil)
+	h := newHarness(t, callTurns("ok", call("c1", "write_file", map[string]any{"path": "conf/app.yaml", "content": "port: 80\n"})), nil)
 	h.approver.answer = answerWith(agent.Approved, "U1", "")
 	h.run(t, agent.RunSpec{})
 	asks := h.approver.asked()

@@ -78,28 +78,16 @@ var storeCommand = regexp.MustCompile(`\bvault[ \t]+kv[ \t]+(?:put|patch)\b|\b(?
 
 // storedValues hides what the store commands of s store.
 func storedValues(s string) string {
-	idx := storeCommand.FindAllStringIndex(s, -1)
-	if len(idx) == 0 {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for _, m := range idx {
-		if m[0] < last {
-			continue
-		}
+	return rewriteAfter(s, storeCommand.FindAllStringIndex(s, -1), func(b *strings.Builder, m []int) int {
 		end := m[1] + strings.IndexAny(s[m[1]:], "\n;&|")
 		if end < m[1] {
 			end = len(s)
 		}
 		cmd := s[m[0]:m[1]]
 		pairs := strings.HasPrefix(cmd, "configure") || strings.HasPrefix(cmd, "rclone")
-		b.WriteString(s[last:m[1]])
 		b.WriteString(storedWords(s[m[1]:end], pairs, strings.HasPrefix(cmd, "kubectl")))
-		last = end
-	}
-	b.WriteString(s[last:])
-	return b.String()
+		return end
+	})
 }
 
 // storedWords hides the values in the words after a store command: each
@@ -285,24 +273,14 @@ func hideMarker(string, []string) string { return Marker }
 // ends a command, and the brace's content stays shown.
 func bracedPasswords(s string) string {
 	return eachLine(s, lowerASCII(s), []string{"={"}, func(line string) string {
-		idx := odbcBraces.FindAllStringSubmatchIndex(line, -1)
-		var b strings.Builder
-		last := 0
-		for _, m := range idx {
+		return rewriteGroup(line, odbcBraces.FindAllStringSubmatchIndex(line, -1), 1, func(m []int) (string, bool) {
 			v := line[m[2]:m[3]]
 			quoted := strings.Count(line[:m[0]], `"`)%2 == 1 || strings.Count(line[:m[0]], "'")%2 == 1
 			if v == "" || v == Marker || mayBeCode(strings.ReplaceAll(v, ";", "")) || strings.Contains(v, ";") && !quoted {
-				continue
+				return "", false
 			}
-			b.WriteString(line[last:m[2]])
-			b.WriteString(Marker)
-			last = m[3]
-		}
-		if last == 0 {
-			return line
-		}
-		b.WriteString(line[last:])
-		return b.String()
+			return Marker, true
+		})
 	})
 }
 

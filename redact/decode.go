@@ -103,28 +103,19 @@ func lineBlobs(line string, depth int) string {
 	// A decoder writing into a credentials file: every blob of the command
 	// is the file's content.
 	toCredentials := strings.Contains(line, "-") && decoder.MatchString(line) && writesCredentials(line)
-	var b strings.Builder
-	last := 0
-	for _, m := range idx {
+	return rewriteGroup(line, idx, 0, func(m []int) (string, bool) {
 		run := line[m[0]:m[1]]
 		if m[0] > 0 && blobByte(line[m[0]-1]) || m[1] < len(line) && blobByte(line[m[1]]) {
-			continue // part of a longer word: a path, a URL, a name
+			return "", false // part of a longer word: a path, a URL, a name
 		}
 		if strings.HasSuffix(run, Marker) || intoInterpreter.MatchString(commandAround(line, m[0], m[1])) {
-			continue // decoded into an interpreter: code, shown
+			return "", false // decoded into an interpreter: code, shown
 		}
 		if !(toCredentials && randomLooking(run) || blobSecret(run, depth)) {
-			continue
+			return "", false
 		}
-		b.WriteString(line[last:m[0]])
-		b.WriteString(Marker)
-		last = m[1]
-	}
-	if last == 0 {
-		return line
-	}
-	b.WriteString(line[last:])
-	return b.String()
+		return Marker, true
+	})
 }
 
 // blobRuns are the runs of base64 (standard or URL-safe, with their

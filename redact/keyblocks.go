@@ -20,14 +20,8 @@ func puttyKeys(s string) string {
 	if !strings.Contains(s, "PuTTY-User-Key-File-") {
 		return s
 	}
-	var b strings.Builder
-	last := 0
-	for _, m := range puttyPrivateLines.FindAllStringSubmatchIndex(s, -1) {
-		if m[0] < last {
-			continue
-		}
+	return rewriteAfter(s, puttyPrivateLines.FindAllStringSubmatchIndex(s, -1), func(b *strings.Builder, m []int) int {
 		n, _ := strconv.Atoi(s[m[2]:m[3]])
-		b.WriteString(s[last:m[1]])
 		p := m[1]
 		for ; n > 0 && p < len(s) && s[p] == '\n'; n-- {
 			end := strings.IndexByte(s[p+1:], '\n')
@@ -48,10 +42,8 @@ func puttyKeys(s string) string {
 			b.WriteString(trimmed[len(run):])
 			p = end
 		}
-		last = p
-	}
-	b.WriteString(s[last:])
-	return b.String()
+		return p
+	})
 }
 
 // base64PEM is a run of base64 that starts with "-----BEGIN" encoded.

@@ -194,25 +194,73 @@ func hideFed(word string, chpasswd bool) string {
 
 // replaceGroup rewrites group g of every match of re for which ok holds.
 func replaceGroup(s string, re *regexp.Regexp, g int, ok func([]string) bool, rewrite func(string, []string) string) string {
-	idx := re.FindAllStringSubmatchIndex(s, -1)
+	return rewriteGroup(s, re.FindAllStringSubmatchIndex(s, -1), g, func(m []int) (string, bool) {
+		groups := matchGroups(s, m)
+		if !ok(groups) {
+			return "", false
+		}
+		return rewrite(groups[g], groups), true
+	})
+}
+
+// matchGroups is the text of each group of the match m of s (as
+// FindAllStringSubmatchIndex gives it), "" for a group that took no part.
+func matchGroups(s string, m []int) []string {
+	groups := make([]string, len(m)/2)
+	for i := range groups {
+		if m[2*i] >= 0 {
+			groups[i] = s[m[2*i]:m[2*i+1]]
+		}
+	}
+	return groups
+}
+
+// rewriteGroup rebuilds s with group g of each match in idx (in order, as
+// FindAllStringSubmatchIndex gives them) replaced by what rewrite returns
+// for the match; a group that took no part, or a false from rewrite, leaves
+// the match as it is. Nothing rewritten, s itself comes back. The rules
+// that replace a span in place share it, so none of them can slip on the
+// offsets.
+func rewriteGroup(s string, idx [][]int, g int, rewrite func(m []int) (string, bool)) string {
+	var b strings.Builder
+	last, changed := 0, false
+	for _, m := range idx {
+		if m[2*g] < 0 {
+			continue
+		}
+		with, ok := rewrite(m)
+		if !ok {
+			continue
+		}
+		b.WriteString(s[last:m[2*g]])
+		b.WriteString(with)
+		last, changed = m[2*g+1], true
+	}
+	if !changed {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// rewriteAfter rebuilds s around the matches in idx (in order, as
+// FindAll…Index gives them): each match stays as it is, and what follows
+// it is written to b by rest, which returns where in s the part it wrote
+// ends. A match that starts inside a part already written is passed over.
+// It serves the rules where a match (a command, a header, a BEGIN line)
+// only says where the secret text after it starts.
+func rewriteAfter(s string, idx [][]int, rest func(b *strings.Builder, m []int) (end int)) string {
 	if len(idx) == 0 {
 		return s
 	}
 	var b strings.Builder
 	last := 0
 	for _, m := range idx {
-		groups := make([]string, len(m)/2)
-		for i := range groups {
-			if m[2*i] >= 0 {
-				groups[i] = s[m[2*i]:m[2*i+1]]
-			}
-		}
-		if m[2*g] < 0 || !ok(groups) {
+		if m[0] < last {
 			continue
 		}
-		b.WriteString(s[last:m[2*g]])
-		b.WriteString(rewrite(groups[g], groups))
-		last = m[2*g+1]
+		b.WriteString(s[last:m[1]])
+		last = rest(&b, m)
 	}
 	b.WriteString(s[last:])
 	return b.String()
@@ -298,16 +346,7 @@ var cookieStart = regexp.MustCompile(`(?i)\b((set-)?cookie[ \t]*:[ \t]*)|\bcurl\
 // them may be the session), and the cookie's own value in Set-Cookie (its
 // attributes, Path=/ and the like, stay). A -b that names a file stays.
 func cookies(s string) string {
-	idx := cookieStart.FindAllStringSubmatchIndex(s, -1)
-	if len(idx) == 0 {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for _, m := range idx {
-		if m[0] < last {
-			continue
-		}
+	return rewriteAfter(s, cookieStart.FindAllStringSubmatchIndex(s, -1), func(b *strings.Builder, m []int) int {
 		header, set := m[2] >= 0, m[4] >= 0
 		p := m[1]
 		// the list ends at its quote, or (unquoted) at the end of the line,
@@ -330,12 +369,10 @@ func cookies(s string) string {
 		} else if q := headerEnd(s[p:end]); q >= 0 {
 			end = p + q // Cookie: … inside curl -H '…', or before ; the next command
 		}
-		b.WriteString(s[last:p])
+		b.WriteString(s[m[1]:p])
 		b.WriteString(cookieList(s[p:end], set))
-		last = end
-	}
-	b.WriteString(s[last:])
-	return b.String()
+		return end
+	})
 }
 
 // cookieName reports whether n is a cookie's name (an HTTP token).

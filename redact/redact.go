@@ -608,21 +608,8 @@ func (rule secretRule) apply(s string) string {
 	if rule.fn != nil {
 		return rule.fn(s)
 	}
-	idx := rule.re.FindAllStringSubmatchIndex(s, -1)
-	if len(idx) == 0 {
-		return s
-	}
-	var b strings.Builder
-	last := 0
-	for _, m := range idx {
-		groups := make([]string, len(m)/2)
-		for i := range groups {
-			if m[2*i] >= 0 {
-				groups[i] = s[m[2*i]:m[2*i+1]]
-			}
-		}
-		b.WriteString(s[last:m[0]])
-		last = m[1]
+	return rewriteGroup(s, rule.re.FindAllStringSubmatchIndex(s, -1), 0, func(m []int) (string, bool) {
+		groups := matchGroups(s, m)
 		// The secret is what follows the kept prefix (group 1), or the
 		// whole match.
 		secret := groups[0]
@@ -631,19 +618,14 @@ func (rule secretRule) apply(s string) string {
 		}
 		inWord := rule.wordStart && m[0] > 0 && wordByte(s[m[0]-1])
 		if inWord || mayBeCode(secret) || (rule.keep != nil && rule.keep(groups)) {
-			b.WriteString(groups[0])
-			continue
+			return "", false
 		}
 		if rule.repl != "" {
-			b.Write(rule.re.ExpandString(nil, rule.repl, s, m))
-			continue
+			return string(rule.re.ExpandString(nil, rule.repl, s, m)), true
 		}
 		// keep the key or flag (group 1) and the value's quotes.
-		b.WriteString(groups[1])
-		b.WriteString(quotedMarker(groups[len(groups)-1]))
-	}
-	b.WriteString(s[last:])
-	return b.String()
+		return groups[1] + quotedMarker(groups[len(groups)-1]), true
+	})
 }
 
 // pemBegin starts a private key block: PEM (RSA, EC, DSA, OPENSSH,
@@ -659,17 +641,9 @@ func privateKeys(s string) string {
 	if !strings.Contains(s, "PRIVATE KEY") {
 		return s
 	}
-	var b strings.Builder
-	last := 0
-	for _, loc := range pemBegin.FindAllStringIndex(s, -1) {
-		if loc[0] < last {
-			continue
-		}
-		b.WriteString(s[last:loc[1]])
-		last = keyBody(&b, s, loc[1])
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return rewriteAfter(s, pemBegin.FindAllStringIndex(s, -1), func(b *strings.Builder, m []int) int {
+		return keyBody(b, s, m[1])
+	})
 }
 
 // isPEMEnd reports whether l starts a key block's END line.

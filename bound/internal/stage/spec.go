@@ -70,6 +70,40 @@ type Spec struct {
 	HideDir  string   // an unreadable empty directory
 }
 
+// field is one of a Spec's fields as the encoding carries it: its name and
+// where in a Spec its value lies, by its kind (one of the four is set).
+type field struct {
+	name string
+	text *string   // the value as it is
+	flag *bool     // "1" when set; absent when not
+	num  *int      // a decimal number
+	list *[]string // one line an element, in order
+}
+
+// fields lists s's fields in the order Encode writes them. Encode and
+// Decode both read this one list, so a field is written and read under the
+// same name and kind, and one added to Spec but not here is neither.
+func (s *Spec) fields() []field {
+	return []field{
+		{name: "stage", text: &s.Stage},
+		{name: "probe", flag: &s.Probe},
+		{name: "argv", list: &s.Argv},
+		{name: "dir", text: &s.Dir},
+		{name: "namespaces", flag: &s.Namespaces},
+		{name: "netns", flag: &s.NetNS},
+		{name: "uid", num: &s.UID},
+		{name: "gid", num: &s.GID},
+		{name: "abi", num: &s.ABI},
+		{name: "writable", list: &s.Writable},
+		{name: "device", list: &s.Devices},
+		{name: "deny-connect", flag: &s.DenyConnect},
+		{name: "read-only", list: &s.ReadOnly},
+		{name: "hide", list: &s.Hide},
+		{name: "hide-file", text: &s.HideFile},
+		{name: "hide-dir", text: &s.HideDir},
+	}
+}
+
 // Encode is s as Env carries it: a line a field, "name length:value", a
 // list one line an element. The length, not an escape, ends a value, so a
 // path may hold any byte an environment can (all but NUL), a newline too.
@@ -83,32 +117,22 @@ func (s Spec) Encode() string {
 		b = append(b, v...)
 		b = append(b, '\n')
 	}
-	flag := func(name string, v bool) {
-		if v {
-			put(name, "1")
+	for _, f := range s.fields() {
+		switch {
+		case f.text != nil:
+			put(f.name, *f.text)
+		case f.flag != nil:
+			if *f.flag {
+				put(f.name, "1")
+			}
+		case f.num != nil:
+			put(f.name, strconv.Itoa(*f.num))
+		case f.list != nil:
+			for _, v := range *f.list {
+				put(f.name, v)
+			}
 		}
 	}
-	list := func(name string, vs []string) {
-		for _, v := range vs {
-			put(name, v)
-		}
-	}
-	put("stage", s.Stage)
-	flag("probe", s.Probe)
-	list("argv", s.Argv)
-	put("dir", s.Dir)
-	flag("namespaces", s.Namespaces)
-	flag("netns", s.NetNS)
-	put("uid", strconv.Itoa(s.UID))
-	put("gid", strconv.Itoa(s.GID))
-	put("abi", strconv.Itoa(s.ABI))
-	list("writable", s.Writable)
-	list("device", s.Devices)
-	flag("deny-connect", s.DenyConnect)
-	list("read-only", s.ReadOnly)
-	list("hide", s.Hide)
-	put("hide-file", s.HideFile)
-	put("hide-dir", s.HideDir)
 	return string(b)
 }
 
@@ -116,6 +140,7 @@ func (s Spec) Encode() string {
 // field would be a part of the bound left unbuilt.
 func Decode(raw string) (Spec, error) {
 	var s Spec
+	fields := s.fields()
 	for raw != "" {
 		name, rest, ok := cut(raw, ' ')
 		if !ok {
@@ -128,41 +153,22 @@ func Decode(raw string) (Spec, error) {
 		}
 		v := rest[:size]
 		raw = rest[size+1:]
-		switch name {
-		case "stage":
-			s.Stage = v
-		case "probe":
-			s.Probe, err = parseFlag(v)
-		case "argv":
-			s.Argv = append(s.Argv, v)
-		case "dir":
-			s.Dir = v
-		case "namespaces":
-			s.Namespaces, err = parseFlag(v)
-		case "netns":
-			s.NetNS, err = parseFlag(v)
-		case "uid":
-			s.UID, err = strconv.Atoi(v)
-		case "gid":
-			s.GID, err = strconv.Atoi(v)
-		case "abi":
-			s.ABI, err = strconv.Atoi(v)
-		case "writable":
-			s.Writable = append(s.Writable, v)
-		case "device":
-			s.Devices = append(s.Devices, v)
-		case "deny-connect":
-			s.DenyConnect, err = parseFlag(v)
-		case "read-only":
-			s.ReadOnly = append(s.ReadOnly, v)
-		case "hide":
-			s.Hide = append(s.Hide, v)
-		case "hide-file":
-			s.HideFile = v
-		case "hide-dir":
-			s.HideDir = v
-		default:
+		i := 0
+		for i < len(fields) && fields[i].name != name {
+			i++
+		}
+		if i == len(fields) {
 			return Spec{}, errors.New("unknown field " + strconv.Quote(name))
+		}
+		switch f := fields[i]; {
+		case f.text != nil:
+			*f.text = v
+		case f.flag != nil:
+			*f.flag, err = parseFlag(v)
+		case f.num != nil:
+			*f.num, err = strconv.Atoi(v)
+		case f.list != nil:
+			*f.list = append(*f.list, v)
 		}
 		if err != nil {
 			return Spec{}, errors.New("field " + name + ": " + err.Error())
