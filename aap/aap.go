@@ -57,8 +57,11 @@ type Call struct {
 	// adapter's word for where the call runs, as the Ask API's cwd is
 	// the caller's (paths are judged against it; a session grant of a
 	// shell command is scoped to it).
-	Cwd       string
-	Tool      string
+	Cwd  string
+	Tool string
+	// Server is the MCP server that defines Tool, as the adapter named
+	// it; "" a tool of the agent's own.
+	Server    string
 	Arguments json.RawMessage // exactly as submitted (compacted)
 	Reasoning string          // agent_reasoning: the agent's words, never a rule
 	Timeout   time.Duration   // requested; the Asker may shorten it, never lengthen

@@ -559,3 +559,44 @@ func TestCreationRateLimit(t *testing.T) {
 		t.Errorf("a minute later: %d", code)
 	}
 }
+
+// An MCP server's tool arrives as the specification's adapters send it,
+// tool and server apart: askops takes server, hands it to the Asker,
+// returns it as sent (the adapters refuse an answer without it), and
+// counts it in the idempotency key's input. Empty is refused.
+func TestMCPServerMember(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("claude")
+	key := recordid.NewUUID()
+	body := `{"tool":"create_issue","server":"github","arguments":{"title":"x"},"timeout":"5m"}`
+	first := h.do("POST", "/v1/requests", cred, body, "Idempotency-Key", key)
+	if first.status != 201 || first.str("server") != "github" || first.str("tool") != "create_issue" {
+		t.Fatalf("create: %d %s, want 201 echoing tool and server", first.status, first.raw)
+	}
+	checkShape(t, first)
+	if calls := h.asker.Calls(); len(calls) != 1 || calls[0].Server != "github" || calls[0].Tool != "create_issue" {
+		t.Errorf("the Asker got %+v, want tool create_issue of server github", calls)
+	}
+	if r := h.do("GET", "/v1/requests/"+first.str("id"), cred, nil); r.str("server") != "github" {
+		t.Errorf("read: %s, want server as sent", r.raw)
+	}
+	if r := h.do("POST", "/v1/requests", cred, body, "Idempotency-Key", key); r.status != 200 || r.str("id") != first.str("id") {
+		t.Errorf("replay: %d %s", r.status, r.raw)
+	}
+	other := `{"tool":"create_issue","server":"gitlab","arguments":{"title":"x"},"timeout":"5m"}`
+	if r := h.do("POST", "/v1/requests", cred, other, "Idempotency-Key", key); r.status != 409 || r.errorCode() != "idempotency_conflict" {
+		t.Errorf("another server, same key: %d %s", r.status, r.raw)
+	}
+	for _, bad := range []string{
+		`{"tool":"create_issue","server":"","arguments":{},"timeout":"5m"}`,
+		`{"tool":"create_issue","server":7,"arguments":{},"timeout":"5m"}`,
+		`{"tool":"create_issue","Server":"github","arguments":{},"timeout":"5m"}`,
+	} {
+		if r := h.create(cred, bad); r.status != 400 {
+			t.Errorf("%s: %d %s, want 400", bad, r.status, r.raw)
+		}
+	}
+	if r := h.create(cred, refund()); r.status != 201 || strings.Contains(string(r.raw), `"server"`) {
+		t.Errorf("a request without server: %d %s, want no server member", r.status, r.raw)
+	}
+}

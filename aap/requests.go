@@ -27,6 +27,7 @@ type request struct {
 	ID         string          `json:"id"`
 	Instance   string          `json:"instance"`
 	Tool       string          `json:"tool"`
+	Server     string          `json:"server,omitempty"`
 	Arguments  json.RawMessage `json:"arguments"`
 	Timeout    string          `json:"timeout"`
 	Reasoning  *string         `json:"agent_reasoning,omitempty"`
@@ -64,6 +65,7 @@ type decision struct {
 type requestJSON struct {
 	ID         string          `json:"id"`
 	Tool       string          `json:"tool"`
+	Server     string          `json:"server,omitempty"`
 	Arguments  json.RawMessage `json:"arguments"`
 	Timeout    string          `json:"timeout"`
 	Reasoning  *string         `json:"agent_reasoning,omitempty"`
@@ -85,7 +87,7 @@ type decisionJSON struct {
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func (rq request) json(d *decision) requestJSON {
-	j := requestJSON{ID: rq.ID, Tool: rq.Tool, Arguments: rq.Arguments, Timeout: rq.Timeout, Reasoning: rq.Reasoning, Context: rq.Context,
+	j := requestJSON{ID: rq.ID, Tool: rq.Tool, Server: rq.Server, Arguments: rq.Arguments, Timeout: rq.Timeout, Reasoning: rq.Reasoning, Context: rq.Context,
 		Status: "pending", CreatedAt: stamp(rq.CreatedAt), DeadlineAt: stamp(rq.DeadlineAt)}
 	if d != nil {
 		j.Status = d.Status
@@ -100,6 +102,7 @@ func (rq request) json(d *decision) requestJSON {
 // submitted is the parsed CreateApprovalRequest and its digest.
 type submitted struct {
 	tool      string
+	server    string // "" none
 	arguments json.RawMessage
 	timeout   string
 	ttl       time.Duration
@@ -111,13 +114,18 @@ type submitted struct {
 }
 
 // readSubmission parses POST /v1/requests' body: the protocol's fields by
-// their exact names, nothing else.
+// their exact names, nothing else. server is the MCP server that defines
+// the tool: the specification's schema of 16 September has no such member,
+// but its adapters (Claude Code, Codex, OpenClaw, Hermes, DeepSeek) split
+// an MCP tool's name mcp__<server>__<tool> into tool and server and send
+// both, and refuse an answer that does not return server as sent; refusing
+// it would fail every MCP call of theirs closed.
 func readSubmission(r *http.Request) (submitted, error) {
 	m, err := readObject(r)
 	if err != nil {
 		return submitted{}, err
 	}
-	if err := unknownMember(m, "tool", "arguments", "timeout", "agent_reasoning", "context"); err != nil {
+	if err := unknownMember(m, "tool", "server", "arguments", "timeout", "agent_reasoning", "context"); err != nil {
 		return submitted{}, err
 	}
 	var sub submitted
@@ -132,6 +140,15 @@ func readSubmission(r *http.Request) (submitted, error) {
 		return submitted{}, invalid("invalid_field", "tool", "tool must not be empty.")
 	case len(sub.tool) > maxToolName:
 		return submitted{}, invalid("invalid_field", "tool", "tool is longer than %d bytes.", maxToolName)
+	}
+	if sub.server, has, err = stringField(m, "server"); err != nil {
+		return submitted{}, err
+	}
+	switch {
+	case has && sub.server == "":
+		return submitted{}, invalid("invalid_field", "server", "server must not be empty.")
+	case len(sub.tool)+len(sub.server) > maxToolName:
+		return submitted{}, invalid("invalid_field", "server", "server and tool together are longer than %d bytes.", maxToolName)
 	}
 	if sub.arguments, has, err = objectField(m, "arguments"); err != nil {
 		return submitted{}, err
@@ -183,7 +200,13 @@ func digestOf(sub submitted) string {
 		_ = dec.Decode(&v)
 		return v
 	}
-	d := sha256.Sum256(jsonBytes([]any{sub.tool, canon(sub.arguments), sub.timeout, sub.reasoning, canon(sub.context)}))
+	fields := []any{sub.tool, canon(sub.arguments), sub.timeout, sub.reasoning, canon(sub.context)}
+	if sub.server != "" {
+		// Only when given, so a key recorded before server was read keeps
+		// its digest (a replay after an upgrade is still a replay).
+		fields = append(fields, sub.server)
+	}
+	d := sha256.Sum256(jsonBytes(fields))
 	return hex.EncodeToString(d[:])
 }
 
@@ -291,7 +314,7 @@ func (s *Server) createRequest(r *http.Request, rid string) (int, any, error) {
 		reasoning = *sub.reasoning
 	}
 	a, decided := s.cfg.Asker.Ask(ctx, Call{ID: k.ID, Instance: inst.ID, Name: inst.Name, SessionID: sub.session, Cwd: sub.cwd, Tool: sub.tool,
-		Arguments: sub.arguments, Reasoning: reasoning, Timeout: sub.ttl, Keep: retentionFor(inst)})
+		Server: sub.server, Arguments: sub.arguments, Reasoning: reasoning, Timeout: sub.ttl, Keep: retentionFor(inst)})
 	if decided && a.Status == pending.Status(pending.Unavailable) {
 		undo()
 		s.log.Warn("aap: the request could not be recorded", "ask", k.ID, "instance", inst.ID, "request_id", rid, "reason", a.DecisionReason)
@@ -305,7 +328,7 @@ func (s *Server) createRequest(r *http.Request, rid string) (int, any, error) {
 	if s.cfg.MaxTimeout > 0 {
 		window = min(window, s.cfg.MaxTimeout)
 	}
-	rq := request{ID: k.ID, Instance: inst.ID, Tool: sub.tool, Arguments: sub.arguments, Timeout: sub.timeout, Reasoning: sub.reasoning,
+	rq := request{ID: k.ID, Instance: inst.ID, Tool: sub.tool, Server: sub.server, Arguments: sub.arguments, Timeout: sub.timeout, Reasoning: sub.reasoning,
 		Context: sub.context, CreatedAt: now, DeadlineAt: now.Add(max(window, time.Second)), Window: s.cfg.Window, Keep: retentionFor(inst)}
 	if !a.CreatedAt.IsZero() {
 		rq.CreatedAt = a.CreatedAt.UTC().Truncate(time.Second)

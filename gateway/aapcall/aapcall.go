@@ -41,7 +41,7 @@ func (a Asker) Call(c aap.Call) gateway.Call {
 	if oneOff {
 		session = c.ID
 	}
-	tool, input := a.asShell(c.Tool, c.Arguments)
+	tool, input := a.asShell(toolName(c), c.Arguments)
 	return gateway.Call{
 		Call: hook.Call{
 			SessionID: session,
@@ -58,6 +58,17 @@ func (a Asker) Call(c aap.Call) gateway.Call {
 		Unleased: c.Unleased(),
 		Keep:     c.Keep,
 	}
+}
+
+// toolName is the request's tool as askops' rules and hooks name it: an
+// MCP server's tool is mcp__<server>__<tool>, as Claude Code and Codex
+// spell it to a hook, so a rule written for the hook door (deny
+// mcp__github__*) judges the same call arriving through AAP.
+func toolName(c aap.Call) string {
+	if c.Server == "" {
+		return c.Tool
+	}
+	return "mcp__" + c.Server + "__" + c.Tool
 }
 
 // asShell reads a tool configured in aap.shell_tools as the Bash call of

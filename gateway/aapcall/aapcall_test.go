@@ -2,6 +2,7 @@ package aapcall
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,9 +34,14 @@ func TestCall(t *testing.T) {
 		{"run_command", `{"cmdline":null}`, "Bash", `{"command":null}`},
 		{"run_command", `[1,2]`, "Bash", `{"command":null}`},
 		{"read_file", `{"cmdline":"rm -rf /"}`, "read_file", `{"cmdline":"rm -rf /"}`},
+		{"github/create_issue", `{"title":"x"}`, "mcp__github__create_issue", `{"title":"x"}`},
+		{"ops/run_command", `{"cmdline":"ls"}`, "mcp__ops__run_command", `{"cmdline":"ls"}`},
 	} {
 		in := base
 		in.Tool, in.Arguments = tc.tool, json.RawMessage(tc.args)
+		if server, tool, ok := strings.Cut(tc.tool, "/"); ok {
+			in.Server, in.Tool = server, tool // an MCP server's tool, as AAP adapters send it
+		}
 		c := a.Call(in)
 		if c.Tool != tc.wantTool || string(c.Input) != tc.wantInput {
 			t.Errorf("%s %s: %s %s, want %s %s", tc.tool, tc.args, c.Tool, c.Input, tc.wantTool, tc.wantInput)

@@ -292,8 +292,14 @@ func (d *askingDoors) askAPI(t *testing.T, tc askingCase) seen {
 func (d *askingDoors) aapRequest(t *testing.T, tc askingCase) seen {
 	return d.outcome(t, func() string {
 		var r struct{ Status string }
-		postJSON(t, d.aap+"/v1/requests", d.aapCred, map[string]any{"tool": tc.tool, "arguments": tc.input, "timeout": "1m",
-			"context": map[string]any{"cwd": d.ws, "session_id": "s-aap"}}, &r, "Idempotency-Key", recordid.NewUUID())
+		body := map[string]any{"tool": tc.tool, "arguments": tc.input, "timeout": "1m",
+			"context": map[string]any{"cwd": d.ws, "session_id": "s-aap"}}
+		// The specification's adapters send an MCP tool as tool and server
+		// apart (mcp__github__get_issue: get_issue of github).
+		if server, tool, ok := strings.Cut(strings.TrimPrefix(tc.tool, "mcp__"), "__"); ok && strings.HasPrefix(tc.tool, "mcp__") {
+			body["tool"], body["server"] = tool, server
+		}
+		postJSON(t, d.aap+"/v1/requests", d.aapCred, body, &r, "Idempotency-Key", recordid.NewUUID())
 		return statusWord(r.Status)
 	})
 }
