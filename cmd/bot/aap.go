@@ -119,7 +119,7 @@ func serveLocalAAP(cfg config.Config, st storeSet, bg *loops, asks gateway.Asks,
 	routes := httpRoutes{aap: aapHandler(provider), api: gateway.NewAPI(gw, tokens, log.With("component", "api")).Handler()}
 	list := map[string]http.Handler{}
 	for p, h := range routes.list() {
-		if p == "/v1/" || p == "/aap/" {
+		if p == "/v1/" || p == "/aap/" || p == "/aap" {
 			list[p] = h
 		}
 	}

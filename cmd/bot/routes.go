@@ -44,6 +44,10 @@ func (r httpRoutes) list() map[string]http.Handler {
 		// The protocol's base URL is …/aap: its paths (/v1/requests,
 		// /v1/instances) are the provider's own mux's, below it.
 		routes["/aap/"] = http.StripPrefix("/aap", r.aap)
+		// The base URL itself is no operation: the provider's 404 in the
+		// error envelope, not the mux's redirect to /aap/ (HTML, no
+		// X-Request-ID).
+		routes["/aap"] = r.aap
 	}
 	return routes
 }

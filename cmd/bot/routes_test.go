@@ -14,8 +14,8 @@ import (
 )
 
 // The process's routes, listed once: the probes always, Slack's endpoints
-// when Slack is on, the API under /v1/ when there is one; each path
-// reaches its own part.
+// when Slack is on, the API under /v1/ and the AAP provider under /aap
+// when there are; each path reaches its own part.
 func TestHTTPRoutesListEveryPart(t *testing.T) {
 	part := func(name string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, name+" "+r.Method+" "+r.URL.Path) })
@@ -31,8 +31,9 @@ func TestHTTPRoutesListEveryPart(t *testing.T) {
 		metrics: part("metrics"),
 		slack:   map[string]http.Handler{"POST /slack/interactions": part("interactions"), "POST /slack/commands": part("commands"), "POST /slack/events": part("events")},
 		api:     part("api"),
+		aap:     part("aap"),
 	}
-	want := []string{"/v1/", "GET /healthz", "GET /metrics", "GET /readyz", "POST /slack/commands", "POST /slack/events", "POST /slack/interactions"}
+	want := []string{"/aap", "/aap/", "/v1/", "GET /healthz", "GET /metrics", "GET /readyz", "POST /slack/commands", "POST /slack/events", "POST /slack/interactions"}
 	if got := slices.Sorted(maps.Keys(r.list())); !slices.Equal(got, want) {
 		t.Errorf("routes %q, want %q", got, want)
 	}
@@ -58,6 +59,8 @@ func TestHTTPRoutesListEveryPart(t *testing.T) {
 		{"POST", "/slack/events", "events POST /slack/events"},
 		{"POST", "/v1/asks", "api POST /v1/asks"},
 		{"DELETE", "/v1/asks/a1", "api DELETE /v1/asks/a1"},
+		{"GET", "/aap/v1/requests/r1", "aap GET /v1/requests/r1"},
+		{"GET", "/aap", "aap GET /aap"}, // the provider's 404, not the mux's redirect
 	} {
 		req, _ := http.NewRequestWithContext(t.Context(), tc.method, srv.URL+tc.path, nil)
 		resp, err := http.DefaultClient.Do(req)
