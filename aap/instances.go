@@ -268,15 +268,21 @@ func unseal(key [32]byte, sealed string) (string, error) {
 
 // loadInstance reads instance id (deleted ones too, while their record lasts).
 func (s *Server) loadInstance(ctx context.Context, id string) (instance, bool, error) {
-	b, ok, err := s.cfg.Store.Get(ctx, instKey(id))
+	return loadJSON[instance](ctx, s.cfg.Store, instKey(id))
+}
+
+// loadJSON reads the record stored as JSON under key: false when there is none.
+func loadJSON[T any](ctx context.Context, st Store, key string) (T, bool, error) {
+	var v T
+	b, ok, err := st.Get(ctx, key)
 	if err != nil || !ok {
-		return instance{}, false, err
+		return v, false, err
 	}
-	var inst instance
-	if err := json.Unmarshal(b, &inst); err != nil {
-		return instance{}, false, err
+	if err := json.Unmarshal(b, &v); err != nil {
+		var zero T
+		return zero, false, err
 	}
-	return inst, true, nil
+	return v, true, nil
 }
 
 // provisionersInstance is instance id if prov may manage it (else 404,
