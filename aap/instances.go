@@ -288,17 +288,24 @@ func loadJSON[T any](ctx context.Context, st Store, key string) (T, bool, error)
 // provisionersInstance is instance id if prov may manage it (else 404,
 // as unknown as a wrong id).
 func (s *Server) provisionersInstance(ctx context.Context, rid string, prov provisioner, id string) (instance, error) {
+	return loadOwned(ctx, s, rid, instKey, id, func(inst instance) bool { return inst.Provisioner == prov.name })
+}
+
+// loadOwned is the record stored under key(id) if owns says the caller
+// may see it: a malformed id, a missing record and another's are one 404.
+func loadOwned[T any](ctx context.Context, s *Server, rid string, key func(string) string, id string, owns func(T) bool) (T, error) {
+	var zero T
 	if !recordid.ValidUUID(id) {
-		return instance{}, errNotFound
+		return zero, errNotFound
 	}
-	inst, ok, err := s.loadInstance(ctx, id)
+	v, ok, err := loadJSON[T](ctx, s.cfg.Store, key(id))
 	if err != nil {
-		return instance{}, s.storeErr(rid, err)
+		return zero, s.storeErr(rid, err)
 	}
-	if !ok || inst.Provisioner != prov.name {
-		return instance{}, errNotFound
+	if !ok || !owns(v) {
+		return zero, errNotFound
 	}
-	return inst, nil
+	return v, nil
 }
 
 // getInstance serves GET /v1/instances/{id}.

@@ -411,17 +411,7 @@ func (s *Server) loadRequest(ctx context.Context, id string) (request, bool, err
 
 // instancesRequest is request id if inst made it (else 404).
 func (s *Server) instancesRequest(ctx context.Context, rid string, inst instance, id string) (request, error) {
-	if !recordid.ValidUUID(id) {
-		return request{}, errNotFound
-	}
-	rq, ok, err := s.loadRequest(ctx, id)
-	if err != nil {
-		return request{}, s.storeErr(rid, err)
-	}
-	if !ok || rq.Instance != inst.ID {
-		return request{}, errNotFound
-	}
-	return rq, nil
+	return loadOwned(ctx, s, rid, reqKey, id, func(rq request) bool { return rq.Instance == inst.ID })
 }
 
 // current is rq's decision (nil: pending), waiting up to wait for one.
