@@ -268,31 +268,44 @@ func unseal(key [32]byte, sealed string) (string, error) {
 
 // loadInstance reads instance id (deleted ones too, while their record lasts).
 func (s *Server) loadInstance(ctx context.Context, id string) (instance, bool, error) {
-	b, ok, err := s.cfg.Store.Get(ctx, instKey(id))
+	return loadJSON[instance](ctx, s.cfg.Store, instKey(id))
+}
+
+// loadJSON reads the record stored as JSON under key: false when there is none.
+func loadJSON[T any](ctx context.Context, st Store, key string) (T, bool, error) {
+	var v T
+	b, ok, err := st.Get(ctx, key)
 	if err != nil || !ok {
-		return instance{}, false, err
+		return v, false, err
 	}
-	var inst instance
-	if err := json.Unmarshal(b, &inst); err != nil {
-		return instance{}, false, err
+	if err := json.Unmarshal(b, &v); err != nil {
+		var zero T
+		return zero, false, err
 	}
-	return inst, true, nil
+	return v, true, nil
 }
 
 // provisionersInstance is instance id if prov may manage it (else 404,
 // as unknown as a wrong id).
 func (s *Server) provisionersInstance(ctx context.Context, rid string, prov provisioner, id string) (instance, error) {
+	return loadOwned(ctx, s, rid, instKey, id, func(inst instance) bool { return inst.Provisioner == prov.name })
+}
+
+// loadOwned is the record stored under key(id) if owns says the caller
+// may see it: a malformed id, a missing record and another's are one 404.
+func loadOwned[T any](ctx context.Context, s *Server, rid string, key func(string) string, id string, owns func(T) bool) (T, error) {
+	var zero T
 	if !recordid.ValidUUID(id) {
-		return instance{}, errNotFound
+		return zero, errNotFound
 	}
-	inst, ok, err := s.loadInstance(ctx, id)
+	v, ok, err := loadJSON[T](ctx, s.cfg.Store, key(id))
 	if err != nil {
-		return instance{}, s.storeErr(rid, err)
+		return zero, s.storeErr(rid, err)
 	}
-	if !ok || inst.Provisioner != prov.name {
-		return instance{}, errNotFound
+	if !ok || !owns(v) {
+		return zero, errNotFound
 	}
-	return inst, nil
+	return v, nil
 }
 
 // getInstance serves GET /v1/instances/{id}.

@@ -406,30 +406,12 @@ func (s *Server) replayRequest(ctx context.Context, rid string, inst instance, s
 }
 
 func (s *Server) loadRequest(ctx context.Context, id string) (request, bool, error) {
-	b, ok, err := s.cfg.Store.Get(ctx, reqKey(id))
-	if err != nil || !ok {
-		return request{}, false, err
-	}
-	var rq request
-	if err := json.Unmarshal(b, &rq); err != nil {
-		return request{}, false, err
-	}
-	return rq, true, nil
+	return loadJSON[request](ctx, s.cfg.Store, reqKey(id))
 }
 
 // instancesRequest is request id if inst made it (else 404).
 func (s *Server) instancesRequest(ctx context.Context, rid string, inst instance, id string) (request, error) {
-	if !recordid.ValidUUID(id) {
-		return request{}, errNotFound
-	}
-	rq, ok, err := s.loadRequest(ctx, id)
-	if err != nil {
-		return request{}, s.storeErr(rid, err)
-	}
-	if !ok || rq.Instance != inst.ID {
-		return request{}, errNotFound
-	}
-	return rq, nil
+	return loadOwned(ctx, s, rid, reqKey, id, func(rq request) bool { return rq.Instance == inst.ID })
 }
 
 // current is rq's decision (nil: pending), waiting up to wait for one.
@@ -467,12 +449,8 @@ func (s *Server) current(ctx context.Context, rq request, wait time.Duration) (*
 }
 
 func (s *Server) storedDecision(ctx context.Context, id string) (*decision, bool, error) {
-	b, ok, err := s.cfg.Store.Get(ctx, decKey(id))
+	d, ok, err := loadJSON[decision](ctx, s.cfg.Store, decKey(id))
 	if err != nil || !ok {
-		return nil, false, err
-	}
-	var d decision
-	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, false, err
 	}
 	return &d, true, nil

@@ -85,30 +85,27 @@ func (c AAPConfig) Window() time.Duration {
 // and check-config need the tokens' values.
 func (c AAPConfig) problems(cmd Command, api APIConfig) Problems {
 	var ps Problems
-	add := func(key, format string, args ...any) {
-		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
-	}
 	if c.ExecutionWindow < 0 {
-		add("aap.execution_window", "must be > 0, got %s", c.ExecutionWindow)
+		ps.add("aap.execution_window", "must be > 0, got %s", c.ExecutionWindow)
 	} else if c.ExecutionWindow > 0 && c.ExecutionWindow.D() < time.Second {
-		add("aap.execution_window", "at least 1s (an approval must leave time to start the call), got %s", c.ExecutionWindow)
+		ps.add("aap.execution_window", "at least 1s (an approval must leave time to start the call), got %s", c.ExecutionWindow)
 	}
 	tools := map[string]int{}
 	for i, t := range c.ShellTools {
 		key := fmt.Sprintf("aap.shell_tools[%d]", i)
 		switch {
 		case t.Tool == "":
-			add(key+".tool", "required: the tool name the adapter sends")
+			ps.add(key+".tool", "required: the tool name the adapter sends")
 		case len(t.Tool) > 256:
-			add(key+".tool", "longer than 256 bytes")
+			ps.add(key+".tool", "longer than 256 bytes")
 		default:
 			if j, dup := tools[t.Tool]; dup {
-				add(key+".tool", "%q is also aap.shell_tools[%d]'s tool", t.Tool, j)
+				ps.add(key+".tool", "%q is also aap.shell_tools[%d]'s tool", t.Tool, j)
 			}
 			tools[t.Tool] = i
 		}
 		if t.CommandArg == "" {
-			add(key+".command_arg", "required: the argument that holds the command (a string or an argv array)")
+			ps.add(key+".command_arg", "required: the argument that holds the command (a string or an argv array)")
 		}
 	}
 	if !c.Enabled {
@@ -116,7 +113,7 @@ func (c AAPConfig) problems(cmd Command, api APIConfig) Problems {
 	}
 	serves := cmd == Serve || cmd == CheckConfig
 	if len(c.Provisioners) == 0 {
-		add("aap.provisioners", "required when aap.enabled: at least one {name, token_env} that may create instances")
+		ps.add("aap.provisioners", "required when aap.enabled: at least one {name, token_env} that may create instances")
 	}
 	names := map[string]int{}
 	values := map[Secret]int{}
@@ -130,32 +127,32 @@ func (c AAPConfig) problems(cmd Command, api APIConfig) Problems {
 		key := fmt.Sprintf("aap.provisioners[%d]", i)
 		switch {
 		case p.Name == "":
-			add(key+".name", "required: who holds the token (named in logs)")
+			ps.add(key+".name", "required: who holds the token (named in logs)")
 		case !tokenNameRe.MatchString(p.Name):
-			add(key+".name", "want letters, digits, '.', '_' or '-', got %q", p.Name)
+			ps.add(key+".name", "want letters, digits, '.', '_' or '-', got %q", p.Name)
 		default:
 			if j, dup := names[p.Name]; dup {
-				add(key+".name", "%q is also aap.provisioners[%d]'s name", p.Name, j)
+				ps.add(key+".name", "%q is also aap.provisioners[%d]'s name", p.Name, j)
 			}
 			names[p.Name] = i
 		}
 		switch {
 		case p.TokenEnv == "":
-			add(key+".token_env", "required: the environment variable holding the provisioner's token")
+			ps.add(key+".token_env", "required: the environment variable holding the provisioner's token")
 		case !envNameRe.MatchString(p.TokenEnv):
-			add(key+".token_env", "want an environment variable's name, got %q", p.TokenEnv)
+			ps.add(key+".token_env", "want an environment variable's name, got %q", p.TokenEnv)
 		case p.token == "" && serves:
-			add(key+".token_env", "%s is not set", p.TokenEnv)
+			ps.add(key+".token_env", "%s is not set", p.TokenEnv)
 		case p.token != "" && len(p.token) < minProvisionerToken:
-			add(key+".token_env", "%s holds a token shorter than %d characters", p.TokenEnv, minProvisionerToken)
+			ps.add(key+".token_env", "%s holds a token shorter than %d characters", p.TokenEnv, minProvisionerToken)
 		}
 		if p.token != "" {
 			if j, dup := values[p.token]; dup {
-				add(key, "the same token as aap.provisioners[%d]: give each provisioner its own", j)
+				ps.add(key, "the same token as aap.provisioners[%d]: give each provisioner its own", j)
 			}
 			values[p.token] = i
 			if name, dup := apiValues[p.token]; dup {
-				add(key, "the same token as the api token %q: a provisioner token must only manage instances", name)
+				ps.add(key, "the same token as the api token %q: a provisioner token must only manage instances", name)
 			}
 		}
 	}

@@ -55,50 +55,47 @@ func (t APIToken) Value() Secret {
 func (c APIConfig) problems(cmd Command) Problems {
 	serves := cmd == Serve || cmd == CheckConfig
 	var ps Problems
-	add := func(key, format string, args ...any) {
-		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
-	}
 	names := map[string]int{}
 	values := map[Secret]int{}
 	for i, t := range c.Tokens {
 		key := fmt.Sprintf("api.tokens[%d]", i)
 		switch {
 		case t.Name == "":
-			add(key+".name", "required: who holds the token (shown as the decider and in logs)")
+			ps.add(key+".name", "required: who holds the token (shown as the decider and in logs)")
 		case strings.ContainsAny(t.Name, " \t\n"):
-			add(key+".name", "want a name without spaces, got %q", t.Name)
+			ps.add(key+".name", "want a name without spaces, got %q", t.Name)
 		default:
 			if j, dup := names[t.Name]; dup {
-				add(key+".name", "%q is also api.tokens[%d]'s name", t.Name, j)
+				ps.add(key+".name", "%q is also api.tokens[%d]'s name", t.Name, j)
 			}
 			names[t.Name] = i
 		}
 		switch {
 		case t.Token != "" && t.TokenEnv != "":
-			add(key, "set token or token_env, not both")
+			ps.add(key, "set token or token_env, not both")
 		case t.Token == "" && t.TokenEnv == "":
-			add(key+".token_env", "required (or token): the variable holding the token")
+			ps.add(key+".token_env", "required (or token): the variable holding the token")
 		case t.TokenEnv != "" && t.fromEnv == "" && serves:
-			add(key+".token_env", "%s is not set", t.TokenEnv)
+			ps.add(key+".token_env", "%s is not set", t.TokenEnv)
 		}
 		if v := t.Value(); v != "" {
 			if j, dup := values[v]; dup {
-				add(key, "the same token as api.tokens[%d]: give each holder its own", j)
+				ps.add(key, "the same token as api.tokens[%d]: give each holder its own", j)
 			}
 			values[v] = i
 		}
 		if len(t.Scopes) == 0 {
-			add(key+".scopes", "required: ask, decide or both")
+			ps.add(key+".scopes", "required: ask, decide or both")
 		}
 		if t.SlackUser != "" && !slackUserIDRe.MatchString(t.SlackUser) {
-			add(key+".slack_user", "want a Slack user id such as U0123ABCD, got %q", t.SlackUser)
+			ps.add(key+".slack_user", "want a Slack user id such as U0123ABCD, got %q", t.SlackUser)
 		}
 		if w := t.Workspace; w != "" && (!strings.HasPrefix(w, "/") || path.Clean(w) != w) {
-			add(key+".workspace", "want an absolute, clean path, got %q", w)
+			ps.add(key+".workspace", "want an absolute, clean path, got %q", w)
 		}
 		for j, s := range t.Scopes {
 			if s != ScopeAsk && s != ScopeDecide {
-				add(fmt.Sprintf("%s.scopes[%d]", key, j), "unknown scope %q (want ask or decide)", s)
+				ps.add(fmt.Sprintf("%s.scopes[%d]", key, j), "unknown scope %q (want ask or decide)", s)
 			}
 		}
 	}

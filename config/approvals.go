@@ -27,18 +27,18 @@ func (c Config) quorumProblems() Problems {
 	var ps Problems
 	a := c.Approvals
 	if len(a.GrantDurations) > 5 {
-		ps = append(ps, Problem{Key: "approvals.grant_durations", Msg: fmt.Sprintf("at most 5 choices (each is a button), got %d", len(a.GrantDurations))})
+		ps.add("approvals.grant_durations", "at most 5 choices (each is a button), got %d", len(a.GrantDurations))
 	}
 	seen := map[Duration]bool{}
 	for i, d := range a.GrantDurations {
 		key := fmt.Sprintf("approvals.grant_durations[%d]", i)
 		switch {
 		case d < Duration(time.Second) || d%Duration(time.Second) != 0:
-			ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf("want whole seconds, at least 1s, got %s", d)})
+			ps.add(key, "want whole seconds, at least 1s, got %s", d)
 		case a.SessionTTL > 0 && d > a.SessionTTL:
-			ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf("%s is longer than approvals.session_ttl (%s): a grant dies with its session", d, a.SessionTTL)})
+			ps.add(key, "%s is longer than approvals.session_ttl (%s): a grant dies with its session", d, a.SessionTTL)
 		case seen[d]:
-			ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf("%s is listed twice", d)})
+			ps.add(key, "%s is listed twice", d)
 		}
 		seen[d] = true
 	}

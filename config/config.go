@@ -314,6 +314,11 @@ func (p Problem) String() string {
 // Problems is every problem found; as an error it prints one per line.
 type Problems []Problem
 
+// add appends the problem at key, its message formatted as by fmt.Sprintf.
+func (ps *Problems) add(key, format string, args ...any) {
+	*ps = append(*ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
 func (ps Problems) Error() string {
 	lines := make([]string, len(ps))
 	for i, p := range ps {

@@ -79,11 +79,11 @@ func (c ConsoleConfig) pushProblems() Problems {
 		u, err := url.Parse(s)
 		switch {
 		case err != nil || (u.Scheme != "mailto" && u.Scheme != "https"):
-			ps = append(ps, Problem{Key: "console.vapid_subject", Msg: fmt.Sprintf("want a mailto: or https: contact, got %q", s)})
+			ps.add("console.vapid_subject", "want a mailto: or https: contact, got %q", s)
 		case u.Scheme == "mailto" && !strings.Contains(u.Opaque, "@"):
-			ps = append(ps, Problem{Key: "console.vapid_subject", Msg: fmt.Sprintf("want mailto:someone@example.com, got %q", s)})
+			ps.add("console.vapid_subject", "want mailto:someone@example.com, got %q", s)
 		case u.Scheme == "https" && u.Host == "":
-			ps = append(ps, Problem{Key: "console.vapid_subject", Msg: fmt.Sprintf("want an https URL with a host, got %q", s)})
+			ps.add("console.vapid_subject", "want an https URL with a host, got %q", s)
 		}
 	}
 	if _, err := c.VAPIDKey(); err != nil {
@@ -137,10 +137,10 @@ func (c Config) consoleProblems(cmd Command) Problems {
 		return Problems{{Key: "console.listen", Msg: fmt.Sprintf("want host:port such as %s, got %q", DefaultConsoleListen, c.Console.Listen)}}
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		ps = append(ps, Problem{Key: "console.listen", Msg: fmt.Sprintf("bad port %q", port)})
+		ps.add("console.listen", "bad port %q", port)
 	} else if !c.noSlack && n != 0 {
 		if _, hport, err := net.SplitHostPort(c.HTTP.Listen); err == nil && hport == port {
-			ps = append(ps, Problem{Key: "console.listen", Msg: fmt.Sprintf("port %s is http.listen's too; give the console another (e.g. 127.0.0.1:8081)", port)})
+			ps.add("console.listen", "port %s is http.listen's too; give the console another (e.g. 127.0.0.1:8081)", port)
 		}
 	}
 	if c.Console.User != "" {
@@ -151,7 +151,7 @@ func (c Config) consoleProblems(cmd Command) Problems {
 	ps = append(ps, c.Console.TLSFiles.problems("console")...)
 	ps = append(ps, c.Console.pushProblems()...)
 	if u := c.Console.SlackUser; u != "" && !slackUserIDRe.MatchString(u) {
-		ps = append(ps, Problem{Key: "console.slack_user", Msg: fmt.Sprintf("want a Slack user id such as U0123ABCD, got %q", u)})
+		ps.add("console.slack_user", "want a Slack user id such as U0123ABCD, got %q", u)
 	}
 	return ps
 }

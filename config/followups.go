@@ -27,41 +27,38 @@ var (
 // each reaching somebody by a Slack id.
 func (a ApprovalsConfig) followupProblems() Problems {
 	var ps Problems
-	add := func(key, format string, args ...any) {
-		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
-	}
 	if a.RemindAfter < 0 {
-		add("approvals.remind_after", "must be >= 0 (0 turns the reminder off), got %s", a.RemindAfter)
+		ps.add("approvals.remind_after", "must be >= 0 (0 turns the reminder off), got %s", a.RemindAfter)
 	}
 	if a.RemindAfter > 0 && a.Timeout > 0 && a.RemindAfter >= a.Timeout {
-		add("approvals.remind_after", "must be shorter than approvals.timeout (%s), got %s: the Ask would be over", a.Timeout, a.RemindAfter)
+		ps.add("approvals.remind_after", "must be shorter than approvals.timeout (%s), got %s: the Ask would be over", a.Timeout, a.RemindAfter)
 	}
 	if a.FollowupLease != 0 && a.FollowupLease.D() < time.Second {
-		add("approvals.followup_lease", "want 0 (the default, 2m) or at least 1s: a step's Slack calls must fit in half of it, got %s", a.FollowupLease)
+		ps.add("approvals.followup_lease", "want 0 (the default, 2m) or at least 1s: a step's Slack calls must fit in half of it, got %s", a.FollowupLease)
 	}
 	var prev Duration
 	for i, l := range a.Escalate {
 		key := fmt.Sprintf("approvals.escalate[%d]", i)
 		switch {
 		case l.After <= 0:
-			add(key+".after", "must be > 0 (counted from the Ask's creation), got %s", l.After)
+			ps.add(key+".after", "must be > 0 (counted from the Ask's creation), got %s", l.After)
 		case l.After <= prev:
-			add(key+".after", "must be later than the level before (%s), got %s", prev, l.After)
+			ps.add(key+".after", "must be later than the level before (%s), got %s", prev, l.After)
 		case a.Timeout > 0 && l.After >= a.Timeout:
-			add(key+".after", "must be shorter than approvals.timeout (%s), got %s: the Ask would be over", a.Timeout, l.After)
+			ps.add(key+".after", "must be shorter than approvals.timeout (%s), got %s: the Ask would be over", a.Timeout, l.After)
 		}
 		prev = max(prev, l.After)
 		if len(l.Users) == 0 && len(l.Usergroups) == 0 {
-			add(key, "names nobody: set users or usergroups")
+			ps.add(key, "names nobody: set users or usergroups")
 		}
 		for j, u := range l.Users {
 			if !slackUserIDRe.MatchString(u) {
-				add(fmt.Sprintf("%s.users[%d]", key, j), "want a Slack user id such as U0123ABCD, got %q", u)
+				ps.add(fmt.Sprintf("%s.users[%d]", key, j), "want a Slack user id such as U0123ABCD, got %q", u)
 			}
 		}
 		for j, g := range l.Usergroups {
 			if !slackGroupIDRe.MatchString(g) {
-				add(fmt.Sprintf("%s.usergroups[%d]", key, j), "want a Slack user group id such as S0123ABCD, got %q", g)
+				ps.add(fmt.Sprintf("%s.usergroups[%d]", key, j), "want a Slack user group id such as S0123ABCD, got %q", g)
 			}
 		}
 	}

@@ -45,9 +45,6 @@ func notAnID(s string) bool {
 // contain a secret's value.
 func (c Config) Validate(cmd Command) Problems {
 	var ps Problems
-	add := func(key, format string, args ...any) {
-		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(format, args...)})
-	}
 	if cmd == Sandbox {
 		ps = append(ps, c.Agent.Bound.problems()...)
 		return append(ps, ruleProblems(c.Policy.Rules)...)
@@ -64,40 +61,40 @@ func (c Config) Validate(cmd Command) Problems {
 	s := c.Slack
 	needSlack := cmd != Grants && !local && !runLocal
 	if s.BotToken == "" && needSlack {
-		add("slack.bot_token", "required (or set SLACK_BOT_TOKEN)")
+		ps.add("slack.bot_token", "required (or set SLACK_BOT_TOKEN)")
 	}
 	switch s.Mode {
 	case "socket":
 		if s.AppToken == "" && needSlack {
-			add("slack.app_token", "required when slack.mode is socket (or set SLACK_APP_TOKEN)")
+			ps.add("slack.app_token", "required when slack.mode is socket (or set SLACK_APP_TOKEN)")
 		}
 	case "http":
 		if s.SigningSecret == "" && needSlack {
-			add("slack.signing_secret", "required when slack.mode is http (or set SLACK_SIGNING_SECRET)")
+			ps.add("slack.signing_secret", "required when slack.mode is http (or set SLACK_SIGNING_SECRET)")
 		}
 	default:
-		add("slack.mode", "unknown mode %q (want socket or http)", s.Mode)
+		ps.add("slack.mode", "unknown mode %q (want socket or http)", s.Mode)
 	}
 	if s.APIURL != "" {
 		if msg := checkHTTPURL(s.APIURL); msg != "" {
-			add("slack.api_url", "%s", msg)
+			ps.add("slack.api_url", "%s", msg)
 		}
 	}
 	switch {
 	case s.ApprovalChannel == "" && (cmd == Ask || cmd == Run) && !runLocal:
-		add("slack.approval_channel", "required: the channel id (e.g. C0123ABCD) where Asks of runs not started in Slack are posted")
+		ps.add("slack.approval_channel", "required: the channel id (e.g. C0123ABCD) where Asks of runs not started in Slack are posted")
 	case s.ApprovalChannel != "" && notAnID(s.ApprovalChannel):
-		add("slack.approval_channel", "want a channel id such as C0123ABCD, got %q", s.ApprovalChannel)
+		ps.add("slack.approval_channel", "want a channel id such as C0123ABCD, got %q", s.ApprovalChannel)
 	}
 	if !strings.HasPrefix(s.Command, "/") || len(s.Command) < 2 || strings.ContainsAny(s.Command, " \t") {
-		add("slack.command", "want a slash command such as /askops, got %q", s.Command)
+		ps.add("slack.command", "want a slash command such as /askops, got %q", s.Command)
 	}
 
 	// http
 	if _, port, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
-		add("http.listen", "want host:port or :port, got %q", c.HTTP.Listen)
+		ps.add("http.listen", "want host:port or :port, got %q", c.HTTP.Listen)
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		add("http.listen", "bad port %q", port)
+		ps.add("http.listen", "bad port %q", port)
 	}
 	if cmd != Grants { // only the commands that listen read the files
 		ps = append(ps, c.HTTP.TLSFiles.problems("http")...)
@@ -108,7 +105,7 @@ func (c Config) Validate(cmd Command) Problems {
 		// redisconn.Open only parses (it does not connect) and redacts any
 		// password in its errors.
 		if client, err := redisconn.Open(u); err != nil {
-			add("redis.url", "%v", err)
+			ps.add("redis.url", "%v", err)
 		} else {
 			client.Close()
 		}
@@ -122,11 +119,11 @@ func (c Config) Validate(cmd Command) Problems {
 		{"redis.replica_timeout", c.Redis.ReplicaTimeout},
 	} {
 		if d.v < 0 || d.v.D() > time.Minute {
-			add(d.key, "want a duration between 0 (the default) and 1m, got %s", d.v)
+			ps.add(d.key, "want a duration between 0 (the default) and 1m, got %s", d.v)
 		}
 	}
 	if _, ok := c.Redis.ReplicaAcksOption(); !ok {
-		add("redis.replica_acks", "want auto, none or a number of replicas (1-16), got %q", c.Redis.ReplicaAcks)
+		ps.add("redis.replica_acks", "want auto, none or a number of replicas (1-16), got %q", c.Redis.ReplicaAcks)
 	}
 
 	// openai: only runs talk to the model. serve and check-config without
@@ -135,39 +132,39 @@ func (c Config) Validate(cmd Command) Problems {
 	if needModel && !local {
 		o := c.OpenAI
 		if msg := checkHTTPURL(o.BaseURL); msg != "" {
-			add("openai.base_url", "%s (or set OPENAI_BASE_URL)", msg)
+			ps.add("openai.base_url", "%s (or set OPENAI_BASE_URL)", msg)
 		}
 		if o.Model == "" {
-			add("openai.model", "required: the model name, e.g. gpt-4.1")
+			ps.add("openai.model", "required: the model name, e.g. gpt-4.1")
 		}
 		if o.APIKey == "" && strings.HasPrefix(strings.TrimRight(o.BaseURL, "/"), DefaultOpenAIBaseURL) {
-			add("openai.api_key", "required for %s (or set OPENAI_API_KEY)", DefaultOpenAIBaseURL)
+			ps.add("openai.api_key", "required for %s (or set OPENAI_API_KEY)", DefaultOpenAIBaseURL)
 		}
 	}
 
 	// approvals
 	a := c.Approvals
 	if a.Timeout <= 0 {
-		add("approvals.timeout", "must be > 0")
+		ps.add("approvals.timeout", "must be > 0")
 	}
 	if a.SessionTTL <= 0 {
-		add("approvals.session_ttl", "must be > 0")
+		ps.add("approvals.session_ttl", "must be > 0")
 	}
 	if a.SweepInterval <= 0 {
-		add("approvals.sweep_interval", "must be > 0")
+		ps.add("approvals.sweep_interval", "must be > 0")
 	}
 	if a.Approvers.Empty() && !a.AnyoneInChannel && !local && !runLocal {
-		add("approvals.approvers", "no approvers; set approvals.approvers.users/usergroups or approvals.anyone_in_channel: true")
+		ps.add("approvals.approvers", "no approvers; set approvals.approvers.users/usergroups or approvals.anyone_in_channel: true")
 	}
 	checkPeople := func(key string, p People) {
 		for i, u := range p.Users {
 			if notAnID(u) {
-				add(fmt.Sprintf("%s.users[%d]", key, i), "want a Slack user id such as U0123ABCD, got %q", u)
+				ps.add(fmt.Sprintf("%s.users[%d]", key, i), "want a Slack user id such as U0123ABCD, got %q", u)
 			}
 		}
 		for i, g := range p.Usergroups {
 			if notAnID(g) {
-				add(fmt.Sprintf("%s.usergroups[%d]", key, i), "want a Slack user group id such as S0123ABCD, got %q", g)
+				ps.add(fmt.Sprintf("%s.usergroups[%d]", key, i), "want a Slack user group id such as S0123ABCD, got %q", g)
 			}
 		}
 	}
@@ -177,16 +174,16 @@ func (c Config) Validate(cmd Command) Problems {
 
 	// agent
 	if c.Agent.Workspace == "" {
-		add("agent.workspace", "required: the directory the agent works in")
+		ps.add("agent.workspace", "required: the directory the agent works in")
 	}
 	if c.Agent.MaxIterations <= 0 {
-		add("agent.max_iterations", "must be > 0")
+		ps.add("agent.max_iterations", "must be > 0")
 	}
 	ps = append(ps, c.Agent.Bound.problems()...)
 
 	// policy
 	if !policy.Mode(c.Policy.Mode).Valid() {
-		add("policy.mode", "unknown mode %q (want ask, never or full)", c.Policy.Mode)
+		ps.add("policy.mode", "unknown mode %q (want ask, never or full)", c.Policy.Mode)
 	}
 	ps = append(ps, ruleProblems(c.Policy.Rules)...)
 	ps = append(ps, c.quorumProblems()...)
@@ -198,7 +195,7 @@ func (c Config) Validate(cmd Command) Problems {
 		_, hp, err1 := net.SplitHostPort(c.HTTP.Listen)
 		_, cp, err2 := net.SplitHostPort(c.Console.Listen)
 		if err1 == nil && err2 == nil && hp == cp && hp != "0" {
-			add("http.listen", "the console-only serve listens on console.listen (%s) and, with aap.enabled, on http.listen (%s) for the AAP provider: give them different ports", c.Console.Listen, c.HTTP.Listen)
+			ps.add("http.listen", "the console-only serve listens on console.listen (%s) and, with aap.enabled, on http.listen (%s) for the AAP provider: give them different ports", c.Console.Listen, c.HTTP.Listen)
 		}
 	}
 
@@ -206,10 +203,10 @@ func (c Config) Validate(cmd Command) Problems {
 	switch c.Log.Format {
 	case "text", "json":
 	default:
-		add("log.format", "unknown format %q (want text or json)", c.Log.Format)
+		ps.add("log.format", "unknown format %q (want text or json)", c.Log.Format)
 	}
 	if _, ok := ParseLevel(c.Log.Level); !ok {
-		add("log.level", "unknown level %q (want debug, info, warn or error)", c.Log.Level)
+		ps.add("log.level", "unknown level %q (want debug, info, warn or error)", c.Log.Level)
 	}
 	return ps
 }
@@ -279,7 +276,7 @@ func (c LogConfig) NewLogger(w io.Writer) *slog.Logger {
 func (b BoundConfig) problems() Problems {
 	var ps Problems
 	if !bound.Mode(b.Mode).Valid() {
-		ps = append(ps, Problem{Key: "agent.bound.mode", Msg: fmt.Sprintf("unknown mode %q (want required, best-effort or off)", b.Mode)})
+		ps.add("agent.bound.mode", "unknown mode %q (want required, best-effort or off)", b.Mode)
 	}
 	for i, p := range b.Writable {
 		if err := bound.CheckWritable(p); err != nil {

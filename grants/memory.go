@@ -130,10 +130,8 @@ func (m *MemoryStore) Touch(ctx context.Context, sessionID string, ttl time.Dura
 // standing grant covering it.
 func (m *MemoryStore) Match(ctx context.Context, sessionID string, c policy.Call) (Grant, bool, error) {
 	const op = "match"
-	if sessionID != "" {
-		if err := checkSessionID(op, sessionID); err != nil {
-			return Grant{}, false, err
-		}
+	if err := checkScope(op, sessionID); err != nil {
+		return Grant{}, false, err
 	}
 	now := msUTC(m.opts.Now())
 	m.mu.Lock()
@@ -164,10 +162,8 @@ func (m *MemoryStore) GrantFor(ctx context.Context, sessionID string, c policy.C
 // List returns the session's live grants, oldest first; "" lists standing grants.
 func (m *MemoryStore) List(ctx context.Context, sessionID string) ([]Grant, error) {
 	const op = "list"
-	if sessionID != "" {
-		if err := checkSessionID(op, sessionID); err != nil {
-			return nil, err
-		}
+	if err := checkScope(op, sessionID); err != nil {
+		return nil, err
 	}
 	now := msUTC(m.opts.Now())
 	m.mu.Lock()
@@ -192,10 +188,8 @@ func (m *MemoryStore) List(ctx context.Context, sessionID string) ([]Grant, erro
 // Revoke removes one grant of the session ("" for a standing grant).
 func (m *MemoryStore) Revoke(ctx context.Context, sessionID, grantID string) error {
 	const op = "revoke"
-	if sessionID != "" {
-		if err := checkSessionID(op, sessionID); err != nil {
-			return err
-		}
+	if err := checkScope(op, sessionID); err != nil {
+		return err
 	}
 	if err := checkGrantID(op, grantID); err != nil {
 		return err

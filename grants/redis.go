@@ -165,10 +165,8 @@ func (r *RedisStore) Match(ctx context.Context, sessionID string, c policy.Call)
 	if err := r.usable(op); err != nil {
 		return Grant{}, false, err
 	}
-	if sessionID != "" {
-		if err := checkSessionID(op, sessionID); err != nil {
-			return Grant{}, false, err
-		}
+	if err := checkScope(op, sessionID); err != nil {
+		return Grant{}, false, err
 	}
 	var session, standing *redis.MapStringStringCmd
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -269,10 +267,8 @@ func (r *RedisStore) Revoke(ctx context.Context, sessionID, grantID string) erro
 	if err := r.usable(op); err != nil {
 		return err
 	}
-	if sessionID != "" {
-		if err := checkSessionID(op, sessionID); err != nil {
-			return err
-		}
+	if err := checkScope(op, sessionID); err != nil {
+		return err
 	}
 	if err := checkGrantID(op, grantID); err != nil {
 		return err

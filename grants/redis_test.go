@@ -27,13 +27,20 @@ func newRedisClient(t testing.TB, addr string) redis.UniversalClient {
 func TestRedisStore(t *testing.T) {
 	srv := redistest.Start(t)
 	runContract(t, func(t *testing.T, clk *clock) grants.Store {
-		if _, err := srv.Do("FLUSHALL"); err != nil {
-			t.Fatal(err)
-		}
-		st := grants.NewRedisStore(newRedisClient(t, srv.Addr()), grants.Options{Now: clk.Now, SealKey: testSealKey})
-		t.Cleanup(func() { _ = st.Close() })
-		return st
+		return contractStore(t, srv.FlushAll, newRedisClient(t, srv.Addr()), clk)
 	})
+}
+
+// contractStore is the RedisStore a contract case runs on: over rdb once
+// flush has emptied its server, on clk's time, closed when t ends.
+func contractStore(t *testing.T, flush func() error, rdb redis.UniversalClient, clk *clock) grants.Store {
+	t.Helper()
+	if err := flush(); err != nil {
+		t.Fatal(err)
+	}
+	st := grants.NewRedisStore(rdb, grants.Options{Now: clk.Now, SealKey: testSealKey})
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }
 
 func TestRedisKeysAndTTL(t *testing.T) {

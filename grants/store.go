@@ -51,6 +51,15 @@ func checkSessionID(op, id string) error {
 	return nil
 }
 
+// checkScope checks the session id of a call that takes "" for the
+// standing grants.
+func checkScope(op, sessionID string) error {
+	if sessionID == "" {
+		return nil
+	}
+	return checkSessionID(op, sessionID)
+}
+
 func checkTTL(op string, ttl time.Duration) error {
 	if ttl < time.Millisecond {
 		return invalid(op, "ttl %v must be at least 1ms", ttl)

@@ -102,8 +102,7 @@ func TestAuditLuaDigestMatchesGo(t *testing.T) {
 // TestAuditChainDoesNotForkUnderConcurrency appends from two stores (two
 // processes) at once: the chain stays one line.
 func TestAuditChainDoesNotForkUnderConcurrency(t *testing.T) {
-	srv := redistest.Start(t)
-	a, b := newRedisStore(t, srv.URL(), Options{}), newRedisStore(t, srv.URL(), Options{})
+	_, a, b := twoReplicas(t)
 	var wg sync.WaitGroup
 	for _, s := range []*RedisStore{a, b, a, b} {
 		wg.Go(func() {

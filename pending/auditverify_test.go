@@ -216,8 +216,7 @@ func TestAuditTrimByTheCapIsNotAGap(t *testing.T) {
 // TestAuditVerifyWhileAppending verifies while two replicas append: an
 // event appended during the walk is a link like any other, never a gap.
 func TestAuditVerifyWhileAppending(t *testing.T) {
-	srv := redistest.Start(t)
-	a, b := newRedisStore(t, srv.URL(), Options{}), newRedisStore(t, srv.URL(), Options{})
+	_, a, b := twoReplicas(t)
 	auditFixture(t, a, 400) // 1,200 events: a walk of two pages
 	var wg sync.WaitGroup
 	done := make(chan struct{})

@@ -95,9 +95,7 @@ func checkWokenBeforeDeadline(t *testing.T, ask Ask, r waitResult) {
 }
 
 func TestRedisListenerConnectionKilled(t *testing.T) {
-	srv := redistest.Start(t)
-	a := newRedisStore(t, srv.URL(), Options{})
-	b := newRedisStore(t, srv.URL(), Options{})
+	srv, a, b := twoReplicas(t)
 	const n = 100
 	asks, results := startWaiters(t, a, n, 20*time.Second)
 
@@ -128,9 +126,7 @@ func TestRedisListenerConnectionKilled(t *testing.T) {
 }
 
 func TestRedisServerRestarted(t *testing.T) {
-	srv := redistest.Start(t)
-	a := newRedisStore(t, srv.URL(), Options{})
-	b := newRedisStore(t, srv.URL(), Options{})
+	srv, a, b := twoReplicas(t)
 	const n = 100
 	asks, results := startWaiters(t, a, n, 10*time.Second)
 
@@ -208,9 +204,7 @@ func TestRedisDownWaitersEndAtDeadline(t *testing.T) {
 // Ask stayed pending and that later click "approved" a call its agent had
 // been refused.)
 func TestWaitForWaitsThroughAnOutageBeforeItsFirstRead(t *testing.T) {
-	srv := redistest.Start(t)
-	a := newRedisStore(t, srv.URL(), Options{})
-	b := newRedisStore(t, srv.URL(), Options{})
+	srv, a, b := twoReplicas(t)
 	ask, err := a.Create(t.Context(), sampleRequest(0), 30*time.Second)
 	if err != nil {
 		t.Fatal(err)

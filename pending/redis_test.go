@@ -28,6 +28,14 @@ func newRedisStore(t testing.TB, url string, opts Options) *RedisStore {
 	return openRedisStore(t, newRedisClient(t, url), opts)
 }
 
+// twoReplicas is a fresh Redis server and two stores on it, as two serve
+// replicas share one.
+func twoReplicas(t testing.TB) (srv *redistest.Server, a, b *RedisStore) {
+	t.Helper()
+	srv = redistest.Start(t)
+	return srv, newRedisStore(t, srv.URL(), Options{}), newRedisStore(t, srv.URL(), Options{})
+}
+
 func TestRedisStore(t *testing.T) {
 	srv := redistest.Start(t)
 	n := 0

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/recordid"
-	"github.com/askops/askops/internal/redistest"
 )
 
 // watcher is a store with Watch (both implementations).
@@ -60,6 +59,6 @@ func TestMemoryWatch(t *testing.T) {
 }
 
 func TestRedisWatch(t *testing.T) {
-	srv := redistest.Start(t)
-	testWatch(t, newRedisStore(t, srv.URL(), Options{}), newRedisStore(t, srv.URL(), Options{}))
+	_, a, b := twoReplicas(t)
+	testWatch(t, a, b)
 }

@@ -27,13 +27,20 @@ func newRedisClient(t testing.TB, addr string) redis.UniversalClient {
 func TestRedisStore(t *testing.T) {
 	srv := redistest.Start(t)
 	runContract(t, func(t *testing.T, opts sessions.Options) store {
-		if _, err := srv.Do("FLUSHALL"); err != nil {
-			t.Fatal(err)
-		}
-		st := sessions.NewRedisStore(newRedisClient(t, srv.Addr()), opts)
-		t.Cleanup(func() { _ = st.Close() })
-		return st
+		return contractStore(t, srv.FlushAll, newRedisClient(t, srv.Addr()), opts)
 	})
+}
+
+// contractStore is the RedisStore a contract case runs on: over rdb once
+// flush has emptied its server, closed when t ends.
+func contractStore(t *testing.T, flush func() error, rdb redis.UniversalClient, opts sessions.Options) *sessions.RedisStore {
+	t.Helper()
+	if err := flush(); err != nil {
+		t.Fatal(err)
+	}
+	st := sessions.NewRedisStore(rdb, opts)
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }
 
 // TestRedisStopAcrossProcesses: a stop asked of one store reaches the run of

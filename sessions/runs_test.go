@@ -116,12 +116,7 @@ func TestMemoryStoreRuns(t *testing.T) {
 func TestRedisStoreRuns(t *testing.T) {
 	srv := redistest.Start(t)
 	runRunsContract(t, func(t *testing.T, opts sessions.Options) runStore {
-		if _, err := srv.Do("FLUSHALL"); err != nil {
-			t.Fatal(err)
-		}
-		st := sessions.NewRedisStore(newRedisClient(t, srv.Addr()), opts)
-		t.Cleanup(func() { _ = st.Close() })
-		return st
+		return contractStore(t, srv.FlushAll, newRedisClient(t, srv.Addr()), opts)
 	})
 }
 
@@ -157,7 +152,7 @@ func TestRedisRunsLeases(t *testing.T) {
 		t.Fatalf("a renewed run after 2 leases: listed %v", got)
 	}
 
-	if _, err := srv.Do("FLUSHALL"); err != nil { // Redis lost it
+	if err := srv.FlushAll(); err != nil { // Redis lost it
 		t.Fatal(err)
 	}
 	if err := owner.RenewRuns(ctx); err != nil {

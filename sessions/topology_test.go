@@ -22,12 +22,7 @@ func TestCluster(t *testing.T) {
 	}
 	t.Run("Contract", func(t *testing.T) {
 		runContract(t, func(t *testing.T, opts sessions.Options) store {
-			if err := c.FlushAll(); err != nil {
-				t.Fatal(err)
-			}
-			st := sessions.NewRedisStore(newClient(), opts)
-			t.Cleanup(func() { _ = st.Close() })
-			return st
+			return contractStore(t, c.FlushAll, newClient(), opts)
 		})
 	})
 	// PUBLISH on a Cluster counts only the subscribers of the node that
@@ -46,12 +41,7 @@ func TestSentinel(t *testing.T) {
 	}
 	t.Run("Contract", func(t *testing.T) {
 		runContract(t, func(t *testing.T, opts sessions.Options) store {
-			if err := d.FlushAll(); err != nil {
-				t.Fatal(err)
-			}
-			st := sessions.NewRedisStore(newClient(), opts)
-			t.Cleanup(func() { _ = st.Close() })
-			return st
+			return contractStore(t, d.FlushAll, newClient(), opts)
 		})
 	})
 	t.Run("StopAcrossReplicas", func(t *testing.T) { testStopAcrossProcesses(t, newClient) })

@@ -10,22 +10,29 @@ import (
 	"github.com/askops/askops/internal/redistest"
 )
 
+// redisReplicas is two replicas' Redis paces over one fresh server, each
+// on a client of its own.
+func redisReplicas(t *testing.T) (a, b Pace) {
+	srv := redistest.Start(t)
+	replica := func() Pace {
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+		t.Cleanup(func() { c.Close() })
+		return NewRedis(c, rediskey.Default())
+	}
+	return replica(), replica()
+}
+
 // Every replica takes from one pace: the burst is spent once between them,
 // and a channel's pace is its own.
 func TestPaceIsShared(t *testing.T) {
-	srv := redistest.Start(t)
-	client := func() *redis.Client {
-		c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
+	ra, rb := redisReplicas(t)
 	now := time.Unix(1_800_000_000, 0)
 	mem := NewMemory(func() time.Time { return now })
 	cases := []struct {
 		name string
 		a, b Pace // two replicas
 	}{
-		{"redis", NewRedis(client(), rediskey.Default()), NewRedis(client(), rediskey.Default())},
+		{"redis", ra, rb},
 		{"memory", mem, mem},
 	}
 	l := Limit{Interval: time.Hour, Burst: 3} // nothing refills during the test
@@ -70,12 +77,7 @@ func TestMemoryPaceRefills(t *testing.T) {
 // lapsed, and is never held back by a claim less urgent than its own or
 // by its own claims.
 func TestPriorityIsShared(t *testing.T) {
-	srv := redistest.Start(t)
-	client := func() *redis.Client {
-		c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
+	ra, rb := redisReplicas(t)
 	now := time.Unix(1_800_000_000, 0)
 	mem := NewMemory(func() time.Time { return now })
 	cases := []struct {
@@ -83,7 +85,7 @@ func TestPriorityIsShared(t *testing.T) {
 		a, b  Pace // two replicas
 		lapse func()
 	}{
-		{"redis", NewRedis(client(), rediskey.Default()), NewRedis(client(), rediskey.Default()), nil},
+		{"redis", ra, rb, nil},
 		{"memory", mem, mem, func() { now = now.Add(ClaimTTL) }},
 	}
 	l := Limit{Interval: time.Hour, Burst: 10}

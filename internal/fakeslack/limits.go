@@ -107,6 +107,19 @@ func checkView(view map[string]any) []string {
 	return c.problems
 }
 
+// elements is block b's elements (at p), failing when it has none or
+// more than most.
+func (c *blockChecker) elements(b map[string]any, p string, most int) []any {
+	elems, _ := b["elements"].([]any)
+	if len(elems) == 0 {
+		c.fail(p+"/elements", "must have at least 1 item")
+	}
+	if len(elems) > most {
+		c.fail(p+"/elements", "no more than %d items allowed", most)
+	}
+	return elems
+}
+
 func (c *blockChecker) blocks(blocks []map[string]any, where surface, ptr string) {
 	limit := maxMessageBlocks
 	if where == surfaceModal {
@@ -155,13 +168,7 @@ func (c *blockChecker) block(b map[string]any, p string) {
 			c.element(acc, p+"/accessory")
 		}
 	case "context":
-		elems, _ := b["elements"].([]any)
-		if len(elems) == 0 {
-			c.fail(p+"/elements", "must have at least 1 item")
-		}
-		if len(elems) > maxContextElements {
-			c.fail(p+"/elements", "no more than %d items allowed", maxContextElements)
-		}
+		elems := c.elements(b, p, maxContextElements)
 		for i, e := range elems {
 			ep := fmt.Sprintf("%s/elements/%d", p, i)
 			obj, _ := e.(map[string]any)
@@ -171,13 +178,7 @@ func (c *blockChecker) block(b map[string]any, p string) {
 			c.textObject(e, ep, maxSectionText, false, true)
 		}
 	case "actions":
-		elems, _ := b["elements"].([]any)
-		if len(elems) == 0 {
-			c.fail(p+"/elements", "must have at least 1 item")
-		}
-		if len(elems) > maxActionsElements {
-			c.fail(p+"/elements", "no more than %d items allowed", maxActionsElements)
-		}
+		elems := c.elements(b, p, maxActionsElements)
 		seen := map[string]bool{}
 		for i, e := range elems {
 			ep := fmt.Sprintf("%s/elements/%d", p, i)

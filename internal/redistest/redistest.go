@@ -189,6 +189,13 @@ func (s *Server) Do(args ...string) (string, error) {
 	return commandReply(s.Addr(), args...)
 }
 
+// FlushAll empties the server, so a test case starts from nothing (as a
+// Cluster's or a Sentinel set's FlushAll does).
+func (s *Server) FlushAll() error {
+	_, err := s.Do("FLUSHALL")
+	return err
+}
+
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
