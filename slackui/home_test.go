@@ -20,10 +20,7 @@ import (
 // another replica would) with short intervals, and the Approvers w uses.
 func newHome(t *testing.T, w *world, debounce time.Duration) *Home {
 	t.Helper()
-	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	approvers := testApprovers(t)
 	h := NewHome(HomeConfig{
 		Asks: w.clicks, API: w.api, Notifier: w.notifier, Approvers: approvers,
 		Poll: 50 * time.Millisecond, Debounce: debounce, PublishEvery: time.Millisecond,
@@ -244,10 +241,7 @@ func TestHomeHonoursPerAskAuthority(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	approvers := testApprovers(t)
 	h := NewHome(HomeConfig{Asks: w.asks, API: w.api, Notifier: w.notifier, Approvers: noSelfApproval{approvers}, PublishEvery: time.Millisecond})
 	runHome(t, h)
 	h.Opened(approverA)

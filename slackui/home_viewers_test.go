@@ -14,10 +14,7 @@ import (
 // in memory), sharing the viewers through the store.
 func twoHomes(t *testing.T, w *world) (a, b *Home, stopA func()) {
 	t.Helper()
-	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	approvers := testApprovers(t)
 	// The viewers are chat-ops state (sessions): one memory store beside
 	// the memory world, two Redis stores on one server beside the Redis one.
 	var va, vb HomeViewerStore

@@ -40,10 +40,7 @@ func newSeamWorld(t *testing.T) *seamWorld {
 		GrantDurations:     []time.Duration{15 * time.Minute},
 		PerChannelInterval: time.Millisecond, Followups: w.esc,
 	})
-	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	approvers := testApprovers(t)
 	rule := approval.SelfApproval{Allowed: false}
 	w.home = NewHome(HomeConfig{
 		Asks: w.store, API: api, Notifier: w.notifier,
