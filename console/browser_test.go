@@ -119,6 +119,41 @@ func doSteps(browser context.Context, steps ...chromedp.Action[chromedp.Void]) e
 	return err
 }
 
+// startBrowser starts headless Chromium for t, bounded to 90 seconds, and
+// returns that bound and the browser's first tab; both end with the test.
+func startBrowser(t *testing.T, chromium string) (ctx, browser context.Context) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.Headless)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	t.Cleanup(cancel)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	browser, cancelBrowser := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelBrowser)
+	return ctx, browser
+}
+
+// mustDo runs steps in the browser (see doSteps), failing t with what on an error.
+func mustDo(t *testing.T, browser context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := doSteps(browser, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// evaluate is the value of js in the browser, failing t with what on an error.
+func evaluate[T any](t *testing.T, browser context.Context, what, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(browser, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
 // staleNode reports whether err is CDP's answer about a node that was
 // replaced after it was found.
 func staleNode(err error) bool {
@@ -147,21 +182,10 @@ func TestBrowser(t *testing.T) {
 	chromium := findChromium(t)
 	u := newConsoleUnderTest(t)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.Headless)
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
+	ctx, browser := startBrowser(t, chromium)
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := doSteps(browser, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+		mustDo(t, browser, what, steps...)
 	}
 	text := func(what, css string) string {
 		t.Helper()
@@ -173,11 +197,7 @@ func TestBrowser(t *testing.T) {
 	}
 	eval := func(what, js string) bool {
 		t.Helper()
-		v, err := chromedp.Run(browser, chromedp.Evaluate[bool](js))
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		return v
+		return evaluate[bool](t, browser, what, js)
 	}
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	// live waits until the page's event stream is connected.
@@ -399,37 +419,18 @@ const brokenWords = `(function () {
 func TestBrowserOnAPhone(t *testing.T) {
 	chromium := findChromium(t)
 	u := newConsoleUnderTest(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.Headless)
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
+	ctx, browser := startBrowser(t, chromium)
 	do := func(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := doSteps(browser, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+		mustDo(t, browser, what, steps...)
 	}
 	eval := func(t *testing.T, what, js string) float64 {
 		t.Helper()
-		v, err := chromedp.Run(browser, chromedp.Evaluate[float64](js))
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		return v
+		return evaluate[float64](t, browser, what, js)
 	}
 	str := func(t *testing.T, what, js string) string {
 		t.Helper()
-		v, err := chromedp.Run(browser, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		return v
+		return evaluate[string](t, browser, what, js)
 	}
 	live := chromedp.WaitVisible(`//span[@id="status" and text()="live"]`)
 	shots := os.Getenv("ASKOPS_SCREENSHOTS")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -94,21 +93,10 @@ func TestBrowserWebPush(t *testing.T) {
 	sub := svc.Subscribe(t, vapid.PublicKey())
 	subJSON, _ := json.Marshal(sub)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.Headless)
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
+	ctx, browser := startBrowser(t, chromium)
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := doSteps(browser, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
+		mustDo(t, browser, what, steps...)
 	}
 	evalString := func(js string) string {
 		v, err := chromedp.Run(browser, chromedp.Evaluate[string](js, chromedp.EvalAwaitPromise))

@@ -135,6 +135,18 @@ func signIn(t *testing.T, c *console.Console, base string) signedIn {
 	return signedIn{client: client, base: base, csrf: string(m[1])}
 }
 
+// get is the body of the page at path, as the signed-in browser gets it.
+func (s signedIn) get(t *testing.T, path string) string {
+	t.Helper()
+	resp, err := s.client.Get(s.base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
 func (s signedIn) post(t *testing.T, path string, form url.Values) (int, string) {
 	t.Helper()
 	form.Set("csrf", s.csrf)
@@ -265,13 +277,7 @@ func TestConsoleBesideSlack(t *testing.T) {
 	}
 	next("decided in Slack")
 	// And the page then shows it as decided, with the reason.
-	r2, err := s.client.Get(base + "/live")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(r2.Body)
-	r2.Body.Close()
-	if !strings.Contains(string(b), "denied: not now") || !strings.Contains(string(b), "U0SLACK") {
+	if b := s.get(t, "/live"); !strings.Contains(b, "denied: not now") || !strings.Contains(b, "U0SLACK") {
 		t.Errorf("history does not show the Slack denial:\n%s", b)
 	}
 

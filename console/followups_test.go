@@ -15,7 +15,7 @@ import (
 // escalation reached (people by id, as the page names the decider, groups
 // as groups); an Ask with none shows no such row.
 func TestCardShowsTheFollowupsTried(t *testing.T) {
-	asks, _, base, s := danasConsole(t, console.Config{})
+	asks, _, _, s := danasConsole(t, console.Config{})
 
 	ctx := t.Context()
 	req := pending.Request{RunID: "run-1", SessionID: "sess-1", Tool: "bash", Args: `{"command":"make deploy"}`,
@@ -54,10 +54,10 @@ func TestCardShowsTheFollowupsTried(t *testing.T) {
 	}
 
 	const want = `<dt>Follow-ups</dt><dd class="followups">reminded after 5m; escalated to U1, group S1 after 10m</dd>`
-	if card := consoleCardHTML(t, s, base, tried.ID); !strings.Contains(card, want) {
+	if card := consoleCardHTML(t, s, tried.ID); !strings.Contains(card, want) {
 		t.Errorf("the card does not show %q:\n%s", want, card)
 	}
-	if card := consoleCardHTML(t, s, base, quiet.ID); strings.Contains(card, "Follow-ups") {
+	if card := consoleCardHTML(t, s, quiet.ID); strings.Contains(card, "Follow-ups") {
 		t.Errorf("an Ask with no follow-ups shows some:\n%s", card)
 	}
 }

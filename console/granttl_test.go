@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"html"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -26,30 +25,24 @@ func TestConsoleGrantDurations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, s := serveSignedIn(t, c)
+	_, s := serveSignedIn(t, c)
 
 	a, err := asks.Create(t.Context(), pending.Request{RunID: "r1", SessionID: "s1", StartedBy: "U0SOMEONE", Tool: "bash",
 		Args: `{"command":"make deploy"}`, Cwd: "/ws", Workspace: "/ws"}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := s.client.Get(base + "/live")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := new(strings.Builder)
-	_, _ = io.Copy(page, resp.Body)
-	resp.Body.Close()
+	page := s.get(t, "/live")
 	for _, want := range []string{
 		`<input type="hidden" name="grant_ttl" value="15m0s">`, `Approve for 15 min</button>`,
 		`<input type="hidden" name="grant_ttl" value="1h0m0s">`, `Approve for 1 h</button>`,
 		`Approve for session</button>`,
 	} {
-		if !strings.Contains(page.String(), want) {
+		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)
 		}
 	}
-	if !strings.Contains(page.String(), `action="/asks/`+a.ID+`"`) {
+	if !strings.Contains(page, `action="/asks/`+a.ID+`"`) {
 		t.Errorf("the page has no form for the ask")
 	}
 

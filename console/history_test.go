@@ -3,7 +3,6 @@ package console_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +32,7 @@ func TestHistoryReadsOnlyTheNewestDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, s := serveSignedIn(t, c)
+	_, s := serveSignedIn(t, c)
 	for i := range 40 {
 		a, err := mem.Create(t.Context(), pending.Request{RunID: fmt.Sprintf("run-%02d", i), Tool: "bash", Args: `{"command":"true"}`}, time.Minute)
 		if err != nil {
@@ -43,13 +42,7 @@ func TestHistoryReadsOnlyTheNewestDecisions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	resp, err := s.client.Get(base + "/live")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	page := string(b)
+	page := s.get(t, "/live")
 	if strings.Contains(page, "reason-09") || !strings.Contains(page, "reason-10") {
 		t.Errorf("the history is not the newest 30 decisions (10..39)")
 	}

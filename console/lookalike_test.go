@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"html"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,7 @@ import (
 // the same findings (askview.Call): look-alike letters and punctuation,
 // punycode hosts, invisible characters, each with where it is.
 func TestConsoleFlagsLookAlikes(t *testing.T) {
-	asks, _, base, s := danasConsole(t, console.Config{})
+	asks, _, _, s := danasConsole(t, console.Config{})
 
 	tests := []struct{ command, want string }{
 		{"git clone https://gіthub.com/o/r", "look-alike: Cyrillic 'і' (U+0456)"},
@@ -34,15 +33,7 @@ func TestConsoleFlagsLookAlikes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := s.client.Get(base + "/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		page := html.UnescapeString(string(b))
-		card := page[strings.Index(page, `id="ask-`+a.ID+`"`):]
-		card = card[:strings.Index(card, "</section>")]
+		card := html.UnescapeString(consoleCardHTML(t, s, a.ID))
 		if !strings.Contains(card, "Characters that may not be what they look like") || !strings.Contains(card, "line 1: "+tc.want) {
 			t.Errorf("%q: the card does not flag %q:\n%s", tc.command, tc.want, card)
 		}

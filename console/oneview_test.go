@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"io"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -120,7 +119,7 @@ func TestOneViewOnBothSurfaces(t *testing.T) {
 			}
 
 			slackSays := slackText(t, slackui.RenderAsk(a, slackui.RenderOptions{GrantScope: scope}))
-			card := consoleCard(t, s, srv.URL, a.ID)
+			card := consoleCard(t, s, a.ID)
 			if tc.prepare {
 				// The session's start, beside its name: Slack's in each
 				// reader's zone, the console's a <time> its script shows in
@@ -129,7 +128,7 @@ func TestOneViewOnBothSurfaces(t *testing.T) {
 				if !strings.Contains(slackSays, "*Session:* this Claude Code session in /srv/app, "+slackStart) {
 					t.Errorf("Slack does not show the session with %q:\n%s", slackStart, slackSays)
 				}
-				cardHTML := consoleCardHTML(t, s, srv.URL, a.ID)
+				cardHTML := consoleCardHTML(t, s, a.ID)
 				consoleStart := fmt.Sprintf(`<dt>Session</dt><dd>this Claude Code session in /srv/app, started <time class="clock" datetime="%s">%s UTC</time></dd>`,
 					started.Format(time.RFC3339), started.Format("15:04"))
 				if !strings.Contains(cardHTML, consoleStart) {
@@ -194,21 +193,15 @@ func slackText(t *testing.T, msg slackui.Message) string {
 var tags = regexp.MustCompile(`<[^>]*>`)
 
 // consoleCard is the text of Ask id's card on the console's page.
-func consoleCard(t *testing.T, s signedIn, base, id string) string {
+func consoleCard(t *testing.T, s signedIn, id string) string {
 	t.Helper()
-	return html.UnescapeString(tags.ReplaceAllString(consoleCardHTML(t, s, base, id), ""))
+	return html.UnescapeString(tags.ReplaceAllString(consoleCardHTML(t, s, id), ""))
 }
 
 // consoleCardHTML is Ask id's card on the console's page, as served.
-func consoleCardHTML(t *testing.T, s signedIn, base, id string) string {
+func consoleCardHTML(t *testing.T, s signedIn, id string) string {
 	t.Helper()
-	resp, err := s.client.Get(base + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	page := string(b)
+	page := s.get(t, "/")
 	i := strings.Index(page, `id="ask-`+id+`"`)
 	if i < 0 {
 		t.Fatalf("no card for %s", id)

@@ -110,15 +110,7 @@ func TestApproveForSessionCoversTheIdenticalFileCall(t *testing.T) {
 			if !strings.Contains(confirm, tc.scopeText) || !strings.Contains(confirm, "until the session ends") {
 				t.Errorf("confirm dialog %q; want it to state %q and that it lasts for the session", confirm, tc.scopeText)
 			}
-			w.click(wa, approverA, ActionApproveSession)
-			if got := wa.result(t); got.Status != pending.Status(pending.ApprovedSession) {
-				t.Fatalf("got %s", got.Status)
-			}
-
-			engine, err := policy.New(policy.Config{Grants: w.grants})
-			if err != nil {
-				t.Fatal(err)
-			}
+			engine := approveForSession(t, w, wa)
 			call := func(path, session string) policy.Call {
 				return policy.Call{Tool: "write_file", Safety: policy.SideEffect, Path: path, Cwd: "/ws", Workspace: "/ws", SessionID: session, Resolved: true, Exact: true}
 			}

@@ -7,7 +7,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
 
@@ -41,6 +40,18 @@ func (w *seamWorld) sendDM(a pending.Ask, user string) {
 	w.t.Fatalf("the DM step for %s was not claimed", user)
 }
 
+// postInDM posts a's message, buttons and all, in user's DM without
+// recording it as a copy of a, and returns where it is.
+func (w *seamWorld) postInDM(a pending.Ask, user string) (channel, ts string) {
+	w.t.Helper()
+	msg := RenderAsk(a, RenderOptions{GrantScope: w.notifier.cfg.ScopeText(a), Now: w.notifier.cfg.Now()})
+	channel, ts, err := w.notifier.PostMessage(w.t.Context(), "D"+user[1:], slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return channel, ts
+}
+
 // A target quick on their phone clicks the DM while the level is still
 // being carried out (its other DMs and the thread mention not yet out, so
 // the Ask does not yet record that the level fired): the click on that
@@ -52,11 +63,7 @@ func TestDMClickBeforeTheLevelIsRecorded(t *testing.T) {
 	a := w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
 
 	// Refused: the Ask's buttons in a DM askops never recorded as a copy.
-	msg := RenderAsk(a, RenderOptions{GrantScope: w.notifier.cfg.ScopeText(a), Now: w.notifier.cfg.Now()})
-	channel, stray, err := w.notifier.PostMessage(ctx, "D"+oncallA[1:], slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	channel, stray := w.postInDM(a, oncallA)
 	w.click(oncallA, channel, stray, a.ID, ActionApprove)
 	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.StatusPending {
 		t.Fatalf("a click on a DM that is no copy decided the ask: %s by %s", got.Status, got.DecidedBy)
@@ -88,14 +95,7 @@ func TestDMCopyDecidedOnlyByItsRecipient(t *testing.T) {
 
 	for i, clicker := range []string{"USTRANGER", oncallA, approverA} {
 		w.click(clicker, dm[0], dm[1], a.ID, ActionApprove)
-		testwait.For(t, "the refusal of "+clicker, func() bool {
-			for _, c := range w.fake.Calls("chat.postEphemeral") {
-				if c.User == clicker && c.Text == refusalText {
-					return true
-				}
-			}
-			return false
-		})
+		w.waitEphemeral("the refusal of "+clicker, clicker, func(s string) bool { return s == refusalText })
 		if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.StatusPending || got.Votes != "" {
 			t.Fatalf("click %d: %s's click on %s's DM copy counted: %s by %q (votes %q)", i, clicker, oncallB, got.Status, got.DecidedBy, got.Votes)
 		}
@@ -116,11 +116,7 @@ func TestDMCopyRecipientUncheckedIsRefused(t *testing.T) {
 	// The DM posted and recorded as the previous release did (a copy
 	// without its recipient): this replica never opened it, so it must
 	// ask Slack whose it is.
-	msg := RenderAsk(a, RenderOptions{GrantScope: w.notifier.cfg.ScopeText(a), Now: w.notifier.cfg.Now()})
-	channel, ts, err := w.notifier.PostMessage(ctx, "D"+oncallB[1:], slack.MsgOptionText(msg.Text, false), slack.MsgOptionBlocks(msg.Blocks...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	channel, ts := w.postInDM(a, oncallB)
 	if err := w.store.AddCopy(ctx, a.ID, channel, ts); err != nil {
 		t.Fatal(err)
 	}
@@ -129,14 +125,7 @@ func TestDMCopyRecipientUncheckedIsRefused(t *testing.T) {
 
 	w.fake.FailNext("conversations.open", 1, fakeslack.FailMode{SlackError: "internal_error"})
 	w.click(oncallB, dm[0], dm[1], a.ID, ActionApprove)
-	testwait.For(t, "the refusal", func() bool {
-		for _, c := range w.fake.Calls("chat.postEphemeral") {
-			if c.User == oncallB && c.Text == copyUncheckedText {
-				return true
-			}
-		}
-		return false
-	})
+	w.waitEphemeral("the refusal", oncallB, func(s string) bool { return s == copyUncheckedText })
 	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.StatusPending {
 		t.Fatalf("a click Slack could not place decided: %s by %q", got.Status, got.DecidedBy)
 	}

@@ -18,10 +18,7 @@ func TestHomeListsRecordedRunsAndRefreshes(t *testing.T) {
 	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
 		ctx := t.Context()
 		runs := sessions.NewMemoryStore(sessions.Options{})
-		approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		approvers := testApprovers(t)
 		h := NewHome(HomeConfig{
 			Asks: w.clicks, API: w.api, Notifier: w.notifier, Approvers: approvers, Runs: runs,
 			Poll: 50 * time.Millisecond, Debounce: 20 * time.Millisecond, PublishEvery: time.Millisecond,

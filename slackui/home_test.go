@@ -20,10 +20,7 @@ import (
 // another replica would) with short intervals, and the Approvers w uses.
 func newHome(t *testing.T, w *world, debounce time.Duration) *Home {
 	t.Helper()
-	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	approvers := testApprovers(t)
 	h := NewHome(HomeConfig{
 		Asks: w.clicks, API: w.api, Notifier: w.notifier, Approvers: approvers,
 		Poll: 50 * time.Millisecond, Debounce: debounce, PublishEvery: time.Millisecond,
@@ -50,6 +47,16 @@ func runHome(t *testing.T, h *Home) (stop func()) {
 }
 
 // homeAsks counts the Asks a published Home lists with an Approve button.
+// waitHomeAsks waits until user's Home offers buttons on n Asks, and returns it.
+func waitHomeAsks(t *testing.T, w *world, user string, n int) fakeslack.View {
+	t.Helper()
+	v, err := w.fake.WaitForHome(t.Context(), user, func(v fakeslack.View) bool { return homeAsks(v) == n })
+	if err != nil {
+		t.Fatalf("the Home of %s never offered %d Asks: %v", user, n, err)
+	}
+	return v
+}
+
 func homeAsks(v fakeslack.View) int {
 	n := 0
 	for _, b := range v.Request.Blocks.BlockSet {
@@ -77,10 +84,7 @@ func TestHomeListsDecidableAsksAndOwnRunsAndRefreshes(t *testing.T) {
 			t.Fatal(err)
 		}
 		events(ctx, ev)
-		v, err := w.fake.WaitForHome(ctx, approverA, func(v fakeslack.View) bool { return homeAsks(v) == 1 })
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := waitHomeAsks(t, w, approverA, 1)
 		if text := fakeslack.BlockText(v.Request.Blocks.BlockSet); !strings.Contains(text, "terraform apply") || !strings.Contains(text, "Waiting for your decision:* 1") {
 			t.Errorf("Home of an approver:\n%s", text)
 		}
@@ -104,16 +108,11 @@ func TestHomeListsDecidableAsksAndOwnRunsAndRefreshes(t *testing.T) {
 
 		// A new Ask, then a decision: both Homes follow.
 		second := w.ask(bashRequest("run-2", "s1", "kubectl delete ns staging"))
-		if _, err := w.fake.WaitForHome(ctx, approverA, func(v fakeslack.View) bool { return homeAsks(v) == 2 }); err != nil {
-			t.Fatal(err)
-		}
+		waitHomeAsks(t, w, approverA, 2)
 		if _, err := w.clicks.Decide(ctx, first.id, pending.Denied, approverB, ""); err != nil {
 			t.Fatal(err)
 		}
-		v, err = w.fake.WaitForHome(ctx, approverA, func(v fakeslack.View) bool { return homeAsks(v) == 1 })
-		if err != nil {
-			t.Fatal(err)
-		}
+		v = waitHomeAsks(t, w, approverA, 1)
 		if !buttonFor(v.Request.Blocks.BlockSet, ActionApprove, second.id) {
 			t.Error("the Home lost the Ask still open")
 		}
@@ -135,9 +134,7 @@ func TestHomeClickDecidesThatAskOnly(t *testing.T) {
 		ctx := t.Context()
 		wa := w.ask(bashRequest("run-1", "s1", "terraform apply"))
 		h.Opened(approverA)
-		if _, err := w.fake.WaitForHome(ctx, approverA, func(v fakeslack.View) bool { return homeAsks(v) == 1 }); err != nil {
-			t.Fatal(err)
-		}
+		waitHomeAsks(t, w, approverA, 1)
 		// The click's payload carries the Home as it was published, with
 		// only the first Ask; its action is edited to name a second Ask.
 		payload, ok := w.fake.HomeBlockActionsPayload(approverA, ActionApprove, wa.id)
@@ -244,10 +241,7 @@ func TestHomeHonoursPerAskAuthority(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	approvers := testApprovers(t)
 	h := NewHome(HomeConfig{Asks: w.asks, API: w.api, Notifier: w.notifier, Approvers: noSelfApproval{approvers}, PublishEvery: time.Millisecond})
 	runHome(t, h)
 	h.Opened(approverA)
@@ -274,9 +268,7 @@ func TestHomeClickOnDecidedAskIsAnswered(t *testing.T) {
 	ctx := t.Context()
 	wa := w.ask(bashRequest("run-1", "s1", "terraform apply"))
 	h.Opened(approverA)
-	if _, err := w.fake.WaitForHome(ctx, approverA, func(v fakeslack.View) bool { return homeAsks(v) == 1 }); err != nil {
-		t.Fatal(err)
-	}
+	waitHomeAsks(t, w, approverA, 1)
 	payload, _ := w.fake.HomeBlockActionsPayload(approverA, ActionApprove, wa.id)
 	if _, err := w.clicks.Decide(ctx, wa.id, pending.Denied, approverB, "not today"); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
@@ -15,10 +14,7 @@ import (
 // in memory), sharing the viewers through the store.
 func twoHomes(t *testing.T, w *world) (a, b *Home, stopA func()) {
 	t.Helper()
-	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	approvers := testApprovers(t)
 	// The viewers are chat-ops state (sessions): one memory store beside
 	// the memory world, two Redis stores on one server beside the Redis one.
 	var va, vb HomeViewerStore
@@ -58,14 +54,10 @@ func TestHomeViewerOutlivesItsReplica(t *testing.T) {
 		a, _, stopA := twoHomes(t, w)
 		first := w.ask(bashRequest("run-1", "s1", "terraform apply"))
 		a.Opened(approverA)
-		if _, err := w.fake.WaitForHome(t.Context(), approverA, func(v fakeslack.View) bool { return homeAsks(v) == 1 }); err != nil {
-			t.Fatal(err)
-		}
+		waitHomeAsks(t, w, approverA, 1)
 		stopA() // the replica dies
 		second := w.ask(bashRequest("run-2", "s1", "kubectl delete ns staging"))
-		if _, err := w.fake.WaitForHome(t.Context(), approverA, func(v fakeslack.View) bool { return homeAsks(v) == 2 }); err != nil {
-			t.Fatalf("the other replica never refreshed the Home: %v", err)
-		}
+		waitHomeAsks(t, w, approverA, 2) // refreshed by the other replica
 		for _, wa := range []*waiting{first, second} {
 			if _, err := w.clicks.Decide(t.Context(), wa.id, "denied", approverB, ""); err != nil {
 				t.Fatal(err)
@@ -81,9 +73,7 @@ func TestHomePublishedOnceByTwoReplicas(t *testing.T) {
 		a, b, _ := twoHomes(t, w)
 		wa := w.ask(bashRequest("run-1", "s1", "terraform apply"))
 		a.Opened(approverA)
-		if _, err := w.fake.WaitForHome(t.Context(), approverA, func(v fakeslack.View) bool { return homeAsks(v) == 1 }); err != nil {
-			t.Fatal(err)
-		}
+		waitHomeAsks(t, w, approverA, 1)
 		// Both replicas now look, as their polls do; neither publishes
 		// what was published.
 		for _, h := range []*Home{a, b, a, b} {

@@ -109,12 +109,19 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	approvers := testApprovers(t)
+	w.serveClicks(approvers, log)
+	return w
+}
+
+// testApprovers is the approver set the test worlds use: approverA and approverB.
+func testApprovers(t *testing.T) *Approvers {
+	t.Helper()
 	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.serveClicks(approvers, log)
-	return w
+	return approvers
 }
 
 // testLog is the tests' logger: silent, or with -v at debug level into

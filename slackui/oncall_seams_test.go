@@ -40,10 +40,7 @@ func newSeamWorld(t *testing.T) *seamWorld {
 		GrantDurations:     []time.Duration{15 * time.Minute},
 		PerChannelInterval: time.Millisecond, Followups: w.esc,
 	})
-	approvers, err := NewApprovers(ApproversConfig{Users: []string{approverA, approverB}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	approvers := testApprovers(t)
 	rule := approval.SelfApproval{Allowed: false}
 	w.home = NewHome(HomeConfig{
 		Asks: w.store, API: api, Notifier: w.notifier,
@@ -97,6 +94,19 @@ func (w *seamWorld) clickHome(user, action, askID string) {
 	clickOK(w.t, resp)
 }
 
+// waitEphemeral waits for an ephemeral reply to user whose text is told by told.
+func (w *seamWorld) waitEphemeral(what, user string, told func(text string) bool) {
+	w.t.Helper()
+	testwait.For(w.t, what, func() bool {
+		for _, c := range w.fake.Calls("chat.postEphemeral") {
+			if c.User == user && told(c.Text) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
 func (w *seamWorld) homeText(user string, pred func(string) bool) string {
 	w.t.Helper()
 	v, err := w.fake.WaitForHome(w.t.Context(), user, func(v fakeslack.View) bool { return pred(fakeslack.BlockText(v.Request.Blocks.BlockSet)) })
@@ -133,14 +143,7 @@ func TestEscalatedStarterMayNotApproveAnywhere(t *testing.T) {
 	}
 
 	w.click(oncallA, dm[0], dm[1], a.ID, ActionApprove)
-	testwait.For(t, "the starter's refusal", func() bool {
-		for _, c := range w.fake.Calls("chat.postEphemeral") {
-			if c.User == oncallA && strings.Contains(c.Text, "You started this run") {
-				return true
-			}
-		}
-		return false
-	})
+	w.waitEphemeral("the starter's refusal", oncallA, func(s string) bool { return strings.Contains(s, "You started this run") })
 	if got, _ := w.store.Get(ctx, a.ID); got.Status != pending.StatusPending {
 		t.Fatalf("the starter's DM click decided their own Ask: %s", got.Status)
 	}

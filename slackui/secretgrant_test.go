@@ -8,6 +8,21 @@ import (
 	"github.com/askops/askops/policy"
 )
 
+// approveForSession has approverA approve wa for its session, and returns a
+// policy engine over w's grants to judge the session's next calls with.
+func approveForSession(t *testing.T, w *world, wa *waiting) *policy.Engine {
+	t.Helper()
+	w.click(wa, approverA, ActionApproveSession)
+	if got := wa.result(t); got.Status != pending.Status(pending.ApprovedSession) {
+		t.Fatalf("got %s", got.Status)
+	}
+	engine, err := policy.New(policy.Config{Grants: w.grants})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine
+}
+
 // The store keeps a command's secrets redacted (pending.atRest), so the
 // Ask read back from it is not the exact call. "Approve for session" must
 // still cover the identical call, with its secret: the waiting process
@@ -23,14 +38,7 @@ func TestApproveForSessionOnACommandWithASecret(t *testing.T) {
 	if strings.Contains(stored.Args+stored.Summary, "hunter2secret") {
 		t.Fatalf("the store keeps the secret: %q", stored.Summary)
 	}
-	w.click(wa, approverA, ActionApproveSession)
-	if got := wa.result(t); got.Status != pending.Status(pending.ApprovedSession) {
-		t.Fatalf("got %s", got.Status)
-	}
-	engine, err := policy.New(policy.Config{Grants: w.grants})
-	if err != nil {
-		t.Fatal(err)
-	}
+	engine := approveForSession(t, w, wa)
 	call := func(cmd string) policy.Call {
 		return policy.Call{Tool: "bash", Safety: policy.SideEffect, Command: cmd, Cwd: "/ws/app", Workspace: "/ws", SessionID: "sess-secret"}
 	}
