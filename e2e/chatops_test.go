@@ -140,11 +140,9 @@ func pendingAndStopFromOtherReplica(t *testing.T, redisURL string) {
 	w := newWorld(t)
 	w.redisURL = redisURL
 	w.script.on("e2e-stop", steps(bash("c1", "touch stopped.txt"), fakeopenai.Text("the stopped run went on")))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 
-	w.startRun(ctx, t, a, "e2e-stop: create stopped.txt")
-	ask := w.waitOpenAsk(ctx, t, "stopped.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-stop: create stopped.txt", "stopped.txt")
 	runID := w.statusRunID(t, ask.ThreadTS)
 
 	// pending on B: A's Ask, once A has linked it to its message.
@@ -215,11 +213,9 @@ func modeNeverFromOtherReplica(t *testing.T, redisURL string) {
 		bash("c1", "touch before.txt"), bash("c2", "touch after.txt"),
 		fakeopenai.Text("stopped asking in mode never"),
 	))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 
-	w.startRun(ctx, t, a, "e2e-never: create before.txt and after.txt")
-	ask := w.waitOpenAsk(ctx, t, "before.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-never: create before.txt and after.txt", "before.txt")
 
 	if r := w.command(ctx, t, b.base, intruderID, "mode never"); !strings.Contains(r.Text, "only approvers may change the mode") {
 		t.Errorf("a non-approver's mode never on B: %q", r.Text)
@@ -290,12 +286,10 @@ func grantsFromOtherReplica(t *testing.T, redisURL string) {
 		bash("c1", command), bash("c2", "touch between.txt"), bash("c3", command),
 		fakeopenai.Text("asked again after the revoke"),
 	))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 	granted := filepath.Join(w.ws, "granted.txt")
 
-	w.startRun(ctx, t, a, "e2e-grants: append to granted.txt twice")
-	ask1 := w.waitOpenAsk(ctx, t, "granted.txt")
+	ask1 := w.startRunToAsk(ctx, t, a, "e2e-grants: append to granted.txt twice", "granted.txt")
 	if r := w.command(ctx, t, b.base, approverID, "grants"); len(revokeRows(r.Blocks)) != 0 {
 		t.Fatalf("/askops grants lists grants before any was made: %q", r.Text)
 	}

@@ -45,8 +45,7 @@ func TestAppHomeAndAuditChain(t *testing.T) {
 	w := newWorld(t)
 	const command = "echo audited >> audit.txt"
 	w.script.on("e2e-home", steps(bash("c1", command), fakeopenai.Text("appended once")))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 
 	// 1. The approver opens the Home tab; B publishes it.
 	envelope, err := w.slack.EventEnvelope(w.slack.AppHomeOpened(approverID))
@@ -63,8 +62,7 @@ func TestAppHomeAndAuditChain(t *testing.T) {
 	}
 
 	// 2. A run on A asks; B's Home follows.
-	w.startRun(ctx, t, a, "e2e-home: append to audit.txt once")
-	ask := w.waitOpenAsk(ctx, t, "audit.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-home: append to audit.txt once", "audit.txt")
 	id := askID(ask.Blocks)
 	home, err := w.slack.WaitForHome(ctx, approverID, func(v fakeslack.View) bool { return homeAskButtons(v) == 1 })
 	if err != nil {

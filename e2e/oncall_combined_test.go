@@ -37,8 +37,7 @@ func TestQuorumEscalatedByDM(t *testing.T) {
 		Approvals: followups("1s", "2s") + "  grant_durations: [15m]\n",
 		Rules:     "    - {tool: bash, command: \"echo apply\", decision: ask, approvals: 2}\n",
 	}
-	a := w.serve(ctx, t, "A", s)
-	b := w.serve(ctx, t, "B", s)
+	a, b := w.servePair(ctx, t, s)
 	applied := filepath.Join(w.ws, "combined.txt")
 
 	// The on-call member opens the Home; the event reaches B.
@@ -50,8 +49,7 @@ func TestQuorumEscalatedByDM(t *testing.T) {
 		t.Fatalf("app_home_opened to B: %v %v", resp, err)
 	}
 
-	w.startRun(ctx, t, a, "e2e-combined: apply once") // approverID starts it
-	ask := w.waitOpenAsk(ctx, t, "combined.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-combined: apply once", "combined.txt") // approverID starts it
 	id := askID(ask.Blocks)
 	testwait.Until(ctx, t, "the reminder, the escalation and both DMs", func() bool {
 		return w.postsIn(ask.Channel, ask.ThreadTS, "Reminder") == 1 &&

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,14 +34,6 @@ func (w *world) ephemeralTo(ctx context.Context, t *testing.T, user string, n in
 		t.Fatalf("no ephemeral reply #%d to %s: %v", n, user, err)
 	}
 	return calls[n-1].Text
-}
-
-// clickOn delivers user's click and checks Slack got a 200.
-func (w *world) clickOn(ctx context.Context, t *testing.T, r *replica, m fakeslack.Message, user, action string) {
-	t.Helper()
-	if resp := w.click(ctx, t, r.base, m, user, action); resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s by %s on %s: %s", action, user, r.name, resp.Status)
-	}
 }
 
 // stillOpen fails the test if m's Ask was decided.
@@ -88,12 +79,10 @@ func TestQuorumAcrossReplicas(t *testing.T) {
 		Approvals: "  grant_durations: [15m]\n",
 		Rules:     "    - {tool: bash, command: \"echo deploy\", decision: ask, approvals: 2}\n",
 	}
-	a := w.serve(ctx, t, "A", s)
-	b := w.serve(ctx, t, "B", s)
+	a, b := w.servePair(ctx, t, s)
 	deployed := filepath.Join(w.ws, "deployed.txt")
 
-	w.startRun(ctx, t, a, "e2e-quorum: deploy twice") // approverID started it
-	ask1 := w.waitOpenAsk(ctx, t, "deployed.txt")
+	ask1 := w.startRunToAsk(ctx, t, a, "e2e-quorum: deploy twice", "deployed.txt") // approverID started it
 	if body := text(ask1); !strings.Contains(body, "Needs 2 approvals from different people") || !strings.Contains(body, "0 of 2") {
 		t.Fatalf("the quorum Ask does not say it needs 2 approvals:\n%s", body)
 	}
@@ -177,12 +166,10 @@ func TestTimeBoxedGrantLapses(t *testing.T) {
 		return fakeopenai.Text("asked again after the grant lapsed")
 	})
 	s := settings{Approvals: "  grant_durations: [10s, 1h]\n"}
-	a := w.serve(ctx, t, "A", s)
-	b := w.serve(ctx, t, "B", s)
+	a, b := w.servePair(ctx, t, s)
 	boxed := filepath.Join(w.ws, "boxed.txt")
 
-	w.startRun(ctx, t, a, "e2e-boxed: append g three times")
-	ask1 := w.waitOpenAsk(ctx, t, "boxed.txt")
+	ask1 := w.startRunToAsk(ctx, t, a, "e2e-boxed: append g three times", "boxed.txt")
 	for _, action := range []string{slackui.ApproveForAction(10 * time.Second), slackui.ApproveForAction(time.Hour), slackui.ActionApproveSession} {
 		if !buttonIn(ask1, action) {
 			t.Fatalf("the Ask does not offer %s:\n%s", action, text(ask1))
