@@ -28,6 +28,23 @@ func followups(remind, escalate string) string {
 	return "  remind_after: " + remind + "\n  escalate:\n    - {after: " + escalate + ", usergroups: [" + oncallGroup + "], users: [], dm: true}\n"
 }
 
+// setOncall makes members the fake workspace's on-call group, @oncall.
+func (w *world) setOncall(members ...string) {
+	w.slack.SetUserGroup(oncallGroup, members...)
+	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
+}
+
+// wantOnce fails the test for each count in counts (by what it counts)
+// that is not 1: a step the replicas between them must do exactly once.
+func wantOnce(t testing.TB, counts map[string]int) {
+	t.Helper()
+	for what, n := range counts {
+		if n != 1 {
+			t.Errorf("%d %s, want 1", n, what)
+		}
+	}
+}
+
 // postsIn counts the successful chat.postMessage calls to channel (in
 // thread, when given) whose text holds want.
 func (w *world) postsIn(channel, thread, want string) int {
@@ -63,8 +80,7 @@ func TestOncallEscalation(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	w := newWorld(t)
-	w.slack.SetUserGroup(oncallGroup, oncallA, oncallB)
-	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
+	w.setOncall(oncallA, oncallB)
 	const command = "echo hi >> oncall.txt"
 	w.script.on("e2e-oncall", steps(bash("c1", command), fakeopenai.Text("done after the on-call approved")))
 	s := settings{Timeout: "60s", Approvals: followups("1s", "2s")}
@@ -106,16 +122,12 @@ func TestOncallEscalation(t *testing.T) {
 	w.waitAnswer(ctx, t, ask.ThreadTS, "done after the on-call approved")
 
 	// Exactly once each, between the two replicas.
-	for what, n := range map[string]int{
+	wantOnce(t, map[string]int{
 		"reminders":         w.postsIn(ask.Channel, ask.ThreadTS, "Reminder"),
 		"escalations":       w.postsIn(ask.Channel, ask.ThreadTS, "Escalated"),
 		"DMs to " + oncallA: len(w.dmAsks(oncallA)),
 		"DMs to " + oncallB: len(w.dmAsks(oncallB)),
-	} {
-		if n != 1 {
-			t.Errorf("%d %s, want 1", n, what)
-		}
-	}
+	})
 }
 
 // TestEscalationSurvivesKill9: the replica that ran the Ask is killed with
@@ -128,8 +140,7 @@ func TestEscalationSurvivesKill9(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	w := newWorld(t)
-	w.slack.SetUserGroup(oncallGroup, oncallA, oncallB)
-	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
+	w.setOncall(oncallA, oncallB)
 	w.script.on("e2e-oncall-kill", steps(bash("c1", "echo hi > oncall-killed.txt")))
 	s := settings{Timeout: "9s", SweepInterval: "200ms", Approvals: followups("3s", "4s")}
 	a, b := w.servePair(ctx, t, s)
@@ -151,14 +162,10 @@ func TestEscalationSurvivesKill9(t *testing.T) {
 		}
 		w.waitDecided(ctx, t, dms[0], "Cancelled")
 	}
-	for what, n := range map[string]int{
+	wantOnce(t, map[string]int{
 		"reminders":   w.postsIn(ask.Channel, ask.ThreadTS, "Reminder"),
 		"escalations": w.postsIn(ask.Channel, ask.ThreadTS, "Escalated"),
-	} {
-		if n != 1 {
-			t.Errorf("%d %s, want 1", n, what)
-		}
-	}
+	})
 	if exists(filepath.Join(w.ws, "oncall-killed.txt")) {
 		t.Error("the command ran")
 	}
@@ -210,8 +217,7 @@ func TestTruthfulExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	w := newWorld(t)
-	w.slack.SetUserGroup(oncallGroup, oncallA)
-	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
+	w.setOncall(oncallA)
 	w.script.on("e2e-oncall-expire", steps(bash("c1", "echo hi > oncall-expired.txt"), fakeopenai.Text("nobody came")))
 	s := w.serve(ctx, t, "S", settings{Timeout: "4s", Approvals: followups("1s", "2s")})
 	const want = "expired: nobody answered in 4s (reminded at 1s, escalated to @oncall at 2s)"
@@ -243,8 +249,7 @@ func TestEscalationTakenOverAfterLease(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	w := newWorld(t)
-	w.slack.SetUserGroup(oncallGroup, oncallA, oncallB)
-	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
+	w.setOncall(oncallA, oncallB)
 	w.script.on("e2e-oncall-lease", steps(bash("c1", "echo hi > oncall-lease.txt")))
 	s := settings{Timeout: "40s", Approvals: followups("1s", "2s") + "  followup_lease: 2s\n"}
 	w.slack.SetDelay("conversations.open", time.Minute)
@@ -270,16 +275,12 @@ func TestEscalationTakenOverAfterLease(t *testing.T) {
 	w.waitDecided(ctx, t, ask, "Approved", oncallA)
 	w.waitDecided(ctx, t, dm, "Approved", oncallA)
 	w.waitDecided(ctx, t, w.dmAsks(oncallB)[0], "Approved", oncallA)
-	for what, n := range map[string]int{
+	wantOnce(t, map[string]int{
 		"reminders":         w.postsIn(ask.Channel, ask.ThreadTS, "Reminder"),
 		"escalations":       w.postsIn(ask.Channel, ask.ThreadTS, "Escalated"),
 		"DMs to " + oncallA: len(w.dmAsks(oncallA)),
 		"DMs to " + oncallB: len(w.dmAsks(oncallB)),
-	} {
-		if n != 1 {
-			t.Errorf("%d %s, want 1", n, what)
-		}
-	}
+	})
 	kinds := map[string]int{}
 	for _, e := range w.auditEvents(ctx, t) {
 		kinds[e.kind]++

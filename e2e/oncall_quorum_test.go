@@ -36,12 +36,39 @@ func (w *world) ephemeralTo(ctx context.Context, t *testing.T, user string, n in
 	return calls[n-1].Text
 }
 
-// stillOpen fails the test if m's Ask was decided.
-func (w *world) stillOpen(t *testing.T, m fakeslack.Message, why string) {
+// approveRefused clicks Approve on m as user on r and checks the click was
+// refused: user's nth ephemeral reply says told, and ask is still open.
+func (w *world) approveRefused(ctx context.Context, t *testing.T, r *replica, m fakeslack.Message, user string, n int, told string, ask fakeslack.Message) {
 	t.Helper()
-	cur, _ := w.slack.Message(m.Channel, m.TS)
-	if askID(cur.Blocks) == "" {
-		t.Fatalf("%s decided the Ask:\n%s", why, text(cur))
+	w.clickOn(ctx, t, r, m, user, slackui.ActionApprove)
+	if got := w.ephemeralTo(ctx, t, user, n); !strings.Contains(got, told) {
+		t.Errorf("%s's Approve on %s was told %q, want %q", user, r.name, got, told)
+	}
+	if cur, _ := w.slack.Message(ask.Channel, ask.TS); askID(cur.Blocks) == "" {
+		t.Fatalf("%s's refused Approve on %s decided the Ask:\n%s", user, r.name, text(cur))
+	}
+}
+
+// wantNoGrantButtons fails the test if the quorum Ask message m offers a
+// grant (for the session or 15 min): a quorum rule asks every time.
+func wantNoGrantButtons(t *testing.T, m fakeslack.Message) {
+	t.Helper()
+	for _, action := range []string{slackui.ActionApproveSession, slackui.ApproveForAction(15 * time.Minute)} {
+		if buttonIn(m, action) {
+			t.Errorf("the quorum Ask (%s) offers %s", m.Channel, action)
+		}
+	}
+}
+
+// waitTally waits until the Ask message m, still open, shows tally (the
+// votes a quorum has so far).
+func (w *world) waitTally(ctx context.Context, t *testing.T, m fakeslack.Message, tally string) {
+	t.Helper()
+	if _, err := w.slack.WaitForMessage(ctx, m.Channel, m.TS, func(m fakeslack.Message) bool {
+		return strings.Contains(text(m), tally) && askID(m.Blocks) != ""
+	}); err != nil {
+		cur, _ := w.slack.Message(m.Channel, m.TS)
+		t.Fatalf("the open Ask %s never showed %q: %v\n%s", m.Channel, tally, err, text(cur))
 	}
 }
 
@@ -86,36 +113,19 @@ func TestQuorumAcrossReplicas(t *testing.T) {
 	if body := text(ask1); !strings.Contains(body, "Needs 2 approvals from different people") || !strings.Contains(body, "0 of 2") {
 		t.Fatalf("the quorum Ask does not say it needs 2 approvals:\n%s", body)
 	}
-	for _, action := range []string{slackui.ActionApproveSession, slackui.ApproveForAction(15 * time.Minute)} {
-		if buttonIn(ask1, action) {
-			t.Errorf("the quorum Ask offers %s", action)
-		}
-	}
+	wantNoGrantButtons(t, ask1)
 
 	// The run's starter may not approve it.
-	w.clickOn(ctx, t, b, ask1, approverID, slackui.ActionApprove)
-	if got := w.ephemeralTo(ctx, t, approverID, 1); !strings.Contains(got, "You started this run") {
-		t.Errorf("the starter was told %q", got)
-	}
-	w.stillOpen(t, ask1, "the starter's own approval")
+	w.approveRefused(ctx, t, b, ask1, approverID, 1, "You started this run", ask1)
 
 	// Ana's approval on B counts one; the message says so, on every copy.
 	w.clickOn(ctx, t, b, ask1, anaID, slackui.ActionApprove)
 	if got := w.ephemeralTo(ctx, t, anaID, 1); !strings.Contains(got, "counted: 1 of 2") {
 		t.Errorf("ana was told %q", got)
 	}
-	if _, err := w.slack.WaitForMessage(ctx, ask1.Channel, ask1.TS, func(m fakeslack.Message) bool {
-		return strings.Contains(text(m), "1 of 2 approvals: <@"+anaID+">") && askID(m.Blocks) != ""
-	}); err != nil {
-		cur, _ := w.slack.Message(ask1.Channel, ask1.TS)
-		t.Fatalf("the message never showed ana's vote: %v\n%s", err, text(cur))
-	}
+	w.waitTally(ctx, t, ask1, "1 of 2 approvals: <@"+anaID+">")
 	// Ana again, on A this time: one person counts once.
-	w.clickOn(ctx, t, a, ask1, anaID, slackui.ActionApprove)
-	if got := w.ephemeralTo(ctx, t, anaID, 2); !strings.Contains(got, "already approved") {
-		t.Errorf("ana's second click was told %q", got)
-	}
-	w.stillOpen(t, ask1, "one person's two approvals")
+	w.approveRefused(ctx, t, a, ask1, anaID, 2, "already approved", ask1)
 	if n := lines(t, deployed); n != 0 {
 		t.Fatalf("the command ran %d times before the quorum", n)
 	}
