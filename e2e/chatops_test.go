@@ -131,14 +131,12 @@ func messageLink(m fakeslack.Message) string {
 // stopped.
 func TestPendingAndStopFromOtherReplica(t *testing.T) {
 	t.Parallel()
-	pendingAndStopFromOtherReplica(t, "")
+	pendingAndStopFromOtherReplica(t, newWorld(t))
 }
 
-// pendingAndStopFromOtherReplica runs the scenario on the Redis at redisURL ("": the world's own).
-func pendingAndStopFromOtherReplica(t *testing.T, redisURL string) {
+// pendingAndStopFromOtherReplica runs the scenario in w (on its own Redis or a topology's).
+func pendingAndStopFromOtherReplica(t *testing.T, w *world) {
 	ctx := testCtx(t)
-	w := newWorld(t)
-	w.redisURL = redisURL
 	w.script.on("e2e-stop", steps(bash("c1", "touch stopped.txt"), fakeopenai.Text("the stopped run went on")))
 	a, b := w.servePair(ctx, t, settings{})
 
@@ -201,14 +199,12 @@ func pendingAndStopFromOtherReplica(t *testing.T, redisURL string) {
 // told why.
 func TestModeNeverFromOtherReplica(t *testing.T) {
 	t.Parallel()
-	modeNeverFromOtherReplica(t, "")
+	modeNeverFromOtherReplica(t, newWorld(t))
 }
 
-// modeNeverFromOtherReplica runs the scenario on the Redis at redisURL ("": the world's own).
-func modeNeverFromOtherReplica(t *testing.T, redisURL string) {
+// modeNeverFromOtherReplica runs the scenario in w (on its own Redis or a topology's).
+func modeNeverFromOtherReplica(t *testing.T, w *world) {
 	ctx := testCtx(t)
-	w := newWorld(t)
-	w.redisURL = redisURL
 	w.script.on("e2e-never", steps(
 		bash("c1", "touch before.txt"), bash("c2", "touch after.txt"),
 		fakeopenai.Text("stopped asking in mode never"),
@@ -273,14 +269,12 @@ func modeNeverFromOtherReplica(t *testing.T, redisURL string) {
 // identical call on A is asked about again instead of running on the grant.
 func TestGrantsFromOtherReplica(t *testing.T) {
 	t.Parallel()
-	grantsFromOtherReplica(t, "")
+	grantsFromOtherReplica(t, newWorld(t))
 }
 
-// grantsFromOtherReplica runs the scenario on the Redis at redisURL ("": the world's own).
-func grantsFromOtherReplica(t *testing.T, redisURL string) {
+// grantsFromOtherReplica runs the scenario in w (on its own Redis or a topology's).
+func grantsFromOtherReplica(t *testing.T, w *world) {
 	ctx := testCtx(t)
-	w := newWorld(t)
-	w.redisURL = redisURL
 	const command = "echo g >> granted.txt"
 	w.script.on("e2e-grants", steps(
 		bash("c1", command), bash("c2", "touch between.txt"), bash("c3", command),
@@ -368,7 +362,7 @@ type topology interface {
 func runOnTopology(t *testing.T, top topology) {
 	for _, sc := range []struct {
 		name string
-		run  func(*testing.T, string)
+		run  func(*testing.T, *world)
 	}{
 		{"PendingAndStopFromOtherReplica", pendingAndStopFromOtherReplica},
 		{"ModeNeverFromOtherReplica", modeNeverFromOtherReplica},
@@ -378,7 +372,9 @@ func runOnTopology(t *testing.T, top topology) {
 			if err := top.FlushAll(); err != nil {
 				t.Fatal(err)
 			}
-			sc.run(t, top.URL())
+			w := newWorld(t)
+			w.redisURL = top.URL()
+			sc.run(t, w)
 		})
 	}
 }
