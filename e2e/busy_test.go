@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -464,25 +463,13 @@ func busySlash(ctx context.Context, t testing.TB, w *world, r *replica, text str
 
 // busyAPI is one request to the Ask API; a transport failure is status 0.
 func busyAPI(ctx context.Context, t testing.TB, method, url, token string, body any) (int, map[string]any) {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	req, err := apiRequest(ctx, method, url, token, body)
 	if err != nil {
 		t.Errorf("%s %s: %v", method, url, err)
 		return 0, nil
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil
-	}
-	defer resp.Body.Close()
-	var m map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&m)
-	return resp.StatusCode, m
+	status, m, _ := apiSend(req)
+	return status, m
 }
 
 // sleepUntil waits until at, or reports false when ctx ends first.

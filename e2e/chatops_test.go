@@ -131,20 +131,16 @@ func messageLink(m fakeslack.Message) string {
 // stopped.
 func TestPendingAndStopFromOtherReplica(t *testing.T) {
 	t.Parallel()
-	pendingAndStopFromOtherReplica(t, "")
+	pendingAndStopFromOtherReplica(t, newWorld(t))
 }
 
-// pendingAndStopFromOtherReplica runs the scenario on the Redis at redisURL ("": the world's own).
-func pendingAndStopFromOtherReplica(t *testing.T, redisURL string) {
+// pendingAndStopFromOtherReplica runs the scenario in w (on its own Redis or a topology's).
+func pendingAndStopFromOtherReplica(t *testing.T, w *world) {
 	ctx := testCtx(t)
-	w := newWorld(t)
-	w.redisURL = redisURL
 	w.script.on("e2e-stop", steps(bash("c1", "touch stopped.txt"), fakeopenai.Text("the stopped run went on")))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 
-	w.startRun(ctx, t, a, "e2e-stop: create stopped.txt")
-	ask := w.waitOpenAsk(ctx, t, "stopped.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-stop: create stopped.txt", "stopped.txt")
 	runID := w.statusRunID(t, ask.ThreadTS)
 
 	// pending on B: A's Ask, once A has linked it to its message.
@@ -203,23 +199,19 @@ func pendingAndStopFromOtherReplica(t *testing.T, redisURL string) {
 // told why.
 func TestModeNeverFromOtherReplica(t *testing.T) {
 	t.Parallel()
-	modeNeverFromOtherReplica(t, "")
+	modeNeverFromOtherReplica(t, newWorld(t))
 }
 
-// modeNeverFromOtherReplica runs the scenario on the Redis at redisURL ("": the world's own).
-func modeNeverFromOtherReplica(t *testing.T, redisURL string) {
+// modeNeverFromOtherReplica runs the scenario in w (on its own Redis or a topology's).
+func modeNeverFromOtherReplica(t *testing.T, w *world) {
 	ctx := testCtx(t)
-	w := newWorld(t)
-	w.redisURL = redisURL
 	w.script.on("e2e-never", steps(
 		bash("c1", "touch before.txt"), bash("c2", "touch after.txt"),
 		fakeopenai.Text("stopped asking in mode never"),
 	))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 
-	w.startRun(ctx, t, a, "e2e-never: create before.txt and after.txt")
-	ask := w.waitOpenAsk(ctx, t, "before.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-never: create before.txt and after.txt", "before.txt")
 
 	if r := w.command(ctx, t, b.base, intruderID, "mode never"); !strings.Contains(r.Text, "only approvers may change the mode") {
 		t.Errorf("a non-approver's mode never on B: %q", r.Text)
@@ -277,25 +269,21 @@ func modeNeverFromOtherReplica(t *testing.T, redisURL string) {
 // identical call on A is asked about again instead of running on the grant.
 func TestGrantsFromOtherReplica(t *testing.T) {
 	t.Parallel()
-	grantsFromOtherReplica(t, "")
+	grantsFromOtherReplica(t, newWorld(t))
 }
 
-// grantsFromOtherReplica runs the scenario on the Redis at redisURL ("": the world's own).
-func grantsFromOtherReplica(t *testing.T, redisURL string) {
+// grantsFromOtherReplica runs the scenario in w (on its own Redis or a topology's).
+func grantsFromOtherReplica(t *testing.T, w *world) {
 	ctx := testCtx(t)
-	w := newWorld(t)
-	w.redisURL = redisURL
 	const command = "echo g >> granted.txt"
 	w.script.on("e2e-grants", steps(
 		bash("c1", command), bash("c2", "touch between.txt"), bash("c3", command),
 		fakeopenai.Text("asked again after the revoke"),
 	))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 	granted := filepath.Join(w.ws, "granted.txt")
 
-	w.startRun(ctx, t, a, "e2e-grants: append to granted.txt twice")
-	ask1 := w.waitOpenAsk(ctx, t, "granted.txt")
+	ask1 := w.startRunToAsk(ctx, t, a, "e2e-grants: append to granted.txt twice", "granted.txt")
 	if r := w.command(ctx, t, b.base, approverID, "grants"); len(revokeRows(r.Blocks)) != 0 {
 		t.Fatalf("/askops grants lists grants before any was made: %q", r.Text)
 	}
@@ -374,7 +362,7 @@ type topology interface {
 func runOnTopology(t *testing.T, top topology) {
 	for _, sc := range []struct {
 		name string
-		run  func(*testing.T, string)
+		run  func(*testing.T, *world)
 	}{
 		{"PendingAndStopFromOtherReplica", pendingAndStopFromOtherReplica},
 		{"ModeNeverFromOtherReplica", modeNeverFromOtherReplica},
@@ -384,7 +372,9 @@ func runOnTopology(t *testing.T, top topology) {
 			if err := top.FlushAll(); err != nil {
 				t.Fatal(err)
 			}
-			sc.run(t, top.URL())
+			w := newWorld(t)
+			w.redisURL = top.URL()
+			sc.run(t, w)
 		})
 	}
 }

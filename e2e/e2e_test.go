@@ -48,12 +48,10 @@ func TestApproveOnOtherReplica(t *testing.T) {
 		bash("c1", command), bash("c2", command), bash("c3", command),
 		fakeopenai.Text("appended hi three times"),
 	))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 	marker := filepath.Join(w.ws, "marker.txt")
 
-	w.startRun(ctx, t, a, "e2e-approve: append hi to marker.txt three times")
-	ask1 := w.waitOpenAsk(ctx, t, "marker.txt")
+	ask1 := w.startRunToAsk(ctx, t, a, "e2e-approve: append hi to marker.txt three times", "marker.txt")
 	if ask1.Channel != opsChannel || ask1.ThreadTS == "" {
 		t.Fatalf("the Ask was posted in %s thread %q, want a thread in %s", ask1.Channel, ask1.ThreadTS, opsChannel)
 	}
@@ -69,9 +67,7 @@ func TestApproveOnOtherReplica(t *testing.T) {
 	}
 
 	// 1. Approve, delivered to B; the agent waiting on A resumes.
-	if resp := w.click(ctx, t, b.base, ask1, approverID, slackui.ActionApprove); resp.StatusCode != http.StatusOK {
-		t.Fatalf("approve on B: %s", resp.Status)
-	}
+	w.clickOn(ctx, t, b, ask1, approverID, slackui.ActionApprove)
 	testwait.Until(ctx, t, "the approved command to run once", func() bool { return lines(t, marker) >= 1 })
 	w.waitDecided(ctx, t, ask1, "Approved", approverID)
 
@@ -81,9 +77,7 @@ func TestApproveOnOtherReplica(t *testing.T) {
 	if ask2.ThreadTS != ask1.ThreadTS {
 		t.Errorf("the second Ask is in thread %q, want %q", ask2.ThreadTS, ask1.ThreadTS)
 	}
-	if resp := w.click(ctx, t, b.base, ask2, approverID, slackui.ActionApproveSession); resp.StatusCode != http.StatusOK {
-		t.Fatalf("approve for session on B: %s", resp.Status)
-	}
+	w.clickOn(ctx, t, b, ask2, approverID, slackui.ActionApproveSession)
 	w.waitDecided(ctx, t, ask2, "Approved for session", approverID)
 
 	// The third identical call runs on the grant: no new Ask message.
@@ -150,14 +144,10 @@ func TestDenyWithReason(t *testing.T) {
 	w := newWorld(t)
 	const reason = "change freeze until Monday"
 	w.script.on("e2e-deny", steps(bash("c1", "echo hi > denied.txt"), fakeopenai.Text("understood, leaving it alone")))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 
-	w.startRun(ctx, t, a, "e2e-deny: write denied.txt")
-	ask := w.waitOpenAsk(ctx, t, "denied.txt")
-	if resp := w.click(ctx, t, b.base, ask, approverID, slackui.ActionDenyReason); resp.StatusCode != http.StatusOK {
-		t.Fatalf("deny with reason on B: %s", resp.Status)
-	}
+	ask := w.startRunToAsk(ctx, t, a, "e2e-deny: write denied.txt", "denied.txt")
+	w.clickOn(ctx, t, b, ask, approverID, slackui.ActionDenyReason)
 	if _, err := w.slack.WaitForCall(ctx, "views.open", func(c fakeslack.Call) bool { return c.OK() }); err != nil {
 		t.Fatalf("B opened no reason modal: %v", err)
 	}
@@ -202,8 +192,7 @@ func TestExpiry(t *testing.T) {
 	w.script.on("e2e-expire", steps(bash("c1", "echo hi > expired.txt"), fakeopenai.Text("nobody answered, giving up")))
 	a := w.serve(ctx, t, "A", settings{Timeout: "2s", SweepInterval: "1h"})
 
-	w.startRun(ctx, t, a, "e2e-expire: write expired.txt")
-	ask := w.waitOpenAsk(ctx, t, "expired.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-expire: write expired.txt", "expired.txt")
 	expired := w.waitDecided(ctx, t, ask, "Expired")
 	w.waitAnswer(ctx, t, ask.ThreadTS, "nobody answered, giving up")
 	// A late Approve (on the old message, buttons and all) is refused.
@@ -236,19 +225,8 @@ func TestKilledReplica(t *testing.T) {
 	a := w.serve(ctx, t, "A", settings{Timeout: "2s", SweepInterval: "1h"})
 	b := w.serve(ctx, t, "B", settings{SweepInterval: "200ms"})
 
-	w.startRun(ctx, t, a, "e2e-kill: write killed.txt")
-	ask := w.waitOpenAsk(ctx, t, "killed.txt")
-	// The sweep can only update a message the store knows: wait until
-	// /askops pending links the Ask to its message.
-	link := "/archives/" + ask.Channel + "/p" + strings.ReplaceAll(ask.TS, ".", "")
-	testwait.Until(ctx, t, "the Ask's message to be recorded", func() bool {
-		_, body := w.slash(ctx, t, b.base, approverID, "pending")
-		return strings.Contains(body, link)
-	})
-	a.kill9(t)
-	if a.code() != -1 {
-		t.Fatalf("A exited %d before it was killed", a.code())
-	}
+	ask := w.startRunToAsk(ctx, t, a, "e2e-kill: write killed.txt", "killed.txt")
+	w.killAfterRecorded(ctx, t, a, b, ask)
 
 	w.waitDecided(ctx, t, ask, "Expired")
 	if exists(filepath.Join(w.ws, "killed.txt")) {
@@ -271,11 +249,9 @@ func TestRefusedClicks(t *testing.T) {
 	ctx := testCtx(t)
 	w := newWorld(t)
 	w.script.on("e2e-refuse", steps(bash("c1", "echo hi > refused.txt"), fakeopenai.Text("written after approval")))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 
-	w.startRun(ctx, t, a, "e2e-refuse: write refused.txt")
-	ask := w.waitOpenAsk(ctx, t, "refused.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-refuse: write refused.txt", "refused.txt")
 
 	for name, opts := range map[string]fakeslack.SignOptions{
 		"forged signature":          {Secret: "a-guessed-secret"},
@@ -372,9 +348,7 @@ func TestAskExitCodes(t *testing.T) {
 				}
 			}
 			if tt.click != "" {
-				if resp := w.click(ctx, t, s.base, ask, approverID, tt.click); resp.StatusCode != http.StatusOK {
-					t.Fatalf("click on the serve replica: %s", resp.Status)
-				}
+				w.clickOn(ctx, t, s, ask, approverID, tt.click)
 			}
 			code := p.wait(ctx, t)
 			if code != tt.wantCode || !strings.Contains(p.stdout(), tt.wantStdout) {
@@ -542,11 +516,9 @@ func TestGracefulShutdown(t *testing.T) {
 	ctx := testCtx(t)
 	w := newWorld(t)
 	w.script.on("e2e-sigterm", steps(bash("c1", "echo hi > sigterm.txt")))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 
-	w.startRun(ctx, t, a, "e2e-sigterm: write sigterm.txt")
-	ask := w.waitOpenAsk(ctx, t, "sigterm.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-sigterm: write sigterm.txt", "sigterm.txt")
 	if code := a.terminate(); code != 0 {
 		t.Errorf("A exited %d after SIGTERM, want 0", code)
 	}
@@ -577,8 +549,7 @@ func TestMentionRetriedToOtherReplica(t *testing.T) {
 	ctx := testCtx(t)
 	w := newWorld(t)
 	w.script.on("e2e-mention", steps(fakeopenai.Text("hello from one run")))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 
 	const threadTS = "1700000000.000100"
 	envelope, err := w.slack.EventEnvelope(w.slack.AppMention(approverID, opsChannel, "<@"+w.slack.BotUserID()+"> e2e-mention: say hello", threadTS, ""))
@@ -614,11 +585,9 @@ func TestRedisOutage(t *testing.T) {
 	ctx := testCtx(t)
 	w := newWorld(t)
 	w.script.on("e2e-outage", steps(bash("c1", "echo hi > outage.txt"), fakeopenai.Text("written once redis was back")))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 
-	w.startRun(ctx, t, a, "e2e-outage: write outage.txt")
-	ask := w.waitOpenAsk(ctx, t, "outage.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-outage: write outage.txt", "outage.txt")
 
 	w.redis.Stop()
 	testwait.Until(ctx, t, "B's /readyz to report the store down", func() bool {
@@ -656,11 +625,9 @@ func TestRacingClicks(t *testing.T) {
 	ctx := testCtx(t)
 	w := newWorld(t)
 	w.script.on("e2e-race", steps(bash("c1", "echo hi > raced.txt"), fakeopenai.Text("race settled")))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 
-	w.startRun(ctx, t, a, "e2e-race: write raced.txt")
-	ask := w.waitOpenAsk(ctx, t, "raced.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-race: write raced.txt", "raced.txt")
 	approve := w.slack.BlockActionsPayload(fakeslack.BlockActions{User: approverID, Channel: ask.Channel, MessageTS: ask.TS, ActionID: slackui.ActionApprove, Value: askID(ask.Blocks)})
 	deny := w.slack.BlockActionsPayload(fakeslack.BlockActions{User: approverID, Channel: ask.Channel, MessageTS: ask.TS, ActionID: slackui.ActionDeny, Value: askID(ask.Blocks)})
 	errs := make(chan error, 2)

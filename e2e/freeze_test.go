@@ -77,9 +77,7 @@ func frozenServeAnswers(t *testing.T, redisURL string, wait time.Duration) {
 		}
 	}
 	defer thaw()
-	if resp := w.click(ctx, t, b.base, m, approverID, slackui.ActionApprove); resp.StatusCode != http.StatusOK {
-		t.Fatalf("click on B: %d", resp.StatusCode)
-	}
+	w.clickOn(ctx, t, b, m, approverID, slackui.ActionApprove)
 	w.waitDecided(ctx, t, m, "Approved")
 	// Frozen for seconds more, as a paused VM or a stopped job is.
 	for time.Since(polledAt) < frozen {

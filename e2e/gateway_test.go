@@ -30,8 +30,24 @@ var apiBlock = `api:
     - {name: console, token: "` + consoleToken + `", scopes: [ask, decide]}
 `
 
+// apiDo is one request to the Ask API; a transport failure fails the test
+// and is status 0.
 func apiDo(ctx context.Context, t *testing.T, method, url, token string, body any) (int, map[string]any) {
 	t.Helper()
+	req, err := apiRequest(ctx, method, url, token, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, m, err := apiSend(req)
+	if err != nil {
+		t.Errorf("%s %s: %v", method, url, err)
+	}
+	return status, m
+}
+
+// apiRequest is a request to the Ask API: body (nil: none) as JSON, token
+// as the bearer.
+func apiRequest(ctx context.Context, method, url, token string, body any) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -39,18 +55,23 @@ func apiDo(ctx context.Context, t *testing.T, method, url, token string, body an
 	}
 	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
+	return req, nil
+}
+
+// apiSend sends an Ask API request and decodes its JSON reply; a transport
+// failure is status 0.
+func apiSend(req *http.Request) (int, map[string]any, error) {
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Errorf("%s %s: %v", method, url, err)
-		return 0, nil
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	var m map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&m)
-	return resp.StatusCode, m
+	return resp.StatusCode, m, nil
 }
 
 // The API round trip across two replicas on one Redis: the Ask is created
@@ -91,9 +112,7 @@ func TestGatewayAcrossReplicas(t *testing.T) {
 			got <- polled{s, body, time.Now()}
 		}()
 		clicked := time.Now()
-		if resp := w.click(ctx, t, b.base, m, approverID, tc.action); resp.StatusCode != http.StatusOK {
-			t.Fatalf("click on B: %d", resp.StatusCode)
-		}
+		w.clickOn(ctx, t, b, m, approverID, tc.action)
 		p := <-got
 		if p.status != 200 || p.ask["status"] != tc.status || p.ask["decided_by"] != approverID {
 			t.Fatalf("long poll on A: %d %v", p.status, p.ask)

@@ -437,6 +437,12 @@ func (w *world) serve(ctx context.Context, t testing.TB, name string, s settings
 	}
 }
 
+// servePair starts replicas A and B of one deployment, both with s.
+func (w *world) servePair(ctx context.Context, t testing.TB, s settings) (a, b *replica) {
+	t.Helper()
+	return w.serve(ctx, t, "A", s), w.serve(ctx, t, "B", s)
+}
+
 // waitReady waits for this replica's own /readyz to answer 200. A /readyz
 // answered before the replica's log says it bound its address is another
 // process's: a parallel test's serve can take the port freePort probed (the
@@ -635,6 +641,14 @@ func (w *world) click(ctx context.Context, t testing.TB, base string, m fakeslac
 	return resp
 }
 
+// clickOn delivers user's click to replica r and checks Slack got a 200.
+func (w *world) clickOn(ctx context.Context, t testing.TB, r *replica, m fakeslack.Message, user, action string) {
+	t.Helper()
+	if resp := w.click(ctx, t, r.base, m, user, action); resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s by %s on %s: %s", action, user, r.name, resp.Status)
+	}
+}
+
 // slash delivers a signed /askops command from user in the ops channel and
 // returns the immediate reply.
 func (w *world) slash(ctx context.Context, t testing.TB, base, user, cmdText string) (int, string) {
@@ -663,6 +677,29 @@ func (w *world) startRun(ctx context.Context, t testing.TB, r *replica, task str
 	code, body := w.slash(ctx, t, r.base, approverID, "run "+task)
 	if code != http.StatusOK || !strings.Contains(body, "Starting a run") {
 		t.Fatalf("/askops run on %s answered %d: %s", r.name, code, body)
+	}
+}
+
+// startRunToAsk types `/askops run TASK` on r and returns the run's open
+// Ask about want.
+func (w *world) startRunToAsk(ctx context.Context, t testing.TB, r *replica, task, want string) fakeslack.Message {
+	t.Helper()
+	w.startRun(ctx, t, r, task)
+	return w.waitOpenAsk(ctx, t, want)
+}
+
+// killAfterRecorded waits until /askops pending on other links ask to its
+// message (only then can other's sweep update it), then kills victim with
+// SIGKILL, checking it had not exited before.
+func (w *world) killAfterRecorded(ctx context.Context, t testing.TB, victim, other *replica, ask fakeslack.Message) {
+	t.Helper()
+	testwait.Until(ctx, t, "the Ask's message to be recorded", func() bool {
+		_, body := w.slash(ctx, t, other.base, approverID, "pending")
+		return strings.Contains(body, messageLink(ask))
+	})
+	victim.kill9(t)
+	if victim.code() != -1 {
+		t.Fatalf("%s exited %d before it was killed", victim.name, victim.code())
 	}
 }
 

@@ -33,6 +33,19 @@ func homeAskButtons(v fakeslack.View) int {
 	return n
 }
 
+// openHome delivers user's app_home_opened event (the Home tab opened) to
+// replica r.
+func (w *world) openHome(ctx context.Context, t testing.TB, r *replica, user string) {
+	t.Helper()
+	envelope, err := w.slack.EventEnvelope(w.slack.AppHomeOpened(user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := w.slack.PostEvent(ctx, r.base+"/slack/events", envelope, fakeslack.EventOptions{}); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("app_home_opened to %s: %v %v", r.name, resp, err)
+	}
+}
+
 // TestAppHomeAndAuditChain, across two replicas: the approver opens the
 // Home tab (the event reaches B); a run on A asks, and B's Home shows the
 // Ask with its buttons; Approve clicked on the Home (delivered to A)
@@ -45,17 +58,10 @@ func TestAppHomeAndAuditChain(t *testing.T) {
 	w := newWorld(t)
 	const command = "echo audited >> audit.txt"
 	w.script.on("e2e-home", steps(bash("c1", command), fakeopenai.Text("appended once")))
-	a := w.serve(ctx, t, "A", settings{})
-	b := w.serve(ctx, t, "B", settings{})
+	a, b := w.servePair(ctx, t, settings{})
 
 	// 1. The approver opens the Home tab; B publishes it.
-	envelope, err := w.slack.EventEnvelope(w.slack.AppHomeOpened(approverID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp, err := w.slack.PostEvent(ctx, b.base+"/slack/events", envelope, fakeslack.EventOptions{}); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("app_home_opened to B: %v %v", resp, err)
-	}
+	w.openHome(ctx, t, b, approverID)
 	if _, err := w.slack.WaitForHome(ctx, approverID, func(v fakeslack.View) bool {
 		return strings.Contains(fakeslack.BlockText(v.Request.Blocks.BlockSet), "Nothing is waiting for your decision")
 	}); err != nil {
@@ -63,8 +69,7 @@ func TestAppHomeAndAuditChain(t *testing.T) {
 	}
 
 	// 2. A run on A asks; B's Home follows.
-	w.startRun(ctx, t, a, "e2e-home: append to audit.txt once")
-	ask := w.waitOpenAsk(ctx, t, "audit.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-home: append to audit.txt once", "audit.txt")
 	id := askID(ask.Blocks)
 	home, err := w.slack.WaitForHome(ctx, approverID, func(v fakeslack.View) bool { return homeAskButtons(v) == 1 })
 	if err != nil {

@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
@@ -28,8 +26,7 @@ func TestQuorumEscalatedByDM(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	w := newWorld(t)
-	w.slack.SetUserGroup(oncallGroup, approverID, oncallB) // the starter is on call
-	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
+	w.setOncall(approverID, oncallB) // the starter is on call
 	const command = "echo apply >> combined.txt"
 	w.script.on("e2e-combined", steps(bash("c1", command), fakeopenai.Text("applied after two approvals")))
 	s := settings{
@@ -37,21 +34,13 @@ func TestQuorumEscalatedByDM(t *testing.T) {
 		Approvals: followups("1s", "2s") + "  grant_durations: [15m]\n",
 		Rules:     "    - {tool: bash, command: \"echo apply\", decision: ask, approvals: 2}\n",
 	}
-	a := w.serve(ctx, t, "A", s)
-	b := w.serve(ctx, t, "B", s)
+	a, b := w.servePair(ctx, t, s)
 	applied := filepath.Join(w.ws, "combined.txt")
 
 	// The on-call member opens the Home; the event reaches B.
-	envelope, err := w.slack.EventEnvelope(w.slack.AppHomeOpened(oncallB))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp, err := w.slack.PostEvent(ctx, b.base+"/slack/events", envelope, fakeslack.EventOptions{}); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("app_home_opened to B: %v %v", resp, err)
-	}
+	w.openHome(ctx, t, b, oncallB)
 
-	w.startRun(ctx, t, a, "e2e-combined: apply once") // approverID starts it
-	ask := w.waitOpenAsk(ctx, t, "combined.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-combined: apply once", "combined.txt") // approverID starts it
 	id := askID(ask.Blocks)
 	testwait.Until(ctx, t, "the reminder, the escalation and both DMs", func() bool {
 		return w.postsIn(ask.Channel, ask.ThreadTS, "Reminder") == 1 &&
@@ -61,11 +50,7 @@ func TestQuorumEscalatedByDM(t *testing.T) {
 	starterDM, oncallDM := w.dmAsks(approverID)[0], w.dmAsks(oncallB)[0]
 	copies := []fakeslack.Message{ask, starterDM, oncallDM}
 	for _, m := range copies {
-		for _, action := range []string{slackui.ActionApproveSession, slackui.ApproveForAction(15 * time.Minute)} {
-			if buttonIn(m, action) {
-				t.Errorf("a copy of the quorum Ask (%s) offers %s", m.Channel, action)
-			}
-		}
+		wantNoGrantButtons(t, m)
 	}
 	// The escalation gave the on-call member buttons on their Home (B's).
 	if _, err := w.slack.WaitForHome(ctx, oncallB, func(v fakeslack.View) bool { return homeAskButtons(v) == 1 }); err != nil {
@@ -73,22 +58,13 @@ func TestQuorumEscalatedByDM(t *testing.T) {
 	}
 
 	// The starter, reached by the escalation, may not approve.
-	w.clickOn(ctx, t, b, starterDM, approverID, slackui.ActionApprove)
-	if got := w.ephemeralTo(ctx, t, approverID, 1); !strings.Contains(got, "You started this run") {
-		t.Errorf("the starter was told %q", got)
-	}
-	w.stillOpen(t, ask, "the starter's approval on their DM")
+	w.approveRefused(ctx, t, b, starterDM, approverID, 1, "You started this run", ask)
 
 	// Ana's approval in the channel, on A: every copy shows the tally.
 	w.clickOn(ctx, t, a, ask, anaID, slackui.ActionApprove)
 	tally := "1 of 2 approvals: <@" + anaID + ">"
 	for _, m := range copies {
-		if _, err := w.slack.WaitForMessage(ctx, m.Channel, m.TS, func(m fakeslack.Message) bool {
-			return strings.Contains(text(m), tally) && askID(m.Blocks) != ""
-		}); err != nil {
-			cur, _ := w.slack.Message(m.Channel, m.TS)
-			t.Fatalf("copy %s never showed the tally: %v\n%s", m.Channel, err, text(cur))
-		}
+		w.waitTally(ctx, t, m, tally)
 	}
 	if _, err := w.slack.WaitForHome(ctx, oncallB, func(v fakeslack.View) bool {
 		return strings.Contains(fakeslack.BlockText(v.Request.Blocks.BlockSet), tally)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,6 +26,23 @@ const (
 // followups is the contract with short durations.
 func followups(remind, escalate string) string {
 	return "  remind_after: " + remind + "\n  escalate:\n    - {after: " + escalate + ", usergroups: [" + oncallGroup + "], users: [], dm: true}\n"
+}
+
+// setOncall makes members the fake workspace's on-call group, @oncall.
+func (w *world) setOncall(members ...string) {
+	w.slack.SetUserGroup(oncallGroup, members...)
+	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
+}
+
+// wantOnce fails the test for each count in counts (by what it counts)
+// that is not 1: a step the replicas between them must do exactly once.
+func wantOnce(t testing.TB, counts map[string]int) {
+	t.Helper()
+	for what, n := range counts {
+		if n != 1 {
+			t.Errorf("%d %s, want 1", n, what)
+		}
+	}
 }
 
 // postsIn counts the successful chat.postMessage calls to channel (in
@@ -64,16 +80,13 @@ func TestOncallEscalation(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	w := newWorld(t)
-	w.slack.SetUserGroup(oncallGroup, oncallA, oncallB)
-	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
+	w.setOncall(oncallA, oncallB)
 	const command = "echo hi >> oncall.txt"
 	w.script.on("e2e-oncall", steps(bash("c1", command), fakeopenai.Text("done after the on-call approved")))
 	s := settings{Timeout: "60s", Approvals: followups("1s", "2s")}
-	a := w.serve(ctx, t, "A", s)
-	b := w.serve(ctx, t, "B", s)
+	a, b := w.servePair(ctx, t, s)
 
-	w.startRun(ctx, t, a, "e2e-oncall: append hi to oncall.txt")
-	ask := w.waitOpenAsk(ctx, t, "oncall.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-oncall: append hi to oncall.txt", "oncall.txt")
 	id := askID(ask.Blocks)
 
 	testwait.Until(ctx, t, "the reminder in the run's thread", func() bool {
@@ -101,9 +114,7 @@ func TestOncallEscalation(t *testing.T) {
 	}
 
 	// The on-call member approves from their DM; the click goes to B.
-	if resp := w.click(ctx, t, b.base, dm, oncallB, slackui.ActionApprove); resp.StatusCode != http.StatusOK {
-		t.Fatalf("approve on B: %s", resp.Status)
-	}
+	w.clickOn(ctx, t, b, dm, oncallB, slackui.ActionApprove)
 	testwait.Until(ctx, t, "the approved command to run", func() bool { return lines(t, filepath.Join(w.ws, "oncall.txt")) == 1 })
 	w.waitDecided(ctx, t, ask, "Approved", oncallB)
 	w.waitDecided(ctx, t, dm, "Approved", oncallB)
@@ -111,16 +122,12 @@ func TestOncallEscalation(t *testing.T) {
 	w.waitAnswer(ctx, t, ask.ThreadTS, "done after the on-call approved")
 
 	// Exactly once each, between the two replicas.
-	for what, n := range map[string]int{
+	wantOnce(t, map[string]int{
 		"reminders":         w.postsIn(ask.Channel, ask.ThreadTS, "Reminder"),
 		"escalations":       w.postsIn(ask.Channel, ask.ThreadTS, "Escalated"),
 		"DMs to " + oncallA: len(w.dmAsks(oncallA)),
 		"DMs to " + oncallB: len(w.dmAsks(oncallB)),
-	} {
-		if n != 1 {
-			t.Errorf("%d %s, want 1", n, what)
-		}
-	}
+	})
 }
 
 // TestEscalationSurvivesKill9: the replica that ran the Ask is killed with
@@ -133,24 +140,13 @@ func TestEscalationSurvivesKill9(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	w := newWorld(t)
-	w.slack.SetUserGroup(oncallGroup, oncallA, oncallB)
-	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
+	w.setOncall(oncallA, oncallB)
 	w.script.on("e2e-oncall-kill", steps(bash("c1", "echo hi > oncall-killed.txt")))
 	s := settings{Timeout: "9s", SweepInterval: "200ms", Approvals: followups("3s", "4s")}
-	a := w.serve(ctx, t, "A", s)
-	b := w.serve(ctx, t, "B", s)
+	a, b := w.servePair(ctx, t, s)
 
-	w.startRun(ctx, t, a, "e2e-oncall-kill: write oncall-killed.txt")
-	ask := w.waitOpenAsk(ctx, t, "oncall-killed.txt")
-	link := "/archives/" + ask.Channel + "/p" + strings.ReplaceAll(ask.TS, ".", "")
-	testwait.Until(ctx, t, "the Ask's message to be recorded", func() bool {
-		_, body := w.slash(ctx, t, b.base, approverID, "pending")
-		return strings.Contains(body, link)
-	})
-	a.kill9(t)
-	if a.code() != -1 {
-		t.Fatalf("A exited %d before it was killed", a.code())
-	}
+	ask := w.startRunToAsk(ctx, t, a, "e2e-oncall-kill: write oncall-killed.txt", "oncall-killed.txt")
+	w.killAfterRecorded(ctx, t, a, b, ask)
 	if n := w.postsIn(ask.Channel, ask.ThreadTS, "Reminder"); n > 0 {
 		// A slow machine: A got to the reminder before the kill. B still
 		// owes the escalation, and nothing may happen twice.
@@ -166,14 +162,10 @@ func TestEscalationSurvivesKill9(t *testing.T) {
 		}
 		w.waitDecided(ctx, t, dms[0], "Cancelled")
 	}
-	for what, n := range map[string]int{
+	wantOnce(t, map[string]int{
 		"reminders":   w.postsIn(ask.Channel, ask.ThreadTS, "Reminder"),
 		"escalations": w.postsIn(ask.Channel, ask.ThreadTS, "Escalated"),
-	} {
-		if n != 1 {
-			t.Errorf("%d %s, want 1", n, what)
-		}
-	}
+	})
 	if exists(filepath.Join(w.ws, "oncall-killed.txt")) {
 		t.Error("the command ran")
 	}
@@ -225,15 +217,13 @@ func TestTruthfulExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	w := newWorld(t)
-	w.slack.SetUserGroup(oncallGroup, oncallA)
-	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
+	w.setOncall(oncallA)
 	w.script.on("e2e-oncall-expire", steps(bash("c1", "echo hi > oncall-expired.txt"), fakeopenai.Text("nobody came")))
 	s := w.serve(ctx, t, "S", settings{Timeout: "4s", Approvals: followups("1s", "2s")})
 	const want = "expired: nobody answered in 4s (reminded at 1s, escalated to @oncall at 2s)"
 
 	ask := w.start(t, "ask-oncall", "ask", "-config", s.config, "--", "make", "deploy-oncall")
-	w.startRun(ctx, t, s, "e2e-oncall-expire: write oncall-expired.txt")
-	run := w.waitOpenAsk(ctx, t, "oncall-expired.txt")
+	run := w.startRunToAsk(ctx, t, s, "e2e-oncall-expire: write oncall-expired.txt", "oncall-expired.txt")
 
 	if code := ask.wait(ctx, t); code != 1 || !strings.Contains(ask.stdout(), want) {
 		t.Errorf("bot ask exited %d printing %q; want 1 and %q", code, ask.stdout(), want)
@@ -259,15 +249,13 @@ func TestEscalationTakenOverAfterLease(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	w := newWorld(t)
-	w.slack.SetUserGroup(oncallGroup, oncallA, oncallB)
-	w.slack.SetUserGroupHandle(oncallGroup, "oncall")
+	w.setOncall(oncallA, oncallB)
 	w.script.on("e2e-oncall-lease", steps(bash("c1", "echo hi > oncall-lease.txt")))
 	s := settings{Timeout: "40s", Approvals: followups("1s", "2s") + "  followup_lease: 2s\n"}
 	w.slack.SetDelay("conversations.open", time.Minute)
 	a := w.serve(ctx, t, "A", s)
 
-	w.startRun(ctx, t, a, "e2e-oncall-lease: write oncall-lease.txt")
-	ask := w.waitOpenAsk(ctx, t, "oncall-lease.txt")
+	ask := w.startRunToAsk(ctx, t, a, "e2e-oncall-lease: write oncall-lease.txt", "oncall-lease.txt")
 	testwait.Until(ctx, t, "A's reminder", func() bool { return w.postsIn(ask.Channel, ask.ThreadTS, "Reminder") == 1 })
 	if _, err := w.slack.WaitForCall(ctx, "conversations.open", func(fakeslack.Call) bool { return true }); err != nil {
 		t.Fatalf("A never started the escalation: %v", err)
@@ -283,22 +271,16 @@ func TestEscalationTakenOverAfterLease(t *testing.T) {
 		return w.postsIn(ask.Channel, ask.ThreadTS, "Escalated") == 1 && len(w.dmAsks(oncallA)) == 1 && len(w.dmAsks(oncallB)) == 1
 	})
 	dm := w.dmAsks(oncallA)[0]
-	if resp := w.click(ctx, t, b.base, dm, oncallA, slackui.ActionApprove); resp.StatusCode != http.StatusOK {
-		t.Fatalf("approve on B: %s", resp.Status)
-	}
+	w.clickOn(ctx, t, b, dm, oncallA, slackui.ActionApprove)
 	w.waitDecided(ctx, t, ask, "Approved", oncallA)
 	w.waitDecided(ctx, t, dm, "Approved", oncallA)
 	w.waitDecided(ctx, t, w.dmAsks(oncallB)[0], "Approved", oncallA)
-	for what, n := range map[string]int{
+	wantOnce(t, map[string]int{
 		"reminders":         w.postsIn(ask.Channel, ask.ThreadTS, "Reminder"),
 		"escalations":       w.postsIn(ask.Channel, ask.ThreadTS, "Escalated"),
 		"DMs to " + oncallA: len(w.dmAsks(oncallA)),
 		"DMs to " + oncallB: len(w.dmAsks(oncallB)),
-	} {
-		if n != 1 {
-			t.Errorf("%d %s, want 1", n, what)
-		}
-	}
+	})
 	kinds := map[string]int{}
 	for _, e := range w.auditEvents(ctx, t) {
 		kinds[e.kind]++

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,20 +36,39 @@ func (w *world) ephemeralTo(ctx context.Context, t *testing.T, user string, n in
 	return calls[n-1].Text
 }
 
-// clickOn delivers user's click and checks Slack got a 200.
-func (w *world) clickOn(ctx context.Context, t *testing.T, r *replica, m fakeslack.Message, user, action string) {
+// approveRefused clicks Approve on m as user on r and checks the click was
+// refused: user's nth ephemeral reply says told, and ask is still open.
+func (w *world) approveRefused(ctx context.Context, t *testing.T, r *replica, m fakeslack.Message, user string, n int, told string, ask fakeslack.Message) {
 	t.Helper()
-	if resp := w.click(ctx, t, r.base, m, user, action); resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s by %s on %s: %s", action, user, r.name, resp.Status)
+	w.clickOn(ctx, t, r, m, user, slackui.ActionApprove)
+	if got := w.ephemeralTo(ctx, t, user, n); !strings.Contains(got, told) {
+		t.Errorf("%s's Approve on %s was told %q, want %q", user, r.name, got, told)
+	}
+	if cur, _ := w.slack.Message(ask.Channel, ask.TS); askID(cur.Blocks) == "" {
+		t.Fatalf("%s's refused Approve on %s decided the Ask:\n%s", user, r.name, text(cur))
 	}
 }
 
-// stillOpen fails the test if m's Ask was decided.
-func (w *world) stillOpen(t *testing.T, m fakeslack.Message, why string) {
+// wantNoGrantButtons fails the test if the quorum Ask message m offers a
+// grant (for the session or 15 min): a quorum rule asks every time.
+func wantNoGrantButtons(t *testing.T, m fakeslack.Message) {
 	t.Helper()
-	cur, _ := w.slack.Message(m.Channel, m.TS)
-	if askID(cur.Blocks) == "" {
-		t.Fatalf("%s decided the Ask:\n%s", why, text(cur))
+	for _, action := range []string{slackui.ActionApproveSession, slackui.ApproveForAction(15 * time.Minute)} {
+		if buttonIn(m, action) {
+			t.Errorf("the quorum Ask (%s) offers %s", m.Channel, action)
+		}
+	}
+}
+
+// waitTally waits until the Ask message m, still open, shows tally (the
+// votes a quorum has so far).
+func (w *world) waitTally(ctx context.Context, t *testing.T, m fakeslack.Message, tally string) {
+	t.Helper()
+	if _, err := w.slack.WaitForMessage(ctx, m.Channel, m.TS, func(m fakeslack.Message) bool {
+		return strings.Contains(text(m), tally) && askID(m.Blocks) != ""
+	}); err != nil {
+		cur, _ := w.slack.Message(m.Channel, m.TS)
+		t.Fatalf("the open Ask %s never showed %q: %v\n%s", m.Channel, tally, err, text(cur))
 	}
 }
 
@@ -88,45 +106,26 @@ func TestQuorumAcrossReplicas(t *testing.T) {
 		Approvals: "  grant_durations: [15m]\n",
 		Rules:     "    - {tool: bash, command: \"echo deploy\", decision: ask, approvals: 2}\n",
 	}
-	a := w.serve(ctx, t, "A", s)
-	b := w.serve(ctx, t, "B", s)
+	a, b := w.servePair(ctx, t, s)
 	deployed := filepath.Join(w.ws, "deployed.txt")
 
-	w.startRun(ctx, t, a, "e2e-quorum: deploy twice") // approverID started it
-	ask1 := w.waitOpenAsk(ctx, t, "deployed.txt")
+	ask1 := w.startRunToAsk(ctx, t, a, "e2e-quorum: deploy twice", "deployed.txt") // approverID started it
 	if body := text(ask1); !strings.Contains(body, "Needs 2 approvals from different people") || !strings.Contains(body, "0 of 2") {
 		t.Fatalf("the quorum Ask does not say it needs 2 approvals:\n%s", body)
 	}
-	for _, action := range []string{slackui.ActionApproveSession, slackui.ApproveForAction(15 * time.Minute)} {
-		if buttonIn(ask1, action) {
-			t.Errorf("the quorum Ask offers %s", action)
-		}
-	}
+	wantNoGrantButtons(t, ask1)
 
 	// The run's starter may not approve it.
-	w.clickOn(ctx, t, b, ask1, approverID, slackui.ActionApprove)
-	if got := w.ephemeralTo(ctx, t, approverID, 1); !strings.Contains(got, "You started this run") {
-		t.Errorf("the starter was told %q", got)
-	}
-	w.stillOpen(t, ask1, "the starter's own approval")
+	w.approveRefused(ctx, t, b, ask1, approverID, 1, "You started this run", ask1)
 
 	// Ana's approval on B counts one; the message says so, on every copy.
 	w.clickOn(ctx, t, b, ask1, anaID, slackui.ActionApprove)
 	if got := w.ephemeralTo(ctx, t, anaID, 1); !strings.Contains(got, "counted: 1 of 2") {
 		t.Errorf("ana was told %q", got)
 	}
-	if _, err := w.slack.WaitForMessage(ctx, ask1.Channel, ask1.TS, func(m fakeslack.Message) bool {
-		return strings.Contains(text(m), "1 of 2 approvals: <@"+anaID+">") && askID(m.Blocks) != ""
-	}); err != nil {
-		cur, _ := w.slack.Message(ask1.Channel, ask1.TS)
-		t.Fatalf("the message never showed ana's vote: %v\n%s", err, text(cur))
-	}
+	w.waitTally(ctx, t, ask1, "1 of 2 approvals: <@"+anaID+">")
 	// Ana again, on A this time: one person counts once.
-	w.clickOn(ctx, t, a, ask1, anaID, slackui.ActionApprove)
-	if got := w.ephemeralTo(ctx, t, anaID, 2); !strings.Contains(got, "already approved") {
-		t.Errorf("ana's second click was told %q", got)
-	}
-	w.stillOpen(t, ask1, "one person's two approvals")
+	w.approveRefused(ctx, t, a, ask1, anaID, 2, "already approved", ask1)
 	if n := lines(t, deployed); n != 0 {
 		t.Fatalf("the command ran %d times before the quorum", n)
 	}
@@ -177,12 +176,10 @@ func TestTimeBoxedGrantLapses(t *testing.T) {
 		return fakeopenai.Text("asked again after the grant lapsed")
 	})
 	s := settings{Approvals: "  grant_durations: [10s, 1h]\n"}
-	a := w.serve(ctx, t, "A", s)
-	b := w.serve(ctx, t, "B", s)
+	a, b := w.servePair(ctx, t, s)
 	boxed := filepath.Join(w.ws, "boxed.txt")
 
-	w.startRun(ctx, t, a, "e2e-boxed: append g three times")
-	ask1 := w.waitOpenAsk(ctx, t, "boxed.txt")
+	ask1 := w.startRunToAsk(ctx, t, a, "e2e-boxed: append g three times", "boxed.txt")
 	for _, action := range []string{slackui.ApproveForAction(10 * time.Second), slackui.ApproveForAction(time.Hour), slackui.ActionApproveSession} {
 		if !buttonIn(ask1, action) {
 			t.Fatalf("the Ask does not offer %s:\n%s", action, text(ask1))
