@@ -15,7 +15,6 @@ import (
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/recordid"
-	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/slackui"
 )
@@ -111,10 +110,8 @@ func aapToolRequest(ctx context.Context, t *testing.T, base, cred, tool string, 
 func TestAAPOnTheSlackServe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	cfg, base, env := httpModeConfig(t, fake, aapConfig)
-	env["REDIS_URL"] = rds.URL()
+	cfg, base, env := httpModeConfigOnRedis(t, fake, aapConfig)
 	env["ASKOPS_AAP_PROVISIONER"] = aapProvisioner
 	env["ASKOPS_DECIDER"] = aapDecider
 	serve := startServe(ctx, t, env, cfg, base)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
@@ -28,6 +27,15 @@ const approverID = "UAPPROVER1"
 func httpModeConfig(t *testing.T, fake *fakeslack.Server, extra string) (path, base string, env map[string]string) {
 	t.Helper()
 	return fakeSlackConfig(t, fake, "http", extra)
+}
+
+// httpModeConfigOnRedis is httpModeConfig with a fresh Redis at env's
+// REDIS_URL: the store a serve and the bot asks beside it share.
+func httpModeConfigOnRedis(t *testing.T, fake *fakeslack.Server, extra string) (path, base string, env map[string]string) {
+	t.Helper()
+	path, base, env = httpModeConfig(t, fake, extra)
+	env["REDIS_URL"] = redistest.Start(t).URL()
+	return path, base, env
 }
 
 // socketModeConfig is a socket-mode config against the fake Slack.
@@ -284,14 +292,12 @@ func TestAskUnavailableWhenSlackFails(t *testing.T) {
 func TestAskCancelledByInterrupt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	cfg, _, env := httpModeConfig(t, fake, "")
-	env["REDIS_URL"] = rds.URL()
+	cfg, _, env := httpModeConfigOnRedis(t, fake, "")
 	botCtx, interrupt := context.WithCancel(ctx)
 	done := startBot(botCtx, t, env, "ask", "-config", cfg, "--", "rm", "-rf", "build")
 	m := waitAsk(ctx, t, fake, "CAPPROVALS")
-	waitPosted(ctx, t, rds.URL(), buttonValue(m.Blocks, slackui.ActionApprove))
+	waitPosted(ctx, t, env["REDIS_URL"], buttonValue(m.Blocks, slackui.ActionApprove))
 	interrupt() // what Ctrl-C does through signal.NotifyContext
 	r := waitResult(t, done)
 	if r.code != 1 || !strings.HasPrefix(r.stdout, "cancelled") {
@@ -309,10 +315,8 @@ func TestAskCancelledByInterrupt(t *testing.T) {
 func TestAskDecidedThroughServe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	cfg, base, env := httpModeConfig(t, fake, "")
-	env["REDIS_URL"] = rds.URL()
+	cfg, base, env := httpModeConfigOnRedis(t, fake, "")
 	serve := startServe(ctx, t, env, cfg, base)
 
 	done := startBot(ctx, t, env, "ask", "-config", cfg, "-reason", "nightly deploy", "--", "make", "deploy")
@@ -334,10 +338,8 @@ func TestAskDecidedThroughServe(t *testing.T) {
 func TestAskSessionGrant(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	cfg, base, env := httpModeConfig(t, fake, "")
-	env["REDIS_URL"] = rds.URL()
+	cfg, base, env := httpModeConfigOnRedis(t, fake, "")
 	serve := startServe(ctx, t, env, cfg, base)
 
 	done := startBot(ctx, t, env, "ask", "-config", cfg, "-session", "deploy-42", "--", "make", "deploy")
@@ -369,10 +371,8 @@ func TestAskSessionGrant(t *testing.T) {
 func TestAskStandingGrantWithoutSession(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	cfg, _, env := httpModeConfig(t, fake, "")
-	env["REDIS_URL"] = rds.URL()
+	cfg, _, env := httpModeConfigOnRedis(t, fake, "")
 
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -382,12 +382,7 @@ func TestAskStandingGrantWithoutSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := redisconn.Open(rds.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	g, err := grants.NewRedisStore(client, grants.Options{}).RecordStanding(ctx, scope, "admin")
+	g, err := grantStore(t, env["REDIS_URL"]).RecordStanding(ctx, scope, "admin")
 	if err != nil {
 		t.Fatal(err)
 	}

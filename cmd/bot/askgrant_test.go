@@ -10,8 +10,6 @@ import (
 
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redisconn"
-	"github.com/askops/askops/internal/redistest"
 )
 
 // A grant never lets bot ask skip the human for a command the policy
@@ -21,13 +19,11 @@ import (
 func TestAskGrantDoesNotCoverDeniedOrDangerousCommands(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	cfg, _, env := httpModeConfig(t, fake, `policy:
+	cfg, _, env := httpModeConfigOnRedis(t, fake, `policy:
   rules:
     - {tool: bash, command: "git push origin prod", decision: deny}
 `)
-	env["REDIS_URL"] = rds.URL()
 	// bot ask runs in its working directory: a repository whose config
 	// names origin, the only remote a push grant reaches.
 	cwd, err := filepath.EvalSymlinks(t.TempDir())
@@ -44,12 +40,7 @@ func TestAskGrantDoesNotCoverDeniedOrDangerousCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := redisconn.Open(rds.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	if _, err := grants.NewRedisStore(client, grants.Options{}).RecordStanding(ctx, scope, "admin"); err != nil {
+	if _, err := grantStore(t, env["REDIS_URL"]).RecordStanding(ctx, scope, "admin"); err != nil {
 		t.Fatal(err)
 	}
 

@@ -36,12 +36,6 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 	ws := t.TempDir()
 	srvA, srvB := startReplicas(ctx, t, fake, replicaEnv(fake, rds.URL(), model.BaseURL()), ws)
 	baseA, baseB := srvA.base, srvB.base
-	answered := func(text string) {
-		t.Helper()
-		if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, text) }); err != nil {
-			t.Fatalf("no %q in Slack: %v", text, err)
-		}
-	}
 
 	// Run one on A asks about c1; meanwhile B sets mode never.
 	slash(ctx, t, fake, baseA, approverID, "run write one")
@@ -60,7 +54,7 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 	}
 	// The Ask already posted is still decided by a human: approve for session on B.
 	click(ctx, t, fake, baseB, ask1, approverID, slackui.ActionApproveSession)
-	answered("run one done")
+	waitSlackPost(ctx, t, fake, "run one done")
 	if _, err := os.Stat(filepath.Join(ws, "one.txt")); err != nil {
 		t.Fatalf("the approved c1 did not run: %v", err)
 	}
@@ -115,7 +109,7 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 	if r := slash(ctx, t, fake, baseB, approverID, "stop "+runID[1]); !strings.Contains(r.Text, "Stopping run") || !strings.Contains(r.Text, "took the request") {
 		t.Fatalf("stop on B of A's run: %q", r.Text)
 	}
-	answered("was stopped")
+	waitSlackPost(ctx, t, fake, "was stopped")
 	final, err := fake.WaitForMessage(ctx, ask2.Channel, ask2.TS, func(m fakeslack.Message) bool { return buttonValue(m.Blocks, slackui.ActionApprove) == "" })
 	if err != nil {
 		t.Fatalf("stopped run's Ask message keeps its buttons: %v", err)

@@ -66,6 +66,17 @@ func revokeValue(blocks []slack.Block) string {
 	return ""
 }
 
+// waitSlackPost waits for a chat.postMessage whose text holds text and
+// returns it; the test fails if none comes before ctx ends.
+func waitSlackPost(ctx context.Context, t *testing.T, fake *fakeslack.Server, text string) fakeslack.Call {
+	t.Helper()
+	c, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, text) })
+	if err != nil {
+		t.Fatalf("no %q in Slack: %v", text, err)
+	}
+	return c
+}
+
 // TestChatOps walks the slash command: grants with Revoke, pending, stop,
 // mode never, each refused to those who may not.
 func TestChatOps(t *testing.T) {
@@ -83,18 +94,12 @@ func TestChatOps(t *testing.T) {
 	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
 	env["OPENAI_BASE_URL"] = model.BaseURL()
 	serve := startServe(ctx, t, env, cfg, base)
-	answered := func(text string) {
-		t.Helper()
-		if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, text) }); err != nil {
-			t.Fatalf("no %q in Slack: %v", text, err)
-		}
-	}
 
 	// Run one: approved for session, so a grant exists.
 	slash(ctx, t, fake, base, approverID, "run write one")
 	m := waitAsk(ctx, t, fake, "COPS")
 	click(ctx, t, fake, base, m, approverID, slackui.ActionApproveSession)
-	answered("run one done")
+	waitSlackPost(ctx, t, fake, "run one done")
 
 	g := slash(ctx, t, fake, base, approverID, "grants")
 	value := revokeValue(g.Blocks)
@@ -148,7 +153,7 @@ func TestChatOps(t *testing.T) {
 	if r := slash(ctx, t, fake, base, approverID, "stop "+runID[1]); !strings.Contains(r.Text, "Stopping run") {
 		t.Fatalf("stop: %q", r.Text)
 	}
-	answered("was stopped")
+	waitSlackPost(ctx, t, fake, "was stopped")
 	if final, err := fake.WaitForMessage(ctx, m2.Channel, m2.TS, func(m fakeslack.Message) bool { return buttonValue(m.Blocks, slackui.ActionApprove) == "" }); err != nil {
 		t.Fatalf("stopped run's Ask message keeps its buttons: %v", err)
 	} else if !strings.Contains(strings.ToLower(fakeslack.BlockText(final.Blocks)+final.Text), "cancel") {
@@ -162,7 +167,7 @@ func TestChatOps(t *testing.T) {
 	slash(ctx, t, fake, base, approverID, "mode never")
 	asksBefore := countAsks(fake)
 	slash(ctx, t, fake, base, approverID, "run touch three")
-	answered("not allowed while unattended")
+	waitSlackPost(ctx, t, fake, "not allowed while unattended")
 	if n := countAsks(fake); n != asksBefore {
 		t.Errorf("mode never still posted %d Ask(s)", n-asksBefore)
 	}

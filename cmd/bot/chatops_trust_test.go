@@ -47,10 +47,7 @@ func TestChatOpsPostsNothingLive(t *testing.T) {
 	serve := startServe(ctx, t, env, cfg, base)
 
 	reply := slash(ctx, t, fake, base, approverID, "run deploy "+hostileText)
-	answer, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, "All done.") })
-	if err != nil {
-		t.Fatalf("no answer: %v", err)
-	}
+	answer := waitSlackPost(ctx, t, fake, "All done.")
 	if !strings.Contains(answer.Text, "&lt;!channel&gt;") || !strings.Contains(answer.Text, "xoxb-[REDACTED]") {
 		t.Errorf("answer not shown escaped and redacted: %q", answer.Text)
 	}
@@ -63,10 +60,7 @@ func TestChatOpsPostsNothingLive(t *testing.T) {
 		t.Errorf("the status message never showed the read_file call, escaped: %v", err)
 	}
 	slash(ctx, t, fake, base, approverID, "run fail "+hostileText)
-	failed, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, "failed:") })
-	if err != nil {
-		t.Fatalf("no failure reply: %v", err)
-	}
+	failed := waitSlackPost(ctx, t, fake, "failed:")
 	if !strings.Contains(failed.Text, "&lt;!channel&gt;") {
 		t.Errorf("the failure does not show the model API's message, escaped: %q", failed.Text)
 	}
@@ -124,30 +118,9 @@ func TestChatOpsListsOnlyThisChannelToWhoMay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := closedPort(t)
-	cfg := writeConfig(t, fmt.Sprintf(`
-slack:
-  mode: http
-  api_url: %s
-  approval_channel: CAPPROVALS
-http:
-  listen: %q
-openai:
-  base_url: http://127.0.0.1:1/v1
-  model: fake-model
-approvals:
-  approvers:
-    users: [%s]
-  run_starters:
-    users: [%s, %s]
-agent:
-  workspace: %q
-`, fake.APIURL(), addr, approverID, approverID, starter, ws))
-	base := "http://" + addr
-	env := map[string]string{
-		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_SIGNING_SECRET": fake.SigningSecret(),
-		"REDIS_URL": rds.URL(), "OPENAI_BASE_URL": model.BaseURL(), "USER": "tester",
-	}
+	cfg, base, env := httpModeConfig(t, fake, fmt.Sprintf("  run_starters:\n    users: [%s, %s]\nagent:\n  workspace: %q\n", approverID, starter, ws))
+	env["REDIS_URL"] = rds.URL()
+	env["OPENAI_BASE_URL"] = model.BaseURL()
 	if code, stdout, stderr := runBot(ctx, t, env, "grants", "-config", cfg, "add", "-tool", "bash", "-command", "make standing", "-cwd", "."); code != exitOK {
 		t.Fatalf("grants add: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -156,9 +129,7 @@ agent:
 	// COPS: a run approved for session leaves a session grant there.
 	slashIn(ctx, t, fake, base, "COPS", approverID, "run write one")
 	click(ctx, t, fake, base, waitAsk(ctx, t, fake, "COPS"), approverID, slackui.ActionApproveSession)
-	if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, "run one done") }); err != nil {
-		t.Fatal(err)
-	}
+	waitSlackPost(ctx, t, fake, "run one done")
 	// COTHER: a run waits on an Ask.
 	slashIn(ctx, t, fake, base, "COTHER", approverID, "run touch two")
 	waitAsk(ctx, t, fake, "COTHER")

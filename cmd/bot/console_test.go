@@ -16,7 +16,6 @@ import (
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/recordid"
-	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/slackui"
 )
 
@@ -128,13 +127,11 @@ func readBody(t *testing.T, resp *http.Response) string {
 func TestConsoleBesideSlackServe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	// `bot ask` runs as USER=tester and the console's user is tester too:
 	// approving it there is a self-approval, which this test allows
 	// (console/quorum.go says why it would be refused otherwise).
-	cfg, base, env := httpModeConfig(t, fake, "  self_approval: true\nconsole:\n  enabled: true\n  listen: 127.0.0.1:0\n")
-	env["REDIS_URL"] = rds.URL()
+	cfg, base, env := httpModeConfigOnRedis(t, fake, "  self_approval: true\nconsole:\n  enabled: true\n  listen: 127.0.0.1:0\n")
 
 	serve := startConsoleServe(ctx, t, env, cfg)
 	waitHTTP(ctx, t, base+"/healthz")
@@ -185,9 +182,7 @@ func TestAskWithoutConfigReachesTheLocalServe(t *testing.T) {
 	browser, _ := signIn(t, serve.link)
 
 	asked := startBot(ctx, t, env, "ask", "-reason", "clean before the release", "--", "rm", "-rf", "build")
-	id, csrf := waitConsoleAsk(ctx, t, browser, base, serve.stderr, "rm -rf build", "clean before the release")
-	resp := postForm(ctx, t, browser, base+"/asks/"+id, base, url.Values{"csrf": {csrf}, "action": {"approve"}})
-	readBody(t, resp)
+	decideInConsole(ctx, t, browser, base, serve.stderr, "approve", "", "rm -rf build", "clean before the release")
 	r := waitResult(t, asked)
 	if r.code != exitOK || !strings.Contains(r.stdout, "approved by console:carol") || !strings.Contains(r.stderr, "waiting for a decision in the console at "+base+" until ") {
 		t.Fatalf("bot ask: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
@@ -220,6 +215,19 @@ func waitConsoleAsk(ctx context.Context, t *testing.T, browser *http.Client, bas
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// decideInConsole waits for the Ask whose card shows every one of shows in
+// the signed-in console at base (waitConsoleAsk) and decides it with action
+// (approve, approve_session, deny) and, unless empty, reason.
+func decideInConsole(ctx context.Context, t *testing.T, browser *http.Client, base string, serveErr *syncBuffer, action, reason string, shows ...string) {
+	t.Helper()
+	id, csrf := waitConsoleAsk(ctx, t, browser, base, serveErr, shows...)
+	form := url.Values{"csrf": {csrf}, "action": {action}}
+	if reason != "" {
+		form.Set("reason", reason)
+	}
+	readBody(t, postForm(ctx, t, browser, base+"/asks/"+id, base, form))
 }
 
 // postForm posts a console form as a browser on origin would.

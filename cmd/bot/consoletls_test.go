@@ -89,8 +89,7 @@ func TestConsoleOverHTTPS(t *testing.T) {
 	}
 
 	asked := startBot(ctx, t, env, "ask", "--", "rm", "-rf", "build")
-	id, csrf := waitConsoleAsk(ctx, t, browser, base, serveErr, "rm -rf build")
-	readBody(t, postForm(ctx, t, browser, base+"/asks/"+id, base, url.Values{"csrf": {csrf}, "action": {"approve"}}))
+	decideInConsole(ctx, t, browser, base, serveErr, "approve", "", "rm -rf build")
 	if r := waitResult(t, asked); r.code != exitOK || !strings.Contains(r.stdout, "approved by console:carol") {
 		t.Fatalf("bot ask over the pinned https: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}

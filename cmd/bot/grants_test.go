@@ -49,7 +49,8 @@ agent:
 `, approverID, ws))
 }
 
-// grantStore opens the grant store a test checks the command's effects in.
+// grantStore opens the grant store at redisURL, where a test records grants
+// or checks a command's effects on them.
 func grantStore(t *testing.T, redisURL string) grants.Store {
 	t.Helper()
 	client, err := redisconn.Open(redisURL)

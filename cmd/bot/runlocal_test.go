@@ -2,45 +2,14 @@ package main
 
 import (
 	"context"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askops/askops/internal/fakeopenai"
 )
-
-// decideInConsole waits for the Ask whose card shows shows in the signed-in
-// console at base and decides it with action (approve, deny) and reason.
-func decideInConsole(ctx context.Context, t *testing.T, browser *http.Client, base, shows, action, reason string) {
-	t.Helper()
-	askRe := regexp.MustCompile(`action="/asks/([a-z2-7]{26})"`)
-	csrfRe := regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-	for {
-		resp, err := browser.Get(base + "/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		page := readBody(t, resp)
-		if m := askRe.FindStringSubmatch(page); m != nil && strings.Contains(page, shows) {
-			form := url.Values{"csrf": {csrfRe.FindStringSubmatch(page)[1]}, "action": {action}}
-			if reason != "" {
-				form.Set("reason", reason)
-			}
-			readBody(t, postForm(ctx, t, browser, base+"/asks/"+m[1], base, form))
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("no Ask showing %q in the console:\n%s", shows, page)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
 
 // `bot run` with a config that has no slack section asks the serve on this
 // machine: its Asks show in the console, the terminal says where they
@@ -70,8 +39,8 @@ func TestRunAgainstTheLocalConsole(t *testing.T) {
 	browser, _ := signIn(t, serve.link)
 
 	ran := startBot(ctx, t, env, "run", "-config", runCfg, "make the file")
-	decideInConsole(ctx, t, browser, base, "touch made.txt", "approve_session", "")
-	decideInConsole(ctx, t, browser, base, "rm -rf build", "deny", "keep the build")
+	decideInConsole(ctx, t, browser, base, serve.stderr, "approve_session", "", "touch made.txt")
+	decideInConsole(ctx, t, browser, base, serve.stderr, "deny", "keep the build", "rm -rf build")
 	r := waitResult(t, ran)
 	if r.code != exitOK || !strings.Contains(r.stdout, "made the file, left build alone") {
 		t.Fatalf("bot run: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
