@@ -61,6 +61,15 @@ func grantStore(t *testing.T, redisURL string) grants.Store {
 	return grants.NewRedisStore(client, grants.Options{})
 }
 
+// grantsAdminSetup is the setting of a grants admin test on the Redis at
+// redisURL: a grantsWorkspace, its grantsConfig, the admin's env (USER
+// tester) and the grant store the command writes to.
+func grantsAdminSetup(t *testing.T, redisURL string) (ws, cfg string, env map[string]string, store grants.Store) {
+	t.Helper()
+	ws = grantsWorkspace(t)
+	return ws, grantsConfig(t, ws), map[string]string{"REDIS_URL": redisURL, "USER": "tester"}, grantStore(t, redisURL)
+}
+
 // grantLine is one line of `grants list`/`grants add`, split at tabs.
 func grantLine(t *testing.T, stdout, id string) []string {
 	t.Helper()
@@ -81,10 +90,7 @@ func grantLine(t *testing.T, stdout, id string) []string {
 // removes it, and a second revoke is "not found".
 func TestGrantsAddListRevoke(t *testing.T) {
 	rds := redistest.Start(t)
-	ws := grantsWorkspace(t)
-	cfg := grantsConfig(t, ws)
-	env := map[string]string{"REDIS_URL": rds.URL(), "USER": "tester"}
-	store := grantStore(t, rds.URL())
+	ws, cfg, env, store := grantsAdminSetup(t, rds.URL())
 	bash := func(cmd, cwd string) policy.Call {
 		return policy.Call{Tool: "bash", Command: cmd, Cwd: cwd, Workspace: ws}
 	}
@@ -192,10 +198,7 @@ func TestGrantsAddListRevoke(t *testing.T) {
 func TestGrantsSession(t *testing.T) {
 	ctx := t.Context()
 	rds := redistest.Start(t)
-	ws := grantsWorkspace(t)
-	cfg := grantsConfig(t, ws)
-	env := map[string]string{"REDIS_URL": rds.URL(), "USER": "tester"}
-	store := grantStore(t, rds.URL())
+	ws, cfg, env, store := grantsAdminSetup(t, rds.URL())
 	scope, err := grants.PathScope("edit_file", "docs/a.md", ws)
 	if err != nil {
 		t.Fatal(err)
@@ -233,13 +236,11 @@ func TestGrantsSession(t *testing.T) {
 // why; bad input is exit 2, a grant that is not there exit 1.
 func TestGrantsRefusals(t *testing.T) {
 	rds := redistest.Start(t)
-	ws := grantsWorkspace(t)
+	ws, cfg, env, store := grantsAdminSetup(t, rds.URL())
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(ws, "escape")); err != nil {
 		t.Fatal(err)
 	}
-	cfg := grantsConfig(t, ws)
-	env := map[string]string{"REDIS_URL": rds.URL(), "USER": "tester"}
 	memoryEnv := map[string]string{"USER": "tester"}
 	noUserEnv := map[string]string{"REDIS_URL": rds.URL()}
 	missingWS := grantsConfig(t, filepath.Join(ws, "nope"))
@@ -302,7 +303,7 @@ func TestGrantsRefusals(t *testing.T) {
 			}
 		})
 	}
-	if list, err := grantStore(t, rds.URL()).List(t.Context(), ""); err != nil || len(list) != 0 {
+	if list, err := store.List(t.Context(), ""); err != nil || len(list) != 0 {
 		t.Errorf("refused adds left standing grants: %v %v", list, err)
 	}
 }
@@ -363,10 +364,7 @@ func TestGrantsCommandCoversAsk(t *testing.T) {
 func TestGrantsRevokeIDStartingWithDash(t *testing.T) {
 	ctx := t.Context()
 	rds := redistest.Start(t)
-	ws := grantsWorkspace(t)
-	cfg := grantsConfig(t, ws)
-	env := map[string]string{"REDIS_URL": rds.URL(), "USER": "tester"}
-	store := grantStore(t, rds.URL())
+	ws, cfg, env, store := grantsAdminSetup(t, rds.URL())
 	scope, err := grants.DirScope("read_file", "docs", ws)
 	if err != nil {
 		t.Fatal(err)
