@@ -14,6 +14,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/policy"
@@ -36,6 +37,21 @@ func httpModeConfigOnRedis(t *testing.T, fake *fakeslack.Server, extra string) (
 	path, base, env = httpModeConfig(t, fake, extra)
 	env["REDIS_URL"] = redistest.Start(t).URL()
 	return path, base, env
+}
+
+// agentConfig is httpModeConfig for a serve or bot run that runs the agent:
+// its workspace is ws and its model the fake one at model.
+func agentConfig(t *testing.T, fake *fakeslack.Server, model *fakeopenai.Server, ws string) (path, base string, env map[string]string) {
+	t.Helper()
+	path, base, env = httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
+	env["OPENAI_BASE_URL"] = model.BaseURL()
+	return path, base, env
+}
+
+// bashCall is the fake model's reply that calls the bash tool with
+// command (plain text: %q quotes it as JSON would), as call id.
+func bashCall(id, command string) fakeopenai.Reply {
+	return fakeopenai.Call(fakeopenai.ToolCall{ID: id, Name: "bash", Arguments: fmt.Sprintf(`{"command":%q}`, command)})
 }
 
 // socketModeConfig is a socket-mode config against the fake Slack.

@@ -27,10 +27,10 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"echo hi > one.txt"}`}),
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"touch two.txt"}`}),
+		bashCall("c1", "echo hi > one.txt"),
+		bashCall("c2", "touch two.txt"),
 		fakeopenai.Text("run one done"),
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c3", Name: "bash", Arguments: `{"command":"touch three.txt"}`}),
+		bashCall("c3", "touch three.txt"),
 		fakeopenai.Text("run two should never get here"),
 	)
 	ws := t.TempDir()
@@ -133,7 +133,7 @@ func TestStopReachesBotRun(t *testing.T) {
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch cron.txt"}`}),
+		bashCall("c1", "touch cron.txt"),
 		fakeopenai.Text("should never get here"),
 	)
 	ws := t.TempDir()

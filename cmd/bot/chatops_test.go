@@ -84,15 +84,14 @@ func TestChatOps(t *testing.T) {
 	defer cancel()
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"echo hi > one.txt"}`}),
+		bashCall("c1", "echo hi > one.txt"),
 		fakeopenai.Text("run one done"),
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"touch two.txt"}`}),
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c3", Name: "bash", Arguments: `{"command":"touch three.txt"}`}),
+		bashCall("c2", "touch two.txt"),
+		bashCall("c3", "touch three.txt"),
 		fakeopenai.Text("not allowed while unattended"),
 	)
 	ws := t.TempDir()
-	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, base, env := agentConfig(t, fake, model, ws)
 	serve := startServe(ctx, t, env, cfg, base)
 
 	// Run one: approved for session, so a grant exists.

@@ -42,8 +42,7 @@ func TestChatOpsPostsNothingLive(t *testing.T) {
 		// Run two: the model API fails with a message of its choosing.
 		fakeopenai.Error(400, hostileText),
 	)
-	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, base, env := agentConfig(t, fake, model, t.TempDir())
 	serve := startServe(ctx, t, env, cfg, base)
 
 	reply := slash(ctx, t, fake, base, approverID, "run deploy "+hostileText)
@@ -110,9 +109,9 @@ func TestChatOpsListsOnlyThisChannelToWhoMay(t *testing.T) {
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"echo hi > one.txt"}`}),
+		bashCall("c1", "echo hi > one.txt"),
 		fakeopenai.Text("run one done"),
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"touch two.txt"}`}),
+		bashCall("c2", "touch two.txt"),
 	)
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

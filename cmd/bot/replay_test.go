@@ -21,8 +21,7 @@ func TestReplayedSlashCommandStartsOneRun(t *testing.T) {
 	defer cancel()
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t, fakeopenai.Text("all done"), fakeopenai.Text("all done again"))
-	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, base, env := agentConfig(t, fake, model, t.TempDir())
 	serve := startServe(ctx, t, env, cfg, base)
 
 	cmd := slack.SlashCommand{

@@ -72,7 +72,7 @@ func TestTwoReplicas(t *testing.T) {
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch forbidden.txt"}`}),
+		bashCall("c1", "touch forbidden.txt"),
 		fakeopenai.Text("understood, not touching it"),
 	)
 	ws := t.TempDir()

@@ -21,9 +21,9 @@ func TestRunAgainstTheLocalConsole(t *testing.T) {
 	defer cancel()
 	serveCfg, env := localConsole(t, localConsoleYAML, "dev")
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch made.txt"}`}),
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"touch made.txt"}`}),
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c3", Name: "bash", Arguments: `{"command":"rm -rf build"}`}),
+		bashCall("c1", "touch made.txt"),
+		bashCall("c2", "touch made.txt"),
+		bashCall("c3", "rm -rf build"),
 		fakeopenai.Text("made the file, left build alone"),
 	)
 	ws := filepath.Join(t.TempDir(), "ws")

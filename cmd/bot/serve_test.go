@@ -39,7 +39,7 @@ func TestServeRunFromSlashCommand(t *testing.T) {
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch deployed.txt"}`}),
+		bashCall("c1", "touch deployed.txt"),
 		fakeopenai.Text("deployed and verified"),
 	)
 	ws := t.TempDir()
@@ -156,13 +156,12 @@ func TestRunCommand(t *testing.T) {
 	defer cancel()
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch nope.txt"}`}),
+		bashCall("c1", "touch nope.txt"),
 		fakeopenai.Text("I was not allowed to touch it"),
 		fakeopenai.Error(http.StatusBadRequest, "model exploded"),
 	)
 	ws := t.TempDir()
-	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, base, env := agentConfig(t, fake, model, ws)
 
 	done := startBot(ctx, t, env, "run", "-config", cfg, "touch the file")
 	m := waitAsk(ctx, t, fake, "CAPPROVALS")
@@ -228,8 +227,7 @@ func TestServeMentionOverHTTPOnceDespiteRetries(t *testing.T) {
 	defer cancel()
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t, fakeopenai.Text("nothing to do"))
-	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, base, env := agentConfig(t, fake, model, t.TempDir())
 	serve := startServe(ctx, t, env, cfg, base)
 
 	resp, err := fake.PostSigned(ctx, base+"/slack/events", "application/json", []byte(`{"type":"url_verification","challenge":"chal-123","token":"x"}`), fakeslack.SignOptions{})
@@ -275,10 +273,9 @@ func TestRunInterrupted(t *testing.T) {
 	defer cancel()
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	model := fakeopenai.Start(t, fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch never.txt"}`}))
+	model := fakeopenai.Start(t, bashCall("c1", "touch never.txt"))
 	ws := t.TempDir()
-	cfg, _, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, _, env := agentConfig(t, fake, model, ws)
 	env["REDIS_URL"] = rds.URL()
 
 	runCtx, interrupt := context.WithCancel(ctx)

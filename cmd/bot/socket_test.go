@@ -81,10 +81,7 @@ func TestServeSocketModeMentionRunsInThread(t *testing.T) {
 	defer cancel()
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	call := func(id string) fakeopenai.Reply {
-		return fakeopenai.Call(fakeopenai.ToolCall{ID: id, Name: "bash", Arguments: `{"command":"echo x >> log.txt"}`})
-	}
-	model := fakeopenai.Start(t, call("c1"), call("c2"), fakeopenai.Text("appended twice"))
+	model := fakeopenai.Start(t, bashCall("c1", "echo x >> log.txt"), bashCall("c2", "echo x >> log.txt"), fakeopenai.Text("appended twice"))
 	ws := t.TempDir()
 	cfg, _, env := socketModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
 	env["REDIS_URL"] = rds.URL()
@@ -157,10 +154,9 @@ func TestServeShutdownCancelsAsks(t *testing.T) {
 	defer cancel()
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	model := fakeopenai.Start(t, fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch late.txt"}`}))
+	model := fakeopenai.Start(t, bashCall("c1", "touch late.txt"))
 	ws := t.TempDir()
-	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, base, env := agentConfig(t, fake, model, ws)
 	env["REDIS_URL"] = rds.URL()
 
 	serve := startServe(ctx, t, env, cfg, base)
