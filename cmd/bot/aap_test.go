@@ -108,8 +108,7 @@ func aapToolRequest(ctx context.Context, t *testing.T, base, cred, tool string, 
 // poll returns the approval with the decider's reason and a fixed
 // expires_at; a cancelled one takes its buttons off the Slack message.
 func TestAAPOnTheSlackServe(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 90*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base, env := httpModeConfigOnRedis(t, fake, aapConfig)
 	env["ASKOPS_AAP_PROVISIONER"] = aapProvisioner
@@ -211,8 +210,7 @@ func TestAAPOnTheSlackServe(t *testing.T) {
 // The console-only serve with aap.enabled listens on http.listen for the
 // AAP provider and the Ask API (api.tokens).
 func TestAAPOnTheConsoleOnlyServe(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	addr := closedPort(t)
 	cfgPath, env := localConsole(t, localConsoleYAML+"http:\n  listen: "+addr+"\n"+aapConfig, "carol")
 	env["ASKOPS_AAP_PROVISIONER"] = aapProvisioner

@@ -216,8 +216,7 @@ func TestAskExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-			defer cancel()
+			ctx := timeoutCtx(t, 30*time.Second)
 			fake := fakeslack.New(t, fakeslack.Options{})
 			cfg, base, env := httpModeConfig(t, fake, "")
 			args := append([]string{"ask", "-config", cfg}, tt.flags...)
@@ -254,8 +253,7 @@ func TestAskExitCodes(t *testing.T) {
 // bot ask says on stderr where it waits (the message's link) and until
 // when, and how it ended; -o json prints the final Ask on stdout.
 func TestAskShowsProgressAndPrintsJSON(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base, env := httpModeConfig(t, fake, "")
 	done := startBot(ctx, t, env, "ask", "-config", cfg, "-o", "json", "--", "make", "deploy")
@@ -294,8 +292,7 @@ func TestAskShowsProgressAndPrintsJSON(t *testing.T) {
 }
 
 func TestAskUnavailableWhenSlackFails(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	fake.FailNext("chat.postMessage", 100, fakeslack.FailMode{SlackError: "channel_not_found"})
 	cfg, _, env := httpModeConfig(t, fake, "")
@@ -306,8 +303,7 @@ func TestAskUnavailableWhenSlackFails(t *testing.T) {
 }
 
 func TestAskCancelledByInterrupt(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, _, env := httpModeConfigOnRedis(t, fake, "")
 	botCtx, interrupt := context.WithCancel(ctx)
@@ -329,8 +325,7 @@ func TestAskCancelledByInterrupt(t *testing.T) {
 // TestAskDecidedThroughServe: with Redis, `bot ask` does not listen; a click
 // delivered to a `bot serve` replica reaches it through the store.
 func TestAskDecidedThroughServe(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base, env := httpModeConfigOnRedis(t, fake, "")
 	serve := startServe(ctx, t, env, cfg, base)
@@ -352,8 +347,7 @@ func TestAskDecidedThroughServe(t *testing.T) {
 // command in the same directory for later asks of the session (through
 // Redis, as separate processes); another command or session still asks.
 func TestAskSessionGrant(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base, env := httpModeConfigOnRedis(t, fake, "")
 	serve := startServe(ctx, t, env, cfg, base)
@@ -385,8 +379,7 @@ func TestAskSessionGrant(t *testing.T) {
 // A standing grant covers bot ask without -session (as it does with one);
 // another command is still asked.
 func TestAskStandingGrantWithoutSession(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, _, env := httpModeConfigOnRedis(t, fake, "")
 
@@ -421,8 +414,7 @@ func TestAskStandingGrantWithoutSession(t *testing.T) {
 // expires) and a deny rule (denied without asking anyone, as the API and
 // the hooks do).
 func TestAskCarriesTheVerdict(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base, env := httpModeConfig(t, fake, `policy:
   rules:

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,8 +16,7 @@ import (
 // checks those before grants. A standing "git push" grant approves a plain
 // push, not a force push to main or a push a deny rule forbids.
 func TestAskGrantDoesNotCoverDeniedOrDangerousCommands(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, _, env := httpModeConfigOnRedis(t, fake, `policy:
   rules:

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,8 +21,7 @@ import (
 // message; B lists and revokes the grant of A's session; B stops A's run,
 // whose Ask message then says cancelled.
 func TestChatOpsAcrossReplicas(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 90*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
@@ -128,8 +126,7 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 // TestStopReachesBotRun: /askops stop on a serve replica stops a `bot run`
 // process sharing the Redis; its Ask ends cancelled and the run exits 1.
 func TestStopReachesBotRun(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,

@@ -80,8 +80,7 @@ func waitSlackPost(ctx context.Context, t *testing.T, fake *fakeslack.Server, te
 // TestChatOps walks the slash command: grants with Revoke, pending, stop,
 // mode never, each refused to those who may not.
 func TestChatOps(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
 		bashCall("c1", "echo hi > one.txt"),

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -31,8 +30,7 @@ var live = []string{"<!channel>", "<!here>", "<@UEVIL1>", "<#CSECRET", "<https:/
 // and its edits, and the answer in the thread carry no live mention, link
 // or token.
 func TestChatOpsPostsNothingLive(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	hostilePath, _ := json.Marshal(map[string]string{"path": "notes/" + hostileText + ".txt"})
 	model := fakeopenai.Start(t,
@@ -103,8 +101,7 @@ func revokeValues(blocks []slack.Block) []string {
 // buttons only to approvers; a Revoke clicked in one channel cannot reach
 // another channel's grant.
 func TestChatOpsListsOnlyThisChannelToWhoMay(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	const starter, nobody = "USTARTER1", "UNOBODY99"
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})

@@ -26,8 +26,7 @@ var signInRe = regexp.MustCompile(`sign in at (https?://\S+)`)
 // works once, writes the local endpoint file (0600), refuses a form without
 // its CSRF token, and stops cleanly, removing the file.
 func TestServeLocalConsole(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	cfgPath, env := localConsole(t, localConsoleYAML, "ignored")
 	endpoint := env["ASKOPS_LOCAL_ENDPOINT"]
 	serve := startConsoleServe(ctx, t, env, cfgPath)
@@ -125,8 +124,7 @@ func readBody(t *testing.T, resp *http.Response) string {
 // the console; approving it in the console lets `bot ask` exit 0 approved
 // by console:NAME, and the Slack message is updated to say so.
 func TestConsoleBesideSlackServe(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	// `bot ask` runs as USER=tester and the console's user is tester too:
 	// approving it there is a self-approval, which this test allows
@@ -168,8 +166,7 @@ func TestConsoleBesideSlackServe(t *testing.T) {
 // local Ask API; approved in the console, bot ask exits 0. A `bot ask`
 // with no local serve says what to do and exits 2.
 func TestAskWithoutConfigReachesTheLocalServe(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	cfgPath, env := localConsole(t, localConsoleYAML, "dev")
 
 	if r := waitResult(t, startBot(ctx, t, env, "ask", "--", "true")); r.code != exitUsage || !strings.Contains(r.stdout, "start `bot serve`") {
@@ -252,8 +249,7 @@ func postForm(ctx context.Context, t *testing.T, client *http.Client, target, or
 // would have waited for a human); -print-settings prints the block to paste;
 // the local tokens survive a restart of serve.
 func TestFirstHourLocalHook(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	cfgPath, env := localConsole(t, localConsoleYAML, "carol")
 	endpoint := env["ASKOPS_LOCAL_ENDPOINT"]
 	readEndpoint := func() hook.LocalEndpoint {
@@ -343,8 +339,7 @@ func TestPrintSettingsForARemoteServeBoundsTheAsk(t *testing.T) {
 // exit 1, rather than "no local askops is running", exit 2), and stopping
 // the last leaves none.
 func TestTwoLocalServes(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 90*time.Second)
 	cfgPath, env := localConsole(t, localConsoleYAML, "dev")
 	asks := func(wantServe string) {
 		t.Helper()

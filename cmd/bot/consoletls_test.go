@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -27,8 +26,7 @@ import (
 // endpoint file names (the certificate names the host phones use, not
 // 127.0.0.1). A certificate without its key is refused by name.
 func TestConsoleOverHTTPS(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	dir := t.TempDir()
 	certPath, keyPath, pool := writeSelfSigned(t, dir, "askops.example")
 

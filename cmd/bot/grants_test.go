@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -312,8 +311,7 @@ func TestGrantsRefusals(t *testing.T) {
 // `bot ask` approve the covered command without posting to Slack, and not
 // an uncovered one; once revoked by the command, it is asked again.
 func TestGrantsCommandCoversAsk(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	// bot ask asks about commands in its own working directory, so the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"strings"
 	"testing"
@@ -17,8 +16,7 @@ import (
 // re-sent) /askops run could be delivered twice. Each slash command
 // invocation has its own trigger_id: the second delivery starts nothing.
 func TestReplayedSlashCommandStartsOneRun(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t, fakeopenai.Text("all done"), fakeopenai.Text("all done again"))
 	cfg, base, env := agentConfig(t, fake, model, t.TempDir())

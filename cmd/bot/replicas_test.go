@@ -67,8 +67,7 @@ func startReplicas(ctx context.Context, t *testing.T, fake *fakeslack.Server, en
 // decide it. A forged, a stale and a non-approver's click change nothing; a
 // denial with a reason reaches A's model.
 func TestTwoReplicas(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
@@ -157,8 +156,7 @@ func TestTwoReplicas(t *testing.T) {
 // after kill -9) is expired by a serve replica's sweep, which updates its
 // message.
 func TestSweepExpiresOrphanedAsk(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base := replicaConfig(t, fake, t.TempDir(), "  sweep_interval: 200ms\n")

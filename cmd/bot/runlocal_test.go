@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,8 +16,7 @@ import (
 // identical next call run unasked, and a deny reaches the model with its
 // reason.
 func TestRunAgainstTheLocalConsole(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	serveCfg, env := localConsole(t, localConsoleYAML, "dev")
 	model := fakeopenai.Start(t,
 		bashCall("c1", "touch made.txt"),

@@ -34,8 +34,7 @@ func get(t *testing.T, url string) (int, string) {
 // thread; its Ask is posted in the thread; an approval resumes it; the
 // command ran; the answer is a reply in the thread; metrics count it all.
 func TestServeRunFromSlashCommand(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
@@ -128,8 +127,7 @@ func TestServeRunFromSlashCommand(t *testing.T) {
 }
 
 func TestServeRefusesForgedRequests(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
 	serve := startServe(ctx, t, env, cfg, base)
@@ -152,8 +150,7 @@ func TestServeRefusesForgedRequests(t *testing.T) {
 // a denial reaches the model, which answers; exit 0 with the answer printed.
 // A model that fails makes exit 1.
 func TestRunCommand(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
 		bashCall("c1", "touch nope.txt"),
@@ -195,8 +192,7 @@ func TestRunCommand(t *testing.T) {
 // A relative agent.workspace is taken from the directory bot starts in,
 // created when absent, and the log says where.
 func TestRunCreatesARelativeWorkspace(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -223,8 +219,7 @@ func TestRunCreatesARelativeWorkspace(t *testing.T) {
 // challenge is answered, and a mention redelivered with X-Slack-Retry-Num
 // starts one run whose answer lands in the mention's thread.
 func TestServeMentionOverHTTPOnceDespiteRetries(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t, fakeopenai.Text("nothing to do"))
 	cfg, base, env := agentConfig(t, fake, model, t.TempDir())
@@ -269,8 +264,7 @@ func TestServeMentionOverHTTPOnceDespiteRetries(t *testing.T) {
 // TestRunInterrupted: Ctrl-C while bot run waits on an Ask stops the run
 // (exit 1) and the Ask ends cancelled, its message updated.
 func TestRunInterrupted(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t, bashCall("c1", "touch never.txt"))

@@ -77,8 +77,7 @@ func httpGet(url string) (int, error) {
 // "Approve for session" lets the identical next call run without a new Ask;
 // slash commands answer through the Socket Mode ack.
 func TestServeSocketModeMentionRunsInThread(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t, bashCall("c1", "echo x >> log.txt"), bashCall("c2", "echo x >> log.txt"), fakeopenai.Text("appended twice"))
@@ -150,8 +149,7 @@ func TestServeSocketModeMentionRunsInThread(t *testing.T) {
 // TestServeShutdownCancelsAsks: SIGTERM while a run waits on an Ask ends the
 // Ask cancelled, updates its message and exits 0.
 func TestServeShutdownCancelsAsks(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t, bashCall("c1", "touch late.txt"))
