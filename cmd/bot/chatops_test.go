@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -33,8 +32,7 @@ func slashIn(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, ch
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	b := readBody(t, resp)
 	if resp.StatusCode != 200 {
 		t.Fatalf("/askops %s: %s %s", text, resp.Status, b)
 	}
@@ -43,7 +41,7 @@ func slashIn(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, ch
 		Text         string          `json:"text"`
 		Blocks       json.RawMessage `json:"blocks"`
 	}
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := json.Unmarshal([]byte(b), &r); err != nil {
 		t.Fatalf("/askops %s: reply %q: %v", text, b, err)
 	}
 	out := chatops.SlashReply{ResponseType: r.ResponseType, Text: r.Text}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -31,8 +30,7 @@ func TestReplayedSlashCommandStartsOneRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		b := readBody(t, resp)
 		if resp.StatusCode != 200 {
 			t.Fatalf("delivery %d answered %s: %s", i+1, resp.Status, b)
 		}

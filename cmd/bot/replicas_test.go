@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -129,8 +128,7 @@ func TestTwoReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := readBody(t, resp)
 	if resp.StatusCode != 200 || strings.Contains(string(b), "errors") {
 		t.Fatalf("reason submission: %s %s", resp.Status, b)
 	}

@@ -67,8 +67,7 @@ func TestHTTPRoutesListEveryPart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		b := readBody(t, resp)
 		if resp.StatusCode != 200 || string(b) != tc.want {
 			t.Errorf("%s %s: %d %q, want %q", tc.method, tc.path, resp.StatusCode, b, tc.want)
 		}
@@ -78,8 +77,7 @@ func TestHTTPRoutesListEveryPart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := readBody(t, resp)
 	if resp.StatusCode != 503 || string(b) != "store: down\n" {
 		t.Errorf("/readyz with the store down: %d %q", resp.StatusCode, b)
 	}

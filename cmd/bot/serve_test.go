@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,9 +24,7 @@ func get(t *testing.T, url string) (int, string) {
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, readBody(t, resp)
 }
 
 // TestServeRunFromSlashCommand: a signed /askops run starts a run in a
@@ -58,8 +55,7 @@ func TestServeRunFromSlashCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := readBody(t, resp)
 	if !strings.Contains(string(b), "may not start runs") {
 		t.Fatalf("non-starter's /askops run answered %s: %s", resp.Status, b)
 	}
@@ -118,8 +114,7 @@ func TestServeRunFromSlashCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b = readBody(t, resp)
 	if !strings.Contains(string(b), "ephemeral") || !strings.Contains(string(b), "run TASK") {
 		t.Errorf("/askops help: %s", b)
 	}
@@ -229,8 +224,7 @@ func TestServeMentionOverHTTPOnceDespiteRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	b := readBody(t, resp)
 	if string(b) != "chal-123" {
 		t.Errorf("url_verification answered %s %q", resp.Status, b)
 	}
