@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
@@ -73,13 +72,7 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 	if value == "" || !strings.Contains(fakeslack.BlockText(g.Blocks), "echo hi") {
 		t.Fatalf("/askops grants on B: %+v\n%s", g, fakeslack.BlockText(g.Blocks))
 	}
-	resp, err := fake.PostInteraction(ctx, baseB+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
-		User: approverID, Channel: "COPS", MessageTS: "1.000001", ActionID: chatops.ActionRevokeGrant, Value: value,
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	clickRevoke(ctx, t, fake, baseB, approverID, "COPS", value)
 	if _, err := fake.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool { return c.Text == "Grant revoked." }); err != nil {
 		t.Fatalf("revoke on B: %v", err)
 	}

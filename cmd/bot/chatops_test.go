@@ -64,6 +64,19 @@ func revokeValue(blocks []slack.Block) string {
 	return ""
 }
 
+// clickRevoke clicks, as user, the Revoke button of grant on a /askops
+// grants reply in channel, delivered to the serve at base.
+func clickRevoke(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, user, channel, grant string) {
+	t.Helper()
+	resp, err := fake.PostInteraction(ctx, base+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
+		User: user, Channel: channel, MessageTS: "1.000001", ActionID: chatops.ActionRevokeGrant, Value: grant,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+}
+
 // waitSlackPost waits for a chat.postMessage whose text holds text and
 // returns it; the test fails if none comes before ctx ends.
 func waitSlackPost(ctx context.Context, t *testing.T, fake *fakeslack.Server, text string) fakeslack.Call {
@@ -104,13 +117,7 @@ func TestChatOps(t *testing.T) {
 	}
 	revoke := func(user string) {
 		t.Helper()
-		resp, err := fake.PostInteraction(ctx, base+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
-			User: user, Channel: "COPS", MessageTS: "1.000001", ActionID: chatops.ActionRevokeGrant, Value: value,
-		}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		clickRevoke(ctx, t, fake, base, user, "COPS", value)
 		if _, err := fake.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool { return c.User == user }); err != nil {
 			t.Fatalf("no reply to %s's revoke: %v", user, err)
 		}

@@ -172,13 +172,7 @@ func TestChatOpsListsOnlyThisChannelToWhoMay(t *testing.T) {
 	revokeIn := func(channel string) fakeslack.Call {
 		t.Helper()
 		n := len(fake.Calls("chat.postEphemeral"))
-		resp, err := fake.PostInteraction(ctx, base+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
-			User: approverID, Channel: channel, MessageTS: "1.000001", ActionID: chatops.ActionRevokeGrant, Value: sessionGrant,
-		}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		clickRevoke(ctx, t, fake, base, approverID, channel, sessionGrant)
 		calls, err := fake.WaitForCalls(ctx, "chat.postEphemeral", n+1, nil)
 		if err != nil {
 			t.Fatalf("no reply to the revoke in %s: %v", channel, err)

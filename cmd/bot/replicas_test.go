@@ -129,7 +129,7 @@ func TestTwoReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := readBody(t, resp)
-	if resp.StatusCode != 200 || strings.Contains(string(b), "errors") {
+	if resp.StatusCode != 200 || strings.Contains(b, "errors") {
 		t.Fatalf("reason submission: %s %s", resp.Status, b)
 	}
 

@@ -68,7 +68,7 @@ func TestHTTPRoutesListEveryPart(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := readBody(t, resp)
-		if resp.StatusCode != 200 || string(b) != tc.want {
+		if resp.StatusCode != 200 || b != tc.want {
 			t.Errorf("%s %s: %d %q, want %q", tc.method, tc.path, resp.StatusCode, b, tc.want)
 		}
 	}
@@ -78,7 +78,7 @@ func TestHTTPRoutesListEveryPart(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := readBody(t, resp)
-	if resp.StatusCode != 503 || string(b) != "store: down\n" {
+	if resp.StatusCode != 503 || b != "store: down\n" {
 		t.Errorf("/readyz with the store down: %d %q", resp.StatusCode, b)
 	}
 }

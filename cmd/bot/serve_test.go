@@ -56,7 +56,7 @@ func TestServeRunFromSlashCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := readBody(t, resp)
-	if !strings.Contains(string(b), "may not start runs") {
+	if !strings.Contains(b, "may not start runs") {
 		t.Fatalf("non-starter's /askops run answered %s: %s", resp.Status, b)
 	}
 
@@ -115,7 +115,7 @@ func TestServeRunFromSlashCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	b = readBody(t, resp)
-	if !strings.Contains(string(b), "ephemeral") || !strings.Contains(string(b), "run TASK") {
+	if !strings.Contains(b, "ephemeral") || !strings.Contains(b, "run TASK") {
 		t.Errorf("/askops help: %s", b)
 	}
 	serve.Stop()
@@ -225,7 +225,7 @@ func TestServeMentionOverHTTPOnceDespiteRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := readBody(t, resp)
-	if string(b) != "chal-123" {
+	if b != "chal-123" {
 		t.Errorf("url_verification answered %s %q", resp.Status, b)
 	}
 
