@@ -214,9 +214,10 @@ func waitConsoleAsk(ctx context.Context, t *testing.T, browser *http.Client, bas
 	}
 }
 
-// decideInConsole waits for the Ask whose card shows every one of shows in
-// the signed-in console at base (waitConsoleAsk) and decides it with action
-// (approve, approve_session, deny) and, unless empty, reason.
+// decideInConsole waits until the signed-in console at base lists a pending
+// Ask and shows every one of shows (waitConsoleAsk), then decides the first
+// Ask listed with action (approve, approve_session, deny) and, unless
+// empty, reason.
 func decideInConsole(ctx context.Context, t *testing.T, browser *http.Client, base string, serveErr *syncBuffer, action, reason string, shows ...string) {
 	t.Helper()
 	id, csrf := waitConsoleAsk(ctx, t, browser, base, serveErr, shows...)
