@@ -15,7 +15,6 @@ import (
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/recordid"
-	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/slackui"
 )
@@ -109,12 +108,9 @@ func aapToolRequest(ctx context.Context, t *testing.T, base, cred, tool string, 
 // poll returns the approval with the decider's reason and a fixed
 // expires_at; a cancelled one takes its buttons off the Slack message.
 func TestAAPOnTheSlackServe(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
-	rds := redistest.Start(t)
+	ctx := timeoutCtx(t, 90*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	cfg, base, env := httpModeConfig(t, fake, aapConfig)
-	env["REDIS_URL"] = rds.URL()
+	cfg, base, env := httpModeConfigOnRedis(t, fake, aapConfig)
 	env["ASKOPS_AAP_PROVISIONER"] = aapProvisioner
 	env["ASKOPS_DECIDER"] = aapDecider
 	serve := startServe(ctx, t, env, cfg, base)
@@ -214,8 +210,7 @@ func TestAAPOnTheSlackServe(t *testing.T) {
 // The console-only serve with aap.enabled listens on http.listen for the
 // AAP provider and the Ask API (api.tokens).
 func TestAAPOnTheConsoleOnlyServe(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	addr := closedPort(t)
 	cfgPath, env := localConsole(t, localConsoleYAML+"http:\n  listen: "+addr+"\n"+aapConfig, "carol")
 	env["ASKOPS_AAP_PROVISIONER"] = aapProvisioner

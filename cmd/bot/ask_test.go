@@ -14,8 +14,8 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
@@ -28,6 +28,30 @@ const approverID = "UAPPROVER1"
 func httpModeConfig(t *testing.T, fake *fakeslack.Server, extra string) (path, base string, env map[string]string) {
 	t.Helper()
 	return fakeSlackConfig(t, fake, "http", extra)
+}
+
+// httpModeConfigOnRedis is httpModeConfig with a fresh Redis at env's
+// REDIS_URL: the store a serve and the bot asks beside it share.
+func httpModeConfigOnRedis(t *testing.T, fake *fakeslack.Server, extra string) (path, base string, env map[string]string) {
+	t.Helper()
+	path, base, env = httpModeConfig(t, fake, extra)
+	env["REDIS_URL"] = redistest.Start(t).URL()
+	return path, base, env
+}
+
+// agentConfig is httpModeConfig for a serve or bot run that runs the agent:
+// its workspace is ws and its model the fake one at model.
+func agentConfig(t *testing.T, fake *fakeslack.Server, model *fakeopenai.Server, ws string) (path, base string, env map[string]string) {
+	t.Helper()
+	path, base, env = httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
+	env["OPENAI_BASE_URL"] = model.BaseURL()
+	return path, base, env
+}
+
+// bashCall is the fake model's reply that calls the bash tool with
+// command (plain text: %q quotes it as JSON would), as call id.
+func bashCall(id, command string) fakeopenai.Reply {
+	return fakeopenai.Call(fakeopenai.ToolCall{ID: id, Name: "bash", Arguments: fmt.Sprintf(`{"command":%q}`, command)})
 }
 
 // socketModeConfig is a socket-mode config against the fake Slack.
@@ -192,8 +216,7 @@ func TestAskExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-			defer cancel()
+			ctx := timeoutCtx(t, 30*time.Second)
 			fake := fakeslack.New(t, fakeslack.Options{})
 			cfg, base, env := httpModeConfig(t, fake, "")
 			args := append([]string{"ask", "-config", cfg}, tt.flags...)
@@ -230,8 +253,7 @@ func TestAskExitCodes(t *testing.T) {
 // bot ask says on stderr where it waits (the message's link) and until
 // when, and how it ended; -o json prints the final Ask on stdout.
 func TestAskShowsProgressAndPrintsJSON(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base, env := httpModeConfig(t, fake, "")
 	done := startBot(ctx, t, env, "ask", "-config", cfg, "-o", "json", "--", "make", "deploy")
@@ -270,8 +292,7 @@ func TestAskShowsProgressAndPrintsJSON(t *testing.T) {
 }
 
 func TestAskUnavailableWhenSlackFails(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	fake.FailNext("chat.postMessage", 100, fakeslack.FailMode{SlackError: "channel_not_found"})
 	cfg, _, env := httpModeConfig(t, fake, "")
@@ -282,16 +303,13 @@ func TestAskUnavailableWhenSlackFails(t *testing.T) {
 }
 
 func TestAskCancelledByInterrupt(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	rds := redistest.Start(t)
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	cfg, _, env := httpModeConfig(t, fake, "")
-	env["REDIS_URL"] = rds.URL()
+	cfg, _, env := httpModeConfigOnRedis(t, fake, "")
 	botCtx, interrupt := context.WithCancel(ctx)
 	done := startBot(botCtx, t, env, "ask", "-config", cfg, "--", "rm", "-rf", "build")
 	m := waitAsk(ctx, t, fake, "CAPPROVALS")
-	waitPosted(ctx, t, rds.URL(), buttonValue(m.Blocks, slackui.ActionApprove))
+	waitPosted(ctx, t, env["REDIS_URL"], buttonValue(m.Blocks, slackui.ActionApprove))
 	interrupt() // what Ctrl-C does through signal.NotifyContext
 	r := waitResult(t, done)
 	if r.code != 1 || !strings.HasPrefix(r.stdout, "cancelled") {
@@ -307,12 +325,9 @@ func TestAskCancelledByInterrupt(t *testing.T) {
 // TestAskDecidedThroughServe: with Redis, `bot ask` does not listen; a click
 // delivered to a `bot serve` replica reaches it through the store.
 func TestAskDecidedThroughServe(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	rds := redistest.Start(t)
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	cfg, base, env := httpModeConfig(t, fake, "")
-	env["REDIS_URL"] = rds.URL()
+	cfg, base, env := httpModeConfigOnRedis(t, fake, "")
 	serve := startServe(ctx, t, env, cfg, base)
 
 	done := startBot(ctx, t, env, "ask", "-config", cfg, "-reason", "nightly deploy", "--", "make", "deploy")
@@ -332,12 +347,9 @@ func TestAskDecidedThroughServe(t *testing.T) {
 // command in the same directory for later asks of the session (through
 // Redis, as separate processes); another command or session still asks.
 func TestAskSessionGrant(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	rds := redistest.Start(t)
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	cfg, base, env := httpModeConfig(t, fake, "")
-	env["REDIS_URL"] = rds.URL()
+	cfg, base, env := httpModeConfigOnRedis(t, fake, "")
 	serve := startServe(ctx, t, env, cfg, base)
 
 	done := startBot(ctx, t, env, "ask", "-config", cfg, "-session", "deploy-42", "--", "make", "deploy")
@@ -367,12 +379,9 @@ func TestAskSessionGrant(t *testing.T) {
 // A standing grant covers bot ask without -session (as it does with one);
 // another command is still asked.
 func TestAskStandingGrantWithoutSession(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	rds := redistest.Start(t)
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	cfg, _, env := httpModeConfig(t, fake, "")
-	env["REDIS_URL"] = rds.URL()
+	cfg, _, env := httpModeConfigOnRedis(t, fake, "")
 
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -382,12 +391,7 @@ func TestAskStandingGrantWithoutSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := redisconn.Open(rds.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	g, err := grants.NewRedisStore(client, grants.Options{}).RecordStanding(ctx, scope, "admin")
+	g, err := grantStore(t, env["REDIS_URL"]).RecordStanding(ctx, scope, "admin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,8 +414,7 @@ func TestAskStandingGrantWithoutSession(t *testing.T) {
 // expires) and a deny rule (denied without asking anyone, as the API and
 // the hooks do).
 func TestAskCarriesTheVerdict(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base, env := httpModeConfig(t, fake, `policy:
   rules:

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redisconn"
-	"github.com/askops/askops/internal/redistest"
 )
 
 // A grant never lets bot ask skip the human for a command the policy
@@ -19,15 +16,12 @@ import (
 // checks those before grants. A standing "git push" grant approves a plain
 // push, not a force push to main or a push a deny rule forbids.
 func TestAskGrantDoesNotCoverDeniedOrDangerousCommands(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	rds := redistest.Start(t)
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	cfg, _, env := httpModeConfig(t, fake, `policy:
+	cfg, _, env := httpModeConfigOnRedis(t, fake, `policy:
   rules:
     - {tool: bash, command: "git push origin prod", decision: deny}
 `)
-	env["REDIS_URL"] = rds.URL()
 	// bot ask runs in its working directory: a repository whose config
 	// names origin, the only remote a push grant reaches.
 	cwd, err := filepath.EvalSymlinks(t.TempDir())
@@ -44,12 +38,7 @@ func TestAskGrantDoesNotCoverDeniedOrDangerousCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := redisconn.Open(rds.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	if _, err := grants.NewRedisStore(client, grants.Options{}).RecordStanding(ctx, scope, "admin"); err != nil {
+	if _, err := grantStore(t, env["REDIS_URL"]).RecordStanding(ctx, scope, "admin"); err != nil {
 		t.Fatal(err)
 	}
 

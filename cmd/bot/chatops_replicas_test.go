@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askops/askops/chatops"
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
@@ -22,26 +20,19 @@ import (
 // message; B lists and revokes the grant of A's session; B stops A's run,
 // whose Ask message then says cancelled.
 func TestChatOpsAcrossReplicas(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 90*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"echo hi > one.txt"}`}),
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"touch two.txt"}`}),
+		bashCall("c1", "echo hi > one.txt"),
+		bashCall("c2", "touch two.txt"),
 		fakeopenai.Text("run one done"),
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c3", Name: "bash", Arguments: `{"command":"touch three.txt"}`}),
+		bashCall("c3", "touch three.txt"),
 		fakeopenai.Text("run two should never get here"),
 	)
 	ws := t.TempDir()
 	srvA, srvB := startReplicas(ctx, t, fake, replicaEnv(fake, rds.URL(), model.BaseURL()), ws)
 	baseA, baseB := srvA.base, srvB.base
-	answered := func(text string) {
-		t.Helper()
-		if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, text) }); err != nil {
-			t.Fatalf("no %q in Slack: %v", text, err)
-		}
-	}
 
 	// Run one on A asks about c1; meanwhile B sets mode never.
 	slash(ctx, t, fake, baseA, approverID, "run write one")
@@ -60,7 +51,7 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 	}
 	// The Ask already posted is still decided by a human: approve for session on B.
 	click(ctx, t, fake, baseB, ask1, approverID, slackui.ActionApproveSession)
-	answered("run one done")
+	waitSlackPost(ctx, t, fake, "run one done")
 	if _, err := os.Stat(filepath.Join(ws, "one.txt")); err != nil {
 		t.Fatalf("the approved c1 did not run: %v", err)
 	}
@@ -81,13 +72,7 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 	if value == "" || !strings.Contains(fakeslack.BlockText(g.Blocks), "echo hi") {
 		t.Fatalf("/askops grants on B: %+v\n%s", g, fakeslack.BlockText(g.Blocks))
 	}
-	resp, err := fake.PostInteraction(ctx, baseB+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
-		User: approverID, Channel: "COPS", MessageTS: "1.000001", ActionID: chatops.ActionRevokeGrant, Value: value,
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	clickRevoke(ctx, t, fake, baseB, approverID, "COPS", value)
 	if _, err := fake.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool { return c.Text == "Grant revoked." }); err != nil {
 		t.Fatalf("revoke on B: %v", err)
 	}
@@ -115,7 +100,7 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 	if r := slash(ctx, t, fake, baseB, approverID, "stop "+runID[1]); !strings.Contains(r.Text, "Stopping run") || !strings.Contains(r.Text, "took the request") {
 		t.Fatalf("stop on B of A's run: %q", r.Text)
 	}
-	answered("was stopped")
+	waitSlackPost(ctx, t, fake, "was stopped")
 	final, err := fake.WaitForMessage(ctx, ask2.Channel, ask2.TS, func(m fakeslack.Message) bool { return buttonValue(m.Blocks, slackui.ActionApprove) == "" })
 	if err != nil {
 		t.Fatalf("stopped run's Ask message keeps its buttons: %v", err)
@@ -134,12 +119,11 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 // TestStopReachesBotRun: /askops stop on a serve replica stops a `bot run`
 // process sharing the Redis; its Ask ends cancelled and the run exits 1.
 func TestStopReachesBotRun(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch cron.txt"}`}),
+		bashCall("c1", "touch cron.txt"),
 		fakeopenai.Text("should never get here"),
 	)
 	ws := t.TempDir()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -33,8 +32,7 @@ func slashIn(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, ch
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	b := readBody(t, resp)
 	if resp.StatusCode != 200 {
 		t.Fatalf("/askops %s: %s %s", text, resp.Status, b)
 	}
@@ -43,7 +41,7 @@ func slashIn(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, ch
 		Text         string          `json:"text"`
 		Blocks       json.RawMessage `json:"blocks"`
 	}
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := json.Unmarshal([]byte(b), &r); err != nil {
 		t.Fatalf("/askops %s: reply %q: %v", text, b, err)
 	}
 	out := chatops.SlashReply{ResponseType: r.ResponseType, Text: r.Text}
@@ -66,35 +64,51 @@ func revokeValue(blocks []slack.Block) string {
 	return ""
 }
 
+// clickRevoke clicks, as user, the Revoke button of grant on a /askops
+// grants reply in channel, delivered to the serve at base.
+func clickRevoke(ctx context.Context, t *testing.T, fake *fakeslack.Server, base, user, channel, grant string) {
+	t.Helper()
+	resp, err := fake.PostInteraction(ctx, base+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
+		User: user, Channel: channel, MessageTS: "1.000001", ActionID: chatops.ActionRevokeGrant, Value: grant,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+}
+
+// waitSlackPost waits for a chat.postMessage whose text holds text and
+// returns it; the test fails if none comes before ctx ends.
+func waitSlackPost(ctx context.Context, t *testing.T, fake *fakeslack.Server, text string) fakeslack.Call {
+	t.Helper()
+	c, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, text) })
+	if err != nil {
+		t.Fatalf("no %q in Slack: %v", text, err)
+	}
+	return c
+}
+
 // TestChatOps walks the slash command: grants with Revoke, pending, stop,
 // mode never, each refused to those who may not.
 func TestChatOps(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"echo hi > one.txt"}`}),
+		bashCall("c1", "echo hi > one.txt"),
 		fakeopenai.Text("run one done"),
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"touch two.txt"}`}),
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c3", Name: "bash", Arguments: `{"command":"touch three.txt"}`}),
+		bashCall("c2", "touch two.txt"),
+		bashCall("c3", "touch three.txt"),
 		fakeopenai.Text("not allowed while unattended"),
 	)
 	ws := t.TempDir()
-	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, base, env := agentConfig(t, fake, model, ws)
 	serve := startServe(ctx, t, env, cfg, base)
-	answered := func(text string) {
-		t.Helper()
-		if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, text) }); err != nil {
-			t.Fatalf("no %q in Slack: %v", text, err)
-		}
-	}
 
 	// Run one: approved for session, so a grant exists.
 	slash(ctx, t, fake, base, approverID, "run write one")
 	m := waitAsk(ctx, t, fake, "COPS")
 	click(ctx, t, fake, base, m, approverID, slackui.ActionApproveSession)
-	answered("run one done")
+	waitSlackPost(ctx, t, fake, "run one done")
 
 	g := slash(ctx, t, fake, base, approverID, "grants")
 	value := revokeValue(g.Blocks)
@@ -103,13 +117,7 @@ func TestChatOps(t *testing.T) {
 	}
 	revoke := func(user string) {
 		t.Helper()
-		resp, err := fake.PostInteraction(ctx, base+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
-			User: user, Channel: "COPS", MessageTS: "1.000001", ActionID: chatops.ActionRevokeGrant, Value: value,
-		}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		clickRevoke(ctx, t, fake, base, user, "COPS", value)
 		if _, err := fake.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool { return c.User == user }); err != nil {
 			t.Fatalf("no reply to %s's revoke: %v", user, err)
 		}
@@ -148,7 +156,7 @@ func TestChatOps(t *testing.T) {
 	if r := slash(ctx, t, fake, base, approverID, "stop "+runID[1]); !strings.Contains(r.Text, "Stopping run") {
 		t.Fatalf("stop: %q", r.Text)
 	}
-	answered("was stopped")
+	waitSlackPost(ctx, t, fake, "was stopped")
 	if final, err := fake.WaitForMessage(ctx, m2.Channel, m2.TS, func(m fakeslack.Message) bool { return buttonValue(m.Blocks, slackui.ActionApprove) == "" }); err != nil {
 		t.Fatalf("stopped run's Ask message keeps its buttons: %v", err)
 	} else if !strings.Contains(strings.ToLower(fakeslack.BlockText(final.Blocks)+final.Text), "cancel") {
@@ -162,7 +170,7 @@ func TestChatOps(t *testing.T) {
 	slash(ctx, t, fake, base, approverID, "mode never")
 	asksBefore := countAsks(fake)
 	slash(ctx, t, fake, base, approverID, "run touch three")
-	answered("not allowed while unattended")
+	waitSlackPost(ctx, t, fake, "not allowed while unattended")
 	if n := countAsks(fake); n != asksBefore {
 		t.Errorf("mode never still posted %d Ask(s)", n-asksBefore)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -31,8 +30,7 @@ var live = []string{"<!channel>", "<!here>", "<@UEVIL1>", "<#CSECRET", "<https:/
 // and its edits, and the answer in the thread carry no live mention, link
 // or token.
 func TestChatOpsPostsNothingLive(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	hostilePath, _ := json.Marshal(map[string]string{"path": "notes/" + hostileText + ".txt"})
 	model := fakeopenai.Start(t,
@@ -42,15 +40,11 @@ func TestChatOpsPostsNothingLive(t *testing.T) {
 		// Run two: the model API fails with a message of its choosing.
 		fakeopenai.Error(400, hostileText),
 	)
-	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, base, env := agentConfig(t, fake, model, t.TempDir())
 	serve := startServe(ctx, t, env, cfg, base)
 
 	reply := slash(ctx, t, fake, base, approverID, "run deploy "+hostileText)
-	answer, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, "All done.") })
-	if err != nil {
-		t.Fatalf("no answer: %v", err)
-	}
+	answer := waitSlackPost(ctx, t, fake, "All done.")
 	if !strings.Contains(answer.Text, "&lt;!channel&gt;") || !strings.Contains(answer.Text, "xoxb-[REDACTED]") {
 		t.Errorf("answer not shown escaped and redacted: %q", answer.Text)
 	}
@@ -63,10 +57,7 @@ func TestChatOpsPostsNothingLive(t *testing.T) {
 		t.Errorf("the status message never showed the read_file call, escaped: %v", err)
 	}
 	slash(ctx, t, fake, base, approverID, "run fail "+hostileText)
-	failed, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, "failed:") })
-	if err != nil {
-		t.Fatalf("no failure reply: %v", err)
-	}
+	failed := waitSlackPost(ctx, t, fake, "failed:")
 	if !strings.Contains(failed.Text, "&lt;!channel&gt;") {
 		t.Errorf("the failure does not show the model API's message, escaped: %q", failed.Text)
 	}
@@ -110,44 +101,22 @@ func revokeValues(blocks []slack.Block) []string {
 // buttons only to approvers; a Revoke clicked in one channel cannot reach
 // another channel's grant.
 func TestChatOpsListsOnlyThisChannelToWhoMay(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	const starter, nobody = "USTARTER1", "UNOBODY99"
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"echo hi > one.txt"}`}),
+		bashCall("c1", "echo hi > one.txt"),
 		fakeopenai.Text("run one done"),
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c2", Name: "bash", Arguments: `{"command":"touch two.txt"}`}),
+		bashCall("c2", "touch two.txt"),
 	)
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := closedPort(t)
-	cfg := writeConfig(t, fmt.Sprintf(`
-slack:
-  mode: http
-  api_url: %s
-  approval_channel: CAPPROVALS
-http:
-  listen: %q
-openai:
-  base_url: http://127.0.0.1:1/v1
-  model: fake-model
-approvals:
-  approvers:
-    users: [%s]
-  run_starters:
-    users: [%s, %s]
-agent:
-  workspace: %q
-`, fake.APIURL(), addr, approverID, approverID, starter, ws))
-	base := "http://" + addr
-	env := map[string]string{
-		"SLACK_BOT_TOKEN": fake.BotToken(), "SLACK_SIGNING_SECRET": fake.SigningSecret(),
-		"REDIS_URL": rds.URL(), "OPENAI_BASE_URL": model.BaseURL(), "USER": "tester",
-	}
+	cfg, base, env := httpModeConfig(t, fake, fmt.Sprintf("  run_starters:\n    users: [%s, %s]\nagent:\n  workspace: %q\n", approverID, starter, ws))
+	env["REDIS_URL"] = rds.URL()
+	env["OPENAI_BASE_URL"] = model.BaseURL()
 	if code, stdout, stderr := runBot(ctx, t, env, "grants", "-config", cfg, "add", "-tool", "bash", "-command", "make standing", "-cwd", "."); code != exitOK {
 		t.Fatalf("grants add: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -156,9 +125,7 @@ agent:
 	// COPS: a run approved for session leaves a session grant there.
 	slashIn(ctx, t, fake, base, "COPS", approverID, "run write one")
 	click(ctx, t, fake, base, waitAsk(ctx, t, fake, "COPS"), approverID, slackui.ActionApproveSession)
-	if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return strings.Contains(c.Text, "run one done") }); err != nil {
-		t.Fatal(err)
-	}
+	waitSlackPost(ctx, t, fake, "run one done")
 	// COTHER: a run waits on an Ask.
 	slashIn(ctx, t, fake, base, "COTHER", approverID, "run touch two")
 	waitAsk(ctx, t, fake, "COTHER")
@@ -205,13 +172,7 @@ agent:
 	revokeIn := func(channel string) fakeslack.Call {
 		t.Helper()
 		n := len(fake.Calls("chat.postEphemeral"))
-		resp, err := fake.PostInteraction(ctx, base+"/slack/interactions", fake.BlockActionsPayload(fakeslack.BlockActions{
-			User: approverID, Channel: channel, MessageTS: "1.000001", ActionID: chatops.ActionRevokeGrant, Value: sessionGrant,
-		}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		clickRevoke(ctx, t, fake, base, approverID, channel, sessionGrant)
 		calls, err := fake.WaitForCalls(ctx, "chat.postEphemeral", n+1, nil)
 		if err != nil {
 			t.Fatalf("no reply to the revoke in %s: %v", channel, err)

@@ -16,7 +16,6 @@ import (
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/recordid"
-	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/slackui"
 )
 
@@ -27,8 +26,7 @@ var signInRe = regexp.MustCompile(`sign in at (https?://\S+)`)
 // works once, writes the local endpoint file (0600), refuses a form without
 // its CSRF token, and stops cleanly, removing the file.
 func TestServeLocalConsole(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	cfgPath, env := localConsole(t, localConsoleYAML, "ignored")
 	endpoint := env["ASKOPS_LOCAL_ENDPOINT"]
 	serve := startConsoleServe(ctx, t, env, cfgPath)
@@ -126,15 +124,12 @@ func readBody(t *testing.T, resp *http.Response) string {
 // the console; approving it in the console lets `bot ask` exit 0 approved
 // by console:NAME, and the Slack message is updated to say so.
 func TestConsoleBesideSlackServe(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	rds := redistest.Start(t)
+	ctx := timeoutCtx(t, 60*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	// `bot ask` runs as USER=tester and the console's user is tester too:
 	// approving it there is a self-approval, which this test allows
 	// (console/quorum.go says why it would be refused otherwise).
-	cfg, base, env := httpModeConfig(t, fake, "  self_approval: true\nconsole:\n  enabled: true\n  listen: 127.0.0.1:0\n")
-	env["REDIS_URL"] = rds.URL()
+	cfg, base, env := httpModeConfigOnRedis(t, fake, "  self_approval: true\nconsole:\n  enabled: true\n  listen: 127.0.0.1:0\n")
 
 	serve := startConsoleServe(ctx, t, env, cfg)
 	waitHTTP(ctx, t, base+"/healthz")
@@ -171,8 +166,7 @@ func TestConsoleBesideSlackServe(t *testing.T) {
 // local Ask API; approved in the console, bot ask exits 0. A `bot ask`
 // with no local serve says what to do and exits 2.
 func TestAskWithoutConfigReachesTheLocalServe(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	cfgPath, env := localConsole(t, localConsoleYAML, "dev")
 
 	if r := waitResult(t, startBot(ctx, t, env, "ask", "--", "true")); r.code != exitUsage || !strings.Contains(r.stdout, "start `bot serve`") {
@@ -185,9 +179,7 @@ func TestAskWithoutConfigReachesTheLocalServe(t *testing.T) {
 	browser, _ := signIn(t, serve.link)
 
 	asked := startBot(ctx, t, env, "ask", "-reason", "clean before the release", "--", "rm", "-rf", "build")
-	id, csrf := waitConsoleAsk(ctx, t, browser, base, serve.stderr, "rm -rf build", "clean before the release")
-	resp := postForm(ctx, t, browser, base+"/asks/"+id, base, url.Values{"csrf": {csrf}, "action": {"approve"}})
-	readBody(t, resp)
+	decideInConsole(ctx, t, browser, base, serve.stderr, "approve", "", "rm -rf build", "clean before the release")
 	r := waitResult(t, asked)
 	if r.code != exitOK || !strings.Contains(r.stdout, "approved by console:carol") || !strings.Contains(r.stderr, "waiting for a decision in the console at "+base+" until ") {
 		t.Fatalf("bot ask: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
@@ -222,6 +214,20 @@ func waitConsoleAsk(ctx context.Context, t *testing.T, browser *http.Client, bas
 	}
 }
 
+// decideInConsole waits until the signed-in console at base lists a pending
+// Ask and shows every one of shows (waitConsoleAsk), then decides the first
+// Ask listed with action (approve, approve_session, deny) and, unless
+// empty, reason.
+func decideInConsole(ctx context.Context, t *testing.T, browser *http.Client, base string, serveErr *syncBuffer, action, reason string, shows ...string) {
+	t.Helper()
+	id, csrf := waitConsoleAsk(ctx, t, browser, base, serveErr, shows...)
+	form := url.Values{"csrf": {csrf}, "action": {action}}
+	if reason != "" {
+		form.Set("reason", reason)
+	}
+	readBody(t, postForm(ctx, t, browser, base+"/asks/"+id, base, form))
+}
+
 // postForm posts a console form as a browser on origin would.
 func postForm(ctx context.Context, t *testing.T, client *http.Client, target, origin string, form url.Values) *http.Response {
 	t.Helper()
@@ -244,8 +250,7 @@ func postForm(ctx context.Context, t *testing.T, client *http.Client, target, or
 // would have waited for a human); -print-settings prints the block to paste;
 // the local tokens survive a restart of serve.
 func TestFirstHourLocalHook(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	cfgPath, env := localConsole(t, localConsoleYAML, "carol")
 	endpoint := env["ASKOPS_LOCAL_ENDPOINT"]
 	readEndpoint := func() hook.LocalEndpoint {
@@ -335,8 +340,7 @@ func TestPrintSettingsForARemoteServeBoundsTheAsk(t *testing.T) {
 // exit 1, rather than "no local askops is running", exit 2), and stopping
 // the last leaves none.
 func TestTwoLocalServes(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 90*time.Second)
 	cfgPath, env := localConsole(t, localConsoleYAML, "dev")
 	asks := func(wantServe string) {
 		t.Helper()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -27,8 +26,7 @@ import (
 // endpoint file names (the certificate names the host phones use, not
 // 127.0.0.1). A certificate without its key is refused by name.
 func TestConsoleOverHTTPS(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	dir := t.TempDir()
 	certPath, keyPath, pool := writeSelfSigned(t, dir, "askops.example")
 
@@ -89,8 +87,7 @@ func TestConsoleOverHTTPS(t *testing.T) {
 	}
 
 	asked := startBot(ctx, t, env, "ask", "--", "rm", "-rf", "build")
-	id, csrf := waitConsoleAsk(ctx, t, browser, base, serveErr, "rm -rf build")
-	readBody(t, postForm(ctx, t, browser, base+"/asks/"+id, base, url.Values{"csrf": {csrf}, "action": {"approve"}}))
+	decideInConsole(ctx, t, browser, base, serveErr, "approve", "", "rm -rf build")
 	if r := waitResult(t, asked); r.code != exitOK || !strings.Contains(r.stdout, "approved by console:carol") {
 		t.Fatalf("bot ask over the pinned https: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}

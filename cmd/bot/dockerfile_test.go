@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"debug/elf"
 	"os"
 	"os/exec"
@@ -108,8 +107,7 @@ func TestDockerfileBuildsTheBot(t *testing.T) {
 
 	// The line as the image runs it, into a file here instead of /out/bot.
 	bin := filepath.Join(t.TempDir(), "bot")
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
-	defer cancel()
+	ctx := timeoutCtx(t, 10*time.Minute)
 	cmd := exec.CommandContext(ctx, "sh", "-c", strings.Replace(build, "-o /out/bot", "-o "+bin, 1))
 	cmd.Dir = repoRoot
 	const commit, date = "0123456789abcdef0123456789abcdef01234567", "2026-12-06T02:00:00Z"

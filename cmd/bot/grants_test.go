@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -49,7 +48,8 @@ agent:
 `, approverID, ws))
 }
 
-// grantStore opens the grant store a test checks the command's effects in.
+// grantStore opens the grant store at redisURL, where a test records grants
+// or checks a command's effects on them.
 func grantStore(t *testing.T, redisURL string) grants.Store {
 	t.Helper()
 	client, err := redisconn.Open(redisURL)
@@ -58,6 +58,15 @@ func grantStore(t *testing.T, redisURL string) grants.Store {
 	}
 	t.Cleanup(func() { client.Close() })
 	return grants.NewRedisStore(client, grants.Options{})
+}
+
+// grantsAdminSetup is the setting of a grants admin test on the Redis at
+// redisURL: a grantsWorkspace, its grantsConfig, the admin's env (USER
+// tester) and the grant store the command writes to.
+func grantsAdminSetup(t *testing.T, redisURL string) (ws, cfg string, env map[string]string, store grants.Store) {
+	t.Helper()
+	ws = grantsWorkspace(t)
+	return ws, grantsConfig(t, ws), map[string]string{"REDIS_URL": redisURL, "USER": "tester"}, grantStore(t, redisURL)
 }
 
 // grantLine is one line of `grants list`/`grants add`, split at tabs.
@@ -80,10 +89,7 @@ func grantLine(t *testing.T, stdout, id string) []string {
 // removes it, and a second revoke is "not found".
 func TestGrantsAddListRevoke(t *testing.T) {
 	rds := redistest.Start(t)
-	ws := grantsWorkspace(t)
-	cfg := grantsConfig(t, ws)
-	env := map[string]string{"REDIS_URL": rds.URL(), "USER": "tester"}
-	store := grantStore(t, rds.URL())
+	ws, cfg, env, store := grantsAdminSetup(t, rds.URL())
 	bash := func(cmd, cwd string) policy.Call {
 		return policy.Call{Tool: "bash", Command: cmd, Cwd: cwd, Workspace: ws}
 	}
@@ -191,10 +197,7 @@ func TestGrantsAddListRevoke(t *testing.T) {
 func TestGrantsSession(t *testing.T) {
 	ctx := t.Context()
 	rds := redistest.Start(t)
-	ws := grantsWorkspace(t)
-	cfg := grantsConfig(t, ws)
-	env := map[string]string{"REDIS_URL": rds.URL(), "USER": "tester"}
-	store := grantStore(t, rds.URL())
+	ws, cfg, env, store := grantsAdminSetup(t, rds.URL())
 	scope, err := grants.PathScope("edit_file", "docs/a.md", ws)
 	if err != nil {
 		t.Fatal(err)
@@ -232,13 +235,11 @@ func TestGrantsSession(t *testing.T) {
 // why; bad input is exit 2, a grant that is not there exit 1.
 func TestGrantsRefusals(t *testing.T) {
 	rds := redistest.Start(t)
-	ws := grantsWorkspace(t)
+	ws, cfg, env, store := grantsAdminSetup(t, rds.URL())
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(ws, "escape")); err != nil {
 		t.Fatal(err)
 	}
-	cfg := grantsConfig(t, ws)
-	env := map[string]string{"REDIS_URL": rds.URL(), "USER": "tester"}
 	memoryEnv := map[string]string{"USER": "tester"}
 	noUserEnv := map[string]string{"REDIS_URL": rds.URL()}
 	missingWS := grantsConfig(t, filepath.Join(ws, "nope"))
@@ -301,7 +302,7 @@ func TestGrantsRefusals(t *testing.T) {
 			}
 		})
 	}
-	if list, err := grantStore(t, rds.URL()).List(t.Context(), ""); err != nil || len(list) != 0 {
+	if list, err := store.List(t.Context(), ""); err != nil || len(list) != 0 {
 		t.Errorf("refused adds left standing grants: %v %v", list, err)
 	}
 }
@@ -310,8 +311,7 @@ func TestGrantsRefusals(t *testing.T) {
 // `bot ask` approve the covered command without posting to Slack, and not
 // an uncovered one; once revoked by the command, it is asked again.
 func TestGrantsCommandCoversAsk(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	// bot ask asks about commands in its own working directory, so the
@@ -362,10 +362,7 @@ func TestGrantsCommandCoversAsk(t *testing.T) {
 func TestGrantsRevokeIDStartingWithDash(t *testing.T) {
 	ctx := t.Context()
 	rds := redistest.Start(t)
-	ws := grantsWorkspace(t)
-	cfg := grantsConfig(t, ws)
-	env := map[string]string{"REDIS_URL": rds.URL(), "USER": "tester"}
-	store := grantStore(t, rds.URL())
+	ws, cfg, env, store := grantsAdminSetup(t, rds.URL())
 	scope, err := grants.DirScope("read_file", "docs", ws)
 	if err != nil {
 		t.Fatal(err)

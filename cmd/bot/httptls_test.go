@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/pem"
 	"net/http"
@@ -25,8 +24,7 @@ import (
 // certificate's name does not match 127.0.0.1 and the hook fails closed.
 // check-config names a missing half.
 func TestHTTPListenOverHTTPS(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	dir := t.TempDir()
 	certPath, keyPath, pool := writeSelfSigned(t, dir, "askops.example")
 	trusting := &tls.Config{RootCAs: pool, ServerName: "askops.example"}

@@ -87,15 +87,26 @@ func TestRunCommandLine(t *testing.T) {
 	}
 }
 
+// stubAt is a test server that answers h at path, 404 anywhere else, and
+// closes when the test ends: the fake of one remote endpoint.
+func stubAt(t *testing.T, path string, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path {
+			http.NotFound(w, r)
+			return
+		}
+		h(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // slackStub answers auth.test like Slack: ok for the good token, invalid_auth
 // otherwise.
 func slackStub(t *testing.T, goodToken string) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/api/auth.test" {
-			http.NotFound(w, r)
-			return
-		}
+	return stubAt(t, "/api/auth.test", func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		tok := r.PostForm.Get("token")
 		if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
@@ -107,27 +118,19 @@ func slackStub(t *testing.T, goodToken string) *httptest.Server {
 			return
 		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "team_id": "T0TEST", "user": "askops", "user_id": "U0BOT"})
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	})
 }
 
 // modelStub is an OpenAI-compatible /models that wants a key.
 func modelStub(t *testing.T, key string) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/models" {
-			http.NotFound(w, r)
-			return
-		}
+	return stubAt(t, "/models", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+key {
 			http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
 			return
 		}
 		_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"fake-model"}]}`))
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	})
 }
 
 func closedPort(t *testing.T) string {

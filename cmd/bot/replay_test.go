@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +15,10 @@ import (
 // re-sent) /askops run could be delivered twice. Each slash command
 // invocation has its own trigger_id: the second delivery starts nothing.
 func TestReplayedSlashCommandStartsOneRun(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t, fakeopenai.Text("all done"), fakeopenai.Text("all done again"))
-	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, base, env := agentConfig(t, fake, model, t.TempDir())
 	serve := startServe(ctx, t, env, cfg, base)
 
 	cmd := slack.SlashCommand{
@@ -34,8 +30,7 @@ func TestReplayedSlashCommandStartsOneRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		b := readBody(t, resp)
 		if resp.StatusCode != 200 {
 			t.Fatalf("delivery %d answered %s: %s", i+1, resp.Status, b)
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -67,12 +66,11 @@ func startReplicas(ctx context.Context, t *testing.T, fake *fakeslack.Server, en
 // decide it. A forged, a stale and a non-approver's click change nothing; a
 // denial with a reason reaches A's model.
 func TestTwoReplicas(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch forbidden.txt"}`}),
+		bashCall("c1", "touch forbidden.txt"),
 		fakeopenai.Text("understood, not touching it"),
 	)
 	ws := t.TempDir()
@@ -130,9 +128,8 @@ func TestTwoReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || strings.Contains(string(b), "errors") {
+	b := readBody(t, resp)
+	if resp.StatusCode != 200 || strings.Contains(b, "errors") {
 		t.Fatalf("reason submission: %s %s", resp.Status, b)
 	}
 
@@ -157,8 +154,7 @@ func TestTwoReplicas(t *testing.T) {
 // after kill -9) is expired by a serve replica's sweep, which updates its
 // message.
 func TestSweepExpiresOrphanedAsk(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base := replicaConfig(t, fake, t.TempDir(), "  sweep_interval: 200ms\n")

@@ -67,9 +67,8 @@ func TestHTTPRoutesListEveryPart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || string(b) != tc.want {
+		b := readBody(t, resp)
+		if resp.StatusCode != 200 || b != tc.want {
 			t.Errorf("%s %s: %d %q, want %q", tc.method, tc.path, resp.StatusCode, b, tc.want)
 		}
 	}
@@ -78,9 +77,8 @@ func TestHTTPRoutesListEveryPart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 503 || string(b) != "store: down\n" {
+	b := readBody(t, resp)
+	if resp.StatusCode != 503 || b != "store: down\n" {
 		t.Errorf("/readyz with the store down: %d %q", resp.StatusCode, b)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,21 +24,18 @@ func get(t *testing.T, url string) (int, string) {
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, readBody(t, resp)
 }
 
 // TestServeRunFromSlashCommand: a signed /askops run starts a run in a
 // thread; its Ask is posted in the thread; an approval resumes it; the
 // command ran; the answer is a reply in the thread; metrics count it all.
 func TestServeRunFromSlashCommand(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch deployed.txt"}`}),
+		bashCall("c1", "touch deployed.txt"),
 		fakeopenai.Text("deployed and verified"),
 	)
 	ws := t.TempDir()
@@ -59,9 +55,8 @@ func TestServeRunFromSlashCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), "may not start runs") {
+	b := readBody(t, resp)
+	if !strings.Contains(b, "may not start runs") {
 		t.Fatalf("non-starter's /askops run answered %s: %s", resp.Status, b)
 	}
 
@@ -119,17 +114,15 @@ func TestServeRunFromSlashCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), "ephemeral") || !strings.Contains(string(b), "run TASK") {
+	b = readBody(t, resp)
+	if !strings.Contains(b, "ephemeral") || !strings.Contains(b, "run TASK") {
 		t.Errorf("/askops help: %s", b)
 	}
 	serve.Stop()
 }
 
 func TestServeRefusesForgedRequests(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
 	serve := startServe(ctx, t, env, cfg, base)
@@ -152,17 +145,15 @@ func TestServeRefusesForgedRequests(t *testing.T) {
 // a denial reaches the model, which answers; exit 0 with the answer printed.
 // A model that fails makes exit 1.
 func TestRunCommand(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
-		fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch nope.txt"}`}),
+		bashCall("c1", "touch nope.txt"),
 		fakeopenai.Text("I was not allowed to touch it"),
 		fakeopenai.Error(http.StatusBadRequest, "model exploded"),
 	)
 	ws := t.TempDir()
-	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, base, env := agentConfig(t, fake, model, ws)
 
 	done := startBot(ctx, t, env, "run", "-config", cfg, "touch the file")
 	m := waitAsk(ctx, t, fake, "CAPPROVALS")
@@ -196,8 +187,7 @@ func TestRunCommand(t *testing.T) {
 // A relative agent.workspace is taken from the directory bot starts in,
 // created when absent, and the log says where.
 func TestRunCreatesARelativeWorkspace(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 30*time.Second)
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -224,21 +214,18 @@ func TestRunCreatesARelativeWorkspace(t *testing.T) {
 // challenge is answered, and a mention redelivered with X-Slack-Retry-Num
 // starts one run whose answer lands in the mention's thread.
 func TestServeMentionOverHTTPOnceDespiteRetries(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t, fakeopenai.Text("nothing to do"))
-	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+t.TempDir()+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, base, env := agentConfig(t, fake, model, t.TempDir())
 	serve := startServe(ctx, t, env, cfg, base)
 
 	resp, err := fake.PostSigned(ctx, base+"/slack/events", "application/json", []byte(`{"type":"url_verification","challenge":"chal-123","token":"x"}`), fakeslack.SignOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if string(b) != "chal-123" {
+	b := readBody(t, resp)
+	if b != "chal-123" {
 		t.Errorf("url_verification answered %s %q", resp.Status, b)
 	}
 
@@ -271,14 +258,12 @@ func TestServeMentionOverHTTPOnceDespiteRetries(t *testing.T) {
 // TestRunInterrupted: Ctrl-C while bot run waits on an Ask stops the run
 // (exit 1) and the Ask ends cancelled, its message updated.
 func TestRunInterrupted(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	model := fakeopenai.Start(t, fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch never.txt"}`}))
+	model := fakeopenai.Start(t, bashCall("c1", "touch never.txt"))
 	ws := t.TempDir()
-	cfg, _, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, _, env := agentConfig(t, fake, model, ws)
 	env["REDIS_URL"] = rds.URL()
 
 	runCtx, interrupt := context.WithCancel(ctx)

@@ -27,6 +27,15 @@ type serving struct {
 	stderr *syncBuffer
 }
 
+// timeoutCtx is t.Context() cut off after d, the most a test waits on the
+// bots and servers it starts; the timer is released when the test ends.
+func timeoutCtx(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // runServe starts `bot serve -config cfg` with env and returns at once,
 // without waiting for it to be ready (a socket-mode serve has no port to
 // poll; an https one needs its own client): the caller waits as fits.

@@ -15,8 +15,7 @@ import (
 func TestServeWithABadSlackToken(t *testing.T) {
 	for _, mode := range []string{"http", "socket"} {
 		t.Run(mode, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-			defer cancel()
+			ctx := timeoutCtx(t, 60*time.Second)
 			fake := fakeslack.New(t, fakeslack.Options{})
 			consoleAddr := closedPort(t)
 			cfg, base, env := fakeSlackConfig(t, fake, mode, "console:\n  enabled: true\n  listen: \""+consoleAddr+"\"\n")
@@ -67,8 +66,7 @@ func answers(ctx context.Context, url string) bool {
 // A serve whose Redis does not answer stops at start with an ERROR naming
 // redis.url: with or without Slack, no Ask can be kept without its store.
 func TestServeWithRedisDown(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	slackCfg, _, slackEnv := fakeSlackConfig(t, fake, "http", "")
 	for name, c := range map[string]struct {

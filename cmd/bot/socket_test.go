@@ -77,14 +77,10 @@ func httpGet(url string) (int, error) {
 // "Approve for session" lets the identical next call run without a new Ask;
 // slash commands answer through the Socket Mode ack.
 func TestServeSocketModeMentionRunsInThread(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	call := func(id string) fakeopenai.Reply {
-		return fakeopenai.Call(fakeopenai.ToolCall{ID: id, Name: "bash", Arguments: `{"command":"echo x >> log.txt"}`})
-	}
-	model := fakeopenai.Start(t, call("c1"), call("c2"), fakeopenai.Text("appended twice"))
+	model := fakeopenai.Start(t, bashCall("c1", "echo x >> log.txt"), bashCall("c2", "echo x >> log.txt"), fakeopenai.Text("appended twice"))
 	ws := t.TempDir()
 	cfg, _, env := socketModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
 	env["REDIS_URL"] = rds.URL()
@@ -153,14 +149,12 @@ func TestServeSocketModeMentionRunsInThread(t *testing.T) {
 // TestServeShutdownCancelsAsks: SIGTERM while a run waits on an Ask ends the
 // Ask cancelled, updates its message and exits 0.
 func TestServeShutdownCancelsAsks(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
-	model := fakeopenai.Start(t, fakeopenai.Call(fakeopenai.ToolCall{ID: "c1", Name: "bash", Arguments: `{"command":"touch late.txt"}`}))
+	model := fakeopenai.Start(t, bashCall("c1", "touch late.txt"))
 	ws := t.TempDir()
-	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, base, env := agentConfig(t, fake, model, ws)
 	env["REDIS_URL"] = rds.URL()
 
 	serve := startServe(ctx, t, env, cfg, base)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -23,8 +22,7 @@ import (
 // signed-in person, outlives the serve. check-config refuses a contact
 // that is neither mailto: nor https:.
 func TestWebPushKeyKeptInRedis(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
+	ctx := timeoutCtx(t, 60*time.Second)
 	rds := redistest.Start(t)
 	cfgPath, env := localConsole(t, "console:\n  listen: 127.0.0.1:0\n  web_push: true\n  vapid_subject: ops@example.com\n", "dev")
 	env["REDIS_URL"] = rds.URL()
