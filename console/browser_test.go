@@ -103,7 +103,6 @@ func quoteJSON(s string) string {
 	return string(b)
 }
 
-// final waits for the waiter's answer, bounded.
 // doSteps runs steps in the browser. The console swaps its whole list in
 // whenever the server says something changed (keeping a reason being
 // typed), so a node a step found can be gone by the time the next CDP call
@@ -163,6 +162,7 @@ func staleNode(err error) bool {
 		strings.Contains(s, "Node is detached from document")
 }
 
+// final waits for the waiter's answer, bounded.
 func final(t *testing.T, ch <-chan pending.Ask) pending.Ask {
 	t.Helper()
 	select {

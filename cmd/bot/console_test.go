@@ -186,9 +186,9 @@ func TestAskWithoutConfigReachesTheLocalServe(t *testing.T) {
 	}
 }
 
-// waitConsoleAsk waits until the console page at base shows a pending
-// Ask whose card holds every one of texts, and returns its id and the
-// page's CSRF token.
+// waitConsoleAsk waits until the console page at base lists a pending Ask
+// and shows every one of texts, and returns the first Ask listed and the
+// page's CSRF token: the callers have one Ask pending at a time.
 func waitConsoleAsk(ctx context.Context, t *testing.T, browser *http.Client, base string, serveErr *syncBuffer, texts ...string) (id, csrf string) {
 	t.Helper()
 	askRe := regexp.MustCompile(`action="/asks/([a-z2-7]{26})"`)

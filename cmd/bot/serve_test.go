@@ -80,13 +80,11 @@ func TestServeRunFromSlashCommand(t *testing.T) {
 	}
 	click(ctx, t, fake, base, m, approverID, slackui.ActionApprove)
 
-	answer, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool {
+	if _, err := fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool {
 		return c.ThreadTS == m.ThreadTS && strings.Contains(c.Text, "deployed and verified")
-	})
-	if err != nil {
+	}); err != nil {
 		t.Fatalf("no answer in the thread: %v", err)
 	}
-	_ = answer
 	if _, err := os.Stat(filepath.Join(ws, "deployed.txt")); err != nil {
 		t.Fatalf("the approved command did not run: %v", err)
 	}
