@@ -529,3 +529,34 @@ func TestWebhookClientRefusesNonPublicAtDial(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// A request decided by a person just before its instance's receiver is
+// replaced, its event not yet recorded (the delivery loop records it on
+// its next turn), still gets its event, at the replacement: delivery
+// never stopped, so the decision was made whilst delivery was configured.
+func TestReplacementKeepsEventsNotYetRecorded(t *testing.T) {
+	h := newHarness(t)
+	old := newReceiver(t, h.clock)
+	id, cred := h.asyncInstance(old)
+	c := h.create(cred, refund())
+	if c.str("status") != "pending" {
+		t.Fatalf("create: %s", c.raw)
+	}
+	h.clock.Advance(time.Second)
+	if _, err := h.asks.Decide(t.Context(), c.str("id"), pending.Denied, "U0ANA", "not today"); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(time.Second)
+	replacement := newReceiver(t, h.clock)
+	d, _ := replacement.register()
+	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"delivery": d}, "Idempotency-Key", "move"); r.status != 200 {
+		t.Fatalf("replace: %d %s", r.status, r.raw)
+	}
+	h.turn()
+	if got := replacement.deliveries(); len(got) != 1 || !strings.Contains(string(got[0].body), c.str("id")) {
+		t.Fatalf("the replacement received %d events, want the decided request's one", len(got))
+	}
+	if n := len(old.deliveries()); n != 0 {
+		t.Errorf("the replaced receiver received %d events", n)
+	}
+}

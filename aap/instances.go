@@ -375,6 +375,12 @@ func (s *Server) updateInstance(r *http.Request, rid string) (int, any, error) {
 		}
 		d := *in.delivery
 		d.Since = s.now()
+		if inst.Delivery != nil {
+			// A replacement: delivery never stopped, so a request decided
+			// under the old receiver whose event the delivery loop has not
+			// recorded yet still gets one, sent to this receiver.
+			d.Since = inst.Delivery.Since
+		}
 		inst.Delivery = &d
 	}
 	// Deletion takes precedence: an instance deleted meanwhile stays so.

@@ -44,8 +44,9 @@ type delivery struct {
 	URL            string `json:"url"`
 	RegistrationID string `json:"registration_id"`
 	Secret         string `json:"secret"`
-	// Since is when it was committed: requests that ended before it gain
-	// no notification.
+	// Since is when the instance's delivery began (a replacement keeps
+	// it: delivery did not stop): requests that ended before it gain no
+	// notification.
 	Since time.Time `json:"since,omitzero"`
 }
 
