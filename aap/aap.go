@@ -27,6 +27,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/askops/askops/pending"
@@ -89,6 +90,10 @@ type Asks interface {
 	// Watch blocks until the Ask ends or ctx ends and records nothing: a
 	// long poll's wake-up, on any replica (the store's announcement).
 	Watch(ctx context.Context, id string) (pending.Ask, error)
+	// OnEnd calls wake once the Ask may have ended, holding no goroutine
+	// (pending.OnEnder): how the replica that made a request learns to
+	// record its event, wherever it was decided.
+	OnEnd(id string, wake func()) (stop func())
 }
 
 // Provisioner is one aap.provisioners entry.
@@ -114,9 +119,17 @@ type Config struct {
 	// AllowPrivateWebhooks is aap.allow_private_webhooks: receivers on
 	// loopback and private addresses, over plain http (development, tests).
 	AllowPrivateWebhooks bool
-	// DeliveryEvery is how often Run looks for ended requests and sends
-	// due notifications (0: 500 ms).
+	// DeliveryEvery is how often Run sends due notifications (0: 500 ms).
 	DeliveryEvery time.Duration
+	// ScanEvery is how often Run reads every open request of a delivering
+	// instance to record the events of those that ended (0: 30 s). The
+	// replica that made a request records its event when the store
+	// announces its end, wherever it was decided; the scan is for the
+	// rest: requests whose replica stopped, or that were made before an
+	// instance had a receiver. It reads every open request, so its period
+	// is long: at 1,000 open requests one scan is about 190 ms of Redis
+	// round trips (BenchmarkScanPending).
+	ScanEvery time.Duration
 	// CreatesPerMinute bounds the approval requests one provisioner's
 	// instances create per minute, across the replicas sharing Store
 	// (0: DefaultCreatesPerMinute).
@@ -150,6 +163,11 @@ type Server struct {
 	verifyLimit perMinute
 	createLimit perMinute
 	hostLimit   perMinute
+	// ended holds the requests the Ask store said may have ended (watchEnd),
+	// for Run to record their events; endedSignal wakes Run.
+	endedMu     sync.Mutex
+	ended       []string
+	endedSignal chan struct{}
 }
 
 // Stop ends the long polls in progress (each answers the request's
@@ -176,6 +194,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.DeliveryEvery <= 0 {
 		cfg.DeliveryEvery = 500 * time.Millisecond
 	}
+	if cfg.ScanEvery <= 0 {
+		cfg.ScanEvery = 30 * time.Second
+	}
 	if cfg.CreatesPerMinute <= 0 {
 		cfg.CreatesPerMinute = DefaultCreatesPerMinute
 	}
@@ -184,7 +205,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, hooks: webhookClient(cfg.AllowPrivateWebhooks), verifyLimit: perMinute{store: cfg.Store, kind: "verify", n: verifyPerMinute},
 		createLimit: perMinute{store: cfg.Store, kind: "create", n: cfg.CreatesPerMinute},
-		hostLimit:   perMinute{store: cfg.Store, kind: "host", n: cfg.HostMessagesPerMinute}}
+		hostLimit:   perMinute{store: cfg.Store, kind: "host", n: cfg.HostMessagesPerMinute},
+		endedSignal: make(chan struct{}, 1)}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	for _, p := range cfg.Provisioners {
 		if p.Name == "" || len(p.Token) < 16 {

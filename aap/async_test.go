@@ -24,7 +24,7 @@ import (
 // and id, answers the challenge only for an expected registration, and
 // records what it accepted. fail scripts its next answers.
 type receiver struct {
-	t     *testing.T
+	t     testing.TB
 	clock *clock
 	srv   *httptest.Server
 	mu    sync.Mutex
@@ -41,7 +41,7 @@ type delivered struct {
 	body        []byte
 }
 
-func newReceiver(t *testing.T, c *clock) *receiver {
+func newReceiver(t testing.TB, c *clock) *receiver {
 	r := &receiver{t: t, clock: c, regs: map[string]string{}, inst: map[string]string{}}
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.srv.Close)

@@ -75,7 +75,7 @@ func (f *fakeAsker) Calls() []Call {
 
 // harness is a Server over memory stores behind a real HTTP listener.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	clock *clock
 	asks  *pending.MemoryStore
 	store *MemoryStore

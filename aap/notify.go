@@ -81,23 +81,69 @@ func (s *Server) notify(ctx context.Context, rq request, d decision) error {
 	return s.cfg.Store.Schedule(ctx, queueKey, id, s.cfg.Now())
 }
 
-// Run is the delivery loop: every DeliveryEvery it records the events of
-// requests that ended (scan) and sends the events that are due. It
-// returns nil when ctx ends.
+// Run is the delivery loop until ctx ends (it returns nil then). It
+// records the events of the requests the Ask store says have ended
+// (watchEnd) as it hears of them, reads every open request at start and
+// every ScanEvery for those it did not hear of (scan), and sends the
+// events that are due every DeliveryEvery and after each recording.
 func (s *Server) Run(ctx context.Context) error {
-	t := time.NewTicker(s.cfg.DeliveryEvery)
-	defer t.Stop()
+	deliver := time.NewTicker(s.cfg.DeliveryEvery)
+	defer deliver.Stop()
+	rescan := time.NewTicker(s.cfg.ScanEvery)
+	defer rescan.Stop()
+	scan := func() {
+		if err := s.scan(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("aap: could not look for ended requests; trying again", "err", err)
+		}
+	}
+	scan() // what ended while no serve was watching
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
-			if err := s.scan(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("aap: could not look for ended requests; trying again", "err", err)
-			}
-			if err := s.deliverDue(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("aap: could not deliver notifications; trying again", "err", err)
-			}
+		case <-s.endedSignal:
+			s.recordEnded(ctx)
+		case <-rescan.C:
+			scan()
+		case <-deliver.C:
+		}
+		if err := s.deliverDue(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("aap: could not deliver notifications; trying again", "err", err)
+		}
+	}
+}
+
+// watchEnd asks the Ask store to say when request id may have ended,
+// decided on whichever replica: Run then records its event at once
+// instead of at the next scan. It holds a map entry in the store, no
+// goroutine.
+func (s *Server) watchEnd(id string) {
+	s.cfg.Asks.OnEnd(id, func() {
+		s.endedMu.Lock()
+		s.ended = append(s.ended, id)
+		s.endedMu.Unlock()
+		select {
+		case s.endedSignal <- struct{}{}:
+		default: // Run is already woken
+		}
+	})
+}
+
+// recordEnded records the events of the requests watchEnd heard may have
+// ended (reading one settles its decision and records its event, as a
+// long poll's read would). A failure leaves the request to the scan.
+func (s *Server) recordEnded(ctx context.Context) {
+	s.endedMu.Lock()
+	ids := s.ended
+	s.ended = nil
+	s.endedMu.Unlock()
+	for _, id := range ids {
+		rq, ok, err := s.loadRequest(ctx, id)
+		if err == nil && ok {
+			err = s.recordIfEnded(ctx, rq)
+		}
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("aap: could not record an ended request's event; the scan will", "ask", id, "err", err)
 		}
 	}
 }
@@ -122,24 +168,27 @@ func (s *Server) scan(ctx context.Context) error {
 			if !ok {
 				continue // still being created, or gone
 			}
-			d, err := s.current(ctx, rq, 0)
-			if err != nil {
-				return err
-			}
-			if d == nil {
-				continue // still pending
-			}
-			// Settled by a read that stopped before its event was
-			// recorded (current records it when it settles): record it.
-			if err := s.notify(ctx, rq, *d); err != nil {
-				return err
-			}
-			if err := s.cfg.Store.RemoveMember(ctx, openKey(inst), id); err != nil {
+			if err := s.recordIfEnded(ctx, rq); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// recordIfEnded records rq's event, if rq has ended, and takes it out of
+// its instance's open set.
+func (s *Server) recordIfEnded(ctx context.Context, rq request) error {
+	d, err := s.current(ctx, rq, 0)
+	if err != nil || d == nil {
+		return err // nil: still pending
+	}
+	// Settled by a read that stopped before its event was recorded
+	// (current records it when it settles): record it.
+	if err := s.notify(ctx, rq, *d); err != nil {
+		return err
+	}
+	return s.cfg.Store.RemoveMember(ctx, openKey(rq.Instance), rq.ID)
 }
 
 // deliverDue sends up to deliveryBatch due events, one at a time.

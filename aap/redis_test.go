@@ -328,3 +328,66 @@ func TestRedisCount(t *testing.T) {
 		t.Errorf("the counter lives %s, want its 2 min", ttl)
 	}
 }
+
+// One turn of the delivery loop's scan over Redis with 1,000 requests of a
+// delivering instance waiting for a person: what every replica spends
+// each ScanEvery (30 s) while nothing is decided.
+func BenchmarkScanPending(b *testing.B) {
+	srv := redistest.Start(b)
+	a := newReplica(b, srv)
+	rc := newReceiver(b, &clock{now: time.Now()})
+	rc.clock = nil
+	h := &harness{t: b, url: a.url}
+	d, _ := rc.register()
+	r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "r", "delivery": d}, "Idempotency-Key", "k")
+	if r.status != 201 {
+		b.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	cred := r.body["credential"].(map[string]any)["token"].(string)
+	const n = 1000
+	for range n {
+		if r := h.create(cred, refund()); r.status != 201 {
+			b.Fatalf("create request: %d %s", r.status, r.raw)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := a.srv.scan(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/scan")
+}
+
+// A request made on A and decided on B: A hears of its end through the Ask
+// store's announcement and records and sends its event at once, with no
+// scan in between (the scan's period is an hour here).
+func TestRedisEventRecordedWhereTheRequestWasMade(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := newReplica(t, srv), newReplica(t, srv)
+	a.srv.cfg.ScanEvery = time.Hour
+	rc := newReceiver(t, &clock{now: time.Now()})
+	rc.clock = nil // the replicas sign with the real clock
+	h := &harness{t: t, url: a.url}
+	d, _ := rc.register()
+	r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "r", "delivery": d}, "Idempotency-Key", "k")
+	if r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	cred := r.body["credential"].(map[string]any)["token"].(string)
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- a.srv.Run(ctx) }()
+	defer func() { cancel(); <-ran }()
+	c := h.create(cred, refund())
+	if c.str("status") != "pending" {
+		t.Fatalf("create request: %d %s", c.status, c.raw)
+	}
+	if _, err := b.asks.Decide(t.Context(), c.str("id"), pending.Denied, "U0ANA", "not today"); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "the decided request's event at the receiver", func() bool { return len(rc.deliveries()) == 1 })
+	if got := rc.deliveries()[0]; !strings.Contains(string(got.body), c.str("id")) {
+		t.Errorf("delivered %s, want the event of %s", got.body, c.str("id"))
+	}
+}

@@ -368,6 +368,8 @@ func (s *Server) createRequest(r *http.Request, rid string) (int, any, error) {
 		if dd, err := s.current(ctx, rq, 0); err == nil {
 			d = dd
 		}
+	} else if inst.Delivery != nil {
+		s.watchEnd(rq.ID)
 	}
 	s.log.Info("aap: request", "ask", rq.ID, "instance", inst.ID, "tool", rq.Tool, "status", rq.json(d).Status, "request_id", rid)
 	return http.StatusCreated, rq.json(d), nil
