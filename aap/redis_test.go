@@ -211,15 +211,7 @@ func TestRedisRestartWithRequestsPending(t *testing.T) {
 func TestRedisDeliveriesOneReplicaAtATime(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b, c := newReplica(t, srv), newReplica(t, srv), newReplica(t, srv)
-	rc := newReceiver(t, &clock{now: time.Now()})
-	rc.clock = nil // the replicas sign with the real clock
-	h := &harness{t: t, url: a.url}
-	d, _ := rc.register()
-	r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "r", "delivery": d}, "Idempotency-Key", "k")
-	if r.status != 201 {
-		t.Fatalf("create: %d %s", r.status, r.raw)
-	}
-	cred := r.body["credential"].(map[string]any)["token"].(string)
+	rc, h, cred := deliveringInstance(t, a)
 	const n = 20
 	for range n {
 		if r := h.create(cred, map[string]any{"tool": "allowed_tool", "arguments": map[string]any{}, "timeout": "5m"}); r.status != 201 {
@@ -335,15 +327,7 @@ func TestRedisCount(t *testing.T) {
 func BenchmarkScanPending(b *testing.B) {
 	srv := redistest.Start(b)
 	a := newReplica(b, srv)
-	rc := newReceiver(b, &clock{now: time.Now()})
-	rc.clock = nil
-	h := &harness{t: b, url: a.url}
-	d, _ := rc.register()
-	r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "r", "delivery": d}, "Idempotency-Key", "k")
-	if r.status != 201 {
-		b.Fatalf("create: %d %s", r.status, r.raw)
-	}
-	cred := r.body["credential"].(map[string]any)["token"].(string)
+	_, h, cred := deliveringInstance(b, a)
 	const n = 1000
 	for range n {
 		if r := h.create(cred, refund()); r.status != 201 {
@@ -366,15 +350,7 @@ func TestRedisEventRecordedWhereTheRequestWasMade(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := newReplica(t, srv), newReplica(t, srv)
 	a.srv.cfg.ScanEvery = time.Hour
-	rc := newReceiver(t, &clock{now: time.Now()})
-	rc.clock = nil // the replicas sign with the real clock
-	h := &harness{t: t, url: a.url}
-	d, _ := rc.register()
-	r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "r", "delivery": d}, "Idempotency-Key", "k")
-	if r.status != 201 {
-		t.Fatalf("create: %d %s", r.status, r.raw)
-	}
-	cred := r.body["credential"].(map[string]any)["token"].(string)
+	rc, h, cred := deliveringInstance(t, a)
 	ctx, cancel := context.WithCancel(t.Context())
 	ran := make(chan error, 1)
 	go func() { ran <- a.srv.Run(ctx) }()
@@ -390,4 +366,20 @@ func TestRedisEventRecordedWhereTheRequestWasMade(t *testing.T) {
 	if got := rc.deliveries()[0]; !strings.Contains(string(got.body), c.str("id")) {
 		t.Errorf("delivered %s, want the event of %s", got.body, c.str("id"))
 	}
+}
+
+// deliveringInstance provisions, through rp, an instance whose receiver
+// is rc, and returns a harness speaking to rp and the instance's
+// credential.
+func deliveringInstance(t testing.TB, rp replica) (rc *receiver, h *harness, cred string) {
+	t.Helper()
+	rc = newReceiver(t, &clock{now: time.Now()})
+	rc.clock = nil // the replicas sign with the real clock
+	h = &harness{t: t, url: rp.url}
+	d, _ := rc.register()
+	r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "r", "delivery": d}, "Idempotency-Key", "k")
+	if r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	return rc, h, r.body["credential"].(map[string]any)["token"].(string)
 }
