@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -133,15 +135,56 @@ func modelStub(t *testing.T, key string) *httptest.Server {
 	})
 }
 
+// closedPort returns a loopback address where nothing listens now, for a
+// serve the test starts there (or for a refused connection). The port is
+// below the kernel's ephemeral range (ip_local_port_range), which every
+// listen on port 0 and every outgoing connection draws from: a parallel
+// test process cannot take it between this probe and the serve's listen,
+// as it could a probed ephemeral port. This package never hands out one
+// port twice.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	low := ephemeralLow()
+	for range 1000 {
+		p := low - 1 - rand.IntN(min(low-1024, 12000))
+		if portsGiven[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue // in use
+		}
+		l.Close()
+		portsGiven[p] = true
+		return l.Addr().String()
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	t.Fatal("no free loopback port below the ephemeral range")
+	return ""
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768,
+// Linux's default, where it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n < 2048 {
+		return 32768
+	}
+	return n
 }
 
 func TestCheckConfigReachability(t *testing.T) {
