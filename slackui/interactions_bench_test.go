@@ -61,6 +61,7 @@ func benchInteraction(b *testing.B, store string) {
 	}
 	inter := NewInteractions(InteractionsConfig{Asks: asks, Notifier: notifier, Approvers: approvers, API: api, Logger: log,
 		Decider: testDecider(b, asks, notifier, approvers, approval.SelfApproval{})})
+	defer inter.Close() // after the server: waits for the message updates the clicks started
 	srv := httptest.NewServer(Verified(fake.SigningSecret(), time.Now, inter))
 	defer srv.Close()
 
