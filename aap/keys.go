@@ -14,7 +14,7 @@ import "strconv"
 //	idem:inst:<prov>:<key digest>  a provisioning's key, input digest, instance id, sealed credential
 //	idem:patch:<prov>:<inst>:<key> an update's key, input digest and its response
 //	idem:req:<inst>:<key digest>   a request's key, input digest and request id
-//	limit:<kind>:<prov>:<minute>   a provisioner's creates or verifications in one minute (a counter, TTL 2 min)
+//	limit:<kind>:<key>:<minute>    one minute's count (TTL 2 min): create and verify per provisioner, host per receiver host
 func instKey(id string) string            { return "inst:" + id }
 func credKey(digest string) string        { return "cred:" + digest }
 func credOfKey(id string) string          { return "credof:" + id }
