@@ -84,16 +84,22 @@ func sedEffects(script string) (writes, runs []string, runsInput, ok bool) {
 			} else {
 				runsInput = true
 			}
-		case 's':
+		case 's', 'y':
+			// Both take two parts after a delimiter of their choosing:
+			// the pattern (for y, the source characters), then the
+			// replacement.
 			if i >= len(s) {
 				return nil, nil, false, false
 			}
 			d := s[i]
 			i++
-			for range 2 { // the pattern, then the replacement
+			for range 2 {
 				if !skipDelimited(d) {
 					return nil, nil, false, false
 				}
+			}
+			if c == 'y' {
+				break // y takes no flags
 			}
 			for i < len(s) {
 				f := s[i]
@@ -109,17 +115,6 @@ func sedEffects(script string) (writes, runs []string, runsInput, ok bool) {
 					break
 				}
 				i++
-			}
-		case 'y':
-			if i >= len(s) {
-				return nil, nil, false, false
-			}
-			d := s[i]
-			i++
-			for range 2 { // the pattern, then the replacement
-				if !skipDelimited(d) {
-					return nil, nil, false, false
-				}
 			}
 		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F', 'v':
 		default:
