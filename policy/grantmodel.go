@@ -195,10 +195,8 @@ func (m *grantModel) read(g *grantCheck, args []string) (grantArgs, string) {
 				default:
 					return a, n + " needs a value"
 				}
-				if arg.has {
-					if why := g.value(kind, arg.value); why != "" {
-						return a, m.name() + " " + n + ": " + why
-					}
+				if why := m.optionValue(g, kind, arg); why != "" {
+					return a, why
 				}
 				a.opts = append(a.opts, arg)
 				break
@@ -216,10 +214,8 @@ func (m *grantModel) read(g *grantCheck, args []string) (grantArgs, string) {
 				return a, name + " takes no value"
 			}
 		case kind == gvOptWord:
-			if has {
-				if why := g.value(gvWord, val); why != "" {
-					return a, m.name() + " " + name + ": " + why
-				}
+			if why := m.optionValue(g, gvWord, arg); why != "" {
+				return a, why
 			}
 		default:
 			if !has {
@@ -232,15 +228,26 @@ func (m *grantModel) read(g *grantCheck, args []string) (grantArgs, string) {
 					return a, name + " needs a value"
 				}
 			}
-			if arg.has {
-				if why := g.value(kind, arg.value); why != "" {
-					return a, m.name() + " " + name + ": " + why
-				}
+			if why := m.optionValue(g, kind, arg); why != "" {
+				return a, why
 			}
 		}
 		a.opts = append(a.opts, arg)
 	}
 	return a, ""
+}
+
+// optionValue judges arg's value, read as kind: "" when it has none (a
+// prefix that stops before it) or the value is fine, else why not, naming
+// the program and the option.
+func (m *grantModel) optionValue(g *grantCheck, kind grantValue, arg grantArg) string {
+	if !arg.has {
+		return ""
+	}
+	if why := g.value(kind, arg.value); why != "" {
+		return m.name() + " " + arg.name + ": " + why
+	}
+	return ""
 }
 
 // value judges one option value or operand of kind k; "" when it is one.
