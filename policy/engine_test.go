@@ -750,7 +750,7 @@ func TestAllowRefusesAssigningBuiltins(t *testing.T) {
 		rules = append(rules, Rule{Tool: "bash", Command: c, Decision: Allow})
 	}
 	e := newTestEngine(t, Config{Rules: rules})
-	for cmd, want := range map[string]Decision{
+	checkShellDecisions(t, e, testWorkspace, map[string]Decision{
 		"printf '%s' x; ls":           Allow,
 		"printf -v PATH '%s' src; ls": Ask,
 		"printf %n PATH; ls":          Ask, // bash's printf stores a count in PATH
@@ -766,16 +766,12 @@ func TestAllowRefusesAssigningBuiltins(t *testing.T) {
 		"mapfile PATH < f; ls":        Ask,
 		"wait -p PATH; ls":            Ask,
 		"cd src; ls":                  Allow,
-	} {
-		if v := e.Evaluate(t.Context(), bashCall(cmd)); v.Decision != want {
-			t.Errorf("%q: %s (%s), want %s", cmd, v.Decision, v.Reason, want)
-		}
-	}
+	})
 }
 
 func TestPrefixMatchesWordByWord(t *testing.T) {
 	e := newTestEngine(t, Config{Rules: []Rule{{Tool: "bash", Command: "git status", Decision: Allow}}})
-	for cmd, want := range map[string]Decision{
+	checkShellDecisions(t, e, testWorkspace, map[string]Decision{
 		"git status":           Allow,
 		"git status -s":        Allow,
 		"'git' status":         Allow,
@@ -788,11 +784,7 @@ func TestPrefixMatchesWordByWord(t *testing.T) {
 		"git stat us":          Ask,
 		"git 'status -s'":      Ask,
 		"git status$X":         Ask,
-	} {
-		if v := e.Evaluate(t.Context(), bashCall(cmd)); v.Decision != want {
-			t.Errorf("%q: %s (%s), want %s", cmd, v.Decision, v.Reason, want)
-		}
-	}
+	})
 }
 
 func TestGlobMatch(t *testing.T) {
@@ -838,7 +830,7 @@ func TestAllowCoversWhatWrappersRun(t *testing.T) {
 		rules = append(rules, Rule{Tool: "bash", Command: c, Decision: Allow})
 	}
 	e := newTestEngine(t, Config{Rules: rules})
-	for cmd, want := range map[string]Decision{
+	checkShellDecisions(t, e, testWorkspace, map[string]Decision{
 		`find . -exec python3 evil.py \;`:           Ask,
 		`find . -execdir sh -c 'id' \;`:             Ask,
 		`find . -ok sh \;`:                          Ask,
@@ -868,11 +860,7 @@ func TestAllowCoversWhatWrappersRun(t *testing.T) {
 		// and runs an image, a built-in danger whatever the rules say.
 		`tar -cf x.tar .`:           Ask,
 		`docker run alpine echo hi`: Ask,
-	} {
-		if v := e.Evaluate(t.Context(), bashCall(cmd)); v.Decision != want {
-			t.Errorf("%q: %s (%s; %s), want %s", cmd, v.Decision, v.Reason, v.Rule, want)
-		}
-	}
+	})
 }
 
 // A redirection is judged where it lands: a path inside the workspace that
@@ -899,7 +887,7 @@ func TestRedirectionThroughASymlinkOutsideIsNotAllowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newTestEngine(t, Config{Rules: []Rule{{Tool: "bash", Command: "echo", Decision: Allow}, {Tool: "write_file", Path: "**", Decision: Allow}}})
-	for cmd, want := range map[string]Decision{
+	checkShellDecisions(t, e, ws, map[string]Decision{
 		"echo hi > hooks/pre-commit":                  Ask, // into .git through a link
 		"echo hi > docs/authorized_keys":              Ask,
 		"echo hi >> notes.txt":                        Ask,
@@ -907,10 +895,5 @@ func TestRedirectionThroughASymlinkOutsideIsNotAllowed(t *testing.T) {
 		"echo hi > src/new.txt":                       Allow,
 		"echo hi > alias/new.txt":                     Allow, // a link that stays inside
 		"echo hi > new/dir/file.txt":                  Allow, // does not exist yet
-	} {
-		c := Call{Tool: "bash", Command: cmd, Cwd: ws, Workspace: ws, Safety: SideEffect}
-		if v := e.Evaluate(t.Context(), c); v.Decision != want {
-			t.Errorf("%q: %s (%s), want %s", cmd, v.Decision, v.Reason, want)
-		}
-	}
+	})
 }

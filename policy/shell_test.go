@@ -15,6 +15,17 @@ func shellEvaluate(t *testing.T, e *Engine, ws, cmd string, mode Mode) Verdict {
 	return e.Evaluate(t.Context(), Call{Tool: "bash", Command: cmd, Cwd: ws, Workspace: ws, Safety: SideEffect, Mode: mode})
 }
 
+// checkShellDecisions evaluates each command with e, run in ws in the
+// default mode, and wants its decision.
+func checkShellDecisions(t *testing.T, e *Engine, ws string, want map[string]Decision) {
+	t.Helper()
+	for cmd, d := range want {
+		if v := shellEvaluate(t, e, ws, cmd, ""); v.Decision != d {
+			t.Errorf("%q: %s (%s; rule %q), want %s", cmd, v.Decision, v.Reason, v.Rule, d)
+		}
+	}
+}
+
 type shellCase struct {
 	cmd  string
 	want Decision
@@ -282,17 +293,13 @@ func TestWritesAreJudgedAsWriteFile(t *testing.T) {
 func TestTeeWritesAreJudged(t *testing.T) {
 	ws := corpusWorkspace(t)
 	e := newTestEngine(t, Config{Rules: append(corpusRules(), Rule{Tool: "bash", Command: "tee", Decision: Allow})})
-	for cmd, want := range map[string]Decision{
+	checkShellDecisions(t, e, ws, map[string]Decision{
 		"echo x | tee package.json":   Ask,
 		"echo x | tee -a out/log":     Allow,
 		"echo x | tee out/a .env":     Deny,
 		"echo x | tee out/a -- -x":    Ask,
 		"echo x | tee out/a out/b -a": Allow,
-	} {
-		if v := shellEvaluate(t, e, ws, cmd, ""); v.Decision != want {
-			t.Errorf("%q: %s (%s), want %s", cmd, v.Decision, v.Reason, want)
-		}
-	}
+	})
 }
 
 // A link under an allowed directory does not make a write to where it
@@ -306,15 +313,11 @@ func TestWriteThroughALinkIsJudgedWhereItLands(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newTestEngine(t, Config{Rules: corpusRules()})
-	for cmd, want := range map[string]Decision{
+	checkShellDecisions(t, e, ws, map[string]Decision{
 		"echo x > out/pkg":      Ask,
 		"echo x > out/settings": Deny,
 		"echo x > out/plain":    Allow,
-	} {
-		if v := shellEvaluate(t, e, ws, cmd, ""); v.Decision != want {
-			t.Errorf("%q: %s (%s), want %s", cmd, v.Decision, v.Reason, want)
-		}
-	}
+	})
 }
 
 // Mode full still applies write_file deny rules to what a command writes.
