@@ -228,6 +228,11 @@ func (r *traceReader) call(pid int, text string) ([]traceEvent, error) {
 		}
 		return ""
 	}
+	// pathArg resolves the path argument at index i against the directory
+	// it starts from.
+	pathArg := func(i int, follow bool) (string, error) {
+		return r.pathAt(pid, dirArg(name, args, i), arg(i), follow)
+	}
 	// Every *at call shows the directory its relative names start from
 	// (AT_FDCWD</dir>): the process's working directory at that moment.
 	for _, a := range args {
@@ -240,11 +245,8 @@ func (r *traceReader) call(pid int, text string) ([]traceEvent, error) {
 	}
 	switch name {
 	case "execve", "execveat":
-		i := 0
-		if name == "execveat" {
-			i = 1
-		}
-		p, err := r.pathAt(pid, dirArg(name, args, i), arg(i), true)
+		i := firstPathArg(name)
+		p, err := pathArg(i, true)
 		if err != nil {
 			return nil, err
 		}
@@ -252,15 +254,12 @@ func (r *traceReader) call(pid int, text string) ([]traceEvent, error) {
 		e.argv, _ = stringArray(arg(i + 1))
 		return []traceEvent{e}, nil
 	case "open", "openat", "openat2", "creat":
-		i := 0
-		if name == "openat" || name == "openat2" {
-			i = 1
-		}
+		i := firstPathArg(name)
 		flags := arg(i + 1)
 		if name != "creat" && !writeFlags(flags) {
 			return nil, nil
 		}
-		p, err := r.pathAt(pid, dirArg(name, args, i), arg(i), !strings.Contains(flags, "O_NOFOLLOW"))
+		p, err := pathArg(i, !strings.Contains(flags, "O_NOFOLLOW"))
 		if err != nil {
 			return nil, err
 		}
@@ -271,26 +270,22 @@ func (r *traceReader) call(pid int, text string) ([]traceEvent, error) {
 		e.created = !failed && strings.Contains(flags, "O_CREAT") && strings.Contains(flags, "O_EXCL")
 		return []traceEvent{e}, nil
 	case "unlink", "rmdir", "unlinkat":
-		i := 0
-		if name == "unlinkat" {
-			i = 1
-		}
-		p, err := r.pathAt(pid, dirArg(name, args, i), arg(i), false)
+		p, err := pathArg(firstPathArg(name), false)
 		if err != nil {
 			return nil, err
 		}
 		return []traceEvent{ev(traceDelete, p)}, nil
 	case "rename", "renameat", "renameat2", "link", "linkat":
 		oldI, newI := 0, 1
-		if strings.HasSuffix(name, "at") || name == "renameat2" {
+		if atCall(name) {
 			oldI, newI = 1, 3
 		}
 		follow := name == "linkat" && strings.Contains(arg(4), "AT_SYMLINK_FOLLOW")
-		oldP, err := r.pathAt(pid, dirArg(name, args, oldI), arg(oldI), follow)
+		oldP, err := pathArg(oldI, follow)
 		if err != nil {
 			return nil, err
 		}
-		newP, err := r.pathAt(pid, dirArg(name, args, newI), arg(newI), false)
+		newP, err := pathArg(newI, false)
 		if err != nil {
 			return nil, err
 		}
@@ -307,11 +302,7 @@ func (r *traceReader) call(pid int, text string) ([]traceEvent, error) {
 		del.to = newP
 		return []traceEvent{del, ev(traceWrite, newP)}, nil
 	case "mkdir", "mkdirat", "mknod", "mknodat":
-		i := 0
-		if strings.HasSuffix(name, "at") {
-			i = 1
-		}
-		p, err := r.pathAt(pid, dirArg(name, args, i), arg(i), false)
+		p, err := pathArg(firstPathArg(name), false)
 		if err != nil {
 			return nil, err
 		}
@@ -402,10 +393,25 @@ func (r *traceReader) call(pid int, text string) ([]traceEvent, error) {
 	return nil, fmt.Errorf("a call the reader does not know (%s)", name)
 }
 
+// atCall reports a call of the *at family (openat, renameat2, ...), whose
+// path arguments each follow the directory they start from. creat, for all
+// its name, is none.
+func atCall(name string) bool {
+	return name != "creat" && (strings.HasSuffix(name, "at") || strings.HasSuffix(name, "at2"))
+}
+
+// firstPathArg is the index of a call's first path argument.
+func firstPathArg(name string) int {
+	if atCall(name) {
+		return 1
+	}
+	return 0
+}
+
 // dirArg is the directory argument for the path at index i: the argument
 // before it for the *at calls, the working directory otherwise.
 func dirArg(name string, args []string, i int) string {
-	if i > 0 && i-1 < len(args) && (strings.HasSuffix(name, "at") || strings.HasSuffix(name, "at2")) {
+	if i > 0 && i-1 < len(args) && atCall(name) {
 		return args[i-1]
 	}
 	return "AT_FDCWD"
