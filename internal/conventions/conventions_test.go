@@ -5,29 +5,13 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// moduleRoot is the directory holding go.mod, found upward from here.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 20 {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		dir = filepath.Dir(dir)
-	}
-	t.Fatal("no go.mod above the test's directory")
-	return ""
-}
+	"github.com/askops/askops/internal/deptest"
+)
 
 // sourceFile is one non-test Go file of the module, parsed.
 type sourceFile struct {
@@ -51,7 +35,7 @@ func testSources(t *testing.T) []sourceFile { t.Helper(); return parseModule(t, 
 
 func parseModule(t *testing.T, tests bool, mode parser.Mode) []sourceFile {
 	t.Helper()
-	root := moduleRoot(t)
+	root := deptest.ModuleRoot(t)
 	var out []sourceFile
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
