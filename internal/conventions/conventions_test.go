@@ -13,6 +13,31 @@ import (
 	"github.com/askops/askops/internal/deptest"
 )
 
+// checkFinds stops the test unless check finds want places in sample (0:
+// the sample keeps the habit): a check that never finds anything would
+// pass every tree. what names the sample in the failure.
+func checkFinds(t *testing.T, check func(sourceFile) []string, sample sourceFile, want int, what string) {
+	t.Helper()
+	if got := check(sample); len(got) != want {
+		t.Fatalf("%s: found %d %v, want %d", what, len(got), got, want)
+	}
+}
+
+// reportFound fails t once for each place check finds in files; advice,
+// if any, follows the place and says how to mend it.
+func reportFound(t *testing.T, files []sourceFile, check func(sourceFile) []string, advice string) {
+	t.Helper()
+	for _, f := range files {
+		for _, at := range check(f) {
+			if advice == "" {
+				t.Error(at)
+			} else {
+				t.Errorf("%s: %s", at, advice)
+			}
+		}
+	}
+}
+
 // sourceFile is one non-test Go file of the module, parsed.
 type sourceFile struct {
 	rel  string // slash path from the module root
@@ -107,17 +132,8 @@ func randomImports(f sourceFile) []string {
 
 func TestIDsComeFromRecordid(t *testing.T) {
 	// The check itself: a stray generator is caught, recordid is not.
-	stray := parse(t, "chatops/chatops.go", "package chatops\nimport \"crypto/rand\"\nvar _ = rand.Read\n")
-	if got := randomImports(stray); len(got) != 1 {
-		t.Fatalf("a crypto/rand import in chatops: found %v, want it caught", got)
-	}
-	if got := randomImports(parse(t, "internal/recordid/recordid.go", "package recordid\nimport \"crypto/rand\"\nvar _ = rand.Read\n")); len(got) != 0 {
-		t.Fatalf("recordid's own import: %v", got)
-	}
+	checkFinds(t, randomImports, parse(t, "chatops/chatops.go", "package chatops\nimport \"crypto/rand\"\nvar _ = rand.Read\n"), 1, "a crypto/rand import in chatops")
+	checkFinds(t, randomImports, parse(t, "internal/recordid/recordid.go", "package recordid\nimport \"crypto/rand\"\nvar _ = rand.Read\n"), 0, "recordid's own import")
 
-	for _, f := range sourceImports(t) {
-		for _, at := range randomImports(f) {
-			t.Errorf("%s: imports crypto/rand; make the id or secret with internal/recordid (one spelling per kind), or add the directory to randomnessAllowed with why", at)
-		}
-	}
+	reportFound(t, sourceImports(t), randomImports, "imports crypto/rand; make the id or secret with internal/recordid (one spelling per kind), or add the directory to randomnessAllowed with why")
 }
