@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/askops/askops/gateway/hook"
-	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
@@ -249,15 +248,9 @@ type corpusDoor struct {
 
 func newCorpusDoor(t *testing.T, mode policy.Mode) *corpusDoor {
 	t.Helper()
-	gs := grants.NewMemoryStore(grants.Options{})
-	t.Cleanup(func() { gs.Close() })
-	engine, err := policy.New(policy.Config{Rules: corpusRules, Mode: mode, Grants: gs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	asks := pending.NewMemoryStore(pending.Options{})
-	t.Cleanup(func() { asks.Close() })
+	engine, _, asks := judgeParts(t, mode, corpusRules)
 	d := &corpusDoor{approver: &countingApprover{}, policy: &countingPolicy{Policy: engine}}
+	var err error
 	d.svc, err = New(Config{Asks: asks, Approver: d.approver, Policy: d.policy, MaxTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)

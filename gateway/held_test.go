@@ -42,6 +42,17 @@ func heldWhileWaiting(t *testing.T, s *stack) {
 	testwait.For(t, "the waiting request held", func() bool { return s.svc.cfg.Held.Count() == 1 })
 }
 
+// longPoll starts token's long poll of Ask id through the API at srv and
+// returns where its answer comes once the poll waits (held, where the
+// stack holds requests).
+func longPoll(t *testing.T, s *stack, srv, id, token string) <-chan reply {
+	t.Helper()
+	got := make(chan reply, 1)
+	go func() { got <- call(t, "GET", srv+"/v1/asks/"+id+"?wait=60s", token, nil) }()
+	heldWhileWaiting(t, s)
+	return got
+}
+
 const deployHook = `{"session_id":"s","cwd":"/tmp","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"make deploy"}}`
 
 func TestHookAnsweredByADecision(t *testing.T) {
@@ -144,9 +155,7 @@ func postedAsk(t *testing.T, s *stack) (srv, id string) {
 func TestLongPollAnsweredByADecision(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
 		srv, id := postedAsk(t, s)
-		got := make(chan reply, 1)
-		go func() { got <- call(t, "GET", srv+"/v1/asks/"+id+"?wait=60s", askToken, nil) }()
-		heldWhileWaiting(t, s)
+		got := longPoll(t, s, srv, id, askToken)
 		if r := call(t, "POST", srv+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "deny", "reason": "not today"}); r.status != 200 {
 			t.Fatalf("decide: %d %s", r.status, r.raw)
 		}
@@ -219,14 +228,22 @@ func TestLongPollWhoseAskerLeavesEndsTheAsk(t *testing.T) {
 			rec, _ = s.asks.Get(t.Context(), id)
 			return rec.Status != pending.StatusPending
 		})
-		if rec.Status != pending.Status(pending.Cancelled) || rec.DecisionReason != pending.ReasonAskerGone {
-			t.Errorf("the Ask of the asker that left: %s %q", rec.Status, rec.DecisionReason)
-		}
-		r := call(t, "POST", srv+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve"})
-		if r.status != http.StatusConflict || !strings.Contains(r.raw, pending.ReasonAskerGone) {
-			t.Errorf("approving after the asker left: %d %s", r.status, r.raw)
-		}
+		endedAskerGone(t, srv, rec)
 	})
+}
+
+// endedAskerGone checks that rec, ended, is an Ask whose asker left:
+// cancelled with pending.ReasonAskerGone, and a decision sent through the
+// API at srv afterwards is refused naming that reason.
+func endedAskerGone(t *testing.T, srv string, rec pending.Ask) {
+	t.Helper()
+	if rec.Status != pending.Status(pending.Cancelled) || rec.DecisionReason != pending.ReasonAskerGone {
+		t.Errorf("the Ask of the asker that left is %s (%q), want cancelled: %s", rec.Status, rec.DecisionReason, pending.ReasonAskerGone)
+	}
+	r := call(t, "POST", srv+"/v1/asks/"+rec.ID+"/decision", consoleToken, map[string]any{"decision": "approve"})
+	if r.status != http.StatusConflict || !strings.Contains(r.raw, pending.ReasonAskerGone) {
+		t.Errorf("approving after the asker left: %d %s", r.status, r.raw)
+	}
 }
 
 // Only the asker keeps its Ask alive: once the asker stops polling, an
@@ -240,10 +257,9 @@ func TestOnlookerKeepsNoAskAlive(t *testing.T) {
 			if r := call(t, "GET", srv+"/v1/asks/"+id, askToken, nil); r.status != 200 { // the asker's last poll: the lease starts
 				t.Fatalf("asker's poll: %d %s", r.status, r.raw)
 			}
-			long := make(chan reply, 1)
+			var long <-chan reply
 			if poll == "a long poll" {
-				go func() { long <- call(t, "GET", srv+"/v1/asks/"+id+"?wait=60s", consoleToken, nil) }()
-				heldWhileWaiting(t, s)
+				long = longPoll(t, s, srv, id, consoleToken)
 			}
 			testwait.For(t, "the lease sweep to end the Ask nobody asks for", func() bool {
 				if poll == "short polls" {
@@ -267,9 +283,7 @@ func TestOnlookerKeepsNoAskAlive(t *testing.T) {
 func TestLongPollAnsweredAtShutdown(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
 		srv, id := postedAsk(t, s)
-		got := make(chan reply, 1)
-		go func() { got <- call(t, "GET", srv+"/v1/asks/"+id+"?wait=60s", askToken, nil) }()
-		heldWhileWaiting(t, s)
+		got := longPoll(t, s, srv, id, askToken)
 		s.svc.Stop()
 		r := <-got
 		if r.status != 200 || r.body["status"] != "cancelled" {

@@ -103,11 +103,7 @@ func shapeRules(shapes []secretshapes.Shape, d policy.Decision) []policy.Rule {
 // policy denies at once: its reason quotes the command, and the API's
 // answer holds none of the secret.
 func TestAPIAnswerKeepsNoSecretOfTheCorpus(t *testing.T) {
-	words, err := secretshapes.ReadWords()
-	if err != nil {
-		t.Fatal(err)
-	}
-	shapes := secretshapes.All(words)
+	shapes := secretshapes.Corpus(t)
 	s := newStack(t, stackOptions{rules: shapeRules(shapes, policy.Deny)})
 	u := apiServer(t, s).URL
 	leaked, denied := 0, 0
@@ -134,11 +130,7 @@ func TestAPIAnswerKeepsNoSecretOfTheCorpus(t *testing.T) {
 // stream, the indexes) and every call made to Slack keep none of the
 // secret.
 func TestCorpusReachesNeitherAnswerNorRedisNorSlack(t *testing.T) {
-	words, err := secretshapes.ReadWords()
-	if err != nil {
-		t.Fatal(err)
-	}
-	shapes := secretshapes.All(words)
+	shapes := secretshapes.Corpus(t)
 	rdb := testRedis(t)
 	s := newStack(t, stackOptions{redis: rdb, rules: shapeRules(shapes, policy.Ask)})
 	u := apiServer(t, s).URL

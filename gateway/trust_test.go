@@ -24,9 +24,10 @@ func (noApprover) Launch(_ context.Context, req pending.Request, _ time.Duration
 	return a, func(_ context.Context, done func(pending.Ask)) { go done(a) }
 }
 
-// judgeService is a Service on a real policy engine (rules, mode) and a
-// memory grant store, for tests that look at the policy's side only.
-func judgeService(t *testing.T, mode policy.Mode, rules []policy.Rule) (*Service, grants.Store) {
+// judgeParts are what a Service that judges is made of: a memory grant
+// store, a real policy engine on it (rules, mode) and a memory Ask store,
+// the stores closed when the test ends.
+func judgeParts(t *testing.T, mode policy.Mode, rules []policy.Rule) (*policy.Engine, grants.Store, *pending.MemoryStore) {
 	t.Helper()
 	gs := grants.NewMemoryStore(grants.Options{})
 	t.Cleanup(func() { gs.Close() })
@@ -36,6 +37,14 @@ func judgeService(t *testing.T, mode policy.Mode, rules []policy.Rule) (*Service
 	}
 	asks := pending.NewMemoryStore(pending.Options{})
 	t.Cleanup(func() { asks.Close() })
+	return engine, gs, asks
+}
+
+// judgeService is a Service on a real policy engine (rules, mode) and a
+// memory grant store, for tests that look at the policy's side only.
+func judgeService(t *testing.T, mode policy.Mode, rules []policy.Rule) (*Service, grants.Store) {
+	t.Helper()
+	engine, gs, asks := judgeParts(t, mode, rules)
 	svc, err := New(Config{Asks: asks, Approver: noApprover{}, Policy: engine, MaxTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)

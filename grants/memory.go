@@ -152,11 +152,7 @@ func (m *MemoryStore) Match(ctx context.Context, sessionID string, c policy.Call
 
 // GrantFor is Match shaped for policy.GrantChecker.
 func (m *MemoryStore) GrantFor(ctx context.Context, sessionID string, c policy.Call) (string, bool, error) {
-	g, ok, err := m.Match(ctx, sessionID, c)
-	if err != nil || !ok {
-		return "", false, err
-	}
-	return describe(g), true, nil
+	return grantFor(ctx, m, sessionID, c)
 }
 
 // List returns the session's live grants, oldest first; "" lists standing grants.

@@ -191,11 +191,7 @@ func (r *RedisStore) Match(ctx context.Context, sessionID string, c policy.Call)
 
 // GrantFor is Match shaped for policy.GrantChecker.
 func (r *RedisStore) GrantFor(ctx context.Context, sessionID string, c policy.Call) (string, bool, error) {
-	g, ok, err := r.Match(ctx, sessionID, c)
-	if err != nil || !ok {
-		return "", false, err
-	}
-	return describe(g), true, nil
+	return grantFor(ctx, r, sessionID, c)
 }
 
 // List returns the session's live grants, oldest first; "" lists standing grants.

@@ -76,23 +76,25 @@ func PrefixScope(prefix, cwd string) (Scope, error) {
 // PathScope returns a scope covering tool on one path inside the workspace.
 // path is workspace-relative or absolute inside workspace.
 func PathScope(tool, path, workspace string) (Scope, error) {
-	rel, err := workspaceRel(path, workspace, workspace)
-	if err != nil {
-		return Scope{}, invalid("scope", "%v", err)
-	}
-	s := Scope{Tool: tool, Kind: KindPath, Path: rel}
-	return s, s.Validate()
+	return workspaceScope(tool, KindPath, path, workspace)
 }
 
 // DirScope returns a scope covering tool on dir and everything under it. dir
 // is workspace-relative or absolute inside workspace; "." is the whole
 // workspace.
 func DirScope(tool, dir, workspace string) (Scope, error) {
-	rel, err := workspaceRel(dir, workspace, workspace)
+	return workspaceScope(tool, KindDir, dir, workspace)
+}
+
+// workspaceScope is a scope of kind (KindPath or KindDir) covering tool on
+// path, which is workspace-relative or absolute inside workspace; the scope
+// keeps it workspace-relative.
+func workspaceScope(tool string, kind Kind, path, workspace string) (Scope, error) {
+	rel, err := workspaceRel(path, workspace, workspace)
 	if err != nil {
 		return Scope{}, invalid("scope", "%v", err)
 	}
-	s := Scope{Tool: tool, Kind: KindDir, Path: rel}
+	s := Scope{Tool: tool, Kind: kind, Path: rel}
 	return s, s.Validate()
 }
 

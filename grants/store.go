@@ -2,6 +2,7 @@ package grants
 
 import (
 	"cmp"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"iter"
@@ -146,6 +147,15 @@ func oldestCovering(gs iter.Seq[Grant], c policy.Call, prefixes *prefixCache, z 
 
 func grantOrder(a, b Grant) int {
 	return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+}
+
+// grantFor is every store's GrantFor: s's Match, the grant described.
+func grantFor(ctx context.Context, s Store, sessionID string, c policy.Call) (string, bool, error) {
+	g, ok, err := s.Match(ctx, sessionID, c)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	return describe(g), true, nil
 }
 
 // describe is GrantFor's text: `grant <id> (<scope>) by <by>`.

@@ -43,10 +43,7 @@ func NewMemoryStore(opts Options) *MemoryStore {
 // Track records that a run started session in channel now. It keeps the
 // channel's sessions and its mode alive for another TTL.
 func (m *MemoryStore) Track(ctx context.Context, channel, session string) error {
-	if err := checkID("track", "channel", channel); err != nil {
-		return err
-	}
-	if err := checkID("track", "session", session); err != nil {
+	if err := checkTrack(channel, session); err != nil {
 		return err
 	}
 	now := m.opts.Now()
@@ -105,10 +102,7 @@ func (m *MemoryStore) Sessions(ctx context.Context, channel string) ([]string, e
 
 // SetMode sets the mode of the channel's sessions (ask or never) for the TTL.
 func (m *MemoryStore) SetMode(ctx context.Context, channel string, mode policy.Mode, by string) error {
-	if err := checkID("set mode", "channel", channel); err != nil {
-		return err
-	}
-	if err := checkMode("set mode", mode); err != nil {
+	if err := checkSetMode(channel, mode); err != nil {
 		return err
 	}
 	now := m.opts.Now()

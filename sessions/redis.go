@@ -132,10 +132,7 @@ func (r *RedisStore) answersKey(request string) string {
 // Track records that a run started session in channel now. It keeps the
 // channel's sessions and its mode alive for another TTL.
 func (r *RedisStore) Track(ctx context.Context, channel, session string) error {
-	if err := checkID("track", "channel", channel); err != nil {
-		return err
-	}
-	if err := checkID("track", "session", session); err != nil {
+	if err := checkTrack(channel, session); err != nil {
 		return err
 	}
 	now := r.opts.Now().UnixMilli()
@@ -164,10 +161,7 @@ func (r *RedisStore) Sessions(ctx context.Context, channel string) ([]string, er
 
 // SetMode sets the mode of the channel's sessions (ask or never) for the TTL.
 func (r *RedisStore) SetMode(ctx context.Context, channel string, mode policy.Mode, by string) error {
-	if err := checkID("set mode", "channel", channel); err != nil {
-		return err
-	}
-	if err := checkMode("set mode", mode); err != nil {
+	if err := checkSetMode(channel, mode); err != nil {
 		return err
 	}
 	now := msUTC(r.opts.Now())

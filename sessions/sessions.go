@@ -131,4 +131,20 @@ func checkMode(op string, m policy.Mode) error {
 	return nil
 }
 
+// checkTrack checks Track's arguments, the same for every store.
+func checkTrack(channel, session string) error {
+	if err := checkID("track", "channel", channel); err != nil {
+		return err
+	}
+	return checkID("track", "session", session)
+}
+
+// checkSetMode checks SetMode's arguments, the same for every store.
+func checkSetMode(channel string, mode policy.Mode) error {
+	if err := checkID("set mode", "channel", channel); err != nil {
+		return err
+	}
+	return checkMode("set mode", mode)
+}
+
 func msUTC(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }

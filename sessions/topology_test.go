@@ -15,33 +15,34 @@ import (
 
 func TestCluster(t *testing.T) {
 	c := redistest.StartCluster(t)
-	newClient := func() redis.UniversalClient {
-		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), ContextTimeoutEnabled: true, DialTimeout: time.Second})
-		t.Cleanup(func() { _ = rdb.Close() })
-		return rdb
-	}
-	t.Run("Contract", func(t *testing.T) {
-		runContract(t, func(t *testing.T, opts sessions.Options) store {
-			return contractStore(t, c.FlushAll, newClient(), opts)
-		})
-	})
 	// PUBLISH on a Cluster counts only the subscribers of the node that
 	// took it: a stop sent from one replica to a run on another once
 	// always came back "nobody runs it".
-	t.Run("StopAcrossReplicas", func(t *testing.T) { testStopAcrossProcesses(t, newClient) })
+	testTopology(t, c.FlushAll, func() redis.UniversalClient {
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), ContextTimeoutEnabled: true, DialTimeout: time.Second})
+	})
 }
 
 func TestSentinel(t *testing.T) {
 	d := redistest.StartSentinel(t, 1)
-	newClient := func() redis.UniversalClient {
-		rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: redistest.SentinelMaster, SentinelAddrs: d.Addrs(),
+	testTopology(t, d.FlushAll, func() redis.UniversalClient {
+		return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: redistest.SentinelMaster, SentinelAddrs: d.Addrs(),
 			ContextTimeoutEnabled: true, DialTimeout: time.Second})
+	})
+}
+
+// testTopology runs the contract and the cross-process stop on one
+// topology: dial makes a client of it (each closed when the test ends),
+// flush empties it between the contract's cases.
+func testTopology(t *testing.T, flush func() error, dial func() redis.UniversalClient) {
+	newClient := func() redis.UniversalClient {
+		rdb := dial()
 		t.Cleanup(func() { _ = rdb.Close() })
 		return rdb
 	}
 	t.Run("Contract", func(t *testing.T) {
 		runContract(t, func(t *testing.T, opts sessions.Options) store {
-			return contractStore(t, d.FlushAll, newClient(), opts)
+			return contractStore(t, flush, newClient(), opts)
 		})
 	})
 	t.Run("StopAcrossReplicas", func(t *testing.T) { testStopAcrossProcesses(t, newClient) })

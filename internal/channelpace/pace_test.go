@@ -10,33 +10,38 @@ import (
 	"github.com/askops/askops/internal/redistest"
 )
 
-// redisReplicas is two replicas' Redis paces over one fresh server, each
-// on a client of its own.
-func redisReplicas(t *testing.T) (a, b Pace) {
+// sharedPace is one way two replicas share a pace: a and b are the two
+// replicas' paces; lapse, where the test controls the clock, moves it past
+// ClaimTTL (nil where the clock is the store's own).
+type sharedPace struct {
+	name  string
+	a, b  Pace
+	lapse func()
+}
+
+// sharedPaces are the stores' ways of sharing: two Redis clients over one
+// fresh server, and one in-memory pace (one process) on a clock the test
+// moves.
+func sharedPaces(t *testing.T) []sharedPace {
 	srv := redistest.Start(t)
 	replica := func() Pace {
 		c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 		t.Cleanup(func() { c.Close() })
 		return NewRedis(c, rediskey.Default())
 	}
-	return replica(), replica()
+	now := time.Unix(1_800_000_000, 0)
+	mem := NewMemory(func() time.Time { return now })
+	return []sharedPace{
+		{"redis", replica(), replica(), nil},
+		{"memory", mem, mem, func() { now = now.Add(ClaimTTL) }},
+	}
 }
 
 // Every replica takes from one pace: the burst is spent once between them,
 // and a channel's pace is its own.
 func TestPaceIsShared(t *testing.T) {
-	ra, rb := redisReplicas(t)
-	now := time.Unix(1_800_000_000, 0)
-	mem := NewMemory(func() time.Time { return now })
-	cases := []struct {
-		name string
-		a, b Pace // two replicas
-	}{
-		{"redis", ra, rb},
-		{"memory", mem, mem},
-	}
 	l := Limit{Interval: time.Hour, Burst: 3} // nothing refills during the test
-	for _, tc := range cases {
+	for _, tc := range sharedPaces(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			for i, p := range []Pace{tc.a, tc.b, tc.a} {
 				if wait, err := p.Take(t.Context(), "C1", l, Claim{}); err != nil || wait != 0 {
@@ -77,20 +82,9 @@ func TestMemoryPaceRefills(t *testing.T) {
 // lapsed, and is never held back by a claim less urgent than its own or
 // by its own claims.
 func TestPriorityIsShared(t *testing.T) {
-	ra, rb := redisReplicas(t)
-	now := time.Unix(1_800_000_000, 0)
-	mem := NewMemory(func() time.Time { return now })
-	cases := []struct {
-		name  string
-		a, b  Pace // two replicas
-		lapse func()
-	}{
-		{"redis", ra, rb, nil},
-		{"memory", mem, mem, func() { now = now.Add(ClaimTTL) }},
-	}
 	l := Limit{Interval: time.Hour, Burst: 10}
 	urgent, idle := Claim{Priority: 0, Holder: "replica-a"}, Claim{Priority: 3, Holder: "replica-b"}
-	for _, tc := range cases {
+	for _, tc := range sharedPaces(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
 			if w, err := tc.a.Take(ctx, "C1", l, urgent); err != nil || w != 0 {

@@ -5,28 +5,37 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/askops/askops/internal/deptest"
 )
 
-// moduleRoot is the directory holding go.mod, found upward from here.
-func moduleRoot(t *testing.T) string {
+// checkFinds stops the test unless check finds want places in sample (0:
+// the sample keeps the habit): a check that never finds anything would
+// pass every tree. what names the sample in the failure.
+func checkFinds(t *testing.T, check func(sourceFile) []string, sample sourceFile, want int, what string) {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
+	if got := check(sample); len(got) != want {
+		t.Fatalf("%s: found %d %v, want %d", what, len(got), got, want)
 	}
-	for range 20 {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
+}
+
+// reportFound fails t once for each place check finds in files; advice,
+// if any, follows the place and says how to mend it.
+func reportFound(t *testing.T, files []sourceFile, check func(sourceFile) []string, advice string) {
+	t.Helper()
+	for _, f := range files {
+		for _, at := range check(f) {
+			if advice == "" {
+				t.Error(at)
+			} else {
+				t.Errorf("%s: %s", at, advice)
+			}
 		}
-		dir = filepath.Dir(dir)
 	}
-	t.Fatal("no go.mod above the test's directory")
-	return ""
 }
 
 // sourceFile is one non-test Go file of the module, parsed.
@@ -51,7 +60,7 @@ func testSources(t *testing.T) []sourceFile { t.Helper(); return parseModule(t, 
 
 func parseModule(t *testing.T, tests bool, mode parser.Mode) []sourceFile {
 	t.Helper()
-	root := moduleRoot(t)
+	root := deptest.ModuleRoot(t)
 	var out []sourceFile
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -123,17 +132,8 @@ func randomImports(f sourceFile) []string {
 
 func TestIDsComeFromRecordid(t *testing.T) {
 	// The check itself: a stray generator is caught, recordid is not.
-	stray := parse(t, "chatops/chatops.go", "package chatops\nimport \"crypto/rand\"\nvar _ = rand.Read\n")
-	if got := randomImports(stray); len(got) != 1 {
-		t.Fatalf("a crypto/rand import in chatops: found %v, want it caught", got)
-	}
-	if got := randomImports(parse(t, "internal/recordid/recordid.go", "package recordid\nimport \"crypto/rand\"\nvar _ = rand.Read\n")); len(got) != 0 {
-		t.Fatalf("recordid's own import: %v", got)
-	}
+	checkFinds(t, randomImports, parse(t, "chatops/chatops.go", "package chatops\nimport \"crypto/rand\"\nvar _ = rand.Read\n"), 1, "a crypto/rand import in chatops")
+	checkFinds(t, randomImports, parse(t, "internal/recordid/recordid.go", "package recordid\nimport \"crypto/rand\"\nvar _ = rand.Read\n"), 0, "recordid's own import")
 
-	for _, f := range sourceImports(t) {
-		for _, at := range randomImports(f) {
-			t.Errorf("%s: imports crypto/rand; make the id or secret with internal/recordid (one spelling per kind), or add the directory to randomnessAllowed with why", at)
-		}
-	}
+	reportFound(t, sourceImports(t), randomImports, "imports crypto/rand; make the id or secret with internal/recordid (one spelling per kind), or add the directory to randomnessAllowed with why")
 }

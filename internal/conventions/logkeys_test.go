@@ -81,9 +81,7 @@ func f(log *slog.Logger, q map[string]string) {
 	_ = q["session_id"]
 }
 `
-	if got := badLogKeys(parse(t, "x/x.go", src)); len(got) != 4 {
-		t.Fatalf("old keys found in the sample: %d %v, want 4", len(got), got)
-	}
+	checkFinds(t, badLogKeys, parse(t, "x/x.go", src), 4, "old keys in the sample")
 
 	var bad []string
 	for _, f := range sources(t) {

@@ -118,9 +118,7 @@ func (h *Home) Run(ctx context.Context) {}
 type Sweep struct{}
 func (s Sweep) Start(ctx context.Context) func() { var wg waitGroup; wg.Go(func() { _ = s.Run(ctx) }); return wg.Wait }
 `)
-	if got := loopViolations(broken); len(got) != 3 {
-		t.Fatalf("the broken sample: found %d violations, want 3 (a goroutine in NewHome, a Run without error, a Run on its own goroutine):\n%s", len(got), strings.Join(got, "\n"))
-	}
+	checkFinds(t, loopViolations, broken, 3, "the broken sample (a goroutine in NewHome, a Run without error, a Run on its own goroutine)")
 	kept := parse(t, "slackui/home.go", `package slackui
 import "context"
 type Home struct{}
@@ -129,12 +127,8 @@ func (h *Home) Run(ctx context.Context) error { return nil }
 func NewLater() func() { return func() { go work() } }
 func work() {}
 `)
-	if got := loopViolations(kept); len(got) != 0 {
-		t.Fatalf("the habit's own shapes flagged: %v", got)
-	}
-	if got := loopViolations(parse(t, loopsStart, "package main\nfunc (l *loops) start(run func() error) { l.running.Go(func() { _ = run.Run() }) }\n")); len(got) != 0 {
-		t.Fatalf("the wiring's loops flagged: %v", got)
-	}
+	checkFinds(t, loopViolations, kept, 0, "the habit's own shapes")
+	checkFinds(t, loopViolations, parse(t, loopsStart, "package main\nfunc (l *loops) start(run func() error) { l.running.Go(func() { _ = run.Run() }) }\n"), 0, "the wiring's loops")
 
 	seen := map[string]bool{}
 	for _, f := range sources(t) {

@@ -39,16 +39,8 @@ func TestRedisKeysComeFromRediskey(t *testing.T) {
 	// The check itself: a key spelled by hand is caught, a message to a
 	// person and rediskey's own spelling are not.
 	stray := parse(t, "grants/redis.go", "package grants\nconst k = \"askops:grants:standing\"\nvar m = \"askops: denied\"\nfunc key(ns string) string { return ns + \":{\" + ns + \"}:homes\" }\n")
-	if got := handSpelledKeys(stray); len(got) != 2 {
-		t.Fatalf("hand-spelled keys in grants: found %v, want the two keys caught and the message left", got)
-	}
-	if got := handSpelledKeys(parse(t, "internal/rediskey/rediskey.go", "package rediskey\nconst p = \":{\"\n")); len(got) != 0 {
-		t.Fatalf("rediskey's own spelling: %v", got)
-	}
+	checkFinds(t, handSpelledKeys, stray, 2, "hand-spelled keys in grants (the two keys caught, the message left)")
+	checkFinds(t, handSpelledKeys, parse(t, "internal/rediskey/rediskey.go", "package rediskey\nconst p = \":{\"\n"), 0, "rediskey's own spelling")
 
-	for _, f := range sources(t) {
-		for _, at := range handSpelledKeys(f) {
-			t.Errorf("%s: a Redis key spelled by hand; name it with internal/rediskey (Key, Tagged or Untagged)", at)
-		}
-	}
+	reportFound(t, sources(t), handSpelledKeys, "a Redis key spelled by hand; name it with internal/rediskey (Key, Tagged or Untagged)")
 }

@@ -27,12 +27,6 @@ func waitCopies(f sourceFile) []string {
 
 func TestOneWaitFor(t *testing.T) {
 	sample := parse(t, "x/x_test.go", "package x\nfunc waitFor(cond func() bool) {}\ntype e struct{}\nfunc (e) waitFor() {}\n")
-	if got := waitCopies(sample); len(got) != 1 {
-		t.Fatalf("copies found in the sample: %v, want the one function", got)
-	}
-	for _, f := range testSources(t) {
-		for _, c := range waitCopies(f) {
-			t.Error(c)
-		}
-	}
+	checkFinds(t, waitCopies, sample, 1, "copies in the sample (the one function)")
+	reportFound(t, testSources(t), waitCopies, "")
 }

@@ -70,28 +70,11 @@ func mapDrift(rows []mapRow, have []string) []string {
 	return out
 }
 
-// moduleRoot is the directory holding go.mod, above this package.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 10 {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		dir = filepath.Dir(dir)
-	}
-	t.Fatal("no go.mod above the test's directory")
-	return ""
-}
-
 // TestCodeMapMatchesPackages keeps docs/architecture.md's code map in step
 // with the tree: every package `go list ./...` reports has its line, and no
 // line names a package that is gone.
 func TestCodeMapMatchesPackages(t *testing.T) {
-	root := moduleRoot(t)
+	root := ModuleRoot(t)
 	doc, err := os.ReadFile(filepath.Join(root, architectureDoc))
 	if err != nil {
 		t.Fatal(err)

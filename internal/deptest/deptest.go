@@ -12,9 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 )
 
 // Package is what the rules need of one package from `go list -json`.
@@ -161,4 +164,23 @@ func via(p Package, dep string, byPath map[string]Package) string {
 		}
 	}
 	return "?"
+}
+
+// ModuleRoot is the directory holding go.mod, found upward from the test's
+// working directory (its package's own): where the tests that read the
+// whole module's source or docs start.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		dir = filepath.Dir(dir)
+	}
+	t.Fatal("no go.mod above the test's directory")
+	return ""
 }

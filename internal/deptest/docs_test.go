@@ -75,7 +75,7 @@ func anchors(doc string) map[string]bool {
 // TestREADMEIsForUsers keeps README.md a page a user reads: at most 12 KiB,
 // with the test command CI runs.
 func TestREADMEIsForUsers(t *testing.T) {
-	root := moduleRoot(t)
+	root := ModuleRoot(t)
 	b, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestREADMEIsForUsers(t *testing.T) {
 // ids (a reader has neither), and every relative link leads to a file that
 // exists.
 func TestDocsReadForUsers(t *testing.T) {
-	root := moduleRoot(t)
+	root := ModuleRoot(t)
 	texts := map[string]string{}
 	for _, rel := range userDocs(t, root) {
 		b, err := os.ReadFile(filepath.Join(root, rel))

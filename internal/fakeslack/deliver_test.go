@@ -176,17 +176,7 @@ func TestViewSubmissionPayloadDecodes(t *testing.T) {
 	fake, api := newFake(t, fakeslack.Options{})
 	srv, got := appEndpoint(t, fake.SigningSecret())
 	ctx := t.Context()
-	view, err := api.OpenViewContext(ctx, "trigger", slack.ModalViewRequest{
-		Type:            slack.VTModal,
-		Title:           slack.NewTextBlockObject(slack.PlainTextType, "Deny with reason", false, false),
-		Submit:          slack.NewTextBlockObject(slack.PlainTextType, "Deny", false, false),
-		CallbackID:      "askops_deny_reason",
-		PrivateMetadata: "ask-9",
-		Blocks: slack.Blocks{BlockSet: []slack.Block{
-			slack.NewInputBlock("reason", slack.NewTextBlockObject(slack.PlainTextType, "Reason", false, false), nil,
-				slack.NewPlainTextInputBlockElement(nil, "reason_input")),
-		}},
-	})
+	view, err := api.OpenViewContext(ctx, "trigger", denyReasonModal("ask-9"))
 	if err != nil {
 		t.Fatal(err)
 	}

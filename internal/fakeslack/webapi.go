@@ -245,45 +245,36 @@ func (s *Server) parseAPIRequest(r *http.Request) (*apiRequest, *answer) {
 	return req, bad
 }
 
+// apiMethods are the Web API methods the fake speaks, each with the
+// handler that answers it (the server's lock held).
+var apiMethods = map[string]func(*Server, *apiRequest, *Call) answer{
+	"auth.test":             (*Server).authTestLocked,
+	"chat.postMessage":      (*Server).postMessageLocked,
+	"chat.update":           (*Server).updateMessageLocked,
+	"chat.postEphemeral":    (*Server).postEphemeralLocked,
+	"chat.delete":           (*Server).deleteMessageLocked,
+	"views.open":            (*Server).openViewLocked,
+	"views.push":            (*Server).openViewLocked,
+	"views.update":          (*Server).updateViewLocked,
+	"views.publish":         (*Server).publishHomeLocked, // home.go
+	"usergroups.users.list": (*Server).userGroupUsersLocked,
+	"usergroups.list":       (*Server).userGroupsListLocked,
+	"users.info":            (*Server).userInfoLocked,
+	"conversations.open":    (*Server).openConversationLocked,
+	"conversations.history": (*Server).historyLocked, // history.go
+	"apps.connections.open": (*Server).openConnectionLocked,
+}
+
 // dispatchLocked answers a Web API method the fake speaks.
 func (s *Server) dispatchLocked(req *apiRequest, call *Call) answer {
-	var handle func(*apiRequest, *Call) answer
-	switch req.method {
-	case "auth.test":
-		handle = s.authTestLocked
-	case "chat.postMessage":
-		handle = s.postMessageLocked
-	case "chat.update":
-		handle = s.updateMessageLocked
-	case "chat.postEphemeral":
-		handle = s.postEphemeralLocked
-	case "chat.delete":
-		handle = s.deleteMessageLocked
-	case "views.open", "views.push":
-		handle = s.openViewLocked
-	case "views.update":
-		handle = s.updateViewLocked
-	case "views.publish":
-		handle = s.publishHomeLocked // home.go
-	case "usergroups.users.list":
-		handle = s.userGroupUsersLocked
-	case "usergroups.list":
-		handle = s.userGroupsListLocked
-	case "users.info":
-		handle = s.userInfoLocked
-	case "conversations.open":
-		handle = s.openConversationLocked
-	case "conversations.history":
-		handle = s.historyLocked // history.go
-	case "apps.connections.open":
-		handle = s.openConnectionLocked
-	default:
+	handle, ok := apiMethods[req.method]
+	if !ok {
 		return slackError("unknown_method")
 	}
 	if code := s.checkTokenLocked(req); code != "" {
 		return slackError(code)
 	}
-	return handle(req, call)
+	return handle(s, req, call)
 }
 
 // checkTokenLocked returns the Slack error for a token the method refuses.

@@ -111,17 +111,7 @@ func TestSlackGoTalksToFake(t *testing.T) {
 		t.Errorf("ephemeral recorded as %+v", eph)
 	}
 
-	view, err := api.OpenViewContext(ctx, "trigger-1", slack.ModalViewRequest{
-		Type:            slack.VTModal,
-		Title:           slack.NewTextBlockObject(slack.PlainTextType, "Deny with reason", false, false),
-		Submit:          slack.NewTextBlockObject(slack.PlainTextType, "Deny", false, false),
-		CallbackID:      "askops_deny_reason",
-		PrivateMetadata: "ask-1",
-		Blocks: slack.Blocks{BlockSet: []slack.Block{
-			slack.NewInputBlock("reason", slack.NewTextBlockObject(slack.PlainTextType, "Reason", false, false), nil,
-				slack.NewPlainTextInputBlockElement(nil, "reason_input")),
-		}},
-	})
+	view, err := api.OpenViewContext(ctx, "trigger-1", denyReasonModal("ask-1"))
 	if err != nil {
 		t.Fatalf("views.open: %v", err)
 	}
@@ -486,6 +476,22 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// denyReasonModal is the modal askops opens for a denial's reason on Ask
+// askID: one text input, reason_input, in block reason.
+func denyReasonModal(askID string) slack.ModalViewRequest {
+	return slack.ModalViewRequest{
+		Type:            slack.VTModal,
+		Title:           slack.NewTextBlockObject(slack.PlainTextType, "Deny with reason", false, false),
+		Submit:          slack.NewTextBlockObject(slack.PlainTextType, "Deny", false, false),
+		CallbackID:      "askops_deny_reason",
+		PrivateMetadata: askID,
+		Blocks: slack.Blocks{BlockSet: []slack.Block{
+			slack.NewInputBlock("reason", slack.NewTextBlockObject(slack.PlainTextType, "Reason", false, false), nil,
+				slack.NewPlainTextInputBlockElement(nil, "reason_input")),
+		}},
+	}
 }
 
 func TestTriggerIDExpires(t *testing.T) {

@@ -76,6 +76,15 @@ func (s *heldServer) dial(t *testing.T) (net.Conn, *bufio.Reader) {
 	return c, bufio.NewReader(c)
 }
 
+// dialHeld is dial for the one client of a test, returned once its
+// request is held.
+func (s *heldServer) dialHeld(t *testing.T) net.Conn {
+	t.Helper()
+	c, _ := s.dial(t)
+	testwait.Within(t, 10*time.Second, "the request held", func() bool { return s.h.Count() == 1 })
+	return c
+}
+
 func TestAnswerIsWrittenOnTheHeldConnectionAndClosesIt(t *testing.T) {
 	s := startHeld(t, true)
 	resp := make(chan *http.Response, 1)
@@ -120,8 +129,7 @@ func TestAnswerIsWrittenOnTheHeldConnectionAndClosesIt(t *testing.T) {
 
 func TestAClientThatLeavesIsSeenGone(t *testing.T) {
 	s := startHeld(t, true)
-	c, _ := s.dial(t)
-	testwait.Within(t, 10*time.Second, "the request held", func() bool { return s.h.Count() == 1 })
+	c := s.dialHeld(t)
 	c.Close()
 	testwait.Within(t, 10*time.Second, "gone called", func() bool { return s.gone.Load() == 1 })
 	if s.h.Count() != 0 {
@@ -137,8 +145,7 @@ func TestAClientThatLeavesIsSeenGone(t *testing.T) {
 
 func TestBytesAfterTheRequestAreDroppedAndACloseBehindThemSeen(t *testing.T) {
 	s := startHeld(t, true)
-	c, _ := s.dial(t)
-	testwait.Within(t, 10*time.Second, "the request held", func() bool { return s.h.Count() == 1 })
+	c := s.dialHeld(t)
 	// A pipelined request (never served) and then the client leaves.
 	fmt.Fprint(c, "GET /other HTTP/1.1\r\nHost: askops\r\n\r\n")
 	time.Sleep(100 * time.Millisecond) // a few looks with the bytes there: still held

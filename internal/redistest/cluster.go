@@ -219,10 +219,13 @@ func cli(port int, args ...string) (string, error) {
 func (s *Server) Cli(args ...string) (string, error) { return cli(s.port, args...) }
 
 // Addrs are the nodes' host:port, as a go-redis ClusterClient takes them.
-func (c *Cluster) Addrs() []string {
-	addrs := make([]string, len(c.Nodes))
-	for i, n := range c.Nodes {
-		addrs[i] = n.Addr()
+func (c *Cluster) Addrs() []string { return addrsOf(c.Nodes) }
+
+// addrsOf is each server's host:port, in order.
+func addrsOf(servers []*Server) []string {
+	addrs := make([]string, len(servers))
+	for i, s := range servers {
+		addrs[i] = s.Addr()
 	}
 	return addrs
 }
@@ -230,10 +233,7 @@ func (c *Cluster) Addrs() []string {
 // FlushAll empties every live master, so a test case starts from nothing.
 func (c *Cluster) FlushAll() error {
 	for _, n := range c.Nodes {
-		if !n.running() {
-			continue
-		}
-		if out, err := n.Cli("ROLE"); err != nil || !strings.HasPrefix(out, "master") {
+		if !n.running() || !n.IsMaster() {
 			continue
 		}
 		if _, err := n.Cli("FLUSHALL"); err != nil {

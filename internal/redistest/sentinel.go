@@ -117,10 +117,8 @@ func (d *Sentinel) WaitNewMaster(old *Server, within time.Duration) *Server {
 	deadline := time.Now().Add(within)
 	for {
 		m, err := d.master()
-		if err == nil && m != old && d.agree(m) {
-			if out, err := m.Cli("ROLE"); err == nil && strings.HasPrefix(out, "master") {
-				return m
-			}
+		if err == nil && m != old && d.agree(m) && m.IsMaster() {
+			return m
 		}
 		if time.Now().After(deadline) {
 			d.t.Fatalf("redistest: no new sentinel master after %s (last %v)", within, err)
@@ -200,13 +198,7 @@ func field(out, name string) string {
 }
 
 // Addrs are the sentinels' host:port, as a go-redis FailoverClient takes them.
-func (d *Sentinel) Addrs() []string {
-	addrs := make([]string, len(d.Sentinels))
-	for i, s := range d.Sentinels {
-		addrs[i] = s.Addr()
-	}
-	return addrs
-}
+func (d *Sentinel) Addrs() []string { return addrsOf(d.Sentinels) }
 
 // FlushAll empties the master (the replicas follow), so a test case starts
 // from nothing.

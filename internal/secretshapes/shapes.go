@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"testing"
 )
 
 // fakes makes realistic fake secret values: the right alphabet and length,
@@ -439,6 +440,18 @@ func ReadWords() ([]string, error) {
 		return nil, err
 	}
 	return strings.Fields(string(b)), nil
+}
+
+// Corpus is every shape, over the word list ReadWords reads: what a
+// sibling package's corpus test sends through its code. A word list that
+// cannot be read fails t.
+func Corpus(t testing.TB) []Shape {
+	t.Helper()
+	words, err := ReadWords()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return All(words)
 }
 
 // Parts are the pieces of sh's secret a leak would show: its runs of
