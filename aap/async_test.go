@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/recordid"
+	"github.com/askops/askops/internal/testclock"
 	"github.com/askops/askops/pending"
 )
 
@@ -25,7 +26,7 @@ import (
 // records what it accepted. fail scripts its next answers.
 type receiver struct {
 	t     testing.TB
-	clock *clock
+	clock *testclock.Clock
 	srv   *httptest.Server
 	mu    sync.Mutex
 	regs  map[string]string // registration id -> secret
@@ -41,7 +42,7 @@ type delivered struct {
 	body        []byte
 }
 
-func newReceiver(t testing.TB, c *clock) *receiver {
+func newReceiver(t testing.TB, c *testclock.Clock) *receiver {
 	r := &receiver{t: t, clock: c, regs: map[string]string{}, inst: map[string]string{}}
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.srv.Close)
@@ -512,7 +513,7 @@ func httptestJSON(t *testing.T, s *Server, method, path, token string, body any)
 // The destination check is made on the address actually dialled: a name
 // that resolves to loopback is refused at connect time, whatever its URL.
 func TestWebhookClientRefusesNonPublicAtDial(t *testing.T) {
-	rc := newReceiver(t, &clock{now: time.Now()})
+	rc := newReceiver(t, testclock.New(time.Now()))
 	port := rc.srv.URL[strings.LastIndex(rc.srv.URL, ":")+1:]
 	for _, u := range []string{"http://localhost:" + port + "/x", rc.srv.URL + "/x"} {
 		resp, err := webhookClient(false).Get(u)

@@ -13,28 +13,11 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/recordid"
+	"github.com/askops/askops/internal/testclock"
 	"github.com/askops/askops/pending"
 )
 
 const provToken = "provisioner-token-for-tests-0001"
-
-// clock is the tests' injected time: both stores and the Server read it.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // fakeAsker stands in for the gateway's policy path: tools named
 // allowed_tool and denied_tool are settled by "policy"; unrecordable
@@ -76,7 +59,7 @@ func (f *fakeAsker) Calls() []Call {
 // harness is a Server over memory stores behind a real HTTP listener.
 type harness struct {
 	t     testing.TB
-	clock *clock
+	clock *testclock.Clock
 	asks  *pending.MemoryStore
 	store *MemoryStore
 	asker *fakeAsker
@@ -86,7 +69,7 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	c := &clock{now: time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC)}
+	c := testclock.New(time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC))
 	asks := pending.NewMemoryStore(pending.Options{Now: c.Now})
 	h := &harness{t: t, clock: c, asks: asks, store: NewMemoryStore(c.Now), asker: &fakeAsker{asks: asks}}
 	h.srv = h.server(5 * time.Minute)

@@ -15,6 +15,7 @@ import (
 	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testclock"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
@@ -373,7 +374,7 @@ func TestRedisEventRecordedWhereTheRequestWasMade(t *testing.T) {
 // credential.
 func deliveringInstance(t testing.TB, rp replica) (rc *receiver, h *harness, cred string) {
 	t.Helper()
-	rc = newReceiver(t, &clock{now: time.Now()})
+	rc = newReceiver(t, testclock.New(time.Now()))
 	rc.clock = nil // the replicas sign with the real clock
 	h = &harness{t: t, url: rp.url}
 	d, _ := rc.register()

@@ -9,35 +9,18 @@ import (
 	"time"
 
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/testclock"
 	"github.com/askops/askops/policy"
 )
 
-// clock is an injected clock tests move by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newClock() *testclock.Clock { return testclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) }
 
 // testSealKey is the sealing key every Redis store of a test shares, as
 // the processes of one deployment do.
 var testSealKey = grants.SealKeyFrom("xoxb-test-token")
 
 // newStoreFunc makes an empty store on clk. Each call starts from nothing.
-type newStoreFunc func(t *testing.T, clk *clock) grants.Store
+type newStoreFunc func(t *testing.T, clk *testclock.Clock) grants.Store
 
 // runContract is the one contract both stores obey.
 func runContract(t *testing.T, newStore newStoreFunc) {
@@ -454,7 +437,7 @@ func runContract(t *testing.T, newStore newStoreFunc) {
 }
 
 func TestMemoryStore(t *testing.T) {
-	runContract(t, func(t *testing.T, clk *clock) grants.Store {
+	runContract(t, func(t *testing.T, clk *testclock.Clock) grants.Store {
 		st := grants.NewMemoryStore(grants.Options{Now: clk.Now})
 		t.Cleanup(func() { _ = st.Close() })
 		return st

@@ -10,6 +10,7 @@ import (
 
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testclock"
 )
 
 func newRedisClient(t testing.TB, addr string) redis.UniversalClient {
@@ -26,14 +27,14 @@ func newRedisClient(t testing.TB, addr string) redis.UniversalClient {
 
 func TestRedisStore(t *testing.T) {
 	srv := redistest.Start(t)
-	runContract(t, func(t *testing.T, clk *clock) grants.Store {
+	runContract(t, func(t *testing.T, clk *testclock.Clock) grants.Store {
 		return contractStore(t, srv.FlushAll, newRedisClient(t, srv.Addr()), clk)
 	})
 }
 
 // contractStore is the RedisStore a contract case runs on: over rdb once
 // flush has emptied its server, on clk's time, closed when t ends.
-func contractStore(t *testing.T, flush func() error, rdb redis.UniversalClient, clk *clock) grants.Store {
+func contractStore(t *testing.T, flush func() error, rdb redis.UniversalClient, clk *testclock.Clock) grants.Store {
 	t.Helper()
 	if err := flush(); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testclock"
 )
 
 // The contract on the topologies users run: a 3-master Cluster (session
@@ -15,7 +16,7 @@ import (
 
 func TestClusterStore(t *testing.T) {
 	c := redistest.StartCluster(t)
-	runContract(t, func(t *testing.T, clk *clock) grants.Store {
+	runContract(t, func(t *testing.T, clk *testclock.Clock) grants.Store {
 		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), ContextTimeoutEnabled: true, DialTimeout: time.Second})
 		t.Cleanup(func() { _ = rdb.Close() })
 		return contractStore(t, c.FlushAll, rdb, clk)
@@ -24,7 +25,7 @@ func TestClusterStore(t *testing.T) {
 
 func TestSentinelStore(t *testing.T) {
 	d := redistest.StartSentinel(t, 1)
-	runContract(t, func(t *testing.T, clk *clock) grants.Store {
+	runContract(t, func(t *testing.T, clk *testclock.Clock) grants.Store {
 		rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: redistest.SentinelMaster, SentinelAddrs: d.Addrs(),
 			ContextTimeoutEnabled: true, DialTimeout: time.Second})
 		t.Cleanup(func() { _ = rdb.Close() })

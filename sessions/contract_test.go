@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/testclock"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/sessions"
 )
@@ -29,26 +30,7 @@ var (
 	_ store = (*sessions.RedisStore)(nil)
 )
 
-// clock is an injected clock tests move by hand, near real time so Redis
-// TTLs stay sane.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Now().UTC().Truncate(time.Second)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newClock() *testclock.Clock { return testclock.New(time.Now().UTC().Truncate(time.Second)) }
 
 // newStoreFunc makes an empty store with opts (Now already set to clk).
 type newStoreFunc func(t *testing.T, opts sessions.Options) store
@@ -57,7 +39,7 @@ const ttl = time.Hour
 
 // runContract is the one contract both stores obey.
 func runContract(t *testing.T, newStore newStoreFunc) {
-	open := func(t *testing.T, clk *clock, max int) store {
+	open := func(t *testing.T, clk *testclock.Clock, max int) store {
 		return newStore(t, sessions.Options{TTL: ttl, MaxSessions: max, Now: clk.Now})
 	}
 

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testclock"
 )
 
 func TestMain(m *testing.M) {
@@ -460,24 +460,6 @@ func TestJSONBodyAndBearerToken(t *testing.T) {
 	}
 }
 
-// clock is a test clock the fake reads from several goroutines.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // denyReasonModal is the modal askops opens for a denial's reason on Ask
 // askID: one text input, reason_input, in block reason.
 func denyReasonModal(askID string) slack.ModalViewRequest {
@@ -495,7 +477,7 @@ func denyReasonModal(askID string) slack.ModalViewRequest {
 }
 
 func TestTriggerIDExpires(t *testing.T) {
-	clk := &clock{now: time.Unix(1700000000, 0)}
+	clk := testclock.New(time.Unix(1700000000, 0))
 	fake, api := newFake(t, fakeslack.Options{Now: clk.Now})
 	modal := slack.ModalViewRequest{Type: slack.VTModal, Title: slack.NewTextBlockObject(slack.PlainTextType, "Reason", false, false)}
 	var cb slack.InteractionCallback
