@@ -136,10 +136,10 @@ func (h *harness) asyncInstance(rc *receiver) (id, cred string) {
 	h.t.Helper()
 	d, _ := rc.register()
 	r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "async", "delivery": d}, "Idempotency-Key", recordid.NewUUID())
-	if r.status != http.StatusCreated {
-		h.t.Fatalf("provisioning with a receiver: %d %s", r.status, r.raw)
+	if r.Status != http.StatusCreated {
+		h.t.Fatalf("provisioning with a receiver: %d %s", r.Status, r.Raw)
 	}
-	return r.body["instance"].(map[string]any)["id"].(string), r.body["credential"].(map[string]any)["token"].(string)
+	return r.Body["instance"].(map[string]any)["id"].(string), r.Body["credential"].(map[string]any)["token"].(string)
 }
 
 // turn is one turn of the delivery loop.
@@ -160,13 +160,13 @@ func TestSpec8Async01VerifyReceiverBeforeCommitting(t *testing.T) {
 	rc := newReceiver(t, h.clock)
 	d, secret := rc.register()
 	r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "a", "delivery": d}, "Idempotency-Key", "k")
-	if r.status != 201 {
-		t.Fatalf("create: %d %s", r.status, r.raw)
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Raw)
 	}
-	inst := r.body["instance"].(map[string]any)
+	inst := r.Body["instance"].(map[string]any)
 	got := inst["delivery"].(map[string]any)
-	if got["type"] != "webhook" || got["url"] != d["url"] || got["registration_id"] != d["registration_id"] || strings.Contains(string(r.raw), secret) {
-		t.Errorf("created instance %s", r.raw)
+	if got["type"] != "webhook" || got["url"] != d["url"] || got["registration_id"] != d["registration_id"] || strings.Contains(string(r.Raw), secret) {
+		t.Errorf("created instance %s", r.Raw)
 	}
 	rc.mu.Lock()
 	verified := rc.inst[inst["id"].(string)] == d["registration_id"]
@@ -174,11 +174,11 @@ func TestSpec8Async01VerifyReceiverBeforeCommitting(t *testing.T) {
 	if !verified {
 		t.Error("the receiver never verified the registration for this instance")
 	}
-	if g := h.do("GET", "/v1/instances/"+inst["id"].(string), provToken, nil); strings.Contains(string(g.raw), secret) || g.body["delivery"] == nil {
-		t.Errorf("instance read: %s", g.raw)
+	if g := h.do("GET", "/v1/instances/"+inst["id"].(string), provToken, nil); strings.Contains(string(g.Raw), secret) || g.Body["delivery"] == nil {
+		t.Errorf("instance read: %s", g.Raw)
 	}
-	if again := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "a", "delivery": d}, "Idempotency-Key", "k"); again.status != 200 || string(again.raw) != string(r.raw) {
-		t.Errorf("replay: %d %s", again.status, again.raw)
+	if again := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "a", "delivery": d}, "Idempotency-Key", "k"); again.Status != 200 || string(again.Raw) != string(r.Raw) {
+		t.Errorf("replay: %d %s", again.Status, again.Raw)
 	}
 }
 
@@ -188,8 +188,8 @@ func TestSpec8Async02FailedVerificationCommitsNothing(t *testing.T) {
 	rc.bare = true // a bare 200 is no verification
 	d, secret := rc.register()
 	r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "a", "delivery": d}, "Idempotency-Key", "k")
-	if r.status != 422 || r.errorCode() != "webhook_verification_failed" || strings.Contains(string(r.raw), secret) {
-		t.Fatalf("create with a receiver that does not echo: %d %s", r.status, r.raw)
+	if r.Status != 422 || r.errorCode() != "webhook_verification_failed" || strings.Contains(string(r.Raw), secret) {
+		t.Fatalf("create with a receiver that does not echo: %d %s", r.Status, r.Raw)
 	}
 	h.store.mu.Lock()
 	for k := range h.store.vals {
@@ -199,18 +199,18 @@ func TestSpec8Async02FailedVerificationCommitsNothing(t *testing.T) {
 	}
 	h.store.mu.Unlock()
 	rc.bare = false
-	if r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "a", "delivery": d}, "Idempotency-Key", "k"); r.status != 201 {
-		t.Fatalf("retry with the same key once the receiver answers: %d %s", r.status, r.raw)
+	if r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "a", "delivery": d}, "Idempotency-Key", "k"); r.Status != 201 {
+		t.Fatalf("retry with the same key once the receiver answers: %d %s", r.Status, r.Raw)
 	}
 	// A failed replacement changes nothing, the name included.
 	id, _ := h.asyncInstance(rc)
 	rc.bare = true
 	d2, _ := rc.register()
-	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "renamed", "delivery": d2}, "Idempotency-Key", "u"); r.status != 422 {
-		t.Errorf("failed replacement: %d %s", r.status, r.raw)
+	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "renamed", "delivery": d2}, "Idempotency-Key", "u"); r.Status != 422 {
+		t.Errorf("failed replacement: %d %s", r.Status, r.Raw)
 	}
-	if g := h.do("GET", "/v1/instances/"+id, provToken, nil); g.str("name") != "async" || g.body["delivery"].(map[string]any)["registration_id"] == d2["registration_id"] {
-		t.Errorf("after a failed replacement: %s", g.raw)
+	if g := h.do("GET", "/v1/instances/"+id, provToken, nil); g.str("name") != "async" || g.Body["delivery"].(map[string]any)["registration_id"] == d2["registration_id"] {
+		t.Errorf("after a failed replacement: %s", g.Raw)
 	}
 }
 
@@ -242,7 +242,7 @@ func TestSpec8Async03NotificationWithEveryDecision(t *testing.T) {
 		}
 		read := h.do("GET", "/v1/requests/"+rq.str("id"), cred, nil)
 		if m["type"] != "request.resolved" || m["instance_id"] != id || m["created_at"] != read.decision()["decided_at"] || m["id"] != eventID(rq.str("id")) {
-			t.Errorf("event %v for %s", m, read.raw)
+			t.Errorf("event %v for %s", m, read.Raw)
 		}
 	}
 	// Reading and replaying make no new event.
@@ -338,8 +338,8 @@ func TestSpec8Async06ReplacementTakesQueuedNotifications(t *testing.T) {
 	first := old.deliveries()[0]
 	replacement := newReceiver(t, h.clock)
 	d, _ := replacement.register()
-	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"delivery": d}, "Idempotency-Key", "move"); r.status != 200 {
-		t.Fatalf("replace: %d %s", r.status, r.raw)
+	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"delivery": d}, "Idempotency-Key", "move"); r.Status != 200 {
+		t.Fatalf("replace: %d %s", r.Status, r.Raw)
 	}
 	h.clock.Advance(time.Hour)
 	h.turn()
@@ -348,8 +348,8 @@ func TestSpec8Async06ReplacementTakesQueuedNotifications(t *testing.T) {
 		t.Fatalf("the replacement received %d, want the queued event unchanged", len(got))
 	}
 	// Removing delivery ends it: no more events.
-	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"delivery": nil}, "Idempotency-Key", "rm"); r.status != 200 || r.body["delivery"] != nil {
-		t.Fatalf("remove: %d %s", r.status, r.raw)
+	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"delivery": nil}, "Idempotency-Key", "rm"); r.Status != 200 || r.Body["delivery"] != nil {
+		t.Fatalf("remove: %d %s", r.Status, r.Raw)
 	}
 	h.create(cred, map[string]any{"tool": "allowed_tool", "arguments": map[string]any{}, "timeout": "5m"})
 	h.turn()
@@ -375,11 +375,11 @@ func TestSpec8Async07GraceRetention(t *testing.T) {
 	// 168 h + 22 h after the decision: delivery ended ~22 h ago, and the
 	// request, its key and its event are still kept.
 	h.clock.Advance(20 * time.Hour)
-	if r := h.do("GET", "/v1/requests/"+c.str("id"), cred, nil); r.status != 200 {
-		t.Errorf("the request within the grace period: %d", r.status)
+	if r := h.do("GET", "/v1/requests/"+c.str("id"), cred, nil); r.Status != 200 {
+		t.Errorf("the request within the grace period: %d", r.Status)
 	}
-	if r := h.do("POST", "/v1/requests", cred, map[string]any{"tool": "allowed_tool", "arguments": map[string]any{}, "timeout": "5m"}, "Idempotency-Key", key); r.status != 200 || r.str("id") != c.str("id") {
-		t.Errorf("its key within the grace period: %d %s", r.status, r.raw)
+	if r := h.do("POST", "/v1/requests", cred, map[string]any{"tool": "allowed_tool", "arguments": map[string]any{}, "timeout": "5m"}, "Idempotency-Key", key); r.Status != 200 || r.str("id") != c.str("id") {
+		t.Errorf("its key within the grace period: %d %s", r.Status, r.Raw)
 	}
 	if _, ok, _ := h.store.Get(t.Context(), ntfKey(eventID(c.str("id")))); !ok {
 		t.Error("its event is gone within the grace period")
@@ -420,7 +420,7 @@ func TestSpec8Async08DestinationRestrictions(t *testing.T) {
 	for range verifyPerMinute + 1 {
 		d, _ := rc.register()
 		r := h.do("POST", "/v1/instances", provToken, map[string]any{"delivery": d}, "Idempotency-Key", recordid.NewUUID())
-		limited = limited || r.status == http.StatusTooManyRequests
+		limited = limited || r.Status == http.StatusTooManyRequests
 	}
 	if !limited {
 		t.Errorf("%d verifications in a minute were all made", verifyPerMinute+1)
@@ -541,7 +541,7 @@ func TestReplacementKeepsEventsNotYetRecorded(t *testing.T) {
 	id, cred := h.asyncInstance(old)
 	c := h.create(cred, refund())
 	if c.str("status") != "pending" {
-		t.Fatalf("create: %s", c.raw)
+		t.Fatalf("create: %s", c.Raw)
 	}
 	h.clock.Advance(time.Second)
 	if _, err := h.asks.Decide(t.Context(), c.str("id"), pending.Denied, "U0ANA", "not today"); err != nil {
@@ -550,8 +550,8 @@ func TestReplacementKeepsEventsNotYetRecorded(t *testing.T) {
 	h.clock.Advance(time.Second)
 	replacement := newReceiver(t, h.clock)
 	d, _ := replacement.register()
-	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"delivery": d}, "Idempotency-Key", "move"); r.status != 200 {
-		t.Fatalf("replace: %d %s", r.status, r.raw)
+	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"delivery": d}, "Idempotency-Key", "move"); r.Status != 200 {
+		t.Fatalf("replace: %d %s", r.Status, r.Raw)
 	}
 	h.turn()
 	if got := replacement.deliveries(); len(got) != 1 || !strings.Contains(string(got[0].body), c.str("id")) {

@@ -45,8 +45,8 @@ func TestBadInputStoresNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			key := recordid.NewUUID()
 			r := h.do("POST", "/v1/requests", cred, tc.body, "Idempotency-Key", key, "Content-Type", tc.ctype)
-			if r.status != tc.status || r.errorCode() != tc.code {
-				t.Errorf("%d %s, want %d %s", r.status, clip(string(r.raw)), tc.status, tc.code)
+			if r.Status != tc.status || r.errorCode() != tc.code {
+				t.Errorf("%d %s, want %d %s", r.Status, clip(string(r.Raw)), tc.status, tc.code)
 			}
 			if n := h.pendingAsks(); n != 0 {
 				t.Errorf("%d Asks stored", n)
@@ -58,8 +58,8 @@ func TestBadInputStoresNothing(t *testing.T) {
 				t.Errorf("bad input reached the policy")
 			}
 			ok := h.do("POST", "/v1/requests", cred, `{"tool":"allowed_tool","arguments":{},"timeout":"5m"}`, "Idempotency-Key", key)
-			if ok.status != 201 {
-				t.Errorf("the key was spent by bad input: %d %s", ok.status, ok.raw)
+			if ok.Status != 201 {
+				t.Errorf("the key was spent by bad input: %d %s", ok.Status, ok.Raw)
 			}
 			h.asker.mu.Lock()
 			h.asker.calls = nil

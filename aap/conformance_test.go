@@ -19,8 +19,8 @@ func TestSpec8Provider01AuthenticateAndAuthorize(t *testing.T) {
 	_, credA := h.instance("a")
 	_, credB := h.instance("b")
 	mine := h.create(credA, refund())
-	if mine.status != http.StatusCreated {
-		t.Fatalf("create: %d %s", mine.status, mine.raw)
+	if mine.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", mine.Status, mine.Raw)
 	}
 	id := mine.str("id")
 	for _, tc := range []struct {
@@ -38,19 +38,19 @@ func TestSpec8Provider01AuthenticateAndAuthorize(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := h.do(tc.method, tc.path, tc.token, tc.body, "Idempotency-Key", recordid.New())
-			if r.status != tc.status {
-				t.Errorf("%s %s: %d %s, want %d", tc.method, tc.path, r.status, r.raw, tc.status)
+			if r.Status != tc.status {
+				t.Errorf("%s %s: %d %s, want %d", tc.method, tc.path, r.Status, r.Raw, tc.status)
 			}
 		})
 	}
 	// A credential is read from the Authorization header only: in the URL
 	// it is refused, never used.
 	r := h.do("GET", "/v1/requests/"+id+"?access_token="+credA, "", nil)
-	if r.status != http.StatusBadRequest || r.errorCode() != "credential_in_url" {
-		t.Errorf("credential in the URL: %d %s", r.status, r.raw)
+	if r.Status != http.StatusBadRequest || r.errorCode() != "credential_in_url" {
+		t.Errorf("credential in the URL: %d %s", r.Status, r.Raw)
 	}
-	if strings.Contains(string(r.raw), credA) {
-		t.Errorf("an error repeats the credential: %s", r.raw)
+	if strings.Contains(string(r.Raw), credA) {
+		t.Errorf("an error repeats the credential: %s", r.Raw)
 	}
 	if a, _ := h.asks.Get(t.Context(), id); a.Status != pending.StatusPending {
 		t.Errorf("refused calls changed the request: %s", a.Status)
@@ -61,16 +61,16 @@ func TestSpec8Provider02CreateRetrieveLongPollCancel(t *testing.T) {
 	h := newHarness(t)
 	_, cred := h.instance("poller")
 	c := h.create(cred, refund())
-	if c.status != http.StatusCreated || c.str("status") != "pending" || c.decision() != nil {
-		t.Fatalf("create: %d %s", c.status, c.raw)
+	if c.Status != http.StatusCreated || c.str("status") != "pending" || c.decision() != nil {
+		t.Fatalf("create: %d %s", c.Status, c.Raw)
 	}
 	id := c.str("id")
 	// The request is the Ask of the same id: what the Ask API lists.
 	if a, err := h.asks.Get(t.Context(), id); err != nil || a.Tool != "issue_refund" {
 		t.Fatalf("the Ask %s: %+v, %v", id, a, err)
 	}
-	if r := h.do("GET", "/v1/requests/"+id, cred, nil); r.status != 200 || r.str("status") != "pending" {
-		t.Fatalf("get: %d %s", r.status, r.raw)
+	if r := h.do("GET", "/v1/requests/"+id, cred, nil); r.Status != 200 || r.str("status") != "pending" {
+		t.Fatalf("get: %d %s", r.Status, r.Raw)
 	}
 	// A long poll answers with the decision made while it waits (or just
 	// before it began: it reads the Ask after it starts watching).
@@ -81,8 +81,8 @@ func TestSpec8Provider02CreateRetrieveLongPollCancel(t *testing.T) {
 	}
 	select {
 	case r := <-polled:
-		if r.status != 200 || r.str("status") != "denied" || r.decision()["note"] != "use the refunds queue" {
-			t.Errorf("long poll answered %d %s", r.status, r.raw)
+		if r.Status != 200 || r.str("status") != "denied" || r.decision()["note"] != "use the refunds queue" {
+			t.Errorf("long poll answered %d %s", r.Status, r.Raw)
 		}
 	case <-time.After(40 * time.Second):
 		t.Fatal("the long poll did not answer the decision")
@@ -93,30 +93,30 @@ func TestSpec8Provider02CreateRetrieveLongPollCancel(t *testing.T) {
 	id2 := c2.str("id")
 	go func() { polled <- h.do("GET", "/v1/requests/"+id2+"?wait=30s", cred, nil) }()
 	d := h.do("DELETE", "/v1/requests/"+id2, cred, nil)
-	if d.status != 200 || d.str("status") != "cancelled" || d.decision()["status"] != "cancelled" {
-		t.Fatalf("cancel: %d %s", d.status, d.raw)
+	if d.Status != 200 || d.str("status") != "cancelled" || d.decision()["status"] != "cancelled" {
+		t.Fatalf("cancel: %d %s", d.Status, d.Raw)
 	}
 	select {
 	case r := <-polled:
 		if r.str("status") != "cancelled" {
-			t.Errorf("the long poll of a cancelled request answered %s", r.raw)
+			t.Errorf("the long poll of a cancelled request answered %s", r.Raw)
 		}
 	case <-time.After(40 * time.Second):
 		t.Fatal("the long poll did not end at cancellation")
 	}
-	if again := h.do("DELETE", "/v1/requests/"+id2, cred, nil); again.status != 200 || string(again.raw) != string(d.raw) {
-		t.Errorf("repeated cancel: %d %s, want the same %s", again.status, again.raw, d.raw)
+	if again := h.do("DELETE", "/v1/requests/"+id2, cred, nil); again.Status != 200 || string(again.Raw) != string(d.Raw) {
+		t.Errorf("repeated cancel: %d %s, want the same %s", again.Status, again.Raw, d.Raw)
 	}
 	if a, _ := h.asks.Get(t.Context(), id2); a.Status != pending.Status(pending.Cancelled) {
 		t.Errorf("the Ask of the cancelled request is %s", a.Status)
 	}
 	// A wait over 30 s is capped, not refused; a malformed one is refused.
-	if r := h.do("GET", "/v1/requests/"+id+"?wait=5m", cred, nil); r.status != 200 {
-		t.Errorf("wait=5m: %d %s", r.status, r.raw)
+	if r := h.do("GET", "/v1/requests/"+id+"?wait=5m", cred, nil); r.Status != 200 {
+		t.Errorf("wait=5m: %d %s", r.Status, r.Raw)
 	}
 	for _, bad := range []string{"0s", "-1s", "1.5s", "30", "1d", "abc"} {
-		if r := h.do("GET", "/v1/requests/"+id+"?wait="+bad, cred, nil); r.status != 400 {
-			t.Errorf("wait=%s: %d, want 400", bad, r.status)
+		if r := h.do("GET", "/v1/requests/"+id+"?wait="+bad, cred, nil); r.Status != 400 {
+			t.Errorf("wait=%s: %d, want 400", bad, r.Status)
 		}
 	}
 }
@@ -126,39 +126,39 @@ func TestSpec8Provider03IdempotencyKeys(t *testing.T) {
 	_, cred := h.instance("retrier")
 	key := recordid.NewUUID()
 	first := h.do("POST", "/v1/requests", cred, `{"tool":"issue_refund","arguments":{"payment_id":"payment_123","amount":4900},"timeout":"30m"}`, "Idempotency-Key", key)
-	if first.status != 201 {
-		t.Fatalf("create: %d %s", first.status, first.raw)
+	if first.Status != 201 {
+		t.Fatalf("create: %d %s", first.Status, first.Raw)
 	}
 	// The same parsed fields, other whitespace and member order: a replay.
 	again := h.do("POST", "/v1/requests", cred, "{ \"timeout\": \"30m\", \"arguments\": {\"amount\": 4900, \"payment_id\": \"payment_123\"},\n\"tool\":\"issue_refund\" }", "Idempotency-Key", key)
-	if again.status != 200 || again.str("id") != first.str("id") {
-		t.Errorf("replay: %d %s, want 200 with id %s", again.status, again.raw, first.str("id"))
+	if again.Status != 200 || again.str("id") != first.str("id") {
+		t.Errorf("replay: %d %s, want 200 with id %s", again.Status, again.Raw, first.str("id"))
 	}
 	other := h.do("POST", "/v1/requests", cred, `{"tool":"issue_refund","arguments":{"payment_id":"payment_123","amount":9900},"timeout":"30m"}`, "Idempotency-Key", key)
-	if other.status != 409 || other.errorCode() != "idempotency_conflict" {
-		t.Errorf("changed input, same key: %d %s", other.status, other.raw)
+	if other.Status != 409 || other.errorCode() != "idempotency_conflict" {
+		t.Errorf("changed input, same key: %d %s", other.Status, other.Raw)
 	}
-	if now := h.do("GET", "/v1/requests/"+first.str("id"), cred, nil); !strings.Contains(string(now.raw), `"amount":4900`) {
-		t.Errorf("the conflicting submission changed the original: %s", now.raw)
+	if now := h.do("GET", "/v1/requests/"+first.str("id"), cred, nil); !strings.Contains(string(now.Raw), `"amount":4900`) {
+		t.Errorf("the conflicting submission changed the original: %s", now.Raw)
 	}
 	if n := len(h.asker.Calls()); n != 1 {
 		t.Errorf("%d Asks were judged for one key, want 1", n)
 	}
 	// Keys are the instance's: another instance's same key is its own.
 	_, cred2 := h.instance("other")
-	if r := h.do("POST", "/v1/requests", cred2, refund(), "Idempotency-Key", key); r.status != 201 {
-		t.Errorf("the same key from another instance: %d %s", r.status, r.raw)
+	if r := h.do("POST", "/v1/requests", cred2, refund(), "Idempotency-Key", key); r.Status != 201 {
+		t.Errorf("the same key from another instance: %d %s", r.Status, r.Raw)
 	}
 	// A replay of a request that ended returns it terminal.
 	if _, err := h.asks.Decide(t.Context(), first.str("id"), pending.Approved, "U0ANA", ""); err != nil {
 		t.Fatal(err)
 	}
 	ended := h.do("POST", "/v1/requests", cred, `{"tool":"issue_refund","arguments":{"payment_id":"payment_123","amount":4900},"timeout":"30m"}`, "Idempotency-Key", key)
-	if ended.status != 200 || ended.str("status") != "approved" {
-		t.Errorf("replay after approval: %d %s", ended.status, ended.raw)
+	if ended.Status != 200 || ended.str("status") != "approved" {
+		t.Errorf("replay after approval: %d %s", ended.Status, ended.Raw)
 	}
-	if r := h.do("POST", "/v1/requests", cred, refund()); r.status != 400 || r.errorCode() != "missing_idempotency_key" {
-		t.Errorf("no Idempotency-Key: %d %s", r.status, r.raw)
+	if r := h.do("POST", "/v1/requests", cred, refund()); r.Status != 400 || r.errorCode() != "missing_idempotency_key" {
+		t.Errorf("no Idempotency-Key: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -188,12 +188,12 @@ func TestSpec8Provider04OneTerminalOutcome(t *testing.T) {
 		seen[want]++
 		for range 3 {
 			if r := h.do("GET", "/v1/requests/"+id, cred, nil); r.str("status") != want {
-				t.Fatalf("round %d: the Ask ended %s, the request reads %s", i, a.Status, r.raw)
+				t.Fatalf("round %d: the Ask ended %s, the request reads %s", i, a.Status, r.Raw)
 			}
 		}
 		switch {
-		case want == "cancelled" && cancelled.status != 200, want != "cancelled" && (cancelled.status != 409 || cancelled.errorCode() != "already_terminal"):
-			t.Fatalf("round %d: ended %s, DELETE answered %d %s", i, want, cancelled.status, cancelled.raw)
+		case want == "cancelled" && cancelled.Status != 200, want != "cancelled" && (cancelled.Status != 409 || cancelled.errorCode() != "already_terminal"):
+			t.Fatalf("round %d: ended %s, DELETE answered %d %s", i, want, cancelled.Status, cancelled.Raw)
 		}
 	}
 	t.Logf("outcomes over the rounds: %v", seen)
@@ -212,7 +212,7 @@ func TestSpec8Provider05ExpireAtDeadline(t *testing.T) {
 	}
 	r := h.do("GET", "/v1/requests/"+c.str("id"), cred, nil)
 	if r.str("status") != "expired" || r.decision()["expires_at"] != nil {
-		t.Errorf("after the deadline: %s", r.raw)
+		t.Errorf("after the deadline: %s", r.Raw)
 	}
 	// A person's click after the deadline does not approve it.
 	if _, err := h.asks.Decide(t.Context(), c.str("id"), pending.Approved, "U0ANA", ""); err == nil {
@@ -238,10 +238,10 @@ func TestDecidedAtCreateKeepsItsWindow(t *testing.T) {
 	} {
 		r := h.create(cred, map[string]any{"tool": tc.tool, "arguments": map[string]any{}, "timeout": tc.timeout})
 		if r.str("created_at") != "2026-09-16T12:00:00Z" || r.str("deadline_at") != tc.deadline || r.str("timeout") != tc.timeout {
-			t.Errorf("%s %s: %s, want deadline_at %s", tc.tool, tc.timeout, r.raw, tc.deadline)
+			t.Errorf("%s %s: %s, want deadline_at %s", tc.tool, tc.timeout, r.Raw, tc.deadline)
 		}
 		if again := h.do("GET", "/v1/requests/"+r.str("id"), cred, nil); again.str("deadline_at") != tc.deadline {
-			t.Errorf("%s %s read again: %s", tc.tool, tc.timeout, again.raw)
+			t.Errorf("%s %s read again: %s", tc.tool, tc.timeout, again.Raw)
 		}
 	}
 }
@@ -253,32 +253,32 @@ func TestSpec8Provider06ConsistentStates(t *testing.T) {
 	allowed := h.create(cred, map[string]any{"tool": "allowed_tool", "arguments": map[string]any{}, "timeout": "5m"})
 	denied := h.create(cred, map[string]any{"tool": "denied_tool", "arguments": map[string]any{}, "timeout": "5m"})
 	for _, r := range []reply{p, allowed, denied} {
-		if r.status != 201 {
-			t.Fatalf("create: %d %s", r.status, r.raw)
+		if r.Status != 201 {
+			t.Fatalf("create: %d %s", r.Status, r.Raw)
 		}
 		checkShape(t, r)
 	}
 	if allowed.str("status") != "approved" || !strings.Contains(allowed.decision()["note"].(string), "askops policy") ||
 		!strings.Contains(allowed.decision()["note"].(string), "rules[0]") {
-		t.Errorf("a policy allow: %s", allowed.raw)
+		t.Errorf("a policy allow: %s", allowed.Raw)
 	}
 	if denied.str("status") != "denied" || !strings.Contains(denied.decision()["note"].(string), "askops policy") {
-		t.Errorf("a policy deny: %s", denied.raw)
+		t.Errorf("a policy deny: %s", denied.Raw)
 	}
 	if h.pendingAsks() != 1 {
 		t.Errorf("%d Asks pending, want only the one the policy asked about", h.pendingAsks())
 	}
 	// Unknown paths and methods answer in the envelope too.
-	if r := h.do("GET", "/v1/nothing", cred, nil); r.status != 404 {
-		t.Errorf("unknown path: %d", r.status)
+	if r := h.do("GET", "/v1/nothing", cred, nil); r.Status != 404 {
+		t.Errorf("unknown path: %d", r.Status)
 	}
-	if r := h.do("PUT", "/v1/requests/"+p.str("id"), cred, nil); r.status != 405 {
-		t.Errorf("PUT: %d", r.status)
+	if r := h.do("PUT", "/v1/requests/"+p.str("id"), cred, nil); r.Status != 405 {
+		t.Errorf("PUT: %d", r.Status)
 	}
 	// askops' store unreachable is a 503, never a denial.
 	r := h.create(cred, map[string]any{"tool": "unrecordable", "arguments": map[string]any{}, "timeout": "5m"})
-	if r.status != 503 || r.header.Get("Retry-After") == "" || r.body["status"] != nil {
-		t.Errorf("store down: %d %s", r.status, r.raw)
+	if r.Status != 503 || r.Header.Get("Retry-After") == "" || r.Body["status"] != nil {
+		t.Errorf("store down: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -287,7 +287,7 @@ func checkShape(t *testing.T, r reply) {
 	t.Helper()
 	for _, k := range []string{"id", "tool", "timeout", "status", "created_at", "deadline_at"} {
 		if r.str(k) == "" {
-			t.Errorf("%s missing: %s", k, r.raw)
+			t.Errorf("%s missing: %s", k, r.Raw)
 		}
 	}
 	for _, k := range []string{"created_at", "deadline_at"} {
@@ -298,12 +298,12 @@ func checkShape(t *testing.T, r reply) {
 	d := r.decision()
 	if r.str("status") == "pending" {
 		if d != nil {
-			t.Errorf("a pending request has a decision: %s", r.raw)
+			t.Errorf("a pending request has a decision: %s", r.Raw)
 		}
 		return
 	}
 	if d == nil || d["status"] != r.str("status") {
-		t.Fatalf("terminal request without its decision: %s", r.raw)
+		t.Fatalf("terminal request without its decision: %s", r.Raw)
 	}
 	exp, hasExp := d["expires_at"].(string)
 	if (r.str("status") == "approved") != hasExp {
@@ -324,15 +324,15 @@ func TestSpec8Provider07ImmutableToolAndArguments(t *testing.T) {
 	body := `{"tool":"issue_refund","arguments":{"zeta":1,"Alpha":[1,2.50,{"k":null}],"amount":4900},"timeout":"30m"}`
 	c := h.do("POST", "/v1/requests", cred, body, "Idempotency-Key", "k1")
 	want := `"arguments":{"zeta":1,"Alpha":[1,2.50,{"k":null}],"amount":4900}`
-	if !strings.Contains(string(c.raw), want) {
-		t.Errorf("arguments not as submitted:\n%s\nwant %s", c.raw, want)
+	if !strings.Contains(string(c.Raw), want) {
+		t.Errorf("arguments not as submitted:\n%s\nwant %s", c.Raw, want)
 	}
 	if calls := h.asker.Calls(); len(calls) != 1 || string(calls[0].Arguments) != `{"zeta":1,"Alpha":[1,2.50,{"k":null}],"amount":4900}` || calls[0].Tool != "issue_refund" {
 		t.Errorf("judged %+v", calls)
 	}
 	h.do("POST", "/v1/requests", cred, strings.Replace(body, "4900", "1", 1), "Idempotency-Key", "k1")
-	if r := h.do("GET", "/v1/requests/"+c.str("id"), cred, nil); !strings.Contains(string(r.raw), want) {
-		t.Errorf("arguments changed by a conflicting replay: %s", r.raw)
+	if r := h.do("GET", "/v1/requests/"+c.str("id"), cred, nil); !strings.Contains(string(r.Raw), want) {
+		t.Errorf("arguments changed by a conflicting replay: %s", r.Raw)
 	}
 }
 
@@ -340,32 +340,32 @@ func TestSpec8Provider08InstanceLifecycle(t *testing.T) {
 	h := newHarness(t)
 	key := recordid.NewUUID()
 	c := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "codex-chris-laptop"}, "Idempotency-Key", key)
-	if c.status != 201 {
-		t.Fatalf("provision: %d %s", c.status, c.raw)
+	if c.Status != 201 {
+		t.Fatalf("provision: %d %s", c.Status, c.Raw)
 	}
-	inst := c.body["instance"].(map[string]any)
+	inst := c.Body["instance"].(map[string]any)
 	id := inst["id"].(string)
-	cred := c.body["credential"].(map[string]any)["token"].(string)
+	cred := c.Body["credential"].(map[string]any)["token"].(string)
 	if !recordid.ValidUUID(id) || inst["name"] != "codex-chris-laptop" {
-		t.Errorf("instance %s", c.raw)
+		t.Errorf("instance %s", c.Raw)
 	}
 	replay := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "codex-chris-laptop"}, "Idempotency-Key", key)
-	if replay.status != 200 || string(replay.raw) != string(c.raw) {
-		t.Errorf("replay: %d %s, want 200 and the same instance and credential", replay.status, replay.raw)
+	if replay.Status != 200 || string(replay.Raw) != string(c.Raw) {
+		t.Errorf("replay: %d %s, want 200 and the same instance and credential", replay.Status, replay.Raw)
 	}
-	if r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "other"}, "Idempotency-Key", key); r.status != 409 || r.errorCode() != "idempotency_conflict" {
-		t.Errorf("changed input: %d %s", r.status, r.raw)
+	if r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "other"}, "Idempotency-Key", key); r.Status != 409 || r.errorCode() != "idempotency_conflict" {
+		t.Errorf("changed input: %d %s", r.Status, r.Raw)
 	}
 	g := h.do("GET", "/v1/instances/"+id, provToken, nil)
-	if g.status != 200 || strings.Contains(string(g.raw), cred) || g.str("name") != "codex-chris-laptop" {
-		t.Errorf("get: %d %s", g.status, g.raw)
+	if g.Status != 200 || strings.Contains(string(g.Raw), cred) || g.str("name") != "codex-chris-laptop" {
+		t.Errorf("get: %d %s", g.Status, g.Raw)
 	}
 	u := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "codex-chris-desktop"}, "Idempotency-Key", "u1")
-	if u.status != 200 || u.str("name") != "codex-chris-desktop" {
-		t.Errorf("update: %d %s", u.status, u.raw)
+	if u.Status != 200 || u.str("name") != "codex-chris-desktop" {
+		t.Errorf("update: %d %s", u.Status, u.Raw)
 	}
-	if r := h.create(cred, refund()); r.status != 201 {
-		t.Errorf("the credential after a rename: %d", r.status)
+	if r := h.create(cred, refund()); r.Status != 201 {
+		t.Errorf("the credential after a rename: %d", r.Status)
 	}
 	// The credential is stored hashed: no record holds it.
 	h.store.mu.Lock()
@@ -375,8 +375,8 @@ func TestSpec8Provider08InstanceLifecycle(t *testing.T) {
 		}
 	}
 	h.store.mu.Unlock()
-	if r := h.do("POST", "/v1/instances", provToken, map[string]any{"delivery": map[string]any{"type": "socket"}}, "Idempotency-Key", "d1"); r.status != 400 || r.errorCode() != "unsupported_delivery_type" {
-		t.Errorf("delivery of another type: %d %s", r.status, r.raw)
+	if r := h.do("POST", "/v1/instances", provToken, map[string]any{"delivery": map[string]any{"type": "socket"}}, "Idempotency-Key", "d1"); r.Status != 400 || r.errorCode() != "unsupported_delivery_type" {
+		t.Errorf("delivery of another type: %d %s", r.Status, r.Raw)
 	}
 	// Another provisioner's instance is unknown.
 	other, err := New(Config{Asker: h.asker, Asks: h.asks, Store: h.store, Provisioners: []Provisioner{{Name: "other", Token: "another-provisioner-token-000"}}, Window: time.Minute, Now: h.clock.Now})
@@ -403,11 +403,11 @@ func TestSpec8Provider09Retention(t *testing.T) {
 	if _, err := h.asks.Sweep(t.Context(), h.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if r := h.do("GET", "/v1/requests/"+c.str("id"), cred, nil); r.status != 200 || r.str("status") != "denied" {
-		t.Errorf("168 h later: %d %s", r.status, r.raw)
+	if r := h.do("GET", "/v1/requests/"+c.str("id"), cred, nil); r.Status != 200 || r.str("status") != "denied" {
+		t.Errorf("168 h later: %d %s", r.Status, r.Raw)
 	}
-	if r := h.do("POST", "/v1/requests", cred, refund(), "Idempotency-Key", key); r.status != 200 || r.str("id") != c.str("id") {
-		t.Errorf("the key 168 h later: %d %s", r.status, r.raw)
+	if r := h.do("POST", "/v1/requests", cred, refund(), "Idempotency-Key", key); r.Status != 200 || r.str("id") != c.str("id") {
+		t.Errorf("the key 168 h later: %d %s", r.Status, r.Raw)
 	}
 	if _, err := h.asks.Get(t.Context(), c.str("id")); err != nil {
 		t.Errorf("askops' Ask is gone 168 h after its decision: %v", err)
@@ -427,7 +427,7 @@ func TestSpec8Provider10FixedExpiresAt(t *testing.T) {
 	first := h.do("GET", "/v1/requests/"+id, cred, nil)
 	d := first.decision()
 	if d["decided_at"] != "2026-09-16T12:02:00Z" || d["expires_at"] != "2026-09-16T12:07:00Z" || d["note"] != "the duplicate charge is confirmed" {
-		t.Errorf("approved decision %s, want decided 12:02, expires 12:07 (5m window), the approver's reason as note", first.raw)
+		t.Errorf("approved decision %s, want decided 12:02, expires 12:07 (5m window), the approver's reason as note", first.Raw)
 	}
 	// Later reads, a replay, and a serve with another window all agree.
 	h.clock.Advance(time.Hour)
@@ -435,8 +435,8 @@ func TestSpec8Provider10FixedExpiresAt(t *testing.T) {
 	if code, body := httptestBody(t, later, "GET", "/v1/requests/"+id, cred); code != 200 || !strings.Contains(body, `"expires_at":"2026-09-16T12:07:00Z"`) {
 		t.Errorf("read again by a serve with another window: %d %s", code, body)
 	}
-	if again := h.do("GET", "/v1/requests/"+id, cred, nil); string(again.raw) != string(first.raw) {
-		t.Errorf("a later read differs:\n%s\n%s", again.raw, first.raw)
+	if again := h.do("GET", "/v1/requests/"+id, cred, nil); string(again.Raw) != string(first.Raw) {
+		t.Errorf("a later read differs:\n%s\n%s", again.Raw, first.Raw)
 	}
 }
 
@@ -449,13 +449,13 @@ func TestSpec8Provider11DeleteInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r := h.do("GET", "/v1/requests/"+done.str("id"), cred, nil); r.str("status") != "approved" {
-		t.Fatalf("approved: %s", r.raw)
+		t.Fatalf("approved: %s", r.Raw)
 	}
-	if r := h.do("DELETE", "/v1/instances/"+id, provToken, nil); r.status != 204 {
-		t.Fatalf("delete: %d %s", r.status, r.raw)
+	if r := h.do("DELETE", "/v1/instances/"+id, provToken, nil); r.Status != 204 {
+		t.Fatalf("delete: %d %s", r.Status, r.Raw)
 	}
-	if r := h.do("GET", "/v1/requests/"+waiting.str("id"), cred, nil); r.status != 401 {
-		t.Errorf("the deleted instance's credential: %d, want 401", r.status)
+	if r := h.do("GET", "/v1/requests/"+waiting.str("id"), cred, nil); r.Status != 401 {
+		t.Errorf("the deleted instance's credential: %d, want 401", r.Status)
 	}
 	if a, _ := h.asks.Get(t.Context(), waiting.str("id")); a.Status != pending.Status(pending.Cancelled) || a.DecisionReason != reasonInstanceDeleted {
 		t.Errorf("its pending request: %s %q, want cancelled", a.Status, a.DecisionReason)
@@ -463,14 +463,14 @@ func TestSpec8Provider11DeleteInstance(t *testing.T) {
 	if a, _ := h.asks.Get(t.Context(), done.str("id")); a.Status != pending.Status(pending.Approved) {
 		t.Errorf("its approved request became %s", a.Status)
 	}
-	if r := h.do("GET", "/v1/instances/"+id, provToken, nil); r.status != 404 {
-		t.Errorf("get after delete: %d", r.status)
+	if r := h.do("GET", "/v1/instances/"+id, provToken, nil); r.Status != 404 {
+		t.Errorf("get after delete: %d", r.Status)
 	}
-	if r := h.do("DELETE", "/v1/instances/"+id, provToken, nil); r.status != 204 {
-		t.Errorf("repeated delete: %d", r.status)
+	if r := h.do("DELETE", "/v1/instances/"+id, provToken, nil); r.Status != 204 {
+		t.Errorf("repeated delete: %d", r.Status)
 	}
-	if r := h.do("DELETE", "/v1/instances/"+recordid.NewUUID(), provToken, nil); r.status != 404 {
-		t.Errorf("delete unknown: %d", r.status)
+	if r := h.do("DELETE", "/v1/instances/"+recordid.NewUUID(), provToken, nil); r.Status != 404 {
+		t.Errorf("delete unknown: %d", r.Status)
 	}
 }
 
@@ -478,28 +478,28 @@ func TestSpec8Provider12RetrySafeUpdatesAndDeletes(t *testing.T) {
 	h := newHarness(t)
 	key := recordid.NewUUID()
 	c := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "one"}, "Idempotency-Key", key)
-	id := c.body["instance"].(map[string]any)["id"].(string)
+	id := c.Body["instance"].(map[string]any)["id"].(string)
 	first := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "two"}, "Idempotency-Key", "p1")
 	h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "three"}, "Idempotency-Key", "p2")
 	replay := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "two"}, "Idempotency-Key", "p1")
-	if replay.status != 200 || string(replay.raw) != string(first.raw) {
-		t.Errorf("update replay: %d %s, want the original %s", replay.status, replay.raw, first.raw)
+	if replay.Status != 200 || string(replay.Raw) != string(first.Raw) {
+		t.Errorf("update replay: %d %s, want the original %s", replay.Status, replay.Raw, first.Raw)
 	}
 	if g := h.do("GET", "/v1/instances/"+id, provToken, nil); g.str("name") != "three" {
-		t.Errorf("a replay overwrote the later update: %s", g.raw)
+		t.Errorf("a replay overwrote the later update: %s", g.Raw)
 	}
-	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "four"}, "Idempotency-Key", "p1"); r.status != 409 {
-		t.Errorf("changed update, same key: %d", r.status)
+	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "four"}, "Idempotency-Key", "p1"); r.Status != 409 {
+		t.Errorf("changed update, same key: %d", r.Status)
 	}
 	h.do("DELETE", "/v1/instances/"+id, provToken, nil)
-	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "two"}, "Idempotency-Key", "p1"); r.status != 404 {
-		t.Errorf("update replay after deletion: %d, want 404", r.status)
+	if r := h.do("PATCH", "/v1/instances/"+id, provToken, map[string]any{"instance_name": "two"}, "Idempotency-Key", "p1"); r.Status != 404 {
+		t.Errorf("update replay after deletion: %d, want 404", r.Status)
 	}
-	if r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "one"}, "Idempotency-Key", key); r.status != 409 || r.errorCode() != "instance_deleted" {
-		t.Errorf("provisioning replay after deletion: %d %s", r.status, r.raw)
+	if r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "one"}, "Idempotency-Key", key); r.Status != 409 || r.errorCode() != "instance_deleted" {
+		t.Errorf("provisioning replay after deletion: %d %s", r.Status, r.Raw)
 	}
-	if r := h.do("GET", "/v1/instances/"+id, provToken, nil); r.status != 404 {
-		t.Errorf("the deleted instance came back: %d", r.status)
+	if r := h.do("GET", "/v1/instances/"+id, provToken, nil); r.Status != 404 {
+		t.Errorf("the deleted instance came back: %d", r.Status)
 	}
 }
 
@@ -517,8 +517,8 @@ func TestStopEndsLongPolls(t *testing.T) {
 	h.srv.Stop()
 	select {
 	case r := <-polled:
-		if r.status != 200 || r.str("status") != "pending" {
-			t.Errorf("a poll ended by Stop: %d %s", r.status, r.raw)
+		if r.Status != 200 || r.str("status") != "pending" {
+			t.Errorf("a poll ended by Stop: %d %s", r.Status, r.Raw)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("Stop did not end the long poll")
@@ -570,33 +570,33 @@ func TestMCPServerMember(t *testing.T) {
 	key := recordid.NewUUID()
 	body := `{"tool":"create_issue","server":"github","arguments":{"title":"x"},"timeout":"5m"}`
 	first := h.do("POST", "/v1/requests", cred, body, "Idempotency-Key", key)
-	if first.status != 201 || first.str("server") != "github" || first.str("tool") != "create_issue" {
-		t.Fatalf("create: %d %s, want 201 echoing tool and server", first.status, first.raw)
+	if first.Status != 201 || first.str("server") != "github" || first.str("tool") != "create_issue" {
+		t.Fatalf("create: %d %s, want 201 echoing tool and server", first.Status, first.Raw)
 	}
 	checkShape(t, first)
 	if calls := h.asker.Calls(); len(calls) != 1 || calls[0].Server != "github" || calls[0].Tool != "create_issue" {
 		t.Errorf("the Asker got %+v, want tool create_issue of server github", calls)
 	}
 	if r := h.do("GET", "/v1/requests/"+first.str("id"), cred, nil); r.str("server") != "github" {
-		t.Errorf("read: %s, want server as sent", r.raw)
+		t.Errorf("read: %s, want server as sent", r.Raw)
 	}
-	if r := h.do("POST", "/v1/requests", cred, body, "Idempotency-Key", key); r.status != 200 || r.str("id") != first.str("id") {
-		t.Errorf("replay: %d %s", r.status, r.raw)
+	if r := h.do("POST", "/v1/requests", cred, body, "Idempotency-Key", key); r.Status != 200 || r.str("id") != first.str("id") {
+		t.Errorf("replay: %d %s", r.Status, r.Raw)
 	}
 	other := `{"tool":"create_issue","server":"gitlab","arguments":{"title":"x"},"timeout":"5m"}`
-	if r := h.do("POST", "/v1/requests", cred, other, "Idempotency-Key", key); r.status != 409 || r.errorCode() != "idempotency_conflict" {
-		t.Errorf("another server, same key: %d %s", r.status, r.raw)
+	if r := h.do("POST", "/v1/requests", cred, other, "Idempotency-Key", key); r.Status != 409 || r.errorCode() != "idempotency_conflict" {
+		t.Errorf("another server, same key: %d %s", r.Status, r.Raw)
 	}
 	for _, bad := range []string{
 		`{"tool":"create_issue","server":"","arguments":{},"timeout":"5m"}`,
 		`{"tool":"create_issue","server":7,"arguments":{},"timeout":"5m"}`,
 		`{"tool":"create_issue","Server":"github","arguments":{},"timeout":"5m"}`,
 	} {
-		if r := h.create(cred, bad); r.status != 400 {
-			t.Errorf("%s: %d %s, want 400", bad, r.status, r.raw)
+		if r := h.create(cred, bad); r.Status != 400 {
+			t.Errorf("%s: %d %s, want 400", bad, r.Status, r.Raw)
 		}
 	}
-	if r := h.create(cred, refund()); r.status != 201 || strings.Contains(string(r.raw), `"server"`) {
-		t.Errorf("a request without server: %d %s, want no server member", r.status, r.raw)
+	if r := h.create(cred, refund()); r.Status != 201 || strings.Contains(string(r.Raw), `"server"`) {
+		t.Errorf("a request without server: %d %s, want no server member", r.Status, r.Raw)
 	}
 }

@@ -1,10 +1,7 @@
 package aap
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askops/askops/internal/apitest"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/internal/testclock"
 	"github.com/askops/askops/pending"
@@ -90,64 +88,24 @@ func (h *harness) server(window time.Duration) *Server {
 }
 
 // reply is one HTTP answer.
-type reply struct {
-	status int
-	header http.Header
-	body   map[string]any
-	raw    []byte
-}
+type reply struct{ apitest.Reply }
 
 // errorCode is the envelope's error.code ("" when none).
 func (r reply) errorCode() string {
-	e, _ := r.body["error"].(map[string]any)
+	e, _ := r.Body["error"].(map[string]any)
 	c, _ := e["code"].(string)
 	return c
 }
 
-func (r reply) str(key string) string { s, _ := r.body[key].(string); return s }
+func (r reply) str(key string) string { s, _ := r.Body[key].(string); return s }
 
-func (r reply) decision() map[string]any { d, _ := r.body["decision"].(map[string]any); return d }
+func (r reply) decision() map[string]any { d, _ := r.Body["decision"].(map[string]any); return d }
 
-// do sends one request; headers are name, value pairs.
+// do sends one request; headers are name, value pairs (an empty value
+// removes the header), and checks what every response must hold.
 func (h *harness) do(method, path, token string, body any, headers ...string) reply {
 	h.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		rd = bytes.NewReader(jsonBytes(b))
-	}
-	ctx, cancel := context.WithTimeout(h.t.Context(), 60*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, h.url+path, rd)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		if headers[i+1] == "" {
-			req.Header.Del(headers[i])
-		} else {
-			req.Header.Set(headers[i], headers[i+1])
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	r := reply{status: resp.StatusCode, header: resp.Header, raw: raw}
-	_ = json.Unmarshal(raw, &r.body)
+	r := reply{apitest.Do(h.t, method, h.url+path, token, body, headers...)}
 	h.checkExchange(r)
 	return r
 }
@@ -156,14 +114,14 @@ func (h *harness) do(method, path, token string, body any, headers ...string) re
 // error in the envelope naming it.
 func (h *harness) checkExchange(r reply) {
 	h.t.Helper()
-	rid := r.header.Get("X-Request-ID")
+	rid := r.Header.Get("X-Request-ID")
 	if !recordid.ValidUUID(rid) {
-		h.t.Errorf("X-Request-ID %q is not a UUID (status %d)", rid, r.status)
+		h.t.Errorf("X-Request-ID %q is not a UUID (status %d)", rid, r.Status)
 	}
-	if r.status >= 400 {
-		e, ok := r.body["error"].(map[string]any)
+	if r.Status >= 400 {
+		e, ok := r.Body["error"].(map[string]any)
 		if !ok || e["request_id"] != rid || e["type"] == "" || e["code"] == "" || e["message"] == "" {
-			h.t.Errorf("status %d: not the error envelope with request_id %s: %s", r.status, rid, r.raw)
+			h.t.Errorf("status %d: not the error envelope with request_id %s: %s", r.Status, rid, r.Raw)
 		}
 	}
 }
@@ -172,15 +130,15 @@ func (h *harness) checkExchange(r reply) {
 func (h *harness) instance(name string) (id, cred string) {
 	h.t.Helper()
 	r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": name}, "Idempotency-Key", recordid.New())
-	if r.status != http.StatusCreated {
-		h.t.Fatalf("provisioning: %d %s", r.status, r.raw)
+	if r.Status != http.StatusCreated {
+		h.t.Fatalf("provisioning: %d %s", r.Status, r.Raw)
 	}
-	inst, _ := r.body["instance"].(map[string]any)
-	c, _ := r.body["credential"].(map[string]any)
+	inst, _ := r.Body["instance"].(map[string]any)
+	c, _ := r.Body["credential"].(map[string]any)
 	id, _ = inst["id"].(string)
 	cred, _ = c["token"].(string)
 	if id == "" || cred == "" {
-		h.t.Fatalf("provisioning answered %s", r.raw)
+		h.t.Fatalf("provisioning answered %s", r.Raw)
 	}
 	return id, cred
 }

@@ -73,7 +73,7 @@ func TestRedisReplicasAndRetention(t *testing.T) {
 	case r := <-polled:
 		t.Logf("B's long poll answered %v after C's decision", time.Since(decided))
 		if r.str("status") != "approved" || r.decision()["note"] != "fine" {
-			t.Errorf("B's long poll: %s", r.raw)
+			t.Errorf("B's long poll: %s", r.Raw)
 		}
 	case <-time.After(40 * time.Second):
 		t.Fatal("B's long poll never woke")
@@ -102,8 +102,8 @@ func TestRedisReplicasAndRetention(t *testing.T) {
 	key := recordid.NewUUID()
 	first := h.do("POST", "/v1/requests", cred, refund(), "Idempotency-Key", key)
 	again := onC.do("POST", "/v1/requests", cred, refund(), "Idempotency-Key", key)
-	if again.status != 200 || again.str("id") != first.str("id") {
-		t.Errorf("a replay on another replica: %d %s", again.status, again.raw)
+	if again.Status != 200 || again.str("id") != first.str("id") {
+		t.Errorf("a replay on another replica: %d %s", again.Status, again.Raw)
 	}
 }
 
@@ -172,16 +172,16 @@ func TestRedisRestartWithRequestsPending(t *testing.T) {
 		go func() { inFlight <- onB.do("GET", "/v1/requests/"+id+"?wait=5s", cred, nil) }()
 	}
 	srv.Stop()
-	if r := h.do("GET", "/v1/requests/"+ids[0], cred, nil); r.status != http.StatusServiceUnavailable || r.errorCode() != "store_unavailable" || r.header.Get("Retry-After") == "" {
-		t.Errorf("GET with Redis down: %d %s", r.status, r.raw)
+	if r := h.do("GET", "/v1/requests/"+ids[0], cred, nil); r.Status != http.StatusServiceUnavailable || r.errorCode() != "store_unavailable" || r.Header.Get("Retry-After") == "" {
+		t.Errorf("GET with Redis down: %d %s", r.Status, r.Raw)
 	}
-	if r := h.create(cred, refund()); r.status != http.StatusServiceUnavailable {
-		t.Errorf("create with Redis down: %d %s", r.status, r.raw)
+	if r := h.create(cred, refund()); r.Status != http.StatusServiceUnavailable {
+		t.Errorf("create with Redis down: %d %s", r.Status, r.Raw)
 	}
 	for range ids {
 		r := <-inFlight
-		if r.status != http.StatusServiceUnavailable && (r.status != 200 || r.str("status") != "pending") {
-			t.Errorf("a long poll across the outage answered %d %s", r.status, r.raw)
+		if r.Status != http.StatusServiceUnavailable && (r.Status != 200 || r.str("status") != "pending") {
+			t.Errorf("a long poll across the outage answered %d %s", r.Status, r.Raw)
 		}
 	}
 	srv.StartAgain()
@@ -190,10 +190,10 @@ func TestRedisRestartWithRequestsPending(t *testing.T) {
 		var r reply
 		testwait.For(t, "the request to read again after the restart", func() bool {
 			r = onB.do("GET", "/v1/requests/"+id, cred, nil)
-			return r.status == 200
+			return r.Status == 200
 		})
 		if r.str("status") != "pending" {
-			t.Fatalf("after the restart: %s", r.raw)
+			t.Fatalf("after the restart: %s", r.Raw)
 		}
 		polled := make(chan reply, 1)
 		go func() { polled <- onB.do("GET", "/v1/requests/"+id+"?wait=30s", cred, nil) }()
@@ -201,7 +201,7 @@ func TestRedisRestartWithRequestsPending(t *testing.T) {
 			t.Fatal(err)
 		}
 		if p := <-polled; p.str("status") != "approved" {
-			t.Errorf("decided after the restart, the poll answered %s", p.raw)
+			t.Errorf("decided after the restart, the poll answered %s", p.Raw)
 		}
 	}
 }
@@ -215,8 +215,8 @@ func TestRedisDeliveriesOneReplicaAtATime(t *testing.T) {
 	rc, h, cred := deliveringInstance(t, a)
 	const n = 20
 	for range n {
-		if r := h.create(cred, map[string]any{"tool": "allowed_tool", "arguments": map[string]any{}, "timeout": "5m"}); r.status != 201 {
-			t.Fatalf("create request: %d %s", r.status, r.raw)
+		if r := h.create(cred, map[string]any{"tool": "allowed_tool", "arguments": map[string]any{}, "timeout": "5m"}); r.Status != 201 {
+			t.Fatalf("create request: %d %s", r.Status, r.Raw)
 		}
 	}
 	// A recorded every event and is gone; B and C deliver together.
@@ -331,8 +331,8 @@ func BenchmarkScanPending(b *testing.B) {
 	_, h, cred := deliveringInstance(b, a)
 	const n = 1000
 	for range n {
-		if r := h.create(cred, refund()); r.status != 201 {
-			b.Fatalf("create request: %d %s", r.status, r.raw)
+		if r := h.create(cred, refund()); r.Status != 201 {
+			b.Fatalf("create request: %d %s", r.Status, r.Raw)
 		}
 	}
 	b.ResetTimer()
@@ -358,7 +358,7 @@ func TestRedisEventRecordedWhereTheRequestWasMade(t *testing.T) {
 	defer func() { cancel(); <-ran }()
 	c := h.create(cred, refund())
 	if c.str("status") != "pending" {
-		t.Fatalf("create request: %d %s", c.status, c.raw)
+		t.Fatalf("create request: %d %s", c.Status, c.Raw)
 	}
 	if _, err := b.asks.Decide(t.Context(), c.str("id"), pending.Denied, "U0ANA", "not today"); err != nil {
 		t.Fatal(err)
@@ -379,8 +379,8 @@ func deliveringInstance(t testing.TB, rp replica) (rc *receiver, h *harness, cre
 	h = &harness{t: t, url: rp.url}
 	d, _ := rc.register()
 	r := h.do("POST", "/v1/instances", provToken, map[string]any{"instance_name": "r", "delivery": d}, "Idempotency-Key", "k")
-	if r.status != 201 {
-		t.Fatalf("create: %d %s", r.status, r.raw)
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Raw)
 	}
-	return rc, h, r.body["credential"].(map[string]any)["token"].(string)
+	return rc, h, r.Body["credential"].(map[string]any)["token"].(string)
 }

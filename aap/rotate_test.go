@@ -17,8 +17,8 @@ func TestReplayAfterTheProvisionersTokenRotated(t *testing.T) {
 	h := newHarness(t)
 	key := recordid.New()
 	body := map[string]any{"instance_name": "ci"}
-	if r := h.do("POST", "/v1/instances", provToken, body, "Idempotency-Key", key); r.status != http.StatusCreated {
-		t.Fatalf("provisioning: %d %s", r.status, r.raw)
+	if r := h.do("POST", "/v1/instances", provToken, body, "Idempotency-Key", key); r.Status != http.StatusCreated {
+		t.Fatalf("provisioning: %d %s", r.Status, r.Raw)
 	}
 	const rotated = "provisioner-token-for-tests-0002"
 	s, err := New(Config{Asker: h.asker, Asks: h.asks, Store: h.store, Provisioners: []Provisioner{{Name: "platform", Token: rotated}},
@@ -30,8 +30,8 @@ func TestReplayAfterTheProvisionersTokenRotated(t *testing.T) {
 	t.Cleanup(ts.Close)
 	h.url = ts.URL + "/aap"
 	r := h.do("POST", "/v1/instances", rotated, body, "Idempotency-Key", key)
-	if r.status != http.StatusConflict || r.errorCode() != "credential_unavailable" {
-		t.Fatalf("replay after rotation: %d %s, want 409 credential_unavailable", r.status, r.raw)
+	if r.Status != http.StatusConflict || r.errorCode() != "credential_unavailable" {
+		t.Fatalf("replay after rotation: %d %s, want 409 credential_unavailable", r.Status, r.Raw)
 	}
 	h.checkExchange(r)
 }

@@ -1,10 +1,8 @@
 package gateway
 
 import (
-	"bytes"
-	"encoding/json"
+	"github.com/askops/askops/internal/apitest"
 	"github.com/askops/askops/sessions"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -40,49 +38,19 @@ func apiServer(t *testing.T, s *stack) *httptest.Server {
 	return srv
 }
 
-type reply struct {
-	status int
-	body   map[string]any
-	raw    string
-}
+type reply = apitest.Reply
 
 func call(t *testing.T, method, url, token string, body any) reply {
 	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		j, _ := json.Marshal(b)
-		rd = bytes.NewReader(j)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	r := reply{status: resp.StatusCode, raw: string(raw)}
-	_ = json.Unmarshal(raw, &r.body)
-	return r
+	return apitest.Do(t, method, url, token, body)
 }
 
 // approveForSession decides Ask id "approve_session" through the API at u
 // and waits for the waiter to record session's grant.
 func approveForSession(t *testing.T, s *stack, u, id, session string) {
 	t.Helper()
-	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.status != 200 {
-		t.Fatalf("approve_session: %d %s", r.status, r.raw)
+	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.Status != 200 {
+		t.Fatalf("approve_session: %d %s", r.Status, r.Raw)
 	}
 	testwait.For(t, "the session grant to be recorded", func() bool {
 		g, err := s.grants.List(t.Context(), session)
@@ -132,10 +100,10 @@ func TestAPIRefusals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := call(t, tc.method, u+tc.path, tc.token, tc.body)
-			if r.status != tc.status {
-				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.raw)
+			if r.Status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, r.Raw)
 			}
-			if e, _ := r.body["error"].(string); !strings.Contains(e, tc.errText) {
+			if e, _ := r.Body["error"].(string); !strings.Contains(e, tc.errText) {
 				t.Errorf("error %q, want it to contain %q", e, tc.errText)
 			}
 		})
@@ -150,23 +118,23 @@ func TestAPIRoundTrip(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	u := apiServer(t, s).URL
 	created := call(t, "POST", u+"/v1/asks", askToken, bashAsk("git push origin main"))
-	if created.status != http.StatusCreated {
-		t.Fatalf("create: %d %s", created.status, created.raw)
+	if created.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", created.Status, created.Raw)
 	}
-	id, _ := created.body["id"].(string)
+	id, _ := created.Body["id"].(string)
 	for _, k := range []string{"id", "status", "decided_by", "reason", "deadline", "session_id", "tool", "message_url"} {
-		if _, ok := created.body[k]; !ok {
-			t.Errorf("ask lacks %q: %s", k, created.raw)
+		if _, ok := created.Body[k]; !ok {
+			t.Errorf("ask lacks %q: %s", k, created.Raw)
 		}
 	}
-	if created.body["status"] != "pending" || created.body["session_id"] != "sess-1" || created.body["tool"] != "bash" {
-		t.Errorf("created ask: %s", created.raw)
+	if created.Body["status"] != "pending" || created.Body["session_id"] != "sess-1" || created.Body["tool"] != "bash" {
+		t.Errorf("created ask: %s", created.Raw)
 	}
-	if r := call(t, "GET", u+"/v1/asks/"+id, otherToken, nil); r.status != 404 {
-		t.Errorf("another ask-only token sees the ask: %d", r.status)
+	if r := call(t, "GET", u+"/v1/asks/"+id, otherToken, nil); r.Status != 404 {
+		t.Errorf("another ask-only token sees the ask: %d", r.Status)
 	}
-	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, nil); r.status != 400 {
-		t.Errorf("empty decision: %d %s", r.status, r.raw)
+	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, nil); r.Status != 400 {
+		t.Errorf("empty decision: %d %s", r.Status, r.Raw)
 	}
 	s.posted(t, t.Context())
 	// Decided once the record says where its message is, so the answer
@@ -179,22 +147,22 @@ func TestAPIRoundTrip(t *testing.T) {
 	// Whether the poll is already parked or not, it returns the decision:
 	// Watch registers, then reads the record.
 	dec := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "deny", "reason": "not on a Friday"})
-	if dec.status != 200 || dec.body["status"] != "denied" || dec.body["decided_by"] != "console" {
-		t.Fatalf("decision: %d %s", dec.status, dec.raw)
+	if dec.Status != 200 || dec.Body["status"] != "denied" || dec.Body["decided_by"] != "console" {
+		t.Fatalf("decision: %d %s", dec.Status, dec.Raw)
 	}
 	r := <-polled
-	if r.status != 200 || r.body["status"] != "denied" || r.body["reason"] != "not on a Friday" || r.body["decided_by"] != "console" {
-		t.Errorf("long poll: %d %s", r.status, r.raw)
+	if r.Status != 200 || r.Body["status"] != "denied" || r.Body["reason"] != "not on a Friday" || r.Body["decided_by"] != "console" {
+		t.Errorf("long poll: %d %s", r.Status, r.Raw)
 	}
-	if mu, _ := r.body["message_url"].(string); !strings.HasPrefix(mu, "https://fake-askops.slack.com/archives/"+approvalChannel+"/p") {
+	if mu, _ := r.Body["message_url"].(string); !strings.HasPrefix(mu, "https://fake-askops.slack.com/archives/"+approvalChannel+"/p") {
 		t.Errorf("message_url %q", mu)
 	}
 	again := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve"})
-	if again.status != 409 {
-		t.Fatalf("second decision: %d %s", again.status, again.raw)
+	if again.Status != 409 {
+		t.Fatalf("second decision: %d %s", again.Status, again.Raw)
 	}
-	if winner, _ := again.body["ask"].(map[string]any); winner["status"] != "denied" || winner["decided_by"] != "console" {
-		t.Errorf("409 does not name the winner: %s", again.raw)
+	if winner, _ := again.Body["ask"].(map[string]any); winner["status"] != "denied" || winner["decided_by"] != "console" {
+		t.Errorf("409 does not name the winner: %s", again.Raw)
 	}
 	// The decider updated the Slack message: no buttons, says who.
 	if _, err := s.slack.WaitForCall(t.Context(), "chat.update", func(c fakeslack.Call) bool {
@@ -205,21 +173,21 @@ func TestAPIRoundTrip(t *testing.T) {
 
 	// Its own Ask: the console may not decide it.
 	own := call(t, "POST", u+"/v1/asks", consoleToken, bashAsk("make deploy"))
-	if r := call(t, "POST", u+"/v1/asks/"+own.body["id"].(string)+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 403 {
-		t.Errorf("self-approval: %d %s", r.status, r.raw)
+	if r := call(t, "POST", u+"/v1/asks/"+own.Body["id"].(string)+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.Status != 403 {
+		t.Errorf("self-approval: %d %s", r.Status, r.Raw)
 	}
 	// Cancelled by its asker; the list no longer holds it.
-	if r := call(t, "GET", u+"/v1/asks?status=pending", consoleToken, nil); r.status != 200 || len(r.body["asks"].([]any)) != 1 {
-		t.Errorf("pending list: %d %s", r.status, r.raw)
+	if r := call(t, "GET", u+"/v1/asks?status=pending", consoleToken, nil); r.Status != 200 || len(r.Body["asks"].([]any)) != 1 {
+		t.Errorf("pending list: %d %s", r.Status, r.Raw)
 	}
-	if r := call(t, "DELETE", u+"/v1/asks/"+own.body["id"].(string), consoleToken, nil); r.status != 200 || r.body["status"] != "cancelled" {
-		t.Errorf("cancel: %d %s", r.status, r.raw)
+	if r := call(t, "DELETE", u+"/v1/asks/"+own.Body["id"].(string), consoleToken, nil); r.Status != 200 || r.Body["status"] != "cancelled" {
+		t.Errorf("cancel: %d %s", r.Status, r.Raw)
 	}
-	if r := call(t, "DELETE", u+"/v1/asks/"+own.body["id"].(string), consoleToken, nil); r.status != 409 {
-		t.Errorf("second cancel: %d %s", r.status, r.raw)
+	if r := call(t, "DELETE", u+"/v1/asks/"+own.Body["id"].(string), consoleToken, nil); r.Status != 409 {
+		t.Errorf("second cancel: %d %s", r.Status, r.Raw)
 	}
-	if r := call(t, "GET", u+"/v1/asks?status=pending", consoleToken, nil); r.status != 200 || len(r.body["asks"].([]any)) != 0 {
-		t.Errorf("pending list after cancel: %d %s", r.status, r.raw)
+	if r := call(t, "GET", u+"/v1/asks?status=pending", consoleToken, nil); r.Status != 200 || len(r.Body["asks"].([]any)) != 0 {
+		t.Errorf("pending list after cancel: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -229,15 +197,15 @@ func TestAPIPolicyDecides(t *testing.T) {
 	s := newStack(t, stackOptions{rules: []policy.Rule{{Tool: "bash", Command: "rm", Decision: policy.Deny, Reason: "no deletes"}}})
 	u := apiServer(t, s).URL
 	read := map[string]any{"session_id": "s", "tool": "Read", "input": map[string]any{"file_path": "/home/ana/src/api/go.mod"}, "cwd": "/home/ana/src/api"}
-	if r := call(t, "POST", u+"/v1/asks", askToken, read); r.status != 200 || r.body["status"] != "approved" || r.body["decided_by"] != hook.PolicyDecider {
-		t.Errorf("read inside cwd: %d %s", r.status, r.raw)
+	if r := call(t, "POST", u+"/v1/asks", askToken, read); r.Status != 200 || r.Body["status"] != "approved" || r.Body["decided_by"] != hook.PolicyDecider {
+		t.Errorf("read inside cwd: %d %s", r.Status, r.Raw)
 	}
-	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("ls && rm -r build")); r.status != 200 || r.body["status"] != "denied" || !strings.Contains(r.body["reason"].(string), "no deletes") {
-		t.Errorf("denied command: %d %s", r.status, r.raw)
+	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("ls && rm -r build")); r.Status != 200 || r.Body["status"] != "denied" || !strings.Contains(r.Body["reason"].(string), "no deletes") {
+		t.Errorf("denied command: %d %s", r.Status, r.Raw)
 	}
 	read["input"] = map[string]any{"file_path": "/etc/shadow"}
-	if r := call(t, "POST", u+"/v1/asks", askToken, read); r.status != 201 {
-		t.Errorf("read outside cwd: %d %s", r.status, r.raw)
+	if r := call(t, "POST", u+"/v1/asks", askToken, read); r.Status != 201 {
+		t.Errorf("read outside cwd: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -266,9 +234,9 @@ func TestSessionThreadAndGrant(t *testing.T) {
 		t.Errorf("first ask not posted at once, unthreaded, before its thread's title: %+v", titles[0])
 	}
 	// The grant is recorded by the waiter; then the same call is allowed.
-	approveForSession(t, s, u, first.body["id"].(string), sessions.Key("laptop-ana", "sess-1"))
-	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy")); r.status != 200 || r.body["status"] != "approved" {
-		t.Errorf("the granted call asked again: %d %s", r.status, r.raw)
+	approveForSession(t, s, u, first.Body["id"].(string), sessions.Key("laptop-ana", "sess-1"))
+	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy")); r.Status != 200 || r.Body["status"] != "approved" {
+		t.Errorf("the granted call asked again: %d %s", r.Status, r.Raw)
 	}
 	// Another command in the session asks, in the same thread.
 	call(t, "POST", u+"/v1/asks", askToken, bashAsk("make migrate"))
@@ -282,8 +250,8 @@ func TestSessionThreadAndGrant(t *testing.T) {
 	// Another session: its own thread, and the grant does not cover it.
 	other := bashAsk("make deploy")
 	other["session_id"] = "sess-2"
-	if r := call(t, "POST", u+"/v1/asks", askToken, other); r.status != 201 {
-		t.Errorf("the grant leaked into another session: %d %s", r.status, r.raw)
+	if r := call(t, "POST", u+"/v1/asks", askToken, other); r.Status != 201 {
+		t.Errorf("the grant leaked into another session: %d %s", r.Status, r.Raw)
 	}
 	posts, err = s.slack.WaitForCalls(ctx, "chat.postMessage", 5, nil)
 	if err != nil {
@@ -312,9 +280,9 @@ func TestDecisionBeforeMessageRecorded(t *testing.T) {
 	// message's address is saved.
 	s.slack.SetDelay("chat.postMessage", 300*time.Millisecond)
 	created := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make release"))
-	id := created.body["id"].(string)
-	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
-		t.Fatalf("%d %s", r.status, r.raw)
+	id := created.Body["id"].(string)
+	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
 	if _, err := s.slack.WaitForCall(t.Context(), "chat.update", func(c fakeslack.Call) bool {
 		return c.OK() && !strings.Contains(string(c.RawBlocks), "askops_approve")
@@ -354,17 +322,17 @@ func TestHTTPHookAlwaysDecides(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := call(t, "POST", u, tc.token, tc.body)
 			// An unreadable event gets PreToolUse's shape (its name is unknown).
-			denied := strings.Contains(r.raw, `"behavior":"deny"`) || strings.Contains(r.raw, `"permissionDecision":"deny"`)
-			if r.status != 200 || !denied || !strings.Contains(r.raw, tc.want) {
-				t.Errorf("%d %s", r.status, r.raw)
+			denied := strings.Contains(string(r.Raw), `"behavior":"deny"`) || strings.Contains(string(r.Raw), `"permissionDecision":"deny"`)
+			if r.Status != 200 || !denied || !strings.Contains(string(r.Raw), tc.want) {
+				t.Errorf("%d %s", r.Status, r.Raw)
 			}
 		})
 	}
 	// A read-only call the policy allows answers at once.
 	r := call(t, "POST", u, askToken, `{"session_id":"s","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/tmp/x"}}`)
 	want := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"askops: allowed by policy: read_file only reads"}}` + "\n"
-	if r.status != 200 || r.raw != want {
-		t.Errorf("%d %s", r.status, r.raw)
+	if r.Status != 200 || string(r.Raw) != want {
+		t.Errorf("%d %s", r.Status, r.Raw)
 	}
 }
 
@@ -381,7 +349,7 @@ func TestHTTPHookAnswersAtShutdown(t *testing.T) {
 	s.posted(t, t.Context())
 	s.svc.Stop()
 	r := <-got
-	if r.status != 200 || !strings.Contains(r.raw, `"behavior":"deny"`) || !strings.Contains(r.raw, "cancelled") {
-		t.Errorf("%d %s", r.status, r.raw)
+	if r.Status != 200 || !strings.Contains(string(r.Raw), `"behavior":"deny"`) || !strings.Contains(string(r.Raw), "cancelled") {
+		t.Errorf("%d %s", r.Status, r.Raw)
 	}
 }

@@ -136,11 +136,11 @@ func askerGone(t *testing.T, s *stack, srv *httptest.Server, door string) {
 			return
 		}
 		r := call(t, "POST", srv.URL+"/v1/asks", askToken, bashAsk("make deploy"))
-		if r.status != http.StatusCreated {
-			t.Errorf("create: %d %s", r.status, r.raw)
+		if r.Status != http.StatusCreated {
+			t.Errorf("create: %d %s", r.Status, r.Raw)
 			return
 		}
-		send("GET", "/v1/asks/"+r.body["id"].(string)+"?wait=60s", "")
+		send("GET", "/v1/asks/"+r.Body["id"].(string)+"?wait=60s", "")
 	}()
 	posted := s.posted(t, t.Context())
 	if door == "long poll" {

@@ -307,7 +307,7 @@ func (d *corpusDoor) decide(t *testing.T, tc corpusCase, session, cwd string, in
 		}
 		if tc.door == "http" {
 			r := call(t, "POST", d.api.URL+"/v1/hooks/claude", askToken, ev)
-			out.WriteString(r.raw)
+			out.WriteString(string(r.Raw))
 		} else if code := runHook(t.Context(), agent, "laptop-ana", bytes.NewReader(ev), &out, new(bytes.Buffer), settler); code != hook.ExitAnswered {
 			t.Fatalf("hook exited %d", code)
 		}
@@ -325,7 +325,7 @@ func (d *corpusDoor) decide(t *testing.T, tc corpusCase, session, cwd string, in
 		allowed = ans.HookSpecificOutput.PermissionDecision == "allow" || ans.HookSpecificOutput.Decision.Behavior == "allow"
 	case "api":
 		r := call(t, "POST", d.api.URL+"/v1/asks", askToken, map[string]any{"session_id": session, "tool": tc.tool, "input": input, "cwd": cwd})
-		allowed = r.status == 200 && r.body["status"] == "approved"
+		allowed = r.Status == 200 && r.Body["status"] == "approved"
 	case "mcp":
 		allowed = mcpBehavior(t, d.svc.Settler(), hook.MCPSession{ID: session, Cwd: cwd, By: "laptop-ana"}, mustJSON(map[string]any{"tool_name": tc.tool, "input": input})) == "allow"
 	default:

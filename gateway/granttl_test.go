@@ -17,7 +17,7 @@ func TestDecisionGrantTTL(t *testing.T) {
 	s := newStack(t, stackOptions{grantDurations: []time.Duration{15 * time.Minute, time.Hour}})
 	u := apiServer(t, s).URL
 	created := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy"))
-	id := created.body["id"].(string)
+	id := created.Body["id"].(string)
 	s.posted(t, t.Context())
 
 	for _, tc := range []struct{ name, decision, ttl, want string }{
@@ -26,8 +26,8 @@ func TestDecisionGrantTTL(t *testing.T) {
 		{"not a session approval", "approve", "15m", "grant_ttl: only with decision approve_session"},
 	} {
 		r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": tc.decision, "grant_ttl": tc.ttl})
-		if msg, _ := r.body["error"].(string); r.status != 400 || !strings.Contains(msg, tc.want) {
-			t.Errorf("%s: %d %s", tc.name, r.status, r.raw)
+		if msg, _ := r.Body["error"].(string); r.Status != 400 || !strings.Contains(msg, tc.want) {
+			t.Errorf("%s: %d %s", tc.name, r.Status, r.Raw)
 		}
 	}
 	if a, _ := s.asks.Get(t.Context(), id); a.Status != "pending" {
@@ -35,8 +35,8 @@ func TestDecisionGrantTTL(t *testing.T) {
 	}
 
 	r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve_session", "grant_ttl": "15m"})
-	if r.status != 200 || r.body["status"] != "approved_session" {
-		t.Fatalf("approve_session for 15m: %d %s", r.status, r.raw)
+	if r.Status != 200 || r.Body["status"] != "approved_session" {
+		t.Fatalf("approve_session for 15m: %d %s", r.Status, r.Raw)
 	}
 	if a, _ := s.asks.Get(t.Context(), id); a.GrantTTL != 15*time.Minute {
 		t.Errorf("the ask records grant life %s, want 15m", a.GrantTTL)
@@ -57,8 +57,8 @@ func TestDecisionGrantTTLNotConfigured(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	u := apiServer(t, s).URL
 	created := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy"))
-	r := call(t, "POST", u+"/v1/asks/"+created.body["id"].(string)+"/decision", consoleToken, map[string]any{"decision": "approve_session", "grant_ttl": "15m"})
-	if msg, _ := r.body["error"].(string); r.status != 400 || !strings.Contains(msg, "grant_ttl: no grant durations are configured") {
-		t.Errorf("%d %s", r.status, r.raw)
+	r := call(t, "POST", u+"/v1/asks/"+created.Body["id"].(string)+"/decision", consoleToken, map[string]any{"decision": "approve_session", "grant_ttl": "15m"})
+	if msg, _ := r.Body["error"].(string); r.Status != 400 || !strings.Contains(msg, "grant_ttl: no grant durations are configured") {
+		t.Errorf("%d %s", r.Status, r.Raw)
 	}
 }

@@ -107,8 +107,8 @@ func (d *grepDoors) decide(t *testing.T, door, session, ws, tool, input string) 
 				PermissionDecision string `json:"permissionDecision"`
 			} `json:"hookSpecificOutput"`
 		}
-		if err := json.Unmarshal([]byte(r.raw), &ans); err != nil || r.status != 200 {
-			t.Fatalf("hook answer %d %q: %v", r.status, r.raw, err)
+		if err := json.Unmarshal(r.Raw, &ans); err != nil || r.Status != 200 {
+			t.Fatalf("hook answer %d %q: %v", r.Status, r.Raw, err)
 		}
 		allowed = ans.HookSpecificOutput.PermissionDecision == "allow"
 	case "api", "local":
@@ -118,10 +118,10 @@ func (d *grepDoors) decide(t *testing.T, door, session, ws, tool, input string) 
 		}
 		// Every body says resolved, as an older bot hook's did.
 		r := call(t, "POST", url+"/v1/asks", token, map[string]any{"session_id": session, "tool": tool, "input": json.RawMessage(input), "cwd": ws, "resolved": true})
-		if r.status != 200 && r.status != 201 {
-			t.Fatalf("POST /v1/asks: %d %s", r.status, r.raw)
+		if r.Status != 200 && r.Status != 201 {
+			t.Fatalf("POST /v1/asks: %d %s", r.Status, r.Raw)
 		}
-		allowed = r.body["status"] == "approved"
+		allowed = r.Body["status"] == "approved"
 	default:
 		t.Fatalf("unknown door %q", door)
 	}

@@ -58,8 +58,8 @@ const deployHook = `{"session_id":"s","cwd":"/tmp","hook_event_name":"Permission
 func TestHookAnsweredByADecision(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
 		r := approvedHook(t, s, deployHook)
-		if r.status != 200 || !strings.Contains(r.raw, `"behavior":"allow"`) {
-			t.Errorf("hook answer: %d %s", r.status, r.raw)
+		if r.Status != 200 || !strings.Contains(string(r.Raw), `"behavior":"allow"`) {
+			t.Errorf("hook answer: %d %s", r.Status, r.Raw)
 		}
 		if s.svc.cfg.Held != nil && s.svc.cfg.Held.Count() != 0 {
 			t.Errorf("%d requests still held after the answer", s.svc.cfg.Held.Count())
@@ -76,8 +76,8 @@ func approvedHook(t *testing.T, s *stack, hook string) reply {
 	go func() { got <- call(t, "POST", srv.URL+"/v1/hooks/claude", askToken, hook) }()
 	a := s.posted(t, t.Context())
 	heldWhileWaiting(t, s)
-	if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
-		t.Fatalf("decide: %d %s", r.status, r.raw)
+	if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.Status != 200 {
+		t.Fatalf("decide: %d %s", r.Status, r.Raw)
 	}
 	return <-got
 }
@@ -125,8 +125,8 @@ func TestHookAnsweredAtShutdownEitherWay(t *testing.T) {
 		heldWhileWaiting(t, s)
 		s.svc.Stop()
 		r := <-got
-		if r.status != 200 || !strings.Contains(r.raw, `"behavior":"deny"`) || !strings.Contains(r.raw, "cancelled") {
-			t.Errorf("hook answer at shutdown: %d %s", r.status, r.raw)
+		if r.Status != 200 || !strings.Contains(string(r.Raw), `"behavior":"deny"`) || !strings.Contains(string(r.Raw), "cancelled") {
+			t.Errorf("hook answer at shutdown: %d %s", r.Status, r.Raw)
 		}
 	})
 }
@@ -135,9 +135,9 @@ func TestHookAnsweredAtShutdownEitherWay(t *testing.T) {
 func createAsk(t *testing.T, srv string) string {
 	t.Helper()
 	r := call(t, "POST", srv+"/v1/asks", askToken, bashAsk("make deploy"))
-	id, _ := r.body["id"].(string)
-	if r.status != http.StatusCreated && r.status != http.StatusOK || id == "" {
-		t.Fatalf("create: %d %s", r.status, r.raw)
+	id, _ := r.Body["id"].(string)
+	if r.Status != http.StatusCreated && r.Status != http.StatusOK || id == "" {
+		t.Fatalf("create: %d %s", r.Status, r.Raw)
 	}
 	return id
 }
@@ -156,12 +156,12 @@ func TestLongPollAnsweredByADecision(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
 		srv, id := postedAsk(t, s)
 		got := longPoll(t, s, srv, id, askToken)
-		if r := call(t, "POST", srv+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "deny", "reason": "not today"}); r.status != 200 {
-			t.Fatalf("decide: %d %s", r.status, r.raw)
+		if r := call(t, "POST", srv+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "deny", "reason": "not today"}); r.Status != 200 {
+			t.Fatalf("decide: %d %s", r.Status, r.Raw)
 		}
 		r := <-got
-		if r.status != 200 || r.body["status"] != "denied" || r.body["id"] != id {
-			t.Errorf("long poll answer: %d %s", r.status, r.raw)
+		if r.Status != 200 || r.Body["status"] != "denied" || r.Body["id"] != id {
+			t.Errorf("long poll answer: %d %s", r.Status, r.Raw)
 		}
 	})
 }
@@ -170,8 +170,8 @@ func TestLongPollAnsweredWhenItsWaitIsOver(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
 		srv, id := postedAsk(t, s)
 		r := call(t, "GET", srv+"/v1/asks/"+id+"?wait=1s", askToken, nil)
-		if r.status != 200 || r.body["status"] != "pending" {
-			t.Errorf("long poll after its wait: %d %s", r.status, r.raw)
+		if r.Status != 200 || r.Body["status"] != "pending" {
+			t.Errorf("long poll after its wait: %d %s", r.Status, r.Raw)
 		}
 	})
 }
@@ -208,8 +208,8 @@ func TestLongPollWhoseOnlookerLeavesLeavesTheAsk(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
 		srv, id := postedAsk(t, s)
 		pollAndLeave(t, s, srv, id, consoleToken)
-		if r := call(t, "GET", srv+"/v1/asks/"+id, askToken, nil); r.status != 200 || r.body["status"] != "pending" {
-			t.Errorf("after the onlooker's poll left: %d %s", r.status, r.raw)
+		if r := call(t, "GET", srv+"/v1/asks/"+id, askToken, nil); r.Status != 200 || r.Body["status"] != "pending" {
+			t.Errorf("after the onlooker's poll left: %d %s", r.Status, r.Raw)
 		}
 	})
 }
@@ -241,8 +241,8 @@ func endedAskerGone(t *testing.T, srv string, rec pending.Ask) {
 		t.Errorf("the Ask of the asker that left is %s (%q), want cancelled: %s", rec.Status, rec.DecisionReason, pending.ReasonAskerGone)
 	}
 	r := call(t, "POST", srv+"/v1/asks/"+rec.ID+"/decision", consoleToken, map[string]any{"decision": "approve"})
-	if r.status != http.StatusConflict || !strings.Contains(r.raw, pending.ReasonAskerGone) {
-		t.Errorf("approving after the asker left: %d %s", r.status, r.raw)
+	if r.Status != http.StatusConflict || !strings.Contains(string(r.Raw), pending.ReasonAskerGone) {
+		t.Errorf("approving after the asker left: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -254,8 +254,8 @@ func TestOnlookerKeepsNoAskAlive(t *testing.T) {
 		t.Run(poll, func(t *testing.T) {
 			s := newStack(t, stackOptions{leaseTTL: 200 * time.Millisecond})
 			srv, id := postedAsk(t, s)
-			if r := call(t, "GET", srv+"/v1/asks/"+id, askToken, nil); r.status != 200 { // the asker's last poll: the lease starts
-				t.Fatalf("asker's poll: %d %s", r.status, r.raw)
+			if r := call(t, "GET", srv+"/v1/asks/"+id, askToken, nil); r.Status != 200 { // the asker's last poll: the lease starts
+				t.Fatalf("asker's poll: %d %s", r.Status, r.Raw)
 			}
 			var long <-chan reply
 			if poll == "a long poll" {
@@ -272,8 +272,8 @@ func TestOnlookerKeepsNoAskAlive(t *testing.T) {
 				return rec.Status != pending.StatusPending
 			})
 			if poll == "a long poll" {
-				if r := <-long; r.status != 200 || r.body["status"] != "cancelled" {
-					t.Errorf("the onlooker's long poll: %d %s", r.status, r.raw)
+				if r := <-long; r.Status != 200 || r.Body["status"] != "cancelled" {
+					t.Errorf("the onlooker's long poll: %d %s", r.Status, r.Raw)
 				}
 			}
 		})
@@ -286,8 +286,8 @@ func TestLongPollAnsweredAtShutdown(t *testing.T) {
 		got := longPoll(t, s, srv, id, askToken)
 		s.svc.Stop()
 		r := <-got
-		if r.status != 200 || r.body["status"] != "cancelled" {
-			t.Errorf("long poll at shutdown: %d %s", r.status, r.raw)
+		if r.Status != 200 || r.Body["status"] != "cancelled" {
+			t.Errorf("long poll at shutdown: %d %s", r.Status, r.Raw)
 		}
 	})
 }
@@ -344,8 +344,8 @@ func TestHookAllowHandsBackTheJudgedInput(t *testing.T) {
 	bothWays(t, func(t *testing.T, s *stack) {
 		r := approvedHook(t, s, event)
 		var ans hook.Answer
-		if err := json.Unmarshal([]byte(r.raw), &ans); err != nil || ans.HookSpecificOutput.Decision == nil {
-			t.Fatalf("hook answer: %d %s (%v)", r.status, r.raw, err)
+		if err := json.Unmarshal(r.Raw, &ans); err != nil || ans.HookSpecificOutput.Decision == nil {
+			t.Fatalf("hook answer: %d %s (%v)", r.Status, r.Raw, err)
 		}
 		want := json.RawMessage(`{"command":"make deploy","description":"ship it","timeout":60000}`)
 		if in := ans.HookSpecificOutput.Decision.UpdatedInput; !sameJSON(t, in, want) {
@@ -374,11 +374,11 @@ func TestHeldHookIntakeWaitsItsTurn(t *testing.T) {
 	}
 	s.svc.leaveIntake() // one turn frees
 	a := s.posted(t, t.Context())
-	if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
-		t.Fatalf("decide: %d %s", r.status, r.raw)
+	if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.Status != 200 {
+		t.Fatalf("decide: %d %s", r.Status, r.Raw)
 	}
-	if r := <-got; r.status != 200 || !strings.Contains(r.raw, `"behavior":"allow"`) {
-		t.Errorf("hook answer once its turn came: %d %s", r.status, r.raw)
+	if r := <-got; r.Status != 200 || !strings.Contains(string(r.Raw), `"behavior":"allow"`) {
+		t.Errorf("hook answer once its turn came: %d %s", r.Status, r.Raw)
 	}
 	if n := len(s.svc.intake); n != intakeLimit-1 {
 		t.Errorf("the intake holds %d turns after the hook, want %d (its turn given back)", n, intakeLimit-1)
@@ -416,8 +416,8 @@ func TestQueuedHookIsDeniedWhenTheServeStops(t *testing.T) {
 		release()
 		t.Fatal("a queued hook was not answered when the serve stopped")
 	}
-	if r.status != 200 || !strings.Contains(r.raw, `"behavior":"deny"`) || !strings.Contains(r.raw, errShutdown.Error()) {
-		t.Fatalf("queued hook at shutdown: %d %s", r.status, r.raw)
+	if r.Status != 200 || !strings.Contains(string(r.Raw), `"behavior":"deny"`) || !strings.Contains(string(r.Raw), errShutdown.Error()) {
+		t.Fatalf("queued hook at shutdown: %d %s", r.Status, r.Raw)
 	}
 	release()
 	if asks, err := s.asks.ListPending(t.Context(), pending.Filter{}); err != nil || len(asks) != 0 {
@@ -472,10 +472,10 @@ func TestQueuedHookDeadlineCountsTheQueue(t *testing.T) {
 	if life := a.Deadline.Sub(a.CreatedAt); life > time.Minute-time.Second {
 		t.Errorf("the Ask lives %s from its creation; want approvals.timeout less the 1.5 s queued", life)
 	}
-	if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
-		t.Fatalf("decide: %d %s", r.status, r.raw)
+	if r := call(t, "POST", srv.URL+"/v1/asks/"+a.ID+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.Status != 200 {
+		t.Fatalf("decide: %d %s", r.Status, r.Raw)
 	}
-	if r := <-got; !strings.Contains(r.raw, `"behavior":"allow"`) {
-		t.Errorf("hook answer: %d %s", r.status, r.raw)
+	if r := <-got; !strings.Contains(string(r.Raw), `"behavior":"allow"`) {
+		t.Errorf("hook answer: %d %s", r.Status, r.Raw)
 	}
 }

@@ -136,18 +136,18 @@ func TestAPIRefusesASessionApprovalNotOffered(t *testing.T) {
 	body := bashAsk("make deploy")
 	body["one_off"] = true
 	made := call(t, "POST", u+"/v1/asks", askToken, body)
-	if made.status != 201 {
-		t.Fatalf("ask: %d %s", made.status, made.raw)
+	if made.Status != 201 {
+		t.Fatalf("ask: %d %s", made.Status, made.Raw)
 	}
-	id := made.body["id"].(string)
-	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.status != 409 || !strings.Contains(r.raw, "offers no approval for the session") {
-		t.Fatalf("approve_session on an ask that offers none: %d %s", r.status, r.raw)
+	id := made.Body["id"].(string)
+	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.Status != 409 || !strings.Contains(string(r.Raw), "offers no approval for the session") {
+		t.Fatalf("approve_session on an ask that offers none: %d %s", r.Status, r.Raw)
 	}
 	a, err := s.asks.Get(t.Context(), id)
 	if err != nil || a.Status != pending.StatusPending {
 		t.Fatalf("after the refusal: %s %v", a.Status, err)
 	}
-	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.status != 200 {
-		t.Fatalf("approve: %d %s", r.status, r.raw)
+	if r := call(t, "POST", u+"/v1/asks/"+id+"/decision", consoleToken, map[string]any{"decision": "approve"}); r.Status != 200 {
+		t.Fatalf("approve: %d %s", r.Status, r.Raw)
 	}
 }

@@ -32,20 +32,20 @@ func TestPolicyReasonKeepsNoSecret(t *testing.T) {
 	u := apiServer(t, s).URL
 
 	denied := call(t, "POST", u+"/v1/asks", askToken, bashAsk("mysql -uroot -p"+mysqlPass+" app"))
-	reason, _ := denied.body["reason"].(string)
-	if denied.status != http.StatusOK || denied.body["status"] != "denied" || !strings.Contains(reason, "mysql -uroot -p[REDACTED] app") {
-		t.Errorf("denied by the policy: %d %s", denied.status, denied.raw)
+	reason, _ := denied.Body["reason"].(string)
+	if denied.Status != http.StatusOK || denied.Body["status"] != "denied" || !strings.Contains(reason, "mysql -uroot -p[REDACTED] app") {
+		t.Errorf("denied by the policy: %d %s", denied.Status, denied.Raw)
 	}
-	if strings.Contains(denied.raw, mysqlPass) {
-		t.Errorf("the API's answer holds the password: %s", denied.raw)
+	if strings.Contains(string(denied.Raw), mysqlPass) {
+		t.Errorf("the API's answer holds the password: %s", denied.Raw)
 	}
 
 	asked := call(t, "POST", u+"/v1/asks", askToken, bashAsk("zip -r -P "+zipPass+" backup.zip reports/"))
-	if asked.status != http.StatusCreated || !strings.Contains(asked.raw, "-P [REDACTED]") {
-		t.Errorf("asked: %d %s", asked.status, asked.raw)
+	if asked.Status != http.StatusCreated || !strings.Contains(string(asked.Raw), "-P [REDACTED]") {
+		t.Errorf("asked: %d %s", asked.Status, asked.Raw)
 	}
-	if strings.Contains(asked.raw, zipPass) {
-		t.Errorf("the API's answer holds the password: %s", asked.raw)
+	if strings.Contains(string(asked.Raw), zipPass) {
+		t.Errorf("the API's answer holds the password: %s", asked.Raw)
 	}
 	a := s.posted(t, t.Context())
 	got, err := s.asks.Get(t.Context(), a.ID)
@@ -109,13 +109,13 @@ func TestAPIAnswerKeepsNoSecretOfTheCorpus(t *testing.T) {
 	leaked, denied := 0, 0
 	for _, sh := range shapes {
 		r := call(t, "POST", u+"/v1/asks", askToken, bashAsk(sh.In))
-		if r.status != http.StatusOK || r.body["status"] != "denied" {
+		if r.Status != http.StatusOK || r.Body["status"] != "denied" {
 			continue // not a command the policy names: stored and shown, as the stores' and surfaces' corpus tests check
 		}
 		denied++
-		if sh.Leaked(r.raw) {
+		if sh.Leaked(string(r.Raw)) {
 			leaked++
-			t.Errorf("%s: the API's answer holds the secret: %.400s", sh.Name, r.raw)
+			t.Errorf("%s: the API's answer holds the secret: %.400s", sh.Name, r.Raw)
 		}
 	}
 	if denied < len(shapes)*3/4 {
@@ -139,12 +139,12 @@ func TestCorpusReachesNeitherAnswerNorRedisNorSlack(t *testing.T) {
 		body := bashAsk(sh.In)
 		body["session_id"] = fmt.Sprintf("sess-%d", i)
 		r := call(t, "POST", u+"/v1/asks", askToken, body)
-		if r.status == http.StatusCreated {
+		if r.Status == http.StatusCreated {
 			asked++
 		}
-		if sh.Leaked(r.raw) {
+		if sh.Leaked(string(r.Raw)) {
 			leaked++
-			t.Errorf("%s: the API's answer holds the secret: %.400s", sh.Name, r.raw)
+			t.Errorf("%s: the API's answer holds the secret: %.400s", sh.Name, r.Raw)
 		}
 	}
 	if asked < len(shapes)*3/4 {

@@ -69,8 +69,8 @@ func TestCreateReturnsWhileSlackIsSlow(t *testing.T) {
 		go func() { done <- call(t, "POST", u+"/v1/asks", askToken, ask) }()
 		select {
 		case r := <-done:
-			if r.status != 201 || r.body["status"] != "pending" {
-				t.Fatalf("create %d: %d %s", i, r.status, r.raw)
+			if r.Status != 201 || r.Body["status"] != "pending" {
+				t.Fatalf("create %d: %d %s", i, r.Status, r.Raw)
 			}
 		case <-time.After(6 * time.Second): // half of Slack's delay: not waiting on it
 			t.Fatalf("create %d did not return while Slack was slow", i)
@@ -87,8 +87,8 @@ func TestTitlesWaitingForSlackHoldNoGoroutineEach(t *testing.T) {
 	create := func(i int) {
 		ask := bashAsk(fmt.Sprintf("make deploy-%d", i))
 		ask["session_id"] = fmt.Sprintf("new-session-%d", i)
-		if r := call(t, "POST", u+"/v1/asks", askToken, ask); r.status != 201 {
-			t.Fatalf("create %d: %d %s", i, r.status, r.raw)
+		if r := call(t, "POST", u+"/v1/asks", askToken, ask); r.Status != 201 {
+			t.Fatalf("create %d: %d %s", i, r.Status, r.Raw)
 		}
 	}
 	create(0) // the channel's drain is now in a slow post

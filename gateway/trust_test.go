@@ -116,16 +116,16 @@ func TestSessionGrantsBelongToTheirCaller(t *testing.T) {
 	u := apiServer(t, s).URL
 	ctx := t.Context()
 	first := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy"))
-	if first.body["session_id"] != "sess-1" {
-		t.Errorf("session_id shown as %v, want sess-1 as sent", first.body["session_id"])
+	if first.Body["session_id"] != "sess-1" {
+		t.Errorf("session_id shown as %v, want sess-1 as sent", first.Body["session_id"])
 	}
 	s.posted(t, ctx)
-	approveForSession(t, s, u, first.body["id"].(string), sessions.Key("laptop-ana", "sess-1"))
-	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy")); r.status != 200 || r.body["status"] != "approved" {
-		t.Errorf("the owner's granted call asked again: %d %s", r.status, r.raw)
+	approveForSession(t, s, u, first.Body["id"].(string), sessions.Key("laptop-ana", "sess-1"))
+	if r := call(t, "POST", u+"/v1/asks", askToken, bashAsk("make deploy")); r.Status != 200 || r.Body["status"] != "approved" {
+		t.Errorf("the owner's granted call asked again: %d %s", r.Status, r.Raw)
 	}
-	if r := call(t, "POST", u+"/v1/asks", otherToken, bashAsk("make deploy")); r.status != 201 || r.body["status"] != "pending" {
-		t.Errorf("another token naming the session got its grant: %d %s", r.status, r.raw)
+	if r := call(t, "POST", u+"/v1/asks", otherToken, bashAsk("make deploy")); r.Status != 201 || r.Body["status"] != "pending" {
+		t.Errorf("another token naming the session got its grant: %d %s", r.Status, r.Raw)
 	}
 	// A Slack run's session (channel/thread, readable from a message link).
 	scope, err := grants.ScopeFor(policy.Call{Tool: "bash", Command: "make deploy", Cwd: "/home/ana/src/api", Workspace: "/home/ana/src/api"})
@@ -137,8 +137,8 @@ func TestSessionGrantsBelongToTheirCaller(t *testing.T) {
 	}
 	slack := bashAsk("make deploy")
 	slack["session_id"] = "C0123/1700000000.000100"
-	if r := call(t, "POST", u+"/v1/asks", askToken, slack); r.status != 201 {
-		t.Errorf("a token naming a Slack thread's session got its grant: %d %s", r.status, r.raw)
+	if r := call(t, "POST", u+"/v1/asks", askToken, slack); r.Status != 201 {
+		t.Errorf("a token naming a Slack thread's session got its grant: %d %s", r.Status, r.Raw)
 	}
 }
 
@@ -158,7 +158,7 @@ func TestWorkspaceIsPinnedNotTheRequestsCwd(t *testing.T) {
 	t.Cleanup(srv.Close)
 	read := func(tok, session, cwd, file string) int {
 		return call(t, "POST", srv.URL+"/v1/asks", tok, map[string]any{"session_id": session, "tool": "Read",
-			"input": map[string]any{"file_path": file}, "cwd": cwd}).status
+			"input": map[string]any{"file_path": file}, "cwd": cwd}).Status
 	}
 	if got := read(askToken, "a", "/", "/etc/hostname"); got != 201 {
 		t.Errorf("configured root, cwd /: a read of /etc/hostname answered %d, want 201 (asked: outside the workspace)", got)
@@ -196,11 +196,11 @@ func TestLongSessionKeys(t *testing.T) {
 	ask["session_id"] = long
 	first := call(t, "POST", u+"/v1/asks", askToken, ask)
 	s.posted(t, t.Context())
-	if r := call(t, "POST", u+"/v1/asks/"+first.body["id"].(string)+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.status != 200 {
-		t.Fatalf("approve_session: %d %s", r.status, r.raw)
+	if r := call(t, "POST", u+"/v1/asks/"+first.Body["id"].(string)+"/decision", consoleToken, map[string]any{"decision": "approve_session"}); r.Status != 200 {
+		t.Fatalf("approve_session: %d %s", r.Status, r.Raw)
 	}
 	testwait.For(t, "the session grant to be recorded", func() bool { g, err := s.grants.List(t.Context(), a); return err == nil && len(g) == 1 })
-	if r := call(t, "POST", u+"/v1/asks", askToken, ask); r.status != 200 || r.body["status"] != "approved" {
-		t.Errorf("a %d-byte session's granted call: %d %s", len(long), r.status, r.raw)
+	if r := call(t, "POST", u+"/v1/asks", askToken, ask); r.Status != 200 || r.Body["status"] != "approved" {
+		t.Errorf("a %d-byte session's granted call: %d %s", len(long), r.Status, r.Raw)
 	}
 }

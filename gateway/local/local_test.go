@@ -1,12 +1,8 @@
 package local
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -15,6 +11,7 @@ import (
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/apitest"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
 )
@@ -79,14 +76,14 @@ func TestLocalAPIJudgesByToken(t *testing.T) {
 	read := map[string]any{"session_id": "s1", "agent": "Claude Code", "tool": "Read",
 		"input": map[string]any{"file_path": filepath.Join(project, "go.mod")}, "cwd": project}
 
-	if r := post(t, srv.URL+"/v1/asks", tokens.Agent, read); r.status != 200 || r.body["status"] != "approved" {
-		t.Errorf("a hook's read inside its project: %d %s, want approved by policy at once", r.status, r.raw)
+	if r := post(t, srv.URL+"/v1/asks", tokens.Agent, read); r.Status != 200 || r.Body["status"] != "approved" {
+		t.Errorf("a hook's read inside its project: %d %s, want approved by policy at once", r.Status, r.Raw)
 	}
-	if r := post(t, srv.URL+"/v1/asks", tokens.Script, read); r.status != 201 || r.body["status"] != "pending" {
-		t.Errorf("bot ask's call: %d %s, want a pending Ask (a script asked for a human)", r.status, r.raw)
+	if r := post(t, srv.URL+"/v1/asks", tokens.Script, read); r.Status != 201 || r.Body["status"] != "pending" {
+		t.Errorf("bot ask's call: %d %s, want a pending Ask (a script asked for a human)", r.Status, r.Raw)
 	}
-	if r := post(t, srv.URL+"/v1/asks", recordid.Secret(), read); r.status != 401 {
-		t.Errorf("an unknown token: %d %s", r.status, r.raw)
+	if r := post(t, srv.URL+"/v1/asks", recordid.Secret(), read); r.Status != 401 {
+		t.Errorf("an unknown token: %d %s", r.Status, r.Raw)
 	}
 	if _, err := New(Config{Asks: asks, Approver: core, MaxTimeout: time.Minute, Tokens: Tokens{Script: tokens.Script, Agent: tokens.Script}}); err == nil {
 		t.Error("one token for both judgings was accepted")
@@ -102,28 +99,9 @@ func (nopNotifier) PostThen(_ context.Context, _ *pending.Ask, done func(string,
 }
 func (nopNotifier) Update(context.Context, pending.Ask) error { return nil }
 
-type reply struct {
-	status int
-	body   map[string]any
-	raw    string
-}
+type reply = apitest.Reply
 
-// post sends body as JSON to url with token, as an agent's hook does.
 func post(t *testing.T, url, token string, body any) reply {
 	t.Helper()
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(t.Context(), "POST", url, bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	r := reply{status: resp.StatusCode, raw: string(raw)}
-	_ = json.Unmarshal(raw, &r.body)
-	return r
+	return apitest.Do(t, "POST", url, token, body)
 }
