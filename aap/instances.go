@@ -308,13 +308,21 @@ func loadOwned[T any](ctx context.Context, s *Server, rid string, key func(strin
 	return v, nil
 }
 
-// getInstance serves GET /v1/instances/{id}.
-func (s *Server) getInstance(r *http.Request, rid string) (int, any, error) {
+// pathInstance is the provisioner calling and the instance the path names
+// ({id}), if that provisioner may manage it: what reading and deleting an
+// instance start with.
+func (s *Server) pathInstance(r *http.Request, rid string) (provisioner, instance, error) {
 	prov, err := s.provisionerOf(r)
 	if err != nil {
-		return 0, nil, err
+		return provisioner{}, instance{}, err
 	}
 	inst, err := s.provisionersInstance(r.Context(), rid, prov, r.PathValue("id"))
+	return prov, inst, err
+}
+
+// getInstance serves GET /v1/instances/{id}.
+func (s *Server) getInstance(r *http.Request, rid string) (int, any, error) {
+	_, inst, err := s.pathInstance(r, rid)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -414,15 +422,11 @@ func (s *Server) updateInstance(r *http.Request, rid string) (int, any, error) {
 // may be pending is cancelled. Repeating it answers 204 while the
 // deletion record lasts.
 func (s *Server) deleteInstance(r *http.Request, rid string) (int, any, error) {
-	prov, err := s.provisionerOf(r)
+	prov, inst, err := s.pathInstance(r, rid)
 	if err != nil {
 		return 0, nil, err
 	}
 	ctx := r.Context()
-	inst, err := s.provisionersInstance(ctx, rid, prov, r.PathValue("id"))
-	if err != nil {
-		return 0, nil, err
-	}
 	if inst.DeletedAt.IsZero() {
 		inst.DeletedAt = s.now()
 		if err := s.cfg.Store.Put(ctx, instKey(inst.ID), jsonBytes(inst), Retention); err != nil {

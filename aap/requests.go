@@ -21,19 +21,25 @@ import (
 // the gateway's PolicyDecider, which the wiring's test pins.
 const PolicyDecider = "askops policy"
 
+// createMembers are a request's CreateApprovalRequest members as the
+// adapter sent them: stored so, and handed back so in every ApprovalRequest.
+type createMembers struct {
+	Tool      string          `json:"tool"`
+	Server    string          `json:"server,omitempty"`
+	Arguments json.RawMessage `json:"arguments"`
+	Timeout   string          `json:"timeout"`
+	Reasoning *string         `json:"agent_reasoning,omitempty"`
+	Context   json.RawMessage `json:"context,omitempty"`
+}
+
 // request is a stored request: what was submitted, as submitted, and the
 // window the provider accepted.
 type request struct {
-	ID         string          `json:"id"`
-	Instance   string          `json:"instance"`
-	Tool       string          `json:"tool"`
-	Server     string          `json:"server,omitempty"`
-	Arguments  json.RawMessage `json:"arguments"`
-	Timeout    string          `json:"timeout"`
-	Reasoning  *string         `json:"agent_reasoning,omitempty"`
-	Context    json.RawMessage `json:"context,omitempty"`
-	CreatedAt  time.Time       `json:"created_at"`
-	DeadlineAt time.Time       `json:"deadline_at"`
+	ID       string `json:"id"`
+	Instance string `json:"instance"`
+	createMembers
+	CreatedAt  time.Time `json:"created_at"`
+	DeadlineAt time.Time `json:"deadline_at"`
 	// Window is the execution window in force when the request was made:
 	// an approval's expires_at is decided_at + Window, whenever it is read.
 	Window time.Duration `json:"window"`
@@ -63,17 +69,12 @@ type decision struct {
 
 // requestJSON is the protocol's ApprovalRequest.
 type requestJSON struct {
-	ID         string          `json:"id"`
-	Tool       string          `json:"tool"`
-	Server     string          `json:"server,omitempty"`
-	Arguments  json.RawMessage `json:"arguments"`
-	Timeout    string          `json:"timeout"`
-	Reasoning  *string         `json:"agent_reasoning,omitempty"`
-	Context    json.RawMessage `json:"context,omitempty"`
-	Status     string          `json:"status"`
-	CreatedAt  string          `json:"created_at"`
-	DeadlineAt string          `json:"deadline_at"`
-	Decision   *decisionJSON   `json:"decision,omitempty"`
+	ID string `json:"id"`
+	createMembers
+	Status     string        `json:"status"`
+	CreatedAt  string        `json:"created_at"`
+	DeadlineAt string        `json:"deadline_at"`
+	Decision   *decisionJSON `json:"decision,omitempty"`
 }
 
 type decisionJSON struct {
@@ -87,8 +88,7 @@ type decisionJSON struct {
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func (rq request) json(d *decision) requestJSON {
-	j := requestJSON{ID: rq.ID, Tool: rq.Tool, Server: rq.Server, Arguments: rq.Arguments, Timeout: rq.Timeout, Reasoning: rq.Reasoning, Context: rq.Context,
-		Status: "pending", CreatedAt: stamp(rq.CreatedAt), DeadlineAt: stamp(rq.DeadlineAt)}
+	j := requestJSON{ID: rq.ID, createMembers: rq.createMembers, Status: "pending", CreatedAt: stamp(rq.CreatedAt), DeadlineAt: stamp(rq.DeadlineAt)}
 	if d != nil {
 		j.Status = d.Status
 		j.Decision = &decisionJSON{Status: d.Status, Note: d.Note, DecidedAt: stamp(d.DecidedAt)}
@@ -328,8 +328,8 @@ func (s *Server) createRequest(r *http.Request, rid string) (int, any, error) {
 	if s.cfg.MaxTimeout > 0 {
 		window = min(window, s.cfg.MaxTimeout)
 	}
-	rq := request{ID: k.ID, Instance: inst.ID, Tool: sub.tool, Server: sub.server, Arguments: sub.arguments, Timeout: sub.timeout, Reasoning: sub.reasoning,
-		Context: sub.context, CreatedAt: now, DeadlineAt: now.Add(max(window, time.Second)), Window: s.cfg.Window, Keep: retentionFor(inst)}
+	rq := request{ID: k.ID, Instance: inst.ID, createMembers: createMembers{Tool: sub.tool, Server: sub.server, Arguments: sub.arguments, Timeout: sub.timeout,
+		Reasoning: sub.reasoning, Context: sub.context}, CreatedAt: now, DeadlineAt: now.Add(max(window, time.Second)), Window: s.cfg.Window, Keep: retentionFor(inst)}
 	if !a.CreatedAt.IsZero() {
 		rq.CreatedAt = a.CreatedAt.UTC().Truncate(time.Second)
 		rq.DeadlineAt = a.Deadline.UTC().Truncate(time.Second)

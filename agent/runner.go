@@ -28,6 +28,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/askops/askops/internal/drain"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/policy"
 )
@@ -411,14 +412,7 @@ func (r *Runner) Shutdown(ctx context.Context) error {
 		run.cancel(ErrStopped)
 	}
 	r.mu.Unlock()
-	done := make(chan struct{})
-	go func() { r.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return drain.Wait(ctx, &r.wg)
 }
 
 func (run *Run) emit(e Event) {

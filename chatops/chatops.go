@@ -12,6 +12,7 @@ import (
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/drain"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/sessions"
@@ -196,14 +197,10 @@ func (o *Ops) Shutdown(ctx context.Context) error {
 	o.mu.Unlock()
 	o.stopRuns()
 	defer o.releaseStops()
-	done := make(chan struct{})
-	go func() { o.work.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
+	if drain.Wait(ctx, &o.work) != nil {
 		return ErrDrainCut
 	}
+	return nil
 }
 
 // goTracked starts fn as owned work unless Shutdown has begun. The check

@@ -260,27 +260,9 @@ func TestMentionRunsInThreadWithStatus(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	o.fake.FailNext("chat.postMessage", 1, fakeslack.FailMode{Status: 429, RetryAfter: time.Millisecond})
-	o.Event(ctx, slackevents.EventsAPIEvent{
-		Data:       &slackevents.EventsAPICallbackEvent{EventID: "Ev2"},
-		InnerEvent: slackevents.EventsAPIInnerEvent{Data: &slackevents.AppMentionEvent{User: starterID, Channel: "COPS", Text: "<@UBOT> look around", TimeStamp: "5.000001"}},
-	})
-	answer, err := o.fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return c.OK() && strings.Contains(c.Text, "all done") })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if answer.ThreadTS != "5.000001" {
-		t.Errorf("answer in thread %q, want the mention's", answer.ThreadTS)
-	}
-	// The status message shows the run's end (posted with it, or edited
-	// to it: the states between may be skipped).
-	testwait.Until(ctx, t, "the status message to show the finished run", func() bool {
-		for _, m := range o.fake.Messages() {
-			if m.ThreadTS == "5.000001" && strings.Contains(m.Text, "_finished_") && strings.Contains(m.Text, "1 tool call(s)") && strings.Contains(m.Text, "list_files") {
-				return true
-			}
-		}
-		return false
-	})
+	mention(o, ctx, "Ev2", "5.000001")
+	answerInThread(ctx, t, o, "5.000001", func(text string) bool { return strings.Contains(text, "all done") })
+	finishedInThread(ctx, t, o, "5.000001", "1 tool call(s)", "list_files")
 	if err := o.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -369,10 +351,7 @@ func TestRunNotStartedTellsTheUser(t *testing.T) {
 	}
 
 	o.fake.FailNext("chat.postMessage", 1, fakeslack.FailMode{SlackError: "is_archived"})
-	o.Event(ctx, slackevents.EventsAPIEvent{
-		Data:       &slackevents.EventsAPICallbackEvent{EventID: "Ev9"},
-		InnerEvent: slackevents.EventsAPIInnerEvent{Data: &slackevents.AppMentionEvent{User: starterID, Channel: "COPS", Text: "<@UBOT> look around", TimeStamp: "9.000001"}},
-	})
+	mention(o, ctx, "Ev9", "9.000001")
 	if _, err := o.fake.WaitForCall(ctx, "chat.postEphemeral", func(c fakeslack.Call) bool {
 		return c.User == starterID && strings.Contains(c.Text, "was stopped") && strings.Contains(c.Text, "is_archived")
 	}); err != nil {
@@ -417,6 +396,46 @@ func mention(o *testOps, ctx context.Context, event, ts string) {
 	})
 }
 
+// answerInThread waits for the run's answer, the first post that went
+// through and whose text is the answer, and fails t unless it is in the
+// thread of the mention at ts.
+func answerInThread(ctx context.Context, t *testing.T, o *testOps, ts string, isAnswer func(text string) bool) {
+	t.Helper()
+	answer, err := o.fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return c.OK() && isAnswer(c.Text) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if answer.ThreadTS != ts {
+		t.Errorf("answer in thread %q, want the mention's %q", answer.ThreadTS, ts)
+	}
+}
+
+// finishedInThread waits for the status message in the thread of the
+// mention at ts to show the run finished, with every one of also. It is
+// posted with the run's end or edited to it: the states between may be
+// skipped.
+func finishedInThread(ctx context.Context, t *testing.T, o *testOps, ts string, also ...string) {
+	t.Helper()
+	testwait.Until(ctx, t, "the status message to show the finished run", func() bool {
+		for _, m := range o.fake.Messages() {
+			if m.ThreadTS == ts && strings.Contains(m.Text, "_finished_") && containsAll(m.Text, also) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// containsAll reports whether s contains every one of subs.
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
 // A run in a thread starts at once, however long the channel makes its
 // status message wait: the model hears from it, and it ends, before
 // anything is posted; its status and answer follow when the channel
@@ -432,21 +451,8 @@ func TestRunStartsWhileTheChannelMakesItsStatusWait(t *testing.T) {
 		t.Fatalf("%d posts while the channel had no slot", n)
 	}
 	pace.open.Store(true)
-	answer, err := o.fake.WaitForCall(ctx, "chat.postMessage", func(c fakeslack.Call) bool { return c.OK() && c.Text == "all done" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if answer.ThreadTS != "7.000001" {
-		t.Errorf("answer in thread %q", answer.ThreadTS)
-	}
-	testwait.Until(ctx, t, "the status to show the finished run", func() bool {
-		for _, m := range o.fake.Messages() {
-			if m.ThreadTS == "7.000001" && strings.Contains(m.Text, "_finished_") {
-				return true
-			}
-		}
-		return false
-	})
+	answerInThread(ctx, t, o, "7.000001", func(text string) bool { return text == "all done" })
+	finishedInThread(ctx, t, o, "7.000001")
 	if err := o.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,14 @@ import (
 // clients (as two processes would have), for memory the same store twice.
 type newStoreFunc func(t *testing.T, opts Options) (a, b Store)
 
+// memoryStores is the in-memory store's newStoreFunc: one store, handed
+// out as both instances and closed when the test ends.
+func memoryStores(t *testing.T, opts Options) (Store, Store) {
+	s := NewMemoryStore(opts)
+	t.Cleanup(func() { _ = s.Close() })
+	return s, s
+}
+
 func sampleRequest(i int) Request {
 	return Request{
 		RunID: fmt.Sprintf("run-%d", i%3), SessionID: fmt.Sprintf("sess-%d", i%2),

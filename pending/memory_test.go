@@ -6,11 +6,7 @@ import (
 )
 
 func TestMemoryStore(t *testing.T) {
-	testStore(t, func(t *testing.T, opts Options) (Store, Store) {
-		s := NewMemoryStore(opts)
-		t.Cleanup(func() { _ = s.Close() })
-		return s, s
-	})
+	testStore(t, memoryStores)
 }
 
 func TestMemorySweepDropsRecordsAfterRetention(t *testing.T) {

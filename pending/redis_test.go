@@ -36,14 +36,20 @@ func twoReplicas(t testing.TB) (srv *redistest.Server, a, b *RedisStore) {
 	return srv, newRedisStore(t, srv.URL(), Options{}), newRedisStore(t, srv.URL(), Options{})
 }
 
-func TestRedisStore(t *testing.T) {
-	srv := redistest.Start(t)
+// redisStoresOn is the Redis store's newStoreFunc on the server at url:
+// two stores, as two replicas share one server. A namespace per case,
+// prefix and its count, keeps the cases apart on that server.
+func redisStoresOn(url, prefix string) newStoreFunc {
 	n := 0
-	testStore(t, func(t *testing.T, opts Options) (Store, Store) {
-		n++ // a namespace per case keeps cases apart on one server
-		opts.Namespace = "askops" + string(rune('a'+n%26)) + string(rune('a'+n/26))
-		return newRedisStore(t, srv.URL(), opts), newRedisStore(t, srv.URL(), opts)
-	})
+	return func(t *testing.T, opts Options) (Store, Store) {
+		n++
+		opts.Namespace = prefix + string(rune('a'+n%26)) + string(rune('a'+n/26))
+		return newRedisStore(t, url, opts), newRedisStore(t, url, opts)
+	}
+}
+
+func TestRedisStore(t *testing.T) {
+	testStore(t, redisStoresOn(redistest.Start(t).URL(), "askops"))
 }
 
 func TestRedisStoreRefusesBadNamespace(t *testing.T) {

@@ -9,21 +9,11 @@ import (
 )
 
 func TestRedisSteps(t *testing.T) {
-	srv := redistest.Start(t)
-	n := 0
-	testSteps(t, func(t *testing.T, opts Options) (Store, Store) {
-		n++
-		opts.Namespace = "steps" + string(rune('a'+n%26)) + string(rune('a'+n/26))
-		return newRedisStore(t, srv.URL(), opts), newRedisStore(t, srv.URL(), opts)
-	})
+	testSteps(t, redisStoresOn(redistest.Start(t).URL(), "steps"))
 }
 
 func TestMemorySteps(t *testing.T) {
-	testSteps(t, func(t *testing.T, opts Options) (Store, Store) {
-		s := NewMemoryStore(opts)
-		t.Cleanup(func() { _ = s.Close() })
-		return s, s
-	})
+	testSteps(t, memoryStores)
 }
 
 // testSteps is the follow-up schedule's contract, for both stores.
