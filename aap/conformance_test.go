@@ -1,9 +1,14 @@
 package aap
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -500,6 +505,58 @@ func TestSpec8Provider12RetrySafeUpdatesAndDeletes(t *testing.T) {
 	}
 	if r := h.do("GET", "/v1/instances/"+id, provToken, nil); r.Status != 404 {
 		t.Errorf("the deleted instance came back: %d", r.Status)
+	}
+}
+
+// flakyMembers is a store whose next change of a set fails, as Redis
+// failing between two steps of an update does.
+type flakyMembers struct {
+	Store
+	fail atomic.Bool
+}
+
+func (f *flakyMembers) AddMember(ctx context.Context, key, member string) error {
+	if f.fail.CompareAndSwap(true, false) {
+		return errors.New("connection reset")
+	}
+	return f.Store.AddMember(ctx, key, member)
+}
+
+func (f *flakyMembers) RemoveMember(ctx context.Context, key, member string) error {
+	if f.fail.CompareAndSwap(true, false) {
+		return errors.New("connection reset")
+	}
+	return f.Store.RemoveMember(ctx, key, member)
+}
+
+// An update that failed part way (the store down after the instance was
+// written) gives its idempotency key back: the provisioner's retry with
+// the same key and input completes it at once, rather than being told
+// for a minute that the failed attempt is still in progress.
+func TestUpdateRetriedAfterAStoreFailure(t *testing.T) {
+	h := newHarness(t)
+	store := &flakyMembers{Store: h.store}
+	srv, err := New(Config{Asker: h.asker, Asks: h.asks, Store: store, Provisioners: []Provisioner{{Name: "platform", Token: provToken}},
+		Window: time.Minute, Now: h.clock.Now, AllowPrivateWebhooks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(http.StripPrefix("/aap", srv.Handler()))
+	t.Cleanup(ts.Close)
+	h.url = ts.URL + "/aap"
+	rc := newReceiver(t, h.clock)
+	id, _ := h.asyncInstance(rc)
+	store.fail.Store(true)
+	patch := map[string]any{"instance_name": "async", "delivery": nil}
+	if r := h.do("PATCH", "/v1/instances/"+id, provToken, patch, "Idempotency-Key", "p1"); r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("update with the store failing: %d %s, want 503", r.Status, r.Raw)
+	}
+	r := h.do("PATCH", "/v1/instances/"+id, provToken, patch, "Idempotency-Key", "p1")
+	if r.Status != http.StatusOK {
+		t.Fatalf("the retry: %d %s, want 200", r.Status, r.Raw)
+	}
+	if members, err := h.store.Members(t.Context(), deliveringKey); err != nil || slices.Contains(members, id) {
+		t.Errorf("delivering instances after the retry removed delivery: %v %v", members, err)
 	}
 }
 

@@ -409,6 +409,9 @@ func (s *Server) updateInstance(r *http.Request, rid string) (int, any, error) {
 		err = s.cfg.Store.RemoveMember(ctx, deliveringKey, inst.ID)
 	}
 	if err != nil {
+		// The instance is written but its delivery set is not: give the
+		// key back, so the provisioner's retry redoes both at once.
+		release()
 		return 0, nil, s.storeErr(rid, err)
 	}
 	if err := s.cfg.Store.Put(ctx, pk, jsonBytes(patched{Input: digest, Response: inst.json()}), Retention); err != nil {
