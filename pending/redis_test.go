@@ -1,6 +1,7 @@
 package pending
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func redisStoresOn(url, prefix string) newStoreFunc {
 	n := 0
 	return func(t *testing.T, opts Options) (Store, Store) {
 		n++
-		opts.Namespace = prefix + string(rune('a'+n%26)) + string(rune('a'+n/26))
+		opts.Namespace = prefix + strconv.Itoa(n)
 		return newRedisStore(t, url, opts), newRedisStore(t, url, opts)
 	}
 }
