@@ -2,26 +2,13 @@ package sessions
 
 import (
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testclock"
 )
-
-// homeClock is a clock the test moves: the stores' Now and, in Redis, the
-// server's clock the viewer scripts judge by.
-type homeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *homeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-
-func (c *homeClock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
-func (c *homeClock) options() Options { return Options{Now: c.Now, serverNow: c.Now} }
 
 type newHomeStores func(t *testing.T, opts Options) (any, any)
 
@@ -54,8 +41,10 @@ func TestMemoryHomeViewers(t *testing.T) {
 // its time is up; a Home digest is claimed by one replica once, again after
 // a release or a change.
 func testHomeViewers(t *testing.T, newStore newHomeStores) {
-	clock := &homeClock{now: time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)}
-	a, b := newStore(t, clock.options())
+	// The clock the test moves is the stores' Now and, in Redis, the
+	// server's clock the viewer scripts judge by.
+	clock := testclock.New(time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC))
+	a, b := newStore(t, Options{Now: clock.Now, serverNow: clock.Now})
 	va, vb := a.(HomeViewers), b.(HomeViewers)
 	ctx := t.Context()
 	if err := va.AddHomeViewer(ctx, "U1", clock.Now().Add(time.Hour)); err != nil {
