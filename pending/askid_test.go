@@ -12,7 +12,7 @@ import (
 // store is touched, and an Unleased Ask outlives a dropped hold.
 func testAskID(t *testing.T, newStore newStoreFunc) {
 	clock := newFakeClock()
-	a, b := newStore(t, clock.options())
+	a, b := newStore(t, clockOptions(clock))
 	ctx := t.Context()
 	req := sampleRequest(1)
 	req.AskID, req.Unleased, req.Keep = recordid.NewUUID(), true, 200*time.Hour

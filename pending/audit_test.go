@@ -242,7 +242,7 @@ func TestMemoryAuditVerifyDetectsEdit(t *testing.T) {
 
 func TestAuditExportHistories(t *testing.T) {
 	clock := newFakeClock()
-	s := NewMemoryStore(clock.options())
+	s := NewMemoryStore(clockOptions(clock))
 	old := auditFixture(t, s, 1)
 	clock.Advance(48 * time.Hour)
 	recent := auditFixture(t, s, 2)

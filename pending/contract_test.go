@@ -46,7 +46,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 	t.Run("AskID", func(t *testing.T) { testAskID(t, newStore) })
 	t.Run("CreateGet", func(t *testing.T) {
 		clock := newFakeClock()
-		a, b := newStore(t, clock.options())
+		a, b := newStore(t, clockOptions(clock))
 		req := sampleRequest(1)
 		ask, err := a.Create(t.Context(), req, 2*time.Minute)
 		if err != nil {
@@ -304,7 +304,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 
 	t.Run("ExpiresAtDeadlineWithInjectedClock", func(t *testing.T) {
 		clock := newFakeClock()
-		a, b := newStore(t, clock.options())
+		a, b := newStore(t, clockOptions(clock))
 		ask, _ := a.Create(t.Context(), sampleRequest(1), time.Minute)
 		done := waitInBackground(t, a, ask.ID)
 		testwait.Within(t, 5*time.Second, "the waiter to register", func() bool { return waitingCount(a) == 1 })
@@ -328,7 +328,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 
 	t.Run("ClickAfterDeadlineExpiresInstead", func(t *testing.T) {
 		clock := newFakeClock()
-		a, _ := newStore(t, clock.options())
+		a, _ := newStore(t, clockOptions(clock))
 		ask, _ := a.Create(t.Context(), sampleRequest(1), time.Minute)
 		clock.Advance(time.Minute)
 		_, err := a.Decide(t.Context(), ask.ID, Approved, "U_LATE", "")
@@ -345,7 +345,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 
 	t.Run("ClickRacingDeadlineHasOneResult", func(t *testing.T) {
 		clock := newFakeClock()
-		a, b := newStore(t, clock.options())
+		a, b := newStore(t, clockOptions(clock))
 		const n = 40
 		for i := range n {
 			ask, _ := a.Create(t.Context(), sampleRequest(i), time.Minute)
@@ -376,7 +376,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 
 	t.Run("ConcurrentSweepersExpireOnce", func(t *testing.T) {
 		clock := newFakeClock()
-		a, b := newStore(t, clock.options())
+		a, b := newStore(t, clockOptions(clock))
 		orphans := map[string]bool{}
 		for i := range 30 {
 			ask, _ := a.Create(t.Context(), sampleRequest(i), time.Minute)
@@ -451,7 +451,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 
 	t.Run("ListPendingFiltersOldestFirst", func(t *testing.T) {
 		clock := newFakeClock()
-		a, b := newStore(t, clock.options())
+		a, b := newStore(t, clockOptions(clock))
 		var made []Ask
 		for i := range 6 {
 			// later asks get shorter TTLs, so deadline order differs from creation order
@@ -485,7 +485,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 
 	t.Run("AuditOneDecidedPerAsked", func(t *testing.T) {
 		clock := newFakeClock()
-		a, b := newStore(t, clock.options())
+		a, b := newStore(t, clockOptions(clock))
 		const n = 30
 		var wg sync.WaitGroup
 		for i := range n {

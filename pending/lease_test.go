@@ -25,7 +25,7 @@ func renewLeases(ctx context.Context, s Store) {
 // that is refused, and the Ask's waiter wakes with the cancellation.
 func testLeases(t *testing.T, newStore newStoreFunc) {
 	clock := newFakeClock()
-	opts := clock.options()
+	opts := clockOptions(clock)
 	a, b := newStore(t, opts)
 	ctx := t.Context()
 	ttl := DefaultLeaseTTL
@@ -105,7 +105,7 @@ func testLeases(t *testing.T, newStore newStoreFunc) {
 func TestRedisOutageLapsesNoLease(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := newFakeClock()
-	opts := clock.options()
+	opts := clockOptions(clock)
 	opts.Logger = quietLogger()
 	const ttl = time.Hour // the store's own renewer (every ttl/3) stays out of the way
 	opts.LeaseTTL = ttl
@@ -168,7 +168,7 @@ func TestRedisOutageLapsesNoLease(t *testing.T) {
 func TestOlderReleasesAskTakesNoLease(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := newFakeClock()
-	opts := clock.options()
+	opts := clockOptions(clock)
 	opts.Logger = quietLogger()
 	s := newRedisStore(t, srv.URL(), opts)
 	ctx := t.Context()

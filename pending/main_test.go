@@ -2,11 +2,12 @@ package pending
 
 import (
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/askops/askops/internal/testclock"
 )
 
 func TestMain(m *testing.M) {
@@ -18,59 +19,14 @@ func TestMain(m *testing.M) {
 	)
 }
 
-// fakeClock is an injected clock: Now returns the fake time, After fires
-// when Advance moves the time past it.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []fakeTimer
-}
+// newFakeClock is the tests' clock, near real time: Redis TTLs are
+// relative, but keep the records sane.
+func newFakeClock() *testclock.Clock { return testclock.New(time.Now().UTC().Truncate(time.Second)) }
 
-type fakeTimer struct {
-	at time.Time
-	ch chan time.Time
+// clockOptions drive a store by c, the Redis server's clock included.
+func clockOptions(c *testclock.Clock) Options {
+	return Options{Now: c.Now, After: c.After, serverNow: c.Now}
 }
-
-func newFakeClock() *fakeClock {
-	// Near real time: Redis TTLs are relative, but keep the records sane.
-	return &fakeClock{now: time.Now().UTC().Truncate(time.Second)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- c.now
-		return ch
-	}
-	c.timers = append(c.timers, fakeTimer{at: c.now.Add(d), ch: ch})
-	return ch
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		if t.at.After(c.now) {
-			kept = append(kept, t)
-			continue
-		}
-		t.ch <- c.now
-	}
-	c.timers = kept
-}
-
-// options drive a store by the fake clock, the Redis server's clock included.
-func (c *fakeClock) options() Options { return Options{Now: c.Now, After: c.After, serverNow: c.Now} }
 
 // waitingCount is how the contract tests see that a Wait has registered.
 func waitingCount(s Store) int {

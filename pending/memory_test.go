@@ -11,7 +11,7 @@ func TestMemoryStore(t *testing.T) {
 
 func TestMemorySweepDropsRecordsAfterRetention(t *testing.T) {
 	clock := newFakeClock()
-	opts := clock.options()
+	opts := clockOptions(clock)
 	opts.Retention = time.Hour
 	opts.AuditMaxLen = 3
 	s := NewMemoryStore(opts)

@@ -41,7 +41,7 @@ func TestRedisOutOfMemoryFailsClosed(t *testing.T) {
 	ctx := t.Context()
 	var logs lockedBuffer
 	clock := newFakeClock()
-	opts := clock.options()
+	opts := clockOptions(clock)
 	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	s := newRedisStore(t, srv.URL(), opts)
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testclock"
 )
 
 func TestRedisSteps(t *testing.T) {
@@ -22,9 +23,9 @@ func testSteps(t *testing.T, newStore newStoreFunc) {
 	const lease = 30 * time.Second
 	// clocked is the pair of stores (as two replicas) on one fake clock
 	// that every case moving time starts from.
-	clocked := func(t *testing.T) (*fakeClock, Store, Store) {
+	clocked := func(t *testing.T) (*testclock.Clock, Store, Store) {
 		clock := newFakeClock()
-		a, b := newStore(t, clock.options())
+		a, b := newStore(t, clockOptions(clock))
 		return clock, a, b
 	}
 
@@ -213,7 +214,7 @@ func countKind(events []Event, k EventKind) int {
 func TestRedisStepsClaimedOnceAcrossReplicas(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := newFakeClock()
-	opts := clock.options()
+	opts := clockOptions(clock)
 	opts.Namespace = "stepsrace"
 	var replicas []*RedisStore
 	for range 4 {

@@ -201,7 +201,7 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 
 	t.Run("LateVoteExpires", func(t *testing.T) {
 		clock := newFakeClock()
-		a, _ := newStore(t, clock.options())
+		a, _ := newStore(t, clockOptions(clock))
 		ask, _ := a.Create(t.Context(), quorum(2), time.Minute)
 		if _, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_ANA", Person: "U_ANA"}); err != nil {
 			t.Fatal(err)
