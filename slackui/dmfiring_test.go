@@ -12,8 +12,9 @@ import (
 
 // sendDM sends a's DM to user as a level does, the level reaching no one
 // else (its authority not recorded: only the DM rule admits user): a step
-// of its own claimed, the DM reserved, posted and recorded.
-func (w *seamWorld) sendDM(a pending.Ask, user string) {
+// of its own claimed, the DM reserved, posted and recorded. It returns the
+// recorded copy: the DM's channel and ts, as the Ask's first copy.
+func (w *seamWorld) sendDM(a pending.Ask, user string) (dm [2]string) {
 	w.t.Helper()
 	ctx := w.t.Context()
 	if err := w.store.ScheduleSteps(ctx, a.ID, []pending.DueStep{{Name: "escalate:dm-" + user, Due: w.clock.Now()}}); err != nil {
@@ -35,9 +36,18 @@ func (w *seamWorld) sendDM(a pending.Ask, user string) {
 		if err := w.esc.sendDirect(ctx, w.notifier, b, r); err != nil {
 			w.t.Fatal(err)
 		}
-		return
+		got, err := w.store.Get(ctx, a.ID)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		copies := got.Copies.List()
+		if len(copies) == 0 {
+			w.t.Fatalf("the DM to %s was not recorded as a copy", user)
+		}
+		return copies[0]
 	}
 	w.t.Fatalf("the DM step for %s was not claimed", user)
+	return dm
 }
 
 // postInDM posts a's message, buttons and all, in user's DM without
@@ -70,12 +80,10 @@ func TestDMClickBeforeTheLevelIsRecorded(t *testing.T) {
 	}
 
 	// The level's first DM is out and recorded; the level is not finished.
-	w.sendDM(a, oncallB)
-	got, _ := w.store.Get(ctx, a.ID)
-	if got.Followups != "" {
+	dm := w.sendDM(a, oncallB)
+	if got, _ := w.store.Get(ctx, a.ID); got.Followups != "" {
 		t.Fatalf("the level is recorded already (%q); the test needs it in flight", got.Followups)
 	}
-	dm := got.Copies.List()[0]
 	w.click(oncallB, dm[0], dm[1], a.ID, ActionApprove)
 	w.wantApprovedBy(a, oncallB, "the DM's recipient's click while the level was being carried out")
 }
@@ -89,9 +97,7 @@ func TestDMCopyDecidedOnlyByItsRecipient(t *testing.T) {
 	w := newSeamWorld(t)
 	ctx := t.Context()
 	a := w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
-	w.sendDM(a, oncallB)
-	got, _ := w.store.Get(ctx, a.ID)
-	dm := got.Copies.List()[0]
+	dm := w.sendDM(a, oncallB)
 
 	for i, clicker := range []string{"USTRANGER", oncallA, approverA} {
 		w.click(clicker, dm[0], dm[1], a.ID, ActionApprove)
