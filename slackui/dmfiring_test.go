@@ -10,6 +10,14 @@ import (
 	"github.com/askops/askops/pending"
 )
 
+// newDMWorld is a seam world with one Ask posted in the approval channel,
+// whose DMs (and clicks on them) each test then makes.
+func newDMWorld(t *testing.T) (*seamWorld, pending.Ask) {
+	t.Helper()
+	w := newSeamWorld(t)
+	return w, w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
+}
+
 // sendDM sends a's DM to user as a level does, the level reaching no one
 // else (its authority not recorded: only the DM rule admits user): a step
 // of its own claimed, the DM reserved, posted and recorded. It returns the
@@ -68,9 +76,8 @@ func (w *seamWorld) postInDM(a pending.Ask, user string) (channel, ts string) {
 // recorded DM copy is the recipient's and counts. A click on a DM askops
 // never recorded for the Ask is still refused.
 func TestDMClickBeforeTheLevelIsRecorded(t *testing.T) {
-	w := newSeamWorld(t)
+	w, a := newDMWorld(t)
 	ctx := t.Context()
-	a := w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
 
 	// Refused: the Ask's buttons in a DM askops never recorded as a copy.
 	channel, stray := w.postInDM(a, oncallA)
@@ -94,9 +101,8 @@ func TestDMClickBeforeTheLevelIsRecorded(t *testing.T) {
 // is, and changes nothing, whoever the clicker is elsewhere. The
 // recipient's own click then decides.
 func TestDMCopyDecidedOnlyByItsRecipient(t *testing.T) {
-	w := newSeamWorld(t)
+	w, a := newDMWorld(t)
 	ctx := t.Context()
-	a := w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
 	dm := w.sendDM(a, oncallB)
 
 	for i, clicker := range []string{"USTRANGER", oncallA, approverA} {
@@ -116,9 +122,8 @@ func TestDMCopyDecidedOnlyByItsRecipient(t *testing.T) {
 // approver check failed, and nothing changes. Once Slack answers, the
 // recipient's click counts.
 func TestDMCopyRecipientUncheckedIsRefused(t *testing.T) {
-	w := newSeamWorld(t)
+	w, a := newDMWorld(t)
 	ctx := t.Context()
-	a := w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
 	// The DM posted and recorded as the previous release did (a copy
 	// without its recipient): this replica never opened it, so it must
 	// ask Slack whose it is.
