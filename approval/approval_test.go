@@ -74,29 +74,44 @@ func (n *notifier) waitPosted(t *testing.T) pending.Ask {
 	}
 }
 
-// deadlines is the store's clock and deadline timer, both driven by the
-// test: the store refuses to expire an Ask before its deadline, so firing
-// the timer also moves the clock past it.
-type deadlines struct {
-	fire chan time.Time
-	mu   sync.Mutex
-	now  time.Time
-	// armed are the deadline timers of the Asks the round trip parked
-	// (Config.AfterFunc); arms says one was armed.
+// timers is Config.AfterFunc driven by the test: it keeps the deadline
+// timers of the Asks the round trip parked until fire, and arms says one
+// was armed (a signal already waiting stands for any armed since).
+type timers struct {
+	mu    sync.Mutex
 	armed []func()
 	arms  chan struct{}
 }
 
-// afterFunc is Config.AfterFunc on this clock: expire fires it.
-func (d *deadlines) afterFunc(_ time.Duration, f func()) func() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.armed = append(d.armed, f)
+func (ts *timers) afterFunc(_ time.Duration, f func()) func() bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.armed = append(ts.armed, f)
 	select {
-	case d.arms <- struct{}{}:
+	case ts.arms <- struct{}{}:
 	default:
 	}
 	return func() bool { return true }
+}
+
+// fire runs the timers armed so far.
+func (ts *timers) fire() {
+	ts.mu.Lock()
+	fs := ts.armed
+	ts.armed = nil
+	ts.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// deadlines is the store's clock and deadline timer, both driven by the
+// test, with the round trip's timers: the store refuses to expire an Ask
+// before its deadline, so firing the timers also moves the clock past it.
+type deadlines struct {
+	timers // guards now too
+	fire   chan time.Time
+	now    time.Time
 }
 
 func (d *deadlines) after(time.Duration) <-chan time.Time { return d.fire }
@@ -115,13 +130,7 @@ func (d *deadlines) expire() {
 	d.now = d.now.Add(24 * time.Hour)
 	d.mu.Unlock()
 	for {
-		d.mu.Lock()
-		armed := d.armed
-		d.armed = nil
-		d.mu.Unlock()
-		for _, f := range armed {
-			f()
-		}
+		d.timers.fire()
 		select {
 		case d.fire <- d.clock():
 			return
@@ -137,7 +146,7 @@ type setup struct {
 }
 
 func newSetup(t *testing.T) *setup {
-	s := &setup{deadlines: &deadlines{fire: make(chan time.Time), arms: make(chan struct{}, 1), now: time.Now()}}
+	s := &setup{deadlines: &deadlines{timers: timers{arms: make(chan struct{}, 1)}, fire: make(chan time.Time), now: time.Now()}}
 	s.asks = pending.NewMemoryStore(pending.Options{Now: s.deadlines.clock, After: s.deadlines.after, Logger: slog.New(slog.DiscardHandler)})
 	s.grants = grants.NewMemoryStore(grants.Options{})
 	t.Cleanup(func() { s.asks.Close(); s.grants.Close() })
@@ -284,31 +293,31 @@ func TestLosingSessionClickRecordsNoGrant(t *testing.T) {
 // store too (one decided event pairs its asked), says why, and takes the
 // buttons off whatever was shown.
 func TestUnansweredOutcomes(t *testing.T) {
-	t.Run("deadline: expired", func(t *testing.T) {
-		s := newSetup(t)
-		n := newNotifier("C1")
-		done := approveAsync(t.Context(), s.core(t, nil, n), bashRequest("run-1", "sess-1", "ls"))
-		n.waitPosted(t)
-		s.deadlines.expire()
-		got := result(t, done)
-		if got.Status != pending.Status(pending.Expired) {
-			t.Fatalf("got %s", got.Status)
-		}
-		checkEnded(t, s, n, got)
-	})
-	t.Run("run stopped while waiting: cancelled", func(t *testing.T) {
-		s := newSetup(t)
-		n := newNotifier("C1")
-		ctx, stop := context.WithCancel(t.Context())
-		done := approveAsync(ctx, s.core(t, nil, n), bashRequest("run-1", "sess-1", "ls"))
-		n.waitPosted(t)
-		stop()
-		got := result(t, done)
-		if got.Status != pending.Status(pending.Cancelled) {
-			t.Fatalf("got %s", got.Status)
-		}
-		checkEnded(t, s, n, got)
-	})
+	// While the message waits for a human: the Ask ends as want when end
+	// (given the setup and the run's stop) says so.
+	for _, tc := range []struct {
+		name string
+		end  func(s *setup, stopRun context.CancelFunc)
+		want pending.Outcome
+	}{
+		{"deadline: expired", func(s *setup, _ context.CancelFunc) { s.deadlines.expire() }, pending.Expired},
+		{"run stopped while waiting: cancelled", func(_ *setup, stopRun context.CancelFunc) { stopRun() }, pending.Cancelled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSetup(t)
+			n := newNotifier("C1")
+			ctx, stop := context.WithCancel(t.Context())
+			defer stop()
+			done := approveAsync(ctx, s.core(t, nil, n), bashRequest("run-1", "sess-1", "ls"))
+			n.waitPosted(t)
+			tc.end(s, stop)
+			got := result(t, done)
+			if got.Status != pending.Status(tc.want) {
+				t.Fatalf("got %s, want %s", got.Status, tc.want)
+			}
+			checkEnded(t, s, n, got)
+		})
+	}
 	t.Run("post failed: unavailable with the notifier's reason", func(t *testing.T) {
 		s := newSetup(t)
 		n := newNotifier("C1")

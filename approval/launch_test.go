@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,32 +28,6 @@ func (p *parkingStore) OnEnd(id string, wake func()) func() {
 	stop := p.MemoryStore.OnEnd(id, wake)
 	p.parked <- id
 	return stop
-}
-
-// timers is Config.AfterFunc driven by the test; armed says when a
-// parked Ask's deadline timer is set.
-type timers struct {
-	mu    sync.Mutex
-	armed []func()
-	arms  chan struct{}
-}
-
-func (ts *timers) afterFunc(_ time.Duration, f func()) func() bool {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	ts.armed = append(ts.armed, f)
-	ts.arms <- struct{}{}
-	return func() bool { return true }
-}
-
-func (ts *timers) fire() {
-	ts.mu.Lock()
-	fs := ts.armed
-	ts.armed = nil
-	ts.mu.Unlock()
-	for _, f := range fs {
-		f()
-	}
 }
 
 // An API Ask's round trip holds no goroutine between being shown and its

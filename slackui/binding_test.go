@@ -213,14 +213,7 @@ func TestShowFullPageButtonIsBoundToItsModal(t *testing.T) {
 func TestClickBeforeItsMessageIsRecorded(t *testing.T) {
 	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
 		ctx := t.Context()
-		early, err := w.asks.Create(ctx, bashRequest("run-early", "", "make deploy"), time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch, ts, err := w.notifier.Post(ctx, early) // posted; the store is never told where
-		if err != nil {
-			t.Fatal(err)
-		}
+		early, ch, ts := w.postUnrecorded() // posted; the store is never told where
 		other := w.ask(bashRequest("run-other", "sess-o", "make release"))
 		refusals := []struct{ name, channel, ts, action string }{
 			{"for session, which its message does not offer", ch, ts, ActionApproveSession},

@@ -10,10 +10,19 @@ import (
 	"github.com/askops/askops/pending"
 )
 
+// newDMWorld is a seam world with one Ask posted in the approval channel,
+// whose DMs (and clicks on them) each test then makes.
+func newDMWorld(t *testing.T) (*seamWorld, pending.Ask) {
+	t.Helper()
+	w := newSeamWorld(t)
+	return w, w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
+}
+
 // sendDM sends a's DM to user as a level does, the level reaching no one
 // else (its authority not recorded: only the DM rule admits user): a step
-// of its own claimed, the DM reserved, posted and recorded.
-func (w *seamWorld) sendDM(a pending.Ask, user string) {
+// of its own claimed, the DM reserved, posted and recorded. It returns the
+// recorded copy: the DM's channel and ts, as the Ask's first copy.
+func (w *seamWorld) sendDM(a pending.Ask, user string) (dm [2]string) {
 	w.t.Helper()
 	ctx := w.t.Context()
 	if err := w.store.ScheduleSteps(ctx, a.ID, []pending.DueStep{{Name: "escalate:dm-" + user, Due: w.clock.Now()}}); err != nil {
@@ -35,9 +44,18 @@ func (w *seamWorld) sendDM(a pending.Ask, user string) {
 		if err := w.esc.sendDirect(ctx, w.notifier, b, r); err != nil {
 			w.t.Fatal(err)
 		}
-		return
+		got, err := w.store.Get(ctx, a.ID)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		copies := got.Copies.List()
+		if len(copies) == 0 {
+			w.t.Fatalf("the DM to %s was not recorded as a copy", user)
+		}
+		return copies[0]
 	}
 	w.t.Fatalf("the DM step for %s was not claimed", user)
+	return dm
 }
 
 // postInDM posts a's message, buttons and all, in user's DM without
@@ -58,9 +76,8 @@ func (w *seamWorld) postInDM(a pending.Ask, user string) (channel, ts string) {
 // recorded DM copy is the recipient's and counts. A click on a DM askops
 // never recorded for the Ask is still refused.
 func TestDMClickBeforeTheLevelIsRecorded(t *testing.T) {
-	w := newSeamWorld(t)
+	w, a := newDMWorld(t)
 	ctx := t.Context()
-	a := w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
 
 	// Refused: the Ask's buttons in a DM askops never recorded as a copy.
 	channel, stray := w.postInDM(a, oncallA)
@@ -70,12 +87,10 @@ func TestDMClickBeforeTheLevelIsRecorded(t *testing.T) {
 	}
 
 	// The level's first DM is out and recorded; the level is not finished.
-	w.sendDM(a, oncallB)
-	got, _ := w.store.Get(ctx, a.ID)
-	if got.Followups != "" {
+	dm := w.sendDM(a, oncallB)
+	if got, _ := w.store.Get(ctx, a.ID); got.Followups != "" {
 		t.Fatalf("the level is recorded already (%q); the test needs it in flight", got.Followups)
 	}
-	dm := got.Copies.List()[0]
 	w.click(oncallB, dm[0], dm[1], a.ID, ActionApprove)
 	w.wantApprovedBy(a, oncallB, "the DM's recipient's click while the level was being carried out")
 }
@@ -86,12 +101,9 @@ func TestDMClickBeforeTheLevelIsRecorded(t *testing.T) {
 // is, and changes nothing, whoever the clicker is elsewhere. The
 // recipient's own click then decides.
 func TestDMCopyDecidedOnlyByItsRecipient(t *testing.T) {
-	w := newSeamWorld(t)
+	w, a := newDMWorld(t)
 	ctx := t.Context()
-	a := w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
-	w.sendDM(a, oncallB)
-	got, _ := w.store.Get(ctx, a.ID)
-	dm := got.Copies.List()[0]
+	dm := w.sendDM(a, oncallB)
 
 	for i, clicker := range []string{"USTRANGER", oncallA, approverA} {
 		w.click(clicker, dm[0], dm[1], a.ID, ActionApprove)
@@ -110,9 +122,8 @@ func TestDMCopyDecidedOnlyByItsRecipient(t *testing.T) {
 // approver check failed, and nothing changes. Once Slack answers, the
 // recipient's click counts.
 func TestDMCopyRecipientUncheckedIsRefused(t *testing.T) {
-	w := newSeamWorld(t)
+	w, a := newDMWorld(t)
 	ctx := t.Context()
-	a := w.postReq(bashRequest("run-dm", "sess-dm", "make deploy"))
 	// The DM posted and recorded as the previous release did (a copy
 	// without its recipient): this replica never opened it, so it must
 	// ask Slack whose it is.

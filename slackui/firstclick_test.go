@@ -7,6 +7,23 @@ import (
 	"github.com/askops/askops/pending"
 )
 
+// postUnrecorded creates an Ask and posts its message without telling the
+// store where it went, as when a click beats the poster's save: it returns
+// the Ask and the message's channel and ts.
+func (w *world) postUnrecorded() (early pending.Ask, channel, ts string) {
+	w.t.Helper()
+	ctx := w.t.Context()
+	early, err := w.asks.Create(ctx, bashRequest("run-early", "", "make deploy"), time.Minute)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	channel, ts, err = w.notifier.Post(ctx, early)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return early, channel, ts
+}
+
 // A click faster than the poster's save decides an Ask whose record does
 // not yet say where its message is. The decided record must say so anyway
 // (a long poll reading the decision shows its message_url from it), and it
@@ -14,14 +31,7 @@ import (
 func TestClickBeforeSaveLeavesTheMessageOnTheRecord(t *testing.T) {
 	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
 		ctx := t.Context()
-		early, err := w.asks.Create(ctx, bashRequest("run-early", "", "make deploy"), time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ch, ts, err := w.notifier.Post(ctx, early) // posted; the save has not landed
-		if err != nil {
-			t.Fatal(err)
-		}
+		early, ch, ts := w.postUnrecorded() // posted; the save has not landed
 		w.clickOn(ch, ts, early.ID, approverA, ActionApprove)
 		a, err := w.asks.Get(ctx, early.ID)
 		if err != nil {

@@ -47,14 +47,22 @@ func twoHomes(t *testing.T, w *world) (a, b *Home, stopA func()) {
 	return a, b, stopA
 }
 
+// openHomeWith asks req and has approverA open their Home on replica h; it
+// returns the Ask once that Home shows it, alone.
+func openHomeWith(t *testing.T, w *world, h *Home, req pending.Request) *waiting {
+	t.Helper()
+	wa := w.ask(req)
+	h.Opened(approverA)
+	waitHomeAsks(t, w, approverA, 1)
+	return wa
+}
+
 // The replica that got app_home_opened dies: the other keeps the Home
 // current, since the viewer is in the store.
 func TestHomeViewerOutlivesItsReplica(t *testing.T) {
 	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
 		a, _, stopA := twoHomes(t, w)
-		first := w.ask(bashRequest("run-1", "s1", "terraform apply"))
-		a.Opened(approverA)
-		waitHomeAsks(t, w, approverA, 1)
+		first := openHomeWith(t, w, a, bashRequest("run-1", "s1", "terraform apply"))
 		stopA() // the replica dies
 		second := w.ask(bashRequest("run-2", "s1", "kubectl delete ns staging"))
 		waitHomeAsks(t, w, approverA, 2) // refreshed by the other replica
@@ -71,9 +79,7 @@ func TestHomeViewerOutlivesItsReplica(t *testing.T) {
 func TestHomePublishedOnceByTwoReplicas(t *testing.T) {
 	forEachStore(t, worldOptions{}, func(t *testing.T, w *world) {
 		a, b, _ := twoHomes(t, w)
-		wa := w.ask(bashRequest("run-1", "s1", "terraform apply"))
-		a.Opened(approverA)
-		waitHomeAsks(t, w, approverA, 1)
+		wa := openHomeWith(t, w, a, bashRequest("run-1", "s1", "terraform apply"))
 		// Both replicas now look, as their polls do; neither publishes
 		// what was published.
 		for _, h := range []*Home{a, b, a, b} {

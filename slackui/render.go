@@ -309,39 +309,33 @@ func detailLines(a pending.Ask, cv askview.View, scale int) (lines []string, cut
 		cut = cut || c
 		return out
 	}
-	var why []string
-	if a.Reason != "" {
-		why = append(why, field(a.Reason, 500, proseCut))
+	// Each of why, where and who is one line of the fields that are set,
+	// added to parts and then closed by section; a line with none is left
+	// out.
+	var parts []string
+	add := func(label, s string, max int, show func(string, int) (string, bool)) {
+		if s != "" {
+			parts = append(parts, label+field(s, max, show))
+		}
 	}
-	if a.Rule != "" {
-		why = append(why, "rule "+field(a.Rule, 200, inlineCodeCut))
+	section := func(title string) {
+		if len(parts) > 0 {
+			lines = append(lines, "*"+title+":* "+strings.Join(parts, " · "))
+		}
+		parts = nil
 	}
-	if len(why) > 0 {
-		lines = append(lines, "*Why:* "+strings.Join(why, " · "))
-	}
-	var where []string
-	if a.Workspace != "" {
-		where = append(where, "workspace "+field(a.Workspace, 200, inlineCodeCut))
-	}
-	if a.Cwd != "" {
-		where = append(where, "in "+field(a.Cwd, 300, inlineCodeCut))
-	}
-	if len(where) > 0 {
-		lines = append(lines, "*Where:* "+strings.Join(where, " · "))
-	}
-	var who []string
-	if a.RunID != "" {
-		who = append(who, "run "+field(a.RunID, 100, inlineCodeCut))
-	}
+	add("", a.Reason, 500, proseCut)
+	add("rule ", a.Rule, 200, inlineCodeCut)
+	section("Why")
+	add("workspace ", a.Workspace, 200, inlineCodeCut)
+	add("in ", a.Cwd, 300, inlineCodeCut)
+	section("Where")
+	add("run ", a.RunID, 100, inlineCodeCut)
 	if a.StartedBy != "" {
-		who = append(who, "started by "+personText(a.StartedBy))
+		parts = append(parts, "started by "+personText(a.StartedBy))
 	}
-	if a.Label != "" {
-		who = append(who, "agent "+field(a.Label, 100, inlineCodeCut))
-	}
-	if len(who) > 0 {
-		lines = append(lines, "*Who:* "+strings.Join(who, " · "))
-	}
+	add("agent ", a.Label, 100, inlineCodeCut)
+	section("Who")
 	if name, started := askview.Session(a); name != "" {
 		line := "*Session:* " + field(name, 200, proseCut)
 		if !started.IsZero() {
