@@ -64,6 +64,11 @@ func NewPusher(cfg PushConfig) (*Pusher, error) {
 	if cfg.Store == nil || cfg.VAPID.Key == nil {
 		return nil, errors.New("console: web push needs a store and a VAPID key")
 	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	// After the timeout's default: the client's dial, handshake and
+	// response waits are bounded by it.
 	if cfg.Client == nil {
 		cfg.Client = outbound.Client(outbound.Options{AllowPrivate: cfg.AllowPrivate, Timeout: cfg.Timeout, Refused: "web push"})
 	}
@@ -72,9 +77,6 @@ func NewPusher(cfg PushConfig) (*Pusher, error) {
 	}
 	if cfg.Queue <= 0 {
 		cfg.Queue = 256
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
