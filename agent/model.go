@@ -12,6 +12,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/askops/askops/internal/sleep"
 )
 
 // Model is the chat completions API the loop talks to. NewModel returns one
@@ -57,15 +59,12 @@ func (o RetryOptions) withDefaults() RetryOptions {
 	return o
 }
 
+// sleepCtx waits d, or returns why ctx ended first.
 func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
+	if !sleep.For(ctx, d) {
 		return context.Cause(ctx)
 	}
+	return nil
 }
 
 // ModelError is returned when the model could not be reached within the

@@ -410,7 +410,7 @@ func (h *Home) pace(ctx context.Context) error {
 	}
 	h.nextAt = due.Add(h.cfg.PublishEvery)
 	h.mu.Unlock()
-	return sleep(ctx, slot.Sub(now))
+	return pause(ctx, slot.Sub(now))
 }
 
 // Render is a Home: the Asks its viewer may decide, each with its

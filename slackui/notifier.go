@@ -17,6 +17,7 @@ import (
 	"github.com/askops/askops/internal/batchmsg"
 	"github.com/askops/askops/internal/channelpace"
 	"github.com/askops/askops/internal/recordid"
+	"github.com/askops/askops/internal/sleep"
 	"github.com/askops/askops/pending"
 )
 
@@ -336,7 +337,7 @@ func (n *Notifier) retry(ctx context.Context, method string, call func(context.C
 			return fmt.Errorf("%s: Slack asked to wait %s, longer than %s: %w", method, wait, n.cfg.MaxRetryWait, err)
 		}
 		n.log.Debug("retrying Slack call", "method", method, "attempt", attempt, "wait", wait, "err", err)
-		if serr := sleep(ctx, wait); serr != nil {
+		if serr := pause(ctx, wait); serr != nil {
 			return err
 		}
 		backoff = min(backoff*2, n.cfg.MaxRetryWait)
@@ -369,17 +370,10 @@ func (n *Notifier) retryWait(err error, backoff time.Duration) (time.Duration, b
 	return 0, false
 }
 
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
+// pause waits d, or returns ctx's error when it ends first.
+func pause(ctx context.Context, d time.Duration) error {
+	if !sleep.For(ctx, d) {
 		return ctx.Err()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return nil
 }

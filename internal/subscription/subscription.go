@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/internal/sleep"
 )
 
 // confirmTimeout bounds the wait for Redis to confirm a (re)subscription.
@@ -167,7 +169,7 @@ func (s *Subscription) run(ctx context.Context) {
 		s.mu.Unlock()
 		if ps == nil { // the silent connection was dropped, or its replacement failed
 			if !s.replace(ctx) {
-				if !sleepCtx(ctx, backoff) {
+				if !sleep.For(ctx, backoff) {
 					return
 				}
 				backoff = min(2*backoff, maxBackoff)
@@ -197,7 +199,7 @@ func (s *Subscription) run(ctx context.Context) {
 			// to); back off while Redis stays unreachable.
 			log.Warn(s.opts.Name+" lost its connection, reconnecting", "err", err)
 			if failures > 0 || !s.opts.RetryAtOnce {
-				if !sleepCtx(ctx, backoff) {
+				if !sleep.For(ctx, backoff) {
 					return
 				}
 				backoff = min(2*backoff, maxBackoff)
@@ -244,16 +246,5 @@ func (s *Subscription) resubscribed() {
 	s.opts.Logger.Info(s.opts.Name + " resubscribed")
 	if s.h.Resubscribed != nil {
 		s.h.Resubscribed()
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
