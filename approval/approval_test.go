@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
 )
@@ -184,13 +185,7 @@ func approveAsync(ctx context.Context, c *Core, req pending.Request) chan pendin
 
 func result(t *testing.T, done chan pending.Ask) pending.Ask {
 	t.Helper()
-	select {
-	case a := <-done:
-		return a
-	case <-time.After(20 * time.Second):
-		t.Fatal("Approve did not return")
-		return pending.Ask{}
-	}
+	return testwait.Receive(t, done, "Approve to return")
 }
 
 // decidedEvents counts the audit's decided events for id.

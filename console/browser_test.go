@@ -165,13 +165,7 @@ func staleNode(err error) bool {
 // final waits for the waiter's answer, bounded.
 func final(t *testing.T, ch <-chan pending.Ask) pending.Ask {
 	t.Helper()
-	select {
-	case a := <-ch:
-		return a
-	case <-time.After(30 * time.Second):
-		t.Fatal("the waiter got no answer")
-		return pending.Ask{}
-	}
+	return testwait.ReceiveWithin(t, ch, 30*time.Second, "the waiter's answer")
 }
 
 // TestBrowser drives the console in headless Chromium the way a person

@@ -93,7 +93,7 @@ func waiterWakesOnTheAnnouncedRecord(t *testing.T, url string) {
 	// Liveness, not speed: the only way to end now is the announcement
 	// (the reads hang and the deadline is an hour away); a cancel would
 	// end it too, with the approval it would then read, so there is none.
-	r := receiveFor(t, done, "the waiter to end on the decision's announcement")
+	r := testwait.Receive(t, done, "the waiter to end on the decision's announcement")
 	if r.err != nil || r.a.Status != Status(Approved) || r.a.DecidedBy != "U0APPROVER" {
 		t.Fatalf("the waiter ended %q by %q (%v); want approved by U0APPROVER from the announcement", r.a.Status, r.a.DecidedBy, r.err)
 	}
@@ -147,7 +147,7 @@ func TestForgedAnnouncementEndsNoWait(t *testing.T) {
 	if _, err := deciding.Decide(t.Context(), a.ID, Denied, "U0APPROVER", "not now"); err != nil {
 		t.Fatal(err)
 	}
-	if r := receiveWithin(t, done, 20*time.Second, "the waiter did not end on the real, signed announcement"); r.err != nil || r.a.Status != Status(Denied) || r.a.DecidedBy != "U0APPROVER" {
+	if r := testwait.ReceiveWithin(t, done, 20*time.Second, "the waiter to end on the real, signed announcement"); r.err != nil || r.a.Status != Status(Denied) || r.a.DecidedBy != "U0APPROVER" {
 		t.Fatalf("the waiter ended %q by %q (%v); want the real denial", r.a.Status, r.a.DecidedBy, r.err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 )
 
 // testCastOn is the one-round-trip click (BoundCaster), run with the rest
@@ -56,7 +57,7 @@ func testCastOn(t *testing.T, newStore newStoreFunc) {
 		if !bound || err != nil || Outcome(got.Status) != Approved || got.DecidedBy != "U_ANA" || got.StartedBy != "U0STARTER" {
 			t.Fatalf("CastOn = %+v, bound %v, %v; want approved by U_ANA", got, bound, err)
 		}
-		if w := receiveWithin(t, done, 5*time.Second, "the waiter did not wake"); w != got {
+		if w := testwait.ReceiveWithin(t, done, 5*time.Second, "the waiter to wake"); w != got {
 			t.Errorf("waiter got %+v, want %+v", w, got)
 		}
 		// Bound to a decided Ask: the ordinary conflict, first decision kept.

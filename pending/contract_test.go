@@ -254,7 +254,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := receiveWithin(t, done, 5*time.Second, "waiter on A not woken by a decision on B"); got != won {
+		if got := testwait.ReceiveWithin(t, done, 5*time.Second, "the waiter on A to wake on a decision on B"); got != won {
 			t.Errorf("waiter got %+v, want %+v", got, won)
 		}
 		testwait.Within(t, 5*time.Second, "the waiter to unregister", func() bool { return waitingCount(a) == 0 })
@@ -315,7 +315,7 @@ func testStore(t *testing.T, newStore newStoreFunc) {
 		default:
 		}
 		clock.Advance(time.Second)
-		got := receiveWithin(t, done, 5*time.Second, "Wait did not return at the deadline")
+		got := testwait.ReceiveWithin(t, done, 5*time.Second, "Wait to return at the deadline")
 		if got.Status != Status(Expired) || got.DecidedBy != "" || !got.DecidedAt.Equal(clock.Now()) {
 			t.Errorf("at deadline Wait returned %+v", got)
 		}

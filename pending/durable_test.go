@@ -479,7 +479,7 @@ func testHungReplicas(t *testing.T, url string, master *redistest.Server, replic
 		woke <-chan Ask
 		who  string
 	}{{woke, "the waiter"}, {lateWoke, "the waiter that came after the decision"}} {
-		got := receiveWithin(t, w.woke, 20*time.Second, w.who+" did not wake within 20 s of the replicas coming back (nobody decided again)")
+		got := testwait.ReceiveWithin(t, w.woke, 20*time.Second, w.who+" to wake once the replicas came back (nobody decided again)")
 		if got.Status != Status(Approved) {
 			t.Errorf("%s woke with %s, want approved", w.who, got.Status)
 		}
@@ -583,7 +583,7 @@ func TestAnnouncementOutlivesTheDecidersContext(t *testing.T) {
 	if ctx.Err() == nil {
 		t.Fatal("the decider's context was not ended by WAIT's answer: the test tests nothing")
 	}
-	got := receiveFor(t, woke, "the waiter to wake with the decision (its deadline is an hour away)")
+	got := testwait.Receive(t, woke, "the waiter to wake with the decision (its deadline is an hour away)")
 	if got.Status != Status(Approved) {
 		t.Errorf("the waiter woke with %s, want approved", got.Status)
 	}
@@ -615,7 +615,7 @@ func TestWaiterWakesAfterItsDeciderDied(t *testing.T) {
 	}
 	_ = decider.Close() // the decider's process is gone, and its follow-up with it
 	replica.Thaw()
-	got := receiveFor(t, woke, "the waiter to wake with the decision (its deadline is an hour away)")
+	got := testwait.Receive(t, woke, "the waiter to wake with the decision (its deadline is an hour away)")
 	if got.Status != Status(Approved) || got.DecidedBy != "U1" {
 		t.Errorf("the waiter woke with %s by %q, want approved by U1", got.Status, got.DecidedBy)
 	}

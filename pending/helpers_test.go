@@ -2,11 +2,8 @@ package pending
 
 import (
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/askops/askops/internal/testwait"
 )
 
 // waitInBackground starts s.Wait on the Ask id in a goroutine of its own
@@ -17,39 +14,6 @@ func waitInBackground(t testing.TB, s Store, id string) <-chan Ask {
 	woke := make(chan Ask, 1)
 	go func() { got, _ := s.Wait(t.Context(), id); woke <- got }()
 	return woke
-}
-
-// receiveWithin returns what ch gives within limit, and fails the test
-// with failure when nothing came by then. The limit is a liveness bound
-// (a store that lost a wake-up fails the test instead of hanging it), not
-// a measure of speed.
-func receiveWithin[T any](t testing.TB, ch <-chan T, limit time.Duration, failure string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(limit):
-		t.Fatal(failure)
-		var zero T
-		return zero
-	}
-}
-
-// receiveFor is receiveWithin with testwait.For's bound: for a receive
-// that the test knows nothing else can end (a deadline an hour away, a
-// read that hangs), so only liveness is checked.
-func receiveFor[T any](t testing.TB, ch <-chan T, what string) T {
-	t.Helper()
-	var got T
-	testwait.For(t, what, func() bool {
-		select {
-		case got = <-ch:
-			return true
-		default:
-			return false
-		}
-	})
-	return got
 }
 
 // openRedisStore is NewRedisStore on client, failing the test when it

@@ -56,7 +56,7 @@ func testLeases(t *testing.T, newStore newStoreFunc) {
 	if got := swept[0]; got.Status != Status(Cancelled) || got.DecisionReason != ReasonAskerGone {
 		t.Errorf("lapsed ask: %s %q", got.Status, got.DecisionReason)
 	}
-	if w := receiveWithin(t, waited, 20*time.Second, "the lapsed ask's waiter never woke"); w.Status != Status(Cancelled) || w.DecisionReason != ReasonAskerGone {
+	if w := testwait.ReceiveWithin(t, waited, 20*time.Second, "the lapsed ask's waiter to wake"); w.Status != Status(Cancelled) || w.DecisionReason != ReasonAskerGone {
 		t.Errorf("its waiter woke with %s %q", w.Status, w.DecisionReason)
 	}
 	if _, err := a.Decide(ctx, dropped.ID, Approved, "U1", ""); ErrorCode(err) != CodeConflict {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 )
 
 // testVotes is the quorum and time-boxed grant part of the contract, run
@@ -112,7 +113,7 @@ func testVotes(t *testing.T, newStore newStoreFunc) {
 		if err != nil || Outcome(won.Status) != Approved || won.DecidedBy != "U_BO" || won.Votes != "U_ANA\nU_BO" {
 			t.Fatalf("second distinct approval: %+v, %v; want approved by U_BO after U_ANA", won, err)
 		}
-		if w := receiveWithin(t, done, 5*time.Second, "the waiter did not wake on the quorum"); w != won {
+		if w := testwait.ReceiveWithin(t, done, 5*time.Second, "the waiter to wake on the quorum"); w != won {
 			t.Errorf("waiter got %+v, want %+v", w, won)
 		}
 		if _, err := a.Cast(t.Context(), ask.ID, Ballot{Outcome: Approved, By: "U_CY", Person: "U_CY"}); ErrorCode(err) != CodeConflict {

@@ -38,13 +38,7 @@ func TestPostThenReportsShownOrNeverShown(t *testing.T) {
 	}
 	got := func(c chan result) result {
 		t.Helper()
-		select {
-		case r := <-c:
-			return r
-		case <-time.After(20 * time.Second):
-			t.Fatal("PostThen never reported")
-			return result{}
-		}
+		return testwait.Receive(t, c, "PostThen's report")
 	}
 
 	_, c := post(t.Context(), "make first", time.Minute)

@@ -52,3 +52,29 @@ func Until(ctx context.Context, t testing.TB, what string, cond func() bool) {
 		}
 	}
 }
+
+// Receive returns the next value sent on ch, failing the test when none
+// comes within Timeout or the test ends first. what names the value
+// awaited, for the failure ("the waiter's answer").
+func Receive[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	return ReceiveWithin(t, ch, Timeout, what)
+}
+
+// ReceiveWithin is Receive bounded by within instead of Timeout.
+func ReceiveWithin[T any](t testing.TB, ch <-chan T, within time.Duration, what string) T {
+	t.Helper()
+	start := time.Now()
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("gave up after %s waiting for %s", time.Since(start).Round(time.Millisecond), what)
+	case <-t.Context().Done():
+		t.Fatalf("gave up waiting for %s: the test ended", what)
+	}
+	var zero T
+	return zero
+}

@@ -57,3 +57,17 @@ func TestAWaitThatNeverHoldsFailsSayingWhat(t *testing.T) {
 		t.Errorf("Until's failure = %q", msg)
 	}
 }
+
+// Receive hands back what was sent; a receive that nothing answers fails
+// the test naming what it waited for.
+func TestReceive(t *testing.T) {
+	ch := make(chan int, 1)
+	ch <- 7
+	if got := Receive(t, ch, "seven"); got != 7 {
+		t.Errorf("Receive = %d, want 7", got)
+	}
+	silent := make(chan int)
+	if msg := failed(t, func(tb testing.TB) { ReceiveWithin(tb, silent, 20*time.Millisecond, "the waiter's answer") }); !strings.Contains(msg, "waiting for the waiter's answer") {
+		t.Errorf("ReceiveWithin's failure = %q", msg)
+	}
+}
