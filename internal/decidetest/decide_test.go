@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +20,6 @@ import (
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/pending"
-	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
 )
 
@@ -297,34 +293,10 @@ func (w *world) nextEphemeral(t *testing.T, user string, before int) string {
 	}
 }
 
-var csrfRe = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-
 // consoleSurface posts the console's form, signed in as ana, with the
 // session's CSRF token; the stranger has no session.
 func (w *world) consoleSurface(t *testing.T) surface {
-	c, err := console.New(console.Config{
-		Asks: w.asks, Grants: w.grants, Live: console.NewLive(), User: "ana",
-		ScopeText: approval.ScopeText(nil), Decider: w.decider,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	srv := httptest.NewServer(c.Handler())
-	t.Cleanup(srv.Close)
-	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar, Timeout: 10 * time.Second}
-	resp, err := client.Get(c.SignInLink(srv.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	m := csrfRe.FindSubmatch(b)
-	if m == nil {
-		t.Fatalf("sign-in: %d", resp.StatusCode)
-	}
-	csrf := string(m[1])
+	srv, jar, csrf := signedInConsole(t, console.Config{Asks: w.asks, Grants: w.grants, Decider: w.decider})
 	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return surface{name: "console", starter: "ana@build-1", vote: func(t *testing.T, who, action string, a pending.Ask, _ *pending.Ask) string {
 		t.Helper()
@@ -373,21 +345,7 @@ func (w *world) apiSurface(t *testing.T) surface {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := policy.New(policy.Config{Grants: w.grants})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := gateway.New(gateway.Config{Asks: w.asks, Approver: core, Policy: engine, Decider: w.decider, MaxTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
-	tokens, err := gateway.NewTokens([]gateway.TokenConfig{{Name: "ana-token", Value: anaToken, Scopes: []string{"ask", "decide"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gateway.NewAPI(svc, tokens, nil).Handler())
-	t.Cleanup(srv.Close)
+	srv := askAPI(t, w.asks, w.grants, core, w.decider, "ana-token", anaToken)
 	return surface{name: "api", starter: "ana-token", vote: func(t *testing.T, who, action string, a pending.Ask, _ *pending.Ask) string {
 		t.Helper()
 		token := anaToken

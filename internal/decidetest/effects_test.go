@@ -1,13 +1,10 @@
-package effectstest
+package decidetest
 
 import (
 	"encoding/json"
 	"html"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
-	"net/http/httptest"
 	"reflect"
 	"regexp"
 	"strings"
@@ -19,7 +16,6 @@ import (
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/console"
-	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/gateway/hook"
 	"github.com/askops/askops/grants"
 	"github.com/askops/askops/pending"
@@ -28,12 +24,12 @@ import (
 )
 
 const (
-	workspace = "/nonexistent/ws" // nothing on disk: no link changes a reading
-	token     = "effects-token-value-123456"
+	effectsWS    = "/nonexistent/ws" // nothing on disk: no link changes a reading
+	effectsToken = "effects-token-value-123456"
 )
 
-// surface reads the effect lines an approver is shown first for Ask a.
-type surface struct {
+// reader reads the effect lines an approver is shown first for Ask a.
+type reader struct {
 	name string
 	read func(t *testing.T, a pending.Ask) []string
 }
@@ -53,12 +49,12 @@ func TestEffectsAreTheSameFirstOnEverySurface(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	surfaces := []surface{slackSurface(), homeSurface(notif), consoleSurface(t, asks, gs), apiSurface(t, asks, core)}
+	readers := []reader{slackReader(), homeReader(notif), consoleReader(t, asks, gs), apiReader(t, asks, gs, core)}
 
 	bash := func(command string) pending.Request {
 		args, _ := json.Marshal(map[string]string{"command": command})
-		return pending.Request{Tool: "bash", Args: string(args), Summary: command, Workspace: workspace, Cwd: workspace,
-			RunID: "run-1", SessionID: "sess-1", StartedBy: token, Reason: "no allow rule covers it"}
+		return pending.Request{Tool: "bash", Args: string(args), Summary: command, Workspace: effectsWS, Cwd: effectsWS,
+			RunID: "run-1", SessionID: "sess-1", StartedBy: effectsToken, Reason: "no allow rule covers it"}
 	}
 	for _, tc := range []struct {
 		name string
@@ -84,7 +80,7 @@ func TestEffectsAreTheSameFirstOnEverySurface(t *testing.T) {
 			"Runs curl", "Network: api.example.com", "Secrets: 1 hidden in what is shown",
 		}},
 		{"a file write outside the workspace", pending.Request{Tool: "write_file", Args: `{"path":"/etc/hosts","content":"127.0.0.1 x"}`,
-			Summary: "write /etc/hosts", Workspace: workspace, Cwd: workspace, RunID: "run-1", SessionID: "sess-1", StartedBy: token},
+			Summary: "write /etc/hosts", Workspace: effectsWS, Cwd: effectsWS, RunID: "run-1", SessionID: "sess-1", StartedBy: effectsToken},
 			[]string{"Writes /etc/hosts (outside the workspace)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,7 +96,7 @@ func TestEffectsAreTheSameFirstOnEverySurface(t *testing.T) {
 			if !reflect.DeepEqual(view, tc.want) {
 				t.Fatalf("askview says\n %q\nwant\n %q", view, tc.want)
 			}
-			for _, s := range surfaces {
+			for _, s := range readers {
 				if got := s.read(t, a); !reflect.DeepEqual(got, tc.want) {
 					t.Errorf("%s shows first\n %q\nwant\n %q", s.name, got, tc.want)
 				}
@@ -111,7 +107,7 @@ func TestEffectsAreTheSameFirstOnEverySurface(t *testing.T) {
 
 // unread is the first thing the policy's reading of command could not see.
 func unread(command string) string {
-	return policy.CommandEffects(command, workspace, workspace).Unread[0]
+	return policy.CommandEffects(command, effectsWS, effectsWS).Unread[0]
 }
 
 // slackLines are the lines of the block with id in blocks, Slack's
@@ -137,8 +133,8 @@ func slackLines(t *testing.T, blocks []slack.Block, id, codeID string) []string 
 	return strings.Split(html.UnescapeString(text), "\n")
 }
 
-func slackSurface() surface {
-	return surface{"slack message", func(t *testing.T, a pending.Ask) []string {
+func slackReader() reader {
+	return reader{"slack message", func(t *testing.T, a pending.Ask) []string {
 		m := slackui.RenderAsk(a, slackui.RenderOptions{Now: time.Now()})
 		if err := slackui.CheckLimits(m.Blocks); err != nil {
 			t.Fatal(err)
@@ -155,30 +151,21 @@ func slackSurface() surface {
 	}}
 }
 
-func homeSurface(notif *slackui.Notifier) surface {
+func homeReader(notif *slackui.Notifier) reader {
 	h := slackui.NewHome(slackui.HomeConfig{Notifier: notif})
-	return surface{"app home", func(t *testing.T, a pending.Ask) []string {
+	return reader{"app home", func(t *testing.T, a pending.Ask) []string {
 		v := h.Render(true, []pending.Ask{a}, nil)
 		return slackLines(t, v.Blocks.BlockSet, "askops_home_effects_"+a.ID, "askops_home_ask_"+a.ID)
 	}}
 }
 
 var (
-	csrfRe    = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 	effectsRe = regexp.MustCompile(`(?s)<ul class="effects"[^>]*>(.*?)</ul>`)
 	itemRe    = regexp.MustCompile(`(?s)<li[^>]*>(.*?)</li>`)
 )
 
-func consoleSurface(t *testing.T, asks *pending.MemoryStore, gs grants.Store) surface {
-	c, err := console.New(console.Config{Asks: asks, Grants: gs, Live: console.NewLive(), User: "ana", ScopeText: approval.ScopeText(nil),
-		Decider: approval.NewDecider(approval.DeciderConfig{Asks: asks})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	srv := httptest.NewServer(c.Handler())
-	t.Cleanup(srv.Close)
-	jar, _ := cookiejar.New(nil)
+func consoleReader(t *testing.T, asks *pending.MemoryStore, gs grants.Store) reader {
+	srv, jar, _ := signedInConsole(t, console.Config{Asks: asks, Grants: gs, Decider: approval.NewDecider(approval.DeciderConfig{Asks: asks})})
 	client := &http.Client{Jar: jar, Timeout: 10 * time.Second}
 	get := func(t *testing.T, url string) string {
 		resp, err := client.Get(url)
@@ -189,10 +176,7 @@ func consoleSurface(t *testing.T, asks *pending.MemoryStore, gs grants.Store) su
 		b, _ := io.ReadAll(resp.Body)
 		return string(b)
 	}
-	if !csrfRe.MatchString(get(t, c.SignInLink(srv.URL))) {
-		t.Fatal("the console did not sign in")
-	}
-	return surface{"console", func(t *testing.T, a pending.Ask) []string {
+	return reader{"console", func(t *testing.T, a pending.Ask) []string {
 		page := get(t, srv.URL+"/")
 		i := strings.Index(page, `id="ask-`+a.ID+`"`)
 		if i < 0 {
@@ -215,25 +199,11 @@ func consoleSurface(t *testing.T, asks *pending.MemoryStore, gs grants.Store) su
 	}}
 }
 
-func apiSurface(t *testing.T, asks *pending.MemoryStore, core *approval.Core) surface {
-	engine, err := policy.New(policy.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := gateway.New(gateway.Config{Asks: asks, Approver: core, Policy: engine, MaxTimeout: time.Minute, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
-	tokens, err := gateway.NewTokens([]gateway.TokenConfig{{Name: "reader", Value: token, Scopes: []string{"ask", "decide"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gateway.NewAPI(svc, tokens, nil).Handler())
-	t.Cleanup(srv.Close)
-	return surface{"api", func(t *testing.T, a pending.Ask) []string {
+func apiReader(t *testing.T, asks *pending.MemoryStore, gs grants.Store, core *approval.Core) reader {
+	srv := askAPI(t, asks, gs, core, nil, "reader", effectsToken)
+	return reader{"api", func(t *testing.T, a pending.Ask) []string {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/asks/"+a.ID, nil)
-		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Authorization", "Bearer "+effectsToken)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
