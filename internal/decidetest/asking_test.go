@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/askops/askops/gateway/toolcall"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"github.com/askops/askops/gateway"
 	"github.com/askops/askops/gateway/aapcall"
 	"github.com/askops/askops/gateway/hook"
+	"github.com/askops/askops/internal/apitest"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -352,26 +352,11 @@ func (r *recordingApprover) since(n int) (pending.Request, bool) {
 // postJSON posts body with a bearer token and decodes the answer into out.
 func postJSON(t *testing.T, url, token string, body, out any, headers ...string) {
 	t.Helper()
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
+	r := apitest.Do(t, http.MethodPost, url, token, body, headers...)
+	if r.Status >= 300 {
+		t.Fatalf("POST %s: %d %s", url, r.Status, r.Raw)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 {
-		t.Fatalf("POST %s: %d %s", url, resp.StatusCode, raw)
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("POST %s answered %s", url, raw)
+	if err := json.Unmarshal(r.Raw, out); err != nil {
+		t.Fatalf("POST %s answered %s", url, r.Raw)
 	}
 }
