@@ -14,12 +14,8 @@ import (
 // a command, a file written or an edit, even from an Ask that did not come
 // redacted from the store.
 func TestCorpusNeverReachesTheConsole(t *testing.T) {
-	words, err := secretshapes.ReadWords()
-	if err != nil {
-		t.Fatal(err)
-	}
 	leaked := 0
-	shapes := secretshapes.All(words)
+	shapes := secretshapes.Corpus(t)
 	for _, sh := range shapes {
 		for _, c := range []pending.Call{
 			{Kind: pending.CallCommand, Command: sh.In},

@@ -1,7 +1,6 @@
 package pending
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,19 +14,15 @@ import (
 // redacted: what the store hands back and what bot audit export writes of
 // its audit trail keep none of the secret.
 func TestCorpusKeepsNoSecretAtRest(t *testing.T) {
-	words, err := secretshapes.ReadWords()
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := NewMemoryStore(Options{Logger: quietLogger()})
 	defer s.Close()
-	shapes := secretshapes.All(words)
+	shapes := secretshapes.Corpus(t)
 	leaked := 0
 	for i, sh := range shapes {
 		command := Request{Tool: "bash", Call: Call{Kind: CallCommand, Command: sh.In}, Summary: sh.In}
-		command.Args = jsonText(t, map[string]string{"command": sh.In})
+		command.Args = sh.CommandArgs()
 		write := Request{Tool: "write_file", Call: Call{Kind: CallWrite, Path: "/srv/app/.env", Content: sh.In}}
-		write.Args = jsonText(t, map[string]string{"path": "/srv/app/.env", "content": sh.In})
+		write.Args = sh.WriteArgs("/srv/app/.env")
 		for _, req := range []Request{command, write} {
 			req.RunID, req.SessionID = fmt.Sprintf("run-%d", i), "sess"
 			req.Reason = fmt.Sprintf("the rules ask before %q (matches %q)", "x", sh.In)
@@ -72,13 +67,4 @@ func TestCorpusKeepsNoSecretAtRest(t *testing.T) {
 		}
 	}
 	t.Logf("shapes %d, stored as a command and a write (%d asks, %d audit events), leaked %d", len(shapes), 2*len(shapes), len(events), leaked)
-}
-
-func jsonText(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -1,7 +1,6 @@
 package slackui
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -14,21 +13,17 @@ import (
 // decided message with a reason quoting the command, not the "Deny with
 // reason" or "Show full" modals; as a command and as a file written.
 func TestCorpusNeverReachesSlack(t *testing.T) {
-	words, err := secretshapes.ReadWords()
-	if err != nil {
-		t.Fatal(err)
-	}
 	o := RenderOptions{Now: testNow, GrantScope: testScope}
 	leaked := 0
-	shapes := secretshapes.All(words)
+	shapes := secretshapes.Corpus(t)
 	for _, sh := range shapes {
 		command := sampleAsk()
 		command.Call = pending.Call{Kind: pending.CallCommand, Command: sh.In}
-		command.Args, command.Summary = jsonText(t, map[string]string{"command": sh.In}), sh.In
+		command.Args, command.Summary = sh.CommandArgs(), sh.In
 		write := sampleAsk()
 		write.Tool, write.Summary = "write_file", ""
 		write.Call = pending.Call{Kind: pending.CallWrite, Path: "/srv/app/.env", Content: sh.In}
-		write.Args = jsonText(t, map[string]string{"path": "/srv/app/.env", "content": sh.In})
+		write.Args = sh.WriteArgs("/srv/app/.env")
 		for _, a := range []pending.Ask{command, write} {
 			a.Reason = fmt.Sprintf("the rules ask before %q (matches %q)", "x", sh.In)
 			decided := a
@@ -38,7 +33,7 @@ func TestCorpusNeverReachesSlack(t *testing.T) {
 				"message": RenderAsk(a, o), "decided message": RenderAsk(decided, o),
 				"deny modal": DenyReasonModal(a), "full text modal": FullTextModal(a, 0),
 			} {
-				if text := jsonText(t, v); sh.Leaked(text) {
+				if sh.LeakedInJSON(t, v) {
 					leaked++
 					t.Errorf("%s (%s): the %s shows the secret", sh.Name, a.Tool, where)
 				}
@@ -46,13 +41,4 @@ func TestCorpusNeverReachesSlack(t *testing.T) {
 		}
 	}
 	t.Logf("shapes %d, rendered 8 ways each, leaked %d", len(shapes), leaked)
-}
-
-func jsonText(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

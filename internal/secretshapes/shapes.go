@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -480,6 +481,32 @@ func (sh Shape) Leaked(text string) bool {
 		}
 	}
 	return false
+}
+
+// CommandArgs is sh's text as a shell tool call's arguments, in the JSON
+// an agent sends them.
+func (sh Shape) CommandArgs() string { return jsonText(map[string]string{"command": sh.In}) }
+
+// WriteArgs is sh's text as the content of a file write to path, in the
+// JSON an agent sends it.
+func (sh Shape) WriteArgs(path string) string {
+	return jsonText(map[string]string{"path": path, "content": sh.In})
+}
+
+// LeakedInJSON is Leaked on v's JSON: what an API or a Slack payload
+// carries. A v that has no JSON fails t.
+func (sh Shape) LeakedInJSON(t testing.TB, v any) bool {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh.Leaked(string(b))
+}
+
+func jsonText(v map[string]string) string {
+	b, _ := json.Marshal(v) // a map of strings always has JSON
+	return string(b)
 }
 
 // round4 adds the shapes the fourth review found leaking (a credentials
