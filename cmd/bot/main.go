@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -144,6 +145,15 @@ Flags take one or two dashes (-config or --config). Secrets may come from
 SLACK_BOT_TOKEN, SLACK_APP_TOKEN, SLACK_SIGNING_SECRET, REDIS_URL,
 OPENAI_BASE_URL and OPENAI_API_KEY instead of the file.
 `, buildVersion())
+}
+
+// badUsage reports a mistake in a subcommand's arguments: the problem on
+// stderr, then the subcommand's help (fs.Usage, which writes there too). It
+// returns exitUsage, for the caller to return.
+func badUsage(env *environment, fs *flag.FlagSet, format string, args ...any) int {
+	fmt.Fprintf(env.stderr, format+"\n", args...)
+	fs.Usage()
+	return exitUsage
 }
 
 // loadConfig loads and validates the config for cmd, printing every problem
