@@ -17,7 +17,6 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
@@ -157,16 +156,8 @@ func busyRun(ctx context.Context, t testing.TB, day busyDay) busyResult {
 	for i := range replicas {
 		replicas[i] = w.serve(ctx, t, fmt.Sprintf("busy-%c", 'a'+i), s)
 	}
-	client, err := redisconn.Open(w.redis.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	store, err := pending.NewRedisStore(ctx, client, pending.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store, _, closeStore := w.openAskStore(ctx, t)
+	defer closeStore()
 
 	tag := func(i int) string { return fmt.Sprintf("e2e-busy-%02d", i) }
 	answer := func(i int) string { return fmt.Sprintf("busy run %02d is done", i) }

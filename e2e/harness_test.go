@@ -19,13 +19,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/sashabaranov/go-openai"
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/internal/testwait"
+	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
 
@@ -83,6 +86,27 @@ func newWorldWith(t testing.TB, opts fakeslack.Options) *world {
 		}
 	})
 	return w
+}
+
+// openAskStore opens the Ask store on the world's Redis, as a replica
+// does, for a test that reads the Asks' state directly rather than through
+// Slack; client is the store's connection, there to subscribe beside it.
+// closeStore closes the store, then the client.
+func (w *world) openAskStore(ctx context.Context, t testing.TB) (store *pending.RedisStore, client redis.UniversalClient, closeStore func()) {
+	t.Helper()
+	client, err := redisconn.Open(w.redis.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err = pending.NewRedisStore(ctx, client, pending.Options{})
+	if err != nil {
+		client.Close()
+		t.Fatal(err)
+	}
+	return store, client, func() {
+		store.Close()
+		client.Close()
+	}
 }
 
 // modelScript answers the fake model's requests per run: a run is known by

@@ -16,7 +16,6 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redisconn"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
@@ -116,16 +115,8 @@ func clickToResume(b *testing.B, waiting int) {
 	var asks []fakeslack.Message
 	testwait.Until(ctx, b, fmt.Sprintf("%d open Asks", runs), func() bool { asks = openAsks(); return len(asks) >= runs })
 
-	client, err := redisconn.Open(w.redis.URL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
-	store, err := pending.NewRedisStore(ctx, client, pending.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
+	store, client, closeStore := w.openAskStore(ctx, b)
+	defer closeStore()
 
 	// With ASKOPS_BENCH_ANNOUNCED=1 a third subscriber to the decisions
 	// channel timestamps each announcement: the point where B's part ends

@@ -39,9 +39,7 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
-		fmt.Fprintln(env.stderr, "bot ask: no command to ask about (put it after --)")
-		fs.Usage()
-		return exitUsage
+		return badUsage(env, fs, "bot ask: no command to ask about (put it after --)")
 	}
 	if *timeout < 0 {
 		fmt.Fprintln(env.stderr, "bot ask: -timeout must be > 0")

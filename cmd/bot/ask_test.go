@@ -48,6 +48,15 @@ func agentConfig(t *testing.T, fake *fakeslack.Server, model *fakeopenai.Server,
 	return path, base, env
 }
 
+// agentConfigOnRedis is agentConfig with a fresh Redis at env's REDIS_URL:
+// the store a run's Asks are kept in, which the test reads too.
+func agentConfigOnRedis(t *testing.T, fake *fakeslack.Server, model *fakeopenai.Server, ws string) (path, base string, env map[string]string) {
+	t.Helper()
+	path, base, env = agentConfig(t, fake, model, ws)
+	env["REDIS_URL"] = redistest.Start(t).URL()
+	return path, base, env
+}
+
 // bashCall is the fake model's reply that calls the bash tool with
 // command (plain text: %q quotes it as JSON would), as call id.
 func bashCall(id, command string) fakeopenai.Reply {

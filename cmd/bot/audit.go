@@ -48,9 +48,7 @@ func cmdAuditMain(ctx context.Context, env *environment, args []string) int {
 		return code
 	}
 	if len(positional) > 0 {
-		fmt.Fprintf(env.stderr, "bot audit %s: unexpected argument %q\n", verb, positional[0])
-		fs.Usage()
-		return exitUsage
+		return badUsage(env, fs, "bot audit %s: unexpected argument %q", verb, positional[0])
 	}
 	// Every flag is checked before the store is opened.
 	var run func(context.Context, pending.AuditLog) (ok bool, err error)

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +86,7 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 	slash(ctx, t, fake, baseA, approverID, "run touch three")
 	ask2 := waitAsk(ctx, t, fake, "COPS", ask1)
 	pendingText := slash(ctx, t, fake, baseB, approverID, "pending").Text
-	runID := regexp.MustCompile("run `(run_[a-z2-7]+)`").FindStringSubmatch(pendingText)
+	runID := pendingRunID.FindStringSubmatch(pendingText)
 	if runID == nil {
 		t.Fatalf("/askops pending on B: %q", pendingText)
 	}
@@ -101,13 +100,7 @@ func TestChatOpsAcrossReplicas(t *testing.T) {
 		t.Fatalf("stop on B of A's run: %q", r.Text)
 	}
 	waitSlackPost(ctx, t, fake, "was stopped")
-	final, err := fake.WaitForMessage(ctx, ask2.Channel, ask2.TS, func(m fakeslack.Message) bool { return buttonValue(m.Blocks, slackui.ActionApprove) == "" })
-	if err != nil {
-		t.Fatalf("stopped run's Ask message keeps its buttons: %v", err)
-	}
-	if txt := strings.ToLower(fakeslack.BlockText(final.Blocks) + final.Text); !strings.Contains(txt, "cancel") {
-		t.Errorf("stopped run's Ask message:\n%s", txt)
-	}
+	waitStoppedRunsAsk(ctx, t, fake, ask2)
 	if _, err := os.Stat(filepath.Join(ws, "three.txt")); err == nil {
 		t.Error("the stopped run's command ran")
 	}
@@ -138,7 +131,7 @@ func TestStopReachesBotRun(t *testing.T) {
 	// bot run's Asks go to the approval channel: /askops pending there lists them.
 	var runID []string
 	for runID == nil {
-		runID = regexp.MustCompile("run `(run_[a-z2-7]+)`").FindStringSubmatch(slashIn(ctx, t, fake, baseB, "CAPPROVALS", approverID, "pending").Text)
+		runID = pendingRunID.FindStringSubmatch(slashIn(ctx, t, fake, baseB, "CAPPROVALS", approverID, "pending").Text)
 		select {
 		case <-ctx.Done():
 			t.Fatal("/askops pending on B never listed the bot run's Ask")
@@ -152,13 +145,7 @@ func TestStopReachesBotRun(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stdout, "stopped") {
 		t.Errorf("bot run exited %d, stdout:\n%s", r.code, r.stdout)
 	}
-	final, err := fake.WaitForMessage(ctx, ask.Channel, ask.TS, func(m fakeslack.Message) bool { return buttonValue(m.Blocks, slackui.ActionApprove) == "" })
-	if err != nil {
-		t.Fatalf("the stopped run's Ask message keeps its buttons: %v", err)
-	}
-	if txt := strings.ToLower(fakeslack.BlockText(final.Blocks) + final.Text); !strings.Contains(txt, "cancel") {
-		t.Errorf("the stopped run's Ask message:\n%s", txt)
-	}
+	waitStoppedRunsAsk(ctx, t, fake, ask)
 	if _, err := os.Stat(filepath.Join(ws, "cron.txt")); err == nil {
 		t.Error("the stopped run's command ran")
 	}

@@ -88,6 +88,22 @@ func waitSlackPost(ctx context.Context, t *testing.T, fake *fakeslack.Server, te
 	return c
 }
 
+// pendingRunID finds a run's id in a /askops pending reply.
+var pendingRunID = regexp.MustCompile("run `(run_[a-z2-7]+)`")
+
+// waitStoppedRunsAsk waits until a stopped run's Ask message m has lost
+// its buttons, and checks it then says the Ask was cancelled.
+func waitStoppedRunsAsk(ctx context.Context, t *testing.T, fake *fakeslack.Server, m fakeslack.Message) {
+	t.Helper()
+	final, err := fake.WaitForMessage(ctx, m.Channel, m.TS, func(m fakeslack.Message) bool { return buttonValue(m.Blocks, slackui.ActionApprove) == "" })
+	if err != nil {
+		t.Fatalf("the stopped run's Ask message keeps its buttons: %v", err)
+	}
+	if txt := strings.ToLower(fakeslack.BlockText(final.Blocks) + final.Text); !strings.Contains(txt, "cancel") {
+		t.Errorf("the stopped run's Ask message does not say cancelled:\n%s", txt)
+	}
+}
+
 // TestChatOps walks the slash command: grants with Revoke, pending, stop,
 // mode never, each refused to those who may not.
 func TestChatOps(t *testing.T) {
@@ -146,7 +162,7 @@ func TestChatOps(t *testing.T) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	runID := regexp.MustCompile("run `(run_[a-z2-7]+)`").FindStringSubmatch(pendingText)
+	runID := pendingRunID.FindStringSubmatch(pendingText)
 	if runID == nil || !strings.Contains(pendingText, "touch two.txt") || !strings.Contains(pendingText, "https://fake-askops.slack.com/archives/COPS/p") {
 		t.Fatalf("/askops pending: %q", pendingText)
 	}
@@ -157,11 +173,7 @@ func TestChatOps(t *testing.T) {
 		t.Fatalf("stop: %q", r.Text)
 	}
 	waitSlackPost(ctx, t, fake, "was stopped")
-	if final, err := fake.WaitForMessage(ctx, m2.Channel, m2.TS, func(m fakeslack.Message) bool { return buttonValue(m.Blocks, slackui.ActionApprove) == "" }); err != nil {
-		t.Fatalf("stopped run's Ask message keeps its buttons: %v", err)
-	} else if !strings.Contains(strings.ToLower(fakeslack.BlockText(final.Blocks)+final.Text), "cancel") {
-		t.Errorf("stopped run's Ask message:\n%s", fakeslack.BlockText(final.Blocks))
-	}
+	waitStoppedRunsAsk(ctx, t, fake, m2)
 
 	// Mode never: the next run's asks become denials; nobody is asked.
 	if r := slash(ctx, t, fake, base, "UNOBODY99", "mode never"); !strings.Contains(r.Text, "only approvers") {

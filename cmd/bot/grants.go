@@ -54,9 +54,7 @@ func grantsList(ctx context.Context, env *environment, configPath string, args [
 		return exitUsage
 	}
 	if len(positional) > 0 {
-		fmt.Fprintf(env.stderr, "bot grants list: unexpected argument %q\n", positional[0])
-		fs.Usage()
-		return exitUsage
+		return badUsage(env, fs, "bot grants list: unexpected argument %q", positional[0])
 	}
 	return withGrantStore(ctx, env, *path, func(ctx context.Context, store grants.Store, _ config.Config) int {
 		return grantsDone(env, "list", grantsAdmin{Store: store, Out: env.stdout, Err: env.stderr}.List(ctx, *session, *output == "json"))
@@ -76,21 +74,16 @@ func grantsAdd(ctx context.Context, env *environment, configPath string, args []
 	if !ok {
 		return code
 	}
-	usageErr := func(format string, args ...any) int {
-		fmt.Fprintf(env.stderr, "bot grants add: "+format+"\n", args...)
-		fs.Usage()
-		return exitUsage
-	}
 	if len(positional) > 0 {
-		return usageErr("unexpected argument %q", positional[0])
+		return badUsage(env, fs, "bot grants add: unexpected argument %q", positional[0])
 	}
 	want := adminScope{Tool: *tool, Command: *command, Prefix: *prefix, Cwd: *cwd, Path: *filePath, Dir: *dir}
 	if err := want.Check(func(names ...string) []string { return cliflag.Given(fs, names...) }); err != nil {
-		return usageErr("%v", err)
+		return badUsage(env, fs, "bot grants add: %v", err)
 	}
 	grantor, err := adminGrantor(*by, env.getenv("USER"))
 	if err != nil {
-		return usageErr("%v", err)
+		return badUsage(env, fs, "bot grants add: %v", err)
 	}
 	return withGrantStore(ctx, env, *path, func(ctx context.Context, store grants.Store, cfg config.Config) int {
 		ws, err := openWorkspace(cfg.Agent.Workspace)
@@ -117,9 +110,7 @@ func grantsRevoke(ctx context.Context, env *environment, configPath string, args
 	}
 	positional = append(positional, ids...)
 	if len(positional) != 1 {
-		fmt.Fprintln(env.stderr, "bot grants revoke: want exactly one GRANT_ID (see bot grants list)")
-		fs.Usage()
-		return exitUsage
+		return badUsage(env, fs, "bot grants revoke: want exactly one GRANT_ID (see bot grants list)")
 	}
 	return withGrantStore(ctx, env, *path, func(ctx context.Context, store grants.Store, _ config.Config) int {
 		return grantsDone(env, "revoke", grantsAdmin{Store: store, Out: env.stdout}.Revoke(ctx, *session, positional[0]))

@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -62,7 +63,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		usage(stderr)
 		return exitUsage
 	}
-	env := &environment{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	name, rest := args[0], args[1:]
 	switch name {
 	case "version", "-version", "--version":
@@ -71,28 +71,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
-	case "check-config":
-		return cmdCheckConfigMain(ctx, env, rest)
-	case "serve":
-		return cmdServeMain(ctx, env, rest)
-	case "run":
-		return cmdRunMain(ctx, env, rest)
-	case "ask":
-		return cmdAskMain(ctx, env, rest)
-	case "grants":
-		return cmdGrantsMain(ctx, env, rest)
-	case "audit":
-		return cmdAuditMain(ctx, env, rest)
-	case "hook":
-		return cmdHookMain(ctx, env, rest)
-	case "mcp":
-		return cmdMCPMain(ctx, env, rest)
-	case "sandbox":
-		return cmdSandboxMain(ctx, env, rest)
 	}
-	fmt.Fprintf(stderr, "bot: unknown command %q\n\n", name)
-	usage(stderr)
-	return exitUsage
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "bot: unknown command %q\n\n", name)
+		usage(stderr)
+		return exitUsage
+	}
+	env := &environment{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	return cmd(ctx, env, rest)
+}
+
+// commands maps each subcommand to its entry point, which parses its own
+// flags (printing its own help) and returns the exit code. version and help
+// are answered by run itself.
+var commands = map[string]func(ctx context.Context, env *environment, args []string) int{
+	"check-config": cmdCheckConfigMain,
+	"serve":        cmdServeMain,
+	"run":          cmdRunMain,
+	"ask":          cmdAskMain,
+	"grants":       cmdGrantsMain,
+	"audit":        cmdAuditMain,
+	"hook":         cmdHookMain,
+	"mcp":          cmdMCPMain,
+	"sandbox":      cmdSandboxMain,
 }
 
 // environment is what the process gets from outside: variables and streams.
@@ -143,6 +145,15 @@ Flags take one or two dashes (-config or --config). Secrets may come from
 SLACK_BOT_TOKEN, SLACK_APP_TOKEN, SLACK_SIGNING_SECRET, REDIS_URL,
 OPENAI_BASE_URL and OPENAI_API_KEY instead of the file.
 `, buildVersion())
+}
+
+// badUsage reports a mistake in a subcommand's arguments: the problem on
+// stderr, then the subcommand's help (fs.Usage, which writes there too). It
+// returns exitUsage, for the caller to return.
+func badUsage(env *environment, fs *flag.FlagSet, format string, args ...any) int {
+	fmt.Fprintf(env.stderr, format+"\n", args...)
+	fs.Usage()
+	return exitUsage
 }
 
 // loadConfig loads and validates the config for cmd, printing every problem

@@ -83,9 +83,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	}
 	task := strings.TrimSpace(strings.Join(positional, " "))
 	if task == "" {
-		fmt.Fprintln(env.stderr, "bot run: no task given")
-		fs.Usage()
-		return exitUsage
+		return badUsage(env, fs, "bot run: no task given")
 	}
 	if m := policy.Mode(*mode); m != "" && !m.Valid() {
 		fmt.Fprintf(env.stderr, "bot run: -mode: unknown mode %q (want ask, never or full)\n", *mode)

@@ -85,9 +85,7 @@ func cmdSandboxMain(ctx context.Context, env *environment, args []string) int {
 	}
 	argv := fs.Args()
 	if *workspace == "" || len(argv) == 0 {
-		fmt.Fprintln(env.stderr, "bot sandbox: want -workspace DIR and a command after --")
-		fs.Usage()
-		return exitUsage
+		return badUsage(env, fs, "bot sandbox: want -workspace DIR and a command after --")
 	}
 	cfg := config.Default()
 	if *path != "" {

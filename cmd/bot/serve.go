@@ -33,9 +33,7 @@ func cmdServeMain(ctx context.Context, env *environment, args []string) int {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "bot serve: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return exitUsage
+		return badUsage(env, fs, "bot serve: unexpected argument %q", fs.Arg(0))
 	}
 	defer tuneCollector(ctx, env.getenv)()
 	path := *configPath

@@ -13,7 +13,6 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
-	"github.com/askops/askops/internal/redistest"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/slackui"
 )
@@ -32,16 +31,13 @@ func get(t *testing.T, url string) (int, string) {
 // command ran; the answer is a reply in the thread; metrics count it all.
 func TestServeRunFromSlashCommand(t *testing.T) {
 	ctx := timeoutCtx(t, 60*time.Second)
-	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t,
 		bashCall("c1", "touch deployed.txt"),
 		fakeopenai.Text("deployed and verified"),
 	)
 	ws := t.TempDir()
-	cfg, base, env := httpModeConfig(t, fake, "agent:\n  workspace: "+ws+"\n")
-	env["REDIS_URL"] = rds.URL()
-	env["OPENAI_BASE_URL"] = model.BaseURL()
+	cfg, base, env := agentConfigOnRedis(t, fake, model, ws)
 	serve := startServe(ctx, t, env, cfg, base)
 
 	if code, body := get(t, base+"/readyz"); code != 200 {
@@ -257,24 +253,22 @@ func TestServeMentionOverHTTPOnceDespiteRetries(t *testing.T) {
 // (exit 1) and the Ask ends cancelled, its message updated.
 func TestRunInterrupted(t *testing.T) {
 	ctx := timeoutCtx(t, 60*time.Second)
-	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t, bashCall("c1", "touch never.txt"))
 	ws := t.TempDir()
-	cfg, _, env := agentConfig(t, fake, model, ws)
-	env["REDIS_URL"] = rds.URL()
+	cfg, _, env := agentConfigOnRedis(t, fake, model, ws)
 
 	runCtx, interrupt := context.WithCancel(ctx)
 	done := startBot(runCtx, t, env, "run", "-config", cfg, "touch never")
 	m := waitAsk(ctx, t, fake, "CAPPROVALS")
 	askID := buttonValue(m.Blocks, slackui.ActionApprove)
-	waitPosted(ctx, t, rds.URL(), askID)
+	waitPosted(ctx, t, env["REDIS_URL"], askID)
 	interrupt()
 	r := waitResult(t, done)
 	if r.code != 1 || !strings.Contains(r.stdout, "stopped") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	if a := getAsk(ctx, t, rds.URL(), askID); a.Status != pending.Status(pending.Cancelled) {
+	if a := getAsk(ctx, t, env["REDIS_URL"], askID); a.Status != pending.Status(pending.Cancelled) {
 		t.Errorf("the Ask is %s, want cancelled", a.Status)
 	}
 	if final, ok := fake.Message(m.Channel, m.TS); !ok || buttonValue(final.Blocks, slackui.ActionApprove) != "" {

@@ -150,12 +150,10 @@ func TestServeSocketModeMentionRunsInThread(t *testing.T) {
 // Ask cancelled, updates its message and exits 0.
 func TestServeShutdownCancelsAsks(t *testing.T) {
 	ctx := timeoutCtx(t, 60*time.Second)
-	rds := redistest.Start(t)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	model := fakeopenai.Start(t, bashCall("c1", "touch late.txt"))
 	ws := t.TempDir()
-	cfg, base, env := agentConfig(t, fake, model, ws)
-	env["REDIS_URL"] = rds.URL()
+	cfg, base, env := agentConfigOnRedis(t, fake, model, ws)
 
 	serve := startServe(ctx, t, env, cfg, base)
 	resp, err := fake.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{Command: "/askops", Text: "run touch it", UserID: approverID, ChannelID: "COPS"})
@@ -164,7 +162,7 @@ func TestServeShutdownCancelsAsks(t *testing.T) {
 	}
 	resp.Body.Close()
 	m := waitAsk(ctx, t, fake, "COPS")
-	waitPosted(ctx, t, rds.URL(), buttonValue(m.Blocks, slackui.ActionApprove))
+	waitPosted(ctx, t, env["REDIS_URL"], buttonValue(m.Blocks, slackui.ActionApprove))
 	r := serve.Stop() // SIGTERM while the run waits on the Ask
 	final, ok := fake.Message(m.Channel, m.TS)
 	if !ok || buttonValue(final.Blocks, slackui.ActionApprove) != "" || !strings.Contains(strings.ToLower(fakeslack.BlockText(final.Blocks)+final.Text), "cancel") {
