@@ -17,6 +17,7 @@ import (
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/redistest"
+	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/policy"
 	"github.com/askops/askops/slackui"
 )
@@ -116,13 +117,7 @@ func startBot(ctx context.Context, t *testing.T, env map[string]string, args ...
 
 func waitResult(t *testing.T, done <-chan botResult) botResult {
 	t.Helper()
-	select {
-	case r := <-done:
-		return r
-	case <-time.After(30 * time.Second):
-		t.Fatal("bot did not exit within 30s")
-		return botResult{}
-	}
+	return testwait.ReceiveWithin(t, done, 30*time.Second, "bot to exit")
 }
 
 // buttonValue finds the value (the Ask id) of the button with actionID.
