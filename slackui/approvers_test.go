@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testclock"
 )
 
 func TestNewApproversRefusesNobody(t *testing.T) {
@@ -57,7 +58,7 @@ func TestApproverGroupCacheRefreshAndFailClosed(t *testing.T) {
 	fake := fakeslack.New(t, fakeslack.Options{})
 	fake.SetUserGroup("SOPS", "UOLD")
 	api := fakeAPI(fake)
-	clock := &stepClock{now: time.Unix(1_800_000_000, 0)}
+	clock := testclock.New(time.Unix(1_800_000_000, 0))
 	a, err := NewApprovers(ApproversConfig{
 		Groups: []string{"SOPS"}, API: api, Now: clock.Now,
 		RefreshEvery: 5 * time.Minute, KeepStaleFor: 30 * time.Minute,

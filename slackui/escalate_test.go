@@ -3,7 +3,6 @@ package slackui
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/internal/testclock"
 	"github.com/askops/askops/internal/testwait"
 	"github.com/askops/askops/pending"
 )
@@ -21,25 +21,11 @@ const (
 	oncallB     = "UONCALLB"
 )
 
-// stepClock is a clock the test moves (a memory store's, an approver
-// cache's), safe for the goroutines that read it.
-type stepClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *stepClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *stepClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // escalationWorld is one replica's follow-ups and clicks over a memory
 // store driven by a test clock, and a fake Slack.
 type escalationWorld struct {
 	t        *testing.T
-	clock    *stepClock
+	clock    *testclock.Clock
 	fake     *fakeslack.Server
 	store    *pending.MemoryStore
 	notifier *Notifier
@@ -47,14 +33,14 @@ type escalationWorld struct {
 	url      string
 }
 
-// newOncallWorld is what every on-call world starts from: a stepClock
+// newOncallWorld is what every on-call world starts from: a test clock
 // at the current whole second, a fake Slack whose on-call group is
 // oncallA and oncallB, and a memory store on that clock. It returns the
 // Slack client on the fake; the caller adds the escalation, the
 // notifier and the clicking side.
 func newOncallWorld(t *testing.T) (*escalationWorld, *slack.Client) {
 	verifyNoLeaks(t)
-	w := &escalationWorld{t: t, clock: &stepClock{now: time.Now().UTC().Truncate(time.Second)}}
+	w := &escalationWorld{t: t, clock: testclock.New(time.Now().UTC().Truncate(time.Second))}
 	w.fake = fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret", UserGroups: map[string][]string{oncallGroup: {oncallA, oncallB}}})
 	w.store = pending.NewMemoryStore(pending.Options{Now: w.clock.Now})
 	t.Cleanup(func() { w.store.Close() })
