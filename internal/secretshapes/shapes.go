@@ -73,10 +73,10 @@ func All(words []string) []Shape {
 		return strings.Join(lines, "\n"), lines[0]
 	}
 	rsa, rsa0 := pemLines(4)
-	pgp, pgp0 := pemLines(3)
-	ossh, ossh0 := pemLines(3)
-	ec, ec0 := pemLines(2)
-	enc, enc0 := pemLines(2)
+	pgp, _ := pemLines(3)
+	ossh, _ := pemLines(3)
+	ec, _ := pemLines(2)
+	enc, _ := pemLines(2)
 	gcpKey := f.of(b64, 64)
 
 	shapes := []Shape{}
@@ -425,11 +425,6 @@ func All(words []string) []Shape {
 	add("BIP-39 in a file", "echo ⟨S⟩ > seed.txt", mnemonic(f, words, 12))
 	add("BIP-39 in JSON", `{"wallet":"dev","phrase":"⟨S⟩"}`, mnemonic(f, words, 24))
 	round4(f, add, pemLines)
-	_ = rsa0
-	_ = pgp0
-	_ = ossh0
-	_ = ec0
-	_ = enc0
 	return shapes
 }
 
