@@ -314,7 +314,7 @@ func detailLines(a pending.Ask, cv askview.View, scale int) (lines []string, cut
 	// out.
 	var parts []string
 	add := func(label, s string, max int, show func(string, int) (string, bool)) {
-		if s != "" {
+		if strings.TrimSpace(s) != "" { // a blank field says nothing
 			parts = append(parts, label+field(s, max, show))
 		}
 	}
