@@ -164,9 +164,12 @@ type Server struct {
 	createLimit perMinute
 	hostLimit   perMinute
 	// ended holds the requests the Ask store said may have ended (watchEnd),
-	// for Run to record their events; endedSignal wakes Run.
+	// for Run to record their events; endedSignal wakes Run. rewatch holds
+	// those it woke for that had not ended (a read of the store failed),
+	// for Run to watch again at its next delivery tick.
 	endedMu     sync.Mutex
 	ended       []string
+	rewatch     []string
 	endedSignal chan struct{}
 }
 

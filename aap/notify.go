@@ -106,6 +106,7 @@ func (s *Server) Run(ctx context.Context) error {
 		case <-rescan.C:
 			scan()
 		case <-deliver.C:
+			s.watchAgain(ctx)
 		}
 		if err := s.deliverDue(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("aap: could not deliver notifications; trying again", "err", err)
@@ -131,21 +132,54 @@ func (s *Server) watchEnd(id string) {
 
 // recordEnded records the events of the requests watchEnd heard may have
 // ended (reading one settles its decision and records its event, as a
-// long poll's read would). A failure leaves the request to the scan.
+// long poll's read would). One that had not ended was woken by a failed
+// read of the store, which ended its watch: it is watched again at the
+// next delivery tick (watchAgain), so its decision is still heard at
+// once rather than at the next scan. A failure leaves the request to the
+// scan.
 func (s *Server) recordEnded(ctx context.Context) {
 	s.endedMu.Lock()
 	ids := s.ended
 	s.ended = nil
 	s.endedMu.Unlock()
 	for _, id := range ids {
-		rq, ok, err := s.loadRequest(ctx, id)
-		if err == nil && ok {
-			err = s.recordIfEnded(ctx, rq)
-		}
-		if err != nil && ctx.Err() == nil {
-			s.log.Warn("aap: could not record an ended request's event; the scan will", "ask", id, "err", err)
+		if ended, err := s.recordEndedRequest(ctx, id); err == nil && !ended {
+			s.endedMu.Lock()
+			s.rewatch = append(s.rewatch, id)
+			s.endedMu.Unlock()
 		}
 	}
+}
+
+// watchAgain watches the requests recordEnded found still pending after a
+// wake, then reads each once more: a decision made between that wake and
+// this watch announced nothing the new watch heard. It runs once a
+// delivery tick, so a store that wakes every watch at once (closed) costs
+// a read a tick, not a spin.
+func (s *Server) watchAgain(ctx context.Context) {
+	s.endedMu.Lock()
+	ids := s.rewatch
+	s.rewatch = nil
+	s.endedMu.Unlock()
+	for _, id := range ids {
+		s.watchEnd(id)
+		_, _ = s.recordEndedRequest(ctx, id) // still pending: the watch stands; a failure: logged, the scan's
+	}
+}
+
+// recordEndedRequest is recordIfEnded for the request with id: ended
+// reports whether it has ended (or is gone), so nothing more is owed.
+func (s *Server) recordEndedRequest(ctx context.Context, id string) (ended bool, err error) {
+	rq, ok, err := s.loadRequest(ctx, id)
+	if err == nil && ok {
+		ended, err = s.recordIfEnded(ctx, rq)
+	} else if err == nil {
+		ended = true // gone: nothing to record
+	}
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("aap: could not record an ended request's event; the scan will", "ask", id, "err", err)
+	}
+	return ended, err
 }
 
 // scan records the event of every request of a delivering instance that
@@ -168,7 +202,7 @@ func (s *Server) scan(ctx context.Context) error {
 			if !ok {
 				continue // still being created, or gone
 			}
-			if err := s.recordIfEnded(ctx, rq); err != nil {
+			if _, err := s.recordIfEnded(ctx, rq); err != nil {
 				return err
 			}
 		}
@@ -176,19 +210,19 @@ func (s *Server) scan(ctx context.Context) error {
 	return nil
 }
 
-// recordIfEnded records rq's event, if rq has ended, and takes it out of
-// its instance's open set.
-func (s *Server) recordIfEnded(ctx context.Context, rq request) error {
+// recordIfEnded records rq's event, if rq has ended (ended), and takes it
+// out of its instance's open set.
+func (s *Server) recordIfEnded(ctx context.Context, rq request) (ended bool, err error) {
 	d, err := s.current(ctx, rq, 0)
 	if err != nil || d == nil {
-		return err // nil: still pending
+		return false, err // nil: still pending
 	}
 	// Settled by a read that stopped before its event was recorded
 	// (current records it when it settles): record it.
 	if err := s.notify(ctx, rq, *d); err != nil {
-		return err
+		return true, err
 	}
-	return s.cfg.Store.RemoveMember(ctx, openKey(rq.Instance), rq.ID)
+	return true, s.cfg.Store.RemoveMember(ctx, openKey(rq.Instance), rq.ID)
 }
 
 // deliverDue sends up to deliveryBatch due events, one at a time.

@@ -369,6 +369,90 @@ func TestRedisEventRecordedWhereTheRequestWasMade(t *testing.T) {
 	}
 }
 
+// wakesOnceEarly is an Ask store whose first OnEnd of each Ask wakes at
+// once, as a Redis store's does when a read of the Ask fails, and whose
+// later ones are the store's own.
+type wakesOnceEarly struct {
+	Asks
+	// decidedUnheard, if set, decides the Ask just before each later OnEnd,
+	// and that OnEnd never wakes: the decision's announcement came and went
+	// before the watch listened.
+	decidedUnheard func(id string)
+	mu             sync.Mutex
+	watched        map[string]int
+}
+
+func (w *wakesOnceEarly) OnEnd(id string, wake func()) (stop func()) {
+	w.mu.Lock()
+	w.watched[id]++
+	first := w.watched[id] == 1
+	w.mu.Unlock()
+	if first {
+		wake()
+		return func() {}
+	}
+	if w.decidedUnheard != nil {
+		w.decidedUnheard(id)
+		return func() {}
+	}
+	return w.Asks.OnEnd(id, wake)
+}
+
+func (w *wakesOnceEarly) watches(id string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.watched[id]
+}
+
+// A wake for a request that had not ended (the store's read failed) does
+// not end its watch: the replica that made it watches it again, so a
+// decision made later on another replica still sends its event at once,
+// not at the next scan (an hour away here).
+func TestRedisEventAfterAWakeForNothing(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := newReplica(t, srv), newReplica(t, srv)
+	a.srv.cfg.ScanEvery = time.Hour
+	asks := &wakesOnceEarly{Asks: a.srv.cfg.Asks, watched: map[string]int{}}
+	a.srv.cfg.Asks = asks
+	rc, h, cred := deliveringInstance(t, a)
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- a.srv.Run(ctx) }()
+	defer func() { cancel(); <-ran }()
+	id := h.create(cred, refund()).str("id")
+	testwait.For(t, "the request watched again after the wake for nothing", func() bool { return asks.watches(id) >= 2 })
+	if _, err := b.asks.Decide(t.Context(), id, pending.Denied, "U0ANA", "not today"); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "the decided request's event at the receiver", func() bool { return len(rc.deliveries()) == 1 })
+	if n := asks.watches(id); n != 2 {
+		t.Errorf("the request was watched %d times, want twice (once more after the wake, not once a tick)", n)
+	}
+}
+
+// A decision made between the wake for nothing and the new watch is
+// announced before the watch listens: the read after watching finds it,
+// and the event is sent at once all the same.
+func TestRedisEventDecidedBeforeTheWatchAgain(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := newReplica(t, srv), newReplica(t, srv)
+	a.srv.cfg.ScanEvery = time.Hour
+	asks := &wakesOnceEarly{Asks: a.srv.cfg.Asks, watched: map[string]int{}}
+	asks.decidedUnheard = func(id string) {
+		if _, err := b.asks.Decide(context.WithoutCancel(t.Context()), id, pending.Denied, "U0ANA", "not today"); err != nil {
+			t.Error(err)
+		}
+	}
+	a.srv.cfg.Asks = asks
+	rc, h, cred := deliveringInstance(t, a)
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- a.srv.Run(ctx) }()
+	defer func() { cancel(); <-ran }()
+	h.create(cred, refund())
+	testwait.For(t, "the event of the request decided before the watch", func() bool { return len(rc.deliveries()) == 1 })
+}
+
 // deliveringInstance provisions, through rp, an instance whose receiver
 // is rc, and returns a harness speaking to rp and the instance's
 // credential.
