@@ -138,11 +138,7 @@ func (s *Server) watchEnd(id string) {
 // once rather than at the next scan. A failure leaves the request to the
 // scan.
 func (s *Server) recordEnded(ctx context.Context) {
-	s.endedMu.Lock()
-	ids := s.ended
-	s.ended = nil
-	s.endedMu.Unlock()
-	for _, id := range ids {
+	for _, id := range s.take(&s.ended) {
 		if ended, err := s.recordEndedRequest(ctx, id); err == nil && !ended {
 			s.endedMu.Lock()
 			s.rewatch = append(s.rewatch, id)
@@ -157,14 +153,19 @@ func (s *Server) recordEnded(ctx context.Context) {
 // delivery tick, so a store that wakes every watch at once (closed) costs
 // a read a tick, not a spin.
 func (s *Server) watchAgain(ctx context.Context) {
-	s.endedMu.Lock()
-	ids := s.rewatch
-	s.rewatch = nil
-	s.endedMu.Unlock()
-	for _, id := range ids {
+	for _, id := range s.take(&s.rewatch) {
 		s.watchEnd(id)
 		_, _ = s.recordEndedRequest(ctx, id) // still pending: the watch stands; a failure: logged, the scan's
 	}
+}
+
+// take empties ids (s.ended or s.rewatch) and returns what it held.
+func (s *Server) take(ids *[]string) []string {
+	s.endedMu.Lock()
+	defer s.endedMu.Unlock()
+	out := *ids
+	*ids = nil
+	return out
 }
 
 // recordEndedRequest is recordIfEnded for the request with id: ended

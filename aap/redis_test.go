@@ -348,14 +348,7 @@ func BenchmarkScanPending(b *testing.B) {
 // store's announcement and records and sends its event at once, with no
 // scan in between (the scan's period is an hour here).
 func TestRedisEventRecordedWhereTheRequestWasMade(t *testing.T) {
-	srv := redistest.Start(t)
-	a, b := newReplica(t, srv), newReplica(t, srv)
-	a.srv.cfg.ScanEvery = time.Hour
-	rc, h, cred := deliveringInstance(t, a)
-	ctx, cancel := context.WithCancel(t.Context())
-	ran := make(chan error, 1)
-	go func() { ran <- a.srv.Run(ctx) }()
-	defer func() { cancel(); <-ran }()
+	b, rc, h, cred := watchingPair(t, nil)
 	c := h.create(cred, refund())
 	if c.str("status") != "pending" {
 		t.Fatalf("create request: %d %s", c.Status, c.Raw)
@@ -367,6 +360,28 @@ func TestRedisEventRecordedWhereTheRequestWasMade(t *testing.T) {
 	if got := rc.deliveries()[0]; !strings.Contains(string(got.body), c.str("id")) {
 		t.Errorf("delivered %s, want the event of %s", got.body, c.str("id"))
 	}
+}
+
+// watchingPair is two replicas over one Redis: A runs its delivery loop
+// with the scan an hour away, so only the Ask store's announcements to A
+// record events, and serves an instance whose receiver is rc (h and cred
+// speak to A as it). wrap, if set, replaces A's Ask store with its own
+// given replica B. The loop stops when the test ends.
+func watchingPair(t *testing.T, wrap func(b replica, asks Asks) Asks) (b replica, rc *receiver, h *harness, cred string) {
+	t.Helper()
+	srv := redistest.Start(t)
+	a := newReplica(t, srv)
+	b = newReplica(t, srv)
+	a.srv.cfg.ScanEvery = time.Hour
+	if wrap != nil {
+		a.srv.cfg.Asks = wrap(b, a.srv.cfg.Asks)
+	}
+	rc, h, cred = deliveringInstance(t, a)
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error, 1)
+	go func() { ran <- a.srv.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-ran })
+	return b, rc, h, cred
 }
 
 // wakesOnceEarly is an Ask store whose first OnEnd of each Ask wakes at
@@ -409,16 +424,11 @@ func (w *wakesOnceEarly) watches(id string) int {
 // decision made later on another replica still sends its event at once,
 // not at the next scan (an hour away here).
 func TestRedisEventAfterAWakeForNothing(t *testing.T) {
-	srv := redistest.Start(t)
-	a, b := newReplica(t, srv), newReplica(t, srv)
-	a.srv.cfg.ScanEvery = time.Hour
-	asks := &wakesOnceEarly{Asks: a.srv.cfg.Asks, watched: map[string]int{}}
-	a.srv.cfg.Asks = asks
-	rc, h, cred := deliveringInstance(t, a)
-	ctx, cancel := context.WithCancel(t.Context())
-	ran := make(chan error, 1)
-	go func() { ran <- a.srv.Run(ctx) }()
-	defer func() { cancel(); <-ran }()
+	var asks *wakesOnceEarly
+	b, rc, h, cred := watchingPair(t, func(_ replica, own Asks) Asks {
+		asks = &wakesOnceEarly{Asks: own, watched: map[string]int{}}
+		return asks
+	})
 	id := h.create(cred, refund()).str("id")
 	testwait.For(t, "the request watched again after the wake for nothing", func() bool { return asks.watches(id) >= 2 })
 	if _, err := b.asks.Decide(t.Context(), id, pending.Denied, "U0ANA", "not today"); err != nil {
@@ -434,21 +444,13 @@ func TestRedisEventAfterAWakeForNothing(t *testing.T) {
 // announced before the watch listens: the read after watching finds it,
 // and the event is sent at once all the same.
 func TestRedisEventDecidedBeforeTheWatchAgain(t *testing.T) {
-	srv := redistest.Start(t)
-	a, b := newReplica(t, srv), newReplica(t, srv)
-	a.srv.cfg.ScanEvery = time.Hour
-	asks := &wakesOnceEarly{Asks: a.srv.cfg.Asks, watched: map[string]int{}}
-	asks.decidedUnheard = func(id string) {
-		if _, err := b.asks.Decide(context.WithoutCancel(t.Context()), id, pending.Denied, "U0ANA", "not today"); err != nil {
-			t.Error(err)
-		}
-	}
-	a.srv.cfg.Asks = asks
-	rc, h, cred := deliveringInstance(t, a)
-	ctx, cancel := context.WithCancel(t.Context())
-	ran := make(chan error, 1)
-	go func() { ran <- a.srv.Run(ctx) }()
-	defer func() { cancel(); <-ran }()
+	_, rc, h, cred := watchingPair(t, func(b replica, own Asks) Asks {
+		return &wakesOnceEarly{Asks: own, watched: map[string]int{}, decidedUnheard: func(id string) {
+			if _, err := b.asks.Decide(context.Background(), id, pending.Denied, "U0ANA", "not today"); err != nil {
+				t.Error(err)
+			}
+		}}
+	})
 	h.create(cred, refund())
 	testwait.For(t, "the event of the request decided before the watch", func() bool { return len(rc.deliveries()) == 1 })
 }
