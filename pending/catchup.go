@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/askops/askops/internal/tick"
 )
 
 // Catching up on missed announcements.
@@ -48,20 +50,13 @@ const (
 // catchUp reads the audit trail for missed decisions until ctx ends.
 func (s *RedisStore) catchUp(ctx context.Context) {
 	defer close(s.catching)
-	t := time.NewTicker(catchUpEvery)
-	defer t.Stop()
 	from := "" // the id of the last event read; "": start again
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	tick.Every(ctx, catchUpEvery, func() {
 		if !s.replicas.on() || s.waiters.count() == 0 {
 			// Every announcement is in its decision's script, or nobody
 			// waits here: a waiter registered later reads its record first.
 			from = ""
-			continue
+			return
 		}
 		if s.catchBack.Swap(false) && from != "" {
 			from = eventIDBefore(from, catchUpBack)
@@ -69,7 +64,7 @@ func (s *RedisStore) catchUp(ctx context.Context) {
 		lctx, cancel := context.WithTimeout(ctx, 4*catchUpEvery)
 		from = s.catchUpFrom(lctx, from)
 		cancel()
-	}
+	})
 }
 
 // catchUpFrom queues a read of every Ask waited on here that the trail

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/internal/tick"
 )
 
 // Durable decisions.
@@ -338,7 +340,7 @@ func (s *RedisStore) watchReplicas(ctx context.Context) {
 	if s.replicas.mode != acksAuto {
 		return
 	}
-	everyTick(ctx, replicaLookEvery, func() {
+	tick.Every(ctx, replicaLookEvery, func() {
 		lctx, cancel := context.WithTimeout(ctx, replicaLookEvery)
 		_ = s.lookAtReplicas(lctx) // a failed look changes nothing: the count stays
 		cancel()

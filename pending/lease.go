@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/internal/tick"
 )
 
 // An Ask lives only while its asker waits for it. Whoever waits holds the
@@ -148,27 +150,9 @@ func (s *RedisStore) Hold(ctx context.Context, id string) (release func()) {
 // of the Asks held in this process.
 func (s *RedisStore) renew(ctx context.Context) {
 	defer close(s.renewing)
-	everyTick(ctx, s.opts.LeaseTTL/3, func() {
+	tick.Every(ctx, s.opts.LeaseTTL/3, func() {
 		_ = s.renewHeld(ctx) // logged, and noted as lease trouble
 	})
-}
-
-// everyTick calls f at each tick of period until ctx ends (f runs in the
-// caller's goroutine, so a slow f delays the next tick rather than
-// overlapping it): the loop of the store's background upkeep (lease
-// renewal, the replica count), kept in one place so each says only what
-// it does at a tick.
-func everyTick(ctx context.Context, period time.Duration, f func()) {
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			f()
-		}
-	}
 }
 
 // renewHeld renews, once, the leases of the Asks held in this process,

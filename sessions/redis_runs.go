@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/internal/tick"
 )
 
 // Redis layout of the runs in progress (NS is Options.Namespace). They sit
@@ -188,21 +190,14 @@ func (r *RedisStore) renewRuns(ctx context.Context) {
 // failure is logged as "could not renew what" and retried at the next tick
 // (every lease renewed this way outlives two ticks).
 func (r *RedisStore) keepRenewing(ctx context.Context, period time.Duration, what string, f func(context.Context) error) {
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	tick.Every(ctx, period, func() {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := f(rctx)
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			r.opts.Logger.Warn("sessions: could not renew "+what, "err", err)
 		}
-	}
+	})
 }
 
 // closeRuns stops the renewal; the runs' records lapse with their leases

@@ -16,6 +16,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/askops/askops/askview"
+	"github.com/askops/askops/internal/tick"
 	"github.com/askops/askops/pending"
 )
 
@@ -197,18 +198,12 @@ func (e *Escalation) Run(ctx context.Context, n *Notifier) error {
 	if e == nil {
 		return nil
 	}
-	t := time.NewTicker(e.cfg.Every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	tick.Every(ctx, e.cfg.Every, func() {
 		if _, err := e.RunDue(ctx, n); err != nil {
 			e.log.Warn("follow-ups: could not claim due steps", "err", err)
 		}
-	}
+	})
+	return nil
 }
 
 // RunDue claims the steps due now, carries them out concurrently, and

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/askops/askops/internal/tick"
 )
 
 // ServerCheck is what askops found in a Redis server's configuration: the
@@ -215,18 +217,12 @@ func (w *ServerWatch) Err() error {
 
 // Run checks every ServerWatchEvery until ctx ends.
 func (w *ServerWatch) Run(ctx context.Context) error {
-	t := time.NewTicker(ServerWatchEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			if err := w.Check(cctx); err != nil && err != w.Err() { // not the problem Check logged: the server did not answer
-				w.log.Warn("redis: could not re-check the server's settings", "err", err)
-			}
-			cancel()
+	tick.Every(ctx, ServerWatchEvery, func() {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := w.Check(cctx); err != nil && err != w.Err() { // not the problem Check logged: the server did not answer
+			w.log.Warn("redis: could not re-check the server's settings", "err", err)
 		}
-	}
+		cancel()
+	})
+	return nil
 }
