@@ -42,7 +42,7 @@ func cmdAskMain(ctx context.Context, env *environment, args []string) int {
 		return badUsage(env, fs, "bot ask: no command to ask about (put it after --)")
 	}
 	if *timeout < 0 {
-		fmt.Fprintln(env.stderr, "bot ask: -timeout must be > 0")
+		fmt.Fprintln(env.stderr, "bot ask: -timeout must be > 0 (or 0 for approvals.timeout), got", *timeout)
 		return exitUsage
 	}
 	command, err := askCommand(argv)

@@ -72,6 +72,7 @@ func TestRunCommandLine(t *testing.T) {
 		{"serve: stray argument", []string{"serve", "-config", cfg, "extra"}, 2, "", `bot serve: unexpected argument "extra"`},
 		{"serve: help", []string{"serve", "-h"}, 0, "", "usage: bot serve [-config FILE] [-rotate-local-token]"},
 		{"serve: bad config", []string{"serve", "-config", cfg}, 2, "", `config: slack.mode: unknown mode "sockett"`},
+		{"ask: negative timeout", []string{"ask", "-timeout", "-1s", "--", "true"}, 2, "", "bot ask: -timeout must be > 0 (or 0 for approvals.timeout), got -1s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
