@@ -22,6 +22,7 @@
 package aap
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -191,9 +192,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.DeliveryEvery <= 0 {
 		cfg.DeliveryEvery = 500 * time.Millisecond
 	}

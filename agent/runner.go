@@ -137,9 +137,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if cfg.MaxIterations <= 0 {
 		cfg.MaxIterations = 30
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

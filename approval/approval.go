@@ -18,6 +18,7 @@
 package approval
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -144,9 +145,7 @@ func New(cfg Config) (*Core, error) {
 	if cfg.ScopeFor == nil {
 		cfg.ScopeFor = DefaultScopeFor
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.UpdateTimeout <= 0 {
 		cfg.UpdateTimeout = 10 * time.Second
 	}

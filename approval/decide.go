@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -226,9 +227,7 @@ type Decider struct {
 
 // NewDecider returns the deciding half for cfg.
 func NewDecider(cfg DeciderConfig) *Decider {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.UpdateDelay == 0 {
 		cfg.UpdateDelay = 20 * time.Millisecond
 	}

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -61,9 +62,7 @@ func (s Sweep) Run(ctx context.Context) error {
 	if now == nil {
 		now = time.Now
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	t := time.NewTicker(every)
 	defer t.Stop()
 	leases := time.NewTicker(min(every, pending.LeaseSweepInterval))

@@ -1,6 +1,7 @@
 package chatops
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -136,9 +137,7 @@ type Ops struct {
 // New builds Ops and starts answering stop requests for its runs (an
 // /askops stop on any replica reaches them).
 func New(ctx context.Context, cfg Config) (*Ops, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

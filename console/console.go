@@ -20,6 +20,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -117,9 +118,7 @@ func New(cfg Config) (*Console, error) {
 	if cfg.ScopeText == nil {
 		cfg.ScopeText = func(pending.Ask) string { return "" }
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

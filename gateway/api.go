@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,9 +90,7 @@ type API struct {
 
 // NewAPI returns the API's handler; every route is listed in Routes.
 func NewAPI(svc *Service, tokens *Tokens, log *slog.Logger) *API {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	return &API{svc: svc, tokens: tokens, log: log}
 }
 

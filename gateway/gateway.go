@@ -16,6 +16,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -160,9 +161,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.MaxTimeout <= 0 {
 		return nil, errors.New("gateway: the maximum timeout must be positive")
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 24 * time.Hour
 	}

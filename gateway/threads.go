@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"regexp"
@@ -43,9 +44,7 @@ type threads struct {
 // newThreads returns threads opening threads through opener and
 // remembering them in store for ttl (the session's life).
 func newThreads(opener ThreadOpener, store Sessions, ttl time.Duration, log *slog.Logger) *threads {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	return &threads{opener: opener, store: store, ttl: ttl, log: log, opening: map[string]bool{}}
 }
 

@@ -1,6 +1,7 @@
 package pending
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -104,9 +105,7 @@ func (o Options) withDefaults() Options {
 	if o.After == nil {
 		o.After = time.After
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	if o.Retention <= 0 {
 		o.Retention = 24 * time.Hour
 	}

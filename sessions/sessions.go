@@ -15,6 +15,7 @@
 package sessions
 
 import (
+	"cmp"
 	"log/slog"
 	"strings"
 	"time"
@@ -82,9 +83,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	o = o.runDefaults()
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	return o
 }
 

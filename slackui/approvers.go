@@ -1,6 +1,7 @@
 package slackui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -76,9 +77,7 @@ func NewApprovers(cfg ApproversConfig) (*Approvers, error) {
 	if cfg.LookupTimeout <= 0 {
 		cfg.LookupTimeout = 1500 * time.Millisecond
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

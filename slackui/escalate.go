@@ -1,6 +1,7 @@
 package slackui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -145,9 +146,7 @@ func NewEscalation(cfg EscalationConfig) (*Escalation, error) {
 	if cfg.Every <= 0 {
 		cfg.Every = 500 * time.Millisecond
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	e := &Escalation{cfg: cfg, log: cfg.Logger}
 	var groups []string
 	for _, l := range cfg.Levels {

@@ -1,6 +1,7 @@
 package slackui
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -139,9 +140,7 @@ func NewHome(cfg HomeConfig) *Home {
 	if cfg.ViewerTTL <= 0 {
 		cfg.ViewerTTL = 24 * time.Hour
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

@@ -1,6 +1,7 @@
 package slackui
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -98,9 +99,7 @@ type Interactions struct {
 
 // NewInteractions returns the interaction handler.
 func NewInteractions(cfg InteractionsConfig) *Interactions {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

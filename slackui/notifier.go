@@ -1,6 +1,7 @@
 package slackui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,9 +126,7 @@ var _ approval.Notifier = (*Notifier)(nil)
 
 // NewNotifier returns a Notifier posting through api.
 func NewNotifier(api MessageAPI, cfg NotifierConfig) *Notifier {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

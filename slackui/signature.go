@@ -2,6 +2,7 @@ package slackui
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -40,9 +41,7 @@ func VerifiedLogged(secret string, now func() time.Time, log *slog.Logger, next 
 	if now == nil {
 		now = time.Now
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w := rejectLogger{ResponseWriter: rw, log: log, r: r}
 		if secret == "" {

@@ -1,6 +1,7 @@
 package slackui
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,9 +90,7 @@ type socketAcker interface {
 // commands with their (quick) handler's answer. Handlers run concurrently; RunSocketMode
 // returns only after they all have.
 func RunSocketMode(ctx context.Context, client *socketmode.Client, h SocketHandlers) error {
-	if h.Logger == nil {
-		h.Logger = slog.New(slog.DiscardHandler)
-	}
+	h.Logger = cmp.Or(h.Logger, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

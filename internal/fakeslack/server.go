@@ -28,6 +28,7 @@
 package fakeslack
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -169,10 +170,7 @@ func Start(opts Options) (*Server, error) {
 	if opts.PingInterval <= 0 {
 		opts.PingInterval = time.Second
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	s := &Server{
 		opts:     opts,
 		now:      opts.Now,

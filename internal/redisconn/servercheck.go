@@ -1,6 +1,7 @@
 package redisconn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -167,9 +168,7 @@ const ServerWatchEvery = 30 * time.Second
 // NewServerWatch watches client's server(s); nothing is checked before
 // Check or Run.
 func NewServerWatch(client redis.UniversalClient, log *slog.Logger) *ServerWatch {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	return &ServerWatch{client: client, log: log}
 }
 
