@@ -360,6 +360,11 @@ func perlUnreadValue(opt byte, v string) string {
 			return "-" + string(opt) + " loads a module with code the policy does not read (" + clip(v, 60) + ")"
 		}
 	case 'd':
+		if v == "" || v == "t" {
+			// perl5db.pl: it runs the commands it reads from the terminal
+			// or stdin (echo 'system …' | perl -d -pe …), and .perldb.
+			return "-d runs the debugger, which runs the commands it reads"
+		}
 		if !plain(strings.TrimPrefix(v, "t")) {
 			return "-d loads a debugger module with code the policy does not read"
 		}
