@@ -117,9 +117,21 @@ func shellHasC(opts []word) bool {
 // of flags (perl -lne CODE).
 type codeInterpreter struct {
 	code   []string // options whose value is code: -c, -e, --eval
-	valued string   // short options that take a value
+	valued string   // short options that take a value, glued or the next word
+	// glued lists short options whose value is the rest of their word
+	// only, never the next word (perl -i[EXT], -M…, -x[DIR]; ruby -x[DIR]):
+	// the cluster ends with them, and the next word is not their value.
+	glued string
+	// digits lists short options whose value is the digits glued after
+	// them, after which the cluster goes on (perl -l0 -0777 -CSD: -le CODE
+	// is -l and -e CODE). See clusterDigits.
+	digits string
 	long   []string // long options that take a separate value
 	module string   // the option after which the rest is a module's arguments (python -m)
+	// unreadValue says why a short option's value (or the option itself,
+	// with v "") is code the policy does not read: perl -M'POSIX;system …'
+	// is use POSIX;system …;. Nil: every value is data.
+	unreadValue func(opt byte, v string) string
 	// readable reports code the policy reads in full (perl's one
 	// substitution), which runs nothing it cannot see.
 	readable func(code string) bool
@@ -130,14 +142,19 @@ type codeInterpreter struct {
 func codeInterpreterOf(name string) (codeInterpreter, bool) {
 	switch {
 	case strings.HasPrefix(name, "python"), strings.HasPrefix(name, "pypy"), name == "ipython":
-		return codeInterpreter{code: []string{"-c"}, valued: "WXQ", module: "-m"}, true
+		return codeInterpreter{code: []string{"-c"}, valued: "WXQ", glued: "m", module: "-m"}, true
 	case name == "node" || name == "nodejs" || name == "bun" || name == "tsx" || name == "ts-node":
 		return codeInterpreter{code: []string{"-e", "--eval", "-p", "--print"}, valued: "rC",
 			long: []string{"--require", "--import", "--loader", "--experimental-loader", "--input-type", "--conditions", "--env-file"}}, true
 	case strings.HasPrefix(name, "perl") || name == "raku":
-		return codeInterpreter{code: []string{"-e", "-E"}, valued: "iMmIlx0dDC", readable: perlEdit}, true
+		// Only -I takes the next word; -i, -M, -m, -x, -d, -D, -F and -V
+		// take the rest of their word (perl -i -e CODE runs CODE), -l, -0
+		// and -C the digits after them (-le CODE runs CODE).
+		return codeInterpreter{code: []string{"-e", "-E"}, valued: "I", glued: "iMmxdDFV", digits: "l0C",
+			readable: perlEdit, unreadValue: perlUnreadValue}, true
 	case strings.HasPrefix(name, "ruby") || name == "irb" || name == "jruby":
-		return codeInterpreter{code: []string{"-e"}, valued: "rICEx"}, true
+		// -x[DIR], -F, -i, -K, -T and -W take the rest of their word.
+		return codeInterpreter{code: []string{"-e"}, valued: "rICE", glued: "xFiKTW", digits: "0"}, true
 	case strings.HasPrefix(name, "php"):
 		return codeInterpreter{code: []string{"-r", "-R", "-B", "-E"}, valued: "dcfz"}, true
 	case strings.HasPrefix(name, "lua"):
@@ -202,8 +219,26 @@ func (z *analyzer) interpreterCode(name string, ws []word) (fromStdin bool) {
 			z.scriptPath(args[i], name)
 			return false
 		}
+		var sc clusterScan
+		if !strings.HasPrefix(l, "--") {
+			sc = ci.scanCluster(l)
+			if sc.unread != "" {
+				z.a.cannotRead(name + " " + sc.unread)
+				return false
+			}
+		}
 		if c := ci.codeOption(l); c != "" {
-			if v, glued := codeValue(args, i, c); ci.readable != nil && v.known() && ci.readable(v.loose) {
+			v, glued := codeValue(args, i, c)
+			if sc.code != "" {
+				v, glued = word{loose: sc.codeValue}, sc.codeValue != ""
+				if !glued && i+1 < len(args) {
+					v = args[i+1]
+				} else if !glued {
+					v = word{loose: anyText}
+					glued = true
+				}
+			}
+			if ci.readable != nil && v.known() && ci.readable(v.loose) {
 				if !glued {
 					i++
 				}
@@ -213,7 +248,8 @@ func (z *analyzer) interpreterCode(name string, ws []word) (fromStdin bool) {
 			z.a.cannotRead(name + " " + c + " runs code in a language the policy does not read")
 			return false
 		}
-		if ci.module != "" && (l == ci.module || strings.HasSuffix(l, ci.module[1:]) && !strings.HasPrefix(l, "--")) {
+		if ci.module != "" && (l == ci.module || strings.HasSuffix(l, ci.module[1:]) && !strings.HasPrefix(l, "--") ||
+			sc.last == ci.module[1] && !strings.HasPrefix(l, "--")) {
 			return false // a module runs (python -m pytest): the rest is its arguments
 		}
 		if strings.HasPrefix(l, "--") {
@@ -222,11 +258,120 @@ func (z *analyzer) interpreterCode(name string, ws []word) (fromStdin bool) {
 			}
 			continue
 		}
-		if strings.ContainsAny(l[len(l)-1:], ci.valued) && !strings.ContainsAny(l[1:len(l)-1], ci.valued) {
+		if sc.takesNext {
 			i++ // the option's value is the next word
 		}
 	}
 	return !read
+}
+
+// clusterScan is what a cluster of short options holds, read as the
+// interpreter reads it (scanCluster).
+type clusterScan struct {
+	code      string // the code option the cluster ends with ("-e"), or ""
+	codeValue string // its value glued in the same word, or "" (the next word)
+	takesNext bool   // the cluster's last option takes the next word as its value
+	last      byte   // the option that ended the cluster with a value
+	unread    string // why an option's value is code the policy does not read
+}
+
+// scanCluster reads the short-option word l ("-lne", "-i.bak", "-Mstrict")
+// letter by letter: a flag goes on, a digits option eats its digits and
+// goes on, a code option or an option with a value ends the cluster.
+func (ci codeInterpreter) scanCluster(l string) clusterScan {
+	var sc clusterScan
+	if len(l) < 2 || l[0] != '-' || l[1] == '-' {
+		return sc
+	}
+	for k := 1; k < len(l); k++ {
+		c := l[k]
+		if ci.unreadValue != nil && strings.IndexByte(ci.glued+ci.valued, c) < 0 {
+			if why := ci.unreadValue(c, ""); why != "" {
+				sc.unread = why
+				return sc
+			}
+		}
+		for _, o := range ci.code {
+			if len(o) == 2 && o[1] == c {
+				sc.code, sc.codeValue = o, l[k+1:]
+				return sc
+			}
+		}
+		switch {
+		case strings.IndexByte(ci.digits, c) >= 0:
+			k += clusterDigits(c, l[k+1:])
+		case strings.IndexByte(ci.glued, c) >= 0, strings.IndexByte(ci.valued, c) >= 0:
+			v := l[k+1:]
+			sc.last = c
+			sc.takesNext = v == "" && strings.IndexByte(ci.valued, c) >= 0
+			if ci.unreadValue != nil && !sc.takesNext {
+				sc.unread = ci.unreadValue(c, v)
+			}
+			return sc
+		}
+	}
+	return sc
+}
+
+// clusterDigits is how many characters after the option c are its value:
+// perl's -l[OCTAL], -0[OCTAL] or -0xHEX, -C[NUMBER|LETTERS]; ruby's -0.
+func clusterDigits(c byte, rest string) int {
+	n := 0
+	switch c {
+	case 'C':
+		for n < len(rest) && strings.IndexByte("0123456789IOEioSALDa", rest[n]) >= 0 {
+			n++
+		}
+	case '0':
+		if len(rest) > 0 && (rest[0] == 'x' || rest[0] == 'X') {
+			n = 1
+			for n < len(rest) && isHex(rest[n]) {
+				n++
+			}
+			return n
+		}
+		fallthrough
+	default:
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '7' {
+			n++
+		}
+	}
+	return n
+}
+
+// perlUnreadValue: -M and -m become "use VALUE;" (perl -M'POSIX;system
+// …' runs the rest), -d:MOD "use Devel::MOD;": a value that is not a
+// module name with an import list of plain words is code. -S looks the
+// script up on PATH, not in the workspace.
+func perlUnreadValue(opt byte, v string) string {
+	plain := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if !(c == '_' || c == ':' || c == ',' || c == '=' || c == '-' || c == '.' ||
+				c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				return false
+			}
+		}
+		return true
+	}
+	switch opt {
+	case 'M', 'm':
+		if v == "" || !plain(v) || strings.Count(v, "=") > 1 {
+			return "-" + string(opt) + " loads a module with code the policy does not read (" + clip(v, 60) + ")"
+		}
+	case 'd':
+		if v == "" || v == "t" {
+			// perl5db.pl: it runs the commands it reads from the terminal
+			// or stdin (echo 'system …' | perl -d -pe …), and .perldb.
+			return "-d runs the debugger, which runs the commands it reads"
+		}
+		if !plain(strings.TrimPrefix(v, "t")) {
+			return "-d loads a debugger module with code the policy does not read"
+		}
+	case 'S':
+		return "-S runs a script found on PATH, which the policy cannot see"
+	}
+	return ""
 }
 
 // codeOption reports the code option an option word is or ends a cluster
@@ -243,17 +388,10 @@ func (ci codeInterpreter) codeOption(l string) string {
 			}
 			continue
 		}
-		if len(c) == 2 && strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") {
+		if len(c) == 2 && strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && ci.scanCluster(l).code == c {
 			// A cluster of flags: -Ic, -lne, -ccode. A letter that takes a
-			// value ends the cluster.
-			for k := 1; k < len(l); k++ {
-				if l[k] == c[1] {
-					return c
-				}
-				if strings.IndexByte(ci.valued, l[k]) >= 0 {
-					break
-				}
-			}
+			// value ends the cluster (scanCluster).
+			return c
 		}
 	}
 	return ""

@@ -30,6 +30,13 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		if len(ops) > 0 {
 			z.writeWord(ops[0], "zip")
 		}
+		if zipMoves(args) {
+			// zip -m deletes every file it added (and -r directories).
+			for _, o := range ops[min(1, len(ops)):] {
+				z.deletes(o, "zip -m", false)
+			}
+			z.a.refuseAllow("zip -m deletes the files it adds")
+		}
 		z.optionValueWrites(name, args, "bO", 'O', []string{"--output-file"})
 	case "patch":
 		z.patchWrites(args)
@@ -52,6 +59,29 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		}
 		if len(longOptionValues(args, "--rsync-path", 8)) > 0 {
 			z.a.refuseAllow("rsync --rsync-path (it runs another program on the other side)")
+		}
+		for _, a := range args {
+			if a.loose == "--" {
+				break
+			}
+			n, _, _ := strings.Cut(a.loose, "=")
+			switch n {
+			case "--daemon":
+				// A server: it accepts writes from the network and runs
+				// its config's pre-xfer and post-xfer exec commands.
+				z.a.refuseAllow("rsync --daemon (a server that runs its config's exec commands)")
+			case "--link-dest":
+				// Hard links to the files of DIR: a later write to the
+				// copy writes DIR's file (see cpLinks).
+				z.a.refuseAllow("rsync --link-dest (hard links to another directory's files)")
+			case "--remove-source-files", "--remove-sent-files":
+				for _, o := range operands(args) {
+					if o.known() && !strings.Contains(o.loose, ":") {
+						z.deletes(o, "rsync --remove-source-files", false)
+					}
+				}
+				z.a.refuseAllow("rsync --remove-source-files deletes what it sends")
+			}
 		}
 	case "git":
 		z.gitConfigWrites(args)
@@ -105,6 +135,23 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 	z.pagerOptions(name, args, depth)
 }
 
+// zipMoves reports zip's -m (--move, -mm): the files added are deleted.
+func zipMoves(args []word) bool {
+	for _, a := range args {
+		l := a.loose
+		if l == "--" {
+			return false
+		}
+		if n, _, _ := strings.Cut(l, "="); len(n) >= 4 && strings.HasPrefix("--move", n) {
+			return true
+		}
+		if len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.IndexByte(shortCluster(l, "bOntTxi"), 'm') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // optionValueWrites records the values of the short option want (read in
 // clusters, with valued the short options taking a value) and of the long
 // options in long (with abbreviations of five letters or more).
@@ -136,7 +183,9 @@ func (z *analyzer) curlWrites(args []word) {
 	}
 	for _, o := range []string{"--output", "--output-dir", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii",
 		"--stderr", "--etag-save", "--hsts", "--alt-svc", "--libcurl"} {
-		for _, v := range longOptionValues(args, o, len(o)) {
+		// curl takes a long option's unambiguous abbreviation (curl --out
+		// FILE is --output FILE).
+		for _, v := range longOptionValues(args, o, min(len(o), 5)) {
 			z.writeWord(v, "curl "+o)
 		}
 	}
@@ -146,11 +195,11 @@ func (z *analyzer) curlWrites(args []word) {
 		if l == "--" {
 			break
 		}
-		if l == "--remote-name" || l == "--remote-name-all" || l == "--remote-header-name" ||
+		if longMatches(l, "--remote-name") || longMatches(l, "--remote-name-all") || longMatches(l, "--remote-header-name") ||
 			len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsAny(shortCluster(l, curlValued), "OJ") {
 			remote = true
 		}
-		if l == "--config" || strings.HasPrefix(l, "--config=") || len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(shortCluster(l, curlValued), 'K') ||
+		if _, _, ok := longOption(l, "--config", 5); ok || len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(shortCluster(l, curlValued), 'K') ||
 			strings.HasPrefix(l, "-K") {
 			z.a.refuseAllow("curl reads options from a file (--config), which can name any output")
 		}
@@ -237,13 +286,115 @@ func (z *analyzer) wgetWrites(args []word) {
 	z.urlNamedWrites("wget", args)
 }
 
-// tarWrites: creating (c, r, u, A) writes the archive (-f, --file);
-// extracting (x, --extract, --get) writes the archive's members, whose
-// names nobody reads in advance, into -C (or the working directory);
-// --listed-incremental and --index-file write too.
-func (z *analyzer) tarWrites(name string, args []word) {
-	create, extract := false, false
-	var files, dirs []word
+// tarOptions is what a tar command line asks for, read as GNU tar reads
+// it: the old style ("tIf PROG FILE": each letter that takes a value
+// takes the next word, in order), clusters ("-tIsh": the rest of the word
+// is the value), and long options in any unambiguous abbreviation, with
+// "=VALUE" or the next word.
+type tarOptions struct {
+	create, extract bool
+	files, dirs     []word
+	writes          []tarWrite // files an option writes
+	runs            []word     // command lines tar runs (-I, --to-command, -F, --checkpoint-action=exec=, --rsh-command)
+	remote          bool       // an archive on another host (HOST:FILE): tar runs rsh or ssh
+	forceLocal      bool
+	removes         bool // --remove-files: what is archived is deleted
+}
+
+type tarWrite struct {
+	how string
+	w   word
+}
+
+// tarValued lists tar's short options that take a value.
+const tarValued = "fbTXgKNLVCIHF"
+
+// tarLongValued lists tar's long options that must take a value (and are
+// not read below), so "--exclude --to-command" is not read as
+// --to-command. Options whose value is optional (--checkpoint[=N],
+// --backup[=CONTROL]) take it only after '=' and are not listed.
+var tarLongValued = []string{"--exclude", "--exclude-from", "--files-from", "--transform", "--xform", "--owner", "--group",
+	"--mode", "--mtime", "--newer", "--newer-mtime", "--after-date", "--blocking-factor", "--record-size", "--format",
+	"--label", "--starting-file", "--tape-length", "--suffix", "--strip-components", "--quoting-style", "--quote-chars", "--no-quote-chars", "--pax-option", "--owner-map", "--group-map",
+	"--exclude-tag", "--exclude-tag-under", "--exclude-tag-all", "--warning", "--sparse-version", "--hole-detection",
+	"--set-mtime-format", "--sort", "--level", "--rmt-command"}
+
+// tarLongOptions are GNU tar's long options (tar --usage, 1.34), to read
+// an abbreviation as getopt_long does: an exact name is that option
+// (--checkpoint is not --checkpoint-action), else the one option it is a
+// prefix of.
+var tarLongOptions = []string{
+	"--absolute-names", "--acls", "--add-file", "--after-date", "--anchored", "--append", "--atime-preserve",
+	"--auto-compress", "--backup", "--block-number", "--blocking-factor", "--bzip2", "--catenate",
+	"--check-device", "--check-links", "--checkpoint", "--checkpoint-action", "--clamp-mtime", "--compare",
+	"--compress", "--concatenate", "--confirmation", "--create", "--delay-directory-restore", "--delete",
+	"--dereference", "--diff", "--directory", "--exclude", "--exclude-backups", "--exclude-caches",
+	"--exclude-caches-all", "--exclude-caches-under", "--exclude-from", "--exclude-ignore",
+	"--exclude-ignore-recursive", "--exclude-tag", "--exclude-tag-all", "--exclude-tag-under", "--exclude-vcs",
+	"--exclude-vcs-ignores", "--extract", "--file", "--files-from", "--force-local", "--format", "--full-time",
+	"--get", "--group", "--group-map", "--gunzip", "--gzip", "--hard-dereference", "--help", "--hole-detection",
+	"--ignore-case", "--ignore-command-error", "--ignore-failed-read", "--ignore-zeros", "--incremental",
+	"--index-file", "--info-script", "--interactive", "--keep-directory-symlink", "--keep-newer-files",
+	"--keep-old-files", "--label", "--level", "--list", "--listed-incremental", "--lzip", "--lzma", "--lzop",
+	"--mode", "--mtime", "--multi-volume", "--new-volume-script", "--newer", "--newer-mtime", "--no-acls",
+	"--no-anchored", "--no-auto-compress", "--no-check-device", "--no-delay-directory-restore",
+	"--no-ignore-case", "--no-ignore-command-error", "--no-null", "--no-overwrite-dir", "--no-quote-chars",
+	"--no-recursion", "--no-same-owner", "--no-same-permissions", "--no-seek", "--no-selinux", "--no-unquote",
+	"--no-verbatim-files-from", "--no-wildcards", "--no-wildcards-match-slash", "--no-xattrs", "--null",
+	"--numeric-owner", "--occurrence", "--old-archive", "--one-file-system", "--one-top-level", "--overwrite",
+	"--overwrite-dir", "--owner", "--owner-map", "--pax-option", "--portability", "--posix", "--preserve-order",
+	"--preserve-permissions", "--quote-chars", "--quoting-style", "--read-full-records", "--record-size",
+	"--recursion", "--recursive-unlink", "--remove-files", "--restrict", "--rmt-command", "--rsh-command",
+	"--same-order", "--same-owner", "--same-permissions", "--seek", "--selinux", "--show-defaults",
+	"--show-omitted-dirs", "--show-snapshot-field-ranges", "--show-stored-names", "--show-transformed-names",
+	"--skip-old-files", "--sort", "--sparse", "--sparse-version", "--starting-file", "--strip-components",
+	"--suffix", "--tape-length", "--test-label", "--to-command", "--to-stdout", "--totals", "--touch",
+	"--transform", "--uncompress", "--ungzip", "--unlink-first", "--unquote", "--update", "--usage",
+	"--use-compress-program", "--utc", "--verbatim-files-from", "--verbose", "--verify", "--version",
+	"--volno-file", "--warning", "--wildcards", "--wildcards-match-slash", "--xattrs", "--xattrs-exclude",
+	"--xattrs-include", "--xform", "--xz", "--zstd",
+}
+
+// tarLongIs reports whether the written long option n (before any '=')
+// is full, spelled out or abbreviated. An abbreviation that fits several
+// options is one tar refuses, except where all of them are full.
+func tarLongIs(n, full string) bool {
+	name, _, _ := strings.Cut(n, "=")
+	if name == full {
+		return true
+	}
+	if len(name) < 3 || !strings.HasPrefix(full, name) {
+		return false
+	}
+	for _, o := range tarLongOptions {
+		if o == name {
+			return false // an option of its own
+		}
+		if o != full && strings.HasPrefix(o, name) {
+			return false // ambiguous: tar refuses it
+		}
+	}
+	return true
+}
+
+func readTar(args []word) tarOptions {
+	var t tarOptions
+	letter := func(c byte, v word) {
+		switch c {
+		case 'c', 'r', 'u', 'A':
+			t.create = true
+		case 'x':
+			t.extract = true
+		case 'f':
+			t.files = append(t.files, v)
+		case 'C':
+			t.dirs = append(t.dirs, v)
+		case 'g':
+			t.writes = append(t.writes, tarWrite{"tar -g", v})
+		case 'I', 'F':
+			t.runs = append(t.runs, v)
+		}
+	}
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		l := w.loose
@@ -252,27 +403,15 @@ func (z *analyzer) tarWrites(name string, args []word) {
 		}
 		switch {
 		case i == 0 && len(l) > 0 && l[0] != '-':
-			// The old style: "cvf out.tar" takes the values of its
-			// letters from the next words, in order.
 			next := i + 1
-			for _, c := range l {
-				switch c {
-				case 'c', 'r', 'u', 'A':
-					create = true
-				case 'x':
-					extract = true
-				}
-				if strings.ContainsRune("fbTXgKNLVC", c) && next < len(args) {
-					switch c {
-					case 'f':
-						files = append(files, args[next])
-					case 'C':
-						dirs = append(dirs, args[next])
-					case 'g':
-						z.writeWord(args[next], name+" g")
-					}
+			for k := 0; k < len(l); k++ {
+				c := l[k]
+				var v word
+				if strings.IndexByte(tarValued, c) >= 0 && next < len(args) {
+					v = args[next]
 					next++
 				}
+				letter(c, v)
 			}
 			i = next - 1
 		case strings.HasPrefix(l, "--"):
@@ -288,28 +427,48 @@ func (z *analyzer) tarWrites(name string, args []word) {
 				return word{}
 			}
 			switch {
-			case longMatches(n, "--create") || longMatches(n, "--append") || longMatches(n, "--update") ||
-				longMatches(n, "--catenate") || longMatches(n, "--concatenate"):
-				create = true
-			case longMatches(n, "--extract") || longMatches(n, "--get"):
-				extract = true
-			case longMatches(n, "--file"):
-				files = append(files, value())
-			case longMatches(n, "--directory"):
-				dirs = append(dirs, value())
-			case longMatches(n, "--listed-incremental") || longMatches(n, "--index-file"):
-				z.writeWord(value(), name+" "+n)
+			case tarLongIs(n, "--create") || tarLongIs(n, "--append") || tarLongIs(n, "--update") ||
+				tarLongIs(n, "--catenate") || tarLongIs(n, "--concatenate"):
+				t.create = true
+			case tarLongIs(n, "--extract") || tarLongIs(n, "--get"):
+				t.extract = true
+			case tarLongIs(n, "--file"):
+				t.files = append(t.files, value())
+			case tarLongIs(n, "--directory"):
+				t.dirs = append(t.dirs, value())
+			case tarLongIs(n, "--force-local"):
+				t.forceLocal = true
+			case tarLongIs(n, "--remove-files"):
+				t.removes = true
+			case tarLongIs(n, "--listed-incremental") || tarLongIs(n, "--index-file") || tarLongIs(n, "--volno-file"):
+				t.writes = append(t.writes, tarWrite{"tar " + n, value()})
+			case tarLongIs(n, "--use-compress-program") || tarLongIs(n, "--to-command") || tarLongIs(n, "--info-script") ||
+				tarLongIs(n, "--new-volume-script") || tarLongIs(n, "--rsh-command"):
+				t.runs = append(t.runs, value())
+			case tarLongIs(n, "--checkpoint-action"):
+				a := value()
+				switch {
+				case !a.known():
+					t.runs = append(t.runs, a)
+				case strings.HasPrefix(a.loose, "exec="):
+					t.runs = append(t.runs, word{loose: strings.TrimPrefix(a.loose, "exec="), ok: a.ok,
+						lit: strings.TrimPrefix(a.lit, "exec=")})
+				}
+			default:
+				if !has {
+					for _, o := range tarLongValued {
+						if n == o {
+							i++
+							break
+						}
+					}
+				}
 			}
 		case len(l) > 1 && l[0] == '-':
 			for k := 1; k < len(l); k++ {
 				c := l[k]
-				switch c {
-				case 'c', 'r', 'u', 'A':
-					create = true
-				case 'x':
-					extract = true
-				}
-				if !strings.ContainsRune("fbTXgKNLVCIH", rune(c)) {
+				if strings.IndexByte(tarValued, c) < 0 {
+					letter(c, word{})
 					continue
 				}
 				var v word
@@ -319,27 +478,47 @@ func (z *analyzer) tarWrites(name string, args []word) {
 					i++
 					v = args[i]
 				}
-				switch c {
-				case 'f':
-					files = append(files, v)
-				case 'C':
-					dirs = append(dirs, v)
-				case 'g':
-					z.writeWord(v, name+" -g")
-				}
+				letter(c, v)
 				break
 			}
 		}
 	}
-	if create {
-		for _, f := range files {
+	for _, f := range t.files {
+		// GNU tar reads HOST:FILE (a colon before any slash) as a remote
+		// archive, reached with rsh or ssh, unless --force-local.
+		if c := strings.IndexByte(f.loose, ':'); c > 0 && !strings.Contains(f.loose[:c], "/") {
+			t.remote = true
+		}
+	}
+	return t
+}
+
+// tarWrites: creating (c, r, u, A) writes the archive (-f, --file);
+// extracting (x, --extract, --get) writes the archive's members, whose
+// names nobody reads in advance, into -C (or the working directory);
+// --listed-incremental, --index-file and --volno-file write too. The
+// programs tar runs are read by unwrap.
+func (z *analyzer) tarWrites(name string, args []word) {
+	t := readTar(args)
+	for _, wr := range t.writes {
+		z.writeWord(wr.w, name+strings.TrimPrefix(wr.how, "tar"))
+	}
+	if t.removes {
+		z.a.refuseAllow(name + " --remove-files deletes the files it archives")
+	}
+	if t.remote && !t.forceLocal {
+		z.a.refuseAllow(name + " -f HOST:FILE (an archive on another host: tar runs rsh or ssh)")
+	}
+	if t.create {
+		for _, f := range t.files {
 			if f.loose != "-" {
 				z.writeWord(f, name+" -f")
 			}
 		}
 	}
-	if extract {
+	if t.extract {
 		z.a.refuseAllow(name + " extracts files whose names are in the archive")
+		dirs := t.dirs
 		if len(dirs) == 0 {
 			dirs = []word{{loose: ".", lit: ".", ok: true}}
 		}
@@ -353,6 +532,7 @@ func (z *analyzer) tarWrites(name string, args []word) {
 // unless it only lists, tests or prints (-l, -t, -v, -Z, -p, -c).
 func (z *analyzer) unzipWrites(args []word) {
 	var dir *word
+	listing, operand := false, false
 	for i := 0; i < len(args); i++ {
 		l := args[i].loose
 		switch {
@@ -363,9 +543,31 @@ func (z *analyzer) unzipWrites(args []word) {
 		case strings.HasPrefix(l, "-d") && len(l) > 2:
 			d := word{loose: l[2:], lit: l[2:], ok: args[i].ok}
 			dir = &d
-		case len(l) > 1 && l[0] == '-' && strings.ContainsAny(l[1:], "ltvZpc"):
-			return
+		case len(l) > 1 && l[0] == '-' && !operand:
+			// A cluster: -qd.git is -q and -d .git (the 't' of .git is
+			// the directory's name, not -t); a mode letter lists.
+			for k := 1; k < len(l); k++ {
+				if l[k] == 'd' {
+					d := word{loose: l[k+1:], lit: l[k+1:], ok: args[i].ok}
+					if k+1 == len(l) && i+1 < len(args) {
+						i++
+						d = args[i]
+					}
+					dir = &d
+					break
+				}
+				if strings.IndexByte("ltvZpc", l[k]) >= 0 {
+					listing = true
+				}
+			}
+		case !strings.HasPrefix(l, "-"):
+			// Options end at the archive: after it, words are member
+			// names (a member may be called -l), save -x and -d.
+			operand = true
 		}
+	}
+	if listing {
+		return
 	}
 	z.a.refuseAllow("unzip extracts files whose names are in the archive")
 	if dir == nil {
@@ -1000,6 +1202,30 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 		z.script(in.script, depth+1, false)
 	}
 	switch name {
+	case "man":
+		// man -C FILE reads a man_db.conf whose DEFINEs name the pager,
+		// the formatters and the browser it runs; -H without a browser
+		// runs $BROWSER, -X gxditview. Their value, where they have one,
+		// is read by runOptions.
+		for i := 0; i < len(args); i++ {
+			l := args[i].loose
+			if l == "--" {
+				break
+			}
+			n, _, _ := strings.Cut(l, "=")
+			for _, o := range []string{"--config-file", "--html", "--gxditview"} {
+				if len(n) >= 4 && strings.HasPrefix(o, n) {
+					z.a.refuseAllow("man " + o + " (it runs programs it names elsewhere)")
+				}
+			}
+			if len(l) > 1 && l[0] == '-' && l[1] != '-' {
+				for _, c := range []byte(shortCluster(l, "CMPSsemLpREr")) {
+					if c == 'C' || c == 'H' || c == 'X' {
+						z.a.refuseAllow("man -" + string(c) + " (it runs programs it names elsewhere)")
+					}
+				}
+			}
+		}
 	case "fd", "fdfind":
 		for i := 0; i < len(args); i++ {
 			l := args[i].loose

@@ -255,8 +255,7 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 	case name == "rsync":
 		return optionScripts(ws, []string{"-e", "--rsh", "--rsync-path"}, nil)
 	case name == "tar" || name == "gtar":
-		return optionScripts(ws, []string{"-I", "--use-compress-program", "--to-command", "-F", "--info-script",
-			"--new-volume-script"}, []string{"--checkpoint-action=exec="})
+		return scriptsOf(readTar(ws[1:]).runs)
 	case name == "zip":
 		return optionScripts(ws, []string{"-TT", "--unzip-command"}, nil)
 	case name == "ssh":
@@ -705,8 +704,9 @@ func optionValues(ws []word, o string) []word {
 }
 
 // optionScripts returns the values of options that are command lines, in
-// the forms -X VALUE, -XVALUE, --long VALUE and --long=VALUE, plus values
-// after the given literal prefixes.
+// the forms -X VALUE, -XVALUE, --long VALUE and --long=VALUE (--long in
+// any abbreviation of four characters or more), plus values after the
+// given literal prefixes.
 func optionScripts(ws []word, opts, prefixes []string) []inner {
 	var out []inner
 	for i := 1; i < len(ws); i++ {
@@ -717,11 +717,15 @@ func optionScripts(ws []word, opts, prefixes []string) []inner {
 			}
 		}
 		for _, o := range opts {
+			// A long option in any abbreviation getopt_long takes (man
+			// --pag=PROG, zip --unzip-com PROG), of four characters or more.
+			n, v, has := strings.Cut(l, "=")
+			long := strings.HasPrefix(o, "--") && strings.HasPrefix(n, "--") && len(n) >= 4 && strings.HasPrefix(o, n)
 			switch {
-			case l == o && i+1 < len(ws):
+			case (l == o || long && !has) && i+1 < len(ws):
 				out = append(out, scriptOf(ws[i+1]))
-			case strings.HasPrefix(o, "--") && strings.HasPrefix(l, o+"="):
-				out = append(out, scriptOf(word{loose: l[len(o)+1:]}))
+			case long && has:
+				out = append(out, scriptOf(word{loose: v}))
 			case !strings.HasPrefix(o, "--") && strings.HasPrefix(l, o) && len(l) > len(o):
 				out = append(out, scriptOf(word{loose: l[len(o):]}))
 			}
