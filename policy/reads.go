@@ -36,7 +36,10 @@ const maxMentions = 4096
 
 // mentionWords records the operands of a simple command that may name
 // files it reads: literal words (options' values after `=`, as in
-// --file=.env or if=.env, too).
+// --file=.env or if=.env, too), what follows a short option's letter
+// (curl -T.env, -d@.env), and the file after a read sigil: @ or < (curl -d @.env,
+// -F 'f=@.env;type=text/plain', -F 'f=<.env', --data-urlencode n@.env,
+// httpie's field@.env), which the program opens and sends.
 func (z *analyzer) mentionWords(args []word) {
 	for _, w := range args {
 		if !w.ok || w.lit == "" {
@@ -45,10 +48,23 @@ func (z *analyzer) mentionWords(args []word) {
 		p := w.lit
 		if i := strings.IndexByte(p, '='); i >= 0 {
 			p = p[i+1:]
-		} else if strings.HasPrefix(p, "-") {
+		} else if strings.HasPrefix(p, "--") {
 			continue
+		} else if strings.HasPrefix(p, "-") {
+			// Maybe a value glued to its option (-T.env, -d@.env), maybe
+			// a cluster of flags (-la): both are judged as a file name.
+			if p = p[min(2, len(p)):]; p == "" {
+				continue
+			}
 		}
 		z.mention(p)
+		if i := strings.LastIndexAny(p, "@<"); i >= 0 {
+			f := p[i+1:]
+			z.mention(f)
+			if j := strings.IndexByte(f, ';'); j >= 0 {
+				z.mention(f[:j]) // curl -F's ;type=… and ;filename=… follow the file
+			}
+		}
 	}
 }
 

@@ -5,12 +5,18 @@ import (
 	"strings"
 )
 
-// sedEffects reads a GNU sed script for what it does beyond printing: the
-// w and W commands and the s///w flag write files, e COMMAND runs a
-// command, and e alone or s///e runs the pattern space (text from the
-// input) as one. ok is false when the script is not understood; such a
-// script is never allowed.
-func sedEffects(script string) (writes, runs []string, runsInput, ok bool) {
+// sedEffect is what a sed script does beyond printing its input.
+type sedEffect struct {
+	writes    []string // files the w and W commands and the s///w flag write
+	reads     []string // files the r and R commands read into the output
+	runs      []string // commands e COMMAND runs
+	runsInput bool     // e alone or s///e runs the pattern space (text from the input) as a command
+}
+
+// sedEffects reads a GNU sed script for what it does beyond printing. ok
+// is false when the script is not understood; such a script is never
+// allowed.
+func sedEffects(script string) (eff sedEffect, ok bool) {
 	s := script
 	i := 0
 	restOfLine := func() string {
@@ -47,7 +53,7 @@ func sedEffects(script string) (writes, runs []string, runsInput, ok bool) {
 		case c == '/':
 			i++
 			if !skipDelimited('/') {
-				return nil, nil, false, false
+				return sedEffect{}, false
 			}
 			for i < len(s) && (s[i] == 'I' || s[i] == 'M') {
 				i++
@@ -57,7 +63,7 @@ func sedEffects(script string) (writes, runs []string, runsInput, ok bool) {
 			d := s[i+1]
 			i += 2
 			if !skipDelimited(d) {
-				return nil, nil, false, false
+				return sedEffect{}, false
 			}
 			continue
 		}
@@ -69,33 +75,36 @@ func sedEffects(script string) (writes, runs []string, runsInput, ok bool) {
 			// Labels, text and numbers run to the end of the line; GNU
 			// sed ends a label or a number at ';' too, which the loop
 			// above then skips.
-			if c == ':' || c == 'b' || c == 't' || c == 'T' || c == 'q' || c == 'Q' || c == 'l' || c == 'L' {
+			switch c {
+			case ':', 'b', 't', 'T', 'q', 'Q', 'l', 'L':
 				for i < len(s) && s[i] != ';' && s[i] != '\n' && s[i] != '}' {
 					i++
 				}
-			} else {
+			case 'r', 'R':
+				eff.reads = append(eff.reads, restOfLine())
+			default:
 				restOfLine()
 			}
 		case 'w', 'W':
-			writes = append(writes, restOfLine())
+			eff.writes = append(eff.writes, restOfLine())
 		case 'e':
 			if cmd := restOfLine(); cmd != "" {
-				runs = append(runs, cmd)
+				eff.runs = append(eff.runs, cmd)
 			} else {
-				runsInput = true
+				eff.runsInput = true
 			}
 		case 's', 'y':
 			// Both take two parts after a delimiter of their choosing:
 			// the pattern (for y, the source characters), then the
 			// replacement.
 			if i >= len(s) {
-				return nil, nil, false, false
+				return sedEffect{}, false
 			}
 			d := s[i]
 			i++
 			for range 2 {
 				if !skipDelimited(d) {
-					return nil, nil, false, false
+					return sedEffect{}, false
 				}
 			}
 			if c == 'y' {
@@ -105,11 +114,11 @@ func sedEffects(script string) (writes, runs []string, runsInput, ok bool) {
 				f := s[i]
 				if f == 'w' {
 					i++
-					writes = append(writes, restOfLine())
+					eff.writes = append(eff.writes, restOfLine())
 					break
 				}
 				if f == 'e' {
-					runsInput = true
+					eff.runsInput = true
 				}
 				if !strings.ContainsRune("gpiIme0123456789", rune(f)) {
 					break
@@ -118,10 +127,10 @@ func sedEffects(script string) (writes, runs []string, runsInput, ok bool) {
 			}
 		case '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F', 'v':
 		default:
-			return nil, nil, false, false
+			return sedEffect{}, false
 		}
 	}
-	return writes, runs, runsInput, true
+	return eff, true
 }
 
 // sedCommand judges sed's scripts (-e, --expression, or the first operand)
@@ -213,17 +222,20 @@ func (z *analyzer) sedCommand(name string, args []word, depth int, target func(w
 			z.a.refuseAllow(name + " script that is not literal")
 			continue
 		}
-		writes, runs, runsInput, ok := sedEffects(sc.loose)
+		eff, ok := sedEffects(sc.loose)
 		if !ok {
 			z.a.refuseAllow(name + " script the policy does not understand")
 		}
-		for _, w := range writes {
+		for _, w := range eff.writes {
 			z.write(w, name+" w")
 		}
-		for _, r := range runs {
+		for _, r := range eff.reads {
+			z.mention(r) // read_file rules hold for sed 'R .env' as for cat .env
+		}
+		for _, r := range eff.runs {
 			z.script(r, depth+1, false)
 		}
-		if runsInput {
+		if eff.runsInput {
 			z.unknown(name + "'s e runs text from its input as a command")
 		}
 	}

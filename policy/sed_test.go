@@ -7,33 +7,35 @@ import (
 
 func TestSedEffects(t *testing.T) {
 	for _, tc := range []struct {
-		script    string
-		writes    []string
-		runs      []string
-		runsInput bool
-		ok        bool
+		script string
+		want   sedEffect
+		ok     bool
 	}{
-		{"s/hello/world/g", nil, nil, false, true},
-		{"/wee/p", nil, nil, false, true},
-		{"w out/x", []string{"out/x"}, nil, false, true},
-		{"$w package.json", []string{"package.json"}, nil, false, true},
-		{"/a/,/b/W f", []string{"f"}, nil, false, true},
-		{"s/a/b/w f", []string{"f"}, nil, false, true},
-		{"s|a|b|gw f", []string{"f"}, nil, false, true},
-		{"1e rm -rf x", nil, []string{"rm -rf x"}, false, true},
-		{"e", nil, nil, true, true},
-		{"s/.*/ls/e", nil, nil, true, true},
-		{"p;w a\nw b", []string{"a", "b"}, nil, false, true},
-		{"y/abc/xyz/", nil, nil, false, true},
-		{"1d;$d", nil, nil, false, true},
-		{"/x/{p;q}", nil, nil, false, true},
-		{"a text w not a write", nil, nil, false, true},
-		{"s/a", nil, nil, false, false},
-		{"k", nil, nil, false, false},
+		{"s/hello/world/g", sedEffect{}, true},
+		{"/wee/p", sedEffect{}, true},
+		{"w out/x", sedEffect{writes: []string{"out/x"}}, true},
+		{"$w package.json", sedEffect{writes: []string{"package.json"}}, true},
+		{"/a/,/b/W f", sedEffect{writes: []string{"f"}}, true},
+		{"s/a/b/w f", sedEffect{writes: []string{"f"}}, true},
+		{"s|a|b|gw f", sedEffect{writes: []string{"f"}}, true},
+		{"1e rm -rf x", sedEffect{runs: []string{"rm -rf x"}}, true},
+		{"e", sedEffect{runsInput: true}, true},
+		{"s/.*/ls/e", sedEffect{runsInput: true}, true},
+		{"p;w a\nw b", sedEffect{writes: []string{"a", "b"}}, true},
+		{"y/abc/xyz/", sedEffect{}, true},
+		{"1d;$d", sedEffect{}, true},
+		{"/x/{p;q}", sedEffect{}, true},
+		{"a text w not a write", sedEffect{}, true},
+		{"R .env", sedEffect{reads: []string{".env"}}, true},
+		{"1r /etc/passwd\np", sedEffect{reads: []string{"/etc/passwd"}}, true},
+		{"s/a", sedEffect{}, false},
+		{"k", sedEffect{}, false},
 	} {
-		w, r, ri, ok := sedEffects(tc.script)
-		if ok != tc.ok || (ok && (!slices.Equal(w, tc.writes) || !slices.Equal(r, tc.runs) || ri != tc.runsInput)) {
-			t.Errorf("sedEffects(%q) = %q %q %v %v, want %q %q %v %v", tc.script, w, r, ri, ok, tc.writes, tc.runs, tc.runsInput, tc.ok)
+		got, ok := sedEffects(tc.script)
+		w := tc.want
+		if ok != tc.ok || (ok && (!slices.Equal(got.writes, w.writes) || !slices.Equal(got.reads, w.reads) ||
+			!slices.Equal(got.runs, w.runs) || got.runsInput != w.runsInput)) {
+			t.Errorf("sedEffects(%q) = %+v %v, want %+v %v", tc.script, got, ok, w, tc.ok)
 		}
 	}
 }
