@@ -714,3 +714,30 @@ func TestSpec4PendingAtDeadlineAtIsExpired(t *testing.T) {
 		t.Errorf("approved in time: %s", r.Raw)
 	}
 }
+
+// 5_http.md, Conventions ("The schema defines their accepted format"):
+// the schema's string fields are not nullable. encoding/json leaves a
+// string unset for null, which took agent_reasoning: null as "" and
+// answered a request with a member it was never sent.
+func TestSpec5NullIsNotAString(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("nulls")
+	for _, body := range []string{
+		`{"tool":null,"arguments":{},"timeout":"5m"}`,
+		`{"tool":"x","arguments":{},"timeout":null}`,
+		`{"tool":"x","arguments":{},"timeout":"5m","agent_reasoning":null}`,
+		`{"tool":"x","server":null,"arguments":{},"timeout":"5m"}`,
+	} {
+		r := h.do("POST", "/v1/requests", cred, body, "Idempotency-Key", recordid.NewUUID())
+		if r.Status != http.StatusBadRequest || r.errorCode() != "invalid_field" {
+			t.Errorf("%s: %d %s, want 400 invalid_field", body, r.Status, r.Raw)
+		}
+	}
+	if n := h.storedRequests(); n != 0 {
+		t.Errorf("%d requests stored", n)
+	}
+	r := h.do("POST", "/v1/instances", provToken, `{"instance_name":null}`, "Idempotency-Key", recordid.NewUUID())
+	if r.Status != http.StatusBadRequest {
+		t.Errorf("instance_name null: %d %s", r.Status, r.Raw)
+	}
+}
