@@ -657,3 +657,87 @@ func TestMCPServerMember(t *testing.T) {
 		t.Errorf("a request without server: %d %s, want no server member", r.Status, r.Raw)
 	}
 }
+
+// 4_requests.md, Deadlines and Cancellation: "If the request is still
+// pending at its deadline, the provider records expired. It must not
+// approve a pending request after that deadline." deadline_at is whole
+// seconds and askops' Ask deadline is not (its store's clock has
+// microseconds), so the Ask outlives deadline_at by up to a second: a read,
+// a click or a DELETE in that moment must find the request expired.
+func TestSpec4PendingAtDeadlineAtIsExpired(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("subsecond")
+	h.clock.Advance(400 * time.Millisecond) // the Ask's deadline is then 12:01:00.4
+	read := h.create(cred, map[string]any{"tool": "deploy", "arguments": map[string]any{}, "timeout": "1m"})
+	click := h.create(cred, map[string]any{"tool": "deploy", "arguments": map[string]any{}, "timeout": "1m"})
+	withdraw := h.create(cred, map[string]any{"tool": "deploy", "arguments": map[string]any{}, "timeout": "1m"})
+	if read.str("deadline_at") != "2026-09-16T12:01:00Z" {
+		t.Fatalf("deadline_at %q, want 12:01:00Z", read.str("deadline_at"))
+	}
+	h.clock.Advance(time.Minute - 200*time.Millisecond) // 12:01:00.2: past deadline_at, the Asks still pending in askops
+
+	// A read at the deadline expires it; a click after that is refused.
+	r := h.do("GET", "/v1/requests/"+read.str("id"), cred, nil)
+	if r.str("status") != "expired" || r.decision()["decided_at"] != "2026-09-16T12:01:00Z" || r.decision()["expires_at"] != nil {
+		t.Errorf("read after deadline_at: %s", r.Raw)
+	}
+	if _, err := h.asks.Decide(t.Context(), read.str("id"), pending.Approved, "U0ANA", ""); err == nil {
+		t.Error("a click after the read approved an expired request")
+	}
+	// A click that lands in askops before any read is not an approval.
+	if _, err := h.asks.Decide(t.Context(), click.str("id"), pending.Approved, "U0ANA", "late"); err != nil {
+		t.Fatal(err)
+	}
+	r = h.do("GET", "/v1/requests/"+click.str("id"), cred, nil)
+	if r.str("status") != "expired" || r.decision()["expires_at"] != nil || r.decision()["decided_at"] != "2026-09-16T12:01:00Z" {
+		t.Errorf("approved after deadline_at: %s", r.Raw)
+	}
+	if again := h.do("GET", "/v1/requests/"+click.str("id"), cred, nil); string(again.Raw) != string(r.Raw) {
+		t.Errorf("read again: %s, first %s", again.Raw, r.Raw)
+	}
+	// A DELETE after the deadline finds it expired: 409 already_terminal.
+	if d := h.do("DELETE", "/v1/requests/"+withdraw.str("id"), cred, nil); d.Status != http.StatusConflict || d.errorCode() != "already_terminal" {
+		t.Errorf("DELETE after deadline_at: %d %s", d.Status, d.Raw)
+	}
+	if r := h.do("GET", "/v1/requests/"+withdraw.str("id"), cred, nil); r.str("status") != "expired" {
+		t.Errorf("after the DELETE: %s", r.Raw)
+	}
+	// Before deadline_at nothing changes: pending, and a click approves.
+	early := h.create(cred, map[string]any{"tool": "deploy", "arguments": map[string]any{}, "timeout": "1m"})
+	if r := h.do("GET", "/v1/requests/"+early.str("id"), cred, nil); r.str("status") != "pending" {
+		t.Errorf("before deadline_at: %s", r.Raw)
+	}
+	if _, err := h.asks.Decide(t.Context(), early.str("id"), pending.Approved, "U0ANA", ""); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.do("GET", "/v1/requests/"+early.str("id"), cred, nil); r.str("status") != "approved" {
+		t.Errorf("approved in time: %s", r.Raw)
+	}
+}
+
+// 5_http.md, Conventions ("The schema defines their accepted format"):
+// the schema's string fields are not nullable. encoding/json leaves a
+// string unset for null, which took agent_reasoning: null as "" and
+// answered a request with a member it was never sent.
+func TestSpec5NullIsNotAString(t *testing.T) {
+	h := newHarness(t)
+	_, cred := h.instance("nulls")
+	for _, body := range []string{
+		`{"tool":null,"arguments":{},"timeout":"5m"}`,
+		`{"tool":"x","arguments":{},"timeout":null}`,
+		`{"tool":"x","arguments":{},"timeout":"5m","agent_reasoning":null}`,
+		`{"tool":"x","server":null,"arguments":{},"timeout":"5m"}`,
+	} {
+		r := h.do("POST", "/v1/requests", cred, body, "Idempotency-Key", recordid.NewUUID())
+		if r.Status != http.StatusBadRequest || r.errorCode() != "invalid_field" {
+			t.Errorf("%s: %d %s, want 400 invalid_field", body, r.Status, r.Raw)
+		}
+	}
+	if n := h.storedRequests(); n != 0 {
+		t.Errorf("%d requests stored", n)
+	}
+	r := h.do("POST", "/v1/instances", provToken, `{"instance_name":null}`, "Idempotency-Key", recordid.NewUUID())
+	if r.Status != http.StatusBadRequest {
+		t.Errorf("instance_name null: %d %s", r.Status, r.Raw)
+	}
+}

@@ -330,8 +330,10 @@ func stringField(m map[string]json.RawMessage, name string) (string, bool, error
 	if !ok {
 		return "", false, nil
 	}
+	// null is no string: encoding/json would leave s "" and take it
+	// (the schema's strings are never nullable).
 	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if string(bytes.TrimSpace(raw)) == "null" || json.Unmarshal(raw, &s) != nil {
 		return "", true, invalid("invalid_field", name, "%s must be a string.", name)
 	}
 	return s, true, nil

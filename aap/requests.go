@@ -432,6 +432,11 @@ func (s *Server) current(ctx context.Context, rq request, wait time.Duration) (*
 		return nil, err
 	}
 	if _, done := a.Outcome(); !done && wait > 0 && s.stopping.Err() == nil {
+		// The wait ends at deadline_at at the latest: the request is
+		// expired then, though askops' Ask may live a moment longer.
+		wait = min(wait, rq.DeadlineAt.Sub(s.cfg.Now()))
+	}
+	if _, done := a.Outcome(); !done && wait > 0 && s.stopping.Err() == nil {
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		unhook := context.AfterFunc(s.stopping, cancel)
 		a, err = s.cfg.Asks.Watch(wctx, rq.ID)
@@ -445,10 +450,49 @@ func (s *Server) current(ctx context.Context, rq request, wait time.Duration) (*
 		}
 	}
 	if _, done := a.Outcome(); !done {
-		return nil, nil
+		if s.cfg.Now().Before(rq.DeadlineAt) {
+			return nil, nil
+		}
+		if a, err = s.expire(ctx, rq); err != nil {
+			return nil, err
+		}
 	}
 	return s.settle(ctx, rq, a)
 }
+
+// expire ends rq's Ask, still pending at or after its deadline_at, and
+// returns it expired. deadline_at is askops' Ask deadline cut to whole
+// seconds, so the Ask itself may have up to a second left; the protocol's
+// deadline is the one the adapter was given, and a request pending at it
+// is expired (4_requests.md, Deadlines). askops' store records Expired
+// only at its own deadline, so the Ask ends cancelled (its Slack message
+// and console card lose their buttons) and this request records expired.
+// A decision that won the race is taken as it came (decisionOf words one
+// made after deadline_at as expired too).
+func (s *Server) expire(ctx context.Context, rq request) (pending.Ask, error) {
+	a, err := s.cfg.Asks.Decide(ctx, rq.ID, pending.Cancelled, "aap:"+rq.Instance, reasonDeadlineAt)
+	if first, ended := pending.ConflictAsk(err); ended {
+		return first, nil
+	}
+	if pending.ErrorCode(err) == pending.CodeNotFound {
+		return pending.Ask{ID: rq.ID, Status: pending.Status(pending.Expired), DecidedAt: rq.DeadlineAt, DecisionReason: "askops no longer holds the request"}, nil
+	}
+	if err != nil {
+		return pending.Ask{}, err
+	}
+	a.Status, a.DecisionReason = pending.Status(pending.Expired), reasonDeadline
+	if a.DecidedAt.Before(rq.DeadlineAt) { // another clock (Redis') a moment behind
+		a.DecidedAt = rq.DeadlineAt
+	}
+	return a, nil
+}
+
+// reasonDeadlineAt is the reason of the Ask of a request that reached its
+// deadline_at a moment before the Ask's own deadline.
+const reasonDeadlineAt = "the AAP request reached its deadline"
+
+// reasonDeadline is the note of a request nobody decided before its deadline.
+const reasonDeadline = "nobody decided before the deadline"
 
 func (s *Server) storedDecision(ctx context.Context, id string) (*decision, bool, error) {
 	d, ok, err := loadJSON[decision](ctx, s.cfg.Store, decKey(id))
@@ -491,6 +535,12 @@ func (s *Server) decisionOf(rq request, a pending.Ask) decision {
 		at = s.now()
 	}
 	d := decision{DecidedAt: at, Note: a.DecisionReason}
+	if _, ended := a.Outcome(); ended && pending.Outcome(a.Status) != pending.Expired && !rq.DeadlineAt.IsZero() && !a.DecidedAt.IsZero() && !a.DecidedAt.Before(rq.DeadlineAt) {
+		// Decided in the moment between deadline_at (whole seconds) and
+		// the Ask's own deadline: the request was still pending at its
+		// deadline, so it expired then, whatever came after.
+		return decision{Status: "expired", DecidedAt: rq.DeadlineAt, Note: reasonDeadline + " (a later " + string(a.Status) + " came after it)"}
+	}
 	if a.DecidedBy == PolicyDecider {
 		d.Note = "decided by askops policy, not a person: " + a.DecisionReason
 	}
@@ -558,7 +608,12 @@ func (s *Server) cancelRequest(r *http.Request, rid string) (int, any, error) {
 	if err != nil {
 		return 0, nil, s.storeErr(rid, err)
 	}
-	if !ok {
+	if !ok && !s.cfg.Now().Before(rq.DeadlineAt) {
+		// Past its deadline the request is expired, not withdrawn (current expires it).
+		if d, err = s.current(ctx, rq, 0); err != nil {
+			return 0, nil, s.storeErr(rid, err)
+		}
+	} else if !ok {
 		a, err := s.cfg.Asks.Decide(ctx, rq.ID, pending.Cancelled, "aap:"+inst.ID, reasonWithdrawn)
 		if first, ended := pending.ConflictAsk(err); ended {
 			a, err = first, nil
