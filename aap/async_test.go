@@ -328,6 +328,46 @@ func TestSpec8Async05RetryScheduleAndWindow(t *testing.T) {
 	}
 }
 
+// An attempt begun in the window's last AttemptTimeout ends with the
+// window (7_async.md: every attempt ends by the retry deadline): its
+// request carries the deadline of the time left, not AttemptTimeout.
+func TestSpec7AttemptEndsByTheRetryDeadline(t *testing.T) {
+	h := newHarness(t)
+	rc := newReceiver(t, h.clock)
+	_, cred := h.asyncInstance(rc)
+	rc.fail = make([]int, 1000)
+	for i := range rc.fail {
+		rc.fail[i] = 500
+	}
+	h.create(cred, map[string]any{"tool": "allowed_tool", "arguments": map[string]any{}, "timeout": "5m"})
+	h.turn() // the first attempt, refused
+	var mu sync.Mutex
+	var left []time.Duration // the time each attempt's request had, when it was sent
+	h.srv.hooks.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if d, ok := r.Context().Deadline(); ok {
+			mu.Lock()
+			left = append(left, time.Until(d))
+			mu.Unlock()
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	const timeLeft = 3 * time.Second
+	h.clock.Advance(DeliveryWindow - timeLeft) // the decision was at create, on this clock
+	h.turn()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(left) != 1 {
+		t.Fatalf("%d attempts in the window's last %s, want 1", len(left), timeLeft)
+	}
+	if left[0] > timeLeft {
+		t.Errorf("the last attempt may run %s, past the retry deadline %s away", left[0].Round(time.Millisecond), timeLeft)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 func TestSpec8Async06ReplacementTakesQueuedNotifications(t *testing.T) {
 	h := newHarness(t)
 	old := newReceiver(t, h.clock)

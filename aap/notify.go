@@ -276,7 +276,11 @@ func (s *Server) attempt(ctx context.Context, id string) error {
 		next := s.cfg.Now().Truncate(time.Minute).Add(time.Minute)
 		return s.cfg.Store.Schedule(ctx, queueKey, n.ID, next)
 	}
-	status, wait, _, postErr := s.post(ctx, *inst.Delivery, n.ID, n.Body)
+	// The protocol's retries end at the window, and so does the attempt
+	// in flight: one begun in its last AttemptTimeout is cut at its end.
+	actx, cancel := context.WithTimeout(ctx, until.Sub(s.cfg.Now()))
+	status, wait, _, postErr := s.post(actx, *inst.Delivery, n.ID, n.Body)
+	cancel()
 	n.Attempts++
 	if postErr == nil && status >= 200 && status < 300 {
 		s.log.Info("aap: notification delivered", "ask", n.Request, "event", n.ID, "attempts", n.Attempts)
