@@ -73,6 +73,11 @@ type Engine struct {
 	protected        []string
 	grants           GrantChecker
 	log              *slog.Logger
+	// folded is this engine with every path rule's glob case-folded and
+	// NFC-normalized (foldName), judging the folded spellings of a path a
+	// file system askops does not know may read (filecall.go); nil in the
+	// folded engine itself.
+	folded *Engine
 }
 
 type rule struct {
@@ -113,6 +118,19 @@ func New(cfg Config) (*Engine, error) {
 			e.allow = append(e.allow, cr)
 		}
 	}
+	f := *e
+	fold := func(rs []rule) []rule {
+		out := make([]rule, len(rs))
+		for i, r := range rs {
+			if r.glob != "" {
+				r.glob = foldName(r.glob)
+			}
+			out[i] = r
+		}
+		return out
+	}
+	f.deny, f.ask, f.allow = fold(e.deny), fold(e.ask), fold(e.allow)
+	e.folded = &f
 	return e, nil
 }
 

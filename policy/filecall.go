@@ -9,6 +9,9 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // This file judges a file call by what the door that took it knows of the
@@ -24,12 +27,19 @@ func (e *Engine) decideFileCall(ctx context.Context, c Call, mode Mode, grantErr
 	if strings.ContainsRune(c.Path, 0) || strings.ContainsRune(c.Cwd, 0) {
 		return Verdict{Decision: Deny, Reason: "the path contains a NUL byte; no file system takes it, so askops refuses it"}
 	}
+	given := c.Path
 	v := e.decideFile(ctx, c, mode, grantErr)
 	if !c.Exact {
 		v, c = e.readings(ctx, c, v, mode, grantErr)
 	}
 	if c.Search && c.Tool == ToolReadFile {
 		v = e.search(ctx, c, v, mode)
+	}
+	if !c.Resolved && v.Decision == Allow && ClimbsAfterName(given) {
+		// Whatever allowed it, mode full too: the file the ".." names
+		// depends on whether the name before it is a link, and a deny rule
+		// may name where that leads.
+		v = Verdict{Decision: Ask, Reason: fmt.Sprintf("%s of %s: the path climbs out of a name with \"..\", and askops has not resolved it on the machine the files are on (a link there leads elsewhere); give the path without \"..\"", c.Tool, shownPath(given))}
 	}
 	if !isWrite(c.Tool) || v.Decision == Deny || v.ByMode || v.Decision == Ask && v.Rule != "" {
 		return v
@@ -38,7 +48,7 @@ func (e *Engine) decideFileCall(ctx context.Context, c Call, mode Mode, grantErr
 	// before the tool's class or an outside path is given as why: files
 	// under .git (hooks, config) run code.
 	abs, _, _ := resolveFile(c.Path, c.Cwd, c.Workspace)
-	if gitPath(c.Path, !c.Exact) || gitPath(abs, !c.Exact) {
+	if gitPath(c.Path, !c.Exact) || gitPath(abs, !c.Exact) || !c.Exact && (mayBeGit(c.Path) || mayBeGit(abs)) {
 		return Verdict{Decision: Ask, Dangerous: v.Dangerous, Reason: fmt.Sprintf("%s of %s: files under .git (hooks, config) can run code", c.Tool, shownPath(c.Path))}
 	}
 	if v.Decision == Ask {
@@ -81,17 +91,199 @@ func (e *Engine) readings(ctx context.Context, c Call, v Verdict, mode Mode, gra
 			v = strictest(v, av)
 		}
 	}
-	// Inside the workspace, the whole relative path lower-cased too: a
-	// deny or ask rule on secrets/** holds for SECRETS/key on a disk that
-	// ignores case.
-	if rel, ok := Within(c.Workspace, c.Path); ok && rel != strings.ToLower(rel) {
-		alt := c
-		alt.Path = path.Join(c.Workspace, strings.ToLower(rel))
-		if av := e.decideFile(ctx, alt, mode, grantErr); counts(av, false) {
+	// The names another file system reads the same (spellings: Windows'
+	// trailing dots and streams, HFS+'s ignored code points, case, Unicode
+	// normalization), each judged by its deny and ask rules.
+	for _, r := range e.spellings(c) {
+		if av := r.e.decideFile(ctx, r.c, mode, grantErr); counts(av, false) {
 			v = strictest(v, av)
 		}
 	}
+	// An 8.3 short name (SECRET~1, GIT~1) may be any name in its
+	// directory: the rules that could name a file under it stand.
+	abs := absPath(c)
+	for _, dir := range shortNameDirs(abs) {
+		d := c
+		d.Path, d.Search, d.Glob = dir, true, ""
+		if last := path.Base(abs); !shortName(last) {
+			d.Glob = last // the file's own name is known
+		}
+		for _, r := range append([]spelling{{e, d}}, e.spellings(d)...) {
+			if av, ok := r.e.rulesUnder(ctx, r.c, mode); ok {
+				v = strictest(v, av)
+			}
+		}
+	}
+	// A path the agent's tool roots elsewhere (~: a home directory; C:: a
+	// drive) is outside the workspace, whatever the join with cwd says;
+	// its rules are judged on the rest of it.
+	if ForeignRoot(c.Path) {
+		_, rest, _ := strings.Cut(strings.TrimLeft(c.Path, "/"), "/")
+		alt := c
+		alt.Path = "/" + rest
+		for _, r := range append([]spelling{{e, alt}}, e.spellings(alt)...) {
+			if av := r.e.decideFile(ctx, r.c, mode, grantErr); counts(av, false) {
+				v = strictest(v, av)
+			}
+		}
+		if v.Decision == Allow && !v.ByMode {
+			v = Verdict{Decision: Ask, Reason: fmt.Sprintf("%s of %s: the agent's tool reads the path from a home directory or a drive, outside the workspace", c.Tool, shownPath(c.Path))}
+		}
+	}
 	return v, c
+}
+
+// spelling is one reading of a call and the engine that judges it (the
+// case-folded engine for a folded spelling).
+type spelling struct {
+	e *Engine
+	c Call
+}
+
+// spellings are the other readings of c's path that name the same file on
+// a file system askops does not know: each name with what Windows drops
+// (trailing dots and spaces, an alternate data stream ":s") and what HFS+
+// ignores (zero-width and direction code points) removed; and that path,
+// workspace and working directory case-folded and NFC-normalized, judged
+// by the engine whose rules are folded alike (e.folded): SECRETS/key
+// meets secrets/**, PRIVATE/x meets Private/**, an NFD name its NFC rule.
+func (e *Engine) spellings(c Call) []spelling {
+	if e.folded == nil {
+		return nil
+	}
+	var out []spelling
+	p := absPath(c)
+	if n := windowsNames(p); n != p {
+		alt := c
+		alt.Path = n
+		out = append(out, spelling{e, alt})
+		p = n
+	}
+	alt := c
+	alt.Path, alt.Workspace, alt.Cwd = foldName(p), foldName(c.Workspace), foldName(c.Cwd)
+	alt.Glob = foldName(c.Glob)
+	return append(out, spelling{e.folded, alt})
+}
+
+// absPath is c's path made absolute as decideFile reads it (cleaned),
+// or as given when it cannot be.
+func absPath(c Call) string {
+	if abs, _, _ := resolveFile(c.Path, c.Cwd, c.Workspace); abs != "" {
+		return abs
+	}
+	return c.Path
+}
+
+// foldName is s as a case-insensitive file system compares it: upper-
+// then lower-cased (so ı, ſ and K fold as NTFS and APFS fold them) and
+// NFC-normalized (APFS and HFS+ take NFD and NFC names as one).
+func foldName(s string) string {
+	return norm.NFC.String(strings.ToLower(strings.ToUpper(norm.NFC.String(s))))
+}
+
+// windowsNames is p with each name as Windows or HFS+ may open it: the
+// code points HFS+ ignores removed, an alternate data stream (":s",
+// "::$DATA") cut off, trailing dots and spaces dropped. "." and ".."
+// stay, and so does a name that would become empty.
+func windowsNames(p string) string {
+	parts := strings.Split(p, "/")
+	for i, c := range parts {
+		if c == "." || c == ".." {
+			continue
+		}
+		n := strings.Map(func(r rune) rune {
+			if ignorable(r) {
+				return -1
+			}
+			return r
+		}, c)
+		if j := strings.IndexByte(n, ':'); j > 0 && !(i == 0 && j == 1) {
+			n = n[:j]
+		}
+		if t := strings.TrimRight(n, ". "); t != "" && n != "." && n != ".." {
+			n = t
+		}
+		if n != "" {
+			parts[i] = n
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// ignorable reports the code points HFS+ ignores in names (git's list,
+// with the other zero-width ones): ".g\u200cit" is ".git" there.
+func ignorable(r rune) bool {
+	return r >= 0x200b && r <= 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2060 && r <= 0x206f || r == 0xfeff
+}
+
+// shortName reports whether a name may be a Windows 8.3 short name
+// (GIT~1, SECRET~1.TXT), which stands for a longer name askops cannot see.
+func shortName(c string) bool {
+	i := strings.IndexByte(c, '~')
+	return i >= 1 && i+1 < len(c) && c[i+1] >= '0' && c[i+1] <= '9' && len(c) <= 12
+}
+
+// shortNameDirs are the directories of p holding a name that may be a
+// short name.
+func shortNameDirs(p string) []string {
+	if !path.IsAbs(p) {
+		return nil
+	}
+	var dirs []string
+	parts := strings.Split(p, "/")
+	for i, c := range parts {
+		if i > 0 && shortName(c) {
+			dirs = append(dirs, path.Clean("/"+strings.Join(parts[:i], "/")))
+		}
+	}
+	return dirs
+}
+
+// mayBeGit reports whether some file system may read a name of p as .git:
+// in any case, with Windows' trailing dots, spaces or stream, HFS+'s
+// ignored code points, or as an 8.3 short name (GIT~1).
+func mayBeGit(p string) bool {
+	for _, c := range strings.Split(p, "/") {
+		if c == "" || c == "." || c == ".." {
+			continue
+		}
+		if shortName(c) || foldName(windowsNames(c)) == ".git" {
+			return true
+		}
+	}
+	return false
+}
+
+// ForeignRoot reports whether p, as an agent's tool reads it, starts
+// where askops cannot place it: at a home directory the tool expands
+// (~, ~user) or at a drive (C:, C:x), absolute on Windows.
+func ForeignRoot(p string) bool {
+	first, _, _ := strings.Cut(p, "/")
+	first, _, _ = strings.Cut(first, `\`)
+	if strings.HasPrefix(first, "~") {
+		return true
+	}
+	return len(first) >= 2 && first[1] == ':' && first[0] < 0x80 && unicode.IsLetter(rune(first[0]))
+}
+
+// ClimbsAfterName reports whether p has a ".." after a name (a/../b,
+// /ws/link/../x): where it leads depends on whether the name is a link,
+// which the text cannot say. A leading ".." (../x) climbs from the
+// working directory, as resolved as the call says it is.
+func ClimbsAfterName(p string) bool {
+	named := false
+	for _, c := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+		switch c {
+		case ".":
+		case "..":
+			if named {
+				return true
+			}
+		default:
+			named = true
+		}
+	}
+	return false
 }
 
 // strictest is the stricter of two verdicts: deny over ask over allow; of
@@ -189,13 +381,25 @@ func (e *Engine) search(ctx context.Context, c Call, v Verdict, mode Mode) Verdi
 			return v // nothing there to read
 		}
 	}
-	if w, ok := e.rulesUnder(ctx, c, mode); ok {
-		if !c.Resolved {
-			w.Reason += " (askops cannot see this machine's files, so it cannot tell whether the directory holds one)"
+	for _, r := range e.judgedAs(c) {
+		if w, ok := r.e.rulesUnder(ctx, r.c, mode); ok {
+			if !c.Resolved {
+				w.Reason += " (askops cannot see this machine's files, so it cannot tell whether the directory holds one)"
+			}
+			v = strictest(v, w)
 		}
-		return strictest(v, w)
 	}
 	return v
+}
+
+// judgedAs is c and, unless its file system takes paths as written, its
+// other spellings: what a file found or named is judged as.
+func (e *Engine) judgedAs(c Call) []spelling {
+	out := []spelling{{e, c}}
+	if !c.Exact {
+		out = append(out, e.spellings(c)...)
+	}
+	return out
 }
 
 // listed lists the directory c.Path and judges each file the search reads
@@ -222,8 +426,10 @@ func (e *Engine) listed(ctx context.Context, c Call, mode Mode) (v Verdict, ok b
 		}
 		f := c
 		f.Path = filepath.ToSlash(p)
-		if w, ok := e.rulesOn(f, mode); ok {
-			v = strictest(v, w)
+		for _, r := range e.judgedAs(f) {
+			if w, ok := r.e.rulesOn(r.c, mode); ok {
+				v = strictest(v, w)
+			}
 		}
 		if v.Decision == Deny {
 			return fs.SkipAll

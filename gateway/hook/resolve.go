@@ -1,10 +1,13 @@
 package hook
 
 import (
+	"cmp"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/askops/askops/gateway/toolcall"
 	"github.com/askops/askops/internal/realpath"
 )
 
@@ -13,6 +16,50 @@ import (
 // where the files are, as askops' own agent confines its tools, so the
 // policy judges src/glink/hooks/pre-commit as the .git/hooks/pre-commit
 // it is, and envlink as the .env it points to.
+
+// resolvePath is p (absolute, or relative to cwd) resolved on this
+// machine, ok false when it cannot be settled to one file: a NUL; a "~"
+// the agent's tool expands to a home directory other than this user's
+// (~user); or a ".." after a link (link/../x), which the kernel takes
+// from where the link leads and a tool that cleans the path first (as
+// Node's path.resolve does) from the link's own directory.
+func resolvePath(cwd, p string) (string, bool) {
+	if strings.ContainsRune(p, 0) {
+		return "", false
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil || !filepath.IsAbs(home) {
+			return "", false
+		}
+		p = home + p[1:]
+	} else if strings.HasPrefix(p, "~") {
+		return "", false
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = cwd + string(filepath.Separator) + abs
+	}
+	lexical, err := realpath.Existing(filepath.Clean(abs))
+	if err != nil {
+		return "", false
+	}
+	kernel, err := realpath.Existing(abs)
+	if err != nil || kernel != lexical {
+		return "", false
+	}
+	return lexical, true
+}
+
+// stringField is input field k when it is a JSON string.
+func stringField(in map[string]json.RawMessage, k string) (string, bool) {
+	var s string
+	raw, ok := in[k]
+	if !ok || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
 
 // pathFields are the inputs of each agent tool that name a file or
 // directory (the gateway's mapTool reads them).
@@ -25,6 +72,8 @@ func pathFields(tool string) []string {
 	case "NotebookEdit":
 		return []string{"notebook_path"}
 	case "Glob", "Grep", "LS":
+		return []string{"path"}
+	case "read_file", "write_file", "edit_file", "list_files": // askops' own, by name
 		return []string{"path"}
 	}
 	return nil
@@ -58,19 +107,35 @@ func ResolvePaths(c Call) Call {
 		if json.Unmarshal(raw, &p) != nil || p == "" {
 			continue // not a path mapTool reads
 		}
-		if strings.ContainsRune(p, 0) {
-			return c
-		}
-		abs := p
-		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(cwd, abs)
-		}
-		real, err := realpath.Existing(filepath.Clean(abs))
-		if err != nil {
+		real, ok := resolvePath(cwd, p)
+		if !ok {
 			return c
 		}
 		b, _ := json.Marshal(real)
 		in[k], changed = b, true
+	}
+	// A Glob lists under its pattern's fixed directories too (outlink/*):
+	// they are resolved with its path, and what is left of the pattern
+	// starts at the directory they lead to.
+	if pat, ok := stringField(in, "pattern"); ok && c.Tool == "Glob" {
+		base, rest := toolcall.GlobSplit(pat)
+		if strings.HasPrefix(base, "~") {
+			return c // the agent's tool may expand it: judged unresolved (toolcall: outside)
+		}
+		if base != "." {
+			dir, _ := stringField(in, "path")
+			dir = strings.TrimSuffix(cmp.Or(dir, cwd), "/") + "/" + base
+			if filepath.IsAbs(base) {
+				dir = base
+			}
+			real, ok := resolvePath(cwd, dir)
+			if !ok {
+				return c
+			}
+			in["path"], _ = json.Marshal(real)
+			in["pattern"], _ = json.Marshal(rest)
+			changed = true
+		}
 	}
 	out := c
 	out.Cwd, out.Resolved = cwd, true

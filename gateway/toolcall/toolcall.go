@@ -59,10 +59,25 @@ func (t toolCall) str(k string) (string, bool) {
 	return s, ok
 }
 
-// abs is p made absolute against cwd ("" is cwd itself).
+// abs is p made absolute against cwd ("" is cwd itself). Two spellings
+// keep what only the agent's machine can settle, for the policy to judge
+// (policy.Call.Exact false): a path the agent's tool may expand or root
+// elsewhere (~, ~user, a drive letter) stays as given, not joined to cwd;
+// and a ".." after a name (link/../x) is not cleaned away, since where it
+// leads depends on whether the name is a link (bot hook resolves it
+// first: hook.ResolvePaths).
 func (t toolCall) abs(p string) string {
 	if p == "" {
 		return t.cwd
+	}
+	if policy.ForeignRoot(p) {
+		return p
+	}
+	if policy.ClimbsAfterName(p) {
+		if !path.IsAbs(p) && t.cwd != "" {
+			return strings.TrimSuffix(t.cwd, "/") + "/" + p
+		}
+		return p
 	}
 	if !path.IsAbs(p) && t.cwd != "" {
 		p = path.Join(t.cwd, p)
@@ -96,6 +111,12 @@ var toolMappers = map[string]func(toolCall) (Mapped, bool){
 	"Glob": mapList, "LS": mapList,
 	"WebFetch":  mapWebFetch,
 	"WebSearch": mapWebSearch,
+	// askops' own file tools by name (an Ask API or AAP client naming
+	// them): their path is "path", as askops' agent takes it.
+	policy.ToolReadFile:  mapOwnFile,
+	policy.ToolWriteFile: mapOwnFile,
+	policy.ToolEditFile:  mapOwnFile,
+	policy.ToolListFiles: mapOwnFile,
 }
 
 // Map maps one agent tool call (toolMappers). Paths are made absolute
@@ -114,7 +135,43 @@ func Map(tool string, input json.RawMessage, cwd string) Mapped {
 	if name == "" {
 		name = "unknown_tool"
 	}
-	return Mapped{Call: policy.Call{Tool: name, Safety: policy.Unknown}, Args: t.raw(), Summary: name}
+	m := Mapped{Call: policy.Call{Tool: name, Safety: policy.Unknown}, Args: t.raw(), Summary: name}
+	if policy.IsFileTool(name) {
+		// Judged as a file tool, it would be judged on no path (the
+		// working directory) whatever file it names: refused instead.
+		m.Refuse = "the " + name + " call names no path askops can read (want \"path\": a non-empty string)"
+	}
+	return m
+}
+
+// mapOwnFile maps a call of one of askops' own file tools by name: its
+// "path" (a non-empty string; anything else is unreadable, and refused),
+// and for write_file and edit_file what the approver is shown.
+func mapOwnFile(t toolCall) (Mapped, bool) {
+	p, ok := t.str("path")
+	if !ok || p == "" {
+		return Mapped{}, false
+	}
+	p = t.abs(p)
+	m := Mapped{Args: t.raw(), Summary: t.tool + " " + p}
+	switch t.tool {
+	case policy.ToolReadFile:
+		m.Call = policy.Call{Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: p}
+	case policy.ToolListFiles:
+		m.Call = policy.Call{Tool: policy.ToolListFiles, Safety: policy.ReadOnly, Path: p}
+	case policy.ToolWriteFile:
+		content, _ := t.str("content")
+		m.Call = policy.Call{Tool: policy.ToolWriteFile, Safety: policy.SideEffect, Path: p}
+		m.Shown = pending.Call{Kind: pending.CallWrite, Path: p, Content: content}
+	case policy.ToolEditFile:
+		o, _ := t.str("old_string")
+		n, _ := t.str("new_string")
+		m.Call = policy.Call{Tool: policy.ToolEditFile, Safety: policy.SideEffect, Path: p}
+		m.Shown = pending.Call{Kind: pending.CallEdit, Path: p, Old: o, New: n}
+	default:
+		return Mapped{}, false
+	}
+	return m, true
 }
 
 // mapShell maps a shell call. The command is what the call does; the
@@ -225,14 +282,24 @@ func mapGrep(t toolCall) (Mapped, bool) {
 }
 
 // mapList: a glob's own directories (../../etc/*, /home/*/.ssh/*) are
-// where it lists: the deepest fixed one is judged.
+// where it lists: the deepest fixed one is judged. A pattern whose
+// wildcard part can climb or root itself anywhere (*/../.., {/etc,src},
+// a backslash, ~) lists where askops cannot tell: judged as a listing of
+// "/", which is outside every workspace.
 func mapList(t toolCall) (Mapped, bool) {
 	p, _ := t.str("path")
 	p = t.abs(p)
 	if pat, ok := t.str("pattern"); ok && t.tool == "Glob" {
-		p = t.abs(path.Join(p, globBase(pat)))
-		if path.IsAbs(pat) {
-			p = t.abs(globBase(pat))
+		base, rest := GlobSplit(pat)
+		switch {
+		case !GlobStaysUnder(rest) || policy.ForeignRoot(base):
+			p = "/"
+		case path.IsAbs(base):
+			p = t.abs(base)
+		case policy.ClimbsAfterName(base): // link/..: the policy's to judge
+			p = t.abs(strings.TrimSuffix(p, "/") + "/" + base)
+		default:
+			p = t.abs(path.Join(p, base))
 		}
 	}
 	return Mapped{
@@ -252,25 +319,52 @@ func mapWebSearch(t toolCall) (Mapped, bool) {
 	return Mapped{Call: policy.Call{Tool: toolWebSearch, Safety: policy.SideEffect}, Args: t.raw(), Summary: "WebSearch " + q}, ok
 }
 
-// globBase is the directory part of a glob pattern before its first
-// wildcard: "../../etc/*" is "../../etc", "src/**/*.go" is "src".
-func globBase(pat string) string {
+// GlobSplit splits a glob pattern into its directory part before its
+// first wildcard and the rest: "../../etc/*" is "../../etc" and "*",
+// "src/**/*.go" is "src" and "**/*.go", "*.go" is "." and "*.go".
+func GlobSplit(pat string) (base, rest string) {
 	parts := strings.Split(pat, "/")
-	var fixed []string
+	n := 0
 	for _, c := range parts[:len(parts)-1] {
-		if strings.ContainsAny(c, "*?[{") {
+		if strings.ContainsAny(c, "*?[{\\") {
 			break
 		}
-		fixed = append(fixed, c)
+		n++
 	}
-	b := strings.Join(fixed, "/")
-	if b == "" && strings.HasPrefix(pat, "/") {
-		return "/"
+	base, rest = strings.Join(parts[:n], "/"), strings.Join(parts[n:], "/")
+	if base == "" && strings.HasPrefix(pat, "/") {
+		return "/", rest
 	}
-	if b == "" {
-		return "."
+	if base == "" {
+		return ".", rest
 	}
-	return b
+	return base, rest
+}
+
+// GlobStaysUnder reports whether the wildcard part of a glob (GlobSplit's
+// rest) matches only under the directory it starts in: no ".." anywhere
+// (*/../.., {..,x}), no backslash (a separator on Windows), no
+// alternative spelling a "/" ({/etc,src}), and no leading ~.
+func GlobStaysUnder(rest string) bool {
+	if strings.Contains(rest, "..") || strings.ContainsRune(rest, '\\') || strings.HasPrefix(rest, "~") {
+		return false
+	}
+	depth := 0
+	for _, r := range rest {
+		switch r {
+		case '{':
+			depth++
+		case '}':
+			if depth > 0 {
+				depth--
+			}
+		case '/':
+			if depth > 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // judgedCommand is the text of command askops judges, shows and (through
