@@ -79,6 +79,11 @@ func awkCommands(name string, ws []word) []inner {
 
 // awkProgram finds the command strings of one awk program text.
 func awkProgram(prog, via string) []inner {
+	if strings.Contains(prog, "@load") || strings.Contains(prog, "@include") {
+		// gawk's @load loads a shared library (AWKLIBPATH), @include
+		// another program file (AWKPATH): code the policy does not read.
+		return []inner{opaque(via + " (@load or @include)")}
+	}
 	var out []inner
 	for i := 0; i < len(prog); i++ {
 		runs := false

@@ -95,14 +95,24 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 			z.writeWord(v, "ssh -E")
 		}
 	case "ssh-keygen":
-		for _, v := range shortOptionValues(args, "abCDEFfGIJKMmNnOPrSstVwYZz", 'f') {
+		const valued = "abCDEFfGIJKMmNnOPrSstVwYZz"
+		if len(shortOptionValues(args, valued, 'D'))+len(shortOptionValues(args, valued, 'w')) > 0 {
+			z.a.refuseAllow("ssh-keygen -D or -w (it loads a PKCS#11 or security-key library: code)")
+		}
+		for _, v := range shortOptionValues(args, valued, 'f') {
 			z.writeWord(v, "ssh-keygen -f")
 			z.writeWord(word{loose: v.loose + ".pub", lit: v.lit + ".pub", ok: v.ok}, "ssh-keygen -f")
 		}
 	case "openssl":
 		for i, a := range args {
-			if (a.loose == "-out" || a.loose == "-keyout" || a.loose == "-signature" || a.loose == "-sigout") && i+1 < len(args) {
-				z.writeWord(args[i+1], "openssl "+a.loose)
+			o, _, _ := strings.Cut(a.loose, "=")
+			switch {
+			case i == 0 && o == "engine", o == "-engine", o == "-provider", o == "-provider-path", o == "-config", o == "-conf", o == "-keyform" && i+1 < len(args) && strings.EqualFold(args[i+1].loose, "engine"):
+				// An engine or provider is a shared library openssl loads,
+				// and a config file may name one (and its directives).
+				z.a.refuseAllow("openssl " + clip(o, 20) + " (it loads an engine, a provider or a config that names one: code)")
+			case (o == "-out" || o == "-keyout" || o == "-signature" || o == "-sigout" || o == "-writerand" || o == "-outdir") && i+1 < len(args):
+				z.writeWord(args[i+1], "openssl "+o)
 			}
 		}
 	case "iconv":
@@ -198,6 +208,13 @@ func (z *analyzer) curlWrites(args []word) {
 		if longMatches(l, "--remote-name") || longMatches(l, "--remote-name-all") || longMatches(l, "--remote-header-name") ||
 			len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsAny(shortCluster(l, curlValued), "OJ") {
 			remote = true
+		}
+		for _, o := range []string{"--unix-socket", "--abstract-unix-socket"} {
+			if _, _, ok := longOption(l, o, 6); ok {
+				// A local service, not a host: docker's socket runs
+				// containers as root, a desktop bus starts programs.
+				z.a.refuseAllow("curl " + o + " (it talks to a local service, which may run programs)")
+			}
 		}
 		if _, _, ok := longOption(l, "--config", 5); ok || len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(shortCluster(l, curlValued), 'K') ||
 			strings.HasPrefix(l, "-K") {
@@ -1252,33 +1269,58 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 			script(v)
 		}
 	case "socat":
-		for _, a := range args {
+		for i := 0; i < len(args); i++ {
+			a := args[i]
 			if !a.known() {
 				z.unknown("socat with an address not known until run time")
 				continue
 			}
-			for _, part := range strings.Split(a.loose, "!!") {
-				kind, v, ok := strings.Cut(part, ":")
-				if !ok {
-					continue
+			if l := a.loose; strings.HasPrefix(l, "-") && l != "-" {
+				switch {
+				case l == "-lf" || l == "-L" || l == "-W" || l == "-r" || l == "-R":
+					// A log, a lock file or a dump of the data: written.
+					if i++; i < len(args) {
+						z.writeWord(args[i], "socat "+l)
+					}
+				case l == "-b" || l == "-t" || l == "-T" || l == "-lp" || l == "-S":
+					i++
+				case !socatFlag(l):
+					z.a.refuseAllow("socat option " + clip(l, 20) + " the policy does not know")
 				}
-				switch strings.ToUpper(kind) {
-				case "EXEC", "SYSTEM":
+				continue
+			}
+			for _, part := range strings.Split(a.loose, "!!") {
+				kind, v, _ := strings.Cut(part, ":")
+				switch kind = strings.ToUpper(strings.TrimSpace(kind)); {
+				case kind == "EXEC" || kind == "SYSTEM":
 					v, _, _ = strings.Cut(v, ",")
 					script(word{loose: v})
+				case !socatNetworkAddress(kind):
+					// OPEN, CREATE, GOPEN, PIPE:name, UNIX-LISTEN, PTY,link=
+					// … write files or make them; a kind the policy does
+					// not know is not read either.
+					z.a.refuseAllow("socat address " + clip(part, 40) + " (not a network or standard stream: it may open, create or run something)")
 				}
 			}
 		}
 	case "scp", "sftp":
-		for _, v := range shortOptionValues(args, "cDFiJlloPSsX", 'S') {
+		valued := "cDFiJloPSX" // scp's -s is a flag (use the SFTP protocol)
+		if name == "sftp" {
+			valued = "BbcDFiJloPRSsX"
+		}
+		// -S runs its program in place of ssh, -D in place of the remote
+		// sftp server.
+		for _, v := range append(shortOptionValues(args, valued, 'S'), shortOptionValues(args, valued, 'D')...) {
 			prog(v)
 		}
-		for _, v := range shortOptionValues(args, "cDFiJlloPSsX", 'o') {
-			k, val, _ := strings.Cut(v.loose, "=")
-			switch strings.ToLower(k) {
-			case "proxycommand", "localcommand", "knownhostscommand":
-				script(word{loose: val})
-			}
+		if len(shortOptionValues(args, valued, 'F')) > 0 {
+			z.a.refuseAllow(name + " -F (an ssh config the policy does not read: its ProxyCommand and LocalCommand run commands)")
+		}
+		if name == "sftp" && len(shortOptionValues(args, valued, 'b')) > 0 {
+			z.a.refuseAllow("sftp -b (a batch file the policy does not read: its ! lines run the shell)")
+		}
+		for _, v := range shortOptionValues(args, valued, 'o') {
+			z.sshOption(name, v, script)
 		}
 	case "nodemon":
 		for _, v := range append(shortOptionValues(args, "xwei", 'x'), longOptionValues(args, "--exec", 6)...) {
@@ -1301,5 +1343,73 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 				script(a)
 			}
 		}
+	}
+}
+
+// socatFlag reports a socat option that takes no value and writes
+// nothing: -d… (debug), -D, -v, -x, -s, -u, -U, -g, -4, -6, -ly… and the
+// other log destinations that are not files, -h… and -V.
+func socatFlag(l string) bool {
+	switch l {
+	case "-D", "-v", "-x", "-s", "-u", "-U", "-g", "-4", "-6", "-ls", "-lm", "-lu", "-lh", "-V", "--experimental":
+		return true
+	}
+	return strings.Trim(l, "d") == "-" || strings.Trim(l, "h") == "-" || strings.HasPrefix(l, "-ly") || strings.HasPrefix(l, "-lm")
+}
+
+// socatNetworkAddress reports the socat address kinds that only reach the
+// network or the standard streams: the kinds a rule allowing socat may
+// cover. Files, pipes, Unix sockets (a local service: docker's runs
+// containers as root), terminals and programs are not among them.
+func socatNetworkAddress(kind string) bool {
+	switch kind {
+	case "-", "STDIO", "STDIN", "STDOUT", "STDERR",
+		"TCP", "TCP4", "TCP6", "TCP-CONNECT", "TCP4-CONNECT", "TCP6-CONNECT", "TCP-LISTEN", "TCP4-LISTEN", "TCP6-LISTEN", "TCP-L", "TCP4-L", "TCP6-L",
+		"UDP", "UDP4", "UDP6", "UDP-CONNECT", "UDP4-CONNECT", "UDP6-CONNECT", "UDP-LISTEN", "UDP4-LISTEN", "UDP6-LISTEN",
+		"UDP-SENDTO", "UDP4-SENDTO", "UDP6-SENDTO", "UDP-RECVFROM", "UDP4-RECVFROM", "UDP6-RECVFROM", "UDP-RECV", "UDP-DATAGRAM",
+		"SCTP", "SCTP-CONNECT", "SCTP-LISTEN", "SCTP4-CONNECT", "SCTP6-CONNECT", "SCTP4-LISTEN", "SCTP6-LISTEN",
+		"OPENSSL", "OPENSSL-CONNECT", "SSL", "OPENSSL-LISTEN", "SSL-L", "OPENSSL-DTLS-CLIENT", "OPENSSL-DTLS-SERVER",
+		"PROXY", "PROXY-CONNECT", "SOCKS", "SOCKS4", "SOCKS4A", "SOCKS5", "SOCKS5-CONNECT", "SOCKS5-LISTEN":
+		return true
+	}
+	return false
+}
+
+// sshOption judges one -o KEY=VALUE (or "KEY VALUE") that scp or sftp
+// hands ssh. The keys whose value is a command line are read as scripts;
+// the keys below only pick a host, a port, an identity, a cipher or a
+// timeout; any other key (PKCS11Provider and SecurityKeyProvider load a
+// library, Include reads another config, PermitLocalCommand arms
+// LocalCommand) is one the policy does not read.
+func (z *analyzer) sshOption(name string, v word, script func(word)) {
+	if !v.known() {
+		z.unknown(name + " -o with a value not known until run time")
+		return
+	}
+	k, val, ok := strings.Cut(v.loose, "=")
+	if !ok {
+		k, val, _ = strings.Cut(strings.TrimSpace(v.loose), " ")
+	}
+	switch strings.ToLower(strings.TrimSpace(k)) {
+	case "proxycommand", "localcommand", "knownhostscommand":
+		script(word{loose: strings.TrimSpace(val)})
+	case "userknownhostsfile":
+		// ssh appends a new host's key (and the name it was given) there.
+		for _, f := range strings.Fields(val) {
+			if strings.HasPrefix(f, "~") || strings.Contains(f, "%") {
+				z.a.refuseAllow(name + " -o UserKnownHostsFile " + clip(f, 40) + " (ssh expands it: a file the policy cannot place)")
+				continue
+			}
+			z.writeWord(word{loose: f, lit: f, ok: v.ok}, name+" -o UserKnownHostsFile")
+		}
+	case "port", "user", "hostname", "identityfile", "identitiesonly", "stricthostkeychecking",
+		"globalknownhostsfile", "connecttimeout", "connectionattempts", "batchmode", "compression", "serveraliveinterval",
+		"serveralivecountmax", "loglevel", "hostkeyalias", "passwordauthentication", "pubkeyauthentication",
+		"preferredauthentications", "kbdinteractiveauthentication", "ciphers", "macs", "kexalgorithms", "hostkeyalgorithms",
+		"pubkeyacceptedkeytypes", "pubkeyacceptedalgorithms", "addressfamily", "bindaddress", "checkhostip", "tcpkeepalive",
+		"numberofpasswordprompts", "verifyhostkeydns", "updatehostkeys", "hashknownhosts", "ipqos", "rekeylimit",
+		"requesttty", "sendenv", "setenv", "forwardagent", "forwardx11", "clearallforwardings", "exitonforwardfailure":
+	default:
+		z.a.refuseAllow(name + " -o " + clip(k, 30) + " (an ssh option the policy does not know)")
 	}
 }
