@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/askops/askops/gateway/toolcall"
+	"github.com/askops/askops/internal/globbase"
 	"github.com/askops/askops/internal/realpath"
 )
 
@@ -118,7 +118,7 @@ func ResolvePaths(c Call) Call {
 	// they are resolved with its path, and what is left of the pattern
 	// starts at the directory they lead to.
 	if pat, ok := stringField(in, "pattern"); ok && c.Tool == "Glob" {
-		base, rest := toolcall.GlobSplit(pat)
+		base, rest := globbase.Split(pat)
 		if strings.HasPrefix(base, "~") {
 			return c // the agent's tool may expand it: judged unresolved (toolcall: outside)
 		}

@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/askops/askops/internal/globbase"
 	"github.com/askops/askops/internal/shellquote"
 	"github.com/askops/askops/pending"
 	"github.com/askops/askops/policy"
@@ -290,9 +291,9 @@ func mapList(t toolCall) (Mapped, bool) {
 	p, _ := t.str("path")
 	p = t.abs(p)
 	if pat, ok := t.str("pattern"); ok && t.tool == "Glob" {
-		base, rest := GlobSplit(pat)
+		base, rest := globbase.Split(pat)
 		switch {
-		case !GlobStaysUnder(rest) || policy.ForeignRoot(base):
+		case !globbase.StaysUnder(rest) || policy.ForeignRoot(base):
 			p = "/"
 		case path.IsAbs(base):
 			p = t.abs(base)
@@ -317,54 +318,6 @@ func mapWebFetch(t toolCall) (Mapped, bool) {
 func mapWebSearch(t toolCall) (Mapped, bool) {
 	q, ok := t.str("query")
 	return Mapped{Call: policy.Call{Tool: toolWebSearch, Safety: policy.SideEffect}, Args: t.raw(), Summary: "WebSearch " + q}, ok
-}
-
-// GlobSplit splits a glob pattern into its directory part before its
-// first wildcard and the rest: "../../etc/*" is "../../etc" and "*",
-// "src/**/*.go" is "src" and "**/*.go", "*.go" is "." and "*.go".
-func GlobSplit(pat string) (base, rest string) {
-	parts := strings.Split(pat, "/")
-	n := 0
-	for _, c := range parts[:len(parts)-1] {
-		if strings.ContainsAny(c, "*?[{\\") {
-			break
-		}
-		n++
-	}
-	base, rest = strings.Join(parts[:n], "/"), strings.Join(parts[n:], "/")
-	if base == "" && strings.HasPrefix(pat, "/") {
-		return "/", rest
-	}
-	if base == "" {
-		return ".", rest
-	}
-	return base, rest
-}
-
-// GlobStaysUnder reports whether the wildcard part of a glob (GlobSplit's
-// rest) matches only under the directory it starts in: no ".." anywhere
-// (*/../.., {..,x}), no backslash (a separator on Windows), no
-// alternative spelling a "/" ({/etc,src}), and no leading ~.
-func GlobStaysUnder(rest string) bool {
-	if strings.Contains(rest, "..") || strings.ContainsRune(rest, '\\') || strings.HasPrefix(rest, "~") {
-		return false
-	}
-	depth := 0
-	for _, r := range rest {
-		switch r {
-		case '{':
-			depth++
-		case '}':
-			if depth > 0 {
-				depth--
-			}
-		case '/':
-			if depth > 0 {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // judgedCommand is the text of command askops judges, shows and (through
