@@ -28,45 +28,51 @@ func (z *analyzer) gitPushRemote(args []word, p gitPushIntent) {
 	}
 }
 
-func (z *analyzer) gitRemote(r word) {
+func (z *analyzer) gitRemote(r word) { z.gitRemoteAs(r, "git push") }
+
+// gitRemoteAs judges the repository what (git push, git archive --remote,
+// git clone's source) reaches: ext:: runs a command line, NAME::URL runs
+// git-remote-NAME, and a repository on this machine its own hooks or
+// configuration.
+func (z *analyzer) gitRemoteAs(r word, what string) {
 	l := r.loose
 	if !r.known() {
-		z.a.refuseGrant("git push to a repository not known until run time (a local one runs its own hooks)")
+		z.a.refuseGrant(what + " to a repository not known until run time (a local one runs its own hooks)")
 		return
 	}
 	if cmd, ok := strings.CutPrefix(l, "ext::"); ok {
 		// git's ext:: syntax: "% " is a space, "%%" a percent sign.
 		cmd = strings.NewReplacer("% ", " ", "%%", "%").Replace(cmd)
-		z.a.refuseGrant("git push to an ext:: remote (it runs a command)")
+		z.a.refuseGrant(what + " to an ext:: remote (it runs a command)")
 		z.script(cmd, 1, false)
 		return
 	}
 	if strings.Contains(l, "::") {
-		z.a.refuseGrant("git push through a remote helper (" + clip(l, 60) + ")")
+		z.a.refuseGrant(what + " through a remote helper (" + clip(l, 60) + ")")
 		return
 	}
 	if !strings.HasPrefix(strings.ToLower(l), "file:") && gitNetworkURL(l) {
 		return
 	}
 	if localRepoWord(l) {
-		z.a.refuseGrant("git push to a repository on this machine (" + clip(l, 60) + "): it runs that repository's hooks")
+		z.a.refuseGrant(what + " to a repository on this machine (" + clip(l, 60) + "): it runs that repository's hooks")
 		return
 	}
 	// A bare name is a configured remote, or else a path: git tries the
 	// name as a directory when no remote has it.
 	if z.cwd == "" {
-		z.a.refuseGrant("git push to " + clip(l, 60) + " after cd (it may name a local repository, whose hooks run)")
+		z.a.refuseGrant(what + " to " + clip(l, 60) + " after cd (it may name a local repository, whose hooks run)")
 		return
 	}
 	if p, _ := z.resolve(l); p != "" {
 		if _, err := os.Lstat(p); err == nil {
-			z.a.refuseGrant("git push to " + clip(l, 60) + ", a path on this machine: it runs that repository's hooks")
+			z.a.refuseGrant(what + " to " + clip(l, 60) + ", a path on this machine: it runs that repository's hooks")
 			return
 		}
 	}
 	if len(z.a.writes) > 0 || z.madeDirs {
 		// Made earlier in this very command line: mkdir -p r/refs …; git push r.
-		z.a.refuseGrant("git push to " + clip(l, 60) + " after the command writes files (it may have made a local repository, whose hooks run)")
+		z.a.refuseGrant(what + " to " + clip(l, 60) + " after the command writes files (it may have made a local repository, whose hooks run)")
 	}
 }
 

@@ -118,10 +118,17 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 	case "iconv":
 		z.optionValueWrites(name, args, "oft", 'o', []string{"--output"})
 	case "split", "csplit":
-		ops := operandsOf(args, "abCdelnfkn", []string{"--bytes", "--line-bytes", "--lines", "--number", "--suffix-length",
+		valued := "abClnt" // split's -d, -e, -x are flags
+		if name == "csplit" {
+			valued = "bfn"
+		}
+		ops := operandsOf(args, valued, []string{"--bytes", "--line-bytes", "--lines", "--number", "--suffix-length",
 			"--additional-suffix", "--filter", "--prefix", "--separator"})
 		if name == "split" && len(ops) >= 2 {
 			z.writeWord(ops[1], name+" prefix")
+		} else if name == "split" && len(shortOptionValues(args, "fbn", 'f'))+len(longOptionValues(args, "--prefix", 5)) == 0 {
+			// No prefix: xaa, xab … in the working directory.
+			z.writeWord(word{loose: "xaa", lit: "xaa", ok: true}, name+" prefix x")
 		}
 		for _, v := range append(shortOptionValues(args, "fbn", 'f'), longOptionValues(args, "--prefix", 5)...) {
 			z.writeWord(v, name+" -f")
@@ -648,6 +655,25 @@ func (z *analyzer) compilerOptions(name string, args []word, depth int) {
 			if v, ok := next(); ok && (l == "-o" || l == "-MF" || l == "-dumpdir") {
 				z.writeWord(v, name+" "+l)
 			}
+		case l == "--output" || l == "-aux-info":
+			if v, ok := next(); ok {
+				z.writeWord(v, name+" "+l)
+			}
+		case strings.HasPrefix(l, "--output=") || strings.HasPrefix(l, "-aux-info=") || strings.HasPrefix(l, "-dumpdir="):
+			_, v, _ := strings.Cut(l, "=")
+			z.writeWord(word{loose: v, lit: v, ok: w.ok}, name+" "+clip(l, 20))
+		case strings.HasPrefix(l, "-Wl,") || strings.HasPrefix(l, "-Wa,") || strings.HasPrefix(l, "-Wp,") || l == "-Xassembler" ||
+			l == "-Xpreprocessor" || strings.HasPrefix(l, "-fopt-info") && strings.Contains(l, "=") ||
+			strings.HasPrefix(l, "-fdiagnostics-add-output") || strings.HasPrefix(l, "-fdiagnostics-set-output") ||
+			strings.HasPrefix(l, "-fdeps-") || strings.HasPrefix(l, "-fprofile-note") || strings.HasPrefix(l, "-fmodule-mapper") ||
+			strings.HasPrefix(l, "-fltrans-output-list") || l == "-fdiagnostics-format=sarif-file" || l == "-fdiagnostics-format=json-file" ||
+			l == "-fcompare-debug" || strings.HasPrefix(l, "-fself-test"):
+			// Options handed to the linker, the assembler or the
+			// preprocessor, and GCC's own side files: the policy reads only
+			// the -Wl, options below, and these may write any file.
+			if !gccPassThroughKnown(l) {
+				z.a.refuseAllow(name + " " + clip(l, 40) + " (it hands options to another tool or writes files the policy does not place)")
+			}
 		case strings.HasPrefix(l, "-o") && len(l) > 2:
 			z.writeWord(word{loose: l[2:], lit: l[2:], ok: w.ok}, name+" -o")
 		case strings.HasPrefix(l, "-MF") && len(l) > 3:
@@ -671,31 +697,133 @@ func (z *analyzer) compilerOptions(name string, args []word, depth int) {
 	}
 }
 
+// gccPassThroughKnown reports a -Wl, option list the policy has read: only
+// options that write nothing and load nothing (-rpath, -z, --as-needed …).
+func gccPassThroughKnown(l string) bool {
+	rest, ok := strings.CutPrefix(l, "-Wl,")
+	if !ok {
+		return false
+	}
+	for _, o := range strings.Split(rest, ",") {
+		switch {
+		case o == "-z" || o == "-rpath" || o == "--as-needed" || o == "--no-as-needed" || o == "--gc-sections" ||
+			o == "--no-undefined" || o == "--whole-archive" || o == "--no-whole-archive" || o == "--start-group" ||
+			o == "--end-group" || o == "-Bstatic" || o == "-Bdynamic" || o == "-Bsymbolic" || o == "--export-dynamic" ||
+			o == "-E" || o == "-s" || o == "--strip-all" || o == "-O1" || o == "--build-id" || o == "-soname" ||
+			o == "--enable-new-dtags" || o == "--disable-new-dtags" || o == "-x" || o == "--hash-style=gnu" ||
+			strings.HasPrefix(o, "-rpath=") || strings.HasPrefix(o, "-soname=") || strings.HasPrefix(o, "--build-id="):
+		case !strings.HasPrefix(o, "-"):
+			// The value of -z, -rpath or -soname (a word, not a file read
+			// or written: relro, now, $ORIGIN, libx.so.1).
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // makeOptions: make runs the recipes of the Makefile an allow rule was
 // written for; -f, -C, -I and --eval take them from elsewhere, and a
-// variable set on the command line (make test SHELL=… or CC=…) changes
-// what any recipe runs.
+// variable set on the command line (make test SHELL=… or CC=…, also after
+// --) changes what any recipe runs. The options are read closed-world, as
+// getopt_long reads them (a unique prefix of a long option is that
+// option): one the table does not know is not allowed.
 func (z *analyzer) makeOptions(name string, args []word) {
-	for _, a := range args {
+	refuse := func(l, why string) { z.a.refuseAllow(name + " " + clip(printable(l), 40) + " (" + why + ")") }
+	options := true
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		l := a.loose
 		switch {
-		case l == "--":
-			return
-		case l == "-f" || l == "-C" || l == "-I" || l == "-E" || strings.HasPrefix(l, "--file") || strings.HasPrefix(l, "--makefile") ||
-			strings.HasPrefix(l, "--directory") || strings.HasPrefix(l, "--include-dir") || strings.HasPrefix(l, "--eval"):
-			z.a.refuseAllow(name + " " + l + " (it takes the recipes from elsewhere)")
-			return
-		case len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsAny(shortCluster(l, "fCIEjlowW"), "fCIE"):
-			z.a.refuseAllow(name + " " + clip(l, 40) + " (it takes the recipes from elsewhere)")
-			return
-		case !strings.HasPrefix(l, "-") && strings.Contains(l, "="):
-			z.a.refuseAllow(name + " with " + clip(l, 40) + " set on the command line (it changes what the recipes run)")
-			return
 		case !a.known():
 			z.a.refuseAllow(name + " with an argument not known until run time (it could set a variable)")
 			return
+		case options && l == "--":
+			options = false
+		case !options || !strings.HasPrefix(l, "-") || l == "-":
+			// A goal, or VAR=value: make reads both even after --.
+			if strings.Contains(l, "=") {
+				refuse(l, "a variable set on the command line changes what the recipes run")
+				return
+			}
+		case strings.HasPrefix(l, "--"):
+			n, _, eq := strings.Cut(l, "=")
+			opt, kind := gnuLong(n, makeLong)
+			switch kind {
+			case 'v':
+				if !eq {
+					i++
+				}
+			case 'f', 'o':
+				if eq && kind == 'f' {
+					refuse(l, "an option the policy does not know")
+					return
+				}
+			default:
+				if opt == "" {
+					refuse(l, "an option the policy does not know")
+				} else {
+					refuse(l, "it takes the recipes from elsewhere")
+				}
+				return
+			}
+		default:
+			for k := 1; k < len(l); k++ {
+				c := l[k]
+				switch {
+				case strings.IndexByte("BLehiknrRSpwqstvd", c) >= 0:
+				case c == 'j' || c == 'l' || c == 'O':
+					k = len(l) // an optional value, glued
+				case c == 'o' || c == 'W':
+					if k == len(l)-1 {
+						i++
+					}
+					k = len(l)
+				case c == 'f' || c == 'C' || c == 'I' || c == 'E':
+					refuse(l, "it takes the recipes from elsewhere")
+					return
+				default:
+					refuse(l, "an option the policy does not know")
+					return
+				}
+			}
 		}
 	}
+}
+
+// makeLong is GNU make's long options: 'f' a flag, 'o' an optional value
+// (only after =), 'v' a value (after = or in the next word), 'x' one that
+// takes the recipes or variables from elsewhere.
+var makeLong = map[string]byte{
+	"--always-make": 'f', "--check-symlink-times": 'f', "--environment-overrides": 'f', "--help": 'f',
+	"--ignore-errors": 'f', "--keep-going": 'f', "--just-print": 'f', "--dry-run": 'f', "--recon": 'f',
+	"--no-builtin-rules": 'f', "--no-builtin-variables": 'f', "--no-keep-going": 'f', "--stop": 'f',
+	"--no-print-directory": 'f', "--no-silent": 'f', "--print-data-base": 'f', "--print-directory": 'f',
+	"--question": 'f', "--silent": 'f', "--quiet": 'f', "--touch": 'f', "--trace": 'f', "--version": 'f',
+	"--warn-undefined-variables": 'f',
+	"--debug":                    'o', "--jobs": 'o', "--load-average": 'o', "--max-load": 'o', "--output-sync": 'o', "--shuffle": 'o',
+	"--jobserver-auth": 'v', "--jobserver-style": 'v', "--old-file": 'v', "--assume-old": 'v', "--new-file": 'v',
+	"--assume-new": 'v', "--what-if": 'v',
+	"--file": 'x', "--makefile": 'x', "--directory": 'x', "--include-dir": 'x', "--eval": 'x',
+}
+
+// gnuLong finds the long option n (without its =value) names in table as
+// getopt_long does: the option itself, or the one option n is a prefix
+// of. It returns "" and 0 when the table has none, or several.
+func gnuLong(n string, table map[string]byte) (string, byte) {
+	if k, ok := table[n]; ok {
+		return n, k
+	}
+	found, kind := "", byte(0)
+	for o, k := range table {
+		if len(n) > 2 && strings.HasPrefix(o, n) {
+			if found != "" && table[found] != k {
+				return "", 0
+			}
+			found, kind = o, k
+		}
+	}
+	return found, kind
 }
 
 // cargoOptions: --target-dir, --artifact-dir/--out-dir and install's
@@ -704,15 +832,8 @@ func (z *analyzer) makeOptions(name string, args []word) {
 // elsewhere.
 func (z *analyzer) cargoOptions(args []word, depth int) {
 	if sub, rest := runnerSub(args, nil); sub == "watch" {
-		// cargo watch -s CMD runs CMD through the shell on every change.
-		for _, v := range append(shortOptionValues(rest, "swxicCdpL", 's'), longOptionValues(rest, "--shell", 5)...) {
-			in := scriptOf(v)
-			if in.scriptUnknown {
-				z.unknown("cargo watch -s with a command that is not literal")
-				continue
-			}
-			z.script(in.script, depth+1, false)
-		}
+		z.cargoWatch(rest, depth)
+		return
 	}
 	for _, o := range []string{"--target-dir", "--artifact-dir", "--out-dir", "--root", "--lockfile-path"} {
 		for _, v := range longOptionValues(args, o, len(o)) {
@@ -731,6 +852,70 @@ func (z *analyzer) cargoOptions(args []word, depth int) {
 	}
 }
 
+// cargoWatch reads cargo watch's options closed-world: -x CMD runs
+// `cargo CMD` and -s CMD a shell command line, both judged as commands of
+// their own; -w, -i, -d, --features, -B and -L take a value that runs
+// nothing. Anything else (--use-shell, -C/--workdir, -E/--env,
+// --env-file, a command after --, an option the table does not know or
+// an abbreviation) is not allowed.
+func (z *analyzer) cargoWatch(args []word, depth int) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		l := a.loose
+		if !a.known() {
+			z.unknown("cargo watch with an argument not known until run time")
+			return
+		}
+		n, v, eq := strings.Cut(l, "=")
+		short := len(l) > 2 && l[0] == '-' && l[1] != '-'
+		if short {
+			n, v, eq = l[:2], l[2:], true
+		}
+		value := func() (word, bool) {
+			if eq {
+				return word{loose: v, lit: v, ok: a.ok}, true
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			return word{}, false
+		}
+		switch n {
+		case "-c", "--clear", "--debug", "--why", "-q", "--quiet", "--postpone", "--poll", "--no-restart", "--no-vcs-ignores",
+			"--no-dot-ignores", "--ignore-nothing", "--no-process-group", "--skip-local-deps", "-N", "--notify", "-h", "--help",
+			"-V", "--version", "--no-gitignore", "--no-ignore":
+			if eq && !short || short && strings.Trim(v, "cqNhV") != "" {
+				z.a.refuseAllow("cargo watch " + clip(printable(l), 40) + " (an option the policy does not know)")
+				return
+			}
+		case "-w", "--watch", "-i", "--ignore", "-d", "--delay", "--features", "-B", "-L", "--watch-when-idle", "-W":
+			value()
+		case "-x", "--exec":
+			if w, ok := value(); ok {
+				in := scriptOf(word{loose: "cargo " + w.loose, lit: "cargo " + w.lit, ok: w.ok})
+				if in.scriptUnknown || !w.known() {
+					z.unknown("cargo watch -x with a command that is not literal")
+					continue
+				}
+				z.script(in.script, depth+1, false)
+			}
+		case "-s", "--shell":
+			if w, ok := value(); ok {
+				in := scriptOf(w)
+				if in.scriptUnknown {
+					z.unknown("cargo watch -s with a command that is not literal")
+					continue
+				}
+				z.script(in.script, depth+1, false)
+			}
+		default:
+			z.a.refuseAllow("cargo watch " + clip(printable(l), 40) + " (it runs a command, changes where or with what environment, or is an option the policy does not know)")
+			return
+		}
+	}
+}
+
 // pipOptions: the directories and files pip writes (--target, --prefix,
 // --root, --src, --log, --cache-dir, --dest, --wheel-dir, --report), and
 // the indexes it takes packages from.
@@ -744,6 +929,34 @@ func (z *analyzer) pipOptions(name string, args []word) {
 	for _, want := range []byte{'t', 'd', 'w'} {
 		for _, v := range shortOptionValues(args, "rcteifdwC", want) {
 			z.writeWord(v, name+" -"+string(want))
+		}
+	}
+	if name != "uv" {
+		for _, v := range longOptionValues(args, "--output", 5) {
+			z.writeWord(v, name+" lock --output") // pip lock -o FILE
+		}
+		for _, v := range shortOptionValues(args, "rcteifdwCo", 'o') {
+			z.writeWord(v, name+" lock -o")
+		}
+		for _, a := range args {
+			if l := a.loose; l == "--" {
+				break
+			} else if n, _, _ := strings.Cut(l, "="); len(n) >= 4 && strings.HasPrefix("--python", n) ||
+				len(n) >= 6 && strings.HasPrefix("--keyring-provider", n) {
+				// pip --python runs pip under that interpreter; the keyring
+				// provider "subprocess" runs the keyring program.
+				z.a.refuseAllow(name + " " + clip(l, 40) + " (it runs another program)")
+			}
+		}
+		sub, rest := runnerSub(args, func(o string) bool { return pipValued(o) })
+		verb, _ := runnerSub(rest, func(o string) bool { return pipValued(o) })
+		switch {
+		case sub == "config" && verb != "list" && verb != "get" && verb != "debug":
+			// set/unset change pip.conf (index-url, target: what later
+			// installs fetch and where they write); edit runs an editor.
+			z.a.refuseAllow(name + " config " + clip(printable(verb), 20) + " (it changes pip's configuration or runs an editor)")
+		case sub == "uninstall" || sub == "cache" && verb != "dir" && verb != "info" && verb != "list":
+			z.a.refuseAllow(name + " " + sub + " deletes files outside the workspace")
 		}
 	}
 	for _, a := range args {
@@ -992,14 +1205,43 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 		for _, v := range shortOptionValues(rest, "o", 'o') {
 			z.writeWord(v, "git archive -o")
 		}
+		// --remote runs git-upload-archive for that repository: a local
+		// one with its own configuration, ext:: a command line.
+		for _, v := range longOptionValues(rest, "--remote", 5) {
+			z.gitRemoteAs(v, "git archive --remote")
+		}
 	case "bundle":
 		if ops := operands(rest); len(ops) >= 2 && ops[0].loose == "create" {
 			z.writeWord(ops[1], "git bundle create")
 		}
 	case "worktree":
-		ops := operandsOf(rest, "bB", []string{"--reason"})
-		if len(ops) >= 2 && ops[0].loose == "add" {
-			z.writeWord(ops[1], "git worktree add")
+		ops := operandsOf(rest, "bB", []string{"--reason", "--orphan"})
+		verb := ""
+		if len(ops) > 0 {
+			verb = ops[0].loose
+		}
+		switch verb {
+		case "add":
+			if len(ops) >= 2 {
+				z.writeWord(ops[1], "git worktree add")
+			}
+		case "remove":
+			// The worktree's files go, untracked ones too with --force.
+			for _, o := range ops[1:] {
+				z.deletes(o, "git worktree remove", false)
+				z.writeWord(o, "git worktree remove")
+			}
+		case "move":
+			if len(ops) >= 3 {
+				z.deletes(ops[1], "git worktree move", false)
+				z.writeWord(ops[1], "git worktree move")
+				z.writeWord(ops[2], "git worktree move")
+			}
+		case "list", "prune", "lock", "unlock":
+		default:
+			// repair rewrites the .git file of the paths it is given, and
+			// a verb the policy does not know is not read either.
+			z.a.refuseAllow("git worktree " + clip(printable(verb), 30) + " (it writes files the policy does not place)")
 		}
 	case "clone", "init":
 		for _, a := range rest {
@@ -1019,6 +1261,12 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 		if sub == "init" {
 			n = 0
 		}
+		if sub == "clone" && len(ops) > 0 {
+			// ext:: runs its command line; NAME::URL runs git-remote-NAME.
+			if l := ops[0].loose; !ops[0].known() || strings.Contains(l, "::") {
+				z.gitRemoteAs(ops[0], "git clone")
+			}
+		}
 		if len(ops) > n {
 			z.writeWord(ops[n], "git "+sub)
 		} else if sub == "clone" && len(ops) == 1 {
@@ -1035,37 +1283,77 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 		if len(ops) >= 3 && (ops[0].loose == "add" || ops[0].loose == "set-url") {
 			for _, u := range ops[2:] {
 				l := u.loose
+				// A word with no scheme, colon or slash is a path too
+				// (git remote add r r; git push r pushes to ./r).
 				if !u.known() || strings.Contains(l, "::") || strings.HasPrefix(strings.ToLower(l), "file:") ||
-					!gitNetworkURL(l) && localRepoWord(l) {
+					!gitNetworkURL(l) {
 					z.a.refuseGrant("git remote " + ops[0].loose + " to " + clip(printable(l), 60) + " (a repository on this machine runs its hooks on push)")
 				}
 			}
 		}
+		if len(ops) > 0 && ops[0].loose == "add" && hasLong(rest, "--mirror") {
+			// remote.NAME.mirror: a later git push NAME force-pushes and
+			// deletes every ref, which no push check sees.
+			z.a.refuseAllow("git remote add --mirror (a later push to it mirrors: force and delete)")
+		}
+		if len(ops) > 0 && (ops[0].loose == "show" || ops[0].loose == "update" || ops[0].loose == "prune") {
+			for _, u := range ops[1:] {
+				if !u.known() || strings.Contains(u.loose, "::") {
+					z.gitRemoteAs(u, "git remote "+ops[0].loose)
+				}
+			}
+		}
 	case "checkout-index":
-		for _, v := range longOptionValues(rest, "--prefix", 5) {
+		prefixes := longOptionValues(rest, "--prefix", 5)
+		for _, v := range prefixes {
 			z.writeWord(v, "git checkout-index --prefix")
 		}
+		all := false
+		for _, a := range rest {
+			l := a.loose
+			if l == "--" {
+				break
+			}
+			if longMatches(l, "--all") || longMatches(l, "--stdin") || longMatches(l, "--temp") ||
+				len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(l, 'a') {
+				all = true
+			}
+		}
+		if len(prefixes) == 0 {
+			// The files go to the working tree, over the ones there with -f.
+			if all {
+				z.a.refuseAllow("git checkout-index -a, --stdin or --temp writes files the index names, which the policy does not place")
+			}
+			for _, o := range operandsOf(rest, "", []string{"--prefix", "--stage"}) {
+				z.writeWord(o, "git checkout-index")
+			}
+		} else {
+			for _, p := range prefixes {
+				for _, o := range operandsOf(rest, "", []string{"--prefix", "--stage"}) {
+					n := p.loose + o.loose
+					z.writeWord(word{loose: n, lit: n, ok: p.ok && o.ok}, "git checkout-index --prefix")
+				}
+			}
+		}
 	case "apply", "am":
-		if sub == "apply" && !hasLong(rest, "--apply") && (hasLong(rest, "--check") || hasLong(rest, "--stat") ||
-			hasLong(rest, "--numstat") || hasLong(rest, "--summary")) {
+		if sub == "apply" && gitApplyReadOnly(rest) {
 			return
 		}
 		z.a.refuseAllow("git " + sub + " writes the files its patch names")
 	case "grep":
 		for _, a := range rest {
 			l := a.loose
-			var cmd string
-			switch {
-			case strings.HasPrefix(l, "--open-files-in-pager="):
-				cmd = strings.TrimPrefix(l, "--open-files-in-pager=")
-			case strings.HasPrefix(l, "-O") && len(l) > 2:
-				cmd = l[2:]
-			case l == "-O" || l == "--open-files-in-pager":
+			if l == "--" {
+				break
+			}
+			cmd, has, ok := gitGrepPager(l)
+			if !ok {
+				continue
+			}
+			if !has {
 				// No value: the configured pager (core.pager, $GIT_PAGER,
 				// $PAGER), a program the rules do not see.
 				z.a.refuseAllow("git grep -O opens the files in the configured pager")
-				continue
-			default:
 				continue
 			}
 			if !a.known() {
@@ -1075,9 +1363,70 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 			z.script(cmd, depth+1, false)
 			// The pager also gets the matching files' names, which the
 			// rules never see (a file named --output=… is an option to it).
-			z.a.refuseAllow("git grep -O hands the matching file names to " + cmd)
+			z.a.refuseAllow("git grep -O hands the matching file names to " + clip(cmd, 40))
 		}
 	}
+}
+
+// gitGrepPager reads one word of git grep's options for -O
+// (--open-files-in-pager, whose value is optional and glued): in a short
+// cluster (-nO./evil), or abbreviated (--open=./evil, git takes any
+// unique prefix). ok reports the option; has whether a command follows.
+func gitGrepPager(l string) (cmd string, has, ok bool) {
+	if strings.HasPrefix(l, "--") {
+		n, v, eq := strings.Cut(l, "=")
+		if len(n) >= 4 && strings.HasPrefix("--open-files-in-pager", n) {
+			return v, eq, true
+		}
+		return "", false, false
+	}
+	if len(l) < 2 || l[0] != '-' {
+		return "", false, false
+	}
+	for i := 1; i < len(l); i++ {
+		switch c := l[i]; {
+		case c == 'O':
+			return l[i+1:], i+1 < len(l), true
+		case strings.IndexByte("efABCm", c) >= 0:
+			return "", false, false // the rest is that option's value
+		}
+	}
+	return "", false, false
+}
+
+// gitApplyReadOnly reports a git apply that only reads its patch: --check,
+// --stat, --numstat or --summary without --apply, and every other option
+// one the policy knows writes nothing (--build-fake-ancestor writes an
+// index file even then). Abbreviations and unknown options are not read.
+func gitApplyReadOnly(args []word) bool {
+	readOnly := false
+	for _, a := range args {
+		l := a.loose
+		if l == "--" {
+			break
+		}
+		if !a.known() {
+			return false
+		}
+		if !strings.HasPrefix(l, "-") || l == "-" {
+			continue
+		}
+		n, _, _ := strings.Cut(l, "=")
+		switch n {
+		case "--check", "--stat", "--numstat", "--summary":
+			readOnly = true
+		case "-R", "--reverse", "-z", "--exclude", "--include", "--unidiff-zero", "--allow-empty", "--ignore-whitespace",
+			"--ignore-space-change", "--whitespace", "-v", "--verbose", "-q", "--quiet", "--recount", "--inaccurate-eof",
+			"--no-add", "--directory", "--index", "--cached", "--intent-to-add", "-N", "-3", "--3way", "--allow-binary-replacement",
+			"--binary", "--reject", "--no-reject":
+		default:
+			if (strings.HasPrefix(n, "-p") || strings.HasPrefix(n, "-C")) && strings.Trim(n[2:], "0123456789") == "" {
+				continue
+			}
+			return false
+		}
+	}
+	return readOnly
 }
 
 // containerOptions: docker build -o/--output (a directory, or dest= of a
@@ -1120,6 +1469,20 @@ func (z *analyzer) containerOptions(name string, args []word) {
 				}
 			}
 			z.writeWord(dest, name+" "+sub+" --output")
+		}
+		if sub == "build" {
+			for _, o := range []string{"--iidfile", "--metadata-file"} {
+				for _, v := range longOptionValues(rest, o, len(o)) {
+					z.writeWord(v, name+" build "+o)
+				}
+			}
+			for _, v := range longOptionValues(rest, "--cache-to", 10) {
+				for _, kv := range strings.Split(v.loose, ",") {
+					if d, ok := strings.CutPrefix(kv, "dest="); ok {
+						z.writeWord(word{loose: d, lit: d, ok: v.ok}, name+" build --cache-to")
+					}
+				}
+			}
 		}
 	case "cp":
 		if ops := operands(rest); len(ops) == 2 && !strings.Contains(strings.SplitN(ops[1].loose, "/", 2)[0], ":") {
@@ -1175,6 +1538,11 @@ func (z *analyzer) compressorWrites(name string, args []word) {
 	}
 	for _, v := range shortOptionValues(args, "SbTo", 'o') {
 		z.writeWord(v, name+" -o") // zstd -o FILE
+	}
+	if name == "zstd" || name == "unzstd" {
+		for _, v := range longOptionValues(args, "--trace", 7) {
+			z.writeWord(v, name+" --trace")
+		}
 	}
 	for _, a := range args {
 		l := a.loose
@@ -1246,8 +1614,24 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 	case "fd", "fdfind":
 		for i := 0; i < len(args); i++ {
 			l := args[i].loose
-			if l == "-x" || l == "-X" || l == "--exec" || l == "--exec-batch" {
-				var cmd []word
+			if l == "--" {
+				break
+			}
+			// -x CMD…, -xCMD…, --exec=CMD …: the command runs up to ";".
+			var cmd []word
+			switch n, v, eq := strings.Cut(l, "="); {
+			case l == "-x" || l == "-X" || l == "--exec" || l == "--exec-batch":
+			case eq && (n == "--exec" || n == "--exec-batch"):
+				cmd = []word{{loose: v, lit: v, ok: args[i].ok}}
+			case len(l) > 2 && l[0] == '-' && l[1] != '-' && strings.ContainsAny(l, "xX"):
+				k := strings.IndexAny(l, "xX")
+				if k+1 < len(l) {
+					cmd = []word{{loose: l[k+1:], lit: l[k+1:], ok: args[i].ok}}
+				}
+			default:
+				continue
+			}
+			{
 				for i++; i < len(args) && args[i].loose != ";"; i++ {
 					cmd = append(cmd, args[i])
 				}
@@ -1258,6 +1642,10 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 		}
 	case "rg", "ripgrep":
 		for _, v := range longOptionValues(args, "--pre", 5) {
+			prog(v)
+		}
+		// --hostname-bin runs a program for the hyperlinks' host name.
+		for _, v := range longOptionValues(args, "--hostname-bin", 14) {
 			prog(v)
 		}
 	case "nc", "ncat", "netcat", "nc.openbsd", "nc.traditional":
@@ -1326,9 +1714,16 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 		for _, v := range append(shortOptionValues(args, "xwei", 'x'), longOptionValues(args, "--exec", 6)...) {
 			script(v)
 		}
+		if len(longOptionValues(args, "--config", 8)) > 0 {
+			// Its exec and events run commands.
+			z.a.refuseAllow("nodemon --config (a config the policy does not read: its exec and events run commands)")
+		}
 	case "lftp":
 		if len(shortOptionValues(args, "cefpu", 'c'))+len(shortOptionValues(args, "cefpu", 'e'))+len(shortOptionValues(args, "cefpu", 'f')) > 0 {
 			z.a.refuseAllow("lftp runs commands given on the command line (! runs the shell)")
+		}
+		if len(longOptionValues(args, "--rcfile", 8)) > 0 {
+			z.a.refuseAllow("lftp --rcfile (commands the policy does not read: ! runs the shell)")
 		}
 	case "rlwrap", "ifne", "chronic", "ssh-agent", "dbus-launch":
 		for i, a := range args {
