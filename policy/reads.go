@@ -39,7 +39,8 @@ const maxMentions = 4096
 // --file=.env or if=.env, too), what follows a short option's letter
 // (curl -T.env, -d@.env), and the file after a read sigil: @ or < (curl -d @.env,
 // -F 'f=@.env;type=text/plain', -F 'f=<.env', --data-urlencode n@.env,
-// httpie's field@.env), which the program opens and sends.
+// httpie's field@.env), which the program opens and sends, and each value
+// of a key=value list (docker build --secret id=k,src=.env).
 func (z *analyzer) mentionWords(args []word) {
 	for _, w := range args {
 		if !w.ok || w.lit == "" {
@@ -58,6 +59,15 @@ func (z *analyzer) mentionWords(args []word) {
 			}
 		}
 		z.mention(p)
+		if strings.Contains(p, ",") {
+			// A key=value list (docker build --secret id=k,src=.env,
+			// --mount type=bind,source=…): each value may name a file.
+			for _, kv := range strings.Split(p, ",") {
+				if _, v, ok := strings.Cut(kv, "="); ok {
+					z.mention(v)
+				}
+			}
+		}
 		if i := strings.LastIndexAny(p, "@<"); i >= 0 {
 			f := p[i+1:]
 			z.mention(f)
