@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/askops/askops/internal/realpath"
 	"github.com/askops/askops/policy"
 )
 
@@ -33,7 +34,7 @@ func ScopeFor(c policy.Call) (Scope, error) {
 	const op = "scope"
 	switch {
 	case c.Tool == toolBash:
-		cmd := strings.TrimSpace(c.Command)
+		cmd := trimCommand(c.Command)
 		if cmd == "" {
 			return Scope{}, invalid(op, "empty bash command")
 		}
@@ -69,7 +70,7 @@ func ScopeFor(c policy.Call) (Scope, error) {
 // program the policy has a model of, with words inside that model
 // (policy.PrefixGrantRefusal): anything else is refused as CodeInvalid.
 func PrefixScope(prefix, cwd string) (Scope, error) {
-	s := Scope{Tool: toolBash, Kind: KindPrefix, Command: strings.TrimSpace(prefix), Cwd: cleanAbs(cwd)}
+	s := Scope{Tool: toolBash, Kind: KindPrefix, Command: trimCommand(prefix), Cwd: cleanAbs(cwd)}
 	return s, s.Validate()
 }
 
@@ -118,7 +119,7 @@ func (s Scope) validate(checkWords bool) error {
 		if s.Path != "" {
 			return invalid(op, "a bash scope has no path")
 		}
-		if s.Command == "" || s.Command != strings.TrimSpace(s.Command) {
+		if s.Command == "" || s.Command != trimCommand(s.Command) {
 			return invalid(op, "the command must be non-empty and trimmed")
 		}
 		if err := checkCwd(s.Cwd); err != nil {
@@ -140,7 +141,7 @@ func (s Scope) validate(checkWords bool) error {
 		if err := checkRel(s.Path); err != nil {
 			return invalid(op, "%v", err)
 		}
-		if s.Kind == KindDir && underGit(s.Path) {
+		if s.Kind == KindDir && (underGit(s.Path) || policy.MayBeGitPath(s.Path)) {
 			return invalid(op, "a directory grant never covers .git (its hooks and config run code); grant the one file instead")
 		}
 		if s.Kind == KindPath && s.Path == "." && s.Tool != "list_files" {
@@ -206,7 +207,13 @@ func (v *callView) resolvedPath() string {
 func (v *callView) simpleWords() []string {
 	if !v.parsed {
 		v.parsed = true
-		if w, err := policy.SimpleWords(strings.TrimSpace(v.Command)); err == nil && len(w) > 0 && !policy.RunsArbitraryCode(w) {
+		cmd := trimCommand(v.Command)
+		// A control character other than bash's tab and newline (a CR,
+		// a form feed) is one the parser and bash may read apart.
+		if strings.ContainsFunc(cmd, func(r rune) bool { return r != '\t' && r != '\n' && unicode.IsControl(r) }) {
+			return nil
+		}
+		if w, err := policy.SimpleWords(cmd); err == nil && len(w) > 0 && !policy.RunsArbitraryCode(w) {
 			v.words = w
 		}
 	}
@@ -225,7 +232,7 @@ func (s Scope) covers(v *callView) bool {
 		if cwd == "" || cwd != s.Cwd {
 			return false
 		}
-		cmd := strings.TrimSpace(c.Command)
+		cmd := trimCommand(c.Command)
 		if s.Kind == KindExact {
 			if s.CommandMAC != "" {
 				return v.sealer != nil && v.sealer.matches(cmd, s.CommandMAC)
@@ -238,18 +245,74 @@ func (s Scope) covers(v *callView) bool {
 		if rel == "" {
 			return false
 		}
-		if s.Kind == KindPath {
-			return rel == s.Path
-		}
-		if underGit(rel) {
-			// .git holds hooks and config that run code: a directory
-			// grant (even on the whole workspace) never reaches inside.
+		if !fileCovered(s, rel, c.Exact) {
 			return false
 		}
-		return s.Path == "." || rel == s.Path || strings.HasPrefix(rel, s.Path+"/")
+		return onThisMachine(s, rel, c)
 	default:
 		return false
 	}
+}
+
+// shellBlanks are the characters bash itself skips around a command:
+// space, tab and newline. Other white space (U+00A0, U+2028, U+3000, …)
+// is part of a word to bash, so a grant never trims it: "cat a.txt" and
+// "cat a.txt\u00a0" read different files.
+const shellBlanks = " \t\n"
+
+// trimCommand is a command line without the blanks bash skips around it.
+func trimCommand(s string) string { return strings.Trim(s, shellBlanks) }
+
+// fileCovered reports whether the file scope s covers the workspace-
+// relative path rel, by its words: the same path, or one under the
+// directory and, unless exact (the call's file system takes names as
+// written), under no name any file system may read as .git.
+func fileCovered(s Scope, rel string, exact bool) bool {
+	if s.Kind == KindPath {
+		return rel == s.Path
+	}
+	if underGit(rel) || !exact && policy.MayBeGitPath(rel) {
+		// .git holds hooks and config that run code: a directory
+		// grant (even on the whole workspace) never reaches inside,
+		// by any spelling (.git., .git::$INDEX_ALLOCATION, GIT~1).
+		return false
+	}
+	return s.Path == "." || rel == s.Path || strings.HasPrefix(rel, s.Path+"/")
+}
+
+// onThisMachine reports whether a file call the scope covers by its path
+// (rel) is covered by the file it names: when askops resolved the call
+// here (Resolved), the file must be the one the path names, not another
+// through a link, nor a file with other names (a hard link to
+// .git/config); and a search (a read of every file under the path) must
+// reach no .git, no hard-linked file, at any depth. A search askops could
+// not look through here is not covered: what lies under it is unknown.
+func onThisMachine(s Scope, rel string, c policy.Call) bool {
+	if !c.Resolved {
+		return !c.Search
+	}
+	ws := filepath.Clean(c.Workspace)
+	abs := filepath.Join(ws, filepath.FromSlash(rel))
+	if policy.GrantHardLinked(abs) {
+		return false
+	}
+	// The path as the kernel resolves it (links followed as far as it
+	// exists, the rest as written), against the workspace resolved alike.
+	real, err := realpath.Existing(abs)
+	if err != nil {
+		return false
+	}
+	realWS, err := realpath.Existing(ws)
+	if err != nil {
+		return false
+	}
+	if realRel, ok := policy.Within(filepath.ToSlash(realWS), filepath.ToSlash(real)); !ok || realRel != rel {
+		return false
+	}
+	if c.Search && policy.GrantTreeNotCovered(filepath.ToSlash(abs), filepath.ToSlash(ws)) != "" {
+		return false
+	}
+	return true
 }
 
 // underGit reports whether a workspace-relative path has a .git element,

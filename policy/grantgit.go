@@ -534,7 +534,7 @@ func grantReadGitRepo(cwd, ws, realWS string) (*grantRepo, string) {
 			break
 		}
 	}
-	return grantJudgeGitConfig(cr.entries, top, ws, realWS)
+	return grantJudgeGitConfig(cr.entries, cwd, top, ws, realWS)
 }
 
 // grantUserConfigs are the config files git reads before a repository's:
@@ -679,7 +679,7 @@ func grantReadGitConfig(p string) ([]gitConfigEntry, string) {
 
 // judgeGitConfig turns the config into what grants need, or why none
 // covers anything here.
-func grantJudgeGitConfig(entries []gitConfigEntry, top, ws, realWS string) (*grantRepo, string) {
+func grantJudgeGitConfig(entries []gitConfigEntry, cwd, top, ws, realWS string) (*grantRepo, string) {
 	r := &grantRepo{remotes: map[string][]string{}, badRem: map[string]string{}, badPush: map[string]string{}}
 	for _, e := range entries {
 		// What a push does by the config's choice, from any file git may
@@ -728,6 +728,11 @@ func grantJudgeGitConfig(entries []gitConfigEntry, top, ws, realWS string) (*gra
 		}
 		if grantGitProgramKey(e) && grantNamesWorkspaceFile(e.value, top, ws, realWS) {
 			return nil, "the git config runs a workspace file (" + e.section + "." + e.key + " " + clip(e.value, 60) + ")"
+		}
+		if grantGitProgramKey(e) {
+			if why := grantGitProgramOnPath(e, cwd, ws, realWS); why != "" {
+				return nil, "the git config runs a workspace file (" + e.section + "." + e.key + " " + clip(e.value, 60) + ": " + why + ")"
+			}
 		}
 	}
 	return r, ""
@@ -952,4 +957,26 @@ func grantGitConfValue(s string, i int) (string, int, error) {
 		return "", i, errors.New("an unterminated quote")
 	}
 	return string(b[:keep]), i, nil
+}
+
+// grantGitProgramOnPath says why a program a config value names by a bare
+// name (core.pager = less, gpg.program = gpg2, credential.helper = store,
+// which git runs as git-credential-store) is one $PATH finds in the
+// workspace; "" when none is.
+func grantGitProgramOnPath(e gitConfigEntry, cwd, ws, realWS string) string {
+	for i, f := range strings.FieldsFunc(e.value, func(r rune) bool { return strings.ContainsRune(" \t;&|()<>`$", r) }) {
+		f = strings.Trim(strings.TrimPrefix(f, "!"), `"'`)
+		if f == "" || strings.HasPrefix(f, "-") || strings.HasPrefix(f, "%") || strings.ContainsAny(f, "/=") {
+			continue
+		}
+		if why := grantRunsWorkspaceProgram(f, cwd, ws, realWS); why != "" {
+			return why
+		}
+		if i == 0 && e.section == "credential" && e.key == "helper" && !strings.HasPrefix(e.value, "!") {
+			if why := grantRunsWorkspaceProgram("git-credential-"+f, cwd, ws, realWS); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
 }

@@ -133,6 +133,8 @@ type grantCheck struct {
 	pathDone  bool
 	pathDirs  []os.FileInfo // the directories of $PATH that exist, read once
 	pathLater []string      // those that do not, absolute and clean
+
+	treeMax int // the entries tree looks through; 0 is maxGrantTree
 }
 
 // read reads args (the words after the model's) as m's program does and
@@ -457,6 +459,10 @@ func (g *grantCheck) tree(p string, skipGit, contents bool) string {
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return ""
 	}
+	limit := g.treeMax
+	if limit == 0 {
+		limit = maxGrantTree
+	}
 	seen := 0
 	dirs := []string{root}
 	for len(dirs) > 0 {
@@ -467,12 +473,12 @@ func (g *grantCheck) tree(p string, skipGit, contents bool) string {
 			continue // the program cannot read it either
 		}
 		for _, e := range entries {
-			if seen++; seen > maxGrantTree {
-				return fmt.Sprintf("%s holds more than %d entries: askops does not look through it for .git", clip(p, 60), maxGrantTree)
+			if seen++; seen > limit {
+				return fmt.Sprintf("%s holds more than %d entries: askops does not look through it for .git", clip(p, 60), limit)
 			}
 			name := e.Name()
 			full := path.Join(d, name)
-			if grantIsGitName(name) {
+			if grantIsGitName(name) || mayBeGit(name) {
 				if skipGit && name == ".git" && e.IsDir() {
 					continue
 				}
@@ -571,6 +577,9 @@ func judgeGrant(g *grantCheck, words []string) string {
 		if why := g.program(words[0]); why != "" {
 			return why
 		}
+		if why := g.subprograms(words); why != "" {
+			return why
+		}
 	}
 	a, why := m.read(g, words[len(m.words):])
 	if why != "" {
@@ -595,26 +604,69 @@ func (g *grantCheck) program(w string) string {
 			return w + " is a program in the workspace"
 		}
 		found = path.Clean(w)
-	} else {
-		for _, d := range filepath.SplitList(os.Getenv("PATH")) {
-			if !filepath.IsAbs(d) {
-				d = filepath.Join(g.cwd, d)
-			}
-			p := filepath.ToSlash(filepath.Join(d, w))
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-				found = p
-				break
-			}
-		}
-		if found == "" {
-			return "" // no such program: nothing runs
-		}
+	} else if found = grantLookPath(w, g.cwd); found == "" {
+		return "" // no such program: nothing runs
 	}
 	if within(found, g.ws) {
 		return clip(w, 60) + " is a program the workspace holds"
 	}
 	if real, ok := realPath(found); !ok || within(real, g.realWS) {
 		return clip(w, 60) + " is a program the workspace holds (through a link)"
+	}
+	return ""
+}
+
+// grantLookPath is the file a name without a slash runs as, found through
+// $PATH as askops sees it (relative entries from cwd), or "" when none.
+func grantLookPath(name, cwd string) string {
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(cwd, d)
+		}
+		p := filepath.ToSlash(filepath.Join(d, name))
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// grantRunsWorkspaceProgram says why the name a program runs by (a
+// program its config or defaults name, looked up through $PATH) is a file
+// the workspace holds, or is a path into it; "" when it is not.
+func grantRunsWorkspaceProgram(name, cwd, ws, realWS string) string {
+	g := &grantCheck{cwd: cwd, ws: ws, realWS: realWS}
+	return g.program(name)
+}
+
+// subprograms says why a program the modelled one starts by name, through
+// $PATH (git's ssh, gpg and pager; the go command's C compiler and version
+// control tools; docker's ssh; gh's git; kubectl's credential plugins), is
+// a file the workspace holds: the grant's model covers the program, not
+// code the agent can put on PATH for it to run. "" when none is.
+func (g *grantCheck) subprograms(words []string) string {
+	var names []string
+	switch path.Base(words[0]) {
+	case "git":
+		names = []string{"ssh", "gpg", "gpgsm", "ssh-keygen", "less"}
+	case "go":
+		names = []string{"gcc", "cc", "clang", "g++", "c++", "clang++", "gfortran", "pkg-config", "swig",
+			"git", "hg", "svn", "bzr", "fossil"}
+	case "docker", "podman", "nerdctl":
+		names = []string{"ssh"}
+	case "gh":
+		names = []string{"git", "less"}
+	case "kubectl", "oc":
+		cmds, why := grantKubeExecCommands()
+		if why != "" {
+			return why
+		}
+		names = cmds
+	}
+	for _, n := range names {
+		if why := g.program(n); why != "" {
+			return path.Base(words[0]) + " runs " + clip(n, 60) + " by name, and " + why
+		}
 	}
 	return ""
 }
@@ -633,4 +685,33 @@ func newGrantCheck(cwd, workspace string) *grantCheck {
 		}
 	}
 	return g
+}
+
+// MayBeGitPath reports whether a slash-separated path has an element a
+// file system askops may not know reads as .git: in any case, with
+// Windows' trailing dots, spaces and streams or HFS+'s ignored code points,
+// or an 8.3 short name (which may be any name in its directory). A file
+// grant keeps out of every such path.
+func MayBeGitPath(p string) bool { return gitPath(p, true) || grantHasGitElement(p) || mayBeGit(p) }
+
+// GrantHardLinked reports whether p is an existing file with more than one
+// name: a file grant on one name says nothing of the file under its others
+// (.git/config, say).
+func GrantHardLinked(p string) bool { return hardLinked(p) }
+
+// GrantTreeNotCovered says why a recursive read of dir (a search under a
+// file grant), on this machine, reaches what no grant covers: an entry any
+// file system may read as .git at any depth, a file with other names (a
+// hard link), more entries than askops looks through, a directory that
+// cannot be resolved. "" when none.
+func GrantTreeNotCovered(dir, workspace string) string {
+	g := newGrantCheck(dir, workspace)
+	if g.ws == "" {
+		return "no workspace to judge the search against"
+	}
+	g.treeMax = maxSearchWalk
+	if why := g.tree(dir, false, true); why != "" {
+		return why
+	}
+	return ""
 }

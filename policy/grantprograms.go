@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"errors"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -921,4 +924,49 @@ func grantSortOption(n string) (grantValue, bool) {
 		return gvCount, true
 	}
 	return 0, false
+}
+
+// maxKubeconfig bounds a kubeconfig file read for its credential plugins.
+const maxKubeconfig = 1 << 20
+
+// grantKubeExecCommands lists the credential plugins (users[].user.exec
+// .command) the kubeconfig files kubectl reads name, as written: kubectl
+// runs each by name through $PATH, or by a path. Read line by line, any
+// "command:" value counts (a closed-world reading: a value that is not a
+// plugin's costs an Ask). Why none can be judged when a file cannot be
+// read whole.
+func grantKubeExecCommands() ([]string, string) {
+	files := filepath.SplitList(os.Getenv("KUBECONFIG"))
+	if len(files) == 0 {
+		home := os.Getenv("HOME")
+		if home == "" {
+			return nil, ""
+		}
+		files = []string{filepath.Join(home, ".kube", "config")}
+	}
+	var out []string
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil || len(b) > maxKubeconfig {
+			return nil, "the kubeconfig " + clip(f, 80) + " cannot be read whole, so the credential plugins kubectl runs are unknown"
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimLeft(strings.TrimSpace(line), "- ")
+			v, ok := strings.CutPrefix(line, "command:")
+			if !ok {
+				continue
+			}
+			v = strings.Trim(strings.TrimSpace(v), `"'`)
+			if v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	return out, ""
 }
