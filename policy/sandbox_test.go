@@ -322,10 +322,11 @@ func sandboxUser() (uid, gid int) {
 	return os.Getuid(), os.Getgid()
 }
 
-// newExecSandbox starts a sandbox; it is stopped when t ends. A missing
-// strace, namespaces the kernel refuses, or a sandbox that cannot be set
-// up fails t: the execution differential never skips.
-func newExecSandbox(t testing.TB) *execSandbox {
+// newExecSandbox starts a sandbox whose runner stops each command after
+// timeout; it is stopped when t ends. A missing strace, namespaces the
+// kernel refuses, or a sandbox that cannot be set up fails t: the
+// execution differential never skips.
+func newExecSandbox(t testing.TB, timeout time.Duration) *execSandbox {
 	t.Helper()
 	for _, p := range []string{"/usr/bin/strace", "/usr/bin/setpriv", "/usr/bin/mount", "/usr/bin/mkfifo", "/usr/bin/bash", "/usr/bin/perl"} {
 		if _, err := os.Stat(p); err != nil {
@@ -348,7 +349,7 @@ func newExecSandbox(t testing.TB) *execSandbox {
 		tmp:     filepath.Join(root, "tmp"),
 		stub:    filepath.Join(root, "stub", "run"),
 		links:   map[string]string{},
-		timeout: 3 * time.Second,
+		timeout: timeout,
 		stubbed: map[string]bool{},
 	}
 	// The same layout outside, where the policy resolves links and looks
