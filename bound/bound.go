@@ -15,12 +15,17 @@
 //     (EACCES), and, where there is no network namespace, TCP connects
 //     (ABI ≥ 4). Landlock only grants, never subtracts, so it cannot keep
 //     .git read-only under a writable workspace; the namespaces do that.
-//   - A user, mount and network namespace, where the kernel lets an
-//     unprivileged process make them: each .git is bind-mounted read-only
-//     over itself (EROFS), each denied file has an unreadable empty file
-//     bind-mounted over it (EACCES), and the network namespace has only its
-//     own loopback (a connect to the host's services is refused). Landlock
-//     forbids the command to unmount any of it.
+//   - A user, mount, pid and network namespace, where the kernel lets an
+//     unprivileged process make them: every mount but the writable paths
+//     is read-only (Landlock handles no file's attributes: chmod, touch,
+//     xattrs), each .git is bind-mounted read-only over itself (EROFS),
+//     each denied file has an unreadable empty file bind-mounted over it
+//     (EACCES), the network namespace has only its own loopback (a TCP or
+//     UDP connect to the host's services is refused; a unix socket with a
+//     path is not: see docs/security.md), and the pid namespace, with its
+//     own /proc, ends every process the command left once it has ended.
+//     The command runs without a controlling terminal (no TIOCSTI).
+//     Landlock forbids the command to unmount any of it.
 //
 // Go cannot run code between fork and exec, so the bound is set up by askops
 // itself, run again (/proc/self/exe) with the bound's description in its

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/askops/askops/bound/internal/stage"
 )
@@ -45,6 +46,9 @@ type driverSpec struct {
 func TestMain(m *testing.M) {
 	if raw, ok := os.LookupEnv(envDriver); ok {
 		os.Exit(drive(raw))
+	}
+	if _, ok := os.LookupEnv(envTIOCSTI); ok {
+		os.Exit(pushInput())
 	}
 	os.Exit(m.Run())
 }
@@ -81,7 +85,11 @@ func drive(raw string) int {
 	}
 	cmd := exec.Command(d.Argv[0], d.Argv[1:]...)
 	cmd.Dir = d.Workspace
-	cmd.Env = os.Environ()
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, envDriver+"=") { // a command that is this binary is not a driver
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	release, err := b.Wrap(cmd, d.Workspace)
 	if err != nil {
@@ -274,6 +282,9 @@ func (bx *box) untouched(t *testing.T) {
 			t.Errorf("%s: %q, %v; want it untouched (%q)", p, got, err, want)
 		}
 	}
+	if fi, err := os.Stat(filepath.Join(bx.outside, "keep")); err != nil || fi.Mode() != 0o644 || fi.ModTime().Year() == 2000 {
+		t.Errorf("outside/keep: %v, %v; want its mode (0644) and time untouched", fi.Mode(), err)
+	}
 	entries, _ := os.ReadDir(bx.outside)
 	if len(entries) != 1 {
 		t.Errorf("outside holds %d entries, want only keep", len(entries))
@@ -309,10 +320,10 @@ func TestBoundRefusesAndAllows(t *testing.T) {
 		{"find through the link -delete", `find src/glink/ -delete`, -1, "", ""},
 		{"find -H -delete", `find -H src/glink -name HEAD -delete`, -1, "Read-only file system", ""},
 		{"move .git away", `mv .git gone`, -1, "", ""},
-		{"write outside", `echo x > ` + "$OUTSIDE/new", -1, "Permission denied", ""},
-		{"write outside through a link", `echo x > out/new`, -1, "Permission denied", ""},
-		{"delete outside", `rm -f $OUTSIDE/keep`, -1, "Permission denied", ""},
-		{"write outside through /proc/self/cwd", `echo x > /proc/self/cwd/../outside/new`, -1, "Permission denied", ""},
+		{"write outside", `echo x > ` + "$OUTSIDE/new", -1, "Read-only file system", ""},
+		{"write outside through a link", `echo x > out/new`, -1, "Read-only file system", ""},
+		{"delete outside", `rm -f $OUTSIDE/keep`, -1, "Read-only file system", ""},
+		{"write outside through /proc/self/cwd", `echo x > /proc/self/cwd/../outside/new`, -1, "Read-only file system", ""},
 		{"read a denied file", `cat .env`, -1, "Permission denied", "hunter2"},
 		{"read a denied file through a link", `ln -s .env e2 && cat e2`, -1, "Permission denied", "hunter2"},
 		{"read a nested denied file", `cat src/.env`, -1, "Permission denied", "nested"},
@@ -328,6 +339,13 @@ func TestBoundRefusesAndAllows(t *testing.T) {
 		{"setsid", `setsid bash -c 'echo x > $OUTSIDE/setsid' ; echo x > .git/setsid`, -1, "", ""},
 		{"nohup", `nohup bash -c 'echo x > $OUTSIDE/nohup' >/dev/null 2>&1; cat $OUTSIDE/nohup`, -1, "", ""},
 		{"bash run again", `exec bash -c 'exec bash -c "echo x > .git/HEAD"'`, -1, "Read-only file system", ""},
+		// Landlock handles no file's attributes: the mounts outside the
+		// writable paths are read-only for that.
+		{"chmod outside", `chmod 4777 $OUTSIDE/keep`, -1, "Read-only file system", ""},
+		{"touch outside", `touch -d 2000-01-01 $OUTSIDE/keep`, -1, "Read-only file system", ""},
+		{"chmod outside through a link", `chmod 777 out/keep`, -1, "Read-only file system", ""},
+		{"chmod in the workspace", `echo x > s.sh && chmod 755 s.sh && touch -d 2000-01-01 s.sh && [ -x s.sh ] && echo chmod-ok`, 0, "chmod-ok", ""},
+		{"host processes unseen", `[ -e /proc/$PPID_OUTSIDE/cmdline ] && echo read-host; [ $(ls -d /proc/[0-9]* | wc -l) -lt 10 ] && echo few`, 0, "few", "read-host"},
 		{"inherited descriptor", `echo x >&3; [ ! -e /proc/self/fd/3 ] && echo no-3`, 0, "no-3", ""},
 	}
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
@@ -529,5 +547,133 @@ func TestSparePrivateDirectories(t *testing.T) {
 		if ws == secret && !strings.Contains(string(out), "Permission denied") {
 			t.Errorf("command %d: reading .env was not refused:\n%s", i, out)
 		}
+	}
+}
+
+// envTIOCSTI makes the test binary, run as a bounded command, push a
+// command line into its standard input's terminal (TIOCSTI), as a
+// command aiming at the shell that started the bound would.
+const envTIOCSTI = "ASKOPS_BOUND_TEST_TIOCSTI"
+
+func pushInput() int {
+	for _, c := range []byte("echo INJECTED\n") {
+		b := c
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCSTI, uintptr(unsafe.Pointer(&b))); e != 0 {
+			fmt.Println("TIOCSTI:", e)
+			return 1
+		}
+	}
+	fmt.Println("TIOCSTI: pushed")
+	return 0
+}
+
+// openPTY opens a pseudo-terminal: its controller and the terminal.
+func openPTY(t *testing.T) (ptmx, tty *os.File) {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skip("no pseudo-terminals:", err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	var n, unlock uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		t.Fatal(e)
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		t.Fatal(e)
+	}
+	tty, err = os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tty.Close() })
+	return ptmx, tty
+}
+
+// A bounded command started from a terminal cannot push input into it
+// (TIOCSTI) for the shell that started it to read and run, unbounded,
+// once the command returns: it has no controlling terminal. With
+// namespaces and with Landlock alone.
+func TestBoundCannotPushTerminalInput(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	alone := Support{LandlockABI: sup.LandlockABI}
+	for _, u := range users() {
+		for _, s := range []struct {
+			name string
+			sup  Support
+		}{{"namespaces", sup}, {"landlock alone", alone}} {
+			t.Run(u.name+"/"+s.name, func(t *testing.T) {
+				bx := newBox(t, u, exe)
+				_, tty := openPTY(t)
+				if u.uid >= 0 {
+					if err := os.Chown(tty.Name(), u.uid, u.uid); err != nil {
+						t.Fatal(err)
+					}
+				}
+				js, err := json.Marshal(driverSpec{Workspace: bx.ws, Argv: []string{exe}, Support: &s.sup})
+				if err != nil {
+					t.Fatal(err)
+				}
+				argv := []string{exe}
+				if u.uid >= 0 {
+					id := strconv.Itoa(u.uid)
+					argv = []string{"setpriv", "--reuid=" + id, "--regid=" + id, "--clear-groups", "--inh-caps=-all", exe}
+				}
+				cmd := exec.CommandContext(t.Context(), argv[0], argv[1:]...)
+				cmd.Dir = bx.ws
+				cmd.Env = []string{envDriver + "=" + string(js), envTIOCSTI + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + bx.home}
+				var out bytes.Buffer
+				cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &out, &out
+				// The terminal is the driver's controlling terminal, as a
+				// shell's is for what it starts.
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+				_ = cmd.Run()
+				if !strings.Contains(out.String(), "TIOCSTI:") {
+					t.Fatalf("the command did not run: %s", out.String())
+				}
+				var queued int32
+				if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, tty.Fd(), syscall.TIOCINQ, uintptr(unsafe.Pointer(&queued))); e != 0 {
+					t.Fatal(e)
+				}
+				if strings.Contains(out.String(), "pushed") || queued != 0 {
+					t.Errorf("the command pushed input into its terminal (%d bytes queued): %s", queued, out.String())
+				}
+			})
+		}
+	}
+}
+
+// Nothing a command starts outlives it: the kernel ends every process in
+// its pid namespace once the command has ended, so a daemon (setsid,
+// nohup, a double fork) cannot change the workspace after the command
+// returned, when a person may be reading it or an approved command runs.
+func TestBoundEndsWhatTheCommandLeft(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			// Each waits for the go the test gives once the command has
+			// returned, then writes.
+			gone := filepath.Join(bx.root, "returned")
+			// (Without the pid namespace they would outlive the test: a
+			// minute at most.)
+			wait := `for i in $(seq 600); do [ -e ` + gone + ` ] && break; sleep 0.1; done; echo late > `
+			q := ` >/dev/null 2>&1`
+			out, code := bx.run(t, driverSpec{Support: &sup}, `(setsid bash -c '`+wait+`late1'`+q+` &); nohup bash -c '`+wait+`late2'`+q+` & (bash -c '`+wait+`late3'`+q+` & disown) ; echo started`)
+			if code != 0 || !strings.Contains(out, "started") {
+				t.Fatalf("status %d: %s", code, out)
+			}
+			if err := os.WriteFile(gone, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(1500 * time.Millisecond)
+			for _, n := range []string{"late1", "late2", "late3"} {
+				if _, err := os.Lstat(filepath.Join(bx.ws, n)); err == nil {
+					t.Errorf("%s was written after the command had returned", n)
+				}
+			}
+		})
 	}
 }

@@ -88,7 +88,10 @@ const allIDs = min(1<<32-1, 1<<(strconv.IntSize-1)-1)
 // stage of sp in new namespaces. Root maps every id to itself; anyone else
 // maps their own uid and gid.
 func SetNamespaces(attr *syscall.SysProcAttr, sp Spec) {
-	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+	// A pid namespace too: the inner stage is its init, and when it ends
+	// (the command has ended) the kernel kills every process left in it,
+	// so nothing the command started outlives it (supervise).
+	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
 	if sp.NetNS {
 		attr.Cloneflags |= syscall.CLONE_NEWNET
 	}
@@ -120,6 +123,17 @@ func inner(sp Spec) error {
 		}
 		if sp.Probe {
 			os.Exit(0)
+		}
+		// A /proc of the new pid namespace: the processes outside the
+		// bound are not there to read. Where the kernel refuses (a /proc
+		// that is not fully visible, as in some containers), the host's
+		// stays; the pid namespace still ends every process with the
+		// command.
+		if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil && err != syscall.EPERM {
+			return step("/proc of the pid namespace", err)
+		}
+		if err := readOnlyElsewhere(sp.Writable); err != nil {
+			return step("read-only file systems", err)
 		}
 		for _, p := range sp.ReadOnly {
 			if err := bindReadOnly(p, p); err != nil {
@@ -170,12 +184,187 @@ func inner(sp Spec) error {
 			os.Exit(127)
 		}
 	}
+	if sp.Namespaces {
+		return supervise(path, sp.Argv)
+	}
+	// No terminal to push input into (TIOCSTI), here as in supervise: a
+	// process that leads its group cannot start a session, so it gives
+	// its controlling terminal up instead.
+	if err := noTerminal(); err != nil {
+		return step("terminal", err)
+	}
 	err := syscall.Exec(path, sp.Argv, syscall.Environ())
 	if err == syscall.ENOENT {
 		say("askops bound: " + path + ": " + err.Error() + "\n")
 		os.Exit(127)
 	}
 	return step("exec "+path, err)
+}
+
+// noTerminal leaves this process without a controlling terminal, so the
+// command cannot push input into the terminal it was started from
+// (TIOCSTI: the kernel allows it only on one's controlling terminal, or
+// with CAP_SYS_ADMIN), which the shell that started it would read and run
+// once it returns.
+func noTerminal() error {
+	if _, err := syscall.Setsid(); err == nil {
+		return nil
+	}
+	fd, err := syscall.Open("/dev/tty", syscall.O_RDONLY|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // none to give up
+	}
+	defer syscall.Close(fd)
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCNOTTY, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// supervise is the init of the bound's pid namespace: it starts the
+// command, in a session of its own (no controlling terminal: see
+// noTerminal), passes on the signals a terminal or a supervisor sends,
+// reaps whatever ends, and, once the command has ended, exits with its
+// status. The kernel then kills every process left in the namespace: a
+// daemon the command started (setsid, nohup, a double fork) does not
+// outlive it to change the workspace later.
+//
+// The command starts from this thread, bounded as it is (Landlock, no
+// capability, no_new_privs). The runtime's other threads keep the
+// namespace's capabilities, so this process is made non-dumpable: the
+// command, which holds no capability, cannot ptrace it or open its memory.
+func supervise(path string, argv []string) error {
+	if err := prctl(prSetDumpable, 0); err != nil {
+		return step("dumpable", err)
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Env:   syscall.Environ(),
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err == syscall.ENOENT {
+		say("askops bound: " + path + ": " + err.Error() + "\n")
+		os.Exit(127)
+	}
+	if err != nil {
+		return step("exec "+path, err)
+	}
+	go func() {
+		for s := range sigs {
+			_ = syscall.Kill(-1, s.(syscall.Signal)) // every process in the namespace but this one
+		}
+	}()
+	for {
+		var ws syscall.WaitStatus
+		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return step("waiting for the command", err)
+		}
+		if wpid != pid {
+			continue // an orphan the namespace's init reaps
+		}
+		if ws.Signaled() {
+			os.Exit(128 + int(ws.Signal()))
+		}
+		os.Exit(ws.ExitStatus())
+	}
+}
+
+// readOnlyElsewhere makes every file system read-only in this mount
+// namespace but beneath the writable paths, each first bind-mounted over
+// itself so that it stays as it was. Landlock handles writes to files'
+// contents and directories' entries, not their attributes: without this,
+// the command could chmod, chown as their owner, touch or set extended
+// attributes on files anywhere (as root, set the set-user-id bit of any
+// program root owns). A read-only mount refuses those (EROFS).
+func readOnlyElsewhere(writable []string) error {
+	for _, w := range writable {
+		if err := syscall.Mount(w, w, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+			if err == syscall.ENOENT {
+				continue // gone since Wrap listed it: nothing to grant
+			}
+			return step(w, err)
+		}
+	}
+	info, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	for len(info) > 0 {
+		var line []byte
+		line, info = cutLine(info)
+		mp, ok := mountPoint(line)
+		if !ok || beneathAny(mp, writable) {
+			continue
+		}
+		flags, err := lockedFlags(mp)
+		if err == nil {
+			err = syscall.Mount("", mp, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY|flags, "")
+		}
+		switch err {
+		case nil, syscall.ENOENT, syscall.ENOTDIR, syscall.EACCES:
+			// Read-only, or beyond the command's reach: a mount point
+			// this process cannot reach by its path, neither can it.
+		default:
+			return step(mp, err)
+		}
+	}
+	return nil
+}
+
+func cutLine(b []byte) (line, rest []byte) {
+	for i, c := range b {
+		if c == '\n' {
+			return b[:i], b[i+1:]
+		}
+	}
+	return b, nil
+}
+
+// mountPoint is the fifth field of a line of /proc/self/mountinfo, its
+// octal escapes (\040 for a space) undone.
+func mountPoint(line []byte) (string, bool) {
+	var raw []byte
+	for field := 0; field <= 4; field++ {
+		i := 0
+		for i < len(line) && line[i] != ' ' {
+			i++
+		}
+		raw = line[:i]
+		if i == len(line) && field < 4 {
+			return "", false
+		}
+		if i < len(line) {
+			line = line[i+1:]
+		}
+	}
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		if raw[i] == '\\' && i+3 < len(raw) && isOctal(raw[i+1]) && isOctal(raw[i+2]) && isOctal(raw[i+3]) {
+			out = append(out, (raw[i+1]-'0')<<6|(raw[i+2]-'0')<<3|(raw[i+3]-'0'))
+			i += 3
+			continue
+		}
+		out = append(out, raw[i])
+	}
+	return string(out), len(out) > 0 && out[0] == '/'
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
+
+// beneathAny reports whether p is one of roots or lies beneath one.
+func beneathAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if p == r || (len(p) > len(r) && p[:len(r)] == r && (r == "/" || p[len(r)] == '/')) {
+			return true
+		}
+	}
+	return false
 }
 
 // stepError is a step of the bound that failed and the system's error.
@@ -443,6 +632,7 @@ func knownFS(abi int) uint64 {
 const (
 	prCapBSetDrop          = 24
 	prSetSecureBits        = 28
+	prSetDumpable          = 4
 	prSetNoNewPrivs        = 38
 	prCapAmbient           = 47
 	prCapAmbientClearAll   = 4
