@@ -46,3 +46,33 @@ func TestConsoleFlagsLookAlikes(t *testing.T) {
 		}
 	}
 }
+
+// What the Slack message shows as a \u escape, the card shows as
+// ⟨U+…⟩, in every field the agent writes (its reason, its label, the
+// directory): a line separator, which a browser breaks the line at (a
+// forged "Approved by" line inside the reason), a blank filler or a
+// non-ASCII space, not only format and control characters.
+func TestConsoleMarksWhatSlackEscapes(t *testing.T) {
+	asks, _, _, s := danasConsole(t, console.Config{})
+	hidden := []rune{'\u2028', '\u2029', '\u3164', '\u2800', '\u00a0', '\u115f', '\uffa0', '\u034f', '\u3000'}
+	evil := "routine cleanup"
+	for _, r := range hidden {
+		evil += string(r) + "x"
+	}
+	a, err := asks.Create(t.Context(), pending.Request{RunID: "r", Tool: "bash", Label: evil, Reason: "the agent says: " + evil,
+		Cwd: "/srv/app" + string('\u3164'), Args: `{"command":"make clean"}`}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := html.UnescapeString(consoleCardHTML(t, s, a.ID))
+	for _, r := range hidden {
+		if strings.ContainsRune(card, r) {
+			t.Errorf("the card shows U+%04X as it is, not marked", r)
+		}
+	}
+	for _, want := range []string{"cleanup⟨U+2028⟩x⟨U+2029⟩x⟨U+3164⟩x⟨U+2800⟩x⟨U+00A0⟩x", "/srv/app⟨U+3164⟩"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("the card does not show %q:\n%s", want, card)
+		}
+	}
+}

@@ -128,13 +128,26 @@ func viewCall(av askview.View) callView {
 	return v
 }
 
-// markInvisible replaces characters that show as nothing or reorder the
-// text around them (format characters such as U+202E, controls other than
-// newline and tab) with a visible ⟨U+XXXX⟩, so what the approver reads is
-// what will run; n counts them.
+// markInvisible replaces characters that show as nothing, break a line
+// or reorder the text around them with a visible ⟨U+XXXX⟩, so what the
+// approver reads is what will run; n counts them. They are the characters
+// the Slack message shows as \u escapes (slackui's visibleRune): format
+// characters such as U+202E and U+200B, controls other than newline and
+// tab, the line and paragraph separators U+2028 and U+2029 (a browser
+// breaks the line at them), blank fillers (U+3164, U+2800, …), the
+// combining grapheme joiner and spaces other than the ASCII one.
 func markInvisible(s string) (string, int) {
 	hidden := func(r rune) bool {
-		return r != '\n' && r != '\t' && (unicode.Is(unicode.Cf, r) || unicode.IsControl(r))
+		switch {
+		case r == '\n' || r == '\t':
+			return false
+		case r == utf8.RuneError, unicode.IsControl(r), unicode.Is(unicode.Cf, r),
+			r == '\u2028', r == '\u2029',
+			r == '\u3164', r == '\u115f', r == '\u1160', r == '\uffa0', r == '\u2800', r == '\u034f',
+			r != ' ' && unicode.Is(unicode.Zs, r):
+			return true
+		}
+		return false
 	}
 	if !strings.ContainsFunc(s, hidden) {
 		return s, 0
