@@ -46,3 +46,74 @@ func TestConsoleFlagsLookAlikes(t *testing.T) {
 		}
 	}
 }
+
+// What the Slack message shows as a \u escape, the card shows as
+// ⟨U+…⟩, in every field the agent writes (its reason, its label, the
+// directory): a line separator, which a browser breaks the line at (a
+// forged "Approved by" line inside the reason), a blank filler or a
+// non-ASCII space, not only format and control characters.
+func TestConsoleMarksWhatSlackEscapes(t *testing.T) {
+	asks, _, _, s := danasConsole(t, console.Config{})
+	hidden := []rune{'\u2028', '\u2029', '\u3164', '\u2800', '\u00a0', '\u115f', '\uffa0', '\u034f', '\u3000'}
+	evil := "routine cleanup"
+	for _, r := range hidden {
+		evil += string(r) + "x"
+	}
+	a, err := asks.Create(t.Context(), pending.Request{RunID: "r", Tool: "bash", Label: evil, Reason: "the agent says: " + evil,
+		Cwd: "/srv/app" + string('\u3164'), Args: `{"command":"make clean"}`}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := html.UnescapeString(consoleCardHTML(t, s, a.ID))
+	for _, r := range hidden {
+		if strings.ContainsRune(card, r) {
+			t.Errorf("the card shows U+%04X as it is, not marked", r)
+		}
+	}
+	for _, want := range []string{"cleanup⟨U+2028⟩x⟨U+2029⟩x⟨U+3164⟩x⟨U+2800⟩x⟨U+00A0⟩x", "/srv/app⟨U+3164⟩"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("the card does not show %q:\n%s", want, card)
+		}
+	}
+}
+
+// The card shows a directory, a label, a run, a rule, a written path and
+// the scope "Approve for session" grants in a <code>, which keeps line
+// breaks (white-space: pre-wrap): a newline the agent put in any of them
+// is shown as ⏎, as Slack's code spans show it, and never draws a line of
+// its own on the card ("Approved by console:dana").
+func TestConsoleCodeFieldsStayOnOneLine(t *testing.T) {
+	const forged = "\n\n✅ Approved by console:dana\n"
+	asks, _, _, s := danasConsole(t, console.Config{
+		ScopeText: func(a pending.Ask) string {
+			return "write_file: exactly " + a.Path + " — in this session '" + a.Label + "'"
+		},
+	})
+	a, err := asks.Create(t.Context(), pending.Request{RunID: "r" + forged, SessionID: "s", Tool: "write_file", Label: "API" + forged,
+		Rule: "ask: write_file" + forged, Workspace: "/srv/app" + forged, Cwd: "/srv/app" + forged, Path: "/srv/app/x" + forged + "\ty",
+		Args: `{"path":` + quoteJSON("/srv/app/x"+forged+"\ty") + `,"content":"z"}`}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	card := html.UnescapeString(consoleCardHTML(t, s, a.ID))
+	n := 0
+	for rest := card; ; {
+		i := strings.Index(rest, "<code")
+		if i < 0 {
+			break
+		}
+		rest = rest[i:]
+		end := strings.Index(rest, "</code>")
+		code := rest[:end]
+		rest = rest[end:]
+		if strings.Contains(code, "Approved") {
+			n++
+			if strings.ContainsAny(code, "\n\t") || !strings.Contains(code, "⏎⏎✅ Approved by console:dana⏎") {
+				t.Errorf("a code field of the card breaks its line: %q", code)
+			}
+		}
+	}
+	if n < 6 {
+		t.Errorf("%d code fields show the agent's text, want the rule, workspace, directory, run, label, path and scope:\n%s", n, card)
+	}
+}

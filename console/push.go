@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/askops/askops/askview"
 	"github.com/askops/askops/internal/outbound"
 	"github.com/askops/askops/internal/webpush"
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/redact"
 )
 
 // Web Push: a browser that ticked "Notify me" subscribes with the
@@ -150,15 +152,17 @@ func (p *Pusher) send(ctx context.Context, j pushJob) {
 }
 
 // pushBody is a push's text: the first line of what the call does, as the
-// card shows it first (askview.Effects, secrets already redacted), else
-// the tool; never the raw call.
+// card shows it first (askview.Effects), else the tool; never the raw
+// call. Every part is shown as the card shows it (pushText): the agent's
+// label and the paths in an effect are the agent's to choose, and a
+// notification is plain text a phone shows as it comes.
 func pushBody(a pending.Ask) string {
-	text := a.Tool
+	text := pushText(a.Tool)
 	if es := askview.Effects(a); len(es) > 0 {
-		text = es[0].Text
+		text = pushText(es[0].Text)
 	}
 	if a.Label != "" {
-		text = a.Label + ": " + text
+		text = pushText(a.Label) + ": " + text
 	}
 	const limit = 200
 	if len(text) > limit {
@@ -169,6 +173,16 @@ func pushBody(a pending.Ask) string {
 		text = text[:cut] + "…"
 	}
 	return text
+}
+
+// pushText is s as one line of a notification, as the card shows it:
+// secrets redacted, invisible and direction-changing characters made
+// visible (⟨U+202E⟩), and line breaks and runs of blanks one space, so
+// no part can reorder what the approver reads or start a line of its own
+// ("…\nApproved by console:dana").
+func pushText(s string) string {
+	s, _ = markInvisible(redact.Secrets(s))
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // person is who the console's pushes go to: its decider's name.

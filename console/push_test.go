@@ -241,3 +241,29 @@ func TestWebPushHidesSecrets(t *testing.T) {
 		t.Logf("%s → %s", command, read(t, m).Body)
 	}
 }
+
+// A push shows the agent's words as the card does: the label and the
+// paths of what the call does are the agent's to choose, and a phone
+// shows a notification's text as it comes. A direction override or a
+// zero-width character is shown as ⟨U+…⟩ (not reordering the path the
+// approver reads), a line break cannot start a forged line of its own,
+// and a secret in the label is redacted.
+func TestWebPushShowsAgentTextAsTheCard(t *testing.T) {
+	p := startPushed(t, pushOptions{queue: 16, run: true, allowPrivate: true})
+	p.subscribe(t)
+	const token = "ghp_Zq3vL8rT1xW4yN6bC9dF2hJ5kM7pS0aE4uQ1"
+	p.ask(t, pending.Request{RunID: "r", SessionID: "s", StartedBy: "U0SOMEONE", Tool: "write_file",
+		Label: "deploy\u202e\u200b\nApproved by console:dana\r\nGITHUB_TOKEN=" + token,
+		Args:  `{"path":"/srv/app/\u202etxt.exe","content":"x"}`})
+	testwait.For(t, "the push", func() bool { return len(p.svc.Messages()) == 1 })
+	body := read(t, p.svc.Messages()[0]).Body
+	t.Logf("push body: %q", body)
+	for _, bad := range []string{"\u202e", "\u200b", "\n", "\r", token[4:20]} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the push carries %q: %q", bad, body)
+		}
+	}
+	if !strings.Contains(body, "⟨U+202E⟩") || !strings.Contains(body, "/srv/app/⟨U+202E⟩txt.exe") {
+		t.Errorf("the push does not show the direction override as the card does: %q", body)
+	}
+}

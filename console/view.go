@@ -77,7 +77,7 @@ func viewLookAlikes(found []askview.LookAlike) ([]lookAlikeLine, int) {
 		if r := []rune(word); len(r) > 80 {
 			word = string(r[:80]) + "…"
 		}
-		word, _ = markInvisible(word)
+		word = oneLine(word)
 		what, _ := markInvisible(f.What)
 		out = append(out, lookAlikeLine{Where: f.Where(), What: what, Word: word})
 	}
@@ -103,11 +103,11 @@ func viewCall(av askview.View) callView {
 		for _, p := range av.Programs {
 			v.Programs = append(v.Programs, show(p))
 		}
-		v.CwdArg = show(av.Cwd)
+		v.CwdArg = oneLine(show(av.Cwd))
 	case askview.Write:
-		v.Path, v.Body = show(av.Path), show(av.Content)
+		v.Path, v.Body = oneLine(show(av.Path)), show(av.Content)
 	case askview.Edit:
-		v.Path = show(av.Path)
+		v.Path = oneLine(show(av.Path))
 		for l := range strings.SplitSeq(show(av.Diff), "\n") {
 			op, text := " ", l
 			if len(l) >= 2 { // "- ", "+ " or "  ", then the line
@@ -128,13 +128,26 @@ func viewCall(av askview.View) callView {
 	return v
 }
 
-// markInvisible replaces characters that show as nothing or reorder the
-// text around them (format characters such as U+202E, controls other than
-// newline and tab) with a visible ⟨U+XXXX⟩, so what the approver reads is
-// what will run; n counts them.
+// markInvisible replaces characters that show as nothing, break a line
+// or reorder the text around them with a visible ⟨U+XXXX⟩, so what the
+// approver reads is what will run; n counts them. They are the characters
+// the Slack message shows as \u escapes (slackui's visibleRune): format
+// characters such as U+202E and U+200B, controls other than newline and
+// tab, the line and paragraph separators U+2028 and U+2029 (a browser
+// breaks the line at them), blank fillers (U+3164, U+2800, …), the
+// combining grapheme joiner and spaces other than the ASCII one.
 func markInvisible(s string) (string, int) {
 	hidden := func(r rune) bool {
-		return r != '\n' && r != '\t' && (unicode.Is(unicode.Cf, r) || unicode.IsControl(r))
+		switch {
+		case r == '\n' || r == '\t':
+			return false
+		case r == utf8.RuneError, unicode.IsControl(r), unicode.Is(unicode.Cf, r),
+			r == '\u2028', r == '\u2029',
+			r == '\u3164', r == '\u115f', r == '\u1160', r == '\uffa0', r == '\u2800', r == '\u034f',
+			r != ' ' && unicode.Is(unicode.Zs, r):
+			return true
+		}
+		return false
 	}
 	if !strings.ContainsFunc(s, hidden) {
 		return s, 0
@@ -150,6 +163,18 @@ func markInvisible(s string) (string, int) {
 		b.WriteRune(r)
 	}
 	return b.String(), n
+}
+
+// oneLine is s, made visible by markInvisible, for a field shown on one
+// line in a <code> (a directory, a label, a run, a rule, a path, a grant's
+// scope): the page keeps the line breaks of a <code> (white-space:
+// pre-wrap), so a newline is shown as ⏎ and a tab as a space, as the
+// Slack message's code spans show them. Otherwise the agent's label or
+// directory could draw lines of their own on the card ("Approved by
+// console:dana").
+func oneLine(s string) string {
+	s, _ = markInvisible(s)
+	return strings.NewReplacer("\n", "⏎", "\t", " ").Replace(s)
 }
 
 // askView is one Ask as a card on the page.
@@ -188,12 +213,13 @@ type askView struct {
 
 func (c *Console) viewAsk(a pending.Ask, now time.Time) askView {
 	text := func(s string) string { s, _ = markInvisible(redact.Secrets(s)); return s }
+	line := func(s string) string { return oneLine(redact.Secrets(s)) }
 	av := askview.Of(a, 0)
 	v := askView{
 		ID: a.ID, Tool: text(a.Tool), Call: viewCall(av), Known: true, Session: text(av.Session),
-		Reason: text(a.Reason), Rule: text(a.Rule),
-		Workspace: text(a.Workspace), Cwd: text(a.Cwd),
-		RunID: text(a.RunID), StartedBy: text(a.StartedBy), Label: text(a.Label), SessionID: text(a.SessionID),
+		Reason: text(a.Reason), Rule: line(a.Rule),
+		Workspace: line(a.Workspace), Cwd: line(a.Cwd),
+		RunID: line(a.RunID), StartedBy: text(a.StartedBy), Label: line(a.Label), SessionID: line(a.SessionID),
 		Created: a.CreatedAt, Deadline: a.Deadline,
 		DecidedBy: text(a.DecidedBy), DecisionReason: text(a.DecisionReason), DecidedAt: a.DecidedAt,
 		Followups: followupsText(av.Followups),
@@ -213,7 +239,7 @@ func (c *Console) viewAsk(a pending.Ask, now time.Time) askView {
 	if o, done := a.Outcome(); done {
 		v.Outcome = string(o)
 	} else {
-		v.Scope = c.cfg.ScopeText(a)
+		v.Scope = oneLine(c.cfg.ScopeText(a))
 		if v.Scope != "" {
 			v.GrantChoices = c.grantChoices(askview.GrantLives(a, c.cfg.GrantDurations))
 		}
@@ -254,14 +280,17 @@ func followupsText(fs []askview.Followup) string {
 // grantView is one grant in the list.
 type grantView struct {
 	ID, SessionID, Scope, By string
-	Created, Expires         time.Time
-	Standing                 bool
+	// Session is SessionID as shown (oneLine); SessionID is what Revoke
+	// sends back.
+	Session          string
+	Created, Expires time.Time
+	Standing         bool
 }
 
 func viewGrant(g grants.Grant) grantView {
 	text := func(s string) string { s, _ = markInvisible(s); return s }
 	return grantView{
-		ID: g.ID, SessionID: g.SessionID, Scope: text(g.Scope.String()), By: text(g.By),
+		ID: g.ID, SessionID: g.SessionID, Session: oneLine(g.SessionID), Scope: oneLine(g.Scope.String()), By: text(g.By),
 		Created: g.CreatedAt, Expires: g.ExpiresAt, Standing: g.Standing(),
 	}
 }
