@@ -118,7 +118,8 @@ func doSteps(browser context.Context, steps ...chromedp.Action[chromedp.Void]) e
 	return err
 }
 
-// startBrowser starts headless Chromium for t, bounded to 90 seconds, and
+// startBrowser starts headless Chromium for t, bounded to 4 minutes (a
+// failure detector, far past what a loaded 2-core machine needs), and
 // returns that bound and the browser's first tab; both end with the test.
 func startBrowser(t *testing.T, chromium string) (ctx, browser context.Context) {
 	t.Helper()
@@ -126,7 +127,7 @@ func startBrowser(t *testing.T, chromium string) (ctx, browser context.Context) 
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	t.Cleanup(cancel)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	t.Cleanup(cancelAlloc)
