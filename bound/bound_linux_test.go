@@ -347,7 +347,41 @@ func TestBoundRefusesAndAllows(t *testing.T) {
 		{"chmod in the workspace", `echo x > s.sh && chmod 755 s.sh && touch -d 2000-01-01 s.sh && [ -x s.sh ] && echo chmod-ok`, 0, "chmod-ok", ""},
 		{"host processes unseen", `[ -e /proc/$PPID_OUTSIDE/cmdline ] && echo read-host; [ $(ls -d /proc/[0-9]* | wc -l) -lt 10 ] && echo few`, 0, "few", "read-host"},
 		{"inherited descriptor", `echo x >&3; [ ! -e /proc/self/fd/3 ] && echo no-3`, 0, "no-3", ""},
+		// A Unix socket with a path (docker.sock, a D-Bus bus, tmux) is a
+		// service acting outside the bound: no Unix socket is made at
+		// all, nor a datagram pair (its sendto may name a path); a stream
+		// pair (child processes' stdio) still is.
+		{"unix socket outside", `perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Peer => $ENV{SOCK}) or die "refused: $!\n"; print "connected\n"'`, -1, "Permission denied", "connected"},
+		{"datagram socketpair", `perl -MSocket -e 'socketpair(my $a, my $b, AF_UNIX, SOCK_DGRAM, 0) or die "refused: $!\n"; print "pair\n"'`, -1, "Permission denied", "pair"},
+		{"stream socketpair", `perl -MSocket -e 'socketpair(my $a, my $b, AF_UNIX, SOCK_STREAM, 0) or die "refused: $!\n"; print "pair-ok\n"'`, 0, "pair-ok", ""},
 	}
+	sockDir, err := os.MkdirTemp("", "askops-bound-sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sockDir)
+	sock := filepath.Join(sockDir, "s")
+	ul, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ul.Close()
+	// Anyone may connect, the throwaway user too: only the bound refuses.
+	if err := os.Chmod(sockDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(sock, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ul.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -371,7 +405,7 @@ func TestBoundRefusesAndAllows(t *testing.T) {
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					bx := newBox(t, u, exe)
-					env := "OUTSIDE=" + bx.outside + " PORT=" + port + " PPID_OUTSIDE=" + strconv.Itoa(os.Getpid()) + "; "
+					env := "OUTSIDE=" + bx.outside + " PORT=" + port + " SOCK=" + sock + " PPID_OUTSIDE=" + strconv.Itoa(os.Getpid()) + "; "
 					script := "export " + env + c.script
 					if c.name == "inherited descriptor" {
 						f, err := os.OpenFile(filepath.Join(bx.outside, "keep"), os.O_RDWR, 0)

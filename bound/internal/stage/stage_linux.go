@@ -170,6 +170,9 @@ func inner(sp Spec) error {
 	if err := dropCapabilities(); err != nil {
 		return step("capabilities", err)
 	}
+	if err := denyUnixSockets(); err != nil {
+		return step("unix sockets", err)
+	}
 	if _, _, e := syscall.RawSyscall(sysnum(sysCloseRange), 3, ^uintptr(0), closeRangeCloexec); e != 0 {
 		return step("descriptors", e)
 	}

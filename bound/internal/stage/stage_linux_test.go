@@ -57,3 +57,31 @@ func TestNumbersAreTheKernels(t *testing.T) {
 		}
 	}
 }
+
+// The Unix-socket filter of every architecture with a table only jumps
+// forward, inside the program, and ends in a return: the kernel refuses
+// any other (the bound would then not start, on that architecture alone).
+func TestUnixSocketFilterIsWellFormed(t *testing.T) {
+	for _, arch := range []string{"amd64", "arm64", "riscv64"} {
+		tab, ok := seccompTableOf(arch)
+		if !ok {
+			t.Fatalf("no table for %s", arch)
+		}
+		prog := unixSocketFilter(tab)
+		for i, f := range prog {
+			if f.code&0x07 == 0x05 { // BPF_JMP
+				for _, off := range []uint8{f.jt, f.jf} {
+					if i+1+int(off) >= len(prog) {
+						t.Errorf("%s: instruction %d jumps past the end", arch, i)
+					}
+				}
+			}
+		}
+		if last := prog[len(prog)-1]; last.code != bpfRetK {
+			t.Errorf("%s: the program ends in %#x, not a return", arch, last.code)
+		}
+	}
+	if _, ok := seccompTableOf("386"); ok {
+		t.Error("386 reaches sockets through socketcall, which a filter cannot read: it must have no table")
+	}
+}
