@@ -114,6 +114,9 @@ func (z *analyzer) goCodeFlags(args []word) {
 			}
 		}
 	}
+	if sub, rest := runnerSub(args, nil); sub == "test" {
+		z.goTestClosed(rest)
+	}
 	for _, f := range goFlags(args) {
 		switch f.name {
 		case "exec", "toolexec", "vettool":

@@ -80,6 +80,9 @@ func (z *analyzer) codeOptions(name string, ws []word) {
 			}
 		}
 	}
+	if name == "npm" {
+		z.npmScripts(name, ws[1:])
+	}
 	z.packageManagerWrites(name, ws[1:])
 }
 

@@ -42,6 +42,9 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		z.patchWrites(args)
 	case "gcc", "g++", "cc", "c++", "clang", "clang++", "tcc", "gccgo", "cpp":
 		z.compilerOptions(name, args, depth)
+		if name != "cpp" {
+			z.gccDefaultWrites(name, args)
+		}
 	case "make", "gmake", "bmake":
 		z.makeOptions(name, args)
 	case "cargo":
@@ -49,6 +52,7 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 	case "pip", "pip3", "uv":
 		z.pipOptions(name, args)
 	case "rsync":
+		z.rsyncClosed(args)
 		for _, o := range []string{"--log-file", "--write-batch", "--only-write-batch", "--backup-dir", "--partial-dir", "--temp-dir"} {
 			for _, v := range longOptionValues(args, o, len(o)) {
 				z.writeWord(v, "rsync "+o)
@@ -144,6 +148,10 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		z.compressorWrites(name, args)
 	case "awk", "gawk", "mawk", "nawk", "busybox-awk":
 		z.awkOptions(name, args)
+	case "systemctl":
+		z.systemctlClosed(name, args)
+	case "bat", "batcat":
+		z.batClosed(name, args)
 	case "perl":
 		z.perlInPlace(args)
 	default:
@@ -1489,6 +1497,7 @@ func (z *analyzer) containerOptions(name string, args []word) {
 			z.writeWord(ops[1], name+" cp")
 		}
 	}
+	z.dockerClosed(name, sub, rest)
 }
 
 // kubectlOptions: kubectl cp to a local path, --log-file and --log-dir,
@@ -1641,6 +1650,27 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 			}
 		}
 	case "rg", "ripgrep":
+		// -z/--search-zip runs a decompressor for each compressed file:
+		// shown as commands of their own, for the rules to judge.
+		zip := len(longOptionValues(args, "--search-zip", 12)) > 0
+		for _, a := range args {
+			if a.loose == "--" {
+				break
+			}
+			if l := a.loose; l == "--search-zip" || len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(shortCluster(l, "ABCEefgjMmrTtd"), 'z') {
+				zip = true
+			}
+		}
+		if zip {
+			for _, d := range [][]string{{"gzip", "-d", "-c"}, {"bzip2", "-d", "-c"}, {"xz", "-d", "-c"}, {"lz4", "-d", "-c"},
+				{"brotli", "-d", "-c"}, {"zstd", "-q", "-d", "-c"}, {"uncompress", "-c"}} {
+				var ws []word
+				for _, x := range d {
+					ws = append(ws, word{loose: x, lit: x, ok: true})
+				}
+				runs(ws)
+			}
+		}
 		for _, v := range longOptionValues(args, "--pre", 5) {
 			prog(v)
 		}
