@@ -49,6 +49,16 @@ func newReceiver(t testing.TB, c *testclock.Clock) *receiver {
 	return r
 }
 
+// failNext makes the receiver answer its next n deliveries with status.
+func (r *receiver) failNext(n, status int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fail = make([]int, n)
+	for i := range r.fail {
+		r.fail[i] = status
+	}
+}
+
 // register installs a fresh registration and returns its delivery input.
 func (r *receiver) register() (map[string]any, string) {
 	var key [32]byte
@@ -305,10 +315,7 @@ func TestSpec8Async05RetryScheduleAndWindow(t *testing.T) {
 	// A receiver that never acknowledges: retries end 168 h after the decision.
 	rc2 := newReceiver(t, h.clock)
 	_, cred2 := h.asyncInstance(rc2)
-	rc2.fail = make([]int, 10000)
-	for i := range rc2.fail {
-		rc2.fail[i] = 500
-	}
+	rc2.failNext(10000, 500)
 	h.create(cred2, map[string]any{"tool": "allowed_tool", "arguments": map[string]any{}, "timeout": "5m"})
 	for range 400 {
 		h.turn()
@@ -335,10 +342,7 @@ func TestSpec7AttemptEndsByTheRetryDeadline(t *testing.T) {
 	h := newHarness(t)
 	rc := newReceiver(t, h.clock)
 	_, cred := h.asyncInstance(rc)
-	rc.fail = make([]int, 1000)
-	for i := range rc.fail {
-		rc.fail[i] = 500
-	}
+	rc.failNext(1000, 500)
 	h.create(cred, map[string]any{"tool": "allowed_tool", "arguments": map[string]any{}, "timeout": "5m"})
 	h.turn() // the first attempt, refused
 	var mu sync.Mutex
@@ -402,10 +406,7 @@ func TestSpec8Async07GraceRetention(t *testing.T) {
 	h := newHarness(t)
 	rc := newReceiver(t, h.clock)
 	_, cred := h.asyncInstance(rc)
-	rc.fail = make([]int, 1000)
-	for i := range rc.fail {
-		rc.fail[i] = 500
-	}
+	rc.failNext(1000, 500)
 	key := recordid.NewUUID()
 	c := h.do("POST", "/v1/requests", cred, map[string]any{"tool": "allowed_tool", "arguments": map[string]any{}, "timeout": "5m"}, "Idempotency-Key", key)
 	for range 170 { // retries run to the end of the window
