@@ -41,17 +41,18 @@ func (e *Engine) decideFileCall(ctx context.Context, c Call, mode Mode, grantErr
 		// may name where that leads.
 		v = Verdict{Decision: Ask, Reason: fmt.Sprintf("%s of %s: the path climbs out of a name with \"..\", and askops has not resolved it on the machine the files are on (a link there leads elsewhere); give the path without \"..\"", c.Tool, shownPath(given))}
 	}
-	if !isWrite(c.Tool) || v.Decision == Deny || v.ByMode || v.Decision == Ask && v.Rule != "" {
+	if !isWrite(c.Tool) || v.Decision == Deny || v.Decision == Ask && v.Rule != "" {
 		return v
 	}
-	// The .git rule, whatever allowed the write (a rule, a grant) and
-	// before the tool's class or an outside path is given as why: files
-	// under .git (hooks, config) run code.
+	// The .git rule, whatever allowed the write (a rule, a grant, mode
+	// full: a built-in danger, as bash's write there is) and before the
+	// tool's class or an outside path is given as why: files under .git
+	// (hooks, config) run code.
 	abs, _, _ := resolveFile(c.Path, c.Cwd, c.Workspace)
 	if gitPath(c.Path, !c.Exact) || gitPath(abs, !c.Exact) || !c.Exact && (mayBeGit(c.Path) || mayBeGit(abs)) {
-		return Verdict{Decision: Ask, Dangerous: v.Dangerous, Reason: fmt.Sprintf("%s of %s: files under .git (hooks, config) can run code", c.Tool, shownPath(c.Path))}
+		return Verdict{Decision: Ask, Dangerous: v.Dangerous || v.ByMode, Reason: fmt.Sprintf("%s of %s: files under .git (hooks, config) can run code", c.Tool, shownPath(c.Path))}
 	}
-	if v.Decision == Ask {
+	if v.ByMode || v.Decision == Ask {
 		return v
 	}
 	if !c.Resolved {

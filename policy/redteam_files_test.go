@@ -54,6 +54,12 @@ func TestEveryReadingOfAFilePath(t *testing.T) {
 		{write("/ws/src/git~2/config"), notAllow},
 		{write("/ws/.gıt/config"), Ask}, // NTFS upper-cases ı to I
 		{write("/ws/.g\u200cit/config"), Ask},
+		// Mode full allows writes, but not into .git, in any spelling:
+		// a built-in danger there as for bash's echo > .git/hooks/x.
+		{full(write("/ws/.git/hooks/pre-commit")), Ask},
+		{full(exact(write("/ws/.git/config"))), Ask},
+		{full(write("/ws/.GIT./hooks/pre-commit")), Ask},
+		{full(write("/ws/src/a.go")), Allow},
 		{read("/ws/.env."), Deny},
 		{read("/ws/.env::$DATA"), Deny},
 		{full(read("/ws/.env . ")), Deny},
