@@ -195,9 +195,16 @@ func (c *capWriter) Write(p []byte) (int, error) {
 		c.head = append(c.head, p[:k]...)
 		p = p[k:]
 	}
+	// The tail is kept in one buffer, moved within it: a stream of
+	// gigabytes (a command's output, a line read_file reads) costs no
+	// more than its first writes.
+	if len(p) >= c.tailMax {
+		c.tail = append(c.tail[:0], p[len(p)-c.tailMax:]...)
+		return n, nil
+	}
 	c.tail = append(c.tail, p...)
 	if len(c.tail) > 2*c.tailMax {
-		c.tail = append([]byte(nil), c.tail[len(c.tail)-c.tailMax:]...)
+		c.tail = c.tail[:copy(c.tail, c.tail[len(c.tail)-c.tailMax:])]
 	}
 	return n, nil
 }

@@ -2,16 +2,15 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/askops/askops/policy"
 )
@@ -19,6 +18,10 @@ import (
 const (
 	defaultReadLines = 2000
 	maxListEntries   = 1000
+	// maxEditBytes is the largest file edit_file takes: it holds the file
+	// in memory, a few times over, and a model edits source, not a disk
+	// image (bash's sed edits larger files).
+	maxEditBytes = 32 << 20
 )
 
 func readFileTool() Tool {
@@ -52,8 +55,13 @@ func readFileTool() Tool {
 			return Action{
 				Path:    target.abs,
 				Summary: "read_file " + target.rel,
-				Run: target.run(env, func(root *os.Root, rel string) (string, error) {
-					return readLines(root, rel, offset, limit, env.MaxOutputBytes)
+				Run: target.run(env, func(ctx context.Context, b *beneath, rel string) (string, error) {
+					f, err := target.openJudged(b)
+					if err != nil {
+						return "", err
+					}
+					defer f.Close()
+					return readLines(ctx, f, rel, offset, limit, env.MaxOutputBytes)
 				}),
 			}, nil
 		},
@@ -66,10 +74,12 @@ var filePathParam = Param{Name: "path", Type: String, Required: true, Descriptio
 
 // workspaceFile is a file tool's path argument resolved: what the model
 // gave (the Effect shows it), where it really lies (the Action's Path, which
-// the policy judges) and that place relative to the workspace root (what
-// the tool opens beneath it, and what the Summary shows).
+// the policy judges), that place relative to the workspace root (what
+// the tool opens beneath it, and what the Summary shows) and the file
+// that was there when it was resolved (nil if none was).
 type workspaceFile struct {
 	given, abs, rel string
+	judged          fs.FileInfo
 }
 
 // resolveFile resolves a file tool's path argument against env, so that
@@ -79,47 +89,65 @@ func resolveFile(env Env, given string) (workspaceFile, error) {
 	if err != nil {
 		return workspaceFile{}, err
 	}
-	return workspaceFile{given: given, abs: p, rel: relToRoot(env.Workspace, p)}, nil
+	w := workspaceFile{given: given, abs: p, rel: relToRoot(env.Workspace, p)}
+	if fi, err := os.Lstat(p); err == nil {
+		w.judged = fi
+	}
+	return w, nil
 }
 
-// run is the Action's Run for this file: fn is handed the workspace opened
-// as an os.Root and the file's path beneath it (see inWorkspace).
-func (w workspaceFile) run(env Env, fn func(root *os.Root, rel string) (string, error)) func(context.Context) (string, error) {
-	return func(context.Context) (string, error) {
-		return inWorkspace(env.Workspace, w.rel, func(root *os.Root) (string, error) {
-			return fn(root, w.rel)
-		})
+// run is the Action's Run for this file: fn is handed the workspace
+// opened as a directory, beneath which it opens the judged path and no
+// other (see beneath), and that path.
+func (w workspaceFile) run(env Env, fn func(ctx context.Context, b *beneath, rel string) (string, error)) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		b, err := openBeneath(env.Workspace)
+		if err != nil {
+			return "", fileError(w.rel, err)
+		}
+		defer b.Close()
+		return fn(ctx, b, w.rel)
 	}
 }
 
-// inWorkspace runs fn beneath the workspace opened as an os.Root, so every
-// path fn touches is confined at the moment of use: a symlink swapped in
-// after the policy judged the path cannot lead outside.
-func inWorkspace(workspace, rel string, fn func(root *os.Root) (string, error)) (string, error) {
-	root, err := os.OpenRoot(workspace)
+// openJudged opens the file the policy judged for reading: a regular
+// file, the one that was at its path when the path was resolved. A file
+// put there since (a hard link to .env, a copy of .git/config) was not
+// judged, and is not read.
+func (w workspaceFile) openJudged(b *beneath) (*os.File, error) {
+	f, fi, err := openRegular(b, w.rel, os.O_RDONLY)
 	if err != nil {
-		return "", fileError(rel, err)
+		return nil, err
 	}
-	defer root.Close()
-	return fn(root)
+	if w.judged == nil || !os.SameFile(w.judged, fi) {
+		f.Close()
+		return nil, fmt.Errorf("%s is not the file that was there when the call was checked (it was replaced, or made, since); it was not read. Call again to have it checked anew", w.rel)
+	}
+	return f, nil
 }
 
-func readLines(root *os.Root, rel string, offset, limit, maxBytes int) (string, error) {
-	f, err := openRegular(root, rel, os.O_RDONLY)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	br := bufio.NewReader(f)
+// readLines reads f's lines offset to offset+limit-1, numbered, within
+// maxBytes. A line is as long as the file may be (10 GB with no newline):
+// only its head and tail are held (readLine), and ctx's end stops a long
+// read.
+func readLines(ctx context.Context, f *os.File, rel string, offset, limit, maxBytes int) (string, error) {
+	br := bufio.NewReaderSize(f, 64<<10)
 	var b strings.Builder
 	line := 0
 	shown := 0
 	for {
-		text, err := br.ReadString('\n')
-		if text == "" && err != nil {
-			if !errors.Is(err, io.EOF) {
-				return "", fileError(rel, err)
+		keep := 0
+		if line+1 >= offset && shown < limit {
+			keep = maxBytes
+		}
+		text, nul, ok, err := readLine(ctx, br, keep)
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", fmt.Errorf("reading %s: %w", rel, context.Cause(ctx))
 			}
+			return "", fileError(rel, err)
+		}
+		if !ok {
 			break
 		}
 		line++
@@ -130,10 +158,10 @@ func readLines(root *os.Root, rel string, offset, limit, maxBytes int) (string, 
 			fmt.Fprintf(&b, "[more lines follow; read on with offset=%d]\n", line)
 			return b.String(), nil
 		}
-		if strings.ContainsRune(text, 0) {
+		if nul {
 			return "", fmt.Errorf("%s looks binary (NUL byte on line %d); not shown", rel, line)
 		}
-		entry := fmt.Sprintf("%6d\t%s", line, strings.ToValidUTF8(strings.TrimRight(text, "\n"), "\uFFFD")) + "\n"
+		entry := fmt.Sprintf("%6d\t%s", line, text) + "\n"
 		if b.Len()+len(entry) > maxBytes && shown > 0 {
 			fmt.Fprintf(&b, "[output limit of %d bytes reached; read on with offset=%d]\n", maxBytes, line)
 			return b.String(), nil
@@ -151,6 +179,51 @@ func readLines(root *os.Root, rel string, offset, limit, maxBytes int) (string, 
 		return "", fmt.Errorf("offset %d is past the end of %s, which has %d lines", offset, rel, line)
 	}
 	return b.String(), nil
+}
+
+// readLine reads br's next line. It keeps the line's text (without its
+// newline, valid UTF-8) only when keep > 0, and then at most keep bytes
+// of it, head and tail (capWriter); nul says whether the line has a NUL
+// byte; ok is false at the end of the file.
+func readLine(ctx context.Context, br *bufio.Reader, keep int) (text string, nul, ok bool, err error) {
+	var c *capWriter
+	if keep > 0 {
+		c = newCapWriter(keep)
+	}
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			ok = true
+		}
+		if err == nil {
+			chunk = chunk[:len(chunk)-1]
+		}
+		if !nul && bytes.IndexByte(chunk, 0) >= 0 {
+			nul = true
+			if keep > 0 {
+				// The line is not shown (readLines): the rest of
+				// it (a sparse file's gigabytes of zeros) need not
+				// be read.
+				return "", true, true, nil
+			}
+		}
+		if c != nil {
+			_, _ = c.Write(chunk)
+		}
+		switch {
+		case err == nil, errors.Is(err, io.EOF):
+			if c != nil {
+				text = c.String()
+			}
+			return text, nul, ok, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			if err := ctx.Err(); err != nil {
+				return "", false, false, err
+			}
+		default:
+			return "", false, false, err
+		}
+	}
 }
 
 func writeFileTool() Tool {
@@ -172,14 +245,8 @@ func writeFileTool() Tool {
 				Path:    target.abs,
 				Summary: fmt.Sprintf("write_file %s (%d bytes)", target.rel, len(content)),
 				Effect:  Effect{Kind: EffectWrite, Path: target.given, Content: content},
-				Run: target.run(env, func(root *os.Root, rel string) (string, error) {
-					if fi, err := root.Stat(rel); err == nil && !fi.Mode().IsRegular() {
-						return "", fmt.Errorf("%s exists and is not a regular file", rel)
-					}
-					if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
-						return "", fileError(rel, err)
-					}
-					if err := writeKeepingMode(root, rel, []byte(content)); err != nil {
+				Run: target.run(env, func(_ context.Context, b *beneath, rel string) (string, error) {
+					if err := b.write(rel, []byte(content)); err != nil {
 						return "", err
 					}
 					return fmt.Sprintf("wrote %d bytes to %s", len(content), rel), nil
@@ -216,15 +283,15 @@ func editFileTool() Tool {
 				Path:    target.abs,
 				Summary: fmt.Sprintf("edit_file %s (replace %d bytes with %d bytes)", target.rel, len(oldS), len(newS)),
 				Effect:  Effect{Kind: EffectEdit, Path: target.given, Old: oldS, New: newS},
-				Run: target.run(env, func(root *os.Root, rel string) (string, error) {
-					f, err := openRegular(root, rel, os.O_RDONLY)
+				Run: target.run(env, func(_ context.Context, b *beneath, rel string) (string, error) {
+					f, err := target.openJudged(b)
 					if err != nil {
 						return "", err
 					}
-					data, err := io.ReadAll(f)
+					data, err := readForEdit(f, rel)
 					f.Close()
 					if err != nil {
-						return "", fileError(rel, err)
+						return "", err
 					}
 					switch n := strings.Count(string(data), oldS); n {
 					case 1:
@@ -233,7 +300,7 @@ func editFileTool() Tool {
 					default:
 						return "", fmt.Errorf("old_string matches %d times in %s, it must match exactly once; the file was not changed. Include more surrounding text", n, rel)
 					}
-					if err := writeKeepingMode(root, rel, []byte(strings.Replace(string(data), oldS, newS, 1))); err != nil {
+					if err := b.write(rel, []byte(strings.Replace(string(data), oldS, newS, 1))); err != nil {
 						return "", err
 					}
 					return fmt.Sprintf("edited %s: replaced 1 occurrence", rel), nil
@@ -241,6 +308,28 @@ func editFileTool() Tool {
 			}, nil
 		},
 	}
+}
+
+// readForEdit reads f, which edit_file holds in memory a few times over:
+// one larger than maxEditBytes is refused by its size, unread, and the
+// limit holds one that grows meanwhile.
+func readForEdit(f *os.File, rel string) ([]byte, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fileError(rel, err)
+	}
+	tooLarge := fmt.Errorf("%s is larger than %d MiB, the most edit_file takes; the file was not changed", rel, maxEditBytes>>20)
+	if fi.Size() > maxEditBytes {
+		return nil, tooLarge
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxEditBytes+1))
+	if err != nil {
+		return nil, fileError(rel, err)
+	}
+	if len(data) > maxEditBytes {
+		return nil, tooLarge
+	}
+	return data, nil
 }
 
 func listFilesTool() Tool {
@@ -263,17 +352,16 @@ func listFilesTool() Tool {
 			return Action{
 				Path:    target.abs,
 				Summary: "list_files " + target.rel,
-				Run: target.run(env, func(root *os.Root, rel string) (string, error) {
-					return listDir(root, rel, env.MaxOutputBytes)
+				Run: target.run(env, func(_ context.Context, b *beneath, rel string) (string, error) {
+					return listDir(b, rel, env.MaxOutputBytes)
 				}),
 			}, nil
 		},
 	}
 }
 
-func listDir(root *os.Root, rel string, maxBytes int) (string, error) {
-	// O_NONBLOCK: a FIFO swapped in after the check must not block the run.
-	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+func listDir(ws *beneath, rel string, maxBytes int) (string, error) {
+	f, err := ws.open(rel, os.O_RDONLY)
 	if err != nil {
 		return "", fileError(rel, err)
 	}
@@ -311,72 +399,36 @@ func listDir(root *os.Root, rel string, maxBytes int) (string, error) {
 	return b.String(), nil
 }
 
-// The file tools run a while after their path was resolved and judged: after
-// the calls ahead of them in the turn, after a human approved them. A
-// directory on the path may have become a symlink meanwhile, so they open
-// paths beneath the workspace (os.Root), which refuses any escape at the
-// moment of use, by symlink or "..".
-
-// openRegular opens rel beneath root and refuses directories, devices and
-// FIFOs. O_NONBLOCK keeps a FIFO's open from blocking the run beyond the
-// reach of Stop; the type is checked on the opened file, so it cannot change
-// between the check and the use.
-func openRegular(root *os.Root, rel string, flag int) (*os.File, error) {
-	f, err := root.OpenFile(rel, flag|syscall.O_NONBLOCK, 0)
+// openRegular opens rel beneath the workspace (b.open, which follows no
+// symlink) and refuses directories, devices and FIFOs; the type is checked
+// on the opened file, so it cannot change between the check and the use.
+func openRegular(b *beneath, rel string, flag int) (*os.File, fs.FileInfo, error) {
+	f, err := b.open(rel, flag)
 	if err != nil {
-		return nil, fileError(rel, err)
+		return nil, nil, fileError(rel, err)
 	}
 	fi, err := f.Stat()
 	switch {
 	case err != nil:
 		f.Close()
-		return nil, fileError(rel, err)
+		return nil, nil, fileError(rel, err)
 	case fi.IsDir():
 		f.Close()
-		return nil, fmt.Errorf("%s is a directory; use list_files", rel)
+		return nil, nil, fmt.Errorf("%s is a directory; use list_files", rel)
 	case !fi.Mode().IsRegular():
 		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file", rel)
+		return nil, nil, fmt.Errorf("%s is not a regular file", rel)
 	}
-	return f, nil
-}
-
-// writeKeepingMode replaces rel's content beneath root, keeping an existing
-// file's permissions. It truncates only once the opened file is known to be
-// a regular one.
-func writeKeepingMode(root *os.Root, rel string, data []byte) error {
-	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
-	if err != nil {
-		return fileError(rel, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fileError(rel, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s exists and is not a regular file", rel)
-	}
-	// A new (empty) file needs no truncation, and on ext4 a truncate to
-	// zero makes the close flush the data at once (auto_da_alloc, about
-	// 0.1 ms on the path from an approval to the model's next request).
-	if fi.Size() > 0 {
-		if err := f.Truncate(0); err != nil {
-			return fileError(rel, err)
-		}
-	}
-	if _, err := f.Write(data); err != nil {
-		return fileError(rel, err)
-	}
-	if err := f.Close(); err != nil {
-		return fileError(rel, err)
-	}
-	return nil
+	return f, fi, nil
 }
 
 // fileError turns an OS error into text that names the workspace path only.
 func fileError(rel string, err error) error {
+	var linkNow *errLinkNow
+	var w worded
 	switch {
+	case errors.As(err, &linkNow), errors.As(err, &w):
+		return err
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%s does not exist", rel)
 	case errors.Is(err, fs.ErrPermission):

@@ -221,6 +221,7 @@ func (l *loop) runCalls() (parked bool) {
 			t.i++
 			continue
 		}
+		r.refresh(env, c)
 		if c.bad != nil {
 			run.emit(r.callEvent(EventToolCall, c))
 			results[i] = "error: " + c.bad.Error()
@@ -253,6 +254,7 @@ func (l *loop) runCalls() (parked bool) {
 			j := i + 1
 			for ; j < len(calls); j++ {
 				n := &calls[j]
+				r.refresh(env, n)
 				if n.bad != nil || n.tool.Safety != policy.ReadOnly {
 					break
 				}
@@ -315,6 +317,17 @@ func (r *Runner) prepare(env Env, tc *openai.ToolCall) call {
 	}
 	c.action = a
 	return c
+}
+
+// refresh prepares c again as it comes up, if it is a file tool's: its path
+// is resolved, and then judged, as the calls ahead of it in the turn left
+// the files, not as they were when the turn began. A command ahead of it
+// may have made a directory on its path a symlink into .git, or its file a
+// symlink to .env.
+func (r *Runner) refresh(env Env, c *call) {
+	if policy.IsFileTool(c.tc.Function.Name) {
+		*c = r.prepare(env, c.tc)
+	}
 }
 
 func safePrepare(t Tool, env Env, args Args) (a Action, err error) {

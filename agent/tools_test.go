@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/askops/askops/agent"
 	"github.com/askops/askops/internal/fakeopenai"
+	"github.com/askops/askops/policy"
 )
 
 // linkTo is a case's setup that makes the workspace's name a symlink to
@@ -272,4 +274,56 @@ func TestFileToolsRefuseASymlinkSwappedInAfterTheCheck(t *testing.T) {
 	for _, id := range []string{"c2", "c3", "c4", "c5"} {
 		mustContain(t, res[id], "error:")
 	}
+}
+
+// A file call is judged when it comes up, not when its turn began: a
+// command ahead of it in the turn (here a script a person approved; as
+// well a `git pull` or a `tar x` bringing links) may have made a
+// directory on its path a symlink into .git, or its file a symlink to
+// .env. The real policy then asks before the write into .git/hooks and
+// denies the read of .env, as it would in the next turn.
+func TestAFileCallIsJudgedAsTheCallsAheadOfItLeftTheFiles(t *testing.T) {
+	e, err := policy.New(policy.Config{Rules: []policy.Rule{
+		{Tool: "read_file", Path: "**/.env", Decision: policy.Deny},
+		{Tool: "write_file", Path: "src/**", Decision: policy.Allow},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, []fakeopenai.Reply{
+		fakeopenai.Call(
+			bash("c1", "sh setup.sh"),
+			call("c2", "write_file", map[string]any{"path": "src/gen/pre-commit", "content": "#!/bin/sh\necho pwned\n"}),
+			call("c3", "read_file", map[string]any{"path": "notes.txt"}),
+		),
+		fakeopenai.Text("ok"),
+	}, func(c *agent.Config) { c.Policy = e })
+	h.approver.answer = func(_ context.Context, req agent.Request) agent.Decision {
+		if req.Tool == "bash" {
+			return decided(req, agent.Approved, "U1", "")
+		}
+		return decided(req, agent.Denied, "U1", "no")
+	}
+	for _, d := range []string{".git/hooks", "src"} {
+		if err := os.MkdirAll(filepath.Join(h.ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(h.ws, ".env"), "SECRET=hunter2\n")
+	writeFile(t, filepath.Join(h.ws, "setup.sh"), "ln -s ../.git/hooks src/gen\nln -s .env notes.txt\n")
+	h.run(t, agent.RunSpec{})
+
+	res := toolResults(t, h.srv, 1)
+	mustContain(t, res["c1"], "exit code: 0")
+	if exists(filepath.Join(h.ws, ".git/hooks/pre-commit")) {
+		t.Errorf("write_file wrote a hook without asking: %s", res["c2"])
+	}
+	asks := h.approver.asked()
+	if len(asks) != 2 || asks[1].Path != filepath.Join(h.ws, ".git/hooks/pre-commit") {
+		t.Errorf("asks = %+v, want the bash command and then the write into .git/hooks", asks)
+	}
+	if strings.Contains(res["c3"], "hunter2") {
+		t.Errorf("read_file returned the denied .env: %s", res["c3"])
+	}
+	mustContain(t, res["c3"], "denied by rule")
 }
