@@ -144,10 +144,20 @@
     var body = lines.join(" · ").slice(0, 240);
     var opts = { body: body, tag: "askops-" + id, data: { ask: id } };
     if (worker) { worker.showNotification(title, opts); return; }
-    try {
-      var n = new Notification(title, opts);
-      n.onclick = function () { window.focus(); openAsk(id); n.close(); };
-    } catch (e) { startWorker().then(function (reg) { if (reg) reg.showNotification(title, opts); }); }
+    function fromPage() {
+      try {
+        var n = new Notification(title, opts);
+        n.onclick = function () { window.focus(); openAsk(id); n.close(); };
+      } catch (e) { startWorker().then(function (reg) { if (reg) reg.showNotification(title, opts); }); }
+    }
+    // The worker may be running before startWorker's promise has handed
+    // it over (an Ask arriving right after "Notify me"): ask the browser,
+    // so the notification is the worker's (it outlives the tab, and its
+    // click brings the tab forward) whenever there is one.
+    if (!("serviceWorker" in navigator)) { fromPage(); return; }
+    navigator.serviceWorker.getRegistration().then(function (reg) {
+      if (reg && reg.active) { worker = worker || reg; reg.showNotification(title, opts); } else { fromPage(); }
+    }, fromPage);
   }
   // openAsk brings an Ask's card into view and marks it.
   function openAsk(id) {
