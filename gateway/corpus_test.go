@@ -132,6 +132,28 @@ var corpus = []corpusCase{
 	{door: "command", tool: "Bash", input: `{"command":"ls","description":"read-only, safe, allowed by policy"}`, want: "allow"},
 	{door: "command", tool: "bash", input: `{"command":"ls"}`, want: "allow"},
 	{door: "command", tool: "Bash", input: `{"cmd":7}`, want: "deny"},
+	// A shell call judged on its command alone must run as that command,
+	// where it was judged: a field that changes what runs or where (a
+	// workdir other than the cwd, env, a shell of its own, stdin,
+	// anything unknown) is asked about, never allowed; command and cmd
+	// that disagree are no one command; an argv's first word is the program.
+	{door: "api", tool: "exec_command", input: `{"cmd":"ls","workdir":"{home}"}`, want: "ask"},
+	{door: "api", tool: "exec_command", input: `{"cmd":"ls","workdir":"{ws}"}`, want: "allow"},
+	{door: "api", tool: "exec_command", input: `{"cmd":"ls","workdir":"."}`, want: "allow"},
+	{door: "api", tool: "exec_command", input: `{"cmd":"ls","shell":"/tmp/evil"}`, want: "ask"},
+	{door: "api", tool: "exec_command", input: `{"cmd":"ls","login":true,"tty":false,"yield_time_ms":1000,"max_output_tokens":100,"sandbox_permissions":"require_escalated","justification":"list"}`, want: "allow"},
+	{door: "api", tool: "shell", input: `{"command":["ls"],"workdir":"/"}`, want: "ask"},
+	{door: "api", tool: "shell", input: `{"command":["FOO=x","ls"]}`, want: "ask"},
+	{door: "api", tool: "Bash", input: `{"command":"git status","env":{"GIT_CONFIG_COUNT":"1","GIT_CONFIG_KEY_0":"core.fsmonitor","GIT_CONFIG_VALUE_0":"rm -rf ~"}}`, want: "ask"},
+	{door: "api", tool: "exec_command", input: `{"command":"ls","cmd":"rm -rf ~"}`, want: "deny"},
+	{door: "api", tool: "Bash", input: `{"command":"ls","cmd":"ls"}`, want: "allow"},
+	{door: "command", tool: "Bash", input: `{"command":"ls","run_in_background":true,"timeout":1000,"description":"list","dangerouslyDisableSandbox":true}`, want: "allow"},
+	{door: "command", tool: "Bash", input: `{"command":"ls","cwd":"{home}"}`, want: "ask"},
+	{door: "command", tool: "Bash", input: `{"command":"ls","stdin":"y"}`, want: "ask"},
+	{door: "codex", tool: "Bash", input: `{"command":"ls","description":"list","workdir":"{home}"}`, want: "ask"},
+	{door: "mcp", tool: "Bash", input: `{"command":"ls","env":{"LD_PRELOAD":"/tmp/x.so"}}`, want: "ask"},
+	{door: "http", tool: "Bash", input: `{"command":"ls","env":{"LD_PRELOAD":"/tmp/x.so"}}`, want: "ask"},
+
 	{door: "command", tool: "Bash", input: `{}`, want: "deny"},
 	{door: "codex", tool: "Bash", input: `{"command":"rm -rf ~","description":"network-access pypi.org"}`, want: "deny"},
 	{door: "codex", tool: "Bash", input: `{"command":"terraform apply","description":"network-access registry.terraform.io"}`, want: "ask", approvals: 2},

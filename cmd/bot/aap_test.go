@@ -287,3 +287,44 @@ func TestAAPOnTheConsoleOnlyServe(t *testing.T) {
 }
 
 func jsonText(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// An AAP shell tool's other arguments run with its command: one that
+// changes what runs or where (env, a working directory elsewhere, a second
+// command) is not the command the allow rule judged, and is asked about.
+func TestAAPShellArgumentsAreJudged(t *testing.T) {
+	ctx := timeoutCtx(t, 60*time.Second)
+	addr := closedPort(t)
+	cfgPath, env := localConsole(t, localConsoleYAML+"http:\n  listen: "+addr+"\n"+aapConfig, "carol")
+	env["ASKOPS_AAP_PROVISIONER"] = aapProvisioner
+	env["ASKOPS_DECIDER"] = aapDecider
+	serve := startConsoleServe(ctx, t, env, cfgPath)
+	base := "http://" + addr
+	code, prov := aapCall(t, "POST", base+"/aap/v1/instances", aapProvisioner, map[string]any{"instance_name": "codex-ci"}, "Idempotency-Key", "prov-1")
+	if code != http.StatusCreated {
+		t.Fatalf("provision: %d %v", code, prov)
+	}
+	cred := prov["credential"].(map[string]any)["token"].(string)
+	// The shell tool's other arguments run with the command: one that
+	// changes what runs or where (env, a working directory elsewhere) is
+	// not the command the allow rule judged, and is asked about.
+	if r := aapToolRequest(t, base, cred, "run_command", map[string]any{"cmdline": "git status", "timeout": 30}); r["status"] != "approved" {
+		t.Errorf("run_command git status: %v, want approved by the allow rule", r)
+	}
+	for _, args := range []map[string]any{
+		{"cmdline": "git status", "env": map[string]any{"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": "rm -rf ~"}},
+		{"cmdline": "git status", "cwd": "/etc"},
+		{"cmdline": "git status", "command": "rm -rf ~"},
+	} {
+		if r := aapToolRequest(t, base, cred, "run_command", args); r["status"] != "pending" {
+			t.Errorf("run_command %v: %v, want pending (asked)", args, r)
+		} else {
+			aapCall(t, "DELETE", base+"/aap/v1/requests/"+r["id"].(string), cred, nil)
+		}
+	}
+	if r := aapRequest(t, base, cred, map[string]any{"command": "git status", "workdir": "/"}); r["status"] != "pending" {
+		t.Errorf("Bash git status in workdir /: %v, want pending (asked)", r)
+	} else {
+		aapCall(t, "DELETE", base+"/aap/v1/requests/"+r["id"].(string), cred, nil)
+	}
+	serve.Stop()
+}

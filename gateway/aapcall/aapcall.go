@@ -8,7 +8,6 @@ package aapcall
 import (
 	"context"
 	"encoding/json"
-	"slices"
 
 	"github.com/askops/askops/aap"
 	"github.com/askops/askops/gateway"
@@ -74,7 +73,13 @@ func toolName(c aap.Call) string {
 // asShell reads a tool configured in aap.shell_tools as the Bash call of
 // its command argument, so the bash analysis judges it, not its name. An
 // argument that is missing or not a command (a string or an argv array)
-// makes a Bash call whose command cannot be read: a denial.
+// makes a Bash call whose command cannot be read: a denial. The tool's
+// other arguments go with it, as they are: one that can change what runs
+// or where (a workdir other than the call's cwd, env, stdin, a shell,
+// anything the bash mapping does not know) makes the call one a person
+// decides, never the policy alone (toolcall.Mapped.Unjudged). An other
+// argument named command or cmd, which the bash mapping would read as the
+// command, is kept under a name of its own, unknown to it.
 func (a Asker) asShell(tool string, args json.RawMessage) (string, json.RawMessage) {
 	arg, ok := a.Shells[tool]
 	if !ok {
@@ -85,5 +90,19 @@ func (a Asker) asShell(tool string, args json.RawMessage) (string, json.RawMessa
 	if json.Unmarshal(args, &fields) == nil && fields[arg] != nil {
 		command = fields[arg]
 	}
-	return "Bash", slices.Concat([]byte(`{"command":`), command, []byte(`}`))
+	in := map[string]json.RawMessage{"command": command}
+	for k, v := range fields {
+		switch {
+		case k == arg:
+		case k == "command" || k == "cmd":
+			in[tool+"."+k] = v
+		default:
+			in[k] = v
+		}
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return "Bash", json.RawMessage(`{"command":null}`)
+	}
+	return "Bash", b
 }

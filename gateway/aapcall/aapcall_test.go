@@ -29,8 +29,8 @@ func TestCall(t *testing.T) {
 	}
 	for _, tc := range []struct{ tool, args, wantTool, wantInput string }{
 		{"run_command", `{"cmdline":"git push --force"}`, "Bash", `{"command":"git push --force"}`},
-		{"run_command", `{"cmdline":["git","push"],"other":1}`, "Bash", `{"command":["git","push"]}`},
-		{"run_command", `{"command":"git status"}`, "Bash", `{"command":null}`},
+		{"run_command", `{"cmdline":["git","push"],"other":1}`, "Bash", `{"command":["git","push"],"other":1}`},
+		{"run_command", `{"command":"git status"}`, "Bash", `{"command":null,"run_command.command":"git status"}`},
 		{"run_command", `{"cmdline":null}`, "Bash", `{"command":null}`},
 		{"run_command", `[1,2]`, "Bash", `{"command":null}`},
 		{"read_file", `{"cmdline":"rm -rf /"}`, "read_file", `{"cmdline":"rm -rf /"}`},

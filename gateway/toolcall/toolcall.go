@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"sort"
 	"strings"
 
 	"github.com/askops/askops/internal/globbase"
@@ -42,6 +43,12 @@ type Mapped struct {
 	// refuse, when set, is why the call is denied without asking the
 	// policy: a shell call whose command cannot be read.
 	Refuse string
+	// Unjudged, when set, says what the call sets that changes what runs
+	// and the policy does not judge (a shell call's workdir other than
+	// its cwd, a shell of its own, an input field askops does not know):
+	// the call is then never allowed, only asked about (or denied), and
+	// Args shows its whole input.
+	Unjudged string
 }
 
 // toolCall is one agent tool call as a mapper reads it: its name, its
@@ -190,12 +197,14 @@ func mapShell(t toolCall) (Mapped, bool) {
 	if ok {
 		cmd = judgedCommand(cmd)
 	}
+	unjudged := shellUnjudged(t)
 	if t.tool == "NetworkAccess" || strings.HasPrefix(strings.TrimSpace(strings.ToLower(desc)), "network") {
 		m := Mapped{
 			Call:      policy.Call{Tool: policy.ToolNetworkAccess, Safety: policy.Unknown, Command: cmd},
 			Args:      t.raw(),
 			Summary:   "network access",
 			AgentSays: desc,
+			Unjudged:  unjudged,
 		}
 		if ok {
 			m.Shown = pending.Call{Kind: pending.CallCommand, Command: cmd}
@@ -212,13 +221,73 @@ func mapShell(t toolCall) (Mapped, bool) {
 		}, true
 	}
 	args, cmd := shellArgs(cmd)
+	if unjudged != "" {
+		args = t.raw() // the approver sees what else the call sets
+	}
 	return Mapped{
 		Call:      policy.Call{Tool: policy.ToolBash, Safety: policy.SideEffect, Command: cmd},
 		Shown:     pending.Call{Kind: pending.CallCommand, Command: cmd},
 		Args:      args,
 		Summary:   cmd,
 		AgentSays: desc,
+		Unjudged:  unjudged,
 	}, true
+}
+
+// shellInert are the shell tools' input fields that do not change what
+// runs or where (Claude Code's Bash; Codex's shell, shell_command and
+// exec_command): how long it may take, whether it runs in the background
+// or on a terminal, how much output comes back, the agent's own words, and
+// the agent's sandbox (askops judges every command as unconfined anyway).
+// login is here because Codex's exec_command runs a login shell unless
+// told not to: the profile it reads is the same whatever the call says.
+var shellInert = map[string]bool{
+	"command": true, "cmd": true, // the command itself (shellCommand)
+	"description": true, "justification": true,
+	"timeout": true, "timeout_ms": true, "yield_time_ms": true, "max_output_tokens": true,
+	"run_in_background": true, "tty": true, "login": true,
+	"dangerouslyDisableSandbox": true, "sandbox_permissions": true, "additional_permissions": true, "prefix_rule": true,
+}
+
+// shellUnjudged is what a shell call sets beyond its command that changes
+// what runs, as the approver reads it ("" when nothing): a working
+// directory (workdir, cwd) other than the call's cwd, which the command's
+// paths would be judged against wrongly; and any field askops does not
+// know (Codex's exec_command shell, which names the program that runs the
+// command; env; stdin; anything an adapter's shell tool takes). Closed
+// world: what a door cannot read is not allowed.
+func shellUnjudged(t toolCall) string {
+	var what []string
+	keys := make([]string, 0, len(t.in))
+	for k := range t.in {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := t.in[k]
+		switch {
+		case shellInert[k]:
+			continue
+		case k == "workdir" || k == "cwd":
+			if d, ok := v.(string); ok && (d == "" || t.cwd != "" && t.abs(d) == path.Clean(t.cwd)) {
+				continue // where the call is judged anyway
+			}
+		}
+		what = append(what, k+"="+clip(enc(v)))
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	return "the call also sets " + strings.Join(what, ", ") + ", which askops does not judge (it can change what runs or where)"
+}
+
+// clip shortens s for a reason line.
+func clip(s string) string {
+	const n = 200
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 func mapWrite(t toolCall) (Mapped, bool) {
@@ -375,12 +444,16 @@ func JudgedInput(tool string, input json.RawMessage) json.RawMessage {
 
 // shellCommand is the command a shell tool's input runs: Claude Code's
 // command, Codex's cmd (exec_command), or an argv array (shell), quoted
-// as the shell would read it back.
+// as the shell would read it back. An input with both command and cmd
+// saying different things has no one command: which runs is the tool's
+// choice (Claude Code's Bash runs command, Codex's exec_command cmd), so
+// it is unreadable, not judged on either.
 func shellCommand(in map[string]any) (string, bool) {
+	var got []string
 	for _, k := range []string{"command", "cmd"} {
 		switch v := in[k].(type) {
 		case string:
-			return v, true
+			got = append(got, v)
 		case []any:
 			argv := make([]string, len(v))
 			for i, a := range v {
@@ -393,13 +466,42 @@ func shellCommand(in map[string]any) (string, bool) {
 			if len(argv) == 0 {
 				return "", false
 			}
-			return shellquote.Join(argv), true
+			got = append(got, argvCommand(argv))
 		case nil:
+			if _, there := in[k]; there {
+				return "", false // null is no command
+			}
 		default:
 			return "", false
 		}
 	}
-	return "", false
+	if len(got) == 0 || len(got) == 2 && got[0] != got[1] {
+		return "", false
+	}
+	return got[0], true
+}
+
+// argvCommand is an argv array a tool executes as it is (no shell reads
+// it) quoted as bash reads it back: its first word always names the
+// program, so a first word bash would read otherwise is quoted too (FOO=x
+// is an assignment to bash, a program named "FOO=x" to execvp; time, if,
+// while … are bash's reserved words).
+func argvCommand(argv []string) string {
+	s := shellquote.Join(argv)
+	first := argv[0]
+	if strings.ContainsRune(first, '=') || bashReserved[first] {
+		if q := shellquote.Word(first); q == first {
+			s = "'" + first + "'" + s[len(first):]
+		}
+	}
+	return s
+}
+
+// bashReserved are bash's reserved words that shellquote.Word leaves bare.
+var bashReserved = map[string]bool{
+	"if": true, "then": true, "else": true, "elif": true, "fi": true, "case": true, "esac": true,
+	"for": true, "select": true, "while": true, "until": true, "do": true, "done": true,
+	"in": true, "function": true, "time": true, "coproc": true,
 }
 
 // editOf reads an edit tool's input as one replacement, so the approver

@@ -65,3 +65,24 @@ func TestShellArgsHoldsTheCommandOnce(t *testing.T) {
 		}
 	}
 }
+
+// An argv a tool executes without a shell is judged as bash reads its
+// quoting back: its first word is the program even when bash would read
+// that word as an assignment or a reserved word; command and cmd that
+// disagree are no command at all.
+func TestShellCommandIsWhatRuns(t *testing.T) {
+	for _, tc := range []struct{ tool, input, want string }{
+		{"shell", `{"command":["FOO=x","ls"]}`, "'FOO=x' ls"},
+		{"shell", `{"command":["time","rm","-rf","/"]}`, "'time' rm -rf /"},
+		{"shell", `{"command":["ls","FOO=x"]}`, "ls FOO=x"},
+		{"shell", `{"command":["bash","-lc","ls"]}`, "bash -lc ls"},
+		{"exec_command", `{"command":"ls","cmd":"rm -rf ~"}`, ""},
+		{"exec_command", `{"cmd":"ls","command":null}`, ""},
+		{"Bash", `{"command":"ls","cmd":"ls"}`, "ls"},
+	} {
+		m := Map(tc.tool, json.RawMessage(tc.input), "/w")
+		if m.Call.Command != tc.want || (tc.want == "") != (m.Refuse != "") {
+			t.Errorf("%s %s: judged %q (refuse %q), want %q", tc.tool, tc.input, m.Call.Command, m.Refuse, tc.want)
+		}
+	}
+}
