@@ -53,3 +53,25 @@ func TestMappedPathsAreWhatTheToolTouches(t *testing.T) {
 		}
 	}
 }
+
+// Read reads file_path and NotebookRead notebook_path: each is judged on
+// the field its tool opens, and a call naming the other field with another
+// file is not read at all (judged as the unknown tool it then is: asked).
+func TestReadIsJudgedOnTheFieldItsToolOpens(t *testing.T) {
+	for _, tc := range []struct{ tool, input, path string }{
+		{"NotebookRead", `{"notebook_path":"/ws/.env"}`, "/ws/.env"},
+		{"NotebookRead", `{"notebook_path":"/ws/a.ipynb","file_path":"/ws/a.ipynb"}`, "/ws/a.ipynb"},
+		{"Read", `{"file_path":"/ws/a.go"}`, "/ws/a.go"},
+		{"NotebookRead", `{"file_path":"/ws/README.md","notebook_path":"/ws/.env"}`, ""},
+		{"Read", `{"file_path":"/ws/README.md","notebook_path":"/ws/.env"}`, ""},
+		{"NotebookRead", `{"file_path":"/ws/README.md"}`, ""},
+	} {
+		m := Map(tc.tool, json.RawMessage(tc.input), "/ws")
+		switch {
+		case tc.path != "" && (m.Call.Tool != policy.ToolReadFile || m.Call.Path != tc.path):
+			t.Errorf("%s %s → %s %q; want read_file %q", tc.tool, tc.input, m.Call.Tool, m.Call.Path, tc.path)
+		case tc.path == "" && (m.Call.Tool == policy.ToolReadFile || m.Call.Safety != policy.Unknown):
+			t.Errorf("%s %s → %s %q (safety %v); want it judged as an unknown tool", tc.tool, tc.input, m.Call.Tool, m.Call.Path, m.Call.Safety)
+		}
+	}
+}

@@ -319,12 +319,16 @@ func mapEdit(t toolCall) (Mapped, bool) {
 	}, true
 }
 
+// mapRead: Read reads file_path, NotebookRead notebook_path. A call that
+// names the other field too, with another file, is not read (which of the
+// two the tool opens is the tool's business): it asks, shown whole.
 func mapRead(t toolCall) (Mapped, bool) {
-	p, ok := t.str("file_path")
-	if !ok {
-		p, ok = t.str("notebook_path")
+	field, other := "file_path", "notebook_path"
+	if t.tool == "NotebookRead" {
+		field, other = other, field
 	}
-	if !ok {
+	p, ok := t.str(field)
+	if o, has := t.str(other); !ok || has && o != p {
 		return Mapped{}, false
 	}
 	p = t.abs(p)
