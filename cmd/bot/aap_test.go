@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -182,16 +183,23 @@ func TestAAPOnTheSlackServe(t *testing.T) {
 	serve.Stop()
 }
 
-// The console-only serve with aap.enabled listens on http.listen for the
-// AAP provider and the Ask API (api.tokens).
-func TestAAPOnTheConsoleOnlyServe(t *testing.T) {
-	ctx := timeoutCtx(t, 60*time.Second)
+// startAAPConsoleServe starts a console-only serve with aap.enabled (the
+// provisioner and the decider's token in its environment) and returns it
+// and the base URL of its http.listen.
+func startAAPConsoleServe(ctx context.Context, t *testing.T) (*serving, string) {
+	t.Helper()
 	addr := closedPort(t)
 	cfgPath, env := localConsole(t, localConsoleYAML+"http:\n  listen: "+addr+"\n"+aapConfig, "carol")
 	env["ASKOPS_AAP_PROVISIONER"] = aapProvisioner
 	env["ASKOPS_DECIDER"] = aapDecider
-	serve := startConsoleServe(ctx, t, env, cfgPath)
-	base := "http://" + addr
+	return startConsoleServe(ctx, t, env, cfgPath), "http://" + addr
+}
+
+// The console-only serve with aap.enabled listens on http.listen for the
+// AAP provider and the Ask API (api.tokens).
+func TestAAPOnTheConsoleOnlyServe(t *testing.T) {
+	ctx := timeoutCtx(t, 60*time.Second)
+	serve, base := startAAPConsoleServe(ctx, t)
 	code, prov := aapCall(t, "POST", base+"/aap/v1/instances", aapProvisioner, map[string]any{}, "Idempotency-Key", "p")
 	if code != http.StatusCreated {
 		t.Fatalf("provision on the console-only serve: %d %v\n%s", code, prov, serve.stderr.String())
@@ -293,12 +301,7 @@ func jsonText(v any) string { b, _ := json.Marshal(v); return string(b) }
 // command) is not the command the allow rule judged, and is asked about.
 func TestAAPShellArgumentsAreJudged(t *testing.T) {
 	ctx := timeoutCtx(t, 60*time.Second)
-	addr := closedPort(t)
-	cfgPath, env := localConsole(t, localConsoleYAML+"http:\n  listen: "+addr+"\n"+aapConfig, "carol")
-	env["ASKOPS_AAP_PROVISIONER"] = aapProvisioner
-	env["ASKOPS_DECIDER"] = aapDecider
-	serve := startConsoleServe(ctx, t, env, cfgPath)
-	base := "http://" + addr
+	serve, base := startAAPConsoleServe(ctx, t)
 	code, prov := aapCall(t, "POST", base+"/aap/v1/instances", aapProvisioner, map[string]any{"instance_name": "codex-ci"}, "Idempotency-Key", "prov-1")
 	if code != http.StatusCreated {
 		t.Fatalf("provision: %d %v", code, prov)
