@@ -193,10 +193,43 @@ func (z *analyzer) shellStateCommands(name string, ws []word, depth int) {
 			// Later uses of the name run target with unknown arguments.
 			z.command(simple{words: []word{target, {loose: anyText, splat: true}}, guess: true}, depth+1)
 		}
+	case "alias":
+		// Bash expands an alias on the lines after it when expand_aliases
+		// is set (shopt, set -o posix, an interactive shell): alias a=eval
+		// makes `a 'rm …'` run rm, and no later word is then what it reads.
+		for _, w := range ws[1:] {
+			if !w.known() || strings.Contains(w.loose, "=") {
+				z.a.cannotRead("alias changes what a later word runs")
+				return
+			}
+		}
+	case "fc":
+		// fc re-runs history lines (history -s adds any text) and runs an
+		// editor on them: only listing (-l) runs nothing.
+		for _, w := range ws[1:] {
+			if strings.HasPrefix(w.loose, "-") && strings.Contains(w.loose, "l") && w.known() {
+				return
+			}
+		}
+		z.a.cannotRead("fc runs history lines and an editor the policy does not read")
+	case "shopt":
+		// cdable_vars: cd NAME goes to the directory $NAME holds.
+		for _, w := range ws[1:] {
+			if !w.known() || w.loose == "cdable_vars" {
+				z.a.cannotRead("shopt cdable_vars makes cd go where a variable says")
+				return
+			}
+		}
 	case "enable":
 		for _, w := range ws[1:] {
-			if strings.HasPrefix(w.loose, "-") && strings.Contains(w.loose, "f") {
+			if strings.HasPrefix(w.loose, "-") && strings.Contains(w.loose, "f") || !w.known() {
 				z.unknown("enable -f loads a builtin from a shared object")
+				return
+			}
+			if strings.HasPrefix(w.loose, "-") && strings.Contains(w.loose, "n") {
+				// A disabled builtin's name runs a program found on PATH
+				// instead (enable -n cd: cd no longer changes directory).
+				z.a.cannotRead("enable -n disables a builtin, so its name runs something else")
 				return
 			}
 		}

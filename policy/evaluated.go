@@ -152,13 +152,13 @@ func (z *analyzer) evaluatedArgs(name string, ws []word, depth int) {
 		z.evaluatedNames(name, args, depth)
 	case "mapfile", "readarray":
 		z.evaluatedNames(name, args, depth)
-		for i, w := range args {
+		for _, w := range args {
 			z.evaluated(w.loose, name, depth)
-			if w.loose == "-C" && i+1 < len(args) {
-				z.scriptValue(args[i+1], depth)
-			} else if v, ok := strings.CutPrefix(w.loose, "-C"); ok && v != "" {
-				z.scriptValue(word{loose: v}, depth)
-			}
+		}
+		// -C CALLBACK is a command, wherever it sits in a cluster of
+		// options (mapfile -tC 'rm …' -c1 runs rm).
+		if _, vals := builtinOperands(args, "dnOsuCc"); vals['C'].loose != "" {
+			z.scriptValue(vals['C'], depth)
 		}
 	case "printf":
 		for i := 0; i < len(args); i++ {
@@ -186,8 +186,10 @@ func (z *analyzer) evaluatedArgs(name string, ws []word, depth int) {
 			for _, w := range args {
 				z.evaluated(w.loose, name, depth)
 				if n, v, ok := strings.Cut(w.loose, "="); ok {
-					z.nameref(nameref, word{loose: v})
-					z.assignment(strings.TrimSuffix(n, "+"), word{loose: v}, depth)
+					z.nameref(nameref, n, word{loose: v}, true)
+					z.declAssign(nameref, strings.TrimSuffix(n, "+"), word{loose: v}, depth)
+				} else if !strings.HasPrefix(w.loose, "-") {
+					z.nameref(nameref, w.loose, word{}, false)
 				}
 			}
 		}
@@ -259,15 +261,38 @@ func (z *analyzer) declClause(d *syntax.DeclClause, depth int) {
 			l := wordOf(as.Value).loose
 			z.evaluatedValue(l, variant, depth)
 			if n, v, ok := strings.Cut(l, "="); ok {
-				z.nameref(nameref, word{loose: v})
-				z.assignment(strings.TrimSuffix(n, "+"), word{loose: v}, depth)
+				z.nameref(nameref, n, word{loose: v}, true)
+				z.declAssign(nameref, strings.TrimSuffix(n, "+"), word{loose: v}, depth)
+			} else if !strings.HasPrefix(l, "-") {
+				z.nameref(nameref, l, word{}, false)
 			}
 		case as.Name != nil:
 			z.arithmetic(as.Index, depth)
 			if as.Value != nil {
-				z.nameref(nameref, wordOf(as.Value))
-				z.assignment(as.Name.Value, valueWord(as.Value), depth)
+				z.nameref(nameref, as.Name.Value, wordOf(as.Value), true)
+				z.declAssign(nameref, as.Name.Value, valueWord(as.Value), depth)
+			} else {
+				z.nameref(nameref, as.Name.Value, word{}, false)
 			}
+		}
+	}
+}
+
+// declAssign judges a declaration's NAME=VALUE. Under -n the value is the
+// name referred to, not a value the reference holds: it is judged like
+// any assignment, but what NAME holds is left as it was.
+func (z *analyzer) declAssign(nameref bool, name string, v word, depth int) {
+	key := name
+	if i := strings.IndexByte(key, '['); i >= 0 {
+		key = key[:i]
+	}
+	old, had := z.values.vars[key]
+	z.assignment(name, v, depth)
+	if nameref {
+		if had {
+			z.values.vars[key] = old
+		} else {
+			delete(z.values.vars, key)
 		}
 	}
 }

@@ -329,6 +329,7 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 			if len(ws) == 0 {
 				return true
 			}
+			z.globOptions(n.Args, ws)
 			s := simple{words: ws, outer: outer, guess: z.guessing > 0}
 			z.command(s, depth)
 			z.substFedToInterpreter(n)
@@ -1223,4 +1224,43 @@ func (z *analyzer) compoundNames(st *syntax.Stmt) []string {
 		return true
 	})
 	return z.names[st]
+}
+
+// globOptions: a glob bash expands to file names that may begin with "-"
+// (a file named -o.env, which any repository can ship or an earlier
+// command can make) is read by the program as options: sort * then runs
+// sort -o.env and writes .env. Before a "--", such a word is options the
+// policy cannot read. echo's options (-n, -e, -E) do nothing but shape
+// its output.
+func (z *analyzer) globOptions(args []*syntax.Word, ws []word) {
+	if cmdName(ws[0]) == "echo" {
+		return
+	}
+	for _, w := range args[1:] {
+		if l, ok := literalWord(w); ok == "" && l == "--" {
+			return
+		}
+		if globMayBeOption(w) {
+			z.a.cannotRead("a glob (" + clip(printable(wordOf(w).loose), 40) + ") may expand to file names read as options")
+			return
+		}
+	}
+}
+
+// globMayBeOption reports a word whose first character is a glob that can
+// match "-": *, ?, […] or an extended glob.
+func globMayBeOption(w *syntax.Word) bool {
+	if w == nil || len(w.Parts) == 0 {
+		return false
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.ExtGlob:
+		return true
+	case *syntax.Lit:
+		if p.Value != "" && p.Value[0] == '{' {
+			return strings.ContainsAny(p.Value, "*?[") // {*,x}: a brace whose words may start with a glob
+		}
+		return p.Value != "" && strings.IndexByte("*?[", p.Value[0]) >= 0
+	}
+	return false
 }

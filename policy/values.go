@@ -76,6 +76,17 @@ type valueState struct {
 	// intVars: declare -i was used, so every later assignment's value is
 	// evaluated as arithmetic.
 	intVars bool
+	// namerefs: the names declared with -n, each with the name it refers
+	// to ("" when none is given): an assignment to either is one to both.
+	namerefs map[string]string
+	// loops: each for/select loop's variable and what its words are safe
+	// as (a nameref loop variable refers to each word in turn).
+	loops []loopValue
+}
+
+type loopValue struct {
+	name string
+	f    valueFacts
 }
 
 // maxValueRefs bounds the uses kept; past it the reading is incomplete.
@@ -172,6 +183,12 @@ func (z *analyzer) noteValue(name string, f valueFacts) {
 		}
 	case "PROMPT_COMMAND":
 		z.a.cannotRead("$PROMPT_COMMAND set (bash runs it before a prompt)")
+	case "BASH_ALIASES", "BASH_CMDS":
+		// An alias, or the program a name runs (as hash -p does).
+		z.a.cannotRead("$" + name + " set (it changes what a later name runs)")
+	case "CDPATH":
+		// cd NAME then goes to a directory below any of its entries.
+		z.a.cannotRead("$CDPATH set (cd then goes where the policy cannot place)")
 	}
 	if z.values.vars == nil {
 		z.values.vars = map[string]valueFacts{}
@@ -198,6 +215,28 @@ func (z *analyzer) useValue(name string, use valueUse, what string) {
 // judgeValues makes the reading incomplete for every evaluated value that
 // was not assigned safely before its use, or was ever assigned unsafely.
 func (z *analyzer) judgeValues() {
+	// A nameref and the name it refers to are one variable: what either
+	// was assigned, both hold.
+	for range z.values.namerefs {
+		for r, t := range z.values.namerefs {
+			f, okR := z.values.vars[r]
+			g, okT := z.values.vars[t]
+			switch {
+			case t == "" || !okR && !okT:
+				continue
+			case okR && okT:
+				f = f.and(g)
+			case okT:
+				f = g
+			}
+			z.values.vars[r], z.values.vars[t] = f, f
+		}
+	}
+	for _, l := range z.values.loops {
+		if _, ok := z.values.namerefs[l.name]; ok && !l.f.name {
+			z.a.cannotRead("a loop over the nameref $" + l.name + " makes it refer to each word, evaluated as a name")
+		}
+	}
 	for name := range z.values.vars {
 		if z.a.assigned == nil {
 			z.a.assigned = map[string]bool{}
@@ -344,6 +383,7 @@ func (z *analyzer) loopValues(fc *syntax.ForClause) {
 		f = f.and(factsOf(w))
 	}
 	z.noteValue(it.Name.Value, f)
+	z.values.loops = append(z.values.loops, loopValue{name: it.Name.Value, f: f})
 }
 
 // declFlags reads the attribute options of declare/typeset/local: -i makes
@@ -476,10 +516,43 @@ func unquoted(parts []syntax.WordPart) []syntax.WordPart {
 }
 
 // nameref judges the value of a declare -n operand: bash evaluates it as
-// a name (with its subscript) on every use of the reference.
-func (z *analyzer) nameref(on bool, v word) {
-	if on && !factsOf(v).name {
+// a name (with its subscript) on every use of the reference. name is the
+// reference; it and the name it refers to are one variable from then on
+// (judgeValues), and a reference to a variable bash itself acts on (PS4,
+// PROMPT_COMMAND, CDPATH, PATH …) makes every assignment through it one
+// the policy cannot place.
+func (z *analyzer) nameref(on bool, name string, v word, hasValue bool) {
+	if !on {
+		return
+	}
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
+	}
+	if z.values.namerefs == nil {
+		z.values.namerefs = map[string]string{}
+	}
+	if !hasValue {
+		if _, ok := z.values.namerefs[name]; !ok {
+			z.values.namerefs[name] = ""
+		}
+		return
+	}
+	if !factsOf(v).name {
 		z.a.cannotRead("declare -n refers to a name the policy cannot see")
+		return
+	}
+	t := v.loose
+	if i := strings.IndexByte(t, '['); i >= 0 {
+		t = t[:i]
+	}
+	z.values.namerefs[name] = t
+	switch t {
+	case "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "CDPATH", "BASH_ALIASES", "BASH_CMDS":
+		z.a.cannotRead("declare -n refers to $" + t + ", which bash acts on")
+		return
+	}
+	if configVariable(t) {
+		z.a.cannotRead("declare -n refers to $" + t + ", which decides what code programs run")
 	}
 }
 

@@ -102,7 +102,9 @@ func (z *analyzer) changeDir(name string, args []word) {
 		if c == "" && !path.IsAbs(dirs[0].lit) {
 			continue // from a directory not known (Programs), to one not known
 		}
-		if d == "" {
+		if d == "" || d == "/dev" || d == "/proc" || strings.HasPrefix(d, "/dev/") || strings.HasPrefix(d, "/proc/") {
+			// /dev/fd/3 and /proc/self/cwd are whatever directory the
+			// running shell holds open there, not a place the policy can name.
 			z.cwds = nil
 			return
 		}
