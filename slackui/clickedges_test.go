@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -17,13 +18,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slack-go/slack"
+
 	"github.com/askops/askops/approval"
 	"github.com/askops/askops/internal/fakeslack"
 	"github.com/askops/askops/internal/storeerr"
 	"github.com/askops/askops/pending"
 )
 
-// the signature check's edges, each against the real handler.
+// The signature check's edges, each against the real handler.
 func TestSignatureEdges(t *testing.T) {
 	const secret = "s3cret"
 	now := time.Unix(1_800_000_000, 0)
@@ -98,7 +101,7 @@ func TestSignatureEdges(t *testing.T) {
 	}
 }
 
-// bodies that a signature covers but a parser might read
+// Bodies that a signature covers but a parser might read
 // differently, through the whole interactions endpoint.
 func TestSignedBodyTricksDecideNothing(t *testing.T) {
 	w := newWorld(t, worldOptions{})
@@ -144,7 +147,7 @@ func TestSignedBodyTricksDecideNothing(t *testing.T) {
 	w.stillPending("sess-b")
 }
 
-// the same signed click, delivered twice (Slack's retry or a
+// The same signed click, delivered twice (Slack's retry or a
 // replay inside the window), decides once and says so.
 func TestReplayedClickDecidesOnce(t *testing.T) {
 	w := newWorld(t, worldOptions{})
@@ -220,7 +223,8 @@ func TestApproveDenyRaceOneWins(t *testing.T) {
 	}
 }
 
-// who clicks.
+// The run's starter (self-approval off, another approver there), a
+// stranger and a click naming nobody approve nothing; the starter may deny.
 func TestStarterAndStrangersCannotApprove(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	// The run's starter, an approver, approving their own run's Ask.
@@ -246,7 +250,7 @@ func TestStarterAndStrangersCannotApprove(t *testing.T) {
 	}
 }
 
-// a quorum Ask offers no session approval; its buttons are
+// A quorum Ask offers no session approval; its buttons are
 // refused whoever clicks.
 func TestQuorumRefusesSessionButtons(t *testing.T) {
 	w := newWorld(t, worldOptions{grantDurations: []time.Duration{15 * time.Minute}})
@@ -302,7 +306,7 @@ func (d *downStore) Decide(ctx context.Context, id string, o pending.Outcome, by
 	return d.Store.Decide(ctx, id, o, by, reason)
 }
 
-// a click while the store is down approves nothing and says so.
+// A click while the store is down approves nothing and says so.
 func TestClickWhileStoreDown(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	wa := w.ask(bashRequest("run-a", "sess-a", "make deploy"))
@@ -387,9 +391,9 @@ func startSlowReplies(t *testing.T, to string, delay time.Duration) *slowReplies
 
 func (p *slowReplies) url() string { return "redis://" + p.ln.Addr().String() + "/0" }
 
-// a click whose vote Redis records but answers too late for
-// the click's deadline. The clicker must not be told that nothing
-// changed while the Ask stands approved.
+// A click whose vote Redis records but answers too late for the
+// click's deadline: the clicker must not be told that nothing changed
+// while the Ask stands approved.
 func TestClickStoreAnswersLate(t *testing.T) {
 	w := newWorld(t, worldOptions{redis: true})
 	// The world's click store is replaced by one reaching the same Redis
@@ -444,8 +448,8 @@ func (castTimesOut) Cast(context.Context, string, pending.Ballot) (pending.Ask, 
 }
 
 // A vote whose answer timed out and which did not land: the clicker is
-// told it is unknown, then that it was not recorded. A refused connection
-// is told plainly that nothing changed.
+// told it is unknown, then that it was not recorded (a refused
+// connection is told plainly that nothing changed: TestClickWhileStoreDown).
 func TestUnconfirmedVoteRechecked(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	wa := w.ask(bashRequest("run-a", "sess-a", "make deploy"))
@@ -465,4 +469,165 @@ func TestUnconfirmedVoteRechecked(t *testing.T) {
 		t.Fatalf("told %q then %q", told[0].Text, told[1].Text)
 	}
 	w.stillPending("sess-a", wa)
+
+	// The deny-reason form, likewise, is not told it changed nothing.
+	resp, err := w.fake.PostInteraction(t.Context(), w.url, w.fake.ViewSubmissionPayload(fakeslack.ViewSubmission{
+		User: approverA, CallbackID: CallbackDenyReason, PrivateMetadata: wa.reasonForm(),
+		Values: map[string]map[string]string{BlockDenyReason: {ActionDenyReasonInput: "no"}},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var form slack.ViewSubmissionResponse
+	if err := json.NewDecoder(resp.Body).Decode(&form); err != nil {
+		t.Fatal(err)
+	}
+	if form.ResponseAction != slack.RAErrors || !strings.Contains(form.Errors[BlockDenyReason], "may or may not have been recorded") {
+		t.Fatalf("form answered %+v", form)
+	}
+}
+
+// A click after the Ask's deadline (before anything swept it) or after
+// its run stopped decides nothing and says how it ended.
+func TestClickAfterDeadlineOrCancel(t *testing.T) {
+	verifyNoLeaks(t)
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	never := make(chan time.Time)
+	st := pending.NewMemoryStore(pending.Options{Now: clock, After: func(time.Duration) <-chan time.Time { return never }})
+	t.Cleanup(func() { st.Close() })
+	fake := fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret"})
+	api := fakeAPI(fake)
+	notifier := NewNotifier(api, NotifierConfig{ApprovalChannel: approvals, Logger: testLog(t)})
+	approvers := testApprovers(t)
+	inter := NewInteractions(InteractionsConfig{
+		Asks: st, Notifier: notifier, Approvers: approvers, API: api, Logger: testLog(t),
+		Decider: testDecider(t, st, notifier, approvers, approval.SelfApproval{}),
+	})
+	target := serveInteractions(t, fake.SigningSecret(), inter) + "/slack/interactions"
+	click := func(id, ts, user, action string) {
+		t.Helper()
+		resp, err := fake.PostInteraction(t.Context(), target, fake.BlockActionsPayload(fakeslack.BlockActions{
+			User: user, Channel: approvals, MessageTS: ts, ActionID: action, Value: id}))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("click: %v %v", resp, err)
+		}
+	}
+
+	late, err := st.Create(t.Context(), bashRequest("run-late", "sess-late", "make deploy"), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetMessage(t.Context(), late.ID, approvals, "100.000001"); err != nil {
+		t.Fatal(err)
+	}
+	stopped, err := st.Create(t.Context(), bashRequest("run-stop", "sess-stop", "make release"), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetMessage(t.Context(), stopped.ID, approvals, "100.000002"); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if a, _ := st.Wait(cctx, stopped.ID); a.Status != pending.Status(pending.Cancelled) {
+		t.Fatalf("stopped: %s", a.Status)
+	}
+	mu.Lock()
+	now = now.Add(61 * time.Second)
+	mu.Unlock()
+
+	click(late.ID, "100.000001", approverA, ActionApprove)
+	click(late.ID, "100.000001", approverB, ActionDeny)
+	click(stopped.ID, "100.000002", approverA, ActionApprove)
+	told, err := fake.WaitForCalls(t.Context(), "chat.postEphemeral", 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range told {
+		t.Logf("%s told %q", c.User, c.Text)
+		if !strings.Contains(c.Text, "did not run") {
+			t.Errorf("%s told %q", c.User, c.Text)
+		}
+	}
+	for _, id := range []string{late.ID, stopped.ID} {
+		a, _ := st.Get(t.Context(), id)
+		if o, _ := a.Outcome(); o.Approves() || a.DecidedBy != "" {
+			t.Fatalf("ask %s: %s by %q", id, a.Status, a.DecidedBy)
+		}
+	}
+}
+
+// A click signed for this app but from another workspace (a Slack Connect
+// member of a shared channel): its user id is who clicked, and only the
+// approver list says whether that id may decide.
+func TestClickFromAnotherWorkspace(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	wa := w.ask(bashRequest("run-a", "sess-a", "make deploy"))
+	retag := func(user, team string) []byte {
+		var p map[string]any
+		if err := json.Unmarshal(w.fake.BlockActionsPayload(fakeslack.BlockActions{User: user, Channel: wa.channel, MessageTS: wa.ts, ActionID: ActionApprove, Value: wa.id}), &p); err != nil {
+			t.Fatal(err)
+		}
+		p["team"] = map[string]any{"id": team, "domain": "elsewhere"}
+		p["user"].(map[string]any)["team_id"] = team
+		p["api_app_id"] = "AOTHERAPP"
+		js, _ := json.Marshal(p)
+		return js
+	}
+	resp, err := w.fake.PostInteraction(t.Context(), w.url, retag("UEXTERNAL1", "TOTHERORG"))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	if told := w.waitEphemeral("UEXTERNAL1"); !strings.Contains(told.Text, "not one of the approvers") {
+		t.Fatalf("external user told %q", told.Text)
+	}
+	w.stillPending("sess-a", wa)
+	resp, err = w.fake.PostInteraction(t.Context(), w.url, retag(approverA, "TOTHERORG"))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	got := wa.result(t)
+	t.Logf("approver id with another team.id: %s by %s", got.Status, got.DecidedBy)
+}
+
+// A member removed from an approver group keeps deciding until the
+// cached member list is refreshed (approvals' group cache, 5 min; longer
+// while Slack fails to answer usergroups.users.list).
+func TestRemovedGroupMemberWithinRefresh(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	w.fake.SetUserGroup("SAPPROVERS", "UMEMBER01")
+	approvers, err := NewApprovers(ApproversConfig{Groups: []string{"SAPPROVERS"}, API: w.api, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.serveClicks(approvers, testLog(t))
+	first := w.ask(bashRequest("run-1", "sess-1", "make one"))
+	clickOK(t, w.click(first, "UMEMBER01", ActionApprove))
+	if got := first.result(t); got.DecidedBy != "UMEMBER01" {
+		t.Fatalf("member: %s by %s", got.Status, got.DecidedBy)
+	}
+	w.fake.SetUserGroup("SAPPROVERS") // removed
+	advance(4 * time.Minute)
+	second := w.ask(bashRequest("run-2", "sess-2", "make two"))
+	clickOK(t, w.click(second, "UMEMBER01", ActionApprove))
+	select {
+	case got := <-second.done:
+		second.done <- got
+		t.Logf("removed member 4 min later: %s by %s", got.Status, got.DecidedBy)
+	case <-time.After(2 * time.Second):
+		t.Logf("removed member 4 min later: refused")
+	}
+	advance(2 * time.Minute)
+	third := w.ask(bashRequest("run-3", "sess-3", "make three"))
+	clickOK(t, w.click(third, "UMEMBER01", ActionApprove))
+	if told := w.waitEphemeral("UMEMBER01"); !strings.Contains(told.Text, "not one of the approvers") {
+		t.Fatalf("removed member after the refresh told %q", told.Text)
+	}
+	w.stillPending("sess-3", third)
 }
