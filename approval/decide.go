@@ -3,8 +3,10 @@ package approval
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"sync"
 	"time"
@@ -150,7 +152,7 @@ const (
 	Unknown        Kind = "unknown"         // the store does not know the Ask
 	Invalid        Kind = "invalid"         // the id or the ballot is malformed
 	NotDurable     Kind = "not_durable"     // recorded, but not yet on the replicas (pending.ErrNotDurable)
-	Unavailable    Kind = "unavailable"     // the store failed; nothing changed
+	Unavailable    Kind = "unavailable"     // the store failed; nothing changed, unless Unsure
 )
 
 // Result is how a vote went, as facts each surface words in its own text.
@@ -173,6 +175,12 @@ type Result struct {
 	// else it is not among Offered (empty: none configured).
 	LifeWithout bool
 	Offered     []time.Duration
+	// Unsure: Unavailable on the vote itself, for a reason that does not
+	// rule out that the store recorded it: its answer came too late or
+	// never (a timeout, a connection lost after the vote was sent). The
+	// vote may stand, and the Ask may be decided by it: no surface may
+	// say that nothing changed.
+	Unsure bool
 	// Err is the store's or a check's error, for the log.
 	Err error
 }
@@ -408,6 +416,7 @@ func (d *Decider) voted(ctx context.Context, v Vote, got pending.Ask, b pending.
 	}
 	if err != nil {
 		r, _ := d.storeFailed(v, err)
+		r.Unsure = r.Kind == Unavailable && mayHaveLanded(err)
 		return r
 	}
 	if got.Status == pending.StatusPending {
@@ -438,6 +447,24 @@ func (d *Decider) storeFailed(v Vote, err error) (Result, error) {
 		return Result{Kind: NotDurable, Err: err}, nil
 	}
 	return Result{Kind: Unavailable, Err: err}, err
+}
+
+// mayHaveLanded reports whether a write that failed with err may yet have
+// been carried out by the store: unless the store answered with an error
+// of its own (a refusal: out of memory, read-only) or the connection was
+// never made, the request may have reached it and its answer been lost
+// (a deadline that passed first, a connection that broke after sending).
+func mayHaveLanded(err error) bool {
+	if _, refused := errors.AsType[interface {
+		error
+		RedisError()
+	}](err); refused {
+		return false
+	}
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Op == "dial" {
+		return false
+	}
+	return true
 }
 
 func (r Result) storeErr() error {

@@ -3,6 +3,7 @@ package slackui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -107,6 +108,12 @@ func (i *Interactions) clickWorded(cb slack.InteractionCallback, askID string, r
 			i.ephemeral(cb, alreadyDecidedText(res.Ask)) // the Decider brings the messages in step
 			return nil
 		}
+	case approval.Unavailable:
+		if res.Unsure {
+			i.ephemeral(cb, unsureText)
+			i.recheck(cb, askID)
+			return fmt.Errorf("decide ask %q: the vote may have been recorded: %w", askID, res.Err)
+		}
 	}
 	// The store's refusals and failures, in the words of any click's.
 	return i.notDecided(cb, askID, res.Err)
@@ -143,9 +150,62 @@ func (i *Interactions) formWorded(askID string, res approval.Result, fail func(s
 		return fail("This request was already decided; nothing changed."), nil
 	case approval.NotDurable:
 		return fail(pending.NotDurableNotice), fmt.Errorf("decide ask %q: %w", askID, res.Err)
+	case approval.Unavailable:
+		if res.Unsure {
+			return fail(unsurePlain), fmt.Errorf("decide ask %q: the denial may have been recorded: %w", askID, res.Err)
+		}
 	}
 	if !read { // the form could not be bound to its Ask
 		return fail(notBoundPlain), res.Err
 	}
 	return fail("askops could not record your decision right now; please try again."), fmt.Errorf("decide ask %q: %w", askID, res.Err)
+}
+
+// unsureText is what a clicker is told when the store took too long to
+// answer their vote: it may have been recorded all the same (and the Ask
+// decided by it), so "nothing changed" would be a guess.
+const unsureText = "askops could not confirm your decision: its store did not answer in time, so your click may or may not have been recorded. askops checks again and tells you; the request's message shows the outcome once it is known. Please look there before clicking again."
+
+// unsurePlain is unsureText for the deny-reason form.
+const unsurePlain = "askops could not confirm your denial: its store did not answer in time, so it may or may not have been recorded. The request's message shows the outcome once it is known; look there before submitting again."
+
+// recheckDelay is how long after an unconfirmed vote recheck reads the Ask
+// again: the store's late answer has come by then, or its write landed.
+const recheckDelay = time.Second
+
+// recheck tells the clicker of a vote the store did not confirm how it
+// went after all, read again once the store had time to carry it out:
+// how the Ask ended (their vote, or another's), their approval counted
+// toward a quorum, or that it is still open without it. A read that fails
+// again adds nothing: the clicker was told that it is unknown.
+func (i *Interactions) recheck(cb slack.InteractionCallback, askID string) {
+	i.backgroundAfter(recheckDelay, "pending.get", func(ctx context.Context) error {
+		a, err := i.cfg.Asks.Get(ctx, askID)
+		if err != nil {
+			return fmt.Errorf("re-read ask %s after an unconfirmed vote: %w", askID, err)
+		}
+		switch {
+		case a.Status != pending.StatusPending && a.DecidedBy == cb.User.ID:
+			i.ephemeral(cb, "askops checked again: your decision was recorded after all. The request was "+outcomeWords(a)+" by you "+readerLocalTime(a.DecidedAt)+".")
+			i.updateMessage(cb, a)
+		case a.Status != pending.StatusPending:
+			i.ephemeral(cb, alreadyDecidedText(a))
+			i.updateMessage(cb, a)
+		case slices.Contains(a.Votes.List(), cb.User.ID):
+			i.ephemeral(cb, voteCountedText(a))
+		default:
+			i.ephemeral(cb, "askops checked again: your click was not recorded, and the request is still open. Click again to decide it.")
+		}
+		return nil
+	})
+}
+
+// outcomeWords says how a ended, as "approved for the session".
+func outcomeWords(a pending.Ask) string {
+	switch o, _ := a.Outcome(); o {
+	case pending.ApprovedSession:
+		return "approved for the session"
+	default:
+		return string(o)
+	}
 }

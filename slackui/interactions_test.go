@@ -60,6 +60,7 @@ type world struct {
 	approver *approval.Core
 	inter    *Interactions
 	url      string // POST /slack/interactions
+	redisURL string // the Redis the stores share, if any
 }
 
 type worldOptions struct {
@@ -88,6 +89,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	if o.redis {
 		redisURL = redistest.Start(t).URL()
 	}
+	w.redisURL = redisURL
 	w.openStores(redisURL, log)
 
 	w.notifier = NewNotifier(w.api, NotifierConfig{
