@@ -75,7 +75,18 @@ func (c *Console) worded(w http.ResponseWriter, r *http.Request, s *session, id 
 	case approval.NotDurable:
 		c.log.Warn("console: decision recorded, not yet durable", "ask", id, "err", res.Err)
 		c.flash(w, r, s, http.StatusAccepted, pending.NotDurableNotice)
-	default: // Unavailable; NotAuthorized and NotBound have no console form
+	case approval.Unavailable:
+		if res.Unsure {
+			// The write may have reached the store before it failed (a
+			// reply that came too late, a connection lost after sending):
+			// "nothing changed" could be false, and the card says which.
+			c.log.Warn("console: decision may have been recorded", "ask", id, "err", res.Err)
+			c.flash(w, r, s, http.StatusServiceUnavailable, "askops could not confirm your decision: it may or may not have been recorded. This page shows where the request stands once the store answers; decide again only if it is still waiting.")
+			return
+		}
+		c.log.Warn("console: decision not recorded", "ask", id, "kind", res.Kind, "err", res.Err)
+		c.flash(w, r, s, http.StatusServiceUnavailable, "askops could not record your decision right now; nothing changed. Please try again in a moment.")
+	default: // NotAuthorized and NotBound have no console form
 		c.log.Warn("console: decision not recorded", "ask", id, "kind", res.Kind, "err", res.Err)
 		c.flash(w, r, s, http.StatusServiceUnavailable, "askops could not record your decision right now; nothing changed. Please try again in a moment.")
 	}

@@ -112,3 +112,31 @@ func TestConsoleSaysRecordedNotYetDurable(t *testing.T) {
 		t.Errorf("a not-yet-durable decision: %d\n%s", code, body)
 	}
 }
+
+// lostReply is a store whose decision write fails after it may have been
+// sent (a reply that never came), as a Redis timeout does.
+type lostReply struct{ *pending.MemoryStore }
+
+func (lostReply) Cast(context.Context, string, pending.Ballot) (pending.Ask, error) {
+	return pending.Ask{}, &pending.Error{Store: "pending", Code: pending.CodeUnavailable, Op: "cast",
+		Msg: "no reply", Err: context.DeadlineExceeded}
+}
+
+// A decision whose write may have landed is not "nothing changed": the
+// console says it may or may not have been recorded.
+func TestConsoleSaysADecisionMayHaveBeenRecorded(t *testing.T) {
+	mem, gs := memoryStores(t)
+	a, err := mem.Create(t.Context(), pending.Request{RunID: "r", SessionID: "s", Tool: "bash", Args: `{"command":"make deploy"}`, Summary: "make deploy"}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := console.New(deciding(t, lostReply{mem}, console.Config{Asks: lostReply{mem}, Grants: gs, Live: console.NewLive(), User: "dana"}, approval.DeciderConfig{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s := serveSignedIn(t, c)
+	code, body := s.post(t, "/asks/"+a.ID, url.Values{"action": {"approve"}})
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "may or may not have been recorded") || strings.Contains(body, "nothing changed") {
+		t.Errorf("a decision whose write may have landed: %d\n%s", code, body)
+	}
+}
