@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/askops/askops/internal/recordid"
 )
 
 // The file tools run a while after their path was resolved and judged:
@@ -227,9 +227,7 @@ func writeAll(f *os.File, rel string, data []byte, truncate bool) error {
 // replace writes data to a new file in dir and renames it to name: the
 // file name named before keeps its content under its other names.
 func replace(dir int, name, rel string, data []byte, perm uint32) error {
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := ".askops-write-" + hex.EncodeToString(rnd[:])
+	tmp := ".askops-write-" + recordid.New()
 	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 	if err != nil {
 		return fileError(rel, err)
