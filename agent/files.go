@@ -10,7 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/askops/askops/policy"
 )
@@ -18,6 +21,7 @@ import (
 const (
 	defaultReadLines = 2000
 	maxListEntries   = 1000
+	maxReadEntries   = 100_000 // list_files reads no more of one directory
 	// maxEditBytes is the largest file edit_file takes: it holds the file
 	// in memory, a few times over, and a model edits source, not a disk
 	// image (bash's sed edits larger files).
@@ -373,10 +377,14 @@ func listDir(ws *beneath, rel string, maxBytes int) (string, error) {
 	if !fi.IsDir() {
 		return fmt.Sprintf("%s is a file (%d bytes)", rel, fi.Size()), nil
 	}
-	entries, err := f.ReadDir(-1)
-	if err != nil {
+	// A directory of millions of entries is read no further than
+	// maxReadEntries: memory stays bounded, and the listing says so.
+	entries, err := f.ReadDir(maxReadEntries + 1)
+	if err != nil && err != io.EOF {
 		return "", fileError(rel, err)
 	}
+	more := len(entries) > maxReadEntries
+	entries = entries[:min(len(entries), maxReadEntries)]
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	if len(entries) == 0 {
 		return fmt.Sprintf("(%s is empty)", rel), nil
@@ -387,16 +395,30 @@ func listDir(ws *beneath, rel string, maxBytes int) (string, error) {
 			fmt.Fprintf(&b, "[… %d more entries not shown]\n", len(entries)-i)
 			break
 		}
-		name := e.Name()
-		switch {
-		case e.IsDir():
-			name += "/"
-		case e.Type()&fs.ModeSymlink != 0:
-			name += "@"
-		}
-		b.WriteString(name + "\n")
+		b.WriteString(entryName(e) + "\n")
+	}
+	if more {
+		fmt.Fprintf(&b, "[%s holds more than %d entries; only as many were read, so this is not all of it]\n", rel, maxReadEntries)
 	}
 	return b.String(), nil
+}
+
+// entryName is an entry as list_files shows it, one line each: a
+// directory ends with /, a link with @, and a name holding a control
+// character (a newline would read as two entries) or invalid UTF-8 is
+// shown Go-quoted.
+func entryName(e fs.DirEntry) string {
+	name := e.Name()
+	if !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl) {
+		name = strconv.Quote(name)
+	}
+	switch {
+	case e.IsDir():
+		name += "/"
+	case e.Type()&fs.ModeSymlink != 0:
+		name += "@"
+	}
+	return name
 }
 
 // openRegular opens rel beneath the workspace (b.open, which follows no

@@ -192,6 +192,10 @@ func TestFileTools(t *testing.T) {
 		{name: "list subdir", files: map[string]string{"a/x": "", "a/y": ""},
 			call: call("c1", "list_files", map[string]any{"path": "a"}),
 			want: []string{"x\ny\n"}},
+		// A name holding a newline is one entry, quoted, not two names.
+		{name: "list a name with a newline", files: map[string]string{"a\nb": "", "c": ""},
+			call: call("c1", "list_files", map[string]any{}),
+			want: []string{"\"a\\nb\"\nc\n"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
