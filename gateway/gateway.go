@@ -284,13 +284,8 @@ func (s *Service) judge(ctx context.Context, c Call) (req pending.Request, final
 	ws := s.workspace(ctx, key, c)
 	started := s.started(ctx, key, c)
 	pc := m.Call
-	pc.SessionID, pc.Cwd, pc.Workspace, pc.Resolved = key, c.Cwd, ws, c.Resolved
+	pc.SessionID, pc.Cwd, pc.Workspace, pc.Resolved, pc.Unread = key, c.Cwd, ws, c.Resolved, m.Unjudged
 	v := verdict(ctx, s.cfg.Policy, m.Refuse, pc)
-	if m.Unjudged != "" && v.Decision == policy.Allow {
-		// The policy judged the command, not what else the call sets
-		// (toolcall.Mapped.Unjudged): a person decides, seeing it.
-		v = policy.Verdict{Decision: policy.Ask, Reason: m.Unjudged + "; the command alone: " + v.Reason}
-	}
 	var hidden []string
 	if m.Shown.Kind == pending.CallCommand {
 		hidden = toolcall.AsItCame(c.Input, m.Shown.Command)

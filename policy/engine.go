@@ -232,6 +232,9 @@ func (e *Engine) Evaluate(ctx context.Context, c Call) Verdict {
 	if script && v.Decision == Allow && v.Grant == "" {
 		v = Verdict{Decision: Ask, Reason: "a script asked for a human (bot ask)"}
 	}
+	if c.Unread != "" && v.Decision == Allow {
+		v = Verdict{Decision: Ask, Reason: c.Unread + "; the command alone: " + v.Reason}
+	}
 	if grantErr != nil && v.Decision != Allow {
 		v.Reason += " (grants could not be checked, so none was used: " + clip(grantErr.Error(), 200) + ")"
 	}

@@ -897,3 +897,30 @@ func TestRedirectionThroughASymlinkOutsideIsNotAllowed(t *testing.T) {
 		"echo hi > new/dir/file.txt":                  Allow, // does not exist yet
 	})
 }
+
+// A call whose door could not read all it sets (Call.Unread) is never
+// allowed, by a rule or mode full, and in mode never it is denied: the
+// mode's own rule, applied after.
+func TestUnreadIsNeverAllowed(t *testing.T) {
+	e, err := New(Config{Rules: []Rule{{Tool: ToolBash, Command: "git status", Decision: Allow}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(m Mode, unread string) Call {
+		return Call{Tool: ToolBash, Safety: SideEffect, Command: "git status", Cwd: "/ws", Workspace: "/ws", Mode: m, Unread: unread}
+	}
+	for _, tc := range []struct {
+		mode   Mode
+		unread string
+		want   Decision
+	}{
+		{ModeAsk, "", Allow},
+		{ModeAsk, "the call also sets env", Ask},
+		{ModeFull, "the call also sets env", Ask},
+		{ModeNever, "the call also sets env", Deny},
+	} {
+		if v := e.Evaluate(t.Context(), call(tc.mode, tc.unread)); v.Decision != tc.want {
+			t.Errorf("mode %s, unread %q: %s (%s), want %s", tc.mode, tc.unread, v.Decision, v.Reason, tc.want)
+		}
+	}
+}

@@ -97,6 +97,12 @@ type Call struct {
 	// name Glob accepts (a Grep), not Path alone; Glob "" is every file.
 	Search bool
 	Glob   string
+	// Unread, when set, says what else the call sets that changes what
+	// runs and the door could not read into the call (a shell tool's
+	// workdir elsewhere, env, stdin, a field it does not know): the call
+	// is never allowed, by a rule, a grant or mode full; a person decides
+	// (and in mode never it is denied).
+	Unread string
 }
 
 // Rule is one configured rule. Command applies to bash (a command prefix,

@@ -46,8 +46,9 @@ type Mapped struct {
 	// Unjudged, when set, says what the call sets that changes what runs
 	// and the policy does not judge (a shell call's workdir other than
 	// its cwd, a shell of its own, an input field askops does not know):
-	// the call is then never allowed, only asked about (or denied), and
-	// Args shows its whole input.
+	// the policy judges the call with it (policy.Call.Unread), so it is
+	// never allowed, only asked about (or denied), and Args shows its
+	// whole input.
 	Unjudged string
 }
 
