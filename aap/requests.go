@@ -480,7 +480,7 @@ func (s *Server) expire(ctx context.Context, rq request) (pending.Ask, error) {
 	if err != nil {
 		return pending.Ask{}, err
 	}
-	a.Status, a.DecisionReason = pending.Status(pending.Expired), reasonDeadline
+	a.Status, a.DecisionReason = pending.Status(pending.Expired), pending.DeadlineReason
 	if a.DecidedAt.Before(rq.DeadlineAt) { // another clock (Redis') a moment behind
 		a.DecidedAt = rq.DeadlineAt
 	}
@@ -490,9 +490,6 @@ func (s *Server) expire(ctx context.Context, rq request) (pending.Ask, error) {
 // reasonDeadlineAt is the reason of the Ask of a request that reached its
 // deadline_at a moment before the Ask's own deadline.
 const reasonDeadlineAt = "the AAP request reached its deadline"
-
-// reasonDeadline is the note of a request nobody decided before its deadline.
-const reasonDeadline = "nobody decided before the deadline"
 
 func (s *Server) storedDecision(ctx context.Context, id string) (*decision, bool, error) {
 	d, ok, err := loadJSON[decision](ctx, s.cfg.Store, decKey(id))
@@ -539,7 +536,7 @@ func (s *Server) decisionOf(rq request, a pending.Ask) decision {
 		// Decided in the moment between deadline_at (whole seconds) and
 		// the Ask's own deadline: the request was still pending at its
 		// deadline, so it expired then, whatever came after.
-		return decision{Status: "expired", DecidedAt: rq.DeadlineAt, Note: reasonDeadline + " (a later " + string(a.Status) + " came after it)"}
+		return decision{Status: "expired", DecidedAt: rq.DeadlineAt, Note: pending.DeadlineReason + " (a later " + string(a.Status) + " came after it)"}
 	}
 	if a.DecidedBy == PolicyDecider {
 		d.Note = "decided by askops policy, not a person: " + a.DecisionReason

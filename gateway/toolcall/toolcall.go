@@ -8,8 +8,9 @@ package toolcall
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/askops/askops/internal/globbase"
@@ -259,12 +260,7 @@ var shellInert = map[string]bool{
 // world: what a door cannot read is not allowed.
 func shellUnjudged(t toolCall) string {
 	var what []string
-	keys := make([]string, 0, len(t.in))
-	for k := range t.in {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(t.in)) {
 		v := t.in[k]
 		switch {
 		case shellInert[k]:
