@@ -27,6 +27,7 @@ import (
 // Codex sends back.
 type fakeResponses struct {
 	cmd, justification string
+	workdir            string       // the call's workdir, as the model may choose it; "" for none
 	replies            agentReplies // the function_call_output items
 }
 
@@ -60,7 +61,11 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	send("response.created", map[string]any{"response": resp})
 	var item map[string]any
 	if !answered {
-		args, _ := json.Marshal(map[string]any{"cmd": f.cmd, "sandbox_permissions": "require_escalated", "justification": f.justification})
+		call := map[string]any{"cmd": f.cmd, "sandbox_permissions": "require_escalated", "justification": f.justification}
+		if f.workdir != "" {
+			call["workdir"] = f.workdir
+		}
+		args, _ := json.Marshal(call)
 		item = map[string]any{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec_command", "arguments": string(args), "status": "completed"}
 	} else {
 		item = map[string]any{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
@@ -177,6 +182,38 @@ func TestRealCodexHostileJustification(t *testing.T) {
 		t.Errorf("the denied rm ran: %v", err)
 	}
 	model.replies.wantLast(t, "function_call_output", "askops", "(askops' denial)")
+}
+
+// Codex hands its hook the workdir the model chose for the command as
+// the event's cwd. The session's workspace is where Codex runs (the
+// directory it starts its hooks in), so a first call whose workdir is
+// elsewhere does not make that directory the workspace: with rules that
+// allow echo and any write inside the workspace, an echo into a file
+// there writes outside the workspace, and asks.
+func TestRealCodexWorkspaceIsNotTheModelsWorkdir(t *testing.T) {
+	codex := codexBinary(t)
+	w := newWorld(t)
+	ctx := testCtxFor(t, 120*time.Second)
+	a := w.serve(ctx, t, "cxw-a", settings{Extra: apiBlock, Rules: "    - {tool: bash, command: echo, decision: allow}\n" +
+		"    - {tool: write_file, path: \"**\", decision: allow}\n"})
+
+	project, elsewhere := t.TempDir(), t.TempDir()
+	marker := filepath.Join(elsewhere, "planted")
+	model := &fakeResponses{cmd: "echo planted > " + marker, justification: "write the marker", workdir: elsewhere}
+	run := startCodex(ctx, t, codex, project, a.base, model, 60)
+	m, exited, err := w.waitAskOrExit(ctx, t, marker, run.done)
+	if exited {
+		_, statErr := os.Stat(marker)
+		t.Fatalf("codex ended without an Ask (marker written: %v, err %v): the model's workdir was taken for the workspace\nstderr %s", statErr == nil, err, run.errOut.String())
+	}
+	if got := text(m); !strings.Contains(got, "outside the workspace") {
+		t.Errorf("the Ask does not say the write is outside the workspace:\n%s", got)
+	}
+	w.click(ctx, t, a.base, m, approverID, slackui.ActionDeny)
+	run.wait(t)
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the denied write ran")
+	}
 }
 
 // Codex kills a hook that outlives its timeout (SIGKILL) and settles the

@@ -231,7 +231,10 @@ func askCall(b hook.AskBody, maxTimeout time.Duration) (Call, error) {
 	if b.Cwd != "" && !strings.HasPrefix(b.Cwd, "/") {
 		return Call{}, badRequest("cwd: want an absolute path, got %q", b.Cwd)
 	}
-	c := Call{Call: hook.Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Reason: b.Reason, OneOff: b.OneOff}}
+	if b.Workspace != "" && !strings.HasPrefix(b.Workspace, "/") {
+		return Call{}, badRequest("workspace: want an absolute path, got %q", b.Workspace)
+	}
+	c := Call{Call: hook.Call{SessionID: b.SessionID, Agent: b.Agent, Tool: b.Tool, Input: b.Input, Cwd: b.Cwd, Workspace: b.Workspace, Reason: b.Reason, OneOff: b.OneOff}}
 	if b.Timeout != "" {
 		d, err := time.ParseDuration(b.Timeout)
 		switch {

@@ -87,7 +87,8 @@ type Sessions interface {
 type Call struct {
 	hook.Call
 	// Root, when set, is the workspace configured for the caller; else
-	// the session's is pinned to the first cwd it is seen with (judge.go).
+	// the session's is pinned to the first workspace (or, without one,
+	// cwd) it is seen with (judge.go).
 	Root string
 	// AskID, Unleased and Keep shape the Ask's record for a door with
 	// rules of its own (AAP: its request's UUID as the Ask id, alive to

@@ -17,8 +17,8 @@ import (
 // (hook.ResolvePaths): the local serve sees its callers' files.
 // Resolved comes from the resolving alone, never from the request.
 func resolvePaths(c Call) Call {
-	r := hook.ResolvePaths(hook.Call{Tool: c.Tool, Input: c.Input, Cwd: c.Cwd})
-	c.Cwd, c.Input, c.Resolved = r.Cwd, r.Input, r.Resolved
+	r := hook.ResolvePaths(hook.Call{Tool: c.Tool, Input: c.Input, Cwd: c.Cwd, Workspace: c.Workspace})
+	c.Cwd, c.Workspace, c.Input, c.Resolved = r.Cwd, r.Workspace, r.Input, r.Resolved
 	return c
 }
 

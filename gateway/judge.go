@@ -81,15 +81,19 @@ func rootOf(cwd string) string {
 }
 
 // workspace is the root c's session works in: the root configured for the
-// caller, else the one pinned when the session was first seen. A store
-// failure, or a call with no session, falls back to the cwd's own root for
-// this call only; a call with no cwd has no workspace (its paths are
-// outside, so they ask).
+// caller, else the one pinned when the session was first seen, from the
+// root the agent's process gave (Call.Workspace) or, when it gave none,
+// from the call's cwd. A store failure, or a call with no session, falls
+// back to that root for this call only; a call with neither has no
+// workspace (its paths are outside, so they ask).
 func (s *Service) workspace(ctx context.Context, key string, c Call) string {
 	if c.Root != "" {
 		return path.Clean(c.Root)
 	}
 	root := rootOf(c.Cwd)
+	if c.Workspace != "" {
+		root = rootOf(c.Workspace)
+	}
 	if key == "" || root == "" {
 		return root
 	}

@@ -143,8 +143,9 @@ func TestSessionGrantsBelongToTheirCaller(t *testing.T) {
 }
 
 // A token's configured workspace is its sessions' root whatever cwd a
-// request names; without one, a session's root is pinned to the first cwd
-// it is seen with, and a later cwd does not move it.
+// request names; without one, a session's root is pinned to the first
+// workspace the agent gives (else the first cwd) it is seen with, and a
+// later cwd does not move it.
 func TestWorkspaceIsPinnedNotTheRequestsCwd(t *testing.T) {
 	s := newStack(t, stackOptions{})
 	tokens, err := NewTokens([]TokenConfig{
@@ -171,6 +172,29 @@ func TestWorkspaceIsPinnedNotTheRequestsCwd(t *testing.T) {
 	}
 	if got := read(otherToken, "b", "/", "/etc/hostname"); got != 201 {
 		t.Errorf("a later cwd / moved the pinned root: a read of /etc/hostname answered %d, want 201", got)
+	}
+	// The workspace the agent's process gives (bot hook codex: where Codex
+	// started it) is the session's root, not the first cwd, which Codex's
+	// model picks per call: a first call with workdir /etc must not make
+	// /etc the workspace. A token's own workspace still wins.
+	readIn := func(tok, session, workspace, cwd, file string) reply {
+		return call(t, "POST", srv.URL+"/v1/asks", tok, map[string]any{"session_id": session, "tool": "Read",
+			"input": map[string]any{"file_path": file}, "cwd": cwd, "workspace": workspace})
+	}
+	if got := readIn(otherToken, "c", "/home/bob/src", "/etc", "/etc/hostname").Status; got != 201 {
+		t.Errorf("agent's workspace /home/bob/src, first cwd /etc: a read of /etc/hostname answered %d, want 201 (outside)", got)
+	}
+	if got := readIn(otherToken, "c", "/home/bob/src", "/etc", "/home/bob/src/go.mod").Status; got != 200 {
+		t.Errorf("agent's workspace: a read inside it answered %d, want 200", got)
+	}
+	if got := readIn(otherToken, "d", "/", "/home/bob/src", "/home/bob/src/go.mod").Status; got != 201 {
+		t.Errorf("agent's workspace /: a read answered %d, want 201 (the disk is no workspace, and cwd does not stand in)", got)
+	}
+	if got := readIn(askToken, "e", "/home/bob/src", "/home/bob/src", "/home/bob/src/go.mod").Status; got != 201 {
+		t.Errorf("a token's workspace lost to the agent's: a read outside it answered %d, want 201", got)
+	}
+	if r := readIn(otherToken, "f", "src", "/etc", "/etc/hostname"); r.Status != 400 || !strings.Contains(string(r.Raw), "workspace") {
+		t.Errorf("a relative workspace: %d %s, want 400 naming workspace", r.Status, r.Raw)
 	}
 	if _, err := NewTokens([]TokenConfig{{Name: "x", Value: "v", Scopes: []string{"ask"}, Workspace: "src"}}); err == nil || !strings.Contains(err.Error(), "workspace") {
 		t.Errorf("a relative token workspace: %v, want refused", err)

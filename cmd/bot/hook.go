@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/askops/askops/gateway/toolcall"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/askops/askops/config"
 	"github.com/askops/askops/gateway/hook"
+	"github.com/askops/askops/gateway/toolcall"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/parentwatch"
 	"github.com/askops/askops/metrics"
@@ -46,8 +46,8 @@ func cmdHookMain(ctx context.Context, env *environment, args []string) int {
 		return printHookSettings(env, args[0], agent, gf)
 	}
 	t, err := gf.target(env)
-	h := hook.Run{Agent: agent, By: t.by, In: env.stdin, Out: env.stdout, Err: env.stderr, Start: start, Timeout: t.timeout(*gf.timeout),
-		Judged: toolcall.JudgedInput}
+	h := hook.Run{Agent: agent, By: t.by, Workspace: sessionWorkspace(env, agent), In: env.stdin, Out: env.stdout, Err: env.stderr,
+		Start: start, Timeout: t.timeout(*gf.timeout), Judged: toolcall.JudgedInput}
 	if err != nil {
 		// Still read the event, so the answer names the right event.
 		h.Open = hook.Open(hook.Unavailable{Reason: err.Error()})
@@ -71,6 +71,23 @@ func cmdHookMain(ctx context.Context, env *environment, args []string) int {
 		leave(pending.ErrAskerGone)
 	}).Run)
 	return h.Answer(ctx)
+}
+
+// sessionWorkspace is the session's root as the agent that started this
+// hook gives it (hook.Call.Workspace), "" when it gives none. Neither
+// comes from the model: Claude Code sets $CLAUDE_PROJECT_DIR to the
+// directory it was started in, and Codex (0.171.0, checked with the real
+// CLI) starts its hooks in the session's directory (its -C), while the
+// event's cwd is the workdir the model chose for the command.
+func sessionWorkspace(env *environment, agent string) string {
+	if agent == hook.AgentClaude {
+		return env.getenv("CLAUDE_PROJECT_DIR")
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return dir
 }
 
 // gatewayCLI is the flags bot hook and bot mcp share: where askops is,

@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +59,52 @@ func TestHookAnswersAFrozenServe(t *testing.T) {
 		}
 	case <-time.After(60 * time.Second): // liveness only
 		t.Fatal("bot hook never answered a frozen serve")
+	}
+}
+
+// bot hook sends the session's workspace as the agent's own process gives
+// it, never the event's cwd: Claude Code's $CLAUDE_PROJECT_DIR, and for
+// Codex the directory it started the hook in (the event's cwd is the
+// workdir Codex's model chose for the command).
+func TestHookSendsTheAgentsWorkspace(t *testing.T) {
+	project, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Workspace string `json:"workspace"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		sent <- body.Workspace
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"a1","status":"denied","decided_by":"askops policy","reason":"test"}`))
+	}))
+	t.Cleanup(srv.Close)
+	hookIn := func(agent, event string, env map[string]string) string {
+		t.Helper()
+		env["ASKOPS_TOKEN"] = "x"
+		var out, errOut bytes.Buffer
+		if code := run(t.Context(), []string{"hook", agent, "-url", srv.URL}, envOf(env), strings.NewReader(event), &out, &errOut); code != 0 {
+			t.Fatalf("bot hook %s: exit %d\n%s%s", agent, code, out.String(), errOut.String())
+		}
+		return <-sent
+	}
+	claude := `{"session_id":"s","cwd":"` + elsewhere + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t"}`
+	if got := hookIn("claude", claude, map[string]string{"CLAUDE_PROJECT_DIR": project}); got != project {
+		t.Errorf("claude: workspace %q, want $CLAUDE_PROJECT_DIR %q", got, project)
+	}
+	if got := hookIn("claude", claude, map[string]string{}); got != "" {
+		t.Errorf("claude without $CLAUDE_PROJECT_DIR: workspace %q, want none (the serve pins the first cwd)", got)
+	}
+	t.Chdir(project)
+	codex := `{"session_id":"s","cwd":"` + elsewhere + `","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"ls"}}`
+	if got := hookIn("codex", codex, map[string]string{}); got != project {
+		t.Errorf("codex: workspace %q, want the hook's own directory %q", got, project)
 	}
 }

@@ -51,8 +51,12 @@ type AskBody struct {
 	Tool      string          `json:"tool"`
 	Input     json.RawMessage `json:"input"`
 	Cwd       string          `json:"cwd,omitempty"`
-	Reason    string          `json:"reason,omitempty"`
-	Timeout   string          `json:"timeout,omitempty"`
+	// Workspace is the session's root as the agent's process gives it
+	// (Call.Workspace). A token with a workspace of its own
+	// (api.tokens[].workspace) overrides it.
+	Workspace string `json:"workspace,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Timeout   string `json:"timeout,omitempty"`
 	// Resolved is what older clients sent to say they resolved cwd and
 	// every path in input where the files are. It is read and never
 	// believed: a caller's word cannot make a path it names safe. Only
@@ -99,7 +103,7 @@ var _ Settler = (*Client)(nil)
 // deadline plus Grace, the Ask is cancelled (DELETE), so no approval can
 // arrive for a call that is no longer waiting.
 func (c *Client) Settle(ctx context.Context, call Call) Ask {
-	body := AskBody{SessionID: call.SessionID, Agent: call.Agent, Tool: call.Tool, Input: call.Input, Cwd: call.Cwd, Reason: call.Reason, Resolved: call.Resolved, OneOff: call.OneOff}
+	body := AskBody{SessionID: call.SessionID, Agent: call.Agent, Tool: call.Tool, Input: call.Input, Cwd: call.Cwd, Workspace: call.Workspace, Reason: call.Reason, Resolved: call.Resolved, OneOff: call.OneOff}
 	start := time.Now()
 	if call.Timeout > 0 {
 		body.Timeout = call.Timeout.String()

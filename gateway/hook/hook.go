@@ -35,9 +35,17 @@ type Call struct {
 	Tool      string          // the agent's tool name: Bash, Write, mcp__github__create_issue, …
 	Input     json.RawMessage // the tool's input, a JSON object
 	Cwd       string          // the agent's working directory; paths are judged against it
-	Reason    string          // why the agent wants it, if it says
-	Timeout   time.Duration   // how long a human has; 0 or more than the serve's timeout means that timeout
-	By        string          // who asks: the local user, or (in a serve) the API token's name
+	// Workspace is the session's root as the agent's own process says it
+	// where it runs, never as the model chose it: Claude Code's
+	// $CLAUDE_PROJECT_DIR, the directory Codex starts its hooks in. Cwd
+	// is not that: Codex hands its hooks the command's workdir, which the
+	// model picks per call, so a session first seen with workdir /etc
+	// would make /etc its workspace. "" when the door has none: the serve
+	// then pins the session's root from its first cwd.
+	Workspace string
+	Reason    string        // why the agent wants it, if it says
+	Timeout   time.Duration // how long a human has; 0 or more than the serve's timeout means that timeout
+	By        string        // who asks: the local user, or (in a serve) the API token's name
 	// Resolved says every path in Input and Cwd was resolved on the
 	// machine the files live on (symlinks followed, .. gone: see
 	// ResolvePaths) by this process, or by the serve itself for a local

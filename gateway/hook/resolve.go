@@ -79,7 +79,7 @@ func pathFields(tool string) []string {
 	return nil
 }
 
-// ResolvePaths returns c with its cwd and every path in its input
+// ResolvePaths returns c with its cwd, its workspace and every path in its input
 // resolved on this machine (made absolute against the cwd, cleaned,
 // symlinks followed on the part that exists: realpath.Existing) and
 // Resolved set. Anything it cannot resolve — a relative cwd, a NUL, a
@@ -92,6 +92,17 @@ func ResolvePaths(c Call) Call {
 	cwd, err := realpath.Existing(filepath.Clean(c.Cwd))
 	if err != nil {
 		return c
+	}
+	workspace := c.Workspace
+	if workspace != "" {
+		// The root is compared with the resolved paths, so it is resolved
+		// as they are; one that cannot be leaves the call as text.
+		if !filepath.IsAbs(workspace) || strings.ContainsRune(workspace, 0) {
+			return c
+		}
+		if workspace, err = realpath.Existing(filepath.Clean(workspace)); err != nil {
+			return c
+		}
 	}
 	var in map[string]json.RawMessage
 	if json.Unmarshal(c.Input, &in) != nil || in == nil {
@@ -138,7 +149,7 @@ func ResolvePaths(c Call) Call {
 		}
 	}
 	out := c
-	out.Cwd, out.Resolved = cwd, true
+	out.Cwd, out.Workspace, out.Resolved = cwd, workspace, true
 	if changed {
 		b, err := json.Marshal(in)
 		if err != nil {

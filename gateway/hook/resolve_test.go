@@ -77,3 +77,27 @@ func TestResolvePathsSettlesOneFile(t *testing.T) {
 		}
 	}
 }
+
+// The workspace the agent's process gives is resolved as the call's paths
+// are, so a project reached through a link still holds its own files; one
+// that cannot be resolved leaves the call unresolved, judged as text.
+func TestResolvePathsResolvesTheWorkspace(t *testing.T) {
+	real, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "proj")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	in := json.RawMessage(`{"file_path":"go.mod"}`)
+	got := ResolvePaths(Call{Tool: "Read", Input: in, Cwd: link, Workspace: link})
+	if !got.Resolved || got.Workspace != real || got.Cwd != real {
+		t.Errorf("linked workspace: resolved %v, workspace %q, cwd %q; want both %q", got.Resolved, got.Workspace, got.Cwd, real)
+	}
+	for _, ws := range []string{"proj", filepath.Join(real, "gone", "..", "x\x00")} {
+		if got := ResolvePaths(Call{Tool: "Read", Input: in, Cwd: real, Workspace: ws}); got.Resolved || got.Workspace != ws {
+			t.Errorf("workspace %q: resolved %v as %q, want left unresolved", ws, got.Resolved, got.Workspace)
+		}
+	}
+}

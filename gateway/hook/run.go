@@ -38,9 +38,12 @@ const (
 type Run struct {
 	Agent string // AgentClaude or AgentCodex
 	By    string // who asks
-	In    io.Reader
-	Out   io.Writer
-	Err   io.Writer
+	// Workspace is the session's root as the agent's process gives it
+	// (Call.Workspace): "" when it gives none.
+	Workspace string
+	In        io.Reader
+	Out       io.Writer
+	Err       io.Writer
 	// Start is when the hook started, and Timeout how long a human has
 	// from then: the call's Ask ends by Start+Timeout, and the answer is
 	// written by Start+Timeout+Grace. Timeout 0: not known here (a
@@ -173,7 +176,9 @@ func (h Run) read(bound time.Time) (Event, Call, error) {
 	}
 	// The command hook runs where the agent's files are: its paths are
 	// judged where they resolve (resolve.go), not as the agent spelled them.
-	c := ResolvePaths(ev.Call(h.Agent))
+	c := ev.Call(h.Agent)
+	c.Workspace = h.Workspace
+	c = ResolvePaths(c)
 	c.By = h.By
 	return ev, c, nil
 }
