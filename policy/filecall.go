@@ -41,6 +41,13 @@ func (e *Engine) decideFileCall(ctx context.Context, c Call, mode Mode, grantErr
 		// may name where that leads.
 		v = Verdict{Decision: Ask, Reason: fmt.Sprintf("%s of %s: the path climbs out of a name with \"..\", and askops has not resolved it on the machine the files are on (a link there leads elsewhere); give the path without \"..\"", c.Tool, shownPath(given))}
 	}
+	if c.Tool == ToolReadFile && v.Decision == Allow && e.hasReadRules() {
+		// A file with another name: the read_file rules were checked
+		// against this one only (linkedRead).
+		if real, ok := landing(absPath(c)); ok && hardLinked(real) {
+			return Verdict{Decision: Ask, Reason: linkedReadWhy(c.Tool + " of " + shownPath(c.Path))}
+		}
+	}
 	if !isWrite(c.Tool) || v.Decision == Deny || v.Decision == Ask && v.Rule != "" {
 		return v
 	}

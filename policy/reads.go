@@ -145,3 +145,41 @@ func (e *Engine) readVerdict(rules []rule, ws string, an *analysis, d Decision) 
 	}
 	return Verdict{}, false
 }
+
+// hasReadRules reports whether any deny or ask rule names read_file: only
+// then can another name of a file matter to a read.
+func (e *Engine) hasReadRules() bool {
+	for _, rs := range [][]rule{e.deny, e.ask} {
+		for _, r := range rs {
+			if r.Tool == ToolReadFile {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// linkedRead is an ask when a file the command may read has more than one
+// name (a hard link) and read_file rules exist: the rules were checked
+// against the name the command gives, and the same file may stand under
+// another (notes.txt as a second name of .env, which a tarball's hard-link
+// entry or an earlier script can make), which no rule can be checked
+// against from here. Asked whatever the mode, as a deny rule would be.
+func (e *Engine) linkedRead(ws string, an *analysis) (Verdict, bool) {
+	if !e.hasReadRules() {
+		return Verdict{}, false
+	}
+	for _, m := range an.reads {
+		for _, t := range m.targets(ws) {
+			if t.real != "" && hardLinked(t.real) {
+				return Verdict{Decision: Ask, Reason: linkedReadWhy("the command may read " + shownPath(t.shown))}, true
+			}
+		}
+	}
+	return Verdict{}, false
+}
+
+// linkedReadWhy is why a read of a hard-linked file asks; what names the read.
+func linkedReadWhy(what string) string {
+	return what + ", a file with more than one name (a hard link): a read_file rule may protect another of its names"
+}
