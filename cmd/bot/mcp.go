@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/askops/askops/gateway/toolcall"
 	"os"
 
 	"github.com/askops/askops/gateway/hook"
+	"github.com/askops/askops/gateway/toolcall"
 	"github.com/askops/askops/internal/cliflag"
 	"github.com/askops/askops/internal/recordid"
 )
