@@ -419,6 +419,7 @@ func (e *Engine) judgedAs(c Call) []spelling {
 func (e *Engine) listed(ctx context.Context, c Call, mode Mode) (v Verdict, ok bool) {
 	v = Verdict{Decision: Allow}
 	n := 0
+	linked := e.hasReadRules() // a hard-linked file found asks (linkedRead)
 	err := filepath.WalkDir(c.Path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err // unreadable: not listed in full
@@ -438,6 +439,9 @@ func (e *Engine) listed(ctx context.Context, c Call, mode Mode) (v Verdict, ok b
 			if w, ok := r.e.rulesOn(r.c, mode); ok {
 				v = strictest(v, w)
 			}
+		}
+		if linked && d.Type().IsRegular() && hardLinked(p) {
+			v = strictest(v, Verdict{Decision: Ask, Reason: linkedReadWhy(c.Tool + " of " + shownPath(f.Path))})
 		}
 		if v.Decision == Deny {
 			return fs.SkipAll

@@ -21,8 +21,13 @@ func TestReadOfAHardLinkedFileAsks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Link(filepath.Join(ws, ".env"), filepath.Join(ws, "notes.txt")); err != nil {
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
 		t.Fatal(err)
+	}
+	for _, name := range []string{"notes.txt", "sub/notes.txt"} {
+		if err := os.Link(filepath.Join(ws, ".env"), filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	protected := newTestEngine(t, Config{Rules: []Rule{
 		{Tool: ToolReadFile, Path: ".env", Decision: Deny},
@@ -42,9 +47,12 @@ func TestReadOfAHardLinkedFileAsks(t *testing.T) {
 		{protected, ModeFull, Call{Tool: ToolBash, Command: "cd sub; cat ../notes.txt"}, Ask},
 		{protected, ModeAsk, Call{Tool: ToolReadFile, Path: "notes.txt", Resolved: true}, Ask},
 		{protected, ModeFull, Call{Tool: ToolReadFile, Path: "notes.txt", Resolved: true}, Ask},
+		// A search of a directory holding it (Grep) reads it too.
+		{protected, ModeFull, Call{Tool: ToolReadFile, Path: ws + "/sub", Search: true, Resolved: true}, Ask},
 		// The other reads stand as they were.
 		{protected, ModeAsk, Call{Tool: ToolBash, Command: "cat README.md"}, Allow},
 		{protected, ModeAsk, Call{Tool: ToolReadFile, Path: "README.md", Resolved: true}, Allow},
+		{protected, ModeFull, Call{Tool: ToolReadFile, Path: ws + "/sub", Search: true, Glob: "*.go", Resolved: true}, Allow},
 		{protected, ModeFull, Call{Tool: ToolBash, Command: "cat .env"}, Deny},
 		{open, ModeAsk, Call{Tool: ToolBash, Command: "cat notes.txt"}, Allow},
 	} {
