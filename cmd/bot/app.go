@@ -39,6 +39,7 @@ type app struct {
 
 	notifier     *slackui.Notifier
 	approvers    *slackui.Approvers
+	workspace    *slackui.Workspace // askops' own Slack workspace (auth.test)
 	interactions *slackui.Interactions
 	// decider judges every vote: Slack's, the console's, the API's.
 	decider    *approval.Decider
@@ -153,7 +154,12 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	a.loops.start("home", a.home.Run)
 	a.asksUI = slackui.HomeNotifier{Notifier: a.notifier, Home: a.home}
 	a.decider = newDecider(cfg, a.Asks, a.approvers.Only, []approval.MessageUpdater{a.asksUI}, log)
+	// The workspace the bot token is installed in, learnt from auth.test at
+	// the first click: only its users' clicks, commands and mentions count
+	// (a Slack Connect channel's other organisation is nobody here).
+	a.workspace = slackui.NewWorkspace(a.slack)
 	a.interactions = slackui.NewInteractions(slackui.InteractionsConfig{
+		Workspace: a.workspace,
 		Asks:      a.Asks,
 		Notifier:  a.asksUI,
 		Home:      a.home,
