@@ -215,3 +215,34 @@ func TestWorkspaceIsLearntOnceAndDoubtRefuses(t *testing.T) {
 		t.Error("a command typed in another organisation's workspace was admitted")
 	}
 }
+
+// Over Socket Mode the outsider's click is refused the same way: the
+// envelope is acknowledged (Slack must not retry it), and nothing changes.
+func TestSocketModeOutsiderClickRefused(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	w.fake.SetUserTeam(outsider, partnerTeam)
+	approvers, err := NewApprovers(ApproversConfig{AnyoneInChannel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.serveClicks(approvers, testLog(t))
+	startSocketMode(t, w, SocketHandlers{Interaction: w.inter.Handle})
+	wa := w.ask(bashRequest("run-socket", "sess-1", "make deploy"))
+	env, err := w.fake.SendInteractive(t.Context(), w.fake.BlockActionsPayload(fakeslack.BlockActions{
+		User: outsider, Channel: wa.channel, MessageTS: wa.ts, ActionID: ActionApprove, Value: wa.id,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.fake.WaitForAck(t.Context(), env); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.nthEphemeral(outsider, 1); got != OutsiderText {
+		t.Fatalf("the outsider was told %q", got)
+	}
+	w.noTraceOf(wa, outsider)
+	clickOK(t, w.click(wa, approverA, ActionDeny))
+	if got := wa.result(t); got.Status != pending.Status(pending.Denied) || got.DecidedBy != approverA {
+		t.Fatalf("the insider's denial ended the Ask %s by %s", got.Status, got.DecidedBy)
+	}
+}
