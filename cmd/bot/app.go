@@ -266,6 +266,14 @@ func (a *app) checkSlack(ctx context.Context) {
 		return
 	}
 	a.log.Info("slack answers", "detail", r.Detail)
+	// Learn askops' own workspace now, not on the first click, whose
+	// auth.test would spend Slack's 3 s beside the approver check and
+	// the vote. A failure here is retried by that first click.
+	if team, enterprise, err := a.workspace.Home(ctx); err != nil {
+		a.log.Warn("could not learn askops' own Slack workspace yet; the first click will ask again", "err", err)
+	} else {
+		a.log.Info("decisions count only from this Slack workspace", "team", team, "enterprise", enterprise)
+	}
 }
 
 // front is how Slack's traffic reaches a: the Ask buttons' clicks, and
