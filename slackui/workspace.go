@@ -110,7 +110,10 @@ func (w *Workspace) Home(ctx context.Context) (team, enterprise string, err erro
 		return "", "", fmt.Errorf("slackui: auth.test to learn askops' own workspace: %w", err)
 	}
 	if r.TeamID == "" {
-		return "", "", errors.New("slackui: auth.test named no team_id")
+		// An org-wide Grid install answers with its organisation only;
+		// askops' manifest installs per workspace (org_deploy_enabled:
+		// false), so nobody is admitted rather than a guessed team.
+		return "", "", fmt.Errorf("slackui: auth.test named no team_id (enterprise %q): askops is installed per workspace", r.EnterpriseID)
 	}
 	w.team, w.enterprise = r.TeamID, r.EnterpriseID
 	return w.team, w.enterprise, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/slack-go/slack"
@@ -244,5 +245,25 @@ func TestSocketModeOutsiderClickRefused(t *testing.T) {
 	clickOK(t, w.click(wa, approverA, ActionDeny))
 	if got := wa.result(t); got.Status != pending.Status(pending.Denied) || got.DecidedBy != approverA {
 		t.Fatalf("the insider's denial ended the Ask %s by %s", got.Status, got.DecidedBy)
+	}
+}
+
+// Clicks that arrive together before the workspace is known make one
+// auth.test between them, not one each (it runs while they wait for
+// their acknowledgement).
+func TestWorkspaceLearntOnceUnderConcurrentClicks(t *testing.T) {
+	fake := fakeslack.New(t, fakeslack.Options{})
+	ws := NewWorkspace(fakeAPI(fake))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if err := ws.Admits(t.Context(), approverA, fake.TeamID()); err != nil {
+				t.Errorf("a user of the fake's team: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := len(fake.Calls("auth.test")); n != 1 {
+		t.Errorf("%d auth.test calls; want 1", n)
 	}
 }
