@@ -48,7 +48,7 @@ func (o *Ops) SlashCommand(ctx context.Context, cmd slack.SlashCommand) any {
 	if o.cfg.Workspace != nil {
 		if err := o.cfg.Workspace.AdmitsCommand(ctx, cmd); err != nil {
 			o.log.Warn("slash command from outside askops' workspace refused", "user", cmd.UserID, "team", cmd.TeamID, "enterprise", cmd.EnterpriseID, "err", err)
-			return ephemeral("%s", outsiderWords(err))
+			return ephemeral("%s", slackui.OutsiderShown(err))
 		}
 	}
 	sub, rest, _ := strings.Cut(strings.TrimSpace(cmd.Text), " ")
@@ -294,7 +294,7 @@ func (o *Ops) revoke(ctx context.Context, cb slack.InteractionCallback, value st
 		// does not lean on that.
 		if err := o.cfg.Workspace.Admits(ctx, cb.User.ID, cb.User.TeamID); err != nil {
 			o.log.Warn("revoke from outside askops' workspace refused", "user", cb.User.ID, "user_team", cb.User.TeamID, "err", err)
-			reply(outsiderWords(err))
+			reply(slackui.OutsiderShown(err))
 			return
 		}
 	}

@@ -2,21 +2,10 @@ package chatops
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/askops/askops/pending"
-	"github.com/askops/askops/slackui"
 )
-
-// outsiderWords tells a user the Workspace refused (err) why nothing
-// happened: they are of another organisation, or askops could not tell.
-func outsiderWords(err error) string {
-	if _, ok := errors.AsType[*slackui.OutsiderError](err); ok {
-		return slackui.OutsiderText
-	}
-	return "askops could not check which workspace you belong to (Slack did not answer), so nothing changed. Please try again in a moment."
-}
 
 func (o *Ops) mayAct(ctx context.Context, user string) bool {
 	if ok, _ := o.cfg.Approvers.MayDecide(ctx, user); ok {

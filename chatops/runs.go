@@ -52,7 +52,7 @@ func (o *Ops) Event(ctx context.Context, ev slackevents.EventsAPIEvent) {
 	if o.cfg.Workspace != nil && m.UserTeam != "" {
 		if err := o.cfg.Workspace.Admits(ctx, m.User, m.UserTeam); err != nil {
 			o.log.Warn("mention from outside askops' workspace refused", "user", m.User, "user_team", m.UserTeam, "err", err)
-			say(outsiderWords(err))
+			say(slackui.OutsiderShown(err))
 			return
 		}
 	}

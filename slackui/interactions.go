@@ -205,7 +205,7 @@ func (i *Interactions) admitted(ctx context.Context, cb slack.InteractionCallbac
 // nothing changed: an ephemeral under a click (a Home notice on the
 // Home), the deny-reason modal's own error line under a submission.
 func (i *Interactions) outsider(cb slack.InteractionCallback, err error) (*slack.ViewSubmissionResponse, error) {
-	show := outsiderShown(err)
+	show := OutsiderShown(err)
 	// Both transports log the returned error (with the user): one line.
 	err = fmt.Errorf("refused %s of team %q (clicked in team %q): %w", cb.User.ID, cb.User.TeamID, cb.Team.ID, err)
 	switch cb.Type {

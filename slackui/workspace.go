@@ -168,12 +168,13 @@ func (w *Workspace) AdmitsCommand(ctx context.Context, cmd slack.SlashCommand) e
 // type a command or mention askops: nothing they do changes anything.
 const OutsiderText = "askops takes decisions and commands only from people of the workspace it is installed in; you are in this channel from another organisation, so nothing changed. Ask someone of that workspace."
 
-// workspaceUncheckedText is what a clicker is told when askops could not
+// workspaceUncheckedText is what a user is told when askops could not
 // learn its own workspace, so could not place theirs.
-const workspaceUncheckedText = "askops could not check which workspace you belong to (Slack did not answer), so your click changed nothing. Please try again in a moment."
+const workspaceUncheckedText = "askops could not check which workspace you belong to (Slack did not answer), so nothing changed. Please try again in a moment."
 
-// outsiderShown is the text for a refusal from Admits.
-func outsiderShown(err error) string {
+// OutsiderShown is what a user whom Admits or AdmitsCommand refused
+// (err) is told: of another organisation, or askops could not tell.
+func OutsiderShown(err error) string {
 	if _, ok := errors.AsType[*OutsiderError](err); ok {
 		return OutsiderText
 	}

@@ -186,7 +186,7 @@ func TestWorkspaceIsLearntOnceAndDoubtRefuses(t *testing.T) {
 	api := &authTests{fail: 1, team: "THOME"}
 	ws := NewWorkspace(api)
 	err := ws.Admits(t.Context(), approverA, "THOME")
-	if err == nil || outsiderShown(err) != workspaceUncheckedText {
+	if err == nil || OutsiderShown(err) != workspaceUncheckedText {
 		t.Fatalf("with auth.test failing: %v", err)
 	}
 	for range 3 {
@@ -199,7 +199,7 @@ func TestWorkspaceIsLearntOnceAndDoubtRefuses(t *testing.T) {
 	}
 	for _, team := range []string{"", "TOTHER", "EOTHER"} {
 		err := ws.Admits(t.Context(), outsider, team)
-		if _, ok := errors.AsType[*OutsiderError](err); !ok || outsiderShown(err) != OutsiderText {
+		if _, ok := errors.AsType[*OutsiderError](err); !ok || OutsiderShown(err) != OutsiderText {
 			t.Errorf("user team %q: %v", team, err)
 		}
 	}

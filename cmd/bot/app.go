@@ -154,8 +154,9 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	a.loops.start("home", a.home.Run)
 	a.asksUI = slackui.HomeNotifier{Notifier: a.notifier, Home: a.home}
 	a.decider = newDecider(cfg, a.Asks, a.approvers.Only, []approval.MessageUpdater{a.asksUI}, log)
-	// The workspace the bot token is installed in, learnt from auth.test at
-	// the first click: only its users' clicks, commands and mentions count
+	// The workspace the bot token is installed in, learnt from auth.test
+	// (at serve's start, else at the first click that needs it): only its
+	// users' clicks, commands and mentions count
 	// (a Slack Connect channel's other organisation is nobody here).
 	a.workspace = slackui.NewWorkspace(a.slack)
 	a.interactions = slackui.NewInteractions(slackui.InteractionsConfig{
