@@ -27,13 +27,12 @@ import (
 //
 //   - block_actions and view_submission: user.team_id
 //     (InteractionCallback.User.TeamID) is the clicker's home team; the
-//     payload's team object (InteractionCallback.Team) is the workspace
-//     the click happened in, which in a shared channel is askops' own
-//     whoever clicked, so it says nothing about the clicker. In
-//     Enterprise Grid Slack reports an organisation-level user's
-//     user.team_id as the organisation's id (E…) rather than a workspace
-//     (T…); the payload's enterprise object is again where the click
-//     happened, not who clicked.
+//     payload's team object (InteractionCallback.Team) is, in Slack's
+//     words, the workspace the interaction originated from: where, not
+//     who, so it is not used. In Enterprise Grid Slack reports an
+//     organisation-level user's user.team_id as the organisation's id
+//     (E…) rather than a workspace (T…); the payload's enterprise object
+//     is again where the click happened, not who clicked.
 //   - slash commands carry no user team: team_id (and enterprise_id) is,
 //     in Slack's words, where the user was when they typed it. A command
 //     whose team_id is another's is refused; one with askops' own team_id
@@ -52,12 +51,15 @@ import (
 // a user reported with another workspace's T… id is refused, even if that
 // workspace belongs to the same organisation, since a payload does not
 // say which organisation a T… belongs to, and closed-world means what
-// cannot be placed does not count.
+// cannot be placed does not count. A slash command is the exception the
+// other way: it names the organisation of the workspace it was typed in
+// (enterprise_id), so one typed in a sibling workspace is admitted.
 //
-// No one from another team is admitted by name either: an id listed in
-// approvals.approvers.users is a user id, and user ids are how the open
-// checks name people too; a partner who must decide gets a (guest)
-// account in askops' workspace, whose user.team_id is then askops' own.
+// No one from another team is admitted by name either: the approver,
+// run-starter and escalation lists were written to name askops' own
+// people, and an id copied into one of them must not become a grant
+// across organisations. A partner who must decide gets a (guest) account
+// in askops' workspace, whose user.team_id is then askops' own.
 
 // AuthTester is auth.test; *slack.Client satisfies it.
 type AuthTester interface {
