@@ -14,6 +14,13 @@
 // A test that runs built binaries points them at fake.APIURL() and delivers
 // clicks to their HTTP endpoints with PostInteraction.
 //
+// Every user is of the fake's workspace (Options.TeamID) unless SetUserTeam
+// makes them a member of another team, as a Slack Connect channel's other
+// organisation is: what they click, type or mention then carries their own
+// team where Slack puts it (user.team_id, a command's team_id, an
+// app_mention's user_team). Options.EnterpriseID puts the workspace in an
+// Enterprise Grid organisation.
+//
 // Served under URL():
 //   - /api/{method}: auth.test, chat.postMessage, chat.update,
 //     chat.postEphemeral, chat.delete, views.open, views.push, views.update,
