@@ -79,6 +79,19 @@ type AskClicks interface {
 	Handle(ctx context.Context, cb slack.InteractionCallback) (*slack.ViewSubmissionResponse, error)
 }
 
+// Workspace places a Slack user in askops' own workspace
+// (*slackui.Workspace): people of another organisation in a Slack Connect
+// channel are nobody to chat-ops, whatever the approver or run-starter
+// sets would say of their user id (anyone_in_channel says yes to all).
+type Workspace interface {
+	// Admits returns nil for user whose home team Slack reports as
+	// userTeam if that is askops' own workspace, else why not.
+	Admits(ctx context.Context, user, userTeam string) error
+	// AdmitsCommand is Admits for a slash command, which names only the
+	// workspace it was typed in.
+	AdmitsCommand(ctx context.Context, cmd slack.SlashCommand) error
+}
+
 // RunCounter counts runs by how they ended (the bot's metrics).
 type RunCounter interface {
 	RunEnded(state string)
@@ -107,7 +120,11 @@ type Config struct {
 	Grants   Grants
 	Slack    Poster
 	Clicks   AskClicks
-	Runs     RunCounter
+	// Workspace, if set, refuses commands, mentions and Revoke clicks of
+	// users of another team (slackui.Workspace; the wiring always sets
+	// it). The Ask buttons Clicks handles are refused there.
+	Workspace Workspace
+	Runs      RunCounter
 	// RunsChanged, if set, is told when a run started here is recorded or
 	// ends (the App Home refreshes at once; runrecord.go).
 	RunsChanged func()

@@ -45,6 +45,12 @@ func (o *Ops) SlashCommand(ctx context.Context, cmd slack.SlashCommand) any {
 		o.log.Warn("duplicate slash command delivery ignored", "user", cmd.UserID, "command", cmd.Command)
 		return nil
 	}
+	if o.cfg.Workspace != nil {
+		if err := o.cfg.Workspace.AdmitsCommand(ctx, cmd); err != nil {
+			o.log.Warn("slash command from outside askops' workspace refused", "user", cmd.UserID, "team", cmd.TeamID, "enterprise", cmd.EnterpriseID, "err", err)
+			return ephemeral("%s", slackui.OutsiderShown(err))
+		}
+	}
 	sub, rest, _ := strings.Cut(strings.TrimSpace(cmd.Text), " ")
 	rest = strings.TrimSpace(rest)
 	name := o.cfg.Command
@@ -280,6 +286,16 @@ func (o *Ops) revoke(ctx context.Context, cb slack.InteractionCallback, value st
 			}
 		}) {
 			o.log.Warn("shutting down; revoke reply skipped", "user", cb.User.ID)
+		}
+	}
+	if o.cfg.Workspace != nil {
+		// A Revoke button an approver was shown can be clicked by anyone
+		// who sees it: an ephemeral list is theirs alone, but closed-world
+		// does not lean on that.
+		if err := o.cfg.Workspace.Admits(ctx, cb.User.ID, cb.User.TeamID); err != nil {
+			o.log.Warn("revoke from outside askops' workspace refused", "user", cb.User.ID, "user_team", cb.User.TeamID, "err", err)
+			reply(slackui.OutsiderShown(err))
+			return
 		}
 	}
 	if ok, _ := o.cfg.Approvers.MayDecide(ctx, cb.User.ID); !ok {

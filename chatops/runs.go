@@ -46,6 +46,16 @@ func (o *Ops) Event(ctx context.Context, ev slackevents.EventsAPIEvent) {
 			o.log.Warn("ephemeral reply failed", "err", err)
 		}
 	}
+	// Slack names the mentioning user's home team (user_team) in shared
+	// channels; a mention without one is taken as of askops' own
+	// workspace, where Slack leaves it out (docs/security.md).
+	if o.cfg.Workspace != nil && m.UserTeam != "" {
+		if err := o.cfg.Workspace.Admits(ctx, m.User, m.UserTeam); err != nil {
+			o.log.Warn("mention from outside askops' workspace refused", "user", m.User, "user_team", m.UserTeam, "err", err)
+			say(slackui.OutsiderShown(err))
+			return
+		}
+	}
 	if task == "" || strings.EqualFold(task, "help") {
 		say(o.help())
 		return

@@ -191,7 +191,8 @@ func TestShowFullPageButtonIsBoundToItsModal(t *testing.T) {
 	view := w.fake.Views()[0]
 	cb := slack.InteractionCallback{
 		Type: slack.InteractionTypeBlockActions,
-		User: slack.User{ID: stranger},
+		// Of askops' own team: the binding refuses it, not the workspace.
+		User: slack.User{ID: stranger, TeamID: w.fake.TeamID()},
 		View: slack.View{ID: view.ID, CallbackID: view.Request.CallbackID, PrivateMetadata: view.Request.PrivateMetadata},
 		ActionCallback: slack.ActionCallbacks{BlockActions: []*slack.BlockAction{
 			{ActionID: ActionShowFull, Value: ShowFullValue(b.id, 1)},

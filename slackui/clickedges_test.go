@@ -560,36 +560,44 @@ func TestClickAfterDeadlineOrCancel(t *testing.T) {
 }
 
 // A click signed for this app but from another workspace (a Slack Connect
-// member of a shared channel): its user id is who clicked, and only the
-// approver list says whether that id may decide.
+// member of a shared channel, or a payload retagged so) is refused by the
+// team Slack names for the clicker (user.team_id), whatever its user id:
+// an approver's id with another home team decides nothing either. The
+// payload's team object (where the click happened) is not what counts.
 func TestClickFromAnotherWorkspace(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	wa := w.ask(bashRequest("run-a", "sess-a", "make deploy"))
-	retag := func(user, team string) []byte {
+	retag := func(user, userTeam, team string) []byte {
 		var p map[string]any
 		if err := json.Unmarshal(w.fake.BlockActionsPayload(fakeslack.BlockActions{User: user, Channel: wa.channel, MessageTS: wa.ts, ActionID: ActionApprove, Value: wa.id}), &p); err != nil {
 			t.Fatal(err)
 		}
 		p["team"] = map[string]any{"id": team, "domain": "elsewhere"}
-		p["user"].(map[string]any)["team_id"] = team
-		p["api_app_id"] = "AOTHERAPP"
+		p["user"].(map[string]any)["team_id"] = userTeam
 		js, _ := json.Marshal(p)
 		return js
 	}
-	resp, err := w.fake.PostInteraction(t.Context(), w.url, retag("UEXTERNAL1", "TOTHERORG"))
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("%v %v", resp, err)
+	post := func(payload []byte) {
+		t.Helper()
+		resp, err := w.fake.PostInteraction(t.Context(), w.url, payload)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%v %v", resp, err)
+		}
+		resp.Body.Close()
 	}
-	if told := w.waitEphemeral("UEXTERNAL1"); !strings.Contains(told.Text, "not one of the approvers") {
+	post(retag("UEXTERNAL1", "TOTHERORG", "TOTHERORG"))
+	if told := w.waitEphemeral("UEXTERNAL1"); told.Text != OutsiderText {
 		t.Fatalf("external user told %q", told.Text)
 	}
-	w.stillPending("sess-a", wa)
-	resp, err = w.fake.PostInteraction(t.Context(), w.url, retag(approverA, "TOTHERORG"))
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("%v %v", resp, err)
+	post(retag(approverA, "TOTHERORG", w.fake.TeamID())) // clicked in askops' workspace, from another team
+	if told := w.waitEphemeral(approverA); told.Text != OutsiderText {
+		t.Fatalf("an approver's id of another team told %q", told.Text)
 	}
-	got := wa.result(t)
-	t.Logf("approver id with another team.id: %s by %s", got.Status, got.DecidedBy)
+	w.stillPending("sess-a", wa)
+	post(retag(approverA, w.fake.TeamID(), "TOTHERORG")) // the team object does not decide it
+	if got := wa.result(t); got.Status != pending.Status(pending.Approved) || got.DecidedBy != approverA {
+		t.Fatalf("the approver of askops' own team: %s by %s", got.Status, got.DecidedBy)
+	}
 }
 
 // A member removed from an approver group keeps deciding until the

@@ -82,6 +82,11 @@ type InteractionsConfig struct {
 	// Home shows what a click on the App Home changed (or why nothing):
 	// a Home has no channel for an ephemeral. Optional (home.go).
 	Home HomeNotices
+	// Workspace is askops' own Slack workspace: a click or form from a
+	// user Slack reports as of another team (a Slack Connect channel's
+	// other organisation) changes nothing (workspace.go). Nil admits
+	// every team: only tests leave it so; the wiring always sets it.
+	Workspace *Workspace
 }
 
 // Interactions turns button clicks and modal submissions into decisions.
@@ -161,6 +166,9 @@ func InteractionsHandler(handle func(context.Context, slack.InteractionCallback)
 func (i *Interactions) Handle(ctx context.Context, cb slack.InteractionCallback) (*slack.ViewSubmissionResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, i.cfg.DecideTimeout)
 	defer cancel()
+	if err := i.admitted(ctx, cb); err != nil {
+		return i.outsider(cb, err)
+	}
 	switch cb.Type {
 	case slack.InteractionTypeBlockActions:
 		var errs []error
@@ -179,6 +187,36 @@ func (i *Interactions) Handle(ctx context.Context, cb slack.InteractionCallback)
 	default:
 		return nil, nil
 	}
+}
+
+// admitted returns nil when the user of cb is of askops' own workspace
+// (Workspace.Admits, on the team Slack signed into the payload as the
+// clicker's: user.team_id), before anything else is looked at: an
+// outsider's click is no vote at all, so it reaches neither the approver
+// checks (anyone_in_channel admits everybody) nor the store or its audit.
+func (i *Interactions) admitted(ctx context.Context, cb slack.InteractionCallback) error {
+	if i.cfg.Workspace == nil {
+		return nil
+	}
+	return i.cfg.Workspace.Admits(ctx, cb.User.ID, cb.User.TeamID)
+}
+
+// outsider tells the user of cb, whom admitted refused (err), that
+// nothing changed: an ephemeral under a click (a Home notice on the
+// Home), the deny-reason modal's own error line under a submission.
+func (i *Interactions) outsider(cb slack.InteractionCallback, err error) (*slack.ViewSubmissionResponse, error) {
+	show := OutsiderShown(err)
+	// Both transports log the returned error (with the user): one line.
+	err = fmt.Errorf("refused %s of team %q (clicked in team %q): %w", cb.User.ID, cb.User.TeamID, cb.Team.ID, err)
+	switch cb.Type {
+	case slack.InteractionTypeBlockActions:
+		i.ephemeral(cb, show)
+	case slack.InteractionTypeViewSubmission:
+		if cb.View.CallbackID == CallbackDenyReason {
+			return slack.NewErrorsViewSubmissionResponse(map[string]string{BlockDenyReason: show}), err
+		}
+	}
+	return nil, err
 }
 
 // Close waits for the background Web API calls already started; later

@@ -69,6 +69,9 @@ type worldOptions struct {
 	maxAttempts int
 	// grantDurations are approvals.grant_durations (see quorum_test.go).
 	grantDurations []time.Duration
+	// enterprise puts the fake's workspace in that Enterprise Grid
+	// organisation (workspace_test.go).
+	enterprise string
 }
 
 func newWorld(t *testing.T, o worldOptions) *world {
@@ -79,7 +82,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 	}
 	log := testLog(t)
 	w := &world{t: t}
-	w.fake = fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret"})
+	w.fake = fakeslack.New(t, fakeslack.Options{SigningSecret: "test-secret", EnterpriseID: o.enterprise})
 	w.fake.SetUser(approverA, "alice")
 	w.fake.SetUser(approverB, "bob")
 	w.fake.SetUser(stranger, "mallory")
@@ -184,6 +187,8 @@ func (w *world) serveClicks(approvers *Approvers, log *slog.Logger) {
 	w.inter = NewInteractions(InteractionsConfig{
 		Asks: w.clicks, Notifier: w.notifier, Approvers: approvers, API: w.api, Logger: log,
 		Decider: testDecider(w.t, w.clicks, w.notifier, approvers, approval.SelfApproval{}),
+		// As the wiring has it: the team learnt through the fake's auth.test.
+		Workspace: NewWorkspace(w.api),
 	})
 	w.url = serveInteractions(w.t, w.fake.SigningSecret(), w.inter) + "/slack/interactions"
 }

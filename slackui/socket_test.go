@@ -154,7 +154,7 @@ func TestShowFullPagesInsideModal(t *testing.T) {
 	}
 	cb := slack.InteractionCallback{
 		Type: slack.InteractionTypeBlockActions,
-		User: slack.User{ID: approverA},
+		User: slack.User{ID: approverA, TeamID: w.fake.TeamID()},
 		View: slack.View{ID: views[0].ID, CallbackID: views[0].Request.CallbackID, PrivateMetadata: views[0].Request.PrivateMetadata},
 		ActionCallback: slack.ActionCallbacks{BlockActions: []*slack.BlockAction{
 			{ActionID: ActionShowFull, Value: ShowFullValue(wa.id, 1)},

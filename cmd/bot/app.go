@@ -39,6 +39,7 @@ type app struct {
 
 	notifier     *slackui.Notifier
 	approvers    *slackui.Approvers
+	workspace    *slackui.Workspace // askops' own Slack workspace (auth.test)
 	interactions *slackui.Interactions
 	// decider judges every vote: Slack's, the console's, the API's.
 	decider    *approval.Decider
@@ -153,7 +154,13 @@ func newApp(ctx context.Context, cfg config.Config, log *slog.Logger, m *metrics
 	a.loops.start("home", a.home.Run)
 	a.asksUI = slackui.HomeNotifier{Notifier: a.notifier, Home: a.home}
 	a.decider = newDecider(cfg, a.Asks, a.approvers.Only, []approval.MessageUpdater{a.asksUI}, log)
+	// The workspace the bot token is installed in, learnt from auth.test
+	// (at serve's start, else at the first click that needs it): only its
+	// users' clicks, commands and mentions count
+	// (a Slack Connect channel's other organisation is nobody here).
+	a.workspace = slackui.NewWorkspace(a.slack)
 	a.interactions = slackui.NewInteractions(slackui.InteractionsConfig{
+		Workspace: a.workspace,
 		Asks:      a.Asks,
 		Notifier:  a.asksUI,
 		Home:      a.home,
@@ -260,6 +267,14 @@ func (a *app) checkSlack(ctx context.Context) {
 		return
 	}
 	a.log.Info("slack answers", "detail", r.Detail)
+	// Learn askops' own workspace now, not on the first click, whose
+	// auth.test would spend Slack's 3 s beside the approver check and
+	// the vote. A failure here is retried by that first click.
+	if team, enterprise, err := a.workspace.Home(ctx); err != nil {
+		a.log.Warn("could not learn askops' own Slack workspace yet; the first click will ask again", "err", err)
+	} else {
+		a.log.Info("decisions count only from this Slack workspace", "team", team, "enterprise", enterprise)
+	}
 }
 
 // front is how Slack's traffic reaches a: the Ask buttons' clicks, and

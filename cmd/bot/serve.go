@@ -160,7 +160,7 @@ func newChatOps(ctx context.Context, a *app) (*chatops.Ops, error) {
 		Command: a.cfg.Slack.Command, Mode: policy.Mode(a.cfg.Policy.Mode), SessionTTL: a.cfg.Approvals.SessionTTL.D(),
 		Runner: runner, RunsOff: runsOff, Approvers: a.approvers, Starters: starters,
 		Sessions: a.Sessions, Asks: a.Asks, Grants: a.Grants,
-		Slack: a.notifier, Clicks: a.interactions, Runs: a.metrics, RunsChanged: a.home.Changed,
+		Slack: a.notifier, Clicks: a.interactions, Workspace: a.workspace, Runs: a.metrics, RunsChanged: a.home.Changed,
 		Shared: a.Shared(), Logger: a.log.With("component", "chatops"), Now: a.now,
 	})
 }

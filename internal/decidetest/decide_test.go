@@ -30,8 +30,12 @@ const (
 	ana      = "U0ANA"
 	bo       = "U0BO"
 	stranger = "U0NOBODY"
-	anaToken = "ana-token-value-123456"
-	channel  = "CAPPROVALS"
+	// partner is a Slack Connect channel's member from another
+	// organisation, named among the approvers all the same.
+	partner     = "U0PARTNER"
+	partnerTeam = "T0PARTNER"
+	anaToken    = "ana-token-value-123456"
+	channel     = "CAPPROVALS"
 )
 
 // Outcomes a vote can have, as each surface's answer says it.
@@ -43,6 +47,7 @@ const (
 	refusedLate   = "refused: already decided"
 	refusedOffer  = "refused: not offered here"
 	refusedWho    = "refused: not someone who may decide"
+	refusedOrg    = "refused: of another organisation"
 )
 
 // surface is one place ana decides from.
@@ -104,6 +109,11 @@ func TestDecidingRulesAgreeOnEverySurface(t *testing.T) {
 		{name: "approve_session where not offered", approvals: 2,
 			steps: []step{{"ana", "approve_session", refusedOffer}}, status: pending.StatusPending},
 		{name: "unknown user", steps: []step{{"stranger", "approve", refusedWho}}, status: pending.StatusPending},
+		// Slack's own: the console's user signs in and a token is a
+		// credential, neither has a Slack team. The partner's vote is no
+		// vote: no tally, no refusal event (slackui.Workspace).
+		{name: "another organisation's member", slackOnly: true,
+			steps: []step{{"partner", "approve", refusedOrg}, {"partner", "deny", refusedOrg}}, status: pending.StatusPending},
 	} {
 		for _, s := range surfaces {
 			if tc.slackOnly && s.name != "slack" {
@@ -210,19 +220,21 @@ func (w *world) refusals(t *testing.T, askID string) int {
 // answer is what the clicker was told (an ephemeral), or the store's
 // change when a decision tells them nothing.
 func (w *world) slackSurface(t *testing.T) surface {
-	approvers, err := slackui.NewApprovers(slackui.ApproversConfig{Users: []string{ana, bo}})
+	approvers, err := slackui.NewApprovers(slackui.ApproversConfig{Users: []string{ana, bo, partner}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.fake.SetUserTeam(partner, partnerTeam)
+	api := slack.New(w.fake.BotToken(), slack.OptionAPIURL(w.fake.APIURL()))
 	inter := slackui.NewInteractions(slackui.InteractionsConfig{
 		Asks: w.asks, Notifier: w.notif, Approvers: approvers, Decider: w.decider,
-		API: slack.New(w.fake.BotToken(), slack.OptionAPIURL(w.fake.APIURL())),
-		Now: time.Now,
+		API: api, Now: time.Now,
+		Workspace: slackui.NewWorkspace(api), // as cmd/bot wires it: auth.test's team
 	})
 	t.Cleanup(func() { _ = inter.Close() })
 	srv := httptest.NewServer(slackui.Verified(w.fake.SigningSecret(), time.Now, inter))
 	t.Cleanup(srv.Close)
-	ids := map[string]string{"ana": ana, "stranger": stranger}
+	ids := map[string]string{"ana": ana, "stranger": stranger, "partner": partner}
 	actions := map[string]string{"approve": slackui.ActionApprove, "approve_session": slackui.ActionApproveSession, "deny": slackui.ActionDeny}
 	return surface{name: "slack", starter: ana, vote: func(t *testing.T, who, action string, a pending.Ask, on *pending.Ask) string {
 		t.Helper()
@@ -262,6 +274,8 @@ func (w *world) slackSurface(t *testing.T) surface {
 			return refusedOffer
 		case strings.HasPrefix(text, "You are not one of the approvers"):
 			return refusedWho
+		case text == slackui.OutsiderText:
+			return refusedOrg
 		}
 		return "told: " + text
 	}}

@@ -120,6 +120,7 @@ func (s *Server) PostSlashCommand(ctx context.Context, target string, cmd slack.
 		"token":                 {cmd.Token},
 		"team_id":               {cmd.TeamID},
 		"team_domain":           {cmd.TeamDomain},
+		"enterprise_id":         {cmd.EnterpriseID},
 		"channel_id":            {cmd.ChannelID},
 		"channel_name":          {cmd.ChannelName},
 		"user_id":               {cmd.UserID},
@@ -139,7 +140,7 @@ func (s *Server) PostSlashCommand(ctx context.Context, target string, cmd slack.
 func (s *Server) SlashCommandPayload(cmd slack.SlashCommand) json.RawMessage {
 	cmd = s.completeSlashCommand(cmd)
 	js, _ := json.Marshal(map[string]any{
-		"token": cmd.Token, "team_id": cmd.TeamID, "team_domain": cmd.TeamDomain,
+		"token": cmd.Token, "team_id": cmd.TeamID, "team_domain": cmd.TeamDomain, "enterprise_id": cmd.EnterpriseID,
 		"channel_id": cmd.ChannelID, "channel_name": cmd.ChannelName,
 		"user_id": cmd.UserID, "user_name": cmd.UserName,
 		"command": cmd.Command, "text": cmd.Text, "api_app_id": cmd.APIAppID,
@@ -153,7 +154,12 @@ func (s *Server) completeSlashCommand(cmd slack.SlashCommand) slack.SlashCommand
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cmd.TeamID == "" {
-		cmd.TeamID = s.opts.TeamID
+		// The workspace the command was typed in: the user's own (Slack
+		// offers a member only the commands of apps installed there).
+		cmd.TeamID = s.userTeamLocked(cmd.UserID)
+	}
+	if cmd.EnterpriseID == "" && cmd.TeamID == s.opts.TeamID {
+		cmd.EnterpriseID = s.opts.EnterpriseID
 	}
 	if cmd.TeamDomain == "" {
 		cmd.TeamDomain = "fake-askops"
@@ -236,10 +242,10 @@ func (s *Server) PostEvent(ctx context.Context, target string, envelope json.Raw
 // gets a fresh one.
 func (s *Server) AppMention(user, channel, text, ts, threadTS string) map[string]any {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if ts == "" {
 		ts = s.nextTSLocked()
 	}
-	s.mu.Unlock()
 	ev := map[string]any{
 		"type":     "app_mention",
 		"user":     user,
@@ -248,6 +254,9 @@ func (s *Server) AppMention(user, channel, text, ts, threadTS string) map[string
 		"channel":  channel,
 		"event_ts": ts,
 		"team":     s.opts.TeamID,
+		// The mentioning user's home team, as Slack adds it to messages
+		// in shared channels (SetUserTeam).
+		"user_team": s.userTeamLocked(user),
 	}
 	if threadTS != "" {
 		ev["thread_ts"] = threadTS

@@ -84,8 +84,8 @@ func (s *Server) BlockActionsPayload(a BlockActions) json.RawMessage {
 			"token":                 "fake-verification-token",
 			"container":             map[string]any{"type": "view", "view_id": a.ViewID},
 			"trigger_id":            a.TriggerID,
-			"team":                  map[string]any{"id": s.opts.TeamID, "domain": "fake-askops"},
-			"enterprise":            nil,
+			"team":                  s.teamObjectLocked(),
+			"enterprise":            s.enterpriseObjectLocked(),
 			"is_enterprise_install": false,
 			"view":                  view,
 			"state":                 map[string]any{"values": map[string]any{}},
@@ -106,8 +106,8 @@ func (s *Server) BlockActionsPayload(a BlockActions) json.RawMessage {
 		"token":                 "fake-verification-token",
 		"container":             container,
 		"trigger_id":            a.TriggerID,
-		"team":                  map[string]any{"id": s.opts.TeamID, "domain": "fake-askops"},
-		"enterprise":            nil,
+		"team":                  s.teamObjectLocked(),
+		"enterprise":            s.enterpriseObjectLocked(),
 		"is_enterprise_install": false,
 		"channel":               map[string]any{"id": a.Channel, "name": strings.ToLower(a.Channel)},
 		"message":               message,
@@ -198,7 +198,7 @@ func (s *Server) ViewSubmissionPayload(v ViewSubmission) json.RawMessage {
 	view["state"] = map[string]any{"values": values}
 	payload := map[string]any{
 		"type":                  "view_submission",
-		"team":                  map[string]any{"id": s.opts.TeamID, "domain": "fake-askops"},
+		"team":                  s.teamObjectLocked(),
 		"user":                  s.userObjectLocked(v.User),
 		"api_app_id":            s.opts.AppID,
 		"token":                 "fake-verification-token",
@@ -206,7 +206,7 @@ func (s *Server) ViewSubmissionPayload(v ViewSubmission) json.RawMessage {
 		"view":                  view,
 		"response_urls":         []any{},
 		"is_enterprise_install": false,
-		"enterprise":            nil,
+		"enterprise":            s.enterpriseObjectLocked(),
 	}
 	js, _ := json.Marshal(payload)
 	return js
@@ -214,7 +214,7 @@ func (s *Server) ViewSubmissionPayload(v ViewSubmission) json.RawMessage {
 
 func (s *Server) userObjectLocked(id string) map[string]any {
 	name := s.userName(id)
-	return map[string]any{"id": id, "username": name, "name": name, "team_id": s.opts.TeamID}
+	return map[string]any{"id": id, "username": name, "name": name, "team_id": s.userTeamLocked(id)}
 }
 
 // responseTarget is what a response_url answers into: a message (channel

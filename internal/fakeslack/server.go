@@ -14,6 +14,13 @@
 // A test that runs built binaries points them at fake.APIURL() and delivers
 // clicks to their HTTP endpoints with PostInteraction.
 //
+// Every user is of the fake's workspace (Options.TeamID) unless SetUserTeam
+// makes them a member of another team, as a Slack Connect channel's other
+// organisation is: what they click, type or mention then carries their own
+// team where Slack puts it (user.team_id, a command's team_id, an
+// app_mention's user_team). Options.EnterpriseID puts the workspace in an
+// Enterprise Grid organisation.
+//
 // Served under URL():
 //   - /api/{method}: auth.test, chat.postMessage, chat.update,
 //     chat.postEphemeral, chat.delete, views.open, views.push, views.update,
@@ -65,7 +72,11 @@ type Options struct {
 	BotUserID      string
 	BotID          string
 	TeamID         string
-	AppID          string
+	// EnterpriseID, if set, puts the workspace in an Enterprise Grid
+	// organisation: auth.test answers it as enterprise_id, and payloads
+	// carry it as Slack does (team.enterprise_id, enterprise.id).
+	EnterpriseID string
+	AppID        string
 	// UserGroups maps a user group id (S…) to its members.
 	UserGroups map[string][]string
 	// Now is the clock for message timestamps, signatures and records.
@@ -118,6 +129,7 @@ type Server struct {
 	groups      map[string][]string
 	handles     map[string]string // user group id → handle (usergroups.go)
 	users       map[string]string // id → name
+	userTeams   map[string]string // id → home team as payloads report it (SetUserTeam)
 	respURLs    map[string]responseTarget
 	triggers    map[string]time.Time // trigger id → when the fake issued it
 	conns       map[*socketConn]struct{}
@@ -172,23 +184,24 @@ func Start(opts Options) (*Server, error) {
 	}
 	log := cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	s := &Server{
-		opts:     opts,
-		now:      opts.Now,
-		log:      log,
-		secret:   opts.SigningSecret,
-		closing:  make(chan struct{}),
-		changed:  make(chan struct{}),
-		messages: map[string]*Message{},
-		views:    map[string]*View{},
-		faults:   map[string][]fault{},
-		delays:   map[string]time.Duration{},
-		groups:   map[string][]string{},
-		users:    map[string]string{},
-		respURLs: map[string]responseTarget{},
-		triggers: map[string]time.Time{},
-		conns:    map[*socketConn]struct{}{},
-		acks:     map[string][]Ack{},
-		sent:     map[string]Envelope{},
+		opts:      opts,
+		now:       opts.Now,
+		log:       log,
+		secret:    opts.SigningSecret,
+		closing:   make(chan struct{}),
+		changed:   make(chan struct{}),
+		messages:  map[string]*Message{},
+		views:     map[string]*View{},
+		faults:    map[string][]fault{},
+		delays:    map[string]time.Duration{},
+		groups:    map[string][]string{},
+		users:     map[string]string{},
+		userTeams: map[string]string{},
+		respURLs:  map[string]responseTarget{},
+		triggers:  map[string]time.Time{},
+		conns:     map[*socketConn]struct{}{},
+		acks:      map[string][]Ack{},
+		sent:      map[string]Envelope{},
 	}
 	for id, members := range opts.UserGroups {
 		s.groups[id] = append([]string(nil), members...)
@@ -257,6 +270,47 @@ func (s *Server) SetUser(id, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.users[id] = name
+}
+
+// SetUserTeam makes id a user of another team: every payload the fake
+// builds for them (block_actions, view_submission, slash commands,
+// app_mention) and users.info report team as their home team, as Slack
+// reports a Slack Connect channel's member from another organisation
+// (user.team_id T… of their own workspace) or, with team E…, an Enterprise
+// Grid user (user.team_id is then the organisation's id). The fake's own
+// workspace stays TeamID: the team object of a payload is where the click
+// happened, not who clicked.
+func (s *Server) SetUserTeam(id, team string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.userTeams[id] = team
+}
+
+// userTeamLocked is id's home team as payloads report it; s.mu held.
+func (s *Server) userTeamLocked(id string) string {
+	if t, ok := s.userTeams[id]; ok {
+		return t
+	}
+	return s.opts.TeamID
+}
+
+// teamObjectLocked is a payload's team object: the fake's workspace, with
+// its organisation in Enterprise Grid.
+func (s *Server) teamObjectLocked() map[string]any {
+	t := map[string]any{"id": s.opts.TeamID, "domain": "fake-askops"}
+	if s.opts.EnterpriseID != "" {
+		t["enterprise_id"], t["enterprise_name"] = s.opts.EnterpriseID, "Fake Grid"
+	}
+	return t
+}
+
+// enterpriseObjectLocked is a payload's enterprise object: null outside
+// Enterprise Grid, as Slack sends it.
+func (s *Server) enterpriseObjectLocked() any {
+	if s.opts.EnterpriseID == "" {
+		return nil
+	}
+	return map[string]any{"id": s.opts.EnterpriseID, "name": "Fake Grid"}
 }
 
 func (s *Server) userName(id string) string {

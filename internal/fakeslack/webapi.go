@@ -304,7 +304,7 @@ func (s *Server) checkTokenLocked(req *apiRequest) string {
 }
 
 func (s *Server) authTestLocked(req *apiRequest, _ *Call) answer {
-	return okAnswer(map[string]any{
+	out := map[string]any{
 		"url":                   "https://fake-askops.slack.com/",
 		"team":                  "Fake Team",
 		"user":                  "askops",
@@ -312,7 +312,11 @@ func (s *Server) authTestLocked(req *apiRequest, _ *Call) answer {
 		"user_id":               s.opts.BotUserID,
 		"bot_id":                s.opts.BotID,
 		"is_enterprise_install": false,
-	})
+	}
+	if s.opts.EnterpriseID != "" {
+		out["enterprise_id"] = s.opts.EnterpriseID // Slack sends it only in Enterprise Grid
+	}
+	return okAnswer(out)
 }
 
 // dmChannel is where a post to a user id lands, as on Slack (D…).
@@ -566,7 +570,7 @@ func (s *Server) userJSONLocked(id string) map[string]any {
 	name := s.userName(id)
 	return map[string]any{
 		"id":        id,
-		"team_id":   s.opts.TeamID,
+		"team_id":   s.userTeamLocked(id),
 		"name":      name,
 		"real_name": name,
 		"deleted":   false,
