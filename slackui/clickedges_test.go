@@ -154,9 +154,13 @@ func TestReplayedClickDecidesOnce(t *testing.T) {
 	wa := w.ask(bashRequest("run-a", "sess-a", "make deploy"))
 	payload := w.fake.BlockActionsPayload(fakeslack.BlockActions{User: approverA, Channel: wa.channel, MessageTS: wa.ts, ActionID: ActionApprove, Value: wa.id})
 	body := []byte(url.Values{"payload": {string(payload)}}.Encode())
-	sig := w.fake.Sign(body, time.Now())
+	// One signature over one timestamp, as a replay carries: signing at
+	// one time.Now and sending another failed whenever a second ticked
+	// over between them (a loaded machine).
+	at := time.Now()
+	sig := w.fake.Sign(body, at)
 	for range 3 {
-		resp, err := w.fake.PostSigned(t.Context(), w.url, "application/x-www-form-urlencoded", body, fakeslack.SignOptions{Signature: sig, Timestamp: time.Now()})
+		resp, err := w.fake.PostSigned(t.Context(), w.url, "application/x-www-form-urlencoded", body, fakeslack.SignOptions{Signature: sig, Timestamp: at})
 		if err != nil {
 			t.Fatal(err)
 		}
