@@ -91,7 +91,13 @@ func SetNamespaces(attr *syscall.SysProcAttr, sp Spec) {
 	// A pid namespace too: the inner stage is its init, and when it ends
 	// (the command has ended) the kernel kills every process left in it,
 	// so nothing the command started outlives it (supervise).
-	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+	//
+	// An IPC namespace too: System V shared memory, message queues and
+	// semaphores, and POSIX message queues, are found by a key or a name
+	// in the IPC namespace, whatever the mount and network namespaces; in
+	// the host's, the command could read and write the segments and
+	// queues of any process of its user (as root, of root's services).
+	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
 	if sp.NetNS {
 		attr.Cloneflags |= syscall.CLONE_NEWNET
 	}

@@ -1,0 +1,155 @@
+package bound
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// envProbe makes the test binary, run as a bounded command, try one way out
+// of the bound and print what the kernel answered, a line a try: "NAME:
+// ok" when it worked, "NAME: ERROR" when it did not. The tests read those
+// lines; the test binary is the command so no tool on the machine (keyctl,
+// ipcmk, a C compiler) is needed.
+const envProbe = "ASKOPS_BOUND_TEST_PROBE"
+
+// probeSecret is the key the driver leaves in its session keyring (see
+// driverSpec.SessionKey) for a bounded command to look for.
+const probeSecret = "askops-bound-test-secret"
+
+func probe(what string) int {
+	kind, arg, _ := strings.Cut(what, ":")
+	say := func(name string, err error) {
+		if err == nil {
+			fmt.Printf("%s: ok\n", name)
+			return
+		}
+		fmt.Printf("%s: %v\n", name, err)
+	}
+	switch kind {
+	case "keyring":
+		id, err := unix.RequestKey("user", probeSecret, "", 0)
+		if err == nil {
+			buf := make([]byte, 256)
+			n, rerr := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
+			if rerr == nil {
+				fmt.Printf("secret read: %s\n", buf[:n])
+			}
+		}
+		say("request_key", err)
+		_, err = unix.AddKey("user", "askops-bound-test-planted", []byte("planted"), unix.KEY_SPEC_SESSION_KEYRING)
+		say("add_key", err)
+	case "ipc":
+		key, _ := strconv.Atoi(arg)
+		_, _, e := syscall.RawSyscall(syscall.SYS_MSGGET, uintptr(key), 0, 0)
+		say("msgget", errnoErr(e))
+	case "sockets":
+		for _, f := range []struct {
+			name      string
+			domain, t int
+		}{
+			{"inet", unix.AF_INET, unix.SOCK_STREAM},
+			{"inet6", unix.AF_INET6, unix.SOCK_STREAM},
+			{"netlink", unix.AF_NETLINK, unix.SOCK_RAW},
+			{"vsock", unix.AF_VSOCK, unix.SOCK_STREAM},
+			{"packet", unix.AF_PACKET, unix.SOCK_DGRAM},
+			{"alg", unix.AF_ALG, unix.SOCK_SEQPACKET},
+		} {
+			fd, err := unix.Socket(f.domain, f.t|unix.SOCK_CLOEXEC, 0)
+			if err == nil {
+				unix.Close(fd)
+			}
+			say("socket "+f.name, err)
+		}
+	case "open":
+		for _, p := range strings.Split(arg, ",") {
+			fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+			if err == nil {
+				unix.Close(fd)
+			}
+			say("open "+p, err)
+		}
+	case "core":
+		var r unix.Rlimit
+		if err := unix.Getrlimit(unix.RLIMIT_CORE, &r); err != nil {
+			say("getrlimit", err)
+			return 1
+		}
+		fmt.Printf("core limit: %d %d\n", r.Cur, r.Max)
+		say("raise core limit", unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 1 << 20, Max: 1 << 20}))
+	default:
+		fmt.Println("unknown probe", what)
+		return 1
+	}
+	return 0
+}
+
+func errnoErr(e syscall.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
+}
+
+// joinSessionKey gives the driver's thread a session keyring of its own
+// holding probeSecret, as a login session or a credential helper leaves
+// one to the processes it starts; the thread stays locked, so the command
+// the driver starts next inherits it. After the command, the driver says
+// whether a key it planted is there.
+func joinSessionKey(value string) (check func(), err error) {
+	runtime.LockOSThread()
+	if _, err := unix.KeyctlJoinSessionKeyring("askops-bound-test"); err != nil {
+		return nil, fmt.Errorf("join a session keyring: %w", err)
+	}
+	if _, err := unix.AddKey("user", probeSecret, []byte(value), unix.KEY_SPEC_SESSION_KEYRING); err != nil {
+		return nil, fmt.Errorf("add the secret key: %w", err)
+	}
+	return func() {
+		if _, err := unix.KeyctlSearch(unix.KEY_SPEC_SESSION_KEYRING, "user", "askops-bound-test-planted", 0); err == nil {
+			fmt.Println("driver: a planted key is in the session keyring")
+		}
+	}, nil
+}
+
+// probeLines are the lines of out a probe printed, by name.
+func probeLines(out string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(l, ": "); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// A bounded command has an IPC namespace of its own: the System V message
+// queues (and shared memory, semaphores, POSIX queues) of processes
+// outside are not there to find by their key.
+func TestBoundKeepsOffHostIPC(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	key := 0x41b00000 | os.Getpid()&0xffff
+	id, _, e := syscall.RawSyscall(syscall.SYS_MSGGET, uintptr(key), uintptr(unix.IPC_CREAT|unix.IPC_EXCL|0o666), 0)
+	if e != 0 {
+		t.Fatalf("msgget: %v", e)
+	}
+	t.Cleanup(func() { _, _, _ = syscall.RawSyscall(syscall.SYS_MSGCTL, id, unix.IPC_RMID, 0) })
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			out, code := bx.run(t, driverSpec{Support: &sup}, envProbe+"=ipc:"+strconv.Itoa(key)+" "+exe)
+			if code != 0 {
+				t.Fatalf("status %d: %s", code, out)
+			}
+			if got := probeLines(out)["msgget"]; got != "no such file or directory" {
+				t.Errorf("msgget of the host's queue: %q, want ENOENT:\n%s", got, out)
+			}
+		})
+	}
+}
