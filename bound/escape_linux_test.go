@@ -128,6 +128,35 @@ func probeLines(out string) map[string]string {
 	return m
 }
 
+// A bounded command cannot read the keys of the session keyring it was
+// started in (askops' own, or a login session's: Kerberos tickets,
+// credential helpers' tokens), nor leave keys there for later programs:
+// the kernel's key retention service is not namespaced, so the filter
+// refuses it whole.
+func TestBoundKeepsOffTheKeyring(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			out, code := bx.run(t, driverSpec{Support: &sup, SessionKey: "hunter2-in-the-keyring"}, envProbe+"=keyring "+exe)
+			if code != 0 {
+				t.Fatalf("status %d: %s", code, out)
+			}
+			got := probeLines(out)
+			if strings.Contains(out, "hunter2-in-the-keyring") || got["request_key"] == "ok" {
+				t.Errorf("the command found the session keyring's secret:\n%s", out)
+			}
+			if got["add_key"] == "ok" || strings.Contains(out, "planted key is in") {
+				t.Errorf("the command added a key to the session keyring:\n%s", out)
+			}
+			if !strings.Contains(got["request_key"], "not implemented") {
+				t.Errorf("request_key: %q, want ENOSYS:\n%s", got["request_key"], out)
+			}
+		})
+	}
+}
+
 // A bounded command has an IPC namespace of its own: the System V message
 // queues (and shared memory, semaphores, POSIX queues) of processes
 // outside are not there to find by their key.
@@ -149,6 +178,34 @@ func TestBoundKeepsOffHostIPC(t *testing.T) {
 			}
 			if got := probeLines(out)["msgget"]; got != "no such file or directory" {
 				t.Errorf("msgget of the host's queue: %q, want ENOENT:\n%s", got, out)
+			}
+		})
+	}
+}
+
+// A bounded command makes IP and netlink sockets, no other family: vsock
+// reaches the hypervisor from any network namespace, and the rest are
+// devices and kernel services no ordinary command asks for.
+func TestBoundRefusesOtherSocketFamilies(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			out, code := bx.run(t, driverSpec{Support: &sup}, envProbe+"=sockets "+exe)
+			if code != 0 {
+				t.Fatalf("status %d: %s", code, out)
+			}
+			got := probeLines(out)
+			for _, f := range []string{"inet", "inet6", "netlink"} {
+				if got["socket "+f] != "ok" {
+					t.Errorf("socket %s: %q, want ok:\n%s", f, got["socket "+f], out)
+				}
+			}
+			for _, f := range []string{"vsock", "packet", "alg"} {
+				if got["socket "+f] != "address family not supported by protocol" {
+					t.Errorf("socket %s: %q, want EAFNOSUPPORT:\n%s", f, got["socket "+f], out)
+				}
 			}
 		})
 	}
