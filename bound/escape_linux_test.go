@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -206,6 +207,51 @@ func TestBoundRefusesOtherSocketFamilies(t *testing.T) {
 				if got["socket "+f] != "address family not supported by protocol" {
 					t.Errorf("socket %s: %q, want EAFNOSUPPORT:\n%s", f, got["socket "+f], out)
 				}
+			}
+		})
+	}
+}
+
+// A bounded command's /dev holds /dev/null and its kin, nothing else: not
+// the user's other terminals (a command read what was typed there), nor,
+// for root, /dev/loop-control, /dev/kvm, /dev/vsock or the disks.
+func TestBoundHasItsOwnDev(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			ptmx, tty := openPTY(t)
+			_ = ptmx
+			if u.uid >= 0 {
+				if err := os.Chown(tty.Name(), u.uid, u.uid); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Typed into the other terminal, waiting to be read.
+			if _, err := ptmx.Write([]byte("typed-password\n")); err != nil {
+				t.Fatal(err)
+			}
+			paths := []string{tty.Name(), "/dev/loop-control", "/dev/kvm", "/dev/vsock", "/dev/userfaultfd", "/dev/kmsg"}
+			script := envProbe + "=open:" + strings.Join(paths, ",") + " " + exe + `; timeout 5 head -c 14 ` + tty.Name() + `; echo; ` +
+				`echo x > /dev/null && [ "$(head -c 4 /dev/zero | wc -c)" = 4 ] && head -c 4 /dev/urandom >/dev/null && cat <(echo fd-ok) && echo dev-ok`
+			out, code := bx.run(t, driverSpec{Support: &sup}, script)
+			if code != 0 || !strings.Contains(out, "fd-ok") || !strings.Contains(out, "dev-ok") {
+				t.Errorf("status %d; /dev/null, /dev/zero, /dev/urandom or /dev/fd did not work:\n%s", code, out)
+			}
+			if strings.Contains(out, "typed-password") {
+				t.Errorf("the command read another terminal:\n%s", out)
+			}
+			got := probeLines(out)
+			for _, p := range paths {
+				if got["open "+p] != "no such file or directory" {
+					t.Errorf("open %s: %q, want ENOENT:\n%s", p, got["open "+p], out)
+				}
+			}
+			// The terminal still holds what was typed, for its reader.
+			var queued int32
+			if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, tty.Fd(), syscall.TIOCINQ, uintptr(unsafe.Pointer(&queued))); e != 0 || queued == 0 {
+				t.Errorf("the other terminal's input was taken (%d bytes left, %v)", queued, e)
 			}
 		})
 	}
