@@ -256,3 +256,24 @@ func TestBoundHasItsOwnDev(t *testing.T) {
 		})
 	}
 }
+
+// A bounded command dumps no core, and cannot raise its limit: where
+// core_pattern is a pipe, the kernel runs that program as root on the host
+// to read the dump.
+func TestBoundDumpsNoCore(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			out, code := bx.run(t, driverSpec{Support: &sup}, envProbe+"=core "+exe)
+			if code != 0 {
+				t.Fatalf("status %d: %s", code, out)
+			}
+			got := probeLines(out)
+			if got["core limit"] != "0 0" || got["raise core limit"] == "ok" {
+				t.Errorf("core limit %q, raising it: %q; want 0 0, refused:\n%s", got["core limit"], got["raise core limit"], out)
+			}
+		})
+	}
+}

@@ -181,6 +181,14 @@ func inner(sp Spec) error {
 	if err := dropCapabilities(); err != nil {
 		return step("capabilities", err)
 	}
+	// No core dump: where core_pattern is a pipe (systemd-coredump,
+	// apport, abrt), the kernel runs its program as root on the host, in
+	// no namespace of the bound, to read a dump the command shaped and to
+	// write it outside the writable paths. A hard limit of 0 the command
+	// cannot raise (CAP_SYS_RESOURCE is the host's).
+	if err := syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{}); err != nil {
+		return step("core dumps", err)
+	}
 	if err := denyUnixSockets(); err != nil {
 		return step("unix sockets", err)
 	}
