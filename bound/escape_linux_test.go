@@ -3,6 +3,8 @@ package bound
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -275,5 +277,86 @@ func TestBoundDumpsNoCore(t *testing.T) {
 				t.Errorf("core limit %q, raising it: %q; want 0 0, refused:\n%s", got["core limit"], got["raise core limit"], out)
 			}
 		})
+	}
+}
+
+// A writable path beneath the workspace is granted through the workspace,
+// never by following a link there: with HOME the workspace, a command
+// moved ~/.cache aside (with Landlock alone, removed go-build) and made
+// ~/.cache/go-build (writable) a link to a directory outside, which the
+// next command was granted.
+func TestBoundFollowsNoPlantedLinkToAWritablePath(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	for _, u := range users() {
+		for _, s := range []struct {
+			name string
+			sup  Support
+		}{{"namespaces", sup}, {"landlock alone", Support{LandlockABI: sup.LandlockABI}}} {
+			t.Run(u.name+"/"+s.name, func(t *testing.T) {
+				bx := newBox(t, u, exe)
+				cache := filepath.Join(bx.ws, ".cache", "go-build")
+				if err := os.MkdirAll(cache, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if u.uid >= 0 {
+					for _, d := range []string{cache, filepath.Dir(cache)} {
+						if err := os.Chown(d, u.uid, u.uid); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				bx.env = []string{"OUTSIDE=" + bx.outside}
+				d := driverSpec{Support: &s.sup, Writable: []string{"~/.cache/go-build"}}
+				bx.home = bx.ws
+				out, code := bx.run(t, d, `{ mv .cache .cache-old && mkdir .cache; } || rm -r .cache/go-build; ln -s "$OUTSIDE" .cache/go-build && echo planted`)
+				if code != 0 || !strings.Contains(out, "planted") {
+					t.Fatalf("status %d: %s", code, out)
+				}
+				script := `echo x > ~/.cache/go-build/new`
+				if s.sup.Namespaces {
+					// (With Landlock alone, touch reaches any file of the
+					// user's anyway: see docs/security.md.)
+					script += `; touch -d 2000-01-01 ~/.cache/go-build/keep`
+				}
+				out, _ = bx.run(t, d, script)
+				bx.untouched(t)
+				if t.Failed() {
+					t.Logf("output:\n%s", out)
+				}
+			})
+		}
+	}
+}
+
+// With Landlock alone (no namespaces), a writable path that holds the
+// workspace would make its .git writable (Landlock only grants): such a
+// bound is refused, and the command does not run.
+func TestLandlockAloneRefusesAWritablePathHoldingTheWorkspace(t *testing.T) {
+	sup := Probe(t.Context(), "")
+	root := t.TempDir()
+	ws := filepath.Join(root, "src", "ws")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Config{Support: Support{LandlockABI: sup.LandlockABI}, Writable: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cmd := exec.CommandContext(t.Context(), "bash", "-c", `echo x > .git/HEAD`)
+	cmd.Dir, cmd.Env = ws, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	release, err := b.Wrap(cmd, ws)
+	if err == nil {
+		out, _ := cmd.CombinedOutput()
+		release()
+		head, _ := os.ReadFile(filepath.Join(ws, ".git", "HEAD"))
+		t.Fatalf("the bound was set up; .git/HEAD now %q; output: %s", head, out)
+	}
+	if !strings.Contains(err.Error(), "holds the workspace") {
+		t.Errorf("Wrap: %v", err)
 	}
 }

@@ -137,6 +137,7 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 		writable = DefaultWritable(cmd.Env)
 	}
 	home := envValue(cmd.Env, "HOME")
+	var paths []string
 	for _, w := range writable {
 		if rest, ok := strings.CutPrefix(w, "~/"); ok {
 			if home == "" || !filepath.IsAbs(home) {
@@ -144,17 +145,45 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 			}
 			w = filepath.Join(home, rest)
 		}
-		w = filepath.Clean(w)
-		if _, err := os.Stat(w); errors.Is(err, fs.ErrNotExist) {
-			_ = os.MkdirAll(w, 0o700) // a cache that is not there yet
+		paths = append(paths, filepath.Clean(w))
+	}
+	// Each as its links lead now, even where one was planted: a root too
+	// many only withholds a grant.
+	leads := make([]string, len(paths))
+	for i, w := range paths {
+		leads[i] = w
+		if r, err := filepath.EvalSymlinks(w); err == nil {
+			leads[i] = r
 		}
-		real, err := filepath.EvalSymlinks(w)
-		if err != nil {
-			continue // it could not be made: nothing to grant
+	}
+	for i, w := range paths {
+		if slices.Contains(leads[:i], leads[i]) {
+			continue // named already (another name of the same directory)
 		}
-		if !sup.Namespaces && within(real, workspace) {
+		// What bounded commands write: the workspace and the other
+		// writable paths, not those that are this one by another name.
+		roots := []string{workspace}
+		for j, o := range paths {
+			if leads[j] != leads[i] {
+				roots = append(roots, o, leads[j])
+			}
+		}
+		real, ok := resolveWritable(w, roots)
+		if !ok {
+			continue // beneath what commands write: granted through it, or not at all
+		}
+		if !sup.Namespaces && within(workspace, real) {
 			// Landlock alone cannot keep .git read-only beneath it.
 			return nil, fmt.Errorf("agent.bound.writable: %s holds the workspace %s, whose .git only namespaces keep read-only, and this kernel gives none", w, workspace)
+		}
+		if _, err := os.Lstat(real); errors.Is(err, fs.ErrNotExist) {
+			// A cache that is not there yet. No link lies on the way
+			// (resolveWritable followed them all) and no bounded command
+			// writes there to put one in.
+			_ = os.MkdirAll(real, 0o700)
+		}
+		if fi, err := os.Stat(real); err != nil || (!fi.IsDir() && !fi.Mode().IsRegular()) {
+			continue // it could not be made: nothing to grant
 		}
 		sp.Writable = append(sp.Writable, real)
 	}
@@ -219,6 +248,75 @@ func envValue(env []string, k string) string {
 		}
 	}
 	return ""
+}
+
+// resolveWritable is the writable path w (absolute, clean) with its links
+// followed, the part that does not exist yet appended as it is; ok is false
+// when w is not to be granted: it lies beneath one of roots (what bounded
+// commands write: the workspace, the other writable paths), or its way
+// there follows a link beneath one of them.
+//
+// A writable path beneath the workspace or another writable path is
+// writable through it already. Following a link there would follow one a
+// bounded command may have put in: with HOME the workspace and
+// ~/.cache/go-build writable, a command moved ~/.cache aside and made
+// ~/.cache/go-build a link to any directory, which the next command was
+// granted (and askops itself created missing directories through it).
+func resolveWritable(w string, roots []string) (real string, ok bool) {
+	cur := "/"
+	rest := strings.Split(strings.TrimPrefix(w, "/"), "/")
+	for links := 0; len(rest) > 0; {
+		elem := rest[0]
+		rest = rest[1:]
+		switch elem {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur) // cur holds no link: its parent is its parent
+			continue
+		}
+		next := filepath.Join(cur, elem)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			cur = filepath.Join(append([]string{next}, rest...)...)
+			break
+		}
+		if err != nil {
+			return "", false
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if beneathAny(next, roots) {
+			return "", false
+		}
+		if links++; links > 40 {
+			return "", false // ELOOP
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", false
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	if beneathAny(cur, roots) {
+		return "", false
+	}
+	return cur, true
+}
+
+// beneathAny reports whether p is one of roots or lies beneath one.
+func beneathAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if within(p, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // within reports whether p is root or lies beneath it.
