@@ -360,3 +360,41 @@ func TestLandlockAloneRefusesAWritablePathHoldingTheWorkspace(t *testing.T) {
 		t.Errorf("Wrap: %v", err)
 	}
 }
+
+// A nested repository's .git is read-only like the workspace's own, with
+// no read rule too: git runs its hooks and config later, unbounded.
+func TestBoundKeepsNestedGitReadOnly(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			nested := filepath.Join(bx.ws, "vendor", "lib", ".git")
+			if err := os.MkdirAll(nested, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			head := filepath.Join(nested, "HEAD")
+			if err := os.WriteFile(head, []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if u.uid >= 0 {
+				for _, p := range []string{head, nested, filepath.Dir(nested), filepath.Dir(filepath.Dir(nested))} {
+					if err := os.Chown(p, u.uid, u.uid); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			out, code := bx.run(t, driverSpec{Support: &sup, Deny: []string{}}, `echo x > vendor/lib/.git/HEAD; mkdir vendor/lib/.git/hooks`)
+			if code == 0 || !strings.Contains(out, "Read-only file system") {
+				t.Errorf("status %d, want a failure with EROFS:\n%s", code, out)
+			}
+			if b, err := os.ReadFile(head); err != nil || string(b) != "ref: refs/heads/main\n" {
+				t.Errorf("the nested .git/HEAD: %q, %v", b, err)
+			}
+			if _, err := os.Lstat(filepath.Join(nested, "hooks")); err == nil {
+				t.Error("a hooks directory was made in the nested .git")
+			}
+			bx.untouched(t)
+		})
+	}
+}

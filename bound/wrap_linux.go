@@ -328,13 +328,12 @@ func within(p, root string) bool {
 // scan finds what a command in workspace must not change or read: each
 // .git (directory or file) and each file denied reads. It does not descend
 // into a .git, whose whole tree is read-only.
+//
+// The whole workspace is walked even when no file is denied: a nested
+// repository's .git (a vendored clone, a monorepo of clones) is as much a
+// place for hooks and config that git runs later, unbounded, as the
+// workspace's own; with no read rule, only the top one was kept read-only.
 func scan(workspace string, denied func(workspace, path string) bool) (readOnly, hide []string, err error) {
-	if denied == nil {
-		if _, err := os.Lstat(filepath.Join(workspace, ".git")); err == nil {
-			readOnly = append(readOnly, filepath.Join(workspace, ".git"))
-		}
-		return readOnly, nil, nil
-	}
 	err = filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == workspace {
@@ -344,6 +343,9 @@ func scan(workspace string, denied func(workspace, path string) bool) (readOnly,
 		}
 		if d.Name() == ".git" && p != workspace {
 			readOnly = append(readOnly, p)
+			if len(readOnly) > maxHidden {
+				return fmt.Errorf("more than %d .git in it, each a mount", maxHidden)
+			}
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -352,7 +354,7 @@ func scan(workspace string, denied func(workspace, path string) bool) (readOnly,
 		if d.IsDir() {
 			return nil
 		}
-		if denied(workspace, p) {
+		if denied != nil && denied(workspace, p) {
 			hide = append(hide, p)
 			if len(hide) > maxHidden {
 				return filepath.SkipAll
