@@ -135,14 +135,14 @@ func probeLines(out string) map[string]string {
 // started in (askops' own, or a login session's: Kerberos tickets,
 // credential helpers' tokens), nor leave keys there for later programs:
 // the kernel's key retention service is not namespaced, so the filter
-// refuses it whole.
+// refuses it whole. /proc/keys, which names them, is empty.
 func TestBoundKeepsOffTheKeyring(t *testing.T) {
 	exe := testExe(t)
 	sup := Probe(t.Context(), "")
 	for _, u := range users() {
 		t.Run(u.name, func(t *testing.T) {
 			bx := newBox(t, u, exe)
-			out, code := bx.run(t, driverSpec{Support: &sup, SessionKey: "hunter2-in-the-keyring"}, envProbe+"=keyring "+exe)
+			out, code := bx.run(t, driverSpec{Support: &sup, SessionKey: "hunter2-in-the-keyring"}, `cat /proc/keys; `+envProbe+"=keyring "+exe)
 			if code != 0 {
 				t.Fatalf("status %d: %s", code, out)
 			}
@@ -152,6 +152,9 @@ func TestBoundKeepsOffTheKeyring(t *testing.T) {
 			}
 			if got["add_key"] == "ok" || strings.Contains(out, "planted key is in") {
 				t.Errorf("the command added a key to the session keyring:\n%s", out)
+			}
+			if strings.Contains(out, probeSecret) {
+				t.Errorf("/proc/keys names the session keyring's key:\n%s", out)
 			}
 			if !strings.Contains(got["request_key"], "not implemented") {
 				t.Errorf("request_key: %q, want ENOSYS:\n%s", got["request_key"], out)

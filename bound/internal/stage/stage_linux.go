@@ -138,6 +138,16 @@ func inner(sp Spec) error {
 		if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil && err != syscall.EPERM {
 			return step("/proc of the pid namespace", err)
 		}
+		// /proc/keys lists every key the command's user may view, the
+		// keys of the session keyring askops was started in among them
+		// (their names, types and sizes; the filter refuses reading
+		// them): empty, as Docker masks it. Where the kernel refuses (the
+		// host's /proc kept, above), it stays: names, not keys.
+		switch err := syscall.Mount("/dev/null", "/proc/keys", "", syscall.MS_BIND, ""); err {
+		case nil, syscall.ENOENT, syscall.EPERM, syscall.EACCES:
+		default:
+			return step("/proc/keys", err)
+		}
 		if err := readOnlyElsewhere(sp.Writable); err != nil {
 			return step("read-only file systems", err)
 		}
