@@ -1,6 +1,8 @@
 package bound
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -398,6 +400,57 @@ func TestBoundKeepsNestedGitReadOnly(t *testing.T) {
 				t.Error("a hooks directory was made in the nested .git")
 			}
 			bx.untouched(t)
+		})
+	}
+}
+
+// A bounded command handed a terminal may set its modes while it runs, but
+// they do not outlive it: stty -echo -isig left the shell a person returns
+// to without echo and without Ctrl-C.
+func TestBoundPutsTerminalModesBack(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			_, tty := openPTY(t)
+			if u.uid >= 0 {
+				if err := os.Chown(tty.Name(), u.uid, u.uid); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if before.Lflag&(unix.ECHO|unix.ISIG) != unix.ECHO|unix.ISIG {
+				t.Fatalf("a new terminal without echo or signals: %#x", before.Lflag)
+			}
+			js, err := json.Marshal(driverSpec{Workspace: bx.ws, Argv: []string{"bash", "-c", "stty -echo -isig && stty && echo set"}, Support: &sup})
+			if err != nil {
+				t.Fatal(err)
+			}
+			argv := []string{exe}
+			if u.uid >= 0 {
+				id := strconv.Itoa(u.uid)
+				argv = []string{"setpriv", "--reuid=" + id, "--regid=" + id, "--clear-groups", "--inh-caps=-all", exe}
+			}
+			cmd := exec.CommandContext(t.Context(), argv[0], argv[1:]...)
+			cmd.Dir = bx.ws
+			cmd.Env = []string{envDriver + "=" + string(js), "PATH=" + os.Getenv("PATH"), "HOME=" + bx.home}
+			var out bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &out, &out
+			_ = cmd.Run()
+			if !strings.Contains(out.String(), "-echo") || !strings.Contains(out.String(), "set") {
+				t.Fatalf("the command did not set the terminal's modes: %s", out.String())
+			}
+			after, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.Lflag&(unix.ECHO|unix.ISIG) != unix.ECHO|unix.ISIG {
+				t.Errorf("the terminal's modes outlived the command: lflag %#x, was %#x", after.Lflag, before.Lflag)
+			}
 		})
 	}
 }

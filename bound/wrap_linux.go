@@ -238,7 +238,52 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 	cmd.Path = b.cfg.Exe
 	cmd.Args = []string{"askops-bound"}
 	cmd.Err = nil // the program is askops now, found by its path
-	return func() { removeAll(priv) }, nil
+	restore := keepTerminals(cmd)
+	return func() { restore(); removeAll(priv) }, nil
+}
+
+// keepTerminals notes the modes of each terminal among cmd's standard
+// files (bot sandbox run from a shell hands its terminal on) and returns
+// what puts back those the command changed, once it has ended. The bound
+// gives the command no controlling terminal, so it cannot push input, but
+// the terminal it was handed is its to set: stty -echo, -isig (Ctrl-C no
+// longer interrupts) or -icanon outlived it, in the shell the person
+// returns to. (A terminal's modes are not the bound's to keep from the
+// command while it runs: an editor or a test runner sets them too.)
+func keepTerminals(cmd *exec.Cmd) (restore func()) {
+	type kept struct {
+		conn  syscall.RawConn
+		modes *unix.Termios
+	}
+	var terms []kept
+	for _, x := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
+		f, ok := x.(*os.File)
+		if !ok || f == nil {
+			continue
+		}
+		// Through the raw descriptor: f.Fd() would make it blocking.
+		conn, err := f.SyscallConn()
+		if err != nil {
+			continue
+		}
+		var modes *unix.Termios
+		_ = conn.Control(func(fd uintptr) { modes, _ = unix.IoctlGetTermios(int(fd), unix.TCGETS) })
+		if modes != nil { // a terminal
+			terms = append(terms, kept{conn, modes})
+		}
+	}
+	return func() {
+		for _, t := range terms {
+			_ = t.conn.Control(func(fd uintptr) {
+				now, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+				// Only when changed: setting a terminal's modes from a
+				// background job stops it (SIGTTOU), as stty would be.
+				if err == nil && *now != *t.modes {
+					_ = unix.IoctlSetTermios(int(fd), unix.TCSETS, t.modes)
+				}
+			})
+		}
+	}
 }
 
 func envValue(env []string, k string) string {
