@@ -454,3 +454,59 @@ func TestBoundPutsTerminalModesBack(t *testing.T) {
 		})
 	}
 }
+
+// The git directory a .git file names ("gitdir: ../.store", as git
+// worktree, submodules and --separate-git-dir write) is read-only like a
+// .git directory when it lies in the workspace, and so is the common
+// directory a worktree's names.
+func TestBoundKeepsGitDirsNamedByGitFilesReadOnly(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			files := map[string]string{
+				"sub/.git":                       "gitdir: ../.store\n",
+				".store/HEAD":                    "ref: refs/heads/main\n",
+				"wt/.git":                        "gitdir: " + filepath.Join(bx.ws, ".common", "worktrees", "wt") + "\n",
+				".common/worktrees/wt/HEAD":      "ref: refs/heads/wt\n",
+				".common/worktrees/wt/commondir": "../..\n",
+				".common/config":                 "[core]\n",
+			}
+			for name, body := range files {
+				p := filepath.Join(bx.ws, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if u.uid >= 0 {
+				if err := filepath.Walk(bx.ws, func(p string, _ os.FileInfo, err error) error {
+					if err != nil {
+						return err
+					}
+					return os.Lchown(p, u.uid, u.uid)
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, _ := bx.run(t, driverSpec{Support: &sup, Deny: []string{}}, `echo x > .store/HEAD; mkdir .store/hooks; echo x > .common/worktrees/wt/HEAD; echo x >> .common/config; echo ok > made.txt`)
+			for name, body := range files {
+				if b, err := os.ReadFile(filepath.Join(bx.ws, name)); err != nil || string(b) != body {
+					t.Errorf("%s: %q, %v; want it untouched", name, b, err)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(bx.ws, ".store", "hooks")); err == nil {
+				t.Error(".store/hooks was made")
+			}
+			if b, err := os.ReadFile(filepath.Join(bx.ws, "made.txt")); err != nil || string(b) != "ok\n" {
+				t.Errorf("made.txt: %q, %v (the rest of the workspace is writable)", b, err)
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -388,6 +389,9 @@ func scan(workspace string, denied func(workspace, path string) bool) (readOnly,
 		}
 		if d.Name() == ".git" && p != workspace {
 			readOnly = append(readOnly, p)
+			if d.Type().IsRegular() {
+				readOnly = append(readOnly, gitDirsOf(p, workspace)...)
+			}
 			if len(readOnly) > maxHidden {
 				return fmt.Errorf("more than %d .git in it, each a mount", maxHidden)
 			}
@@ -411,6 +415,65 @@ func scan(workspace string, denied func(workspace, path string) bool) (readOnly,
 		return nil, nil, fmt.Errorf("bound: reading the workspace %s: %w", workspace, err)
 	}
 	return readOnly, hide, nil
+}
+
+// gitDirsOf are the git directories the .git file gitFile names ("gitdir:
+// PATH", as git worktree, submodules and --separate-git-dir write) and,
+// for a worktree's, the common directory its "commondir" names, those that
+// lie in the workspace: git reads config and runs hooks from there, so
+// they are as read-only as a .git directory. (Those outside the workspace
+// are read-only already.)
+func gitDirsOf(gitFile, workspace string) []string {
+	var out []string
+	add := func(base, rel string) string {
+		rel = strings.TrimSpace(rel)
+		if rel == "" {
+			return ""
+		}
+		if !filepath.IsAbs(rel) {
+			rel = filepath.Join(base, rel)
+		}
+		real, err := filepath.EvalSymlinks(rel)
+		if err != nil || !within(real, workspace) || real == workspace {
+			return ""
+		}
+		if rel, _ := filepath.Rel(workspace, real); slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git") {
+			return real // in a .git, read-only with it (a submodule's): no mount of its own
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			return ""
+		}
+		out = append(out, real)
+		return real
+	}
+	b, err := readHead(gitFile, 4096)
+	if err != nil {
+		return nil
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	rel, ok := strings.CutPrefix(line, "gitdir:")
+	if !ok {
+		return nil
+	}
+	dir := add(filepath.Dir(gitFile), rel)
+	if dir == "" {
+		return nil
+	}
+	if c, err := readHead(filepath.Join(dir, "commondir"), 4096); err == nil {
+		line, _, _ := strings.Cut(string(c), "\n")
+		add(dir, line)
+	}
+	return out
+}
+
+// readHead is at most n bytes of the file at p.
+func readHead(p string, n int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
 }
 
 // grantChildren lists the workspace's entries a command may write under
