@@ -24,7 +24,13 @@
 //     UDP connect to the host's services is refused; a unix socket with a
 //     path is not: see docs/security.md), and the pid namespace, with its
 //     own /proc, ends every process the command left once it has ended.
+//     An IPC namespace keeps it off the host's System V and POSIX queues
+//     and shared memory, and a /dev of its own (a read-only tmpfs with
+//     /dev/null and its kin) off the host's devices and terminals.
 //     The command runs without a controlling terminal (no TIOCSTI).
+//   - A seccomp filter refuses Unix sockets, io_uring, every socket
+//     family but IP and netlink, and the kernel keyring, which no
+//     namespace separates (see bound/internal/stage/unixsock_linux.go).
 //     Landlock forbids the command to unmount any of it.
 //
 // Go cannot run code between fork and exec, so the bound is set up by askops
