@@ -247,6 +247,13 @@ func (b *Bound) Describe() string {
 // build and module caches, npm's cache, ~/.cache), each where env puts it.
 // The private temporary directory every bounded command gets is not
 // listed: it is always writable.
+//
+// Of a GOPATH (~/go by default) only pkg is writable, where the module
+// cache and the checksum database's lie: its bin is where go install puts
+// programs people run later from their PATH, askops' own bot among them
+// (docs/operations.md), which the gateway's bound_bash runs for every
+// allowed Claude Code command. A bounded command wrote ~/go/bin when the
+// whole GOPATH was writable.
 func DefaultWritable(env []string) []string {
 	get := func(k string) string {
 		for i := len(env) - 1; i >= 0; i-- {
@@ -265,14 +272,16 @@ func DefaultWritable(env []string) []string {
 	home := get("HOME")
 	if home != "" && filepath.Clean(home) != "/" {
 		add(filepath.Join(home, ".cache"))
-		add(filepath.Join(home, "go"))
+		add(filepath.Join(home, "go", "pkg"))
 		add(filepath.Join(home, ".npm"))
 	}
 	add(get("XDG_CACHE_HOME"))
 	add(get("GOCACHE"))
 	add(get("GOMODCACHE"))
 	for _, p := range filepath.SplitList(get("GOPATH")) {
-		add(p)
+		if filepath.IsAbs(p) {
+			add(filepath.Join(p, "pkg"))
+		}
 	}
 	add(get("npm_config_cache"))
 	return out

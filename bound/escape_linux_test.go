@@ -510,3 +510,23 @@ func TestBoundKeepsGitDirsNamedByGitFilesReadOnly(t *testing.T) {
 		})
 	}
 }
+
+// With the default writable paths, a GOPATH's pkg (the module cache) is
+// writable and its bin is not: go install puts there the programs people
+// run later from their PATH, bot among them.
+func TestBoundKeepsGoBinReadOnly(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			out, _ := bx.run(t, driverSpec{Support: &sup}, `mkdir -p ~/go/pkg/mod/cache && echo x > ~/go/pkg/mod/cache/f && echo pkg-ok; mkdir -p ~/go/bin; echo x > ~/go/bin/tool`)
+			if !strings.Contains(out, "pkg-ok") {
+				t.Errorf("the module cache was not writable:\n%s", out)
+			}
+			if _, err := os.Lstat(filepath.Join(bx.home, "go", "bin", "tool")); err == nil {
+				t.Errorf("a program was written into ~/go/bin:\n%s", out)
+			}
+		})
+	}
+}
