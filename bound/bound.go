@@ -119,6 +119,12 @@ type Config struct {
 	// DeniedOutside are absolute paths outside any workspace that read
 	// rules deny; those that exist are hidden too.
 	DeniedOutside []string
+	// Keep are files of askops' own that a bounded command must not change
+	// where they lie in its workspace or a writable path: the config file
+	// a later bot sandbox or serve reads (agent.bound.mode: off there would
+	// unbound the next command). askops' own program is kept without
+	// being named (keepSelf).
+	Keep []string
 	// Support is what the kernel offers (Probe).
 	Support Support
 	// Exe is the askops binary run again to set the bound up; "" means
@@ -169,6 +175,7 @@ func New(cfg Config) (*Bound, error) {
 		cfg.Exe = "/proc/self/exe"
 	}
 	cfg.Writable = slices.Clone(cfg.Writable)
+	cfg.Keep = slices.Clone(cfg.Keep)
 	return &Bound{cfg: cfg, spare: make(chan string, 1)}, nil
 }
 

@@ -44,6 +44,8 @@ type driverSpec struct {
 	// SessionKey, when set, is a secret the driver keeps in a session
 	// keyring of its own, which the command inherits (joinSessionKey).
 	SessionKey string `json:"session_key,omitempty"`
+	// Keep is Config.Keep.
+	Keep []string `json:"keep,omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -80,7 +82,7 @@ func drive(raw string) int {
 	if os.Getenv("ASKOPS_BOUND_TEST_DEBUG") != "" {
 		fmt.Fprintf(os.Stderr, "driver: probe %s: %s\n", sup, sup.Why)
 	}
-	b, err := New(Config{Support: sup, Writable: d.Writable, Denied: deniedNames(d.Deny)})
+	b, err := New(Config{Support: sup, Writable: d.Writable, Denied: deniedNames(d.Deny), Keep: d.Keep})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "driver:", err)
 		return 2

@@ -530,3 +530,78 @@ func TestBoundKeepsGoBinReadOnly(t *testing.T) {
 		})
 	}
 }
+
+// askops' own program, when it lies in the workspace (bot built in the
+// repository askops works on), stays as it is: the gateway runs it by its
+// path for every allowed command, and a replaced one would run the next of
+// them unbounded. Neither it nor the directory holding it can be changed,
+// moved or replaced.
+func TestBoundKeepsAskopsOwnProgram(t *testing.T) {
+	exe := testExe(t)
+	want, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup := Probe(t.Context(), "")
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			self := filepath.Join(bx.ws, "tools", "bin", "bot")
+			if err := os.MkdirAll(filepath.Dir(self), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			copyFile(t, exe, self)
+			if u.uid >= 0 {
+				for _, p := range []string{self, filepath.Dir(self), filepath.Dir(filepath.Dir(self))} {
+					if err := os.Chown(p, u.uid, u.uid); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			bx.exe = self
+			out, _ := bx.run(t, driverSpec{Support: &sup}, `echo x >> tools/bin/bot; cp /bin/true tools/bin/bot.new && mv tools/bin/bot.new tools/bin/bot; mv tools/bin tools/bin2 || mv tools tools2; mkdir -p tools/bin && cp /bin/true tools/bin/bot; echo ok > made.txt`)
+			got, err := os.ReadFile(self)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("askops' program was changed or replaced (%d bytes, %v):\n%s", len(got), err, out)
+			}
+			if b, err := os.ReadFile(filepath.Join(bx.ws, "made.txt")); err != nil || string(b) != "ok\n" {
+				t.Errorf("made.txt: %q, %v (the rest of the workspace is writable):\n%s", b, err, out)
+			}
+		})
+	}
+}
+
+// askops' config file, where it lies in the workspace, stays as it is: the
+// next bot sandbox reads it, and agent.bound.mode: off there would run the
+// next command unbounded.
+func TestBoundKeepsAskopsConfig(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	const body = "agent:\n  bound:\n    mode: required\n"
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			conf := filepath.Join(bx.ws, "deploy", "askops.yaml")
+			if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if u.uid >= 0 {
+				for _, p := range []string{conf, filepath.Dir(conf)} {
+					if err := os.Chown(p, u.uid, u.uid); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			out, _ := bx.run(t, driverSpec{Support: &sup, Keep: []string{conf}}, `echo "    mode: off" >> deploy/askops.yaml; mv deploy deploy2; mkdir -p deploy && echo "agent: {bound: {mode: off}}" > deploy/askops.yaml; echo ok > made.txt`)
+			if b, err := os.ReadFile(conf); err != nil || string(b) != body {
+				t.Errorf("the config file: %q, %v; want it untouched:\n%s", b, err, out)
+			}
+			if b, err := os.ReadFile(filepath.Join(bx.ws, "made.txt")); err != nil || string(b) != "ok\n" {
+				t.Errorf("made.txt: %q, %v (the rest of the workspace is writable):\n%s", b, err, out)
+			}
+		})
+	}
+}

@@ -202,6 +202,7 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 		if err != nil {
 			return nil, err
 		}
+		sp.ReadOnly = append(sp.ReadOnly, keepSelf(sp.Writable, b.cfg.Keep)...)
 		for _, p := range b.cfg.DeniedOutside {
 			if _, err := os.Lstat(p); err == nil && !within(p, workspace) {
 				sp.Hide = append(sp.Hide, p)
@@ -415,6 +416,39 @@ func scan(workspace string, denied func(workspace, path string) bool) (readOnly,
 		return nil, nil, fmt.Errorf("bound: reading the workspace %s: %w", workspace, err)
 	}
 	return readOnly, hide, nil
+}
+
+// keepSelf is what keeps askops' own program, and the files of its own
+// named in keep (its config file), unchanged where they lie beneath a
+// writable path (the workspace included), as where a developer built bot
+// in the repository askops works on: each file, and each directory between
+// it and that writable path (renaming one would free the file's path for
+// another). The gateway's bound_bash runs this program by its path, with
+// that config, for every allowed command: a replaced program, or a config
+// saying agent.bound.mode: off, would run the next of them unbounded; the
+// serve reads both again when it restarts.
+func keepSelf(writable, keep []string) []string {
+	files := slices.Clone(keep)
+	if self, err := os.Executable(); err == nil {
+		files = append(files, self)
+	}
+	var out []string
+	for _, f := range files {
+		real, err := filepath.EvalSymlinks(f)
+		if err != nil {
+			continue
+		}
+		for _, w := range writable {
+			if real == w || !within(real, w) {
+				continue
+			}
+			out = append(out, real)
+			for d := filepath.Dir(real); d != w && within(d, w); d = filepath.Dir(d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }
 
 // gitDirsOf are the git directories the .git file gitFile names ("gitdir:

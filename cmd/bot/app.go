@@ -74,7 +74,7 @@ type app struct {
 
 // agentBound is the OS bound of the agent's allowed commands (agent.bound).
 func (a *app) agentBound(ctx context.Context) (*bound.Bound, error) {
-	a.boundOnce.Do(func() { a.bound, a.boundErr = newBound(ctx, a.cfg) })
+	a.boundOnce.Do(func() { a.bound, a.boundErr = newBound(ctx, a.cfg, a.configPath) })
 	return a.bound, a.boundErr
 }
 
