@@ -63,8 +63,9 @@ type app struct {
 
 	// bound is the OS bound of the agent's allowed commands, built (the
 	// kernel probed) on first use: only serve and run need it.
-	// configPath is the config file serve read ("" for none), for
-	// gateway.bound_bash's `bot sandbox -config`.
+	// configPath is the config file serve or run read ("" for none), for
+	// gateway.bound_bash's `bot sandbox -config`, and kept from bounded
+	// commands where it lies in their workspace (bound.Config.Keep).
 	configPath string
 
 	boundOnce sync.Once
