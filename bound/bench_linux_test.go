@@ -11,7 +11,8 @@ import (
 
 // BenchmarkStart is the cost of starting a command inside the bound over
 // starting it plain: `bash -c true` in a workspace with a .git, with the
-// default writable paths and one read rule (so the workspace is scanned).
+// default writable paths and one read rule (the workspace is scanned for
+// each .git and each denied file).
 // askops run again is this test binary here; ASKOPS_BOUND_BENCH_EXE names
 // another (the built bot) to measure that one's start.
 //

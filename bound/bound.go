@@ -24,7 +24,13 @@
 //     UDP connect to the host's services is refused; a unix socket with a
 //     path is not: see docs/security.md), and the pid namespace, with its
 //     own /proc, ends every process the command left once it has ended.
+//     An IPC namespace keeps it off the host's System V and POSIX queues
+//     and shared memory, and a /dev of its own (a read-only tmpfs with
+//     /dev/null and its kin) off the host's devices and terminals.
 //     The command runs without a controlling terminal (no TIOCSTI).
+//   - A seccomp filter refuses Unix sockets, io_uring, every socket
+//     family but IP and netlink, and the kernel keyring, which no
+//     namespace separates (see bound/internal/stage/unixsock_linux.go).
 //     Landlock forbids the command to unmount any of it.
 //
 // Go cannot run code between fork and exec, so the bound is set up by askops
@@ -113,6 +119,12 @@ type Config struct {
 	// DeniedOutside are absolute paths outside any workspace that read
 	// rules deny; those that exist are hidden too.
 	DeniedOutside []string
+	// Keep are files of askops' own that a bounded command must not change
+	// where they lie in its workspace or a writable path: the config file
+	// a later bot sandbox or serve reads (agent.bound.mode: off there would
+	// unbound the next command). askops' own program is kept without
+	// being named (keepSelf).
+	Keep []string
 	// Support is what the kernel offers (Probe).
 	Support Support
 	// Exe is the askops binary run again to set the bound up; "" means
@@ -163,6 +175,7 @@ func New(cfg Config) (*Bound, error) {
 		cfg.Exe = "/proc/self/exe"
 	}
 	cfg.Writable = slices.Clone(cfg.Writable)
+	cfg.Keep = slices.Clone(cfg.Keep)
 	return &Bound{cfg: cfg, spare: make(chan string, 1)}, nil
 }
 
@@ -241,6 +254,13 @@ func (b *Bound) Describe() string {
 // build and module caches, npm's cache, ~/.cache), each where env puts it.
 // The private temporary directory every bounded command gets is not
 // listed: it is always writable.
+//
+// Of a GOPATH (~/go by default) only pkg is writable, where the module
+// cache and the checksum database's lie: its bin is where go install puts
+// programs people run later from their PATH, askops' own bot among them
+// (docs/operations.md), which the gateway's bound_bash runs for every
+// allowed Claude Code command. A bounded command wrote ~/go/bin when the
+// whole GOPATH was writable.
 func DefaultWritable(env []string) []string {
 	get := func(k string) string {
 		for i := len(env) - 1; i >= 0; i-- {
@@ -259,14 +279,16 @@ func DefaultWritable(env []string) []string {
 	home := get("HOME")
 	if home != "" && filepath.Clean(home) != "/" {
 		add(filepath.Join(home, ".cache"))
-		add(filepath.Join(home, "go"))
+		add(filepath.Join(home, "go", "pkg"))
 		add(filepath.Join(home, ".npm"))
 	}
 	add(get("XDG_CACHE_HOME"))
 	add(get("GOCACHE"))
 	add(get("GOMODCACHE"))
 	for _, p := range filepath.SplitList(get("GOPATH")) {
-		add(p)
+		if filepath.IsAbs(p) {
+			add(filepath.Join(p, "pkg"))
+		}
 	}
 	add(get("npm_config_cache"))
 	return out

@@ -41,6 +41,11 @@ type driverSpec struct {
 	// Support, when set, is used instead of the driver's own Probe (which
 	// costs a start of this binary: the refusal table probes once).
 	Support *Support `json:"support,omitempty"`
+	// SessionKey, when set, is a secret the driver keeps in a session
+	// keyring of its own, which the command inherits (joinSessionKey).
+	SessionKey string `json:"session_key,omitempty"`
+	// Keep is Config.Keep.
+	Keep []string `json:"keep,omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -49,6 +54,9 @@ func TestMain(m *testing.M) {
 	}
 	if _, ok := os.LookupEnv(envTIOCSTI); ok {
 		os.Exit(pushInput())
+	}
+	if what, ok := os.LookupEnv(envProbe); ok {
+		os.Exit(probe(what))
 	}
 	os.Exit(m.Run())
 }
@@ -74,7 +82,7 @@ func drive(raw string) int {
 	if os.Getenv("ASKOPS_BOUND_TEST_DEBUG") != "" {
 		fmt.Fprintf(os.Stderr, "driver: probe %s: %s\n", sup, sup.Why)
 	}
-	b, err := New(Config{Support: sup, Writable: d.Writable, Denied: deniedNames(d.Deny)})
+	b, err := New(Config{Support: sup, Writable: d.Writable, Denied: deniedNames(d.Deny), Keep: d.Keep})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "driver:", err)
 		return 2
@@ -82,6 +90,13 @@ func drive(raw string) int {
 	if !b.Active() {
 		fmt.Fprintln(os.Stderr, "driver: no bound:", b.Describe())
 		return 3
+	}
+	checkKeyring := func() {}
+	if d.SessionKey != "" {
+		if checkKeyring, err = joinSessionKey(d.SessionKey); err != nil {
+			fmt.Fprintln(os.Stderr, "driver:", err)
+			return 2
+		}
 	}
 	cmd := exec.Command(d.Argv[0], d.Argv[1:]...)
 	cmd.Dir = d.Workspace
@@ -101,6 +116,7 @@ func drive(raw string) int {
 	if cmd.ProcessState == nil {
 		return 2
 	}
+	checkKeyring()
 	return cmd.ProcessState.ExitCode()
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -137,6 +138,7 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 		writable = DefaultWritable(cmd.Env)
 	}
 	home := envValue(cmd.Env, "HOME")
+	var paths []string
 	for _, w := range writable {
 		if rest, ok := strings.CutPrefix(w, "~/"); ok {
 			if home == "" || !filepath.IsAbs(home) {
@@ -144,17 +146,45 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 			}
 			w = filepath.Join(home, rest)
 		}
-		w = filepath.Clean(w)
-		if _, err := os.Stat(w); errors.Is(err, fs.ErrNotExist) {
-			_ = os.MkdirAll(w, 0o700) // a cache that is not there yet
+		paths = append(paths, filepath.Clean(w))
+	}
+	// Each as its links lead now, even where one was planted: a root too
+	// many only withholds a grant.
+	leads := make([]string, len(paths))
+	for i, w := range paths {
+		leads[i] = w
+		if r, err := filepath.EvalSymlinks(w); err == nil {
+			leads[i] = r
 		}
-		real, err := filepath.EvalSymlinks(w)
-		if err != nil {
-			continue // it could not be made: nothing to grant
+	}
+	for i, w := range paths {
+		if slices.Contains(leads[:i], leads[i]) {
+			continue // named already (another name of the same directory)
 		}
-		if !sup.Namespaces && within(real, workspace) {
+		// What bounded commands write: the workspace and the other
+		// writable paths, not those that are this one by another name.
+		roots := []string{workspace}
+		for j, o := range paths {
+			if leads[j] != leads[i] {
+				roots = append(roots, o, leads[j])
+			}
+		}
+		real, ok := resolveWritable(w, roots)
+		if !ok {
+			continue // beneath what commands write: granted through it, or not at all
+		}
+		if !sup.Namespaces && within(workspace, real) {
 			// Landlock alone cannot keep .git read-only beneath it.
 			return nil, fmt.Errorf("agent.bound.writable: %s holds the workspace %s, whose .git only namespaces keep read-only, and this kernel gives none", w, workspace)
+		}
+		if _, err := os.Lstat(real); errors.Is(err, fs.ErrNotExist) {
+			// A cache that is not there yet. No link lies on the way
+			// (resolveWritable followed them all) and no bounded command
+			// writes there to put one in.
+			_ = os.MkdirAll(real, 0o700)
+		}
+		if fi, err := os.Stat(real); err != nil || (!fi.IsDir() && !fi.Mode().IsRegular()) {
+			continue // it could not be made: nothing to grant
 		}
 		sp.Writable = append(sp.Writable, real)
 	}
@@ -172,6 +202,7 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 		if err != nil {
 			return nil, err
 		}
+		sp.ReadOnly = append(sp.ReadOnly, keepSelf(sp.Writable, b.cfg.Keep)...)
 		for _, p := range b.cfg.DeniedOutside {
 			if _, err := os.Lstat(p); err == nil && !within(p, workspace) {
 				sp.Hide = append(sp.Hide, p)
@@ -209,7 +240,52 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 	cmd.Path = b.cfg.Exe
 	cmd.Args = []string{"askops-bound"}
 	cmd.Err = nil // the program is askops now, found by its path
-	return func() { removeAll(priv) }, nil
+	restore := keepTerminals(cmd)
+	return func() { restore(); removeAll(priv) }, nil
+}
+
+// keepTerminals notes the modes of each terminal among cmd's standard
+// files (bot sandbox run from a shell hands its terminal on) and returns
+// what puts back those the command changed, once it has ended. The bound
+// gives the command no controlling terminal, so it cannot push input, but
+// the terminal it was handed is its to set: stty -echo, -isig (Ctrl-C no
+// longer interrupts) or -icanon outlived it, in the shell the person
+// returns to. (A terminal's modes are not the bound's to keep from the
+// command while it runs: an editor or a test runner sets them too.)
+func keepTerminals(cmd *exec.Cmd) (restore func()) {
+	type kept struct {
+		conn  syscall.RawConn
+		modes *unix.Termios
+	}
+	var terms []kept
+	for _, x := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
+		f, ok := x.(*os.File)
+		if !ok || f == nil {
+			continue
+		}
+		// Through the raw descriptor: f.Fd() would make it blocking.
+		conn, err := f.SyscallConn()
+		if err != nil {
+			continue
+		}
+		var modes *unix.Termios
+		_ = conn.Control(func(fd uintptr) { modes, _ = unix.IoctlGetTermios(int(fd), unix.TCGETS) })
+		if modes != nil { // a terminal
+			terms = append(terms, kept{conn, modes})
+		}
+	}
+	return func() {
+		for _, t := range terms {
+			_ = t.conn.Control(func(fd uintptr) {
+				now, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+				// Only when changed: setting a terminal's modes from a
+				// background job stops it (SIGTTOU), as stty would be.
+				if err == nil && *now != *t.modes {
+					_ = unix.IoctlSetTermios(int(fd), unix.TCSETS, t.modes)
+				}
+			})
+		}
+	}
 }
 
 func envValue(env []string, k string) string {
@@ -221,6 +297,75 @@ func envValue(env []string, k string) string {
 	return ""
 }
 
+// resolveWritable is the writable path w (absolute, clean) with its links
+// followed, the part that does not exist yet appended as it is; ok is false
+// when w is not to be granted: it lies beneath one of roots (what bounded
+// commands write: the workspace, the other writable paths), or its way
+// there follows a link beneath one of them.
+//
+// A writable path beneath the workspace or another writable path is
+// writable through it already. Following a link there would follow one a
+// bounded command may have put in: with HOME the workspace and
+// ~/.cache/go-build writable, a command moved ~/.cache aside and made
+// ~/.cache/go-build a link to any directory, which the next command was
+// granted (and askops itself created missing directories through it).
+func resolveWritable(w string, roots []string) (real string, ok bool) {
+	cur := "/"
+	rest := strings.Split(strings.TrimPrefix(w, "/"), "/")
+	for links := 0; len(rest) > 0; {
+		elem := rest[0]
+		rest = rest[1:]
+		switch elem {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur) // cur holds no link: its parent is its parent
+			continue
+		}
+		next := filepath.Join(cur, elem)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			cur = filepath.Join(append([]string{next}, rest...)...)
+			break
+		}
+		if err != nil {
+			return "", false
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if beneathAny(next, roots) {
+			return "", false
+		}
+		if links++; links > 40 {
+			return "", false // ELOOP
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", false
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	if beneathAny(cur, roots) {
+		return "", false
+	}
+	return cur, true
+}
+
+// beneathAny reports whether p is one of roots or lies beneath one.
+func beneathAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if within(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
 // within reports whether p is root or lies beneath it.
 func within(p, root string) bool {
 	rel, err := filepath.Rel(root, p)
@@ -230,13 +375,12 @@ func within(p, root string) bool {
 // scan finds what a command in workspace must not change or read: each
 // .git (directory or file) and each file denied reads. It does not descend
 // into a .git, whose whole tree is read-only.
+//
+// The whole workspace is walked even when no file is denied: a nested
+// repository's .git (a vendored clone, a monorepo of clones) is as much a
+// place for hooks and config that git runs later, unbounded, as the
+// workspace's own; with no read rule, only the top one was kept read-only.
 func scan(workspace string, denied func(workspace, path string) bool) (readOnly, hide []string, err error) {
-	if denied == nil {
-		if _, err := os.Lstat(filepath.Join(workspace, ".git")); err == nil {
-			readOnly = append(readOnly, filepath.Join(workspace, ".git"))
-		}
-		return readOnly, nil, nil
-	}
 	err = filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == workspace {
@@ -246,6 +390,12 @@ func scan(workspace string, denied func(workspace, path string) bool) (readOnly,
 		}
 		if d.Name() == ".git" && p != workspace {
 			readOnly = append(readOnly, p)
+			if d.Type().IsRegular() {
+				readOnly = append(readOnly, gitDirsOf(p, workspace)...)
+			}
+			if len(readOnly) > maxHidden {
+				return fmt.Errorf("more than %d .git in it, each a mount", maxHidden)
+			}
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -254,7 +404,7 @@ func scan(workspace string, denied func(workspace, path string) bool) (readOnly,
 		if d.IsDir() {
 			return nil
 		}
-		if denied(workspace, p) {
+		if denied != nil && denied(workspace, p) {
 			hide = append(hide, p)
 			if len(hide) > maxHidden {
 				return filepath.SkipAll
@@ -266,6 +416,98 @@ func scan(workspace string, denied func(workspace, path string) bool) (readOnly,
 		return nil, nil, fmt.Errorf("bound: reading the workspace %s: %w", workspace, err)
 	}
 	return readOnly, hide, nil
+}
+
+// keepSelf is what keeps askops' own program, and the files of its own
+// named in keep (its config file), unchanged where they lie beneath a
+// writable path (the workspace included), as where a developer built bot
+// in the repository askops works on: each file, and each directory between
+// it and that writable path (renaming one would free the file's path for
+// another). The gateway's bound_bash runs this program by its path, with
+// that config, for every allowed command: a replaced program, or a config
+// saying agent.bound.mode: off, would run the next of them unbounded; the
+// serve reads both again when it restarts.
+func keepSelf(writable, keep []string) []string {
+	files := slices.Clone(keep)
+	if self, err := os.Executable(); err == nil {
+		files = append(files, self)
+	}
+	var out []string
+	for _, f := range files {
+		real, err := filepath.EvalSymlinks(f)
+		if err != nil {
+			continue
+		}
+		for _, w := range writable {
+			if real == w || !within(real, w) {
+				continue
+			}
+			out = append(out, real)
+			for d := filepath.Dir(real); d != w && within(d, w); d = filepath.Dir(d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// gitDirsOf are the git directories the .git file gitFile names ("gitdir:
+// PATH", as git worktree, submodules and --separate-git-dir write) and,
+// for a worktree's, the common directory its "commondir" names, those that
+// lie in the workspace: git reads config and runs hooks from there, so
+// they are as read-only as a .git directory. (Those outside the workspace
+// are read-only already.)
+func gitDirsOf(gitFile, workspace string) []string {
+	var out []string
+	add := func(base, rel string) string {
+		rel = strings.TrimSpace(rel)
+		if rel == "" {
+			return ""
+		}
+		if !filepath.IsAbs(rel) {
+			rel = filepath.Join(base, rel)
+		}
+		real, err := filepath.EvalSymlinks(rel)
+		if err != nil || !within(real, workspace) || real == workspace {
+			return ""
+		}
+		if rel, _ := filepath.Rel(workspace, real); slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git") {
+			return real // in a .git, read-only with it (a submodule's): no mount of its own
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			return ""
+		}
+		out = append(out, real)
+		return real
+	}
+	b, err := readHead(gitFile, 4096)
+	if err != nil {
+		return nil
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	rel, ok := strings.CutPrefix(line, "gitdir:")
+	if !ok {
+		return nil
+	}
+	dir := add(filepath.Dir(gitFile), rel)
+	if dir == "" {
+		return nil
+	}
+	if c, err := readHead(filepath.Join(dir, "commondir"), 4096); err == nil {
+		line, _, _ := strings.Cut(string(c), "\n")
+		add(dir, line)
+	}
+	return out
+}
+
+// readHead is at most n bytes of the file at p.
+func readHead(p string, n int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
 }
 
 // grantChildren lists the workspace's entries a command may write under

@@ -64,8 +64,9 @@ type app struct {
 
 	// bound is the OS bound of the agent's allowed commands, built (the
 	// kernel probed) on first use: only serve and run need it.
-	// configPath is the config file serve read ("" for none), for
-	// gateway.bound_bash's `bot sandbox -config`.
+	// configPath is the config file serve or run read ("" for none), for
+	// gateway.bound_bash's `bot sandbox -config`, and kept from bounded
+	// commands where it lies in their workspace (bound.Config.Keep).
 	configPath string
 
 	boundOnce sync.Once
@@ -75,7 +76,7 @@ type app struct {
 
 // agentBound is the OS bound of the agent's allowed commands (agent.bound).
 func (a *app) agentBound(ctx context.Context) (*bound.Bound, error) {
-	a.boundOnce.Do(func() { a.bound, a.boundErr = newBound(ctx, a.cfg) })
+	a.boundOnce.Do(func() { a.bound, a.boundErr = newBound(ctx, a.cfg, a.configPath) })
 	return a.bound, a.boundErr
 }
 

@@ -112,7 +112,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 	}
 	// The same probes as a serve with Slack: the store (and the Redis
 	// server's settings) is the one dependency.
-	b, err := newBound(ctx, cfg)
+	b, err := newBound(ctx, cfg, configPath)
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed

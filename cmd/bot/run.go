@@ -96,7 +96,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 	host, _ := os.Hostname()
 	spec := chatops.TerminalRun(task, *label, env.getenv("USER"), host, policy.Mode(*mode), *cwd)
 	if cfg.NoSlack() {
-		return runLocal(ctx, env, cfg, spec)
+		return runLocal(ctx, env, cfg, *path, spec)
 	}
 	log := cfg.Log.NewLogger(env.stderr)
 	counts := metrics.New(buildVersion())
@@ -106,6 +106,7 @@ func cmdRunMain(ctx context.Context, env *environment, args []string) int {
 		return exitFailed
 	}
 	defer a.Close()
+	a.configPath = *path // kept from bounded commands (bound.Config.Keep)
 	runner, err := newRunner(a)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot run: %v\n", err)
@@ -146,7 +147,7 @@ func runToEnd(ctx context.Context, runner *agent.Runner, spec agent.RunSpec, pro
 // hooks' do; the terminal says where each waits. Its grants are the
 // serve's: it judges each call again. Ctrl-C stops the run and its
 // waiting Ask is cancelled.
-func runLocal(ctx context.Context, env *environment, cfg config.Config, spec agent.RunSpec) int {
+func runLocal(ctx context.Context, env *environment, cfg config.Config, configPath string, spec agent.RunSpec) int {
 	log := cfg.Log.NewLogger(env.stderr)
 	client, err := hook.ClientFromEnv("", "", env.getenv)
 	if err != nil {
@@ -158,7 +159,7 @@ func runLocal(ctx context.Context, env *environment, cfg config.Config, spec age
 			client.BaseURL, a.Due().Local().Format("15:04:05"), time.Until(a.Due()).Round(time.Second))
 	}
 	counts := metrics.New(buildVersion())
-	b, err := newBound(ctx, cfg)
+	b, err := newBound(ctx, cfg, configPath)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot run: agent.bound: %v\n", err)
 		return exitFailed

@@ -20,13 +20,28 @@ import (
 
 // newBound builds the OS bound of the agent's allowed commands from cfg:
 // agent.bound, and the policy's read_file deny rules as the files a bounded
-// command cannot read. It probes the kernel: one start of this binary.
-func newBound(ctx context.Context, cfg config.Config) (*bound.Bound, error) {
+// command cannot read. configPaths are the config files cfg was read from
+// ("" for none): a bounded command cannot change them where they lie in its
+// workspace (bound.Config.Keep). It probes the kernel: one start of this
+// binary.
+func newBound(ctx context.Context, cfg config.Config, configPaths ...string) (*bound.Bound, error) {
 	denied, outside, err := readDenials(cfg.Policy.Rules)
 	if err != nil {
 		return nil, err
 	}
+	var keep []string
+	for _, p := range configPaths {
+		if p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("config file %s: %w", p, err)
+		}
+		keep = append(keep, abs)
+	}
 	return bound.New(bound.Config{
+		Keep:          keep,
 		Mode:          bound.Mode(cfg.Agent.Bound.Mode),
 		Writable:      cfg.Agent.Bound.Writable,
 		Hosts:         cfg.Agent.Bound.Hosts,
@@ -99,7 +114,7 @@ func cmdSandboxMain(ctx context.Context, env *environment, args []string) int {
 		fmt.Fprintf(env.stderr, "bot sandbox: -workspace: %v\n", err)
 		return exitUsage
 	}
-	b, err := newBound(ctx, cfg)
+	b, err := newBound(ctx, cfg, *path)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "bot sandbox: %v\n", err)
 		return exitUsage

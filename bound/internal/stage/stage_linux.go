@@ -91,7 +91,13 @@ func SetNamespaces(attr *syscall.SysProcAttr, sp Spec) {
 	// A pid namespace too: the inner stage is its init, and when it ends
 	// (the command has ended) the kernel kills every process left in it,
 	// so nothing the command started outlives it (supervise).
-	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+	//
+	// An IPC namespace too: System V shared memory, message queues and
+	// semaphores, and POSIX message queues, are found by a key or a name
+	// in the IPC namespace, whatever the mount and network namespaces; in
+	// the host's, the command could read and write the segments and
+	// queues of any process of its user (as root, of root's services).
+	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
 	if sp.NetNS {
 		attr.Cloneflags |= syscall.CLONE_NEWNET
 	}
@@ -132,6 +138,16 @@ func inner(sp Spec) error {
 		if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, ""); err != nil && err != syscall.EPERM {
 			return step("/proc of the pid namespace", err)
 		}
+		// /proc/keys lists every key the command's user may view, the
+		// keys of the session keyring askops was started in among them
+		// (their names, types and sizes; the filter refuses reading
+		// them): empty, as Docker masks it. Where the kernel refuses (the
+		// host's /proc kept, above), it stays: names, not keys.
+		switch err := syscall.Mount("/dev/null", "/proc/keys", "", syscall.MS_BIND, ""); err {
+		case nil, syscall.ENOENT, syscall.EPERM, syscall.EACCES:
+		default:
+			return step("/proc/keys", err)
+		}
 		if err := readOnlyElsewhere(sp.Writable); err != nil {
 			return step("read-only file systems", err)
 		}
@@ -153,6 +169,11 @@ func inner(sp Spec) error {
 				return step("hiding "+p, err)
 			}
 		}
+		if !beneathAny("/dev", sp.Writable) {
+			if err := privateDev(sp.Devices, sp.Writable); err != nil {
+				return step("/dev of the bound", err)
+			}
+		}
 		if sp.NetNS {
 			if err := loopbackUp(); err != nil {
 				return step("network namespace", err)
@@ -169,6 +190,14 @@ func inner(sp Spec) error {
 	}
 	if err := dropCapabilities(); err != nil {
 		return step("capabilities", err)
+	}
+	// No core dump: where core_pattern is a pipe (systemd-coredump,
+	// apport, abrt), the kernel runs its program as root on the host, in
+	// no namespace of the bound, to read a dump the command shaped and to
+	// write it outside the writable paths. A hard limit of 0 the command
+	// cannot raise (CAP_SYS_RESOURCE is the host's).
+	if err := syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{}); err != nil {
+		return step("core dumps", err)
 	}
 	if err := denyUnixSockets(); err != nil {
 		return step("unix sockets", err)
@@ -316,6 +345,118 @@ func readOnlyElsewhere(writable []string) error {
 		default:
 			return step(mp, err)
 		}
+	}
+	return nil
+}
+
+// privateDev puts, in this mount namespace, a /dev of the bound's own over
+// the host's: a read-only tmpfs holding only the devices a command may use
+// (devices: /dev/null and its kin, each the host's node bind-mounted over
+// an empty file), the writable paths beneath /dev, the links programs
+// expect (/dev/fd for bash's <(…), /dev/stdin…) and empty pts and shm.
+//
+// The host's /dev holds what no command needs and what reaches outside
+// the bound: the user's other terminals (/dev/pts/N, readable by their
+// owner: a command read what was typed there and changed their modes),
+// and, to a command of root, /dev/loop-control (a loop device made on the
+// host, left after the command), /dev/kvm, /dev/vsock, block devices
+// (the disk beneath every hidden file) and /dev/userfaultfd. Landlock
+// refuses writing them but not opening them to read, and an ioctl needs
+// no more. The kernel still lets the command open the nodes bound here,
+// which a mount made in a user namespace could not hold itself.
+func privateDev(devices, writable []string) error {
+	type kept struct {
+		path string
+		fd   int
+		dir  bool
+	}
+	var keep []kept
+	defer func() {
+		for _, k := range keep {
+			_ = syscall.Close(k.fd)
+		}
+	}()
+	for _, list := range [][]string{devices, writable} {
+		for _, p := range list {
+			if p == "/dev" || !beneathAny(p, []string{"/dev"}) {
+				continue
+			}
+			// Held by a descriptor: once the tmpfs is over /dev, the
+			// node is reached through it (/proc/self/fd/N), not by its
+			// path.
+			fd, err := syscall.Open(p, oPath|syscall.O_CLOEXEC, 0)
+			if err != nil {
+				continue // not on this machine: not in the bound's /dev either
+			}
+			var st syscall.Stat_t
+			if err := syscall.Fstat(fd, &st); err != nil {
+				_ = syscall.Close(fd)
+				return step(p, err)
+			}
+			keep = append(keep, kept{p, fd, st.Mode&syscall.S_IFMT == syscall.S_IFDIR})
+		}
+	}
+	if err := syscall.Mount("tmpfs", "/dev", "tmpfs", syscall.MS_NOSUID|syscall.MS_NOEXEC, "mode=0755,size=64k,nr_inodes=256"); err != nil {
+		return err
+	}
+	for _, k := range keep {
+		if err := mkdirAll(parentDir(k.path)); err != nil {
+			return step(k.path, err)
+		}
+		if k.dir {
+			if err := syscall.Mkdir(k.path, 0o755); err != nil && err != syscall.EEXIST {
+				return step(k.path, err)
+			}
+		} else {
+			fd, err := syscall.Open(k.path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
+			if err != nil {
+				return step(k.path, err)
+			}
+			_ = syscall.Close(fd)
+		}
+		if err := syscall.Mount("/proc/self/fd/"+strconv.Itoa(k.fd), k.path, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+			return step(k.path, err)
+		}
+	}
+	for _, l := range [...]struct{ name, to string }{
+		{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
+	} {
+		if err := syscall.Symlink(l.to, "/dev/"+l.name); err != nil && err != syscall.EEXIST {
+			return step("/dev/"+l.name, err)
+		}
+	}
+	for _, d := range []string{"/dev/pts", "/dev/shm"} {
+		if err := syscall.Mkdir(d, 0o755); err != nil && err != syscall.EEXIST {
+			return step(d, err)
+		}
+	}
+	return syscall.Mount("", "/dev", "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NOEXEC, "")
+}
+
+// parentDir is p without its last element ("/" for "/dev").
+func parentDir(p string) string {
+	for i := len(p) - 1; i > 0; i-- {
+		if p[i] == '/' {
+			return p[:i]
+		}
+	}
+	return "/"
+}
+
+// mkdirAll makes dir and the directories above it that are missing.
+func mkdirAll(dir string) error {
+	if dir == "/" {
+		return nil
+	}
+	var st syscall.Stat_t
+	if syscall.Stat(dir, &st) == nil {
+		return nil
+	}
+	if err := mkdirAll(parentDir(dir)); err != nil {
+		return err
+	}
+	if err := syscall.Mkdir(dir, 0o755); err != nil && err != syscall.EEXIST {
+		return err
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"runtime"
 	"testing"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -83,5 +84,34 @@ func TestUnixSocketFilterIsWellFormed(t *testing.T) {
 	}
 	if _, ok := seccompTableOf("386"); ok {
 		t.Error("386 reaches sockets through socketcall, which a filter cannot read: it must have no table")
+	}
+}
+
+// The filter's table for this machine's architecture names the calls
+// x/sys numbers (the other architectures' tables are checked where they
+// run).
+func TestSeccompTableIsTheKernels(t *testing.T) {
+	tab, ok := seccompTableOf(runtime.GOARCH)
+	if !ok {
+		t.Skip("no table for", runtime.GOARCH)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"socket", tab.socket, unix.SYS_SOCKET},
+		{"socketpair", tab.socketpair, unix.SYS_SOCKETPAIR},
+		{"seccomp", tab.seccmp, unix.SYS_SECCOMP},
+		{"add_key", tab.addKey, unix.SYS_ADD_KEY},
+		{"request_key", tab.requestKey, unix.SYS_REQUEST_KEY},
+		{"keyctl", tab.keyctl, unix.SYS_KEYCTL},
+		{"io_uring_setup", sysIOUringSetup, unix.SYS_IO_URING_SETUP},
+		{"AF_INET", afInet, unix.AF_INET},
+		{"AF_INET6", afInet6, unix.AF_INET6},
+		{"AF_NETLINK", afNetlink, unix.AF_NETLINK},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, c.got, c.want)
+		}
 	}
 }

@@ -20,6 +20,24 @@ import (
 // seqpacket socketpair (already connected to its twin; libuv and others
 // carry child processes' stdio on one) stays. The cost: a command cannot
 // serve or reach a Unix socket of its own either.
+//
+// The same filter keeps the command off two more ways out that no
+// namespace the bound makes separates:
+//
+//   - Every socket family but IP (v4, v6) and netlink: AF_VSOCK reaches
+//     the hypervisor and the virtual machine's own vsock services from any
+//     network namespace (vsock has none), and the rest (AF_PACKET,
+//     AF_ALG, Bluetooth, CAN, TIPC, RDS…) are devices and kernel services
+//     no ordinary command asks for. They fail with EAFNOSUPPORT, as on a
+//     kernel built without them, so a program falls back as it would
+//     there. Netlink stays: getaddrinfo and ip read the namespace's own
+//     interfaces through it.
+//   - The kernel's key retention service (add_key, request_key, keyctl):
+//     a process's session keyring is its parent's, across every namespace,
+//     so a bounded command read the keys askops' process or its login
+//     session holds (Kerberos tickets, credential helpers' tokens) and
+//     left keys there for later unbounded programs to trust. They fail
+//     with ENOSYS, as on a kernel without keys (Docker refuses them too).
 
 // Classic BPF opcodes and seccomp's return values and offsets
 // (linux/filter.h, linux/seccomp.h).
@@ -42,6 +60,9 @@ const (
 	offArg1 = 24 // seccomp_data.args[1], its low half
 
 	afUnix        = 1
+	afInet        = 2
+	afInet6       = 10
+	afNetlink     = 16
 	sockStream    = 1
 	sockSeqpacket = 5
 	sockTypeMask  = 0xf // the type without SOCK_NONBLOCK and SOCK_CLOEXEC
@@ -62,28 +83,31 @@ type sockFprog struct {
 }
 
 // seccompTable is what the filter needs of an architecture: its audit
-// number, and the numbers of socket, socketpair and seccomp. x32 marks
-// the x32 ABI's calls on amd64 (their numbers have the bit set), refused
-// whole: they would reach socket by another number.
+// number, and the numbers of the calls it refuses or reads (socket,
+// socketpair, the three of the key retention service) and of seccomp.
+// x32 marks the x32 ABI's calls on amd64 (their numbers have the bit
+// set), refused whole: they would reach socket by another number.
 type seccompTable struct {
 	arch                       uint32
 	socket, socketpair, seccmp uintptr
+	addKey, requestKey, keyctl uintptr
 	x32                        bool
 }
 
 func seccompTableOf(goarch string) (seccompTable, bool) {
 	switch goarch {
 	case "amd64":
-		return seccompTable{arch: 0xc000003e, socket: 41, socketpair: 53, seccmp: 317, x32: true}, true
+		return seccompTable{arch: 0xc000003e, socket: 41, socketpair: 53, seccmp: 317, addKey: 248, requestKey: 249, keyctl: 250, x32: true}, true
 	case "arm64":
-		return seccompTable{arch: 0xc00000b7, socket: 198, socketpair: 199, seccmp: 277}, true
+		return seccompTable{arch: 0xc00000b7, socket: 198, socketpair: 199, seccmp: 277, addKey: 217, requestKey: 218, keyctl: 219}, true
 	case "riscv64":
-		return seccompTable{arch: 0xc00000f3, socket: 198, socketpair: 199, seccmp: 277}, true
+		return seccompTable{arch: 0xc00000f3, socket: 198, socketpair: 199, seccmp: 277, addKey: 217, requestKey: 218, keyctl: 219}, true
 	}
 	return seccompTable{}, false
 }
 
-// unixSocketFilter is the filter's program for t. A call of another
+// unixSocketFilter is the filter's program for t (see the top of this
+// file for what it refuses and why). A call of another
 // architecture's ABI (i386 on amd64, which reaches sockets through
 // socketcall) is refused whole.
 func unixSocketFilter(t seccompTable) []sockFilter {
@@ -107,9 +131,15 @@ func unixSocketFilter(t seccompTable) []sockFilter {
 		{"", ins{f: sockFilter{code: bpfJeqK, k: uint32(t.socket)}, jt: "socket"}},
 		{"", ins{f: sockFilter{code: bpfJeqK, k: uint32(t.socketpair)}, jt: "socketpair"}},
 		{"", ins{f: sockFilter{code: bpfJeqK, k: sysIOUringSetup}, jt: "nosys"}},
+		{"", ins{f: sockFilter{code: bpfJeqK, k: uint32(t.addKey)}, jt: "nosys"}},
+		{"", ins{f: sockFilter{code: bpfJeqK, k: uint32(t.requestKey)}, jt: "nosys"}},
+		{"", ins{f: sockFilter{code: bpfJeqK, k: uint32(t.keyctl)}, jt: "nosys"}},
 		{"", ins{f: sockFilter{code: bpfRetK, k: seccompRetAllow}}},
 		{"socket", ins{f: sockFilter{code: bpfLdAbsW, k: offArg0}}},
-		{"", ins{f: sockFilter{code: bpfJeqK, k: afUnix}, jt: "refuse", jf: "allow"}},
+		{"", ins{f: sockFilter{code: bpfJeqK, k: afUnix}, jt: "refuse"}},
+		{"", ins{f: sockFilter{code: bpfJeqK, k: afInet}, jt: "allow"}},
+		{"", ins{f: sockFilter{code: bpfJeqK, k: afInet6}, jt: "allow"}},
+		{"", ins{f: sockFilter{code: bpfJeqK, k: afNetlink}, jt: "allow", jf: "nofamily"}},
 		{"socketpair", ins{f: sockFilter{code: bpfLdAbsW, k: offArg0}}},
 		{"", ins{f: sockFilter{code: bpfJeqK, k: afUnix}, jf: "allow"}},
 		{"", ins{f: sockFilter{code: bpfLdAbsW, k: offArg1}}},
@@ -119,6 +149,7 @@ func unixSocketFilter(t seccompTable) []sockFilter {
 		{"refuse", ins{f: sockFilter{code: bpfRetK, k: errno(syscall.EACCES)}}},
 		{"allow", ins{f: sockFilter{code: bpfRetK, k: seccompRetAllow}}},
 		{"nosys", ins{f: sockFilter{code: bpfRetK, k: errno(syscall.ENOSYS)}}},
+		{"nofamily", ins{f: sockFilter{code: bpfRetK, k: errno(syscall.EAFNOSUPPORT)}}},
 		{"foreign", ins{f: sockFilter{code: bpfRetK, k: errno(syscall.ENOSYS)}}},
 	}
 	if !t.x32 {
