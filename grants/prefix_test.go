@@ -190,7 +190,6 @@ func TestPrefixGrantDoesNotCoverTargetOptions(t *testing.T) {
 		{"go build", "go build -v -race ./cmd"},
 		{"git log", "git log --oneline -n 5"},
 		{"git log", "git log -c --stat"},
-		{"git diff", "git diff --cached --stat"},
 		{"grep", "grep --context=3 x file"},
 		{"ls", "ls -la src"},
 	} {

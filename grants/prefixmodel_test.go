@@ -308,6 +308,7 @@ func TestPrefixGrantsCoverOnlyTheirModel(t *testing.T) {
 		{"git log", "git log -- .git/config", false, ""},
 		{"git diff", "git diff --no-index /etc/passwd src/a.txt", false, ""},
 		{"git diff", "git diff --stat main", true, ""},
+		{"git diff", "git diff --cached --stat", true, ""},
 		{"git branch", "git branch -a", true, ""},
 		{"git branch", "git branch evil", false, ""},
 		{"git branch", "git branch -D main", false, ""},

@@ -1,0 +1,130 @@
+package grants_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/askops/askops/grants"
+)
+
+// writeFiles writes each file (with its directories) under ws.
+func writeFiles(t *testing.T, ws string, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		p := filepath.Join(ws, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func symlinks(t *testing.T, ws string, links map[string]string) {
+	t.Helper()
+	for link, dest := range links {
+		if err := os.Symlink(dest, filepath.Join(ws, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// diff given a directory reads the files in it: DIR and DIR compares every
+// name the two share, DIR and FILE compares DIR/FILE's name with FILE. The
+// grant judged only the operand, so with d1/x a link to a file outside the
+// workspace, "diff d1 d2" printed it (checked with GNU diff: "< secret"),
+// and a hard link to .git/config in the directory printed the repository's
+// credentials. Each file of a directory operand is now judged as a file
+// diff reads.
+func TestPrefixGrantDiffJudgesTheFilesOfADirectory(t *testing.T) {
+	ws := prefixFixture(t)
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte("secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, ws, "d2/x", "d2/a.txt", "d4/x", "plain/x", "plain/sub/y", "a.txt")
+	if err := os.MkdirAll(filepath.Join(ws, "d3"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "d1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	symlinks(t, ws, map[string]string{"d1/x": outside, "d1/a.txt": "/etc/passwd", "dl": "d1"})
+	if err := os.Link(filepath.Join(ws, ".git", "config"), filepath.Join(ws, "d3", "x")); err != nil {
+		t.Fatal(err)
+	}
+	prefix := func(p string) func(*testing.T) (grants.Scope, error) {
+		return func(*testing.T) (grants.Scope, error) { return grants.PrefixScope(p, ws) }
+	}
+	runGrantCases(t, []grantCase{
+		{"two directories, a link out in one", prefix("diff"), rtBash(ws, "diff d1 d2"), false},
+		{"two directories, -u", prefix("diff"), rtBash(ws, "diff -u d2 d1"), false},
+		{"a directory and a file: DIR/FILE is a link out", prefix("diff"), rtBash(ws, "diff d1 a.txt"), false},
+		{"a file and a directory", prefix("diff"), rtBash(ws, "diff a.txt d1"), false},
+		{"a hard link to .git/config in a directory", prefix("diff"), rtBash(ws, "diff d3 d2"), false},
+		{"a directory through a link, holding a link out", prefix("diff"), rtBash(ws, "diff d2 dl"), false},
+
+		{"two files", prefix("diff"), rtBash(ws, "diff -u src/a.txt docs/a.md"), true},
+		{"two plain directories", prefix("diff"), rtBash(ws, "diff d2 d4"), true},
+		{"a plain directory with a subdirectory", prefix("diff"), rtBash(ws, "diff -q d4 plain"), true},
+	})
+}
+
+// Outside a work tree, or given an operand outside it, git diff is git
+// diff --no-index: it compares two directory trees on disk, a nested
+// repository's .git/config included (checked with git 2.39: "git diff v o"
+// outside a repository, and "git diff /ws/lib /ws/lib2" from a repository
+// in /ws/app, printed the nested .git/config's credentials). The grant
+// judged the operands as pathspecs. git diff is now covered only in a work
+// tree, with every operand inside it.
+func TestPrefixGrantGitDiffNeverNoIndex(t *testing.T) {
+	isolateGitConfig(t)
+	plain, err := filepath.EvalSymlinks(t.TempDir()) // no repository
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, plain, "v/lib/.git/config", "o/lib/.git/config", "a.txt", "b.txt")
+
+	// A workspace holding a repository (app) and other trees beside it.
+	outer, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, outer, "lib/sub/.git/config", "lib2/sub/.git/config")
+	app := filepath.Join(outer, "app")
+	if err := os.Rename(gitWorkspace(t, []string{"origin=https://github.com/acme/app.git"}), app); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, app, "main.go", "src/x.go")
+
+	prefix := func(p, cwd string) func(*testing.T) (grants.Scope, error) {
+		return func(*testing.T) (grants.Scope, error) { return grants.PrefixScope(p, cwd) }
+	}
+	inApp := func(cmd string) grantCase {
+		c := rtBash(app, cmd)
+		c.Workspace = outer
+		return grantCase{call: c, scope: prefix("git diff", app)}
+	}
+	cases := []grantCase{
+		{"outside a repository, two trees", prefix("git diff", plain), rtBash(plain, "git diff v o"), false},
+		{"outside a repository, two files", prefix("git diff", plain), rtBash(plain, "git diff a.txt b.txt"), false},
+		{"outside a repository, no operand", prefix("git diff", plain), rtBash(plain, "git diff --stat"), false},
+	}
+	for _, tc := range []struct {
+		name, cmd string
+		covered   bool
+	}{
+		{"two trees of the workspace outside the work tree", "git diff " + outer + "/lib " + outer + "/lib2", false},
+		{"one operand outside the work tree", "git diff main.go " + outer + "/lib", false},
+		{"the work tree's own files", "git diff main.go src/x.go", true},
+		{"a revision and a path", "git diff --stat HEAD -- src", true},
+		{"no operand", "git diff --cached --stat", true},
+	} {
+		c := inApp(tc.cmd)
+		c.name, c.covered = tc.name, tc.covered
+		cases = append(cases, c)
+	}
+	runGrantCases(t, cases)
+}
