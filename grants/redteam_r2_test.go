@@ -128,3 +128,37 @@ func TestPrefixGrantGitDiffNeverNoIndex(t *testing.T) {
 	}
 	runGrantCases(t, cases)
 }
+
+// go build -o DIR writes each main package's executable into DIR under
+// the package's name, and without -o one into the working directory. The
+// grant judged DIR as the file written: with bin on PATH, "go build -o bin
+// ./cmd/ls" wrote bin/ls, and the next plain "ls" ran it (checked with go
+// 1.26 and bash: it printed the package's "evil ls"). An output directory
+// on PATH is now never covered, every file already in an output directory
+// is judged as written (a link there out of the workspace is written
+// through), and go build without -o is not covered in a directory on PATH.
+func TestPrefixGrantGoBuildOutputDirectory(t *testing.T) {
+	ws := prefixFixture(t)
+	writeFiles(t, ws, "cmd/ls/main.go", "out2/keep")
+	outside := filepath.Join(t.TempDir(), "app")
+	symlinks(t, ws, map[string]string{"out2/ls": outside})
+	prefix := func(p, cwd string) func(*testing.T) (grants.Scope, error) {
+		return func(*testing.T) (grants.Scope, error) { return grants.PrefixScope(p, cwd) }
+	}
+	inBin := rtBash(filepath.Join(ws, "bin"), "go build "+filepath.Join(ws, "cmd", "ls"))
+	inBin.Workspace = ws
+	runGrantCases(t, []grantCase{
+		{"-o a directory on PATH", prefix("go build", ws), rtBash(ws, "go build -o bin ./cmd/ls"), false},
+		{"-o a directory on PATH, with a slash", prefix("go build", ws), rtBash(ws, "go build -o bin/ ./cmd/ls"), false},
+		{"-o= a directory on PATH", prefix("go build", ws), rtBash(ws, "go build -o=bin ./..."), false},
+		{"-o a directory holding a link out", prefix("go build", ws), rtBash(ws, "go build -o out2 ./cmd/ls"), false},
+		{"no -o, the working directory on PATH", prefix("go build", filepath.Join(ws, "bin")), inBin, false},
+		{"chmod a directory on PATH", prefix("chmod", ws), rtBash(ws, "chmod 777 bin"), false},
+
+		{"-o a plain directory", prefix("go build", ws), rtBash(ws, "go build -o out ./..."), true},
+		{"-o a new directory", prefix("go build", ws), rtBash(ws, "go build -o build/ ./cmd/ls"), true},
+		{"-o a file", prefix("go build", ws), rtBash(ws, "go build -o out/ls ./cmd/ls"), true},
+		{"no -o", prefix("go build", ws), rtBash(ws, "go build ./cmd/ls"), true},
+		{"chmod a plain directory", prefix("chmod", ws), rtBash(ws, "chmod 755 out"), true},
+	})
+}

@@ -690,6 +690,7 @@ func grantGoModel(sub string, words []string) (*grantModel, string) {
 	operands := grantOperandsAre(gvPathIn)
 	switch sub {
 	case "build":
+		operands = grantGoBuildOperands
 		opt = func(n string) (grantValue, bool) {
 			switch n {
 			case "-v", "-race", "-trimpath", "-a", "-n", "-x", "-cover", "-buildvcs":
@@ -740,6 +741,33 @@ func grantGoModel(sub string, words []string) (*grantModel, string) {
 		return nil, ""
 	}
 	return &grantModel{words: words[:2], style: gsGo, opt: opt, operands: operands}, ""
+}
+
+// goBuildOperands: packages in the workspace. go build -o DIR (an
+// existing directory, or one written with a trailing slash) writes an
+// executable per main package into DIR under the package's name, so
+// every file already there is judged as one written (a link out of the
+// workspace is written through when go copies); without -o, one main
+// package is written into the working directory under its name: the
+// working directory must not be on PATH. The -o value itself was judged
+// as a file written (not on PATH, not a directory on PATH).
+func grantGoBuildOperands(g *grantCheck, a *grantArgs) string {
+	if why := grantOperandsAre(gvPathIn)(g, a); why != "" || g.prefix {
+		return why
+	}
+	out := ""
+	for _, o := range a.opts {
+		if o.name == "-o" && o.has {
+			out = o.value
+		}
+	}
+	if out == "" {
+		if g.onPath(path.Join(g.cwd, "x")) {
+			return "go build without -o writes the program into the working directory, which is on PATH"
+		}
+		return ""
+	}
+	return g.dirFiles(out, true)
 }
 
 // goListOperands: packages in the workspace, or module patterns (all,
@@ -900,7 +928,7 @@ func grantDiffOperands(g *grantCheck, a *grantArgs) string {
 		if why := g.path(o, false); why != "" {
 			return why
 		}
-		if why := g.dirFiles(o); why != "" {
+		if why := g.dirFiles(o, false); why != "" {
 			return why
 		}
 	}
@@ -909,10 +937,12 @@ func grantDiffOperands(g *grantCheck, a *grantArgs) string {
 
 // dirFiles judges, when p is a directory on this machine (through links,
 // as a program opening it sees it), each of its entries that is not
-// itself a directory as a file read: a program given a directory may
-// read the files in it. A directory of more than maxGrantTree entries is
-// not covered. "" when p is not a directory, or at grant time.
-func (g *grantCheck) dirFiles(p string) string {
+// itself a directory as a file read (or, with write, written): a program
+// given a directory may read the files in it, or write files into it
+// under names it chooses (go build -o DIR). A directory of more than
+// maxGrantTree entries is not covered. "" when p is not a directory, or
+// at grant time.
+func (g *grantCheck) dirFiles(p string, write bool) string {
 	if g.prefix || p == "-" {
 		return ""
 	}
@@ -935,7 +965,7 @@ func (g *grantCheck) dirFiles(p string) string {
 		if e.IsDir() {
 			continue // not descended into without -r
 		}
-		if why := g.path(path.Join(p, e.Name()), false); why != "" {
+		if why := g.path(path.Join(p, e.Name()), write); why != "" {
 			return "a file in the directory " + clip(p, 60) + ": " + why
 		}
 	}
