@@ -162,3 +162,36 @@ func TestPrefixGrantGoBuildOutputDirectory(t *testing.T) {
 		{"chmod a plain directory", prefix("chmod", ws), rtBash(ws, "chmod 755 out"), true},
 	})
 }
+
+// An exact grant names text, and text names programs by bare names that
+// bash finds through PATH. With a workspace directory on PATH (a bin,
+// node_modules/.bin), the agent can put a file there after the grant (a
+// write grant, a package install), and the approved "ls" or "git status"
+// then ran it: the same text, the agent's code (checked with bash: a
+// bin/ls printing "evil ls" ran for the granted "ls"). An exact grant no
+// longer covers a call whose bare-named program (outside bash's builtins)
+// is a workspace file found through PATH; a program written as a path
+// (./run.sh) is what the approver saw.
+func TestExactGrantNeverRunsAWorkspaceProgramFromPath(t *testing.T) {
+	ws := prefixFixture(t) // ws/bin and ws/node_modules/.bin are on PATH
+	for _, f := range []string{"bin/ls", "bin/wc", "bin/echo", "node_modules/.bin/git", "bin/env"} {
+		writeFiles(t, ws, f)
+		if err := os.Chmod(filepath.Join(ws, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exact := func(cmd string) func(*testing.T) (grants.Scope, error) {
+		return func(*testing.T) (grants.Scope, error) {
+			return grants.ScopeFor(rtBash(ws, cmd))
+		}
+	}
+	var cases []grantCase
+	for _, cmd := range []string{"ls", "ls -la src", "git status", "cat src/a.txt | wc -l", "cd src && ls", "env ls",
+		"command ls src", "if true; then ls; fi"} {
+		cases = append(cases, grantCase{cmd, exact(cmd), rtBash(ws, cmd), false})
+	}
+	for _, cmd := range []string{"cat src/a.txt", "echo hi", "./run.sh", "cd src", "printf '%s\\n' x"} {
+		cases = append(cases, grantCase{cmd + " (no workspace program on PATH)", exact(cmd), rtBash(ws, cmd), true})
+	}
+	runGrantCases(t, cases)
+}

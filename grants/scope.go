@@ -155,7 +155,9 @@ func (s Scope) validate(checkWords bool) error {
 
 // Covers reports whether s covers c. It never widens: any doubt (an invalid
 // scope, a call it cannot resolve, a command that does not parse) is false.
-//   - exact: bash, the same command (both trimmed), the same cwd;
+//   - exact: bash, the same command (both trimmed), the same cwd, and no
+//     program it runs by a bare name is a workspace file found through
+//     PATH (policy.ExactGrantNotCovered);
 //   - prefix: bash, the call is one simple command of literal words that does
 //     not run arbitrary code, its words start with the prefix's words, the
 //     same cwd (not a subdirectory), and every word is in the policy's model
@@ -234,10 +236,13 @@ func (s Scope) covers(v *callView) bool {
 		}
 		cmd := trimCommand(c.Command)
 		if s.Kind == KindExact {
+			same := cmd == s.Command
 			if s.CommandMAC != "" {
-				return v.sealer != nil && v.sealer.matches(cmd, s.CommandMAC)
+				same = v.sealer != nil && v.sealer.matches(cmd, s.CommandMAC)
 			}
-			return cmd == s.Command
+			// The same text runs another program when a bare name
+			// (ls) now finds a workspace file through PATH.
+			return same && policy.ExactGrantNotCovered(cmd, cwd, c.Workspace) == ""
 		}
 		return prefixCovers(s.Command, v.simpleWords(), cwd, c.Workspace, v.prefixes)
 	case KindPath, KindDir:
