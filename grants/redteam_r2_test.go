@@ -4,8 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/askops/askops/grants"
+	"github.com/askops/askops/policy"
 )
 
 // writeFiles writes each file (with its directories) under ws.
@@ -194,4 +196,91 @@ func TestExactGrantNeverRunsAWorkspaceProgramFromPath(t *testing.T) {
 		cases = append(cases, grantCase{cmd + " (no workspace program on PATH)", exact(cmd), rtBash(ws, cmd), true})
 	}
 	runGrantCases(t, cases)
+}
+
+// A standing file grant (bot grants add -tool write_file -dir src) held a
+// workspace-relative path and nothing else, and standing grants are
+// matched against every session's calls: made for agent.workspace, it
+// covered write_file src/x in any other session's workspace (another
+// agent's repository), which its admin never saw. A file scope made for a
+// workspace now names it and covers calls in that workspace only; a
+// standing file grant recorded without one covers nothing (re-add it).
+func TestStandingFileGrantStaysInItsWorkspace(t *testing.T) {
+	a, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	alias := filepath.Join(t.TempDir(), "ws")
+	if err := os.Symlink(a, alias); err != nil {
+		t.Fatal(err)
+	}
+	store := grants.NewMemoryStore(grants.Options{})
+	t.Cleanup(func() { store.Close() })
+	engine, err := policy.New(policy.Config{Grants: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(ws, p string) policy.Call {
+		return policy.Call{Tool: "write_file", Safety: policy.SideEffect, Path: filepath.Join(ws, p), Cwd: ws, Workspace: ws,
+			Resolved: true, SessionID: "any"}
+	}
+	dir, err := grants.DirScope("write_file", "src", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := grants.PathScope("read_file", "docs/a.md", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []grants.Scope{dir, file} {
+		if _, err := store.RecordStanding(t.Context(), s, "admin:x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Recorded before scopes named their workspace.
+	legacy := grants.Scope{Tool: "edit_file", Kind: grants.KindDir, Path: "lib"}
+	if _, err := store.RecordStanding(t.Context(), legacy, "admin:x"); err != nil {
+		t.Fatal(err)
+	}
+	read := write(b, "docs/a.md")
+	read.Tool, read.Safety = "read_file", policy.SideEffect
+	readA := write(a, "docs/a.md")
+	readA.Tool = "read_file"
+	edit := write(a, "lib/x.go")
+	edit.Tool = "edit_file"
+	for _, tc := range []struct {
+		name    string
+		c       policy.Call
+		covered bool
+	}{
+		{"write_file src/x in another workspace", write(b, "src/x"), false},
+		{"read_file docs/a.md in another workspace", read, false},
+		{"a standing file grant naming no workspace", edit, false},
+		{"write_file src/x in its workspace", write(a, "src/x"), true},
+		{"read_file docs/a.md in its workspace", readA, true},
+		{"its workspace by another name (a link)", write(alias, "src/x"), true},
+	} {
+		v := engine.Evaluate(t.Context(), tc.c)
+		if granted := v.Decision == policy.Allow && v.Grant != ""; granted != tc.covered {
+			t.Errorf("%s: %s %q", tc.name, v.Decision, v.Reason)
+		}
+	}
+
+	// A session's file grant (the default "for session" scope) is as before.
+	s, err := grants.ScopeFor(write(b, "src/x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Record(t.Context(), "sess", s, "U1", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	c := write(b, "src/x")
+	c.SessionID = "sess"
+	if v := engine.Evaluate(t.Context(), c); v.Decision != policy.Allow || v.Grant == "" {
+		t.Errorf("a session's write_file grant: %s %q", v.Decision, v.Reason)
+	}
 }

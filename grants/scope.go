@@ -95,7 +95,10 @@ func workspaceScope(tool string, kind Kind, path, workspace string) (Scope, erro
 	if err != nil {
 		return Scope{}, invalid("scope", "%v", err)
 	}
-	s := Scope{Tool: tool, Kind: kind, Path: rel}
+	// The scope names its workspace: the relative path means a file of
+	// this workspace, not of every session's (a standing grant is
+	// matched against calls from any session and workspace).
+	s := Scope{Tool: tool, Kind: kind, Path: rel, Workspace: filepath.Clean(workspace)}
 	return s, s.Validate()
 }
 
@@ -116,8 +119,8 @@ func (s Scope) validate(checkWords bool) error {
 		if s.Tool != toolBash {
 			return invalid(op, "a %s scope is for bash, not %q", s.Kind, s.Tool)
 		}
-		if s.Path != "" {
-			return invalid(op, "a bash scope has no path")
+		if s.Path != "" || s.Workspace != "" {
+			return invalid(op, "a bash scope has no path or workspace (its cwd says where)")
 		}
 		if s.Command == "" || s.Command != trimCommand(s.Command) {
 			return invalid(op, "the command must be non-empty and trimmed")
@@ -140,6 +143,11 @@ func (s Scope) validate(checkWords bool) error {
 		}
 		if err := checkRel(s.Path); err != nil {
 			return invalid(op, "%v", err)
+		}
+		if s.Workspace != "" {
+			if err := checkCwd(s.Workspace); err != nil {
+				return invalid(op, "workspace: %v", err)
+			}
 		}
 		if s.Kind == KindDir && (underGit(s.Path) || policy.MayBeGitPath(s.Path)) {
 			return invalid(op, "a directory grant never covers .git (its hooks and config run code); grant the one file instead")
@@ -246,6 +254,9 @@ func (s Scope) covers(v *callView) bool {
 		}
 		return prefixCovers(s.Command, v.simpleWords(), cwd, c.Workspace, v.prefixes)
 	case KindPath, KindDir:
+		if s.Workspace != "" && !sameWorkspace(s.Workspace, c.Workspace) {
+			return false
+		}
 		rel := v.resolvedPath()
 		if rel == "" {
 			return false
@@ -257,6 +268,22 @@ func (s Scope) covers(v *callView) bool {
 	default:
 		return false
 	}
+}
+
+// sameWorkspace reports whether the call's workspace is the scope's: the
+// same clean path, or the same directory once links are resolved (bot
+// grants add names the resolved one; a gateway may send it as written).
+func sameWorkspace(scope, call string) bool {
+	if call == "" || !filepath.IsAbs(call) {
+		return false
+	}
+	call = filepath.Clean(call)
+	if call == scope {
+		return true
+	}
+	a, errA := realpath.Existing(scope)
+	b, errB := realpath.Existing(call)
+	return errA == nil && errB == nil && a == b
 }
 
 // shellBlanks are the characters bash itself skips around a command:

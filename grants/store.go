@@ -136,6 +136,12 @@ func oldestCovering(gs iter.Seq[Grant], c policy.Call, prefixes *prefixCache, z 
 		if found && grantOrder(g, best) >= 0 {
 			continue
 		}
+		if g.Standing() && isFileTool(g.Scope.Tool) && g.Scope.Workspace == "" {
+			// A standing file grant recorded before scopes named their
+			// workspace: its relative path would name a file in every
+			// session's workspace, which its admin never saw. Re-add it.
+			continue
+		}
 		if g.Scope.covers(v) {
 			best, found = g, true
 		}
