@@ -241,10 +241,10 @@ func TestStandingFileGrantStaysInItsWorkspace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Recorded before scopes named their workspace.
+	// As recorded before scopes named their workspace: refused now.
 	legacy := grants.Scope{Tool: "edit_file", Kind: grants.KindDir, Path: "lib"}
-	if _, err := store.RecordStanding(t.Context(), legacy, "admin:x"); err != nil {
-		t.Fatal(err)
+	if _, err := store.RecordStanding(t.Context(), legacy, "admin:x"); grants.ErrorCode(err) != grants.CodeInvalid {
+		t.Errorf("a standing file grant naming no workspace: %v, want invalid", err)
 	}
 	read := write(b, "docs/a.md")
 	read.Tool, read.Safety = "read_file", policy.SideEffect
@@ -259,7 +259,7 @@ func TestStandingFileGrantStaysInItsWorkspace(t *testing.T) {
 	}{
 		{"write_file src/x in another workspace", write(b, "src/x"), false},
 		{"read_file docs/a.md in another workspace", read, false},
-		{"a standing file grant naming no workspace", edit, false},
+		{"edit_file under a refused standing grant", edit, false},
 		{"write_file src/x in its workspace", write(a, "src/x"), true},
 		{"read_file docs/a.md in its workspace", readA, true},
 		{"its workspace by another name (a link)", write(alias, "src/x"), true},
@@ -282,5 +282,62 @@ func TestStandingFileGrantStaysInItsWorkspace(t *testing.T) {
 	c.SessionID = "sess"
 	if v := engine.Evaluate(t.Context(), c); v.Decision != policy.Allow || v.Grant == "" {
 		t.Errorf("a session's write_file grant: %s %q", v.Decision, v.Reason)
+	}
+}
+
+// A standing prefix grant (bot grants add -prefix cat -cwd app) judged the
+// files of each call against the calling session's workspace: a session
+// whose workspace is wider than agent.workspace (a Codex session started
+// in ~/src, the grant made for ~/src/app) had "cat ~/src/other/.env"
+// covered. A standing bash scope made by bot grants add names its
+// workspace and covers calls there only; one naming none (recorded before)
+// judges a prefix's files inside its own directory.
+func TestStandingPrefixGrantJudgesFilesInItsWorkspace(t *testing.T) {
+	isolateGitConfig(t)
+	wide, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := filepath.Join(wide, "app")
+	writeFiles(t, wide, "app/notes.txt", "other/.env")
+	store := grants.NewMemoryStore(grants.Options{})
+	t.Cleanup(func() { store.Close() })
+	engine, err := policy.New(policy.Config{Grants: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy, err := grants.PrefixScope("cat", app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound, err := grants.PrefixScope("head", app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound.Workspace = app // as bot grants add makes it, agent.workspace being app
+	for _, s := range []grants.Scope{legacy, bound} {
+		if _, err := store.RecordStanding(t.Context(), s, "admin:x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call := func(ws, cmd string) policy.Call {
+		return policy.Call{Tool: "bash", Safety: policy.SideEffect, Command: cmd, Cwd: app, Workspace: ws, SessionID: "codex"}
+	}
+	other := filepath.Join(wide, "other", ".env")
+	for _, tc := range []struct {
+		name    string
+		c       policy.Call
+		covered bool
+	}{
+		{"legacy prefix, a file of the wider workspace", call(wide, "cat "+other), false},
+		{"bound prefix, a session with a wider workspace", call(wide, "head "+other), false},
+		{"bound prefix, a session with a wider workspace, its own file", call(wide, "head notes.txt"), false},
+		{"legacy prefix, a file of its directory", call(wide, "cat notes.txt"), true},
+		{"bound prefix, its workspace", call(app, "head -n 3 notes.txt"), true},
+	} {
+		v := engine.Evaluate(t.Context(), tc.c)
+		if granted := v.Decision == policy.Allow && v.Grant != ""; granted != tc.covered {
+			t.Errorf("%s: %s %q", tc.name, v.Decision, v.Reason)
+		}
 	}
 }

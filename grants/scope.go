@@ -119,14 +119,22 @@ func (s Scope) validate(checkWords bool) error {
 		if s.Tool != toolBash {
 			return invalid(op, "a %s scope is for bash, not %q", s.Kind, s.Tool)
 		}
-		if s.Path != "" || s.Workspace != "" {
-			return invalid(op, "a bash scope has no path or workspace (its cwd says where)")
+		if s.Path != "" {
+			return invalid(op, "a bash scope has no path")
 		}
 		if s.Command == "" || s.Command != trimCommand(s.Command) {
 			return invalid(op, "the command must be non-empty and trimmed")
 		}
 		if err := checkCwd(s.Cwd); err != nil {
 			return invalid(op, "%v", err)
+		}
+		if s.Workspace != "" {
+			if err := checkCwd(s.Workspace); err != nil {
+				return invalid(op, "workspace: %v", err)
+			}
+			if _, ok := policy.Within(filepath.ToSlash(s.Workspace), filepath.ToSlash(s.Cwd)); !ok {
+				return invalid(op, "cwd %q is outside the workspace %q", s.Cwd, s.Workspace)
+			}
 		}
 		if s.Kind == KindPrefix && checkWords {
 			if err := checkPrefix(s.Command); err != nil {
@@ -230,7 +238,12 @@ func (v *callView) simpleWords() []string {
 	return v.words
 }
 
-func (s Scope) covers(v *callView) bool {
+func (s Scope) covers(v *callView) bool { return s.coversIn(v, "") }
+
+// coversIn is covers with a prefix's files judged inside within (a
+// directory inside the call's workspace) rather than the whole workspace,
+// when within is not "".
+func (s Scope) coversIn(v *callView, within string) bool {
 	c := v.Call
 	// The prefix itself is judged by prefixCovers, which parses it anyway.
 	if s.validate(false) != nil || c.Tool != s.Tool {
@@ -240,6 +253,11 @@ func (s Scope) covers(v *callView) bool {
 	case KindExact, KindPrefix:
 		cwd := v.resolvedCwd()
 		if cwd == "" || cwd != s.Cwd {
+			return false
+		}
+		if s.Workspace != "" && !sameWorkspace(s.Workspace, c.Workspace) {
+			// Made for another workspace: a prefix's files would be
+			// judged against this wider one.
 			return false
 		}
 		cmd := trimCommand(c.Command)
@@ -252,7 +270,11 @@ func (s Scope) covers(v *callView) bool {
 			// (ls) now finds a workspace file through PATH.
 			return same && policy.ExactGrantNotCovered(cmd, cwd, c.Workspace) == ""
 		}
-		return prefixCovers(s.Command, v.simpleWords(), cwd, c.Workspace, v.prefixes)
+		judgeIn := c.Workspace
+		if within != "" {
+			judgeIn = within
+		}
+		return prefixCovers(s.Command, v.simpleWords(), cwd, judgeIn, v.prefixes)
 	case KindPath, KindDir:
 		if s.Workspace != "" && !sameWorkspace(s.Workspace, c.Workspace) {
 			return false
