@@ -3,6 +3,7 @@ package grants_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,37 +133,54 @@ func TestPrefixGrantGitDiffNeverNoIndex(t *testing.T) {
 }
 
 // go build -o DIR writes each main package's executable into DIR under
-// the package's name, and without -o one into the working directory. The
-// grant judged DIR as the file written: with bin on PATH, "go build -o bin
-// ./cmd/ls" wrote bin/ls, and the next plain "ls" ran it (checked with go
-// 1.26 and bash: it printed the package's "evil ls"). An output directory
-// on PATH is now never covered, every file already in an output directory
-// is judged as written (a link there out of the workspace is written
-// through), and go build without -o is not covered in a directory on PATH.
+// the package's name: with bin on PATH, "go build -o bin ./cmd/ls" under
+// a prefix grant on go build wrote bin/ls, and the next plain "ls" ran it
+// (checked with go 1.26 and bash: it printed the package's "evil ls"); a
+// path judged as the file written may be a directory that files are
+// written into. A write into a directory on PATH is now judged by the
+// directory too (chmod 777 bin made it writable to all). go build itself
+// is no longer grantable by prefix (see TestPrefixGrantNeverCompiles).
 func TestPrefixGrantGoBuildOutputDirectory(t *testing.T) {
 	ws := prefixFixture(t)
-	writeFiles(t, ws, "cmd/ls/main.go", "out2/keep")
-	outside := filepath.Join(t.TempDir(), "app")
-	symlinks(t, ws, map[string]string{"out2/ls": outside})
 	prefix := func(p, cwd string) func(*testing.T) (grants.Scope, error) {
 		return func(*testing.T) (grants.Scope, error) { return grants.PrefixScope(p, cwd) }
 	}
-	inBin := rtBash(filepath.Join(ws, "bin"), "go build "+filepath.Join(ws, "cmd", "ls"))
-	inBin.Workspace = ws
 	runGrantCases(t, []grantCase{
-		{"-o a directory on PATH", prefix("go build", ws), rtBash(ws, "go build -o bin ./cmd/ls"), false},
-		{"-o a directory on PATH, with a slash", prefix("go build", ws), rtBash(ws, "go build -o bin/ ./cmd/ls"), false},
-		{"-o= a directory on PATH", prefix("go build", ws), rtBash(ws, "go build -o=bin ./..."), false},
-		{"-o a directory holding a link out", prefix("go build", ws), rtBash(ws, "go build -o out2 ./cmd/ls"), false},
-		{"no -o, the working directory on PATH", prefix("go build", filepath.Join(ws, "bin")), inBin, false},
 		{"chmod a directory on PATH", prefix("chmod", ws), rtBash(ws, "chmod 777 bin"), false},
-
-		{"-o a plain directory", prefix("go build", ws), rtBash(ws, "go build -o out ./..."), true},
-		{"-o a new directory", prefix("go build", ws), rtBash(ws, "go build -o build/ ./cmd/ls"), true},
-		{"-o a file", prefix("go build", ws), rtBash(ws, "go build -o out/ls ./cmd/ls"), true},
-		{"no -o", prefix("go build", ws), rtBash(ws, "go build ./cmd/ls"), true},
 		{"chmod a plain directory", prefix("chmod", ws), rtBash(ws, "chmod 755 out"), true},
 	})
+	if _, err := grants.PrefixScope("go build", ws); err == nil {
+		t.Error("a prefix grant on go build is accepted")
+	}
+}
+
+// go build and go vet compile the workspace's code, and compiling reads
+// whatever the code names: a cgo preamble's #include of a file outside
+// the workspace made gcc print its first line, and an assembly file's
+// #include made the Go assembler print its first word with cgo off
+// (checked with go 1.26 and gcc 12: "secret-token" came out of a
+// file in /tmp). A dependency the module names can hold such code too.
+// The model promised every file read lies in the workspace; no model of
+// flags can keep it, so neither is grantable by prefix (the exact
+// command still is).
+func TestPrefixGrantNeverCompiles(t *testing.T) {
+	ws := prefixFixture(t)
+	for _, p := range []string{"go build", "go build -o out/app", "go vet", "go vet ./..."} {
+		if _, err := grants.PrefixScope(p, ws); err == nil || !strings.Contains(err.Error(), "#include") {
+			t.Errorf("PrefixScope(%q) = %v, want refused: compiling reads what the code includes", p, err)
+		}
+		// A stored grant the model now refuses covers nothing.
+		s := grants.Scope{Tool: "bash", Kind: grants.KindPrefix, Command: p, Cwd: ws}
+		for _, cmd := range []string{p + " ./...", p + " -o out/app ./..."} {
+			if s.Covers(rtBash(ws, cmd)) {
+				t.Errorf("a stored prefix grant on %q covers %q", p, cmd)
+			}
+		}
+	}
+	exact, err := grants.ScopeFor(rtBash(ws, "go build ./..."))
+	if err != nil || !exact.Covers(rtBash(ws, "go build ./...")) {
+		t.Errorf("an exact grant on go build ./...: %v", err)
+	}
 }
 
 // An exact grant names text, and text names programs by bare names that

@@ -682,38 +682,21 @@ func grantGhItem(g *grantCheck, a *grantArgs) string {
 	return ""
 }
 
-// go build, vet, list and version: compiling and reading, with -o
-// inside the workspace. Never -toolexec, -exec, -vettool, -ldflags
-// (-extld runs a program), -overlay, -modfile, -C.
+// go list and version: reading the module's packages and the toolchain's
+// version. Never go build or go vet: they compile the workspace's code,
+// and compiling reads whatever the code names. A cgo preamble's
+// #include "/home/u/.aws/credentials" or an assembly file's #include
+// (with cgo off too) makes the C compiler or the assembler read a file
+// anywhere on this machine and print it in its errors (checked with go
+// 1.26 and gcc: the first line of a file outside the workspace came out),
+// and a dependency the module names can hold such code. No model of
+// flags can see that; the exact command stays grantable.
 func grantGoModel(sub string, words []string) (*grantModel, string) {
 	var opt func(string) (grantValue, bool)
 	operands := grantOperandsAre(gvPathIn)
 	switch sub {
-	case "build":
-		operands = grantGoBuildOperands
-		opt = func(n string) (grantValue, bool) {
-			switch n {
-			case "-v", "-race", "-trimpath", "-a", "-n", "-x", "-cover", "-buildvcs":
-				return gvFlag, true
-			case "-o":
-				return gvPathOut, true
-			case "-tags", "-mod":
-				return gvWord, true
-			case "-p":
-				return gvCount, true
-			}
-			return 0, false
-		}
-	case "vet":
-		opt = func(n string) (grantValue, bool) {
-			switch n {
-			case "-json", "-v", "-x", "-n":
-				return gvFlag, true
-			case "-tags", "-mod":
-				return gvWord, true
-			}
-			return 0, false
-		}
+	case "build", "vet":
+		return nil, "go " + sub + " compiles the workspace's code, whose C and assembly #include directives read any file on this machine (outside the workspace too) and print it in their errors"
 	case "list":
 		operands = grantGoListOperands
 		opt = func(n string) (grantValue, bool) {
@@ -741,33 +724,6 @@ func grantGoModel(sub string, words []string) (*grantModel, string) {
 		return nil, ""
 	}
 	return &grantModel{words: words[:2], style: gsGo, opt: opt, operands: operands}, ""
-}
-
-// goBuildOperands: packages in the workspace. go build -o DIR (an
-// existing directory, or one written with a trailing slash) writes an
-// executable per main package into DIR under the package's name, so
-// every file already there is judged as one written (a link out of the
-// workspace is written through when go copies); without -o, one main
-// package is written into the working directory under its name: the
-// working directory must not be on PATH. The -o value itself was judged
-// as a file written (not on PATH, not a directory on PATH).
-func grantGoBuildOperands(g *grantCheck, a *grantArgs) string {
-	if why := grantOperandsAre(gvPathIn)(g, a); why != "" || g.prefix {
-		return why
-	}
-	out := ""
-	for _, o := range a.opts {
-		if o.name == "-o" && o.has {
-			out = o.value
-		}
-	}
-	if out == "" {
-		if g.onPath(path.Join(g.cwd, "x")) {
-			return "go build without -o writes the program into the working directory, which is on PATH"
-		}
-		return ""
-	}
-	return g.dirFiles(out, true)
 }
 
 // goListOperands: packages in the workspace, or module patterns (all,
