@@ -884,7 +884,7 @@ func grantDiffOperands(g *grantCheck, a *grantArgs) string {
 		if why := g.path(o, false); why != "" {
 			return why
 		}
-		if why := g.dirFiles(o, false); why != "" {
+		if why := g.dirFiles(o); why != "" {
 			return why
 		}
 	}
@@ -893,12 +893,11 @@ func grantDiffOperands(g *grantCheck, a *grantArgs) string {
 
 // dirFiles judges, when p is a directory on this machine (through links,
 // as a program opening it sees it), each of its entries that is not
-// itself a directory as a file read (or, with write, written): a program
-// given a directory may read the files in it, or write files into it
-// under names it chooses (go build -o DIR). A directory of more than
+// itself a directory as a file read: a program given a directory may
+// read the files in it (diff DIR DIR). A directory of more than
 // maxGrantTree entries is not covered. "" when p is not a directory, or
 // at grant time.
-func (g *grantCheck) dirFiles(p string, write bool) string {
+func (g *grantCheck) dirFiles(p string) string {
 	if g.prefix || p == "-" {
 		return ""
 	}
@@ -921,7 +920,7 @@ func (g *grantCheck) dirFiles(p string, write bool) string {
 		if e.IsDir() {
 			continue // not descended into without -r
 		}
-		if why := g.path(path.Join(p, e.Name()), write); why != "" {
+		if why := g.path(path.Join(p, e.Name()), false); why != "" {
 			return "a file in the directory " + clip(p, 60) + ": " + why
 		}
 	}
