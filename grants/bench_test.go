@@ -23,7 +23,7 @@ func benchMatch(b *testing.B, st grants.Store) {
 		}
 	}
 	for i := range 5 {
-		if _, err := st.Record(ctx, "s1", must2(b)(grants.PrefixScope(fmt.Sprintf("go vet ./pkg%d", i), "/ws")), "U1", time.Hour); err != nil {
+		if _, err := st.Record(ctx, "s1", must2(b)(grants.PrefixScope(fmt.Sprintf("go list ./pkg%d", i), "/ws")), "U1", time.Hour); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -76,8 +76,8 @@ func runContract(t *testing.T, newStore newStoreFunc) {
 		ctx := t.Context()
 		clk := newClock()
 		st := newStore(t, clk)
-		call := bashCall("go vet ./...", "/ws")
-		older, err := st.Record(ctx, "s1", must(t)(grants.PrefixScope("go vet", "/ws")), "U1", time.Hour)
+		call := bashCall("go list ./...", "/ws")
+		older, err := st.Record(ctx, "s1", must(t)(grants.PrefixScope("go list", "/ws")), "U1", time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func runContract(t *testing.T, newStore newStoreFunc) {
 				t.Fatal(err)
 			}
 		}
-		standing, err := st.RecordStanding(ctx, must(t)(grants.PrefixScope("go vet", "/ws")), "admin")
+		standing, err := st.RecordStanding(ctx, must(t)(grants.PrefixScope("go list", "/ws")), "admin")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +200,7 @@ func runContract(t *testing.T, newStore newStoreFunc) {
 		if list, _ := st.List(ctx, "s2"); len(list) != 1 {
 			t.Errorf("RevokeSession(s1) touched s2: %+v", list)
 		}
-		if g, ok, _ := st.Match(ctx, "s1", bashCall("go vet ./...", "/ws")); !ok || g.ID != standing.ID {
+		if g, ok, _ := st.Match(ctx, "s1", bashCall("go list ./...", "/ws")); !ok || g.ID != standing.ID {
 			t.Error("RevokeSession removed a standing grant")
 		}
 		if err := st.RevokeSession(ctx, "never-seen"); err != nil {

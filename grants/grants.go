@@ -52,6 +52,15 @@ type Scope struct {
 	CommandMAC string `json:"command_mac,omitempty"`
 	Cwd        string `json:"cwd,omitempty"`  // bash: the working directory it applies in
 	Path       string `json:"path,omitempty"` // file tools: workspace-relative, cleaned
+	// Workspace is, for a scope made for one workspace (a standing grant,
+	// by bot grants add), that workspace, absolute and clean: a file
+	// scope's path means a file there, and a prefix scope's files are
+	// judged against it, never a wider workspace of the session calling.
+	// A scope naming one covers calls in that workspace only. A standing
+	// file or prefix grant without one (recorded before it existed) covers
+	// nothing; a session's grants need none, the session's workspace
+	// being pinned.
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // Grant is a recorded scope.

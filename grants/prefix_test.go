@@ -45,10 +45,17 @@ func TestPrefixScopeRefusesWorkspaceCode(t *testing.T) {
 			t.Errorf("PrefixScope(%q): %v, want it to say any code in the workspace would run", p, err)
 		}
 	}
-	ok := []string{"go vet", "go vet ./...", "go build ./...", "go list -m all", "git push", "git status", "ls"}
+	ok := []string{"go list", "go list ./...", "go version", "go list -m all", "git push", "git status", "ls"}
 	for _, p := range ok {
 		if _, err := grants.PrefixScope(p, "/ws"); err != nil {
 			t.Errorf("PrefixScope(%q) refused: %v", p, err)
+		}
+	}
+	// go build and go vet compile the workspace's code, whose #include
+	// directives read any file: refused by the model.
+	for _, p := range []string{"go build", "go build ./...", "go vet", "go vet ./..."} {
+		if _, err := grants.PrefixScope(p, "/ws"); err == nil || !strings.Contains(err.Error(), "#include") {
+			t.Errorf("PrefixScope(%q) = %v, want a refusal: compiling reads what the code includes", p, err)
 		}
 	}
 	// Package managers' reading subcommands run no workspace code, but
@@ -87,7 +94,6 @@ func TestPrefixGrantDoesNotCoverCodeOptions(t *testing.T) {
 		{"sort", "sort --compress-program=sh x"},
 		{"sort", "sort --comp=out/h x"},
 		{"sort", "sort --compress-prog out/h x"},
-		{"go vet", "go vet --vettool=out/h ./..."},
 		{"git push", "git push --rec=out/h origin"},
 		{"git push", "git push --receive=out/h origin"},
 		{"git push", "git push --exe=out/h origin"},
@@ -111,7 +117,6 @@ func TestPrefixGrantDoesNotCoverCodeOptions(t *testing.T) {
 	}
 	for _, tc := range []struct{ prefix, cmd string }{
 		{"sort", "sort -u x"},
-		{"go vet", "go vet ./..."},
 		{"git push", "git push origin feature"},
 	} {
 		s, _ := grants.PrefixScope(tc.prefix, repo)
@@ -161,9 +166,6 @@ func TestPrefixGrantDoesNotCoverTargetOptions(t *testing.T) {
 		{"gh pr view", "gh pr view 1 --repo=other/repo"},
 		{"gh pr list", "gh pr list --hostname=evil.example"},
 		{"gh issue list", "gh issue list -Rother/repo"},
-		{"go build", "go build -o .git/hooks/pre-commit ./cmd"},
-		{"go build", "go build -o=/tmp/x ./cmd"},
-		{"go vet", "go vet -json -o=x ./..."},
 		{"git log", "git log --output=.git/hooks/pre-commit"},
 		{"git diff", "git diff --output /tmp/x"},
 		{"git log", "git log --git-dir=/tmp/r"},
@@ -186,11 +188,8 @@ func TestPrefixGrantDoesNotCoverTargetOptions(t *testing.T) {
 		{"docker ps", "docker ps -a --format '{{.Names}}'"},
 		{"docker logs", "docker logs --tail 10 -f web"},
 		{"gh pr view", "gh pr view 1 --json title"},
-		{"go build", "go build ./..."},
-		{"go build", "go build -v -race ./cmd"},
 		{"git log", "git log --oneline -n 5"},
 		{"git log", "git log -c --stat"},
-		{"git diff", "git diff --cached --stat"},
 		{"grep", "grep --context=3 x file"},
 		{"ls", "ls -la src"},
 	} {

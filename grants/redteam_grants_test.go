@@ -149,14 +149,14 @@ func TestPrefixGrantsSubprogramsOnPath(t *testing.T) {
 		{"git push, credential helper in the workspace", prefix("git push", credRepo), rtBash(credRepo, "git push origin main"), false},
 		{"git fetch, credential helper in the workspace", prefix("git fetch", credRepo), rtBash(credRepo, "git fetch origin"), false},
 		{"git log, gpg.program in the workspace", prefix("git log", gpgRepo), rtBash(gpgRepo, "git log"), false},
-		{"go build, the C compiler in the workspace", prefix("go build", sshRepo), rtBash(sshRepo, "go build ./..."), false},
+		{"go list, the C compiler and git in the workspace", prefix("go list", sshRepo), rtBash(sshRepo, "go list -m -u all"), false},
 		{"docker ps, ssh in the workspace", prefix("docker ps", sshRepo), rtBash(sshRepo, "docker ps -a"), false},
 		{"kubectl get, a credential plugin in the workspace", prefix("kubectl get", sshRepo), rtBash(sshRepo, "kubectl get pods"), false},
 
 		// Nothing of the workspace on PATH: covered as before.
 		{"git push over ssh", prefix("git push", plain), rtBash(plain, "git push origin main"), true},
 		{"git log", prefix("git log", plain), rtBash(plain, "git log --oneline -5"), true},
-		{"go build", prefix("go build", plain), rtBash(plain, "go build -o out/app ./..."), true},
+		{"go list", prefix("go list", plain), rtBash(plain, "go list -m -u all"), true},
 		{"docker ps", prefix("docker ps", plain), rtBash(plain, "docker ps -a"), true},
 		{"kubectl get, a plugin of the system", prefix("kubectl get", plain), rtBash(plain, "kubectl get pods -o wide"), true},
 	})

@@ -95,7 +95,10 @@ func workspaceScope(tool string, kind Kind, path, workspace string) (Scope, erro
 	if err != nil {
 		return Scope{}, invalid("scope", "%v", err)
 	}
-	s := Scope{Tool: tool, Kind: kind, Path: rel}
+	// The scope names its workspace: the relative path means a file of
+	// this workspace, not of every session's (a standing grant is
+	// matched against calls from any session and workspace).
+	s := Scope{Tool: tool, Kind: kind, Path: rel, Workspace: filepath.Clean(workspace)}
 	return s, s.Validate()
 }
 
@@ -125,6 +128,14 @@ func (s Scope) validate(checkWords bool) error {
 		if err := checkCwd(s.Cwd); err != nil {
 			return invalid(op, "%v", err)
 		}
+		if s.Workspace != "" {
+			if err := checkCwd(s.Workspace); err != nil {
+				return invalid(op, "workspace: %v", err)
+			}
+			if _, ok := policy.Within(filepath.ToSlash(s.Workspace), filepath.ToSlash(s.Cwd)); !ok {
+				return invalid(op, "cwd %q is outside the workspace %q", s.Cwd, s.Workspace)
+			}
+		}
 		if s.Kind == KindPrefix && checkWords {
 			if err := checkPrefix(s.Command); err != nil {
 				return invalid(op, "prefix %q: %v", s.Command, err)
@@ -141,6 +152,11 @@ func (s Scope) validate(checkWords bool) error {
 		if err := checkRel(s.Path); err != nil {
 			return invalid(op, "%v", err)
 		}
+		if s.Workspace != "" {
+			if err := checkCwd(s.Workspace); err != nil {
+				return invalid(op, "workspace: %v", err)
+			}
+		}
 		if s.Kind == KindDir && (underGit(s.Path) || policy.MayBeGitPath(s.Path)) {
 			return invalid(op, "a directory grant never covers .git (its hooks and config run code); grant the one file instead")
 		}
@@ -155,7 +171,9 @@ func (s Scope) validate(checkWords bool) error {
 
 // Covers reports whether s covers c. It never widens: any doubt (an invalid
 // scope, a call it cannot resolve, a command that does not parse) is false.
-//   - exact: bash, the same command (both trimmed), the same cwd;
+//   - exact: bash, the same command (both trimmed), the same cwd, and no
+//     program it runs by a bare name is a workspace file found through
+//     PATH (policy.ExactGrantNotCovered);
 //   - prefix: bash, the call is one simple command of literal words that does
 //     not run arbitrary code, its words start with the prefix's words, the
 //     same cwd (not a subdirectory), and every word is in the policy's model
@@ -220,7 +238,12 @@ func (v *callView) simpleWords() []string {
 	return v.words
 }
 
-func (s Scope) covers(v *callView) bool {
+func (s Scope) covers(v *callView) bool { return s.coversIn(v, "") }
+
+// coversIn is covers with a prefix's files judged inside within (a
+// directory inside the call's workspace) rather than the whole workspace,
+// when within is not "".
+func (s Scope) coversIn(v *callView, within string) bool {
 	c := v.Call
 	// The prefix itself is judged by prefixCovers, which parses it anyway.
 	if s.validate(false) != nil || c.Tool != s.Tool {
@@ -232,15 +255,30 @@ func (s Scope) covers(v *callView) bool {
 		if cwd == "" || cwd != s.Cwd {
 			return false
 		}
+		if s.Workspace != "" && !sameWorkspace(s.Workspace, c.Workspace) {
+			// Made for another workspace: a prefix's files would be
+			// judged against this wider one.
+			return false
+		}
 		cmd := trimCommand(c.Command)
 		if s.Kind == KindExact {
+			same := cmd == s.Command
 			if s.CommandMAC != "" {
-				return v.sealer != nil && v.sealer.matches(cmd, s.CommandMAC)
+				same = v.sealer != nil && v.sealer.matches(cmd, s.CommandMAC)
 			}
-			return cmd == s.Command
+			// The same text runs another program when a bare name
+			// (ls) now finds a workspace file through PATH.
+			return same && policy.ExactGrantNotCovered(cmd, cwd, c.Workspace) == ""
 		}
-		return prefixCovers(s.Command, v.simpleWords(), cwd, c.Workspace, v.prefixes)
+		judgeIn := c.Workspace
+		if within != "" {
+			judgeIn = within
+		}
+		return prefixCovers(s.Command, v.simpleWords(), cwd, judgeIn, v.prefixes)
 	case KindPath, KindDir:
+		if s.Workspace != "" && !sameWorkspace(s.Workspace, c.Workspace) {
+			return false
+		}
 		rel := v.resolvedPath()
 		if rel == "" {
 			return false
@@ -252,6 +290,22 @@ func (s Scope) covers(v *callView) bool {
 	default:
 		return false
 	}
+}
+
+// sameWorkspace reports whether the call's workspace is the scope's: the
+// same clean path, or the same directory once links are resolved (bot
+// grants add names the resolved one; a gateway may send it as written).
+func sameWorkspace(scope, call string) bool {
+	if call == "" || !filepath.IsAbs(call) {
+		return false
+	}
+	call = filepath.Clean(call)
+	if call == scope {
+		return true
+	}
+	a, errA := realpath.Existing(scope)
+	b, errB := realpath.Existing(call)
+	return errA == nil && errB == nil && a == b
 }
 
 // shellBlanks are the characters bash itself skips around a command:

@@ -88,7 +88,7 @@ func TestScopeFor(t *testing.T) {
 }
 
 func TestPrefixScope(t *testing.T) {
-	ok := []string{"git push", "gpg --verify", "go vet ./...", "git status", "ls -la", "'git' push"}
+	ok := []string{"git push", "gpg --verify", "go list ./...", "git status", "ls -la", "'git' push"}
 	for _, p := range ok {
 		if _, err := grants.PrefixScope(p, "/ws"); err != nil {
 			t.Errorf("PrefixScope(%q) refused: %v", p, err)

@@ -79,6 +79,12 @@ func newGrant(op, sessionID string, s Scope, by string, now time.Time, ttl time.
 	if strings.TrimSpace(by) == "" {
 		return Grant{}, invalid(op, "empty grantor")
 	}
+	if sessionID == "" && s.Workspace == "" && isFileTool(s.Tool) {
+		// Matched against every session: without its workspace the
+		// path would name a file in whichever workspace the calling
+		// session has.
+		return Grant{}, invalid(op, "a standing file grant must name its workspace")
+	}
 	g := Grant{ID: recordid.New(), SessionID: sessionID, Scope: s, By: by, CreatedAt: msUTC(now)}
 	if sessionID != "" {
 		g.ExpiresAt = g.CreatedAt.Add(ttl.Truncate(time.Millisecond)) // whole ms, as Redis keeps it
@@ -136,7 +142,20 @@ func oldestCovering(gs iter.Seq[Grant], c policy.Call, prefixes *prefixCache, z 
 		if found && grantOrder(g, best) >= 0 {
 			continue
 		}
-		if g.Scope.covers(v) {
+		if g.Standing() && g.Scope.Workspace == "" && isFileTool(g.Scope.Tool) {
+			// A standing file grant recorded before scopes named their
+			// workspace: its relative path would name a file in every
+			// session's workspace, which its admin never saw. Re-add it.
+			continue
+		}
+		within := ""
+		if g.Standing() && g.Scope.Workspace == "" {
+			// A standing prefix grant naming no workspace: its files
+			// are judged inside its own directory, never the wider
+			// workspace of whichever session calls.
+			within = g.Scope.Cwd
+		}
+		if g.Scope.coversIn(v, within) {
 			best, found = g, true
 		}
 	}

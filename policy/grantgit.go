@@ -39,9 +39,15 @@ func grantGitModel(sub string, words []string) (*grantModel, string) {
 		m.note = "listing only, never add or set-url"
 	case "status":
 		m.opt, operands = grantGitStatusOption, grantGitPathspecs
-	case "log", "show", "diff":
+	case "log", "show":
 		m.opt, operands = grantGitLogOption(sub), grantGitRevsAndPaths
-		m.counts = sub != "diff"
+		m.counts = true
+	case "diff":
+		// Outside a work tree, or with an operand outside it, git diff
+		// is git diff --no-index: it compares whole directory trees on
+		// disk, .git and hard-linked files included, which the path
+		// checks never walked. Covered only inside a work tree.
+		m.opt, operands, needRepo = grantGitLogOption(sub), grantGitDiffOperands, true
 	case "branch", "tag":
 		m.opt, operands = grantGitListOption(sub), grantGitListOperands(sub)
 		m.note = "listing only"
@@ -279,6 +285,36 @@ func grantGitRevsAndPaths(g *grantCheck, a *grantArgs) string {
 	return ""
 }
 
+// gitDiffOperands: revisions and paths as git log's, and every operand
+// read as a path lies inside the work tree. git reads two operands as
+// git diff --no-index when either, taken as a path, is outside the work
+// tree (whatever it also names as a revision), and outside a work tree
+// always: --no-index walks whole directories (a nested repository's
+// .git/config, a hard link to one) and was never in the model.
+func grantGitDiffOperands(g *grantCheck, a *grantArgs) string {
+	if why := grantGitRevsAndPaths(g, a); why != "" || g.prefix {
+		return why
+	}
+	repo, _ := g.gitRepo()
+	if repo == nil || repo.top == "" {
+		return "git diff outside a work tree is git diff --no-index, which compares whole directory trees"
+	}
+	for _, o := range a.operands {
+		abs := o
+		if !path.IsAbs(abs) {
+			abs = path.Join(g.cwd, abs)
+		}
+		real, ok := realPath(path.Clean(abs))
+		if !ok {
+			return clip(o, 60) + " is a link that cannot be followed"
+		}
+		if _, ok := Within(repo.top, real); !ok {
+			return "git diff " + clip(o, 60) + ": outside the work tree git diff is git diff --no-index, which compares whole directory trees"
+		}
+	}
+	return ""
+}
+
 func grantGitPathspecs(g *grantCheck, a *grantArgs) string {
 	for _, o := range a.operands {
 		if why := g.path(o, false); why != "" {
@@ -388,6 +424,9 @@ type grantRepo struct {
 	// own configs name), "" when it does not.
 	pushRecurse string
 	defaults    []string // remotes the config chooses: branch.*.remote, branch.*.pushremote, remote.pushdefault
+	// top is the work tree's top directory, links resolved; "" for a
+	// bare repository (no work tree).
+	top string
 }
 
 // gitRepo reads the repository once per check: nil when there is none,
@@ -534,7 +573,11 @@ func grantReadGitRepo(cwd, ws, realWS string) (*grantRepo, string) {
 			break
 		}
 	}
-	return grantJudgeGitConfig(cr.entries, cwd, top, ws, realWS)
+	repo, why := grantJudgeGitConfig(cr.entries, cwd, top, ws, realWS)
+	if repo != nil {
+		repo.top = top
+	}
+	return repo, why
 }
 
 // grantUserConfigs are the config files git reads before a repository's:

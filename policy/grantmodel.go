@@ -431,6 +431,12 @@ func (g *grantCheck) path(p string, write bool) string {
 	if write && g.onPath(real) {
 		return clip(p, 60) + " is in a directory on PATH: writing it changes what later commands run"
 	}
+	if write && (strings.HasSuffix(p, "/") || grantIsDir(real)) && g.onPath(path.Join(real, "x")) {
+		// An output that is a directory (go build -o bin) gets files
+		// whose names the input chooses: bin/ls, found before the
+		// system's ls by every later command.
+		return clip(p, 60) + " is a directory on PATH: files written in it change what later commands run"
+	}
 	return ""
 }
 

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -69,7 +70,7 @@ func grantModelFor(words []string) (*grantModel, string) {
 		m.counts = true
 		return m, ""
 	case "diff":
-		return one(grantDiffOption, grantOperandsAre(gvPathIn), ""), ""
+		return one(grantDiffOption, grantDiffOperands, ""), ""
 	case "sort":
 		return one(grantSortOption, grantOperandsAre(gvPathIn), ""), ""
 	}
@@ -681,37 +682,21 @@ func grantGhItem(g *grantCheck, a *grantArgs) string {
 	return ""
 }
 
-// go build, vet, list and version: compiling and reading, with -o
-// inside the workspace. Never -toolexec, -exec, -vettool, -ldflags
-// (-extld runs a program), -overlay, -modfile, -C.
+// go list and version: reading the module's packages and the toolchain's
+// version. Never go build or go vet: they compile the workspace's code,
+// and compiling reads whatever the code names. A cgo preamble's
+// #include "/home/u/.aws/credentials" or an assembly file's #include
+// (with cgo off too) makes the C compiler or the assembler read a file
+// anywhere on this machine and print it in its errors (checked with go
+// 1.26 and gcc: the first line of a file outside the workspace came out),
+// and a dependency the module names can hold such code. No model of
+// flags can see that; the exact command stays grantable.
 func grantGoModel(sub string, words []string) (*grantModel, string) {
 	var opt func(string) (grantValue, bool)
 	operands := grantOperandsAre(gvPathIn)
 	switch sub {
-	case "build":
-		opt = func(n string) (grantValue, bool) {
-			switch n {
-			case "-v", "-race", "-trimpath", "-a", "-n", "-x", "-cover", "-buildvcs":
-				return gvFlag, true
-			case "-o":
-				return gvPathOut, true
-			case "-tags", "-mod":
-				return gvWord, true
-			case "-p":
-				return gvCount, true
-			}
-			return 0, false
-		}
-	case "vet":
-		opt = func(n string) (grantValue, bool) {
-			switch n {
-			case "-json", "-v", "-x", "-n":
-				return gvFlag, true
-			case "-tags", "-mod":
-				return gvWord, true
-			}
-			return 0, false
-		}
+	case "build", "vet":
+		return nil, "go " + sub + " compiles the workspace's code, whose C and assembly #include directives read any file on this machine (outside the workspace too) and print it in their errors"
 	case "list":
 		operands = grantGoListOperands
 		opt = func(n string) (grantValue, bool) {
@@ -883,6 +868,60 @@ func grantReadTrees(g *grantCheck, files []string, recursive, skipGit, contents 
 			if why := g.tree(f, skipGit, contents); why != "" {
 				return why
 			}
+		}
+	}
+	return ""
+}
+
+// diffOperands: files, or directories whose files diff reads too: DIR
+// and DIR compares every name the two share, DIR and FILE reads
+// DIR/FILE's name. Each file of a directory operand (one level: diff
+// without -r does not descend) is judged as a file it reads, so a link
+// in it out of the workspace or into .git, or a hard link, is not
+// covered; the operand's own check never looked inside.
+func grantDiffOperands(g *grantCheck, a *grantArgs) string {
+	for _, o := range a.operands {
+		if why := g.path(o, false); why != "" {
+			return why
+		}
+		if why := g.dirFiles(o); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// dirFiles judges, when p is a directory on this machine (through links,
+// as a program opening it sees it), each of its entries that is not
+// itself a directory as a file read: a program given a directory may
+// read the files in it (diff DIR DIR). A directory of more than
+// maxGrantTree entries is not covered. "" when p is not a directory, or
+// at grant time.
+func (g *grantCheck) dirFiles(p string) string {
+	if g.prefix || p == "-" {
+		return ""
+	}
+	abs := p
+	if !path.IsAbs(abs) {
+		abs = path.Join(g.cwd, abs)
+	}
+	fi, err := os.Stat(path.Clean(abs))
+	if err != nil || !fi.IsDir() {
+		return ""
+	}
+	entries, err := os.ReadDir(path.Clean(abs))
+	if err != nil {
+		return clip(p, 60) + " is a directory askops cannot read, so the files the program reads in it are unknown"
+	}
+	if len(entries) > maxGrantTree {
+		return fmt.Sprintf("%s holds more than %d entries: askops does not look through it", clip(p, 60), maxGrantTree)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue // not descended into without -r
+		}
+		if why := g.path(path.Join(p, e.Name()), false); why != "" {
+			return "a file in the directory " + clip(p, 60) + ": " + why
 		}
 	}
 	return ""

@@ -68,9 +68,11 @@ func TestPrefixGrantRefusal(t *testing.T) {
 		{"docker ps --last=x", "not a count"},
 		{"docker ps --all=true", ""},
 		{"docker ps --all=yes", "takes no value"},
-		{"go build -race=false", ""},
-		{"go build --race", ""},
-		{"go build -o=out/app", ""},
+		{"go list -m=false", ""},
+		{"go list --deps", ""},
+		{"go list -json=ImportPath", ""},
+		{"go build -race=false", "#include"},
+		{"go vet", "#include"},
 		{"patch", "patch writes the files its input names"},
 		{"tar", "no model of tar"},
 		{"rm", "no model of rm"},
@@ -89,7 +91,7 @@ func TestPrefixGrantRefusal(t *testing.T) {
 // The note an approver reads fits beside any scope in a confirm dialog.
 func TestPrefixGrantNoteIsShort(t *testing.T) {
 	for _, p := range []string{"gpg", "openssl", "openssl x509", "unzip", "chmod", "chown", "git push", "git fetch",
-		"git remote", "git status", "git branch", "kubectl get", "docker ps", "gh pr view", "go build", "ls", "grep"} {
+		"git remote", "git status", "git branch", "kubectl get", "docker ps", "gh pr view", "go list", "ls", "grep"} {
 		note := PrefixGrantNote(strings.Fields(p))
 		if note == "" || len(note) > 100 {
 			t.Errorf("PrefixGrantNote(%q) = %q (%d bytes), want a short note", p, note, len(note))

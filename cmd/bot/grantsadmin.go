@@ -97,10 +97,20 @@ func (w workspace) Scope(a adminScope) (grants.Scope, error) {
 		if err != nil {
 			return grants.Scope{}, err
 		}
+		var s grants.Scope
 		if a.Command != "" {
-			return grants.ScopeFor(policy.Call{Tool: "bash", Command: a.Command, Cwd: dir, Workspace: w.real})
+			s, err = grants.ScopeFor(policy.Call{Tool: "bash", Command: a.Command, Cwd: dir, Workspace: w.real})
+		} else {
+			s, err = grants.PrefixScope(a.Prefix, dir)
 		}
-		return grants.PrefixScope(a.Prefix, dir)
+		if err != nil {
+			return grants.Scope{}, err
+		}
+		// Standing grants are matched against every session: the scope
+		// names agent.workspace, so a session with a wider workspace
+		// never has a prefix's files judged against that.
+		s.Workspace = w.real
+		return s, s.Validate()
 	case a.Path != "":
 		return grants.PathScope(a.Tool, w.rebase(a.Path), w.real)
 	default:
