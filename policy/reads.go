@@ -28,6 +28,9 @@ type readMention struct {
 	// be in (nil when a cd could not be followed).
 	cwd  string
 	cwds []string
+	// tree: the program reads every file under p when p is a directory
+	// (it is not one of namesOnly's); see unnamed.go.
+	tree bool
 }
 
 // maxMentions bounds the operands kept for the read_file rules; past it
@@ -43,10 +46,16 @@ const maxMentions = 4096
 // of a key=value list (docker build --secret id=k,src=.env).
 func (z *analyzer) mentionWords(args []word) {
 	for _, w := range args {
-		if !w.ok || w.lit == "" {
+		p := w.lit
+		if !w.ok && w.pat != "" && !hasWild(w.pat) && !strings.HasPrefix(w.pat, "~") {
+			// $'.env', or one word of .{env,x}: a name all the same.
+			p = unescapeGlob(w.pat)
+		} else if !w.ok {
 			continue
 		}
-		p := w.lit
+		if p == "" {
+			continue
+		}
 		if i := strings.IndexByte(p, '='); i >= 0 {
 			p = p[i+1:]
 		} else if strings.HasPrefix(p, "--") {
