@@ -16,9 +16,12 @@ import (
 // links too). Allow rules need no read_file rule beside the bash rule:
 // reading its operands is what the program the bash rule allows does.
 //
-// What this cannot see: a file read without being named (`grep -r KEY .`,
-// `cat *`, a script that opens it); the OS bound hides denied files from
-// runs nobody looked at (docs/security.md).
+// A file read without being named (`grep -r KEY .`, `cat *`, `rg KEY`) is
+// unnamed.go's: globs, directory operands and implicit trees. What neither
+// can see: a file a script or program opens by a name it computes, names
+// read from input (`find . | xargs cat`), a value bash expands at run time,
+// and what git prints from its objects (`git show HEAD:.env`); the OS
+// bound hides denied files from runs nobody looked at (docs/security.md).
 
 // readMention is an operand that may name a file the command reads.
 type readMention struct {
