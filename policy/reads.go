@@ -17,9 +17,10 @@ import (
 // reading its operands is what the program the bash rule allows does.
 //
 // A file read without being named (`grep -r KEY .`, `cat *`, `rg KEY`) is
-// unnamed.go's: globs, directory operands and implicit trees. What neither
-// can see: a file a script or program opens by a name it computes, names
-// read from input (`find . | xargs cat`), a value bash expands at run time,
+// unnamed.go's: globs, directory operands, implicit trees, and names read
+// from input (`find . | xargs cat` asks). What neither can see: a file a
+// script or program opens by a name it computes, a value bash expands at
+// run time,
 // and what git prints from its objects (`git show HEAD:.env`); the OS
 // bound hides denied files from runs nobody looked at (docs/security.md).
 

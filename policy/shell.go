@@ -100,6 +100,9 @@ type analysis struct {
 	// (unnamed.go); treeHits caches their judgment.
 	trees    []treeRead
 	treeHits *treeHits
+	// inputNames: a program run on file names read from input (xargs
+	// cat), whose reads cannot be judged (unnamed.go); "" if none.
+	inputNames string
 }
 
 // cannotRead records that the reading is incomplete: never allowed, by
@@ -678,6 +681,7 @@ func (z *analyzer) command(s simple, depth int) {
 		z.wrapperOperands(firstRead, firstTree)
 	}
 	for _, in := range ins {
+		z.inputNames(name, in)
 		if in.guess {
 			z.guessing++
 		}

@@ -31,7 +31,9 @@ import (
 //     reads every file under it; namesOnly lists the programs that read
 //     names only;
 //   - a program that reads a tree with no path operand (grep -r KEY,
-//     rg KEY, ag, ack, git grep, git add -A) reads ".".
+//     rg KEY, ag, ack, git grep, git add -A, npm pack, vercel) reads ".";
+//   - a program run on file names read from input (find . | xargs cat)
+//     reads files the policy cannot name: asked, in every mode.
 //
 // Each is judged as a Grep of its directory is (under.go, filecall.go):
 // listed when the call was resolved on this machine (every file found,
@@ -318,6 +320,21 @@ func implicitTree(name string, ws []word) bool {
 				}
 			}
 		}
+	case "npm", "pnpm", "yarn", "cargo":
+		// pack and publish read the package's tree (and publish sends it):
+		// what lands in it is the ignore files' business, which the policy
+		// does not read.
+		switch firstOperand(ws) {
+		case "pack", "publish", "package":
+			return true
+		}
+	case "vercel", "netlify", "semgrep", "gitleaks":
+		// Deploy the working directory (vercel, netlify deploy) or scan it
+		// and print what they find (semgrep, gitleaks detect).
+		switch firstOperand(ws) {
+		case "", "deploy", "scan", "ci", "detect", "dir", "protect":
+			return true
+		}
 	case "ctags", "etags", "uctags":
 		for _, w := range ws[1:] {
 			if w.loose == "-R" || strings.HasPrefix(w.loose, "--recurse") {
@@ -326,6 +343,43 @@ func implicitTree(name string, ws []word) bool {
 		}
 	}
 	return false
+}
+
+// firstOperand is the first word after the command that is not an
+// option: a subcommand.
+func firstOperand(ws []word) string {
+	for _, w := range ws[1:] {
+		if !strings.HasPrefix(w.loose, "-") {
+			return w.loose
+		}
+	}
+	return ""
+}
+
+// inputNames records that the command named name runs in (xargs cat,
+// parallel grep K) on file names it reads from its input, which the
+// policy cannot check against the read_file rules; a program that reads
+// names only there (xargs rm, xargs ls) reads none of those files.
+func (z *analyzer) inputNames(name string, in inner) {
+	if z.a.inputNames != "" || len(in.words) == 0 {
+		return
+	}
+	switch name {
+	case "xargs", "parallel", "entr":
+		if n := cmdName(in.words[0]); !namesOnly(n, in.words) {
+			z.a.inputNames = clip(printable(name+" "+orUnknown(n)), 60)
+		}
+	}
+}
+
+// inputNamesVerdict asks, in every mode, when read_file rules exist and
+// the command hands a program file names from its input (inputNames):
+// what it reads cannot be judged, so it is never an allow.
+func (e *Engine) inputNamesVerdict(an *analysis) (Verdict, bool) {
+	if an.inputNames == "" || !e.hasReadRules() {
+		return Verdict{}, false
+	}
+	return Verdict{Decision: Ask, Reason: fmt.Sprintf("%s reads the files named on its input, which the policy cannot check against the read_file rules", an.inputNames)}, true
 }
 
 // grepArgs reads GNU grep's words ws: whether it is recursive (-r, -R,

@@ -87,6 +87,12 @@ func TestUnnamedReads(t *testing.T) {
 		"find . -exec cat {} +",
 		"wc -c -- *",
 		"go vet .",
+		"npm pack",
+		"npm publish --dry-run",
+		"cargo package",
+		"vercel",
+		"semgrep scan",
+		"gitleaks detect",
 	}
 	// Ordinary commands: the verdict is the one the engine without
 	// read_file rules gives (allow in mode full, or the ask an allow rule
@@ -229,6 +235,37 @@ func TestUnnamedReadsThroughLinks(t *testing.T) {
 		c.Resolved = true
 		if v := e.Evaluate(t.Context(), c); v.Decision != Deny {
 			t.Errorf("%q: %s (%s), want deny: src/settings is .env", cmd, v.Decision, v.Reason)
+		}
+	}
+}
+
+// A program run on file names read from input (xargs cat) reads files
+// the policy cannot name: while read_file rules exist it asks, in every
+// mode; a program that reads names only there is judged as before.
+func TestUnnamedReadsFromInput(t *testing.T) {
+	ws := unnamedWorkspace(t)
+	e, err := New(Config{Rules: append(unnamedRules("**/.env"), Rule{Tool: ToolBash, Command: "xargs", Decision: Allow}, Rule{Tool: ToolBash, Command: "rm", Decision: Allow})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := New(Config{Rules: append(unnamedRules("")[1:], Rule{Tool: ToolBash, Command: "xargs", Decision: Allow}, Rule{Tool: ToolBash, Command: "rm", Decision: Allow})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []Mode{ModeAsk, ModeFull} {
+		for _, cmd := range []string{"find . -type f | xargs cat", "ls -a | xargs grep KEY", "find . -print0 | xargs -0 -n1 head"} {
+			if v := e.Evaluate(t.Context(), corpusCall(cmd, ws, mode)); v.Decision != Ask || !strings.Contains(v.Reason, "named on its input") {
+				t.Errorf("%s: %q: %s (%s), want ask: it reads files named on its input", mode, cmd, v.Decision, v.Reason)
+			}
+			if v := plain.Evaluate(t.Context(), corpusCall(cmd, ws, ModeFull)); v.Decision != Allow {
+				t.Errorf("without read rules, mode full: %q: %s (%s), want allow (the hole)", cmd, v.Decision, v.Reason)
+			}
+		}
+		for _, cmd := range []string{"find . -name '*.tmp' | xargs rm", "find . -type d | xargs ls"} {
+			want := plain.Evaluate(t.Context(), corpusCall(cmd, ws, mode)).Decision
+			if v := e.Evaluate(t.Context(), corpusCall(cmd, ws, mode)); v.Decision != want {
+				t.Errorf("%s: %q: %s (%s), want %s as without read rules", mode, cmd, v.Decision, v.Reason, want)
+			}
 		}
 	}
 }
