@@ -396,6 +396,7 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 			// The loop variable is an assignment (for PATH in …).
 			z.a.refuseAllow("a for/select loop (it assigns a variable)")
 			z.loopValues(n)
+			z.loopReads(n)
 		case *syntax.ExtGlob:
 			z.a.refuseAllow("an extended glob")
 		case *syntax.BinaryCmd:

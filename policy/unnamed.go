@@ -85,7 +85,9 @@ func (z *analyzer) treeOperands(name string, ws []word, first int) {
 	for _, w := range ws[1:] {
 		// A program that reads names only (ls *, echo *) opens none of
 		// what its glob matches.
-		if descend && !w.ok && w.pat != "" && (hasWild(w.pat) || strings.HasPrefix(w.pat, "~")) {
+		// One that starts with "-" matches only names the program reads
+		// as options (globOptions: never allowed).
+		if descend && !w.ok && w.pat != "" && !strings.HasPrefix(w.pat, "-") && (hasWild(w.pat) || strings.HasPrefix(w.pat, "~")) {
 			z.patternRead(w.pat, descend, flat)
 		}
 	}
@@ -154,6 +156,30 @@ func (z *analyzer) clearTree(first int, dest func(string) bool) {
 	for i := first; i < len(z.a.reads); i++ {
 		if z.a.reads[i].tree && dest(z.a.reads[i].p) {
 			z.a.reads[i].tree = false
+		}
+	}
+}
+
+// loopReads records what a for/select loop's words name as files its
+// body may read: for f in .e*; do cat "$f"; done reads what the glob
+// matches, though cat's operand is a variable. The body's program is not
+// known here: a match is judged by its name where unseen (flat), and a
+// directory matched is read whole where listed.
+func (z *analyzer) loopReads(n *syntax.ForClause) {
+	it, ok := n.Loop.(*syntax.WordIter)
+	if !ok {
+		return
+	}
+	for _, item := range it.Items {
+		for _, w := range expandedWords(item) {
+			switch {
+			case w.ok:
+				z.mention(w.lit)
+			case w.pat != "" && !strings.HasPrefix(w.pat, "-") && (hasWild(w.pat) || strings.HasPrefix(w.pat, "~")):
+				z.patternRead(w.pat, true, true)
+			case w.pat != "":
+				z.mention(unescapeGlob(w.pat))
+			}
 		}
 	}
 }
@@ -404,7 +430,7 @@ func grepArgs(ws []word) (recursive, noOperand bool) {
 		w := ws[i]
 		l := w.loose
 		switch {
-		case !w.ok && w.pat != "":
+		case !w.ok && w.pat != "" && !strings.HasPrefix(w.pat, "-"):
 			operands++ // a glob: its files
 		case w.splat || !w.known():
 			unsure = true
@@ -490,7 +516,7 @@ func searchTree(name string, ws []word) bool {
 		w := ws[i]
 		l := w.loose
 		switch {
-		case !w.ok && w.pat != "":
+		case !w.ok && w.pat != "" && !strings.HasPrefix(w.pat, "-"):
 			operands++ // a glob: its files
 		case w.splat || !w.known():
 			unsure = true

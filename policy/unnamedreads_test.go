@@ -93,6 +93,11 @@ func TestUnnamedReads(t *testing.T) {
 		"vercel",
 		"semgrep scan",
 		"gitleaks detect",
+		"for f in .e*; do cat \"$f\"; done",
+		"for f in .env; do cat \"$f\"; done",
+		// Closed world: grep's --include filter is not read, so this one
+		// is denied though grep opens no .env (strace).
+		"grep -rl S --include=*.go",
 	}
 	// Ordinary commands: the verdict is the one the engine without
 	// read_file rules gives (allow in mode full, or the ask an allow rule
@@ -126,6 +131,7 @@ func TestUnnamedReads(t *testing.T) {
 		"cat main.go",
 		"git add main.go",
 		"git stash",
+		"for f in ./*.go; do gofmt -l \"$f\"; done",
 	}
 	// Unseen (the call not resolved here), **/.env may name a file under
 	// src, or under src/x.go should it be a directory grep -r reads: denied
