@@ -402,6 +402,10 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 		v.Dangerous = len(an.dangers) > 0
 		return v
 	}
+	if v, ok := e.treeLinked(ws, an, c.Resolved); ok {
+		v.Dangerous = len(an.dangers) > 0
+		return v
+	}
 	if v, ok := e.inputNamesVerdict(an); ok {
 		v.Dangerous = len(an.dangers) > 0
 		return v

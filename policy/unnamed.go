@@ -659,8 +659,12 @@ type treeHit struct {
 }
 
 // treeHits are the deny and ask rules the command's tree reads meet; nil
-// when none.
-type treeHits struct{ deny, ask *treeHit }
+// when none. linked is the first file listed that has more than one name
+// (a hard link), as linkedRead asks about a named one.
+type treeHits struct {
+	deny, ask *treeHit
+	linked    string
+}
 
 // treeJudge judges the tree reads of one command against the read_file
 // rules.
@@ -700,6 +704,22 @@ func (e *Engine) treeVerdict(rules []rule, ws string, an *analysis, d Decision, 
 		return Verdict{Decision: Deny, Rule: h.r.name, Reason: h.r.why(fmt.Sprintf("denied by rule: the command may read %s, which may include what the rule names%s (read_file)", what, found))}, true
 	}
 	return Verdict{Decision: Ask, Rule: h.r.name, Reason: h.r.why(fmt.Sprintf("the rules ask before read_file of %s, which may include what the rule names%s (the command may read them)", what, found))}, true
+}
+
+// treeLinked asks, in every mode, when read_file rules exist and a file
+// the command reads without naming it has more than one name: a rule may
+// protect another of them (linkedRead, for a file it names).
+func (e *Engine) treeLinked(ws string, an *analysis, resolved bool) (Verdict, bool) {
+	if !e.hasReadRules() {
+		return Verdict{}, false
+	}
+	if an.treeHits == nil {
+		an.treeHits = e.judgeTrees(ws, an, resolved)
+	}
+	if an.treeHits.linked == "" {
+		return Verdict{}, false
+	}
+	return Verdict{Decision: Ask, Reason: linkedReadWhy("the command may read " + shownPath(relTo(an.treeHits.linked, ws)))}, true
 }
 
 func hasReadRule(rules []rule) bool {
@@ -868,6 +888,9 @@ func (j *treeJudge) unseen(t treeRead, dir string) {
 // file judges a file found under a tree read, at given (under the path
 // as the command gives it) and real (as listed), by the rules on it.
 func (j *treeJudge) file(t treeRead, given, real string) {
+	if j.hits.linked == "" && hardLinked(real) {
+		j.hits.linked = given
+	}
 	for _, rs := range []struct {
 		rules []rule
 		hit   **treeHit

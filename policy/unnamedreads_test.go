@@ -275,3 +275,29 @@ func TestUnnamedReadsFromInput(t *testing.T) {
 		}
 	}
 }
+
+// A file listed under a tree read that has another name (a hard link)
+// asks, in every mode, as a named one does (linkedRead): the rules were
+// checked against the name found.
+func TestUnnamedReadsHardLink(t *testing.T) {
+	ws := unnamedWorkspace(t)
+	if err := os.Link(filepath.Join(ws, ".env"), filepath.Join(ws, "src", "notes.txt")); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	e, err := New(Config{Rules: unnamedRules("**/.env")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"grep -r S src", "cat src/*.txt"} {
+		c := corpusCall(cmd, ws, ModeFull)
+		c.Resolved = true
+		if v := e.Evaluate(t.Context(), c); v.Decision != Ask || !strings.Contains(v.Reason, "hard link") {
+			t.Errorf("%q: %s (%s), want ask: src/notes.txt is .env's other name", cmd, v.Decision, v.Reason)
+		}
+	}
+	c := corpusCall("grep -r S out", ws, ModeFull)
+	c.Resolved = true
+	if v := e.Evaluate(t.Context(), c); v.Decision != Allow {
+		t.Errorf("grep -r S out: %s (%s), want allow", v.Decision, v.Reason)
+	}
+}
