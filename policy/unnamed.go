@@ -361,6 +361,20 @@ func implicitTree(name string, ws []word) bool {
 		case "", "deploy", "scan", "ci", "detect", "dir", "protect":
 			return true
 		}
+	case "python", "python3":
+		// python -m http.server serves the working directory: curl
+		// localhost:8000/.env then reads what no operand named.
+		for i, w := range ws[1:] {
+			if w.loose == "-m" && i+2 < len(ws) && ws[i+2].loose == "http.server" {
+				return true
+			}
+		}
+	case "php":
+		for _, w := range ws[1:] {
+			if w.loose == "-S" {
+				return true // php -S serves the working directory (or -t's)
+			}
+		}
 	case "ctags", "etags", "uctags":
 		for _, w := range ws[1:] {
 			if w.loose == "-R" || strings.HasPrefix(w.loose, "--recurse") {

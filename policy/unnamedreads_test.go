@@ -93,6 +93,8 @@ func TestUnnamedReads(t *testing.T) {
 		"vercel",
 		"semgrep scan",
 		"gitleaks detect",
+		"python3 -m http.server 8000",
+		"php -S localhost:8000",
 		"for f in .e*; do cat \"$f\"; done",
 		"for f in .env; do cat \"$f\"; done",
 		// Closed world: grep's --include filter is not read, so this one
