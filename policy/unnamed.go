@@ -91,6 +91,20 @@ func (z *analyzer) treeOperands(name string, ws []word, first int) {
 			z.patternRead(w.pat, descend, flat)
 		}
 	}
+	for _, w := range ws[1:] {
+		// An operand bash expands at run time whose last name is written
+		// out ($HOME/.env, "$PWD/.env", $d/.env): a file of that name in
+		// a directory the policy cannot place.
+		if !descend || w.ok || w.pat != "" || strings.HasPrefix(w.loose, "-") {
+			continue
+		}
+		i := strings.LastIndexByte(w.loose, '/')
+		if i < 0 || i == len(w.loose)-1 || strings.Contains(w.loose[i+1:], anyText) {
+			continue
+		}
+		z.addTree(treeRead{shown: strings.ReplaceAll(w.loose, anyText, "…"), base: "/", rest: []string{escapeGlob(w.loose[i+1:])},
+			glob: true, descend: true, flat: true, unseen: true})
+	}
 	if implicitTree(name, ws) {
 		z.addTree(treeRead{shown: ".", base: ".", descend: true})
 	}

@@ -93,6 +93,9 @@ func TestUnnamedReads(t *testing.T) {
 		"vercel",
 		"semgrep scan",
 		"gitleaks detect",
+		"cat $HOME/.env",
+		"cat \"$PWD/.env\"",
+		"base64 \"$(pwd)\"/.env",
 		"python3 -m http.server 8000",
 		"php -S localhost:8000",
 		"for f in .e*; do cat \"$f\"; done",
@@ -134,6 +137,7 @@ func TestUnnamedReads(t *testing.T) {
 		"git add main.go",
 		"git stash",
 		"for f in ./*.go; do gofmt -l \"$f\"; done",
+		"cat \"$PWD/main.go\"",
 	}
 	// Unseen (the call not resolved here), **/.env may name a file under
 	// src, or under src/x.go should it be a directory grep -r reads: denied
