@@ -23,8 +23,8 @@ import (
 //   - a glob (cat .e*, cat .[e]nv, cat */.env, cat < .e?v) reads every
 //     file it may match. bash's * and ? skip a leading dot unless dotglob
 //     is set, and the policy cannot know whether it is (BASHOPTS in the
-//     environment, a shell snapshot, GLOBIGNORE, zsh's GLOB_DOTS): it
-//     takes it as set. What keeps ordinary globs allowed is the name
+//     environment: env BASHOPTS=dotglob bash -c 'echo ./*' lists .env; a
+//     shell snapshot; GLOBIGNORE; zsh's GLOB_DOTS): it takes it as set. What keeps ordinary globs allowed is the name
 //     filter, the glob's last segment: *.go cannot match .env, * can;
 //   - a directory operand of a program that reads what a directory holds
 //     (grep -r KEY ., tar cf - ., zip -r, cp -r, cat ., unknown programs)

@@ -78,6 +78,7 @@ func TestUnnamedReads(t *testing.T) {
 		"tar -czf out/x.tgz .",
 		"zip -r - .",
 		"cp -r . out/x",
+		"cp -r . /tmp/x",
 		"rsync -a ./ out/x",
 		"diff -r . out",
 		"sha256sum ./*",
