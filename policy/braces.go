@@ -179,6 +179,10 @@ func expandedWords(w *syntax.Word) []word {
 	out := make([]word, 0, len(alts))
 	for _, a := range alts {
 		x := wordOf(a)
+		if x.ok {
+			// Still the file it names, for the read_file rules (unnamed.go).
+			x.pat = escapeGlob(x.lit)
+		}
 		x.ok, x.lit = false, ""
 		out = append(out, x)
 	}

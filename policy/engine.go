@@ -393,7 +393,20 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 		v.Dangerous = len(an.dangers) > 0
 		return v
 	}
+	// And so is every file it may read without naming it (unnamed.go).
+	if v, ok := e.treeVerdict(e.deny, ws, an, Deny, c.Resolved); ok {
+		v.Dangerous = len(an.dangers) > 0
+		return v
+	}
 	if v, ok := e.linkedRead(ws, an); ok {
+		v.Dangerous = len(an.dangers) > 0
+		return v
+	}
+	if v, ok := e.treeLinked(ws, an, c.Resolved); ok {
+		v.Dangerous = len(an.dangers) > 0
+		return v
+	}
+	if v, ok := e.inputNamesVerdict(an); ok {
 		v.Dangerous = len(an.dangers) > 0
 		return v
 	}
@@ -443,6 +456,9 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 		}
 	}
 	if v, ok := e.readVerdict(e.ask, ws, an, Ask); ok {
+		return v
+	}
+	if v, ok := e.treeVerdict(e.ask, ws, an, Ask, c.Resolved); ok {
 		return v
 	}
 	// 6. Allow rules covering every simple command: those written in the

@@ -16,9 +16,13 @@ import (
 // links too). Allow rules need no read_file rule beside the bash rule:
 // reading its operands is what the program the bash rule allows does.
 //
-// What this cannot see: a file read without being named (`grep -r KEY .`,
-// `cat *`, a script that opens it); the OS bound hides denied files from
-// runs nobody looked at (docs/security.md).
+// A file read without being named (`grep -r KEY .`, `cat *`, `rg KEY`) is
+// unnamed.go's: globs, directory operands, implicit trees, and names read
+// from input (`find . | xargs cat` asks). What neither can see: a file a
+// script or program opens by a name it computes, a value bash expands at
+// run time,
+// and what git prints from its objects (`git show HEAD:.env`); the OS
+// bound hides denied files from runs nobody looked at (docs/security.md).
 
 // readMention is an operand that may name a file the command reads.
 type readMention struct {
@@ -28,6 +32,9 @@ type readMention struct {
 	// be in (nil when a cd could not be followed).
 	cwd  string
 	cwds []string
+	// tree: the program reads every file under p when p is a directory
+	// (it is not one of namesOnly's); see unnamed.go.
+	tree bool
 }
 
 // maxMentions bounds the operands kept for the read_file rules; past it
@@ -43,10 +50,16 @@ const maxMentions = 4096
 // of a key=value list (docker build --secret id=k,src=.env).
 func (z *analyzer) mentionWords(args []word) {
 	for _, w := range args {
-		if !w.ok || w.lit == "" {
+		p := w.lit
+		if !w.ok && w.pat != "" && !hasWild(w.pat) && !strings.HasPrefix(w.pat, "~") {
+			// $'.env', or one word of .{env,x}: a name all the same.
+			p = unescapeGlob(w.pat)
+		} else if !w.ok {
 			continue
 		}
-		p := w.lit
+		if p == "" {
+			continue
+		}
 		if i := strings.IndexByte(p, '='); i >= 0 {
 			p = p[i+1:]
 		} else if strings.HasPrefix(p, "--") {

@@ -29,6 +29,11 @@ type word struct {
 	ok    bool   // fully literal: no expansion, glob, tilde, brace or $'…'
 	loose string // best guess at the value; anyText where unknown
 	splat bool   // has an unquoted expansion: may become zero or several words
+	// pat: when not ok, the word as a pathname pattern if its only
+	// non-literal parts are unquoted glob characters or a leading tilde
+	// (quoted text escaped), else ""; what bash may expand it to is a read
+	// of every file it matches (unnamed.go).
+	pat string
 }
 
 func (w word) known() bool { return !strings.Contains(w.loose, anyText) }
@@ -90,6 +95,14 @@ type analysis struct {
 	// than maxMentions.
 	reads    []readMention
 	readsCut bool
+	// trees: reads of files the command does not name (a glob, a
+	// directory's files, grep -r's "."), for the read_file rules
+	// (unnamed.go); treeHits caches their judgment.
+	trees    []treeRead
+	treeHits *treeHits
+	// inputNames: a program run on file names read from input (xargs
+	// cat), whose reads cannot be judged (unnamed.go); "" if none.
+	inputNames string
 }
 
 // cannotRead records that the reading is incomplete: never allowed, by
@@ -383,6 +396,7 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 			// The loop variable is an assignment (for PATH in …).
 			z.a.refuseAllow("a for/select loop (it assigns a variable)")
 			z.loopValues(n)
+			z.loopReads(n)
 		case *syntax.ExtGlob:
 			z.a.refuseAllow("an extended glob")
 		case *syntax.BinaryCmd:
@@ -492,6 +506,11 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, de
 func (z *analyzer) redirectTarget(op syntax.RedirOperator, w word) {
 	if (op == syntax.RdrIn || op == syntax.RdrInOut) && w.ok {
 		z.mention(w.lit)
+	}
+	if (op == syntax.RdrIn || op == syntax.RdrInOut) && !w.ok && w.pat != "" {
+		// bash expands a glob in a redirection (to one file, or fails):
+		// a read of the file it may match. A directory there is not read.
+		z.patternRead(w.pat, false, true)
 	}
 	writes := op != syntax.RdrIn
 	if writes {
@@ -637,8 +656,12 @@ func (z *analyzer) command(s simple, depth int) {
 		z.a.refuseAllow("the shell builtin " + name)
 	}
 	z.evaluatedArgs(name, s.words, depth)
+	firstRead, firstTree := len(z.a.reads), len(z.a.trees)
 	z.mentionWords(s.words[1:])
+	z.treeOperands(name, s.words, firstRead)
+	firstWrite := len(z.a.writes)
 	z.commandWrites(name, s.words, depth)
+	z.notReadDests(name, s.words, firstRead, firstWrite)
 	z.codeOptions(name, s.words)
 	z.scriptFiles(name, s.words)
 	z.interpreterCode(name, s.words)
@@ -652,7 +675,14 @@ func (z *analyzer) command(s simple, depth int) {
 	if name == "env" {
 		z.envOperands(s.words, depth)
 	}
-	for _, in := range z.unwrap(name, s.words) {
+	ins := z.unwrap(name, s.words)
+	if len(ins) > 0 && name != "find" && name != "git" {
+		// A wrapper's operands are its command's: judged as that
+		// program's (timeout 5 ls . lists names), not as the wrapper's.
+		z.wrapperOperands(firstRead, firstTree)
+	}
+	for _, in := range ins {
+		z.inputNames(name, in)
 		if in.guess {
 			z.guessing++
 		}
@@ -978,6 +1008,9 @@ func wordOf(w *syntax.Word) word {
 		}
 	}
 	out.loose = b.String()
+	if !out.ok {
+		out.pat = globPattern(w)
+	}
 	return out
 }
 

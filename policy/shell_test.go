@@ -272,7 +272,7 @@ func TestWritesAreJudgedAsWriteFile(t *testing.T) {
 		{`sort --o=package.json out/a`, Ask, "writes package.json"},
 		{`cp -rt . out/a`, Ask, "writes a"},
 		{`cp -vt. out/a`, Ask, "writes a"},
-		{`go test -o package.json -c .`, Ask, "writes package.json"},
+		{`go test -o package.json -c ./cmd`, Ask, "writes package.json"},
 		{`go test -coverprofile=Makefile ./...`, Ask, "writes Makefile"},
 		{`go test -coverprofile=out/c ./...`, Allow, ""},
 		{`go test -cpuprofile .env ./...`, Deny, `write_file "**/.env"`},
