@@ -33,8 +33,9 @@ type readMention struct {
 	cwd  string
 	cwds []string
 	// tree: the program reads every file under p when p is a directory
-	// (it is not one of namesOnly's); see unnamed.go.
-	tree bool
+	// (it is not one of namesOnly's); see unnamed.go. certain: it is
+	// known to (knownReader), so a denied file found there is denied.
+	tree, certain bool
 }
 
 // maxMentions bounds the operands kept for the read_file rules; past it

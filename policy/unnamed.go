@@ -38,8 +38,12 @@ import (
 // Each is judged as a Grep of its directory is (under.go, filecall.go):
 // listed when the call was resolved on this machine (every file found,
 // through links, meets the rules as a read of it), else by whether a rule
-// could name a file there (mayNameUnder). Only when read_file deny or ask
-// rules exist does anything here run; without them nothing changes.
+// could name a file there (mayNameUnder). A deny rule denies only what is
+// certain: the file found there, read by a program known to read what it
+// is given (knownReader); anything less asks, in every mode, so no command
+// that may never open the file is denied and none that may is allowed.
+// Only when read_file deny or ask rules exist does anything here run;
+// without them nothing changes.
 
 // treeRead is a read of files the command does not name: those a glob may
 // match under its fixed directory, or every file under a directory.
@@ -57,8 +61,14 @@ type treeRead struct {
 	// unseen: base is not known to be where the files are (a ~ the policy
 	// cannot place, a glob that climbs with ".."): judged by the rules alone.
 	unseen bool
-	cwd    string
-	cwds   []string
+	// certain: the program is known to read what it is given
+	// (knownReader): a file a deny rule names, found there, is denied.
+	// Otherwise (an unknown program: go build ., eslint .; a loop's body;
+	// a tree the policy could not list) the command asks, in every mode:
+	// it may read the file, and the policy cannot tell.
+	certain bool
+	cwd     string
+	cwds    []string
 }
 
 // addTree records t, bounded as reads are (maxMentions).
@@ -76,12 +86,18 @@ func (z *analyzer) addTree(t treeRead) {
 // reads mentionWords recorded from reads[first:], marked tree), and the
 // tree it searches with no path operand.
 func (z *analyzer) treeOperands(name string, ws []word, first int) {
-	descend, flat := !namesOnly(name, ws), flatReader(name, ws)
+	descend, flat, certain := !namesOnly(name, ws), flatReader(name, ws), knownReader(name, ws)
 	if descend {
 		for i := first; i < len(z.a.reads); i++ {
-			z.a.reads[i].tree = true
+			z.a.reads[i].tree, z.a.reads[i].certain = true, certain
 		}
 	}
+	firstTree := len(z.a.trees)
+	defer func() {
+		for i := firstTree; i < len(z.a.trees); i++ {
+			z.a.trees[i].certain = certain
+		}
+	}()
 	for _, w := range ws[1:] {
 		// A program that reads names only (ls *, echo *) opens none of
 		// what its glob matches.
@@ -323,6 +339,22 @@ func flatReader(name string, ws []word) bool {
 		return !recursive
 	}
 	return namesOnly(name, ws)
+}
+
+// knownReader reports whether the program named name, with words ws, is
+// known to read the contents of the files it is given, and of the files
+// under a directory it is given where it reads directories: a file a
+// deny rule names among them is read for sure. A program not known so
+// (go build ., eslint ., docker build ., git add ., rg, which skips
+// hidden files) may or may not read it: asked, not denied.
+func knownReader(name string, ws []word) bool {
+	switch name {
+	case "tar", "bsdtar", "zip", "cp", "scp", "rsync", "diff":
+		return true
+	case "grep", "egrep", "fgrep":
+		return true
+	}
+	return flatReader(name, ws) && !namesOnly(name, ws)
 }
 
 // implicitTree reports whether the command reads the tree under its
@@ -728,8 +760,13 @@ func (e *Engine) treeVerdict(rules []rule, ws string, an *analysis, d Decision, 
 	if h.found != "" {
 		found = fmt.Sprintf(" (%s is there)", shownPath(relTo(h.found, ws)))
 	}
+	if d == Deny && (h.found == "" || !h.tree.certain) {
+		// The rule may name a file the command reads, or the program may
+		// not read it: never an allow, and not a certain denial either.
+		return Verdict{Decision: Ask, Reason: h.r.why(fmt.Sprintf("the command may read %s, which may include what a read_file deny rule names%s: the policy cannot tell whether it reads it", what, found))}, true
+	}
 	if d == Deny {
-		return Verdict{Decision: Deny, Rule: h.r.name, Reason: h.r.why(fmt.Sprintf("denied by rule: the command may read %s, which may include what the rule names%s (read_file)", what, found))}, true
+		return Verdict{Decision: Deny, Rule: h.r.name, Reason: h.r.why(fmt.Sprintf("denied by rule: the command reads %s, which include what the rule names%s (read_file)", what, found))}, true
 	}
 	return Verdict{Decision: Ask, Rule: h.r.name, Reason: h.r.why(fmt.Sprintf("the rules ask before read_file of %s, which may include what the rule names%s (the command may read them)", what, found))}, true
 }
@@ -789,7 +826,7 @@ func (e *Engine) judgeTrees(ws string, an *analysis, resolved bool) *treeHits {
 		}
 		for _, t := range m.targets(ws) {
 			if dirOperand(m.p, t.abs) {
-				j.tree(treeRead{shown: m.p, descend: true}, t.abs)
+				j.tree(treeRead{shown: m.p, descend: true, certain: m.certain}, t.abs)
 				if j.hits.deny != nil {
 					return &j.hits
 				}
