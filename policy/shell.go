@@ -486,6 +486,12 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, de
 	}
 	for _, t := range targets {
 		z.redirectTarget(r.Op, wordOf(t))
+		if w := wordOf(t); stdinScript && (r.Op == syntax.RdrIn || r.Op == syntax.RdrInOut) && (r.N == nil || r.N.Value == "0") && w.loose != "/dev/null" {
+			// sh < FILE runs what FILE holds, as python3 < FILE does
+			// (interpreterCode): a program nobody named on the line,
+			// so the reading is incomplete whatever the file.
+			z.a.cannotRead(orUnknown(cmd) + " reads its program from " + clip(printable(w.loose), 60))
+		}
 	}
 }
 

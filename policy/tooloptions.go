@@ -88,6 +88,7 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 			}
 		}
 	case "git":
+		z.gitRepository(args)
 		z.gitConfigWrites(args)
 		z.gitSubcommandWrites(args, depth)
 	case "docker", "podman", "nerdctl":
@@ -97,6 +98,11 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 	case "ssh":
 		for _, v := range shortOptionValues(args, "BbcDEeFIiJLlmOoPpQRSWw", 'E') {
 			z.writeWord(v, "ssh -E")
+		}
+		// A config's ProxyCommand, LocalCommand and KnownHostsCommand
+		// run here: one the command wrote is code unread.
+		for _, v := range shortOptionValues(args, "BbcDEeFIiJLlmOoPpQRSWw", 'F') {
+			z.writtenConfig(v, "ssh -F")
 		}
 	case "ssh-keygen":
 		const valued = "abCDEFfGIJKMmNnOPrSstVwYZz"
@@ -1730,6 +1736,9 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 		// sftp server.
 		for _, v := range append(shortOptionValues(args, valued, 'S'), shortOptionValues(args, valued, 'D')...) {
 			prog(v)
+		}
+		for _, v := range shortOptionValues(args, valued, 'F') {
+			z.writtenConfig(v, name+" -F") // one the command wrote: unread in every mode
 		}
 		if len(shortOptionValues(args, valued, 'F')) > 0 {
 			z.a.refuseAllow(name + " -F (an ssh config the policy does not read: its ProxyCommand and LocalCommand run commands)")
