@@ -166,6 +166,13 @@ type analyzer struct {
 	expanded     [8]expandedEntry           // wordsOf's recent answers
 	nextExpanded int                        // the entry the next answer replaces
 	values       valueState                 // assignments and evaluated uses (values.go)
+	// redirWrites: for a simple command, the writes its own redirections
+	// recorded (z.a.writes[from:to]), which bash opens before it runs;
+	// ownWrites is that range for the command being analysed. A test
+	// runner's own > out/log is its output, not code it runs
+	// (writtenSources).
+	redirWrites map[*syntax.CallExpr][2]int
+	ownWrites   [2]int
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
@@ -331,7 +338,10 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 			}
 			z.globOptions(n.Args, ws)
 			s := simple{words: ws, outer: outer, guess: z.guessing > 0}
+			saved := z.ownWrites
+			z.ownWrites = z.redirWrites[n]
 			z.command(s, depth)
+			z.ownWrites = saved
 			z.substFedToInterpreter(n)
 		case *syntax.CmdSubst:
 			z.a.refuseAllow("a command substitution")
@@ -409,8 +419,15 @@ func (z *analyzer) stmt(st *syntax.Stmt, depth int) {
 			}
 		}
 	}
+	start := len(z.a.writes)
 	for _, r := range st.Redirs {
 		z.redirect(r, name, stdinScript, depth)
+	}
+	if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(z.a.writes) > start {
+		if z.redirWrites == nil {
+			z.redirWrites = map[*syntax.CallExpr][2]int{}
+		}
+		z.redirWrites[call] = [2]int{start, len(z.a.writes)}
 	}
 	z.stmtDangers(st)
 }
@@ -644,6 +661,7 @@ func (z *analyzer) command(s simple, depth int) {
 	}
 	z.evaluatedArgs(name, s.words, depth)
 	z.mentionWords(s.words[1:])
+	z.writtenSources(name, s.words[1:], len(z.a.writes))
 	z.commandWrites(name, s.words, depth)
 	z.codeOptions(name, s.words)
 	z.scriptFiles(name, s.words)
