@@ -1544,6 +1544,7 @@ func (z *analyzer) kubectlOptions(name string, args []word) {
 // compressed (or, with -d, a decompressed) file: both names are writes,
 // unless the output goes to stdout (-c).
 func (z *analyzer) compressorWrites(name string, args []word) {
+	dir, mirror := z.compressorClosed(name, args)
 	suffix := map[string]string{"bzip2": ".bz2", "xz": ".xz", "zstd": ".zst", "lz4": ".lz4", "compress": ".Z", "lzma": ".lzma"}[name]
 	if suffix == "" {
 		suffix = ".gz"
@@ -1565,7 +1566,9 @@ func (z *analyzer) compressorWrites(name string, args []word) {
 			return
 		}
 	}
-	for _, f := range operandsOf(args, "SbTo", []string{"--suffix", "--threads", "--output"}) {
+	for _, f := range operandsOf(args, "SbToDMFCB", []string{"--suffix", "--threads", "--output", "--output-dir-flat", "--output-dir-mirror",
+		"--memlimit", "--memory", "--format", "--level", "--block-size", "--size-hint", "--stream-size", "--priority", "--trace",
+		"--patch-from", "--filelist"}) {
 		z.writeWord(f, name)
 		n := f.loose + suffix
 		if strings.HasSuffix(f.loose, suffix) {
@@ -1573,6 +1576,10 @@ func (z *analyzer) compressorWrites(name string, args []word) {
 		}
 		if n != "" {
 			z.writeWord(word{loose: n, lit: n, ok: f.ok}, name)
+		}
+		if dir.loose != "" {
+			// --output-dir-flat=.git/hooks: the output lands there.
+			z.writeWord(outputIn(dir, mirror, n), name+" --output-dir")
 		}
 	}
 }

@@ -438,6 +438,11 @@ func (z *analyzer) evaluatedNames(name string, args []word, depth int) {
 			if w.known() {
 				z.noteValue(w.loose, valueFacts{})
 			}
+			if v, _, _ := strings.Cut(w.loose, "["); writtenVariable(v) {
+				// read DEPENDENCIES_OUTPUT < out/x: gcc then writes a
+				// file only the input names.
+				z.a.cannotRead(name + " sets $" + v + " from input the policy cannot see (a program writes the file it names)")
+			}
 		}
 	}
 	switch name {
@@ -553,6 +558,9 @@ func (z *analyzer) nameref(on bool, name string, v word, hasValue bool) {
 	}
 	if configVariable(t) {
 		z.a.cannotRead("declare -n refers to $" + t + ", which decides what code programs run")
+	}
+	if writtenVariable(t) {
+		z.a.cannotRead("declare -n refers to $" + t + ", which names a file a program writes")
 	}
 }
 
