@@ -24,7 +24,8 @@ func codeVariable(name string) bool {
 		"DIFFTOOL", "MERGETOOL", "GPG_TTY_COMMAND", "TEXEDIT", "BZR_EDITOR", "HGEDITOR", "SVN_EDITOR",
 		"KUBECTL_EXTERNAL_DIFF", "KUBE_EDITOR", "GH_PAGER", "GH_EDITOR", "GH_BROWSER", "AWS_PAGER", "BAT_PAGER",
 		"DELTA_PAGER", "PSQL_PAGER", "PSQL_EDITOR", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER",
-		"GIT_SEQUENCE_EDITOR_COMMAND", "JJ_PAGER", "JJ_EDITOR", "HG_PAGER", "SSH_ASKPASS_REQUIRE_COMMAND":
+		"GIT_SEQUENCE_EDITOR_COMMAND", "JJ_PAGER", "JJ_EDITOR", "HG_PAGER", "SSH_ASKPASS_REQUIRE_COMMAND",
+		"RSYNC_CONNECT_PROG", "FZF_DEFAULT_COMMAND":
 		return true
 	}
 	if strings.HasPrefix(name, "CARGO_TARGET_") && strings.HasSuffix(name, "_RUNNER") {
@@ -100,6 +101,25 @@ func writtenVariable(name string) bool {
 	return false
 }
 
+// optionVariable names environment variables a program reads as more of
+// its own command line (or as the path of a file of options): GNU tar
+// prepends TAR_OPTIONS to its arguments, so
+// TAR_OPTIONS='--to-command=rm\ -f\ zz' tar -xf out/a.tar ran rm; man
+// MANOPT (-P PAGER), unzip UNZIPOPT (-d DIR), rg the file
+// RIPGREP_CONFIG_PATH names (--pre CMD). The policy reads options on the
+// command line only, through each program's table; options from here it
+// does not read, so a value makes the reading incomplete.
+func optionVariable(name string) bool {
+	switch name {
+	case "TAR_OPTIONS", "UNZIP", "UNZIPOPT", "ZIPOPT", "ZIP", "GZIP", "XZ_OPT", "XZ_DEFAULTS", "BZIP", "BZIP2",
+		"LESS", "MORE", "SYSTEMD_LESS", "MANOPT", "RIPGREP_CONFIG_PATH", "BAT_OPTS", "BAT_CONFIG_PATH",
+		"FZF_DEFAULT_OPTS", "PARALLEL", "GREP_OPTIONS", "ZSTD_CLEVEL", "ZSTD_NBTHREADS", "LZ4_CLEVEL",
+		"RSYNC_ARGS", "WGET_ARGS", "CURL_OPTS", "SSH_OPTS":
+		return true
+	}
+	return false
+}
+
 // firstField is the file name of a written variable's value: up to the
 // first blank (gcc reads DEPENDENCIES_OUTPUT as "FILE TARGET").
 func firstField(v word) word {
@@ -127,6 +147,9 @@ func (z *analyzer) assignment(name string, value word, depth int) {
 	if strings.HasPrefix(name, "GIT_TRACE") && strings.HasPrefix(value.loose, "/") {
 		// git appends its trace to an absolute path.
 		z.writeWord(value, name)
+	}
+	if optionVariable(name) && value.loose != "" {
+		z.a.cannotRead("$" + name + " holds options a program reads as its own, which the policy does not read there")
 	}
 	if writtenVariable(name) && value.loose != "" {
 		z.writeWord(firstField(value), name)
