@@ -220,6 +220,14 @@ func (z *analyzer) curlWrites(args []word) {
 			z.writeWord(v, "curl "+o)
 		}
 	}
+	// --engine PATH loads an OpenSSL engine, a shared library: code
+	// (curl --engine /tmp/e.so https://… ran e.so's constructor before
+	// saying the engine was not found). "list" only lists them.
+	for _, v := range longOptionValues(args, "--engine", 4) {
+		if v.loose != "list" {
+			z.a.refuseAllow("curl --engine (it loads an OpenSSL engine, a shared library: code)")
+		}
+	}
 	remote := false
 	for _, a := range args {
 		l := a.loose
@@ -320,6 +328,13 @@ func (z *analyzer) wgetWrites(args []word) {
 		if l == "-r" || l == "-m" || longMatches(l, "--recursive") || longMatches(l, "--mirror") {
 			z.a.refuseAllow("wget -r writes files named by the server")
 		}
+	}
+	// -i FILE fetches the URLs FILE lists and names each file after its
+	// URL (wget -i list wrote .env from http://…/.env): names nobody
+	// reads in advance, as -r's are.
+	if len(shortOptionValues(args, valued, 'i'))+len(longOptionValues(args, "--input-file", 4))+
+		len(longOptionValues(args, "--input-metalink", 8)) > 0 {
+		z.a.refuseAllow("wget -i writes files named after the URLs a file lists")
 	}
 	z.urlNamedWrites("wget", args)
 }
