@@ -1098,7 +1098,17 @@ func (z *analyzer) awkOptions(name string, args []word) {
 			haveProgram = true
 		case l == "-v" || l == "--assign" || l == "-F" || l == "--field-separator":
 			i++
+		case strings.HasPrefix(l, "-v") || strings.HasPrefix(l, "-F") || strings.HasPrefix(l, "--assign=") ||
+			strings.HasPrefix(l, "--field-separator="):
+		case l == "-W" && i+1 < len(args):
+			i++
+			haveProgram = z.awkW(name, args[i].loose) || haveProgram
+		case strings.HasPrefix(l, "-W"):
+			haveProgram = z.awkW(name, l[2:]) || haveProgram
+		case strings.HasPrefix(l, "--"):
+			z.awkLong(name, l)
 		case strings.HasPrefix(l, "-"):
+			haveProgram = z.awkCluster(name, l) || haveProgram
 		case !haveProgram:
 			program = l
 			if !args[i].known() {
