@@ -136,6 +136,7 @@ func (z *analyzer) assignment(name string, value word, depth int) {
 		name = name[:i]
 	}
 	z.noteValue(name, factsOf(value))
+	z.noteDash(name, value.loose)
 	if configVariable(name) {
 		z.a.refuseAllow("an assignment to " + name + ", which decides what code programs run")
 		// A file or directory it names that the command wrote (a list

@@ -173,6 +173,9 @@ type analyzer struct {
 	// (writtenSources).
 	redirWrites map[*syntax.CallExpr][2]int
 	ownWrites   [2]int
+	// dashVars: variables the command assigns a value with a field that
+	// starts with "-" (dashExpansion).
+	dashVars map[string]bool
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
@@ -330,6 +333,11 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 					z.assignment(as.Name.Value, valueWord(as.Value), depth)
 				case as.Name != nil && as.Array != nil:
 					z.noteValue(as.Name.Value, arrayFacts(as.Array))
+					for _, el := range as.Array.Elems {
+						if el.Value != nil {
+							z.noteDash(as.Name.Value, wordOf(el.Value).loose)
+						}
+					}
 				}
 			}
 			ws := z.wordsOf(n.Args)
@@ -1268,7 +1276,69 @@ func (z *analyzer) globOptions(args []*syntax.Word, ws []word) {
 			z.a.cannotRead("a glob (" + clip(printable(wordOf(w).loose), 40) + ") may expand to file names read as options")
 			return
 		}
+		if v := z.dashExpansion(w); v != "" {
+			z.a.cannotRead("$" + v + " expands to an option (a word starting with -) that the program reads, which the policy did not read as one")
+			return
+		}
 	}
+}
+
+// dashExpansion names the parameter a word starts with when the command
+// itself gives it a value holding an option: x=-o.env; sort $x, a=(-o
+// .env); sort "${a[@]}", sort ${1:--o.env} (the default is used when $1
+// is unset). Each made sort write .env in mode full: the option tables
+// read the word as a value the policy cannot see. Values from outside
+// the command (the environment, read) are left as they were judged.
+func (z *analyzer) dashExpansion(w *syntax.Word) string {
+	if w == nil {
+		return ""
+	}
+	parts := unquoted(w.Parts)
+	if len(parts) == 0 {
+		return ""
+	}
+	p, ok := parts[0].(*syntax.ParamExp)
+	if !ok || p.Param == nil {
+		return ""
+	}
+	if p.Exp != nil && p.Exp.Word != nil {
+		switch p.Exp.Op {
+		case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull,
+			syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
+			if dashField(wordOf(p.Exp.Word).loose) {
+				return p.Param.Value
+			}
+		}
+	}
+	if z.dashVars[p.Param.Value] {
+		return p.Param.Value
+	}
+	return ""
+}
+
+// dashField reports a value one of whose blank-separated fields starts
+// with "-" (unquoted, bash splits it into words).
+func dashField(v string) bool {
+	for _, f := range strings.Fields(v) {
+		if strings.HasPrefix(f, "-") {
+			return true
+		}
+	}
+	return false
+}
+
+// noteDash records that the command gives name a value holding an option.
+func (z *analyzer) noteDash(name string, v string) {
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
+	}
+	if !dashField(v) {
+		return
+	}
+	if z.dashVars == nil {
+		z.dashVars = map[string]bool{}
+	}
+	z.dashVars[name] = true
 }
 
 // globMayBeOption reports a word whose first character is a glob that can
