@@ -174,8 +174,11 @@ type analyzer struct {
 	redirWrites map[*syntax.CallExpr][2]int
 	ownWrites   [2]int
 	// dashVars: variables the command assigns a value with a field that
-	// starts with "-" (dashExpansion).
+	// starts with "-" (dashExpansion); dashAny: a value holding "-"
+	// anywhere, which counts once the command sets IFS (ifsSet).
 	dashVars map[string]bool
+	dashAny  map[string]bool
+	ifsSet   bool
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
@@ -1310,7 +1313,8 @@ func (z *analyzer) dashExpansion(w *syntax.Word) string {
 			}
 		}
 	}
-	if z.dashVars[p.Param.Value] {
+	_, quoted := w.Parts[0].(*syntax.DblQuoted)
+	if z.dashVars[p.Param.Value] || !quoted && z.ifsSet && z.dashAny[p.Param.Value] {
 		return p.Param.Value
 	}
 	return ""
@@ -1331,6 +1335,16 @@ func dashField(v string) bool {
 func (z *analyzer) noteDash(name string, v string) {
 	if i := strings.IndexByte(name, '['); i >= 0 {
 		name = name[:i]
+	}
+	if name == "IFS" {
+		// IFS=, makes a,-o.env two words: any "-" may start one.
+		z.ifsSet = true
+	}
+	if strings.Contains(v, "-") {
+		if z.dashAny == nil {
+			z.dashAny = map[string]bool{}
+		}
+		z.dashAny[name] = true
 	}
 	if !dashField(v) {
 		return
