@@ -58,6 +58,11 @@ func (z *analyzer) gitRepository(args []word) {
 			if _, v, ok := strings.Cut(args[i].loose, "="); ok {
 				z.writtenConfig(word{loose: v}, "git -c "+clip(printable(args[i].loose), 60))
 			}
+			if k := strings.Index(args[i].loose, "ext::"); k >= 0 {
+				// remote.NAME.url=ext::CMD, url.ext::CMD.insteadOf=…: a
+				// remote that is a command line.
+				z.gitRemoteAs(word{loose: args[i].loose[k:]}, "git -c "+clip(printable(args[i].loose[:k]), 40))
+			}
 		case name == "-c" || name == "--config-env" || name == "--namespace":
 			// --config-env is judged in danger_git.go; --namespace names
 			// refs, not files.
@@ -155,4 +160,26 @@ func gitGlobalValue(args []word, i *int, glued bool) (word, bool) {
 		return args[*i], true
 	}
 	return word{}, false
+}
+
+// gitFetchRemotes judges the repositories fetch, pull, ls-remote and
+// submodule add reach, as push's and clone's are (gitremote.go): with
+// protocol.ext.allow set, git -c protocol.ext.allow=always fetch
+// 'ext::rm -f zz' ran rm. Every word that names a transport (ext::,
+// NAME::) is judged, wherever it stands among the options' values.
+func (z *analyzer) gitFetchRemotes(args []word) {
+	sub, rest := gitSubcommand(args)
+	switch sub {
+	case "fetch", "pull", "ls-remote", "submodule", "fetch-pack", "remote-ext":
+	default:
+		return
+	}
+	for _, w := range rest {
+		if w.loose == "--" {
+			continue
+		}
+		if strings.HasPrefix(w.loose, "ext::") || !strings.HasPrefix(w.loose, "-") && strings.Contains(w.loose, "::") {
+			z.gitRemoteAs(w, "git "+sub)
+		}
+	}
 }

@@ -89,6 +89,7 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		}
 	case "git":
 		z.gitRepository(args)
+		z.gitFetchRemotes(args)
 		z.gitConfigWrites(args)
 		z.gitSubcommandWrites(args, depth)
 	case "docker", "podman", "nerdctl":
