@@ -133,3 +133,38 @@ func outputIn(dir word, mirror bool, n string) word {
 	}
 	return word{loose: p, lit: p, ok: dir.ok}
 }
+
+// zipLogAndTemp judges zip's other writes: -lf/--logfile-path FILE opens
+// a log there (zip --logfile-path=.env wrote .env; a name with no
+// extension gets ".log"), and -b/--temp-path DIR makes its temporary
+// archive in DIR before moving it into place.
+func (z *analyzer) zipLogAndTemp(args []word) {
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		if l == "--" {
+			return
+		}
+		var v word
+		var ok bool
+		n, val, glued := strings.Cut(l, "=")
+		switch {
+		case (l == "-lf" || longMatches(n, "--logfile-path") && len(n) >= 6) && !glued && i+1 < len(args):
+			i++
+			v, ok = args[i], true
+		case longMatches(n, "--logfile-path") && len(n) >= 6 && glued:
+			v, ok = word{loose: val, lit: val, ok: args[i].ok}, true
+		case (l == "-b" || longMatches(n, "--temp-path") && len(n) >= 6) && !glued && i+1 < len(args):
+			i++
+			z.writeWord(args[i], "zip --temp-path")
+		case longMatches(n, "--temp-path") && len(n) >= 6 && glued:
+			z.writeWord(word{loose: val, lit: val, ok: args[i].ok}, "zip --temp-path")
+		}
+		if !ok {
+			continue
+		}
+		z.writeWord(v, "zip --logfile-path")
+		if path.Ext(v.loose) == "" {
+			z.writeWord(word{loose: v.loose + ".log", lit: v.lit + ".log", ok: v.ok}, "zip --logfile-path")
+		}
+	}
+}

@@ -26,7 +26,7 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 	case "unzip":
 		z.unzipWrites(args)
 	case "zip":
-		ops := operandsOf(args, "bOntTxi", []string{"--output-file", "--temp-path", "--unzip-command", "--exclude", "--include"})
+		ops := operandsOf(args, "bOntTxi", []string{"--output-file", "--temp-path", "--unzip-command", "--exclude", "--include", "--logfile-path"})
 		if len(ops) > 0 {
 			z.writeWord(ops[0], "zip")
 		}
@@ -38,6 +38,7 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 			z.a.refuseAllow("zip -m deletes the files it adds")
 		}
 		z.optionValueWrites(name, args, "bO", 'O', []string{"--output-file"})
+		z.zipLogAndTemp(args)
 	case "patch":
 		z.patchWrites(args)
 	case "gcc", "g++", "cc", "c++", "clang", "clang++", "tcc", "gccgo", "cpp":
