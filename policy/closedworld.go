@@ -673,6 +673,33 @@ func (z *analyzer) writtenScript(w word, what string) {
 	}
 }
 
+// writtenConfig makes the reading incomplete when a program is pointed
+// at a configuration file or directory the command itself writes in
+// (printf '[core]\n\tfsmonitor = …' > out/c; GIT_CONFIG_GLOBAL=out/c git
+// status; a repository made under out/b and git -C out/b): as with
+// writtenScript, the policy judged the write, not the code the program
+// makes of it.
+func (z *analyzer) writtenConfig(w word, what string) {
+	if !w.known() || len(z.a.writes) == 0 || w.loose == "" {
+		return
+	}
+	cwd := z.cwd
+	if cwd == "" {
+		cwd = z.workspace
+	}
+	abs, _ := resolveIn(w.loose, cwd, z.workspace)
+	if abs == "" {
+		return
+	}
+	real, _ := landing(abs)
+	for _, t := range z.a.writes {
+		if within(t.abs, abs) || real != "" && (within(t.abs, real) || t.real != "" && within(t.real, real)) {
+			z.a.cannotRead(what + " points at " + printable(w.loose) + ", which the command itself writes in")
+			return
+		}
+	}
+}
+
 // codeValue is the value of the code option c at args[i]: glued to the
 // option (-e'…', --eval=…) or the next word.
 func codeValue(args []word, i int, c string) (v word, glued bool) {

@@ -24,7 +24,8 @@ func codeVariable(name string) bool {
 		"DIFFTOOL", "MERGETOOL", "GPG_TTY_COMMAND", "TEXEDIT", "BZR_EDITOR", "HGEDITOR", "SVN_EDITOR",
 		"KUBECTL_EXTERNAL_DIFF", "KUBE_EDITOR", "GH_PAGER", "GH_EDITOR", "GH_BROWSER", "AWS_PAGER", "BAT_PAGER",
 		"DELTA_PAGER", "PSQL_PAGER", "PSQL_EDITOR", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER",
-		"GIT_SEQUENCE_EDITOR_COMMAND", "JJ_PAGER", "JJ_EDITOR", "HG_PAGER", "SSH_ASKPASS_REQUIRE_COMMAND":
+		"GIT_SEQUENCE_EDITOR_COMMAND", "JJ_PAGER", "JJ_EDITOR", "HG_PAGER", "SSH_ASKPASS_REQUIRE_COMMAND",
+		"RSYNC_CONNECT_PROG", "FZF_DEFAULT_COMMAND":
 		return true
 	}
 	if strings.HasPrefix(name, "CARGO_TARGET_") && strings.HasSuffix(name, "_RUNNER") {
@@ -60,7 +61,7 @@ func configVariable(name string) bool {
 		"GOFLAGS", "GOENV", "GOTOOLCHAIN", "GOPATH", "GOROOT", "CC", "CXX", "CGO_CFLAGS", "CGO_LDFLAGS",
 		"RUSTC", "RUSTC_WRAPPER", "RUSTFLAGS", "CARGO_HOME", "CARGO_BUILD_RUSTC_WRAPPER",
 		"MAKEFLAGS", "MAKEFILES", "GCONV_PATH", "LOCPATH", "NLSPATH", "HOSTALIASES", "RESOLV_HOST_CONF",
-		"TERMINFO", "INPUTRC", "LESSKEY", "ZDOTDIR", "SSH_AUTH_SOCK", "SSH_CONFIG", "KUBECONFIG", "DOCKER_HOST",
+		"TERMINFO", "INPUTRC", "GCC_EXEC_PREFIX", "COMPILER_PATH", "LIBRARY_PATH", "GCC_COMPARE_DEBUG", "LESSKEY", "ZDOTDIR", "SSH_AUTH_SOCK", "SSH_CONFIG", "KUBECONFIG", "DOCKER_HOST",
 		"GNUPGHOME", "CURL_HOME", "WGETRC", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG",
 		"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_DIR", "GIT_WORK_TREE",
 		"GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
@@ -81,18 +82,78 @@ func configVariable(name string) bool {
 	return false
 }
 
+// writtenVariable names environment variables whose value is a file or
+// directory a program writes, as an output option names one would:
+// DEPENDENCIES_OUTPUT=.env gcc -E a.c writes .env (gcc's -MD in the
+// environment; SUNPRO_DEPENDENCIES the same, its value "FILE TARGET"), and
+// go writes its build cache, module cache, temporary files and coverage
+// data where GOCACHE, GOMODCACHE, GOTMPDIR and GOCOVERDIR say. The value
+// is judged as a write wherever the assignment is written (VAR=… cmd,
+// export, env VAR=…), as configVariable is: a program that never reads it
+// makes the judgement only stricter.
+func writtenVariable(name string) bool {
+	switch name {
+	case "DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES", "GOCACHE", "GOMODCACHE", "GOTMPDIR", "GOCOVERDIR",
+		"SSLKEYLOGFILE", "LESSHISTFILE", "HISTFILE", "PYTHONPYCACHEPREFIX", "NODE_REPL_HISTORY", "GCOV_PREFIX",
+		"LLVM_PROFILE_FILE", "GMON_OUT_PREFIX":
+		return true
+	}
+	return false
+}
+
+// optionVariable names environment variables a program reads as more of
+// its own command line (or as the path of a file of options): GNU tar
+// prepends TAR_OPTIONS to its arguments, so
+// TAR_OPTIONS='--to-command=rm\ -f\ zz' tar -xf out/a.tar ran rm; man
+// MANOPT (-P PAGER), unzip UNZIPOPT (-d DIR), rg the file
+// RIPGREP_CONFIG_PATH names (--pre CMD). The policy reads options on the
+// command line only, through each program's table; options from here it
+// does not read, so a value makes the reading incomplete.
+func optionVariable(name string) bool {
+	switch name {
+	case "TAR_OPTIONS", "UNZIP", "UNZIPOPT", "ZIPOPT", "ZIP", "GZIP", "XZ_OPT", "XZ_DEFAULTS", "BZIP", "BZIP2",
+		"LESS", "MORE", "SYSTEMD_LESS", "MANOPT", "RIPGREP_CONFIG_PATH", "BAT_OPTS", "BAT_CONFIG_PATH",
+		"FZF_DEFAULT_OPTS", "PARALLEL", "GREP_OPTIONS", "ZSTD_CLEVEL", "ZSTD_NBTHREADS", "LZ4_CLEVEL",
+		"RSYNC_ARGS", "WGET_ARGS", "CURL_OPTS", "SSH_OPTS":
+		return true
+	}
+	return false
+}
+
+// firstField is the file name of a written variable's value: up to the
+// first blank (gcc reads DEPENDENCIES_OUTPUT as "FILE TARGET").
+func firstField(v word) word {
+	if i := strings.IndexAny(v.loose, " \t\n"); i > 0 && v.ok {
+		f := v.loose[:i]
+		return word{lit: f, ok: true, loose: f}
+	}
+	return v
+}
+
 // assignment judges NAME=VALUE wherever it is written.
 func (z *analyzer) assignment(name string, value word, depth int) {
 	if i := strings.IndexByte(name, '['); i >= 0 {
 		name = name[:i]
 	}
 	z.noteValue(name, factsOf(value))
+	z.noteDash(name, value.loose)
 	if configVariable(name) {
 		z.a.refuseAllow("an assignment to " + name + ", which decides what code programs run")
+		// A file or directory it names that the command wrote (a list
+		// such as PATH or MAKEFILES, any of them) is code unread.
+		for _, f := range strings.FieldsFunc(value.loose, func(r rune) bool { return r == ':' || r == ' ' || r == '\t' }) {
+			z.writtenConfig(word{loose: f}, name)
+		}
 	}
 	if strings.HasPrefix(name, "GIT_TRACE") && strings.HasPrefix(value.loose, "/") {
 		// git appends its trace to an absolute path.
 		z.writeWord(value, name)
+	}
+	if optionVariable(name) && value.loose != "" {
+		z.a.cannotRead("$" + name + " holds options a program reads as its own, which the policy does not read there")
+	}
+	if writtenVariable(name) && value.loose != "" {
+		z.writeWord(firstField(value), name)
 	}
 	switch {
 	case codeVariable(name):

@@ -268,6 +268,13 @@ func (z *analyzer) declClause(d *syntax.DeclClause, depth int) {
 			}
 		case as.Name != nil:
 			z.arithmetic(as.Index, depth)
+			if as.Array != nil {
+				for _, el := range as.Array.Elems {
+					if el.Value != nil {
+						z.noteDash(as.Name.Value, wordOf(el.Value).loose)
+					}
+				}
+			}
 			if as.Value != nil {
 				z.nameref(nameref, as.Name.Value, wordOf(as.Value), true)
 				z.declAssign(nameref, as.Name.Value, valueWord(as.Value), depth)

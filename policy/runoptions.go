@@ -442,11 +442,35 @@ func gdbCommand(cmd word, via string) []inner {
 
 // makeEval: --eval TEXT is makefile text: its $(shell …) calls and its
 // recipes run commands. Any --eval is opaque; literal $(shell …) calls
-// are also read as scripts, so deny rules see what they run.
+// are also read as scripts, so deny rules see what they run. So are -E
+// TEXT (make 4.4's short --eval) and the value of a variable set on the
+// command line that refers to anything ($): make 'x:=$(shell rm -f zz)'
+// ran rm (make expands := at once, = where x is used), allowed in mode
+// full while the same text after --eval was denied.
 func makeEval(name string, ws []word) []inner {
 	var out []inner
+	type text struct {
+		v   word
+		via string
+	}
+	var texts []text
 	for _, v := range longOptionValues(ws[1:], "--eval", 4) {
-		out = append(out, opaque(name+" --eval"))
+		texts = append(texts, text{v, name + " --eval"})
+	}
+	for _, v := range shortOptionValues(ws[1:], "CfIoWE", 'E') {
+		texts = append(texts, text{v, name + " -E"})
+	}
+	for _, w := range ws[1:] {
+		if w.loose == "--" || strings.HasPrefix(w.loose, "-") {
+			continue // an option, or --: VAR=VALUE operands follow
+		}
+		if n, v, ok := strings.Cut(w.loose, "="); ok && !strings.ContainsAny(n, " \t$") && strings.ContainsAny(v, "$`") {
+			texts = append(texts, text{word{loose: v}, name + " " + clip(n, 30) + "=…"})
+		}
+	}
+	for _, t := range texts {
+		v := t.v
+		out = append(out, opaque(t.via))
 		if !v.known() {
 			continue
 		}

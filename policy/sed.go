@@ -166,8 +166,12 @@ func (z *analyzer) sedCommand(name string, args []word, depth int, target func(w
 			} else if v, ok := long("--expression", 3); ok {
 				scripts = append(scripts, v)
 				haveScript = true
-			} else if _, ok := long("--file", 4); ok {
+			} else if v, ok := long("--file", 4); ok {
 				z.a.refuseAllow(name + " reads its script from a file")
+				// A script's e command runs programs, its w writes:
+				// one the command wrote itself, or a descriptor, is
+				// code the policy has not read.
+				z.scriptPath(v, name+" --file")
 				haveScript = true
 			} else if _, ok := long("--line-length", 3); ok {
 			} else if !sedFlag(l) {
@@ -186,14 +190,17 @@ func (z *analyzer) sedCommand(name string, args []word, depth int, target func(w
 					k = len(l)
 				case 'e', 'f':
 					v := l[k+1:]
+					vw := word{loose: v, lit: v, ok: args[i].ok}
 					if v == "" && i+1 < len(args) {
 						i++
 						v = args[i].loose
+						vw = args[i]
 					}
 					if l[k] == 'e' {
 						scripts = append(scripts, word{loose: v})
 					} else {
 						z.a.refuseAllow(name + " reads its script from a file")
+						z.scriptPath(vw, name+" -f")
 					}
 					haveScript = true
 					k = len(l)

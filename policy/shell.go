@@ -179,6 +179,19 @@ type analyzer struct {
 	expanded     [8]expandedEntry           // wordsOf's recent answers
 	nextExpanded int                        // the entry the next answer replaces
 	values       valueState                 // assignments and evaluated uses (values.go)
+	// redirWrites: for a simple command, the writes its own redirections
+	// recorded (z.a.writes[from:to]), which bash opens before it runs;
+	// ownWrites is that range for the command being analysed. A test
+	// runner's own > out/log is its output, not code it runs
+	// (writtenSources).
+	redirWrites map[*syntax.CallExpr][2]int
+	ownWrites   [2]int
+	// dashVars: variables the command assigns a value with a field that
+	// starts with "-" (dashExpansion); dashAny: a value holding "-"
+	// anywhere, which counts once the command sets IFS (ifsSet).
+	dashVars map[string]bool
+	dashAny  map[string]bool
+	ifsSet   bool
 }
 
 func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
@@ -336,6 +349,11 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 					z.assignment(as.Name.Value, valueWord(as.Value), depth)
 				case as.Name != nil && as.Array != nil:
 					z.noteValue(as.Name.Value, arrayFacts(as.Array))
+					for _, el := range as.Array.Elems {
+						if el.Value != nil {
+							z.noteDash(as.Name.Value, wordOf(el.Value).loose)
+						}
+					}
 				}
 			}
 			ws := z.wordsOf(n.Args)
@@ -344,7 +362,10 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 			}
 			z.globOptions(n.Args, ws)
 			s := simple{words: ws, outer: outer, guess: z.guessing > 0}
+			saved := z.ownWrites
+			z.ownWrites = z.redirWrites[n]
 			z.command(s, depth)
+			z.ownWrites = saved
 			z.substFedToInterpreter(n)
 		case *syntax.CmdSubst:
 			z.a.refuseAllow("a command substitution")
@@ -423,8 +444,15 @@ func (z *analyzer) stmt(st *syntax.Stmt, depth int) {
 			}
 		}
 	}
+	start := len(z.a.writes)
 	for _, r := range st.Redirs {
 		z.redirect(r, name, stdinScript, depth)
+	}
+	if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(z.a.writes) > start {
+		if z.redirWrites == nil {
+			z.redirWrites = map[*syntax.CallExpr][2]int{}
+		}
+		z.redirWrites[call] = [2]int{start, len(z.a.writes)}
 	}
 	z.stmtDangers(st)
 }
@@ -500,6 +528,12 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, de
 	}
 	for _, t := range targets {
 		z.redirectTarget(r.Op, wordOf(t))
+		if w := wordOf(t); stdinScript && (r.Op == syntax.RdrIn || r.Op == syntax.RdrInOut) && (r.N == nil || r.N.Value == "0") && w.loose != "/dev/null" {
+			// sh < FILE runs what FILE holds, as python3 < FILE does
+			// (interpreterCode): a program nobody named on the line,
+			// so the reading is incomplete whatever the file.
+			z.a.cannotRead(orUnknown(cmd) + " reads its program from " + clip(printable(w.loose), 60))
+		}
 	}
 }
 
@@ -660,6 +694,7 @@ func (z *analyzer) command(s simple, depth int) {
 	z.mentionWords(s.words[1:])
 	z.treeOperands(name, s.words, firstRead)
 	firstWrite := len(z.a.writes)
+	z.writtenSources(name, s.words[1:], firstWrite)
 	z.commandWrites(name, s.words, depth)
 	z.notReadDests(name, s.words, firstRead, firstWrite)
 	z.codeOptions(name, s.words)
@@ -1277,7 +1312,80 @@ func (z *analyzer) globOptions(args []*syntax.Word, ws []word) {
 			z.a.cannotRead("a glob (" + clip(printable(wordOf(w).loose), 40) + ") may expand to file names read as options")
 			return
 		}
+		if v := z.dashExpansion(w); v != "" {
+			z.a.cannotRead("$" + v + " expands to an option (a word starting with -) that the program reads, which the policy did not read as one")
+			return
+		}
 	}
+}
+
+// dashExpansion names the parameter a word starts with when the command
+// itself gives it a value holding an option: x=-o.env; sort $x, a=(-o
+// .env); sort "${a[@]}", sort ${1:--o.env} (the default is used when $1
+// is unset). Each made sort write .env in mode full: the option tables
+// read the word as a value the policy cannot see. Values from outside
+// the command (the environment, read) are left as they were judged.
+func (z *analyzer) dashExpansion(w *syntax.Word) string {
+	if w == nil {
+		return ""
+	}
+	parts := unquoted(w.Parts)
+	if len(parts) == 0 {
+		return ""
+	}
+	p, ok := parts[0].(*syntax.ParamExp)
+	if !ok || p.Param == nil {
+		return ""
+	}
+	if p.Exp != nil && p.Exp.Word != nil {
+		switch p.Exp.Op {
+		case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull,
+			syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
+			if dashField(wordOf(p.Exp.Word).loose) {
+				return p.Param.Value
+			}
+		}
+	}
+	_, quoted := w.Parts[0].(*syntax.DblQuoted)
+	if z.dashVars[p.Param.Value] || !quoted && z.ifsSet && z.dashAny[p.Param.Value] {
+		return p.Param.Value
+	}
+	return ""
+}
+
+// dashField reports a value one of whose blank-separated fields starts
+// with "-" (unquoted, bash splits it into words).
+func dashField(v string) bool {
+	for _, f := range strings.Fields(v) {
+		if strings.HasPrefix(f, "-") {
+			return true
+		}
+	}
+	return false
+}
+
+// noteDash records that the command gives name a value holding an option.
+func (z *analyzer) noteDash(name string, v string) {
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
+	}
+	if name == "IFS" {
+		// IFS=, makes a,-o.env two words: any "-" may start one.
+		z.ifsSet = true
+	}
+	if strings.Contains(v, "-") {
+		if z.dashAny == nil {
+			z.dashAny = map[string]bool{}
+		}
+		z.dashAny[name] = true
+	}
+	if !dashField(v) {
+		return
+	}
+	if z.dashVars == nil {
+		z.dashVars = map[string]bool{}
+	}
+	z.dashVars[name] = true
 }
 
 // globMayBeOption reports a word whose first character is a glob that can

@@ -26,7 +26,7 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 	case "unzip":
 		z.unzipWrites(args)
 	case "zip":
-		ops := operandsOf(args, "bOntTxi", []string{"--output-file", "--temp-path", "--unzip-command", "--exclude", "--include"})
+		ops := operandsOf(args, "bOntTxi", []string{"--output-file", "--temp-path", "--unzip-command", "--exclude", "--include", "--logfile-path"})
 		if len(ops) > 0 {
 			z.writeWord(ops[0], "zip")
 		}
@@ -38,6 +38,7 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 			z.a.refuseAllow("zip -m deletes the files it adds")
 		}
 		z.optionValueWrites(name, args, "bO", 'O', []string{"--output-file"})
+		z.zipLogAndTemp(args)
 	case "patch":
 		z.patchWrites(args)
 	case "gcc", "g++", "cc", "c++", "clang", "clang++", "tcc", "gccgo", "cpp":
@@ -88,6 +89,8 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 			}
 		}
 	case "git":
+		z.gitRepository(args)
+		z.gitFetchRemotes(args)
 		z.gitConfigWrites(args)
 		z.gitSubcommandWrites(args, depth)
 	case "docker", "podman", "nerdctl":
@@ -97,6 +100,11 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 	case "ssh":
 		for _, v := range shortOptionValues(args, "BbcDEeFIiJLlmOoPpQRSWw", 'E') {
 			z.writeWord(v, "ssh -E")
+		}
+		// A config's ProxyCommand, LocalCommand and KnownHostsCommand
+		// run here: one the command wrote is code unread.
+		for _, v := range shortOptionValues(args, "BbcDEeFIiJLlmOoPpQRSWw", 'F') {
+			z.writtenConfig(v, "ssh -F")
 		}
 	case "ssh-keygen":
 		const valued = "abCDEFfGIJKMmNnOPrSstVwYZz"
@@ -214,6 +222,14 @@ func (z *analyzer) curlWrites(args []word) {
 			z.writeWord(v, "curl "+o)
 		}
 	}
+	// --engine PATH loads an OpenSSL engine, a shared library: code
+	// (curl --engine /tmp/e.so https://… ran e.so's constructor before
+	// saying the engine was not found). "list" only lists them.
+	for _, v := range longOptionValues(args, "--engine", 4) {
+		if v.loose != "list" {
+			z.a.refuseAllow("curl --engine (it loads an OpenSSL engine, a shared library: code)")
+		}
+	}
 	remote := false
 	for _, a := range args {
 		l := a.loose
@@ -314,6 +330,13 @@ func (z *analyzer) wgetWrites(args []word) {
 		if l == "-r" || l == "-m" || longMatches(l, "--recursive") || longMatches(l, "--mirror") {
 			z.a.refuseAllow("wget -r writes files named by the server")
 		}
+	}
+	// -i FILE fetches the URLs FILE lists and names each file after its
+	// URL (wget -i list wrote .env from http://…/.env): names nobody
+	// reads in advance, as -r's are.
+	if len(shortOptionValues(args, valued, 'i'))+len(longOptionValues(args, "--input-file", 4))+
+		len(longOptionValues(args, "--input-metalink", 8)) > 0 {
+		z.a.refuseAllow("wget -i writes files named after the URLs a file lists")
 	}
 	z.urlNamedWrites("wget", args)
 }
@@ -1077,7 +1100,17 @@ func (z *analyzer) awkOptions(name string, args []word) {
 			haveProgram = true
 		case l == "-v" || l == "--assign" || l == "-F" || l == "--field-separator":
 			i++
+		case strings.HasPrefix(l, "-v") || strings.HasPrefix(l, "-F") || strings.HasPrefix(l, "--assign=") ||
+			strings.HasPrefix(l, "--field-separator="):
+		case l == "-W" && i+1 < len(args):
+			i++
+			haveProgram = z.awkW(name, args[i].loose) || haveProgram
+		case strings.HasPrefix(l, "-W"):
+			haveProgram = z.awkW(name, l[2:]) || haveProgram
+		case strings.HasPrefix(l, "--"):
+			z.awkLong(name, l)
 		case strings.HasPrefix(l, "-"):
+			haveProgram = z.awkCluster(name, l) || haveProgram
 		case !haveProgram:
 			program = l
 			if !args[i].known() {
@@ -1538,6 +1571,7 @@ func (z *analyzer) kubectlOptions(name string, args []word) {
 // compressed (or, with -d, a decompressed) file: both names are writes,
 // unless the output goes to stdout (-c).
 func (z *analyzer) compressorWrites(name string, args []word) {
+	dir, mirror := z.compressorClosed(name, args)
 	suffix := map[string]string{"bzip2": ".bz2", "xz": ".xz", "zstd": ".zst", "lz4": ".lz4", "compress": ".Z", "lzma": ".lzma"}[name]
 	if suffix == "" {
 		suffix = ".gz"
@@ -1559,7 +1593,9 @@ func (z *analyzer) compressorWrites(name string, args []word) {
 			return
 		}
 	}
-	for _, f := range operandsOf(args, "SbTo", []string{"--suffix", "--threads", "--output"}) {
+	for _, f := range operandsOf(args, "SbToDMFCB", []string{"--suffix", "--threads", "--output", "--output-dir-flat", "--output-dir-mirror",
+		"--memlimit", "--memory", "--format", "--level", "--block-size", "--size-hint", "--stream-size", "--priority", "--trace",
+		"--patch-from", "--filelist"}) {
 		z.writeWord(f, name)
 		n := f.loose + suffix
 		if strings.HasSuffix(f.loose, suffix) {
@@ -1567,6 +1603,10 @@ func (z *analyzer) compressorWrites(name string, args []word) {
 		}
 		if n != "" {
 			z.writeWord(word{loose: n, lit: n, ok: f.ok}, name)
+		}
+		if dir.loose != "" {
+			// --output-dir-flat=.git/hooks: the output lands there.
+			z.writeWord(outputIn(dir, mirror, n), name+" --output-dir")
 		}
 	}
 }
@@ -1730,6 +1770,9 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 		// sftp server.
 		for _, v := range append(shortOptionValues(args, valued, 'S'), shortOptionValues(args, valued, 'D')...) {
 			prog(v)
+		}
+		for _, v := range shortOptionValues(args, valued, 'F') {
+			z.writtenConfig(v, name+" -F") // one the command wrote: unread in every mode
 		}
 		if len(shortOptionValues(args, valued, 'F')) > 0 {
 			z.a.refuseAllow(name + " -F (an ssh config the policy does not read: its ProxyCommand and LocalCommand run commands)")

@@ -88,8 +88,11 @@ func (z *analyzer) addTree(t treeRead) {
 func (z *analyzer) treeOperands(name string, ws []word, first int) {
 	descend, flat, certain := !namesOnly(name, ws), flatReader(name, ws), knownReader(name, ws)
 	if descend {
+		where := gitPlaces(name, ws)
 		for i := first; i < len(z.a.reads); i++ {
-			z.a.reads[i].tree, z.a.reads[i].certain = true, certain
+			if !where[z.a.reads[i].p] {
+				z.a.reads[i].tree, z.a.reads[i].certain = true, certain
+			}
 		}
 	}
 	firstTree := len(z.a.trees)
@@ -339,6 +342,32 @@ func flatReader(name string, ws []word) bool {
 		return !recursive
 	}
 	return namesOnly(name, ws)
+}
+
+// gitPlaces are the directories git's global options say it works in
+// (-C DIR, --git-dir=DIR, --work-tree=DIR): where it runs, not trees it
+// reads (gitrepo.go judges those places). nil for any other program.
+func gitPlaces(name string, ws []word) map[string]bool {
+	if name != "git" {
+		return nil
+	}
+	out := map[string]bool{}
+	for i := 1; i < len(ws); i++ {
+		l := ws[i].loose
+		switch {
+		case l == "-C" || l == "--git-dir" || l == "--work-tree":
+			if i+1 < len(ws) {
+				out[ws[i+1].loose] = true
+				i++
+			}
+		case strings.HasPrefix(l, "--git-dir=") || strings.HasPrefix(l, "--work-tree="):
+			_, v, _ := strings.Cut(l, "=")
+			out[v] = true
+		case !strings.HasPrefix(l, "-"):
+			return out // the subcommand: its own operands are its reads
+		}
+	}
+	return out
 }
 
 // knownReader reports whether the program named name, with words ws, is

@@ -438,6 +438,12 @@ func (z *analyzer) evaluatedNames(name string, args []word, depth int) {
 			if w.known() {
 				z.noteValue(w.loose, valueFacts{})
 			}
+			if v, _, _ := strings.Cut(w.loose, "["); writtenVariable(v) || optionVariable(v) {
+				// read DEPENDENCIES_OUTPUT < out/x: gcc then writes a
+				// file only the input names; read TAR_OPTIONS: tar takes
+				// options only the input holds.
+				z.a.cannotRead(name + " sets $" + v + " from input the policy cannot see (a program takes it as a file to write or as options)")
+			}
 		}
 	}
 	switch name {
@@ -553,6 +559,9 @@ func (z *analyzer) nameref(on bool, name string, v word, hasValue bool) {
 	}
 	if configVariable(t) {
 		z.a.cannotRead("declare -n refers to $" + t + ", which decides what code programs run")
+	}
+	if writtenVariable(t) || optionVariable(t) {
+		z.a.cannotRead("declare -n refers to $" + t + ", which a program takes as a file to write or as options")
 	}
 }
 

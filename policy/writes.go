@@ -252,6 +252,11 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 		for _, v := range longOptionValues(args, "--output", 3) {
 			z.writeWord(v, "sort --output")
 		}
+		// -T DIR: sort spills to temporary files in DIR (strace saw
+		// sort -S 100K -T .git/hooks make hundreds there).
+		for _, v := range append(shortOptionValues(args, "ktoST", 'T'), longOptionValues(args, "--temporary-directory", 3)...) {
+			z.writeWord(v, "sort -T")
+		}
 	case "go":
 		z.goWrites(args)
 	case "find", "gfind":
