@@ -57,9 +57,10 @@ type Scope struct {
 	// scope's path means a file there, and a prefix scope's files are
 	// judged against it, never a wider workspace of the session calling.
 	// A scope naming one covers calls in that workspace only. A standing
-	// file or prefix grant without one (recorded before it existed) covers
-	// nothing; a session's grants need none, the session's workspace
-	// being pinned.
+	// file grant naming none covers nothing (its relative path would name
+	// a file in every workspace), and a standing prefix grant naming none
+	// judges its files inside its own directory (store.go, oldestCovering);
+	// a session's grants need none, the session's workspace being pinned.
 	Workspace string `json:"workspace,omitempty"`
 }
 

@@ -20,8 +20,13 @@ func askopsRules() []Rule {
 		{
 			Package:   module + "/policy",
 			Forbidden: []string{module + "/..."},
-			Allow:     []string{module + "/internal/realpath"},
-			Why:       "policy is the pure judge of a call: it imports no askops package (consumers own the interfaces it needs, like GrantChecker) but the leaf that says where a path really lies, which the agent and the gateway resolve with too",
+			Allow:     []string{module + "/internal/realpath", module + "/internal/globbase"},
+			Why:       "policy is the pure judge of a call: it imports no askops package (consumers own the interfaces it needs, like GrantChecker) but the leaves that say where a path really lies and where a glob's fixed directory ends, which the agent and the gateway resolve and split with too",
+		},
+		{
+			Package:   module + "/internal/globbase",
+			Forbidden: []string{module + "/..."},
+			Why:       "where a glob's fixed directory ends is a leaf the policy, the hook and toolcall share: it imports no askops package",
 		},
 		{
 			Package:   module + "/internal/storeerr",
