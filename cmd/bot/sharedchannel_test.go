@@ -33,15 +33,7 @@ func TestServeSharedChannelOutsiderDecidesNothing(t *testing.T) {
 	)
 	ws := t.TempDir()
 	cfg, base, env := agentConfigOnRedis(t, fake, model, ws)
-	body, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := strings.Replace(string(body), "    users: ["+approverID+"]\n", "    users: ["+approverID+"]\n  anyone_in_channel: true\n", 1)
-	if y == string(body) {
-		t.Fatalf("config not as expected:\n%s", body)
-	}
-	writeFile(t, cfg, y)
+	addApprovals(t, cfg, "  anyone_in_channel: true\n")
 	serve := startServe(ctx, t, env, cfg, base)
 
 	// The partner types /askops run: refused in the command's reply.

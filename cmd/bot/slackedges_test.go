@@ -34,15 +34,7 @@ func TestServeClickEdges(t *testing.T) {
 	ws := t.TempDir()
 	cfg, base, env := agentConfigOnRedis(t, fake, model, ws)
 	// A second approver, by group: the starter is not the only approver.
-	body, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := strings.Replace(string(body), "    users: ["+approverID+"]\n", "    users: ["+approverID+"]\n    usergroups: [SAPPROVERS]\n", 1)
-	if y == string(body) {
-		t.Fatalf("config not as expected:\n%s", body)
-	}
-	writeFile(t, cfg, y)
+	addApprovals(t, cfg, "    usergroups: [SAPPROVERS]\n")
 	serve := startServe(ctx, t, env, cfg, base)
 
 	resp, err := fake.PostSlashCommand(ctx, base+"/slack/commands", slack.SlashCommand{
@@ -127,4 +119,21 @@ func TestServeClickEdges(t *testing.T) {
 		t.Errorf("metrics:\n%s", metrics)
 	}
 	serve.Stop()
+}
+
+// addApprovals adds lines (each ending in a newline) to the approvals
+// section of the config agentConfigOnRedis wrote at cfg, after its
+// approver users.
+func addApprovals(t *testing.T, cfg, lines string) {
+	t.Helper()
+	body, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := "    users: [" + approverID + "]\n"
+	y := strings.Replace(string(body), users, users+lines, 1)
+	if y == string(body) {
+		t.Fatalf("config not as expected:\n%s", body)
+	}
+	writeFile(t, cfg, y)
 }
