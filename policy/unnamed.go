@@ -1031,6 +1031,12 @@ func (j *treeJudge) walk(t treeRead, given, real string) bool {
 			}
 			p, g, k := dir+"/"+d.Name(), shown+"/"+d.Name(), depth+1
 			match := whole || t.rest == nil || (limit < 0 || k == limit) && globAccepts(last, d.Name())
+			t := t
+			if !whole && t.rest != nil && strings.HasPrefix(d.Name(), ".") && !strings.HasPrefix(last, ".") {
+				// Matched only if dotglob is set, which the policy takes
+				// as possible, not as known: what it finds so asks.
+				t.certain = false
+			}
 			switch {
 			case d.Type()&fs.ModeSymlink != 0:
 				if !match {

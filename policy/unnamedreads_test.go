@@ -330,6 +330,9 @@ func TestUnnamedReadsDenyOnlyWhatIsCertain(t *testing.T) {
 		want     Decision
 	}{
 		{"cat .e?v", true, Deny},
+		{"cat *", true, Ask},   // * matches .env only if dotglob is set
+		{"cat ./*", true, Ask}, // the same
+		{"cat ./.e*", true, Deny},
 		{"grep -r S .", true, Deny},
 		{"tar cf - .", true, Deny},
 		{"cp -r . /tmp/x", true, Deny},
