@@ -484,6 +484,11 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 			uncovered = e.writesNotAllowed(ws, an)
 		}
 		if uncovered == "" && len(used) > 0 {
+			if why := workspaceOnPath(an.cmds, c.Cwd, ws); why != "" {
+				uncovered = why + ", so the rule naming it does not cover the workspace's program"
+			}
+		}
+		if uncovered == "" && len(used) > 0 {
 			return Verdict{Decision: Allow, Rule: strings.Join(used, "; "), Reason: "allowed by rules: every command is covered"}
 		}
 		if uncovered == "" {

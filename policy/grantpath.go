@@ -27,11 +27,26 @@ func ExactGrantNotCovered(command, cwd, workspace string) string {
 	if an.parseErr != nil {
 		return "the command does not parse"
 	}
+	if why := workspaceOnPath(an.cmds, cwd, workspace); why != "" {
+		return why + ": the text the grant names runs the workspace's file"
+	}
+	return ""
+}
+
+// workspaceOnPath says which simple command of cmds runs, by a bare name,
+// a file the workspace holds, found through $PATH as askops sees it (from
+// cwd); "" when none does. A rule or a grant naming "ls" names the
+// system's ls: the agent can put bin/ls on PATH (a write, a package
+// install), and the same words then run its own code.
+func workspaceOnPath(cmds []simple, cwd, workspace string) string {
+	if cwd == "" {
+		cwd = workspace
+	}
 	g := newGrantCheck(cwd, workspace)
 	if g.ws == "" {
 		return ""
 	}
-	for _, s := range an.cmds {
+	for _, s := range cmds {
 		if len(s.words) == 0 || !s.words[0].ok {
 			continue // no name the policy knows: the reading asks for it
 		}
@@ -40,7 +55,7 @@ func ExactGrantNotCovered(command, cwd, workspace string) string {
 			continue
 		}
 		if why := g.program(name); why != "" {
-			return why + ", found through PATH: the text the grant names runs the workspace's file"
+			return why + ", found through PATH"
 		}
 	}
 	return ""
