@@ -197,33 +197,37 @@ func TestReplayedClickDecidesOnce(t *testing.T) {
 // Approve and Deny by two approvers at the same instant:
 // exactly one wins, the other is told who.
 func TestApproveDenyRaceOneWins(t *testing.T) {
+	// A subtest per round: each world is gone before the next starts, so
+	// one round's leak check does not see another's live connections.
 	for round := range 5 {
-		w := newWorld(t, worldOptions{})
-		wa := w.ask(bashRequest("run-"+strconv.Itoa(round), "sess-a", "make deploy"))
-		pa := w.fake.BlockActionsPayload(fakeslack.BlockActions{User: approverA, Channel: wa.channel, MessageTS: wa.ts, ActionID: ActionApprove, Value: wa.id})
-		pb := w.fake.BlockActionsPayload(fakeslack.BlockActions{User: approverB, Channel: wa.channel, MessageTS: wa.ts, ActionID: ActionDeny, Value: wa.id})
-		var wg sync.WaitGroup
-		for _, p := range [][]byte{pa, pb} {
-			wg.Go(func() {
-				resp, err := w.fake.PostInteraction(context.Background(), w.url, p)
-				if err != nil || resp.StatusCode != 200 {
-					t.Errorf("click: %v %v", resp, err)
-				}
-			})
-		}
-		wg.Wait()
-		got := wa.result(t)
-		loser := approverA
-		if got.DecidedBy == approverA {
-			loser = approverB
-		}
-		told := w.waitEphemeral(loser)
-		if !strings.Contains(told.Text, got.DecidedBy) {
-			t.Fatalf("loser %s told %q; winner %s (%s)", loser, told.Text, got.DecidedBy, got.Status)
-		}
-		if len(w.ephemeralsTo(got.DecidedBy)) != 0 {
-			t.Fatalf("winner told %v", w.ephemeralsTo(got.DecidedBy))
-		}
+		t.Run("round "+strconv.Itoa(round), func(t *testing.T) {
+			w := newWorld(t, worldOptions{})
+			wa := w.ask(bashRequest("run-"+strconv.Itoa(round), "sess-a", "make deploy"))
+			pa := w.fake.BlockActionsPayload(fakeslack.BlockActions{User: approverA, Channel: wa.channel, MessageTS: wa.ts, ActionID: ActionApprove, Value: wa.id})
+			pb := w.fake.BlockActionsPayload(fakeslack.BlockActions{User: approverB, Channel: wa.channel, MessageTS: wa.ts, ActionID: ActionDeny, Value: wa.id})
+			var wg sync.WaitGroup
+			for _, p := range [][]byte{pa, pb} {
+				wg.Go(func() {
+					resp, err := w.fake.PostInteraction(context.Background(), w.url, p)
+					if err != nil || resp.StatusCode != 200 {
+						t.Errorf("click: %v %v", resp, err)
+					}
+				})
+			}
+			wg.Wait()
+			got := wa.result(t)
+			loser := approverA
+			if got.DecidedBy == approverA {
+				loser = approverB
+			}
+			told := w.waitEphemeral(loser)
+			if !strings.Contains(told.Text, got.DecidedBy) {
+				t.Fatalf("loser %s told %q; winner %s (%s)", loser, told.Text, got.DecidedBy, got.Status)
+			}
+			if len(w.ephemeralsTo(got.DecidedBy)) != 0 {
+				t.Fatalf("winner told %v", w.ephemeralsTo(got.DecidedBy))
+			}
+		})
 	}
 }
 

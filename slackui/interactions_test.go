@@ -36,14 +36,15 @@ const (
 )
 
 // verifyNoLeaks checks, after every other cleanup of the test has run, that
-// no goroutine the test started is left (background Slack calls drained,
-// waiters gone, listeners stopped).
+// no goroutine started since this call is left (background Slack calls
+// drained, waiters gone, listeners stopped). The goroutines already running
+// are taken now, not in the cleanup: taken there, every goroutine the test
+// left would be ignored, and only those a still-running world started
+// during the cleanup (another world of the same test: give each its own
+// subtest) would be seen.
 func verifyNoLeaks(t *testing.T) {
-	t.Cleanup(func() {
-		goleak.VerifyNone(t,
-			goleak.IgnoreCurrent(),
-		)
-	})
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, before) })
 }
 
 // world is askops' Slack side wired to a fake Slack: one process's
