@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -54,6 +55,13 @@ type consoleUnderTest struct {
 
 func newConsoleUnderTest(t *testing.T) *consoleUnderTest {
 	t.Helper()
+	return newConsoleUnderTestBehind(t, nil)
+}
+
+// newConsoleUnderTestBehind is newConsoleUnderTest with the console's
+// handler wrapped by front (nil: none), as a proxy in front of it would be.
+func newConsoleUnderTestBehind(t *testing.T, front func(http.Handler) http.Handler) *consoleUnderTest {
+	t.Helper()
 	asks := pending.NewMemoryStore(pending.Options{})
 	gs := grants.NewMemoryStore(grants.Options{})
 	live := console.NewLive()
@@ -71,7 +79,11 @@ func newConsoleUnderTest(t *testing.T) *consoleUnderTest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(c.Handler())
+	h := c.Handler()
+	if front != nil {
+		h = front(h)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		_ = c.Close() // ends the event streams, so Close below does not wait on them
 		srv.Close()

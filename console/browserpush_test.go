@@ -168,7 +168,20 @@ func TestBrowserWebPush(t *testing.T) {
 		t.Fatalf("the push service decrypted %s (%v)", m.Payload, err)
 	}
 	notifications := `navigator.serviceWorker.ready.then(r => r.getNotifications()).then(ns => ns.map(n => n.title + "|" + n.body + "|" + n.data.ask).join(","))`
-	testwait.Until(ctx, t, "the tab's own notification", func() bool { return strings.Contains(evalString(notifications), "waits for you|") })
+	// Should the wait fail, what the page showed says which step did not
+	// happen: the refresh (status, cards), the permission or the worker.
+	page := `Promise.resolve([document.getElementById("status").textContent, document.querySelectorAll("section.ask[data-ask]").length,
+		Notification.permission, localStorage.getItem("askops.notify"), window.askopsPushError || ""].join(" | "))`
+	var lastPage, lastNotes string
+	defer func() {
+		if t.Failed() {
+			t.Logf("at the last look, the page: %s; its notifications: %q", lastPage, lastNotes)
+		}
+	}()
+	testwait.Until(ctx, t, "the tab's own notification", func() bool {
+		lastPage, lastNotes = evalString(page), evalString(notifications)
+		return strings.Contains(lastNotes, "waits for you|")
+	})
 	regMu.Lock()
 	reg := registration
 	regMu.Unlock()

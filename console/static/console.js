@@ -262,15 +262,32 @@
   waiting();
   if (location.hash.indexOf("#ask-") === 0) openAsk(location.hash.slice(5));
 
+  // A fetch that fails (the serve restarting, a dropped connection, a
+  // 5xx) is tried again: the event that asked for it comes only once, and
+  // a page left stale would not show (or announce) an Ask that waits.
+  // Only a 401 means the session is gone.
+  var retry = null;
+  function retryLater(why) {
+    status.textContent = "reconnecting… (" + why + ")"; status.className = "down";
+    if (!retry) retry = setTimeout(function () { retry = null; refresh(); }, 2000);
+  }
   async function refresh() {
     if (busy) { again = true; return; }
     busy = true;
     try {
       do {
         again = false;
-        var r = await fetch("/live", { credentials: "same-origin", cache: "no-store" });
-        if (!r.ok) { status.textContent = "signed out: reload"; status.className = "down"; return; }
-        var html = await r.text();
+        var r, html;
+        try {
+          r = await fetch("/live", { credentials: "same-origin", cache: "no-store" });
+          if (r.status === 401) { status.textContent = "signed out: reload"; status.className = "down"; return; }
+          if (!r.ok) { retryLater("the console answered " + r.status); return; }
+          html = await r.text();
+        } catch (e) {
+          retryLater("the console is out of reach");
+          return;
+        }
+        if (events.readyState === EventSource.OPEN) { status.textContent = "live"; status.className = ""; }
         var kept = reasons();
         document.getElementById("live").outerHTML = html;
         restore(kept);
