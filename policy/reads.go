@@ -21,8 +21,10 @@ import (
 // from input (`find . | xargs cat` asks). What neither can see: a file a
 // script or program opens by a name it computes, a value bash expands at
 // run time,
-// and what git prints from its objects (`git show HEAD:.env`); the OS
-// bound hides denied files from runs nobody looked at (docs/security.md).
+// and which files a commit's diff holds (`git log -p`, `git show HEAD`);
+// the OS bound hides denied files from runs nobody looked at
+// (docs/security.md). A file git prints from its objects by name
+// (`git show HEAD:.env`) is a read of that name: gitObjectReads.
 
 // readMention is an operand that may name a file the command reads.
 type readMention struct {
@@ -92,16 +94,68 @@ func (z *analyzer) mentionWords(args []word) {
 	}
 }
 
+// gitObjectReads records the files git prints from its objects by name:
+// REV:PATH and :[STAGE:]PATH in git show, cat-file, diff, archive and grep
+// (git show HEAD:.env printed the committed .env past a read_file deny
+// rule on **/.env). PATH is the repository's (its top, taken as the
+// workspace, and the command's directory, where the top may be), or the
+// command's directory's with ./ and ../. git cat-file --batch takes the
+// names from its input (--batch-check prints no content), which is judged
+// as xargs cat is (unnamed.go).
+func (z *analyzer) gitObjectReads(name string, args []word) {
+	if name != "git" {
+		return
+	}
+	sub, rest := gitSubcommand(args)
+	switch sub {
+	case "show", "cat-file", "diff", "archive", "grep":
+	default:
+		return
+	}
+	for _, w := range rest {
+		l := w.loose
+		if sub == "cat-file" && (strings.HasPrefix(l, "--batch") && !strings.HasPrefix(l, "--batch-check") || l == "--stdin") && z.a.inputNames == "" {
+			z.a.inputNames = "git cat-file " + clip(printable(l), 30)
+		}
+		if !w.ok || strings.HasPrefix(l, "-") || strings.Contains(l, "://") {
+			continue
+		}
+		rev, p, ok := strings.Cut(w.lit, ":")
+		if !ok || strings.HasPrefix(p, "/") && rev == "" {
+			continue // no object path, or :/TEXT (a commit found by its message)
+		}
+		if rev == "" && len(p) >= 2 && p[1] == ':' && p[0] >= '0' && p[0] <= '3' {
+			p = p[2:] // :STAGE:PATH
+		}
+		if p == "" {
+			continue
+		}
+		z.mention(p)
+		if !strings.HasPrefix(p, "./") && !strings.HasPrefix(p, "../") && z.cwd != "" && z.cwd != z.workspace {
+			z.mentionIn(p, z.workspace)
+		}
+	}
+}
+
 // mention records p as a path the command may read.
 func (z *analyzer) mention(p string) {
-	if p == "" || noFile(p) {
+	z.addRead(readMention{p: p, cwd: z.cwd, cwds: z.cwds})
+}
+
+// mentionIn records p, relative to dir, as a path the command may read.
+func (z *analyzer) mentionIn(p, dir string) {
+	z.addRead(readMention{p: p, cwd: dir})
+}
+
+func (z *analyzer) addRead(m readMention) {
+	if m.p == "" || noFile(m.p) {
 		return
 	}
 	if len(z.a.reads) >= maxMentions {
 		z.a.readsCut = true
 		return
 	}
-	z.a.reads = append(z.a.reads, readMention{p: p, cwd: z.cwd, cwds: z.cwds})
+	z.a.reads = append(z.a.reads, m)
 }
 
 // targets are the places m may name: one per directory the command may be
@@ -163,14 +217,7 @@ func (e *Engine) readVerdict(rules []rule, ws string, an *analysis, d Decision) 
 // hasReadRules reports whether any deny or ask rule names read_file: only
 // then can another name of a file matter to a read.
 func (e *Engine) hasReadRules() bool {
-	for _, rs := range [][]rule{e.deny, e.ask} {
-		for _, r := range rs {
-			if r.Tool == ToolReadFile {
-				return true
-			}
-		}
-	}
-	return false
+	return hasReadRule(e.deny) || hasReadRule(e.ask)
 }
 
 // linkedRead is an ask when a file the command may read has more than one

@@ -692,6 +692,7 @@ func (z *analyzer) command(s simple, depth int) {
 	z.evaluatedArgs(name, s.words, depth)
 	firstRead, firstTree := len(z.a.reads), len(z.a.trees)
 	z.mentionWords(s.words[1:])
+	z.gitObjectReads(name, s.words[1:])
 	z.treeOperands(name, s.words, firstRead)
 	firstWrite := len(z.a.writes)
 	z.writtenSources(name, s.words[1:], firstWrite)
