@@ -518,12 +518,12 @@ func grepArgs(ws []word) (recursive, noOperand bool) {
 	for i := 1; i < len(ws); i++ {
 		w := ws[i]
 		l := w.loose
-		switch {
-		case !w.ok && w.pat != "" && !strings.HasPrefix(w.pat, "-"):
-			operands++ // a glob: its files
-		case w.splat || !w.known():
-			unsure = true
+		if isOperand, unread := searcherOperand(w); isOperand {
 			operands++
+			unsure = unsure || unread
+			continue
+		}
+		switch {
 		case l == "--":
 			operands += len(ws) - i - 1
 			i = len(ws)
@@ -573,6 +573,19 @@ func grepArgs(ws []word) (recursive, noOperand bool) {
 	return recursive, operands <= 0 || unsure
 }
 
+// searcherOperand reads a word of grep's, rg's, ag's or ack's line that
+// is an operand whatever the options around it say: a glob (its files) or
+// a word the policy cannot read (unread: it may be anything).
+func searcherOperand(w word) (isOperand, unread bool) {
+	switch {
+	case !w.ok && w.pat != "" && !strings.HasPrefix(w.pat, "-"):
+		return true, false
+	case w.splat || !w.known():
+		return true, true
+	}
+	return false, false
+}
+
 // searchTree reports whether a recursive searcher (rg, ag, ack), which
 // reads "." when given no path, is given none. Its options that take a
 // value are listed; a long option not listed, or a word the policy cannot
@@ -604,12 +617,12 @@ func searchTree(name string, ws []word) bool {
 	for i := 1; i < len(ws); i++ {
 		w := ws[i]
 		l := w.loose
-		switch {
-		case !w.ok && w.pat != "" && !strings.HasPrefix(w.pat, "-"):
-			operands++ // a glob: its files
-		case w.splat || !w.known():
-			unsure = true
+		if isOperand, unread := searcherOperand(w); isOperand {
 			operands++
+			unsure = unsure || unread
+			continue
+		}
+		switch {
 		case l == "--":
 			operands += len(ws) - i - 1
 			i = len(ws)
@@ -816,6 +829,7 @@ func (e *Engine) treeLinked(ws string, an *analysis, resolved bool) (Verdict, bo
 	return Verdict{Decision: Ask, Reason: linkedReadWhy("the command may read " + shownPath(relTo(an.treeHits.linked, ws)))}, true
 }
 
+// hasReadRule reports a read_file rule among rules.
 func hasReadRule(rules []rule) bool {
 	for _, r := range rules {
 		if r.Tool == ToolReadFile {
