@@ -20,16 +20,13 @@ import (
 	"github.com/askops/askops/pending"
 )
 
-// AskDecider is what interactions need from the pending store. A store
-// that is also a pending.BoundCaster (both of askops' are) takes a click on
-// an Ask's own message in one round trip (castOnMessage).
-type AskDecider interface {
+// AskReader is what interactions read from the pending store: the Ask a
+// click or a form names. Votes go through the approval Decider, which has
+// the store's writes; a store that is also a MessageSaver (both of
+// askops' are) records an Ask's message at its first click
+// (firstclick.go).
+type AskReader interface {
 	Get(ctx context.Context, id string) (pending.Ask, error)
-	Decide(ctx context.Context, id string, outcome pending.Outcome, by, reason string) (pending.Ask, error)
-	// Cast records a person's ballot (quorum votes, grant durations).
-	Cast(ctx context.Context, id string, b pending.Ballot) (pending.Ask, error)
-	// AppendEvent audits a refused decision.
-	AppendEvent(ctx context.Context, e pending.Event) (pending.Event, error)
 }
 
 // AskMessages is what interactions need from the renderer of Ask
@@ -60,7 +57,7 @@ type InteractionAPI interface {
 
 // InteractionsConfig wires an Interactions.
 type InteractionsConfig struct {
-	Asks      AskDecider
+	Asks      AskReader
 	Notifier  AskMessages
 	Approvers DecisionAuthority
 	// Escalated, if set, lets the targets of an escalation level that
