@@ -125,6 +125,12 @@ type Config struct {
 	// unbound the next command). askops' own program is kept without
 	// being named (keepSelf).
 	Keep []string
+	// KeepNames reports whether an entry at the workspace's top, by its
+	// name, is one a bounded command must not change: an agent's or an
+	// editor's settings (policy.SettingsName: .claude, .codex, .mcp.json
+	// …), whose hooks, MCP servers and tasks the agent or the editor runs
+	// later, unbounded. Nil: none. Each is kept read-only as .git is.
+	KeepNames func(name string) bool
 	// Support is what the kernel offers (Probe).
 	Support Support
 	// Exe is the askops binary run again to set the bound up; "" means

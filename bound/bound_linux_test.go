@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -46,6 +47,8 @@ type driverSpec struct {
 	SessionKey string `json:"session_key,omitempty"`
 	// Keep is Config.Keep.
 	Keep []string `json:"keep,omitempty"`
+	// KeepNames are the names Config.KeepNames reports.
+	KeepNames []string `json:"keep_names,omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -82,7 +85,11 @@ func drive(raw string) int {
 	if os.Getenv("ASKOPS_BOUND_TEST_DEBUG") != "" {
 		fmt.Fprintf(os.Stderr, "driver: probe %s: %s\n", sup, sup.Why)
 	}
-	b, err := New(Config{Support: sup, Writable: d.Writable, Denied: deniedNames(d.Deny), Keep: d.Keep})
+	var keepNames func(string) bool
+	if len(d.KeepNames) > 0 {
+		keepNames = func(n string) bool { return slices.Contains(d.KeepNames, n) }
+	}
+	b, err := New(Config{Support: sup, Writable: d.Writable, Denied: deniedNames(d.Deny), Keep: d.Keep, KeepNames: keepNames})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "driver:", err)
 		return 2
@@ -722,6 +729,67 @@ func TestBoundEndsWhatTheCommandLeft(t *testing.T) {
 			for _, n := range []string{"late1", "late2", "late3"} {
 				if _, err := os.Lstat(filepath.Join(bx.ws, n)); err == nil {
 					t.Errorf("%s was written after the command had returned", n)
+				}
+			}
+		})
+	}
+}
+
+// An agent's settings at the workspace's top (Config.KeepNames: Claude
+// Code's .claude, .mcp.json) are read-only to a bounded command, as .git
+// is: their hooks and MCP servers run later, unbounded. A .claude deeper
+// down is not the project's and stays writable.
+func TestBoundKeepsAgentSettings(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			settings := map[string]string{
+				".claude/settings.json": `{"hooks":{}}`,
+				".mcp.json":             `{}`,
+				"src/.claude/notes":     "nested\n",
+			}
+			for f, c := range settings {
+				p := filepath.Join(bx.ws, f)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if u.uid >= 0 {
+					for q := p; q != bx.ws; q = filepath.Dir(q) {
+						if err := os.Lchown(q, u.uid, u.uid); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			out, code := bx.run(t, driverSpec{Support: &sup, KeepNames: []string{".claude", ".mcp.json"}}, `
+echo '{"hooks":{"PreToolUse":[]}}' > .claude/settings.json && echo WROTE-SETTINGS
+touch .claude/settings.local.json && echo MADE-LOCAL
+rm -f .mcp.json; [ -e .mcp.json ] || echo REMOVED-MCP
+mv .claude gone && echo MOVED
+echo changed > src/.claude/notes && echo nested-ok`)
+			if code != 0 || !strings.Contains(out, "nested-ok") {
+				t.Fatalf("status %d, output:\n%s", code, out)
+			}
+			for _, bad := range []string{"WROTE-SETTINGS", "MADE-LOCAL", "REMOVED-MCP", "MOVED"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("%s: the settings were changed; output:\n%s", bad, out)
+				}
+			}
+			if !strings.Contains(out, "Read-only file system") {
+				t.Errorf("no write was refused as read-only:\n%s", out)
+			}
+			for f, c := range settings {
+				got, err := os.ReadFile(filepath.Join(bx.ws, f))
+				if f == "src/.claude/notes" {
+					c = "changed\n"
+				}
+				if err != nil || string(got) != c {
+					t.Errorf("%s now holds %q (%v), want %q", f, got, err, c)
 				}
 			}
 		})

@@ -198,7 +198,7 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 	netOpen := len(b.cfg.Hosts) > 0
 	if sup.Namespaces {
 		sp.Writable = append(sp.Writable, workspace)
-		sp.ReadOnly, sp.Hide, err = scan(workspace, b.cfg.Denied)
+		sp.ReadOnly, sp.Hide, err = scan(workspace, b.cfg.Denied, b.cfg.KeepNames)
 		if err != nil {
 			return nil, err
 		}
@@ -373,14 +373,15 @@ func within(p, root string) bool {
 }
 
 // scan finds what a command in workspace must not change or read: each
-// .git (directory or file) and each file denied reads. It does not descend
-// into a .git, whose whole tree is read-only.
+// .git (directory or file), each entry at the workspace's top that keep
+// names (an agent's settings), and each file denied reads. It does not
+// descend into a .git, whose whole tree is read-only.
 //
 // The whole workspace is walked even when no file is denied: a nested
 // repository's .git (a vendored clone, a monorepo of clones) is as much a
 // place for hooks and config that git runs later, unbounded, as the
 // workspace's own; with no read rule, only the top one was kept read-only.
-func scan(workspace string, denied func(workspace, path string) bool) (readOnly, hide []string, err error) {
+func scan(workspace string, denied func(workspace, path string) bool, keep func(name string) bool) (readOnly, hide []string, err error) {
 	err = filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == workspace {
@@ -400,6 +401,16 @@ func scan(workspace string, denied func(workspace, path string) bool) (readOnly,
 				return filepath.SkipDir
 			}
 			return nil
+		}
+		if keep != nil && filepath.Dir(p) == workspace && keep(d.Name()) {
+			// Only at the top: where the agents and editors look for
+			// their project settings, and a few mounts at most (a
+			// package's own .vscode deep in node_modules is not one).
+			// A link is kept where it leads inside the workspace
+			// (outside, it is read-only already); the mount follows it.
+			if real, err := filepath.EvalSymlinks(p); err == nil && within(real, workspace) && real != workspace {
+				readOnly = append(readOnly, real)
+			}
 		}
 		if d.IsDir() {
 			return nil

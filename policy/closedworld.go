@@ -420,7 +420,8 @@ func feedsStdin(st *syntax.Stmt) string {
 // configFile says why a write to the absolute path p changes what later
 // commands run ("" if it does not): anything in .git (hooks, config), a
 // Makefile, package.json (its scripts), a package manager's or cargo's
-// config, a shell's or tool's startup file. Such a write asks in every
+// config, a shell's or tool's startup file, the agent's own settings
+// (settings.go). Such a write asks in every
 // mode: the next `git status` or `npm test` runs what it wrote.
 func configFile(p, workspace string) string {
 	if p == "" {
@@ -429,6 +430,9 @@ func configFile(p, workspace string) string {
 	if workspace != "" && isGitInternal(p, workspace) || strings.Contains(p+"/", "/.git/hooks/") ||
 		strings.HasSuffix(p, "/.git/config") {
 		return "inside .git (hooks and config run code)"
+	}
+	if why := settingsPath(p, workspace, false); why != "" {
+		return why
 	}
 	base := path.Base(p)
 	switch base {

@@ -59,6 +59,14 @@ func (e *Engine) decideFileCall(ctx context.Context, c Call, mode Mode, grantErr
 	if gitPath(c.Path, !c.Exact) || gitPath(abs, !c.Exact) || !c.Exact && (mayBeGit(c.Path) || mayBeGit(abs)) {
 		return Verdict{Decision: Ask, Dangerous: v.Dangerous || v.ByMode, Reason: fmt.Sprintf("%s of %s: files under .git (hooks, config) can run code", c.Tool, shownPath(c.Path))}
 	}
+	settings := abs
+	if settings == "" {
+		settings = c.Path
+	}
+	if why := settingsPath(settings, c.Workspace, !c.Exact); why != "" {
+		// The agent's own settings, the same way (settings.go).
+		return Verdict{Decision: Ask, Dangerous: v.Dangerous || v.ByMode, Reason: fmt.Sprintf("%s of %s: %s", c.Tool, shownPath(c.Path), why)}
+	}
 	if v.ByMode || v.Decision == Ask {
 		return v
 	}

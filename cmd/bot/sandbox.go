@@ -22,7 +22,8 @@ import (
 // agent.bound, and the policy's read_file deny rules as the files a bounded
 // command cannot read. configPaths are the config files cfg was read from
 // ("" for none): a bounded command cannot change them where they lie in its
-// workspace (bound.Config.Keep). It probes the kernel: one start of this
+// workspace (bound.Config.Keep), nor an agent's or an editor's settings at
+// its top (policy.SettingsName). It probes the kernel: one start of this
 // binary.
 func newBound(ctx context.Context, cfg config.Config, configPaths ...string) (*bound.Bound, error) {
 	denied, outside, err := readDenials(cfg.Policy.Rules)
@@ -47,6 +48,7 @@ func newBound(ctx context.Context, cfg config.Config, configPaths ...string) (*b
 		Hosts:         cfg.Agent.Bound.Hosts,
 		Denied:        denied,
 		DeniedOutside: outside,
+		KeepNames:     policy.SettingsName,
 		Support:       bound.Probe(ctx, ""),
 	})
 }
