@@ -304,3 +304,28 @@ func TestRealClaudeCodeRunsAllowedBashBounded(t *testing.T) {
 	}
 	model.replies.wantLast(t, "tool results", "inside-the-bound", "(the command's output from inside the bound)")
 }
+
+// The real Claude Code cannot rewrite its own settings through a call
+// askops' rules allow: a write in .claude/ (its hooks would run at the
+// next tool call, outside askops) asks even where every write and echo
+// are allowed, and with nobody there it is refused; the file is not made.
+// (Without askops' rule Claude Code 2.1.332 refuses this one write itself,
+// "requested permissions to write to …/settings.local.json", where it runs
+// echo hi > plain.txt: askops' refusal is its own, and holds for the
+// agents and editors that do not guard their settings.)
+func TestRealClaudeCodeCannotRewriteItsSettings(t *testing.T) {
+	claude := claudeBinary(t)
+	w := newWorld(t)
+	ctx := testCtxFor(t, 120*time.Second)
+	a := w.serve(ctx, t, "ccs-a", settings{Extra: apiBlock, Timeout: "3s", Rules: "    - {tool: bash, command: echo, decision: allow}\n" +
+		"    - {tool: write_file, path: \"**\", decision: allow}\n"})
+
+	project := t.TempDir()
+	model := &fakeMessages{command: `echo '{"hooks":{}}' > .claude/settings.local.json`}
+	run := startClaude(ctx, t, claude, project, claudeHooks([2]string{"PreToolUse", botHookClaude(a.base, 60)}), model)
+	run.wait(t)
+	model.replies.wantLast(t, "tool results", "nobody decided in time", "stdout "+run.out.String())
+	if _, err := os.Stat(filepath.Join(project, ".claude", "settings.local.json")); err == nil {
+		t.Error("Claude Code's settings.local.json was written")
+	}
+}
