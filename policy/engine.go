@@ -406,7 +406,7 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 		v.Dangerous = len(an.dangers) > 0
 		return v
 	}
-	if v, ok := e.inputNamesVerdict(an); ok {
+	if v, ok := e.unjudgedVerdict(an); ok {
 		v.Dangerous = len(an.dangers) > 0
 		return v
 	}

@@ -135,7 +135,7 @@ func (z *analyzer) assignment(name string, value word, depth int) {
 	if i := strings.IndexByte(name, '['); i >= 0 {
 		name = name[:i]
 	}
-	z.noteValue(name, factsOf(value))
+	z.noteValue(name, factsOf(value), value)
 	z.noteDash(name, value.loose)
 	if configVariable(name) {
 		z.a.refuseAllow("an assignment to " + name + ", which decides what code programs run")

@@ -269,11 +269,14 @@ func (z *analyzer) declClause(d *syntax.DeclClause, depth int) {
 		case as.Name != nil:
 			z.arithmetic(as.Index, depth)
 			if as.Array != nil {
+				elems := []word{{}}
 				for _, el := range as.Array.Elems {
 					if el.Value != nil {
+						elems = append(elems, wordOf(el.Value))
 						z.noteDash(as.Name.Value, wordOf(el.Value).loose)
 					}
 				}
+				z.noteWords(as.Name.Value, elems)
 			}
 			if as.Value != nil {
 				z.nameref(nameref, as.Name.Value, wordOf(as.Value), true)

@@ -75,7 +75,7 @@ func (z *analyzer) namedFD(r *syntax.Redirect, src string, braces *braceIndex, d
 			z.a.refuseAllow("a named file descriptor " + clip(r.N.Value, 40) + " (bash assigns the descriptor's number to the variable)")
 			name := strings.TrimSuffix(strings.TrimPrefix(r.N.Value, "{"), "}")
 			if lowerName(name) {
-				z.noteValue(name, numericFacts()) // exec {fd}>out/log: a number
+				z.noteValue(name, numericFacts(), numberWord) // exec {fd}>out/log: a number
 			} else {
 				// {HOME}>…, {PATH}<…: a variable later programs read.
 				z.a.cannotRead("a named file descriptor " + clip(r.N.Value, 40) + " (bash sets that variable to a descriptor's number)")

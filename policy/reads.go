@@ -114,8 +114,8 @@ func (z *analyzer) gitObjectReads(name string, args []word) {
 	}
 	for _, w := range rest {
 		l := w.loose
-		if sub == "cat-file" && (strings.HasPrefix(l, "--batch") && !strings.HasPrefix(l, "--batch-check") || l == "--stdin") && z.a.inputNames == "" {
-			z.a.inputNames = "git cat-file " + clip(printable(l), 30)
+		if sub == "cat-file" && (strings.HasPrefix(l, "--batch") && !strings.HasPrefix(l, "--batch-check") || l == "--stdin") {
+			z.a.unjudgedRead("git cat-file " + clip(printable(l), 30) + " prints the objects named on its input")
 		}
 		if !w.ok || strings.HasPrefix(l, "-") || strings.Contains(l, "://") {
 			continue

@@ -100,9 +100,11 @@ type analysis struct {
 	// (unnamed.go); treeHits caches their judgment.
 	trees    []treeRead
 	treeHits *treeHits
-	// inputNames: a program run on file names read from input (xargs
-	// cat), whose reads cannot be judged (unnamed.go); "" if none.
-	inputNames string
+	// unjudged: why a file the command reads cannot be checked against
+	// the read_file rules (the first reason): a program run on file
+	// names read from input (xargs cat), an operand set to a value the
+	// policy cannot see (operandvalues.go); "" if none.
+	unjudged string
 }
 
 // cannotRead records that the reading is incomplete: never allowed, by
@@ -124,6 +126,15 @@ func (a *analysis) refuseGrant(why string) {
 	a.refuseAllow(why)
 	if a.ungrantable == "" {
 		a.ungrantable = why
+	}
+}
+
+// unjudgedRead records why a file the command reads cannot be checked
+// against the read_file rules; the first reason is kept. With read rules
+// the command asks, in every mode (unjudgedVerdict).
+func (a *analysis) unjudgedRead(why string) {
+	if a.unjudged == "" {
+		a.unjudged = why
 	}
 }
 
@@ -210,6 +221,7 @@ func analyzeCommand(command, cwd, workspace string, protected []string) *analysi
 	}
 	z.script(command, 0, true)
 	z.judgeValues()
+	z.judgeOperandValues()
 	return z.a
 }
 
@@ -344,22 +356,31 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 				if as.Name != nil {
 					z.arithmetic(as.Index, depth)
 				}
+				if as.Name != nil && as.Append {
+					z.noteWords(as.Name.Value, nil) // f+=x: the old value and x, which no word holds
+				}
 				switch {
 				case as.Name != nil && as.Value != nil:
 					z.assignment(as.Name.Value, valueWord(as.Value), depth)
 				case as.Name != nil && as.Array != nil:
-					z.noteValue(as.Name.Value, arrayFacts(as.Array))
+					var elems []word
 					for _, el := range as.Array.Elems {
 						if el.Value != nil {
+							elems = append(elems, wordOf(el.Value))
 							z.noteDash(as.Name.Value, wordOf(el.Value).loose)
 						}
 					}
+					if len(elems) == 0 {
+						elems = []word{{}} // a=(): empty
+					}
+					z.noteValue(as.Name.Value, arrayFacts(as.Array), elems...)
 				}
 			}
 			ws := z.wordsOf(n.Args)
 			if len(ws) == 0 {
 				return true
 			}
+			z.operandVariables(n.Args, ws)
 			z.globOptions(n.Args, ws)
 			s := simple{words: ws, outer: outer, guess: z.guessing > 0}
 			saved := z.ownWrites
@@ -528,6 +549,9 @@ func (z *analyzer) redirect(r *syntax.Redirect, cmd string, stdinScript bool, de
 	}
 	for _, t := range targets {
 		z.redirectTarget(r.Op, wordOf(t))
+		if r.Op == syntax.RdrIn || r.Op == syntax.RdrInOut {
+			z.inputVariable(t) // cat < $f
+		}
 		if w := wordOf(t); stdinScript && (r.Op == syntax.RdrIn || r.Op == syntax.RdrInOut) && (r.N == nil || r.N.Value == "0") && w.loose != "/dev/null" {
 			// sh < FILE runs what FILE holds, as python3 < FILE does
 			// (interpreterCode): a program nobody named on the line,

@@ -476,25 +476,27 @@ func firstOperand(ws []word) string {
 // policy cannot check against the read_file rules; a program that reads
 // names only there (xargs rm, xargs ls) reads none of those files.
 func (z *analyzer) inputNames(name string, in inner) {
-	if z.a.inputNames != "" || len(in.words) == 0 {
+	if len(in.words) == 0 {
 		return
 	}
 	switch name {
 	case "xargs", "parallel", "entr":
 		if n := cmdName(in.words[0]); !namesOnly(n, in.words) {
-			z.a.inputNames = clip(printable(name+" "+orUnknown(n)), 60)
+			z.a.unjudgedRead(clip(printable(name+" "+orUnknown(n)), 60) + " reads the files named on its input")
 		}
 	}
 }
 
-// inputNamesVerdict asks, in every mode, when read_file rules exist and
-// the command hands a program file names from its input (inputNames):
-// what it reads cannot be judged, so it is never an allow.
-func (e *Engine) inputNamesVerdict(an *analysis) (Verdict, bool) {
-	if an.inputNames == "" || !e.hasReadRules() {
+// unjudgedVerdict asks, in every mode, when read_file rules exist and the
+// command reads files it cannot check against them (analysis.unjudged: a
+// program run on names from its input, an operand set to a value the
+// policy cannot see): what it reads cannot be judged, so it is never an
+// allow.
+func (e *Engine) unjudgedVerdict(an *analysis) (Verdict, bool) {
+	if an.unjudged == "" || !e.hasReadRules() {
 		return Verdict{}, false
 	}
-	return Verdict{Decision: Ask, Reason: fmt.Sprintf("%s reads the files named on its input, which the policy cannot check against the read_file rules", an.inputNames)}, true
+	return Verdict{Decision: Ask, Reason: an.unjudged + ", which the policy cannot check against the read_file rules"}, true
 }
 
 // grepArgs reads GNU grep's words ws: whether it is recursive (-r, -R,

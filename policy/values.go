@@ -82,6 +82,10 @@ type valueState struct {
 	// loops: each for/select loop's variable and what its words are safe
 	// as (a nameref loop variable refers to each word in turn).
 	loops []loopValue
+	// words: every value the command assigns to a variable, as words
+	// (noteWords); uses: the operands that expand one (operandvalues.go).
+	words map[string][]word
+	uses  []operandUse
 }
 
 type loopValue struct {
@@ -168,12 +172,15 @@ func alwaysKnown(name string) bool {
 	return false
 }
 
-// noteValue records an assignment of v to name (a subscript is dropped:
-// an array's elements share its facts).
-func (z *analyzer) noteValue(name string, f valueFacts) {
+// noteValue records an assignment to name (a subscript is dropped: an
+// array's elements share its facts) of values safe as f: vals, when the
+// caller knows the words assigned, else a value the policy cannot see
+// (operandValues).
+func (z *analyzer) noteValue(name string, f valueFacts, vals ...word) {
 	if i := strings.IndexByte(name, '['); i >= 0 {
 		name = name[:i]
 	}
+	z.noteWords(name, vals)
 	switch name {
 	case "PS0", "PS1", "PS2", "PS3", "PS4":
 		// Expanded as a prompt, command substitutions and all: PS4 on
@@ -274,7 +281,7 @@ func (z *analyzer) arithmeticNames(x syntax.ArithmExpr, what string, depth int) 
 			if x.Op != syntax.Assgn {
 				z.useValue(name, asArithmetic, what)
 			}
-			z.noteValue(name, numericFacts())
+			z.noteValue(name, numericFacts(), numberWord)
 			return
 		}
 		z.arithmeticNames(x.X, what, depth)
@@ -376,13 +383,18 @@ func (z *analyzer) loopValues(fc *syntax.ForClause) {
 		return
 	}
 	f := numericFacts()
+	items := z.wordsOf(it.Items)
 	if fc.Select || !it.InPos.IsValid() {
 		f = valueFacts{} // what a person types, or the positionals
+		items = nil
 	}
-	for _, w := range z.wordsOf(it.Items) {
+	for _, w := range items {
 		f = f.and(factsOf(w))
 	}
-	z.noteValue(it.Name.Value, f)
+	if len(items) == 0 {
+		items = []word{{loose: anyText}} // no words: the positionals, or what a person types
+	}
+	z.noteValue(it.Name.Value, f, items...)
 	z.values.loops = append(z.values.loops, loopValue{name: it.Name.Value, f: f})
 }
 

@@ -1,0 +1,264 @@
+package policy
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Operands whose value the command itself sets. `f=.env; cat $f`,
+// `for f in .env; do cat "$f"; done` and `a=(.env); cat "${a[0]}"` read
+// .env, but the word cat is given is an expansion, which the read_file
+// rules (reads.go, unnamed.go) cannot match: with a deny rule on **/.env
+// all three were allowed in mode full. A value from outside the command
+// (the environment, $1 of a fresh shell) is the person's, not the agent's,
+// and is left as it was judged (docs/security.md).
+//
+// So every operand that expands a variable the command assigns is judged
+// again, at the end of the analysis (an assignment later in a loop body
+// counts too), once for each value the command may give it: the words it
+// assigns (an unquoted expansion is split and globbed as bash does), each
+// judged as the operand it becomes. A value the policy cannot see (read,
+// mapfile, command output, +=) or an operand it cannot take apart makes
+// the read unjudged: the command asks, in every mode, where read rules
+// exist (unjudgedVerdict).
+
+// operandUse is an operand that expands a variable the command may assign.
+type operandUse struct {
+	name        string // the variable
+	prefix, sfx string // the literal text around the expansion
+	quoted      bool   // inside "…": one word, no globbing
+	ws          []word // the command's words, the operand at i
+	i           int
+	cwd         string
+	cwds        []string
+	// complex: not one plain expansion between literal text (two of
+	// them, an operation such as ${f%x}, escapes): unjudged if any of
+	// names is assigned.
+	complex bool
+	names   []string
+	// input: an input redirection's target (< $f), not a command's
+	// operand; ws and i are unset.
+	input bool
+}
+
+// maxOperandUses bounds the operands kept, and maxOperandValues the values
+// one variable may take; past either the reads are unjudged.
+const (
+	maxOperandUses   = 256
+	maxOperandValues = 64
+)
+
+// numberWord stands for a value bash sets to a number ($((i++)), exec
+// {fd}>…): no file a rule names is called that.
+var numberWord = word{lit: "0", ok: true, loose: "0"}
+
+// noteWords records the words assigned to name; none given is a value the
+// policy cannot see.
+func (z *analyzer) noteWords(name string, vals []word) {
+	if z.values.words == nil {
+		z.values.words = map[string][]word{}
+	}
+	if len(vals) == 0 {
+		vals = []word{{loose: anyText}}
+	}
+	if len(z.values.words[name])+len(vals) > maxOperandValues {
+		vals = []word{{loose: anyText}}
+	}
+	z.values.words[name] = append(z.values.words[name], vals...)
+}
+
+// operandVariables records the operands of one simple command (args as
+// parsed, ws as read) that expand a variable.
+func (z *analyzer) operandVariables(args []*syntax.Word, ws []word) {
+	for i := 1; i < len(args); i++ {
+		u, ok := operandOf(args[i])
+		if !ok {
+			continue
+		}
+		if len(z.values.uses) >= maxOperandUses {
+			z.a.unjudgedRead("more operands set by the command than the policy judges")
+			return
+		}
+		if len(args) != len(ws) {
+			u.complex = true // a brace expansion made more words: no place to put the value
+		}
+		u.ws, u.i, u.cwd, u.cwds = ws, i, z.cwd, z.cwds
+		z.values.uses = append(z.values.uses, u)
+	}
+}
+
+// inputVariable records an input redirection's target that expands a
+// variable (cat < $f).
+func (z *analyzer) inputVariable(t *syntax.Word) {
+	u, ok := operandOf(t)
+	if !ok {
+		return
+	}
+	if len(z.values.uses) >= maxOperandUses {
+		z.a.unjudgedRead("more operands set by the command than the policy judges")
+		return
+	}
+	u.input, u.cwd, u.cwds = true, z.cwd, z.cwds
+	z.values.uses = append(z.values.uses, u)
+}
+
+// operandOf reads w as literal text around one plain expansion of a
+// variable ($f, "$f", ${f}, ${a[0]}, "${a[@]}", out/$f.txt); ok is false
+// when w expands no variable by name.
+func operandOf(w *syntax.Word) (u operandUse, ok bool) {
+	syntax.Walk(w, func(n syntax.Node) bool {
+		if p, isParam := n.(*syntax.ParamExp); isParam && p.Param != nil && identifier(p.Param.Value) && !isDigits(p.Param.Value) {
+			u.names = append(u.names, p.Param.Value)
+		}
+		return true
+	})
+	if len(u.names) == 0 {
+		return u, false
+	}
+	if len(u.names) > 1 {
+		u.complex = true
+		return u, true
+	}
+	var text strings.Builder
+	seen := false
+	add := func(s string) {
+		text.WriteString(s)
+	}
+	param := func(p *syntax.ParamExp, quoted bool) bool {
+		if p.Excl || p.Length || p.Width || p.Slice != nil || p.Repl != nil || p.Exp != nil || p.Param == nil {
+			return false
+		}
+		u.name, u.quoted, u.prefix = p.Param.Value, quoted, text.String()
+		text.Reset()
+		seen = true
+		return true
+	}
+	plain := func(s string) bool { return !strings.ContainsAny(s, `\*?[`) }
+	for _, part := range w.Parts {
+		switch part := part.(type) {
+		case *syntax.Lit:
+			if !plain(part.Value) {
+				u.complex = true
+				return u, true
+			}
+			add(part.Value)
+		case *syntax.SglQuoted:
+			if part.Dollar {
+				u.complex = true
+				return u, true
+			}
+			add(part.Value)
+		case *syntax.ParamExp:
+			if seen || !param(part, false) {
+				u.complex = true
+				return u, true
+			}
+		case *syntax.DblQuoted:
+			for _, in := range part.Parts {
+				switch in := in.(type) {
+				case *syntax.Lit:
+					if strings.Contains(in.Value, `\`) {
+						u.complex = true
+						return u, true
+					}
+					add(in.Value)
+				case *syntax.ParamExp:
+					if seen || !param(in, true) {
+						u.complex = true
+						return u, true
+					}
+				default:
+					u.complex = true
+					return u, true
+				}
+			}
+		default:
+			u.complex = true
+			return u, true
+		}
+	}
+	u.sfx = text.String()
+	return u, true
+}
+
+// judgeOperandValues judges each recorded operand once per value the
+// command may give its variable, as the operand it becomes.
+func (z *analyzer) judgeOperandValues() {
+	cwd, cwds := z.cwd, z.cwds
+	defer func() { z.cwd, z.cwds = cwd, cwds }()
+	for _, u := range z.values.uses {
+		assigned := false
+		for _, n := range u.names {
+			_, set := z.values.words[n]
+			assigned = assigned || set
+		}
+		if !assigned {
+			continue // from outside the command
+		}
+		if u.complex {
+			z.a.unjudgedRead("an operand built from values the command sets ($" + strings.Join(u.names, ", $") + ")")
+			continue
+		}
+		for _, v := range z.values.words[u.name] {
+			if !v.known() && v.pat == "" {
+				z.a.unjudgedRead("an operand set to a value the policy cannot see ($" + u.name + ")")
+				break
+			}
+			if !u.quoted && z.ifsSet {
+				z.a.unjudgedRead("an operand split by an IFS the command sets ($" + u.name + ")")
+				break
+			}
+			z.cwd, z.cwds = u.cwd, u.cwds
+			z.judgeOperand(u, v)
+		}
+	}
+}
+
+// judgeOperand judges u's command with value v in u's place: a literal
+// name, or (unquoted, or a glob the assignment left unexpanded) each
+// field as the pattern bash matches.
+func (z *analyzer) judgeOperand(u operandUse, v word) {
+	var fields []word
+	switch {
+	case v.pat != "":
+		// A loop's glob (for f in ./*.go): bash matched it when the loop
+		// began, so each value is one of its matches.
+		fields = []word{{loose: u.prefix + v.loose + u.sfx, pat: escapeGlob(u.prefix) + v.pat + escapeGlob(u.sfx)}}
+	case u.quoted:
+		fields = []word{nameWord(u.prefix + v.loose + u.sfx)}
+	default:
+		// Unquoted: split on blanks, and each field is a pattern (the
+		// literal text around the expansion is not).
+		parts := strings.Fields(v.loose)
+		if len(parts) == 0 {
+			parts = []string{""}
+		}
+		for k, f := range parts {
+			if k == 0 {
+				f = escapeGlob(u.prefix) + f
+			}
+			if k == len(parts)-1 {
+				f += escapeGlob(u.sfx)
+			}
+			if hasWild(f) {
+				fields = append(fields, word{loose: unescapeGlob(f), pat: f})
+			} else {
+				fields = append(fields, nameWord(unescapeGlob(f)))
+			}
+		}
+	}
+	if u.input {
+		for _, f := range fields {
+			z.redirectTarget(syntax.RdrIn, f)
+		}
+		return
+	}
+	ws := append(append(append([]word{}, u.ws[:u.i]...), fields...), u.ws[u.i+1:]...)
+	first := len(z.a.reads)
+	z.mentionWords(fields)
+	z.treeOperands(cmdName(ws[0]), ws, first)
+}
+
+// nameWord is the literal word s.
+func nameWord(s string) word { return word{lit: s, ok: true, loose: s} }
