@@ -71,7 +71,13 @@ func (z *analyzer) noteWords(name string, vals []word) {
 // operandVariables records the operands of one simple command (args as
 // parsed, ws as read) that expand a variable.
 func (z *analyzer) operandVariables(args []*syntax.Word, ws []word) {
+	name := cmdName(ws[0])
 	for i := 1; i < len(args); i++ {
+		if !readsNoOperand(name) && commandOutput(args[i]) {
+			// cat $(printf .%s env): the names are a command's output,
+			// which nothing reads before it runs.
+			z.a.unjudgedRead("an operand made of a command substitution's output (" + clip(printable(ws[min(i, len(ws)-1)].loose), 40) + ")")
+		}
 		u, ok := operandOf(args[i])
 		if !ok {
 			continue
@@ -101,6 +107,33 @@ func (z *analyzer) inputVariable(t *syntax.Word) {
 	}
 	u.input, u.cwd, u.cwds = true, z.cwd, z.cwds
 	z.values.uses = append(z.values.uses, u)
+}
+
+// commandOutput reports a word holding a command substitution ($(…),
+// `…`, $(<file)).
+func commandOutput(w *syntax.Word) bool {
+	found := false
+	syntax.Walk(w, func(n syntax.Node) bool {
+		if _, ok := n.(*syntax.CmdSubst); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// readsNoOperand reports a program that opens none of its operands to read
+// what they hold (it takes names, numbers or text), so operands made of a
+// command's output are no reads of it.
+func readsNoOperand(name string) bool {
+	switch name {
+	case "ls", "dir", "vdir", "tree", "cd", "pushd", "popd", "mkdir", "rmdir", "touch", "rm", "stat", "du", "df",
+		"test", "[", "realpath", "readlink", "dirname", "basename", "chmod", "chown", "chgrp", "echo", "printf",
+		"pwd", "true", "false", ":", "kill", "sleep", "wait", "exit", "return", "shift", "export", "declare",
+		"local", "readonly", "typeset", "unset", "which", "type", "id", "date", "seq", "expr":
+		return true
+	}
+	return false
 }
 
 // operandOf reads w as literal text around one plain expansion of a

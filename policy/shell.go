@@ -718,6 +718,7 @@ func (z *analyzer) command(s simple, depth int) {
 	z.mentionWords(s.words[1:])
 	z.gitObjectReads(name, s.words[1:])
 	z.treeOperands(name, s.words, firstRead)
+	z.listedNames(name, s.words)
 	firstWrite := len(z.a.writes)
 	z.writtenSources(name, s.words[1:], firstWrite)
 	z.commandWrites(name, s.words, depth)

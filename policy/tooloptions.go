@@ -354,6 +354,7 @@ type tarOptions struct {
 	remote          bool       // an archive on another host (HOST:FILE): tar runs rsh or ssh
 	forceLocal      bool
 	removes         bool // --remove-files: what is archived is deleted
+	namesFrom       bool // -T, --files-from: the names to archive are in a file
 }
 
 type tarWrite struct {
@@ -448,6 +449,8 @@ func readTar(args []word) tarOptions {
 			t.writes = append(t.writes, tarWrite{"tar -g", v})
 		case 'I', 'F':
 			t.runs = append(t.runs, v)
+		case 'T':
+			t.namesFrom = true
 		}
 	}
 	for i := 0; i < len(args); i++ {
@@ -493,6 +496,9 @@ func readTar(args []word) tarOptions {
 				t.dirs = append(t.dirs, value())
 			case tarLongIs(n, "--force-local"):
 				t.forceLocal = true
+			case tarLongIs(n, "--files-from"):
+				t.namesFrom = true
+				value()
 			case tarLongIs(n, "--remove-files"):
 				t.removes = true
 			case tarLongIs(n, "--listed-incremental") || tarLongIs(n, "--index-file") || tarLongIs(n, "--volno-file"):
@@ -560,6 +566,9 @@ func (z *analyzer) tarWrites(name string, args []word) {
 	}
 	if t.removes {
 		z.a.refuseAllow(name + " --remove-files deletes the files it archives")
+	}
+	if t.namesFrom && t.create {
+		z.a.unjudgedRead(name + " -T archives the files a list names")
 	}
 	if t.remote && !t.forceLocal {
 		z.a.refuseAllow(name + " -f HOST:FILE (an archive on another host: tar runs rsh or ssh)")

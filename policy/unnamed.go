@@ -487,6 +487,52 @@ func (z *analyzer) inputNames(name string, in inner) {
 	}
 }
 
+// listedNames records a program that reads the files a list names (a
+// file, or its input), which the policy cannot check against the
+// read_file rules: zip -@, cpio -o, wc and sort --files0-from, a
+// checksum's -c, git's --pathspec-from-file (tar -T is tarWrites'). Each
+// read .env from a list holding ".env" past a deny rule on **/.env.
+func (z *analyzer) listedNames(name string, ws []word) {
+	long := func(l, o string) bool {
+		n, _, _ := strings.Cut(l, "=")
+		return len(n) > 3 && strings.HasPrefix(o, n)
+	}
+	for _, w := range ws[1:] {
+		l := w.loose
+		if l == "--" {
+			return
+		}
+		short := len(l) > 1 && l[0] == '-' && l[1] != '-'
+		why := ""
+		switch name {
+		case "zip":
+			if l == "-@" || long(l, "--names-stdin") {
+				why = "zip -@ archives the files its input names"
+			}
+		case "cpio":
+			if short && strings.ContainsRune(l, 'o') || long(l, "--create") {
+				why = "cpio -o archives the files its input names"
+			}
+		case "wc", "sort", "du":
+			if name != "du" && long(l, "--files0-from") {
+				why = name + " --files0-from reads the files a list names"
+			}
+		case "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "shasum":
+			if short && strings.ContainsRune(l, 'c') || long(l, "--check") {
+				why = name + " -c reads the files a list names"
+			}
+		case "git":
+			if long(l, "--pathspec-from-file") {
+				why = "git --pathspec-from-file takes the files a list names"
+			}
+		}
+		if why != "" {
+			z.a.unjudgedRead(why)
+			return
+		}
+	}
+}
+
 // unjudgedVerdict asks, in every mode, when read_file rules exist and the
 // command reads files it cannot check against them (analysis.unjudged: a
 // program run on names from its input, an operand set to a value the

@@ -47,6 +47,9 @@ func unnamedRules(denyPath string) []Rule {
 func TestUnnamedReads(t *testing.T) {
 	ws := unnamedWorkspace(t)
 	denied := []string{
+		"cat $(printf .%s env)",
+		"f=.e; cat \"${f}nv\"",
+		"tar cf - -T list",
 		"cat .*",
 		"cat .e?v",
 		"cat .env*",
@@ -139,6 +142,9 @@ func TestUnnamedReads(t *testing.T) {
 		"git stash",
 		"for f in ./*.go; do gofmt -l \"$f\"; done",
 		"gofmt -l ./*.go",
+		"echo $(date)",
+		"ls -d $(dirname src/x.go)",
+		"f=main.go; cat \"$f\"",
 		"cat \"$PWD/main.go\"",
 	}
 	// Unseen (the call not resolved here), **/.env may name a file under

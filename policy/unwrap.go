@@ -258,6 +258,10 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		return scriptsOf(readTar(ws[1:]).runs)
 	case name == "zip":
 		return optionScripts(ws, []string{"-TT", "--unzip-command"}, nil)
+	case name == "split":
+		// --filter=COMMAND runs in $SHELL -c for every piece (split
+		// --filter='cat .env' printed .env).
+		return optionScripts(ws, []string{"--filter"}, nil)
 	case name == "ssh":
 		return sshRemote(ws)
 	case name == "docker" || name == "podman" || name == "nerdctl":
