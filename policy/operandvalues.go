@@ -82,31 +82,32 @@ func (z *analyzer) operandVariables(args []*syntax.Word, ws []word) {
 		if !ok {
 			continue
 		}
-		if len(z.values.uses) >= maxOperandUses {
-			z.a.unjudgedRead("more operands set by the command than the policy judges")
-			return
-		}
 		if len(args) != len(ws) {
 			u.complex = true // a brace expansion made more words: no place to put the value
 		}
-		u.ws, u.i, u.cwd, u.cwds = ws, i, z.cwd, z.cwds
-		z.values.uses = append(z.values.uses, u)
+		u.ws, u.i = ws, i
+		z.useOperand(u)
 	}
+}
+
+// useOperand keeps u, in the directory the command is in, for
+// judgeOperandValues.
+func (z *analyzer) useOperand(u operandUse) {
+	if len(z.values.uses) >= maxOperandUses {
+		z.a.unjudgedRead("more operands set by the command than the policy judges")
+		return
+	}
+	u.cwd, u.cwds = z.cwd, z.cwds
+	z.values.uses = append(z.values.uses, u)
 }
 
 // inputVariable records an input redirection's target that expands a
 // variable (cat < $f).
 func (z *analyzer) inputVariable(t *syntax.Word) {
-	u, ok := operandOf(t)
-	if !ok {
-		return
+	if u, ok := operandOf(t); ok {
+		u.input = true
+		z.useOperand(u)
 	}
-	if len(z.values.uses) >= maxOperandUses {
-		z.a.unjudgedRead("more operands set by the command than the policy judges")
-		return
-	}
-	u.input, u.cwd, u.cwds = true, z.cwd, z.cwds
-	z.values.uses = append(z.values.uses, u)
 }
 
 // commandOutput reports a word holding a command substitution ($(…),
@@ -149,66 +150,40 @@ func operandOf(w *syntax.Word) (u operandUse, ok bool) {
 	if len(u.names) == 0 {
 		return u, false
 	}
-	if len(u.names) > 1 {
-		u.complex = true
-		return u, true
-	}
 	var text strings.Builder
 	seen := false
-	add := func(s string) {
-		text.WriteString(s)
-	}
-	param := func(p *syntax.ParamExp, quoted bool) bool {
-		if p.Excl || p.Length || p.Width || p.Slice != nil || p.Repl != nil || p.Exp != nil || p.Param == nil {
-			return false
-		}
-		u.name, u.quoted, u.prefix = p.Param.Value, quoted, text.String()
-		text.Reset()
-		seen = true
-		return true
-	}
-	plain := func(s string) bool { return !strings.ContainsAny(s, `\*?[`) }
-	for _, part := range w.Parts {
+	// take reads one part: literal text, or the one plain expansion.
+	take := func(part syntax.WordPart, quoted bool) bool {
 		switch part := part.(type) {
 		case *syntax.Lit:
-			if !plain(part.Value) {
-				u.complex = true
-				return u, true
+			text.WriteString(part.Value)
+			if quoted {
+				return !strings.Contains(part.Value, `\`)
 			}
-			add(part.Value)
+			return !strings.ContainsAny(part.Value, `\*?[`)
 		case *syntax.SglQuoted:
-			if part.Dollar {
-				u.complex = true
-				return u, true
-			}
-			add(part.Value)
+			text.WriteString(part.Value)
+			return !part.Dollar
 		case *syntax.ParamExp:
-			if seen || !param(part, false) {
-				u.complex = true
-				return u, true
+			if seen || part.Excl || part.Length || part.Width || part.Slice != nil || part.Repl != nil || part.Exp != nil {
+				return false
 			}
-		case *syntax.DblQuoted:
-			for _, in := range part.Parts {
-				switch in := in.(type) {
-				case *syntax.Lit:
-					if strings.Contains(in.Value, `\`) {
-						u.complex = true
-						return u, true
-					}
-					add(in.Value)
-				case *syntax.ParamExp:
-					if seen || !param(in, true) {
-						u.complex = true
-						return u, true
-					}
-				default:
+			u.name, u.quoted, u.prefix, seen = part.Param.Value, quoted, text.String(), true
+			text.Reset()
+			return true
+		}
+		return false
+	}
+	u.complex = len(u.names) > 1
+	for _, part := range w.Parts {
+		if dq, isDQ := part.(*syntax.DblQuoted); isDQ {
+			for _, in := range dq.Parts {
+				if !take(in, true) {
 					u.complex = true
-					return u, true
 				}
 			}
-		default:
+		} else if !take(part, false) {
 			u.complex = true
-			return u, true
 		}
 	}
 	u.sfx = text.String()
