@@ -91,6 +91,7 @@ func TestEveryDoorAsksTheSame(t *testing.T) {
 		{"a read denied", "Read", map[string]any{"file_path": askingWS + "/.env"}, "deny"},
 		{"a write outside", "Write", map[string]any{"file_path": "/etc/hosts", "content": "x"}, "ask"},
 		{"a write into .git", "Write", map[string]any{"file_path": askingWS + "/.git/hooks/pre-push", "content": "x"}, "ask"},
+		{"a write of the agent's settings a rule allows", "Write", map[string]any{"file_path": askingWS + "/src/.claude/settings.json", "content": "{}"}, "ask"},
 		{"a search", "Grep", map[string]any{"pattern": "KEY", "path": askingWS}, "deny"},
 		{"an MCP tool", "mcp__github__get_issue", map[string]any{"number": 7}, "allow"},
 		{"another MCP tool", "mcp__github__merge_pr", map[string]any{"number": 7}, "ask"},
