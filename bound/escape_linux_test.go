@@ -605,3 +605,41 @@ func TestBoundKeepsAskopsConfig(t *testing.T) {
 		})
 	}
 }
+
+// With Landlock alone (no namespaces, no mounts), an agent's settings at
+// the workspace's top are kept as .git is: not granted, so a write there
+// is refused, while the rest of the workspace stays writable.
+func TestLandlockAloneKeepsAgentSettings(t *testing.T) {
+	sup := Probe(t.Context(), "")
+	if sup.LandlockABI == 0 {
+		t.Fatal("no Landlock here: the bound's tests need it (see docs/security.md)")
+	}
+	ws := t.TempDir()
+	for _, d := range []string{".claude", "src"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(Config{Support: Support{LandlockABI: sup.LandlockABI}, Writable: []string{}, KeepNames: func(n string) bool { return n == ".claude" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cmd := exec.CommandContext(t.Context(), "bash", "-c", `echo x > src/a && echo wrote-src; echo '{"hooks":{}}' > .claude/settings.json && echo WROTE-SETTINGS; true`)
+	cmd.Dir, cmd.Env = ws, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	release, err := b.Wrap(cmd, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	release()
+	if err != nil || !strings.Contains(string(out), "wrote-src") || strings.Contains(string(out), "WROTE-SETTINGS") {
+		t.Fatalf("%v; output:\n%s", err, out)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, ".claude", "settings.json")); string(got) != "{}" {
+		t.Errorf("the settings now hold %q", got)
+	}
+}

@@ -220,8 +220,9 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 		sp.NetNS = !netOpen
 		setNamespaces(cmd, &sp)
 	} else {
-		// Landlock alone: the workspace's entries but .git, one by one.
-		children, err := grantChildren(workspace)
+		// Landlock alone: the workspace's entries but .git and the
+		// settings kept, one by one.
+		children, err := grantChildren(workspace, b.cfg.KeepNames)
 		if err != nil {
 			return nil, err
 		}
@@ -522,18 +523,19 @@ func readHead(p string, n int64) ([]byte, error) {
 }
 
 // grantChildren lists the workspace's entries a command may write under
-// Landlock alone: every directory and regular file but .git, never a
-// symlink (a rule on src/glink would be a rule on whatever it points at).
-// The workspace's own directory is not among them: a grant on it would
-// cover .git.
-func grantChildren(workspace string) ([]string, error) {
+// Landlock alone: every directory and regular file but .git and the names
+// keep reports (an agent's settings), never a symlink (a rule on src/glink
+// would be a rule on whatever it points at). The workspace's own directory
+// is not among them: a grant on it would cover .git (and let a command
+// make a .claude where there is none).
+func grantChildren(workspace string, keep func(name string) bool) ([]string, error) {
 	entries, err := os.ReadDir(workspace)
 	if err != nil {
 		return nil, fmt.Errorf("bound: reading the workspace %s: %w", workspace, err)
 	}
 	var out []string
 	for _, e := range entries {
-		if e.Name() == ".git" {
+		if e.Name() == ".git" || keep != nil && keep(e.Name()) {
 			continue
 		}
 		if t := e.Type(); t.IsDir() || t.IsRegular() {
