@@ -204,18 +204,28 @@ func (z *analyzer) judgeOperandValues() {
 		if !assigned {
 			continue // from outside the command
 		}
+		// A value that cannot be placed is no read for a program that
+		// opens none of its operands (while read -r l; do echo "$l").
+		unjudged := u.input || !readsNoOperand(cmdName(u.ws[0]))
 		if u.complex {
-			z.a.unjudgedRead("an operand built from values the command sets ($" + strings.Join(u.names, ", $") + ")")
+			if unjudged {
+				z.a.unjudgedRead("an operand built from values the command sets ($" + strings.Join(u.names, ", $") + ")")
+			}
 			continue
 		}
 		for _, v := range z.values.words[u.name] {
-			if !v.known() && v.pat == "" {
-				z.a.unjudgedRead("an operand set to a value the policy cannot see ($" + u.name + ")")
-				break
+			why := ""
+			switch {
+			case !v.known() && v.pat == "":
+				why = "an operand set to a value the policy cannot see ($" + u.name + ")"
+			case !u.quoted && z.ifsSet:
+				why = "an operand split by an IFS the command sets ($" + u.name + ")"
 			}
-			if !u.quoted && z.ifsSet {
-				z.a.unjudgedRead("an operand split by an IFS the command sets ($" + u.name + ")")
-				break
+			if why != "" {
+				if unjudged {
+					z.a.unjudgedRead(why)
+				}
+				continue
 			}
 			z.cwd, z.cwds = u.cwd, u.cwds
 			z.judgeOperand(u, v)
