@@ -21,7 +21,9 @@ import (
 // judged as the operand it becomes. A value the policy cannot see (read,
 // mapfile, command output, +=) or an operand it cannot take apart makes
 // the read unjudged: the command asks, in every mode, where read rules
-// exist (unjudgedVerdict).
+// exist (unjudgedVerdict), unless the program opens none of its operands
+// (readsNoOperand: echo "$line"). So does an operand made of a command
+// substitution's output (cat $(printf .%s env)).
 
 // operandUse is an operand that expands a variable the command may assign.
 type operandUse struct {
