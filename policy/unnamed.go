@@ -513,8 +513,8 @@ func (z *analyzer) listedNames(name string, ws []word) {
 			if short && strings.ContainsRune(l, 'o') || long(l, "--create") {
 				why = "cpio -o archives the files its input names"
 			}
-		case "wc", "sort", "du":
-			if name != "du" && long(l, "--files0-from") {
+		case "wc", "sort":
+			if long(l, "--files0-from") {
 				why = name + " --files0-from reads the files a list names"
 			}
 		case "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "shasum":
