@@ -47,6 +47,7 @@ import (
 
 	"github.com/askops/askops/internal/fakeopenai"
 	"github.com/askops/askops/internal/fakeslack"
+	"github.com/askops/askops/pending"
 )
 
 const apiToken = "bench-waiting-token-0123456789abcdef"
@@ -267,8 +268,17 @@ func run(o options) error {
 	hold(ctx, o, cmd.Process, base, redisPort, seen, started)
 	stopPolls()
 	polls.Wait()
-	pending, ended := stats.pending.Load(), stats.ended.Load()
-	fmt.Printf("polls: %d answered pending, %d answered ended, %d failed; slowest round %s\n", pending, ended, stats.failed.Load(), time.Duration(stats.slowestRound.Load()).Round(time.Millisecond))
+	waiting, ended := stats.pending.Load(), stats.ended.Load()
+	slowest := time.Duration(stats.slowestRound.Load())
+	fmt.Printf("polls: %d answered pending, %d answered ended, %d failed; slowest round %s\n", waiting, ended, stats.failed.Load(), slowest.Round(time.Millisecond))
+	if ended > 0 && slowest >= pending.DefaultLeaseTTL {
+		// An Ask nobody polls within its lease is cancelled, as the
+		// serve must: here the bench's own round was that slow, so the
+		// ended Asks say the machine could not poll them in time, not
+		// that the serve lost them. Real clients long-poll and hold it.
+		fmt.Printf("note: the slowest poll round (%s) reached the lease (%s): the %d ended Asks lapsed between this bench's polls; use fewer Asks or more -workers on this machine\n",
+			slowest.Round(time.Millisecond), pending.DefaultLeaseTTL, ended)
+	}
 	return nil
 }
 
