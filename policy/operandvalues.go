@@ -42,6 +42,9 @@ type operandUse struct {
 	// input: an input redirection's target (< $f), not a command's
 	// operand; ws and i are unset.
 	input bool
+	// positional: the operand expands $1, $@ …, which the command sets
+	// where it calls a function, runs set -- or a nested script.
+	positional bool
 }
 
 // maxOperandUses bounds the operands kept, and maxOperandValues the values
@@ -74,6 +77,13 @@ func (z *analyzer) noteWords(name string, vals []word) {
 // parsed, ws as read) that expand a variable.
 func (z *analyzer) operandVariables(args []*syntax.Word, ws []word) {
 	name := cmdName(ws[0])
+	if name == "set" {
+		for _, w := range ws[1:] {
+			if !strings.HasPrefix(w.loose, "-") && !strings.HasPrefix(w.loose, "+") || w.loose == "--" {
+				z.values.positionals = true // set -- a b: $1, $2 …
+			}
+		}
+	}
 	for i := 1; i < len(args); i++ {
 		if !readsNoOperand(name) && commandOutput(args[i]) {
 			// cat $(printf .%s env): the names are a command's output,
@@ -144,13 +154,21 @@ func readsNoOperand(name string) bool {
 // when w expands no variable by name.
 func operandOf(w *syntax.Word) (u operandUse, ok bool) {
 	syntax.Walk(w, func(n syntax.Node) bool {
-		if p, isParam := n.(*syntax.ParamExp); isParam && p.Param != nil && identifier(p.Param.Value) && !isDigits(p.Param.Value) {
+		p, isParam := n.(*syntax.ParamExp)
+		switch {
+		case !isParam || p.Param == nil:
+		case isDigits(p.Param.Value) || p.Param.Value == "@" || p.Param.Value == "*":
+			u.positional = true
+		case identifier(p.Param.Value):
 			u.names = append(u.names, p.Param.Value)
 		}
 		return true
 	})
-	if len(u.names) == 0 {
+	if len(u.names) == 0 && !u.positional {
 		return u, false
+	}
+	if u.positional {
+		return u, true // judged whole: the values are the caller's words
 	}
 	var text strings.Builder
 	seen := false
@@ -198,7 +216,7 @@ func (z *analyzer) judgeOperandValues() {
 	cwd, cwds := z.cwd, z.cwds
 	defer func() { z.cwd, z.cwds = cwd, cwds }()
 	for _, u := range z.values.uses {
-		assigned := false
+		assigned := u.positional && z.values.positionals
 		for _, n := range u.names {
 			_, set := z.values.words[n]
 			assigned = assigned || set
@@ -209,6 +227,12 @@ func (z *analyzer) judgeOperandValues() {
 		// A value that cannot be placed is no read for a program that
 		// opens none of its operands (while read -r l; do echo "$l").
 		unjudged := u.input || !readsNoOperand(cmdName(u.ws[0]))
+		if u.positional {
+			if unjudged {
+				z.a.unjudgedRead("an operand built from positional parameters the command sets (a function's, set --, a nested script's)")
+			}
+			continue
+		}
 		if u.complex {
 			if unjudged {
 				z.a.unjudgedRead("an operand built from values the command sets ($" + strings.Join(u.names, ", $") + ")")

@@ -252,6 +252,9 @@ func (z *analyzer) script(src string, depth int, outer bool) {
 		return
 	}
 	z.bashReadings(f, src, depth)
+	if depth > 0 {
+		z.values.positionals = true // bash -c SCRIPT ARG…: the caller's words are its $0, $1 …
+	}
 	z.file(f, depth, outer)
 }
 
@@ -428,6 +431,7 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 		case *syntax.FuncDecl:
 			z.a.refuseAllow("a function definition")
 			z.forkBomb(n)
+			z.values.positionals = true // a call gives its body $1, $2 …
 		case *syntax.DeclClause:
 			z.a.refuseAllow("a declaration (" + n.Variant.Value + ")")
 			z.declClause(n, depth)

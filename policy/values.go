@@ -86,6 +86,9 @@ type valueState struct {
 	// (noteWords); uses: the operands that expand one (operandvalues.go).
 	words map[string][]word
 	uses  []operandUse
+	// positionals: the command gives $1, $2 … values of its own (it
+	// defines a function, runs set with operands, or is a nested script).
+	positionals bool
 }
 
 type loopValue struct {
