@@ -45,6 +45,9 @@ type operandUse struct {
 	// positional: the operand expands $1, $@ …, which the command sets
 	// where it calls a function, runs set -- or a nested script.
 	positional bool
+	// dflt: the word of ${x:-WORD} (and :=, :+), a value written in the
+	// command whoever set x.
+	dflt []word
 }
 
 // maxOperandUses bounds the operands kept, and maxOperandValues the values
@@ -167,9 +170,6 @@ func operandOf(w *syntax.Word) (u operandUse, ok bool) {
 	if len(u.names) == 0 && !u.positional {
 		return u, false
 	}
-	if u.positional {
-		return u, true // judged whole: the values are the caller's words
-	}
 	var text strings.Builder
 	seen := false
 	// take reads one part: literal text, or the one plain expansion.
@@ -185,8 +185,24 @@ func operandOf(w *syntax.Word) (u operandUse, ok bool) {
 			text.WriteString(part.Value)
 			return !part.Dollar
 		case *syntax.ParamExp:
-			if seen || part.Excl || part.Length || part.Width || part.Slice != nil || part.Repl != nil || part.Exp != nil {
+			if seen || part.Excl || part.Length || part.Width || part.Slice != nil || part.Repl != nil {
 				return false
+			}
+			if part.Exp != nil {
+				// ${x:-.env}, ${x:=.env}, ${x:+.env}: the word is written
+				// in the command, and is the value whenever x is unset
+				// (or set): a value to judge whatever x holds.
+				switch part.Exp.Op {
+				case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull,
+					syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
+				default:
+					return false
+				}
+				if part.Exp.Word != nil {
+					u.dflt = []word{wordOf(part.Exp.Word)}
+				} else {
+					u.dflt = []word{{}}
+				}
 			}
 			u.name, u.quoted, u.prefix, seen = part.Param.Value, quoted, text.String(), true
 			text.Reset()
@@ -216,30 +232,20 @@ func (z *analyzer) judgeOperandValues() {
 	cwd, cwds := z.cwd, z.cwds
 	defer func() { z.cwd, z.cwds = cwd, cwds }()
 	for _, u := range z.values.uses {
-		assigned := u.positional && z.values.positionals
-		for _, n := range u.names {
-			_, set := z.values.words[n]
-			assigned = assigned || set
-		}
-		if !assigned {
-			continue // from outside the command
-		}
 		// A value that cannot be placed is no read for a program that
 		// opens none of its operands (while read -r l; do echo "$l").
 		unjudged := u.input || !readsNoOperand(cmdName(u.ws[0]))
-		if u.positional {
-			if unjudged {
-				z.a.unjudgedRead("an operand built from positional parameters the command sets (a function's, set --, a nested script's)")
-			}
-			continue
-		}
-		if u.complex {
+		values, assigned := z.operandValues(u)
+		switch {
+		case !assigned:
+			continue // from outside the command
+		case u.complex:
 			if unjudged {
 				z.a.unjudgedRead("an operand built from values the command sets ($" + strings.Join(u.names, ", $") + ")")
 			}
 			continue
 		}
-		for _, v := range z.values.words[u.name] {
+		for _, v := range values {
 			why := ""
 			switch {
 			case !v.known() && v.pat == "":
@@ -257,6 +263,34 @@ func (z *analyzer) judgeOperandValues() {
 			z.judgeOperand(u, v)
 		}
 	}
+}
+
+// operandValues is every value the command may give u's expansion, and
+// whether the command gives it any (else it comes from outside): the
+// words assigned to the variable, a value no word holds for a nameref
+// (its value is another variable's) and for positional parameters the
+// command sets (a function's, set --, a nested script's), and the word of
+// ${x:-WORD}, written in the command whoever set x.
+func (z *analyzer) operandValues(u operandUse) (values []word, assigned bool) {
+	unseen := word{loose: anyText}
+	if u.positional {
+		if z.values.positionals {
+			values = append(values, unseen)
+		}
+	} else {
+		for _, n := range u.names {
+			vs, set := z.values.words[n]
+			if _, ref := z.values.namerefs[n]; ref {
+				vs, set = []word{unseen}, true
+			}
+			if set && n == u.name {
+				values = append(values, vs...)
+			}
+			assigned = assigned || set
+		}
+	}
+	values = append(values, u.dflt...)
+	return values, assigned || len(values) > 0
 }
 
 // judgeOperand judges u's command with value v in u's place: a literal
