@@ -47,7 +47,8 @@ const maxMentions = 4096
 // mentionWords records the operands of a simple command that may name
 // files it reads: literal words (options' values after `=`, as in
 // --file=.env or if=.env, too), what follows a short option's letter
-// (curl -T.env, -d@.env), and the file after a read sigil: @ or < (curl -d @.env,
+// (curl -T.env, -d@.env), the file after a KEY= in an option's value
+// (--from-file=k=.env), and the file after a read sigil: @ or < (curl -d @.env,
 // -F 'f=@.env;type=text/plain', -F 'f=<.env', --data-urlencode n@.env,
 // httpie's field@.env), which the program opens and sends, and each value
 // of a key=value list (docker build --secret id=k,src=.env).
@@ -65,6 +66,11 @@ func (z *analyzer) mentionWords(args []word) {
 		}
 		if i := strings.IndexByte(p, '='); i >= 0 {
 			p = p[i+1:]
+			if j := strings.LastIndexByte(p, '='); j >= 0 {
+				// KEY=FILE as an option's value: kubectl create secret
+				// --from-file=k=.env uploads .env.
+				z.mention(p[j+1:])
+			}
 		} else if strings.HasPrefix(p, "--") {
 			continue
 		} else if strings.HasPrefix(p, "-") {
