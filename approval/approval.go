@@ -270,7 +270,13 @@ func (c *Core) wait(ctx context.Context, t *trip) pending.Ask {
 	if ctx.Err() != nil {
 		// The run stopped while the message was on its way: it exists
 		// now, so end the Ask and let the update below take its buttons.
-		return c.endUnanswered(ctx, t.a, pending.Cancelled, "the run stopped while the approval request was being posted")
+		// A stop that says why (the serve shutting down, the asker gone)
+		// is recorded as Wait would have recorded it a moment later.
+		reason := "the run stopped while the approval request was being posted"
+		if cause := context.Cause(ctx); cause != ctx.Err() {
+			reason = pending.CancelReason(ctx)
+		}
+		return c.endUnanswered(ctx, t.a, pending.Cancelled, reason)
 	}
 	return c.await(ctx, t)
 }

@@ -313,6 +313,35 @@ func TestUnansweredOutcomes(t *testing.T) {
 			checkEnded(t, s, n, got)
 		})
 	}
+	// A run stopped while its message was on the way ends cancelled before
+	// it waits; a stop that says why (a serve shutting down) is recorded in
+	// the words Wait records a moment later, so the reason never depends on
+	// which side of the post the stop fell.
+	for _, tc := range []struct {
+		name  string
+		cause error
+		want  string
+	}{
+		{"run stopped while posting: cancelled", nil, "the run stopped while the approval request was being posted"},
+		{"serve stopped while posting: cancelled with its cause", errors.New("askops is shutting down"), "wait ended: askops is shutting down"},
+		{"asker gone while posting: cancelled as gone", pending.ErrAskerGone, pending.ReasonAskerGone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSetup(t)
+			n := newNotifier("C1")
+			ctx, stop := context.WithCancelCause(t.Context())
+			defer stop(nil)
+			n.post = func(_ context.Context, a pending.Ask) (string, string, error) {
+				stop(tc.cause) // Slack has made the message; its answer is on the way
+				return "C1", "ts-" + a.ID, nil
+			}
+			got := s.core(t, nil, n).Approve(ctx, bashRequest("run-1", "sess-1", "ls"))
+			if got.Status != pending.Status(pending.Cancelled) || got.DecisionReason != tc.want {
+				t.Fatalf("got %s (%q), want cancelled (%q)", got.Status, got.DecisionReason, tc.want)
+			}
+			checkEnded(t, s, n, got)
+		})
+	}
 	t.Run("post failed: unavailable with the notifier's reason", func(t *testing.T) {
 		s := newSetup(t)
 		n := newNotifier("C1")

@@ -29,9 +29,11 @@ const ReasonAskerGone = "the agent stopped waiting"
 // ReasonAskerGone.
 var ErrAskerGone = errors.New(ReasonAskerGone)
 
-// cancelReason is the reason Wait records when ctx ended: ReasonAskerGone
+// CancelReason is the reason Wait records when ctx ended: ReasonAskerGone
 // when the front door said its asker went away, else the context's cause.
-func cancelReason(ctx context.Context) string {
+// A waiter that sees ctx end before it reaches Wait records the same words,
+// so an Ask's reason does not depend on the moment the stop found it.
+func CancelReason(ctx context.Context) string {
 	cause := context.Cause(ctx)
 	if errors.Is(cause, ErrAskerGone) {
 		return ReasonAskerGone

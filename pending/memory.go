@@ -259,7 +259,7 @@ func (s *MemoryStore) closedEnd(id string) *waitEnd {
 func (s *MemoryStore) finish(ctx context.Context, id string, outcome Outcome) *waitEnd {
 	reason := reasonDeadline
 	if outcome == Cancelled {
-		reason = cancelReason(ctx)
+		reason = CancelReason(ctx)
 	}
 	a, _, err := s.decide(id, outcome, "", reason)
 	if left, ok := earlyLeft(err); ok {

@@ -649,7 +649,7 @@ func (s *RedisStore) finish(ctx context.Context, id string, last *Ask, outcome O
 func (s *RedisStore) finishOnce(ctx context.Context, id string, last *Ask, outcome Outcome) *waitEnd {
 	reason := reasonDeadline
 	if outcome == Cancelled {
-		reason = cancelReason(ctx)
+		reason = CancelReason(ctx)
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.finishBudget())
 	defer cancel()
