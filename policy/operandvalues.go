@@ -81,9 +81,14 @@ func (z *analyzer) noteWords(name string, vals []word) {
 func (z *analyzer) operandVariables(args []*syntax.Word, ws []word) {
 	name := cmdName(ws[0])
 	if name == "set" {
-		for _, w := range ws[1:] {
-			if !strings.HasPrefix(w.loose, "-") && !strings.HasPrefix(w.loose, "+") || w.loose == "--" {
-				z.values.positionals = true // set -- a b: $1, $2 …
+		for k := 1; k < len(ws); k++ {
+			l := ws[k].loose
+			flag := strings.HasPrefix(l, "-") || strings.HasPrefix(l, "+")
+			switch {
+			case l == "--" || !flag:
+				z.values.positionals = true // set -- a b, set a b: $1, $2 …
+			case strings.HasSuffix(l, "o"):
+				k++ // set -o pipefail, set -euo pipefail: an option's name
 			}
 		}
 	}
