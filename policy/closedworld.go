@@ -177,6 +177,15 @@ func codeInterpreterOf(name string) (codeInterpreter, bool) {
 		return codeInterpreter{code: []string{"-eval", "-s", "-run"}}, true
 	case name == "sbcl" || name == "clisp":
 		return codeInterpreter{code: []string{"--eval", "-x"}}, true
+	case name == "dc":
+		// dc's ! runs a shell command; -f FILE is a script as an operand is.
+		return codeInterpreter{code: []string{"-e", "--expression"}}, true
+	case name == "m4" || name == "gm4":
+		// m4's input is its program (include(), syscmd(), esyscmd()).
+		return codeInterpreter{valued: "DUIotFR", glued: "dl",
+			long: []string{"--define", "--undefine", "--include", "--debugfile", "--trace", "--freeze-state", "--reload-state", "--error-output"}}, true
+	case name == "gnuplot":
+		return codeInterpreter{code: []string{"-e"}}, true
 	}
 	return codeInterpreter{}, false
 }
@@ -395,6 +404,21 @@ func (ci codeInterpreter) codeOption(l string) string {
 		}
 	}
 	return ""
+}
+
+// commandsFromStdin reports whether the command takes code from its
+// stdin: an interpreter given no program (python3, python3 -), ed and ex,
+// which always read their commands there (printf 'r .env\n,p\n' | ed -s
+// x printed .env), and sqlite3 given no SQL.
+func (z *analyzer) commandsFromStdin(name string, ws []word) bool {
+	switch name {
+	case "ed", "red", "ex":
+		return true
+	case "sqlite3", "sqlite":
+		sl := readSqliteLine(ws[1:])
+		return len(sl.texts) == 0 && sl.opaque == ""
+	}
+	return z.interpreterCode(name, ws)
 }
 
 // feedsStdin says what feeds a statement's stdin when it is a here-document, a

@@ -114,7 +114,12 @@ func (z *analyzer) gitObjectReads(name string, args []word) {
 	}
 	sub, rest := gitSubcommand(args)
 	switch sub {
-	case "show", "cat-file", "diff", "archive", "grep":
+	case "log", "whatchanged":
+		z.gitLineRanges(rest)
+		return
+	case "show":
+		z.gitLineRanges(rest)
+	case "cat-file", "diff", "archive", "grep":
 	default:
 		return
 	}
@@ -139,6 +144,43 @@ func (z *analyzer) gitObjectReads(name string, args []word) {
 		z.mention(p)
 		if !strings.HasPrefix(p, "./") && !strings.HasPrefix(p, "../") && z.cwd != "" && z.cwd != z.workspace {
 			z.mentionIn(p, z.workspace)
+		}
+	}
+}
+
+// gitLineRanges records the files git log's -L prints the history of
+// (git log -L1,5:.env printed .env's lines past a read_file deny rule on
+// **/.env): -L's value is START,END:FILE or :FUNCNAME:FILE, FILE in the
+// command's directory. A range's regular expression may hold a colon, so
+// whatever follows any colon is taken for FILE: the strictest reading.
+func (z *analyzer) gitLineRanges(args []word) {
+	for i, w := range args {
+		if w.loose == "--" {
+			return
+		}
+		var v word
+		switch {
+		case w.loose == "-L" && i+1 < len(args):
+			v = args[i+1]
+		case strings.HasPrefix(w.loose, "-L") && len(w.loose) > 2:
+			v = word{loose: w.loose[2:], ok: w.ok}
+			if w.ok {
+				v.lit = w.lit[2:]
+			}
+		default:
+			continue
+		}
+		if !v.ok {
+			z.a.unjudgedRead("git log -L names the file it prints in a word the policy cannot read")
+			continue
+		}
+		for p := v.lit; ; {
+			_, after, ok := strings.Cut(p, ":")
+			if !ok {
+				break
+			}
+			z.mention(after)
+			p = after
 		}
 	}
 }

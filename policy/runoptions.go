@@ -141,25 +141,8 @@ func awkRegexStart(before string) bool {
 }
 
 func awkStringAfter(s string) (string, bool) {
-	s = strings.TrimLeft(s, " \t(")
-	if !strings.HasPrefix(s, `"`) {
-		return "", false
-	}
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			if i+1 < len(s) {
-				i++
-				b.WriteByte(s[i])
-			}
-		case '"':
-			return b.String(), true
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return "", false
+	lit, _, ok := awkString(s)
+	return lit, ok
 }
 
 func awkStringBefore(s string) (string, bool) {

@@ -464,7 +464,7 @@ func (z *analyzer) stmt(st *syntax.Stmt, depth int) {
 		if ws := z.wordsOf(call.Args); len(ws) > 0 {
 			name = cmdName(ws[0])
 			stdinScript = z.readsScript(ws)
-			if from := feedsStdin(st); from != "" && z.interpreterCode(name, ws) {
+			if from := feedsStdin(st); from != "" && z.commandsFromStdin(name, ws) {
 				z.a.cannotRead(name + " reads its program from " + from)
 			}
 		}
@@ -924,7 +924,7 @@ func (z *analyzer) pipeline(b *syntax.BinaryCmd, depth int) {
 		shellReadsStdin := false
 		if call, ok := st.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
 			shellReadsStdin = z.readsScript(z.wordsOf(call.Args))
-			if ws := z.wordsOf(call.Args); len(ws) > 0 && z.interpreterCode(cmdName(ws[0]), ws) {
+			if ws := z.wordsOf(call.Args); len(ws) > 0 && z.commandsFromStdin(cmdName(ws[0]), ws) {
 				z.a.cannotRead(cmdName(ws[0]) + " reads its program from a pipe")
 			}
 		}

@@ -156,6 +156,8 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		z.compressorWrites(name, args)
 	case "awk", "gawk", "mawk", "nawk", "busybox-awk":
 		z.awkOptions(name, args)
+	case "sqlite3", "sqlite":
+		z.sqliteFiles(name, args)
 	case "systemctl":
 		z.systemctlClosed(name, args)
 	case "bat", "batcat":
@@ -1134,6 +1136,8 @@ func (z *analyzer) awkOptions(name string, args []word) {
 		z.a.cannotRead(name + " program that is not literal")
 	} else if strings.Contains(program, "system") || strings.Contains(program, "|") || awkRedirects(program) {
 		z.a.cannotRead(name + " program that runs commands or writes files (system, |, print >)")
+	} else {
+		z.awkReads(name, program)
 	}
 	if inPlace {
 		for _, f := range files {
@@ -1142,6 +1146,92 @@ func (z *analyzer) awkOptions(name string, args []word) {
 			}
 		}
 	}
+}
+
+// awkReads records the files an awk program opens itself: getline < FILE
+// reads FILE (awk 'BEGIN{while ((getline l < ".env") > 0) print l}'
+// printed .env past a read_file deny rule), and a program that sets ARGV
+// or ARGC chooses its file operands at run time (BEGIN{ARGV[1]=".env";
+// ARGC=2} reads .env). A literal FILE is a read of that name; a FILE built
+// at run time, or operands set by the program, are reads the policy cannot
+// judge.
+func (z *analyzer) awkReads(name, program string) {
+	if awkNames(program, "ARGV") || awkNames(program, "ARGC") {
+		z.a.unjudgedRead(name + " program that sets its file operands (ARGV)")
+	}
+	for rest := program; ; {
+		i := strings.Index(rest, "getline")
+		if i < 0 {
+			return
+		}
+		rest = rest[i+len("getline"):]
+		// The redirection belongs to this getline if it comes before the
+		// expression ends: getline [VAR] < FILE.
+		end := strings.IndexAny(rest, ";}\n)|&")
+		if end < 0 {
+			end = len(rest)
+		}
+		lt := strings.IndexByte(rest[:end], '<')
+		if lt < 0 {
+			continue
+		}
+		if f, after, ok := awkString(rest[lt+1:]); ok && awkExprEnds(after) {
+			z.mention(f)
+			continue
+		}
+		z.a.unjudgedRead(name + " getline reads a file the program names at run time")
+	}
+}
+
+// awkNames reports whether the awk program uses the identifier id.
+func awkNames(program, id string) bool {
+	for i := strings.Index(program, id); i >= 0; {
+		before, after := i == 0 || !isWordByte(program[i-1]), i+len(id) >= len(program) || !isWordByte(program[i+len(id)])
+		if before && after {
+			return true
+		}
+		j := strings.Index(program[i+1:], id)
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// awkString is the string literal s starts with (after blanks and
+// parentheses), unescaped, and what follows it.
+func awkString(s string) (lit, after string, ok bool) {
+	s = strings.TrimLeft(s, " \t(")
+	if !strings.HasPrefix(s, `"`) {
+		return "", "", false
+	}
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i])
+			}
+		case '"':
+			return b.String(), s[i+1:], true
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return "", "", false
+}
+
+// awkExprEnds reports whether the expression ends where s starts: a
+// string followed by another operand ("a" "b", "a" x) is concatenated.
+func awkExprEnds(s string) bool {
+	s = strings.TrimLeft(s, " \t)")
+	return s == "" || strings.ContainsRune(";}\n>=!<&|?:,", rune(s[0]))
 }
 
 // awkRedirects reports print or printf output sent to a file (> or >>).
