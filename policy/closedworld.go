@@ -479,6 +479,19 @@ func configFile(p, workspace string) string {
 	return ""
 }
 
+// configPath reports whether a write of p, relative to the command's
+// directory, would change what later commands run (configFile). After a
+// cd the policy cannot follow, it may.
+func (z *analyzer) configPath(p string) bool {
+	if z.cwd == "" {
+		return true
+	}
+	if !path.IsAbs(p) {
+		p = path.Join(z.cwd, p)
+	}
+	return configFile(p, z.workspace) != ""
+}
+
 // configWrite makes a write of p (abs, and real where it lands) a danger
 // when it changes what later commands run.
 func (z *analyzer) configWrite(how, shown, abs, real string) {

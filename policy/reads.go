@@ -119,6 +119,12 @@ func (z *analyzer) gitObjectReads(name string, args []word) {
 		return
 	case "show":
 		z.gitLineRanges(rest)
+	case "config":
+		// git config --blob REV:PATH reads its configuration from a blob.
+		for _, v := range longOptionValues(rest, "--blob", len("--blob")) {
+			z.gitObjectRead(v)
+		}
+		return
 	case "cat-file", "diff", "archive", "grep":
 	default:
 		return
@@ -128,23 +134,30 @@ func (z *analyzer) gitObjectReads(name string, args []word) {
 		if sub == "cat-file" && (strings.HasPrefix(l, "--batch") && !strings.HasPrefix(l, "--batch-check") || l == "--stdin") {
 			z.a.unjudgedRead("git cat-file " + clip(printable(l), 30) + " prints the objects named on its input")
 		}
-		if !w.ok || strings.HasPrefix(l, "-") || strings.Contains(l, "://") {
-			continue
+		if !strings.HasPrefix(l, "-") {
+			z.gitObjectRead(w)
 		}
-		rev, p, ok := strings.Cut(w.lit, ":")
-		if !ok || strings.HasPrefix(p, "/") && rev == "" {
-			continue // no object path, or :/TEXT (a commit found by its message)
-		}
-		if rev == "" && len(p) >= 2 && p[1] == ':' && p[0] >= '0' && p[0] <= '3' {
-			p = p[2:] // :STAGE:PATH
-		}
-		if p == "" {
-			continue
-		}
-		z.mention(p)
-		if !strings.HasPrefix(p, "./") && !strings.HasPrefix(p, "../") && z.cwd != "" && z.cwd != z.workspace {
-			z.mentionIn(p, z.workspace)
-		}
+	}
+}
+
+// gitObjectRead records the file REV:PATH or :[STAGE:]PATH names.
+func (z *analyzer) gitObjectRead(w word) {
+	if !w.ok || strings.Contains(w.lit, "://") {
+		return
+	}
+	rev, p, ok := strings.Cut(w.lit, ":")
+	if !ok || strings.HasPrefix(p, "/") && rev == "" {
+		return // no object path, or :/TEXT (a commit found by its message)
+	}
+	if rev == "" && len(p) >= 2 && p[1] == ':' && p[0] >= '0' && p[0] <= '3' {
+		p = p[2:] // :STAGE:PATH
+	}
+	if p == "" {
+		return
+	}
+	z.mention(p)
+	if !strings.HasPrefix(p, "./") && !strings.HasPrefix(p, "../") && z.cwd != "" && z.cwd != z.workspace {
+		z.mentionIn(p, z.workspace)
 	}
 }
 

@@ -3,6 +3,7 @@ package policy
 import (
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -1306,6 +1307,55 @@ func (z *analyzer) perlInPlace(args []word) {
 	}
 }
 
+// gitRestoredPaths records the files git checkout and git restore write
+// back from a commit or the index: git checkout HEAD~1 -- .husky/pre-commit
+// and git restore --source=HEAD~1 .claude/settings.json rewrote a hook
+// and an agent's settings in mode full, where git checkout-index of the
+// same path asked. git restore writes its paths unless only --staged is
+// given; git checkout writes every path after --, and without -- every
+// operand after the first (which may be a commit); a lone operand may be
+// a branch or a path, and is judged as a path only where a write there
+// would ask in every mode (a settings file, a Makefile, .git), so that
+// git checkout main stays what it was.
+func (z *analyzer) gitRestoredPaths(sub string, rest []word) {
+	valued, long := "bBsU", []string{"--source", "--conflict", "--orig", "--pathspec-from-file"}
+	if sub == "checkout" {
+		valued, long = "bBU", []string{"--conflict", "--orphan", "--track", "--pathspec-from-file"}
+	}
+	staged, worktree := false, false
+	dashes := -1
+	for i, a := range rest {
+		l := a.loose
+		if l == "--" {
+			dashes = i
+			break
+		}
+		staged = staged || longMatches(l, "--staged") || len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(shortCluster(l, valued), 'S')
+		worktree = worktree || longMatches(l, "--worktree") || len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(shortCluster(l, valued), 'W')
+	}
+	if sub == "restore" && staged && !worktree {
+		return // the index only
+	}
+	ops := operandsOf(rest, valued, long)
+	switch {
+	case sub == "restore", dashes >= 0 && sub == "checkout" && !slices.ContainsFunc(rest[:dashes], func(w word) bool { return !strings.HasPrefix(w.loose, "-") }):
+		// Every operand is a path: git restore's, and git checkout -- P.
+	case dashes >= 0:
+		// git checkout REV -- P…: the first operand is the commit.
+		ops = ops[1:]
+	case len(ops) == 1:
+		if w := ops[0]; !w.ok || z.configPath(w.lit) {
+			z.writeWord(w, "git "+sub)
+		}
+		return
+	default:
+		ops = ops[1:]
+	}
+	for _, o := range ops {
+		z.writeWord(o, "git "+sub)
+	}
+}
+
 // pagerOptions: options naming a program a tool runs to page or edit
 // (--pager=CMD for git, bat, delta, mysql, gh; man -P CMD; --editor=CMD)
 // are analysed as command lines, which rules judge like any other.
@@ -1443,6 +1493,11 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 				}
 			}
 		}
+	case "checkout", "restore":
+		z.gitRestoredPaths(sub, rest)
+	case "mv":
+		// git mv SRC… DEST renames in the working tree as mv does.
+		z.copyDestination("mv", rest, z.writeWord)
 	case "checkout-index":
 		prefixes := longOptionValues(rest, "--prefix", 5)
 		for _, v := range prefixes {

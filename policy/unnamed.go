@@ -490,7 +490,8 @@ func (z *analyzer) inputNames(name string, in inner) {
 // listedNames records a program that reads the files a list names (a
 // file, or its input), which the policy cannot check against the
 // read_file rules: zip -@, cpio -o, wc and sort --files0-from, a
-// checksum's -c, git's --pathspec-from-file (tar -T is tarWrites'). Each
+// checksum's -c, git's --pathspec-from-file and hash-object --stdin-paths
+// (tar -T is tarWrites'). Each
 // read .env from a list holding ".env" past a deny rule on **/.env.
 func (z *analyzer) listedNames(name string, ws []word) {
 	long := func(l, o string) bool {
@@ -524,6 +525,8 @@ func (z *analyzer) listedNames(name string, ws []word) {
 		case "git":
 			if long(l, "--pathspec-from-file") {
 				why = "git --pathspec-from-file takes the files a list names"
+			} else if l == "--stdin-paths" {
+				why = "git hash-object --stdin-paths stores the files its input names"
 			}
 		}
 		if why != "" {
