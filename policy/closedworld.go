@@ -479,17 +479,105 @@ func configFile(p, workspace string) string {
 	return ""
 }
 
-// configPath reports whether a write of p, relative to the command's
-// directory, would change what later commands run (configFile). After a
-// cd the policy cannot follow, it may.
-func (z *analyzer) configPath(p string) bool {
+// configPath says why a write of p, relative to the command's directory
+// (every directory it may be in, after a cd), would change what later
+// commands run (configFile), or "".
+func (z *analyzer) configPath(p string) string {
+	dirs := []string{z.cwd}
 	if z.cwd == "" {
+		dirs = append([]string{z.workspace}, z.cwds...)
+	}
+	for _, d := range dirs {
+		abs := p
+		if !path.IsAbs(p) {
+			abs = path.Join(d, p)
+		}
+		if why := configFile(abs, z.workspace); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// keptPathWords: a program whose options askops does not model may write
+// any file its command line names. Where that file changes what later
+// commands run (.git, an agent's settings, a Makefile: configFile), the
+// command asks in every mode, as a write the policy sees there does:
+// pandoc -o .git/hooks/pre-commit, strace -o, valgrind --log-file=,
+// esbuild --outfile=, tsc --outDir .claude, 7z a, mkfifo and fallocate
+// each wrote one in mode full. Programs whose writes are modelled
+// (writesModelled), a wrapper's command (judged on its own) and the
+// script an interpreter or a shell runs are not such words. firstWrite
+// is where this command's writes start in the analysis.
+func (z *analyzer) keptPathWords(name string, ws []word, firstWrite int) {
+	if writesModelled(name, ws) || isShell(name) {
+		return
+	}
+	if _, ok := codeInterpreterOf(name); ok {
+		return
+	}
+	words := ws[1:]
+	if spec, ok := wrapperSpec(name); ok {
+		if _, start := spec.parse(ws); start > 0 && start <= len(ws) {
+			words = ws[1:start]
+		}
+	}
+	for _, w := range words {
+		if !w.ok {
+			continue
+		}
+		p := w.lit
+		if strings.HasPrefix(p, "-") {
+			_, v, ok := strings.Cut(p, "=")
+			if !ok {
+				continue
+			}
+			p = v
+		}
+		if p == "" || noFile(p) {
+			continue
+		}
+		why := z.configPath(p)
+		if why == "" || z.writtenSince(firstWrite, p) {
+			continue
+		}
+		z.a.danger(name + " may write " + printable(p) + " (askops does not know which of its options write a file), " + why)
+	}
+}
+
+// writtenSince reports whether the command's writes from first on
+// include p as written.
+func (z *analyzer) writtenSince(first int, p string) bool {
+	for _, w := range z.a.writes[first:] {
+		if w.shown == p {
+			return true
+		}
+	}
+	return false
+}
+
+// writesModelled reports whether askops knows every file the program
+// writes from its command line: it reads its operands only, or its
+// writing options are modelled (writes.go, tooloptions.go).
+func writesModelled(name string, ws []word) bool {
+	if readsNoOperand(name) || flatReader(name, ws) || knownReader(name, ws) {
 		return true
 	}
-	if !path.IsAbs(p) {
-		p = path.Join(z.cwd, p)
+	switch name {
+	case "file", "comm", "join", "column", "look", "lsattr", "getfacl", "namei", "shellcheck", "tree",
+		"ag", "ack", "ack-grep", "delta", "source", ".", "test", "[", "[[", "yamllint", "hadolint",
+		// modelled in writes.go and tooloptions.go
+		"awk", "gawk", "mawk", "nawk", "busybox-awk", "sed", "gsed", "perl", "bat", "batcat", "make", "gmake", "bmake",
+		"tar", "gtar", "bsdtar", "zip", "unzip", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
+		"lz4", "lzma", "compress", "cp", "mv", "install", "ln", "rsync", "scp", "sftp", "lftp", "tee", "dd", "touch",
+		"mkdir", "chmod", "chown", "chgrp", "chattr", "setfacl", "truncate", "split", "csplit", "xxd", "iconv",
+		"sort", "uniq", "curl", "wget", "git", "go", "gccgo", "cargo", "npm", "pnpm", "yarn", "pip", "pip3", "uv",
+		"docker", "podman", "nerdctl", "kubectl", "oc", "openssl", "gpg", "gpg2", "ssh", "ssh-keygen", "ssh-agent",
+		"patch", "find", "gfind", "fd", "fdfind", "rg", "ripgrep", "sqlite", "sqlite3", "gcc", "g++", "cc", "c++",
+		"clang", "clang++", "cpp", "tcc", "systemctl", "man", "nc", "ncat", "netcat", "socat", "rm", "rmdir", "script":
+		return true
 	}
-	return configFile(p, z.workspace) != ""
+	return false
 }
 
 // configWrite makes a write of p (abs, and real where it lands) a danger

@@ -35,7 +35,7 @@ func TestBashOnlyReadingsAreRefused(t *testing.T) {
 		{"ls | time -p echo x", Ask, "time right after |"},
 		{"ls |& time echo x", Ask, "time right after |"},
 		{"ls |\ntime echo x", Ask, "time right after |"},
-		{"ls | time -o .git/hooks/pre-commit echo x", Ask, "time right after |"},
+		{"ls | time -o .git/hooks/pre-commit echo x", Ask, "time -o writes .git/hooks/pre-commit"},
 		{"ls | time time echo x", Ask, "time right after |"},
 		{"ls | time rm -rf x", Deny, `deny bash "rm"`},
 		// time -- cmd: bash skips the --.

@@ -726,6 +726,9 @@ func (z *analyzer) command(s simple, depth int) {
 	firstWrite := len(z.a.writes)
 	z.writtenSources(name, s.words[1:], firstWrite)
 	z.commandWrites(name, s.words, depth)
+	if !s.guess {
+		z.keptPathWords(name, s.words, firstWrite)
+	}
 	z.notReadDests(name, s.words, firstRead, firstWrite)
 	z.codeOptions(name, s.words)
 	z.scriptFiles(name, s.words)

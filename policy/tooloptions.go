@@ -1344,7 +1344,7 @@ func (z *analyzer) gitRestoredPaths(sub string, rest []word) {
 		// git checkout REV -- P…: the first operand is the commit.
 		ops = ops[1:]
 	case len(ops) == 1:
-		if w := ops[0]; !w.ok || z.configPath(w.lit) {
+		if w := ops[0]; !w.ok || z.configPath(w.lit) != "" {
 			z.writeWord(w, "git "+sub)
 		}
 		return

@@ -230,6 +230,44 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 		// The mode, owner or size of each file named: a write of it (chmod
 		// on .git/config or a hook makes it run).
 		z.attributeWrites(name, args, target)
+	case "script":
+		// script [FILE]: the typescript is written (typescript by default),
+		// and -O/-B/-I/-T/--log-* name logs.
+		ops := operandsOf(args, "cEIOBTo", []string{"--command", "--echo", "--log-in", "--log-out", "--log-io",
+			"--log-timing", "--logging-format", "--output-limit"})
+		for _, o := range ops {
+			target(o, "script")
+		}
+		if len(ops) == 0 {
+			z.write("typescript", "script")
+		}
+		for _, c := range []byte("OBIT") {
+			for _, v := range shortOptionValues(args, "cEIOBTo", c) {
+				target(v, "script -"+string(c))
+			}
+		}
+		for _, o := range []string{"--log-in", "--log-out", "--log-io", "--log-timing"} {
+			for _, v := range longOptionValues(args, o, len(o)) {
+				target(v, "script "+o)
+			}
+		}
+	case "time":
+		// GNU time -o FILE (--output): its report, over FILE (-a appends);
+		// only time's own options, before the command it runs.
+		own := args
+		if spec, ok := wrapperSpec(name); ok {
+			if _, start := spec.parse(ws); start > 0 {
+				own = ws[1:start]
+			}
+		}
+		for _, v := range append(shortOptionValues(own, "fo", 'o'), longOptionValues(own, "--output", 5)...) {
+			target(v, "time -o")
+		}
+	case "uniq":
+		// uniq [INPUT [OUTPUT]]: the second operand is written.
+		if ops := operandsOf(args, "fsw", []string{"--skip-fields", "--skip-chars", "--check-chars"}); len(ops) >= 2 {
+			target(ops[1], "uniq")
+		}
 	case "touch":
 		// touch creates every operand that does not exist (touch .env,
 		// touch /etc/cron.d/x): each is a write.
