@@ -499,17 +499,19 @@ func (z *analyzer) configPath(p string) string {
 	return ""
 }
 
-// keptPathWords: a program whose options askops does not model may write
-// any file its command line names. Where that file changes what later
-// commands run (.git, an agent's settings, a Makefile: configFile), the
-// command asks in every mode, as a write the policy sees there does:
-// pandoc -o .git/hooks/pre-commit, strace -o, valgrind --log-file=,
+// possibleWrites: a program whose options askops does not model may write
+// any file its command line names. Each literal path word of such a
+// program is a possible write: where the file changes what later commands
+// run (.git, an agent's settings, a Makefile: configFile) the command asks
+// in every mode, as a write the policy sees there does, and a write_file
+// deny or ask rule naming it asks (not denies: the program may only read
+// it). pandoc -o .git/hooks/pre-commit, strace -o, valgrind --log-file=,
 // esbuild --outfile=, tsc --outDir .claude, 7z a, mkfifo and fallocate
 // each wrote one in mode full. Programs whose writes are modelled
-// (writesModelled), a wrapper's command (judged on its own) and the
-// script an interpreter or a shell runs are not such words. firstWrite
-// is where this command's writes start in the analysis.
-func (z *analyzer) keptPathWords(name string, ws []word, firstWrite int) {
+// (writesModelled), a wrapper's command (judged on its own) and the script
+// an interpreter or a shell runs are not such words. firstWrite is where
+// this command's writes start in the analysis.
+func (z *analyzer) possibleWrites(name string, ws []word, firstWrite int) {
 	if writesModelled(name, ws) || isShell(name) {
 		return
 	}
@@ -534,14 +536,34 @@ func (z *analyzer) keptPathWords(name string, ws []word, firstWrite int) {
 			}
 			p = v
 		}
-		if p == "" || noFile(p) {
+		if p == "" || noFile(p) || strings.Contains(p, "://") || z.writtenSince(firstWrite, p) {
 			continue
 		}
-		why := z.configPath(p)
-		if why == "" || z.writtenSince(firstWrite, p) {
-			continue
+		dirs := []string{z.cwd}
+		if z.cwd == "" {
+			dirs = append([]string{z.workspace}, z.cwds...)
 		}
-		z.a.danger(name + " may write " + printable(p) + " (askops does not know which of its options write a file), " + why)
+		for _, d := range dirs {
+			abs, _ := resolveIn(p, d, z.workspace)
+			t := writeTarget{shown: p, how: name, abs: abs}
+			if real, ok := landing(abs); ok && abs != "" {
+				if rw := z.realWorkspace(); within(real, rw) {
+					real = path.Join(z.workspace, strings.TrimPrefix(real, rw))
+				}
+				t.real = real
+			}
+			if len(z.a.maybeWrites) < maxMentions {
+				z.a.maybeWrites = append(z.a.maybeWrites, t)
+			}
+			why := configFile(t.abs, z.workspace)
+			if why == "" && t.real != "" {
+				why = configFile(t.real, z.realWorkspace())
+			}
+			if why != "" {
+				z.a.danger(name + " may write " + printable(p) + " (askops does not know which of its options write a file), " + why)
+				break
+			}
+		}
 	}
 }
 

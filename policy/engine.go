@@ -406,6 +406,14 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 		v.Dangerous = len(an.dangers) > 0
 		return v
 	}
+	// A file named by a program that may write it: asked, not denied
+	// (every deny above stands first).
+	for _, t := range an.maybeWrites {
+		if r, ok := e.writeRule(e.deny, ws, t); ok {
+			return Verdict{Decision: Ask, Rule: r.name, Dangerous: len(an.dangers) > 0,
+				Reason: r.why(fmt.Sprintf("%s may write %s, which a rule denies (askops does not know which of its options write a file)", t.how, shownPath(t.shown)))}
+		}
+	}
 	if v, ok := e.unjudgedVerdict(an); ok {
 		v.Dangerous = len(an.dangers) > 0
 		return v
@@ -453,6 +461,12 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 		if r, ok := e.writeRule(e.ask, ws, t); ok {
 			return Verdict{Decision: Ask, Rule: r.name,
 				Reason: r.why(fmt.Sprintf("the rules ask before write_file of %s (the command writes it)", shownPath(t.shown)))}
+		}
+	}
+	for _, t := range an.maybeWrites {
+		if r, ok := e.writeRule(e.ask, ws, t); ok {
+			return Verdict{Decision: Ask, Rule: r.name,
+				Reason: r.why(fmt.Sprintf("the rules ask before write_file of %s (%s may write it)", shownPath(t.shown), t.how))}
 		}
 	}
 	if v, ok := e.readVerdict(e.ask, ws, an, Ask); ok {

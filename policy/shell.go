@@ -77,6 +77,10 @@ type analysis struct {
 	uncoverable string        // first reason allow rules cannot apply; empty if they can
 	dangers     []string      // built-in dangerous commands found
 	writes      []writeTarget // files the command writes (redirections, tee, …): judged as write_file
+	// maybeWrites: files named on the command line of a program whose
+	// writing options are not modelled (possibleWrites): a write_file
+	// deny or ask rule on one asks.
+	maybeWrites []writeTarget
 	// ungrantable: why no grant may cover the command either (it runs
 	// code nobody was shown, e.g. a local repository's hooks); empty if
 	// grants apply.
@@ -727,7 +731,7 @@ func (z *analyzer) command(s simple, depth int) {
 	z.writtenSources(name, s.words[1:], firstWrite)
 	z.commandWrites(name, s.words, depth)
 	if !s.guess {
-		z.keptPathWords(name, s.words, firstWrite)
+		z.possibleWrites(name, s.words, firstWrite)
 	}
 	z.notReadDests(name, s.words, firstRead, firstWrite)
 	z.codeOptions(name, s.words)
