@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -254,12 +255,16 @@ func (z *analyzer) declClause(d *syntax.DeclClause, depth int) {
 	}
 	integer, nameref := declFlags(opts)
 	z.values.intVars = z.values.intVars || integer
+	exported := variant == "export" || slices.ContainsFunc(opts, func(o string) bool { return strings.Contains(o, "x") })
 	for _, as := range d.Args {
 		switch {
 		case as.Naked && as.Name == nil && as.Value != nil:
 			// A quoted or expanded operand: 'PS4=$(rm)', "a[\$(rm)]".
 			l := wordOf(as.Value).loose
 			z.evaluatedValue(l, variant, depth)
+			if _, v, ok := strings.Cut(l, "="); ok && exported {
+				z.environmentFiles(word{loose: v, lit: v, ok: wordOf(as.Value).ok})
+			}
 			if n, v, ok := strings.Cut(l, "="); ok {
 				z.nameref(nameref, n, word{loose: v}, true)
 				z.declAssign(nameref, strings.TrimSuffix(n, "+"), word{loose: v}, depth)
@@ -279,6 +284,9 @@ func (z *analyzer) declClause(d *syntax.DeclClause, depth int) {
 				z.noteWords(as.Name.Value, elems)
 			}
 			if as.Value != nil {
+				if exported {
+					z.environmentFiles(valueWord(as.Value))
+				}
 				z.nameref(nameref, as.Name.Value, wordOf(as.Value), true)
 				z.declAssign(nameref, as.Name.Value, valueWord(as.Value), depth)
 			} else {

@@ -89,6 +89,12 @@ func (z *analyzer) operandVariables(args []*syntax.Word, ws []word) {
 				z.values.positionals = true // set -- a b, set a b: $1, $2 …
 			case strings.HasSuffix(l, "o"):
 				k++ // set -o pipefail, set -euo pipefail: an option's name
+				if k < len(ws) && ws[k].loose == "allexport" && l[0] == '-' {
+					z.values.allExport = true
+				}
+			}
+			if l[0] == '-' && l != "--" && strings.ContainsRune(l, 'a') {
+				z.values.allExport = true // set -a
 			}
 		}
 	}

@@ -198,6 +198,25 @@ func (z *analyzer) gitLineRanges(args []word) {
 	}
 }
 
+// environmentFiles records the files an exported value may name: a
+// program the command runs takes it from its environment, and many read
+// the file such a variable names (GIT_CONFIG_GLOBAL=.env git config
+// --global -l, KUBECONFIG=.env kubectl config view --raw, NETRC=.env curl
+// -n, BASH_ENV=.env bash -c …). The value, and each part of a :-list, is
+// judged as a read of that name; a value only a read rule could name
+// changes nothing.
+func (z *analyzer) environmentFiles(v word) {
+	if !v.ok || v.lit == "" || strings.Contains(v.lit, "://") {
+		return
+	}
+	z.mention(v.lit)
+	if strings.Contains(v.lit, ":") {
+		for _, part := range strings.Split(v.lit, ":") {
+			z.mention(part)
+		}
+	}
+}
+
 // mention records p as a path the command may read.
 func (z *analyzer) mention(p string) {
 	z.addRead(readMention{p: p, cwd: z.cwd, cwds: z.cwds})

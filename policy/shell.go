@@ -369,6 +369,9 @@ func (z *analyzer) walk(node syntax.Node, depth int, outer bool) {
 				switch {
 				case as.Name != nil && as.Value != nil:
 					z.assignment(as.Name.Value, valueWord(as.Value), depth)
+					if len(n.Args) > 0 || z.values.allExport {
+						z.environmentFiles(valueWord(as.Value)) // VAR=FILE cmd, set -a; VAR=FILE
+					}
 				case as.Name != nil && as.Array != nil:
 					var elems []word
 					for _, el := range as.Array.Elems {

@@ -89,6 +89,9 @@ type valueState struct {
 	// positionals: the command gives $1, $2 … values of its own (it
 	// defines a function, runs set with operands, or is a nested script).
 	positionals bool
+	// allExport: set -a (set -o allexport) ran: every later assignment
+	// is exported to the programs the command runs.
+	allExport bool
 }
 
 type loopValue struct {
