@@ -111,6 +111,10 @@ func (z *analyzer) testClause(tc *syntax.TestClause, depth int) {
 			case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
 				z.testNumber(m.X, depth)
 				z.testNumber(m.Y, depth)
+			case syntax.TsReMatch:
+				// =~ sets BASH_REMATCH to the matched text, which no word
+				// holds: [[ .env =~ (.*) ]]; cat "${BASH_REMATCH[1]}" read .env.
+				z.noteWords("BASH_REMATCH", nil)
 			}
 		}
 		return true
@@ -239,6 +243,11 @@ func (z *analyzer) printfAssigns(name string, rest []word, depth int) {
 		b.WriteByte(' ')
 	}
 	z.assignment(name, word{loose: b.String()}, depth)
+	if len(rest) != 1 || !rest[0].ok || strings.ContainsAny(rest[0].lit, "%\\") {
+		// The text is the format with its conversions and escapes done
+		// (printf -v f .e%s nv sets f to .env), which no word holds.
+		z.noteWords(strings.TrimSpace(name), nil)
+	}
 }
 
 // declClause handles declare/typeset/local/readonly/export as parsed:

@@ -466,11 +466,21 @@ func (e *Engine) listed(ctx context.Context, c Call, mode Mode) (v Verdict, ok b
 // globAccepts reports whether a search with this glob reads a file of this
 // base name under its directory: the glob read as ripgrep's --glob of one
 // base name pattern; any other glob (a path, a negation, a list, braces, a
-// class) is taken to accept every name.
+// class) is taken to accept every name. Case is not told apart: bash's
+// nocaseglob (which BASHOPTS in the environment may set) and ripgrep's
+// --iglob match .ENV* to .env.
 func globAccepts(glob, name string) bool {
 	if glob == "" || strings.ContainsAny(glob, "/!{},[]\\ \t\n") {
 		return true
 	}
-	ok, err := path.Match(glob, name)
+	ok, err := path.Match(strings.ToLower(glob), strings.ToLower(name))
 	return err != nil || ok
+}
+
+// caseOnly reports whether glob matches name only when case is not told
+// apart: a match that needs nocaseglob, which the policy takes as
+// possible, not as known.
+func caseOnly(glob, name string) bool {
+	ok, err := path.Match(glob, name)
+	return err == nil && !ok && globAccepts(glob, name)
 }

@@ -291,7 +291,7 @@ func (z *analyzer) operandValues(u operandUse) (values []word, assigned bool) {
 	} else {
 		for _, n := range u.names {
 			vs, set := z.values.words[n]
-			if _, ref := z.values.namerefs[n]; ref {
+			if _, ref := z.values.namerefs[n]; ref || bashSetsFromCommand(n) {
 				vs, set = []word{unseen}, true
 			}
 			if set && n == u.name {
@@ -302,6 +302,20 @@ func (z *analyzer) operandValues(u operandUse) (values []word, assigned bool) {
 	}
 	values = append(values, u.dflt...)
 	return values, assigned || len(values) > 0
+}
+
+// bashSetsFromCommand names the variables bash sets itself from the
+// command's own text or input, to values no word holds: a function's name
+// (.env() { cat "$FUNCNAME"; }; .env read .env), the command running, the
+// directory stack, read's and getopts' results. An operand made of one is
+// an unjudged read.
+func bashSetsFromCommand(name string) bool {
+	switch name {
+	case "FUNCNAME", "BASH_COMMAND", "BASH_SOURCE", "BASH_ARGV", "BASH_EXECUTION_STRING", "BASH_ALIASES",
+		"BASH_CMDS", "DIRSTACK", "COPROC", "MAPFILE", "REPLY", "OPTARG", "BASH_REMATCH":
+		return true
+	}
+	return false
 }
 
 // judgeOperand judges u's command with value v in u's place: a literal

@@ -184,6 +184,8 @@ func nameMayMatch(seg, names string) bool {
 	if names == "" || strings.ContainsAny(names, "/!{},[]\\ \t\n") {
 		return true
 	}
+	// Case is not told apart (globAccepts).
+	seg, names = strings.ToLower(seg), strings.ToLower(names)
 	literal := func(s string) bool { return !strings.ContainsAny(s, `*?[\`) }
 	switch {
 	case literal(seg):

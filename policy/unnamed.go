@@ -752,6 +752,11 @@ func globPattern(w *syntax.Word) string {
 				dquotedLit(&q, l.Value)
 			}
 			b.WriteString(escapeGlob(q.String()))
+		case *syntax.ExtGlob:
+			// @(env), !(x), +(…): under extglob (shopt -s extglob on an
+			// earlier line, bash -O extglob) a pattern within one name;
+			// taken as * there, which matches whatever it may.
+			b.WriteString("*")
 		default:
 			return ""
 		}
@@ -1097,9 +1102,10 @@ func (j *treeJudge) walk(t treeRead, given, real string) bool {
 			p, g, k := dir+"/"+d.Name(), shown+"/"+d.Name(), depth+1
 			match := whole || t.rest == nil || (limit < 0 || k == limit) && globAccepts(last, d.Name())
 			t := t
-			if !whole && t.rest != nil && strings.HasPrefix(d.Name(), ".") && !strings.HasPrefix(last, ".") {
-				// Matched only if dotglob is set, which the policy takes
-				// as possible, not as known: what it finds so asks.
+			if !whole && t.rest != nil && (strings.HasPrefix(d.Name(), ".") && !strings.HasPrefix(last, ".") || caseOnly(last, d.Name())) {
+				// Matched only if dotglob (or nocaseglob) is set, which the
+				// policy takes as possible, not as known: what it finds so
+				// asks.
 				t.certain = false
 			}
 			switch {
