@@ -131,6 +131,9 @@ func execSinks() []execSink {
 		{name: "BASH_ENV of a file the command wrote", text: `echo "{E}" > out/rc; BASH_ENV=out/rc bash -c :`, payload: payloadCode},
 		{name: "a Makefile the command wrote", text: `printf 'all:\n\t%s\n' "{E}" > out/Makefile; make -C out`, payload: payloadCode},
 		{name: "awk system", text: `awk 'BEGIN { system(ARGV[1]) }' "{E}"`, payload: payloadCode},
+		{name: "ed's ! from a pipe", text: `printf '!%s\n' "{E}" | ed -s`, payload: payloadCode},
+		{name: "sqlite3's .shell from a pipe", text: `echo ".shell {E}" | sqlite3`, payload: payloadCode},
+		{name: "sqlite3's .shell", text: `sqlite3 :memory: ".shell {E}"`, payload: payloadCode},
 		{name: "find -exec sh -c", text: `find . -maxdepth 0 -exec sh -c "{E}" \;`, payload: payloadCode},
 		{name: "xargs sh -c", text: `echo "{E}" | xargs -0 sh -c`, payload: payloadCode},
 	}

@@ -108,7 +108,7 @@ var sandboxPrograms = []string{
 	"bash", "sh", "dash", "env", "find", "xargs", "timeout", "nice", "nohup",
 	"rm", "rmdir", "unlink", "mv", "cp", "ln", "mkdir", "touch", "tee", "dd", "truncate", "chmod", "install",
 	"cat", "head", "tail", "sort", "tr", "wc", "cut", "uniq", "ls", "basename", "dirname", "readlink",
-	"realpath", "mktemp", "base64", "grep", "sed", "awk", "perl", "make", "npm", "node",
+	"realpath", "mktemp", "base64", "grep", "sed", "awk", "perl", "make", "npm", "node", "ed", "sqlite3",
 }
 
 // traceSyscalls are the system calls strace records: what starts a
