@@ -417,6 +417,8 @@ func (z *analyzer) commandsFromStdin(name string, ws []word) bool {
 	case "sqlite3", "sqlite":
 		sl := readSqliteLine(ws[1:])
 		return len(sl.texts) == 0 && sl.opaque == ""
+	case "psql", "mysql", "mariadb":
+		return !dbClientGiven(name, ws[1:])
 	}
 	return z.interpreterCode(name, ws)
 }
@@ -596,7 +598,8 @@ func writesModelled(name string, ws []word) bool {
 		"sort", "uniq", "curl", "wget", "git", "go", "gccgo", "cargo", "npm", "pnpm", "yarn", "pip", "pip3", "uv",
 		"docker", "podman", "nerdctl", "kubectl", "oc", "openssl", "gpg", "gpg2", "ssh", "ssh-keygen", "ssh-agent",
 		"patch", "find", "gfind", "fd", "fdfind", "rg", "ripgrep", "sqlite", "sqlite3", "gcc", "g++", "cc", "c++",
-		"clang", "clang++", "cpp", "tcc", "systemctl", "man", "nc", "ncat", "netcat", "socat", "rm", "rmdir", "script":
+		"clang", "clang++", "cpp", "tcc", "systemctl", "man", "nc", "ncat", "netcat", "socat", "rm", "rmdir", "script",
+		"psql", "mysql", "mariadb":
 		return true
 	}
 	return false

@@ -159,6 +159,8 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		z.awkOptions(name, args)
 	case "sqlite3", "sqlite":
 		z.sqliteFiles(name, args)
+	case "psql", "mysql", "mariadb":
+		z.dbClientFiles(name, args)
 	case "systemctl":
 		z.systemctlClosed(name, args)
 	case "bat", "batcat":

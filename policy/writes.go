@@ -263,6 +263,19 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 		for _, v := range append(shortOptionValues(own, "fo", 'o'), longOptionValues(own, "--output", 5)...) {
 			target(v, "time -o")
 		}
+	case "less":
+		// less -o FILE / -O FILE (--log-file, --LOG-FILE) copies what it
+		// shows into FILE.
+		for _, c := range []byte("oO") {
+			for _, v := range shortOptionValues(args, "bhjkoOpPtTxyz", c) {
+				target(v, "less -"+string(c))
+			}
+		}
+		for _, o := range []string{"--log-file", "--LOG-FILE"} {
+			for _, v := range longOptionValues(args, o, len(o)) {
+				target(v, "less "+o)
+			}
+		}
 	case "uniq":
 		// uniq [INPUT [OUTPUT]]: the second operand is written.
 		if ops := operandsOf(args, "fsw", []string{"--skip-fields", "--skip-chars", "--check-chars"}); len(ops) >= 2 {

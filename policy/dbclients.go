@@ -2,6 +2,9 @@ package policy
 
 import "strings"
 
+// Database clients' own file access: sqlite3's, psql's and mysql's
+// commands open files and run programs the shell never sees.
+
 // sqlite3's own file access. Its SQL and dot-commands open files the
 // shell never sees: sqlite3 :memory: "select readfile('.env')" and
 // ".import .env t" printed .env past a read_file deny rule, fsdir('.')
@@ -151,4 +154,122 @@ func sqliteArgs(line string) []string {
 		line = line[end:]
 	}
 	return out
+}
+
+// psqlQuiet lists psql's meta-commands that open no file and run nothing
+// (describing, listing, formatting, connection facts); any other (\copy,
+// \i, \o, \g FILE, \w, \s, \lo_import, \e, \setenv, \pset pager, \!)
+// is not read.
+var psqlQuiet = map[string]bool{
+	`\d`: true, `\d+`: true, `\dt`: true, `\dt+`: true, `\dn`: true, `\df`: true, `\dv`: true, `\di`: true,
+	`\du`: true, `\dx`: true, `\ds`: true, `\l`: true, `\l+`: true, `\list`: true, `\x`: true, `\timing`: true,
+	`\conninfo`: true, `\echo`: true, `\q`: true, `\quit`: true, `\encoding`: true, `\a`: true, `\t`: true,
+}
+
+// psqlFileSQL and mysqlFileText are what, in the SQL or the client's
+// commands, reaches files or programs: COPY … FROM/TO a file or PROGRAM,
+// the server's file functions, mysql's source, tee, pager, system, LOAD
+// DATA LOCAL INFILE (the client sends the file) and INTO OUTFILE.
+var (
+	psqlFileSQL   = []string{"copy", "program", "pg_read", "pg_ls", "pg_file", "lo_import", "lo_export"}
+	mysqlFileText = []string{"source", "tee", "pager", "system", "edit", "infile", "outfile", "dumpfile", "load_file",
+		`\.`, `\t`, `\p`, `\!`, `\e`, `\o`}
+)
+
+// dbClientOptions are psql's or mysql's options whose value is commands
+// (code), a file of commands (file), or a file written (writes).
+func dbClientOptions(name string) (code, file, writes []string) {
+	if name == "psql" {
+		return []string{"-c", "--command"}, []string{"-f", "--file"}, []string{"-o", "--output", "-L", "--log-file"}
+	}
+	return []string{"-e", "--execute"}, nil, []string{"--tee"}
+}
+
+// dbClientGiven reports whether psql or mysql was given its commands on
+// its command line or in a file (-f); without, it reads them from stdin.
+func dbClientGiven(name string, args []word) bool {
+	code, file, _ := dbClientOptions(name)
+	for _, a := range args {
+		opt, _, _ := strings.Cut(a.loose, "=")
+		if contains(code, opt) || contains(file, opt) || len(opt) > 2 && opt[1] != '-' && (contains(code, opt[:2]) || contains(file, opt[:2])) {
+			return true
+		}
+	}
+	return false
+}
+
+// dbClientFiles judges psql's and mysql's command line: what -c/-e runs,
+// and the files -o/-L/--tee write.
+func (z *analyzer) dbClientFiles(name string, args []word) {
+	code, _, writes := dbClientOptions(name)
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		if l == "--" {
+			break
+		}
+		opt, glued, eq := strings.Cut(l, "=")
+		value := func() (word, bool) {
+			if eq {
+				return word{loose: glued, lit: glued, ok: args[i].ok}, true
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			return word{}, false
+		}
+		switch {
+		case contains(code, opt):
+			if v, ok := value(); ok {
+				z.dbClientText(name, v)
+			}
+		case contains(writes, opt):
+			if v, ok := value(); ok {
+				z.writeWord(v, name+" "+opt)
+			}
+		case len(opt) > 2 && opt[0] == '-' && opt[1] != '-' && contains(code, opt[:2]):
+			// -cSQL, -eSQL: the value glued to the option.
+			z.dbClientText(name, word{loose: l[2:], lit: l[2:], ok: args[i].ok})
+		}
+	}
+}
+
+// dbClientText judges one -c/-e text of psql or mysql.
+func (z *analyzer) dbClientText(name string, w word) {
+	if !w.known() {
+		z.a.cannotRead(name + " commands the policy cannot see")
+		return
+	}
+	lower := strings.ToLower(w.loose)
+	if name != "psql" {
+		for _, f := range mysqlFileText {
+			if strings.Contains(lower, f) {
+				z.a.cannotRead(name + " " + strings.TrimSpace(f) + " (it opens files or runs programs, which the policy does not read)")
+				return
+			}
+		}
+		return
+	}
+	for rest := w.loose; ; {
+		i := strings.IndexByte(rest, '\\')
+		if i < 0 {
+			break
+		}
+		rest = rest[i:]
+		end := strings.IndexAny(rest, " \t\n;")
+		if end < 0 {
+			end = len(rest)
+		}
+		if meta := rest[:end]; !psqlQuiet[meta] && meta != `\\` {
+			z.a.cannotRead(name + " " + clip(meta, 20) + " (a meta-command the policy does not read)")
+			return
+		}
+		rest = rest[end:]
+	}
+	for _, f := range psqlFileSQL {
+		if strings.Contains(lower, f) {
+			z.a.cannotRead(name + " SQL that reaches files or programs (" + f + ")")
+			return
+		}
+	}
 }
