@@ -569,6 +569,69 @@ func (z *analyzer) possibleWrites(name string, ws []word, firstWrite int) {
 	}
 }
 
+// makesLinks reports whether the command may make symbolic links, at
+// names and to targets that come from data the policy does not read: an
+// archive, a commit, a patch. A read later in the same command may follow
+// one (tar -xf a.tar -C out; cat out/l printed .env through a link in the
+// archive). ln is not among them (its target is judged as a read), nor a
+// script or a build: what a program does by itself is the OS bound's to
+// contain, and it could read the file itself. cp, mv and rsync, which put
+// a link at a name the command gives, are copiesLinks'.
+func makesLinks(name string, ws []word) bool {
+	args := ws[1:]
+	switch name {
+	case "unzip", "cpio", "7z", "7za", "7zr", "patch", "ar":
+		return true
+	case "tar", "bsdtar", "gtar":
+		if len(args) > 0 && !strings.HasPrefix(args[0].loose, "-") && strings.ContainsRune(args[0].loose, 'x') {
+			return true // tar xf a.tar
+		}
+		for _, a := range args {
+			l := a.loose
+			if l == "--extract" || l == "--get" || strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.ContainsRune(l, 'x') {
+				return true
+			}
+		}
+	case "git":
+		// What writes the working tree from commits, the index, stashes
+		// or patches.
+		switch sub, _ := gitSubcommand(args); sub {
+		case "checkout", "switch", "restore", "reset", "merge", "pull", "stash", "apply", "am", "cherry-pick",
+			"rebase", "revert", "clone", "worktree", "read-tree", "checkout-index", "submodule", "sparse-checkout":
+			return true
+		}
+	}
+	return false
+}
+
+// copiesLinks reports whether cp, mv or rsync may put a link it finds at
+// the destination the command names (mv always; cp copying a tree or links
+// as they are; rsync -a or -l), where a later read in the command follows
+// it to wherever it leads.
+func copiesLinks(name string, args []word) bool {
+	switch name {
+	case "mv":
+		return true
+	case "cp", "rsync":
+		for _, a := range args {
+			l := a.loose
+			if l == "--" {
+				break
+			}
+			if strings.HasPrefix(l, "--") {
+				if l == "--recursive" || l == "--no-dereference" || l == "--links" || strings.HasPrefix(l, "--archive") || strings.HasPrefix(l, "--preserve") {
+					return true
+				}
+				continue
+			}
+			if strings.HasPrefix(l, "-") && strings.ContainsAny(l, map[string]string{"cp": "rRadP", "rsync": "al"}[name]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // writtenSince reports whether the command's writes from first on
 // include p as written.
 func (z *analyzer) writtenSince(first int, p string) bool {

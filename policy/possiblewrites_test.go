@@ -21,6 +21,7 @@ func TestPossibleWritesMeetWriteRules(t *testing.T) {
 		{Tool: ToolBash, Command: "pandoc", Decision: Allow},
 		{Tool: ToolBash, Command: "sort", Decision: Allow},
 		{Tool: ToolBash, Command: "cat", Decision: Allow},
+		{Tool: ToolBash, Command: "mv", Decision: Allow},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +42,8 @@ func TestPossibleWritesMeetWriteRules(t *testing.T) {
 		{"pandoc .env -o out/x.html", ModeFull, Deny, "read_file"},
 		{"sort -o dist/x README.md", ModeFull, Deny, `the command writes "dist/x"`},
 		{"cat dist/x", ModeFull, Allow, ""},
+		{"mv dist/x out/x", ModeFull, Deny, `the command writes "dist/x"`},
+		{"mv out/a out/b", ModeAsk, Allow, ""},
 		{"timeout 5 cat dist/x", ModeFull, Allow, ""},
 	} {
 		v := e.Evaluate(t.Context(), Call{Tool: ToolBash, Safety: SideEffect, Command: tc.command, Cwd: ws, Workspace: ws, Mode: tc.mode})

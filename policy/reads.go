@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -230,6 +231,21 @@ func (z *analyzer) mentionIn(p, dir string) {
 func (z *analyzer) addRead(m readMention) {
 	if m.p == "" || noFile(m.p) {
 		return
+	}
+	if z.linksMade != "" && !z.opensNone {
+		// tar -xf a.tar; cat out/l: what the archive made may be a link
+		// to .env, which no name in the command shows.
+		z.a.unjudgedRead(z.linksMade + " may have made a link that a later read in the command follows")
+	}
+	if len(z.linkedPaths) > 0 && !z.opensNone {
+		dir := m.cwd
+		if dir == "" {
+			dir = z.workspace
+		}
+		if abs, _ := resolveIn(m.p, dir, z.workspace); abs != "" && slices.ContainsFunc(z.linkedPaths, func(made string) bool { return within(abs, made) }) {
+			// mv src/link out/l; cat out/l
+			z.a.unjudgedRead(printable(m.p) + " is where an earlier command in the line put what may be a link")
+		}
 	}
 	if len(z.a.reads) >= maxMentions {
 		z.a.readsCut = true

@@ -178,7 +178,16 @@ type analyzer struct {
 	// implied: the write being recorded is writeTarget.implied.
 	implied bool
 	// madePaths: what cp, mv, ln and the like made earlier in the line.
-	madePaths    []string
+	madePaths []string
+	// linksMade: the first command earlier in the line that may have
+	// made links from data (tar -x, git checkout, cp -a, a script), so a
+	// later read may follow one the policy never saw; opensNone: the
+	// command being read opens none of its operands (readsNoOperand).
+	linksMade string
+	opensNone bool
+	// linkedPaths: what cp -a, mv and rsync -a put at a name the command
+	// gives, which may be a link they found.
+	linkedPaths  []string
 	workspace    string
 	protected    []string
 	budget       int                        // simple commands still allowed to be recorded
@@ -725,6 +734,13 @@ func (z *analyzer) command(s simple, depth int) {
 		z.a.refuseAllow("the shell builtin " + name)
 	}
 	z.evaluatedArgs(name, s.words, depth)
+	z.opensNone = readsNoOperand(name)
+	defer func() {
+		z.opensNone = false
+		if z.linksMade == "" && !s.guess && makesLinks(name, s.words) {
+			z.linksMade = name
+		}
+	}()
 	firstRead, firstTree := len(z.a.reads), len(z.a.trees)
 	z.mentionWords(s.words[1:])
 	z.gitObjectReads(name, s.words[1:])

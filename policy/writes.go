@@ -204,6 +204,27 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 		for _, t := range z.a.writes[before:] {
 			if t.abs != "" {
 				z.madePaths = append(z.madePaths, t.abs)
+				if copiesLinks(name, args) {
+					z.linkedPaths = append(z.linkedPaths, t.abs)
+				}
+			}
+		}
+		if ops := operands(args); name == "rsync" && copiesLinks(name, args) && len(ops) > 0 && ops[len(ops)-1].ok {
+			// rsync -a src/ out/: the source's entries go into out itself.
+			if abs, _ := resolveIn(ops[len(ops)-1].lit, z.cwd, z.workspace); abs != "" && z.cwd != "" {
+				z.linkedPaths = append(z.linkedPaths, abs)
+			}
+		}
+		if name == "mv" {
+			// A move deletes its sources' names: mv dist/x out/ takes
+			// dist/x away past a write_file rule on dist/**.
+			ops := operandsOf(args, "St", []string{"--suffix", "--target-directory"})
+			if len(longOptionValues(args, "--target-directory", 5))+len(shortOptionValues(args, "St", 't')) == 0 && len(ops) > 0 {
+				ops = ops[:len(ops)-1]
+			}
+			for _, o := range ops {
+				z.deletes(o, "mv", false)
+				target(o, "mv (its source goes)")
 			}
 		}
 		if name == "cp" && z.cpLinks(args) || name == "ln" && !lnSymbolic(args) {
