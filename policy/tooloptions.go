@@ -570,7 +570,7 @@ func (z *analyzer) tarWrites(name string, args []word) {
 		z.writeWord(wr.w, name+strings.TrimPrefix(wr.how, "tar"))
 	}
 	if t.removes {
-		z.a.refuseAllow(name + " --remove-files deletes the files it archives")
+		z.a.cannotRead(name + " --remove-files deletes the files it archives, which the policy does not judge as writes")
 	}
 	if t.namesFrom && t.create {
 		z.a.unjudgedRead(name + " -T archives the files a list names")
@@ -1309,6 +1309,20 @@ func (z *analyzer) perlInPlace(args []word) {
 	}
 }
 
+// gitDryRun reports git's -n (--dry-run) among args, before "--".
+func gitDryRun(args []word) bool {
+	for _, a := range args {
+		l := a.loose
+		if l == "--" {
+			return false
+		}
+		if l == "--dry-run" || len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(l, 'n') {
+			return true
+		}
+	}
+	return false
+}
+
 // gitRestoredPaths records the files git checkout and git restore write
 // back from a commit or the index: git checkout HEAD~1 -- .husky/pre-commit
 // and git restore --source=HEAD~1 .claude/settings.json rewrote a hook
@@ -1498,8 +1512,28 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 	case "checkout", "restore":
 		z.gitRestoredPaths(sub, rest)
 	case "mv":
-		// git mv SRC… DEST renames in the working tree as mv does.
+		// git mv SRC… DEST renames in the working tree as mv does: DEST
+		// is written and each SRC goes.
 		z.copyDestination("mv", rest, z.writeWord)
+		if ops := operandsOf(rest, "", nil); len(ops) > 1 {
+			for _, o := range ops[:len(ops)-1] {
+				z.deletes(o, "git mv", false)
+			}
+		}
+	case "rm":
+		// git rm deletes its paths from the working tree too, unless
+		// --cached (the index only) or -n.
+		if !gitDryRun(rest) && !hasLong(rest, "--cached") {
+			for _, o := range operandsOf(rest, "", []string{"--pathspec-from-file"}) {
+				z.deletes(o, "git rm", false)
+			}
+		}
+	case "clean":
+		// git clean deletes the untracked files it finds (with -x the
+		// ignored ones too: .env, build output), which no name shows.
+		if !gitDryRun(rest) {
+			z.a.danger("git clean deletes the untracked files it finds, which the policy does not name")
+		}
 	case "checkout-index":
 		prefixes := longOptionValues(rest, "--prefix", 5)
 		for _, v := range prefixes {

@@ -224,7 +224,6 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 			}
 			for _, o := range ops {
 				z.deletes(o, "mv", false)
-				target(o, "mv (its source goes)")
 			}
 		}
 		if name == "cp" && z.cpLinks(args) || name == "ln" && !lnSymbolic(args) {
