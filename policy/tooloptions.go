@@ -876,9 +876,17 @@ func gnuLong(n string, table map[string]byte) (string, byte) {
 // program), -Z, --manifest-path and -C take code or settings from
 // elsewhere.
 func (z *analyzer) cargoOptions(args []word, depth int) {
-	if sub, rest := runnerSub(args, nil); sub == "watch" {
+	sub, rest := runnerSub(args, nil)
+	switch sub {
+	case "watch":
 		z.cargoWatch(rest, depth)
 		return
+	case "new", "init":
+		// cargo new PATH (init [PATH]) makes a package there, and a git
+		// repository in it.
+		for _, o := range operandsOf(rest, "", []string{"--vcs", "--name", "--edition", "--registry"}) {
+			z.writeWord(o, "cargo "+sub)
+		}
 	}
 	for _, o := range []string{"--target-dir", "--artifact-dir", "--out-dir", "--root", "--lockfile-path"} {
 		for _, v := range longOptionValues(args, o, len(o)) {
