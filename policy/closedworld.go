@@ -416,7 +416,7 @@ func (z *analyzer) commandsFromStdin(name string, ws []word) bool {
 		return true
 	case "sqlite3", "sqlite":
 		sl := readSqliteLine(ws[1:])
-		return len(sl.texts) == 0 && sl.opaque == ""
+		return len(sl.texts) == 0 && sl.opaque == "" && !sl.init
 	case "psql", "mysql", "mariadb":
 		return !dbClientGiven(name, ws[1:])
 	}
@@ -546,22 +546,11 @@ func (z *analyzer) possibleWrites(name string, ws []word, firstWrite int) {
 			dirs = append([]string{z.workspace}, z.cwds...)
 		}
 		for _, d := range dirs {
-			abs, _ := resolveIn(p, d, z.workspace)
-			t := writeTarget{shown: p, how: name, abs: abs}
-			if real, ok := landing(abs); ok && abs != "" {
-				if rw := z.realWorkspace(); within(real, rw) {
-					real = path.Join(z.workspace, strings.TrimPrefix(real, rw))
-				}
-				t.real = real
-			}
+			t := z.writeTargetAt(p, name, d)
 			if len(z.a.maybeWrites) < maxMentions {
 				z.a.maybeWrites = append(z.a.maybeWrites, t)
 			}
-			why := configFile(t.abs, z.workspace)
-			if why == "" && t.real != "" {
-				why = configFile(t.real, z.realWorkspace())
-			}
-			if why != "" {
+			if why := z.configWhy(t.abs, t.real); why != "" {
 				z.a.danger(name + " may write " + printable(p) + " (askops does not know which of its options write a file), " + why)
 				break
 			}
@@ -671,13 +660,19 @@ func writesModelled(name string, ws []word) bool {
 // configWrite makes a write of p (abs, and real where it lands) a danger
 // when it changes what later commands run.
 func (z *analyzer) configWrite(how, shown, abs, real string) {
+	if why := z.configWhy(abs, real); why != "" {
+		z.a.danger(how + " writes " + printable(shown) + ", " + why)
+	}
+}
+
+// configWhy says why a write of abs (real where it lands) changes what
+// later commands run, or "".
+func (z *analyzer) configWhy(abs, real string) string {
 	why := configFile(abs, z.workspace)
 	if why == "" && real != "" {
 		why = configFile(real, z.realWorkspace())
 	}
-	if why != "" {
-		z.a.danger(how + " writes " + printable(shown) + ", " + why)
-	}
+	return why
 }
 
 // deletes judges what a delete reaches, resolved through links: a path

@@ -48,7 +48,12 @@ type sqliteLine struct {
 	db     *word
 	texts  []word
 	opaque string
+	init   bool // -init FILE: commands from a file
 }
+
+// sqliteValued are sqlite3's options that take the next word.
+var sqliteValued = []string{"-separator", "-nullvalue", "-newline", "-mmap", "-lookaside", "-pagecache", "-heap",
+	"-maxsize", "-vfs", "-escape"}
 
 func readSqliteLine(args []word) sqliteLine {
 	var sl sqliteLine
@@ -59,6 +64,11 @@ func readSqliteLine(args []word) sqliteLine {
 		case (l == "-cmd" || l == "--cmd") && i+1 < len(args):
 			i++
 			sl.texts = append(sl.texts, args[i])
+		case (l == "-init" || l == "--init") && i+1 < len(args):
+			i++
+			sl.init = true
+		case sl.db == nil && (contains(sqliteValued, l) || contains(sqliteValued, strings.TrimPrefix(l, "-"))) && i+1 < len(args):
+			i++
 		case sl.db == nil && (strings.HasPrefix(l, "-A") || l == "-archive" || l == "--archive" ||
 			l == "-zip" || l == "--zip" || l == "-deserialize" || l == "--deserialize"):
 			// -A reads and writes the files an archive command names.

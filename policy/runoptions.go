@@ -489,26 +489,12 @@ func makeEval(name string, ws []word) []inner {
 // .read/.import with '|cmd' run cmd, -init FILE and .load are opaque.
 func sqliteCommands(name string, ws []word) []inner {
 	var out []inner
-	via := name + " dot-command"
-	dbSeen := false
-	for i := 1; i < len(ws); i++ {
-		l := ws[i].loose
-		switch {
-		case (l == "-cmd" || l == "--cmd") && i+1 < len(ws):
-			out = append(out, sqliteText(ws[i+1], via)...)
-			i++
-			continue
-		case (l == "-init" || l == "--init") && i+1 < len(ws):
-			out = append(out, opaque(name+" -init"))
-			i++
-			continue
-		case strings.HasPrefix(l, "-") && !dbSeen:
-			continue
-		case !dbSeen:
-			dbSeen = true
-			continue
-		}
-		out = append(out, sqliteText(ws[i], via)...)
+	sl := readSqliteLine(ws[1:])
+	if sl.init {
+		out = append(out, opaque(name+" -init"))
+	}
+	for _, t := range sl.texts {
+		out = append(out, sqliteText(t, name+" dot-command")...)
 	}
 	return out
 }
