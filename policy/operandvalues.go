@@ -93,7 +93,7 @@ func (z *analyzer) operandVariables(args []*syntax.Word, ws []word) {
 					z.values.allExport = true
 				}
 			}
-			if l[0] == '-' && l != "--" && strings.ContainsRune(l, 'a') {
+			if strings.HasPrefix(l, "-") && l != "--" && strings.ContainsRune(l, 'a') {
 				z.values.allExport = true // set -a
 			}
 		}

@@ -1362,6 +1362,8 @@ func (z *analyzer) gitRestoredPaths(sub string, rest []word) {
 	}
 	ops := operandsOf(rest, valued, long)
 	switch {
+	case len(ops) == 0:
+		return // git checkout alone: nothing named
 	case sub == "restore", dashes >= 0 && sub == "checkout" && !slices.ContainsFunc(rest[:dashes], func(w word) bool { return !strings.HasPrefix(w.loose, "-") }):
 		// Every operand is a path: git restore's, and git checkout -- P.
 	case dashes >= 0:
