@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"runtime/debug"
 	"strings"
 )
 
@@ -214,6 +215,21 @@ func compileRule(i int, r Rule) (rule, error) {
 	return cr, nil
 }
 
+// decideSafely is decide, with a reading that fails (a bug: a panic on a
+// command nobody foresaw) ending in ask: the command is never allowed, a
+// person sees why, and the process that asked (a hook, a serve, a run)
+// goes on. FuzzDifferential found such a panic once (git checkout alone).
+func (e *Engine) decideSafely(ctx context.Context, c Call, mode Mode, grantErr *error) (v Verdict) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.log.Error("the policy failed reading a call; asking", "tool", c.Tool, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			v = Verdict{Decision: Ask, Dangerous: true, Unread: []string{"askops failed reading this call (an internal error)"},
+				Reason: "askops failed reading this call (an internal error), so a person must decide"}
+		}
+	}()
+	return e.decide(ctx, c, mode, grantErr)
+}
+
 // Evaluate decides one call. It never fails: any doubt is ask (or deny).
 func (e *Engine) Evaluate(ctx context.Context, c Call) Verdict {
 	mode := c.Mode
@@ -228,7 +244,7 @@ func (e *Engine) Evaluate(ctx context.Context, c Call) Verdict {
 		return Verdict{Decision: Deny, Reason: fmt.Sprintf("unknown session mode %q: refusing every call until it is fixed", mode)}
 	}
 	var grantErr error
-	v := e.decide(ctx, c, mode, &grantErr)
+	v := e.decideSafely(ctx, c, mode, &grantErr)
 	if script && v.Decision == Allow && v.Grant == "" {
 		v = Verdict{Decision: Ask, Reason: "a script asked for a human (bot ask)"}
 	}
