@@ -158,6 +158,9 @@ func TestCorpus(t *testing.T) {
 	var compared, ran, allowed, wronglyAllowed, hidden, failed int
 	for _, l := range lines {
 		v := e.Evaluate(t.Context(), corpusCall(l.command, ws, l.mode))
+		if slices.Contains(v.Unread, failedReading) {
+			t.Errorf("%s: the policy failed reading %q", l, l.command)
+		}
 		if v.Decision == Allow {
 			allowed++
 			if l.want != Allow {

@@ -306,6 +306,12 @@ func FuzzDifferential(f *testing.F) {
 	r := newBashReader(f)
 	f.Fuzz(func(t *testing.T, command string) {
 		v := e.Evaluate(t.Context(), corpusCall(command, ws, ""))
+		if slices.Contains(v.Unread, failedReading) {
+			// Read again without Evaluate's recovery: the panic and its stack.
+			var grantErr error
+			e.decide(t.Context(), corpusCall(command, ws, ModeAsk), ModeAsk, &grantErr)
+			t.Fatalf("the policy failed reading %q", command)
+		}
 		if v.Decision != Allow {
 			return
 		}

@@ -215,6 +215,9 @@ func compileRule(i int, r Rule) (rule, error) {
 	return cr, nil
 }
 
+// failedReading is why a call whose reading failed asks.
+const failedReading = "askops failed reading this call (an internal error)"
+
 // decideSafely is decide, with a reading that fails (a bug: a panic on a
 // command nobody foresaw) ending in ask: the command is never allowed, a
 // person sees why, and the process that asked (a hook, a serve, a run)
@@ -223,8 +226,8 @@ func (e *Engine) decideSafely(ctx context.Context, c Call, mode Mode, grantErr *
 	defer func() {
 		if r := recover(); r != nil {
 			e.log.Error("the policy failed reading a call; asking", "tool", c.Tool, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			v = Verdict{Decision: Ask, Dangerous: true, Unread: []string{"askops failed reading this call (an internal error)"},
-				Reason: "askops failed reading this call (an internal error), so a person must decide"}
+			v = Verdict{Decision: Ask, Dangerous: true, Unread: []string{failedReading},
+				Reason: failedReading + ", so a person must decide"}
 		}
 	}()
 	return e.decide(ctx, c, mode, grantErr)
