@@ -2,11 +2,10 @@ package policy
 
 import "strings"
 
-// Database clients' own file access: sqlite3's, psql's and mysql's
-// commands open files and run programs the shell never sees.
-
-// sqlite3's own file access. Its SQL and dot-commands open files the
-// shell never sees: sqlite3 :memory: "select readfile('.env')" and
+// Database clients' own file access: sqlite3's, psql's and mysql's SQL
+// and commands open files and run programs the shell never sees.
+//
+// sqlite3 :memory: "select readfile('.env')" and
 // ".import .env t" printed .env past a read_file deny rule, fsdir('.')
 // printed every file below the directory, writefile() wrote a hook
 // (mode 0755 if asked) into .git, and the database operand is a file
