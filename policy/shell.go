@@ -180,9 +180,10 @@ type analyzer struct {
 	// madePaths: what cp, mv, ln and the like made earlier in the line.
 	madePaths []string
 	// linksMade: the first command earlier in the line that may have
-	// made links from data (tar -x, git checkout, cp -a, a script), so a
-	// later read may follow one the policy never saw; opensNone: the
-	// command being read opens none of its operands (readsNoOperand).
+	// made links from data (tar -x, unzip, patch, git checkout:
+	// makesLinks), so a later read may follow one the policy never saw;
+	// opensNone: the command being read opens none of its operands
+	// (readsNoOperand).
 	linksMade string
 	opensNone bool
 	// linkedPaths: what cp -a, mv and rsync -a put at a name the command
