@@ -92,12 +92,13 @@ func (z *analyzer) sqliteFiles(name string, args []word) {
 		z.writeWord(*sl.db, name+" database")
 	}
 	for _, w := range sl.texts {
-		z.sqliteText(name, w)
+		z.sqliteOpens(name, w)
 	}
 }
 
-// sqliteText judges one SQL or dot-command argument of sqlite3.
-func (z *analyzer) sqliteText(name string, w word) {
+// sqliteOpens judges what one SQL or dot-command argument of sqlite3
+// opens.
+func (z *analyzer) sqliteOpens(name string, w word) {
 	if !w.known() {
 		z.a.cannotRead(name + " SQL the policy cannot see")
 		return
@@ -119,7 +120,7 @@ func (z *analyzer) sqliteText(name string, w word) {
 		switch {
 		case sqliteQuiet[dot], (dot == ".output" || dot == ".once") && len(fields) == 1:
 			// Nothing opened (.output alone is stdout again).
-		case strings.Contains(line, "|") && opens, strings.HasPrefix(".shell", dot), strings.HasPrefix(".system", dot):
+		case strings.Contains(line, "|") && opens, sqliteRunsCommand(dot):
 			// A command sqlite3 runs: judged as a command (sqliteCommands).
 		case !opens || len(fields) < 2:
 			z.a.cannotRead(name + " " + clip(dot, 20) + " (a dot-command the policy does not read)")

@@ -508,9 +508,11 @@ func sqliteText(w word, via string) []inner {
 		line = strings.TrimSpace(line)
 		dot, rest, _ := strings.Cut(line, " ")
 		rest = strings.TrimSpace(rest)
-		switch dot {
-		case ".shell", ".system", ".sh", ".sys", ".shel", ".syst", ".syste":
+		switch {
+		case sqliteRunsCommand(dot):
 			out = append(out, scriptOf(word{loose: unquoteSqlite(rest)}))
+		}
+		switch dot {
 		case ".once", ".output", ".read", ".import", ".out", ".outp", ".outpu", ".re", ".rea", ".imp", ".impo", ".impor":
 			// .once '|cmd args': the text after | is a command line.
 			if i := strings.IndexByte(rest, '|'); i >= 0 {
@@ -528,6 +530,13 @@ func sqliteText(w word, via string) []inner {
 		}
 	}
 	return out
+}
+
+// sqliteRunsCommand reports a dot-command that runs the rest of its line
+// as a shell command: .shell and .system and every abbreviation sqlite3
+// takes (.sh, .she, .sy, tried with sqlite3 3.40; .s alone is .scanstats).
+func sqliteRunsCommand(dot string) bool {
+	return len(dot) >= 3 && (strings.HasPrefix(".shell", dot) || strings.HasPrefix(".system", dot))
 }
 
 func unquoteSqlite(s string) string {
