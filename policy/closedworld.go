@@ -481,20 +481,12 @@ func configFile(p, workspace string) string {
 	return ""
 }
 
-// configPath says why a write of p, relative to the command's directory
-// (every directory it may be in, after a cd), would change what later
-// commands run (configFile), or "".
+// configPath says why a write of p, in every directory the command may
+// be in and where its links lead (readMention.targets), would change what
+// later commands run, or "".
 func (z *analyzer) configPath(p string) string {
-	dirs := []string{z.cwd}
-	if z.cwd == "" {
-		dirs = append([]string{z.workspace}, z.cwds...)
-	}
-	for _, d := range dirs {
-		abs := p
-		if !path.IsAbs(p) {
-			abs = path.Join(d, p)
-		}
-		if why := configFile(abs, z.workspace); why != "" {
+	for _, t := range (readMention{p: p, cwd: z.cwd, cwds: z.cwds}).targets(z.workspace) {
+		if why := z.configWhy(t.abs, t.real); why != "" {
 			return why
 		}
 	}
@@ -541,12 +533,8 @@ func (z *analyzer) possibleWrites(name string, ws []word, firstWrite int) {
 		if p == "" || noFile(p) || strings.Contains(p, "://") || z.writtenSince(firstWrite, p) {
 			continue
 		}
-		dirs := []string{z.cwd}
-		if z.cwd == "" {
-			dirs = append([]string{z.workspace}, z.cwds...)
-		}
-		for _, d := range dirs {
-			t := z.writeTargetAt(p, name, d)
+		for _, t := range (readMention{p: p, cwd: z.cwd, cwds: z.cwds}).targets(z.workspace) {
+			t.how = name
 			if len(z.a.maybeWrites) < maxMentions {
 				z.a.maybeWrites = append(z.a.maybeWrites, t)
 			}

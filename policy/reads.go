@@ -218,6 +218,15 @@ func (z *analyzer) environmentFiles(v word) {
 	}
 }
 
+// readAfterLinks: a read after a command that may have made links from
+// data (linksMade) may follow one: tar -xf a.tar; cat out/l read .env
+// through a link in the archive, which no name in the command shows.
+func (z *analyzer) readAfterLinks() {
+	if z.linksMade != "" && !z.opensNone {
+		z.a.unjudgedRead(z.linksMade + " may have made a link that a later read in the command follows")
+	}
+}
+
 // mention records p as a path the command may read.
 func (z *analyzer) mention(p string) {
 	z.addRead(readMention{p: p, cwd: z.cwd, cwds: z.cwds})
@@ -232,11 +241,7 @@ func (z *analyzer) addRead(m readMention) {
 	if m.p == "" || noFile(m.p) {
 		return
 	}
-	if z.linksMade != "" && !z.opensNone {
-		// tar -xf a.tar; cat out/l: what the archive made may be a link
-		// to .env, which no name in the command shows.
-		z.a.unjudgedRead(z.linksMade + " may have made a link that a later read in the command follows")
-	}
+	z.readAfterLinks()
 	if len(z.linkedPaths) > 0 && !z.opensNone {
 		dir := m.cwd
 		if dir == "" {

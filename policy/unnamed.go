@@ -73,9 +73,7 @@ type treeRead struct {
 
 // addTree records t, bounded as reads are (maxMentions).
 func (z *analyzer) addTree(t treeRead) {
-	if z.linksMade != "" && !z.opensNone {
-		z.a.unjudgedRead(z.linksMade + " may have made a link that a later read in the command follows")
-	}
+	z.readAfterLinks()
 	if len(z.a.trees) >= maxMentions {
 		z.a.readsCut = true
 		return

@@ -123,23 +123,14 @@ const maxCwds = 8
 
 // recordWrite records a write of p resolved in cwd.
 func (z *analyzer) recordWrite(p, how, cwd string) {
-	t := z.writeTargetAt(p, how, cwd)
-	t.implied = z.implied
+	abs, _ := resolveIn(p, cwd, z.workspace)
+	t := writeTarget{shown: p, how: how, abs: abs, implied: z.implied}
 	for _, m := range z.madePaths {
-		if t.abs != m && within(t.abs, m) {
+		if abs != m && within(abs, m) {
 			z.a.cannotRead(how + " through " + clip(printable(m), 60) + ", which an earlier command made (it may be a link, leading anywhere)")
 			break
 		}
 	}
-	z.a.writes = append(z.a.writes, t)
-	z.configWrite(how, p, t.abs, t.real)
-}
-
-// writeTargetAt is p, written by how in the directory cwd: absolute, and
-// where its links lead.
-func (z *analyzer) writeTargetAt(p, how, cwd string) writeTarget {
-	abs, _ := resolveIn(p, cwd, z.workspace)
-	t := writeTarget{shown: p, how: how, abs: abs}
 	if abs != "" {
 		if real, ok := landing(abs); ok {
 			// Rules are written against the workspace as given; a link
@@ -150,7 +141,8 @@ func (z *analyzer) writeTargetAt(p, how, cwd string) writeTarget {
 			t.real = real
 		}
 	}
-	return t
+	z.a.writes = append(z.a.writes, t)
+	z.configWrite(how, p, t.abs, t.real)
 }
 
 // judgeWrite judges a write of p (absolute, or relative to the known cwd)
