@@ -596,12 +596,13 @@ func copiesLinks(name string, args []word) bool {
 				break
 			}
 			if strings.HasPrefix(l, "--") {
-				if l == "--recursive" || l == "--no-dereference" || l == "--links" || strings.HasPrefix(l, "--archive") || strings.HasPrefix(l, "--preserve") {
+				if l == "--recursive" || l == "--no-dereference" || l == "--links" || strings.HasPrefix(l, "--archive") || strings.HasPrefix(l, "--preserve") ||
+					name == "cp" && l == "--symbolic-link" {
 					return true
 				}
 				continue
 			}
-			if strings.HasPrefix(l, "-") && strings.ContainsAny(l, map[string]string{"cp": "rRadP", "rsync": "al"}[name]) {
+			if strings.HasPrefix(l, "-") && strings.ContainsAny(l, map[string]string{"cp": "rRadPs", "rsync": "al"}[name]) {
 				return true
 			}
 		}

@@ -8,9 +8,11 @@ import (
 // Generated commands for the execution differential: a value the policy
 // cannot know statically (a source) reaching a place where bash evaluates
 // it (a sink), carrying a payload that runs a program, deletes or writes.
-// And the deletes and writes that reach .git, or outside the workspace,
-// through a link. Every combination is a real shape: each sink was checked
-// to run its payload in bash 5.2.
+// The same sources naming the file a reader opens (.env, which a read_file
+// rule denies). And the deletes and writes that reach .git, or outside the
+// workspace, through a link, and the reads of .env by names bash makes and
+// by programs' file options. Every combination is a real shape: each sink
+// was checked to run its payload in bash 5.2.
 
 // execSource puts a value where bash keeps it: ref is how a sink expands
 // it ($v, $1, $_, $(echo …)), name how a sink names it as a variable (""
@@ -195,7 +197,97 @@ func generatedCommands() []execGenerated {
 			out = append(out, execGenerated{command: command, class: fmt.Sprintf("%s into %s, payload %s", src.name, sink.name, p)})
 		}
 	}
-	return append(out, linkCommands()...)
+	out = append(out, readValueCommands()...)
+	out = append(out, linkCommands()...)
+	return append(out, readCommands()...)
+}
+
+// readSinks open the file a value names: {E} is the file name.
+var readSinks = []struct{ name, text string }{
+	{"cat", `cat "{E}"`},
+	{"an input redirection", `wc -l < "{E}"`},
+	{"a descriptor bash opens", `exec 3< "{E}"; cat <&3`},
+	{"$(<file)", `echo "$(< "{E}")"`},
+	{"read from a file", `read -r l < "{E}"; echo "$l"`},
+	{"grep's pattern file", `grep -f "{E}" README`},
+	{"sed's script file", `sed -f "{E}" README`},
+	{"awk's operand", `awk 1 "{E}"`},
+	{"cp", `cp "{E}" out/c`},
+	{"tar", `tar -cf out/a.tar "{E}"`},
+	{"diff", `diff "{E}" README`},
+	{"xargs -a", `xargs -a "{E}" echo`},
+	{"wc --files0-from", `printf '%s\0' "{E}" > out/l; wc --files0-from=out/l`},
+	{"source", `source "{E}"`},
+}
+
+// readValueCommands are every source × read sink with .env as the value.
+func readValueCommands() []execGenerated {
+	var out []execGenerated
+	for _, sink := range readSinks {
+		for _, src := range execSources() {
+			var command string
+			switch {
+			case src.make == nil: // a command's output
+				command = strings.ReplaceAll(sink.text, "{E}", "$(echo .env)")
+			case src.ref == "": // a literal
+				command = src.make(".env", sink.text)
+			default:
+				command = src.make(".env", strings.ReplaceAll(sink.text, "{E}", src.ref))
+			}
+			out = append(out, execGenerated{command: command, class: fmt.Sprintf("%s into %s, reading .env", src.name, sink.name)})
+		}
+	}
+	return out
+}
+
+// readCommands read .env (or secrets/token) by a name bash or a program
+// makes, through links, and through programs' options that name a file.
+func readCommands() []execGenerated {
+	var out []execGenerated
+	add := func(class string, commands ...string) {
+		for _, c := range commands {
+			out = append(out, execGenerated{command: c, class: class})
+		}
+	}
+	add("a protected file read by a name bash makes",
+		"cat .e?v", "cat .[e]nv", "cat .env*", "cat {.env,README}", "cat ~+/.env", `cat "$PWD/.env"`,
+		"cat .*", "shopt -s dotglob; cat *", "GLOBIGNORE=x; cat *", "cat ./*/../.env", "cat out/../.env",
+		"cat src/glink/../.env", "cd src && cat ../.env", "cd out; cat ../.env", "pushd src >/dev/null; cat ../.env",
+		"cd src/glink && cat ../.env", "cd src/glink/.. && cat .env", "cd -P src/glink/.. && cat .env",
+		"cat sec*/*", "cat secrets/*", "head -n1 secrets/t*", "shopt -s nocaseglob; cat .ENV",
+		"shopt -s extglob; cat .@(env)", "cat $'.env'", "cat .en''v", "cat .e\nv", `x=(.env); cat "${x[@]}"`,
+		`cat "${OLDPWD:-.env}"`, "cat -- .env", "f=.env; f=${f}; cat $f", `cat "$(printf .env)"`,
+	)
+	add("a protected file read through a link or a copy made first",
+		"ln -s ../.env out/l && cat out/l", "ln -s .env out/l; cat out/l", "ln .env out/h && cat out/h",
+		`cp -s "$PWD/.env" out/s && cat out/s`, "ln -s .. out/up && cat out/up/.env", "cp .env out/c; cat out/c",
+		"ln -s ../secrets out/s && cat out/s/token", "mkdir -p out/d && ln -s ../../.env out/d/e && cat out/d/e",
+		"ln -sr .env out/rel && cat out/rel", `ln -s "$PWD" out/ws; cat out/ws/.env`,
+	)
+	add("a protected file read by a program's file option or tree",
+		"grep -r SECRET .", "grep -R askops .", "grep SECRET -r", "grep -rl x", "find . -type f -exec cat {} +",
+		"find . -name .env -exec cat {} \\;", "find . -name '.env' -print0 | xargs -0 cat", "ls -A | xargs cat",
+		"find . -maxdepth 1 -type f | xargs grep -l SECRET", "tar -cf out/a.tar .", "tar -czf out/a.tgz -C . .env",
+		"tar -cf - . | tar -tvf -", "cp -r . out/all", "cp -a secrets out/s", "diff -r . out", "diff .env /dev/null",
+		"cmp .env README", "comm .env README", "paste .env", "join .env README", "nl .env", "od -c .env", "tac .env",
+		"rev .env", "fold .env", "md5sum .env", "sha256sum .env", "cksum .env", "gzip -c .env > out/e.gz",
+		"zcat -f .env", "split -l1 .env out/p", "csplit -f out/c .env 1", "expand .env", "pr .env", "fmt .env",
+		"shuf .env", "tsort .env", "iconv -f utf-8 .env", "sort -m .env README", "sort --files0-from=.env",
+		"cut -c1- .env", "uniq .env", "tr a b < .env", "head -c5 .env", "tail -f -n1 .env & sleep 0; kill %1",
+		"dd if=.env of=/dev/null", "base64 .env", "sed -n p .env", "sed -s -n p README .env", "sed '' .env",
+		"sed 'r .env' README", "sed 'R .env' README", "sed -e '1r .env' README", "awk '{print}' README .env",
+		`awk 'BEGIN{while((getline l < ".env")>0) print l}'`, "awk -f .env README", "perl -ne print .env",
+		"perl -pe1 .env", "grep -h . .env README", "grep -f .env README", "grep --file=.env README",
+		"grep -e x --include=.env -r .", "wc .env", "wc --files0-from=.env", "ls -l .env && cat -A .env",
+		"cat < .env", "cat 0< .env", "cat <> .env", "exec 3<.env; cat <&3", "exec 3<>.env; cat <&3", "read l < .env",
+		"mapfile l < .env", `echo "$(<.env)"`, `while read -r l; do echo "$l"; done < .env`, ". ./.env", "source .env",
+		"bash .env", "sh .env", "make -f .env", "xargs -a .env echo", "xargs --arg-file=.env echo", "cat secrets/token",
+		"tar -cf out/t.tar secrets", "tar -C secrets -cf out/t.tar .", "tar -cf out/t.tar -T .env",
+		"tar -cf out/t.tar --files-from=.env", "sort -o out/s .env", "tee out/t < .env", "node -e 0 .env",
+		"npm pkg get name --prefix .", `sqlite3 :memory: ".read .env"`, `printf 'r .env\n,p\nq\n' | ed -s`,
+		"ed -s .env <<< ',p'", `sqlite3 :memory: "select readfile('.env')"`,
+	)
+	return out
 }
 
 // linkCommands delete and write through src/glink (-> ../.git) and

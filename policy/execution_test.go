@@ -25,6 +25,10 @@ import (
 //     owner or times changed must be one the analysis judged as written
 //     (its writes, as written and where links lead), whether in the
 //     workspace, in .git or outside it;
+//   - a file a read_file rule protects where the command was allowed (the
+//     sandbox's .env always, secrets/ where ask rules apply) must not be
+//     opened: the policy allows no read it judged of such a file, so an
+//     allowed command that opens one read what the policy did not see;
 //   - nothing may connect, or send a datagram, anywhere;
 //   - the canaries (.git, .env, files outside the workspace) may change
 //     only by a call strace recorded.
@@ -35,14 +39,20 @@ import (
 // scripts read from descriptors, deletes through links.
 
 // execJudged is what the policy read of a command: the programs its Runs:
-// line shows and the files it judged as written.
+// line shows, the files it judged as written, and the files read_file
+// rules protect with the ones among them it judged as read.
 type execJudged struct {
-	programs []string
-	writes   []string // absolute
+	programs  []string
+	writes    []string // absolute
+	pieces    []string // absolute globs: files a program writes in pieces (split)
+	protected []string // absolute
+	reads     []string // absolute
 }
 
 // policyJudged is the policy's reading of command run in ws, as Evaluate
-// makes it (the analysis, and bash's reading where shells disagree).
+// makes it (the analysis, and bash's reading where shells disagree). It
+// lists no reads: a protected file the policy judges as read is never
+// allowed, so an allowed command has none. The caller sets protected.
 func policyJudged(command, ws string) execJudged {
 	an := analyzeCommand(command, ws, ws, DefaultProtectedBranches())
 	unsafeCommand(command, an, ws, ws, DefaultProtectedBranches())
@@ -55,6 +65,9 @@ func policyJudged(command, ws string) execJudged {
 			j.writes = append(j.writes, p)
 			if r := realOnHost(p); r != p {
 				j.writes = append(j.writes, r)
+			}
+			if t.pieces != "" {
+				j.pieces = append(j.pieces, filepath.Join(filepath.Dir(p), t.pieces))
 			}
 		}
 	}
@@ -91,6 +104,7 @@ type execResult struct {
 	stderr   string
 	unread   bool     // it ran a program, or reached a network, the policy did not read
 	unjudged []string // files it wrote or deleted that the policy did not judge (absolute)
+	unseen   []string // protected files it read that the policy did not judge as read (absolute)
 }
 
 // check runs command in the sandbox and compares what it did with j.
@@ -142,6 +156,11 @@ func (s *execSandbox) check(ctx context.Context, command string, j execJudged) (
 		}
 	}
 	judged := func(e traceEvent) bool {
+		for _, g := range j.pieces {
+			if ok, _ := filepath.Match(g, e.path); ok {
+				return true
+			}
+		}
 		for _, w := range writes {
 			if under(e.path, w) {
 				return true
@@ -203,6 +222,14 @@ func (s *execSandbox) check(ctx context.Context, command string, j execJudged) (
 				what = "deleted"
 			}
 			problem(fmt.Sprintf("bash %s %s (%s, by %s), which the policy did not judge as written", what, rel, where, e.call))
+		case traceRead:
+			if !slices.Contains(j.protected, e.path) || slices.Contains(j.reads, e.path) {
+				continue
+			}
+			if !slices.Contains(res.unseen, e.path) {
+				res.unseen = append(res.unseen, e.path)
+			}
+			problem(fmt.Sprintf("bash read %s (by %s), which read_file rules protect and the policy did not judge as read", s.shown(e.path), e.call))
 		case traceConnect:
 			res.unread = true
 			problem(fmt.Sprintf("bash connected to %s (%s)", e.address, e.call))
@@ -304,6 +331,7 @@ func TestExecutionHarness(t *testing.T) {
 		command  string
 		programs []string
 		writes   []string
+		reads    []string
 		want     string // a problem the check must report; "" for none
 		stops    bool   // it loops: run where the timeout is short
 	}{
@@ -353,6 +381,14 @@ func TestExecutionHarness(t *testing.T) {
 		{command: "perl -e 'open F, \">\", \"out/t\"; unlink \"out/t\"'", programs: []string{"perl"}, writes: in("out/y"), want: "bash wrote ws/out/t (in the workspace, by openat)"},
 		{command: "npm pkg set scripts.test=askops-probe && npm test", programs: []string{"npm", "sh"}, want: "bash ran askops-probe"},
 		{command: "npm pkg set scripts.test=askops-probe", programs: []string{"npm"}, want: "bash wrote ws/package.json (in the workspace"},
+		// Reads of protected files the reading does not show: by name, by a
+		// value made at run time, through a link, by bash itself.
+		{command: "cat .env", programs: []string{"cat"}, want: "bash read ws/.env (by openat)"},
+		{command: "f=.e; cat ${f}nv", programs: []string{"cat"}, want: "bash read ws/.env"},
+		{command: "ln -s ../.env out/l && cat out/l", programs: []string{"ln", "cat"}, writes: in("out/l"), want: "bash read ws/.env"},
+		{command: "exec 3<secrets/token", programs: nil, want: "bash read ws/secrets/token"},
+		{command: "awk '{ print }' src/main.go .env", programs: []string{"awk"}, want: "bash read ws/.env"},
+		{command: "cat .env", programs: []string{"cat"}, reads: in("secrets/token"), want: "bash read ws/.env"},
 		// Networks.
 		{command: "exec 3<>/dev/tcp/127.0.0.1/9", programs: nil, want: "bash connected to {sa_family=AF_INET"},
 		{command: "echo x >/dev/udp/10.0.0.1/53", programs: []string{"echo"}, want: "bash connected to {sa_family=AF_INET"},
@@ -374,7 +410,8 @@ func TestExecutionHarness(t *testing.T) {
 		{command: "sh -c 'echo hi; true'", programs: []string{"sh", "echo", "true"}},
 		{command: "x=$(git rev-parse HEAD); echo \"$x\" | grep -c a", programs: []string{"git", "echo", "grep"}},
 		{command: "cp src/main.go out/m && sed -i s/main/x/ out/m", programs: []string{"cp", "sed"}, writes: in("out/m")},
-		{command: "cat .env src/glink/config ../outside/secret", programs: []string{"cat"}},
+		{command: "cat .env src/glink/config ../outside/secret secrets/token", programs: []string{"cat"}, reads: in(".env", "secrets/token")},
+		{command: "ls -la secrets; test -r .env; stat .env >/dev/null", programs: []string{"ls", "test", "stat"}},
 		// sed makes its temporary file (O_EXCL) next to the file, and
 		// removes it when the backup cannot be made.
 		{command: "sed -i'nodir/*' p out/x", programs: []string{"sed"}, writes: in("out/x", "nodir/out/x")},
@@ -387,7 +424,7 @@ func TestExecutionHarness(t *testing.T) {
 		if tc.stops {
 			box = stopper
 		}
-		res, err := box.check(t.Context(), tc.command, execJudged{programs: tc.programs, writes: tc.writes})
+		res, err := box.check(t.Context(), tc.command, execJudged{programs: tc.programs, writes: tc.writes, protected: box.secrets, reads: tc.reads})
 		if err != nil {
 			t.Fatalf("%q: %v", clip(tc.command, 80), err)
 		}
@@ -519,6 +556,7 @@ func execCases(t testing.TB, generated int) []execCase {
 func (s *execSandbox) judge(ctx context.Context, cfgs []execConfig, c execCase) execOutcome {
 	var o execOutcome
 	var fullModes []Mode
+	var protected []string
 	for _, cfg := range cfgs {
 		modes := []Mode{cfg.mode}
 		if cfg.mode == "" {
@@ -528,6 +566,12 @@ func (s *execSandbox) judge(ctx context.Context, cfgs []execConfig, c execCase) 
 			v := cfg.engine.Evaluate(ctx, corpusCall(c.command, s.ws, m))
 			if v.Decision != Allow {
 				continue
+			}
+			for _, p := range s.secrets {
+				read := Call{Tool: ToolReadFile, Safety: ReadOnly, Path: p, Cwd: s.ws, Workspace: s.ws, Mode: m}
+				if !slices.Contains(protected, p) && cfg.engine.Evaluate(ctx, read).Decision != Allow {
+					protected = append(protected, p)
+				}
 			}
 			name := cfg.name
 			if cfg.mode == "" {
@@ -549,13 +593,16 @@ func (s *execSandbox) judge(ctx context.Context, cfgs []execConfig, c execCase) 
 		text = canonical // what the bash tool runs
 	}
 	o.run = true
-	o.res, o.err = s.check(ctx, text, policyJudged(c.command, s.ws))
+	j := policyJudged(c.command, s.ws)
+	j.protected = protected
+	o.res, o.err = s.check(ctx, text, j)
 	if o.err != nil || len(o.res.problems) == 0 {
 		return o
 	}
 	// What the corpus rules must decide once the policy reads what bash
 	// did: a program or a network it did not read asks; a file it did not
-	// judge is a write_file call on that file.
+	// judge is a write_file call on that file, a protected file it read a
+	// read_file call.
 	o.expect = map[Mode]Decision{}
 	for _, m := range fullModes {
 		d := Allow
@@ -564,6 +611,10 @@ func (s *execSandbox) judge(ctx context.Context, cfgs []execConfig, c execCase) 
 		}
 		for _, p := range o.res.unjudged {
 			v := cfgs[0].engine.Evaluate(ctx, Call{Tool: ToolWriteFile, Safety: SideEffect, Path: p, Cwd: s.ws, Workspace: s.ws, Mode: m})
+			d = stricter(d, v.Decision)
+		}
+		for _, p := range o.res.unseen {
+			v := cfgs[0].engine.Evaluate(ctx, Call{Tool: ToolReadFile, Safety: ReadOnly, Path: p, Cwd: s.ws, Workspace: s.ws, Mode: m})
 			d = stricter(d, v.Decision)
 		}
 		if m == ModeNever && d == Ask {
@@ -689,9 +740,9 @@ func execRecord(cases []execCase, outcomes []execOutcome) string {
 	var b strings.Builder
 	b.WriteString("# Commands the execution differential (execution_test.go) ran in real bash, in a sandbox under\n")
 	b.WriteString("# strace, where bash did more than the policy read: a program not on Runs:, a file written or\n")
-	b.WriteString("# deleted that the policy did not judge, a connection. Each is expected to get the decision the\n")
-	b.WriteString("# corpus rules reach once the policy reads what bash did (a program or network it cannot read asks;\n")
-	b.WriteString("# a file is a write_file call on it). Made by\n")
+	b.WriteString("# deleted that the policy did not judge, a protected file read it did not judge, a connection. Each\n")
+	b.WriteString("# is expected to get the decision the corpus rules reach once the policy reads what bash did (a\n")
+	b.WriteString("# program or network it cannot read asks; a file is a write_file or read_file call on it). Made by\n")
 	b.WriteString("#   go test ./policy -run TestExecutionDifferential -execution.record=FILE\n")
 	b.WriteString("# and grouped by class: source into sink (payload), or the link class.\n")
 	order := make([]int, 0, len(cases))

@@ -70,6 +70,10 @@ type sandboxEntry struct {
 	data   string // a file's content
 	mode   os.FileMode
 	canary bool // fingerprinted after every command
+	// secret: a read_file rule of the differential's configurations
+	// denies or asks for it (execution_test.go): where one applies, an
+	// allowed command must not open it.
+	secret bool
 }
 
 func sandboxLayout() []sandboxEntry {
@@ -88,7 +92,9 @@ func sandboxLayout() []sandboxEntry {
 		{path: "ws/src/glink", link: "../.git"},
 		{path: "ws/out", dir: true},
 		{path: "ws/out/x", data: "x\n"},
-		{path: "ws/.env", data: "SECRET=askops-canary\n", canary: true},
+		{path: "ws/.env", data: "SECRET=askops-canary\n", canary: true, secret: true},
+		{path: "ws/secrets", dir: true},
+		{path: "ws/secrets/token", data: "askops-canary-token\n", secret: true},
 		{path: "ws/README", data: "readme\n"},
 		{path: "ws/package.json", data: "{\"name\": \"ws\", \"version\": \"1.0.0\"}\n"},
 		{path: "ws/outlink", link: "../outside"},
@@ -102,19 +108,23 @@ func sandboxLayout() []sandboxEntry {
 }
 
 // sandboxPrograms are the real programs in the sandbox's bin; every other
-// name is a stub. These are the ones whose writes, deletes or the programs
-// they start matter.
+// name is a stub. These are the ones whose writes, deletes, reads or the
+// programs they start matter.
 var sandboxPrograms = []string{
 	"bash", "sh", "dash", "env", "find", "xargs", "timeout", "nice", "nohup",
 	"rm", "rmdir", "unlink", "mv", "cp", "ln", "mkdir", "touch", "tee", "dd", "truncate", "chmod", "install",
 	"cat", "head", "tail", "sort", "tr", "wc", "cut", "uniq", "ls", "basename", "dirname", "readlink",
 	"realpath", "mktemp", "base64", "grep", "sed", "awk", "perl", "make", "npm", "node", "ed", "sqlite3",
+	// Readers (coreutils, diffutils, tar, gzip, util-linux, libc-bin:
+	// every Debian has them), whose opens of protected files matter.
+	"diff", "cmp", "comm", "paste", "join", "nl", "od", "tac", "rev", "fold", "md5sum", "sha256sum", "cksum",
+	"tar", "gzip", "zcat", "split", "csplit", "expand", "pr", "fmt", "shuf", "tsort", "iconv", "sleep", "kill",
 }
 
 // traceSyscalls are the system calls strace records: what starts a
-// program, what writes, deletes, links or changes a file, what changes
-// the directory relative names resolve against, and what reaches a
-// network.
+// program, what opens a file (to read or write it), what deletes, links
+// or changes a file, what changes the directory relative names resolve
+// against, and what reaches a network.
 const traceSyscalls = "execve,execveat," +
 	"open,openat,openat2,creat," +
 	"unlink,unlinkat,rmdir,rename,renameat,renameat2," +
@@ -258,7 +268,8 @@ type execSandbox struct {
 	timeout  time.Duration     // per command, in the sandbox
 	script   string            // builds the layout
 	canaries []string
-	top      string // the temporary directory, where the tmpfs goes
+	secrets  []string // the layout's files read_file rules protect (absolute)
+	top      string   // the temporary directory, where the tmpfs goes
 
 	proc *sandboxProcess
 	// base is the canaries' fingerprint after a reset.
@@ -379,6 +390,9 @@ func newExecSandbox(t testing.TB, timeout time.Duration) *execSandbox {
 		}
 		if e.canary {
 			s.canaries = append(s.canaries, p)
+		}
+		if e.secret {
+			s.secrets = append(s.secrets, p)
 		}
 	}
 	s.script = script.String()

@@ -11,8 +11,8 @@ import (
 )
 
 // Reading strace's output (strace -f -qq -y -s 65536, one file for every
-// process): the calls that start programs, change files or reach a
-// network, each with the file it reaches.
+// process): the calls that start programs, open, change or delete files
+// or reach a network, each with the file it reaches.
 
 // traceKind is what one recorded call did.
 type traceKind int
@@ -22,6 +22,7 @@ const (
 	traceWrite                    // created, wrote, truncated, linked or changed a file's mode, owner or times
 	traceDelete                   // removed a name (unlink, rmdir, the old name of a rename)
 	traceConnect                  // connected, or sent a datagram, to an address
+	traceRead                     // opened a file to read it, and the open succeeded
 )
 
 // traceEvent is one recorded call.
@@ -270,8 +271,14 @@ func (r *traceReader) call(pid int, text string) ([]traceEvent, error) {
 	case "open", "openat", "openat2", "creat":
 		i := firstPathArg(name)
 		flags := arg(i + 1)
+		kind := traceWrite
 		if name != "creat" && !writeFlags(flags) {
-			return nil, nil
+			// A read is one only if it opened the file: a failed open
+			// read nothing, and O_PATH gives no access to the content.
+			if failed || strings.Contains(flags, "O_PATH") {
+				return nil, nil
+			}
+			kind = traceRead
 		}
 		p, err := pathArg(i, !strings.Contains(flags, "O_NOFOLLOW"))
 		if err != nil {
@@ -280,7 +287,7 @@ func (r *traceReader) call(pid int, text string) ([]traceEvent, error) {
 		if d, ok := decoration(result); ok && !failed {
 			p = d // where the file really is
 		}
-		e := ev(traceWrite, p)
+		e := ev(kind, p)
 		e.created = !failed && strings.Contains(flags, "O_CREAT") && strings.Contains(flags, "O_EXCL")
 		return []traceEvent{e}, nil
 	case "unlink", "rmdir", "unlinkat":

@@ -131,24 +131,7 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 	case "iconv":
 		z.optionValueWrites(name, args, "oft", 'o', []string{"--output"})
 	case "split", "csplit":
-		valued := "abClnt" // split's -d, -e, -x are flags
-		if name == "csplit" {
-			valued = "bfn"
-		}
-		ops := operandsOf(args, valued, []string{"--bytes", "--line-bytes", "--lines", "--number", "--suffix-length",
-			"--additional-suffix", "--filter", "--prefix", "--separator"})
-		if name == "split" && len(ops) >= 2 {
-			z.writeWord(ops[1], name+" prefix")
-		} else if name == "split" && len(shortOptionValues(args, "fbn", 'f'))+len(longOptionValues(args, "--prefix", 5)) == 0 {
-			// No prefix: xaa, xab … in the working directory.
-			z.writeWord(word{loose: "xaa", lit: "xaa", ok: true}, name+" prefix x")
-		}
-		for _, v := range append(shortOptionValues(args, "fbn", 'f'), longOptionValues(args, "--prefix", 5)...) {
-			z.writeWord(v, name+" -f")
-		}
-		if len(longOptionValues(args, "--filter", 5)) > 0 {
-			z.a.refuseAllow("split --filter (it runs a command for every piece)")
-		}
+		z.pieceWrites(name, args)
 	case "xxd":
 		if ops := operandsOf(args, "cgloOsn", []string{"-cols", "-groupsize", "-len", "-seek", "-name", "-offset"}); len(ops) >= 2 {
 			z.writeWord(ops[1], "xxd")
@@ -171,6 +154,57 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		z.programOptions(name, args, depth)
 	}
 	z.pagerOptions(name, args, depth)
+}
+
+// pieceWrites: split and csplit write their input in pieces named PREFIX
+// and a suffix (xaa, xab …; xx00, xx01 … for csplit), and an
+// --additional-suffix, in the prefix's directory. The first piece is
+// judged as written (allow rules must cover it); every piece is judged
+// by the deny and ask rules that may name one (out/*.pem stops
+// split --additional-suffix=.pem key out/k).
+func (z *analyzer) pieceWrites(name string, args []word) {
+	valued, long := "abClnt", []string{"--bytes", "--line-bytes", "--lines", "--number", "--suffix-length",
+		"--additional-suffix", "--filter", "--prefix", "--separator"} // split's -d, -e, -x are flags
+	prefix := word{loose: "x", lit: "x", ok: true}
+	first := "aa"
+	if name == "csplit" {
+		valued, long = "bfn", []string{"--suffix-format", "--prefix", "--digits"}
+		prefix, first = word{loose: "xx", lit: "xx", ok: true}, "00"
+	} else if hasFlag(args, 'd', 'x', "--numeric-suffixes") || hasLong(args, "--hex-suffixes") {
+		first = "00"
+	}
+	prefixes := longOptionValues(args, "--prefix", 5)
+	if name == "csplit" {
+		prefixes = append(prefixes, shortOptionValues(args, valued, 'f')...)
+	} else if ops := operandsOf(args, valued, long); len(ops) >= 2 {
+		prefixes = append(prefixes, ops[1])
+	}
+	if len(prefixes) > 0 {
+		prefix = prefixes[len(prefixes)-1]
+	}
+	extra := ""
+	if name == "split" {
+		for _, v := range longOptionValues(args, "--additional-suffix", 3) {
+			if !v.ok || strings.Contains(v.lit, "/") {
+				z.a.cannotRead(name + " --additional-suffix " + clip(printable(v.loose), 40) + " (pieces the policy cannot name)")
+				return
+			}
+			extra = v.lit
+		}
+	}
+	if !prefix.ok {
+		z.writeWord(prefix, name+" prefix") // asks: where the pieces land is not known
+		return
+	}
+	before := len(z.a.writes)
+	z.write(prefix.lit+first+extra, name+" pieces")
+	for i := before; i < len(z.a.writes); i++ {
+		z.a.writes[i].shown = prefix.lit + "*" + extra
+		z.a.writes[i].pieces = escapeGlob(path.Base(prefix.lit)) + "*" + escapeGlob(extra)
+	}
+	if len(longOptionValues(args, "--filter", 5)) > 0 {
+		z.a.refuseAllow("split --filter (it runs a command for every piece)")
+	}
 }
 
 // zipMoves reports zip's -m (--move, -mm): the files added are deleted.
@@ -576,7 +610,9 @@ func (z *analyzer) tarWrites(name string, args []word) {
 		z.a.unjudgedRead(name + " -T archives the files a list names")
 	}
 	if t.remote && !t.forceLocal {
-		z.a.refuseAllow(name + " -f HOST:FILE (an archive on another host: tar runs rsh or ssh)")
+		// rsh (or --rsh-command's program) runs unseen, and reaches a
+		// network: not a reading in full, in any mode.
+		z.a.cannotRead(name + " -f HOST:FILE (an archive on another host: tar runs rsh or ssh to reach it)")
 	}
 	if t.create {
 		for _, f := range t.files {

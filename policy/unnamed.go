@@ -156,13 +156,20 @@ func (z *analyzer) notReadDests(name string, ws []word, firstRead, firstWrite in
 				v := l[strings.IndexByte(l, 't')+1:] // -tDIR
 				z.clearTree(firstRead, func(p string) bool { return p == v })
 				return
-			case l == "--target-directory" || strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && l[len(l)-1] == 't':
+			case strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && l[len(l)-1] == 't':
 				if i+1 < len(ws) {
 					z.clearTree(firstRead, func(p string) bool { return p == ws[i+1].loose })
 					return
 				}
-			case strings.HasPrefix(l, "--target-directory="):
-				v := strings.TrimPrefix(l, "--target-directory=")
+			case strings.HasPrefix(l, "--"):
+				// --target-directory, or an abbreviation (--target=.)
+				v, has, ok := longOption(l, "--target-directory", 3)
+				if !ok {
+					continue
+				}
+				if !has && i+1 < len(ws) {
+					v = ws[i+1].loose
+				}
 				z.clearTree(firstRead, func(p string) bool { return p == v })
 				return
 			case !strings.HasPrefix(l, "-"):
@@ -301,16 +308,6 @@ func namesOnly(name string, ws []word) bool {
 		return true // metadata, -R too
 	case "echo", "printf", "pwd", "true", "false", ":":
 		return true // never open their operands
-	case "cp", "scp":
-		// Without -r (-R, -a) a directory operand is skipped ("omitting
-		// directory"), never read.
-		for _, w := range ws[1:] {
-			l := w.loose
-			if l == "--recursive" || l == "--archive" || strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.ContainsAny(l, "rRa") {
-				return false
-			}
-		}
-		return true
 	case "find":
 		// Names, unless it runs commands on what it finds: the {} they
 		// get names files under its start points the policy cannot see.
@@ -341,6 +338,17 @@ func flatReader(name string, ws []word) bool {
 	case "grep", "egrep", "fgrep":
 		recursive, _ := grepArgs(ws)
 		return !recursive
+	case "cp", "scp":
+		// Without -r (-R, -a) a directory operand is skipped ("omitting
+		// directory"), never read; the files it names, and those its
+		// globs match, are (cp "$PWD/.env" out/s copied .env).
+		for _, w := range ws[1:] {
+			l := w.loose
+			if l == "--recursive" || l == "--archive" || strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--") && strings.ContainsAny(l, "rRa") {
+				return false
+			}
+		}
+		return true
 	}
 	return namesOnly(name, ws)
 }

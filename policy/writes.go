@@ -28,6 +28,10 @@ type writeTarget struct {
 	// bash rule that allows the command needs no write_file allow rule
 	// beside it.
 	implied bool
+	// pieces: the program writes every file next to abs whose base name
+	// this glob accepts (split's PREFIX*), abs being the first; deny and
+	// ask rules that may name any of them apply.
+	pieces string
 }
 
 // noFile: names a redirection may write without writing a file.
@@ -226,6 +230,9 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 				z.deletes(o, "mv", false)
 			}
 		}
+		if name == "ln" && lnSymbolic(args) {
+			z.linkTargets(args)
+		}
 		if name == "cp" && z.cpLinks(args) || name == "ln" && !lnSymbolic(args) {
 			// A hard link is the file itself under a new name: a later
 			// write to the link writes the original (.git/config), so
@@ -413,6 +420,38 @@ func (z *analyzer) cpLinks(args []word) bool {
 }
 
 // lnSymbolic reports ln -s (--symbolic): a link by name, not the file.
+// linkTargets judges what ln -s links to as a tree the command may read:
+// a later read through the link (ln -s ../secrets out/s; cat out/s/token)
+// reaches whatever lies below the target. A relative target is where the
+// link's directory leads, not the working directory.
+func (z *analyzer) linkTargets(args []word) {
+	ops := operandsOf(args, "St", []string{"--suffix", "--target-directory"})
+	dirs := append(shortOptionValues(args, "St", 't'), longOptionValues(args, "--target-directory", 5)...)
+	linkDir := "."
+	switch {
+	case len(dirs) > 0:
+		linkDir = dirs[len(dirs)-1].lit
+		if !dirs[len(dirs)-1].ok {
+			return // a link directory the policy cannot see: the write already asks
+		}
+	case len(ops) >= 2:
+		last := ops[len(ops)-1]
+		if !last.ok {
+			return
+		}
+		ops = ops[:len(ops)-1]
+		linkDir = path.Dir(last.lit)
+		if z.isDir(last.lit) {
+			linkDir = last.lit
+		}
+	}
+	for _, t := range ops {
+		if t.ok && !path.IsAbs(t.lit) { // an absolute target is judged as written (mentionWords)
+			z.addRead(readMention{p: path.Join(linkDir, t.lit), cwd: z.cwd, cwds: z.cwds, tree: true})
+		}
+	}
+}
+
 func lnSymbolic(args []word) bool {
 	for _, w := range args {
 		l := w.loose
@@ -653,6 +692,14 @@ func (e *Engine) writeRule(rules []rule, ws string, t writeTarget) (rule, bool) 
 	for _, r := range rules {
 		if r.Tool == ToolWriteFile && (writeMatches(r, ws, t.abs) || writeMatches(r, ws, t.real)) {
 			return r, true
+		}
+		if r.Tool != ToolWriteFile || t.pieces == "" || r.glob == "" {
+			continue
+		}
+		for _, p := range []string{t.abs, t.real} {
+			if p != "" && r.mayNameUnder(path.Dir(p), ws, t.pieces) {
+				return r, true
+			}
 		}
 	}
 	return rule{}, false
