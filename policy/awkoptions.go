@@ -39,7 +39,7 @@ func (z *analyzer) awkCluster(name, l string) (program bool) {
 		case c == 'L' || c == 'D':
 			if c == 'D' {
 				// The debugger reads its commands from the file.
-				z.a.refuseAllow(name + " -D (the debugger, which runs commands)")
+				z.a.cannotRead(name + " -D (the debugger, which runs commands)")
 			}
 			return false
 		case c == 'f' || c == 'E' || c == 'e' || c == 'i' || c == 'l':
@@ -69,7 +69,7 @@ func (z *analyzer) awkLong(name, l string) {
 	switch {
 	case writes("--dump-variables", "awkvars.out"), writes("--profile", "awkprof.out"), writes("--pretty-print", "awkprof.out"):
 	case longMatches(n, "--debug"):
-		z.a.refuseAllow(name + " --debug (the debugger, which runs commands)")
+		z.a.cannotRead(name + " --debug (the debugger, which runs commands)")
 	default:
 		for _, o := range []string{"--characters-as-bytes", "--traditional", "--copyright", "--gen-pot", "--usage", "--help",
 			"--lint", "--bignum", "--use-lc-numeric", "--non-decimal-data", "--optimize", "--posix", "--re-interval",

@@ -110,7 +110,7 @@ func (z *analyzer) goCodeFlags(args []word) {
 			if a.loose == "-w" || a.loose == "-u" || a.loose == "--w" || a.loose == "--u" {
 				// go env -w GOFLAGS=-toolexec=… (or CC, GOTOOLCHAIN) is
 				// kept in go's env file and runs in every later build.
-				z.a.refuseAllow("go env " + a.loose + " (it changes go's settings for every later build)")
+				z.a.danger("go env " + a.loose + " (it changes go's settings for every later build: GOFLAGS=-toolexec=… runs a program in each)")
 			}
 		}
 	}

@@ -75,11 +75,11 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 			case "--daemon":
 				// A server: it accepts writes from the network and runs
 				// its config's pre-xfer and post-xfer exec commands.
-				z.a.refuseAllow("rsync --daemon (a server that runs its config's exec commands)")
+				z.a.cannotRead("rsync --daemon (a server that runs its config's exec commands)")
 			case "--link-dest":
 				// Hard links to the files of DIR: a later write to the
 				// copy writes DIR's file (see cpLinks).
-				z.a.refuseAllow("rsync --link-dest (hard links to another directory's files)")
+				z.a.cannotRead("rsync --link-dest (hard links to another directory's files)")
 			case "--remove-source-files", "--remove-sent-files":
 				for _, o := range operands(args) {
 					if o.known() && !strings.Contains(o.loose, ":") {
@@ -103,14 +103,22 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 			z.writeWord(v, "ssh -E")
 		}
 		// A config's ProxyCommand, LocalCommand and KnownHostsCommand
-		// run here: one the command wrote is code unread.
+		// run here, and the policy does not read the file (one written
+		// by an earlier call is as unread as one this command wrote), as
+		// for scp and sftp -F.
 		for _, v := range shortOptionValues(args, "BbcDEeFIiJLlmOoPpQRSWw", 'F') {
 			z.writtenConfig(v, "ssh -F")
+			z.a.cannotRead("ssh -F (an ssh config the policy does not read: its ProxyCommand and LocalCommand run commands)")
+		}
+		// -o keys: the commands they hold are read with the remote
+		// command (sshRemote); any key not known to be harmless is not.
+		for _, v := range shortOptionValues(args, "BbcDEeFIiJLlmOoPpQRSWw", 'o') {
+			z.sshOption(name, v, func(word) {})
 		}
 	case "ssh-keygen":
 		const valued = "abCDEFfGIJKMmNnOPrSstVwYZz"
 		if len(shortOptionValues(args, valued, 'D'))+len(shortOptionValues(args, valued, 'w')) > 0 {
-			z.a.refuseAllow("ssh-keygen -D or -w (it loads a PKCS#11 or security-key library: code)")
+			z.a.cannotRead("ssh-keygen -D or -w (it loads a PKCS#11 or security-key library: code)")
 		}
 		for _, v := range shortOptionValues(args, valued, 'f') {
 			z.writeWord(v, "ssh-keygen -f")
@@ -123,7 +131,7 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 			case i == 0 && o == "engine", o == "-engine", o == "-provider", o == "-provider-path", o == "-config", o == "-conf", o == "-keyform" && i+1 < len(args) && strings.EqualFold(args[i+1].loose, "engine"):
 				// An engine or provider is a shared library openssl loads,
 				// and a config file may name one (and its directives).
-				z.a.refuseAllow("openssl " + clip(o, 20) + " (it loads an engine, a provider or a config that names one: code)")
+				z.a.cannotRead("openssl " + clip(o, 20) + " (it loads an engine, a provider or a config that names one: code)")
 			case (o == "-out" || o == "-keyout" || o == "-signature" || o == "-sigout" || o == "-writerand" || o == "-outdir") && i+1 < len(args):
 				z.writeWord(args[i+1], "openssl "+o)
 			}
@@ -266,7 +274,7 @@ func (z *analyzer) curlWrites(args []word) {
 	// saying the engine was not found). "list" only lists them.
 	for _, v := range longOptionValues(args, "--engine", 4) {
 		if v.loose != "list" {
-			z.a.refuseAllow("curl --engine (it loads an OpenSSL engine, a shared library: code)")
+			z.a.cannotRead("curl --engine (it loads an OpenSSL engine, a shared library: code)")
 		}
 	}
 	remote := false
@@ -283,12 +291,12 @@ func (z *analyzer) curlWrites(args []word) {
 			if _, _, ok := longOption(l, o, 6); ok {
 				// A local service, not a host: docker's socket runs
 				// containers as root, a desktop bus starts programs.
-				z.a.refuseAllow("curl " + o + " (it talks to a local service, which may run programs)")
+				z.a.cannotRead("curl " + o + " (it talks to a local service, which may run programs)")
 			}
 		}
 		if _, _, ok := longOption(l, "--config", 5); ok || len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsRune(shortCluster(l, curlValued), 'K') ||
 			strings.HasPrefix(l, "-K") {
-			z.a.refuseAllow("curl reads options from a file (--config), which can name any output")
+			z.a.cannotRead("curl reads options from a file (--config), which can name any output")
 		}
 	}
 	if remote {
@@ -351,7 +359,7 @@ func (z *analyzer) wgetWrites(args []word) {
 		}
 	}
 	if len(shortOptionValues(args, valued, 'e'))+len(longOptionValues(args, "--execute", 4))+len(longOptionValues(args, "--config", 6)) > 0 {
-		z.a.refuseAllow("wget runs .wgetrc commands (-e, --config), which can write anywhere")
+		z.a.cannotRead("wget runs .wgetrc commands (-e, --config), which can write anywhere")
 	}
 	dirs := append(shortOptionValues(args, valued, 'P'), longOptionValues(args, "--directory-prefix", 5)...)
 	for _, d := range dirs {
@@ -696,7 +704,8 @@ func (z *analyzer) patchWrites(args []word) {
 	for _, v := range append(shortOptionValues(args, valued, 'r'), longOptionValues(args, "--reject-file", 5)...) {
 		z.writeWord(v, "patch -r")
 	}
-	if len(shortOptionValues(args, valued, 'd'))+len(longOptionValues(args, "--directory", 5)) > 0 {
+	dirs := append(shortOptionValues(args, valued, 'd'), longOptionValues(args, "--directory", 5)...)
+	if len(dirs) > 0 {
 		z.a.refuseAllow("patch -d (it patches files in another directory)")
 	}
 	backups := len(shortOptionValues(args, valued, 'B'))+len(shortOptionValues(args, valued, 'Y'))+
@@ -712,7 +721,14 @@ func (z *analyzer) patchWrites(args []word) {
 		return
 	}
 	if len(outs) == 0 {
+		// The files the diff names, below its directory: judged as that
+		// directory written, as tar -x's (patch -d .git writes hooks).
 		z.a.refuseAllow("patch writes the files its diff names")
+		dir := word{loose: ".", lit: ".", ok: true}
+		if len(dirs) > 0 {
+			dir = dirs[len(dirs)-1]
+		}
+		z.writeWord(dir, "patch")
 	}
 }
 
@@ -753,7 +769,7 @@ func (z *analyzer) compilerOptions(name string, args []word, depth int) {
 			// preprocessor, and GCC's own side files: the policy reads only
 			// the -Wl, options below, and these may write any file.
 			if !gccPassThroughKnown(l) {
-				z.a.refuseAllow(name + " " + clip(l, 40) + " (it hands options to another tool or writes files the policy does not place)")
+				z.a.cannotRead(name + " " + clip(l, 40) + " (it hands options to another tool or writes files the policy does not place)")
 			}
 		case strings.HasPrefix(l, "-o") && len(l) > 2:
 			z.writeWord(word{loose: l[2:], lit: l[2:], ok: w.ok}, name+" -o")
@@ -773,7 +789,7 @@ func (z *analyzer) compilerOptions(name string, args []word, depth int) {
 			strings.HasPrefix(l, "-save-temps=") || strings.HasPrefix(l, "-fdump-") || strings.HasPrefix(l, "-fprofile-generate=") ||
 			strings.HasPrefix(l, "-fprofile-dir=") || strings.HasPrefix(l, "-fcallgraph-info") || strings.HasPrefix(l, "-Wl,-o") ||
 			strings.HasPrefix(l, "-Wl,--output") || strings.HasPrefix(l, "@"):
-			z.a.refuseAllow(name + " " + clip(l, 40) + " (it runs or loads another program, or writes files the policy does not place)")
+			z.a.cannotRead(name + " " + clip(l, 40) + " (it runs or loads another program, or writes files the policy does not place)")
 		}
 	}
 }
@@ -935,7 +951,7 @@ func (z *analyzer) cargoOptions(args []word, depth int) {
 			return
 		}
 		if longMatches(l, "--config") || longMatches(l, "--manifest-path") || l == "-Z" || strings.HasPrefix(l, "-Z") || l == "-C" {
-			z.a.refuseAllow("cargo " + clip(l, 40) + " (it takes settings or code from elsewhere; target.*.runner runs a program)")
+			z.a.cannotRead("cargo " + clip(l, 40) + " (it takes settings or code from elsewhere; target.*.runner runs a program)")
 			return
 		}
 	}
@@ -1034,7 +1050,7 @@ func (z *analyzer) pipOptions(name string, args []word) {
 				len(n) >= 6 && strings.HasPrefix("--keyring-provider", n) {
 				// pip --python runs pip under that interpreter; the keyring
 				// provider "subprocess" runs the keyring program.
-				z.a.refuseAllow(name + " " + clip(l, 40) + " (it runs another program)")
+				z.a.cannotRead(name + " " + clip(l, 40) + " (it runs another program)")
 			}
 		}
 		sub, rest := runnerSub(args, func(o string) bool { return pipValued(o) })
@@ -1499,7 +1515,7 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 		for _, a := range rest {
 			if longMatches(a.loose, "--template") || a.loose == "-c" || strings.HasPrefix(a.loose, "-c") && !strings.HasPrefix(a.loose, "--") ||
 				longMatches(a.loose, "--config") || longMatches(a.loose, "--upload-pack") || a.loose == "-u" {
-				z.a.refuseAllow("git " + sub + " " + clip(a.loose, 40) + " (hooks or configuration that run code)")
+				z.a.cannotRead("git " + sub + " " + clip(a.loose, 40) + " (hooks or configuration that run code)")
 			}
 		}
 		for _, v := range longOptionValues(rest, "--separate-git-dir", 5) {
@@ -1979,7 +1995,7 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 				case l == "-b" || l == "-t" || l == "-T" || l == "-lp" || l == "-S":
 					i++
 				case !socatFlag(l):
-					z.a.refuseAllow("socat option " + clip(l, 20) + " the policy does not know")
+					z.a.cannotRead("socat option " + clip(l, 20) + " the policy does not know")
 				}
 				continue
 			}
@@ -1993,7 +2009,7 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 					// OPEN, CREATE, GOPEN, PIPE:name, UNIX-LISTEN, PTY,link=
 					// … write files or make them; a kind the policy does
 					// not know is not read either.
-					z.a.refuseAllow("socat address " + clip(part, 40) + " (not a network or standard stream: it may open, create or run something)")
+					z.a.cannotRead("socat address " + clip(part, 40) + " (not a network or standard stream: it may open, create or run something)")
 				}
 			}
 		}
@@ -2011,10 +2027,10 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 			z.writtenConfig(v, name+" -F") // one the command wrote: unread in every mode
 		}
 		if len(shortOptionValues(args, valued, 'F')) > 0 {
-			z.a.refuseAllow(name + " -F (an ssh config the policy does not read: its ProxyCommand and LocalCommand run commands)")
+			z.a.cannotRead(name + " -F (an ssh config the policy does not read: its ProxyCommand and LocalCommand run commands)")
 		}
 		if name == "sftp" && len(shortOptionValues(args, valued, 'b')) > 0 {
-			z.a.refuseAllow("sftp -b (a batch file the policy does not read: its ! lines run the shell)")
+			z.a.cannotRead("sftp -b (a batch file the policy does not read: its ! lines run the shell)")
 		}
 		for _, v := range shortOptionValues(args, valued, 'o') {
 			z.sshOption(name, v, script)
@@ -2025,14 +2041,14 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 		}
 		if len(longOptionValues(args, "--config", 8)) > 0 {
 			// Its exec and events run commands.
-			z.a.refuseAllow("nodemon --config (a config the policy does not read: its exec and events run commands)")
+			z.a.cannotRead("nodemon --config (a config the policy does not read: its exec and events run commands)")
 		}
 	case "lftp":
 		if len(shortOptionValues(args, "cefpu", 'c'))+len(shortOptionValues(args, "cefpu", 'e'))+len(shortOptionValues(args, "cefpu", 'f')) > 0 {
-			z.a.refuseAllow("lftp runs commands given on the command line (! runs the shell)")
+			z.a.cannotRead("lftp runs commands given on the command line (! runs the shell)")
 		}
 		if len(longOptionValues(args, "--rcfile", 8)) > 0 {
-			z.a.refuseAllow("lftp --rcfile (commands the policy does not read: ! runs the shell)")
+			z.a.cannotRead("lftp --rcfile (commands the policy does not read: ! runs the shell)")
 		}
 	case "rlwrap", "ifne", "chronic", "ssh-agent", "dbus-launch":
 		for i, a := range args {
@@ -2101,7 +2117,7 @@ func (z *analyzer) sshOption(name string, v word, script func(word)) {
 		// ssh appends a new host's key (and the name it was given) there.
 		for _, f := range strings.Fields(val) {
 			if strings.HasPrefix(f, "~") || strings.Contains(f, "%") {
-				z.a.refuseAllow(name + " -o UserKnownHostsFile " + clip(f, 40) + " (ssh expands it: a file the policy cannot place)")
+				z.a.cannotRead(name + " -o UserKnownHostsFile " + clip(f, 40) + " (ssh expands it: a file the policy cannot place)")
 				continue
 			}
 			z.writeWord(word{loose: f, lit: f, ok: v.ok}, name+" -o UserKnownHostsFile")
@@ -2114,6 +2130,6 @@ func (z *analyzer) sshOption(name string, v word, script func(word)) {
 		"numberofpasswordprompts", "verifyhostkeydns", "updatehostkeys", "hashknownhosts", "ipqos", "rekeylimit",
 		"requesttty", "sendenv", "setenv", "forwardagent", "forwardx11", "clearallforwardings", "exitonforwardfailure":
 	default:
-		z.a.refuseAllow(name + " -o " + clip(k, 30) + " (an ssh option the policy does not know)")
+		z.a.cannotRead(name + " -o " + clip(k, 30) + " (an ssh option the policy does not know)")
 	}
 }
