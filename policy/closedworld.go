@@ -530,18 +530,28 @@ func (z *analyzer) possibleWrites(name string, ws []word, firstWrite int) {
 			}
 			p = v
 		}
-		if p == "" || noFile(p) || strings.Contains(p, "://") || z.writtenSince(firstWrite, p) {
+		if z.writtenSince(firstWrite, p) {
 			continue
 		}
-		for _, t := range (readMention{p: p, cwd: z.cwd, cwds: z.cwds}).targets(z.workspace) {
-			t.how = name
-			if len(z.a.maybeWrites) < maxMentions {
-				z.a.maybeWrites = append(z.a.maybeWrites, t)
-			}
-			if why := z.configWhy(t.abs, t.real); why != "" {
-				z.a.danger(name + " may write " + printable(p) + " (askops does not know which of its options write a file), " + why)
-				break
-			}
+		z.possibleWrite(p, name, " (askops does not know which of its options write a file)")
+	}
+}
+
+// possibleWrite records p as a file something in the command may write
+// (how, and why it may): a write_file deny or ask rule naming it asks,
+// and a file that changes what later commands run is a danger.
+func (z *analyzer) possibleWrite(p, how, why string) {
+	if p == "" || noFile(p) || strings.Contains(p, "://") {
+		return
+	}
+	for _, t := range (readMention{p: p, cwd: z.cwd, cwds: z.cwds}).targets(z.workspace) {
+		t.how = how
+		if len(z.a.maybeWrites) < maxMentions {
+			z.a.maybeWrites = append(z.a.maybeWrites, t)
+		}
+		if config := z.configWhy(t.abs, t.real); config != "" {
+			z.a.danger(how + " may write " + printable(p) + why + ", " + config)
+			return
 		}
 	}
 }

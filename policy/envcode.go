@@ -223,6 +223,8 @@ func (z *analyzer) envOperands(ws []word, depth int) {
 			// (BASH_FUNC_ls%%=() { …; } defines a function for bash).
 			n, v, _ := strings.Cut(l, "=")
 			z.assignment(n, word{loose: v}, depth)
+			_, lit, _ := strings.Cut(ws[i].lit, "=")
+			z.environmentFiles(word{loose: v, lit: lit, ok: ws[i].ok})
 		case l == "-u" || l == "-C" || l == "--unset" || l == "--chdir":
 			i++
 		case l == "--" || !strings.HasPrefix(l, "-"):

@@ -203,18 +203,30 @@ func (z *analyzer) gitLineRanges(args []word) {
 // program the command runs takes it from its environment, and many read
 // the file such a variable names (GIT_CONFIG_GLOBAL=.env git config
 // --global -l, KUBECONFIG=.env kubectl config view --raw, NETRC=.env curl
-// -n, BASH_ENV=.env bash -c …). The value, and each part of a :-list, is
-// judged as a read of that name; a value only a read rule could name
-// changes nothing.
+// -n, BASH_ENV=.env bash -c …), or write it (GIT_TRACE=/abs/.git/hooks/x
+// git status appends its trace there, SSLKEYLOGFILE, HISTFILE). The
+// value, and each part of a :-list, is judged as a read of that name and
+// as a file a program may write (possibleWrite). A value bash expands
+// whose written tail names a file that changes what later commands run
+// ("$PWD/.git/hooks/pre-commit") is judged where the command is.
 func (z *analyzer) environmentFiles(v word) {
-	if !v.ok || v.lit == "" || strings.Contains(v.lit, "://") {
+	const why = " (a program may write the file its environment names)"
+	if !v.ok {
+		if i := strings.LastIndex(v.loose, anyText); i >= 0 && strings.HasPrefix(v.loose[i+len(anyText):], "/") {
+			z.possibleWrite(strings.TrimLeft(v.loose[i+len(anyText):], "/"), "an exported value", why)
+		}
 		return
 	}
-	z.mention(v.lit)
+	if v.lit == "" || strings.Contains(v.lit, "://") {
+		return
+	}
+	parts := []string{v.lit}
 	if strings.Contains(v.lit, ":") {
-		for _, part := range strings.Split(v.lit, ":") {
-			z.mention(part)
-		}
+		parts = append(parts, strings.Split(v.lit, ":")...)
+	}
+	for _, p := range parts {
+		z.mention(p)
+		z.possibleWrite(p, "an exported value", why)
 	}
 }
 
