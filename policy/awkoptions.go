@@ -46,7 +46,7 @@ func (z *analyzer) awkCluster(name, l string) (program bool) {
 			z.a.cannotRead(name + " " + clip(l, 40) + " (-" + string(c) + " inside a cluster: code from a file or the next word)")
 			return c == 'f' || c == 'E' || c == 'e'
 		default:
-			z.a.refuseAllow(name + " -" + string(c) + " (an option the policy's table for awk does not know)")
+			z.unknownOption(name + " -" + string(c) + " (an option the policy's table for awk does not know)")
 			return false
 		}
 	}
@@ -78,7 +78,7 @@ func (z *analyzer) awkLong(name, l string) {
 				return
 			}
 		}
-		z.a.refuseAllow(name + " " + clip(printable(n), 40) + " (an option the policy's table for awk does not know)")
+		z.unknownOption(name + " " + clip(printable(n), 40) + " (an option the policy's table for awk does not know)")
 	}
 }
 
@@ -94,6 +94,6 @@ func (z *analyzer) awkW(name, v string) (program bool) {
 		z.a.cannotRead(name + " -W " + clip(printable(v), 40) + " (the program comes from a file)")
 		return true
 	}
-	z.a.refuseAllow(name + " -W " + clip(printable(v), 40) + " (an option the policy's table for awk does not know)")
+	z.unknownOption(name + " -W " + clip(printable(v), 40) + " (an option the policy's table for awk does not know)")
 	return false
 }

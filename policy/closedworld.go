@@ -506,7 +506,7 @@ func (z *analyzer) configPath(p string) string {
 // an interpreter or a shell runs are not such words. firstWrite is where
 // this command's writes start in the analysis.
 func (z *analyzer) possibleWrites(name string, ws []word, firstWrite int) {
-	if writesModelled(name, ws) || isShell(name) {
+	if writesModelled(name, ws) && !z.optionUnknown || isShell(name) {
 		return
 	}
 	if _, ok := codeInterpreterOf(name); ok {
@@ -554,6 +554,16 @@ func (z *analyzer) possibleWrite(p, how, why string) {
 			return
 		}
 	}
+}
+
+// unknownOption records an option a program's table does not know: allow
+// rules and grants do not cover the command (why says which option), and
+// what it writes is not modelled, so the files named on its line are
+// possible writes, as an unmodelled program's are (rsync --log-fi=.git/x
+// is --log-file, abbreviated).
+func (z *analyzer) unknownOption(why string) {
+	z.a.refuseAllow(why)
+	z.optionUnknown = true
 }
 
 // makesLinks reports whether the command may make symbolic links, at

@@ -76,7 +76,7 @@ func (z *analyzer) compressorClosed(name string, args []word) (dir word, mirror 
 			n, _, glued := strings.Cut(l, "=")
 			switch {
 			case !compressorLong[n]:
-				z.a.refuseAllow(name + " " + clip(printable(n), 40) + " (an option the policy's table for " + name + " does not know)")
+				z.unknownOption(name + " " + clip(printable(n), 40) + " (an option the policy's table for " + name + " does not know)")
 			case n == "--decompress" || n == "--uncompress":
 				decompress = true
 			case n == "--name":
@@ -102,7 +102,7 @@ func (z *analyzer) compressorClosed(name string, args []word) (dir word, mirror 
 					break
 				}
 				if strings.IndexByte(table.flags, c) < 0 {
-					z.a.refuseAllow(name + " -" + string(c) + " (an option the policy's table for " + name + " does not know)")
+					z.unknownOption(name + " -" + string(c) + " (an option the policy's table for " + name + " does not know)")
 					break
 				}
 				switch c {
@@ -113,7 +113,7 @@ func (z *analyzer) compressorClosed(name string, args []word) (dir word, mirror 
 				}
 			}
 		case strings.HasPrefix(l, "-") && len(l) > 1:
-			z.a.refuseAllow(name + " " + clip(printable(l), 40) + " (an option the policy has no table for)")
+			z.unknownOption(name + " " + clip(printable(l), 40) + " (an option the policy has no table for)")
 		}
 	}
 	if longOptionValues(args, "--filelist", 6) != nil {

@@ -175,7 +175,7 @@ func (z *analyzer) sedCommand(name string, args []word, depth int, target func(w
 				haveScript = true
 			} else if _, ok := long("--line-length", 3); ok {
 			} else if !sedFlag(l) {
-				z.a.refuseAllow(name + " option " + clip(l, 40) + " the policy does not know")
+				z.unknownOption(name + " option " + clip(l, 40) + " the policy does not know")
 			}
 		case opts && strings.HasPrefix(l, "-") && l != "-":
 			// Clustered short options; -e and -f take the rest or the next word.
@@ -213,7 +213,7 @@ func (z *analyzer) sedCommand(name string, args []word, depth int, target func(w
 				default:
 					// -I (BSD sed's in-place with a suffix in the next
 					// word) and anything else GNU sed does not take.
-					z.a.refuseAllow(name + " option -" + string(l[k]) + " the policy does not know")
+					z.unknownOption(name + " option -" + string(l[k]) + " the policy does not know")
 				}
 			}
 		case opts && strings.HasPrefix(l, "-") && l != "-":

@@ -177,6 +177,10 @@ type analyzer struct {
 	cwds []string
 	// implied: the write being recorded is writeTarget.implied.
 	implied bool
+	// optionUnknown: the simple command being read has an option its
+	// program's table does not know (unknownOption), so its writes are
+	// not modelled either (possibleWrites).
+	optionUnknown bool
 	// madePaths: what cp, mv, ln and the like made earlier in the line.
 	madePaths []string
 	// linksMade: the first command earlier in the line that may have
@@ -749,10 +753,13 @@ func (z *analyzer) command(s simple, depth int) {
 	z.listedNames(name, s.words)
 	firstWrite := len(z.a.writes)
 	z.writtenSources(name, s.words[1:], firstWrite)
+	outer := z.optionUnknown
+	z.optionUnknown = false
 	z.commandWrites(name, s.words, depth)
 	if !s.guess {
 		z.possibleWrites(name, s.words, firstWrite)
 	}
+	z.optionUnknown = outer
 	z.notReadDests(name, s.words, firstRead, firstWrite)
 	z.codeOptions(name, s.words)
 	z.scriptFiles(name, s.words)

@@ -854,11 +854,13 @@ func (z *analyzer) makeOptions(name string, args []word) {
 			case 'f', 'o':
 				if eq && kind == 'f' {
 					refuse(l, "an option the policy does not know")
+					z.optionUnknown = true
 					return
 				}
 			default:
 				if opt == "" {
 					refuse(l, "an option the policy does not know")
+					z.optionUnknown = true
 				} else {
 					refuse(l, "it takes the recipes from elsewhere")
 				}
@@ -881,6 +883,7 @@ func (z *analyzer) makeOptions(name string, args []word) {
 					return
 				default:
 					refuse(l, "an option the policy does not know")
+					z.optionUnknown = true
 					return
 				}
 			}
@@ -991,7 +994,7 @@ func (z *analyzer) cargoWatch(args []word, depth int) {
 			"--no-dot-ignores", "--ignore-nothing", "--no-process-group", "--skip-local-deps", "-N", "--notify", "-h", "--help",
 			"-V", "--version", "--no-gitignore", "--no-ignore":
 			if eq && !short || short && strings.Trim(v, "cqNhV") != "" {
-				z.a.refuseAllow("cargo watch " + clip(printable(l), 40) + " (an option the policy does not know)")
+				z.unknownOption("cargo watch " + clip(printable(l), 40) + " (an option the policy does not know)")
 				return
 			}
 		case "-w", "--watch", "-i", "--ignore", "-d", "--delay", "--features", "-B", "-L", "--watch-when-idle", "-W":
@@ -1015,7 +1018,7 @@ func (z *analyzer) cargoWatch(args []word, depth int) {
 				z.script(in.script, depth+1, false)
 			}
 		default:
-			z.a.refuseAllow("cargo watch " + clip(printable(l), 40) + " (it runs a command, changes where or with what environment, or is an option the policy does not know)")
+			z.unknownOption("cargo watch " + clip(printable(l), 40) + " (it runs a command, changes where or with what environment, or is an option the policy does not know)")
 			return
 		}
 	}

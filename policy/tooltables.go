@@ -162,6 +162,7 @@ func (z *analyzer) dockerClosed(name, sub string, rest []word) {
 		_, _, unknown := readPflag(rest, map[string]byte{"--output": 'o', "--platform": 'v', "--help": 'b'}, map[string]byte{"-o": 'o'})
 		if unknown != "" {
 			refuse(unknown, "an option the policy does not know")
+			z.optionUnknown = true
 		}
 		return
 	case "cp":
@@ -169,6 +170,7 @@ func (z *analyzer) dockerClosed(name, sub string, rest []word) {
 			map[string]byte{"-a": 'b', "-L": 'b', "-q": 'b'})
 		if unknown != "" {
 			refuse(unknown, "an option the policy does not know")
+			z.optionUnknown = true
 		}
 		return
 	case "build":
@@ -178,6 +180,7 @@ func (z *analyzer) dockerClosed(name, sub string, rest []word) {
 	opts, ops, unknown := readPflag(rest, dockerBuildLong, dockerBuildShort)
 	if unknown != "" {
 		refuse(unknown, "an option the policy does not know: it may run steps as root or on the host network, lend credentials, or take code from elsewhere")
+		z.optionUnknown = true
 		return
 	}
 	for _, o := range opts {
@@ -198,6 +201,7 @@ func (z *analyzer) dockerClosed(name, sub string, rest []word) {
 			case "local", "tar", "docker", "oci", "image", "registry", "cacheonly", "inline", "gha", "s3", "azblob", "":
 			default:
 				refuse(o.name+" "+v, "an exporter the policy does not know")
+				z.optionUnknown = true
 			}
 		case 's':
 			f, ok := csvFields(v)
@@ -319,7 +323,7 @@ func (z *analyzer) npmScripts(name string, args []word) {
 			kind, ok := npmKnown[n]
 			switch {
 			case !ok:
-				z.a.refuseAllow(name + " " + clip(printable(l), 40) + " (npm reads it as a configuration key the policy does not know: some run programs or load code)")
+				z.unknownOption(name + " " + clip(printable(l), 40) + " (npm reads it as a configuration key the policy does not know: some run programs or load code)")
 				return
 			case kind == 'v' && !eq:
 				i++
@@ -393,6 +397,7 @@ func (z *analyzer) goTestClosed(args []word) {
 				n, _, _ := strings.Cut(strings.TrimLeft(b.loose, "-"), "=")
 				if t, ok := strings.CutPrefix(n, "test."); ok && strings.HasPrefix(b.loose, "-") && goTestFlags[t] == 0 {
 					refuse(b.loose, "a test binary flag the policy does not know")
+					z.optionUnknown = true
 					return
 				}
 			}
@@ -408,6 +413,7 @@ func (z *analyzer) goTestClosed(args []word) {
 		kind := goTestFlags[n]
 		if kind == 0 {
 			refuse(l, "a flag the policy does not know: it may run a program, take code from elsewhere or write files")
+			z.optionUnknown = true
 			return
 		}
 		if kind != 'b' && !eq && i+1 < len(args) {
@@ -518,6 +524,7 @@ func (z *analyzer) systemctlClosed(name string, args []word) {
 				}
 				if start {
 					refuse(l, "an option the policy does not know")
+					z.optionUnknown = true
 					return
 				}
 			}
@@ -535,6 +542,7 @@ func (z *analyzer) systemctlClosed(name string, args []word) {
 					}
 					if start || verb == "" {
 						refuse(l, "an option the policy does not know")
+						z.optionUnknown = true
 						return
 					}
 					k = len(l)
@@ -614,6 +622,7 @@ func (z *analyzer) batClosed(name string, args []word) {
 			kind := batLong[n]
 			if kind == 0 {
 				refuse(l, "an option the policy does not know")
+				z.optionUnknown = true
 				return
 			}
 			if kind == 'v' && !eq {
@@ -631,6 +640,7 @@ func (z *analyzer) batClosed(name string, args []word) {
 					k = len(l)
 				default:
 					refuse(l, "an option the policy does not know")
+					z.optionUnknown = true
 					return
 				}
 			}
@@ -789,7 +799,7 @@ var rsyncLong = map[string]byte{
 // rsyncClosed reads rsync's options closed-world.
 func (z *analyzer) rsyncClosed(args []word) {
 	refuse := func(l string) {
-		z.a.refuseAllow("rsync " + clip(printable(l), 40) + " (an option the policy does not know: it may run, read a configuration or write elsewhere)")
+		z.unknownOption("rsync " + clip(printable(l), 40) + " (an option the policy does not know: it may run, read a configuration or write elsewhere)")
 	}
 	for i := 0; i < len(args); i++ {
 		l := args[i].loose
