@@ -102,6 +102,12 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		for _, v := range shortOptionValues(args, "BbcDEeFIiJLlmOoPpQRSWw", 'E') {
 			z.writeWord(v, "ssh -E")
 		}
+		// -S names the control socket, which -M (a master) creates.
+		for _, v := range shortOptionValues(args, "BbcDEeFIiJLlmOoPpQRSWw", 'S') {
+			if v.loose != "none" {
+				z.writeWord(v, "ssh -S")
+			}
+		}
 		// A config's ProxyCommand, LocalCommand and KnownHostsCommand
 		// run here, and the policy does not read the file (one written
 		// by an earlier call is as unread as one this command wrote), as
@@ -132,7 +138,8 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 				// An engine or provider is a shared library openssl loads,
 				// and a config file may name one (and its directives).
 				z.a.cannotRead("openssl " + clip(o, 20) + " (it loads an engine, a provider or a config that names one: code)")
-			case (o == "-out" || o == "-keyout" || o == "-signature" || o == "-sigout" || o == "-writerand" || o == "-outdir") && i+1 < len(args):
+			case (o == "-out" || o == "-keyout" || o == "-signature" || o == "-sigout" || o == "-writerand" || o == "-outdir" ||
+				o == "-sess_out" || o == "-keylogfile" || o == "-CAserial" || o == "-reqout" || o == "-respout" || o == "-msgfile") && i+1 < len(args):
 				z.writeWord(args[i+1], "openssl "+o)
 			}
 		}
@@ -269,6 +276,24 @@ func (z *analyzer) curlWrites(args []word) {
 			z.writeWord(v, "curl "+o)
 		}
 	}
+	// -w/--write-out's %output{FILE} (%output{>>FILE} appends) sends the
+	// rest of the format to FILE; -w @FILE reads the format from a file.
+	for _, v := range append(shortOptionValues(args, curlValued, 'w'), longOptionValues(args, "--write-out", 5)...) {
+		if strings.HasPrefix(v.loose, "@") {
+			z.a.cannotRead("curl -w @FILE (a format the policy does not read: its %output{} writes a file)")
+			continue
+		}
+		for rest := v.loose; ; {
+			_, after, ok := strings.Cut(rest, "%output{")
+			if !ok {
+				break
+			}
+			name, tail, _ := strings.Cut(after, "}")
+			name = strings.TrimPrefix(name, ">>")
+			z.writeWord(word{loose: name, lit: name, ok: v.ok && !strings.Contains(name, anyText)}, "curl -w %output")
+			rest = tail
+		}
+	}
 	// --engine PATH loads an OpenSSL engine, a shared library: code
 	// (curl --engine /tmp/e.so https://… ran e.so's constructor before
 	// saying the engine was not found). "list" only lists them.
@@ -352,7 +377,7 @@ func (z *analyzer) wgetWrites(args []word) {
 			out = out || want == 'O'
 		}
 	}
-	for _, o := range []string{"--output-document", "--output-file", "--append-output", "--save-cookies", "--warc-file"} {
+	for _, o := range []string{"--output-document", "--output-file", "--append-output", "--save-cookies", "--warc-file", "--rejected-log", "--hsts-file"} {
 		for _, v := range longOptionValues(args, o, 6) {
 			z.writeWord(v, "wget "+o)
 			out = out || o == "--output-document"
@@ -1980,6 +2005,18 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 		for _, v := range append(shortOptionValues(args, "eciIOpPqsTwWxX", 'c'), append(longOptionValues(args, "--sh-exec", 5),
 			longOptionValues(args, "--lua-exec", 5)...)...) {
 			script(v)
+		}
+		if name == "ncat" {
+			// ncat -o/--output and -x/--hex-dump write the session to a file.
+			for _, v := range append(append(shortOptionValues(args, "eciIOopPqsTwWxX", 'o'), shortOptionValues(args, "eciIOopPqsTwWxX", 'x')...),
+				append(longOptionValues(args, "--output", 5), longOptionValues(args, "--hex-dump", 5)...)...) {
+				z.writeWord(v, name+" -o")
+			}
+		}
+	case "sort":
+		// --compress-program compresses its temporary files with PROG.
+		for _, v := range longOptionValues(args, "--compress-program", 5) {
+			prog(v)
 		}
 	case "socat":
 		for i := 0; i < len(args); i++ {

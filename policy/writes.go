@@ -182,6 +182,28 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 		z.writeWord(w, how)
 	}
 	switch name {
+	case "tree":
+		// tree -o FILE writes the listing there.
+		z.optionWrites(name, args, []string{"-o"})
+	case "file":
+		// file -C compiles each -m magic file into FILE.mgc (magic.mgc
+		// without -m), beside it.
+		if hasFlag(args, 'C', 'C', "--compile") {
+			mags := append(shortOptionValues(args, "efFmP", 'm'), longOptionValues(args, "--magic-file", 4)...)
+			if len(mags) == 0 {
+				mags = []word{{loose: "magic", lit: "magic", ok: true}}
+			}
+			for _, m := range mags {
+				for _, part := range strings.Split(m.loose, ":") {
+					z.writeWord(word{loose: part + ".mgc", lit: part + ".mgc", ok: m.ok}, "file -C")
+				}
+			}
+		}
+	case "ssh-agent":
+		// -a binds the agent's socket at that path.
+		for _, v := range shortOptionValues(args, "aEOPt", 'a') {
+			z.writeWord(v, "ssh-agent -a")
+		}
 	case "tee":
 		opts := true
 		for _, w := range args {
