@@ -674,9 +674,9 @@ func resolveFile(p, cwd, workspace string) (abs, rel string, inside bool) {
 	}
 	abs = p
 	if !path.IsAbs(abs) {
-		abs = path.Join(base, abs)
+		abs = base + "/" + abs // not path.Join: it would clean "link/.." as text
 	}
-	abs = path.Clean(abs)
+	abs = kernelClean(abs, base)
 	if !within(abs, workspace) {
 		return abs, "", false
 	}

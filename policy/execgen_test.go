@@ -258,6 +258,13 @@ func readCommands() []execGenerated {
 		"shopt -s extglob; cat .@(env)", "cat $'.env'", "cat .en''v", "cat .e\nv", `x=(.env); cat "${x[@]}"`,
 		`cat "${OLDPWD:-.env}"`, "cat -- .env", "f=.env; f=${f}; cat $f", `cat "$(printf .env)"`,
 	)
+	add("a protected file read through a link the kernel follows before ..",
+		"cat src/glink/../secrets/token", "cat src/glink/../.env", "cat /proc/self/cwd/secrets/token",
+		"cat /dev/fd/../cwd/secrets/token", "cat /proc/thread-self/cwd/secrets/token",
+		"cat /proc/self/root/proc/self/cwd/secrets/token", "cat /proc/self/cwd/./secrets/token",
+		"head /proc/1/cwd/secrets/token", "cd src/glink/.. && cat secrets/token", "cat /proc/self/fd/../cwd/secrets/token",
+		"wc -c /proc/$$/cwd/secrets/token", "cat /proc/self/task/*/cwd/secrets/token",
+	)
 	add("a protected file read through a link or a copy made first",
 		"ln -s ../.env out/l && cat out/l", "ln -s .env out/l; cat out/l", "ln .env out/h && cat out/h",
 		`cp -s "$PWD/.env" out/s && cat out/s`, "ln -s .. out/up && cat out/up/.env", "cp .env out/c; cat out/c",

@@ -41,6 +41,11 @@ func (e *Engine) decideFileCall(ctx context.Context, c Call, mode Mode, grantErr
 		// may name where that leads.
 		v = Verdict{Decision: Ask, Reason: fmt.Sprintf("%s of %s: the path climbs out of a name with \"..\", and askops has not resolved it on the machine the files are on (a link there leads elsewhere); give the path without \"..\"", c.Tool, shownPath(given))}
 	}
+	if abs, _, _ := resolveFile(given, c.Cwd, c.Workspace); v.Decision == Allow && processView(abs) {
+		// Whatever allowed it: /proc/1/cwd/.env is another process's
+		// directory, which no rule names.
+		v = Verdict{Decision: Ask, Reason: fmt.Sprintf("%s of %s: the path reaches files through a process's entry in /proc, which askops cannot place", c.Tool, shownPath(given))}
+	}
 	if c.Tool == ToolReadFile && v.Decision == Allow && e.hasReadRules() {
 		// A file with another name: the read_file rules were checked
 		// against this one only (linkedRead).

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 )
@@ -252,6 +253,11 @@ func (z *analyzer) mentionIn(p, dir string) {
 func (z *analyzer) addRead(m readMention) {
 	if m.p == "" || noFile(m.p) {
 		return
+	}
+	if path.IsAbs(m.p) && processView(kernelClean(m.p, m.cwd)) {
+		// /proc/1/cwd/.env: another process's directory, or this
+		// one's where the policy lost track of it.
+		z.a.unjudgedRead(printable(m.p) + " reaches files through a process's entry in /proc, which the policy cannot place")
 	}
 	z.readAfterLinks()
 	if len(z.linkedPaths) > 0 && !z.opensNone {

@@ -680,9 +680,9 @@ func resolveIn(p, cwd, workspace string) (string, bool) {
 		if cwd == "" || !path.IsAbs(cwd) {
 			return "", false
 		}
-		p = path.Join(cwd, p)
+		p = cwd + "/" + p // not path.Join: it would clean "link/.." as text
 	}
-	p = path.Clean(p)
+	p = kernelClean(p, cwd)
 	return p, within(p, workspace)
 }
 

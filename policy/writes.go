@@ -106,9 +106,11 @@ func (z *analyzer) changeDir(name string, args []word) {
 		if c == "" && !path.IsAbs(dirs[0].lit) {
 			continue // from a directory not known (Programs), to one not known
 		}
-		if d == "" || d == "/dev" || d == "/proc" || strings.HasPrefix(d, "/dev/") || strings.HasPrefix(d, "/proc/") {
+		if raw := path.Clean(dirs[0].lit); d == "" || within(d, "/dev") || within(d, "/proc") || within(raw, "/dev") || within(raw, "/proc") {
 			// /dev/fd/3 and /proc/self/cwd are whatever directory the
-			// running shell holds open there, not a place the policy can name.
+			// running shell holds open there, not a place the policy can
+			// name: bash keeps /proc/self/cwd as its PWD, and a later
+			// cd .. goes to /proc/self.
 			z.cwds = nil
 			return
 		}
@@ -128,6 +130,9 @@ const maxCwds = 8
 // recordWrite records a write of p resolved in cwd.
 func (z *analyzer) recordWrite(p, how, cwd string) {
 	abs, _ := resolveIn(p, cwd, z.workspace)
+	if processView(abs) {
+		z.a.cannotRead(how + " through a process's entry in /proc (" + clip(printable(p), 60) + "), which the policy cannot place")
+	}
 	t := writeTarget{shown: p, how: how, abs: abs, implied: z.implied}
 	for _, m := range z.madePaths {
 		if abs != m && within(abs, m) {
