@@ -265,6 +265,14 @@ func readCommands() []execGenerated {
 		"head /proc/1/cwd/secrets/token", "cd src/glink/.. && cat secrets/token", "cat /proc/self/fd/../cwd/secrets/token",
 		"wc -c /proc/$$/cwd/secrets/token", "cat /proc/self/task/*/cwd/secrets/token",
 	)
+	add("a protected file read after the command changes directory",
+		"cd secrets; cat token", "cd secrets && cat *", "pushd secrets >/dev/null; cat token; popd", "(cd secrets; cat token)",
+		"CDPATH=. cd secrets >/dev/null; cat token", "cd secrets; cd ..; cd -; cat token", "cd out; cd ../secrets; cat token",
+		"cd ./secrets/.; head token", "cd secrets; cat ./token ../README", "cd src; cd ..; cat secrets/token",
+		"shopt -s globstar; cat **/token", "cat se[c]rets/token", "cat secrets/tok\\en", `cat "secrets"/'token'`,
+		"cat ./././secrets/token", "cat secrets//token", "cat secrets/./token", "cat out/../secrets/token",
+		"cd out; cat ../secrets/token", "cd secrets; cat ~-/README token", "cd secrets; exec cat token",
+	)
 	add("a protected file read through a link or a copy made first",
 		"ln -s ../.env out/l && cat out/l", "ln -s .env out/l; cat out/l", "ln .env out/h && cat out/h",
 		`cp -s "$PWD/.env" out/s && cat out/s`, "ln -s .. out/up && cat out/up/.env", "cp .env out/c; cat out/c",

@@ -119,6 +119,10 @@ var sandboxPrograms = []string{
 	// every Debian has them), whose opens of protected files matter.
 	"diff", "cmp", "comm", "paste", "join", "nl", "od", "tac", "rev", "fold", "md5sum", "sha256sum", "cksum",
 	"tar", "gzip", "zcat", "split", "csplit", "expand", "pr", "fmt", "shuf", "tsort", "iconv", "sleep", "kill",
+	// Tools with options that write or load files (.ci/run installs the
+	// ones a minimal Debian lacks); there is no network in the sandbox,
+	// but what they open before connecting is seen.
+	"curl", "wget", "zip", "unzip", "patch", "xxd", "openssl", "gpg", "ssh-keygen", "file",
 }
 
 // traceSyscalls are the system calls strace records: what starts a
@@ -155,9 +159,13 @@ cd "$H/.tpl" || fail "cannot enter $H/.tpl"
 eval "$layout" || fail "cannot build the layout"
 real=()
 for n in $programs; do
+	found=
 	for d in /usr/bin /bin /usr/sbin /sbin; do
-		if [[ -x $d/$n ]]; then real+=("$d/$n"); break; fi
+		if [[ -x $d/$n ]]; then real+=("$d/$n"); found=1; break; fi
 	done
+	# A missing program would run as a stub and pass what it does
+	# unseen: the differential fails instead (.ci/run installs them).
+	[[ $found ]] || fail "the program $n is not installed (the execution differential runs it for real)"
 done
 /usr/bin/ln -s -t "$H/.tpl/bin" "${real[@]}" || fail "cannot link the programs"
 /usr/bin/ln -s /usr/bin/true "$H/.tpl/stub/run" || fail "cannot make the stub"

@@ -27,7 +27,8 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 	case "unzip":
 		z.unzipWrites(args)
 	case "zip":
-		ops := operandsOf(args, "bOntTxi", []string{"--output-file", "--temp-path", "--unzip-command", "--exclude", "--include", "--logfile-path"})
+		ops := operandsOf(zipWithoutLongValues(args), "bOntTxiPZs", []string{"--output-file", "--temp-path", "--unzip-command", "--exclude",
+			"--include", "--logfile-path", "--password", "--compression-method", "--split-size", "--suffixes", "--from-date", "--before-date"})
 		if len(ops) > 0 {
 			z.writeWord(ops[0], "zip")
 		}
@@ -220,6 +221,25 @@ func (z *analyzer) pieceWrites(name string, args []word) {
 	if len(longOptionValues(args, "--filter", 5)) > 0 {
 		z.a.refuseAllow("split --filter (it runs a command for every piece)")
 	}
+}
+
+// zipWithoutLongValues is args without zip's two-letter options that take
+// a value (-lf FILE, -ds SIZE, -tt DATE, -TT CMD) and their values, which
+// operandsOf would read as a cluster of flags and an operand: zip -lf
+// out/log out/a.zip x writes out/a.zip, not out/log alone.
+func zipWithoutLongValues(args []word) []word {
+	var out []word
+	for i := 0; i < len(args); i++ {
+		switch args[i].loose {
+		case "--":
+			return append(out, args[i:]...)
+		case "-lf", "-ds", "-tt", "-TT":
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 // zipMoves reports zip's -m (--move, -mm): the files added are deleted.
