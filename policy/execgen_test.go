@@ -199,7 +199,56 @@ func generatedCommands() []execGenerated {
 	}
 	out = append(out, readValueCommands()...)
 	out = append(out, linkCommands()...)
-	return append(out, readCommands()...)
+	out = append(out, readCommands()...)
+	return append(out, optionWriteCommands()...)
+}
+
+// optionWriteCommands write into .git/hooks through the options of the
+// real tools in the sandbox, in every spelling they take: short and glued,
+// long with = or a word of its own, and the abbreviations getopt_long
+// accepts (wget, gpg).
+func optionWriteCommands() []execGenerated {
+	var out []execGenerated
+	add := func(class string, commands ...string) {
+		for _, c := range commands {
+			out = append(out, execGenerated{command: c, class: class})
+		}
+	}
+	const f = ".git/hooks/x"
+	var curl []string
+	for _, o := range []string{"-o", "-D", "-c", "--output", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii",
+		"--stderr", "--etag-save", "--libcurl", "--hsts", "--alt-svc"} {
+		curl = append(curl, "curl "+o+" "+f+" http://a")
+		if len(o) == 2 {
+			curl = append(curl, "curl -s"+o[1:]+f+" http://a", "curl -s"+o[1:]+" "+f+" http://a")
+		}
+	}
+	curl = append(curl, "curl --output-dir .git/hooks -o x http://a", "curl --create-dirs -o .git/hooks/d/x http://a",
+		"curl -O --output-dir .git/hooks http://a/x")
+	add("curl's options that write into .git", curl...)
+	var wget []string
+	for _, o := range []string{"--output-document", "--output-file", "--append-output", "--save-cookies", "--warc-file",
+		"--rejected-log", "--hsts-file", "--warc-tempdir", "--directory-prefix"} {
+		for _, spelled := range []string{o, o[:len(o)-2]} {
+			wget = append(wget, "wget "+spelled+"="+f+" http://a", "wget "+spelled+" "+f+" http://a")
+		}
+	}
+	wget = append(wget, "wget -O"+f+" http://a", "wget -qO "+f+" http://a", "wget -o "+f+" http://a", "wget -a"+f+" http://a",
+		"wget -P .git/hooks http://a/x", "wget -nv -O- http://a > "+f)
+	add("wget's options that write into .git", wget...)
+	add("other tools' options that write into .git",
+		"gpg -o "+f+" --export", "gpg --output "+f+" --export", "gpg --outp "+f+" --export", "gpg --homedir .git/hooks --list-keys",
+		"gpg --log-file "+f+" --list-keys", "gpg --logger-file "+f+" --list-keys", "gpg --status-file "+f+" --list-keys",
+		"gpg --attribute-file "+f+" --list-keys", "gpg --passphrase-file .env -c README",
+		"zip "+f+" README", "zip -q "+f+" README", "zip -lf "+f+" out/a.zip README", "zip -b .git/hooks out/a.zip README",
+		"zip -O "+f+" out/a.zip", "zip --out "+f+" out/a.zip", "unzip -d .git/hooks out/a.zip", "unzip -o out/a.zip -d .git/hooks",
+		"xxd README "+f, "xxd -r out/x "+f, "patch -o "+f+" README out/p.diff", "patch -r "+f+" README out/p.diff",
+		"openssl rand -out "+f+" 8", "openssl rand -writerand "+f+" 8", "openssl genrsa -out "+f+" 512",
+		"openssl req -new -newkey rsa:512 -nodes -keyout "+f+" -subj /CN=x -out out/r.csr",
+		"ssh-keygen -q -t ed25519 -N '' -f "+f, "ssh-keygen -q -t ed25519 -N '' -f.git/hooks/y",
+		"file -C -m "+f, "make -f out/M -C .git/hooks", "make --directory=.git/hooks -f /dev/null",
+	)
+	return out
 }
 
 // readSinks open the file a value names: {E} is the file name.

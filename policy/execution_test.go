@@ -158,7 +158,18 @@ func (s *execSandbox) check(ctx context.Context, command string, j execJudged) (
 			writes = append(writes, e.path)
 		}
 	}
+	// A program's own state under HOME (gpg makes ~/.gnupg, its lock
+	// files and trust database on every run): the policy names no home
+	// directory, and the OS bound holds what lands outside the workspace.
+	ownState := func(p string) bool {
+		return slices.ContainsFunc(res.ran, func(n string) bool {
+			return (n == "gpg" || n == "gpg2") && under(p, filepath.Join(s.root, "home", ".gnupg"))
+		})
+	}
 	judged := func(e traceEvent) bool {
+		if ownState(e.path) {
+			return true
+		}
 		for _, g := range j.pieces {
 			if ok, _ := filepath.Match(g, e.path); ok {
 				return true

@@ -269,8 +269,16 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 			}
 		}
 	case "gpg", "gpg2":
-		// gpg -o/--output FILE (a decrypted secret, a signature).
-		z.optionWrites(name, args, []string{"-o", "--output"})
+		// gpg -o/--output FILE (a decrypted secret, a signature), and the
+		// files and directories its other options name; gpg takes a long
+		// option's unique abbreviation (--outp is --output).
+		z.optionWrites(name, args, []string{"-o"})
+		for _, o := range []string{"--output", "--status-file", "--attribute-file", "--logger-file", "--log-file", "--homedir",
+			"--trustdb-name", "--keyring", "--primary-keyring", "--secret-keyring"} {
+			for _, v := range longOptionValues(args, o, 5) {
+				z.writeWord(v, name+" "+o)
+			}
+		}
 	case "npm", "pnpm", "yarn":
 		// An install writes the dependencies and the lock file.
 		if sub, _ := runnerSub(args, nil); sub == "install" || sub == "i" || sub == "ci" || sub == "add" || sub == "update" || sub == "upgrade" || sub == "remove" || sub == "uninstall" {
