@@ -48,7 +48,9 @@ func (z *analyzer) gitRemoteAs(r word, what string) {
 		return
 	}
 	if strings.Contains(l, "::") {
-		z.a.refuseGrant(what + " through a remote helper (" + clip(l, 60) + ")")
+		// git-remote-<scheme>, a program found on PATH, which the
+		// approver is not shown.
+		z.a.cannotRead(what + " through a remote helper (" + clip(l, 60) + "): git runs git-remote-" + clip(l[:strings.Index(l, "::")], 20))
 		return
 	}
 	if !strings.HasPrefix(strings.ToLower(l), "file:") && gitNetworkURL(l) {

@@ -131,7 +131,10 @@ func (z *analyzer) goCodeFlags(args []word) {
 				continue
 			}
 			if why := goToolFlags(f.name, f.value); why != "" {
-				z.a.refuseAllow("go -" + f.name + " " + why)
+				// Not only kept from allow rules: -extld runs a program
+				// the approver is not shown, and an option the policy
+				// does not know may too.
+				z.a.cannotRead("go -" + f.name + " " + why)
 			}
 		}
 	}

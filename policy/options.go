@@ -75,8 +75,18 @@ func (z *analyzer) codeOptions(name string, ws []word) {
 			if strings.HasPrefix(o, "--") && name != "go" {
 				min = 5 // npm accepts abbreviations
 			}
-			if _, _, ok := longOption(w.loose, o, min); ok {
+			if _, _, ok := longOption(w.loose, o, min); !ok {
+				continue
+			}
+			switch o {
+			case "--prefix", "--dir", "--cwd":
+				// Another package's scripts: code, as the workspace's own
+				// are, that the program runs by itself.
 				z.a.refuseAllow(name + " " + o + " (it takes code from elsewhere)")
+			default:
+				// A program it runs, code it loads or a configuration that
+				// names them, which the approver is not shown.
+				z.a.cannotRead(name + " " + o + " (it runs a program, loads code or reads a configuration the policy does not read)")
 			}
 		}
 	}

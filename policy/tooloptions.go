@@ -1063,7 +1063,7 @@ func (z *analyzer) cargoWatch(args []word, depth int) {
 				z.script(in.script, depth+1, false)
 			}
 		default:
-			z.unknownOption("cargo watch " + clip(printable(l), 40) + " (it runs a command, changes where or with what environment, or is an option the policy does not know)")
+			z.a.cannotRead("cargo watch " + clip(printable(l), 40) + " (it runs a command, changes where or with what environment, or is an option the policy does not know)")
 			return
 		}
 	}
@@ -1949,13 +1949,13 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 			n, _, _ := strings.Cut(l, "=")
 			for _, o := range []string{"--config-file", "--html", "--gxditview"} {
 				if len(n) >= 4 && strings.HasPrefix(o, n) {
-					z.a.refuseAllow("man " + o + " (it runs programs it names elsewhere)")
+					z.a.cannotRead("man " + o + " (it runs programs it names elsewhere)")
 				}
 			}
 			if len(l) > 1 && l[0] == '-' && l[1] != '-' {
 				for _, c := range []byte(shortCluster(l, "CMPSsemLpREr")) {
 					if c == 'C' || c == 'H' || c == 'X' {
-						z.a.refuseAllow("man -" + string(c) + " (it runs programs it names elsewhere)")
+						z.a.cannotRead("man -" + string(c) + " (it runs programs it names elsewhere)")
 					}
 				}
 			}
