@@ -168,6 +168,15 @@ type execGenerated struct {
 	class   string
 }
 
+// commandList gathers generated commands by class.
+type commandList []execGenerated
+
+func (l *commandList) add(class string, commands ...string) {
+	for _, c := range commands {
+		*l = append(*l, execGenerated{command: c, class: class})
+	}
+}
+
 // generatedCommands is every source × sink with one payload each (taken
 // in turn), then the deletes and writes through links. The order is
 // fixed, so the first n are the same every run.
@@ -208,12 +217,8 @@ func generatedCommands() []execGenerated {
 // long with = or a word of its own, and the abbreviations getopt_long
 // accepts (wget, gpg).
 func optionWriteCommands() []execGenerated {
-	var out []execGenerated
-	add := func(class string, commands ...string) {
-		for _, c := range commands {
-			out = append(out, execGenerated{command: c, class: class})
-		}
-	}
+	var out commandList
+	add := out.add
 	const f = ".git/hooks/x"
 	var curl []string
 	for _, o := range []string{"-o", "-D", "-c", "--output", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii",
@@ -292,12 +297,8 @@ func readValueCommands() []execGenerated {
 // readCommands read .env (or secrets/token) by a name bash or a program
 // makes, through links, and through programs' options that name a file.
 func readCommands() []execGenerated {
-	var out []execGenerated
-	add := func(class string, commands ...string) {
-		for _, c := range commands {
-			out = append(out, execGenerated{command: c, class: class})
-		}
-	}
+	var out commandList
+	add := out.add
 	add("a protected file read by a name bash makes",
 		"cat .e?v", "cat .[e]nv", "cat .env*", "cat {.env,README}", "cat ~+/.env", `cat "$PWD/.env"`,
 		"cat .*", "shopt -s dotglob; cat *", "GLOBIGNORE=x; cat *", "cat ./*/../.env", "cat out/../.env",
@@ -357,12 +358,8 @@ func readCommands() []execGenerated {
 // linkCommands delete and write through src/glink (-> ../.git) and
 // outlink (-> ../outside), with the programs that do it.
 func linkCommands() []execGenerated {
-	var out []execGenerated
-	add := func(class string, commands ...string) {
-		for _, c := range commands {
-			out = append(out, execGenerated{command: c, class: class})
-		}
-	}
+	var out commandList
+	add := out.add
 	add("find -delete through a link into .git",
 		"find src/glink/ -delete",
 		"find -L src -delete",
