@@ -227,7 +227,9 @@ func (z *analyzer) environmentFiles(v word) {
 	}
 	for _, p := range parts {
 		z.mention(p)
-		z.possibleWrite(p, "an exported value", why)
+		if !z.isDir(p) { // GIT_DIR=.git, PATH=bin: a place, not a file written
+			z.possibleWrite(p, "an exported value", why)
+		}
 	}
 }
 

@@ -397,7 +397,8 @@ func (z *analyzer) wgetWrites(args []word) {
 			out = out || want == 'O'
 		}
 	}
-	for _, o := range []string{"--output-document", "--output-file", "--append-output", "--save-cookies", "--warc-file", "--rejected-log", "--hsts-file"} {
+	for _, o := range []string{"--output-document", "--output-file", "--append-output", "--save-cookies", "--warc-file", "--rejected-log", "--hsts-file",
+		"--warc-tempdir"} {
 		for _, v := range longOptionValues(args, o, 6) {
 			z.writeWord(v, "wget "+o)
 			out = out || o == "--output-document"
