@@ -34,6 +34,48 @@ func codeVariable(name string) bool {
 	return strings.HasPrefix(name, "GIT_CONFIG_VALUE_")
 }
 
+// codeLoadingValue reports whether NAME=VALUE makes a program load code
+// the value names, which no Runs: line shows (env LD_PRELOAD=./x.so ls was
+// allowed in mode full): a shared library (LD_PRELOAD, LD_AUDIT,
+// DYLD_INSERT_LIBRARIES, GCONV_PATH's modules), a script a shell reads as
+// it starts (BASH_ENV, ENV), a debugger (PERL5DB), or a module an
+// interpreter's options load (NODE_OPTIONS=--require x.js, PERL5OPT=-Mx,
+// RUBYOPT=-rx, JAVA_TOOL_OPTIONS=-javaagent:x.jar). NODE_OPTIONS=
+// --max-old-space-size=4096 loads nothing.
+func codeLoadingValue(name, value string) bool {
+	value = strings.TrimSpace(value)
+	switch name {
+	case "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "GCONV_PATH", "PERL5DB":
+		return value != ""
+	case "BASH_ENV", "ENV":
+		return value != "" && value != "/dev/null"
+	}
+	var loaders []string
+	switch name {
+	case "NODE_OPTIONS":
+		loaders = []string{"-r", "--require", "--import", "--loader", "--experimental-loader", "--experimental-policy", "--env-file"}
+	case "PERL5OPT":
+		loaders = []string{"-M", "-m", "-d", "-I"}
+	case "RUBYOPT":
+		loaders = []string{"-r", "-I"}
+	case "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS":
+		loaders = []string{"-javaagent", "-agentpath", "-agentlib", "-Xbootclasspath", "-XX:OnOutOfMemoryError", "-XX:OnError", "@"}
+	default:
+		return false
+	}
+	if strings.Contains(value, anyText) {
+		return true // a value not known until run time
+	}
+	for _, f := range strings.Fields(value) {
+		for _, l := range loaders {
+			if strings.HasPrefix(f, l) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // expandedVariable names variables whose value bash itself expands (and
 // so runs the command substitutions in): the prompt strings (PS4 with
 // bash -x) and the startup file names BASH_ENV and ENV.
@@ -137,6 +179,9 @@ func (z *analyzer) assignment(name string, value word, depth int) {
 	}
 	z.noteValue(name, factsOf(value), value)
 	z.noteDash(name, value.loose)
+	if codeLoadingValue(name, value.loose) {
+		z.a.cannotRead("an assignment to " + name + " that loads code a program runs (" + clip(printable(strings.ReplaceAll(value.loose, anyText, "…")), 60) + "), which Runs: does not show")
+	}
 	if configVariable(name) {
 		z.a.refuseAllow("an assignment to " + name + ", which decides what code programs run")
 		// A file or directory it names that the command wrote (a list
