@@ -214,7 +214,9 @@ func (z *analyzer) environmentFiles(v word) {
 	const why = " (a program may write the file its environment names)"
 	if !v.ok {
 		if i := strings.LastIndex(v.loose, anyText); i >= 0 && strings.HasPrefix(v.loose[i+len(anyText):], "/") {
-			z.possibleWrite(strings.TrimLeft(v.loose[i+len(anyText):], "/"), "an exported value", why)
+			if tail := strings.TrimLeft(v.loose[i+len(anyText):], "/"); !z.isDir(tail) {
+				z.possibleWrite(tail, "an exported value", why)
+			}
 		}
 		return
 	}
