@@ -107,6 +107,7 @@ func (z *analyzer) dangerous(ws []word) {
 		}
 	case name == "git":
 		z.gitPush(args)
+		z.gitRecursiveDeletes(args)
 	case name == "gh":
 		z.ghBranches(args)
 	case name == ":" || name == "":
@@ -117,6 +118,28 @@ func (z *analyzer) dangerous(ws []word) {
 }
 
 func printable(s string) string { return strings.ReplaceAll(s, anyText, "…") }
+
+// gitRecursiveDeletes flags what git deletes as rm -r would: git worktree
+// remove takes the worktree's directory away (in a linked worktree,
+// git worktree remove --force . deletes the workspace), and git rm -r the
+// tracked files below its paths.
+func (z *analyzer) gitRecursiveDeletes(args []word) {
+	sub, rest := gitSubcommand(args)
+	var targets []word
+	switch {
+	case sub == "worktree" && len(rest) > 0 && rest[0].loose == "remove":
+		targets = operands(rest[1:])
+	case sub == "rm" && hasFlag(rest, 'r', 'r', "-r") && !hasLong(rest, "--cached"): // --cached leaves the files
+		targets = operandsOf(rest, "", []string{"--pathspec-from-file"})
+	default:
+		return
+	}
+	for _, t := range targets {
+		if why := z.dangerousTarget(t); why != "" {
+			z.a.danger("git " + sub + " recursive delete of " + why)
+		}
+	}
+}
 
 // movesOrMirrors flags mv of a directory that must not be deleted (moving
 // /usr away breaks the machine as surely as deleting it) and rsync

@@ -368,6 +368,15 @@ func TestDangerRecursiveDeletes(t *testing.T) {
 		{"cd out && rm -rf x", false},
 		{"chmod -R 755 out", false},
 		{"chmod 777 /tmp/x", false},
+		// git deletes recursively too.
+		{"git worktree remove --force .", true},
+		{"git worktree remove ..", true},
+		{"git -C out worktree remove /", true},
+		{"git rm -r .", true},
+		{"git rm -rf -- /", true},
+		{"git rm -r --cached .", false}, // the index only
+		{"git worktree remove out/wt", false},
+		{"git rm -r src", false},
 	})
 }
 

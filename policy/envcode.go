@@ -38,14 +38,15 @@ func codeVariable(name string) bool {
 // the value names, which no Runs: line shows (env LD_PRELOAD=./x.so ls was
 // allowed in mode full): a shared library (LD_PRELOAD, LD_AUDIT,
 // DYLD_INSERT_LIBRARIES, GCONV_PATH's modules), a script a shell reads as
-// it starts (BASH_ENV, ENV), a debugger (PERL5DB), or a module an
+// it starts (BASH_ENV, ENV), a debugger (PERL5DB), the programs git runs
+// for its subcommands and remote helpers (GIT_EXEC_PATH), or a module an
 // interpreter's options load (NODE_OPTIONS=--require x.js, PERL5OPT=-Mx,
 // RUBYOPT=-rx, JAVA_TOOL_OPTIONS=-javaagent:x.jar). NODE_OPTIONS=
 // --max-old-space-size=4096 loads nothing.
 func codeLoadingValue(name, value string) bool {
 	value = strings.TrimSpace(value)
 	switch name {
-	case "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "GCONV_PATH", "PERL5DB":
+	case "LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "GCONV_PATH", "PERL5DB", "GIT_EXEC_PATH":
 		return value != ""
 	case "BASH_ENV", "ENV":
 		return value != "" && value != "/dev/null"

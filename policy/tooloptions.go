@@ -885,7 +885,11 @@ func (z *analyzer) makeOptions(name string, args []word) {
 			options = false
 		case !options || !strings.HasPrefix(l, "-") || l == "-":
 			// A goal, or VAR=value: make reads both even after --.
-			if strings.Contains(l, "=") {
+			if n, _, _ := strings.Cut(l, "="); n == "SHELL" || n == ".SHELLFLAGS" || n == "MAKESHELL" {
+				// Every recipe line runs through it: a program Runs:
+				// does not show.
+				z.a.cannotRead(name + " " + clip(printable(l), 40) + " (the shell every recipe runs in)")
+			} else if strings.Contains(l, "=") {
 				refuse(l, "a variable set on the command line changes what the recipes run")
 				return
 			}
@@ -1678,6 +1682,11 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 			}
 		}
 	case "apply", "am":
+		// --build-fake-ancestor=FILE writes an index file there, even
+		// with --check.
+		for _, v := range longOptionValues(rest, "--build-fake-ancestor", 9) {
+			z.writeWord(v, "git apply --build-fake-ancestor")
+		}
 		if sub == "apply" && gitApplyReadOnly(rest) {
 			return
 		}
