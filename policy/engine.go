@@ -676,7 +676,7 @@ func resolveFile(p, cwd, workspace string) (abs, rel string, inside bool) {
 	if !path.IsAbs(abs) {
 		abs = base + "/" + abs // not path.Join: it would clean "link/.." as text
 	}
-	abs = kernelClean(abs, base)
+	abs = kernelCleanIn(abs, base, workspace)
 	if !within(abs, workspace) {
 		return abs, "", false
 	}

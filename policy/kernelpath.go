@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -59,6 +60,22 @@ func kernelWalk(p, cwd string, depth int) string {
 		cur = processLink(cur, cwd)
 	}
 	return cur
+}
+
+// kernelCleanIn is kernelClean for a path the rules judge against
+// workspace: where the walk followed a link (a workspace given through a
+// link, ~/proj -> /data/proj, and "cat ./../proj/secrets/token") and
+// landed inside the workspace's real directory, the path is given back
+// under the workspace as written, where the rules name it.
+func kernelCleanIn(p, cwd, workspace string) string {
+	walked := kernelClean(p, cwd)
+	if workspace == "" || within(walked, workspace) || walked == path.Clean(p) {
+		return walked
+	}
+	if real, err := filepath.EvalSymlinks(workspace); err == nil && real != workspace && within(walked, real) {
+		return path.Join(workspace, strings.TrimPrefix(walked, real))
+	}
+	return walked
 }
 
 // maxLinkHops is the kernel's own bound on links followed in one walk.

@@ -46,6 +46,18 @@ func TestKernelClean(t *testing.T) {
 			t.Errorf("kernelClean(%q, %q) = %q, want %q", tc.p, tc.cwd, got, tc.want)
 		}
 	}
+	// A workspace given through a link: a walk that leaves it through
+	// the real directory and comes back is placed under it as given.
+	wsLink := filepath.Join(root, "wslink")
+	if err := os.Symlink("ws", wsLink); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := kernelCleanIn(wsLink+"/../wslink/secrets/token", wsLink, wsLink), wsLink+"/secrets/token"; got != want {
+		t.Errorf("through the workspace's own link: %q, want %q", got, want)
+	}
+	if got, want := kernelCleanIn(wsLink+"/./../ws/src/glink/../secrets/token", wsLink, wsLink), wsLink+"/secrets/token"; got != want {
+		t.Errorf("into the workspace's real directory: %q, want %q", got, want)
+	}
 	for p, want := range map[string]bool{
 		"/proc/1/cwd/x": true, "/proc/self/cwd/x": true, "/proc/42/root/etc": true, "/proc/self/fd/3/x": true,
 		"/proc/cpuinfo": false, "/proc/self/status": false, "/proc/1/cmdline": false, "/etc/passwd": false,

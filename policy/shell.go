@@ -682,7 +682,7 @@ func resolveIn(p, cwd, workspace string) (string, bool) {
 		}
 		p = cwd + "/" + p // not path.Join: it would clean "link/.." as text
 	}
-	p = kernelClean(p, cwd)
+	p = kernelCleanIn(p, cwd, workspace)
 	return p, within(p, workspace)
 }
 
