@@ -49,7 +49,7 @@ func kernelWalk(p, cwd string, depth int) string {
 					break
 				}
 				if !path.IsAbs(target) {
-					target = path.Join(path.Dir(cur), target)
+					target = path.Dir(cur) + "/" + target // walked, not cleaned as text
 				}
 				cur = kernelWalk(target, cwd, depth+1)
 			}
