@@ -179,21 +179,22 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 // by the deny and ask rules that may name one (out/*.pem stops
 // split --additional-suffix=.pem key out/k).
 func (z *analyzer) pieceWrites(name string, args []word) {
-	valued, long := "abClnt", []string{"--bytes", "--line-bytes", "--lines", "--number", "--suffix-length",
-		"--additional-suffix", "--filter", "--prefix", "--separator"} // split's -d, -e, -x are flags
 	prefix := word{loose: "x", lit: "x", ok: true}
 	first := "aa"
-	if name == "csplit" {
-		valued, long = "bfn", []string{"--suffix-format", "--prefix", "--digits"}
-		prefix, first = word{loose: "xx", lit: "xx", ok: true}, "00"
-	} else if hasFlag(args, 'd', 'x', "--numeric-suffixes") || hasLong(args, "--hex-suffixes") {
-		first = "00"
-	}
 	prefixes := longOptionValues(args, "--prefix", 5)
 	if name == "csplit" {
-		prefixes = append(prefixes, shortOptionValues(args, valued, 'f')...)
-	} else if ops := operandsOf(args, valued, long); len(ops) >= 2 {
-		prefixes = append(prefixes, ops[1])
+		prefix, first = word{loose: "xx", lit: "xx", ok: true}, "00"
+		prefixes = append(prefixes, shortOptionValues(args, "bfn", 'f')...)
+	} else {
+		if hasFlag(args, 'd', 'x', "--numeric-suffixes") || hasLong(args, "--hex-suffixes") {
+			first = "00"
+		}
+		// split's -d, -e, -x are flags; PREFIX is the second operand.
+		ops := operandsOf(args, "abClnt", []string{"--bytes", "--line-bytes", "--lines", "--number", "--suffix-length",
+			"--additional-suffix", "--filter", "--prefix", "--separator"})
+		if len(ops) >= 2 {
+			prefixes = append(prefixes, ops[1])
+		}
 	}
 	if len(prefixes) > 0 {
 		prefix = prefixes[len(prefixes)-1]
@@ -873,6 +874,12 @@ func gccPassThroughKnown(l string) bool {
 // option): one the table does not know is not allowed.
 func (z *analyzer) makeOptions(name string, args []word) {
 	refuse := func(l, why string) { z.a.refuseAllow(name + " " + clip(printable(l), 40) + " (" + why + ")") }
+	// refuseUnknown: an option the table does not know, so what the
+	// command writes is not modelled either (unknownOption).
+	refuseUnknown := func(l, why string) {
+		refuse(l, why)
+		z.optionUnknown = true
+	}
 	options := true
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -903,14 +910,12 @@ func (z *analyzer) makeOptions(name string, args []word) {
 				}
 			case 'f', 'o':
 				if eq && kind == 'f' {
-					refuse(l, "an option the policy does not know")
-					z.optionUnknown = true
+					refuseUnknown(l, "an option the policy does not know")
 					return
 				}
 			default:
 				if opt == "" {
-					refuse(l, "an option the policy does not know")
-					z.optionUnknown = true
+					refuseUnknown(l, "an option the policy does not know")
 				} else {
 					refuse(l, "it takes the recipes from elsewhere")
 				}
@@ -932,8 +937,7 @@ func (z *analyzer) makeOptions(name string, args []word) {
 					refuse(l, "it takes the recipes from elsewhere")
 					return
 				default:
-					refuse(l, "an option the policy does not know")
-					z.optionUnknown = true
+					refuseUnknown(l, "an option the policy does not know")
 					return
 				}
 			}
@@ -2029,19 +2033,22 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 			prog(v)
 		}
 	case "nc", "ncat", "netcat", "nc.openbsd", "nc.traditional":
-		for _, v := range append(shortOptionValues(args, "eciIOpPqsTwWxX", 'e'), longOptionValues(args, "--exec", 6)...) {
+		const valued = "eciIOopPqsTwWxX"
+		for _, v := range append(shortOptionValues(args, valued, 'e'), longOptionValues(args, "--exec", 6)...) {
 			prog(v)
 		}
-		for _, v := range append(shortOptionValues(args, "eciIOpPqsTwWxX", 'c'), append(longOptionValues(args, "--sh-exec", 5),
+		for _, v := range append(shortOptionValues(args, valued, 'c'), append(longOptionValues(args, "--sh-exec", 5),
 			longOptionValues(args, "--lua-exec", 5)...)...) {
 			script(v)
 		}
+		// -o FILE writes the session (ncat, nc.traditional's hex dump);
+		// ncat's -x is its hex dump too (openbsd's -x is a proxy).
+		outs := append(shortOptionValues(args, valued, 'o'), append(longOptionValues(args, "--output", 5), longOptionValues(args, "--hex-dump", 5)...)...)
 		if name == "ncat" {
-			// ncat -o/--output and -x/--hex-dump write the session to a file.
-			for _, v := range append(append(shortOptionValues(args, "eciIOopPqsTwWxX", 'o'), shortOptionValues(args, "eciIOopPqsTwWxX", 'x')...),
-				append(longOptionValues(args, "--output", 5), longOptionValues(args, "--hex-dump", 5)...)...) {
-				z.writeWord(v, name+" -o")
-			}
+			outs = append(outs, shortOptionValues(args, valued, 'x')...)
+		}
+		for _, v := range outs {
+			z.writeWord(v, name+" -o")
 		}
 	case "sort":
 		// --compress-program compresses its temporary files with PROG.

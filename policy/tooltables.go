@@ -151,6 +151,12 @@ func (z *analyzer) dockerClosed(name, sub string, rest []word) {
 	refuse := func(l, why string) {
 		z.a.refuseAllow(name + " " + sub + " " + clip(printable(l), 40) + " (" + why + ")")
 	}
+	// refuseUnknown: an option the table does not know, so what the
+	// command writes is not modelled either (unknownOption).
+	refuseUnknown := func(l, why string) {
+		refuse(l, why)
+		z.optionUnknown = true
+	}
 	for _, w := range rest {
 		if !w.known() {
 			z.a.refuseAllow(name + " " + sub + " with an argument not known until run time")
@@ -161,16 +167,14 @@ func (z *analyzer) dockerClosed(name, sub string, rest []word) {
 	case "save":
 		_, _, unknown := readPflag(rest, map[string]byte{"--output": 'o', "--platform": 'v', "--help": 'b'}, map[string]byte{"-o": 'o'})
 		if unknown != "" {
-			refuse(unknown, "an option the policy does not know")
-			z.optionUnknown = true
+			refuseUnknown(unknown, "an option the policy does not know")
 		}
 		return
 	case "cp":
 		_, _, unknown := readPflag(rest, map[string]byte{"--archive": 'b', "--follow-link": 'b', "--quiet": 'b', "--help": 'b'},
 			map[string]byte{"-a": 'b', "-L": 'b', "-q": 'b'})
 		if unknown != "" {
-			refuse(unknown, "an option the policy does not know")
-			z.optionUnknown = true
+			refuseUnknown(unknown, "an option the policy does not know")
 		}
 		return
 	case "build":
@@ -179,8 +183,7 @@ func (z *analyzer) dockerClosed(name, sub string, rest []word) {
 	}
 	opts, ops, unknown := readPflag(rest, dockerBuildLong, dockerBuildShort)
 	if unknown != "" {
-		refuse(unknown, "an option the policy does not know: it may run steps as root or on the host network, lend credentials, or take code from elsewhere")
-		z.optionUnknown = true
+		refuseUnknown(unknown, "an option the policy does not know: it may run steps as root or on the host network, lend credentials, or take code from elsewhere")
 		return
 	}
 	for _, o := range opts {
@@ -200,8 +203,7 @@ func (z *analyzer) dockerClosed(name, sub string, rest []word) {
 			switch f["type"] {
 			case "local", "tar", "docker", "oci", "image", "registry", "cacheonly", "inline", "gha", "s3", "azblob", "":
 			default:
-				refuse(o.name+" "+v, "an exporter the policy does not know")
-				z.optionUnknown = true
+				refuseUnknown(o.name+" "+v, "an exporter the policy does not know")
 			}
 		case 's':
 			f, ok := csvFields(v)
@@ -383,6 +385,12 @@ var goTestFlags = map[string]byte{
 // -c's default output (PKG.test in the working directory) as a write.
 func (z *analyzer) goTestClosed(args []word) {
 	refuse := func(l, why string) { z.a.refuseAllow("go test " + clip(printable(l), 40) + " (" + why + ")") }
+	// refuseUnknown: an option the table does not know, so what the
+	// command writes is not modelled either (unknownOption).
+	refuseUnknown := func(l, why string) {
+		refuse(l, why)
+		z.optionUnknown = true
+	}
 	var pkgs []word
 	compile, output := false, false
 	for i := 0; i < len(args); i++ {
@@ -396,8 +404,7 @@ func (z *analyzer) goTestClosed(args []word) {
 			for _, b := range args[i+1:] {
 				n, _, _ := strings.Cut(strings.TrimLeft(b.loose, "-"), "=")
 				if t, ok := strings.CutPrefix(n, "test."); ok && strings.HasPrefix(b.loose, "-") && goTestFlags[t] == 0 {
-					refuse(b.loose, "a test binary flag the policy does not know")
-					z.optionUnknown = true
+					refuseUnknown(b.loose, "a test binary flag the policy does not know")
 					return
 				}
 			}
@@ -412,8 +419,7 @@ func (z *analyzer) goTestClosed(args []word) {
 		n = strings.TrimPrefix(n, "test.")
 		kind := goTestFlags[n]
 		if kind == 0 {
-			refuse(l, "a flag the policy does not know: it may run a program, take code from elsewhere or write files")
-			z.optionUnknown = true
+			refuseUnknown(l, "a flag the policy does not know: it may run a program, take code from elsewhere or write files")
 			return
 		}
 		if kind != 'b' && !eq && i+1 < len(args) {
@@ -491,6 +497,12 @@ var systemctlLong = map[string]byte{
 // system's own.
 func (z *analyzer) systemctlClosed(name string, args []word) {
 	refuse := func(l, why string) { z.a.refuseAllow(name + " " + clip(printable(l), 40) + " (" + why + ")") }
+	// refuseUnknown: an option the table does not know, so what the
+	// command writes is not modelled either (unknownOption).
+	refuseUnknown := func(l, why string) {
+		refuse(l, why)
+		z.optionUnknown = true
+	}
 	verb := ""
 	start := false
 	for i := 0; i < len(args); i++ {
@@ -523,8 +535,7 @@ func (z *analyzer) systemctlClosed(name string, args []word) {
 					i++
 				}
 				if start {
-					refuse(l, "an option the policy does not know")
-					z.optionUnknown = true
+					refuseUnknown(l, "an option the policy does not know")
 					return
 				}
 			}
@@ -541,8 +552,7 @@ func (z *analyzer) systemctlClosed(name string, args []word) {
 						i++
 					}
 					if start || verb == "" {
-						refuse(l, "an option the policy does not know")
-						z.optionUnknown = true
+						refuseUnknown(l, "an option the policy does not know")
 						return
 					}
 					k = len(l)
@@ -611,6 +621,12 @@ var batLong = map[string]byte{
 // batClosed reads bat's options closed-world (clap: no abbreviations).
 func (z *analyzer) batClosed(name string, args []word) {
 	refuse := func(l, why string) { z.a.refuseAllow(name + " " + clip(printable(l), 40) + " (" + why + ")") }
+	// refuseUnknown: an option the table does not know, so what the
+	// command writes is not modelled either (unknownOption).
+	refuseUnknown := func(l, why string) {
+		refuse(l, why)
+		z.optionUnknown = true
+	}
 	first := true
 	for i := 0; i < len(args); i++ {
 		l := args[i].loose
@@ -621,8 +637,7 @@ func (z *analyzer) batClosed(name string, args []word) {
 			n, _, eq := strings.Cut(l, "=")
 			kind := batLong[n]
 			if kind == 0 {
-				refuse(l, "an option the policy does not know")
-				z.optionUnknown = true
+				refuseUnknown(l, "an option the policy does not know")
 				return
 			}
 			if kind == 'v' && !eq {
@@ -639,8 +654,7 @@ func (z *analyzer) batClosed(name string, args []word) {
 					}
 					k = len(l)
 				default:
-					refuse(l, "an option the policy does not know")
-					z.optionUnknown = true
+					refuseUnknown(l, "an option the policy does not know")
 					return
 				}
 			}
