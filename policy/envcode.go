@@ -138,7 +138,10 @@ func writtenVariable(name string) bool {
 	switch name {
 	case "DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES", "GOCACHE", "GOMODCACHE", "GOTMPDIR", "GOCOVERDIR",
 		"SSLKEYLOGFILE", "LESSHISTFILE", "HISTFILE", "PYTHONPYCACHEPREFIX", "NODE_REPL_HISTORY", "GCOV_PREFIX",
-		"LLVM_PROFILE_FILE", "GMON_OUT_PREFIX":
+		"LLVM_PROFILE_FILE", "GMON_OUT_PREFIX",
+		// git's work tree: checkout, reset, merge and stash write the
+		// tracked files there.
+		"GIT_WORK_TREE":
 		return true
 	}
 	return false

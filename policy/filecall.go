@@ -388,6 +388,9 @@ func (e *Engine) search(ctx context.Context, c Call, v Verdict, mode Mode) Verdi
 		return v
 	}
 	if c.Resolved {
+		// The directory itself, not one the process's own working
+		// directory would give a relative path.
+		c.Path = absPath(c)
 		fi, err := os.Lstat(c.Path)
 		switch {
 		case err == nil && fi.Mode()&fs.ModeSymlink != 0:

@@ -62,6 +62,7 @@ func TestWhatTheDoorKnows(t *testing.T) {
 		{"a folded name loses no allow rule", write(ws + "/Makefile"), Allow, "allowed by rule"},
 		{"a search of a directory holding .env", with(read(ws+"/src"), func(c *Call) { c.Search = true }), Deny, "denied by rule"},
 		{"a search whose glob leaves .env out", with(read(ws+"/src"), func(c *Call) { c.Search, c.Glob = true, "*.go" }), Allow, ""},
+		{"a relative search is of the workspace's directory", Call{Tool: ToolReadFile, Safety: ReadOnly, Path: "src", Cwd: ws, Workspace: ws, Resolved: true, Search: true}, Deny, "denied by rule"},
 		{"an unseen search that may reach .env", with(read(ws+"/docs"), func(c *Call) { c.Search, c.Resolved = true, false }), Deny, "cannot see"},
 		{"a NUL in the path", read(ws + "/a\x00b"), Deny, "NUL"},
 		{"a script's call no grant covers", with(write(ws+"/src/a.go"), func(c *Call) { c.Mode = ModeScript }), Ask, "a script asked"},

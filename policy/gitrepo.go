@@ -70,22 +70,13 @@ func (z *analyzer) gitRepository(args []word) {
 				i++
 			}
 		case name == "-C" && !glued:
+			// The analysis is already in DIR (gitChdir); one it cannot
+			// read left the directory unknown (dirs nil, above), and
+			// gitFinds looks for writes in it.
 			if i+1 >= len(args) {
 				return
 			}
 			i++
-			d := args[i]
-			z.writtenConfig(d, "git -C")
-			if !d.ok {
-				z.a.refuseAllow("git -C " + clip(printable(d.loose), 60) + " (a directory the policy cannot read: git reads the configuration of the repository there)")
-				return
-			}
-			if d.lit == "" {
-				continue // git -C "" stays where it is
-			}
-			for j, c := range dirs {
-				dirs[j], _ = resolveIn(d.lit, c, z.workspace)
-			}
 		default:
 			z.a.refuseAllow("git " + clip(printable(l), 60) + " (it points git at another repository, configuration or program directory, which the policy has not read)")
 			if v, ok := gitGlobalValue(args, &i, glued); ok {
@@ -128,7 +119,9 @@ func (z *analyzer) gitFinds(d string) (why string, written bool) {
 	}
 	ws := path.Clean(z.workspace)
 	for p := d; p != ws && within(p, ws); p = path.Dir(p) {
-		for _, w := range z.a.writes {
+		// Before git runs: what git itself writes (--output) it writes
+		// after reading its configuration.
+		for _, w := range z.a.writes[:min(z.gitBefore, len(z.a.writes))] {
 			if w.abs == "" || within(w.abs, p) {
 				return "the command writes in " + clip(printable(p), 80) + " before git looks for its repository there (a config it writes there is code git runs)", true
 			}
@@ -182,4 +175,37 @@ func (z *analyzer) gitFetchRemotes(args []word) {
 			z.gitRemoteAs(w, "git "+sub)
 		}
 	}
+}
+
+// gitChdir moves the analysis into the directories git -C names, as a cd
+// would, for this git command alone: git resolves every relative path it
+// is given there (its options' files, its operands, --work-tree) and
+// looks for its repository there, so git -C .git/hooks log
+// --output=pre-commit writes .git/hooks/pre-commit. A directory the
+// policy cannot read leaves where git runs unknown. It returns what
+// moves the analysis back: the shell itself stays where it was.
+func (z *analyzer) gitChdir(args []word) (back func()) {
+	cwd, cwds, moved, dirs, lost, before := z.cwd, z.cwds, z.dz.moved, z.dz.dirs, z.dz.lostDir, z.gitBefore
+	back = func() {
+		z.cwd, z.cwds, z.dz.moved, z.dz.dirs, z.dz.lostDir, z.gitBefore = cwd, cwds, moved, dirs, lost, before
+	}
+	z.gitBefore = len(z.a.writes)
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		if !strings.HasPrefix(l, "-") || l == "--" {
+			break // the subcommand
+		}
+		switch {
+		case l == "-C" && i+1 < len(args):
+			i++
+			if d := args[i]; !d.ok || d.lit != "" { // git -C "" stays where it is
+				cd := []word{{loose: "cd", lit: "cd", ok: true}, d}
+				z.noteDir("cd", cd)
+				z.changeDir("cd", cd[1:])
+			}
+		case l == "-c" || takesValue("git", l):
+			i++
+		}
+	}
+	return back
 }

@@ -204,6 +204,7 @@ type analyzer struct {
 	dlPiped      map[*syntax.BinaryCmd]bool // the same, for pipedDownload
 	dz           dangerState                // carried between commands for the danger checks (danger_paths.go)
 	madeDirs     bool                       // a mkdir ran earlier in the line (gitremote.go)
+	gitBefore    int                        // the writes recorded before the git command being analysed (gitChdir)
 	names        map[*syntax.Stmt][]string  // compoundNames' answers
 	expanded     [8]expandedEntry           // wordsOf's recent answers
 	nextExpanded int                        // the entry the next answer replaces
@@ -718,6 +719,9 @@ func (z *analyzer) command(s simple, depth int) {
 	}
 	z.budget--
 	z.a.cmds = append(z.a.cmds, s)
+	if cmdName(s.words[0]) == "git" {
+		defer z.gitChdir(s.words[1:])()
+	}
 	z.dangerous(s.words)
 	if depth >= maxDepth {
 		z.unknown("commands nested too deeply to analyse")

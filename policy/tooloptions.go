@@ -1525,6 +1525,12 @@ func (z *analyzer) pagerOptions(name string, args []word, depth int) {
 // command).
 func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 	sub, rest := runnerSub(args, func(o string) bool { return takesValue("git", o) || o == "-c" })
+	// The work tree: checkout, reset, merge and stash write the tracked
+	// files there (GIT_WORK_TREE is writtenVariable). Judged after
+	// gitRepository, which asks whether the command wrote there before.
+	for _, v := range longOptionValues(args[:len(args)-len(rest)], "--work-tree", len("--work-tree")) {
+		z.writeWord(v, "git --work-tree")
+	}
 	switch sub {
 	case "archive":
 		for _, v := range shortOptionValues(rest, "o", 'o') {
@@ -1585,6 +1591,11 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 		n := 1 // clone URL DIR; init DIR
 		if sub == "init" {
 			n = 0
+			if len(ops) == 0 {
+				// git init makes .git where it runs: git -C .git/hooks
+				// init writes in the hooks.
+				z.writeWord(word{loose: ".", lit: ".", ok: true}, "git init")
+			}
 		}
 		if sub == "clone" && len(ops) > 0 {
 			// ext:: runs its command line; NAME::URL runs git-remote-NAME.
@@ -1602,8 +1613,11 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 		}
 	case "remote":
 		// git remote add NAME URL, set-url NAME URL: a URL on this machine
-		// (a path, file://, a remote helper) makes a later allowed
-		// `git push NAME` run that repository's hooks (see gitremote.go).
+		// (a path, file://, a remote helper) makes every later
+		// `git push NAME` run that repository's hooks or the helper's
+		// command (see gitremote.go), the person's own in their terminal
+		// too, outside the policy and the OS bound: a config write that
+		// runs code, a danger as git config's are.
 		ops := operandsOf(rest, "tm", []string{"--track", "--master"})
 		if len(ops) >= 3 && (ops[0].loose == "add" || ops[0].loose == "set-url") {
 			for _, u := range ops[2:] {
@@ -1612,7 +1626,7 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 				// (git remote add r r; git push r pushes to ./r).
 				if !u.known() || strings.Contains(l, "::") || strings.HasPrefix(strings.ToLower(l), "file:") ||
 					!gitNetworkURL(l) {
-					z.a.refuseGrant("git remote " + ops[0].loose + " to " + clip(printable(l), 60) + " (a repository on this machine runs its hooks on push)")
+					z.a.danger("git remote " + ops[0].loose + " to " + clip(printable(l), 60) + " (a repository on this machine, or a helper's command, runs on every later push or fetch)")
 				}
 			}
 		}
