@@ -353,6 +353,29 @@ func (z *analyzer) unknown(why string) {
 	z.a.cmds = append(z.a.cmds, simple{words: []word{{loose: anyText, splat: true}}})
 }
 
+// inner analyses what the wrapper name runs on behalf of its words.
+func (z *analyzer) inner(name string, in inner, depth int) {
+	switch {
+	case in.opaque != "":
+		z.opaque(in.opaque)
+	case in.scriptUnknown:
+		z.unknown(name + " runs a script that is not literal")
+	case in.script != "":
+		z.script(in.script, depth+1, false)
+	default:
+		z.command(simple{words: in.words, guess: z.guessing > 0}, depth+1)
+	}
+}
+
+// loseDir forgets where the shell is, as a cd to a place not known until
+// run time does, for a command that runs elsewhere (inner.elsewhere); it
+// returns what puts the directories back.
+func (z *analyzer) loseDir() (back func()) {
+	cwd, cwds, moved, dirs, lost := z.cwd, z.cwds, z.dz.moved, z.dz.dirs, z.dz.lostDir
+	z.cwd, z.cwds, z.dz.moved, z.dz.lostDir = "", nil, true, true
+	return func() { z.cwd, z.cwds, z.dz.moved, z.dz.dirs, z.dz.lostDir = cwd, cwds, moved, dirs, lost }
+}
+
 // opaque records a program the option via may start that the policy
 // cannot name: never allowed, and shown to the approver as such.
 func (z *analyzer) opaque(via string) {
@@ -789,15 +812,12 @@ func (z *analyzer) command(s simple, depth int) {
 		if in.guess {
 			z.guessing++
 		}
-		switch {
-		case in.opaque != "":
-			z.opaque(in.opaque)
-		case in.scriptUnknown:
-			z.unknown(name + " runs a script that is not literal")
-		case in.script != "":
-			z.script(in.script, depth+1, false)
-		default:
-			z.command(simple{words: in.words, guess: z.guessing > 0}, depth+1)
+		if in.elsewhere {
+			back := z.loseDir()
+			z.inner(name, in, depth)
+			back()
+		} else {
+			z.inner(name, in, depth)
 		}
 		if in.guess {
 			z.guessing--

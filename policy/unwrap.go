@@ -9,6 +9,10 @@ type inner struct {
 	scriptUnknown bool   // the script has expansions: its text cannot be known
 	guess         bool   // one of several candidates: the command may start here, or not
 	opaque        string // the option that may start a program the policy cannot name (runoptions.go)
+	// elsewhere: the command runs in directories the policy cannot name
+	// (find -execdir's, in each file's directory; git submodule foreach's,
+	// in each submodule), so its relative paths land nowhere it knows.
+	elsewhere bool
 }
 
 // wrapSpec describes how a wrapper's own options end and its command begins.
@@ -459,7 +463,7 @@ func shellScript(ws []word) []inner {
 func findExec(ws []word) []inner {
 	var out []inner
 	for i := 1; i < len(ws); i++ {
-		switch ws[i].loose {
+		switch op := ws[i].loose; op {
 		case "-exec", "-execdir", "-ok", "-okdir":
 			var cmd []word
 			j := i + 1
@@ -475,7 +479,7 @@ func findExec(ws []word) []inner {
 				cmd = append(cmd, ws[j])
 			}
 			if len(cmd) > 0 {
-				out = append(out, inner{words: cmd})
+				out = append(out, inner{words: cmd, elsewhere: strings.HasSuffix(op, "dir")})
 			}
 			i = j
 		}
@@ -546,7 +550,11 @@ func gitSubcommandCode(sub string, args []word) []inner {
 				for len(rest) > 0 && strings.HasPrefix(rest[0].loose, "-") {
 					rest = rest[1:]
 				}
-				return joined(rest)
+				ins := joined(rest)
+				for k := range ins {
+					ins[k].elsewhere = true
+				}
+				return ins
 			}
 		}
 	case "push":
