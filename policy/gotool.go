@@ -82,7 +82,7 @@ func (z *analyzer) goWrites(args []word) {
 			v := f.value
 			if outputdir != nil && !strings.HasPrefix(v.loose, "/") {
 				if !outputdir.known() || !v.known() {
-					z.a.refuseAllow(how + " under an -outputdir that is not literal")
+					z.a.cannotRead(how + " under an -outputdir that is not literal")
 					continue
 				}
 				joined := path.Join(outputdir.loose, v.loose)

@@ -136,7 +136,7 @@ func sedEffects(script string) (eff sedEffect, ok bool) {
 // sedCommand judges sed's scripts (-e, --expression, or the first operand)
 // and its in-place files.
 func (z *analyzer) sedCommand(name string, args []word, depth int, target func(word, string)) {
-	inPlace, haveScript, opts := false, false, true
+	inPlace, haveScript, opts, sandbox := false, false, true, false
 	var scripts, files, suffixes []word
 	for i := 0; i < len(args); i++ {
 		l := args[i].loose
@@ -174,6 +174,8 @@ func (z *analyzer) sedCommand(name string, args []word, depth int, target func(w
 				z.scriptPath(v, name+" --file")
 				haveScript = true
 			} else if _, ok := long("--line-length", 3); ok {
+			} else if _, has, ok := longOption(l, "--sandbox", 4); ok && !has {
+				sandbox = true
 			} else if !sedFlag(l) {
 				z.unknownOption(name + " option " + clip(l, 40) + " the policy does not know")
 			}
@@ -226,7 +228,16 @@ func (z *analyzer) sedCommand(name string, args []word, depth int, target func(w
 	}
 	for _, sc := range scripts {
 		if !sc.known() {
-			z.a.refuseAllow(name + " script that is not literal")
+			if sandbox {
+				// --sandbox refuses e, w and r: the script can only
+				// print.
+				z.a.refuseAllow(name + " script that is not literal")
+			} else {
+				// Its e and s///e run programs, its w writes files
+				// (S='1e id'; sed "$S" ran id): code the policy cannot
+				// read, as an awk program that is not literal is.
+				z.a.cannotRead(name + " script that is not literal (its e runs programs, its w writes files)")
+			}
 			continue
 		}
 		eff, ok := sedEffects(sc.loose)
@@ -268,7 +279,10 @@ func (z *analyzer) sedBackup(name string, f, suf word) {
 		return
 	}
 	if !f.known() || !suf.known() {
-		z.a.refuseAllow(name + " -i with a backup whose name is not literal")
+		// Where the backup lands is decided when bash runs (an unquoted
+		// -i.git/hooks/pre-commi* stays as written when nothing
+		// matches): a write the policy cannot place.
+		z.a.cannotRead(name + " -i with a backup whose name is not literal")
 		return
 	}
 	how := name + " -i backup"
