@@ -161,9 +161,23 @@ func (s *execSandbox) check(ctx context.Context, command string, j execJudged) (
 	// A program's own state under HOME (gpg makes ~/.gnupg, its lock
 	// files and trust database on every run): the policy names no home
 	// directory, and the OS bound holds what lands outside the workspace.
+	// git's is its repository: the index, refs, objects, logs and locks
+	// in .git, never the hooks; its config is checked for what runs
+	// after the command (gitConfigRuns).
+	gitDir := filepath.Join(s.ws, ".git")
+	gitConfig := false
 	ownState := func(p string) bool {
 		return slices.ContainsFunc(res.ran, func(n string) bool {
-			return (n == "gpg" || n == "gpg2") && under(p, filepath.Join(s.root, "home", ".gnupg"))
+			switch n {
+			case "gpg", "gpg2":
+				return under(p, filepath.Join(s.root, "home", ".gnupg"))
+			case "git":
+				if p == filepath.Join(gitDir, "config") || p == filepath.Join(gitDir, "config.lock") {
+					gitConfig = true
+				}
+				return under(p, gitDir) && !under(p, filepath.Join(gitDir, "hooks"))
+			}
+			return false
 		})
 	}
 	judged := func(e traceEvent) bool {
@@ -196,12 +210,24 @@ func (s *execSandbox) check(ctx context.Context, command string, j execJudged) (
 	// (#!/usr/bin/env node) starts next in the same process, with the
 	// script as its first argument, and is that program's own.
 	started := map[int]string{}
+	// git's own processes: git, the helpers in its exec path, the
+	// transports it starts through sh (sh -c "git-receive-pack 'r'") and
+	// what its shell scripts (filter-branch) run: all of them are git.
+	gitOwn := map[int]bool{}
 	for _, e := range events[1:] {
 		switch e.kind {
 		case traceExec:
 			name := filepath.Base(e.path)
 			if e.path == s.stub && len(e.argv) > 0 {
 				name = filepath.Base(e.argv[0])
+			}
+			if byGit := gitOwn[s.forks[e.pid]] || gitOwn[e.pid]; name == "git" || under(e.path, gitExecPath) ||
+				byGit && (strings.HasPrefix(name, "git-") || name == "sh" && len(e.argv) > 2 && strings.HasPrefix(e.argv[2], "git-")) ||
+				gitScripted(s.forks, started, e.pid) {
+				gitOwn[e.pid] = true
+				name = "git"
+			} else {
+				delete(gitOwn, e.pid)
 			}
 			script := started[e.pid]
 			started[e.pid] = e.path
@@ -252,6 +278,14 @@ func (s *execSandbox) check(ctx context.Context, command string, j execJudged) (
 			problem(fmt.Sprintf("bash connected to %s (%s)", e.address, e.call))
 		}
 	}
+	if gitConfig {
+		if b, err := os.ReadFile(s.proc.inside + filepath.Join(gitDir, "config")); err == nil {
+			if key := gitConfigRuns(string(b)); key != "" {
+				res.unread = true
+				problem(fmt.Sprintf("git wrote %q into .git/config: it runs code at a later git command", key))
+			}
+		}
+	}
 	// The next command gets a fresh sandbox if this one changed anything
 	// (or was stopped midway).
 	s.dirty = resetNone
@@ -278,6 +312,60 @@ func (s *execSandbox) check(ctx context.Context, command string, j execJudged) (
 		}
 	}
 	return res, nil
+}
+
+// gitExecPath is where Debian's git keeps its helpers and scripts.
+const gitExecPath = "/usr/lib/git-core"
+
+// gitScripted reports whether pid descends from one of git's shell
+// scripts (git-filter-branch runs cat, sed and sleep as its own steps;
+// its filters are on Runs:, and judged there, only when the policy read
+// them: a limit of this check).
+func gitScripted(forks map[int]int, started map[int]string, pid int) bool {
+	for range 64 {
+		parent, ok := forks[pid]
+		if !ok {
+			return false
+		}
+		if p := started[parent]; under(p, gitExecPath) && !strings.HasSuffix(p, "/git") {
+			if b, err := os.ReadFile(p); err == nil && strings.HasPrefix(string(b), "#!") {
+				return true
+			}
+		}
+		pid = parent
+	}
+	return false
+}
+
+// gitConfigRuns returns the first key of a git config that runs code or
+// points git elsewhere (a program, a hook directory, an include, a remote
+// that is a command or a repository on this machine), or "".
+func gitConfigRuns(config string) string {
+	section := ""
+	for _, line := range strings.Split(config, "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			section = strings.ToLower(strings.Trim(line, "[]"))
+			continue
+		}
+		key, value, _ := strings.Cut(line, "=")
+		key, value = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(value)
+		name := section + "." + key
+		switch {
+		case key == "" || strings.HasPrefix(key, "#") || strings.HasPrefix(key, ";"):
+		case strings.HasPrefix(section, "remote ") && (key == "url" || key == "pushurl"):
+			if !gitNetworkURL(strings.Trim(value, `"`)) || strings.Contains(value, "::") {
+				return name
+			}
+		case strings.HasPrefix(section, "user") || strings.HasPrefix(section, "branch ") ||
+			strings.HasPrefix(section, "remote ") && (key == "fetch" || key == "push" || key == "tagopt" || key == "mirror") ||
+			section == "core" && (key == "repositoryformatversion" || key == "filemode" || key == "bare" ||
+				key == "logallrefupdates" || key == "ignorecase" || key == "precomposeunicode" || key == "symlinks"):
+		default:
+			return name
+		}
+	}
+	return ""
 }
 
 // where says where a file bash wrote lies: in .git, the workspace or
@@ -398,6 +486,13 @@ func TestExecutionHarness(t *testing.T) {
 		{command: "perl -e 'open F, \">\", \"out/t\"; unlink \"out/t\"'", programs: []string{"perl"}, writes: in("out/y"), want: "bash wrote ws/out/t (in the workspace, by openat)"},
 		{command: "npm pkg set scripts.test=askops-probe && npm test", programs: []string{"npm", "sh"}, want: "bash ran askops-probe"},
 		{command: "npm pkg set scripts.test=askops-probe", programs: []string{"npm"}, want: "bash wrote ws/package.json (in the workspace"},
+		// git: its repository is its own, but not the hooks, nor a config
+		// that runs code at the next git command.
+		{command: "git -C .git/hooks init -q", programs: []string{"git"}, want: "bash wrote ws/.git/hooks/.git"},
+		{command: "git archive -o .git/hooks/x HEAD", programs: []string{"git"}, want: "bash wrote ws/.git/hooks/x"},
+		{command: "git remote add x 'ext::sh -c askops-probe'", programs: []string{"git"}, want: `git wrote "remote \"x\".url" into .git/config`},
+		{command: "git config core.fsmonitor askops-probe", programs: []string{"git"}, want: `git wrote "core.fsmonitor" into .git/config`},
+		{command: "git -c alias.p='!askops-probe' p", programs: []string{"git"}, want: "bash ran"},
 		// Reads of protected files the reading does not show: by name, by a
 		// value made at run time, through a link, by bash itself.
 		{command: "cat .env", programs: []string{"cat"}, want: "bash read ws/.env (by openat)"},
@@ -424,6 +519,9 @@ func TestExecutionHarness(t *testing.T) {
 		{command: "mkdir -p out/a/b && touch out/a/b/c", programs: []string{"mkdir", "touch"}, writes: in("out/a")},
 		{command: "echo x > /dev/null; echo y >&2; echo z >/dev/stderr; cat /dev/stdin", programs: []string{"echo", "cat"}},
 		{command: "git status; git log -1", programs: []string{"git"}},
+		{command: "git log -1 --output=out/l", programs: []string{"git"}, writes: in("out/l")},
+		{command: "git remote add upstream https://example.com/r && git config user.name A", programs: []string{"git"}},
+		{command: "git push nowhere HEAD", programs: []string{"git"}}, // git's transport through sh is git's own
 		{command: "sh -c 'echo hi; true'", programs: []string{"sh", "echo", "true"}},
 		{command: "x=$(git rev-parse HEAD); echo \"$x\" | grep -c a", programs: []string{"git", "echo", "grep"}},
 		{command: "cp src/main.go out/m && sed -i s/main/x/ out/m", programs: []string{"cp", "sed"}, writes: in("out/m")},

@@ -123,6 +123,9 @@ var sandboxPrograms = []string{
 	// ones a minimal Debian lacks); there is no network in the sandbox,
 	// but what they open before connecting is seen.
 	"curl", "wget", "zip", "unzip", "patch", "xxd", "openssl", "gpg", "ssh-keygen", "file",
+	// git writes its repository's files and runs what its config names
+	// (execution_test.go: its own state, and what it may leave there).
+	"git",
 }
 
 // traceSyscalls are the system calls strace records: what starts a
@@ -157,6 +160,11 @@ done </proc/self/mountinfo
 /usr/bin/mkdir -p "$H/.tpl/bin" "$H/.tpl/stub" || fail "cannot make $H"
 cd "$H/.tpl" || fail "cannot enter $H/.tpl"
 eval "$layout" || fail "cannot build the layout"
+# One commit, so what git reads and writes (log, diff, archive, checkout,
+# reset) does it for real.
+(cd ws && HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 /usr/bin/git add README src/main.go package.json &&
+	HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 /usr/bin/git -c user.name=askops -c user.email=askops@example.com \
+		commit -q --no-verify -m layout) || fail "cannot commit the layout with git"
 real=()
 for n in $programs; do
 	found=

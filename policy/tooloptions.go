@@ -1686,7 +1686,11 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 		if len(prefixes) == 0 {
 			// The files go to the working tree, over the ones there with -f.
 			if all {
+				// Every file the index names, anywhere in the work
+				// tree (--temp: .merge_file_* where git runs): judged
+				// as the workspace written, as git checkout -- . is.
 				z.a.refuseAllow("git checkout-index -a, --stdin or --temp writes files the index names, which the policy does not place")
+				z.writeWord(word{loose: ".", lit: ".", ok: true}, "git checkout-index")
 			}
 			for _, o := range operandsOf(rest, "", []string{"--prefix", "--stage"}) {
 				z.writeWord(o, "git checkout-index")
