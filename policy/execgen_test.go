@@ -253,6 +253,24 @@ func optionWriteCommands() []execGenerated {
 		"ssh-keygen -q -t ed25519 -N '' -f "+f, "ssh-keygen -q -t ed25519 -N '' -f.git/hooks/y",
 		"file -C -m "+f, "make -f out/M -C .git/hooks", "make --directory=.git/hooks -f /dev/null",
 	)
+	add("git's options, directories and work trees that write into .git (real git, one commit)",
+		"git log -1 --output="+f, "git -C .git/hooks log -1 --output=x", "git -C .git -C hooks diff HEAD --output=x",
+		"git format-patch -1 -o .git/hooks", "git -C .git/hooks format-patch -1 -o .", "git archive -o "+f+" HEAD",
+		"git -C .git/hooks archive -o x HEAD", "git bundle create "+f+" HEAD", "git -C .git/hooks bundle create x HEAD",
+		"git worktree add .git/hooks/w", "git -C .git/hooks worktree add w", "git --work-tree=.git/hooks checkout HEAD -- .",
+		"git --work-tree .git/hooks reset -q --hard", "GIT_WORK_TREE=.git/hooks git checkout HEAD -- README",
+		"git -C .git/hooks init -q", "git init -q .git/hooks/r", "git clone -q . .git/hooks/c", "git -C .git/hooks clone -q ../.. c",
+		"git push -q .git/hooks HEAD", "git checkout-index -a --prefix=.git/hooks/", "git -C .git/hooks checkout-index -a",
+		"git show HEAD:README > "+f, "git diff --no-index --output="+f+" README src/main.go",
+		"cd out && git log -1 --output=../"+f, "git -C out log -1 --output=../"+f,
+		"git remote add x 'ext::sh -c askops-probe' && git ls-remote x", "git config core.hooksPath out",
+		"git submodule foreach 'touch x'", "find . -maxdepth 2 -name hooks -execdir git -C hooks init -q \\;",
+	)
+	add("git's reads of protected files",
+		"git diff --no-index .env /dev/null", "git -C secrets diff --no-index token /dev/null", "git hash-object .env",
+		"git -C secrets hash-object token", "git apply --stat .env", "git -C secrets apply --stat token",
+		"git diff --no-index -- README .env", "git add -f .env && git show :.env", "git -C out diff --no-index ../.env /dev/null",
+	)
 	return out
 }
 
