@@ -266,6 +266,23 @@ func optionWriteCommands() []execGenerated {
 		"git remote add x 'ext::sh -c askops-probe' && git ls-remote x", "git config core.hooksPath out",
 		"git submodule foreach 'touch x'", "find . -maxdepth 2 -name hooks -execdir git -C hooks init -q \\;",
 	)
+	add("rsync's and the compressors' options that write into .git or run (real programs)",
+		"rsync README "+f, "rsync --log-file="+f+" README out/y", "rsync --log-file "+f+" README out/y",
+		"rsync --log-fi="+f+" README out/y", "rsync -b --backup-dir=.git/hooks README out/x", "rsync -T .git/hooks README out/y",
+		"rsync --temp-dir=.git/hooks README out/y", "rsync --partial-dir=.git/hooks --partial README out/y",
+		"rsync --write-batch="+f+" README out/y", "rsync --only-write-batch="+f+" README out/y", "rsync -a out/ .git/hooks/",
+		"rsync -e 'sh -c askops-probe' README h:x", "rsync --rsh=askops-probe README h:x", "rsync --remove-source-files out/x out/y",
+		"cd out && rsync ../README ../"+f, "rsync -r --link-dest=../.git . out/c",
+		"xz -c README > "+f, "xz -k -S x out/x && mv out/xx "+f, "zstd -q README -o "+f, "zstd -q --output-dir-flat .git/hooks README",
+		"zstd -q --output-dir-mirror .git/hooks README", "lz4 -q README "+f, "bzip2 -kc README > "+f,
+		"zstd -q README -o out/r.zst && zstd -qd out/r.zst -o "+f, "zstd -q -d --output-dir-flat=.git/hooks out/r.zst",
+	)
+	add("rsync's and the compressors' reads of protected files",
+		"rsync --files-from=.env . out/", "rsync --exclude-from=.env -r src out/", "rsync --include-from=secrets/token -r src out/",
+		"rsync .env out/e", "rsync -r secrets out/", "rsync --filter='merge .env' -r src out/", "rsync --password-file=.env README out/y",
+		"xz -c .env > out/e", "zstd -q --filelist=.env -o out/z", "zstd -qc secrets/token > out/t", "lz4 -q secrets/token out/t",
+		"bzip2 -kc .env > out/e",
+	)
 	add("git's reads of protected files",
 		"git diff --no-index .env /dev/null", "git -C secrets diff --no-index token /dev/null", "git hash-object .env",
 		"git -C secrets hash-object token", "git apply --stat .env", "git -C secrets apply --stat token",

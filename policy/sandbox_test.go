@@ -126,6 +126,9 @@ var sandboxPrograms = []string{
 	// git writes its repository's files and runs what its config names
 	// (execution_test.go: its own state, and what it may leave there).
 	"git",
+	// rsync and the compressors other than gzip: options that write,
+	// read lists of names, or run a remote shell.
+	"rsync", "xz", "bzip2", "zstd", "lz4",
 }
 
 // traceSyscalls are the system calls strace records: what starts a

@@ -59,6 +59,10 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		for _, o := range []string{"--log-file", "--write-batch", "--only-write-batch", "--backup-dir", "--partial-dir", "--temp-dir"} {
 			for _, v := range longOptionValues(args, o, len(o)) {
 				z.writeWord(v, "rsync "+o)
+				if strings.HasSuffix(o, "write-batch") && v.known() {
+					// and FILE.sh, the script that replays it
+					z.writeWord(word{loose: v.loose + ".sh", lit: v.lit + ".sh", ok: v.ok}, "rsync "+o)
+				}
 			}
 		}
 		for _, v := range shortOptionValues(args, "eBcFiJlOoPST", 'T') {

@@ -257,7 +257,13 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 	case name == "git":
 		return gitConfigCode(ws)
 	case name == "rsync":
-		return optionScripts(ws, []string{"-e", "--rsh", "--rsync-path"}, nil)
+		ins := optionScripts(ws, []string{"-e", "--rsh", "--rsync-path"}, nil)
+		if len(optionValues(ws, "-e"))+len(longOptionValues(ws, "--rsh", 4)) == 0 && rsyncOverShell(ws) {
+			// HOST:PATH without -e: rsync runs ssh (rsync -a out/ h:x
+			// ran "ssh h rsync --server …").
+			ins = append(ins, inner{words: []word{{loose: "ssh", lit: "ssh", ok: true}}})
+		}
+		return ins
 	case name == "tar" || name == "gtar":
 		return scriptsOf(readTar(ws[1:]).runs)
 	case name == "zip":
@@ -456,6 +462,26 @@ func shellScript(ws []word) []inner {
 		}
 	}
 	return nil
+}
+
+// rsyncOverShell reports whether an operand of rsync is HOST:PATH, which
+// rsync reaches through a remote shell (HOST::MODULE and rsync:// reach a
+// daemon directly). A word that only may be one counts.
+func rsyncOverShell(ws []word) bool {
+	for _, w := range ws[1:] {
+		l := w.loose
+		if l == "--" || strings.HasPrefix(l, "-") {
+			continue
+		}
+		if !w.known() {
+			return true
+		}
+		colon := strings.IndexByte(l, ':')
+		if colon > 0 && !strings.Contains(l[:colon], "/") && !strings.HasPrefix(l[colon:], "::") && !strings.HasPrefix(l, "rsync://") {
+			return true
+		}
+	}
+	return false
 }
 
 // findExec returns the commands of find's -exec/-execdir/-ok/-okdir; {}
