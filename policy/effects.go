@@ -98,8 +98,8 @@ func effectsOf(a *analysis, workspace string) Effects {
 		}
 	}
 	for _, c := range a.cmds {
-		if len(c.words) == 0 {
-			continue
+		if len(c.words) == 0 || c.transport {
+			continue // a transport's host is its carrier's
 		}
 		name := cmdName(c.words[0])
 		args := c.words[1:]

@@ -501,8 +501,8 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 	var used []string
 	if uncovered == "" {
 		for _, s := range an.cmds {
-			if s.guess {
-				continue
+			if s.guess || s.transport {
+				continue // a transport is its carrier's (simple.transport)
 			}
 			r, ok := e.allowFor(s.words)
 			if !ok {

@@ -250,8 +250,35 @@ func lldbCommands(ws []word) []inner {
 // -o ProxyCommand=… and the like are run by the ssh it starts.
 func scpPrograms(ws []word) []inner {
 	var out []inner
-	for _, p := range optionValues(ws[1:], "-S") {
+	shells := optionValues(ws[1:], "-S")
+	for _, p := range shells {
 		out = append(out, inner{words: []word{p, {loose: anyText, splat: true}}})
+	}
+	name := cmdName(ws[0])
+	if name == "sftp" {
+		// -D runs a local sftp-server in place of the connection.
+		for _, p := range optionValues(ws[1:], "-D") {
+			out = append(out, inner{words: []word{p}})
+		}
+	}
+	// Without -S, a host is reached through ssh (scp host:a out/ ran
+	// "ssh … host sftp"), and scp copies between two local paths with
+	// cp, found on PATH.
+	remote, local := name == "sftp" && len(optionValues(ws[1:], "-D")) == 0, 0
+	if name == "scp" {
+		for _, o := range operandsOf(ws[1:], "cDFiJloPSX", nil) {
+			if scpRemote(o) {
+				remote = true
+			} else {
+				local++
+			}
+		}
+	}
+	if remote && len(shells) == 0 {
+		out = append(out, inner{words: []word{{loose: "ssh", lit: "ssh", ok: true}}, transport: true})
+	}
+	if local >= 2 {
+		out = append(out, inner{words: []word{{loose: "cp", lit: "cp", ok: true}}, transport: true})
 	}
 	for _, o := range optionValues(ws[1:], "-o") {
 		k, v, ok := strings.Cut(o.loose, "=")
@@ -266,6 +293,21 @@ func scpPrograms(ws []word) []inner {
 		}
 	}
 	return out
+}
+
+// scpRemote reports whether an scp operand names a file on another host:
+// scp://…, or [USER@]HOST:PATH (a colon before any slash). A word the
+// policy cannot read may be one.
+func scpRemote(w word) bool {
+	l := w.loose
+	if !w.known() {
+		return true
+	}
+	if strings.HasPrefix(strings.ToLower(l), "scp://") {
+		return true
+	}
+	colon, slash := strings.IndexByte(l, ':'), strings.IndexByte(l, '/')
+	return colon > 0 && (slash < 0 || colon < slash)
 }
 
 // vimCommands: -c CMD, +CMD and --cmd CMD are Ex commands; `!cmd` (also

@@ -129,6 +129,8 @@ var sandboxPrograms = []string{
 	// rsync and the compressors other than gzip: options that write,
 	// read lists of names, or run a remote shell.
 	"rsync", "xz", "bzip2", "zstd", "lz4",
+	// The ssh tools (no network: what they run and write on this side).
+	"ssh", "scp", "sftp", "jq",
 }
 
 // traceSyscalls are the system calls strace records: what starts a

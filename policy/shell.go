@@ -50,6 +50,11 @@ type simple struct {
 	// name (gdb -ex 'python …'). Its one word is empty: no deny rule
 	// matches it, and no allow rule covers it.
 	via string
+	// transport: a program the one that runs it starts by what it is, to
+	// reach a host or copy a file (scp's and rsync's ssh, scp's cp). It is
+	// on Runs:, deny rules and dangers look at it, and the allow rule that
+	// covers the program starting it covers it.
+	transport bool
 }
 
 func (s simple) String() string {
@@ -363,7 +368,7 @@ func (z *analyzer) inner(name string, in inner, depth int) {
 	case in.script != "":
 		z.script(in.script, depth+1, false)
 	default:
-		z.command(simple{words: in.words, guess: z.guessing > 0}, depth+1)
+		z.command(simple{words: in.words, guess: z.guessing > 0, transport: in.transport}, depth+1)
 	}
 }
 

@@ -13,6 +13,7 @@ type inner struct {
 	// (find -execdir's, in each file's directory; git submodule foreach's,
 	// in each submodule), so its relative paths land nowhere it knows.
 	elsewhere bool
+	transport bool // see simple.transport
 }
 
 // wrapSpec describes how a wrapper's own options end and its command begins.
@@ -261,7 +262,7 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		if len(optionValues(ws, "-e"))+len(longOptionValues(ws, "--rsh", 4)) == 0 && rsyncOverShell(ws) {
 			// HOST:PATH without -e: rsync runs ssh (rsync -a out/ h:x
 			// ran "ssh h rsync --server …").
-			ins = append(ins, inner{words: []word{{loose: "ssh", lit: "ssh", ok: true}}})
+			ins = append(ins, inner{words: []word{{loose: "ssh", lit: "ssh", ok: true}}, transport: true})
 		}
 		return ins
 	case name == "tar" || name == "gtar":
