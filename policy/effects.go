@@ -129,6 +129,12 @@ func effectsOf(a *analysis, workspace string) Effects {
 		case "git":
 			sub, rest := runnerSub(args, nil)
 			switch sub {
+			case "archive":
+				for _, v := range longOptionValues(rest, "--remote", 5) {
+					if l := v.loose; v.known() && gitNetworkURL(l) && !strings.Contains(l, "://") {
+						add(&e.Hosts, hostOf(l[:strings.IndexByte(l, ':')]))
+					}
+				}
 			case "push", "pull", "fetch", "clone", "ls-remote":
 				for _, w := range rest {
 					if l := w.loose; w.known() && !strings.HasPrefix(l, "-") && gitNetworkURL(l) && !strings.Contains(l, "://") {

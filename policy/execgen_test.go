@@ -265,6 +265,8 @@ func optionWriteCommands() []execGenerated {
 		"cd out && git log -1 --output=../"+f, "git -C out log -1 --output=../"+f,
 		"git remote add x 'ext::sh -c askops-probe' && git ls-remote x", "git config core.hooksPath out",
 		"git submodule foreach 'touch x'", "find . -maxdepth 2 -name hooks -execdir git -C hooks init -q \\;",
+		"git push git@example.com:r HEAD", "git ls-remote ssh://example.com/r", "git fetch example.com:r",
+		"git clone -q git@example.com:r out/c", "git archive --remote=example.com:r HEAD",
 	)
 	add("rsync's and the compressors' options that write into .git or run (real programs)",
 		"rsync README "+f, "rsync --log-file="+f+" README out/y", "rsync --log-file "+f+" README out/y",

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -495,7 +496,10 @@ func runsOtherPrograms(words []string) bool {
 		quoted[i] = q
 	}
 	a := analyzeCommand(strings.Join(quoted, " "), "", "", nil)
-	return a.parseErr != nil || len(a.cmds) != 1 || len(a.dangers) > 0
+	// A transport (git's or scp's ssh) is the program's own way out, not
+	// another program it runs for the caller.
+	own := slices.DeleteFunc(slices.Clone(a.cmds), func(s simple) bool { return s.transport })
+	return a.parseErr != nil || len(own) != 1 || len(a.dangers) > 0
 }
 
 // gitPushesLocally reports a git push (its arguments after "push") to a

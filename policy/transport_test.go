@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// The program scp, sftp or rsync starts to reach a host (ssh) or to copy
-// between two local paths (scp's cp) is on Runs:, covered by its
-// carrier's allow rule, and denied by a deny rule of its own.
+// The program scp, sftp, rsync or git starts to reach a host the command
+// names (ssh) or to copy between two local paths (scp's cp) is on Runs:,
+// covered by its carrier's allow rule, and denied by a deny rule of its
+// own.
 func TestTransportsAreShownAndDeniable(t *testing.T) {
 	ws := corpusWorkspace(t)
 	allow := func(cmds ...string) []Rule {
@@ -29,6 +30,12 @@ func TestTransportsAreShownAndDeniable(t *testing.T) {
 		{append(allow("scp"), Rule{Tool: ToolBash, Command: "ssh", Decision: Deny}), "scp host:a out/", "ssh", Deny},
 		{append(allow("rsync"), Rule{Tool: ToolBash, Command: "ssh", Decision: Deny}), "rsync -a host:a out/", "ssh", Deny},
 		{allow("scp"), "scp -S ./tunnel host:a out/", "tunnel", Ask}, // a program it is given is not a transport
+		{allow("git push"), "git push git@example.com:r HEAD", "ssh", Allow},
+		{allow("git ls-remote"), "git ls-remote ssh://example.com/r", "ssh", Allow},
+		{append(allow("git push"), Rule{Tool: ToolBash, Command: "ssh", Decision: Deny}), "git push example.com:r HEAD", "ssh", Deny},
+		// A configured remote is the configuration's: git push origin
+		// shows git alone, and a deny rule for ssh does not stop it.
+		{append(allow("git push"), Rule{Tool: ToolBash, Command: "ssh", Decision: Deny}), "git push origin HEAD", "git", Allow},
 	} {
 		e, err := New(Config{Rules: tc.rules})
 		if err != nil {
@@ -40,5 +47,8 @@ func TestTransportsAreShownAndDeniable(t *testing.T) {
 		if v := e.Evaluate(t.Context(), corpusCall(tc.command, ws, ModeAsk)); v.Decision != tc.want {
 			t.Errorf("%q: %s (%s), want %s", tc.command, v.Decision, v.Reason, tc.want)
 		}
+	}
+	if runs := Programs("git push origin HEAD"); slices.ContainsFunc(runs, func(p string) bool { return p == "ssh" || p == "ssh?" }) {
+		t.Errorf("git push origin HEAD: Runs: %q shows an ssh the command does not name", runs)
 	}
 }

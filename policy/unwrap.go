@@ -562,6 +562,58 @@ func fanOut(ws []word, start int) []inner {
 	return out
 }
 
+// gitTransport returns the ssh git starts to reach a remote the command
+// names by an ssh URL (git push git@host:r ran "ssh git@host
+// git-receive-pack 'r'"), as a transport (simple.transport). A remote
+// named in the repository's configuration is the configuration's, read
+// no more than its other keys (the workspace's .git is guarded: writing
+// it is a danger); https, git:// and local repositories need no ssh
+// (git's own helpers reach them). A URL the policy cannot read may be ssh.
+func gitTransport(sub string, args []word) []inner {
+	var remote *word
+	switch sub {
+	case "push", "pull", "fetch", "clone", "ls-remote":
+		for _, v := range longOptionValues(args, "--repo", 5) {
+			remote = &v
+		}
+		if remote == nil {
+			for i := range args {
+				if l := args[i].loose; l == "--" || !strings.HasPrefix(l, "-") {
+					if l == "--" && i+1 < len(args) {
+						remote = &args[i+1]
+					} else if l != "--" {
+						remote = &args[i]
+					}
+					break
+				}
+			}
+		}
+	case "archive":
+		vs := longOptionValues(args, "--remote", 5)
+		if len(vs) == 0 {
+			return nil // the repository itself
+		}
+		remote = &vs[len(vs)-1]
+	default:
+		return nil
+	}
+	ssh := inner{words: []word{{loose: "ssh", lit: "ssh", ok: true}}, transport: true}
+	if remote == nil {
+		return nil
+	}
+	if !remote.known() {
+		ssh.guess = true
+		return []inner{ssh}
+	}
+	l := strings.ToLower(remote.loose)
+	switch {
+	case strings.HasPrefix(l, "ssh://") || strings.HasPrefix(l, "git+ssh://") || strings.HasPrefix(l, "ssh+git://"):
+	case strings.Contains(l, "://") || strings.Contains(l, "::") || localRepoWord(l) || !gitNetworkURL(l):
+		return nil // another scheme, a remote helper, this machine, or a configured remote
+	}
+	return []inner{ssh} // ssh://, or HOST:PATH, ssh's own form
+}
+
 // gitSubcommandCode returns what git subcommands run: rebase --exec,
 // submodule foreach, bisect run, difftool/mergetool --extcmd.
 func gitSubcommandCode(sub string, args []word) []inner {
@@ -690,7 +742,7 @@ func gitConfigCode(ws []word) []inner {
 			continue
 		case !strings.HasPrefix(l, "-"):
 			// The subcommand: options after it are its own.
-			return append(out, gitSubcommandCode(l, ws[i+1:])...)
+			return append(append(out, gitSubcommandCode(l, ws[i+1:])...), gitTransport(l, ws[i+1:])...)
 		default:
 			continue
 		}
