@@ -131,6 +131,8 @@ var sandboxPrograms = []string{
 	"rsync", "xz", "bzip2", "zstd", "lz4",
 	// The ssh tools (no network: what they run and write on this side).
 	"ssh", "scp", "sftp", "jq",
+	// A wrapper that runs its command (util-linux).
+	"prlimit",
 }
 
 // traceSyscalls are the system calls strace records: what starts a

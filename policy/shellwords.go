@@ -376,6 +376,7 @@ func alwaysRunsCode(name string) bool {
 		"ltrace", "valgrind", "perf", "parallel", "stdbuf", "ionice", "chrt", "taskset", "setsid",
 		"flock", "unbuffer", "chroot", "unshare", "nsenter", "firejail", "bwrap", "proot",
 		"fakeroot", "systemd-run", "script", "tmux", "screen", "at", "batch", "crontab", "entr",
+		"prlimit", "ssh-agent", "gpg-agent", "dbus-launch",
 		"caffeinate", "coproc", "source", ".", "trap", "alias", "enable", "hash", "declare",
 		"typeset", "export", "set", "shopt", "let", "local", "readonly", "function", "select",
 		"then", "do", "if", "while", "until", "for", "case", "{", "(", "!", "[[", "((",

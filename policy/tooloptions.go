@@ -2149,7 +2149,7 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 		if len(longOptionValues(args, "--rcfile", 8)) > 0 {
 			z.a.cannotRead("lftp --rcfile (commands the policy does not read: ! runs the shell)")
 		}
-	case "rlwrap", "ifne", "chronic", "ssh-agent", "dbus-launch":
+	case "rlwrap", "ifne", "chronic":
 		for i, a := range args {
 			if !strings.HasPrefix(a.loose, "-") {
 				z.command(simple{words: args[i:]}, depth+1)

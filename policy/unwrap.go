@@ -126,6 +126,16 @@ func wrapperSpec(name string) (wrapSpec, bool) {
 		return wrapSpec{anyAfter: true}, true
 	case "sshpass":
 		return wrapSpec{valued: "pfde"}, true
+	case "prlimit":
+		// Limits are glued (--nofile=10, -n10); -p and -o take a word.
+		return wrapSpec{valued: "po", longValued: []string{"--pid", "--output"}}, true
+	case "ssh-agent":
+		return wrapSpec{valued: "aEOPt"}, true
+	case "dbus-launch":
+		return wrapSpec{}, true
+	case "gpg-agent":
+		// gpg-agent --daemon COMMAND: its options are many.
+		return wrapSpec{anyAfter: true}, true
 	case "watch":
 		return wrapSpec{valued: "nqd", longValued: []string{"--interval", "--differences"}}, true
 	case "script":
