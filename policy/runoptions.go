@@ -414,6 +414,10 @@ func gdbCommands(name string, ws []word) []inner {
 	for i := 1; i < len(ws); i++ {
 		l := ws[i].loose
 		if l == "--args" || l == "--" {
+			// The program gdb loads, which its run starts.
+			if l == "--args" && i+1 < len(ws) {
+				out = append(out, inner{words: ws[i+1:]})
+			}
 			return out
 		}
 		opt, v, hasValue := strings.Cut(l, "=")

@@ -131,8 +131,8 @@ var sandboxPrograms = []string{
 	"rsync", "xz", "bzip2", "zstd", "lz4",
 	// The ssh tools (no network: what they run and write on this side).
 	"ssh", "scp", "sftp", "jq",
-	// A wrapper that runs its command (util-linux).
-	"prlimit",
+	// Wrappers that run their command (util-linux).
+	"prlimit", "setarch", "linux64", "setpriv",
 }
 
 // traceSyscalls are the system calls strace records: what starts a

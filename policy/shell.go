@@ -200,6 +200,9 @@ type analyzer struct {
 	linkedPaths  []string
 	workspace    string
 	protected    []string
+	// denied: the programs the engine's deny rules name, watched for
+	// among the words of a program the policy does not model (hidden).
+	denied map[string]bool
 	budget       int                        // simple commands still allowed to be recorded
 	scripts      int                        // nested scripts parsed so far (maxScripts)
 	braces       int                        // brace-expanded words still allowed to be made
@@ -229,8 +232,8 @@ type analyzer struct {
 	ifsSet   bool
 }
 
-func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
-	z := &analyzer{a: &analysis{}, cwd: cwd, workspace: workspace, protected: protected, budget: maxCommands, braces: maxBraceBudget}
+func analyzeCommand(command, cwd, workspace string, protected []string, denied map[string]bool) *analysis {
+	z := &analyzer{a: &analysis{}, cwd: cwd, workspace: workspace, protected: protected, denied: denied, budget: maxCommands, braces: maxBraceBudget}
 	if cwd == "" {
 		z.cwd = workspace
 	}
@@ -807,6 +810,9 @@ func (z *analyzer) command(s simple, depth int) {
 		z.envOperands(s.words, depth)
 	}
 	ins := z.unwrap(name, s.words)
+	if len(ins) == 0 && !s.guess {
+		ins = z.hidden(name, s.words)
+	}
 	if len(ins) > 0 && name != "find" && name != "git" {
 		// A wrapper's operands are its command's: judged as that
 		// program's (timeout 5 ls . lists names), not as the wrapper's.

@@ -376,7 +376,10 @@ func alwaysRunsCode(name string) bool {
 		"ltrace", "valgrind", "perf", "parallel", "stdbuf", "ionice", "chrt", "taskset", "setsid",
 		"flock", "unbuffer", "chroot", "unshare", "nsenter", "firejail", "bwrap", "proot",
 		"fakeroot", "systemd-run", "script", "tmux", "screen", "at", "batch", "crontab", "entr",
-		"prlimit", "ssh-agent", "gpg-agent", "dbus-launch",
+		"prlimit", "ssh-agent", "gpg-agent", "dbus-launch", "setarch", "linux32", "linux64", "i386", "x86_64",
+		"uname26", "setpriv", "runcon", "numactl", "faketime", "torsocks", "proxychains", "proxychains4",
+		"tsocks", "cpulimit", "trickle", "watchexec", "daemonize", "softlimit", "dtach", "abduco",
+		"systemd-nspawn", "eatmydata", "nocache", "pgrphack", "envdir", "setuidgid", "envuidgid", "lckdo", "capsh",
 		"caffeinate", "coproc", "source", ".", "trap", "alias", "enable", "hash", "declare",
 		"typeset", "export", "set", "shopt", "let", "local", "readonly", "function", "select",
 		"then", "do", "if", "while", "until", "for", "case", "{", "(", "!", "[[", "((",
@@ -496,7 +499,7 @@ func runsOtherPrograms(words []string) bool {
 		}
 		quoted[i] = q
 	}
-	a := analyzeCommand(strings.Join(quoted, " "), "", "", nil)
+	a := analyzeCommand(strings.Join(quoted, " "), "", "", nil, nil)
 	// A transport (git's or scp's ssh) is the program's own way out, not
 	// another program it runs for the caller.
 	own := slices.DeleteFunc(slices.Clone(a.cmds), func(s simple) bool { return s.transport })

@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // inner is what a wrapper command runs: other words, or a script.
 type inner struct {
@@ -126,6 +129,37 @@ func wrapperSpec(name string) (wrapSpec, bool) {
 		return wrapSpec{anyAfter: true}, true
 	case "sshpass":
 		return wrapSpec{valued: "pfde"}, true
+	// Options the policy does not read in full, then the command: every
+	// later word may start it (anyAfter).
+	case "setarch":
+		return wrapSpec{positional: 1, anyAfter: true}, true
+	case "linux32", "linux64", "i386", "x86_64", "uname26", "tsocks", "watchexec", "daemonize", "softlimit",
+		"systemd-nspawn":
+		return wrapSpec{anyAfter: true}, true
+	case "setpriv":
+		return wrapSpec{longValued: []string{"--reuid", "--regid", "--ruid", "--rgid", "--euid", "--egid", "--groups",
+			"--inh-caps", "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label",
+			"--apparmor-profile", "--landlock-access", "--landlock-rule", "--seccomp-filter"}, anyAfter: true}, true
+	case "runcon":
+		return wrapSpec{valued: "urtl", anyAfter: true}, true
+	case "numactl":
+		return wrapSpec{valued: "CNmpiPw", anyAfter: true}, true
+	case "faketime":
+		return wrapSpec{positional: 1, valued: "p", longValued: []string{"--date-prog"}, anyAfter: true}, true
+	case "torsocks":
+		return wrapSpec{valued: "uapP", anyAfter: true}, true
+	case "proxychains", "proxychains4":
+		return wrapSpec{valued: "f", anyAfter: true}, true
+	case "cpulimit":
+		return wrapSpec{valued: "lpe", anyAfter: true}, true
+	case "trickle":
+		return wrapSpec{valued: "duwtln", anyAfter: true}, true
+	case "dtach", "abduco":
+		return wrapSpec{valued: "cAnNer", anyAfter: true}, true
+	case "eatmydata", "nocache", "pgrphack":
+		return wrapSpec{}, true
+	case "envdir", "setuidgid", "envuidgid", "lckdo":
+		return wrapSpec{positional: 1}, true
 	case "prlimit":
 		// Limits are glued (--nofile=10, -n10); -p and -o take a word.
 		return wrapSpec{valued: "po", longValued: []string{"--pid", "--output"}}, true
@@ -182,6 +216,14 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		for _, w := range ws[1:] {
 			if !w.known() {
 				return []inner{{scriptUnknown: true}}
+			}
+		}
+		return nil
+	case name == "capsh":
+		// capsh … -- ARGS runs bash ARGS (capsh -- -c id ran id).
+		for i, w := range ws[1:] {
+			if w.loose == "--" {
+				return []inner{{words: append([]word{{loose: "bash", lit: "bash", ok: true}}, ws[i+2:]...)}}
 			}
 		}
 		return nil
@@ -473,6 +515,76 @@ func shellScript(ws []word) []inner {
 		}
 	}
 	return nil
+}
+
+// hidden returns what a program the policy does not model may run: a
+// guess at every word of its line that names a program a danger check or
+// a deny or ask rule watches (eatmydata rm -rf /, faketime 2020 shutdown:
+// wrappers no table knows hid rm and shutdown from both). A guess is on
+// Runs: with a "?", deny rules and dangers look at it, allow rules do not
+// need it. Programs the policy models (their words are read) have none.
+func (z *analyzer) hidden(name string, ws []word) []inner {
+	if name == "" || writesModelled(name, ws) || isShell(name) {
+		return nil
+	}
+	if _, ok := codeInterpreterOf(name); ok {
+		return nil
+	}
+	if _, ok := wrapperSpec(name); ok || subcommandCLI(name) {
+		return nil
+	}
+	watched := func(n string) bool { return watchedProgram(n) || z.denied[n] }
+	var out []inner
+	for i := 1; i < len(ws); i++ {
+		if !ws[i].known() {
+			continue
+		}
+		if watched(cmdName(ws[i])) {
+			out = append(out, inner{words: ws[i:], guess: true})
+			continue
+		}
+		// A command line in one word, or an option's value (hyperfine
+		// 'rm -rf .', --exec='rm -rf /'): a script it may run.
+		l := ws[i].loose
+		if _, v, ok := strings.Cut(l, "="); ok && strings.HasPrefix(l, "-") {
+			l = v
+		}
+		if f := strings.Fields(l); len(f) > 1 && watched(path.Base(f[0])) {
+			out = append(out, inner{script: l, guess: true})
+		}
+	}
+	return out
+}
+
+// subcommandCLI: programs whose words are their own subcommands, read by
+// the danger checks (aws s3 rm, gsutil rm, systemctl reboot) or naming
+// files of their own (hg rm, svn rm), not programs they start.
+func subcommandCLI(name string) bool {
+	switch name {
+	case "aws", "gsutil", "gcloud", "az", "heroku", "fly", "flyctl", "glab", "gh", "terraform", "tofu", "terragrunt",
+		"systemctl", "loginctl", "service", "launchctl", "busctl", "hg", "svn", "brew", "apt", "apt-get", "dnf", "yum",
+		"conda", "mamba":
+		return true
+	}
+	return false
+}
+
+// watchedProgram: the programs the danger checks judge (deletes, shutdown,
+// disks, permissions, signals, git, downloads) and the ones that run any
+// code they are given (shells, interpreters, sudo, find, xargs, env).
+func watchedProgram(n string) bool {
+	switch n {
+	case "rm", "rmdir", "unlink", "shred", "wipefs", "dd", "fdisk", "sfdisk", "parted", "mkswap", "shutdown", "reboot",
+		"halt", "poweroff", "init", "telinit", "systemctl", "kill", "killall", "pkill", "chmod", "chown", "chgrp",
+		"truncate", "mv", "git", "curl", "wget", "sudo", "su", "doas", "pkexec", "find", "xargs", "env", "crontab",
+		"iptables", "nft", "ufw", "docker", "kubectl", "npm", "pip", "pip3", "make", "nc", "ncat", "socat":
+		return true
+	}
+	if strings.HasPrefix(n, "mkfs") || isShell(n) {
+		return true
+	}
+	_, ok := codeInterpreterOf(n)
+	return ok
 }
 
 // rsyncOverShell reports whether an operand of rsync is HOST:PATH, which
