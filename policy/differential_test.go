@@ -170,7 +170,7 @@ func (r *bashReader) compare(ctx context.Context, command string, allowed bool) 
 		// unsafe command; the test above passes some to see them read).
 		return d, nil
 	}
-	an := analyzeCommand(command, "", "", nil, nil)
+	an := analyzeCommand(command, "", "", nil)
 	if !runnable(an) {
 		return d, nil
 	}
@@ -633,7 +633,7 @@ func TestDifferentialRunsLikeBash(t *testing.T) {
 	} {
 		an := parserReading(t, tc.command)
 		if tc.assigns {
-			an.assigned = analyzeCommand(tc.command, "", "/w", nil, nil).assigned
+			an.assigned = analyzeCommand(tc.command, "", "/w", nil).assigned
 		}
 		problem, err := r.checkRun(t.Context(), tc.command, an)
 		if err != nil {

@@ -44,7 +44,7 @@ type Target struct {
 // workspace (both absolute; either may be "", and then where a relative
 // path lands is not called out).
 func CommandEffects(command, cwd, workspace string) Effects {
-	a := analyzeCommand(command, cwd, workspace, nil, nil)
+	a := analyzeCommand(command, cwd, workspace, nil)
 	unsafeCommand(command, a, cwd, workspace, nil)
 	return effectsOf(a, workspace)
 }

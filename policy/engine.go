@@ -72,10 +72,7 @@ type Engine struct {
 	deny, ask, allow []rule
 	mode             Mode
 	protected        []string
-	// deniedPrograms: the programs deny and ask rules name, watched for
-	// among the words of a program the policy does not model (hidden).
-	deniedPrograms map[string]bool
-	grants         GrantChecker
+	grants           GrantChecker
 	log              *slog.Logger
 	// folded is this engine with every path rule's glob case-folded and
 	// NFC-normalized (foldName), judging the folded spellings of a path a
@@ -120,12 +117,6 @@ func New(cfg Config) (*Engine, error) {
 			e.ask = append(e.ask, cr)
 		case Allow:
 			e.allow = append(e.allow, cr)
-		}
-		if r.Decision != Allow && len(cr.prefix) > 0 {
-			if e.deniedPrograms == nil {
-				e.deniedPrograms = map[string]bool{}
-			}
-			e.deniedPrograms[path.Base(cr.prefix[0])] = true
 		}
 	}
 	f := *e
@@ -385,7 +376,7 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 		// closed, whatever the mode.
 		return Verdict{Decision: Deny, Reason: fmt.Sprintf("the command is %d bytes, over the %d the policy checks; write long content with write_file instead", len(c.Command), MaxCommandBytes)}
 	}
-	an := analyzeCommand(c.Command, cwd, ws, e.protected, e.deniedPrograms)
+	an := analyzeCommand(c.Command, cwd, ws, e.protected)
 	unsafe := unsafeCommand(c.Command, an, cwd, ws, e.protected)
 	defer func() {
 		if v.Decision != Allow { // read for whoever is shown the call: an allow shows none

@@ -56,7 +56,7 @@ type execJudged struct {
 // lists no reads: a protected file the policy judges as read is never
 // allowed, so an allowed command has none. The caller sets protected.
 func policyJudged(command, ws string) execJudged {
-	an := analyzeCommand(command, ws, ws, DefaultProtectedBranches(), nil)
+	an := analyzeCommand(command, ws, ws, DefaultProtectedBranches())
 	unsafeCommand(command, an, ws, ws, DefaultProtectedBranches())
 	e := effectsOf(an, ws)
 	j := execJudged{programs: Programs(command), network: len(e.Hosts)+len(e.Unnamed) > 0}

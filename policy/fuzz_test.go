@@ -41,7 +41,7 @@ func FuzzEvaluate(f *testing.F) {
 		// SimpleWords (used for prefix grants) and the analysis agree on
 		// what a simple command's words are.
 		if words, err := SimpleWords(x); err == nil {
-			an := analyzeCommand(x, testWorkspace, testWorkspace, DefaultProtectedBranches(), nil)
+			an := analyzeCommand(x, testWorkspace, testWorkspace, DefaultProtectedBranches())
 			var outer []simple
 			for _, s := range an.cmds {
 				if s.outer {

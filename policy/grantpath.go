@@ -23,7 +23,7 @@ func ExactGrantNotCovered(command, cwd, workspace string) string {
 	if cwd == "" {
 		cwd = workspace
 	}
-	an := analyzeCommand(command, cwd, workspace, nil, nil)
+	an := analyzeCommand(command, cwd, workspace, nil)
 	if an.parseErr != nil {
 		return "the command does not parse"
 	}

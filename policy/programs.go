@@ -21,7 +21,7 @@ const maxProgramName = 60
 // policy cannot name is "an unknown program via OPTION". Whatever the
 // reading could not see ends the list as UnknownCode.
 func Programs(command string) []string {
-	a := analyzeCommand(command, "", "", nil, nil)
+	a := analyzeCommand(command, "", "", nil)
 	// Where shells disagree, bash's reading too: what the deny rules see.
 	unsafeCommand(command, a, "", "", nil)
 	return programsOf(a)

@@ -200,9 +200,6 @@ type analyzer struct {
 	linkedPaths  []string
 	workspace    string
 	protected    []string
-	// denied: the programs the engine's deny rules name, watched for
-	// among the words of a program the policy does not model (hidden).
-	denied map[string]bool
 	budget       int                        // simple commands still allowed to be recorded
 	scripts      int                        // nested scripts parsed so far (maxScripts)
 	braces       int                        // brace-expanded words still allowed to be made
@@ -232,8 +229,8 @@ type analyzer struct {
 	ifsSet   bool
 }
 
-func analyzeCommand(command, cwd, workspace string, protected []string, denied map[string]bool) *analysis {
-	z := &analyzer{a: &analysis{}, cwd: cwd, workspace: workspace, protected: protected, denied: denied, budget: maxCommands, braces: maxBraceBudget}
+func analyzeCommand(command, cwd, workspace string, protected []string) *analysis {
+	z := &analyzer{a: &analysis{}, cwd: cwd, workspace: workspace, protected: protected, budget: maxCommands, braces: maxBraceBudget}
 	if cwd == "" {
 		z.cwd = workspace
 	}

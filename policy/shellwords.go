@@ -499,7 +499,7 @@ func runsOtherPrograms(words []string) bool {
 		}
 		quoted[i] = q
 	}
-	a := analyzeCommand(strings.Join(quoted, " "), "", "", nil, nil)
+	a := analyzeCommand(strings.Join(quoted, " "), "", "", nil)
 	// A transport (git's or scp's ssh) is the program's own way out, not
 	// another program it runs for the caller.
 	own := slices.DeleteFunc(slices.Clone(a.cmds), func(s simple) bool { return s.transport })

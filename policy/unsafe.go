@@ -416,7 +416,7 @@ func unsafeCommand(command string, an *analysis, cwd, workspace string, protecte
 		return ""
 	}
 	fr := readFaithful(command, parsed)
-	faithful := analyzeCommand(fr.text, cwd, workspace, protected, nil)
+	faithful := analyzeCommand(fr.text, cwd, workspace, protected)
 	an.cmds = append(an.cmds, faithful.cmds...)
 	for _, d := range faithful.dangers {
 		an.danger(d)

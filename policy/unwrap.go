@@ -518,11 +518,14 @@ func shellScript(ws []word) []inner {
 }
 
 // hidden returns what a program the policy does not model may run: a
-// guess at every word of its line that names a program a danger check or
-// a deny or ask rule watches (eatmydata rm -rf /, faketime 2020 shutdown:
-// wrappers no table knows hid rm and shutdown from both). A guess is on
-// Runs: with a "?", deny rules and dangers look at it, allow rules do not
-// need it. Programs the policy models (their words are read) have none.
+// guess at every word of its line that names a program the danger checks
+// judge or one that runs any code (eatmydata rm -rf /, faketime 2020
+// shutdown: wrappers no table knows hid rm and shutdown from both). A
+// guess is on Runs: with a "?", deny rules and dangers look at it, allow
+// rules do not need it. Programs the policy models (their words are read)
+// have none. Only this fixed set is watched, not every program a deny
+// rule names: a deny rule on a short word (x, a) would then take a
+// subcommand (7z a, unrar x) for a program.
 func (z *analyzer) hidden(name string, ws []word) []inner {
 	if name == "" || writesModelled(name, ws) || isShell(name) {
 		return nil
@@ -533,7 +536,7 @@ func (z *analyzer) hidden(name string, ws []word) []inner {
 	if _, ok := wrapperSpec(name); ok || subcommandCLI(name) {
 		return nil
 	}
-	watched := func(n string) bool { return watchedProgram(n) || z.denied[n] }
+	watched := watchedProgram
 	var out []inner
 	for i := 1; i < len(ws); i++ {
 		if !ws[i].known() {

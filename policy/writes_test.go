@@ -22,7 +22,7 @@ func TestModeOperandsAreWrites(t *testing.T) {
 		"truncate -s0 a":        {"/w/a"},
 	} {
 		var got []string
-		for _, w := range analyzeCommand(cmd, "/w", "/w", nil, nil).writes {
+		for _, w := range analyzeCommand(cmd, "/w", "/w", nil).writes {
 			got = append(got, w.abs)
 		}
 		if !slices.Equal(got, want) {
