@@ -185,10 +185,8 @@ func (z *analyzer) gitFetchRemotes(args []word) {
 // policy cannot read leaves where git runs unknown. It returns what
 // moves the analysis back: the shell itself stays where it was.
 func (z *analyzer) gitChdir(args []word) (back func()) {
-	cwd, cwds, moved, dirs, lost, before := z.cwd, z.cwds, z.dz.moved, z.dz.dirs, z.dz.lostDir, z.gitBefore
-	back = func() {
-		z.cwd, z.cwds, z.dz.moved, z.dz.dirs, z.dz.lostDir, z.gitBefore = cwd, cwds, moved, dirs, lost, before
-	}
+	dirs, before := z.keepDirs(), z.gitBefore
+	back = func() { dirs(); z.gitBefore = before }
 	z.gitBefore = len(z.a.writes)
 	for i := 0; i < len(args); i++ {
 		l := args[i].loose

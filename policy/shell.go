@@ -372,13 +372,21 @@ func (z *analyzer) inner(name string, in inner, depth int) {
 	}
 }
 
+// keepDirs returns what puts the analysis back where the shell is now
+// (its directories as the cds so far left them), for a command that runs
+// somewhere else while the shell stays (git -C, find -execdir).
+func (z *analyzer) keepDirs() (back func()) {
+	cwd, cwds, moved, dirs, lost := z.cwd, z.cwds, z.dz.moved, z.dz.dirs, z.dz.lostDir
+	return func() { z.cwd, z.cwds, z.dz.moved, z.dz.dirs, z.dz.lostDir = cwd, cwds, moved, dirs, lost }
+}
+
 // loseDir forgets where the shell is, as a cd to a place not known until
 // run time does, for a command that runs elsewhere (inner.elsewhere); it
 // returns what puts the directories back.
 func (z *analyzer) loseDir() (back func()) {
-	cwd, cwds, moved, dirs, lost := z.cwd, z.cwds, z.dz.moved, z.dz.dirs, z.dz.lostDir
+	back = z.keepDirs()
 	z.cwd, z.cwds, z.dz.moved, z.dz.lostDir = "", nil, true, true
-	return func() { z.cwd, z.cwds, z.dz.moved, z.dz.dirs, z.dz.lostDir = cwd, cwds, moved, dirs, lost }
+	return back
 }
 
 // opaque records a program the option via may start that the policy
@@ -808,7 +816,7 @@ func (z *analyzer) command(s simple, depth int) {
 	}
 	ins := z.unwrap(name, s.words)
 	if len(ins) == 0 && !s.guess {
-		ins = z.hidden(name, s.words)
+		ins = hiddenRuns(name, s.words)
 	}
 	if len(ins) > 0 && name != "find" && name != "git" {
 		// A wrapper's operands are its command's: judged as that

@@ -517,7 +517,7 @@ func shellScript(ws []word) []inner {
 	return nil
 }
 
-// hidden returns what a program the policy does not model may run: a
+// hiddenRuns returns what a program the policy does not model may run: a
 // guess at every word of its line that names a program the danger checks
 // judge or one that runs any code (eatmydata rm -rf /, faketime 2020
 // shutdown: wrappers no table knows hid rm and shutdown from both). A
@@ -526,7 +526,7 @@ func shellScript(ws []word) []inner {
 // have none. Only this fixed set is watched, not every program a deny
 // rule names: a deny rule on a short word (x, a) would then take a
 // subcommand (7z a, unrar x) for a program.
-func (z *analyzer) hidden(name string, ws []word) []inner {
+func hiddenRuns(name string, ws []word) []inner {
 	if name == "" || writesModelled(name, ws) || isShell(name) {
 		return nil
 	}
@@ -536,13 +536,12 @@ func (z *analyzer) hidden(name string, ws []word) []inner {
 	if _, ok := wrapperSpec(name); ok || subcommandCLI(name) {
 		return nil
 	}
-	watched := watchedProgram
 	var out []inner
 	for i := 1; i < len(ws); i++ {
 		if !ws[i].known() {
 			continue
 		}
-		if watched(cmdName(ws[i])) {
+		if watchedProgram(cmdName(ws[i])) {
 			out = append(out, inner{words: ws[i:], guess: true})
 			continue
 		}
@@ -552,7 +551,7 @@ func (z *analyzer) hidden(name string, ws []word) []inner {
 		if _, v, ok := strings.Cut(l, "="); ok && strings.HasPrefix(l, "-") {
 			l = v
 		}
-		if f := strings.Fields(l); len(f) > 1 && watched(path.Base(f[0])) {
+		if f := strings.Fields(l); len(f) > 1 && watchedProgram(path.Base(f[0])) {
 			out = append(out, inner{script: l, guess: true})
 		}
 	}
