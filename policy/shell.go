@@ -815,13 +815,15 @@ func (z *analyzer) command(s simple, depth int) {
 		z.envOperands(s.words, depth)
 	}
 	ins := z.unwrap(name, s.words)
-	if len(ins) == 0 && !s.guess {
-		ins = hiddenRuns(name, s.words)
-	}
 	if len(ins) > 0 && name != "find" && name != "git" {
 		// A wrapper's operands are its command's: judged as that
 		// program's (timeout 5 ls . lists names), not as the wrapper's.
 		z.wrapperOperands(firstRead, firstTree)
+	}
+	if len(ins) == 0 && !s.guess {
+		// Guesses only: the program's own operands stay its own
+		// (mytool find . may read everything under . itself).
+		ins = hiddenRuns(name, s.words)
 	}
 	for _, in := range ins {
 		z.inputNames(name, in)
