@@ -358,6 +358,23 @@ func (z *analyzer) unknown(why string) {
 	z.a.cmds = append(z.a.cmds, simple{words: []word{{loose: anyText, splat: true}}})
 }
 
+// operandsAreInner reports whether name's operands are the command it
+// runs (timeout 5 ls ., bash -c 'ls' ., eval ls .), not its own. A program
+// that runs something through an option or as its transport (zip -TT,
+// tar --checkpoint-action, rsync -e, scp's ssh, find -exec, git -c)
+// still reads what its operands name: zip -r -TT 'unzip -t' out/a.zip .
+// archives .env.
+func operandsAreInner(name string) bool {
+	if _, ok := wrapperSpec(name); ok || isShell(name) {
+		return true
+	}
+	switch name {
+	case "eval", "alias", "trap", "source", ".", "sg", "capsh":
+		return true
+	}
+	return false
+}
+
 // inner analyses what the wrapper name runs on behalf of its words.
 func (z *analyzer) inner(name string, in inner, depth int) {
 	switch {
@@ -815,7 +832,7 @@ func (z *analyzer) command(s simple, depth int) {
 		z.envOperands(s.words, depth)
 	}
 	ins := z.unwrap(name, s.words)
-	if len(ins) > 0 && name != "find" && name != "git" {
+	if len(ins) > 0 && operandsAreInner(name) {
 		// A wrapper's operands are its command's: judged as that
 		// program's (timeout 5 ls . lists names), not as the wrapper's.
 		z.wrapperOperands(firstRead, firstTree)
