@@ -134,7 +134,7 @@ func wrapperSpec(name string) (wrapSpec, bool) {
 	case "setarch":
 		return wrapSpec{positional: 1, anyAfter: true}, true
 	case "linux32", "linux64", "i386", "x86_64", "uname26", "tsocks", "watchexec", "daemonize", "softlimit",
-		"systemd-nspawn":
+		"systemd-nspawn", "gpg-agent": // gpg-agent --daemon COMMAND
 		return wrapSpec{anyAfter: true}, true
 	case "setpriv":
 		return wrapSpec{longValued: []string{"--reuid", "--regid", "--ruid", "--rgid", "--euid", "--egid", "--groups",
@@ -156,7 +156,7 @@ func wrapperSpec(name string) (wrapSpec, bool) {
 		return wrapSpec{valued: "duwtln", anyAfter: true}, true
 	case "dtach", "abduco":
 		return wrapSpec{valued: "cAnNer", anyAfter: true}, true
-	case "eatmydata", "nocache", "pgrphack":
+	case "eatmydata", "nocache", "pgrphack", "dbus-launch":
 		return wrapSpec{}, true
 	case "envdir", "setuidgid", "envuidgid", "lckdo":
 		return wrapSpec{positional: 1}, true
@@ -165,11 +165,6 @@ func wrapperSpec(name string) (wrapSpec, bool) {
 		return wrapSpec{valued: "po", longValued: []string{"--pid", "--output"}}, true
 	case "ssh-agent":
 		return wrapSpec{valued: "aEOPt"}, true
-	case "dbus-launch":
-		return wrapSpec{}, true
-	case "gpg-agent":
-		// gpg-agent --daemon COMMAND: its options are many.
-		return wrapSpec{anyAfter: true}, true
 	case "watch":
 		return wrapSpec{valued: "nqd", longValued: []string{"--interval", "--differences"}}, true
 	case "script":
