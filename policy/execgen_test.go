@@ -285,6 +285,13 @@ func optionWriteCommands() []execGenerated {
 		"xz -c .env > out/e", "zstd -q --filelist=.env -o out/z", "zstd -qc secrets/token > out/t", "lz4 -q secrets/token out/t",
 		"bzip2 -kc .env > out/e",
 	)
+	add("programs that run something through an option, with operands they read themselves",
+		"zip -qr -TT true out/g.zip .", "zip -qr -TT true out/g.zip secrets", "tar -cf out/g.tar --checkpoint=1 --checkpoint-action=exec=true .",
+		"tar -cf out/g.tar -I gzip secrets", "tar -cf out/g.tar --use-compress-program=gzip .", "rsync -e true -r . out/r",
+		"split --filter='cat >/dev/null' .env", "split --filter='cat >/dev/null' secrets/token", "scp -S true -r . out/s",
+		"scp -r secrets out/s", "tar -cf out/g.tar -I gzip README", "zip -q -T -TT true out/g.zip README",
+		"split --filter='cat >/dev/null' -l1 README", "tar -cf out/g.tar README && tar --to-command=cat -xf out/g.tar",
+	)
 	add("git's reads of protected files",
 		"git diff --no-index .env /dev/null", "git -C secrets diff --no-index token /dev/null", "git hash-object .env",
 		"git -C secrets hash-object token", "git apply --stat .env", "git -C secrets apply --stat token",

@@ -27,7 +27,7 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 	case "unzip":
 		z.unzipWrites(args)
 	case "zip":
-		ops := operandsOf(zipWithoutLongValues(args), "bOntTxiPZs", []string{"--output-file", "--temp-path", "--unzip-command", "--exclude",
+		ops := operandsOf(zipWithoutLongValues(args), "bOntxiPZs", []string{"--output-file", "--temp-path", "--unzip-command", "--exclude",
 			"--include", "--logfile-path", "--password", "--compression-method", "--split-size", "--suffixes", "--from-date", "--before-date"})
 		if len(ops) > 0 {
 			z.writeWord(ops[0], "zip")
@@ -257,7 +257,7 @@ func zipMoves(args []word) bool {
 		if n, _, _ := strings.Cut(l, "="); len(n) >= 4 && strings.HasPrefix("--move", n) {
 			return true
 		}
-		if len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.IndexByte(shortCluster(l, "bOntTxi"), 'm') >= 0 {
+		if len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.IndexByte(shortCluster(l, "bOntxiPZs"), 'm') >= 0 {
 			return true
 		}
 	}

@@ -313,13 +313,15 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		}
 		return ins
 	case name == "tar" || name == "gtar":
-		return scriptsOf(readTar(ws[1:]).runs)
+		// -I, --to-command, --checkpoint-action=exec and the volume
+		// scripts run through /bin/sh -c (strace: tar -I gzip ran sh).
+		return throughShell(scriptsOf(readTar(ws[1:]).runs))
 	case name == "zip":
-		return optionScripts(ws, []string{"-TT", "--unzip-command"}, nil)
+		return throughShell(optionScripts(ws, []string{"-TT", "--unzip-command"}, nil))
 	case name == "split":
 		// --filter=COMMAND runs in $SHELL -c for every piece (split
 		// --filter='cat .env' printed .env).
-		return optionScripts(ws, []string{"--filter"}, nil)
+		return throughShell(optionScripts(ws, []string{"--filter"}, nil))
 	case name == "ssh":
 		return sshRemote(ws)
 	case name == "docker" || name == "podman" || name == "nerdctl":
@@ -582,6 +584,16 @@ func watchedProgram(n string) bool {
 	}
 	_, ok := codeInterpreterOf(n)
 	return ok
+}
+
+// throughShell adds the shell a program starts its option's command line
+// with (sh -c COMMAND) to what it runs, as a transport: on Runs:, and
+// covered by the program's allow rule.
+func throughShell(ins []inner) []inner {
+	if len(ins) == 0 {
+		return nil
+	}
+	return append(ins, inner{words: []word{{loose: "sh", lit: "sh", ok: true}}, transport: true})
 }
 
 // rsyncOverShell reports whether an operand of rsync is HOST:PATH, which
