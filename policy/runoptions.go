@@ -296,18 +296,10 @@ func scpPrograms(ws []word) []inner {
 }
 
 // scpRemote reports whether an scp operand names a file on another host:
-// scp://…, or [USER@]HOST:PATH (a colon before any slash). A word the
-// policy cannot read may be one.
+// scp://…, or [USER@]HOST:PATH (a colon before any slash, as git reads
+// it too). A word the policy cannot read may be one.
 func scpRemote(w word) bool {
-	l := w.loose
-	if !w.known() {
-		return true
-	}
-	if strings.HasPrefix(strings.ToLower(l), "scp://") {
-		return true
-	}
-	colon, slash := strings.IndexByte(l, ':'), strings.IndexByte(l, '/')
-	return colon > 0 && (slash < 0 || colon < slash)
+	return !w.known() || strings.HasPrefix(strings.ToLower(w.loose), "scp://") || gitNetworkURL(w.loose)
 }
 
 // vimCommands: -c CMD, +CMD and --cmd CMD are Ex commands; `!cmd` (also
