@@ -608,9 +608,8 @@ func rsyncOverShell(ws []word) bool {
 		if !w.known() {
 			return true
 		}
-		colon := strings.IndexByte(l, ':')
-		if colon > 0 && !strings.Contains(l[:colon], "/") && !strings.HasPrefix(l[colon:], "::") && !strings.HasPrefix(l, "rsync://") {
-			return true
+		if !strings.Contains(l, "://") && !strings.Contains(l, "::") && gitNetworkURL(l) {
+			return true // HOST:PATH, read as git and scp read it
 		}
 	}
 	return false
