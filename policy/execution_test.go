@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -327,14 +328,25 @@ func gitScripted(forks map[int]int, started map[int]string, pid int) bool {
 		if !ok {
 			return false
 		}
-		if p := started[parent]; under(p, gitExecPath) && !strings.HasSuffix(p, "/git") {
-			if b, err := os.ReadFile(p); err == nil && strings.HasPrefix(string(b), "#!") {
-				return true
-			}
+		if p := started[parent]; under(p, gitExecPath) && !strings.HasSuffix(p, "/git") && startsScript(p) {
+			return true
 		}
 		pid = parent
 	}
 	return false
+}
+
+// startsScript reports whether the file p begins with #! (its first two
+// bytes: git's helpers are mostly binaries of megabytes).
+func startsScript(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 2)
+	_, err = io.ReadFull(f, b)
+	return err == nil && string(b) == "#!"
 }
 
 // gitConfigRuns returns the first key of a git config that runs code or
