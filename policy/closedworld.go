@@ -727,9 +727,11 @@ func (z *analyzer) deletes(w word, how string, follow bool) {
 func (z *analyzer) deleteCommands(name string, args []word) {
 	switch name {
 	case "rm", "unlink", "rmdir", "shred", "srm":
+		z.tree = name == "rm" && hasFlag(args, 'r', 'R', "--recursive")
 		for _, w := range operandsOf(args, "nu", []string{"--interactive", "--remove"}) {
 			z.deletes(w, name, false)
 		}
+		z.tree = false
 	case "find", "gfind":
 		deleting, follow, starts := findDeletes(args)
 		if !deleting {
@@ -738,9 +740,11 @@ func (z *analyzer) deleteCommands(name string, args []word) {
 		if follow == "-L" {
 			z.a.cannotRead("find -L deletes through every link below its starting points, wherever they lead")
 		}
+		z.tree = true // what find finds below its starting points
 		for _, s := range starts {
 			z.deletes(s, "find", follow != "")
 		}
+		z.tree = false
 	}
 }
 

@@ -182,6 +182,8 @@ type analyzer struct {
 	cwds []string
 	// implied: the write being recorded is writeTarget.implied.
 	implied bool
+	// tree: the write being recorded is writeTarget.tree.
+	tree bool
 	// optionUnknown: the simple command being read has an option its
 	// program's table does not know (unknownOption), so its writes are
 	// not modelled either (possibleWrites).

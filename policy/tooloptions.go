@@ -687,7 +687,7 @@ func (z *analyzer) tarWrites(name string, args []word) {
 			dirs = []word{{loose: ".", lit: ".", ok: true}}
 		}
 		for _, d := range dirs {
-			z.writeWord(d, name+" -x")
+			z.treeWrite(d, name+" -x")
 		}
 	}
 }
@@ -737,7 +737,7 @@ func (z *analyzer) unzipWrites(args []word) {
 	if dir == nil {
 		dir = &word{loose: ".", lit: ".", ok: true}
 	}
-	z.writeWord(*dir, "unzip")
+	z.treeWrite(*dir, "unzip")
 }
 
 // patchWrites: patch writes the files its diff names unless a file operand
@@ -779,7 +779,7 @@ func (z *analyzer) patchWrites(args []word) {
 		if len(dirs) > 0 {
 			dir = dirs[len(dirs)-1]
 		}
-		z.writeWord(dir, "patch")
+		z.treeWrite(dir, "patch")
 	}
 }
 
@@ -1486,12 +1486,12 @@ func (z *analyzer) gitRestoredPaths(sub string, rest []word) {
 		if w := ops[0]; !w.ok || z.configPath(w.lit) != "" {
 			z.writeWord(w, "git "+sub)
 		}
-		return
+		return // a branch or commit checked out: gitWritesWorkTree
 	default:
 		ops = ops[1:]
 	}
 	for _, o := range ops {
-		z.writeWord(o, "git "+sub)
+		z.treeWrite(o, "git "+sub) // a directory's tracked files, restored
 	}
 }
 
@@ -1532,8 +1532,17 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 	// The work tree: checkout, reset, merge and stash write the tracked
 	// files there (GIT_WORK_TREE is writtenVariable). Judged after
 	// gitRepository, which asks whether the command wrote there before.
-	for _, v := range longOptionValues(args[:len(args)-len(rest)], "--work-tree", len("--work-tree")) {
-		z.writeWord(v, "git --work-tree")
+	workTrees := longOptionValues(args[:len(args)-len(rest)], "--work-tree", len("--work-tree"))
+	writesTree := gitWritesWorkTree(sub, rest)
+	for _, v := range workTrees {
+		if writesTree || sub == "checkout" || sub == "restore" || sub == "apply" || sub == "am" || sub == "checkout-index" {
+			z.treeWrite(v, "git --work-tree")
+		} else {
+			z.writeWord(v, "git --work-tree")
+		}
+	}
+	if len(workTrees) == 0 && writesTree {
+		z.workTreeWrite("git " + sub)
 	}
 	switch sub {
 	case "archive":
@@ -1558,7 +1567,7 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 		switch verb {
 		case "add":
 			if len(ops) >= 2 {
-				z.writeWord(ops[1], "git worktree add")
+				z.treeWrite(ops[1], "git worktree add")
 			}
 		case "remove":
 			// The worktree's files go, untracked ones too with --force.
@@ -1607,12 +1616,14 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 				z.gitRemoteAs(ops[0], "git clone")
 			}
 		}
-		if len(ops) > n {
-			z.writeWord(ops[n], "git "+sub)
+		if len(ops) > n && sub == "clone" {
+			z.treeWrite(ops[n], "git clone") // the repository's files
+		} else if len(ops) > n {
+			z.writeWord(ops[n], "git init") // .git alone
 		} else if sub == "clone" && len(ops) == 1 {
 			if u := strings.TrimSuffix(strings.TrimSuffix(ops[0].loose, "/"), ".git"); u != "" {
 				base := path.Base(strings.ReplaceAll(u, ":", "/"))
-				z.writeWord(word{loose: base, lit: base, ok: ops[0].ok}, "git clone")
+				z.treeWrite(word{loose: base, lit: base, ok: ops[0].ok}, "git clone")
 			}
 		}
 	case "remote":
@@ -1661,9 +1672,11 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 		// git rm deletes its paths from the working tree too, unless
 		// --cached (the index only) or -n.
 		if !gitDryRun(rest) && !hasLong(rest, "--cached") {
+			z.tree = hasFlag(rest, 'r', 'r', "-r")
 			for _, o := range operandsOf(rest, "", []string{"--pathspec-from-file"}) {
 				z.deletes(o, "git rm", false)
 			}
+			z.tree = false
 		}
 	case "clean":
 		// git clean deletes the untracked files it finds (with -x the
@@ -1694,7 +1707,7 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 				// tree (--temp: .merge_file_* where git runs): judged
 				// as the workspace written, as git checkout -- . is.
 				z.a.refuseAllow("git checkout-index -a, --stdin or --temp writes files the index names, which the policy does not place")
-				z.writeWord(word{loose: ".", lit: ".", ok: true}, "git checkout-index")
+				z.treeWrite(word{loose: ".", lit: ".", ok: true}, "git checkout-index")
 			}
 			for _, o := range operandsOf(rest, "", []string{"--prefix", "--stage"}) {
 				z.writeWord(o, "git checkout-index")
@@ -1717,6 +1730,9 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 			return
 		}
 		z.a.refuseAllow("git " + sub + " writes the files its patch names")
+		if len(workTrees) == 0 && !(sub == "apply" && hasLong(rest, "--cached")) {
+			z.workTreeWrite("git " + sub)
+		}
 	case "grep":
 		for _, a := range rest {
 			l := a.loose
@@ -1769,6 +1785,58 @@ func gitGrepPager(l string) (cmd string, has, ok bool) {
 		}
 	}
 	return "", false, false
+}
+
+// gitWritesWorkTree reports whether git sub writes the work tree's
+// tracked files from commits, a stash or the index, by names no word of
+// the line gives: switch, reset --hard, merge, pull, rebase, cherry-pick,
+// revert, stash (save, pop, apply), read-tree -u, sparse-checkout. checkout
+// and restore are gitRestoredPaths', apply and am are judged with their
+// patch.
+func gitWritesWorkTree(sub string, rest []word) bool {
+	switch sub {
+	case "switch", "merge", "pull", "rebase", "cherry-pick", "revert":
+		return true
+	case "checkout":
+		// One operand and no "--": a branch or commit checked out (or a
+		// path, which gitRestoredPaths judges too).
+		ops := operandsOf(rest, "bBU", []string{"--conflict", "--orphan", "--track", "--pathspec-from-file"})
+		return len(ops) == 1 && !slices.ContainsFunc(rest, func(w word) bool { return w.loose == "--" })
+	case "reset":
+		return hasLong(rest, "--hard") || hasLong(rest, "--merge") || hasLong(rest, "--keep")
+	case "stash":
+		ops := operands(rest)
+		if len(ops) == 0 {
+			return true // git stash: push
+		}
+		switch ops[0].loose {
+		case "list", "show", "drop", "clear", "create", "store":
+			return false
+		}
+		return true
+	case "read-tree":
+		return hasFlag(rest, 'u', 'u', "-u")
+	case "sparse-checkout":
+		ops := operands(rest)
+		return len(ops) == 0 || ops[0].loose != "list"
+	}
+	return false
+}
+
+// workTreeWrite records the work tree as written by what git sub is
+// (gitWritesWorkTree): implied, so an allow rule for the command needs no
+// write_file rule beside it, and a tree, so the write_file deny and ask
+// rules that may name a tracked file apply (a deny on **/.env meets git
+// checkout main). It is the repository's top, not the directory git
+// runs in: the workspace's, for a directory below it.
+func (z *analyzer) workTreeWrite(how string) {
+	dir := "."
+	if z.cwd != "" && z.cwd != z.workspace && within(z.cwd, z.workspace) {
+		dir = z.workspace
+	}
+	z.implied, z.tree = true, true
+	z.write(dir, how)
+	z.implied, z.tree = false, false
 }
 
 // gitApplyReadOnly reports a git apply that only reads its patch: --check,

@@ -32,6 +32,14 @@ type writeTarget struct {
 	// this glob accepts (split's PREFIX*), abs being the first; deny and
 	// ask rules that may name any of them apply.
 	pieces string
+	// tree: the program writes, deletes or changes the files under abs,
+	// not abs alone, and their names are not on the line: a recursive
+	// delete, chmod or copy, an extraction, git writing the work tree
+	// from commits. Deny and ask rules that may name any file under it
+	// apply (a deny on **/.env meets rm -r sub and git checkout main), as
+	// they do to a tree read (unnamed.go). Set only where abs is or may
+	// be a directory (treeWrite).
+	tree bool
 }
 
 // noFile: names a redirection may write without writing a file.
@@ -134,6 +142,7 @@ func (z *analyzer) recordWrite(p, how, cwd string) {
 		z.a.cannotRead(how + " through a process's entry in /proc (" + clip(printable(p), 60) + "), which the policy cannot place")
 	}
 	t := writeTarget{shown: p, how: how, abs: abs, implied: z.implied}
+	t.tree = z.tree && mayBeDir(p, abs) && !remoteOperand(t)
 	for _, m := range z.madePaths {
 		if abs != m && within(abs, m) {
 			z.a.cannotRead(how + " through " + clip(printable(m), 60) + ", which an earlier command made (it may be a link, leading anywhere)")
@@ -152,6 +161,26 @@ func (z *analyzer) recordWrite(p, how, cwd string) {
 	}
 	z.a.writes = append(z.a.writes, t)
 	z.configWrite(how, p, t.abs, t.real)
+}
+
+// treeWrite records w as written whole: the files under it too
+// (writeTarget.tree).
+func (z *analyzer) treeWrite(w word, how string) {
+	z.tree = true
+	z.writeWord(w, how)
+	z.tree = false
+}
+
+// mayBeDir reports whether the path p, at abs, is or may become a
+// directory: its spelling says so (".", a trailing "/"), one is there
+// (through links), or nothing is there yet. A regular file has no files
+// under it.
+func mayBeDir(p, abs string) bool {
+	if dotsOnly(p) || strings.HasSuffix(p, "/") || abs == "" {
+		return true
+	}
+	fi, err := os.Stat(abs)
+	return err != nil || fi.IsDir()
 }
 
 // judgeWrite judges a write of p (absolute, or relative to the known cwd)
@@ -229,7 +258,11 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 		}
 	case "cp", "mv", "install", "ln", "rsync", "scp":
 		before := len(z.a.writes)
+		// A directory copied or moved puts its files under the
+		// destination, by names the line does not give.
+		z.tree = z.copiesTrees(name, args)
 		z.copyDestination(name, args, target)
+		z.tree = false
 		// What these make may be a link (ln -s, or one cp -r copied):
 		// a later write below it lands wherever the link leads.
 		for _, t := range z.a.writes[before:] {
@@ -253,9 +286,11 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 			if len(longOptionValues(args, "--target-directory", 5))+len(shortOptionValues(args, "St", 't')) == 0 && len(ops) > 0 {
 				ops = ops[:len(ops)-1]
 			}
+			z.tree = true // a directory moved takes its files' names away too
 			for _, o := range ops {
 				z.deletes(o, "mv", false)
 			}
+			z.tree = false
 		}
 		if name == "ln" && lnSymbolic(args) {
 			z.linkTargets(args)
@@ -515,9 +550,11 @@ func (z *analyzer) attributeWrites(name string, args []word, target func(word, s
 	default:
 		ops = modeOperands(name, args)
 	}
+	z.tree = name != "truncate" && hasFlag(args, 'R', 'R', "--recursive")
 	for _, w := range ops {
 		target(w, name)
 	}
+	z.tree = false
 }
 
 // modeOperands are the files of chmod, chown, chgrp and chattr: every word
@@ -700,12 +737,60 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 			z.a.refuseAllow(name + " copies a file whose name is not literal")
 			continue
 		}
-		if parents {
+		switch {
+		case parents:
 			z.write(path.Join(dir.lit, src.lit), name)
-		} else {
+		case name == "rsync" && strings.HasSuffix(src.lit, "/"):
+			z.write(dir.lit, name) // rsync src/ dir: src's entries go into dir itself
+		default:
 			z.write(path.Join(dir.lit, path.Base(src.lit)), name)
 		}
 	}
+}
+
+// copiesTrees reports whether cp, mv, rsync or scp may copy or move a
+// directory whole: mv always, the others when recursive, and a source is
+// or may be a directory.
+func (z *analyzer) copiesTrees(name string, args []word) bool {
+	switch name {
+	case "mv":
+	case "cp":
+		if !hasFlag(args, 'r', 'R', "--recursive") && !hasFlag(args, 'a', 'a', "--archive") {
+			return false
+		}
+	case "rsync":
+		if !hasFlag(args, 'r', 'a', "--recursive") && !hasLong(args, "--archive") {
+			return false
+		}
+	case "scp":
+		if !hasFlag(args, 'r', 'r', "-r") {
+			return false
+		}
+	default:
+		return false
+	}
+	cwd := z.cwd
+	if cwd == "" {
+		cwd = z.workspace
+	}
+	valued, long := "St", []string{"--suffix", "--target-directory"}
+	if name == "rsync" || name == "scp" {
+		valued, long = "eBcFiJlOoPST", []string{"--rsh", "--target-directory"}
+	}
+	sources := operandsOf(args, valued, long)
+	if len(shortOptionValues(args, valued, 't'))+len(longOptionValues(args, "--target-directory", 5)) == 0 && len(sources) > 0 {
+		sources = sources[:len(sources)-1] // the last is the destination
+	}
+	for _, w := range sources {
+		if !w.ok {
+			return true
+		}
+		abs, _ := resolveIn(w.lit, cwd, z.workspace)
+		if mayBeDir(w.lit, abs) {
+			return true
+		}
+	}
+	return false
 }
 
 func (z *analyzer) isDir(p string) bool {
@@ -733,6 +818,25 @@ func (e *Engine) writeRule(rules []rule, ws string, t writeTarget) (rule, bool) 
 		}
 		for _, p := range []string{t.abs, t.real} {
 			if p != "" && r.mayNameUnder(path.Dir(p), ws, t.pieces) {
+				return r, true
+			}
+		}
+	}
+	return rule{}, false
+}
+
+// treeWriteRule is the first write_file rule among rules that may name a
+// file under t, a tree write, as written or where its links lead.
+func (e *Engine) treeWriteRule(rules []rule, ws string, t writeTarget) (rule, bool) {
+	if !t.tree {
+		return rule{}, false
+	}
+	for _, r := range rules {
+		if r.Tool != ToolWriteFile || r.glob == "" {
+			continue
+		}
+		for _, p := range []string{t.abs, t.real} {
+			if p != "" && r.mayNameUnder(p, ws, "") {
 				return r, true
 			}
 		}
