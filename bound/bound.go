@@ -119,6 +119,13 @@ type Config struct {
 	// DeniedOutside are absolute paths outside any workspace that read
 	// rules deny; those that exist are hidden too.
 	DeniedOutside []string
+	// Unwritable reports whether a write rule denies writing the file or
+	// directory at path (absolute, inside workspace). Nil: none. Each one
+	// there when the command starts is kept read-only, as .git is (with
+	// namespaces; Landlock alone cannot take a file back from a writable
+	// workspace): no program the command runs, read or not, changes,
+	// deletes or renames it, and nothing is made in such a directory.
+	Unwritable func(workspace, path string) bool
 	// Keep are files of askops' own that a bounded command must not change
 	// where they lie in its workspace or a writable path: the config file
 	// a later bot sandbox or serve reads (agent.bound.mode: off there would

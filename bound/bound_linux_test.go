@@ -49,6 +49,9 @@ type driverSpec struct {
 	Keep []string `json:"keep,omitempty"`
 	// KeepNames are the names Config.KeepNames reports.
 	KeepNames []string `json:"keep_names,omitempty"`
+	// Unwritable are the paths, relative to the workspace, that
+	// Config.Unwritable reports.
+	Unwritable []string `json:"unwritable,omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -89,7 +92,14 @@ func drive(raw string) int {
 	if len(d.KeepNames) > 0 {
 		keepNames = func(n string) bool { return slices.Contains(d.KeepNames, n) }
 	}
-	b, err := New(Config{Support: sup, Writable: d.Writable, Denied: deniedNames(d.Deny), Keep: d.Keep, KeepNames: keepNames})
+	var unwritable func(string, string) bool
+	if len(d.Unwritable) > 0 {
+		unwritable = func(ws, p string) bool {
+			rel, err := filepath.Rel(ws, p)
+			return err == nil && slices.Contains(d.Unwritable, rel)
+		}
+	}
+	b, err := New(Config{Support: sup, Writable: d.Writable, Denied: deniedNames(d.Deny), Keep: d.Keep, KeepNames: keepNames, Unwritable: unwritable})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "driver:", err)
 		return 2

@@ -643,3 +643,57 @@ func TestLandlockAloneKeepsAgentSettings(t *testing.T) {
 		t.Errorf("the settings now hold %q", got)
 	}
 }
+
+// What a write rule denies (Config.Unwritable) stays as it was, whatever
+// program changes it: a directory the rule names keeps its files and gets
+// no new one, a file keeps its content, mode and name; the rest of the
+// workspace stays writable. The policy judges the commands it reads; this
+// holds for the ones it leaves to the bound (a script, a build, git
+// checking out a branch).
+func TestBoundKeepsWhatWriteRulesDenyReadOnly(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			token := filepath.Join(bx.ws, "secrets", "token")
+			prod := filepath.Join(bx.ws, "config", "prod.yaml")
+			for _, f := range []string{token, prod} {
+				if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(f, []byte("kept\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if u.uid >= 0 {
+					for _, p := range []string{f, filepath.Dir(f)} {
+						if err := os.Chown(p, u.uid, u.uid); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			out, _ := bx.run(t, driverSpec{Support: &sup, Deny: []string{}, Unwritable: []string{"secrets", "config/prod.yaml"}},
+				`echo x > secrets/token; rm -f secrets/token; touch secrets/new; mv secrets s2; rm -rf secrets;
+				 echo x > config/prod.yaml; chmod 600 config/prod.yaml; mv config/prod.yaml config/p; rm -f config/prod.yaml;
+				 echo ok > config/other.yaml; echo ok > made.txt`)
+			for _, f := range []string{token, prod} {
+				fi, err := os.Stat(f)
+				if b, rerr := os.ReadFile(f); err != nil || rerr != nil || string(b) != "kept\n" || fi.Mode().Perm() != 0o644 {
+					t.Errorf("%s: changed (%v, %v):\n%s", f, err, rerr, out)
+				}
+			}
+			for _, p := range []string{"secrets/new", "s2", "config/p"} {
+				if _, err := os.Lstat(filepath.Join(bx.ws, p)); err == nil {
+					t.Errorf("%s was made:\n%s", p, out)
+				}
+			}
+			for _, p := range []string{"made.txt", "config/other.yaml"} {
+				if b, err := os.ReadFile(filepath.Join(bx.ws, p)); err != nil || string(b) != "ok\n" {
+					t.Errorf("%s: %q, %v: the rest of the workspace is writable:\n%s", p, b, err, out)
+				}
+			}
+			bx.untouched(t)
+		})
+	}
+}

@@ -198,7 +198,7 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 	netOpen := len(b.cfg.Hosts) > 0
 	if sup.Namespaces {
 		sp.Writable = append(sp.Writable, workspace)
-		sp.ReadOnly, sp.Hide, err = scan(workspace, b.cfg.Denied, b.cfg.KeepNames)
+		sp.ReadOnly, sp.Hide, err = scan(workspace, b.cfg.Denied, b.cfg.Unwritable, b.cfg.KeepNames)
 		if err != nil {
 			return nil, err
 		}
@@ -382,7 +382,7 @@ func within(p, root string) bool {
 // repository's .git (a vendored clone, a monorepo of clones) is as much a
 // place for hooks and config that git runs later, unbounded, as the
 // workspace's own; with no read rule, only the top one was kept read-only.
-func scan(workspace string, denied func(workspace, path string) bool, keep func(name string) bool) (readOnly, hide []string, err error) {
+func scan(workspace string, denied, unwritable func(workspace, path string) bool, keep func(name string) bool) (readOnly, hide []string, err error) {
 	err = filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == workspace {
@@ -403,7 +403,8 @@ func scan(workspace string, denied func(workspace, path string) bool, keep func(
 			}
 			return nil
 		}
-		if keep != nil && filepath.Dir(p) == workspace && keep(d.Name()) {
+		kept := keep != nil && filepath.Dir(p) == workspace && keep(d.Name())
+		if kept {
 			// Only at the top: where the agents and editors look for
 			// their project settings, and a few mounts at most (a
 			// package's own .vscode deep in node_modules is not one).
@@ -413,13 +414,21 @@ func scan(workspace string, denied func(workspace, path string) bool, keep func(
 				readOnly = append(readOnly, real)
 			}
 		}
-		if d.IsDir() {
-			return nil
-		}
-		if denied != nil && denied(workspace, p) {
+		hidden := !d.IsDir() && denied != nil && denied(workspace, p)
+		if hidden {
+			// Hidden behind a read-only file: unwritable already.
 			hide = append(hide, p)
 			if len(hide) > maxHidden {
 				return filepath.SkipAll
+			}
+		}
+		if !hidden && !kept && p != workspace && (d.IsDir() || d.Type().IsRegular()) && unwritable != nil && unwritable(workspace, p) {
+			readOnly = append(readOnly, p)
+			if len(readOnly) > maxHidden {
+				return fmt.Errorf("more than %d files or directories in it that write rules deny, each a mount", maxHidden)
+			}
+			if d.IsDir() {
+				return filepath.SkipDir // all of it read-only with it
 			}
 		}
 		return nil

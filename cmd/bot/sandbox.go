@@ -19,14 +19,19 @@ import (
 )
 
 // newBound builds the OS bound of the agent's allowed commands from cfg:
-// agent.bound, and the policy's read_file deny rules as the files a bounded
-// command cannot read. configPaths are the config files cfg was read from
+// agent.bound, the policy's read_file deny rules as the files a bounded
+// command cannot read, and its write_file deny rules as the files and
+// directories it cannot change. configPaths are the config files cfg was read from
 // ("" for none): a bounded command cannot change them where they lie in its
 // workspace (bound.Config.Keep), nor an agent's or an editor's settings at
 // its top (policy.SettingsName). It probes the kernel: one start of this
 // binary.
 func newBound(ctx context.Context, cfg config.Config, configPaths ...string) (*bound.Bound, error) {
-	denied, outside, err := readDenials(cfg.Policy.Rules)
+	denied, outside, err := ruleDenials(cfg.Policy.Rules, policy.ToolReadFile)
+	if err != nil {
+		return nil, err
+	}
+	unwritable, _, err := ruleDenials(cfg.Policy.Rules, policy.ToolWriteFile)
 	if err != nil {
 		return nil, err
 	}
@@ -48,21 +53,23 @@ func newBound(ctx context.Context, cfg config.Config, configPaths ...string) (*b
 		Hosts:         cfg.Agent.Bound.Hosts,
 		Denied:        denied,
 		DeniedOutside: outside,
+		Unwritable:    unwritable,
 		KeepNames:     policy.SettingsName,
 		Support:       bound.Probe(ctx, ""),
 	})
 }
 
-// readDenials is what the read_file deny rules deny, as the bound asks it:
-// the policy itself judges each file (a read_file call of it, in mode full,
-// so no grant is looked up), so the bound hides exactly what the rules
+// ruleDenials is what the deny rules of tool (read_file or write_file)
+// deny, as the bound asks it: the policy itself judges each file or
+// directory (a call of tool on it, in mode full, so no grant is looked
+// up), so the bound hides, or keeps read-only, exactly what the rules
 // name. Rules naming an absolute path with no pattern name files outside
-// any workspace, hidden too.
-func readDenials(rules []policy.Rule) (func(workspace, path string) bool, []string, error) {
+// any workspace (outside).
+func ruleDenials(rules []policy.Rule, tool string) (func(workspace, path string) bool, []string, error) {
 	var deny []policy.Rule
 	var outside []string
 	for _, r := range rules {
-		if r.Tool != policy.ToolReadFile || r.Decision != policy.Deny {
+		if r.Tool != tool || r.Decision != policy.Deny {
 			continue
 		}
 		deny = append(deny, r)
@@ -73,13 +80,17 @@ func readDenials(rules []policy.Rule) (func(workspace, path string) bool, []stri
 	if len(deny) == 0 {
 		return nil, nil, nil
 	}
+	safety := policy.ReadOnly
+	if tool != policy.ToolReadFile {
+		safety = policy.SideEffect
+	}
 	engine, err := policy.New(policy.Config{Rules: deny, Mode: policy.ModeFull})
 	if err != nil {
 		return nil, nil, fmt.Errorf("policy.rules: %w", err)
 	}
 	return func(workspace, path string) bool {
 		v := engine.Evaluate(context.Background(), policy.Call{
-			Tool: policy.ToolReadFile, Safety: policy.ReadOnly, Path: path,
+			Tool: tool, Safety: safety, Path: path,
 			Workspace: workspace, Cwd: workspace, Mode: policy.ModeFull,
 			Resolved: true, Exact: true, // a file the bound found on this machine
 		})
@@ -96,7 +107,7 @@ func readDenials(rules []policy.Rule) (func(workspace, path string) bool, []stri
 func cmdSandboxMain(ctx context.Context, env *environment, args []string) int {
 	fs := cliflag.New("sandbox", env.stderr, "-workspace DIR [-config FILE] -- COMMAND ARGS...")
 	workspace := fs.String("workspace", "", "the workspace: the command may write inside it (never its .git)")
-	path := fs.String("config", "", "config file (YAML): agent.bound and the policy's read_file deny rules")
+	path := fs.String("config", "", "config file (YAML): agent.bound and the policy's read_file and write_file deny rules")
 	if code, ok := cliflag.Parse(fs, args); !ok {
 		return code
 	}
