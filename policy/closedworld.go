@@ -728,10 +728,11 @@ func (z *analyzer) deleteCommands(name string, args []word) {
 	switch name {
 	case "rm", "unlink", "rmdir", "shred", "srm":
 		z.tree = name == "rm" && hasFlag(args, 'r', 'R', "--recursive")
+		z.treeHere = true // what is there goes
 		for _, w := range operandsOf(args, "nu", []string{"--interactive", "--remove"}) {
 			z.deletes(w, name, false)
 		}
-		z.tree = false
+		z.tree, z.treeHere = false, false
 	case "find", "gfind":
 		deleting, follow, starts := findDeletes(args)
 		if !deleting {
@@ -740,11 +741,11 @@ func (z *analyzer) deleteCommands(name string, args []word) {
 		if follow == "-L" {
 			z.a.cannotRead("find -L deletes through every link below its starting points, wherever they lead")
 		}
-		z.tree = true // what find finds below its starting points
+		z.tree, z.treeHere = true, true // what find finds below its starting points
 		for _, s := range starts {
 			z.deletes(s, "find", follow != "")
 		}
-		z.tree = false
+		z.tree, z.treeHere = false, false
 	}
 }
 

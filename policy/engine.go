@@ -407,13 +407,10 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 				Reason: r.why(fmt.Sprintf("denied by rule: the command writes %s", shownPath(t.shown)))}
 		}
 	}
-	// A tree it writes may hold a file a deny rule names: never an
-	// allow, and not a certain denial either (the file may not be there).
-	for _, t := range an.writes {
-		if r, ok := e.treeWriteRule(e.deny, ws, t); ok {
-			return Verdict{Decision: Ask, Dangerous: len(an.dangers) > 0,
-				Reason: r.why(fmt.Sprintf("the command writes the files under %s (%s), which may include what a write_file deny rule names: the policy cannot tell whether it writes one", shownPath(t.shown), t.how))}
-		}
+	// And so is every file it writes under a tree (writeTreeVerdict).
+	if v, ok := e.writeTreeVerdict(e.deny, ws, an, Deny, c.Resolved); ok {
+		v.Dangerous = len(an.dangers) > 0
+		return v
 	}
 	// A file the command may read is a read_file call on it.
 	if v, ok := e.readVerdict(e.deny, ws, an, Deny); ok {
@@ -490,11 +487,8 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 				Reason: r.why(fmt.Sprintf("the rules ask before write_file of %s (the command writes it)", shownPath(t.shown)))}
 		}
 	}
-	for _, t := range an.writes {
-		if r, ok := e.treeWriteRule(e.ask, ws, t); ok {
-			return Verdict{Decision: Ask, Rule: r.name,
-				Reason: r.why(fmt.Sprintf("the rules ask before write_file of the files under %s, which may include what the rule names (%s writes them)", shownPath(t.shown), t.how))}
-		}
+	if v, ok := e.writeTreeVerdict(e.ask, ws, an, Ask, c.Resolved); ok {
+		return v
 	}
 	for _, t := range an.maybeWrites {
 		if r, ok := e.writeRule(e.ask, ws, t); ok {

@@ -109,6 +109,9 @@ type analysis struct {
 	// (unnamed.go); treeHits caches their judgment.
 	trees    []treeRead
 	treeHits *treeHits
+	// writeTreeHits caches the judgment of the tree writes (writeTarget.tree)
+	// against the write_file rules.
+	writeTreeHits *treeHits
 	// unjudged: why a file the command reads cannot be checked against
 	// the read_file rules (the first reason): a program run on file
 	// names read from input (xargs cat), an operand set to a value the
@@ -182,8 +185,12 @@ type analyzer struct {
 	cwds []string
 	// implied: the write being recorded is writeTarget.implied.
 	implied bool
-	// tree: the write being recorded is writeTarget.tree.
-	tree bool
+	// tree, treeHere: the write being recorded is writeTarget.tree, and
+	// writeTarget.here.
+	tree, treeHere bool
+	// treeFrom: the directory whose files the tree being recorded
+	// receives (writeTarget.from).
+	treeFrom string
 	// optionUnknown: the simple command being read has an option its
 	// program's table does not know (unknownOption), so its writes are
 	// not modelled either (possibleWrites).

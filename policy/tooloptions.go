@@ -1672,11 +1672,11 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 		// git rm deletes its paths from the working tree too, unless
 		// --cached (the index only) or -n.
 		if !gitDryRun(rest) && !hasLong(rest, "--cached") {
-			z.tree = hasFlag(rest, 'r', 'r', "-r")
+			z.tree, z.treeHere = hasFlag(rest, 'r', 'r', "-r"), true
 			for _, o := range operandsOf(rest, "", []string{"--pathspec-from-file"}) {
 				z.deletes(o, "git rm", false)
 			}
-			z.tree = false
+			z.tree, z.treeHere = false, false
 		}
 	case "clean":
 		// git clean deletes the untracked files it finds (with -x the

@@ -94,3 +94,65 @@ func TestTreeWritesMeetTheRulesUnderThem(t *testing.T) {
 		}
 	}
 }
+
+// TestTreeWritesListedWhereResolved: where the call was resolved on this
+// machine, a tree whose files are the ones there now (a delete, chmod -R)
+// and the tree a copy or move makes anew are listed, and each file judged
+// at the name it is written under: a deny on **/.env stops rm -r lib
+// where lib holds a .env, and leaves rm -r src and cp -r src out/new
+// alone where none is there. Unresolved, or after the line wrote there,
+// the rules alone judge it (asked).
+func TestTreeWritesListedWhereResolved(t *testing.T) {
+	ws := corpusWorkspace(t)
+	for f, body := range map[string]string{"src/main.go": "package main\n", "src/sub/x.go": "package sub\n", "lib/.env": "A=1\n", "lib/a.go": "package lib\n", "out/there/x": "x\n"} {
+		p := filepath.Join(ws, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../lib", filepath.Join(ws, "src/lnk")); err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine(t, Config{Rules: []Rule{{Tool: ToolWriteFile, Path: "**/.env", Decision: Deny}}})
+	const unseen = "may include what a write_file deny rule names"
+	for _, tc := range []struct {
+		cmd      string
+		resolved bool
+		want     Decision
+		why      string
+	}{
+		{"rm -r src", true, Allow, "mode full"},
+		{"rm -rf src/sub", true, Allow, "mode full"},
+		{"find src -name '*.go' -delete", true, Allow, "mode full"},
+		{"chmod -R go-w src", true, Allow, "mode full"},
+		{"git rm -r src", true, Allow, "mode full"},
+		{"cp -r src out/new", true, Allow, "mode full"},
+		{"rsync -a src/ out/new/", true, Allow, "mode full"},
+		{"mv src out/moved", true, Allow, "mode full"},
+		{"rm -r lib", true, Deny, `deletes "lib/.env"`},
+		{"chmod -R 777 lib", true, Deny, "lib/.env"},
+		{"cp -r lib out/new", true, Deny, "out/new/.env"},
+		{"mv lib out/moved", true, Deny, `"out/moved/.env"`},
+		// Unresolved: the rules alone.
+		{"rm -r src", false, Ask, unseen},
+		{"cp -r src out/new", false, Ask, unseen},
+		// The line wrote there first, or the copy lands in a directory
+		// that is there already (a link in it may lead elsewhere).
+		{"touch src/x; rm -r src", true, Ask, unseen},
+		{"cp -r lib/a.go src/; rm -r src", true, Ask, unseen},
+		{"rsync -a src/ out/there/", true, Ask, unseen},
+		{"cp -rT src out/there", true, Ask, unseen},
+		{"cp -rL src out/new", true, Ask, unseen}, // links followed: not what a listing shows
+		// Names from elsewhere: never listed.
+		{"tar -xf out/a.tar -C src", true, Ask, unseen},
+		{"git checkout main", true, Ask, unseen},
+	} {
+		v := e.Evaluate(t.Context(), Call{Tool: ToolBash, Safety: SideEffect, Command: tc.cmd, Cwd: ws, Workspace: ws, Mode: ModeFull, Resolved: tc.resolved})
+		if v.Decision != tc.want || !strings.Contains(v.Reason, tc.why) {
+			t.Errorf("%s (resolved %v): %s (%s), want %s with %q", tc.cmd, tc.resolved, v.Decision, v.Reason, tc.want, tc.why)
+		}
+	}
+}

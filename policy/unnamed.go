@@ -69,6 +69,14 @@ type treeRead struct {
 	certain bool
 	cwd     string
 	cwds    []string
+	how     string // for a tree written (writeTreeVerdict): what writes it
+	// mapped: the files listed are judged only at the path given (a
+	// copy's new name), not where they were listed (its source).
+	mapped bool
+	// lexical: a link found is itself what is written, not followed (a
+	// tree written: rm -r deletes the link, chmod -R passes it by, cp -r
+	// copies it as a link).
+	lexical bool
 }
 
 // addTree records t, bounded as reads are (maxMentions).
@@ -1072,7 +1080,7 @@ func (j *treeJudge) file(t treeRead, given, real string) {
 			continue
 		}
 		for _, r := range rs.rules {
-			if writeMatches(r, j.ws, given) || writeMatches(r, j.ws, real) {
+			if writeMatches(r, j.ws, given) || !t.mapped && writeMatches(r, j.ws, real) {
 				*rs.hit = &treeHit{r: r, tree: t, found: given}
 				break
 			}
@@ -1123,7 +1131,7 @@ func (j *treeJudge) walk(t treeRead, given, real string) bool {
 					continue
 				}
 				j.file(t, g, p)
-				if to, ok := landing(p); ok {
+				if to, ok := landing(p); ok && !t.lexical {
 					j.file(t, g, to)
 					if fi, err := os.Stat(to); err == nil && fi.IsDir() && t.descend && !within(to, real) {
 						j.unseen(treeRead{shown: t.shown, glob: t.glob, descend: true}, to)

@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"slices"
@@ -40,6 +42,16 @@ type writeTarget struct {
 	// they do to a tree read (unnamed.go). Set only where abs is or may
 	// be a directory (treeWrite).
 	tree bool
+	// here: the tree's files are the ones under abs when the command
+	// starts (a delete, chmod -R), and nothing earlier in the line wrote
+	// there: where the call was resolved here, they are listed and each
+	// judged as written (writeTreeVerdict), not the rules alone.
+	here bool
+	// from: the directory a copy or move takes the tree's files from, as
+	// they are there now, where abs is not there yet (so no link in it
+	// leads a file elsewhere) and nothing earlier in the line wrote either:
+	// listed like here, each file judged at its new name.
+	from string
 }
 
 // noFile: names a redirection may write without writing a file.
@@ -143,6 +155,12 @@ func (z *analyzer) recordWrite(p, how, cwd string) {
 	}
 	t := writeTarget{shown: p, how: how, abs: abs, implied: z.implied}
 	t.tree = z.tree && mayBeDir(p, abs) && !remoteOperand(t)
+	t.here = t.tree && z.treeHere && z.cwd != "" && abs != "" && z.untouched(abs)
+	if t.tree && z.treeFrom != "" && z.cwd != "" && abs != "" && z.untouched(abs) && z.untouched(z.treeFrom) {
+		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+			t.from = z.treeFrom
+		}
+	}
 	for _, m := range z.madePaths {
 		if abs != m && within(abs, m) {
 			z.a.cannotRead(how + " through " + clip(printable(m), 60) + ", which an earlier command made (it may be a link, leading anywhere)")
@@ -161,6 +179,22 @@ func (z *analyzer) recordWrite(p, how, cwd string) {
 	}
 	z.a.writes = append(z.a.writes, t)
 	z.configWrite(how, p, t.abs, t.real)
+}
+
+// untouched reports that nothing the line wrote or made before lies in or
+// around the tree at abs: its files are still the ones there now.
+func (z *analyzer) untouched(abs string) bool {
+	for _, w := range z.a.writes {
+		if w.abs == "" || within(w.abs, abs) || w.tree && within(abs, w.abs) {
+			return false
+		}
+	}
+	for _, m := range z.madePaths {
+		if within(m, abs) || within(abs, m) {
+			return false
+		}
+	}
+	return true
 }
 
 // treeWrite records w as written whole: the files under it too
@@ -286,11 +320,11 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 			if len(longOptionValues(args, "--target-directory", 5))+len(shortOptionValues(args, "St", 't')) == 0 && len(ops) > 0 {
 				ops = ops[:len(ops)-1]
 			}
-			z.tree = true // a directory moved takes its files' names away too
+			z.tree, z.treeHere = true, true // a directory moved takes its files' names away too
 			for _, o := range ops {
 				z.deletes(o, "mv", false)
 			}
-			z.tree = false
+			z.tree, z.treeHere = false, false
 		}
 		if name == "ln" && lnSymbolic(args) {
 			z.linkTargets(args)
@@ -551,10 +585,11 @@ func (z *analyzer) attributeWrites(name string, args []word, target func(word, s
 		ops = modeOperands(name, args)
 	}
 	z.tree = name != "truncate" && hasFlag(args, 'R', 'R', "--recursive")
+	z.treeHere = true // the files there get the mode, owner or attributes
 	for _, w := range ops {
 		target(w, name)
 	}
-	z.tree = false
+	z.tree, z.treeHere = false, false
 }
 
 // modeOperands are the files of chmod, chown, chgrp and chattr: every word
@@ -723,7 +758,11 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 		if !d.ok || !z.isDir(d.lit) || noTarget {
 			// -T copies a directory's contents into d: judged as d itself,
 			// which no rule for files under it covers.
+			if len(operands) == 1 {
+				z.treeFrom = z.sourceDir(name, args, operands[0])
+			}
 			target(d, name)
+			z.treeFrom = ""
 			return
 		}
 		dir = &d
@@ -737,6 +776,7 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 			z.a.refuseAllow(name + " copies a file whose name is not literal")
 			continue
 		}
+		z.treeFrom = z.sourceDir(name, args, src)
 		switch {
 		case parents:
 			z.write(path.Join(dir.lit, src.lit), name)
@@ -745,7 +785,21 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 		default:
 			z.write(path.Join(dir.lit, path.Base(src.lit)), name)
 		}
+		z.treeFrom = ""
 	}
+}
+
+// sourceDir is where the copy source src lies (absolute), or "" when it
+// is not literal, not a path on this machine (host:path), or the copy
+// follows the links in it (cp -L, rsync -L: what it writes is not what a
+// listing of src shows).
+func (z *analyzer) sourceDir(name string, args []word, src word) string {
+	if !src.ok || z.cwd == "" || remoteOperand(writeTarget{how: "rsync", shown: src.lit}) ||
+		hasFlag(args, 'L', 'L', "--dereference") || name == "rsync" && (hasLong(args, "--copy-links") || hasLong(args, "--copy-dirlinks") || hasFlag(args, 'k', 'k', "--copy-unsafe-links")) {
+		return ""
+	}
+	abs, _ := resolveIn(src.lit, z.cwd, z.workspace)
+	return abs
 }
 
 // copiesTrees reports whether cp, mv, rsync or scp may copy or move a
@@ -825,23 +879,95 @@ func (e *Engine) writeRule(rules []rule, ws string, t writeTarget) (rule, bool) 
 	return rule{}, false
 }
 
-// treeWriteRule is the first write_file rule among rules that may name a
-// file under t, a tree write, as written or where its links lead.
-func (e *Engine) treeWriteRule(rules []rule, ws string, t writeTarget) (rule, bool) {
-	if !t.tree {
-		return rule{}, false
+// writeTreeVerdict is the verdict of the write_file rules among rules
+// (e.deny or e.ask) on the files the command's tree writes may write, if
+// one applies. A tree whose files are the ones there now (here) is listed
+// where the call was resolved here, and a file a rule names found in it is
+// written for certain; any other tree is judged by whether a rule may name
+// a file under it, which is never an allow and not a certain denial.
+func (e *Engine) writeTreeVerdict(rules []rule, ws string, an *analysis, d Decision, resolved bool) (Verdict, bool) {
+	if an.writeTreeHits == nil {
+		an.writeTreeHits = e.judgeWriteTrees(ws, an, resolved)
 	}
-	for _, r := range rules {
-		if r.Tool != ToolWriteFile || r.glob == "" {
+	h := an.writeTreeHits.deny
+	if d == Ask {
+		h = an.writeTreeHits.ask
+	}
+	if h == nil {
+		return Verdict{}, false
+	}
+	what := shownPath(h.tree.shown)
+	switch {
+	case d == Deny && h.found != "":
+		return Verdict{Decision: Deny, Rule: h.r.name, Reason: h.r.why(fmt.Sprintf("denied by rule: the command writes or deletes %s (under %s, %s)", shownPath(relTo(h.found, ws)), what, h.tree.how))}, true
+	case d == Deny:
+		return Verdict{Decision: Ask, Reason: h.r.why(fmt.Sprintf("the command writes the files under %s (%s), which may include what a write_file deny rule names: the policy cannot tell whether it writes one", what, h.tree.how))}, true
+	case h.found != "":
+		return Verdict{Decision: Ask, Rule: h.r.name, Reason: h.r.why(fmt.Sprintf("the rules ask before write_file of %s (%s writes it, under %s)", shownPath(relTo(h.found, ws)), h.tree.how, what))}, true
+	}
+	return Verdict{Decision: Ask, Rule: h.r.name, Reason: h.r.why(fmt.Sprintf("the rules ask before write_file of the files under %s, which may include what the rule names (%s writes them)", what, h.tree.how))}, true
+}
+
+// copied judges the files a copy or move puts under dest, listed at from
+// (writeTarget.from), each at its new name; false when from could not be
+// listed in full.
+func (j *treeJudge) copied(t treeRead, dest, from string) bool {
+	real, ok := landing(from)
+	if !ok {
+		return false
+	}
+	fi, err := os.Stat(real)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return true // nothing to copy
+	case err != nil:
+		return false
+	case !fi.IsDir():
+		j.file(t, dest, dest) // one file, at dest
+		return true
+	}
+	t.mapped = true
+	return j.walk(t, dest, real)
+}
+
+// judgeWriteTrees finds the first write_file deny and ask rule the
+// command's tree writes meet, as judgeTrees does for its tree reads.
+func (e *Engine) judgeWriteTrees(ws string, an *analysis, resolved bool) *treeHits {
+	j := &treeJudge{ws: ws, resolved: resolved, budget: maxSearchWalk}
+	for _, r := range e.deny {
+		if r.Tool == ToolWriteFile && r.glob != "" {
+			j.deny = append(j.deny, r)
+		}
+	}
+	for _, r := range e.ask {
+		if r.Tool == ToolWriteFile && r.glob != "" {
+			j.ask = append(j.ask, r)
+		}
+	}
+	if len(j.deny)+len(j.ask) == 0 {
+		return &j.hits
+	}
+	for _, t := range an.writes {
+		if !t.tree || t.abs == "" {
 			continue
 		}
-		for _, p := range []string{t.abs, t.real} {
-			if p != "" && r.mayNameUnder(p, ws, "") {
-				return r, true
-			}
+		tr := treeRead{shown: t.shown, how: t.how, descend: true, certain: true, lexical: true}
+		if t.from != "" && resolved && j.copied(tr, t.abs, t.from) {
+			continue
+		}
+		tr.unseen = !t.here
+		dirs := []string{t.abs}
+		if t.real != "" && t.real != t.abs {
+			dirs = append(dirs, t.real) // where a link leads, too
+		}
+		for _, dir := range dirs {
+			j.tree(tr, dir)
+		}
+		if j.hits.deny != nil {
+			break
 		}
 	}
-	return rule{}, false
+	return &j.hits
 }
 
 // writeAllowed: an allow rule must cover the file both as written and
