@@ -47,6 +47,7 @@ type execJudged struct {
 	programs  []string
 	network   bool     // the policy read that the command reaches a network (curl, wget, ssh …)
 	writes    []string // absolute
+	trees     []string // absolute: the writes among writes judged with the files under them (writeTarget.tree)
 	pieces    []string // absolute globs: files a program writes in pieces (split)
 	protected []string // absolute
 	reads     []string // absolute
@@ -69,6 +70,12 @@ func policyJudged(command, ws string) execJudged {
 			j.writes = append(j.writes, p)
 			if r := realOnHost(p); r != p {
 				j.writes = append(j.writes, r)
+				if t.tree {
+					j.trees = append(j.trees, r)
+				}
+			}
+			if t.tree {
+				j.trees = append(j.trees, p)
 			}
 			if t.pieces != "" {
 				j.pieces = append(j.pieces, filepath.Join(filepath.Dir(p), t.pieces))
@@ -191,7 +198,10 @@ func (s *execSandbox) check(ctx context.Context, command string, j execJudged) (
 			}
 		}
 		for _, w := range writes {
-			if under(e.path, w) {
+			// Below a write, only a tree's files were judged: a write of
+			// a directory's name alone (tar -x's, before it was a tree)
+			// says nothing of the rules on the files under it.
+			if e.path == w || under(e.path, w) && slices.Contains(j.trees, w) {
 				return true
 			}
 			// Writing a path makes the directories it needs (mkdir -p).
@@ -448,6 +458,7 @@ func TestExecutionHarness(t *testing.T) {
 		command  string
 		programs []string
 		writes   []string
+		trees    []string // among writes: judged with the files under them
 		reads    []string
 		want     string // a problem the check must report; "" for none
 		stops    bool   // it loops: run where the timeout is short
@@ -528,7 +539,12 @@ func TestExecutionHarness(t *testing.T) {
 		{command: "find . -name '*.go' | sort | wc -l", programs: []string{"find", "sort", "wc"}},
 		{command: "find . -maxdepth 1 -exec echo {} +", programs: []string{"find", "echo"}},
 		{command: "echo x | tee out/t >/dev/null", programs: []string{"echo", "tee"}, writes: in("out/t")},
-		{command: "mkdir -p out/a/b && touch out/a/b/c", programs: []string{"mkdir", "touch"}, writes: in("out/a")},
+		{command: "mkdir -p out/a/b && touch out/a/b/c", programs: []string{"mkdir", "touch"}, writes: in("out/a/b", "out/a/b/c")},
+		// Below a directory written, only a tree's files were judged
+		// (tar -x's directory, judged by its name alone, hid the files the
+		// archive put under it from the write_file rules).
+		{command: "mkdir -p out/d && touch out/d/x", programs: []string{"mkdir", "touch"}, writes: in("out/d"), want: "bash wrote ws/out/d/x"},
+		{command: "mkdir -p out/d && touch out/d/x", programs: []string{"mkdir", "touch"}, writes: in("out/d"), trees: in("out/d")},
 		{command: "echo x > /dev/null; echo y >&2; echo z >/dev/stderr; cat /dev/stdin", programs: []string{"echo", "cat"}},
 		{command: "git status; git log -1", programs: []string{"git"}},
 		{command: "git log -1 --output=out/l", programs: []string{"git"}, writes: in("out/l")},
@@ -551,7 +567,7 @@ func TestExecutionHarness(t *testing.T) {
 		if tc.stops {
 			box = stopper
 		}
-		res, err := box.check(t.Context(), tc.command, execJudged{programs: tc.programs, writes: tc.writes, protected: box.secrets, reads: tc.reads})
+		res, err := box.check(t.Context(), tc.command, execJudged{programs: tc.programs, writes: tc.writes, trees: tc.trees, protected: box.secrets, reads: tc.reads})
 		if err != nil {
 			t.Fatalf("%q: %v", clip(tc.command, 80), err)
 		}

@@ -27,11 +27,12 @@ func (z *analyzer) gitPushRemote(args []word, p gitPushIntent) {
 	for _, r := range remotes {
 		if z.gitRemoteAs(r, "git push") && r.known() {
 			// A push writes that repository: its objects, refs and
-			// logs (git push .git/hooks writes in the hooks).
+			// logs (git push .git/hooks writes in the hooks), by names
+			// git picks.
 			if p, ok := cutFileURL(r.loose); ok {
 				r = word{loose: p, lit: p, ok: r.ok}
 			}
-			z.writeWord(r, "git push")
+			z.treeWrite(r, "git push")
 		}
 	}
 }

@@ -1607,7 +1607,7 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 			if len(ops) == 0 {
 				// git init makes .git where it runs: git -C .git/hooks
 				// init writes in the hooks.
-				z.writeWord(word{loose: ".", lit: ".", ok: true}, "git init")
+				z.treeWrite(word{loose: ".", lit: ".", ok: true}, "git init")
 			}
 		}
 		if sub == "clone" && len(ops) > 0 {
@@ -1616,10 +1616,10 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 				z.gitRemoteAs(ops[0], "git clone")
 			}
 		}
-		if len(ops) > n && sub == "clone" {
-			z.treeWrite(ops[n], "git clone") // the repository's files
-		} else if len(ops) > n {
-			z.writeWord(ops[n], "git init") // .git alone
+		if len(ops) > n {
+			// clone: the repository's files; init: .git and what its
+			// template (init.templateDir, a configuration's) holds.
+			z.treeWrite(ops[n], "git "+sub)
 		} else if sub == "clone" && len(ops) == 1 {
 			if u := strings.TrimSuffix(strings.TrimSuffix(ops[0].loose, "/"), ".git"); u != "" {
 				base := path.Base(strings.ReplaceAll(u, ":", "/"))
@@ -1687,7 +1687,9 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 	case "checkout-index":
 		prefixes := longOptionValues(rest, "--prefix", 5)
 		for _, v := range prefixes {
-			z.writeWord(v, "git checkout-index --prefix")
+			// The files the index names, under the prefix (a directory
+			// with a trailing slash, else a name's start).
+			z.treeWrite(v, "git checkout-index --prefix")
 		}
 		all := false
 		for _, a := range rest {

@@ -60,6 +60,9 @@ func TestTreeWritesMeetTheRulesUnderThem(t *testing.T) {
 		{"patch -p1 < out/p.diff", ModeFull, Ask, mayWrite},
 		{"cp -r src/. .", ModeFull, Ask, mayWrite},
 		{"rsync -a src/ ./", ModeFull, Ask, mayWrite},
+		{"git init", ModeFull, Ask, mayWrite},                          // its template's files
+		{"git checkout-index -a --prefix=./", ModeFull, Ask, mayWrite}, // the index's names
+		{"git push . HEAD:refs/heads/x", ModeFull, Ask, mayWrite},      // a local repository written
 		{"git checkout main", ModeNever, Deny, mayWrite},
 		{"git pull", ModeAsk, Ask, mayWrite},
 		// An ask rule under the tree asks in mode ask, and not in mode full.

@@ -353,9 +353,10 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 		if sub, _ := runnerSub(args, nil); sub == "install" || sub == "i" || sub == "ci" || sub == "add" || sub == "update" || sub == "upgrade" || sub == "remove" || sub == "uninstall" {
 			z.implied = true
 			for _, f := range []string{"node_modules", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "npm-shrinkwrap.json"} {
+				z.tree = f == "node_modules" // the packages' files, by their names
 				z.write(f, name+" "+sub)
 			}
-			z.implied = false
+			z.implied, z.tree = false, false
 		}
 	case "chmod", "chown", "chgrp", "setfacl", "chattr", "truncate":
 		// The mode, owner or size of each file named: a write of it (chmod
