@@ -19,6 +19,7 @@ import (
 	"github.com/askops/askops/internal/rediskey"
 	"github.com/askops/askops/internal/webpush"
 	"github.com/askops/askops/metrics"
+	"github.com/askops/askops/policy"
 )
 
 // localConfig is serve's configuration without -config: every default, the
@@ -93,7 +94,7 @@ func serveLocal(ctx context.Context, env *environment, cfg config.Config, config
 		return exitFailed
 	}
 	api, err := local.New(local.Config{Asks: watchable, Approver: metrics.Starter{Counted: counted},
-		Rules: cfg.Policy.Rules, Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Tokens: tokens, Held: held, Logger: log, BoundBash: bb})
+		Rules: cfg.Policy.Rules, Mode: policy.Mode(cfg.Policy.Mode), Grants: gs, MaxTimeout: cfg.Approvals.Timeout.D(), Tokens: tokens, Held: held, Logger: log, BoundBash: bb})
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitFailed

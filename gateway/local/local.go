@@ -8,6 +8,7 @@
 package local
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -88,8 +89,12 @@ type Config struct {
 	Approver gateway.Approver
 	// Rules and Grants are the policy's: only a grant (or a deny rule)
 	// answers a script without a human (policy.ModeScript).
-	Rules      []policy.Rule
-	Grants     policy.GrantChecker
+	Rules  []policy.Rule
+	Grants policy.GrantChecker
+	// Mode is policy.mode: the mode agents' hooks are judged in, as the
+	// serve with Slack judges them ("" is ask). bot ask's is always
+	// policy.ModeScript.
+	Mode       policy.Mode
 	MaxTimeout time.Duration
 	// Tokens are the two tokens it takes (LoadTokens).
 	Tokens Tokens
@@ -121,7 +126,7 @@ func New(cfg Config) (*API, error) {
 		return policy.New(policy.Config{Rules: cfg.Rules, Mode: mode, Grants: cfg.Grants, Logger: cfg.Logger.With("component", "policy")})
 	}
 	scripts, err1 := engine(policy.ModeScript)
-	agentsPolicy, err2 := engine(policy.ModeAsk)
+	agentsPolicy, err2 := engine(cmp.Or(cfg.Mode, policy.ModeAsk))
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}

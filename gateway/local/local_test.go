@@ -14,6 +14,7 @@ import (
 	"github.com/askops/askops/internal/apitest"
 	"github.com/askops/askops/internal/recordid"
 	"github.com/askops/askops/pending"
+	"github.com/askops/askops/policy"
 )
 
 // The local API's tokens outlive a serve (a copied token keeps working
@@ -104,4 +105,44 @@ type reply = apitest.Reply
 func post(t *testing.T, url, token string, body any) reply {
 	t.Helper()
 	return apitest.Do(t, "POST", url, token, body)
+}
+
+// policy.mode holds for agents' hooks on the local API as on the serve
+// with Slack: in mode full a hook's command the policy reads in full runs
+// at once; in the default mode it waits for a person. bot ask always asks.
+func TestLocalAPIJudgesHooksInThePolicyMode(t *testing.T) {
+	project := t.TempDir()
+	touch := map[string]any{"session_id": "s1", "agent": "Claude Code", "tool": "Bash",
+		"input": map[string]any{"command": "touch notes.txt"}, "cwd": project}
+	for _, tc := range []struct {
+		mode  policy.Mode
+		agent string // the hook's answer
+	}{
+		{"", "pending"},
+		{policy.ModeAsk, "pending"},
+		{policy.ModeFull, "approved"},
+		{policy.ModeNever, "denied"},
+	} {
+		asks := pending.NewMemoryStore(pending.Options{})
+		t.Cleanup(func() { asks.Close() })
+		gs := grants.NewMemoryStore(grants.Options{})
+		core, err := approval.New(approval.Config{Asks: asks, Grants: gs, Notifiers: []approval.Notifier{nopNotifier{}}, Timeout: time.Minute, SessionTTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens := Tokens{Script: recordid.Secret(), Agent: recordid.Secret()}
+		api, err := New(Config{Asks: asks, Approver: core, Grants: gs, Mode: tc.mode, MaxTimeout: time.Minute, Tokens: tokens, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(api.Close)
+		srv := httptest.NewServer(api.Handler)
+		t.Cleanup(srv.Close)
+		if r := post(t, srv.URL+"/v1/asks", tokens.Agent, touch); r.Body["status"] != tc.agent {
+			t.Errorf("mode %q: a hook's touch: %d %s, want %s", tc.mode, r.Status, r.Raw, tc.agent)
+		}
+		if r := post(t, srv.URL+"/v1/asks", tokens.Script, touch); r.Status != 201 || r.Body["status"] != "pending" {
+			t.Errorf("mode %q: bot ask's touch: %d %s, want a pending Ask", tc.mode, r.Status, r.Raw)
+		}
+	}
 }
