@@ -408,7 +408,7 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 		}
 	}
 	// And so is every file it writes under a tree (writeTreeVerdict).
-	if v, ok := e.writeTreeVerdict(e.deny, ws, an, Deny, c.Resolved); ok {
+	if v, ok := e.writeTreeVerdict(ws, an, Deny, c.Resolved); ok {
 		v.Dangerous = len(an.dangers) > 0
 		return v
 	}
@@ -487,7 +487,7 @@ func (e *Engine) decideBash(ctx context.Context, c Call, mode Mode, grantErr *er
 				Reason: r.why(fmt.Sprintf("the rules ask before write_file of %s (the command writes it)", shownPath(t.shown)))}
 		}
 	}
-	if v, ok := e.writeTreeVerdict(e.ask, ws, an, Ask, c.Resolved); ok {
+	if v, ok := e.writeTreeVerdict(ws, an, Ask, c.Resolved); ok {
 		return v
 	}
 	for _, t := range an.maybeWrites {

@@ -1687,8 +1687,13 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 	case "checkout-index":
 		prefixes := longOptionValues(rest, "--prefix", 5)
 		for _, v := range prefixes {
-			// The files the index names, under the prefix (a directory
-			// with a trailing slash, else a name's start).
+			// The files the index names, under the prefix: a directory
+			// with a trailing slash, else a name's start (--prefix=out/x-
+			// writes out/x-src/main.go), judged as its directory's tree.
+			if v.ok && !strings.HasSuffix(v.lit, "/") {
+				d := path.Dir(v.lit)
+				v = word{loose: d, lit: d, ok: true}
+			}
 			z.treeWrite(v, "git checkout-index --prefix")
 		}
 		all := false
@@ -1791,10 +1796,10 @@ func gitGrepPager(l string) (cmd string, has, ok bool) {
 
 // gitWritesWorkTree reports whether git sub writes the work tree's
 // tracked files from commits, a stash or the index, by names no word of
-// the line gives: switch, reset --hard, merge, pull, rebase, cherry-pick,
-// revert, stash (save, pop, apply), read-tree -u, sparse-checkout. checkout
-// and restore are gitRestoredPaths', apply and am are judged with their
-// patch.
+// the line gives: checkout BRANCH, switch, reset --hard, merge, pull,
+// rebase, cherry-pick, revert, stash (save, pop, apply), read-tree -u,
+// sparse-checkout. The paths checkout and restore are given are
+// gitRestoredPaths'; apply and am are judged with their patch.
 func gitWritesWorkTree(sub string, rest []word) bool {
 	switch sub {
 	case "switch", "merge", "pull", "rebase", "cherry-pick", "revert":

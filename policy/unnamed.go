@@ -841,6 +841,15 @@ type treeHits struct {
 	linked    string
 }
 
+// of is the first rule of decision d (Deny or Ask) the trees met; nil
+// when none.
+func (h *treeHits) of(d Decision) *treeHit {
+	if d == Ask {
+		return h.ask
+	}
+	return h.deny
+}
+
 // treeJudge judges the tree reads of one command against the read_file
 // rules.
 type treeJudge struct {
@@ -860,10 +869,7 @@ func (e *Engine) treeVerdict(rules []rule, ws string, an *analysis, d Decision, 
 	if an.treeHits == nil {
 		an.treeHits = e.judgeTrees(ws, an, resolved)
 	}
-	h := an.treeHits.deny
-	if d == Ask {
-		h = an.treeHits.ask
-	}
+	h := an.treeHits.of(d)
 	if h == nil {
 		return Verdict{}, false
 	}

@@ -880,20 +880,17 @@ func (e *Engine) writeRule(rules []rule, ws string, t writeTarget) (rule, bool) 
 	return rule{}, false
 }
 
-// writeTreeVerdict is the verdict of the write_file rules among rules
-// (e.deny or e.ask) on the files the command's tree writes may write, if
-// one applies. A tree whose files are the ones there now (here) is listed
+// writeTreeVerdict is the verdict of the write_file deny rules (d Deny)
+// or ask rules (d Ask) on the files the command's tree writes may write,
+// if one applies. A tree whose files are the ones there now (here) is listed
 // where the call was resolved here, and a file a rule names found in it is
 // written for certain; any other tree is judged by whether a rule may name
 // a file under it, which is never an allow and not a certain denial.
-func (e *Engine) writeTreeVerdict(rules []rule, ws string, an *analysis, d Decision, resolved bool) (Verdict, bool) {
+func (e *Engine) writeTreeVerdict(ws string, an *analysis, d Decision, resolved bool) (Verdict, bool) {
 	if an.writeTreeHits == nil {
 		an.writeTreeHits = e.judgeWriteTrees(ws, an, resolved)
 	}
-	h := an.writeTreeHits.deny
-	if d == Ask {
-		h = an.writeTreeHits.ask
-	}
+	h := an.writeTreeHits.of(d)
 	if h == nil {
 		return Verdict{}, false
 	}

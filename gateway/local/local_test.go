@@ -58,6 +58,30 @@ func TestLocalTokensStable(t *testing.T) {
 // runs at once; bot ask (script token) asks a human for what only the
 // rules would allow. An unknown token is refused.
 func TestLocalAPIJudgesByToken(t *testing.T) {
+	url, tokens, cfg := newLocalAPI(t, "")
+	project := t.TempDir()
+	read := map[string]any{"session_id": "s1", "agent": "Claude Code", "tool": "Read",
+		"input": map[string]any{"file_path": filepath.Join(project, "go.mod")}, "cwd": project}
+
+	if r := post(t, url+"/v1/asks", tokens.Agent, read); r.Status != 200 || r.Body["status"] != "approved" {
+		t.Errorf("a hook's read inside its project: %d %s, want approved by policy at once", r.Status, r.Raw)
+	}
+	if r := post(t, url+"/v1/asks", tokens.Script, read); r.Status != 201 || r.Body["status"] != "pending" {
+		t.Errorf("bot ask's call: %d %s, want a pending Ask (a script asked for a human)", r.Status, r.Raw)
+	}
+	if r := post(t, url+"/v1/asks", recordid.Secret(), read); r.Status != 401 {
+		t.Errorf("an unknown token: %d %s", r.Status, r.Raw)
+	}
+	cfg.Tokens = Tokens{Script: tokens.Script, Agent: tokens.Script}
+	if _, err := New(cfg); err == nil {
+		t.Error("one token for both judgings was accepted")
+	}
+}
+
+// newLocalAPI serves a local Ask API in mode on memory stores; it returns
+// its URL, its tokens and the Config it was built from.
+func newLocalAPI(t *testing.T, mode policy.Mode) (string, Tokens, Config) {
+	t.Helper()
 	asks := pending.NewMemoryStore(pending.Options{})
 	t.Cleanup(func() { asks.Close() })
 	gs := grants.NewMemoryStore(grants.Options{})
@@ -66,29 +90,15 @@ func TestLocalAPIJudgesByToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokens := Tokens{Script: recordid.Secret(), Agent: recordid.Secret()}
-	api, err := New(Config{Asks: asks, Approver: core, Grants: gs, MaxTimeout: time.Minute, Tokens: tokens, Logger: slog.New(slog.DiscardHandler)})
+	cfg := Config{Asks: asks, Approver: core, Grants: gs, Mode: mode, MaxTimeout: time.Minute, Tokens: tokens, Logger: slog.New(slog.DiscardHandler)}
+	api, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(api.Close)
 	srv := httptest.NewServer(api.Handler)
 	t.Cleanup(srv.Close)
-	project := t.TempDir()
-	read := map[string]any{"session_id": "s1", "agent": "Claude Code", "tool": "Read",
-		"input": map[string]any{"file_path": filepath.Join(project, "go.mod")}, "cwd": project}
-
-	if r := post(t, srv.URL+"/v1/asks", tokens.Agent, read); r.Status != 200 || r.Body["status"] != "approved" {
-		t.Errorf("a hook's read inside its project: %d %s, want approved by policy at once", r.Status, r.Raw)
-	}
-	if r := post(t, srv.URL+"/v1/asks", tokens.Script, read); r.Status != 201 || r.Body["status"] != "pending" {
-		t.Errorf("bot ask's call: %d %s, want a pending Ask (a script asked for a human)", r.Status, r.Raw)
-	}
-	if r := post(t, srv.URL+"/v1/asks", recordid.Secret(), read); r.Status != 401 {
-		t.Errorf("an unknown token: %d %s", r.Status, r.Raw)
-	}
-	if _, err := New(Config{Asks: asks, Approver: core, MaxTimeout: time.Minute, Tokens: Tokens{Script: tokens.Script, Agent: tokens.Script}}); err == nil {
-		t.Error("one token for both judgings was accepted")
-	}
+	return srv.URL, tokens, cfg
 }
 
 // nopNotifier shows Asks nowhere, as the console's live view does for a
@@ -123,25 +133,11 @@ func TestLocalAPIJudgesHooksInThePolicyMode(t *testing.T) {
 		{policy.ModeFull, "approved"},
 		{policy.ModeNever, "denied"},
 	} {
-		asks := pending.NewMemoryStore(pending.Options{})
-		t.Cleanup(func() { asks.Close() })
-		gs := grants.NewMemoryStore(grants.Options{})
-		core, err := approval.New(approval.Config{Asks: asks, Grants: gs, Notifiers: []approval.Notifier{nopNotifier{}}, Timeout: time.Minute, SessionTTL: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tokens := Tokens{Script: recordid.Secret(), Agent: recordid.Secret()}
-		api, err := New(Config{Asks: asks, Approver: core, Grants: gs, Mode: tc.mode, MaxTimeout: time.Minute, Tokens: tokens, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(api.Close)
-		srv := httptest.NewServer(api.Handler)
-		t.Cleanup(srv.Close)
-		if r := post(t, srv.URL+"/v1/asks", tokens.Agent, touch); r.Body["status"] != tc.agent {
+		url, tokens, _ := newLocalAPI(t, tc.mode)
+		if r := post(t, url+"/v1/asks", tokens.Agent, touch); r.Body["status"] != tc.agent {
 			t.Errorf("mode %q: a hook's touch: %d %s, want %s", tc.mode, r.Status, r.Raw, tc.agent)
 		}
-		if r := post(t, srv.URL+"/v1/asks", tokens.Script, touch); r.Status != 201 || r.Body["status"] != "pending" {
+		if r := post(t, url+"/v1/asks", tokens.Script, touch); r.Status != 201 || r.Body["status"] != "pending" {
 			t.Errorf("mode %q: bot ask's touch: %d %s, want a pending Ask", tc.mode, r.Status, r.Raw)
 		}
 	}
