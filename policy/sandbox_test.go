@@ -92,6 +92,9 @@ func sandboxLayout() []sandboxEntry {
 		{path: "ws/src/glink", link: "../.git"},
 		{path: "ws/out", dir: true},
 		{path: "ws/out/x", data: "x\n"},
+		// A diff of README, which patch fails to apply to out/x: it
+		// then writes out/x.orig and out/x.rej beside it, for real.
+		{path: "ws/out/p.diff", data: "--- a/README\n+++ b/README\n@@ -1 +1 @@\n-readme\n+patched\n"},
 		{path: "ws/.env", data: "SECRET=askops-canary\n", canary: true, secret: true},
 		{path: "ws/secrets", dir: true},
 		{path: "ws/secrets/token", data: "askops-canary-token\n", secret: true},

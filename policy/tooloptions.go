@@ -759,16 +759,26 @@ func (z *analyzer) patchWrites(args []word) {
 	if len(dirs) > 0 {
 		z.a.refuseAllow("patch -d (it patches files in another directory)")
 	}
-	backups := len(shortOptionValues(args, valued, 'B'))+len(shortOptionValues(args, valued, 'Y'))+
-		len(shortOptionValues(args, valued, 'z'))+len(longOptionValues(args, "--prefix", 5))+
-		len(longOptionValues(args, "--basename-prefix", 5))+len(longOptionValues(args, "--suffix", 5)) > 0
-	if backups {
+	prefixes := append(shortOptionValues(args, valued, 'B'), longOptionValues(args, "--prefix", 5)...)
+	basePrefixes := append(shortOptionValues(args, valued, 'Y'), longOptionValues(args, "--basename-prefix", 5)...)
+	suffixes := append(shortOptionValues(args, valued, 'z'), longOptionValues(args, "--suffix", 5)...)
+	if len(prefixes)+len(basePrefixes)+len(suffixes) > 0 {
 		z.a.refuseAllow("patch backups under a prefix or suffix (-B, -Y, -z) the policy does not place")
 	}
 	if len(ops) > 0 {
 		if len(outs) == 0 {
 			z.writeWord(ops[0], "patch")
 		}
+		// Beside the file patched (or -o's): FILE.rej where a hunk
+		// fails, unless -r names it, and the original's backup where a
+		// hunk fails or with -b (FILE.orig, or where -B, -Y or -z put
+		// it: -z /../../.git/x lands in .git).
+		written := ops[0]
+		if len(outs) > 0 {
+			written = outs[len(outs)-1]
+		}
+		rejects := len(shortOptionValues(args, valued, 'r')) + len(longOptionValues(args, "--reject-file", 5))
+		z.patchSideFiles(ops[0], written, rejects == 0, prefixes, basePrefixes, suffixes)
 		return
 	}
 	if len(outs) == 0 {
@@ -781,6 +791,35 @@ func (z *analyzer) patchWrites(args []word) {
 		}
 		z.treeWrite(dir, "patch")
 	}
+}
+
+// patchSideFiles records what patch writes beside the file it patches,
+// file (written, where -o puts the result): written.rej when rej, and the
+// backup of file: file.orig, or PREFIX+file (-B), dir/PREFIX+base (-Y),
+// file+SUFFIX (-z), each the last given. A name not literal is a write to
+// a place the policy cannot see.
+func (z *analyzer) patchSideFiles(file, written word, rej bool, prefixes, basePrefixes, suffixes []word) {
+	if rej {
+		z.writeWord(word{loose: written.loose + ".rej", lit: written.lit + ".rej", ok: written.ok}, "patch (rejects)")
+	}
+	last := func(ws []word) (word, bool) {
+		if len(ws) == 0 {
+			return word{}, false
+		}
+		return ws[len(ws)-1], true
+	}
+	backup := word{loose: file.loose + ".orig", lit: file.lit + ".orig", ok: file.ok}
+	if p, ok := last(prefixes); ok {
+		backup = word{loose: p.loose + file.loose, lit: p.lit + file.lit, ok: p.ok && file.ok}
+	}
+	if p, ok := last(basePrefixes); ok {
+		d, b := path.Split(file.lit)
+		backup = word{loose: d + p.loose + b, lit: d + p.lit + b, ok: p.ok && file.ok}
+	}
+	if s, ok := last(suffixes); ok {
+		backup = word{loose: file.loose + s.loose, lit: file.lit + s.lit, ok: s.ok && file.ok}
+	}
+	z.writeWord(backup, "patch (backup)")
 }
 
 // compilerOptions: -o FILE (and -oFILE), -MF FILE write; -wrapper runs a
