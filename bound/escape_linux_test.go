@@ -658,7 +658,8 @@ func TestBoundKeepsWhatWriteRulesDenyReadOnly(t *testing.T) {
 			bx := newBox(t, u, exe)
 			token := filepath.Join(bx.ws, "secrets", "token")
 			prod := filepath.Join(bx.ws, "config", "prod.yaml")
-			for _, f := range []string{token, prod} {
+			env := filepath.Join(bx.ws, "secrets", ".env") // read rules deny it too: still hidden
+			for _, f := range []string{token, prod, env} {
 				if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -673,8 +674,8 @@ func TestBoundKeepsWhatWriteRulesDenyReadOnly(t *testing.T) {
 					}
 				}
 			}
-			out, _ := bx.run(t, driverSpec{Support: &sup, Deny: []string{}, Unwritable: []string{"secrets", "config/prod.yaml"}},
-				`echo x > secrets/token; rm -f secrets/token; touch secrets/new; mv secrets s2; rm -rf secrets;
+			out, _ := bx.run(t, driverSpec{Support: &sup, Deny: []string{".env"}, Unwritable: []string{"secrets", "config/prod.yaml"}},
+				`cat secrets/.env; echo x > secrets/token; rm -f secrets/token; touch secrets/new; mv secrets s2; rm -rf secrets;
 				 echo x > config/prod.yaml; chmod 600 config/prod.yaml; mv config/prod.yaml config/p; rm -f config/prod.yaml;
 				 echo ok > config/other.yaml; echo ok > made.txt`)
 			for _, f := range []string{token, prod} {
@@ -682,6 +683,9 @@ func TestBoundKeepsWhatWriteRulesDenyReadOnly(t *testing.T) {
 				if b, rerr := os.ReadFile(f); err != nil || rerr != nil || string(b) != "kept\n" || fi.Mode().Perm() != 0o644 {
 					t.Errorf("%s: changed (%v, %v):\n%s", f, err, rerr, out)
 				}
+			}
+			if strings.Contains(out, "kept") {
+				t.Errorf("secrets/.env, which a read rule denies, was read in a directory a write rule keeps:\n%s", out)
 			}
 			for _, p := range []string{"secrets/new", "s2", "config/p"} {
 				if _, err := os.Lstat(filepath.Join(bx.ws, p)); err == nil {

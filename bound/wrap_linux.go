@@ -383,6 +383,7 @@ func within(p, root string) bool {
 // place for hooks and config that git runs later, unbounded, as the
 // workspace's own; with no read rule, only the top one was kept read-only.
 func scan(workspace string, denied, unwritable func(workspace, path string) bool, keep func(name string) bool) (readOnly, hide []string, err error) {
+	lastKept := "" // the last directory a write rule keeps: what lies in it is read-only with it
 	err = filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == workspace {
@@ -422,13 +423,17 @@ func scan(workspace string, denied, unwritable func(workspace, path string) bool
 				return filepath.SkipAll
 			}
 		}
-		if !hidden && !kept && p != workspace && (d.IsDir() || d.Type().IsRegular()) && unwritable != nil && unwritable(workspace, p) {
+		if !hidden && !kept && p != workspace && (lastKept == "" || !within(p, lastKept)) &&
+			(d.IsDir() || d.Type().IsRegular()) && unwritable != nil && unwritable(workspace, p) {
 			readOnly = append(readOnly, p)
 			if len(readOnly) > maxHidden {
 				return fmt.Errorf("more than %d files or directories in it that write rules deny, each a mount", maxHidden)
 			}
 			if d.IsDir() {
-				return filepath.SkipDir // all of it read-only with it
+				// All of it read-only with it, but still walked: a file
+				// in it a read rule denies is hidden (its mount goes on
+				// after this one), a nested .git kept.
+				lastKept = p
 			}
 		}
 		return nil
