@@ -244,13 +244,10 @@ func hostOf(host string) string {
 }
 
 // remoteOperand: a write scp or rsync makes on another machine
-// (host:path), which the policy judges as a local path to be safe.
+// (host:path, read as git reads it), which the policy judges as a local
+// path to be safe.
 func remoteOperand(w writeTarget) bool {
-	if !strings.HasPrefix(w.how, "scp") && !strings.HasPrefix(w.how, "rsync") {
-		return false
-	}
-	colon, slash := strings.IndexByte(w.shown, ':'), strings.IndexByte(w.shown, '/')
-	return colon > 0 && (slash < 0 || colon < slash)
+	return (strings.HasPrefix(w.how, "scp") || strings.HasPrefix(w.how, "rsync")) && gitNetworkURL(w.shown)
 }
 
 // remoteHosts are the hosts ssh-like commands name: ssh's first operand

@@ -316,12 +316,8 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 		if name == "mv" {
 			// A move deletes its sources' names: mv dist/x out/ takes
 			// dist/x away past a write_file rule on dist/**.
-			ops := operandsOf(args, "St", []string{"--suffix", "--target-directory"})
-			if len(longOptionValues(args, "--target-directory", 5))+len(shortOptionValues(args, "St", 't')) == 0 && len(ops) > 0 {
-				ops = ops[:len(ops)-1]
-			}
 			z.tree, z.treeHere = true, true // a directory moved takes its files' names away too
-			for _, o := range ops {
+			for _, o := range copySources(name, args) {
 				z.deletes(o, "mv", false)
 			}
 			z.tree, z.treeHere = false, false
@@ -795,7 +791,7 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 // follows the links in it (cp -L, rsync -L: what it writes is not what a
 // listing of src shows).
 func (z *analyzer) sourceDir(name string, args []word, src word) string {
-	if !src.ok || z.cwd == "" || remoteOperand(writeTarget{how: "rsync", shown: src.lit}) ||
+	if !src.ok || z.cwd == "" || gitNetworkURL(src.lit) ||
 		hasFlag(args, 'L', 'L', "--dereference") || name == "rsync" && (hasLong(args, "--copy-links") || hasLong(args, "--copy-dirlinks") || hasFlag(args, 'k', 'k', "--copy-unsafe-links")) {
 		return ""
 	}
@@ -828,15 +824,7 @@ func (z *analyzer) copiesTrees(name string, args []word) bool {
 	if cwd == "" {
 		cwd = z.workspace
 	}
-	valued, long := "St", []string{"--suffix", "--target-directory"}
-	if name == "rsync" || name == "scp" {
-		valued, long = "eBcFiJlOoPST", []string{"--rsh", "--target-directory"}
-	}
-	sources := operandsOf(args, valued, long)
-	if len(shortOptionValues(args, valued, 't'))+len(longOptionValues(args, "--target-directory", 5)) == 0 && len(sources) > 0 {
-		sources = sources[:len(sources)-1] // the last is the destination
-	}
-	for _, w := range sources {
+	for _, w := range copySources(name, args) {
 		if !w.ok {
 			return true
 		}
@@ -846,6 +834,21 @@ func (z *analyzer) copiesTrees(name string, args []word) bool {
 		}
 	}
 	return false
+}
+
+// copySources are the operands cp, mv, rsync or scp copies or moves:
+// every operand but the last (the destination), or all of them where -t
+// or --target-directory names it.
+func copySources(name string, args []word) []word {
+	valued, long := "St", []string{"--suffix", "--target-directory"}
+	if name == "rsync" || name == "scp" {
+		valued, long = "eBcFiJlOoPST", []string{"--rsh", "--target-directory"}
+	}
+	ops := operandsOf(args, valued, long)
+	if len(shortOptionValues(args, valued, 't'))+len(longOptionValues(args, "--target-directory", 5)) == 0 && len(ops) > 0 {
+		ops = ops[:len(ops)-1]
+	}
+	return ops
 }
 
 func (z *analyzer) isDir(p string) bool {
