@@ -4,6 +4,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/askops/askops/internal/globbase"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -688,10 +689,16 @@ func (z *analyzer) configWhy(abs, real string) string {
 // whose parents (or, with follow, itself) lead into .git deletes the
 // repository's history, hooks or config, whatever it is called.
 func (z *analyzer) deletes(w word, how string, follow bool) {
-	if !w.known() {
-		return
-	}
 	p := w.loose
+	if !w.known() {
+		var ok bool
+		if p, ok = z.unnamedDelete(w); !ok {
+			return
+		}
+		tree, here := z.tree, z.treeHere
+		z.tree, z.treeHere = true, p != "/"
+		defer func() { z.tree, z.treeHere = tree, here }()
+	}
 	if strings.HasSuffix(p, "/") {
 		follow = true // a trailing slash makes the kernel follow a final link
 	}
@@ -721,6 +728,26 @@ func (z *analyzer) deletes(w word, how string, follow bool) {
 	}
 }
 
+// unnamedDelete is where a delete of a name the policy cannot see lands,
+// judged as a tree: a pattern deletes what it matches now under its
+// literal directory (rm secrets/*, mv secrets/t* out/), any other word
+// may name any file ("/": rm "$f", shred -u "$X"). Every write_file deny
+// and ask rule that may name a file there meets it; these deleted what
+// a deny on secrets/** protects in mode full. The files find hands its
+// -exec are not: find's own tree judges them (deleteCommands); ok is
+// false then.
+func (z *analyzer) unnamedDelete(w word) (p string, ok bool) {
+	if z.found > 0 {
+		return "", false
+	}
+	if w.pat != "" && hasWild(w.pat) && !strings.HasPrefix(w.pat, "~") {
+		if base, rest := globbase.Split(w.pat); globbase.StaysUnder(rest) {
+			return unescapeGlob(base), true
+		}
+	}
+	return "/", true
+}
+
 // deleteCommands finds what rm, unlink, rmdir, shred and find's -delete
 // reach. find -L (or -follow) follows every link below its starting
 // points while it deletes: where those lead cannot be read from the line.
@@ -728,9 +755,26 @@ func (z *analyzer) deleteCommands(name string, args []word) {
 	switch name {
 	case "rm", "unlink", "rmdir", "shred", "srm":
 		z.tree = name == "rm" && hasFlag(args, 'r', 'R', "--recursive")
-		z.treeHere = true // what is there goes
-		for _, w := range operandsOf(args, "nu", []string{"--interactive", "--remove"}) {
+		z.treeHere = true                 // what is there goes
+		valued, long := "", []string(nil) // rm's --interactive[=WHEN] and shred's --remove[=HOW] take theirs after =
+		if name == "shred" || name == "srm" {
+			valued, long = "ns", []string{"--iterations", "--size", "--random-source"}
+		}
+		for _, w := range operandsOf(args, valued, long) {
 			z.deletes(w, name, false)
+			if w.ok && (name == "shred" || name == "srm") && hasFlag(args, 'u', 'u', "--remove") {
+				// shred -u renames the file to zeros before it goes:
+				// 0000, 000, 00 and 0 beside it, for a name of four.
+				z.tree = false
+				before := len(z.a.writes)
+				z.implied = true
+				z.write(path.Join(path.Dir(w.lit), "0"), name+" -u renames")
+				z.implied = false
+				for i := before; i < len(z.a.writes); i++ {
+					z.a.writes[i].shown = path.Join(path.Dir(w.lit), "0…")
+					z.a.writes[i].pieces = "0*"
+				}
+			}
 		}
 		z.tree, z.treeHere = false, false
 	case "find", "gfind":

@@ -30,7 +30,7 @@ var sqliteQuiet = map[string]bool{
 // sqliteFileCommands are the dot-commands that open the file named by
 // their last word: true for a write.
 var sqliteFileCommands = map[string]bool{
-	".read": false, ".import": false, ".open": false, ".restore": false,
+	".read": false, ".import": false, ".restore": false, ".open": true,
 	".save": true, ".backup": true, ".output": true, ".once": true, ".log": true,
 	".trace": true, ".iotrace": true, ".clone": true,
 }

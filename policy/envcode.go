@@ -194,9 +194,16 @@ func (z *analyzer) assignment(name string, value word, depth int) {
 			z.writtenConfig(word{loose: f}, name)
 		}
 	}
-	if strings.HasPrefix(name, "GIT_TRACE") && strings.HasPrefix(value.loose, "/") {
-		// git appends its trace to an absolute path.
-		z.writeWord(value, name)
+	if strings.HasPrefix(name, "GIT_TRACE") && (strings.HasPrefix(value.loose, "/") || strings.HasPrefix(value.loose, "~") || !value.known()) {
+		// git appends its trace to an absolute path (GIT_TRACE2's to a
+		// new file in it, if it is a directory); a value the policy
+		// cannot see may be one (GIT_TRACE=$PWD/.env wrote .env), and
+		// so is ~/t once bash has expanded it.
+		if strings.HasPrefix(name, "GIT_TRACE2") && value.ok && z.isDir(value.lit) {
+			z.treeWrite(value, name)
+		} else {
+			z.writeWord(value, name)
+		}
 	}
 	if optionVariable(name) && value.loose != "" {
 		z.a.cannotRead("$" + name + " holds options a program reads as its own, which the policy does not read there")
@@ -206,7 +213,7 @@ func (z *analyzer) assignment(name string, value word, depth int) {
 	}
 	switch {
 	case codeVariable(name):
-		z.scriptValue(value, depth)
+		z.scriptValue(value, depth, true, !readsInputOnly(name))
 	case strings.HasPrefix(name, "BASH_FUNC_"):
 		// An exported function: the value is its body, "() { …; }".
 		if value.known() {
@@ -226,15 +233,38 @@ func (z *analyzer) assignment(name string, value word, depth int) {
 }
 
 // scriptValue analyses a value a program runs as a command line (a leading
-// | or ! is how some programs mark one).
-func (z *analyzer) scriptValue(v word, depth int) {
+// | or ! is how some programs mark one): through sh -c where viaShell,
+// and with the program's own arguments after it where args (withArgs).
+func (z *analyzer) scriptValue(v word, depth int, viaShell, args bool) {
 	v.loose = strings.TrimLeft(v.loose, "|! ")
 	in := scriptOf(v)
 	if in.scriptUnknown {
 		z.unknown("a variable that holds code is set to a value that is not literal")
 		return
 	}
+	if viaShell {
+		z.command(simple{words: []word{{loose: "sh", lit: "sh", ok: true}}, transport: true}, depth+1)
+	}
+	if args {
+		in = withArgs([]inner{in})[0]
+	}
 	z.script(in.script, depth+1, false)
+}
+
+// readsInputOnly names the code variables whose command gets no arguments
+// of its program's: a pager reads its input, PROMPT_COMMAND and
+// FZF_DEFAULT_COMMAND run alone, LESSOPEN and RSYNC_CONNECT_PROG put
+// their file or host in the line itself (%s, %H); GIT_DIFF_OPTS and
+// GIT_TRACE_REDACT are options, not commands. Every other one (an
+// editor, an askpass, GIT_SSH_COMMAND, GIT_EXTERNAL_DIFF, a wrapper, a
+// git config value) gets arguments after it.
+func readsInputOnly(name string) bool {
+	switch name {
+	case "PROMPT_COMMAND", "FZF_DEFAULT_COMMAND", "LESSOPEN", "LESSCLOSE", "RSYNC_CONNECT_PROG", "GIT_DIFF_OPTS",
+		"GIT_TRACE_REDACT":
+		return true
+	}
+	return strings.HasSuffix(name, "PAGER")
 }
 
 // gitConfigParameters reads GIT_CONFIG_PARAMETERS ('key'='value' pairs,
@@ -255,8 +285,9 @@ func (z *analyzer) gitConfigParameters(v word, depth int) {
 	for _, kv := range words {
 		// Every value: a key git runs may be spelt in many ways (case,
 		// subsections), and a value that is not code costs nothing.
-		if _, val, ok := strings.Cut(kv, "="); ok {
-			z.scriptValue(word{loose: val}, depth)
+		if key, val, ok := strings.Cut(kv, "="); ok {
+			key = strings.ToLower(key)
+			z.scriptValue(word{loose: val}, depth, true, key != "core.pager" && !strings.HasPrefix(key, "pager."))
 		}
 	}
 }

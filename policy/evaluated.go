@@ -161,9 +161,10 @@ func (z *analyzer) evaluatedArgs(name string, ws []word, depth int) {
 			z.evaluated(w.loose, name, depth)
 		}
 		// -C CALLBACK is a command, wherever it sits in a cluster of
-		// options (mapfile -tC 'rm …' -c1 runs rm).
+		// options (mapfile -tC 'rm …' -c1 runs rm), which bash runs with
+		// the line's index and the line after it (rm -f zz 0 x).
 		if _, vals := builtinOperands(args, "dnOsuCc"); vals['C'].loose != "" {
-			z.scriptValue(vals['C'], depth)
+			z.scriptValue(vals['C'], depth, false, true)
 		}
 	case "printf":
 		for i := 0; i < len(args); i++ {

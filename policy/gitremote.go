@@ -48,10 +48,8 @@ func (z *analyzer) gitRemoteAs(r word, what string) (local bool) {
 		return true
 	}
 	if cmd, ok := strings.CutPrefix(l, "ext::"); ok {
-		// git's ext:: syntax: "% " is a space, "%%" a percent sign.
-		cmd = strings.NewReplacer("% ", " ", "%%", "%").Replace(cmd)
 		z.a.refuseGrant(what + " to an ext:: remote (it runs a command)")
-		z.script(cmd, 1, false)
+		z.script(gitExtCommand(cmd), 1, false)
 		return false
 	}
 	if strings.Contains(l, "::") {
@@ -115,4 +113,10 @@ func cutFileURL(l string) (string, bool) {
 func localRepoWord(l string) bool {
 	return strings.Contains(l, "/") || strings.HasPrefix(l, ".") || strings.HasPrefix(l, "~") ||
 		strings.HasPrefix(strings.ToLower(l), "file:") || l == ""
+}
+
+// gitExtCommand is the command line of an ext:: remote (what follows
+// "ext::"), in git's syntax: "% " is a space, "%%" a percent sign.
+func gitExtCommand(s string) string {
+	return strings.NewReplacer("% ", " ", "%%", "%").Replace(s)
 }

@@ -288,7 +288,8 @@ func scpPrograms(ws []word) []inner {
 		switch strings.ToLower(strings.TrimSpace(k)) {
 		case "proxycommand", "localcommand", "knownhostscommand":
 			if ok {
-				out = append(out, scriptOf(word{loose: v}))
+				// ssh runs it as sh -c "exec LINE".
+				out = append(out, throughShell([]inner{scriptOf(word{loose: v})})...)
 			}
 		}
 	}
@@ -548,7 +549,8 @@ func sqliteText(w word, via string) []inner {
 		rest = strings.TrimSpace(rest)
 		switch {
 		case sqliteRunsCommand(dot):
-			out = append(out, scriptOf(word{loose: unquoteSqlite(rest)}))
+			// system(3) and popen(3): sh -c LINE.
+			out = append(out, throughShell([]inner{scriptOf(word{loose: unquoteSqlite(rest)})})...)
 		}
 		switch dot {
 		case ".once", ".output", ".read", ".import", ".out", ".outp", ".outpu", ".re", ".rea", ".imp", ".impo", ".impor":
@@ -558,7 +560,7 @@ func sqliteText(w word, via string) []inner {
 				if q := rest[0]; (q == '\'' || q == '"') && strings.HasSuffix(cmd, string(q)) {
 					cmd = cmd[:len(cmd)-1]
 				}
-				out = append(out, scriptOf(word{loose: cmd}))
+				out = append(out, throughShell([]inner{scriptOf(word{loose: cmd})})...)
 			}
 		case ".load", ".lo", ".loa":
 			out = append(out, opaque(via))

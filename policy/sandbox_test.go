@@ -115,7 +115,7 @@ func sandboxLayout() []sandboxEntry {
 // programs they start matter.
 var sandboxPrograms = []string{
 	"bash", "sh", "dash", "env", "find", "xargs", "timeout", "nice", "nohup",
-	"rm", "rmdir", "unlink", "mv", "cp", "ln", "mkdir", "touch", "tee", "dd", "truncate", "chmod", "install",
+	"rm", "rmdir", "unlink", "shred", "mv", "cp", "ln", "mkdir", "touch", "tee", "dd", "truncate", "chmod", "install",
 	"cat", "head", "tail", "sort", "tr", "wc", "cut", "uniq", "ls", "basename", "dirname", "readlink",
 	"realpath", "mktemp", "base64", "grep", "sed", "awk", "perl", "make", "npm", "node", "ed", "sqlite3",
 	// Readers (coreutils, diffutils, tar, gzip, util-linux, libc-bin:
@@ -174,7 +174,12 @@ eval "$layout" || fail "cannot build the layout"
 # reset) does it for real.
 (cd ws && HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 /usr/bin/git add README src/main.go package.json &&
 	HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 /usr/bin/git -c user.name=askops -c user.email=askops@example.com \
-		commit -q --no-verify -m layout) || fail "cannot commit the layout with git"
+		commit -q --no-verify -m layout &&
+	HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 /usr/bin/git branch topic) || fail "cannot commit the layout with git"
+# An archive and a zip of the workspace's files, so extracting, listing
+# and testing them (and what tar and zip start to do it) happen for real.
+(cd ws && /usr/bin/tar -cf out/a.tar README && /usr/bin/zip -q out/a.zip src/main.go) ||
+	fail "cannot make the layout's archives"
 real=()
 for n in $programs; do
 	found=
@@ -192,9 +197,10 @@ done
 cd /
 /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs \
 	/usr/bin/bash --norc --noprofile -c "$helper" askops-sandbox "$H" "$M" </dev/null >/dev/null &
+helperpid=$!
 exec /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs \
 	/usr/bin/strace --seccomp-bpf -f -qq -y -s 65536 -e "trace=$syscalls" -o "$H/.trace" \
-	/usr/bin/bash --norc --noprofile -c "$runner" askops-sandbox "$H" "$M" "$T"
+	/usr/bin/bash --norc --noprofile -c "$runner" askops-sandbox "$H" "$M" "$T" "$helperpid"
 `
 
 // sandboxRunner reads requests, runs each command, and answers. A
@@ -208,7 +214,7 @@ exec /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs \
 // /proc/PID/root.
 const sandboxRunner = `
 set -u
-H=$1 M=$2 T=$3
+H=$1 M=$2 T=$3 helperpid=$4
 export -n LC_ALL
 LC_ALL=C
 set -m # every command in a process group of its own
@@ -217,6 +223,25 @@ exec 9<>"$H/.fifo" 5<>"$H/.hreq" 6<>"$H/.hres" || { printf '@@askops-error canno
 helper() {
 	local ok=
 	printf '%s\n' "$*" >&5 && read -r ok <&6 && [[ $ok == ok ]] || { printf '@@askops-error the helper failed: %s\n' "$1"; exit 1; }
+}
+# reap kills what a command left running outside its process group (a
+# daemon in a session of its own: gpg starts gpg-agent; rsync's receiver
+# finishing), and waits until every such process is gone, so none of its
+# calls land in the next command's part of the trace. Only the sandbox's
+# own processes are spared: strace (1), this runner and the helper.
+reap() {
+	local p n left
+	for ((n = 0; n < 2000; n++)); do
+		left=
+		for p in /proc/[0-9]*; do
+			p=${p#/proc/}
+			[[ $p == 1 || $p == "$$" || $p == "$helperpid" ]] && continue
+			kill -KILL "$p" 2>/dev/null && left=1
+		done
+		[[ -z $left ]] && return 0
+		read -r -t 0.01 -u 9 # nobody writes the fifo: a pause while strace reaps them
+	done
+	return 1
 }
 helper F
 printf '@@askops-ready\n'
@@ -239,6 +264,7 @@ while IFS= read -r -d '' req; do
 	rc=$?
 	kill -KILL -- "-$dog" "-$pid" 2>/dev/null
 	wait "$dog" 2>/dev/null
+	reap || { printf '@@askops-error the processes of %q outlive it\n' "$command"; exit 1; }
 	cd /
 	: >"$H/.mark"
 	printf '@@askops-run %d %d\n' "$rc" "$pid"

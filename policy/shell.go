@@ -188,6 +188,9 @@ type analyzer struct {
 	// tree, treeHere: the write being recorded is writeTarget.tree, and
 	// writeTarget.here.
 	tree, treeHere bool
+	// found: the command being read is find's -exec or -ok; its words
+	// the policy cannot see are the files find found (inner.found).
+	found int
 	// treeFrom: the directory whose files the tree being recorded
 	// receives (writeTarget.from).
 	treeFrom string
@@ -856,6 +859,9 @@ func (z *analyzer) command(s simple, depth int) {
 		if in.guess {
 			z.guessing++
 		}
+		if in.found {
+			z.found++
+		}
 		if in.elsewhere {
 			back := z.loseDir()
 			z.inner(name, in, depth)
@@ -865,6 +871,9 @@ func (z *analyzer) command(s simple, depth int) {
 		}
 		if in.guess {
 			z.guessing--
+		}
+		if in.found {
+			z.found--
 		}
 	}
 }

@@ -70,6 +70,9 @@ func newTraceReader(links map[string]string, ws string, forks map[int]int, earli
 	return r
 }
 
+// unnamedRead is the path of a read whose file strace could not name.
+const unnamedRead = "\x00unnamed"
+
 // errEarlier marks a trace line of a process an earlier command started.
 var errEarlier = errors.New("a process of an earlier command")
 
@@ -281,6 +284,16 @@ func (r *traceReader) call(pid int, text string) ([]traceEvent, error) {
 			kind = traceRead
 		}
 		p, err := pathArg(i, !strings.Contains(flags, "O_NOFOLLOW"))
+		if err != nil && kind == traceRead {
+			// A process strace may not read (gpg and gpg-agent make
+			// themselves non-dumpable): a listing reads no file's
+			// content; any other read is of a file not named, which
+			// the check holds against the protected files (unnamedRead).
+			if strings.Contains(flags, "O_DIRECTORY") {
+				return nil, nil
+			}
+			return []traceEvent{ev(traceRead, unnamedRead)}, nil
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -71,6 +71,12 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		if len(longOptionValues(args, "--rsync-path", 8)) > 0 {
 			z.a.refuseAllow("rsync --rsync-path (it runs another program on the other side)")
 		}
+		if len(longOptionValues(args, "--remote-option", 10))+len(shortOptionValues(args, "eBcFiJlOoPSTM", 'M')) > 0 {
+			// Options for the rsync on the other side, which for a copy
+			// on this machine is here too (rsync -M--log-file=/tmp/x
+			// src/ out/ wrote /tmp/x): not read.
+			z.a.cannotRead("rsync --remote-option (options for the other side's rsync, which the policy does not read)")
+		}
 		for _, a := range args {
 			if a.loose == "--" {
 				break
@@ -451,8 +457,45 @@ type tarOptions struct {
 	runs            []word     // command lines tar runs (-I, --to-command, -F, --checkpoint-action=exec=, --rsh-command)
 	remote          bool       // an archive on another host (HOST:FILE): tar runs rsh or ssh
 	forceLocal      bool
-	removes         bool // --remove-files: what is archived is deleted
-	namesFrom       bool // -T, --files-from: the names to archive are in a file
+	removes         bool   // --remove-files: what is archived is deleted
+	namesFrom       bool   // -T, --files-from: the names to archive are in a file
+	compressor      string // the program an option names to (de)compress with (-z: gzip), "" if none
+	auto            bool   // -a, --auto-compress: the archive's suffix names it
+}
+
+// tarCompressor is the program GNU tar starts (through /bin/sh -c) to
+// compress or decompress an archive named file: by its suffix, as tar
+// -a picks one when creating and as an archive so named holds when
+// reading; "" for none.
+func tarCompressor(file string) string {
+	for _, c := range []struct{ suffix, program string }{
+		{".gz", "gzip"}, {".tgz", "gzip"}, {".taz", "gzip"}, {".Z", "gzip"}, {".taZ", "gzip"},
+		{".bz2", "bzip2"}, {".tbz", "bzip2"}, {".tbz2", "bzip2"}, {".tz2", "bzip2"},
+		{".xz", "xz"}, {".txz", "xz"}, {".zst", "zstd"}, {".tzst", "zstd"},
+		{".lz", "lzip"}, {".lzma", "lzma"}, {".tlz", "lzma"}, {".lzo", "lzop"},
+	} {
+		if strings.HasSuffix(file, c.suffix) {
+			return c.program
+		}
+	}
+	return ""
+}
+
+// compressors are the programs tar starts to (de)compress its archives.
+func (t tarOptions) compressors() []string {
+	var out []string
+	if t.compressor != "" {
+		out = append(out, t.compressor)
+	}
+	if t.create && !t.auto {
+		return out
+	}
+	for _, f := range t.files {
+		if c := tarCompressor(f.loose); c != "" && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 type tarWrite struct {
@@ -549,6 +592,16 @@ func readTar(args []word) tarOptions {
 			t.runs = append(t.runs, v)
 		case 'T':
 			t.namesFrom = true
+		case 'z':
+			t.compressor = "gzip"
+		case 'Z':
+			t.compressor = "gzip" // compress; gzip reads it
+		case 'j':
+			t.compressor = "bzip2"
+		case 'J':
+			t.compressor = "xz"
+		case 'a':
+			t.auto = true
 		}
 	}
 	for i := 0; i < len(args); i++ {
@@ -599,6 +652,23 @@ func readTar(args []word) tarOptions {
 				value()
 			case tarLongIs(n, "--remove-files"):
 				t.removes = true
+			case tarLongIs(n, "--gzip") || tarLongIs(n, "--gunzip") || tarLongIs(n, "--ungzip") ||
+				tarLongIs(n, "--compress") || tarLongIs(n, "--uncompress"):
+				t.compressor = "gzip"
+			case tarLongIs(n, "--bzip2"):
+				t.compressor = "bzip2"
+			case tarLongIs(n, "--xz"):
+				t.compressor = "xz"
+			case tarLongIs(n, "--zstd"):
+				t.compressor = "zstd"
+			case tarLongIs(n, "--lzip"):
+				t.compressor = "lzip"
+			case tarLongIs(n, "--lzma"):
+				t.compressor = "lzma"
+			case tarLongIs(n, "--lzop"):
+				t.compressor = "lzop"
+			case tarLongIs(n, "--auto-compress"):
+				t.auto = true
 			case tarLongIs(n, "--listed-incremental") || tarLongIs(n, "--index-file") || tarLongIs(n, "--volno-file"):
 				t.writes = append(t.writes, tarWrite{"tar " + n, value()})
 			case tarLongIs(n, "--use-compress-program") || tarLongIs(n, "--to-command") || tarLongIs(n, "--info-script") ||
@@ -1634,7 +1704,7 @@ func (z *analyzer) gitSubcommandWrites(args []word, depth int) {
 			}
 		}
 		for _, v := range longOptionValues(rest, "--separate-git-dir", 5) {
-			z.writeWord(v, "git "+sub+" --separate-git-dir")
+			z.treeWrite(v, "git "+sub+" --separate-git-dir") // the repository's files, by git's names
 		}
 		ops := operandsOf(rest, "bcjoOu", []string{"--branch", "--config", "--depth", "--origin", "--upload-pack",
 			"--reference", "--reference-if-able", "--separate-git-dir", "--template", "--jobs", "--filter", "--shallow-since",

@@ -103,21 +103,32 @@ func (e *Engine) rulesOn(c Call, mode Mode) (v Verdict, ok bool) {
 // matched as matchesPath does: under the workspace, and (for "**/…") under
 // any directory at all.
 func (r rule) mayNameUnder(dir, workspace, names string) bool {
+	return r.mayName(dir, workspace, names, false)
+}
+
+// mayNameIn is mayNameUnder for the files directly in dir (split's
+// pieces, npm pack's tarball): secrets/** names none of those in the
+// workspace's top.
+func (r rule) mayNameIn(dir, workspace, names string) bool {
+	return r.mayName(dir, workspace, names, true)
+}
+
+func (r rule) mayName(dir, workspace, names string, direct bool) bool {
 	ds := splitAbs(dir)
 	last := func(seg string) bool { return nameMayMatch(seg, names) }
 	if path.IsAbs(r.glob) {
-		return mayExtend(splitAbs(r.glob), ds, last)
+		return mayExtend(splitAbs(r.glob), ds, last, direct)
 	}
 	if workspace != "" && path.IsAbs(workspace) {
 		ws := splitAbs(path.Clean(workspace))
 		for i, s := range ws {
 			ws[i] = escapeGlob(s)
 		}
-		if mayExtend(append(ws, strings.Split(r.glob, "/")...), ds, last) {
+		if mayExtend(append(ws, strings.Split(r.glob, "/")...), ds, last, direct) {
 			return true
 		}
 	}
-	return strings.HasPrefix(r.glob, "**/") && mayExtend(strings.Split(r.glob, "/"), ds, last)
+	return strings.HasPrefix(r.glob, "**/") && mayExtend(strings.Split(r.glob, "/"), ds, last, direct)
 }
 
 // splitAbs is an absolute clean path's segments ("/" has none).
@@ -143,12 +154,21 @@ func escapeGlob(s string) string {
 }
 
 // mayExtend reports whether the glob segments ps could match ds followed
-// by at least one more segment, the last accepted by last. Any segment
-// pattern is taken to match some name (the valid ones do); only the last
-// name is checked, against last.
-func mayExtend(ps, ds []string, last func(string) bool) bool {
+// by at least one more segment (exactly one, if direct), the last
+// accepted by last. Any segment pattern is taken to match some name (the
+// valid ones do); only the last name is checked, against last.
+func mayExtend(ps, ds []string, last func(string) bool, direct bool) bool {
 	for {
 		if len(ds) == 0 {
+			if direct {
+				// One name: what "**" may leave out, then one segment
+				// (or a "**" taking it).
+				stars := false
+				for len(ps) > 0 && ps[0] == "**" {
+					ps, stars = ps[1:], true
+				}
+				return len(ps) == 0 && stars || len(ps) == 1 && last(ps[0])
+			}
 			if len(ps) == 0 {
 				return false // the directory itself, nothing under it
 			}
@@ -160,7 +180,7 @@ func mayExtend(ps, ds []string, last func(string) bool) bool {
 		}
 		if ps[0] == "**" {
 			for i := 0; i <= len(ds); i++ {
-				if mayExtend(ps[1:], ds[i:], last) {
+				if mayExtend(ps[1:], ds[i:], last, direct) {
 					return true
 				}
 			}

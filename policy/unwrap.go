@@ -17,6 +17,9 @@ type inner struct {
 	// in each submodule), so its relative paths land nowhere it knows.
 	elsewhere bool
 	transport bool // see simple.transport
+	// found: find's -exec command, whose {} are the files find found:
+	// what it deletes there find's own tree judges (unnamedDelete).
+	found bool
 }
 
 // wrapSpec describes how a wrapper's own options end and its command begins.
@@ -314,10 +317,24 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		return ins
 	case name == "tar" || name == "gtar":
 		// -I, --to-command, --checkpoint-action=exec and the volume
-		// scripts run through /bin/sh -c (strace: tar -I gzip ran sh).
-		return throughShell(scriptsOf(readTar(ws[1:]).runs))
+		// scripts run through /bin/sh -c (strace: tar -I gzip ran sh),
+		// and so do the compressors (tar -czf ran sh -c gzip).
+		t := readTar(ws[1:])
+		ins := scriptsOf(t.runs)
+		for _, c := range t.compressors() {
+			ins = append(ins, inner{words: []word{{loose: c, lit: c, ok: true}}, transport: true})
+		}
+		return throughShell(ins)
+	case gzipScript(name) != nil:
+		// zcat, zgrep, zless …: shell scripts that run gzip (zcat -f
+		// .env ran gzip -cd -f .env) and the program they are named for.
+		var ins []inner
+		for _, p := range gzipScript(name) {
+			ins = append(ins, inner{words: []word{{loose: p, lit: p, ok: true}}, transport: true})
+		}
+		return ins
 	case name == "zip":
-		return throughShell(optionScripts(ws, []string{"-TT", "--unzip-command"}, nil))
+		return throughShell(withArgs(optionScripts(ws, []string{"-TT", "--unzip-command"}, nil)))
 	case name == "split":
 		// --filter=COMMAND runs in $SHELL -c for every piece (split
 		// --filter='cat .env' printed .env).
@@ -596,6 +613,39 @@ func throughShell(ins []inner) []inner {
 	return append(ins, inner{words: []word{{loose: "sh", lit: "sh", ok: true}}, transport: true})
 }
 
+// gzipScript lists what gzip's shell scripts run; nil for another name.
+func gzipScript(name string) []string {
+	switch name {
+	case "zcat", "gunzip", "uncompress", "gzexe", "znew", "zforce":
+		return []string{"gzip"}
+	case "zgrep", "zegrep", "zfgrep":
+		return []string{"gzip", "grep"}
+	case "zdiff", "zcmp":
+		return []string{"gzip", "diff", "cmp"}
+	case "zless":
+		return []string{"gzip", "less"}
+	case "zmore":
+		return []string{"gzip", "more"}
+	}
+	return nil
+}
+
+// withArgs appends the arguments a program adds after a command line it
+// runs (sh -c 'LINE "$@"' NAME ARG…), as "$@": words the policy cannot
+// see. git's core.fsmonitor gets a version and a token, --upload-pack
+// and archive --exec the repository, an editor its file, zip's
+// --unzip-command the archive; git -c core.fsmonitor='rm -rf x' status
+// ran rm -rf x 2 TOKEN and deleted ./2, and zip -T --unzip-command=sh
+// ran the archive as a script.
+func withArgs(ins []inner) []inner {
+	for i := range ins {
+		if ins[i].script != "" {
+			ins[i].script += ` "$@"`
+		}
+	}
+	return ins
+}
+
 // rsyncOverShell reports whether an operand of rsync is HOST:PATH, which
 // rsync reaches through a remote shell (HOST::MODULE and rsync:// reach a
 // daemon directly). A word that only may be one counts.
@@ -636,7 +686,7 @@ func findExec(ws []word) []inner {
 				cmd = append(cmd, ws[j])
 			}
 			if len(cmd) > 0 {
-				out = append(out, inner{words: cmd, elsewhere: strings.HasSuffix(op, "dir")})
+				out = append(out, inner{words: cmd, elsewhere: strings.HasSuffix(op, "dir"), found: true})
 			}
 			i = j
 		}
@@ -662,10 +712,10 @@ func sshRemote(ws []word) []inner {
 		if k, v, ok := strings.Cut(opt, "="); ok {
 			switch strings.ToLower(strings.TrimSpace(k)) {
 			case "proxycommand", "localcommand", "knownhostscommand", "permitlocalcommand":
-				out = append(out, scriptOf(word{loose: v}))
+				out = append(out, throughShell([]inner{scriptOf(word{loose: v})})...)
 			}
 		} else if k, v, ok := strings.Cut(opt, " "); ok && strings.EqualFold(k, "ProxyCommand") {
-			out = append(out, scriptOf(word{loose: v}))
+			out = append(out, throughShell([]inner{scriptOf(word{loose: v})})...)
 		}
 		if !host {
 			if len(l) > 1 && l[0] == '-' {
@@ -749,9 +799,9 @@ func gitTransport(sub string, args []word) []inner {
 func gitSubcommandCode(sub string, args []word) []inner {
 	switch sub {
 	case "rebase":
-		return optionScripts(append([]word{{}}, args...), []string{"-x", "--exec"}, nil)
+		return throughShell(optionScripts(append([]word{{}}, args...), []string{"-x", "--exec"}, nil))
 	case "difftool", "mergetool":
-		return optionScripts(append([]word{{}}, args...), []string{"-x", "--extcmd"}, nil)
+		return throughShell(withArgs(optionScripts(append([]word{{}}, args...), []string{"-x", "--extcmd"}, nil)))
 	case "submodule":
 		for i, a := range args {
 			if a.loose == "foreach" {
@@ -763,26 +813,27 @@ func gitSubcommandCode(sub string, args []word) []inner {
 				for k := range ins {
 					ins[k].elsewhere = true
 				}
-				return ins
+				return throughShell(ins)
 			}
 		}
 	case "push":
-		return scriptsOf(append(longOptionValues(args, "--receive-pack", 5), longOptionValues(args, "--exec", 3)...))
+		// The transports' lines get the repository after them.
+		return throughShell(withArgs(scriptsOf(append(longOptionValues(args, "--receive-pack", 5), longOptionValues(args, "--exec", 3)...))))
 	case "fetch", "pull", "clone", "ls-remote":
 		vals := longOptionValues(args, "--upload-pack", 4)
 		if sub == "clone" {
 			vals = append(vals, optionValues(args, "-u")...)
 		}
-		return scriptsOf(vals)
+		return throughShell(withArgs(scriptsOf(vals)))
 	case "archive":
-		return scriptsOf(longOptionValues(args, "--exec", 3))
+		return throughShell(withArgs(scriptsOf(longOptionValues(args, "--exec", 3))))
 	case "filter-branch":
 		// Every --*-filter is a shell command run for each commit.
 		var out []inner
 		for _, f := range []string{"--env-filter", "--tree-filter", "--index-filter", "--parent-filter", "--msg-filter", "--commit-filter", "--tag-name-filter"} {
 			out = append(out, scriptsOf(longOptionValues(args, f, len(f)))...)
 		}
-		return out
+		return throughShell(out)
 	case "send-email":
 		var out []inner
 		for _, f := range []string{"--to-cmd", "--cc-cmd", "--header-cmd", "--sendmail-cmd", "--smtp-server"} {
@@ -792,7 +843,7 @@ func gitSubcommandCode(sub string, args []word) []inner {
 				}
 			}
 		}
-		return out
+		return throughShell(withArgs(out))
 	case "grep":
 		// -O[PAGER], --open-files-in-pager[=PAGER]: the value is optional,
 		// so only written attached; git runs it through a shell.
@@ -808,7 +859,7 @@ func gitSubcommandCode(sub string, args []word) []inner {
 				out = append(out, scriptOf(word{loose: v}))
 			}
 		}
-		return out
+		return throughShell(withArgs(out))
 	case "config":
 		// git config [options] [set|add] KEY VALUE writes code into
 		// .git/config for the next git command to run.
@@ -876,16 +927,37 @@ func gitConfigCode(ws []word) []inner {
 		default:
 			continue
 		}
+		if e := strings.Index(kv, "ext::"); e >= 0 {
+			// remote.NAME.url=ext::CMD, url.ext::CMD.insteadOf=…: git
+			// runs CMD itself, with no shell (gitRemoteAs).
+			out = append(out, scriptOf(word{loose: gitExtCommand(kv[e+len("ext::"):])}))
+		}
 		k, v, _ := strings.Cut(kv, "=")
 		k = strings.ToLower(k)
 		switch {
 		case strings.HasPrefix(v, "!"):
-			out = append(out, scriptOf(word{loose: v[1:]}))
+			// An alias's line gets the words after it on git's line.
+			out = append(out, throughShell(withArgs([]inner{scriptOf(word{loose: v[1:]})}))...)
 		case gitCodeKey(k):
-			out = append(out, scriptOf(word{loose: v}))
+			out = append(out, gitConfigLine(k, word{loose: v})...)
 		}
 	}
 	return out
+}
+
+// gitConfigLine is what git runs for the config key k (lower case) set to
+// the command line v: sh -c, with git's own arguments after it except
+// for a pager, which reads its input alone.
+func gitConfigLine(k string, v word) []inner {
+	ins := []inner{scriptOf(v)}
+	if k == "core.hookspath" || k == "include.path" || k == "init.templatedir" || strings.HasSuffix(k, ".path") ||
+		strings.HasPrefix(k, "includeif.") {
+		return ins // a place git takes code from, not a command line
+	}
+	if k != "core.pager" && !strings.HasPrefix(k, "pager.") {
+		ins = withArgs(ins)
+	}
+	return throughShell(ins)
 }
 
 // gitCodeKey reports a git config key (lower case) whose value git runs as

@@ -354,6 +354,26 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 			}
 			z.implied, z.tree = false, false
 		}
+		if sub, _ := runnerSub(args, nil); name == "npm" && sub == "pack" && !hasLong(args, "--dry-run") {
+			// npm pack writes NAME-VERSION.tgz, named from package.json,
+			// in --pack-destination or here (npm pack wrote ws-1.0.0.tgz).
+			dir := word{loose: ".", lit: ".", ok: true}
+			for _, v := range longOptionValues(args, "--pack-destination", 6) {
+				dir = v
+			}
+			if !dir.ok {
+				z.writeWord(dir, "npm pack --pack-destination")
+				break
+			}
+			before := len(z.a.writes)
+			z.implied = true
+			z.write(path.Join(dir.lit, "package.tgz"), "npm pack")
+			z.implied = false
+			for i := before; i < len(z.a.writes); i++ {
+				z.a.writes[i].shown = path.Join(dir.lit, "*.tgz")
+				z.a.writes[i].pieces = "*.tgz"
+			}
+		}
 	case "chmod", "chown", "chgrp", "setfacl", "chattr", "truncate":
 		// The mode, owner or size of each file named: a write of it (chmod
 		// on .git/config or a hook makes it run).
@@ -640,6 +660,14 @@ func (z *analyzer) writeWord(w word, how string) {
 	switch {
 	case w.ok:
 		z.write(w.lit, how)
+	case strings.HasPrefix(w.loose, "~") && !w.splat && !strings.ContainsAny(w.loose, "*?["):
+		// ~/x: a home directory the policy cannot place (it is not
+		// the workspace's "~"). The rules on the name still apply; the
+		// place is not known, so it is never an allow.
+		z.a.cannotRead("a write (" + how + ") in a home directory the policy cannot place (" + clip(printable(w.loose), 60) + ")")
+		if w.known() {
+			z.write(w.loose, how)
+		}
 	case w.known() && !w.splat && w.loose != "" && !strings.ContainsAny(w.loose, "*?["):
 		z.a.refuseAllow("a write (" + how + ") to a path that is not literal")
 		z.write(w.loose, how)
@@ -770,7 +798,13 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 	}
 	for _, src := range operands {
 		if !src.ok {
+			// Its names in dir are not on the line (cp x* secrets/): a
+			// tree of dir, met by the rules on any file under it.
 			z.a.refuseAllow(name + " copies a file whose name is not literal")
+			tree := z.tree
+			z.tree = true
+			z.write(dir.lit, name)
+			z.tree = tree
 			continue
 		}
 		z.treeFrom = z.sourceDir(name, args, src)
@@ -875,7 +909,7 @@ func (e *Engine) writeRule(rules []rule, ws string, t writeTarget) (rule, bool) 
 			continue
 		}
 		for _, p := range []string{t.abs, t.real} {
-			if p != "" && r.mayNameUnder(path.Dir(p), ws, t.pieces) {
+			if p != "" && r.mayNameIn(path.Dir(p), ws, t.pieces) {
 				return r, true
 			}
 		}
