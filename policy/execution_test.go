@@ -568,6 +568,11 @@ func TestExecutionHarness(t *testing.T) {
 		{command: `echo x > "$F"`, programs: []string{"echo"}}, // an empty name is no file
 		// npm's interpreter (#!/usr/bin/env node) is npm's own.
 		{command: "npm pkg set scripts.test=true && npm test", programs: []string{"npm", "sh", "true"}, writes: in("package.json")},
+		// A job in a process group of its own outlives its command's
+		// kill; the runner kills it before the next command, whose trace
+		// it would otherwise fill with calls of an earlier process.
+		{command: "set -m; while :; do : >/dev/null; done &", programs: nil},
+		{command: "true", programs: []string{"true"}},
 	} {
 		box := s
 		if tc.stops {

@@ -774,3 +774,37 @@ func TestTraceReaderPlacesProcesses(t *testing.T) {
 		t.Error("a call strace could not name, with arguments and a result, was read as nothing")
 	}
 }
+
+// A path strace could not read (a non-dumpable process: gpg, gpg-agent)
+// is never read as no file: a listing is no read of content, any other
+// read is of a file not named, and a write stays an error.
+func TestTraceReaderUnreadablePaths(t *testing.T) {
+	ws := "/h/ws"
+	start := `58    clone(child_stack=NULL, flags=SIGCHLD) = 133` + "\n" +
+		`133   execve("/usr/bin/bash", ["bash", "-c", "gpg"], 0x1 /* 1 vars */) = 0` + "\n"
+	for _, tc := range []struct {
+		line    string
+		want    []string // the reads
+		wantErr bool
+	}{
+		{line: `133   openat(AT_FDCWD, 0x55a815dbe620, O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY) = 3`},
+		{line: `133   openat(AT_FDCWD, 0x7ffdf1a4f1b0, O_RDONLY|O_CLOEXEC) = 3`, want: []string{unnamedRead}},
+		{line: `133   openat(AT_FDCWD, 0x7ffdf1a4f1b0, O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3`, wantErr: true},
+		{line: `133   mkdir(0x55a815dbe620, 0700)       = 0`, wantErr: true},
+	} {
+		events, err := newTraceReader(nil, ws, nil, nil).read(start+tc.line, 133)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%s: error %v, want one: %v", tc.line, err, tc.wantErr)
+			continue
+		}
+		var reads []string
+		for _, e := range events {
+			if e.kind == traceRead {
+				reads = append(reads, e.path)
+			}
+		}
+		if !slices.Equal(reads, tc.want) {
+			t.Errorf("%s: reads %q, want %q", tc.line, reads, tc.want)
+		}
+	}
+}
