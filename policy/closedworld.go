@@ -765,15 +765,9 @@ func (z *analyzer) deleteCommands(name string, args []word) {
 			if w.ok && (name == "shred" || name == "srm") && hasFlag(args, 'u', 'u', "--remove") {
 				// shred -u renames the file to zeros before it goes:
 				// 0000, 000, 00 and 0 beside it, for a name of four.
-				z.tree = false
-				before := len(z.a.writes)
 				z.implied = true
-				z.write(path.Join(path.Dir(w.lit), "0"), name+" -u renames")
+				z.writePieces(path.Join(path.Dir(w.lit), "0"), path.Join(path.Dir(w.lit), "0…"), "0*", name+" -u renames")
 				z.implied = false
-				for i := before; i < len(z.a.writes); i++ {
-					z.a.writes[i].shown = path.Join(path.Dir(w.lit), "0…")
-					z.a.writes[i].pieces = "0*"
-				}
 			}
 		}
 		z.tree, z.treeHere = false, false

@@ -223,12 +223,7 @@ func (z *analyzer) pieceWrites(name string, args []word) {
 		z.writeWord(prefix, name+" prefix") // asks: where the pieces land is not known
 		return
 	}
-	before := len(z.a.writes)
-	z.write(prefix.lit+first+extra, name+" pieces")
-	for i := before; i < len(z.a.writes); i++ {
-		z.a.writes[i].shown = prefix.lit + "*" + extra
-		z.a.writes[i].pieces = escapeGlob(path.Base(prefix.lit)) + "*" + escapeGlob(extra)
-	}
+	z.writePieces(prefix.lit+first+extra, prefix.lit+"*"+extra, escapeGlob(path.Base(prefix.lit))+"*"+escapeGlob(extra), name+" pieces")
 	if len(longOptionValues(args, "--filter", 5)) > 0 {
 		z.a.refuseAllow("split --filter (it runs a command for every piece)")
 	}
@@ -469,10 +464,10 @@ type tarOptions struct {
 // reading; "" for none.
 func tarCompressor(file string) string {
 	for _, c := range []struct{ suffix, program string }{
-		{".gz", "gzip"}, {".tgz", "gzip"}, {".taz", "gzip"}, {".Z", "gzip"}, {".taZ", "gzip"},
+		{".gz", "gzip"}, {".tgz", "gzip"}, {".taz", "gzip"}, {".Z", "compress"}, {".taZ", "compress"},
 		{".bz2", "bzip2"}, {".tbz", "bzip2"}, {".tbz2", "bzip2"}, {".tz2", "bzip2"},
 		{".xz", "xz"}, {".txz", "xz"}, {".zst", "zstd"}, {".tzst", "zstd"},
-		{".lz", "lzip"}, {".lzma", "lzma"}, {".tlz", "lzma"}, {".lzo", "lzop"},
+		{".lz", "lzip"}, {".tlz", "lzip"}, {".lzma", "lzma"}, {".lzo", "lzop"},
 	} {
 		if strings.HasSuffix(file, c.suffix) {
 			return c.program
@@ -595,7 +590,7 @@ func readTar(args []word) tarOptions {
 		case 'z':
 			t.compressor = "gzip"
 		case 'Z':
-			t.compressor = "gzip" // compress; gzip reads it
+			t.compressor = "compress"
 		case 'j':
 			t.compressor = "bzip2"
 		case 'J':
@@ -652,9 +647,10 @@ func readTar(args []word) tarOptions {
 				value()
 			case tarLongIs(n, "--remove-files"):
 				t.removes = true
-			case tarLongIs(n, "--gzip") || tarLongIs(n, "--gunzip") || tarLongIs(n, "--ungzip") ||
-				tarLongIs(n, "--compress") || tarLongIs(n, "--uncompress"):
+			case tarLongIs(n, "--gzip") || tarLongIs(n, "--gunzip") || tarLongIs(n, "--ungzip"):
 				t.compressor = "gzip"
+			case tarLongIs(n, "--compress") || tarLongIs(n, "--uncompress"):
+				t.compressor = "compress"
 			case tarLongIs(n, "--bzip2"):
 				t.compressor = "bzip2"
 			case tarLongIs(n, "--xz"):

@@ -197,6 +197,17 @@ func (z *analyzer) untouched(abs string) bool {
 	return true
 }
 
+// writePieces records a write of every file beside first whose base name
+// the glob pieces accepts, first among them (writeTarget.pieces), shown
+// to the approver as shown.
+func (z *analyzer) writePieces(first, shown, pieces, how string) {
+	before := len(z.a.writes)
+	z.write(first, how)
+	for i := before; i < len(z.a.writes); i++ {
+		z.a.writes[i].shown, z.a.writes[i].pieces = shown, pieces
+	}
+}
+
 // treeWrite records w as written whole: the files under it too
 // (writeTarget.tree).
 func (z *analyzer) treeWrite(w word, how string) {
@@ -365,14 +376,9 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 				z.writeWord(dir, "npm pack --pack-destination")
 				break
 			}
-			before := len(z.a.writes)
 			z.implied = true
-			z.write(path.Join(dir.lit, "package.tgz"), "npm pack")
+			z.writePieces(path.Join(dir.lit, "package.tgz"), path.Join(dir.lit, "*.tgz"), "*.tgz", "npm pack")
 			z.implied = false
-			for i := before; i < len(z.a.writes); i++ {
-				z.a.writes[i].shown = path.Join(dir.lit, "*.tgz")
-				z.a.writes[i].pieces = "*.tgz"
-			}
 		}
 	case "chmod", "chown", "chgrp", "setfacl", "chattr", "truncate":
 		// The mode, owner or size of each file named: a write of it (chmod

@@ -1,0 +1,57 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestUnseenNamesWrittenMeetTheRules: a delete of a name the line does not
+// spell (a glob, "$f", names read from input) and a copy of such names into
+// a directory meet the write_file rules that may name a file there. Before,
+// they recorded no write, and mode full allowed them under a deny on
+// secrets/**. Pieces (split's, npm pack's, shred -u's) are the files
+// directly in their directory: a rule on secrets/** names none of those in
+// the workspace's top.
+func TestUnseenNamesWrittenMeetTheRules(t *testing.T) {
+	ws := corpusWorkspace(t)
+	if err := os.MkdirAll(filepath.Join(ws, "secrets"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "secrets/token"), []byte("t\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine(t, Config{Mode: ModeFull, Rules: []Rule{{Tool: ToolWriteFile, Path: "secrets/**", Decision: Deny}}})
+	for _, tc := range []struct {
+		cmd  string
+		want Decision
+		why  string
+	}{
+		{"rm secrets/*", Deny, `writes "secrets"`},
+		{"rm -- secrets/t*", Deny, `writes "secrets"`},
+		{"mv secrets/* out/", Deny, `writes "secrets"`},
+		{"cp x* secrets/", Deny, `writes "secrets/"`},
+		{"cp -r src/* secrets/", Deny, `writes "secrets/"`},
+		{"cp -t secrets x*", Deny, `writes "secrets"`},
+		{`rm "$X"`, Ask, `files under "/"`},
+		{`for f in secrets/*; do rm "$f"; done`, Ask, `files under "/"`},
+		{`shred -u "$X"`, Ask, `files under "/"`},
+		{"ls | xargs unlink", Ask, `files under "/"`},
+		{"shred -u secrets/token", Deny, `writes "secrets/token"`},
+		{"npm pack --pack-destination secrets", Deny, `writes "secrets/*.tgz"`},
+		{"split -l1 README secrets/p", Deny, `writes "secrets/p*"`},
+		// Nothing a rule names.
+		{"rm out/*", Allow, "mode full"},
+		{"cp x* out/", Allow, "mode full"},
+		{"find out -name '*.o' -exec rm -f {} +", Allow, "mode full"}, // find's own tree, out
+		{"npm pack", Allow, "mode full"},
+		{"split -l1 README p", Allow, "mode full"},
+		{"shred -u out/x", Allow, "mode full"},
+	} {
+		v := e.Evaluate(t.Context(), Call{Tool: ToolBash, Safety: SideEffect, Command: tc.cmd, Cwd: ws, Workspace: ws, Mode: ModeFull})
+		if v.Decision != tc.want || !strings.Contains(v.Reason, tc.why) {
+			t.Errorf("%s: %s (%s), want %s with %q", tc.cmd, v.Decision, v.Reason, tc.want, tc.why)
+		}
+	}
+}
