@@ -47,6 +47,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -110,7 +111,12 @@ type Config struct {
 	// that does not exist is created (as a directory) before the command
 	// starts.
 	Writable []string
-	// Hosts a bounded command may reach; empty means no network at all.
+	// Hosts a bounded command may reach, HOST or HOST:PORT; empty means no
+	// network at all. Landlock has no rules by host, only by TCP port: a
+	// bounded command may connect to the ports they name (443 and 80 for
+	// a host alone) on any host, and to no other port, where the kernel
+	// offers Landlock's network rules (ABI 4): askops' Redis and console,
+	// on this machine's other ports, stay out of its reach.
 	Hosts []string
 	// Denied reports whether a read rule denies the file at path (absolute,
 	// inside workspace). Nil: no file is denied. Files it denies are
@@ -226,10 +232,32 @@ func checkPath(p string) error {
 }
 
 func checkHost(h string) error {
-	if h == "" || strings.ContainsAny(h, " /:@\t\n") {
-		return fmt.Errorf("want a host name such as proxy.golang.org, got %q", h)
+	name, port, hasPort := strings.Cut(h, ":")
+	n, err := strconv.Atoi(port)
+	if name == "" || strings.ContainsAny(name, " /:@[]\t\n") || hasPort && (err != nil || n < 1 || n > 65535) {
+		return fmt.Errorf("want a host name such as proxy.golang.org, or one and a port from 1 to 65535 (github.com:22), got %q", h)
 	}
 	return nil
+}
+
+// hostPorts are the TCP ports hosts open, in order: each HOST:PORT's, and
+// 443 and 80 for a host named alone.
+func hostPorts(hosts []string) []int {
+	var ports []int
+	for _, h := range hosts {
+		add := []int{443, 80}
+		if _, p, ok := strings.Cut(h, ":"); ok {
+			n, _ := strconv.Atoi(p)
+			add = []int{n}
+		}
+		for _, n := range add {
+			if !slices.Contains(ports, n) {
+				ports = append(ports, n)
+			}
+		}
+	}
+	slices.Sort(ports)
+	return ports
 }
 
 // Mode is the configured mode.
@@ -258,6 +286,13 @@ func (b *Bound) Describe() string {
 	d := s.String()
 	if len(b.cfg.Hosts) > 0 {
 		d += ", network open (agent.bound.hosts)"
+		if s.LandlockABI >= 4 {
+			ports := make([]string, 0, len(b.cfg.Hosts))
+			for _, p := range hostPorts(b.cfg.Hosts) {
+				ports = append(ports, strconv.Itoa(p))
+			}
+			d += " to TCP ports " + strings.Join(ports, ", ")
+		}
 	}
 	return d
 }

@@ -52,6 +52,8 @@ type driverSpec struct {
 	// Unwritable are the paths, relative to the workspace, that
 	// Config.Unwritable reports.
 	Unwritable []string `json:"unwritable,omitempty"`
+	// Hosts is Config.Hosts.
+	Hosts []string `json:"hosts,omitempty"`
 }
 
 func TestMain(m *testing.M) {
@@ -99,7 +101,7 @@ func drive(raw string) int {
 			return err == nil && slices.Contains(d.Unwritable, rel)
 		}
 	}
-	b, err := New(Config{Support: sup, Writable: d.Writable, Denied: deniedNames(d.Deny), Keep: d.Keep, KeepNames: keepNames, Unwritable: unwritable})
+	b, err := New(Config{Support: sup, Writable: d.Writable, Denied: deniedNames(d.Deny), Keep: d.Keep, KeepNames: keepNames, Unwritable: unwritable, Hosts: d.Hosts})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "driver:", err)
 		return 2
@@ -803,5 +805,59 @@ echo changed > src/.claude/notes && echo nested-ok`)
 				}
 			}
 		})
+	}
+}
+
+// TestBoundHostsOpenTheirPortsOnly: agent.bound.hosts keeps the host's
+// network, and Landlock has no rules by host, so a bounded command
+// reached every TCP service of this machine, askops' Redis among them
+// (where it could write a vote). It may now connect to the ports the
+// hosts name (443 and 80 for a host alone) and to no other.
+func TestBoundHostsOpenTheirPortsOnly(t *testing.T) {
+	listen := func() string {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	}
+	named, other := listen(), listen()
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	if sup.LandlockABI < 4 {
+		t.Fatalf("probe: %+v; want Landlock ABI ≥ 4 on this machine", sup)
+	}
+	script := `connect() { (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && echo "reached $1" || echo "refused $1"; }; ` +
+		`connect ` + named + `; connect ` + other
+	for _, u := range users() {
+		t.Run(u.name, func(t *testing.T) {
+			bx := newBox(t, u, exe)
+			out, code := bx.run(t, driverSpec{Support: &sup, Hosts: []string{"example.com", "localhost:" + named}}, script)
+			if code != 0 || !strings.Contains(out, "reached "+named) || !strings.Contains(out, "refused "+other) {
+				t.Errorf("status %d, want the named port reached and the other refused:\n%s", code, out)
+			}
+		})
+	}
+	b, err := New(Config{Support: sup, Hosts: []string{"example.com", "github.com:22"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Describe(); !strings.HasSuffix(got, "network open (agent.bound.hosts) to TCP ports 22, 80, 443") {
+		t.Errorf("Describe() = %q", got)
+	}
+	for _, h := range []string{"github.com:0", "github.com:x", "github.com:65536", ":22", "a/b"} {
+		if err := CheckHost(h); err == nil {
+			t.Errorf("CheckHost(%q) takes it", h)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -196,6 +197,13 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 	}
 
 	netOpen := len(b.cfg.Hosts) > 0
+	if netOpen && sup.LandlockABI >= 4 {
+		// The hosts' ports only: this machine's other TCP services
+		// (askops' Redis, its console) are not the command's to reach.
+		for _, p := range hostPorts(b.cfg.Hosts) {
+			sp.ConnectPorts = append(sp.ConnectPorts, strconv.Itoa(p))
+		}
+	}
 	if sup.Namespaces {
 		sp.Writable = append(sp.Writable, workspace)
 		sp.ReadOnly, sp.Hide, err = scan(workspace, b.cfg.Denied, b.cfg.Unwritable, b.cfg.KeepNames)

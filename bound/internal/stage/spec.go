@@ -62,6 +62,9 @@ type Spec struct {
 	Devices []string
 	// DenyConnect: Landlock refuses every TCP connect.
 	DenyConnect bool
+	// ConnectPorts: Landlock refuses a TCP connect to any other port
+	// (agent.bound.hosts); none: no such rule.
+	ConnectPorts []string
 
 	// Mount namespace
 	ReadOnly []string // each .git
@@ -97,6 +100,7 @@ func (s *Spec) fields() []field {
 		{name: "writable", list: &s.Writable},
 		{name: "device", list: &s.Devices},
 		{name: "deny-connect", flag: &s.DenyConnect},
+		{name: "connect-port", list: &s.ConnectPorts},
 		{name: "read-only", list: &s.ReadOnly},
 		{name: "hide", list: &s.Hide},
 		{name: "hide-file", text: &s.HideFile},

@@ -662,6 +662,7 @@ const (
 	scopeSignal             = 1 << 1 // ABI 6
 
 	rulePathBeneath = 1
+	ruleNetPort     = 2 // ABI 4
 )
 
 // The write rights Landlock handles: reads are not (every file stays
@@ -688,6 +689,12 @@ type pathBeneathAttr struct {
 	parentFd      int32
 }
 
+// netPortAttr is struct landlock_net_port_attr: the rights, then the port.
+type netPortAttr struct {
+	allowedAccess uint64
+	port          uint64
+}
+
 // oPath is O_PATH, the same on every architecture Go runs Linux on
 // (package syscall names it on a few only).
 const oPath = 0x200000
@@ -701,9 +708,9 @@ func restrict(sp Spec) error {
 	}
 	known := knownFS(sp.ABI)
 	attr := rulesetAttr{handledAccessFS: dirWrite & known}
-	if sp.DenyConnect {
+	if sp.DenyConnect || len(sp.ConnectPorts) > 0 {
 		if sp.ABI < 4 {
-			return errors.New("ABI " + strconv.Itoa(sp.ABI) + " has no network rules and there is no network namespace")
+			return errors.New("ABI " + strconv.Itoa(sp.ABI) + " has no network rules")
 		}
 		attr.handledAccessNet = accessNetConnectTCP
 	}
@@ -745,6 +752,16 @@ func restrict(sp Spec) error {
 	for _, d := range sp.Devices {
 		if err := grant(d, fileWrite); err != nil {
 			return err
+		}
+	}
+	for _, p := range sp.ConnectPorts {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return step("connect-port "+p, err)
+		}
+		rule := netPortAttr{allowedAccess: accessNetConnectTCP, port: n}
+		if _, _, e := syscall.Syscall6(sysnum(sysLandlockAddRule), uintptr(rs), ruleNetPort, uintptr(unsafe.Pointer(&rule)), 0, 0, 0); e != 0 {
+			return step("connect-port "+p, e)
 		}
 	}
 	if err := prctl(prSetNoNewPrivs, 1); err != nil {
