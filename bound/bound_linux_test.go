@@ -408,31 +408,8 @@ func TestBoundRefusesAndAllows(t *testing.T) {
 	if err := os.Chmod(sock, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		for {
-			c, err := ul.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_, _ = io.WriteString(c, "served\n")
-			c.Close()
-		}
-	}()
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	go serve(ul, func(net.Conn) {})
+	port := listenLoopback(t, func(c net.Conn) { _, _ = io.WriteString(c, "served\n") })
 	exe := testExe(t)
 	sup := Probe(t.Context(), "")
 	for _, u := range users() {
@@ -814,24 +791,7 @@ echo changed > src/.claude/notes && echo nested-ok`)
 // (where it could write a vote). It may now connect to the ports the
 // hosts name (443 and 80 for a host alone) and to no other.
 func TestBoundHostsOpenTheirPortsOnly(t *testing.T) {
-	listen := func() string {
-		ln, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
-		return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	}
-	named, other := listen(), listen()
+	named, other := listenLoopback(t, func(net.Conn) {}), listenLoopback(t, func(net.Conn) {})
 	exe := testExe(t)
 	sup := Probe(t.Context(), "")
 	if sup.LandlockABI < 4 {
@@ -859,5 +819,31 @@ func TestBoundHostsOpenTheirPortsOnly(t *testing.T) {
 		if err := CheckHost(h); err == nil {
 			t.Errorf("CheckHost(%q) takes it", h)
 		}
+	}
+}
+
+// listenLoopback is a TCP server on a free loopback port, closed when the
+// test ends, that hands each connection to handle and closes it; it
+// returns the port.
+func listenLoopback(t *testing.T, handle func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go serve(ln, handle)
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// serve accepts until ln is closed, handing each connection to handle.
+func serve(ln net.Listener, handle func(net.Conn)) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		handle(c)
+		c.Close()
 	}
 }

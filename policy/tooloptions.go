@@ -476,6 +476,19 @@ func tarCompressor(file string) string {
 	return ""
 }
 
+// tarLongCompressor is the program a long option of tar's names to
+// (de)compress with (--gzip: gzip), or "".
+func tarLongCompressor(n string) string {
+	for _, c := range [][2]string{{"--gzip", "gzip"}, {"--gunzip", "gzip"}, {"--ungzip", "gzip"}, {"--compress", "compress"},
+		{"--uncompress", "compress"}, {"--bzip2", "bzip2"}, {"--xz", "xz"}, {"--zstd", "zstd"}, {"--lzip", "lzip"},
+		{"--lzma", "lzma"}, {"--lzop", "lzop"}} {
+		if tarLongIs(n, c[0]) {
+			return c[1]
+		}
+	}
+	return ""
+}
+
 // compressors are the programs tar starts to (de)compress its archives.
 func (t tarOptions) compressors() []string {
 	var out []string
@@ -647,22 +660,8 @@ func readTar(args []word) tarOptions {
 				value()
 			case tarLongIs(n, "--remove-files"):
 				t.removes = true
-			case tarLongIs(n, "--gzip") || tarLongIs(n, "--gunzip") || tarLongIs(n, "--ungzip"):
-				t.compressor = "gzip"
-			case tarLongIs(n, "--compress") || tarLongIs(n, "--uncompress"):
-				t.compressor = "compress"
-			case tarLongIs(n, "--bzip2"):
-				t.compressor = "bzip2"
-			case tarLongIs(n, "--xz"):
-				t.compressor = "xz"
-			case tarLongIs(n, "--zstd"):
-				t.compressor = "zstd"
-			case tarLongIs(n, "--lzip"):
-				t.compressor = "lzip"
-			case tarLongIs(n, "--lzma"):
-				t.compressor = "lzma"
-			case tarLongIs(n, "--lzop"):
-				t.compressor = "lzop"
+			case tarLongCompressor(n) != "":
+				t.compressor = tarLongCompressor(n)
 			case tarLongIs(n, "--auto-compress"):
 				t.auto = true
 			case tarLongIs(n, "--listed-incremental") || tarLongIs(n, "--index-file") || tarLongIs(n, "--volno-file"):
