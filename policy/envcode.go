@@ -243,7 +243,7 @@ func (z *analyzer) scriptValue(v word, depth int, viaShell, args bool) {
 		return
 	}
 	if viaShell {
-		z.command(simple{words: []word{{loose: "sh", lit: "sh", ok: true}}, transport: true}, depth+1)
+		z.command(simple{words: transportOf("sh").words, transport: true}, depth+1)
 	}
 	if args {
 		in = withArgs([]inner{in})[0]

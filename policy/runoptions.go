@@ -275,10 +275,10 @@ func scpPrograms(ws []word) []inner {
 		}
 	}
 	if remote && len(shells) == 0 {
-		out = append(out, inner{words: []word{{loose: "ssh", lit: "ssh", ok: true}}, transport: true})
+		out = append(out, transportOf("ssh"))
 	}
 	if local >= 2 {
-		out = append(out, inner{words: []word{{loose: "cp", lit: "cp", ok: true}}, transport: true})
+		out = append(out, transportOf("cp"))
 	}
 	for _, o := range optionValues(ws[1:], "-o") {
 		k, v, ok := strings.Cut(o.loose, "=")

@@ -312,7 +312,7 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		if len(optionValues(ws, "-e"))+len(longOptionValues(ws, "--rsh", 4)) == 0 && rsyncOverShell(ws) {
 			// HOST:PATH without -e: rsync runs ssh (rsync -a out/ h:x
 			// ran "ssh h rsync --server …").
-			ins = append(ins, inner{words: []word{{loose: "ssh", lit: "ssh", ok: true}}, transport: true})
+			ins = append(ins, transportOf("ssh"))
 		}
 		return ins
 	case name == "tar" || name == "gtar":
@@ -322,7 +322,7 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		t := readTar(ws[1:])
 		ins := scriptsOf(t.runs)
 		for _, c := range t.compressors() {
-			ins = append(ins, inner{words: []word{{loose: c, lit: c, ok: true}}, transport: true})
+			ins = append(ins, transportOf(c))
 		}
 		return throughShell(ins)
 	case gzipScript(name) != nil:
@@ -330,7 +330,7 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		// .env ran gzip -cd -f .env) and the program they are named for.
 		var ins []inner
 		for _, p := range gzipScript(name) {
-			ins = append(ins, inner{words: []word{{loose: p, lit: p, ok: true}}, transport: true})
+			ins = append(ins, transportOf(p))
 		}
 		return ins
 	case name == "zip":
@@ -603,6 +603,11 @@ func watchedProgram(n string) bool {
 	return ok
 }
 
+// transportOf is the program name as a transport (simple.transport).
+func transportOf(name string) inner {
+	return inner{words: []word{{loose: name, lit: name, ok: true}}, transport: true}
+}
+
 // throughShell adds the shell a program starts its option's command line
 // with (sh -c COMMAND) to what it runs, as a transport: on Runs:, and
 // covered by the program's allow rule.
@@ -610,7 +615,7 @@ func throughShell(ins []inner) []inner {
 	if len(ins) == 0 {
 		return nil
 	}
-	return append(ins, inner{words: []word{{loose: "sh", lit: "sh", ok: true}}, transport: true})
+	return append(ins, transportOf("sh"))
 }
 
 // gzipScript lists what gzip's shell scripts run; nil for another name.
@@ -777,7 +782,7 @@ func gitTransport(sub string, args []word) []inner {
 	default:
 		return nil
 	}
-	ssh := inner{words: []word{{loose: "ssh", lit: "ssh", ok: true}}, transport: true}
+	ssh := transportOf("ssh")
 	if remote == nil {
 		return nil
 	}
