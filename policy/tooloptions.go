@@ -93,7 +93,7 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 				z.a.cannotRead("rsync --link-dest (hard links to another directory's files)")
 			case "--remove-source-files", "--remove-sent-files":
 				for _, o := range operands(args) {
-					if o.known() && !strings.Contains(o.loose, ":") {
+					if !o.known() || !strings.Contains(o.loose, ":") { // one not seen may be here
 						z.deletes(o, "rsync --remove-source-files", false)
 					}
 				}
