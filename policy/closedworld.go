@@ -733,11 +733,11 @@ func (z *analyzer) deletes(w word, how string, follow bool) {
 // literal directory (rm secrets/*, mv secrets/t* out/), any other word
 // may name any file ("/": rm "$f", shred -u "$X"). Every write_file deny
 // and ask rule that may name a file there meets it; these deleted what
-// a deny on secrets/** protects in mode full. The files find hands its
-// -exec are not: find's own tree judges them (deleteCommands); ok is
-// false then.
+// a deny on secrets/** protects in mode full. A file find hands its -exec
+// as {} is not: find's own tree judges it (deleteCommands); ok is false
+// then. One a script it runs gets ("$1" of sh -c '…' _ {}) is any file.
 func (z *analyzer) unnamedDelete(w word) (p string, ok bool) {
-	if z.found > 0 {
+	if w.found {
 		return "", false
 	}
 	if w.pat != "" && hasWild(w.pat) && !strings.HasPrefix(w.pat, "~") {

@@ -29,6 +29,9 @@ type word struct {
 	ok    bool   // fully literal: no expansion, glob, tilde, brace or $'…'
 	loose string // best guess at the value; anyText where unknown
 	splat bool   // has an unquoted expansion: may become zero or several words
+	// found: find's {} in its -exec command, one of the files find found:
+	// what a delete of it reaches find's own tree judges (unnamedDelete).
+	found bool
 	// pat: when not ok, the word as a pathname pattern if its only
 	// non-literal parts are unquoted glob characters or a leading tilde
 	// (quoted text escaped), else ""; what bash may expand it to is a read
@@ -188,9 +191,6 @@ type analyzer struct {
 	// tree, treeHere: the write being recorded is writeTarget.tree, and
 	// writeTarget.here.
 	tree, treeHere bool
-	// found: the command being read is find's -exec or -ok; its words
-	// the policy cannot see are the files find found (inner.found).
-	found int
 	// treeFrom: the directory whose files the tree being recorded
 	// receives (writeTarget.from).
 	treeFrom string
@@ -859,9 +859,6 @@ func (z *analyzer) command(s simple, depth int) {
 		if in.guess {
 			z.guessing++
 		}
-		if in.found {
-			z.found++
-		}
 		if in.elsewhere {
 			back := z.loseDir()
 			z.inner(name, in, depth)
@@ -871,9 +868,6 @@ func (z *analyzer) command(s simple, depth int) {
 		}
 		if in.guess {
 			z.guessing--
-		}
-		if in.found {
-			z.found--
 		}
 	}
 }

@@ -38,6 +38,7 @@ func TestUnseenNamesWrittenMeetTheRules(t *testing.T) {
 		{`for f in secrets/*; do rm "$f"; done`, Ask, `files under "/"`},
 		{`shred -u "$X"`, Ask, `files under "/"`},
 		{"ls | xargs unlink", Ask, `files under "/"`},
+		{`find out -exec sh -c 'rm "$1"' _ {} \;`, Ask, `files under "/"`}, // find's file, through a script: not seen as one
 		{"shred -u secrets/token", Deny, `writes "secrets/token"`},
 		{"npm pack --pack-destination secrets", Deny, `writes "secrets/*.tgz"`},
 		{"split -l1 README secrets/p", Deny, `writes "secrets/p*"`},

@@ -17,9 +17,6 @@ type inner struct {
 	// in each submodule), so its relative paths land nowhere it knows.
 	elsewhere bool
 	transport bool // see simple.transport
-	// found: find's -exec command, whose {} are the files find found:
-	// what it deletes there find's own tree judges (unnamedDelete).
-	found bool
 }
 
 // wrapSpec describes how a wrapper's own options end and its command begins.
@@ -685,13 +682,13 @@ func findExec(ws []word) []inner {
 					break
 				}
 				if strings.Contains(l, "{}") {
-					cmd = append(cmd, word{loose: strings.ReplaceAll(l, "{}", anyText)})
+					cmd = append(cmd, word{loose: strings.ReplaceAll(l, "{}", anyText), found: l == "{}"})
 					continue
 				}
 				cmd = append(cmd, ws[j])
 			}
 			if len(cmd) > 0 {
-				out = append(out, inner{words: cmd, elsewhere: strings.HasSuffix(op, "dir"), found: true})
+				out = append(out, inner{words: cmd, elsewhere: strings.HasSuffix(op, "dir")})
 			}
 			i = j
 		}
