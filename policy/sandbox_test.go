@@ -198,8 +198,14 @@ cd /
 /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs \
 	/usr/bin/bash --norc --noprofile -c "$helper" askops-sandbox "$H" "$M" </dev/null >/dev/null &
 helperpid=$!
-exec /usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs \
+# strace alone keeps CAP_SYS_PTRACE: it reads the calls of a process that
+# made itself non-dumpable (gpg, gpg-agent). The runner, and so every
+# command, holds no capability: the second setpriv drops the bounding set,
+# which takes CAP_SETPCAP (without it setpriv left CAP_SYS_PTRACE in place,
+# silently; the harness's self-test reads CapEff).
+exec /usr/bin/setpriv --bounding-set=-all,+sys_ptrace,+setpcap --inh-caps=-all --no-new-privs \
 	/usr/bin/strace --seccomp-bpf -f -qq -y -s 65536 -e "trace=$syscalls" -o "$H/.trace" \
+	/usr/bin/setpriv --bounding-set=-all --inh-caps=-all --no-new-privs \
 	/usr/bin/bash --norc --noprofile -c "$runner" askops-sandbox "$H" "$M" "$T" "$helperpid"
 `
 
