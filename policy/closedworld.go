@@ -699,6 +699,7 @@ func (z *analyzer) deletes(w word, how string, follow bool) {
 		z.tree, z.treeHere = true, p != "/"
 		defer func() { z.tree, z.treeHere = tree, here }()
 	}
+	z.inHome(w, how+" deletes")
 	if strings.HasSuffix(p, "/") {
 		follow = true // a trailing slash makes the kernel follow a final link
 	}

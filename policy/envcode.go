@@ -286,8 +286,7 @@ func (z *analyzer) gitConfigParameters(v word, depth int) {
 		// Every value: a key git runs may be spelt in many ways (case,
 		// subsections), and a value that is not code costs nothing.
 		if key, val, ok := strings.Cut(kv, "="); ok {
-			key = strings.ToLower(key)
-			z.scriptValue(word{loose: val}, depth, true, key != "core.pager" && !strings.HasPrefix(key, "pager."))
+			z.scriptValue(word{loose: val}, depth, true, !gitPagerKey(strings.ToLower(key)))
 		}
 	}
 }

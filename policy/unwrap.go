@@ -956,10 +956,16 @@ func gitConfigLine(k string, v word) []inner {
 		strings.HasPrefix(k, "includeif.") {
 		return ins // a place git takes code from, not a command line
 	}
-	if k != "core.pager" && !strings.HasPrefix(k, "pager.") {
+	if !gitPagerKey(k) {
 		ins = withArgs(ins)
 	}
 	return throughShell(ins)
+}
+
+// gitPagerKey reports a git config key (lower case) naming a pager, whose
+// command reads git's output and gets no arguments of git's.
+func gitPagerKey(k string) bool {
+	return k == "core.pager" || strings.HasPrefix(k, "pager.")
 }
 
 // gitCodeKey reports a git config key (lower case) whose value git runs as

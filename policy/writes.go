@@ -659,6 +659,18 @@ func modeArgs(name string, args []word) (mode string, files []word) {
 	return mode, files
 }
 
+// inHome reports a word whose leading ~ bash expands (~/x, not '~/x'): a
+// home directory the policy cannot place, where it would put a "~" in the
+// working directory. A write there is never an allow; the caller still
+// records the name, for the rules on it.
+func (z *analyzer) inHome(w word, how string) bool {
+	if w.ok || !strings.HasPrefix(w.loose, "~") {
+		return false
+	}
+	z.a.cannotRead("a write (" + how + ") in a home directory the policy cannot place (" + clip(printable(w.loose), 60) + ")")
+	return true
+}
+
 // writeWord judges a word naming a file the command writes. A name that
 // is not literal is never allowed, but when its text is still known
 // ($'…', braces) the rules on that path apply.
@@ -666,13 +678,9 @@ func (z *analyzer) writeWord(w word, how string) {
 	switch {
 	case w.ok:
 		z.write(w.lit, how)
-	case strings.HasPrefix(w.loose, "~") && !w.splat && !strings.ContainsAny(w.loose, "*?["):
-		// ~/x: a home directory the policy cannot place (it is not
-		// the workspace's "~"). The rules on the name still apply; the
-		// place is not known, so it is never an allow.
-		z.a.cannotRead("a write (" + how + ") in a home directory the policy cannot place (" + clip(printable(w.loose), 60) + ")")
+	case z.inHome(w, how):
 		if w.known() {
-			z.write(w.loose, how)
+			z.write(w.loose, how) // the rules on the name still apply
 		}
 	case w.known() && !w.splat && w.loose != "" && !strings.ContainsAny(w.loose, "*?["):
 		z.a.refuseAllow("a write (" + how + ") to a path that is not literal")
