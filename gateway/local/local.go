@@ -8,7 +8,6 @@
 package local
 
 import (
-	"cmp"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -126,7 +125,7 @@ func New(cfg Config) (*API, error) {
 		return policy.New(policy.Config{Rules: cfg.Rules, Mode: mode, Grants: cfg.Grants, Logger: cfg.Logger.With("component", "policy")})
 	}
 	scripts, err1 := engine(policy.ModeScript)
-	agentsPolicy, err2 := engine(cmp.Or(cfg.Mode, policy.ModeAsk))
+	agentsPolicy, err2 := engine(cfg.Mode) // "" is ask, as policy.New reads it
 	if err := errors.Join(err1, err2); err != nil {
 		return nil, err
 	}
