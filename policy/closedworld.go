@@ -690,7 +690,7 @@ func (z *analyzer) configWhy(abs, real string) string {
 // repository's history, hooks or config, whatever it is called.
 func (z *analyzer) deletes(w word, how string, follow bool) {
 	p := w.loose
-	if !w.known() {
+	if !w.known() || inHome(w) {
 		var ok bool
 		if p, ok = z.unnamedDelete(w); !ok {
 			return
@@ -699,7 +699,6 @@ func (z *analyzer) deletes(w word, how string, follow bool) {
 		z.tree, z.treeHere = true, p != "/"
 		defer func() { z.tree, z.treeHere = tree, here }()
 	}
-	z.inHome(w, how+" deletes")
 	if strings.HasSuffix(p, "/") {
 		follow = true // a trailing slash makes the kernel follow a final link
 	}
@@ -732,7 +731,7 @@ func (z *analyzer) deletes(w word, how string, follow bool) {
 // unnamedDelete is where a delete of a name the policy cannot see lands,
 // judged as a tree: a pattern deletes what it matches now under its
 // literal directory (rm secrets/*, mv secrets/t* out/), any other word
-// may name any file ("/": rm "$f", shred -u "$X"). Every write_file deny
+// may name any file ("/": rm "$f", shred -u "$X", rm ~/x). Every write_file deny
 // and ask rule that may name a file there meets it; these deleted what
 // a deny on secrets/** protects in mode full. A file find hands its -exec
 // as {} is not: find's own tree judges it (deleteCommands); ok is false

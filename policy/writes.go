@@ -661,14 +661,11 @@ func modeArgs(name string, args []word) (mode string, files []word) {
 
 // inHome reports a word whose leading ~ bash expands (~/x, not '~/x'): a
 // home directory the policy cannot place, where it would put a "~" in the
-// working directory. A write there is never an allow; the caller still
-// records the name, for the rules on it.
-func (z *analyzer) inHome(w word, how string) bool {
-	if w.ok || !strings.HasPrefix(w.loose, "~") {
-		return false
-	}
-	z.a.cannotRead("a write (" + how + ") in a home directory the policy cannot place (" + clip(printable(w.loose), 60) + ")")
-	return true
+// working directory. A write there may be of any file: a tree of "/",
+// which every write_file deny and ask rule meets, as an unseen name's
+// delete is (unnamedDelete).
+func inHome(w word) bool {
+	return !w.ok && strings.HasPrefix(w.loose, "~")
 }
 
 // writeWord judges a word naming a file the command writes. A name that
@@ -678,9 +675,13 @@ func (z *analyzer) writeWord(w word, how string) {
 	switch {
 	case w.ok:
 		z.write(w.lit, how)
-	case z.inHome(w, how):
+	case inHome(w):
+		tree := z.tree
+		z.tree = true
+		z.write("/", how)
+		z.tree = tree
 		if w.known() {
-			z.write(w.loose, how) // the rules on the name still apply
+			z.write(w.loose, how) // and the rules on its name (~/.env)
 		}
 	case w.known() && !w.splat && w.loose != "" && !strings.ContainsAny(w.loose, "*?["):
 		z.a.refuseAllow("a write (" + how + ") to a path that is not literal")
