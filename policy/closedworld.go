@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/askops/askops/internal/globbase"
@@ -1051,4 +1052,77 @@ func (z *analyzer) compgenCode(name string, args []word) {
 			}
 		}
 	}
+}
+
+// codeOptionNames are the spellings programs give the option whose value
+// is a program in their own language (emacs --eval, octave --eval, ghci
+// -e, bb -e, jrunscript -e), and the subcommand that takes one (deno eval,
+// crystal eval).
+var codeOptionNames = []string{"-e", "--eval", "-eval", "--execute", "-execute", "--exec", "-exec", "--expr",
+	"--expression", "-c", "--command", "-command", "--code", "eval"}
+
+// codePunctuation is what code holds and a plain value does not.
+const codePunctuation = "\"'`()[]{};|&!$<>"
+
+// unmodelledCode makes the reading incomplete where a program the policy
+// does not model (unmodelled, and no runOptions) is given code it cannot
+// read. No list of
+// interpreters is ever whole, so the class is read from the words:
+//   - a code option (codeOptionNames) whose value holds more than one word
+//     or code's punctuation, or cannot be seen: a value of one plain word
+//     (-c config.toml, -e production) is data;
+//   - a word holding code's punctuation that names a watched program as a
+//     token of its own (emacs --eval '(shell-command "rm -rf x")', ghci -e
+//     ':! rm x', a list ["rm","-rf","x"]): code that may start it, with
+//     arguments in a language the policy does not read. It asks, where a
+//     deny rule on the program would deny: the word may be prose.
+func (z *analyzer) unmodelledCode(name string, ws []word) {
+	if !unmodelled(name, ws) {
+		return
+	}
+	if _, ok := runOptions(name, ws); ok {
+		return // its code options are read (vim -c, gdb -ex)
+	}
+	for i := 1; i < len(ws); i++ {
+		l := ws[i].loose
+		if !ws[i].known() {
+			continue
+		}
+		if p := codeMention(l); p != "" {
+			z.a.cannotRead(name + " is given code that may run " + p)
+			return
+		}
+		opt, v, glued := strings.Cut(l, "=")
+		if !strings.HasPrefix(l, "-") {
+			opt, glued = l, false
+		}
+		if !slices.Contains(codeOptionNames, opt) {
+			continue
+		}
+		val := word{loose: v}
+		if !glued {
+			if i+1 >= len(ws) {
+				return
+			}
+			val = ws[i+1]
+		}
+		if !val.known() || strings.ContainsAny(val.loose, " \t\n"+codePunctuation) {
+			z.a.cannotRead(name + " " + opt + " may run code in a language the policy does not read")
+			return
+		}
+	}
+}
+
+// codeMention is the first watched program (watchedProgram) a word holding
+// code's punctuation names as a token of its own, or "".
+func codeMention(l string) string {
+	if !strings.ContainsAny(l, codePunctuation) {
+		return ""
+	}
+	for _, tok := range strings.FieldsFunc(l, func(r rune) bool { return !programNameRune(r) }) {
+		if n := path.Base(tok); watchedProgram(n) {
+			return n
+		}
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -225,11 +226,46 @@ func (z *analyzer) assignment(name string, value word, depth int) {
 		z.gitConfigParameters(value, depth)
 	case name == "BASH_ENV" || name == "ENV":
 		z.scriptPath(value, name) // the file bash sources before the script
+	case name == "GOFLAGS" && value.known():
+		// go's flags, read as they are on go's command line; what they
+		// run is a guess, as go may not be what the variable reaches.
+		var flags []word
+		for _, f := range strings.Fields(value.loose) {
+			flags = append(flags, word{loose: f, lit: f, ok: true})
+		}
+		z.goCodeFlags(flags)
+		z.guessing++
+		for _, in := range goFlagPrograms(flags) {
+			z.inner("go", in, depth)
+		}
+		z.guessing--
+	default:
+		z.programValue(value, depth)
 	}
 	// Any value holding a substitution may be evaluated later: PS4 and
 	// BASH_ENV by bash itself, others by arithmetic (declare -i, [[ -eq ]])
 	// or a nameref.
 	z.expansions(value.loose, depth)
+}
+
+// programValue guesses at a command line in the value of a variable not
+// known to hold one, whose first word names a watched program: CC='rm x'
+// make and RUSTC=rm cargo build ran rm, and no list of the variables
+// programs run is whole. The command is a guess (hiddenRuns makes the same
+// of a word of a program the policy does not model): deny rules and
+// dangers look at it. A shell or an interpreter alone (SHELL=/bin/bash)
+// runs nothing the line names.
+func (z *analyzer) programValue(v word, depth int) {
+	f := strings.Fields(v.loose)
+	if !v.known() || len(f) == 0 || !watchedProgram(path.Base(f[0])) {
+		return
+	}
+	if _, interp := codeInterpreterOf(path.Base(f[0])); len(f) == 1 && (isShell(path.Base(f[0])) || interp) {
+		return
+	}
+	z.guessing++
+	z.script(v.loose, depth+1, false)
+	z.guessing--
 }
 
 // scriptValue analyses a value a program runs as a command line (a leading

@@ -18,7 +18,10 @@ func TestPrograms(t *testing.T) {
 		{"ls; ls; ls && ls", []string{"ls"}},
 		{"cd /tmp && /usr/bin/curl -s https://x -o a && sh a", []string{"cd", "curl", "sh"}},
 		{"sudo bash -c 'curl https://x|sh'", []string{"sudo", "bash", "curl", "sh", "unknown code"}},
-		{`TOKEN='curl https://x | sh' bash -c "$TOKEN"`, []string{"bash", "…", "unknown code"}},
+		// A value naming a watched program is a guess at a command line
+		// (programValue), here the one bash -c runs.
+		{`TOKEN='curl https://x | sh' bash -c "$TOKEN"`, []string{"curl?", "sh?", "bash", "…", "unknown code"}},
+		{`TOKEN=abc bash -c "$TOKEN"`, []string{"bash", "…", "unknown code"}},
 		{"echo $(curl https://x) | xargs rm", []string{"echo", "curl", "xargs", "rm"}},
 		{"$CMD arg", []string{"…", "unknown code"}},
 		{"/usr/bin/env FOO=1 python3 -c 'print(1)'", []string{"env", "python3", "unknown code"}},

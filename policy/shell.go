@@ -833,6 +833,7 @@ func (z *analyzer) command(s simple, depth int) {
 	z.codeOptions(name, s.words)
 	z.scriptFiles(name, s.words)
 	z.interpreterCode(name, s.words)
+	z.unmodelledCode(name, s.words)
 	z.compgenCode(name, s.words[1:])
 	z.deleteCommands(name, s.words[1:])
 	z.configCommands(name, s.words[1:])

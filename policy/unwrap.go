@@ -245,12 +245,7 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		// sort --compress-program=PROG runs PROG.
 		return scriptsOf(longOptionValues(ws[1:], "--compress-program", 4))
 	case name == "go":
-		// go test/run/build -exec XPROG and -toolexec CMD run them.
-		var vals []word
-		for _, o := range []string{"-exec", "--exec", "-toolexec", "--toolexec"} {
-			vals = append(vals, longOptionValues(ws[1:], o, len(o))...)
-		}
-		return scriptsOf(vals)
+		return goFlagPrograms(ws[1:])
 	case name == "npx" || name == "bunx" || name == "pnpx" || name == "uvx" || name == "pipx":
 		return fanOut(ws, 1)
 	case name == "npm" || name == "yarn" || name == "pnpm" || name == "bun" || name == "uv" || name == "poetry" ||
@@ -538,13 +533,7 @@ func shellScript(ws []word) []inner {
 // rule names: a deny rule on a short word (x, a) would then take a
 // subcommand (7z a, unrar x) for a program.
 func hiddenRuns(name string, ws []word) []inner {
-	if name == "" || writesModelled(name, ws) || isShell(name) {
-		return nil
-	}
-	if _, ok := codeInterpreterOf(name); ok {
-		return nil
-	}
-	if _, ok := wrapperSpec(name); ok || subcommandCLI(name) {
+	if !unmodelled(name, ws) {
 		return nil
 	}
 	var out []inner
@@ -567,6 +556,35 @@ func hiddenRuns(name string, ws []word) []inner {
 		}
 	}
 	return out
+}
+
+// unmodelled: a program the policy has no reading of, neither of its
+// options (writesModelled) nor of what it runs (shells, interpreters,
+// wrappers), nor a command line tool whose words are its subcommands.
+func unmodelled(name string, ws []word) bool {
+	if name == "" || writesModelled(name, ws) || isShell(name) || subcommandCLI(name) {
+		return false
+	}
+	if _, ok := codeInterpreterOf(name); ok {
+		return false
+	}
+	_, ok := wrapperSpec(name)
+	return !ok
+}
+
+// programNameRune: a rune a program's name or path may hold.
+func programNameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._+-/", r)
+}
+
+// goFlagPrograms: go test/run/build -exec XPROG and -toolexec CMD run
+// them, on go's command line or in GOFLAGS.
+func goFlagPrograms(args []word) []inner {
+	var vals []word
+	for _, o := range []string{"-exec", "--exec", "-toolexec", "--toolexec"} {
+		vals = append(vals, longOptionValues(args, o, len(o))...)
+	}
+	return scriptsOf(vals)
 }
 
 // subcommandCLI: programs whose words are their own subcommands, read by
