@@ -57,7 +57,7 @@ func bashTool(commandEnv []string, bounder Bounder) Tool {
 				Run: func(ctx context.Context) (string, error) {
 					return runBash(ctx, env.Cwd, command, timeout, env.MaxOutputBytes, commandEnv, nil)
 				},
-				Bounded: boundedRun(bounder, func(ctx context.Context, wrap func(*exec.Cmd) (func(), error)) (string, error) {
+				Bounded: boundedRun(bounder, func(ctx context.Context, wrap func(*exec.Cmd) (func() string, error)) (string, error) {
 					return runBash(ctx, env.Cwd, command, timeout, env.MaxOutputBytes, commandEnv, wrap)
 				}, env.Workspace),
 			}, nil
@@ -67,12 +67,12 @@ func bashTool(commandEnv []string, bounder Bounder) Tool {
 
 // boundedRun is run inside bounder's bound of workspace; nil when there is
 // no bounder.
-func boundedRun(bounder Bounder, run func(context.Context, func(*exec.Cmd) (func(), error)) (string, error), workspace string) func(context.Context) (string, error) {
+func boundedRun(bounder Bounder, run func(context.Context, func(*exec.Cmd) (func() string, error)) (string, error), workspace string) func(context.Context) (string, error) {
 	if bounder == nil {
 		return nil
 	}
 	return func(ctx context.Context) (string, error) {
-		return run(ctx, func(cmd *exec.Cmd) (func(), error) { return bounder.Wrap(cmd, workspace) })
+		return run(ctx, func(cmd *exec.Cmd) (func() string, error) { return bounder.Wrap(cmd, workspace) })
 	}
 }
 
@@ -80,7 +80,7 @@ func boundedRun(bounder Bounder, run func(context.Context, func(*exec.Cmd) (func
 // kills everything it started, not just bash. The output is capped head+tail.
 // wrap, when not nil, puts the command inside an OS bound first; a bound
 // that cannot be set up fails the call, which then does not run.
-func runBash(ctx context.Context, cwd, command string, timeout time.Duration, maxOut int, environ []string, wrap func(*exec.Cmd) (func(), error)) (string, error) {
+func runBash(ctx context.Context, cwd, command string, timeout time.Duration, maxOut int, environ []string, wrap func(*exec.Cmd) (func() string, error)) (string, error) {
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
@@ -95,14 +95,19 @@ func runBash(ctx context.Context, cwd, command string, timeout time.Duration, ma
 	cmd.Stdout = w
 	cmd.Stderr = w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	release := func() string { return "" }
 	if wrap != nil {
-		release, err := wrap(cmd)
-		if err != nil {
+		if release, err = wrap(cmd); err != nil {
 			w.Close()
 			return "", fmt.Errorf("bash: the OS bound could not be set up, so the command did not run: %w", err)
 		}
-		defer release()
 	}
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
+	}()
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return "", fmt.Errorf("bash: could not start: %w", err)
@@ -137,6 +142,8 @@ func runBash(ctx context.Context, cwd, command string, timeout time.Duration, ma
 		<-copied
 	}
 	grace.Stop()
+	released = true
+	undone := release() // the command has ended: what the bound undoes is final
 
 	var b strings.Builder
 	text := out.String()
@@ -154,6 +161,9 @@ func runBash(ctx context.Context, cwd, command string, timeout time.Duration, ma
 		fmt.Fprintf(&b, "[timed out after %s: the command and its child processes were killed; the output above is partial]", timeout)
 	default:
 		fmt.Fprintf(&b, "[exit code: %d]", exitCode(cmd, waitErr))
+	}
+	if undone != "" {
+		fmt.Fprintf(&b, "\n[%s]", undone)
 	}
 	return b.String(), nil
 }

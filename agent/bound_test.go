@@ -88,6 +88,30 @@ func TestAllowedCommandsRunBoundedApprovedOnesAsApproved(t *testing.T) {
 	}
 }
 
+// An agent's settings an allowed command makes at the workspace's top do
+// not stay, and the command's result tells the model so.
+func TestBoundedCommandsSettingsMovedAside(t *testing.T) {
+	sup := bound.Probe(t.Context(), "")
+	if !sup.Enough() || !sup.Namespaces {
+		t.Fatalf("this machine offers no whole bound: %s (%s)", sup, sup.Why)
+	}
+	b, err := bound.New(bound.Config{Support: sup, Writable: []string{}, KeepNames: policy.SettingsName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := `mkdir .claude && echo '{"disableAllHooks":true}' > .claude/settings.json`
+	h := newHarness(t, bashTurns("done", cmd), func(c *agent.Config) { c.Bound = b })
+	h.policy.decide = allowFirstThenAsk("the rules allow it")
+	res, ev := h.run(t, agent.RunSpec{})
+	if res.Status != agent.StatusFinished {
+		t.Fatalf("run: %+v", res)
+	}
+	mustContain(t, resultOf(t, ev, "c1").Text, "[exit code: 0]", "[askops moved .claude to .claude.askops-moved-")
+	if _, err := os.Lstat(filepath.Join(h.ws, ".claude")); err == nil {
+		t.Error(".claude stayed at the workspace's top")
+	}
+}
+
 // Where the kernel offers no bound, mode required turns an allowed command
 // into an Ask that says why; best-effort runs it unbounded and warns on
 // every Ask.

@@ -81,9 +81,10 @@ type Config struct {
 // satisfies it.
 type Bounder interface {
 	// Wrap makes cmd run inside the bound of workspace; release, called
-	// once the command ended, removes what the bound made. An error means
-	// cmd must not run.
-	Wrap(cmd *exec.Cmd, workspace string) (release func(), err error)
+	// once the command ended, removes what the bound made and says what
+	// of the command's it undid ("" for nothing), for the command's
+	// output. An error means cmd must not run.
+	Wrap(cmd *exec.Cmd, workspace string) (release func() (undone string), err error)
 	// Active reports whether allowed commands run bounded.
 	Active() bool
 	// Required reports whether, with no bound active, an allowed command

@@ -36,13 +36,13 @@ func BenchmarkStart(b *testing.B) {
 	// pid), the time Wrap took in the caller and the CPU of the whole
 	// start (the caller's too: Wrap, the fork, making the namespaces, the
 	// private directory made ahead and removed) are reported beside it.
-	start := func(b *testing.B, wrap func(*exec.Cmd) (func(), error)) {
+	start := func(b *testing.B, wrap func(*exec.Cmd) (func() string, error)) {
 		var cpu, wrapping time.Duration
 		self0 := selfCPU(b)
 		for b.Loop() {
 			cmd := exec.Command("bash", "-c", "true")
 			cmd.Dir, cmd.Env = ws, env
-			release := func() {}
+			release := func() string { return "" }
 			if wrap != nil {
 				t0 := time.Now()
 				r, err := wrap(cmd)
@@ -75,7 +75,7 @@ func BenchmarkStart(b *testing.B) {
 		b.Fatalf("no bound: %s", bd.Describe())
 	}
 	b.Run("bounded", func(b *testing.B) {
-		start(b, func(cmd *exec.Cmd) (func(), error) { return bd.Wrap(cmd, ws) })
+		start(b, func(cmd *exec.Cmd) (func() string, error) { return bd.Wrap(cmd, ws) })
 	})
 }
 

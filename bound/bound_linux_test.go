@@ -130,7 +130,11 @@ func drive(raw string) int {
 		fmt.Fprintln(os.Stderr, "driver:", err)
 		return 2
 	}
-	defer release()
+	defer func() {
+		if undone := release(); undone != "" {
+			fmt.Fprintln(os.Stderr, "driver: undone:", undone)
+		}
+	}()
 	_ = cmd.Run()
 	if cmd.ProcessState == nil {
 		return 2
@@ -782,6 +786,92 @@ echo changed > src/.claude/notes && echo nested-ok`)
 				}
 			}
 		})
+	}
+}
+
+// An agent's settings a bounded command makes at the workspace's top where
+// there were none (a .claude with disableAllHooks, a .mcp.json) do not
+// stay: with namespaces the workspace is writable as a whole, and only
+// what exists can be mounted read-only, so release moves them aside once
+// the command has ended and says so; under Landlock alone the kernel
+// refuses to make them. Other new entries at the top stay.
+func TestBoundMovesSettingsItMade(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	if !sup.Namespaces || sup.LandlockABI < 1 {
+		t.Fatalf("probe: %+v; want Landlock and namespaces on this machine", sup)
+	}
+	script := `mkdir .claude && echo '{"disableAllHooks":true}' > .claude/settings.json && echo MADE-CLAUDE
+echo '{}' > .mcp.json && echo MADE-MCP
+mkdir build && echo MADE-BUILD
+true`
+	for _, u := range users() {
+		for _, c := range []struct {
+			name      string
+			sup       Support
+			namespace bool
+		}{
+			{"namespaces", sup, true},
+			{"landlock-alone", Support{LandlockABI: sup.LandlockABI}, false},
+		} {
+			t.Run(u.name+"/"+c.name, func(t *testing.T) {
+				bx := newBox(t, u, exe)
+				out, code := bx.run(t, driverSpec{Support: &c.sup, KeepNames: []string{".claude", ".mcp.json"}}, script)
+				if code != 0 {
+					t.Fatalf("status %d, output:\n%s", code, out)
+				}
+				for _, n := range []string{".claude", ".mcp.json"} {
+					if _, err := os.Lstat(filepath.Join(bx.ws, n)); err == nil {
+						t.Errorf("%s is at the workspace's top after the command; output:\n%s", n, out)
+					}
+				}
+				moved, err := filepath.Glob(filepath.Join(bx.ws, ".claude.askops-moved-*", "settings.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !c.namespace {
+					if strings.Contains(out, "MADE-CLAUDE") || strings.Contains(out, "MADE-MCP") || len(moved) > 0 {
+						t.Errorf("Landlock alone let the command make an agent's settings:\n%s", out)
+					}
+					return
+				}
+				if !strings.Contains(out, "MADE-CLAUDE") || !strings.Contains(out, "MADE-BUILD") {
+					t.Fatalf("the command did not run as the test expects:\n%s", out)
+				}
+				if len(moved) != 1 {
+					t.Fatalf("moved aside: %v; want the one .claude; output:\n%s", moved, out)
+				}
+				if got, _ := os.ReadFile(moved[0]); !strings.Contains(string(got), "disableAllHooks") {
+					t.Errorf("the moved settings hold %q", got)
+				}
+				if _, err := os.Stat(filepath.Join(bx.ws, "build")); err != nil {
+					t.Errorf("build, which is no agent's, did not stay: %v", err)
+				}
+				for _, want := range []string{"askops moved .claude to .claude.askops-moved-", ".mcp.json to .mcp.json.askops-moved-"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("release did not say %q:\n%s", want, out)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A command that leaves the settings there before it as they were has
+// nothing moved, and release says nothing.
+func TestBoundMovesNothingItDidNotMake(t *testing.T) {
+	exe := testExe(t)
+	sup := Probe(t.Context(), "")
+	bx := newBox(t, users()[0], exe)
+	if err := os.Mkdir(filepath.Join(bx.ws, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, code := bx.run(t, driverSpec{Support: &sup, KeepNames: []string{".claude", ".mcp.json"}}, `ls -a >/dev/null; echo done`)
+	if code != 0 || strings.Contains(out, "undone") {
+		t.Fatalf("status %d, output:\n%s", code, out)
+	}
+	if fi, err := os.Stat(filepath.Join(bx.ws, ".claude")); err != nil || !fi.IsDir() {
+		t.Errorf(".claude, there before the command, is gone: %v", err)
 	}
 }
 

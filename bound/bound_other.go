@@ -19,6 +19,6 @@ func Probe(context.Context, string) Support {
 }
 
 // Wrap always fails: there is no bound on this system.
-func (b *Bound) Wrap(*exec.Cmd, string) (func(), error) {
+func (b *Bound) Wrap(*exec.Cmd, string) (func() string, error) {
 	return nil, errors.New("no bound: " + b.Describe())
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,8 +101,10 @@ func dumpable() bool {
 // inside the bound of workspace (a real absolute path): it runs askops
 // again, which builds the bound and execs cmd's program. The command's
 // TMPDIR becomes a private directory. release removes that directory; call
-// it once the command has ended. An error means cmd must not run.
-func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error) {
+// it once the command has ended. It also undoes what the kernel could not
+// refuse the command (movedSettings) and says so, for the command's output;
+// "" when there was nothing. An error means cmd must not run.
+func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func() (undone string), err error) {
 	if !b.Active() {
 		return nil, fmt.Errorf("no bound: %s", b.Describe())
 	}
@@ -204,7 +207,11 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 			sp.ConnectPorts = append(sp.ConnectPorts, strconv.Itoa(p))
 		}
 	}
+	var settingsBefore map[string]bool
 	if sup.Namespaces {
+		if settingsBefore, err = settingsAtTop(workspace, b.cfg.KeepNames); err != nil {
+			return nil, err
+		}
 		sp.Writable = append(sp.Writable, workspace)
 		sp.ReadOnly, sp.Hide, err = scan(workspace, b.cfg.Denied, b.cfg.Unwritable, b.cfg.KeepNames)
 		if err != nil {
@@ -250,7 +257,72 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func(), err error
 	cmd.Args = []string{"askops-bound"}
 	cmd.Err = nil // the program is askops now, found by its path
 	restore := keepTerminals(cmd)
-	return func() { restore(); removeAll(priv) }, nil
+	return func() string {
+		restore()
+		removeAll(priv)
+		if settingsBefore == nil {
+			return ""
+		}
+		return movedSettings(workspace, b.cfg.KeepNames, settingsBefore, time.Now())
+	}, nil
+}
+
+// settingsAtTop lists the entries at the workspace's top that keep names
+// (an agent's settings); nil when keep is nil.
+func settingsAtTop(workspace string, keep func(name string) bool) (map[string]bool, error) {
+	if keep == nil {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(workspace)
+	if err != nil {
+		return nil, fmt.Errorf("bound: reading the workspace %s: %w", workspace, err)
+	}
+	at := map[string]bool{}
+	for _, e := range entries {
+		if keep(e.Name()) {
+			at[e.Name()] = true
+		}
+	}
+	return at, nil
+}
+
+// movedSettings moves aside each entry at the workspace's top that keep
+// names and was not there before the command (before), and says what it
+// moved. With namespaces the workspace is writable as a whole and only
+// what exists can be mounted read-only, so a bounded command could make a
+// .claude, .mcp.json or .vscode where there was none, and the agent or the
+// editor would run its hooks, MCP servers or tasks later, unbounded
+// (disableAllHooks would turn askops' own hook off). Under Landlock alone
+// the kernel refuses to make one (grantChildren). The command has ended
+// and its pid namespace with it, so what is new at the top is its doing,
+// or the doing of another command running in the same workspace. The
+// entry is renamed, not removed: nothing is lost, and the new name
+// (NAME.askops-moved-TIME) is no agent's.
+func movedSettings(workspace string, keep func(name string) bool, before map[string]bool, now time.Time) string {
+	after, err := settingsAtTop(workspace, keep)
+	if err != nil {
+		return fmt.Sprintf("askops could not read the workspace's top after the command to check for an agent's settings it made: %v", err)
+	}
+	var moved, failed []string
+	for _, name := range slices.Sorted(maps.Keys(after)) {
+		if before[name] {
+			continue
+		}
+		aside := fmt.Sprintf("%s.askops-moved-%s", name, now.UTC().Format("20060102T150405.000000000Z"))
+		if err := os.Rename(filepath.Join(workspace, name), filepath.Join(workspace, aside)); err != nil {
+			failed = append(failed, fmt.Sprintf("%s (%v)", name, err))
+			continue
+		}
+		moved = append(moved, name+" to "+aside)
+	}
+	var out []string
+	if len(moved) > 0 {
+		out = append(out, "askops moved "+strings.Join(moved, ", ")+": the command made an agent's or an editor's settings at the workspace's top, which a bounded command may not (they run later, unbounded)")
+	}
+	if len(failed) > 0 {
+		out = append(out, "askops could not move aside the settings the command made at the workspace's top: "+strings.Join(failed, ", ")+"; remove them before an agent or editor starts here")
+	}
+	return strings.Join(out, "; ")
 }
 
 // keepTerminals notes the modes of each terminal among cmd's standard

@@ -150,7 +150,11 @@ func cmdSandboxMain(ctx context.Context, env *environment, args []string) int {
 			fmt.Fprintf(env.stderr, "bot sandbox: %v; the command did not run\n", err)
 			return bound.ExitSetup
 		}
-		defer release()
+		defer func() {
+			if undone := release(); undone != "" {
+				fmt.Fprintf(env.stderr, "bot sandbox: %s\n", undone)
+			}
+		}()
 	case b.Required():
 		fmt.Fprintf(env.stderr, "bot sandbox: no OS bound here: %s; agent.bound.mode is required, so the command did not run\n", b.Describe())
 		return bound.ExitSetup
