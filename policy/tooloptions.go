@@ -26,6 +26,8 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		z.tarWrites(name, args)
 	case "unzip":
 		z.unzipWrites(args)
+	case "cpio", "bsdcpio", "pax", "ar", "jar":
+		z.extractWrites(name, args)
 	case "zip":
 		ops := operandsOf(zipWithoutLongValues(args), "bOntxiPZs", []string{"--output-file", "--temp-path", "--unzip-command", "--exclude",
 			"--include", "--logfile-path", "--password", "--compression-method", "--split-size", "--suffixes", "--from-date", "--before-date"})
@@ -803,6 +805,74 @@ func (z *analyzer) unzipWrites(args []word) {
 		dir = &word{loose: ".", lit: ".", ok: true}
 	}
 	z.treeWrite(*dir, "unzip")
+}
+
+// extractWrites: archivers that write the files an archive names, under
+// the working directory or a directory an option or operand gives, as
+// tar -x and unzip do: cpio -i (-D DIR) and its pass-through -p DIR, pax
+// -r (and -rw DIR), ar x, jar x. They had no reading: mode full allowed
+// cpio -i < a.cpio under a deny on **/.env.
+func (z *analyzer) extractWrites(name string, args []word) {
+	dir := word{loose: ".", lit: ".", ok: true}
+	var ops []word
+	extracting, into := false, false // into: the last operand is the directory (cpio -p, pax -rw)
+	for i := 0; i < len(args); i++ {
+		l := args[i].loose
+		if !args[i].known() {
+			extracting = true // a key or option the policy cannot see
+			continue
+		}
+		short := strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "--")
+		switch name {
+		case "cpio", "bsdcpio":
+			switch {
+			case l == "--extract" || l == "--pass-through" || short && strings.ContainsAny(l, "ip"):
+				extracting = true
+				into = into || l == "--pass-through" || short && strings.Contains(l, "p")
+				if short && strings.HasSuffix(l, "D") && i+1 < len(args) {
+					i++
+					dir = args[i]
+				}
+			case l == "-D" || l == "--directory":
+				if i+1 < len(args) {
+					i++
+					dir = args[i]
+				}
+			case strings.HasPrefix(l, "--directory="):
+				dir = word{loose: l[len("--directory="):], lit: l[len("--directory="):], ok: args[i].ok}
+			case short && strings.ContainsAny(l, "EFHIMORW") && len(l) == 2:
+				i++ // an option whose value is the next word
+			case !strings.HasPrefix(l, "-"):
+				ops = append(ops, args[i])
+			}
+		case "pax":
+			switch {
+			case short && strings.Contains(l, "r"):
+				extracting = true
+				into = into || strings.Contains(l, "w")
+			case short && strings.Contains(l, "w") && len(l) == 2:
+				into = extracting || slices.ContainsFunc(args, func(w word) bool { return w.loose == "-r" })
+			case short && strings.ContainsAny(l, "fsopx") && len(l) == 2:
+				i++
+			case !strings.HasPrefix(l, "-"):
+				ops = append(ops, args[i])
+			}
+		case "ar", "jar":
+			// The first word holds the operation's letters (ar x, jar xf,
+			// ar -x, jar --extract).
+			if i == 0 && (strings.ContainsRune(strings.TrimLeft(l, "-"), 'x') && !strings.HasPrefix(l, "--") || l == "--extract") {
+				extracting = true
+			}
+		}
+	}
+	if !extracting {
+		return
+	}
+	if into && len(ops) > 0 {
+		dir = ops[len(ops)-1] // cpio -p DIR and pax -rw … DIR copy into it
+	}
+	z.a.refuseAllow(name + " extracts files whose names are in the archive")
+	z.treeWrite(dir, name)
 }
 
 // patchWrites: patch writes the files its diff names unless a file operand

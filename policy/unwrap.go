@@ -550,6 +550,12 @@ func hiddenRuns(name string, ws []word) []inner {
 		l := ws[i].loose
 		if _, v, ok := strings.Cut(l, "="); ok && strings.HasPrefix(l, "-") {
 			l = v
+			if v := (word{loose: v, lit: v, ok: true}); watchedProgram(cmdName(v)) {
+				// An option naming the program (--runner=rm): it may
+				// get the words after.
+				out = append(out, inner{words: append([]word{v}, ws[i+1:]...), guess: true})
+				continue
+			}
 		}
 		if f := strings.Fields(l); len(f) > 1 && watchedProgram(path.Base(f[0])) {
 			out = append(out, inner{script: l, guess: true})
