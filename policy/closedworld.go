@@ -749,6 +749,38 @@ func (z *analyzer) unnamedDelete(w word) (p string, ok bool) {
 	return "/", true
 }
 
+// laterRuns are the commands that store what a program runs later, or
+// where it downloads code from, in the user's settings: the person's next
+// gh, kubectl, aws, git commit or login runs it, unjudged. Like git config
+// and npm config set (configCommands), they are dangers.
+var laterRuns = []struct {
+	program string
+	verbs   []string
+	why     string
+}{
+	{"gh", []string{"alias", "set"}, "stores a command gh runs later (--shell: in sh)"},
+	{"gh", []string{"extension", "install"}, "installs a program gh runs later"},
+	{"gh", []string{"ext", "install"}, "installs a program gh runs later"},
+	{"kubectl", []string{"config", "set-credentials"}, "may set an exec plugin kubectl runs later"},
+	{"kubectl", []string{"config", "set"}, "may set an exec plugin kubectl runs later"},
+	{"aws", []string{"configure", "set"}, "may set a credential_process aws runs later"},
+	{"pre-commit", []string{"install"}, "installs a git hook"},
+	{"lefthook", []string{"install"}, "installs git hooks"},
+	{"husky", []string{"install"}, "installs git hooks"},
+	{"systemctl", []string{"enable"}, "makes a unit start later (at boot or login)"},
+	{"systemctl", []string{"reenable"}, "makes a unit start later (at boot or login)"},
+	{"systemctl", []string{"link"}, "makes a unit file start later"},
+	{"systemctl", []string{"edit"}, "changes what a unit runs"},
+	{"pip", []string{"config", "set"}, "changes where pip downloads packages from"},
+	{"pip3", []string{"config", "set"}, "changes where pip downloads packages from"},
+	{"helm", []string{"repo", "add"}, "adds a source helm downloads charts from"},
+	{"docker", []string{"context", "create"}, "points docker at another daemon"},
+	{"docker", []string{"context", "use"}, "points docker at another daemon"},
+	{"tmux", []string{"set-hook"}, "sets a command tmux runs later"},
+	{"tmux", []string{"bind-key"}, "binds a key of the person's session to a command"},
+	{"tmux", []string{"bind"}, "binds a key of the person's session to a command"},
+}
+
 // deleteCommands finds what rm, unlink, rmdir, shred and find's -delete
 // reach. find -L (or -follow) follows every link below its starting
 // points while it deletes: where those lead cannot be read from the line.
@@ -842,6 +874,11 @@ func (z *analyzer) configCommands(name string, args []word) {
 		}
 		return ""
 	}
+	for _, l := range laterRuns {
+		if l.program == name && len(ops) >= len(l.verbs) && slices.EqualFunc(ops[:len(l.verbs)], l.verbs, func(w word, v string) bool { return w.loose == v }) {
+			z.a.danger(name + " " + strings.Join(l.verbs, " ") + " " + l.why + ", outside the policy and the bound")
+		}
+	}
 	switch name {
 	case "npm", "pnpm", "yarn", "bun":
 		switch v := verb(0); {
@@ -860,6 +897,16 @@ func (z *analyzer) configCommands(name string, args []word) {
 			if gitConfigWrites(rest) {
 				z.a.danger("git config changes git's config (it decides what git runs and where it pushes)")
 			}
+		case "lfs":
+			if r := leadingOperands(rest, 1); len(r) > 0 && r[0].loose == "install" {
+				z.a.danger("git lfs install sets the hooks and filters git runs later")
+			}
+		}
+	case "direnv":
+		// direnv allow trusts an .envrc: the person's shell runs it, unbounded,
+		// on its next cd into the directory.
+		if v := verb(0); v == "allow" || v == "permit" || v == "grant" {
+			z.a.danger("direnv " + v + " lets the person's shell run .envrc later, outside the policy and the bound")
 		}
 	}
 }
