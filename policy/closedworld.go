@@ -1173,3 +1173,8 @@ func codeMention(l string) string {
 	}
 	return ""
 }
+
+// programNameRune: a rune a program's name or path may hold.
+func programNameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._+-/", r)
+}

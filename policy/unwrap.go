@@ -578,11 +578,6 @@ func unmodelled(name string, ws []word) bool {
 	return !ok
 }
 
-// programNameRune: a rune a program's name or path may hold.
-func programNameRune(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._+-/", r)
-}
-
 // goFlagPrograms: go test/run/build -exec XPROG and -toolexec CMD run
 // them, on go's command line or in GOFLAGS.
 func goFlagPrograms(args []word) []inner {
