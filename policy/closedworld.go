@@ -691,12 +691,17 @@ func (z *analyzer) configWhy(abs, real string) string {
 // repository's history, hooks or config, whatever it is called.
 func (z *analyzer) deletes(w word, how string, follow bool) {
 	p := w.loose
+	var rest []string // a pattern's segments under p (unnamedDelete)
+	flat := false
 	if !w.known() || inHome(w) {
 		var ok bool
-		if p, ok = z.unnamedDelete(w); !ok {
+		if p, rest, ok = z.unnamedDelete(w); !ok {
 			return
 		}
 		tree, here := z.tree, z.treeHere
+		// rm, unlink, shred without -r delete what the pattern matches,
+		// never a directory's files (rm out/*.o cannot reach out/sub/.env).
+		flat = !tree && flatDelete(how)
 		z.tree, z.treeHere = true, p != "/"
 		defer func() { z.tree, z.treeHere = tree, here }()
 	}
@@ -713,9 +718,15 @@ func (z *analyzer) deletes(w word, how string, follow bool) {
 	}
 	// A delete is a write of what it reaches: write_file's deny and ask
 	// rules apply to it.
+	before := len(z.a.writes)
 	z.implied = true
 	z.write(p, how+" deletes")
 	z.implied = false
+	for i := before; i < len(z.a.writes); i++ {
+		if t := &z.a.writes[i]; t.tree && rest != nil {
+			t.rest, t.flat, t.shown = rest, flat, w.pat
+		}
+	}
 	real := abs
 	if follow {
 		if r, ok := resolveLinks(abs); ok {
@@ -731,22 +742,33 @@ func (z *analyzer) deletes(w word, how string, follow bool) {
 
 // unnamedDelete is where a delete of a name the policy cannot see lands,
 // judged as a tree: a pattern deletes what it matches now under its
-// literal directory (rm secrets/*, mv secrets/t* out/), any other word
+// literal directory (rm secrets/*, mv secrets/t* out/: p, and the
+// pattern's segments under it, rest), any other word
 // may name any file ("/": rm "$f", shred -u "$X", rm ~/x). Every write_file deny
 // and ask rule that may name a file there meets it; these deleted what
 // a deny on secrets/** protects in mode full. A file find hands its -exec
 // as {} is not: find's own tree judges it (deleteCommands); ok is false
 // then. One a script it runs gets ("$1" of sh -c '…' _ {}) is any file.
-func (z *analyzer) unnamedDelete(w word) (p string, ok bool) {
+func (z *analyzer) unnamedDelete(w word) (p string, rest []string, ok bool) {
 	if w.found {
-		return "", false
+		return "", nil, false
 	}
 	if w.pat != "" && hasWild(w.pat) && !strings.HasPrefix(w.pat, "~") {
-		if base, rest := globbase.Split(w.pat); globbase.StaysUnder(rest) {
-			return unescapeGlob(base), true
+		if base, r := globbase.Split(w.pat); globbase.StaysUnder(r) {
+			return unescapeGlob(base), segments(r), true
 		}
 	}
-	return "/", true
+	return "/", nil, true
+}
+
+// flatDelete: the deletes that remove what they are given and nothing
+// under it, unless told to recurse (rm -r, which sets the tree itself).
+func flatDelete(how string) bool {
+	switch how {
+	case "rm", "unlink", "rmdir", "shred", "srm":
+		return true
+	}
+	return false
 }
 
 // laterRuns are the commands that store what a program runs later, or

@@ -28,9 +28,9 @@ func TestUnseenNamesWrittenMeetTheRules(t *testing.T) {
 		want Decision
 		why  string
 	}{
-		{"rm secrets/*", Deny, `writes "secrets"`},
-		{"rm -- secrets/t*", Deny, `writes "secrets"`},
-		{"mv secrets/* out/", Deny, `writes "secrets"`},
+		{"rm secrets/*", Deny, `writes "secrets/*"`},
+		{"rm -- secrets/t*", Deny, `writes "secrets/t*"`},
+		{"mv secrets/* out/", Deny, `writes "secrets/*"`},
 		{"cp x* secrets/", Deny, `writes "secrets/"`},
 		{"cp -r src/* secrets/", Deny, `writes "secrets/"`},
 		{"cp -t secrets x*", Deny, `writes "secrets"`},
@@ -53,6 +53,49 @@ func TestUnseenNamesWrittenMeetTheRules(t *testing.T) {
 		v := e.Evaluate(t.Context(), Call{Tool: ToolBash, Safety: SideEffect, Command: tc.cmd, Cwd: ws, Workspace: ws, Mode: ModeFull})
 		if v.Decision != tc.want || !strings.Contains(v.Reason, tc.why) {
 			t.Errorf("%s: %s (%s), want %s with %q", tc.cmd, v.Decision, v.Reason, tc.want, tc.why)
+		}
+	}
+}
+
+// TestPatternDeletesReachTheirMatches: a pattern deleted without -r
+// (rm out/*.o) removes what the pattern matches, never a directory's
+// files, so a rule on a file deeper down (out/sub/.env) does not meet it;
+// with -r, the matches' trees do. Where the call was resolved the matches
+// are listed; elsewhere the pattern's last segment is judged against the
+// rules. Before, such a delete was its directory's whole tree: rm out/*.o
+// was denied where out/sub/.env was.
+func TestPatternDeletesReachTheirMatches(t *testing.T) {
+	ws := corpusWorkspace(t)
+	for f, c := range map[string]string{"out/a.o": "o\n", "out/sub/.env": "S=1\n", "out/x/a.o": "o\n"} {
+		if err := os.MkdirAll(filepath.Join(ws, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, f), []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newTestEngine(t, Config{Mode: ModeFull, Rules: []Rule{{Tool: ToolWriteFile, Path: "**/.env", Decision: Deny}}})
+	for _, tc := range []struct {
+		cmd      string
+		resolved bool
+		want     Decision
+		why      string
+	}{
+		{"rm out/*.o", true, Allow, ""},
+		{"rm out/*", true, Allow, ""}, // out/sub is matched, and rm without -r leaves it
+		{"rm -f out/*/a.o", true, Allow, ""},
+		{"unlink out/*.o", true, Allow, ""},
+		{"rm -r out/*", true, Deny, "out/sub/.env"},
+		{"rm -rf out/s*", true, Deny, "out/sub/.env"},
+		{"rm out/*/.e*", true, Deny, "out/sub/.env"},
+		{"rm out/*.o", false, Allow, ""},
+		{"rm out/*", false, Ask, "may include"}, // * may match a .env there
+		{"rm -r out/*.o", false, Ask, "may include"},
+	} {
+		c := Call{Tool: ToolBash, Safety: SideEffect, Command: tc.cmd, Cwd: ws, Workspace: ws, Mode: ModeFull, Resolved: tc.resolved}
+		v := e.Evaluate(t.Context(), c)
+		if v.Decision != tc.want || !strings.Contains(v.Reason, tc.why) {
+			t.Errorf("%q (resolved %v): %s (%s), want %s (%s)", tc.cmd, tc.resolved, v.Decision, v.Reason, tc.want, tc.why)
 		}
 	}
 }

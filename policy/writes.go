@@ -42,6 +42,13 @@ type writeTarget struct {
 	// they do to a tree read (unnamed.go). Set only where abs is or may
 	// be a directory (treeWrite).
 	tree bool
+	// rest: for a pattern written (rm out/*.o), the pattern's segments
+	// under abs: only the files they match are written, judged as a
+	// pattern read is (unnamed.go). nil: every file under abs.
+	rest []string
+	// flat: a directory the pattern matches is not written whole (rm
+	// without -r removes no directory's files).
+	flat bool
 	// here: the tree's files are the ones under abs when the command
 	// starts (a delete, chmod -R), and nothing earlier in the line wrote
 	// there: where the call was resolved here, they are listed and each
@@ -1001,7 +1008,7 @@ func (e *Engine) judgeWriteTrees(ws string, an *analysis, resolved bool) *treeHi
 		if !t.tree || t.abs == "" {
 			continue
 		}
-		tr := treeRead{shown: t.shown, how: t.how, descend: true, certain: true, lexical: true}
+		tr := treeRead{shown: t.shown, how: t.how, rest: t.rest, glob: t.rest != nil, descend: !t.flat, certain: true, lexical: true}
 		if t.from != "" && resolved && j.copied(tr, t.abs, t.from) {
 			continue
 		}
