@@ -16,12 +16,7 @@ import (
 // the workspace's top.
 func TestUnseenNamesWrittenMeetTheRules(t *testing.T) {
 	ws := corpusWorkspace(t)
-	if err := os.MkdirAll(filepath.Join(ws, "secrets"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "secrets/token"), []byte("t\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFiles(t, ws, map[string]string{"secrets/token": "t\n"})
 	e := newTestEngine(t, Config{Mode: ModeFull, Rules: []Rule{{Tool: ToolWriteFile, Path: "secrets/**", Decision: Deny}}})
 	for _, tc := range []struct {
 		cmd  string
@@ -66,14 +61,7 @@ func TestUnseenNamesWrittenMeetTheRules(t *testing.T) {
 // was denied where out/sub/.env was.
 func TestPatternDeletesReachTheirMatches(t *testing.T) {
 	ws := corpusWorkspace(t)
-	for f, c := range map[string]string{"out/a.o": "o\n", "out/sub/.env": "S=1\n", "out/x/a.o": "o\n"} {
-		if err := os.MkdirAll(filepath.Join(ws, filepath.Dir(f)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(ws, f), []byte(c), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, ws, map[string]string{"out/a.o": "o\n", "out/sub/.env": "S=1\n", "out/x/a.o": "o\n"})
 	e := newTestEngine(t, Config{Mode: ModeFull, Rules: []Rule{{Tool: ToolWriteFile, Path: "**/.env", Decision: Deny}}})
 	for _, tc := range []struct {
 		cmd      string
@@ -96,6 +84,19 @@ func TestPatternDeletesReachTheirMatches(t *testing.T) {
 		v := e.Evaluate(t.Context(), c)
 		if v.Decision != tc.want || !strings.Contains(v.Reason, tc.why) {
 			t.Errorf("%q (resolved %v): %s (%s), want %s (%s)", tc.cmd, tc.resolved, v.Decision, v.Reason, tc.want, tc.why)
+		}
+	}
+}
+
+// writeFiles writes each file (relative to ws) with its directories.
+func writeFiles(t *testing.T, ws string, files map[string]string) {
+	t.Helper()
+	for f, c := range files {
+		if err := os.MkdirAll(filepath.Join(ws, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, f), []byte(c), 0o600); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
