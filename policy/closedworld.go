@@ -723,8 +723,11 @@ func (z *analyzer) deletes(w word, how string, follow bool) {
 	z.write(p, how+" deletes")
 	z.implied = false
 	for i := before; i < len(z.a.writes); i++ {
-		if t := &z.a.writes[i]; t.tree && rest != nil {
-			t.rest, t.flat, t.shown = rest, flat, w.pat
+		if t := &z.a.writes[i]; t.tree {
+			t.follows = follow
+			if rest != nil {
+				t.rest, t.flat, t.shown = rest, flat, w.pat
+			}
 		}
 	}
 	real := abs
@@ -816,7 +819,8 @@ func (z *analyzer) deleteCommands(name string, args []word) {
 			valued, long = "ns", []string{"--iterations", "--size", "--random-source"}
 		}
 		for _, w := range operandsOf(args, valued, long) {
-			z.deletes(w, name, false)
+			// shred overwrites what a link names before it removes the name.
+			z.deletes(w, name, name == "shred" || name == "srm")
 			if w.ok && (name == "shred" || name == "srm") && hasFlag(args, 'u', 'u', "--remove") {
 				// shred -u renames the file to zeros before it goes:
 				// 0000, 000, 00 and 0 beside it, for a name of four.

@@ -100,3 +100,23 @@ func writeFiles(t *testing.T, ws string, files map[string]string) {
 		}
 	}
 }
+
+// TestShredWritesThroughLinks: shred overwrites what a link names, so a
+// pattern it is given meets the rules where each link leads: where the
+// call was resolved, shred out/* was allowed in mode full under a deny on
+// **/.env while out/l led to .env, which it then overwrote. rm removes
+// the link itself.
+func TestShredWritesThroughLinks(t *testing.T) {
+	ws := corpusWorkspace(t)
+	writeFiles(t, ws, map[string]string{".env": "S=1\n", "out/a.o": "o\n"})
+	if err := os.Symlink("../.env", filepath.Join(ws, "out/l")); err != nil {
+		t.Fatal(err)
+	}
+	e := newTestEngine(t, Config{Mode: ModeFull, Rules: []Rule{{Tool: ToolWriteFile, Path: "**/.env", Decision: Deny}}})
+	for cmd, want := range map[string]Decision{"shred out/*": Deny, "shred -u out/*": Deny, "shred out/*.o": Allow, "rm out/*": Allow} {
+		v := e.Evaluate(t.Context(), Call{Tool: ToolBash, Safety: SideEffect, Command: cmd, Cwd: ws, Workspace: ws, Mode: ModeFull, Resolved: true})
+		if v.Decision != want {
+			t.Errorf("%q: %s (%s), want %s", cmd, v.Decision, v.Reason, want)
+		}
+	}
+}

@@ -49,6 +49,9 @@ type writeTarget struct {
 	// flat: a directory the pattern matches is not written whole (rm
 	// without -r removes no directory's files).
 	flat bool
+	// follows: a link the tree holds is written where it leads (shred
+	// overwrites what a link names), not as itself.
+	follows bool
 	// here: the tree's files are the ones under abs when the command
 	// starts (a delete, chmod -R), and nothing earlier in the line wrote
 	// there: where the call was resolved here, they are listed and each
@@ -1008,7 +1011,7 @@ func (e *Engine) judgeWriteTrees(ws string, an *analysis, resolved bool) *treeHi
 		if !t.tree || t.abs == "" {
 			continue
 		}
-		tr := treeRead{shown: t.shown, how: t.how, rest: t.rest, glob: t.rest != nil, descend: !t.flat, certain: true, lexical: true}
+		tr := treeRead{shown: t.shown, how: t.how, rest: t.rest, glob: t.rest != nil, descend: !t.flat, certain: true, lexical: !t.follows}
 		if t.from != "" && resolved && j.copied(tr, t.abs, t.from) {
 			continue
 		}
