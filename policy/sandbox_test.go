@@ -136,6 +136,9 @@ var sandboxPrograms = []string{
 	"ssh", "scp", "sftp", "jq",
 	// Wrappers that run their command (util-linux).
 	"prlimit", "setarch", "linux64", "setpriv",
+	// Archivers that extract the names their archive holds (cpio reads
+	// the layout's tar too; ar its own out/l.a).
+	"cpio", "pax", "ar",
 }
 
 // traceSyscalls are the system calls strace records: what starts a
@@ -178,7 +181,7 @@ eval "$layout" || fail "cannot build the layout"
 	HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 /usr/bin/git branch topic) || fail "cannot commit the layout with git"
 # An archive and a zip of the workspace's files, so extracting, listing
 # and testing them (and what tar and zip start to do it) happen for real.
-(cd ws && /usr/bin/tar -cf out/a.tar README && /usr/bin/zip -q out/a.zip src/main.go) ||
+(cd ws && /usr/bin/tar -cf out/a.tar README && /usr/bin/zip -q out/a.zip src/main.go && /usr/bin/ar rc out/l.a README) ||
 	fail "cannot make the layout's archives"
 real=()
 for n in $programs; do

@@ -961,6 +961,9 @@ func gitConfigCode(ws []word) []inner {
 			out = append(out, throughShell(withArgs([]inner{scriptOf(word{loose: v[1:]})}))...)
 		case gitCodeKey(k):
 			out = append(out, gitConfigLine(k, word{loose: v})...)
+		case k == "sendemail.smtpserver" && strings.HasPrefix(v, "/"):
+			// An absolute path is a sendmail-like program git runs.
+			out = append(out, withArgs([]inner{scriptOf(word{loose: v})})...)
 		}
 	}
 	return out
@@ -993,7 +996,9 @@ func gitCodeKey(k string) bool {
 	switch k {
 	case "core.pager", "core.sshcommand", "core.editor", "sequence.editor", "core.fsmonitor", "diff.external",
 		"gpg.program", "core.askpass", "core.hookspath", "core.gitproxy", "uploadpack.packobjectshook",
-		"include.path", "init.templatedir", "gpg.ssh.program", "gpg.x509.program", "ssh.variant":
+		"include.path", "init.templatedir", "gpg.ssh.program", "gpg.x509.program", "ssh.variant",
+		"core.alternaterefscommand", "imap.tunnel", "sendemail.sendmailcmd", "sendemail.tocmd", "sendemail.cccmd",
+		"sendemail.headercmd":
 		return true
 	}
 	for _, suffix := range []string{".textconv", ".command", ".cmd", ".clean", ".smudge", ".process", ".helper",
