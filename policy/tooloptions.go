@@ -51,7 +51,7 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 			z.gccDefaultWrites(name, args)
 		}
 	case "make", "gmake", "bmake":
-		z.makeOptions(name, args)
+		z.makeOptions(name, args, depth)
 	case "cargo":
 		z.cargoOptions(args, depth)
 	case "pip", "pip3", "uv":
@@ -1050,7 +1050,7 @@ func gccPassThroughKnown(l string) bool {
 // --) changes what any recipe runs. The options are read closed-world, as
 // getopt_long reads them (a unique prefix of a long option is that
 // option): one the table does not know is not allowed.
-func (z *analyzer) makeOptions(name string, args []word) {
+func (z *analyzer) makeOptions(name string, args []word, depth int) {
 	refuse := func(l, why string) { z.a.refuseAllow(name + " " + clip(printable(l), 40) + " (" + why + ")") }
 	// refuseUnknown: an option the table does not know, so what the
 	// command writes is not modelled either (unknownOption).
@@ -1074,9 +1074,11 @@ func (z *analyzer) makeOptions(name string, args []word) {
 				// Every recipe line runs through it: a program Runs:
 				// does not show.
 				z.a.cannotRead(name + " " + clip(printable(l), 40) + " (the shell every recipe runs in)")
-			} else if strings.Contains(l, "=") {
+			} else if _, v, ok := strings.Cut(l, "="); ok {
 				refuse(l, "a variable set on the command line changes what the recipes run")
-				return
+				// CC='rm x': a recipe runs $(CC), as for the variable
+				// in make's environment (programValue).
+				z.programValue(word{loose: v, lit: v, ok: a.ok}, depth)
 			}
 		case strings.HasPrefix(l, "--"):
 			n, _, eq := strings.Cut(l, "=")

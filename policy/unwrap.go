@@ -337,6 +337,12 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		return containerExec(ws)
 	case name == "kubectl" || name == "oc":
 		return kubectlExec(ws)
+	case name == "wget":
+		// --use-askpass=COMMAND runs it for the user name and password.
+		return withArgs(scriptsOf(longOptionValues(ws[1:], "--use-askpass", 6)))
+	case name == "gpg" || name == "gpg2":
+		// --photo-viewer COMMAND runs through sh to show a key's photo.
+		return throughShell(scriptsOf(longOptionValues(ws[1:], "--photo-viewer", 8)))
 	}
 	if out, ok := runOptions(name, ws); ok {
 		return out
@@ -346,6 +352,16 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 		return nil
 	}
 	out, start := spec.parse(ws)
+	if name == "strace" {
+		// -o '|COMMAND' (or '!COMMAND') pipes the trace into COMMAND.
+		var pipes []word
+		for _, v := range optionValues(ws[:max(start, 1)], "-o") {
+			if l := strings.TrimLeft(v.loose, " "); strings.HasPrefix(l, "|") || strings.HasPrefix(l, "!") {
+				pipes = append(pipes, word{loose: l[1:], splat: v.splat})
+			}
+		}
+		out = append(out, throughShell(scriptsOf(pipes))...)
+	}
 	if start >= 0 && start < len(ws) {
 		cmd := ws[start:]
 		if name == "watch" {
