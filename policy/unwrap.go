@@ -338,8 +338,13 @@ func (z *analyzer) unwrap(name string, ws []word) []inner {
 	case name == "kubectl" || name == "oc":
 		return kubectlExec(ws)
 	case name == "wget":
-		// --use-askpass=COMMAND runs it for the user name and password.
-		return withArgs(scriptsOf(longOptionValues(ws[1:], "--use-askpass", 6)))
+		// --use-askpass=PROGRAM runs it, by that one name (no shell), with
+		// the prompt as its argument, for the user name and password.
+		var out []inner
+		for _, v := range longOptionValues(ws[1:], "--use-askpass", 6) {
+			out = append(out, inner{words: []word{v, {loose: anyText, splat: true}}})
+		}
+		return out
 	case name == "gpg" || name == "gpg2":
 		// --photo-viewer COMMAND runs through sh to show a key's photo.
 		return throughShell(scriptsOf(longOptionValues(ws[1:], "--photo-viewer", 8)))
