@@ -1139,8 +1139,8 @@ const codePunctuation = "\"'`()[]{};|&!$<>"
 
 // unmodelledCode makes the reading incomplete where a program the policy
 // does not model (unmodelled, and no runOptions) is given code it cannot
-// read. No list of
-// interpreters is ever whole, so the class is read from the words:
+// read. No list of interpreters is ever whole, so the class is read from
+// the words:
 //   - a code option (codeOptionNames) whose value holds more than one word
 //     or code's punctuation, or cannot be seen: a value of one plain word
 //     (-c config.toml, -e production) is data;
