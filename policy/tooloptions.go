@@ -352,9 +352,42 @@ func (z *analyzer) curlWrites(args []word) {
 			z.a.cannotRead("curl reads options from a file (--config), which can name any output")
 		}
 	}
-	if remote {
-		z.urlNamedWrites("curl -O", args)
+	dir := word{loose: ".", lit: ".", ok: true}
+	if ds := longOptionValues(args, "--output-dir", 5); len(ds) > 0 {
+		dir = ds[len(ds)-1]
 	}
+	globbing := !hasLong(args, "--globoff") && !slices.ContainsFunc(args, func(w word) bool {
+		return len(w.loose) > 1 && w.loose[0] == '-' && w.loose[1] != '-' && strings.ContainsRune(shortCluster(w.loose, curlValued), 'g')
+	})
+	for _, v := range append(shortOptionValues(args, curlValued, 'o'), longOptionValues(args, "--output", 5)...) {
+		if globbing && hasURLGlobRef(v.loose) {
+			// -o '#1' takes its name from the URL's glob ('…/{.env,a}'):
+			// names the line does not give, in the file's directory.
+			z.a.refuseAllow("curl -o names a file after the URL's glob")
+			z.treeWrite(word{loose: path.Dir(v.loose), lit: path.Dir(v.lit), ok: v.ok}, "curl -o #N")
+		}
+	}
+	switch {
+	case remote && (hasLong(args, "--remote-header-name") || slices.ContainsFunc(args, func(w word) bool {
+		return len(w.loose) > 1 && w.loose[0] == '-' && w.loose[1] != '-' && strings.ContainsRune(shortCluster(w.loose, curlValued), 'J')
+	})):
+		// -J takes the name the server gives (Content-Disposition).
+		z.a.refuseAllow("curl -J writes a file the server names")
+		z.treeWrite(dir, "curl -J")
+	case remote:
+		z.urlNamedWrites("curl -O", dir, args, globbing)
+	}
+}
+
+// hasURLGlobRef reports curl's #N in an output name: the text the N-th
+// glob of the URL matched.
+func hasURLGlobRef(l string) bool {
+	for i := 0; i+1 < len(l); i++ {
+		if l[i] == '#' && l[i+1] >= '0' && l[i+1] <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 // shortCluster is the part of a short-option cluster before the first
@@ -368,27 +401,27 @@ func shortCluster(l, valued string) string {
 }
 
 // urlNamedWrites judges the files a downloader names after each URL's
-// last path element, in the current directory.
-func (z *analyzer) urlNamedWrites(how string, args []word) {
+// last path element, in dir. A URL that is not literal, or whose path is
+// a glob the downloader expands (curl's {a,b} and [a-z], where globbing),
+// names files the line does not give: a tree of dir.
+func (z *analyzer) urlNamedWrites(how string, dir word, args []word, globbing bool) {
 	for _, a := range args {
 		l := a.loose
 		if !strings.Contains(l, "://") {
 			continue
 		}
-		if !a.known() {
-			z.a.refuseAllow(how + " writes a file named after a URL that is not literal")
-			continue
-		}
 		u, err := url.Parse(l)
-		if err != nil {
+		if !a.known() || err != nil || globbing && strings.ContainsAny(l, "{[") {
 			z.a.refuseAllow(how + " writes a file named after a URL the policy cannot read")
+			z.treeWrite(dir, how)
 			continue
 		}
 		base := path.Base(u.Path)
 		if base == "/" || base == "." || base == "" {
 			base = "index.html"
 		}
-		z.write(base, how)
+		p := path.Join(dir.loose, base)
+		z.writeWord(word{loose: p, lit: p, ok: dir.ok}, how)
 	}
 }
 
@@ -416,30 +449,38 @@ func (z *analyzer) wgetWrites(args []word) {
 		z.a.cannotRead("wget runs .wgetrc commands (-e, --config), which can write anywhere")
 	}
 	dirs := append(shortOptionValues(args, valued, 'P'), longOptionValues(args, "--directory-prefix", 5)...)
+	dir := word{loose: ".", lit: ".", ok: true}
 	for _, d := range dirs {
-		z.writeWord(d, "wget -P")
+		z.writeWord(d, "wget -P") // made if missing; a destination, not read
+		dir = d
 	}
 	if out {
 		return
 	}
-	if len(dirs) > 0 {
-		z.a.refuseAllow("wget writes files named after the URLs under -P")
-		return
-	}
+	// Names nobody reads in advance, under dir: -r's and -m's (the
+	// server's tree), -i FILE's (the URLs a file lists: wget -i list
+	// wrote .env from http://…/.env), and --content-disposition's and
+	// --trust-server-names' (the name the server gives).
+	serverNamed := len(shortOptionValues(args, valued, 'i'))+len(longOptionValues(args, "--input-file", 4))+
+		len(longOptionValues(args, "--input-metalink", 8)) > 0
 	for _, a := range args {
 		l := a.loose
-		if l == "-r" || l == "-m" || longMatches(l, "--recursive") || longMatches(l, "--mirror") {
-			z.a.refuseAllow("wget -r writes files named by the server")
+		if l == "--" {
+			break
 		}
+		serverNamed = serverNamed || l == "-r" || l == "-m" || longMatches(l, "--recursive") || longMatches(l, "--mirror") ||
+			longMatches(l, "--content-disposition") || longMatches(l, "--trust-server-names") ||
+			len(l) > 1 && l[0] == '-' && l[1] != '-' && strings.ContainsAny(shortCluster(l, valued), "rm")
 	}
-	// -i FILE fetches the URLs FILE lists and names each file after its
-	// URL (wget -i list wrote .env from http://…/.env): names nobody
-	// reads in advance, as -r's are.
-	if len(shortOptionValues(args, valued, 'i'))+len(longOptionValues(args, "--input-file", 4))+
-		len(longOptionValues(args, "--input-metalink", 8)) > 0 {
-		z.a.refuseAllow("wget -i writes files named after the URLs a file lists")
+	if serverNamed {
+		z.a.refuseAllow("wget writes files the server or a list names")
+		z.treeWrite(dir, "wget")
+		return
 	}
-	z.urlNamedWrites("wget", args)
+	if len(dirs) > 0 {
+		z.a.refuseAllow("wget writes files named after the URLs under -P")
+	}
+	z.urlNamedWrites("wget", dir, args, false)
 }
 
 // tarOptions is what a tar command line asks for, read as GNU tar reads
@@ -2381,6 +2422,19 @@ func (z *analyzer) programOptions(name string, args []word, depth int) {
 		}
 		if name == "sftp" && len(shortOptionValues(args, valued, 'b')) > 0 {
 			z.a.cannotRead("sftp -b (a batch file the policy does not read: its ! lines run the shell)")
+		}
+		if ops := operandsOf(args, valued, nil); name == "sftp" && len(ops) > 0 && remotePath(ops[0].lit) != "" {
+			// sftp host:FILE fetches FILE into the working directory (or
+			// into the local path after it).
+			dir := word{loose: ".", lit: ".", ok: true}
+			if len(ops) > 1 {
+				dir = ops[1]
+			}
+			if !ops[0].ok || !dir.ok {
+				z.a.cannotRead("sftp fetches a file whose name or place the policy cannot see")
+			} else {
+				z.remoteSource(name, dir, ops[0])
+			}
 		}
 		for _, v := range shortOptionValues(args, valued, 'o') {
 			z.sshOption(name, v, script)

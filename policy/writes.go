@@ -832,6 +832,10 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 			z.tree = tree
 			continue
 		}
+		if (name == "scp" || name == "rsync") && gitNetworkURL(src.lit) {
+			z.remoteSource(name, *dir, src)
+			continue
+		}
 		z.treeFrom = z.sourceDir(name, args, src)
 		switch {
 		case parents:
@@ -843,6 +847,39 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 		}
 		z.treeFrom = ""
 	}
+}
+
+// remotePath is the path part of a remote copy operand: host:PATH,
+// user@host:PATH, or a URL's path (rsync://host/PATH, scp://host/PATH).
+func remotePath(l string) string {
+	if _, rest, ok := strings.Cut(l, "://"); ok {
+		if _, p, ok := strings.Cut(rest, "/"); ok {
+			return p
+		}
+		return ""
+	}
+	_, p, _ := strings.Cut(l, ":")
+	return p
+}
+
+// remoteSource judges a copy from another machine into dir (scp h:.env .,
+// rsync h:x/ out/, sftp h:.env): the file lands under the remote path's
+// last name, which the line gives, unless the path is a pattern the other
+// side expands, ends in a slash (its entries go into dir) or is the home
+// directory: then dir is written by names the line does not give. Before,
+// scp h:.env . was judged as writing ./h:.env.
+func (z *analyzer) remoteSource(name string, dir, src word) {
+	p := remotePath(src.lit)
+	base := path.Base(p)
+	if p == "" || strings.HasSuffix(p, "/") || hasWild(p) || base == "." || base == ".." || base == "~" {
+		z.a.refuseAllow(name + " copies files whose names the other machine gives")
+		tree := z.tree
+		z.tree = true
+		z.write(dir.lit, name)
+		z.tree = tree
+		return
+	}
+	z.write(path.Join(dir.lit, base), name)
 }
 
 // sourceDir is where the copy source src lies (absolute), or "" when it
