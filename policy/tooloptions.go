@@ -28,6 +28,8 @@ func (z *analyzer) toolOptions(name string, args []word, depth int) {
 		z.unzipWrites(args)
 	case "cpio", "bsdcpio", "pax", "ar", "jar":
 		z.extractWrites(name, args)
+	case "gh":
+		z.ghDownloads(args)
 	case "zip":
 		ops := operandsOf(zipWithoutLongValues(args), "bOntxiPZs", []string{"--output-file", "--temp-path", "--unzip-command", "--exclude",
 			"--include", "--logfile-path", "--password", "--compression-method", "--split-size", "--suffixes", "--from-date", "--before-date"})
@@ -846,6 +848,29 @@ func (z *analyzer) unzipWrites(args []word) {
 		dir = &word{loose: ".", lit: ".", ok: true}
 	}
 	z.treeWrite(*dir, "unzip")
+}
+
+// ghDownloads: gh release download and gh run download write the assets
+// and artifacts under the names the server gives, into -D/--dir DIR or
+// the working directory (-O/--output FILE names the one file instead).
+func (z *analyzer) ghDownloads(args []word) {
+	valued := "DOpRn"
+	ops := operandsOf(args, valued, []string{"--repo", "--dir", "--output", "--pattern", "--name", "--archive"})
+	if len(ops) < 2 || ops[1].loose != "download" || ops[0].loose != "release" && ops[0].loose != "run" {
+		return
+	}
+	for _, v := range append(shortOptionValues(args, valued, 'O'), longOptionValues(args, "--output", 8)...) {
+		z.writeWord(v, "gh "+ops[0].loose+" download -O")
+		if v.loose != "-" {
+			return
+		}
+	}
+	dir := word{loose: ".", lit: ".", ok: true}
+	for _, d := range append(shortOptionValues(args, valued, 'D'), longOptionValues(args, "--dir", 5)...) {
+		dir = d
+	}
+	z.a.refuseAllow("gh " + ops[0].loose + " download writes files the server names")
+	z.treeWrite(dir, "gh "+ops[0].loose+" download")
 }
 
 // extractWrites: archivers that write the files an archive names, under
