@@ -490,7 +490,60 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 			}
 		}
 	}
+	z.dependencyTrees(name, args)
 	z.toolOptions(name, args, depth)
+}
+
+// dependencyTrees: commands that write a tree of other people's files by
+// their own names, under a directory of their own (npm install's
+// node_modules is above): go mod vendor and cargo vendor (vendor/, or the
+// directory given), composer's vendor/, git lfs pull and checkout and git
+// submodule update (the work tree), helm pull --untar (the chart's
+// directory). They meet every write_file rule that may name a file there,
+// as an extraction does: mode full allowed them under a deny on **/.env.
+func (z *analyzer) dependencyTrees(name string, args []word) {
+	ops := leadingOperands(args, 3)
+	verb := func(i int) string {
+		if i < len(ops) {
+			return ops[i].loose
+		}
+		return ""
+	}
+	dir := word{loose: "vendor", lit: "vendor", ok: true}
+	how := ""
+	switch {
+	case name == "go" && verb(0) == "mod" && verb(1) == "vendor":
+		how = "go mod vendor"
+		for _, f := range goFlags(args) {
+			if f.name == "o" && f.has {
+				dir = f.value
+			}
+		}
+	case name == "cargo" && verb(0) == "vendor":
+		how = "cargo vendor"
+		if len(ops) > 1 {
+			dir = ops[1]
+		}
+	case name == "composer" && slices.Contains([]string{"install", "i", "update", "u", "upgrade", "require", "r", "reinstall"}, verb(0)):
+		how = "composer " + verb(0)
+	case name == "git":
+		sub, rest := gitSubcommand(args)
+		r := leadingOperands(rest, 1)
+		if len(r) > 0 && (sub == "lfs" && (r[0].loose == "pull" || r[0].loose == "checkout") || sub == "submodule" && r[0].loose == "update") {
+			how, dir = "git "+sub+" "+r[0].loose, word{loose: ".", lit: ".", ok: true}
+		}
+	case name == "helm" && verb(0) == "pull" && (hasLong(args, "--untar") || slices.ContainsFunc(args, func(w word) bool { return strings.HasPrefix(w.loose, "--untar=") })):
+		how, dir = "helm pull --untar", word{loose: ".", lit: ".", ok: true}
+		for _, d := range longOptionValues(args, "--untardir", len("--untardir")) {
+			dir = d
+		}
+	}
+	if how == "" {
+		return
+	}
+	z.implied = true
+	z.treeWrite(dir, how)
+	z.implied = false
 }
 
 // operandsOf returns the operands of a command with GNU option syntax:
