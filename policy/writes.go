@@ -876,13 +876,8 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 	}
 	for _, src := range operands {
 		if !src.ok {
-			// Its names in dir are not on the line (cp x* secrets/): a
-			// tree of dir, met by the rules on any file under it.
-			z.a.refuseAllow(name + " copies a file whose name is not literal")
-			tree := z.tree
-			z.tree = true
-			z.write(dir.lit, name)
-			z.tree = tree
+			// Its names in dir are not on the line (cp x* secrets/).
+			z.unseenNamesInto(dir.lit, name, "copies a file whose name is not literal")
 			continue
 		}
 		if (name == "scp" || name == "rsync") && gitNetworkURL(src.lit) {
@@ -925,14 +920,21 @@ func (z *analyzer) remoteSource(name string, dir, src word) {
 	p := remotePath(src.lit)
 	base := path.Base(p)
 	if p == "" || strings.HasSuffix(p, "/") || hasWild(p) || base == "." || base == ".." || base == "~" {
-		z.a.refuseAllow(name + " copies files whose names the other machine gives")
-		tree := z.tree
-		z.tree = true
-		z.write(dir.lit, name)
-		z.tree = tree
+		z.unseenNamesInto(dir.lit, name, "copies files whose names the other machine gives")
 		return
 	}
 	z.write(path.Join(dir.lit, base), name)
+}
+
+// unseenNamesInto records a copy into dir of files whose names the line
+// does not give: a tree of dir, met by the rules on any file under it,
+// and never allowed by rules.
+func (z *analyzer) unseenNamesInto(dir, how, why string) {
+	z.a.refuseAllow(how + " " + why)
+	tree := z.tree
+	z.tree = true
+	z.write(dir, how)
+	z.tree = tree
 }
 
 // sourceDir is where the copy source src lies (absolute), or "" when it
