@@ -894,12 +894,7 @@ func findDeletes(args []word) (deleting bool, follow string, starts []word) {
 // config set (.npmrc), git config writes, git remote add/set-url.
 func (z *analyzer) configCommands(name string, args []word) {
 	ops := leadingOperands(args, 4)
-	verb := func(i int) string {
-		if i < len(ops) {
-			return ops[i].loose
-		}
-		return ""
-	}
+	verb := func(i int) string { return operandText(ops, i) }
 	for _, l := range laterRuns {
 		if l.program == name && len(ops) >= len(l.verbs) && slices.EqualFunc(ops[:len(l.verbs)], l.verbs, func(w word, v string) bool { return w.loose == v }) {
 			z.a.danger(name + " " + strings.Join(l.verbs, " ") + " " + l.why + ", outside the policy and the bound")

@@ -239,6 +239,15 @@ func leadingOperands(args []word, n int) []word {
 	return out
 }
 
+// operandText is the i-th of ops (leadingOperands' words), or "" past
+// their end: a subcommand path read word by word (gh alias set).
+func operandText(ops []word, i int) string {
+	if i < len(ops) {
+		return ops[i].loose
+	}
+	return ""
+}
+
 // operands are the non-option words (everything after "--").
 func operands(args []word) []word {
 	var out []word

@@ -9,12 +9,7 @@ import "strings"
 // with its objects, a cloud project or resource group, an app.
 func (z *analyzer) remoteDangers(name string, args []word) {
 	ops := leadingOperands(args, 8)
-	op := func(i int) string {
-		if i < len(ops) {
-			return ops[i].loose
-		}
-		return ""
-	}
+	op := func(i int) string { return operandText(ops, i) }
 	why := ""
 	switch name {
 	case "glab":

@@ -221,9 +221,10 @@ func (z *analyzer) writePieces(first, shown, pieces, how string) {
 // treeWrite records w as written whole: the files under it too
 // (writeTarget.tree).
 func (z *analyzer) treeWrite(w word, how string) {
+	tree := z.tree
 	z.tree = true
 	z.writeWord(w, how)
-	z.tree = false
+	z.tree = tree
 }
 
 // mayBeDir reports whether the path p, at abs, is or may become a
@@ -503,12 +504,7 @@ func (z *analyzer) commandWrites(name string, ws []word, depth int) {
 // as an extraction does: mode full allowed them under a deny on **/.env.
 func (z *analyzer) dependencyTrees(name string, args []word) {
 	ops := leadingOperands(args, 3)
-	verb := func(i int) string {
-		if i < len(ops) {
-			return ops[i].loose
-		}
-		return ""
-	}
+	verb := func(i int) string { return operandText(ops, i) }
 	dir := word{loose: "vendor", lit: "vendor", ok: true}
 	how := ""
 	switch {
@@ -739,10 +735,7 @@ func (z *analyzer) writeWord(w word, how string) {
 	case w.ok:
 		z.write(w.lit, how)
 	case inHome(w):
-		tree := z.tree
-		z.tree = true
-		z.write("/", how)
-		z.tree = tree
+		z.treeWrite(word{loose: "/", lit: "/", ok: true}, how)
 		if w.known() {
 			z.write(w.loose, how) // and the rules on its name (~/.env)
 		}
@@ -877,7 +870,7 @@ func (z *analyzer) copyDestination(name string, args []word, target func(word, s
 	for _, src := range operands {
 		if !src.ok {
 			// Its names in dir are not on the line (cp x* secrets/).
-			z.unseenNamesInto(dir.lit, name, "copies a file whose name is not literal")
+			z.unseenNamesInto(*dir, name, "copies a file whose name is not literal")
 			continue
 		}
 		if (name == "scp" || name == "rsync") && gitNetworkURL(src.lit) {
@@ -920,7 +913,7 @@ func (z *analyzer) remoteSource(name string, dir, src word) {
 	p := remotePath(src.lit)
 	base := path.Base(p)
 	if p == "" || strings.HasSuffix(p, "/") || hasWild(p) || base == "." || base == ".." || base == "~" {
-		z.unseenNamesInto(dir.lit, name, "copies files whose names the other machine gives")
+		z.unseenNamesInto(dir, name, "copies files whose names the other machine gives")
 		return
 	}
 	z.write(path.Join(dir.lit, base), name)
@@ -929,12 +922,9 @@ func (z *analyzer) remoteSource(name string, dir, src word) {
 // unseenNamesInto records a copy into dir of files whose names the line
 // does not give: a tree of dir, met by the rules on any file under it,
 // and never allowed by rules.
-func (z *analyzer) unseenNamesInto(dir, how, why string) {
+func (z *analyzer) unseenNamesInto(dir word, how, why string) {
 	z.a.refuseAllow(how + " " + why)
-	tree := z.tree
-	z.tree = true
-	z.write(dir, how)
-	z.tree = tree
+	z.treeWrite(dir, how)
 }
 
 // sourceDir is where the copy source src lies (absolute), or "" when it
