@@ -207,13 +207,10 @@ func (b *Bound) Wrap(cmd *exec.Cmd, workspace string) (release func() (undone st
 			sp.ConnectPorts = append(sp.ConnectPorts, strconv.Itoa(p))
 		}
 	}
-	var settingsBefore map[string]bool
+	var settingsBefore map[string]bool // the kept names at the top as the command starts
 	if sup.Namespaces {
-		if settingsBefore, err = settingsAtTop(workspace, b.cfg.KeepNames); err != nil {
-			return nil, err
-		}
 		sp.Writable = append(sp.Writable, workspace)
-		sp.ReadOnly, sp.Hide, err = scan(workspace, b.cfg.Denied, b.cfg.Unwritable, b.cfg.KeepNames)
+		sp.ReadOnly, sp.Hide, settingsBefore, err = scan(workspace, b.cfg.Denied, b.cfg.Unwritable, b.cfg.KeepNames)
 		if err != nil {
 			return nil, err
 		}
@@ -455,14 +452,18 @@ func within(p, root string) bool {
 
 // scan finds what a command in workspace must not change or read: each
 // .git (directory or file), each entry at the workspace's top that keep
-// names (an agent's settings), and each file denied reads. It does not
-// descend into a .git, whose whole tree is read-only.
+// names (an agent's settings; kept lists their names, nil when keep is),
+// and each file denied reads. It does not descend into a .git, whose
+// whole tree is read-only.
 //
 // The whole workspace is walked even when no file is denied: a nested
 // repository's .git (a vendored clone, a monorepo of clones) is as much a
 // place for hooks and config that git runs later, unbounded, as the
 // workspace's own; with no read rule, only the top one was kept read-only.
-func scan(workspace string, denied, unwritable func(workspace, path string) bool, keep func(name string) bool) (readOnly, hide []string, err error) {
+func scan(workspace string, denied, unwritable func(workspace, path string) bool, keep func(name string) bool) (readOnly, hide []string, kept map[string]bool, err error) {
+	if keep != nil {
+		kept = map[string]bool{}
+	}
 	lastKept := "" // the last directory a write rule keeps: what lies in it is read-only with it
 	err = filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -484,8 +485,9 @@ func scan(workspace string, denied, unwritable func(workspace, path string) bool
 			}
 			return nil
 		}
-		kept := keep != nil && filepath.Dir(p) == workspace && keep(d.Name())
-		if kept {
+		isKept := keep != nil && filepath.Dir(p) == workspace && keep(d.Name())
+		if isKept {
+			kept[d.Name()] = true
 			// Only at the top: where the agents and editors look for
 			// their project settings, and a few mounts at most (a
 			// package's own .vscode deep in node_modules is not one).
@@ -503,7 +505,7 @@ func scan(workspace string, denied, unwritable func(workspace, path string) bool
 				return filepath.SkipAll
 			}
 		}
-		if !hidden && !kept && p != workspace && (lastKept == "" || !within(p, lastKept)) &&
+		if !hidden && !isKept && p != workspace && (lastKept == "" || !within(p, lastKept)) &&
 			(d.IsDir() || d.Type().IsRegular()) && unwritable != nil && unwritable(workspace, p) {
 			readOnly = append(readOnly, p)
 			if len(readOnly) > maxHidden {
@@ -519,9 +521,9 @@ func scan(workspace string, denied, unwritable func(workspace, path string) bool
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("bound: reading the workspace %s: %w", workspace, err)
+		return nil, nil, nil, fmt.Errorf("bound: reading the workspace %s: %w", workspace, err)
 	}
-	return readOnly, hide, nil
+	return readOnly, hide, kept, nil
 }
 
 // keepSelf is what keeps askops' own program, and the files of its own
